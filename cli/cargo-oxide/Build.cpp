@@ -1,0 +1,258 @@
+//===- Build.cpp - build, run and clean ------------------------------------===//
+//
+// Part of oxide. `build` and `run` are cargo's commands with the oxide
+// environment (Cargo.h); `clean` is cargo's plus oxide's own output folder.
+// The plan built here is shared with inspect and pipeline.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Commands.h"
+#include "Diagnostic.h"
+
+#include <cstdio>
+
+namespace oxide::cli {
+
+//===----------------------------------------------------------------------===//
+// The build plan
+//===----------------------------------------------------------------------===//
+
+std::vector<std::string> BuildPlan::cargoSelection() const {
+  std::vector<std::string> Args = {
+      "--manifest-path",
+      (Pkg ? Pkg->ManifestPath : WS.ManifestPath).string()};
+  if (!Pkg)
+    Args.push_back("--workspace");
+  if (Release)
+    Args.push_back("--release");
+  Args.insert(Args.end(), CargoArgs.begin(), CargoArgs.end());
+  return Args;
+}
+
+Environment BuildPlan::environment(const Environment &Base) const {
+  Environment Env = Base;
+  applyOxideEnvironment(Env, Config);
+  return Env;
+}
+
+Expected<BuildPlan> planBuild(const Options &Opts, const Context &Ctx,
+                              bool AllowWorkspace) {
+  Expected<Workspace> WS = findWorkspace(Ctx.Cwd);
+  if (!WS)
+    return WS.error();
+
+  BuildPlan Plan;
+  Plan.WS = *WS;
+  Plan.Release = Opts.Release;
+  Plan.CargoArgs = Opts.CargoArgs;
+  Plan.TargetDir = targetDirectory(Plan.WS, Ctx.Env, Ctx.Cwd);
+
+  Expected<Package> Pkg = resolvePackage(Plan.WS, Ctx.Cwd, Opts.Name);
+  if (Pkg) {
+    Plan.Pkg = *Pkg;
+    Plan.Linked = {*Pkg};
+  } else if (!Opts.Name && AllowWorkspace && Plan.WS.isVirtual()) {
+    // At a virtual workspace root: build every member. Only the examples
+    // (and nothing else in a workspace like oxide's) link executables.
+    Plan.Linked = listExamples(Plan.WS.Root);
+  } else {
+    return Pkg.error();
+  }
+
+  Expected<fs::path> Linker = locateDeviceLinker(Ctx.Env, Ctx.SelfExe);
+  if (!Linker)
+    return Linker.error();
+  Plan.Config.Linker = *Linker;
+  Plan.Config.Arch = resolveArch(Opts.Arch, Ctx.Env);
+  Plan.Config.Verbose = Opts.Verbose;
+  return Plan;
+}
+
+//===----------------------------------------------------------------------===//
+// Link stamps
+//===----------------------------------------------------------------------===//
+
+std::optional<Error> ensureRelink(const BuildPlan &Plan,
+                                  const CargoRunner &Cargo, bool Force) {
+  std::string Stamp = linkStamp(Plan.Config);
+  std::vector<std::string> Args = {"clean", "--quiet", "--manifest-path",
+                                   Plan.WS.ManifestPath.string()};
+  if (Plan.Release)
+    Args.push_back("--release");
+  size_t Stale = 0;
+  for (const Package &Pkg : Plan.Linked) {
+    fs::path StampPath = linkStampPath(Plan.TargetDir, Pkg.name(), Plan.Release);
+    if (!Force && linkStampMatches(StampPath, Stamp))
+      continue;
+    std::error_code EC;
+    if (!Force && fs::exists(StampPath, EC))
+      printStatus("Relinking", Pkg.name() + " (" + Plan.Config.Arch +
+                                   "; the device arch or oxide-link changed "
+                                   "since its last build)");
+    Args.push_back("--package");
+    Args.push_back(Pkg.name());
+    ++Stale;
+  }
+  if (Stale == 0)
+    return std::nullopt;
+  // Cleaning only these packages costs one crate's compile each; their
+  // dependencies, where the time goes, stay built.
+  ProcessResult Result = Cargo.run(Args);
+  if (!Result.succeeded())
+    return cargoFailure("cargo clean", Result);
+  return std::nullopt;
+}
+
+void recordLinkStamps(const BuildPlan &Plan) {
+  std::string Stamp = linkStamp(Plan.Config);
+  for (const Package &Pkg : Plan.Linked)
+    writeLinkStamp(linkStampPath(Plan.TargetDir, Pkg.name(), Plan.Release),
+                   Stamp);
+}
+
+void dropLinkStamps(const BuildPlan &Plan) {
+  for (const Package &Pkg : Plan.Linked) {
+    std::error_code EC;
+    fs::remove(linkStampPath(Plan.TargetDir, Pkg.name(), Plan.Release), EC);
+  }
+}
+
+int buildWithOxide(const BuildPlan &Plan, const CargoRunner &Cargo,
+                   bool ForceRelink) {
+  if (auto E = ensureRelink(Plan, Cargo, ForceRelink)) {
+    printError(*E);
+    return 1;
+  }
+  std::vector<std::string> Args = {"build"};
+  std::vector<std::string> Selection = Plan.cargoSelection();
+  Args.insert(Args.end(), Selection.begin(), Selection.end());
+  ProcessResult Result = Cargo.run(Args);
+  if (!Result.succeeded()) {
+    printError(cargoFailure("cargo build", Result));
+    return Result.Started ? 1 : 127;
+  }
+  recordLinkStamps(Plan);
+  return 0;
+}
+
+std::string formatSize(uintmax_t Bytes) {
+  char Buffer[32];
+  if (Bytes < 1024)
+    std::snprintf(Buffer, sizeof(Buffer), "%ju B", Bytes);
+  else if (Bytes < 1024 * 1024)
+    std::snprintf(Buffer, sizeof(Buffer), "%.1f KiB", Bytes / 1024.0);
+  else
+    std::snprintf(Buffer, sizeof(Buffer), "%.1f MiB", Bytes / (1024.0 * 1024));
+  return Buffer;
+}
+
+//===----------------------------------------------------------------------===//
+// build / run / clean
+//===----------------------------------------------------------------------===//
+
+int runBuildCommand(const Options &Opts, const Context &Ctx) {
+  Expected<BuildPlan> Plan = planBuild(Opts, Ctx, /*AllowWorkspace=*/true);
+  if (!Plan) {
+    printError(Plan.error());
+    return 1;
+  }
+  CargoRunner Cargo(Plan->environment(Ctx.Env), Opts.Verbose);
+  return buildWithOxide(*Plan, Cargo, /*ForceRelink=*/false);
+}
+
+int runRunCommand(const Options &Opts, const Context &Ctx) {
+  Expected<BuildPlan> Plan = planBuild(Opts, Ctx, /*AllowWorkspace=*/false);
+  if (!Plan) {
+    printError(Plan.error());
+    return 1;
+  }
+  CargoRunner Cargo(Plan->environment(Ctx.Env), Opts.Verbose);
+
+  // Build first, on its own: a build failure then gets our error and hint,
+  // and the exit status of the run below is the program's alone.
+  if (int Status = buildWithOxide(*Plan, Cargo, /*ForceRelink=*/false))
+    return Status;
+
+  // Everything is fresh now, so this only runs the program (`--quiet` keeps
+  // cargo from printing a second "Finished" line).
+  std::vector<std::string> Args = {"run", "--quiet"};
+  std::vector<std::string> Selection = Plan->cargoSelection();
+  Args.insert(Args.end(), Selection.begin(), Selection.end());
+  if (!Opts.ProgramArgs.empty()) {
+    Args.push_back("--");
+    Args.insert(Args.end(), Opts.ProgramArgs.begin(), Opts.ProgramArgs.end());
+  }
+  ProcessResult Result = Cargo.run(Args);
+  if (!Result.Started) {
+    printError(cargoFailure("cargo run", Result));
+    return 127;
+  }
+  // The program's own status (cargo passes it through); cargo has already
+  // said "process didn't exit successfully" when it is not 0.
+  return Result.shellStatus();
+}
+
+int runCleanCommand(const Options &Opts, const Context &Ctx) {
+  Expected<Workspace> WS = findWorkspace(Ctx.Cwd);
+  if (!WS) {
+    printError(WS.error());
+    return 1;
+  }
+  fs::path TargetDir = targetDirectory(*WS, Ctx.Env, Ctx.Cwd);
+  std::optional<Package> Pkg;
+  if (Opts.Name) {
+    Expected<Package> Found = resolvePackage(*WS, Ctx.Cwd, Opts.Name);
+    if (!Found) {
+      printError(Found.error());
+      return 1;
+    }
+    Pkg = *Found;
+  }
+
+  CargoRunner Cargo(Ctx.Env, Opts.Verbose);
+  std::vector<std::string> Args = {"clean", "--manifest-path",
+                                   WS->ManifestPath.string()};
+  if (Pkg) {
+    Args.push_back("--package");
+    Args.push_back(Pkg->name());
+  }
+  if (Opts.Release)
+    Args.push_back("--release");
+  ProcessResult Result = Cargo.run(Args);
+  if (!Result.succeeded()) {
+    printError(cargoFailure("cargo clean", Result));
+    return Result.Started ? 1 : 127;
+  }
+
+  // cargo clean of the whole workspace removes the target directory, oxide/
+  // included; the rest is for a per-package or per-profile clean.
+  std::error_code EC;
+  fs::path OxideDir = TargetDir / "oxide";
+  std::vector<fs::path> Remove;
+  if (Pkg) {
+    Remove.push_back(oxideOutputDir(TargetDir, Pkg->name()));
+    Remove.push_back(linkStampPath(TargetDir, Pkg->name(), Opts.Release));
+  } else if (Opts.Release) {
+    for (fs::directory_iterator It(OxideDir / ".stamps", EC), End;
+         !EC && It != End; It.increment(EC))
+      if (It->path().filename().string().ends_with("-release"))
+        Remove.push_back(It->path());
+  } else {
+    Remove.push_back(OxideDir);
+  }
+  for (const fs::path &P : Remove) {
+    if (!fs::exists(P, EC))
+      continue;
+    fs::remove_all(P, EC);
+    if (EC) {
+      printError({"cannot remove " + P.string() + ": " + EC.message(),
+                  "check its permissions and remove it by hand"});
+      return 1;
+    }
+    if (Opts.Verbose)
+      printStatus("Removed", P.string());
+  }
+  return 0;
+}
+
+} // namespace oxide::cli

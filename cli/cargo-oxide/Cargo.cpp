@@ -1,0 +1,254 @@
+//===- Cargo.cpp - running cargo with the oxide environment ---------------===//
+//
+// Part of oxide. See Cargo.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Cargo.h"
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+namespace oxide::cli {
+
+namespace {
+
+std::vector<std::string> splitRustFlags(std::string_view Flags, char Separator,
+                                        bool AnyWhitespace) {
+  std::vector<std::string> Tokens;
+  std::string Current;
+  for (char C : Flags) {
+    bool Split = AnyWhitespace
+                     ? (C == ' ' || C == '\t' || C == '\n' || C == '\r')
+                     : C == Separator;
+    if (Split) {
+      if (!Current.empty() || !AnyWhitespace)
+        Tokens.push_back(Current);
+      Current.clear();
+    } else {
+      Current += C;
+    }
+  }
+  if (!Current.empty() || (!AnyWhitespace && !Flags.empty()))
+    Tokens.push_back(Current);
+  return Tokens;
+}
+
+/// Whether codegen option \p Value ("linker=…", "save-temps") is already in
+/// \p Tokens, as `-C value` or `-Cvalue` or `--codegen value`.
+bool hasCodegenOption(const std::vector<std::string> &Tokens,
+                      const std::string &Value) {
+  for (size_t I = 0; I < Tokens.size(); ++I) {
+    if (Tokens[I] == "-C" + Value || Tokens[I] == "--codegen=" + Value)
+      return true;
+    if ((Tokens[I] == "-C" || Tokens[I] == "--codegen") &&
+        I + 1 < Tokens.size() && Tokens[I + 1] == Value)
+      return true;
+  }
+  return false;
+}
+
+/// The flags of \p Flags (pairs `-C x`) that \p Tokens lacks.
+std::vector<std::string> missingFlags(const std::vector<std::string> &Tokens,
+                                      const std::vector<std::string> &Flags) {
+  std::vector<std::string> Missing;
+  for (size_t I = 0; I < Flags.size(); ++I) {
+    if (Flags[I] == "-C" && I + 1 < Flags.size()) {
+      if (!hasCodegenOption(Tokens, Flags[I + 1])) {
+        Missing.push_back(Flags[I]);
+        Missing.push_back(Flags[I + 1]);
+      }
+      ++I;
+      continue;
+    }
+    Missing.push_back(Flags[I]);
+  }
+  return Missing;
+}
+
+bool hasWhitespace(std::string_view S) {
+  return S.find_first_of(" \t\n\r") != std::string_view::npos;
+}
+
+} // namespace
+
+std::string resolveArch(const std::optional<std::string> &Flag,
+                        const Environment &Env) {
+  if (Flag)
+    return *Flag;
+  if (auto FromEnv = Env.getNonEmpty("OXIDE_ARCH"))
+    return *FromEnv;
+  return std::string(DefaultArch);
+}
+
+fs::path expectedDeviceLinker(const Environment &Env,
+                              const std::optional<fs::path> &SelfExe) {
+  if (auto Override = Env.getNonEmpty("OXIDE_LINK"))
+    return fs::absolute(*Override).lexically_normal();
+  if (SelfExe)
+    return SelfExe->parent_path() / "oxide-link";
+  return {};
+}
+
+Expected<fs::path> locateDeviceLinker(const Environment &Env,
+                                      const std::optional<fs::path> &SelfExe) {
+  fs::path Linker = expectedDeviceLinker(Env, SelfExe);
+  bool FromEnv = Env.getNonEmpty("OXIDE_LINK").has_value();
+  if (Linker.empty())
+    return Error{"cannot tell where the device linker oxide-link is",
+                 "set OXIDE_LINK=/path/to/oxide-link"};
+  if (!isExecutableFile(Linker))
+    return Error{"device linker not found: " + Linker.string() +
+                     (FromEnv ? " (from OXIDE_LINK)" : ""),
+                 FromEnv ? "point OXIDE_LINK at an executable oxide-link, or "
+                           "unset it to use the one next to cargo-oxide"
+                         : "build oxide's C++ part (cmake --build <build-dir>) "
+                           "so oxide-link sits next to cargo-oxide, or set "
+                           "OXIDE_LINK=/path/to/oxide-link"};
+  return Linker;
+}
+
+std::vector<std::string> oxideRustFlags(const fs::path &Linker) {
+  return {"-C", "linker=" + Linker.string(), "-C", "save-temps"};
+}
+
+std::string appendRustFlags(std::string_view Existing,
+                            const std::vector<std::string> &Flags) {
+  std::vector<std::string> Tokens = splitRustFlags(Existing, ' ', true);
+  std::string Result(Existing);
+  // Drop trailing whitespace so the join below leaves one space.
+  while (!Result.empty() && hasWhitespace(std::string_view(&Result.back(), 1)))
+    Result.pop_back();
+  for (const std::string &Flag : missingFlags(Tokens, Flags)) {
+    if (!Result.empty())
+      Result += ' ';
+    Result += Flag;
+  }
+  return Result;
+}
+
+std::string appendEncodedRustFlags(std::string_view Existing,
+                                   const std::vector<std::string> &Flags) {
+  std::vector<std::string> Tokens = splitRustFlags(Existing, '\x1f', false);
+  std::string Result(Existing);
+  for (const std::string &Flag : missingFlags(Tokens, Flags)) {
+    if (!Result.empty())
+      Result += '\x1f';
+    Result += Flag;
+  }
+  return Result;
+}
+
+void applyOxideEnvironment(Environment &Env, const OxideBuildConfig &Config) {
+  std::vector<std::string> Flags = oxideRustFlags(Config.Linker);
+
+  // cargo reads CARGO_ENCODED_RUSTFLAGS when it is set (even empty) and
+  // ignores RUSTFLAGS then, so extend whichever one it will read.
+  if (auto Encoded = Env.get("CARGO_ENCODED_RUSTFLAGS")) {
+    Env.set("CARGO_ENCODED_RUSTFLAGS", appendEncodedRustFlags(*Encoded, Flags));
+  } else if (hasWhitespace(Config.Linker.string())) {
+    // RUSTFLAGS cannot carry a path with spaces; move everything over to the
+    // encoded form, which can.
+    std::string Existing = Env.get("RUSTFLAGS").value_or("");
+    std::string Encoded;
+    for (const std::string &Token : splitRustFlags(Existing, ' ', true))
+      Encoded += (Encoded.empty() ? "" : "\x1f") + Token;
+    Env.set("CARGO_ENCODED_RUSTFLAGS", appendEncodedRustFlags(Encoded, Flags));
+    Env.unset("RUSTFLAGS");
+  } else {
+    Env.set("RUSTFLAGS",
+            appendRustFlags(Env.get("RUSTFLAGS").value_or(""), Flags));
+  }
+
+  Env.set("CARGO_INCREMENTAL", "0");
+  Env.set("OXIDE_ARCH", Config.Arch);
+  if (Config.DumpDir)
+    Env.set("OXIDE_DUMP_DIR", Config.DumpDir->string());
+  else
+    Env.unset("OXIDE_DUMP_DIR"); // a stale one from the shell would scatter
+                                 // dumps of unrelated links
+  if (Config.Verbose)
+    Env.set("OXIDE_VERBOSE", "1");
+}
+
+const std::vector<std::string> &oxideEnvironmentNames() {
+  static const std::vector<std::string> Names = {
+      "RUSTFLAGS",  "CARGO_ENCODED_RUSTFLAGS", "CARGO_INCREMENTAL",
+      "OXIDE_ARCH", "OXIDE_DUMP_DIR",          "OXIDE_VERBOSE"};
+  return Names;
+}
+
+std::string cargoProgram(const Environment &Env) {
+  return Env.getNonEmpty("CARGO").value_or("cargo");
+}
+
+ProcessResult CargoRunner::run(const std::vector<std::string> &Args) const {
+  std::vector<std::string> Argv = {cargoProgram(Env)};
+  Argv.insert(Argv.end(), Args.begin(), Args.end());
+  if (Verbose) {
+    std::string Line;
+    for (const std::string &Name : oxideEnvironmentNames()) {
+      if (auto Value = Env.get(Name)) {
+        std::string Shown = *Value;
+        for (char &C : Shown)
+          if (C == '\x1f')
+            C = ' '; // readable; the real value keeps the separators
+        Line += Name + "=" + shellQuote(Shown) + " ";
+      }
+    }
+    printStatus("Running", Line + formatCommandLine(Argv));
+  }
+  RunOptions Options;
+  Options.Env = &Env;
+  return runProcess(Argv, Options);
+}
+
+Error cargoFailure(std::string_view Step, const ProcessResult &Result) {
+  if (!Result.Started)
+    return Error{"cannot run cargo: " + Result.StartError,
+                 "install Rust with rustup (https://rustup.rs) and make sure "
+                 "`cargo` is on PATH; `cargo oxide doctor` checks the setup"};
+  return Error{std::string(Step) + " failed (" + Result.describe() + ")",
+               "fix the errors above; `--verbose` shows the commands and what "
+               "the device linker did"};
+}
+
+std::string linkStamp(const OxideBuildConfig &Config) {
+  std::ostringstream Out;
+  Out << "arch=" << Config.Arch << "\n";
+  Out << "linker=" << Config.Linker.string() << "\n";
+  std::error_code EC;
+  auto MTime = fs::last_write_time(Config.Linker, EC);
+  Out << "linker-mtime="
+      << (EC ? 0 : static_cast<long long>(MTime.time_since_epoch().count()))
+      << "\n";
+  auto Size = fs::file_size(Config.Linker, EC);
+  Out << "linker-size=" << (EC ? 0 : static_cast<unsigned long long>(Size))
+      << "\n";
+  return Out.str();
+}
+
+fs::path linkStampPath(const fs::path &TargetDir, const std::string &Package,
+                       bool Release) {
+  return TargetDir / "oxide" / ".stamps" /
+         (Package + (Release ? "-release" : "-debug"));
+}
+
+bool linkStampMatches(const fs::path &Path, const std::string &Stamp) {
+  std::ifstream In(Path, std::ios::binary);
+  if (!In)
+    return false;
+  std::ostringstream Buffer;
+  Buffer << In.rdbuf();
+  return Buffer.str() == Stamp;
+}
+
+void writeLinkStamp(const fs::path &Path, const std::string &Stamp) {
+  std::error_code EC;
+  fs::create_directories(Path.parent_path(), EC);
+  std::ofstream Out(Path, std::ios::binary | std::ios::trunc);
+  Out << Stamp;
+}
+
+} // namespace oxide::cli

@@ -1,0 +1,131 @@
+//===- Cargo.h - running cargo with the oxide environment --------*- C++ -*-===//
+//
+// Part of oxide. A build with oxide is an ordinary cargo build with a few
+// environment variables set (see docs/ABI.md §4 for the device linker's side):
+//
+//   RUSTFLAGS          += -C linker=<oxide-link> -C save-temps
+//                         rustc then calls oxide-link for every link, and keeps
+//                         the unoptimised bitcode (*.no-opt.bc) it reads
+//   CARGO_INCREMENTAL  =  0: with incremental builds, save-temps can leave the
+//                         bitcode of a reused codegen unit stale or missing
+//   OXIDE_ARCH         =  the sm_XX to generate PTX for
+//   OXIDE_DUMP_DIR     =  where oxide-link writes each stage (inspect/pipeline)
+//   OXIDE_VERBOSE      =  1 with --verbose
+//
+// The cargo we run is the one that ran us (env CARGO) or `cargo` from PATH,
+// with the rest of the environment untouched: `cargo +nightly oxide build`
+// works because rustup's RUSTUP_TOOLCHAIN is inherited.
+//
+// cargo does not know that OXIDE_ARCH or the device linker itself affect the
+// output, so a build it considers fresh could keep PTX for another arch or
+// from an older oxide-link. A link stamp per package (arch, linker path and
+// linker mtime) lets us force a relink - by cleaning just that package - when
+// one of those changed.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef OXIDE_CLI_CARGO_H
+#define OXIDE_CLI_CARGO_H
+
+#include "Diagnostic.h"
+#include "Process.h"
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace oxide::cli {
+
+namespace fs = std::filesystem;
+
+/// The architecture used when neither --arch nor OXIDE_ARCH says otherwise.
+inline constexpr std::string_view DefaultArch = "sm_80";
+
+/// --arch, else a non-empty OXIDE_ARCH, else DefaultArch.
+std::string resolveArch(const std::optional<std::string> &Flag,
+                        const Environment &Env);
+
+/// Where oxide-link is expected: $OXIDE_LINK (made absolute), else next to
+/// \p SelfExe. Empty when neither is known.
+fs::path expectedDeviceLinker(const Environment &Env,
+                              const std::optional<fs::path> &SelfExe);
+
+/// expectedDeviceLinker(), checked to be an executable file.
+Expected<fs::path> locateDeviceLinker(const Environment &Env,
+                                      const std::optional<fs::path> &SelfExe);
+
+/// The rustc flags oxide adds, as separate arguments.
+std::vector<std::string> oxideRustFlags(const fs::path &Linker);
+
+/// Appends \p Flags to a RUSTFLAGS value (space separated), skipping any that
+/// are already there so a nested invocation does not pile them up.
+std::string appendRustFlags(std::string_view Existing,
+                            const std::vector<std::string> &Flags);
+
+/// The same for CARGO_ENCODED_RUSTFLAGS (separated by 0x1f).
+std::string appendEncodedRustFlags(std::string_view Existing,
+                                   const std::vector<std::string> &Flags);
+
+/// What a build needs to know besides the cargo command line.
+struct OxideBuildConfig {
+  fs::path Linker; ///< absolute path of oxide-link
+  std::string Arch;
+  bool Verbose = false;
+  std::optional<fs::path> DumpDir;
+};
+
+/// Sets the variables in the file comment on \p Env. RUSTFLAGS are extended
+/// in whichever of CARGO_ENCODED_RUSTFLAGS / RUSTFLAGS cargo would read;
+/// a linker path with whitespace forces the encoded form, since cargo splits
+/// RUSTFLAGS at spaces.
+void applyOxideEnvironment(Environment &Env, const OxideBuildConfig &Config);
+
+/// The names of the variables applyOxideEnvironment() may set, for --verbose.
+const std::vector<std::string> &oxideEnvironmentNames();
+
+/// The cargo program to run: $CARGO (set by cargo for its subcommands), else
+/// `cargo` from PATH.
+std::string cargoProgram(const Environment &Env);
+
+/// Runs cargo subcommands with one prepared environment.
+class CargoRunner {
+public:
+  CargoRunner(Environment Env, bool Verbose)
+      : Env(std::move(Env)), Verbose(Verbose) {}
+
+  /// Runs `cargo <Args>`; with --verbose, first prints the command line
+  /// preceded by the oxide variables, so it can be pasted into a shell.
+  ProcessResult run(const std::vector<std::string> &Args) const;
+
+  const Environment &environment() const { return Env; }
+
+private:
+  Environment Env;
+  bool Verbose;
+};
+
+/// The error for a failed cargo step: "cargo build failed (exit code 101)"
+/// with a hint; or, when cargo did not start, how to install it.
+Error cargoFailure(std::string_view Step, const ProcessResult &Result);
+
+/// The content of a link stamp for \p Config: everything that changes the
+/// device code without cargo noticing.
+std::string linkStamp(const OxideBuildConfig &Config);
+
+/// <target>/oxide/.stamps/<package>-<profile>: the stamp of the last
+/// successful oxide build of that package.
+fs::path linkStampPath(const fs::path &TargetDir, const std::string &Package,
+                       bool Release);
+
+/// Whether the stamp at \p Path exists and equals \p Stamp.
+bool linkStampMatches(const fs::path &Path, const std::string &Stamp);
+
+/// Records \p Stamp at \p Path; failures are ignored (the next build just
+/// relinks again).
+void writeLinkStamp(const fs::path &Path, const std::string &Stamp);
+
+} // namespace oxide::cli
+
+#endif // OXIDE_CLI_CARGO_H

@@ -1,0 +1,95 @@
+//===- Commands.h - the cargo oxide subcommands ------------------*- C++ -*-===//
+//
+// Part of oxide. One function per subcommand; each returns the process exit
+// status and reports its own failures (error + hint). The implementations are
+// grouped by what they share:
+//
+//   Build.cpp     build, run, clean, and the build plan inspect/pipeline reuse
+//   Pipeline.cpp  inspect, pipeline
+//   Doctor.cpp    doctor
+//   New.cpp       new
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef OXIDE_CLI_COMMANDS_H
+#define OXIDE_CLI_COMMANDS_H
+
+#include "Cargo.h"
+#include "Options.h"
+#include "Process.h"
+#include "Project.h"
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace oxide::cli {
+
+namespace fs = std::filesystem;
+
+/// What the commands need from the outside world, gathered once by main() so
+/// that nothing below reads global state behind the caller's back.
+struct Context {
+  Environment Env;
+  fs::path Cwd;
+  std::optional<fs::path> SelfExe;
+};
+
+int runBuildCommand(const Options &Opts, const Context &Ctx);
+int runRunCommand(const Options &Opts, const Context &Ctx);
+int runCleanCommand(const Options &Opts, const Context &Ctx);
+int runInspectCommand(const Options &Opts, const Context &Ctx);
+int runPipelineCommand(const Options &Opts, const Context &Ctx);
+int runDoctorCommand(const Options &Opts, const Context &Ctx);
+int runNewCommand(const Options &Opts, const Context &Ctx);
+
+/// Everything decided before cargo runs: which package, where the output
+/// goes, and the oxide settings.
+struct BuildPlan {
+  Workspace WS;
+  /// The package acted on; nullopt means every member of the workspace
+  /// (`cargo oxide build` at a virtual workspace root).
+  std::optional<Package> Pkg;
+  /// The packages whose executables oxide links (and keeps stamps for).
+  std::vector<Package> Linked;
+  fs::path TargetDir;
+  OxideBuildConfig Config;
+  bool Release = false;
+  /// Feature flags for cargo.
+  std::vector<std::string> CargoArgs;
+
+  /// `--manifest-path … [--release] [features]` for a cargo command.
+  std::vector<std::string> cargoSelection() const;
+  /// The caller's environment with the oxide variables applied.
+  Environment environment(const Environment &Base) const;
+};
+
+/// Builds the plan; fails when the package cannot be found or oxide-link is
+/// missing. \p AllowWorkspace permits "no package" (build only).
+Expected<BuildPlan> planBuild(const Options &Opts, const Context &Ctx,
+                              bool AllowWorkspace);
+
+/// Makes sure the next cargo build links the packages of \p Plan again: all
+/// of them when \p Force, else those whose link stamp is out of date. cargo
+/// cannot see a change of OXIDE_ARCH or of oxide-link by itself.
+std::optional<Error> ensureRelink(const BuildPlan &Plan,
+                                  const CargoRunner &Cargo, bool Force);
+
+/// Records the link stamps after a successful build.
+void recordLinkStamps(const BuildPlan &Plan);
+
+/// Forgets the link stamps (the next build relinks).
+void dropLinkStamps(const BuildPlan &Plan);
+
+/// Runs the `cargo build` of \p Plan (relinking stale packages first) and
+/// records the stamps; reports failures itself. Returns 0 on success.
+int buildWithOxide(const BuildPlan &Plan, const CargoRunner &Cargo,
+                   bool ForceRelink);
+
+/// A human-readable size: "812 B", "48.2 KiB", "3.1 MiB".
+std::string formatSize(uintmax_t Bytes);
+
+} // namespace oxide::cli
+
+#endif // OXIDE_CLI_COMMANDS_H

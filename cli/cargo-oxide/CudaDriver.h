@@ -1,0 +1,41 @@
+//===- CudaDriver.h - asking the CUDA driver what is there -------*- C++ -*-===//
+//
+// Part of oxide. `cargo oxide doctor` must run on machines without a GPU (CI,
+// build hosts), so cargo-oxide never links against libcuda: it dlopen()s
+// libcuda.so.1 at run time, as cuda-core does, and reports what it finds.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef OXIDE_CLI_CUDADRIVER_H
+#define OXIDE_CLI_CUDADRIVER_H
+
+#include <string>
+
+namespace oxide::cli {
+
+struct DriverProbe {
+  /// libcuda.so.1 was loaded and has the entry points we use.
+  bool Loaded = false;
+  /// dlerror() or the missing symbol when !Loaded.
+  std::string LoadError;
+  /// cuDriverGetVersion(), e.g. 13000; 0 if it failed.
+  int DriverVersion = 0;
+
+  /// cuInit(0) succeeded and cuDeviceGetCount() > 0.
+  bool HasDevice = false;
+  /// Why not, e.g. "cuInit: CUDA_ERROR_NO_DEVICE (no CUDA-capable device is
+  /// detected)".
+  std::string DeviceError;
+  int DeviceCount = 0;
+  std::string DeviceName;      ///< of device 0
+  int ComputeMajor = 0;        ///< of device 0
+  int ComputeMinor = 0;
+};
+
+/// Loads the driver and asks it about device 0. Never fails: what went wrong
+/// is in the result.
+DriverProbe probeCudaDriver();
+
+} // namespace oxide::cli
+
+#endif // OXIDE_CLI_CUDADRIVER_H

@@ -1,0 +1,255 @@
+//===- New.cpp - cargo oxide new -------------------------------------------===//
+//
+// Part of oxide. Creates a project that builds and runs with `cargo oxide run`
+// as it stands. The project depends on the oxide crates by path (there is no
+// registry release), found under $OXIDE_ROOT or the source tree cargo-oxide
+// was built from.
+//
+//===----------------------------------------------------------------------===//
+
+#include "New.h"
+
+#include "Commands.h"
+#include "Manifest.h"
+#include "Toolchain.h"
+
+#include <fstream>
+
+namespace oxide::cli {
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// TEMPLATE: src/main.rs of `cargo oxide new`.
+//
+// `@CRATE@` is replaced by the crate name (the package name with '-' as '_'),
+// which is also the name of the kernel module the device linker embeds.
+// Keep it in step with the public API (DESIGN.md §1) and with
+// examples/vecadd; it is what a new user sees first.
+//===----------------------------------------------------------------------===//
+constexpr std::string_view MainRsTemplate = R"rust(//! @CRATE@: vector addition on the GPU, written with oxide.
+//!
+//! The kernel and the host code live in this one file. `cargo oxide run`
+//! compiles both: the kernel to PTX, embedded in the executable, and the host
+//! code to a normal program that launches it.
+
+use cuda_core::{CudaContext, DeviceBuffer, LaunchConfig};
+use cuda_device::{kernel, thread, DisjointSlice};
+use cuda_host::{cuda_launch, load_kernel_module};
+
+/// c[i] = a[i] + b[i], one GPU thread per element.
+#[kernel]
+pub fn vecadd(a: &[f32], b: &[f32], mut c: DisjointSlice<f32>) {
+    let idx = thread::index_1d();
+    let i = idx.get();
+    // `get_mut` is `None` for the threads past the end of `c`.
+    if let Some(elem) = c.get_mut(idx) {
+        *elem = a[i] + b[i];
+    }
+}
+
+fn main() {
+    const N: usize = 1024;
+    let a: Vec<f32> = (0..N).map(|i| i as f32).collect();
+    let b: Vec<f32> = (0..N).map(|i| (2 * i) as f32).collect();
+
+    let ctx = match CudaContext::new(0) {
+        Ok(ctx) => ctx,
+        Err(err) => {
+            eprintln!("error: {err}");
+            eprintln!(
+                "no GPU: the kernels were built and their PTX validated, but could not be launched"
+            );
+            std::process::exit(2);
+        }
+    };
+    let stream = ctx.default_stream();
+
+    let a_dev = DeviceBuffer::from_host(&stream, &a).unwrap();
+    let b_dev = DeviceBuffer::from_host(&stream, &b).unwrap();
+    let mut c_dev = DeviceBuffer::<f32>::zeroed(&stream, N).unwrap();
+
+    let module = load_kernel_module(&ctx, "@CRATE@").unwrap();
+    cuda_launch! {
+        kernel: vecadd, stream: stream, module: module,
+        config: LaunchConfig::for_num_elems(N as _),
+        args: [slice(a_dev), slice(b_dev), slice_mut(c_dev)]
+    }
+    .unwrap();
+
+    let c = c_dev.to_host_vec(&stream).unwrap();
+    for (i, (&got, expected)) in c.iter().zip(a.iter().zip(&b).map(|(x, y)| x + y)).enumerate() {
+        if got != expected {
+            eprintln!("✗ FAILED: c[{i}] = {got}, expected {expected}");
+            std::process::exit(1);
+        }
+    }
+    println!("✓ SUCCESS: All {N} elements correct!");
+}
+)rust";
+// END TEMPLATE
+
+constexpr std::string_view GitIgnore = "/target\n";
+
+/// Names cargo refuses: Rust keywords, and crate names that would shadow the
+/// standard crates or confuse the test harness.
+constexpr std::string_view ReservedNames[] = {
+    // Rust keywords, strict and reserved.
+    "abstract", "as", "async", "await", "become", "box", "break", "const",
+    "continue", "crate", "do", "dyn", "else", "enum", "extern", "false",
+    "final", "fn", "for", "gen", "if", "impl", "in", "let", "loop", "macro",
+    "match", "mod", "move", "mut", "override", "priv", "pub", "ref", "return",
+    "self", "Self", "static", "struct", "super", "trait", "true", "try",
+    "type", "typeof", "unsafe", "unsized", "use", "virtual", "where", "while",
+    "yield",
+    // The standard crates and the test harness.
+    "core", "std", "alloc", "proc_macro", "proc-macro", "test",
+    // Folders of cargo's target directory.
+    "build", "deps", "examples", "incremental"};
+
+} // namespace
+
+std::optional<Error> checkPackageName(std::string_view Name) {
+  const std::string Hint = "use letters, digits, '-' and '_', starting with a "
+                           "letter, e.g. `cargo oxide new my_kernel`";
+  if (Name.empty())
+    return Error{"the project name is empty", Hint};
+  if (Name[0] >= '0' && Name[0] <= '9')
+    return Error{"the project name `" + std::string(Name) +
+                     "` starts with a digit",
+                 Hint};
+  for (char C : Name) {
+    bool Ok = (C >= 'a' && C <= 'z') || (C >= 'A' && C <= 'Z') ||
+              (C >= '0' && C <= '9') || C == '-' || C == '_';
+    if (!Ok)
+      return Error{"the project name `" + std::string(Name) +
+                       "` contains `" + std::string(1, C) + "`",
+                   Hint};
+  }
+  for (std::string_view Reserved : ReservedNames)
+    if (Name == Reserved)
+      return Error{"`" + std::string(Name) +
+                       "` cannot be a package name (it is reserved in Rust)",
+                   "choose another name, e.g. `cargo oxide new my_" +
+                       std::string(Name) + "`"};
+  return std::nullopt;
+}
+
+std::string tomlString(std::string_view Text) {
+  bool LiteralOk = Text.find('\'') == std::string_view::npos &&
+                   Text.find('\n') == std::string_view::npos;
+  if (LiteralOk)
+    return "'" + std::string(Text) + "'";
+  std::string Out = "\"";
+  for (char C : Text) {
+    switch (C) {
+    case '"': Out += "\\\""; break;
+    case '\\': Out += "\\\\"; break;
+    case '\n': Out += "\\n"; break;
+    case '\t': Out += "\\t"; break;
+    default: Out += C;
+    }
+  }
+  return Out + "\"";
+}
+
+std::string renderCargoToml(std::string_view Name,
+                            const std::filesystem::path &OxideRoot) {
+  auto Crate = [&](const char *Dir) {
+    return tomlString((OxideRoot / "crates" / Dir).string());
+  };
+  std::string Text;
+  Text += "[package]\n";
+  Text += "name = " + tomlString(Name) + "\n";
+  Text += "version = \"0.1.0\"\n"
+          "edition = \"2021\"\n"
+          "\n"
+          "[dependencies]\n";
+  Text += "cuda-device = { path = " + Crate("cuda-device") + " }\n";
+  Text += "cuda-host = { path = " + Crate("cuda-host") + " }\n";
+  Text += "cuda-core = { path = " + Crate("cuda-core") + " }\n";
+  Text += "\n"
+          "# A workspace of its own, so the project builds wherever it is "
+          "created,\n"
+          "# even inside another workspace's directory.\n"
+          "[workspace]\n";
+  return Text;
+}
+
+std::string renderMainRs(std::string_view Name) {
+  std::string Text(MainRsTemplate);
+  std::string Crate = crateNameOf(Name);
+  const std::string Placeholder = "@CRATE@";
+  for (size_t Pos = Text.find(Placeholder); Pos != std::string::npos;
+       Pos = Text.find(Placeholder, Pos + Crate.size()))
+    Text.replace(Pos, Placeholder.size(), Crate);
+  return Text;
+}
+
+int runNewCommand(const Options &Opts, const Context &Ctx) {
+  fs::path Dest = fs::path(*Opts.Name);
+  if (Dest.is_relative())
+    Dest = Ctx.Cwd / Dest;
+  Dest = Dest.lexically_normal();
+  if (!Dest.has_filename()) // "name/" normalises to a trailing separator
+    Dest = Dest.parent_path();
+  std::string Name = Dest.filename().string();
+
+  if (auto E = checkPackageName(Name)) {
+    printError(*E);
+    return 1;
+  }
+  std::error_code EC;
+  if (fs::exists(Dest, EC)) {
+    printError({"destination " + Dest.string() + " already exists",
+                "choose another name, or remove it first"});
+    return 1;
+  }
+
+  fs::path OxideRoot = oxideSourceRoot(Ctx.Env);
+  if (OxideRoot.empty() ||
+      !fs::is_directory(OxideRoot / "crates" / "cuda-device", EC)) {
+    printError({"cannot find the oxide crates" +
+                    (OxideRoot.empty()
+                         ? std::string()
+                         : " in " + (OxideRoot / "crates").string()),
+                "set OXIDE_ROOT to the oxide source tree (the directory "
+                "holding crates/cuda-device)"});
+    return 1;
+  }
+
+  struct FileToWrite {
+    fs::path Path;
+    std::string Content;
+  };
+  const FileToWrite Files[] = {
+      {Dest / "Cargo.toml", renderCargoToml(Name, OxideRoot)},
+      {Dest / "src" / "main.rs", renderMainRs(Name)},
+      {Dest / ".gitignore", std::string(GitIgnore)},
+  };
+  fs::create_directories(Dest / "src", EC);
+  if (EC) {
+    printError({"cannot create " + Dest.string() + ": " + EC.message(),
+                "check that the parent directory exists and is writable"});
+    return 1;
+  }
+  for (const FileToWrite &F : Files) {
+    std::ofstream Out(F.Path, std::ios::binary | std::ios::trunc);
+    Out << F.Content;
+    if (!Out) {
+      printError({"cannot write " + F.Path.string(),
+                  "check the free space and permissions of " + Dest.string()});
+      return 1;
+    }
+  }
+
+  printStatus("Created", "oxide project `" + Name + "` in " + Dest.string());
+  fs::path Shown = Dest.lexically_relative(Ctx.Cwd);
+  if (Shown.empty() || Shown.string().rfind("..", 0) == 0)
+    Shown = Dest;
+  printStatus("Next", "cd " + shellQuote(Shown.string()) +
+                          " && cargo oxide run");
+  return 0;
+}
+
+} // namespace oxide::cli

@@ -1,0 +1,40 @@
+//===- New.h - the files `cargo oxide new` writes ----------------*- C++ -*-===//
+//
+// Part of oxide. The pure half of `cargo oxide new`: checking the name and
+// rendering Cargo.toml and src/main.rs. New.cpp writes them to disk.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef OXIDE_CLI_NEW_H
+#define OXIDE_CLI_NEW_H
+
+#include "Diagnostic.h"
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace oxide::cli {
+
+/// Fails unless cargo would accept \p Name as a package name (letters, digits,
+/// '-' and '_', not starting with a digit, not a Rust keyword or a name that
+/// clashes with the standard crates).
+std::optional<Error> checkPackageName(std::string_view Name);
+
+/// A TOML string holding \p Text (a literal string when possible, so paths
+/// need no escaping).
+std::string tomlString(std::string_view Text);
+
+/// Cargo.toml of a new project depending on the crates under \p OxideRoot.
+std::string renderCargoToml(std::string_view Name,
+                            const std::filesystem::path &OxideRoot);
+
+/// src/main.rs of a new project: a vecadd kernel and the host code that runs
+/// and checks it. \p Name is the package name; the kernel module is named
+/// after its crate name.
+std::string renderMainRs(std::string_view Name);
+
+} // namespace oxide::cli
+
+#endif // OXIDE_CLI_NEW_H

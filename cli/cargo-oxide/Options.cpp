@@ -1,0 +1,433 @@
+//===- Options.cpp - the cargo oxide command line --------------------------===//
+//
+// Part of oxide. See Options.h. The table below is the single description of
+// every subcommand: what it is called, what it accepts and its help text.
+// Parsing and help are both driven by it so they cannot drift apart.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Options.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+
+#ifndef OXIDE_VERSION
+#define OXIDE_VERSION "0.1.0"
+#endif
+#ifndef OXIDE_LLVM_MAJOR
+#define OXIDE_LLVM_MAJOR 22
+#endif
+
+namespace oxide::cli {
+
+namespace {
+
+/// What a subcommand accepts besides its positional name.
+enum AcceptFlags : unsigned {
+  AcceptRelease = 1u << 0,
+  AcceptArch = 1u << 1,
+  AcceptVerbose = 1u << 2,
+  AcceptFeatures = 1u << 3,
+  AcceptProgramArgs = 1u << 4,
+};
+
+struct CommandSpec {
+  Command Cmd;
+  std::string_view Name;
+  /// The positional argument, as shown in usage ("NAME", "[NAME]"); empty if
+  /// the command takes none.
+  std::string_view Positional;
+  bool PositionalRequired;
+  unsigned Accepts;
+  /// One line for the overview.
+  std::string_view Summary;
+  /// The rest of `cargo oxide help <cmd>`.
+  std::string_view Details;
+};
+
+constexpr unsigned BuildFlags =
+    AcceptRelease | AcceptArch | AcceptVerbose | AcceptFeatures;
+
+constexpr std::array<CommandSpec, 7> Commands = {{
+    {Command::New, "new", "NAME", true, 0,
+     "create a project with a vecadd kernel, ready for `cargo oxide run`",
+     "Creates the directory NAME with a Cargo.toml that depends on the oxide\n"
+     "crates and a src/main.rs holding a kernel and the host code that\n"
+     "launches it. Then: cd NAME && cargo oxide run\n"},
+    {Command::Build, "build", "[NAME]", false, BuildFlags,
+     "build an example (or the package here) together with its kernels",
+     "Runs `cargo build` with oxide's device linker, so the kernels are\n"
+     "compiled to PTX and embedded in the executable. NAME is an example in\n"
+     "<workspace>/examples/NAME or a package name; without NAME, the package\n"
+     "in the current directory, or at a workspace root every member.\n"},
+    {Command::Run, "run", "[NAME]", false, BuildFlags | AcceptProgramArgs,
+     "build and run it; arguments after `--` go to the program",
+     "Builds like `cargo oxide build`, then runs the package's default binary\n"
+     "and exits with its exit code. Arguments after `--` are passed to it.\n"},
+    {Command::Inspect, "inspect", "[NAME]", false, BuildFlags,
+     "build and print the PTX of its kernels",
+     "Rebuilds the package with the device linker writing its output to\n"
+     "<target>/oxide/<package>/, then prints every PTX module to stdout.\n"},
+    {Command::Pipeline, "pipeline", "[NAME]", false, BuildFlags,
+     "write every stage: MIR, LLVM IR, device IR, PTX, cubin, SASS",
+     "Rebuilds the package and keeps each compilation stage in\n"
+     "<target>/oxide/<package>/pipeline/: rustc's MIR and LLVM IR, the device\n"
+     "linker's input, legalised and optimised IR, the PTX, and where the CUDA\n"
+     "toolkit has them, the cubin (ptxas) and SASS (nvdisasm or cuobjdump).\n"},
+    {Command::Doctor, "doctor", "", false, AcceptVerbose,
+     "check rustc and its LLVM, oxide, the CUDA toolkit, the driver and the GPU",
+     "Checks everything oxide needs, one line each, with a fix for every\n"
+     "failure. Exits 0 only when all checks pass. A machine without a GPU can\n"
+     "still build kernels; only the driver and GPU checks fail there.\n"},
+    {Command::Clean, "clean", "[NAME]", false, AcceptRelease | AcceptVerbose,
+     "remove build output (cargo clean, plus <target>/oxide)",
+     "Without NAME runs `cargo clean` for the workspace and removes\n"
+     "<target>/oxide. With NAME removes only that package's output.\n"},
+}};
+
+const CommandSpec *findSpec(Command Cmd) {
+  for (const CommandSpec &Spec : Commands)
+    if (Spec.Cmd == Cmd)
+      return &Spec;
+  return nullptr;
+}
+
+const CommandSpec *findSpec(std::string_view Name) {
+  for (const CommandSpec &Spec : Commands)
+    if (Spec.Name == Name)
+      return &Spec;
+  return nullptr;
+}
+
+std::string quoted(std::string_view Text) {
+  return "`" + std::string(Text) + "`";
+}
+
+std::string helpHintFor(const CommandSpec &Spec) {
+  return "run `cargo oxide help " + std::string(Spec.Name) +
+         "` to see what it accepts";
+}
+
+Error unexpectedArgument(const CommandSpec &Spec, std::string_view Arg) {
+  return {"unexpected argument " + quoted(Arg) + " for `cargo oxide " +
+              std::string(Spec.Name) + "`",
+          helpHintFor(Spec)};
+}
+
+size_t editDistance(std::string_view A, std::string_view B) {
+  std::vector<size_t> Row(B.size() + 1);
+  for (size_t J = 0; J <= B.size(); ++J)
+    Row[J] = J;
+  for (size_t I = 1; I <= A.size(); ++I) {
+    size_t Diagonal = Row[0];
+    Row[0] = I;
+    for (size_t J = 1; J <= B.size(); ++J) {
+      size_t Above = Row[J];
+      size_t Cost = A[I - 1] == B[J - 1] ? 0 : 1;
+      Row[J] = std::min({Row[J] + 1, Row[J - 1] + 1, Diagonal + Cost});
+      Diagonal = Above;
+    }
+  }
+  return Row[B.size()];
+}
+
+const std::string_view OptionsHelp =
+    "Options:\n"
+    "  -r, --release        build with the release profile\n"
+    "      --arch sm_XX     GPU architecture to compile for\n"
+    "                       (default: $OXIDE_ARCH, else sm_80)\n"
+    "  -v, --verbose        show the commands run and what the device linker "
+    "does\n"
+    "  -F, --features LIST  cargo features to enable (also --all-features,\n"
+    "                       --no-default-features)\n"
+    "  -h, --help           show help\n";
+
+} // namespace
+
+std::string_view commandName(Command Cmd) {
+  const CommandSpec *Spec = findSpec(Cmd);
+  return Spec ? Spec->Name : std::string_view();
+}
+
+std::optional<Command> commandFromName(std::string_view Name) {
+  if (const CommandSpec *Spec = findSpec(Name))
+    return Spec->Cmd;
+  return std::nullopt;
+}
+
+bool isValidArch(std::string_view Arch) {
+  if (Arch.substr(0, 3) != "sm_")
+    return false;
+  std::string_view Rest = Arch.substr(3);
+  size_t Digits = 0;
+  while (Digits < Rest.size() &&
+         std::isdigit(static_cast<unsigned char>(Rest[Digits])))
+    ++Digits;
+  if (Digits < 2 || Digits > 3 || Rest[0] == '0')
+    return false;
+  std::string_view Suffix = Rest.substr(Digits);
+  return Suffix.empty() ||
+         (Suffix.size() == 1 && Suffix[0] >= 'a' && Suffix[0] <= 'z');
+}
+
+std::string suggestCommand(std::string_view Typo) {
+  std::string Best;
+  size_t BestDistance = 3; // suggest only close matches
+  for (const CommandSpec &Spec : Commands) {
+    size_t D = editDistance(Typo, Spec.Name);
+    if (D < BestDistance) {
+      BestDistance = D;
+      Best = std::string(Spec.Name);
+    }
+  }
+  return Best;
+}
+
+std::string versionString() {
+  return std::string("cargo-oxide ") + OXIDE_VERSION + " (LLVM " +
+         std::to_string(OXIDE_LLVM_MAJOR) + ")";
+}
+
+std::string overviewHelp() {
+  std::string Text =
+      "cargo oxide: build, run and inspect CUDA kernels written in Rust\n"
+      "\n"
+      "Usage: cargo [+TOOLCHAIN] oxide <COMMAND> [NAME] [OPTIONS] [-- ARGS]\n"
+      "\n"
+      "Commands:\n";
+  for (const CommandSpec &Spec : Commands) {
+    std::string Left = std::string(Spec.Name);
+    if (!Spec.Positional.empty())
+      Left += " " + std::string(Spec.Positional);
+    Left.resize(std::max<size_t>(Left.size() + 2, 18), ' ');
+    Text += "  " + Left + std::string(Spec.Summary) + "\n";
+  }
+  Text += "  help [COMMAND]    show help for a command\n"
+          "\n";
+  Text += OptionsHelp;
+  Text += "  -V, --version        show the version\n"
+          "\n"
+          "NAME is an example in <workspace>/examples/NAME, or a package name;\n"
+          "without NAME the package in the current directory is used.\n"
+          "\n"
+          "Environment:\n"
+          "  OXIDE_ARCH       default GPU architecture (sm_80 when unset)\n"
+          "  OXIDE_CUDA_PATH  CUDA toolkit root (default /usr/local/cuda)\n"
+          "  OXIDE_LINK       device linker to use (default: oxide-link next "
+          "to cargo-oxide)\n"
+          "  OXIDE_ROOT       oxide source tree whose crates `new` depends on\n"
+          "\n"
+          "Examples:\n"
+          "  cargo oxide new my_kernel && cd my_kernel && cargo oxide run\n"
+          "  cargo oxide run vecadd\n"
+          "  cargo +nightly oxide pipeline vecadd --arch sm_90\n"
+          "  cargo oxide doctor\n";
+  return Text;
+}
+
+std::string commandHelp(Command Cmd) {
+  const CommandSpec *Spec = findSpec(Cmd);
+  if (!Spec)
+    return overviewHelp();
+  std::string Text = "cargo oxide " + std::string(Spec->Name) + ": " +
+                     std::string(Spec->Summary) + "\n\nUsage: cargo oxide " +
+                     std::string(Spec->Name);
+  if (!Spec->Positional.empty())
+    Text += " " + std::string(Spec->Positional);
+  if (Spec->Accepts & ~AcceptProgramArgs)
+    Text += " [OPTIONS]";
+  if (Spec->Accepts & AcceptProgramArgs)
+    Text += " [-- ARGS...]";
+  Text += "\n\n" + std::string(Spec->Details) + "\nOptions:\n";
+  if (Spec->Accepts & AcceptRelease)
+    Text += "  -r, --release        build with the release profile\n";
+  if (Spec->Accepts & AcceptArch)
+    Text += "      --arch sm_XX     GPU architecture to compile for\n"
+            "                       (default: $OXIDE_ARCH, else sm_80)\n";
+  if (Spec->Accepts & AcceptVerbose)
+    Text += "  -v, --verbose        show the commands run and what the device "
+            "linker does\n";
+  if (Spec->Accepts & AcceptFeatures)
+    Text += "  -F, --features LIST  cargo features to enable (also "
+            "--all-features,\n"
+            "                       --no-default-features)\n";
+  Text += "  -h, --help           show this help\n";
+  return Text;
+}
+
+Expected<Options> parseArguments(const std::vector<std::string> &Args) {
+  Options Opts;
+  size_t I = 0;
+  if (I < Args.size() && Args[I] == "oxide")
+    ++I;
+
+  // Options before the subcommand: only --help and --version make sense.
+  if (I < Args.size()) {
+    const std::string &First = Args[I];
+    if (First == "-h" || First == "--help") {
+      Opts.Cmd = Command::Help;
+      if (I + 1 < Args.size())
+        Opts.HelpTopic = commandFromName(Args[I + 1]);
+      return Opts;
+    }
+    if (First == "-V" || First == "--version") {
+      Opts.Cmd = Command::Version;
+      return Opts;
+    }
+    if (!First.empty() && First[0] == '-')
+      return Error{"unexpected option " + quoted(First) +
+                       " before the subcommand",
+                   "options go after the subcommand, e.g. `cargo oxide build "
+                   "vecadd " +
+                       First + "`; run `cargo oxide --help` to list them"};
+  }
+  if (I >= Args.size())
+    return Opts; // Command::None: the caller prints the overview.
+
+  const std::string &Sub = Args[I++];
+  if (Sub == "help") {
+    Opts.Cmd = Command::Help;
+    if (I < Args.size()) {
+      Opts.HelpTopic = commandFromName(Args[I]);
+      if (!Opts.HelpTopic) {
+        std::string Suggestion = suggestCommand(Args[I]);
+        return Error{"no such subcommand: " + quoted(Args[I]),
+                     Suggestion.empty()
+                         ? "run `cargo oxide --help` to list the subcommands"
+                         : "did you mean `" + Suggestion + "`?"};
+      }
+      if (I + 1 < Args.size())
+        return Error{"unexpected argument " + quoted(Args[I + 1]) +
+                         " for `cargo oxide help`",
+                     "ask about one subcommand: `cargo oxide help build`"};
+    }
+    return Opts;
+  }
+
+  const CommandSpec *Spec = findSpec(Sub);
+  if (!Spec) {
+    std::string Suggestion = suggestCommand(Sub);
+    return Error{"no such subcommand: " + quoted(Sub),
+                 Suggestion.empty()
+                     ? "run `cargo oxide --help` to list the subcommands"
+                     : "did you mean `cargo oxide " + Suggestion + "`?"};
+  }
+  Opts.Cmd = Spec->Cmd;
+
+  auto Accepts = [&](unsigned Flag) { return (Spec->Accepts & Flag) != 0; };
+
+  // Splits "--opt=value"; returns the value of an option that takes one, from
+  // the same argument or the next one.
+  auto TakeValue = [&](std::string_view Arg, std::string_view Option,
+                       std::string &Value) -> std::optional<Error> {
+    if (Arg.size() > Option.size() && Arg[Option.size()] == '=') {
+      Value = std::string(Arg.substr(Option.size() + 1));
+    } else if (I < Args.size()) {
+      Value = Args[I++];
+    } else {
+      return Error{quoted(Option) + " needs a value",
+                   "for example `cargo oxide " + std::string(Spec->Name) + " " +
+                       std::string(Option) +
+                       (Option == "--arch" ? " sm_90`" : " FEATURE`")};
+    }
+    if (Value.empty())
+      return Error{quoted(Option) + " needs a non-empty value",
+                   helpHintFor(*Spec)};
+    return std::nullopt;
+  };
+  auto Is = [](std::string_view Arg, std::string_view Option) {
+    return Arg == Option ||
+           (Arg.size() > Option.size() && Arg.substr(0, Option.size()) == Option &&
+            Arg[Option.size()] == '=');
+  };
+
+  while (I < Args.size()) {
+    const std::string Arg = Args[I++];
+
+    if (Arg == "--") {
+      if (!Accepts(AcceptProgramArgs))
+        return Error{"`cargo oxide " + std::string(Spec->Name) +
+                         "` does not pass arguments to a program",
+                     "to run the program with arguments use `cargo oxide run "
+                     "[NAME] -- ARGS`"};
+      Opts.ProgramArgs.assign(Args.begin() + static_cast<ptrdiff_t>(I),
+                              Args.end());
+      break;
+    }
+    if (Arg == "-h" || Arg == "--help") {
+      Opts.Cmd = Command::Help;
+      Opts.HelpTopic = Spec->Cmd;
+      return Opts;
+    }
+    if ((Arg == "-r" || Arg == "--release") && Accepts(AcceptRelease)) {
+      Opts.Release = true;
+      continue;
+    }
+    if ((Arg == "-v" || Arg == "--verbose") && Accepts(AcceptVerbose)) {
+      Opts.Verbose = true;
+      continue;
+    }
+    if (Is(Arg, "--arch") && Accepts(AcceptArch)) {
+      std::string Value;
+      if (auto E = TakeValue(Arg, "--arch", Value))
+        return *E;
+      if (!isValidArch(Value))
+        return Error{"invalid GPU architecture " + quoted(Value),
+                     "write it as ptxas does: sm_80 (A100), sm_89 (L40S), "
+                     "sm_90 (H100/H200), sm_90a, sm_100, …"};
+      Opts.Arch = Value;
+      continue;
+    }
+    if (Accepts(AcceptFeatures)) {
+      if (Arg == "--all-features" || Arg == "--no-default-features") {
+        Opts.CargoArgs.push_back(Arg);
+        continue;
+      }
+      if (Is(Arg, "--features") || Arg == "-F") {
+        std::string Value;
+        if (auto E = TakeValue(Arg, Arg == "-F" ? "-F" : "--features", Value))
+          return *E;
+        Opts.CargoArgs.push_back("--features");
+        Opts.CargoArgs.push_back(Value);
+        continue;
+      }
+      if (Arg.size() > 2 && Arg.substr(0, 2) == "-F") { // -Ffoo
+        Opts.CargoArgs.push_back("--features");
+        Opts.CargoArgs.push_back(Arg.substr(2));
+        continue;
+      }
+    }
+    if (!Arg.empty() && Arg[0] == '-' && Arg != "-")
+      return unexpectedArgument(*Spec, Arg);
+
+    // A positional argument.
+    if (!Spec->Positional.empty() && !Opts.Name) {
+      Opts.Name = Arg;
+      continue;
+    }
+    if (Accepts(AcceptProgramArgs))
+      return Error{"unexpected argument " + quoted(Arg) + " for `cargo oxide " +
+                       std::string(Spec->Name) + "`",
+                   "arguments for the program go after `--`: cargo oxide run " +
+                       (Opts.Name ? *Opts.Name + " " : std::string()) +
+                       "-- " + Arg};
+    if (Spec->Positional.empty())
+      return Error{"`cargo oxide " + std::string(Spec->Name) +
+                       "` takes no arguments, got " + quoted(Arg),
+                   helpHintFor(*Spec)};
+    return Error{"unexpected argument " + quoted(Arg) + " for `cargo oxide " +
+                     std::string(Spec->Name) + "`",
+                 "it takes one name; " + helpHintFor(*Spec)};
+  }
+
+  if (Spec->PositionalRequired && !Opts.Name)
+    return Error{"`cargo oxide " + std::string(Spec->Name) + "` needs " +
+                     std::string(Spec->Positional),
+                 Spec->Cmd == Command::New
+                     ? "for example: cargo oxide new my_kernel"
+                     : helpHintFor(*Spec)};
+  return Opts;
+}
+
+} // namespace oxide::cli

@@ -1,0 +1,82 @@
+//===- Options.h - the cargo oxide command line ------------------*- C++ -*-===//
+//
+// Part of oxide. Turns the argument vector into an Options value; nothing here
+// touches the file system or the environment, so every rule is unit tested.
+//
+// cargo runs an external subcommand `cargo oxide …` as `cargo-oxide oxide …`
+// (the subcommand name is repeated as the first argument). We also accept being
+// run directly as `cargo-oxide build …`, which is handy from scripts and CMake.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef OXIDE_CLI_OPTIONS_H
+#define OXIDE_CLI_OPTIONS_H
+
+#include "Diagnostic.h"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace oxide::cli {
+
+enum class Command {
+  None, ///< no subcommand: print the overview
+  Help, ///< `help [SUBCOMMAND]`, `--help`, `SUBCOMMAND --help`
+  Version,
+  Build,
+  Run,
+  Inspect,
+  Pipeline,
+  Doctor,
+  Clean,
+  New,
+};
+
+struct Options {
+  Command Cmd = Command::None;
+  /// For Command::Help: the subcommand asked about, if any.
+  std::optional<Command> HelpTopic;
+  /// The example / package to act on, or for `new` the project to create.
+  std::optional<std::string> Name;
+  bool Release = false;
+  /// `--arch sm_XX`; unset means OXIDE_ARCH from the environment, else sm_80.
+  std::optional<std::string> Arch;
+  bool Verbose = false;
+  /// Feature selection passed through to cargo unchanged (`--features`, …).
+  std::vector<std::string> CargoArgs;
+  /// `run`: everything after `--`, passed to the program.
+  std::vector<std::string> ProgramArgs;
+};
+
+/// Parses the arguments after argv[0]. A leading "oxide" (how cargo invokes
+/// an external subcommand) is skipped.
+Expected<Options> parseArguments(const std::vector<std::string> &Args);
+
+/// The spelling of a subcommand ("build", …); empty for None/Help/Version.
+std::string_view commandName(Command Cmd);
+
+/// The subcommand called \p Name, if there is one.
+std::optional<Command> commandFromName(std::string_view Name);
+
+/// Whether \p Arch names a GPU architecture the way ptxas and OXIDE_ARCH spell
+/// it: `sm_` + 2 or 3 digits + an optional feature suffix (sm_90a, sm_100f).
+bool isValidArch(std::string_view Arch);
+
+/// The overview (`cargo oxide --help`).
+std::string overviewHelp();
+
+/// The help of one subcommand (`cargo oxide help build`).
+std::string commandHelp(Command Cmd);
+
+/// The subcommand name closest to \p Typo, for "did you mean"; empty if none
+/// is close.
+std::string suggestCommand(std::string_view Typo);
+
+/// The version line (`cargo oxide --version`).
+std::string versionString();
+
+} // namespace oxide::cli
+
+#endif // OXIDE_CLI_OPTIONS_H

@@ -1,0 +1,229 @@
+//===- Project.cpp - workspaces, examples and packages ---------------------===//
+//
+// Part of oxide. See Project.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Project.h"
+
+#include <algorithm>
+
+namespace oxide::cli {
+
+namespace {
+
+bool sameCrateName(std::string_view A, std::string_view B) {
+  return crateNameOf(A) == crateNameOf(B);
+}
+
+/// Whether \p Dir is \p Ancestor or below it (both already canonical).
+bool isWithin(const fs::path &Dir, const fs::path &Ancestor) {
+  auto [AncestorEnd, DirIt] =
+      std::mismatch(Ancestor.begin(), Ancestor.end(), Dir.begin(), Dir.end());
+  return AncestorEnd == Ancestor.end();
+}
+
+fs::path canonicalOr(const fs::path &P) {
+  std::error_code EC;
+  fs::path C = fs::weakly_canonical(P, EC);
+  return EC ? fs::absolute(P) : C;
+}
+
+} // namespace
+
+std::vector<std::string> Package::binaries() const {
+  std::vector<std::string> Names = Info.BinNames;
+  auto Add = [&](const std::string &Name) {
+    if (std::find(Names.begin(), Names.end(), Name) == Names.end())
+      Names.push_back(Name);
+  };
+  if (!Info.AutoBins)
+    return Names;
+  std::error_code EC;
+  if (fs::is_regular_file(Dir / "src" / "main.rs", EC))
+    Add(Info.PackageName);
+  std::vector<std::string> Found;
+  for (fs::directory_iterator It(Dir / "src" / "bin", EC), End; !EC && It != End;
+       It.increment(EC)) {
+    const fs::path &P = It->path();
+    if (It->is_regular_file(EC) && P.extension() == ".rs")
+      Found.push_back(P.stem().string());
+    else if (It->is_directory(EC) && fs::is_regular_file(P / "main.rs", EC))
+      Found.push_back(P.filename().string());
+  }
+  std::sort(Found.begin(), Found.end());
+  for (const std::string &Name : Found)
+    Add(Name);
+  return Names;
+}
+
+Expected<std::string> Package::defaultBinary() const {
+  if (Info.DefaultRun)
+    return *Info.DefaultRun;
+  std::vector<std::string> Bins = binaries();
+  if (Bins.size() == 1)
+    return Bins.front();
+  if (Bins.empty())
+    return Error{"package `" + name() + "` has no binary to run",
+                 "add src/main.rs (kernels and the host code that launches "
+                 "them) to " +
+                     Dir.string()};
+  std::string List;
+  for (const std::string &B : Bins)
+    List += (List.empty() ? "" : ", ") + B;
+  return Error{"package `" + name() + "` has several binaries (" + List + ")",
+               "set `default-run = \"" + Bins.front() + "\"` in the [package] "
+               "table of " + ManifestPath.string()};
+}
+
+Expected<Package> loadPackage(const fs::path &Dir) {
+  Package Pkg;
+  Pkg.Dir = Dir;
+  Pkg.ManifestPath = Dir / "Cargo.toml";
+  Expected<Manifest> Info = readManifest(Pkg.ManifestPath);
+  if (!Info)
+    return Info.error();
+  if (!Info->HasPackage || Info->PackageName.empty())
+    return Error{Pkg.ManifestPath.string() + " has no [package] name",
+                 "a package's Cargo.toml needs `[package]` with `name = "
+                 "\"...\"`"};
+  Pkg.Info = std::move(*Info);
+  return Pkg;
+}
+
+Expected<Workspace> findWorkspace(const fs::path &Start) {
+  fs::path Dir = canonicalOr(Start);
+  std::optional<Workspace> NearestPackage;
+  std::error_code EC;
+  for (;;) {
+    fs::path Candidate = Dir / "Cargo.toml";
+    if (fs::is_regular_file(Candidate, EC)) {
+      Expected<Manifest> Info = readManifest(Candidate);
+      if (!Info)
+        return Info.error();
+      if (Info->HasWorkspace)
+        return Workspace{Dir, Candidate, std::move(*Info)};
+      if (Info->HasPackage && !NearestPackage)
+        NearestPackage = Workspace{Dir, Candidate, std::move(*Info)};
+    }
+    if (!Dir.has_parent_path() || Dir.parent_path() == Dir)
+      break;
+    Dir = Dir.parent_path();
+  }
+  if (NearestPackage)
+    return std::move(*NearestPackage);
+  return Error{"could not find Cargo.toml in " + canonicalOr(Start).string() +
+                   " or any parent directory",
+               "run this inside an oxide workspace or package, or create one "
+               "with `cargo oxide new NAME`"};
+}
+
+std::vector<Package> listExamples(const fs::path &Root) {
+  std::vector<Package> Examples;
+  std::error_code EC;
+  for (fs::directory_iterator It(Root / "examples", EC), End; !EC && It != End;
+       It.increment(EC)) {
+    if (!It->is_directory(EC) ||
+        !fs::is_regular_file(It->path() / "Cargo.toml", EC))
+      continue;
+    Expected<Package> Pkg = loadPackage(It->path());
+    if (Pkg)
+      Examples.push_back(std::move(*Pkg));
+  }
+  std::sort(Examples.begin(), Examples.end(),
+            [](const Package &A, const Package &B) {
+              return A.Dir.filename() < B.Dir.filename();
+            });
+  return Examples;
+}
+
+std::string describeExamples(const Workspace &WS) {
+  std::vector<Package> Examples = listExamples(WS.Root);
+  if (Examples.empty())
+    return "there are no examples in " + (WS.Root / "examples").string();
+  std::string List;
+  for (const Package &Ex : Examples) {
+    List += List.empty() ? "" : ", ";
+    std::string Dir = Ex.Dir.filename().string();
+    List += Dir;
+    if (Ex.name() != Dir)
+      List += " (package " + Ex.name() + ")";
+  }
+  return "available examples: " + List;
+}
+
+Expected<Package> resolvePackage(const Workspace &WS, const fs::path &Cwd,
+                                 const std::optional<std::string> &Name) {
+  fs::path Root = canonicalOr(WS.Root);
+  fs::path Here = canonicalOr(Cwd);
+
+  // The package containing the current directory, not looking above the root.
+  std::optional<Package> Current;
+  if (isWithin(Here, Root)) {
+    std::error_code EC;
+    for (fs::path Dir = Here;; Dir = Dir.parent_path()) {
+      if (fs::is_regular_file(Dir / "Cargo.toml", EC)) {
+        Expected<Manifest> Info = readManifest(Dir / "Cargo.toml");
+        if (!Info)
+          return Info.error();
+        if (Info->HasPackage) {
+          Expected<Package> Pkg = loadPackage(Dir);
+          if (!Pkg)
+            return Pkg.error();
+          Current = std::move(*Pkg);
+          break;
+        }
+      }
+      if (Dir == Root || !Dir.has_parent_path() || Dir.parent_path() == Dir)
+        break;
+    }
+  }
+
+  if (!Name) {
+    if (Current)
+      return std::move(*Current);
+    return Error{"no example named, and " + Here.string() +
+                     " is not inside a package",
+                 "name one, e.g. `cargo oxide run vecadd`; " +
+                     describeExamples(WS)};
+  }
+
+  std::error_code EC;
+  fs::path ByDir = Root / "examples" / *Name;
+  if (Name->find('/') == std::string::npos && *Name != "." && *Name != ".." &&
+      fs::is_regular_file(ByDir / "Cargo.toml", EC))
+    return loadPackage(ByDir);
+
+  for (Package &Ex : listExamples(Root))
+    if (sameCrateName(Ex.name(), *Name))
+      return std::move(Ex);
+  if (WS.Info.HasPackage && sameCrateName(WS.Info.PackageName, *Name))
+    return loadPackage(Root);
+  if (Current && sameCrateName(Current->name(), *Name))
+    return std::move(*Current);
+
+  return Error{"no example or package named `" + *Name + "` in " +
+                   Root.string(),
+               describeExamples(WS)};
+}
+
+fs::path targetDirectory(const Workspace &WS, const Environment &Env,
+                         const fs::path &Cwd) {
+  for (const char *Var : {"CARGO_TARGET_DIR", "CARGO_BUILD_TARGET_DIR"}) {
+    if (auto Value = Env.getNonEmpty(Var)) {
+      fs::path P(*Value);
+      return P.is_absolute() ? P : (Cwd / P).lexically_normal();
+    }
+  }
+  return WS.Root / "target";
+}
+
+std::string profileDirName(bool Release) {
+  return Release ? "release" : "debug";
+}
+
+fs::path oxideOutputDir(const fs::path &TargetDir, const std::string &Package) {
+  return TargetDir / "oxide" / Package;
+}
+
+} // namespace oxide::cli

@@ -1,0 +1,251 @@
+//===- OptionsTest.cpp - command-line parsing ------------------------------===//
+//
+// Part of oxide. Tests parseArguments(): how cargo calls us, every option of
+// every subcommand, and the error (with its hint) for each kind of mistake.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Options.h"
+
+#include "TestSupport.h"
+
+#include <gtest/gtest.h>
+
+using namespace oxide::cli;
+using oxide::cli::test::contains;
+
+namespace {
+
+Options parseOk(const std::vector<std::string> &Args) {
+  Expected<Options> Opts = parseArguments(Args);
+  EXPECT_TRUE(static_cast<bool>(Opts))
+      << "unexpected error: " << Opts.error().Message;
+  return Opts ? *Opts : Options{};
+}
+
+Error parseFail(const std::vector<std::string> &Args) {
+  Expected<Options> Opts = parseArguments(Args);
+  EXPECT_FALSE(static_cast<bool>(Opts)) << "expected an error";
+  return Opts ? Error{} : Opts.error();
+}
+
+TEST(OptionsTest, CargoPassesTheSubcommandNameFirst) {
+  Options Opts = parseOk({"oxide", "build"});
+  EXPECT_EQ(Opts.Cmd, Command::Build);
+  EXPECT_FALSE(Opts.Name);
+}
+
+TEST(OptionsTest, DirectInvocationWorksToo) {
+  EXPECT_EQ(parseOk({"build"}).Cmd, Command::Build);
+  EXPECT_EQ(parseOk({"doctor"}).Cmd, Command::Doctor);
+}
+
+TEST(OptionsTest, NothingMeansOverview) {
+  EXPECT_EQ(parseOk({}).Cmd, Command::None);
+  EXPECT_EQ(parseOk({"oxide"}).Cmd, Command::None);
+}
+
+TEST(OptionsTest, HelpForms) {
+  EXPECT_EQ(parseOk({"oxide", "--help"}).Cmd, Command::Help);
+  EXPECT_EQ(parseOk({"-h"}).Cmd, Command::Help);
+  Options Plain = parseOk({"oxide", "help"});
+  EXPECT_EQ(Plain.Cmd, Command::Help);
+  EXPECT_FALSE(Plain.HelpTopic);
+
+  Options Topic = parseOk({"oxide", "help", "run"});
+  EXPECT_EQ(Topic.Cmd, Command::Help);
+  ASSERT_TRUE(Topic.HelpTopic);
+  EXPECT_EQ(*Topic.HelpTopic, Command::Run);
+
+  Options After = parseOk({"oxide", "pipeline", "vecadd", "--help"});
+  EXPECT_EQ(After.Cmd, Command::Help);
+  EXPECT_EQ(After.HelpTopic, Command::Pipeline);
+
+  Options Global = parseOk({"oxide", "--help", "doctor"});
+  EXPECT_EQ(Global.HelpTopic, Command::Doctor);
+}
+
+TEST(OptionsTest, HelpAboutUnknownSubcommand) {
+  Error E = parseFail({"oxide", "help", "biuld"});
+  EXPECT_TRUE(contains(E.Message, "no such subcommand: `biuld`"));
+  EXPECT_TRUE(contains(E.Hint, "build"));
+}
+
+TEST(OptionsTest, Version) {
+  EXPECT_EQ(parseOk({"oxide", "--version"}).Cmd, Command::Version);
+  EXPECT_EQ(parseOk({"-V"}).Cmd, Command::Version);
+  EXPECT_TRUE(contains(versionString(), "cargo-oxide"));
+}
+
+TEST(OptionsTest, BuildWithEveryOption) {
+  Options Opts = parseOk({"oxide", "build", "vecadd", "--release", "--arch",
+                          "sm_90", "--verbose"});
+  EXPECT_EQ(Opts.Cmd, Command::Build);
+  EXPECT_EQ(Opts.Name, "vecadd");
+  EXPECT_TRUE(Opts.Release);
+  EXPECT_EQ(Opts.Arch, "sm_90");
+  EXPECT_TRUE(Opts.Verbose);
+  EXPECT_TRUE(Opts.ProgramArgs.empty());
+}
+
+TEST(OptionsTest, ShortFlagsAndOptionsBeforeTheName) {
+  Options Opts = parseOk({"oxide", "build", "-r", "-v", "--arch=sm_90a", "gemm"});
+  EXPECT_TRUE(Opts.Release);
+  EXPECT_TRUE(Opts.Verbose);
+  EXPECT_EQ(Opts.Arch, "sm_90a");
+  EXPECT_EQ(Opts.Name, "gemm");
+}
+
+TEST(OptionsTest, ArchDefaultsToUnset) {
+  EXPECT_FALSE(parseOk({"oxide", "build"}).Arch);
+}
+
+TEST(OptionsTest, InvalidArchIsRejectedWithTheFormInTheHint) {
+  for (const char *Bad : {"90", "sm90", "sm_8", "sm_080", "compute_80",
+                          "sm_90ab", "sm_1000", "SM_90", "sm_9a"}) {
+    Error E = parseFail({"oxide", "build", "--arch", Bad});
+    EXPECT_TRUE(contains(E.Message, "invalid GPU architecture")) << Bad;
+    EXPECT_TRUE(contains(E.Hint, "sm_90")) << Bad;
+  }
+}
+
+TEST(OptionsTest, ArchNeedsAValue) {
+  Error E = parseFail({"oxide", "build", "--arch"});
+  EXPECT_TRUE(contains(E.Message, "`--arch` needs a value"));
+  EXPECT_TRUE(contains(E.Hint, "--arch sm_90"));
+  EXPECT_FALSE(static_cast<bool>(parseArguments({"build", "--arch="})));
+}
+
+TEST(OptionsTest, ValidArchNames) {
+  for (const char *Good : {"sm_70", "sm_80", "sm_86", "sm_89", "sm_90",
+                           "sm_90a", "sm_100", "sm_100a", "sm_120f"})
+    EXPECT_TRUE(isValidArch(Good)) << Good;
+  EXPECT_FALSE(isValidArch(""));
+  EXPECT_FALSE(isValidArch("sm_"));
+}
+
+TEST(OptionsTest, RunTakesProgramArgumentsAfterDoubleDash) {
+  Options Opts = parseOk({"oxide", "run", "vecadd", "--release", "--", "--n",
+                          "5", "--release"});
+  EXPECT_EQ(Opts.Cmd, Command::Run);
+  EXPECT_EQ(Opts.Name, "vecadd");
+  EXPECT_TRUE(Opts.Release);
+  EXPECT_EQ(Opts.ProgramArgs,
+            (std::vector<std::string>{"--n", "5", "--release"}));
+}
+
+TEST(OptionsTest, RunWithoutNameButWithArguments) {
+  Options Opts = parseOk({"oxide", "run", "--", "x"});
+  EXPECT_FALSE(Opts.Name);
+  EXPECT_EQ(Opts.ProgramArgs, (std::vector<std::string>{"x"}));
+}
+
+TEST(OptionsTest, RunSecondPositionalPointsAtDoubleDash) {
+  Error E = parseFail({"oxide", "run", "vecadd", "1024"});
+  EXPECT_TRUE(contains(E.Message, "unexpected argument `1024`"));
+  EXPECT_TRUE(contains(E.Hint, "cargo oxide run vecadd -- 1024"));
+}
+
+TEST(OptionsTest, BuildRejectsProgramArguments) {
+  Error E = parseFail({"oxide", "build", "vecadd", "--", "x"});
+  EXPECT_TRUE(contains(E.Hint, "cargo oxide run"));
+}
+
+TEST(OptionsTest, BuildRejectsTwoNames) {
+  Error E = parseFail({"oxide", "build", "a", "b"});
+  EXPECT_TRUE(contains(E.Message, "unexpected argument `b`"));
+}
+
+TEST(OptionsTest, UnknownOptionNamesTheSubcommandHelp) {
+  Error E = parseFail({"oxide", "build", "--frobnicate"});
+  EXPECT_TRUE(contains(E.Message, "unexpected argument `--frobnicate`"));
+  EXPECT_TRUE(contains(E.Message, "cargo oxide build"));
+  EXPECT_TRUE(contains(E.Hint, "cargo oxide help build"));
+}
+
+TEST(OptionsTest, UnknownSubcommandSuggestsTheClosest) {
+  Error Typo = parseFail({"oxide", "biuld"});
+  EXPECT_TRUE(contains(Typo.Message, "no such subcommand: `biuld`"));
+  EXPECT_TRUE(contains(Typo.Hint, "did you mean `cargo oxide build`?"));
+
+  Error Far = parseFail({"oxide", "xyzzyplugh"});
+  EXPECT_TRUE(contains(Far.Hint, "cargo oxide --help"));
+
+  EXPECT_EQ(suggestCommand("pipline"), "pipeline");
+  EXPECT_EQ(suggestCommand("doctr"), "doctor");
+  EXPECT_EQ(suggestCommand("zzzzzzzz"), "");
+}
+
+TEST(OptionsTest, OptionBeforeSubcommandIsExplained) {
+  Error E = parseFail({"oxide", "--release", "build"});
+  EXPECT_TRUE(contains(E.Message, "before the subcommand"));
+  EXPECT_TRUE(contains(E.Hint, "after the subcommand"));
+}
+
+TEST(OptionsTest, NewNeedsAName) {
+  Error E = parseFail({"oxide", "new"});
+  EXPECT_TRUE(contains(E.Message, "needs NAME"));
+  EXPECT_TRUE(contains(E.Hint, "cargo oxide new my_kernel"));
+  EXPECT_EQ(parseOk({"oxide", "new", "k"}).Name, "k");
+}
+
+TEST(OptionsTest, NewAcceptsNoBuildOptions) {
+  Error E = parseFail({"oxide", "new", "k", "--release"});
+  EXPECT_TRUE(contains(E.Message, "`--release`"));
+}
+
+TEST(OptionsTest, DoctorAcceptsOnlyVerbose) {
+  EXPECT_TRUE(parseOk({"oxide", "doctor", "--verbose"}).Verbose);
+  EXPECT_TRUE(contains(parseFail({"oxide", "doctor", "--arch", "sm_90"}).Message,
+                       "`--arch`"));
+  Error E = parseFail({"oxide", "doctor", "vecadd"});
+  EXPECT_TRUE(contains(E.Message, "takes no arguments"));
+}
+
+TEST(OptionsTest, CleanAcceptsNameAndRelease) {
+  Options Opts = parseOk({"oxide", "clean", "vecadd", "--release"});
+  EXPECT_EQ(Opts.Cmd, Command::Clean);
+  EXPECT_EQ(Opts.Name, "vecadd");
+  EXPECT_TRUE(Opts.Release);
+  EXPECT_FALSE(static_cast<bool>(parseArguments({"clean", "--arch", "sm_90"})));
+}
+
+TEST(OptionsTest, FeaturesArePassedThrough) {
+  Options Opts = parseOk({"oxide", "build", "-F", "a,b", "--features=c",
+                          "--all-features", "-Fd", "--no-default-features",
+                          "--features", "e"});
+  EXPECT_EQ(Opts.CargoArgs,
+            (std::vector<std::string>{"--features", "a,b", "--features", "c",
+                                      "--all-features", "--features", "d",
+                                      "--no-default-features", "--features",
+                                      "e"}));
+  EXPECT_FALSE(static_cast<bool>(parseArguments({"build", "--features"})));
+}
+
+TEST(OptionsTest, InspectAndPipelineTakeBuildOptions) {
+  Options I = parseOk({"oxide", "inspect", "vecadd", "--arch", "sm_90"});
+  EXPECT_EQ(I.Cmd, Command::Inspect);
+  EXPECT_EQ(I.Arch, "sm_90");
+  Options P = parseOk({"oxide", "pipeline", "--release"});
+  EXPECT_EQ(P.Cmd, Command::Pipeline);
+  EXPECT_TRUE(P.Release);
+}
+
+TEST(OptionsTest, HelpTextsCoverEveryCommand) {
+  std::string Overview = overviewHelp();
+  for (Command C : {Command::New, Command::Build, Command::Run,
+                    Command::Inspect, Command::Pipeline, Command::Doctor,
+                    Command::Clean}) {
+    std::string Name(commandName(C));
+    EXPECT_FALSE(Name.empty());
+    EXPECT_EQ(commandFromName(Name), C);
+    EXPECT_TRUE(contains(Overview, "\n  " + Name)) << Name;
+    EXPECT_TRUE(contains(commandHelp(C), "Usage: cargo oxide " + Name)) << Name;
+  }
+  EXPECT_TRUE(contains(commandHelp(Command::Run), "[-- ARGS...]"));
+  EXPECT_TRUE(contains(commandHelp(Command::Build), "--arch sm_XX"));
+  EXPECT_FALSE(contains(commandHelp(Command::Doctor), "--arch"));
+  EXPECT_FALSE(commandFromName("help"));
+}
+
+} // namespace

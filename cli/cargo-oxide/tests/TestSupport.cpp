@@ -1,0 +1,57 @@
+//===- TestSupport.cpp - helpers for the cargo-oxide unit tests -----------===//
+//
+// Part of oxide. See TestSupport.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TestSupport.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <unistd.h>
+
+namespace oxide::cli::test {
+
+TempDir::TempDir() {
+  const char *Base = std::getenv("TMPDIR");
+  std::string Pattern =
+      std::string(Base && *Base ? Base : "/tmp") + "/cargo-oxide-test-XXXXXX";
+  if (!mkdtemp(Pattern.data()))
+    throw std::runtime_error("mkdtemp failed for " + Pattern);
+  Path = fs::canonical(Pattern);
+}
+
+TempDir::~TempDir() {
+  std::error_code EC;
+  fs::remove_all(Path, EC);
+}
+
+void writeFile(const fs::path &Path, std::string_view Content) {
+  fs::create_directories(Path.parent_path());
+  std::ofstream Out(Path, std::ios::binary | std::ios::trunc);
+  Out << Content;
+  if (!Out)
+    throw std::runtime_error("cannot write " + Path.string());
+}
+
+void writeExecutable(const fs::path &Path, std::string_view Content) {
+  writeFile(Path, Content);
+  fs::permissions(Path, fs::perms::owner_all | fs::perms::group_read |
+                            fs::perms::group_exec | fs::perms::others_read |
+                            fs::perms::others_exec);
+}
+
+std::string readFile(const fs::path &Path) {
+  std::ifstream In(Path, std::ios::binary);
+  std::ostringstream Buffer;
+  Buffer << In.rdbuf();
+  return Buffer.str();
+}
+
+bool contains(std::string_view Haystack, std::string_view Needle) {
+  return Haystack.find(Needle) != std::string_view::npos;
+}
+
+} // namespace oxide::cli::test

@@ -1,0 +1,83 @@
+//===- DeviceLinker.h - The device link, step by step -----------*- C++ -*-===//
+//
+// `oxide-link` runs as rustc's linker (docs/DESIGN.md §2). Its steps, each in
+// its own file under compiler/lib/:
+//   Gather.cpp      which unoptimised bitcode belongs to this link
+//   Compile.cpp     link the bitcode, run the passes (Passes.h), link
+//                   libdevice, optimise for NVPTX, emit and validate PTX
+//   Embed.cpp       the host object holding the image and the kernel table,
+//                   and the patch of host addresses after the system link
+//===----------------------------------------------------------------------===//
+#ifndef OXIDE_DEVICELINKER_H
+#define OXIDE_DEVICELINKER_H
+
+#include "oxide/Diagnostics.h"
+#include "llvm/Support/Error.h"
+#include <string>
+#include <vector>
+
+namespace oxide {
+
+struct LinkerOptions {
+  std::string Arch = "sm_80";           // OXIDE_ARCH
+  std::string CudaPath = "/usr/local/cuda"; // OXIDE_CUDA_PATH
+  std::string DumpDir;                  // OXIDE_DUMP_DIR: write every stage here
+  bool Verbose = false;                 // OXIDE_VERBOSE
+  /// Reads the OXIDE_* environment variables.
+  static LinkerOptions fromEnvironment();
+};
+
+/// One kernel entry of a device image.
+struct KernelEntryInfo {
+  std::string PtxName;    // the `.entry` name in the PTX
+  std::string HostSymbol; // the wrapper's symbol in the host objects
+  uint64_t NumParams = 0;
+  unsigned HostCopies = 1; // definitions in the bitcode = host address slots
+};
+
+struct DeviceImage {
+  std::string ModuleName; // the crate name of the link output
+  std::string Ptx;
+  std::vector<KernelEntryInfo> Kernels;
+};
+
+// Gather.cpp ---------------------------------------------------------------
+
+/// The `.no-opt.bc` files for the objects and rlibs on a link line, in order.
+std::vector<std::string> gatherBitcode(const std::vector<std::string> &LinkArgs, bool Verbose);
+
+/// Whether any of the files mentions a kernel entry (a fast byte search, so
+/// links without kernels pass straight through).
+bool mentionsKernelEntries(const std::vector<std::string> &BitcodeFiles);
+
+/// The output path of a link line (`-o PATH`).
+std::string linkOutput(const std::vector<std::string> &LinkArgs);
+
+/// `scale_example` from `…/deps/scale_example-0123abcd` or `libfoo.so`.
+std::string crateNameOfOutput(const std::string &OutputPath);
+
+// Compile.cpp --------------------------------------------------------------
+
+/// Compiles the kernels found in the bitcode into one PTX image. Errors in the
+/// user's code are reported through Diags (and the result is an error).
+llvm::Expected<DeviceImage> compileDeviceImage(const std::vector<std::string> &BitcodeFiles,
+                                               const std::string &ModuleName,
+                                               const LinkerOptions &Opts, DiagnosticSink &Diags);
+
+/// Runs ptxas on the PTX when the toolkit has it. An error carries ptxas's output.
+llvm::Error validatePtx(const DeviceImage &Image, const LinkerOptions &Opts);
+
+// Embed.cpp ----------------------------------------------------------------
+
+/// Writes an x86-64 ELF object with the image and its kernel table
+/// (docs/ABI.md §3).
+llvm::Error writeKernelTableObject(const DeviceImage &Image, const std::string &Path);
+
+/// After the system link: fills the host address slots of the kernel table in
+/// the linked file from its symbol table.
+llvm::Error patchHostAddresses(const DeviceImage &Image, const std::string &LinkedFile,
+                               bool Verbose);
+
+} // namespace oxide
+
+#endif

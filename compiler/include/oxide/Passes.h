@@ -1,0 +1,73 @@
+//===- Passes.h - The device linker's transformations -----------*- C++ -*-===//
+//
+// Each transformation of the device module lives in its own file under
+// compiler/lib/ with a header comment saying what it rewrites and why. They are
+// ordinary LLVM module passes, so `oxide-opt` can run any one of them on a few
+// lines of IR for the lit tests, and the linker runs them in this order:
+//
+//   BuildKernelEntries   entry wrappers → ptx_kernel entries with byval params
+//   LowerUnwinding       invoke → call; landing pads and personalities removed
+//   LowerPanics          core's panic functions → located report + trap
+//   LowerIntrinsicStubs  __oxide_stub_* → NVVM intrinsics (Stubs.def)
+//   MapMath              llvm.sin.f32 / cbrtf / … → libdevice __nv_* (MathFunctions.def)
+//   Retarget             triple, datalayout, host-only attributes, convergence
+//   SelectReachable      keep what the kernels reach, nothing else
+//   RejectUnsupported    anything left that the GPU cannot run → error
+//===----------------------------------------------------------------------===//
+#ifndef OXIDE_PASSES_H
+#define OXIDE_PASSES_H
+
+#include "oxide/Diagnostics.h"
+#include "llvm/IR/PassManager.h"
+
+namespace oxide {
+
+/// Named metadata listing the kernels: !{ptr @entry, !"host symbol", i64 nparams}.
+inline constexpr const char *KernelsMetadata = "oxide.kernels";
+
+struct BuildKernelEntriesPass : llvm::PassInfoMixin<BuildKernelEntriesPass> {
+  explicit BuildKernelEntriesPass(DiagnosticSink &D) : Diags(D) {}
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
+  DiagnosticSink &Diags;
+};
+
+struct LowerUnwindingPass : llvm::PassInfoMixin<LowerUnwindingPass> {
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
+};
+
+struct LowerPanicsPass : llvm::PassInfoMixin<LowerPanicsPass> {
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
+};
+
+struct LowerIntrinsicStubsPass : llvm::PassInfoMixin<LowerIntrinsicStubsPass> {
+  explicit LowerIntrinsicStubsPass(DiagnosticSink &D) : Diags(D) {}
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
+  DiagnosticSink &Diags;
+};
+
+struct MapMathPass : llvm::PassInfoMixin<MapMathPass> {
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
+};
+
+struct RetargetPass : llvm::PassInfoMixin<RetargetPass> {
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
+};
+
+struct SelectReachablePass : llvm::PassInfoMixin<SelectReachablePass> {
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
+};
+
+struct RejectUnsupportedPass : llvm::PassInfoMixin<RejectUnsupportedPass> {
+  explicit RejectUnsupportedPass(DiagnosticSink &D) : Diags(D) {}
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
+  DiagnosticSink &Diags;
+};
+
+/// The NVPTX target triple and data layout every device module gets.
+inline constexpr const char *DeviceTriple = "nvptx64-nvidia-cuda";
+inline constexpr const char *DeviceDataLayout =
+    "e-p6:32:32-i64:64-i128:128-v16:16-v32:32-n16:32:64";
+
+} // namespace oxide
+
+#endif

@@ -1,0 +1,31 @@
+//===- RustNames.h - Reading rustc's symbol names ---------------*- C++ -*-===//
+//
+// rustc mangles user crates with the legacy scheme (`_ZN…17h<hash>E`) and the
+// standard library with v0 (`_R…`). The device linker recognises functions by
+// their Rust paths (panic entry points, kernel entries), so it demangles both
+// and drops the legacy hash suffix.
+//===----------------------------------------------------------------------===//
+#ifndef OXIDE_RUSTNAMES_H
+#define OXIDE_RUSTNAMES_H
+
+#include "llvm/ADT/StringRef.h"
+#include <string>
+
+namespace oxide {
+
+/// The Rust path of a symbol (`core::panicking::panic_bounds_check`), or the
+/// symbol itself when it is not a Rust name.
+std::string demangleRust(llvm::StringRef Symbol);
+
+/// A PTX-legal identifier for a symbol: characters outside [A-Za-z0-9_$] become
+/// `_`, and a leading digit gets a `_` prefix.
+std::string ptxIdentifier(llvm::StringRef Symbol);
+
+/// The marker every kernel entry wrapper's name contains (docs/ABI.md §2).
+inline constexpr llvm::StringLiteral KernelEntryMarker = "__oxide_kernel_entry_";
+/// The prefix of every intrinsic stub (docs/ABI.md §1).
+inline constexpr llvm::StringLiteral StubPrefix = "__oxide_stub_";
+
+} // namespace oxide
+
+#endif

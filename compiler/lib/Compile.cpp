@@ -1,0 +1,278 @@
+//===- Compile.cpp - Bitcode in, validated PTX out ------------------------===//
+//
+// The middle of the device link: merge the codegen units into one module, run
+// oxide's transformations (Passes.h) in order, link the libdevice functions
+// the kernels call, optimise with LLVM's O3 pipeline for NVPTX (which also
+// runs NVVMReflect for libdevice), and emit PTX for the chosen sm_XX. Every
+// stage can be written to OXIDE_DUMP_DIR for `cargo oxide pipeline`.
+//===----------------------------------------------------------------------===//
+#include "oxide/DeviceLinker.h"
+#include "oxide/PassContext.h"
+#include "oxide/Passes.h"
+#include "oxide/RustNames.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/IR/DebugInfo.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/IRReader/IRReader.h"
+#include "llvm/Linker/Linker.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Triple.h"
+#include "llvm/Transforms/IPO/GlobalDCE.h"
+#include "llvm/Transforms/IPO/Internalize.h"
+#include <map>
+
+using namespace llvm;
+using namespace oxide;
+
+LinkerOptions LinkerOptions::fromEnvironment() {
+  LinkerOptions O;
+  if (const char *A = getenv("OXIDE_ARCH"); A && *A)
+    O.Arch = A;
+  if (const char *C = getenv("OXIDE_CUDA_PATH"); C && *C)
+    O.CudaPath = C;
+  if (const char *D = getenv("OXIDE_DUMP_DIR"); D && *D)
+    O.DumpDir = D;
+  if (const char *V = getenv("OXIDE_VERBOSE"); V && *V && StringRef(V) != "0")
+    O.Verbose = true;
+  return O;
+}
+
+namespace {
+
+Error makeError(const Twine &Msg) { return createStringError(inconvertibleErrorCode(), Msg); }
+
+void dumpModule(const LinkerOptions &Opts, const Module &M, StringRef Name) {
+  if (Opts.DumpDir.empty())
+    return;
+  sys::fs::create_directories(Opts.DumpDir);
+  SmallString<256> P(Opts.DumpDir);
+  sys::path::append(P, Name);
+  std::error_code EC;
+  raw_fd_ostream OS(P, EC);
+  if (!EC)
+    M.print(OS, nullptr);
+}
+
+void dumpText(const LinkerOptions &Opts, StringRef Name, StringRef Text) {
+  if (Opts.DumpDir.empty())
+    return;
+  sys::fs::create_directories(Opts.DumpDir);
+  SmallString<256> P(Opts.DumpDir);
+  sys::path::append(P, Name);
+  std::error_code EC;
+  raw_fd_ostream OS(P, EC);
+  if (!EC)
+    OS << Text;
+}
+
+/// Loads and links every codegen unit, counting how many define each kernel
+/// entry wrapper (each definition is one host copy whose address the kernel
+/// table must be able to resolve).
+Expected<std::unique_ptr<Module>> linkBitcode(LLVMContext &Ctx,
+                                              const std::vector<std::string> &Files,
+                                              std::map<std::string, unsigned> &EntryCopies) {
+  auto Merged = std::make_unique<Module>("oxide-device", Ctx);
+  Linker L(*Merged);
+  for (const std::string &Path : Files) {
+    auto Buf = MemoryBuffer::getFile(Path);
+    if (!Buf)
+      return makeError("cannot read " + Path + ": " + Buf.getError().message());
+    // Bitcode from rustc, or textual IR from the lit tests.
+    SMDiagnostic Diag;
+    std::unique_ptr<Module> M = parseIR((*Buf)->getMemBufferRef(), Diag, Ctx);
+    if (!M) {
+      std::string Msg;
+      raw_string_ostream OS(Msg);
+      Diag.print("oxide-link", OS);
+      return makeError("cannot read " + Path + ": " + Msg +
+                       "(is rustc's LLVM newer than oxide's? run `cargo oxide doctor`)");
+    }
+    for (Function &F : *M)
+      if (!F.isDeclaration() && F.getName().contains(KernelEntryMarker))
+        ++EntryCopies[F.getName().str()];
+    M->setTargetTriple(Merged->getTargetTriple());
+    M->setDataLayout(Merged->getDataLayout());
+    if (NamedMDNode *Flags = M->getModuleFlagsMetadata())
+      M->eraseNamedMetadata(Flags);
+    if (L.linkInModule(std::move(M)))
+      return makeError("cannot link " + Path + " into the device module");
+  }
+  return std::move(Merged);
+}
+
+Error linkLibDevice(Module &M, const LinkerOptions &Opts) {
+  bool NeedsLibDevice = false;
+  for (Function &F : M)
+    NeedsLibDevice |= F.isDeclaration() && F.getName().starts_with("__nv_");
+  if (!NeedsLibDevice)
+    return Error::success();
+  SmallString<256> P(Opts.CudaPath);
+  sys::path::append(P, "nvvm", "libdevice", "libdevice.10.bc");
+  SMDiagnostic Diag;
+  std::unique_ptr<Module> LD = parseIRFile(P, Diag, M.getContext());
+  if (!LD)
+    return makeError("the kernels use float math from libdevice, but " + P +
+                     " could not be read; set OXIDE_CUDA_PATH to the CUDA toolkit");
+  LD->setTargetTriple(M.getTargetTriple());
+  LD->setDataLayout(M.getDataLayout());
+  if (Linker::linkModules(M, std::move(LD), Linker::LinkOnlyNeeded))
+    return makeError("linking libdevice failed");
+  return Error::success();
+}
+
+Expected<std::unique_ptr<TargetMachine>> createDeviceTarget(const LinkerOptions &Opts) {
+  Triple T(DeviceTriple);
+  std::string Err;
+  const Target *Tgt = TargetRegistry::lookupTarget(T, Err);
+  if (!Tgt)
+    return makeError("the NVPTX target is missing from this LLVM: " + Err);
+  TargetOptions TO;
+  std::unique_ptr<TargetMachine> TM(Tgt->createTargetMachine(
+      T, Opts.Arch, "", TO, Reloc::PIC_, std::nullopt, CodeGenOptLevel::Aggressive));
+  if (!TM)
+    return makeError("cannot create an NVPTX target for " + Opts.Arch);
+  return std::move(TM);
+}
+
+void optimize(Module &M, TargetMachine &TM) {
+  PassContext PC(&TM);
+  ModulePassManager MPM = PC.PB.buildPerModuleDefaultPipeline(OptimizationLevel::O3);
+  MPM.run(M, PC.MAM);
+}
+
+Expected<std::string> emitPtx(Module &M, TargetMachine &TM) {
+  SmallString<0> Ptx;
+  raw_svector_ostream OS(Ptx);
+  legacy::PassManager PM;
+  if (TM.addPassesToEmitFile(PM, OS, nullptr, CodeGenFileType::AssemblyFile))
+    return makeError("the NVPTX backend cannot emit PTX");
+  PM.run(M);
+  return std::string(Ptx);
+}
+
+std::vector<KernelEntryInfo> kernelsOf(Module &M, const std::map<std::string, unsigned> &Copies) {
+  std::vector<KernelEntryInfo> Out;
+  NamedMDNode *MD = M.getNamedMetadata(KernelsMetadata);
+  if (!MD)
+    return Out;
+  for (MDNode *N : MD->operands()) {
+    auto *Entry = mdconst::dyn_extract_or_null<Function>(N->getOperand(0));
+    if (!Entry)
+      continue;
+    KernelEntryInfo K;
+    K.PtxName = Entry->getName().str();
+    K.HostSymbol = cast<MDString>(N->getOperand(1))->getString().str();
+    K.NumParams = mdconst::extract<ConstantInt>(N->getOperand(2))->getZExtValue();
+    auto It = Copies.find(K.HostSymbol);
+    K.HostCopies = It == Copies.end() ? 1 : It->second;
+    Out.push_back(K);
+  }
+  return Out;
+}
+
+} // namespace
+
+Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &Files,
+                                                const std::string &ModuleName,
+                                                const LinkerOptions &Opts,
+                                                DiagnosticSink &Diags) {
+  LLVMInitializeNVPTXTargetInfo();
+  LLVMInitializeNVPTXTarget();
+  LLVMInitializeNVPTXTargetMC();
+  LLVMInitializeNVPTXAsmPrinter();
+
+  LLVMContext Ctx;
+  std::map<std::string, unsigned> EntryCopies;
+  auto MOrErr = linkBitcode(Ctx, Files, EntryCopies);
+  if (!MOrErr)
+    return MOrErr.takeError();
+  Module &M = **MOrErr;
+  dumpModule(Opts, M, "device-input.ll");
+
+  auto TM = createDeviceTarget(Opts);
+  if (!TM)
+    return TM.takeError();
+
+  PassContext PC(TM->get());
+  ModuleAnalysisManager &MAM = PC.MAM;
+  BuildKernelEntriesPass(Diags).run(M, MAM);
+  if (Diags.hasErrors())
+    return makeError("invalid kernel entries");
+  LowerUnwindingPass().run(M, MAM);
+  LowerPanicsPass().run(M, MAM);
+  LowerIntrinsicStubsPass(Diags).run(M, MAM);
+  MapMathPass().run(M, MAM);
+  RetargetPass().run(M, MAM);
+  SelectReachablePass().run(M, MAM);
+  RejectUnsupportedPass(Diags).run(M, MAM);
+  if (Diags.hasErrors())
+    return makeError("the kernels use what the GPU cannot run");
+
+  if (Error E = linkLibDevice(M, Opts))
+    return std::move(E);
+  SelectReachablePass().run(M, MAM); // drop the libdevice functions nobody calls
+  StripDebugInfo(M);
+  dumpModule(Opts, M, "device-legal.ll");
+
+  std::string VerifyMsg;
+  raw_string_ostream VOS(VerifyMsg);
+  if (verifyModule(M, &VOS))
+    return makeError("internal error: the device module is invalid after legalisation:\n" +
+                     VerifyMsg);
+
+  optimize(M, **TM);
+  dumpModule(Opts, M, "device-opt.ll");
+
+  DeviceImage Image;
+  Image.ModuleName = ModuleName;
+  Image.Kernels = kernelsOf(M, EntryCopies);
+  auto Ptx = emitPtx(M, **TM);
+  if (!Ptx)
+    return Ptx.takeError();
+  Image.Ptx = std::move(*Ptx);
+  dumpText(Opts, ModuleName + ".ptx", Image.Ptx);
+  return Image;
+}
+
+Error oxide::validatePtx(const DeviceImage &Image, const LinkerOptions &Opts) {
+  SmallString<256> Ptxas(Opts.CudaPath);
+  sys::path::append(Ptxas, "bin", "ptxas");
+  if (!sys::fs::can_execute(Ptxas)) {
+    auto Found = sys::findProgramByName("ptxas");
+    if (!Found)
+      return Error::success(); // no toolkit: the driver will JIT and report
+    Ptxas = *Found;
+  }
+  SmallString<128> In, Log;
+  int FD;
+  if (sys::fs::createTemporaryFile("oxide", "ptx", FD, In))
+    return makeError("cannot create a temporary file");
+  {
+    raw_fd_ostream OS(FD, true);
+    OS << Image.Ptx;
+  }
+  sys::fs::createTemporaryFile("oxide-ptxas", "log", Log);
+  std::string Arch = "-arch=" + Opts.Arch;
+  StringRef Args[] = {Ptxas, Arch, "-o", "/dev/null", In};
+  std::optional<StringRef> Redirects[] = {std::nullopt, StringRef(Log), StringRef(Log)};
+  int RC = sys::ExecuteAndWait(Ptxas, Args, std::nullopt, Redirects);
+  auto LogText = MemoryBuffer::getFile(Log);
+  std::string Output = LogText ? (*LogText)->getBuffer().str() : "";
+  sys::fs::remove(In);
+  sys::fs::remove(Log);
+  if (RC != 0)
+    return makeError("ptxas rejected the generated PTX for " + Opts.Arch + ":\n" + Output);
+  return Error::success();
+}

@@ -1,0 +1,14 @@
+# lit configuration for the device linker's IR tests.
+import os
+import lit.formats
+
+config.name = "oxide-device-linker"
+config.test_format = lit.formats.ShTest(True)
+config.suffixes = [".ll"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.oxide_tools_dir, "test")
+config.substitutions.append(("%oxide-opt", os.path.join(config.oxide_tools_dir, "oxide-opt")))
+config.substitutions.append(("FileCheck", config.filecheck))
+config.environment["OXIDE_CUDA_PATH"] = config.cuda_path
+if os.path.exists(os.path.join(config.cuda_path, "nvvm/libdevice/libdevice.10.bc")):
+    config.available_features.add("libdevice")

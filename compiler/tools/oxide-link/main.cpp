@@ -1,0 +1,124 @@
+//===- oxide-link - rustc's linker, with a device link in front -----------===//
+//
+// cargo oxide sets `-C linker=oxide-link -C save-temps`. rustc then calls this
+// program exactly as it would call `cc`. If the link contains no kernel
+// entries (build scripts, proc macros, plain binaries) the arguments go to the
+// system linker unchanged. Otherwise the kernels are compiled to PTX
+// (DeviceLinker.h), an object with the image and the kernel table is added to
+// the link, and the kernel table's host addresses are patched afterwards.
+//===----------------------------------------------------------------------===//
+#include "oxide/DeviceLinker.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace llvm;
+using namespace oxide;
+
+namespace {
+
+/// rustc passes `@file` when the command line is long: one argument per line,
+/// with `\` escaping as gcc expects.
+std::vector<std::string> expandResponseFiles(const std::vector<std::string> &Args) {
+  std::vector<std::string> Out;
+  for (const std::string &A : Args) {
+    if (A.size() < 2 || A[0] != '@') {
+      Out.push_back(A);
+      continue;
+    }
+    auto Buf = MemoryBuffer::getFile(A.substr(1));
+    if (!Buf) {
+      Out.push_back(A);
+      continue;
+    }
+    SmallVector<StringRef> Lines;
+    (*Buf)->getBuffer().split(Lines, '\n', -1, false);
+    for (StringRef L : Lines) {
+      std::string Arg;
+      for (size_t I = 0; I < L.size(); ++I)
+        Arg += (L[I] == '\\' && I + 1 < L.size()) ? L[++I] : L[I];
+      Out.push_back(Arg);
+    }
+  }
+  return Out;
+}
+
+int runSystemLinker(const std::vector<std::string> &Args) {
+  const char *Env = getenv("OXIDE_SYSTEM_LINKER");
+  std::string Linker = Env && *Env ? Env : "cc";
+  auto Path = sys::findProgramByName(Linker);
+  if (!Path) {
+    errs() << "error: oxide-link: the system linker `" << Linker << "` was not found\n"
+           << "  = help: install a C toolchain (apt-get install gcc) or set OXIDE_SYSTEM_LINKER\n";
+    return 1;
+  }
+  std::vector<StringRef> Argv{*Path};
+  for (const std::string &A : Args)
+    Argv.push_back(A);
+  std::string ErrMsg;
+  int RC = sys::ExecuteAndWait(*Path, Argv, std::nullopt, {}, 0, 0, &ErrMsg);
+  if (RC < 0)
+    errs() << "error: oxide-link: running " << *Path << " failed: " << ErrMsg << "\n";
+  return RC;
+}
+
+int fail(const Twine &Msg) {
+  errs() << "error: " << Msg << "\n";
+  return 1;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  InitLLVM X(argc, argv);
+  std::vector<std::string> Args(argv + 1, argv + argc);
+  LinkerOptions Opts = LinkerOptions::fromEnvironment();
+
+  std::vector<std::string> Expanded = expandResponseFiles(Args);
+  std::vector<std::string> Bitcode = gatherBitcode(Expanded, Opts.Verbose);
+  if (!mentionsKernelEntries(Bitcode))
+    return runSystemLinker(Args);
+
+  std::string Output = linkOutput(Expanded);
+  std::string Module = crateNameOfOutput(Output);
+  if (Opts.Verbose)
+    errs() << "oxide-link: device link of `" << Module << "` for " << Opts.Arch << " ("
+           << Bitcode.size() << " codegen units)\n";
+
+  DiagnosticSink Diags;
+  Expected<DeviceImage> Image = compileDeviceImage(Bitcode, Module, Opts, Diags);
+  if (!Image) {
+    std::string Msg = toString(Image.takeError());
+    if (Diags.hasErrors()) {
+      Diags.print(errs());
+      return 1;
+    }
+    return fail("oxide-link: " + Msg);
+  }
+  if (Image->Kernels.empty())
+    return runSystemLinker(Args);
+  if (Error E = validatePtx(*Image, Opts))
+    return fail("oxide-link: " + toString(std::move(E)) +
+                "\n  = note: this is a bug in oxide; please report it with `cargo oxide pipeline`");
+
+  SmallString<128> TableObj;
+  if (sys::fs::createTemporaryFile("oxide-kernels", "o", TableObj))
+    return fail("oxide-link: cannot create a temporary file");
+  if (Error E = writeKernelTableObject(*Image, std::string(TableObj)))
+    return fail("oxide-link: " + toString(std::move(E)));
+
+  std::vector<std::string> LinkArgs = Args;
+  LinkArgs.push_back(std::string(TableObj));
+  int RC = runSystemLinker(LinkArgs);
+  sys::fs::remove(TableObj);
+  if (RC != 0)
+    return RC;
+  if (Error E = patchHostAddresses(*Image, Output, Opts.Verbose))
+    return fail("oxide-link: " + toString(std::move(E)));
+  if (Opts.Verbose)
+    errs() << "oxide-link: embedded " << Image->Kernels.size() << " kernel(s), "
+           << Image->Ptx.size() << " bytes of PTX\n";
+  return 0;
+}

@@ -1,0 +1,92 @@
+//===- oxide-opt - Run oxide's device transformations on IR ---------------===//
+//
+// The lit tests' driver. Two modes:
+//   oxide-opt -p build-kernel-entries,lower-panics in.ll   run the named passes
+//                                                          in order, print the IR
+//   oxide-opt --ptx [--arch sm_90] in.ll [more.ll…]        the whole device
+//                                                          compile, print the PTX
+//===----------------------------------------------------------------------===//
+#include "oxide/DeviceLinker.h"
+#include "oxide/PassContext.h"
+#include "oxide/Passes.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IRReader/IRReader.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace llvm;
+using namespace oxide;
+
+static cl::list<std::string> Inputs(cl::Positional, cl::OneOrMore, cl::desc("<input .ll/.bc>"));
+static cl::list<std::string> Passes("p", cl::CommaSeparated, cl::desc("passes to run, in order"));
+static cl::opt<bool> EmitPtx("ptx", cl::desc("run the whole device compile and print PTX"));
+static cl::opt<std::string> Arch("arch", cl::init("sm_80"), cl::desc("sm_XX for --ptx"));
+
+static bool runPass(StringRef Name, Module &M, ModuleAnalysisManager &MAM, DiagnosticSink &D) {
+  if (Name == "build-kernel-entries")
+    BuildKernelEntriesPass(D).run(M, MAM);
+  else if (Name == "lower-unwinding")
+    LowerUnwindingPass().run(M, MAM);
+  else if (Name == "lower-panics")
+    LowerPanicsPass().run(M, MAM);
+  else if (Name == "lower-intrinsic-stubs")
+    LowerIntrinsicStubsPass(D).run(M, MAM);
+  else if (Name == "map-math")
+    MapMathPass().run(M, MAM);
+  else if (Name == "retarget")
+    RetargetPass().run(M, MAM);
+  else if (Name == "select-reachable")
+    SelectReachablePass().run(M, MAM);
+  else if (Name == "reject-unsupported")
+    RejectUnsupportedPass(D).run(M, MAM);
+  else {
+    errs() << "oxide-opt: unknown pass `" << Name << "`\n";
+    return false;
+  }
+  return true;
+}
+
+int main(int argc, char **argv) {
+  InitLLVM X(argc, argv);
+  cl::ParseCommandLineOptions(argc, argv, "oxide device transformations\n");
+  DiagnosticSink Diags;
+
+  if (EmitPtx) {
+    LinkerOptions Opts = LinkerOptions::fromEnvironment();
+    Opts.Arch = Arch;
+    std::vector<std::string> Files(Inputs.begin(), Inputs.end());
+    Expected<DeviceImage> Image = compileDeviceImage(Files, "test", Opts, Diags);
+    if (!Image) {
+      Diags.print(errs());
+      errs() << "oxide-opt: " << toString(Image.takeError()) << "\n";
+      return 1;
+    }
+    for (const KernelEntryInfo &K : Image->Kernels)
+      outs() << "; kernel " << K.PtxName << " host=" << K.HostSymbol << " params=" << K.NumParams
+             << " copies=" << K.HostCopies << "\n";
+    outs() << Image->Ptx;
+    return 0;
+  }
+
+  LLVMContext Ctx;
+  SMDiagnostic Err;
+  std::unique_ptr<Module> M = parseIRFile(Inputs.front(), Err, Ctx);
+  if (!M) {
+    Err.print(argv[0], errs());
+    return 1;
+  }
+  PassContext PC;
+  for (const std::string &P : Passes)
+    if (!runPass(P, *M, PC.MAM, Diags))
+      return 2;
+  M->print(outs(), nullptr);
+  if (Diags.hasErrors()) {
+    Diags.print(errs());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,319 @@
+//! [`DriverError`]: every failure of this crate, from a `CUresult` of the
+//! driver or from a check made before the driver was called.
+
+use std::borrow::Cow;
+use std::ffi::{c_char, CStr};
+use std::fmt;
+
+use crate::driver::{self, CUresult};
+
+/// What kind of failure a [`DriverError`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The driver returned a `CUresult` other than `CUDA_SUCCESS`.
+    Driver,
+    /// `libcuda.so.1` could not be loaded: no NVIDIA driver is installed.
+    DriverNotFound,
+    /// The driver library lacks a function oxide needs (driver too old).
+    MissingSymbol,
+    /// The driver is loaded but there is no GPU (or none with that ordinal).
+    NoDevice,
+    /// A [`LaunchConfig`](crate::LaunchConfig) the hardware cannot run.
+    InvalidLaunchConfig,
+    /// A host slice and a device buffer of different lengths.
+    LengthMismatch,
+    /// Any other argument rejected before the driver saw it (a name with a
+    /// NUL byte, a size that overflows, objects of two different contexts).
+    InvalidArgument,
+}
+
+impl ErrorKind {
+    /// The code and name reported for an error detected by this crate.
+    /// Codes are negative so that they never collide with a `CUresult`.
+    fn own_code(self) -> (i32, &'static str) {
+        match self {
+            ErrorKind::Driver => (999, "CUDA_ERROR_UNKNOWN"),
+            ErrorKind::DriverNotFound => (-1, "OXIDE_DRIVER_NOT_FOUND"),
+            ErrorKind::MissingSymbol => (-2, "OXIDE_DRIVER_SYMBOL_MISSING"),
+            ErrorKind::NoDevice => (100, "CUDA_ERROR_NO_DEVICE"),
+            ErrorKind::InvalidLaunchConfig => (-3, "OXIDE_INVALID_LAUNCH_CONFIG"),
+            ErrorKind::LengthMismatch => (-4, "OXIDE_LENGTH_MISMATCH"),
+            ErrorKind::InvalidArgument => (-5, "OXIDE_INVALID_ARGUMENT"),
+        }
+    }
+}
+
+/// An error from the CUDA driver or from this crate's own checks.
+///
+/// `Display` gives `NAME (code): message [operation]` for driver results, e.g.
+/// `CUDA_ERROR_OUT_OF_MEMORY (2): out of memory [cuMemAlloc_v2]`, and the
+/// plain message for errors found before the driver was called. Extra detail
+/// (a JIT log, the kernel that was launched) follows on the next lines.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DriverError {
+    kind: ErrorKind,
+    code: i32,
+    name: Cow<'static, str>,
+    message: String,
+    op: Cow<'static, str>,
+    detail: Option<String>,
+}
+
+impl DriverError {
+    /// An error for the `CUresult` `code` returned by driver function `op`.
+    pub fn from_code(code: i32, op: impl Into<Cow<'static, str>>) -> Self {
+        let (name, message) = describe(code);
+        let kind = if code == 100 {
+            ErrorKind::NoDevice
+        } else {
+            ErrorKind::Driver
+        };
+        DriverError {
+            kind,
+            code,
+            name,
+            message,
+            op: op.into(),
+            detail: None,
+        }
+    }
+
+    /// An error detected by this crate (not a driver result).
+    pub(crate) fn new(kind: ErrorKind, message: impl Into<String>, op: &'static str) -> Self {
+        let (code, name) = kind.own_code();
+        DriverError {
+            kind,
+            code,
+            name: Cow::Borrowed(name),
+            message: message.into(),
+            op: Cow::Borrowed(op),
+            detail: None,
+        }
+    }
+
+    /// Replaces the one-line message (keeps kind, code, name and operation).
+    pub(crate) fn with_message(mut self, message: impl Into<String>) -> Self {
+        self.message = message.into();
+        self
+    }
+
+    /// Reclassifies the error (keeps code, name, message and operation).
+    pub(crate) fn with_kind(mut self, kind: ErrorKind) -> Self {
+        self.kind = kind;
+        self
+    }
+
+    /// Appends a line of context (shown after the main line by `Display`).
+    pub fn with_detail(mut self, detail: impl Into<String>) -> Self {
+        let detail = detail.into();
+        self.detail = Some(match self.detail.take() {
+            Some(old) => format!("{old}\n{detail}"),
+            None => detail,
+        });
+        self
+    }
+
+    /// What kind of error this is.
+    pub fn kind(&self) -> ErrorKind {
+        self.kind
+    }
+
+    /// The `CUresult` (`>= 0`), or a negative code for errors detected by
+    /// this crate (`-1` driver not found, `-2` missing symbol, `-3` invalid
+    /// launch config, `-4` length mismatch, `-5` invalid argument).
+    pub fn code(&self) -> i32 {
+        self.code
+    }
+
+    /// The symbolic name, e.g. `CUDA_ERROR_LAUNCH_FAILED` or `OXIDE_LENGTH_MISMATCH`.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The one-line human-readable description.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The operation that failed: a driver symbol such as `cuMemAlloc_v2`,
+    /// or the method of this crate that rejected its arguments.
+    pub fn operation(&self) -> &str {
+        &self.op
+    }
+
+    /// Additional context (JIT log, kernel name), if any.
+    pub fn detail(&self) -> Option<&str> {
+        self.detail.as_deref()
+    }
+}
+
+impl fmt::Display for DriverError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.code >= 0 {
+            write!(f, "{} ({}): {}", self.name, self.code, self.message)?;
+        } else {
+            f.write_str(&self.message)?;
+        }
+        if !self.op.is_empty() {
+            write!(f, " [{}]", self.op)?;
+        }
+        if let Some(detail) = &self.detail {
+            write!(f, "\n{detail}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for DriverError {}
+
+/// `Ok(())` for `CUDA_SUCCESS`, otherwise the error for `code` from `op`.
+pub(crate) fn check(code: CUresult, op: &'static str) -> Result<(), DriverError> {
+    if code == 0 {
+        Ok(())
+    } else {
+        Err(DriverError::from_code(code, op))
+    }
+}
+
+/// Name and message of a `CUresult`: asked of the driver when it is loaded,
+/// otherwise taken from [`builtin_name`].
+fn describe(code: i32) -> (Cow<'static, str>, String) {
+    if let Some(d) = driver::loaded() {
+        let mut name: *const c_char = std::ptr::null();
+        let mut text: *const c_char = std::ptr::null();
+        // SAFETY: both functions only write a pointer to a static,
+        // NUL-terminated string into the out-parameter (or fail and leave it).
+        let (rn, rt) = unsafe {
+            (
+                (d.cuGetErrorName)(code, &mut name),
+                (d.cuGetErrorString)(code, &mut text),
+            )
+        };
+        if rn == 0 && rt == 0 && !name.is_null() && !text.is_null() {
+            // SAFETY: checked non-null above; the driver's strings are static.
+            let (name, text) = unsafe { (CStr::from_ptr(name), CStr::from_ptr(text)) };
+            return (
+                Cow::Owned(name.to_string_lossy().into_owned()),
+                text.to_string_lossy().into_owned(),
+            );
+        }
+    }
+    match builtin_name(code) {
+        Some((name, text)) => (Cow::Borrowed(name), text.to_string()),
+        None => (
+            Cow::Borrowed("CUDA_ERROR_UNRECOGNIZED"),
+            format!("unrecognised CUresult {code}"),
+        ),
+    }
+}
+
+/// Name and short description of the common `CUresult` codes, used when the
+/// driver itself cannot be asked.
+pub fn builtin_name(code: i32) -> Option<(&'static str, &'static str)> {
+    Some(match code {
+        0 => ("CUDA_SUCCESS", "no error"),
+        1 => ("CUDA_ERROR_INVALID_VALUE", "invalid argument"),
+        2 => ("CUDA_ERROR_OUT_OF_MEMORY", "out of memory"),
+        3 => ("CUDA_ERROR_NOT_INITIALIZED", "driver not initialized"),
+        4 => ("CUDA_ERROR_DEINITIALIZED", "driver is shutting down"),
+        34 => (
+            "CUDA_ERROR_STUB_LIBRARY",
+            "the loaded libcuda is a stub, not a real driver",
+        ),
+        36 => (
+            "CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER",
+            "the call needs a newer driver",
+        ),
+        46 => (
+            "CUDA_ERROR_DEVICE_UNAVAILABLE",
+            "device busy or unavailable",
+        ),
+        100 => ("CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"),
+        101 => ("CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"),
+        200 => ("CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid"),
+        201 => ("CUDA_ERROR_INVALID_CONTEXT", "invalid device context"),
+        209 => (
+            "CUDA_ERROR_NO_BINARY_FOR_GPU",
+            "no kernel image is available for this device",
+        ),
+        214 => ("CUDA_ERROR_ECC_UNCORRECTABLE", "uncorrectable ECC error"),
+        218 => ("CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed"),
+        221 => (
+            "CUDA_ERROR_JIT_COMPILER_NOT_FOUND",
+            "PTX JIT compiler library not found",
+        ),
+        222 => (
+            "CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
+            "the PTX version is not supported by this driver",
+        ),
+        223 => (
+            "CUDA_ERROR_JIT_COMPILATION_DISABLED",
+            "PTX JIT compilation is disabled",
+        ),
+        300 => ("CUDA_ERROR_INVALID_SOURCE", "invalid device kernel source"),
+        301 => ("CUDA_ERROR_FILE_NOT_FOUND", "file not found"),
+        302 => (
+            "CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND",
+            "shared object symbol not found",
+        ),
+        304 => (
+            "CUDA_ERROR_OPERATING_SYSTEM",
+            "an operating system call failed",
+        ),
+        400 => ("CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"),
+        401 => (
+            "CUDA_ERROR_ILLEGAL_STATE",
+            "the operation is illegal in the current state",
+        ),
+        500 => ("CUDA_ERROR_NOT_FOUND", "named symbol not found"),
+        600 => ("CUDA_ERROR_NOT_READY", "device not ready"),
+        700 => (
+            "CUDA_ERROR_ILLEGAL_ADDRESS",
+            "an illegal memory access was encountered",
+        ),
+        701 => (
+            "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
+            "too many resources requested for launch",
+        ),
+        702 => (
+            "CUDA_ERROR_LAUNCH_TIMEOUT",
+            "the launch timed out and was terminated",
+        ),
+        709 => (
+            "CUDA_ERROR_CONTEXT_IS_DESTROYED",
+            "the context has been destroyed",
+        ),
+        710 => ("CUDA_ERROR_ASSERT", "device-side assert triggered"),
+        714 => ("CUDA_ERROR_HARDWARE_STACK_ERROR", "hardware stack error"),
+        715 => (
+            "CUDA_ERROR_ILLEGAL_INSTRUCTION",
+            "an illegal instruction was encountered",
+        ),
+        716 => ("CUDA_ERROR_MISALIGNED_ADDRESS", "misaligned address"),
+        717 => (
+            "CUDA_ERROR_INVALID_ADDRESS_SPACE",
+            "operation not supported on this address space",
+        ),
+        718 => ("CUDA_ERROR_INVALID_PC", "invalid program counter"),
+        719 => ("CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure"),
+        720 => (
+            "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE",
+            "too many blocks in cooperative launch",
+        ),
+        800 => ("CUDA_ERROR_NOT_PERMITTED", "operation not permitted"),
+        801 => ("CUDA_ERROR_NOT_SUPPORTED", "operation not supported"),
+        802 => ("CUDA_ERROR_SYSTEM_NOT_READY", "system not yet initialized"),
+        803 => (
+            "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH",
+            "driver and kernel module versions do not match",
+        ),
+        804 => (
+            "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE",
+            "forward compatibility not supported on this device",
+        ),
+        909 => ("CUDA_ERROR_TIMEOUT", "wait operation timed out"),
+        999 => ("CUDA_ERROR_UNKNOWN", "unknown error"),
+        _ => return None,
+    })
+}

@@ -1,0 +1,211 @@
+//! Safe RAII over the CUDA driver API.
+//!
+//! `libcuda.so.1` is opened at run time with `dlopen` (once per process), so
+//! a program using this crate builds and starts on a machine without an
+//! NVIDIA driver; there every entry point returns a [`DriverError`] of kind
+//! [`ErrorKind::DriverNotFound`] that says so, instead of panicking.
+//!
+//! Ownership follows the driver's object tree: a [`CudaContext`] (the
+//! device's primary context) is shared as `Arc`; each [`CudaStream`],
+//! [`CudaModule`] and [`DeviceBuffer`] holds an `Arc` to its context, and each
+//! [`CudaFunction`] one to its module, so nothing is released while in use.
+//! Every call binds the right context to the calling thread first, so all of
+//! these may be used from any thread.
+//!
+//! ```no_run
+//! use std::ffi::c_void;
+//! use cuda_core::{launch_kernel, CudaContext, DeviceBuffer, LaunchConfig};
+//!
+//! # fn main() -> Result<(), cuda_core::DriverError> {
+//! # let ptx = "";
+//! let ctx = CudaContext::new(0)?;
+//! println!("{} (sm_{}{})", ctx.name()?, ctx.compute_capability()?.0, ctx.compute_capability()?.1);
+//! let stream = ctx.default_stream();
+//! let input = DeviceBuffer::from_host(&stream, &[1.0f32; 1024])?;
+//! let output = DeviceBuffer::<f32>::zeroed(&stream, 1024)?;
+//!
+//! let module = ctx.load_module_ptx(ptx)?;
+//! let scale = module.function("scale")?;
+//! // One pointer per kernel parameter, each to the argument's bytes.
+//! let (mut a, mut n, mut b) = (input.device_ptr(), input.len(), output.device_ptr());
+//! let mut params = [
+//!     &mut a as *mut u64 as *mut c_void,
+//!     &mut n as *mut usize as *mut c_void,
+//!     &mut b as *mut u64 as *mut c_void,
+//! ];
+//! // SAFETY: the kernel takes (*const f32, usize, *mut f32).
+//! unsafe { launch_kernel(&scale, LaunchConfig::for_num_elems(1024), &stream, &mut params)? };
+//! let result: Vec<f32> = output.to_host_vec(&stream)?;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Only Linux is supported (the library is found as `libcuda.so.1`).
+
+#![warn(missing_docs)]
+
+mod context;
+mod driver;
+mod error;
+mod memory;
+mod module;
+
+pub use context::{CudaContext, CudaStream};
+pub use driver::driver_version;
+pub use error::{builtin_name, DriverError, ErrorKind};
+pub use memory::DeviceBuffer;
+pub use module::{launch_kernel, CudaFunction, CudaModule, LaunchConfig};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assert_send_sync<T: Send + Sync>() {}
+
+    #[test]
+    fn handles_are_send_and_sync() {
+        assert_send_sync::<CudaContext>();
+        assert_send_sync::<CudaStream>();
+        assert_send_sync::<CudaModule>();
+        assert_send_sync::<CudaFunction>();
+        assert_send_sync::<DriverError>();
+    }
+
+    #[test]
+    fn for_num_elems_rounds_up() {
+        let cases = [
+            (0, 1),
+            (1, 1),
+            (255, 1),
+            (256, 1),
+            (257, 2),
+            (1024, 4),
+            (1025, 5),
+            (u32::MAX, 16_777_216),
+        ];
+        for (n, blocks) in cases {
+            let c = LaunchConfig::for_num_elems(n);
+            assert_eq!(c.grid_dim, (blocks, 1, 1), "n = {n}");
+            assert_eq!(c.block_dim, (256, 1, 1));
+            assert_eq!(c.shared_mem_bytes, 0);
+            assert!(c.validate().is_ok());
+        }
+    }
+
+    fn config(grid_dim: (u32, u32, u32), block_dim: (u32, u32, u32)) -> LaunchConfig {
+        LaunchConfig {
+            grid_dim,
+            block_dim,
+            shared_mem_bytes: 0,
+        }
+    }
+
+    #[test]
+    fn launch_config_validation() {
+        assert!(config((1, 1, 1), (1024, 1, 1)).validate().is_ok());
+        assert!(config((65535, 65535, 65535), (32, 32, 1))
+            .validate()
+            .is_ok());
+        let bad = [
+            (
+                config((0, 1, 1), (256, 1, 1)),
+                "grid_dim (0, 1, 1) has a zero dimension",
+            ),
+            (
+                config((1, 1, 1), (256, 0, 1)),
+                "block_dim (256, 0, 1) has a zero dimension",
+            ),
+            (
+                config((1, 1, 1), (1025, 1, 1)),
+                "1025 threads per block; the limit is 1024",
+            ),
+            (config((1, 1, 1), (64, 32, 1)), "2048 threads per block"),
+            (config((1, 1, 1), (1, 1, 128)), "block_dim.z = 128"),
+            (config((1, 65536, 1), (1, 1, 1)), "exceeds the limits"),
+            (config((u32::MAX, 1, 1), (1, 1, 1)), "exceeds the limits"),
+        ];
+        for (cfg, text) in bad {
+            let e = cfg.validate().unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::InvalidLaunchConfig);
+            assert_eq!(e.name(), "OXIDE_INVALID_LAUNCH_CONFIG");
+            assert!(e.code() < 0);
+            let shown = e.to_string();
+            assert!(shown.starts_with("invalid launch config: "), "{shown}");
+            assert!(shown.contains(text), "{shown:?} lacks {text:?}");
+            assert!(shown.ends_with("[launch_kernel]"), "{shown}");
+        }
+    }
+
+    #[test]
+    fn error_name_table() {
+        assert_eq!(builtin_name(0), Some(("CUDA_SUCCESS", "no error")));
+        assert_eq!(builtin_name(2).unwrap().0, "CUDA_ERROR_OUT_OF_MEMORY");
+        assert_eq!(builtin_name(218).unwrap().0, "CUDA_ERROR_INVALID_PTX");
+        assert_eq!(builtin_name(700).unwrap().0, "CUDA_ERROR_ILLEGAL_ADDRESS");
+        assert_eq!(builtin_name(719).unwrap().0, "CUDA_ERROR_LAUNCH_FAILED");
+        assert_eq!(builtin_name(999).unwrap().0, "CUDA_ERROR_UNKNOWN");
+        assert_eq!(builtin_name(12345), None);
+    }
+
+    #[test]
+    fn driver_error_display() {
+        // Without a loaded driver the built-in table is used; with one, the
+        // driver gives the same name and message for this code.
+        let e = DriverError::from_code(2, "cuMemAlloc_v2");
+        assert_eq!(e.kind(), ErrorKind::Driver);
+        assert_eq!(
+            (e.code(), e.name(), e.operation()),
+            (2, "CUDA_ERROR_OUT_OF_MEMORY", "cuMemAlloc_v2")
+        );
+        assert_eq!(
+            e.to_string(),
+            "CUDA_ERROR_OUT_OF_MEMORY (2): out of memory [cuMemAlloc_v2]"
+        );
+        let e = e.with_detail("first").with_detail("second");
+        assert_eq!(e.detail(), Some("first\nsecond"));
+        assert!(e.to_string().ends_with("[cuMemAlloc_v2]\nfirst\nsecond"));
+        assert_eq!(
+            DriverError::from_code(100, "cuInit").kind(),
+            ErrorKind::NoDevice
+        );
+        let odd = DriverError::from_code(4242, "cuX");
+        assert_eq!(odd.kind(), ErrorKind::Driver);
+        assert!(odd.to_string().contains("(4242)"), "{odd}");
+        let boxed: Box<dyn std::error::Error + Send + Sync> = Box::new(odd);
+        assert!(boxed.to_string().contains("cuX"));
+    }
+
+    /// On a machine with no driver every entry point fails cleanly with the
+    /// helpful message; on a GPU machine the check is skipped.
+    #[test]
+    fn no_driver_is_an_error_not_a_panic() {
+        let e = match CudaContext::new(0) {
+            Ok(_) => return eprintln!("skipped: a CUDA driver and GPU are present"),
+            Err(e) if e.kind() != ErrorKind::DriverNotFound => {
+                return eprintln!("skipped: driver present ({e})");
+            }
+            Err(e) => e,
+        };
+        let text = e.to_string();
+        assert!(
+            text.starts_with("no CUDA driver found: libcuda.so.1 could not be loaded ("),
+            "{text}"
+        );
+        assert!(
+            text.contains("oxide programs need an NVIDIA driver to run kernels"),
+            "{text}"
+        );
+        assert!(
+            text.contains("`cargo oxide doctor` checks the setup."),
+            "{text}"
+        );
+        assert_eq!((e.code(), e.name()), (-1, "OXIDE_DRIVER_NOT_FOUND"));
+        for other in [
+            CudaContext::device_count().map(drop).unwrap_err(),
+            driver_version().map(drop).unwrap_err(),
+            CudaContext::new(3).map(drop).unwrap_err(),
+        ] {
+            assert_eq!(other, e);
+        }
+    }
+}

@@ -1,0 +1,352 @@
+//! [`CudaModule`], [`CudaFunction`], [`LaunchConfig`] and [`launch_kernel`].
+
+use std::ffi::{c_int, c_void, CStr, CString};
+use std::ptr;
+use std::sync::Arc;
+
+use crate::context::{CudaContext, CudaStream};
+use crate::driver::{self, cu, CUfunction, CUmodule};
+use crate::error::{DriverError, ErrorKind};
+
+/// A loaded device image (PTX, cubin or fatbin); `Arc`-shared.
+///
+/// Functions taken from it hold an `Arc` to it, so it is unloaded only when
+/// the last of them is gone.
+#[derive(Debug)]
+pub struct CudaModule {
+    module: CUmodule,
+    ctx: Arc<CudaContext>,
+}
+
+// SAFETY: a CUmodule is a process-wide handle usable from any thread once its
+// context is current (every method binds it); the struct is immutable.
+unsafe impl Send for CudaModule {}
+// SAFETY: see `Send`.
+unsafe impl Sync for CudaModule {}
+
+impl CudaModule {
+    /// Looks up the kernel entry point `name` (the PTX `.entry` name).
+    pub fn function(self: &Arc<Self>, name: &str) -> Result<CudaFunction, DriverError> {
+        let cname = CString::new(name).map_err(|_| {
+            DriverError::new(
+                ErrorKind::InvalidArgument,
+                format!("kernel name {name:?} contains a NUL byte"),
+                "CudaModule::function",
+            )
+        })?;
+        let d = self.ctx.bind()?;
+        let mut func: CUfunction = ptr::null_mut();
+        // SAFETY: out-pointer to a local; module live; name NUL-terminated.
+        unsafe {
+            cu!(
+                d,
+                cuModuleGetFunction(&mut func, self.module, cname.as_ptr())
+            )
+        }
+        .map_err(|e| e.with_detail(format!("the module has no kernel named `{name}`")))?;
+        Ok(CudaFunction {
+            func,
+            module: self.clone(),
+            name: name.to_string(),
+        })
+    }
+
+    /// The context the module was loaded into.
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+
+    /// The raw `CUmodule` handle.
+    pub fn raw(&self) -> *mut c_void {
+        self.module
+    }
+}
+
+impl Drop for CudaModule {
+    fn drop(&mut self) {
+        if let Some(d) = driver::loaded() {
+            // SAFETY: unloading a module with kernels still running is
+            // undefined, so wait for the context first; the module is unloaded
+            // once. Errors are ignored (never panic in drop).
+            unsafe {
+                (d.cuCtxSetCurrent)(self.ctx.raw());
+                (d.cuCtxSynchronize)();
+                (d.cuModuleUnload)(self.module);
+            }
+        }
+    }
+}
+
+pub(crate) fn load_ptx(ctx: &Arc<CudaContext>, ptx: &str) -> Result<Arc<CudaModule>, DriverError> {
+    let text = CString::new(ptx.trim_end_matches('\0')).map_err(|_| {
+        DriverError::new(
+            ErrorKind::InvalidArgument,
+            "the PTX text contains a NUL byte",
+            "load_module_ptx",
+        )
+    })?;
+    load(ctx, text.as_ptr().cast())
+}
+
+pub(crate) fn load_image(
+    ctx: &Arc<CudaContext>,
+    image: &[u8],
+) -> Result<Arc<CudaModule>, DriverError> {
+    if image.is_empty() {
+        return Err(DriverError::new(
+            ErrorKind::InvalidArgument,
+            "the module image is empty",
+            "load_module_image",
+        ));
+    }
+    // Copy into 8-byte aligned storage with a trailing NUL: ELF and fatbin
+    // headers are read in place, and PTX text needs its terminator.
+    let mut aligned = vec![0u64; image.len() / 8 + 1];
+    // SAFETY: `aligned` has at least image.len() + 1 bytes; no overlap.
+    unsafe {
+        ptr::copy_nonoverlapping(
+            image.as_ptr(),
+            aligned.as_mut_ptr().cast::<u8>(),
+            image.len(),
+        )
+    };
+    load(ctx, aligned.as_ptr().cast())
+}
+
+/// `cuModuleLoadDataEx` with JIT error and info log buffers; on failure the
+/// logs become the error's detail.
+fn load(ctx: &Arc<CudaContext>, image: *const c_void) -> Result<Arc<CudaModule>, DriverError> {
+    const LOG: usize = 16 * 1024;
+    let d = ctx.bind()?;
+    let mut error_log = vec![0u8; LOG];
+    let mut info_log = vec![0u8; LOG];
+    let mut options: [c_int; 4] = [
+        driver::CU_JIT_ERROR_LOG_BUFFER,
+        driver::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+        driver::CU_JIT_INFO_LOG_BUFFER,
+        driver::CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+    ];
+    let mut values: [*mut c_void; 4] = [
+        error_log.as_mut_ptr().cast(),
+        ptr::without_provenance_mut(LOG),
+        info_log.as_mut_ptr().cast(),
+        ptr::without_provenance_mut(LOG),
+    ];
+    let mut module: CUmodule = ptr::null_mut();
+    // SAFETY: `image` points to a NUL-terminated or self-describing image
+    // that outlives the call; the option arrays have 4 entries; the log
+    // buffers hold LOG bytes, as their size options say.
+    let result = unsafe {
+        cu!(
+            d,
+            cuModuleLoadDataEx(
+                &mut module,
+                image,
+                4,
+                options.as_mut_ptr(),
+                values.as_mut_ptr()
+            )
+        )
+    };
+    match result {
+        Ok(()) => Ok(Arc::new(CudaModule {
+            module,
+            ctx: ctx.clone(),
+        })),
+        Err(mut e) => {
+            for (label, log) in [("JIT error log", &error_log), ("JIT info log", &info_log)] {
+                let text = CStr::from_bytes_until_nul(log)
+                    .map(|s| s.to_string_lossy())
+                    .unwrap_or_default();
+                if !text.trim().is_empty() {
+                    e = e.with_detail(format!("{label}:\n{}", text.trim_end()));
+                }
+            }
+            Err(e)
+        }
+    }
+}
+
+/// A kernel entry point of a [`CudaModule`] (which it keeps loaded).
+#[derive(Clone, Debug)]
+pub struct CudaFunction {
+    func: CUfunction,
+    module: Arc<CudaModule>,
+    name: String,
+}
+
+// SAFETY: a CUfunction is a process-wide handle usable from any thread once
+// its context is current (every use binds it); the struct is immutable.
+unsafe impl Send for CudaFunction {}
+// SAFETY: see `Send`.
+unsafe impl Sync for CudaFunction {}
+
+impl CudaFunction {
+    /// The entry name the function was looked up with.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The module this function belongs to.
+    pub fn module(&self) -> &Arc<CudaModule> {
+        &self.module
+    }
+
+    /// The raw `CUfunction` handle.
+    pub fn raw(&self) -> *mut c_void {
+        self.func
+    }
+
+    /// Queries a `CUfunction_attribute` (see `cuda.h` for the numbers).
+    pub fn attribute(&self, attribute: i32) -> Result<i32, DriverError> {
+        let d = self.module.ctx.bind()?;
+        let mut v: c_int = 0;
+        // SAFETY: writes one int; the function handle is live (module held).
+        unsafe { cu!(d, cuFuncGetAttribute(&mut v, attribute, self.func))? };
+        Ok(v)
+    }
+
+    /// The largest block size this kernel can be launched with.
+    pub fn max_threads_per_block(&self) -> Result<u32, DriverError> {
+        Ok(self.attribute(driver::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)? as u32)
+    }
+
+    /// Registers used by each thread.
+    pub fn num_regs(&self) -> Result<u32, DriverError> {
+        Ok(self.attribute(driver::CU_FUNC_ATTRIBUTE_NUM_REGS)? as u32)
+    }
+}
+
+/// Grid and block shape of a kernel launch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct LaunchConfig {
+    /// Blocks in the grid, (x, y, z).
+    pub grid_dim: (u32, u32, u32),
+    /// Threads in each block, (x, y, z).
+    pub block_dim: (u32, u32, u32),
+    /// Dynamic shared memory per block, in bytes.
+    pub shared_mem_bytes: u32,
+}
+
+impl LaunchConfig {
+    /// Threads per block used by [`LaunchConfig::for_num_elems`].
+    pub const DEFAULT_BLOCK: u32 = 256;
+
+    /// One thread per element: blocks of 256 threads, `ceil(n / 256)` blocks
+    /// (at least one), no dynamic shared memory.
+    pub fn for_num_elems(n: u32) -> Self {
+        LaunchConfig {
+            grid_dim: (n.div_ceil(Self::DEFAULT_BLOCK).max(1), 1, 1),
+            block_dim: (Self::DEFAULT_BLOCK, 1, 1),
+            shared_mem_bytes: 0,
+        }
+    }
+
+    /// Threads per block (`x * y * z`).
+    pub fn threads_per_block(&self) -> u64 {
+        let (x, y, z) = self.block_dim;
+        x as u64 * y as u64 * z as u64
+    }
+
+    /// Checks the limits every CUDA GPU shares: no zero dimension, at most
+    /// 1024 threads and z ≤ 64 in a block, grid x < 2³¹ and y, z ≤ 65535.
+    pub fn validate(&self) -> Result<(), DriverError> {
+        let fail = |msg: String| {
+            Err(DriverError::new(
+                ErrorKind::InvalidLaunchConfig,
+                msg,
+                "launch_kernel",
+            ))
+        };
+        let (g, b) = (self.grid_dim, self.block_dim);
+        for (what, (x, y, z)) in [("grid_dim", g), ("block_dim", b)] {
+            if x == 0 || y == 0 || z == 0 {
+                return fail(format!(
+                    "invalid launch config: {what} ({x}, {y}, {z}) has a zero dimension; every grid and block dimension must be at least 1"
+                ));
+            }
+        }
+        if self.threads_per_block() > 1024 {
+            return fail(format!(
+                "invalid launch config: block_dim ({}, {}, {}) asks for {} threads per block; the limit is 1024",
+                b.0, b.1, b.2, self.threads_per_block()
+            ));
+        }
+        if b.2 > 64 {
+            return fail(format!(
+                "invalid launch config: block_dim.z = {} exceeds the limit of 64",
+                b.2
+            ));
+        }
+        if g.0 > i32::MAX as u32 || g.1 > 65535 || g.2 > 65535 {
+            return fail(format!(
+                "invalid launch config: grid_dim ({}, {}, {}) exceeds the limits (x ≤ 2147483647, y ≤ 65535, z ≤ 65535)",
+                g.0, g.1, g.2
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Launches `f` on `stream` with the given configuration (asynchronously:
+/// errors inside the kernel surface at the next synchronisation).
+///
+/// The configuration is checked with [`LaunchConfig::validate`] before the
+/// driver sees it. `params` holds one pointer per kernel parameter, each to
+/// the bytes of that argument (`cuLaunchKernel`'s `kernelParams`).
+///
+/// # Safety
+/// `params` must have exactly one entry per kernel parameter, each pointing
+/// to a value whose size and layout match that parameter; device pointers
+/// among them must stay valid until the kernel has finished.
+pub unsafe fn launch_kernel(
+    f: &CudaFunction,
+    config: LaunchConfig,
+    stream: &CudaStream,
+    params: &mut [*mut c_void],
+) -> Result<(), DriverError> {
+    config.validate()?;
+    if !f.module.ctx.same(stream.context()) {
+        return Err(DriverError::new(
+            ErrorKind::InvalidArgument,
+            format!(
+                "kernel `{}` belongs to the context of device {} but the stream to that of device {}",
+                f.name,
+                f.module.ctx.ordinal(),
+                stream.context().ordinal()
+            ),
+            "launch_kernel",
+        ));
+    }
+    let d = stream.context().bind()?;
+    let (g, b) = (config.grid_dim, config.block_dim);
+    let params_ptr = if params.is_empty() {
+        ptr::null_mut()
+    } else {
+        params.as_mut_ptr()
+    };
+    // SAFETY: function and stream are live and of the current context; the
+    // argument pointers are valid for this kernel (caller's contract).
+    unsafe {
+        cu!(
+            d,
+            cuLaunchKernel(
+                f.func,
+                g.0,
+                g.1,
+                g.2,
+                b.0,
+                b.1,
+                b.2,
+                config.shared_mem_bytes,
+                stream.raw(),
+                params_ptr,
+                ptr::null_mut()
+            )
+        )
+    }
+    .map_err(|e| stream.context().explain(e))
+    .map_err(|e| e.with_detail(format!("while launching kernel `{}`", f.name)))?;
+    stream.context().record_launch(&f.name);
+    Ok(())
+}

@@ -1,0 +1,44 @@
+//! What oxide kernels call on the GPU.
+//!
+//! A kernel is an ordinary Rust function marked `#[kernel]`. It is compiled by
+//! rustc together with the host program, and the oxide device linker turns it
+//! (and everything it calls) into PTX. Inside a kernel, this crate gives the
+//! thread's coordinates, safe disjoint output slices and block barriers.
+//!
+//! ```
+//! use cuda_device::{kernel, thread, DisjointSlice};
+//!
+//! #[kernel]
+//! pub fn scale(input: &[f32], factor: f32, mut out: DisjointSlice<f32>) {
+//!     let idx = thread::index_1d();
+//!     if let Some(elem) = out.get_mut(idx) {
+//!         *elem = input[idx.get()] * factor;
+//!     }
+//! }
+//! ```
+//!
+//! Every function here that reads a hardware register is an *intrinsic stub*
+//! (see `docs/ABI.md`): on the GPU it becomes one PTX instruction; on the host it
+//! aborts with a message, because a kernel is launched, never called.
+#![no_std]
+#![warn(missing_docs)]
+
+mod disjoint;
+mod host;
+pub mod thread;
+
+pub use cuda_macros::{device, kernel};
+pub use disjoint::DisjointSlice;
+pub use thread::ThreadIndex;
+
+/// The generated intrinsic stubs (one per line of `Stubs.def`).
+#[doc(hidden)]
+pub mod stubs {
+    include!(concat!(env!("OUT_DIR"), "/stubs.rs"));
+}
+
+/// Items the macros expand to. Not a public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::stubs::__oxide_stub_param_layout as param_layout;
+}

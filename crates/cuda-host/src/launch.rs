@@ -1,0 +1,100 @@
+//! The launch functions `cuda_launch!` expands to, one per number of arguments.
+//!
+//! `cuda_launch!{ kernel: k, … args: [a, b] }` becomes
+//! `launch2(&module, &stream, config, __oxide_kernel_entry_k, (a, b))`. The
+//! entry wrapper `#[kernel]` generated has the signature
+//! `unsafe fn(*const P0, *const P1)` where `Pi` are the kernel's parameter
+//! types, so rustc infers the kernel's generic arguments from the arguments
+//! and checks each argument against its parameter through `KernelArg<Pi>`.
+//! The wrapper's address identifies the kernel in the embedded kernel table.
+
+use crate::arg::KernelArg;
+use crate::module::KernelModule;
+use crate::registry::find_kernel;
+use crate::HostError;
+use cuda_core::{CudaStream, LaunchConfig};
+use std::ffi::c_void;
+
+/// One byte for zero-sized arguments: the PTX parameter has one byte, and
+/// the driver copies it from here.
+static ZERO_BYTE: u8 = 0;
+
+/// The pointer to hand the driver for one argument.
+fn param_ptr<R>(repr: &R) -> *mut c_void {
+    if std::mem::size_of::<R>() == 0 {
+        std::ptr::addr_of!(ZERO_BYTE) as *mut c_void
+    } else {
+        repr as *const R as *mut c_void
+    }
+}
+
+/// Checked at compile time for every argument: its host form has the size
+/// and alignment of the kernel parameter.
+struct SameLayout<R, P>(std::marker::PhantomData<(R, P)>);
+impl<R, P> SameLayout<R, P> {
+    const OK: () = assert!(
+        std::mem::size_of::<R>() == std::mem::size_of::<P>()
+            && std::mem::align_of::<R>() == std::mem::align_of::<P>(),
+        "kernel argument and parameter differ in layout"
+    );
+}
+
+/// Launches the kernel whose entry wrapper is at `entry` with `params`.
+fn launch_entry(
+    module: &KernelModule,
+    stream: &CudaStream,
+    config: LaunchConfig,
+    entry: *const c_void,
+    params: &mut [*mut c_void],
+) -> Result<(), HostError> {
+    let (image, kernel) = find_kernel(entry).ok_or_else(|| HostError::KernelNotEmbedded {
+        kernel: format!("<entry at {entry:p}>"),
+    })?;
+    if !std::ptr::eq(image, module.image()) {
+        return Err(HostError::KernelNotInModule {
+            kernel: kernel.rust_path.clone(),
+            module: module.name().to_string(),
+            found_in: image.name.to_string(),
+        });
+    }
+    let function = module.function(kernel.ptx_name)?;
+    // SAFETY: `params` holds one pointer per kernel parameter, each to a value
+    // whose layout equals the parameter's (KernelArg + SameLayout), alive
+    // until cuLaunchKernel returns (it copies the bytes).
+    unsafe { cuda_core::launch_kernel(&function, config, stream, params) }?;
+    stream.context().record_launch(&kernel.rust_path);
+    Ok(())
+}
+
+macro_rules! define_launch {
+    ($name:ident; $($P:ident $A:ident $i:tt),*) => {
+        /// Launches a kernel with this many arguments (see the module docs).
+        #[allow(non_snake_case, unused_variables, clippy::too_many_arguments)]
+        pub fn $name<$($P, $A: KernelArg<$P>),*>(
+            module: &KernelModule,
+            stream: &CudaStream,
+            config: LaunchConfig,
+            entry: unsafe fn($(*const $P),*),
+            args: ($($A,)*),
+        ) -> Result<(), HostError> {
+            $( let () = SameLayout::<$A::Repr, $P>::OK; )*
+            let reprs = ($(args.$i.to_repr(),)*);
+            let mut params: [*mut c_void; 0 $(+ { let _ = $i; 1 })*] = [$(param_ptr(&reprs.$i)),*];
+            launch_entry(module, stream, config, entry as *const c_void, &mut params)
+        }
+    };
+}
+
+define_launch!(launch0;);
+define_launch!(launch1; P0 A0 0);
+define_launch!(launch2; P0 A0 0, P1 A1 1);
+define_launch!(launch3; P0 A0 0, P1 A1 1, P2 A2 2);
+define_launch!(launch4; P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3);
+define_launch!(launch5; P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4);
+define_launch!(launch6; P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5);
+define_launch!(launch7; P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6);
+define_launch!(launch8; P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7);
+define_launch!(launch9; P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7, P8 A8 8);
+define_launch!(launch10; P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7, P8 A8 8, P9 A9 9);
+define_launch!(launch11; P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7, P8 A8 8, P9 A9 9, P10 A10 10);
+define_launch!(launch12; P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7, P8 A8 8, P9 A9 9, P10 A10 10, P11 A11 11);

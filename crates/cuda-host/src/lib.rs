@@ -1,0 +1,55 @@
+//! Launching oxide kernels from the host.
+//!
+//! The oxide device linker embeds the PTX of every `#[kernel]` in the program
+//! into the executable itself, together with a table that maps each kernel's
+//! host-side entry to its PTX name. This crate finds those images, loads them
+//! as CUDA modules, and launches kernels with arguments whose types are
+//! checked at compile time against the kernel's parameters.
+//!
+//! ```no_run
+//! use cuda_core::{CudaContext, DeviceBuffer, LaunchConfig};
+//! use cuda_device::{kernel, thread, DisjointSlice};
+//! use cuda_host::{cuda_launch, load_kernel_module};
+//!
+//! #[kernel]
+//! pub fn scale(input: &[f32], factor: f32, mut out: DisjointSlice<f32>) {
+//!     let idx = thread::index_1d();
+//!     if let Some(elem) = out.get_mut(idx) {
+//!         *elem = input[idx.get()] * factor;
+//!     }
+//! }
+//!
+//! fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     let ctx = CudaContext::new(0)?;
+//!     let stream = ctx.default_stream();
+//!     let input = DeviceBuffer::from_host(&stream, &vec![1.0f32; 1024])?;
+//!     let mut output = DeviceBuffer::<f32>::zeroed(&stream, 1024)?;
+//!     let module = load_kernel_module(&ctx, "scale_example")?;
+//!     cuda_launch! {
+//!         kernel: scale, stream: stream, module: module,
+//!         config: LaunchConfig::for_num_elems(1024),
+//!         args: [slice(input), 2.5f32, slice_mut(output)]
+//!     }?;
+//!     assert!(output.to_host_vec(&stream)?.iter().all(|&x| x == 2.5));
+//!     Ok(())
+//! }
+//! ```
+#![warn(missing_docs)]
+
+pub mod arg;
+mod error;
+mod launch;
+mod module;
+mod names;
+mod registry;
+
+pub use cuda_macros::cuda_launch;
+pub use error::{report_failure, HostError, NO_GPU_EXIT_CODE};
+pub use module::{load_kernel_module, KernelModule};
+pub use registry::{embedded_modules, EmbeddedKernel, EmbeddedModule};
+
+/// Items `cuda_launch!` expands to. Not a public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::launch::*;
+}

@@ -1,0 +1,69 @@
+//! Loading an embedded image as a CUDA module.
+
+use crate::registry::{embedded_modules, EmbeddedModule};
+use crate::HostError;
+use cuda_core::{CudaContext, CudaFunction, CudaModule};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// An embedded device image loaded on one context; launch its kernels with
+/// [`cuda_launch!`](crate::cuda_launch).
+pub struct KernelModule {
+    image: &'static EmbeddedModule,
+    module: Arc<CudaModule>,
+    functions: Mutex<HashMap<&'static str, CudaFunction>>,
+}
+
+impl std::fmt::Debug for KernelModule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KernelModule").field("name", &self.image.name).finish_non_exhaustive()
+    }
+}
+
+/// Loads the device image named `name` (the crate name of the binary or
+/// library whose kernels it holds) on `ctx`.
+///
+/// When the program carries exactly one image, any name that is not the name
+/// of another image selects it, so a binary renamed by its package still
+/// finds its kernels; the error lists the images otherwise.
+pub fn load_kernel_module(ctx: &Arc<CudaContext>, name: &str) -> Result<KernelModule, HostError> {
+    let images = embedded_modules();
+    let image = images
+        .iter()
+        .find(|m| m.name == name)
+        .or_else(|| if images.len() == 1 { images.first() } else { None })
+        .ok_or_else(|| HostError::ModuleNotFound {
+            name: name.to_string(),
+            available: images.iter().map(|m| m.name.to_string()).collect(),
+        })?;
+    let module = ctx.load_module_ptx(image.ptx())?;
+    Ok(KernelModule { image, module, functions: Mutex::new(HashMap::new()) })
+}
+
+impl KernelModule {
+    /// The module's name.
+    pub fn name(&self) -> &'static str {
+        self.image.name
+    }
+
+    /// The embedded image (PTX and kernel list).
+    pub fn image(&self) -> &'static EmbeddedModule {
+        self.image
+    }
+
+    /// The loaded CUDA module.
+    pub fn cuda_module(&self) -> &Arc<CudaModule> {
+        &self.module
+    }
+
+    /// The function for the kernel whose PTX entry is `ptx_name`, looked up once.
+    pub(crate) fn function(&self, ptx_name: &'static str) -> Result<CudaFunction, HostError> {
+        let mut cache = self.functions.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(f) = cache.get(ptx_name) {
+            return Ok(f.clone());
+        }
+        let f = self.module.function(ptx_name)?;
+        cache.insert(ptx_name, f.clone());
+        Ok(f)
+    }
+}

@@ -1,0 +1,169 @@
+//! The device images the oxide linker embedded in this executable.
+//!
+//! Each link that contains kernels adds one `ImageRecord` to the ELF section
+//! `oxide_kernels` (docs/ABI.md §3). The static linker defines
+//! `__start_oxide_kernels` and `__stop_oxide_kernels` around that section in
+//! every executable and shared object, and those symbols resolve within the
+//! object being linked, so the records found here are the ones of the module
+//! that contains this code, also when it is a cdylib loaded by another program.
+
+use std::ffi::c_void;
+use std::sync::OnceLock;
+
+const IMAGE_MAGIC: u64 = 0x3130_4D49_4445_584F; // "OXEDIM01"
+const IMAGE_KIND_PTX: u32 = 1;
+
+#[repr(C)]
+struct ImageRecord {
+    magic: u64,
+    name_ptr: *const u8,
+    name_len: u64,
+    image_ptr: *const u8,
+    image_len: u64,
+    kernels_ptr: *const KernelRecord,
+    n_kernels: u64,
+    image_kind: u32,
+    reserved: u32,
+}
+
+#[repr(C)]
+struct KernelRecord {
+    name_ptr: *const u8,
+    name_len: u64,
+    host_ptr: *const i64,
+    n_host: u64,
+    n_params: u64,
+}
+
+/// A record that is never a real image (magic 0). It keeps the section present
+/// in every program that links this crate, so the `__start_`/`__stop_` symbols
+/// exist even when the program has no kernels.
+#[repr(transparent)]
+struct Placeholder(ImageRecord);
+// SAFETY: the placeholder holds only null pointers and is never written.
+unsafe impl Sync for Placeholder {}
+
+#[used]
+#[link_section = "oxide_kernels"]
+static PLACEHOLDER: Placeholder = Placeholder(ImageRecord {
+    magic: 0,
+    name_ptr: std::ptr::null(),
+    name_len: 0,
+    image_ptr: std::ptr::null(),
+    image_len: 0,
+    kernels_ptr: std::ptr::null(),
+    n_kernels: 0,
+    image_kind: 0,
+    reserved: 0,
+});
+
+extern "C" {
+    static __start_oxide_kernels: ImageRecord;
+    static __stop_oxide_kernels: ImageRecord;
+}
+
+/// One kernel of an embedded module.
+#[derive(Debug, Clone)]
+pub struct EmbeddedKernel {
+    /// The `.entry` name in the PTX.
+    pub ptx_name: &'static str,
+    /// The kernel's Rust path (for messages).
+    pub rust_path: String,
+    /// The number of parameters.
+    pub num_params: usize,
+    host_addresses: Vec<usize>,
+}
+
+/// A device image embedded by the oxide linker.
+#[derive(Debug)]
+pub struct EmbeddedModule {
+    /// The module name: the crate name of the binary or library it was linked into.
+    pub name: &'static str,
+    /// The PTX text, NUL-terminated (the driver wants a C string).
+    pub ptx_with_nul: &'static [u8],
+    /// The kernels the image contains.
+    pub kernels: Vec<EmbeddedKernel>,
+}
+
+impl EmbeddedModule {
+    /// The PTX text.
+    pub fn ptx(&self) -> &'static str {
+        let text = &self.ptx_with_nul[..self.ptx_with_nul.len() - 1];
+        std::str::from_utf8(text).unwrap_or("")
+    }
+}
+
+/// Every module embedded in the executable or shared object containing this code.
+pub fn embedded_modules() -> &'static [EmbeddedModule] {
+    static MODULES: OnceLock<Vec<EmbeddedModule>> = OnceLock::new();
+    MODULES.get_or_init(read_records)
+}
+
+/// The module and kernel whose host entry wrapper lives at `entry`.
+pub(crate) fn find_kernel(entry: *const c_void) -> Option<(&'static EmbeddedModule, &'static EmbeddedKernel)> {
+    let addr = entry as usize;
+    embedded_modules().iter().find_map(|m| {
+        m.kernels.iter().find(|k| k.host_addresses.contains(&addr)).map(|k| (m, k))
+    })
+}
+
+/// # Safety
+/// `ptr` must point to `len` readable bytes that live for the whole program.
+unsafe fn static_bytes(ptr: *const u8, len: u64) -> &'static [u8] {
+    if ptr.is_null() || len == 0 {
+        return &[];
+    }
+    std::slice::from_raw_parts(ptr, len as usize)
+}
+
+fn read_records() -> Vec<EmbeddedModule> {
+    std::hint::black_box(&PLACEHOLDER);
+    // SAFETY: the linker places the section's records contiguously between
+    // the two symbols; every record is an ImageRecord written by oxide-link or
+    // the placeholder above (8-byte aligned, 64 bytes each).
+    let (start, stop) =
+        (std::ptr::addr_of!(__start_oxide_kernels), std::ptr::addr_of!(__stop_oxide_kernels));
+    let count = (stop as usize - start as usize) / std::mem::size_of::<ImageRecord>();
+    let mut modules = Vec::new();
+    for i in 0..count {
+        // SAFETY: i < count, inside the section (see above).
+        let record = unsafe { &*start.add(i) };
+        if record.magic != IMAGE_MAGIC || record.image_kind != IMAGE_KIND_PTX {
+            continue;
+        }
+        // SAFETY: the strings, image and arrays a real record points to are
+        // constants of the same linked object, alive for the whole program.
+        let module = unsafe { read_image(record) };
+        modules.push(module);
+    }
+    modules
+}
+
+/// # Safety
+/// `record` must be an image record written by oxide-link.
+unsafe fn read_image(record: &ImageRecord) -> EmbeddedModule {
+    let name = std::str::from_utf8(static_bytes(record.name_ptr, record.name_len)).unwrap_or("?");
+    let ptx_with_nul = static_bytes(record.image_ptr, record.image_len + 1);
+    let kernels = (0..record.n_kernels as usize)
+        .map(|k| {
+            let rec = &*record.kernels_ptr.add(k);
+            let ptx_name = std::str::from_utf8(static_bytes(rec.name_ptr, rec.name_len)).unwrap_or("?");
+            // Each slot holds the distance from itself to one host copy of the
+            // entry wrapper, written after the link; 0 means unused.
+            let host_addresses = (0..rec.n_host as usize)
+                .filter_map(|s| {
+                    let slot = rec.host_ptr.add(s);
+                    let delta = std::ptr::read_volatile(slot);
+                    (delta != 0 && delta != i64::MAX).then(|| (slot as usize).wrapping_add(delta as usize))
+                })
+                .collect();
+            EmbeddedKernel {
+                ptx_name,
+                rust_path: crate::names::kernel_path(ptx_name),
+                num_params: rec.n_params as usize,
+                host_addresses,
+            }
+        })
+        .collect();
+    EmbeddedModule { name, ptx_with_nul, kernels }
+}

@@ -1,0 +1,165 @@
+//! oxide's procedural macros: `#[kernel]`, `#[device]` and `cuda_launch!`.
+//!
+//! Users reach them through `cuda_device` (`#[kernel]`, `#[device]`) and
+//! `cuda_host` (`cuda_launch!`); the expansions name those crates by absolute
+//! paths (`::cuda_device::__private::param_layout`,
+//! `::cuda_host::__private::launchN`, `::cuda_host::arg::slice`).
+//!
+//! ```rust,ignore
+//! use cuda_device::{kernel, thread, DisjointSlice};
+//! use cuda_host::cuda_launch;
+//!
+//! #[kernel]
+//! pub fn scale(input: &[f32], factor: f32, mut out: DisjointSlice<f32>) {
+//!     let idx = thread::index_1d();
+//!     if let Some(elem) = out.get_mut(idx) {
+//!         *elem = input[idx.get()] * factor;
+//!     }
+//! }
+//!
+//! // on the host:
+//! cuda_launch! {
+//!     kernel: scale, stream: stream, module: module,
+//!     config: LaunchConfig::for_num_elems(1024),
+//!     args: [slice(input), 2.5f32, slice_mut(output)]
+//! }.unwrap();
+//! ```
+//!
+//! `#[kernel]` keeps `scale` as written and adds the entry wrapper the device
+//! linker recognises (docs/ABI.md §2):
+//!
+//! ```rust,ignore
+//! #[doc(hidden)]
+//! #[inline(never)]
+//! #[allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
+//! pub unsafe fn __oxide_kernel_entry_scale(
+//!     __oxide_p0: *const &[f32],
+//!     __oxide_p1: *const f32,
+//!     __oxide_p2: *const DisjointSlice<f32>,
+//! ) {
+//!     unsafe {
+//!         ::cuda_device::__private::param_layout(0u32, const { ::core::mem::size_of::<&[f32]>() }, const { ::core::mem::align_of::<&[f32]>() });
+//!         ::cuda_device::__private::param_layout(1u32, const { ::core::mem::size_of::<f32>() }, const { ::core::mem::align_of::<f32>() });
+//!         ::cuda_device::__private::param_layout(2u32, const { ::core::mem::size_of::<DisjointSlice<f32>>() }, const { ::core::mem::align_of::<DisjointSlice<f32>>() });
+//!         scale(::core::ptr::read(__oxide_p0), ::core::ptr::read(__oxide_p1), ::core::ptr::read(__oxide_p2))
+//!     }
+//! }
+//! ```
+//!
+//! and `cuda_launch!` becomes
+//!
+//! ```rust,ignore
+//! ::cuda_host::__private::launch3(
+//!     &(module), &(stream), LaunchConfig::for_num_elems(1024),
+//!     __oxide_kernel_entry_scale,
+//!     (::cuda_host::arg::slice(&(input)), 2.5f32, ::cuda_host::arg::slice_mut(&mut (output)),),
+//! )
+//! ```
+//!
+//! # Implementation
+//!
+//! There are no dependencies (no `syn`, no `quote`). `proc_macro` only works
+//! during an expansion, so the logic is written against a small token model
+//! (`tokens.rs`) that keeps the user's spans and is unit-tested with its own
+//! lexer; `bridge.rs` converts to and from `proc_macro`. Fixed parts of the
+//! expansions are Rust text with `#name` placeholders (`template.rs`).
+
+mod bridge;
+mod device;
+mod kernel;
+mod launch;
+#[cfg(test)]
+mod lexer;
+mod signature;
+mod split;
+mod template;
+mod tokens;
+
+use proc_macro::TokenStream;
+
+use bridge::{compile_errors, from_stream, to_stream, Position};
+
+/// Marks a function as a GPU kernel.
+///
+/// ```rust,ignore
+/// #[kernel]
+/// pub fn map<T: Copy, F: Fn(T) -> T + Copy>(f: F, input: &[T], mut out: DisjointSlice<T>) {
+///     let idx = thread::index_1d();
+///     if let Some(elem) = out.get_mut(idx) {
+///         *elem = f(input[idx.get()]);
+///     }
+/// }
+/// ```
+///
+/// The function is kept as written, so rustc checks it (and it can be called
+/// and tested on the host). Next to it the macro writes the hidden entry
+/// wrapper `__oxide_kernel_entry_<name>` (docs/ABI.md §2), which `cuda_launch!`
+/// names and from which the device linker builds the PTX entry: same
+/// visibility, generics and where clause; one `*const T` parameter per
+/// parameter; the layout of each parameter; then the call of the kernel.
+///
+/// A kernel is a free, non-`async`, non-`const` function returning `()`, with
+/// parameters that can be copied to the GPU: by-value types (`f32`,
+/// `DisjointSlice<T>`, closures, tuples and arrays of such) and slices
+/// `&[T]` / `&mut [T]` backed by device memory. Everything else is a compile
+/// error at the offending tokens, saying what to do instead: `self`, `...`,
+/// references other than slices (`&T`, `&str`), `Box`, `Vec`, `String`, `Rc`,
+/// `Arc`, `impl Trait` and defaults of generic parameters.
+///
+/// Arguments: none yet; `launch_bounds(..)` is reserved and currently ignored.
+#[proc_macro_attribute]
+pub fn kernel(args: TokenStream, item: TokenStream) -> TokenStream {
+    let result = kernel::expand(&from_stream(args), &from_stream(item.clone()));
+    let mut out = item;
+    match result {
+        Ok(wrapper) => out.extend(to_stream(wrapper)),
+        Err(errors) => out.extend(compile_errors(&errors, Position::Item)),
+    }
+    out
+}
+
+/// Marks a function called from kernels.
+///
+/// ```rust,ignore
+/// #[device]
+/// fn square(x: f32) -> f32 {
+///     x * x
+/// }
+/// ```
+///
+/// The function is emitted unchanged: the device linker compiles whatever the
+/// kernels reach, marked or not. `async fn` and arguments are rejected.
+#[proc_macro_attribute]
+pub fn device(args: TokenStream, item: TokenStream) -> TokenStream {
+    let errors = device::check(&from_stream(args), &from_stream(item.clone()));
+    let mut out = item;
+    out.extend(compile_errors(&errors, Position::Item));
+    out
+}
+
+/// Launches a `#[kernel]` on a stream.
+///
+/// ```rust,ignore
+/// cuda_launch! {
+///     kernel: scale,                 // a path: `kernels::scale`, `map::<f32, _>`
+///     stream: stream,
+///     module: module,
+///     config: LaunchConfig::for_num_elems(1024),
+///     args: [slice(input), 2.5f32, slice_mut(output)]
+/// }
+/// .unwrap();
+/// ```
+///
+/// Each key is given once (in any order; a trailing comma is fine). In `args`
+/// (at most 12), `slice(buf)` passes a device buffer as `&[T]`,
+/// `slice_mut(buf)` as the kernel's output (`DisjointSlice<T>` / `&mut [T]`);
+/// any other expression is passed by value. The macro calls
+/// `::cuda_host::__private::launchN(&(module), &(stream), config,
+/// <entry wrapper of the kernel>, (args..,))` and evaluates to its result.
+#[proc_macro]
+pub fn cuda_launch(input: TokenStream) -> TokenStream {
+    match launch::expand(&from_stream(input)) {
+        Ok(call) => to_stream(call),
+        Err(errors) => compile_errors(&errors, Position::Expr),
+    }
+}
