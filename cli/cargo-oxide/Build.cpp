@@ -65,6 +65,7 @@ Expected<BuildPlan> planBuild(const Options &Opts, const Context &Ctx,
   Plan.Config.Linker = *Linker;
   Plan.Config.Arch = resolveArch(Opts.Arch, Ctx.Env);
   Plan.Config.Verbose = Opts.Verbose;
+  Plan.Config.Toolchain = toolchainOf(Ctx.Env);
   return Plan;
 }
 
@@ -81,7 +82,8 @@ std::optional<Error> ensureRelink(const BuildPlan &Plan,
     Args.push_back("--release");
   size_t Stale = 0;
   for (const Package &Pkg : Plan.Linked) {
-    fs::path StampPath = linkStampPath(Plan.TargetDir, Pkg.name(), Plan.Release);
+    fs::path StampPath = linkStampPath(Plan.TargetDir, Pkg.name(),
+                                       Plan.Release, Plan.Config.Toolchain);
     if (!Force && linkStampMatches(StampPath, Stamp))
       continue;
     std::error_code EC;
@@ -106,14 +108,16 @@ std::optional<Error> ensureRelink(const BuildPlan &Plan,
 void recordLinkStamps(const BuildPlan &Plan) {
   std::string Stamp = linkStamp(Plan.Config);
   for (const Package &Pkg : Plan.Linked)
-    writeLinkStamp(linkStampPath(Plan.TargetDir, Pkg.name(), Plan.Release),
+    writeLinkStamp(linkStampPath(Plan.TargetDir, Pkg.name(), Plan.Release,
+                                       Plan.Config.Toolchain),
                    Stamp);
 }
 
 void dropLinkStamps(const BuildPlan &Plan) {
   for (const Package &Pkg : Plan.Linked) {
     std::error_code EC;
-    fs::remove(linkStampPath(Plan.TargetDir, Pkg.name(), Plan.Release), EC);
+    fs::remove(linkStampPath(Plan.TargetDir, Pkg.name(), Plan.Release,
+                                       Plan.Config.Toolchain), EC);
   }
 }
 
@@ -229,13 +233,21 @@ int runCleanCommand(const Options &Opts, const Context &Ctx) {
   std::error_code EC;
   fs::path OxideDir = TargetDir / "oxide";
   std::vector<fs::path> Remove;
-  if (Pkg) {
+  // Stamps are named <package>-<profile>[@<toolchain>]; drop the ones whose
+  // artifacts the cargo clean above removed.
+  auto StampCleaned = [&](const std::string &File) {
+    std::string Base = File.substr(0, File.find('@'));
+    std::string Profile = Opts.Release ? "-release" : "-debug";
+    if (Pkg)
+      return Base == Pkg->name() + Profile;
+    return Base.ends_with(Profile); // a whole-workspace clean of one profile
+  };
+  if (Pkg)
     Remove.push_back(oxideOutputDir(TargetDir, Pkg->name()));
-    Remove.push_back(linkStampPath(TargetDir, Pkg->name(), Opts.Release));
-  } else if (Opts.Release) {
+  if (Pkg || Opts.Release) {
     for (fs::directory_iterator It(OxideDir / ".stamps", EC), End;
          !EC && It != End; It.increment(EC))
-      if (It->path().filename().string().ends_with("-release"))
+      if (StampCleaned(It->path().filename().string()))
         Remove.push_back(It->path());
   } else {
     Remove.push_back(OxideDir);

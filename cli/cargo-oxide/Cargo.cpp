@@ -6,6 +6,7 @@
 
 #include "Cargo.h"
 
+#include <cctype>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -151,10 +152,11 @@ void applyOxideEnvironment(Environment &Env, const OxideBuildConfig &Config) {
     // RUSTFLAGS cannot carry a path with spaces; move everything over to the
     // encoded form, which can.
     std::string Existing = Env.get("RUSTFLAGS").value_or("");
-    std::string Encoded;
+    std::string Converted;
     for (const std::string &Token : splitRustFlags(Existing, ' ', true))
-      Encoded += (Encoded.empty() ? "" : "\x1f") + Token;
-    Env.set("CARGO_ENCODED_RUSTFLAGS", appendEncodedRustFlags(Encoded, Flags));
+      Converted += (Converted.empty() ? "" : "\x1f") + Token;
+    Env.set("CARGO_ENCODED_RUSTFLAGS",
+            appendEncodedRustFlags(Converted, Flags));
     Env.unset("RUSTFLAGS");
   } else {
     Env.set("RUSTFLAGS",
@@ -217,6 +219,7 @@ Error cargoFailure(std::string_view Step, const ProcessResult &Result) {
 std::string linkStamp(const OxideBuildConfig &Config) {
   std::ostringstream Out;
   Out << "arch=" << Config.Arch << "\n";
+  Out << "toolchain=" << Config.Toolchain << "\n";
   Out << "linker=" << Config.Linker.string() << "\n";
   std::error_code EC;
   auto MTime = fs::last_write_time(Config.Linker, EC);
@@ -229,10 +232,25 @@ std::string linkStamp(const OxideBuildConfig &Config) {
   return Out.str();
 }
 
+std::string toolchainOf(const Environment &Env) {
+  if (auto Toolchain = Env.getNonEmpty("RUSTUP_TOOLCHAIN"))
+    return *Toolchain;
+  return Env.getNonEmpty("RUSTC").value_or("");
+}
+
 fs::path linkStampPath(const fs::path &TargetDir, const std::string &Package,
-                       bool Release) {
-  return TargetDir / "oxide" / ".stamps" /
-         (Package + (Release ? "-release" : "-debug"));
+                       bool Release, std::string_view Toolchain) {
+  std::string Name = Package + (Release ? "-release" : "-debug");
+  if (!Toolchain.empty()) {
+    // A file name, whatever the toolchain is called (it may be a path).
+    Name += '@';
+    for (char C : Toolchain)
+      Name += (std::isalnum(static_cast<unsigned char>(C)) || C == '-' ||
+               C == '_' || C == '.')
+                  ? C
+                  : '_';
+  }
+  return TargetDir / "oxide" / ".stamps" / Name;
 }
 
 bool linkStampMatches(const fs::path &Path, const std::string &Stamp) {

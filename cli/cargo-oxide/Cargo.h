@@ -74,7 +74,13 @@ struct OxideBuildConfig {
   std::string Arch;
   bool Verbose = false;
   std::optional<fs::path> DumpDir;
+  /// Which rustc builds: rustup's RUSTUP_TOOLCHAIN, else $RUSTC, else empty.
+  /// cargo keeps each toolchain's artifacts apart, so stamps are too.
+  std::string Toolchain;
 };
+
+/// The Toolchain of an OxideBuildConfig, from the environment.
+std::string toolchainOf(const Environment &Env);
 
 /// Sets the variables in the file comment on \p Env. RUSTFLAGS are extended
 /// in whichever of CARGO_ENCODED_RUSTFLAGS / RUSTFLAGS cargo would read;
@@ -114,10 +120,10 @@ Error cargoFailure(std::string_view Step, const ProcessResult &Result);
 /// device code without cargo noticing.
 std::string linkStamp(const OxideBuildConfig &Config);
 
-/// <target>/oxide/.stamps/<package>-<profile>: the stamp of the last
-/// successful oxide build of that package.
+/// <target>/oxide/.stamps/<package>-<profile>[@<toolchain>]: the stamp of
+/// the last successful oxide build of that package with that toolchain.
 fs::path linkStampPath(const fs::path &TargetDir, const std::string &Package,
-                       bool Release);
+                       bool Release, std::string_view Toolchain = {});
 
 /// Whether the stamp at \p Path exists and equals \p Stamp.
 bool linkStampMatches(const fs::path &Path, const std::string &Stamp);

@@ -22,6 +22,11 @@ namespace oxide::cli {
 namespace {
 
 struct Check {
+  explicit Check(std::string Label) : Label(std::move(Label)) {}
+  Check(std::string Label, bool Ok, std::string Detail, std::string Fix)
+      : Label(std::move(Label)), Ok(Ok), Detail(std::move(Detail)),
+        Fix(std::move(Fix)) {}
+
   std::string Label;
   bool Ok = false;
   std::string Detail;
@@ -76,7 +81,7 @@ private:
 };
 
 void Doctor::checkCargo() {
-  Check C{"cargo"};
+  Check C("cargo");
   std::string Why;
   std::string Program = cargoProgram(Ctx.Env);
   if (auto Out = capture({Program, "--version"}, Ctx.Env, Why)) {
@@ -91,7 +96,7 @@ void Doctor::checkCargo() {
 }
 
 void Doctor::checkRustc() {
-  Check C{"rustc"};
+  Check C("rustc");
   std::string Why;
   std::string Program = rustcProgram(Ctx.Env);
   auto Out = capture({Program, "-vV"}, Ctx.Env, Why);
@@ -118,7 +123,7 @@ void Doctor::checkRustc() {
 }
 
 void Doctor::checkLlvmPairing() {
-  Check C{"LLVM pairing"};
+  Check C("LLVM pairing");
   int Oxide = oxideLlvmMajor();
   C.Ok = isRustcLlvmSupported(RustcLlvmMajor, Oxide);
   C.Detail = describeLlvmPairing(RustcLlvmMajor, Oxide);
@@ -134,7 +139,7 @@ void Doctor::checkLlvmPairing() {
 }
 
 void Doctor::checkDeviceLinker() {
-  Check C{"oxide-link"};
+  Check C("oxide-link");
   Expected<fs::path> Linker = locateDeviceLinker(Ctx.Env, Ctx.SelfExe);
   if (Linker) {
     C.Ok = true;
@@ -147,7 +152,7 @@ void Doctor::checkDeviceLinker() {
 }
 
 bool Doctor::checkCudaToolkit() {
-  Check C{"CUDA toolkit"};
+  Check C("CUDA toolkit");
   fs::path Root = cudaToolkitRoot(Ctx.Env);
   std::error_code EC;
   bool FromEnv = Ctx.Env.getNonEmpty("OXIDE_CUDA_PATH").has_value();
@@ -162,7 +167,7 @@ bool Doctor::checkCudaToolkit() {
 }
 
 void Doctor::checkPtxas() {
-  Check C{"ptxas"};
+  Check C("ptxas");
   std::optional<fs::path> Ptxas = findCudaTool("ptxas", Ctx.Env);
   if (!Ptxas) {
     C.Detail = "not found in " + (cudaToolkitRoot(Ctx.Env) / "bin").string() +
@@ -185,7 +190,7 @@ void Doctor::checkPtxas() {
 }
 
 void Doctor::checkLibdevice() {
-  Check C{"libdevice"};
+  Check C("libdevice");
   fs::path Path = libdevicePath(Ctx.Env);
   std::error_code EC;
   C.Ok = fs::is_regular_file(Path, EC);
@@ -199,7 +204,7 @@ void Doctor::checkLibdevice() {
 void Doctor::checkDriverAndGpu() {
   DriverProbe Probe = probeCudaDriver();
 
-  Check Driver{"NVIDIA driver"};
+  Check Driver("NVIDIA driver");
   Driver.Ok = Probe.Loaded;
   if (Probe.Loaded) {
     Driver.Detail = "libcuda.so.1, CUDA " +
@@ -214,7 +219,7 @@ void Doctor::checkDriverAndGpu() {
   }
   Checks.push_back(Driver);
 
-  Check Gpu{"GPU"};
+  Check Gpu("GPU");
   if (!Probe.Loaded) {
     Gpu.Detail = "missing: no NVIDIA driver to ask for a GPU";
     Gpu.Fix = "run on a machine with an NVIDIA GPU and its driver";

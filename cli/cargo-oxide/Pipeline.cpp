@@ -392,9 +392,11 @@ int runPipelineCommand(const Options &Opts, const Context &Ctx) {
       if (!S.Note.empty())
         std::cout << "  (" << S.Note << ")";
     } else {
+      // The size column stays empty; the note says why there is no file.
       MissingRequired |= S.Required;
-      std::cout << (S.Required ? red("missing", Color) : std::string("-"))
-                << ": " << S.Note;
+      std::cout << std::string(12, ' ')
+                << (S.Required ? red("missing", Color) + ": " : std::string())
+                << S.Note;
     }
     std::cout << "\n";
   }

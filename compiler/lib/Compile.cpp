@@ -175,6 +175,7 @@ std::vector<KernelEntryInfo> kernelsOf(Module &M, const std::map<std::string, un
     K.PtxName = Entry->getName().str();
     K.HostSymbol = cast<MDString>(N->getOperand(1))->getString().str();
     K.NumParams = mdconst::extract<ConstantInt>(N->getOperand(2))->getZExtValue();
+    K.RustPath = kernelPathOf(K.HostSymbol);
     auto It = Copies.find(K.HostSymbol);
     K.HostCopies = It == Copies.end() ? 1 : It->second;
     Out.push_back(K);

@@ -66,7 +66,7 @@ public:
     Slots->setSection(SlotSection);
     Slots->setAlignment(Align(8));
 
-    auto *KernelTy = StructType::get(Ctx, {Ptr, I64, Ptr, I64, I64});
+    auto *KernelTy = StructType::get(Ctx, {Ptr, I64, Ptr, I64, I64, Ptr, I64});
     SmallVector<Constant *> Kernels;
     size_t Slot = 0;
     for (const KernelEntryInfo &K : Image.Kernels) {
@@ -74,7 +74,8 @@ public:
           SlotsTy, Slots, ArrayRef<Constant *>{ConstantInt::get(I64, 0), ConstantInt::get(I64, Slot)});
       Kernels.push_back(ConstantStruct::get(
           KernelTy, {string(K.PtxName), ConstantInt::get(I64, K.PtxName.size()), SlotPtr,
-                     ConstantInt::get(I64, K.HostCopies), ConstantInt::get(I64, K.NumParams)}));
+                     ConstantInt::get(I64, K.HostCopies), ConstantInt::get(I64, K.NumParams),
+                     string(K.RustPath), ConstantInt::get(I64, K.RustPath.size())}));
       Slot += K.HostCopies;
     }
     auto *KernelsTy = ArrayType::get(KernelTy, Kernels.size());

@@ -137,12 +137,9 @@ private:
 };
 
 std::string kernelName(Function &Entry) {
-  // The entry calls the wrapper, which calls the user's kernel.
-  std::string Path = demangleRust(Entry.getName());
-  size_t Pos = Path.find(KernelEntryMarker.str());
-  if (Pos == std::string::npos)
-    return Path;
-  return Path.substr(0, Pos) + Path.substr(Pos + KernelEntryMarker.size());
+  StringRef Name = Entry.getName();
+  Name.consume_back(".oxide.body");
+  return kernelPathOf(Name);
 }
 
 std::string displayName(Function *F) {

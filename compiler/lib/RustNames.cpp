@@ -90,3 +90,11 @@ std::string oxide::ptxIdentifier(StringRef Symbol) {
     Out.insert(Out.begin(), '_');
   return Out;
 }
+
+std::string oxide::kernelPathOf(StringRef WrapperSymbol) {
+  std::string Path = demangleRust(WrapperSymbol);
+  size_t Pos = Path.find(KernelEntryMarker.str());
+  if (Pos != std::string::npos)
+    Path.erase(Pos, KernelEntryMarker.size());
+  return Path;
+}

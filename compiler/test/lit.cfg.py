@@ -8,7 +8,10 @@ config.suffixes = [".ll"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.oxide_tools_dir, "test")
 config.substitutions.append(("%oxide-opt", os.path.join(config.oxide_tools_dir, "oxide-opt")))
+config.substitutions.append(("%oxide-link", os.path.join(config.oxide_tools_dir, "oxide-link")))
 config.substitutions.append(("FileCheck", config.filecheck))
 config.environment["OXIDE_CUDA_PATH"] = config.cuda_path
 if os.path.exists(os.path.join(config.cuda_path, "nvvm/libdevice/libdevice.10.bc")):
     config.available_features.add("libdevice")
+# `not`, `FileCheck` and friends come with LLVM's tools.
+config.environment["PATH"] = os.pathsep.join([config.llvm_tools_dir, os.environ.get("PATH", "")])

@@ -31,6 +31,7 @@ struct LinkerOptions {
 struct KernelEntryInfo {
   std::string PtxName;    // the `.entry` name in the PTX
   std::string HostSymbol; // the wrapper's symbol in the host objects
+  std::string RustPath;   // the kernel's Rust path, for messages (`my_crate::scale::<f32>`)
   uint64_t NumParams = 0;
   unsigned HostCopies = 1; // definitions in the bitcode = host address slots
 };

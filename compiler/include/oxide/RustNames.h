@@ -21,6 +21,10 @@ std::string demangleRust(llvm::StringRef Symbol);
 /// `_`, and a leading digit gets a `_` prefix.
 std::string ptxIdentifier(llvm::StringRef Symbol);
 
+/// The Rust path of the kernel whose entry wrapper has this symbol:
+/// `my_crate::scale::<f32>` for `my_crate::__oxide_kernel_entry_scale::<f32>`.
+std::string kernelPathOf(llvm::StringRef WrapperSymbol);
+
 /// The marker every kernel entry wrapper's name contains (docs/ABI.md §2).
 inline constexpr llvm::StringLiteral KernelEntryMarker = "__oxide_kernel_entry_";
 /// The prefix of every intrinsic stub (docs/ABI.md §1).

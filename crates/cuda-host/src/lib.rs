@@ -40,7 +40,6 @@ pub mod arg;
 mod error;
 mod launch;
 mod module;
-mod names;
 mod registry;
 
 pub use cuda_macros::cuda_launch;

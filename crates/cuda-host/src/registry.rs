@@ -33,6 +33,8 @@ struct KernelRecord {
     host_ptr: *const i64,
     n_host: u64,
     n_params: u64,
+    path_ptr: *const u8,
+    path_len: u64,
 }
 
 /// A record that is never a real image (magic 0). It keeps the section present
@@ -159,7 +161,9 @@ unsafe fn read_image(record: &ImageRecord) -> EmbeddedModule {
                 .collect();
             EmbeddedKernel {
                 ptx_name,
-                rust_path: crate::names::kernel_path(ptx_name),
+                rust_path: std::str::from_utf8(static_bytes(rec.path_ptr, rec.path_len))
+                    .unwrap_or(ptx_name)
+                    .to_string(),
                 num_params: rec.n_params as usize,
                 host_addresses,
             }

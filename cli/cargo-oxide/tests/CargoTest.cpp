@@ -1,0 +1,259 @@
+//===- CargoTest.cpp - the oxide build environment -------------------------===//
+//
+// Part of oxide. Tests how the environment of a cargo run is composed:
+// RUSTFLAGS (plain and encoded), the other OXIDE_* variables, the device
+// linker's location and the link stamps.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Cargo.h"
+
+#include "TestSupport.h"
+
+#include <gtest/gtest.h>
+
+using namespace oxide::cli;
+using namespace oxide::cli::test;
+
+namespace {
+
+const fs::path Linker = "/opt/oxide/bin/oxide-link";
+
+OxideBuildConfig config(const fs::path &LinkerPath, const std::string &Arch,
+                        bool Verbose = false,
+                        std::optional<fs::path> DumpDir = std::nullopt) {
+  OxideBuildConfig Config;
+  Config.Linker = LinkerPath;
+  Config.Arch = Arch;
+  Config.Verbose = Verbose;
+  Config.DumpDir = std::move(DumpDir);
+  return Config;
+}
+
+TEST(CargoTest, ArchFromFlagThenEnvironmentThenDefault) {
+  Environment Env;
+  EXPECT_EQ(resolveArch(std::nullopt, Env), "sm_80");
+  Env.set("OXIDE_ARCH", "");
+  EXPECT_EQ(resolveArch(std::nullopt, Env), "sm_80");
+  Env.set("OXIDE_ARCH", "sm_86");
+  EXPECT_EQ(resolveArch(std::nullopt, Env), "sm_86");
+  EXPECT_EQ(resolveArch(std::string("sm_90"), Env), "sm_90");
+}
+
+TEST(CargoTest, OxideRustFlags) {
+  EXPECT_EQ(oxideRustFlags(Linker),
+            (std::vector<std::string>{"-C", "linker=/opt/oxide/bin/oxide-link",
+                                      "-C", "save-temps"}));
+}
+
+TEST(CargoTest, AppendToEmptyRustFlags) {
+  EXPECT_EQ(appendRustFlags("", oxideRustFlags(Linker)),
+            "-C linker=/opt/oxide/bin/oxide-link -C save-temps");
+}
+
+TEST(CargoTest, AppendKeepsTheUsersFlagsFirst) {
+  EXPECT_EQ(appendRustFlags("-C target-cpu=native  ", oxideRustFlags(Linker)),
+            "-C target-cpu=native -C linker=/opt/oxide/bin/oxide-link -C "
+            "save-temps");
+}
+
+TEST(CargoTest, AppendIsIdempotent) {
+  std::string Once = appendRustFlags("--cfg x", oxideRustFlags(Linker));
+  EXPECT_EQ(appendRustFlags(Once, oxideRustFlags(Linker)), Once);
+  // Other spellings of the same option count as present.
+  EXPECT_EQ(appendRustFlags("-Csave-temps", oxideRustFlags(Linker)),
+            "-Csave-temps -C linker=/opt/oxide/bin/oxide-link");
+  EXPECT_EQ(appendRustFlags("--codegen save-temps", {"-C", "save-temps"}),
+            "--codegen save-temps");
+}
+
+TEST(CargoTest, AnotherLinkerIsOverriddenNotKept) {
+  // rustc takes the last -C linker, so ours is appended after the user's.
+  std::string Flags =
+      appendRustFlags("-C linker=clang", oxideRustFlags(Linker));
+  EXPECT_EQ(Flags, "-C linker=clang -C linker=/opt/oxide/bin/oxide-link -C "
+                   "save-temps");
+}
+
+TEST(CargoTest, AppendEncoded) {
+  EXPECT_EQ(appendEncodedRustFlags("", {"-C", "save-temps"}),
+            "-C\x1fsave-temps");
+  EXPECT_EQ(appendEncodedRustFlags("--cfg\x1f"
+                                   "a b", {"-C", "save-temps"}),
+            "--cfg\x1f"
+            "a b\x1f-C\x1fsave-temps");
+  EXPECT_EQ(appendEncodedRustFlags("-C\x1fsave-temps", {"-C", "save-temps"}),
+            "-C\x1fsave-temps");
+}
+
+TEST(CargoTest, ApplySetsTheWholeEnvironment) {
+  Environment Env;
+  Env.set("RUSTFLAGS", "--cfg user");
+  Env.set("CARGO_INCREMENTAL", "1");
+  Env.set("PATH", "/usr/bin");
+  OxideBuildConfig Config =
+      config(Linker, "sm_90", /*Verbose=*/true, fs::path("/t/oxide/vecadd"));
+  applyOxideEnvironment(Env, Config);
+  EXPECT_EQ(Env.get("RUSTFLAGS"),
+            "--cfg user -C linker=/opt/oxide/bin/oxide-link -C save-temps");
+  EXPECT_EQ(Env.get("CARGO_INCREMENTAL"), "0");
+  EXPECT_EQ(Env.get("OXIDE_ARCH"), "sm_90");
+  EXPECT_EQ(Env.get("OXIDE_DUMP_DIR"), "/t/oxide/vecadd");
+  EXPECT_EQ(Env.get("OXIDE_VERBOSE"), "1");
+  EXPECT_EQ(Env.get("PATH"), "/usr/bin"); // the rest is untouched
+  EXPECT_FALSE(Env.contains("CARGO_ENCODED_RUSTFLAGS"));
+}
+
+TEST(CargoTest, ApplyWithoutDumpDirOrVerbose) {
+  Environment Env;
+  Env.set("OXIDE_DUMP_DIR", "/stale/from/shell");
+  applyOxideEnvironment(Env, config(Linker, "sm_80"));
+  EXPECT_FALSE(Env.contains("OXIDE_DUMP_DIR"));
+  EXPECT_FALSE(Env.contains("OXIDE_VERBOSE"));
+  EXPECT_EQ(Env.get("RUSTFLAGS"),
+            "-C linker=/opt/oxide/bin/oxide-link -C save-temps");
+}
+
+TEST(CargoTest, ApplyExtendsEncodedRustFlagsWhenCargoWouldReadThem) {
+  Environment Env;
+  Env.set("CARGO_ENCODED_RUSTFLAGS", "--cfg\x1f"
+                                     "enc");
+  Env.set("RUSTFLAGS", "--cfg ignored-by-cargo");
+  applyOxideEnvironment(Env, config(Linker, "sm_80"));
+  EXPECT_EQ(Env.get("CARGO_ENCODED_RUSTFLAGS"),
+            "--cfg\x1f"
+            "enc\x1f-C\x1flinker=/opt/oxide/bin/oxide-link\x1f-C\x1fsave-temps");
+  EXPECT_EQ(Env.get("RUSTFLAGS"), "--cfg ignored-by-cargo");
+
+  Environment Empty;
+  Empty.set("CARGO_ENCODED_RUSTFLAGS", "");
+  applyOxideEnvironment(Empty, config(Linker, "sm_80"));
+  EXPECT_EQ(Empty.get("CARGO_ENCODED_RUSTFLAGS"),
+            "-C\x1flinker=/opt/oxide/bin/oxide-link\x1f-C\x1fsave-temps");
+  EXPECT_FALSE(Empty.contains("RUSTFLAGS"));
+}
+
+TEST(CargoTest, LinkerPathWithSpacesUsesEncodedFlags) {
+  Environment Env;
+  Env.set("RUSTFLAGS", " -C opt-level=1  --cfg a ");
+  applyOxideEnvironment(Env, config("/home/me/My Tools/oxide-link", "sm_80"));
+  EXPECT_FALSE(Env.contains("RUSTFLAGS"));
+  EXPECT_EQ(Env.get("CARGO_ENCODED_RUSTFLAGS"),
+            "-C\x1fopt-level=1\x1f--cfg\x1f"
+            "a\x1f-C\x1flinker=/home/me/My Tools/oxide-link\x1f-C\x1fsave-temps");
+}
+
+TEST(CargoTest, DeviceLinkerNextToTheExecutable) {
+  Environment Env;
+  EXPECT_EQ(expectedDeviceLinker(Env, fs::path("/opt/oxide/bin/cargo-oxide")),
+            fs::path("/opt/oxide/bin/oxide-link"));
+  EXPECT_TRUE(expectedDeviceLinker(Env, std::nullopt).empty());
+}
+
+TEST(CargoTest, DeviceLinkerFromEnvironmentIsMadeAbsolute) {
+  Environment Env;
+  Env.set("OXIDE_LINK", "/abs/oxide-link");
+  EXPECT_EQ(expectedDeviceLinker(Env, fs::path("/x/cargo-oxide")),
+            fs::path("/abs/oxide-link"));
+  Env.set("OXIDE_LINK", "rel/./oxide-link");
+  fs::path Got = expectedDeviceLinker(Env, std::nullopt);
+  EXPECT_TRUE(Got.is_absolute());
+  EXPECT_EQ(Got, (fs::current_path() / "rel/oxide-link"));
+}
+
+TEST(CargoTest, LocateDeviceLinkerChecksItIsExecutable) {
+  TempDir Tmp;
+  Environment Env;
+  Expected<fs::path> Missing = locateDeviceLinker(Env, Tmp / "cargo-oxide");
+  ASSERT_FALSE(static_cast<bool>(Missing));
+  EXPECT_TRUE(contains(Missing.error().Message, "device linker not found"));
+  EXPECT_TRUE(contains(Missing.error().Hint, "OXIDE_LINK"));
+
+  writeFile(Tmp / "oxide-link", "not executable");
+  EXPECT_FALSE(static_cast<bool>(locateDeviceLinker(Env, Tmp / "cargo-oxide")));
+
+  writeExecutable(Tmp / "oxide-link", "#!/bin/sh\n");
+  Expected<fs::path> Found = locateDeviceLinker(Env, Tmp / "cargo-oxide");
+  ASSERT_TRUE(static_cast<bool>(Found));
+  EXPECT_EQ(*Found, Tmp / "oxide-link");
+
+  Env.set("OXIDE_LINK", (Tmp / "nope").string());
+  Expected<fs::path> BadEnv = locateDeviceLinker(Env, Tmp / "cargo-oxide");
+  ASSERT_FALSE(static_cast<bool>(BadEnv));
+  EXPECT_TRUE(contains(BadEnv.error().Message, "(from OXIDE_LINK)"));
+}
+
+TEST(CargoTest, CargoProgram) {
+  Environment Env;
+  EXPECT_EQ(cargoProgram(Env), "cargo");
+  Env.set("CARGO", "/home/u/.rustup/toolchains/nightly/bin/cargo");
+  EXPECT_EQ(cargoProgram(Env), "/home/u/.rustup/toolchains/nightly/bin/cargo");
+}
+
+TEST(CargoTest, LinkStampsTrackArchAndLinker) {
+  TempDir Tmp;
+  writeExecutable(Tmp / "oxide-link", "#!/bin/sh\n");
+  OxideBuildConfig A = config(Tmp / "oxide-link", "sm_80");
+  OxideBuildConfig B = A;
+  B.Arch = "sm_90";
+  OxideBuildConfig Verbose = A;
+  Verbose.Verbose = true;
+  Verbose.DumpDir = Tmp.path();
+  EXPECT_NE(linkStamp(A), linkStamp(B));
+  EXPECT_EQ(linkStamp(A), linkStamp(Verbose)); // output-neutral settings
+
+  fs::path Path = linkStampPath(Tmp / "target", "vecadd", false);
+  EXPECT_EQ(Path, Tmp / "target/oxide/.stamps/vecadd-debug");
+  EXPECT_EQ(linkStampPath("/t", "vecadd", true),
+            fs::path("/t/oxide/.stamps/vecadd-release"));
+  EXPECT_FALSE(linkStampMatches(Path, linkStamp(A)));
+  writeLinkStamp(Path, linkStamp(A));
+  EXPECT_TRUE(linkStampMatches(Path, linkStamp(A)));
+  EXPECT_FALSE(linkStampMatches(Path, linkStamp(B)));
+
+  // A rebuilt oxide-link changes the stamp.
+  std::string Before = linkStamp(A);
+  writeExecutable(Tmp / "oxide-link", "#!/bin/sh\n# rebuilt, and longer\n");
+  EXPECT_NE(linkStamp(A), Before);
+}
+
+TEST(CargoTest, LinkStampsAreKeptPerToolchain) {
+  Environment Env;
+  EXPECT_EQ(toolchainOf(Env), "");
+  Env.set("RUSTC", "/opt/rust/bin/rustc");
+  EXPECT_EQ(toolchainOf(Env), "/opt/rust/bin/rustc");
+  Env.set("RUSTUP_TOOLCHAIN", "nightly-x86_64-unknown-linux-gnu");
+  EXPECT_EQ(toolchainOf(Env), "nightly-x86_64-unknown-linux-gnu");
+
+  EXPECT_EQ(linkStampPath("/t", "vecadd", false,
+                          "nightly-x86_64-unknown-linux-gnu"),
+            fs::path("/t/oxide/.stamps/"
+                     "vecadd-debug@nightly-x86_64-unknown-linux-gnu"));
+  EXPECT_EQ(linkStampPath("/t", "vecadd", true, "/opt/rust/bin/rustc"),
+            fs::path("/t/oxide/.stamps/vecadd-release@_opt_rust_bin_rustc"));
+
+  TempDir Tmp;
+  writeExecutable(Tmp / "oxide-link", "#!/bin/sh\n");
+  OxideBuildConfig Stable = config(Tmp / "oxide-link", "sm_80");
+  Stable.Toolchain = "stable";
+  OxideBuildConfig Nightly = Stable;
+  Nightly.Toolchain = "nightly";
+  EXPECT_NE(linkStamp(Stable), linkStamp(Nightly));
+}
+
+TEST(CargoTest, CargoFailureMessages) {
+  ProcessResult NotStarted;
+  NotStarted.StartError = "`cargo` not found";
+  Error E = cargoFailure("cargo build", NotStarted);
+  EXPECT_TRUE(contains(E.Message, "cannot run cargo"));
+  EXPECT_TRUE(contains(E.Hint, "rustup"));
+
+  ProcessResult Failed;
+  Failed.Started = true;
+  Failed.ExitCode = 101;
+  Error F = cargoFailure("cargo build", Failed);
+  EXPECT_EQ(F.Message, "cargo build failed (exit code 101)");
+  EXPECT_TRUE(contains(F.Hint, "--verbose"));
+}
+
+} // namespace

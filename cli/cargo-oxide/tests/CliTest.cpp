@@ -1,0 +1,464 @@
+//===- CliTest.cpp - cargo-oxide end to end, with a fake cargo -------------===//
+//
+// Part of oxide. Runs the real cargo-oxide executable in a temporary workspace
+// with CARGO pointing at a shell script that records each call (arguments and
+// the oxide variables) and plays the part of cargo: it writes what the device
+// linker would dump, or exits with a chosen status. This checks the whole
+// command flow - which cargo commands run, in which order, with which
+// environment, and what the user sees - without a Rust toolchain or a GPU.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Process.h"
+
+#include "TestSupport.h"
+
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+using namespace oxide::cli;
+using namespace oxide::cli::test;
+
+namespace {
+
+const char *FakeCargo = R"sh(#!/bin/sh
+# A stand-in for cargo: log the call, then act like the real thing would.
+{
+  printf 'CALL'; for a in "$@"; do printf ' [%s]' "$a"; done; printf '\n'
+  printf '  RUSTFLAGS=%s\n' "${RUSTFLAGS-<unset>}"
+  printf '  CARGO_INCREMENTAL=%s\n' "${CARGO_INCREMENTAL-<unset>}"
+  printf '  OXIDE_ARCH=%s\n' "${OXIDE_ARCH-<unset>}"
+  printf '  OXIDE_DUMP_DIR=%s\n' "${OXIDE_DUMP_DIR-<unset>}"
+  printf '  OXIDE_VERBOSE=%s\n' "${OXIDE_VERBOSE-<unset>}"
+} >> "$FAKE_CARGO_LOG"
+
+dump_device_stages() {
+  [ -n "$OXIDE_DUMP_DIR" ] || return 0
+  printf '; device input\n' > "$OXIDE_DUMP_DIR/device-input.ll"
+  printf '; device legal\n' > "$OXIDE_DUMP_DIR/device-legal.ll"
+  printf '; device opt\n' > "$OXIDE_DUMP_DIR/device-opt.ll"
+  printf '//\n.version 8.0\n.target %s\n.address_size 64\n\n.visible .entry fake_kernel()\n{\n\tret;\n}\n' \
+    "$OXIDE_ARCH" > "$OXIDE_DUMP_DIR/vecadd.ptx"
+}
+
+case "$1" in
+  --version) echo "cargo 1.95.0 (fake)";;
+  build) [ "${FAKE_BUILD_EXIT:-0}" = 0 ] && dump_device_stages
+         exit "${FAKE_BUILD_EXIT:-0}";;
+  run) echo "program output"; exit "${FAKE_RUN_EXIT:-0}";;
+  rustc)
+    deps="$FAKE_TARGET/debug/deps"
+    mkdir -p "$deps"
+    echo "// MIR" > "$deps/vecadd-0123456789abcdef.mir"
+    echo "; rustc IR" > "$deps/vecadd-0123456789abcdef.ll"
+    echo "// unrelated" > "$deps/vecadd_helpers-0123456789abcdef.mir"
+    dump_device_stages;;
+  clean) ;;
+esac
+exit 0
+)sh";
+
+/// A workspace with two examples, a fake cargo and a fake oxide-link.
+class CliTest : public ::testing::Test {
+protected:
+  TempDir Tmp;
+  fs::path Root, Bin, Log;
+  Environment Env;
+
+  void SetUp() override {
+    Root = Tmp / "ws";
+    Bin = Tmp / "bin";
+    Log = Tmp / "cargo.log";
+    writeFile(Root / "Cargo.toml", "[workspace]\nmembers = [\"examples/*\"]\n");
+    writeFile(Root / "examples/vecadd/Cargo.toml",
+              "[package]\nname = \"vecadd\"\n");
+    writeFile(Root / "examples/vecadd/src/main.rs", "fn main() {}\n");
+    writeFile(Root / "examples/matmul/Cargo.toml",
+              "[package]\nname = \"gemm\"\n");
+    writeFile(Root / "examples/matmul/src/main.rs", "fn main() {}\n");
+    writeExecutable(Bin / "cargo", FakeCargo);
+    writeExecutable(Bin / "oxide-link", "#!/bin/sh\nexit 0\n");
+
+    // Hermetic: nothing from the caller's shell leaks in.
+    Env.set("PATH", "/usr/bin:/bin");
+    Env.set("HOME", Tmp.path().string());
+    Env.set("CARGO", (Bin / "cargo").string());
+    Env.set("OXIDE_LINK", (Bin / "oxide-link").string());
+    Env.set("FAKE_CARGO_LOG", Log.string());
+    Env.set("FAKE_TARGET", (Root / "target").string());
+    Env.set("NO_COLOR", "1");
+  }
+
+  /// Runs cargo-oxide as cargo would (`cargo-oxide oxide ARGS…`) in \p Cwd;
+  /// stdout and stderr together.
+  ProcessResult oxide(const std::vector<std::string> &Args,
+                      std::optional<fs::path> Cwd = std::nullopt) {
+    std::vector<std::string> Argv = {CARGO_OXIDE_EXE, "oxide"};
+    Argv.insert(Argv.end(), Args.begin(), Args.end());
+    RunOptions Options;
+    Options.Env = &Env;
+    Options.CaptureStdout = true;
+    Options.CaptureStderr = true;
+    Options.WorkingDir = Cwd ? *Cwd : Root;
+    return runProcess(Argv, Options);
+  }
+
+  std::string log() const { return readFile(Log); }
+  void clearLog() const { fs::remove(Log); }
+};
+
+#define EXPECT_CONTAINS(Haystack, Needle)                                      \
+  EXPECT_TRUE(contains(Haystack, Needle))                                      \
+      << "expected to find:\n  " << (Needle) << "\nin:\n" << (Haystack)
+#define EXPECT_NOT_CONTAINS(Haystack, Needle)                                  \
+  EXPECT_FALSE(contains(Haystack, Needle))                                     \
+      << "expected not to find:\n  " << (Needle) << "\nin:\n" << (Haystack)
+
+TEST_F(CliTest, HelpAndVersion) {
+  ProcessResult Help = oxide({"--help"});
+  EXPECT_EQ(Help.ExitCode, 0);
+  EXPECT_CONTAINS(Help.Output, "Commands:");
+  EXPECT_CONTAINS(Help.Output, "pipeline [NAME]");
+  ProcessResult RunHelp = oxide({"help", "run"});
+  EXPECT_EQ(RunHelp.ExitCode, 0);
+  EXPECT_CONTAINS(RunHelp.Output, "Usage: cargo oxide run [NAME]");
+  EXPECT_EQ(oxide({}).ExitCode, 0);
+  EXPECT_CONTAINS(oxide({"--version"}).Output, "cargo-oxide ");
+}
+
+TEST_F(CliTest, UnknownSubcommand) {
+  ProcessResult R = oxide({"biuld"});
+  EXPECT_EQ(R.ExitCode, 1);
+  EXPECT_CONTAINS(R.Output, "error: no such subcommand: `biuld`");
+  EXPECT_CONTAINS(R.Output, "hint: did you mean `cargo oxide build`?");
+}
+
+TEST_F(CliTest, BuildNamedExampleWithTheOxideEnvironment) {
+  ProcessResult R = oxide({"build", "vecadd", "--arch", "sm_90"});
+  ASSERT_EQ(R.ExitCode, 0) << R.Output;
+  std::string L = log();
+  // First build: the package is cleaned so that it is linked by oxide-link.
+  std::string Manifest = (Root / "examples/vecadd/Cargo.toml").string();
+  EXPECT_CONTAINS(L, "CALL [clean] [--quiet] [--manifest-path] [" +
+                         (Root / "Cargo.toml").string() +
+                         "] [--package] [vecadd]\n");
+  EXPECT_CONTAINS(L, "CALL [build] [--manifest-path] [" + Manifest + "]\n");
+  EXPECT_CONTAINS(L, "RUSTFLAGS=-C linker=" + (Bin / "oxide-link").string() +
+                         " -C save-temps\n");
+  EXPECT_CONTAINS(L, "CARGO_INCREMENTAL=0\n");
+  EXPECT_CONTAINS(L, "OXIDE_ARCH=sm_90\n");
+  EXPECT_CONTAINS(L, "OXIDE_DUMP_DIR=<unset>\n");
+  EXPECT_CONTAINS(L, "OXIDE_VERBOSE=<unset>\n");
+  EXPECT_TRUE(fs::exists(Root / "target/oxide/.stamps/vecadd-debug"));
+}
+
+TEST_F(CliTest, ExistingRustFlagsAndArchFromEnvironment) {
+  Env.set("RUSTFLAGS", "--cfg user_flag");
+  Env.set("OXIDE_ARCH", "sm_86");
+  ASSERT_EQ(oxide({"build", "vecadd", "--release", "-v"}).ExitCode, 0);
+  std::string L = log();
+  EXPECT_CONTAINS(L, "[build] [--manifest-path] [" +
+                         (Root / "examples/vecadd/Cargo.toml").string() +
+                         "] [--release]\n");
+  EXPECT_CONTAINS(L, "RUSTFLAGS=--cfg user_flag -C linker=");
+  EXPECT_CONTAINS(L, "OXIDE_ARCH=sm_86\n");
+  EXPECT_CONTAINS(L, "OXIDE_VERBOSE=1\n");
+}
+
+TEST_F(CliTest, RelinksOnlyWhenTheArchChanges) {
+  ASSERT_EQ(oxide({"build", "vecadd"}).ExitCode, 0);
+  clearLog();
+  ProcessResult Same = oxide({"build", "vecadd"});
+  ASSERT_EQ(Same.ExitCode, 0);
+  EXPECT_NOT_CONTAINS(log(), "[clean]");
+  EXPECT_NOT_CONTAINS(Same.Output, "Relinking");
+
+  clearLog();
+  ProcessResult Other = oxide({"build", "vecadd", "--arch", "sm_90"});
+  ASSERT_EQ(Other.ExitCode, 0);
+  EXPECT_CONTAINS(log(), "[clean] [--quiet]");
+  EXPECT_CONTAINS(Other.Output, "Relinking vecadd (sm_90");
+
+  // The release profile keeps its own stamp.
+  clearLog();
+  ASSERT_EQ(oxide({"build", "vecadd", "--arch", "sm_90", "-r"}).ExitCode, 0);
+  EXPECT_CONTAINS(log(), "[clean] [--quiet] [--manifest-path] [" +
+                             (Root / "Cargo.toml").string() +
+                             "] [--release] [--package] [vecadd]");
+}
+
+TEST_F(CliTest, EachToolchainHasItsOwnStamp) {
+  Env.set("RUSTUP_TOOLCHAIN", "stable");
+  ASSERT_EQ(oxide({"build", "vecadd", "--arch", "sm_90"}).ExitCode, 0);
+  Env.set("RUSTUP_TOOLCHAIN", "nightly");
+  ASSERT_EQ(oxide({"build", "vecadd", "--arch", "sm_90"}).ExitCode, 0);
+  EXPECT_TRUE(fs::exists(Root / "target/oxide/.stamps/vecadd-debug@stable"));
+  EXPECT_TRUE(fs::exists(Root / "target/oxide/.stamps/vecadd-debug@nightly"));
+  // Back on stable with the same arch: nothing to relink.
+  clearLog();
+  Env.set("RUSTUP_TOOLCHAIN", "stable");
+  ASSERT_EQ(oxide({"build", "vecadd", "--arch", "sm_90"}).ExitCode, 0);
+  EXPECT_NOT_CONTAINS(log(), "[clean]");
+
+  // `clean NAME` forgets the package's stamps of every toolchain.
+  ASSERT_EQ(oxide({"clean", "vecadd"}).ExitCode, 0);
+  EXPECT_FALSE(fs::exists(Root / "target/oxide/.stamps/vecadd-debug@stable"));
+  EXPECT_FALSE(fs::exists(Root / "target/oxide/.stamps/vecadd-debug@nightly"));
+}
+
+TEST_F(CliTest, BuildByPackageNameAndFromInsideThePackage) {
+  ASSERT_EQ(oxide({"build", "gemm"}).ExitCode, 0);
+  EXPECT_CONTAINS(log(), "[build] [--manifest-path] [" +
+                             (Root / "examples/matmul/Cargo.toml").string());
+  clearLog();
+  ASSERT_EQ(oxide({"build"}, Root / "examples/vecadd/src").ExitCode, 0);
+  EXPECT_CONTAINS(log(), "[build] [--manifest-path] [" +
+                             (Root / "examples/vecadd/Cargo.toml").string());
+}
+
+TEST_F(CliTest, BuildAtTheWorkspaceRootBuildsEverything) {
+  ASSERT_EQ(oxide({"build"}).ExitCode, 0);
+  std::string L = log();
+  EXPECT_CONTAINS(L, "[build] [--manifest-path] [" +
+                         (Root / "Cargo.toml").string() + "] [--workspace]");
+  EXPECT_CONTAINS(L, "[--package] [gemm] [--package] [vecadd]");
+}
+
+TEST_F(CliTest, UnknownExampleListsTheAvailableOnes) {
+  ProcessResult R = oxide({"run", "nosuch"});
+  EXPECT_EQ(R.ExitCode, 1);
+  EXPECT_CONTAINS(R.Output, "error: no example or package named `nosuch`");
+  EXPECT_CONTAINS(R.Output,
+                  "hint: available examples: matmul (package gemm), vecadd");
+  EXPECT_FALSE(fs::exists(Log)); // cargo never ran
+}
+
+TEST_F(CliTest, RunNeedsOnePackage) {
+  ProcessResult R = oxide({"run"});
+  EXPECT_EQ(R.ExitCode, 1);
+  EXPECT_CONTAINS(R.Output, "error: no example named");
+  EXPECT_CONTAINS(R.Output, "hint: name one");
+}
+
+TEST_F(CliTest, RunBuildsThenRunsAndReturnsTheProgramStatus) {
+  Env.set("FAKE_RUN_EXIT", "7");
+  ProcessResult R = oxide({"run", "vecadd", "--", "a b", "--c"});
+  EXPECT_EQ(R.ExitCode, 7);
+  EXPECT_CONTAINS(R.Output, "program output");
+  EXPECT_NOT_CONTAINS(R.Output, "error:");
+  std::string L = log();
+  size_t Build = L.find("CALL [build]");
+  size_t Run = L.find("CALL [run] [--quiet] [--manifest-path] [" +
+                      (Root / "examples/vecadd/Cargo.toml").string() +
+                      "] [--] [a b] [--c]\n");
+  ASSERT_NE(Build, std::string::npos) << L;
+  ASSERT_NE(Run, std::string::npos) << L;
+  EXPECT_LT(Build, Run);
+}
+
+TEST_F(CliTest, BuildFailureIsReportedAndNothingRuns) {
+  Env.set("FAKE_BUILD_EXIT", "101");
+  ProcessResult R = oxide({"run", "vecadd"});
+  EXPECT_EQ(R.ExitCode, 1);
+  EXPECT_CONTAINS(R.Output, "error: cargo build failed (exit code 101)");
+  EXPECT_CONTAINS(R.Output, "hint: ");
+  EXPECT_NOT_CONTAINS(log(), "CALL [run]");
+  EXPECT_FALSE(fs::exists(Root / "target/oxide/.stamps/vecadd-debug"));
+}
+
+TEST_F(CliTest, MissingCargo) {
+  Env.set("CARGO", (Tmp / "no-cargo-here").string());
+  ProcessResult R = oxide({"build", "vecadd"});
+  EXPECT_NE(R.ExitCode, 0);
+  EXPECT_CONTAINS(R.Output, "error: cannot run cargo");
+  EXPECT_CONTAINS(R.Output, "hint: install Rust with rustup");
+}
+
+TEST_F(CliTest, MissingDeviceLinker) {
+  Env.set("OXIDE_LINK", (Tmp / "missing-oxide-link").string());
+  ProcessResult R = oxide({"build", "vecadd"});
+  EXPECT_EQ(R.ExitCode, 1);
+  EXPECT_CONTAINS(R.Output, "error: device linker not found");
+  EXPECT_CONTAINS(R.Output, "hint: point OXIDE_LINK at an executable");
+  EXPECT_FALSE(fs::exists(Log));
+}
+
+TEST_F(CliTest, InspectPrintsThePtx) {
+  ProcessResult R = oxide({"inspect", "vecadd", "--arch", "sm_90"});
+  ASSERT_EQ(R.ExitCode, 0) << R.Output;
+  EXPECT_CONTAINS(R.Output, "// vecadd.ptx (sm_90)");
+  EXPECT_CONTAINS(R.Output, ".target sm_90");
+  EXPECT_CONTAINS(R.Output, ".visible .entry fake_kernel()");
+  fs::path Dump = Root / "target/oxide/vecadd";
+  EXPECT_CONTAINS(log(), "OXIDE_DUMP_DIR=" + Dump.string() + "\n");
+  // The package is cleaned every time, so the linker always runs.
+  EXPECT_CONTAINS(log(), "[clean] [--quiet]");
+  EXPECT_TRUE(fs::exists(Dump / "vecadd.ptx"));
+}
+
+TEST_F(CliTest, InspectWithoutPtxIsAnError) {
+  // A cargo whose link dumps nothing, as when the package has no kernel.
+  writeExecutable(Bin / "cargo", "#!/bin/sh\nexit 0\n");
+  ProcessResult R = oxide({"inspect", "vecadd"});
+  EXPECT_EQ(R.ExitCode, 1);
+  EXPECT_CONTAINS(R.Output, "error: the device linker wrote no PTX");
+  EXPECT_CONTAINS(R.Output, "#[kernel]");
+}
+
+TEST_F(CliTest, PipelineWithoutTheCudaToolkit) {
+  Env.set("OXIDE_CUDA_PATH", (Tmp / "no-cuda").string());
+  ProcessResult R = oxide({"pipeline", "vecadd"});
+  ASSERT_EQ(R.ExitCode, 0) << R.Output;
+  fs::path Dir = Root / "target/oxide/vecadd/pipeline";
+  EXPECT_CONTAINS(log(), "CALL [rustc] [--manifest-path] [" +
+                             (Root / "examples/vecadd/Cargo.toml").string() +
+                             "] [--bin] [vecadd] [--] "
+                             "[--emit=mir,llvm-ir,link]\n");
+  EXPECT_CONTAINS(log(), "OXIDE_DUMP_DIR=" + Dir.string() + "\n");
+  for (const char *File :
+       {"1-rustc.mir", "2-rustc.ll", "3-device-input.ll", "4-device-legal.ll",
+        "5-device-opt.ll", "6-vecadd.ptx"}) {
+    EXPECT_TRUE(fs::exists(Dir / File)) << File;
+    EXPECT_CONTAINS(R.Output, (Dir / File).string());
+  }
+  EXPECT_EQ(readFile(Dir / "1-rustc.mir"), "// MIR\n");
+  EXPECT_CONTAINS(R.Output, "pipeline of `vecadd` (sm_80, debug)");
+  EXPECT_CONTAINS(R.Output, "   1  Rust MIR");
+  EXPECT_CONTAINS(R.Output, "   6  PTX (sm_80)");
+  EXPECT_CONTAINS(R.Output, "   7  cubin (ptxas -arch=sm_80)");
+  EXPECT_CONTAINS(R.Output, "skipped: ptxas not found");
+  EXPECT_FALSE(fs::exists(Dir / "device-opt.ll")); // renamed, not copied
+}
+
+TEST_F(CliTest, PipelineRunsPtxasWhereItExists) {
+  fs::path Ptxas = "/usr/local/cuda/bin/ptxas";
+  if (!isExecutableFile(Ptxas))
+    GTEST_SKIP() << "no CUDA toolkit at /usr/local/cuda";
+  Env.set("OXIDE_CUDA_PATH", "/usr/local/cuda");
+  ProcessResult R = oxide({"pipeline", "vecadd", "--arch", "sm_90"});
+  ASSERT_EQ(R.ExitCode, 0) << R.Output;
+  fs::path Dir = Root / "target/oxide/vecadd/pipeline";
+  EXPECT_TRUE(fs::exists(Dir / "7-vecadd.cubin"));
+  EXPECT_CONTAINS(R.Output, "   7  cubin (ptxas -arch=sm_90)");
+  EXPECT_CONTAINS(R.Output, (Dir / "7-vecadd.cubin").string());
+}
+
+TEST_F(CliTest, PipelineReportsMissingDeviceStages) {
+  // A fake cargo whose "linker" writes nothing.
+  writeExecutable(Bin / "cargo", "#!/bin/sh\nexit 0\n");
+  Env.set("OXIDE_CUDA_PATH", (Tmp / "no-cuda").string());
+  ProcessResult R = oxide({"pipeline", "vecadd"});
+  EXPECT_EQ(R.ExitCode, 1);
+  EXPECT_CONTAINS(R.Output, "missing: the device linker wrote no device-opt.ll");
+  EXPECT_CONTAINS(R.Output, "error: the device linker wrote no PTX");
+}
+
+TEST_F(CliTest, CleanOnePackage) {
+  writeFile(Root / "target/oxide/vecadd/vecadd.ptx", "x");
+  writeFile(Root / "target/oxide/gemm/gemm.ptx", "x");
+  ProcessResult R = oxide({"clean", "vecadd"});
+  ASSERT_EQ(R.ExitCode, 0) << R.Output;
+  EXPECT_CONTAINS(log(), "CALL [clean] [--manifest-path] [" +
+                             (Root / "Cargo.toml").string() +
+                             "] [--package] [vecadd]\n");
+  EXPECT_FALSE(fs::exists(Root / "target/oxide/vecadd"));
+  EXPECT_TRUE(fs::exists(Root / "target/oxide/gemm"));
+}
+
+TEST_F(CliTest, CleanEverything) {
+  writeFile(Root / "target/oxide/vecadd/vecadd.ptx", "x");
+  ASSERT_EQ(oxide({"clean"}).ExitCode, 0);
+  EXPECT_CONTAINS(log(), "CALL [clean] [--manifest-path] [" +
+                             (Root / "Cargo.toml").string() + "]\n");
+  EXPECT_FALSE(fs::exists(Root / "target/oxide"));
+}
+
+TEST_F(CliTest, NewCreatesARunnableProject) {
+  fs::path OxideRoot = Tmp / "oxide-src";
+  fs::create_directories(OxideRoot / "crates/cuda-device");
+  Env.set("OXIDE_ROOT", OxideRoot.string());
+  ProcessResult R = oxide({"new", "my-kernel"}, Tmp.path());
+  ASSERT_EQ(R.ExitCode, 0) << R.Output;
+  EXPECT_CONTAINS(R.Output, "Created oxide project `my-kernel`");
+  EXPECT_CONTAINS(R.Output, "cd my-kernel && cargo oxide run");
+  std::string Toml = readFile(Tmp / "my-kernel/Cargo.toml");
+  EXPECT_CONTAINS(Toml, "name = 'my-kernel'");
+  EXPECT_CONTAINS(Toml, (OxideRoot / "crates/cuda-host").string());
+  EXPECT_CONTAINS(readFile(Tmp / "my-kernel/src/main.rs"),
+                  "load_kernel_module(&ctx, \"my_kernel\")");
+  EXPECT_EQ(readFile(Tmp / "my-kernel/.gitignore"), "/target\n");
+
+  // The new project is a package cargo oxide can build with no name given.
+  ASSERT_EQ(oxide({"build"}, Tmp / "my-kernel").ExitCode, 0);
+  EXPECT_CONTAINS(log(), "[build] [--manifest-path] [" +
+                             (Tmp / "my-kernel/Cargo.toml").string() + "]");
+
+  ProcessResult Again = oxide({"new", "my-kernel"}, Tmp.path());
+  EXPECT_EQ(Again.ExitCode, 1);
+  EXPECT_CONTAINS(Again.Output, "already exists");
+}
+
+TEST_F(CliTest, NewWithoutTheOxideCrates) {
+  Env.set("OXIDE_ROOT", (Tmp / "nowhere").string());
+  ProcessResult R = oxide({"new", "k"}, Tmp.path());
+  EXPECT_EQ(R.ExitCode, 1);
+  EXPECT_CONTAINS(R.Output, "error: cannot find the oxide crates");
+  EXPECT_CONTAINS(R.Output, "hint: set OXIDE_ROOT");
+  EXPECT_FALSE(fs::exists(Tmp / "k"));
+}
+
+TEST_F(CliTest, NewRejectsBadNames) {
+  ProcessResult R = oxide({"new", "9lives"}, Tmp.path());
+  EXPECT_EQ(R.ExitCode, 1);
+  EXPECT_CONTAINS(R.Output, "starts with a digit");
+}
+
+TEST_F(CliTest, DoctorReportsEveryCheck) {
+  // A rustc whose LLVM is too new, to see the pairing rule fail.
+  writeExecutable(Bin / "rustc",
+                  "#!/bin/sh\nprintf 'rustc 9.0.0 (x 2030-01-01)\\nrelease: "
+                  "9.0.0\\nLLVM version: 99.0.1\\n'\n");
+  Env.set("RUSTC", (Bin / "rustc").string());
+  ProcessResult R = oxide({"doctor"});
+  EXPECT_EQ(R.ExitCode, 1); // the pairing fails whatever the machine has
+  EXPECT_CONTAINS(R.Output, "✓ cargo");
+  EXPECT_CONTAINS(R.Output, "cargo 1.95.0 (fake)");
+  EXPECT_CONTAINS(R.Output, "✓ rustc");
+  EXPECT_CONTAINS(R.Output, "LLVM version: 99.0.1");
+  EXPECT_CONTAINS(R.Output, "✗ LLVM pairing");
+  EXPECT_CONTAINS(R.Output, "rustc's LLVM 99 is newer than oxide's LLVM");
+  EXPECT_CONTAINS(R.Output, "✓ oxide-link");
+  for (const char *Label : {"CUDA toolkit", "ptxas", "libdevice",
+                            "NVIDIA driver", "GPU"})
+    EXPECT_CONTAINS(R.Output, Label);
+  EXPECT_CONTAINS(R.Output, "fix: ");
+  EXPECT_CONTAINS(R.Output, "error: ");
+
+  // Without a driver on this machine, both the driver and GPU are named as
+  // missing.
+  void *Lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (Lib) {
+    dlclose(Lib);
+    return;
+  }
+  EXPECT_CONTAINS(R.Output, "✗ NVIDIA driver");
+  EXPECT_CONTAINS(R.Output, "✗ GPU");
+  EXPECT_CONTAINS(R.Output, "missing: no NVIDIA driver");
+}
+
+TEST_F(CliTest, DoctorWithMissingTools) {
+  Env.set("RUSTC", (Tmp / "no-rustc").string());
+  Env.set("CARGO", (Tmp / "no-cargo").string());
+  Env.set("OXIDE_LINK", (Tmp / "no-link").string());
+  Env.set("OXIDE_CUDA_PATH", (Tmp / "no-cuda").string());
+  ProcessResult R = oxide({"doctor"});
+  EXPECT_EQ(R.ExitCode, 1);
+  for (const char *Label : {"✗ cargo", "✗ rustc", "✗ LLVM pairing",
+                            "✗ oxide-link", "✗ CUDA toolkit", "✗ ptxas",
+                            "✗ libdevice"})
+    EXPECT_CONTAINS(R.Output, Label);
+  EXPECT_CONTAINS(R.Output, "fix: install Rust with rustup");
+  EXPECT_CONTAINS(R.Output, "fix: install the CUDA toolkit");
+}
+
+} // namespace

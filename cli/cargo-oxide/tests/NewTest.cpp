@@ -1,0 +1,85 @@
+//===- NewTest.cpp - the files `cargo oxide new` writes --------------------===//
+//
+// Part of oxide. Tests name checking and the rendered Cargo.toml and main.rs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "New.h"
+
+#include "Manifest.h"
+#include "TestSupport.h"
+
+#include <gtest/gtest.h>
+
+using namespace oxide::cli;
+using oxide::cli::test::contains;
+
+namespace {
+
+TEST(NewTest, AcceptsCargoPackageNames) {
+  for (const char *Good : {"my_kernel", "my-kernel", "k", "Vec2", "a1_b-2"})
+    EXPECT_FALSE(checkPackageName(Good)) << Good;
+}
+
+TEST(NewTest, RejectsBadNames) {
+  for (const char *Bad : {"", "1st", "has space", "dot.ted", "ünï", "a/b"}) {
+    std::optional<Error> E = checkPackageName(Bad);
+    ASSERT_TRUE(E) << Bad;
+    EXPECT_TRUE(contains(E->Hint, "cargo oxide new my_kernel")) << Bad;
+  }
+  for (const char *Reserved : {"fn", "self", "test", "core", "std", "build"}) {
+    std::optional<Error> E = checkPackageName(Reserved);
+    ASSERT_TRUE(E) << Reserved;
+    EXPECT_TRUE(contains(E->Message, "reserved")) << Reserved;
+  }
+}
+
+TEST(NewTest, TomlStrings) {
+  EXPECT_EQ(tomlString("/plain/path"), "'/plain/path'");
+  EXPECT_EQ(tomlString("C:\\dir"), "'C:\\dir'"); // literal: no escaping needed
+  EXPECT_EQ(tomlString("it's \"x\"\\"), "\"it's \\\"x\\\"\\\\\"");
+}
+
+TEST(NewTest, CargoTomlIsAStandalonePackageDependingOnOxide) {
+  std::string Text = renderCargoToml("my-kernel", "/src/oxide");
+  Expected<Manifest> M = parseManifest(Text);
+  ASSERT_TRUE(static_cast<bool>(M)) << M.error().Message << "\n" << Text;
+  EXPECT_EQ(M->PackageName, "my-kernel");
+  EXPECT_TRUE(M->HasPackage);
+  EXPECT_TRUE(M->HasWorkspace); // builds even inside another workspace
+  for (const char *Crate : {"cuda-device", "cuda-host", "cuda-core"})
+    EXPECT_TRUE(contains(Text, std::string(Crate) + " = { path = '/src/oxide/crates/" +
+                                   Crate + "' }"))
+        << Text;
+}
+
+TEST(NewTest, CargoTomlEscapesOddPaths) {
+  std::string Text = renderCargoToml("k", "/home/o'brien/oxide");
+  Expected<Manifest> M = parseManifest(Text);
+  ASSERT_TRUE(static_cast<bool>(M)) << M.error().Message;
+  EXPECT_TRUE(contains(Text, "\"/home/o'brien/oxide/crates/cuda-core\""));
+}
+
+TEST(NewTest, MainRsUsesTheCrateNameAsModuleName) {
+  std::string Text = renderMainRs("my-kernel");
+  EXPECT_FALSE(contains(Text, "@CRATE@"));
+  EXPECT_TRUE(contains(Text, "load_kernel_module(&ctx, \"my_kernel\")"));
+  EXPECT_TRUE(contains(Text, "//! my_kernel:"));
+}
+
+TEST(NewTest, MainRsIsTheVecaddProgram) {
+  std::string Text = renderMainRs("k");
+  for (const char *Piece :
+       {"#[kernel]",
+        "pub fn vecadd(a: &[f32], b: &[f32], mut c: DisjointSlice<f32>)",
+        "thread::index_1d()", "c.get_mut(idx)", "CudaContext::new(0)",
+        "default_stream()", "DeviceBuffer::from_host", "::zeroed(",
+        "to_host_vec", "cuda_launch!", "LaunchConfig::for_num_elems",
+        "✓ SUCCESS: All {N} elements correct!",
+        "no GPU: the kernels were built and their PTX validated, but could "
+        "not be launched",
+        "std::process::exit(2)"})
+    EXPECT_TRUE(contains(Text, Piece)) << Piece;
+}
+
+} // namespace

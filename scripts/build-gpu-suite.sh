@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Builds every example and GPU test with the stable and the nightly toolchain,
+# through the oxide device linker, and collects the binaries in
+# .device-carry/<toolchain>/ together with scripts/run-gpu-suite.sh. That folder
+# is what travels to the GPU machine (which has no Rust): there,
+# `bash .device-carry/run-gpu-suite.sh` runs the whole suite in one call.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+link="${OXIDE_LINK:-$root/build/compiler/oxide-link}"
+arch="${OXIDE_ARCH:-sm_90}"
+carry="$root/.device-carry"
+rm -rf "$carry"
+mkdir -p "$carry"
+cp scripts/run-gpu-suite.sh "$carry/"
+
+programs=$(ls -d examples/*/ tests/gpu/*/ | sed 's:/$::')
+for toolchain in stable nightly; do
+  mkdir -p "$carry/$toolchain"
+  for dir in $programs; do
+    pkg=$(sed -n 's/^name *= *"\(.*\)"/\1/p' "$dir/Cargo.toml" | head -1)
+    # The barrier test is about release builds (MIR JumpThreading runs there).
+    profile=debug; flag=
+    case "$pkg" in barrier_jump_threading) profile=release; flag=--release;; esac
+    echo "== $toolchain: $pkg ($profile, $arch)"
+    RUSTFLAGS="-C linker=$link -C save-temps" CARGO_INCREMENTAL=0 OXIDE_ARCH="$arch" \
+      CARGO_TARGET_DIR="$root/target/$toolchain" \
+      cargo "+$toolchain" build -q $flag --manifest-path "$dir/Cargo.toml"
+    cp "$root/target/$toolchain/$profile/$pkg" "$carry/$toolchain/"
+    strip --strip-debug "$carry/$toolchain/$pkg"  # smaller to carry; the kernel table needs no debug info
+  done
+done
+du -sh "$carry"
