@@ -7,7 +7,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-link="${OXIDE_LINK:-$root/build/compiler/oxide-link}"
+link="${OXIDE_LINK:-$root/build/bin/oxide-link}"
 arch="${OXIDE_ARCH:-sm_90}"
 carry="$root/.device-carry"
 rm -rf "$carry"

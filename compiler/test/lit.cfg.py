@@ -6,7 +6,7 @@ config.name = "oxide-device-linker"
 config.test_format = lit.formats.ShTest(True)
 config.suffixes = [".ll"]
 config.test_source_root = os.path.dirname(__file__)
-config.test_exec_root = os.path.join(config.oxide_tools_dir, "test")
+config.test_exec_root = config.oxide_test_exec_root
 config.substitutions.append(("%oxide-opt", os.path.join(config.oxide_tools_dir, "oxide-opt")))
 config.substitutions.append(("%oxide-link", os.path.join(config.oxide_tools_dir, "oxide-link")))
 config.substitutions.append(("FileCheck", config.filecheck))
