@@ -7,7 +7,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-link="${OXIDE_LINK:-$root/build/bin/oxide-link}"
+export PATH="$root/build/bin:$PATH"   # cargo-oxide and oxide-link, built by scripts/test.sh or setup.sh
 arch="${OXIDE_ARCH:-sm_90}"
 carry="$root/.device-carry"
 rm -rf "$carry"
@@ -23,9 +23,8 @@ for toolchain in stable nightly; do
     profile=debug; flag=
     case "$pkg" in barrier_jump_threading) profile=release; flag=--release;; esac
     echo "== $toolchain: $pkg ($profile, $arch)"
-    RUSTFLAGS="-C linker=$link -C save-temps" CARGO_INCREMENTAL=0 OXIDE_ARCH="$arch" \
-      CARGO_TARGET_DIR="$root/target/$toolchain" \
-      cargo "+$toolchain" build -q $flag --manifest-path "$dir/Cargo.toml"
+    CARGO_TARGET_DIR="$root/target/$toolchain" \
+      cargo "+$toolchain" oxide build "$(basename "$dir")" $flag --arch "$arch"
     cp "$root/target/$toolchain/$profile/$pkg" "$carry/$toolchain/"
     strip --strip-debug "$carry/$toolchain/$pkg"  # smaller to carry; the kernel table needs no debug info
   done

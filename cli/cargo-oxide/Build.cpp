@@ -1,4 +1,4 @@
-//===- Build.cpp - build, run and clean ------------------------------------===//
+//===- Build.cpp - build, run and clean -----------------------------------===//
 //
 // Part of oxide. `build` and `run` are cargo's commands with the oxide
 // environment (Cargo.h); `clean` is cargo's plus oxide's own output folder.
@@ -19,8 +19,7 @@ namespace oxide::cli {
 
 std::vector<std::string> BuildPlan::cargoSelection() const {
   std::vector<std::string> Args = {
-      "--manifest-path",
-      (Pkg ? Pkg->ManifestPath : WS.ManifestPath).string()};
+      "--manifest-path", (Pkg ? Pkg->ManifestPath : WS.ManifestPath).string()};
   if (!Pkg)
     Args.push_back("--workspace");
   if (Release)
@@ -52,9 +51,11 @@ Expected<BuildPlan> planBuild(const Options &Opts, const Context &Ctx,
     Plan.Pkg = *Pkg;
     Plan.Linked = {*Pkg};
   } else if (!Opts.Name && AllowWorkspace && Plan.WS.isVirtual()) {
-    // At a virtual workspace root: build every member. Only the examples
-    // (and nothing else in a workspace like oxide's) link executables.
-    Plan.Linked = listExamples(Plan.WS.Root);
+    // At a virtual workspace root: build every member; the ones with a
+    // binary are the ones the device linker links.
+    for (Package &Member : listMembers(Plan.WS))
+      if (!Member.binaries().empty())
+        Plan.Linked.push_back(std::move(Member));
   } else {
     return Pkg.error();
   }
@@ -82,8 +83,8 @@ std::optional<Error> ensureRelink(const BuildPlan &Plan,
     Args.push_back("--release");
   size_t Stale = 0;
   for (const Package &Pkg : Plan.Linked) {
-    fs::path StampPath = linkStampPath(Plan.TargetDir, Pkg.name(),
-                                       Plan.Release, Plan.Config.Toolchain);
+    fs::path StampPath = linkStampPath(Plan.TargetDir, Pkg.name(), Plan.Release,
+                                       Plan.Config.Toolchain);
     if (!Force && linkStampMatches(StampPath, Stamp))
       continue;
     std::error_code EC;
@@ -109,7 +110,7 @@ void recordLinkStamps(const BuildPlan &Plan) {
   std::string Stamp = linkStamp(Plan.Config);
   for (const Package &Pkg : Plan.Linked)
     writeLinkStamp(linkStampPath(Plan.TargetDir, Pkg.name(), Plan.Release,
-                                       Plan.Config.Toolchain),
+                                 Plan.Config.Toolchain),
                    Stamp);
 }
 
@@ -117,7 +118,8 @@ void dropLinkStamps(const BuildPlan &Plan) {
   for (const Package &Pkg : Plan.Linked) {
     std::error_code EC;
     fs::remove(linkStampPath(Plan.TargetDir, Pkg.name(), Plan.Release,
-                                       Plan.Config.Toolchain), EC);
+                             Plan.Config.Toolchain),
+               EC);
   }
 }
 

@@ -1,4 +1,4 @@
-//===- Cargo.h - running cargo with the oxide environment --------*- C++ -*-===//
+//===- Cargo.h - running cargo with the oxide environment -------*- C++ -*-===//
 //
 // Part of oxide. A build with oxide is an ordinary cargo build with a few
 // environment variables set (see docs/ABI.md §4 for the device linker's side):

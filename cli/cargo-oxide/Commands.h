@@ -1,4 +1,4 @@
-//===- Commands.h - the cargo oxide subcommands ------------------*- C++ -*-===//
+//===- Commands.h - the cargo oxide subcommands -----------------*- C++ -*-===//
 //
 // Part of oxide. One function per subcommand; each returns the process exit
 // status and reports its own failures (error + hint). The implementations are

@@ -1,4 +1,4 @@
-//===- CudaDriver.h - asking the CUDA driver what is there -------*- C++ -*-===//
+//===- CudaDriver.h - asking the CUDA driver what is there ------*- C++ -*-===//
 //
 // Part of oxide. `cargo oxide doctor` must run on machines without a GPU (CI,
 // build hosts), so cargo-oxide never links against libcuda: it dlopen()s
@@ -27,8 +27,8 @@ struct DriverProbe {
   /// detected)".
   std::string DeviceError;
   int DeviceCount = 0;
-  std::string DeviceName;      ///< of device 0
-  int ComputeMajor = 0;        ///< of device 0
+  std::string DeviceName; ///< of device 0
+  int ComputeMajor = 0;   ///< of device 0
   int ComputeMinor = 0;
 };
 

@@ -1,4 +1,4 @@
-//===- Doctor.cpp - cargo oxide doctor -------------------------------------===//
+//===- Doctor.cpp - cargo oxide doctor ------------------------------------===//
 //
 // Part of oxide. Checks, in the order a build needs them, everything oxide
 // depends on, and prints one line per check: ✓ with what was found, or ✗ with
@@ -183,8 +183,7 @@ void Doctor::checkPtxas() {
     C.Detail = lastNonEmptyLine(*Out) + " (" + Ptxas->string() + ")";
   } else {
     C.Detail = Why;
-    C.Fix = "reinstall the CUDA toolkit; " + Ptxas->string() +
-            " does not run";
+    C.Fix = "reinstall the CUDA toolkit; " + Ptxas->string() + " does not run";
   }
   Checks.push_back(C);
 }
@@ -207,10 +206,10 @@ void Doctor::checkDriverAndGpu() {
   Check Driver("NVIDIA driver");
   Driver.Ok = Probe.Loaded;
   if (Probe.Loaded) {
-    Driver.Detail = "libcuda.so.1, CUDA " +
-                    (Probe.DriverVersion
-                         ? formatCudaVersion(Probe.DriverVersion)
-                         : std::string("version unknown"));
+    Driver.Detail =
+        "libcuda.so.1, CUDA " + (Probe.DriverVersion
+                                     ? formatCudaVersion(Probe.DriverVersion)
+                                     : std::string("version unknown"));
   } else {
     Driver.Detail = "missing: " + Probe.LoadError;
     Driver.Fix = "install the NVIDIA driver (it provides libcuda.so.1) to run "

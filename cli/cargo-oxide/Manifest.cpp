@@ -1,4 +1,4 @@
-//===- Manifest.cpp - the parts of Cargo.toml cargo-oxide reads ------------===//
+//===- Manifest.cpp - the parts of Cargo.toml cargo-oxide reads -----------===//
 //
 // Part of oxide. See Manifest.h.
 //
@@ -33,8 +33,8 @@ private:
   std::optional<Error> Failure;
 
   std::vector<std::string> TablePath;
-  bool InBinArray = false;   // the current table is a [[bin]] entry
-  bool BinHasName = false;   // …and its name has been recorded
+  bool InBinArray = false; // the current table is a [[bin]] entry
+  bool BinHasName = false; // …and its name has been recorded
   Manifest Result;
 
   bool atEnd() const { return Pos >= Text.size(); }
@@ -81,6 +81,7 @@ private:
   std::optional<std::string> readKeyPart();
   std::optional<std::vector<std::string>> readDottedKey(char Terminator);
   void skipValue();
+  std::optional<std::vector<std::string>> readStringArray();
   void readHeader();
   void readKeyValue();
   void record(const std::vector<std::string> &Path,
@@ -117,13 +118,27 @@ std::optional<std::string> ManifestReader::readString() {
       char E = peek(1);
       advance(2);
       switch (E) {
-      case 'n': Value += '\n'; break;
-      case 't': Value += '\t'; break;
-      case 'r': Value += '\r'; break;
-      case 'b': Value += '\b'; break;
-      case 'f': Value += '\f'; break;
-      case '"': Value += '"'; break;
-      case '\\': Value += '\\'; break;
+      case 'n':
+        Value += '\n';
+        break;
+      case 't':
+        Value += '\t';
+        break;
+      case 'r':
+        Value += '\r';
+        break;
+      case 'b':
+        Value += '\b';
+        break;
+      case 'f':
+        Value += '\f';
+        break;
+      case '"':
+        Value += '"';
+        break;
+      case '\\':
+        Value += '\\';
+        break;
       case 'u':
       case 'U': {
         // Keep the escape as written: package names and paths we read are
@@ -223,6 +238,36 @@ void ManifestReader::skipValue() {
     fail("unterminated array or inline table");
 }
 
+/// `["a", 'b', ]` with comments and newlines anywhere between elements.
+std::optional<std::vector<std::string>> ManifestReader::readStringArray() {
+  std::vector<std::string> Items;
+  advance(); // '['
+  for (;;) {
+    skipWhitespaceAndComments();
+    if (peek() == ']') {
+      advance();
+      return Items;
+    }
+    if (peek() != '"' && peek() != '\'') {
+      fail("expected a string in the array");
+      return std::nullopt;
+    }
+    auto Item = readString();
+    if (!Item)
+      return std::nullopt;
+    Items.push_back(std::move(*Item));
+    skipWhitespaceAndComments();
+    if (peek() == ',') {
+      advance();
+      continue;
+    }
+    if (peek() != ']') {
+      fail("expected ',' or ']' in the array");
+      return std::nullopt;
+    }
+  }
+}
+
 void ManifestReader::readHeader() {
   bool ArrayOfTables = startsWith("[[");
   advance(ArrayOfTables ? 2 : 1);
@@ -248,18 +293,27 @@ void ManifestReader::readKeyValue() {
   skipBlanks();
   std::vector<std::string> Path = TablePath;
   Path.insert(Path.end(), Key->begin(), Key->end());
+  bool MemberList = Path.size() == 2 && Path[0] == "workspace" &&
+                    (Path[1] == "members" || Path[1] == "exclude");
   if (peek() == '"' || peek() == '\'') {
     auto Value = readString();
     if (!Value)
       return;
     record(Path, Value);
+  } else if (MemberList && peek() == '[') {
+    auto Items = readStringArray();
+    if (!Items)
+      return;
+    record(Path, std::nullopt);
+    (Path[1] == "members" ? Result.WorkspaceMembers : Result.WorkspaceExclude) =
+        std::move(*Items);
   } else {
     size_t Start = Pos;
     skipValue();
     std::string_view Raw = Text.substr(Start, Pos - Start);
     // Booleans are the only other values we look at (package.autobins).
-    while (!Raw.empty() && (Raw.back() == ' ' || Raw.back() == '\t' ||
-                            Raw.back() == '\r'))
+    while (!Raw.empty() &&
+           (Raw.back() == ' ' || Raw.back() == '\t' || Raw.back() == '\r'))
       Raw.remove_suffix(1);
     size_t Hash = Raw.find('#');
     if (Hash != std::string_view::npos) {

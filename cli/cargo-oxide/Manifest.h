@@ -1,4 +1,4 @@
-//===- Manifest.h - the parts of Cargo.toml cargo-oxide reads ----*- C++ -*-===//
+//===- Manifest.h - the parts of Cargo.toml cargo-oxide reads ---*- C++ -*-===//
 //
 // Part of oxide. cargo-oxide must know a few facts about a package before it
 // runs cargo: is this Cargo.toml a workspace root, what is the package called
@@ -42,6 +42,10 @@ struct Manifest {
   std::vector<std::string> BinNames;
   /// The file has a `[lib]` table.
   bool HasLibTable = false;
+  /// `workspace.members` and `workspace.exclude`: paths relative to the
+  /// manifest's directory, possibly with glob characters (`examples/*`).
+  std::vector<std::string> WorkspaceMembers;
+  std::vector<std::string> WorkspaceExclude;
 };
 
 /// Reads the facts above from the text of a Cargo.toml. Fails only on text

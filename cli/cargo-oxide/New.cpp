@@ -1,4 +1,4 @@
-//===- New.cpp - cargo oxide new -------------------------------------------===//
+//===- New.cpp - cargo oxide new ------------------------------------------===//
 //
 // Part of oxide. Creates a project that builds and runs with `cargo oxide run`
 // as it stands. The project depends on the oxide crates by path (there is no
@@ -27,7 +27,8 @@ namespace {
 // Keep it in step with the public API (DESIGN.md §1) and with
 // examples/vecadd; it is what a new user sees first.
 //===----------------------------------------------------------------------===//
-constexpr std::string_view MainRsTemplate = R"rust(//! @CRATE@: vector addition on the GPU, written with oxide.
+constexpr std::string_view MainRsTemplate =
+    R"rust(//! @CRATE@: vector addition on the GPU, written with oxide.
 //!
 //! The kernel and the host code live in this one file. `cargo oxide run`
 //! compiles both: the kernel to PTX, embedded in the executable, and the host
@@ -72,15 +73,16 @@ fn main() {
     let module = load_kernel_module(&ctx, "@CRATE@").unwrap();
     cuda_launch! {
         kernel: vecadd, stream: stream, module: module,
-        config: LaunchConfig::for_num_elems(N as _),
+        config: LaunchConfig::for_num_elems(N as u32),
         args: [slice(a_dev), slice(b_dev), slice_mut(c_dev)]
     }
     .unwrap();
 
     let c = c_dev.to_host_vec(&stream).unwrap();
-    for (i, (&got, expected)) in c.iter().zip(a.iter().zip(&b).map(|(x, y)| x + y)).enumerate() {
-        if got != expected {
-            eprintln!("✗ FAILED: c[{i}] = {got}, expected {expected}");
+    for i in 0..N {
+        let expected = a[i] + b[i];
+        if c[i] != expected {
+            eprintln!("✗ FAILED: c[{i}] = {}, expected {expected}", c[i]);
             std::process::exit(1);
         }
     }
@@ -99,9 +101,8 @@ constexpr std::string_view ReservedNames[] = {
     "continue", "crate", "do", "dyn", "else", "enum", "extern", "false",
     "final", "fn", "for", "gen", "if", "impl", "in", "let", "loop", "macro",
     "match", "mod", "move", "mut", "override", "priv", "pub", "ref", "return",
-    "self", "Self", "static", "struct", "super", "trait", "true", "try",
-    "type", "typeof", "unsafe", "unsized", "use", "virtual", "where", "while",
-    "yield",
+    "self", "Self", "static", "struct", "super", "trait", "true", "try", "type",
+    "typeof", "unsafe", "unsized", "use", "virtual", "where", "while", "yield",
     // The standard crates and the test harness.
     "core", "std", "alloc", "proc_macro", "proc-macro", "test",
     // Folders of cargo's target directory.
@@ -122,8 +123,8 @@ std::optional<Error> checkPackageName(std::string_view Name) {
     bool Ok = (C >= 'a' && C <= 'z') || (C >= 'A' && C <= 'Z') ||
               (C >= '0' && C <= '9') || C == '-' || C == '_';
     if (!Ok)
-      return Error{"the project name `" + std::string(Name) +
-                       "` contains `" + std::string(1, C) + "`",
+      return Error{"the project name `" + std::string(Name) + "` contains `" +
+                       std::string(1, C) + "`",
                    Hint};
   }
   for (std::string_view Reserved : ReservedNames)
@@ -143,11 +144,20 @@ std::string tomlString(std::string_view Text) {
   std::string Out = "\"";
   for (char C : Text) {
     switch (C) {
-    case '"': Out += "\\\""; break;
-    case '\\': Out += "\\\\"; break;
-    case '\n': Out += "\\n"; break;
-    case '\t': Out += "\\t"; break;
-    default: Out += C;
+    case '"':
+      Out += "\\\"";
+      break;
+    case '\\':
+      Out += "\\\\";
+      break;
+    case '\n':
+      Out += "\\n";
+      break;
+    case '\t':
+      Out += "\\t";
+      break;
+    default:
+      Out += C;
     }
   }
   return Out + "\"";
@@ -209,12 +219,12 @@ int runNewCommand(const Options &Opts, const Context &Ctx) {
   fs::path OxideRoot = oxideSourceRoot(Ctx.Env);
   if (OxideRoot.empty() ||
       !fs::is_directory(OxideRoot / "crates" / "cuda-device", EC)) {
-    printError({"cannot find the oxide crates" +
-                    (OxideRoot.empty()
-                         ? std::string()
-                         : " in " + (OxideRoot / "crates").string()),
-                "set OXIDE_ROOT to the oxide source tree (the directory "
-                "holding crates/cuda-device)"});
+    printError(
+        {"cannot find the oxide crates" +
+             (OxideRoot.empty() ? std::string()
+                                : " in " + (OxideRoot / "crates").string()),
+         "set OXIDE_ROOT to the oxide source tree (the directory "
+         "holding crates/cuda-device)"});
     return 1;
   }
 
@@ -247,8 +257,8 @@ int runNewCommand(const Options &Opts, const Context &Ctx) {
   fs::path Shown = Dest.lexically_relative(Ctx.Cwd);
   if (Shown.empty() || Shown.string().rfind("..", 0) == 0)
     Shown = Dest;
-  printStatus("Next", "cd " + shellQuote(Shown.string()) +
-                          " && cargo oxide run");
+  printStatus("Next",
+              "cd " + shellQuote(Shown.string()) + " && cargo oxide run");
   return 0;
 }
 

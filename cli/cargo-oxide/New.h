@@ -1,4 +1,4 @@
-//===- New.h - the files `cargo oxide new` writes ----------------*- C++ -*-===//
+//===- New.h - the files `cargo oxide new` writes ---------------*- C++ -*-===//
 //
 // Part of oxide. The pure half of `cargo oxide new`: checking the name and
 // rendering Cargo.toml and src/main.rs. New.cpp writes them to disk.

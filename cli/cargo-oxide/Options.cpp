@@ -1,4 +1,4 @@
-//===- Options.cpp - the cargo oxide command line --------------------------===//
+//===- Options.cpp - the cargo oxide command line -------------------------===//
 //
 // Part of oxide. See Options.h. The table below is the single description of
 // every subcommand: what it is called, what it accepts and its help text.
@@ -62,21 +62,22 @@ constexpr std::array<CommandSpec, 7> Commands = {{
      "<workspace>/examples/NAME or a package name; without NAME, the package\n"
      "in the current directory, or at a workspace root every member.\n"},
     {Command::Run, "run", "[NAME]", false, BuildFlags | AcceptProgramArgs,
-     "build and run it; arguments after `--` go to the program",
+     "build an example and run it; arguments after `--` go to the program",
      "Builds like `cargo oxide build`, then runs the package's default binary\n"
      "and exits with its exit code. Arguments after `--` are passed to it.\n"},
     {Command::Inspect, "inspect", "[NAME]", false, BuildFlags,
-     "build and print the PTX of its kernels",
+     "build a package and print the PTX of its kernels",
      "Rebuilds the package with the device linker writing its output to\n"
      "<target>/oxide/<package>/, then prints every PTX module to stdout.\n"},
     {Command::Pipeline, "pipeline", "[NAME]", false, BuildFlags,
-     "write every stage: MIR, LLVM IR, device IR, PTX, cubin, SASS",
+     "keep every stage: MIR, LLVM IR, device IR, PTX, cubin, SASS",
      "Rebuilds the package and keeps each compilation stage in\n"
      "<target>/oxide/<package>/pipeline/: rustc's MIR and LLVM IR, the device\n"
      "linker's input, legalised and optimised IR, the PTX, and where the CUDA\n"
      "toolkit has them, the cubin (ptxas) and SASS (nvdisasm or cuobjdump).\n"},
-    {Command::Doctor, "doctor", "", false, AcceptVerbose,
-     "check rustc and its LLVM, oxide, the CUDA toolkit, the driver and the GPU",
+    {Command::Doctor, "doctor", "", false, 0,
+     "check rustc and its LLVM, oxide, the CUDA toolkit, the driver and the "
+     "GPU",
      "Checks everything oxide needs, one line each, with a fix for every\n"
      "failure. Exits 0 only when all checks pass. A machine without a GPU can\n"
      "still build kernels; only the driver and GPU checks fail there.\n"},
@@ -206,23 +207,24 @@ std::string overviewHelp() {
   Text += "  help [COMMAND]    show help for a command\n"
           "\n";
   Text += OptionsHelp;
-  Text += "  -V, --version        show the version\n"
-          "\n"
-          "NAME is an example in <workspace>/examples/NAME, or a package name;\n"
-          "without NAME the package in the current directory is used.\n"
-          "\n"
-          "Environment:\n"
-          "  OXIDE_ARCH       default GPU architecture (sm_80 when unset)\n"
-          "  OXIDE_CUDA_PATH  CUDA toolkit root (default /usr/local/cuda)\n"
-          "  OXIDE_LINK       device linker to use (default: oxide-link next "
-          "to cargo-oxide)\n"
-          "  OXIDE_ROOT       oxide source tree whose crates `new` depends on\n"
-          "\n"
-          "Examples:\n"
-          "  cargo oxide new my_kernel && cd my_kernel && cargo oxide run\n"
-          "  cargo oxide run vecadd\n"
-          "  cargo +nightly oxide pipeline vecadd --arch sm_90\n"
-          "  cargo oxide doctor\n";
+  Text +=
+      "  -V, --version        show the version\n"
+      "\n"
+      "NAME is an example in <workspace>/examples/NAME, or a package name;\n"
+      "without NAME the package in the current directory is used.\n"
+      "\n"
+      "Environment:\n"
+      "  OXIDE_ARCH       default GPU architecture (sm_80 when unset)\n"
+      "  OXIDE_CUDA_PATH  CUDA toolkit root (default /usr/local/cuda)\n"
+      "  OXIDE_LINK       device linker to use (default: oxide-link next "
+      "to cargo-oxide)\n"
+      "  OXIDE_ROOT       oxide source tree whose crates `new` depends on\n"
+      "\n"
+      "Examples:\n"
+      "  cargo oxide new my_kernel && cd my_kernel && cargo oxide run\n"
+      "  cargo oxide run vecadd\n"
+      "  cargo +nightly oxide pipeline vecadd --arch sm_90\n"
+      "  cargo oxide doctor\n";
   return Text;
 }
 
@@ -337,9 +339,9 @@ Expected<Options> parseArguments(const std::vector<std::string> &Args) {
     return std::nullopt;
   };
   auto Is = [](std::string_view Arg, std::string_view Option) {
-    return Arg == Option ||
-           (Arg.size() > Option.size() && Arg.substr(0, Option.size()) == Option &&
-            Arg[Option.size()] == '=');
+    return Arg == Option || (Arg.size() > Option.size() &&
+                             Arg.substr(0, Option.size()) == Option &&
+                             Arg[Option.size()] == '=');
   };
 
   while (I < Args.size()) {
@@ -410,8 +412,8 @@ Expected<Options> parseArguments(const std::vector<std::string> &Args) {
       return Error{"unexpected argument " + quoted(Arg) + " for `cargo oxide " +
                        std::string(Spec->Name) + "`",
                    "arguments for the program go after `--`: cargo oxide run " +
-                       (Opts.Name ? *Opts.Name + " " : std::string()) +
-                       "-- " + Arg};
+                       (Opts.Name ? *Opts.Name + " " : std::string()) + "-- " +
+                       Arg};
     if (Spec->Positional.empty())
       return Error{"`cargo oxide " + std::string(Spec->Name) +
                        "` takes no arguments, got " + quoted(Arg),

@@ -1,4 +1,4 @@
-//===- Options.h - the cargo oxide command line ------------------*- C++ -*-===//
+//===- Options.h - the cargo oxide command line -----------------*- C++ -*-===//
 //
 // Part of oxide. Turns the argument vector into an Options value; nothing here
 // touches the file system or the environment, so every rule is unit tested.

@@ -1,4 +1,4 @@
-//===- Pipeline.cpp - inspect and pipeline ---------------------------------===//
+//===- Pipeline.cpp - inspect and pipeline --------------------------------===//
 //
 // Part of oxide. Both commands rebuild one package with OXIDE_DUMP_DIR set, so
 // that oxide-link writes what it did (device-input.ll, device-legal.ll,
@@ -125,17 +125,18 @@ namespace {
 /// One numbered line of the pipeline listing.
 struct Stage {
   std::string Title;
-  fs::path File;      ///< empty when the stage produced nothing
-  std::string Note;   ///< why it is missing or skipped, or extra detail
+  fs::path File;    ///< empty when the stage produced nothing
+  std::string Note; ///< why it is missing or skipped, or extra detail
   bool Required = true;
 };
 
 /// The rustc output of the crate \p CrateName written after \p Since, with
 /// extension \p Ext (".mir", ".ll"). rustc names it <crate>-<hash><ext> in
 /// deps/; the newest wins, since old builds leave their files behind.
-std::optional<fs::path>
-newestRustcOutput(const fs::path &DepsDir, const std::string &CrateName,
-                  std::string_view Ext, fs::file_time_type Since) {
+std::optional<fs::path> newestRustcOutput(const fs::path &DepsDir,
+                                          const std::string &CrateName,
+                                          std::string_view Ext,
+                                          fs::file_time_type Since) {
   std::optional<fs::path> Best;
   fs::file_time_type BestTime;
   std::error_code EC;
@@ -247,8 +248,7 @@ int runPipelineCommand(const Options &Opts, const Context &Ctx) {
   }
 
   std::vector<Stage> Stages;
-  fs::path DepsDir =
-      Plan->TargetDir / profileDirName(Plan->Release) / "deps";
+  fs::path DepsDir = Plan->TargetDir / profileDirName(Plan->Release) / "deps";
   std::string Crate = crateNameOf(*Bin);
 
   // 1-2: rustc.
@@ -265,8 +265,8 @@ int runPipelineCommand(const Options &Opts, const Context &Ctx) {
     else
       IrStage.Note = "rustc wrote no .ll next to " + Mir->string();
   } else {
-    MirStage.Note = "no " + Crate + "-*.mir from this build in " +
-                    DepsDir.string();
+    MirStage.Note =
+        "no " + Crate + "-*.mir from this build in " + DepsDir.string();
     IrStage.Note = "not found either";
   }
   Stages.push_back(MirStage);
@@ -304,8 +304,8 @@ int runPipelineCommand(const Options &Opts, const Context &Ctx) {
       PtxFiles.emplace_back(Module, To);
   }
   if (PtxFiles.empty())
-    Stages.push_back({"PTX (" + Plan->Config.Arch + ")", {},
-                      noPtxError(Dir).Message});
+    Stages.push_back(
+        {"PTX (" + Plan->Config.Arch + ")", {}, noPtxError(Dir).Message});
   for (const auto &[Module, File] : PtxFiles)
     Stages.push_back({"PTX (" + Plan->Config.Arch + ")", File, {}});
 

@@ -117,7 +117,8 @@ std::optional<fs::path> findProgram(std::string_view Name,
       return fs::absolute(Path);
     return std::nullopt;
   }
-  std::string PathVar = Env.get("PATH").value_or("/usr/local/bin:/usr/bin:/bin");
+  std::string PathVar =
+      Env.get("PATH").value_or("/usr/local/bin:/usr/bin:/bin");
   size_t Start = 0;
   while (Start <= PathVar.size()) {
     size_t End = PathVar.find(':', Start);

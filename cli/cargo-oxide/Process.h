@@ -1,4 +1,4 @@
-//===- Process.h - environment and child processes ---------------*- C++ -*-===//
+//===- Process.h - environment and child processes --------------*- C++ -*-===//
 //
 // Part of oxide. cargo-oxide is a driver: almost everything it does is run
 // another program (cargo, rustc, ptxas, nvdisasm) with a prepared environment.

@@ -1,4 +1,4 @@
-//===- Project.cpp - workspaces, examples and packages ---------------------===//
+//===- Project.cpp - workspaces, examples and packages --------------------===//
 //
 // Part of oxide. See Project.h.
 //
@@ -43,8 +43,8 @@ std::vector<std::string> Package::binaries() const {
   if (fs::is_regular_file(Dir / "src" / "main.rs", EC))
     Add(Info.PackageName);
   std::vector<std::string> Found;
-  for (fs::directory_iterator It(Dir / "src" / "bin", EC), End; !EC && It != End;
-       It.increment(EC)) {
+  for (fs::directory_iterator It(Dir / "src" / "bin", EC), End;
+       !EC && It != End; It.increment(EC)) {
     const fs::path &P = It->path();
     if (It->is_regular_file(EC) && P.extension() == ".rs")
       Found.push_back(P.stem().string());
@@ -72,8 +72,10 @@ Expected<std::string> Package::defaultBinary() const {
   for (const std::string &B : Bins)
     List += (List.empty() ? "" : ", ") + B;
   return Error{"package `" + name() + "` has several binaries (" + List + ")",
-               "set `default-run = \"" + Bins.front() + "\"` in the [package] "
-               "table of " + ManifestPath.string()};
+               "set `default-run = \"" + Bins.front() +
+                   "\"` in the [package] "
+                   "table of " +
+                   ManifestPath.string()};
 }
 
 Expected<Package> loadPackage(const fs::path &Dir) {
@@ -137,19 +139,133 @@ std::vector<Package> listExamples(const fs::path &Root) {
   return Examples;
 }
 
+bool globMatch(std::string_view Pattern, std::string_view Name) {
+  // Iterative wildcard matching with one backtrack point for the last '*'.
+  size_t P = 0, N = 0, StarP = std::string_view::npos, StarN = 0;
+  while (N < Name.size()) {
+    if (P < Pattern.size() && (Pattern[P] == '?' || Pattern[P] == Name[N])) {
+      ++P;
+      ++N;
+    } else if (P < Pattern.size() && Pattern[P] == '*') {
+      StarP = P++;
+      StarN = N;
+    } else if (StarP != std::string_view::npos) {
+      P = StarP + 1;
+      N = ++StarN;
+    } else {
+      return false;
+    }
+  }
+  while (P < Pattern.size() && Pattern[P] == '*')
+    ++P;
+  return P == Pattern.size();
+}
+
+namespace {
+
+/// Appends to \p Out every directory below \p Base matching the remaining
+/// components of a member pattern.
+void expandMemberPattern(const fs::path &Base,
+                         std::vector<std::string>::const_iterator First,
+                         std::vector<std::string>::const_iterator Last,
+                         std::vector<fs::path> &Out) {
+  if (First == Last) {
+    Out.push_back(Base);
+    return;
+  }
+  const std::string &Component = *First;
+  if (Component.find_first_of("*?") == std::string::npos) {
+    expandMemberPattern(Base / Component, First + 1, Last, Out);
+    return;
+  }
+  std::error_code EC;
+  std::vector<fs::path> Matches;
+  for (fs::directory_iterator It(Base, EC), End; !EC && It != End;
+       It.increment(EC)) {
+    std::string Name = It->path().filename().string();
+    // As in shells and cargo's glob: '*' does not match a leading dot.
+    if (Name[0] == '.' && Component[0] != '.')
+      continue;
+    if (It->is_directory(EC) && globMatch(Component, Name))
+      Matches.push_back(It->path());
+  }
+  std::sort(Matches.begin(), Matches.end());
+  for (const fs::path &Match : Matches)
+    expandMemberPattern(Match, First + 1, Last, Out);
+}
+
+std::vector<std::string> pathComponents(std::string_view Pattern) {
+  std::vector<std::string> Components;
+  for (const fs::path &Part : fs::path(Pattern).lexically_normal())
+    if (!Part.empty() && Part != ".")
+      Components.push_back(Part.string());
+  return Components;
+}
+
+} // namespace
+
+std::vector<Package> listMembers(const Workspace &WS) {
+  std::vector<fs::path> Dirs;
+  if (WS.Info.HasPackage)
+    Dirs.push_back(WS.Root);
+  for (const std::string &Pattern : WS.Info.WorkspaceMembers) {
+    std::vector<std::string> Components = pathComponents(Pattern);
+    expandMemberPattern(WS.Root, Components.begin(), Components.end(), Dirs);
+  }
+
+  std::vector<fs::path> Excluded;
+  for (const std::string &Path : WS.Info.WorkspaceExclude)
+    Excluded.push_back((WS.Root / Path).lexically_normal());
+
+  std::vector<Package> Members;
+  std::error_code EC;
+  for (const fs::path &Dir : Dirs) {
+    fs::path Normal = Dir.lexically_normal();
+    bool Skip =
+        std::any_of(Excluded.begin(), Excluded.end(),
+                    [&](const fs::path &Ex) { return isWithin(Normal, Ex); }) ||
+        std::any_of(Members.begin(), Members.end(),
+                    [&](const Package &P) { return P.Dir == Normal; });
+    if (Skip || !fs::is_regular_file(Normal / "Cargo.toml", EC))
+      continue;
+    Expected<Package> Pkg = loadPackage(Normal);
+    if (Pkg)
+      Members.push_back(std::move(*Pkg));
+  }
+  std::sort(Members.begin(), Members.end(),
+            [](const Package &A, const Package &B) { return A.Dir < B.Dir; });
+  return Members;
+}
+
 std::string describeExamples(const Workspace &WS) {
   std::vector<Package> Examples = listExamples(WS.Root);
-  if (Examples.empty())
-    return "there are no examples in " + (WS.Root / "examples").string();
-  std::string List;
-  for (const Package &Ex : Examples) {
-    List += List.empty() ? "" : ", ";
-    std::string Dir = Ex.Dir.filename().string();
-    List += Dir;
-    if (Ex.name() != Dir)
-      List += " (package " + Ex.name() + ")";
+  std::string Text;
+  if (Examples.empty()) {
+    Text = "there are no examples in " + (WS.Root / "examples").string();
+  } else {
+    Text = "available examples: ";
+    bool First = true;
+    for (const Package &Ex : Examples) {
+      Text += First ? "" : ", ";
+      First = false;
+      std::string Dir = Ex.Dir.filename().string();
+      Text += Dir;
+      if (Ex.name() != Dir)
+        Text += " (package " + Ex.name() + ")";
+    }
   }
-  return "available examples: " + List;
+  std::string Others;
+  for (const Package &Member : listMembers(WS)) {
+    bool IsExample =
+        std::any_of(Examples.begin(), Examples.end(),
+                    [&](const Package &Ex) { return Ex.Dir == Member.Dir; });
+    if (IsExample || Member.binaries().empty())
+      continue;
+    Others += (Others.empty() ? "" : ", ") + Member.name();
+  }
+  if (!Others.empty())
+    Text += "; other packages: " + Others;
+  return Text;
 }
 
 Expected<Package> resolvePackage(const Workspace &WS, const fs::path &Cwd,
@@ -182,21 +298,43 @@ Expected<Package> resolvePackage(const Workspace &WS, const fs::path &Cwd,
   if (!Name) {
     if (Current)
       return std::move(*Current);
-    return Error{"no example named, and " + Here.string() +
-                     " is not inside a package",
-                 "name one, e.g. `cargo oxide run vecadd`; " +
-                     describeExamples(WS)};
+    return Error{
+        "no example named, and " + Here.string() + " is not inside a package",
+        "name one, e.g. `cargo oxide run vecadd`; " + describeExamples(WS)};
   }
 
   std::error_code EC;
-  fs::path ByDir = Root / "examples" / *Name;
-  if (Name->find('/') == std::string::npos && *Name != "." && *Name != ".." &&
-      fs::is_regular_file(ByDir / "Cargo.toml", EC))
-    return loadPackage(ByDir);
+  bool PlainName = Name->find('/') == std::string::npos && *Name != "." &&
+                   *Name != ".." && !Name->empty();
+  if (PlainName &&
+      fs::is_regular_file(Root / "examples" / *Name / "Cargo.toml", EC))
+    return loadPackage(Root / "examples" / *Name);
 
   for (Package &Ex : listExamples(Root))
     if (sameCrateName(Ex.name(), *Name))
       return std::move(Ex);
+
+  Workspace Canonical = WS;
+  Canonical.Root = Root;
+  std::vector<Package> Members = listMembers(Canonical);
+  std::vector<Package *> ByDir;
+  for (Package &Member : Members)
+    if (PlainName && Member.Dir.filename() == *Name)
+      ByDir.push_back(&Member);
+  if (ByDir.size() == 1)
+    return std::move(*ByDir.front());
+  if (ByDir.size() > 1) {
+    std::string Paths;
+    for (const Package *P : ByDir)
+      Paths += (Paths.empty() ? "" : ", ") + P->name() + " (" +
+               P->Dir.lexically_relative(Root).string() + ")";
+    return Error{"several packages are in a directory called `" + *Name + "`",
+                 "name one by its package name: " + Paths};
+  }
+  for (Package &Member : Members)
+    if (sameCrateName(Member.name(), *Name))
+      return std::move(Member);
+
   if (WS.Info.HasPackage && sameCrateName(WS.Info.PackageName, *Name))
     return loadPackage(Root);
   if (Current && sameCrateName(Current->name(), *Name))

@@ -1,4 +1,4 @@
-//===- Project.h - workspaces, examples and packages -------------*- C++ -*-===//
+//===- Project.h - workspaces, examples and packages ------------*- C++ -*-===//
 //
 // Part of oxide. Answers "which package does this command act on, and where
 // does its output go?":
@@ -7,8 +7,10 @@
 //    one, whose Cargo.toml has a [workspace] table; failing that the nearest
 //    package (a standalone package is its own root, as for cargo);
 //  * the examples: every <root>/examples/<dir>/Cargo.toml;
-//  * the package: `NAME` is an example directory or a package name; no NAME
-//    means the package the current directory is in;
+//  * the members: the workspace's `members` globs, less `exclude`;
+//  * the package: `NAME` is an example directory, or a member's directory
+//    or package name (tests/gpu/<NAME> works too); no NAME means the package
+//    the current directory is in;
 //  * the target directory and the per-package folder oxide writes into.
 //
 //===----------------------------------------------------------------------===//
@@ -64,18 +66,29 @@ Expected<Workspace> findWorkspace(const fs::path &Start);
 /// without a readable Cargo.toml are skipped.
 std::vector<Package> listExamples(const fs::path &Root);
 
+/// Every package of the workspace: the root package, if any, and the
+/// members (their globs expanded, `exclude` removed), sorted by directory.
+/// Globs support `*` and `?` within one path component, which covers the
+/// `dir/*` form workspaces use.
+std::vector<Package> listMembers(const Workspace &WS);
+
+/// Whether \p Name matches the one-component glob \p Pattern (`*`, `?`).
+bool globMatch(std::string_view Pattern, std::string_view Name);
+
 /// Reads the package whose Cargo.toml is in \p Dir.
 Expected<Package> loadPackage(const fs::path &Dir);
 
-/// The package a command acts on. With \p Name: the example in
-/// examples/<Name>/, else an example, the workspace root or the current
-/// package called Name ('-' and '_' compare equal, as in cargo). Without:
-/// the package containing \p Cwd, not looking above the workspace root.
+/// The package a command acts on. With \p Name, the first of: the example in
+/// examples/<Name>/; an example called Name; the member in a directory called
+/// Name; a member, the root or the current package called Name ('-' and '_'
+/// compare equal, as in cargo). Without: the package containing \p Cwd, not
+/// looking above the workspace root.
 Expected<Package> resolvePackage(const Workspace &WS, const fs::path &Cwd,
                                  const std::optional<std::string> &Name);
 
-/// "available examples: a, b, c" (or a sentence saying there are none), for
-/// error hints.
+/// "available examples: a, b, c; other packages: x, y" (or a sentence saying
+/// there are no examples), for error hints. Only packages with a binary are
+/// named: they are the ones `run` can act on.
 std::string describeExamples(const Workspace &WS);
 
 /// cargo's target directory: CARGO_TARGET_DIR, else CARGO_BUILD_TARGET_DIR,

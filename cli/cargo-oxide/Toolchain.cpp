@@ -76,9 +76,8 @@ Expected<RustcInfo> parseRustcVersion(std::string_view Text) {
   }
   if (Info.VersionLine.rfind("rustc ", 0) != 0)
     return Error{"unexpected output from `rustc -vV`" +
-                     (Info.VersionLine.empty()
-                          ? std::string(" (nothing)")
-                          : ": " + Info.VersionLine),
+                     (Info.VersionLine.empty() ? std::string(" (nothing)")
+                                               : ": " + Info.VersionLine),
                  "check that `rustc` on PATH (or $RUSTC) is the Rust "
                  "compiler; `rustup show` lists the toolchains"};
   if (Info.Release.empty()) {
@@ -100,8 +99,7 @@ std::string describeLlvmPairing(int RustcLlvmMajor, int OxideLlvmMajor) {
   std::string Rustc = "rustc's LLVM " + std::to_string(RustcLlvmMajor);
   if (isRustcLlvmSupported(RustcLlvmMajor, OxideLlvmMajor))
     return Rustc + " <= " + Oxide;
-  return Rustc + " is newer than " + Oxide +
-         ": oxide cannot read its bitcode";
+  return Rustc + " is newer than " + Oxide + ": oxide cannot read its bitcode";
 }
 
 std::string lastNonEmptyLine(std::string_view Text) {

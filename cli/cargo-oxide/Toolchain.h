@@ -1,4 +1,4 @@
-//===- Toolchain.h - rustc, LLVM and CUDA toolkit facts ----------*- C++ -*-===//
+//===- Toolchain.h - rustc, LLVM and CUDA toolkit facts ---------*- C++ -*-===//
 //
 // Part of oxide. Parsing of what the tools say about themselves (`rustc -vV`,
 // `ptxas --version`) and the compatibility rule between rustc and oxide:
@@ -28,9 +28,10 @@ int oxideLlvmMajor();
 
 /// What `rustc -vV` reports.
 struct RustcInfo {
-  std::string VersionLine; ///< first line, "rustc 1.95.0 (59807616e 2026-04-14)"
-  std::string Release;     ///< "1.95.0", "1.97.0-nightly"
-  std::string Host;        ///< "x86_64-unknown-linux-gnu"
+  std::string
+      VersionLine;     ///< first line, "rustc 1.95.0 (59807616e 2026-04-14)"
+  std::string Release; ///< "1.95.0", "1.97.0-nightly"
+  std::string Host;    ///< "x86_64-unknown-linux-gnu"
   std::string LlvmVersion; ///< "22.1.2"; empty if rustc did not say
   int LlvmMajor = 0;       ///< 22; 0 if unknown
 };

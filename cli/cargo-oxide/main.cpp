@@ -1,4 +1,4 @@
-//===- main.cpp - cargo-oxide entry point ----------------------------------===//
+//===- main.cpp - cargo-oxide entry point ---------------------------------===//
 //
 // Part of oxide. `cargo oxide <command>`: cargo finds this executable on PATH
 // as `cargo-oxide` and runs it as `cargo-oxide oxide <command> …`. main()

@@ -70,9 +70,13 @@ std::string sourceLocation(const Instruction *I) {
   return (Scope->getFilename() + ":" + Twine(DL.getLine()) + ":" + Twine(DL.getCol())).str();
 }
 
+/// Whether a source path is inside Rust's standard library (rustc records
+/// those as `library/core/…` or under the toolchain's `rustlib/`).
 bool isLibraryPath(StringRef File) {
-  return File.contains("/rustc/") || File.contains("/rustlib/") || File.contains("/library/core/") ||
-         File.contains("/library/std/") || File.contains("/library/alloc/");
+  for (StringRef Lib : {"library/core/", "library/alloc/", "library/std/"})
+    if (File.starts_with(Lib) || File.contains(("/" + Lib).str()))
+      return true;
+  return File.contains("/rustc/") || File.contains("/rustlib/");
 }
 
 /// Breadth-first search over the call graph from each kernel, remembering the
@@ -144,16 +148,18 @@ std::string kernelName(Function &Entry) {
 
 std::string displayName(Function *F) {
   std::string Path = demangleRust(F->getName());
-  StringRef P(Path);
-  if (P.ends_with(".oxide.body"))
-    return kernelName(*F);
+  // Legacy mangling spells a leading `<` as `_<`.
+  if (StringRef(Path).starts_with("_<"))
+    Path.erase(0, 1);
   return Path;
 }
 
+/// `kernel` → `helper` → … → `offender`: the generated entry and the entry
+/// wrapper are left out, the kernel itself starts the chain.
 std::string formatChain(const std::vector<Function *> &Chain) {
   std::string Out;
-  for (size_t I = 1; I < Chain.size(); ++I) { // skip the generated ptx entry
-    if (I > 1)
+  for (size_t I = 2; I < Chain.size(); ++I) {
+    if (I > 2)
       Out += " → ";
     Out += "`" + displayName(Chain[I]) + "`";
   }
@@ -169,9 +175,14 @@ public:
     std::string KName = kernelName(Kernel);
     for (const auto &[F, Step] : Walk.reached()) {
       if (F->isDeclaration() && !isDeviceProvided(*F) && Reported.insert(F).second) {
-        std::string Path = demangleRust(F->getName());
-        Diags.error({"`" + Path + "` cannot be called on the GPU: " + explainMissing(Path),
-                     Walk.userLocation(F),
+        std::string Path = displayName(F);
+        std::string Why = explainMissing(Path);
+        std::string Loc = Walk.userLocation(F);
+        // One error per place in the user's code and reason: a `Vec` reaches
+        // several allocator functions, but the user wrote one `collect()`.
+        if (!ReportedSites.insert(KName + "|" + Loc + "|" + Why).second)
+          continue;
+        Diags.error({"`" + Path + "` cannot be called on the GPU: " + Why, Loc,
                      {"in kernel `" + KName + "`", "call chain: " + formatChain(Walk.chainTo(F))}});
       }
       if (!F->isDeclaration())
@@ -183,6 +194,7 @@ private:
   Module &M;
   DiagnosticSink &Diags;
   std::set<const void *> Reported;
+  std::set<std::string> ReportedSites;
 
   void report(const std::string &What, Instruction &I, Function &In, const CallGraphWalk &Walk,
               const std::string &KName) {

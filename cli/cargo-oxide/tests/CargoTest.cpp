@@ -1,4 +1,4 @@
-//===- CargoTest.cpp - the oxide build environment -------------------------===//
+//===- CargoTest.cpp - the oxide build environment ------------------------===//
 //
 // Part of oxide. Tests how the environment of a cargo run is composed:
 // RUSTFLAGS (plain and encoded), the other OXIDE_* variables, the device
@@ -79,7 +79,8 @@ TEST(CargoTest, AppendEncoded) {
   EXPECT_EQ(appendEncodedRustFlags("", {"-C", "save-temps"}),
             "-C\x1fsave-temps");
   EXPECT_EQ(appendEncodedRustFlags("--cfg\x1f"
-                                   "a b", {"-C", "save-temps"}),
+                                   "a b",
+                                   {"-C", "save-temps"}),
             "--cfg\x1f"
             "a b\x1f-C\x1fsave-temps");
   EXPECT_EQ(appendEncodedRustFlags("-C\x1fsave-temps", {"-C", "save-temps"}),
@@ -120,9 +121,10 @@ TEST(CargoTest, ApplyExtendsEncodedRustFlagsWhenCargoWouldReadThem) {
                                      "enc");
   Env.set("RUSTFLAGS", "--cfg ignored-by-cargo");
   applyOxideEnvironment(Env, config(Linker, "sm_80"));
-  EXPECT_EQ(Env.get("CARGO_ENCODED_RUSTFLAGS"),
-            "--cfg\x1f"
-            "enc\x1f-C\x1flinker=/opt/oxide/bin/oxide-link\x1f-C\x1fsave-temps");
+  EXPECT_EQ(
+      Env.get("CARGO_ENCODED_RUSTFLAGS"),
+      "--cfg\x1f"
+      "enc\x1f-C\x1flinker=/opt/oxide/bin/oxide-link\x1f-C\x1fsave-temps");
   EXPECT_EQ(Env.get("RUSTFLAGS"), "--cfg ignored-by-cargo");
 
   Environment Empty;
@@ -138,9 +140,10 @@ TEST(CargoTest, LinkerPathWithSpacesUsesEncodedFlags) {
   Env.set("RUSTFLAGS", " -C opt-level=1  --cfg a ");
   applyOxideEnvironment(Env, config("/home/me/My Tools/oxide-link", "sm_80"));
   EXPECT_FALSE(Env.contains("RUSTFLAGS"));
-  EXPECT_EQ(Env.get("CARGO_ENCODED_RUSTFLAGS"),
-            "-C\x1fopt-level=1\x1f--cfg\x1f"
-            "a\x1f-C\x1flinker=/home/me/My Tools/oxide-link\x1f-C\x1fsave-temps");
+  EXPECT_EQ(
+      Env.get("CARGO_ENCODED_RUSTFLAGS"),
+      "-C\x1fopt-level=1\x1f--cfg\x1f"
+      "a\x1f-C\x1flinker=/home/me/My Tools/oxide-link\x1f-C\x1fsave-temps");
 }
 
 TEST(CargoTest, DeviceLinkerNextToTheExecutable) {
@@ -225,10 +228,10 @@ TEST(CargoTest, LinkStampsAreKeptPerToolchain) {
   Env.set("RUSTUP_TOOLCHAIN", "nightly-x86_64-unknown-linux-gnu");
   EXPECT_EQ(toolchainOf(Env), "nightly-x86_64-unknown-linux-gnu");
 
-  EXPECT_EQ(linkStampPath("/t", "vecadd", false,
-                          "nightly-x86_64-unknown-linux-gnu"),
-            fs::path("/t/oxide/.stamps/"
-                     "vecadd-debug@nightly-x86_64-unknown-linux-gnu"));
+  EXPECT_EQ(
+      linkStampPath("/t", "vecadd", false, "nightly-x86_64-unknown-linux-gnu"),
+      fs::path("/t/oxide/.stamps/"
+               "vecadd-debug@nightly-x86_64-unknown-linux-gnu"));
   EXPECT_EQ(linkStampPath("/t", "vecadd", true, "/opt/rust/bin/rustc"),
             fs::path("/t/oxide/.stamps/vecadd-release@_opt_rust_bin_rustc"));
 

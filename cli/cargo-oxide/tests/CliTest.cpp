@@ -1,4 +1,4 @@
-//===- CliTest.cpp - cargo-oxide end to end, with a fake cargo -------------===//
+//===- CliTest.cpp - cargo-oxide end to end, with a fake cargo ------------===//
 //
 // Part of oxide. Runs the real cargo-oxide executable in a temporary workspace
 // with CARGO pointing at a shell script that records each call (arguments and
@@ -109,10 +109,12 @@ protected:
 
 #define EXPECT_CONTAINS(Haystack, Needle)                                      \
   EXPECT_TRUE(contains(Haystack, Needle))                                      \
-      << "expected to find:\n  " << (Needle) << "\nin:\n" << (Haystack)
+      << "expected to find:\n  " << (Needle) << "\nin:\n"                      \
+      << (Haystack)
 #define EXPECT_NOT_CONTAINS(Haystack, Needle)                                  \
   EXPECT_FALSE(contains(Haystack, Needle))                                     \
-      << "expected not to find:\n  " << (Needle) << "\nin:\n" << (Haystack)
+      << "expected not to find:\n  " << (Needle) << "\nin:\n"                  \
+      << (Haystack)
 
 TEST_F(CliTest, HelpAndVersion) {
   ProcessResult Help = oxide({"--help"});
@@ -214,6 +216,23 @@ TEST_F(CliTest, BuildByPackageNameAndFromInsideThePackage) {
   ASSERT_EQ(oxide({"build"}, Root / "examples/vecadd/src").ExitCode, 0);
   EXPECT_CONTAINS(log(), "[build] [--manifest-path] [" +
                              (Root / "examples/vecadd/Cargo.toml").string());
+}
+
+TEST_F(CliTest, BuildsAMemberOutsideExamplesByName) {
+  writeFile(Root / "Cargo.toml",
+            "[workspace]\nmembers = [\"examples/*\", \"tests/gpu/*\"]\n");
+  writeFile(Root / "tests/gpu/panic_oob/Cargo.toml",
+            "[package]\nname = \"panic_oob\"\n");
+  writeFile(Root / "tests/gpu/panic_oob/src/main.rs", "fn main() {}\n");
+  ASSERT_EQ(oxide({"build", "panic_oob", "--arch", "sm_90"}).ExitCode, 0);
+  EXPECT_CONTAINS(log(),
+                  "[build] [--manifest-path] [" +
+                      (Root / "tests/gpu/panic_oob/Cargo.toml").string() + "]");
+  // A workspace build relinks (and stamps) it too.
+  clearLog();
+  ASSERT_EQ(oxide({"build", "--arch", "sm_86"}).ExitCode, 0);
+  EXPECT_CONTAINS(log(), "[--package] [panic_oob]");
+  EXPECT_TRUE(fs::exists(Root / "target/oxide/.stamps/panic_oob-debug"));
 }
 
 TEST_F(CliTest, BuildAtTheWorkspaceRootBuildsEverything) {
@@ -349,7 +368,8 @@ TEST_F(CliTest, PipelineReportsMissingDeviceStages) {
   Env.set("OXIDE_CUDA_PATH", (Tmp / "no-cuda").string());
   ProcessResult R = oxide({"pipeline", "vecadd"});
   EXPECT_EQ(R.ExitCode, 1);
-  EXPECT_CONTAINS(R.Output, "missing: the device linker wrote no device-opt.ll");
+  EXPECT_CONTAINS(R.Output,
+                  "missing: the device linker wrote no device-opt.ll");
   EXPECT_CONTAINS(R.Output, "error: the device linker wrote no PTX");
 }
 
@@ -428,8 +448,8 @@ TEST_F(CliTest, DoctorReportsEveryCheck) {
   EXPECT_CONTAINS(R.Output, "✗ LLVM pairing");
   EXPECT_CONTAINS(R.Output, "rustc's LLVM 99 is newer than oxide's LLVM");
   EXPECT_CONTAINS(R.Output, "✓ oxide-link");
-  for (const char *Label : {"CUDA toolkit", "ptxas", "libdevice",
-                            "NVIDIA driver", "GPU"})
+  for (const char *Label :
+       {"CUDA toolkit", "ptxas", "libdevice", "NVIDIA driver", "GPU"})
     EXPECT_CONTAINS(R.Output, Label);
   EXPECT_CONTAINS(R.Output, "fix: ");
   EXPECT_CONTAINS(R.Output, "error: ");
@@ -453,9 +473,9 @@ TEST_F(CliTest, DoctorWithMissingTools) {
   Env.set("OXIDE_CUDA_PATH", (Tmp / "no-cuda").string());
   ProcessResult R = oxide({"doctor"});
   EXPECT_EQ(R.ExitCode, 1);
-  for (const char *Label : {"✗ cargo", "✗ rustc", "✗ LLVM pairing",
-                            "✗ oxide-link", "✗ CUDA toolkit", "✗ ptxas",
-                            "✗ libdevice"})
+  for (const char *Label :
+       {"✗ cargo", "✗ rustc", "✗ LLVM pairing", "✗ oxide-link",
+        "✗ CUDA toolkit", "✗ ptxas", "✗ libdevice"})
     EXPECT_CONTAINS(R.Output, Label);
   EXPECT_CONTAINS(R.Output, "fix: install Rust with rustup");
   EXPECT_CONTAINS(R.Output, "fix: install the CUDA toolkit");

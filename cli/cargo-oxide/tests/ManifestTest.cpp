@@ -1,4 +1,4 @@
-//===- ManifestTest.cpp - reading Cargo.toml -------------------------------===//
+//===- ManifestTest.cpp - reading Cargo.toml ------------------------------===//
 //
 // Part of oxide. Tests the small Cargo.toml reader: the facts it extracts, and
 // that strings, comments and arrays cannot fool it into seeing a table.
@@ -62,6 +62,32 @@ panic = "unwind"
   EXPECT_TRUE(M.HasWorkspace);
   EXPECT_FALSE(M.HasPackage);
   EXPECT_TRUE(M.PackageName.empty());
+}
+
+TEST(ManifestTest, WorkspaceMembersAndExclude) {
+  Manifest M = parseOk(R"toml([workspace]
+members = [
+    "crates/cuda-device",   # the device library
+    'examples/*',
+    # "commented/out",
+    "tests/gpu/*",
+]
+exclude = ["examples/broken"]
+)toml");
+  EXPECT_EQ(M.WorkspaceMembers,
+            (std::vector<std::string>{"crates/cuda-device", "examples/*",
+                                      "tests/gpu/*"}));
+  EXPECT_EQ(M.WorkspaceExclude, (std::vector<std::string>{"examples/broken"}));
+
+  EXPECT_TRUE(parseOk("[workspace]\nmembers = []\n").WorkspaceMembers.empty());
+  EXPECT_EQ(parseOk("workspace.members = [\"a\"]\n").WorkspaceMembers,
+            (std::vector<std::string>{"a"}));
+  Expected<Manifest> Bad = parseManifest("[workspace]\nmembers = [1]\n");
+  ASSERT_FALSE(static_cast<bool>(Bad));
+  EXPECT_TRUE(contains(Bad.error().Message, "expected a string"));
+  // Only the workspace's lists are read; other arrays are skipped.
+  EXPECT_TRUE(
+      parseOk("[package]\nmembers = [1, 2]\n").WorkspaceMembers.empty());
 }
 
 TEST(ManifestTest, WorkspaceSubtableOrDottedKeyMakesARoot) {

@@ -1,4 +1,4 @@
-//===- NewTest.cpp - the files `cargo oxide new` writes --------------------===//
+//===- NewTest.cpp - the files `cargo oxide new` writes -------------------===//
 //
 // Part of oxide. Tests name checking and the rendered Cargo.toml and main.rs.
 //
@@ -48,8 +48,9 @@ TEST(NewTest, CargoTomlIsAStandalonePackageDependingOnOxide) {
   EXPECT_TRUE(M->HasPackage);
   EXPECT_TRUE(M->HasWorkspace); // builds even inside another workspace
   for (const char *Crate : {"cuda-device", "cuda-host", "cuda-core"})
-    EXPECT_TRUE(contains(Text, std::string(Crate) + " = { path = '/src/oxide/crates/" +
-                                   Crate + "' }"))
+    EXPECT_TRUE(contains(Text, std::string(Crate) +
+                                   " = { path = '/src/oxide/crates/" + Crate +
+                                   "' }"))
         << Text;
 }
 

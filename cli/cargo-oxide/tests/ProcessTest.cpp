@@ -1,4 +1,4 @@
-//===- ProcessTest.cpp - environment and child processes -------------------===//
+//===- ProcessTest.cpp - environment and child processes ------------------===//
 //
 // Part of oxide. Tests runProcess() with /bin/sh: exit codes, signals, a
 // missing program, the environment and output capture.

@@ -1,4 +1,4 @@
-//===- ProjectTest.cpp - workspace, example and package discovery ----------===//
+//===- ProjectTest.cpp - workspace, example and package discovery ---------===//
 //
 // Part of oxide. Each test lays out a small project in a temporary directory
 // and checks which workspace root, examples and package are found.
@@ -113,7 +113,8 @@ TEST_F(ProjectTest, ResolvesByPackageNameWithDashUnderscoreEquivalence) {
     ASSERT_TRUE(static_cast<bool>(Pkg)) << Name;
     EXPECT_EQ(Pkg->Dir, Root / "examples/matrix_mul") << Name;
   }
-  Expected<Package> Scale = resolvePackage(WS, Root, std::string("scale-example"));
+  Expected<Package> Scale =
+      resolvePackage(WS, Root, std::string("scale-example"));
   ASSERT_TRUE(static_cast<bool>(Scale));
   EXPECT_EQ(Scale->name(), "scale_example");
 }
@@ -122,7 +123,8 @@ TEST_F(ProjectTest, UnknownNameListsTheExamples) {
   Workspace WS = workspaceAt(Root);
   Expected<Package> Pkg = resolvePackage(WS, Root, std::string("vecad"));
   ASSERT_FALSE(static_cast<bool>(Pkg));
-  EXPECT_TRUE(contains(Pkg.error().Message, "no example or package named `vecad`"));
+  EXPECT_TRUE(
+      contains(Pkg.error().Message, "no example or package named `vecad`"));
   EXPECT_EQ(Pkg.error().Hint,
             "available examples: matrix_mul (package gemm-example), scale "
             "(package scale_example), vecadd");
@@ -174,6 +176,86 @@ TEST_F(ProjectTest, StandalonePackageWithoutExamples) {
   Expected<Package> Missing = resolvePackage(WS, App, std::string("vecadd"));
   ASSERT_FALSE(static_cast<bool>(Missing));
   EXPECT_TRUE(contains(Missing.error().Hint, "there are no examples"));
+}
+
+TEST_F(ProjectTest, MembersExpandGlobsAndHonourExclude) {
+  writeFile(Root / "Cargo.toml", R"toml([workspace]
+members = ["crates/*", "examples/*", "tests/gpu/*", "tools/single"]
+exclude = ["examples/scale"]
+)toml");
+  writeFile(Root / "tests/gpu/panic_oob/Cargo.toml",
+            "[package]\nname = \"panic_oob\"\n");
+  writeFile(Root / "tests/gpu/panic_oob/src/main.rs", "fn main() {}\n");
+  writeFile(Root / "tests/gpu/.hidden/Cargo.toml",
+            "[package]\nname = \"hidden\"\n");
+  writeFile(Root / "tools/single/Cargo.toml", "[package]\nname = \"single\"\n");
+  Workspace WS = workspaceAt(Root);
+  std::vector<std::string> Names;
+  for (const Package &P : listMembers(WS))
+    Names.push_back(P.name());
+  EXPECT_EQ(Names, (std::vector<std::string>{"cuda-device", "gemm-example",
+                                             "vecadd", "panic_oob", "single"}));
+}
+
+TEST_F(ProjectTest, MembersIncludeTheRootPackage) {
+  fs::path App = Tmp / "app";
+  writeFile(App / "Cargo.toml",
+            "[package]\nname = \"app\"\n[workspace]\nmembers = [\"sub\"]\n");
+  writeFile(App / "sub/Cargo.toml", "[package]\nname = \"sub\"\n");
+  std::vector<Package> Members = listMembers(workspaceAt(App));
+  ASSERT_EQ(Members.size(), 2u);
+  EXPECT_EQ(Members[0].name(), "app");
+  EXPECT_EQ(Members[1].name(), "sub");
+}
+
+TEST_F(ProjectTest, ResolvesMembersOutsideExamples) {
+  writeFile(Root / "Cargo.toml",
+            "[workspace]\nmembers = [\"examples/*\", \"tests/gpu/*\"]\n");
+  writeFile(Root / "tests/gpu/barrier_dir/Cargo.toml",
+            "[package]\nname = \"barrier-test\"\n");
+  writeFile(Root / "tests/gpu/barrier_dir/src/main.rs", "fn main() {}\n");
+  Workspace WS = workspaceAt(Root);
+  for (const char *Name : {"barrier_dir", "barrier-test", "barrier_test"}) {
+    Expected<Package> Pkg = resolvePackage(WS, Root, std::string(Name));
+    ASSERT_TRUE(static_cast<bool>(Pkg)) << Name;
+    EXPECT_EQ(Pkg->Dir, Root / "tests/gpu/barrier_dir") << Name;
+  }
+  // Examples come first when names collide.
+  writeFile(Root / "tests/gpu/vecadd/Cargo.toml",
+            "[package]\nname = \"vecadd-gpu-test\"\n");
+  EXPECT_EQ(resolvePackage(WS, Root, std::string("vecadd"))->Dir,
+            Root / "examples/vecadd");
+  // Members with a binary are offered in the hint.
+  Expected<Package> Missing = resolvePackage(WS, Root, std::string("nope"));
+  ASSERT_FALSE(static_cast<bool>(Missing));
+  EXPECT_TRUE(contains(Missing.error().Hint, "; other packages: barrier-test"));
+}
+
+TEST_F(ProjectTest, AmbiguousDirectoryNames) {
+  writeFile(Root / "Cargo.toml", "[workspace]\nmembers = [\"a/*\", \"b/*\"]\n");
+  writeFile(Root / "a/dup/Cargo.toml", "[package]\nname = \"dup-a\"\n");
+  writeFile(Root / "b/dup/Cargo.toml", "[package]\nname = \"dup-b\"\n");
+  Workspace WS = workspaceAt(Root);
+  Expected<Package> Pkg = resolvePackage(WS, Root, std::string("dup"));
+  ASSERT_FALSE(static_cast<bool>(Pkg));
+  EXPECT_TRUE(contains(Pkg.error().Message, "several packages"));
+  EXPECT_TRUE(contains(Pkg.error().Hint, "dup-a (a/dup), dup-b (b/dup)"));
+  EXPECT_EQ(resolvePackage(WS, Root, std::string("dup-b"))->Dir,
+            Root / "b/dup");
+}
+
+TEST(GlobTest, Matching) {
+  EXPECT_TRUE(globMatch("*", "anything"));
+  EXPECT_TRUE(globMatch("*", ""));
+  EXPECT_TRUE(globMatch("ex*", "examples"));
+  EXPECT_TRUE(globMatch("*_test", "panic_test"));
+  EXPECT_TRUE(globMatch("a*b*c", "aXXbYYc"));
+  EXPECT_TRUE(globMatch("v?cadd", "vecadd"));
+  EXPECT_FALSE(globMatch("v?cadd", "vcadd"));
+  EXPECT_FALSE(globMatch("ex*", "tests"));
+  EXPECT_FALSE(globMatch("a*b", "aXbY"));
+  EXPECT_TRUE(globMatch("exact", "exact"));
+  EXPECT_FALSE(globMatch("exact", "exactly"));
 }
 
 TEST_F(ProjectTest, TargetDirectory) {

@@ -1,4 +1,4 @@
-//===- ToolchainTest.cpp - rustc, LLVM and CUDA toolkit facts --------------===//
+//===- ToolchainTest.cpp - rustc, LLVM and CUDA toolkit facts -------------===//
 //
 // Part of oxide. Tests `rustc -vV` parsing, the rustc/oxide LLVM rule and the
 // CUDA toolkit paths.
@@ -52,8 +52,8 @@ TEST(ToolchainTest, ParsesNightly) {
 }
 
 TEST(ToolchainTest, ToleratesCrlfAndMissingLines) {
-  Expected<RustcInfo> Info =
-      parseRustcVersion("rustc 1.80.1 (abc 2024-08-01)\r\nLLVM version: 18.1.7\r\n");
+  Expected<RustcInfo> Info = parseRustcVersion(
+      "rustc 1.80.1 (abc 2024-08-01)\r\nLLVM version: 18.1.7\r\n");
   ASSERT_TRUE(static_cast<bool>(Info));
   EXPECT_EQ(Info->Release, "1.80.1"); // taken from the first line
   EXPECT_EQ(Info->LlvmVersion, "18.1.7");
@@ -85,13 +85,15 @@ TEST(ToolchainTest, LlvmRuleAppliesToTheInstalledToolchains) {
   // DESIGN.md §2: stable (LLVM 22.1.2) and nightly (22.1.4) must both pass
   // with oxide's LLVM 22.
   EXPECT_TRUE(isRustcLlvmSupported(parseRustcVersion(StableVV)->LlvmMajor, 22));
-  EXPECT_TRUE(isRustcLlvmSupported(parseRustcVersion(NightlyVV)->LlvmMajor, 22));
+  EXPECT_TRUE(
+      isRustcLlvmSupported(parseRustcVersion(NightlyVV)->LlvmMajor, 22));
   EXPECT_GE(oxideLlvmMajor(), 1);
 }
 
 TEST(ToolchainTest, DescribesThePairing) {
   EXPECT_EQ(describeLlvmPairing(22, 22), "rustc's LLVM 22 <= oxide's LLVM 22");
-  EXPECT_TRUE(contains(describeLlvmPairing(23, 22), "newer than oxide's LLVM 22"));
+  EXPECT_TRUE(
+      contains(describeLlvmPairing(23, 22), "newer than oxide's LLVM 22"));
   EXPECT_TRUE(contains(describeLlvmPairing(0, 22), "did not report"));
 }
 
@@ -100,7 +102,8 @@ TEST(ToolchainTest, LastNonEmptyLine) {
                       "Copyright (c) 2005-2025 NVIDIA Corporation\n"
                       "Cuda compilation tools, release 13.0, V13.0.88\n"
                       "Build cuda_13.0.r13.0/compiler.36424714_0\n\n";
-  EXPECT_EQ(lastNonEmptyLine(Ptxas), "Build cuda_13.0.r13.0/compiler.36424714_0");
+  EXPECT_EQ(lastNonEmptyLine(Ptxas),
+            "Build cuda_13.0.r13.0/compiler.36424714_0");
   EXPECT_EQ(lastNonEmptyLine(""), "");
   EXPECT_EQ(lastNonEmptyLine("one"), "one");
 }
