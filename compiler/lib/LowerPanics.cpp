@@ -9,11 +9,21 @@
 //      the last argument of #[track_caller] functions) at run time, so it is
 //      right even when the location travels through `Option::unwrap` and other
 //      #[track_caller] frames;
-//   2. prints, with `vprintf`,
+//   2. records the panic for the host: the first panicking thread of a launch
+//      copies file, line, column, message, integer arguments and its thread
+//      and block index into the host-mapped record whose device address the
+//      host stored in `__oxide_panic_record` (docs/ABI.md §5), then fences at
+//      system scope; the host reads it after the launch fails, although the
+//      context is then lost;
+//   3. prints, with `vprintf`,
 //        GPU thread (tx, ty, tz) of block (bx, by, bz) panicked at FILE:LINE:COL:
 //        MESSAGE
-//   3. executes `trap`, which aborts the kernel so the launch reports an error
+//   4. executes `trap`, which aborts the kernel so the launch reports an error
 //      instead of returning a wrong answer.
+//
+// `panic!("literal")` reaches `panic_fmt` with an `Arguments` built by
+// `Arguments::from_str(ptr, len)`; such calls are rewritten to pass the string
+// itself, so constant messages reach the user.
 //
 // `core::panic::Location` is `{ file: &str (ptr, len), line: u32, col: u32 }`;
 // rustc stores the file name NUL-terminated, so `%s` can print it.
@@ -21,6 +31,7 @@
 #include "oxide/Passes.h"
 #include "oxide/RustNames.h"
 #include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Instructions.h"
 #include "llvm/IR/Intrinsics.h"
 #include "llvm/IR/IntrinsicsNVPTX.h"
 #include "llvm/IR/Module.h"
@@ -37,14 +48,18 @@ struct PanicFunction {
   StringRef Message;
   LocationArg Location;
   StringRef IntegerArgs;
+  int StringArg;
 };
 
 const PanicFunction PanicTable[] = {
-#define OXIDE_PANIC(PREFIX, MESSAGE, LOCATION, ARGS)                           \
-  {PREFIX, MESSAGE, LocationArg::LOCATION, ARGS},
+#define OXIDE_PANIC(PREFIX, MESSAGE, LOCATION, ARGS, STRING)                   \
+  {PREFIX, MESSAGE, LocationArg::LOCATION, ARGS, STRING},
 #include "oxide/PanicFunctions.def"
 #undef OXIDE_PANIC
 };
+
+/// `panic!("literal")` after the rewrite below: the message is the string.
+const PanicFunction PanicWithString = {"", "", LocationArg::LastArg, "", 0};
 
 const PanicFunction *findPanicFunction(StringRef Path) {
   for (const PanicFunction &P : PanicTable)
@@ -75,9 +90,111 @@ std::string messageFromConstPanic(StringRef Path) {
   return Words;
 }
 
+/// The panic record's layout (docs/ABI.md §5); cuda-core reads the same bytes.
+namespace record {
+constexpr uint64_t State = 0, Line = 4, Col = 8, NumInts = 12, Thread = 16, Block = 28,
+                   Ints = 40, File = 56, Message = 312, TextCapacity = 256;
+constexpr uint32_t Complete = 2;
+} // namespace record
+
+/// Builds the shared `oxide.record_panic` function and the globals it uses.
+class PanicRecorder {
+public:
+  explicit PanicRecorder(Module &M) : M(M), Ctx(M.getContext()) {}
+
+  /// record_panic(file, file_len, line, col, msg, msg_len, int0, int1, n_ints,
+  ///              tx, ty, tz, bx, by, bz)
+  Function *get() {
+    if (Fn)
+      return Fn;
+    Type *Ptr = PointerType::getUnqual(Ctx), *I64 = Type::getInt64Ty(Ctx), *I32 = Type::getInt32Ty(Ctx);
+    auto *FTy = FunctionType::get(Type::getVoidTy(Ctx),
+                                  {Ptr, I64, I32, I32, Ptr, I64, I64, I64, I32, I32, I32, I32, I32, I32, I32},
+                                  false);
+    Fn = Function::Create(FTy, GlobalValue::InternalLinkage, "oxide.record_panic", M);
+    Fn->addFnAttr(Attribute::NoInline);
+    Fn->addFnAttr(Attribute::Cold);
+    build();
+    return Fn;
+  }
+
+private:
+  Module &M;
+  LLVMContext &Ctx;
+  Function *Fn = nullptr;
+
+  GlobalVariable *global(StringRef Name, Type *Ty, GlobalValue::LinkageTypes Linkage) {
+    if (GlobalVariable *GV = M.getGlobalVariable(Name))
+      return GV;
+    // addrspace(1): .global, so the host can write the record pointer with
+    // cuModuleGetGlobal + a copy.
+    auto *GV = new GlobalVariable(M, Ty, false, Linkage, Constant::getNullValue(Ty), Name,
+                                  nullptr, GlobalValue::NotThreadLocal, 1);
+    GV->setExternallyInitialized(Linkage == GlobalValue::ExternalLinkage);
+    return GV;
+  }
+
+  void build() {
+    IRBuilder<> B(BasicBlock::Create(Ctx, "entry", Fn));
+    BasicBlock *Claim = BasicBlock::Create(Ctx, "claim", Fn);
+    BasicBlock *Write = BasicBlock::Create(Ctx, "write", Fn);
+    BasicBlock *Done = BasicBlock::Create(Ctx, "done", Fn);
+    auto Arg = [&](unsigned I) { return Fn->getArg(I); };
+
+    GlobalVariable *RecordPtr = global(PanicRecordGlobal, B.getPtrTy(), GlobalValue::ExternalLinkage);
+    GlobalVariable *Claimed = global("oxide.panic_claimed", B.getInt32Ty(), GlobalValue::InternalLinkage);
+    Value *Rec = B.CreateLoad(B.getPtrTy(), RecordPtr, "record");
+    B.CreateCondBr(B.CreateIsNull(Rec), Done, Claim);
+
+    // Only the first panicking thread writes; the others still print and trap.
+    B.SetInsertPoint(Claim);
+    Value *Old = B.CreateAtomicCmpXchg(Claimed, B.getInt32(0), B.getInt32(1), MaybeAlign(4),
+                                       AtomicOrdering::Monotonic, AtomicOrdering::Monotonic);
+    B.CreateCondBr(B.CreateIsNull(B.CreateExtractValue(Old, 0)), Write, Done);
+
+    B.SetInsertPoint(Write);
+    auto At = [&](uint64_t Offset) { return B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Rec, Offset); };
+    B.CreateStore(Arg(2), At(record::Line));
+    B.CreateStore(Arg(3), At(record::Col));
+    B.CreateStore(Arg(8), At(record::NumInts));
+    for (unsigned I = 0; I < 3; ++I) {
+      B.CreateStore(Arg(9 + I), At(record::Thread + 4 * I));
+      B.CreateStore(Arg(12 + I), At(record::Block + 4 * I));
+    }
+    B.CreateStore(Arg(6), At(record::Ints));
+    B.CreateStore(Arg(7), At(record::Ints + 8));
+    copyText(B, At(record::File), Arg(0), Arg(1));
+    copyText(B, At(record::Message), Arg(4), Arg(5));
+    // Everything above must reach host memory before the state says so, and
+    // before the trap ends the kernel: a system-scope fence on both sides.
+    B.CreateFence(AtomicOrdering::SequentiallyConsistent);
+    B.CreateStore(B.getInt32(record::Complete), At(record::State))->setVolatile(true);
+    B.CreateFence(AtomicOrdering::SequentiallyConsistent);
+    B.CreateBr(Done);
+
+    B.SetInsertPoint(Done);
+    B.CreateRetVoid();
+  }
+
+  /// Copies at most TextCapacity-1 bytes of (Src, Len) to Dst and terminates it.
+  void copyText(IRBuilder<> &B, Value *Dst, Value *Src, Value *Len) {
+    Value *N = B.CreateBinaryIntrinsic(Intrinsic::umin, Len, B.getInt64(record::TextCapacity - 1));
+    Value *HasText = B.CreateIsNotNull(Src);
+    N = B.CreateSelect(HasText, N, B.getInt64(0));
+    BasicBlock *Copy = BasicBlock::Create(Ctx, "copy", Fn);
+    BasicBlock *After = BasicBlock::Create(Ctx, "copied", Fn);
+    B.CreateCondBr(HasText, Copy, After);
+    B.SetInsertPoint(Copy);
+    B.CreateMemCpy(Dst, MaybeAlign(1), Src, MaybeAlign(1), N);
+    B.CreateBr(After);
+    B.SetInsertPoint(After);
+    B.CreateStore(B.getInt8(0), B.CreateInBoundsGEP(B.getInt8Ty(), Dst, N));
+  }
+};
+
 class PanicBodyBuilder {
 public:
-  explicit PanicBodyBuilder(Module &M) : M(M), Ctx(M.getContext()) {}
+  PanicBodyBuilder(Module &M, PanicRecorder &Recorder) : M(M), Ctx(M.getContext()), Recorder(Recorder) {}
 
   void define(Function &F, const PanicFunction &P, StringRef Path) {
     if (!F.isDeclaration())
@@ -89,32 +206,63 @@ public:
     F.addFnAttr(Attribute::NoReturn);
 
     IRBuilder<> B(BasicBlock::Create(Ctx, "panic", &F));
-    std::string Message = P.Message.empty() ? messageFromConstPanic(Path) : P.Message.str();
+    Type *Ptr = B.getPtrTy(), *I64 = B.getInt64Ty();
 
-    SmallVector<Value *> PrintArgs;
-    std::string Format = "GPU thread (%u, %u, %u) of block (%u, %u, %u) panicked";
+    SmallVector<Value *> Ids;
     for (Intrinsic::ID Id : {Intrinsic::nvvm_read_ptx_sreg_tid_x, Intrinsic::nvvm_read_ptx_sreg_tid_y,
                              Intrinsic::nvvm_read_ptx_sreg_tid_z, Intrinsic::nvvm_read_ptx_sreg_ctaid_x,
                              Intrinsic::nvvm_read_ptx_sreg_ctaid_y, Intrinsic::nvvm_read_ptx_sreg_ctaid_z})
-      PrintArgs.push_back(B.CreateIntrinsic(Id, {}));
+      Ids.push_back(B.CreateIntrinsic(Id, {}));
 
-    Argument *Loc = locationArgument(F, P);
-    if (Loc) {
-      Format += " at %s:%u:%u";
-      Value *File = B.CreateLoad(B.getPtrTy(), Loc, "file");
-      Value *Line = B.CreateLoad(B.getInt32Ty(), B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Loc, 16), "line");
-      Value *Col = B.CreateLoad(B.getInt32Ty(), B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Loc, 20), "col");
-      PrintArgs.append({File, Line, Col});
+    Value *File = Constant::getNullValue(Ptr), *FileLen = B.getInt64(0);
+    Value *Line = B.getInt32(0), *Col = B.getInt32(0);
+    if (Argument *Loc = locationArgument(F, P)) {
+      File = B.CreateLoad(Ptr, Loc, "file");
+      FileLen = B.CreateLoad(I64, B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Loc, 8), "file_len");
+      Line = B.CreateLoad(B.getInt32Ty(), B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Loc, 16), "line");
+      Col = B.CreateLoad(B.getInt32Ty(), B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Loc, 20), "col");
     }
-    Format += ":\n" + Message + "\n";
+
+    // The message: a string argument, or the table's constant text.
+    Value *Msg, *MsgLen, *PrintedMsg;
+    std::string Template;
+    if (Argument *Str = stringArgument(F, P)) {
+      Msg = Str;
+      MsgLen = F.getArg(Str->getArgNo() + 1);
+      PrintedMsg = terminatedCopy(B, Msg, MsgLen);
+      Template = "%s";
+    } else {
+      Template = P.Message.empty() ? messageFromConstPanic(Path) : P.Message.str();
+      Msg = B.CreateGlobalString(Template, "oxide.panic.msg", 0, &M);
+      MsgLen = B.getInt64(Template.size());
+      PrintedMsg = nullptr;
+    }
+
+    SmallVector<Value *> Ints;
     SmallVector<StringRef> Indices;
     P.IntegerArgs.split(Indices, ',', -1, false);
     for (StringRef Idx : Indices) {
       unsigned I = 0;
-      if (Idx.getAsInteger(10, I) || I >= F.arg_size() || !F.getArg(I)->getType()->isIntegerTy())
-        continue;
-      PrintArgs.push_back(B.CreateZExtOrTrunc(F.getArg(I), B.getInt64Ty()));
+      if (!Idx.getAsInteger(10, I) && I < F.arg_size() && F.getArg(I)->getType()->isIntegerTy())
+        Ints.push_back(B.CreateZExtOrTrunc(F.getArg(I), I64));
     }
+
+    SmallVector<Value *> RecordArgs{File, FileLen, Line, Col, Msg, MsgLen,
+                                    Ints.size() > 0 ? Ints[0] : B.getInt64(0),
+                                    Ints.size() > 1 ? Ints[1] : B.getInt64(0), B.getInt32(Ints.size())};
+    RecordArgs.append(Ids.begin(), Ids.end());
+    B.CreateCall(Recorder.get(), RecordArgs);
+
+    SmallVector<Value *> PrintArgs(Ids.begin(), Ids.end());
+    std::string Format = "GPU thread (%u, %u, %u) of block (%u, %u, %u) panicked";
+    if (locationArgument(F, P)) {
+      Format += " at %s:%u:%u";
+      PrintArgs.append({File, Line, Col});
+    }
+    Format += ":\n" + Template + "\n";
+    if (PrintedMsg)
+      PrintArgs.push_back(PrintedMsg);
+    PrintArgs.append(Ints.begin(), Ints.end());
     emitPrintf(B, Format, PrintArgs);
     B.CreateIntrinsic(Intrinsic::trap, {});
     B.CreateUnreachable();
@@ -123,12 +271,32 @@ public:
 private:
   Module &M;
   LLVMContext &Ctx;
+  PanicRecorder &Recorder;
 
   static Argument *locationArgument(Function &F, const PanicFunction &P) {
     if (P.Location != LocationArg::LastArg || F.arg_empty())
       return nullptr;
     Argument *Last = F.getArg(F.arg_size() - 1);
     return Last->getType()->isPointerTy() ? Last : nullptr;
+  }
+
+  static Argument *stringArgument(Function &F, const PanicFunction &P) {
+    if (P.StringArg < 0 || static_cast<unsigned>(P.StringArg) + 1 >= F.arg_size())
+      return nullptr;
+    Argument *Ptr = F.getArg(P.StringArg), *Len = F.getArg(P.StringArg + 1);
+    return Ptr->getType()->isPointerTy() && Len->getType()->isIntegerTy(64) ? Ptr : nullptr;
+  }
+
+  /// A NUL-terminated copy of a `&str` on the thread's stack, for `%s`.
+  Value *terminatedCopy(IRBuilder<> &B, Value *Str, Value *Len) {
+    Function *F = B.GetInsertBlock()->getParent();
+    IRBuilder<> Entry(&F->getEntryBlock(), F->getEntryBlock().begin());
+    auto *BufTy = ArrayType::get(B.getInt8Ty(), record::TextCapacity);
+    Value *Buf = Entry.CreateAlloca(BufTy, nullptr, "message");
+    Value *N = B.CreateBinaryIntrinsic(Intrinsic::umin, Len, B.getInt64(record::TextCapacity - 1));
+    B.CreateMemCpy(Buf, MaybeAlign(1), Str, MaybeAlign(1), N);
+    B.CreateStore(B.getInt8(0), B.CreateInBoundsGEP(B.getInt8Ty(), Buf, N));
+    return Buf;
   }
 
   /// `vprintf(format, args)`: CUDA's device printf takes the arguments packed
@@ -141,8 +309,8 @@ private:
     for (Value *V : Args)
       Fields.push_back(V->getType());
     StructType *BufTy = StructType::get(Ctx, Fields);
-    IRBuilder<> Entry(&B.GetInsertBlock()->getParent()->getEntryBlock(),
-                      B.GetInsertBlock()->getParent()->getEntryBlock().begin());
+    Function *F = B.GetInsertBlock()->getParent();
+    IRBuilder<> Entry(&F->getEntryBlock(), F->getEntryBlock().begin());
     Value *Buf = Entry.CreateAlloca(BufTy, nullptr, "printf.args");
     for (unsigned I = 0; I < Args.size(); ++I)
       B.CreateStore(Args[I], B.CreateStructGEP(BufTy, Buf, I));
@@ -150,19 +318,68 @@ private:
   }
 };
 
+bool isFmtFromStr(const Function *F) {
+  if (!F)
+    return false;
+  std::string Path = demangleRust(F->getName());
+  StringRef P(Path);
+  return P.contains("core::fmt::Arguments") &&
+         (P.ends_with("::from_str") || P.ends_with("::from_str_nonconst"));
+}
+
+/// Rewrites `panic_fmt(Arguments::from_str(s, n), loc)` into
+/// `PanicStr(s, n, loc)`, so the literal message survives.
+bool rewriteConstantPanicFmt(Function &PanicFmt, Function *&PanicStr, Module &M) {
+  bool Changed = false;
+  SmallVector<CallInst *> Calls;
+  for (User *U : PanicFmt.users())
+    if (auto *C = dyn_cast<CallInst>(U); C && C->getCalledFunction() == &PanicFmt && C->arg_size() == 3)
+      Calls.push_back(C);
+  for (CallInst *C : Calls) {
+    auto *Part = dyn_cast<ExtractValueInst>(C->getArgOperand(0));
+    auto *Ctor = Part ? dyn_cast<CallInst>(Part->getAggregateOperand()) : nullptr;
+    if (!Ctor || !isFmtFromStr(Ctor->getCalledFunction()) || Ctor->arg_size() != 2)
+      continue;
+    if (!PanicStr) {
+      LLVMContext &Ctx = M.getContext();
+      Type *Ptr = PointerType::getUnqual(Ctx);
+      auto *FTy = FunctionType::get(Type::getVoidTy(Ctx), {Ptr, Type::getInt64Ty(Ctx), Ptr}, false);
+      PanicStr = Function::Create(FTy, GlobalValue::InternalLinkage, "oxide.panic_str", M);
+    }
+    IRBuilder<> B(C);
+    CallInst *New = B.CreateCall(PanicStr, {Ctor->getArgOperand(0), Ctor->getArgOperand(1), C->getArgOperand(2)});
+    New->setDebugLoc(C->getDebugLoc());
+    New->setDoesNotReturn();
+    C->eraseFromParent();
+    Changed = true;
+  }
+  return Changed;
+}
+
 } // namespace
 
 PreservedAnalyses LowerPanicsPass::run(Module &M, ModuleAnalysisManager &) {
-  PanicBodyBuilder Builder(M);
+  PanicRecorder Recorder(M);
+  PanicBodyBuilder Builder(M, Recorder);
+  Function *PanicStr = nullptr;
   bool Changed = false;
+
+  SmallVector<std::pair<Function *, const PanicFunction *>> Panics;
   for (Function &F : M) {
     if (F.isIntrinsic())
       continue;
     std::string Path = demangleRust(F.getName());
     if (const PanicFunction *P = findPanicFunction(Path)) {
-      Builder.define(F, *P, Path);
-      Changed = true;
+      if (StringRef(Path).starts_with("core::panicking::panic_fmt"))
+        Changed |= rewriteConstantPanicFmt(F, PanicStr, M);
+      Panics.push_back({&F, P});
     }
   }
+  for (auto [F, P] : Panics) {
+    Builder.define(*F, *P, demangleRust(F->getName()));
+    Changed = true;
+  }
+  if (PanicStr)
+    Builder.define(*PanicStr, PanicWithString, "panic");
   return Changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
 }

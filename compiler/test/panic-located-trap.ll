@@ -1,5 +1,7 @@
-; core's panic functions get a device body: print the Location the caller
-; passed (read at run time), the thread and block, then trap.
+; core's panic functions get a device body: read the Location the caller
+; passed (at run time), hand file/line/col, message and integer arguments to
+; the shared recorder (host-readable record), print them with the thread and
+; block, then trap.
 ; RUN: %oxide-opt -p lower-panics %s | FileCheck %s
 
 @file = private constant [12 x i8] c"src/main.rs\00"
@@ -13,13 +15,27 @@ define void @user(i64 %i) {
   call void @_RNvNtNtCsgEmfK2I1SDS_4core9panicking11panic_const24panic_const_add_overflow(ptr @loc)
   ret void
 }
+; CHECK-DAG: @__oxide_panic_record = addrspace(1) externally_initialized global ptr null
 ; CHECK-DAG: c"GPU thread (%u, %u, %u) of block (%u, %u, %u) panicked at %s:%u:%u:\0Aindex out of bounds: the len is %llu but the index is %llu\0A\00"
 ; CHECK-DAG: c"GPU thread (%u, %u, %u) of block (%u, %u, %u) panicked at %s:%u:%u:\0Aattempt to add with overflow\0A\00"
+
+; The len (second parameter) is printed first, as rustc's message says.
 ; CHECK-LABEL: define internal void @_RNvNtCsgEmfK2I1SDS_4core9panicking18panic_bounds_check(i64 %0, i64 %1, ptr %2)
-; CHECK: call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+; CHECK: %[[TX:[0-9]+]] = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
 ; CHECK: %file = load ptr, ptr %2
+; CHECK: %file_len = load i64, ptr
 ; CHECK: %line = load i32, ptr
 ; CHECK: %col = load i32, ptr
+; CHECK: call void @oxide.record_panic(ptr %file, i64 %file_len, i32 %line, i32 %col, ptr @oxide.panic.msg, i64 58, i64 %1, i64 %0, i32 2, i32 %[[TX]],
 ; CHECK: call i32 @vprintf(
 ; CHECK: call void @llvm.trap()
 ; CHECK-NEXT: unreachable
+
+; The recorder: only when the host installed a record, only the first thread
+; (device-side claim), system-scope fences around the completion flag.
+; CHECK-LABEL: define internal void @oxide.record_panic(
+; CHECK: load ptr, ptr addrspace(1) @__oxide_panic_record
+; CHECK: cmpxchg ptr addrspace(1) @oxide.panic_claimed, i32 0, i32 1 monotonic monotonic
+; CHECK: fence seq_cst
+; CHECK: store volatile i32 2, ptr
+; CHECK-NEXT: fence seq_cst

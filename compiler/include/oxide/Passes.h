@@ -63,6 +63,10 @@ struct RejectUnsupportedPass : llvm::PassInfoMixin<RejectUnsupportedPass> {
   DiagnosticSink &Diags;
 };
 
+/// The device global through which the host hands kernels the address of its
+/// panic record (docs/ABI.md §5); it stays visible to cuModuleGetGlobal.
+inline constexpr const char *PanicRecordGlobal = "__oxide_panic_record";
+
 /// The NVPTX target triple and data layout every device module gets.
 inline constexpr const char *DeviceTriple = "nvptx64-nvidia-cuda";
 inline constexpr const char *DeviceDataLayout =

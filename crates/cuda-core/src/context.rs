@@ -2,11 +2,12 @@
 
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::ptr;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::driver::{self, cu, CUcontext, CUdevice, CUstream};
 use crate::error::{DriverError, ErrorKind};
 use crate::module::{self, CudaModule};
+use crate::panic::PanicRecord;
 
 /// The primary context of one GPU, shared as `Arc<CudaContext>`.
 ///
@@ -23,6 +24,8 @@ pub struct CudaContext {
     /// at a later synchronisation, and is sticky for the whole context, so the
     /// error then names this kernel.
     last_kernel: Mutex<Option<String>>,
+    /// Where this context's kernels report a panic (allocated on first use).
+    panic_record: OnceLock<Option<PanicRecord>>,
 }
 
 // SAFETY: a CUcontext is a process-wide handle, not tied to the thread that
@@ -65,6 +68,7 @@ impl CudaContext {
             device,
             ordinal,
             last_kernel: Mutex::new(None),
+            panic_record: OnceLock::new(),
         });
         this.bind_to_thread()?;
         Ok(this)
@@ -99,13 +103,28 @@ impl CudaContext {
             return err;
         }
         let last = self.last_kernel.lock().ok().and_then(|l| l.clone());
+        let panic = self.panic_record.get().and_then(|r| r.as_ref()).and_then(PanicRecord::read);
+        let err = match panic {
+            Some(p) => err.with_device_panic(p),
+            None => err,
+        };
         match last {
             Some(k) => err.with_detail(format!(
-                "kernel `{k}` failed on the GPU (it was the last launched on this context; \
-                 a device panic prints its file:line above). The context is unusable from now on."
+                "kernel `{k}` failed on the GPU (it was the last launched on this context). \
+                 The context is unusable from now on."
             )),
             None => err,
         }
+    }
+
+    /// The device address of this context's panic record, allocating it on
+    /// first use; `None` if pinned memory could not be had (panics are then
+    /// only printed, not reported in the error).
+    pub(crate) fn panic_record_address(&self) -> Option<u64> {
+        self.panic_record
+            .get_or_init(|| self.bind().ok().and_then(|_| PanicRecord::allocate().ok()))
+            .as_ref()
+            .map(PanicRecord::device_address)
     }
 
     /// The ordinal this context was created for.

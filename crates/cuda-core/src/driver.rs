@@ -95,6 +95,11 @@ driver_api! {
     cuMemcpyHtoDAsync_v2(CUdeviceptr, *const c_void, usize, CUstream);
     cuMemcpyDtoHAsync_v2(*mut c_void, CUdeviceptr, usize, CUstream);
     cuMemsetD8Async(CUdeviceptr, c_uchar, usize, CUstream);
+    cuMemcpyHtoD_v2(CUdeviceptr, *const c_void, usize);
+    cuMemHostAlloc(*mut *mut c_void, usize, c_uint);
+    cuMemHostGetDevicePointer_v2(*mut CUdeviceptr, *mut c_void, c_uint);
+    cuMemFreeHost(*mut c_void);
+    cuModuleGetGlobal_v2(*mut CUdeviceptr, *mut usize, CUmodule, *const c_char);
     cuModuleLoadDataEx(*mut CUmodule, *const c_void, c_uint, *mut c_int, *mut *mut c_void);
     cuModuleUnload(CUmodule);
     cuModuleGetFunction(*mut CUfunction, CUmodule, *const c_char);

@@ -58,6 +58,7 @@ pub struct DriverError {
     message: String,
     op: Cow<'static, str>,
     detail: Option<String>,
+    device_panic: Option<Box<crate::DevicePanic>>,
 }
 
 impl DriverError {
@@ -76,6 +77,7 @@ impl DriverError {
             message,
             op: op.into(),
             detail: None,
+            device_panic: None,
         }
     }
 
@@ -89,6 +91,7 @@ impl DriverError {
             message: message.into(),
             op: Cow::Borrowed(op),
             detail: None,
+            device_panic: None,
         }
     }
 
@@ -111,6 +114,17 @@ impl DriverError {
             Some(old) => format!("{old}\n{detail}"),
             None => detail,
         });
+        self
+    }
+
+    /// The panic a kernel reported before it failed, when the failure was a
+    /// device panic (bounds check, overflow, unwrap, `panic!`, …).
+    pub fn device_panic(&self) -> Option<&crate::DevicePanic> {
+        self.device_panic.as_deref()
+    }
+
+    pub(crate) fn with_device_panic(mut self, panic: crate::DevicePanic) -> Self {
+        self.device_panic = Some(Box::new(panic));
         self
     }
 
@@ -157,6 +171,9 @@ impl fmt::Display for DriverError {
         }
         if !self.op.is_empty() {
             write!(f, " [{}]", self.op)?;
+        }
+        if let Some(panic) = &self.device_panic {
+            write!(f, "\n{panic}")?;
         }
         if let Some(detail) = &self.detail {
             write!(f, "\n{detail}")?;

@@ -49,12 +49,14 @@ mod driver;
 mod error;
 mod memory;
 mod module;
+mod panic;
 
 pub use context::{CudaContext, CudaStream};
 pub use driver::driver_version;
 pub use error::{builtin_name, DriverError, ErrorKind};
 pub use memory::DeviceBuffer;
 pub use module::{launch_kernel, CudaFunction, CudaModule, LaunchConfig};
+pub use panic::DevicePanic;
 
 #[cfg(test)]
 mod tests {

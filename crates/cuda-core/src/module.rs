@@ -5,7 +5,7 @@ use std::ptr;
 use std::sync::Arc;
 
 use crate::context::{CudaContext, CudaStream};
-use crate::driver::{self, cu, CUfunction, CUmodule};
+use crate::driver::{self, cu, CUdeviceptr, CUfunction, CUmodule};
 use crate::error::{DriverError, ErrorKind};
 
 /// A loaded device image (PTX, cubin or fatbin); `Arc`-shared.
@@ -113,6 +113,26 @@ pub(crate) fn load_image(
     load(ctx, aligned.as_ptr().cast())
 }
 
+/// Points the module's `__oxide_panic_record` (present when its kernels can
+/// panic) at the context's panic record, so device panics reach the host.
+fn install_panic_record(module: &CudaModule) -> Result<(), DriverError> {
+    let d = module.ctx.bind()?;
+    let mut global: CUdeviceptr = 0;
+    let mut size: usize = 0;
+    // SAFETY: out-pointers to locals; the module is live; the name is a C string.
+    let found = unsafe {
+        cu!(d, cuModuleGetGlobal_v2(&mut global, &mut size, module.module, crate::panic::RECORD_GLOBAL.as_ptr()))
+    };
+    if found.is_err() || size != std::mem::size_of::<u64>() {
+        return Ok(()); // no panicking code in this module
+    }
+    let Some(address) = module.ctx.panic_record_address() else {
+        return Ok(());
+    };
+    // SAFETY: `global` is an 8-byte device variable; the source is a local u64.
+    unsafe { cu!(d, cuMemcpyHtoD_v2(global, (&address as *const u64).cast(), 8)) }
+}
+
 /// `cuModuleLoadDataEx` with JIT error and info log buffers; on failure the
 /// logs become the error's detail.
 fn load(ctx: &Arc<CudaContext>, image: *const c_void) -> Result<Arc<CudaModule>, DriverError> {
@@ -149,10 +169,11 @@ fn load(ctx: &Arc<CudaContext>, image: *const c_void) -> Result<Arc<CudaModule>,
         )
     };
     match result {
-        Ok(()) => Ok(Arc::new(CudaModule {
-            module,
-            ctx: ctx.clone(),
-        })),
+        Ok(()) => {
+            let module = Arc::new(CudaModule { module, ctx: ctx.clone() });
+            install_panic_record(&module)?;
+            Ok(module)
+        }
         Err(mut e) => {
             for (label, log) in [("JIT error log", &error_log), ("JIT info log", &info_log)] {
                 let text = CStr::from_bytes_until_nul(log)
