@@ -139,8 +139,12 @@ Expected<std::unique_ptr<TargetMachine>> createDeviceTarget(const LinkerOptions 
   if (!Tgt)
     return makeError("the NVPTX target is missing from this LLVM: " + Err);
   TargetOptions TO;
+  // LLVM picks the oldest PTX ISA the architecture allows (7.8 for sm_90),
+  // which lacks Hopper instructions such as elect.sync; PTX 8.0 (CUDA 12.0
+  // drivers and newer) has them.
+  std::string Features = smNumber(Opts.Arch) >= 90 ? "+ptx80" : "";
   std::unique_ptr<TargetMachine> TM(Tgt->createTargetMachine(
-      T, Opts.Arch, "", TO, Reloc::PIC_, std::nullopt, CodeGenOptLevel::Aggressive));
+      T, Opts.Arch, Features, TO, Reloc::PIC_, std::nullopt, CodeGenOptLevel::Aggressive));
   if (!TM)
     return makeError("cannot create an NVPTX target for " + Opts.Arch);
   return std::move(TM);
@@ -213,7 +217,8 @@ Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &
     return makeError("invalid kernel entries");
   LowerUnwindingPass().run(M, MAM);
   LowerPanicsPass().run(M, MAM);
-  LowerIntrinsicStubsPass(Diags).run(M, MAM);
+  LowerIntrinsicStubsPass(Diags, smNumber(Opts.Arch)).run(M, MAM);
+  AssignAddressSpacesPass().run(M, MAM);
   MapMathPass().run(M, MAM);
   RetargetPass().run(M, MAM);
   SelectReachablePass().run(M, MAM);

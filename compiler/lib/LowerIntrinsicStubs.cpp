@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "oxide/Passes.h"
 #include "llvm/IR/Constants.h"
+#include "llvm/IR/DebugInfoMetadata.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/Intrinsics.h"
@@ -20,7 +21,7 @@ using namespace oxide;
 
 namespace {
 
-enum class StubKind { Intrinsic, Convergent, Special };
+enum class StubKind { Intrinsic, Convergent, ConvergentField1, Special };
 
 struct StubEntry {
   StringRef Name;
@@ -28,18 +29,43 @@ struct StubEntry {
   StubKind Kind;
   StringRef IntrinsicName;
   StringRef Immediates;
+  unsigned MinSM;
 };
 
 const StubEntry StubTable[] = {
-#define OXIDE_STUB(NAME, SIG, KIND, INTRINSIC, IMMEDIATES)                     \
-  {#NAME, SIG, StubKind::KIND, INTRINSIC, IMMEDIATES},
+#define OXIDE_STUB(NAME, SIG, KIND, INTRINSIC, IMMEDIATES, MIN_SM)             \
+  {#NAME, SIG, StubKind::KIND, INTRINSIC, IMMEDIATES, MIN_SM},
 #include "oxide/Stubs.def"
 #undef OXIDE_STUB
 };
 
+/// `file:line:col` of a call, from its debug location.
+std::string callLocation(const CallInst &C) {
+  const DebugLoc &DL = C.getDebugLoc();
+  if (!DL)
+    return "";
+  return (cast<DIScope>(DL.getScope())->getFilename() + ":" + Twine(DL.getLine()) + ":" +
+          Twine(DL.getCol()))
+      .str();
+}
+
+/// Where to point the user: the stub call itself, or, when it sits in
+/// cuda-device's own wrapper (`warp::elect_one`), the wrapper's caller.
+std::string userLocation(const CallInst &C) {
+  std::string Loc = callLocation(C);
+  if (Loc.find("cuda-device/src/") == std::string::npos)
+    return Loc;
+  for (const User *U : C.getFunction()->users())
+    if (const auto *Caller = dyn_cast<CallInst>(U))
+      if (std::string L = callLocation(*Caller); !L.empty())
+        return L;
+  return Loc;
+}
+
 class StubLowering {
 public:
-  StubLowering(Module &M, DiagnosticSink &Diags) : M(M), Diags(Diags) {}
+  StubLowering(Module &M, DiagnosticSink &Diags, unsigned TargetSM)
+      : M(M), Diags(Diags), TargetSM(TargetSM) {}
 
   bool lower(const StubEntry &Stub) {
     Function *F = M.getFunction(("__oxide_stub_" + Stub.Name).str());
@@ -48,6 +74,8 @@ public:
     if (Stub.Kind == StubKind::Special) {
       // Consumed by its own pass; any call left over carries no meaning.
       eraseCalls(*F);
+    } else if (!checkArchitecture(*F, Stub)) {
+      // Calls already removed; fall through to delete the stub.
     } else if (!rewriteCalls(*F, Stub)) {
       return true;
     }
@@ -61,6 +89,31 @@ public:
 private:
   Module &M;
   DiagnosticSink &Diags;
+  unsigned TargetSM;
+
+  /// A stub whose instruction the target lacks is the user's error (ptxas or
+  /// the backend would otherwise fail on it without naming the Rust code).
+  bool checkArchitecture(Function &F, const StubEntry &Stub) {
+    if (TargetSM == 0 || TargetSM >= Stub.MinSM)
+      return true;
+    bool Reported = false;
+    for (CallInst *C : callsTo(F)) {
+      if (!Reported)
+        Diags.error({("`" + Stub.Name + "` needs sm_" + Twine(Stub.MinSM) +
+                      " or newer, but the kernels are being built for sm_" + Twine(TargetSM))
+                         .str(),
+                     userLocation(*C),
+                     {("build for a newer GPU: `cargo oxide build --arch sm_" + Twine(Stub.MinSM) +
+                       "` (or set OXIDE_ARCH)")
+                          .str()}});
+      Reported = true;
+      // The build fails anyway; drop the call so later passes report nothing
+      // about the stub's host body.
+      C->replaceAllUsesWith(PoisonValue::get(C->getType()));
+      C->eraseFromParent();
+    }
+    return !Reported;
+  }
 
   static SmallVector<CallInst *> callsTo(Function &F) {
     SmallVector<CallInst *> Calls;
@@ -68,6 +121,24 @@ private:
       if (auto *C = dyn_cast<CallInst>(U); C && C->getCalledFunction() == &F)
         Calls.push_back(C);
     return Calls;
+  }
+
+  /// The call's arguments with the table's immediates: after them, or in
+  /// place of `$` when the immediates name where the arguments go.
+  static SmallVector<Value *> operands(IRBuilder<> &B, CallInst &C, ArrayRef<StringRef> Imms) {
+    SmallVector<Value *> Args;
+    bool Placed = false;
+    for (StringRef Imm : Imms) {
+      if (Imm.trim() == "$") {
+        Args.append(C.arg_begin(), C.arg_end());
+        Placed = true;
+      } else {
+        Args.push_back(B.getInt32(std::stoi(Imm.trim().str())));
+      }
+    }
+    if (!Placed)
+      Args.insert(Args.begin(), C.arg_begin(), C.arg_end());
+    return Args;
   }
 
   void eraseCalls(Function &F) {
@@ -87,9 +158,12 @@ private:
     Function *Target = Intrinsic::getOrInsertDeclaration(&M, Id);
     SmallVector<StringRef> Imms;
     Stub.Immediates.split(Imms, ',', -1, false);
+    size_t Constants = llvm::count_if(Imms, [](StringRef I) { return I.trim() != "$"; });
     FunctionType *TargetTy = Target->getFunctionType();
-    if (TargetTy->getNumParams() != F.arg_size() + Imms.size() ||
-        TargetTy->getReturnType() != F.getReturnType()) {
+    Type *Result = TargetTy->getReturnType();
+    if (Stub.Kind == StubKind::ConvergentField1)
+      Result = cast<StructType>(Result)->getElementType(1);
+    if (TargetTy->getNumParams() != F.arg_size() + Constants || Result != F.getReturnType()) {
       Diags.error({("stub `" + Stub.Name + "` does not match intrinsic `" +
                     Stub.IntrinsicName + "`").str(),
                    "",
@@ -98,15 +172,16 @@ private:
     }
     for (CallInst *C : callsTo(F)) {
       IRBuilder<> B(C);
-      SmallVector<Value *> Args(C->args());
-      for (StringRef Imm : Imms)
-        Args.push_back(B.getInt32(std::stoi(Imm.trim().str())));
+      SmallVector<Value *> Args = operands(B, *C, Imms);
       CallInst *New = B.CreateCall(Target, Args);
-      if (Stub.Kind == StubKind::Convergent)
+      if (Stub.Kind != StubKind::Intrinsic)
         New->addFnAttr(Attribute::Convergent);
       New->setDebugLoc(C->getDebugLoc());
+      Value *Replacement = New;
+      if (Stub.Kind == StubKind::ConvergentField1)
+        Replacement = B.CreateExtractValue(New, 1);
       if (!C->getType()->isVoidTy())
-        C->replaceAllUsesWith(New);
+        C->replaceAllUsesWith(Replacement);
       C->eraseFromParent();
     }
     return true;
@@ -116,9 +191,17 @@ private:
 } // namespace
 
 PreservedAnalyses LowerIntrinsicStubsPass::run(Module &M, ModuleAnalysisManager &) {
-  StubLowering Lowering(M, Diags);
+  StubLowering Lowering(M, Diags, TargetSM);
   bool Changed = false;
   for (const StubEntry &Stub : StubTable)
     Changed |= Lowering.lower(Stub);
   return Changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
+}
+
+unsigned oxide::smNumber(StringRef Arch) {
+  unsigned N = 0;
+  if (!Arch.consume_front("sm_"))
+    return 0;
+  Arch.consume_back("a");
+  return Arch.getAsInteger(10, N) ? 0 : N;
 }

@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 use std::fs;
 use std::path::PathBuf;
 
-/// One `OXIDE_STUB(NAME, "SIG", KIND, "INTRINSIC", "IMMEDIATES")` line.
+/// One `OXIDE_STUB(NAME, "SIG", KIND, "INTRINSIC", "IMMEDIATES", MIN_SM)` line.
 struct Stub {
     name: String,
     signature: String,
@@ -31,8 +31,8 @@ fn parse_stub(line: &str) -> Option<Stub> {
         }
     }
     fields.push(current.trim().to_string());
-    if fields.len() != 5 {
-        panic!("malformed line in Stubs.def (expected 5 fields): {line}");
+    if fields.len() != 6 {
+        panic!("malformed line in Stubs.def (expected 6 fields): {line}");
     }
     Some(Stub { name: fields[0].clone(), signature: fields[1].clone(), kind: fields[2].clone() })
 }
@@ -52,11 +52,12 @@ fn render(stub: &Stub) -> String {
         .filter(|p| !p.trim().is_empty())
         .map(|p| p.split(':').next().unwrap().trim())
         .collect();
+    let unused = if arg_names.is_empty() { String::new() } else { format!("let _ = ({},); ", arg_names.join(", ")) };
     let body = if stub.kind == "Special" && stub.name == "param_layout" {
         // Harmless on the host: the entry wrapper that calls it is never run there.
-        format!("let _ = ({},);", arg_names.join(", "))
+        unused
     } else {
-        format!("let _ = ({}); crate::host::not_on_device(\"{}\")", arg_names.join(", "), stub.name)
+        format!("{unused}crate::host::not_on_device(\"{}\")", stub.name)
     };
     let mut out = String::new();
     writeln!(out, "/// Device intrinsic stub `{}` (lowered by the device linker).", stub.name).unwrap();

@@ -9,6 +9,7 @@
 //   LowerUnwinding       invoke → call; landing pads and personalities removed
 //   LowerPanics          core's panic functions → located report + trap
 //   LowerIntrinsicStubs  __oxide_stub_* → NVVM intrinsics (Stubs.def)
+//   AssignAddressSpaces  shared!/dynamic shared statics → addrspace(3)
 //   MapMath              llvm.sin.f32 / cbrtf / … → libdevice __nv_* (MathFunctions.def)
 //   Retarget             triple, datalayout, host-only attributes, convergence
 //   SelectReachable      keep what the kernels reach, nothing else
@@ -40,10 +41,24 @@ struct LowerPanicsPass : llvm::PassInfoMixin<LowerPanicsPass> {
 };
 
 struct LowerIntrinsicStubsPass : llvm::PassInfoMixin<LowerIntrinsicStubsPass> {
-  explicit LowerIntrinsicStubsPass(DiagnosticSink &D) : Diags(D) {}
+  /// TargetSM: 90 for sm_90; 0 skips the architecture check.
+  LowerIntrinsicStubsPass(DiagnosticSink &D, unsigned TargetSM) : Diags(D), TargetSM(TargetSM) {}
   llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
   DiagnosticSink &Diags;
+  unsigned TargetSM;
 };
+
+/// 90 for "sm_90" or "sm_90a"; 0 when the name is not of that form.
+unsigned smNumber(llvm::StringRef Arch);
+
+struct AssignAddressSpacesPass : llvm::PassInfoMixin<AssignAddressSpacesPass> {
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
+};
+
+/// The link section `shared!` puts its statics in (docs/ABI.md §6).
+inline constexpr const char *SharedSection = ".oxide.shared";
+/// The static that stands for the kernel's dynamic shared memory.
+inline constexpr const char *DynamicSharedGlobal = "__oxide_dynamic_shared";
 
 struct MapMathPass : llvm::PassInfoMixin<MapMathPass> {
   llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);

@@ -9,7 +9,9 @@
 //===----------------------------------------------------------------------===//
 #include "oxide/DeviceLinker.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
@@ -64,6 +66,14 @@ int runSystemLinker(const std::vector<std::string> &Args) {
   return RC;
 }
 
+/// LLVM reports some failures (an instruction the backend cannot select) by
+/// aborting; turn that into a compile error instead of a crash with a stack dump.
+void reportInternalError(void *, const char *Reason, bool) {
+  errs() << "error: internal error in oxide's device compiler: " << Reason << "\n"
+         << "   = note: this is a bug in oxide; `cargo oxide pipeline` writes every stage for a report\n";
+  sys::Process::Exit(1);
+}
+
 int fail(const Twine &Msg) {
   errs() << "error: " << Msg << "\n";
   return 1;
@@ -73,6 +83,7 @@ int fail(const Twine &Msg) {
 
 int main(int argc, char **argv) {
   InitLLVM X(argc, argv);
+  install_fatal_error_handler(reportInternalError);
   std::vector<std::string> Args(argv + 1, argv + argc);
   LinkerOptions Opts = LinkerOptions::fromEnvironment();
 

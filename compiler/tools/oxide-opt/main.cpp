@@ -24,7 +24,8 @@ using namespace oxide;
 static cl::list<std::string> Inputs(cl::Positional, cl::OneOrMore, cl::desc("<input .ll/.bc>"));
 static cl::list<std::string> Passes("p", cl::CommaSeparated, cl::desc("passes to run, in order"));
 static cl::opt<bool> EmitPtx("ptx", cl::desc("run the whole device compile and print PTX"));
-static cl::opt<std::string> Arch("arch", cl::init("sm_80"), cl::desc("sm_XX for --ptx"));
+
+static cl::opt<std::string> Arch("arch", cl::init("sm_80"), cl::desc("sm_XX the kernels target"));
 
 static bool runPass(StringRef Name, Module &M, ModuleAnalysisManager &MAM, DiagnosticSink &D) {
   if (Name == "build-kernel-entries")
@@ -34,7 +35,9 @@ static bool runPass(StringRef Name, Module &M, ModuleAnalysisManager &MAM, Diagn
   else if (Name == "lower-panics")
     LowerPanicsPass().run(M, MAM);
   else if (Name == "lower-intrinsic-stubs")
-    LowerIntrinsicStubsPass(D).run(M, MAM);
+    LowerIntrinsicStubsPass(D, smNumber(Arch)).run(M, MAM);
+  else if (Name == "assign-address-spaces")
+    AssignAddressSpacesPass().run(M, MAM);
   else if (Name == "map-math")
     MapMathPass().run(M, MAM);
   else if (Name == "retarget")

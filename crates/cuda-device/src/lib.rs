@@ -24,11 +24,15 @@
 #![warn(missing_docs)]
 
 mod disjoint;
+pub mod fence;
 mod host;
+pub mod shared;
 pub mod thread;
+pub mod warp;
 
 pub use cuda_macros::{device, kernel};
 pub use disjoint::DisjointSlice;
+pub use shared::{dynamic_shared, SharedArray};
 pub use thread::ThreadIndex;
 
 /// The generated intrinsic stubs (one per line of `Stubs.def`).

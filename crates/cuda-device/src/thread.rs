@@ -95,8 +95,61 @@ pub fn sync_threads() {
     stubs::__oxide_stub_sync_threads()
 }
 
-/// Reads the SM's 64-bit cycle counter.
+/// Waits for the block like [`sync_threads`] and returns how many of its
+/// threads passed `true` (`__syncthreads_count`).
+#[inline(always)]
+pub fn sync_threads_count(predicate: bool) -> u32 {
+    stubs::__oxide_stub_sync_threads_count(predicate)
+}
+
+/// Waits for the block and returns whether every thread passed `true`
+/// (`__syncthreads_and`).
+#[inline(always)]
+pub fn sync_threads_and(predicate: bool) -> bool {
+    stubs::__oxide_stub_sync_threads_and(predicate)
+}
+
+/// Waits for the block and returns whether any thread passed `true`
+/// (`__syncthreads_or`).
+#[inline(always)]
+pub fn sync_threads_or(predicate: bool) -> bool {
+    stubs::__oxide_stub_sync_threads_or(predicate)
+}
+
+/// The thread's index within its block, `x` fastest: `(z * dim_y + y) * dim_x + x`.
+#[inline(always)]
+pub fn block_linear_index() -> usize {
+    let (x, y, z) = (threadIdx_x() as usize, threadIdx_y() as usize, threadIdx_z() as usize);
+    let (dx, dy) = (blockDim_x() as usize, blockDim_y() as usize);
+    (z * dy + y) * dx + x
+}
+
+/// The number of threads in the block.
+#[inline(always)]
+pub fn block_size() -> usize {
+    blockDim_x() as usize * blockDim_y() as usize * blockDim_z() as usize
+}
+
+/// The warp the thread belongs to within its block (`block_linear_index() / 32`).
+#[inline(always)]
+pub fn warp_id() -> u32 {
+    (block_linear_index() / 32) as u32
+}
+
+/// Reads the SM's 32-bit cycle counter (`clock()`).
+#[inline(always)]
+pub fn clock() -> u32 {
+    stubs::__oxide_stub_clock()
+}
+
+/// Reads the SM's 64-bit cycle counter (`clock64()`).
 #[inline(always)]
 pub fn clock64() -> u64 {
     stubs::__oxide_stub_clock64()
+}
+
+/// Nanoseconds from the GPU's global timer (`%globaltimer`).
+#[inline(always)]
+pub fn globaltimer() -> u64 {
+    stubs::__oxide_stub_globaltimer()
 }
