@@ -61,10 +61,18 @@ const PanicFunction PanicTable[] = {
 /// `panic!("literal")` after the rewrite below: the message is the string.
 const PanicFunction PanicWithString = {"", "", LocationArg::LastArg, "", 0};
 
-const PanicFunction *findPanicFunction(StringRef Path) {
+/// core's other non-generic panic helpers (`panic_on_ord_violation` in the
+/// sort routines, `panic_for_nonpositive_argument` in ilog10, …): no location
+/// argument that can be relied on; the message is the helper's name.
+const PanicFunction CorePanicHelper = {"", "", LocationArg::None, "", -1};
+
+const PanicFunction *findPanicFunction(StringRef Path, bool IsDeclaration) {
   for (const PanicFunction &P : PanicTable)
     if (Path.starts_with(P.Prefix))
       return &P;
+  StringRef Last = Path.rsplit("::").second;
+  if (IsDeclaration && Path.starts_with("core::") && Last.contains("panic"))
+    return &CorePanicHelper;
   return nullptr;
 }
 
@@ -369,7 +377,7 @@ PreservedAnalyses LowerPanicsPass::run(Module &M, ModuleAnalysisManager &) {
     if (F.isIntrinsic())
       continue;
     std::string Path = demangleRust(F.getName());
-    if (const PanicFunction *P = findPanicFunction(Path)) {
+    if (const PanicFunction *P = findPanicFunction(Path, F.isDeclaration())) {
       if (StringRef(Path).starts_with("core::panicking::panic_fmt"))
         Changed |= rewriteConstantPanicFmt(F, PanicStr, M);
       Panics.push_back({&F, P});

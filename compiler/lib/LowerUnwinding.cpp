@@ -26,7 +26,9 @@ PreservedAnalyses LowerUnwindingPass::run(Module &M, ModuleAnalysisManager &) {
         Invokes.push_back(II);
     for (InvokeInst *II : Invokes)
       changeToCall(II);
-    if (!Invokes.empty())
+    // rustc also leaves cleanup blocks ending in `resume` that no invoke
+    // reaches; they must go with the personality.
+    if (!Invokes.empty() || F.hasPersonalityFn())
       removeUnreachableBlocks(F);
     if (F.hasPersonalityFn()) {
       F.setPersonalityFn(nullptr);
