@@ -40,6 +40,8 @@ for tc in stable nightly; do
   done
 done
 
+for tc in stable nightly; do step "reject tests with $tc (each case's build fails with its message)" env TOOLCHAIN=+$tc bash tests/reject/run.sh; done
+
 run_vecadd() {
   cargo oxide run vecadd; local rc=$?
   [ $rc -eq 0 ] || [ $rc -eq 2 ]  # 2: built and validated, no GPU to launch on
