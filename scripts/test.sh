@@ -6,7 +6,9 @@
 #   3. builds every example and GPU test program through the oxide device
 #      linker with both toolchains for sm_90; the linker runs ptxas on each PTX,
 #      so a build that passes has validated its kernels;
-#   4. runs vecadd, which must build, then say plainly that no GPU is here
+#   4. runs the compile-fail tests (tests/reject/run.sh) with both toolchains:
+#      each case's build must fail with the error its `//~` lines expect;
+#   5. runs vecadd, which must build, then say plainly that no GPU is here
 #      (exit code 2), or pass where there is one.
 # GPU runs themselves are scripts/build-gpu-suite.sh + the device machine.
 # The last line is the summary: "N passed, M failed".
