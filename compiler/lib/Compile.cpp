@@ -53,28 +53,27 @@ namespace {
 
 Error makeError(const Twine &Msg) { return createStringError(inconvertibleErrorCode(), Msg); }
 
-void dumpModule(const LinkerOptions &Opts, const Module &M, StringRef Name) {
+/// The file for one pipeline stage in OXIDE_DUMP_DIR, or null when stages
+/// are not being written.
+std::unique_ptr<raw_fd_ostream> openDump(const LinkerOptions &Opts, StringRef Name) {
   if (Opts.DumpDir.empty())
-    return;
+    return nullptr;
   sys::fs::create_directories(Opts.DumpDir);
   SmallString<256> P(Opts.DumpDir);
   sys::path::append(P, Name);
   std::error_code EC;
-  raw_fd_ostream OS(P, EC);
-  if (!EC)
-    M.print(OS, nullptr);
+  auto OS = std::make_unique<raw_fd_ostream>(P, EC);
+  return EC ? nullptr : std::move(OS);
+}
+
+void dumpModule(const LinkerOptions &Opts, const Module &M, StringRef Name) {
+  if (auto OS = openDump(Opts, Name))
+    M.print(*OS, nullptr);
 }
 
 void dumpText(const LinkerOptions &Opts, StringRef Name, StringRef Text) {
-  if (Opts.DumpDir.empty())
-    return;
-  sys::fs::create_directories(Opts.DumpDir);
-  SmallString<256> P(Opts.DumpDir);
-  sys::path::append(P, Name);
-  std::error_code EC;
-  raw_fd_ostream OS(P, EC);
-  if (!EC)
-    OS << Text;
+  if (auto OS = openDump(Opts, Name))
+    *OS << Text;
 }
 
 /// Loads and links every codegen unit, counting how many define each kernel
