@@ -21,7 +21,7 @@ using namespace oxide;
 
 namespace {
 
-enum class StubKind { Intrinsic, Convergent, ConvergentField1, Special };
+enum class StubKind { Intrinsic, Convergent, ConvergentField1, Function, Special };
 
 struct StubEntry {
   StringRef Name;
@@ -146,7 +146,17 @@ private:
       C->eraseFromParent();
   }
 
+  /// Points the calls at a device function of the stub's signature.
+  bool redirectCalls(Function &F, const StubEntry &Stub) {
+    FunctionCallee Target = M.getOrInsertFunction(Stub.IntrinsicName, F.getFunctionType());
+    for (CallInst *C : callsTo(F))
+      C->setCalledFunction(Target);
+    return true;
+  }
+
   bool rewriteCalls(Function &F, const StubEntry &Stub) {
+    if (Stub.Kind == StubKind::Function)
+      return redirectCalls(F, Stub);
     Intrinsic::ID Id = Intrinsic::lookupIntrinsicID(Stub.IntrinsicName);
     if (Id == Intrinsic::not_intrinsic) {
       Diags.error({("stub table names an unknown intrinsic `" + Stub.IntrinsicName +
