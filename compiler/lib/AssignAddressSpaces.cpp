@@ -6,13 +6,18 @@
 //                   declaration site, uninitialised (PTX `.shared`);
 //   the static `__oxide_dynamic_shared` → the kernel's dynamic shared memory,
 //                   an `extern` addrspace(3) array of unknown size (CUDA's
-//                   `extern __shared__`), sized by the launch.
+//                   `extern __shared__`), sized by the launch;
+//   .oxide.constant `#[constant]` statics → addrspace(4) (PTX `.const`) with
+//                   their Rust initialiser, visible under a PTX-legal name so
+//                   the host can overwrite them before a launch; each is
+//                   listed in `oxide.constants` for the kernel table.
 // This pass moves each such static into its address space and rewrites its
 // uses through an addrspacecast to a generic pointer, which is what the Rust
 // code holds; the NVPTX backend's address-space inference then turns most
 // accesses into `ld.shared`/`st.shared`.
 //===----------------------------------------------------------------------===//
 #include "oxide/Passes.h"
+#include "oxide/RustNames.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/Module.h"
 
@@ -22,6 +27,14 @@ using namespace oxide;
 namespace {
 
 constexpr unsigned SharedAddressSpace = 3;
+constexpr unsigned ConstantAddressSpace = 4;
+
+/// Lists a constant in `oxide.constants`: !{ptr addrspace(4) @g, !"host symbol"}.
+void recordConstant(Module &M, GlobalVariable *GV, StringRef HostSymbol) {
+  LLVMContext &Ctx = M.getContext();
+  Metadata *Ops[] = {ValueAsMetadata::get(GV), MDString::get(Ctx, HostSymbol)};
+  M.getOrInsertNamedMetadata(ConstantsMetadata)->addOperand(MDNode::get(Ctx, Ops));
+}
 
 /// Replaces `Old` by a new global in address space `AS` built by `Make`.
 void moveToAddressSpace(GlobalVariable &Old, GlobalVariable *New) {
@@ -35,13 +48,25 @@ void moveToAddressSpace(GlobalVariable &Old, GlobalVariable *New) {
 } // namespace
 
 PreservedAnalyses AssignAddressSpacesPass::run(Module &M, ModuleAnalysisManager &) {
-  SmallVector<GlobalVariable *> Shared;
+  SmallVector<GlobalVariable *> Shared, Constants;
   GlobalVariable *Dynamic = nullptr;
   for (GlobalVariable &GV : M.globals()) {
     if (GV.getName() == DynamicSharedGlobal)
       Dynamic = &GV;
     else if (GV.hasSection() && GV.getSection().starts_with(SharedSection))
       Shared.push_back(&GV);
+    else if (GV.hasSection() && GV.getSection() == ConstantSection && GV.hasInitializer())
+      Constants.push_back(&GV);
+  }
+  for (GlobalVariable *GV : Constants) {
+    std::string Host = GV->getName().str();
+    auto *New = new GlobalVariable(M, GV->getValueType(), false, GlobalValue::ExternalLinkage,
+                                   GV->getInitializer(), "", nullptr,
+                                   GlobalValue::NotThreadLocal, ConstantAddressSpace);
+    New->setExternallyInitialized(true); // the host may overwrite it
+    moveToAddressSpace(*GV, New);
+    New->setName(ptxIdentifier(Host));
+    recordConstant(M, New, Host);
   }
   for (GlobalVariable *GV : Shared) {
     auto *New = new GlobalVariable(M, GV->getValueType(), false, GlobalValue::InternalLinkage,
@@ -57,5 +82,6 @@ PreservedAnalyses AssignAddressSpacesPass::run(Module &M, ModuleAnalysisManager 
     moveToAddressSpace(*Dynamic, New);
     New->setAlignment(std::max(A.valueOrOne(), Align(16)));
   }
-  return (Shared.empty() && !Dynamic) ? PreservedAnalyses::all() : PreservedAnalyses::none();
+  return (Shared.empty() && Constants.empty() && !Dynamic) ? PreservedAnalyses::all()
+                                                            : PreservedAnalyses::none();
 }

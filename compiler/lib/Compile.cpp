@@ -186,6 +186,21 @@ std::vector<KernelEntryInfo> kernelsOf(Module &M, const std::map<std::string, un
   return Out;
 }
 
+std::vector<ConstantInfo> constantsOf(Module &M) {
+  std::vector<ConstantInfo> Out;
+  NamedMDNode *MD = M.getNamedMetadata(ConstantsMetadata);
+  if (!MD)
+    return Out;
+  for (MDNode *N : MD->operands()) {
+    auto *GV = mdconst::dyn_extract_or_null<GlobalVariable>(N->getOperand(0));
+    if (!GV)
+      continue;
+    Out.push_back({GV->getName().str(), cast<MDString>(N->getOperand(1))->getString().str(),
+                   M.getDataLayout().getTypeAllocSize(GV->getValueType())});
+  }
+  return Out;
+}
+
 } // namespace
 
 Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &Files,
@@ -243,6 +258,7 @@ Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &
   DeviceImage Image;
   Image.ModuleName = ModuleName;
   Image.Kernels = kernelsOf(M, EntryCopies);
+  Image.Constants = constantsOf(M);
   auto Ptx = emitPtx(M, **TM);
   if (!Ptx)
     return Ptx.takeError();

@@ -36,7 +36,7 @@ using namespace oxide;
 
 namespace {
 
-constexpr uint64_t ImageMagic = 0x31304D494445584FULL; // "OXEDIM01" in memory (ABI.md §3)
+constexpr uint64_t ImageMagic = 0x32304D494445584FULL; // "OXEDIM02" in memory (ABI.md §3)
 constexpr uint32_t ImageKindPtx = 1;
 /// Slots start with this value so the section is PROGBITS (not .bss) and an
 /// unpatched slot is recognisable; patching writes 0 into unused slots.
@@ -54,7 +54,7 @@ public:
     Type *I64 = Type::getInt64Ty(Ctx), *I32 = Type::getInt32Ty(Ctx);
     Type *Ptr = PointerType::getUnqual(Ctx);
 
-    size_t TotalSlots = 0;
+    size_t TotalSlots = Image.Constants.size();
     for (const KernelEntryInfo &K : Image.Kernels)
       TotalSlots += K.HostCopies;
     auto *SlotsTy = ArrayType::get(I64, std::max<size_t>(1, TotalSlots));
@@ -83,15 +83,33 @@ public:
                                            ConstantArray::get(KernelsTy, Kernels), "oxide.kernels");
     KernelArray->setAlignment(Align(8));
 
-    auto *RecordTy = StructType::get(Ctx, {I64, Ptr, I64, Ptr, I64, Ptr, I64, I32, I32});
+    // Constants take the slots after the kernels', one each.
+    auto *ConstantTy = StructType::get(Ctx, {Ptr, I64, Ptr, I64});
+    SmallVector<Constant *> Constants;
+    for (const ConstantInfo &C : Image.Constants) {
+      Constant *SlotPtr = ConstantExpr::getInBoundsGetElementPtr(
+          SlotsTy, Slots, ArrayRef<Constant *>{ConstantInt::get(I64, 0), ConstantInt::get(I64, Slot)});
+      Constants.push_back(ConstantStruct::get(
+          ConstantTy, {string(C.PtxName), ConstantInt::get(I64, C.PtxName.size()), SlotPtr,
+                       ConstantInt::get(I64, C.Size)}));
+      ++Slot;
+    }
+    auto *ConstantsTy = ArrayType::get(ConstantTy, Constants.size());
+    auto *ConstantArray_ = new GlobalVariable(M, ConstantsTy, true, GlobalValue::InternalLinkage,
+                                              ConstantArray::get(ConstantsTy, Constants),
+                                              "oxide.constants");
+    ConstantArray_->setAlignment(Align(8));
+
+    auto *RecordTy = StructType::get(Ctx, {I64, Ptr, I64, Ptr, I64, Ptr, I64, Ptr, I64, I32, I32});
     auto *Record = new GlobalVariable(
         M, RecordTy, true, GlobalValue::InternalLinkage,
         ConstantStruct::get(RecordTy,
                             {ConstantInt::get(I64, ImageMagic), string(Image.ModuleName),
                              ConstantInt::get(I64, Image.ModuleName.size()), string(Image.Ptx),
                              ConstantInt::get(I64, Image.Ptx.size()), KernelArray,
-                             ConstantInt::get(I64, Kernels.size()), ConstantInt::get(I32, ImageKindPtx),
-                             ConstantInt::get(I32, 0)}),
+                             ConstantInt::get(I64, Kernels.size()), ConstantArray_,
+                             ConstantInt::get(I64, Constants.size()),
+                             ConstantInt::get(I32, ImageKindPtx), ConstantInt::get(I32, 0)}),
         "oxide.image_record");
     Record->setSection(TableSection);
     Record->setAlignment(Align(8));
@@ -177,17 +195,22 @@ Error oxide::patchHostAddresses(const DeviceImage &Image, const std::string &Lin
   }
 
   std::map<std::string, std::vector<uint64_t>> Addresses;
+  for (const KernelEntryInfo &K : Image.Kernels)
+    Addresses[K.HostSymbol];
+  for (const ConstantInfo &C : Image.Constants)
+    Addresses[C.HostSymbol];
   for (const object::ELFSymbolRef &Sym : Elf->symbols()) {
     Expected<StringRef> Name = Sym.getName();
     if (!Name) {
       consumeError(Name.takeError());
       continue;
     }
-    if (!Name->contains("__oxide_kernel_entry_"))
+    auto Wanted = Addresses.find(Name->str());
+    if (Wanted == Addresses.end())
       continue;
     Expected<uint64_t> Addr = Sym.getAddress();
     if (Addr && *Addr)
-      Addresses[Name->str()].push_back(*Addr);
+      Wanted->second.push_back(*Addr);
     else if (!Addr)
       consumeError(Addr.takeError());
   }
@@ -196,11 +219,10 @@ Error oxide::patchHostAddresses(const DeviceImage &Image, const std::string &Lin
   if (!File)
     return makeError("cannot open " + LinkedFile + " to patch the kernel table");
   size_t Slot = 0;
-  for (const KernelEntryInfo &K : Image.Kernels) {
-    const std::vector<uint64_t> &Found = Addresses[K.HostSymbol];
-    if (Verbose)
-      errs() << "oxide-link: kernel " << K.PtxName << ": " << Found.size() << " host copies\n";
-    for (unsigned I = 0; I < K.HostCopies; ++I, ++Slot) {
+  // Fills `Count` slots from the addresses of `Symbol`; unused slots get 0.
+  auto Fill = [&](const std::string &Symbol, unsigned Count) {
+    const std::vector<uint64_t> &Found = Addresses[Symbol];
+    for (unsigned I = 0; I < Count; ++I, ++Slot) {
       uint64_t SlotVA = SlotAddr + 8 * Slot;
       int64_t Delta = I < Found.size() ? static_cast<int64_t>(Found[I] - SlotVA) : 0;
       File.seekp(static_cast<std::streamoff>(SlotOffset + 8 * Slot));
@@ -209,7 +231,15 @@ Error oxide::patchHostAddresses(const DeviceImage &Image, const std::string &Lin
         Bytes[B] = static_cast<char>((static_cast<uint64_t>(Delta) >> (8 * B)) & 0xFF);
       File.write(Bytes, 8);
     }
+    return Found.size();
+  };
+  for (const KernelEntryInfo &K : Image.Kernels) {
+    size_t Found = Fill(K.HostSymbol, K.HostCopies);
+    if (Verbose)
+      errs() << "oxide-link: kernel " << K.PtxName << ": " << Found << " host copies\n";
   }
+  for (const ConstantInfo &C : Image.Constants)
+    Fill(C.HostSymbol, 1);
   if (!File)
     return makeError("writing the kernel table into " + LinkedFile + " failed");
   return Error::success();

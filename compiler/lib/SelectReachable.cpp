@@ -5,9 +5,9 @@
 // else either is reached from them or must vanish before anything looks for
 // unsupported constructs (a `println!` in host code is not an error).
 //
-// This pass makes every symbol except the `ptx_kernel` entries (and the panic
-// record pointer the host writes) internal and lets GlobalDCE delete what no
-// entry reaches.
+// This pass makes every symbol except the `ptx_kernel` entries (and the
+// globals the host writes: the panic record pointer, constant memory)
+// internal and lets GlobalDCE delete what no entry reaches.
 //===----------------------------------------------------------------------===//
 #include "oxide/Passes.h"
 #include "llvm/IR/Module.h"
@@ -19,7 +19,9 @@ using namespace oxide;
 
 PreservedAnalyses SelectReachablePass::run(Module &M, ModuleAnalysisManager &MAM) {
   internalizeModule(M, [](const GlobalValue &GV) {
-    if (GV.getName() == PanicRecordGlobal)
+    // The host writes these by name: the panic record pointer and
+    // #[constant] statics (constant memory).
+    if (GV.getName() == PanicRecordGlobal || GV.getAddressSpace() == 4)
       return true;
     const auto *F = dyn_cast<Function>(&GV);
     return F && F->getCallingConv() == CallingConv::PTX_Kernel;

@@ -36,10 +36,18 @@ struct KernelEntryInfo {
   unsigned HostCopies = 1; // definitions in the bitcode = host address slots
 };
 
+/// A `#[constant]` static in constant memory, which the host may overwrite.
+struct ConstantInfo {
+  std::string PtxName;    // the `.const` variable's name in the PTX
+  std::string HostSymbol; // the static's symbol in the host objects
+  uint64_t Size = 0;
+};
+
 struct DeviceImage {
   std::string ModuleName; // the crate name of the link output
   std::string Ptx;
   std::vector<KernelEntryInfo> Kernels;
+  std::vector<ConstantInfo> Constants;
 };
 
 // Gather.cpp ---------------------------------------------------------------

@@ -9,7 +9,7 @@
 //   LowerUnwinding       invoke → call; landing pads and personalities removed
 //   LowerPanics          core's panic functions → located report + trap
 //   LowerIntrinsicStubs  __oxide_stub_* → NVVM intrinsics (Stubs.def)
-//   AssignAddressSpaces  shared!/dynamic shared statics → addrspace(3)
+//   AssignAddressSpaces  shared!/dynamic shared → addrspace(3), #[constant] → (4)
 //   MapMath              llvm.sin.f32 / cbrtf / … → libdevice __nv_* (MathFunctions.def)
 //   Retarget             triple, datalayout, host-only attributes, convergence
 //   SelectReachable      keep what the kernels reach, nothing else
@@ -57,6 +57,10 @@ struct AssignAddressSpacesPass : llvm::PassInfoMixin<AssignAddressSpacesPass> {
 
 /// The link section `shared!` puts its statics in (docs/ABI.md §6).
 inline constexpr const char *SharedSection = ".oxide.shared";
+/// The link section `#[constant]` puts its statics in (docs/ABI.md §6).
+inline constexpr const char *ConstantSection = ".oxide.constant";
+/// Named metadata listing constant-memory statics: !{ptr @g, !"host symbol"}.
+inline constexpr const char *ConstantsMetadata = "oxide.constants";
 /// The static that stands for the kernel's dynamic shared memory.
 inline constexpr const char *DynamicSharedGlobal = "__oxide_dynamic_shared";
 

@@ -60,6 +60,31 @@ impl CudaModule {
     pub fn raw(&self) -> *mut c_void {
         self.module
     }
+
+    /// Overwrites the module's global variable `name` (a `.global` or
+    /// `.const` variable, e.g. a `#[constant]` static) with `bytes`, which
+    /// must be exactly its size. Ordered after all earlier work on the context.
+    pub fn write_global(&self, name: &str, bytes: &[u8]) -> Result<(), DriverError> {
+        let op = "CudaModule::write_global";
+        let c_name = CString::new(name)
+            .map_err(|_| DriverError::new(ErrorKind::InvalidArgument, "a global's name contains a NUL byte", op))?;
+        let d = self.ctx.bind()?;
+        let mut global: CUdeviceptr = 0;
+        let mut size: usize = 0;
+        // SAFETY: out-pointers to locals; the module is live; the name is a C string.
+        unsafe { cu!(d, cuModuleGetGlobal_v2(&mut global, &mut size, self.module, c_name.as_ptr())) }
+            .map_err(|e| e.with_detail(format!("the module has no global `{name}`")))?;
+        if size != bytes.len() {
+            return Err(DriverError::new(
+                ErrorKind::LengthMismatch,
+                format!("global `{name}` has {size} bytes but {} were given", bytes.len()),
+                op,
+            ));
+        }
+        // SAFETY: the destination is the global's `size` bytes; the source is
+        // a slice of the same length. cuMemcpyHtoD orders after prior work.
+        unsafe { cu!(d, cuMemcpyHtoD_v2(global, bytes.as_ptr().cast(), size)) }
+    }
 }
 
 impl Drop for CudaModule {

@@ -23,6 +23,7 @@
 #![no_std]
 #![warn(missing_docs)]
 
+mod constant;
 mod disjoint;
 pub mod fence;
 mod host;
@@ -30,7 +31,8 @@ pub mod shared;
 pub mod thread;
 pub mod warp;
 
-pub use cuda_macros::{device, kernel};
+pub use cuda_macros::{constant, device, kernel};
+pub use constant::Constant;
 pub use disjoint::DisjointSlice;
 pub use shared::{dynamic_shared, SharedArray};
 pub use thread::ThreadIndex;

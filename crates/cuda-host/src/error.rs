@@ -22,6 +22,17 @@ pub enum HostError {
         /// The Rust path of the kernel, as far as it is known.
         kernel: String,
     },
+    /// The static passed to `set_constant` is not a `#[constant]` of any
+    /// embedded image (not marked `#[constant]`, no kernel reads it, or the
+    /// program was not built by oxide).
+    ConstantNotEmbedded,
+    /// The constant belongs to another module than the one it was set on.
+    ConstantNotInModule {
+        /// The module `set_constant` was called on.
+        module: String,
+        /// The module that holds the constant.
+        found_in: String,
+    },
     /// The kernel exists, but in another image than the module it was launched with.
     KernelNotInModule {
         /// The kernel's Rust path.
@@ -51,6 +62,15 @@ impl fmt::Display for HostError {
                 f,
                 "kernel `{kernel}` has no device code in this program. \
                  Build it with `cargo oxide build`, which compiles kernels for the GPU"
+            ),
+            HostError::ConstantNotEmbedded => write!(
+                f,
+                "this static is not in constant memory: mark it `#[constant]`, make sure a kernel \
+                 reads it, and build with `cargo oxide build`"
+            ),
+            HostError::ConstantNotInModule { module, found_in } => write!(
+                f,
+                "the constant is in module `{found_in}`, not in `{module}`"
             ),
             HostError::KernelNotInModule { kernel, module, found_in } => write!(
                 f,

@@ -1,6 +1,7 @@
 //! Loading an embedded image as a CUDA module.
 
-use crate::registry::{embedded_modules, EmbeddedModule};
+use crate::registry::{embedded_modules, find_constant, EmbeddedModule};
+use cuda_device::Constant;
 use crate::HostError;
 use cuda_core::{CudaContext, CudaFunction, CudaModule};
 use std::collections::HashMap;
@@ -54,6 +55,30 @@ impl KernelModule {
     /// The loaded CUDA module.
     pub fn cuda_module(&self) -> &Arc<CudaModule> {
         &self.module
+    }
+
+    /// Replaces the value of a `#[constant]` static for the kernels launched
+    /// from now on (ordered after the work already submitted).
+    ///
+    /// ```ignore
+    /// #[constant]
+    /// static COEFFS: Constant<[f32; 4]> = Constant::new([1.0, 0.0, 0.0, 0.0]);
+    /// module.set_constant(&COEFFS, &[0.5, 0.25, 0.125, 0.0625])?;
+    /// ```
+    pub fn set_constant<T: Copy>(&self, constant: &'static Constant<T>, value: &T) -> Result<(), HostError> {
+        let address = constant as *const Constant<T> as *const u8;
+        let (image, entry) = find_constant(address).ok_or(HostError::ConstantNotEmbedded)?;
+        if !std::ptr::eq(image, self.image) {
+            return Err(HostError::ConstantNotInModule {
+                module: self.image.name.to_string(),
+                found_in: image.name.to_string(),
+            });
+        }
+        // SAFETY: `value` is a live `T: Copy`; its bytes are exactly what the
+        // kernels read through `Constant<T>` (repr(transparent) over T).
+        let bytes = unsafe { std::slice::from_raw_parts(value as *const T as *const u8, std::mem::size_of::<T>()) };
+        self.module.write_global(entry.ptx_name, bytes)?;
+        Ok(())
     }
 
     /// The function for the kernel whose PTX entry is `ptx_name`, looked up once.

@@ -10,7 +10,7 @@
 use std::ffi::c_void;
 use std::sync::OnceLock;
 
-const IMAGE_MAGIC: u64 = 0x3130_4D49_4445_584F; // "OXEDIM01"
+const IMAGE_MAGIC: u64 = 0x3230_4D49_4445_584F; // "OXEDIM02"
 const IMAGE_KIND_PTX: u32 = 1;
 
 #[repr(C)]
@@ -22,6 +22,8 @@ struct ImageRecord {
     image_len: u64,
     kernels_ptr: *const KernelRecord,
     n_kernels: u64,
+    constants_ptr: *const ConstantRecord,
+    n_constants: u64,
     image_kind: u32,
     reserved: u32,
 }
@@ -35,6 +37,14 @@ struct KernelRecord {
     n_params: u64,
     path_ptr: *const u8,
     path_len: u64,
+}
+
+#[repr(C)]
+struct ConstantRecord {
+    name_ptr: *const u8,
+    name_len: u64,
+    host_ptr: *const i64,
+    size: u64,
 }
 
 /// A record that is never a real image (magic 0). It keeps the section present
@@ -55,6 +65,8 @@ static PLACEHOLDER: Placeholder = Placeholder(ImageRecord {
     image_len: 0,
     kernels_ptr: std::ptr::null(),
     n_kernels: 0,
+    constants_ptr: std::ptr::null(),
+    n_constants: 0,
     image_kind: 0,
     reserved: 0,
 });
@@ -76,6 +88,16 @@ pub struct EmbeddedKernel {
     host_addresses: Vec<usize>,
 }
 
+/// A `#[constant]` static of an embedded module.
+#[derive(Debug, Clone)]
+pub struct EmbeddedConstant {
+    /// The `.const` variable's name in the PTX.
+    pub ptx_name: &'static str,
+    /// Its size in bytes.
+    pub size: usize,
+    host_address: Option<usize>,
+}
+
 /// A device image embedded by the oxide linker.
 #[derive(Debug)]
 pub struct EmbeddedModule {
@@ -85,6 +107,8 @@ pub struct EmbeddedModule {
     pub ptx_with_nul: &'static [u8],
     /// The kernels the image contains.
     pub kernels: Vec<EmbeddedKernel>,
+    /// The constant-memory statics the image contains.
+    pub constants: Vec<EmbeddedConstant>,
 }
 
 impl EmbeddedModule {
@@ -109,6 +133,23 @@ pub(crate) fn find_kernel(entry: *const c_void) -> Option<(&'static EmbeddedModu
     })
 }
 
+/// The module and constant whose host static lives at `address`.
+pub(crate) fn find_constant(address: *const u8) -> Option<(&'static EmbeddedModule, &'static EmbeddedConstant)> {
+    let addr = address as usize;
+    embedded_modules().iter().find_map(|m| {
+        m.constants.iter().find(|c| c.host_address == Some(addr)).map(|c| (m, c))
+    })
+}
+
+/// The address a patched slot points to (docs/ABI.md §3), if it was patched.
+///
+/// # Safety
+/// `slot` must point to a slot of a kernel table written by oxide-link.
+unsafe fn slot_target(slot: *const i64) -> Option<usize> {
+    let delta = std::ptr::read_volatile(slot);
+    (delta != 0 && delta != i64::MAX).then(|| (slot as usize).wrapping_add(delta as usize))
+}
+
 /// # Safety
 /// `ptr` must point to `len` readable bytes that live for the whole program.
 unsafe fn static_bytes(ptr: *const u8, len: u64) -> &'static [u8] {
@@ -122,7 +163,7 @@ fn read_records() -> Vec<EmbeddedModule> {
     std::hint::black_box(&PLACEHOLDER);
     // SAFETY: the linker places the section's records contiguously between
     // the two symbols; every record is an ImageRecord written by oxide-link or
-    // the placeholder above (8-byte aligned, 64 bytes each).
+    // the placeholder above (8-byte aligned, 80 bytes each).
     let (start, stop) =
         (std::ptr::addr_of!(__start_oxide_kernels), std::ptr::addr_of!(__stop_oxide_kernels));
     let count = (stop as usize - start as usize) / std::mem::size_of::<ImageRecord>();
@@ -152,13 +193,8 @@ unsafe fn read_image(record: &ImageRecord) -> EmbeddedModule {
             let ptx_name = std::str::from_utf8(static_bytes(rec.name_ptr, rec.name_len)).unwrap_or("?");
             // Each slot holds the distance from itself to one host copy of the
             // entry wrapper, written after the link; 0 means unused.
-            let host_addresses = (0..rec.n_host as usize)
-                .filter_map(|s| {
-                    let slot = rec.host_ptr.add(s);
-                    let delta = std::ptr::read_volatile(slot);
-                    (delta != 0 && delta != i64::MAX).then(|| (slot as usize).wrapping_add(delta as usize))
-                })
-                .collect();
+            let host_addresses =
+                (0..rec.n_host as usize).filter_map(|s| slot_target(rec.host_ptr.add(s))).collect();
             EmbeddedKernel {
                 ptx_name,
                 rust_path: std::str::from_utf8(static_bytes(rec.path_ptr, rec.path_len))
@@ -169,5 +205,15 @@ unsafe fn read_image(record: &ImageRecord) -> EmbeddedModule {
             }
         })
         .collect();
-    EmbeddedModule { name, ptx_with_nul, kernels }
+    let constants = (0..record.n_constants as usize)
+        .map(|c| {
+            let rec = &*record.constants_ptr.add(c);
+            EmbeddedConstant {
+                ptx_name: std::str::from_utf8(static_bytes(rec.name_ptr, rec.name_len)).unwrap_or("?"),
+                size: rec.size as usize,
+                host_address: slot_target(rec.host_ptr),
+            }
+        })
+        .collect();
+    EmbeddedModule { name, ptx_with_nul, kernels, constants }
 }

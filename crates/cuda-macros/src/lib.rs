@@ -65,6 +65,7 @@
 //! expansions are Rust text with `#name` placeholders (`template.rs`).
 
 mod bridge;
+mod constant;
 mod device;
 mod kernel;
 mod launch;
@@ -161,5 +162,24 @@ pub fn cuda_launch(input: TokenStream) -> TokenStream {
     match launch::expand(&from_stream(input)) {
         Ok(call) => to_stream(call),
         Err(errors) => compile_errors(&errors, Position::Expr),
+    }
+}
+
+/// Puts a static in GPU constant memory.
+///
+/// ```rust,ignore
+/// #[constant]
+/// static COEFFS: [f32; 4] = [1.0, 0.5, 0.25, 0.125];
+/// ```
+///
+/// The static's type becomes `cuda_device::Constant<[f32; 4]>`, which kernels
+/// read like the array (`COEFFS[i]`, `COEFFS.iter()`); the host replaces the
+/// value between launches with `KernelModule::set_constant(&COEFFS, &value)`.
+/// `static mut` is rejected.
+#[proc_macro_attribute]
+pub fn constant(args: TokenStream, item: TokenStream) -> TokenStream {
+    match constant::expand(args, item) {
+        Ok(out) => out,
+        Err(message) => format!("::core::compile_error!({message:?});").parse().unwrap(),
     }
 }
