@@ -13,6 +13,9 @@
 // compilation as the host's argument values, byte for byte. The wrapper itself
 // becomes internal and is inlined away by the optimiser.
 //
+// A `launch_bounds(max_threads, min_blocks)` marker call becomes the entry's
+// `nvvm.maxntid` / `nvvm.minctasm` attributes (PTX `.maxntid`, `.minnctapersm`).
+//
 // Each entry is listed in the `oxide.kernels` named metadata with the wrapper's
 // host symbol, for the kernel table the host looks names up in.
 //===----------------------------------------------------------------------===//
@@ -61,6 +64,7 @@ public:
       return;
     }
     Function *Entry = createEntry(Wrapper, Host, Layouts);
+    applyLaunchBounds(Wrapper, *Entry);
     recordKernel(Entry, Host, Layouts.size());
   }
 
@@ -102,6 +106,29 @@ private:
     for (CallInst *C : Markers)
       C->eraseFromParent();
     return true;
+  }
+
+  /// Moves a `launch_bounds` marker's constants onto the entry.
+  void applyLaunchBounds(Function &Wrapper, Function &Entry) {
+    for (Instruction &I : make_early_inc_range(instructions(Wrapper))) {
+      auto *Call = dyn_cast<CallInst>(&I);
+      Function *Callee = Call ? Call->getCalledFunction() : nullptr;
+      if (!Callee || Callee->getName() != "__oxide_stub_launch_bounds")
+        continue;
+      auto *Max = dyn_cast<ConstantInt>(Call->getArgOperand(0));
+      auto *Min = dyn_cast<ConstantInt>(Call->getArgOperand(1));
+      if (!Max || !Min || Max->isZero()) {
+        Diags.error({"launch_bounds of kernel `" + kernelPathOf(Wrapper.getName()) +
+                         "` must be constants, with max_threads > 0",
+                     "",
+                     {"write `#[kernel(launch_bounds(256, 2))]`"}});
+      } else {
+        Entry.addFnAttr("nvvm.maxntid", std::to_string(Max->getZExtValue()));
+        if (!Min->isZero())
+          Entry.addFnAttr("nvvm.minctasm", std::to_string(Min->getZExtValue()));
+      }
+      Call->eraseFromParent();
+    }
   }
 
   Function *createEntry(Function &Wrapper, const std::string &Host,

@@ -53,7 +53,7 @@ fn render(stub: &Stub) -> String {
         .map(|p| p.split(':').next().unwrap().trim())
         .collect();
     let unused = if arg_names.is_empty() { String::new() } else { format!("let _ = ({},); ", arg_names.join(", ")) };
-    let body = if stub.kind == "Special" && stub.name == "param_layout" {
+    let body = if stub.kind == "Special" && (stub.name == "param_layout" || stub.name == "launch_bounds") {
         // Harmless on the host: the entry wrapper that calls it is never run there.
         unused
     } else {

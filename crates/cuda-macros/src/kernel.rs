@@ -31,8 +31,9 @@ pub fn expand<S: SourceSpan>(
     errors.extend(check_outline(&item));
     let generics = parse_generics(item.generic_params(), &mut errors);
     let params = parse_params(&item, &mut errors);
+    let bounds = launch_bounds_call(args);
     if errors.is_empty() {
-        Ok(entry_wrapper(&item, &generics, &params))
+        Ok(entry_wrapper(&item, &generics, &params, bounds))
     } else {
         Err(errors)
     }
@@ -46,7 +47,7 @@ pub fn entry_name(name: &str) -> String {
 // ---------------------------------------------------------------------------
 // Checks
 
-/// `#[kernel]` takes no arguments yet; `launch_bounds(..)` is reserved and accepted.
+/// `#[kernel]` takes one optional argument, `launch_bounds(max_threads[, min_blocks])`.
 fn check_args<S: SourceSpan>(args: &[Tok<S>]) -> Vec<Error<S>> {
     split_list(args)
         .into_iter()
@@ -60,14 +61,14 @@ fn check_args<S: SourceSpan>(args: &[Tok<S>]) -> Vec<Error<S>> {
                 arg,
                 format!(
                     "unknown `#[kernel]` argument `{shown}`; write plain `#[kernel]` \
-                     (the only argument reserved for later is `launch_bounds(..)`)"
+                     or `#[kernel(launch_bounds(max_threads, min_blocks))]` (the only argument: `launch_bounds(..)`)"
                 ),
             )
         })
         .collect()
 }
 
-/// `launch_bounds(..)`, reserved for later.
+/// `launch_bounds(..)`: `.maxntid` (and `.minnctapersm`) for the PTX entry.
 fn is_launch_bounds<S: Copy>(arg: &[Tok<S>]) -> bool {
     matches!(arg, [name, group] if name.is_ident("launch_bounds") && group.group_with(Delim::Paren).is_some())
 }
@@ -428,6 +429,26 @@ fn contains_impl<S: Copy>(ty: &[Tok<S>]) -> bool {
     })
 }
 
+/// `::cuda_device::__private::launch_bounds(MAX as u32, MIN as u32);` for a
+/// `launch_bounds(MAX[, MIN])` argument (the device linker reads the
+/// constants from the wrapper, like the parameter layouts), or nothing.
+fn launch_bounds_call<S: SourceSpan>(args: &[Tok<S>]) -> Vec<Tok<S>> {
+    let Some(arg) = split_list(args).into_iter().find(|arg| is_launch_bounds(arg)) else {
+        return Vec::new();
+    };
+    let inner = match &arg[1] {
+        Tok::Group { inner, .. } => inner.clone(),
+        _ => return Vec::new(),
+    };
+    let mut values = split_list(&inner).into_iter().map(|v| v.to_vec());
+    let max = values.next().unwrap_or_default();
+    let min = values.next().unwrap_or_else(|| vec![Tok::Lit { text: "0".into(), span: S::call_site() }]);
+    fill(
+        "::cuda_device::__private::launch_bounds((#max) as u32, (#min) as u32);",
+        &[("max", max), ("min", min)],
+    )
+}
+
 // ---------------------------------------------------------------------------
 // The entry wrapper
 
@@ -438,6 +459,7 @@ fn entry_wrapper<S: SourceSpan>(
     item: &FnItem<S>,
     generics: &[GenericParam<S>],
     params: &[Param<S>],
+    bounds: Vec<Tok<S>>,
 ) -> Vec<Tok<S>> {
     let kernel_name = item.name.ident_name().expect("parse_fn checked the name");
     let mut wrapper_params = Vec::new();
@@ -472,6 +494,7 @@ fn entry_wrapper<S: SourceSpan>(
         #[allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
         #vis unsafe fn #entry #generics(#params) #where_clause {
             unsafe {
+                #bounds
                 #layouts
                 #kernel #turbofish(#reads)
             }
@@ -487,6 +510,7 @@ fn entry_wrapper<S: SourceSpan>(
             ("params", comma_separated(wrapper_params)),
             ("where_clause", item.where_clause.clone()),
             ("layouts", layouts),
+            ("bounds", bounds),
             ("kernel", vec![item.name.clone()]),
             ("turbofish", turbofish(generics)),
             ("reads", comma_separated(reads)),

@@ -14,7 +14,9 @@ const BLOCK: u32 = 256;
 const WARPS: usize = (BLOCK / 32) as usize;
 
 /// partial[block] = the sum of this block's grid-stride share of `input`.
-#[kernel]
+/// Launched with exactly BLOCK threads per block, which the launch bounds
+/// promise the compiler.
+#[kernel(launch_bounds(BLOCK, 4))]
 pub fn block_sum(input: &[f32], mut partial: DisjointSlice<f32>) {
     shared! { static WARP_SUMS: [f32; WARPS]; }
     let tid = thread::threadIdx_x() as usize;
