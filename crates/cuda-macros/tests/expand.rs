@@ -42,6 +42,12 @@ pub struct LaunchConfig(u32);
 
 thread_local! {
     static LAYOUTS: RefCell<Vec<(u32, usize, usize)>> = const { RefCell::new(Vec::new()) };
+    static BOUNDS: RefCell<Option<(u32, u32)>> = const { RefCell::new(None) };
+}
+
+/// The last `launch_bounds` call, taken.
+fn take_bounds() -> Option<(u32, u32)> {
+    BOUNDS.with(|b| b.borrow_mut().take())
 }
 
 /// The `param_layout` calls since the last call of this function.
@@ -54,6 +60,10 @@ pub mod __private {
 
     pub fn param_layout(index: u32, size: usize, align: usize) {
         super::LAYOUTS.with(|l| l.borrow_mut().push((index, size, align)));
+    }
+
+    pub fn launch_bounds(max_threads: u32, min_blocks: u32) {
+        super::BOUNDS.with(|b| *b.borrow_mut() = Some((max_threads, min_blocks)));
     }
 
     macro_rules! launchers {
@@ -308,6 +318,8 @@ fn paths_visibility_and_device_functions() {
     cuda_launch! { kernel: kernels::squares, stream: &stream, module: &module, config: LaunchConfig(1), args: [slice_mut(output)] }
         .unwrap();
     assert_eq!(output, [0, 1, 4, 9]);
+    // `launch_bounds(256)`: the wrapper reports it, with no minimum of blocks.
+    assert_eq!(take_bounds(), Some((256, 0)));
     let mut output = vec![0u64; 4];
     cuda_launch! { kernel: crate::kernels::squares, stream: stream, module: module, config: LaunchConfig(1), args: [slice_mut(output)] }
         .unwrap();
