@@ -20,6 +20,7 @@
 #include "llvm/Linker/Linker.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -131,7 +132,21 @@ Error linkLibDevice(Module &M, const LinkerOptions &Opts) {
   return Error::success();
 }
 
+/// Asks LLVM's ExpandFp pass to turn float conversions wider than 64 bits into
+/// integer code; NVPTX would otherwise emit compiler-rt calls the GPU lacks
+/// (LowerWideConversions.cpp).
+void expandWideFloatConversions() {
+  static bool Done = false;
+  if (Done)
+    return;
+  Done = true;
+  auto &Options = cl::getRegisteredOptions();
+  if (cl::Option *O = Options.lookup("expand-fp-convert-bits"))
+    O->addOccurrence(0, "expand-fp-convert-bits", "64");
+}
+
 Expected<std::unique_ptr<TargetMachine>> createDeviceTarget(const LinkerOptions &Opts) {
+  expandWideFloatConversions();
   Triple T(DeviceTriple);
   std::string Err;
   const Target *Tgt = TargetRegistry::lookupTarget(T, Err);
@@ -231,9 +246,11 @@ Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &
     return makeError("invalid kernel entries");
   LowerUnwindingPass().run(M, MAM);
   LowerPanicsPass().run(M, MAM);
+  LowerAtomicStubsPass(Diags).run(M, MAM);
   LowerIntrinsicStubsPass(Diags, smNumber(Opts.Arch)).run(M, MAM);
   AssignAddressSpacesPass().run(M, MAM);
   MapMathPass().run(M, MAM);
+  LowerWideConversionsPass().run(M, MAM);
   RetargetPass().run(M, MAM);
   SelectReachablePass().run(M, MAM);
   RejectUnsupportedPass(Diags).run(M, MAM);
@@ -253,6 +270,7 @@ Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &
                      VerifyMsg);
 
   optimize(M, **TM);
+  LowerAtomicsPass(smNumber(Opts.Arch)).run(M, MAM); // needs O3's inlining and address spaces
   dumpModule(Opts, M, "device-opt.ll");
 
   DeviceImage Image;

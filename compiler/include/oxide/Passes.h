@@ -8,12 +8,16 @@
 //   BuildKernelEntries   entry wrappers → ptx_kernel entries with byval params
 //   LowerUnwinding       invoke → call; landing pads and personalities removed
 //   LowerPanics          core's panic functions → located report + trap
+//   LowerAtomicStubs     __oxide_stub_atomic_* → atomicrmw/cmpxchg/load/store with syncscope
 //   LowerIntrinsicStubs  __oxide_stub_* → NVVM intrinsics (Stubs.def)
 //   AssignAddressSpaces  shared!/dynamic shared → addrspace(3), #[constant] → (4)
 //   MapMath              llvm.sin.f32 / cbrtf / … → libdevice __nv_* (MathFunctions.def)
+//   LowerWideConversions saturating float → i128/u128 casts → compares + plain casts
 //   Retarget             triple, datalayout, host-only attributes, convergence
 //   SelectReachable      keep what the kernels reach, nothing else
 //   RejectUnsupported    anything left that the GPU cannot run → error
+// then, after LLVM's O3:
+//   LowerAtomics         atomicrmw → atom.<sem>.<scope> (the backend drops both)
 //===----------------------------------------------------------------------===//
 #ifndef OXIDE_PASSES_H
 #define OXIDE_PASSES_H
@@ -38,6 +42,21 @@ struct LowerUnwindingPass : llvm::PassInfoMixin<LowerUnwindingPass> {
 
 struct LowerPanicsPass : llvm::PassInfoMixin<LowerPanicsPass> {
   llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
+};
+
+/// LowerAtomics.cpp: the atomic stubs of cuda_device::atomic → LLVM atomics.
+struct LowerAtomicStubsPass : llvm::PassInfoMixin<LowerAtomicStubsPass> {
+  explicit LowerAtomicStubsPass(DiagnosticSink &D) : Diags(D) {}
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
+  DiagnosticSink &Diags;
+};
+
+/// LowerAtomics.cpp, after O3: atomicrmw with its PTX ordering and scope.
+struct LowerAtomicsPass : llvm::PassInfoMixin<LowerAtomicsPass> {
+  /// TargetSM: 90 for sm_90 (cluster scope needs it); 0 means any.
+  explicit LowerAtomicsPass(unsigned TargetSM) : TargetSM(TargetSM) {}
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
+  unsigned TargetSM;
 };
 
 struct LowerIntrinsicStubsPass : llvm::PassInfoMixin<LowerIntrinsicStubsPass> {
@@ -65,6 +84,10 @@ inline constexpr const char *ConstantsMetadata = "oxide.constants";
 inline constexpr const char *DynamicSharedGlobal = "__oxide_dynamic_shared";
 
 struct MapMathPass : llvm::PassInfoMixin<MapMathPass> {
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
+};
+
+struct LowerWideConversionsPass : llvm::PassInfoMixin<LowerWideConversionsPass> {
   llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
 };
 

@@ -34,12 +34,18 @@ static bool runPass(StringRef Name, Module &M, ModuleAnalysisManager &MAM, Diagn
     LowerUnwindingPass().run(M, MAM);
   else if (Name == "lower-panics")
     LowerPanicsPass().run(M, MAM);
+  else if (Name == "lower-atomic-stubs")
+    LowerAtomicStubsPass(D).run(M, MAM);
+  else if (Name == "lower-atomics")
+    LowerAtomicsPass(smNumber(Arch)).run(M, MAM);
   else if (Name == "lower-intrinsic-stubs")
     LowerIntrinsicStubsPass(D, smNumber(Arch)).run(M, MAM);
   else if (Name == "assign-address-spaces")
     AssignAddressSpacesPass().run(M, MAM);
   else if (Name == "map-math")
     MapMathPass().run(M, MAM);
+  else if (Name == "lower-wide-conversions")
+    LowerWideConversionsPass().run(M, MAM);
   else if (Name == "retarget")
     RetargetPass().run(M, MAM);
   else if (Name == "select-reachable")

@@ -146,10 +146,8 @@ fn casts(s: &mut Suite) {
         x as i64 as u64,
         x as u64
     ]));
-    // 128-bit conversions: see known_failures.
-    #[cfg(feature = "known-failures")]
+    // 128-bit conversions: saturating, expanded to integer code on the GPU.
     both_widths_packed!(s, "to_i128", Exact, |x, _y| x as i128 as u128);
-    #[cfg(feature = "known-failures")]
     both_widths_packed!(s, "to_u128", Exact, |x, _y| x as u128);
     // Integer to float rounds to nearest, ties to even.
     s.case("f32/from_int32", Exact, |a, _| {
@@ -164,8 +162,6 @@ fn casts(s: &mut Suite) {
     s.case("f64/from_int64", Exact, |a, _| {
         lanes([a as i64 as f64, a as f64])
     });
-    // See known_failures.
-    #[cfg(feature = "known-failures")]
     {
         use crate::encode::wide;
         s.case("f32/from_int128", Exact, |a, b| {

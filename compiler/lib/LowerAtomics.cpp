@@ -1,0 +1,582 @@
+//===- LowerAtomics.cpp - Atomics with their PTX ordering and scope -------===//
+//
+// Two rewrites of the device module's atomics: one among the legalisations,
+// one after O3.
+//
+// LowerAtomicStubs (before LowerIntrinsicStubs). `cuda_device::atomic` reaches
+// the hardware through the stubs `__oxide_stub_atomic_{rmw,cas,load,store}_*`
+// (Stubs.def), which take the operation, the scope and the ordering as
+// integer arguments, because Rust cannot write an LLVM syncscope. Every call
+// becomes the LLVM instruction it stands for: `atomicrmw`, `cmpxchg`,
+// `load atomic` or `store atomic`, with syncscope "block", "cluster", "device"
+// or the system scope. In the unoptimised bitcode those arguments are still
+// parameters of cuda_device's small wrappers, not constants; where one is not
+// a constant the call becomes a switch over its values, one instruction per
+// case, and O3 (which inlines the wrappers into the kernel) folds the switch
+// to the case the user's constants select. A scope or ordering outside the
+// encoding is taken as the strongest (system scope, seq_cst); an unknown
+// operation traps. Being ordinary LLVM atomics, they are understood by O3 and
+// by RejectUnsupported (an atomic write to a host static is an error).
+//
+// LowerAtomics (after O3, before PTX is emitted). LLVM 22's NVPTX backend
+// gives `cmpxchg`, atomic loads and atomic stores their PTX semantics and
+// scope (`atom.acquire.gpu.cas.b32`, `ld.acquire.cta.b32`), but lowers every
+// `atomicrmw` it can map to one instruction as a plain `atom.<op>.<type>`,
+// which PTX reads as `.relaxed.gpu`: ordering and scope are dropped, with no
+// fence. Rust's `AtomicU32::swap(1, Acquire)` would be a relaxed exchange (a
+// spin lock built on it does not protect its data), and a system-scope
+// atomic on host-mapped memory only device-coherent. So every `atomicrmw`
+// whose ordering is stronger than monotonic, or whose scope is not "device"
+// (what the backend emits anyway), is rewritten:
+//   * the operations PTX has, as inline asm
+//     `atom.<sem>.<scope>[.<space>].<op>.<type>` with sem relaxed, acquire,
+//     release or acq_rel; seq_cst is `fence.sc.<scope>` then `atom.acq_rel`.
+//     They are add, and, or, xor, exch, min, max on 32/64-bit integers (sub
+//     as the add of the negation), inc/dec on 32-bit, add (and sub) on
+//     f32/f64, exch of any 32/64-bit value;
+//   * everything else (nand, float min/max, 8/16-bit integers, inc/dec on
+//     64-bit, …) as a compare-exchange loop whose `cmpxchg` carries the
+//     ordering and scope (the backend gets those right).
+// Scopes: "block" and "singlethread" → .cta, "cluster" → .cluster (.gpu
+// before sm_90), "device" → .gpu, the system scope → .sys. rustc gives
+// core::sync::atomic the system scope, so `AtomicU32::fetch_add` on the device
+// is `atom.<ordering>.sys.add.u32`; cuda_device::atomic::ScopedAtomic picks
+// the scope.
+// It runs after O3 because inline asm is opaque to the optimiser (and
+// RejectUnsupported, which runs before O3, rejects asm as the user's asm!),
+// and because O3's address-space inference has by then turned shared and
+// global pointers into addrspace(3)/(1), which the asm names (.shared,
+// .global).
+//===----------------------------------------------------------------------===//
+#include "oxide/Passes.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/InlineAsm.h"
+#include "llvm/IR/InstIterator.h"
+#include "llvm/IR/Instructions.h"
+#include "llvm/IR/Intrinsics.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/NVPTXAddrSpace.h"
+#include "llvm/Transforms/Utils/LowerAtomic.h"
+#include <optional>
+
+using namespace llvm;
+using namespace oxide;
+
+namespace {
+
+//===-- The stubs' encoding (Stubs.def, crates/cuda-device/src/atomic.rs) --===//
+
+enum : unsigned { ScopeBlock = 0, ScopeDevice = 1, ScopeSystem = 2, ScopeCluster = 3 };
+const unsigned AllScopes[] = {ScopeBlock, ScopeDevice, ScopeSystem, ScopeCluster};
+
+const AtomicOrdering Orderings[] = {
+    AtomicOrdering::Monotonic,              // 0 Relaxed
+    AtomicOrdering::Release,                // 1 Release
+    AtomicOrdering::Acquire,                // 2 Acquire
+    AtomicOrdering::AcquireRelease,         // 3 AcqRel
+    AtomicOrdering::SequentiallyConsistent, // 4 SeqCst
+};
+const unsigned AllOrderings[] = {0, 1, 2, 3, 4};
+constexpr unsigned StrongestOrdering = 4;
+
+enum class Operand { Any, Int, Float };
+struct StubOp {
+  unsigned Code;
+  AtomicRMWInst::BinOp Op;
+  Operand On;
+};
+const StubOp StubOps[] = {
+    {0, AtomicRMWInst::Xchg, Operand::Any},       {1, AtomicRMWInst::Add, Operand::Int},
+    {2, AtomicRMWInst::Sub, Operand::Int},        {3, AtomicRMWInst::And, Operand::Int},
+    {4, AtomicRMWInst::Nand, Operand::Int},       {5, AtomicRMWInst::Or, Operand::Int},
+    {6, AtomicRMWInst::Xor, Operand::Int},        {7, AtomicRMWInst::Max, Operand::Int},
+    {8, AtomicRMWInst::Min, Operand::Int},        {9, AtomicRMWInst::UMax, Operand::Int},
+    {10, AtomicRMWInst::UMin, Operand::Int},      {11, AtomicRMWInst::FAdd, Operand::Float},
+    {12, AtomicRMWInst::FSub, Operand::Float},    {13, AtomicRMWInst::FMax, Operand::Float},
+    {14, AtomicRMWInst::FMin, Operand::Float},    {15, AtomicRMWInst::FMaximum, Operand::Float},
+    {16, AtomicRMWInst::FMinimum, Operand::Float}, {17, AtomicRMWInst::UIncWrap, Operand::Int},
+    {18, AtomicRMWInst::UDecWrap, Operand::Int},
+};
+
+constexpr StringLiteral StubPrefix = "__oxide_stub_atomic_";
+
+SyncScope::ID syncScope(LLVMContext &Ctx, unsigned Scope) {
+  switch (Scope) {
+  case ScopeBlock:
+    return Ctx.getOrInsertSyncScopeID("block");
+  case ScopeDevice:
+    return Ctx.getOrInsertSyncScopeID("device");
+  case ScopeCluster:
+    return Ctx.getOrInsertSyncScopeID("cluster");
+  default:
+    return SyncScope::System;
+  }
+}
+
+/// What a load may have: neither release nor acq_rel (the Rust API panics
+/// before; the switch over non-constant orderings still builds these cases).
+AtomicOrdering forLoad(AtomicOrdering O) {
+  if (O == AtomicOrdering::Release)
+    return AtomicOrdering::Monotonic;
+  if (O == AtomicOrdering::AcquireRelease)
+    return AtomicOrdering::Acquire;
+  return O;
+}
+AtomicOrdering forStore(AtomicOrdering O) {
+  if (O == AtomicOrdering::Acquire)
+    return AtomicOrdering::Monotonic;
+  if (O == AtomicOrdering::AcquireRelease)
+    return AtomicOrdering::Release;
+  return O;
+}
+
+using Emit = function_ref<Value *(IRBuilder<> &, unsigned)>;
+
+/// Emits `Make(K)` for the value K of V: directly when V is a constant,
+/// else behind a switch over `Cases` whose results meet in a phi. A constant
+/// outside `Cases`, and the switch's default, take `Fallback`; without one
+/// they trap. B is left after the code (at the join block).
+Value *specialize(IRBuilder<> &B, Value *V, ArrayRef<unsigned> Cases,
+                  std::optional<unsigned> Fallback, Type *ResultTy, Emit Make) {
+  auto Trap = [](IRBuilder<> &TB) {
+    TB.CreateIntrinsic(Intrinsic::trap, {});
+  };
+  if (auto *C = dyn_cast<ConstantInt>(V)) {
+    uint64_t K = C->getZExtValue();
+    if (is_contained(Cases, K))
+      return Make(B, K);
+    if (Fallback)
+      return Make(B, *Fallback);
+    Trap(B);
+    return ResultTy->isVoidTy() ? nullptr : PoisonValue::get(ResultTy);
+  }
+  LLVMContext &Ctx = B.getContext();
+  BasicBlock *Head = B.GetInsertBlock();
+  Function *F = Head->getParent();
+  BasicBlock *Join = Head->splitBasicBlock(B.GetInsertPoint(), "atomic.join");
+  Head->getTerminator()->eraseFromParent();
+  PHINode *Phi = nullptr;
+  if (!ResultTy->isVoidTy()) {
+    Phi = PHINode::Create(ResultTy, Cases.size(), "atomic.value");
+    Phi->insertBefore(Join->begin());
+  }
+  DebugLoc DL = B.getCurrentDebugLocation();
+  IRBuilder<> HB(Head);
+  HB.SetCurrentDebugLocation(DL);
+  BasicBlock *Default = nullptr;
+  if (!Fallback) {
+    Default = BasicBlock::Create(Ctx, "atomic.invalid", F, Join);
+    IRBuilder<> TB(Default);
+    TB.SetCurrentDebugLocation(DL);
+    Trap(TB);
+    TB.CreateUnreachable();
+  }
+  SwitchInst *Switch = HB.CreateSwitch(V, Default ? Default : Join, Cases.size());
+  auto *CaseTy = cast<IntegerType>(V->getType());
+  for (unsigned K : Cases) {
+    BasicBlock *Case = BasicBlock::Create(Ctx, "atomic.case", F, Join);
+    BranchInst *Br = BranchInst::Create(Join, Case);
+    Switch->addCase(ConstantInt::get(CaseTy, K), Case);
+    if (Fallback && K == *Fallback)
+      Switch->setDefaultDest(Case);
+    IRBuilder<> CB(Br);
+    CB.SetCurrentDebugLocation(DL);
+    Value *R = Make(CB, K);
+    if (Phi)
+      Phi->addIncoming(R, CB.GetInsertBlock());
+  }
+  B.SetInsertPoint(Join, Join->getFirstInsertionPt());
+  return Phi;
+}
+
+class StubLowering {
+public:
+  StubLowering(Module &M, DiagnosticSink &Diags) : M(M), Ctx(M.getContext()), Diags(Diags) {}
+
+  bool lower(Function &F) {
+    StringRef Kind = F.getName().drop_front(StubPrefix.size());
+    SmallVector<CallInst *> Calls;
+    for (User *U : F.users())
+      if (auto *C = dyn_cast<CallInst>(U); C && C->getCalledFunction() == &F)
+        Calls.push_back(C);
+    for (CallInst *C : Calls) {
+      IRBuilder<> B(C);
+      Value *R = nullptr;
+      if (Kind.starts_with("rmw_") && C->arg_size() == 5)
+        R = rmw(B, *C);
+      else if (Kind.starts_with("cas_") && C->arg_size() == 6)
+        R = cas(B, *C);
+      else if (Kind.starts_with("load_") && C->arg_size() == 3)
+        R = load(B, *C);
+      else if (Kind.starts_with("store_") && C->arg_size() == 4)
+        store(B, *C);
+      else {
+        Diags.error({("atomic stub `" + F.getName() + "` has an unknown shape").str(),
+                     "",
+                     {"compiler/lib/LowerAtomics.cpp knows rmw(ptr, value, op, scope, "
+                      "ordering), cas(ptr, expected, new, scope, success, failure), "
+                      "load(ptr, scope, ordering) and store(ptr, value, scope, ordering)"}});
+        return false;
+      }
+      if (R)
+        C->replaceAllUsesWith(R);
+      C->eraseFromParent();
+    }
+    return !Calls.empty();
+  }
+
+private:
+  Module &M;
+  LLVMContext &Ctx;
+  DiagnosticSink &Diags;
+
+  Align naturalAlign(Type *T) { return Align(M.getDataLayout().getTypeStoreSize(T)); }
+
+  // ptr, value, op, scope, ordering
+  Value *rmw(IRBuilder<> &B, CallInst &C) {
+    Value *Ptr = C.getArgOperand(0), *Val = C.getArgOperand(1);
+    Type *T = Val->getType();
+    bool IsFloat = T->isFloatingPointTy();
+    SmallVector<unsigned> Codes;
+    for (const StubOp &Op : StubOps)
+      if (Op.On == Operand::Any || (Op.On == Operand::Float) == IsFloat)
+        Codes.push_back(Op.Code);
+    return specialize(B, C.getArgOperand(2), Codes, std::nullopt, T, [&](IRBuilder<> &OB, unsigned Code) {
+      AtomicRMWInst::BinOp Op = find_if(StubOps, [&](const StubOp &S) { return S.Code == Code; })->Op;
+      return specialize(OB, C.getArgOperand(3), AllScopes, ScopeSystem, T, [&](IRBuilder<> &SB, unsigned S) {
+        return specialize(SB, C.getArgOperand(4), AllOrderings, StrongestOrdering, T,
+                          [&](IRBuilder<> &RB, unsigned O) -> Value * {
+                            return RB.CreateAtomicRMW(Op, Ptr, Val, naturalAlign(T), Orderings[O],
+                                                      syncScope(Ctx, S));
+                          });
+      });
+    });
+  }
+
+  // ptr, expected, new, scope, success ordering, failure ordering → old value
+  Value *cas(IRBuilder<> &B, CallInst &C) {
+    Value *Ptr = C.getArgOperand(0), *Cmp = C.getArgOperand(1), *New = C.getArgOperand(2);
+    Type *T = Cmp->getType();
+    return specialize(B, C.getArgOperand(3), AllScopes, ScopeSystem, T, [&](IRBuilder<> &SB, unsigned S) {
+      return specialize(SB, C.getArgOperand(4), AllOrderings, StrongestOrdering, T, [&](IRBuilder<> &OB, unsigned Ok) {
+        return specialize(OB, C.getArgOperand(5), AllOrderings, StrongestOrdering, T,
+                          [&](IRBuilder<> &FB, unsigned Fail) -> Value * {
+                            AtomicCmpXchgInst *X = FB.CreateAtomicCmpXchg(
+                                Ptr, Cmp, New, naturalAlign(T), Orderings[Ok],
+                                forLoad(Orderings[Fail]), syncScope(Ctx, S));
+                            return FB.CreateExtractValue(X, 0);
+                          });
+      });
+    });
+  }
+
+  // ptr, scope, ordering
+  Value *load(IRBuilder<> &B, CallInst &C) {
+    Value *Ptr = C.getArgOperand(0);
+    Type *T = C.getType();
+    return specialize(B, C.getArgOperand(1), AllScopes, ScopeSystem, T, [&](IRBuilder<> &SB, unsigned S) {
+      return specialize(SB, C.getArgOperand(2), AllOrderings, StrongestOrdering, T,
+                        [&](IRBuilder<> &OB, unsigned O) -> Value * {
+                          LoadInst *L = OB.CreateAlignedLoad(T, Ptr, naturalAlign(T));
+                          L->setAtomic(forLoad(Orderings[O]), syncScope(Ctx, S));
+                          return L;
+                        });
+    });
+  }
+
+  // ptr, value, scope, ordering
+  void store(IRBuilder<> &B, CallInst &C) {
+    Value *Ptr = C.getArgOperand(0), *Val = C.getArgOperand(1);
+    Type *Void = B.getVoidTy();
+    specialize(B, C.getArgOperand(2), AllScopes, ScopeSystem, Void, [&](IRBuilder<> &SB, unsigned S) {
+      return specialize(SB, C.getArgOperand(3), AllOrderings, StrongestOrdering, Void,
+                        [&](IRBuilder<> &OB, unsigned O) -> Value * {
+                          StoreInst *St = OB.CreateAlignedStore(Val, Ptr, naturalAlign(Val->getType()));
+                          St->setAtomic(forStore(Orderings[O]), syncScope(Ctx, S));
+                          return nullptr;
+                        });
+    });
+  }
+};
+
+//===-- atomicrmw → PTX ----------------------------------------------------===//
+
+/// The PTX scope of an LLVM syncscope, and the syncscope that says exactly
+/// that (for the compare-exchange loops).
+struct PtxScope {
+  StringRef Name;
+  SyncScope::ID Id;
+};
+
+PtxScope ptxScope(LLVMContext &Ctx, SyncScope::ID Id, unsigned TargetSM) {
+  StringRef Name = Ctx.getSyncScopeName(Id).value_or("");
+  if (Id == SyncScope::SingleThread || Name == "block")
+    return {"cta", Ctx.getOrInsertSyncScopeID("block")};
+  if (Name == "cluster" && (TargetSM == 0 || TargetSM >= 90))
+    return {"cluster", Ctx.getOrInsertSyncScopeID("cluster")};
+  if (Name == "device" || Name == "cluster")
+    return {"gpu", Ctx.getOrInsertSyncScopeID("device")};
+  return {"sys", SyncScope::System}; // the system scope, and any name NVPTX does not know
+}
+
+/// `atom` operation and type for an atomicrmw PTX has one instruction for.
+struct NativeAtom {
+  StringRef Op;
+  std::string Type;
+  bool Negate = false; // sub: add the negation
+};
+
+std::optional<NativeAtom> nativeAtom(const AtomicRMWInst &I, const DataLayout &DL) {
+  Type *T = I.getValOperand()->getType();
+  bool Int = T->isIntegerTy(32) || T->isIntegerTy(64);
+  bool Fp = T->isFloatTy() || T->isDoubleTy();
+  unsigned Bits = DL.getTypeSizeInBits(T);
+  std::string W = std::to_string(Bits);
+  switch (I.getOperation()) {
+  case AtomicRMWInst::Xchg:
+    if ((Bits == 32 || Bits == 64) && (Int || Fp || T->isPointerTy()))
+      return NativeAtom{"exch", "b" + W};
+    break;
+  case AtomicRMWInst::Add:
+    if (Int)
+      return NativeAtom{"add", "u" + W};
+    break;
+  case AtomicRMWInst::Sub:
+    if (Int)
+      return NativeAtom{"add", "u" + W, true};
+    break;
+  case AtomicRMWInst::And:
+    if (Int)
+      return NativeAtom{"and", "b" + W};
+    break;
+  case AtomicRMWInst::Or:
+    if (Int)
+      return NativeAtom{"or", "b" + W};
+    break;
+  case AtomicRMWInst::Xor:
+    if (Int)
+      return NativeAtom{"xor", "b" + W};
+    break;
+  case AtomicRMWInst::Max:
+    if (Int)
+      return NativeAtom{"max", "s" + W};
+    break;
+  case AtomicRMWInst::Min:
+    if (Int)
+      return NativeAtom{"min", "s" + W};
+    break;
+  case AtomicRMWInst::UMax:
+    if (Int)
+      return NativeAtom{"max", "u" + W};
+    break;
+  case AtomicRMWInst::UMin:
+    if (Int)
+      return NativeAtom{"min", "u" + W};
+    break;
+  case AtomicRMWInst::UIncWrap:
+    if (T->isIntegerTy(32))
+      return NativeAtom{"inc", "u32"};
+    break;
+  case AtomicRMWInst::UDecWrap:
+    if (T->isIntegerTy(32))
+      return NativeAtom{"dec", "u32"};
+    break;
+  case AtomicRMWInst::FAdd:
+    if (Fp)
+      return NativeAtom{"add", "f" + W};
+    break;
+  case AtomicRMWInst::FSub:
+    if (Fp)
+      return NativeAtom{"add", "f" + W, true};
+    break;
+  default:
+    break;
+  }
+  return std::nullopt;
+}
+
+StringRef ptxSemantics(AtomicOrdering O) {
+  switch (O) {
+  case AtomicOrdering::Acquire:
+    return "acquire";
+  case AtomicOrdering::Release:
+    return "release";
+  case AtomicOrdering::AcquireRelease:
+  case AtomicOrdering::SequentiallyConsistent: // after fence.sc
+    return "acq_rel";
+  default:
+    return "relaxed";
+  }
+}
+
+AtomicOrdering failureOrdering(AtomicOrdering O) {
+  return AtomicCmpXchgInst::getStrongestFailureOrdering(O);
+}
+
+class AtomicRewriter {
+public:
+  AtomicRewriter(Module &M, unsigned TargetSM)
+      : Ctx(M.getContext()), DL(M.getDataLayout()), TargetSM(TargetSM) {}
+
+  bool rewrite(AtomicRMWInst &I) {
+    PtxScope Scope = ptxScope(Ctx, I.getSyncScopeID(), TargetSM);
+    if (I.getOrdering() == AtomicOrdering::Monotonic && Scope.Name == "gpu")
+      return false; // what the backend emits: atom.<op> is .relaxed.gpu
+    if (std::optional<NativeAtom> Atom = nativeAtom(I, DL)) {
+      toInlineAsm(I, *Atom, Scope);
+      return true;
+    }
+    unsigned Bits = DL.getTypeSizeInBits(I.getValOperand()->getType());
+    if (Bits != 8 && Bits != 16 && Bits != 32 && Bits != 64)
+      return false; // no compare-exchange that wide: left to the backend
+    toCasLoop(I, Scope);
+    return true;
+  }
+
+private:
+  LLVMContext &Ctx;
+  const DataLayout &DL;
+  unsigned TargetSM;
+
+  /// The state space the address is known to be in, and the address as an
+  /// integer operand.
+  std::pair<StringRef, Value *> address(IRBuilder<> &B, Value *Ptr) {
+    unsigned AS = Ptr->getType()->getPointerAddressSpace();
+    StringRef Space;
+    switch (AS) {
+    case NVPTXAS::ADDRESS_SPACE_GENERIC:
+      break;
+    case NVPTXAS::ADDRESS_SPACE_GLOBAL:
+      Space = ".global";
+      break;
+    case NVPTXAS::ADDRESS_SPACE_SHARED:
+      Space = ".shared";
+      break;
+    case NVPTXAS::ADDRESS_SPACE_SHARED_CLUSTER:
+      Space = ".shared::cluster";
+      break;
+    default: // no atom in that space: let the generic address say what it is
+      Ptr = B.CreateAddrSpaceCast(Ptr, B.getPtrTy(NVPTXAS::ADDRESS_SPACE_GENERIC));
+      AS = NVPTXAS::ADDRESS_SPACE_GENERIC;
+      break;
+    }
+    return {Space, B.CreatePtrToInt(Ptr, DL.getIntPtrType(Ctx, AS))};
+  }
+
+  static char constraint(Type *T) {
+    if (T->isFloatTy())
+      return 'f';
+    if (T->isDoubleTy())
+      return 'd';
+    return T->getPrimitiveSizeInBits() == 64 ? 'l' : 'r';
+  }
+
+  void toInlineAsm(AtomicRMWInst &I, const NativeAtom &Atom, PtxScope Scope) {
+    IRBuilder<> B(&I);
+    Type *T = I.getValOperand()->getType();
+    Value *Val = I.getValOperand();
+    if (Atom.Negate)
+      Val = T->isFloatingPointTy() ? B.CreateFNeg(Val) : B.CreateNeg(Val);
+    Type *OpTy = T; // the asm's register type: pointers travel as integers
+    if (T->isPointerTy()) {
+      OpTy = DL.getIntPtrType(T);
+      Val = B.CreatePtrToInt(Val, OpTy);
+    }
+    auto [Space, Addr] = address(B, I.getPointerOperand());
+    std::string Asm;
+    if (I.getOrdering() == AtomicOrdering::SequentiallyConsistent)
+      Asm += ("fence.sc." + Scope.Name + ";\n\t").str();
+    Asm += ("atom." + ptxSemantics(I.getOrdering()) + "." + Scope.Name + Space + "." + Atom.Op +
+            "." + Atom.Type + " \t$0, [$1], $2;")
+               .str();
+    std::string Constraints = std::string("=") + constraint(OpTy) + "," +
+                              constraint(Addr->getType()) + "," + constraint(OpTy) + ",~{memory}";
+    auto *FTy = FunctionType::get(OpTy, {Addr->getType(), OpTy}, false);
+    CallInst *Call = B.CreateCall(InlineAsm::get(FTy, Asm, Constraints, /*hasSideEffects=*/true),
+                                  {Addr, Val});
+    Call->addFnAttr(Attribute::NoUnwind);
+    Value *Result = Call;
+    if (T->isPointerTy())
+      Result = B.CreateIntToPtr(Call, T);
+    I.replaceAllUsesWith(Result);
+    I.eraseFromParent();
+  }
+
+  Value *asInt(IRBuilder<> &B, Value *V, IntegerType *IntTy) {
+    if (V->getType() == IntTy)
+      return V;
+    if (V->getType()->isPointerTy())
+      return B.CreatePtrToInt(V, IntTy);
+    return B.CreateBitCast(V, IntTy);
+  }
+  Value *fromInt(IRBuilder<> &B, Value *V, Type *T) {
+    if (V->getType() == T)
+      return V;
+    if (T->isPointerTy())
+      return B.CreateIntToPtr(V, T);
+    return B.CreateBitCast(V, T);
+  }
+
+  /// old = load; loop { new = op(old, v); (seen, ok) = cmpxchg(old, new); old = seen } until ok
+  void toCasLoop(AtomicRMWInst &I, PtxScope Scope) {
+    Type *T = I.getValOperand()->getType();
+    auto *IntTy = IntegerType::get(Ctx, DL.getTypeSizeInBits(T));
+    Value *Ptr = I.getPointerOperand();
+    Align A = I.getAlign();
+    BasicBlock *Head = I.getParent();
+    Function *F = Head->getParent();
+    BasicBlock *Exit = Head->splitBasicBlock(&I, "atomicrmw.end");
+    BasicBlock *Loop = BasicBlock::Create(Ctx, "atomicrmw.loop", F, Exit);
+    Head->getTerminator()->eraseFromParent();
+
+    IRBuilder<> B(Head);
+    B.SetCurrentDebugLocation(I.getDebugLoc());
+    LoadInst *Init = B.CreateAlignedLoad(IntTy, Ptr, A, "atomicrmw.init");
+    Init->setAtomic(AtomicOrdering::Monotonic, Scope.Id);
+    Init->setVolatile(I.isVolatile());
+    B.CreateBr(Loop);
+
+    B.SetInsertPoint(Loop);
+    PHINode *Old = B.CreatePHI(IntTy, 2, "atomicrmw.old");
+    Old->addIncoming(Init, Head);
+    Value *OldValue = fromInt(B, Old, T);
+    Value *NewValue = buildAtomicRMWValue(I.getOperation(), B, OldValue, I.getValOperand());
+    AtomicCmpXchgInst *Cas =
+        B.CreateAtomicCmpXchg(Ptr, Old, asInt(B, NewValue, IntTy), A, I.getOrdering(),
+                              failureOrdering(I.getOrdering()), Scope.Id);
+    Cas->setVolatile(I.isVolatile());
+    Value *Seen = B.CreateExtractValue(Cas, 0, "atomicrmw.seen");
+    Value *Ok = B.CreateExtractValue(Cas, 1, "atomicrmw.ok");
+    Old->addIncoming(Seen, Loop);
+    B.CreateCondBr(Ok, Exit, Loop);
+
+    I.replaceAllUsesWith(OldValue);
+    I.eraseFromParent();
+  }
+};
+
+} // namespace
+
+PreservedAnalyses LowerAtomicStubsPass::run(Module &M, ModuleAnalysisManager &) {
+  StubLowering Lowering(M, Diags);
+  bool Changed = false;
+  for (Function &F : M)
+    if (F.getName().starts_with(StubPrefix))
+      Changed |= Lowering.lower(F);
+  // The stubs themselves (now uncalled) are deleted by LowerIntrinsicStubs.
+  return Changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
+}
+
+PreservedAnalyses LowerAtomicsPass::run(Module &M, ModuleAnalysisManager &) {
+  AtomicRewriter Rewriter(M, TargetSM);
+  SmallVector<AtomicRMWInst *> Atomics;
+  for (Function &F : M)
+    for (Instruction &I : instructions(F))
+      if (auto *RMW = dyn_cast<AtomicRMWInst>(&I))
+        Atomics.push_back(RMW);
+  bool Changed = false;
+  for (AtomicRMWInst *I : Atomics)
+    Changed |= Rewriter.rewrite(*I);
+  return Changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
+}
