@@ -27,12 +27,14 @@ mod constant;
 mod disjoint;
 pub mod fence;
 mod host;
+pub mod printf;
 pub mod shared;
 pub mod thread;
 pub mod warp;
 
 pub use cuda_macros::{constant, device, kernel};
 pub use constant::Constant;
+pub use cuda_macros::{gpu_printf, gpu_println};
 pub use disjoint::DisjointSlice;
 pub use shared::{dynamic_shared, SharedArray};
 pub use thread::ThreadIndex;

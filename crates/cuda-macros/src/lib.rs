@@ -1,4 +1,5 @@
-//! oxide's procedural macros: `#[kernel]`, `#[device]` and `cuda_launch!`.
+//! oxide's procedural macros: `#[kernel]`, `#[device]`, `cuda_launch!` and
+//! `gpu_printf!` / `gpu_println!`.
 //!
 //! Users reach them through `cuda_device` (`#[kernel]`, `#[device]`) and
 //! `cuda_host` (`cuda_launch!`); the expansions name those crates by absolute
@@ -71,6 +72,7 @@ mod kernel;
 mod launch;
 #[cfg(test)]
 mod lexer;
+mod printf;
 mod signature;
 mod split;
 mod template;
@@ -181,5 +183,47 @@ pub fn constant(args: TokenStream, item: TokenStream) -> TokenStream {
     match constant::expand(args, item) {
         Ok(out) => out,
         Err(message) => format!("::core::compile_error!({message:?});").parse().unwrap(),
+    }
+}
+
+/// Prints from a kernel with a Rust format string, through CUDA's `vprintf`.
+///
+/// ```rust,ignore
+/// gpu_printf!("thread {} of block {}: x = {:.3}, bits = {:#010x}\n", tid, block, x, bits);
+/// gpu_printf!("{name} = {value:>8}\n");  // variables captured by name
+/// ```
+///
+/// Use it through `cuda_device::gpu_printf!`; the expansion names
+/// `::cuda_device::printf`. The format string is parsed at compile time with
+/// `format!`'s syntax; unsupported specs (`{:?}`, fill characters, `^`,
+/// `N$`, `.*`, more than 16 placeholders) are compile errors at the string.
+/// Each argument is evaluated once, in order. Evaluates to an `i32`: the
+/// number of placeholders printed, or `vprintf`'s negative error code. The
+/// supported specs and types are listed in `cuda_device::printf`.
+#[proc_macro]
+pub fn gpu_printf(input: TokenStream) -> TokenStream {
+    expand_printf(input, printf::Mode::Print)
+}
+
+/// [`gpu_printf!`] with a newline appended; `gpu_println!()` prints an empty
+/// line.
+#[proc_macro]
+pub fn gpu_println(input: TokenStream) -> TokenStream {
+    expand_printf(input, printf::Mode::PrintLine)
+}
+
+/// [`gpu_printf!`] that builds the C format string and argument buffer
+/// (`cuda_device::printf::__private::CFormat`) without printing, so host
+/// tests can check them. Not a public API.
+#[doc(hidden)]
+#[proc_macro]
+pub fn __gpu_format(input: TokenStream) -> TokenStream {
+    expand_printf(input, printf::Mode::Format)
+}
+
+fn expand_printf(input: TokenStream, mode: printf::Mode) -> TokenStream {
+    match printf::expand(&from_stream(input), mode) {
+        Ok(call) => to_stream(call),
+        Err(errors) => compile_errors(&errors, Position::Expr),
     }
 }
