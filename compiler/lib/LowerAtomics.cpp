@@ -38,17 +38,23 @@
 //     64-bit, …) as a compare-exchange loop whose `cmpxchg` carries the
 //     ordering and scope (the backend gets those right).
 // Scopes: "block" and "singlethread" → .cta, "cluster" → .cluster (.gpu
-// before sm_90), "device" → .gpu, the system scope → .sys. rustc gives
+// before sm_90, where the pass also turns the "cluster" scope of loads,
+// stores, cmpxchg and fences into "device", which the backend accepts),
+// "device" → .gpu, the system scope → .sys. rustc gives
 // core::sync::atomic the system scope, so `AtomicU32::fetch_add` on the device
 // is `atom.<ordering>.sys.add.u32`; cuda_device::atomic::ScopedAtomic picks
 // the scope.
-// It runs after O3 because inline asm is opaque to the optimiser (and
-// RejectUnsupported, which runs before O3, rejects asm as the user's asm!),
-// and because O3's address-space inference has by then turned shared and
-// global pointers into addrspace(3)/(1), which the asm names (.shared,
-// .global).
+// The asm names the state space when the address is known to be shared or
+// global (.shared, .global; see `stateSpace`), as the backend's own atomics
+// do after its address-space inference, which only runs during code
+// generation, after this pass.
+// It runs after O3 because only inlining makes the scope and ordering of
+// cuda_device's wrappers constants, because inline asm is opaque to the
+// optimiser, and because RejectUnsupported, which runs before O3, rejects asm
+// (there, only Rust's asm! makes it).
 //===----------------------------------------------------------------------===//
 #include "oxide/Passes.h"
+#include "llvm/Analysis/ValueTracking.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/InlineAsm.h"
@@ -439,14 +445,41 @@ private:
   const DataLayout &DL;
   unsigned TargetSM;
 
-  /// The state space the address is known to be in, and the address as an
-  /// integer operand.
-  std::pair<StringRef, Value *> address(IRBuilder<> &B, Value *Ptr) {
+  /// The state space an address is known to be in: its own address space,
+  /// or, for a generic pointer, that of what it is derived from: a shared or
+  /// global variable, or (as NVPTX's argument lowering assumes) a pointer
+  /// argument of a kernel or one loaded from a kernel's byval parameter,
+  /// which point to global memory. (LLVM's own address-space inference
+  /// only runs during code generation, after this pass.)
+  static unsigned stateSpace(Value *Ptr) {
     unsigned AS = Ptr->getType()->getPointerAddressSpace();
+    if (AS != NVPTXAS::ADDRESS_SPACE_GENERIC)
+      return AS;
+    const Value *Base = getUnderlyingObject(Ptr);
+    auto IsKernelArg = [](const Value *V) {
+      const auto *A = dyn_cast<Argument>(V);
+      return A && A->getParent()->getCallingConv() == CallingConv::PTX_Kernel ? A : nullptr;
+    };
+    if (const auto *GV = dyn_cast<GlobalVariable>(Base))
+      return GV->getAddressSpace();
+    if (Base != Ptr && isa<PointerType>(Base->getType()) &&
+        Base->getType()->getPointerAddressSpace() != NVPTXAS::ADDRESS_SPACE_GENERIC)
+      return Base->getType()->getPointerAddressSpace(); // an addrspacecast to generic
+    if (const Argument *A = IsKernelArg(Base); A && !A->hasByValAttr())
+      return NVPTXAS::ADDRESS_SPACE_GLOBAL;
+    if (const auto *L = dyn_cast<LoadInst>(Base))
+      if (const Argument *A = IsKernelArg(getUnderlyingObject(L->getPointerOperand()));
+          A && A->hasByValAttr())
+        return NVPTXAS::ADDRESS_SPACE_GLOBAL;
+    return NVPTXAS::ADDRESS_SPACE_GENERIC;
+  }
+
+  /// The state-space suffix for the asm and the address as an integer
+  /// operand in that space.
+  std::pair<StringRef, Value *> address(IRBuilder<> &B, Value *Ptr) {
+    unsigned AS = stateSpace(Ptr);
     StringRef Space;
     switch (AS) {
-    case NVPTXAS::ADDRESS_SPACE_GENERIC:
-      break;
     case NVPTXAS::ADDRESS_SPACE_GLOBAL:
       Space = ".global";
       break;
@@ -456,11 +489,12 @@ private:
     case NVPTXAS::ADDRESS_SPACE_SHARED_CLUSTER:
       Space = ".shared::cluster";
       break;
-    default: // no atom in that space: let the generic address say what it is
-      Ptr = B.CreateAddrSpaceCast(Ptr, B.getPtrTy(NVPTXAS::ADDRESS_SPACE_GENERIC));
+    default: // generic; or no atom in that space: the generic address says what it is
       AS = NVPTXAS::ADDRESS_SPACE_GENERIC;
       break;
     }
+    if (Ptr->getType()->getPointerAddressSpace() != AS)
+      Ptr = B.CreateAddrSpaceCast(Ptr, B.getPtrTy(AS));
     return {Space, B.CreatePtrToInt(Ptr, DL.getIntPtrType(Ctx, AS))};
   }
 
@@ -570,12 +604,32 @@ PreservedAnalyses LowerAtomicStubsPass::run(Module &M, ModuleAnalysisManager &) 
 
 PreservedAnalyses LowerAtomicsPass::run(Module &M, ModuleAnalysisManager &) {
   AtomicRewriter Rewriter(M, TargetSM);
+  LLVMContext &Ctx = M.getContext();
+  bool HasClusters = TargetSM == 0 || TargetSM >= 90;
+  SyncScope::ID Cluster = Ctx.getOrInsertSyncScopeID("cluster");
+  SyncScope::ID Device = Ctx.getOrInsertSyncScopeID("device");
   SmallVector<AtomicRMWInst *> Atomics;
-  for (Function &F : M)
-    for (Instruction &I : instructions(F))
-      if (auto *RMW = dyn_cast<AtomicRMWInst>(&I))
-        Atomics.push_back(RMW);
   bool Changed = false;
+  for (Function &F : M)
+    for (Instruction &I : instructions(F)) {
+      if (auto *RMW = dyn_cast<AtomicRMWInst>(&I)) {
+        Atomics.push_back(RMW);
+        continue;
+      }
+      // Before sm_90 there are no clusters and the backend rejects the
+      // scope: a cluster is then at most the whole GPU.
+      if (!HasClusters && getAtomicSyncScopeID(&I) == Cluster) {
+        if (auto *L = dyn_cast<LoadInst>(&I))
+          L->setSyncScopeID(Device);
+        else if (auto *S = dyn_cast<StoreInst>(&I))
+          S->setSyncScopeID(Device);
+        else if (auto *X = dyn_cast<AtomicCmpXchgInst>(&I))
+          X->setSyncScopeID(Device);
+        else if (auto *Fe = dyn_cast<FenceInst>(&I))
+          Fe->setSyncScopeID(Device);
+        Changed = true;
+      }
+    }
   for (AtomicRMWInst *I : Atomics)
     Changed |= Rewriter.rewrite(*I);
   return Changed ? PreservedAnalyses::none() : PreservedAnalyses::all();

@@ -23,6 +23,7 @@
 #![no_std]
 #![warn(missing_docs)]
 
+pub mod atomic;
 mod constant;
 mod disjoint;
 pub mod fence;
