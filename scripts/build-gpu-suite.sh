@@ -12,7 +12,7 @@ arch="${OXIDE_ARCH:-sm_90}"
 carry="$root/.device-carry"
 rm -rf "$carry"
 mkdir -p "$carry"
-cp scripts/run-gpu-suite.sh "$carry/"
+cp scripts/run-gpu-suite.sh scripts/sanitize-gpu-suite.sh "$carry/"
 
 programs=$(ls -d examples/*/ tests/gpu/*/ | sed 's:/$::')
 for toolchain in stable nightly; do
