@@ -8,7 +8,8 @@
 #      so a build that passes has validated its kernels;
 #   4. runs the compile-fail tests (tests/reject/run.sh) with both toolchains:
 #      each case's build must fail with the error its `//~` lines expect;
-#   5. runs vecadd, which must build, then say plainly that no GPU is here
+#   5. checks that a cdylib's code finds its own embedded image (tests/cdylib);
+#   6. runs vecadd, which must build, then say plainly that no GPU is here
 #      (exit code 2), or pass where there is one.
 # GPU runs themselves are scripts/build-gpu-suite.sh + the device machine.
 # The last line is the summary: "N passed, M failed".
@@ -43,6 +44,12 @@ for tc in stable nightly; do
 done
 
 for tc in stable nightly; do step "reject tests with $tc (each case's build fails with its message)" env TOOLCHAIN=+$tc bash tests/reject/run.sh; done
+
+cdylib_lookup() {
+  cargo oxide build kernlib && cargo oxide build host_app &&
+    "$root/target/debug/host_app" "$root/target/debug/libkernlib.so"
+}
+step "a cdylib and the executable loading it each find their own device image" cdylib_lookup
 
 run_vecadd() {
   cargo oxide run vecadd; local rc=$?
