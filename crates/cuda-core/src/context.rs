@@ -4,7 +4,7 @@ use std::ffi::{c_char, c_int, c_void, CStr};
 use std::ptr;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use crate::driver::{self, cu, CUcontext, CUdevice, CUstream};
+use crate::driver::{self, cu, CUcontext, CUdevice, CUevent, CUstream};
 use crate::error::{DriverError, ErrorKind};
 use crate::module::{self, CudaModule};
 use crate::panic::PanicRecord;
@@ -98,8 +98,7 @@ impl CudaContext {
     /// Adds the name of the last launched kernel to errors that mean a kernel
     /// faulted (they are sticky: every later call on the context reports them).
     pub(crate) fn explain(&self, err: DriverError) -> DriverError {
-        const KERNEL_FAULTS: [i32; 8] = [700, 702, 714, 715, 716, 717, 718, 719];
-        if !KERNEL_FAULTS.contains(&err.code()) {
+        if !err.is_sticky() {
             return err;
         }
         let last = self.last_kernel.lock().ok().and_then(|l| l.clone());
@@ -190,6 +189,44 @@ impl CudaContext {
         Ok(bytes)
     }
 
+    /// Free and total device memory in bytes, as the driver sees them now
+    /// (`cuMemGetInfo`).
+    pub fn memory_info(&self) -> Result<(usize, usize), DriverError> {
+        let d = self.bind()?;
+        let (mut free, mut total) = (0usize, 0usize);
+        // SAFETY: writes two size_t; the context is current.
+        unsafe { cu!(d, cuMemGetInfo_v2(&mut free, &mut total))? };
+        Ok((free, total))
+    }
+
+    /// The device's launch and memory limits (several `cuDeviceGetAttribute`s).
+    pub fn limits(&self) -> Result<DeviceLimits, DriverError> {
+        let a = |attr: i32| self.attribute(attr).map(|v| v.max(0) as u32);
+        Ok(DeviceLimits {
+            max_threads_per_block: a(1)?,
+            max_block_dim: (a(2)?, a(3)?, a(4)?),
+            max_grid_dim: (a(5)?, a(6)?, a(7)?),
+            max_shared_memory_per_block: a(8)?,
+            max_shared_memory_per_block_optin: a(97)?,
+            max_shared_memory_per_multiprocessor: a(81)?,
+            total_constant_memory: a(9)?,
+            warp_size: a(10)?,
+            max_registers_per_block: a(12)?,
+            max_threads_per_multiprocessor: a(39)?,
+            multiprocessor_count: a(driver::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
+        })
+    }
+
+    /// Largest number of threads in one block (`MAX_THREADS_PER_BLOCK`).
+    pub fn max_threads_per_block(&self) -> Result<u32, DriverError> {
+        Ok(self.attribute(1)?.max(0) as u32)
+    }
+
+    /// Threads in a warp (32 on every NVIDIA GPU so far).
+    pub fn warp_size(&self) -> Result<u32, DriverError> {
+        Ok(self.attribute(10)?.max(0) as u32)
+    }
+
     /// Makes this context current on the calling thread (`cuCtxSetCurrent`).
     pub fn bind_to_thread(&self) -> Result<(), DriverError> {
         self.bind().map(drop)
@@ -226,6 +263,32 @@ impl CudaContext {
             ctx: self.clone(),
             owned: true,
         }))
+    }
+
+    /// Creates a stream that does not synchronise with the legacy default
+    /// stream (`CU_STREAM_NON_BLOCKING`): order it against other streams
+    /// with events ([`CudaStream::wait`]).
+    pub fn new_stream_non_blocking(self: &Arc<Self>) -> Result<Arc<CudaStream>, DriverError> {
+        let d = self.bind()?;
+        let mut stream: CUstream = ptr::null_mut();
+        // SAFETY: out-pointer to a local; the flags value is valid.
+        unsafe { cu!(d, cuStreamCreate(&mut stream, driver::CU_STREAM_NON_BLOCKING))? };
+        Ok(Arc::new(CudaStream {
+            stream,
+            ctx: self.clone(),
+            owned: true,
+        }))
+    }
+
+    /// Creates an event that can time work ([`CudaEvent::elapsed_ms`]).
+    pub fn new_event(self: &Arc<Self>) -> Result<CudaEvent, DriverError> {
+        CudaEvent::create(self, driver::CU_EVENT_DEFAULT)
+    }
+
+    /// Creates an event without timing (`CU_EVENT_DISABLE_TIMING`): cheaper
+    /// to record and wait for; for ordering only.
+    pub fn new_event_without_timing(self: &Arc<Self>) -> Result<CudaEvent, DriverError> {
+        CudaEvent::create(self, driver::CU_EVENT_DISABLE_TIMING)
     }
 
     /// Waits until all work submitted to this context has finished.
@@ -307,6 +370,212 @@ impl CudaStream {
     /// Whether this is the legacy default (NULL) stream.
     pub fn is_default(&self) -> bool {
         self.stream.is_null()
+    }
+
+    /// Whether all work submitted so far has finished (`cuStreamQuery`);
+    /// never blocks. A failed kernel is reported as an error.
+    pub fn is_complete(&self) -> Result<bool, DriverError> {
+        let d = self.ctx.bind()?;
+        // SAFETY: the stream is live.
+        match unsafe { cu!(d, cuStreamQuery(self.stream)) } {
+            Ok(()) => Ok(true),
+            Err(e) if e.code() == driver::CUDA_ERROR_NOT_READY => Ok(false),
+            Err(e) => Err(self.ctx.explain(e)),
+        }
+    }
+
+    /// Makes work submitted to this stream from now on wait until `event`
+    /// has completed (`cuStreamWaitEvent`); the host does not block. The
+    /// event may belong to another context (device).
+    pub fn wait(&self, event: &CudaEvent) -> Result<(), DriverError> {
+        let d = self.ctx.bind()?;
+        // SAFETY: stream and event are live; flags must be 0.
+        unsafe { cu!(d, cuStreamWaitEvent(self.stream, event.event, 0)) }
+    }
+
+    /// Creates an event (without timing) and records it on this stream.
+    pub fn record_event(&self) -> Result<CudaEvent, DriverError> {
+        let event = self.ctx.new_event_without_timing()?;
+        event.record(self)?;
+        Ok(event)
+    }
+
+    /// Runs `f` on a driver thread once all work submitted to this stream
+    /// before it has finished; later work on the stream waits for `f`
+    /// (`cuLaunchHostFunc`).
+    ///
+    /// `f` must not call CUDA (no `cuda-core` method, no kernel launch, no
+    /// copy), nor drop a captured CUDA object (a buffer, stream, context or
+    /// pinned buffer, whose drop calls the driver): the driver forbids it,
+    /// and such a call fails or deadlocks (it cannot corrupt memory). Send
+    /// results out through a channel or an atomic instead. It
+    /// should be short, since it holds up the stream. A panic in `f` is
+    /// caught and printed to stderr (it cannot unwind into the driver).
+    /// If the submission fails, `f` is dropped without running.
+    pub fn launch_host_fn<F>(&self, f: F) -> Result<(), DriverError>
+    where
+        F: FnOnce() + Send + 'static,
+    {
+        type Callback = Box<dyn FnOnce() + Send + 'static>;
+        unsafe extern "C" fn trampoline(data: *mut c_void) {
+            // SAFETY: `data` is the `Box<Callback>` leaked below; the driver
+            // calls this exactly once per successful submission.
+            let f = unsafe { Box::from_raw(data.cast::<Callback>()) };
+            if std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).is_err() {
+                eprintln!("cuda-core: a stream host function panicked; the panic was caught");
+            }
+        }
+        let d = self.ctx.bind()?;
+        let data = Box::into_raw(Box::new(Box::new(f) as Callback));
+        // SAFETY: the stream is live; `trampoline` takes ownership of `data`
+        // when the driver runs it. `Callback` is Send + 'static, so running
+        // it later on another thread is fine.
+        let result = unsafe { cu!(d, cuLaunchHostFunc(self.stream, trampoline, data.cast())) };
+        if result.is_err() {
+            // SAFETY: not submitted, so we still own `data`; freed once.
+            drop(unsafe { Box::from_raw(data) });
+        }
+        result.map_err(|e| self.ctx.explain(e))
+    }
+}
+
+/// Launch and memory limits of one device, from [`CudaContext::limits`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct DeviceLimits {
+    /// Most threads in one block (1024 on current GPUs).
+    pub max_threads_per_block: u32,
+    /// Largest block dimensions (x, y, z).
+    pub max_block_dim: (u32, u32, u32),
+    /// Largest grid dimensions (x, y, z).
+    pub max_grid_dim: (u32, u32, u32),
+    /// Shared memory a block may use without opting in (static + dynamic), bytes.
+    pub max_shared_memory_per_block: u32,
+    /// Shared memory a block may use after opting in with
+    /// [`CudaFunction::set_max_dynamic_shared_memory`](crate::CudaFunction::set_max_dynamic_shared_memory), bytes.
+    pub max_shared_memory_per_block_optin: u32,
+    /// Shared memory of one multiprocessor, bytes.
+    pub max_shared_memory_per_multiprocessor: u32,
+    /// Constant memory, bytes.
+    pub total_constant_memory: u32,
+    /// Threads per warp.
+    pub warp_size: u32,
+    /// 32-bit registers available to one block.
+    pub max_registers_per_block: u32,
+    /// Most resident threads on one multiprocessor.
+    pub max_threads_per_multiprocessor: u32,
+    /// Number of multiprocessors.
+    pub multiprocessor_count: u32,
+}
+
+/// A CUDA event: a marker in a stream that the host or other streams can
+/// wait for, and that can time the work between two markers.
+///
+/// The event keeps its context alive; it is destroyed on drop (the driver
+/// defers that until a pending record has completed).
+#[derive(Debug)]
+pub struct CudaEvent {
+    event: CUevent,
+    ctx: Arc<CudaContext>,
+    timing: bool,
+}
+
+// SAFETY: a CUevent is a process-wide handle; every method binds its context
+// first, and the driver synchronises concurrent use.
+unsafe impl Send for CudaEvent {}
+// SAFETY: see `Send`; the struct is immutable.
+unsafe impl Sync for CudaEvent {}
+
+impl CudaEvent {
+    fn create(ctx: &Arc<CudaContext>, flags: u32) -> Result<CudaEvent, DriverError> {
+        let d = ctx.bind()?;
+        let mut event: CUevent = ptr::null_mut();
+        // SAFETY: out-pointer to a local; the flags are valid values.
+        unsafe { cu!(d, cuEventCreate(&mut event, flags))? };
+        Ok(CudaEvent {
+            event,
+            ctx: ctx.clone(),
+            timing: flags & driver::CU_EVENT_DISABLE_TIMING == 0,
+        })
+    }
+
+    /// Records the event on `stream`: it completes when the work submitted
+    /// to `stream` so far has finished. Re-recording moves the marker.
+    /// The stream must belong to the event's context.
+    pub fn record(&self, stream: &CudaStream) -> Result<(), DriverError> {
+        if !self.ctx.same(stream.context()) {
+            return Err(DriverError::new(
+                ErrorKind::InvalidArgument,
+                format!(
+                    "the event belongs to device {} but the stream to device {}",
+                    self.ctx.ordinal(),
+                    stream.context().ordinal()
+                ),
+                "CudaEvent::record",
+            ));
+        }
+        let d = self.ctx.bind()?;
+        // SAFETY: event and stream are live and of the current context.
+        unsafe { cu!(d, cuEventRecord(self.event, stream.stream)) }
+    }
+
+    /// Whether the work before the last record has finished (`cuEventQuery`;
+    /// true for an event never recorded). Never blocks.
+    pub fn is_complete(&self) -> Result<bool, DriverError> {
+        let d = self.ctx.bind()?;
+        // SAFETY: the event is live.
+        match unsafe { cu!(d, cuEventQuery(self.event)) } {
+            Ok(()) => Ok(true),
+            Err(e) if e.code() == driver::CUDA_ERROR_NOT_READY => Ok(false),
+            Err(e) => Err(self.ctx.explain(e)),
+        }
+    }
+
+    /// Blocks until the work before the last record has finished.
+    pub fn synchronize(&self) -> Result<(), DriverError> {
+        let d = self.ctx.bind()?;
+        // SAFETY: the event is live.
+        unsafe { cu!(d, cuEventSynchronize(self.event)) }.map_err(|e| self.ctx.explain(e))
+    }
+
+    /// Milliseconds between this event and the later event `end` (about
+    /// 0.5 µs resolution). Both must have been recorded and have completed
+    /// (else `CUDA_ERROR_NOT_READY`), and both must time (created with
+    /// [`CudaContext::new_event`]).
+    pub fn elapsed_ms(&self, end: &CudaEvent) -> Result<f32, DriverError> {
+        if !self.timing || !end.timing {
+            return Err(DriverError::new(
+                ErrorKind::InvalidArgument,
+                "elapsed time needs two events created with timing (CudaContext::new_event)",
+                "CudaEvent::elapsed_ms",
+            ));
+        }
+        let d = self.ctx.bind()?;
+        let mut ms = 0f32;
+        // SAFETY: writes one float; both events are live.
+        unsafe { cu!(d, cuEventElapsedTime(&mut ms, self.event, end.event))? };
+        Ok(ms)
+    }
+
+    /// The context the event belongs to.
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+
+    /// The raw `CUevent` handle.
+    pub fn raw(&self) -> *mut c_void {
+        self.event
+    }
+}
+
+impl Drop for CudaEvent {
+    fn drop(&mut self) {
+        if let Some(d) = driver::loaded() {
+            // SAFETY: created in `create`, destroyed once; errors ignored.
+            unsafe {
+                (d.cuCtxSetCurrent)(self.ctx.ctx);
+                (d.cuEventDestroy_v2)(self.event);
+            }
+        }
     }
 }
 

@@ -16,6 +16,11 @@ pub(crate) type CUcontext = *mut c_void;
 pub(crate) type CUmodule = *mut c_void;
 pub(crate) type CUfunction = *mut c_void;
 pub(crate) type CUstream = *mut c_void;
+pub(crate) type CUevent = *mut c_void;
+/// `CUhostFn`: a host function run by a stream (`cuLaunchHostFunc`).
+pub(crate) type CUhostFn = unsafe extern "C" fn(*mut c_void);
+/// `CUoccupancyB2DSize`: block size → dynamic shared memory bytes.
+pub(crate) type CUoccupancyB2DSize = Option<unsafe extern "C" fn(c_int) -> usize>;
 
 // Enum values from cuda.h.
 pub(crate) const CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: c_int = 16;
@@ -28,6 +33,10 @@ pub(crate) const CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: c_int = 4;
 pub(crate) const CU_JIT_ERROR_LOG_BUFFER: c_int = 5;
 pub(crate) const CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: c_int = 6;
 pub(crate) const CU_STREAM_DEFAULT: c_uint = 0;
+pub(crate) const CU_STREAM_NON_BLOCKING: c_uint = 1;
+pub(crate) const CU_EVENT_DEFAULT: c_uint = 0;
+pub(crate) const CU_EVENT_DISABLE_TIMING: c_uint = 2;
+pub(crate) const CUDA_ERROR_NOT_READY: c_int = 600;
 
 extern "C" {
     fn dlopen(filename: *const c_char, flags: c_int) -> *mut c_void;
@@ -90,6 +99,20 @@ driver_api! {
     cuStreamCreate(*mut CUstream, c_uint);
     cuStreamDestroy_v2(CUstream);
     cuStreamSynchronize(CUstream);
+    cuStreamQuery(CUstream);
+    cuStreamWaitEvent(CUstream, CUevent, c_uint);
+    cuLaunchHostFunc(CUstream, CUhostFn, *mut c_void);
+    cuEventCreate(*mut CUevent, c_uint);
+    cuEventDestroy_v2(CUevent);
+    cuEventRecord(CUevent, CUstream);
+    cuEventQuery(CUevent);
+    cuEventSynchronize(CUevent);
+    cuEventElapsedTime(*mut f32, CUevent, CUevent);
+    cuMemGetInfo_v2(*mut usize, *mut usize);
+    cuMemcpyDtoDAsync_v2(CUdeviceptr, CUdeviceptr, usize, CUstream);
+    cuMemcpyPeerAsync(CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, usize, CUstream);
+    cuMemsetD16Async(CUdeviceptr, u16, usize, CUstream);
+    cuMemsetD32Async(CUdeviceptr, c_uint, usize, CUstream);
     cuMemAlloc_v2(*mut CUdeviceptr, usize);
     cuMemFree_v2(CUdeviceptr);
     cuMemcpyHtoDAsync_v2(CUdeviceptr, *const c_void, usize, CUstream);
@@ -104,6 +127,9 @@ driver_api! {
     cuModuleUnload(CUmodule);
     cuModuleGetFunction(*mut CUfunction, CUmodule, *const c_char);
     cuFuncGetAttribute(*mut c_int, c_int, CUfunction);
+    cuFuncSetAttribute(CUfunction, c_int, c_int);
+    cuOccupancyMaxActiveBlocksPerMultiprocessor(*mut c_int, CUfunction, c_int, usize);
+    cuOccupancyMaxPotentialBlockSize(*mut c_int, *mut c_int, CUfunction, CUoccupancyB2DSize, usize, c_int);
     cuLaunchKernel(CUfunction, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, CUstream,
                    *mut *mut c_void, *mut *mut c_void);
 }

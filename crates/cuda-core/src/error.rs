@@ -156,6 +156,14 @@ impl DriverError {
         &self.op
     }
 
+    /// Whether this is a *sticky* error: a kernel faulted (illegal address,
+    /// trap, device assert, timeout, …), the context is unusable from now on,
+    /// and every later call on it fails with the same error. Only a new
+    /// process recovers the device.
+    pub fn is_sticky(&self) -> bool {
+        self.kind == ErrorKind::Driver && STICKY_CODES.contains(&self.code)
+    }
+
     /// Additional context (JIT log, kernel name), if any.
     pub fn detail(&self) -> Option<&str> {
         self.detail.as_deref()
@@ -183,6 +191,9 @@ impl fmt::Display for DriverError {
 }
 
 impl std::error::Error for DriverError {}
+
+/// `CUresult`s after which a context is unusable (kernel faults).
+pub(crate) const STICKY_CODES: [i32; 9] = [700, 702, 710, 714, 715, 716, 717, 718, 719];
 
 /// `Ok(())` for `CUDA_SUCCESS`, otherwise the error for `code` from `op`.
 pub(crate) fn check(code: CUresult, op: &'static str) -> Result<(), DriverError> {

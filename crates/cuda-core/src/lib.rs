@@ -40,6 +40,34 @@
 //! # }
 //! ```
 //!
+//! Streams order work; [`CudaEvent`]s order streams against each other
+//! ([`CudaStream::wait`]) and time them ([`CudaEvent::elapsed_ms`]);
+//! [`CudaStream::launch_host_fn`] runs a Rust closure when a stream reaches it.
+//! [`CudaContext::limits`], [`CudaFunction::attributes`] and the occupancy
+//! queries ([`CudaFunction::max_potential_block_size`]) size launches.
+//!
+//! # Memory safety
+//!
+//! No safe call can cause undefined behaviour on the host:
+//!
+//! * Buffer elements implement [`DeviceRepr`] (every byte pattern is a valid
+//!   value), so zeroed memory, memsets and whatever a kernel wrote are
+//!   always valid `T`s when read back. `DeviceBuffer::<bool>` or
+//!   `DeviceBuffer::<&u8>` cannot be created; uninitialised allocation
+//!   ([`DeviceBuffer::alloc`]) is `unsafe`.
+//! * Ranges are bounds-checked ([`DeviceBuffer::slice`] panics like slice
+//!   indexing); copies check lengths and that buffer and stream share a context.
+//! * An asynchronous copy with a [`PinnedHostBuffer`] records an event in
+//!   that buffer; host access to it (`Deref`/`DerefMut`) and its drop wait
+//!   for those events. (A guard borrowing the host memory would be unsound:
+//!   `mem::forget` of it is safe and would free the borrow mid-copy.)
+//! * Dropping a [`DeviceBuffer`] waits for the context's queued work
+//!   (`cuCtxSynchronize`, which `cuMemFree` effectively does anyway) before
+//!   freeing, so no pending kernel or copy, on any stream, touches freed memory.
+//! * Drops never panic; errors there are ignored. A kernel fault is *sticky*
+//!   ([`DriverError::is_sticky`]): it is reported by the next call that
+//!   synchronises or submits work, naming the last kernel launched.
+//!
 //! Only Linux is supported (the library is found as `libcuda.so.1`).
 
 #![warn(missing_docs)]
@@ -51,11 +79,11 @@ mod memory;
 mod module;
 mod panic;
 
-pub use context::{CudaContext, CudaStream};
+pub use context::{CudaContext, CudaEvent, CudaStream, DeviceLimits};
 pub use driver::driver_version;
 pub use error::{builtin_name, DriverError, ErrorKind};
-pub use memory::DeviceBuffer;
-pub use module::{launch_kernel, CudaFunction, CudaModule, LaunchConfig};
+pub use memory::{DeviceBuffer, DeviceRepr, DeviceSlice, DeviceSliceMut, FillValue, PinnedHostBuffer};
+pub use module::{launch_kernel, CudaFunction, CudaModule, FunctionAttributes, LaunchConfig};
 pub use panic::DevicePanic;
 
 #[cfg(test)]
@@ -136,6 +164,62 @@ mod tests {
             assert!(shown.contains(text), "{shown:?} lacks {text:?}");
             assert!(shown.ends_with("[launch_kernel]"), "{shown}");
         }
+    }
+
+    #[test]
+    fn sticky_errors() {
+        for code in [700, 702, 710, 714, 715, 716, 717, 718, 719] {
+            assert!(DriverError::from_code(code, "cuCtxSynchronize").is_sticky(), "{code}");
+        }
+        for code in [1, 2, 100, 200, 218, 400, 500, 600, 701, 999] {
+            assert!(!DriverError::from_code(code, "cuX").is_sticky(), "{code}");
+        }
+        let own = config((0, 1, 1), (1, 1, 1)).validate().unwrap_err();
+        assert!(!own.is_sticky());
+    }
+
+    fn limits() -> DeviceLimits {
+        DeviceLimits {
+            max_threads_per_block: 1024,
+            max_block_dim: (1024, 1024, 64),
+            max_grid_dim: (i32::MAX as u32, 65535, 65535),
+            max_shared_memory_per_block: 48 * 1024,
+            max_shared_memory_per_block_optin: 227 * 1024,
+            max_shared_memory_per_multiprocessor: 228 * 1024,
+            total_constant_memory: 64 * 1024,
+            warp_size: 32,
+            max_registers_per_block: 65536,
+            max_threads_per_multiprocessor: 2048,
+            multiprocessor_count: 132,
+        }
+    }
+
+    #[test]
+    fn launch_config_against_device_limits() {
+        let l = limits();
+        assert!(config((1, 1, 1), (1024, 1, 1)).validate_for(&l).is_ok());
+        let mut c = config((1, 1, 1), (256, 1, 1));
+        c.shared_mem_bytes = 227 * 1024;
+        assert!(c.validate_for(&l).is_ok());
+        c.shared_mem_bytes += 1;
+        let e = c.validate_for(&l).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidLaunchConfig);
+        assert!(e.to_string().contains("allows at most 232448 per block"), "{e}");
+
+        let small = DeviceLimits { max_threads_per_block: 512, max_block_dim: (512, 512, 64), max_grid_dim: (100, 10, 1), ..l };
+        let e = config((1, 1, 1), (1024, 1, 1)).validate_for(&small).unwrap_err();
+        assert!(e.to_string().contains("1024 threads per block; this device allows 512"), "{e}");
+        let e = config((1, 1, 2), (1, 1, 1)).validate_for(&small).unwrap_err();
+        assert!(e.to_string().contains("grid_dim (1, 1, 2) exceeds this device's (100, 10, 1)"), "{e}");
+        let e = config((1, 1, 1), (1, 1, 128)).validate_for(&small).unwrap_err();
+        assert!(e.to_string().contains("block_dim.z = 128"), "generic check first: {e}");
+    }
+
+    #[test]
+    fn event_and_stream_handles_are_send_and_sync() {
+        assert_send_sync::<CudaEvent>();
+        assert_send_sync::<DeviceLimits>();
+        assert_send_sync::<FunctionAttributes>();
     }
 
     #[test]

@@ -1,82 +1,140 @@
-//! [`DeviceBuffer`]: an owned array in GPU memory.
+//! Device memory: [`DeviceBuffer`] (owned), [`DeviceSlice`] /
+//! [`DeviceSliceMut`] (borrowed views of a range of one), and
+//! [`PinnedHostBuffer`] (page-locked host memory for asynchronous copies).
+//!
+//! # Soundness
+//!
+//! * Element types implement [`DeviceRepr`]: every byte pattern is a valid
+//!   value, so bytes written by the GPU (or by [`DeviceSliceMut::memset`],
+//!   [`DeviceBuffer::zeroed`]) are always valid when read back. Types such as
+//!   `bool`, `char`, references or `Box` cannot be buffer elements.
+//! * An asynchronous copy reads or writes a [`PinnedHostBuffer`] after the
+//!   call has returned. The pinned buffer therefore remembers an event
+//!   recorded after every copy that touches it and waits for all of them
+//!   before any host access (`Deref`, `DerefMut`) and before it is freed. A
+//!   borrow-holding guard would not do: `mem::forget` of the guard is safe
+//!   and would end the borrow while the DMA is still running.
+//! * Dropping a [`DeviceBuffer`] waits for all work on its context
+//!   (`cuCtxSynchronize`) before `cuMemFree`, so a kernel or copy still
+//!   queued on any stream never touches freed (or reallocated) memory.
+//!   `cuMemFree` synchronises in practice anyway, so this costs nothing
+//!   extra; relying on the explicit wait keeps it correct by construction.
 
 use std::any::type_name;
 use std::marker::PhantomData;
 use std::mem::size_of;
-use std::sync::Arc;
+use std::ops::{Bound, Deref, DerefMut, RangeBounds};
+use std::ptr;
+use std::sync::{Arc, Mutex};
 
-use crate::context::{CudaContext, CudaStream};
+use crate::context::{CudaContext, CudaEvent, CudaStream};
 use crate::driver::{self, cu, CUdeviceptr};
 use crate::error::{DriverError, ErrorKind};
+
+/// Plain data that may live in device memory and be copied to and from it.
+///
+/// # Safety
+/// Any sequence of `size_of::<Self>()` initialised bytes (for example all
+/// zeros, or whatever a kernel wrote) must be a valid value of `Self`, and
+/// the type must not own resources (it is copied bytewise and never dropped).
+/// Integers, floats, and arrays, tuples and `#[repr(C)]` structs of them
+/// qualify; `bool`, `char`, enums, references, pointers to host data and
+/// `NonZero*` do not. For your own struct of such fields:
+///
+/// ```
+/// #[derive(Clone, Copy)]
+/// #[repr(C)]
+/// struct Particle { pos: [f32; 3], id: u32 }
+/// // SAFETY: every field accepts any bit pattern.
+/// unsafe impl cuda_core::DeviceRepr for Particle {}
+/// ```
+///
+/// References and `bool` are rejected at compile time:
+///
+/// ```compile_fail
+/// # fn f(s: &cuda_core::CudaStream) {
+/// let _ = cuda_core::DeviceBuffer::<&u8>::zeroed(s, 4);
+/// # }
+/// ```
+///
+/// ```compile_fail
+/// # fn f(s: &cuda_core::CudaStream) {
+/// let _ = cuda_core::DeviceBuffer::<bool>::zeroed(s, 4);
+/// # }
+/// ```
+pub unsafe trait DeviceRepr: Copy + 'static {}
+
+macro_rules! device_repr {
+    ($($t:ty),*) => {$(
+        // SAFETY: every bit pattern is a valid value of this primitive.
+        unsafe impl DeviceRepr for $t {}
+    )*};
+}
+device_repr!(u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize, f32, f64, ());
+
+// SAFETY: an array of such elements accepts any bytes element by element.
+unsafe impl<T: DeviceRepr, const N: usize> DeviceRepr for [T; N] {}
+// SAFETY: `Wrapping<T>` is `repr(transparent)` over `T`.
+unsafe impl<T: DeviceRepr> DeviceRepr for std::num::Wrapping<T> {}
+
+macro_rules! device_repr_tuple {
+    ($($name:ident),+) => {
+        // SAFETY: each field accepts any bytes; padding may hold anything.
+        unsafe impl<$($name: DeviceRepr),+> DeviceRepr for ($($name,)+) {}
+    };
+}
+device_repr_tuple!(A);
+device_repr_tuple!(A, B);
+device_repr_tuple!(A, B, C);
+device_repr_tuple!(A, B, C, D);
+device_repr_tuple!(A, B, C, D, E);
+device_repr_tuple!(A, B, C, D, E, F);
+device_repr_tuple!(A, B, C, D, E, F, G);
+device_repr_tuple!(A, B, C, D, E, F, G, H);
+
+/// Element types [`DeviceSliceMut::fill`] can write with one driver memset:
+/// 1, 2 or 4 bytes and no padding. Sealed.
+pub trait FillValue: DeviceRepr + private::Sealed {
+    /// The bit pattern of `self`, widened to `u32`, and its width in bytes.
+    #[doc(hidden)]
+    fn pattern(self) -> (u32, usize);
+}
+
+mod private {
+    pub trait Sealed {}
+}
+
+macro_rules! fill_value {
+    ($($t:ty => $u:ty),*) => {$(
+        impl private::Sealed for $t {}
+        impl FillValue for $t {
+            fn pattern(self) -> (u32, usize) {
+                (<$u>::from_ne_bytes(self.to_ne_bytes()) as u32, size_of::<$t>())
+            }
+        }
+    )*};
+}
+fill_value!(u8 => u8, i8 => u8, u16 => u16, i16 => u16, u32 => u32, i32 => u32, f32 => u32);
 
 /// `len` values of `T` in device memory, freed on drop.
 ///
 /// Copies are ordered on the stream they are given; reads back to the host
 /// synchronise that stream. A zero-length buffer (or one of a zero-sized
-/// `T`) allocates nothing and has device pointer 0.
+/// `T`) allocates nothing and has device pointer 0. Sub-ranges are borrowed
+/// with [`slice`](Self::slice) and [`slice_mut`](Self::slice_mut).
 ///
-/// `T` should be plain data (integers, floats, `#[repr(C)]` structs of them):
-/// [`zeroed`](Self::zeroed) and [`to_host_vec`](Self::to_host_vec) produce
-/// `T`s from raw device bytes, which must be valid values of `T`.
+/// The constructors need `T:` [`DeviceRepr`], so every value read back is a
+/// valid `T`. Dropping the buffer waits for the work queued on its context
+/// (see [the crate docs](crate#memory-safety)).
 #[derive(Debug)]
-pub struct DeviceBuffer<T: Copy> {
+pub struct DeviceBuffer<T> {
     ptr: CUdeviceptr,
     len: usize,
     ctx: Arc<CudaContext>,
     _marker: PhantomData<T>,
 }
 
-impl<T: Copy> DeviceBuffer<T> {
-    /// Allocates a buffer and copies `data` into it (ordered on `stream`;
-    /// `data` may be reused as soon as this returns).
-    pub fn from_host(stream: &CudaStream, data: &[T]) -> Result<Self, DriverError> {
-        let buf = Self::alloc(stream, data.len(), "DeviceBuffer::from_host")?;
-        buf.write(stream, data, "DeviceBuffer::from_host")?;
-        Ok(buf)
-    }
-
-    /// Allocates a buffer of `len` elements whose bytes are all zero.
-    pub fn zeroed(stream: &CudaStream, len: usize) -> Result<Self, DriverError> {
-        let buf = Self::alloc(stream, len, "DeviceBuffer::zeroed")?;
-        if buf.ptr != 0 {
-            let d = stream.context().bind()?;
-            // SAFETY: the allocation holds size_in_bytes() bytes; the stream
-            // is live and of the buffer's (current) context.
-            unsafe {
-                cu!(
-                    d,
-                    cuMemsetD8Async(buf.ptr, 0, buf.size_in_bytes(), stream.raw())
-                )?
-            };
-        }
-        Ok(buf)
-    }
-
-    /// Copies the buffer back into a new `Vec`, after the work already queued
-    /// on `stream` (synchronises `stream`).
-    pub fn to_host_vec(&self, stream: &CudaStream) -> Result<Vec<T>, DriverError> {
-        let mut out = Vec::<T>::with_capacity(self.len);
-        self.read(stream, out.as_mut_ptr(), "DeviceBuffer::to_host_vec")?;
-        // SAFETY: `read` filled all `len` elements (for a zero-sized T there
-        // are no bytes to fill); the capacity is at least `len`.
-        unsafe { out.set_len(self.len) };
-        Ok(out)
-    }
-
-    /// Copies the buffer into `out`, which must have the same length
-    /// (synchronises `stream`).
-    pub fn copy_to_host(&self, stream: &CudaStream, out: &mut [T]) -> Result<(), DriverError> {
-        self.check_len(out.len(), "DeviceBuffer::copy_to_host")?;
-        self.read(stream, out.as_mut_ptr(), "DeviceBuffer::copy_to_host")
-    }
-
-    /// Overwrites the buffer with `data`, which must have the same length
-    /// (ordered on `stream`; `data` may be reused as soon as this returns).
-    pub fn copy_from_host(&mut self, stream: &CudaStream, data: &[T]) -> Result<(), DriverError> {
-        self.check_len(data.len(), "DeviceBuffer::copy_from_host")?;
-        self.write(stream, data, "DeviceBuffer::copy_from_host")
-    }
-
+impl<T> DeviceBuffer<T> {
     /// Number of elements.
     pub fn len(&self) -> usize {
         self.len
@@ -101,112 +159,641 @@ impl<T: Copy> DeviceBuffer<T> {
     pub fn context(&self) -> &Arc<CudaContext> {
         &self.ctx
     }
+}
 
-    fn alloc(stream: &CudaStream, len: usize, op: &'static str) -> Result<Self, DriverError> {
+impl<T: DeviceRepr> DeviceBuffer<T> {
+    /// Allocates `len` elements without initialising them.
+    ///
+    /// # Safety
+    /// The contents are whatever the memory held before: write every element
+    /// (a copy, a memset or a kernel) before reading any back. (Reading is
+    /// not memory-unsafe for a [`DeviceRepr`] type, but the values are
+    /// indeterminate and may be another process's data.)
+    pub unsafe fn alloc(stream: &CudaStream, len: usize) -> Result<Self, DriverError> {
+        Self::alloc_raw(stream, len, "DeviceBuffer::alloc")
+    }
+
+    /// Allocates a buffer and copies `data` into it (ordered on `stream`;
+    /// `data` may be reused as soon as this returns).
+    pub fn from_host(stream: &CudaStream, data: &[T]) -> Result<Self, DriverError> {
+        let mut buf = Self::alloc_raw(stream, data.len(), "DeviceBuffer::from_host")?;
+        buf.as_slice_mut().write(stream, data, "DeviceBuffer::from_host")?;
+        Ok(buf)
+    }
+
+    /// Allocates a buffer of `len` elements whose bytes are all zero.
+    pub fn zeroed(stream: &CudaStream, len: usize) -> Result<Self, DriverError> {
+        let mut buf = Self::alloc_raw(stream, len, "DeviceBuffer::zeroed")?;
+        buf.memset(stream, 0)?;
+        Ok(buf)
+    }
+
+    /// Copies the buffer back into a new `Vec`, after the work already queued
+    /// on `stream` (synchronises `stream`).
+    pub fn to_host_vec(&self, stream: &CudaStream) -> Result<Vec<T>, DriverError> {
+        self.as_slice().to_host_vec(stream)
+    }
+
+    /// Copies the buffer into `out`, which must have the same length
+    /// (synchronises `stream`).
+    pub fn copy_to_host(&self, stream: &CudaStream, out: &mut [T]) -> Result<(), DriverError> {
+        self.as_slice().copy_to_host(stream, out)
+    }
+
+    /// Overwrites the buffer with `data`, which must have the same length
+    /// (ordered on `stream`; `data` may be reused as soon as this returns).
+    pub fn copy_from_host(&mut self, stream: &CudaStream, data: &[T]) -> Result<(), DriverError> {
+        self.as_slice_mut().copy_from_host(stream, data)
+    }
+
+    /// Overwrites the buffer with the contents of `src` (same length), a
+    /// device-to-device copy ordered on `stream`; `src` may be on another
+    /// device (a peer copy).
+    pub fn copy_from_device(&mut self, stream: &CudaStream, src: &DeviceBuffer<T>) -> Result<(), DriverError> {
+        self.as_slice_mut().copy_from_device(stream, src.as_slice())
+    }
+
+    /// Sets every byte of the buffer to `byte` (ordered on `stream`).
+    pub fn memset(&mut self, stream: &CudaStream, byte: u8) -> Result<(), DriverError> {
+        self.as_slice_mut().memset(stream, byte)
+    }
+
+    /// Sets every element to `value` (ordered on `stream`).
+    pub fn fill(&mut self, stream: &CudaStream, value: T) -> Result<(), DriverError>
+    where
+        T: FillValue,
+    {
+        self.as_slice_mut().fill(stream, value)
+    }
+
+    /// Asynchronous host → device copy from pinned memory (same length),
+    /// ordered on `stream`. Returns at once; `src` waits for the copy
+    /// before it can be written or freed.
+    pub fn copy_from_host_async(
+        &mut self,
+        stream: &CudaStream,
+        src: &PinnedHostBuffer<T>,
+    ) -> Result<(), DriverError> {
+        self.as_slice_mut().copy_from_host_async(stream, src)
+    }
+
+    /// Asynchronous device → host copy into pinned memory (same length),
+    /// ordered on `stream`. Returns at once; reading `dst` waits for it.
+    pub fn copy_to_host_async(
+        &self,
+        stream: &CudaStream,
+        dst: &mut PinnedHostBuffer<T>,
+    ) -> Result<(), DriverError> {
+        self.as_slice().copy_to_host_async(stream, dst)
+    }
+
+    /// The whole buffer as a read-only view.
+    pub fn as_slice(&self) -> DeviceSlice<'_, T> {
+        DeviceSlice { ptr: self.ptr, len: self.len, ctx: &self.ctx, _marker: PhantomData }
+    }
+
+    /// The whole buffer as a writable view.
+    pub fn as_slice_mut(&mut self) -> DeviceSliceMut<'_, T> {
+        DeviceSliceMut { ptr: self.ptr, len: self.len, ctx: &self.ctx, _marker: PhantomData }
+    }
+
+    /// A read-only view of the elements in `range`.
+    ///
+    /// # Panics
+    /// If the range is out of bounds or decreasing, like slice indexing.
+    pub fn slice(&self, range: impl RangeBounds<usize>) -> DeviceSlice<'_, T> {
+        self.as_slice().into_slice(range)
+    }
+
+    /// A writable view of the elements in `range`.
+    ///
+    /// # Panics
+    /// If the range is out of bounds or decreasing, like slice indexing.
+    pub fn slice_mut(&mut self, range: impl RangeBounds<usize>) -> DeviceSliceMut<'_, T> {
+        self.as_slice_mut().into_slice_mut(range)
+    }
+
+    fn alloc_raw(stream: &CudaStream, len: usize, op: &'static str) -> Result<Self, DriverError> {
         let bytes = byte_size::<T>(len, op)?;
         let ctx = stream.context().clone();
         let mut ptr: CUdeviceptr = 0;
         if bytes > 0 {
             let d = ctx.bind()?;
             // SAFETY: out-pointer to a local; the context is current.
-            unsafe { cu!(d, cuMemAlloc_v2(&mut ptr, bytes))? };
+            unsafe { cu!(d, cuMemAlloc_v2(&mut ptr, bytes)) }.map_err(|e| ctx.explain(e))?;
         }
-        Ok(DeviceBuffer {
-            ptr,
-            len,
-            ctx,
-            _marker: PhantomData,
-        })
-    }
-
-    fn check_len(&self, host_len: usize, op: &'static str) -> Result<(), DriverError> {
-        if host_len == self.len {
-            return Ok(());
-        }
-        Err(DriverError::new(
-            ErrorKind::LengthMismatch,
-            format!(
-                "length mismatch: the device buffer holds {} elements of {} but the host slice has {}",
-                self.len,
-                type_name::<T>(),
-                host_len
-            ),
-            op,
-        ))
-    }
-
-    fn check_stream(&self, stream: &CudaStream, op: &'static str) -> Result<(), DriverError> {
-        if self.ctx.same(stream.context()) {
-            return Ok(());
-        }
-        Err(DriverError::new(
-            ErrorKind::InvalidArgument,
-            format!(
-                "the buffer lives on device {} but the stream belongs to device {}",
-                self.ctx.ordinal(),
-                stream.context().ordinal()
-            ),
-            op,
-        ))
-    }
-
-    /// Host → device copy of `data` (same length as the buffer).
-    fn write(&self, stream: &CudaStream, data: &[T], op: &'static str) -> Result<(), DriverError> {
-        self.check_stream(stream, op)?;
-        if self.ptr == 0 {
-            return Ok(());
-        }
-        let d = self.ctx.bind()?;
-        // SAFETY: `data` holds size_in_bytes() readable bytes (same length);
-        // the driver stages pageable memory before returning, so `data` need
-        // not outlive the call. Destination is this allocation.
-        unsafe {
-            cu!(
-                d,
-                cuMemcpyHtoDAsync_v2(
-                    self.ptr,
-                    data.as_ptr().cast(),
-                    self.size_in_bytes(),
-                    stream.raw()
-                )
-            )
-        }
-    }
-
-    /// Device → host copy into `len` elements at `dst`, then stream sync.
-    fn read(&self, stream: &CudaStream, dst: *mut T, op: &'static str) -> Result<(), DriverError> {
-        self.check_stream(stream, op)?;
-        let d = self.ctx.bind()?;
-        if self.ptr != 0 {
-            // SAFETY: `dst` has room for `len` elements (callers' contract);
-            // the source is this allocation of size_in_bytes() bytes.
-            unsafe {
-                cu!(
-                    d,
-                    cuMemcpyDtoHAsync_v2(dst.cast(), self.ptr, self.size_in_bytes(), stream.raw())
-                )
-                .map_err(|e| self.ctx.explain(e))?
-            };
-        }
-        stream.synchronize()
+        Ok(DeviceBuffer { ptr, len, ctx, _marker: PhantomData })
     }
 }
 
-impl<T: Copy> Drop for DeviceBuffer<T> {
+impl<T> Drop for DeviceBuffer<T> {
     fn drop(&mut self) {
         if self.ptr == 0 {
             return;
         }
         if let Some(d) = driver::loaded() {
             // SAFETY: `ptr` came from cuMemAlloc_v2 in this context and is
-            // freed once; cuMemFree_v2 waits for pending work that may use
-            // it. Errors are ignored: drop never panics.
+            // freed once, after every queued kernel or copy of the context
+            // (on any stream) has finished. Errors are ignored: drop never
+            // panics (after a sticky error the context's work is dead anyway).
             unsafe {
                 (d.cuCtxSetCurrent)(self.ctx.raw());
+                (d.cuCtxSynchronize)();
                 (d.cuMemFree_v2)(self.ptr);
             }
         }
     }
+}
+
+/// A read-only view of `len` elements of a [`DeviceBuffer`] (`Copy`, like `&[T]`).
+#[derive(Debug)]
+pub struct DeviceSlice<'a, T> {
+    ptr: CUdeviceptr,
+    len: usize,
+    ctx: &'a Arc<CudaContext>,
+    _marker: PhantomData<&'a [T]>,
+}
+
+impl<T> Clone for DeviceSlice<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for DeviceSlice<'_, T> {}
+
+/// A writable view of `len` elements of a [`DeviceBuffer`] (unique, like `&mut [T]`).
+#[derive(Debug)]
+pub struct DeviceSliceMut<'a, T> {
+    ptr: CUdeviceptr,
+    len: usize,
+    ctx: &'a Arc<CudaContext>,
+    _marker: PhantomData<&'a mut [T]>,
+}
+
+impl<'a, T: DeviceRepr> DeviceSlice<'a, T> {
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the view has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The device address of the first element.
+    pub fn device_ptr(&self) -> u64 {
+        self.ptr
+    }
+
+    /// Size in bytes.
+    pub fn size_in_bytes(&self) -> usize {
+        self.len * size_of::<T>()
+    }
+
+    /// The context that owns the memory.
+    pub fn context(&self) -> &'a Arc<CudaContext> {
+        self.ctx
+    }
+
+    /// A narrower view of the elements in `range` (relative to this view).
+    ///
+    /// # Panics
+    /// If the range is out of bounds or decreasing.
+    pub fn into_slice(self, range: impl RangeBounds<usize>) -> DeviceSlice<'a, T> {
+        let (start, end) = resolve_range(&range, self.len).unwrap_or_else(|msg| panic!("{msg}"));
+        DeviceSlice {
+            ptr: offset::<T>(self.ptr, start),
+            len: end - start,
+            ctx: self.ctx,
+            _marker: PhantomData,
+        }
+    }
+
+    /// Copies the view into a new `Vec` (synchronises `stream`).
+    pub fn to_host_vec(&self, stream: &CudaStream) -> Result<Vec<T>, DriverError> {
+        let mut out = Vec::<T>::with_capacity(self.len);
+        self.read(stream, out.as_mut_ptr(), "DeviceBuffer::to_host_vec")?;
+        // SAFETY: `read` filled all `len` elements with bytes from the device,
+        // which are valid `T`s (`DeviceRepr`); the capacity is `len`.
+        unsafe { out.set_len(self.len) };
+        Ok(out)
+    }
+
+    /// Copies the view into `out`, which must have the same length
+    /// (synchronises `stream`).
+    pub fn copy_to_host(&self, stream: &CudaStream, out: &mut [T]) -> Result<(), DriverError> {
+        check_len::<T>(self.len, out.len(), "DeviceBuffer::copy_to_host")?;
+        self.read(stream, out.as_mut_ptr(), "DeviceBuffer::copy_to_host")
+    }
+
+    /// Asynchronous copy into pinned memory of the same length, ordered on
+    /// `stream`; reading `dst` on the host waits for it.
+    pub fn copy_to_host_async(
+        &self,
+        stream: &CudaStream,
+        dst: &mut PinnedHostBuffer<T>,
+    ) -> Result<(), DriverError> {
+        let op = "DeviceBuffer::copy_to_host_async";
+        check_len::<T>(self.len, dst.len, op)?;
+        check_stream(self.ctx, stream, op)?;
+        if self.size_in_bytes() == 0 {
+            return Ok(());
+        }
+        // Earlier copies from `dst` must not see the new bytes.
+        dst.wait_pending();
+        let d = self.ctx.bind()?;
+        // SAFETY: `dst` holds size_in_bytes() bytes of pinned memory; it
+        // records the event below and waits for it before any host access
+        // or free, so it outlives the DMA and nothing reads it meanwhile.
+        unsafe { cu!(d, cuMemcpyDtoHAsync_v2(dst.ptr.cast(), self.ptr, self.size_in_bytes(), stream.raw())) }
+            .map_err(|e| self.ctx.explain(e))?;
+        dst.track(stream)
+    }
+
+    /// Device → host copy into `len` elements at `dst`, then stream sync.
+    fn read(&self, stream: &CudaStream, dst: *mut T, op: &'static str) -> Result<(), DriverError> {
+        check_stream(self.ctx, stream, op)?;
+        if self.size_in_bytes() != 0 {
+            let d = self.ctx.bind()?;
+            // SAFETY: `dst` has room for `len` elements (callers' contract);
+            // the source is inside a live allocation; the stream is
+            // synchronised below before `dst` is used.
+            unsafe { cu!(d, cuMemcpyDtoHAsync_v2(dst.cast(), self.ptr, self.size_in_bytes(), stream.raw())) }
+                .map_err(|e| self.ctx.explain(e))?;
+        }
+        stream.synchronize()
+    }
+}
+
+impl<'a, T: DeviceRepr> DeviceSliceMut<'a, T> {
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the view has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The device address of the first element.
+    pub fn device_ptr(&self) -> u64 {
+        self.ptr
+    }
+
+    /// Size in bytes.
+    pub fn size_in_bytes(&self) -> usize {
+        self.len * size_of::<T>()
+    }
+
+    /// A read-only view of the same elements.
+    pub fn as_slice(&self) -> DeviceSlice<'_, T> {
+        DeviceSlice { ptr: self.ptr, len: self.len, ctx: self.ctx, _marker: PhantomData }
+    }
+
+    /// Reborrows a narrower writable view of the elements in `range`.
+    ///
+    /// # Panics
+    /// If the range is out of bounds or decreasing.
+    pub fn slice_mut(&mut self, range: impl RangeBounds<usize>) -> DeviceSliceMut<'_, T> {
+        DeviceSliceMut { ptr: self.ptr, len: self.len, ctx: self.ctx, _marker: PhantomData }.into_slice_mut(range)
+    }
+
+    /// Narrows this view to the elements in `range`.
+    ///
+    /// # Panics
+    /// If the range is out of bounds or decreasing.
+    pub fn into_slice_mut(self, range: impl RangeBounds<usize>) -> DeviceSliceMut<'a, T> {
+        let (start, end) = resolve_range(&range, self.len).unwrap_or_else(|msg| panic!("{msg}"));
+        DeviceSliceMut {
+            ptr: offset::<T>(self.ptr, start),
+            len: end - start,
+            ctx: self.ctx,
+            _marker: PhantomData,
+        }
+    }
+
+    /// Overwrites the view with `data` (same length; ordered on `stream`).
+    pub fn copy_from_host(&mut self, stream: &CudaStream, data: &[T]) -> Result<(), DriverError> {
+        check_len::<T>(self.len, data.len(), "DeviceBuffer::copy_from_host")?;
+        self.write(stream, data, "DeviceBuffer::copy_from_host")
+    }
+
+    /// Overwrites the view with `src` (same length), device to device,
+    /// ordered on `stream` (which must be of this view's context). A `src`
+    /// on another device is copied peer to peer.
+    pub fn copy_from_device(&mut self, stream: &CudaStream, src: DeviceSlice<'_, T>) -> Result<(), DriverError> {
+        let op = "DeviceBuffer::copy_from_device";
+        if src.len != self.len {
+            return Err(DriverError::new(
+                ErrorKind::LengthMismatch,
+                format!(
+                    "length mismatch: the destination holds {} elements of {} but the source {}",
+                    self.len,
+                    type_name::<T>(),
+                    src.len
+                ),
+                op,
+            ));
+        }
+        check_stream(self.ctx, stream, op)?;
+        if self.size_in_bytes() == 0 {
+            return Ok(());
+        }
+        let d = self.ctx.bind()?;
+        let bytes = self.size_in_bytes();
+        // SAFETY: both ranges lie in live allocations of `bytes` bytes; the
+        // borrows (`&mut` destination, `&` source) rule out overlap.
+        let r = unsafe {
+            if self.ctx.same(src.ctx) {
+                cu!(d, cuMemcpyDtoDAsync_v2(self.ptr, src.ptr, bytes, stream.raw()))
+            } else {
+                cu!(d, cuMemcpyPeerAsync(self.ptr, self.ctx.raw(), src.ptr, src.ctx.raw(), bytes, stream.raw()))
+            }
+        };
+        r.map_err(|e| self.ctx.explain(e))
+    }
+
+    /// Sets every byte of the view to `byte` (ordered on `stream`).
+    pub fn memset(&mut self, stream: &CudaStream, byte: u8) -> Result<(), DriverError> {
+        self.memset_pattern(stream, byte as u32, 1, "DeviceBuffer::memset")
+    }
+
+    /// Sets every element to `value` with one 8-, 16- or 32-bit driver
+    /// memset (ordered on `stream`).
+    pub fn fill(&mut self, stream: &CudaStream, value: T) -> Result<(), DriverError>
+    where
+        T: FillValue,
+    {
+        let (pattern, width) = value.pattern();
+        self.memset_pattern(stream, pattern, width, "DeviceBuffer::fill")
+    }
+
+    /// Asynchronous copy from pinned memory of the same length, ordered on
+    /// `stream`; `src` waits for it before being written or freed.
+    pub fn copy_from_host_async(
+        &mut self,
+        stream: &CudaStream,
+        src: &PinnedHostBuffer<T>,
+    ) -> Result<(), DriverError> {
+        let op = "DeviceBuffer::copy_from_host_async";
+        check_len::<T>(self.len, src.len, op)?;
+        check_stream(self.ctx, stream, op)?;
+        if self.size_in_bytes() == 0 {
+            return Ok(());
+        }
+        let d = self.ctx.bind()?;
+        // SAFETY: `src` holds size_in_bytes() bytes of pinned memory that
+        // stay allocated and unwritten until the event recorded below has
+        // completed (PinnedHostBuffer waits for it in DerefMut and Drop).
+        unsafe { cu!(d, cuMemcpyHtoDAsync_v2(self.ptr, src.ptr.cast(), self.size_in_bytes(), stream.raw())) }
+            .map_err(|e| self.ctx.explain(e))?;
+        src.track(stream)
+    }
+
+    fn memset_pattern(&mut self, stream: &CudaStream, pattern: u32, width: usize, op: &'static str) -> Result<(), DriverError> {
+        check_stream(self.ctx, stream, op)?;
+        let bytes = self.size_in_bytes();
+        if bytes == 0 {
+            return Ok(());
+        }
+        let d = self.ctx.bind()?;
+        let (s, n) = (stream.raw(), bytes / width);
+        // SAFETY: the view lies in a live allocation; `n * width` bytes are
+        // written. For widths 2 and 4 (`FillValue` of that size), the start
+        // is cuMemAlloc-aligned plus a multiple of the element size, so it
+        // has the alignment the 16/32-bit memsets need.
+        let r = unsafe {
+            match width {
+                1 => cu!(d, cuMemsetD8Async(self.ptr, pattern as u8, n, s)),
+                2 => cu!(d, cuMemsetD16Async(self.ptr, pattern as u16, n, s)),
+                _ => cu!(d, cuMemsetD32Async(self.ptr, pattern, n, s)),
+            }
+        };
+        r.map_err(|e| self.ctx.explain(e))
+    }
+
+    /// Host → device copy of `data` (same length as the view).
+    fn write(&mut self, stream: &CudaStream, data: &[T], op: &'static str) -> Result<(), DriverError> {
+        check_stream(self.ctx, stream, op)?;
+        if self.size_in_bytes() == 0 {
+            return Ok(());
+        }
+        let d = self.ctx.bind()?;
+        // SAFETY: `data` holds size_in_bytes() readable bytes (same length);
+        // the driver stages pageable memory before returning, so `data` need
+        // not outlive the call. Destination is inside a live allocation.
+        unsafe { cu!(d, cuMemcpyHtoDAsync_v2(self.ptr, data.as_ptr().cast(), self.size_in_bytes(), stream.raw())) }
+            .map_err(|e| self.ctx.explain(e))
+    }
+}
+
+/// Page-locked host memory holding `len` values of `T`, the source or
+/// destination of asynchronous copies
+/// ([`DeviceBuffer::copy_from_host_async`], [`DeviceBuffer::copy_to_host_async`]).
+///
+/// Dereferences to `[T]`. Every access through `Deref`/`DerefMut`, and the
+/// drop, first waits for the asynchronous copies that use this buffer, so
+/// the host never sees a half-finished copy and the DMA never touches freed
+/// memory. Allocated portable (usable from every context).
+pub struct PinnedHostBuffer<T> {
+    ptr: *mut T,
+    len: usize,
+    ctx: Arc<CudaContext>,
+    /// Events recorded after the asynchronous copies not yet waited for.
+    pending: Mutex<Vec<CudaEvent>>,
+}
+
+// SAFETY: the buffer owns its memory like a `Vec<T>`; the pending list is
+// behind a mutex and events are Send + Sync.
+unsafe impl<T: Send> Send for PinnedHostBuffer<T> {}
+// SAFETY: shared access only reads `[T]` (after waiting) or records more
+// reading copies; see `Send`.
+unsafe impl<T: Sync> Sync for PinnedHostBuffer<T> {}
+
+impl<T: DeviceRepr> PinnedHostBuffer<T> {
+    /// Allocates `len` zeroed elements of pinned memory (`cuMemHostAlloc`).
+    pub fn zeroed(ctx: &Arc<CudaContext>, len: usize) -> Result<Self, DriverError> {
+        const PORTABLE: u32 = 0x01;
+        let op = "PinnedHostBuffer::zeroed";
+        let bytes = byte_size::<T>(len, op)?;
+        let mut ptr: *mut T = ptr::NonNull::dangling().as_ptr();
+        if bytes > 0 {
+            let d = ctx.bind()?;
+            let mut p: *mut std::ffi::c_void = ptr::null_mut();
+            // SAFETY: out-pointer to a local; the context is current. The
+            // memory is zeroed before use; all-zero bytes are a valid `T`.
+            unsafe {
+                cu!(d, cuMemHostAlloc(&mut p, bytes, PORTABLE))?;
+                ptr::write_bytes(p.cast::<u8>(), 0, bytes);
+            }
+            // cuMemHostAlloc returns page-aligned memory, enough for any T.
+            ptr = p.cast();
+        }
+        Ok(PinnedHostBuffer { ptr, len, ctx: ctx.clone(), pending: Mutex::new(Vec::new()) })
+    }
+
+    /// Allocates pinned memory holding a copy of `data`.
+    pub fn from_slice(ctx: &Arc<CudaContext>, data: &[T]) -> Result<Self, DriverError> {
+        let mut buf = Self::zeroed(ctx, data.len())?;
+        buf.copy_from_slice(data);
+        Ok(buf)
+    }
+
+    /// Blocks until every asynchronous copy using this buffer has finished,
+    /// reporting a failure (plain `Deref` waits too, but cannot report).
+    pub fn synchronize(&self) -> Result<(), DriverError> {
+        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        for event in pending.iter() {
+            event.synchronize()?;
+        }
+        pending.clear();
+        Ok(())
+    }
+
+    /// The context the memory was allocated on.
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+
+    /// Remembers that an asynchronous copy on `stream` uses the buffer.
+    fn track(&self, stream: &CudaStream) -> Result<(), DriverError> {
+        let event = match stream.record_event() {
+            Ok(e) => e,
+            Err(e) => {
+                // Without an event to wait for, wait for the copy now.
+                let _ = stream.synchronize();
+                return Err(e);
+            }
+        };
+        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        // Forget copies already finished, so a loop of copies does not pile up events.
+        pending.retain(|e| !matches!(e.is_complete(), Ok(true)));
+        pending.push(event);
+        Ok(())
+    }
+}
+
+impl<T> PinnedHostBuffer<T> {
+    /// Waits for all pending copies; errors mean the context is dead, and
+    /// its copies with it, so they are dropped (never panics).
+    fn wait_pending(&self) {
+        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(d) = driver::loaded() {
+            for event in pending.iter() {
+                // SAFETY: the event is live (owned by the list).
+                unsafe {
+                    (d.cuCtxSetCurrent)(event.context().raw());
+                    (d.cuEventSynchronize)(event.raw());
+                }
+            }
+        }
+        pending.clear();
+    }
+}
+
+impl<T> Deref for PinnedHostBuffer<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        self.wait_pending();
+        // SAFETY: `ptr` holds `len` initialised elements (zeroed at
+        // allocation, written only as whole `T`s or device bytes, which are
+        // valid for DeviceRepr); no copy is writing it (waited just above,
+        // and writing copies need `&mut self`).
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+}
+
+impl<T> DerefMut for PinnedHostBuffer<T> {
+    fn deref_mut(&mut self) -> &mut [T] {
+        self.wait_pending();
+        // SAFETY: as in `deref`; `&mut self` excludes any other access, and
+        // every copy that could read the memory has completed.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
+    }
+}
+
+impl<T> Drop for PinnedHostBuffer<T> {
+    fn drop(&mut self) {
+        self.wait_pending();
+        if self.len * size_of::<T>() == 0 {
+            return;
+        }
+        if let Some(d) = driver::loaded() {
+            // SAFETY: allocated by cuMemHostAlloc, freed once, after every
+            // copy using it has completed (waited just above).
+            unsafe {
+                (d.cuCtxSetCurrent)(self.ctx.raw());
+                (d.cuMemFreeHost)(self.ptr.cast());
+            }
+        }
+    }
+}
+
+impl<T: std::fmt::Debug> std::fmt::Debug for PinnedHostBuffer<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PinnedHostBuffer").field("len", &self.len).finish_non_exhaustive()
+    }
+}
+
+/// The device address of element `index` after `base`.
+fn offset<T>(base: CUdeviceptr, index: usize) -> CUdeviceptr {
+    if base == 0 {
+        0
+    } else {
+        base + (index * size_of::<T>()) as u64
+    }
+}
+
+/// `(start, end)` of `range` in a sequence of `len`, or the panic message.
+pub(crate) fn resolve_range(range: &impl RangeBounds<usize>, len: usize) -> Result<(usize, usize), String> {
+    let start = match range.start_bound() {
+        Bound::Included(&s) => s,
+        Bound::Excluded(&s) => s.checked_add(1).ok_or("device slice start overflows usize")?,
+        Bound::Unbounded => 0,
+    };
+    let end = match range.end_bound() {
+        Bound::Included(&e) => e.checked_add(1).ok_or("device slice end overflows usize")?,
+        Bound::Excluded(&e) => e,
+        Bound::Unbounded => len,
+    };
+    if start > end {
+        return Err(format!("device slice index starts at {start} but ends at {end}"));
+    }
+    if end > len {
+        return Err(format!("device slice range {start}..{end} is out of bounds for a buffer of {len} elements"));
+    }
+    Ok((start, end))
+}
+
+fn check_len<T>(device_len: usize, host_len: usize, op: &'static str) -> Result<(), DriverError> {
+    if host_len == device_len {
+        return Ok(());
+    }
+    Err(DriverError::new(
+        ErrorKind::LengthMismatch,
+        format!(
+            "length mismatch: the device buffer holds {device_len} elements of {} but the host slice has {host_len}",
+            type_name::<T>()
+        ),
+        op,
+    ))
+}
+
+fn check_stream(ctx: &CudaContext, stream: &CudaStream, op: &'static str) -> Result<(), DriverError> {
+    if ctx.same(stream.context()) {
+        return Ok(());
+    }
+    Err(DriverError::new(
+        ErrorKind::InvalidArgument,
+        format!(
+            "the buffer lives on device {} but the stream belongs to device {}",
+            ctx.ordinal(),
+            stream.context().ordinal()
+        ),
+        op,
+    ))
 }
 
 /// `len * size_of::<T>()`, or an error naming the overflow.
@@ -214,10 +801,7 @@ fn byte_size<T>(len: usize, op: &'static str) -> Result<usize, DriverError> {
     len.checked_mul(size_of::<T>()).ok_or_else(|| {
         DriverError::new(
             ErrorKind::InvalidArgument,
-            format!(
-                "a buffer of {len} elements of {} does not fit in the address space",
-                type_name::<T>()
-            ),
+            format!("a buffer of {len} elements of {} does not fit in the address space", type_name::<T>()),
             op,
         )
     })
@@ -238,9 +822,83 @@ mod tests {
     }
 
     #[test]
-    fn device_buffer_is_send() {
-        fn assert_send<S: Send>() {}
-        assert_send::<DeviceBuffer<f32>>();
-        assert_send::<DeviceBuffer<[u8; 16]>>();
+    fn handles_are_send_and_sync() {
+        fn assert_send_sync<S: Send + Sync>() {}
+        assert_send_sync::<DeviceBuffer<f32>>();
+        assert_send_sync::<DeviceBuffer<[u8; 16]>>();
+        assert_send_sync::<PinnedHostBuffer<u64>>();
+        assert_send_sync::<DeviceSlice<'static, f32>>();
+        assert_send_sync::<DeviceSliceMut<'static, f32>>();
+    }
+
+    #[test]
+    fn device_repr_impls() {
+        fn repr<T: DeviceRepr>() {}
+        repr::<u8>();
+        repr::<i128>();
+        repr::<f64>();
+        repr::<()>();
+        repr::<[f32; 4]>();
+        repr::<[[u16; 2]; 3]>();
+        repr::<(u8, f64)>();
+        repr::<(u8, u16, u32, u64, i8, i16, i32, i64)>();
+        repr::<std::num::Wrapping<u32>>();
+        #[derive(Clone, Copy)]
+        #[repr(C)]
+        struct Mine {
+            _a: u16,
+            _b: [f32; 2],
+        }
+        // SAFETY: both fields accept any bytes.
+        unsafe impl DeviceRepr for Mine {}
+        repr::<Mine>();
+        repr::<[Mine; 3]>();
+    }
+
+    #[test]
+    fn fill_patterns() {
+        assert_eq!(0xabu8.pattern(), (0xab, 1));
+        assert_eq!((-1i8).pattern(), (0xff, 1));
+        assert_eq!(0x1234u16.pattern(), (0x1234, 2));
+        assert_eq!((-2i16).pattern(), (0xfffe, 2));
+        assert_eq!(7u32.pattern(), (7, 4));
+        assert_eq!((-1i32).pattern(), (u32::MAX, 4));
+        assert_eq!(1.0f32.pattern(), (0x3f80_0000, 4));
+    }
+
+    #[test]
+    fn ranges_resolve_like_slices() {
+        assert_eq!(resolve_range(&(..), 10), Ok((0, 10)));
+        assert_eq!(resolve_range(&(2..5), 10), Ok((2, 5)));
+        assert_eq!(resolve_range(&(2..=5), 10), Ok((2, 6)));
+        assert_eq!(resolve_range(&(..3), 10), Ok((0, 3)));
+        assert_eq!(resolve_range(&(7..), 10), Ok((7, 10)));
+        assert_eq!(resolve_range(&(10..), 10), Ok((10, 10)));
+        assert_eq!(resolve_range(&(0..0), 0), Ok((0, 0)));
+        assert_eq!(
+            resolve_range(&(0..11), 10),
+            Err("device slice range 0..11 is out of bounds for a buffer of 10 elements".into())
+        );
+        assert_eq!(resolve_range(&(Bound::Included(5), Bound::Excluded(3)), 10), Err("device slice index starts at 5 but ends at 3".into()));
+        assert!(resolve_range(&(..=usize::MAX), 10).is_err());
+        let excl = (Bound::Excluded(usize::MAX), Bound::Unbounded);
+        assert!(resolve_range(&excl, 10).is_err());
+        let excl = (Bound::Excluded(2), Bound::Included(4));
+        assert_eq!(resolve_range(&excl, 10), Ok((3, 5)));
+    }
+
+    #[test]
+    fn offsets_scale_by_element_size() {
+        assert_eq!(offset::<f32>(0x1000, 3), 0x100c);
+        assert_eq!(offset::<[u8; 3]>(0x1000, 2), 0x1006);
+        assert_eq!(offset::<f64>(0, 5), 0, "an empty allocation stays null");
+    }
+
+    #[test]
+    fn length_mismatch_message() {
+        let e = check_len::<i64>(10, 5, "DeviceBuffer::copy_from_host").unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::LengthMismatch);
+        assert!(e.to_string().contains("holds 10 elements of i64 but the host slice has 5"), "{e}");
+        assert!(check_len::<i64>(3, 3, "t").is_ok());
     }
 }

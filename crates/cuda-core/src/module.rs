@@ -261,6 +261,112 @@ impl CudaFunction {
     pub fn num_regs(&self) -> Result<u32, DriverError> {
         Ok(self.attribute(driver::CU_FUNC_ATTRIBUTE_NUM_REGS)? as u32)
     }
+
+    /// All the `CU_FUNC_ATTRIBUTE_*` values of this kernel at once.
+    pub fn attributes(&self) -> Result<FunctionAttributes, DriverError> {
+        let a = |attr: i32| self.attribute(attr).map(|v| v.max(0) as u32);
+        Ok(FunctionAttributes {
+            max_threads_per_block: a(0)?,
+            static_shared_bytes: a(1)?,
+            const_bytes: a(2)?,
+            local_bytes_per_thread: a(3)?,
+            num_regs: a(4)?,
+            ptx_version: a(5)?,
+            binary_version: a(6)?,
+            max_dynamic_shared_bytes: a(8)?,
+        })
+    }
+
+    /// Allows launches of this kernel with up to `bytes` of dynamic shared
+    /// memory (`CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`); needed
+    /// above 48 KiB, up to
+    /// [`DeviceLimits::max_shared_memory_per_block_optin`](crate::DeviceLimits::max_shared_memory_per_block_optin)
+    /// minus the kernel's static shared memory.
+    pub fn set_max_dynamic_shared_memory(&self, bytes: u32) -> Result<(), DriverError> {
+        let bytes = c_int::try_from(bytes).map_err(|_| {
+            DriverError::new(
+                ErrorKind::InvalidArgument,
+                format!("{bytes} bytes of dynamic shared memory is beyond any device's limit"),
+                "CudaFunction::set_max_dynamic_shared_memory",
+            )
+        })?;
+        let d = self.module.ctx.bind()?;
+        // SAFETY: the function handle is live; attribute 8 takes an int.
+        unsafe { cu!(d, cuFuncSetAttribute(self.func, 8, bytes)) }
+    }
+
+    /// How many blocks of `block_size` threads, each with
+    /// `dynamic_shared_bytes` of dynamic shared memory, fit on one
+    /// multiprocessor at once (`cuOccupancyMaxActiveBlocksPerMultiprocessor`).
+    pub fn max_active_blocks_per_multiprocessor(
+        &self,
+        block_size: u32,
+        dynamic_shared_bytes: usize,
+    ) -> Result<u32, DriverError> {
+        let block = occupancy_int(block_size, "CudaFunction::max_active_blocks_per_multiprocessor")?;
+        let d = self.module.ctx.bind()?;
+        let mut blocks: c_int = 0;
+        // SAFETY: writes one int; the function handle is live.
+        unsafe {
+            cu!(
+                d,
+                cuOccupancyMaxActiveBlocksPerMultiprocessor(&mut blocks, self.func, block, dynamic_shared_bytes)
+            )?
+        };
+        Ok(blocks.max(0) as u32)
+    }
+
+    /// The block size that maximises occupancy, with a constant
+    /// `dynamic_shared_bytes` per block and at most `block_size_limit`
+    /// threads (0: no limit); returns `(min_grid_size, block_size)`, where
+    /// `min_grid_size` blocks fill the whole device
+    /// (`cuOccupancyMaxPotentialBlockSize`).
+    pub fn max_potential_block_size(
+        &self,
+        dynamic_shared_bytes: usize,
+        block_size_limit: u32,
+    ) -> Result<(u32, u32), DriverError> {
+        let limit = occupancy_int(block_size_limit, "CudaFunction::max_potential_block_size")?;
+        let d = self.module.ctx.bind()?;
+        let (mut grid, mut block): (c_int, c_int) = (0, 0);
+        // SAFETY: writes two ints; the function handle is live; with no
+        // size callback the driver uses `dynamic_shared_bytes` throughout.
+        unsafe {
+            cu!(
+                d,
+                cuOccupancyMaxPotentialBlockSize(&mut grid, &mut block, self.func, None, dynamic_shared_bytes, limit)
+            )?
+        };
+        Ok((grid.max(0) as u32, block.max(0) as u32))
+    }
+}
+
+fn occupancy_int(v: u32, op: &'static str) -> Result<c_int, DriverError> {
+    c_int::try_from(v).map_err(|_| {
+        DriverError::new(ErrorKind::InvalidArgument, format!("block size {v} is out of range"), op)
+    })
+}
+
+/// The `CU_FUNC_ATTRIBUTE_*` values of a kernel, from [`CudaFunction::attributes`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FunctionAttributes {
+    /// Largest block this kernel can be launched with (register use may
+    /// make it smaller than the device's limit).
+    pub max_threads_per_block: u32,
+    /// Statically allocated shared memory per block, bytes.
+    pub static_shared_bytes: u32,
+    /// User constant memory, bytes.
+    pub const_bytes: u32,
+    /// Local memory (stack and spills) per thread, bytes.
+    pub local_bytes_per_thread: u32,
+    /// Registers per thread.
+    pub num_regs: u32,
+    /// PTX ISA version the kernel was compiled for, `major * 10 + minor`.
+    pub ptx_version: u32,
+    /// SASS version, `major * 10 + minor` (e.g. 90 for sm_90).
+    pub binary_version: u32,
+    /// Most dynamic shared memory a launch may ask for now, bytes.
+    pub max_dynamic_shared_bytes: u32,
 }
 
 /// Grid and block shape of a kernel launch.
@@ -328,6 +434,45 @@ impl LaunchConfig {
             return fail(format!(
                 "invalid launch config: grid_dim ({}, {}, {}) exceeds the limits (x ≤ 2147483647, y ≤ 65535, z ≤ 65535)",
                 g.0, g.1, g.2
+            ));
+        }
+        Ok(())
+    }
+
+    /// [`validate`](Self::validate), then checks the configuration against
+    /// one device's own limits (block and grid dimensions, threads per
+    /// block, dynamic shared memory up to the opt-in maximum).
+    pub fn validate_for(&self, limits: &crate::DeviceLimits) -> Result<(), DriverError> {
+        self.validate()?;
+        let fail = |msg: String| Err(DriverError::new(ErrorKind::InvalidLaunchConfig, msg, "launch_kernel"));
+        let (g, b) = (self.grid_dim, self.block_dim);
+        let within = |v: (u32, u32, u32), m: (u32, u32, u32)| v.0 <= m.0 && v.1 <= m.1 && v.2 <= m.2;
+        if self.threads_per_block() > limits.max_threads_per_block as u64 {
+            return fail(format!(
+                "invalid launch config: {} threads per block; this device allows {}",
+                self.threads_per_block(),
+                limits.max_threads_per_block
+            ));
+        }
+        if !within(b, limits.max_block_dim) {
+            let m = limits.max_block_dim;
+            return fail(format!(
+                "invalid launch config: block_dim ({}, {}, {}) exceeds this device's ({}, {}, {})",
+                b.0, b.1, b.2, m.0, m.1, m.2
+            ));
+        }
+        if !within(g, limits.max_grid_dim) {
+            let m = limits.max_grid_dim;
+            return fail(format!(
+                "invalid launch config: grid_dim ({}, {}, {}) exceeds this device's ({}, {}, {})",
+                g.0, g.1, g.2, m.0, m.1, m.2
+            ));
+        }
+        let smem = limits.max_shared_memory_per_block.max(limits.max_shared_memory_per_block_optin);
+        if self.shared_mem_bytes > smem {
+            return fail(format!(
+                "invalid launch config: {} bytes of dynamic shared memory; this device allows at most {} per block",
+                self.shared_mem_bytes, smem
             ));
         }
         Ok(())

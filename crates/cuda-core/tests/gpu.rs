@@ -5,7 +5,13 @@
 use std::ffi::c_void;
 use std::sync::Arc;
 
-use cuda_core::{launch_kernel, CudaContext, DeviceBuffer, DriverError, ErrorKind, LaunchConfig};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use cuda_core::{
+    launch_kernel, CudaContext, DeviceBuffer, DriverError, ErrorKind, LaunchConfig, PinnedHostBuffer,
+};
 
 /// The context of GPU 0, or `None` (after saying so) without driver or GPU.
 fn gpu(test: &str) -> Option<Arc<CudaContext>> {
@@ -122,6 +128,8 @@ fn round_trips() {
         a: u16,
         b: f64,
     }
+    // SAFETY: both fields accept any bytes (the padding may hold anything).
+    unsafe impl cuda_core::DeviceRepr for P {}
     let ps: Vec<P> = (0..77)
         .map(|i| P {
             a: i,
@@ -303,4 +311,309 @@ fn module_errors_are_reported() {
         e.detail().is_some_and(|d| d.contains("JIT error log")),
         "{e}"
     );
+}
+
+/// Spins for about `cycles` clock cycles on one thread: makes a stream busy
+/// long enough to observe ordering. Parameter: u64 cycles.
+const SPIN_PTX: &str = r#"
+.version 7.0
+.target sm_70
+.address_size 64
+
+.visible .entry spin(.param .u64 spin_cycles)
+{
+    .reg .pred %p<2>;
+    .reg .b64 %rd<5>;
+    ld.param.u64 %rd1, [spin_cycles];
+    mov.u64 %rd2, %clock64;
+LOOP:
+    mov.u64 %rd3, %clock64;
+    sub.s64 %rd4, %rd3, %rd2;
+    setp.lt.s64 %p1, %rd4, %rd1;
+    @%p1 bra LOOP;
+    ret;
+}
+
+.visible .entry uses_shared(.param .u64 out)
+{
+    .reg .b32 %r<3>;
+    .reg .b64 %rd<3>;
+    .shared .align 4 .b8 tile[1024];
+    mov.u32 %r1, %tid.x;
+    shl.b32 %r2, %r1, 2;
+    st.shared.u32 [tile], %r1;
+    bar.sync 0;
+    ld.shared.u32 %r1, [tile];
+    ld.param.u64 %rd1, [out];
+    cvta.to.global.u64 %rd2, %rd1;
+    st.global.u32 [%rd2], %r1;
+    ret;
+}
+"#;
+
+fn spin(stream: &cuda_core::CudaStream, f: &cuda_core::CudaFunction, cycles: u64) {
+    let mut c = cycles;
+    let mut params = [&mut c as *mut u64 as *mut c_void];
+    let cfg = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1, 1, 1), shared_mem_bytes: 0 };
+    // SAFETY: `spin` takes one u64.
+    unsafe { launch_kernel(f, cfg, stream, &mut params).unwrap() };
+}
+
+#[test]
+fn device_limits_and_memory_info() {
+    let Some(ctx) = gpu("device_limits_and_memory_info") else {
+        return;
+    };
+    let l = ctx.limits().unwrap();
+    eprintln!("{l:?}");
+    assert_eq!(l.warp_size, 32);
+    assert_eq!(ctx.warp_size().unwrap(), 32);
+    assert!(l.max_threads_per_block >= 1024);
+    assert_eq!(ctx.max_threads_per_block().unwrap(), l.max_threads_per_block);
+    assert!(l.max_block_dim.0 >= 1024 && l.max_block_dim.2 >= 64);
+    assert!(l.max_grid_dim.0 >= 65535 && l.max_grid_dim.1 >= 65535);
+    assert!(l.max_shared_memory_per_block >= 48 * 1024);
+    assert!(l.max_shared_memory_per_block_optin >= l.max_shared_memory_per_block);
+    assert_eq!(l.multiprocessor_count, ctx.multiprocessor_count().unwrap());
+    let (free, total) = ctx.memory_info().unwrap();
+    assert!(free > 0 && free <= total);
+    assert_eq!(total, ctx.total_memory().unwrap());
+    assert!(LaunchConfig::for_num_elems(1 << 20).validate_for(&l).is_ok());
+}
+
+#[test]
+fn events_time_and_order_non_blocking_streams() {
+    let Some(ctx) = gpu("events_time_and_order_non_blocking_streams") else {
+        return;
+    };
+    let module = ctx.load_module_ptx(SPIN_PTX).unwrap();
+    let spin_fn = module.function("spin").unwrap();
+    let a = ctx.new_stream_non_blocking().unwrap();
+    let b = ctx.new_stream_non_blocking().unwrap();
+
+    // Timing: a spin of ~50M cycles takes measurable time.
+    let (start, end) = (ctx.new_event().unwrap(), ctx.new_event().unwrap());
+    assert!(start.is_complete().unwrap(), "a fresh event counts as complete");
+    start.record(&a).unwrap();
+    spin(&a, &spin_fn, 50_000_000);
+    end.record(&a).unwrap();
+    end.synchronize().unwrap();
+    assert!(end.is_complete().unwrap());
+    let ms = start.elapsed_ms(&end).unwrap();
+    eprintln!("spin took {ms:.3} ms");
+    assert!(ms > 0.0);
+    let untimed = ctx.new_event_without_timing().unwrap();
+    untimed.record(&a).unwrap();
+    a.synchronize().unwrap();
+    assert_eq!(start.elapsed_ms(&untimed).unwrap_err().kind(), ErrorKind::InvalidArgument);
+
+    // Ordering: b waits for a's event, so b's copy sees a's fill.
+    let mut buf = DeviceBuffer::<u32>::zeroed(&a, 1 << 20).unwrap();
+    a.synchronize().unwrap();
+    spin(&a, &spin_fn, 20_000_000);
+    buf.fill(&a, 7).unwrap();
+    let done = a.record_event().unwrap();
+    b.wait(&done).unwrap();
+    let got = buf.to_host_vec(&b).unwrap();
+    assert!(got.iter().all(|&x| x == 7), "b read before a's fill finished");
+    assert!(done.is_complete().unwrap(), "b's read waited for `done`");
+}
+
+#[test]
+fn host_callback_runs_in_stream_order() {
+    let Some(ctx) = gpu("host_callback_runs_in_stream_order") else {
+        return;
+    };
+    let module = ctx.load_module_ptx(SPIN_PTX).unwrap();
+    let spin_fn = module.function("spin").unwrap();
+    let stream = ctx.new_stream().unwrap();
+    let counter = Arc::new(AtomicUsize::new(0));
+    let (tx, rx) = mpsc::channel();
+    spin(&stream, &spin_fn, 10_000_000);
+    for i in 0..3 {
+        let (counter, tx) = (counter.clone(), tx.clone());
+        stream
+            .launch_host_fn(move || {
+                let seen = counter.fetch_add(1, Ordering::SeqCst);
+                tx.send((i, seen)).unwrap();
+            })
+            .unwrap();
+    }
+    // A panicking callback is caught and does not break the stream.
+    stream.launch_host_fn(|| panic!("expected test panic in a host callback")).unwrap();
+    stream.synchronize().unwrap();
+    let got: Vec<_> = (0..3).map(|_| rx.recv_timeout(Duration::from_secs(10)).unwrap()).collect();
+    assert_eq!(got, [(0, 0), (1, 1), (2, 2)]);
+    assert_eq!(counter.load(Ordering::SeqCst), 3);
+    let buf = DeviceBuffer::from_host(&stream, &[1u8, 2, 3]).unwrap();
+    assert_eq!(buf.to_host_vec(&stream).unwrap(), [1, 2, 3]);
+}
+
+#[test]
+fn pinned_async_round_trip() {
+    let Some(ctx) = gpu("pinned_async_round_trip") else {
+        return;
+    };
+    let stream = ctx.new_stream_non_blocking().unwrap();
+    let n = 1 << 20;
+    let data: Vec<u64> = (0..n as u64).map(|i| i * 3).collect();
+    let src = PinnedHostBuffer::from_slice(&ctx, &data).unwrap();
+    let mut dst = PinnedHostBuffer::<u64>::zeroed(&ctx, n).unwrap();
+    assert_eq!(src.len(), n);
+    let mut dev = DeviceBuffer::<u64>::zeroed(&stream, n).unwrap();
+    dev.copy_from_host_async(&stream, &src).unwrap();
+    dev.copy_to_host_async(&stream, &mut dst).unwrap();
+    // Deref waits for the copy: no explicit synchronisation needed.
+    assert_eq!(&dst[..], &data[..]);
+    dst.synchronize().unwrap();
+    // Overwriting the source after queuing a copy waits for that copy first.
+    let mut src = src;
+    dev.copy_from_host_async(&stream, &src).unwrap();
+    src[0] = 999;
+    assert_eq!(dev.to_host_vec(&stream).unwrap()[0], 0);
+    // Dropping a pinned buffer with a copy in flight is fine too.
+    let tmp = PinnedHostBuffer::from_slice(&ctx, &data).unwrap();
+    dev.copy_from_host_async(&stream, &tmp).unwrap();
+    drop(tmp);
+    assert_eq!(dev.to_host_vec(&stream).unwrap(), data);
+    // Length mismatch.
+    let short = PinnedHostBuffer::<u64>::zeroed(&ctx, 3).unwrap();
+    assert_eq!(dev.copy_from_host_async(&stream, &short).unwrap_err().kind(), ErrorKind::LengthMismatch);
+    // Many copies do not pile up events.
+    let small = PinnedHostBuffer::from_slice(&ctx, &[1u32; 16]).unwrap();
+    let mut d16 = DeviceBuffer::<u32>::zeroed(&stream, 16).unwrap();
+    for _ in 0..1000 {
+        d16.copy_from_host_async(&stream, &small).unwrap();
+    }
+    assert_eq!(d16.to_host_vec(&stream).unwrap(), [1; 16]);
+}
+
+#[test]
+fn slices_memset_fill_and_device_copies() {
+    let Some(ctx) = gpu("slices_memset_fill_and_device_copies") else {
+        return;
+    };
+    let stream = ctx.new_stream().unwrap();
+    let mut buf = DeviceBuffer::from_host(&stream, &(0..100u32).collect::<Vec<_>>()).unwrap();
+    assert_eq!(buf.slice(10..13).to_host_vec(&stream).unwrap(), [10, 11, 12]);
+    assert_eq!(buf.slice(..).len(), 100);
+    assert_eq!(buf.slice(98..).to_host_vec(&stream).unwrap(), [98, 99]);
+    assert_eq!(buf.slice(5..5).to_host_vec(&stream).unwrap(), Vec::<u32>::new());
+    assert_eq!(buf.slice(10..).device_ptr(), buf.device_ptr() + 40);
+
+    buf.slice_mut(0..4).copy_from_host(&stream, &[7, 7, 7, 7]).unwrap();
+    buf.slice_mut(4..8).fill(&stream, 0xdead_beef).unwrap();
+    buf.slice_mut(8..10).memset(&stream, 0xff).unwrap();
+    let mut sub = buf.slice_mut(50..60);
+    sub.slice_mut(2..4).fill(&stream, 1).unwrap();
+    let got = buf.to_host_vec(&stream).unwrap();
+    assert_eq!(&got[..10], &[7, 7, 7, 7, 0xdead_beef, 0xdead_beef, 0xdead_beef, 0xdead_beef, u32::MAX, u32::MAX]);
+    assert_eq!(&got[50..56], &[50, 51, 1, 1, 54, 55]);
+    assert_eq!(got[10], 10);
+
+    let mut halves = DeviceBuffer::<i16>::zeroed(&stream, 9).unwrap();
+    halves.fill(&stream, -2).unwrap();
+    assert_eq!(halves.to_host_vec(&stream).unwrap(), [-2; 9]);
+    let mut floats = DeviceBuffer::<f32>::zeroed(&stream, 5).unwrap();
+    floats.fill(&stream, 1.5).unwrap();
+    assert_eq!(floats.to_host_vec(&stream).unwrap(), [1.5; 5]);
+    let mut bytes = DeviceBuffer::<u8>::zeroed(&stream, 3).unwrap();
+    bytes.fill(&stream, 9).unwrap();
+    assert_eq!(bytes.to_host_vec(&stream).unwrap(), [9, 9, 9]);
+
+    // Device to device, whole and sub-range.
+    let mut copy = DeviceBuffer::<u32>::zeroed(&stream, 100).unwrap();
+    copy.copy_from_device(&stream, &buf).unwrap();
+    assert_eq!(copy.to_host_vec(&stream).unwrap(), got);
+    let mut part = DeviceBuffer::<u32>::zeroed(&stream, 3).unwrap();
+    part.as_slice_mut().copy_from_device(&stream, buf.slice(50..53)).unwrap();
+    assert_eq!(part.to_host_vec(&stream).unwrap(), [50, 51, 1]);
+    let e = part.copy_from_device(&stream, &copy).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::LengthMismatch, "{e}");
+
+    // Out-of-bounds ranges panic with a clear message.
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let _ = buf.slice(90..101);
+    }));
+    let msg = r.unwrap_err().downcast::<String>().unwrap();
+    assert_eq!(*msg, "device slice range 90..101 is out of bounds for a buffer of 100 elements");
+
+    // Uninitialised allocation is unsafe; after a full write it reads back.
+    // SAFETY: every element is written before it is read.
+    let mut raw = unsafe { DeviceBuffer::<u64>::alloc(&stream, 4) }.unwrap();
+    raw.copy_from_host(&stream, &[1, 2, 3, 4]).unwrap();
+    assert_eq!(raw.to_host_vec(&stream).unwrap(), [1, 2, 3, 4]);
+}
+
+#[test]
+fn function_attributes_and_occupancy() {
+    let Some(ctx) = gpu("function_attributes_and_occupancy") else {
+        return;
+    };
+    let module = ctx.load_module_ptx(SPIN_PTX).unwrap();
+    let f = module.function("uses_shared").unwrap();
+    let a = f.attributes().unwrap();
+    eprintln!("{a:?}");
+    assert_eq!(a.static_shared_bytes, 1024);
+    assert!(a.num_regs > 0 && a.num_regs == f.num_regs().unwrap());
+    assert_eq!(a.max_threads_per_block, f.max_threads_per_block().unwrap());
+    assert!(a.max_threads_per_block >= 256);
+    assert_eq!(a.ptx_version, 70);
+    let (major, minor) = ctx.compute_capability().unwrap();
+    assert_eq!(a.binary_version, major * 10 + minor);
+    assert_eq!(a.local_bytes_per_thread, 0);
+
+    let limits = ctx.limits().unwrap();
+    let want = limits.max_shared_memory_per_block_optin - a.static_shared_bytes;
+    f.set_max_dynamic_shared_memory(want).unwrap();
+    assert_eq!(f.attributes().unwrap().max_dynamic_shared_bytes, want);
+
+    let per_sm = f.max_active_blocks_per_multiprocessor(256, 0).unwrap();
+    assert!(per_sm >= 1, "{per_sm}");
+    let big = f.max_active_blocks_per_multiprocessor(256, want as usize).unwrap();
+    assert!(big <= 1, "a block using all shared memory fits at most once: {big}");
+    let (grid, block) = f.max_potential_block_size(0, 0).unwrap();
+    eprintln!("occupancy: {per_sm} blocks of 256 per SM; potential block {block}, min grid {grid}");
+    assert!(block >= 32 && block <= a.max_threads_per_block && block % 32 == 0);
+    assert!(grid >= limits.multiprocessor_count);
+    let (_, limited) = f.max_potential_block_size(0, 64).unwrap();
+    assert!(limited <= 64);
+}
+
+#[test]
+fn several_devices() {
+    let Some(ctx0) = gpu("several_devices") else {
+        return;
+    };
+    let count = CudaContext::device_count().unwrap();
+    if count < 2 {
+        return eprintln!("skipped: only {count} GPU (several_devices)");
+    }
+    let ctx1 = CudaContext::new(1).unwrap();
+    assert_eq!(ctx1.ordinal(), 1);
+    let (s0, s1) = (ctx0.new_stream().unwrap(), ctx1.new_stream().unwrap());
+    let b0 = DeviceBuffer::from_host(&s0, &[1.0f32, 2.0, 3.0]).unwrap();
+    let mut b1 = DeviceBuffer::<f32>::zeroed(&s1, 3).unwrap();
+    // A stream of the wrong device is rejected.
+    let e = b0.to_host_vec(&s1).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+    // Cross-device ordering and a peer copy.
+    s0.synchronize().unwrap();
+    let ready = s0.record_event().unwrap();
+    s1.wait(&ready).unwrap();
+    b1.copy_from_device(&s1, &b0).unwrap();
+    assert_eq!(b1.to_host_vec(&s1).unwrap(), [1.0, 2.0, 3.0]);
+    // Each device on its own thread.
+    let handles: Vec<_> = (0..count)
+        .map(|i| {
+            std::thread::spawn(move || {
+                let ctx = CudaContext::new(i).unwrap();
+                let s = ctx.new_stream().unwrap();
+                DeviceBuffer::from_host(&s, &[i as u32; 64]).unwrap().to_host_vec(&s).unwrap()[63]
+            })
+        })
+        .collect();
+    for (i, h) in handles.into_iter().enumerate() {
+        assert_eq!(h.join().unwrap(), i as u32);
+    }
 }
