@@ -67,6 +67,8 @@ Expected<BuildPlan> planBuild(const Options &Opts, const Context &Ctx,
   Plan.Config.Arch = resolveArch(Opts.Arch, Ctx.Env);
   Plan.Config.Verbose = Opts.Verbose;
   Plan.Config.Toolchain = toolchainOf(Ctx.Env);
+  // Set by hand for a plain build; `debug` and `sanitize` override it.
+  Plan.Config.DeviceDebug = Ctx.Env.getNonEmpty("OXIDE_DEVICE_DEBUG").value_or("");
   return Plan;
 }
 
@@ -137,6 +139,24 @@ int buildWithOxide(const BuildPlan &Plan, const CargoRunner &Cargo,
     printError(cargoFailure("cargo build", Result));
     return Result.Started ? 1 : 127;
   }
+  recordLinkStamps(Plan);
+  return 0;
+}
+
+int runCargoWithOxide(const BuildPlan &Plan, const CargoRunner &Cargo,
+                      bool ForceRelink, std::string_view Step,
+                      const std::vector<std::string> &Args) {
+  if (auto E = ensureRelink(Plan, Cargo, ForceRelink)) {
+    printError(*E);
+    return 1;
+  }
+  ProcessResult Result = Cargo.run(Args);
+  if (!Result.succeeded()) {
+    printError(cargoFailure(Step, Result));
+    return Result.Started ? Result.shellStatus() : 127;
+  }
+  // Everything this run linked was linked with the current settings (stale
+  // packages were cleaned above), so the stamps are accurate.
   recordLinkStamps(Plan);
   return 0;
 }

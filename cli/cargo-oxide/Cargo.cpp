@@ -172,12 +172,17 @@ void applyOxideEnvironment(Environment &Env, const OxideBuildConfig &Config) {
                                  // dumps of unrelated links
   if (Config.Verbose)
     Env.set("OXIDE_VERBOSE", "1");
+  if (!Config.DeviceDebug.empty())
+    Env.set("OXIDE_DEVICE_DEBUG", Config.DeviceDebug);
+  else
+    Env.unset("OXIDE_DEVICE_DEBUG");
 }
 
 const std::vector<std::string> &oxideEnvironmentNames() {
   static const std::vector<std::string> Names = {
       "RUSTFLAGS",  "CARGO_ENCODED_RUSTFLAGS", "CARGO_INCREMENTAL",
-      "OXIDE_ARCH", "OXIDE_DUMP_DIR",          "OXIDE_VERBOSE"};
+      "OXIDE_ARCH", "OXIDE_DUMP_DIR",          "OXIDE_VERBOSE",
+      "OXIDE_DEVICE_DEBUG", "CARGO_PROFILE_RELEASE_DEBUG"};
   return Names;
 }
 
@@ -221,6 +226,8 @@ std::string linkStamp(const OxideBuildConfig &Config) {
   Out << "arch=" << Config.Arch << "\n";
   Out << "toolchain=" << Config.Toolchain << "\n";
   Out << "linker=" << Config.Linker.string() << "\n";
+  if (!Config.DeviceDebug.empty()) // absent: stamps of older builds stay valid
+    Out << "device-debug=" << Config.DeviceDebug << "\n";
   std::error_code EC;
   auto MTime = fs::last_write_time(Config.Linker, EC);
   Out << "linker-mtime="

@@ -11,6 +11,8 @@
 //   OXIDE_ARCH         =  the sm_XX to generate PTX for
 //   OXIDE_DUMP_DIR     =  where oxide-link writes each stage (inspect/pipeline)
 //   OXIDE_VERBOSE      =  1 with --verbose
+//   OXIDE_DEVICE_DEBUG =  lines | full for `debug` and `sanitize` (the
+//                         device linker keeps line tables / all debug info)
 //
 // The cargo we run is the one that ran us (env CARGO) or `cargo` from PATH,
 // with the rest of the environment untouched: `cargo +nightly oxide build`
@@ -77,6 +79,9 @@ struct OxideBuildConfig {
   /// Which rustc builds: rustup's RUSTUP_TOOLCHAIN, else $RUSTC, else empty.
   /// cargo keeps each toolchain's artifacts apart, so stamps are too.
   std::string Toolchain;
+  /// OXIDE_DEVICE_DEBUG for the device linker: "" (strip debug info),
+  /// "lines" (line tables only) or "full". Part of the link stamp.
+  std::string DeviceDebug;
 };
 
 /// The Toolchain of an OxideBuildConfig, from the environment.

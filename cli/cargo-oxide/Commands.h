@@ -7,6 +7,7 @@
 //   Build.cpp     build, run, clean, and the build plan inspect/pipeline reuse
 //   Pipeline.cpp  inspect, pipeline
 //   Doctor.cpp    doctor
+//   Debug.cpp     test, debug, sanitize
 //   New.cpp       new
 //
 //===----------------------------------------------------------------------===//
@@ -43,6 +44,9 @@ int runInspectCommand(const Options &Opts, const Context &Ctx);
 int runPipelineCommand(const Options &Opts, const Context &Ctx);
 int runDoctorCommand(const Options &Opts, const Context &Ctx);
 int runNewCommand(const Options &Opts, const Context &Ctx);
+int runTestCommand(const Options &Opts, const Context &Ctx);
+int runDebugCommand(const Options &Opts, const Context &Ctx);
+int runSanitizeCommand(const Options &Opts, const Context &Ctx);
 
 /// Everything decided before cargo runs: which package, where the output
 /// goes, and the oxide settings.
@@ -86,6 +90,43 @@ void dropLinkStamps(const BuildPlan &Plan);
 /// records the stamps; reports failures itself. Returns 0 on success.
 int buildWithOxide(const BuildPlan &Plan, const CargoRunner &Cargo,
                    bool ForceRelink);
+
+/// The same with another cargo command line (\p Step names it in errors):
+/// relink stale packages, run `cargo <Args>`, record the stamps on success.
+/// Returns 0, or cargo's shell status (127 when cargo did not start).
+int runCargoWithOxide(const BuildPlan &Plan, const CargoRunner &Cargo,
+                      bool ForceRelink, std::string_view Step,
+                      const std::vector<std::string> &Args);
+
+/// `cargo test <selection> [-- ARGS]` for \p Plan.
+std::vector<std::string> cargoTestArgs(const BuildPlan &Plan,
+                                       const std::vector<std::string> &Args);
+
+/// <target>/<profile>/<Bin>: where cargo puts the binary \p Bin.
+fs::path binaryPath(const BuildPlan &Plan, const std::string &Bin);
+
+/// The OXIDE_DEVICE_DEBUG value for a level: "lines" or "full".
+std::string deviceDebugValue(DeviceDebugLevel Level);
+
+/// `cuda-gdb --args BINARY ARGS`.
+std::vector<std::string> debuggerCommand(const fs::path &CudaGdb,
+                                         const fs::path &Binary,
+                                         const std::vector<std::string> &Args);
+
+/// `compute-sanitizer --tool TOOL BINARY ARGS`.
+std::vector<std::string> sanitizerCommand(const fs::path &Sanitizer,
+                                          std::string_view Tool,
+                                          const fs::path &Binary,
+                                          const std::vector<std::string> &Args);
+
+/// compute-sanitizer: <toolkit>/bin, <toolkit>/compute-sanitizer, else PATH.
+std::optional<fs::path> findComputeSanitizer(const Environment &Env);
+
+/// The SASS disassembler command for \p Cubin: nvdisasm, else cuobjdump
+/// -sass; empty when neither is given.
+std::vector<std::string> sassCommand(const std::optional<fs::path> &Nvdisasm,
+                                     const std::optional<fs::path> &Cuobjdump,
+                                     const fs::path &Cubin);
 
 /// A human-readable size: "812 B", "48.2 KiB", "3.1 MiB".
 std::string formatSize(uintmax_t Bytes);

@@ -186,6 +186,36 @@ std::string renderCargoToml(std::string_view Name,
   return Text;
 }
 
+std::string renderCargoConfig(const std::filesystem::path &Linker) {
+  std::string Text;
+  Text += "# Written by `cargo oxide new`: plain cargo builds link through "
+          "oxide's\n"
+          "# device linker too, so `cargo build` and `cargo run` work like\n"
+          "# `cargo oxide build` / `cargo oxide run` (which override these "
+          "settings).\n"
+          "# OXIDE_ARCH (default sm_80) selects the GPU architecture.\n"
+          "[target.x86_64-unknown-linux-gnu]\n";
+  Text += "linker = " + tomlString(Linker.string()) + "\n";
+  Text += "\n"
+          "[build]\n"
+          "# The device linker reads the unoptimised bitcode rustc keeps with "
+          "save-temps.\n"
+          "rustflags = [\"-C\", \"save-temps\"]\n"
+          "# Incremental builds can leave that bitcode stale or missing. "
+          "(CARGO_INCREMENTAL\n"
+          "# in [env] would not do: cargo reads it itself, [env] is for what "
+          "it runs.)\n"
+          "incremental = false\n";
+  return Text;
+}
+
+Error asyncTemplateUnavailable() {
+  return {"`cargo oxide new --async`: cuda-async is not available yet, so "
+          "there is no async template",
+          "create the synchronous project with `cargo oxide new NAME` (it uses "
+          "cuda-core streams directly)"};
+}
+
 std::string renderMainRs(std::string_view Name) {
   std::string Text(MainRsTemplate);
   std::string Crate = crateNameOf(Name);
@@ -197,6 +227,10 @@ std::string renderMainRs(std::string_view Name) {
 }
 
 int runNewCommand(const Options &Opts, const Context &Ctx) {
+  if (Opts.Async) {
+    printError(asyncTemplateUnavailable());
+    return 1;
+  }
   fs::path Dest = fs::path(*Opts.Name);
   if (Dest.is_relative())
     Dest = Ctx.Cwd / Dest;
@@ -228,16 +262,25 @@ int runNewCommand(const Options &Opts, const Context &Ctx) {
     return 1;
   }
 
+  // Plain cargo needs oxide-link's path; without it the project still
+  // builds with `cargo oxide`.
+  Expected<fs::path> Linker = locateDeviceLinker(Ctx.Env, Ctx.SelfExe);
+
   struct FileToWrite {
     fs::path Path;
     std::string Content;
   };
-  const FileToWrite Files[] = {
+  std::vector<FileToWrite> Files = {
       {Dest / "Cargo.toml", renderCargoToml(Name, OxideRoot)},
       {Dest / "src" / "main.rs", renderMainRs(Name)},
       {Dest / ".gitignore", std::string(GitIgnore)},
   };
+  if (Linker)
+    Files.push_back({Dest / ".cargo" / "config.toml",
+                     renderCargoConfig(fs::absolute(*Linker))});
   fs::create_directories(Dest / "src", EC);
+  if (!EC && Linker)
+    fs::create_directories(Dest / ".cargo", EC);
   if (EC) {
     printError({"cannot create " + Dest.string() + ": " + EC.message(),
                 "check that the parent directory exists and is writable"});
@@ -254,6 +297,11 @@ int runNewCommand(const Options &Opts, const Context &Ctx) {
   }
 
   printStatus("Created", "oxide project `" + Name + "` in " + Dest.string());
+  if (!Linker)
+    printWarning("no .cargo/config.toml written (" + Linker.error().Message +
+                 "), so plain `cargo build` will not compile the kernels; "
+                 "use `cargo oxide build`, or " +
+                 Linker.error().Hint + " and run `cargo oxide new` again");
   fs::path Shown = Dest.lexically_relative(Ctx.Cwd);
   if (Shown.empty() || Shown.string().rfind("..", 0) == 0)
     Shown = Dest;

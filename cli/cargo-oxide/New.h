@@ -30,6 +30,15 @@ std::string tomlString(std::string_view Text);
 std::string renderCargoToml(std::string_view Name,
                             const std::filesystem::path &OxideRoot);
 
+/// .cargo/config.toml of a new project: oxide-link at \p Linker as the host
+/// linker, `-C save-temps` and no incremental builds, so that plain
+/// `cargo build` / `cargo run` compile the kernels like `cargo oxide build`
+/// (with OXIDE_ARCH from the environment, default sm_80).
+std::string renderCargoConfig(const std::filesystem::path &Linker);
+
+/// The error of `cargo oxide new --async`.
+Error asyncTemplateUnavailable();
+
 /// src/main.rs of a new project: a vecadd kernel and the host code that runs
 /// and checks it. \p Name is the package name; the kernel module is named
 /// after its crate name.

@@ -30,6 +30,10 @@ enum AcceptFlags : unsigned {
   AcceptVerbose = 1u << 2,
   AcceptFeatures = 1u << 3,
   AcceptProgramArgs = 1u << 4,
+  AcceptSass = 1u << 5,     ///< inspect --sass
+  AcceptFull = 1u << 6,     ///< debug --full
+  AcceptTool = 1u << 7,     ///< sanitize --tool T
+  AcceptAsync = 1u << 8,    ///< new --async
 };
 
 struct CommandSpec {
@@ -49,12 +53,15 @@ struct CommandSpec {
 constexpr unsigned BuildFlags =
     AcceptRelease | AcceptArch | AcceptVerbose | AcceptFeatures;
 
-constexpr std::array<CommandSpec, 7> Commands = {{
-    {Command::New, "new", "NAME", true, 0,
+constexpr std::array<CommandSpec, 10> Commands = {{
+    {Command::New, "new", "NAME", true, AcceptAsync,
      "create a project with a vecadd kernel, ready for `cargo oxide run`",
      "Creates the directory NAME with a Cargo.toml that depends on the oxide\n"
      "crates and a src/main.rs holding a kernel and the host code that\n"
-     "launches it. Then: cd NAME && cargo oxide run\n"},
+     "launches it, and .cargo/config.toml naming oxide's device linker, so\n"
+     "plain `cargo build` / `cargo run` work too. Then: cd NAME && cargo oxide "
+     "run\n"
+     "--async (a template for cuda-async) is not available yet.\n"},
     {Command::Build, "build", "[NAME]", false, BuildFlags,
      "build an example (or the package here) together with its kernels",
      "Runs `cargo build` with oxide's device linker, so the kernels are\n"
@@ -65,10 +72,19 @@ constexpr std::array<CommandSpec, 7> Commands = {{
      "build an example and run it; arguments after `--` go to the program",
      "Builds like `cargo oxide build`, then runs the package's default binary\n"
      "and exits with its exit code. Arguments after `--` are passed to it.\n"},
-    {Command::Inspect, "inspect", "[NAME]", false, BuildFlags,
-     "build a package and print the PTX of its kernels",
+    {Command::Test, "test", "[NAME]", false, BuildFlags | AcceptProgramArgs,
+     "run `cargo test` through the device linker; `--` ARGS go to the tests",
+     "Runs `cargo test` for the package (or, at a workspace root without NAME,\n"
+     "every member) with the same environment as `cargo oxide build`, so test\n"
+     "binaries carry their kernels. Arguments after `--` go to the test\n"
+     "harness, e.g. `cargo oxide test -- --nocapture`.\n"},
+    {Command::Inspect, "inspect", "[NAME]", false, BuildFlags | AcceptSass,
+     "build a package and print the PTX (and with --sass the SASS)",
      "Rebuilds the package with the device linker writing its output to\n"
-     "<target>/oxide/<package>/, then prints every PTX module to stdout.\n"},
+     "<target>/oxide/<package>/, then prints every PTX module to stdout.\n"
+     "With --sass also assembles each module with ptxas to <module>.cubin and\n"
+     "prints its SASS (nvdisasm, else cuobjdump -sass; from $OXIDE_CUDA_PATH/bin\n"
+     "or PATH).\n"},
     {Command::Pipeline, "pipeline", "[NAME]", false, BuildFlags,
      "keep every stage: MIR, LLVM IR, device IR, PTX, cubin, SASS",
      "Rebuilds the package and keeps each compilation stage in\n"
@@ -81,6 +97,22 @@ constexpr std::array<CommandSpec, 7> Commands = {{
      "Checks everything oxide needs, one line each, with a fix for every\n"
      "failure. Exits 0 only when all checks pass. A machine without a GPU can\n"
      "still build kernels; only the driver and GPU checks fail there.\n"},
+    {Command::Debug, "debug", "[NAME]", false,
+     BuildFlags | AcceptProgramArgs | AcceptFull,
+     "build with device debug info and run the program under cuda-gdb",
+     "Builds with device line tables (OXIDE_DEVICE_DEBUG=lines), or with\n"
+     "--full with all device debug info (OXIDE_DEVICE_DEBUG=full), then runs\n"
+     "`cuda-gdb --args <binary> ARGS`. Without cuda-gdb (from\n"
+     "$OXIDE_CUDA_PATH/bin or PATH) it prints the command to run on a GPU\n"
+     "machine and exits with 2. --release keeps the release profile and adds\n"
+     "debug info to it.\n"},
+    {Command::Sanitize, "sanitize", "[NAME]", false,
+     BuildFlags | AcceptProgramArgs | AcceptTool,
+     "build and run the program under compute-sanitizer",
+     "Builds with device line tables (so reports name file:line), then runs\n"
+     "`compute-sanitizer --tool TOOL <binary> ARGS` and exits with its status.\n"
+     "Without compute-sanitizer it prints the command to run on a GPU machine\n"
+     "and exits with 2.\n"},
     {Command::Clean, "clean", "[NAME]", false, AcceptRelease | AcceptVerbose,
      "remove build output (cargo clean, plus <target>/oxide)",
      "Without NAME runs `cargo clean` for the workspace and removes\n"
@@ -142,7 +174,14 @@ const std::string_view OptionsHelp =
     "does\n"
     "  -F, --features LIST  cargo features to enable (also --all-features,\n"
     "                       --no-default-features)\n"
-    "  -h, --help           show help\n";
+    "  -h, --help           show help\n"
+    "Command options:\n"
+    "      --sass           inspect: also print SASS (needs ptxas + nvdisasm "
+    "or cuobjdump)\n"
+    "      --full           debug: full device debug info, not only lines\n"
+    "      --tool TOOL      sanitize: memcheck (default), racecheck, "
+    "initcheck,\n"
+    "                       synccheck\n";
 
 } // namespace
 
@@ -219,11 +258,15 @@ std::string overviewHelp() {
       "  OXIDE_LINK       device linker to use (default: oxide-link next "
       "to cargo-oxide)\n"
       "  OXIDE_ROOT       oxide source tree whose crates `new` depends on\n"
+      "  OXIDE_DEVICE_DEBUG  lines | full: keep device debug info (set by "
+      "debug, sanitize)\n"
       "\n"
       "Examples:\n"
       "  cargo oxide new my_kernel && cd my_kernel && cargo oxide run\n"
       "  cargo oxide run vecadd\n"
       "  cargo +nightly oxide pipeline vecadd --arch sm_90\n"
+      "  cargo oxide test vecadd -- --nocapture\n"
+      "  cargo oxide sanitize vecadd --tool racecheck\n"
       "  cargo oxide doctor\n";
   return Text;
 }
@@ -254,6 +297,17 @@ std::string commandHelp(Command Cmd) {
     Text += "  -F, --features LIST  cargo features to enable (also "
             "--all-features,\n"
             "                       --no-default-features)\n";
+  if (Spec->Accepts & AcceptSass)
+    Text += "      --sass           also print the SASS of each module\n";
+  if (Spec->Accepts & AcceptFull)
+    Text += "      --full           keep all device debug info (default: line "
+            "tables)\n";
+  if (Spec->Accepts & AcceptTool)
+    Text += "      --tool TOOL      memcheck (default), racecheck, initcheck, "
+            "synccheck\n";
+  if (Spec->Accepts & AcceptAsync)
+    Text += "      --async          a cuda-async template (not available "
+            "yet)\n";
   Text += "  -h, --help           show this help\n";
   return Text;
 }
@@ -331,7 +385,9 @@ Expected<Options> parseArguments(const std::vector<std::string> &Args) {
       return Error{quoted(Option) + " needs a value",
                    "for example `cargo oxide " + std::string(Spec->Name) + " " +
                        std::string(Option) +
-                       (Option == "--arch" ? " sm_90`" : " FEATURE`")};
+                       (Option == "--arch"   ? " sm_90`"
+                        : Option == "--tool" ? " memcheck`"
+                                             : " FEATURE`")};
     }
     if (Value.empty())
       return Error{quoted(Option) + " needs a non-empty value",
@@ -352,7 +408,7 @@ Expected<Options> parseArguments(const std::vector<std::string> &Args) {
         return Error{"`cargo oxide " + std::string(Spec->Name) +
                          "` does not pass arguments to a program",
                      "to run the program with arguments use `cargo oxide run "
-                     "[NAME] -- ARGS`"};
+                     "[NAME] -- ARGS` (or test, debug, sanitize)"};
       Opts.ProgramArgs.assign(Args.begin() + static_cast<ptrdiff_t>(I),
                               Args.end());
       break;
@@ -379,6 +435,31 @@ Expected<Options> parseArguments(const std::vector<std::string> &Args) {
                      "write it as ptxas does: sm_80 (A100), sm_89 (L40S), "
                      "sm_90 (H100/H200), sm_90a, sm_100, …"};
       Opts.Arch = Value;
+      continue;
+    }
+    if (Arg == "--sass" && Accepts(AcceptSass)) {
+      Opts.Sass = true;
+      continue;
+    }
+    if (Arg == "--full" && Accepts(AcceptFull)) {
+      Opts.DebugLevel = DeviceDebugLevel::Full;
+      continue;
+    }
+    if (Arg == "--async" && Accepts(AcceptAsync)) {
+      Opts.Async = true;
+      continue;
+    }
+    if (Is(Arg, "--tool") && Accepts(AcceptTool)) {
+      std::string Value;
+      if (auto E = TakeValue(Arg, "--tool", Value))
+        return *E;
+      bool Known = false;
+      for (const char *Tool : SanitizerTools)
+        Known |= Value == Tool;
+      if (!Known)
+        return Error{"unknown compute-sanitizer tool " + quoted(Value),
+                     "use --tool memcheck, racecheck, initcheck or synccheck"};
+      Opts.SanitizerTool = Value;
       continue;
     }
     if (Accepts(AcceptFeatures)) {
@@ -411,7 +492,8 @@ Expected<Options> parseArguments(const std::vector<std::string> &Args) {
     if (Accepts(AcceptProgramArgs))
       return Error{"unexpected argument " + quoted(Arg) + " for `cargo oxide " +
                        std::string(Spec->Name) + "`",
-                   "arguments for the program go after `--`: cargo oxide run " +
+                   "arguments for the program go after `--`: cargo oxide " +
+                       std::string(Spec->Name) + " " +
                        (Opts.Name ? *Opts.Name + " " : std::string()) + "-- " +
                        Arg};
     if (Spec->Positional.empty())

@@ -32,7 +32,17 @@ enum class Command {
   Doctor,
   Clean,
   New,
+  Test,
+  Debug,
+  Sanitize,
 };
+
+/// `debug`: how much device debug info the build keeps (OXIDE_DEVICE_DEBUG).
+enum class DeviceDebugLevel { Lines, Full };
+
+/// The compute-sanitizer tools `sanitize --tool` accepts.
+inline constexpr const char *SanitizerTools[] = {"memcheck", "racecheck",
+                                                 "initcheck", "synccheck"};
 
 struct Options {
   Command Cmd = Command::None;
@@ -46,8 +56,17 @@ struct Options {
   bool Verbose = false;
   /// Feature selection passed through to cargo unchanged (`--features`, …).
   std::vector<std::string> CargoArgs;
-  /// `run`: everything after `--`, passed to the program.
+  /// `run`, `test`, `debug`, `sanitize`: everything after `--`, passed to
+  /// the program (for `test`, to the test harness).
   std::vector<std::string> ProgramArgs;
+  /// `inspect --sass`: also print the SASS of each PTX module.
+  bool Sass = false;
+  /// `debug`: line tables (default) or `--full` device debug info.
+  DeviceDebugLevel DebugLevel = DeviceDebugLevel::Lines;
+  /// `sanitize --tool T` (memcheck when not given).
+  std::string SanitizerTool = "memcheck";
+  /// `new --async`: a template for cuda-async (not available yet).
+  bool Async = false;
 };
 
 /// Parses the arguments after argv[0]. A leading "oxide" (how cargo invokes

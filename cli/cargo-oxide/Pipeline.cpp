@@ -72,7 +72,71 @@ Error noPtxError(const fs::path &Dir) {
           "gathered and selected"};
 }
 
+/// inspect --sass: assembles each PTX file with ptxas to <module>.cubin next
+/// to it and prints its SASS. Returns the exit status.
+int printSass(const std::vector<fs::path> &PtxFiles, const std::string &Arch,
+              const Environment &Env) {
+  std::optional<fs::path> Ptxas = findCudaTool("ptxas", Env);
+  std::optional<fs::path> Nvdisasm = findCudaTool("nvdisasm", Env);
+  std::optional<fs::path> Cuobjdump = findCudaTool("cuobjdump", Env);
+  std::string Where = (cudaToolkitRoot(Env) / "bin").string() + " or PATH";
+  if (!Ptxas || (!Nvdisasm && !Cuobjdump)) {
+    std::string Missing = !Ptxas ? "ptxas" : "";
+    if (!Nvdisasm && !Cuobjdump)
+      Missing += std::string(Missing.empty() ? "" : ", ") +
+                 "nvdisasm or cuobjdump";
+    printError({"SASS needs ptxas and nvdisasm or cuobjdump from the CUDA "
+                    "toolkit; not found in " +
+                    Where + ": " + Missing,
+                "install the CUDA toolkit's cuda-nvdisasm / cuda-cuobjdump "
+                "packages, or set OXIDE_CUDA_PATH to a toolkit that has them; "
+                "the PTX above is complete without them"});
+    return 1;
+  }
+  for (const fs::path &Ptx : PtxFiles) {
+    fs::path Cubin = Ptx;
+    Cubin.replace_extension(".cubin");
+    RunOptions RO;
+    RO.CaptureStdout = true;
+    RO.CaptureStderr = true;
+    ProcessResult R = runProcess(
+        {Ptxas->string(), "-arch=" + Arch, "-o", Cubin.string(), Ptx.string()},
+        RO);
+    if (!R.succeeded()) {
+      std::cerr << R.Output;
+      printError({"ptxas rejected " + Ptx.string() + " (" + R.describe() + ")",
+                  "this is a bug in oxide's device linker; please report it "
+                  "with that PTX file"});
+      return 1;
+    }
+    std::vector<std::string> Cmd = sassCommand(Nvdisasm, Cuobjdump, Cubin);
+    printStatus("SASS", Cubin.string() + " (" +
+                            fs::path(Cmd[0]).filename().string() + ")");
+    std::cout << "// SASS of " << Ptx.filename().string() << " (" << Arch
+              << ")\n";
+    std::cout.flush();
+    ProcessResult S = runProcess(Cmd);
+    if (!S.succeeded()) {
+      printError({fs::path(Cmd[0]).filename().string() + " failed on " +
+                      Cubin.string() + " (" + S.describe() + ")",
+                  "run it by hand to see why: " + formatCommandLine(Cmd)});
+      return 1;
+    }
+  }
+  return 0;
+}
+
 } // namespace
+
+std::vector<std::string> sassCommand(const std::optional<fs::path> &Nvdisasm,
+                                     const std::optional<fs::path> &Cuobjdump,
+                                     const fs::path &Cubin) {
+  if (Nvdisasm)
+    return {Nvdisasm->string(), Cubin.string()};
+  if (Cuobjdump)
+    return {Cuobjdump->string(), "-sass", Cubin.string()};
+  return {};
+}
 
 //===----------------------------------------------------------------------===//
 // inspect
@@ -113,6 +177,8 @@ int runInspectCommand(const Options &Opts, const Context &Ctx) {
               << In.rdbuf();
     std::cout.flush();
   }
+  if (Opts.Sass)
+    return printSass(Ptx, Plan->Config.Arch, Ctx.Env);
   return 0;
 }
 
@@ -341,14 +407,11 @@ int runPipelineCommand(const Options &Opts, const Context &Ctx) {
       }
       if (!Cubin.File.empty()) {
         fs::path SassOut = Dir / ("8-" + Module + ".sass");
-        std::vector<std::string> Cmd;
-        if (Nvdisasm) {
-          Cmd = {Nvdisasm->string(), Out.string()};
+        std::vector<std::string> Cmd = sassCommand(Nvdisasm, Cuobjdump, Out);
+        if (Nvdisasm)
           Sass.Title = "SASS (nvdisasm)";
-        } else if (Cuobjdump) {
-          Cmd = {Cuobjdump->string(), "-sass", Out.string()};
+        else if (Cuobjdump)
           Sass.Title = "SASS (cuobjdump -sass)";
-        }
         if (Cmd.empty()) {
           Sass.Note = "skipped: neither nvdisasm nor cuobjdump found";
         } else {

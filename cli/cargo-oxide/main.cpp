@@ -44,6 +44,12 @@ int dispatch(const Options &Opts, const Context &Ctx) {
     return runCleanCommand(Opts, Ctx);
   case Command::New:
     return runNewCommand(Opts, Ctx);
+  case Command::Test:
+    return runTestCommand(Opts, Ctx);
+  case Command::Debug:
+    return runDebugCommand(Opts, Ctx);
+  case Command::Sanitize:
+    return runSanitizeCommand(Opts, Ctx);
   }
   return 1;
 }

@@ -11,7 +11,9 @@
 #include "oxide/Passes.h"
 #include "oxide/RustNames.h"
 #include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/IR/DIBuilder.h"
 #include "llvm/IR/DebugInfo.h"
+#include "llvm/IR/InstIterator.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -47,6 +49,8 @@ LinkerOptions LinkerOptions::fromEnvironment() {
     O.DumpDir = D;
   if (const char *V = getenv("OXIDE_VERBOSE"); V && *V && StringRef(V) != "0")
     O.Verbose = true;
+  if (const char *G = getenv("OXIDE_DEVICE_DEBUG"); G && *G)
+    O.DeviceDebug = G;
   return O;
 }
 
@@ -194,6 +198,10 @@ std::vector<KernelEntryInfo> kernelsOf(Module &M, const std::map<std::string, un
     K.HostSymbol = cast<MDString>(N->getOperand(1))->getString().str();
     K.NumParams = mdconst::extract<ConstantInt>(N->getOperand(2))->getZExtValue();
     K.RustPath = kernelPathOf(K.HostSymbol);
+    if (N->getNumOperands() > 3)
+      K.Flags = mdconst::extract<ConstantInt>(N->getOperand(3))->getZExtValue();
+    else
+      K.Flags = KernelReadsX | KernelReadsYZ; // unknown: let the host allow any launch
     auto It = Copies.find(K.HostSymbol);
     K.HostCopies = It == Copies.end() ? 1 : It->second;
     Out.push_back(K);
@@ -214,6 +222,72 @@ std::vector<ConstantInfo> constantsOf(Module &M) {
                    M.getDataLayout().getTypeAllocSize(GV->getValueType())});
   }
   return Out;
+}
+
+//===--- OXIDE_DEVICE_DEBUG (cargo oxide debug / sanitize) ----------------===//
+/// What debug info the device code keeps: none (the default), `lines` (line
+/// tables: PTX .loc/.file, for cuda-gdb and compute-sanitizer's file:line) or
+/// `full`. Anything else warns and strips.
+void applyDeviceDebugInfo(Module &M, const LinkerOptions &Opts) {
+  StringRef Mode = Opts.DeviceDebug;
+  if (Mode == "full" || Mode == "lines") {
+    if (Mode == "lines")
+      stripNonLineTableDebugInfo(M);
+    // The host modules' flags were dropped on the way (linkBitcode, Retarget);
+    // without these two the backend emits no .loc/.file. PTX wants DWARF 2.
+    if (!M.getModuleFlag("Debug Info Version"))
+      M.addModuleFlag(Module::Warning, "Debug Info Version", DEBUG_METADATA_VERSION);
+    if (!M.getModuleFlag("Dwarf Version"))
+      M.addModuleFlag(Module::Max, "Dwarf Version", uint32_t(2));
+    // Functions the passes create (the kernel entry wrappers around
+    // `<kernel>.oxide.body`) have no DISubprogram, and the backend emits .loc
+    // only inside a function that has one: once O3 inlines the body into
+    // the wrapper, its lines would be lost. Give each such function an
+    // artificial subprogram next to the first one it calls or points to,
+    // and its unlocated instructions that subprogram's line, so inlined
+    // code gets proper inlinedAt chains.
+    for (Function &F : M) {
+      if (F.isDeclaration() || F.getSubprogram())
+        continue;
+      DISubprogram *Ref = nullptr;
+      for (Instruction &I : instructions(F)) {
+        if (const DILocation *DL = I.getDebugLoc().get())
+          Ref = DL->getInlinedAtScope()->getSubprogram();
+        else if (auto *CB = dyn_cast<CallBase>(&I))
+          if (Function *Callee = CB->getCalledFunction())
+            Ref = Callee->getSubprogram();
+        if (Ref)
+          break;
+      }
+      if (!Ref || !Ref->getUnit())
+        continue;
+      DIBuilder DIB(M, /*AllowUnresolved=*/false, Ref->getUnit());
+      DISubprogram *SP = DIB.createFunction(
+          Ref->getFile(), Ref->getName(), F.getName(), Ref->getFile(), Ref->getLine(),
+          DIB.createSubroutineType(DIB.getOrCreateTypeArray({})), Ref->getLine(),
+          DINode::FlagArtificial,
+          DISubprogram::SPFlagDefinition | DISubprogram::SPFlagLocalToUnit);
+      DIB.finalizeSubprogram(SP);
+      F.setSubprogram(SP);
+      for (Instruction &I : instructions(F)) {
+        const DILocation *DL = I.getDebugLoc().get();
+        if (!DL || DL->getInlinedAtScope()->getSubprogram() != SP)
+          I.setDebugLoc(DILocation::get(M.getContext(), DL ? DL->getLine() : SP->getLine(),
+                                        DL ? DL->getColumn() : 0, SP));
+      }
+    }
+    bool BrokenDebugInfo = false;
+    if (verifyModule(M, nullptr, &BrokenDebugInfo) || BrokenDebugInfo) {
+      errs() << "oxide-link: warning: OXIDE_DEVICE_DEBUG=" << Mode
+             << ": the device debug info is inconsistent; stripped\n";
+      StripDebugInfo(M);
+    }
+    return;
+  }
+  if (!Mode.empty() && Mode != "0" && Mode != "none")
+    errs() << "oxide-link: warning: OXIDE_DEVICE_DEBUG=" << Mode
+           << " is not lines or full; device debug info stripped\n";
+  StripDebugInfo(M);
 }
 
 } // namespace
@@ -260,7 +334,7 @@ Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &
   if (Error E = linkLibDevice(M, Opts))
     return std::move(E);
   SelectReachablePass().run(M, MAM); // drop the libdevice functions nobody calls
-  StripDebugInfo(M);
+  applyDeviceDebugInfo(M, Opts);
   dumpModule(Opts, M, "device-legal.ll");
 
   std::string VerifyMsg;
@@ -271,6 +345,7 @@ Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &
 
   optimize(M, **TM);
   LowerAtomicsPass(smNumber(Opts.Arch)).run(M, MAM); // needs O3's inlining and address spaces
+  RecordKernelDimensionsPass().run(M, MAM); // after O3: dead coordinate reads are gone
   dumpModule(Opts, M, "device-opt.ll");
 
   DeviceImage Image;

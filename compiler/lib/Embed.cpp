@@ -36,7 +36,7 @@ using namespace oxide;
 
 namespace {
 
-constexpr uint64_t ImageMagic = 0x32304D494445584FULL; // "OXEDIM02" in memory (ABI.md §3)
+constexpr uint64_t ImageMagic = 0x33304D494445584FULL; // "OXEDIM03" in memory (ABI.md §3)
 constexpr uint32_t ImageKindPtx = 1;
 /// Slots start with this value so the section is PROGBITS (not .bss) and an
 /// unpatched slot is recognisable; patching writes 0 into unused slots.
@@ -66,7 +66,7 @@ public:
     Slots->setSection(SlotSection);
     Slots->setAlignment(Align(8));
 
-    auto *KernelTy = StructType::get(Ctx, {Ptr, I64, Ptr, I64, I64, Ptr, I64});
+    auto *KernelTy = StructType::get(Ctx, {Ptr, I64, Ptr, I64, I64, Ptr, I64, I64});
     SmallVector<Constant *> Kernels;
     size_t Slot = 0;
     for (const KernelEntryInfo &K : Image.Kernels) {
@@ -75,7 +75,8 @@ public:
       Kernels.push_back(ConstantStruct::get(
           KernelTy, {string(K.PtxName), ConstantInt::get(I64, K.PtxName.size()), SlotPtr,
                      ConstantInt::get(I64, K.HostCopies), ConstantInt::get(I64, K.NumParams),
-                     string(K.RustPath), ConstantInt::get(I64, K.RustPath.size())}));
+                     string(K.RustPath), ConstantInt::get(I64, K.RustPath.size()),
+                     ConstantInt::get(I64, K.Flags)}));
       Slot += K.HostCopies;
     }
     auto *KernelsTy = ArrayType::get(KernelTy, Kernels.size());

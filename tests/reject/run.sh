@@ -14,7 +14,7 @@
 # target/reject. The build must fail, and its output must contain every
 # expectation the case writes in a comment, each on one line of the output
 # (substring match, any order):
-#   //~ ERROR <text>     a line with `error:` that contains <text>
+#   //~ ERROR <text>     a line with `error:` (or rustc's `error[E0277]:`) that contains <text>
 #   //~ NOTE <text>      a line with `note:` that contains <text>
 #   //~ AT <file:line[:col]>   a `--> file:line:col` line of that location
 # The output must not show a tool crash (a stack dump, `LLVM ERROR`, a signal).
@@ -65,7 +65,7 @@ expectations() {
 found() {
   KIND=$1 TEXT=$2 awk '
     BEGIN { kind = ENVIRON["KIND"]; text = ENVIRON["TEXT"] }
-    kind == "ERROR" && index($0, "error:") && index($0, text) { hit = 1 }
+    kind == "ERROR" && (index($0, "error:") || $0 ~ /error\[E[0-9]+\]:/) && index($0, text) { hit = 1 }
     kind == "NOTE" && index($0, "note:") && index($0, text) { hit = 1 }
     kind == "AT" {
       at = index($0, "--> " text)

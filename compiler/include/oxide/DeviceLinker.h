@@ -23,6 +23,7 @@ struct LinkerOptions {
   std::string CudaPath = "/usr/local/cuda"; // OXIDE_CUDA_PATH
   std::string DumpDir;                  // OXIDE_DUMP_DIR: write every stage here
   bool Verbose = false;                 // OXIDE_VERBOSE
+  std::string DeviceDebug;              // OXIDE_DEVICE_DEBUG: "" (strip), lines, full
   /// Reads the OXIDE_* environment variables.
   static LinkerOptions fromEnvironment();
 };
@@ -34,6 +35,7 @@ struct KernelEntryInfo {
   std::string RustPath;   // the kernel's Rust path, for messages (`my_crate::scale::<f32>`)
   uint64_t NumParams = 0;
   unsigned HostCopies = 1; // definitions in the bitcode = host address slots
+  uint64_t Flags = 0;      // KernelFlags (Passes.h): the thread coordinates it reads
 };
 
 /// A `#[constant]` static in constant memory, which the host may overwrite.

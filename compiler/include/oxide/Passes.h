@@ -27,13 +27,27 @@
 
 namespace oxide {
 
-/// Named metadata listing the kernels: !{ptr @entry, !"host symbol", i64 nparams}.
+/// Named metadata listing the kernels: !{ptr @entry, !"host symbol", i64 nparams}
+/// (RecordKernelDimensionsPass appends `i64 flags`).
 inline constexpr const char *KernelsMetadata = "oxide.kernels";
 
 struct BuildKernelEntriesPass : llvm::PassInfoMixin<BuildKernelEntriesPass> {
   explicit BuildKernelEntriesPass(DiagnosticSink &D) : Diags(D) {}
   llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
   DiagnosticSink &Diags;
+};
+
+/// Bits of the per-kernel flags word (docs/ABI.md §3, KernelRecord.flags).
+enum KernelFlags : uint64_t {
+  KernelReadsX = 1,  // reaches a read of %tid.x or %ctaid.x
+  KernelReadsYZ = 2, // reaches a read of %tid.y/z or %ctaid.y/z (or may: inline asm, indirect call)
+};
+
+/// Appends to each `oxide.kernels` entry a fourth operand, `i64 flags`
+/// (KernelFlags): which thread coordinates the entry can read. Run it last,
+/// on the optimised module, so that reads the optimiser deleted do not count.
+struct RecordKernelDimensionsPass : llvm::PassInfoMixin<RecordKernelDimensionsPass> {
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
 };
 
 struct LowerUnwindingPass : llvm::PassInfoMixin<LowerUnwindingPass> {

@@ -52,6 +52,8 @@ static bool runPass(StringRef Name, Module &M, ModuleAnalysisManager &MAM, Diagn
     SelectReachablePass().run(M, MAM);
   else if (Name == "reject-unsupported")
     RejectUnsupportedPass(D).run(M, MAM);
+  else if (Name == "record-kernel-dimensions")
+    RecordKernelDimensionsPass().run(M, MAM);
   else {
     errs() << "oxide-opt: unknown pass `" << Name << "`\n";
     return false;

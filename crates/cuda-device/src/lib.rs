@@ -51,4 +51,18 @@ pub mod stubs {
 pub mod __private {
     pub use crate::stubs::__oxide_stub_launch_bounds as launch_bounds;
     pub use crate::stubs::__oxide_stub_param_layout as param_layout;
+
+    /// How the entry wrapper of a kernel receives a `&'a [T]` parameter: the
+    /// same bytes, in a type only cuda-host's device-buffer arguments convert
+    /// to, so that a launch cannot pass a host slice (the `Copy` blanket
+    /// `KernelArg<T> for T` would otherwise accept `&[T]` for `&[T]`).
+    /// It has no public constructor and is not `Copy`.
+    #[repr(transparent)]
+    #[allow(dead_code)]
+    pub struct SliceParam<'a, T>(&'a [T]);
+
+    /// `SliceParam` for a `&'a mut [T]` parameter.
+    #[repr(transparent)]
+    #[allow(dead_code)]
+    pub struct SliceMutParam<'a, T>(&'a mut [T]);
 }

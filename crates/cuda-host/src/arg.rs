@@ -4,12 +4,25 @@
 //! type implements [`KernelArg<P>`]. The implementations below are the whole
 //! list of what may cross, so a launch with a wrong argument type does not
 //! compile:
-//! - `&[T]` ← [`slice(&buffer)`](slice) of a `DeviceBuffer<T>`;
-//! - `&mut [T]` and [`DisjointSlice<T>`] ← [`slice_mut(&mut buffer)`](slice_mut);
+//! - `&[T]` ← `&buffer` (a `&DeviceBuffer<T>`), a `DeviceSlice<T>` view, or
+//!   [`slice(&buffer)`](slice);
+//! - `&mut [T]` and [`DisjointSlice<T>`] ← `&mut buffer`, a `DeviceSliceMut<T>`
+//!   view, or [`slice_mut(&mut buffer)`](slice_mut);
 //! - any other `Copy` type (numbers, `#[derive(Clone, Copy)]` structs,
 //!   closures whose captures are `Copy`) ← a value of that same type.
+//!
+//! A host slice (`&[T]`, `&Vec<T>`) never matches a `&[T]` parameter: the
+//! `#[kernel]` entry wrapper takes a slice parameter as
+//! `cuda_device::__private::SliceParam<T>` (`SliceMutParam<T>`), a type with
+//! the layout of `&[T]` that only the device-buffer arguments above convert
+//! to; it is not `Copy`, so the blanket `T → T` rule cannot produce it.
+//! What the blanket rule still lets through are `Copy` values that *contain*
+//! host references: a closure that captures `&x`, a `Copy` struct with a
+//! reference field, a parameter whose type hides a reference behind an alias
+//! or a generic parameter. Closing those needs an auto trait (unstable).
 
-use cuda_core::DeviceBuffer;
+use cuda_core::{DeviceBuffer, DeviceRepr, DeviceSlice, DeviceSliceMut};
+use cuda_device::__private::{SliceMutParam, SliceParam};
 use cuda_device::DisjointSlice;
 
 /// A host value that can be passed for a kernel parameter of type `P`.
@@ -17,6 +30,14 @@ use cuda_device::DisjointSlice;
 /// # Safety
 /// `Repr` must have exactly the size, alignment and meaning on the device of
 /// `P` (docs/ABI.md §2): the launch copies its bytes into the parameter.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be passed for a kernel parameter of type `{P}`",
+    label = "not a valid argument for this kernel parameter",
+    note = "a `&[T]` parameter takes `&buffer` of a `DeviceBuffer<T>` (or a `DeviceSlice<T>`); \
+            a `DisjointSlice<T>` or `&mut [T]` parameter takes `&mut buffer` (or a `DeviceSliceMut<T>`); \
+            any other parameter takes a value of its own type. Host memory (`&Vec<T>`, `&[T]`, `Box<T>`, \
+            `&T`) cannot be passed: copy it to the GPU with `DeviceBuffer::from_host`"
+)]
 pub unsafe trait KernelArg<P> {
     /// The value handed to the driver, laid out like `P`.
     type Repr;
@@ -81,5 +102,77 @@ unsafe impl<T: Copy> KernelArg<T> for T {
     type Repr = T;
     fn to_repr(&self) -> T {
         *self
+    }
+}
+
+/// `(device address, length)` of something that holds `T`s on the device.
+fn raw_parts<T>(ptr: u64, len: usize) -> (*mut T, usize) {
+    (ptr as usize as *mut T, len)
+}
+
+macro_rules! read_args {
+    ($($src:ty),*) => {$(
+        // SAFETY: `*const [T]` has the layout of `&[T]` (and of SliceParam,
+        // its repr(transparent) wrapper); the pointer and length are those of
+        // device memory holding `len` initialised `T`s, borrowed for the launch.
+        unsafe impl<'a, 'b, T: DeviceRepr> KernelArg<SliceParam<'a, T>> for $src {
+            type Repr = *const [T];
+            fn to_repr(&self) -> *const [T] {
+                let (ptr, len) = raw_parts::<T>(self.device_ptr(), self.len());
+                std::ptr::slice_from_raw_parts(ptr, len)
+            }
+        }
+        // SAFETY: as above, for a plain `&'a [T]` (a parameter whose slice
+        // type the macro cannot see, such as a type alias).
+        unsafe impl<'a, 'b, T: DeviceRepr> KernelArg<&'a [T]> for $src {
+            type Repr = *const [T];
+            fn to_repr(&self) -> *const [T] {
+                let (ptr, len) = raw_parts::<T>(self.device_ptr(), self.len());
+                std::ptr::slice_from_raw_parts(ptr, len)
+            }
+        }
+    )*};
+}
+
+macro_rules! write_args {
+    ($($src:ty),*) => {$(
+        // SAFETY: `*mut [T]` has the layout of `&mut [T]`; the source is a
+        // unique borrow of the device memory for the launch.
+        unsafe impl<'a, 'b, T: DeviceRepr> KernelArg<SliceMutParam<'a, T>> for $src {
+            type Repr = *mut [T];
+            fn to_repr(&self) -> *mut [T] {
+                let (ptr, len) = raw_parts::<T>(self.device_ptr(), self.len());
+                std::ptr::slice_from_raw_parts_mut(ptr, len)
+            }
+        }
+        // SAFETY: DisjointSlice is `#[repr(C)] { ptr, len }`, built from the
+        // unique borrow of device memory holding `len` initialised `T`s.
+        unsafe impl<'b, T: DeviceRepr> KernelArg<DisjointSlice<T>> for $src {
+            type Repr = DisjointSlice<T>;
+            fn to_repr(&self) -> DisjointSlice<T> {
+                let (ptr, len) = raw_parts::<T>(self.device_ptr(), self.len());
+                // SAFETY: see above.
+                unsafe { DisjointSlice::from_raw_parts(ptr, len) }
+            }
+        }
+    )*};
+}
+
+read_args!(&'b DeviceBuffer<T>, DeviceSlice<'b, T>, &'b mut DeviceBuffer<T>, DeviceSliceMut<'b, T>);
+write_args!(&'b mut DeviceBuffer<T>, DeviceSliceMut<'b, T>);
+
+// SAFETY: the slice() / slice_mut() forms, as for `&DeviceBuffer` above.
+unsafe impl<'a, 'b, T: Copy> KernelArg<SliceParam<'a, T>> for SliceArg<'b, T> {
+    type Repr = *const [T];
+    fn to_repr(&self) -> *const [T] {
+        std::ptr::slice_from_raw_parts(self.buffer.device_ptr() as *const T, self.buffer.len())
+    }
+}
+
+// SAFETY: as above, for writing.
+unsafe impl<'a, 'b, T: Copy> KernelArg<SliceMutParam<'a, T>> for SliceMutArg<'b, T> {
+    type Repr = *mut [T];
+    fn to_repr(&self) -> *mut [T] {
+        std::ptr::slice_from_raw_parts_mut(self.buffer.device_ptr() as *mut T, self.buffer.len())
     }
 }

@@ -42,6 +42,44 @@ pub enum HostError {
         /// The module that holds the kernel.
         found_in: String,
     },
+    /// A grid or block dimension of the launch is 0.
+    ZeroLaunchDimension {
+        /// The kernel's Rust path.
+        kernel: String,
+        /// `"grid_dim"` or `"block_dim"`.
+        what: &'static str,
+        /// Its value.
+        dims: (u32, u32, u32),
+    },
+    /// The block has more threads than this kernel can run in one block.
+    BlockTooLarge {
+        /// The kernel's Rust path.
+        kernel: String,
+        /// The launch's block.
+        block_dim: (u32, u32, u32),
+        /// The kernel's limit (`CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK`).
+        max_threads_per_block: u32,
+    },
+    /// The launch asks for more dynamic shared memory than the kernel may use.
+    SharedMemoryTooLarge {
+        /// The kernel's Rust path.
+        kernel: String,
+        /// `LaunchConfig::shared_mem_bytes`.
+        requested: u32,
+        /// `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`.
+        max: u32,
+    },
+    /// A 2-D or 3-D launch of a kernel that reads only x coordinates: several
+    /// threads would get the same `ThreadIndex`, and `DisjointSlice::get_mut`
+    /// would hand them aliasing `&mut` (a data race).
+    SharedThreadIndices {
+        /// The kernel's Rust path.
+        kernel: String,
+        /// The launch's block.
+        block_dim: (u32, u32, u32),
+        /// The launch's grid.
+        grid_dim: (u32, u32, u32),
+    },
 }
 
 impl fmt::Display for HostError {
@@ -77,6 +115,36 @@ impl fmt::Display for HostError {
                 "kernel `{kernel}` is in module `{found_in}`, not in `{module}`; \
                  load `{found_in}` with load_kernel_module to launch it"
             ),
+            HostError::ZeroLaunchDimension { kernel, what, dims: (x, y, z) } => write!(
+                f,
+                "cannot launch kernel `{kernel}`: {what} ({x}, {y}, {z}) has a zero dimension; \
+                 every grid and block dimension must be at least 1 (use 1 for unused dimensions)"
+            ),
+            HostError::BlockTooLarge { kernel, block_dim: (x, y, z), max_threads_per_block: max } => write!(
+                f,
+                "cannot launch kernel `{kernel}` with block_dim ({x}, {y}, {z}) = {} threads per block: \
+                 this kernel can run at most {max} (its register use limits it); use smaller blocks \
+                 and more of them, or lower its register use with #[kernel(launch_bounds({max}))]",
+                u64::from(*x) * u64::from(*y) * u64::from(*z)
+            ),
+            HostError::SharedMemoryTooLarge { kernel, requested, max } => write!(
+                f,
+                "cannot launch kernel `{kernel}` with {requested} bytes of dynamic shared memory: \
+                 its limit is {max} bytes; ask for less in LaunchConfig::shared_mem_bytes, or raise \
+                 the limit with CudaFunction::set_max_dynamic_shared_memory (above 48 KiB, up to the \
+                 device's opt-in maximum)"
+            ),
+            HostError::SharedThreadIndices { kernel, block_dim, grid_dim } => {
+                let block = (block_dim.1 > 1 || block_dim.2 > 1).then(|| crate::check::describe("block", *block_dim));
+                let grid = (grid_dim.1 > 1 || grid_dim.2 > 1).then(|| crate::check::describe("grid", *grid_dim));
+                let shape = block.into_iter().chain(grid).collect::<Vec<_>>().join(" and ");
+                write!(
+                    f,
+                    "kernel `{kernel}` indexes with x coordinates only (thread::index_1d), but the \
+                     launch has {shape}: threads would share indices; launch it 1-D (y = z = 1 in \
+                     grid_dim and block_dim) or use index_2d"
+                )
+            }
         }
     }
 }

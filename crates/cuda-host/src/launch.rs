@@ -9,6 +9,7 @@
 //! The wrapper's address identifies the kernel in the embedded kernel table.
 
 use crate::arg::KernelArg;
+use crate::check::{check_limits, check_shape};
 use crate::module::KernelModule;
 use crate::registry::find_kernel;
 use crate::HostError;
@@ -57,7 +58,9 @@ fn launch_entry(
             found_in: image.name.to_string(),
         });
     }
-    let function = module.function(kernel.ptx_name)?;
+    check_shape(&kernel.rust_path, kernel.coordinates, &config)?;
+    let (function, limits) = module.function_with_limits(kernel.ptx_name, config.shared_mem_bytes)?;
+    check_limits(&kernel.rust_path, &config, limits)?;
     // SAFETY: `params` holds one pointer per kernel parameter, each to a value
     // whose layout equals the parameter's (KernelArg + SameLayout), alive
     // until cuLaunchKernel returns (it copies the bytes).

@@ -28,21 +28,31 @@
 //!     cuda_launch! {
 //!         kernel: scale, stream: stream, module: module,
 //!         config: LaunchConfig::for_num_elems(1024),
-//!         args: [slice(input), 2.5f32, slice_mut(output)]
+//!         args: [&input, 2.5f32, &mut output]
 //!     }?;
 //!     assert!(output.to_host_vec(&stream)?.iter().all(|&x| x == 2.5));
 //!     Ok(())
 //! }
 //! ```
+//!
+//! Arguments are checked against the kernel's parameters at compile time
+//! ([`arg`]): `&buffer` for `&[T]`, `&mut buffer` for `DisjointSlice<T>` and
+//! `&mut [T]`, values for everything else; host memory does not compile.
+//! Before the driver sees a launch, its configuration is checked against the
+//! kernel ([`HostError`]): no zero dimension, a block within the kernel's
+//! `max_threads_per_block`, dynamic shared memory within its limit, and no
+//! 2-D/3-D launch of a kernel that indexes with x coordinates only.
 #![warn(missing_docs)]
 
 pub mod arg;
+mod check;
 mod error;
 mod launch;
 mod module;
 mod registry;
 
 pub use cuda_macros::cuda_launch;
+pub use check::{Coordinates, KernelLimits};
 pub use error::{report_failure, HostError, NO_GPU_EXIT_CODE};
 pub use module::{load_kernel_module, KernelModule};
 pub use registry::{embedded_modules, EmbeddedKernel, EmbeddedModule};

@@ -2,7 +2,11 @@
 
 use crate::registry::{embedded_modules, find_constant, EmbeddedModule};
 use cuda_device::Constant;
+use crate::check::KernelLimits;
 use crate::HostError;
+
+/// `CUfunction_attribute` number of the dynamic shared memory limit.
+const CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: i32 = 8;
 use cuda_core::{CudaContext, CudaFunction, CudaModule};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -12,7 +16,7 @@ use std::sync::{Arc, Mutex};
 pub struct KernelModule {
     image: &'static EmbeddedModule,
     module: Arc<CudaModule>,
-    functions: Mutex<HashMap<&'static str, CudaFunction>>,
+    functions: Mutex<HashMap<&'static str, (CudaFunction, u32)>>,
 }
 
 impl std::fmt::Debug for KernelModule {
@@ -81,14 +85,33 @@ impl KernelModule {
         Ok(())
     }
 
-    /// The function for the kernel whose PTX entry is `ptx_name`, looked up once.
-    pub(crate) fn function(&self, ptx_name: &'static str) -> Result<CudaFunction, HostError> {
+    /// The function for the kernel whose PTX entry is `ptx_name` and its
+    /// largest block, looked up once.
+    fn function_and_max_block(&self, ptx_name: &'static str) -> Result<(CudaFunction, u32), HostError> {
         let mut cache = self.functions.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(f) = cache.get(ptx_name) {
             return Ok(f.clone());
         }
         let f = self.module.function(ptx_name)?;
-        cache.insert(ptx_name, f.clone());
-        Ok(f)
+        let max_threads = f.max_threads_per_block()?;
+        cache.insert(ptx_name, (f.clone(), max_threads));
+        Ok((f, max_threads))
+    }
+
+    /// The function and the limits a launch of it must respect. The dynamic
+    /// shared memory limit is asked each time (set_max_dynamic_shared_memory
+    /// changes it), and only when the launch asks for any.
+    pub(crate) fn function_with_limits(
+        &self,
+        ptx_name: &'static str,
+        shared_mem_bytes: u32,
+    ) -> Result<(CudaFunction, KernelLimits), HostError> {
+        let (f, max_threads_per_block) = self.function_and_max_block(ptx_name)?;
+        let max_dynamic_shared_bytes = if shared_mem_bytes == 0 {
+            0
+        } else {
+            f.attribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)?.max(0) as u32
+        };
+        Ok((f, KernelLimits { max_threads_per_block, max_dynamic_shared_bytes }))
     }
 }

@@ -10,7 +10,7 @@
 use std::ffi::c_void;
 use std::sync::OnceLock;
 
-const IMAGE_MAGIC: u64 = 0x3230_4D49_4445_584F; // "OXEDIM02"
+const IMAGE_MAGIC: u64 = 0x3330_4D49_4445_584F; // "OXEDIM03"
 const IMAGE_KIND_PTX: u32 = 1;
 
 #[repr(C)]
@@ -37,7 +37,13 @@ struct KernelRecord {
     n_params: u64,
     path_ptr: *const u8,
     path_len: u64,
+    flags: u64,
 }
+
+// The record sizes of docs/ABI.md §3 (the placeholder is one ImageRecord).
+const _: () = assert!(std::mem::size_of::<ImageRecord>() == 80);
+const _: () = assert!(std::mem::size_of::<KernelRecord>() == 64);
+const _: () = assert!(std::mem::size_of::<ConstantRecord>() == 32);
 
 #[repr(C)]
 struct ConstantRecord {
@@ -85,6 +91,8 @@ pub struct EmbeddedKernel {
     pub rust_path: String,
     /// The number of parameters.
     pub num_params: usize,
+    /// The thread coordinates the kernel reads (checked against launch shapes).
+    pub coordinates: crate::check::Coordinates,
     host_addresses: Vec<usize>,
 }
 
@@ -201,6 +209,7 @@ unsafe fn read_image(record: &ImageRecord) -> EmbeddedModule {
                     .unwrap_or(ptx_name)
                     .to_string(),
                 num_params: rec.n_params as usize,
+                coordinates: crate::check::Coordinates(rec.flags),
                 host_addresses,
             }
         })

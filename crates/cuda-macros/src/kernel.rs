@@ -472,7 +472,18 @@ fn entry_wrapper<S: SourceSpan>(
             span: S::call_site(),
         }];
         let bindings = [("p", pointer), ("index", index), ("ty", param.ty.clone())];
-        wrapper_params.push(fill("#p: *const #ty", &bindings));
+        match slice_wire_type(&param.ty) {
+            // `&[T]` / `&mut [T]` cross as SliceParam / SliceMutParam (same
+            // layout; docs/ABI.md §2), read back as the kernel's type.
+            Some(wire) => {
+                wrapper_params.push(fill("#p: *const #wire", &[("p", bindings[0].1.clone()), ("wire", wire)]));
+                reads.push(fill("::core::ptr::read(#p.cast())", &bindings));
+            }
+            None => {
+                wrapper_params.push(fill("#p: *const #ty", &bindings));
+                reads.push(fill("::core::ptr::read(#p)", &bindings));
+            }
+        }
         layouts.extend(fill(
             "::cuda_device::__private::param_layout(\
                 #index, \
@@ -481,7 +492,6 @@ fn entry_wrapper<S: SourceSpan>(
              );",
             &bindings,
         ));
-        reads.push(fill("::core::ptr::read(#p)", &bindings));
     }
     let cfgs = item
         .cfg_attrs()
@@ -516,6 +526,50 @@ fn entry_wrapper<S: SourceSpan>(
             ("reads", comma_separated(reads)),
         ],
     )
+}
+
+/// For a parameter of type `&'a [T]` (`&'a mut [T]`), the type its entry
+/// wrapper takes instead: `::cuda_device::__private::SliceParam<'a, T>`
+/// (`SliceMutParam`), with `'_` for an elided lifetime. None for other types.
+fn slice_wire_type<S: SourceSpan>(ty: &[Tok<S>]) -> Option<Vec<Tok<S>>> {
+    let ty = unwrap_invisible(ty);
+    let (amp, mut rest) = ty.split_first()?;
+    if !amp.is_punct('&') {
+        return None;
+    }
+    let mut lifetime = None;
+    if let [quote, name, tail @ ..] = rest {
+        if quote.is_punct('\'') {
+            lifetime = Some(vec![quote.clone(), name.clone()]);
+            rest = tail;
+        }
+    }
+    let mut mutable = false;
+    if let [kw, tail @ ..] = rest {
+        if kw.is_ident("mut") {
+            mutable = true;
+            rest = tail;
+        }
+    }
+    let [slice] = unwrap_invisible(rest) else {
+        return None;
+    };
+    let inner = slice.group_with(Delim::Bracket)?;
+    if is_array(inner) {
+        return None;
+    }
+    let lifetime = lifetime.unwrap_or_else(|| {
+        vec![
+            Tok::Punct { ch: '\'', joint: true, span: S::call_site() },
+            Tok::ident("_", S::call_site()),
+        ]
+    });
+    let template = if mutable {
+        "::cuda_device::__private::SliceMutParam<#lt, #elem>"
+    } else {
+        "::cuda_device::__private::SliceParam<#lt, #elem>"
+    };
+    Some(fill(template, &[("lt", lifetime), ("elem", inner.to_vec())]))
 }
 
 /// `::<T, { N }>` naming the type and const parameters (lifetimes are left to
@@ -614,9 +668,9 @@ mod tests {
         );
         let want = format!(
             "{ATTRS} pub unsafe fn __oxide_kernel_entry_scale(\
-                __oxide_p0: *const &[f32], __oxide_p1: *const f32, __oxide_p2: *const DisjointSlice<f32>) {{ unsafe {{ \
+                __oxide_p0: *const ::cuda_device::__private::SliceParam<'_, f32>, __oxide_p1: *const f32, __oxide_p2: *const DisjointSlice<f32>) {{ unsafe {{ \
                 {} {} {} \
-                scale(::core::ptr::read(__oxide_p0), ::core::ptr::read(__oxide_p1), ::core::ptr::read(__oxide_p2)) \
+                scale(::core::ptr::read(__oxide_p0.cast()), ::core::ptr::read(__oxide_p1), ::core::ptr::read(__oxide_p2)) \
             }} }}",
             layout(0, "&[f32]"),
             layout(1, "f32"),
@@ -633,9 +687,9 @@ mod tests {
         );
         let want = format!(
             "{ATTRS} pub unsafe fn __oxide_kernel_entry_map<T: Copy, F: Fn(T) -> T + Copy>(\
-                __oxide_p0: *const F, __oxide_p1: *const &[T], __oxide_p2: *const DisjointSlice<T>) {{ unsafe {{ \
+                __oxide_p0: *const F, __oxide_p1: *const ::cuda_device::__private::SliceParam<'_, T>, __oxide_p2: *const DisjointSlice<T>) {{ unsafe {{ \
                 {} {} {} \
-                map::<T, F>(::core::ptr::read(__oxide_p0), ::core::ptr::read(__oxide_p1), ::core::ptr::read(__oxide_p2)) \
+                map::<T, F>(::core::ptr::read(__oxide_p0), ::core::ptr::read(__oxide_p1.cast()), ::core::ptr::read(__oxide_p2)) \
             }} }}",
             layout(0, "F"),
             layout(1, "&[T]"),
@@ -652,9 +706,9 @@ mod tests {
         );
         let want = format!(
             "{ATTRS} pub(crate) unsafe fn __oxide_kernel_entry_k<'a, T, const N: usize>(\
-                __oxide_p0: *const &'a [T], __oxide_p1: *const [T; N]) \
+                __oxide_p0: *const ::cuda_device::__private::SliceParam<'a, T>, __oxide_p1: *const [T; N]) \
                 where T: Copy + core::ops::Mul<Output = T>, {{ unsafe {{ {} {} \
-                k::<T, {{ N }}>(::core::ptr::read(__oxide_p0), ::core::ptr::read(__oxide_p1)) }} }}",
+                k::<T, {{ N }}>(::core::ptr::read(__oxide_p0.cast()), ::core::ptr::read(__oxide_p1)) }} }}",
             layout(0, "&'a [T]"),
             layout(1, "[T; N]"),
         );
@@ -665,9 +719,24 @@ mod tests {
     fn only_lifetimes_means_no_turbofish() {
         let got = expand_ok("", "fn k<'a>(x: &'a [u8]) {}");
         assert!(
-            got.contains(&plain("k(::core::ptr::read(__oxide_p0))")),
+            got.contains(&plain("k(::core::ptr::read(__oxide_p0.cast()))")),
             "{got}"
         );
+    }
+
+    #[test]
+    fn slices_cross_as_slice_params() {
+        let got = expand_ok("", "fn k(a: &mut [u8], b: &'x mut [(u8, u16)], c: &[[u8; 4]], d: [u8; 4]) {}");
+        for want in [
+            "__oxide_p0: *const ::cuda_device::__private::SliceMutParam<'_, u8>",
+            "__oxide_p1: *const ::cuda_device::__private::SliceMutParam<'x, (u8, u16)>",
+            "__oxide_p2: *const ::cuda_device::__private::SliceParam<'_, [u8; 4]>",
+            "__oxide_p3: *const [u8; 4]",
+            "k(::core::ptr::read(__oxide_p0.cast()), ::core::ptr::read(__oxide_p1.cast()), \
+             ::core::ptr::read(__oxide_p2.cast()), ::core::ptr::read(__oxide_p3))",
+        ] {
+            assert!(got.contains(&plain(want)), "{want}\n{got}");
+        }
     }
 
     #[test]

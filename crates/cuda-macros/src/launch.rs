@@ -331,6 +331,12 @@ mod tests {
     }
 
     #[test]
+    fn buffer_borrows_pass_through() {
+        let got = expand_ok("kernel: k, stream: s, module: m, config: c, args: [&input, 2.5f32, &mut out.0]");
+        assert!(got.ends_with(&format!("{} )", plain("(&input, 2.5f32, &mut out.0,)"))), "{got}");
+    }
+
+    #[test]
     fn path_rewriting() {
         assert_eq!(rewrite("scale"), Ok(plain("__oxide_kernel_entry_scale")));
         assert_eq!(

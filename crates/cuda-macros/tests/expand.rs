@@ -62,6 +62,12 @@ pub mod __private {
         super::LAYOUTS.with(|l| l.borrow_mut().push((index, size, align)));
     }
 
+    /// The entry wrapper's form of `&[T]` / `&mut [T]` parameters.
+    #[repr(transparent)]
+    pub struct SliceParam<'a, T>(pub &'a [T]);
+    #[repr(transparent)]
+    pub struct SliceMutParam<'a, T>(pub &'a mut [T]);
+
     pub fn launch_bounds(max_threads: u32, min_blocks: u32) {
         super::BOUNDS.with(|b| *b.borrow_mut() = Some((max_threads, min_blocks)));
     }
@@ -96,8 +102,9 @@ pub mod __private {
 }
 
 pub mod arg {
-    pub fn slice<T>(buffer: &Vec<T>) -> &[T] {
-        buffer
+    #[allow(clippy::ptr_arg)] // stands in for `&DeviceBuffer<T>`
+    pub fn slice<T>(buffer: &Vec<T>) -> super::__private::SliceParam<'_, T> {
+        super::__private::SliceParam(buffer)
     }
 
     pub fn slice_mut<T>(buffer: &mut Vec<T>) -> super::DisjointSlice<T> {

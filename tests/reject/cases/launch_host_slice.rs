@@ -1,0 +1,31 @@
+//! A host slice passed for a `&[f32]` kernel parameter: the kernel would read
+//! host memory through a pointer the GPU cannot use. Only device memory
+//! (`&DeviceBuffer<f32>`, a `DeviceSlice`, `slice(buffer)`) may be passed.
+use cuda_core::{CudaContext, DeviceBuffer, LaunchConfig};
+use cuda_device::{kernel, thread, DisjointSlice};
+use cuda_host::{cuda_launch, load_kernel_module};
+
+#[kernel]
+pub fn scale(input: &[f32], factor: f32, mut out: DisjointSlice<f32>) {
+    let idx = thread::index_1d();
+    if let Some(elem) = out.get_mut(idx) {
+        *elem = input[idx.get()] * factor;
+    }
+}
+
+fn main() {
+    let ctx = CudaContext::new(0).unwrap();
+    let stream = ctx.default_stream();
+    let host = vec![1.0f32; 64];
+    let mut out = DeviceBuffer::<f32>::zeroed(&stream, 64).unwrap();
+    let module = load_kernel_module(&ctx, "reject_case").unwrap();
+    cuda_launch! {
+        kernel: scale, stream: stream, module: module,
+        config: LaunchConfig::for_num_elems(64),
+        args: [&host[..], 2.5f32, &mut out]
+    }
+    .unwrap();
+}
+
+// Expected (tests/reject/run.sh; substrings of one output line each):
+//~ ERROR `&[f32]` cannot be passed for a kernel parameter of type
