@@ -29,4 +29,12 @@ for toolchain in stable nightly; do
     strip --strip-debug "$carry/$toolchain/$pkg"  # smaller to carry; the kernel table needs no debug info
   done
 done
+# cuda-core's own GPU tests (hand-written PTX, no device linker needed).
+for toolchain in stable nightly; do
+  echo "== $toolchain: cuda-core GPU tests"
+  bin=$(CARGO_TARGET_DIR="$root/target/$toolchain" cargo "+$toolchain" test -q -p cuda-core --test gpu \
+          --no-run --message-format=json | grep -o '"executable":"[^"]*"' | cut -d'"' -f4 | tail -1)
+  cp "$bin" "$carry/$toolchain/cuda_core_gpu_tests"
+  strip --strip-debug "$carry/$toolchain/cuda_core_gpu_tests"
+done
 du -sh "$carry"
