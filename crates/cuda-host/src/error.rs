@@ -16,6 +16,12 @@ pub enum HostError {
         /// The names of the images this program carries.
         available: Vec<String>,
     },
+    /// The program's device images were written by an oxide-link whose kernel
+    /// table format this cuda-host does not read.
+    ImageVersionMismatch {
+        /// The format tag found ("OXEDIM02").
+        found: String,
+    },
     /// The kernel passed to a launch is not in any embedded image: the program
     /// was not linked by oxide (`cargo oxide build`), or the device link dropped it.
     KernelNotEmbedded {
@@ -95,6 +101,12 @@ impl fmt::Display for HostError {
                 f,
                 "no kernel module `{name}`; this program carries: {}",
                 available.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", ")
+            ),
+            HostError::ImageVersionMismatch { found } => write!(
+                f,
+                "this program's device images were written by another version of oxide-link \
+                 (kernel table {found}) than its cuda-host reads; rebuild it with one oxide: \
+                 `cargo oxide clean`, then `cargo oxide build`"
             ),
             HostError::KernelNotEmbedded { kernel } => write!(
                 f,

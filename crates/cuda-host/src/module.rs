@@ -37,9 +37,12 @@ pub fn load_kernel_module(ctx: &Arc<CudaContext>, name: &str) -> Result<KernelMo
         .iter()
         .find(|m| m.name == name)
         .or_else(|| if images.len() == 1 { images.first() } else { None })
-        .ok_or_else(|| HostError::ModuleNotFound {
-            name: name.to_string(),
-            available: images.iter().map(|m| m.name.to_string()).collect(),
+        .ok_or_else(|| match crate::registry::foreign_record_versions().first() {
+            Some(version) if images.is_empty() => HostError::ImageVersionMismatch { found: version.clone() },
+            _ => HostError::ModuleNotFound {
+                name: name.to_string(),
+                available: images.iter().map(|m| m.name.to_string()).collect(),
+            },
         })?;
     let module = ctx.load_module_ptx(image.ptx())?;
     Ok(KernelModule { image, module, functions: Mutex::new(HashMap::new()) })

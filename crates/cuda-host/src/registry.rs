@@ -167,6 +167,30 @@ unsafe fn static_bytes(ptr: *const u8, len: u64) -> &'static [u8] {
     std::slice::from_raw_parts(ptr, len as usize)
 }
 
+/// The other versions of the record format found in the section ("OXEDIM02"
+/// and the like): a binary whose images were written by a different
+/// oxide-link than this cuda-host understands. Scans every 8-byte word, as
+/// records of another version may have another size.
+pub(crate) fn foreign_record_versions() -> Vec<String> {
+    const FAMILY_MASK: u64 = 0x0000_FFFF_FFFF_FFFF;
+    let (start, stop) =
+        (std::ptr::addr_of!(__start_oxide_kernels), std::ptr::addr_of!(__stop_oxide_kernels));
+    let words = (stop as usize - start as usize) / 8;
+    let base = start as *const u64;
+    let mut found = Vec::new();
+    for i in 0..words {
+        // SAFETY: i < words: inside the section, which is 8-byte aligned.
+        let word = unsafe { std::ptr::read(base.add(i)) };
+        if word & FAMILY_MASK == IMAGE_MAGIC & FAMILY_MASK && word != IMAGE_MAGIC {
+            let text = String::from_utf8_lossy(&word.to_le_bytes()).into_owned();
+            if !found.contains(&text) {
+                found.push(text);
+            }
+        }
+    }
+    found
+}
+
 fn read_records() -> Vec<EmbeddedModule> {
     std::hint::black_box(&PLACEHOLDER);
     // SAFETY: the linker places the section's records contiguously between
