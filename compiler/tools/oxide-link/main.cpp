@@ -74,6 +74,31 @@ void reportInternalError(void *, const char *Reason, bool) {
   sys::Process::Exit(1);
 }
 
+/// `strip = true` makes rustc pass --strip-all, which would drop the local
+/// symbols the kernel table is patched from. Takes those flags out of the
+/// link and reports whether there were any; the output is stripped after the
+/// patch instead (the slots hold offsets, so they survive stripping).
+bool takeStripAll(std::vector<std::string> &Args) {
+  size_t Before = Args.size();
+  llvm::erase_if(Args, [](const std::string &A) {
+    return A == "-s" || A == "-Wl,--strip-all" || A == "-Wl,-s" || A == "--strip-all";
+  });
+  return Args.size() != Before;
+}
+
+/// Strips all symbols from the linked file, as the link would have.
+int stripAll(const std::string &File) {
+  for (const char *Tool : {"strip", "llvm-strip-22", "llvm-strip"}) {
+    if (auto Path = sys::findProgramByName(Tool)) {
+      StringRef Argv[] = {*Path, "--strip-all", File};
+      return sys::ExecuteAndWait(*Path, Argv);
+    }
+  }
+  errs() << "error: oxide-link: the link asked for --strip-all, but neither strip nor llvm-strip "
+            "was found to strip the output after patching the kernel table\n";
+  return 1;
+}
+
 int fail(const Twine &Msg) {
   errs() << "error: " << Msg << "\n";
   return 1;
@@ -121,6 +146,7 @@ int main(int argc, char **argv) {
     return fail("oxide-link: " + toString(std::move(E)));
 
   std::vector<std::string> LinkArgs = Args;
+  bool StripAfterPatch = takeStripAll(LinkArgs);
   LinkArgs.push_back(std::string(TableObj));
   int RC = runSystemLinker(LinkArgs);
   sys::fs::remove(TableObj);
@@ -128,6 +154,8 @@ int main(int argc, char **argv) {
     return RC;
   if (Error E = patchHostAddresses(*Image, Output, Opts.Verbose))
     return fail("oxide-link: " + toString(std::move(E)));
+  if (StripAfterPatch && stripAll(Output) != 0)
+    return 1;
   if (Opts.Verbose)
     errs() << "oxide-link: embedded " << Image->Kernels.size() << " kernel(s), "
            << Image->Ptx.size() << " bytes of PTX\n";
