@@ -51,7 +51,7 @@ mod launch;
 mod module;
 mod registry;
 
-pub use cuda_macros::cuda_launch;
+pub use cuda_macros::{cuda_launch, cuda_module};
 pub use check::{Coordinates, KernelLimits};
 pub use error::{report_failure, HostError, NO_GPU_EXIT_CODE};
 pub use module::{load_kernel_module, KernelModule};

@@ -132,7 +132,7 @@ pub struct GenericParam<S> {
 }
 
 /// Parses the generic parameters, reporting defaults and anything unparsable.
-fn parse_generics<S: SourceSpan>(
+pub(crate) fn parse_generics<S: SourceSpan>(
     tokens: &[Tok<S>],
     errors: &mut Vec<Error<S>>,
 ) -> Vec<GenericParam<S>> {
@@ -211,13 +211,15 @@ fn skip_attributes<S: Copy>(mut tokens: &[Tok<S>]) -> &[Tok<S>] {
 /// A kernel parameter that passed the checks.
 #[derive(Debug)]
 pub struct Param<S> {
+    /// The parameter's pattern (`mut out`, `(a, b)`), as written.
+    pub pattern: Vec<Tok<S>>,
     /// The parameter's type, as written.
     pub ty: Vec<Tok<S>>,
 }
 
 /// Parses the parameters, reporting `self`, varargs and types that cannot
 /// cross to the GPU.
-fn parse_params<S: SourceSpan>(item: &FnItem<S>, errors: &mut Vec<Error<S>>) -> Vec<Param<S>> {
+pub(crate) fn parse_params<S: SourceSpan>(item: &FnItem<S>, errors: &mut Vec<Error<S>>) -> Vec<Param<S>> {
     let inner = item
         .params
         .group_with(Delim::Paren)
@@ -268,7 +270,10 @@ fn parse_param<S: SourceSpan>(param: &[Tok<S>]) -> Result<Param<S>, Error<S>> {
         ));
     }
     check_param_type(&param_name(pattern), ty)?;
-    Ok(Param { ty: ty.to_vec() })
+    Ok(Param {
+        pattern: pattern.to_vec(),
+        ty: ty.to_vec(),
+    })
 }
 
 /// Three dots in a row: a C-variadic parameter.
@@ -472,17 +477,14 @@ fn entry_wrapper<S: SourceSpan>(
             span: S::call_site(),
         }];
         let bindings = [("p", pointer), ("index", index), ("ty", param.ty.clone())];
-        match slice_wire_type(&param.ty) {
-            // `&[T]` / `&mut [T]` cross as SliceParam / SliceMutParam (same
-            // layout; docs/ABI.md §2), read back as the kernel's type.
-            Some(wire) => {
-                wrapper_params.push(fill("#p: *const #wire", &[("p", bindings[0].1.clone()), ("wire", wire)]));
-                reads.push(fill("::core::ptr::read(#p.cast())", &bindings));
-            }
-            None => {
-                wrapper_params.push(fill("#p: *const #ty", &bindings));
-                reads.push(fill("::core::ptr::read(#p)", &bindings));
-            }
+        let wire = entry_param_type(&param.ty);
+        wrapper_params.push(fill("#p: *const #wire", &[("p", bindings[0].1.clone()), ("wire", wire)]));
+        // `&[T]` / `&mut [T]` cross as SliceParam / SliceMutParam (same
+        // layout; docs/ABI.md §2), read back as the kernel's type.
+        if slice_wire_type(&param.ty).is_some() {
+            reads.push(fill("::core::ptr::read(#p.cast())", &bindings));
+        } else {
+            reads.push(fill("::core::ptr::read(#p)", &bindings));
         }
         layouts.extend(fill(
             "::cuda_device::__private::param_layout(\
@@ -526,6 +528,14 @@ fn entry_wrapper<S: SourceSpan>(
             ("reads", comma_separated(reads)),
         ],
     )
+}
+
+/// The type `P` of the entry wrapper's parameter `*const P` for a kernel
+/// parameter of type `ty`: the slice wire type for `&[T]` / `&mut [T]`
+/// ([`slice_wire_type`]), `ty` itself otherwise. `#[cuda_module]`'s typed
+/// launchers bound their arguments by `KernelArg<P>` with the same types.
+pub(crate) fn entry_param_type<S: SourceSpan>(ty: &[Tok<S>]) -> Vec<Tok<S>> {
+    slice_wire_type(ty).unwrap_or_else(|| ty.to_vec())
 }
 
 /// For a parameter of type `&'a [T]` (`&'a mut [T]`), the type its entry
@@ -574,7 +584,7 @@ fn slice_wire_type<S: SourceSpan>(ty: &[Tok<S>]) -> Option<Vec<Tok<S>>> {
 
 /// `::<T, { N }>` naming the type and const parameters (lifetimes are left to
 /// inference), or nothing when there are none.
-fn turbofish<S: SourceSpan>(generics: &[GenericParam<S>]) -> Vec<Tok<S>> {
+pub(crate) fn turbofish<S: SourceSpan>(generics: &[GenericParam<S>]) -> Vec<Tok<S>> {
     let args: Vec<Vec<Tok<S>>> = generics
         .iter()
         .filter_map(|param| match param.kind {
@@ -594,7 +604,7 @@ fn turbofish<S: SourceSpan>(generics: &[GenericParam<S>]) -> Vec<Tok<S>> {
 }
 
 /// Joins token sequences with commas (no trailing comma).
-fn comma_separated<S: SourceSpan>(items: Vec<Vec<Tok<S>>>) -> Vec<Tok<S>> {
+pub(crate) fn comma_separated<S: SourceSpan>(items: Vec<Vec<Tok<S>>>) -> Vec<Tok<S>> {
     let mut out = Vec::new();
     for (i, item) in items.into_iter().enumerate() {
         if i > 0 {

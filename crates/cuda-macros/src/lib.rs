@@ -72,6 +72,7 @@ mod kernel;
 mod launch;
 #[cfg(test)]
 mod lexer;
+mod module;
 mod printf;
 mod signature;
 mod split;
@@ -164,6 +165,51 @@ pub fn cuda_launch(input: TokenStream) -> TokenStream {
     match launch::expand(&from_stream(input)) {
         Ok(call) => to_stream(call),
         Err(errors) => compile_errors(&errors, Position::Expr),
+    }
+}
+
+/// Generates typed launchers for the `#[kernel]`s of an inline module.
+///
+/// ```rust,ignore
+/// #[cuda_module]
+/// pub mod kernels {
+///     use super::*;
+///     #[kernel]
+///     pub fn scale(input: &[f32], factor: f32, mut out: DisjointSlice<f32>) { .. }
+/// }
+///
+/// // on the host:
+/// kernels::launch::scale(&module, &stream, LaunchConfig::for_num_elems(1024), &input, 2.5f32, &mut output)?;
+/// ```
+///
+/// The module is kept as written; the macro adds a submodule `launch` with
+/// one function per `#[kernel]` written directly in the module body: same
+/// name, visibility (as seen from outside `launch`), generics, where clause
+/// and `#[cfg]`s as the kernel, taking `module`, `stream` and `config` and
+/// then one `impl KernelArg<P>` per kernel parameter, where `P` is the type
+/// the entry wrapper takes (so a wrong argument, such as host memory, does
+/// not compile). It calls `::cuda_host::__private::launchN` with the entry
+/// wrapper and returns `Result<(), cuda_host::HostError>`. `launch` starts
+/// with `use super::*;`, so the kernels' parameter types resolve as they do
+/// in the module.
+///
+/// Generic kernels are instantiated by inference from the arguments
+/// (`launch::scale(&m, &s, cfg, &ints, 3i32, &mut out)`); with `impl Trait`
+/// arguments, explicit generic arguments may name the kernel's own type and
+/// const parameters only.
+///
+/// Limits: at most 12 parameters; kernels inside nested modules or produced
+/// by macros get no launcher; the module must not define its own `launch`.
+/// The expansion names `::cuda_core`, so the crate depends on `cuda-core`.
+#[proc_macro_attribute]
+pub fn cuda_module(args: TokenStream, item: TokenStream) -> TokenStream {
+    match module::expand(&from_stream(args), &from_stream(item.clone())) {
+        Ok(out) => to_stream(out),
+        Err(errors) => {
+            let mut out = item;
+            out.extend(compile_errors(&errors, Position::Item));
+            out
+        }
     }
 }
 
