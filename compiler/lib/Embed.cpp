@@ -96,10 +96,10 @@ public:
       ++Slot;
     }
     auto *ConstantsTy = ArrayType::get(ConstantTy, Constants.size());
-    auto *ConstantArray_ = new GlobalVariable(M, ConstantsTy, true, GlobalValue::InternalLinkage,
+    auto *ConstantTable = new GlobalVariable(M, ConstantsTy, true, GlobalValue::InternalLinkage,
                                               ConstantArray::get(ConstantsTy, Constants),
                                               "oxide.constants");
-    ConstantArray_->setAlignment(Align(8));
+    ConstantTable->setAlignment(Align(8));
 
     auto *RecordTy = StructType::get(Ctx, {I64, Ptr, I64, Ptr, I64, Ptr, I64, Ptr, I64, I32, I32});
     auto *Record = new GlobalVariable(
@@ -108,7 +108,7 @@ public:
                             {ConstantInt::get(I64, ImageMagic), string(Image.ModuleName),
                              ConstantInt::get(I64, Image.ModuleName.size()), string(Image.Ptx),
                              ConstantInt::get(I64, Image.Ptx.size()), KernelArray,
-                             ConstantInt::get(I64, Kernels.size()), ConstantArray_,
+                             ConstantInt::get(I64, Kernels.size()), ConstantTable,
                              ConstantInt::get(I64, Constants.size()),
                              ConstantInt::get(I32, ImageKindPtx), ConstantInt::get(I32, 0)}),
         "oxide.image_record");
