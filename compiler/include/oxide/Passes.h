@@ -18,6 +18,8 @@
 //   RejectUnsupported    anything left that the GPU cannot run → error
 // then, after LLVM's O3:
 //   LowerAtomics         atomicrmw → atom.<sem>.<scope> (the backend drops both)
+//   RecordKernelDimensions  which thread coordinates each kernel reads (for
+//                        the host's launch-shape check)
 //===----------------------------------------------------------------------===//
 #ifndef OXIDE_PASSES_H
 #define OXIDE_PASSES_H
