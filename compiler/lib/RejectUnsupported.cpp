@@ -14,6 +14,8 @@
 //   * inline assembly: Rust's `asm!` is written for, and checked against, the
 //     host CPU;
 //   * thread-local statics (`thread_local!`): they belong to host threads;
+//   * a read of a mutable host static (`static mut`, an atomic or cell static):
+//     the device has only the copy made at link time;
 //   * a write to a mutable host static, by a store or an atomic
 //     read-modify-write or compare-exchange, in the function that names the
 //     static or in any function its address is passed to (`COUNTER += 1`,
@@ -95,7 +97,7 @@ const PathReason FallbackReasons[] = {
 };
 
 /// What an error is about.
-enum class Kind { HostCpu, InlineAsm, ThreadLocal, StaticWrite, NoBody };
+enum class Kind { HostCpu, InlineAsm, ThreadLocal, StaticWrite, StaticRead, NoBody };
 
 /// What the error says about a thing of kind `K` (`What` names the intrinsic's
 /// CPU or the static): `Inside` when it is inside a function the user called,
@@ -107,6 +109,10 @@ std::string describe(Kind K, const std::string &What, bool Inside) {
   const std::string StaticWrite =
       "host statics are not shared with the GPU (a kernel would only change a device copy); "
       "write results through a kernel parameter such as `mut out: DisjointSlice<T>`";
+  const std::string StaticRead =
+      "host statics are not shared with the GPU (a kernel would see only the value it had "
+      "when the program was linked); pass the value as a kernel parameter, or put it in "
+      "constant memory with #[constant]";
   switch (K) {
   case Kind::NoBody:
     return "its body is not part of any crate the device linker was given";
@@ -123,6 +129,9 @@ std::string describe(Kind K, const std::string &What, bool Inside) {
   case Kind::StaticWrite:
     return Inside ? "it writes the host static `" + What + "`: " + StaticWrite
                   : "kernel writes the host static `" + What + "`: " + StaticWrite;
+  case Kind::StaticRead:
+    return Inside ? "it reads the host static `" + What + "`: " + StaticRead
+                  : "kernel reads the mutable host static `" + What + "`: " + StaticRead;
   }
   return "";
 }
@@ -478,6 +487,10 @@ public:
   void checkKernel(Function &Entry) {
     CallGraphWalk Walk(Entry);
     std::vector<Finding> Found;
+    // Reads of mutable statics, reported only for statics the kernel does not
+    // also write (`COUNTER += 1` is one error, the write).
+    std::set<const GlobalVariable *> Written;
+    std::vector<std::tuple<Function *, Instruction *, const GlobalVariable *>> Reads;
     for (const auto &[F, Step] : Walk.reached()) {
       if (F->isDeclaration()) {
         if (std::string Cpu = hostCpuOf(*F); !Cpu.empty())
@@ -508,10 +521,18 @@ public:
                             ? " (an atomic read-modify-write is a write too)"
                             : "");
               record(Found, Walk, Kind::StaticWrite, *F, &I, staticName(*GV), Note);
+              Written.insert(GV);
+            } else {
+              Reads.emplace_back(F, &I, GV);
             }
         }
       }
     }
+    // Mutable (static mut, atomics, cells) but only read here: the device
+    // copy never sees the host's changes.
+    for (auto &[F, I, GV] : Reads)
+      if (!Written.count(GV))
+        record(Found, Walk, Kind::StaticRead, *F, I, staticName(*GV));
     keep(Found, kernelName(Entry));
   }
 
@@ -604,6 +625,7 @@ private:
       break;
     case Kind::ThreadLocal:
     case Kind::StaticWrite:
+    case Kind::StaticRead:
       Inside = Called && isLibraryStatic(What);
       break;
     }

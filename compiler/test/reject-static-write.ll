@@ -2,8 +2,9 @@
 ; change the device's copy: a compile error at the user's line, whether the
 ; store is there, in a function the static's address is passed to, or through
 ; a local variable holding that address. One error per line, shared by every
-; kernel that reaches it. Reading statics, constant statics and statics in GPU
-; address spaces (shared memory) are not errors.
+; kernel that reaches it. A mutable static that is only read (SEEN) is an
+; error of its own (the device copy never changes); constant statics and
+; statics in GPU address spaces (shared memory) are not errors.
 ; RUN: not %oxide-opt -p reject-unsupported %s 2>&1 >/dev/null | FileCheck %s
 
 @_ZN4demo7COUNTER17h0123456789abcdefE = internal global i32 0
@@ -66,13 +67,14 @@ define ptx_kernel void @_ZN4demo22__oxide_kernel_entry_b17h0123456789abcdefE() {
 ; CHECK-NEXT:    = note: written by `demo::bump`
 ; CHECK:      error: kernel writes the host static `demo::COUNTER`: host statics are not shared with the GPU
 ; CHECK-NEXT:   --> src/main.rs:12:9
+; CHECK:      error: kernel reads the mutable host static `demo::SEEN`: host statics are not shared with the GPU (a kernel would see only the value it had when the program was linked)
+; CHECK-NEXT:   --> src/main.rs:13:5
 ; CHECK:      error: kernel writes the host static `demo::TOTAL`: host statics are not shared with the GPU
 ; CHECK-NEXT:   --> src/main.rs:30:5
 ; CHECK-NEXT:    = note: in kernels `demo::a`, `demo::b`
 ; CHECK-NEXT:    = note: call chain: `demo::a` → `demo::touch`{{$}}
 ; CHECK-NOT:  TABLE
-; CHECK-NOT:  SEEN
-; CHECK:      error: oxide could not compile the kernels for the GPU (4 errors)
+; CHECK:      error: oxide could not compile the kernels for the GPU (5 errors)
 
 !llvm.module.flags = !{!0}
 !llvm.dbg.cu = !{!1}
