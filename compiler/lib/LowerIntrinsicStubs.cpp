@@ -10,7 +10,6 @@
 //===----------------------------------------------------------------------===//
 #include "oxide/Passes.h"
 #include "llvm/IR/Constants.h"
-#include "llvm/IR/DebugInfoMetadata.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/Intrinsics.h"
@@ -39,27 +38,17 @@ const StubEntry StubTable[] = {
 #undef OXIDE_STUB
 };
 
-/// `file:line:col` of a call, from its debug location.
-std::string callLocation(const CallInst &C) {
-  const DebugLoc &DL = C.getDebugLoc();
-  if (!DL)
-    return "";
-  return (cast<DIScope>(DL.getScope())->getFilename() + ":" + Twine(DL.getLine()) + ":" +
-          Twine(DL.getCol()))
-      .str();
-}
-
 /// Where to point the user: the stub call itself, or, when it sits in
 /// cuda-device's own wrapper (`warp::elect_one`), the wrapper's caller.
 std::string userLocation(const CallInst &C) {
-  std::string Loc = callLocation(C);
-  if (Loc.find("cuda-device/src/") == std::string::npos)
-    return Loc;
+  SourceLoc Loc = sourceLocation(&C);
+  if (Loc.empty() || Loc.File.find("cuda-device/src/") == std::string::npos)
+    return Loc.empty() ? "" : Loc.str();
   for (const User *U : C.getFunction()->users())
     if (const auto *Caller = dyn_cast<CallInst>(U))
-      if (std::string L = callLocation(*Caller); !L.empty())
-        return L;
-  return Loc;
+      if (SourceLoc L = sourceLocation(Caller); !L.empty())
+        return L.str();
+  return Loc.str();
 }
 
 class StubLowering {

@@ -203,38 +203,6 @@ bool isHostStatic(const GlobalVariable &GV) {
          !N.starts_with("llvm.") && !N.starts_with("oxide.") && !N.starts_with("__oxide_");
 }
 
-/// A Rust source location, from an instruction's debug info.
-struct SourceLoc {
-  std::string File;
-  unsigned Line = 0, Col = 0;
-
-  bool empty() const { return File.empty(); }
-  std::string str() const {
-    return File + ":" + std::to_string(Line) + (Col ? ":" + std::to_string(Col) : "");
-  }
-  /// Inside Rust's standard library (rustc records `library/core/…`, or the
-  /// toolchain's `/rustc/<hash>/…` or `rustlib/` paths) or a registry crate.
-  bool isLibrary() const {
-    StringRef F(File);
-    for (StringRef Lib : {"library/core/", "library/alloc/", "library/std/", "library/stdarch/"})
-      if (F.starts_with(Lib) || F.contains(("/" + Lib).str()))
-        return true;
-    return F.contains("/rustc/") || F.contains("/rustlib/") || F.contains("/.cargo/registry/") ||
-           F.contains("/.cargo/git/") || F.starts_with("/usr/share/cargo/registry/");
-  }
-  bool operator<(const SourceLoc &O) const {
-    return std::tie(File, Line, Col) < std::tie(O.File, O.Line, O.Col);
-  }
-};
-
-SourceLoc sourceLocation(const Instruction *I) {
-  if (!I || !I->getDebugLoc())
-    return {};
-  const DebugLoc &DL = I->getDebugLoc();
-  auto *Scope = cast<DIScope>(DL.getScope());
-  return {Scope->getFilename().str(), DL.getLine(), DL.getCol()};
-}
-
 //===-- The code each kernel reaches ---------------------------------------===//
 
 /// Breadth-first search from a kernel over calls and function addresses,

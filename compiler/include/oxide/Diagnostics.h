@@ -10,9 +10,33 @@
 
 #include "llvm/Support/raw_ostream.h"
 #include <string>
+#include <tuple>
 #include <vector>
 
+namespace llvm {
+class Instruction;
+}
+
 namespace oxide {
+
+/// A Rust source location, from an instruction's debug info.
+struct SourceLoc {
+  std::string File;
+  unsigned Line = 0, Col = 0;
+
+  bool empty() const { return File.empty(); }
+  /// `file:line:col` (`file:line` when the column is unknown).
+  std::string str() const;
+  /// Inside Rust's standard library (rustc records `library/core/…`, or the
+  /// toolchain's `/rustc/<hash>/…` or `rustlib/` paths) or a registry crate.
+  bool isLibrary() const;
+  bool operator<(const SourceLoc &O) const {
+    return std::tie(File, Line, Col) < std::tie(O.File, O.Line, O.Col);
+  }
+};
+
+/// The location of `I`, or an empty one when it has no debug info.
+SourceLoc sourceLocation(const llvm::Instruction *I);
 
 struct Diagnostic {
   std::string Message;             // the `error:` line
