@@ -6,21 +6,25 @@
 // Stubs.def names for it, appending the table's immediate operands (for
 // example the barrier id 0 of `barrier.sync 0`), marks the calls of
 // `Convergent` entries convergent so no optimisation moves them across
-// control flow, and then deletes the stubs.
+// control flow, and then deletes the stubs. `InlineAsm` entries become a call
+// of the table's PTX template with its constraint string instead, for
+// instructions LLVM 22 has no intrinsic for (wgmma, mbarrier.try_wait, …).
 //===----------------------------------------------------------------------===//
 #include "oxide/Passes.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/InlineAsm.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/Intrinsics.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Support/Error.h"
 
 using namespace llvm;
 using namespace oxide;
 
 namespace {
 
-enum class StubKind { Intrinsic, Convergent, ConvergentField1, Function, Special };
+enum class StubKind { Intrinsic, Convergent, ConvergentField1, Function, Special, InlineAsm };
 
 struct StubEntry {
   StringRef Name;
@@ -143,9 +147,39 @@ private:
     return true;
   }
 
+  /// Replaces the calls with the entry's PTX template. The stub's own type
+  /// is the asm's type: its arguments are the inputs, its result the output.
+  bool emitInlineAsm(Function &F, const StubEntry &Stub) {
+    FunctionType *Ty = F.getFunctionType();
+    if (Error E = InlineAsm::verify(Ty, Stub.Immediates)) {
+      Diags.error({("stub `" + Stub.Name + "` has constraints \"" + Stub.Immediates +
+                    "\" that do not fit its signature: " + toString(std::move(E)))
+                       .str(),
+                   "",
+                   {"fix its constraint string in Stubs.def"}});
+      return false;
+    }
+    InlineAsm *Asm = InlineAsm::get(Ty, Stub.IntrinsicName, Stub.Immediates,
+                                    /*hasSideEffects=*/true);
+    for (CallInst *C : callsTo(F)) {
+      IRBuilder<> B(C);
+      SmallVector<Value *> Args(C->arg_begin(), C->arg_end());
+      CallInst *New = B.CreateCall(Ty, Asm, Args);
+      New->addFnAttr(Attribute::Convergent);
+      New->setMetadata(StubAsmMetadata, MDNode::get(M.getContext(), {}));
+      New->setDebugLoc(C->getDebugLoc());
+      if (!C->getType()->isVoidTy())
+        C->replaceAllUsesWith(New);
+      C->eraseFromParent();
+    }
+    return true;
+  }
+
   bool rewriteCalls(Function &F, const StubEntry &Stub) {
     if (Stub.Kind == StubKind::Function)
       return redirectCalls(F, Stub);
+    if (Stub.Kind == StubKind::InlineAsm)
+      return emitInlineAsm(F, Stub);
     Intrinsic::ID Id = Intrinsic::lookupIntrinsicID(Stub.IntrinsicName);
     if (Id == Intrinsic::not_intrinsic) {
       Diags.error({("stub table names an unknown intrinsic `" + Stub.IntrinsicName +

@@ -470,7 +470,8 @@ public:
       if (std::string Cpu = hostCpuOf(*F); !Cpu.empty())
         record(Found, Walk, Kind::HostCpu, *F, nullptr, Cpu);
       for (Instruction &I : instructions(*F)) {
-        if (auto *Call = dyn_cast<CallBase>(&I); Call && Call->isInlineAsm())
+        if (auto *Call = dyn_cast<CallBase>(&I);
+            Call && Call->isInlineAsm() && !Call->hasMetadata(StubAsmMetadata))
           record(Found, Walk, Kind::InlineAsm, *F, &I, "");
         for (const Use &U : I.operands()) {
           if (!isa<Constant>(U.get()))

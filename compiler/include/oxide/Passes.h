@@ -33,6 +33,11 @@ namespace oxide {
 /// (RecordKernelDimensionsPass appends `i64 flags`).
 inline constexpr const char *KernelsMetadata = "oxide.kernels";
 
+/// Metadata kind on the inline asm calls that LowerIntrinsicStubs makes from
+/// `InlineAsm` stubs: oxide's own PTX, which RejectUnsupported lets through
+/// (a user's `asm!` is host assembly and stays an error).
+inline constexpr const char *StubAsmMetadata = "oxide.stub.asm";
+
 struct BuildKernelEntriesPass : llvm::PassInfoMixin<BuildKernelEntriesPass> {
   explicit BuildKernelEntriesPass(DiagnosticSink &D) : Diags(D) {}
   llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);

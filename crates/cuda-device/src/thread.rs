@@ -153,3 +153,10 @@ pub fn clock64() -> u64 {
 pub fn globaltimer() -> u64 {
     stubs::__oxide_stub_globaltimer()
 }
+
+/// Suspends the thread for about `nanoseconds` (at most 1 ms; PTX
+/// `nanosleep`): a back-off for spin loops that wait on another thread.
+#[inline(always)]
+pub fn nanosleep(nanoseconds: u32) {
+    stubs::__oxide_stub_nanosleep(nanoseconds)
+}
