@@ -1,9 +1,10 @@
 //! [`CudaContext`] (a device's primary context) and [`CudaStream`].
 
-use std::ffi::{c_char, c_int, c_void, CStr};
+use std::ffi::c_void;
 use std::ptr;
 use std::sync::{Arc, Mutex, OnceLock};
 
+use crate::device::Device;
 use crate::driver::{self, cu, CUcontext, CUdevice, CUevent, CUstream};
 use crate::error::{DriverError, ErrorKind};
 use crate::module::{self, CudaModule};
@@ -42,26 +43,10 @@ impl CudaContext {
     /// driver and [`ErrorKind::NoDevice`] without such a GPU.
     pub fn new(ordinal: usize) -> Result<Arc<CudaContext>, DriverError> {
         let d = driver::initialized()?;
-        let count = Self::device_count()?;
-        if ordinal >= count {
-            let err = if count == 0 {
-                DriverError::from_code(100, "cuDeviceGetCount")
-                    .with_message("no CUDA GPU found: the NVIDIA driver is loaded but reports no device. `cargo oxide doctor` checks the setup.")
-            } else {
-                DriverError::from_code(101, "cuDeviceGet").with_message(format!(
-                    "there is no CUDA device {ordinal}: the driver reports {count} device(s), ordinals 0..={}",
-                    count - 1
-                ))
-            };
-            return Err(err.with_kind(ErrorKind::NoDevice));
-        }
-        let mut device: CUdevice = 0;
+        let device = Device::get(ordinal)?.raw();
         let mut ctx: CUcontext = ptr::null_mut();
-        // SAFETY: out-pointers to locals; ordinal < count fits in c_int.
-        unsafe {
-            cu!(d, cuDeviceGet(&mut device, ordinal as c_int))?;
-            cu!(d, cuDevicePrimaryCtxRetain(&mut ctx, device))?;
-        }
+        // SAFETY: out-pointer to a local; `device` came from cuDeviceGet.
+        unsafe { cu!(d, cuDevicePrimaryCtxRetain(&mut ctx, device))? };
         // From here on, Drop releases the retained context.
         let this = Arc::new(CudaContext {
             ctx,
@@ -74,16 +59,10 @@ impl CudaContext {
         Ok(this)
     }
 
-    /// The number of CUDA GPUs (0 when the driver is installed but sees none).
+    /// The number of CUDA GPUs (0 when the driver is installed but sees none);
+    /// the same as [`Device::count`].
     pub fn device_count() -> Result<usize, DriverError> {
-        let d = match driver::initialized() {
-            Err(e) if e.code() == 100 => return Ok(0),
-            other => other?,
-        };
-        let mut n: c_int = 0;
-        // SAFETY: writes one int.
-        unsafe { cu!(d, cuDeviceGetCount(&mut n))? };
-        Ok(n.max(0) as usize)
+        Device::count()
     }
 
     /// Remembers `kernel` (a name for people to read) as the kernel launched
@@ -141,52 +120,35 @@ impl CudaContext {
         self.device
     }
 
+    /// The GPU this context belongs to, for its queries ([`Device::name`],
+    /// [`Device::compute_capability`], …; the methods below forward to it).
+    pub fn device(&self) -> Device {
+        Device::from_raw(self.device, self.ordinal)
+    }
+
     /// The device's marketing name, e.g. `NVIDIA H200`.
     pub fn name(&self) -> Result<String, DriverError> {
-        let d = self.bind()?;
-        let mut buf = [0 as c_char; 256];
-        // SAFETY: the driver writes at most `len` bytes, NUL-terminated.
-        unsafe {
-            cu!(
-                d,
-                cuDeviceGetName(buf.as_mut_ptr(), buf.len() as c_int, self.device)
-            )?
-        };
-        buf[255] = 0;
-        // SAFETY: `buf` is NUL-terminated (enforced just above).
-        Ok(unsafe { CStr::from_ptr(buf.as_ptr()) }
-            .to_string_lossy()
-            .into_owned())
+        self.device().name()
     }
 
     /// Queries a `CUdevice_attribute` (see `cuda.h` for the numbers).
     pub fn attribute(&self, attribute: i32) -> Result<i32, DriverError> {
-        let d = self.bind()?;
-        let mut v: c_int = 0;
-        // SAFETY: writes one int; an unknown attribute is reported as an error.
-        unsafe { cu!(d, cuDeviceGetAttribute(&mut v, attribute, self.device))? };
-        Ok(v)
+        self.device().attribute(attribute)
     }
 
     /// Compute capability `(major, minor)`, e.g. `(9, 0)` for an H100/H200.
     pub fn compute_capability(&self) -> Result<(u32, u32), DriverError> {
-        let major = self.attribute(driver::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
-        let minor = self.attribute(driver::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
-        Ok((major as u32, minor as u32))
+        self.device().compute_capability()
     }
 
     /// Number of streaming multiprocessors.
     pub fn multiprocessor_count(&self) -> Result<u32, DriverError> {
-        Ok(self.attribute(driver::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32)
+        self.device().multiprocessor_count()
     }
 
     /// Total device memory in bytes.
     pub fn total_memory(&self) -> Result<usize, DriverError> {
-        let d = self.bind()?;
-        let mut bytes = 0usize;
-        // SAFETY: writes one size_t.
-        unsafe { cu!(d, cuDeviceTotalMem_v2(&mut bytes, self.device))? };
-        Ok(bytes)
+        self.device().total_memory()
     }
 
     /// Free and total device memory in bytes, as the driver sees them now
@@ -201,20 +163,7 @@ impl CudaContext {
 
     /// The device's launch and memory limits (several `cuDeviceGetAttribute`s).
     pub fn limits(&self) -> Result<DeviceLimits, DriverError> {
-        let a = |attr: i32| self.attribute(attr).map(|v| v.max(0) as u32);
-        Ok(DeviceLimits {
-            max_threads_per_block: a(1)?,
-            max_block_dim: (a(2)?, a(3)?, a(4)?),
-            max_grid_dim: (a(5)?, a(6)?, a(7)?),
-            max_shared_memory_per_block: a(8)?,
-            max_shared_memory_per_block_optin: a(97)?,
-            max_shared_memory_per_multiprocessor: a(81)?,
-            total_constant_memory: a(9)?,
-            warp_size: a(10)?,
-            max_registers_per_block: a(12)?,
-            max_threads_per_multiprocessor: a(39)?,
-            multiprocessor_count: a(driver::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
-        })
+        self.device().limits()
     }
 
     /// Largest number of threads in one block (`MAX_THREADS_PER_BLOCK`).

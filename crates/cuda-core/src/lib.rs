@@ -73,6 +73,7 @@
 #![warn(missing_docs)]
 
 mod context;
+mod device;
 mod driver;
 mod error;
 mod memory;
@@ -80,6 +81,7 @@ mod module;
 mod panic;
 
 pub use context::{CudaContext, CudaEvent, CudaStream, DeviceLimits};
+pub use device::Device;
 pub use driver::driver_version;
 pub use error::{builtin_name, DriverError, ErrorKind};
 pub use memory::{DeviceBuffer, DeviceRepr, DeviceSlice, DeviceSliceMut, FillValue, PinnedHostBuffer};

@@ -87,6 +87,20 @@ fn device_queries() {
     ctx.bind_to_thread().unwrap();
     ctx.synchronize().unwrap();
 
+    // The same answers from `Device`, without a context; every GPU enumerated.
+    let devices = cuda_core::Device::all().unwrap();
+    assert_eq!(devices.len(), count);
+    assert_eq!(devices[0], ctx.device());
+    assert_eq!(devices[0].name().unwrap(), name);
+    assert_eq!(devices[0].compute_capability().unwrap(), (major, minor));
+    assert_eq!(devices[0].limits().unwrap(), ctx.limits().unwrap());
+    for d in &devices {
+        let other = d.context().unwrap();
+        assert_eq!(other.ordinal(), d.ordinal());
+        eprintln!("device {}: {} ({} SMs)", d.ordinal(), d.name().unwrap(), d.multiprocessor_count().unwrap());
+    }
+    ctx.bind_to_thread().unwrap();
+
     let e = CudaContext::new(count).map(drop).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::NoDevice, "{e}");
     assert!(

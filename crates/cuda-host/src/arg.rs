@@ -98,7 +98,10 @@ unsafe impl<'b, T: Copy> KernelArg<DisjointSlice<T>> for SliceMutArg<'b, T> {
 }
 
 // SAFETY: the same type on both sides; `Copy` values are plain bytes.
-unsafe impl<T: Copy> KernelArg<T> for T {
+// `'static` keeps borrowed host data out: a closure that captures `&x` (not
+// `move`) or a struct holding a reference to a host local would hand the GPU
+// a host address, so such an argument is a borrow error at the launch site.
+unsafe impl<T: Copy + 'static> KernelArg<T> for T {
     type Repr = T;
     fn to_repr(&self) -> T {
         *self
