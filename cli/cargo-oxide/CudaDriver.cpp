@@ -15,6 +15,10 @@ namespace {
 
 using CUresult = int;
 using CUdevice = int;
+using CUcontext = void *;
+using CUmodule = void *;
+using CUfunction = void *;
+using CUdeviceptr = unsigned long long;
 constexpr CUresult CUDA_SUCCESS = 0;
 constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
 constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
@@ -26,6 +30,54 @@ using CuDeviceGetFn = CUresult (*)(CUdevice *, int);
 using CuDeviceGetNameFn = CUresult (*)(char *, int, CUdevice);
 using CuDeviceGetAttributeFn = CUresult (*)(int *, int, CUdevice);
 using CuGetErrorStringFn = CUresult (*)(CUresult, const char **);
+using CuPrimaryCtxRetainFn = CUresult (*)(CUcontext *, CUdevice);
+using CuPrimaryCtxReleaseFn = CUresult (*)(CUdevice);
+using CuCtxSetCurrentFn = CUresult (*)(CUcontext);
+using CuCtxSynchronizeFn = CUresult (*)();
+using CuModuleLoadDataFn = CUresult (*)(CUmodule *, const void *);
+using CuModuleUnloadFn = CUresult (*)(CUmodule);
+using CuModuleGetFunctionFn = CUresult (*)(CUfunction *, CUmodule, const char *);
+using CuMemAllocFn = CUresult (*)(CUdeviceptr *, size_t);
+using CuMemFreeFn = CUresult (*)(CUdeviceptr);
+using CuMemcpyDtoHFn = CUresult (*)(void *, CUdeviceptr, size_t);
+using CuLaunchKernelFn = CUresult (*)(CUfunction, unsigned, unsigned, unsigned,
+                                      unsigned, unsigned, unsigned, unsigned,
+                                      void *, void **, void **);
+
+/// What the launch check runs: thread i of one block writes 3·i + 1.
+constexpr const char *ProbePtx = R"(.version 7.0
+.target sm_70
+.address_size 64
+.visible .entry oxide_doctor_probe(.param .u64 out)
+{
+  .reg .b32 %r<3>;
+  .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [out];
+  cvta.to.global.u64 %rd2, %rd1;
+  mov.u32 %r1, %tid.x;
+  mad.lo.u32 %r2, %r1, 3, 1;
+  mul.wide.u32 %rd3, %r1, 4;
+  add.s64 %rd2, %rd2, %rd3;
+  st.global.u32 [%rd2], %r2;
+  ret;
+}
+)";
+constexpr unsigned ProbeThreads = 256;
+
+/// The entry points the launch check needs beyond the device queries.
+struct LaunchApi {
+  CuPrimaryCtxRetainFn PrimaryCtxRetain = nullptr;
+  CuPrimaryCtxReleaseFn PrimaryCtxRelease = nullptr;
+  CuCtxSetCurrentFn CtxSetCurrent = nullptr;
+  CuCtxSynchronizeFn CtxSynchronize = nullptr;
+  CuModuleLoadDataFn ModuleLoadData = nullptr;
+  CuModuleUnloadFn ModuleUnload = nullptr;
+  CuModuleGetFunctionFn ModuleGetFunction = nullptr;
+  CuMemAllocFn MemAlloc = nullptr;
+  CuMemFreeFn MemFree = nullptr;
+  CuMemcpyDtoHFn MemcpyDtoH = nullptr;
+  CuLaunchKernelFn LaunchKernel = nullptr;
+};
 
 struct DriverApi {
   CuInitFn Init = nullptr;
@@ -53,6 +105,88 @@ struct DriverApi {
 template <typename Fn> bool bind(void *Lib, const char *Name, Fn &Out) {
   Out = reinterpret_cast<Fn>(dlsym(Lib, Name));
   return Out != nullptr;
+}
+
+/// Binds the launch entry points; the name of the first missing one, if any.
+const char *bindLaunchApi(void *Lib, LaunchApi &L) {
+  if (!bind(Lib, "cuDevicePrimaryCtxRetain", L.PrimaryCtxRetain))
+    return "cuDevicePrimaryCtxRetain";
+  if (!bind(Lib, "cuDevicePrimaryCtxRelease_v2", L.PrimaryCtxRelease))
+    return "cuDevicePrimaryCtxRelease_v2";
+  if (!bind(Lib, "cuCtxSetCurrent", L.CtxSetCurrent))
+    return "cuCtxSetCurrent";
+  if (!bind(Lib, "cuCtxSynchronize", L.CtxSynchronize))
+    return "cuCtxSynchronize";
+  if (!bind(Lib, "cuModuleLoadData", L.ModuleLoadData))
+    return "cuModuleLoadData";
+  if (!bind(Lib, "cuModuleUnload", L.ModuleUnload))
+    return "cuModuleUnload";
+  if (!bind(Lib, "cuModuleGetFunction", L.ModuleGetFunction))
+    return "cuModuleGetFunction";
+  if (!bind(Lib, "cuMemAlloc_v2", L.MemAlloc))
+    return "cuMemAlloc_v2";
+  if (!bind(Lib, "cuMemFree_v2", L.MemFree))
+    return "cuMemFree_v2";
+  if (!bind(Lib, "cuMemcpyDtoH_v2", L.MemcpyDtoH))
+    return "cuMemcpyDtoH_v2";
+  if (!bind(Lib, "cuLaunchKernel", L.LaunchKernel))
+    return "cuLaunchKernel";
+  return nullptr;
+}
+
+/// Loads ProbePtx on \p Device, runs it and checks every value it wrote.
+/// Returns an empty string on success, else what failed.
+std::string runProbeKernel(const DriverApi &Api, const LaunchApi &L,
+                           CUdevice Device) {
+  CUcontext Ctx = nullptr;
+  if (CUresult R = L.PrimaryCtxRetain(&Ctx, Device); R != CUDA_SUCCESS)
+    return Api.describe("cuDevicePrimaryCtxRetain", R);
+  std::string Error;
+  CUmodule Module = nullptr;
+  CUdeviceptr Out = 0;
+  auto Fail = [&](const char *Call, CUresult R) {
+    Error = Api.describe(Call, R);
+    return false;
+  };
+  auto Run = [&]() -> bool {
+    if (CUresult R = L.CtxSetCurrent(Ctx); R != CUDA_SUCCESS)
+      return Fail("cuCtxSetCurrent", R);
+    if (CUresult R = L.ModuleLoadData(&Module, ProbePtx); R != CUDA_SUCCESS)
+      return Fail("cuModuleLoadData (JIT of a small PTX kernel)", R);
+    CUfunction Fn = nullptr;
+    if (CUresult R = L.ModuleGetFunction(&Fn, Module, "oxide_doctor_probe");
+        R != CUDA_SUCCESS)
+      return Fail("cuModuleGetFunction", R);
+    if (CUresult R = L.MemAlloc(&Out, ProbeThreads * sizeof(unsigned));
+        R != CUDA_SUCCESS)
+      return Fail("cuMemAlloc", R);
+    void *Params[] = {&Out};
+    if (CUresult R = L.LaunchKernel(Fn, 1, 1, 1, ProbeThreads, 1, 1, 0,
+                                    nullptr, Params, nullptr);
+        R != CUDA_SUCCESS)
+      return Fail("cuLaunchKernel", R);
+    if (CUresult R = L.CtxSynchronize(); R != CUDA_SUCCESS)
+      return Fail("cuCtxSynchronize", R);
+    unsigned Values[ProbeThreads] = {};
+    if (CUresult R = L.MemcpyDtoH(Values, Out, sizeof(Values));
+        R != CUDA_SUCCESS)
+      return Fail("cuMemcpyDtoH", R);
+    for (unsigned I = 0; I < ProbeThreads; ++I)
+      if (Values[I] != 3 * I + 1) {
+        Error = "the kernel ran but thread " + std::to_string(I) + " wrote " +
+                std::to_string(Values[I]) + " instead of " +
+                std::to_string(3 * I + 1);
+        return false;
+      }
+    return true;
+  };
+  Run();
+  if (Out)
+    L.MemFree(Out);
+  if (Module)
+    L.ModuleUnload(Module);
+  L.PrimaryCtxRelease(Device);
+  return Error;
 }
 
 } // namespace
@@ -134,6 +268,14 @@ DriverProbe probeCudaDriver() {
     return Probe;
   }
   Probe.HasDevice = true;
+
+  LaunchApi Launch;
+  if (const char *Missing = bindLaunchApi(Lib, Launch)) {
+    Probe.KernelError = std::string("libcuda.so.1 lacks ") + Missing;
+    return Probe;
+  }
+  Probe.KernelError = runProbeKernel(Api, Launch, Device);
+  Probe.KernelRan = Probe.KernelError.empty();
   return Probe;
 }
 

@@ -30,10 +30,16 @@ struct DriverProbe {
   std::string DeviceName; ///< of device 0
   int ComputeMajor = 0;   ///< of device 0
   int ComputeMinor = 0;
+
+  /// A small PTX kernel was loaded, launched on device 0 and wrote what it
+  /// should (only tried when HasDevice).
+  bool KernelRan = false;
+  /// Why not: the failing driver call, or the wrong value read back.
+  std::string KernelError;
 };
 
-/// Loads the driver and asks it about device 0. Never fails: what went wrong
-/// is in the result.
+/// Loads the driver, asks it about device 0 and runs a small kernel there.
+/// Never fails: what went wrong is in the result.
 DriverProbe probeCudaDriver();
 
 } // namespace oxide::cli

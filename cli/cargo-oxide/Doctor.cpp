@@ -60,12 +60,14 @@ std::string firstLine(std::string_view Text) {
 
 class Doctor {
 public:
-  explicit Doctor(const Context &Ctx) : Ctx(Ctx) {}
+  Doctor(const Context &Ctx, bool RuntimeOnly)
+      : Ctx(Ctx), RuntimeOnly(RuntimeOnly) {}
 
   int run();
 
 private:
   const Context &Ctx;
+  bool RuntimeOnly;
   std::vector<Check> Checks;
   int RustcLlvmMajor = 0;
 
@@ -77,6 +79,7 @@ private:
   void checkPtxas();
   void checkLibdevice();
   void checkDriverAndGpu();
+  void printDebugTools() const;
   void print() const;
 };
 
@@ -241,6 +244,35 @@ void Doctor::checkDriverAndGpu() {
       Gpu.Detail += "; build for it with --arch " + Arch;
   }
   Checks.push_back(Gpu);
+
+  Check Launch("kernel launch");
+  if (!Probe.HasDevice) {
+    Launch.Detail = "not tried: no GPU";
+    Launch.Fix = "fix the GPU check above";
+  } else if (Probe.KernelRan) {
+    Launch.Ok = true;
+    Launch.Detail = "a PTX kernel was JIT-compiled, ran on device 0 and "
+                    "wrote the right 256 values";
+  } else {
+    Launch.Detail = Probe.KernelError;
+    Launch.Fix = "the driver sees the GPU but cannot run a kernel on it: "
+                 "check `nvidia-smi` for errors or a GPU in use exclusively, "
+                 "and that the driver is as new as the CUDA toolkit";
+  }
+  Checks.push_back(Launch);
+}
+
+/// The tools behind `cargo oxide debug`, `sanitize` and `inspect --sass`:
+/// listed, never failed (they are not needed to build or run).
+void Doctor::printDebugTools() const {
+  bool Color = useColorOnStdout();
+  for (const char *Tool :
+       {"cuda-gdb", "compute-sanitizer", "nvdisasm", "cuobjdump"}) {
+    std::optional<fs::path> Found = findCudaTool(Tool, Ctx.Env);
+    std::cout << bold("·", Color) << " " << Tool << ": "
+              << (Found ? Found->string() : std::string("not found (optional)"))
+              << "\n";
+  }
 }
 
 void Doctor::print() const {
@@ -261,21 +293,24 @@ void Doctor::print() const {
 }
 
 int Doctor::run() {
-  checkCargo();
-  checkRustc();
-  checkLlvmPairing();
-  checkDeviceLinker();
-  if (checkCudaToolkit()) {
-    checkPtxas();
-    checkLibdevice();
-  } else {
-    Checks.push_back({"ptxas", false, "not checked: no CUDA toolkit",
-                      "fix the CUDA toolkit check above"});
-    Checks.push_back({"libdevice", false, "not checked: no CUDA toolkit",
-                      "fix the CUDA toolkit check above"});
+  if (!RuntimeOnly) {
+    checkCargo();
+    checkRustc();
+    checkLlvmPairing();
+    checkDeviceLinker();
+    if (checkCudaToolkit()) {
+      checkPtxas();
+      checkLibdevice();
+    } else {
+      Checks.push_back({"ptxas", false, "not checked: no CUDA toolkit",
+                        "fix the CUDA toolkit check above"});
+      Checks.push_back({"libdevice", false, "not checked: no CUDA toolkit",
+                        "fix the CUDA toolkit check above"});
+    }
   }
   checkDriverAndGpu();
   print();
+  printDebugTools();
 
   std::vector<std::string> Failed;
   for (const Check &C : Checks)
@@ -290,11 +325,14 @@ int Doctor::run() {
     List += (List.empty() ? "" : ", ") + F;
   bool OnlyRuntime =
       std::all_of(Failed.begin(), Failed.end(), [](const std::string &F) {
-        return F == "NVIDIA driver" || F == "GPU";
+        return F == "NVIDIA driver" || F == "GPU" || F == "kernel launch";
       });
   printError({std::to_string(Failed.size()) + " of " +
                   std::to_string(Checks.size()) + " checks failed: " + List,
-              OnlyRuntime
+              OnlyRuntime && RuntimeOnly
+                  ? "built programs cannot run their kernels here; run them "
+                    "on a machine with an NVIDIA GPU and driver"
+              : OnlyRuntime
                   ? "this machine can build kernels and validate their PTX "
                     "but not run them; run on a machine with an NVIDIA GPU"
                   : "follow the `fix:` lines above, then run `cargo oxide "
@@ -305,8 +343,7 @@ int Doctor::run() {
 } // namespace
 
 int runDoctorCommand(const Options &Opts, const Context &Ctx) {
-  (void)Opts;
-  return Doctor(Ctx).run();
+  return Doctor(Ctx, Opts.RuntimeOnly).run();
 }
 
 } // namespace oxide::cli

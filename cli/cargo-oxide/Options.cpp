@@ -34,6 +34,7 @@ enum AcceptFlags : unsigned {
   AcceptFull = 1u << 6,     ///< debug --full
   AcceptTool = 1u << 7,     ///< sanitize --tool T
   AcceptAsync = 1u << 8,    ///< new --async
+  AcceptRuntime = 1u << 9,  ///< doctor --runtime
 };
 
 struct CommandSpec {
@@ -91,12 +92,16 @@ constexpr std::array<CommandSpec, 10> Commands = {{
      "<target>/oxide/<package>/pipeline/: rustc's MIR and LLVM IR, the device\n"
      "linker's input, legalised and optimised IR, the PTX, and where the CUDA\n"
      "toolkit has them, the cubin (ptxas) and SASS (nvdisasm or cuobjdump).\n"},
-    {Command::Doctor, "doctor", "", false, 0,
+    {Command::Doctor, "doctor", "", false, AcceptRuntime,
      "check rustc and its LLVM, oxide, the CUDA toolkit, the driver and the "
      "GPU",
      "Checks everything oxide needs, one line each, with a fix for every\n"
-     "failure. Exits 0 only when all checks pass. A machine without a GPU can\n"
-     "still build kernels; only the driver and GPU checks fail there.\n"},
+     "failure, and launches a small kernel when a GPU is there. Exits 0 only\n"
+     "when all checks pass. A machine without a GPU can still build kernels;\n"
+     "only the driver, GPU and launch checks fail there. --runtime checks only\n"
+     "what running oxide-built programs needs (a GPU machine without Rust).\n"
+     "The debugging tools (cuda-gdb, compute-sanitizer, nvdisasm) are listed\n"
+     "for information; they do not fail the check.\n"},
     {Command::Debug, "debug", "[NAME]", false,
      BuildFlags | AcceptProgramArgs | AcceptFull,
      "build with device debug info and run the program under cuda-gdb",
@@ -305,6 +310,10 @@ std::string commandHelp(Command Cmd) {
   if (Spec->Accepts & AcceptTool)
     Text += "      --tool TOOL      memcheck (default), racecheck, initcheck, "
             "synccheck\n";
+  if (Spec->Accepts & AcceptRuntime)
+    Text += "      --runtime        only what running built programs needs "
+            "(driver, GPU,\n"
+            "                       a kernel launch)\n";
   if (Spec->Accepts & AcceptAsync)
     Text += "      --async          a cuda-async template (not available "
             "yet)\n";
@@ -443,6 +452,10 @@ Expected<Options> parseArguments(const std::vector<std::string> &Args) {
     }
     if (Arg == "--full" && Accepts(AcceptFull)) {
       Opts.DebugLevel = DeviceDebugLevel::Full;
+      continue;
+    }
+    if (Arg == "--runtime" && Accepts(AcceptRuntime)) {
+      Opts.RuntimeOnly = true;
       continue;
     }
     if (Arg == "--async" && Accepts(AcceptAsync)) {

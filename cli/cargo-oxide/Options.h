@@ -65,6 +65,8 @@ struct Options {
   DeviceDebugLevel DebugLevel = DeviceDebugLevel::Lines;
   /// `sanitize --tool T` (memcheck when not given).
   std::string SanitizerTool = "memcheck";
+  /// `doctor --runtime`: only the checks running built programs needs.
+  bool RuntimeOnly = false;
   /// `new --async`: a template for cuda-async (not available yet).
   bool Async = false;
 };

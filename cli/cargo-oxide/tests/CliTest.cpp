@@ -481,4 +481,29 @@ TEST_F(CliTest, DoctorWithMissingTools) {
   EXPECT_CONTAINS(R.Output, "fix: install the CUDA toolkit");
 }
 
+TEST_F(CliTest, DoctorRuntimeChecksOnlyWhatRunningNeeds) {
+  // A GPU machine without Rust or oxide's LLVM: --runtime does not ask for
+  // them, and still tries a kernel launch.
+  Env.set("RUSTC", (Tmp / "no-rustc").string());
+  Env.set("CARGO", (Tmp / "no-cargo").string());
+  Env.set("OXIDE_LINK", (Tmp / "no-link").string());
+  Env.set("OXIDE_CUDA_PATH", (Tmp / "no-cuda").string());
+  ProcessResult R = oxide({"doctor", "--runtime"});
+  for (const char *Label : {"cargo", "rustc", "LLVM pairing", "oxide-link",
+                            "CUDA toolkit", "ptxas", "libdevice"})
+    EXPECT_FALSE(contains(R.Output, std::string("✗ ") + Label)) << Label;
+  for (const char *Label : {"NVIDIA driver", "GPU", "kernel launch"})
+    EXPECT_CONTAINS(R.Output, Label);
+  // The debugging tools are listed, never counted.
+  EXPECT_CONTAINS(R.Output, "· compute-sanitizer: not found (optional)");
+  void *Lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (Lib) {
+    dlclose(Lib);
+    return;
+  }
+  EXPECT_EQ(R.ExitCode, 1);
+  EXPECT_CONTAINS(R.Output, "✗ kernel launch  not tried: no GPU");
+  EXPECT_CONTAINS(R.Output, "3 of 3 checks failed");
+}
+
 } // namespace
