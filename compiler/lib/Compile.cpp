@@ -356,6 +356,11 @@ Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &
   if (!Ptx)
     return Ptx.takeError();
   Image.Ptx = std::move(*Ptx);
+  // Line tables and full debug info both leave `.loc` and DWARF sections in
+  // the PTX; this line tells the runtime (cuda-core) which one to ask the
+  // driver's JIT to keep (docs/ABI.md §4).
+  if (Opts.DeviceDebug == "full")
+    Image.Ptx = "// oxide-device-debug: full\n" + Image.Ptx;
   dumpText(Opts, ModuleName + ".ptx", Image.Ptx);
   return Image;
 }

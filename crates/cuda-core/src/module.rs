@@ -110,7 +110,7 @@ pub(crate) fn load_ptx(ctx: &Arc<CudaContext>, ptx: &str) -> Result<Arc<CudaModu
             "load_module_ptx",
         )
     })?;
-    load(ctx, text.as_ptr().cast())
+    load(ctx, text.as_ptr().cast(), JitDebug::of_image(ptx.as_bytes()))
 }
 
 pub(crate) fn load_image(
@@ -135,7 +135,43 @@ pub(crate) fn load_image(
             image.len(),
         )
     };
-    load(ctx, aligned.as_ptr().cast())
+    load(ctx, aligned.as_ptr().cast(), JitDebug::of_image(image))
+}
+
+/// What debug information the driver's JIT keeps for a PTX image: the same
+/// as the device linker put into the PTX (`cargo oxide debug` / `sanitize`
+/// build with OXIDE_DEVICE_DEBUG), so cuda-gdb and compute-sanitizer can
+/// name Rust file:line. Without the JIT options the driver drops it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum JitDebug {
+    /// No debug info in the image (or not PTX): nothing to ask for.
+    None,
+    /// `.loc` line tables: `CU_JIT_GENERATE_LINE_INFO`.
+    Lines,
+    /// Everything (`// oxide-device-debug: full` heads the PTX):
+    /// `CU_JIT_GENERATE_DEBUG_INFO` (like nvcc -G).
+    Full,
+}
+
+impl JitDebug {
+    pub(crate) fn of_image(image: &[u8]) -> JitDebug {
+        let is_ptx = image.iter().take(4096).all(|&b| b != 0) && contains(image, b".target");
+        if !is_ptx {
+            JitDebug::None
+        } else if contains(image, b"// oxide-device-debug: full") {
+            // The device linker marks OXIDE_DEVICE_DEBUG=full images; line
+            // tables alone also come with DWARF sections, so those say nothing.
+            JitDebug::Full
+        } else if contains(image, b"\t.loc\t") || contains(image, b".loc ") {
+            JitDebug::Lines
+        } else {
+            JitDebug::None
+        }
+    }
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
 }
 
 /// Points the module's `__oxide_panic_record` (present when its kernels can
@@ -160,26 +196,38 @@ fn install_panic_record(module: &CudaModule) -> Result<(), DriverError> {
 
 /// `cuModuleLoadDataEx` with JIT error and info log buffers; on failure the
 /// logs become the error's detail.
-fn load(ctx: &Arc<CudaContext>, image: *const c_void) -> Result<Arc<CudaModule>, DriverError> {
+fn load(ctx: &Arc<CudaContext>, image: *const c_void, debug: JitDebug) -> Result<Arc<CudaModule>, DriverError> {
     const LOG: usize = 16 * 1024;
     let d = ctx.bind()?;
     let mut error_log = vec![0u8; LOG];
     let mut info_log = vec![0u8; LOG];
-    let mut options: [c_int; 4] = [
+    let mut options: Vec<c_int> = vec![
         driver::CU_JIT_ERROR_LOG_BUFFER,
         driver::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
         driver::CU_JIT_INFO_LOG_BUFFER,
         driver::CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
     ];
-    let mut values: [*mut c_void; 4] = [
+    let mut values: Vec<*mut c_void> = vec![
         error_log.as_mut_ptr().cast(),
         ptr::without_provenance_mut(LOG),
         info_log.as_mut_ptr().cast(),
         ptr::without_provenance_mut(LOG),
     ];
+    // Integer options travel in the pointer-sized value slot.
+    match debug {
+        JitDebug::None => {}
+        JitDebug::Lines => {
+            options.push(driver::CU_JIT_GENERATE_LINE_INFO);
+            values.push(ptr::without_provenance_mut(1));
+        }
+        JitDebug::Full => {
+            options.push(driver::CU_JIT_GENERATE_DEBUG_INFO);
+            values.push(ptr::without_provenance_mut(1));
+        }
+    }
     let mut module: CUmodule = ptr::null_mut();
     // SAFETY: `image` points to a NUL-terminated or self-describing image
-    // that outlives the call; the option arrays have 4 entries; the log
+    // that outlives the call; the option arrays have the same length; the log
     // buffers hold LOG bytes, as their size options say.
     let result = unsafe {
         cu!(
@@ -187,7 +235,7 @@ fn load(ctx: &Arc<CudaContext>, image: *const c_void) -> Result<Arc<CudaModule>,
             cuModuleLoadDataEx(
                 &mut module,
                 image,
-                4,
+                options.len() as std::ffi::c_uint,
                 options.as_mut_ptr(),
                 values.as_mut_ptr()
             )
@@ -540,4 +588,23 @@ pub unsafe fn launch_kernel(
     .map_err(|e| e.with_detail(format!("while launching kernel `{}`", f.name)))?;
     stream.context().record_launch(&f.name);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::JitDebug;
+
+    #[test]
+    fn jit_debug_follows_what_the_ptx_carries() {
+        let plain = b"//\n.version 8.7\n.target sm_90\n.address_size 64\n.visible .entry k() { ret; }\n";
+        assert_eq!(JitDebug::of_image(plain), JitDebug::None);
+        let lines = b".version 8.7\n.target sm_90\n.file\t1 \"src/main.rs\"\n.entry k() {\n\t.loc\t1 9 5\n ret; }\n";
+        assert_eq!(JitDebug::of_image(lines), JitDebug::Lines);
+        let full = b"// oxide-device-debug: full\n.version 8.7\n.target sm_90, debug\n.entry k() {\n\t.loc\t1 9 5\n ret; }\n.section\t.debug_info\n{\n}\n";
+        assert_eq!(JitDebug::of_image(full), JitDebug::Full);
+        // A cubin (ELF, with NUL bytes) is never given JIT options.
+        let mut elf = b"\x7fELF\x02\x01\x01\0\0\0".to_vec();
+        elf.extend_from_slice(b".target .loc .section .debug_info");
+        assert_eq!(JitDebug::of_image(&elf), JitDebug::None);
+    }
 }
