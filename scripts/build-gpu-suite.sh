@@ -37,4 +37,22 @@ for toolchain in stable nightly; do
   cp "$bin" "$carry/$toolchain/cuda_core_gpu_tests"
   strip --strip-debug "$carry/$toolchain/cuda_core_gpu_tests"
 done
+# The debugging path: debug_tools built with device line tables (for
+# compute-sanitizer) and with full device debug info (for cuda-gdb), the
+# lines its planted bugs are on, and cargo-oxide for `doctor --runtime`
+# (cargo-oxide needs no LLVM or Rust to run). scripts/debug-tools-gpu.sh
+# runs them there.
+mkdir -p "$carry/debug"
+for level in lines full; do
+  echo "== stable: debug_tools (OXIDE_DEVICE_DEBUG=$level)"
+  OXIDE_DEVICE_DEBUG=$level CARGO_TARGET_DIR="$root/target/debug-$level" \
+    cargo +stable oxide build debug_tools --arch "$arch"
+  cp "$root/target/debug-$level/debug/debug_tools" "$carry/debug/debug_tools_$level"
+done
+src=tests/gpu/debug_tools/src/main.rs
+{ echo "oob=$(grep -n '// OOB' $src | cut -d: -f1)"
+  echo "race_write=$(grep -n '// RACE (write)' $src | cut -d: -f1)"
+  echo "race_read=$(grep -n '// RACE (read)' $src | cut -d: -f1)"; } > "$carry/debug/lines.env"
+cp "$root/build/bin/cargo-oxide" "$carry/debug/"
+cp scripts/debug-tools-gpu.sh "$carry/"
 du -sh "$carry"
