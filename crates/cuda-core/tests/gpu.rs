@@ -631,3 +631,37 @@ fn several_devices() {
         assert_eq!(h.join().unwrap(), i as u32);
     }
 }
+
+/// Several GPUs in one process: each gets its own context, module and
+/// buffers, all used at once from one thread, and every result is checked.
+/// (On a one-GPU machine this covers the single device; the count is printed.)
+#[test]
+fn every_device_runs_its_own_kernel() {
+    let Some(_first) = gpu("every_device_runs_its_own_kernel") else {
+        return;
+    };
+    let devices = cuda_core::Device::all().unwrap();
+    eprintln!("every_device_runs_its_own_kernel: {} device(s)", devices.len());
+    let setups: Vec<_> = devices
+        .iter()
+        .map(|d| {
+            let ctx = d.context().unwrap();
+            let stream = ctx.new_stream().unwrap();
+            let f = ctx.load_module_ptx(SCALE_PTX).unwrap().function("scale").unwrap();
+            (ctx, stream, f)
+        })
+        .collect();
+    for (i, (ctx, stream, f)) in setups.iter().enumerate() {
+        let n = 4096 + i as u32;
+        let out = launch_scale(f, stream, n, LaunchConfig::for_num_elems(n)).unwrap();
+        assert_eq!(out.len(), n as usize);
+        assert!(out.iter().enumerate().all(|(j, &x)| x == j as f32 * 2.5), "device {i}: wrong results");
+        // A buffer of one device is refused on another device's stream.
+        if let Some((_, other_stream, _)) = setups.get(i + 1) {
+            let buf = DeviceBuffer::<f32>::zeroed(stream, 16).unwrap();
+            let err = buf.to_host_vec(other_stream).unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{err}");
+        }
+        ctx.synchronize().unwrap();
+    }
+}
