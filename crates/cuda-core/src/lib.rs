@@ -78,6 +78,7 @@ mod error;
 mod memory;
 mod module;
 mod panic;
+pub mod tensor_map;
 
 pub use context::{CudaContext, CudaEvent, CudaStream, DeviceLimits};
 pub use driver::driver_version;
