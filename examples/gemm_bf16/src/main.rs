@@ -35,7 +35,7 @@ use cuda_core::tensor_map::{TensorDataType, TensorMap, TensorSwizzle};
 use cuda_core::{CudaContext, DeviceBuffer, LaunchConfig};
 use cuda_device::mbarrier::{self, shared_address, MBarrier};
 use cuda_device::wgmma::{self, descriptor, pack_bf16x2, Swizzle};
-use cuda_device::{dynamic_shared, kernel, thread, tma, DisjointSlice};
+use cuda_device::{dynamic_shared, kernel, thread, tma, warp, DisjointSlice};
 use cuda_host::{cuda_launch, load_kernel_module};
 use std::ffi::{c_char, c_int, c_void, CString};
 use std::process::ExitCode;
@@ -209,9 +209,12 @@ pub fn gemm_ws(map_a: u64, map_b: u64, dims: Dims, mut c: DisjointSlice<u32>) {
     let n0 = (in_group / rows) * WS_BN;
     let k_steps = dims.k / BK;
 
-    if tid >= 256 {
+    // The warp's role, broadcast from lane 0 so that ptxas sees a
+    // warp-uniform value (a per-thread branch around wgmma serialises it).
+    let warp_index = warp::shfl_idx(warp::FULL_MASK, tid / 32, 0);
+    if warp_index >= 8 {
         // Producer warp: one lane issues every copy.
-        if tid == 256 {
+        if warp::elect_one(warp::FULL_MASK) {
             tma::prefetch_tensor_map(map_a);
             tma::prefetch_tensor_map(map_b);
             let mut kb = 0;
@@ -233,7 +236,7 @@ pub fn gemm_ws(map_a: u64, map_b: u64, dims: Dims, mut c: DisjointSlice<u32>) {
         }
     } else {
         // Consumer warpgroup `wg` owns rows 64·wg… of the tile.
-        let wg = tid / 128;
+        let wg = warp_index / 4;
         let mut acc = wgmma::zeroed::<128>();
         let mut kb = 0;
         while kb < k_steps {
