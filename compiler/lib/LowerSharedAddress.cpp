@@ -3,7 +3,7 @@
 // mbarrier, TMA and wgmma name shared memory by its 32-bit address in the
 // .shared window, not by a generic pointer. `cuda_device::mbarrier` gets it
 // with `__oxide_stub_shared_address(ptr)`; this pass rewrites each call into
-//   ptrtoint (addrspacecast ptr to ptr addrspace(3)) to i32
+//   trunc (ptrtoint (addrspacecast ptr to ptr addrspace(3)) to i64) to i32
 // which NVPTX emits as `cvta.to.shared` (or, once AssignAddressSpaces has put
 // the static in addrspace(3) and O3 folded the casts, as the symbol's address
 // itself: `mov.u32 %r, SMEM;`). The pointer must point into shared memory
@@ -33,7 +33,9 @@ PreservedAnalyses LowerSharedAddressPass::run(Module &M, ModuleAnalysisManager &
     IRBuilder<> B(C);
     Value *Shared = B.CreateAddrSpaceCast(C->getArgOperand(0),
                                           PointerType::get(M.getContext(), SharedAddressSpace));
-    Value *Address = B.CreatePtrToInt(Shared, C->getType());
+    // Through i64 and a truncation: the data layout gives shared pointers
+    // 64 bits (the .shared window's addresses fit in 32).
+    Value *Address = B.CreateTrunc(B.CreatePtrToInt(Shared, B.getInt64Ty()), C->getType());
     C->replaceAllUsesWith(Address);
     C->eraseFromParent();
   }

@@ -38,14 +38,15 @@ define ptx_kernel void @pipeline(ptr %out, i64 %map, i32 %dst, i32 %bar, i32 %x,
 ; IR: call void asm sideeffect "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", "r,r,~{memory}"(i32 %bar, i32 16384) #[[C:[0-9]+]], !oxide.stub.asm
 ; IR: call void asm sideeffect "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [$0], [$1, {$3, $4}], [$2];", "r,l,r,r,r,~{memory}"(i32 %dst, i64 %map, i32 %bar, i32 %x, i32 %y)
 ; IR: call void asm sideeffect "{ .reg .pred p; OXIDE_WAIT: mbarrier.try_wait.parity.shared::cta.b64 p, [$0], $1; @!p bra OXIDE_WAIT; }"
-; IR: %done = call i32 asm sideeffect "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [$1], $2; selp.u32 $0, 1, 0, p; }", "=r,r,r,~{memory}"
+; IR: %[[DONE:[0-9]+]] = call i32 asm sideeffect "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [$1], $2; selp.u32 $0, 1, 0, p; }", "=r,r,r,~{memory}"
 ; IR: call void asm sideeffect "cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group [$0, {$2, $3, $4}], [$1];", "l,r,r,r,r,~{memory}"
 ; IR: attributes #[[C]] = { convergent }
 
 ; PTX-LABEL: .entry pipeline(
-; PTX: mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r{{[0-9]+}}], 16384;
+; PTX: mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r{{[0-9]+}}], %r{{[0-9]+}};
 ; PTX: cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r{{[0-9]+}}], [%rd{{[0-9]+}}, {%r{{[0-9]+}}, %r{{[0-9]+}}}], [%r{{[0-9]+}}];
-; PTX: mbarrier.try_wait.parity.shared::cta.b64 p, [%r{{[0-9]+}}], 0;
+; PTX: OXIDE_WAIT: mbarrier.try_wait.parity.shared::cta.b64 p, [%r{{[0-9]+}}], %r{{[0-9]+}}; @!p bra OXIDE_WAIT;
+; PTX: selp.u32
 ; PTX: wgmma.fence.sync.aligned;
 ; PTX: wgmma.commit_group.sync.aligned;
 ; PTX: wgmma.wait_group.sync.aligned 1;

@@ -1,5 +1,5 @@
 ; `shared_address(ptr)` becomes the pointer's 32-bit address in the .shared
-; window; once the static is in addrspace(3), O3 folds it to the symbol.
+; window (cvta.to.shared); for a shared static, the symbol's address.
 ; RUN: %oxide-opt -p lower-shared-address %s | FileCheck %s --check-prefix=IR
 ; RUN: %oxide-opt --ptx --arch sm_90 %s | FileCheck %s --check-prefix=PTX
 
@@ -17,12 +17,16 @@ define ptx_kernel void @init(ptr %out, ptr %p) {
   store i32 %b, ptr %out
   ret void
 }
-; IR: %a = ptrtoint ptr addrspace(3) addrspacecast (ptr @_ZN1k3BAR17h0000000000000000E to ptr addrspace(3)) to i32
+; IR: call void @__oxide_stub_mbarrier_init(i32 ptrtoint (ptr addrspace(3) addrspacecast (ptr @_ZN1k3BAR17h0000000000000000E to ptr addrspace(3)) to i32), i32 1)
 ; IR: %[[C:[0-9]+]] = addrspacecast ptr %p to ptr addrspace(3)
-; IR: %b = ptrtoint ptr addrspace(3) %[[C]] to i32
+; IR: %[[I:[0-9]+]] = ptrtoint ptr addrspace(3) %[[C]] to i64
+; IR: %[[T:[0-9]+]] = trunc i64 %[[I]] to i32
+; IR: store i32 %[[T]], ptr %out
 ; IR-NOT: __oxide_stub_shared_address
 
 ; PTX-LABEL: .entry init(
-; PTX: mov.b32 %r[[A:[0-9]+]], _ZN1k3BAR17h0000000000000000E;
+; PTX: mov.b64 %rd[[S:[0-9]+]], _ZN1k3BAR17h0000000000000000E;
+; PTX: cvt.u32.u64 %r[[A:[0-9]+]], %rd[[S]];
 ; PTX: mbarrier.init.shared::cta.b64 [%r[[A]]], %r{{[0-9]+}};
-; PTX: cvta.to.shared.u64
+; PTX: cvta.to.shared.u64 %rd[[G:[0-9]+]],
+; PTX: st.global.b32 [%rd{{[0-9]+}}], %rd[[G]];

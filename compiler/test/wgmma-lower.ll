@@ -29,11 +29,13 @@ declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
 declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)
 
 ; IR-LABEL: define ptx_kernel void @mma(
+; IR: %[[S0:[0-9]+]] = getelementptr inbounds float, ptr %acc, i32 0
+; IR-NEXT: %[[V0:[0-9]+]] = load float, ptr %[[S0]], align 4
 ; IR: %[[S3:[0-9]+]] = getelementptr inbounds float, ptr %acc, i32 3
-; IR: %[[V0:[0-9]+]] = load float, ptr %acc, align 4
-; IR: %[[R:[0-9]+]] = call { float, float, float, float } asm sideeffect "{\0A.reg .pred p;\0Asetp.ne.b32 p, $10, 0;\0Awgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {$0, $1, $2, $3}, $8, $9, p, 1, 1, 0, 0;\0A}", "=f,=f,=f,=f,0,1,2,3,l,l,r"(float %[[V0]], {{.*}}, i64 %da, i64 %db, i32 0) #[[ATTR:[0-9]+]], !oxide.stub.asm
+; IR-NEXT: %[[V3:[0-9]+]] = load float, ptr %[[S3]], align 4
+; IR-NEXT: %[[R:[0-9]+]] = call { float, float, float, float } asm sideeffect "{\0A.reg .pred p;\0Asetp.ne.b32 p, $10, 0;\0Awgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {$0, $1, $2, $3}, $8, $9, p, 1, 1, 0, 0;\0A}", "=f,=f,=f,=f,0,1,2,3,l,l,r"(float %[[V0]], float %{{[0-9]+}}, float %{{[0-9]+}}, float %[[V3]], i64 %da, i64 %db, i32 0) #[[ATTR:[0-9]+]], !oxide.stub.asm
 ; IR: %[[E3:[0-9]+]] = extractvalue { float, float, float, float } %[[R]], 3
-; IR: store float %[[E3]], ptr %[[S3]], align 4
+; IR-NEXT: store float %[[E3]], ptr %[[S3]], align 4
 ; IR-LABEL: define void @wide(
 ; IR: call { float, {{.*}} } asm sideeffect "{{.*}}wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {$0, {{.*}}, $127}, $256, $257, p, 1, 1, 0, 0;
 ; IR-SAME: "=f,{{.*}},=f,0,1,{{.*}},127,l,l,r"
@@ -47,8 +49,9 @@ declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)
 ; PTX-LABEL: .entry mma(
 ; PTX-NOT: .local
 ; PTX: setp.ne.b32 p, {{.*}}, 0;
-; PTX: wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%f[[A:[0-9]+]], %f{{[0-9]+}}, %f{{[0-9]+}}, %f{{[0-9]+}}}, %rd{{[0-9]+}}, %rd{{[0-9]+}}, p, 1, 1, 0, 0;
-; PTX: wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16
+; PTX: wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%r[[A:[0-9]+]], %r[[B:[0-9]+]], %r[[C:[0-9]+]], %r[[D:[0-9]+]]}, %rd{{[0-9]+}}, %rd{{[0-9]+}}, p, 1, 1, 0, 0;
+; The second one accumulates into the same registers, in place.
+; PTX: wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%r[[A]], %r[[B]], %r[[C]], %r[[D]]}
 ; PTX-NOT: ld.local
 ; PTX-NOT: st.local
 ; PTX: ret;
