@@ -203,7 +203,7 @@ pub fn gemm_ws(map_a: u64, map_b: u64, dims: Dims, mut c: DisjointSlice<u32>) {
     let id = thread::blockIdx_x();
     let group = id / (GROUP_M * n_tiles);
     let first_m = group * GROUP_M;
-    let rows = m_tiles.saturating_sub(first_m).clamp(1, GROUP_M);
+    let rows = m_tiles.saturating_sub(first_m).max(1).min(GROUP_M);
     let in_group = id % (GROUP_M * n_tiles);
     let m0 = (first_m + in_group % rows) * WS_BM;
     let n0 = (in_group / rows) * WS_BN;
@@ -577,11 +577,17 @@ fn main() -> ExitCode {
             None
         }
     };
-    // Arguments: sizes (default 4096 8192) and kernel names (simple, ws; default both).
+    // Arguments: sizes (default 4096 8192; 1024 in debug builds, which the
+    // GPU suite and compute-sanitizer run) and kernel names (simple, ws;
+    // default both).
     let args: Vec<String> = std::env::args().skip(1).collect();
     let sizes: Vec<u32> = args.iter().filter_map(|s| s.parse().ok()).collect();
     let kernels: Vec<String> = args.iter().filter(|s| s.parse::<u32>().is_err()).cloned().collect();
-    let sizes = if sizes.is_empty() { vec![4096, 8192] } else { sizes };
+    let sizes = match (sizes.is_empty(), cfg!(debug_assertions)) {
+        (false, _) => sizes,
+        (true, false) => vec![4096, 8192],
+        (true, true) => vec![1024],
+    };
     let mut all_ok = true;
     for s in sizes {
         let d = Dims { m: s, n: s, k: s };
