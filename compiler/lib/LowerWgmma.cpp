@@ -17,7 +17,9 @@
 // no local memory for the accumulators (compiler/test/wgmma-lower.ll).
 //
 // The asm is convergent, has side effects and carries `oxide.stub.asm`
-// (RejectUnsupported lets it through). Runs before LowerIntrinsicStubs,
+// (RejectUnsupported lets it through). wgmma exists on sm_90a only (not
+// sm_90, not sm_100): for any other --arch each call is an error naming the
+// Rust code, rather than a ptxas failure. Runs before LowerIntrinsicStubs,
 // which deletes the leftover Special stubs.
 //===----------------------------------------------------------------------===//
 #include "oxide/Passes.h"
@@ -106,10 +108,28 @@ void lowerCall(CallInst &C, const WgmmaShape &S) {
   C.eraseFromParent();
 }
 
+/// The error for a wgmma call on an architecture without it.
+Diagnostic wrongArchitecture(const CallInst &C, StringRef Arch) {
+  SourceLoc Loc = sourceLocation(&C);
+  // Inside cuda-device's wrapper: point at its caller, the user's code.
+  if (Loc.File.find("cuda-device/src/") != std::string::npos)
+    for (const User *U : C.getFunction()->users())
+      if (const auto *Caller = dyn_cast<CallInst>(U))
+        if (SourceLoc L = sourceLocation(Caller); !L.empty()) {
+          Loc = L;
+          break;
+        }
+  return {("wgmma needs sm_90a, but the kernels are being built for " + Arch).str(),
+          Loc.empty() ? "" : Loc.str(),
+          {"build with `--arch sm_90a` (wgmma is a Hopper-only feature: neither sm_90 nor "
+           "sm_100 has it)"}};
+}
+
 } // namespace
 
 PreservedAnalyses LowerWgmmaPass::run(Module &M, ModuleAnalysisManager &) {
   bool Changed = false;
+  bool Reported = false;
   for (Function &F : M) {
     std::optional<WgmmaShape> S = parseStubName(F.getName());
     if (!S)
@@ -118,8 +138,16 @@ PreservedAnalyses LowerWgmmaPass::run(Module &M, ModuleAnalysisManager &) {
     for (User *U : F.users())
       if (auto *C = dyn_cast<CallInst>(U); C && C->getCalledFunction() == &F)
         Calls.push_back(C);
-    for (CallInst *C : Calls)
+    for (CallInst *C : Calls) {
+      if (!Arch.empty() && Arch != "sm_90a") {
+        if (!Reported)
+          Diags.error(wrongArchitecture(*C, Arch));
+        Reported = true;
+        C->eraseFromParent();
+        continue;
+      }
       lowerCall(*C, *S);
+    }
     Changed |= !Calls.empty();
   }
   return Changed ? PreservedAnalyses::none() : PreservedAnalyses::all();

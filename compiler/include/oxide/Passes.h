@@ -84,8 +84,13 @@ struct LowerAtomicsPass : llvm::PassInfoMixin<LowerAtomicsPass> {
 
 /// LowerWgmma.cpp: the wgmma stubs → the instruction on the accumulator
 /// fragment, loaded before and stored after (SROA keeps it in registers).
+/// Arch: the --arch the kernels are built for; wgmma on anything but sm_90a
+/// is an error. Empty skips the check.
 struct LowerWgmmaPass : llvm::PassInfoMixin<LowerWgmmaPass> {
+  LowerWgmmaPass(DiagnosticSink &D, std::string Arch) : Diags(D), Arch(std::move(Arch)) {}
   llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
+  DiagnosticSink &Diags;
+  std::string Arch;
 };
 
 /// LowerSharedAddress.cpp: `shared_address(ptr)` → the 32-bit .shared address.

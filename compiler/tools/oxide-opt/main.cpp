@@ -39,7 +39,7 @@ static bool runPass(StringRef Name, Module &M, ModuleAnalysisManager &MAM, Diagn
   else if (Name == "lower-atomics")
     LowerAtomicsPass(smNumber(Arch)).run(M, MAM);
   else if (Name == "lower-wgmma")
-    LowerWgmmaPass().run(M, MAM);
+    LowerWgmmaPass(D, Arch).run(M, MAM);
   else if (Name == "lower-shared-address")
     LowerSharedAddressPass().run(M, MAM);
   else if (Name == "lower-intrinsic-stubs")
