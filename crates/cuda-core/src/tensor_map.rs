@@ -320,7 +320,7 @@ impl TensorMapBuilder {
         }
         let wide = self.interleave == TensorInterleave::B32;
         let required = if wide { 32 } else { 16 };
-        if self.address % required != 0 {
+        if !self.address.is_multiple_of(required) {
             return Err(BaseAlignment { address: self.address, required });
         }
         for (index, &size) in self.dims.iter().enumerate() {
@@ -332,7 +332,7 @@ impl TensorMapBuilder {
         let mut extent = self.dims[0] * esize;
         for (index, &stride) in self.strides.iter().enumerate() {
             let multiple = if wide { 32 } else { 16 };
-            if stride % multiple != 0 || stride >= 1 << 40 {
+            if !stride.is_multiple_of(multiple) || stride >= 1 << 40 {
                 return Err(Stride { index, stride, multiple });
             }
             if stride < extent {
@@ -347,7 +347,7 @@ impl TensorMapBuilder {
         }
         let inner = self.box_dims[0] as u64 * esize;
         if !interleaved {
-            if inner % 16 != 0 {
+            if !inner.is_multiple_of(16) {
                 return Err(InnerBoxBytes { bytes: inner });
             }
             if self.swizzle != TensorSwizzle::None && inner > self.swizzle.span() {

@@ -39,6 +39,7 @@ macro_rules! tma_copies {
         /// 128 bytes (1024 with a 128-byte swizzle), that nobody else uses
         /// until `bar`'s phase completes; `bar` expects the bytes.
         #[inline(always)]
+        #[allow(clippy::too_many_arguments)]
         pub unsafe fn $load(dst: u32, map: u64, bar: MBarrier, $($c: i32),+) {
             stubs::$load_stub(dst, map, bar.address(), $($c),+)
         }
