@@ -426,6 +426,9 @@ fn run_size(
 ) -> Result<bool, BoxError> {
     let wanted = |name: &str| kernels.is_empty() || kernels.iter().any(|k| k == name);
     let stream = ctx.default_stream();
+    if d.m % WS_BM != 0 || d.n % WS_BN != 0 || d.k % BK != 0 {
+        return Err(format!("the kernels need M % {WS_BM} = N % {WS_BN} = K % {BK} = 0, not {d:?}").into());
+    }
     let (m, n, k) = (d.m as usize, d.n as usize, d.k as usize);
     let a_host = random_bf16(m * k, 0x2545_f491_4f6c_dd1d ^ (m as u64));
     let b_host = random_bf16(n * k, 0x9e37_79b9_7f4a_7c15 ^ (n as u64));
