@@ -4,7 +4,8 @@
 #      linker's lit/FileCheck tests and cargo-oxide's GoogleTest tests;
 #   2. cargo test of the Rust crates, with the stable and the nightly toolchain;
 #   3. builds every example and GPU test program through the oxide device
-#      linker with both toolchains for sm_90; the linker runs ptxas on each PTX,
+#      linker with both toolchains for sm_90 (or the arch a program's Cargo.toml
+#      names); the linker runs ptxas on each PTX,
 #      so a build that passes has validated its kernels;
 #   4. runs the compile-fail tests (tests/reject/run.sh) with both toolchains:
 #      each case's build must fail with the error its `//~` lines expect;
@@ -35,11 +36,14 @@ for tc in stable nightly; do
 done
 
 export PATH="$root/build/bin:$PATH"
+# A program that needs another architecture says so in its Cargo.toml
+# (`[package.metadata.oxide] arch = "sm_90a"`: wgmma).
+arch_of() { a=$(sed -n 's/^arch *= *"\(.*\)"/\1/p' "$1/Cargo.toml" | head -1); echo "${a:-sm_90}"; }
 for tc in stable nightly; do
   for dir in examples/*/ tests/gpu/*/; do
-    name=$(basename "$dir")
-    step "cargo +$tc oxide build $name --arch sm_90" \
-      env CARGO_TARGET_DIR="$root/target/$tc" cargo "+$tc" oxide build "$name" --arch sm_90
+    name=$(basename "$dir"); arch=$(arch_of "$dir")
+    step "cargo +$tc oxide build $name --arch $arch" \
+      env CARGO_TARGET_DIR="$root/target/$tc" cargo "+$tc" oxide build "$name" --arch "$arch"
   done
 done
 

@@ -321,6 +321,8 @@ Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &
   LowerUnwindingPass().run(M, MAM);
   LowerPanicsPass().run(M, MAM);
   LowerAtomicStubsPass(Diags).run(M, MAM);
+  LowerWgmmaPass(Diags, Opts.Arch).run(M, MAM);
+  LowerSharedAddressPass().run(M, MAM);
   LowerIntrinsicStubsPass(Diags, smNumber(Opts.Arch)).run(M, MAM);
   AssignAddressSpacesPass().run(M, MAM);
   MapMathPass().run(M, MAM);

@@ -9,6 +9,8 @@
 //   LowerUnwinding       invoke → call; landing pads and personalities removed
 //   LowerPanics          core's panic functions → located report + trap
 //   LowerAtomicStubs     __oxide_stub_atomic_* → atomicrmw/cmpxchg/load/store with syncscope
+//   LowerWgmma           __oxide_stub_wgmma_* → wgmma.mma_async asm on register fragments
+//   LowerSharedAddress   __oxide_stub_shared_address → 32-bit .shared address
 //   LowerIntrinsicStubs  __oxide_stub_* → NVVM intrinsics (Stubs.def)
 //   AssignAddressSpaces  shared!/dynamic shared → addrspace(3), #[constant] → (4)
 //   MapMath              llvm.sin.f32 / cbrtf / … → libdevice __nv_* (MathFunctions.def)
@@ -78,6 +80,22 @@ struct LowerAtomicsPass : llvm::PassInfoMixin<LowerAtomicsPass> {
   explicit LowerAtomicsPass(unsigned TargetSM) : TargetSM(TargetSM) {}
   llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
   unsigned TargetSM;
+};
+
+/// LowerWgmma.cpp: the wgmma stubs → the instruction on the accumulator
+/// fragment, loaded before and stored after (SROA keeps it in registers).
+/// Arch: the --arch the kernels are built for; wgmma on anything but sm_90a
+/// is an error. Empty skips the check.
+struct LowerWgmmaPass : llvm::PassInfoMixin<LowerWgmmaPass> {
+  LowerWgmmaPass(DiagnosticSink &D, std::string Arch) : Diags(D), Arch(std::move(Arch)) {}
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
+  DiagnosticSink &Diags;
+  std::string Arch;
+};
+
+/// LowerSharedAddress.cpp: `shared_address(ptr)` → the 32-bit .shared address.
+struct LowerSharedAddressPass : llvm::PassInfoMixin<LowerSharedAddressPass> {
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
 };
 
 struct LowerIntrinsicStubsPass : llvm::PassInfoMixin<LowerIntrinsicStubsPass> {

@@ -38,6 +38,10 @@ static bool runPass(StringRef Name, Module &M, ModuleAnalysisManager &MAM, Diagn
     LowerAtomicStubsPass(D).run(M, MAM);
   else if (Name == "lower-atomics")
     LowerAtomicsPass(smNumber(Arch)).run(M, MAM);
+  else if (Name == "lower-wgmma")
+    LowerWgmmaPass(D, Arch).run(M, MAM);
+  else if (Name == "lower-shared-address")
+    LowerSharedAddressPass().run(M, MAM);
   else if (Name == "lower-intrinsic-stubs")
     LowerIntrinsicStubsPass(D, smNumber(Arch)).run(M, MAM);
   else if (Name == "assign-address-spaces")

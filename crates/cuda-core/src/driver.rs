@@ -130,6 +130,8 @@ driver_api! {
     cuModuleGetFunction(*mut CUfunction, CUmodule, *const c_char);
     cuFuncGetAttribute(*mut c_int, c_int, CUfunction);
     cuFuncSetAttribute(CUfunction, c_int, c_int);
+    cuTensorMapEncodeTiled(*mut c_void, c_uint, c_uint, *mut c_void, *const u64, *const u64, *const c_uint,
+                           *const c_uint, c_uint, c_uint, c_uint, c_uint);
     cuOccupancyMaxActiveBlocksPerMultiprocessor(*mut c_int, CUfunction, c_int, usize);
     cuOccupancyMaxPotentialBlockSize(*mut c_int, *mut c_int, CUfunction, CUoccupancyB2DSize, usize, c_int);
     cuLaunchKernel(CUfunction, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, CUstream,

@@ -79,6 +79,7 @@ mod error;
 mod memory;
 mod module;
 mod panic;
+pub mod tensor_map;
 
 pub use context::{CudaContext, CudaEvent, CudaStream, DeviceLimits};
 pub use device::Device;

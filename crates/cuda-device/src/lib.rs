@@ -28,10 +28,13 @@ mod constant;
 mod disjoint;
 pub mod fence;
 mod host;
+pub mod mbarrier;
 pub mod printf;
 pub mod shared;
 pub mod thread;
+pub mod tma;
 pub mod warp;
+pub mod wgmma;
 
 pub use cuda_macros::{constant, device, kernel};
 pub use constant::Constant;

@@ -1,0 +1,154 @@
+//===- LowerWgmma.cpp - wgmma stubs → wgmma.mma_async with register operands ===//
+//
+// `cuda_device::wgmma` multiplies tiles in shared memory into an accumulator
+// fragment that each thread of the warpgroup holds in registers: N/2 `f32`
+// for `wgmma.mma_async.sync.aligned.m64nNk16.f32.bf16.bf16` (up to 128). Rust
+// passes the fragment as `&mut [f32; N/2]`, so the stub
+// `__oxide_stub_wgmma_m64n<N>k16_f32_<bf16|f16>(acc, desc_a, desc_b, scale_d)`
+// gets a pointer. This pass rewrites each call into
+//   * N/2 loads of the fragment,
+//   * one inline asm of the instruction whose N/2 outputs ("=f") are tied to
+//     those loads ("0", "1", …: CUDA's "+f"), with the descriptors ("l") and
+//     `scale_d` ("r", turned into the instruction's predicate),
+//   * N/2 stores of the outputs back.
+// Nothing but these constant-offset loads and stores touches the pointer, so
+// once O3 inlines the wrapper into the kernel, SROA turns the array into
+// registers and the instruction reads and writes them in place: the PTX has
+// no local memory for the accumulators (compiler/test/wgmma-lower.ll).
+//
+// The asm is convergent, has side effects and carries `oxide.stub.asm`
+// (RejectUnsupported lets it through). wgmma exists on sm_90a only (not
+// sm_90, not sm_100): for any other --arch each call is an error naming the
+// Rust code, rather than a ptxas failure. Runs before LowerIntrinsicStubs,
+// which deletes the leftover Special stubs.
+//===----------------------------------------------------------------------===//
+#include "oxide/Passes.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/InlineAsm.h"
+#include "llvm/IR/Instructions.h"
+#include "llvm/IR/Module.h"
+
+using namespace llvm;
+using namespace oxide;
+
+namespace {
+
+/// The shape of one wgmma stub, from its name.
+struct WgmmaShape {
+  unsigned N = 0;      // 8…256, a multiple of 8
+  StringRef InputType; // "bf16" or "f16"
+};
+
+/// `__oxide_stub_wgmma_m64n<N>k16_f32_<type>` → its shape; nullopt otherwise.
+std::optional<WgmmaShape> parseStubName(StringRef Name) {
+  if (!Name.consume_front("__oxide_stub_wgmma_m64n"))
+    return std::nullopt;
+  auto [Digits, Rest] = Name.split('k');
+  WgmmaShape S;
+  if (Digits.getAsInteger(10, S.N) || S.N < 8 || S.N > 256 || S.N % 8 != 0)
+    return std::nullopt;
+  if (!Rest.consume_front("16_f32_") || (Rest != "bf16" && Rest != "f16"))
+    return std::nullopt;
+  S.InputType = Rest;
+  return S;
+}
+
+/// The PTX: a predicate from `scale_d`, then the instruction with the N/2
+/// accumulators $0…$(R-1); $R…$(2R-1) are the tied inputs (not named in the
+/// text), $2R and $2R+1 the descriptors, $2R+2 `scale_d`.
+std::string asmText(const WgmmaShape &S) {
+  unsigned R = S.N / 2;
+  std::string Text;
+  raw_string_ostream OS(Text);
+  OS << "{\n.reg .pred p;\nsetp.ne.b32 p, $" << 2 * R + 2 << ", 0;\n"
+     << "wgmma.mma_async.sync.aligned.m64n" << S.N << "k16.f32." << S.InputType << "."
+     << S.InputType << " {";
+  for (unsigned I = 0; I < R; ++I)
+    OS << (I ? ", $" : "$") << I;
+  OS << "}, $" << 2 * R << ", $" << 2 * R + 1 << ", p, 1, 1, 0, 0;\n}";
+  return Text;
+}
+
+std::string constraints(unsigned R) {
+  std::string C;
+  for (unsigned I = 0; I < R; ++I)
+    C += "=f,";
+  for (unsigned I = 0; I < R; ++I)
+    C += utostr(I) + ",";
+  return C + "l,l,r";
+}
+
+void lowerCall(CallInst &C, const WgmmaShape &S) {
+  LLVMContext &Ctx = C.getContext();
+  unsigned R = S.N / 2;
+  IRBuilder<> B(&C);
+  Type *F32 = B.getFloatTy();
+  Value *Acc = C.getArgOperand(0);
+  SmallVector<Value *> Slots, Args;
+  SmallVector<Type *> ArgTypes;
+  for (unsigned I = 0; I < R; ++I) {
+    Slots.push_back(B.CreateConstInBoundsGEP1_32(F32, Acc, I));
+    Args.push_back(B.CreateAlignedLoad(F32, Slots.back(), Align(4)));
+    ArgTypes.push_back(F32);
+  }
+  for (unsigned I = 1; I < 4; ++I) {
+    Args.push_back(C.getArgOperand(I));
+    ArgTypes.push_back(C.getArgOperand(I)->getType());
+  }
+  auto *Result = StructType::get(Ctx, SmallVector<Type *>(R, F32));
+  auto *Ty = FunctionType::get(Result, ArgTypes, false);
+  InlineAsm *Asm = InlineAsm::get(Ty, asmText(S), constraints(R), /*hasSideEffects=*/true);
+  CallInst *Mma = B.CreateCall(Ty, Asm, Args);
+  Mma->addFnAttr(Attribute::Convergent);
+  Mma->setMetadata(StubAsmMetadata, MDNode::get(Ctx, {}));
+  Mma->setDebugLoc(C.getDebugLoc());
+  for (unsigned I = 0; I < R; ++I)
+    B.CreateAlignedStore(B.CreateExtractValue(Mma, I), Slots[I], Align(4));
+  C.eraseFromParent();
+}
+
+/// The error for a wgmma call on an architecture without it.
+Diagnostic wrongArchitecture(const CallInst &C, StringRef Arch) {
+  SourceLoc Loc = sourceLocation(&C);
+  // Inside cuda-device's wrapper: point at its caller, the user's code.
+  if (Loc.File.find("cuda-device/src/") != std::string::npos)
+    for (const User *U : C.getFunction()->users())
+      if (const auto *Caller = dyn_cast<CallInst>(U))
+        if (SourceLoc L = sourceLocation(Caller); !L.empty()) {
+          Loc = L;
+          break;
+        }
+  return {("wgmma needs sm_90a, but the kernels are being built for " + Arch).str(),
+          Loc.empty() ? "" : Loc.str(),
+          {"build with `--arch sm_90a` (wgmma is a Hopper-only feature: neither sm_90 nor "
+           "sm_100 has it)"}};
+}
+
+} // namespace
+
+PreservedAnalyses LowerWgmmaPass::run(Module &M, ModuleAnalysisManager &) {
+  bool Changed = false;
+  bool Reported = false;
+  for (Function &F : M) {
+    std::optional<WgmmaShape> S = parseStubName(F.getName());
+    if (!S)
+      continue;
+    SmallVector<CallInst *> Calls;
+    for (User *U : F.users())
+      if (auto *C = dyn_cast<CallInst>(U); C && C->getCalledFunction() == &F)
+        Calls.push_back(C);
+    for (CallInst *C : Calls) {
+      if (!Arch.empty() && Arch != "sm_90a") {
+        if (!Reported)
+          Diags.error(wrongArchitecture(*C, Arch));
+        Reported = true;
+        C->eraseFromParent();
+        continue;
+      }
+      lowerCall(*C, *S);
+    }
+    Changed |= !Calls.empty();
+  }
+  return Changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
+}
