@@ -41,8 +41,9 @@ pub fn vecadd(gpu: &Gpu) -> Result<Vec<Row>, String> {
     };
     oxide()?;
     nvcc()?;
-    let t_ox = gpu.time_ms(3, 20, &mut oxide)?;
-    let t_nv = gpu.time_ms(3, 20, &mut nvcc)?;
+    let (t_ox, t_nv) = gpu.time_pair(3, 20, &mut oxide, &mut nvcc)?;
+    let mut copy = DeviceBuffer::<f32>::zeroed(s, N).map_err(de)?;
+    let (t_ox_again, t_copy) = gpu.time_pair(3, 20, &mut oxide, || copy.copy_from_device(s, &a_d).map_err(de))?;
     let got = c_ox.to_host_vec(s).map_err(de)?;
     check_identical("vecadd: oxide vs nvcc", &got, &c_nv.to_host_vec(s).map_err(de)?)?;
     for i in sample_indices(N, 1 << 16) {
@@ -50,17 +51,22 @@ pub fn vecadd(gpu: &Gpu) -> Result<Vec<Row>, String> {
             return Err(format!("vecadd: element {i} is {} but the CPU says {}", got[i], a[i] + b[i]));
         }
     }
-    let mut copy = DeviceBuffer::<f32>::zeroed(s, N).map_err(de)?;
-    let t_copy = gpu.time_ms(3, 20, || copy.copy_from_device(s, &a_d).map_err(de))?;
     let bytes = 12.0 * N as f64;
-    let (bw_ox, bw_copy) = (gbps(bytes, t_ox), gbps(8.0 * N as f64, t_copy));
+    let (bw_ox, bw_copy) = (gbps(bytes, t_ox_again), gbps(8.0 * N as f64, t_copy));
     Ok(vec![
-        row("vecadd", t_ox, "nvcc", t_nv, SAME_ALGORITHM, format!("{bw_ox:.0} GB/s vs {:.0}", gbps(bytes, t_nv))),
+        row(
+            "vecadd",
+            t_ox,
+            "nvcc",
+            t_nv,
+            SAME_ALGORITHM,
+            format!("{:.0} GB/s vs {:.0}", gbps(bytes, t_ox), gbps(bytes, t_nv)),
+        ),
         // The copy's time scaled to vecadd's 12 bytes per element, so the
         // ratio is vecadd's bandwidth over the copy's.
         row(
             "vecadd/copy-bandwidth",
-            t_ox,
+            t_ox_again,
             "memcpy",
             t_copy * 1.5,
             Target::SpeedAtLeast(0.8),
@@ -97,8 +103,7 @@ pub fn saxpy(gpu: &Gpu) -> Result<Vec<Row>, String> {
         }
     }
     let mut oxide = || launch_oxide(&mut y_ox);
-    let t_ox = gpu.time_ms(3, 20, &mut oxide)?;
-    let t_nv = gpu.time_ms(3, 20, &mut nvcc)?;
+    let (t_ox, t_nv) = gpu.time_pair(3, 20, &mut oxide, &mut nvcc)?;
     let bytes = 12.0 * N as f64;
     Ok(vec![row(
         "saxpy",
@@ -138,8 +143,7 @@ pub fn reduction(gpu: &Gpu) -> Result<Vec<Row>, String> {
     };
     oxide()?;
     nvcc()?;
-    let t_ox = gpu.time_ms(3, 30, &mut oxide)?;
-    let t_nv = gpu.time_ms(3, 30, &mut nvcc)?;
+    let (t_ox, t_nv) = gpu.time_pair(3, 30, &mut oxide, &mut nvcc)?;
     for (who, total) in [("oxide", &total_ox), ("nvcc", &total_nv)] {
         let gpu_sum = total.to_host_vec(s).map_err(de)?[0] as f64;
         // f32 partial sums of 2^28 terms: far inside 1e-5 of Σ|x|.
@@ -186,8 +190,7 @@ pub fn transpose(gpu: &Gpu) -> Result<Vec<Row>, String> {
     };
     oxide()?;
     nvcc()?;
-    let t_ox = gpu.time_ms(3, 20, &mut oxide)?;
-    let t_nv = gpu.time_ms(3, 20, &mut nvcc)?;
+    let (t_ox, t_nv) = gpu.time_pair(3, 20, &mut oxide, &mut nvcc)?;
     let mut want = vec![0f32; R * C];
     for r in 0..R {
         for c in 0..C {
@@ -225,8 +228,7 @@ pub fn softmax(gpu: &Gpu) -> Result<Vec<Row>, String> {
         || unsafe { RawArgs::new().u64(input.device_ptr()).usize(COLS).u64(out_nv.device_ptr()).launch(&f, cfg, s) };
     oxide()?;
     nvcc()?;
-    let t_ox = gpu.time_ms(3, 20, &mut oxide)?;
-    let t_nv = gpu.time_ms(3, 20, &mut nvcc)?;
+    let (t_ox, t_nv) = gpu.time_pair(3, 20, &mut oxide, &mut nvcc)?;
     let got = out_ox.to_host_vec(s).map_err(de)?;
     let theirs = out_nv.to_host_vec(s).map_err(de)?;
     // Both use CUDA's expf (libdevice's __nv_expf for oxide), so they agree
@@ -317,8 +319,7 @@ pub fn sgemm(gpu: &Gpu) -> Result<Vec<Row>, String> {
     };
     oxide()?;
     nvcc()?;
-    let t_ox = gpu.time_ms(1, 7, &mut oxide)?;
-    let t_nv = gpu.time_ms(1, 7, &mut nvcc)?;
+    let (t_ox, t_nv) = gpu.time_pair(1, 7, &mut oxide, &mut nvcc)?;
     let got = c_ox.to_host_vec(s).map_err(de)?;
     let dims = (M, N, K);
     check_gemm_sample("sgemm (oxide)", &got, dims, |i| a[i] as f64, |i| b[i] as f64, 1.0)?;
@@ -386,12 +387,26 @@ fn gemm_bf16(gpu: &Gpu, size: usize, seed: u64) -> Result<Vec<Row>, String> {
     let dims = (m, n, k);
     let name = format!("gemm_bf16_{size}");
     let repeats = if size > 4096 { 3 } else { 5 };
+    let f = gpu.nvcc.function("gemm_bf16").map_err(de)?;
+    let cfg = tiled_config(m, n);
     let mut oxide = || oxide_gemm_bf16(gpu, dims, &a_d, &b_d, &mut c_ox);
+    // SAFETY: gemm_bf16(size_t, size_t, size_t, const uint16_t*, const uint16_t*, float*).
+    let mut nvcc = || unsafe {
+        RawArgs::new()
+            .usize(m)
+            .usize(n)
+            .usize(k)
+            .u64(a_d.device_ptr())
+            .u64(b_d.device_ptr())
+            .u64(c_nv.device_ptr())
+            .launch(&f, cfg, s)
+    };
     oxide()?;
-    let t_ox = gpu.time_ms(1, repeats, &mut oxide)?;
-    let got = c_ox.to_host_vec(s).map_err(de)?;
+    nvcc()?;
+    let (t_ox, t_nv) = gpu.time_pair(1, repeats, &mut oxide, &mut nvcc)?;
     let (fa, fb) = (|i: usize| bf16_to_f32(a[i]) as f64, |i: usize| bf16_to_f32(b[i]) as f64);
-    check_gemm_sample(&format!("{name} (oxide)"), &got, dims, fa, fb, 1.0)?;
+    check_gemm_sample(&format!("{name} (oxide)"), &c_ox.to_host_vec(s).map_err(de)?, dims, fa, fb, 1.0)?;
+    check_gemm_sample(&format!("{name} (nvcc)"), &c_nv.to_host_vec(s).map_err(de)?, dims, fa, fb, 1.0)?;
     let flops = 2.0 * (m * n * k) as f64;
     let tflops = |ms: f64| flops / (ms * 1e-3) / 1e12;
     let mut rows = Vec::new();
@@ -416,22 +431,6 @@ fn gemm_bf16(gpu: &Gpu, size: usize, seed: u64) -> Result<Vec<Row>, String> {
         }
         Err(e) => eprintln!("{name}: cuBLAS skipped: {e}"),
     }
-    let f = gpu.nvcc.function("gemm_bf16").map_err(de)?;
-    let cfg = tiled_config(m, n);
-    // SAFETY: gemm_bf16(size_t, size_t, size_t, const uint16_t*, const uint16_t*, float*).
-    let mut nvcc = || unsafe {
-        RawArgs::new()
-            .usize(m)
-            .usize(n)
-            .usize(k)
-            .u64(a_d.device_ptr())
-            .u64(b_d.device_ptr())
-            .u64(c_nv.device_ptr())
-            .launch(&f, cfg, s)
-    };
-    nvcc()?;
-    let t_nv = gpu.time_ms(1, repeats, &mut nvcc)?;
-    check_gemm_sample(&format!("{name} (nvcc)"), &c_nv.to_host_vec(s).map_err(de)?, dims, fa, fb, 1.0)?;
     rows.push(row(
         &format!("{name}/nvcc"),
         t_ox,

@@ -46,22 +46,63 @@ impl Gpu {
         repeats: usize,
         mut work: impl FnMut() -> Result<(), String>,
     ) -> Result<f64, String> {
-        let e = |r: Result<(), cuda_core::DriverError>| r.map_err(|e| e.to_string());
         for _ in 0..warmup {
             work()?;
         }
-        e(self.stream.synchronize())?;
-        let start = self.ctx.new_event().map_err(|e| e.to_string())?;
-        let end = self.ctx.new_event().map_err(|e| e.to_string())?;
         let mut times = Vec::with_capacity(repeats);
         for _ in 0..repeats {
-            e(start.record(&self.stream))?;
-            work()?;
-            e(end.record(&self.stream))?;
-            e(end.synchronize())?;
-            times.push(start.elapsed_ms(&end).map_err(|e| e.to_string())? as f64);
+            times.push(self.time_once(&mut work)?);
         }
         Ok(median(&mut times))
+    }
+
+    /// The median times in milliseconds of `a` and `b`, measured in turns
+    /// (a, b, a, b, …) after `warmup` unmeasured runs of each, so that clock
+    /// changes and the state of the memory system fall on both alike.
+    pub fn time_pair(
+        &self,
+        warmup: usize,
+        repeats: usize,
+        mut a: impl FnMut() -> Result<(), String>,
+        mut b: impl FnMut() -> Result<(), String>,
+    ) -> Result<(f64, f64), String> {
+        for _ in 0..warmup {
+            a()?;
+            b()?;
+        }
+        let (mut ta, mut tb) = (Vec::with_capacity(repeats), Vec::with_capacity(repeats));
+        for _ in 0..repeats {
+            ta.push(self.time_once(&mut a)?);
+            tb.push(self.time_once(&mut b)?);
+        }
+        Ok((median(&mut ta), median(&mut tb)))
+    }
+
+    /// One run of `work` between two events, in milliseconds.
+    fn time_once(&self, work: &mut impl FnMut() -> Result<(), String>) -> Result<f64, String> {
+        let start = self.ctx.new_event().map_err(de)?;
+        let end = self.ctx.new_event().map_err(de)?;
+        start.record(&self.stream).map_err(de)?;
+        work()?;
+        end.record(&self.stream).map_err(de)?;
+        end.synchronize().map_err(de)?;
+        Ok(start.elapsed_ms(&end).map_err(de)? as f64)
+    }
+
+    /// Keeps the GPU busy for about `ms` milliseconds (memsets of 1 GiB),
+    /// so the first benchmark does not run at idle clocks.
+    pub fn warm_up(&self, ms: f64) -> Result<(), String> {
+        let mut buffer = cuda_core::DeviceBuffer::<u32>::zeroed(&self.stream, 1 << 28).map_err(de)?;
+        let start = std::time::Instant::now();
+        let mut value = 0u32;
+        while start.elapsed().as_secs_f64() * 1e3 < ms {
+            for _ in 0..8 {
+                value = value.wrapping_add(1);
+                buffer.fill(&self.stream, value).map_err(de)?;
+            }
+            self.stream.synchronize().map_err(de)?;
+        }
+        Ok(())
     }
 }
 

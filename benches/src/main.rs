@@ -108,6 +108,10 @@ fn run(selected: &[&Bench]) -> ExitCode {
                             Ok(b) => println!("cuBLAS: {}", b.path.display()),
                             Err(e) => println!("cuBLAS: not available ({e})"),
                         }
+                        if let Err(e) = g.warm_up(500.0) {
+                            eprintln!("error: warming up the GPU: {e}");
+                            return ExitCode::FAILURE;
+                        }
                         gpu = Some(g);
                     }
                     Err(e) => {
