@@ -199,15 +199,31 @@ pub fn transpose(gpu: &Gpu) -> Result<Vec<Row>, String> {
     }
     check_identical("transpose (oxide)", &out_ox.to_host_vec(s).map_err(de)?, &want)?;
     check_identical("transpose (nvcc)", &out_nv.to_host_vec(s).map_err(de)?, &want)?;
+    // The diagnostic variant (loads first), against the same nvcc kernel.
+    let mut out_lf = DeviceBuffer::<f32>::zeroed(s, R * C).map_err(de)?;
+    let mut loads_first =
+        || kernels::launch::transpose_loads_first(&gpu.oxide, s, cfg, &input, R, C, &mut out_lf).map_err(he);
+    let (t_lf, t_nv2) = gpu.time_pair(3, 20, &mut loads_first, &mut nvcc)?;
+    check_identical("transpose_loads_first (oxide)", &out_lf.to_host_vec(s).map_err(de)?, &want)?;
     let bytes = 8.0 * (R * C) as f64;
-    Ok(vec![row(
-        "transpose",
-        t_ox,
-        "nvcc",
-        t_nv,
-        SAME_ALGORITHM,
-        format!("{:.0} GB/s vs {:.0}", gbps(bytes, t_ox), gbps(bytes, t_nv)),
-    )])
+    Ok(vec![
+        row(
+            "transpose",
+            t_ox,
+            "nvcc",
+            t_nv,
+            SAME_ALGORITHM,
+            format!("{:.0} GB/s vs {:.0}", gbps(bytes, t_ox), gbps(bytes, t_nv)),
+        ),
+        row(
+            "transpose/loads-first",
+            t_lf,
+            "nvcc",
+            t_nv2,
+            Target::None,
+            format!("diagnostic: oxide's loads hoisted by hand; {:.0} GB/s", gbps(bytes, t_lf)),
+        ),
+    ])
 }
 
 /// Row softmax of a 4096×4096 matrix, one block per row.
@@ -327,14 +343,29 @@ pub fn sgemm(gpu: &Gpu) -> Result<Vec<Row>, String> {
     check_gemm_sample("sgemm (nvcc)", &theirs, dims, |i| a[i] as f64, |i| b[i] as f64, 1.0)?;
     let flops = 2.0 * (M * N * K) as f64;
     let tflops = |ms: f64| flops / (ms * 1e-3) / 1e12;
-    let mut rows = vec![row(
-        "sgemm",
-        t_ox,
-        "nvcc",
-        t_nv,
-        SAME_ALGORITHM,
-        format!("{:.2} TFLOP/s vs {:.2}", tflops(t_ox), tflops(t_nv)),
-    )];
+    let mut c_lf = DeviceBuffer::<f32>::zeroed(s, M * N).map_err(de)?;
+    let mut loads_first =
+        || kernels::launch::sgemm_loads_first(&gpu.oxide, s, cfg, M, N, K, &a_d, &b_d, &mut c_lf).map_err(he);
+    let (t_lf, t_nv2) = gpu.time_pair(1, 7, &mut loads_first, &mut nvcc)?;
+    check_gemm_sample("sgemm_loads_first (oxide)", &c_lf.to_host_vec(s).map_err(de)?, dims, |i| a[i] as f64, |i| b[i] as f64, 1.0)?;
+    let mut rows = vec![
+        row(
+            "sgemm",
+            t_ox,
+            "nvcc",
+            t_nv,
+            SAME_ALGORITHM,
+            format!("{:.2} TFLOP/s vs {:.2}", tflops(t_ox), tflops(t_nv)),
+        ),
+        row(
+            "sgemm/loads-first",
+            t_lf,
+            "nvcc",
+            t_nv2,
+            Target::None,
+            format!("diagnostic: oxide's loads hoisted by hand; {:.2} TFLOP/s", tflops(t_lf)),
+        ),
+    ];
     match gpu.cublas() {
         Ok(blas) => {
             // SAFETY: M·K, K·N and M·N floats.

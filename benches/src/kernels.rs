@@ -124,6 +124,108 @@ pub mod kernels {
         }
     }
 
+    /// [`transpose`] with its four loads issued before the first shared
+    /// store (each value kept in a register): a diagnostic variant, not
+    /// part of the comparison. nvcc schedules the plain version like this by
+    /// itself; oxide cannot while a bounds check's panic branch sits between
+    /// one element's store and the next one's load.
+    #[kernel]
+    pub fn transpose_loads_first(input: &[f32], rows: usize, cols: usize, mut out: DisjointSlice<f32>) {
+        const STRIDE: usize = TILE + 1;
+        shared! { static BUF: [f32; TILE * STRIDE]; }
+        let tx = thread::threadIdx_x() as usize;
+        let ty = thread::threadIdx_y() as usize;
+        let tile_row = thread::blockIdx_y() as usize * TILE;
+        let tile_col = thread::blockIdx_x() as usize * TILE;
+        let mut loaded = [None; ROWS_PER_THREAD];
+        for (i, value) in loaded.iter_mut().enumerate() {
+            let (row, col) = (tile_row + ty + i * BLOCK_ROWS, tile_col + tx);
+            if row < rows && col < cols {
+                *value = Some(input[row * cols + col]);
+            }
+        }
+        for (i, value) in loaded.iter().enumerate() {
+            if let Some(value) = *value {
+                // SAFETY: as in transpose.
+                unsafe { BUF.write((ty + i * BLOCK_ROWS) * STRIDE + tx, value) };
+            }
+        }
+        thread::sync_threads();
+        for i in 0..ROWS_PER_THREAD {
+            let r = ty + i * BLOCK_ROWS;
+            let (out_row, out_col) = (tile_col + r, tile_row + tx);
+            if out_row < cols && out_col < rows {
+                // SAFETY: as in transpose.
+                let value = unsafe { BUF.read(tx * STRIDE + r) };
+                let o = out_row * rows + out_col;
+                if o < out.len() {
+                    // SAFETY: as in transpose.
+                    unsafe { *out.get_unchecked_mut(o) = value };
+                }
+            }
+        }
+    }
+
+    /// [`sgemm`] with each step's eight loads issued before the first shared
+    /// store: the same diagnostic variant as [`transpose_loads_first`].
+    #[kernel]
+    pub fn sgemm_loads_first(m: usize, n: usize, k: usize, a: &[f32], b: &[f32], mut c: DisjointSlice<f32>) {
+        shared! {
+            static A_TILE: [f32; TILE * TILE];
+            static B_TILE: [f32; TILE * TILE];
+        }
+        let tx = thread::threadIdx_x() as usize;
+        let ty = thread::threadIdx_y() as usize;
+        let tile_row = thread::blockIdx_y() as usize * TILE;
+        let tile_col = thread::blockIdx_x() as usize * TILE;
+        let col = tile_col + tx;
+        let mut acc = [0.0f32; ROWS_PER_THREAD];
+        let mut k0 = 0;
+        while k0 < k {
+            let mut a_values = [0.0f32; ROWS_PER_THREAD];
+            let mut b_values = [0.0f32; ROWS_PER_THREAD];
+            for i in 0..ROWS_PER_THREAD {
+                let r = ty + i * BLOCK_ROWS;
+                let (a_row, a_col) = (tile_row + r, k0 + tx);
+                if a_row < m && a_col < k {
+                    a_values[i] = a[a_row * k + a_col];
+                }
+                let b_row = k0 + r;
+                if b_row < k && col < n {
+                    b_values[i] = b[b_row * n + col];
+                }
+            }
+            for i in 0..ROWS_PER_THREAD {
+                let r = ty + i * BLOCK_ROWS;
+                // SAFETY: as in sgemm.
+                unsafe {
+                    A_TILE.write(r * TILE + tx, a_values[i]);
+                    B_TILE.write(r * TILE + tx, b_values[i]);
+                }
+            }
+            thread::sync_threads();
+            for kk in 0..TILE {
+                // SAFETY: as in sgemm.
+                let b_value = unsafe { B_TILE.read(kk * TILE + tx) };
+                for (i, sum) in acc.iter_mut().enumerate() {
+                    // SAFETY: as in sgemm.
+                    let a_value = unsafe { A_TILE.read((ty + i * BLOCK_ROWS) * TILE + kk) };
+                    *sum = a_value.mul_add(b_value, *sum);
+                }
+            }
+            thread::sync_threads();
+            k0 += TILE;
+        }
+        for (i, sum) in acc.iter().enumerate() {
+            let row = tile_row + ty + i * BLOCK_ROWS;
+            let index = row * n + col;
+            if row < m && col < n && index < c.len() {
+                // SAFETY: in bounds; element (row, col) is this thread's alone.
+                unsafe { *c.get_unchecked_mut(index) = *sum };
+            }
+        }
+    }
+
     /// The maximum (`IS_MAX`) or sum of one value per thread over the block,
     /// in every thread: warp shuffles, one slot per warp in `scratch`, then
     /// shuffles again. Every thread of the block must call it.
