@@ -11,7 +11,10 @@
 #      each case's build must fail with the error its `//~` lines expect;
 #   5. checks that a cdylib's code finds its own embedded image (tests/cdylib);
 #   6. runs vecadd, which must build, then say plainly that no GPU is here
-#      (exit code 2), or pass where there is one.
+#      (exit code 2), or pass where there is one;
+#   7. builds the benchmarks (benches/, with nvcc's references), lists them,
+#      runs `cargo oxide bench vecadd` (exit 2 without a GPU) and the rebuild
+#      benchmark, which needs no GPU.
 # GPU runs themselves are scripts/build-gpu-suite.sh + the device machine.
 # The last line is the summary: "N passed, M failed".
 set -uo pipefail
@@ -60,6 +63,14 @@ run_vecadd() {
   [ $rc -eq 0 ] || [ $rc -eq 2 ]  # 2: built and validated, no GPU to launch on
 }
 step "cargo oxide run vecadd" run_vecadd
+
+bench_without_gpu() {
+  cargo oxide bench --list | grep -q '^sgemm ' || return 1
+  cargo oxide bench vecadd; local rc=$?
+  [ $rc -eq 0 ] || [ $rc -eq 2 ]  # 2: built, no GPU to run on
+}
+step "cargo oxide bench --list, and bench vecadd (exit 2 without a GPU)" bench_without_gpu
+step "cargo oxide bench rebuild (kernel edit → cargo oxide build vs nvcc)" cargo oxide bench rebuild
 
 echo
 for f in "${failures[@]}"; do echo "failed: $f"; done

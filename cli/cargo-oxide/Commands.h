@@ -9,6 +9,7 @@
 //   Doctor.cpp    doctor
 //   Debug.cpp     test, debug, sanitize
 //   New.cpp       new
+//   Bench.cpp     bench
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,6 +48,7 @@ int runNewCommand(const Options &Opts, const Context &Ctx);
 int runTestCommand(const Options &Opts, const Context &Ctx);
 int runDebugCommand(const Options &Opts, const Context &Ctx);
 int runSanitizeCommand(const Options &Opts, const Context &Ctx);
+int runBenchCommand(const Options &Opts, const Context &Ctx);
 
 /// Everything decided before cargo runs: which package, where the output
 /// goes, and the oxide settings.
@@ -127,6 +129,27 @@ std::optional<fs::path> findComputeSanitizer(const Environment &Env);
 std::vector<std::string> sassCommand(const std::optional<fs::path> &Nvdisasm,
                                      const std::optional<fs::path> &Cuobjdump,
                                      const fs::path &Cubin);
+
+/// The package that holds the benchmarks (<workspace>/benches).
+inline constexpr std::string_view BenchPackage = "oxide-bench";
+
+/// The architecture `bench` builds for without --arch: that of the nvcc
+/// references.
+inline constexpr std::string_view BenchDefaultArch = "sm_90";
+
+/// The options `bench` builds with: the package BenchPackage, release, and
+/// --arch or BenchDefaultArch.
+Options benchBuildOptions(const Options &Opts);
+
+/// `<Binary> [--list] [NAME] [ARGS…]`: the benchmark program's command line.
+std::vector<std::string> benchProgramCommand(const fs::path &Binary,
+                                             const Options &Opts);
+
+/// The benchmark program's environment: \p Base plus OXIDE_BENCH_ROOT (the
+/// workspace), OXIDE_BENCH_SCRATCH (<target>/oxide/bench-rebuild) and
+/// OXIDE_BENCH_CARGO_OXIDE (\p SelfExe), which the rebuild benchmark needs.
+Environment benchEnvironment(const Environment &Base, const BuildPlan &Plan,
+                             const std::optional<fs::path> &SelfExe);
 
 /// A human-readable size: "812 B", "48.2 KiB", "3.1 MiB".
 std::string formatSize(uintmax_t Bytes);

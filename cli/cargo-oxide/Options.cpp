@@ -35,6 +35,7 @@ enum AcceptFlags : unsigned {
   AcceptTool = 1u << 7,     ///< sanitize --tool T
   AcceptAsync = 1u << 8,    ///< new --async
   AcceptRuntime = 1u << 9,  ///< doctor --runtime
+  AcceptList = 1u << 10,    ///< bench --list
 };
 
 struct CommandSpec {
@@ -54,7 +55,7 @@ struct CommandSpec {
 constexpr unsigned BuildFlags =
     AcceptRelease | AcceptArch | AcceptVerbose | AcceptFeatures;
 
-constexpr std::array<CommandSpec, 10> Commands = {{
+constexpr std::array<CommandSpec, 11> Commands = {{
     {Command::New, "new", "NAME", true, AcceptAsync,
      "create a project with a vecadd kernel, ready for `cargo oxide run`",
      "Creates the directory NAME with a Cargo.toml that depends on the oxide\n"
@@ -118,6 +119,18 @@ constexpr std::array<CommandSpec, 10> Commands = {{
      "`compute-sanitizer --tool TOOL <binary> ARGS` and exits with its status.\n"
      "Without compute-sanitizer it prints the command to run on a GPU machine\n"
      "and exits with 2.\n"},
+    {Command::Bench, "bench", "[NAME]", false,
+     AcceptArch | AcceptVerbose | AcceptProgramArgs | AcceptList,
+     "run the benchmarks: oxide's kernels vs nvcc, cuBLAS, copy bandwidth",
+     "Builds <workspace>/benches (the package oxide-bench) with --release\n"
+     "through the device linker, for sm_90 unless --arch says otherwise; its\n"
+     "build script compiles the CUDA C++ references with nvcc -O3 -arch=sm_90.\n"
+     "Then runs the benchmark NAME, or all of them: oxide's kernel and its\n"
+     "reference in one process on one GPU (CUDA events, warm-up, median of\n"
+     "repeats), one line each with both times, the ratio and the target.\n"
+     "--list lists the benchmarks. Without a GPU everything is built, the\n"
+     "rebuild benchmark runs, and it exits with 2 saying there is no GPU.\n"
+     "Arguments after `--` go to the benchmark program.\n"},
     {Command::Clean, "clean", "[NAME]", false, AcceptRelease | AcceptVerbose,
      "remove build output (cargo clean, plus <target>/oxide)",
      "Without NAME runs `cargo clean` for the workspace and removes\n"
@@ -186,7 +199,8 @@ const std::string_view OptionsHelp =
     "      --full           debug: full device debug info, not only lines\n"
     "      --tool TOOL      sanitize: memcheck (default), racecheck, "
     "initcheck,\n"
-    "                       synccheck\n";
+    "                       synccheck\n"
+    "      --list           bench: list the benchmarks\n";
 
 } // namespace
 
@@ -272,6 +286,7 @@ std::string overviewHelp() {
       "  cargo +nightly oxide pipeline vecadd --arch sm_90\n"
       "  cargo oxide test vecadd -- --nocapture\n"
       "  cargo oxide sanitize vecadd --tool racecheck\n"
+      "  cargo oxide bench sgemm\n"
       "  cargo oxide doctor\n";
   return Text;
 }
@@ -317,6 +332,9 @@ std::string commandHelp(Command Cmd) {
   if (Spec->Accepts & AcceptAsync)
     Text += "      --async          a cuda-async template (not available "
             "yet)\n";
+  if (Spec->Accepts & AcceptList)
+    Text += "      --list           list the benchmarks and what each "
+            "measures\n";
   Text += "  -h, --help           show this help\n";
   return Text;
 }
@@ -460,6 +478,10 @@ Expected<Options> parseArguments(const std::vector<std::string> &Args) {
     }
     if (Arg == "--async" && Accepts(AcceptAsync)) {
       Opts.Async = true;
+      continue;
+    }
+    if (Arg == "--list" && Accepts(AcceptList)) {
+      Opts.List = true;
       continue;
     }
     if (Is(Arg, "--tool") && Accepts(AcceptTool)) {

@@ -35,6 +35,7 @@ enum class Command {
   Test,
   Debug,
   Sanitize,
+  Bench,
 };
 
 /// `debug`: how much device debug info the build keeps (OXIDE_DEVICE_DEBUG).
@@ -69,6 +70,8 @@ struct Options {
   bool RuntimeOnly = false;
   /// `new --async`: a template for cuda-async (not available yet).
   bool Async = false;
+  /// `bench --list`: list the benchmarks instead of running them.
+  bool List = false;
 };
 
 /// Parses the arguments after argv[0]. A leading "oxide" (how cargo invokes

@@ -50,6 +50,8 @@ int dispatch(const Options &Opts, const Context &Ctx) {
     return runDebugCommand(Opts, Ctx);
   case Command::Sanitize:
     return runSanitizeCommand(Opts, Ctx);
+  case Command::Bench:
+    return runBenchCommand(Opts, Ctx);
   }
   return 1;
 }

@@ -1,0 +1,69 @@
+//! Compiles the CUDA C++ references (`cuda/*.cu`) with
+//! `nvcc -O3 -arch=sm_90 -cubin` into `OUT_DIR`, where `src/reference.rs`
+//! embeds them with `include_bytes!`.
+//!
+//! nvcc is `$OXIDE_CUDA_PATH/bin/nvcc`, else `$CUDA_PATH/bin/nvcc`, else
+//! `/usr/local/cuda/bin/nvcc`, else `nvcc` on PATH. `OXIDE_BENCH_NVCC_ARCH`
+//! overrides the architecture (sm_90 by default: the references are tuned for
+//! nothing but compiled for the H200 the benchmarks run on). Without nvcc the
+//! build fails and says so: the benchmarks are comparisons, and half a
+//! comparison is no use.
+
+use std::env;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The references, each compiled to `<name>.cubin`.
+const SOURCES: &[&str] = &["kernels"];
+
+fn find_nvcc() -> Option<PathBuf> {
+    for var in ["OXIDE_CUDA_PATH", "CUDA_PATH"] {
+        if let Some(root) = env::var_os(var).filter(|v| !v.is_empty()) {
+            let nvcc = Path::new(&root).join("bin/nvcc");
+            if nvcc.is_file() {
+                return Some(nvcc);
+            }
+        }
+    }
+    let default = Path::new("/usr/local/cuda/bin/nvcc");
+    if default.is_file() {
+        return Some(default.to_path_buf());
+    }
+    env::var_os("PATH").and_then(|path| {
+        env::split_paths(&path).map(|dir| dir.join("nvcc")).find(|p| p.is_file())
+    })
+}
+
+fn main() {
+    println!("cargo:rerun-if-env-changed=OXIDE_CUDA_PATH");
+    println!("cargo:rerun-if-env-changed=CUDA_PATH");
+    println!("cargo:rerun-if-env-changed=OXIDE_BENCH_NVCC_ARCH");
+    let out = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let arch = env::var("OXIDE_BENCH_NVCC_ARCH").unwrap_or_else(|_| "sm_90".to_string());
+    let Some(nvcc) = find_nvcc() else {
+        eprintln!(
+            "error: oxide-bench needs nvcc to build its CUDA C++ references, and none was found \
+             ($OXIDE_CUDA_PATH/bin, $CUDA_PATH/bin, /usr/local/cuda/bin, PATH).\n\
+             hint: install the CUDA toolkit or set OXIDE_CUDA_PATH to its root"
+        );
+        std::process::exit(1);
+    };
+    for name in SOURCES {
+        let source = Path::new("cuda").join(format!("{name}.cu"));
+        println!("cargo:rerun-if-changed={}", source.display());
+        let cubin = out.join(format!("{name}.cubin"));
+        let status = Command::new(&nvcc)
+            .args(["-O3", &format!("-arch={arch}"), "-cubin", "-o"])
+            .arg(&cubin)
+            .arg(&source)
+            .status()
+            .unwrap_or_else(|e| panic!("cannot run {}: {e}", nvcc.display()));
+        if !status.success() {
+            eprintln!("error: `{} -O3 -arch={arch} -cubin {}` failed ({status})", nvcc.display(), source.display());
+            std::process::exit(1);
+        }
+    }
+    // Where the rebuild benchmark finds nvcc and the toolkit.
+    println!("cargo:rustc-env=OXIDE_BENCH_NVCC={}", nvcc.display());
+    println!("cargo:rustc-env=OXIDE_BENCH_NVCC_ARCH={arch}");
+}

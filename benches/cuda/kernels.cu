@@ -1,0 +1,218 @@
+// kernels.cu - the CUDA C++ twins of oxide's benchmark kernels.
+//
+// Part of oxide's benchmark harness (benches/). Every kernel here is the same
+// algorithm as the Rust kernel of the same name in src/kernels.rs: the same
+// block shape, the same tiling and the same work per thread, so that the ratio
+// the harness prints measures the compilers, not the algorithms. build.rs
+// compiles this file with `nvcc -O3 -arch=sm_90 -cubin`; the harness loads the
+// cubin through cuda-core and launches the kernels by their unmangled names.
+
+#include <cstddef>
+#include <cstdint>
+
+namespace {
+
+constexpr unsigned FullMask = 0xffffffffu;
+
+/// Side of the square tiles of transpose, SGEMM and the bf16 GEMM.
+constexpr int Tile = 32;
+/// Rows of threads in a tiled block (32 x 8 threads).
+constexpr int BlockRows = 8;
+constexpr int RowsPerThread = Tile / BlockRows;
+/// Threads per block of the reduction and of softmax.
+constexpr int ReduceBlock = 256;
+constexpr int SoftmaxBlock = 256;
+
+/// The sum over a full warp, in every lane (a butterfly of shfl.xor).
+__device__ __forceinline__ float warpSum(float V) {
+  for (int Offset = 16; Offset > 0; Offset /= 2)
+    V += __shfl_xor_sync(FullMask, V, Offset);
+  return V;
+}
+
+/// The maximum over a full warp, in every lane.
+__device__ __forceinline__ float warpMax(float V) {
+  for (int Offset = 16; Offset > 0; Offset /= 2) {
+    float Other = __shfl_xor_sync(FullMask, V, Offset);
+    V = Other > V ? Other : V;
+  }
+  return V;
+}
+
+/// A bf16 bit pattern widened to the f32 it denotes.
+__device__ __forceinline__ float bf16ToFloat(uint16_t Bits) {
+  return __uint_as_float(static_cast<uint32_t>(Bits) << 16);
+}
+
+} // namespace
+
+/// An empty kernel (launch overhead).
+extern "C" __global__ void empty() {}
+
+/// C[i] = A[i] + B[i], one thread per element.
+extern "C" __global__ void vecadd(const float *A, const float *B, float *C,
+                                  size_t N) {
+  size_t I = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (I < N)
+    C[I] = A[I] + B[I];
+}
+
+/// Y[i] = Alpha * X[i] + Y[i], one thread per element.
+extern "C" __global__ void saxpy(float Alpha, const float *X, float *Y,
+                                 size_t N) {
+  size_t I = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (I < N)
+    Y[I] = fmaf(Alpha, X[I], Y[I]);
+}
+
+/// Partial[blockIdx.x] = the sum of the block's grid-stride share of In.
+/// Launched with ReduceBlock threads per block.
+extern "C" __global__ void __launch_bounds__(ReduceBlock, 4)
+    block_sum(const float *In, size_t N, float *Partial) {
+  __shared__ float WarpSums[ReduceBlock / 32];
+  size_t Tid = threadIdx.x;
+  size_t Stride = static_cast<size_t>(gridDim.x) * ReduceBlock;
+  float Acc = 0.0f;
+  for (size_t I = blockIdx.x * ReduceBlock + Tid; I < N; I += Stride)
+    Acc += In[I];
+  float WarpTotal = warpSum(Acc);
+  if (Tid % 32 == 0)
+    WarpSums[Tid / 32] = WarpTotal;
+  __syncthreads();
+  if (Tid < 32) {
+    float V = Tid < ReduceBlock / 32 ? WarpSums[Tid] : 0.0f;
+    float Total = warpSum(V);
+    if (Tid == 0)
+      Partial[blockIdx.x] = Total;
+  }
+}
+
+/// Out (Cols x Rows) = the transpose of In (Rows x Cols), through a 32 x 33
+/// shared tile; 32 x 8 threads per block, four elements per thread.
+extern "C" __global__ void transpose(const float *In, size_t Rows, size_t Cols,
+                                     float *Out) {
+  __shared__ float Buf[Tile * (Tile + 1)];
+  size_t Tx = threadIdx.x, Ty = threadIdx.y;
+  size_t TileRow = static_cast<size_t>(blockIdx.y) * Tile;
+  size_t TileCol = static_cast<size_t>(blockIdx.x) * Tile;
+  for (int I = 0; I < RowsPerThread; ++I) {
+    size_t Row = TileRow + Ty + I * BlockRows, Col = TileCol + Tx;
+    if (Row < Rows && Col < Cols)
+      Buf[(Ty + I * BlockRows) * (Tile + 1) + Tx] = In[Row * Cols + Col];
+  }
+  __syncthreads();
+  for (int I = 0; I < RowsPerThread; ++I) {
+    size_t R = Ty + I * BlockRows;
+    size_t OutRow = TileCol + R, OutCol = TileRow + Tx;
+    if (OutRow < Cols && OutCol < Rows)
+      Out[OutRow * Rows + OutCol] = Buf[Tx * (Tile + 1) + R];
+  }
+}
+
+/// The block-wide combination of one value per thread with a warp reduction,
+/// shared memory and a second warp reduction; every thread gets the result.
+template <bool IsMax>
+__device__ __forceinline__ float blockReduce(float V, float *Scratch) {
+  int Tid = threadIdx.x;
+  V = IsMax ? warpMax(V) : warpSum(V);
+  if (Tid % 32 == 0)
+    Scratch[Tid / 32] = V;
+  __syncthreads();
+  float W = Tid % 32 < SoftmaxBlock / 32 ? Scratch[Tid % 32]
+                                         : (IsMax ? -INFINITY : 0.0f);
+  W = IsMax ? warpMax(W) : warpSum(W);
+  __syncthreads(); // Scratch is reused by the next reduction.
+  return W;
+}
+
+/// Out[row] = softmax(In[row]) for a row-major Rows x Cols matrix; one block
+/// of SoftmaxBlock threads per row, each thread striding over the columns:
+/// the row maximum, the sum of exp(x - max), then exp(x - max) / sum.
+extern "C" __global__ void softmax(const float *In, size_t Cols, float *Out) {
+  __shared__ float Scratch[SoftmaxBlock / 32];
+  size_t Row = blockIdx.x;
+  const float *X = In + Row * Cols;
+  float *Y = Out + Row * Cols;
+  float Max = -INFINITY;
+  for (size_t J = threadIdx.x; J < Cols; J += SoftmaxBlock)
+    Max = X[J] > Max ? X[J] : Max;
+  Max = blockReduce<true>(Max, Scratch);
+  float Sum = 0.0f;
+  for (size_t J = threadIdx.x; J < Cols; J += SoftmaxBlock)
+    Sum += expf(X[J] - Max);
+  Sum = blockReduce<false>(Sum, Scratch);
+  float Inv = 1.0f / Sum;
+  for (size_t J = threadIdx.x; J < Cols; J += SoftmaxBlock)
+    Y[J] = expf(X[J] - Max) * Inv;
+}
+
+/// C (M x N) = A (M x K) . B (K x N), row-major f32; 32 x 8 threads compute a
+/// 32 x 32 tile of C, four rows per thread, stepping along K by 32.
+extern "C" __global__ void sgemm(size_t M, size_t N, size_t K, const float *A,
+                                 const float *B, float *C) {
+  __shared__ float ATile[Tile * Tile];
+  __shared__ float BTile[Tile * Tile];
+  size_t Tx = threadIdx.x, Ty = threadIdx.y;
+  size_t TileRow = static_cast<size_t>(blockIdx.y) * Tile;
+  size_t TileCol = static_cast<size_t>(blockIdx.x) * Tile;
+  size_t Col = TileCol + Tx;
+  float Acc[RowsPerThread] = {};
+  for (size_t K0 = 0; K0 < K; K0 += Tile) {
+    for (int I = 0; I < RowsPerThread; ++I) {
+      size_t R = Ty + I * BlockRows;
+      size_t ARow = TileRow + R, ACol = K0 + Tx;
+      ATile[R * Tile + Tx] = ARow < M && ACol < K ? A[ARow * K + ACol] : 0.0f;
+      size_t BRow = K0 + R;
+      BTile[R * Tile + Tx] = BRow < K && Col < N ? B[BRow * N + Col] : 0.0f;
+    }
+    __syncthreads();
+    for (int KK = 0; KK < Tile; ++KK) {
+      float BValue = BTile[KK * Tile + Tx];
+      for (int I = 0; I < RowsPerThread; ++I)
+        Acc[I] = fmaf(ATile[(Ty + I * BlockRows) * Tile + KK], BValue, Acc[I]);
+    }
+    __syncthreads();
+  }
+  for (int I = 0; I < RowsPerThread; ++I) {
+    size_t Row = TileRow + Ty + I * BlockRows;
+    if (Row < M && Col < N)
+      C[Row * N + Col] = Acc[I];
+  }
+}
+
+/// The same tiling as sgemm with bf16 inputs (bit patterns) widened to f32
+/// when a tile is loaded, f32 accumulation and an f32 result.
+extern "C" __global__ void gemm_bf16(size_t M, size_t N, size_t K,
+                                     const uint16_t *A, const uint16_t *B,
+                                     float *C) {
+  __shared__ float ATile[Tile * Tile];
+  __shared__ float BTile[Tile * Tile];
+  size_t Tx = threadIdx.x, Ty = threadIdx.y;
+  size_t TileRow = static_cast<size_t>(blockIdx.y) * Tile;
+  size_t TileCol = static_cast<size_t>(blockIdx.x) * Tile;
+  size_t Col = TileCol + Tx;
+  float Acc[RowsPerThread] = {};
+  for (size_t K0 = 0; K0 < K; K0 += Tile) {
+    for (int I = 0; I < RowsPerThread; ++I) {
+      size_t R = Ty + I * BlockRows;
+      size_t ARow = TileRow + R, ACol = K0 + Tx;
+      ATile[R * Tile + Tx] =
+          ARow < M && ACol < K ? bf16ToFloat(A[ARow * K + ACol]) : 0.0f;
+      size_t BRow = K0 + R;
+      BTile[R * Tile + Tx] =
+          BRow < K && Col < N ? bf16ToFloat(B[BRow * N + Col]) : 0.0f;
+    }
+    __syncthreads();
+    for (int KK = 0; KK < Tile; ++KK) {
+      float BValue = BTile[KK * Tile + Tx];
+      for (int I = 0; I < RowsPerThread; ++I)
+        Acc[I] = fmaf(ATile[(Ty + I * BlockRows) * Tile + KK], BValue, Acc[I]);
+    }
+    __syncthreads();
+  }
+  for (int I = 0; I < RowsPerThread; ++I) {
+    size_t Row = TileRow + Ty + I * BlockRows;
+    if (Row < M && Col < N)
+      C[Row * N + Col] = Acc[I];
+  }
+}

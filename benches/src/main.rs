@@ -1,0 +1,181 @@
+//! oxide-bench: oxide's Rust kernels against references, on one GPU, in one
+//! process. Run through `cargo oxide bench [NAME] [--list]`.
+//!
+//! Every GPU benchmark runs oxide's kernel and its reference on the same
+//! stream: the CUDA C++ twin of the same algorithm compiled by nvcc (`cuda/`,
+//! built by build.rs), cuBLAS for the GEMMs, a device copy for bandwidth, or
+//! raw `cuLaunchKernel` for launch overhead. Each checks its results first,
+//! then times with CUDA events: warm-up runs, then the median of repeats.
+//! One line per comparison: both times, the ratio and the target.
+//!
+//! The rebuild benchmark needs no GPU. Without a GPU the others are not run
+//! and the program exits with 2 after saying so.
+
+mod benches;
+mod cublas;
+mod harness;
+mod kernels;
+mod rebuild;
+mod reference;
+
+use harness::{header, Gpu, Row};
+use std::process::ExitCode;
+
+/// How a benchmark runs.
+enum Runner {
+    /// On the GPU.
+    Gpu(fn(&Gpu) -> Result<Vec<Row>, String>),
+    /// On the host (the rebuild benchmark).
+    Host,
+}
+
+struct Bench {
+    name: &'static str,
+    about: &'static str,
+    runner: Runner,
+}
+
+const BENCHES: &[Bench] = &[
+    Bench { name: "vecadd", about: "c = a + b, 2^28 f32; vs nvcc and vs device copy bandwidth", runner: Runner::Gpu(benches::vecadd) },
+    Bench { name: "saxpy", about: "y = a·x + y, 2^28 f32; vs nvcc", runner: Runner::Gpu(benches::saxpy) },
+    Bench { name: "reduction", about: "sum of 2^28 f32 (block sums, then one block); vs nvcc", runner: Runner::Gpu(benches::reduction) },
+    Bench { name: "transpose", about: "8192² f32 through 32×33 shared tiles; vs nvcc", runner: Runner::Gpu(benches::transpose) },
+    Bench { name: "softmax", about: "row softmax of 4096×4096 f32, one block per row; vs nvcc", runner: Runner::Gpu(benches::softmax) },
+    Bench { name: "sgemm", about: "4096³ f32 GEMM, 32×32 shared tiles; vs nvcc (and cuBLAS)", runner: Runner::Gpu(benches::sgemm) },
+    Bench { name: "gemm_bf16_4096", about: "4096³ bf16 GEMM, f32 accumulation; vs cuBLAS (and nvcc)", runner: Runner::Gpu(benches::gemm_bf16_4096) },
+    Bench { name: "gemm_bf16_8192", about: "8192³ bf16 GEMM, f32 accumulation; vs cuBLAS (and nvcc)", runner: Runner::Gpu(benches::gemm_bf16_8192) },
+    Bench { name: "launch", about: "10000 empty launches: typed launchers vs raw cuLaunchKernel", runner: Runner::Gpu(benches::launch) },
+    Bench { name: "rebuild", about: "cargo oxide build after a kernel edit vs nvcc (no GPU needed)", runner: Runner::Host },
+];
+
+fn usage() -> String {
+    "usage: oxide-bench [--list] [NAME...]  (normally: cargo oxide bench [NAME] [--list])".to_string()
+}
+
+fn main() -> ExitCode {
+    let mut names = Vec::new();
+    for arg in std::env::args().skip(1) {
+        match arg.as_str() {
+            "--list" => {
+                for b in BENCHES {
+                    println!("{:<16} {}", b.name, b.about);
+                }
+                return ExitCode::SUCCESS;
+            }
+            "-h" | "--help" => {
+                println!("{}", usage());
+                return ExitCode::SUCCESS;
+            }
+            _ if arg.starts_with('-') => {
+                eprintln!("error: unknown option `{arg}`\n{}", usage());
+                return ExitCode::FAILURE;
+            }
+            _ => names.push(arg),
+        }
+    }
+    let mut selected: Vec<&Bench> = Vec::new();
+    for name in &names {
+        match BENCHES.iter().find(|b| b.name == name) {
+            Some(b) => selected.push(b),
+            None => {
+                let all: Vec<&str> = BENCHES.iter().map(|b| b.name).collect();
+                eprintln!("error: no benchmark named `{name}`\nhint: the benchmarks are: {}", all.join(", "));
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    if selected.is_empty() {
+        selected = BENCHES.iter().collect();
+    }
+    run(&selected)
+}
+
+fn run(selected: &[&Bench]) -> ExitCode {
+    let wants_gpu = selected.iter().any(|b| matches!(b.runner, Runner::Gpu(_)));
+    // The GPU, or why there is none (a reason to exit with 2, not a failure).
+    let mut no_gpu = None;
+    let mut gpu = None;
+    if wants_gpu {
+        match cuda_core::CudaContext::new(0) {
+            Ok(ctx) => {
+                let name = ctx.name().unwrap_or_default();
+                let (major, minor) = ctx.compute_capability().unwrap_or((0, 0));
+                let driver = cuda_core::driver_version().map(|(a, b)| format!("{a}.{b}")).unwrap_or_default();
+                println!("GPU: {name} (sm_{major}{minor}), driver CUDA {driver}; nvcc references built for {}", reference::NVCC_ARCH);
+                match Gpu::open(ctx) {
+                    Ok(g) => {
+                        match &g.cublas {
+                            Ok(b) => println!("cuBLAS: {}", b.path.display()),
+                            Err(e) => println!("cuBLAS: not available ({e})"),
+                        }
+                        if let Err(e) = g.warm_up(500.0) {
+                            eprintln!("error: warming up the GPU: {e}");
+                            return ExitCode::FAILURE;
+                        }
+                        gpu = Some(g);
+                    }
+                    Err(e) => {
+                        eprintln!("error: {e}");
+                        return ExitCode::FAILURE;
+                    }
+                }
+            }
+            Err(e) if matches!(e.kind(), cuda_core::ErrorKind::DriverNotFound | cuda_core::ErrorKind::NoDevice) => {
+                no_gpu = Some(e.to_string());
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+
+    if gpu.is_some() || selected.iter().any(|b| matches!(b.runner, Runner::Host)) {
+        println!("{}", header());
+    }
+    let mut failures = Vec::new();
+    let mut missed = Vec::new();
+    for bench in selected {
+        let rows = match (&bench.runner, &gpu) {
+            (Runner::Gpu(_), None) => continue,
+            (Runner::Gpu(f), Some(g)) => f(g),
+            (Runner::Host, _) => match rebuild::rebuild() {
+                Ok(rows) => Ok(rows),
+                Err(Ok(rebuild::Skipped(why))) => {
+                    println!("{:<22} skipped: {why}", bench.name);
+                    continue;
+                }
+                Err(Err(e)) => Err(e),
+            },
+        };
+        match rows {
+            Ok(rows) => {
+                for r in rows {
+                    println!("{}", r.format());
+                    if r.met() == Some(false) {
+                        missed.push(r.name.clone());
+                    }
+                }
+            }
+            Err(e) => {
+                println!("{:<22} FAILED: {e}", bench.name);
+                failures.push(bench.name);
+            }
+        }
+    }
+    if !missed.is_empty() {
+        println!("targets missed: {}", missed.join(", "));
+    }
+    if !failures.is_empty() {
+        eprintln!("error: {} benchmark(s) failed: {}", failures.len(), failures.join(", "));
+        return ExitCode::FAILURE;
+    }
+    if let Some(why) = no_gpu {
+        eprintln!("{why}");
+        eprintln!(
+            "no GPU: the benchmarks were built (oxide's PTX and nvcc's cubin), but the GPU ones could not run here"
+        );
+        return ExitCode::from(cuda_host::NO_GPU_EXIT_CODE);
+    }
+    ExitCode::SUCCESS
+}

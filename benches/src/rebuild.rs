@@ -1,0 +1,159 @@
+//! The rebuild benchmark (no GPU needed): how long `cargo oxide build
+//! --release` takes after a kernel's source was edited, against `nvcc`
+//! building the equivalent CUDA C++ program.
+//!
+//! A scratch crate (`rebuild/vecadd.rs`, depending on this tree's oxide
+//! crates) lives in `<target>/oxide/bench-rebuild/` and is built once
+//! untimed, so its dependencies are built. Each timed round edits the kernel
+//! (the operands of the addition marked `EDIT` change places, a real change of
+//! the kernel) and rebuilds; likewise `rebuild/vecadd.cu` with nvcc. The
+//! median of the rounds is reported.
+//!
+//! It needs cargo-oxide and the oxide source tree, which `cargo oxide bench`
+//! passes in `OXIDE_BENCH_CARGO_OXIDE` and `OXIDE_BENCH_ROOT`; without them
+//! (on a GPU machine with no Rust) it is skipped.
+
+use crate::harness::{median, Row, Target};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+const PROGRAM_RS: &str = include_str!("../rebuild/vecadd.rs");
+const PROGRAM_CU: &str = include_str!("../rebuild/vecadd.cu");
+/// Timed rounds of each side.
+const ROUNDS: usize = 3;
+
+/// Why the benchmark could not run where it is not an error.
+pub struct Skipped(pub String);
+
+/// The source with the operands of the `EDIT` line swapped in odd rounds.
+fn variant(source: &str, round: usize, from: &str, to: &str) -> String {
+    assert!(source.contains(from), "the rebuild template lost its EDIT line");
+    if round % 2 == 1 {
+        source.replacen(from, to, 1)
+    } else {
+        source.to_string()
+    }
+}
+
+fn write_if_changed(path: &Path, text: &str) -> Result<(), String> {
+    if std::fs::read_to_string(path).ok().as_deref() == Some(text) {
+        return Ok(());
+    }
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+/// Runs `command`, returning its wall time in seconds; its output is shown
+/// only when it fails.
+fn timed(mut command: Command, what: &str) -> Result<f64, String> {
+    let start = Instant::now();
+    let out = command
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("{what}: cannot run {:?}: {e}", command.get_program()))?;
+    let seconds = start.elapsed().as_secs_f64();
+    if !out.status.success() {
+        return Err(format!(
+            "{what} failed ({}):\n{}{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(seconds)
+}
+
+/// The benchmark; `Err(Ok(Skipped))` when it cannot run here.
+pub fn rebuild() -> Result<Vec<Row>, Result<Skipped, String>> {
+    let skip = |why: &str| Err(Ok(Skipped(why.to_string())));
+    let Some(cargo_oxide) = std::env::var_os("OXIDE_BENCH_CARGO_OXIDE").map(PathBuf::from) else {
+        return skip("needs cargo-oxide and the oxide sources: run `cargo oxide bench rebuild` on a machine with Rust");
+    };
+    let Some(root) = std::env::var_os("OXIDE_BENCH_ROOT").map(PathBuf::from) else {
+        return skip("OXIDE_BENCH_ROOT (the oxide source tree) is not set");
+    };
+    let nvcc = PathBuf::from(env!("OXIDE_BENCH_NVCC"));
+    if !nvcc.is_file() {
+        return skip("nvcc is not here");
+    }
+    let arch = crate::reference::NVCC_ARCH;
+    let scratch = std::env::var_os("OXIDE_BENCH_SCRATCH")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target/oxide/bench-rebuild"));
+    let crates = root.join("crates");
+    let manifest = format!(
+        "[package]\nname = \"rebuild_vecadd\"\nversion = \"0.1.0\"\nedition = \"2021\"\npublish = false\n\n\
+         [dependencies]\n\
+         cuda-device = {{ path = {:?} }}\ncuda-core = {{ path = {:?} }}\ncuda-host = {{ path = {:?} }}\n\n\
+         # A workspace of its own, outside oxide's.\n[workspace]\n",
+        crates.join("cuda-device"),
+        crates.join("cuda-core"),
+        crates.join("cuda-host"),
+    );
+    let err = |e: String| Err(Err(e));
+    if let Err(e) = write_if_changed(&scratch.join("Cargo.toml"), &manifest) {
+        return err(e);
+    }
+    let main_rs = scratch.join("src/main.rs");
+    let build = || {
+        let mut c = Command::new(&cargo_oxide);
+        c.args(["build", "--release", "--arch", arch])
+            .current_dir(&scratch)
+            .env("CARGO_TARGET_DIR", scratch.join("target"));
+        c
+    };
+
+    // Untimed: the dependencies, and a build of the first variant.
+    eprintln!("rebuild: building the scratch crate once (untimed) in {}", scratch.display());
+    let (rs_from, rs_to) = ("a[i] + b[i]; // EDIT", "b[i] + a[i]; // EDIT");
+    let (cu_from, cu_to) = ("A[I] + B[I]; // EDIT", "B[I] + A[I]; // EDIT");
+    if let Err(e) = write_if_changed(&main_rs, &variant(PROGRAM_RS, 0, rs_from, rs_to)) {
+        return err(e);
+    }
+    if let Err(e) = timed(build(), "the untimed scratch build") {
+        return err(e);
+    }
+    let mut oxide = Vec::new();
+    for round in 1..=ROUNDS {
+        if let Err(e) = std::fs::write(&main_rs, variant(PROGRAM_RS, round, rs_from, rs_to)) {
+            return err(format!("cannot write {}: {e}", main_rs.display()));
+        }
+        match timed(build(), "cargo oxide build --release (after an edit)") {
+            Ok(t) => oxide.push(t),
+            Err(e) => return err(e),
+        }
+    }
+
+    let cu = scratch.join("vecadd.cu");
+    let nvcc_build = || {
+        let mut c = Command::new(&nvcc);
+        c.args(["-O3", &format!("-arch={arch}"), "-o"]).arg(scratch.join("vecadd_nvcc")).arg(&cu);
+        c
+    };
+    let mut reference = Vec::new();
+    // Round 0 is untimed: the first nvcc run pays for reading the toolkit
+    // from disk, which cargo's untimed build also did for rustc.
+    for round in 0..=ROUNDS {
+        if let Err(e) = std::fs::write(&cu, variant(PROGRAM_CU, round, cu_from, cu_to)) {
+            return err(format!("cannot write {}: {e}", cu.display()));
+        }
+        match timed(nvcc_build(), "nvcc") {
+            Ok(t) if round > 0 => reference.push(t),
+            Ok(_) => {}
+            Err(e) => return err(e),
+        }
+    }
+    let (t_ox, t_nv) = (median(&mut oxide), median(&mut reference));
+    Ok(vec![Row {
+        name: "rebuild".into(),
+        oxide: t_ox,
+        unit: "s",
+        reference: "nvcc".into(),
+        reference_time: t_nv,
+        target: Target::TimeRatio,
+        note: format!("after editing the kernel; median of {ROUNDS}; cargo oxide build --release vs nvcc -O3 -arch={arch}"),
+    }])
+}

@@ -1,0 +1,144 @@
+//! The references: the nvcc-compiled twins (embedded cubin) and raw
+//! `cuLaunchKernel` through a `dlopen` of the driver.
+
+use cuda_core::{launch_kernel, CudaContext, CudaFunction, CudaModule, CudaStream, LaunchConfig};
+use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
+use std::sync::Arc;
+
+/// `cuda/kernels.cu` compiled by build.rs with `nvcc -O3 -arch=sm_90 -cubin`.
+pub static KERNELS_CUBIN: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/kernels.cubin"));
+
+/// The architecture build.rs gave nvcc.
+pub const NVCC_ARCH: &str = env!("OXIDE_BENCH_NVCC_ARCH");
+
+/// Loads the embedded cubin of the CUDA C++ twins.
+pub fn load(ctx: &Arc<CudaContext>) -> Result<Arc<CudaModule>, String> {
+    ctx.load_module_image(KERNELS_CUBIN)
+        .map_err(|e| format!("cannot load the nvcc cubin ({NVCC_ARCH}): {e}"))
+}
+
+/// The arguments of one raw launch, each stored in an 8-byte slot (every
+/// parameter of the twins is a pointer, a `size_t` or a `float`).
+#[derive(Default)]
+pub struct RawArgs {
+    slots: Vec<[u8; 8]>,
+}
+
+impl RawArgs {
+    /// No arguments yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A device pointer or a `size_t`.
+    pub fn u64(mut self, value: u64) -> Self {
+        self.slots.push(value.to_le_bytes());
+        self
+    }
+
+    /// A `size_t`.
+    pub fn usize(self, value: usize) -> Self {
+        self.u64(value as u64)
+    }
+
+    /// A `float` (the driver copies its 4 bytes from the start of the slot).
+    pub fn f32(mut self, value: f32) -> Self {
+        let mut slot = [0u8; 8];
+        slot[..4].copy_from_slice(&value.to_le_bytes());
+        self.slots.push(slot);
+        self
+    }
+
+    /// Launches `f` with these arguments.
+    ///
+    /// # Safety
+    /// The arguments must match `f`'s parameters in number, order and type,
+    /// and device pointers among them must be valid for what `f` accesses.
+    pub unsafe fn launch(&mut self, f: &CudaFunction, config: LaunchConfig, stream: &CudaStream) -> Result<(), String> {
+        let mut params: Vec<*mut c_void> = self.slots.iter_mut().map(|s| s.as_mut_ptr().cast()).collect();
+        // SAFETY: one pointer per parameter, each to bytes of the right size
+        // (the caller's contract); the slots outlive the call, which copies them.
+        unsafe { launch_kernel(f, config, stream, &mut params) }.map_err(|e| format!("nvcc kernel `{}`: {e}", f.name()))
+    }
+}
+
+/// `cuLaunchKernel`'s C signature.
+type CuLaunchKernel = unsafe extern "C" fn(
+    *mut c_void,
+    c_uint,
+    c_uint,
+    c_uint,
+    c_uint,
+    c_uint,
+    c_uint,
+    c_uint,
+    *mut c_void,
+    *mut *mut c_void,
+    *mut *mut c_void,
+) -> c_int;
+
+extern "C" {
+    fn dlopen(filename: *const c_char, flags: c_int) -> *mut c_void;
+    fn dlsym(handle: *mut c_void, symbol: *const c_char) -> *mut c_void;
+}
+const RTLD_NOW: c_int = 2;
+
+/// `cuLaunchKernel` itself, for the launch-overhead baseline: nothing
+/// between the caller and the driver.
+pub struct RawLauncher {
+    launch: CuLaunchKernel,
+}
+
+impl RawLauncher {
+    /// Resolves `cuLaunchKernel` from `libcuda.so.1` (already loaded by
+    /// cuda-core, so this finds the same library).
+    pub fn new() -> Result<Self, String> {
+        // SAFETY: NUL-terminated name and symbol; the handle is never closed.
+        unsafe {
+            let lib = dlopen(c"libcuda.so.1".as_ptr(), RTLD_NOW);
+            if lib.is_null() {
+                return Err("cannot dlopen libcuda.so.1".into());
+            }
+            let sym = dlsym(lib, c"cuLaunchKernel".as_ptr());
+            if sym.is_null() {
+                return Err("libcuda.so.1 has no cuLaunchKernel".into());
+            }
+            // SAFETY: the driver's cuLaunchKernel has exactly this signature.
+            Ok(RawLauncher { launch: std::mem::transmute::<*mut c_void, CuLaunchKernel>(sym) })
+        }
+    }
+
+    /// Launches the parameterless kernel `f` with a `grid`×`block` shape.
+    ///
+    /// # Safety
+    /// `f` takes no parameters and `stream` belongs to its context, which is
+    /// current on this thread.
+    pub unsafe fn launch_empty(&self, f: &CudaFunction, grid: u32, block: u32, stream: &CudaStream) -> Result<(), String> {
+        // SAFETY: live handles (caller); no kernel parameters, no extra options.
+        let status = unsafe {
+            (self.launch)(f.raw(), grid, 1, 1, block, 1, 1, 0, stream.raw(), std::ptr::null_mut(), std::ptr::null_mut())
+        };
+        if status == 0 {
+            Ok(())
+        } else {
+            Err(format!("cuLaunchKernel failed with CUresult {status}"))
+        }
+    }
+}
+
+/// The text of a `dlerror()`, for messages.
+pub fn last_dl_error() -> String {
+    extern "C" {
+        fn dlerror() -> *mut c_char;
+    }
+    // SAFETY: dlerror returns NULL or a NUL-terminated string valid until the
+    // next dl* call on this thread; it is copied at once.
+    unsafe {
+        let msg = dlerror();
+        if msg.is_null() {
+            "unknown dlopen error".into()
+        } else {
+            CStr::from_ptr(msg).to_string_lossy().into_owned()
+        }
+    }
+}

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Collects oxide's benchmark program into a folder that runs on a GPU machine
+# without Rust: the oxide-bench binary (oxide's PTX and nvcc's cubin are
+# embedded in it) and go.sh, which finds cuBLAS and runs it.
+#
+#   bash scripts/bench-carry.sh [DEST]     (default: .carry-bench/)
+#   # on the GPU machine:
+#   bash DEST/go.sh [NAME...]              (all benchmarks without NAME)
+#
+# The rebuild benchmark needs Rust and is skipped there; run it here with
+# `cargo oxide bench rebuild`.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+dest=${1:-$root/.carry-bench}
+cargo_oxide=$(command -v cargo-oxide || true)
+[ -x "$root/build/bin/cargo-oxide" ] && cargo_oxide=$root/build/bin/cargo-oxide
+if [ -z "$cargo_oxide" ]; then
+  echo "error: cargo-oxide not found; build it first (see README.md)" >&2
+  exit 1
+fi
+
+# Builds the benchmarks (release, sm_90) and checks that the program starts.
+(cd "$root" && "$cargo_oxide" bench --list >/dev/null)
+target=${CARGO_TARGET_DIR:-$root/target}
+mkdir -p "$dest"
+cp "$target/release/oxide-bench" "$dest/oxide-bench"
+
+cat > "$dest/go.sh" <<'GO'
+#!/usr/bin/env bash
+# Runs oxide's benchmarks (no Rust needed): bash go.sh [NAME...]
+# cuBLAS: $OXIDE_CUBLAS, else the nvidia-cublas Python package, else the
+# CUDA toolkit; without it the cuBLAS rows are skipped.
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+if [ -z "${OXIDE_CUBLAS:-}" ]; then
+  for py in python3 python; do
+    dir=$("$py" -c 'import nvidia.cublas as m, os; print(list(m.__path__)[0])' 2>/dev/null) || continue
+    lib=$(ls "$dir"/lib/libcublas.so.* 2>/dev/null | grep -v Lt | head -n 1)
+    [ -n "$lib" ] && { export OXIDE_CUBLAS=$lib; break; }
+  done
+fi
+if [ -z "${OXIDE_CUBLAS:-}" ]; then
+  lib=$(find /usr/local/lib /usr/lib /opt /usr/local/cuda*/lib64 -name 'libcublas.so.1[0-9]*' \
+          -not -name '*Lt*' 2>/dev/null | head -n 1)
+  [ -n "$lib" ] && export OXIDE_CUBLAS=$lib
+fi
+echo "OXIDE_CUBLAS=${OXIDE_CUBLAS:-<not found>}"
+nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,power.draw --format=csv,noheader 2>/dev/null || true
+exec "$here/oxide-bench" "$@"
+GO
+chmod +x "$dest/go.sh" "$dest/oxide-bench"
+echo "ready: $dest (oxide-bench $(du -h "$dest/oxide-bench" | cut -f1), go.sh)"
