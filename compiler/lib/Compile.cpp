@@ -321,7 +321,7 @@ Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &
   LowerUnwindingPass().run(M, MAM);
   LowerPanicsPass().run(M, MAM);
   LowerAtomicStubsPass(Diags).run(M, MAM);
-  LowerIntrinsicStubsPass(Diags, smNumber(Opts.Arch)).run(M, MAM);
+  LowerIntrinsicStubsPass(Diags, smNumber(Opts.Arch), isArchSpecific(Opts.Arch)).run(M, MAM);
   AssignAddressSpacesPass().run(M, MAM);
   MapMathPass().run(M, MAM);
   LowerWideConversionsPass().run(M, MAM);

@@ -24,14 +24,18 @@
 #![warn(missing_docs)]
 
 pub mod atomic;
+pub mod cluster;
 mod constant;
+pub mod cp_async;
 mod disjoint;
 pub mod fence;
 mod host;
+pub mod matrix;
 pub mod printf;
 pub mod shared;
 pub mod thread;
 pub mod warp;
+pub mod warpgroup;
 
 pub use cuda_macros::{constant, device, kernel};
 pub use constant::Constant;
