@@ -72,6 +72,7 @@
 
 #![warn(missing_docs)]
 
+mod cluster;
 mod context;
 mod driver;
 mod error;
@@ -79,6 +80,10 @@ mod memory;
 mod module;
 mod panic;
 
+pub use cluster::{
+    launch_kernel_cluster, ClusterLaunchConfig, ClusterShapeError, MAX_NON_PORTABLE_CLUSTER_SIZE,
+    MAX_PORTABLE_CLUSTER_SIZE,
+};
 pub use context::{CudaContext, CudaEvent, CudaStream, DeviceLimits};
 pub use driver::driver_version;
 pub use error::{builtin_name, DriverError, ErrorKind};
