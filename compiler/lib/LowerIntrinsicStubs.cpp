@@ -218,6 +218,30 @@ private:
     return true;
   }
 
+  /// The declaration of intrinsic Id. An overloaded one (ldmatrix, stmatrix
+  /// are overloaded on their pointer) must be overloaded on pointers only,
+  /// and the table's name carries the address space as LLVM mangles it
+  /// (`….b16.p3`: shared); nullptr otherwise.
+  Function *declareIntrinsic(Intrinsic::ID Id, StringRef Name) {
+    if (!Intrinsic::isOverloaded(Id))
+      return Intrinsic::getOrInsertDeclaration(&M, Id);
+    unsigned AddrSpace = 0;
+    size_t Suffix = Name.rfind(".p");
+    if (Suffix == StringRef::npos || Name.substr(Suffix + 2).getAsInteger(10, AddrSpace))
+      return nullptr;
+    SmallVector<Intrinsic::IITDescriptor> Table;
+    Intrinsic::getIntrinsicInfoTableEntries(Id, Table);
+    SmallVector<Type *> Overloads;
+    for (const Intrinsic::IITDescriptor &D : Table) {
+      if (D.Kind != Intrinsic::IITDescriptor::Argument)
+        continue;
+      if (D.getArgumentKind() != Intrinsic::IITDescriptor::AK_AnyPointer)
+        return nullptr;
+      Overloads.push_back(PointerType::get(M.getContext(), AddrSpace));
+    }
+    return Intrinsic::getOrInsertDeclaration(&M, Id, Overloads);
+  }
+
   /// Whether a stub operand of type From can be passed to an intrinsic
   /// parameter of type To (equal, or pointers of different address spaces).
   static bool argumentFits(Type *From, Type *To) {
@@ -248,11 +272,11 @@ private:
     if (V->getType()->isPointerTy())
       return B.CreateAddrSpaceCast(V, To);
     auto *Fields = cast<StructType>(V->getType());
-    Value *Packed = ConstantInt::get(To, 0);
+    Value *Packed = nullptr;
     unsigned Shift = 0;
     for (unsigned I = 0; I < Fields->getNumElements(); ++I) {
       Value *Field = B.CreateZExt(B.CreateExtractValue(V, I), To);
-      Packed = B.CreateOr(Packed, B.CreateShl(Field, Shift));
+      Packed = Packed ? B.CreateOr(Packed, B.CreateShl(Field, Shift)) : Field;
       Shift += Fields->getElementType(I)->getIntegerBitWidth();
     }
     return Packed;
@@ -271,7 +295,15 @@ private:
                    {"compiler/include/oxide/Stubs.def must name an LLVM 22 intrinsic"}});
       return false;
     }
-    Function *Target = Intrinsic::getOrInsertDeclaration(&M, Id);
+    Function *Target = declareIntrinsic(Id, Stub.IntrinsicName);
+    if (!Target) {
+      Diags.error({("stub table names the overloaded intrinsic `" + Stub.IntrinsicName + "` for `" +
+                    Stub.Name + "` without a pointer overload it can pick")
+                       .str(),
+                   "",
+                   {"name the overload with LLVM's suffix in Stubs.def (`.p3`)"}});
+      return false;
+    }
     SmallVector<StringRef> Imms;
     Stub.Immediates.split(Imms, ',', -1, false);
     size_t Constants = llvm::count_if(Imms, [](StringRef I) { return I.trim() != "$"; });
