@@ -86,7 +86,7 @@ macro_rules! loads {
 }
 
 macro_rules! stores {
-    ($($(#[$doc:meta])* $name:ident => $stub:ident($($m:tt)*) : $arg:ty;)*) => {$(
+    ($($(#[$doc:meta])* $name:ident($f:ident: $arg:ty) => $stub:ident($($e:expr),*);)*) => {$(
         $(#[$doc])*
         ///
         /// # Safety
@@ -96,15 +96,11 @@ macro_rules! stores {
         pub unsafe fn $name<T: B16, const N: usize, A: Alignment>(
             tile: &SharedArray<T, N, A>,
             row_start: usize,
-            fragments: $arg,
+            $f: $arg,
         ) {
-            let f = fragments;
-            let _ = &f;
-            stubs::$stub(row_ptr(tile, row_start), $(stores!(@field f $m)),*)
+            stubs::$stub(row_ptr(tile, row_start), $($e),*)
         }
     )*};
-    (@field $f:ident x) => { $f };
-    (@field $f:ident $i:tt) => { $f[$i] };
 }
 
 fn split2(v: u64) -> [u32; 2] {
@@ -134,17 +130,17 @@ loads! {
 stores! {
     /// Stores one 8x8 matrix from fragments (`stmatrix...x1`, sm_90): lanes
     /// 0..8 give its rows.
-    store_x1 => __oxide_stub_stmatrix_x1(x): u32;
+    store_x1(fragment: u32) => __oxide_stub_stmatrix_x1(fragment);
     /// Stores two matrices (`.x2`): lanes 0..16 give their rows.
-    store_x2 => __oxide_stub_stmatrix_x2(0 1): [u32; 2];
+    store_x2(fragments: [u32; 2]) => __oxide_stub_stmatrix_x2(fragments[0], fragments[1]);
     /// Stores four matrices (`.x4`): all 32 lanes give rows.
-    store_x4 => __oxide_stub_stmatrix_x4(0 1 2 3): [u32; 4];
+    store_x4(fragments: [u32; 4]) => __oxide_stub_stmatrix_x4(fragments[0], fragments[1], fragments[2], fragments[3]);
     /// [`store_x1`] of the transposed matrix (`.trans`).
-    store_x1_trans => __oxide_stub_stmatrix_x1_trans(x): u32;
+    store_x1_trans(fragment: u32) => __oxide_stub_stmatrix_x1_trans(fragment);
     /// [`store_x2`] of the transposed matrices (`.trans`).
-    store_x2_trans => __oxide_stub_stmatrix_x2_trans(0 1): [u32; 2];
+    store_x2_trans(fragments: [u32; 2]) => __oxide_stub_stmatrix_x2_trans(fragments[0], fragments[1]);
     /// [`store_x4`] of the transposed matrices (`.trans`).
-    store_x4_trans => __oxide_stub_stmatrix_x4_trans(0 1 2 3): [u32; 4];
+    store_x4_trans(fragments: [u32; 4]) => __oxide_stub_stmatrix_x4_trans(fragments[0], fragments[1], fragments[2], fragments[3]);
 }
 
 #[cfg(test)]
