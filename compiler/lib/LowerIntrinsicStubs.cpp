@@ -19,6 +19,7 @@
 //===----------------------------------------------------------------------===//
 #include "oxide/Passes.h"
 #include "llvm/IR/Constants.h"
+#include "llvm/IR/DebugInfoMetadata.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/InlineAsm.h"
 #include "llvm/IR/Instructions.h"
@@ -49,17 +50,34 @@ const StubEntry StubTable[] = {
 #undef OXIDE_STUB
 };
 
+/// Whether L is in cuda-device's own sources (its wrappers around the stubs).
+/// The file name is relative to the crate's directory when cuda-device is a
+/// path dependency outside the workspace, so the directory counts too.
+bool inCudaDevice(const DILocation *L) {
+  std::string Path = (L->getDirectory() + "/" + L->getFilename()).str();
+  return Path.find("cuda-device/src/") != std::string::npos;
+}
+
+SourceLoc locationOf(const DILocation *L) {
+  return {L->getFilename().str(), L->getLine(), L->getColumn()};
+}
+
 /// Where to point the user: the stub call itself, or, when it sits in
-/// cuda-device's own wrapper (`warp::elect_one`), the wrapper's caller.
+/// cuda-device's own wrapper (`warp::elect_one`), the wrapper's caller (the
+/// frame it was inlined into, or a call of the wrapper).
 std::string userLocation(const CallInst &C) {
-  SourceLoc Loc = sourceLocation(&C);
-  if (Loc.empty() || Loc.File.find("cuda-device/src/") == std::string::npos)
-    return Loc.empty() ? "" : Loc.str();
+  const DILocation *L = C.getDebugLoc().get();
+  if (!L)
+    return "";
+  while (inCudaDevice(L) && L->getInlinedAt())
+    L = L->getInlinedAt();
+  if (!inCudaDevice(L))
+    return locationOf(L).str();
   for (const User *U : C.getFunction()->users())
     if (const auto *Caller = dyn_cast<CallInst>(U))
-      if (SourceLoc L = sourceLocation(Caller); !L.empty())
-        return L.str();
-  return Loc.str();
+      if (const DILocation *CL = Caller->getDebugLoc().get())
+        return locationOf(CL).str();
+  return locationOf(L).str();
 }
 
 class StubLowering {
