@@ -126,12 +126,29 @@ pub unsafe fn copy_or_zero<T: AsyncCopy, const N: usize, A: Alignment>(
     src: &[T],
     src_index: usize,
 ) {
+    copy_or_zero_with(Cache::All, dst, dst_index, src, src_index)
+}
+
+/// [`copy_or_zero`] with an explicit [`Cache`] policy. Panics if `dst_index`
+/// is out of bounds, or for [`Cache::Global`] with elements smaller than 16
+/// bytes.
+///
+/// # Safety
+/// As for [`copy`].
+#[inline(always)]
+pub unsafe fn copy_or_zero_with<T: AsyncCopy, const N: usize, A: Alignment>(
+    cache: Cache,
+    dst: &SharedArray<T, N, A>,
+    dst_index: usize,
+    src: &[T],
+    src_index: usize,
+) {
     assert!(dst_index < N, "cp_async::copy_or_zero index out of bounds");
     let to = dst.as_mut_ptr().add(dst_index).cast::<u8>();
     let inside = src_index < src.len();
     // Out of range: read 0 bytes (from the slice's start, never touched).
     let from = if inside { src.as_ptr().add(src_index) } else { src.as_ptr() }.cast::<u8>();
-    issue::<T>(Cache::All, to, from, Some(if inside { T::BYTES } else { 0 }));
+    issue::<T>(cache, to, from, Some(if inside { T::BYTES } else { 0 }));
 }
 
 /// One `cp.async` of `T::BYTES` bytes; with `src_bytes`, only that many are
@@ -140,6 +157,12 @@ pub unsafe fn copy_or_zero<T: AsyncCopy, const N: usize, A: Alignment>(
 #[inline(always)]
 unsafe fn issue<T: AsyncCopy>(cache: Cache, to: *mut u8, from: *const u8, src_bytes: Option<u32>) {
     assert!(cache == Cache::All || T::BYTES == 16, "cp.async.cg copies 16-byte elements only");
+    // Both ends must be aligned to the copy's size (a device buffer and a
+    // SharedArray are, for elements at their own alignment or 16 bytes).
+    debug_assert!(
+        to as usize % T::BYTES as usize == 0 && from as usize % T::BYTES as usize == 0,
+        "cp.async needs addresses aligned to the element size"
+    );
     match (T::BYTES, cache, src_bytes) {
         (4, _, None) => stubs::__oxide_stub_cp_async_ca_4(to, from),
         (8, _, None) => stubs::__oxide_stub_cp_async_ca_8(to, from),
