@@ -22,12 +22,12 @@ for toolchain in stable nightly; do
     # The barrier test is about release builds (MIR JumpThreading runs there).
     profile=debug; flag=
     case "$pkg" in barrier_jump_threading) profile=release; flag=--release;; esac
-    # setmaxnreg exists only on the architecture-specific target.
-    pkg_arch=$arch
-    case "$pkg" in setmaxnreg) pkg_arch=${arch}a;; esac
-    echo "== $toolchain: $pkg ($profile, $pkg_arch)"
+    # A program may need another architecture (Cargo.toml:
+    # `[package.metadata.oxide] arch = "sm_90a"`, for wgmma).
+    own=$(sed -n 's/^arch *= *"\(.*\)"/\1/p' "$dir/Cargo.toml" | head -1)
+    echo "== $toolchain: $pkg ($profile, ${own:-$arch})"
     CARGO_TARGET_DIR="$root/target/$toolchain" \
-      cargo "+$toolchain" oxide build "$(basename "$dir")" $flag --arch "$pkg_arch"
+      cargo "+$toolchain" oxide build "$(basename "$dir")" $flag --arch "${own:-$arch}"
     cp "$root/target/$toolchain/$profile/$pkg" "$carry/$toolchain/"
     strip --strip-debug "$carry/$toolchain/$pkg"  # smaller to carry; the kernel table needs no debug info
   done

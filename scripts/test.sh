@@ -35,11 +35,12 @@ for tc in stable nightly; do
 done
 
 export PATH="$root/build/bin:$PATH"
+# A program that needs another architecture says so in its Cargo.toml
+# (`[package.metadata.oxide] arch = "sm_90a"`: wgmma).
+arch_of() { a=$(sed -n 's/^arch *= *"\(.*\)"/\1/p' "$1/Cargo.toml" | head -1); echo "${a:-sm_90}"; }
 for tc in stable nightly; do
   for dir in examples/*/ tests/gpu/*/; do
-    name=$(basename "$dir")
-    arch=sm_90
-    case "$name" in setmaxnreg) arch=sm_90a;; esac  # setmaxnreg needs the architecture-specific target
+    name=$(basename "$dir"); arch=$(arch_of "$dir")
     step "cargo +$tc oxide build $name --arch $arch" \
       env CARGO_TARGET_DIR="$root/target/$tc" cargo "+$tc" oxide build "$name" --arch "$arch"
   done

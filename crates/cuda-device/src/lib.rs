@@ -24,18 +24,19 @@
 #![warn(missing_docs)]
 
 pub mod atomic;
+// Hopper (and sm_80) features: cp.async, clusters, ldmatrix/stmatrix, setmaxnreg.
 pub mod cluster;
-mod constant;
 pub mod cp_async;
+pub mod matrix;
+pub mod warpgroup;
+mod constant;
 mod disjoint;
 pub mod fence;
 mod host;
-pub mod matrix;
 pub mod printf;
 pub mod shared;
 pub mod thread;
 pub mod warp;
-pub mod warpgroup;
 
 pub use cuda_macros::{constant, device, kernel};
 pub use constant::Constant;
