@@ -4,19 +4,26 @@
 //! A kernel whose warp groups do different work (one loads tiles, the others
 //! compute) can move registers from the loading group to the computing ones.
 //! The kernel needs `#[kernel(launch_bounds(THREADS, 1))]` so that ptxas
-//! knows the registers per thread at entry, and `--arch sm_90a`.
+//! knows the registers per thread at entry (65536 / THREADS, rounded down to
+//! a multiple of 8), and `--arch sm_90a`. An increase waits until other
+//! groups have released enough registers: keep the block's total within what
+//! it started with, or it never returns.
 //!
 //! ```
-//! use cuda_device::{kernel, thread, warpgroup};
+//! use cuda_device::{kernel, thread, warpgroup, DisjointSlice};
 //!
-//! #[kernel(launch_bounds(256, 1))]
-//! pub fn specialised(out: &mut [u32]) {
+//! /// Three warp groups: one producer, two consumers (384 threads at 168
+//! /// registers each: 40 + 2 * 232 = 3 * 168).
+//! #[kernel(launch_bounds(384, 1))]
+//! pub fn specialised(mut out: DisjointSlice<u32>) {
 //!     if warpgroup::index() == 0 {
 //!         warpgroup::decrease_max_registers::<40>(); // the producer needs few
 //!     } else {
 //!         warpgroup::increase_max_registers::<232>(); // the consumers many
 //!     }
-//! #   let _ = out;
+//!     if let Some(o) = out.get_mut(thread::index_1d()) {
+//!         *o = warpgroup::index();
+//!     }
 //! }
 //! ```
 
