@@ -323,7 +323,7 @@ Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &
   LowerAtomicStubsPass(Diags).run(M, MAM);
   LowerWgmmaPass(Diags, Opts.Arch).run(M, MAM);
   LowerSharedAddressPass().run(M, MAM);
-  LowerIntrinsicStubsPass(Diags, smNumber(Opts.Arch)).run(M, MAM);
+  LowerIntrinsicStubsPass(Diags, smNumber(Opts.Arch), isArchSpecific(Opts.Arch)).run(M, MAM);
   AssignAddressSpacesPass().run(M, MAM);
   MapMathPass().run(M, MAM);
   LowerWideConversionsPass().run(M, MAM);

@@ -9,9 +9,17 @@
 // control flow, and then deletes the stubs. `InlineAsm` entries become a call
 // of the table's PTX template with its constraint string instead, for
 // instructions LLVM 22 has no intrinsic for (wgmma, mbarrier.try_wait, …).
+//
+// Rust has only generic pointers and no multi-value results, so an intrinsic
+// may differ from its stub in two ways: a pointer operand of a specific
+// address space (shared, global) receives the stub's generic pointer through
+// an addrspacecast (InferAddressSpaces folds it away after O3), a pointer
+// result is cast back to generic, and a result struct of N integers (ldmatrix
+// .x2/.x4) is packed into the stub's wider integer, field 0 in the low bits.
 //===----------------------------------------------------------------------===//
 #include "oxide/Passes.h"
 #include "llvm/IR/Constants.h"
+#include "llvm/IR/DebugInfoMetadata.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/InlineAsm.h"
 #include "llvm/IR/Instructions.h"
@@ -32,33 +40,50 @@ struct StubEntry {
   StubKind Kind;
   StringRef IntrinsicName;
   StringRef Immediates;
-  unsigned MinSM;
+  StringRef MinSM; // "80", or "90a" for an architecture-specific instruction
 };
 
 const StubEntry StubTable[] = {
 #define OXIDE_STUB(NAME, SIG, KIND, INTRINSIC, IMMEDIATES, MIN_SM)             \
-  {#NAME, SIG, StubKind::KIND, INTRINSIC, IMMEDIATES, MIN_SM},
+  {#NAME, SIG, StubKind::KIND, INTRINSIC, IMMEDIATES, #MIN_SM},
 #include "oxide/Stubs.def"
 #undef OXIDE_STUB
 };
 
+/// Whether L is in cuda-device's own sources (its wrappers around the stubs).
+/// The file name is relative to the crate's directory when cuda-device is a
+/// path dependency outside the workspace, so the directory counts too.
+bool inCudaDevice(const DILocation *L) {
+  std::string Path = (L->getDirectory() + "/" + L->getFilename()).str();
+  return Path.find("cuda-device/src/") != std::string::npos;
+}
+
+SourceLoc locationOf(const DILocation *L) {
+  return {L->getFilename().str(), L->getLine(), L->getColumn()};
+}
+
 /// Where to point the user: the stub call itself, or, when it sits in
-/// cuda-device's own wrapper (`warp::elect_one`), the wrapper's caller.
+/// cuda-device's own wrapper (`warp::elect_one`), the wrapper's caller (the
+/// frame it was inlined into, or a call of the wrapper).
 std::string userLocation(const CallInst &C) {
-  SourceLoc Loc = sourceLocation(&C);
-  if (Loc.empty() || Loc.File.find("cuda-device/src/") == std::string::npos)
-    return Loc.empty() ? "" : Loc.str();
+  const DILocation *L = C.getDebugLoc().get();
+  if (!L)
+    return "";
+  while (inCudaDevice(L) && L->getInlinedAt())
+    L = L->getInlinedAt();
+  if (!inCudaDevice(L))
+    return locationOf(L).str();
   for (const User *U : C.getFunction()->users())
     if (const auto *Caller = dyn_cast<CallInst>(U))
-      if (SourceLoc L = sourceLocation(Caller); !L.empty())
-        return L.str();
-  return Loc.str();
+      if (const DILocation *CL = Caller->getDebugLoc().get())
+        return locationOf(CL).str();
+  return locationOf(L).str();
 }
 
 class StubLowering {
 public:
-  StubLowering(Module &M, DiagnosticSink &Diags, unsigned TargetSM)
-      : M(M), Diags(Diags), TargetSM(TargetSM) {}
+  StubLowering(Module &M, DiagnosticSink &Diags, unsigned TargetSM, bool ArchSpecific)
+      : M(M), Diags(Diags), TargetSM(TargetSM), ArchSpecific(ArchSpecific) {}
 
   bool lower(const StubEntry &Stub) {
     Function *F = M.getFunction(("__oxide_stub_" + Stub.Name).str());
@@ -83,22 +108,39 @@ private:
   Module &M;
   DiagnosticSink &Diags;
   unsigned TargetSM;
+  bool ArchSpecific;
 
   /// A stub whose instruction the target lacks is the user's error (ptxas or
   /// the backend would otherwise fail on it without naming the Rust code).
+  /// `90a` stubs (setmaxnreg, wgmma) exist only on architecture-specific
+  /// targets: they need the `a` suffix as well as the number.
   bool checkArchitecture(Function &F, const StubEntry &Stub) {
-    if (TargetSM == 0 || TargetSM >= Stub.MinSM)
+    StringRef Min = Stub.MinSM;
+    bool NeedsArchSpecific = Min.consume_back("a");
+    unsigned MinSM = 0;
+    Min.getAsInteger(10, MinSM);
+    if (TargetSM == 0 || (TargetSM >= MinSM && (ArchSpecific || !NeedsArchSpecific)))
       return true;
+    std::string Target = ("sm_" + Twine(TargetSM) + (ArchSpecific ? "a" : "")).str();
+    std::string Message =
+        NeedsArchSpecific
+            ? ("`" + Stub.Name + "` needs the architecture-specific target sm_" + Stub.MinSM +
+               ", but the kernels are being built for " + Target)
+                  .str()
+            : ("`" + Stub.Name + "` needs sm_" + Stub.MinSM +
+               " or newer, but the kernels are being built for " + Target)
+                  .str();
+    std::string Fix = NeedsArchSpecific
+                          ? ("build for it: `cargo oxide build --arch sm_" + Stub.MinSM +
+                             "` (or set OXIDE_ARCH); its PTX runs only on that GPU family")
+                                .str()
+                          : ("build for a newer GPU: `cargo oxide build --arch sm_" +
+                             Stub.MinSM + "` (or set OXIDE_ARCH)")
+                                .str();
     bool Reported = false;
     for (CallInst *C : callsTo(F)) {
       if (!Reported)
-        Diags.error({("`" + Stub.Name + "` needs sm_" + Twine(Stub.MinSM) +
-                      " or newer, but the kernels are being built for sm_" + Twine(TargetSM))
-                         .str(),
-                     userLocation(*C),
-                     {("build for a newer GPU: `cargo oxide build --arch sm_" + Twine(Stub.MinSM) +
-                       "` (or set OXIDE_ARCH)")
-                          .str()}});
+        Diags.error({Message, userLocation(*C), {Fix}});
       Reported = true;
       // The build fails anyway; drop the call so later passes report nothing
       // about the stub's host body.
@@ -132,6 +174,25 @@ private:
     if (!Placed)
       Args.insert(Args.begin(), C.arg_begin(), C.arg_end());
     return Args;
+  }
+
+  /// The types of operands() for calls of F.
+  static SmallVector<Type *> operandTypes(Function &F, ArrayRef<StringRef> Imms) {
+    SmallVector<Type *> Types;
+    Type *I32 = Type::getInt32Ty(F.getContext());
+    bool Placed = false;
+    for (StringRef Imm : Imms) {
+      if (Imm.trim() == "$") {
+        Types.append(F.getFunctionType()->param_begin(), F.getFunctionType()->param_end());
+        Placed = true;
+      } else {
+        Types.push_back(I32);
+      }
+    }
+    if (!Placed)
+      Types.insert(Types.begin(), F.getFunctionType()->param_begin(),
+                   F.getFunctionType()->param_end());
+    return Types;
   }
 
   void eraseCalls(Function &F) {
@@ -175,6 +236,70 @@ private:
     return true;
   }
 
+  /// The declaration of intrinsic Id. An overloaded one (ldmatrix, stmatrix
+  /// are overloaded on their pointer) must be overloaded on pointers only,
+  /// and the table's name carries the address space as LLVM mangles it
+  /// (`….b16.p3`: shared); nullptr otherwise.
+  Function *declareIntrinsic(Intrinsic::ID Id, StringRef Name) {
+    if (!Intrinsic::isOverloaded(Id))
+      return Intrinsic::getOrInsertDeclaration(&M, Id);
+    unsigned AddrSpace = 0;
+    size_t Suffix = Name.rfind(".p");
+    if (Suffix == StringRef::npos || Name.substr(Suffix + 2).getAsInteger(10, AddrSpace))
+      return nullptr;
+    SmallVector<Intrinsic::IITDescriptor> Table;
+    Intrinsic::getIntrinsicInfoTableEntries(Id, Table);
+    SmallVector<Type *> Overloads;
+    for (const Intrinsic::IITDescriptor &D : Table) {
+      if (D.Kind != Intrinsic::IITDescriptor::Argument)
+        continue;
+      if (D.getArgumentKind() != Intrinsic::IITDescriptor::AK_AnyPointer)
+        return nullptr;
+      Overloads.push_back(PointerType::get(M.getContext(), AddrSpace));
+    }
+    return Intrinsic::getOrInsertDeclaration(&M, Id, Overloads);
+  }
+
+  /// Whether a stub operand of type From can be passed to an intrinsic
+  /// parameter of type To (equal, or pointers of different address spaces).
+  static bool argumentFits(Type *From, Type *To) {
+    return From == To || (From->isPointerTy() && To->isPointerTy());
+  }
+
+  /// Whether the intrinsic's result From can become the stub's result To:
+  /// equal, pointers, or N integer fields packed into one integer.
+  static bool resultFits(Type *From, Type *To) {
+    if (argumentFits(From, To))
+      return true;
+    auto *Fields = dyn_cast<StructType>(From);
+    if (!Fields || !To->isIntegerTy() || Fields->getNumElements() == 0)
+      return false;
+    unsigned Bits = 0;
+    for (Type *Field : Fields->elements()) {
+      if (!Field->isIntegerTy())
+        return false;
+      Bits += Field->getIntegerBitWidth();
+    }
+    return Bits == To->getIntegerBitWidth();
+  }
+
+  /// The intrinsic's result V as a value of the stub's result type To.
+  static Value *adaptResult(IRBuilder<> &B, Value *V, Type *To) {
+    if (V->getType() == To)
+      return V;
+    if (V->getType()->isPointerTy())
+      return B.CreateAddrSpaceCast(V, To);
+    auto *Fields = cast<StructType>(V->getType());
+    Value *Packed = nullptr;
+    unsigned Shift = 0;
+    for (unsigned I = 0; I < Fields->getNumElements(); ++I) {
+      Value *Field = B.CreateZExt(B.CreateExtractValue(V, I), To);
+      Packed = Packed ? B.CreateOr(Packed, B.CreateShl(Field, Shift)) : Field;
+      Shift += Fields->getElementType(I)->getIntegerBitWidth();
+    }
+    return Packed;
+  }
+
   bool rewriteCalls(Function &F, const StubEntry &Stub) {
     if (Stub.Kind == StubKind::Function)
       return redirectCalls(F, Stub);
@@ -188,7 +313,15 @@ private:
                    {"compiler/include/oxide/Stubs.def must name an LLVM 22 intrinsic"}});
       return false;
     }
-    Function *Target = Intrinsic::getOrInsertDeclaration(&M, Id);
+    Function *Target = declareIntrinsic(Id, Stub.IntrinsicName);
+    if (!Target) {
+      Diags.error({("stub table names the overloaded intrinsic `" + Stub.IntrinsicName + "` for `" +
+                    Stub.Name + "` without a pointer overload it can pick")
+                       .str(),
+                   "",
+                   {"name the overload with LLVM's suffix in Stubs.def (`.p3`)"}});
+      return false;
+    }
     SmallVector<StringRef> Imms;
     Stub.Immediates.split(Imms, ',', -1, false);
     size_t Constants = llvm::count_if(Imms, [](StringRef I) { return I.trim() != "$"; });
@@ -196,7 +329,14 @@ private:
     Type *Result = TargetTy->getReturnType();
     if (Stub.Kind == StubKind::ConvergentField1)
       Result = cast<StructType>(Result)->getElementType(1);
-    if (TargetTy->getNumParams() != F.arg_size() + Constants || Result != F.getReturnType()) {
+    bool Fits = TargetTy->getNumParams() == F.arg_size() + Constants &&
+                resultFits(Result, F.getReturnType());
+    if (Fits) {
+      SmallVector<Type *> Operands = operandTypes(F, Imms);
+      for (unsigned I = 0; I < Operands.size(); ++I)
+        Fits &= argumentFits(Operands[I], TargetTy->getParamType(I));
+    }
+    if (!Fits) {
       Diags.error({("stub `" + Stub.Name + "` does not match intrinsic `" +
                     Stub.IntrinsicName + "`").str(),
                    "",
@@ -206,6 +346,9 @@ private:
     for (CallInst *C : callsTo(F)) {
       IRBuilder<> B(C);
       SmallVector<Value *> Args = operands(B, *C, Imms);
+      for (unsigned I = 0; I < Args.size(); ++I)
+        if (Type *Param = TargetTy->getParamType(I); Args[I]->getType() != Param)
+          Args[I] = B.CreateAddrSpaceCast(Args[I], Param);
       CallInst *New = B.CreateCall(Target, Args);
       if (Stub.Kind != StubKind::Intrinsic)
         New->addFnAttr(Attribute::Convergent);
@@ -213,6 +356,8 @@ private:
       Value *Replacement = New;
       if (Stub.Kind == StubKind::ConvergentField1)
         Replacement = B.CreateExtractValue(New, 1);
+      else if (!C->getType()->isVoidTy())
+        Replacement = adaptResult(B, New, C->getType());
       if (!C->getType()->isVoidTy())
         C->replaceAllUsesWith(Replacement);
       C->eraseFromParent();
@@ -224,7 +369,7 @@ private:
 } // namespace
 
 PreservedAnalyses LowerIntrinsicStubsPass::run(Module &M, ModuleAnalysisManager &) {
-  StubLowering Lowering(M, Diags, TargetSM);
+  StubLowering Lowering(M, Diags, TargetSM, ArchSpecific);
   bool Changed = false;
   for (const StubEntry &Stub : StubTable)
     Changed |= Lowering.lower(Stub);
@@ -238,3 +383,5 @@ unsigned oxide::smNumber(StringRef Arch) {
   Arch.consume_back("a");
   return Arch.getAsInteger(10, N) ? 0 : N;
 }
+
+bool oxide::isArchSpecific(StringRef Arch) { return smNumber(Arch) != 0 && Arch.ends_with("a"); }

@@ -99,15 +99,21 @@ struct LowerSharedAddressPass : llvm::PassInfoMixin<LowerSharedAddressPass> {
 };
 
 struct LowerIntrinsicStubsPass : llvm::PassInfoMixin<LowerIntrinsicStubsPass> {
-  /// TargetSM: 90 for sm_90; 0 skips the architecture check.
-  LowerIntrinsicStubsPass(DiagnosticSink &D, unsigned TargetSM) : Diags(D), TargetSM(TargetSM) {}
+  /// TargetSM: 90 for sm_90; 0 skips the architecture check. ArchSpecific:
+  /// the target is an `a` architecture (sm_90a), which `90a` stubs need.
+  LowerIntrinsicStubsPass(DiagnosticSink &D, unsigned TargetSM, bool ArchSpecific = false)
+      : Diags(D), TargetSM(TargetSM), ArchSpecific(ArchSpecific) {}
   llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
   DiagnosticSink &Diags;
   unsigned TargetSM;
+  bool ArchSpecific;
 };
 
 /// 90 for "sm_90" or "sm_90a"; 0 when the name is not of that form.
 unsigned smNumber(llvm::StringRef Arch);
+
+/// Whether the name is of an architecture-specific target ("sm_90a").
+bool isArchSpecific(llvm::StringRef Arch);
 
 struct AssignAddressSpacesPass : llvm::PassInfoMixin<AssignAddressSpacesPass> {
   llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);

@@ -43,7 +43,7 @@ static bool runPass(StringRef Name, Module &M, ModuleAnalysisManager &MAM, Diagn
   else if (Name == "lower-shared-address")
     LowerSharedAddressPass().run(M, MAM);
   else if (Name == "lower-intrinsic-stubs")
-    LowerIntrinsicStubsPass(D, smNumber(Arch)).run(M, MAM);
+    LowerIntrinsicStubsPass(D, smNumber(Arch), isArchSpecific(Arch)).run(M, MAM);
   else if (Name == "assign-address-spaces")
     AssignAddressSpacesPass().run(M, MAM);
   else if (Name == "map-math")

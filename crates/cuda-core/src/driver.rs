@@ -136,6 +136,8 @@ driver_api! {
     cuOccupancyMaxPotentialBlockSize(*mut c_int, *mut c_int, CUfunction, CUoccupancyB2DSize, usize, c_int);
     cuLaunchKernel(CUfunction, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, CUstream,
                    *mut *mut c_void, *mut *mut c_void);
+    // The config is a `cluster::CUlaunchConfig`.
+    cuLaunchKernelEx(*const c_void, CUfunction, *mut *mut c_void, *mut *mut c_void);
 }
 
 /// Calls a driver entry point and turns its `CUresult` into a `Result`

@@ -72,6 +72,7 @@
 
 #![warn(missing_docs)]
 
+mod cluster;
 mod context;
 mod device;
 mod driver;
@@ -81,6 +82,10 @@ mod module;
 mod panic;
 pub mod tensor_map;
 
+pub use cluster::{
+    launch_kernel_cluster, ClusterLaunchConfig, ClusterShapeError, MAX_NON_PORTABLE_CLUSTER_SIZE,
+    MAX_PORTABLE_CLUSTER_SIZE,
+};
 pub use context::{CudaContext, CudaEvent, CudaStream, DeviceLimits};
 pub use device::Device;
 pub use driver::driver_version;

@@ -15,7 +15,7 @@ use crate::error::{DriverError, ErrorKind};
 #[derive(Debug)]
 pub struct CudaModule {
     module: CUmodule,
-    ctx: Arc<CudaContext>,
+    pub(crate) ctx: Arc<CudaContext>,
 }
 
 // SAFETY: a CUmodule is a process-wide handle usable from any thread once its
@@ -264,9 +264,9 @@ fn load(ctx: &Arc<CudaContext>, image: *const c_void, debug: JitDebug) -> Result
 /// A kernel entry point of a [`CudaModule`] (which it keeps loaded).
 #[derive(Clone, Debug)]
 pub struct CudaFunction {
-    func: CUfunction,
-    module: Arc<CudaModule>,
-    name: String,
+    pub(crate) func: CUfunction,
+    pub(crate) module: Arc<CudaModule>,
+    pub(crate) name: String,
 }
 
 // SAFETY: a CUfunction is a process-wide handle usable from any thread once

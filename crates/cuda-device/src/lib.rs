@@ -24,6 +24,11 @@
 #![warn(missing_docs)]
 
 pub mod atomic;
+// Hopper (and sm_80) features: cp.async, clusters, ldmatrix/stmatrix, setmaxnreg.
+pub mod cluster;
+pub mod cp_async;
+pub mod matrix;
+pub mod warpgroup;
 mod constant;
 mod disjoint;
 pub mod fence;

@@ -3,7 +3,7 @@
 //! says what to change, not with `CUDA_ERROR_INVALID_VALUE`.
 
 use crate::HostError;
-use cuda_core::LaunchConfig;
+use cuda_core::{ClusterLaunchConfig, ClusterShapeError, LaunchConfig};
 
 /// Which thread coordinates a kernel can read, from the kernel table
 /// (docs/ABI.md §3, `KernelRecord.flags`).
@@ -56,6 +56,26 @@ pub(crate) fn check_shape(
         });
     }
     Ok(())
+}
+
+/// The cluster checks: the shape (no GPU needed), then that the device has
+/// clusters (compute capability 9.0, given when known).
+pub(crate) fn check_cluster(
+    kernel: &str,
+    config: &ClusterLaunchConfig,
+    compute_capability: Option<(u32, u32)>,
+) -> Result<(), HostError> {
+    let refuse = |error| HostError::ClusterShape {
+        kernel: kernel.to_string(),
+        cluster_dim: config.cluster_dim,
+        grid_dim: config.launch.grid_dim,
+        error,
+    };
+    config.validate().map_err(refuse)?;
+    match compute_capability {
+        Some(cc) if cc.0 < 9 => Err(refuse(ClusterShapeError::NeedsSm90 { compute_capability: cc })),
+        _ => Ok(()),
+    }
 }
 
 /// The checks against the compiled kernel's limits.
@@ -151,6 +171,25 @@ mod tests {
              this kernel can run at most 512 (its register use limits it); use smaller blocks \
              and more of them, or lower its register use with #[kernel(launch_bounds(512))]"
         );
+    }
+
+    #[test]
+    fn wrong_cluster_shapes_are_refused_before_the_driver() {
+        let launch = config((10, 1, 1), (128, 1, 1), 0);
+        check_cluster("k", &config((8, 1, 1), (128, 1, 1), 0).with_cluster((4, 1, 1)), Some((9, 0))).unwrap();
+        let err = check_cluster("k::reduce", &launch.with_cluster((4, 1, 1)), None).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "cannot launch kernel `k::reduce` in clusters of (4, 1, 1) blocks over the grid (10, 1, 1): \
+             the cluster's 4 blocks in x do not divide the grid's 10; make grid_dim.x a multiple of cluster_dim.x"
+        );
+        let big = config((32, 1, 1), (128, 1, 1), 0).with_cluster((16, 1, 1));
+        let err = check_cluster("k", &big, None).unwrap_err();
+        assert!(matches!(err, HostError::ClusterShape { error: ClusterShapeError::TooLarge { max: 8, .. }, .. }));
+        check_cluster("k", &big.allow_non_portable(), None).unwrap();
+        let err = check_cluster("k", &config((8, 1, 1), (128, 1, 1), 0).with_cluster((2, 1, 1)), Some((8, 0)))
+            .unwrap_err();
+        assert!(err.to_string().ends_with("thread-block clusters need a GPU of compute capability 9.0 or newer (Hopper); this one is 8.0"), "{err}");
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! The error type of host-side launches.
 
-use cuda_core::DriverError;
+use cuda_core::{ClusterShapeError, DriverError};
 use std::fmt;
 
 /// Why loading a kernel module or launching a kernel failed.
@@ -86,6 +86,19 @@ pub enum HostError {
         /// The launch's grid.
         grid_dim: (u32, u32, u32),
     },
+    /// The cluster shape of a cluster launch (`LaunchConfig::with_cluster`)
+    /// cannot be launched: it does not divide the grid, is too large, or the
+    /// GPU has no clusters.
+    ClusterShape {
+        /// The kernel's Rust path.
+        kernel: String,
+        /// The launch's cluster dimensions.
+        cluster_dim: (u32, u32, u32),
+        /// The launch's grid.
+        grid_dim: (u32, u32, u32),
+        /// What is wrong.
+        error: ClusterShapeError,
+    },
 }
 
 impl fmt::Display for HostError {
@@ -157,6 +170,11 @@ impl fmt::Display for HostError {
                      grid_dim and block_dim) or use index_2d"
                 )
             }
+            HostError::ClusterShape { kernel, cluster_dim: (x, y, z), grid_dim: (gx, gy, gz), error } => write!(
+                f,
+                "cannot launch kernel `{kernel}` in clusters of ({x}, {y}, {z}) blocks over the grid \
+                 ({gx}, {gy}, {gz}): {error}"
+            ),
         }
     }
 }
@@ -165,6 +183,7 @@ impl std::error::Error for HostError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             HostError::Driver(e) => Some(e),
+            HostError::ClusterShape { error, .. } => Some(error),
             _ => None,
         }
     }

@@ -9,11 +9,11 @@
 //! The wrapper's address identifies the kernel in the embedded kernel table.
 
 use crate::arg::KernelArg;
-use crate::check::{check_limits, check_shape};
+use crate::check::{check_cluster, check_limits, check_shape};
 use crate::module::KernelModule;
 use crate::registry::find_kernel;
 use crate::HostError;
-use cuda_core::{CudaStream, LaunchConfig};
+use cuda_core::{ClusterLaunchConfig, CudaStream, LaunchConfig};
 use std::ffi::c_void;
 
 /// One byte for zero-sized arguments: the PTX parameter has one byte, and
@@ -40,11 +40,39 @@ impl<R, P> SameLayout<R, P> {
     );
 }
 
+/// What `cuda_launch!`'s `config:` takes: a [`LaunchConfig`], or a
+/// [`ClusterLaunchConfig`] (`LaunchConfig::with_cluster`) for a launch in
+/// thread-block clusters.
+pub trait LaunchShape {
+    /// The grid, block and shared memory of the launch.
+    fn config(&self) -> LaunchConfig;
+    /// The cluster shape, if the launch has one.
+    fn cluster(&self) -> Option<ClusterLaunchConfig>;
+}
+
+impl LaunchShape for LaunchConfig {
+    fn config(&self) -> LaunchConfig {
+        *self
+    }
+    fn cluster(&self) -> Option<ClusterLaunchConfig> {
+        None
+    }
+}
+
+impl LaunchShape for ClusterLaunchConfig {
+    fn config(&self) -> LaunchConfig {
+        self.launch
+    }
+    fn cluster(&self) -> Option<ClusterLaunchConfig> {
+        Some(*self)
+    }
+}
+
 /// Launches the kernel whose entry wrapper is at `entry` with `params`.
 fn launch_entry(
     module: &KernelModule,
     stream: &CudaStream,
-    config: LaunchConfig,
+    shape: &dyn LaunchShape,
     entry: *const c_void,
     params: &mut [*mut c_void],
 ) -> Result<(), HostError> {
@@ -58,13 +86,24 @@ fn launch_entry(
             found_in: image.name.to_string(),
         });
     }
+    let config = shape.config();
+    let cluster = shape.cluster();
     check_shape(&kernel.rust_path, kernel.coordinates, &config)?;
+    if let Some(cluster) = &cluster {
+        check_cluster(&kernel.rust_path, cluster, None)?;
+        let cc = stream.context().compute_capability()?;
+        check_cluster(&kernel.rust_path, cluster, Some(cc))?;
+    }
     let (function, limits) = module.function_with_limits(kernel.ptx_name, config.shared_mem_bytes)?;
     check_limits(&kernel.rust_path, &config, limits)?;
     // SAFETY: `params` holds one pointer per kernel parameter, each to a value
     // whose layout equals the parameter's (KernelArg + SameLayout), alive
     // until cuLaunchKernel returns (it copies the bytes).
-    unsafe { cuda_core::launch_kernel(&function, config, stream, params) }?;
+    match &cluster {
+        None => unsafe { cuda_core::launch_kernel(&function, config, stream, params) }?,
+        // SAFETY: as above.
+        Some(cluster) => unsafe { cuda_core::launch_kernel_cluster(&function, cluster, stream, params) }?,
+    }
     stream.context().record_launch(&kernel.rust_path);
     Ok(())
 }
@@ -73,17 +112,17 @@ macro_rules! define_launch {
     ($name:ident; $($P:ident $A:ident $i:tt),*) => {
         /// Launches a kernel with this many arguments (see the module docs).
         #[allow(non_snake_case, unused_variables, clippy::too_many_arguments)]
-        pub fn $name<$($P, $A: KernelArg<$P>),*>(
+        pub fn $name<L: LaunchShape, $($P, $A: KernelArg<$P>),*>(
             module: &KernelModule,
             stream: &CudaStream,
-            config: LaunchConfig,
+            config: L,
             entry: unsafe fn($(*const $P),*),
             args: ($($A,)*),
         ) -> Result<(), HostError> {
             $( let () = SameLayout::<$A::Repr, $P>::OK; )*
             let reprs = ($(args.$i.to_repr(),)*);
             let mut params: [*mut c_void; 0 $(+ { let _ = $i; 1 })*] = [$(param_ptr(&reprs.$i)),*];
-            launch_entry(module, stream, config, entry as *const c_void, &mut params)
+            launch_entry(module, stream, &config, entry as *const c_void, &mut params)
         }
     };
 }

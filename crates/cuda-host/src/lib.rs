@@ -54,6 +54,7 @@ mod registry;
 pub use cuda_macros::{cuda_launch, cuda_module};
 pub use check::{Coordinates, KernelLimits};
 pub use error::{report_failure, HostError, NO_GPU_EXIT_CODE};
+pub use launch::LaunchShape;
 pub use module::{load_kernel_module, KernelModule};
 pub use registry::{embedded_modules, EmbeddedKernel, EmbeddedModule};
 

@@ -1,0 +1,42 @@
+; setmaxnreg exists only on architecture-specific targets (MIN_SM `90a` in
+; Stubs.def): sm_90a compiles it (the count is an immediate), plain sm_90 is
+; a compile error that names the target to use.
+; RUN: %oxide-opt --arch sm_90a -p lower-intrinsic-stubs %s | FileCheck %s --check-prefix=IR
+; RUN: %oxide-opt --ptx --arch sm_90a %s | FileCheck %s --check-prefix=PTX
+; RUN: not %oxide-opt --arch sm_90 -p lower-intrinsic-stubs %s 2>&1 >/dev/null | FileCheck %s --check-prefix=PLAIN
+
+target triple = "nvptx64-nvidia-cuda"
+
+declare void @__oxide_stub_setmaxnreg_dec(i32)
+declare void @__oxide_stub_setmaxnreg_inc(i32)
+
+define ptx_kernel void @specialised(i1 %producer) !dbg !5 {
+  br i1 %producer, label %dec, label %inc
+dec:
+  call void @__oxide_stub_setmaxnreg_dec(i32 40), !dbg !8
+  ret void
+inc:
+  call void @__oxide_stub_setmaxnreg_inc(i32 232), !dbg !9
+  ret void
+}
+
+!llvm.dbg.cu = !{!0}
+!llvm.module.flags = !{!3}
+!0 = distinct !DICompileUnit(language: DW_LANG_Rust, file: !1, emissionKind: LineTablesOnly)
+!1 = !DIFile(filename: "src/main.rs", directory: "/x")
+!3 = !{i32 2, !"Debug Info Version", i32 3}
+!5 = distinct !DISubprogram(name: "specialised", scope: !1, file: !1, line: 3, type: !6, unit: !0, spFlags: DISPFlagDefinition)
+!6 = !DISubroutineType(types: !{})
+!8 = !DILocation(line: 5, column: 9, scope: !5)
+!9 = !DILocation(line: 7, column: 9, scope: !5)
+; IR: call void @llvm.nvvm.setmaxnreg.dec.sync.aligned.u32(i32 40) #[[C:[0-9]+]]
+; IR: call void @llvm.nvvm.setmaxnreg.inc.sync.aligned.u32(i32 232) #[[C]]
+; IR: attributes #[[C]] = { convergent }
+; PTX: .target sm_90a
+; PTX-LABEL: .entry specialised(
+; PTX: setmaxnreg.dec.sync.aligned.u32 40;
+; PTX: setmaxnreg.inc.sync.aligned.u32 232;
+; PLAIN-DAG: error: `setmaxnreg_inc` needs the architecture-specific target sm_90a, but the kernels are being built for sm_90
+; PLAIN-DAG: error: `setmaxnreg_dec` needs the architecture-specific target sm_90a, but the kernels are being built for sm_90
+; PLAIN: --> src/main.rs:5:9
+; PLAIN-NEXT: = note: build for it: `cargo oxide build --arch sm_90a` (or set OXIDE_ARCH); its PTX runs only on that GPU family

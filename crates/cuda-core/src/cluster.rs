@@ -1,0 +1,277 @@
+//! Thread-block cluster launches (sm_90): [`ClusterLaunchConfig`] and
+//! [`launch_kernel_cluster`] (`cuLaunchKernelEx` with the
+//! `CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION` attribute).
+//!
+//! ```no_run
+//! # use cuda_core::LaunchConfig;
+//! // 64 blocks of 256 threads, in clusters of 4 consecutive blocks.
+//! let config = LaunchConfig { grid_dim: (64, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 }
+//!     .with_cluster((4, 1, 1));
+//! assert!(config.validate().is_ok());
+//! ```
+
+use std::ffi::{c_int, c_uint, c_void};
+use std::fmt;
+use std::ptr;
+
+use crate::context::CudaStream;
+use crate::driver::{cu, CUstream};
+use crate::error::{DriverError, ErrorKind};
+use crate::module::{CudaFunction, LaunchConfig};
+
+/// A launch whose blocks are grouped into clusters of `cluster_dim` blocks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ClusterLaunchConfig {
+    /// Grid, block and dynamic shared memory, as for any launch.
+    pub launch: LaunchConfig,
+    /// Blocks per cluster, (x, y, z); each must divide the grid's.
+    pub cluster_dim: (u32, u32, u32),
+    /// Allows clusters of 9 to 16 blocks (`CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED`),
+    /// which only some GPUs (H100, H200) can schedule.
+    pub non_portable: bool,
+}
+
+/// The most blocks in a cluster that every cluster-capable GPU supports.
+pub const MAX_PORTABLE_CLUSTER_SIZE: u32 = 8;
+/// The most blocks in a cluster with [`ClusterLaunchConfig::non_portable`].
+pub const MAX_NON_PORTABLE_CLUSTER_SIZE: u32 = 16;
+
+/// Why a cluster shape cannot be launched (checked before the driver sees it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ClusterShapeError {
+    /// A cluster dimension is 0.
+    ZeroDimension {
+        /// The cluster dimensions asked for.
+        cluster_dim: (u32, u32, u32),
+    },
+    /// A cluster dimension does not divide the grid's dimension on that axis.
+    DoesNotDivideGrid {
+        /// `'x'`, `'y'` or `'z'`.
+        axis: char,
+        /// The grid's blocks on that axis.
+        grid: u32,
+        /// The cluster's blocks on that axis.
+        cluster: u32,
+    },
+    /// More blocks in a cluster than allowed.
+    TooLarge {
+        /// Blocks per cluster asked for.
+        size: u64,
+        /// The limit that applies (8, or 16 with `non_portable`).
+        max: u32,
+        /// Whether non-portable sizes were allowed.
+        non_portable: bool,
+    },
+    /// The GPU has no clusters (they need compute capability 9.0).
+    NeedsSm90 {
+        /// The device's compute capability.
+        compute_capability: (u32, u32),
+    },
+}
+
+impl fmt::Display for ClusterShapeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            ClusterShapeError::ZeroDimension { cluster_dim: (x, y, z) } => write!(
+                f,
+                "cluster_dim ({x}, {y}, {z}) has a zero dimension; use 1 for unused dimensions"
+            ),
+            ClusterShapeError::DoesNotDivideGrid { axis, grid, cluster } => write!(
+                f,
+                "the cluster's {cluster} blocks in {axis} do not divide the grid's {grid}; \
+                 make grid_dim.{axis} a multiple of cluster_dim.{axis}"
+            ),
+            ClusterShapeError::TooLarge { size, max, non_portable: false } => write!(
+                f,
+                "a cluster of {size} blocks is more than the portable limit of {max}; use at most \
+                 {max}, or up to {MAX_NON_PORTABLE_CLUSTER_SIZE} with .allow_non_portable() (H100/H200)"
+            ),
+            ClusterShapeError::TooLarge { size, max, non_portable: true } => {
+                write!(f, "a cluster of {size} blocks is more than the limit of {max}")
+            }
+            ClusterShapeError::NeedsSm90 { compute_capability: (major, minor) } => write!(
+                f,
+                "thread-block clusters need a GPU of compute capability 9.0 or newer (Hopper); \
+                 this one is {major}.{minor}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ClusterShapeError {}
+
+impl From<ClusterShapeError> for DriverError {
+    fn from(e: ClusterShapeError) -> Self {
+        DriverError::new(ErrorKind::InvalidLaunchConfig, format!("invalid cluster launch: {e}"), "launch_kernel_cluster")
+    }
+}
+
+impl LaunchConfig {
+    /// This launch with its blocks grouped into clusters of `cluster_dim`.
+    pub fn with_cluster(self, cluster_dim: (u32, u32, u32)) -> ClusterLaunchConfig {
+        ClusterLaunchConfig { launch: self, cluster_dim, non_portable: false }
+    }
+}
+
+impl ClusterLaunchConfig {
+    /// Allows up to [`MAX_NON_PORTABLE_CLUSTER_SIZE`] blocks per cluster.
+    pub fn allow_non_portable(mut self) -> Self {
+        self.non_portable = true;
+        self
+    }
+
+    /// Blocks per cluster (`x * y * z`).
+    pub fn cluster_size(&self) -> u64 {
+        let (x, y, z) = self.cluster_dim;
+        x as u64 * y as u64 * z as u64
+    }
+
+    /// The checks that need no GPU: no zero dimension, each cluster dimension
+    /// divides the grid's, at most 8 blocks (16 when non-portable).
+    pub fn validate(&self) -> Result<(), ClusterShapeError> {
+        let (c, g) = (self.cluster_dim, self.launch.grid_dim);
+        if c.0 == 0 || c.1 == 0 || c.2 == 0 {
+            return Err(ClusterShapeError::ZeroDimension { cluster_dim: c });
+        }
+        for (axis, grid, cluster) in [('x', g.0, c.0), ('y', g.1, c.1), ('z', g.2, c.2)] {
+            if grid % cluster != 0 {
+                return Err(ClusterShapeError::DoesNotDivideGrid { axis, grid, cluster });
+            }
+        }
+        let max = if self.non_portable { MAX_NON_PORTABLE_CLUSTER_SIZE } else { MAX_PORTABLE_CLUSTER_SIZE };
+        if self.cluster_size() > max as u64 {
+            return Err(ClusterShapeError::TooLarge { size: self.cluster_size(), max, non_portable: self.non_portable });
+        }
+        Ok(())
+    }
+}
+
+const CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION: c_uint = 4;
+const CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED: c_int = 14;
+
+/// `CUlaunchAttributeValue`: a 64-byte union; only `clusterDim` is used.
+#[repr(C, align(8))]
+pub(crate) struct CUlaunchAttributeValue {
+    cluster_dim: [c_uint; 3],
+    pad: [u8; 52],
+}
+
+/// `CUlaunchAttribute` (cuda.h): the id, padding to 8 bytes, the value.
+#[repr(C)]
+pub(crate) struct CUlaunchAttribute {
+    id: c_uint,
+    pad: [u8; 4],
+    value: CUlaunchAttributeValue,
+}
+
+/// `CUlaunchConfig` (cuda.h).
+#[repr(C)]
+pub(crate) struct CUlaunchConfig {
+    grid_dim: [c_uint; 3],
+    block_dim: [c_uint; 3],
+    shared_mem_bytes: c_uint,
+    stream: CUstream,
+    attrs: *mut CUlaunchAttribute,
+    num_attrs: c_uint,
+}
+
+const _: () = assert!(std::mem::size_of::<CUlaunchAttribute>() == 72);
+const _: () = assert!(std::mem::size_of::<CUlaunchConfig>() == 56);
+
+/// [`launch_kernel`](crate::launch_kernel) with clusters: checks the shape
+/// ([`ClusterLaunchConfig::validate`], the grid limits, a GPU of compute
+/// capability 9.0 or newer), allows non-portable sizes on the function if
+/// asked, and launches with `cuLaunchKernelEx`.
+///
+/// # Safety
+/// As for [`launch_kernel`](crate::launch_kernel).
+pub unsafe fn launch_kernel_cluster(
+    f: &CudaFunction,
+    config: &ClusterLaunchConfig,
+    stream: &CudaStream,
+    params: &mut [*mut c_void],
+) -> Result<(), DriverError> {
+    config.launch.validate()?;
+    config.validate()?;
+    let ctx = stream.context();
+    if !f.module.ctx.same(ctx) {
+        return Err(DriverError::new(
+            ErrorKind::InvalidArgument,
+            format!("kernel `{}` and the stream belong to different contexts", f.name),
+            "launch_kernel_cluster",
+        ));
+    }
+    let compute_capability = ctx.compute_capability()?;
+    if compute_capability.0 < 9 {
+        return Err(ClusterShapeError::NeedsSm90 { compute_capability }.into());
+    }
+    let d = ctx.bind()?;
+    if config.non_portable {
+        // SAFETY: the function handle is live; the attribute takes an int.
+        unsafe { cu!(d, cuFuncSetAttribute(f.func, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1)) }?;
+    }
+    let (g, b, c) = (config.launch.grid_dim, config.launch.block_dim, config.cluster_dim);
+    let mut attr = CUlaunchAttribute {
+        id: CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
+        pad: [0; 4],
+        value: CUlaunchAttributeValue { cluster_dim: [c.0, c.1, c.2], pad: [0; 52] },
+    };
+    let launch = CUlaunchConfig {
+        grid_dim: [g.0, g.1, g.2],
+        block_dim: [b.0, b.1, b.2],
+        shared_mem_bytes: config.launch.shared_mem_bytes,
+        stream: stream.raw(),
+        attrs: &mut attr,
+        num_attrs: 1,
+    };
+    let params_ptr = if params.is_empty() { ptr::null_mut() } else { params.as_mut_ptr() };
+    // SAFETY: `launch` and `attr` are laid out as cuda.h's structs and live
+    // across the call; function and stream are of the current context; the
+    // argument pointers are valid for this kernel (caller's contract).
+    unsafe { cu!(d, cuLaunchKernelEx(ptr::addr_of!(launch).cast(), f.func, params_ptr, ptr::null_mut())) }
+        .map_err(|e| ctx.explain(e))
+        .map_err(|e| {
+            e.with_detail(format!(
+                "while launching kernel `{}` with clusters of ({}, {}, {}) blocks",
+                f.name, c.0, c.1, c.2
+            ))
+        })?;
+    ctx.record_launch(&f.name);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn grid(x: u32, y: u32) -> LaunchConfig {
+        LaunchConfig { grid_dim: (x, y, 1), block_dim: (128, 1, 1), shared_mem_bytes: 0 }
+    }
+
+    #[test]
+    fn shapes_that_divide_the_grid_pass() {
+        grid(64, 1).with_cluster((8, 1, 1)).validate().unwrap();
+        grid(16, 4).with_cluster((2, 2, 1)).validate().unwrap();
+        grid(32, 1).with_cluster((16, 1, 1)).allow_non_portable().validate().unwrap();
+    }
+
+    #[test]
+    fn wrong_shapes_are_refused_with_a_reason() {
+        let e = grid(10, 1).with_cluster((4, 1, 1)).validate().unwrap_err();
+        assert_eq!(e, ClusterShapeError::DoesNotDivideGrid { axis: 'x', grid: 10, cluster: 4 });
+        assert_eq!(
+            e.to_string(),
+            "the cluster's 4 blocks in x do not divide the grid's 10; make grid_dim.x a multiple of cluster_dim.x"
+        );
+        let e = grid(32, 1).with_cluster((16, 1, 1)).validate().unwrap_err();
+        assert!(matches!(e, ClusterShapeError::TooLarge { size: 16, max: 8, non_portable: false }));
+        assert!(e.to_string().contains("allow_non_portable"), "{e}");
+        let e = grid(32, 2).with_cluster((16, 2, 1)).allow_non_portable().validate().unwrap_err();
+        assert!(matches!(e, ClusterShapeError::TooLarge { size: 32, max: 16, non_portable: true }));
+        let e = grid(4, 1).with_cluster((0, 1, 1)).validate().unwrap_err();
+        assert!(matches!(e, ClusterShapeError::ZeroDimension { .. }));
+        let d: DriverError = e.into();
+        assert_eq!(d.kind(), ErrorKind::InvalidLaunchConfig);
+    }
+}
