@@ -120,7 +120,12 @@ public:
                                   {Ptr, I64, I32, I32, Ptr, I64, I64, I64, I32, I32, I32, I32, I32, I32, I32},
                                   false);
     Fn = Function::Create(FTy, GlobalValue::InternalLinkage, "oxide.record_panic", M);
-    Fn->addFnAttr(Attribute::NoInline);
+    // Inlined into each panic function (which stays a call): ptxas sizes a
+    // kernel's register file for its whole call graph, and a separate
+    // 15-argument recorder call raised small kernels from 12 to 36 registers
+    // and tiled ones to 63 (occupancy lost on the hot path); inlined, they
+    // need 32 and 40-48.
+    Fn->addFnAttr(Attribute::AlwaysInline);
     Fn->addFnAttr(Attribute::Cold);
     build();
     return Fn;
@@ -185,6 +190,8 @@ private:
   }
 
   /// Copies at most TextCapacity-1 bytes of (Src, Len) to Dst and terminates it.
+  /// The copy is volatile so that a constant-length one is not expanded into
+  /// byte loads that ptxas hoists all at once, each taking a register.
   void copyText(IRBuilder<> &B, Value *Dst, Value *Src, Value *Len) {
     Value *N = B.CreateBinaryIntrinsic(Intrinsic::umin, Len, B.getInt64(record::TextCapacity - 1));
     Value *HasText = B.CreateIsNotNull(Src);
@@ -193,7 +200,7 @@ private:
     BasicBlock *After = BasicBlock::Create(Ctx, "copied", Fn);
     B.CreateCondBr(HasText, Copy, After);
     B.SetInsertPoint(Copy);
-    B.CreateMemCpy(Dst, MaybeAlign(1), Src, MaybeAlign(1), N);
+    B.CreateMemCpy(Dst, MaybeAlign(1), Src, MaybeAlign(1), N, /*isVolatile=*/true);
     B.CreateBr(After);
     B.SetInsertPoint(After);
     B.CreateStore(B.getInt8(0), B.CreateInBoundsGEP(B.getInt8Ty(), Dst, N));
@@ -295,14 +302,15 @@ private:
     return Ptr->getType()->isPointerTy() && Len->getType()->isIntegerTy(64) ? Ptr : nullptr;
   }
 
-  /// A NUL-terminated copy of a `&str` on the thread's stack, for `%s`.
+  /// A NUL-terminated copy of a `&str` on the thread's stack, for `%s`
+  /// (volatile, like copyText's).
   Value *terminatedCopy(IRBuilder<> &B, Value *Str, Value *Len) {
     Function *F = B.GetInsertBlock()->getParent();
     IRBuilder<> Entry(&F->getEntryBlock(), F->getEntryBlock().begin());
     auto *BufTy = ArrayType::get(B.getInt8Ty(), record::TextCapacity);
     Value *Buf = Entry.CreateAlloca(BufTy, nullptr, "message");
     Value *N = B.CreateBinaryIntrinsic(Intrinsic::umin, Len, B.getInt64(record::TextCapacity - 1));
-    B.CreateMemCpy(Buf, MaybeAlign(1), Str, MaybeAlign(1), N);
+    B.CreateMemCpy(Buf, MaybeAlign(1), Str, MaybeAlign(1), N, /*isVolatile=*/true);
     B.CreateStore(B.getInt8(0), B.CreateInBoundsGEP(B.getInt8Ty(), Buf, N));
     return Buf;
   }
