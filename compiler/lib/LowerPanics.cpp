@@ -188,11 +188,15 @@ private:
     Value *Rec = B.CreateLoad(B.getPtrTy(), RecordPtr, "record");
     B.CreateCondBr(B.CreateIsNull(Rec), Done, Claim);
 
-    // Only the first panicking thread writes; the others still print and trap.
+    // Only the first panicking thread writes; the others still print and trap,
+    // but first wait (a bounded time) until the record is complete: their
+    // trap ends the whole kernel, and the writer would lose the race.
     B.SetInsertPoint(Claim);
     Value *Old = B.CreateAtomicCmpXchg(Claimed, B.getInt32(0), B.getInt32(1), MaybeAlign(4),
                                        AtomicOrdering::Monotonic, AtomicOrdering::Monotonic);
-    B.CreateCondBr(B.CreateIsNull(B.CreateExtractValue(Old, 0)), Write, Done);
+    BasicBlock *Wait = BasicBlock::Create(Ctx, "wait", Fn);
+    B.CreateCondBr(B.CreateIsNull(B.CreateExtractValue(Old, 0)), Write, Wait);
+    waitForRecord(B, Wait, Rec, Done);
 
     B.SetInsertPoint(Write);
     auto At = [&](uint64_t Offset) { return B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Rec, Offset); };
@@ -216,6 +220,24 @@ private:
 
     B.SetInsertPoint(Done);
     B.CreateRetVoid();
+  }
+
+  /// In `Wait`: polls the record's state (host memory, about a microsecond a
+  /// read) until the writer marked it complete, at most WaitPolls times, then
+  /// goes to `Done`.
+  void waitForRecord(IRBuilder<> &B, BasicBlock *Wait, Value *Rec, BasicBlock *Done) {
+    constexpr uint64_t WaitPolls = 4096;
+    BasicBlock *From = B.GetInsertBlock();
+    B.SetInsertPoint(Wait);
+    PHINode *N = B.CreatePHI(B.getInt32Ty(), 2, "polls");
+    N->addIncoming(B.getInt32(0), From);
+    LoadInst *State = B.CreateLoad(B.getInt32Ty(), Rec, "state");
+    State->setVolatile(true);
+    Value *Next = B.CreateAdd(N, B.getInt32(1));
+    N->addIncoming(Next, Wait);
+    Value *Stop = B.CreateOr(B.CreateICmpEQ(State, B.getInt32(record::Complete)),
+                             B.CreateICmpUGE(Next, B.getInt32(WaitPolls)));
+    B.CreateCondBr(Stop, Done, Wait);
   }
 
   /// Copies at most TextCapacity-1 bytes of (Src, Len) to Dst and terminates it.
