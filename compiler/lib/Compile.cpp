@@ -318,6 +318,7 @@ Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &
   BuildKernelEntriesPass(Diags).run(M, MAM);
   if (Diags.hasErrors())
     return makeError("invalid kernel entries");
+  RecordReadOnlyParamsPass().run(M, MAM);
   LowerUnwindingPass().run(M, MAM);
   LowerPanicsPass().run(M, MAM);
   LowerAtomicStubsPass(Diags).run(M, MAM);
@@ -348,6 +349,7 @@ Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &
   optimize(M, **TM);
   LowerAtomicsPass(smNumber(Opts.Arch)).run(M, MAM); // needs O3's inlining and address spaces
   RecordKernelDimensionsPass().run(M, MAM); // after O3: dead coordinate reads are gone
+  TagInvariantLoadsPass().run(M, MAM); // after O3: the kernel bodies are inlined
   dumpModule(Opts, M, "device-opt.ll");
 
   DeviceImage Image;

@@ -98,6 +98,34 @@ std::string messageFromConstPanic(StringRef Path) {
   return Words;
 }
 
+/// Copies N bytes from Src to Dst in a loop that is never unrolled (PTX
+/// `.pragma "nounroll"`). Once the recorder is inlined the lengths are often
+/// constants, and a memcpy would become one byte load per character, which
+/// ptxas issues together, each holding a register: the panic path would set
+/// the kernel's register count. The loop's loads stay cached (not volatile),
+/// so the thread that fills the record is done quickly.
+void copyBytes(IRBuilder<> &B, Value *Dst, Value *Src, Value *N) {
+  LLVMContext &Ctx = B.getContext();
+  Function *F = B.GetInsertBlock()->getParent();
+  BasicBlock *From = B.GetInsertBlock();
+  BasicBlock *Loop = BasicBlock::Create(Ctx, "copy.byte", F);
+  BasicBlock *Done = BasicBlock::Create(Ctx, "copy.done", F);
+  B.CreateCondBr(B.CreateIsNull(N), Done, Loop);
+  B.SetInsertPoint(Loop);
+  PHINode *I = B.CreatePHI(N->getType(), 2, "i");
+  I->addIncoming(ConstantInt::get(N->getType(), 0), From);
+  Value *Byte = B.CreateLoad(B.getInt8Ty(), B.CreateInBoundsGEP(B.getInt8Ty(), Src, I));
+  B.CreateStore(Byte, B.CreateInBoundsGEP(B.getInt8Ty(), Dst, I));
+  Value *Next = B.CreateNUWAdd(I, ConstantInt::get(N->getType(), 1));
+  I->addIncoming(Next, Loop);
+  BranchInst *Back = B.CreateCondBr(B.CreateICmpULT(Next, N), Loop, Done);
+  MDNode *NoUnroll = MDNode::get(Ctx, MDString::get(Ctx, "llvm.loop.unroll.disable"));
+  MDNode *LoopID = MDNode::getDistinct(Ctx, {nullptr, NoUnroll});
+  LoopID->replaceOperandWith(0, LoopID);
+  Back->setMetadata(LLVMContext::MD_loop, LoopID);
+  B.SetInsertPoint(Done);
+}
+
 /// The panic record's layout (docs/ABI.md §5); cuda-core reads the same bytes.
 namespace record {
 constexpr uint64_t State = 0, Line = 4, Col = 8, NumInts = 12, Thread = 16, Block = 28,
@@ -120,7 +148,13 @@ public:
                                   {Ptr, I64, I32, I32, Ptr, I64, I64, I64, I32, I32, I32, I32, I32, I32, I32},
                                   false);
     Fn = Function::Create(FTy, GlobalValue::InternalLinkage, "oxide.record_panic", M);
-    Fn->addFnAttr(Attribute::NoInline);
+    // Inlined into each panic function (which stays a call): ptxas sizes a
+    // kernel's register file for its whole call graph, and a separate
+    // 15-argument recorder call raised small kernels from 12 to 36 registers
+    // and tiled ones to 63 (occupancy lost on the hot path). Inlined, with
+    // the printf arguments stored first and copies that are loops, they need
+    // 30 (vecadd, transpose) and 44 (sgemm; nvcc: 47).
+    Fn->addFnAttr(Attribute::AlwaysInline);
     Fn->addFnAttr(Attribute::Cold);
     build();
     return Fn;
@@ -154,11 +188,15 @@ private:
     Value *Rec = B.CreateLoad(B.getPtrTy(), RecordPtr, "record");
     B.CreateCondBr(B.CreateIsNull(Rec), Done, Claim);
 
-    // Only the first panicking thread writes; the others still print and trap.
+    // Only the first panicking thread writes; the others still print and trap,
+    // but first wait (a bounded time) until the record is complete: their
+    // trap ends the whole kernel, and the writer would lose the race.
     B.SetInsertPoint(Claim);
     Value *Old = B.CreateAtomicCmpXchg(Claimed, B.getInt32(0), B.getInt32(1), MaybeAlign(4),
                                        AtomicOrdering::Monotonic, AtomicOrdering::Monotonic);
-    B.CreateCondBr(B.CreateIsNull(B.CreateExtractValue(Old, 0)), Write, Done);
+    BasicBlock *Wait = BasicBlock::Create(Ctx, "wait", Fn);
+    B.CreateCondBr(B.CreateIsNull(B.CreateExtractValue(Old, 0)), Write, Wait);
+    waitForRecord(B, Wait, Rec, Done);
 
     B.SetInsertPoint(Write);
     auto At = [&](uint64_t Offset) { return B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Rec, Offset); };
@@ -184,6 +222,24 @@ private:
     B.CreateRetVoid();
   }
 
+  /// In `Wait`: polls the record's state (host memory, about a microsecond a
+  /// read) until the writer marked it complete, at most WaitPolls times, then
+  /// goes to `Done`.
+  void waitForRecord(IRBuilder<> &B, BasicBlock *Wait, Value *Rec, BasicBlock *Done) {
+    constexpr uint64_t WaitPolls = 4096;
+    BasicBlock *From = B.GetInsertBlock();
+    B.SetInsertPoint(Wait);
+    PHINode *N = B.CreatePHI(B.getInt32Ty(), 2, "polls");
+    N->addIncoming(B.getInt32(0), From);
+    LoadInst *State = B.CreateLoad(B.getInt32Ty(), Rec, "state");
+    State->setVolatile(true);
+    Value *Next = B.CreateAdd(N, B.getInt32(1));
+    N->addIncoming(Next, Wait);
+    Value *Stop = B.CreateOr(B.CreateICmpEQ(State, B.getInt32(record::Complete)),
+                             B.CreateICmpUGE(Next, B.getInt32(WaitPolls)));
+    B.CreateCondBr(Stop, Done, Wait);
+  }
+
   /// Copies at most TextCapacity-1 bytes of (Src, Len) to Dst and terminates it.
   void copyText(IRBuilder<> &B, Value *Dst, Value *Src, Value *Len) {
     Value *N = B.CreateBinaryIntrinsic(Intrinsic::umin, Len, B.getInt64(record::TextCapacity - 1));
@@ -193,7 +249,7 @@ private:
     BasicBlock *After = BasicBlock::Create(Ctx, "copied", Fn);
     B.CreateCondBr(HasText, Copy, After);
     B.SetInsertPoint(Copy);
-    B.CreateMemCpy(Dst, MaybeAlign(1), Src, MaybeAlign(1), N);
+    copyBytes(B, Dst, Src, N);
     B.CreateBr(After);
     B.SetInsertPoint(After);
     B.CreateStore(B.getInt8(0), B.CreateInBoundsGEP(B.getInt8Ty(), Dst, N));
@@ -259,8 +315,6 @@ public:
                                     Ints.size() > 0 ? Ints[0] : B.getInt64(0),
                                     Ints.size() > 1 ? Ints[1] : B.getInt64(0), B.getInt32(Ints.size())};
     RecordArgs.append(Ids.begin(), Ids.end());
-    B.CreateCall(Recorder.get(), RecordArgs);
-
     SmallVector<Value *> PrintArgs(Ids.begin(), Ids.end());
     std::string Format = "GPU thread (%u, %u, %u) of block (%u, %u, %u) panicked";
     if (locationArgument(F, P)) {
@@ -271,7 +325,11 @@ public:
     if (PrintedMsg)
       PrintArgs.push_back(PrintedMsg);
     PrintArgs.append(Ints.begin(), Ints.end());
-    emitPrintf(B, Format, PrintArgs);
+    // The printf arguments are stored before the (inlined) recorder runs, so
+    // that only the buffer's address stays live across its copy loops.
+    Value *Printf = packPrintf(B, Format, PrintArgs);
+    B.CreateCall(Recorder.get(), RecordArgs);
+    B.CreateCall(M.getFunction("vprintf"), {B.CreateGlobalString(Format, "oxide.panic.fmt", 0, &M), Printf});
     B.CreateIntrinsic(Intrinsic::trap, {});
     B.CreateUnreachable();
   }
@@ -302,17 +360,17 @@ private:
     auto *BufTy = ArrayType::get(B.getInt8Ty(), record::TextCapacity);
     Value *Buf = Entry.CreateAlloca(BufTy, nullptr, "message");
     Value *N = B.CreateBinaryIntrinsic(Intrinsic::umin, Len, B.getInt64(record::TextCapacity - 1));
-    B.CreateMemCpy(Buf, MaybeAlign(1), Str, MaybeAlign(1), N);
+    copyBytes(B, Buf, Str, N);
     B.CreateStore(B.getInt8(0), B.CreateInBoundsGEP(B.getInt8Ty(), Buf, N));
     return Buf;
   }
 
-  /// `vprintf(format, args)`: CUDA's device printf takes the arguments packed
-  /// in a buffer, each at its natural alignment.
-  void emitPrintf(IRBuilder<> &B, const std::string &Format, ArrayRef<Value *> Args) {
-    FunctionCallee VPrintf = M.getOrInsertFunction(
-        "vprintf", FunctionType::get(B.getInt32Ty(), {B.getPtrTy(), B.getPtrTy()}, false));
-    Value *Fmt = B.CreateGlobalString(Format, "oxide.panic.fmt", 0, &M);
+  /// The argument buffer of `vprintf(format, args)` (CUDA's device printf
+  /// takes the arguments packed in a buffer, each at its natural alignment);
+  /// also declares `vprintf`.
+  Value *packPrintf(IRBuilder<> &B, const std::string &Format, ArrayRef<Value *> Args) {
+    M.getOrInsertFunction("vprintf",
+                          FunctionType::get(B.getInt32Ty(), {B.getPtrTy(), B.getPtrTy()}, false));
     SmallVector<Type *> Fields;
     for (Value *V : Args)
       Fields.push_back(V->getType());
@@ -322,7 +380,7 @@ private:
     Value *Buf = Entry.CreateAlloca(BufTy, nullptr, "printf.args");
     for (unsigned I = 0; I < Args.size(); ++I)
       B.CreateStore(Args[I], B.CreateStructGEP(BufTy, Buf, I));
-    B.CreateCall(VPrintf, {Fmt, Buf});
+    return Buf;
   }
 };
 

@@ -24,5 +24,8 @@ define void @user() {
 
 ; CHECK-LABEL: define internal void @oxide.panic_str(ptr %0, i64 %1, ptr %2)
 ; CHECK: %message = alloca [256 x i8]
-; CHECK: call void @llvm.memcpy.p0.p0.i64(ptr align 1 %message, ptr align 1 %0,
+; CHECK: copy.byte:
+; CHECK: load i8, ptr
+; CHECK: store i8 %{{[0-9]+}}, ptr
+; CHECK: store ptr %message, ptr
 ; CHECK: call void @oxide.record_panic(ptr %file, i64 %file_len, i32 %line, i32 %col, ptr %0, i64 %1,

@@ -6,6 +6,8 @@
 // lines of IR for the lit tests, and the linker runs them in this order:
 //
 //   BuildKernelEntries   entry wrappers → ptx_kernel entries with byval params
+//   RecordReadOnlyParams which param bytes hold a `&[T]` nothing writes (rustc's
+//                        noalias readonly) → entry attribute
 //   LowerUnwinding       invoke → call; landing pads and personalities removed
 //   LowerPanics          core's panic functions → located report + trap
 //   LowerAtomicStubs     __oxide_stub_atomic_* → atomicrmw/cmpxchg/load/store with syncscope
@@ -22,6 +24,8 @@
 //   LowerAtomics         atomicrmw → atom.<sem>.<scope> (the backend drops both)
 //   RecordKernelDimensions  which thread coordinates each kernel reads (for
 //                        the host's launch-shape check)
+//   TagInvariantLoads    loads through read-only slices → !invariant.load
+//                        (PTX ld.global.nc)
 //===----------------------------------------------------------------------===//
 #ifndef OXIDE_PASSES_H
 #define OXIDE_PASSES_H
@@ -58,6 +62,22 @@ enum KernelFlags : uint64_t {
 struct RecordKernelDimensionsPass : llvm::PassInfoMixin<RecordKernelDimensionsPass> {
   llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
 };
+
+/// RecordReadOnlyParams.cpp: before O3, lists on each PTX entry the
+/// parameter slots ("param:offset", space-separated) that hold the data
+/// pointer of a slice nothing writes during the kernel.
+struct RecordReadOnlyParamsPass : llvm::PassInfoMixin<RecordReadOnlyParamsPass> {
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
+};
+
+/// TagInvariantLoads.cpp: after O3, marks the loads through those slots'
+/// pointers `!invariant.load` (ld.global.nc) and drops the attribute.
+struct TagInvariantLoadsPass : llvm::PassInfoMixin<TagInvariantLoadsPass> {
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
+};
+
+/// The entry attribute RecordReadOnlyParams writes and TagInvariantLoads reads.
+inline constexpr const char *ReadOnlyPointersAttr = "oxide-readonly-pointers";
 
 struct LowerUnwindingPass : llvm::PassInfoMixin<LowerUnwindingPass> {
   llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);

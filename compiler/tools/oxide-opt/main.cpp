@@ -58,6 +58,10 @@ static bool runPass(StringRef Name, Module &M, ModuleAnalysisManager &MAM, Diagn
     RejectUnsupportedPass(D).run(M, MAM);
   else if (Name == "record-kernel-dimensions")
     RecordKernelDimensionsPass().run(M, MAM);
+  else if (Name == "record-readonly-params")
+    RecordReadOnlyParamsPass().run(M, MAM);
+  else if (Name == "tag-invariant-loads")
+    TagInvariantLoadsPass().run(M, MAM);
   else {
     errs() << "oxide-opt: unknown pass `" << Name << "`\n";
     return false;
