@@ -64,22 +64,32 @@ pub mod kernels {
         if col >= n || row0 >= m {
             return;
         }
+        // Index arithmetic below cannot overflow (the assert bounds every
+        // index by a slice length); wrapping operations keep debug builds'
+        // overflow checks out of the inner loop.
         let mut acc = [0.0f32; ROWS];
+        let x_base = row0.wrapping_mul(k);
+        let mut w_at = col;
         for kk in 0..k {
             // SAFETY: kk < k and col < n, so kk·n + col < k·n <= w.len().
-            let wv = unsafe { *w.get_unchecked(kk * n + col) };
-            for (r, sum) in acc.iter_mut().enumerate() {
-                // SAFETY: row0 + r < m (m is a multiple of ROWS and
-                // row0 < m) and kk < k, so the index is below m·k <= x.len().
-                let xv = unsafe { *x.get_unchecked((row0 + r) * k + kk) };
+            let wv = unsafe { *w.get_unchecked(w_at) };
+            let mut x_at = x_base.wrapping_add(kk);
+            for sum in acc.iter_mut() {
+                // SAFETY: x_at = (row0 + r)·k + kk with row0 + r < m (m is a
+                // multiple of ROWS and row0 < m) and kk < k: below m·k <= x.len().
+                let xv = unsafe { *x.get_unchecked(x_at) };
                 *sum = xv.mul_add(wv, *sum);
+                x_at = x_at.wrapping_add(k);
             }
+            w_at = w_at.wrapping_add(n);
         }
-        for (r, sum) in acc.iter().enumerate() {
-            // SAFETY: (row0 + r)·n + col < m·n <= y.len(); element (row, col)
-            // is this thread's alone: its block row owns the rows, its
-            // x coordinate the column.
-            unsafe { *y.get_unchecked_mut((row0 + r) * n + col) = *sum };
+        let mut y_at = row0.wrapping_mul(n).wrapping_add(col);
+        for sum in acc {
+            // SAFETY: y_at = (row0 + r)·n + col < m·n <= y.len(); element
+            // (row, col) is this thread's alone: its block row owns the
+            // rows, its x coordinate the column.
+            unsafe { *y.get_unchecked_mut(y_at) = sum };
+            y_at = y_at.wrapping_add(n);
         }
     }
 
