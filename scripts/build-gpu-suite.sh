@@ -37,4 +37,15 @@ for toolchain in stable nightly; do
   cp "$bin" "$carry/$toolchain/cuda_core_gpu_tests"
   strip --strip-debug "$carry/$toolchain/cuda_core_gpu_tests"
 done
+# cuda-async's GPU tests (hand-written PTX too): the shared ones, and the
+# kernel-fault one, a program of its own (a fault ruins its process's context).
+for toolchain in stable nightly; do
+  echo "== $toolchain: cuda-async GPU tests"
+  for test in gpu gpu_fault; do
+    bin=$(CARGO_TARGET_DIR="$root/target/$toolchain" cargo "+$toolchain" test -q -p cuda-async --test "$test" \
+            --no-run --message-format=json | grep -o '"executable":"[^"]*"' | cut -d'"' -f4 | tail -1)
+    cp "$bin" "$carry/$toolchain/cuda_async_${test}_tests"
+    strip --strip-debug "$carry/$toolchain/cuda_async_${test}_tests"
+  done
+done
 du -sh "$carry"
