@@ -61,7 +61,9 @@ constexpr std::array<CommandSpec, 10> Commands = {{
      "launches it, and .cargo/config.toml naming oxide's device linker, so\n"
      "plain `cargo build` / `cargo run` work too. Then: cd NAME && cargo oxide "
      "run\n"
-     "--async (a template for cuda-async) is not available yet.\n"},
+     "With --async the project uses cuda-async: the GPU work is a lazy\n"
+     "DeviceOperation, awaited (cuda-async's own executor, no outside "
+     "crates).\n"},
     {Command::Build, "build", "[NAME]", false, BuildFlags,
      "build an example (or the package here) together with its kernels",
      "Runs `cargo build` with oxide's device linker, so the kernels are\n"
@@ -306,8 +308,8 @@ std::string commandHelp(Command Cmd) {
     Text += "      --tool TOOL      memcheck (default), racecheck, initcheck, "
             "synccheck\n";
   if (Spec->Accepts & AcceptAsync)
-    Text += "      --async          a cuda-async template (not available "
-            "yet)\n";
+    Text += "      --async          a cuda-async template (awaited "
+            "DeviceOperations)\n";
   Text += "  -h, --help           show this help\n";
   return Text;
 }

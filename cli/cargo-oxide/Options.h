@@ -65,7 +65,7 @@ struct Options {
   DeviceDebugLevel DebugLevel = DeviceDebugLevel::Lines;
   /// `sanitize --tool T` (memcheck when not given).
   std::string SanitizerTool = "memcheck";
-  /// `new --async`: a template for cuda-async (not available yet).
+  /// `new --async`: the cuda-async template.
   bool Async = false;
 };
 
