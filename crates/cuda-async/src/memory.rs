@@ -29,7 +29,23 @@ use crate::AsyncError;
 /// the memory is freed when the last clone is dropped.
 ///
 /// A kernel takes `&boxed` for a `&[T]` parameter; a `DisjointSlice` or
-/// `&mut [T]` parameter does not accept it (shared data is never written).
+/// `&mut [T]` parameter does not accept it (shared data is never written):
+///
+/// ```
+/// use cuda_host::arg::KernelArg;
+/// fn read_only<A: for<'l> KernelArg<cuda_device::__private::SliceParam<'l, f32>>>(_: A) {}
+/// fn demo(shared: &cuda_async::DeviceBox<f32>) {
+///     read_only(shared); // what a `&[f32]` parameter asks for
+/// }
+/// ```
+///
+/// ```compile_fail
+/// use cuda_host::arg::KernelArg;
+/// fn writable<A: KernelArg<cuda_device::DisjointSlice<f32>>>(_: A) {}
+/// fn demo(shared: &cuda_async::DeviceBox<f32>) {
+///     writable(shared); // error: a shared box cannot be written
+/// }
+/// ```
 #[derive(Debug)]
 pub struct DeviceBox<T> {
     buffer: Arc<DeviceBuffer<T>>,

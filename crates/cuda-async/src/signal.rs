@@ -211,10 +211,15 @@ impl Keeper {
     /// Watches `stream` for faults until `signal` is set.
     pub(crate) fn watch(&'static self, stream: Arc<CudaStream>, signal: Arc<Signal>) {
         let mut state = self.lock();
+        // Only an idle keeper (waiting without a timeout) needs waking; a
+        // busy one looks at the new watch at its next check.
+        let idle = state.watches.is_empty() && state.graves.is_empty();
         state.watches.push(Watch { stream, signal });
         self.ensure_started(&mut state);
         drop(state);
-        self.cv.notify_all();
+        if idle {
+            self.cv.notify_all();
+        }
     }
 
     /// Drops the buried outputs whose work has finished; returns how many
@@ -248,8 +253,13 @@ impl Keeper {
             let mut state = self.lock();
             state.watches.retain(|w| !w.signal.is_set());
             let busy = !state.watches.is_empty() || !state.graves.is_empty();
-            let watched: Vec<(Arc<CudaStream>, Arc<Signal>)> =
-                state.watches.iter().map(|w| (w.stream.clone(), w.signal.clone())).collect();
+            // Each stream is asked once, however much work waits on it.
+            let mut streams: Vec<Arc<CudaStream>> = Vec::new();
+            for w in &state.watches {
+                if !streams.iter().any(|s| Arc::ptr_eq(s, &w.stream)) {
+                    streams.push(w.stream.clone());
+                }
+            }
             if state.graves.iter().any(|g| g.signal.is_set()) {
                 continue;
             }
@@ -258,12 +268,18 @@ impl Keeper {
                 continue;
             }
             drop(self.cv.wait_timeout(state, FAULT_CHECK_INTERVAL).unwrap_or_else(|p| p.into_inner()));
-            for (stream, signal) in watched {
-                if signal.is_set() {
-                    continue;
-                }
+            for stream in streams {
                 if let Err(e) = stream.is_complete() {
-                    signal.fail(e);
+                    let failed: Vec<Arc<Signal>> = self
+                        .lock()
+                        .watches
+                        .iter()
+                        .filter(|w| Arc::ptr_eq(&w.stream, &stream))
+                        .map(|w| w.signal.clone())
+                        .collect();
+                    for signal in failed {
+                        signal.fail(e.clone());
+                    }
                 }
             }
         }
