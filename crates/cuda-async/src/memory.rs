@@ -109,7 +109,7 @@ unsafe impl<'a, 'b, T: DeviceRepr> KernelArg<SliceParam<'a, T>> for &'b DeviceBo
 }
 
 // SAFETY: as above, for a plain `&[T]` parameter.
-unsafe impl<'a, 'b, T: DeviceRepr> KernelArg<&'a [T]> for &'b DeviceBox<T> {
+unsafe impl<T: DeviceRepr> KernelArg<&[T]> for &DeviceBox<T> {
     type Repr = *const [T];
     fn to_repr(&self) -> *const [T] {
         std::ptr::slice_from_raw_parts(self.buffer.device_ptr() as usize as *const T, self.buffer.len())

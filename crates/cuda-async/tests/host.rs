@@ -71,9 +71,8 @@ fn building_an_operation_runs_nothing() {
 fn steps_hand_their_outputs_on_by_move() {
     // A value that is not Clone travels through the chain: it is moved, never copied.
     struct Unique(Vec<u8>);
-    let ptr_before;
     let data = Unique(vec![7; 1024]);
-    ptr_before = data.0.as_ptr();
+    let ptr_before = data.0.as_ptr();
     let out = value(data)
         .and_then(|u| value((u, 1)))
         .map(|(u, n)| (u, n + 1))
