@@ -342,7 +342,19 @@ fn run() -> Result<(), AsyncError> {
             return Err(AsyncError::host(format!("batch {}: a timed run's output differs from the checked one", b.index)));
         }
     }
+    // The fixed cost of one operation: schedule an empty one (a host
+    // function and nothing else) and wait for the wake-up.
+    let mut trip = Vec::new();
+    for _ in 0..51 {
+        let t = Instant::now();
+        rt.block_on(async { value(()).schedule(&pool).await })?;
+        trip.push(t.elapsed());
+    }
     let (one, conc, serial) = (median(one), median(conc), median(serial));
+    println!(
+        "an empty operation's round trip (enqueue, host function, wake-up): {:.1} µs (median of 51)",
+        median(trip).as_secs_f64() * 1e6
+    );
     println!(
         "1 batch: {:.3} ms   4 concurrent: {:.3} ms   4 serial: {:.3} ms   (median of {REPEATS})",
         ms(one),
