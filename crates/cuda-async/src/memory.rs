@@ -21,7 +21,7 @@ use cuda_core::{CudaStream, DeviceBuffer, DeviceRepr, DriverError, PinnedHostBuf
 use cuda_device::__private::SliceParam;
 use cuda_host::arg::KernelArg;
 
-use crate::operation::{launch, value, DeviceOperation, Launch, Map, Value};
+use crate::operation::{launch, DeviceOperation, Launch, Map};
 use crate::AsyncError;
 
 /// Read-only device data, uploaded once and shared by any number of
@@ -183,9 +183,4 @@ where
         src.borrow().copy_to_host_async(stream, &mut dst)?;
         Ok((src, dst))
     })
-}
-
-/// Lifts an existing buffer (or anything else) into a chain: `value`.
-pub fn reuse<B: Send + 'static>(buffer: B) -> Value<B> {
-    value(buffer)
 }
