@@ -87,6 +87,7 @@
 mod error;
 mod executor;
 mod future;
+mod kernel_op;
 pub mod memory;
 mod operation;
 mod scheduling;

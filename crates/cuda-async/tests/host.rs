@@ -183,3 +183,41 @@ fn operations_and_futures_are_send() {
     let fut = op.future();
     send(&fut);
 }
+
+/// `kernel_op!` goes through the typed launcher: this compiles only because
+/// every argument matches its kernel parameter, and the operation hands back
+/// the lent buffers in argument order. (Built, not run: it needs a GPU.)
+#[allow(dead_code)]
+mod kernel_op_types {
+    use cuda_async::{kernel_op, DeviceBox, DeviceOperation};
+    use cuda_core::{DeviceBuffer, LaunchConfig};
+    use cuda_host::{cuda_module, KernelModule};
+    use std::sync::Arc;
+
+    #[cuda_module]
+    pub mod kernels {
+        use cuda_device::{kernel, thread, DisjointSlice};
+        #[kernel]
+        pub fn axpy(a: f32, x: &[f32], mut y: DisjointSlice<f32>) {
+            let i = thread::index_1d();
+            if let Some(v) = y.get_mut(i) {
+                *v += a * x[i.get()];
+            }
+        }
+        #[kernel]
+        pub fn nothing() {}
+    }
+
+    fn output<O, Op: DeviceOperation<Output = O>>(op: Op) -> Op {
+        op
+    }
+
+    fn build(module: Arc<KernelModule>, x: DeviceBox<f32>, y: DeviceBuffer<f32>, a: f32) {
+        let cfg = LaunchConfig::for_num_elems(1024);
+        let op = output::<(DeviceBox<f32>, DeviceBuffer<f32>), _>(kernel_op!(
+            kernels::launch::axpy(module.clone(), cfg, a * 2.0, &x, &mut y)
+        ));
+        let empty = output::<(), _>(kernel_op!(kernels::launch::nothing(&module, cfg)));
+        drop((op, empty));
+    }
+}
