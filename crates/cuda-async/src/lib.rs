@@ -7,7 +7,11 @@
 //! [`then`](DeviceOperation::then) chain steps, [`zip`](DeviceOperation::zip)
 //! and [`join_all`] run operations side by side on several streams,
 //! [`map`](DeviceOperation::map) reshapes outputs and [`value`] lifts host
-//! data in. Buffers move from step to step, never copied.
+//! data in. Buffers move from step to step, never copied. Kernel launches
+//! become operations through the typed launchers of `#[cuda_module]`, with
+//! their compile-time argument checks: [`kernel_op!`] wraps one launch, and
+//! [`launch`] and [`then`](DeviceOperation::then) take any code written
+//! against the stream.
 //!
 //! Nothing runs until the operation is scheduled: `.await` (any executor),
 //! [`sync`](DeviceOperation::sync) (blocks the thread),
