@@ -40,6 +40,17 @@ for toolchain in stable nightly; do
   cp "$bin" "$carry/$toolchain/cuda_core_gpu_tests"
   strip --strip-debug "$carry/$toolchain/cuda_core_gpu_tests"
 done
+# cuda-async's GPU tests (hand-written PTX too): the shared ones, and the
+# kernel-fault one, a program of its own (a fault ruins its process's context).
+for toolchain in stable nightly; do
+  echo "== $toolchain: cuda-async GPU tests"
+  for test in gpu gpu_fault; do
+    bin=$(CARGO_TARGET_DIR="$root/target/$toolchain" cargo "+$toolchain" test -q -p cuda-async --test "$test" \
+            --no-run --message-format=json | grep -o '"executable":"[^"]*"' | cut -d'"' -f4 | tail -1)
+    cp "$bin" "$carry/$toolchain/cuda_async_${test}_tests"
+    strip --strip-debug "$carry/$toolchain/cuda_async_${test}_tests"
+  done
+done
 # The debugging path: debug_tools built with device line tables (for
 # compute-sanitizer) and with full device debug info (for cuda-gdb), the
 # lines its planted bugs are on, and cargo-oxide for `doctor --runtime`

@@ -11,7 +11,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
 packages=(llvm-22-dev llvm-22-tools clang-22 lld-22 libzstd-dev zlib1g-dev
-          cmake ninja-build libgtest-dev g++ pkg-config)
+          cmake ninja-build libgtest-dev g++ pkg-config
+          librust-tokio-dev)  # examples/async_mlp: tokio from Debian (.cargo/config.toml)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -48,6 +48,13 @@ Expected<BuildPlan> planBuild(const Options &Opts, const Context &Ctx,
 
   Expected<Package> Pkg = resolvePackage(Plan.WS, Ctx.Cwd, Opts.Name);
   if (Pkg) {
+    // A package that is a workspace of its own (an example excluded from
+    // the enclosing workspace, e.g. to keep its dependencies out of that
+    // lock file) is built, cleaned and stamped as that workspace.
+    if (Pkg->Info.HasWorkspace && Pkg->ManifestPath != Plan.WS.ManifestPath) {
+      Plan.WS = Workspace{Pkg->Dir, Pkg->ManifestPath, Pkg->Info};
+      Plan.TargetDir = targetDirectory(Plan.WS, Ctx.Env, Ctx.Cwd);
+    }
     Plan.Pkg = *Pkg;
     Plan.Linked = {*Pkg};
   } else if (!Opts.Name && AllowWorkspace && Plan.WS.isVirtual()) {

@@ -91,6 +91,91 @@ fn main() {
 )rust";
 // END TEMPLATE
 
+//===----------------------------------------------------------------------===//
+// TEMPLATE: src/main.rs of `cargo oxide new --async`.
+//
+// The same vecadd as lazy cuda-async operations, awaited on cuda-async's own
+// executor (no outside crates). Keep it in step with examples/async_vecadd.
+//===----------------------------------------------------------------------===//
+constexpr std::string_view AsyncMainRsTemplate =
+    R"rust(//! @CRATE@: vector addition on the GPU with oxide and cuda-async.
+//!
+//! The GPU work is a `DeviceOperation`: a description of uploads, a kernel
+//! launch and a copy back, composed with combinators. Nothing runs until it
+//! is awaited; then every step is queued on a stream at once, and the task
+//! sleeps until the GPU has finished (a host callback wakes it).
+//! `cargo oxide run` compiles the kernel to PTX, embedded in the executable.
+
+use cuda_async::{block_on, memory, AsyncError, DeviceBox, DeviceOperation};
+use cuda_core::LaunchConfig;
+use cuda_host::{cuda_module, load_kernel_module};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+/// `#[cuda_module]` adds `kernels::launch::vecadd(..)`, a launcher whose
+/// arguments are checked against the kernel's parameters at compile time.
+#[cuda_module]
+mod kernels {
+    use cuda_device::{kernel, thread, DisjointSlice};
+
+    /// c[i] = a[i] + b[i], one GPU thread per element.
+    #[kernel]
+    pub fn vecadd(a: &[f32], b: &[f32], mut c: DisjointSlice<f32>) {
+        let idx = thread::index_1d();
+        let i = idx.get();
+        // `get_mut` is `None` for the threads past the end of `c`.
+        if let Some(elem) = c.get_mut(idx) {
+            *elem = a[i] + b[i];
+        }
+    }
+}
+
+const N: usize = 1024;
+
+async fn run() -> Result<(), AsyncError> {
+    let a: Vec<f32> = (0..N).map(|i| i as f32).collect();
+    let b: Vec<f32> = (0..N).map(|i| (2 * i) as f32).collect();
+
+    // Four streams on GPU 0, used round robin.
+    let pool = cuda_async::default_pool()?;
+    let module = Arc::new(load_kernel_module(pool.context(), "@CRATE@")?);
+
+    // Read-only data shared by any number of operations: uploaded once.
+    let a_dev = DeviceBox::upload(a.clone()).await?;
+
+    let addition = memory::upload(b.clone())
+        .zip(memory::zeroed::<f32>(N)) // b on the GPU, and room for c
+        .then(move |stream, (b_dev, mut c_dev)| {
+            let config = LaunchConfig::for_num_elems(N as u32);
+            kernels::launch::vecadd(&module, stream, config, &a_dev, &b_dev, &mut c_dev)?;
+            Ok(c_dev) // the buffer moves on to the next step, no copy
+        })
+        .and_then(memory::to_host); // → (device buffer, pinned host copy)
+    // Nothing has run yet: awaiting schedules it.
+    let (_c_dev, c) = addition.await?;
+
+    for i in 0..N {
+        let expected = a[i] + b[i];
+        if c[i] != expected {
+            return Err(AsyncError::host(format!("c[{i}] = {}, expected {expected}", c[i])));
+        }
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    match block_on(run()) {
+        Ok(()) => {
+            println!("✓ SUCCESS: All {N} elements correct!");
+            ExitCode::SUCCESS
+        }
+        // Without a GPU: says so and exits with code 2.
+        Err(e) => e.report(),
+    }
+}
+)rust";
+// END TEMPLATE
+
 constexpr std::string_view GitIgnore = "/target\n";
 
 /// Names cargo refuses: Rust keywords, and crate names that would shadow the
@@ -164,7 +249,8 @@ std::string tomlString(std::string_view Text) {
 }
 
 std::string renderCargoToml(std::string_view Name,
-                            const std::filesystem::path &OxideRoot) {
+                            const std::filesystem::path &OxideRoot,
+                            bool Async) {
   auto Crate = [&](const char *Dir) {
     return tomlString((OxideRoot / "crates" / Dir).string());
   };
@@ -178,6 +264,8 @@ std::string renderCargoToml(std::string_view Name,
   Text += "cuda-device = { path = " + Crate("cuda-device") + " }\n";
   Text += "cuda-host = { path = " + Crate("cuda-host") + " }\n";
   Text += "cuda-core = { path = " + Crate("cuda-core") + " }\n";
+  if (Async)
+    Text += "cuda-async = { path = " + Crate("cuda-async") + " }\n";
   Text += "\n"
           "# A workspace of its own, so the project builds wherever it is "
           "created,\n"
@@ -209,15 +297,8 @@ std::string renderCargoConfig(const std::filesystem::path &Linker) {
   return Text;
 }
 
-Error asyncTemplateUnavailable() {
-  return {"`cargo oxide new --async`: cuda-async is not available yet, so "
-          "there is no async template",
-          "create the synchronous project with `cargo oxide new NAME` (it uses "
-          "cuda-core streams directly)"};
-}
-
-std::string renderMainRs(std::string_view Name) {
-  std::string Text(MainRsTemplate);
+std::string renderMainRs(std::string_view Name, bool Async) {
+  std::string Text(Async ? AsyncMainRsTemplate : MainRsTemplate);
   std::string Crate = crateNameOf(Name);
   const std::string Placeholder = "@CRATE@";
   for (size_t Pos = Text.find(Placeholder); Pos != std::string::npos;
@@ -227,10 +308,6 @@ std::string renderMainRs(std::string_view Name) {
 }
 
 int runNewCommand(const Options &Opts, const Context &Ctx) {
-  if (Opts.Async) {
-    printError(asyncTemplateUnavailable());
-    return 1;
-  }
   fs::path Dest = fs::path(*Opts.Name);
   if (Dest.is_relative())
     Dest = Ctx.Cwd / Dest;
@@ -251,14 +328,16 @@ int runNewCommand(const Options &Opts, const Context &Ctx) {
   }
 
   fs::path OxideRoot = oxideSourceRoot(Ctx.Env);
+  const char *NeededCrate = Opts.Async ? "cuda-async" : "cuda-device";
   if (OxideRoot.empty() ||
-      !fs::is_directory(OxideRoot / "crates" / "cuda-device", EC)) {
+      !fs::is_directory(OxideRoot / "crates" / NeededCrate, EC)) {
     printError(
         {"cannot find the oxide crates" +
              (OxideRoot.empty() ? std::string()
                                 : " in " + (OxideRoot / "crates").string()),
          "set OXIDE_ROOT to the oxide source tree (the directory "
-         "holding crates/cuda-device)"});
+         "holding crates/" +
+             std::string(NeededCrate) + ")"});
     return 1;
   }
 
@@ -271,8 +350,8 @@ int runNewCommand(const Options &Opts, const Context &Ctx) {
     std::string Content;
   };
   std::vector<FileToWrite> Files = {
-      {Dest / "Cargo.toml", renderCargoToml(Name, OxideRoot)},
-      {Dest / "src" / "main.rs", renderMainRs(Name)},
+      {Dest / "Cargo.toml", renderCargoToml(Name, OxideRoot, Opts.Async)},
+      {Dest / "src" / "main.rs", renderMainRs(Name, Opts.Async)},
       {Dest / ".gitignore", std::string(GitIgnore)},
   };
   if (Linker)
@@ -296,7 +375,8 @@ int runNewCommand(const Options &Opts, const Context &Ctx) {
     }
   }
 
-  printStatus("Created", "oxide project `" + Name + "` in " + Dest.string());
+  printStatus("Created", std::string(Opts.Async ? "oxide cuda-async" : "oxide") +
+                             " project `" + Name + "` in " + Dest.string());
   if (!Linker)
     printWarning("no .cargo/config.toml written (" + Linker.error().Message +
                  "), so plain `cargo build` will not compile the kernels; "

@@ -26,9 +26,11 @@ std::optional<Error> checkPackageName(std::string_view Name);
 /// need no escaping).
 std::string tomlString(std::string_view Text);
 
-/// Cargo.toml of a new project depending on the crates under \p OxideRoot.
+/// Cargo.toml of a new project depending on the crates under \p OxideRoot
+/// (with \p Async, cuda-async too).
 std::string renderCargoToml(std::string_view Name,
-                            const std::filesystem::path &OxideRoot);
+                            const std::filesystem::path &OxideRoot,
+                            bool Async = false);
 
 /// .cargo/config.toml of a new project: oxide-link at \p Linker as the host
 /// linker, `-C save-temps` and no incremental builds, so that plain
@@ -36,13 +38,10 @@ std::string renderCargoToml(std::string_view Name,
 /// (with OXIDE_ARCH from the environment, default sm_80).
 std::string renderCargoConfig(const std::filesystem::path &Linker);
 
-/// The error of `cargo oxide new --async`.
-Error asyncTemplateUnavailable();
-
 /// src/main.rs of a new project: a vecadd kernel and the host code that runs
-/// and checks it. \p Name is the package name; the kernel module is named
-/// after its crate name.
-std::string renderMainRs(std::string_view Name);
+/// and checks it (with \p Async, as cuda-async operations, awaited). \p Name
+/// is the package name; the kernel module is named after its crate name.
+std::string renderMainRs(std::string_view Name, bool Async = false);
 
 } // namespace oxide::cli
 

@@ -63,7 +63,9 @@ constexpr std::array<CommandSpec, 11> Commands = {{
      "launches it, and .cargo/config.toml naming oxide's device linker, so\n"
      "plain `cargo build` / `cargo run` work too. Then: cd NAME && cargo oxide "
      "run\n"
-     "--async (a template for cuda-async) is not available yet.\n"},
+     "With --async the project uses cuda-async: the GPU work is a lazy\n"
+     "DeviceOperation, awaited (cuda-async's own executor, no outside "
+     "crates).\n"},
     {Command::Build, "build", "[NAME]", false, BuildFlags,
      "build an example (or the package here) together with its kernels",
      "Runs `cargo build` with oxide's device linker, so the kernels are\n"
@@ -330,8 +332,8 @@ std::string commandHelp(Command Cmd) {
             "(driver, GPU,\n"
             "                       a kernel launch)\n";
   if (Spec->Accepts & AcceptAsync)
-    Text += "      --async          a cuda-async template (not available "
-            "yet)\n";
+    Text += "      --async          a cuda-async template (awaited "
+            "DeviceOperations)\n";
   if (Spec->Accepts & AcceptList)
     Text += "      --list           list the benchmarks and what each "
             "measures\n";

@@ -68,7 +68,7 @@ struct Options {
   std::string SanitizerTool = "memcheck";
   /// `doctor --runtime`: only the checks running built programs needs.
   bool RuntimeOnly = false;
-  /// `new --async`: a template for cuda-async (not available yet).
+  /// `new --async`: the cuda-async template.
   bool Async = false;
   /// `bench --list`: list the benchmarks instead of running them.
   bool List = false;

@@ -205,8 +205,6 @@ TEST(DebugCommandTest, CargoConfigOfNewProjects) {
   EXPECT_CONTAINS(Text, "[build]\n");
   EXPECT_CONTAINS(Text, "rustflags = [\"-C\", \"save-temps\"]\n");
   EXPECT_CONTAINS(Text, "incremental = false\n");
-  EXPECT_CONTAINS(asyncTemplateUnavailable().Message,
-                  "cuda-async is not available yet");
 }
 
 TEST(DebugCommandTest, DeviceDebugInTheEnvironmentAndStamp) {
@@ -434,13 +432,21 @@ TEST_F(DebugCliTest, InspectSassWithCuobjdumpOrNothing) {
   EXPECT_NOT_CONTAINS(Plain.Output, "SASS");
 }
 
-TEST_F(DebugCliTest, NewAsyncIsRefusedAndNewWritesCargoConfig) {
+TEST_F(DebugCliTest, NewAsyncWritesTheAsyncTemplateAndNewWritesCargoConfig) {
   Env.set("OXIDE_ROOT", Tmp.path().string());
   fs::create_directories(Tmp / "crates/cuda-device");
-  ProcessResult Async = oxide({"new", "k", "--async"});
-  EXPECT_EQ(Async.ExitCode, 1);
-  EXPECT_CONTAINS(Async.Output, "cuda-async is not available yet");
-  EXPECT_FALSE(fs::exists(Root / "k"));
+  // --async needs crates/cuda-async in the oxide tree.
+  ProcessResult NoAsync = oxide({"new", "ka", "--async"});
+  EXPECT_EQ(NoAsync.ExitCode, 1);
+  EXPECT_CONTAINS(NoAsync.Output, "crates/cuda-async");
+  EXPECT_FALSE(fs::exists(Root / "ka"));
+  fs::create_directories(Tmp / "crates/cuda-async");
+  ProcessResult Async = oxide({"new", "ka", "--async"});
+  ASSERT_EQ(Async.ExitCode, 0) << Async.Output;
+  EXPECT_CONTAINS(Async.Output, "oxide cuda-async project `ka`");
+  EXPECT_CONTAINS(readFile(Root / "ka/Cargo.toml"), "cuda-async = { path = ");
+  EXPECT_CONTAINS(readFile(Root / "ka/src/main.rs"), "DeviceOperation");
+  EXPECT_CONTAINS(readFile(Root / "ka/.cargo/config.toml"), "linker = ");
 
   ProcessResult R = oxide({"new", "k"});
   ASSERT_EQ(R.ExitCode, 0) << R.Output;

@@ -83,4 +83,41 @@ TEST(NewTest, MainRsIsTheVecaddProgram) {
     EXPECT_TRUE(contains(Text, Piece)) << Piece;
 }
 
+TEST(NewTest, AsyncCargoTomlAddsCudaAsync) {
+  std::string Plain = renderCargoToml("k", "/src/oxide");
+  EXPECT_FALSE(contains(Plain, "cuda-async")) << Plain;
+  std::string Text = renderCargoToml("k", "/src/oxide", /*Async=*/true);
+  Expected<Manifest> M = parseManifest(Text);
+  ASSERT_TRUE(static_cast<bool>(M)) << M.error().Message << "\n" << Text;
+  EXPECT_TRUE(M->HasWorkspace);
+  for (const char *Crate :
+       {"cuda-device", "cuda-host", "cuda-core", "cuda-async"})
+    EXPECT_TRUE(contains(Text, std::string(Crate) +
+                                   " = { path = '/src/oxide/crates/" + Crate +
+                                   "' }"))
+        << Text;
+}
+
+TEST(NewTest, AsyncMainRsIsTheAwaitedVecadd) {
+  std::string Text = renderMainRs("my-kernel", /*Async=*/true);
+  EXPECT_FALSE(contains(Text, "@CRATE@"));
+  EXPECT_TRUE(contains(Text, "//! my_kernel:"));
+  EXPECT_TRUE(contains(Text, "load_kernel_module(pool.context(), \"my_kernel\")"));
+  for (const char *Piece :
+       {"#[cuda_module]", "#[kernel]",
+        "pub fn vecadd(a: &[f32], b: &[f32], mut c: DisjointSlice<f32>)",
+        "use cuda_async::{block_on, memory, AsyncError, DeviceBox, "
+        "DeviceOperation};",
+        "cuda_async::default_pool()", "DeviceBox::upload(a.clone()).await?",
+        ".zip(memory::zeroed::<f32>(N))", ".then(move |stream,",
+        "kernels::launch::vecadd(&module, stream, config, &a_dev, &b_dev, "
+        "&mut c_dev)?",
+        ".and_then(memory::to_host)", "addition.await?",
+        "match block_on(run())", "✓ SUCCESS: All {N} elements correct!",
+        "Err(e) => e.report()"})
+    EXPECT_TRUE(contains(Text, Piece)) << Piece;
+  // The synchronous template is unchanged by the flag's existence.
+  EXPECT_FALSE(contains(renderMainRs("k"), "cuda_async"));
+}
+
 } // namespace

@@ -1,0 +1,87 @@
+//! Shared by the GPU test programs: the GPU or a visible skip, and a
+#![allow(dead_code)] // each test program uses a part
+//! hand-written PTX module (no device linker needed).
+
+use std::ffi::c_void;
+use std::sync::Arc;
+
+use cuda_async::{launch, DeviceOperation};
+use cuda_core::{launch_kernel, CudaContext, CudaModule, DeviceBuffer, ErrorKind, LaunchConfig};
+
+/// The context of GPU 0, or `None` (after saying so) without driver or GPU.
+pub fn gpu(test: &str) -> Option<Arc<CudaContext>> {
+    match CudaContext::new(0) {
+        Ok(ctx) => Some(ctx),
+        Err(e) if matches!(e.kind(), ErrorKind::DriverNotFound | ErrorKind::NoDevice) => {
+            eprintln!("skipped: no CUDA driver/GPU ({test}): {e}");
+            None
+        }
+        Err(e) => panic!("CudaContext::new(0) failed unexpectedly: {e}"),
+    }
+}
+
+/// `spin(out, ns)`: thread 0 waits `ns` nanoseconds (`%globaltimer`), then
+/// writes 42 to `out[0]`. `fault()`: traps (a sticky context error).
+pub const PTX: &str = r#"
+.version 7.0
+.target sm_70
+.address_size 64
+
+.visible .entry spin(
+    .param .u64 spin_out,
+    .param .u64 spin_ns
+)
+{
+    .reg .pred %p<3>;
+    .reg .b32 %r<2>;
+    .reg .b64 %rd<8>;
+
+    mov.u32 %r1, %tid.x;
+    setp.ne.u32 %p1, %r1, 0;
+    @%p1 bra DONE;
+    ld.param.u64 %rd1, [spin_out];
+    ld.param.u64 %rd2, [spin_ns];
+    mov.u64 %rd3, %globaltimer;
+WAIT:
+    mov.u64 %rd4, %globaltimer;
+    sub.u64 %rd5, %rd4, %rd3;
+    setp.lt.u64 %p2, %rd5, %rd2;
+    @%p2 bra WAIT;
+    cvta.to.global.u64 %rd6, %rd1;
+    mov.u32 %r1, 42;
+    st.global.u32 [%rd6], %r1;
+DONE:
+    ret;
+}
+
+.visible .entry fault()
+{
+    trap;
+}
+"#;
+
+pub fn module(ctx: &Arc<CudaContext>) -> Arc<CudaModule> {
+    ctx.load_module_ptx(PTX).expect("the test PTX loads")
+}
+
+/// An operation that keeps the GPU busy `ms` milliseconds, then writes 42
+/// into `out[0]`; hands `out` back.
+pub fn spin(
+    module: &Arc<CudaModule>,
+    mut out: DeviceBuffer<u32>,
+    ms: u64,
+) -> impl DeviceOperation<Output = DeviceBuffer<u32>> {
+    let module = module.clone();
+    launch(move |stream| {
+        let f = module.function("spin")?;
+        let (mut ptr, mut ns) = (out.device_ptr(), ms * 1_000_000);
+        let mut params = [&mut ptr as *mut u64 as *mut c_void, &mut ns as *mut u64 as *mut c_void];
+        let cfg = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (32, 1, 1), shared_mem_bytes: 0 };
+        // SAFETY: spin takes (u64 pointer, u64); `out` holds one u32 at
+        // least and travels on with the operation's output, so it outlives
+        // the kernel.
+        unsafe { launch_kernel(&f, cfg, stream, &mut params)? };
+        let _ = &mut out;
+        Ok(out)
+    })
+}
