@@ -3,9 +3,11 @@
 //! embeds them with `include_bytes!`.
 //!
 //! nvcc is `$OXIDE_CUDA_PATH/bin/nvcc`, else `$CUDA_PATH/bin/nvcc`, else
-//! `/usr/local/cuda/bin/nvcc`, else `nvcc` on PATH. `OXIDE_BENCH_NVCC_ARCH`
-//! overrides the architecture (sm_90 by default: the references are tuned for
-//! nothing but compiled for the H200 the benchmarks run on). Without nvcc the
+//! `/usr/local/cuda/bin/nvcc`, else `nvcc` on PATH. The architecture is
+//! `OXIDE_BENCH_NVCC_ARCH`, else the one Cargo.toml names for the package
+//! (`[package.metadata.oxide] arch`, which `cargo oxide bench` builds oxide's
+//! side for: sm_90a, the H200 the benchmarks run on, with wgmma), else sm_90.
+//! The references are tuned for nothing but compiled like oxide's side. Without nvcc the
 //! build fails and says so: the benchmarks are comparisons, and half a
 //! comparison is no use.
 
@@ -34,12 +36,34 @@ fn find_nvcc() -> Option<PathBuf> {
     })
 }
 
+/// `[package.metadata.oxide] arch = "…"` of the package's Cargo.toml (a
+/// line-based read: the table header, then `arch = "value"`).
+fn manifest_arch(manifest: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(manifest).ok()?;
+    let mut in_table = false;
+    for line in text.lines() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if line.starts_with('[') {
+            in_table = line == "[package.metadata.oxide]";
+        } else if let (true, Some(value)) = (in_table, line.strip_prefix("arch")) {
+            let value = value.trim_start().strip_prefix('=')?.trim();
+            return Some(value.trim_matches('"').to_string());
+        }
+    }
+    None
+}
+
 fn main() {
     println!("cargo:rerun-if-env-changed=OXIDE_CUDA_PATH");
     println!("cargo:rerun-if-env-changed=CUDA_PATH");
     println!("cargo:rerun-if-env-changed=OXIDE_BENCH_NVCC_ARCH");
     let out = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
-    let arch = env::var("OXIDE_BENCH_NVCC_ARCH").unwrap_or_else(|_| "sm_90".to_string());
+    println!("cargo:rerun-if-changed=Cargo.toml");
+    let manifest = Path::new(&env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR")).join("Cargo.toml");
+    let arch = env::var("OXIDE_BENCH_NVCC_ARCH")
+        .ok()
+        .or_else(|| manifest_arch(&manifest))
+        .unwrap_or_else(|| "sm_90".to_string());
     let Some(nvcc) = find_nvcc() else {
         eprintln!(
             "error: oxide-bench needs nvcc to build its CUDA C++ references, and none was found \

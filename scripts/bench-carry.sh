@@ -20,7 +20,8 @@ if [ -z "$cargo_oxide" ]; then
   exit 1
 fi
 
-# Builds the benchmarks (release, sm_90) and checks that the program starts.
+# Builds the benchmarks (release, for the arch benches/Cargo.toml names:
+# sm_90a) and checks that the program starts.
 (cd "$root" && "$cargo_oxide" bench --list >/dev/null)
 target=${CARGO_TARGET_DIR:-$root/target}
 mkdir -p "$dest"

@@ -276,8 +276,15 @@ fn gamma(k: usize) -> f64 {
     ku / (1.0 - ku)
 }
 
-/// Checks sampled elements of a row-major m×n product against the CPU (in
-/// f64): |c − c_ref| ≤ `slack`·γ_k·Σ|a·b|.
+/// The relative rounding error of a result stored as bf16, with room: half
+/// an ulp is 2⁻⁹ of the value, and 2⁻⁸ of the exact sum covers it plus the
+/// accumulation error it is rounded with.
+const BF16_RESULT: f64 = 1.0 / 256.0;
+
+/// Checks sampled elements of a row-major m×n product `c` = `a`·`b` (`a`
+/// indexed m×k, `b` indexed k×n) against the CPU (in f64):
+/// |c − c_ref| ≤ `slack`·γ_k·Σ|a·b| + `result_rounding`·|c_ref| (0 for f32
+/// results, [`BF16_RESULT`] for bf16 ones).
 fn check_gemm_sample(
     what: &str,
     c: &[f32],
@@ -285,6 +292,7 @@ fn check_gemm_sample(
     a: impl Fn(usize) -> f64,
     b: impl Fn(usize) -> f64,
     slack: f64,
+    result_rounding: f64,
 ) -> Result<(), String> {
     for index in sample_indices(m * n, 256) {
         let (i, j) = (index / n, index % n);
@@ -295,11 +303,11 @@ fn check_gemm_sample(
             abs += product.abs();
         }
         let error = (c[index] as f64 - sum).abs();
-        if !(error <= slack * gamma(k) * abs) {
+        let bound = slack * gamma(k) * abs + result_rounding * sum.abs();
+        if !(error <= bound) {
             return Err(format!(
-                "{what}: C[{i}][{j}] is {} but the CPU says {sum} (error {error:e}, bound {:e})",
-                c[index],
-                slack * gamma(k) * abs
+                "{what}: C[{i}][{j}] is {} but the CPU says {sum} (error {error:e}, bound {bound:e})",
+                c[index]
             ));
         }
     }
@@ -338,16 +346,16 @@ pub fn sgemm(gpu: &Gpu) -> Result<Vec<Row>, String> {
     let (t_ox, t_nv) = gpu.time_pair(1, 7, &mut oxide, &mut nvcc)?;
     let got = c_ox.to_host_vec(s).map_err(de)?;
     let dims = (M, N, K);
-    check_gemm_sample("sgemm (oxide)", &got, dims, |i| a[i] as f64, |i| b[i] as f64, 1.0)?;
+    check_gemm_sample("sgemm (oxide)", &got, dims, |i| a[i] as f64, |i| b[i] as f64, 1.0, 0.0)?;
     let theirs = c_nv.to_host_vec(s).map_err(de)?;
-    check_gemm_sample("sgemm (nvcc)", &theirs, dims, |i| a[i] as f64, |i| b[i] as f64, 1.0)?;
+    check_gemm_sample("sgemm (nvcc)", &theirs, dims, |i| a[i] as f64, |i| b[i] as f64, 1.0, 0.0)?;
     let flops = 2.0 * (M * N * K) as f64;
     let tflops = |ms: f64| flops / (ms * 1e-3) / 1e12;
     let mut c_lf = DeviceBuffer::<f32>::zeroed(s, M * N).map_err(de)?;
     let mut loads_first =
         || kernels::launch::sgemm_loads_first(&gpu.oxide, s, cfg, M, N, K, &a_d, &b_d, &mut c_lf).map_err(he);
     let (t_lf, t_nv2) = gpu.time_pair(1, 7, &mut loads_first, &mut nvcc)?;
-    check_gemm_sample("sgemm_loads_first (oxide)", &c_lf.to_host_vec(s).map_err(de)?, dims, |i| a[i] as f64, |i| b[i] as f64, 1.0)?;
+    check_gemm_sample("sgemm_loads_first (oxide)", &c_lf.to_host_vec(s).map_err(de)?, dims, |i| a[i] as f64, |i| b[i] as f64, 1.0, 0.0)?;
     let mut rows = vec![
         row(
             "sgemm",
@@ -373,7 +381,7 @@ pub fn sgemm(gpu: &Gpu) -> Result<Vec<Row>, String> {
             run()?;
             let t_bl = gpu.time_ms(2, 10, &mut run)?;
             let theirs = c_bl.to_host_vec(s).map_err(de)?;
-            check_gemm_sample("sgemm (cuBLAS)", &theirs, dims, |i| a[i] as f64, |i| b[i] as f64, 1.0)?;
+            check_gemm_sample("sgemm (cuBLAS)", &theirs, dims, |i| a[i] as f64, |i| b[i] as f64, 1.0, 0.0)?;
             rows.push(row(
                 "sgemm/cublas",
                 t_ox,
@@ -388,39 +396,95 @@ pub fn sgemm(gpu: &Gpu) -> Result<Vec<Row>, String> {
     Ok(rows)
 }
 
-/// oxide's bf16 GEMM as the benchmark runs it: row-major `c` (m×n, f32) =
-/// `a` (m×k, bf16) · `b` (k×n, bf16), f32 accumulation.
-///
-/// This is the one place to swap in a faster kernel (the wgmma GEMM of
-/// `examples/gemm_bf16`): launch it here with the same inputs and output and
-/// the check and the cuBLAS comparison stay as they are.
-fn oxide_gemm_bf16(
-    gpu: &Gpu,
-    (m, n, k): (usize, usize, usize),
-    a: &DeviceBuffer<u16>,
-    b: &DeviceBuffer<u16>,
-    c: &mut DeviceBuffer<f32>,
-) -> Result<(), String> {
-    kernels::launch::gemm_bf16(&gpu.oxide, &gpu.stream, tiled_config(m, n), m, n, k, a, b, c).map_err(he)
+/// bf16 bit patterns stored in pairs (the low half first), widened to `f32`.
+fn unpack_bf16_pairs(words: &[u32]) -> Vec<f32> {
+    words.iter().flat_map(|&w| [bf16_to_f32(w as u16), bf16_to_f32((w >> 16) as u16)]).collect()
 }
 
-/// One square bf16 GEMM size: oxide against cuBLAS (and the nvcc twin of
-/// oxide's kernel, for information).
+/// A string error from the wgmma GEMM's host side.
+fn ge(e: gemm_bf16::Error) -> String {
+    e.to_string()
+}
+
+/// One square bf16 GEMM size, two comparisons on the same inputs (A and B:
+/// size² bf16 each):
+/// * `gemm_bf16_<size>`: oxide's wgmma GEMM (`gemm_bf16::gemm_ws` of
+///   examples/gemm_bf16: TMA, mbarriers, warp specialisation) against
+///   cuBLAS computing the same thing, C = A·Bᵀ with B stored n×k, f32
+///   accumulation, bf16 results. Every element is checked against cuBLAS,
+///   a sample against the CPU.
+/// * `gemm_bf16_<size>/tiled`: the simple tiled kernel (32×32 shared tiles,
+///   f32 FMA, no tensor cores) against its nvcc twin, C = A·B with B stored
+///   k×n and f32 results, both checked against the CPU on a sample.
 fn gemm_bf16(gpu: &Gpu, size: usize, seed: u64) -> Result<Vec<Row>, String> {
     let (m, n, k) = (size, size, size);
     let s = &gpu.stream;
     let (a, b) = (random_bf16(m * k, seed), random_bf16(k * n, seed + 1));
     let a_d = DeviceBuffer::from_host(s, &a).map_err(de)?;
     let b_d = DeviceBuffer::from_host(s, &b).map_err(de)?;
-    let mut c_ox = DeviceBuffer::<f32>::zeroed(s, m * n).map_err(de)?;
-    let c_nv = DeviceBuffer::<f32>::zeroed(s, m * n).map_err(de)?;
-    let c_bl = DeviceBuffer::<f32>::zeroed(s, m * n).map_err(de)?;
     let dims = (m, n, k);
     let name = format!("gemm_bf16_{size}");
+    let flops = 2.0 * (m * n * k) as f64;
+    let tflops = |ms: f64| flops / (ms * 1e-3) / 1e12;
+    let fa = |i: usize| bf16_to_f32(a[i]) as f64;
+    let mut rows = Vec::new();
+
+    // The wgmma GEMM against cuBLAS. check_gemm_sample indexes B as k×n
+    // (p·n + j); here B is n×k, so element (p, j) of the product's B is
+    // b[j·k + p].
+    let fb_t = |i: usize| bf16_to_f32(b[(i % n) * k + i / n]) as f64;
+    let shape = gemm_bf16::Dims { m: m as u32, n: n as u32, k: k as u32 };
+    let ws = gemm_bf16::Gemm::new(gemm_bf16::Kernel::Ws, &gpu.oxide, s, &a_d, &b_d, shape).map_err(ge)?;
+    let mut c_ws = DeviceBuffer::<u32>::zeroed(s, m * n / 2).map_err(de)?;
+    ws.launch(&gpu.oxide, s, &mut c_ws).map_err(ge)?;
+    let ours = unpack_bf16_pairs(&c_ws.to_host_vec(s).map_err(de)?);
+    // Tensor cores accumulate in f32 but may round products and partial
+    // sums differently (slack 8, as for cuBLAS below); the bf16 result adds
+    // one rounding (BF16_RESULT). A wrong element is off by about 1/√k of
+    // Σ|a·b|, far above this.
+    check_gemm_sample(&format!("{name} (oxide wgmma)"), &ours, dims, fa, fb_t, 8.0, BF16_RESULT)?;
+    match gpu.cublas() {
+        Ok(blas) => {
+            let c_bl = DeviceBuffer::<u32>::zeroed(s, m * n / 2).map_err(de)?;
+            // SAFETY: m·k, n·k and m·n bf16s.
+            let mut cublas =
+                || unsafe { blas.gemm_bf16_nt(m, n, k, a_d.device_ptr(), b_d.device_ptr(), c_bl.device_ptr()) };
+            cublas()?;
+            let theirs = unpack_bf16_pairs(&c_bl.to_host_vec(s).map_err(de)?);
+            check_gemm_sample(&format!("{name} (cuBLAS)"), &theirs, dims, fa, fb_t, 8.0, BF16_RESULT)?;
+            // Every element: one bf16 rounding on each side plus the order
+            // of the f32 sums, 2⁻⁶ relative (absolute below 1).
+            check_close(&format!("{name}: oxide wgmma vs cuBLAS"), &ours, &theirs, |i| {
+                (theirs[i].abs() as f64).max(1.0) / 64.0
+            })?;
+            let mut oxide = || ws.launch(&gpu.oxide, s, &mut c_ws).map_err(ge);
+            let (t_ox, t_bl) = gpu.time_pair(3, 20, &mut oxide, &mut cublas)?;
+            rows.push(row(
+                &name,
+                t_ox,
+                "cuBLAS",
+                t_bl,
+                Target::None,
+                format!(
+                    "{:.1} TFLOP/s vs {:.1}: {:.1}% of cuBLAS (wgmma, TMA, 128×256 tiles, bf16 out)",
+                    tflops(t_ox),
+                    tflops(t_bl),
+                    100.0 * t_bl / t_ox
+                ),
+            ));
+        }
+        Err(e) => {
+            let t_ox = gpu.time_ms(3, 20, || ws.launch(&gpu.oxide, s, &mut c_ws).map_err(ge))?;
+            eprintln!("{name}: cuBLAS skipped ({e}); oxide wgmma: {t_ox:.3} ms, {:.1} TFLOP/s", tflops(t_ox));
+        }
+    }
+
+    // The simple tiled kernel against its nvcc twin.
+    let mut c_ox = DeviceBuffer::<f32>::zeroed(s, m * n).map_err(de)?;
+    let c_nv = DeviceBuffer::<f32>::zeroed(s, m * n).map_err(de)?;
     let repeats = if size > 4096 { 3 } else { 5 };
     let f = gpu.nvcc.function("gemm_bf16").map_err(de)?;
     let cfg = tiled_config(m, n);
-    let mut oxide = || oxide_gemm_bf16(gpu, dims, &a_d, &b_d, &mut c_ox);
     // SAFETY: gemm_bf16(size_t, size_t, size_t, const uint16_t*, const uint16_t*, float*).
     let mut nvcc = || unsafe {
         RawArgs::new()
@@ -432,43 +496,21 @@ fn gemm_bf16(gpu: &Gpu, size: usize, seed: u64) -> Result<Vec<Row>, String> {
             .u64(c_nv.device_ptr())
             .launch(&f, cfg, s)
     };
-    oxide()?;
+    kernels::launch::gemm_bf16(&gpu.oxide, s, cfg, m, n, k, &a_d, &b_d, &mut c_ox).map_err(he)?;
     nvcc()?;
-    let (t_ox, t_nv) = gpu.time_pair(1, repeats, &mut oxide, &mut nvcc)?;
-    let (fa, fb) = (|i: usize| bf16_to_f32(a[i]) as f64, |i: usize| bf16_to_f32(b[i]) as f64);
-    check_gemm_sample(&format!("{name} (oxide)"), &c_ox.to_host_vec(s).map_err(de)?, dims, fa, fb, 1.0)?;
-    check_gemm_sample(&format!("{name} (nvcc)"), &c_nv.to_host_vec(s).map_err(de)?, dims, fa, fb, 1.0)?;
-    let flops = 2.0 * (m * n * k) as f64;
-    let tflops = |ms: f64| flops / (ms * 1e-3) / 1e12;
-    let mut rows = Vec::new();
-    match gpu.cublas() {
-        Ok(blas) => {
-            // SAFETY: m·k and k·n bf16s, m·n floats.
-            let mut run = || unsafe { blas.gemm_bf16(m, n, k, a_d.device_ptr(), b_d.device_ptr(), c_bl.device_ptr()) };
-            run()?;
-            let t_bl = gpu.time_ms(3, 10, &mut run)?;
-            // Tensor cores accumulate in f32 but may round products and
-            // partial sums differently; a wrong element is off by about
-            // 1/√k of Σ|a·b|, far above this.
-            check_gemm_sample(&format!("{name} (cuBLAS)"), &c_bl.to_host_vec(s).map_err(de)?, dims, fa, fb, 8.0)?;
-            rows.push(row(
-                &name,
-                t_ox,
-                "cuBLAS",
-                t_bl,
-                Target::None,
-                format!("{:.1} TFLOP/s vs {:.1} (oxide: tiled f32 FMA, no tensor cores)", tflops(t_ox), tflops(t_bl)),
-            ));
-        }
-        Err(e) => eprintln!("{name}: cuBLAS skipped: {e}"),
-    }
+    let fb = |i: usize| bf16_to_f32(b[i]) as f64;
+    check_gemm_sample(&format!("{name}/tiled (oxide)"), &c_ox.to_host_vec(s).map_err(de)?, dims, fa, fb, 1.0, 0.0)?;
+    check_gemm_sample(&format!("{name}/tiled (nvcc)"), &c_nv.to_host_vec(s).map_err(de)?, dims, fa, fb, 1.0, 0.0)?;
+    let mut tiled =
+        || kernels::launch::gemm_bf16(&gpu.oxide, s, cfg, m, n, k, &a_d, &b_d, &mut c_ox).map_err(he);
+    let (t_ox, t_nv) = gpu.time_pair(1, repeats, &mut tiled, &mut nvcc)?;
     rows.push(row(
-        &format!("{name}/nvcc"),
+        &format!("{name}/tiled"),
         t_ox,
         "nvcc",
         t_nv,
         SAME_ALGORITHM,
-        format!("{:.1} TFLOP/s vs {:.1} (the same tiled kernel)", tflops(t_ox), tflops(t_nv)),
+        format!("{:.1} TFLOP/s vs {:.1} (simple tiled kernel, f32 FMA, vs its nvcc twin)", tflops(t_ox), tflops(t_nv)),
     ));
     Ok(rows)
 }
@@ -584,6 +626,6 @@ pub fn ragged_check(gpu: &Gpu) -> Result<(), String> {
             .launch(&f, cfg, s)?
     };
     let got = c_ox.to_host_vec(s).map_err(de)?;
-    check_gemm_sample("sgemm 100×75×51 (oxide)", &got, (m, n, k), |i| a[i] as f64, |i| b[i] as f64, 1.0)?;
+    check_gemm_sample("sgemm 100×75×51 (oxide)", &got, (m, n, k), |i| a[i] as f64, |i| b[i] as f64, 1.0, 0.0)?;
     check_close("sgemm 100×75×51: oxide vs nvcc", &got, &c_nv.to_host_vec(s).map_err(de)?, |_| 0.0)
 }

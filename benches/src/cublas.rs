@@ -15,7 +15,7 @@ type Handle = *mut c_void;
 type Status = c_int;
 
 const OP_N: c_int = 0;
-const CUDA_R_32F: c_int = 0;
+const OP_T: c_int = 1;
 const CUDA_R_16BF: c_int = 14;
 const COMPUTE_32F: c_int = 68;
 const GEMM_DEFAULT: c_int = -1;
@@ -167,19 +167,21 @@ impl Cublas {
         check(unsafe { (self.sgemm)(self.handle, OP_N, OP_N, n, m, k, &alpha, b, n, a, k, &beta, c, n) }, "cublasSgemm")
     }
 
-    /// Row-major `c` (m×n, f32) = `a` (m×k, bf16) · `b` (k×n, bf16) with f32
-    /// accumulation (cublasGemmEx, CUBLAS_COMPUTE_32F).
+    /// Row-major `c` (m×n, bf16) = `a` (m×k, bf16) · `b`ᵀ where `b` is
+    /// row-major n×k, with f32 accumulation (cublasGemmEx,
+    /// CUBLAS_COMPUTE_32F): the layout of oxide's wgmma GEMM. Column-major,
+    /// that is cᵀ = op(b)·aᵀ with op = transpose.
     ///
     /// # Safety
-    /// As for [`sgemm`](Self::sgemm), with 2-byte elements in `a` and `b`.
-    pub unsafe fn gemm_bf16(&self, m: usize, n: usize, k: usize, a: u64, b: u64, c: u64) -> Result<(), String> {
+    /// The device pointers hold at least m·k, n·k and m·n bf16s.
+    pub unsafe fn gemm_bf16_nt(&self, m: usize, n: usize, k: usize, a: u64, b: u64, c: u64) -> Result<(), String> {
         let (alpha, beta) = (1.0f32, 0.0f32);
         let (m, n, k) = (m as c_int, n as c_int, k as c_int);
-        // SAFETY: as in sgemm.
+        // SAFETY: the pointers are valid (caller); alpha and beta live.
         let status = unsafe {
             (self.gemm_ex)(
                 self.handle,
-                OP_N,
+                OP_T,
                 OP_N,
                 n,
                 m,
@@ -187,13 +189,13 @@ impl Cublas {
                 (&alpha as *const f32).cast(),
                 b,
                 CUDA_R_16BF,
-                n,
+                k,
                 a,
                 CUDA_R_16BF,
                 k,
                 (&beta as *const f32).cast(),
                 c,
-                CUDA_R_32F,
+                CUDA_R_16BF,
                 n,
                 COMPUTE_32F,
                 GEMM_DEFAULT,

@@ -350,9 +350,11 @@ pub mod kernels {
         f32::from_bits((bits as u32) << 16)
     }
 
-    /// The bf16 GEMM slot's kernel: sgemm's tiling with bf16 inputs (bit
-    /// patterns in `u16`) widened to `f32` as a tile is loaded, `f32`
-    /// accumulation and an `f32` result.
+    /// The bf16 GEMM's simple tiled kernel (the `gemm_bf16_*/tiled` rows,
+    /// against its nvcc twin; the fast one is examples/gemm_bf16's wgmma
+    /// kernel): sgemm's tiling with bf16 inputs (bit patterns in `u16`)
+    /// widened to `f32` as a tile is loaded, `f32` accumulation and an `f32`
+    /// result.
     #[kernel]
     pub fn gemm_bf16(m: usize, n: usize, k: usize, a: &[u16], b: &[u16], mut c: DisjointSlice<f32>) {
         shared! {

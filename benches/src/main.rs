@@ -3,8 +3,10 @@
 //!
 //! Every GPU benchmark runs oxide's kernel and its reference on the same
 //! stream: the CUDA C++ twin of the same algorithm compiled by nvcc (`cuda/`,
-//! built by build.rs), cuBLAS for the GEMMs, a device copy for bandwidth, or
-//! raw `cuLaunchKernel` for launch overhead. Each checks its results first,
+//! built by build.rs), cuBLAS for the GEMMs (the bf16 one is the wgmma kernel
+//! of examples/gemm_bf16, a library this package links), a device copy for
+//! bandwidth, or raw `cuLaunchKernel` for launch overhead. Built for sm_90a
+//! (Cargo.toml), which the wgmma kernel needs. Each checks its results first,
 //! then times with CUDA events: warm-up runs, then the median of repeats.
 //! One line per comparison: both times, the ratio and the target.
 //!
@@ -42,8 +44,8 @@ const BENCHES: &[Bench] = &[
     Bench { name: "transpose", about: "8192² f32 through 32×33 shared tiles; vs nvcc", runner: Runner::Gpu(benches::transpose) },
     Bench { name: "softmax", about: "row softmax of 4096×4096 f32, one block per row; vs nvcc", runner: Runner::Gpu(benches::softmax) },
     Bench { name: "sgemm", about: "4096³ f32 GEMM, 32×32 shared tiles; vs nvcc (and cuBLAS)", runner: Runner::Gpu(benches::sgemm) },
-    Bench { name: "gemm_bf16_4096", about: "4096³ bf16 GEMM, f32 accumulation; vs cuBLAS (and nvcc)", runner: Runner::Gpu(benches::gemm_bf16_4096) },
-    Bench { name: "gemm_bf16_8192", about: "8192³ bf16 GEMM, f32 accumulation; vs cuBLAS (and nvcc)", runner: Runner::Gpu(benches::gemm_bf16_8192) },
+    Bench { name: "gemm_bf16_4096", about: "4096³ bf16 GEMM: wgmma kernel vs cuBLAS; simple tiled vs nvcc twin", runner: Runner::Gpu(benches::gemm_bf16_4096) },
+    Bench { name: "gemm_bf16_8192", about: "8192³ bf16 GEMM: wgmma kernel vs cuBLAS; simple tiled vs nvcc twin", runner: Runner::Gpu(benches::gemm_bf16_8192) },
     Bench { name: "launch", about: "10000 empty launches: typed launchers vs raw cuLaunchKernel", runner: Runner::Gpu(benches::launch) },
     Bench { name: "rebuild", about: "cargo oxide build after a kernel edit vs nvcc (no GPU needed)", runner: Runner::Host },
 ];

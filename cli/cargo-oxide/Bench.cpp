@@ -2,9 +2,11 @@
 //
 // Part of oxide. `bench` builds the benchmark program (the package
 // oxide-bench in <workspace>/benches) in release mode through the device
-// linker and runs it. The program does the measuring; this command only
-// decides how it is built and what it is told: the benchmark to run, and
-// where the oxide tree and cargo-oxide are, for the rebuild benchmark.
+// linker and runs it, for the arch the package's Cargo.toml names
+// (`[package.metadata.oxide] arch`) unless --arch is given. The program does
+// the measuring; this command only decides how it is built and what it is
+// told: the benchmark to run, and where the oxide tree and cargo-oxide are,
+// for the rebuild benchmark.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,14 +19,27 @@ Options benchBuildOptions(const Options &Opts) {
   Options Build = Opts;
   Build.Name = std::string(BenchPackage);
   Build.Release = true;
-  // The CUDA C++ references are compiled for sm_90; oxide's side matches
-  // unless asked otherwise. OXIDE_ARCH is deliberately not consulted: a
-  // default meant for the user's own programs should not skew a comparison.
+  // OXIDE_ARCH is deliberately not consulted: a default meant for the
+  // user's own programs should not skew a comparison. The package's own
+  // arch replaces this default once the package is found (benchArch).
   if (!Build.Arch)
     Build.Arch = std::string(BenchDefaultArch);
   Build.ProgramArgs.clear();
   Build.List = false;
   return Build;
+}
+
+Expected<std::string> benchArch(const Options &Opts, const Manifest &Bench,
+                                const fs::path &ManifestPath) {
+  if (Opts.Arch)
+    return *Opts.Arch;
+  if (!Bench.OxideArch)
+    return std::string(BenchDefaultArch);
+  if (!isValidArch(*Bench.OxideArch))
+    return Error{ManifestPath.string() + ": `[package.metadata.oxide] arch = \"" +
+                     *Bench.OxideArch + "\"` is not a GPU architecture",
+                 "write it like `sm_90` or `sm_90a`, or pass --arch"};
+  return *Bench.OxideArch;
 }
 
 std::vector<std::string> benchProgramCommand(const fs::path &Binary,
@@ -63,6 +78,18 @@ int runBenchCommand(const Options &Opts, const Context &Ctx) {
            "benches/ folder holds them"};
     printError(E);
     return 1;
+  }
+  // The benchmarks are built for the arch their Cargo.toml names (the
+  // wgmma GEMM needs sm_90a; build.rs compiles the nvcc references for it
+  // too) unless --arch says otherwise.
+  if (Plan->Pkg) {
+    Expected<std::string> Arch =
+        benchArch(Opts, Plan->Pkg->Info, Plan->Pkg->ManifestPath);
+    if (!Arch) {
+      printError(Arch.error());
+      return 1;
+    }
+    Plan->Config.Arch = *Arch;
   }
   CargoRunner Cargo(Plan->environment(Ctx.Env), Opts.Verbose);
   if (int Status = buildWithOxide(*Plan, Cargo, /*ForceRelink=*/false))

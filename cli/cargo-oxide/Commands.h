@@ -133,13 +133,22 @@ std::vector<std::string> sassCommand(const std::optional<fs::path> &Nvdisasm,
 /// The package that holds the benchmarks (<workspace>/benches).
 inline constexpr std::string_view BenchPackage = "oxide-bench";
 
-/// The architecture `bench` builds for without --arch: that of the nvcc
-/// references.
+/// The architecture `bench` builds for when neither --arch nor the
+/// benchmark package's Cargo.toml names one.
 inline constexpr std::string_view BenchDefaultArch = "sm_90";
 
 /// The options `bench` builds with: the package BenchPackage, release, and
-/// --arch or BenchDefaultArch.
+/// --arch or BenchDefaultArch (runBenchCommand then prefers the package's
+/// own arch to the default: benchArch()).
 Options benchBuildOptions(const Options &Opts);
+
+/// The architecture `bench` builds for: --arch, else the benchmark
+/// package's `[package.metadata.oxide] arch` (\p Bench; the wgmma GEMM
+/// needs sm_90a), else BenchDefaultArch. Never OXIDE_ARCH: a default meant
+/// for the user's own programs should not skew a comparison. Fails when the
+/// package names an arch that is not one (the error names \p ManifestPath).
+Expected<std::string> benchArch(const Options &Opts, const Manifest &Bench,
+                                const fs::path &ManifestPath);
 
 /// `<Binary> [--list] [NAME] [ARGS…]`: the benchmark program's command line.
 std::vector<std::string> benchProgramCommand(const fs::path &Binary,

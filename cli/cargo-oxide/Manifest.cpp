@@ -346,6 +346,9 @@ void ManifestReader::record(const std::vector<std::string> &Path,
     else if (Path[1] == "autobins")
       Result.AutoBins = *Value != "false";
   }
+  if (Path.size() == 4 && Top == "package" && Path[1] == "metadata" &&
+      Path[2] == "oxide" && Path[3] == "arch")
+    Result.OxideArch = *Value;
   if (InBinArray && Path.size() == 2 && Top == "bin" && Path[1] == "name" &&
       !BinHasName) {
     Result.BinNames.push_back(*Value);

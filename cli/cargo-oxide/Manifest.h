@@ -9,7 +9,7 @@
 // well enough for those facts, and skips every other value (arrays, inline
 // tables, multi-line strings) without being confused by brackets or '#'
 // inside them. Asking `cargo metadata` would be exact but costs a cargo run
-// and JSON parsing for three strings.
+// and JSON parsing for a few strings.
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,6 +42,9 @@ struct Manifest {
   std::vector<std::string> BinNames;
   /// The file has a `[lib]` table.
   bool HasLibTable = false;
+  /// `package.metadata.oxide.arch`: the GPU architecture the package needs
+  /// (`[package.metadata.oxide] arch = "sm_90a"` for wgmma), unvalidated.
+  std::optional<std::string> OxideArch;
   /// `workspace.members` and `workspace.exclude`: paths relative to the
   /// manifest's directory, possibly with glob characters (`examples/*`).
   std::vector<std::string> WorkspaceMembers;

@@ -68,6 +68,24 @@ TEST(BenchOptionsTest, BuildOptions) {
   EXPECT_EQ(benchBuildOptions(Opts).Arch, "sm_100");
 }
 
+TEST(BenchOptionsTest, ArchFromThePackage) {
+  fs::path Path = "/ws/benches/Cargo.toml";
+  Manifest None, Hopper, Broken;
+  Hopper.OxideArch = "sm_90a";
+  Broken.OxideArch = "hopper";
+  Options Opts = parseOk({"oxide", "bench"});
+  EXPECT_EQ(*benchArch(Opts, None, Path), "sm_90");
+  EXPECT_EQ(*benchArch(Opts, Hopper, Path), "sm_90a");
+  Expected<std::string> Bad = benchArch(Opts, Broken, Path);
+  ASSERT_FALSE(Bad);
+  EXPECT_TRUE(contains(Bad.error().Message, Path.string())) << Bad.error().Message;
+  EXPECT_TRUE(contains(Bad.error().Message, "hopper")) << Bad.error().Message;
+  // --arch wins over the package's.
+  Opts.Arch = "sm_100";
+  EXPECT_EQ(*benchArch(Opts, Hopper, Path), "sm_100");
+  EXPECT_EQ(*benchArch(Opts, Broken, Path), "sm_100");
+}
+
 TEST(BenchOptionsTest, ProgramCommand) {
   fs::path Bin = "/ws/target/release/oxide-bench";
   EXPECT_EQ(benchProgramCommand(Bin, parseOk({"bench"})),
@@ -180,6 +198,18 @@ TEST_F(BenchCliTest, ListAndExitStatus) {
   // "No GPU" (2) and failures come back unchanged.
   Env.set("FAKE_BENCH_EXIT", "2");
   EXPECT_EQ(oxide({"bench"}).ExitCode, 2);
+}
+
+TEST_F(BenchCliTest, BuildsForThePackagesArch) {
+  writeFile(Root / "benches/Cargo.toml",
+            "[package]\nname = \"oxide-bench\"\n\n[[bin]]\nname = "
+            "\"oxide-bench\"\npath = \"src/main.rs\"\n\n"
+            "[package.metadata.oxide]\narch = \"sm_90a\"\n");
+  Env.set("OXIDE_ARCH", "sm_80"); // the user's default is not the benches'
+  ASSERT_EQ(oxide({"bench", "--list"}).ExitCode, 0);
+  EXPECT_TRUE(contains(readFile(Log), "OXIDE_ARCH=sm_90a")) << readFile(Log);
+  ASSERT_EQ(oxide({"bench", "--list", "--arch", "sm_100"}).ExitCode, 0);
+  EXPECT_TRUE(contains(readFile(Log), "OXIDE_ARCH=sm_100")) << readFile(Log);
 }
 
 TEST_F(BenchCliTest, NoBenchesHere) {

@@ -149,6 +149,20 @@ name = "alsowrong"
   EXPECT_TRUE(M.HasLibTable);
 }
 
+TEST(ManifestTest, OxideArch) {
+  EXPECT_FALSE(parseOk("[package]\nname = \"p\"\n").OxideArch);
+  EXPECT_EQ(parseOk("[package]\nname = \"p\"\n\n[package.metadata.oxide]\n"
+                    "arch = \"sm_90a\" # wgmma\n")
+                .OxideArch,
+            "sm_90a");
+  EXPECT_EQ(parseOk("package.metadata.oxide.arch = 'sm_100'\n").OxideArch,
+            "sm_100");
+  // Other tables' `arch` keys are not the package's.
+  EXPECT_FALSE(parseOk("[package.metadata.other]\narch = \"sm_90a\"\n"
+                       "[target.x]\narch = \"sm_90a\"\n")
+                   .OxideArch);
+}
+
 TEST(ManifestTest, BinariesAndDefaultRun) {
   Manifest M = parseOk(R"toml(
 [package]

@@ -1,0 +1,444 @@
+//! gemm_bf16 (library): C = A·Bᵀ in bf16 with f32 accumulation on Hopper
+//! (sm_90a), written in Rust: TMA copies tiles into shared memory, mbarriers
+//! hand them from a producer warp to two consumer warpgroups, and wgmma
+//! multiplies them. The kernels and their host setup (tensor maps, shared
+//! memory, launch shape) live here so that the example (`src/main.rs`, which
+//! compares them with cuBLAS) and the benchmarks (`benches/`, package
+//! `oxide-bench`) run the same code: the device linker compiles these
+//! kernels into whichever program links this crate, and [`Gemm`] launches
+//! them from it.
+//!
+//! Layouts: A is M×K and B is N×K, both row-major (so both are "K-major",
+//! the layout wgmma reads without transposing), C is M×N row-major bf16,
+//! stored as pairs of bf16 in `u32` words (the low half is the even
+//! column). In cuBLAS's column-major terms that is Cᵀ = op(B)·Aᵀ with
+//! op = T.
+//!
+//! Kernels:
+//! * [`gemm_simple`] — one warpgroup, a 64×128 tile, no pipelining: thread 0
+//!   loads one 64-wide K step of A and B with TMA, everyone waits on the
+//!   mbarrier, four m64n128k16 wgmmas, wait, repeat. The correctness
+//!   baseline.
+//! * [`gemm_ws`] — warp-specialised: a 128×256 tile per block of 288 threads.
+//!   Warps 0–7 are two consumer warpgroups (each owns 64 rows of the tile:
+//!   128 f32 accumulators per thread, m64n256k16), warp 8 is the producer:
+//!   one lane issues the TMA loads into a ring of `STAGES` shared-memory
+//!   stages (A 128×64 and B 256×64 bf16 each, 128-byte swizzle), each with a
+//!   "full" mbarrier (the bytes landed) and an "empty" one (both consumer
+//!   warpgroups are done with it). Consumers keep one wgmma batch in flight
+//!   (`wait_group::<1>`) and release a stage once its batch is complete.
+//!   Blocks walk the tiles in groups of 16 tile rows so that a wave of
+//!   blocks shares A and B panels in L2.
+//!
+//! ```ignore
+//! let module = load_kernel_module(&ctx, "my_program")?;
+//! let dims = Dims { m: 4096, n: 4096, k: 4096 };
+//! let gemm = Gemm::new(Kernel::Ws, &module, &stream, &a, &b, dims)?;
+//! gemm.launch(&module, &stream, &mut c)?; // c: m·n/2 u32 words
+//! ```
+//!
+//! A program that links this crate must be built for sm_90a (wgmma):
+//! `[package.metadata.oxide] arch = "sm_90a"` in its Cargo.toml, or
+//! `--arch sm_90a`.
+
+use cuda_core::tensor_map::{TensorDataType, TensorMap, TensorSwizzle};
+use cuda_core::{CudaFunction, CudaStream, DeviceBuffer, LaunchConfig};
+use cuda_device::mbarrier::{self, shared_address, MBarrier};
+use cuda_device::wgmma::{self, descriptor, pack_bf16x2, Swizzle};
+use cuda_device::{dynamic_shared, kernel, thread, tma, warp, DisjointSlice};
+use cuda_host::{cuda_launch, KernelModule};
+use std::marker::PhantomData;
+
+/// K step of every tile (64 bf16 = 128 bytes: one 128-byte swizzle row).
+pub const BK: u32 = 64;
+/// Bytes of one 128-byte-swizzled row of a K step.
+const ROW_BYTES: u32 = BK * 2;
+/// Bytes between 8-row groups in a swizzled tile (the descriptors' stride).
+const GROUP_BYTES: u32 = 8 * ROW_BYTES;
+
+/// The problem shape: A is m×k, B is n×k, C is m×n.
+#[derive(Clone, Copy, Debug)]
+pub struct Dims {
+    /// Rows of A and C.
+    pub m: u32,
+    /// Rows of B, columns of C.
+    pub n: u32,
+    /// Columns of A and B (the reduction).
+    pub k: u32,
+}
+
+/// The first 1024-byte aligned 32-bit shared address of the dynamic shared
+/// memory (the 128-byte swizzle works on 1024-byte atoms); launches ask for
+/// 1024 bytes more than they use.
+#[inline(always)]
+fn aligned_dynamic_shared() -> u32 {
+    // SAFETY: only the address is taken; all accesses go through TMA,
+    // wgmma and mbarrier instructions on addresses inside the launch's size.
+    let (base, _) = unsafe { dynamic_shared::<u8>() };
+    (shared_address(base) + 1023) & !1023
+}
+
+/// Stores one warpgroup's 64×N accumulator fragment (N/2 values per thread,
+/// the layout in cuda_device::wgmma's docs) as bf16 into C at row `row0`,
+/// column `col0`. `c` holds C as pairs of bf16 (u32 words).
+#[inline(always)]
+fn store_fragment<const R: usize>(acc: &[f32; R], c: &mut DisjointSlice<u32>, n: u32, row0: u32, col0: u32) {
+    let t = thread::threadIdx_x() % 128;
+    let row = row0 + 16 * (t / 32) + (t % 32) / 4;
+    let col = col0 + 2 * (t % 4);
+    macro_rules! block {
+        ($($j:literal)*) => {$(
+            if 4 * $j < R {
+                let top = ((row * n + col + 8 * $j) / 2) as usize;
+                let bottom = (((row + 8) * n + col + 8 * $j) / 2) as usize;
+                if bottom < c.len() {
+                    // SAFETY: both indices are below c.len(); the (row, col)
+                    // pairs of a fragment belong to this thread alone and
+                    // the tiles of different blocks and warpgroups are
+                    // disjoint.
+                    unsafe {
+                        *c.get_unchecked_mut(top) = pack_bf16x2(acc[4 * $j], acc[4 * $j + 1]);
+                        *c.get_unchecked_mut(bottom) = pack_bf16x2(acc[4 * $j + 2], acc[4 * $j + 3]);
+                    }
+                }
+            }
+        )*};
+    }
+    block!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31);
+}
+
+/// The simple kernel's tile: 64×128, one warpgroup.
+pub const SIMPLE_BM: u32 = 64;
+/// Columns of the simple kernel's tile.
+pub const SIMPLE_BN: u32 = 128;
+/// Dynamic shared memory of `gemm_simple`: A and B tiles, a barrier, slack.
+pub const SIMPLE_SMEM: u32 = (SIMPLE_BM + SIMPLE_BN) * ROW_BYTES + 8 + 1024;
+
+/// C = A·Bᵀ, one warpgroup per 64×128 tile, no pipelining. Launch with 128
+/// threads, grid (n/128, m/64), `SIMPLE_SMEM` bytes of dynamic shared
+/// memory; `map_a`/`map_b` are tensor maps of A and B with boxes of 64×64
+/// and 64×128 (K × rows) and the 128-byte swizzle.
+#[kernel(launch_bounds(128, 1))]
+pub fn gemm_simple(map_a: u64, map_b: u64, dims: Dims, mut c: DisjointSlice<u32>) {
+    let base = aligned_dynamic_shared();
+    let a_tile = base;
+    let b_tile = base + SIMPLE_BM * ROW_BYTES;
+    // SAFETY: 8-byte aligned word of the launch's dynamic shared memory,
+    // used only as this barrier.
+    let bar = unsafe { MBarrier::from_address(base + (SIMPLE_BM + SIMPLE_BN) * ROW_BYTES) };
+    let tid = thread::threadIdx_x();
+    if tid == 0 {
+        // SAFETY: one thread initialises; fence + barrier publish it.
+        unsafe { bar.init(1) };
+        mbarrier::fence_init();
+    }
+    thread::sync_threads();
+    let m0 = thread::blockIdx_y() * SIMPLE_BM;
+    let n0 = thread::blockIdx_x() * SIMPLE_BN;
+    let mut acc = wgmma::zeroed::<64>();
+    let mut kb = 0;
+    while kb < dims.k / BK {
+        if tid == 0 {
+            bar.arrive_expect_tx((SIMPLE_BM + SIMPLE_BN) * ROW_BYTES);
+            // SAFETY: the maps are valid (host); the tiles are 1024-aligned
+            // and free (everyone passed the barrier at the end of the last
+            // step); `bar` expects both boxes' bytes.
+            unsafe {
+                tma::load_2d(a_tile, map_a, bar, (kb * BK) as i32, m0 as i32);
+                tma::load_2d(b_tile, map_b, bar, (kb * BK) as i32, n0 as i32);
+            }
+        }
+        bar.wait(kb & 1);
+        wgmma::fence();
+        for k in 0..4 {
+            let da = descriptor(a_tile + 32 * k, 16, GROUP_BYTES, Swizzle::B128);
+            let db = descriptor(b_tile + 32 * k, 16, GROUP_BYTES, Swizzle::B128);
+            // SAFETY: the whole warpgroup (the block) runs this with the same
+            // descriptors; the tiles are not written until after wait_group
+            // and the barrier below.
+            unsafe { wgmma::m64n128k16_f32_bf16(&mut acc, da, db, true) };
+        }
+        wgmma::commit_group();
+        wgmma::wait_group::<0>();
+        thread::sync_threads();
+        kb += 1;
+    }
+    store_fragment(&acc, &mut c, dims.n, m0, n0);
+}
+
+/// Rows of `gemm_ws`'s tile (two consumer warpgroups of 64 rows).
+pub const WS_BM: u32 = 128;
+/// Columns of `gemm_ws`'s tile.
+pub const WS_BN: u32 = 256;
+/// Pipeline depth of `gemm_ws`.
+const STAGES: u32 = 4;
+/// Bytes of one stage: an A and a B tile.
+const STAGE_BYTES: u32 = (WS_BM + WS_BN) * ROW_BYTES;
+/// Dynamic shared memory of `gemm_ws`: the stages, 2·STAGES barriers, slack.
+pub const WS_SMEM: u32 = STAGES * STAGE_BYTES + 16 * STAGES + 1024;
+/// Tile rows per group of the block order (L2 reuse).
+const GROUP_M: u32 = 16;
+
+/// C = A·Bᵀ, warp-specialised and pipelined (module docs). Launch with 288
+/// threads, `(m/128)·(n/256)` blocks, `WS_SMEM` bytes of dynamic shared
+/// memory; `map_a`/`map_b` have boxes of 64×128 and 64×256 and the 128-byte
+/// swizzle. m, n, k must be multiples of 128, 256 and 64.
+#[kernel(launch_bounds(288, 1))]
+pub fn gemm_ws(map_a: u64, map_b: u64, dims: Dims, mut c: DisjointSlice<u32>) {
+    let base = aligned_dynamic_shared();
+    let a_tile = |s: u32| base + s * WS_BM * ROW_BYTES;
+    let b_tile = |s: u32| base + STAGES * WS_BM * ROW_BYTES + s * WS_BN * ROW_BYTES;
+    let bars = base + STAGES * STAGE_BYTES;
+    // SAFETY (both): 8-byte aligned words after the stages, inside the
+    // launch's dynamic shared memory, used only as these barriers.
+    let full = |s: u32| unsafe { MBarrier::from_address(bars + 8 * s) };
+    let empty = |s: u32| unsafe { MBarrier::from_address(bars + 8 * (STAGES + s)) };
+    let tid = thread::threadIdx_x();
+    if tid == 0 {
+        for s in 0..STAGES {
+            // SAFETY: one thread initialises; fence + barrier publish it.
+            unsafe {
+                full(s).init(1);
+                empty(s).init(256);
+            }
+        }
+        mbarrier::fence_init();
+    }
+    thread::sync_threads();
+
+    // Grouped block order: GROUP_M tile rows at a time, column by column.
+    // (Divisors are at least 1, so no division-by-zero panic path: a call
+    // in the kernel would make ptxas serialise the wgmma pipeline.)
+    let m_tiles = dims.m / WS_BM;
+    let n_tiles = (dims.n / WS_BN).max(1);
+    let id = thread::blockIdx_x();
+    let group = id / (GROUP_M * n_tiles);
+    let first_m = group * GROUP_M;
+    // Not `clamp`: its debug assertion formats a message, which kernels cannot.
+    #[allow(clippy::manual_clamp)]
+    let rows = m_tiles.saturating_sub(first_m).max(1).min(GROUP_M);
+    let in_group = id % (GROUP_M * n_tiles);
+    let m0 = (first_m + in_group % rows) * WS_BM;
+    let n0 = (in_group / rows) * WS_BN;
+    let k_steps = dims.k / BK;
+
+    // The warp's role, broadcast from lane 0 so that ptxas sees a
+    // warp-uniform value (a per-thread branch around wgmma serialises it).
+    let warp_index = warp::shfl_idx(warp::FULL_MASK, tid / 32, 0);
+    if warp_index >= 8 {
+        // Producer warp: one lane issues every copy.
+        if warp::elect_one(warp::FULL_MASK) {
+            tma::prefetch_tensor_map(map_a);
+            tma::prefetch_tensor_map(map_b);
+            let mut kb = 0;
+            while kb < k_steps {
+                let s = kb % STAGES;
+                if kb >= STAGES {
+                    empty(s).wait((kb / STAGES - 1) & 1);
+                }
+                full(s).arrive_expect_tx(STAGE_BYTES);
+                // SAFETY: valid maps (host); the stage is free (its empty
+                // barrier completed, or it was never used) and 1024-aligned;
+                // `full(s)` expects both boxes' bytes.
+                unsafe {
+                    tma::load_2d(a_tile(s), map_a, full(s), (kb * BK) as i32, m0 as i32);
+                    tma::load_2d(b_tile(s), map_b, full(s), (kb * BK) as i32, n0 as i32);
+                }
+                kb += 1;
+            }
+        }
+    } else {
+        // Consumer warpgroup `wg` owns rows 64·wg… of the tile.
+        let wg = warp_index / 4;
+        let mut acc = wgmma::zeroed::<128>();
+        let mut kb = 0;
+        while kb < k_steps {
+            let s = kb % STAGES;
+            full(s).wait((kb / STAGES) & 1);
+            wgmma::fence();
+            for k in 0..4 {
+                let da = descriptor(a_tile(s) + wg * 64 * ROW_BYTES + 32 * k, 16, GROUP_BYTES, Swizzle::B128);
+                let db = descriptor(b_tile(s) + 32 * k, 16, GROUP_BYTES, Swizzle::B128);
+                // SAFETY: the whole warpgroup runs this with the same
+                // descriptors; the stage is not refilled before this
+                // warpgroup releases it below, after the batch completed.
+                unsafe { wgmma::m64n256k16_f32_bf16(&mut acc, da, db, true) };
+            }
+            wgmma::commit_group();
+            // The previous step's batch is complete: release its stage.
+            wgmma::wait_group::<1>();
+            if kb > 0 {
+                empty((kb - 1) % STAGES).arrive();
+            }
+            kb += 1;
+        }
+        wgmma::wait_group::<0>();
+        store_fragment(&acc, &mut c, dims.n, m0 + 64 * wg, n0);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Host side: tensor maps, shared memory, launch shape.
+
+/// The error type of the host functions.
+pub type Error = Box<dyn std::error::Error>;
+
+/// Which kernel a [`Gemm`] launches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kernel {
+    /// [`gemm_simple`]: one warpgroup per 64×128 tile, no pipelining.
+    Simple,
+    /// [`gemm_ws`]: warp-specialised, pipelined, 128×256 tiles.
+    Ws,
+}
+
+impl Kernel {
+    /// The kernel's function name (`gemm_simple`, `gemm_ws`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Kernel::Simple => "gemm_simple",
+            Kernel::Ws => "gemm_ws",
+        }
+    }
+
+    /// Rows and columns of C per block.
+    fn tile(self) -> (u32, u32) {
+        match self {
+            Kernel::Simple => (SIMPLE_BM, SIMPLE_BN),
+            Kernel::Ws => (WS_BM, WS_BN),
+        }
+    }
+
+    /// Dynamic shared memory per block, in bytes.
+    pub fn shared_bytes(self) -> u32 {
+        match self {
+            Kernel::Simple => SIMPLE_SMEM,
+            Kernel::Ws => WS_SMEM,
+        }
+    }
+
+    /// The launch shape for `dims` (which [`check_dims`] accepted).
+    fn config(self, dims: Dims) -> LaunchConfig {
+        let (bm, bn) = self.tile();
+        let (grid_dim, threads) = match self {
+            Kernel::Simple => ((dims.n / bn, dims.m / bm, 1), 128),
+            Kernel::Ws => (((dims.m / bm) * (dims.n / bn), 1, 1), 288),
+        };
+        LaunchConfig { grid_dim, block_dim: (threads, 1, 1), shared_mem_bytes: self.shared_bytes() }
+    }
+}
+
+/// Whether both kernels can compute a product of shape `dims`: they need
+/// M, N, K to be non-zero multiples of 128, 256 and 64 (they have no edge
+/// handling).
+pub fn check_dims(dims: Dims) -> Result<(), String> {
+    let fits = |x: u32, step: u32| x > 0 && x.is_multiple_of(step);
+    if fits(dims.m, WS_BM) && fits(dims.n, WS_BN) && fits(dims.k, BK) {
+        Ok(())
+    } else {
+        Err(format!("the kernels need M, N, K to be multiples of {WS_BM}, {WS_BN}, {BK}; not {dims:?}"))
+    }
+}
+
+/// The driver function of kernel `name` (one of this crate's kernels,
+/// compiled into `module`): its PTX entry name is mangled, so it is found
+/// by the Rust path's last segment.
+pub fn kernel_function(module: &KernelModule, name: &str) -> Result<CudaFunction, Error> {
+    let suffix = format!("::{name}");
+    let kernel = module
+        .image()
+        .kernels
+        .iter()
+        .find(|k| k.rust_path.ends_with(&suffix))
+        .ok_or_else(|| format!("kernel {name} is not in module {}", module.name()))?;
+    Ok(module.cuda_module().function(kernel.ptx_name)?)
+}
+
+/// A tensor map of a row-major `rows`×`k` bf16 matrix with boxes of
+/// `BK`×`box_rows` elements and the 128-byte swizzle, uploaded to the GPU.
+fn upload_map(
+    stream: &CudaStream,
+    matrix: &DeviceBuffer<u16>,
+    rows: u32,
+    k: u32,
+    box_rows: u32,
+) -> Result<DeviceBuffer<TensorMap>, Error> {
+    let (rows, k) = (rows as u64, k as u64);
+    let map = TensorMap::tiled(TensorDataType::BF16, matrix.device_ptr(), &[k, rows], &[2 * k], &[BK, box_rows])
+        .swizzle(TensorSwizzle::B128)
+        .encode()?;
+    Ok(map.upload(stream)?)
+}
+
+/// One product C = A·Bᵀ set up for repeated launches of one kernel: the
+/// shape checked, the tensor maps of `a` and `b` encoded and uploaded, the
+/// kernel's dynamic shared memory limit raised. It borrows `a` and `b`
+/// because the tensor maps hold their addresses; each launch reads their
+/// current contents.
+pub struct Gemm<'a> {
+    kernel: Kernel,
+    dims: Dims,
+    map_a: DeviceBuffer<TensorMap>,
+    map_b: DeviceBuffer<TensorMap>,
+    inputs: PhantomData<&'a DeviceBuffer<u16>>,
+}
+
+impl<'a> Gemm<'a> {
+    /// Prepares `kernel` (compiled into `module`) for A = `a` (row-major
+    /// m×k bf16 bits) and B = `b` (row-major n×k). Fails on a shape the
+    /// kernels do not support ([`check_dims`]), on buffers shorter than the
+    /// shape says, and on driver errors.
+    pub fn new(
+        kernel: Kernel,
+        module: &KernelModule,
+        stream: &CudaStream,
+        a: &'a DeviceBuffer<u16>,
+        b: &'a DeviceBuffer<u16>,
+        dims: Dims,
+    ) -> Result<Gemm<'a>, Error> {
+        check_dims(dims)?;
+        let (m, n, k) = (dims.m as usize, dims.n as usize, dims.k as usize);
+        if a.len() < m * k || b.len() < n * k {
+            return Err(format!("A needs {} and B {} elements for {dims:?}; they have {} and {}", m * k, n * k, a.len(), b.len()).into());
+        }
+        let (bm, bn) = kernel.tile();
+        let map_a = upload_map(stream, a, dims.m, dims.k, bm)?;
+        let map_b = upload_map(stream, b, dims.n, dims.k, bn)?;
+        kernel_function(module, kernel.name())?.set_max_dynamic_shared_memory(kernel.shared_bytes())?;
+        Ok(Gemm { kernel, dims, map_a, map_b, inputs: PhantomData })
+    }
+
+    /// The kernel this product launches.
+    pub fn kernel(&self) -> Kernel {
+        self.kernel
+    }
+
+    /// The shape.
+    pub fn dims(&self) -> Dims {
+        self.dims
+    }
+
+    /// Floating-point operations of one product (2·m·n·k).
+    pub fn flops(&self) -> f64 {
+        2.0 * self.dims.m as f64 * self.dims.n as f64 * self.dims.k as f64
+    }
+
+    /// Launches the kernel on `stream` (asynchronously): `c` (m·n/2 words,
+    /// each two bf16 of a row) = A·Bᵀ. `module` must be the one passed to
+    /// [`Gemm::new`].
+    pub fn launch(&self, module: &KernelModule, stream: &CudaStream, c: &mut DeviceBuffer<u32>) -> Result<(), Error> {
+        let words = self.dims.m as usize * self.dims.n as usize / 2;
+        if c.len() < words {
+            return Err(format!("C needs {words} words for {:?}; it has {}", self.dims, c.len()).into());
+        }
+        let config = self.kernel.config(self.dims);
+        let (pa, pb, dims) = (self.map_a.device_ptr(), self.map_b.device_ptr(), self.dims);
+        match self.kernel {
+            Kernel::Simple => cuda_launch! { kernel: gemm_simple, stream: stream, module: module, config: config,
+                args: [pa, pb, dims, slice_mut(*c)] }?,
+            Kernel::Ws => cuda_launch! { kernel: gemm_ws, stream: stream, module: module, config: config,
+                args: [pa, pb, dims, slice_mut(*c)] }?,
+        }
+        Ok(())
+    }
+}
