@@ -6,7 +6,8 @@
 // Stubs.def names for it, appending the table's immediate operands (for
 // example the barrier id 0 of `barrier.sync 0`), marks the calls of
 // `Convergent` entries convergent so no optimisation moves them across
-// control flow, and then deletes the stubs.
+// control flow, replaces calls of `Identity` entries (host-emulation hooks)
+// with their first argument, and then deletes the stubs.
 //===----------------------------------------------------------------------===//
 #include "oxide/Passes.h"
 #include "llvm/IR/Constants.h"
@@ -20,7 +21,7 @@ using namespace oxide;
 
 namespace {
 
-enum class StubKind { Intrinsic, Convergent, ConvergentField1, Function, Special };
+enum class StubKind { Intrinsic, Convergent, ConvergentField1, Function, Special, Identity };
 
 struct StubEntry {
   StringRef Name;
@@ -63,6 +64,9 @@ public:
     if (Stub.Kind == StubKind::Special) {
       // Consumed by its own pass; any call left over carries no meaning.
       eraseCalls(*F);
+    } else if (Stub.Kind == StubKind::Identity) {
+      // Host-emulation hooks that are the identity on the device.
+      forwardFirstArgument(*F);
     } else if (!checkArchitecture(*F, Stub)) {
       // Calls already removed; fall through to delete the stub.
     } else if (!rewriteCalls(*F, Stub)) {
@@ -128,6 +132,13 @@ private:
     if (!Placed)
       Args.insert(Args.begin(), C.arg_begin(), C.arg_end());
     return Args;
+  }
+
+  void forwardFirstArgument(Function &F) {
+    for (CallInst *C : callsTo(F)) {
+      C->replaceAllUsesWith(C->getArgOperand(0));
+      C->eraseFromParent();
+    }
   }
 
   void eraseCalls(Function &F) {

@@ -74,6 +74,7 @@
 
 mod context;
 mod driver;
+pub mod emulator;
 mod error;
 mod memory;
 mod module;
@@ -83,7 +84,7 @@ pub use context::{CudaContext, CudaEvent, CudaStream, DeviceLimits};
 pub use driver::driver_version;
 pub use error::{builtin_name, DriverError, ErrorKind};
 pub use memory::{DeviceBuffer, DeviceRepr, DeviceSlice, DeviceSliceMut, FillValue, PinnedHostBuffer};
-pub use module::{launch_kernel, CudaFunction, CudaModule, FunctionAttributes, LaunchConfig};
+pub use module::{launch_kernel, launch_kernel_with_host_code, CudaFunction, CudaModule, FunctionAttributes, LaunchConfig};
 pub use panic::DevicePanic;
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ use crate::check::{check_limits, check_shape};
 use crate::module::KernelModule;
 use crate::registry::find_kernel;
 use crate::HostError;
+use cuda_core::emulator::HostKernel;
 use cuda_core::{CudaStream, LaunchConfig};
 use std::ffi::c_void;
 
@@ -40,13 +41,15 @@ impl<R, P> SameLayout<R, P> {
     );
 }
 
-/// Launches the kernel whose entry wrapper is at `entry` with `params`.
+/// Launches the kernel whose entry wrapper is at `entry` with `params`;
+/// `host` calls that entry wrapper (what the CPU emulator runs).
 fn launch_entry(
     module: &KernelModule,
     stream: &CudaStream,
     config: LaunchConfig,
     entry: *const c_void,
     params: &mut [*mut c_void],
+    host: &HostKernel,
 ) -> Result<(), HostError> {
     let (image, kernel) = find_kernel(entry).ok_or_else(|| HostError::KernelNotEmbedded {
         kernel: format!("<entry at {entry:p}>"),
@@ -64,13 +67,16 @@ fn launch_entry(
     // SAFETY: `params` holds one pointer per kernel parameter, each to a value
     // whose layout equals the parameter's (KernelArg + SameLayout), alive
     // until cuLaunchKernel returns (it copies the bytes).
-    unsafe { cuda_core::launch_kernel(&function, config, stream, params) }?;
+    unsafe { cuda_core::launch_kernel_with_host_code(&function, config, stream, params, host) }?;
     stream.context().record_launch(&kernel.rust_path);
     Ok(())
 }
 
 macro_rules! define_launch {
     ($name:ident; $($P:ident $A:ident $i:tt),*) => {
+        define_launch!(@launch $name, call_entry; $($P $A $i),*);
+    };
+    (@launch $name:ident, $call:ident; $($P:ident $A:ident $i:tt),*) => {
         /// Launches a kernel with this many arguments (see the module docs).
         #[allow(non_snake_case, unused_variables, clippy::too_many_arguments)]
         pub fn $name<$($P, $A: KernelArg<$P>),*>(
@@ -83,7 +89,24 @@ macro_rules! define_launch {
             $( let () = SameLayout::<$A::Repr, $P>::OK; )*
             let reprs = ($(args.$i.to_repr(),)*);
             let mut params: [*mut c_void; 0 $(+ { let _ = $i; 1 })*] = [$(param_ptr(&reprs.$i)),*];
-            launch_entry(module, stream, config, entry as *const c_void, &mut params)
+
+            /// Calls the entry wrapper `data` with the launch's parameter
+            /// pointers: the host code of the kernel, for the emulator.
+            ///
+            /// # Safety
+            /// `data` is an `unsafe fn($(*const $P),*)` and `params` holds one
+            /// pointer per parameter, each to a value laid out like its `P`.
+            #[allow(unused_variables)]
+            unsafe fn $call<$($P),*>(data: *const (), params: *const *mut c_void) {
+                // SAFETY: `data` was made from a function pointer of this type.
+                let entry = unsafe { std::mem::transmute::<*const (), unsafe fn($(*const $P),*)>(data) };
+                // SAFETY: the parameter pointers suit the entry (caller).
+                unsafe { entry($(params.add($i).read() as *const $P),*) }
+            }
+            // SAFETY: the entry wrapper reads its arguments by value from the
+            // pointers and may run on many threads at once, like on the GPU.
+            let host = unsafe { HostKernel::new(entry as *const (), $call::<$($P),*>) };
+            launch_entry(module, stream, config, entry as *const c_void, &mut params, &host)
         }
     };
 }

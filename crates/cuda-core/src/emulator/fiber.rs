@@ -1,0 +1,183 @@
+//! Fibers: one stack per emulated GPU thread, switched cooperatively on one
+//! OS thread (x86-64 System V only).
+//!
+//! A switch saves the callee-saved registers, the SSE control word and the
+//! x87 control word on the current stack, stores the stack pointer, and loads
+//! the other fiber's. A new fiber's stack is laid out as if it had switched
+//! away just before entering [`fiber_start`], whose frame is marked as the
+//! outermost one (`.cfi_undefined rip`) so that unwinders and debuggers stop
+//! there.
+
+use std::ffi::{c_int, c_void};
+
+extern "C" {
+    fn mmap(addr: *mut c_void, len: usize, prot: c_int, flags: c_int, fd: c_int, off: i64) -> *mut c_void;
+    fn munmap(addr: *mut c_void, len: usize) -> c_int;
+    fn mprotect(addr: *mut c_void, len: usize, prot: c_int) -> c_int;
+}
+const PROT_NONE: c_int = 0;
+const PROT_READ: c_int = 1;
+const PROT_WRITE: c_int = 2;
+const MAP_PRIVATE: c_int = 0x02;
+const MAP_ANONYMOUS: c_int = 0x20;
+const MAP_NORESERVE: c_int = 0x4000;
+const GUARD: usize = 4096;
+
+/// Bytes of stack per emulated thread (`OXIDE_EMULATE_STACK_KB` overrides).
+pub(crate) fn stack_size() -> usize {
+    static SIZE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *SIZE.get_or_init(|| {
+        std::env::var("OXIDE_EMULATE_STACK_KB")
+            .ok()
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .map_or(512 * 1024, |kb| (kb.max(16) * 1024).next_multiple_of(GUARD))
+    })
+}
+
+/// A fiber stack: `size` usable bytes above a guard page.
+pub(crate) struct Stack {
+    base: *mut u8,
+    size: usize,
+}
+
+// SAFETY: a stack is plain memory owned by this value.
+unsafe impl Send for Stack {}
+
+impl Stack {
+    /// Maps a new stack (lazily backed, with a guard page at the bottom).
+    pub(crate) fn new() -> Option<Stack> {
+        let size = stack_size();
+        // SAFETY: an anonymous private mapping; no existing memory is touched.
+        let base = unsafe {
+            mmap(std::ptr::null_mut(), size + GUARD, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
+        };
+        if base as isize == -1 {
+            return None;
+        }
+        // SAFETY: the first page of the mapping just made; a stack overflow
+        // then faults instead of overwriting the next stack.
+        unsafe { mprotect(base, GUARD, PROT_NONE) };
+        Some(Stack { base: base.cast(), size: size + GUARD })
+    }
+
+    fn top(&self) -> usize {
+        self.base as usize + self.size
+    }
+}
+
+impl Drop for Stack {
+    fn drop(&mut self) {
+        // SAFETY: the mapping made in `new`, unmapped once; no fiber runs on it.
+        unsafe { munmap(self.base.cast(), self.size) };
+    }
+}
+
+/// Prepares `stack` so that switching to the returned stack pointer calls
+/// `entry(arg)` on it. `entry` must never return (it switches away for good).
+pub(crate) fn prepare(stack: &Stack, entry: extern "C" fn(*mut c_void) -> !, arg: *mut c_void) -> usize {
+    let s = (stack.top() & !15) - 16;
+    let rsp = s - 64;
+    // SAFETY: the 64 bytes below `s` lie inside the stack's mapping.
+    unsafe {
+        let w = |offset: usize, value: usize| ((rsp + offset) as *mut usize).write(value);
+        // [rsp]: MXCSR (all exceptions masked) and the x87 control word (default).
+        ((rsp) as *mut u32).write(0x1F80);
+        ((rsp + 4) as *mut u32).write(0x037F);
+        w(8, 0); // r15
+        w(16, 0); // r14
+        w(24, entry as *const () as usize); // r13
+        w(32, arg as usize); // r12
+        w(40, 0); // rbx
+        w(48, 0); // rbp
+        w(56, fiber_start as *const () as usize); // return address of the switch
+    }
+    rsp
+}
+
+/// The first frame of every fiber: calls `r13(r12)` with an aligned stack.
+#[unsafe(naked)]
+extern "C" fn fiber_start() -> ! {
+    core::arch::naked_asm!(
+        ".cfi_startproc",
+        ".cfi_undefined rip",
+        "mov rdi, r12",
+        "call r13",
+        "ud2",
+        ".cfi_endproc",
+    )
+}
+
+/// Saves the running context, storing its stack pointer in `*save`, and
+/// resumes the context whose stack pointer is `to`.
+///
+/// # Safety
+/// `to` must come from [`prepare`] or from an earlier `switch`'s `*save`, of
+/// a context that is not running, and its stack must still be mapped.
+#[unsafe(naked)]
+pub(crate) unsafe extern "C" fn switch(save: *mut usize, to: usize) {
+    core::arch::naked_asm!(
+        "push rbp",
+        "push rbx",
+        "push r12",
+        "push r13",
+        "push r14",
+        "push r15",
+        "sub rsp, 8",
+        "stmxcsr [rsp]",
+        "fnstcw [rsp + 4]",
+        "mov [rdi], rsp",
+        "mov rsp, rsi",
+        "ldmxcsr [rsp]",
+        "fldcw [rsp + 4]",
+        "add rsp, 8",
+        "pop r15",
+        "pop r14",
+        "pop r13",
+        "pop r12",
+        "pop rbx",
+        "pop rbp",
+        "ret",
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+
+    thread_local! {
+        static MAIN: Cell<usize> = const { Cell::new(0) };
+        static FIBER: Cell<usize> = const { Cell::new(0) };
+        static LOG: std::cell::RefCell<Vec<u32>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+
+    extern "C" fn body(arg: *mut c_void) -> ! {
+        let n = arg as usize as u32;
+        for step in 0..3 {
+            LOG.with(|l| l.borrow_mut().push(n * 10 + step));
+            let (save, to) = (FIBER.with(|f| f.as_ptr()), MAIN.with(Cell::get));
+            // SAFETY: the main context is suspended in `switch` below.
+            unsafe { switch(save, to) };
+        }
+        let to = MAIN.with(Cell::get);
+        let mut dead = 0usize;
+        // SAFETY: as above; this fiber is never resumed.
+        unsafe { switch(&mut dead, to) };
+        unreachable!()
+    }
+
+    #[test]
+    fn fibers_switch_back_and_forth_and_keep_floats() {
+        let stack = Stack::new().unwrap();
+        FIBER.with(|f| f.set(prepare(&stack, body, 4 as *mut c_void)));
+        let x = std::hint::black_box(1.5f64);
+        for _ in 0..4 {
+            let (save, to) = (MAIN.with(|m| m.as_ptr()), FIBER.with(Cell::get));
+            // SAFETY: the fiber is prepared or suspended; its stack is mapped.
+            unsafe { switch(save, to) };
+            LOG.with(|l| l.borrow_mut().push(0));
+        }
+        assert_eq!(x * 2.0, 3.0);
+        assert_eq!(LOG.with(|l| l.borrow().clone()), [40, 0, 41, 0, 42, 0, 0]);
+    }
+}
