@@ -67,6 +67,9 @@ struct Options {
   std::string SanitizerTool = "memcheck";
   /// `new --async`: a template for cuda-async (not available yet).
   bool Async = false;
+  /// `run --emulate`, `test --emulate`: run the kernels on the CPU
+  /// (OXIDE_EMULATE=1 for the program).
+  bool Emulate = false;
 };
 
 /// Parses the arguments after argv[0]. A leading "oxide" (how cargo invokes

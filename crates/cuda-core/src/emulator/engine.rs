@@ -288,6 +288,9 @@ struct Access {
     readers: [Option<(u32, u64)>; 2],
 }
 
+/// Bytes after each shared region in which out-of-bounds accesses are caught.
+const REGION_MARGIN: usize = 256;
+
 /// One `shared!` array (or the dynamic area) of this block.
 struct Region {
     key: usize,
@@ -299,7 +302,9 @@ impl Region {
     fn new(key: usize, size: usize) -> Region {
         // Shared memory starts uninitialised on the GPU; all-ones bytes make
         // a read before any write visible (NaN, -1) instead of a quiet zero.
-        Region { key, memory: vec![u128::MAX; size.div_ceil(16).max(1)], size }
+        // A margin after the end turns an access just past it (the common
+        // off-by-one) into a report instead of a write to another allocation.
+        Region { key, memory: vec![u128::MAX; size.div_ceil(16) + REGION_MARGIN / 16], size }
     }
     fn start(&self) -> usize {
         self.memory.as_ptr() as usize
@@ -446,8 +451,7 @@ impl<'l, 's> Block<'l, 's> {
         self.current = i;
         if self.threads[i].state == State::NotStarted {
             let stack = self.stack()?;
-            let me = (self as *mut Self).cast::<c_void>();
-            self.threads[i].rsp = fiber::prepare(&stack, thread_main, me);
+            self.threads[i].rsp = fiber::prepare(&stack, thread_main);
             self.threads[i].stack = Some(stack);
         }
         self.threads[i].state = State::Runnable;
@@ -776,8 +780,8 @@ fn warp_results(lanes: &[(usize, Arrival)], group: u32) -> Vec<u64> {
 }
 
 /// The first frame of every emulated thread's fiber.
-extern "C" fn thread_main(block: *mut c_void) -> ! {
-    let block = block.cast::<Block<'static, 'static>>();
+extern "C" fn thread_main() -> ! {
+    let block = CURRENT.with(Cell::get);
     // SAFETY: the scheduler passed its block, which outlives its fibers; it
     // is suspended in `resume` while this runs.
     let (kernel, params) = unsafe { (*(*block).launch.kernel, (*block).launch.params) };

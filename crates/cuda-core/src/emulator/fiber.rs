@@ -1,12 +1,10 @@
 //! Fibers: one stack per emulated GPU thread, switched cooperatively on one
 //! OS thread (x86-64 System V only).
 //!
-//! A switch saves the callee-saved registers, the SSE control word and the
-//! x87 control word on the current stack, stores the stack pointer, and loads
-//! the other fiber's. A new fiber's stack is laid out as if it had switched
-//! away just before entering [`fiber_start`], whose frame is marked as the
-//! outermost one (`.cfi_undefined rip`) so that unwinders and debuggers stop
-//! there.
+//! A switch saves the callee-saved registers and a resume address on the
+//! current stack, stores the stack pointer, and loads the other fiber's. A
+//! new fiber's stack holds only its entry function's address, so the first
+//! switch to it "returns" into that function.
 
 use std::ffi::{c_int, c_void};
 
@@ -73,71 +71,57 @@ impl Drop for Stack {
 }
 
 /// Prepares `stack` so that switching to the returned stack pointer calls
-/// `entry(arg)` on it. `entry` must never return (it switches away for good).
-pub(crate) fn prepare(stack: &Stack, entry: extern "C" fn(*mut c_void) -> !, arg: *mut c_void) -> usize {
-    let s = (stack.top() & !15) - 16;
-    let rsp = s - 64;
-    // SAFETY: the 64 bytes below `s` lie inside the stack's mapping.
+/// `entry()` on it, as the outermost frame (its return address is 0, where
+/// unwinders and debuggers stop). `entry` must never return (it switches
+/// away for good); it finds its work through thread-local state.
+pub(crate) fn prepare(stack: &Stack, entry: extern "C" fn() -> !) -> usize {
+    // `switch` ends with `ret`: it pops `entry`, leaving the stack as a call
+    // would (aligned to 16 plus the return-address slot).
+    let rsp = (stack.top() & !15) - 32;
+    // SAFETY: the 16 bytes at `rsp` lie inside the stack's mapping.
     unsafe {
-        let w = |offset: usize, value: usize| ((rsp + offset) as *mut usize).write(value);
-        // [rsp]: MXCSR (all exceptions masked) and the x87 control word (default).
-        ((rsp) as *mut u32).write(0x1F80);
-        ((rsp + 4) as *mut u32).write(0x037F);
-        w(8, 0); // r15
-        w(16, 0); // r14
-        w(24, entry as *const () as usize); // r13
-        w(32, arg as usize); // r12
-        w(40, 0); // rbx
-        w(48, 0); // rbp
-        w(56, fiber_start as *const () as usize); // return address of the switch
+        (rsp as *mut usize).write(entry as *const () as usize);
+        ((rsp + 8) as *mut usize).write(0);
     }
     rsp
-}
-
-/// The first frame of every fiber: calls `r13(r12)` with an aligned stack.
-#[unsafe(naked)]
-extern "C" fn fiber_start() -> ! {
-    core::arch::naked_asm!(
-        ".cfi_startproc",
-        ".cfi_undefined rip",
-        "mov rdi, r12",
-        "call r13",
-        "ud2",
-        ".cfi_endproc",
-    )
 }
 
 /// Saves the running context, storing its stack pointer in `*save`, and
 /// resumes the context whose stack pointer is `to`.
 ///
+/// Written as inline assembly in an ordinary function (not a naked one,
+/// whose module-level assembly would reach the device linker's input): the
+/// callee-saved registers are declared clobbered or pushed, the resume
+/// address is pushed, and `ret` enters the other context.
+///
 /// # Safety
 /// `to` must come from [`prepare`] or from an earlier `switch`'s `*save`, of
 /// a context that is not running, and its stack must still be mapped.
-#[unsafe(naked)]
-pub(crate) unsafe extern "C" fn switch(save: *mut usize, to: usize) {
-    core::arch::naked_asm!(
-        "push rbp",
-        "push rbx",
-        "push r12",
-        "push r13",
-        "push r14",
-        "push r15",
-        "sub rsp, 8",
-        "stmxcsr [rsp]",
-        "fnstcw [rsp + 4]",
-        "mov [rdi], rsp",
-        "mov rsp, rsi",
-        "ldmxcsr [rsp]",
-        "fldcw [rsp + 4]",
-        "add rsp, 8",
-        "pop r15",
-        "pop r14",
-        "pop r13",
-        "pop r12",
-        "pop rbx",
-        "pop rbp",
-        "ret",
-    )
+#[inline(never)]
+pub(crate) unsafe fn switch(save: *mut usize, to: usize) {
+    // SAFETY: the caller's contract; every register the other context may
+    // change is saved (rbx, rbp pushed) or declared clobbered.
+    unsafe {
+        core::arch::asm!(
+            "push rbp",
+            "push rbx",
+            "lea rax, [rip + 2f]",
+            "push rax",
+            "mov [rdi], rsp",
+            "mov rsp, rsi",
+            "ret",
+            "2:",
+            "pop rbx",
+            "pop rbp",
+            inout("rdi") save => _,
+            inout("rsi") to => _,
+            out("r12") _,
+            out("r13") _,
+            out("r14") _,
+            out("r15") _,
+            clobber_abi("C"),
+        )
+    }
 }
 
 #[cfg(test)]
@@ -151,8 +135,8 @@ mod tests {
         static LOG: std::cell::RefCell<Vec<u32>> = const { std::cell::RefCell::new(Vec::new()) };
     }
 
-    extern "C" fn body(arg: *mut c_void) -> ! {
-        let n = arg as usize as u32;
+    extern "C" fn body() -> ! {
+        let n = 4u32;
         for step in 0..3 {
             LOG.with(|l| l.borrow_mut().push(n * 10 + step));
             let (save, to) = (FIBER.with(|f| f.as_ptr()), MAIN.with(Cell::get));
@@ -169,7 +153,7 @@ mod tests {
     #[test]
     fn fibers_switch_back_and_forth_and_keep_floats() {
         let stack = Stack::new().unwrap();
-        FIBER.with(|f| f.set(prepare(&stack, body, 4 as *mut c_void)));
+        FIBER.with(|f| f.set(prepare(&stack, body)));
         let x = std::hint::black_box(1.5f64);
         for _ in 0..4 {
             let (save, to) = (MAIN.with(|m| m.as_ptr()), FIBER.with(Cell::get));
