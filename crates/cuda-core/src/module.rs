@@ -553,7 +553,7 @@ unsafe fn launch(
         stream.context().record_launch(&f.name);
         // SAFETY: `f` is a handle of the emulated driver; `params` suit
         // `host` (the caller's contract).
-        return unsafe { crate::emulator::launch(f.func, grid, host, params.as_ptr()) }
+        return unsafe { crate::emulator::launch(&f.name, f.func, grid, host, params.as_ptr()) }
             .map_err(|e| stream.context().explain(e));
     }
     let (g, b) = (config.grid_dim, config.block_dim);

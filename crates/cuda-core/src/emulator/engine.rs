@@ -324,6 +324,8 @@ pub(crate) struct Block<'l, 's> {
     epoch: u64,
     /// Per warp: bumped at every completed collective and `sync_warp`.
     warp_generation: Vec<u64>,
+    /// Per warp: the lanes waiting in a collective.
+    warp_waiting: Vec<u32>,
     regions: Vec<Region>,
     dynamic: Option<Region>,
     accesses: HashMap<usize, Access>,
@@ -380,6 +382,7 @@ impl<'l, 's> Block<'l, 's> {
             done: 0,
             epoch: 0,
             warp_generation: vec![0; n.div_ceil(32)],
+            warp_waiting: vec![0; n.div_ceil(32)],
             regions: Vec::new(),
             dynamic: None,
             accesses: HashMap::new(),
@@ -532,6 +535,10 @@ impl<'l, 's> Block<'l, 's> {
                 ),
             ));
         }
+        self.warp_waiting[w] |= 1 << lane;
+        if group & !self.warp_waiting[w] != 0 {
+            return Ok(()); // not everyone is here yet
+        }
         let base = w * 32;
         let mut lanes = Vec::with_capacity(32);
         for l in 0..32 {
@@ -559,6 +566,7 @@ impl<'l, 's> Block<'l, 's> {
             }
         }
         let results = warp_results(&lanes, group);
+        self.warp_waiting[w] &= !group;
         for (l, r) in lanes.iter().map(|(l, _)| *l).zip(results) {
             let t = &mut self.threads[base + l];
             t.result = r;
@@ -724,7 +732,11 @@ impl<'l, 's> Block<'l, 's> {
 
 /// The result of one collective for each of `lanes` (lane, arrival).
 fn warp_results(lanes: &[(usize, Arrival)], group: u32) -> Vec<u64> {
-    let value_of = |l: usize| lanes.iter().find(|(x, _)| *x == l).map(|(_, a)| a.value);
+    let mut by_lane = [None; 32];
+    for &(l, a) in lanes {
+        by_lane[l] = Some(a.value);
+    }
+    let value_of = |l: usize| by_lane.get(l).copied().flatten();
     let op = lanes[0].1.op;
     let all32 = |f: &dyn Fn(u32, u32) -> u32, init: u32| lanes.iter().fold(init, |acc, (_, a)| f(acc, a.value as u32));
     lanes

@@ -60,6 +60,13 @@ pub fn is_active() -> bool {
     })
 }
 
+/// Whether every emulated launch prints its kernel, shape and wall time to
+/// stderr (`OXIDE_EMULATE_TRACE=1`).
+fn trace() -> bool {
+    static TRACE: OnceLock<bool> = OnceLock::new();
+    *TRACE.get_or_init(|| std::env::var("OXIDE_EMULATE_TRACE").is_ok_and(|v| v.trim() == "1"))
+}
+
 /// Installs the emulator's answers to the intrinsic stubs.
 pub(crate) fn install_hooks() {
     hooks::install();
@@ -85,6 +92,7 @@ pub fn run(grid: Grid, kernel: &HostKernel) -> Result<(), Fault> {
 /// `params` must be what `kernel` expects (`cuLaunchKernel`'s contract),
 /// and `function` a handle of the emulated driver.
 pub(crate) unsafe fn launch(
+    name: &str,
     function: *mut c_void,
     grid: Grid,
     kernel: &HostKernel,
@@ -95,8 +103,19 @@ pub(crate) unsafe fn launch(
         return Err(DriverError::from_code(code, "cuLaunchKernel"));
     }
     hooks::install();
+    let start = std::time::Instant::now();
     // SAFETY: the caller's contract.
     let result = unsafe { engine::run(grid, kernel, params) };
+    if trace() {
+        eprintln!(
+            "oxide emulator: {name} grid {:?} block {:?} shared {} B: {:.3} ms{}",
+            grid.grid_dim,
+            grid.block_dim,
+            grid.shared_mem_bytes,
+            start.elapsed().as_secs_f64() * 1e3,
+            if result.is_ok() { "" } else { " (failed)" }
+        );
+    }
     match result {
         Ok(()) => Ok(()),
         Err(Fault::Panic(panic)) => {
