@@ -816,15 +816,16 @@ extern "C" fn thread_main() -> ! {
                 (text, "<unknown>".to_string(), 0, 0)
             });
             std::mem::forget(payload); // dropping it could unwind again; it is small
+            let panic = DevicePanic { message, file, line, column, thread: b.threads[i].tid, block: b.block_idx };
+            // What the device's panic code prints (LowerPanics.cpp), to stdout like vprintf.
+            {
+                use std::io::Write;
+                let mut out = std::io::stdout().lock();
+                let _ = writeln!(out, "{panic}");
+                let _ = out.flush();
+            }
             if b.fault.is_none() {
-                b.fault = Some(Fault::Panic(DevicePanic {
-                    message,
-                    file,
-                    line,
-                    column,
-                    thread: b.threads[i].tid,
-                    block: b.block_idx,
-                }));
+                b.fault = Some(Fault::Panic(panic));
             }
             b.threads[i].state = State::Faulted;
         }

@@ -86,7 +86,8 @@ pub fn run(grid: Grid, kernel: &HostKernel) -> Result<(), Fault> {
 /// An emulated launch on the emulator's context: runs the grid now (streams
 /// run their work at submission) and turns a fault into the sticky error a
 /// GPU launch would give, with the panic written to the module's panic
-/// record (`module`: the `CUmodule` of the launched function).
+/// record. Like a GPU launch, the launch itself succeeds: the fault is
+/// reported by the next call that synchronises or submits work.
 ///
 /// # Safety
 /// `params` must be what `kernel` expects (`cuLaunchKernel`'s contract),
@@ -129,11 +130,11 @@ pub(crate) unsafe fn launch(
             } else {
                 driver::set_fault(719, Some(format!("emulator: {panic}")));
             }
-            Err(DriverError::from_code(719, "cuLaunchKernel"))
+            Ok(())
         }
         Err(Fault::Emulator(message)) => {
             driver::set_fault(719, Some(message));
-            Err(DriverError::from_code(719, "cuLaunchKernel"))
+            Ok(())
         }
     }
 }
