@@ -288,6 +288,35 @@ struct Access {
     readers: [Option<(u32, u64)>; 2],
 }
 
+/// Hashes shared-memory addresses with one multiplication (SipHash, the
+/// default, costs more than the rest of an access check).
+#[derive(Clone, Copy, Default)]
+struct BuildAddressHasher;
+
+#[derive(Default)]
+struct AddressHasher(u64);
+
+impl std::hash::BuildHasher for BuildAddressHasher {
+    type Hasher = AddressHasher;
+    fn build_hasher(&self) -> AddressHasher {
+        AddressHasher(0)
+    }
+}
+
+impl std::hash::Hasher for AddressHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.0 = (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(29);
+    }
+}
+
 /// Bytes after each shared region in which out-of-bounds accesses are caught.
 const REGION_MARGIN: usize = 256;
 
@@ -328,7 +357,7 @@ pub(crate) struct Block<'l, 's> {
     warp_waiting: Vec<u32>,
     regions: Vec<Region>,
     dynamic: Option<Region>,
-    accesses: HashMap<usize, Access>,
+    accesses: HashMap<usize, Access, BuildAddressHasher>,
     free_stacks: Vec<Stack>,
     fault: Option<Fault>,
 }
@@ -385,7 +414,7 @@ impl<'l, 's> Block<'l, 's> {
             warp_waiting: vec![0; n.div_ceil(32)],
             regions: Vec::new(),
             dynamic: None,
-            accesses: HashMap::new(),
+            accesses: HashMap::default(),
             free_stacks,
             fault: None,
         }
