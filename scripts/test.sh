@@ -9,8 +9,12 @@
 #   4. runs the compile-fail tests (tests/reject/run.sh) with both toolchains:
 #      each case's build must fail with the error its `//~` lines expect;
 #   5. checks that a cdylib's code finds its own embedded image (tests/cdylib);
-#   6. runs vecadd, which must build, then say plainly that no GPU is here
-#      (exit code 2), or pass where there is one.
+#   6. runs every example (the conformance suite included) and GPU test program
+#      on the CPU emulator (`cargo oxide run --emulate`, the stable sm_90 builds
+#      of step 3): each checks its results against the CPU and must pass;
+#   7. runs vecadd as the README does: without a GPU `cargo oxide run` runs it
+#      on the CPU emulator and it must pass; OXIDE_EMULATE=0 must refuse plainly
+#      (exit code 2).
 # GPU runs themselves are scripts/build-gpu-suite.sh + the device machine.
 # The last line is the summary: "N passed, M failed".
 set -uo pipefail
@@ -51,11 +55,25 @@ cdylib_lookup() {
 }
 step "a cdylib and the executable loading it each find their own device image" cdylib_lookup
 
-run_vecadd() {
-  cargo oxide run vecadd; local rc=$?
-  [ $rc -eq 0 ] || [ $rc -eq 2 ]  # 2: built and validated, no GPU to launch on
+emulated() { # emulated NAME: run it on the CPU, reusing the stable sm_90 build
+  env CARGO_TARGET_DIR="$root/target/stable" cargo +stable oxide run "$1" --arch sm_90 --emulate
 }
-step "cargo oxide run vecadd" run_vecadd
+for dir in examples/*/ tests/gpu/*/; do
+  name=$(basename "$dir")
+  step "cargo oxide run $name --emulate (kernels on the CPU)" emulated "$name"
+done
+
+run_vecadd() {
+  local out rc
+  out=$(cargo oxide run vecadd 2>&1); rc=$?
+  echo "$out"
+  [ $rc -eq 0 ] && grep -q "SUCCESS" <<<"$out" || return 1
+  # Refusing the emulator where there is no GPU: built and validated, exit 2.
+  if ! grep -q "CPU emulator" <<<"$out"; then return 0; fi  # a GPU is here
+  OXIDE_EMULATE=0 cargo oxide run vecadd >/dev/null 2>&1; rc=$?
+  [ $rc -eq 2 ]
+}
+step "cargo oxide run vecadd (emulated where there is no GPU)" run_vecadd
 
 echo
 for f in "${failures[@]}"; do echo "failed: $f"; done
