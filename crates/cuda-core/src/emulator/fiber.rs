@@ -97,6 +97,7 @@ pub(crate) fn prepare(stack: &Stack, entry: extern "C" fn() -> !) -> usize {
 /// # Safety
 /// `to` must come from [`prepare`] or from an earlier `switch`'s `*save`, of
 /// a context that is not running, and its stack must still be mapped.
+#[cfg(target_arch = "x86_64")]
 #[inline(never)]
 pub(crate) unsafe fn switch(save: *mut usize, to: usize) {
     // SAFETY: the caller's contract; every register the other context may
@@ -124,7 +125,13 @@ pub(crate) unsafe fn switch(save: *mut usize, to: usize) {
     }
 }
 
-#[cfg(test)]
+/// Other architectures have no context switch yet: the emulator refuses.
+#[cfg(not(target_arch = "x86_64"))]
+pub(crate) unsafe fn switch(_save: *mut usize, _to: usize) {
+    panic!("oxide: the CPU emulator (OXIDE_EMULATE) runs on x86-64 hosts only")
+}
+
+#[cfg(all(test, target_arch = "x86_64"))]
 mod tests {
     use super::*;
     use std::cell::Cell;
