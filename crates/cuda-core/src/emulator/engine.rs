@@ -116,6 +116,9 @@ impl LaunchState<'_> {
     }
 }
 
+/// Grids of at most this many threads run on the launching thread alone.
+const SMALL_GRID_THREADS: usize = 8192;
+
 /// Stacks kept between launches.
 static STACKS: Mutex<Vec<Stack>> = Mutex::new(Vec::new());
 
@@ -135,7 +138,11 @@ pub unsafe fn run(grid: Grid, kernel: &HostKernel, params: *const *mut c_void) -
         failed: AtomicBool::new(false),
         fault: Mutex::new(None),
     };
-    let workers = workers().min(blocks).max(1);
+    // A small grid runs on the calling thread: starting workers would cost
+    // more than its blocks.
+    let (bx, by, bz) = grid.block_dim;
+    let threads = blocks * (bx * by * bz) as usize;
+    let workers = if threads <= SMALL_GRID_THREADS { 1 } else { workers().min(blocks).max(1) };
     if workers == 1 {
         worker(&state);
     } else {
