@@ -69,6 +69,12 @@
 //!   synchronises or submits work, naming the last kernel launched.
 //!
 //! Only Linux is supported (the library is found as `libcuda.so.1`).
+//!
+//! # Without a GPU
+//!
+//! With `OXIDE_EMULATE=1` in the environment (`cargo oxide run --emulate`) no
+//! driver is loaded: the [`emulator`] stands in for it, on host memory, and
+//! kernels launched through `cuda-host` run on the CPU with CUDA's semantics.
 
 #![warn(missing_docs)]
 
