@@ -1,11 +1,11 @@
 //! Kernels on the CPU: the emulated device behind `OXIDE_EMULATE=1`
 //! (`cargo oxide run --emulate`).
 //!
-//! With the variable set, this crate loads no driver: [`driver`] stands in
+//! With the variable set, this crate loads no driver: its emulated driver (`driver.rs`) stands in
 //! for `libcuda.so.1` (device memory is host memory, streams run their work
 //! at submission), and a launch through `cuda-host` (`cuda_launch!`, typed
 //! launchers) runs the kernel's own Rust code, compiled for the host, on the
-//! host's cores ([`engine`]): blocks in parallel, the threads of a block as
+//! host's cores (`engine.rs`): blocks in parallel, the threads of a block as
 //! fibers with real barriers, warp collectives as rendezvous of their lanes,
 //! `shared!` memory per block, atomics as host atomics. The intrinsic stubs
 //! answer from the emulated thread (`cuda_device::emulation`). A device panic
