@@ -108,7 +108,7 @@ fn render_hooks(stubs: &[Stub]) -> String {
     }
     format!(
         "/// Host implementations of the intrinsic stubs, one optional function per\n\
-         /// line of `Stubs.def`, installed by an emulator with [`install`](crate::emulation::install).\n\
+         /// line of `Stubs.def`, installed by an emulator with [`install`].\n\
          /// A stub whose entry is `None` fails as it does without an emulator.\n\
          #[derive(Clone, Copy)]\n\
          pub struct Hooks {{\n{fields}}}\n\n\
