@@ -378,6 +378,24 @@ thread_local! {
     static LAST_PANIC: Cell<Option<(String, String, u32, u32)>> = const { Cell::new(None) };
 }
 
+/// Called on a fiber: suspends the current emulated thread (its state says
+/// why) until the scheduler resumes it. No reference to the block may be
+/// live across this call: the scheduler changes the block meanwhile.
+pub(crate) fn suspend_current() {
+    let block = CURRENT.with(Cell::get);
+    assert!(!block.is_null(), "suspend_current outside an emulated launch");
+    // SAFETY: CURRENT is the running block (see `Block::run`); the scheduler
+    // is suspended in `resume` and resumes this thread with the `rsp` saved
+    // here. The place expressions make no reference that outlives them.
+    unsafe {
+        let i = (*block).current;
+        let slot = (&mut (*block).threads)[i..].as_mut_ptr();
+        let save = std::ptr::addr_of_mut!((*slot).rsp);
+        let to = (*block).scheduler_rsp;
+        fiber::switch(save, to);
+    }
+}
+
 /// Runs `f` with the running block (`None` outside an emulated launch).
 pub(crate) fn with_block<R>(f: impl FnOnce(&mut Block<'_, '_>) -> R) -> Option<R> {
     let block = CURRENT.with(Cell::get);
@@ -442,74 +460,80 @@ impl<'l, 's> Block<'l, 's> {
     }
 
     fn run(&mut self) -> Result<(), Fault> {
-        let me: *mut Block<'static, 'static> = (self as *mut Self).cast();
-        let previous = CURRENT.with(|c| c.replace(me));
-        let result = self.schedule();
+        let me: *mut Self = self;
+        let previous = CURRENT.with(|c| c.replace(me.cast()));
+        // SAFETY: `me` is this block, alive for the call. The scheduler and
+        // the fibers reach it only through `me` (CURRENT holds the same
+        // pointer) and never keep a reference across a switch.
+        let result = unsafe { Self::schedule(me) };
         CURRENT.with(|c| c.set(previous));
         result
     }
 
-    fn schedule(&mut self) -> Result<(), Fault> {
-        let n = self.threads.len();
+    /// # Safety
+    /// `this` is the running block (see `run`).
+    unsafe fn schedule(this: *mut Self) -> Result<(), Fault> {
+        // SAFETY (every dereference below): `this` is valid (caller), and
+        // each reference made from it ends before the next switch.
+        let n = unsafe { (*this).threads.len() };
         loop {
-            while let Some(i) = self.runnable.pop_front() {
-                if self.launch.failed.load(Ordering::Relaxed) {
+            while let Some(i) = unsafe { (*this).runnable.pop_front() } {
+                if unsafe { (*this).launch.failed.load(Ordering::Relaxed) } {
                     return Ok(()); // another block failed: stop, like the GPU
                 }
-                self.resume(i)?;
-                if let Some(fault) = self.fault.take() {
+                unsafe { Self::resume(this, i)? };
+                let b = unsafe { &mut *this };
+                if let Some(fault) = b.fault.take() {
                     return Err(fault);
                 }
-                match self.threads[i].state {
+                match b.threads[i].state {
                     State::Done => {
-                        self.done += 1;
-                        if let Some(s) = self.threads[i].stack.take() {
-                            self.free_stacks.push(s);
+                        b.done += 1;
+                        if let Some(s) = b.threads[i].stack.take() {
+                            b.free_stacks.push(s);
                         }
                     }
                     State::Barrier => {
-                        self.at_barrier += 1;
-                        if self.at_barrier == n {
-                            self.open_barrier();
+                        b.at_barrier += 1;
+                        if b.at_barrier == n {
+                            b.open_barrier();
                         }
                     }
-                    State::Warp => self.try_complete_warp(i)?,
+                    State::Warp => b.try_complete_warp(i)?,
                     State::Faulted => unreachable!("a faulted thread leaves a fault"),
-                    State::Runnable | State::NotStarted => self.runnable.push_back(i),
+                    State::Runnable | State::NotStarted => b.runnable.push_back(i),
                 }
             }
-            if self.done == n {
+            let b = unsafe { &*this };
+            if b.done == n {
                 return Ok(());
             }
-            return Err(self.diagnose_stuck());
+            return Err(b.diagnose_stuck());
         }
     }
 
     /// Runs thread `i` until it finishes or waits.
-    fn resume(&mut self, i: usize) -> Result<(), Fault> {
-        self.current = i;
-        if self.threads[i].state == State::NotStarted {
-            let stack = self.stack()?;
-            self.threads[i].rsp = fiber::prepare(&stack, thread_main);
-            self.threads[i].stack = Some(stack);
-        }
-        self.threads[i].state = State::Runnable;
-        let to = self.threads[i].rsp;
-        let save = std::ptr::addr_of_mut!(self.scheduler_rsp);
-        // SAFETY: thread i is suspended (or prepared) on its own mapped stack;
-        // it switches back to `scheduler_rsp` when it finishes or waits.
-        unsafe { fiber::switch(save, to) };
+    ///
+    /// # Safety
+    /// `this` is the running block (see `run`).
+    unsafe fn resume(this: *mut Self, i: usize) -> Result<(), Fault> {
+        // SAFETY: `this` is valid (caller); `b` ends before the switch.
+        let to = {
+            let b = unsafe { &mut *this };
+            b.current = i;
+            if b.threads[i].state == State::NotStarted {
+                let stack = b.stack()?;
+                b.threads[i].rsp = fiber::prepare(&stack, thread_main);
+                b.threads[i].stack = Some(stack);
+            }
+            b.threads[i].state = State::Runnable;
+            b.threads[i].rsp
+        };
+        // SAFETY: `this` is valid; thread i is suspended (or prepared) on its
+        // own mapped stack and switches back to `scheduler_rsp` when it
+        // finishes or waits.
+        unsafe { fiber::switch(std::ptr::addr_of_mut!((*this).scheduler_rsp), to) };
         Ok(())
-    }
-
-    /// Called on the fiber: suspends the current thread (whose state says why).
-    pub(crate) fn suspend(&mut self) {
-        let i = self.current;
-        let save = std::ptr::addr_of_mut!(self.threads[i].rsp);
-        let to = self.scheduler_rsp;
-        // SAFETY: the scheduler is suspended in `resume`; it resumes this
-        // thread with the `rsp` saved here.
-        unsafe { fiber::switch(save, to) };
     }
 
     /// Called on the fiber: ends the current thread with `fault` (the launch

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use cuda_device::emulation::Hooks;
 
-use super::engine::{with_block, Arrival, BarrierKind, Block, State, WarpOp};
+use super::engine::{suspend_current, with_block, Arrival, BarrierKind, Block, State, WarpOp};
 
 /// Installs the hooks (once per process).
 pub(crate) fn install() {
@@ -57,9 +57,9 @@ fn barrier(kind: BarrierKind, predicate: bool) -> u64 {
         b.threads[i].state = State::Barrier;
         b.threads[i].barrier_kind = kind;
         b.threads[i].predicate = predicate;
-        b.suspend();
-        b.threads[b.current].result
-    })
+    });
+    suspend_current();
+    block("sync_threads", |b| b.threads[b.current].result)
 }
 fn sync_threads() { barrier(BarrierKind::Plain, false); }
 fn sync_threads_count(p: bool) -> u32 { barrier(BarrierKind::Count, p) as u32 }
@@ -74,9 +74,9 @@ fn warp(op: WarpOp, mask: u32, value: u64, arg: u32, clamp: u32) -> u64 {
         let i = b.current;
         b.threads[i].arrival = Some(Arrival { op, mask, value, arg, clamp });
         b.threads[i].state = State::Warp;
-        b.suspend();
-        b.threads[b.current].result
-    })
+    });
+    suspend_current();
+    block("warp collective", |b| b.threads[b.current].result)
 }
 fn sync_warp(mask: u32) { warp(WarpOp::Sync, mask, 0, 0, 0); }
 fn active_mask() -> u32 { block("active_mask", |b| b.active_mask()) }
