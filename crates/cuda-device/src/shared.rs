@@ -25,7 +25,7 @@
 //! section into PTX `.shared` memory (one allocation per declaration site,
 //! uninitialised, like CUDA's `__shared__`). In an emulated launch (`--emulate`)
 //! every access resolves the static's address to the running block's own copy
-//! (the stub `shared_address`, the identity on the device), and reads and
+//! (the stub `block_shared`, the identity on the device), and reads and
 //! writes through [`SharedArray::read`]/[`write`](SharedArray::write) (and so
 //! `stage`/`get`) are checked for races between barriers.
 
@@ -83,7 +83,7 @@ impl<T, const N: usize, A: Alignment> SharedArray<T, N, A> {
     #[inline(always)]
     pub fn as_mut_ptr(&self) -> *mut T {
         let own = self.cells.get().cast::<u8>();
-        crate::stubs::__oxide_stub_shared_address(own, core::mem::size_of::<Self>(), core::mem::align_of::<Self>())
+        crate::stubs::__oxide_stub_block_shared(own, core::mem::size_of::<Self>(), core::mem::align_of::<Self>())
             .cast()
     }
 
@@ -194,7 +194,7 @@ impl<T: Copy, const N: usize, A: Alignment> SharedView<'_, T, N, A> {
 pub unsafe fn dynamic_shared<T>() -> (*mut T, usize) {
     let bytes = crate::stubs::__oxide_stub_dynamic_smem_size() as usize;
     let own = core::ptr::addr_of!(__oxide_dynamic_shared) as *mut u8;
-    let base = crate::stubs::__oxide_stub_shared_address(own, bytes, 16).cast::<T>();
+    let base = crate::stubs::__oxide_stub_block_shared(own, bytes, 16).cast::<T>();
     (base, bytes / core::mem::size_of::<T>().max(1))
 }
 

@@ -704,7 +704,7 @@ impl<'l, 's> Block<'l, 's> {
     }
 
     /// The block's copy of the shared static at `key` (`size` bytes).
-    pub(crate) fn shared_address(&mut self, key: usize, size: usize, dynamic: bool) -> *mut u8 {
+    pub(crate) fn block_shared(&mut self, key: usize, size: usize, dynamic: bool) -> *mut u8 {
         if dynamic {
             let bytes = self.launch.grid.shared_mem_bytes as usize;
             let region = self.dynamic.get_or_insert_with(|| Region::new(key, bytes));

@@ -109,9 +109,9 @@ fn trap() -> ! {
     block("trap", |b| b.fail_thread(format!("emulator: block {:?}: the kernel executed a trap", b.block_idx)))
 }
 
-fn shared_address(own: *mut u8, size: usize, _align: usize) -> *mut u8 {
+fn block_shared(own: *mut u8, size: usize, _align: usize) -> *mut u8 {
     let dynamic = std::ptr::eq(own.cast_const(), std::ptr::addr_of!(cuda_device::shared::__oxide_dynamic_shared).cast());
-    with_block(|b| b.shared_address(own as usize, size, dynamic)).unwrap_or(own)
+    with_block(|b| b.block_shared(own as usize, size, dynamic)).unwrap_or(own)
 }
 
 fn shared_access(ptr: *const u8, size: usize, write: bool) {
@@ -308,7 +308,7 @@ static HOOKS: Hooks = Hooks {
     atomic_load_u64: Some(atomic_load_u64),
     atomic_store_u32: Some(atomic_store_u32),
     atomic_store_u64: Some(atomic_store_u64),
-    shared_address: Some(shared_address),
+    block_shared: Some(block_shared),
     shared_access: Some(shared_access),
     ..Hooks::NONE
 };
