@@ -550,10 +550,11 @@ unsafe fn launch(
             block_dim: config.block_dim,
             shared_mem_bytes: config.shared_mem_bytes,
         };
-        stream.context().record_launch(&f.name);
+        let name = if host.name().is_empty() { f.name.as_str() } else { host.name() };
+        stream.context().record_launch(name);
         // SAFETY: `f` is a handle of the emulated driver; `params` suit
         // `host` (the caller's contract).
-        return unsafe { crate::emulator::launch(&f.name, f.func, grid, host, params.as_ptr()) }
+        return unsafe { crate::emulator::launch(name, f.func, grid, host, params.as_ptr()) }
             .map_err(|e| stream.context().explain(e));
     }
     let (g, b) = (config.grid_dim, config.block_dim);

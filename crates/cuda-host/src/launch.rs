@@ -64,10 +64,11 @@ fn launch_entry(
     check_shape(&kernel.rust_path, kernel.coordinates, &config)?;
     let (function, limits) = module.function_with_limits(kernel.ptx_name, config.shared_mem_bytes)?;
     check_limits(&kernel.rust_path, &config, limits)?;
+    let host = host.named(&kernel.rust_path);
     // SAFETY: `params` holds one pointer per kernel parameter, each to a value
     // whose layout equals the parameter's (KernelArg + SameLayout), alive
     // until cuLaunchKernel returns (it copies the bytes).
-    unsafe { cuda_core::launch_kernel_with_host_code(&function, config, stream, params, host) }?;
+    unsafe { cuda_core::launch_kernel_with_host_code(&function, config, stream, params, &host) }?;
     stream.context().record_launch(&kernel.rust_path);
     Ok(())
 }

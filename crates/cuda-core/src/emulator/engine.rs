@@ -31,6 +31,7 @@ use crate::DevicePanic;
 pub struct HostKernel {
     data: *const (),
     call: unsafe fn(*const (), *const *mut c_void),
+    name: &'static str,
 }
 
 // SAFETY: `data` is a function pointer or a `Sync` closure (see the constructors).
@@ -46,7 +47,17 @@ impl HostKernel {
     /// and the `params` of any launch this kernel is used for, and `data`
     /// must stay valid while launches of it run.
     pub unsafe fn new(data: *const (), call: unsafe fn(*const (), *const *mut c_void)) -> Self {
-        HostKernel { data, call }
+        HostKernel { data, call, name: "" }
+    }
+
+    /// The same kernel, named `name` (its Rust path) in traces and errors.
+    pub fn named(self, name: &'static str) -> Self {
+        HostKernel { name, ..self }
+    }
+
+    /// The name given with [`named`](Self::named) ("" if none).
+    pub fn name(&self) -> &'static str {
+        self.name
     }
 
     /// A kernel whose body is the closure `f` (it ignores the launch's
@@ -56,7 +67,7 @@ impl HostKernel {
             // SAFETY: `data` is the `&F` given to `from_fn`.
             unsafe { (*data.cast::<F>())() }
         }
-        HostKernel { data: (f as *const F).cast(), call: call::<F> }
+        HostKernel { data: (f as *const F).cast(), call: call::<F>, name: "" }
     }
 }
 
