@@ -5,7 +5,8 @@
 #   3. installs both next to cargo (~/.cargo/bin, already on PATH with rustup);
 #   4. runs `cargo oxide run vecadd`.
 # Without a GPU step 4 still builds vecadd and validates its PTX with ptxas,
-# then says that no GPU was found and exits with code 2.
+# then runs its kernel on the CPU emulator (saying so) and prints the result;
+# `OXIDE_EMULATE=0 bash scripts/setup.sh` refuses instead (exit code 2).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"

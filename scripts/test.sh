@@ -10,9 +10,15 @@
 #   4. runs the compile-fail tests (tests/reject/run.sh) with both toolchains:
 #      each case's build must fail with the error its `//~` lines expect;
 #   5. checks that a cdylib's code finds its own embedded image (tests/cdylib);
-#   6. runs vecadd, which must build, then say plainly that no GPU is here
-#      (exit code 2), or pass where there is one;
-#   7. builds the benchmarks (benches/, with nvcc's references), lists them,
+#   6. runs every example (the conformance suite included) and GPU test program
+#      on the CPU emulator (`cargo oxide run --emulate`, the stable builds of
+#      step 3): each checks its results against the CPU and must pass; a
+#      program whose Cargo.toml says `emulate = "no: <why>"` under
+#      [package.metadata.oxide] is listed as skipped with that reason;
+#   7. runs vecadd as the README does: without a GPU `cargo oxide run` runs it
+#      on the CPU emulator and it must pass; OXIDE_EMULATE=0 must refuse plainly
+#      (exit code 2);
+#   8. builds the benchmarks (benches/, with nvcc's references), lists them,
 #      runs `cargo oxide bench vecadd` (exit 2 without a GPU) and the rebuild
 #      benchmark, which needs no GPU.
 # GPU runs themselves are scripts/build-gpu-suite.sh + the device machine.
@@ -58,11 +64,30 @@ cdylib_lookup() {
 }
 step "a cdylib and the executable loading it each find their own device image" cdylib_lookup
 
-run_vecadd() {
-  cargo oxide run vecadd; local rc=$?
-  [ $rc -eq 0 ] || [ $rc -eq 2 ]  # 2: built and validated, no GPU to launch on
+emulated() { # emulated NAME ARCH: run it on the CPU, reusing the stable build of step 3
+  env CARGO_TARGET_DIR="$root/target/stable" cargo +stable oxide run "$1" --arch "$2" --emulate
 }
-step "cargo oxide run vecadd" run_vecadd
+skipped=()
+for dir in examples/*/ tests/gpu/*/; do
+  name=$(basename "$dir")
+  why=$(sed -n 's/^emulate *= *"no: *\(.*\)"/\1/p' "$dir/Cargo.toml" | head -1)
+  if [ -n "$why" ]; then
+    echo "::: skipped: $name on the CPU emulator ($why)"; skipped+=("$name: $why"); continue
+  fi
+  step "cargo oxide run $name --emulate (kernels on the CPU)" emulated "$name" "$(arch_of "$dir")"
+done
+
+run_vecadd() {
+  local out rc
+  out=$(cargo oxide run vecadd 2>&1); rc=$?
+  echo "$out"
+  [ $rc -eq 0 ] && grep -q "SUCCESS" <<<"$out" || return 1
+  # Refusing the emulator where there is no GPU: built and validated, exit 2.
+  if ! grep -q "CPU emulator" <<<"$out"; then return 0; fi  # a GPU is here
+  OXIDE_EMULATE=0 cargo oxide run vecadd >/dev/null 2>&1; rc=$?
+  [ $rc -eq 2 ]
+}
+step "cargo oxide run vecadd (emulated where there is no GPU)" run_vecadd
 
 bench_without_gpu() {
   cargo oxide bench --list | grep -q '^sgemm ' || return 1
@@ -74,5 +99,6 @@ step "cargo oxide bench rebuild (kernel edit → cargo oxide build vs nvcc)" car
 
 echo
 for f in "${failures[@]}"; do echo "failed: $f"; done
+for s in "${skipped[@]}"; do echo "not emulated: $s"; done
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

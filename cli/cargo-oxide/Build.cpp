@@ -7,9 +7,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
+#include "CudaDriver.h"
 #include "Diagnostic.h"
 
 #include <cstdio>
+#include <iostream>
 
 namespace oxide::cli {
 
@@ -206,6 +208,24 @@ int runRunCommand(const Options &Opts, const Context &Ctx) {
   if (int Status = buildWithOxide(*Plan, Cargo, /*ForceRelink=*/false))
     return Status;
 
+  // The program runs its kernels on the CPU with --emulate, or when there is
+  // no GPU and the user did not choose (OXIDE_EMULATE unset). The variable
+  // only matters at run time, so the build above is shared with GPU runs.
+  Environment RunEnv = Plan->environment(Ctx.Env);
+  if (Opts.Emulate) {
+    RunEnv.set("OXIDE_EMULATE", "1");
+  } else if (!RunEnv.getNonEmpty("OXIDE_EMULATE")) {
+    DriverProbe Probe = probeCudaDriver();
+    if (!Probe.HasDevice) {
+      std::cerr << "note: no GPU here ("
+                << (Probe.Loaded ? Probe.DeviceError : "no CUDA driver")
+                << "): running the kernels on the CPU emulator "
+                   "(OXIDE_EMULATE=1; OXIDE_EMULATE=0 refuses instead)\n";
+      RunEnv.set("OXIDE_EMULATE", "1");
+    }
+  }
+  CargoRunner RunCargo(RunEnv, Opts.Verbose);
+
   // Everything is fresh now, so this only runs the program (`--quiet` keeps
   // cargo from printing a second "Finished" line).
   std::vector<std::string> Args = {"run", "--quiet"};
@@ -215,7 +235,7 @@ int runRunCommand(const Options &Opts, const Context &Ctx) {
     Args.push_back("--");
     Args.insert(Args.end(), Opts.ProgramArgs.begin(), Opts.ProgramArgs.end());
   }
-  ProcessResult Result = Cargo.run(Args);
+  ProcessResult Result = RunCargo.run(Args);
   if (!Result.Started) {
     printError(cargoFailure("cargo run", Result));
     return 127;

@@ -91,7 +91,10 @@ int runTestCommand(const Options &Opts, const Context &Ctx) {
   // binary: relink all of them when the arch or oxide-link changed.
   if (!Plan->Pkg)
     Plan->Linked = listMembers(Plan->WS);
-  CargoRunner Cargo(Plan->environment(Ctx.Env), Opts.Verbose);
+  Environment Env = Plan->environment(Ctx.Env);
+  if (Opts.Emulate)
+    Env.set("OXIDE_EMULATE", "1");
+  CargoRunner Cargo(Env, Opts.Verbose);
   int Status = runCargoWithOxide(*Plan, Cargo, /*ForceRelink=*/false,
                                  "cargo test", cargoTestArgs(*Plan, Opts.ProgramArgs));
   if (Status != 0 && Status != 127)

@@ -36,6 +36,7 @@ enum AcceptFlags : unsigned {
   AcceptAsync = 1u << 8,    ///< new --async
   AcceptRuntime = 1u << 9,  ///< doctor --runtime
   AcceptList = 1u << 10,    ///< bench --list
+  AcceptEmulate = 1u << 11, ///< run/test --emulate
 };
 
 struct CommandSpec {
@@ -72,16 +73,22 @@ constexpr std::array<CommandSpec, 11> Commands = {{
      "compiled to PTX and embedded in the executable. NAME is an example in\n"
      "<workspace>/examples/NAME or a package name; without NAME, the package\n"
      "in the current directory, or at a workspace root every member.\n"},
-    {Command::Run, "run", "[NAME]", false, BuildFlags | AcceptProgramArgs,
+    {Command::Run, "run", "[NAME]", false,
+     BuildFlags | AcceptProgramArgs | AcceptEmulate,
      "build an example and run it; arguments after `--` go to the program",
      "Builds like `cargo oxide build`, then runs the package's default binary\n"
-     "and exits with its exit code. Arguments after `--` are passed to it.\n"},
-    {Command::Test, "test", "[NAME]", false, BuildFlags | AcceptProgramArgs,
+     "and exits with its exit code. Arguments after `--` are passed to it.\n"
+     "With --emulate, or when no GPU is found (and OXIDE_EMULATE is not set),\n"
+     "its kernels run on the CPU emulator (OXIDE_EMULATE=1); OXIDE_EMULATE=0\n"
+     "never emulates.\n"},
+    {Command::Test, "test", "[NAME]", false,
+     BuildFlags | AcceptProgramArgs | AcceptEmulate,
      "run `cargo test` through the device linker; `--` ARGS go to the tests",
      "Runs `cargo test` for the package (or, at a workspace root without NAME,\n"
      "every member) with the same environment as `cargo oxide build`, so test\n"
      "binaries carry their kernels. Arguments after `--` go to the test\n"
-     "harness, e.g. `cargo oxide test -- --nocapture`.\n"},
+     "harness, e.g. `cargo oxide test -- --nocapture`. With --emulate the\n"
+     "tests' kernels run on the CPU emulator (OXIDE_EMULATE=1).\n"},
     {Command::Inspect, "inspect", "[NAME]", false, BuildFlags | AcceptSass,
      "build a package and print the PTX (and with --sass the SASS)",
      "Rebuilds the package with the device linker writing its output to\n"
@@ -319,6 +326,8 @@ std::string commandHelp(Command Cmd) {
     Text += "  -F, --features LIST  cargo features to enable (also "
             "--all-features,\n"
             "                       --no-default-features)\n";
+  if (Spec->Accepts & AcceptEmulate)
+    Text += "      --emulate        run the kernels on the CPU (OXIDE_EMULATE=1)\n";
   if (Spec->Accepts & AcceptSass)
     Text += "      --sass           also print the SASS of each module\n";
   if (Spec->Accepts & AcceptFull)
@@ -476,6 +485,10 @@ Expected<Options> parseArguments(const std::vector<std::string> &Args) {
     }
     if (Arg == "--runtime" && Accepts(AcceptRuntime)) {
       Opts.RuntimeOnly = true;
+      continue;
+    }
+    if (Arg == "--emulate" && Accepts(AcceptEmulate)) {
+      Opts.Emulate = true;
       continue;
     }
     if (Arg == "--async" && Accepts(AcceptAsync)) {

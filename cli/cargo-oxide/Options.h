@@ -72,6 +72,9 @@ struct Options {
   bool Async = false;
   /// `bench --list`: list the benchmarks instead of running them.
   bool List = false;
+  /// `run --emulate`, `test --emulate`: run the kernels on the CPU
+  /// (OXIDE_EMULATE=1 for the program).
+  bool Emulate = false;
 };
 
 /// Parses the arguments after argv[0]. A leading "oxide" (how cargo invokes

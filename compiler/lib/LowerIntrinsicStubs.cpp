@@ -6,9 +6,10 @@
 // Stubs.def names for it, appending the table's immediate operands (for
 // example the barrier id 0 of `barrier.sync 0`), marks the calls of
 // `Convergent` entries convergent so no optimisation moves them across
-// control flow, and then deletes the stubs. `InlineAsm` entries become a call
-// of the table's PTX template with its constraint string instead, for
-// instructions LLVM 22 has no intrinsic for (wgmma, mbarrier.try_wait, …).
+// control flow, replaces calls of `Identity` entries (host-emulation hooks)
+// with their first argument, and then deletes the stubs. `InlineAsm` entries
+// become a call of the table's PTX template with its constraint string
+// instead, for instructions LLVM 22 has no intrinsic for (wgmma, …).
 //
 // Rust has only generic pointers and no multi-value results, so an intrinsic
 // may differ from its stub in two ways: a pointer operand of a specific
@@ -32,7 +33,7 @@ using namespace oxide;
 
 namespace {
 
-enum class StubKind { Intrinsic, Convergent, ConvergentField1, Function, Special, InlineAsm };
+enum class StubKind { Intrinsic, Convergent, ConvergentField1, Function, Special, InlineAsm, Identity };
 
 struct StubEntry {
   StringRef Name;
@@ -92,6 +93,9 @@ public:
     if (Stub.Kind == StubKind::Special) {
       // Consumed by its own pass; any call left over carries no meaning.
       eraseCalls(*F);
+    } else if (Stub.Kind == StubKind::Identity) {
+      // Host-emulation hooks that are the identity on the device.
+      forwardFirstArgument(*F);
     } else if (!checkArchitecture(*F, Stub)) {
       // Calls already removed; fall through to delete the stub.
     } else if (!rewriteCalls(*F, Stub)) {
@@ -193,6 +197,13 @@ private:
       Types.insert(Types.begin(), F.getFunctionType()->param_begin(),
                    F.getFunctionType()->param_end());
     return Types;
+  }
+
+  void forwardFirstArgument(Function &F) {
+    for (CallInst *C : callsTo(F)) {
+      C->replaceAllUsesWith(C->getArgOperand(0));
+      C->eraseFromParent();
+    }
   }
 
   void eraseCalls(Function &F) {

@@ -3,8 +3,10 @@
 //! `compiler/include/oxide/Stubs.def` is the one table of device intrinsics
 //! (docs/ABI.md §1). The C++ device linker includes it as an X-macro; this script
 //! reads the same lines and writes one `#[no_mangle]` Rust function per stub into
-//! `$OUT_DIR/stubs.rs`. On the host those bodies refuse to run; on the device the
-//! linker replaces every call with the NVVM lowering from the same table.
+//! `$OUT_DIR/stubs.rs`. On the device the linker replaces every call with the
+//! NVVM lowering from the same table. On the host each body asks the emulator
+//! (`cuda_device::emulation::Hooks`, also generated here: one optional function
+//! per stub) and, where no emulator is installed, refuses to run.
 
 use std::env;
 use std::fmt::Write as _;
@@ -45,19 +47,42 @@ fn split_signature(sig: &str) -> (String, String) {
     (params, ret)
 }
 
+/// The parameter names of a parameter list `a: u32, b: usize`.
+fn arg_names(params: &str) -> Vec<&str> {
+    params.split(',').filter(|p| !p.trim().is_empty()).map(|p| p.split(':').next().unwrap().trim()).collect()
+}
+
+/// The parameter types of a parameter list `a: u32, b: usize`.
+fn arg_types(params: &str) -> Vec<&str> {
+    params.split(',').filter(|p| !p.trim().is_empty()).map(|p| p.split(':').nth(1).unwrap().trim()).collect()
+}
+
+/// What a stub does on the host when no emulator hook answers it.
+fn host_fallback(stub: &Stub, params: &str) -> String {
+    let names = arg_names(params);
+    let unused = if names.is_empty() { String::new() } else { format!("let _ = ({},); ", names.join(", ")) };
+    match (stub.kind.as_str(), stub.name.as_str()) {
+        // Harmless on the host: the entry wrapper that calls them only runs emulated.
+        ("Special", "param_layout" | "launch_bounds") => unused,
+        // Emulation bookkeeping: nothing to record outside an emulated launch.
+        ("Special", "shared_access") => unused,
+        // Outside an emulated launch the address is the host static's own.
+        ("Identity", _) => format!("{unused}{}", names[0]),
+        _ => format!("{unused}crate::host::not_on_device(\"{}\")", stub.name),
+    }
+}
+
 fn render(stub: &Stub) -> String {
     let (params, ret) = split_signature(&stub.signature);
-    let arg_names: Vec<&str> = params
-        .split(',')
-        .filter(|p| !p.trim().is_empty())
-        .map(|p| p.split(':').next().unwrap().trim())
-        .collect();
-    let unused = if arg_names.is_empty() { String::new() } else { format!("let _ = ({},); ", arg_names.join(", ")) };
+    let names = arg_names(&params).join(", ");
+    let fallback = host_fallback(stub, &params);
     let body = if stub.kind == "Special" && (stub.name == "param_layout" || stub.name == "launch_bounds") {
-        // Harmless on the host: the entry wrapper that calls it is never run there.
-        unused
+        fallback
     } else {
-        format!("{unused}crate::host::not_on_device(\"{}\")", stub.name)
+        format!(
+            "match crate::host::hooks().and_then(|h| h.{name}) {{ Some(hook) => hook({names}), None => {{ {fallback} }} }}",
+            name = stub.name
+        )
     };
     let mut out = String::new();
     writeln!(out, "/// Device intrinsic stub `{}` (lowered by the device linker).", stub.name).unwrap();
@@ -67,16 +92,45 @@ fn render(stub: &Stub) -> String {
     out
 }
 
+/// The emulator's table: one optional host implementation per stub.
+fn render_hooks(stubs: &[Stub]) -> String {
+    let mut fields = String::new();
+    let mut nones = String::new();
+    for stub in stubs {
+        if stub.name == "param_layout" || stub.name == "launch_bounds" {
+            continue;
+        }
+        let (params, ret) = split_signature(&stub.signature);
+        let types = arg_types(&params).join(", ");
+        writeln!(fields, "    /// Host implementation of `__oxide_stub_{}`.", stub.name).unwrap();
+        writeln!(fields, "    pub {}: Option<fn({}) {}>,", stub.name, types, ret).unwrap();
+        writeln!(nones, "        {}: None,", stub.name).unwrap();
+    }
+    format!(
+        "/// Host implementations of the intrinsic stubs, one optional function per\n\
+         /// line of `Stubs.def`, installed by an emulator with [`install`].\n\
+         /// A stub whose entry is `None` fails as it does without an emulator.\n\
+         #[derive(Clone, Copy)]\n\
+         pub struct Hooks {{\n{fields}}}\n\n\
+         impl Hooks {{\n    /// No stub emulated: start from this and fill in what the emulator knows\n    \
+         /// (`Hooks {{ thread_idx_x: Some(..), ..Hooks::NONE }}`), so stubs added later stay `None`.\n    \
+         pub const NONE: Hooks = Hooks {{\n{nones}    }};\n}}\n"
+    )
+}
+
 fn main() {
     let manifest = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
     let table = manifest.join("../../compiler/include/oxide/Stubs.def");
     println!("cargo:rerun-if-changed={}", table.display());
     let text = fs::read_to_string(&table)
         .unwrap_or_else(|e| panic!("cannot read the stub table {}: {e}", table.display()));
+    let stubs: Vec<Stub> = text.lines().filter_map(parse_stub).collect();
     let mut out = String::from("// Generated by build.rs from compiler/include/oxide/Stubs.def.\n\n");
-    for stub in text.lines().filter_map(parse_stub) {
-        out.push_str(&render(&stub));
+    for stub in &stubs {
+        out.push_str(&render(stub));
     }
-    let dest = PathBuf::from(env::var("OUT_DIR").unwrap()).join("stubs.rs");
-    fs::write(dest, out).unwrap();
+    let out_dir = PathBuf::from(env::var("OUT_DIR").unwrap());
+    fs::write(out_dir.join("stubs.rs"), out).unwrap();
+    let hooks = format!("// Generated by build.rs from compiler/include/oxide/Stubs.def.\n\n{}", render_hooks(&stubs));
+    fs::write(out_dir.join("hooks.rs"), hooks).unwrap();
 }

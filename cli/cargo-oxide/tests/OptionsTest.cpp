@@ -135,6 +135,16 @@ TEST(OptionsTest, RunTakesProgramArgumentsAfterDoubleDash) {
             (std::vector<std::string>{"--n", "5", "--release"}));
 }
 
+TEST(OptionsTest, EmulateOnlyWhereKernelsRun) {
+  Options Run = parseOk({"oxide", "run", "vecadd", "--emulate", "--", "--emulate"});
+  EXPECT_TRUE(Run.Emulate);
+  EXPECT_EQ(Run.ProgramArgs, (std::vector<std::string>{"--emulate"}));
+  EXPECT_TRUE(parseOk({"oxide", "test", "--emulate"}).Emulate);
+  EXPECT_FALSE(parseOk({"oxide", "run", "vecadd"}).Emulate);
+  parseFail({"oxide", "build", "vecadd", "--emulate"});
+  EXPECT_NE(commandHelp(Command::Run).find("--emulate"), std::string::npos);
+}
+
 TEST(OptionsTest, RunWithoutNameButWithArguments) {
   Options Opts = parseOk({"oxide", "run", "--", "x"});
   EXPECT_FALSE(Opts.Name);

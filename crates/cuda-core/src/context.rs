@@ -86,9 +86,15 @@ impl CudaContext {
             Some(p) => err.with_device_panic(p),
             None => err,
         };
+        let emulated = crate::emulator::is_active();
+        let err = match crate::emulator::fault_detail().filter(|_| emulated) {
+            Some(detail) => err.with_detail(detail),
+            None => err,
+        };
+        let place = if emulated { "in the CPU emulator" } else { "on the GPU" };
         match last {
             Some(k) => err.with_detail(format!(
-                "kernel `{k}` failed on the GPU (it was the last launched on this context). \
+                "kernel `{k}` failed {place} (it was the last launched on this context). \
                  The context is unusable from now on."
             )),
             None => err,

@@ -58,24 +58,35 @@ macro_rules! driver_api {
         }
 
         impl Driver {
-            /// Resolves every entry point from the `dlopen` handle `lib`.
+            /// Resolves every entry point through `lookup` (`dlsym` on the
+            /// driver library, or the emulator's table). A symbol `lookup`
+            /// does not know is an error, or with `emulated`, an entry that
+            /// fails with `CUDA_ERROR_NOT_SUPPORTED` naming itself.
             ///
             /// # Safety
-            /// `lib` must be a live handle of a library whose symbols of these
-            /// names have the C signatures declared here (libcuda's do).
-            unsafe fn resolve(lib: *mut c_void) -> Result<Driver, DriverError> {
+            /// Every non-null pointer `lookup` returns for a name must be a
+            /// function with the C signature declared here for that name.
+            unsafe fn resolve(lookup: impl Fn(&std::ffi::CStr) -> *mut c_void, emulated: bool) -> Result<Driver, DriverError> {
                 Ok(Driver {
                     $($name: {
                         let sym = concat!(stringify!($name), "\0");
-                        // SAFETY: `lib` is live (caller) and `sym` is NUL-terminated.
-                        let p = unsafe { dlsym(lib, sym.as_ptr().cast()) };
+                        let name = std::ffi::CStr::from_bytes_with_nul(sym.as_bytes()).expect("NUL-terminated");
+                        let p = lookup(name);
                         if p.is_null() {
-                            return Err(missing_symbol(stringify!($name)));
-                        }
-                        // SAFETY: the symbol is the driver function of this
-                        // name, whose C signature is the one declared here.
-                        unsafe {
-                            std::mem::transmute::<*mut c_void, unsafe extern "C" fn($($arg),*) -> CUresult>(p)
+                            if !emulated {
+                                return Err(missing_symbol(stringify!($name)));
+                            }
+                            #[allow(non_snake_case)]
+                            unsafe extern "C" fn $name($(_: $arg),*) -> CUresult {
+                                crate::emulator::unsupported(stringify!($name))
+                            }
+                            $name
+                        } else {
+                            // SAFETY: the symbol is the driver function of this
+                            // name, whose C signature is the one declared here.
+                            unsafe {
+                                std::mem::transmute::<*mut c_void, unsafe extern "C" fn($($arg),*) -> CUresult>(p)
+                            }
                         }
                     },)*
                 })
@@ -185,6 +196,11 @@ pub(crate) fn loaded() -> Option<&'static Driver> {
 }
 
 fn load() -> Result<Driver, DriverError> {
+    if crate::emulator::is_active() {
+        crate::emulator::install_hooks();
+        // SAFETY: the emulator's symbols have the signatures declared above.
+        return unsafe { Driver::resolve(crate::emulator::symbol, true) };
+    }
     let mut first_error = None;
     for name in [c"libcuda.so.1", c"libcuda.so"] {
         // SAFETY: `name` is NUL-terminated; RTLD_NOW is a valid flag.
@@ -192,7 +208,8 @@ fn load() -> Result<Driver, DriverError> {
         if !lib.is_null() {
             // SAFETY: `lib` is a live handle to the NVIDIA driver library; it
             // is never closed, so the resolved pointers stay valid forever.
-            return unsafe { Driver::resolve(lib) };
+            // SAFETY: `lib` is live and `name` NUL-terminated for each lookup.
+            return unsafe { Driver::resolve(|name| dlsym(lib, name.as_ptr()), false) };
         }
         first_error.get_or_insert_with(last_dl_error);
     }

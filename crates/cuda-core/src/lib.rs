@@ -69,6 +69,12 @@
 //!   synchronises or submits work, naming the last kernel launched.
 //!
 //! Only Linux is supported (the library is found as `libcuda.so.1`).
+//!
+//! # Without a GPU
+//!
+//! With `OXIDE_EMULATE=1` in the environment (`cargo oxide run --emulate`) no
+//! driver is loaded: the [`emulator`] stands in for it, on host memory, and
+//! kernels launched through `cuda-host` run on the CPU with CUDA's semantics.
 
 #![warn(missing_docs)]
 
@@ -76,6 +82,7 @@ mod cluster;
 mod context;
 mod device;
 mod driver;
+pub mod emulator;
 mod error;
 mod memory;
 mod module;
@@ -91,7 +98,7 @@ pub use device::Device;
 pub use driver::driver_version;
 pub use error::{builtin_name, DriverError, ErrorKind};
 pub use memory::{DeviceBuffer, DeviceRepr, DeviceSlice, DeviceSliceMut, FillValue, PinnedHostBuffer};
-pub use module::{launch_kernel, CudaFunction, CudaModule, FunctionAttributes, LaunchConfig};
+pub use module::{launch_kernel, launch_kernel_with_host_code, CudaFunction, CudaModule, FunctionAttributes, LaunchConfig};
 pub use panic::DevicePanic;
 
 #[cfg(test)]

@@ -544,6 +544,37 @@ pub unsafe fn launch_kernel(
     stream: &CudaStream,
     params: &mut [*mut c_void],
 ) -> Result<(), DriverError> {
+    // SAFETY: the caller's contract.
+    unsafe { launch(f, config, stream, params, None) }
+}
+
+/// [`launch_kernel`] with the kernel's host code, which the CPU emulator
+/// (`OXIDE_EMULATE=1`, see [`emulator`](crate::emulator)) runs instead of the
+/// PTX; on a GPU `host` is not used. `cuda-host` launches this way.
+///
+/// # Safety
+/// As for [`launch_kernel`]; and `host` must be the host code of `f`'s
+/// kernel, taking the same `params`.
+pub unsafe fn launch_kernel_with_host_code(
+    f: &CudaFunction,
+    config: LaunchConfig,
+    stream: &CudaStream,
+    params: &mut [*mut c_void],
+    host: &crate::emulator::HostKernel,
+) -> Result<(), DriverError> {
+    // SAFETY: the caller's contract.
+    unsafe { launch(f, config, stream, params, Some(host)) }
+}
+
+/// # Safety
+/// As for [`launch_kernel_with_host_code`].
+unsafe fn launch(
+    f: &CudaFunction,
+    config: LaunchConfig,
+    stream: &CudaStream,
+    params: &mut [*mut c_void],
+    host: Option<&crate::emulator::HostKernel>,
+) -> Result<(), DriverError> {
     config.validate()?;
     if !f.module.ctx.same(stream.context()) {
         return Err(DriverError::new(
@@ -558,6 +589,22 @@ pub unsafe fn launch_kernel(
         ));
     }
     let d = stream.context().bind()?;
+    if crate::emulator::is_active() {
+        let Some(host) = host else {
+            return Err(crate::emulator::no_host_code(&f.name));
+        };
+        let grid = crate::emulator::Grid {
+            grid_dim: config.grid_dim,
+            block_dim: config.block_dim,
+            shared_mem_bytes: config.shared_mem_bytes,
+        };
+        let name = if host.name().is_empty() { f.name.as_str() } else { host.name() };
+        stream.context().record_launch(name);
+        // SAFETY: `f` is a handle of the emulated driver; `params` suit
+        // `host` (the caller's contract).
+        return unsafe { crate::emulator::launch(name, f.func, grid, host, params.as_ptr()) }
+            .map_err(|e| stream.context().explain(e));
+    }
     let (g, b) = (config.grid_dim, config.block_dim);
     let params_ptr = if params.is_empty() {
         ptr::null_mut()

@@ -146,6 +146,39 @@ impl Drop for PanicRecord {
     }
 }
 
+/// Fills the record at host address `address` with `panic`, as the device
+/// would (the CPU emulator's panics take the GPU's path to the host).
+///
+/// # Safety
+/// `address` must be a record allocated by [`PanicRecord::allocate`].
+pub(crate) unsafe fn write_record(address: u64, panic: &DevicePanic) {
+    let rec = address as *mut RawRecord;
+    let mut raw = RawRecord {
+        state: 0,
+        line: panic.line,
+        col: panic.column,
+        num_ints: 0,
+        thread: [panic.thread.0, panic.thread.1, panic.thread.2],
+        block: [panic.block.0, panic.block.1, panic.block.2],
+        ints: [0; 2],
+        file: [0; TEXT_CAPACITY],
+        message: [0; TEXT_CAPACITY],
+    };
+    let copy = |dst: &mut [u8; TEXT_CAPACITY], text: &str| {
+        // `%llu` in the text would be taken for a placeholder: escape none,
+        // since no integers are passed, `fill_integers` leaves it as is.
+        let n = text.len().min(TEXT_CAPACITY - 1);
+        dst[..n].copy_from_slice(&text.as_bytes()[..n]);
+    };
+    copy(&mut raw.file, &panic.file);
+    copy(&mut raw.message, &panic.message);
+    // SAFETY: the caller's contract; the state is written last, like the device does.
+    unsafe {
+        ptr::write_volatile(rec, raw);
+        ptr::write_volatile(ptr::addr_of_mut!((*rec).state), STATE_COMPLETE);
+    }
+}
+
 /// The NUL-terminated text at the start of `bytes`.
 fn text(bytes: &[u8]) -> String {
     let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());

@@ -40,6 +40,15 @@ impl<T> Constant<T> {
     }
 }
 
+impl<T> Constant<T> {
+    /// A pointer to the value, for the host to replace it between launches
+    /// when kernels run in the CPU emulator (they read this static itself).
+    #[doc(hidden)]
+    pub const fn as_ptr(&self) -> *mut T {
+        self.0.get()
+    }
+}
+
 impl<T> Deref for Constant<T> {
     type Target = T;
 

@@ -1,6 +1,27 @@
-//! What an intrinsic stub does when host code calls it.
+//! What an intrinsic stub does when host code calls it: ask the installed
+//! emulator, or fail.
 
-/// Aborts: `intrinsic` only exists on the GPU.
+use core::sync::atomic::{AtomicPtr, Ordering};
+
+use crate::emulation::Hooks;
+
+/// The emulator's table, once one is installed (null before).
+static HOOKS: AtomicPtr<Hooks> = AtomicPtr::new(core::ptr::null_mut());
+
+/// The installed emulator's hooks, if any.
+#[inline]
+pub(crate) fn hooks() -> Option<&'static Hooks> {
+    let table = HOOKS.load(Ordering::Acquire);
+    // SAFETY: only `install` stores here, and only a `&'static Hooks`.
+    unsafe { table.as_ref() }
+}
+
+/// Installs `table` for every later stub call of the process.
+pub(crate) fn install(table: &'static Hooks) {
+    HOOKS.store(table as *const Hooks as *mut Hooks, Ordering::Release);
+}
+
+/// Aborts: `intrinsic` only exists on the GPU (or in an emulated launch).
 ///
 /// Stubs are `extern "C"`, so this panic cannot unwind out of them; the process
 /// aborts after printing the message, which is what we want for a call that can
@@ -9,6 +30,7 @@
 pub(crate) fn not_on_device(intrinsic: &str) -> ! {
     panic!(
         "oxide: the GPU intrinsic `{intrinsic}` was called on the host. \
-         Kernels run on the GPU: launch them with `cuda_launch!` instead of calling them."
+         Kernels run on the GPU: launch them with `cuda_launch!` instead of calling them \
+         (or run them on the CPU with `cargo oxide run --emulate` / OXIDE_EMULATE=1)."
     )
 }

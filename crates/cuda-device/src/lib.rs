@@ -19,7 +19,8 @@
 //!
 //! Every function here that reads a hardware register is an *intrinsic stub*
 //! (see `docs/ABI.md`): on the GPU it becomes one PTX instruction; on the host it
-//! aborts with a message, because a kernel is launched, never called.
+//! is answered by the CPU emulator during an emulated launch ([`emulation`]),
+//! and otherwise aborts with a message, because a kernel is launched, never called.
 #![no_std]
 #![warn(missing_docs)]
 
@@ -31,6 +32,7 @@ pub mod matrix;
 pub mod warpgroup;
 mod constant;
 mod disjoint;
+pub mod emulation;
 pub mod fence;
 mod host;
 pub mod mbarrier;

@@ -23,8 +23,11 @@
 //! How it reaches the hardware: `shared!` puts a [`SharedArray`] static in the
 //! link section `.oxide.shared`; the device linker moves every static of that
 //! section into PTX `.shared` memory (one allocation per declaration site,
-//! uninitialised, like CUDA's `__shared__`). On the host the static is ordinary
-//! memory that nothing uses.
+//! uninitialised, like CUDA's `__shared__`). In an emulated launch (`--emulate`)
+//! every access resolves the static's address to the running block's own copy
+//! (the stub `block_shared`, the identity on the device), and reads and
+//! writes through [`SharedArray::read`]/[`write`](SharedArray::write) (and so
+//! `stage`/`get`) are checked for races between barriers.
 
 use core::cell::UnsafeCell;
 use core::marker::PhantomData;
@@ -77,8 +80,11 @@ impl<T, const N: usize, A: Alignment> SharedArray<T, N, A> {
 
     /// A pointer to the first element, for access patterns the safe API
     /// cannot express (tiles indexed in two dimensions, reductions).
+    #[inline(always)]
     pub fn as_mut_ptr(&self) -> *mut T {
-        self.cells.get().cast()
+        let own = self.cells.get().cast::<u8>();
+        crate::stubs::__oxide_stub_block_shared(own, core::mem::size_of::<Self>(), core::mem::align_of::<Self>())
+            .cast()
     }
 
     /// Reads element `i`.
@@ -92,7 +98,9 @@ impl<T, const N: usize, A: Alignment> SharedArray<T, N, A> {
         T: Copy,
     {
         debug_assert!(i < N);
-        *self.as_mut_ptr().add(i)
+        let p = self.as_mut_ptr().add(i);
+        crate::stubs::__oxide_stub_shared_access(p.cast(), core::mem::size_of::<T>(), false);
+        *p
     }
 
     /// Writes element `i`.
@@ -103,7 +111,9 @@ impl<T, const N: usize, A: Alignment> SharedArray<T, N, A> {
     #[inline(always)]
     pub unsafe fn write(&self, i: usize, value: T) {
         debug_assert!(i < N);
-        self.as_mut_ptr().add(i).write(value)
+        let p = self.as_mut_ptr().add(i);
+        crate::stubs::__oxide_stub_shared_access(p.cast(), core::mem::size_of::<T>(), true);
+        p.write(value)
     }
 
     /// A shared reference to element `i`, for types that synchronise
@@ -183,7 +193,8 @@ impl<T: Copy, const N: usize, A: Alignment> SharedView<'_, T, N, A> {
 #[inline(always)]
 pub unsafe fn dynamic_shared<T>() -> (*mut T, usize) {
     let bytes = crate::stubs::__oxide_stub_dynamic_smem_size() as usize;
-    let base = core::ptr::addr_of!(__oxide_dynamic_shared) as *mut T;
+    let own = core::ptr::addr_of!(__oxide_dynamic_shared) as *mut u8;
+    let base = crate::stubs::__oxide_stub_block_shared(own, bytes, 16).cast::<T>();
     (base, bytes / core::mem::size_of::<T>().max(1))
 }
 

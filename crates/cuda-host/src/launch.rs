@@ -13,6 +13,7 @@ use crate::check::{check_cluster, check_limits, check_shape};
 use crate::module::KernelModule;
 use crate::registry::find_kernel;
 use crate::HostError;
+use cuda_core::emulator::HostKernel;
 use cuda_core::{ClusterLaunchConfig, CudaStream, LaunchConfig};
 use std::ffi::c_void;
 
@@ -68,13 +69,15 @@ impl LaunchShape for ClusterLaunchConfig {
     }
 }
 
-/// Launches the kernel whose entry wrapper is at `entry` with `params`.
+/// Launches the kernel whose entry wrapper is at `entry` with `params`;
+/// `host` calls that entry wrapper (what the CPU emulator runs).
 fn launch_entry(
     module: &KernelModule,
     stream: &CudaStream,
     shape: &dyn LaunchShape,
     entry: *const c_void,
     params: &mut [*mut c_void],
+    host: &HostKernel,
 ) -> Result<(), HostError> {
     let (image, kernel) = find_kernel(entry).ok_or_else(|| HostError::KernelNotEmbedded {
         kernel: format!("<entry at {entry:p}>"),
@@ -96,12 +99,14 @@ fn launch_entry(
     }
     let (function, limits) = module.function_with_limits(kernel.ptx_name, config.shared_mem_bytes)?;
     check_limits(&kernel.rust_path, &config, limits)?;
+    let host = host.named(&kernel.rust_path);
     // SAFETY: `params` holds one pointer per kernel parameter, each to a value
     // whose layout equals the parameter's (KernelArg + SameLayout), alive
     // until cuLaunchKernel returns (it copies the bytes).
     match &cluster {
-        None => unsafe { cuda_core::launch_kernel(&function, config, stream, params) }?,
-        // SAFETY: as above.
+        None => unsafe { cuda_core::launch_kernel_with_host_code(&function, config, stream, params, &host) }?,
+        // SAFETY: as above. (The CPU emulator has no clusters: there this
+        // fails with CUDA_ERROR_NOT_SUPPORTED, naming cuLaunchKernelEx.)
         Some(cluster) => unsafe { cuda_core::launch_kernel_cluster(&function, cluster, stream, params) }?,
     }
     stream.context().record_launch(&kernel.rust_path);
@@ -110,6 +115,9 @@ fn launch_entry(
 
 macro_rules! define_launch {
     ($name:ident; $($P:ident $A:ident $i:tt),*) => {
+        define_launch!(@launch $name, call_entry; $($P $A $i),*);
+    };
+    (@launch $name:ident, $call:ident; $($P:ident $A:ident $i:tt),*) => {
         /// Launches a kernel with this many arguments (see the module docs).
         #[allow(non_snake_case, unused_variables, clippy::too_many_arguments)]
         pub fn $name<L: LaunchShape, $($P, $A: KernelArg<$P>),*>(
@@ -122,7 +130,24 @@ macro_rules! define_launch {
             $( let () = SameLayout::<$A::Repr, $P>::OK; )*
             let reprs = ($(args.$i.to_repr(),)*);
             let mut params: [*mut c_void; 0 $(+ { let _ = $i; 1 })*] = [$(param_ptr(&reprs.$i)),*];
-            launch_entry(module, stream, &config, entry as *const c_void, &mut params)
+
+            /// Calls the entry wrapper `data` with the launch's parameter
+            /// pointers: the host code of the kernel, for the emulator.
+            ///
+            /// # Safety
+            /// `data` is an `unsafe fn($(*const $P),*)` and `params` holds one
+            /// pointer per parameter, each to a value laid out like its `P`.
+            #[allow(unused_variables)]
+            unsafe fn $call<$($P),*>(data: *const (), params: *const *mut c_void) {
+                // SAFETY: `data` was made from a function pointer of this type.
+                let entry = unsafe { std::mem::transmute::<*const (), unsafe fn($(*const $P),*)>(data) };
+                // SAFETY: the parameter pointers suit the entry (caller).
+                unsafe { entry($(params.add($i).read() as *const $P),*) }
+            }
+            // SAFETY: the entry wrapper reads its arguments by value from the
+            // pointers and may run on many threads at once, like on the GPU.
+            let host = unsafe { HostKernel::new(entry as *const (), $call::<$($P),*>) };
+            launch_entry(module, stream, &config, entry as *const c_void, &mut params, &host)
         }
     };
 }

@@ -42,6 +42,11 @@
 //! kernel ([`HostError`]): no zero dimension, a block within the kernel's
 //! `max_threads_per_block`, dynamic shared memory within its limit, and no
 //! 2-D/3-D launch of a kernel that indexes with x coordinates only.
+//!
+//! Every launch also hands over the kernel's host code (its entry wrapper,
+//! compiled for the host), which the CPU emulator runs instead of the PTX
+//! when `OXIDE_EMULATE=1` (`cargo oxide run --emulate`; see
+//! `cuda_core::emulator`).
 #![warn(missing_docs)]
 
 pub mod arg;

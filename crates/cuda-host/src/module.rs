@@ -74,6 +74,16 @@ impl KernelModule {
     /// ```
     pub fn set_constant<T: Copy>(&self, constant: &'static Constant<T>, value: &T) -> Result<(), HostError> {
         let address = constant as *const Constant<T> as *const u8;
+        if cuda_core::emulator::is_active() {
+            // Emulated kernels read the host static itself. Launches have
+            // finished when they return (emulated streams run work at once).
+            self.module.context().synchronize()?;
+            // SAFETY: `Constant<T>` is a transparent `UnsafeCell<T>`, so the
+            // static lives in writable memory; no emulated kernel runs now,
+            // and host code only reads it through `Deref` between launches.
+            unsafe { std::ptr::write_volatile(constant.as_ptr(), *value) };
+            return Ok(());
+        }
         let (image, entry) = find_constant(address).ok_or(HostError::ConstantNotEmbedded)?;
         if !std::ptr::eq(image, self.image) {
             return Err(HostError::ConstantNotInModule {

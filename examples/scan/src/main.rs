@@ -31,6 +31,8 @@ use std::process::ExitCode;
 const BLOCK: usize = 1024;
 /// Elements in the array: many full blocks and one partial block.
 const N: usize = (1 << 24) + 777;
+/// The size on the CPU emulator (`--emulate`): 65 blocks, the last partial.
+const N_EMULATED: usize = (1 << 16) + 777;
 
 /// The inclusive prefix sum of `x` over the lanes of a full warp: lane `l`
 /// gets `x(0) + … + x(l)` (modulo 2^32).
@@ -98,10 +100,11 @@ fn cpu_block_scan(input: &[u32]) -> Vec<u32> {
     out
 }
 
-fn run() -> Result<usize, Box<dyn std::error::Error>> {
+fn run() -> Result<(usize, usize), Box<dyn std::error::Error>> {
+    let n = if cuda_core::emulator::is_active() { N_EMULATED } else { N };
     // Deterministic pseudo-random data over the whole u32 range (xorshift64).
     let mut state = 0x9E37_79B9_7F4A_7C15u64;
-    let host: Vec<u32> = (0..N)
+    let host: Vec<u32> = (0..n)
         .map(|_| {
             state ^= state << 13;
             state ^= state >> 7;
@@ -114,10 +117,10 @@ fn run() -> Result<usize, Box<dyn std::error::Error>> {
     let ctx = CudaContext::new(0)?;
     let stream = ctx.default_stream();
     let input = DeviceBuffer::from_host(&stream, &host)?;
-    let mut out = DeviceBuffer::<u32>::zeroed(&stream, N)?;
+    let mut out = DeviceBuffer::<u32>::zeroed(&stream, n)?;
     let module = load_kernel_module(&ctx, "scan")?;
     let config = LaunchConfig {
-        grid_dim: (N.div_ceil(BLOCK) as u32, 1, 1),
+        grid_dim: (n.div_ceil(BLOCK) as u32, 1, 1),
         block_dim: (BLOCK as u32, 1, 1),
         shared_mem_bytes: 0,
     };
@@ -126,7 +129,7 @@ fn run() -> Result<usize, Box<dyn std::error::Error>> {
         args: [slice(input), slice_mut(out)]
     }?;
     let gpu = out.to_host_vec(&stream)?;
-    if let Some(i) = (0..N).find(|&i| gpu[i] != cpu[i]) {
+    if let Some(i) = (0..n).find(|&i| gpu[i] != cpu[i]) {
         return Err(format!(
             "element {i} (block {}, thread {}): GPU {} vs CPU {}",
             i / BLOCK,
@@ -136,14 +139,14 @@ fn run() -> Result<usize, Box<dyn std::error::Error>> {
         )
         .into());
     }
-    Ok(N.div_ceil(BLOCK))
+    Ok((n, n.div_ceil(BLOCK)))
 }
 
 fn main() -> ExitCode {
     match run() {
-        Ok(blocks) => {
+        Ok((n, blocks)) => {
             println!(
-                "✓ SUCCESS: {N} u32s scanned in {blocks} independent blocks of {BLOCK} \
+                "✓ SUCCESS: {n} u32s scanned in {blocks} independent blocks of {BLOCK} \
                  (the last one partial), all equal to the CPU's"
             );
             ExitCode::SUCCESS

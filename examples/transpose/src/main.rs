@@ -163,20 +163,27 @@ fn run() -> Result<f64, Box<dyn std::error::Error>> {
     let module = load_kernel_module(&ctx, "transpose")?;
     // Ragged edges: neither side a multiple of the tile, not square.
     check(&ctx, &module, 1000, 1500)?;
-    let seconds = check(&ctx, &module, N, N)?;
+    let seconds = check(&ctx, &module, side(), side())?;
     Ok(seconds)
 }
 
 /// Side of the large square matrix.
 const N: usize = 8192;
+/// The side on the CPU emulator (`--emulate`).
+const N_EMULATED: usize = 1024;
+
+fn side() -> usize {
+    if cuda_core::emulator::is_active() { N_EMULATED } else { N }
+}
 
 fn main() -> ExitCode {
     match run() {
         Ok(seconds) => {
-            let bytes = 2.0 * (N * N * std::mem::size_of::<f32>()) as f64;
+            let n = side();
+            let bytes = 2.0 * (n * n * std::mem::size_of::<f32>()) as f64;
             println!(
-                "✓ SUCCESS: {N}×{N} and 1000×1500 f32 transposes equal the CPU's bit for bit \
-                 ({N}² in {:.3} ms, {:.0} GB/s read+write; informational)",
+                "✓ SUCCESS: {n}×{n} and 1000×1500 f32 transposes equal the CPU's bit for bit \
+                 ({n}² in {:.3} ms, {:.0} GB/s read+write; informational)",
                 seconds * 1e3,
                 bytes / seconds / 1e9
             );

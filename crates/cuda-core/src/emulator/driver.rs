@@ -1,0 +1,502 @@
+//! The CUDA driver API on host memory: what `libcuda.so.1` would answer, for
+//! the emulator's one device.
+//!
+//! Device memory is host memory (a device pointer is the host address), so
+//! copies are `memcpy`s and kernels read buffers directly. Every stream runs
+//! its work at submission, in order: a copy or a launch has finished when the
+//! call returns, events complete when recorded (stamped with the host clock),
+//! and host functions run at once on the submitting thread. A kernel fault
+//! makes the context unusable (sticky), as on the GPU.
+
+#![allow(non_snake_case)] // the entry points keep the driver's names
+
+use std::alloc::{alloc_zeroed, dealloc, Layout};
+use std::collections::HashMap;
+use std::ffi::{c_char, c_int, c_uchar, c_uint, c_void, CStr, CString};
+use std::ptr;
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use crate::driver::{CUcontext, CUdevice, CUdeviceptr, CUevent, CUfunction, CUhostFn, CUmodule, CUoccupancyB2DSize, CUresult, CUstream};
+
+const SUCCESS: CUresult = 0;
+const INVALID_VALUE: CUresult = 1;
+const OUT_OF_MEMORY: CUresult = 2;
+const NOT_FOUND: CUresult = 500;
+const NOT_SUPPORTED: CUresult = 801;
+
+/// The sticky error of the context (0 while it is healthy) and what it was.
+static STICKY: AtomicI32 = AtomicI32::new(0);
+static FAULT: Mutex<Option<String>> = Mutex::new(None);
+/// Size and alignment of every live allocation, by address.
+static ALLOCATIONS: Mutex<Option<HashMap<u64, Layout>>> = Mutex::new(None);
+
+/// The handle of the one context (any non-null value).
+static CONTEXT: u8 = 0;
+
+/// Marks the context failed with `code`; `detail` explains the fault.
+pub(crate) fn set_fault(code: CUresult, detail: Option<String>) {
+    let _ = STICKY.compare_exchange(0, code, Ordering::SeqCst, Ordering::SeqCst);
+    if let Some(d) = detail {
+        let mut slot = FAULT.lock().unwrap_or_else(|p| p.into_inner());
+        slot.get_or_insert(d);
+    }
+}
+
+/// The emulator's explanation of the context's fault, if it found one.
+pub(crate) fn fault_detail() -> Option<String> {
+    FAULT.lock().unwrap_or_else(|p| p.into_inner()).clone()
+}
+
+/// `CUDA_SUCCESS`, or the sticky error once a kernel has faulted.
+pub(crate) fn sticky() -> CUresult {
+    STICKY.load(Ordering::SeqCst)
+}
+
+fn host_alloc(bytes: usize) -> Option<*mut u8> {
+    let layout = Layout::from_size_align(bytes.max(1), 256).ok()?;
+    // SAFETY: the layout has a non-zero size.
+    let p = unsafe { alloc_zeroed(layout) };
+    if p.is_null() {
+        return None;
+    }
+    ALLOCATIONS.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert_with(HashMap::new).insert(p as u64, layout);
+    Some(p)
+}
+
+fn host_free(p: u64) -> CUresult {
+    let layout = ALLOCATIONS.lock().unwrap_or_else(|e| e.into_inner()).as_mut().and_then(|m| m.remove(&p));
+    match layout {
+        // SAFETY: allocated by `host_alloc` with this layout, freed once.
+        Some(layout) => unsafe { dealloc(p as *mut u8, layout) },
+        None if p == 0 => {}
+        None => return INVALID_VALUE,
+    }
+    SUCCESS
+}
+
+/// A loaded module: its device globals (only the panic-record slot: the
+/// kernels' `#[constant]` statics are the host statics themselves).
+pub(crate) struct Module {
+    pub(crate) panic_slot: Box<u64>,
+    functions: Mutex<Vec<Box<Function>>>,
+}
+
+/// A kernel looked up in a module.
+pub(crate) struct Function {
+    pub(crate) module: *const Module,
+    max_dynamic_shared: AtomicI32,
+}
+
+struct Event {
+    recorded: Mutex<Option<Instant>>,
+}
+
+macro_rules! table {
+    ($($name:ident),* $(,)?) => {
+        /// The emulator's entry point named `name`, as `dlsym` would give it.
+        pub(crate) fn symbol(name: &CStr) -> *mut c_void {
+            match name.to_bytes() {
+                $(n if n == stringify!($name).as_bytes() => $name as *mut c_void,)*
+                _ => ptr::null_mut(),
+            }
+        }
+    };
+}
+
+table!(
+    cuGetErrorName, cuGetErrorString, cuInit, cuDriverGetVersion, cuDeviceGet, cuDeviceGetCount,
+    cuDeviceGetName, cuDeviceGetAttribute, cuDeviceTotalMem_v2, cuDevicePrimaryCtxRetain,
+    cuDevicePrimaryCtxRelease_v2, cuCtxSetCurrent, cuCtxSynchronize, cuStreamCreate, cuStreamDestroy_v2,
+    cuStreamSynchronize, cuStreamQuery, cuStreamWaitEvent, cuLaunchHostFunc, cuEventCreate,
+    cuEventDestroy_v2, cuEventRecord, cuEventQuery, cuEventSynchronize, cuEventElapsedTime,
+    cuMemGetInfo_v2, cuMemcpyDtoDAsync_v2, cuMemcpyPeerAsync, cuMemsetD16Async, cuMemsetD32Async,
+    cuMemAlloc_v2, cuMemFree_v2, cuMemcpyHtoDAsync_v2, cuMemcpyDtoHAsync_v2, cuMemsetD8Async,
+    cuMemcpyHtoD_v2, cuMemHostAlloc, cuMemHostGetDevicePointer_v2, cuMemFreeHost, cuModuleGetGlobal_v2,
+    cuModuleLoadDataEx, cuModuleUnload, cuModuleGetFunction, cuFuncGetAttribute, cuFuncSetAttribute,
+    cuOccupancyMaxActiveBlocksPerMultiprocessor, cuOccupancyMaxPotentialBlockSize, cuLaunchKernel,
+);
+
+/// What an entry point the emulator lacks returns.
+/// (The error names the entry point: `CUDA_ERROR_NOT_SUPPORTED … [cuXyz]`.)
+pub(crate) fn unsupported(_name: &str) -> CUresult {
+    NOT_SUPPORTED
+}
+
+/// The device totals the emulator reports.
+const TOTAL_MEMORY: usize = 16 << 30;
+
+fn cores() -> c_int {
+    std::thread::available_parallelism().map_or(1, |n| n.get() as c_int)
+}
+
+unsafe extern "C" fn cuGetErrorName(code: CUresult, out: *mut *const c_char) -> CUresult {
+    match crate::error::builtin_name(code) {
+        Some((name, _)) => {
+            // SAFETY: the caller passes a writable out-pointer.
+            unsafe { *out = intern(name) };
+            SUCCESS
+        }
+        None => INVALID_VALUE,
+    }
+}
+
+unsafe extern "C" fn cuGetErrorString(code: CUresult, out: *mut *const c_char) -> CUresult {
+    match crate::error::builtin_name(code) {
+        Some((_, text)) => {
+            // SAFETY: the caller passes a writable out-pointer.
+            unsafe { *out = intern(text) };
+            SUCCESS
+        }
+        None => INVALID_VALUE,
+    }
+}
+
+/// A C string for `text` that lives for the whole program (one per text).
+fn intern(text: &'static str) -> *const c_char {
+    static STRINGS: Mutex<Vec<(&'static str, CString)>> = Mutex::new(Vec::new());
+    let mut all = STRINGS.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((_, c)) = all.iter().find(|(t, _)| *t == text) {
+        return c.as_ptr();
+    }
+    let c = CString::new(text).unwrap_or_default();
+    let p = c.as_ptr();
+    all.push((text, c)); // the CString's heap buffer does not move
+    p
+}
+
+unsafe extern "C" fn cuInit(_flags: c_uint) -> CUresult {
+    SUCCESS
+}
+unsafe extern "C" fn cuDriverGetVersion(v: *mut c_int) -> CUresult {
+    // SAFETY: writable out-pointer (caller).
+    unsafe { *v = 13000 };
+    SUCCESS
+}
+unsafe extern "C" fn cuDeviceGet(d: *mut CUdevice, ordinal: c_int) -> CUresult {
+    if ordinal != 0 {
+        return 101;
+    }
+    // SAFETY: writable out-pointer (caller).
+    unsafe { *d = 0 };
+    SUCCESS
+}
+unsafe extern "C" fn cuDeviceGetCount(n: *mut c_int) -> CUresult {
+    // SAFETY: writable out-pointer (caller).
+    unsafe { *n = 1 };
+    SUCCESS
+}
+unsafe extern "C" fn cuDeviceGetName(buf: *mut c_char, len: c_int, _d: CUdevice) -> CUresult {
+    let name = b"oxide CPU emulator\0";
+    let n = name.len().min(len.max(0) as usize);
+    // SAFETY: `buf` holds `len` bytes (caller); we write at most that.
+    unsafe { ptr::copy_nonoverlapping(name.as_ptr().cast(), buf, n) };
+    SUCCESS
+}
+unsafe extern "C" fn cuDeviceGetAttribute(v: *mut c_int, attribute: c_int, _d: CUdevice) -> CUresult {
+    let value = match attribute {
+        1 => 1024,
+        2 | 3 => 1024,
+        4 => 64,
+        5 => i32::MAX,
+        6 | 7 => 65535,
+        8 => 48 * 1024,
+        9 => 64 * 1024,
+        10 => 32,
+        12 => 65536,
+        16 => cores(),
+        39 => 2048,
+        75 => 9,
+        76 => 0,
+        81 => 228 * 1024,
+        97 => 227 * 1024,
+        _ => 0,
+    };
+    // SAFETY: writable out-pointer (caller).
+    unsafe { *v = value };
+    SUCCESS
+}
+unsafe extern "C" fn cuDeviceTotalMem_v2(bytes: *mut usize, _d: CUdevice) -> CUresult {
+    // SAFETY: writable out-pointer (caller).
+    unsafe { *bytes = TOTAL_MEMORY };
+    SUCCESS
+}
+unsafe extern "C" fn cuDevicePrimaryCtxRetain(ctx: *mut CUcontext, _d: CUdevice) -> CUresult {
+    // SAFETY: writable out-pointer (caller).
+    unsafe { *ctx = ptr::addr_of!(CONTEXT) as CUcontext };
+    SUCCESS
+}
+unsafe extern "C" fn cuDevicePrimaryCtxRelease_v2(_d: CUdevice) -> CUresult {
+    SUCCESS
+}
+unsafe extern "C" fn cuCtxSetCurrent(_ctx: CUcontext) -> CUresult {
+    SUCCESS
+}
+unsafe extern "C" fn cuCtxSynchronize() -> CUresult {
+    sticky()
+}
+unsafe extern "C" fn cuStreamCreate(s: *mut CUstream, _flags: c_uint) -> CUresult {
+    // SAFETY: writable out-pointer (caller). The handle is a distinct heap byte.
+    unsafe { *s = Box::into_raw(Box::new(0u8)).cast() };
+    SUCCESS
+}
+unsafe extern "C" fn cuStreamDestroy_v2(s: CUstream) -> CUresult {
+    if !s.is_null() {
+        // SAFETY: made by cuStreamCreate, destroyed once.
+        drop(unsafe { Box::from_raw(s.cast::<u8>()) });
+    }
+    SUCCESS
+}
+unsafe extern "C" fn cuStreamSynchronize(_s: CUstream) -> CUresult {
+    sticky()
+}
+unsafe extern "C" fn cuStreamQuery(_s: CUstream) -> CUresult {
+    sticky()
+}
+unsafe extern "C" fn cuStreamWaitEvent(_s: CUstream, _e: CUevent, _flags: c_uint) -> CUresult {
+    sticky()
+}
+unsafe extern "C" fn cuLaunchHostFunc(_s: CUstream, f: CUhostFn, data: *mut c_void) -> CUresult {
+    let code = sticky();
+    if code != SUCCESS {
+        return code;
+    }
+    // SAFETY: the stream has finished all earlier work (everything runs at
+    // submission), which is when the driver would call `f(data)`.
+    unsafe { f(data) };
+    SUCCESS
+}
+unsafe extern "C" fn cuEventCreate(e: *mut CUevent, _flags: c_uint) -> CUresult {
+    let event = Box::new(Event { recorded: Mutex::new(None) });
+    // SAFETY: writable out-pointer (caller).
+    unsafe { *e = Box::into_raw(event).cast() };
+    SUCCESS
+}
+unsafe extern "C" fn cuEventDestroy_v2(e: CUevent) -> CUresult {
+    if !e.is_null() {
+        // SAFETY: made by cuEventCreate, destroyed once.
+        drop(unsafe { Box::from_raw(e.cast::<Event>()) });
+    }
+    SUCCESS
+}
+unsafe extern "C" fn cuEventRecord(e: CUevent, _s: CUstream) -> CUresult {
+    // SAFETY: a live event made by cuEventCreate.
+    let event = unsafe { &*e.cast::<Event>() };
+    *event.recorded.lock().unwrap_or_else(|p| p.into_inner()) = Some(Instant::now());
+    sticky()
+}
+unsafe extern "C" fn cuEventQuery(_e: CUevent) -> CUresult {
+    sticky()
+}
+unsafe extern "C" fn cuEventSynchronize(_e: CUevent) -> CUresult {
+    sticky()
+}
+unsafe extern "C" fn cuEventElapsedTime(ms: *mut f32, start: CUevent, end: CUevent) -> CUresult {
+    // SAFETY: live events made by cuEventCreate.
+    let (a, b) = unsafe { (&*start.cast::<Event>(), &*end.cast::<Event>()) };
+    let a = *a.recorded.lock().unwrap_or_else(|p| p.into_inner());
+    let b = *b.recorded.lock().unwrap_or_else(|p| p.into_inner());
+    match (a, b) {
+        (Some(a), Some(b)) => {
+            let d = if b >= a { b.duration_since(a).as_secs_f64() } else { -a.duration_since(b).as_secs_f64() };
+            // SAFETY: writable out-pointer (caller).
+            unsafe { *ms = (d * 1e3) as f32 };
+            SUCCESS
+        }
+        _ => 600, // CUDA_ERROR_NOT_READY: never recorded
+    }
+}
+unsafe extern "C" fn cuMemGetInfo_v2(free: *mut usize, total: *mut usize) -> CUresult {
+    // SAFETY: writable out-pointers (caller).
+    unsafe {
+        *free = TOTAL_MEMORY;
+        *total = TOTAL_MEMORY;
+    }
+    SUCCESS
+}
+
+/// Copies `n` bytes; ranges may overlap (the driver's behaviour is
+/// unspecified then; `memmove` is the forgiving choice).
+///
+/// # Safety
+/// Both ranges must be valid for `n` bytes.
+unsafe fn copy(dst: u64, src: u64, n: usize) -> CUresult {
+    let code = sticky();
+    if code != SUCCESS {
+        return code;
+    }
+    if n > 0 {
+        // SAFETY: the caller's contract.
+        unsafe { ptr::copy(src as *const u8, dst as *mut u8, n) };
+    }
+    SUCCESS
+}
+unsafe extern "C" fn cuMemcpyDtoDAsync_v2(dst: CUdeviceptr, src: CUdeviceptr, n: usize, _s: CUstream) -> CUresult {
+    // SAFETY: both are emulated device ranges of `n` bytes (cuda-core checks lengths).
+    unsafe { copy(dst, src, n) }
+}
+unsafe extern "C" fn cuMemcpyPeerAsync(dst: CUdeviceptr, _dc: CUcontext, src: CUdeviceptr, _sc: CUcontext, n: usize, _s: CUstream) -> CUresult {
+    // SAFETY: as for cuMemcpyDtoDAsync_v2.
+    unsafe { copy(dst, src, n) }
+}
+unsafe extern "C" fn cuMemcpyHtoDAsync_v2(dst: CUdeviceptr, src: *const c_void, n: usize, _s: CUstream) -> CUresult {
+    // SAFETY: as for cuMemcpyDtoDAsync_v2; `src` is host memory of `n` bytes.
+    unsafe { copy(dst, src as u64, n) }
+}
+unsafe extern "C" fn cuMemcpyHtoD_v2(dst: CUdeviceptr, src: *const c_void, n: usize) -> CUresult {
+    // SAFETY: as for cuMemcpyHtoDAsync_v2.
+    unsafe { copy(dst, src as u64, n) }
+}
+unsafe extern "C" fn cuMemcpyDtoHAsync_v2(dst: *mut c_void, src: CUdeviceptr, n: usize, _s: CUstream) -> CUresult {
+    // SAFETY: as for cuMemcpyHtoDAsync_v2.
+    unsafe { copy(dst as u64, src, n) }
+}
+
+/// Fills `n` elements of `T` at `dst`.
+///
+/// # Safety
+/// `dst` must be valid for `n` elements.
+unsafe fn fill<T: Copy>(dst: CUdeviceptr, value: T, n: usize) -> CUresult {
+    let code = sticky();
+    if code != SUCCESS {
+        return code;
+    }
+    let p = dst as *mut T;
+    for i in 0..n {
+        // SAFETY: the caller's contract; device allocations are 256-aligned
+        // and views keep the element alignment.
+        unsafe { p.add(i).write_unaligned(value) };
+    }
+    SUCCESS
+}
+unsafe extern "C" fn cuMemsetD8Async(dst: CUdeviceptr, v: c_uchar, n: usize, _s: CUstream) -> CUresult {
+    // SAFETY: an emulated device range of `n` bytes.
+    unsafe { fill(dst, v, n) }
+}
+unsafe extern "C" fn cuMemsetD16Async(dst: CUdeviceptr, v: u16, n: usize, _s: CUstream) -> CUresult {
+    // SAFETY: an emulated device range of `n` halfwords.
+    unsafe { fill(dst, v, n) }
+}
+unsafe extern "C" fn cuMemsetD32Async(dst: CUdeviceptr, v: c_uint, n: usize, _s: CUstream) -> CUresult {
+    // SAFETY: an emulated device range of `n` words.
+    unsafe { fill(dst, v, n) }
+}
+unsafe extern "C" fn cuMemAlloc_v2(out: *mut CUdeviceptr, bytes: usize) -> CUresult {
+    match host_alloc(bytes) {
+        Some(p) => {
+            // SAFETY: writable out-pointer (caller).
+            unsafe { *out = p as u64 };
+            SUCCESS
+        }
+        None => OUT_OF_MEMORY,
+    }
+}
+unsafe extern "C" fn cuMemFree_v2(p: CUdeviceptr) -> CUresult {
+    host_free(p)
+}
+unsafe extern "C" fn cuMemHostAlloc(out: *mut *mut c_void, bytes: usize, _flags: c_uint) -> CUresult {
+    match host_alloc(bytes) {
+        Some(p) => {
+            // SAFETY: writable out-pointer (caller).
+            unsafe { *out = p.cast() };
+            SUCCESS
+        }
+        None => OUT_OF_MEMORY,
+    }
+}
+unsafe extern "C" fn cuMemHostGetDevicePointer_v2(out: *mut CUdeviceptr, p: *mut c_void, _flags: c_uint) -> CUresult {
+    // SAFETY: writable out-pointer (caller). Host memory is device memory here.
+    unsafe { *out = p as u64 };
+    SUCCESS
+}
+unsafe extern "C" fn cuMemFreeHost(p: *mut c_void) -> CUresult {
+    host_free(p as u64)
+}
+unsafe extern "C" fn cuModuleGetGlobal_v2(out: *mut CUdeviceptr, size: *mut usize, m: CUmodule, name: *const c_char) -> CUresult {
+    // SAFETY: a live module made by cuModuleLoadDataEx; `name` is a C string.
+    let (module, name) = unsafe { (&mut *m.cast::<Module>(), CStr::from_ptr(name)) };
+    if name != crate::panic::RECORD_GLOBAL {
+        return NOT_FOUND;
+    }
+    // SAFETY: writable out-pointers (caller).
+    unsafe {
+        *out = &mut *module.panic_slot as *mut u64 as u64;
+        *size = 8;
+    }
+    SUCCESS
+}
+unsafe extern "C" fn cuModuleLoadDataEx(out: *mut CUmodule, _image: *const c_void, _n: c_uint, _o: *mut c_int, _v: *mut *mut c_void) -> CUresult {
+    let code = sticky();
+    if code != SUCCESS {
+        return code;
+    }
+    let module = Box::new(Module { panic_slot: Box::new(0), functions: Mutex::new(Vec::new()) });
+    // SAFETY: writable out-pointer (caller).
+    unsafe { *out = Box::into_raw(module).cast() };
+    SUCCESS
+}
+unsafe extern "C" fn cuModuleUnload(m: CUmodule) -> CUresult {
+    if !m.is_null() {
+        // SAFETY: made by cuModuleLoadDataEx, unloaded once.
+        drop(unsafe { Box::from_raw(m.cast::<Module>()) });
+    }
+    SUCCESS
+}
+unsafe extern "C" fn cuModuleGetFunction(out: *mut CUfunction, m: CUmodule, _name: *const c_char) -> CUresult {
+    let module = m.cast::<Module>();
+    let f = Box::new(Function { module, max_dynamic_shared: AtomicI32::new(48 * 1024) });
+    let p = &*f as *const Function as CUfunction;
+    // SAFETY: a live module; the function lives as long as it.
+    unsafe { (*module).functions.lock().unwrap_or_else(|e| e.into_inner()).push(f) };
+    // SAFETY: writable out-pointer (caller).
+    unsafe { *out = p };
+    SUCCESS
+}
+unsafe extern "C" fn cuFuncGetAttribute(v: *mut c_int, attribute: c_int, f: CUfunction) -> CUresult {
+    // SAFETY: a live function made by cuModuleGetFunction.
+    let f = unsafe { &*f.cast::<Function>() };
+    let value = match attribute {
+        0 => 1024,
+        4 => 32,
+        5 | 6 => 90,
+        8 => f.max_dynamic_shared.load(Ordering::Relaxed),
+        _ => 0,
+    };
+    // SAFETY: writable out-pointer (caller).
+    unsafe { *v = value };
+    SUCCESS
+}
+unsafe extern "C" fn cuFuncSetAttribute(f: CUfunction, attribute: c_int, value: c_int) -> CUresult {
+    // SAFETY: a live function made by cuModuleGetFunction.
+    let f = unsafe { &*f.cast::<Function>() };
+    if attribute == 8 {
+        if value < 0 || value > 227 * 1024 {
+            return INVALID_VALUE;
+        }
+        f.max_dynamic_shared.store(value, Ordering::Relaxed);
+    }
+    SUCCESS
+}
+unsafe extern "C" fn cuOccupancyMaxActiveBlocksPerMultiprocessor(n: *mut c_int, _f: CUfunction, block: c_int, _smem: usize) -> CUresult {
+    // SAFETY: writable out-pointer (caller).
+    unsafe { *n = (2048 / block.max(1)).clamp(1, 32) };
+    SUCCESS
+}
+unsafe extern "C" fn cuOccupancyMaxPotentialBlockSize(grid: *mut c_int, block: *mut c_int, _f: CUfunction, _b2d: CUoccupancyB2DSize, _smem: usize, limit: c_int) -> CUresult {
+    let b = if limit > 0 { limit.min(1024) } else { 1024 };
+    // SAFETY: writable out-pointers (caller).
+    unsafe {
+        *block = b;
+        *grid = cores() * (2048 / b).max(1);
+    }
+    SUCCESS
+}
+unsafe extern "C" fn cuLaunchKernel(
+    _f: CUfunction, _gx: c_uint, _gy: c_uint, _gz: c_uint, _bx: c_uint, _by: c_uint, _bz: c_uint,
+    _smem: c_uint, _s: CUstream, _params: *mut *mut c_void, _extra: *mut *mut c_void,
+) -> CUresult {
+    // Launches with host code go through `emulator::launch`; this one has
+    // none (raw PTX), which the caller reports.
+    NOT_SUPPORTED
+}

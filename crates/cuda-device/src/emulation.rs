@@ -1,0 +1,33 @@
+//! The seam between the intrinsic stubs and a host emulator.
+//!
+//! Every intrinsic stub (`thread::threadIdx_x`, `sync_threads`, the warp
+//! shuffles, atomics, `vprintf`, …) has a host body that looks up its entry in
+//! the [`Hooks`] table installed here and calls it; without an installed
+//! table, or with `None` in the entry, the stub aborts with a message saying
+//! that a GPU intrinsic was called on the host. `cuda-core`'s emulator
+//! (`OXIDE_EMULATE=1`, `cargo oxide run --emulate`) fills the table with
+//! functions that answer from the emulated thread running on the calling OS
+//! thread. On the device none of this exists: the device linker replaces the
+//! stub calls.
+//!
+//! ```
+//! use cuda_device::emulation::{install, Hooks};
+//!
+//! fn lane() -> u32 { 7 }
+//! static HOOKS: Hooks = Hooks { lane_id: Some(lane), ..Hooks::NONE };
+//! install(&HOOKS);
+//! assert_eq!(cuda_device::warp::lane_id(), 7);
+//! ```
+
+include!(concat!(env!("OUT_DIR"), "/hooks.rs"));
+
+/// Installs `hooks` as the host implementation of the intrinsic stubs, for
+/// the whole process (a later call replaces it).
+pub fn install(hooks: &'static Hooks) {
+    crate::host::install(hooks)
+}
+
+/// Whether an emulator has installed its hooks.
+pub fn installed() -> bool {
+    crate::host::hooks().is_some()
+}
