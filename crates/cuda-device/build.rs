@@ -79,8 +79,15 @@ fn render(stub: &Stub) -> String {
     let body = if stub.kind == "Special" && (stub.name == "param_layout" || stub.name == "launch_bounds") {
         fallback
     } else {
+        // Inside an emulated launch, a stub the emulator does not model
+        // fails that launch with its name (instead of aborting the process).
+        let unmodelled = if fallback.contains("not_on_device") {
+            format!("crate::host::unmodelled(h, \"{}\")", stub.name)
+        } else {
+            format!("{{ {fallback} }}")
+        };
         format!(
-            "match crate::host::hooks().and_then(|h| h.{name}) {{ Some(hook) => hook({names}), None => {{ {fallback} }} }}",
+            "match crate::host::hooks() {{ Some(h) => match h.{name} {{ Some(hook) => hook({names}), None => {unmodelled} }}, None => {{ {fallback} }} }}",
             name = stub.name
         )
     };
@@ -106,10 +113,14 @@ fn render_hooks(stubs: &[Stub]) -> String {
         writeln!(fields, "    pub {}: Option<fn({}) {}>,", stub.name, types, ret).unwrap();
         writeln!(nones, "        {}: None,", stub.name).unwrap();
     }
+    writeln!(fields, "    /// Called for a stub whose entry is `None` (an instruction the emulator does\n    /// not model): fails the emulated thread, naming the stub.").unwrap();
+    writeln!(fields, "    pub unmodelled: Option<fn(&'static str) -> !>,").unwrap();
+    writeln!(nones, "        unmodelled: None,").unwrap();
     format!(
         "/// Host implementations of the intrinsic stubs, one optional function per\n\
          /// line of `Stubs.def`, installed by an emulator with [`install`].\n\
-         /// A stub whose entry is `None` fails as it does without an emulator.\n\
+         /// A stub whose entry is `None` calls `unmodelled` (or, without it, fails\n\
+         /// as it does without an emulator).\n\
          #[derive(Clone, Copy)]\n\
          pub struct Hooks {{\n{fields}}}\n\n\
          impl Hooks {{\n    /// No stub emulated: start from this and fill in what the emulator knows\n    \

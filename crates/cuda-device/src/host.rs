@@ -34,3 +34,13 @@ pub(crate) fn not_on_device(intrinsic: &str) -> ! {
          (or run them on the CPU with `cargo oxide run --emulate` / OXIDE_EMULATE=1)."
     )
 }
+
+/// A stub the installed emulator has no implementation for: its `unmodelled`
+/// hook fails the emulated thread (and so the launch) naming `intrinsic`.
+#[cold]
+pub(crate) fn unmodelled(hooks: &Hooks, intrinsic: &'static str) -> ! {
+    match hooks.unmodelled {
+        Some(fail) => fail(intrinsic),
+        None => not_on_device(intrinsic),
+    }
+}

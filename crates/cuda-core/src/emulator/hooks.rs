@@ -109,6 +109,17 @@ fn trap() -> ! {
     block("trap", |b| b.fail_thread(format!("emulator: block {:?}: the kernel executed a trap", b.block_idx)))
 }
 
+fn unmodelled(intrinsic: &'static str) -> ! {
+    block(intrinsic, |b| {
+        b.fail_thread(format!(
+            "emulator: block {:?}: the kernel uses `{intrinsic}`, a GPU instruction the CPU emulator \
+             does not model (Hopper async copies, TMA, wgmma, clusters, ldmatrix, setmaxnreg …); \
+             run this kernel on a GPU",
+            b.block_idx
+        ))
+    })
+}
+
 fn block_shared(own: *mut u8, size: usize, _align: usize) -> *mut u8 {
     let dynamic = std::ptr::eq(own.cast_const(), std::ptr::addr_of!(cuda_device::shared::__oxide_dynamic_shared).cast());
     with_block(|b| b.block_shared(own as usize, size, dynamic)).unwrap_or(own)
@@ -298,6 +309,7 @@ static HOOKS: Hooks = Hooks {
     elect_one: Some(elect_one),
     vprintf: Some(vprintf),
     trap: Some(trap),
+    unmodelled: Some(unmodelled),
     atomic_rmw_u32: Some(atomic_rmw_u32),
     atomic_rmw_u64: Some(atomic_rmw_u64),
     atomic_rmw_f32: Some(atomic_rmw_f32),
