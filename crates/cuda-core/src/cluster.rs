@@ -237,7 +237,7 @@ pub unsafe fn launch_kernel_cluster(
                 f.name, c.0, c.1, c.2
             ))
         })?;
-    ctx.record_launch(&f.name);
+    ctx.record_launch_shared(&f.name);
     Ok(())
 }
 

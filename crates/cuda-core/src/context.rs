@@ -10,6 +10,23 @@ use crate::error::{DriverError, ErrorKind};
 use crate::module::{self, CudaModule};
 use crate::panic::PanicRecord;
 
+/// The name of the kernel launched last, kept without copying it on every
+/// launch (launches are on the hot path; the name is read only after a fault).
+#[derive(Debug)]
+enum KernelName {
+    Static(&'static str),
+    Shared(Arc<str>),
+}
+
+impl KernelName {
+    fn as_str(&self) -> &str {
+        match self {
+            KernelName::Static(s) => s,
+            KernelName::Shared(s) => s,
+        }
+    }
+}
+
 /// The primary context of one GPU, shared as `Arc<CudaContext>`.
 ///
 /// Streams, modules and buffers each hold an `Arc` to their context, so it
@@ -24,7 +41,7 @@ pub struct CudaContext {
     /// The kernel launched last on this context: a kernel fault surfaces only
     /// at a later synchronisation, and is sticky for the whole context, so the
     /// error then names this kernel.
-    last_kernel: Mutex<Option<String>>,
+    last_kernel: Mutex<Option<KernelName>>,
     /// Where this context's kernels report a panic (allocated on first use).
     panic_record: OnceLock<Option<PanicRecord>>,
 }
@@ -69,8 +86,22 @@ impl CudaContext {
     /// last on this context; [`launch_kernel`](crate::launch_kernel) calls it,
     /// and `cuda-host` replaces the PTX name with the Rust path.
     pub fn record_launch(&self, kernel: &str) {
+        self.remember(KernelName::Shared(Arc::from(kernel)));
+    }
+
+    /// [`record_launch`](Self::record_launch) for a name that lives forever
+    /// (cuda-host's kernel table): no allocation on the launch path.
+    pub fn record_launch_static(&self, kernel: &'static str) {
+        self.remember(KernelName::Static(kernel));
+    }
+
+    pub(crate) fn record_launch_shared(&self, kernel: &Arc<str>) {
+        self.remember(KernelName::Shared(kernel.clone()));
+    }
+
+    fn remember(&self, name: KernelName) {
         if let Ok(mut last) = self.last_kernel.lock() {
-            *last = Some(kernel.to_string());
+            *last = Some(name);
         }
     }
 
@@ -80,7 +111,7 @@ impl CudaContext {
         if !err.is_sticky() {
             return err;
         }
-        let last = self.last_kernel.lock().ok().and_then(|l| l.clone());
+        let last = self.last_kernel.lock().ok().and_then(|l| l.as_ref().map(|n| n.as_str().to_string()));
         let panic = self.panic_record.get().and_then(|r| r.as_ref()).and_then(PanicRecord::read);
         let err = match panic {
             Some(p) => err.with_device_panic(p),

@@ -47,7 +47,7 @@ impl CudaModule {
         Ok(CudaFunction {
             func,
             module: self.clone(),
-            name: name.to_string(),
+            name: Arc::from(name),
         })
     }
 
@@ -266,7 +266,7 @@ fn load(ctx: &Arc<CudaContext>, image: *const c_void, debug: JitDebug) -> Result
 pub struct CudaFunction {
     pub(crate) func: CUfunction,
     pub(crate) module: Arc<CudaModule>,
-    pub(crate) name: String,
+    pub(crate) name: Arc<str>,
 }
 
 // SAFETY: a CUfunction is a process-wide handle usable from any thread once
@@ -598,7 +598,7 @@ unsafe fn launch(
             block_dim: config.block_dim,
             shared_mem_bytes: config.shared_mem_bytes,
         };
-        let name = if host.name().is_empty() { f.name.as_str() } else { host.name() };
+        let name = if host.name().is_empty() { &*f.name } else { host.name() };
         stream.context().record_launch(name);
         // SAFETY: `f` is a handle of the emulated driver; `params` suit
         // `host` (the caller's contract).
@@ -633,7 +633,7 @@ unsafe fn launch(
     }
     .map_err(|e| stream.context().explain(e))
     .map_err(|e| e.with_detail(format!("while launching kernel `{}`", f.name)))?;
-    stream.context().record_launch(&f.name);
+    stream.context().record_launch_shared(&f.name);
     Ok(())
 }
 

@@ -79,12 +79,13 @@ fn launch_entry(
     params: &mut [*mut c_void],
     host: &HostKernel,
 ) -> Result<(), HostError> {
-    let (image, kernel) = find_kernel(entry).ok_or_else(|| HostError::KernelNotEmbedded {
+    let found = find_kernel(entry).ok_or_else(|| HostError::KernelNotEmbedded {
         kernel: format!("<entry at {entry:p}>"),
     })?;
+    let (image, kernel) = (found.image, found.kernel);
     if !std::ptr::eq(image, module.image()) {
         return Err(HostError::KernelNotInModule {
-            kernel: kernel.rust_path.clone(),
+            kernel: kernel.rust_path.to_string(),
             module: module.name().to_string(),
             found_in: image.name.to_string(),
         });
@@ -97,19 +98,19 @@ fn launch_entry(
         let cc = stream.context().compute_capability()?;
         check_cluster(&kernel.rust_path, cluster, Some(cc))?;
     }
-    let (function, limits) = module.function_with_limits(kernel.ptx_name, config.shared_mem_bytes)?;
-    check_limits(&kernel.rust_path, &config, limits)?;
-    let host = host.named(&kernel.rust_path);
+    let (function, limits) = module.function_with_limits(found.index, config.shared_mem_bytes)?;
+    check_limits(kernel.rust_path, &config, limits)?;
+    let host = host.named(kernel.rust_path);
     // SAFETY: `params` holds one pointer per kernel parameter, each to a value
     // whose layout equals the parameter's (KernelArg + SameLayout), alive
     // until cuLaunchKernel returns (it copies the bytes).
     match &cluster {
-        None => unsafe { cuda_core::launch_kernel_with_host_code(&function, config, stream, params, &host) }?,
+        None => unsafe { cuda_core::launch_kernel_with_host_code(function, config, stream, params, &host) }?,
         // SAFETY: as above. (The CPU emulator has no clusters: there this
         // fails with CUDA_ERROR_NOT_SUPPORTED, naming cuLaunchKernelEx.)
-        Some(cluster) => unsafe { cuda_core::launch_kernel_cluster(&function, cluster, stream, params) }?,
+        Some(cluster) => unsafe { cuda_core::launch_kernel_cluster(function, cluster, stream, params) }?,
     }
-    stream.context().record_launch(&kernel.rust_path);
+    stream.context().record_launch_static(kernel.rust_path);
     Ok(())
 }
 

@@ -8,15 +8,17 @@ use crate::HostError;
 /// `CUfunction_attribute` number of the dynamic shared memory limit.
 const CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: i32 = 8;
 use cuda_core::{CudaContext, CudaFunction, CudaModule};
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, OnceLock};
 
 /// An embedded device image loaded on one context; launch its kernels with
 /// [`cuda_launch!`](crate::cuda_launch).
 pub struct KernelModule {
     image: &'static EmbeddedModule,
     module: Arc<CudaModule>,
-    functions: Mutex<HashMap<&'static str, (CudaFunction, u32)>>,
+    /// Per kernel of the image (same index): its function and largest block,
+    /// looked up on first launch. Lock-free afterwards, so a launch borrows
+    /// the function instead of cloning it.
+    functions: Box<[OnceLock<(CudaFunction, u32)>]>,
 }
 
 impl std::fmt::Debug for KernelModule {
@@ -45,7 +47,8 @@ pub fn load_kernel_module(ctx: &Arc<CudaContext>, name: &str) -> Result<KernelMo
             },
         })?;
     let module = ctx.load_module_ptx(image.ptx())?;
-    Ok(KernelModule { image, module, functions: Mutex::new(HashMap::new()) })
+    let functions = image.kernels.iter().map(|_| OnceLock::new()).collect();
+    Ok(KernelModule { image, module, functions })
 }
 
 impl KernelModule {
@@ -98,17 +101,17 @@ impl KernelModule {
         Ok(())
     }
 
-    /// The function for the kernel whose PTX entry is `ptx_name` and its
-    /// largest block, looked up once.
-    fn function_and_max_block(&self, ptx_name: &'static str) -> Result<(CudaFunction, u32), HostError> {
-        let mut cache = self.functions.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(f) = cache.get(ptx_name) {
-            return Ok(f.clone());
+    /// The function for the image's kernel number `index` and its largest
+    /// block, looked up once.
+    fn function_and_max_block(&self, index: usize) -> Result<&(CudaFunction, u32), HostError> {
+        let slot = &self.functions[index];
+        if let Some(found) = slot.get() {
+            return Ok(found);
         }
-        let f = self.module.function(ptx_name)?;
+        let f = self.module.function(self.image.kernels[index].ptx_name)?;
         let max_threads = f.max_threads_per_block()?;
-        cache.insert(ptx_name, (f.clone(), max_threads));
-        Ok((f, max_threads))
+        // Two threads may both look it up; either answer is the same function.
+        Ok(slot.get_or_init(|| (f, max_threads)))
     }
 
     /// The function and the limits a launch of it must respect. The dynamic
@@ -116,10 +119,11 @@ impl KernelModule {
     /// changes it), and only when the launch asks for any.
     pub(crate) fn function_with_limits(
         &self,
-        ptx_name: &'static str,
+        index: usize,
         shared_mem_bytes: u32,
-    ) -> Result<(CudaFunction, KernelLimits), HostError> {
-        let (f, max_threads_per_block) = self.function_and_max_block(ptx_name)?;
+    ) -> Result<(&CudaFunction, KernelLimits), HostError> {
+        let (f, max_threads_per_block) = self.function_and_max_block(index)?;
+        let max_threads_per_block = *max_threads_per_block;
         let max_dynamic_shared_bytes = if shared_mem_bytes == 0 {
             0
         } else {

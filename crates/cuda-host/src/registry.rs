@@ -88,7 +88,7 @@ pub struct EmbeddedKernel {
     /// The `.entry` name in the PTX.
     pub ptx_name: &'static str,
     /// The kernel's Rust path (for messages).
-    pub rust_path: String,
+    pub rust_path: &'static str,
     /// The number of parameters.
     pub num_params: usize,
     /// The thread coordinates the kernel reads (checked against launch shapes).
@@ -133,12 +133,34 @@ pub fn embedded_modules() -> &'static [EmbeddedModule] {
     MODULES.get_or_init(read_records)
 }
 
-/// The module and kernel whose host entry wrapper lives at `entry`.
-pub(crate) fn find_kernel(entry: *const c_void) -> Option<(&'static EmbeddedModule, &'static EmbeddedKernel)> {
+/// A kernel found by its entry wrapper: the image, the kernel, and its
+/// index in the image's kernel list (what `KernelModule` caches by).
+pub(crate) struct FoundKernel {
+    pub image: &'static EmbeddedModule,
+    pub kernel: &'static EmbeddedKernel,
+    pub index: usize,
+}
+
+/// The module and kernel whose host entry wrapper lives at `entry`: a binary
+/// search in an index of every host address, built on first use (launches
+/// ask this every time; a program may hold hundreds of kernel instances).
+pub(crate) fn find_kernel(entry: *const c_void) -> Option<FoundKernel> {
+    static BY_ADDRESS: OnceLock<Vec<(usize, usize, usize)>> = OnceLock::new();
+    let index = BY_ADDRESS.get_or_init(|| {
+        let mut all = Vec::new();
+        for (m, module) in embedded_modules().iter().enumerate() {
+            for (k, kernel) in module.kernels.iter().enumerate() {
+                all.extend(kernel.host_addresses.iter().map(|&a| (a, m, k)));
+            }
+        }
+        all.sort_unstable();
+        all
+    });
     let addr = entry as usize;
-    embedded_modules().iter().find_map(|m| {
-        m.kernels.iter().find(|k| k.host_addresses.contains(&addr)).map(|k| (m, k))
-    })
+    let at = index.binary_search_by_key(&addr, |&(a, _, _)| a).ok()?;
+    let (_, m, k) = index[at];
+    let image = &embedded_modules()[m];
+    Some(FoundKernel { image, kernel: &image.kernels[k], index: k })
 }
 
 /// The module and constant whose host static lives at `address`.
@@ -229,9 +251,7 @@ unsafe fn read_image(record: &ImageRecord) -> EmbeddedModule {
                 (0..rec.n_host as usize).filter_map(|s| slot_target(rec.host_ptr.add(s))).collect();
             EmbeddedKernel {
                 ptx_name,
-                rust_path: std::str::from_utf8(static_bytes(rec.path_ptr, rec.path_len))
-                    .unwrap_or(ptx_name)
-                    .to_string(),
+                rust_path: std::str::from_utf8(static_bytes(rec.path_ptr, rec.path_len)).unwrap_or(ptx_name),
                 num_params: rec.n_params as usize,
                 coordinates: crate::check::Coordinates(rec.flags),
                 host_addresses,
