@@ -71,6 +71,9 @@ fn run() -> Result<(f64, f64), Box<dyn std::error::Error>> {
     let mut total = DeviceBuffer::<f32>::zeroed(&stream, 1)?;
     let module = load_kernel_module(&ctx, "reduce")?;
     let config = |grid: u32| LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
+    // Both launches timed with events (host time on the CPU emulator).
+    let (start, end) = (ctx.new_event()?, ctx.new_event()?);
+    start.record(&stream)?;
     cuda_launch! {
         kernel: block_sum, stream: stream, module: module, config: config(blocks),
         args: [slice(input), slice_mut(partial)]
@@ -79,7 +82,9 @@ fn run() -> Result<(f64, f64), Box<dyn std::error::Error>> {
         kernel: block_sum, stream: stream, module: module, config: config(1),
         args: [slice(partial), slice_mut(total)]
     }?;
+    end.record(&stream)?;
     let gpu = total.to_host_vec(&stream)?[0] as f64;
+    println!("kernel time: {:.4} ms ({blocks} + 1 blocks of {BLOCK})", start.elapsed_ms(&end)?);
     let relative = ((gpu - cpu) / cpu).abs();
     if relative > 1e-5 {
         return Err(format!("GPU sum {gpu} vs CPU {cpu}: relative error {relative:e}").into());

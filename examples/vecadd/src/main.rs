@@ -32,12 +32,18 @@ fn run() -> Result<usize, Box<dyn std::error::Error>> {
     let mut c_dev = DeviceBuffer::<f32>::zeroed(&stream, N)?;
     let module = load_kernel_module(&ctx, "vecadd")?;
 
+    // Timed with events (on the CPU emulator they record host time), so the
+    // same line compares a GPU and an emulated run.
+    let (start, end) = (ctx.new_event()?, ctx.new_event()?);
+    start.record(&stream)?;
     cuda_launch! {
         kernel: vecadd, stream: stream, module: module,
         config: LaunchConfig::for_num_elems(N as u32),
         args: [slice(a_dev), slice(b_dev), slice_mut(c_dev)]
     }?;
+    end.record(&stream)?;
     let c = c_dev.to_host_vec(&stream)?;
+    println!("kernel time: {:.4} ms", start.elapsed_ms(&end)?);
 
     let wrong = (0..N).filter(|&i| c[i] != a[i] + b[i]).count();
     if wrong > 0 {
