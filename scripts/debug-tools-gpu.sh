@@ -6,7 +6,8 @@
 #      kernel launch);
 #   2. compute-sanitizer memcheck finds debug_tools' planted out-of-bounds
 #      write and names its Rust line (binary built with OXIDE_DEVICE_DEBUG=lines);
-#   3. racecheck finds the planted shared-memory race, naming its lines;
+#   3. racecheck finds the planted shared-memory race (and none with the
+#      barrier);
 #   4. cuda-gdb stops in a kernel of the binary built with
 #      OXIDE_DEVICE_DEBUG=full and shows the Rust source file.
 # One PASS/FAIL line each, then `debug-tools: N passed, M failed`.
@@ -41,8 +42,13 @@ check "memcheck names the planted write at main.rs:$oob" "$out" \
 out=$(compute-sanitizer --tool memcheck ./debug_tools_lines 2>&1)
 check "memcheck: the correct run is clean" "$out" 'ERROR SUMMARY: 0 errors'
 out=$(compute-sanitizer --tool racecheck ./debug_tools_lines race 2>&1)
-check "racecheck names the planted race at main.rs:$race_write/$race_read" "$out" \
-  'RACECHECK SUMMARY: [0-9]+ hazards? displayed \([1-9][0-9]* errors?' "main\.rs:($race_write|$race_read)"
+# The two accesses are SharedArray::write/read, inlined into the kernel:
+# racecheck names their innermost source frames (cuda-device's shared.rs).
+check "racecheck reports the planted race (SharedArray read/write, main.rs:$race_write/$race_read)" "$out" \
+  'RACECHECK SUMMARY: [0-9]+ hazards? displayed \([1-9][0-9]* errors?' 'Race reported between Write access' 'shared\.rs:[0-9]+'
+out=$(compute-sanitizer --tool racecheck ./debug_tools_lines 2>&1)
+check "racecheck: with the barrier the exchange is clean" "$out" 'RACECHECK SUMMARY: 0 hazards displayed \(0 errors'
+
 out=$(timeout 300 cuda-gdb -batch -ex 'set cuda break_on_launch application' -ex run -ex bt \
         -ex 'info cuda kernels' -ex kill --args ./debug_tools_full 2>&1)
 check "cuda-gdb stops in a kernel and shows its Rust source" "$out" \
