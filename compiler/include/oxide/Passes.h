@@ -26,6 +26,8 @@
 //                        the host's launch-shape check)
 //   TagInvariantLoads    loads through read-only slices → !invariant.load
 //                        (PTX ld.global.nc)
+//   DeferSharedStores    shared-memory stores sink below the bounds checks
+//                        and read-only loads after them (loads issue first)
 //===----------------------------------------------------------------------===//
 #ifndef OXIDE_PASSES_H
 #define OXIDE_PASSES_H
@@ -75,6 +77,17 @@ struct RecordReadOnlyParamsPass : llvm::PassInfoMixin<RecordReadOnlyParamsPass> 
 struct TagInvariantLoadsPass : llvm::PassInfoMixin<TagInvariantLoadsPass> {
   llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
 };
+
+/// DeferSharedStores.cpp: after TagInvariantLoads, moves stores to shared
+/// memory below later bounds checks (branches to a panic) and invariant
+/// loads, so a tile's global loads are issued before its shared stores.
+struct DeferSharedStoresPass : llvm::PassInfoMixin<DeferSharedStoresPass> {
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
+};
+
+/// The function attribute LowerPanics gives the panic functions it defines
+/// (their bodies record, print and trap; they read no user memory).
+inline constexpr const char *PanicFunctionAttr = "oxide-panic";
 
 /// The entry attribute RecordReadOnlyParams writes and TagInvariantLoads reads.
 inline constexpr const char *ReadOnlyPointersAttr = "oxide-readonly-pointers";
