@@ -351,6 +351,7 @@ Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &
   RecordKernelDimensionsPass().run(M, MAM); // after O3: dead coordinate reads are gone
   TagInvariantLoadsPass().run(M, MAM); // after O3: the kernel bodies are inlined
   DeferSharedStoresPass().run(M, MAM); // needs the !invariant.load tags
+  AlignBarriersPass().run(M, MAM);      // after O3: one function per kernel
   dumpModule(Opts, M, "device-opt.ll");
 
   DeviceImage Image;

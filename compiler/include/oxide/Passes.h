@@ -28,6 +28,8 @@
 //                        (PTX ld.global.nc)
 //   DeferSharedStores    shared-memory stores sink below the bounds checks
 //                        and read-only loads after them (loads issue first)
+//   AlignBarriers        block barriers in CTA-uniform control flow → aligned
+//                        `bar.sync 0`
 //===----------------------------------------------------------------------===//
 #ifndef OXIDE_PASSES_H
 #define OXIDE_PASSES_H
@@ -82,6 +84,13 @@ struct TagInvariantLoadsPass : llvm::PassInfoMixin<TagInvariantLoadsPass> {
 /// memory below later bounds checks (branches to a panic) and invariant
 /// loads, so a tile's global loads are issued before its shared stores.
 struct DeferSharedStoresPass : llvm::PassInfoMixin<DeferSharedStoresPass> {
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
+};
+
+/// AlignBarriers.cpp: after O3, rewrites `barrier.sync 0` to the aligned
+/// `bar.sync 0` where every thread of the block provably reaches the same
+/// barrier instruction (uniform control flow).
+struct AlignBarriersPass : llvm::PassInfoMixin<AlignBarriersPass> {
   llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
 };
 
