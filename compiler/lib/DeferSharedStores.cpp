@@ -87,8 +87,11 @@ bool isPure(const Instruction &I) {
     return false;
   if (isa<PHINode>(I))
     return true;
+  // Markers (assume, lifetime, noalias scope declarations) touch no memory
+  // the store could; invariant.start/end speak about memory, so they stop.
   if (const auto *II = dyn_cast<IntrinsicInst>(&I))
-    if (II->isAssumeLikeIntrinsic())
+    if (II->isAssumeLikeIntrinsic() && II->getIntrinsicID() != Intrinsic::invariant_start &&
+        II->getIntrinsicID() != Intrinsic::invariant_end)
       return true;
   if (const auto *CB = dyn_cast<CallBase>(&I))
     if (!isa<IntrinsicInst>(CB) || CB->isConvergent())
@@ -287,6 +290,11 @@ private:
   /// Re-emits S just before At (its walk's point, or the first store already
   /// placed there); returns the first instruction of what was emitted.
   Instruction *place(StoreInst *S, Instruction *At) {
+    // Its noalias scopes were declared where it was (noalias.scope.decl,
+    // crossed as a marker); below another declaration they would claim too
+    // much, so the moved store keeps none.
+    S->setMetadata(LLVMContext::MD_alias_scope, nullptr);
+    S->setMetadata(LLVMContext::MD_noalias, nullptr);
     BasicBlock *Home = S->getParent();
     BasicBlock *Target = At->getParent();
     if (Target == Home || DT.dominates(Home, Target)) {

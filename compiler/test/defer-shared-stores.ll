@@ -77,14 +77,15 @@ panic:
 }
 
 ; Unconditional stores (sgemm: `if ok { a[i] } else { 0.0 }`): moved as they
-; are, in order, below the next step's check and load.
+; are, in order, below the next step's check and load (without the noalias
+; scopes of where they were).
 ; CHECK-LABEL: define ptx_kernel void @selected(
 ; CHECK: step0:
 ; CHECK-NEXT: %a = phi float
 ; CHECK-NEXT: br i1 %c1, label %check1, label %step1
 ; CHECK: step1:
 ; CHECK-NEXT: %b = phi float
-; CHECK-NEXT: store float %a, ptr addrspace(3) @tile
+; CHECK-NEXT: store float %a, ptr addrspace(3) @tile, align 4{{$}}
 ; CHECK-NEXT: store float %b, ptr addrspace(3) getelementptr
 ; CHECK-NEXT: call void @llvm.nvvm.barrier.cta.sync.all(i32 0)
 define ptx_kernel void @selected(ptr %in, i64 %len, i64 %i0, i64 %i1, i1 %c0, i1 %c1) {
@@ -99,7 +100,7 @@ load0:
   br label %step0
 step0:
   %a = phi float [ %v0, %load0 ], [ 0.0, %entry ]
-  store float %a, ptr addrspace(3) @tile, align 4
+  store float %a, ptr addrspace(3) @tile, align 4, !noalias !1
   br i1 %c1, label %check1, label %step1
 check1:
   %ok1 = icmp ult i64 %i1, %len
@@ -206,3 +207,6 @@ attributes #2 = { noreturn }
 attributes #3 = { noreturn }
 attributes #4 = { convergent nounwind }
 !0 = !{}
+!1 = !{!2}
+!2 = distinct !{!2, !3}
+!3 = distinct !{!3}
