@@ -158,11 +158,14 @@ public:
     }
     // What moves: stores that pass a load, and the stores they cross.
     SmallPtrSet<StoreInst *, 16> Moving;
+    SmallVector<StoreInst *> Work;
     for (auto &[S, W] : Walks)
-      if (W.PassedLoad) {
-        Moving.insert(S);
-        Moving.insert(W.Crossed.begin(), W.Crossed.end());
-      }
+      if (W.PassedLoad && Moving.insert(S).second)
+        Work.push_back(S);
+    while (!Work.empty())
+      for (StoreInst *Crossed : Walks[Work.pop_back_val()].Crossed)
+        if (Moving.insert(Crossed).second)
+          Work.push_back(Crossed);
     // Last first, each just before the ones already placed at its point.
     DenseMap<Instruction *, Instruction *> PlaceBefore;
     bool Changed = false;
