@@ -202,6 +202,31 @@ panic:
   unreachable
 }
 
+; The new place would be reached again (a loop around the barrier) without
+; passing the store's block or the block that decides it: the store could be
+; emitted twice, so it stays.
+; CHECK-LABEL: define ptx_kernel void @revisited(
+; CHECK: home:
+; CHECK-NEXT: %v = load float
+; CHECK-NEXT: store float %v, ptr addrspace(3) @tile
+define ptx_kernel void @revisited(ptr %in, i1 %c, i64 %n) {
+entry:
+  br i1 %c, label %home, label %again
+home:
+  %v = load float, ptr %in, align 4, !invariant.load !0
+  store float %v, ptr addrspace(3) @tile, align 4
+  %w = load float, ptr %in, align 4, !invariant.load !0
+  br label %again
+again:
+  %k = phi i64 [ 0, %entry ], [ 0, %home ], [ %k1, %again ]
+  call void @llvm.nvvm.barrier.cta.sync.all(i32 0)
+  %k1 = add i64 %k, 1
+  %more = icmp ult i64 %k1, %n
+  br i1 %more, label %again, label %done
+done:
+  ret void
+}
+
 attributes #1 = { noreturn "oxide-panic" }
 attributes #2 = { noreturn }
 attributes #3 = { noreturn }
