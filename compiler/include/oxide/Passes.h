@@ -26,6 +26,8 @@
 //                        the host's launch-shape check)
 //   TagInvariantLoads    loads through read-only slices → !invariant.load
 //                        (PTX ld.global.nc)
+//   MergeBoundsChecks    consecutive checks of one index → one compare
+//                        against the smallest length
 //   DeferSharedStores    shared-memory stores sink below the bounds checks
 //                        and read-only loads after them (loads issue first)
 //   AlignBarriers        block barriers in CTA-uniform control flow → aligned
@@ -77,6 +79,13 @@ struct RecordReadOnlyParamsPass : llvm::PassInfoMixin<RecordReadOnlyParamsPass> 
 /// TagInvariantLoads.cpp: after O3, marks the loads through those slots'
 /// pointers `!invariant.load` (ld.global.nc) and drops the attribute.
 struct TagInvariantLoadsPass : llvm::PassInfoMixin<TagInvariantLoadsPass> {
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
+};
+
+/// MergeBoundsChecks.cpp: after O3, `i < a.len` then `i < b.len` (both
+/// failing to a panic, nothing but pure code between) → `i < min(a.len,
+/// b.len)`, the failing one sorted out on the way to its panic.
+struct MergeBoundsChecksPass : llvm::PassInfoMixin<MergeBoundsChecksPass> {
   llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
 };
 
