@@ -19,8 +19,11 @@
 //   - a load tagged !invariant.load (a read-only slice: nothing writes it, so
 //     it cannot alias the store),
 //   - a branch whose other successors lead only to a panic (below),
-//   - the join of such branches and of `if`s made only of the above.
-// It moves only when that passes at least one invariant load. When the store's
+//   - the join of such branches and of `if`s made only of the above,
+//   - a later shared store that moves to the same point (the group is
+//     re-emitted there in program order, so shared stores keep their order).
+// It moves only when that passes at least one invariant load (a store of the
+// group may move without, to make room for an earlier one). When the store's
 // block does not dominate P, the store is re-emitted at P under a flag that
 // says "the store's block ran since the block dominating both" (SSA phis);
 // the shared value and address travel the same way.
