@@ -350,6 +350,9 @@ Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &
   LowerAtomicsPass(smNumber(Opts.Arch)).run(M, MAM); // needs O3's inlining and address spaces
   RecordKernelDimensionsPass().run(M, MAM); // after O3: dead coordinate reads are gone
   TagInvariantLoadsPass().run(M, MAM); // after O3: the kernel bodies are inlined
+  MergeBoundsChecksPass().run(M, MAM);
+  DeferSharedStoresPass().run(M, MAM); // needs the !invariant.load tags
+  AlignBarriersPass().run(M, MAM);      // after O3: one function per kernel
   dumpModule(Opts, M, "device-opt.ll");
 
   DeviceImage Image;

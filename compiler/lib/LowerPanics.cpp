@@ -268,6 +268,9 @@ public:
     F.addFnAttr(Attribute::NoInline);
     F.addFnAttr(Attribute::Cold);
     F.addFnAttr(Attribute::NoReturn);
+    // Its body reads only the panic record, the location and message it is
+    // passed, and traps: DeferSharedStores relies on that.
+    F.addFnAttr(PanicFunctionAttr);
 
     IRBuilder<> B(BasicBlock::Create(Ctx, "panic", &F));
     Type *Ptr = B.getPtrTy(), *I64 = B.getInt64Ty();

@@ -1,6 +1,7 @@
 ; The whole device compile on a small kernel: the PTX has one .entry with
-; one .param byte array per Rust parameter, reads tid.x, and its barrier is
-; the non-aligned `barrier.sync 0`, not `bar.sync`.
+; one .param byte array per Rust parameter, reads tid.x, and its barrier,
+; which every thread reaches (no branch before it), is the aligned
+; `bar.sync 0` (AlignBarriers; align-barriers.ll has the other cases).
 ; RUN: %oxide-opt --ptx --arch sm_90 %s | FileCheck %s
 
 target triple = "x86_64-unknown-linux-gnu"
@@ -38,6 +39,6 @@ attributes #1 = { uwtable "target-cpu"="x86-64" }
 ; CHECK-NEXT: .param .align 8 .b8 {{.*}}_param_0[16],
 ; CHECK-NEXT: .param .align 4 .b8 {{.*}}_param_1[4]
 ; CHECK: mov.u32 {{.*}}%tid.x
-; CHECK: barrier.sync 0;
-; CHECK-NOT: bar.sync
+; CHECK: bar.sync 0;
+; CHECK-NOT: barrier.sync
 ; CHECK-NOT: host_main

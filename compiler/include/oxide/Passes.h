@@ -26,6 +26,12 @@
 //                        the host's launch-shape check)
 //   TagInvariantLoads    loads through read-only slices → !invariant.load
 //                        (PTX ld.global.nc)
+//   MergeBoundsChecks    consecutive checks of one index → one compare
+//                        against the smallest length
+//   DeferSharedStores    shared-memory stores sink below the bounds checks
+//                        and read-only loads after them (loads issue first)
+//   AlignBarriers        block barriers in CTA-uniform control flow → aligned
+//                        `bar.sync 0`
 //===----------------------------------------------------------------------===//
 #ifndef OXIDE_PASSES_H
 #define OXIDE_PASSES_H
@@ -75,6 +81,31 @@ struct RecordReadOnlyParamsPass : llvm::PassInfoMixin<RecordReadOnlyParamsPass> 
 struct TagInvariantLoadsPass : llvm::PassInfoMixin<TagInvariantLoadsPass> {
   llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
 };
+
+/// MergeBoundsChecks.cpp: after O3, `i < a.len` then `i < b.len` (both
+/// failing to a panic, nothing but pure code between) → `i < min(a.len,
+/// b.len)`, the failing one sorted out on the way to its panic.
+struct MergeBoundsChecksPass : llvm::PassInfoMixin<MergeBoundsChecksPass> {
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
+};
+
+/// DeferSharedStores.cpp: after TagInvariantLoads, moves stores to shared
+/// memory below later bounds checks (branches to a panic) and invariant
+/// loads, so a tile's global loads are issued before its shared stores.
+struct DeferSharedStoresPass : llvm::PassInfoMixin<DeferSharedStoresPass> {
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
+};
+
+/// AlignBarriers.cpp: after O3, rewrites `barrier.sync 0` to the aligned
+/// `bar.sync 0` where every thread of the block provably reaches the same
+/// barrier instruction (uniform control flow).
+struct AlignBarriersPass : llvm::PassInfoMixin<AlignBarriersPass> {
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
+};
+
+/// The function attribute LowerPanics gives the panic functions it defines
+/// (their bodies record, print and trap; they read no user memory).
+inline constexpr const char *PanicFunctionAttr = "oxide-panic";
 
 /// The entry attribute RecordReadOnlyParams writes and TagInvariantLoads reads.
 inline constexpr const char *ReadOnlyPointersAttr = "oxide-readonly-pointers";

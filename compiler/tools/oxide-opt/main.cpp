@@ -62,6 +62,12 @@ static bool runPass(StringRef Name, Module &M, ModuleAnalysisManager &MAM, Diagn
     RecordReadOnlyParamsPass().run(M, MAM);
   else if (Name == "tag-invariant-loads")
     TagInvariantLoadsPass().run(M, MAM);
+  else if (Name == "defer-shared-stores")
+    DeferSharedStoresPass().run(M, MAM);
+  else if (Name == "merge-bounds-checks")
+    MergeBoundsChecksPass().run(M, MAM);
+  else if (Name == "align-barriers")
+    AlignBarriersPass().run(M, MAM);
   else {
     errs() << "oxide-opt: unknown pass `" << Name << "`\n";
     return false;
