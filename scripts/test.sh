@@ -90,7 +90,10 @@ run_vecadd() {
 step "cargo oxide run vecadd (emulated where there is no GPU)" run_vecadd
 
 bench_without_gpu() {
-  cargo oxide bench --list | grep -q '^sgemm ' || return 1
+  # The whole list first: `grep -q` would close the pipe while it is written.
+  local list; list=$(cargo oxide bench --list) || return 1
+  echo "$list"
+  grep -q '^sgemm ' <<<"$list" || return 1
   cargo oxide bench vecadd; local rc=$?
   [ $rc -eq 0 ] || [ $rc -eq 2 ]  # 2: built, no GPU to run on
 }
