@@ -92,11 +92,10 @@ fn launch_entry(
     }
     let config = shape.config();
     let cluster = shape.cluster();
-    check_shape(&kernel.rust_path, kernel.coordinates, &config)?;
+    check_shape(kernel.rust_path, kernel.coordinates, &config)?;
     if let Some(cluster) = &cluster {
-        check_cluster(&kernel.rust_path, cluster, None)?;
         let cc = stream.context().compute_capability()?;
-        check_cluster(&kernel.rust_path, cluster, Some(cc))?;
+        check_cluster(kernel.rust_path, cluster, Some(cc))?;
     }
     let (function, limits) = module.function_with_limits(found.index, config.shared_mem_bytes)?;
     check_limits(kernel.rust_path, &config, limits)?;
