@@ -5,7 +5,12 @@ use crate::cublas::Cublas;
 use crate::kernels::BLOCK_1D;
 use crate::reference;
 use cuda_core::{CudaContext, CudaModule, CudaStream, LaunchConfig};
-use cuda_host::{load_kernel_module, KernelModule};
+use cuda_host::{load_kernel_module, load_kernel_module_from_ptx, KernelModule};
+
+/// Names a PTX file to load oxide's kernels from instead of the embedded
+/// PTX: the same kernels built another way (a device-linker experiment),
+/// timed without rebuilding the program.
+pub const PTX_OVERRIDE: &str = "OXIDE_BENCH_PTX";
 use std::sync::Arc;
 
 /// Everything a GPU benchmark needs, set up once.
@@ -26,7 +31,15 @@ impl Gpu {
     /// Opens device 0 and loads both modules; cuBLAS is loaded on first use.
     pub fn open(ctx: Arc<CudaContext>) -> Result<Gpu, String> {
         let stream = ctx.new_stream().map_err(|e| e.to_string())?;
-        let oxide = load_kernel_module(&ctx, "oxide_bench").map_err(|e| e.to_string())?;
+        let oxide = match std::env::var_os(PTX_OVERRIDE) {
+            None => load_kernel_module(&ctx, "oxide_bench").map_err(|e| e.to_string())?,
+            Some(path) => {
+                let ptx = std::fs::read_to_string(&path)
+                    .map_err(|e| format!("{PTX_OVERRIDE}={}: {e}", path.to_string_lossy()))?;
+                eprintln!("oxide's kernels from {} ({PTX_OVERRIDE}), not the embedded PTX", path.to_string_lossy());
+                load_kernel_module_from_ptx(&ctx, "oxide_bench", &ptx).map_err(|e| e.to_string())?
+            }
+        };
         let nvcc = reference::load(&ctx)?;
         ctx.bind_to_thread().map_err(|e| e.to_string())?;
         let cublas = Cublas::new(&stream);

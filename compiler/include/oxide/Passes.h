@@ -30,6 +30,8 @@
 //                        against the smallest length
 //   DeferSharedStores    shared-memory stores sink below the bounds checks
 //                        and read-only loads after them (loads issue first)
+//   HoistBoundsChecks    bounds checks leave the `if`s around guarded loads
+//                        and merge into one branch ahead of them
 //   AlignBarriers        block barriers in CTA-uniform control flow → aligned
 //                        `bar.sync 0`
 //===----------------------------------------------------------------------===//
@@ -93,6 +95,14 @@ struct MergeBoundsChecksPass : llvm::PassInfoMixin<MergeBoundsChecksPass> {
 /// memory below later bounds checks (branches to a panic) and invariant
 /// loads, so a tile's global loads are issued before its shared stores.
 struct DeferSharedStoresPass : llvm::PassInfoMixin<DeferSharedStoresPass> {
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
+};
+
+/// HoistBoundsChecks.cpp: after DeferSharedStores, lifts bounds checks out of
+/// the `if`s that guard loads and merges consecutive checks (across pure code
+/// and read-only loads) into one branch, so the guarded loads become
+/// branch-free regions that ptxas predicates and issues back to back.
+struct HoistBoundsChecksPass : llvm::PassInfoMixin<HoistBoundsChecksPass> {
   llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
 };
 

@@ -64,6 +64,8 @@ static bool runPass(StringRef Name, Module &M, ModuleAnalysisManager &MAM, Diagn
     TagInvariantLoadsPass().run(M, MAM);
   else if (Name == "defer-shared-stores")
     DeferSharedStoresPass().run(M, MAM);
+  else if (Name == "hoist-bounds-checks")
+    HoistBoundsChecksPass().run(M, MAM);
   else if (Name == "merge-bounds-checks")
     MergeBoundsChecksPass().run(M, MAM);
   else if (Name == "align-barriers")

@@ -60,7 +60,7 @@ pub use cuda_macros::{cuda_launch, cuda_module};
 pub use check::{Coordinates, KernelLimits};
 pub use error::{report_failure, HostError, NO_GPU_EXIT_CODE};
 pub use launch::LaunchShape;
-pub use module::{load_kernel_module, KernelModule};
+pub use module::{load_kernel_module, load_kernel_module_from_ptx, KernelModule};
 pub use registry::{embedded_modules, EmbeddedKernel, EmbeddedModule};
 
 /// Items `cuda_launch!` expands to. Not a public API.

@@ -34,8 +34,32 @@ impl std::fmt::Debug for KernelModule {
 /// of another image selects it, so a binary renamed by its package still
 /// finds its kernels; the error lists the images otherwise.
 pub fn load_kernel_module(ctx: &Arc<CudaContext>, name: &str) -> Result<KernelModule, HostError> {
+    let image = find_image(name)?;
+    load_image_with_ptx(ctx, image, image.ptx())
+}
+
+/// Loads the device image named `name` as [`load_kernel_module`] does, but
+/// from `ptx` instead of the PTX the device linker embedded: PTX that a tool
+/// rewrote, or another build of the same kernels (the benchmarks use it to
+/// time variants of the device linker's output without rebuilding).
+///
+/// `ptx` must define the image's kernels under the same names and with the
+/// same parameters; the typed launchers check nothing more than the name, so
+/// a kernel that is missing fails at its first launch.
+pub fn load_kernel_module_from_ptx(ctx: &Arc<CudaContext>, name: &str, ptx: &str) -> Result<KernelModule, HostError> {
+    load_image_with_ptx(ctx, find_image(name)?, ptx)
+}
+
+fn load_image_with_ptx(ctx: &Arc<CudaContext>, image: &'static EmbeddedModule, ptx: &str) -> Result<KernelModule, HostError> {
+    let module = ctx.load_module_ptx(ptx)?;
+    let functions = image.kernels.iter().map(|_| OnceLock::new()).collect();
+    Ok(KernelModule { image, module, functions })
+}
+
+/// The embedded image named `name` (or the only one; see [`load_kernel_module`]).
+fn find_image(name: &str) -> Result<&'static EmbeddedModule, HostError> {
     let images = embedded_modules();
-    let image = images
+    images
         .iter()
         .find(|m| m.name == name)
         .or_else(|| if images.len() == 1 { images.first() } else { None })
@@ -45,10 +69,7 @@ pub fn load_kernel_module(ctx: &Arc<CudaContext>, name: &str) -> Result<KernelMo
                 name: name.to_string(),
                 available: images.iter().map(|m| m.name.to_string()).collect(),
             },
-        })?;
-    let module = ctx.load_module_ptx(image.ptx())?;
-    let functions = image.kernels.iter().map(|_| OnceLock::new()).collect();
-    Ok(KernelModule { image, module, functions })
+        })
 }
 
 impl KernelModule {
