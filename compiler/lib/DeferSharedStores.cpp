@@ -51,6 +51,7 @@
 //     block and the dominating block (which reset the flag) is refused, so the
 //     store is emitted exactly once per execution of the original store.
 //===----------------------------------------------------------------------===//
+#include "PanicPaths.h"
 #include "oxide/Passes.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/PostOrderIterator.h"
@@ -82,42 +83,6 @@ bool isSharedStore(const StoreInst &S) {
     return true;
   const auto *GV = dyn_cast<GlobalVariable>(getUnderlyingObject(S.getPointerOperand()));
   return GV && GV->getAddressSpace() == SharedAddressSpace;
-}
-
-/// No memory access, no side effect, no convergence: free to cross.
-bool isPure(const Instruction &I) {
-  if (I.isTerminator())
-    return false;
-  if (isa<PHINode>(I))
-    return true;
-  // Markers (assume, lifetime, noalias scope declarations) touch no memory
-  // the store could; invariant.start/end speak about memory, so they stop.
-  if (const auto *II = dyn_cast<IntrinsicInst>(&I))
-    if (II->isAssumeLikeIntrinsic() && II->getIntrinsicID() != Intrinsic::invariant_start &&
-        II->getIntrinsicID() != Intrinsic::invariant_end)
-      return true;
-  if (const auto *CB = dyn_cast<CallBase>(&I))
-    if (!isa<IntrinsicInst>(CB) || CB->isConvergent())
-      return false;
-  return !I.mayReadOrWriteMemory() && !I.mayHaveSideEffects();
-}
-
-bool isInvariantLoad(const Instruction &I) {
-  const auto *L = dyn_cast<LoadInst>(&I);
-  return L && L->isSimple() && L->hasMetadata(LLVMContext::MD_invariant_load);
-}
-
-/// A call of a panic function LowerPanics defined, with only constant
-/// pointers (locations, literal messages) among its arguments.
-bool isPanicCall(const Instruction &I) {
-  const auto *C = dyn_cast<CallInst>(&I);
-  const Function *F = C ? C->getCalledFunction() : nullptr;
-  if (!F || !F->hasFnAttribute(PanicFunctionAttr))
-    return false;
-  for (const Value *A : C->args())
-    if (A->getType()->isPointerTy() && !isa<Constant>(A))
-      return false;
-  return true;
 }
 
 class Deferrer {
@@ -186,28 +151,7 @@ public:
 private:
   Function &F;
   DominatorTree DT;
-  DenseMap<const BasicBlock *, bool> PanicOnly;
-
-  /// Whether every path from BB panics having done nothing else.
-  bool panicsOnly(const BasicBlock *BB) {
-    auto [It, New] = PanicOnly.try_emplace(BB, false);
-    if (!New)
-      return It->second;
-    bool Result = false;
-    for (const Instruction &I : *BB) {
-      if (isPanicCall(I)) {
-        Result = true;
-        break;
-      }
-      if (isPure(I))
-        continue;
-      if (const auto *Br = dyn_cast<BranchInst>(&I); Br && Br->isUnconditional())
-        Result = panicsOnly(Br->getSuccessor(0));
-      break;
-    }
-    PanicOnly[BB] = Result;
-    return Result;
-  }
+  PanicOnlyBlocks PanicOnly;
 
   struct Walk {
     /// Where the store must be at the latest: the one point every way on
@@ -239,7 +183,7 @@ private:
           W.PassedLoad = true;
           continue;
         }
-        if (isPure(*I))
+        if (isPureInstruction(*I))
           continue;
         if (auto *Later = dyn_cast<StoreInst>(I); Later && isSharedStore(*Later)) {
           W.Crossed.push_back(Later);
@@ -252,7 +196,7 @@ private:
         }
         unsigned Live = 0;
         for (BasicBlock *Succ : Br->successors()) {
-          if (panicsOnly(Succ))
+          if (PanicOnly.contains(Succ))
             continue;
           ++Live;
           // Never around a loop: the store must reach its point before it
