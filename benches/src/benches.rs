@@ -42,8 +42,6 @@ pub fn vecadd(gpu: &Gpu) -> Result<Vec<Row>, String> {
     oxide()?;
     nvcc()?;
     let (t_ox, t_nv) = gpu.time_pair(3, 20, &mut oxide, &mut nvcc)?;
-    let mut copy = DeviceBuffer::<f32>::zeroed(s, N).map_err(de)?;
-    let (t_ox_again, t_copy) = gpu.time_pair(3, 20, &mut oxide, || copy.copy_from_device(s, &a_d).map_err(de))?;
     let got = c_ox.to_host_vec(s).map_err(de)?;
     check_identical("vecadd: oxide vs nvcc", &got, &c_nv.to_host_vec(s).map_err(de)?)?;
     for i in sample_indices(N, 1 << 16) {
@@ -51,6 +49,17 @@ pub fn vecadd(gpu: &Gpu) -> Result<Vec<Row>, String> {
             return Err(format!("vecadd: element {i} is {} but the CPU says {}", got[i], a[i] + b[i]));
         }
     }
+    // Calibration: nvcc's kernel writing oxide's output buffer against
+    // writing its own, so a difference the buffers alone make shows.
+    let c_ox_ptr = c_ox.device_ptr();
+    // SAFETY: as above, into oxide's N-float output buffer.
+    let mut nvcc_into_oxide = || unsafe {
+        RawArgs::new().u64(a_d.device_ptr()).u64(b_d.device_ptr()).u64(c_ox_ptr).usize(N).launch(&f, cfg, s)
+    };
+    let (t_nv_ox, t_nv_own) = gpu.time_pair(3, 20, &mut nvcc_into_oxide, &mut nvcc)?;
+    let mut copy = DeviceBuffer::<f32>::zeroed(s, N).map_err(de)?;
+    let mut oxide = || kernels::launch::vecadd(&gpu.oxide, s, cfg, &a_d, &b_d, &mut c_ox).map_err(he);
+    let (t_ox_again, t_copy) = gpu.time_pair(3, 20, &mut oxide, || copy.copy_from_device(s, &a_d).map_err(de))?;
     let bytes = 12.0 * N as f64;
     let (bw_ox, bw_copy) = (gbps(bytes, t_ox_again), gbps(8.0 * N as f64, t_copy));
     Ok(vec![
@@ -61,6 +70,14 @@ pub fn vecadd(gpu: &Gpu) -> Result<Vec<Row>, String> {
             t_nv,
             SAME_ALGORITHM,
             format!("{:.0} GB/s vs {:.0}", gbps(bytes, t_ox), gbps(bytes, t_nv)),
+        ),
+        row(
+            "vecadd/buffers",
+            t_nv_ox,
+            "nvcc",
+            t_nv_own,
+            Target::None,
+            "calibration: nvcc's kernel into oxide's output buffer vs its own".into(),
         ),
         // The copy's time scaled to vecadd's 12 bytes per element, so the
         // ratio is vecadd's bandwidth over the copy's.
@@ -528,10 +545,11 @@ pub fn gemm_bf16_8192(gpu: &Gpu) -> Result<Vec<Row>, String> {
 /// Back-to-back launches of an empty kernel: oxide's typed launchers
 /// (`#[cuda_module]` and `cuda_launch!`) and cuda-core's `launch_kernel`
 /// against `cuLaunchKernel` called directly. Host wall time for LAUNCHES
-/// launches and the final synchronisation, divided by LAUNCHES.
+/// launches and the final synchronisation, divided by LAUNCHES; the median
+/// over ROUNDS batches of each, interleaved.
 pub fn launch(gpu: &Gpu) -> Result<Vec<Row>, String> {
-    const LAUNCHES: usize = 10_000;
-    const REPEATS: usize = 9;
+    const LAUNCHES: usize = 2_000;
+    const ROUNDS: usize = 25;
     let s = &gpu.stream;
     let cfg = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (BLOCK_1D, 1, 1), shared_mem_bytes: 0 };
     // The same CUfunction for every variant: oxide's `empty`.
@@ -547,43 +565,45 @@ pub fn launch(gpu: &Gpu) -> Result<Vec<Row>, String> {
     let raw = RawLauncher::new()?;
     gpu.ctx.bind_to_thread().map_err(de)?;
 
-    let per_launch_us = |launch_one: &mut dyn FnMut() -> Result<(), String>| -> Result<f64, String> {
-        for _ in 0..1000 {
-            launch_one()?;
-        }
-        s.synchronize().map_err(de)?;
-        let mut times = Vec::new();
-        for _ in 0..REPEATS {
-            let start = Instant::now();
-            for _ in 0..LAUNCHES {
-                launch_one()?;
-            }
-            s.synchronize().map_err(de)?;
-            times.push(start.elapsed().as_secs_f64() * 1e6 / LAUNCHES as f64);
-        }
-        Ok(crate::harness::median(&mut times))
-    };
-    // Interleave the variants twice and keep each one's better median, so a
-    // slow phase of the machine does not land on one variant only.
-    let mut best = [f64::INFINITY; 4];
-    for _ in 0..2 {
+    // Each variant behind the same indirect call, so the dispatch costs all
+    // of them alike.
+    let mut variants: [Box<dyn FnMut() -> Result<(), String> + '_>; 4] = [
         // SAFETY: `empty` takes no parameters; the stream is of its context,
         // which is bound to this thread.
-        let t = per_launch_us(&mut || unsafe { raw.launch_empty(&f, 1, BLOCK_1D, s) })?;
-        best[0] = best[0].min(t);
-        let t = per_launch_us(&mut || kernels::launch::empty(&gpu.oxide, s, cfg).map_err(he))?;
-        best[1] = best[1].min(t);
-        let t = per_launch_us(&mut || {
+        Box::new(|| unsafe { raw.launch_empty(&f, 1, BLOCK_1D, s) }),
+        Box::new(|| kernels::launch::empty(&gpu.oxide, s, cfg).map_err(he)),
+        Box::new(|| {
             let module = &gpu.oxide;
             cuda_host::cuda_launch! { kernel: kernels::empty, stream: s, module: module, config: cfg, args: [] }
                 .map_err(he)
-        })?;
-        best[2] = best[2].min(t);
+        }),
         // SAFETY: no parameters, as above.
-        let t = per_launch_us(&mut || unsafe { cuda_core::launch_kernel(&f, cfg, s, &mut []) }.map_err(de))?;
-        best[3] = best[3].min(t);
+        Box::new(|| unsafe { cuda_core::launch_kernel(&f, cfg, s, &mut []) }.map_err(de)),
+    ];
+    // One batch of LAUNCHES back to back, in µs per launch.
+    let batch = |launch_one: &mut dyn FnMut() -> Result<(), String>| -> Result<f64, String> {
+        s.synchronize().map_err(de)?;
+        let start = Instant::now();
+        for _ in 0..LAUNCHES {
+            launch_one()?;
+        }
+        s.synchronize().map_err(de)?;
+        Ok(start.elapsed().as_secs_f64() * 1e6 / LAUNCHES as f64)
+    };
+    for v in variants.iter_mut() {
+        batch(v.as_mut())?; // warm-up
     }
-    let [raw_us, typed_us, macro_us, core_us] = best;
+    // Round after round, one batch of each variant, the order rotated every
+    // round: the launch rate of a machine drifts by several per cent over a
+    // second, and interleaving puts every phase on every variant alike.
+    let mut times: [Vec<f64>; 4] = Default::default();
+    for round in 0..ROUNDS {
+        for k in 0..variants.len() {
+            let v = (round + k) % variants.len();
+            times[v].push(batch(variants[v].as_mut())?);
+        }
+    }
+    let [raw_us, typed_us, macro_us, core_us] = times.map(|mut t| crate::harness::median(&mut t));
     let launch_row = |name: &str, t: f64, target: Target| Row {
         name: name.into(),
         oxide: t,
@@ -591,7 +611,7 @@ pub fn launch(gpu: &Gpu) -> Result<Vec<Row>, String> {
         reference: "cuLaunch".into(),
         reference_time: raw_us,
         target,
-        note: format!("per launch, {LAUNCHES} back to back"),
+        note: format!("per launch: median of {ROUNDS} interleaved batches of {LAUNCHES} back to back"),
     };
     Ok(vec![
         launch_row("launch/typed", typed_us, Target::TimeAtMost(1.05)),
