@@ -221,8 +221,15 @@ impl CudaContext {
     /// Binds the context and hands out the driver table.
     pub(crate) fn bind(&self) -> Result<&'static driver::Driver, DriverError> {
         let d = driver::initialized()?;
-        // SAFETY: `self.ctx` is a retained, live primary context.
-        unsafe { cu!(d, cuCtxSetCurrent(self.ctx))? };
+        // Asking is cheaper than setting, and every launch binds: most of the
+        // time the context is current already.
+        let mut current: CUcontext = ptr::null_mut();
+        // SAFETY: out-pointer to a local.
+        unsafe { cu!(d, cuCtxGetCurrent(&mut current))? };
+        if current != self.ctx {
+            // SAFETY: `self.ctx` is a retained, live primary context.
+            unsafe { cu!(d, cuCtxSetCurrent(self.ctx))? };
+        }
         Ok(d)
     }
 

@@ -107,6 +107,7 @@ driver_api! {
     cuDeviceTotalMem_v2(*mut usize, CUdevice);
     cuDevicePrimaryCtxRetain(*mut CUcontext, CUdevice);
     cuDevicePrimaryCtxRelease_v2(CUdevice);
+    cuCtxGetCurrent(*mut CUcontext);
     cuCtxSetCurrent(CUcontext);
     cuCtxSynchronize();
     cuStreamCreate(*mut CUstream, c_uint);

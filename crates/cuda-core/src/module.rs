@@ -633,7 +633,12 @@ unsafe fn launch(
     }
     .map_err(|e| stream.context().explain(e))
     .map_err(|e| e.with_detail(format!("while launching kernel `{}`", f.name)))?;
-    stream.context().record_launch_shared(&f.name);
+    // The name a fault report will give: the host code's (cuda-host's Rust
+    // path) if it has one, else the PTX name.
+    match host.map(|h| h.name()).filter(|n| !n.is_empty()) {
+        Some(name) => stream.context().record_launch_static(name),
+        None => stream.context().record_launch_shared(&f.name),
+    }
     Ok(())
 }
 

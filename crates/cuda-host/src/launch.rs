@@ -100,6 +100,8 @@ fn launch_entry(
     let (function, limits) = module.function_with_limits(found.index, config.shared_mem_bytes)?;
     check_limits(kernel.rust_path, &config, limits)?;
     let host = host.named(kernel.rust_path);
+    // cuda-core records the host code's name (the Rust path) as the kernel
+    // launched last, for fault reports.
     // SAFETY: `params` holds one pointer per kernel parameter, each to a value
     // whose layout equals the parameter's (KernelArg + SameLayout), alive
     // until cuLaunchKernel returns (it copies the bytes).
@@ -107,9 +109,11 @@ fn launch_entry(
         None => unsafe { cuda_core::launch_kernel_with_host_code(function, config, stream, params, &host) }?,
         // SAFETY: as above. (The CPU emulator has no clusters: there this
         // fails with CUDA_ERROR_NOT_SUPPORTED, naming cuLaunchKernelEx.)
-        Some(cluster) => unsafe { cuda_core::launch_kernel_cluster(function, cluster, stream, params) }?,
+        Some(cluster) => {
+            unsafe { cuda_core::launch_kernel_cluster(function, cluster, stream, params) }?;
+            stream.context().record_launch_static(kernel.rust_path);
+        }
     }
-    stream.context().record_launch_static(kernel.rust_path);
     Ok(())
 }
 

@@ -108,7 +108,7 @@ macro_rules! table {
 table!(
     cuGetErrorName, cuGetErrorString, cuInit, cuDriverGetVersion, cuDeviceGet, cuDeviceGetCount,
     cuDeviceGetName, cuDeviceGetAttribute, cuDeviceTotalMem_v2, cuDevicePrimaryCtxRetain,
-    cuDevicePrimaryCtxRelease_v2, cuCtxSetCurrent, cuCtxSynchronize, cuStreamCreate, cuStreamDestroy_v2,
+    cuDevicePrimaryCtxRelease_v2, cuCtxGetCurrent, cuCtxSetCurrent, cuCtxSynchronize, cuStreamCreate, cuStreamDestroy_v2,
     cuStreamSynchronize, cuStreamQuery, cuStreamWaitEvent, cuLaunchHostFunc, cuEventCreate,
     cuEventDestroy_v2, cuEventRecord, cuEventQuery, cuEventSynchronize, cuEventElapsedTime,
     cuMemGetInfo_v2, cuMemcpyDtoDAsync_v2, cuMemcpyPeerAsync, cuMemsetD16Async, cuMemsetD32Async,
@@ -228,6 +228,11 @@ unsafe extern "C" fn cuDevicePrimaryCtxRetain(ctx: *mut CUcontext, _d: CUdevice)
     SUCCESS
 }
 unsafe extern "C" fn cuDevicePrimaryCtxRelease_v2(_d: CUdevice) -> CUresult {
+    SUCCESS
+}
+unsafe extern "C" fn cuCtxGetCurrent(ctx: *mut CUcontext) -> CUresult {
+    // SAFETY: writable out-pointer (caller). The emulator has one context.
+    unsafe { *ctx = ptr::addr_of!(CONTEXT) as CUcontext };
     SUCCESS
 }
 unsafe extern "C" fn cuCtxSetCurrent(_ctx: CUcontext) -> CUresult {
