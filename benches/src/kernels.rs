@@ -31,6 +31,38 @@ pub mod kernels {
     const WARPS: usize = (REDUCE_BLOCK / 32) as usize;
     const SOFTMAX_WARPS: usize = (SOFTMAX_BLOCK / 32) as usize;
 
+    /// Shared tiles of the GEMMs: TILE × TILE floats.
+    type Tile = SharedArray<f32, { TILE * TILE }>;
+
+    /// The multiply step of the tiled GEMMs, between their two barriers:
+    /// acc[i] += A[(ty + i·BLOCK_ROWS)][kk] · B[kk][tx] over the tiles' k.
+    #[inline(always)]
+    fn multiply_tiles(a_tile: &Tile, b_tile: &Tile, tx: usize, ty: usize, acc: &mut [f32; ROWS_PER_THREAD]) {
+        for kk in 0..TILE {
+            // SAFETY: written before the barrier; nobody writes until the next.
+            let b_value = unsafe { b_tile.read(kk * TILE + tx) };
+            for (i, sum) in acc.iter_mut().enumerate() {
+                // SAFETY: as for the B tile.
+                let a_value = unsafe { a_tile.read((ty + i * BLOCK_ROWS) * TILE + kk) };
+                *sum = a_value.mul_add(b_value, *sum);
+            }
+        }
+    }
+
+    /// The tiled GEMMs' epilogue: this thread's rows of its C tile, those
+    /// inside the m × n matrix.
+    #[inline(always)]
+    fn store_rows(c: &mut DisjointSlice<f32>, acc: &[f32; ROWS_PER_THREAD], first_row: usize, col: usize, m: usize, n: usize) {
+        for (i, sum) in acc.iter().enumerate() {
+            let row = first_row + i * BLOCK_ROWS;
+            let index = row * n + col;
+            if row < m && col < n && index < c.len() {
+                // SAFETY: in bounds; element (row, col) is this thread's alone.
+                unsafe { *c.get_unchecked_mut(index) = *sum };
+            }
+        }
+    }
+
     /// Does nothing: the launch overhead benchmark.
     #[kernel]
     pub fn empty() {}
@@ -204,26 +236,11 @@ pub mod kernels {
                 }
             }
             thread::sync_threads();
-            for kk in 0..TILE {
-                // SAFETY: as in sgemm.
-                let b_value = unsafe { B_TILE.read(kk * TILE + tx) };
-                for (i, sum) in acc.iter_mut().enumerate() {
-                    // SAFETY: as in sgemm.
-                    let a_value = unsafe { A_TILE.read((ty + i * BLOCK_ROWS) * TILE + kk) };
-                    *sum = a_value.mul_add(b_value, *sum);
-                }
-            }
+            multiply_tiles(&A_TILE, &B_TILE, tx, ty, &mut acc);
             thread::sync_threads();
             k0 += TILE;
         }
-        for (i, sum) in acc.iter().enumerate() {
-            let row = tile_row + ty + i * BLOCK_ROWS;
-            let index = row * n + col;
-            if row < m && col < n && index < c.len() {
-                // SAFETY: in bounds; element (row, col) is this thread's alone.
-                unsafe { *c.get_unchecked_mut(index) = *sum };
-            }
-        }
+        store_rows(&mut c, &acc, tile_row + ty, col, m, n);
     }
 
     /// The maximum (`IS_MAX`) or sum of one value per thread over the block,
@@ -322,26 +339,11 @@ pub mod kernels {
                 }
             }
             thread::sync_threads();
-            for kk in 0..TILE {
-                // SAFETY: written before the barrier; nobody writes until the next.
-                let b_value = unsafe { B_TILE.read(kk * TILE + tx) };
-                for (i, sum) in acc.iter_mut().enumerate() {
-                    // SAFETY: as for the B tile.
-                    let a_value = unsafe { A_TILE.read((ty + i * BLOCK_ROWS) * TILE + kk) };
-                    *sum = a_value.mul_add(b_value, *sum);
-                }
-            }
+            multiply_tiles(&A_TILE, &B_TILE, tx, ty, &mut acc);
             thread::sync_threads();
             k0 += TILE;
         }
-        for (i, sum) in acc.iter().enumerate() {
-            let row = tile_row + ty + i * BLOCK_ROWS;
-            let index = row * n + col;
-            if row < m && col < n && index < c.len() {
-                // SAFETY: in bounds; element (row, col) is this thread's alone.
-                unsafe { *c.get_unchecked_mut(index) = *sum };
-            }
-        }
+        store_rows(&mut c, &acc, tile_row + ty, col, m, n);
     }
 
     /// A bf16 bit pattern widened to the `f32` it denotes.
@@ -382,25 +384,10 @@ pub mod kernels {
                 }
             }
             thread::sync_threads();
-            for kk in 0..TILE {
-                // SAFETY: as in sgemm.
-                let b_value = unsafe { B_TILE.read(kk * TILE + tx) };
-                for (i, sum) in acc.iter_mut().enumerate() {
-                    // SAFETY: as in sgemm.
-                    let a_value = unsafe { A_TILE.read((ty + i * BLOCK_ROWS) * TILE + kk) };
-                    *sum = a_value.mul_add(b_value, *sum);
-                }
-            }
+            multiply_tiles(&A_TILE, &B_TILE, tx, ty, &mut acc);
             thread::sync_threads();
             k0 += TILE;
         }
-        for (i, sum) in acc.iter().enumerate() {
-            let row = tile_row + ty + i * BLOCK_ROWS;
-            let index = row * n + col;
-            if row < m && col < n && index < c.len() {
-                // SAFETY: in bounds; element (row, col) is this thread's alone.
-                unsafe { *c.get_unchecked_mut(index) = *sum };
-            }
-        }
+        store_rows(&mut c, &acc, tile_row + ty, col, m, n);
     }
 }
