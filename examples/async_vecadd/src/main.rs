@@ -6,9 +6,11 @@
 //! launcher (arguments checked at compile time), copy `c_k` back to pinned
 //! host memory. The eight run together (`join_all`, spread over the four
 //! streams of the pool) and are awaited on the crate's small executor; one
-//! more runs with `.sync_on(&stream)`. Every result is checked against the CPU.
+//! more runs with `.sync_on(&stream)`, and one more has its launch as an
+//! operation of its own (`kernel_op!`). Every result is checked against the
+//! CPU.
 
-use cuda_async::{block_on, join_all, memory, AsyncError, DeviceBox, DeviceOperation, StreamPool};
+use cuda_async::{block_on, join_all, kernel_op, memory, AsyncError, DeviceBox, DeviceOperation, StreamPool};
 use cuda_core::{CudaContext, LaunchConfig, PinnedHostBuffer};
 use cuda_host::{cuda_module, load_kernel_module, KernelModule};
 use std::process::ExitCode;
@@ -53,6 +55,22 @@ fn add(
         .map(|(_device, host)| host)
 }
 
+/// [`add`] with the launch as an operation of its own: `kernel_op!` takes the
+/// buffers it lends and hands them back as its output.
+fn add_with_kernel_op(
+    module: &Arc<KernelModule>,
+    a: &DeviceBox<f32>,
+    b: Vec<f32>,
+) -> impl DeviceOperation<Output = PinnedHostBuffer<f32>> {
+    let (module, a) = (module.clone(), a.clone());
+    let config = LaunchConfig::for_num_elems(N as u32);
+    memory::upload(b)
+        .zip(memory::zeroed::<f32>(N))
+        .and_then(move |(b, c)| kernel_op!(kernels::launch::vecadd(module, config, &a, &b, &mut c)))
+        .and_then(|(_a, _b, c)| memory::to_host(c))
+        .map(|(_device, host)| host)
+}
+
 fn check(k: usize, a: &[f32], got: &[f32]) -> Result<(), AsyncError> {
     let b = b_values(k);
     match (0..N).find(|&i| got[i] != a[i] + b[i]) {
@@ -85,13 +103,17 @@ fn run() -> Result<usize, AsyncError> {
     let stream = pool.streams()[2].clone();
     let host = add(&module, &a, b_values(ADDITIONS)).sync_on(&stream)?;
     check(ADDITIONS, &a_host, &host)?;
-    Ok((ADDITIONS + 1) * N)
+
+    // And one whose launch is a `kernel_op!`.
+    let host = block_on(add_with_kernel_op(&module, &a, b_values(ADDITIONS + 1)).schedule(&pool))?;
+    check(ADDITIONS + 1, &a_host, &host)?;
+    Ok((ADDITIONS + 2) * N)
 }
 
 fn main() -> ExitCode {
     match run() {
         Ok(n) => {
-            println!("✓ SUCCESS: {} async additions, all {n} elements correct!", ADDITIONS + 1);
+            println!("✓ SUCCESS: {} async additions (one a kernel_op!), all {n} elements correct!", ADDITIONS + 2);
             ExitCode::SUCCESS
         }
         Err(e) => e.report(),
