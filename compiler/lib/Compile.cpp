@@ -364,6 +364,12 @@ Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &
   HoistBoundsChecksPass().run(M, MAM);  // after the shared stores moved out of the way
   AlignBarriersPass().run(M, MAM);      // after O3: one function per kernel
   dumpModule(Opts, M, "device-opt.ll");
+  // The passes after O3 rewrite control flow; a mistake there must be an
+  // error naming them, not a crash in the NVPTX backend.
+  VerifyMsg.clear();
+  if (verifyModule(M, &VOS))
+    return makeError("internal error: the device module is invalid after the post-O3 passes:\n" +
+                     VerifyMsg);
 
   DeviceImage Image;
   Image.ModuleName = ModuleName;

@@ -11,6 +11,7 @@
 #include "oxide/Passes.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
 #include "llvm/IRReader/IRReader.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/CommandLine.h"
@@ -111,6 +112,11 @@ int main(int argc, char **argv) {
     if (!runPass(P, *M, PC.MAM, Diags))
       return 2;
   M->print(outs(), nullptr);
+  // Every lit test of a pass also checks that its output is valid IR.
+  if (verifyModule(*M, &errs())) {
+    errs() << "oxide-opt: the module is invalid after the passes\n";
+    return 3;
+  }
   if (Diags.hasErrors()) {
     Diags.print(errs());
     return 1;
