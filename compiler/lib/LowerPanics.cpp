@@ -21,15 +21,19 @@
 //   4. executes `trap`, which aborts the kernel so the launch reports an error
 //      instead of returning a wrong answer.
 //
-// `panic!("literal")` reaches `panic_fmt` with an `Arguments` built by
-// `Arguments::from_str(ptr, len)`; such calls are rewritten to pass the string
-// itself, so constant messages reach the user.
+// `panic!("literal")` and `panic!("value {} at {}", v, i)` reach `panic_fmt`
+// with an `Arguments` whose text is a constant (a string, or a `format_args!`
+// template); such calls are rewritten to pass that text itself, so the
+// message reaches the user, with `{}` where a value was formatted (the GPU
+// cannot run `Display`).
 //
 // `core::panic::Location` is `{ file: &str (ptr, len), line: u32, col: u32 }`;
 // rustc stores the file name NUL-terminated, so `%s` can print it.
 //===----------------------------------------------------------------------===//
 #include "oxide/Passes.h"
 #include "oxide/RustNames.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/IR/Constants.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/Intrinsics.h"
@@ -387,27 +391,128 @@ private:
   }
 };
 
-bool isFmtFromStr(const Function *F) {
+/// Whether F is `core::fmt::Arguments::<Name>` (any instance).
+bool isArgumentsCtor(const Function *F, ArrayRef<StringRef> Names) {
   if (!F)
     return false;
   std::string Path = demangleRust(F->getName());
   StringRef P(Path);
-  return P.contains("core::fmt::Arguments") &&
-         (P.ends_with("::from_str") || P.ends_with("::from_str_nonconst"));
+  if (!P.contains("core::fmt::Arguments"))
+    return false;
+  // v0 mangling (nightly) keeps the const generics: `…::new::<25, 2>`.
+  if (P.ends_with(">"))
+    if (size_t Generic = P.rfind("::<"); Generic != StringRef::npos)
+      P = P.take_front(Generic);
+  return any_of(Names, [&](StringRef N) { return P.ends_with(N); });
 }
 
-/// Rewrites `panic_fmt(Arguments::from_str(s, n), loc)` into
-/// `PanicStr(s, n, loc)`, so the literal message survives.
+/// The text of a `format_args!` template: Rust (1.9x) encodes
+/// `fmt::Arguments` as a byte string of length-prefixed literal pieces (a
+/// byte < 0x80, or 0x80 and a 16-bit length) and placeholders (a byte
+/// 0b11xxxxxx whose low four bits say which of the fields flags (32 bits),
+/// width, precision and argument index (16 bits each) follow), ended by a
+/// zero byte; core/src/fmt/mod.rs documents it. The GPU cannot run the
+/// arguments' `Display`, so each placeholder reads `{}`. None if the bytes
+/// are not such a template.
+std::optional<std::string> templateText(StringRef Bytes) {
+  std::string Text;
+  size_t At = 0;
+  auto Take = [&](size_t N) -> std::optional<StringRef> {
+    if (At + N > Bytes.size())
+      return std::nullopt;
+    StringRef Part = Bytes.substr(At, N);
+    At += N;
+    return Part;
+  };
+  while (std::optional<StringRef> Head = Take(1)) {
+    uint8_t B = Head->front();
+    if (B == 0)
+      return Text;
+    if ((B & 0xC0) == 0xC0) {
+      size_t Fields = (B & 1 ? 4 : 0) + (B & 2 ? 2 : 0) + (B & 4 ? 2 : 0) + (B & 8 ? 2 : 0);
+      if (!Take(Fields))
+        return std::nullopt;
+      Text += "{}";
+      continue;
+    }
+    size_t Len = B;
+    if (B == 0x80) {
+      std::optional<StringRef> L = Take(2);
+      if (!L)
+        return std::nullopt;
+      Len = uint8_t((*L)[0]) | size_t(uint8_t((*L)[1])) << 8;
+    } else if (B > 0x80) {
+      return std::nullopt;
+    }
+    std::optional<StringRef> Piece = Take(Len);
+    if (!Piece)
+      return std::nullopt;
+    Text += *Piece;
+  }
+  return std::nullopt; // no end byte
+}
+
+/// The bytes of a constant global `V` points to (its whole initializer).
+std::optional<StringRef> constantBytes(const Value *V) {
+  const auto *GV = dyn_cast<GlobalVariable>(V->stripPointerCasts());
+  if (!GV || !GV->isConstant() || !GV->hasDefinitiveInitializer())
+    return std::nullopt;
+  const auto *Data = dyn_cast<ConstantDataSequential>(GV->getInitializer());
+  if (!Data || !Data->getElementType()->isIntegerTy(8))
+    return std::nullopt;
+  return Data->getRawDataValues();
+}
+
+/// What `panic_fmt(template, args, location)` would print, as a
+/// (pointer, length) pair of a constant string: a literal `panic!("…")`
+/// (`Arguments::from_str`, or its inlined form: `args` is `len << 1 | 1`),
+/// or a template with placeholders (`Arguments::new`, or its inlined form:
+/// the template itself), as text with `{}` for each value.
+/// (`Texts` holds the string globals made so far, one per distinct text.)
+std::optional<std::pair<Value *, Value *>> panicFmtMessage(CallInst &C, Module &M,
+                                                           StringMap<GlobalVariable *> &Texts) {
+  Value *Template = C.getArgOperand(0), *Args = C.getArgOperand(1);
+  Type *I64 = Type::getInt64Ty(M.getContext());
+  if (auto *Part = dyn_cast<ExtractValueInst>(Template); Part && Part->getIndices() == ArrayRef<unsigned>{0}) {
+    auto *Ctor = dyn_cast<CallInst>(Part->getAggregateOperand());
+    if (!Ctor || Ctor->arg_size() != 2)
+      return std::nullopt;
+    if (isArgumentsCtor(Ctor->getCalledFunction(), {"::from_str", "::from_str_nonconst"}))
+      return std::pair{Ctor->getArgOperand(0), Ctor->getArgOperand(1)};
+    if (!isArgumentsCtor(Ctor->getCalledFunction(), {"::new"}))
+      return std::nullopt;
+    Template = Ctor->getArgOperand(0);
+    Args = nullptr;
+  }
+  if (auto *CE = dyn_cast_or_null<ConstantExpr>(Args); CE && CE->getOpcode() == Instruction::IntToPtr)
+    if (auto *Bits = dyn_cast<ConstantInt>(CE->getOperand(0)); Bits && (Bits->getZExtValue() & 1))
+      return std::pair{Template, ConstantInt::get(I64, Bits->getZExtValue() >> 1)};
+  std::optional<StringRef> Bytes = constantBytes(Template);
+  std::optional<std::string> Text = Bytes ? templateText(*Bytes) : std::nullopt;
+  if (!Text)
+    return std::nullopt;
+  GlobalVariable *&GV = Texts[*Text];
+  if (!GV) {
+    Constant *Str = ConstantDataArray::getString(M.getContext(), *Text, /*AddNull=*/false);
+    GV = new GlobalVariable(M, Str->getType(), true, GlobalValue::PrivateLinkage, Str, "oxide.panic.format");
+    GV->setUnnamedAddr(GlobalValue::UnnamedAddr::Global);
+  }
+  return std::pair{GV, ConstantInt::get(I64, Text->size())};
+}
+
+/// Rewrites `panic_fmt(arguments, location)` whose message is known at
+/// compile time (panicFmtMessage) into `PanicStr(text, len, location)`, so
+/// the message reaches the user instead of "explicit panic".
 bool rewriteConstantPanicFmt(Function &PanicFmt, Function *&PanicStr, Module &M) {
   bool Changed = false;
   SmallVector<CallInst *> Calls;
   for (User *U : PanicFmt.users())
     if (auto *C = dyn_cast<CallInst>(U); C && C->getCalledFunction() == &PanicFmt && C->arg_size() == 3)
       Calls.push_back(C);
+  StringMap<GlobalVariable *> Texts;
   for (CallInst *C : Calls) {
-    auto *Part = dyn_cast<ExtractValueInst>(C->getArgOperand(0));
-    auto *Ctor = Part ? dyn_cast<CallInst>(Part->getAggregateOperand()) : nullptr;
-    if (!Ctor || !isFmtFromStr(Ctor->getCalledFunction()) || Ctor->arg_size() != 2)
+    std::optional<std::pair<Value *, Value *>> Message = panicFmtMessage(*C, M, Texts);
+    if (!Message)
       continue;
     if (!PanicStr) {
       LLVMContext &Ctx = M.getContext();
@@ -416,7 +521,7 @@ bool rewriteConstantPanicFmt(Function &PanicFmt, Function *&PanicStr, Module &M)
       PanicStr = Function::Create(FTy, GlobalValue::InternalLinkage, "oxide.panic_str", M);
     }
     IRBuilder<> B(C);
-    CallInst *New = B.CreateCall(PanicStr, {Ctor->getArgOperand(0), Ctor->getArgOperand(1), C->getArgOperand(2)});
+    CallInst *New = B.CreateCall(PanicStr, {Message->first, Message->second, C->getArgOperand(2)});
     New->setDebugLoc(C->getDebugLoc());
     New->setDoesNotReturn();
     C->eraseFromParent();

@@ -1,7 +1,7 @@
 //! GPU test: every kind of device panic (bounds, overflow, unwrap on None and
-//! on Err, expect, explicit `panic!`, `unreachable!`) fails the launch with a
-//! Rust error that carries the panic message, the file:line:col, and the
-//! thread and block index; the device also prints them; the next call on the
+//! on Err, expect, explicit `panic!` with and without values, `unreachable!`)
+//! fails the launch with a Rust error that carries the panic message, the
+//! file:line:col, and the thread and block index; the device also prints them; the next call on the
 //! context fails instead of hanging. Never a wrong answer.
 //!
 //! A panic leaves the CUDA context unusable, so each kind runs in its own
@@ -21,6 +21,9 @@ struct Kind {
     message: &'static str,
     line: u32,
 }
+
+/// The text after the first value of mode 7's `panic!("value {} too large at {}", …)`.
+const FORMATTED_TAIL: &str = " too large at ";
 
 /// The thread that panics in modes 1.. (thread 5 of block 1).
 const PANICKING_THREAD: usize = 256 + 5;
@@ -42,6 +45,7 @@ pub fn panics(mode: u32, input: &[u32], mut out: DisjointSlice<u32>) {
             4 => u8::try_from(x).unwrap() as u32,
             5 => panic!("boom in a kernel"),
             6 => unreachable!(),
+            7 => panic!("value {} too large at {}", x, i),
             _ => x,
         };
     }
@@ -50,7 +54,7 @@ pub fn panics(mode: u32, input: &[u32], mut out: DisjointSlice<u32>) {
     }
 }
 
-const KINDS: [Kind; 7] = [
+const KINDS: [Kind; 8] = [
     Kind { name: "bounds", mode: 0, message: "index out of bounds: the len is 512 but the index is ", line: ARMS_START - 4 },
     Kind { name: "overflow", mode: 1, message: "attempt to add with overflow", line: ARMS_START },
     Kind { name: "unwrap_none", mode: 2, message: "called `Option::unwrap()` on a `None` value", line: ARMS_START + 1 },
@@ -58,6 +62,10 @@ const KINDS: [Kind; 7] = [
     Kind { name: "unwrap_err", mode: 4, message: "called `Result::unwrap()` on an `Err` value", line: ARMS_START + 3 },
     Kind { name: "explicit", mode: 5, message: "boom in a kernel", line: ARMS_START + 4 },
     Kind { name: "unreachable", mode: 6, message: "internal error: entered unreachable code", line: ARMS_START + 5 },
+    // The GPU reports the format string with `{}` for each value (it cannot
+    // run Display); the CPU emulator formats the values. Both start so (and
+    // the child checks the rest of the text, FORMATTED_TAIL).
+    Kind { name: "formatted", mode: 7, message: "value ", line: ARMS_START + 6 },
 ];
 
 /// Launches the kernel in `kind`'s mode and returns the error the launch ends with.
@@ -96,6 +104,9 @@ fn child(kind: &Kind) -> Result<(), Box<dyn std::error::Error>> {
     let mut problems = Vec::new();
     if !p.message.starts_with(kind.message) {
         problems.push(format!("message `{}`, expected `{}`", p.message, kind.message));
+    }
+    if kind.mode == 7 && !p.message.contains(FORMATTED_TAIL) {
+        problems.push(format!("message `{}` lacks the format string's `{FORMATTED_TAIL}`", p.message));
     }
     if p.file != file!() || p.line != kind.line {
         problems.push(format!("location {}:{}, expected {}:{}", p.file, p.line, file!(), kind.line));
