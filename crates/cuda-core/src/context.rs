@@ -44,6 +44,9 @@ pub struct CudaContext {
     last_kernel: Mutex<Option<KernelName>>,
     /// Where this context's kernels report a panic (allocated on first use).
     panic_record: OnceLock<Option<PanicRecord>>,
+    /// The device's compute capability, asked once: every cluster launch
+    /// checks it (cuda-host, then cuda-core), and it never changes.
+    compute_capability: OnceLock<(u32, u32)>,
 }
 
 // SAFETY: a CUcontext is a process-wide handle, not tied to the thread that
@@ -71,6 +74,7 @@ impl CudaContext {
             ordinal,
             last_kernel: Mutex::new(None),
             panic_record: OnceLock::new(),
+            compute_capability: OnceLock::new(),
         });
         this.bind_to_thread()?;
         Ok(this)
@@ -175,7 +179,11 @@ impl CudaContext {
 
     /// Compute capability `(major, minor)`, e.g. `(9, 0)` for an H100/H200.
     pub fn compute_capability(&self) -> Result<(u32, u32), DriverError> {
-        self.device().compute_capability()
+        if let Some(&cc) = self.compute_capability.get() {
+            return Ok(cc);
+        }
+        let cc = self.device().compute_capability()?;
+        Ok(*self.compute_capability.get_or_init(|| cc))
     }
 
     /// Number of streaming multiprocessors.
