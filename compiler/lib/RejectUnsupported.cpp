@@ -481,7 +481,7 @@ public:
             continue;
           if (GV->isThreadLocal())
             record(Found, Walk, Kind::ThreadLocal, *F, &I, staticName(*GV));
-          else if (isHostStatic(*GV))
+          else if (isHostStatic(*GV)) {
             if (Instruction *Write = Writes.through(U)) {
               std::string Note;
               if (Write->getFunction() != F)
@@ -494,6 +494,7 @@ public:
             } else {
               Reads.emplace_back(F, &I, GV);
             }
+          }
         }
       }
     }

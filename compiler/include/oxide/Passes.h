@@ -34,6 +34,8 @@
 //                        and merge into one branch ahead of them
 //   AlignBarriers        block barriers in CTA-uniform control flow → aligned
 //                        `bar.sync 0`
+//   KeepNaNPayloads      clamps to a constant that pass a NaN through → a
+//                        bit merge ptxas cannot turn into FMNMX.NAN
 //===----------------------------------------------------------------------===//
 #ifndef OXIDE_PASSES_H
 #define OXIDE_PASSES_H
@@ -110,6 +112,13 @@ struct HoistBoundsChecksPass : llvm::PassInfoMixin<HoistBoundsChecksPass> {
 /// `bar.sync 0` where every thread of the block provably reaches the same
 /// barrier instruction (uniform control flow).
 struct AlignBarriersPass : llvm::PassInfoMixin<AlignBarriersPass> {
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
+};
+
+/// KeepNaNPayloads.cpp: last before code generation, `select (fcmp x, C),
+/// C, x` shapes that hand a NaN `x` back → a merge of the bits under a
+/// mask, so ptxas cannot make them a NaN-canonicalising FMNMX.NAN.
+struct KeepNaNPayloadsPass : llvm::PassInfoMixin<KeepNaNPayloadsPass> {
   llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
 };
 

@@ -192,6 +192,37 @@ pub unsafe fn launch_kernel_cluster(
     stream: &CudaStream,
     params: &mut [*mut c_void],
 ) -> Result<(), DriverError> {
+    // SAFETY: the caller's contract.
+    unsafe { launch_cluster(f, config, stream, params, None) }
+}
+
+/// [`launch_kernel_cluster`] with the kernel's host code, whose name (the
+/// Rust path, from `cuda-host`) a fault report then gives instead of the
+/// PTX name. The CPU emulator has no clusters, so `host` is not run.
+///
+/// # Safety
+/// As for [`launch_kernel`](crate::launch_kernel); and `host` must be the
+/// host code of `f`'s kernel.
+pub unsafe fn launch_kernel_cluster_with_host_code(
+    f: &CudaFunction,
+    config: &ClusterLaunchConfig,
+    stream: &CudaStream,
+    params: &mut [*mut c_void],
+    host: &crate::emulator::HostKernel,
+) -> Result<(), DriverError> {
+    // SAFETY: the caller's contract.
+    unsafe { launch_cluster(f, config, stream, params, Some(host)) }
+}
+
+/// # Safety
+/// As for [`launch_kernel_cluster_with_host_code`].
+unsafe fn launch_cluster(
+    f: &CudaFunction,
+    config: &ClusterLaunchConfig,
+    stream: &CudaStream,
+    params: &mut [*mut c_void],
+    host: Option<&crate::emulator::HostKernel>,
+) -> Result<(), DriverError> {
     config.launch.validate()?;
     config.validate()?;
     let ctx = stream.context();
@@ -237,7 +268,10 @@ pub unsafe fn launch_kernel_cluster(
                 f.name, c.0, c.1, c.2
             ))
         })?;
-    ctx.record_launch_shared(&f.name);
+    match host.map(|h| h.name()).filter(|n| !n.is_empty()) {
+        Some(name) => ctx.record_launch_static(name),
+        None => ctx.record_launch_shared(&f.name),
+    }
     Ok(())
 }
 

@@ -90,7 +90,7 @@ mod panic;
 pub mod tensor_map;
 
 pub use cluster::{
-    launch_kernel_cluster, ClusterLaunchConfig, ClusterShapeError, MAX_NON_PORTABLE_CLUSTER_SIZE,
+    launch_kernel_cluster, launch_kernel_cluster_with_host_code, ClusterLaunchConfig, ClusterShapeError, MAX_NON_PORTABLE_CLUSTER_SIZE,
     MAX_PORTABLE_CLUSTER_SIZE,
 };
 pub use context::{CudaContext, CudaEvent, CudaStream, DeviceLimits};

@@ -109,10 +109,9 @@ fn launch_entry(
         None => unsafe { cuda_core::launch_kernel_with_host_code(function, config, stream, params, &host) }?,
         // SAFETY: as above. (The CPU emulator has no clusters: there this
         // fails with CUDA_ERROR_NOT_SUPPORTED, naming cuLaunchKernelEx.)
-        Some(cluster) => {
-            unsafe { cuda_core::launch_kernel_cluster(function, cluster, stream, params) }?;
-            stream.context().record_launch_static(kernel.rust_path);
-        }
+        Some(cluster) => unsafe {
+            cuda_core::launch_kernel_cluster_with_host_code(function, cluster, stream, params, &host)
+        }?,
     }
     Ok(())
 }
