@@ -359,6 +359,7 @@ Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &
   LowerAtomicsPass(smNumber(Opts.Arch)).run(M, MAM); // needs O3's inlining and address spaces
   RecordKernelDimensionsPass().run(M, MAM); // after O3: dead coordinate reads are gone
   TagInvariantLoadsPass().run(M, MAM); // after O3: the kernel bodies are inlined
+  VersionBoundsChecksPass().run(M, MAM); // before the passes below, which then see both bodies
   MergeBoundsChecksPass().run(M, MAM);
   DeferSharedStoresPass().run(M, MAM); // needs the !invariant.load tags
   HoistBoundsChecksPass().run(M, MAM);  // after the shared stores moved out of the way

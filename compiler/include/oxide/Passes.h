@@ -26,6 +26,8 @@
 //                        the host's launch-shape check)
 //   TagInvariantLoads    loads through read-only slices → !invariant.load
 //                        (PTX ld.global.nc)
+//   VersionBoundsChecks  a copy of the kernel body without the checks that
+//                        the launch's parameters make true, taken when they do
 //   MergeBoundsChecks    consecutive checks of one index → one compare
 //                        against the smallest length
 //   DeferSharedStores    shared-memory stores sink below the bounds checks
@@ -83,6 +85,14 @@ struct RecordReadOnlyParamsPass : llvm::PassInfoMixin<RecordReadOnlyParamsPass> 
 /// TagInvariantLoads.cpp: after O3, marks the loads through those slots'
 /// pointers `!invariant.load` (ld.global.nc) and drops the attribute.
 struct TagInvariantLoadsPass : llvm::PassInfoMixin<TagInvariantLoadsPass> {
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
+};
+
+/// VersionBoundsChecks.cpp: after O3, the kernel gets a second body in
+/// which the bounds checks (and the user's own tests) implied by a
+/// condition on kernel parameters alone (`rows * cols <= input.len`, say)
+/// are `true`; the entry block computes the condition and picks the body.
+struct VersionBoundsChecksPass : llvm::PassInfoMixin<VersionBoundsChecksPass> {
   llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
 };
 

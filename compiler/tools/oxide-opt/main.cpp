@@ -69,6 +69,8 @@ static bool runPass(StringRef Name, Module &M, ModuleAnalysisManager &MAM, Diagn
     HoistBoundsChecksPass().run(M, MAM);
   else if (Name == "keep-nan-payloads")
     KeepNaNPayloadsPass().run(M, MAM);
+  else if (Name == "version-bounds-checks")
+    VersionBoundsChecksPass().run(M, MAM);
   else if (Name == "merge-bounds-checks")
     MergeBoundsChecksPass().run(M, MAM);
   else if (Name == "align-barriers")

@@ -1,5 +1,6 @@
 //! GPU test: every kind of device panic (bounds, overflow, unwrap on None and
-//! on Err, expect, explicit `panic!` with and without values, `unreachable!`)
+//! on Err, expect, explicit `panic!` with and without values, `unreachable!`,
+//! a bounds check in a tile read that the device linker versions)
 //! fails the launch with a Rust error that carries the panic message, the
 //! file:line:col, and the thread and block index; the device also prints them; the next call on the
 //! context fails instead of hanging. Never a wrong answer.
@@ -48,13 +49,24 @@ pub fn panics(mode: u32, input: &[u32], mut out: DisjointSlice<u32>) {
             7 => panic!("value {} too large at {}", x, i),
             _ => x,
         };
+    } else if mode == 8 {
+        // A tile read (rows × cols = 1024 elements over a 512-element
+        // input): the device linker's second body without the check is not
+        // taken, and the first body's check fails from row 16 on. (Wrapping
+        // arithmetic, as in a release build, so the debug build has the
+        // index shape the device linker versions.)
+        let (rows, cols) = (out.len() / 16, out.len() / 16);
+        let (row, col) = (i / 16, i % 16);
+        if row < rows && col < cols {
+            value = input[row.wrapping_mul(cols).wrapping_add(col)];
+        }
     }
     if let Some(o) = out.get_mut(idx) {
         *o = value;
     }
 }
 
-const KINDS: [Kind; 8] = [
+const KINDS: [Kind; 9] = [
     Kind { name: "bounds", mode: 0, message: "index out of bounds: the len is 512 but the index is ", line: ARMS_START - 4 },
     Kind { name: "overflow", mode: 1, message: "attempt to add with overflow", line: ARMS_START },
     Kind { name: "unwrap_none", mode: 2, message: "called `Option::unwrap()` on a `None` value", line: ARMS_START + 1 },
@@ -66,6 +78,7 @@ const KINDS: [Kind; 8] = [
     // run Display); the CPU emulator formats the values. Both start so (and
     // the child checks the rest of the text, FORMATTED_TAIL).
     Kind { name: "formatted", mode: 7, message: "value ", line: ARMS_START + 6 },
+    Kind { name: "tiled", mode: 8, message: "index out of bounds: the len is 512 but the index is ", line: ARMS_START + 18 },
 ];
 
 /// Launches the kernel in `kind`'s mode and returns the error the launch ends with.
@@ -112,12 +125,20 @@ fn child(kind: &Kind) -> Result<(), Box<dyn std::error::Error>> {
         problems.push(format!("location {}:{}, expected {}:{}", p.file, p.line, file!(), kind.line));
     }
     let global = p.block.0 as usize * 256 + p.thread.0 as usize;
-    let expected_thread = if kind.mode == 0 { (509..512).contains(&global) } else { global == PANICKING_THREAD };
+    let expected_thread = match kind.mode {
+        0 => (509..512).contains(&global),
+        8 => (256..512).contains(&global),
+        _ => global == PANICKING_THREAD,
+    };
     if !expected_thread || p.thread.1 != 0 || p.block.1 != 0 {
         problems.push(format!("thread {:?} block {:?} is not the panicking one", p.thread, p.block));
     }
     if kind.mode == 0 && !p.message.ends_with(&(global + 3).to_string()) {
         problems.push(format!("the index in `{}` is not {}", p.message, global + 3));
+    }
+    let tile_index = (global / 16) * 32 + global % 16;
+    if kind.mode == 8 && !p.message.ends_with(&tile_index.to_string()) {
+        problems.push(format!("the index in `{}` is not {}", p.message, tile_index));
     }
     if problems.is_empty() { Ok(()) } else { Err(problems.join("; ").into()) }
 }

@@ -1,0 +1,376 @@
+//===- VersionBoundsChecks.cpp - A second kernel body without implied checks ===//
+//
+// A tiled kernel tests its own bounds and Rust checks the index again:
+//
+//     if row < rows && col < cols { tile[..] = input[row * cols + col] }
+//
+//   %in = and (icmp ult %row, %rows), (icmp ult %col, %cols) ; br %in, ...
+//   %i  = add (mul %row, %cols), %col
+//   %ok = icmp ult %i, %input.len                            ; br %ok, ..., %panic
+//
+// The check cannot fail when `rows * cols` fits in 64 bits and is at most
+// `input.len`: then `row * cols + col <= (rows - 1) * cols + cols - 1 <
+// rows * cols <= input.len`, and the wrapping IR arithmetic does not wrap.
+// That condition is the same for every thread of the launch (it reads only
+// kernel parameters), but no pass can decide it before the launch, so the
+// check stays, and with it a branch to a panic in every element of the
+// tile: ptxas cannot predicate the guarded loads, issues extra 64-bit
+// compares, and keeps the barrier after them unaligned.
+//
+// This pass gives the kernel a second body. The entry block computes the
+// launch's precondition (every implied check's `!overflow(M * K) && M * K
+// <= L`, or `M <= L` where the index itself is known below M) and branches
+// to a copy of the body in which those checks are `true`, or to the
+// original body, which keeps them all. The copy is cleaned of the branches
+// and panics that became dead. Checks are implied by facts that hold where
+// they are used: the conditions of the branches whose taken edge dominates
+// the use, and the other conjuncts of the same `and` tree.
+//
+// Why this keeps Rust's semantics: when the precondition holds, each removed
+// check is true wherever it is evaluated (the arithmetic above), so the copy
+// computes what the original would; when it does not, the original runs.
+// Threads of one block always take the same body: the precondition depends
+// on kernel parameters only. The user's own tests (a `if o < out.len()`
+// guard) are removed the same way when implied; they are only tests.
+//
+// Runs after O3 (the kernel is one function) and before MergeBoundsChecks,
+// DeferSharedStores, HoistBoundsChecks and AlignBarriers, which then work on
+// both bodies: in the copy there is no panic in front of the barriers.
+//===----------------------------------------------------------------------===//
+#include "oxide/Passes.h"
+#include "PanicPaths.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/Analysis/ValueTracking.h"
+#include "llvm/IR/CFG.h"
+#include "llvm/IR/Dominators.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/InlineAsm.h"
+#include "llvm/IR/IntrinsicsNVPTX.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/PatternMatch.h"
+#include "llvm/Transforms/Utils/BasicBlockUtils.h"
+#include "llvm/Transforms/Utils/Cloning.h"
+#include "llvm/Transforms/Utils/Local.h"
+#include "llvm/Transforms/Utils/ValueMapper.h"
+
+using namespace llvm;
+using namespace llvm::PatternMatch;
+using namespace oxide;
+
+namespace {
+
+/// Kernels bigger than this are not copied (ptxas time, code size).
+constexpr unsigned MaxInstructions = 4000;
+
+/// `X < Bound` holds. A fact taken from a sibling conjunct of the check's
+/// own `and` tree names that conjunct (Leaf): such a conjunct must stay in
+/// the copy, or two conjuncts could each be removed on the other's word.
+struct Fact {
+  Value *X, *Bound;
+  Value *Leaf = nullptr;
+};
+
+/// One implied check's precondition: `!overflow(M * K) && M * K <= L`, or
+/// `M <= L` when K is null.
+struct Precondition {
+  Value *M, *K, *L;
+  bool operator==(const Precondition &O) const { return M == O.M && K == O.K && L == O.L; }
+};
+
+/// `X <u Bound` from `icmp ult X, Bound` or `icmp ugt Bound, X`.
+std::optional<Fact> asFact(Value *V) {
+  Value *A, *B;
+  if (match(V, m_SpecificICmp(ICmpInst::ICMP_ULT, m_Value(A), m_Value(B))))
+    return Fact{A, B};
+  if (match(V, m_SpecificICmp(ICmpInst::ICMP_UGT, m_Value(A), m_Value(B))))
+    return Fact{B, A};
+  return std::nullopt;
+}
+
+/// `A && B` as O3 writes it: `and i1` or `select i1 A, i1 B, i1 false`.
+bool matchAnd(Value *V, Value *&A, Value *&B) {
+  return match(V, m_LogicalAnd(m_Value(A), m_Value(B)));
+}
+
+/// Every conjunct of an `and` tree that is a fact (naming the conjunct when
+/// AsSiblings).
+void collectFacts(Value *Cond, SmallVectorImpl<Fact> &Out, bool AsSiblings, unsigned Depth = 0) {
+  Value *A, *B;
+  if (Depth < 16 && matchAnd(Cond, A, B)) {
+    collectFacts(A, Out, AsSiblings, Depth + 1);
+    collectFacts(B, Out, AsSiblings, Depth + 1);
+  } else if (std::optional<Fact> F = asFact(Cond)) {
+    if (AsSiblings)
+      F->Leaf = Cond;
+    Out.push_back(*F);
+  }
+}
+
+class Versioner {
+public:
+  explicit Versioner(Function &F) : F(F), DT(F) {}
+
+  bool run() {
+    if (!worthCopying())
+      return false;
+    for (BasicBlock &BB : F)
+      if (auto *Br = dyn_cast<BranchInst>(BB.getTerminator());
+          Br && Br->isConditional() && DT.isReachableFromEntry(&BB))
+        visit(Br->getCondition(), Br, 0, factsAt(&BB), 0);
+    // Checks implied by one bound alone (`i < c.len` before `a[i]`) are
+    // MergeBoundsChecks' business: one compare against the smallest length
+    // costs the same as a second body, and measured faster for vecadd.
+    if (none_of(Preconditions, [](const Precondition &P) { return P.K != nullptr; }))
+      return false;
+    Value *Launch = precondition();
+    if (!Launch)
+      return false;
+    copyBody(Launch);
+    return true;
+  }
+
+private:
+  Function &F;
+  DominatorTree DT;
+  /// The uses (user, operand index) that are `true` in the copy.
+  SmallVector<std::pair<Instruction *, unsigned>> Removable;
+  SmallVector<Precondition> Preconditions;
+  /// Conjuncts removed in the copy, and conjuncts another one's removal
+  /// relied on (which therefore stay).
+  SmallPtrSet<Value *, 16> Removed, Relied;
+  DenseMap<BasicBlock *, SmallVector<Fact>> FactMemo;
+
+  bool worthCopying() const {
+    unsigned Count = 0;
+    for (const BasicBlock &BB : F)
+      for (const Instruction &I : BB) {
+        if (++Count > MaxInstructions)
+          return false;
+        // A label outside braces would be defined twice in the PTX.
+        if (const auto *CB = dyn_cast<CallBase>(&I))
+          if (const auto *Asm = dyn_cast<InlineAsm>(CB->getCalledOperand());
+              Asm && Asm->getAsmString().find(':') != std::string::npos &&
+              !StringRef(Asm->getAsmString()).ltrim().starts_with("{"))
+            return false;
+      }
+    return true;
+  }
+
+  /// The facts that hold in BB: conditions of branches whose taken edge
+  /// dominates it.
+  const SmallVector<Fact> &factsAt(BasicBlock *BB) {
+    auto [It, New] = FactMemo.try_emplace(BB);
+    if (!New)
+      return It->second;
+    SmallVector<Fact> Facts;
+    for (DomTreeNode *N = DT.getNode(BB) ? DT.getNode(BB)->getIDom() : nullptr; N; N = N->getIDom()) {
+      auto *Br = dyn_cast<BranchInst>(N->getBlock()->getTerminator());
+      if (!Br || !Br->isConditional() || Br->getSuccessor(0) == Br->getSuccessor(1))
+        continue;
+      if (DT.dominates(BasicBlockEdge(N->getBlock(), Br->getSuccessor(0)), BB))
+        collectFacts(Br->getCondition(), Facts, /*AsSiblings=*/false);
+    }
+    // Outermost first: the user's own tests come before the checks nested
+    // in them, and give the weakest precondition (`c.len <= b.len` rather
+    // than `a.len <= b.len` after `a[i]` was checked).
+    std::reverse(Facts.begin(), Facts.end());
+    FactMemo[BB] = Facts;
+    return FactMemo[BB];
+  }
+
+  /// Walks the `and` tree at operand OpIdx of User, with the facts that hold
+  /// wherever that operand's value matters.
+  void visit(Value *Node, Instruction *User, unsigned OpIdx, SmallVector<Fact> Known, unsigned Depth) {
+    Value *A, *B;
+    if (Depth < 16 && matchAnd(Node, A, B)) {
+      auto *And = cast<Instruction>(Node);
+      // Rewriting And's operands changes its value for every user, so the
+      // facts from outside hold only if this use is its only one.
+      if (!And->hasOneUse())
+        Known = factsAt(And->getParent());
+      SmallVector<Fact> ForA = Known, ForB = Known;
+      collectFacts(B, ForA, /*AsSiblings=*/true);
+      collectFacts(A, ForB, /*AsSiblings=*/true);
+      visit(A, And, 0, std::move(ForA), Depth + 1);
+      visit(B, And, 1, std::move(ForB), Depth + 1);
+      return;
+    }
+    auto *Cmp = dyn_cast<ICmpInst>(Node);
+    std::optional<Fact> Check = Cmp ? asFact(Cmp) : std::nullopt;
+    if (!Check || !isBlockUniform(Check->Bound) || Relied.contains(Cmp))
+      return;
+    SmallVector<Value *, 2> Used;
+    if (std::optional<Precondition> P = implied(*Check, Known, Used)) {
+      Removable.push_back({User, OpIdx});
+      Removed.insert(Cmp);
+      Relied.insert(Used.begin(), Used.end());
+      if (!is_contained(Preconditions, *P))
+        Preconditions.push_back(*P);
+    }
+  }
+
+  /// The precondition under which `Check.X < Check.Bound` follows from Known.
+  /// Used receives the sibling conjuncts the proof relies on.
+  std::optional<Precondition> implied(const Fact &Check, ArrayRef<Fact> Known,
+                                      SmallVectorImpl<Value *> &Used) {
+    auto boundOf = [&](Value *X) -> Value * {
+      for (const Fact &F : Known)
+        if (F.X == X && isBlockUniform(F.Bound) && !(F.Leaf && Removed.contains(F.Leaf))) {
+          if (F.Leaf)
+            Used.push_back(F.Leaf);
+          return F.Bound;
+        }
+      return nullptr;
+    };
+    Value *L = Check.Bound;
+    if (Value *M = boundOf(Check.X))
+      return Precondition{M, nullptr, L};
+    // X = R * K + C with R < M and C < K.
+    Value *P, *Q;
+    if (!match(Check.X, m_Add(m_Value(P), m_Value(Q))) &&
+        !match(Check.X, m_DisjointOr(m_Value(P), m_Value(Q))))
+      return std::nullopt;
+    for (auto [Mul, C] : {std::pair{P, Q}, std::pair{Q, P}}) {
+      Value *R1, *R2;
+      const APInt *Shift;
+      SmallVector<std::pair<Value *, Value *>, 2> Factors; // (R, K)
+      if (match(Mul, m_Mul(m_Value(R1), m_Value(R2)))) {
+        Factors.push_back({R1, R2});
+        Factors.push_back({R2, R1});
+      } else if (match(Mul, m_Shl(m_Value(R1), m_APInt(Shift))) && Shift->ult(63)) {
+        Factors.push_back({R1, ConstantInt::get(Mul->getType(), APInt::getOneBitSet(64, Shift->getZExtValue()))});
+      }
+      for (auto [R, K] : Factors) {
+        Value *M = boundOf(R);
+        Value *CBound = boundOf(C);
+        if (!M || !CBound || !isBlockUniform(K))
+          continue;
+        if (CBound == K)
+          return Precondition{M, K, L};
+        const APInt *CB, *KC;
+        if (match(CBound, m_APInt(CB)) && match(K, m_APInt(KC)) && CB->ule(*KC))
+          return Precondition{M, K, L};
+      }
+    }
+    return std::nullopt;
+  }
+
+  /// The same for every thread of a block: constants, kernel parameters
+  /// (the loads from them), the block and grid sizes, the block index,
+  /// and pure arithmetic on those.
+  bool isBlockUniform(Value *V, unsigned Depth = 0) const {
+    if (isa<Constant>(V) || isa<Argument>(V))
+      return true;
+    auto *I = dyn_cast<Instruction>(V);
+    if (!I || Depth > 8)
+      return false;
+    if (auto *Load = dyn_cast<LoadInst>(I))
+      return Load->isSimple() && isParameterMemory(Load->getPointerOperand());
+    if (auto *II = dyn_cast<IntrinsicInst>(I))
+      switch (II->getIntrinsicID()) {
+      case Intrinsic::nvvm_read_ptx_sreg_ntid_x:
+      case Intrinsic::nvvm_read_ptx_sreg_ntid_y:
+      case Intrinsic::nvvm_read_ptx_sreg_ntid_z:
+      case Intrinsic::nvvm_read_ptx_sreg_nctaid_x:
+      case Intrinsic::nvvm_read_ptx_sreg_nctaid_y:
+      case Intrinsic::nvvm_read_ptx_sreg_nctaid_z:
+      case Intrinsic::nvvm_read_ptx_sreg_ctaid_x:
+      case Intrinsic::nvvm_read_ptx_sreg_ctaid_y:
+      case Intrinsic::nvvm_read_ptx_sreg_ctaid_z:
+        return true;
+      default:
+        break;
+      }
+    if (isa<PHINode>(I) || !isPureInstruction(*I) || !isSafeToSpeculativelyExecute(I))
+      return false;
+    return all_of(I->operands(), [&](Value *Op) { return isBlockUniform(Op, Depth + 1); });
+  }
+
+  /// A kernel parameter's memory: a `byval` argument, at a constant offset.
+  static bool isParameterMemory(Value *Ptr) {
+    auto *Arg = dyn_cast<Argument>(Ptr->stripInBoundsConstantOffsets());
+    return Arg && Arg->hasByValAttr();
+  }
+
+  /// V computed in the entry block, before its terminator (instructions
+  /// defined elsewhere are copied there: they are pure and speculatable).
+  Value *atEntry(Value *V, IRBuilder<> &B, DenseMap<Value *, Value *> &Copies) {
+    auto *I = dyn_cast<Instruction>(V);
+    if (!I || I->getParent() == &F.getEntryBlock())
+      return V;
+    if (Value *Done = Copies.lookup(V))
+      return Done;
+    Instruction *Copy = I->clone();
+    for (Use &Op : Copy->operands())
+      Op.set(atEntry(Op.get(), B, Copies));
+    B.Insert(Copy, I->getName() + ".launch");
+    Copies[V] = Copy;
+    return Copy;
+  }
+
+  /// The conjunction of every precondition, computed at the end of the
+  /// entry block.
+  Value *precondition() {
+    BasicBlock &Entry = F.getEntryBlock();
+    IRBuilder<> B(Entry.getTerminator());
+    DenseMap<Value *, Value *> Copies;
+    Value *All = nullptr;
+    for (const Precondition &P : Preconditions) {
+      Value *M = atEntry(P.M, B, Copies), *L = atEntry(P.L, B, Copies);
+      if (M->getType() != L->getType())
+        return nullptr;
+      Value *Holds;
+      if (!P.K) {
+        Holds = B.CreateICmpULE(M, L, "launch.fits");
+      } else {
+        Value *K = atEntry(P.K, B, Copies);
+        if (K->getType() != M->getType())
+          return nullptr;
+        Value *Product = B.CreateBinaryIntrinsic(Intrinsic::umul_with_overflow, M, K, nullptr, "launch.area");
+        Value *Wraps = B.CreateExtractValue(Product, 1);
+        Value *Fits = B.CreateICmpULE(B.CreateExtractValue(Product, 0), L);
+        Holds = B.CreateAnd(B.CreateNot(Wraps), Fits, "launch.fits");
+      }
+      All = All ? B.CreateAnd(All, Holds) : Holds;
+    }
+    All->setName("launch.checked");
+    return All;
+  }
+
+  /// Entry: ... ; br %launch.checked, label %copy, label %original.
+  void copyBody(Value *Launch) {
+    BasicBlock &Entry = F.getEntryBlock();
+    BasicBlock *Original = SplitBlock(&Entry, Entry.getTerminator()->getIterator(), &DT, nullptr, nullptr, "body");
+    SmallVector<BasicBlock *> Body;
+    for (BasicBlock &BB : F)
+      if (&BB != &Entry)
+        Body.push_back(&BB);
+    ValueToValueMapTy VMap;
+    SmallVector<BasicBlock *> Copy;
+    for (BasicBlock *BB : Body) {
+      BasicBlock *C = CloneBasicBlock(BB, VMap, ".unchecked", &F);
+      VMap[BB] = C;
+      Copy.push_back(C);
+    }
+    remapInstructionsInBlocks(Copy, VMap);
+    for (auto [User, OpIdx] : Removable)
+      cast<Instruction>(VMap[User])->setOperand(OpIdx, ConstantInt::getTrue(F.getContext()));
+    Instruction *Term = Entry.getTerminator();
+    BranchInst::Create(cast<BasicBlock>(VMap[Original]), Original, Launch, Term->getIterator());
+    Term->eraseFromParent();
+    // The copy's dead branches, panics and conditions.
+    for (BasicBlock *BB : Copy)
+      ConstantFoldTerminator(BB, /*DeleteDeadConditions=*/true);
+    removeUnreachableBlocks(F);
+  }
+};
+
+} // namespace
+
+PreservedAnalyses VersionBoundsChecksPass::run(Module &M, ModuleAnalysisManager &) {
+  bool Changed = false;
+  for (Function &F : M)
+    if (!F.isDeclaration() && F.getCallingConv() == CallingConv::PTX_Kernel)
+      Changed |= Versioner(F).run();
+  return Changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
+}
