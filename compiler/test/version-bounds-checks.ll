@@ -1,7 +1,8 @@
 ; A bounds check implied by the kernel's own tests and a condition on kernel
 ; parameters alone (`row < rows && col < cols` and `rows * cols <= len`
-; imply `row * cols + col < len`) is `true` in a second body, which the entry
-; block picks when the condition holds; the first body keeps every check.
+; imply `row * cols + col < len`; rows and cols below 2^32 keep the product
+; exact) is `true` in a second body, which the entry block picks when the
+; condition holds; the first body keeps every check.
 ; RUN: %oxide-opt -p version-bounds-checks %s | FileCheck %s
 
 declare void @panic_bounds_check(i64, i64, ptr) #1
@@ -16,12 +17,16 @@ declare void @llvm.nvvm.barrier.cta.sync.aligned.all(i32)
 ; CHECK-LABEL: define ptx_kernel void @tile(
 ; CHECK: entry:
 ; CHECK: %len.launch = load i64, ptr %len.p
-; CHECK-NEXT: %launch.area = call { i64, i1 } @llvm.umul.with.overflow.i64(i64 %rows, i64 %cols)
-; CHECK-NEXT: %[[WRAPS:.*]] = extractvalue { i64, i1 } %launch.area, 1
-; CHECK-NEXT: %[[AREA:.*]] = extractvalue { i64, i1 } %launch.area, 0
-; CHECK-NEXT: %[[FITS:.*]] = icmp ule i64 %[[AREA]], %len.launch
-; CHECK-NEXT: %[[NOWRAP:.*]] = xor i1 %[[WRAPS]], true
-; CHECK-NEXT: %launch.checked = and i1 %[[NOWRAP]], %[[FITS]]
+; CHECK-NEXT: %[[OR:.*]] = or i64 %rows, %cols
+; CHECK-NEXT: %[[HIGH:.*]] = lshr i64 %[[OR]], 32
+; CHECK-NEXT: %launch.narrow = icmp eq i64 %[[HIGH]], 0
+; CHECK-NEXT: %[[M:.*]] = trunc i64 %rows to i32
+; CHECK-NEXT: %[[K:.*]] = trunc i64 %cols to i32
+; CHECK-NEXT: %[[MW:.*]] = zext i32 %[[M]] to i64
+; CHECK-NEXT: %[[KW:.*]] = zext i32 %[[K]] to i64
+; CHECK-NEXT: %launch.area = mul nuw nsw i64 %[[MW]], %[[KW]]
+; CHECK-NEXT: %launch.fits = icmp ule i64 %launch.area, %len.launch
+; CHECK-NEXT: %launch.checked = and i1 %launch.narrow, %launch.fits
 ; CHECK-NEXT: br i1 %launch.checked, label %body.unchecked, label %body
 ; CHECK: check:
 ; CHECK: br i1 %ok, label %load, label %panic
@@ -70,7 +75,7 @@ panic:
 ; (`row < m && col < n && row * n + col < len`), is dropped from the copy's
 ; condition; its siblings stay.
 ; CHECK-LABEL: define ptx_kernel void @sibling(
-; CHECK: %launch.area = call { i64, i1 } @llvm.umul.with.overflow.i64(i64 %m, i64 %n)
+; CHECK: %launch.area = mul nuw nsw i64
 ; CHECK: body:
 ; CHECK: %all = and i1 %both, %o.ok
 ; CHECK-NEXT: br i1 %all, label %store, label %done
