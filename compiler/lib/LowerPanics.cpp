@@ -157,7 +157,8 @@ public:
     // 15-argument recorder call raised small kernels from 12 to 36 registers
     // and tiled ones to 63 (occupancy lost on the hot path). Inlined, with
     // the printf arguments stored first and copies that are loops, they need
-    // 30 (vecadd, transpose) and 44 (sgemm; nvcc: 47).
+    // 30 (vecadd, transpose; nvcc: 12 and 30) and 44 (sgemm; nvcc: 42) —
+    // sgemm 56 since VersionBoundsChecks gave it a second body.
     Fn->addFnAttr(Attribute::AlwaysInline);
     Fn->addFnAttr(Attribute::Cold);
     build();
