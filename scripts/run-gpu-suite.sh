@@ -3,20 +3,26 @@
 # copied alone into an empty folder first (the binaries must be
 # self-contained: no .ptx beside them). Prints one line per program and a
 # summary line; exits non-zero if any failed.
+#
+# Each program gets OXIDE_SUITE_TIMEOUT seconds (default 120; the slowest
+# takes about 15): a program that hangs fails as timed out (exit 124) and
+# the rest still run, instead of one hang using up the device call.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
+limit=${OXIDE_SUITE_TIMEOUT:-120}
 passed=0; failed=0
 for toolchain in stable nightly; do
   for bin in "$here/$toolchain"/*; do
     name=$(basename "$bin")
     work=$(mktemp -d)
     cp "$bin" "$work/"
-    out=$(cd "$work" && "./$name" 2>&1); rc=$?
+    out=$(cd "$work" && timeout -k 5 "$limit" "./$name" 2>&1); rc=$?
     rm -rf "$work"
     if [ $rc -eq 0 ]; then
       passed=$((passed + 1)); echo "PASS $toolchain/$name: $(echo "$out" | tail -1)"
     else
-      failed=$((failed + 1)); echo "FAIL $toolchain/$name (exit $rc):"; echo "$out" | sed 's/^/    /'
+      why="exit $rc"; [ $rc -eq 124 ] || [ $rc -eq 137 ] && why="timed out after ${limit} s"
+      failed=$((failed + 1)); echo "FAIL $toolchain/$name ($why):"; echo "$out" | sed 's/^/    /'
     fi
     if [ -n "${VERBOSE:-}" ]; then echo "$out" | sed 's/^/    | /'; fi
   done
