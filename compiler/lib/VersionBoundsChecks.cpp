@@ -30,8 +30,8 @@
 // Why this keeps Rust's semantics: when the precondition holds, each removed
 // check is true wherever it is evaluated (the arithmetic above), so the copy
 // computes what the original would; when it does not, the original runs.
-// Threads of one block always take the same body: the precondition depends
-// on kernel parameters only. The user's own tests (a `if o < out.len()`
+// Every thread of the launch takes the same body: the precondition depends
+// on kernel parameters (and the grid's shape) only. The user's own tests (a `if o < out.len()`
 // guard) are removed the same way when implied; they are only tests.
 //
 // Runs after O3 (the kernel is one function) and before MergeBoundsChecks,
@@ -190,7 +190,11 @@ private:
       if (!And->hasOneUse())
         Known = factsAt(And->getParent());
       SmallVector<Fact> ForA = Known, ForB = Known;
-      collectFacts(B, ForA, /*AsSiblings=*/true);
+      // `select A, B, false` evaluates B only where A holds (B may be
+      // poison elsewhere), so B's facts cannot remove A: the select would
+      // become B.
+      if (!isa<SelectInst>(And))
+        collectFacts(B, ForA, /*AsSiblings=*/true);
       collectFacts(A, ForB, /*AsSiblings=*/true);
       visit(A, And, 0, std::move(ForA), Depth + 1);
       visit(B, And, 1, std::move(ForB), Depth + 1);
@@ -198,7 +202,7 @@ private:
     }
     auto *Cmp = dyn_cast<ICmpInst>(Node);
     std::optional<Fact> Check = Cmp ? asFact(Cmp) : std::nullopt;
-    if (!Check || !isBlockUniform(Check->Bound) || Relied.contains(Cmp))
+    if (!Check || !isLaunchInvariant(Check->Bound) || Relied.contains(Cmp))
       return;
     SmallVector<Value *, 2> Used;
     if (std::optional<Precondition> P = implied(*Check, Known, Used)) {
@@ -216,7 +220,7 @@ private:
                                       SmallVectorImpl<Value *> &Used) {
     auto boundOf = [&](Value *X) -> Value * {
       for (const Fact &F : Known)
-        if (F.X == X && isBlockUniform(F.Bound) && !(F.Leaf && Removed.contains(F.Leaf))) {
+        if (F.X == X && isLaunchInvariant(F.Bound) && !(F.Leaf && Removed.contains(F.Leaf))) {
           if (F.Leaf)
             Used.push_back(F.Leaf);
           return F.Bound;
@@ -244,7 +248,7 @@ private:
       for (auto [R, K] : Factors) {
         Value *M = boundOf(R);
         Value *CBound = boundOf(C);
-        if (!M || !CBound || !isBlockUniform(K))
+        if (!M || !CBound || !isLaunchInvariant(K))
           continue;
         if (CBound == K)
           return Precondition{M, K, L};
@@ -256,10 +260,11 @@ private:
     return std::nullopt;
   }
 
-  /// The same for every thread of a block: constants, kernel parameters
-  /// (the loads from them), the block and grid sizes, the block index,
-  /// and pure arithmetic on those.
-  bool isBlockUniform(Value *V, unsigned Depth = 0) const {
+  /// The same for every thread of the launch: constants, kernel parameters
+  /// (the loads from them), the block and grid sizes, and pure arithmetic
+  /// on those. (Not the block index: every block takes the same body, so
+  /// nothing that synchronises blocks of a cluster meets two bodies.)
+  bool isLaunchInvariant(Value *V, unsigned Depth = 0) const {
     if (isa<Constant>(V) || isa<Argument>(V))
       return true;
     auto *I = dyn_cast<Instruction>(V);
@@ -275,22 +280,19 @@ private:
       case Intrinsic::nvvm_read_ptx_sreg_nctaid_x:
       case Intrinsic::nvvm_read_ptx_sreg_nctaid_y:
       case Intrinsic::nvvm_read_ptx_sreg_nctaid_z:
-      case Intrinsic::nvvm_read_ptx_sreg_ctaid_x:
-      case Intrinsic::nvvm_read_ptx_sreg_ctaid_y:
-      case Intrinsic::nvvm_read_ptx_sreg_ctaid_z:
         return true;
       default:
         break;
       }
     if (isa<PHINode>(I) || !isPureInstruction(*I) || !isSafeToSpeculativelyExecute(I))
       return false;
-    return all_of(I->operands(), [&](Value *Op) { return isBlockUniform(Op, Depth + 1); });
+    return all_of(I->operands(), [&](Value *Op) { return isLaunchInvariant(Op, Depth + 1); });
   }
 
   /// A kernel parameter's memory: a `byval` argument, at a constant offset.
   static bool isParameterMemory(Value *Ptr) {
     auto *Arg = dyn_cast<Argument>(Ptr->stripInBoundsConstantOffsets());
-    return Arg && Arg->hasByValAttr();
+    return Arg && Arg->hasByValAttr() && Arg->onlyReadsMemory();
   }
 
   /// V computed in the entry block, before its terminator (instructions

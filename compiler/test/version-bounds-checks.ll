@@ -107,6 +107,58 @@ done:
   ret void
 }
 
+; `select A, B, false` (a logical and whose B may be poison where A fails):
+; A's facts may remove B, not the other way round.
+; CHECK-LABEL: define ptx_kernel void @select.and(
+; CHECK: body.unchecked:
+; CHECK: %all.unchecked = select i1 %both.unchecked, i1 true, i1 false
+; CHECK-LABEL: define ptx_kernel void @select.reversed(
+; CHECK-NOT: launch.checked
+; CHECK: ret void
+define ptx_kernel void @select.and(i64 %m, i64 %n, ptr %out, i64 %len) {
+entry:
+  %tx = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %ty = call i32 @llvm.nvvm.read.ptx.sreg.tid.y()
+  %col = zext i32 %tx to i64
+  %row = zext i32 %ty to i64
+  br label %body
+body:
+  %r.ok = icmp ult i64 %row, %m
+  %c.ok = icmp ult i64 %col, %n
+  %both = and i1 %r.ok, %c.ok
+  %rn = mul i64 %row, %n
+  %o = add i64 %rn, %col
+  %o.ok = icmp ult i64 %o, %len
+  %all = select i1 %both, i1 %o.ok, i1 false
+  br i1 %all, label %store, label %done
+store:
+  store float 1.0, ptr %out
+  br label %done
+done:
+  ret void
+}
+
+define ptx_kernel void @select.reversed(i64 %m, i64 %n, ptr %out, i64 %len) {
+entry:
+  %tx = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %ty = call i32 @llvm.nvvm.read.ptx.sreg.tid.y()
+  %col = zext i32 %tx to i64
+  %row = zext i32 %ty to i64
+  %r.ok = icmp ult i64 %row, %m
+  %c.ok = icmp ult i64 %col, %n
+  %both = and i1 %r.ok, %c.ok
+  %rn = mul i64 %row, %n
+  %o = add i64 %rn, %col
+  %o.ok = icmp ult i64 %o, %len
+  %all = select i1 %o.ok, i1 %both, i1 false
+  br i1 %all, label %store, label %done
+store:
+  store float 1.0, ptr %out
+  br label %done
+done:
+  ret void
+}
+
 ; Not copied: two conjuncts that would each be removed on the other's word
 ; (`i < a && i < b`, one bound each: and a one-bound check alone is
 ; MergeBoundsChecks' business); a bound that differs between threads; a
