@@ -487,39 +487,38 @@ impl<'l, 's> Block<'l, 's> {
         // SAFETY (every dereference below): `this` is valid (caller), and
         // each reference made from it ends before the next switch.
         let n = unsafe { (*this).threads.len() };
-        loop {
-            while let Some(i) = unsafe { (*this).runnable.pop_front() } {
-                if unsafe { (*this).launch.failed.load(Ordering::Relaxed) } {
-                    return Ok(()); // another block failed: stop, like the GPU
-                }
-                unsafe { Self::resume(this, i)? };
-                let b = unsafe { &mut *this };
-                if let Some(fault) = b.fault.take() {
-                    return Err(fault);
-                }
-                match b.threads[i].state {
-                    State::Done => {
-                        b.done += 1;
-                        if let Some(s) = b.threads[i].stack.take() {
-                            b.free_stacks.push(s);
-                        }
-                    }
-                    State::Barrier => {
-                        b.at_barrier += 1;
-                        if b.at_barrier == n {
-                            b.open_barrier();
-                        }
-                    }
-                    State::Warp => b.try_complete_warp(i)?,
-                    State::Faulted => unreachable!("a faulted thread leaves a fault"),
-                    State::Runnable | State::NotStarted => b.runnable.push_back(i),
-                }
+        while let Some(i) = unsafe { (*this).runnable.pop_front() } {
+            if unsafe { (*this).launch.failed.load(Ordering::Relaxed) } {
+                return Ok(()); // another block failed: stop, like the GPU
             }
-            let b = unsafe { &*this };
-            if b.done == n {
-                return Ok(());
+            unsafe { Self::resume(this, i)? };
+            let b = unsafe { &mut *this };
+            if let Some(fault) = b.fault.take() {
+                return Err(fault);
             }
-            return Err(b.diagnose_stuck());
+            match b.threads[i].state {
+                State::Done => {
+                    b.done += 1;
+                    if let Some(s) = b.threads[i].stack.take() {
+                        b.free_stacks.push(s);
+                    }
+                }
+                State::Barrier => {
+                    b.at_barrier += 1;
+                    if b.at_barrier == n {
+                        b.open_barrier();
+                    }
+                }
+                State::Warp => b.try_complete_warp(i)?,
+                State::Faulted => unreachable!("a faulted thread leaves a fault"),
+                State::Runnable | State::NotStarted => b.runnable.push_back(i),
+            }
+        }
+        let b = unsafe { &*this };
+        if b.done == n {
+            Ok(())
+        } else {
+            Err(b.diagnose_stuck())
         }
     }
 
