@@ -8,31 +8,32 @@
 //   %i  = add (mul %row, %cols), %col
 //   %ok = icmp ult %i, %input.len                            ; br %ok, ..., %panic
 //
-// The check cannot fail when `rows * cols` fits in 64 bits and is at most
-// `input.len`: then `row * cols + col <= (rows - 1) * cols + cols - 1 <
-// rows * cols <= input.len`, and the wrapping IR arithmetic does not wrap.
-// That condition is the same for every thread of the launch (it reads only
-// kernel parameters), but no pass can decide it before the launch, so the
-// check stays, and with it a branch to a panic in every element of the
-// tile: ptxas cannot predicate the guarded loads, issues extra 64-bit
-// compares, and keeps the barrier after them unaligned.
+// The check cannot fail when `rows * cols` is exact (no wrap in 64 bits)
+// and at most `input.len`: then `row * cols + col <= (rows - 1) * cols +
+// cols - 1 < rows * cols <= input.len`, and the wrapping IR arithmetic does
+// not wrap. That condition is the same for every thread of the launch (it
+// reads only kernel parameters), but no pass can decide it before the
+// launch, so the check stays, and with it a branch to a panic in every
+// element of the tile: ptxas cannot predicate the guarded loads, issues
+// extra 64-bit compares, and keeps the barrier after them unaligned.
 //
 // This pass gives the kernel a second body. The entry block computes the
 // launch's precondition (every implied check's `M * K <= L` with M and K
-// below 2^32, so the product is exact, or `M <= L` where the index itself
-// is known below M) and branches
-// to a copy of the body in which those checks are `true`, or to the
-// original body, which keeps them all. The copy is cleaned of the branches
-// and panics that became dead. Checks are implied by facts that hold where
-// they are used: the conditions of the branches whose taken edge dominates
-// the use, and the other conjuncts of the same `and` tree.
+// below 2^32, so that the product is exact, or `M <= L` where the index
+// itself is known below M) and branches to a copy of the body in which
+// those checks are `true`, or to the original body, which keeps them all.
+// The copy is cleaned of the branches and panics that became dead. Checks
+// are implied by facts that hold where they are used: the conditions of the
+// branches whose taken edge dominates the use, and the other conjuncts of
+// the same `and` tree.
 //
 // Why this keeps Rust's semantics: when the precondition holds, each removed
 // check is true wherever it is evaluated (the arithmetic above), so the copy
 // computes what the original would; when it does not, the original runs.
 // Every thread of the launch takes the same body: the precondition depends
-// on kernel parameters (and the grid's shape) only. The user's own tests (a `if o < out.len()`
-// guard) are removed the same way when implied; they are only tests.
+// on kernel parameters and the grid's shape only. The user's own tests (an
+// `if o < out.len()` guard) are removed the same way when implied; they are
+// only tests.
 //
 // Runs after O3 (the kernel is one function) and before MergeBoundsChecks,
 // DeferSharedStores, HoistBoundsChecks and AlignBarriers, which then work on
@@ -40,7 +41,6 @@
 //===----------------------------------------------------------------------===//
 #include "oxide/Passes.h"
 #include "PanicPaths.h"
-#include "llvm/ADT/MapVector.h"
 #include "llvm/Analysis/ValueTracking.h"
 #include "llvm/IR/CFG.h"
 #include "llvm/IR/Dominators.h"
