@@ -63,7 +63,6 @@
 #include "llvm/ADT/PostOrderIterator.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
-#include "llvm/Analysis/ValueTracking.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/Dominators.h"
 #include "llvm/IR/IRBuilder.h"
@@ -77,11 +76,6 @@ namespace {
 
 /// At most this many blocks lie between two checks that are merged.
 constexpr unsigned MaxRegionBlocks = 64;
-
-/// Pure and safe to run on a path that did not run it.
-bool isSpeculatable(const Instruction &I) {
-  return !isa<PHINode>(I) && isPureInstruction(I) && isSafeToSpeculativelyExecute(&I);
-}
 
 /// Whether a thread running BB waits for one of its read-only loads before
 /// leaving it: the loaded value is used in BB by something other than a phi

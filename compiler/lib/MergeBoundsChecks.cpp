@@ -38,7 +38,6 @@
 //===----------------------------------------------------------------------===//
 #include "PanicPaths.h"
 #include "oxide/Passes.h"
-#include "llvm/Analysis/ValueTracking.h"
 #include "llvm/IR/Dominators.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Instructions.h"
@@ -89,7 +88,7 @@ std::optional<Check> matchCheck(BasicBlock &BB, bool FailMustBeCold) {
 /// Whether I, which does not dominate Before, could run there instead: it
 /// is safe to run early (no trap, no memory) and its operands dominate it.
 bool canComputeAt(const Instruction &I, const Instruction *Before, const DominatorTree &DT) {
-  if (isa<PHINode>(I) || !isPureInstruction(I) || !isSafeToSpeculativelyExecute(&I))
+  if (!isSpeculatable(I))
     return false;
   for (const Value *Op : I.operands())
     if (const auto *OpDef = dyn_cast<Instruction>(Op); OpDef && !DT.dominates(OpDef, Before))

@@ -1,11 +1,13 @@
 //===- PanicPaths.h - What the post-O3 passes may move code across -*- C++ -*-===//
 //
 // The passes that reorder a kernel's code after O3 (DeferSharedStores,
-// HoistBoundsChecks) share one notion of what is free to cross and of which
-// blocks are only the way to a panic:
+// HoistBoundsChecks, MergeBoundsChecks, VersionBoundsChecks) share one
+// notion of what is free to cross and of which blocks are only the way to
+// a panic:
 //
 //   - a pure instruction touches no memory, has no side effect and is not
-//     convergent, so no thread can tell where it ran;
+//     convergent, so no thread can tell where it ran; a speculatable one is
+//     also safe to run where it did not (no trap, not a phi);
 //   - an invariant load reads a read-only slice (TagInvariantLoads), which
 //     nothing writes while the kernel runs;
 //   - a panic call is a call of a function LowerPanics defined (attribute
@@ -19,6 +21,7 @@
 
 #include "oxide/Passes.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/Analysis/ValueTracking.h"
 #include "llvm/IR/BasicBlock.h"
 #include "llvm/IR/Function.h"
 #include "llvm/IR/Instructions.h"
@@ -43,6 +46,13 @@ inline bool isPureInstruction(const llvm::Instruction &I) {
     if (!isa<IntrinsicInst>(CB) || CB->isConvergent())
       return false;
   return !I.mayReadOrWriteMemory() && !I.mayHaveSideEffects();
+}
+
+/// Pure and safe to run on a path that did not run it (no division that
+/// could trap, no phi).
+inline bool isSpeculatable(const llvm::Instruction &I) {
+  return !llvm::isa<llvm::PHINode>(I) && isPureInstruction(I) &&
+         llvm::isSafeToSpeculativelyExecute(&I);
 }
 
 /// A simple load tagged !invariant.load (through a read-only slice).

@@ -41,7 +41,6 @@
 //===----------------------------------------------------------------------===//
 #include "oxide/Passes.h"
 #include "PanicPaths.h"
-#include "llvm/Analysis/ValueTracking.h"
 #include "llvm/IR/CFG.h"
 #include "llvm/IR/Dominators.h"
 #include "llvm/IR/IRBuilder.h"
@@ -284,7 +283,7 @@ private:
       default:
         break;
       }
-    if (isa<PHINode>(I) || !isPureInstruction(*I) || !isSafeToSpeculativelyExecute(I))
+    if (!isSpeculatable(*I))
       return false;
     return all_of(I->operands(), [&](Value *Op) { return isLaunchInvariant(Op, Depth + 1); });
   }
