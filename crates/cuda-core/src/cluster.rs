@@ -268,10 +268,7 @@ unsafe fn launch_cluster(
                 f.name, c.0, c.1, c.2
             ))
         })?;
-    match host.map(|h| h.name()).filter(|n| !n.is_empty()) {
-        Some(name) => ctx.record_launch_static(name),
-        None => ctx.record_launch_shared(&f.name),
-    }
+    ctx.record_launch_of(f, host);
     Ok(())
 }
 

@@ -87,8 +87,10 @@ impl CudaContext {
     }
 
     /// Remembers `kernel` (a name for people to read) as the kernel launched
-    /// last on this context; [`launch_kernel`](crate::launch_kernel) calls it,
-    /// and `cuda-host` replaces the PTX name with the Rust path.
+    /// last on this context, so that a fault names it. This crate's launch
+    /// functions record every launch themselves (under the Rust path when
+    /// `cuda-host` gives the host code, else the PTX name); call this for a
+    /// launch made another way.
     pub fn record_launch(&self, kernel: &str) {
         self.remember(KernelName::Shared(Arc::from(kernel)));
     }
@@ -101,6 +103,16 @@ impl CudaContext {
 
     pub(crate) fn record_launch_shared(&self, kernel: &Arc<str>) {
         self.remember(KernelName::Shared(kernel.clone()));
+    }
+
+    /// Records `f` as launched last under the name a fault report will give:
+    /// its host code's (cuda-host's Rust path) if it has one, else the PTX
+    /// name. Every launch path of this crate ends here.
+    pub(crate) fn record_launch_of(&self, f: &crate::CudaFunction, host: Option<&crate::emulator::HostKernel>) {
+        match host.map(|h| h.name()).filter(|n| !n.is_empty()) {
+            Some(name) => self.record_launch_static(name),
+            None => self.record_launch_shared(&f.name),
+        }
     }
 
     fn remember(&self, name: KernelName) {

@@ -599,7 +599,7 @@ unsafe fn launch(
             shared_mem_bytes: config.shared_mem_bytes,
         };
         let name = if host.name().is_empty() { &*f.name } else { host.name() };
-        stream.context().record_launch(name);
+        stream.context().record_launch_of(f, Some(host));
         // SAFETY: `f` is a handle of the emulated driver; `params` suit
         // `host` (the caller's contract).
         return unsafe { crate::emulator::launch(name, f.func, grid, host, params.as_ptr()) }
@@ -633,12 +633,7 @@ unsafe fn launch(
     }
     .map_err(|e| stream.context().explain(e))
     .map_err(|e| e.with_detail(format!("while launching kernel `{}`", f.name)))?;
-    // The name a fault report will give: the host code's (cuda-host's Rust
-    // path) if it has one, else the PTX name.
-    match host.map(|h| h.name()).filter(|n| !n.is_empty()) {
-        Some(name) => stream.context().record_launch_static(name),
-        None => stream.context().record_launch_shared(&f.name),
-    }
+    stream.context().record_launch_of(f, host);
     Ok(())
 }
 
