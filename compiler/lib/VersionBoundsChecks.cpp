@@ -122,10 +122,7 @@ public:
     // costs the same as a second body, and measured faster for vecadd.
     if (none_of(Preconditions, [](const Precondition &P) { return P.K != nullptr; }))
       return false;
-    Value *Launch = precondition();
-    if (!Launch)
-      return false;
-    copyBody(Launch);
+    copyBody(precondition());
     return true;
   }
 
@@ -174,8 +171,8 @@ private:
     // in them, and give the weakest precondition (`c.len <= b.len` rather
     // than `a.len <= b.len` after `a[i]` was checked).
     std::reverse(Facts.begin(), Facts.end());
-    FactMemo[BB] = Facts;
-    return FactMemo[BB];
+    It->second = std::move(Facts);
+    return It->second;
   }
 
   /// Walks the `and` tree at operand OpIdx of User, with the facts that hold
@@ -229,7 +226,10 @@ private:
     Value *L = Check.Bound;
     if (Value *M = boundOf(Check.X))
       return Precondition{M, nullptr, L};
-    // X = R * K + C with R < M and C < K.
+    // X = R * K + C with R < M and C < K (integers; the precondition's
+    // product is formed in 64 bits).
+    if (!Check.X->getType()->isIntegerTy() || Check.X->getType()->getIntegerBitWidth() > 64)
+      return std::nullopt;
     Value *P, *Q;
     if (!match(Check.X, m_Add(m_Value(P), m_Value(Q))) &&
         !match(Check.X, m_DisjointOr(m_Value(P), m_Value(Q))))
@@ -310,32 +310,28 @@ private:
     return Copy;
   }
 
-  /// The conjunction of every precondition, computed at the end of the
-  /// entry block.
+  /// The conjunction of every precondition (there is at least one),
+  /// computed at the end of the entry block.
   Value *precondition() {
     BasicBlock &Entry = F.getEntryBlock();
     IRBuilder<> B(Entry.getTerminator());
     DenseMap<Value *, Value *> Copies;
     Value *All = nullptr;
     for (const Precondition &P : Preconditions) {
+      // M, K and L have the check's type: the compares and the index
+      // arithmetic they come from take operands of one type.
       Value *M = atEntry(P.M, B, Copies), *L = atEntry(P.L, B, Copies);
-      if (M->getType() != L->getType())
-        return nullptr;
       Value *Holds;
       if (!P.K) {
         Holds = B.CreateICmpULE(M, L, "launch.fits");
       } else {
         Value *K = atEntry(P.K, B, Copies);
-        if (K->getType() != M->getType())
-          return nullptr;
         // Both factors below 2^32 (one test of their high halves), so the
         // product fits and is one 32 × 32 → 64-bit multiply; a wider
         // dimension takes the body with checks. (The exact test,
         // `umul.with.overflow`, costs a 128-bit product on every launch:
         // about fifteen instructions per warp, a tenth of transpose's.)
         unsigned Bits = M->getType()->getIntegerBitWidth();
-        if (Bits > 64)
-          return nullptr;
         Type *Wide = B.getInt64Ty();
         Value *Narrow = nullptr;
         if (Bits > 32) {
