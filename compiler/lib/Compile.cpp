@@ -211,6 +211,11 @@ std::vector<KernelEntryInfo> kernelsOf(Module &M, const std::map<std::string, un
       K.Flags = mdconst::extract<ConstantInt>(N->getOperand(3))->getZExtValue();
     else
       K.Flags = KernelReadsX | KernelReadsYZ; // unknown: let the host allow any launch
+    if (N->getNumOperands() > 5)
+      if (auto *Unchecked = mdconst::dyn_extract_or_null<Function>(N->getOperand(4))) {
+        K.UncheckedPtxName = Unchecked->getName().str();
+        K.LaunchCondition = cast<MDString>(N->getOperand(5))->getString().str();
+      }
     auto It = Copies.find(K.HostSymbol);
     K.HostCopies = It == Copies.end() ? 1 : It->second;
     Out.push_back(K);

@@ -36,7 +36,7 @@ using namespace oxide;
 
 namespace {
 
-constexpr uint64_t ImageMagic = 0x33304D494445584FULL; // "OXEDIM03" in memory (ABI.md §3)
+constexpr uint64_t ImageMagic = 0x34304D494445584FULL; // "OXEDIM04" in memory (ABI.md §3)
 constexpr uint32_t ImageKindPtx = 1;
 /// Slots start with this value so the section is PROGBITS (not .bss) and an
 /// unpatched slot is recognisable; patching writes 0 into unused slots.
@@ -66,7 +66,7 @@ public:
     Slots->setSection(SlotSection);
     Slots->setAlignment(Align(8));
 
-    auto *KernelTy = StructType::get(Ctx, {Ptr, I64, Ptr, I64, I64, Ptr, I64, I64});
+    auto *KernelTy = StructType::get(Ctx, {Ptr, I64, Ptr, I64, I64, Ptr, I64, I64, Ptr, I64, Ptr, I64});
     SmallVector<Constant *> Kernels;
     size_t Slot = 0;
     for (const KernelEntryInfo &K : Image.Kernels) {
@@ -76,7 +76,9 @@ public:
           KernelTy, {string(K.PtxName), ConstantInt::get(I64, K.PtxName.size()), SlotPtr,
                      ConstantInt::get(I64, K.HostCopies), ConstantInt::get(I64, K.NumParams),
                      string(K.RustPath), ConstantInt::get(I64, K.RustPath.size()),
-                     ConstantInt::get(I64, K.Flags)}));
+                     ConstantInt::get(I64, K.Flags), optionalString(K.UncheckedPtxName),
+                     ConstantInt::get(I64, K.UncheckedPtxName.size()), optionalString(K.LaunchCondition),
+                     ConstantInt::get(I64, K.LaunchCondition.size())}));
       Slot += K.HostCopies;
     }
     auto *KernelsTy = ArrayType::get(KernelTy, Kernels.size());
@@ -122,6 +124,11 @@ public:
 private:
   Module &M;
   LLVMContext &Ctx;
+
+  /// string(S), or a null pointer for the empty string.
+  Constant *optionalString(const std::string &S) {
+    return S.empty() ? ConstantPointerNull::get(PointerType::getUnqual(Ctx)) : string(S);
+  }
 
   /// A private NUL-terminated string constant.
   Constant *string(const std::string &S) {

@@ -40,6 +40,7 @@
 // both bodies: in the copy there is no panic in front of the barriers.
 //===----------------------------------------------------------------------===//
 #include "oxide/Passes.h"
+#include "LaunchProgram.h"
 #include "PanicPaths.h"
 #include "llvm/IR/CFG.h"
 #include "llvm/IR/Dominators.h"
@@ -106,21 +107,48 @@ void collectFacts(Value *Cond, SmallVectorImpl<Fact> &Out, bool AsSiblings, unsi
   }
 }
 
+/// Every disjunct of an `or` tree whose falsehood is a fact (`X >= B`
+/// false: X < B), for the false edge of a branch: the form of a user's
+/// `if let Some(x) = c.get_mut(i)` when the pointer may be null (debug).
+void collectFactsWhenFalse(Value *Cond, SmallVectorImpl<Fact> &Out, unsigned Depth = 0) {
+  Value *A, *B;
+  if (Depth < 16 && match(Cond, m_LogicalOr(m_Value(A), m_Value(B)))) {
+    collectFactsWhenFalse(A, Out, Depth + 1);
+    collectFactsWhenFalse(B, Out, Depth + 1);
+  } else if (match(Cond, m_SpecificICmp(ICmpInst::ICMP_UGE, m_Value(A), m_Value(B)))) {
+    Out.push_back(Fact{A, B});
+  } else if (match(Cond, m_SpecificICmp(ICmpInst::ICMP_ULE, m_Value(A), m_Value(B)))) {
+    Out.push_back(Fact{B, A});
+  }
+}
+
 class Versioner {
 public:
   explicit Versioner(Function &F) : F(F), DT(F) {}
 
-  bool run() {
-    if (!worthCopying())
+  /// Versions the kernel; Entry is its `oxide.kernels` entry, if it has one
+  /// with flags (then the host can pick the version at launch).
+  bool run(MDNode *Entry) {
+    if (!smallEnough())
       return false;
     for (BasicBlock &BB : F)
       if (auto *Br = dyn_cast<BranchInst>(BB.getTerminator());
           Br && Br->isConditional() && DT.isReachableFromEntry(&BB))
         visit(Br->getCondition(), Br, 0, factsAt(&BB), 0);
-    // Checks implied by one bound alone (`i < c.len` before `a[i]`) are
+    if (Preconditions.empty())
+      return false;
+    // The host evaluates the condition for free at each launch, so even one
+    // bound alone (`i < c.len` before `a[i]`) is worth an entry of its own.
+    if (Entry)
+      if (std::optional<std::string> Program = launchProgram()) {
+        specializeAtLaunch(*Entry, *Program);
+        return true;
+      }
+    // In one function, checks implied by one bound alone are
     // MergeBoundsChecks' business: one compare against the smallest length
     // costs the same as a second body, and measured faster for vecadd.
-    if (none_of(Preconditions, [](const Precondition &P) { return P.K != nullptr; }))
+    if (none_of(Preconditions, [](const Precondition &P) { return P.K != nullptr; }) ||
+        hasLooseAsmLabel())
       return false;
     copyBody(precondition());
     return true;
@@ -137,24 +165,29 @@ private:
   SmallPtrSet<Value *, 16> Removed, Relied;
   DenseMap<BasicBlock *, SmallVector<Fact>> FactMemo;
 
-  bool worthCopying() const {
+  bool smallEnough() const {
     unsigned Count = 0;
     for (const BasicBlock &BB : F)
-      for (const Instruction &I : BB) {
-        if (++Count > MaxInstructions)
-          return false;
-        // A label outside braces would be defined twice in the PTX.
+      Count += BB.size();
+    return Count <= MaxInstructions;
+  }
+
+  /// Inline asm defining a label outside braces: in two bodies of one
+  /// function it would be defined twice in the PTX (in two functions it is
+  /// not: PTX labels are local to their function).
+  bool hasLooseAsmLabel() const {
+    for (const BasicBlock &BB : F)
+      for (const Instruction &I : BB)
         if (const auto *CB = dyn_cast<CallBase>(&I))
           if (const auto *Asm = dyn_cast<InlineAsm>(CB->getCalledOperand());
               Asm && Asm->getAsmString().find(':') != std::string::npos &&
               !StringRef(Asm->getAsmString()).ltrim().starts_with("{"))
-            return false;
-      }
-    return true;
+            return true;
+    return false;
   }
 
-  /// The facts that hold in BB: conditions of branches whose taken edge
-  /// dominates it.
+  /// The facts that hold in BB: the conditions of branches whose true edge
+  /// dominates it, and the negated disjuncts of those whose false edge does.
   const SmallVector<Fact> &factsAt(BasicBlock *BB) {
     auto [It, New] = FactMemo.try_emplace(BB);
     if (!New)
@@ -166,6 +199,8 @@ private:
         continue;
       if (DT.dominates(BasicBlockEdge(N->getBlock(), Br->getSuccessor(0)), BB))
         collectFacts(Br->getCondition(), Facts, /*AsSiblings=*/false);
+      else if (DT.dominates(BasicBlockEdge(N->getBlock(), Br->getSuccessor(1)), BB))
+        collectFactsWhenFalse(Br->getCondition(), Facts);
     }
     // Outermost first: the user's own tests come before the checks nested
     // in them, and give the weakest precondition (`c.len <= b.len` rather
@@ -201,13 +236,28 @@ private:
     if (!Check || !isLaunchInvariant(Check->Bound) || Relied.contains(Cmp))
       return;
     SmallVector<Value *, 2> Used;
-    if (std::optional<Precondition> P = implied(*Check, Known, Used)) {
+    if (std::optional<Precondition> P = implied(*Check, Known, Used); P && !neverHolds(*P)) {
       Removable.push_back({User, OpIdx});
       Removed.insert(Cmp);
       Relied.insert(Used.begin(), Used.end());
       if (!is_contained(Preconditions, *P))
         Preconditions.push_back(*P);
     }
+  }
+
+  /// A precondition on constants that is false (`32 <= 8`): a copy that
+  /// never runs.
+  static bool neverHolds(const Precondition &P) {
+    const APInt *M, *K, *L;
+    if (!match(P.M, m_APInt(M)) || !match(P.L, m_APInt(L)))
+      return false;
+    if (!P.K)
+      return M->ugt(*L);
+    if (!match(P.K, m_APInt(K)))
+      return false;
+    bool Overflow = false;
+    APInt Area = M->zext(128).umul_ov(K->zext(128), Overflow);
+    return Overflow || Area.ugt(L->zext(128));
   }
 
   /// The precondition under which `Check.X < Check.Bound` follows from Known.
@@ -353,6 +403,62 @@ private:
     return All;
   }
 
+  /// The conjunction of every precondition as the host's program (`M K mulx
+  /// L ule`, exact), or nothing if a value is beyond the host.
+  std::optional<std::string> launchProgram() const {
+    LaunchProgramWriter W;
+    for (const Precondition &P : Preconditions) {
+      if (!W.value(P.M))
+        return std::nullopt;
+      if (P.K) {
+        if (!W.value(P.K))
+          return std::nullopt;
+        W.op("mulx");
+      }
+      if (!W.value(P.L))
+        return std::nullopt;
+      W.op("ule");
+      if (&P != &Preconditions.front())
+        W.op("and");
+    }
+    return W.program();
+  }
+
+  /// A second kernel, `<name>_unchecked`, without the implied checks; the
+  /// kernel's `oxide.kernels` entry gains it and the program that tells the
+  /// host when to launch it instead.
+  void specializeAtLaunch(MDNode &Entry, const std::string &Program) {
+    Module &M = *F.getParent();
+    std::string Name = (F.getName() + "_unchecked").str();
+    if (M.getNamedValue(Name))
+      return;
+    ValueToValueMapTy VMap;
+    Function *Unchecked = CloneFunction(&F, VMap);
+    Unchecked->setName(Name);
+    SmallVector<BasicBlock *> Blocks;
+    for (BasicBlock &BB : *Unchecked)
+      Blocks.push_back(&BB);
+    removeImplied(VMap, Blocks);
+    LLVMContext &Ctx = M.getContext();
+    SmallVector<Metadata *> Ops(Entry.operands());
+    Ops.push_back(ValueAsMetadata::get(Unchecked));
+    Ops.push_back(MDString::get(Ctx, Program));
+    NamedMDNode *Kernels = M.getNamedMetadata(KernelsMetadata);
+    for (unsigned I = 0; I < Kernels->getNumOperands(); ++I)
+      if (Kernels->getOperand(I) == &Entry)
+        Kernels->setOperand(I, MDNode::get(Ctx, Ops));
+  }
+
+  /// In the copy Blocks (mapped by VMap), every implied check is `true`;
+  /// the branches, panics and conditions that became dead go.
+  void removeImplied(ValueToValueMapTy &VMap, ArrayRef<BasicBlock *> Blocks) {
+    for (auto [User, OpIdx] : Removable)
+      cast<Instruction>(VMap[User])->setOperand(OpIdx, ConstantInt::getTrue(F.getContext()));
+    for (BasicBlock *BB : Blocks)
+      ConstantFoldTerminator(BB, /*DeleteDeadConditions=*/true);
+    removeUnreachableBlocks(*Blocks.front()->getParent());
+  }
+
   /// Entry: ... ; br %launch.checked, label %copy, label %original.
   void copyBody(Value *Launch) {
     BasicBlock &Entry = F.getEntryBlock();
@@ -369,24 +475,36 @@ private:
       Copy.push_back(C);
     }
     remapInstructionsInBlocks(Copy, VMap);
-    for (auto [User, OpIdx] : Removable)
-      cast<Instruction>(VMap[User])->setOperand(OpIdx, ConstantInt::getTrue(F.getContext()));
     Instruction *Term = Entry.getTerminator();
     BranchInst::Create(cast<BasicBlock>(VMap[Original]), Original, Launch, Term->getIterator());
     Term->eraseFromParent();
-    // The copy's dead branches, panics and conditions.
-    for (BasicBlock *BB : Copy)
-      ConstantFoldTerminator(BB, /*DeleteDeadConditions=*/true);
-    removeUnreachableBlocks(F);
+    removeImplied(VMap, Copy);
   }
 };
+
+/// Each kernel's `oxide.kernels` entry, where it has its flags (operand 3)
+/// and no unchecked entry yet.
+DenseMap<Function *, MDNode *> kernelEntries(Module &M) {
+  DenseMap<Function *, MDNode *> Out;
+  if (NamedMDNode *MD = M.getNamedMetadata(KernelsMetadata))
+    for (MDNode *N : MD->operands())
+      if (N->getNumOperands() == 4)
+        if (auto *F = mdconst::dyn_extract_or_null<Function>(N->getOperand(0)))
+          Out[F] = N;
+  return Out;
+}
 
 } // namespace
 
 PreservedAnalyses VersionBoundsChecksPass::run(Module &M, ModuleAnalysisManager &) {
-  bool Changed = false;
+  DenseMap<Function *, MDNode *> Entries = kernelEntries(M);
+  // The list first: specializing adds kernels, which are not visited.
+  SmallVector<Function *> Kernels;
   for (Function &F : M)
     if (!F.isDeclaration() && F.getCallingConv() == CallingConv::PTX_Kernel)
-      Changed |= Versioner(F).run();
+      Kernels.push_back(&F);
+  bool Changed = false;
+  for (Function *F : Kernels)
+    Changed |= Versioner(*F).run(Entries.lookup(F));
   return Changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
 }

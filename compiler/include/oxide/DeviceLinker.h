@@ -36,6 +36,11 @@ struct KernelEntryInfo {
   uint64_t NumParams = 0;
   unsigned HostCopies = 1; // definitions in the bitcode = host address slots
   uint64_t Flags = 0;      // KernelFlags (Passes.h): the thread coordinates it reads
+  // The entry without the bounds checks its launch condition implies, and
+  // that condition as the host's postfix program (VersionBoundsChecks.cpp,
+  // docs/ABI.md §3); both empty when the kernel has none.
+  std::string UncheckedPtxName;
+  std::string LaunchCondition;
 };
 
 /// A `#[constant]` static in constant memory, which the host may overwrite.

@@ -48,7 +48,8 @@
 namespace oxide {
 
 /// Named metadata listing the kernels: !{ptr @entry, !"host symbol", i64 nparams}
-/// (RecordKernelDimensionsPass appends `i64 flags`).
+/// (RecordKernelDimensionsPass appends `i64 flags`, VersionBoundsChecksPass
+/// may append `ptr @entry_unchecked, !"launch condition"`).
 inline constexpr const char *KernelsMetadata = "oxide.kernels";
 
 /// Metadata kind on the inline asm calls that LowerIntrinsicStubs makes from
@@ -88,10 +89,11 @@ struct TagInvariantLoadsPass : llvm::PassInfoMixin<TagInvariantLoadsPass> {
   llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
 };
 
-/// VersionBoundsChecks.cpp: after O3, the kernel gets a second body in
+/// VersionBoundsChecks.cpp: after O3, the kernel gets a second version in
 /// which the bounds checks (and the user's own tests) implied by a
 /// condition on kernel parameters alone (`rows * cols <= input.len`, say)
-/// are `true`; the entry block computes the condition and picks the body.
+/// are `true`: a second entry, which the host launches when it finds the
+/// condition true, or a second body the entry block picks.
 struct VersionBoundsChecksPass : llvm::PassInfoMixin<VersionBoundsChecksPass> {
   llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
 };

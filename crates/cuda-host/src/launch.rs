@@ -69,14 +69,16 @@ impl LaunchShape for ClusterLaunchConfig {
     }
 }
 
-/// Launches the kernel whose entry wrapper is at `entry` with `params`;
-/// `host` calls that entry wrapper (what the CPU emulator runs).
+/// Launches the kernel whose entry wrapper is at `entry` with `params`
+/// (`sizes[i]`: the bytes `params[i]` points to); `host` calls that entry
+/// wrapper (what the CPU emulator runs).
 fn launch_entry(
     module: &KernelModule,
     stream: &CudaStream,
     shape: &dyn LaunchShape,
     entry: *const c_void,
     params: &mut [*mut c_void],
+    sizes: &[usize],
     host: &HostKernel,
 ) -> Result<(), HostError> {
     let found = find_kernel(entry).ok_or_else(|| HostError::KernelNotEmbedded {
@@ -99,6 +101,20 @@ fn launch_entry(
     }
     let (function, limits) = module.function_with_limits(found.index, config.shared_mem_bytes)?;
     check_limits(kernel.rust_path, &config, limits)?;
+    // The entry without the checks the launch condition implies, where it
+    // holds. Not for clusters (a user's cluster attributes are set on the
+    // kernel's own entry) nor on the emulator (which runs the host code).
+    let unchecked = match &kernel.unchecked {
+        Some(unchecked)
+            if cluster.is_none()
+                && !cuda_core::emulator::is_active()
+                && unchecked.condition.evaluate_with(&config, |p, r| read_param(params, sizes, p, r)) == Some(true) =>
+        {
+            module.unchecked_function(found.index, &config, limits)
+        }
+        _ => None,
+    };
+    let function = unchecked.unwrap_or(function);
     let host = host.named(kernel.rust_path);
     // cuda-core records the host code's name (the Rust path) as the kernel
     // launched last, for fault reports.
@@ -113,7 +129,26 @@ fn launch_entry(
             cuda_core::launch_kernel_cluster_with_host_code(function, cluster, stream, params, &host)
         }?,
     }
+    if unchecked.is_some() {
+        module.note_unchecked_launch();
+    }
     Ok(())
+}
+
+/// Reads `range` of parameter `param` (at most 8 bytes, little-endian) for
+/// the launch condition; None past the parameter's end.
+fn read_param(params: &[*mut c_void], sizes: &[usize], param: usize, range: std::ops::Range<usize>) -> Option<u64> {
+    let (&ptr, &size) = (params.get(param)?, sizes.get(param)?);
+    if range.end > size || range.len() > 8 {
+        return None;
+    }
+    let mut le = [0u8; 8];
+    // SAFETY: `ptr` points to a live argument of `size` bytes (the launch
+    // function's `reprs`) and the range lies inside it. The condition reads
+    // only bytes the kernel reads as integers (lengths, sizes), never
+    // padding, so they are initialised.
+    unsafe { std::ptr::copy_nonoverlapping((ptr as *const u8).add(range.start), le.as_mut_ptr(), range.len()) };
+    Some(u64::from_le_bytes(le))
 }
 
 macro_rules! define_launch {
@@ -133,6 +168,7 @@ macro_rules! define_launch {
             $( let () = SameLayout::<$A::Repr, $P>::OK; )*
             let reprs = ($(args.$i.to_repr(),)*);
             let mut params: [*mut c_void; 0 $(+ { let _ = $i; 1 })*] = [$(param_ptr(&reprs.$i)),*];
+            let sizes: [usize; 0 $(+ { let _ = $i; 1 })*] = [$(std::mem::size_of_val(&reprs.$i)),*];
 
             /// Calls the entry wrapper `data` with the launch's parameter
             /// pointers: the host code of the kernel, for the emulator.
@@ -150,7 +186,7 @@ macro_rules! define_launch {
             // SAFETY: the entry wrapper reads its arguments by value from the
             // pointers and may run on many threads at once, like on the GPU.
             let host = unsafe { HostKernel::new(entry as *const (), $call::<$($P),*>) };
-            launch_entry(module, stream, &config, entry as *const c_void, &mut params, &host)
+            launch_entry(module, stream, &config, entry as *const c_void, &mut params, &sizes, &host)
         }
     };
 }

@@ -43,6 +43,13 @@
 //! `max_threads_per_block`, dynamic shared memory within its limit, and no
 //! 2-D/3-D launch of a kernel that indexes with x coordinates only.
 //!
+//! Where the device linker could prove a kernel's bounds checks true under a
+//! condition on its arguments (`c.len() <= a.len()`, `rows * cols <=
+//! input.len()`), the image holds a second entry without them, and each
+//! launch evaluates the condition on the host and picks the entry
+//! ([`condition`]); the checks that remain, and every check where the
+//! condition fails, panic as usual.
+//!
 //! Every launch also hands over the kernel's host code (its entry wrapper,
 //! compiled for the host), which the CPU emulator runs instead of the PTX
 //! when `OXIDE_EMULATE=1` (`cargo oxide run --emulate`; see
@@ -51,6 +58,7 @@
 
 pub mod arg;
 mod check;
+pub mod condition;
 mod error;
 mod launch;
 mod module;
@@ -58,10 +66,11 @@ mod registry;
 
 pub use cuda_macros::{cuda_launch, cuda_module};
 pub use check::{Coordinates, KernelLimits};
+pub use condition::{ConditionParseError, LaunchCondition};
 pub use error::{report_failure, HostError, NO_GPU_EXIT_CODE};
 pub use launch::LaunchShape;
 pub use module::{load_kernel_module, load_kernel_module_from_ptx, KernelModule};
-pub use registry::{embedded_modules, EmbeddedKernel, EmbeddedModule};
+pub use registry::{embedded_modules, EmbeddedKernel, EmbeddedModule, UncheckedEntry};
 
 /// Items `cuda_launch!` expands to. Not a public API.
 #[doc(hidden)]

@@ -7,7 +7,8 @@ use crate::HostError;
 
 /// `CUfunction_attribute` number of the dynamic shared memory limit.
 const CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: i32 = 8;
-use cuda_core::{CudaContext, CudaFunction, CudaModule};
+use cuda_core::{CudaContext, CudaFunction, CudaModule, LaunchConfig};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 /// An embedded device image loaded on one context; launch its kernels with
@@ -19,6 +20,11 @@ pub struct KernelModule {
     /// looked up on first launch. Lock-free afterwards, so a launch borrows
     /// the function instead of cloning it.
     functions: Box<[OnceLock<(CudaFunction, u32)>]>,
+    /// The same for the kernels' unchecked entries (None: the kernel has
+    /// none, or the loaded PTX lacks it).
+    unchecked: Box<[OnceLock<Option<(CudaFunction, u32)>>]>,
+    /// Launches that ran an unchecked entry.
+    unchecked_launches: AtomicU64,
 }
 
 impl std::fmt::Debug for KernelModule {
@@ -53,7 +59,8 @@ pub fn load_kernel_module_from_ptx(ctx: &Arc<CudaContext>, name: &str, ptx: &str
 fn load_image_with_ptx(ctx: &Arc<CudaContext>, image: &'static EmbeddedModule, ptx: &str) -> Result<KernelModule, HostError> {
     let module = ctx.load_module_ptx(ptx)?;
     let functions = image.kernels.iter().map(|_| OnceLock::new()).collect();
-    Ok(KernelModule { image, module, functions })
+    let unchecked = image.kernels.iter().map(|_| OnceLock::new()).collect();
+    Ok(KernelModule { image, module, functions, unchecked, unchecked_launches: AtomicU64::new(0) })
 }
 
 /// The embedded image named `name` (or the only one; see [`load_kernel_module`]).
@@ -81,6 +88,14 @@ impl KernelModule {
     /// The embedded image (PTX and kernel list).
     pub fn image(&self) -> &'static EmbeddedModule {
         self.image
+    }
+
+    /// How many launches from this module ran a kernel's unchecked entry
+    /// (the device linker's copy without the bounds checks that the launch
+    /// condition implies; see [`crate::condition`]). A diagnostic: it tells
+    /// whether the fast path is taken.
+    pub fn unchecked_launches(&self) -> u64 {
+        self.unchecked_launches.load(Ordering::Relaxed)
     }
 
     /// The loaded CUDA module.
@@ -151,5 +166,45 @@ impl KernelModule {
             f.attribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)?.max(0) as u32
         };
         Ok((f, KernelLimits { max_threads_per_block, max_dynamic_shared_bytes }))
+    }
+
+    /// Counts a launch of an unchecked entry.
+    pub(crate) fn note_unchecked_launch(&self) {
+        self.unchecked_launches.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The unchecked entry of kernel `index`, ready for a launch of `config`
+    /// that the kernel's own entry accepts with `limits`; None where there
+    /// is none or it would not take this launch.
+    ///
+    /// A user may have raised the kernel's dynamic shared memory limit
+    /// (`CudaFunction::set_max_dynamic_shared_memory` on its entry); the
+    /// unchecked entry is given the same limit before it runs with more
+    /// than its own.
+    pub(crate) fn unchecked_function(
+        &self,
+        index: usize,
+        config: &LaunchConfig,
+        limits: KernelLimits,
+    ) -> Option<&CudaFunction> {
+        let (f, max_threads) = self.unchecked[index]
+            .get_or_init(|| {
+                let entry = self.image.kernels[index].unchecked.as_ref()?;
+                let f = self.module.function(entry.ptx_name).ok()?;
+                let max_threads = f.max_threads_per_block().ok()?;
+                Some((f, max_threads))
+            })
+            .as_ref()?;
+        let (x, y, z) = config.block_dim;
+        if u64::from(x) * u64::from(y) * u64::from(z) > u64::from(*max_threads) {
+            return None;
+        }
+        if config.shared_mem_bytes > 0 {
+            let own = f.attribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES).ok()?.max(0) as u32;
+            if own < config.shared_mem_bytes {
+                f.set_max_dynamic_shared_memory(limits.max_dynamic_shared_bytes).ok()?;
+            }
+        }
+        Some(f)
     }
 }

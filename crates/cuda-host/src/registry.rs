@@ -10,7 +10,7 @@
 use std::ffi::c_void;
 use std::sync::OnceLock;
 
-const IMAGE_MAGIC: u64 = 0x3330_4D49_4445_584F; // "OXEDIM03"
+const IMAGE_MAGIC: u64 = 0x3430_4D49_4445_584F; // "OXEDIM04"
 const IMAGE_KIND_PTX: u32 = 1;
 
 #[repr(C)]
@@ -38,11 +38,15 @@ struct KernelRecord {
     path_ptr: *const u8,
     path_len: u64,
     flags: u64,
+    unchecked_name_ptr: *const u8,
+    unchecked_name_len: u64,
+    condition_ptr: *const u8,
+    condition_len: u64,
 }
 
 // The record sizes of docs/ABI.md §3 (the placeholder is one ImageRecord).
 const _: () = assert!(std::mem::size_of::<ImageRecord>() == 80);
-const _: () = assert!(std::mem::size_of::<KernelRecord>() == 64);
+const _: () = assert!(std::mem::size_of::<KernelRecord>() == 96);
 const _: () = assert!(std::mem::size_of::<ConstantRecord>() == 32);
 
 #[repr(C)]
@@ -93,7 +97,19 @@ pub struct EmbeddedKernel {
     pub num_params: usize,
     /// The thread coordinates the kernel reads (checked against launch shapes).
     pub coordinates: crate::check::Coordinates,
+    /// The entry without the checks that a launch condition implies, if the
+    /// device linker made one.
+    pub unchecked: Option<UncheckedEntry>,
     host_addresses: Vec<usize>,
+}
+
+/// A kernel's second entry, launched where its condition holds.
+#[derive(Debug, Clone)]
+pub struct UncheckedEntry {
+    /// The `.entry` name in the PTX.
+    pub ptx_name: &'static str,
+    /// When it may run in place of the kernel's own entry.
+    pub condition: crate::LaunchCondition,
 }
 
 /// A `#[constant]` static of an embedded module.
@@ -249,8 +265,18 @@ unsafe fn read_image(record: &ImageRecord) -> EmbeddedModule {
             // entry wrapper, written after the link; 0 means unused.
             let host_addresses =
                 (0..rec.n_host as usize).filter_map(|s| slot_target(rec.host_ptr.add(s))).collect();
+            let unchecked_name = std::str::from_utf8(static_bytes(rec.unchecked_name_ptr, rec.unchecked_name_len));
+            let condition = std::str::from_utf8(static_bytes(rec.condition_ptr, rec.condition_len));
+            // A program this cuda-host cannot read only costs the speed-up.
+            let unchecked = match (unchecked_name, condition) {
+                (Ok(name), Ok(program)) if !name.is_empty() => {
+                    program.parse().ok().map(|condition| UncheckedEntry { ptx_name: name, condition })
+                }
+                _ => None,
+            };
             EmbeddedKernel {
                 ptx_name,
+                unchecked,
                 rust_path: std::str::from_utf8(static_bytes(rec.path_ptr, rec.path_len)).unwrap_or(ptx_name),
                 num_params: rec.n_params as usize,
                 coordinates: crate::check::Coordinates(rec.flags),
