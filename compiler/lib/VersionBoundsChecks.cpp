@@ -274,10 +274,21 @@ private:
       return nullptr;
     };
     Value *L = Check.Bound;
+    // The tile's shape first: `rows * cols <= out.len()` is what a user
+    // sizes buffers by, where a bound of the index itself may be another
+    // buffer's length (`o < input.len()` before `o < out.len()`).
+    if (std::optional<Precondition> P = impliedByShape(Check, boundOf))
+      return P;
     if (Value *M = boundOf(Check.X))
       return Precondition{M, nullptr, L};
-    // X = R * K + C with R < M and C < K (integers; the precondition's
-    // product is formed in 64 bits).
+    return std::nullopt;
+  }
+
+  /// X = R * K + C with R < M and C < K: the precondition `M * K <= L`
+  /// (integers; the product is exact).
+  template <typename BoundOf>
+  std::optional<Precondition> impliedByShape(const Fact &Check, BoundOf &boundOf) const {
+    Value *L = Check.Bound;
     if (!Check.X->getType()->isIntegerTy() || Check.X->getType()->getIntegerBitWidth() > 64)
       return std::nullopt;
     Value *P, *Q;

@@ -112,6 +112,48 @@ panic:
   unreachable
 }
 
+; The user's `o < out.len()` after `input[o]`: implied by the tile's shape
+; (`rows * cols <= out.len`), not by the other buffer's length, which a
+; user would not think of sizing `out` by.
+define ptx_kernel void @tile.out(ptr readonly byval([8 x i8]) %p.rows, ptr readonly byval([8 x i8]) %p.cols, ptr readonly byval([16 x i8]) %p.in, ptr readonly byval([16 x i8]) %p.out) {
+entry:
+  %rows = load i64, ptr %p.rows
+  %cols = load i64, ptr %p.cols
+  %in = load ptr, ptr %p.in
+  %len.p = getelementptr inbounds i8, ptr %p.in, i64 8
+  %len = load i64, ptr %len.p
+  %out = load ptr, ptr %p.out
+  %out.len.p = getelementptr inbounds i8, ptr %p.out, i64 8
+  %out.len = load i64, ptr %out.len.p
+  %tx = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %ty = call i32 @llvm.nvvm.read.ptx.sreg.tid.y()
+  %col = zext i32 %tx to i64
+  %row = zext i32 %ty to i64
+  %r.ok = icmp ult i64 %row, %rows
+  %c.ok = icmp ult i64 %col, %cols
+  %in.tile = and i1 %r.ok, %c.ok
+  br i1 %in.tile, label %check, label %done
+check:
+  %rk = mul i64 %row, %cols
+  %i = add i64 %rk, %col
+  %ok = icmp ult i64 %i, %len
+  br i1 %ok, label %load, label %panic
+load:
+  %p = getelementptr inbounds float, ptr %in, i64 %i
+  %v = load float, ptr %p
+  %fits = icmp ult i64 %i, %out.len
+  br i1 %fits, label %store, label %done
+store:
+  %q = getelementptr inbounds float, ptr %out, i64 %i
+  store float %v, ptr %q
+  br label %done
+done:
+  ret void
+panic:
+  call void @panic_bounds_check(i64 %i, i64 %len, ptr @loc)
+  unreachable
+}
+
 ; A bound the host cannot compute (a division) leaves the kernel alone: no
 ; entry, no program, and for one bound alone no in-kernel copy either.
 ; CHECK-LABEL: define ptx_kernel void @divided(
@@ -192,10 +234,11 @@ declare i32 @llvm.umin.i32(i32, i32)
 ; CHECK-NOT: panic_bounds_check
 ; CHECK: }
 
-; CHECK: !oxide.kernels = !{![[COPY:[0-9]+]], ![[DEBUG:[0-9]+]], ![[TILE:[0-9]+]], ![[DIV:[0-9]+]], ![[SIZED:[0-9]+]], ![[OLD:[0-9]+]]}
+; CHECK: !oxide.kernels = !{![[COPY:[0-9]+]], ![[DEBUG:[0-9]+]], ![[TILE:[0-9]+]], ![[TILEOUT:[0-9]+]], ![[DIV:[0-9]+]], ![[SIZED:[0-9]+]], ![[OLD:[0-9]+]]}
 ; CHECK-DAG: ![[COPY]] = !{ptr @copy, !"copy.host", i64 2, i64 1, ptr @copy_unchecked, !"p1@8:8 p0@8:8 ule"}
 ; CHECK-DAG: ![[DEBUG]] = !{ptr @copy.debug, !"debug.host", i64 2, i64 1, ptr @copy.debug_unchecked, !"p1@8:8 p0@8:8 ule"}
 ; CHECK-DAG: ![[TILE]] = !{ptr @tile, !"tile.host", i64 4, i64 3, ptr @tile_unchecked, !"p0@0:8 p1@0:8 mulx p2@8:8 ule"}
+; CHECK-DAG: ![[TILEOUT]] = !{ptr @tile.out, !"tile.out.host", i64 4, i64 3, ptr @tile.out_unchecked, !"p0@0:8 p1@0:8 mulx p2@8:8 ule p0@0:8 p1@0:8 mulx p3@8:8 ule and"}
 ; CHECK-DAG: ![[DIV]] = !{ptr @divided, !"divided.host", i64 2, i64 1}
 ; CHECK-DAG: ![[SIZED]] = !{ptr @sized, !"sized.host", i64 2, i64 1, ptr @sized_unchecked, !"p1@0:8 trunc32 2 lshr32 ntid.x umin p0@8:8 ule"}
 ; An entry without flags (RecordKernelDimensions has not run) is left alone.
@@ -204,7 +247,8 @@ define ptx_kernel void @old(i64 %x) {
   ret void
 }
 
-!oxide.kernels = !{!0, !5, !1, !2, !3, !4}
+!oxide.kernels = !{!0, !5, !1, !6, !2, !3, !4}
+!6 = !{ptr @tile.out, !"tile.out.host", i64 4, i64 3}
 !0 = !{ptr @copy, !"copy.host", i64 2, i64 1}
 !5 = !{ptr @copy.debug, !"debug.host", i64 2, i64 1}
 !1 = !{ptr @tile, !"tile.host", i64 4, i64 3}
