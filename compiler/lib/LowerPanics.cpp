@@ -157,8 +157,9 @@ public:
     // 15-argument recorder call raised small kernels from 12 to 36 registers
     // and tiled ones to 63 (occupancy lost on the hot path). Inlined, with
     // the printf arguments stored first and copies that are loops, they need
-    // 30 (vecadd, transpose; nvcc: 12 and 30) and 44 (sgemm; nvcc: 42) —
-    // sgemm 56 since VersionBoundsChecks gave it a second body.
+    // 30 (vecadd, transpose; nvcc: 12 and 30) and 44 (sgemm; nvcc: 42).
+    // Their unchecked entries (VersionBoundsChecks) have no panic path: 12,
+    // 30 and 40.
     Fn->addFnAttr(Attribute::AlwaysInline);
     Fn->addFnAttr(Attribute::Cold);
     build();

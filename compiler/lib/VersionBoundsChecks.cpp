@@ -1,4 +1,4 @@
-//===- VersionBoundsChecks.cpp - A second kernel body without implied checks ===//
+//===- VersionBoundsChecks.cpp - A kernel version without implied checks --===//
 //
 // A tiled kernel tests its own bounds and Rust checks the index again:
 //
@@ -17,27 +17,41 @@
 // element of the tile: ptxas cannot predicate the guarded loads, issues
 // extra 64-bit compares, and keeps the barrier after them unaligned.
 //
-// This pass gives the kernel a second body. The entry block computes the
-// launch's precondition (every implied check's `M * K <= L` with M and K
-// below 2^32, so that the product is exact, or `M <= L` where the index
-// itself is known below M) and branches to a copy of the body in which
-// those checks are `true`, or to the original body, which keeps them all.
-// The copy is cleaned of the branches and panics that became dead. Checks
-// are implied by facts that hold where they are used: the conditions of the
-// branches whose taken edge dominates the use, and the other conjuncts of
-// the same `and` tree.
+// The host knows the condition at every launch, for free, so this pass
+// gives the kernel a second version in which the implied checks are `true`
+// (the copy cleaned of the branches and panics that became dead):
+//
+//  - for a kernel in `oxide.kernels` (with its flags), a second entry
+//    `<name>_unchecked`; the kernel's entry there gains it and the
+//    condition, every implied check's exact `M * K <= L` (or `M <= L` where
+//    the index itself is known below M: `i < c.len` before `a[i]`), as the
+//    postfix program cuda-host evaluates before each launch (LaunchProgram.h,
+//    docs/ABI.md §3). The kernel keeps every check and runs where the
+//    condition fails or cannot be decided;
+//  - where the host could not compute the condition (a division, say), and
+//    only for two-dimensional implications, a second body in the same
+//    kernel: the entry block computes the condition (M and K below 2^32, so
+//    that the product is exact in one 32 × 32-bit multiply) and branches to
+//    the copy or to the original body. One bound alone is then
+//    MergeBoundsChecks' business (one compare against the smallest length
+//    measured faster for vecadd than a branch between two bodies).
+//
+// Checks are implied by facts that hold where they are used: the conditions
+// of the branches whose true edge dominates the use, the negated disjuncts
+// of those whose false edge does, and the other conjuncts of the same `and`
+// tree.
 //
 // Why this keeps Rust's semantics: when the precondition holds, each removed
 // check is true wherever it is evaluated (the arithmetic above), so the copy
 // computes what the original would; when it does not, the original runs.
-// Every thread of the launch takes the same body: the precondition depends
-// on kernel parameters and the grid's shape only. The user's own tests (an
+// Every thread of the launch takes the same version: the precondition
+// depends on kernel parameters and the grid's shape only. The user's own tests (an
 // `if o < out.len()` guard) are removed the same way when implied; they are
 // only tests.
 //
 // Runs after O3 (the kernel is one function) and before MergeBoundsChecks,
 // DeferSharedStores, HoistBoundsChecks and AlignBarriers, which then work on
-// both bodies: in the copy there is no panic in front of the barriers.
+// both versions: in the copy there is no panic in front of the barriers.
 //===----------------------------------------------------------------------===//
 #include "oxide/Passes.h"
 #include "LaunchProgram.h"
