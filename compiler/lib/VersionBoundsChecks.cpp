@@ -45,9 +45,9 @@
 // check is true wherever it is evaluated (the arithmetic above), so the copy
 // computes what the original would; when it does not, the original runs.
 // Every thread of the launch takes the same version: the precondition
-// depends on kernel parameters and the grid's shape only. The user's own tests (an
-// `if o < out.len()` guard) are removed the same way when implied; they are
-// only tests.
+// depends on kernel parameters and the grid's shape only. The user's own
+// tests (an `if o < out.len()` guard) are removed the same way when
+// implied; they are only tests.
 //
 // Runs after O3 (the kernel is one function) and before MergeBoundsChecks,
 // DeferSharedStores, HoistBoundsChecks and AlignBarriers, which then work on
