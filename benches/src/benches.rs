@@ -216,6 +216,14 @@ pub fn transpose(gpu: &Gpu) -> Result<Vec<Row>, String> {
     }
     check_identical("transpose (oxide)", &out_ox.to_host_vec(s).map_err(de)?, &want)?;
     check_identical("transpose (nvcc)", &out_nv.to_host_vec(s).map_err(de)?, &want)?;
+    // Calibration, as for vecadd: nvcc's kernel writing oxide's output
+    // buffer against writing its own.
+    let out_ox_ptr = out_ox.device_ptr();
+    // SAFETY: as above, into oxide's R·C-float output buffer.
+    let mut nvcc_into_oxide = || unsafe {
+        RawArgs::new().u64(input.device_ptr()).usize(R).usize(C).u64(out_ox_ptr).launch(&f, cfg, s)
+    };
+    let (t_nv_ox, t_nv_own) = gpu.time_pair(3, 20, &mut nvcc_into_oxide, &mut nvcc)?;
     // The diagnostic variant (loads first), against the same nvcc kernel.
     let mut out_lf = DeviceBuffer::<f32>::zeroed(s, R * C).map_err(de)?;
     let mut loads_first =
@@ -231,6 +239,14 @@ pub fn transpose(gpu: &Gpu) -> Result<Vec<Row>, String> {
             t_nv,
             SAME_ALGORITHM,
             format!("{:.0} GB/s vs {:.0}", gbps(bytes, t_ox), gbps(bytes, t_nv)),
+        ),
+        row(
+            "transpose/buffers",
+            t_nv_ox,
+            "nvcc",
+            t_nv_own,
+            Target::None,
+            "calibration: nvcc's kernel into oxide's output buffer vs its own".into(),
         ),
         row(
             "transpose/loads-first",
