@@ -5,9 +5,9 @@
 //! list of what may cross, so a launch with a wrong argument type does not
 //! compile:
 //! - `&[T]` ← `&buffer` (a `&DeviceBuffer<T>`), a `DeviceSlice<T>` view, or
-//!   [`slice(&buffer)`](slice);
+//!   [`slice(&buffer)`](slice());
 //! - `&mut [T]` and [`DisjointSlice<T>`] ← `&mut buffer`, a `DeviceSliceMut<T>`
-//!   view, or [`slice_mut(&mut buffer)`](slice_mut);
+//!   view, or [`slice_mut(&mut buffer)`](slice_mut());
 //! - any other `Copy` type (numbers, `#[derive(Clone, Copy)]` structs,
 //!   closures whose captures are `Copy`) ← a value of that same type.
 //!

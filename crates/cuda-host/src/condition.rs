@@ -132,7 +132,8 @@ fn parse_step(token: &str) -> Option<Step> {
     if let Some(w) = width_of(token, "lshr.exact") {
         return Some(Step::Lshr { width: w, exact: true });
     }
-    let with_width: [(&str, fn(u32) -> Step); 7] = [
+    type MakeStep = fn(u32) -> Step;
+    let with_width: [(&str, MakeStep); 7] = [
         ("add", Step::Add),
         ("sub", Step::Sub),
         ("mul", Step::Mul),

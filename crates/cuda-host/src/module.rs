@@ -11,6 +11,9 @@ use cuda_core::{CudaContext, CudaFunction, CudaModule, LaunchConfig};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
+/// A kernel's function and its largest block, looked up once.
+type LoadedFunction = (CudaFunction, u32);
+
 /// An embedded device image loaded on one context; launch its kernels with
 /// [`cuda_launch!`](crate::cuda_launch).
 pub struct KernelModule {
@@ -19,10 +22,10 @@ pub struct KernelModule {
     /// Per kernel of the image (same index): its function and largest block,
     /// looked up on first launch. Lock-free afterwards, so a launch borrows
     /// the function instead of cloning it.
-    functions: Box<[OnceLock<(CudaFunction, u32)>]>,
+    functions: Box<[OnceLock<LoadedFunction>]>,
     /// The same for the kernels' unchecked entries (None: the kernel has
     /// none, or the loaded PTX lacks it).
-    unchecked: Box<[OnceLock<Option<(CudaFunction, u32)>>]>,
+    unchecked: Box<[OnceLock<Option<LoadedFunction>>]>,
     /// Launches that ran an unchecked entry.
     unchecked_launches: AtomicU64,
 }
@@ -139,7 +142,7 @@ impl KernelModule {
 
     /// The function for the image's kernel number `index` and its largest
     /// block, looked up once.
-    fn function_and_max_block(&self, index: usize) -> Result<&(CudaFunction, u32), HostError> {
+    fn function_and_max_block(&self, index: usize) -> Result<&LoadedFunction, HostError> {
         let slot = &self.functions[index];
         if let Some(found) = slot.get() {
             return Ok(found);
