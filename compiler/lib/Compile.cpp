@@ -395,7 +395,7 @@ Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &
   return Image;
 }
 
-Error oxide::validatePtx(const DeviceImage &Image, const LinkerOptions &Opts) {
+Error oxide::assemblePtx(DeviceImage &Image, const LinkerOptions &Opts) {
   SmallString<256> Ptxas(Opts.CudaPath);
   sys::path::append(Ptxas, "bin", "ptxas");
   if (!sys::fs::can_execute(Ptxas)) {
@@ -404,7 +404,7 @@ Error oxide::validatePtx(const DeviceImage &Image, const LinkerOptions &Opts) {
       return Error::success(); // no toolkit: the driver will JIT and report
     Ptxas = *Found;
   }
-  SmallString<128> In, Log;
+  SmallString<128> In, Out, Log;
   int FD;
   if (sys::fs::createTemporaryFile("oxide", "ptx", FD, In))
     return makeError("cannot create a temporary file");
@@ -412,16 +412,27 @@ Error oxide::validatePtx(const DeviceImage &Image, const LinkerOptions &Opts) {
     raw_fd_ostream OS(FD, true);
     OS << Image.Ptx;
   }
+  sys::fs::createTemporaryFile("oxide", "cubin", Out);
   sys::fs::createTemporaryFile("oxide-ptxas", "log", Log);
   std::string Arch = "-arch=" + Opts.Arch;
-  StringRef Args[] = {Ptxas, Arch, "-o", "/dev/null", In};
+  StringRef Args[] = {Ptxas, Arch, "-o", Out, In};
   std::optional<StringRef> Redirects[] = {std::nullopt, StringRef(Log), StringRef(Log)};
   int RC = sys::ExecuteAndWait(Ptxas, Args, std::nullopt, Redirects);
   auto LogText = MemoryBuffer::getFile(Log);
   std::string Output = LogText ? (*LogText)->getBuffer().str() : "";
+  auto Cubin = MemoryBuffer::getFile(Out, /*IsText=*/false, /*RequiresNullTerminator=*/false);
   sys::fs::remove(In);
+  sys::fs::remove(Out);
   sys::fs::remove(Log);
   if (RC != 0)
     return makeError("ptxas rejected the generated PTX for " + Opts.Arch + ":\n" + Output);
+  // With device debug info the driver's JIT must compile the PTX (it keeps
+  // what cuda-gdb and compute-sanitizer read); a cubin from plain ptxas has
+  // none of it.
+  bool DebugInfo = Opts.DeviceDebug == "lines" || Opts.DeviceDebug == "full";
+  if (Cubin && !DebugInfo && smNumber(Opts.Arch) > 0) {
+    Image.Cubin = (*Cubin)->getBuffer().str();
+    Image.CubinSm = smNumber(Opts.Arch);
+  }
   return Error::success();
 }

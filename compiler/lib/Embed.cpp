@@ -38,6 +38,7 @@ namespace {
 
 constexpr uint64_t ImageMagic = 0x34304D494445584FULL; // "OXEDIM04" in memory (ABI.md §3)
 constexpr uint32_t ImageKindPtx = 1;
+constexpr uint32_t ImageKindCubin = 2; // `reserved` holds the SM number (90 for sm_90a)
 /// Slots start with this value so the section is PROGBITS (not .bss) and an
 /// unpatched slot is recognisable; patching writes 0 into unused slots.
 constexpr uint64_t UnpatchedSlot = 0x7FFFFFFFFFFFFFFFULL;
@@ -104,16 +105,28 @@ public:
     ConstantTable->setAlignment(Align(8));
 
     auto *RecordTy = StructType::get(Ctx, {I64, Ptr, I64, Ptr, I64, Ptr, I64, Ptr, I64, I32, I32});
-    auto *Record = new GlobalVariable(
-        M, RecordTy, true, GlobalValue::InternalLinkage,
-        ConstantStruct::get(RecordTy,
-                            {ConstantInt::get(I64, ImageMagic), string(Image.ModuleName),
-                             ConstantInt::get(I64, Image.ModuleName.size()), string(Image.Ptx),
-                             ConstantInt::get(I64, Image.Ptx.size()), KernelArray,
-                             ConstantInt::get(I64, Kernels.size()), ConstantTable,
-                             ConstantInt::get(I64, Constants.size()),
-                             ConstantInt::get(I32, ImageKindPtx), ConstantInt::get(I32, 0)}),
-        "oxide.image_record");
+    Constant *Name = string(Image.ModuleName);
+    SmallVector<Constant *, 2> Records;
+    Records.push_back(ConstantStruct::get(
+        RecordTy, {ConstantInt::get(I64, ImageMagic), Name, ConstantInt::get(I64, Image.ModuleName.size()),
+                   string(Image.Ptx), ConstantInt::get(I64, Image.Ptx.size()), KernelArray,
+                   ConstantInt::get(I64, Kernels.size()), ConstantTable, ConstantInt::get(I64, Constants.size()),
+                   ConstantInt::get(I32, ImageKindPtx), ConstantInt::get(I32, 0)}));
+    // The same kernels assembled for one architecture: a second record of
+    // the module's name, which the host loads instead of the PTX on a GPU of
+    // that compute capability (no JIT at load). Its tables are the PTX's.
+    if (!Image.Cubin.empty()) {
+      Constant *Null = ConstantPointerNull::get(PointerType::getUnqual(Ctx));
+      Records.push_back(ConstantStruct::get(
+          RecordTy, {ConstantInt::get(I64, ImageMagic), Name, ConstantInt::get(I64, Image.ModuleName.size()),
+                     string(Image.Cubin), ConstantInt::get(I64, Image.Cubin.size()), Null,
+                     ConstantInt::get(I64, 0), Null, ConstantInt::get(I64, 0), ConstantInt::get(I32, ImageKindCubin),
+                     ConstantInt::get(I32, Image.CubinSm)}));
+    }
+    // One array, so that the records lie back to back in the section.
+    auto *RecordsTy = ArrayType::get(RecordTy, Records.size());
+    auto *Record = new GlobalVariable(M, RecordsTy, true, GlobalValue::InternalLinkage,
+                                      ConstantArray::get(RecordsTy, Records), "oxide.image_record");
     Record->setSection(TableSection);
     Record->setAlignment(Align(8));
     // llvm.used (not compiler.used) gives the section SHF_GNU_RETAIN, so

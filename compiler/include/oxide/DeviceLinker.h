@@ -53,6 +53,12 @@ struct ConstantInfo {
 struct DeviceImage {
   std::string ModuleName; // the crate name of the link output
   std::string Ptx;
+  // What ptxas made of Ptx for the link's architecture (assemblePtx), which
+  // the host loads instead of JIT-compiling the PTX on a GPU of exactly
+  // that compute capability; empty without a toolkit or with device debug
+  // info (the JIT keeps the debug info the PTX asks for).
+  std::string Cubin;
+  unsigned CubinSm = 0; // 90 for sm_90 and sm_90a
   std::vector<KernelEntryInfo> Kernels;
   std::vector<ConstantInfo> Constants;
 };
@@ -80,8 +86,10 @@ llvm::Expected<DeviceImage> compileDeviceImage(const std::vector<std::string> &B
                                                const std::string &ModuleName,
                                                const LinkerOptions &Opts, DiagnosticSink &Diags);
 
-/// Runs ptxas on the PTX when the toolkit has it. An error carries ptxas's output.
-llvm::Error validatePtx(const DeviceImage &Image, const LinkerOptions &Opts);
+/// Runs ptxas on the PTX when the toolkit has it, and keeps the cubin in
+/// Image.Cubin (unless the PTX carries device debug info). An error carries
+/// ptxas's output.
+llvm::Error assemblePtx(DeviceImage &Image, const LinkerOptions &Opts);
 
 // Embed.cpp ----------------------------------------------------------------
 

@@ -135,7 +135,7 @@ int main(int argc, char **argv) {
   }
   if (Image->Kernels.empty())
     return runSystemLinker(Args);
-  if (Error E = validatePtx(*Image, Opts))
+  if (Error E = assemblePtx(*Image, Opts))
     return fail("oxide-link: " + toString(std::move(E)) +
                 "\n  = note: this is a bug in oxide; please report it with `cargo oxide pipeline`");
 

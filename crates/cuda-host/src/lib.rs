@@ -70,7 +70,7 @@ pub use condition::{ConditionParseError, LaunchCondition};
 pub use error::{report_failure, HostError, NO_GPU_EXIT_CODE};
 pub use launch::LaunchShape;
 pub use module::{load_kernel_module, load_kernel_module_from_ptx, KernelModule};
-pub use registry::{embedded_modules, EmbeddedKernel, EmbeddedModule, UncheckedEntry};
+pub use registry::{embedded_modules, EmbeddedCubin, EmbeddedKernel, EmbeddedModule, UncheckedEntry};
 
 /// Items `cuda_launch!` expands to. Not a public API.
 #[doc(hidden)]

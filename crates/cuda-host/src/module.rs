@@ -28,6 +28,8 @@ pub struct KernelModule {
     unchecked: Box<[OnceLock<Option<LoadedFunction>>]>,
     /// Launches that ran an unchecked entry.
     unchecked_launches: AtomicU64,
+    /// Loaded from the image's cubin (not JIT-compiled from its PTX).
+    precompiled: bool,
 }
 
 impl std::fmt::Debug for KernelModule {
@@ -42,9 +44,30 @@ impl std::fmt::Debug for KernelModule {
 /// When the program carries exactly one image, any name that is not the name
 /// of another image selects it, so a binary renamed by its package still
 /// finds its kernels; the error lists the images otherwise.
+///
+/// On a GPU whose compute capability is the architecture the program was
+/// built for, the module is the cubin the device linker assembled (no JIT
+/// compilation at load); elsewhere, or if the driver refuses the cubin, the
+/// driver compiles the PTX. [`KernelModule::is_precompiled`] tells which.
 pub fn load_kernel_module(ctx: &Arc<CudaContext>, name: &str) -> Result<KernelModule, HostError> {
     let image = find_image(name)?;
+    if let Some(module) = load_cubin(ctx, image) {
+        return Ok(KernelModule::new(image, module, true));
+    }
     load_image_with_ptx(ctx, image, image.ptx())
+}
+
+/// The image's cubin loaded on `ctx`, where it suits the GPU.
+fn load_cubin(ctx: &Arc<CudaContext>, image: &EmbeddedModule) -> Option<Arc<CudaModule>> {
+    let cubin = image.cubin?;
+    if cuda_core::emulator::is_active() {
+        return None; // the emulator runs host code; its modules come from PTX
+    }
+    let (major, minor) = ctx.compute_capability().ok()?;
+    if major * 10 + minor != cubin.sm {
+        return None;
+    }
+    ctx.load_module_image(cubin.bytes).ok()
 }
 
 /// Loads the device image named `name` as [`load_kernel_module`] does, but
@@ -60,10 +83,7 @@ pub fn load_kernel_module_from_ptx(ctx: &Arc<CudaContext>, name: &str, ptx: &str
 }
 
 fn load_image_with_ptx(ctx: &Arc<CudaContext>, image: &'static EmbeddedModule, ptx: &str) -> Result<KernelModule, HostError> {
-    let module = ctx.load_module_ptx(ptx)?;
-    let functions = image.kernels.iter().map(|_| OnceLock::new()).collect();
-    let unchecked = image.kernels.iter().map(|_| OnceLock::new()).collect();
-    Ok(KernelModule { image, module, functions, unchecked, unchecked_launches: AtomicU64::new(0) })
+    Ok(KernelModule::new(image, ctx.load_module_ptx(ptx)?, false))
 }
 
 /// The embedded image named `name` (or the only one; see [`load_kernel_module`]).
@@ -83,6 +103,19 @@ fn find_image(name: &str) -> Result<&'static EmbeddedModule, HostError> {
 }
 
 impl KernelModule {
+    fn new(image: &'static EmbeddedModule, module: Arc<CudaModule>, precompiled: bool) -> KernelModule {
+        let functions = image.kernels.iter().map(|_| OnceLock::new()).collect();
+        let unchecked = image.kernels.iter().map(|_| OnceLock::new()).collect();
+        KernelModule { image, module, functions, unchecked, unchecked_launches: AtomicU64::new(0), precompiled }
+    }
+
+    /// Whether the module was loaded from the device linker's cubin (SASS
+    /// for this GPU, no JIT at load) rather than compiled from PTX by the
+    /// driver.
+    pub fn is_precompiled(&self) -> bool {
+        self.precompiled
+    }
+
     /// The module's name.
     pub fn name(&self) -> &'static str {
         self.image.name

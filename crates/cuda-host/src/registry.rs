@@ -12,6 +12,8 @@ use std::sync::OnceLock;
 
 const IMAGE_MAGIC: u64 = 0x3430_4D49_4445_584F; // "OXEDIM04"
 const IMAGE_KIND_PTX: u32 = 1;
+/// The module's kernels assembled by ptxas; `reserved` is the SM number.
+const IMAGE_KIND_CUBIN: u32 = 2;
 
 #[repr(C)]
 struct ImageRecord {
@@ -133,6 +135,19 @@ pub struct EmbeddedModule {
     pub kernels: Vec<EmbeddedKernel>,
     /// The constant-memory statics the image contains.
     pub constants: Vec<EmbeddedConstant>,
+    /// The same kernels assembled for one GPU architecture, if the device
+    /// linker had ptxas (and no device debug info was asked for).
+    pub cubin: Option<EmbeddedCubin>,
+}
+
+/// The device linker's cubin of a module: SASS for one architecture.
+#[derive(Debug, Clone, Copy)]
+pub struct EmbeddedCubin {
+    /// The architecture's SM number: 90 for sm_90 and sm_90a. It loads only
+    /// on a GPU of that compute capability (9.0).
+    pub sm: u32,
+    /// The ELF image.
+    pub bytes: &'static [u8],
 }
 
 impl EmbeddedModule {
@@ -238,16 +253,29 @@ fn read_records() -> Vec<EmbeddedModule> {
         (std::ptr::addr_of!(__start_oxide_kernels), std::ptr::addr_of!(__stop_oxide_kernels));
     let count = (stop as usize - start as usize) / std::mem::size_of::<ImageRecord>();
     let mut modules = Vec::new();
+    let mut cubins = Vec::new();
     for i in 0..count {
         // SAFETY: i < count, inside the section (see above).
         let record = unsafe { &*start.add(i) };
-        if record.magic != IMAGE_MAGIC || record.image_kind != IMAGE_KIND_PTX {
+        if record.magic != IMAGE_MAGIC {
             continue;
         }
         // SAFETY: the strings, image and arrays a real record points to are
         // constants of the same linked object, alive for the whole program.
-        let module = unsafe { read_image(record) };
-        modules.push(module);
+        match record.image_kind {
+            IMAGE_KIND_PTX => modules.push(unsafe { read_image(record) }),
+            IMAGE_KIND_CUBIN => unsafe {
+                let name = std::str::from_utf8(static_bytes(record.name_ptr, record.name_len)).unwrap_or("?");
+                let bytes = static_bytes(record.image_ptr, record.image_len);
+                cubins.push((name, EmbeddedCubin { sm: record.reserved, bytes }));
+            },
+            _ => {}
+        }
+    }
+    for (name, cubin) in cubins {
+        if let Some(module) = modules.iter_mut().find(|m| m.name == name && m.cubin.is_none()) {
+            module.cubin = Some(cubin);
+        }
     }
     modules
 }
@@ -294,5 +322,5 @@ unsafe fn read_image(record: &ImageRecord) -> EmbeddedModule {
             }
         })
         .collect();
-    EmbeddedModule { name, ptx_with_nul, kernels, constants }
+    EmbeddedModule { name, ptx_with_nul, kernels, constants, cubin: None }
 }

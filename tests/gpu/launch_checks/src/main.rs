@@ -1,6 +1,8 @@
 //! GPU test: launch configurations that would be wrong are refused by
 //! cuda-host before the driver sees them, with an error naming the kernel;
-//! the same kernels launched correctly still compute the right answer.
+//! the same kernels launched correctly still compute the right answer. And
+//! the module comes from the cubin the device linker assembled where the
+//! GPU is the architecture it was built for (no JIT at load).
 
 use cuda_core::{CudaContext, DeviceBuffer, LaunchConfig};
 use cuda_device::{kernel, thread, DisjointSlice};
@@ -25,6 +27,23 @@ fn run() -> Result<usize, Box<dyn std::error::Error>> {
     let stream = ctx.default_stream();
     let mut out = DeviceBuffer::<u32>::zeroed(&stream, 4096)?;
     let module = load_kernel_module(&ctx, "launch_checks")?;
+    match module.image().cubin {
+        Some(cubin) => {
+            let (major, minor) = ctx.compute_capability()?;
+            let fits = !cuda_core::emulator::is_active() && major * 10 + minor == cubin.sm;
+            if module.is_precompiled() != fits {
+                return Err(format!(
+                    "cubin for sm_{} on a {major}.{minor} GPU: loaded from it = {}, expected {fits}",
+                    cubin.sm,
+                    module.is_precompiled()
+                )
+                .into());
+            }
+            let how = if fits { "loaded from it" } else { "the PTX was JIT-compiled instead" };
+            println!("image: {} bytes of cubin for sm_{}; {how}", cubin.bytes.len(), cubin.sm);
+        }
+        None => println!("image: no cubin (no ptxas at link time, or device debug info): the PTX was JIT-compiled"),
+    }
 
     let cases: [(&str, LaunchConfig, fn(&HostError) -> bool); 4] = [
         ("2-D block of an index_1d kernel", config((16, 1, 1), (16, 16, 1), 0), |e| {
