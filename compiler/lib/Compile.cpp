@@ -239,12 +239,17 @@ std::vector<ConstantInfo> constantsOf(Module &M) {
 }
 
 //===--- OXIDE_DEVICE_DEBUG (cargo oxide debug / sanitize) ----------------===//
+/// Whether the device code keeps debug info (`lines` or `full`).
+bool keepsDeviceDebugInfo(const LinkerOptions &Opts) {
+  return Opts.DeviceDebug == "full" || Opts.DeviceDebug == "lines";
+}
+
 /// What debug info the device code keeps: none (the default), `lines` (line
 /// tables: PTX .loc/.file, for cuda-gdb and compute-sanitizer's file:line) or
 /// `full`. Anything else warns and strips.
 void applyDeviceDebugInfo(Module &M, const LinkerOptions &Opts) {
   StringRef Mode = Opts.DeviceDebug;
-  if (Mode == "full" || Mode == "lines") {
+  if (keepsDeviceDebugInfo(Opts)) {
     if (Mode == "lines")
       stripNonLineTableDebugInfo(M);
     // The host modules' flags were dropped on the way (linkBitcode, Retarget);
@@ -420,19 +425,19 @@ Error oxide::assemblePtx(DeviceImage &Image, const LinkerOptions &Opts) {
   int RC = sys::ExecuteAndWait(Ptxas, Args, std::nullopt, Redirects);
   auto LogText = MemoryBuffer::getFile(Log);
   std::string Output = LogText ? (*LogText)->getBuffer().str() : "";
-  auto Cubin = MemoryBuffer::getFile(Out, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  // With device debug info the driver's JIT must compile the PTX (it keeps
+  // what cuda-gdb and compute-sanitizer read); a cubin from plain ptxas has
+  // none of it.
+  unsigned Sm = smNumber(Opts.Arch);
+  if (RC == 0 && Sm > 0 && !keepsDeviceDebugInfo(Opts))
+    if (auto Cubin = MemoryBuffer::getFile(Out, /*IsText=*/false, /*RequiresNullTerminator=*/false)) {
+      Image.Cubin = (*Cubin)->getBuffer().str();
+      Image.CubinSm = Sm;
+    }
   sys::fs::remove(In);
   sys::fs::remove(Out);
   sys::fs::remove(Log);
   if (RC != 0)
     return makeError("ptxas rejected the generated PTX for " + Opts.Arch + ":\n" + Output);
-  // With device debug info the driver's JIT must compile the PTX (it keeps
-  // what cuda-gdb and compute-sanitizer read); a cubin from plain ptxas has
-  // none of it.
-  bool DebugInfo = Opts.DeviceDebug == "lines" || Opts.DeviceDebug == "full";
-  if (Cubin && !DebugInfo && smNumber(Opts.Arch) > 0) {
-    Image.Cubin = (*Cubin)->getBuffer().str();
-    Image.CubinSm = smNumber(Opts.Arch);
-  }
   return Error::success();
 }

@@ -106,23 +106,22 @@ public:
 
     auto *RecordTy = StructType::get(Ctx, {I64, Ptr, I64, Ptr, I64, Ptr, I64, Ptr, I64, I32, I32});
     Constant *Name = string(Image.ModuleName);
+    Constant *Null = ConstantPointerNull::get(PointerType::getUnqual(Ctx));
+    auto record = [&](const std::string &Data, Constant *KernelTable, size_t NumKernels, Constant *ConstTable,
+                      size_t NumConstants, uint32_t Kind, uint32_t Reserved) {
+      return ConstantStruct::get(
+          RecordTy, {ConstantInt::get(I64, ImageMagic), Name, ConstantInt::get(I64, Image.ModuleName.size()),
+                     string(Data), ConstantInt::get(I64, Data.size()), KernelTable,
+                     ConstantInt::get(I64, NumKernels), ConstTable, ConstantInt::get(I64, NumConstants),
+                     ConstantInt::get(I32, Kind), ConstantInt::get(I32, Reserved)});
+    };
     SmallVector<Constant *, 2> Records;
-    Records.push_back(ConstantStruct::get(
-        RecordTy, {ConstantInt::get(I64, ImageMagic), Name, ConstantInt::get(I64, Image.ModuleName.size()),
-                   string(Image.Ptx), ConstantInt::get(I64, Image.Ptx.size()), KernelArray,
-                   ConstantInt::get(I64, Kernels.size()), ConstantTable, ConstantInt::get(I64, Constants.size()),
-                   ConstantInt::get(I32, ImageKindPtx), ConstantInt::get(I32, 0)}));
+    Records.push_back(record(Image.Ptx, KernelArray, Kernels.size(), ConstantTable, Constants.size(), ImageKindPtx, 0));
     // The same kernels assembled for one architecture: a second record of
     // the module's name, which the host loads instead of the PTX on a GPU of
     // that compute capability (no JIT at load). Its tables are the PTX's.
-    if (!Image.Cubin.empty()) {
-      Constant *Null = ConstantPointerNull::get(PointerType::getUnqual(Ctx));
-      Records.push_back(ConstantStruct::get(
-          RecordTy, {ConstantInt::get(I64, ImageMagic), Name, ConstantInt::get(I64, Image.ModuleName.size()),
-                     string(Image.Cubin), ConstantInt::get(I64, Image.Cubin.size()), Null,
-                     ConstantInt::get(I64, 0), Null, ConstantInt::get(I64, 0), ConstantInt::get(I32, ImageKindCubin),
-                     ConstantInt::get(I32, Image.CubinSm)}));
-    }
+    if (!Image.Cubin.empty())
+      Records.push_back(record(Image.Cubin, Null, 0, Null, 0, ImageKindCubin, Image.CubinSm));
     // One array, so that the records lie back to back in the section.
     auto *RecordsTy = ArrayType::get(RecordTy, Records.size());
     auto *Record = new GlobalVariable(M, RecordsTy, true, GlobalValue::InternalLinkage,

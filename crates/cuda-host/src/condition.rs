@@ -140,7 +140,7 @@ fn parse_step(token: &str) -> Option<Step> {
         ("shl", Step::Shl),
         ("lshr", |width| Step::Lshr { width, exact: false }),
         ("trunc", Step::Trunc),
-        ("fits", |b| Step::Fits(b)),
+        ("fits", Step::Fits),
     ];
     with_width.iter().find_map(|(prefix, make)| width_of(token, prefix).map(make))
 }

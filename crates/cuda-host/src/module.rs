@@ -231,8 +231,7 @@ impl KernelModule {
                 Some((f, max_threads))
             })
             .as_ref()?;
-        let (x, y, z) = config.block_dim;
-        if u64::from(x) * u64::from(y) * u64::from(z) > u64::from(*max_threads) {
+        if config.threads_per_block() > u64::from(*max_threads) {
             return None;
         }
         if config.shared_mem_bytes > 0 {
