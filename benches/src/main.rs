@@ -46,7 +46,7 @@ const BENCHES: &[Bench] = &[
     Bench { name: "sgemm", about: "4096³ f32 GEMM, 32×32 shared tiles; vs nvcc (and cuBLAS)", runner: Runner::Gpu(benches::sgemm) },
     Bench { name: "gemm_bf16_4096", about: "4096³ bf16 GEMM: wgmma kernel vs cuBLAS; simple tiled vs nvcc twin", runner: Runner::Gpu(benches::gemm_bf16_4096) },
     Bench { name: "gemm_bf16_8192", about: "8192³ bf16 GEMM: wgmma kernel vs cuBLAS; simple tiled vs nvcc twin", runner: Runner::Gpu(benches::gemm_bf16_8192) },
-    Bench { name: "launch", about: "10000 empty launches: typed launchers vs raw cuLaunchKernel", runner: Runner::Gpu(benches::launch) },
+    Bench { name: "launch", about: "empty launches back to back: typed launchers vs raw cuLaunchKernel", runner: Runner::Gpu(benches::launch) },
     Bench { name: "rebuild", about: "cargo oxide build after a kernel edit vs nvcc (no GPU needed)", runner: Runner::Host },
 ];
 

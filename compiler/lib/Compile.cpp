@@ -374,6 +374,7 @@ Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &
   DeferSharedStoresPass().run(M, MAM); // needs the !invariant.load tags
   HoistBoundsChecksPass().run(M, MAM);  // after the shared stores moved out of the way
   AlignBarriersPass().run(M, MAM);      // after O3: one function per kernel
+  ShareAddressBasesPass().run(M, MAM);  // after the passes that move accesses
   KeepNaNPayloadsPass().run(M, MAM);    // last: O3 would fold it back into a select
   dumpModule(Opts, M, "device-opt.ll");
   // The passes after O3 rewrite control flow; a mistake there must be an

@@ -3,7 +3,8 @@
 ; global loads are issued before its shared stores. A conditional store is
 ; re-emitted under a flag of whether its block ran; stores keep their order.
 ; Anything else (plain loads, calls, global stores, loops, a diverging
-; function that is not one of oxide's panics) stops or prevents the move.
+; function that is not one of oxide's panics) stops or prevents the move, and
+; a store that would pass no bounds check stays.
 ; RUN: %oxide-opt -p defer-shared-stores %s | FileCheck %s
 
 @tile = internal addrspace(3) global [64 x float] undef, align 4
@@ -209,21 +210,74 @@ panic:
 ; CHECK: home:
 ; CHECK-NEXT: %v = load float
 ; CHECK-NEXT: store float %v, ptr addrspace(3) @tile
-define ptx_kernel void @revisited(ptr %in, i1 %c, i64 %n) {
+define ptx_kernel void @revisited(ptr %in, i1 %c, i64 %n, i64 %len) {
 entry:
   br i1 %c, label %home, label %again
 home:
   %v = load float, ptr %in, align 4, !invariant.load !0
   store float %v, ptr addrspace(3) @tile, align 4
+  %ok = icmp ult i64 %n, %len
+  br i1 %ok, label %checked, label %panic
+checked:
   %w = load float, ptr %in, align 4, !invariant.load !0
   br label %again
 again:
-  %k = phi i64 [ 0, %entry ], [ 0, %home ], [ %k1, %again ]
+  %k = phi i64 [ 0, %entry ], [ 0, %checked ], [ %k1, %again ]
   call void @llvm.nvvm.barrier.cta.sync.all(i32 0)
   %k1 = add i64 %k, 1
   %more = icmp ult i64 %k1, %n
   br i1 %more, label %again, label %done
 done:
+  ret void
+panic:
+  call void @panic_bounds_check(i64 %n, i64 %len, ptr @loc) #2
+  unreachable
+}
+
+; Without a bounds check in the way a store that would need a flag stays,
+; though loads follow: ptxas predicates the `if`s and issues the loads first
+; by itself (a kernel's unchecked entry looks like this).
+; CHECK-LABEL: define ptx_kernel void @unchecked(
+; CHECK: step0:
+; CHECK: %v0 = load float
+; CHECK-NEXT: store float %v0, ptr addrspace(3) @tile
+; CHECK-NEXT: br label %next
+; CHECK: step1:
+; CHECK: %v1 = load float
+; CHECK-NEXT: store float %v1, ptr addrspace(3) getelementptr
+define ptx_kernel void @unchecked(ptr %in, i64 %i0, i64 %i1, i1 %c0, i1 %c1) {
+entry:
+  br i1 %c0, label %step0, label %next
+step0:
+  %p0 = getelementptr inbounds float, ptr %in, i64 %i0
+  %v0 = load float, ptr %p0, align 4, !invariant.load !0
+  store float %v0, ptr addrspace(3) @tile, align 4
+  br label %next
+next:
+  br i1 %c1, label %step1, label %done
+step1:
+  %p1 = getelementptr inbounds float, ptr %in, i64 %i1
+  %v1 = load float, ptr %p1, align 4, !invariant.load !0
+  store float %v1, ptr addrspace(3) getelementptr (float, ptr addrspace(3) @tile, i64 1), align 4
+  br label %done
+done:
+  call void @llvm.nvvm.barrier.cta.sync.all(i32 0)
+  ret void
+}
+
+; An unconditional store needs no flag and moves below the next load
+; without a check in between.
+; CHECK-LABEL: define ptx_kernel void @unconditional(
+; CHECK: %v1 = load float
+; CHECK-NEXT: store float %v0, ptr addrspace(3) @tile
+; CHECK-NEXT: call void @llvm.nvvm.barrier.cta.sync.all(i32 0)
+define ptx_kernel void @unconditional(ptr %in) {
+entry:
+  %v0 = load float, ptr %in, align 4, !invariant.load !0
+  store float %v0, ptr addrspace(3) @tile, align 4
+  %p1 = getelementptr inbounds float, ptr %in, i64 1
+  %v1 = load float, ptr %p1, align 4, !invariant.load !0
+  call void @llvm.nvvm.barrier.cta.sync.all(i32 0)
   ret void
 }
 

@@ -36,6 +36,8 @@
 //                        and merge into one branch ahead of them
 //   AlignBarriers        block barriers in CTA-uniform control flow → aligned
 //                        `bar.sync 0`
+//   ShareAddressBases    `P + (X + C)` in several blocks → one `P + X` where
+//                        P and X are defined, plus an immediate per access
 //   KeepNaNPayloads      clamps to a constant that pass a NaN through → a
 //                        bit merge ptxas cannot turn into FMNMX.NAN
 //===----------------------------------------------------------------------===//
@@ -124,6 +126,13 @@ struct HoistBoundsChecksPass : llvm::PassInfoMixin<HoistBoundsChecksPass> {
 /// `bar.sync 0` where every thread of the block provably reaches the same
 /// barrier instruction (uniform control flow).
 struct AlignBarriersPass : llvm::PassInfoMixin<AlignBarriersPass> {
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
+};
+
+/// ShareAddressBases.cpp: after O3, the variable part of addresses that
+/// differ by a constant, computed once where its operands are defined
+/// instead of in each block that uses it.
+struct ShareAddressBasesPass : llvm::PassInfoMixin<ShareAddressBasesPass> {
   llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
 };
 

@@ -67,6 +67,8 @@ static bool runPass(StringRef Name, Module &M, ModuleAnalysisManager &MAM, Diagn
     DeferSharedStoresPass().run(M, MAM);
   else if (Name == "hoist-bounds-checks")
     HoistBoundsChecksPass().run(M, MAM);
+  else if (Name == "share-address-bases")
+    ShareAddressBasesPass().run(M, MAM);
   else if (Name == "keep-nan-payloads")
     KeepNaNPayloadsPass().run(M, MAM);
   else if (Name == "version-bounds-checks")
