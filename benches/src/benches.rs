@@ -18,6 +18,13 @@ fn row(name: &str, oxide: f64, reference: &str, reference_time: f64, target: Tar
     Row { name: name.into(), oxide, unit: "ms", reference: reference.into(), reference_time, target, note }
 }
 
+// SAME_BUFFERS: where oxide's kernel and nvcc's write an output of their
+// own, both are checked first, each in its own buffer; then both are timed
+// writing oxide's buffer. Two allocations of the same size can differ in
+// speed by a few tenths of a per cent (where their pages lie: the
+// `*/buffers` rows time nvcc's kernel into each), as much as the gap the
+// comparison is about, and it is not the kernels' doing.
+
 /// Repeats of the kernels that run for well under a millisecond (transpose,
 /// softmax): their medians move by a few tenths of a per cent between runs
 /// at 20, about the gap the comparison is about.
@@ -39,14 +46,15 @@ pub fn vecadd(gpu: &Gpu) -> Result<Vec<Row>, String> {
     let c_nv = DeviceBuffer::<f32>::zeroed(s, N).map_err(de)?;
     let f = gpu.nvcc.function("vecadd").map_err(de)?;
     let cfg = config_1d(N);
+    let c_ox_ptr = c_ox.device_ptr();
     let mut oxide = || kernels::launch::vecadd(&gpu.oxide, s, cfg, &a_d, &b_d, &mut c_ox).map_err(he);
-    // SAFETY: vecadd(const float*, const float*, float*, size_t) with N-float buffers.
-    let mut nvcc = || unsafe {
-        RawArgs::new().u64(a_d.device_ptr()).u64(b_d.device_ptr()).u64(c_nv.device_ptr()).usize(N).launch(&f, cfg, s)
+    // SAFETY: vecadd(const float*, const float*, float*, size_t) with N-float
+    // buffers (its own output, or oxide's).
+    let nvcc_into = |c: u64| unsafe {
+        RawArgs::new().u64(a_d.device_ptr()).u64(b_d.device_ptr()).u64(c).usize(N).launch(&f, cfg, s)
     };
     oxide()?;
-    nvcc()?;
-    let (t_ox, t_nv) = gpu.time_pair(3, 20, &mut oxide, &mut nvcc)?;
+    nvcc_into(c_nv.device_ptr())?;
     let got = c_ox.to_host_vec(s).map_err(de)?;
     check_identical("vecadd: oxide vs nvcc", &got, &c_nv.to_host_vec(s).map_err(de)?)?;
     for i in sample_indices(N, 1 << 16) {
@@ -54,16 +62,13 @@ pub fn vecadd(gpu: &Gpu) -> Result<Vec<Row>, String> {
             return Err(format!("vecadd: element {i} is {} but the CPU says {}", got[i], a[i] + b[i]));
         }
     }
-    // Calibration: nvcc's kernel writing oxide's output buffer against
-    // writing its own, so a difference the buffers alone make shows.
-    let c_ox_ptr = c_ox.device_ptr();
-    // SAFETY: as above, into oxide's N-float output buffer.
-    let mut nvcc_into_oxide = || unsafe {
-        RawArgs::new().u64(a_d.device_ptr()).u64(b_d.device_ptr()).u64(c_ox_ptr).usize(N).launch(&f, cfg, s)
-    };
-    let (t_nv_ox, t_nv_own) = gpu.time_pair(3, 20, &mut nvcc_into_oxide, &mut nvcc)?;
-    let mut copy = DeviceBuffer::<f32>::zeroed(s, N).map_err(de)?;
+    // Timed on the same buffers (SAME_BUFFERS).
     let mut oxide = || kernels::launch::vecadd(&gpu.oxide, s, cfg, &a_d, &b_d, &mut c_ox).map_err(he);
+    let (t_ox, t_nv) = gpu.time_pair(3, 20, &mut oxide, || nvcc_into(c_ox_ptr))?;
+    // Calibration: nvcc's kernel writing oxide's output buffer against
+    // writing its own, what the buffers alone would have made.
+    let (t_nv_ox, t_nv_own) = gpu.time_pair(3, 20, || nvcc_into(c_ox_ptr), || nvcc_into(c_nv.device_ptr()))?;
+    let mut copy = DeviceBuffer::<f32>::zeroed(s, N).map_err(de)?;
     let (t_ox_again, t_copy) = gpu.time_pair(3, 20, &mut oxide, || copy.copy_from_device(s, &a_d).map_err(de))?;
     let bytes = 12.0 * N as f64;
     let (bw_ox, bw_copy) = (gbps(bytes, t_ox_again), gbps(8.0 * N as f64, t_copy));
@@ -82,7 +87,7 @@ pub fn vecadd(gpu: &Gpu) -> Result<Vec<Row>, String> {
             "nvcc",
             t_nv_own,
             Target::None,
-            "calibration: nvcc's kernel into oxide's output buffer vs its own".into(),
+            "calibration: nvcc's kernel into oxide's output buffer vs its own (the rows above share one)".into(),
         ),
         // The copy's time scaled to vecadd's 12 bytes per element, so the
         // ratio is vecadd's bandwidth over the copy's.
@@ -108,14 +113,15 @@ pub fn saxpy(gpu: &Gpu) -> Result<Vec<Row>, String> {
     let y_nv = DeviceBuffer::from_host(s, &y).map_err(de)?;
     let f = gpu.nvcc.function("saxpy").map_err(de)?;
     let cfg = config_1d(N);
+    let y_ox_ptr = y_ox.device_ptr();
     let launch_oxide = |y_ox: &mut DeviceBuffer<f32>| kernels::launch::saxpy(&gpu.oxide, s, cfg, ALPHA, &x_d, y_ox).map_err(he);
-    // SAFETY: saxpy(float, const float*, float*, size_t) with N-float buffers.
-    let mut nvcc = || unsafe {
-        RawArgs::new().f32(ALPHA).u64(x_d.device_ptr()).u64(y_nv.device_ptr()).usize(N).launch(&f, cfg, s)
-    };
-    // One checked run from the same y, then timing (which keeps updating y).
+    // SAFETY: saxpy(float, const float*, float*, size_t) with N-float
+    // buffers (its own y, or oxide's).
+    let nvcc_into = |y: u64| unsafe { RawArgs::new().f32(ALPHA).u64(x_d.device_ptr()).u64(y).usize(N).launch(&f, cfg, s) };
+    // One checked run from the same y, then timing (which keeps updating y)
+    // on the same buffers (SAME_BUFFERS).
     launch_oxide(&mut y_ox)?;
-    nvcc()?;
+    nvcc_into(y_nv.device_ptr())?;
     let got = y_ox.to_host_vec(s).map_err(de)?;
     check_identical("saxpy: oxide vs nvcc", &got, &y_nv.to_host_vec(s).map_err(de)?)?;
     for i in sample_indices(N, 1 << 16) {
@@ -125,7 +131,7 @@ pub fn saxpy(gpu: &Gpu) -> Result<Vec<Row>, String> {
         }
     }
     let mut oxide = || launch_oxide(&mut y_ox);
-    let (t_ox, t_nv) = gpu.time_pair(3, 20, &mut oxide, &mut nvcc)?;
+    let (t_ox, t_nv) = gpu.time_pair(3, 20, &mut oxide, || nvcc_into(y_ox_ptr))?;
     let bytes = 12.0 * N as f64;
     Ok(vec![row(
         "saxpy",
@@ -205,14 +211,15 @@ pub fn transpose(gpu: &Gpu) -> Result<Vec<Row>, String> {
     let out_nv = DeviceBuffer::<f32>::zeroed(s, R * C).map_err(de)?;
     let f = gpu.nvcc.function("transpose").map_err(de)?;
     let cfg = tiled_config(R, C);
+    let out_ox_ptr = out_ox.device_ptr();
     let mut oxide = || kernels::launch::transpose(&gpu.oxide, s, cfg, &input, R, C, &mut out_ox).map_err(he);
-    // SAFETY: transpose(const float*, size_t, size_t, float*) with R·C floats each.
-    let mut nvcc = || unsafe {
-        RawArgs::new().u64(input.device_ptr()).usize(R).usize(C).u64(out_nv.device_ptr()).launch(&f, cfg, s)
+    // SAFETY: transpose(const float*, size_t, size_t, float*) with R·C
+    // floats each (its own output, or oxide's).
+    let nvcc_into = |out: u64| unsafe {
+        RawArgs::new().u64(input.device_ptr()).usize(R).usize(C).u64(out).launch(&f, cfg, s)
     };
     oxide()?;
-    nvcc()?;
-    let (t_ox, t_nv) = gpu.time_pair(3, SHORT_REPEATS, &mut oxide, &mut nvcc)?;
+    nvcc_into(out_nv.device_ptr())?;
     let mut want = vec![0f32; R * C];
     for r in 0..R {
         for c in 0..C {
@@ -221,20 +228,24 @@ pub fn transpose(gpu: &Gpu) -> Result<Vec<Row>, String> {
     }
     check_identical("transpose (oxide)", &out_ox.to_host_vec(s).map_err(de)?, &want)?;
     check_identical("transpose (nvcc)", &out_nv.to_host_vec(s).map_err(de)?, &want)?;
+    // Timed on the same buffers (SAME_BUFFERS).
+    let mut oxide = || kernels::launch::transpose(&gpu.oxide, s, cfg, &input, R, C, &mut out_ox).map_err(he);
+    let (t_ox, t_nv) = gpu.time_pair(3, SHORT_REPEATS, &mut oxide, || nvcc_into(out_ox_ptr))?;
     // Calibration, as for vecadd: nvcc's kernel writing oxide's output
     // buffer against writing its own.
-    let out_ox_ptr = out_ox.device_ptr();
-    // SAFETY: as above, into oxide's R·C-float output buffer.
-    let mut nvcc_into_oxide = || unsafe {
-        RawArgs::new().u64(input.device_ptr()).usize(R).usize(C).u64(out_ox_ptr).launch(&f, cfg, s)
-    };
-    let (t_nv_ox, t_nv_own) = gpu.time_pair(3, SHORT_REPEATS, &mut nvcc_into_oxide, &mut nvcc)?;
-    // The diagnostic variant (loads first), against the same nvcc kernel.
+    let (t_nv_ox, t_nv_own) =
+        gpu.time_pair(3, SHORT_REPEATS, || nvcc_into(out_ox_ptr), || nvcc_into(out_nv.device_ptr()))?;
+    // The diagnostic variant (loads first), checked, then timed against the
+    // same nvcc kernel in its buffer.
     let mut out_lf = DeviceBuffer::<f32>::zeroed(s, R * C).map_err(de)?;
+    let out_lf_ptr = out_lf.device_ptr();
     let mut loads_first =
         || kernels::launch::transpose_loads_first(&gpu.oxide, s, cfg, &input, R, C, &mut out_lf).map_err(he);
-    let (t_lf, t_nv2) = gpu.time_pair(3, SHORT_REPEATS, &mut loads_first, &mut nvcc)?;
+    loads_first()?;
     check_identical("transpose_loads_first (oxide)", &out_lf.to_host_vec(s).map_err(de)?, &want)?;
+    let mut loads_first =
+        || kernels::launch::transpose_loads_first(&gpu.oxide, s, cfg, &input, R, C, &mut out_lf).map_err(he);
+    let (t_lf, t_nv2) = gpu.time_pair(3, SHORT_REPEATS, &mut loads_first, || nvcc_into(out_lf_ptr))?;
     let bytes = 8.0 * (R * C) as f64;
     Ok(vec![
         row(
@@ -276,13 +287,13 @@ pub fn softmax(gpu: &Gpu) -> Result<Vec<Row>, String> {
     let out_nv = DeviceBuffer::<f32>::zeroed(s, ROWS * COLS).map_err(de)?;
     let f = gpu.nvcc.function("softmax").map_err(de)?;
     let cfg = LaunchConfig { grid_dim: (ROWS as u32, 1, 1), block_dim: (SOFTMAX_BLOCK, 1, 1), shared_mem_bytes: 0 };
+    let out_ox_ptr = out_ox.device_ptr();
     let mut oxide = || kernels::launch::softmax(&gpu.oxide, s, cfg, &input, COLS, &mut out_ox).map_err(he);
-    // SAFETY: softmax(const float*, size_t, float*) with ROWS·COLS floats each.
-    let mut nvcc =
-        || unsafe { RawArgs::new().u64(input.device_ptr()).usize(COLS).u64(out_nv.device_ptr()).launch(&f, cfg, s) };
+    // SAFETY: softmax(const float*, size_t, float*) with ROWS·COLS floats
+    // each (its own output, or oxide's).
+    let nvcc_into = |out: u64| unsafe { RawArgs::new().u64(input.device_ptr()).usize(COLS).u64(out).launch(&f, cfg, s) };
     oxide()?;
-    nvcc()?;
-    let (t_ox, t_nv) = gpu.time_pair(3, SHORT_REPEATS, &mut oxide, &mut nvcc)?;
+    nvcc_into(out_nv.device_ptr())?;
     let got = out_ox.to_host_vec(s).map_err(de)?;
     let theirs = out_nv.to_host_vec(s).map_err(de)?;
     // Both use CUDA's expf (libdevice's __nv_expf for oxide), so they agree
@@ -296,6 +307,9 @@ pub fn softmax(gpu: &Gpu) -> Result<Vec<Row>, String> {
         let slice = &got[row_index * COLS..(row_index + 1) * COLS];
         check_close(&format!("softmax row {row_index} (oxide vs CPU)"), slice, &want, |i| 1e-5 * want[i].abs() as f64)?;
     }
+    // Timed on the same buffers (SAME_BUFFERS).
+    let mut oxide = || kernels::launch::softmax(&gpu.oxide, s, cfg, &input, COLS, &mut out_ox).map_err(he);
+    let (t_ox, t_nv) = gpu.time_pair(3, SHORT_REPEATS, &mut oxide, || nvcc_into(out_ox_ptr))?;
     let bytes = 8.0 * (ROWS * COLS) as f64;
     Ok(vec![row(
         "softmax",
