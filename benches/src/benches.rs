@@ -47,13 +47,12 @@ pub fn vecadd(gpu: &Gpu) -> Result<Vec<Row>, String> {
     let f = gpu.nvcc.function("vecadd").map_err(de)?;
     let cfg = config_1d(N);
     let c_ox_ptr = c_ox.device_ptr();
-    let mut oxide = || kernels::launch::vecadd(&gpu.oxide, s, cfg, &a_d, &b_d, &mut c_ox).map_err(he);
     // SAFETY: vecadd(const float*, const float*, float*, size_t) with N-float
     // buffers (its own output, or oxide's).
     let nvcc_into = |c: u64| unsafe {
         RawArgs::new().u64(a_d.device_ptr()).u64(b_d.device_ptr()).u64(c).usize(N).launch(&f, cfg, s)
     };
-    oxide()?;
+    kernels::launch::vecadd(&gpu.oxide, s, cfg, &a_d, &b_d, &mut c_ox).map_err(he)?;
     nvcc_into(c_nv.device_ptr())?;
     let got = c_ox.to_host_vec(s).map_err(de)?;
     check_identical("vecadd: oxide vs nvcc", &got, &c_nv.to_host_vec(s).map_err(de)?)?;
@@ -212,13 +211,12 @@ pub fn transpose(gpu: &Gpu) -> Result<Vec<Row>, String> {
     let f = gpu.nvcc.function("transpose").map_err(de)?;
     let cfg = tiled_config(R, C);
     let out_ox_ptr = out_ox.device_ptr();
-    let mut oxide = || kernels::launch::transpose(&gpu.oxide, s, cfg, &input, R, C, &mut out_ox).map_err(he);
     // SAFETY: transpose(const float*, size_t, size_t, float*) with R·C
     // floats each (its own output, or oxide's).
     let nvcc_into = |out: u64| unsafe {
         RawArgs::new().u64(input.device_ptr()).usize(R).usize(C).u64(out).launch(&f, cfg, s)
     };
-    oxide()?;
+    kernels::launch::transpose(&gpu.oxide, s, cfg, &input, R, C, &mut out_ox).map_err(he)?;
     nvcc_into(out_nv.device_ptr())?;
     let mut want = vec![0f32; R * C];
     for r in 0..R {
@@ -239,9 +237,7 @@ pub fn transpose(gpu: &Gpu) -> Result<Vec<Row>, String> {
     // same nvcc kernel in its buffer.
     let mut out_lf = DeviceBuffer::<f32>::zeroed(s, R * C).map_err(de)?;
     let out_lf_ptr = out_lf.device_ptr();
-    let mut loads_first =
-        || kernels::launch::transpose_loads_first(&gpu.oxide, s, cfg, &input, R, C, &mut out_lf).map_err(he);
-    loads_first()?;
+    kernels::launch::transpose_loads_first(&gpu.oxide, s, cfg, &input, R, C, &mut out_lf).map_err(he)?;
     check_identical("transpose_loads_first (oxide)", &out_lf.to_host_vec(s).map_err(de)?, &want)?;
     let mut loads_first =
         || kernels::launch::transpose_loads_first(&gpu.oxide, s, cfg, &input, R, C, &mut out_lf).map_err(he);
@@ -288,11 +284,10 @@ pub fn softmax(gpu: &Gpu) -> Result<Vec<Row>, String> {
     let f = gpu.nvcc.function("softmax").map_err(de)?;
     let cfg = LaunchConfig { grid_dim: (ROWS as u32, 1, 1), block_dim: (SOFTMAX_BLOCK, 1, 1), shared_mem_bytes: 0 };
     let out_ox_ptr = out_ox.device_ptr();
-    let mut oxide = || kernels::launch::softmax(&gpu.oxide, s, cfg, &input, COLS, &mut out_ox).map_err(he);
     // SAFETY: softmax(const float*, size_t, float*) with ROWS·COLS floats
     // each (its own output, or oxide's).
     let nvcc_into = |out: u64| unsafe { RawArgs::new().u64(input.device_ptr()).usize(COLS).u64(out).launch(&f, cfg, s) };
-    oxide()?;
+    kernels::launch::softmax(&gpu.oxide, s, cfg, &input, COLS, &mut out_ox).map_err(he)?;
     nvcc_into(out_nv.device_ptr())?;
     let got = out_ox.to_host_vec(s).map_err(de)?;
     let theirs = out_nv.to_host_vec(s).map_err(de)?;

@@ -29,10 +29,10 @@
 // itself, as for nvcc's kernels, and the flags and address phis only cost
 // registers: a transpose's unchecked entry (VersionBoundsChecks) measured
 // 0.5 % slower with them. An unconditional store moves for free and still
-// gains (SGEMM's unchecked entry, 1 % faster with its stores moved). When the store's
-// block does not dominate P, the store is re-emitted at P under a flag that
-// says "the store's block ran since the block dominating both" (SSA phis);
-// the shared value and address travel the same way.
+// gains (SGEMM's unchecked entry, 1 % faster with its stores moved). When
+// the store's block does not dominate P, the store is re-emitted at P under
+// a flag that says "the store's block ran since the block dominating both"
+// (SSA phis); the shared value and address travel the same way.
 //
 // Why this keeps Rust's semantics:
 //   - On every path that does not panic, the same store happens with the same

@@ -30,13 +30,11 @@
 // sign extension).
 //===----------------------------------------------------------------------===//
 #include "oxide/Passes.h"
-#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/IR/Dominators.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/Module.h"
-#include "llvm/IR/Operator.h"
 #include "llvm/IR/PatternMatch.h"
 
 using namespace llvm;
@@ -44,11 +42,10 @@ using namespace llvm::PatternMatch;
 
 namespace {
 
-/// `getelementptr T, P, X + C`, taken apart.
+/// `getelementptr T, P, X + C` and its C (T, P and X are its group's key).
 struct SplitAddress {
   GetElementPtrInst *Gep;
-  Value *Variable; // X
-  int64_t Constant; // C
+  int64_t Constant;
 };
 
 /// X and C of a single index `X + C` / `X | C` (disjoint), or (Idx, 0).
@@ -96,7 +93,7 @@ bool shareBases(Function &F) {
       if (Idx->getType() != DL.getIndexType(Gep->getType()) || isa<Constant>(Idx))
         continue;
       auto [X, C] = splitIndex(Idx);
-      Groups[{Gep->getSourceElementType(), Gep->getPointerOperand(), X}].push_back({Gep, X, C});
+      Groups[{Gep->getSourceElementType(), Gep->getPointerOperand(), X}].push_back({Gep, C});
     }
 
   DominatorTree DT(F);
@@ -110,7 +107,7 @@ bool shareBases(Function &F) {
     // The pointer as it is now: an earlier group may have rewritten it.
     Type *Ty = std::get<0>(K);
     Value *P = Members.front().Gep->getPointerOperand();
-    Value *X = Members.front().Variable;
+    Value *X = std::get<2>(K);
     IRBuilder<> B(F.getContext());
     setInsertPointAfter(B, F, DT, P, X);
     Value *Base = B.CreateGEP(Ty, P, X, "addr.base");
