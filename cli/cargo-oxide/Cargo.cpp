@@ -182,7 +182,7 @@ const std::vector<std::string> &oxideEnvironmentNames() {
   static const std::vector<std::string> Names = {
       "RUSTFLAGS",  "CARGO_ENCODED_RUSTFLAGS", "CARGO_INCREMENTAL",
       "OXIDE_ARCH", "OXIDE_DUMP_DIR",          "OXIDE_VERBOSE",
-      "OXIDE_DEVICE_DEBUG", "CARGO_PROFILE_RELEASE_DEBUG"};
+      "OXIDE_DEVICE_DEBUG", "OXIDE_LLVM_ARGS", "CARGO_PROFILE_RELEASE_DEBUG"};
   return Names;
 }
 

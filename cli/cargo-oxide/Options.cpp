@@ -101,7 +101,12 @@ constexpr std::array<CommandSpec, 11> Commands = {{
      "Rebuilds the package and keeps each compilation stage in\n"
      "<target>/oxide/<package>/pipeline/: rustc's MIR and LLVM IR, the device\n"
      "linker's input, legalised and optimised IR, the PTX, and where the CUDA\n"
-     "toolkit has them, the cubin (ptxas) and SASS (nvdisasm or cuobjdump).\n"},
+     "toolkit has them, the cubin (ptxas) and SASS (nvdisasm or cuobjdump).\n"
+     "OXIDE_LLVM_ARGS passes LLVM options to the device pipeline; what they\n"
+     "print is kept too:\n"
+     "  OXIDE_LLVM_ARGS='-print-after=lower-panics -time-passes' cargo oxide pipeline vecadd\n"
+     "writes the IR after that pass to passes/ and the timings to\n"
+     "time-passes.txt (pass names: compiler/include/oxide/Passes.def).\n"},
     {Command::Doctor, "doctor", "", false, AcceptRuntime,
      "check rustc and its LLVM, oxide, the CUDA toolkit, the driver and the "
      "GPU",

@@ -463,6 +463,19 @@ int runPipelineCommand(const Options &Opts, const Context &Ctx) {
     }
     std::cout << "\n";
   }
+  // What OXIDE_LLVM_ARGS asked the device pipeline to print (-print-after=,
+  // -time-passes): the device linker writes it next to the stages.
+  std::error_code EC;
+  if (fs::is_directory(Dir / "passes", EC)) {
+    size_t Files = std::distance(fs::directory_iterator(Dir / "passes", EC),
+                                 fs::directory_iterator());
+    std::cout << "      IR after passes (OXIDE_LLVM_ARGS): " << Files
+              << (Files == 1 ? " file in " : " files in ")
+              << (Dir / "passes").string() << "\n";
+  }
+  if (fs::is_regular_file(Dir / "time-passes.txt", EC))
+    std::cout << "      pass timings (OXIDE_LLVM_ARGS): "
+              << (Dir / "time-passes.txt").string() << "\n";
   std::cout.flush();
 
   if (ToolFailed) {

@@ -4,7 +4,7 @@
 ; an early return, a loop whose trip count depends on the thread) controls it.
 ; Block-wide values (ctaid, ntid, kernel parameters, read-only loads at a
 ; uniform address) keep control uniform, through loops.
-; RUN: %oxide-opt -p align-barriers %s | FileCheck %s
+; RUN: %oxide-opt -passes=align-barriers %s | FileCheck %s
 
 @loc = internal constant [24 x i8] zeroinitializer
 

@@ -3,7 +3,7 @@
 ; relaxed atomic load at the scope, then cmpxchg with the operation's ordering
 ; and scope until it succeeds; the result is the value the operation saw. The
 ; backend gives cmpxchg its PTX semantics and scope.
-; RUN: %oxide-opt -p lower-atomics %s | FileCheck %s
+; RUN: %oxide-opt -passes=lower-atomics %s | FileCheck %s
 
 define float @fmin(ptr %p, float %f) {
   %old = atomicrmw fmin ptr %p, float %f syncscope("block") acquire

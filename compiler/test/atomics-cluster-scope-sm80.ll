@@ -2,8 +2,8 @@
 ; syncscope on the atomics it lowers itself (loads, stores, cmpxchg, fences):
 ; LowerAtomics makes it "device" (cuda_device::atomic::Scope::Cluster is the
 ; whole GPU there). On sm_90 it stays.
-; RUN: %oxide-opt --arch sm_80 -p lower-atomics %s | FileCheck %s --check-prefix=SM80
-; RUN: %oxide-opt --arch sm_90 -p lower-atomics %s | FileCheck %s --check-prefix=SM90
+; RUN: %oxide-opt --arch sm_80 -passes=lower-atomics %s | FileCheck %s --check-prefix=SM80
+; RUN: %oxide-opt --arch sm_90 -passes=lower-atomics %s | FileCheck %s --check-prefix=SM90
 
 define i32 @cluster(ptr %p, i32 %v) {
   %l = load atomic i32, ptr %p syncscope("cluster") acquire, align 4

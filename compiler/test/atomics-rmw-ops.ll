@@ -3,7 +3,7 @@
 ; of the negation, inc/dec (LLVM's uinc_wrap/udec_wrap) on 32-bit, add and
 ; sub on f32/f64 (registers .f/.d), exch of floats and of pointers (as
 ; integers).
-; RUN: %oxide-opt -p lower-atomics %s | FileCheck %s
+; RUN: %oxide-opt -passes=lower-atomics %s | FileCheck %s
 
 define void @ops(ptr %p, i32 %v, i64 %w, float %f, double %d, ptr %q) {
   %1 = atomicrmw add ptr %p, i64 %w acquire

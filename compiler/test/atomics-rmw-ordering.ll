@@ -3,7 +3,7 @@
 ; into the instruction: monotonic → .relaxed, acquire, release, acq_rel. A
 ; monotonic atomicrmw at "device" scope is what the backend emits anyway and
 ; stays an atomicrmw.
-; RUN: %oxide-opt -p lower-atomics %s | FileCheck %s
+; RUN: %oxide-opt -passes=lower-atomics %s | FileCheck %s
 
 define void @orderings(ptr %p, i32 %v) {
   %a = atomicrmw add ptr %p, i32 %v syncscope("device") monotonic

@@ -3,8 +3,8 @@
 ; no clusters), "device" → .gpu, the system scope (what rustc gives
 ; core::sync::atomic) → .sys. A relaxed system-scope add is rewritten too:
 ; the backend would make it .gpu.
-; RUN: %oxide-opt --arch sm_90 -p lower-atomics %s | FileCheck %s --check-prefixes=CHECK,SM90
-; RUN: %oxide-opt --arch sm_80 -p lower-atomics %s | FileCheck %s --check-prefixes=CHECK,SM80
+; RUN: %oxide-opt --arch sm_90 -passes=lower-atomics %s | FileCheck %s --check-prefixes=CHECK,SM90
+; RUN: %oxide-opt --arch sm_80 -passes=lower-atomics %s | FileCheck %s --check-prefixes=CHECK,SM80
 
 define void @scopes(ptr %p, i32 %v) {
   %a = atomicrmw or ptr %p, i32 %v syncscope("block") acquire

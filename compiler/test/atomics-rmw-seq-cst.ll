@@ -1,7 +1,7 @@
 ; A seq_cst read-modify-write is `fence.sc` at its scope followed by the
 ; acq_rel operation (LLVM's own seq_cst cmpxchg is fence.sc + acquire).
 ; Rust's `AtomicU32::swap(_, SeqCst)` has the system scope.
-; RUN: %oxide-opt -p lower-atomics %s | FileCheck %s
+; RUN: %oxide-opt -passes=lower-atomics %s | FileCheck %s
 
 define i32 @swap(ptr %p, i32 %v) {
   %old = atomicrmw xchg ptr %p, i32 %v seq_cst

@@ -4,7 +4,7 @@
 ; generic pointer), .global for addrspace(1), for a kernel's pointer arguments
 ; and for pointers loaded from its byval parameters (NVPTX's convention);
 ; generic otherwise, and generic for spaces atom cannot address (local).
-; RUN: %oxide-opt -p lower-atomics %s | FileCheck %s
+; RUN: %oxide-opt -passes=lower-atomics %s | FileCheck %s
 
 @tile = internal addrspace(3) global [64 x i32] undef
 

@@ -3,7 +3,7 @@
 ; its syncscope (0 block, 1 device, 2 system = none, 3 cluster) and ordering
 ; (0 relaxed, 1 release, 2 acquire, 3 acq_rel, 4 seq_cst). cas returns the
 ; old value; a load or store keeps its natural alignment.
-; RUN: %oxide-opt -p lower-atomic-stubs,lower-intrinsic-stubs %s | FileCheck %s
+; RUN: %oxide-opt -passes=lower-atomic-stubs,lower-intrinsic-stubs %s | FileCheck %s
 
 declare i32 @__oxide_stub_atomic_rmw_u32(ptr, i32, i32, i32, i32)
 declare i64 @__oxide_stub_atomic_rmw_u64(ptr, i64, i32, i32, i32)

@@ -4,7 +4,7 @@
 ; the encoding means the strongest (system scope, seq_cst); an unknown
 ; operation traps. Orderings a load, store or failure cannot have are weakened
 ; (the Rust API panics before reaching them).
-; RUN: %oxide-opt -p lower-atomic-stubs %s | FileCheck %s
+; RUN: %oxide-opt -passes=lower-atomic-stubs %s | FileCheck %s
 
 declare i32 @__oxide_stub_atomic_rmw_u32(ptr, i32, i32, i32, i32)
 declare i32 @__oxide_stub_atomic_load_u32(ptr, i32, i32)

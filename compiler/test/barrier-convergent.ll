@@ -1,7 +1,7 @@
 ; The block barrier lowers to the NON-aligned `barrier.sync 0` (valid when
 ; threads reach it from different instructions, as after rustc's MIR
 ; JumpThreading copies it into two branches), and the call is convergent.
-; RUN: %oxide-opt -p lower-intrinsic-stubs %s | FileCheck %s
+; RUN: %oxide-opt -passes=lower-intrinsic-stubs %s | FileCheck %s
 
 declare void @__oxide_stub_sync_threads()
 

@@ -2,9 +2,9 @@
 ; arrive, wait; convergent), and `mapa` on a `shared!` array, whose
 ; addrspace(3) → addrspace(7) (.shared::cluster) result is cast back to the
 ; stub's generic pointer; after O3 the loads through it are ld.shared::cluster.
-; RUN: %oxide-opt --arch sm_90 -p lower-intrinsic-stubs %s | FileCheck %s --check-prefix=IR
+; RUN: %oxide-opt --arch sm_90 -passes=lower-intrinsic-stubs %s | FileCheck %s --check-prefix=IR
 ; RUN: %oxide-opt --ptx --arch sm_90 %s | FileCheck %s --check-prefix=PTX
-; RUN: not %oxide-opt --arch sm_80 -p lower-intrinsic-stubs %s 2>&1 >/dev/null | FileCheck %s --check-prefix=OLD
+; RUN: not %oxide-opt --arch sm_80 -passes=lower-intrinsic-stubs %s 2>&1 >/dev/null | FileCheck %s --check-prefix=OLD
 
 target triple = "nvptx64-nvidia-cuda"
 

@@ -1,7 +1,7 @@
 ; `#[constant]` statics (section .oxide.constant) move to addrspace(4)
 ; (PTX .const) with their initialiser, external under a PTX-legal name so the
 ; host can overwrite them, and are listed for the kernel table.
-; RUN: %oxide-opt -p assign-address-spaces,select-reachable %s | FileCheck %s
+; RUN: %oxide-opt -passes=assign-address-spaces,select-reachable %s | FileCheck %s
 
 @_ZN4poly6COEFFS17h35c6780d2b4a1848E = internal global [2 x float] [float 1.0, float 2.0], section ".oxide.constant", align 4
 

@@ -2,7 +2,7 @@
 ; the lowering casts them to the intrinsics' .shared / .global address spaces,
 ; and after O3 the copies address the shared array directly. The wait count
 ; is an immediate; the `_zfill` forms pass the source size.
-; RUN: %oxide-opt --arch sm_80 -p lower-intrinsic-stubs %s | FileCheck %s --check-prefix=IR
+; RUN: %oxide-opt --arch sm_80 -passes=lower-intrinsic-stubs %s | FileCheck %s --check-prefix=IR
 ; RUN: %oxide-opt --ptx --arch sm_80 %s | FileCheck %s --check-prefix=PTX
 
 target triple = "nvptx64-nvidia-cuda"

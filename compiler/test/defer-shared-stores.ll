@@ -5,7 +5,7 @@
 ; Anything else (plain loads, calls, global stores, loops, a diverging
 ; function that is not one of oxide's panics) stops or prevents the move, and
 ; a store that would pass no bounds check stays.
-; RUN: %oxide-opt -p defer-shared-stores %s | FileCheck %s
+; RUN: %oxide-opt -passes=defer-shared-stores %s | FileCheck %s
 
 @tile = internal addrspace(3) global [64 x float] undef, align 4
 @loc = internal constant [24 x i8] zeroinitializer

@@ -1,6 +1,6 @@
 ; Rust's `%` on floats (frem) is the exact fmod; NVPTX's own expansion is not,
 ; so it goes to libdevice.
-; RUN: %oxide-opt -p map-math %s | FileCheck %s
+; RUN: %oxide-opt -passes=map-math %s | FileCheck %s
 
 define float @user(float %a, float %b, double %c, double %d) {
   %r = frem float %a, %b

@@ -4,7 +4,7 @@
 ; failing check is sorted out on the way to the panics, in program order.
 ; A load whose value only flows into a phi, a write between two checks, an
 ; index computed from a loaded value and a check that divides stay as they are.
-; RUN: %oxide-opt -p hoist-bounds-checks %s | FileCheck %s
+; RUN: %oxide-opt -passes=hoist-bounds-checks %s | FileCheck %s
 
 @loc = internal constant [24 x i8] zeroinitializer
 

@@ -1,7 +1,7 @@
 ; mbarrier, TMA and wgmma bookkeeping stubs are InlineAsm entries of
 ; Stubs.def: their PTX with 32-bit shared addresses ("r"), the tensor map's
 ; generic address ("l") and i32 coordinates; convergent and with side effects.
-; RUN: %oxide-opt -p lower-intrinsic-stubs --arch sm_90 %s | FileCheck %s --check-prefix=IR
+; RUN: %oxide-opt -passes=lower-intrinsic-stubs --arch sm_90 %s | FileCheck %s --check-prefix=IR
 ; RUN: %oxide-opt --ptx --arch sm_90a %s | FileCheck %s --check-prefix=PTX
 
 target triple = "nvptx64-nvidia-cuda"

@@ -1,6 +1,6 @@
 ; No unwinding on the GPU: invokes become calls, landing pads and the
 ; personality go away.
-; RUN: %oxide-opt -p lower-unwinding %s | FileCheck %s
+; RUN: %oxide-opt -passes=lower-unwinding %s | FileCheck %s
 
 declare i32 @rust_eh_personality(...)
 declare void @may_panic()

@@ -3,7 +3,7 @@
 ; bits under a mask, which ptxas cannot turn into the NaN-canonicalising
 ; FMNMX.NAN; the PTX keeps it (no selp.f32 for it). Selects whose NaN way
 ; returns the constant, of two variables, or against a NaN constant stay.
-; RUN: %oxide-opt -p keep-nan-payloads %s | FileCheck %s
+; RUN: %oxide-opt -passes=keep-nan-payloads %s | FileCheck %s
 ; RUN: %oxide-opt --ptx --arch sm_90 %s | FileCheck %s --check-prefix=PTX
 
 target triple = "x86_64-unknown-linux-gnu"

@@ -2,7 +2,7 @@
 ; coordinates it can read (1 = an x coordinate, 2 = a y/z coordinate), through
 ; every function it reaches. The host refuses a 2-D/3-D launch of a kernel
 ; with flags 1: its threads would share indices (docs/ABI.md §3).
-; RUN: %oxide-opt -p record-kernel-dimensions %s | FileCheck %s
+; RUN: %oxide-opt -passes=record-kernel-dimensions %s | FileCheck %s
 
 declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
 declare i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()

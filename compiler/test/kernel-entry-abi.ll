@@ -1,7 +1,7 @@
 ; An entry wrapper's parameter layouts (constants in the unoptimised
 ; bitcode) become byval byte-array parameters of a ptx_kernel entry, one per
 ; Rust parameter; a zero-sized parameter still gets one byte.
-; RUN: %oxide-opt -p build-kernel-entries %s | FileCheck %s
+; RUN: %oxide-opt -passes=build-kernel-entries %s | FileCheck %s
 
 declare void @__oxide_stub_param_layout(i32, i64, i64)
 declare void @_ZN6vecadd6vecadd17h0000000000000000E(ptr, i64, float)

@@ -1,6 +1,6 @@
 ; `#[kernel(launch_bounds(256, 2))]` leaves a marker call in the entry
 ; wrapper; its constants become the entry's .maxntid / .minnctapersm.
-; RUN: %oxide-opt -p build-kernel-entries %s | FileCheck %s
+; RUN: %oxide-opt -passes=build-kernel-entries %s | FileCheck %s
 
 declare void @__oxide_stub_param_layout(i32, i64, i64)
 declare void @__oxide_stub_launch_bounds(i32, i32)

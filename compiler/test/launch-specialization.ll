@@ -2,7 +2,7 @@
 ; version as a second entry, `<name>_unchecked`, and the condition under
 ; which the host may launch it as a postfix program (docs/ABI.md §3) on its
 ; entry; the kernel itself keeps every check and no in-kernel condition.
-; RUN: %oxide-opt -p version-bounds-checks %s | FileCheck %s
+; RUN: %oxide-opt -passes=version-bounds-checks %s | FileCheck %s
 
 declare void @panic_bounds_check(i64, i64, ptr) #1
 declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()

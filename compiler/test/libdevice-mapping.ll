@@ -1,6 +1,6 @@
 ; std's float math reaches the bitcode as LLVM intrinsics or C library calls;
 ; both are pointed at libdevice.
-; RUN: %oxide-opt -p map-math %s | FileCheck %s
+; RUN: %oxide-opt -passes=map-math %s | FileCheck %s
 
 declare float @llvm.sin.f32(float)
 declare double @llvm.exp.f64(double)

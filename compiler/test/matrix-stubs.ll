@@ -2,9 +2,9 @@
 ; lowering packs into the stub's u64/u128 (matrix 0 in the low bits), which
 ; folds away once the caller splits it again. stmatrix takes the fragments as
 ; arguments. Both take a shared address (cast from the generic one).
-; RUN: %oxide-opt --arch sm_90 -p lower-intrinsic-stubs %s | FileCheck %s --check-prefix=IR
+; RUN: %oxide-opt --arch sm_90 -passes=lower-intrinsic-stubs %s | FileCheck %s --check-prefix=IR
 ; RUN: %oxide-opt --ptx --arch sm_90 %s | FileCheck %s --check-prefix=PTX
-; RUN: not %oxide-opt --arch sm_80 -p lower-intrinsic-stubs %s 2>&1 >/dev/null | FileCheck %s --check-prefix=OLD
+; RUN: not %oxide-opt --arch sm_80 -passes=lower-intrinsic-stubs %s 2>&1 >/dev/null | FileCheck %s --check-prefix=OLD
 
 target triple = "nvptx64-nvidia-cuda"
 

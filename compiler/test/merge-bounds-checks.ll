@@ -6,7 +6,7 @@
 ; access, of different indices, against a length that cannot be computed
 ; before the first, or whose panic needs a value computed between them stay
 ; as they are.
-; RUN: %oxide-opt -p merge-bounds-checks %s | FileCheck %s
+; RUN: %oxide-opt -passes=merge-bounds-checks %s | FileCheck %s
 
 @loc = internal constant [24 x i8] zeroinitializer
 

@@ -1,7 +1,7 @@
 ; `panic!("literal")` calls panic_fmt with `Arguments::from_str(ptr, len)`;
 ; the call is rewritten to pass the string itself, so the message reaches the
 ; device print and the host's record.
-; RUN: %oxide-opt -p lower-panics %s | FileCheck %s
+; RUN: %oxide-opt -passes=lower-panics %s | FileCheck %s
 
 @msg = private constant [4 x i8] c"boom"
 @file = private constant [12 x i8] c"src/main.rs\00"

@@ -1,6 +1,6 @@
 ; Non-generic panic helpers of core that the table does not list (their
 ; bodies live in libcore, which is never gathered) are panics too.
-; RUN: %oxide-opt -p lower-panics %s | FileCheck %s
+; RUN: %oxide-opt -passes=lower-panics %s | FileCheck %s
 
 declare void @_RNvNtNtNtNtCsgEmfK2I1SDS_4core5slice4sort6shared9smallsort22panic_on_ord_violation()
 

@@ -4,7 +4,7 @@
 ; becomes the message. Literal messages come as `Arguments::from_str` or,
 ; inlined, as the string and `len << 1 | 1`. A template that does not decode
 ; keeps the generic message.
-; RUN: %oxide-opt -p lower-panics %s | FileCheck %s
+; RUN: %oxide-opt -passes=lower-panics %s | FileCheck %s
 
 ; "value {} too large at {}" with default placeholders.
 @plain = private constant [25 x i8] c"\06value \C0\0E too large at \C0\00"

@@ -2,7 +2,7 @@
 ; passed (at run time), hand file/line/col, message and integer arguments to
 ; the shared recorder (host-readable record), print them with the thread and
 ; block, then trap.
-; RUN: %oxide-opt -p lower-panics %s | FileCheck %s
+; RUN: %oxide-opt -passes=lower-panics %s | FileCheck %s
 
 @file = private constant [12 x i8] c"src/main.rs\00"
 @loc = private constant <{ ptr, [16 x i8] }> <{ ptr @file, [16 x i8] c"\0B\00\00\00\00\00\00\00\0F\00\00\00\0B\00\00\00" }>

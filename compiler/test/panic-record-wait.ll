@@ -2,7 +2,7 @@
 ; panicking thread waits (at most 4096 polls of the record's state) until the
 ; record is complete before it prints and traps, since its trap ends the
 ; whole kernel and would cut the writer short.
-; RUN: %oxide-opt -p lower-panics %s | FileCheck %s
+; RUN: %oxide-opt -passes=lower-panics %s | FileCheck %s
 
 @file = private constant [12 x i8] c"src/main.rs\00"
 @loc = private constant <{ ptr, [16 x i8] }> <{ ptr @file, [16 x i8] c"\0B\00\00\00\00\00\00\00\0F\00\00\00\0B\00\00\00" }>

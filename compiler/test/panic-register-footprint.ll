@@ -4,7 +4,7 @@
 ; runs (only the buffer stays live), and its text copies are byte loops marked
 ; never to unroll (PTX `.pragma "nounroll"`), not memcpys that a constant
 ; length would expand into byte loads that ptxas hoists together.
-; RUN: %oxide-opt -p lower-panics %s | FileCheck %s
+; RUN: %oxide-opt -passes=lower-panics %s | FileCheck %s
 
 @file = private constant [12 x i8] c"src/main.rs\00"
 @loc = private constant <{ ptr, [16 x i8] }> <{ ptr @file, [16 x i8] c"\0B\00\00\00\00\00\00\00\0F\00\00\00\0B\00\00\00" }>

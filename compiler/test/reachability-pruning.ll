@@ -1,6 +1,6 @@
 ; Only what a kernel reaches stays; host code (here: a function that calls
 ; the host allocator) disappears before anything is rejected.
-; RUN: %oxide-opt -p select-reachable,reject-unsupported %s | FileCheck %s
+; RUN: %oxide-opt -passes=select-reachable,reject-unsupported %s | FileCheck %s
 
 declare ptr @__rust_alloc(i64, i64)
 

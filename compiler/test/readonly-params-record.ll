@@ -3,7 +3,7 @@
 ; bytes. The entry records those slots ("param:offset") for
 ; TagInvariantLoads; `&mut [T]` (noalias, writable), `&[AtomicU32]` (no
 ; attributes) and a pointer also used elsewhere are not listed.
-; RUN: %oxide-opt -p record-readonly-params %s | FileCheck %s
+; RUN: %oxide-opt -passes=record-readonly-params %s | FileCheck %s
 
 declare void @kernel(ptr, i64, ptr, ptr, ptr, ptr)
 declare void @other(ptr)

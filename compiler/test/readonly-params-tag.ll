@@ -2,7 +2,7 @@
 ; listed in `oxide-readonly-pointers` become !invariant.load (PTX
 ; ld.global.nc), through GEPs and loop phis; loads that may read other
 ; memory stay plain, and the attribute is dropped.
-; RUN: %oxide-opt -p tag-invariant-loads %s | FileCheck %s
+; RUN: %oxide-opt -passes=tag-invariant-loads %s | FileCheck %s
 
 define ptx_kernel void @entry(ptr byval([16 x i8]) %p0, ptr byval([24 x i8]) %p1, ptr byval([16 x i8]) %p2, i1 %c) #0 {
 entry:

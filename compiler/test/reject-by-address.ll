@@ -3,7 +3,7 @@
 ; followed: LowerPanics' bodies ignore the `&dyn Debug` and `fmt::Arguments`
 ; they are given, and the formatting impls (`<T as core::fmt::Display>::fmt`)
 ; are only reached to format, which the device never does.
-; RUN: not %oxide-opt -p reject-unsupported %s 2>&1 >/dev/null | FileCheck %s
+; RUN: not %oxide-opt -passes=reject-unsupported %s 2>&1 >/dev/null | FileCheck %s
 
 declare ptr @__rust_alloc(i64, i64)
 declare void @__rust_dealloc(ptr, i64, i64)

@@ -2,7 +2,7 @@
 ; is portable IR (`_mm_sqrt_ps` is `llvm.sqrt.v4f32`): rejected at the user's
 ; call. The same function used inside the standard library is the library's
 ; business and is not reported.
-; RUN: not %oxide-opt -p reject-unsupported %s 2>&1 >/dev/null | FileCheck %s
+; RUN: not %oxide-opt -passes=reject-unsupported %s 2>&1 >/dev/null | FileCheck %s
 
 declare <4 x float> @llvm.sqrt.v4f32(<4 x float>)
 

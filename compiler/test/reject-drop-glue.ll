@@ -1,7 +1,7 @@
 ; The drop of a Vec at the end of a scope reaches the host allocator too, but
 ; the user's mistake is where the Vec was made: a drop is only reported when
 ; nothing else in the kernel is.
-; RUN: not %oxide-opt -p reject-unsupported %s 2>&1 >/dev/null | FileCheck %s
+; RUN: not %oxide-opt -passes=reject-unsupported %s 2>&1 >/dev/null | FileCheck %s
 
 declare void @_ZN5alloc3vec9from_elem17h0123456789abcdefE(ptr, i32, i64)
 declare void @__rust_dealloc(ptr, i64, i64)

@@ -1,6 +1,6 @@
 ; A kernel that reaches the host allocator is a compile error naming the
 ; kernel and the call chain.
-; RUN: not %oxide-opt -p reject-unsupported %s 2>&1 >/dev/null | FileCheck %s
+; RUN: not %oxide-opt -passes=reject-unsupported %s 2>&1 >/dev/null | FileCheck %s
 
 declare ptr @__rust_alloc(i64, i64)
 

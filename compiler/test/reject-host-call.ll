@@ -5,7 +5,7 @@
 ; user code: the String that `var` returns, dropped on the same line, adds
 ; none. A static the library itself writes is the library's business and
 ; reads as the call too.
-; RUN: not %oxide-opt -p reject-unsupported %s 2>&1 >/dev/null | FileCheck %s
+; RUN: not %oxide-opt -passes=reject-unsupported %s 2>&1 >/dev/null | FileCheck %s
 
 declare void @_ZN3std3env4_var17h0123456789abcdefE(ptr)
 declare void @__rust_dealloc(ptr, i64, i64)

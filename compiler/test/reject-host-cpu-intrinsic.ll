@@ -2,7 +2,7 @@
 ; kernel that reaches one is a compile error naming the core::arch function
 ; the user called, at the user's line, not a crash in instruction selection.
 ; Target-independent and NVVM intrinsics stay allowed.
-; RUN: not %oxide-opt -p reject-unsupported %s 2>&1 >/dev/null | FileCheck %s
+; RUN: not %oxide-opt -passes=reject-unsupported %s 2>&1 >/dev/null | FileCheck %s
 
 declare i64 @llvm.x86.rdtsc()
 declare float @llvm.sqrt.f32(float)

@@ -1,7 +1,7 @@
 ; Rust's asm! is written for the host CPU. In the user's code it is rejected
 ; at its own line; inside a library function the user called, the error names
 ; that call.
-; RUN: not %oxide-opt -p reject-unsupported %s 2>&1 >/dev/null | FileCheck %s
+; RUN: not %oxide-opt -passes=reject-unsupported %s 2>&1 >/dev/null | FileCheck %s
 
 ; A library function whose body is x86 assembly.
 define internal void @_ZN4core4hint9spin_loop17h0123456789abcdefE() !dbg !20 {

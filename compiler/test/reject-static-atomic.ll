@@ -3,7 +3,7 @@
 ; host memory as well: the same error as a store, at the user's call, with
 ; the function that writes named. Atomics on device memory (a local, a kernel
 ; parameter) are not errors.
-; RUN: not %oxide-opt -p reject-unsupported %s 2>&1 >/dev/null | FileCheck %s
+; RUN: not %oxide-opt -passes=reject-unsupported %s 2>&1 >/dev/null | FileCheck %s
 
 @_ZN4demo4HITS17h0123456789abcdefE = internal global [4 x i8] zeroinitializer, align 4
 

@@ -5,7 +5,7 @@
 ; kernel that reaches it. A mutable static that is only read (SEEN) is an
 ; error of its own (the device copy never changes); constant statics and
 ; statics in GPU address spaces (shared memory) are not errors.
-; RUN: not %oxide-opt -p reject-unsupported %s 2>&1 >/dev/null | FileCheck %s
+; RUN: not %oxide-opt -passes=reject-unsupported %s 2>&1 >/dev/null | FileCheck %s
 
 @_ZN4demo7COUNTER17h0123456789abcdefE = internal global i32 0
 @_ZN4demo5TOTAL17h0123456789abcdefE = internal global i32 0

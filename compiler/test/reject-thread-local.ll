@@ -2,7 +2,7 @@
 ; by the accessor whose address the LocalKey holds (reached by address, not by
 ; a call), inside thread_local!'s expansion: the error names the static as
 ; the user wrote it and points at the user's `.with(..)`.
-; RUN: not %oxide-opt -p reject-unsupported %s 2>&1 >/dev/null | FileCheck %s
+; RUN: not %oxide-opt -passes=reject-unsupported %s 2>&1 >/dev/null | FileCheck %s
 
 @"_ZN4demo5COUNT28_$u7b$$u7b$closure$u7d$$u7d$3VAL17h0123456789abcdefE" = internal thread_local global i32 0
 ; The LocalKey: a constant holding the accessor.

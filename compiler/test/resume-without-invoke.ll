@@ -1,6 +1,6 @@
 ; rustc leaves cleanup blocks ending in `resume` that no invoke reaches; they
 ; go with the personality even when the function has no invoke.
-; RUN: %oxide-opt -p lower-unwinding %s | FileCheck %s
+; RUN: %oxide-opt -passes=lower-unwinding %s | FileCheck %s
 
 declare i32 @rust_eh_personality(...)
 

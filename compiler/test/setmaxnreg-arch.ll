@@ -1,9 +1,9 @@
 ; setmaxnreg exists only on architecture-specific targets (MIN_SM `90a` in
 ; Stubs.def): sm_90a compiles it (the count is an immediate), plain sm_90 is
 ; a compile error that names the target to use.
-; RUN: %oxide-opt --arch sm_90a -p lower-intrinsic-stubs %s | FileCheck %s --check-prefix=IR
+; RUN: %oxide-opt --arch sm_90a -passes=lower-intrinsic-stubs %s | FileCheck %s --check-prefix=IR
 ; RUN: %oxide-opt --ptx --arch sm_90a %s | FileCheck %s --check-prefix=PTX
-; RUN: not %oxide-opt --arch sm_90 -p lower-intrinsic-stubs %s 2>&1 >/dev/null | FileCheck %s --check-prefix=PLAIN
+; RUN: not %oxide-opt --arch sm_90 -passes=lower-intrinsic-stubs %s 2>&1 >/dev/null | FileCheck %s --check-prefix=PLAIN
 
 target triple = "nvptx64-nvidia-cuda"
 

@@ -2,7 +2,7 @@
 ; unrolled loop's guarded reads of one tile column) get one base `P + X`,
 ; computed right after the later of P's and X's definitions, and each keeps
 ; only its constant: a register plus an immediate in PTX.
-; RUN: %oxide-opt -p share-address-bases %s | FileCheck %s
+; RUN: %oxide-opt -passes=share-address-bases %s | FileCheck %s
 
 @tile = internal addrspace(3) global [256 x float] undef, align 4
 

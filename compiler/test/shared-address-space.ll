@@ -1,7 +1,7 @@
 ; Statics in the `.oxide.shared` section move to addrspace(3) (PTX .shared),
 ; uninitialised, one per declaration; `__oxide_dynamic_shared` becomes the
 ; extern dynamic shared array. Uses see a generic pointer through a cast.
-; RUN: %oxide-opt -p assign-address-spaces %s | FileCheck %s
+; RUN: %oxide-opt -passes=assign-address-spaces %s | FileCheck %s
 
 @_ZN1k4TILE17h0000000000000000E = internal global [1024 x i8] zeroinitializer, section ".oxide.shared", align 16
 @__oxide_dynamic_shared = global [0 x i8] zeroinitializer, align 16

@@ -1,6 +1,6 @@
 ; `shared_address(ptr)` becomes the pointer's 32-bit address in the .shared
 ; window (cvta.to.shared); for a shared static, the symbol's address.
-; RUN: %oxide-opt -p lower-shared-address %s | FileCheck %s --check-prefix=IR
+; RUN: %oxide-opt -passes=lower-shared-address %s | FileCheck %s --check-prefix=IR
 ; RUN: %oxide-opt --ptx --arch sm_90 %s | FileCheck %s --check-prefix=PTX
 
 target triple = "nvptx64-nvidia-cuda"

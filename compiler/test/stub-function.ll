@@ -1,6 +1,6 @@
 ; A `Function` stub calls the device function the table names: printf's
 ; stub becomes CUDA's `vprintf`.
-; RUN: %oxide-opt -p lower-intrinsic-stubs %s | FileCheck %s
+; RUN: %oxide-opt -passes=lower-intrinsic-stubs %s | FileCheck %s
 
 declare i32 @__oxide_stub_vprintf(ptr, ptr)
 

@@ -1,6 +1,6 @@
 ; Host-emulation stubs cost nothing on the device: `block_shared` becomes its
 ; first argument and `shared_access` disappears.
-; RUN: %oxide-opt -p lower-intrinsic-stubs %s | FileCheck %s
+; RUN: %oxide-opt -passes=lower-intrinsic-stubs %s | FileCheck %s
 
 @TILE = internal global [64 x float] zeroinitializer, align 16
 

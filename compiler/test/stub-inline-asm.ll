@@ -1,8 +1,8 @@
 ; An `InlineAsm` stub becomes its PTX template with the table's constraints,
 ; convergent and with side effects (so it is neither hoisted nor deleted):
 ; `nanosleep` has no LLVM intrinsic.
-; RUN: %oxide-opt -p lower-intrinsic-stubs %s | FileCheck %s --check-prefix=IR
-; RUN: %oxide-opt -p lower-intrinsic-stubs --ptx --arch sm_90 %s | FileCheck %s --check-prefix=PTX
+; RUN: %oxide-opt -passes=lower-intrinsic-stubs %s | FileCheck %s --check-prefix=IR
+; RUN: %oxide-opt -passes=lower-intrinsic-stubs --ptx --arch sm_90 %s | FileCheck %s --check-prefix=PTX
 
 target triple = "nvptx64-nvidia-cuda"
 

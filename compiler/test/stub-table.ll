@@ -1,5 +1,5 @@
 ; Intrinsic stubs become the NVVM intrinsics Stubs.def names, and disappear.
-; RUN: %oxide-opt -p lower-intrinsic-stubs %s | FileCheck %s
+; RUN: %oxide-opt -passes=lower-intrinsic-stubs %s | FileCheck %s
 
 declare i32 @__oxide_stub_thread_idx_x()
 declare i32 @__oxide_stub_block_idx_y()

@@ -3,7 +3,7 @@
 ; imply `row * cols + col < len`; rows and cols below 2^32 keep the product
 ; exact) is `true` in a second body, which the entry block picks when the
 ; condition holds; the first body keeps every check.
-; RUN: %oxide-opt -p version-bounds-checks %s | FileCheck %s
+; RUN: %oxide-opt -passes=version-bounds-checks %s | FileCheck %s
 
 declare void @panic_bounds_check(i64, i64, ptr) #1
 declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()

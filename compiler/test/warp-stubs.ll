@@ -1,7 +1,7 @@
 ; Warp collectives lower to their .sync NVVM intrinsics, convergent; the
 ; barrier reductions take the barrier id first ("0,$" in Stubs.def); elect.sync
 ; returns a pair and the stub gets its predicate.
-; RUN: %oxide-opt --arch sm_90 -p lower-intrinsic-stubs %s | FileCheck %s
+; RUN: %oxide-opt --arch sm_90 -passes=lower-intrinsic-stubs %s | FileCheck %s
 
 declare i32 @__oxide_stub_shfl_xor_u32(i32, i32, i32, i32)
 declare i32 @__oxide_stub_vote_ballot(i32, i1)

@@ -2,8 +2,8 @@
 ; the instruction with outputs tied to them ("=f" … "0", "1", …), the
 ; descriptors and scale_d's predicate, and stores back. After O3 the fragment
 ; is registers: the PTX has no local memory.
-; RUN: %oxide-opt -p lower-wgmma --arch sm_90a %s | FileCheck %s --check-prefix=IR
-; RUN: %oxide-opt -p lower-intrinsic-stubs %s 2>&1 | FileCheck %s --check-prefix=ERASED
+; RUN: %oxide-opt -passes=lower-wgmma --arch sm_90a %s | FileCheck %s --check-prefix=IR
+; RUN: %oxide-opt -passes=lower-intrinsic-stubs %s 2>&1 | FileCheck %s --check-prefix=ERASED
 ; RUN: %oxide-opt --ptx --arch sm_90a %s | FileCheck %s --check-prefix=PTX
 
 target triple = "nvptx64-nvidia-cuda"

@@ -1,6 +1,6 @@
 ; Saturating float → 128-bit integer casts become compares, selects and a
 ; plain conversion (which the backend then expands to integer code).
-; RUN: %oxide-opt -p lower-wide-conversions %s | FileCheck %s
+; RUN: %oxide-opt -passes=lower-wide-conversions %s | FileCheck %s
 ; RUN: %oxide-opt --ptx --arch sm_90 %s | FileCheck %s --check-prefix=PTX
 
 declare i128 @llvm.fptosi.sat.i128.f32(float)

@@ -1,10 +1,11 @@
 //===- DeviceLinker.h - The device link, step by step -----------*- C++ -*-===//
 //
 // `oxide-link` runs as rustc's linker (docs/DESIGN.md §2). Its steps, each in
-// its own file under compiler/lib/:
+// its own file under compiler/lib/Link/:
 //   Gather.cpp      which unoptimised bitcode belongs to this link
-//   Compile.cpp     link the bitcode, run the passes (Passes.h), link
-//                   libdevice, optimise for NVPTX, emit and validate PTX
+//   Compile.cpp     link the bitcode, run the device pipeline (Passes.def,
+//                   Pipeline.h: legalise, link libdevice, optimise for
+//                   NVPTX), emit and validate PTX
 //   Embed.cpp       the host object holding the image and the kernel table,
 //                   and the patch of host addresses after the system link
 //===----------------------------------------------------------------------===//
@@ -35,7 +36,7 @@ struct KernelEntryInfo {
   std::string RustPath;   // the kernel's Rust path, for messages (`my_crate::scale::<f32>`)
   uint64_t NumParams = 0;
   unsigned HostCopies = 1; // definitions in the bitcode = host address slots
-  uint64_t Flags = 0;      // KernelFlags (Passes.h): the thread coordinates it reads
+  uint64_t Flags = 0;      // KernelReadsX/YZ (Abi.def): the thread coordinates it reads
   // The entry without the bounds checks its launch condition implies, and
   // that condition as the host's postfix program (VersionBoundsChecks.cpp,
   // docs/ABI.md §3); both empty when the kernel has none.

@@ -48,12 +48,21 @@ class DiagnosticSink {
 public:
   void error(Diagnostic D) { Errors.push_back(std::move(D)); }
   bool hasErrors() const { return !Errors.empty(); }
+  /// A link step that could not run (a file it needs is missing): not an
+  /// error in the user's code, so it is not printed with them; the link
+  /// stops and says this instead (the first one counts).
+  void fail(std::string Message) {
+    if (Failure.empty())
+      Failure = std::move(Message);
+  }
+  const std::string &failure() const { return Failure; }
   const std::vector<Diagnostic> &errors() const { return Errors; }
   /// Prints every error, then a summary line like rustc's.
   void print(llvm::raw_ostream &OS) const;
 
 private:
   std::vector<Diagnostic> Errors;
+  std::string Failure;
 };
 
 } // namespace oxide

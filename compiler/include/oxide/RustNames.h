@@ -25,11 +25,6 @@ std::string ptxIdentifier(llvm::StringRef Symbol);
 /// `my_crate::scale::<f32>` for `my_crate::__oxide_kernel_entry_scale::<f32>`.
 std::string kernelPathOf(llvm::StringRef WrapperSymbol);
 
-/// The marker every kernel entry wrapper's name contains (docs/ABI.md §2).
-inline constexpr llvm::StringLiteral KernelEntryMarker = "__oxide_kernel_entry_";
-/// The prefix of every intrinsic stub (docs/ABI.md §1).
-inline constexpr llvm::StringLiteral StubPrefix = "__oxide_stub_";
-
 } // namespace oxide
 
 #endif

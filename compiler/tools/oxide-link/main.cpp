@@ -8,11 +8,13 @@
 // the link, and the kernel table's host addresses are patched afterwards.
 //===----------------------------------------------------------------------===//
 #include "oxide/DeviceLinker.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -86,6 +88,33 @@ bool takeStripAll(std::vector<std::string> &Args) {
   return Args.size() != Before;
 }
 
+/// OXIDE_LLVM_ARGS: LLVM's own options for the device pipeline
+/// (`-print-after=lower-panics`, `-print-after-all`, `-verify-each`,
+/// `-time-passes`; docs/ABI.md §4). rustc owns this program's command line, so
+/// they come through the environment. With OXIDE_DUMP_DIR (`cargo oxide
+/// pipeline`) what they print goes to files there, since rustc shows a
+/// successful linker's output to nobody: the IR to `passes/`, the timings to
+/// `time-passes.txt`, unless the options name other places.
+bool parseLLVMArgs(const LinkerOptions &Opts) {
+  const char *Argv[] = {"oxide-link (OXIDE_LLVM_ARGS)"};
+  if (!cl::ParseCommandLineOptions(1, Argv, "", &errs(), /*VFS=*/nullptr, "OXIDE_LLVM_ARGS"))
+    return false;
+  if (Opts.DumpDir.empty())
+    return true;
+  auto &Options = cl::getRegisteredOptions();
+  auto SetUnlessGiven = [&](StringRef Name, StringRef File) {
+    cl::Option *O = Options.lookup(Name);
+    if (!O || O->getNumOccurrences() > 0)
+      return;
+    SmallString<256> Path(Opts.DumpDir);
+    sys::path::append(Path, File);
+    O->addOccurrence(0, Name, Path);
+  };
+  SetUnlessGiven("ir-dump-directory", "passes");
+  SetUnlessGiven("info-output-file", "time-passes.txt");
+  return true;
+}
+
 /// Strips all symbols from the linked file, as the link would have.
 int stripAll(const std::string &File) {
   for (const char *Tool : {"strip", "llvm-strip-22", "llvm-strip"}) {
@@ -116,6 +145,9 @@ int main(int argc, char **argv) {
   std::vector<std::string> Bitcode = gatherBitcode(Expanded, Opts.Verbose);
   if (!mentionsKernelEntries(Bitcode))
     return runSystemLinker(Args);
+
+  if (!parseLLVMArgs(Opts))
+    return fail("oxide-link: OXIDE_LLVM_ARGS has options this LLVM does not know (see above)");
 
   std::string Output = linkOutput(Expanded);
   std::string Module = crateNameOfOutput(Output);

@@ -1,19 +1,20 @@
 //===- oxide-opt - Run oxide's device transformations on IR ---------------===//
 //
 // The lit tests' driver. Two modes:
-//   oxide-opt -p build-kernel-entries,lower-panics in.ll   run the named passes
-//                                                          in order, print the IR
-//   oxide-opt --ptx [--arch sm_90] in.ll [more.ll…]        the whole device
-//                                                          compile, print the PTX
+//   oxide-opt -passes=build-kernel-entries,lower-panics in.ll
+//       run a pipeline of passes (oxide's, by their Passes.def names, and
+//       LLVM's own) and print the IR; with LLVM's -print-after=NAME,
+//       -print-after-all, -time-passes, -print-pipeline-passes and oxide's
+//       -verify-each
+//   oxide-opt --ptx [--arch sm_90] in.ll [more.ll…]
+//       the whole device compile (oxide-link's), print the PTX
 //===----------------------------------------------------------------------===//
 #include "oxide/DeviceLinker.h"
-#include "oxide/PassContext.h"
-#include "oxide/Passes.h"
+#include "oxide/Pipeline.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/IRReader/IRReader.h"
-#include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
@@ -23,75 +24,21 @@ using namespace llvm;
 using namespace oxide;
 
 static cl::list<std::string> Inputs(cl::Positional, cl::OneOrMore, cl::desc("<input .ll/.bc>"));
-static cl::list<std::string> Passes("p", cl::CommaSeparated, cl::desc("passes to run, in order"));
+static cl::opt<std::string> Passes("passes",
+                                   cl::desc("the passes to run, comma-separated, in order "
+                                            "(oxide's by their Passes.def names, and LLVM's)"));
 static cl::opt<bool> EmitPtx("ptx", cl::desc("run the whole device compile and print PTX"));
 
 static cl::opt<std::string> Arch("arch", cl::init("sm_80"), cl::desc("sm_XX the kernels target"));
-
-static bool runPass(StringRef Name, Module &M, ModuleAnalysisManager &MAM, DiagnosticSink &D) {
-  if (Name == "build-kernel-entries")
-    BuildKernelEntriesPass(D).run(M, MAM);
-  else if (Name == "lower-unwinding")
-    LowerUnwindingPass().run(M, MAM);
-  else if (Name == "lower-panics")
-    LowerPanicsPass().run(M, MAM);
-  else if (Name == "lower-atomic-stubs")
-    LowerAtomicStubsPass(D).run(M, MAM);
-  else if (Name == "lower-atomics")
-    LowerAtomicsPass(smNumber(Arch)).run(M, MAM);
-  else if (Name == "lower-wgmma")
-    LowerWgmmaPass(D, Arch).run(M, MAM);
-  else if (Name == "lower-shared-address")
-    LowerSharedAddressPass().run(M, MAM);
-  else if (Name == "lower-intrinsic-stubs")
-    LowerIntrinsicStubsPass(D, smNumber(Arch), isArchSpecific(Arch)).run(M, MAM);
-  else if (Name == "assign-address-spaces")
-    AssignAddressSpacesPass().run(M, MAM);
-  else if (Name == "map-math")
-    MapMathPass().run(M, MAM);
-  else if (Name == "lower-wide-conversions")
-    LowerWideConversionsPass().run(M, MAM);
-  else if (Name == "retarget")
-    RetargetPass().run(M, MAM);
-  else if (Name == "select-reachable")
-    SelectReachablePass().run(M, MAM);
-  else if (Name == "reject-unsupported")
-    RejectUnsupportedPass(D).run(M, MAM);
-  else if (Name == "record-kernel-dimensions")
-    RecordKernelDimensionsPass().run(M, MAM);
-  else if (Name == "record-readonly-params")
-    RecordReadOnlyParamsPass().run(M, MAM);
-  else if (Name == "tag-invariant-loads")
-    TagInvariantLoadsPass().run(M, MAM);
-  else if (Name == "defer-shared-stores")
-    DeferSharedStoresPass().run(M, MAM);
-  else if (Name == "hoist-bounds-checks")
-    HoistBoundsChecksPass().run(M, MAM);
-  else if (Name == "share-address-bases")
-    ShareAddressBasesPass().run(M, MAM);
-  else if (Name == "keep-nan-payloads")
-    KeepNaNPayloadsPass().run(M, MAM);
-  else if (Name == "version-bounds-checks")
-    VersionBoundsChecksPass().run(M, MAM);
-  else if (Name == "merge-bounds-checks")
-    MergeBoundsChecksPass().run(M, MAM);
-  else if (Name == "align-barriers")
-    AlignBarriersPass().run(M, MAM);
-  else {
-    errs() << "oxide-opt: unknown pass `" << Name << "`\n";
-    return false;
-  }
-  return true;
-}
 
 int main(int argc, char **argv) {
   InitLLVM X(argc, argv);
   cl::ParseCommandLineOptions(argc, argv, "oxide device transformations\n");
   DiagnosticSink Diags;
+  LinkerOptions Opts = LinkerOptions::fromEnvironment();
+  Opts.Arch = Arch;
 
   if (EmitPtx) {
-    LinkerOptions Opts = LinkerOptions::fromEnvironment();
-    Opts.Arch = Arch;
     std::vector<std::string> Files(Inputs.begin(), Inputs.end());
     Expected<DeviceImage> Image = compileDeviceImage(Files, "test", Opts, Diags);
     if (!Image) {
@@ -113,19 +60,26 @@ int main(int argc, char **argv) {
     Err.print(argv[0], errs());
     return 1;
   }
-  PassContext PC;
-  for (const std::string &P : Passes)
-    if (!runPass(P, *M, PC.MAM, Diags))
+  if (!Passes.empty()) {
+    DevicePipeline Pipeline(Ctx, /*TM=*/nullptr, {Diags, Opts.Arch, Opts.CudaPath, Opts.DeviceDebug});
+    if (Error E = Pipeline.run(Passes, *M)) {
+      errs() << "oxide-opt: " << toString(std::move(E)) << "\n";
       return 2;
+    }
+    if (PrintPipelinePasses)
+      return 0;
+  }
   M->print(outs(), nullptr);
   // Every lit test of a pass also checks that its output is valid IR.
   if (verifyModule(*M, &errs())) {
     errs() << "oxide-opt: the module is invalid after the passes\n";
     return 3;
   }
+  if (!Diags.failure().empty())
+    errs() << "oxide-opt: " << Diags.failure() << "\n";
   if (Diags.hasErrors()) {
     Diags.print(errs());
     return 1;
   }
-  return 0;
+  return Diags.failure().empty() ? 0 : 1;
 }

@@ -15,6 +15,7 @@
 // parameter bytes, and NVPTXLowerArgs puts them in the global space.)
 // Loads that may read anything else keep their plain form.
 //===----------------------------------------------------------------------===//
+#include "oxide/Abi.h"
 #include "oxide/Passes.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Analysis/ValueTracking.h"

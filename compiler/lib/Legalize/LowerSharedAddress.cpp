@@ -10,6 +10,7 @@
 // (the Rust wrappers take `shared!` statics or dynamic shared memory).
 // Runs before LowerIntrinsicStubs, which deletes the leftover Special stubs.
 //===----------------------------------------------------------------------===//
+#include "oxide/Abi.h"
 #include "oxide/Passes.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Instructions.h"
@@ -22,7 +23,7 @@ using namespace oxide;
 static constexpr unsigned SharedAddressSpace = 3;
 
 PreservedAnalyses LowerSharedAddressPass::run(Module &M, ModuleAnalysisManager &) {
-  Function *F = M.getFunction("__oxide_stub_shared_address");
+  Function *F = M.getFunction(stubSymbol("shared_address"));
   if (!F)
     return PreservedAnalyses::all();
   SmallVector<CallInst *> Calls;

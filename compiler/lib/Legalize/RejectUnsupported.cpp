@@ -32,6 +32,7 @@
 // a scope is only reported when nothing else in the kernel is. What the
 // errors say is in one place: the table `PathReasons` and `describe`.
 //===----------------------------------------------------------------------===//
+#include "oxide/Abi.h"
 #include "oxide/Passes.h"
 #include "oxide/RustNames.h"
 #include "llvm/IR/DebugInfoMetadata.h"
@@ -407,7 +408,7 @@ struct Finding {
 
 std::string kernelName(Function &Entry) {
   StringRef Name = Entry.getName();
-  Name.consume_back(".oxide.body");
+  Name.consume_back(KernelBodySuffix);
   return kernelPathOf(Name);
 }
 
@@ -415,7 +416,7 @@ std::string kernelName(Function &Entry) {
 /// entry wrapper.
 size_t kernelIndex(const std::vector<Function *> &Chain) {
   size_t I = 0;
-  while (I + 1 < Chain.size() && Chain[I]->getName().contains(KernelEntryMarker))
+  while (I + 1 < Chain.size() && Chain[I]->getName().contains(KernelEntryPrefix))
     ++I;
   return I;
 }

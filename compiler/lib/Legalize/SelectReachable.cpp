@@ -9,6 +9,7 @@
 // globals the host writes: the panic record pointer, constant memory)
 // internal and lets GlobalDCE delete what no entry reaches.
 //===----------------------------------------------------------------------===//
+#include "oxide/Abi.h"
 #include "oxide/Passes.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Transforms/IPO/GlobalDCE.h"

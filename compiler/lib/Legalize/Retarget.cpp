@@ -14,6 +14,7 @@
 // make a barrier or warp collective depend on more control flow than the
 // source had.
 //===----------------------------------------------------------------------===//
+#include "oxide/Abi.h"
 #include "oxide/Passes.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/InstIterator.h"

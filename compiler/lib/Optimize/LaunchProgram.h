@@ -5,8 +5,9 @@
 // parameters and the launch's grid and block sizes, which the host has in
 // hand at every launch, so it costs the GPU nothing there. This writer turns
 // such a condition, built from the kernel's own IR values, into the postfix
-// program of docs/ABI.md §3 (`KernelRecord.precondition`), which cuda-host
-// evaluates with exact integer arithmetic.
+// program of docs/ABI.md §3 (`KernelRecord.condition_ptr`), which cuda-host
+// evaluates with exact integer arithmetic. Its tokens are LaunchCondition.def's,
+// the table cuda-host's parser is generated from.
 //
 // The host must never say "holds" where the IR would not: every operation is
 // written so that the host gives up (launches the checked entry) wherever
@@ -25,6 +26,12 @@
 
 namespace oxide {
 
+/// The named tokens of a launch condition (LaunchCondition.def).
+enum class ConditionToken {
+#define OXIDE_CONDITION_TOKEN(NAME, SPELLING, FORM) NAME,
+#include "oxide/LaunchCondition.def"
+};
+
 /// Writes launch-invariant integer values as the host's postfix program.
 class LaunchProgramWriter {
 public:
@@ -32,8 +39,9 @@ public:
   /// anything the host cannot evaluate exactly.
   bool value(llvm::Value *V);
   /// Appends a token that pops its operands and pushes the result:
-  /// `ule`, `and`, `mulx` (the exact, unbounded product).
-  void op(llvm::StringRef Token);
+  /// Ule, And, MulExact (the exact, unbounded product). Only tokens written
+  /// without a width.
+  void op(ConditionToken Token);
   /// The program written so far.
   const std::string &program() const { return Program; }
 
@@ -41,6 +49,9 @@ private:
   std::string Program;
   bool value(llvm::Value *V, unsigned Depth);
   void token(const llvm::Twine &T);
+  /// A token of the table written as it is, and one written with a width.
+  void token(ConditionToken T);
+  void token(ConditionToken T, unsigned Width);
 };
 
 } // namespace oxide

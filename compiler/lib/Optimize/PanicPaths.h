@@ -19,6 +19,7 @@
 #ifndef OXIDE_LIB_PANICPATHS_H
 #define OXIDE_LIB_PANICPATHS_H
 
+#include "oxide/Abi.h"
 #include "oxide/Passes.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Analysis/ValueTracking.h"

@@ -14,6 +14,7 @@
 // slot the distance from the slot to the function. A self-relative offset
 // stays right wherever the executable or shared object is loaded.
 //===----------------------------------------------------------------------===//
+#include "oxide/Abi.h"
 #include "oxide/DeviceLinker.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/GlobalVariable.h"
@@ -36,14 +37,9 @@ using namespace oxide;
 
 namespace {
 
-constexpr uint64_t ImageMagic = 0x34304D494445584FULL; // "OXEDIM04" in memory (ABI.md §3)
-constexpr uint32_t ImageKindPtx = 1;
-constexpr uint32_t ImageKindCubin = 2; // `reserved` holds the SM number (90 for sm_90a)
 /// Slots start with this value so the section is PROGBITS (not .bss) and an
 /// unpatched slot is recognisable; patching writes 0 into unused slots.
 constexpr uint64_t UnpatchedSlot = 0x7FFFFFFFFFFFFFFFULL;
-constexpr const char *SlotSection = ".oxide_slots";
-constexpr const char *TableSection = "oxide_kernels";
 
 Error makeError(const Twine &Msg) { return createStringError(inconvertibleErrorCode(), Msg); }
 
@@ -64,7 +60,7 @@ public:
         ConstantArray::get(SlotsTy, SmallVector<Constant *>(SlotsTy->getNumElements(),
                                                             ConstantInt::get(I64, UnpatchedSlot))),
         "oxide.host_slots");
-    Slots->setSection(SlotSection);
+    Slots->setSection(HostSlotSection);
     Slots->setAlignment(Align(8));
 
     auto *KernelTy = StructType::get(Ctx, {Ptr, I64, Ptr, I64, I64, Ptr, I64, I64, Ptr, I64, Ptr, I64});
@@ -126,7 +122,7 @@ public:
     auto *RecordsTy = ArrayType::get(RecordTy, Records.size());
     auto *Record = new GlobalVariable(M, RecordsTy, true, GlobalValue::InternalLinkage,
                                       ConstantArray::get(RecordsTy, Records), "oxide.image_record");
-    Record->setSection(TableSection);
+    Record->setSection(ImageSection);
     Record->setAlignment(Align(8));
     // llvm.used (not compiler.used) gives the section SHF_GNU_RETAIN, so
     // --gc-sections keeps it although only __start_oxide_kernels names it.
@@ -198,7 +194,7 @@ Error oxide::patchHostAddresses(const DeviceImage &Image, const std::string &Lin
   bool Found = false;
   for (const object::ELFSectionRef &S : Elf->sections()) {
     Expected<StringRef> Name = S.getName();
-    if (Name && *Name == SlotSection) {
+    if (Name && *Name == HostSlotSection) {
       SlotAddr = S.getAddress();
       SlotOffset = S.getOffset();
       Found = true;

@@ -1,7 +1,7 @@
 //===- LaunchProgram.cpp - A launch condition the host evaluates ----------===//
 //
-// See LaunchProgram.h. The token set is docs/ABI.md §3's; cuda-host's
-// `precondition` module is the other half and must agree token for token.
+// See LaunchProgram.h. The tokens are LaunchCondition.def's (docs/ABI.md §3);
+// cuda-host's `condition` module, generated from the same table, reads them.
 //===----------------------------------------------------------------------===//
 #include "LaunchProgram.h"
 #include "llvm/IR/Argument.h"
@@ -18,33 +18,47 @@ using namespace oxide;
 
 namespace {
 
+enum class Form { Plain, Width };
+
+struct TokenInfo {
+  StringRef Spelling;
+  Form Takes;
+};
+
+const TokenInfo Tokens[] = {
+#define OXIDE_CONDITION_TOKEN(NAME, SPELLING, FORM) {SPELLING, Form::FORM},
+#include "oxide/LaunchCondition.def"
+};
+
+const TokenInfo &info(ConditionToken T) { return Tokens[static_cast<unsigned>(T)]; }
+
 /// The grid and block sizes the host knows at launch, by token.
-std::optional<StringRef> launchSizeToken(Intrinsic::ID ID) {
+std::optional<ConditionToken> launchSizeToken(Intrinsic::ID ID) {
   switch (ID) {
-  case Intrinsic::nvvm_read_ptx_sreg_ntid_x: return StringRef("ntid.x");
-  case Intrinsic::nvvm_read_ptx_sreg_ntid_y: return StringRef("ntid.y");
-  case Intrinsic::nvvm_read_ptx_sreg_ntid_z: return StringRef("ntid.z");
-  case Intrinsic::nvvm_read_ptx_sreg_nctaid_x: return StringRef("nctaid.x");
-  case Intrinsic::nvvm_read_ptx_sreg_nctaid_y: return StringRef("nctaid.y");
-  case Intrinsic::nvvm_read_ptx_sreg_nctaid_z: return StringRef("nctaid.z");
+  case Intrinsic::nvvm_read_ptx_sreg_ntid_x: return ConditionToken::BlockDimX;
+  case Intrinsic::nvvm_read_ptx_sreg_ntid_y: return ConditionToken::BlockDimY;
+  case Intrinsic::nvvm_read_ptx_sreg_ntid_z: return ConditionToken::BlockDimZ;
+  case Intrinsic::nvvm_read_ptx_sreg_nctaid_x: return ConditionToken::GridDimX;
+  case Intrinsic::nvvm_read_ptx_sreg_nctaid_y: return ConditionToken::GridDimY;
+  case Intrinsic::nvvm_read_ptx_sreg_nctaid_z: return ConditionToken::GridDimZ;
   default: return std::nullopt;
   }
 }
 
-/// The token of a binary operator of width W, or nothing.
-std::optional<std::string> binaryToken(const BinaryOperator &B, unsigned W) {
-  std::string Width = std::to_string(W);
+/// The token of a binary operator (its width W goes with it where the
+/// token takes one), or nothing.
+std::optional<ConditionToken> binaryToken(const BinaryOperator &B) {
   switch (B.getOpcode()) {
-  case Instruction::Add: return "add" + Width;
-  case Instruction::Sub: return "sub" + Width;
-  case Instruction::Mul: return "mul" + Width;
-  case Instruction::Shl: return "shl" + Width;
+  case Instruction::Add: return ConditionToken::Add;
+  case Instruction::Sub: return ConditionToken::Sub;
+  case Instruction::Mul: return ConditionToken::Mul;
+  case Instruction::Shl: return ConditionToken::Shl;
   // `exact` promises no bits shifted out; the host gives up otherwise.
-  case Instruction::LShr: return (B.isExact() ? "lshr.exact" : "lshr") + Width;
-  case Instruction::And: return std::string("and");
-  case Instruction::Xor: return std::string("xor");
+  case Instruction::LShr: return B.isExact() ? ConditionToken::LshrExact : ConditionToken::Lshr;
+  case Instruction::And: return ConditionToken::And;
+  case Instruction::Xor: return ConditionToken::Xor;
   case Instruction::Or:
-    return std::string(cast<PossiblyDisjointInst>(B).isDisjoint() ? "or.disjoint" : "or");
+    return cast<PossiblyDisjointInst>(B).isDisjoint() ? ConditionToken::OrDisjoint : ConditionToken::Or;
   default: return std::nullopt;
   }
 }
@@ -57,7 +71,17 @@ void LaunchProgramWriter::token(const Twine &T) {
   Program += T.str();
 }
 
-void LaunchProgramWriter::op(StringRef Token) { token(Token); }
+void LaunchProgramWriter::token(ConditionToken T) {
+  assert(info(T).Takes == Form::Plain && "this token is written with a width");
+  token(info(T).Spelling);
+}
+
+void LaunchProgramWriter::token(ConditionToken T, unsigned Width) {
+  assert(info(T).Takes == Form::Width && "this token is written without a width");
+  token(info(T).Spelling + Twine(Width));
+}
+
+void LaunchProgramWriter::op(ConditionToken Token) { token(Token); }
 
 bool LaunchProgramWriter::value(Value *V) { return value(V, 0); }
 
@@ -94,14 +118,14 @@ bool LaunchProgramWriter::value(Value *V, unsigned Depth) {
     return true;
   }
   if (auto *II = dyn_cast<IntrinsicInst>(V)) {
-    if (std::optional<StringRef> Size = launchSizeToken(II->getIntrinsicID())) {
+    if (std::optional<ConditionToken> Size = launchSizeToken(II->getIntrinsicID())) {
       token(*Size);
       return true;
     }
-    StringRef Op;
+    ConditionToken Op;
     switch (II->getIntrinsicID()) {
-    case Intrinsic::umin: Op = "umin"; break;
-    case Intrinsic::umax: Op = "umax"; break;
+    case Intrinsic::umin: Op = ConditionToken::Umin; break;
+    case Intrinsic::umax: Op = ConditionToken::Umax; break;
     default: return false;
     }
     if (!value(II->getArgOperand(0), Depth + 1) || !value(II->getArgOperand(1), Depth + 1))
@@ -110,10 +134,13 @@ bool LaunchProgramWriter::value(Value *V, unsigned Depth) {
     return true;
   }
   if (auto *B = dyn_cast<BinaryOperator>(V)) {
-    std::optional<std::string> Op = binaryToken(*B, W);
+    std::optional<ConditionToken> Op = binaryToken(*B);
     if (!Op || !value(B->getOperand(0), Depth + 1) || !value(B->getOperand(1), Depth + 1))
       return false;
-    token(*Op);
+    if (info(*Op).Takes == Form::Width)
+      token(*Op, W);
+    else
+      token(*Op);
     return true;
   }
   if (auto *Cast = dyn_cast<CastInst>(V)) {
@@ -126,16 +153,16 @@ bool LaunchProgramWriter::value(Value *V, unsigned Depth) {
       return true; // the host's values are already zero-extended
     case Instruction::SExt:
       // Equal to zext for values whose sign bit is clear; else give up.
-      token("fits" + Twine(SrcW - 1));
+      token(ConditionToken::Fits, SrcW - 1);
       return true;
     case Instruction::Trunc: {
       auto *T = cast<TruncInst>(Cast);
       if (T->hasNoSignedWrap())
-        token("fits" + Twine(W - 1));
+        token(ConditionToken::Fits, W - 1);
       else if (T->hasNoUnsignedWrap())
-        token("fits" + Twine(W));
+        token(ConditionToken::Fits, W);
       else
-        token("trunc" + Twine(W));
+        token(ConditionToken::Trunc, W);
       return true;
     }
     default:

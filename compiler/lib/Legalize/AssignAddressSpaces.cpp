@@ -16,6 +16,7 @@
 // code holds; the NVPTX backend's address-space inference then turns most
 // accesses into `ld.shared`/`st.shared`.
 //===----------------------------------------------------------------------===//
+#include "oxide/Abi.h"
 #include "oxide/Passes.h"
 #include "oxide/RustNames.h"
 #include "llvm/IR/Constants.h"

@@ -4,6 +4,7 @@
 // path segment and `$LT$`-style escapes; v0 names (`_R…`) have their own
 // demangler in LLVM. Both are turned into plain Rust paths here.
 //===----------------------------------------------------------------------===//
+#include "oxide/Abi.h"
 #include "oxide/RustNames.h"
 #include "llvm/Demangle/Demangle.h"
 #include <cctype>
@@ -93,8 +94,8 @@ std::string oxide::ptxIdentifier(StringRef Symbol) {
 
 std::string oxide::kernelPathOf(StringRef WrapperSymbol) {
   std::string Path = demangleRust(WrapperSymbol);
-  size_t Pos = Path.find(KernelEntryMarker.str());
+  size_t Pos = Path.find(KernelEntryPrefix.str());
   if (Pos != std::string::npos)
-    Path.erase(Pos, KernelEntryMarker.size());
+    Path.erase(Pos, KernelEntryPrefix.size());
   return Path;
 }

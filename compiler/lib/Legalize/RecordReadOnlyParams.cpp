@@ -17,6 +17,7 @@
 // nothing but that call, the memory is unchanged for the whole entry.
 // TagInvariantLoads.cpp uses the attribute after O3. Nothing else changes.
 //===----------------------------------------------------------------------===//
+#include "oxide/Abi.h"
 #include "oxide/Passes.h"
 #include "llvm/IR/InstIterator.h"
 #include "llvm/IR/Instructions.h"

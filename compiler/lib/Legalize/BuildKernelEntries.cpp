@@ -18,12 +18,8 @@
 //
 // Each entry is listed in the `oxide.kernels` named metadata with the wrapper's
 // host symbol, for the kernel table the host looks names up in.
-//
-// RecordKernelDimensionsPass (run on the optimised module) adds to each entry
-// which thread coordinates it can read. The host refuses a 2-D/3-D launch of a
-// kernel that reads only x coordinates: its threads would share indices, and
-// two `&mut` from DisjointSlice::get_mut would alias (docs/ABI.md §3).
 //===----------------------------------------------------------------------===//
+#include "oxide/Abi.h"
 #include "oxide/Passes.h"
 #include "oxide/RustNames.h"
 #include "llvm/IR/Constants.h"
@@ -84,7 +80,7 @@ private:
     for (Instruction &I : instructions(Wrapper)) {
       auto *Call = dyn_cast<CallInst>(&I);
       Function *Callee = Call ? Call->getCalledFunction() : nullptr;
-      if (!Callee || Callee->getName() != "__oxide_stub_param_layout")
+      if (!Callee || !isStubSymbol(Callee->getName(), "param_layout"))
         continue;
       auto *Index = dyn_cast<ConstantInt>(Call->getArgOperand(0));
       auto *Size = dyn_cast<ConstantInt>(Call->getArgOperand(1));
@@ -119,7 +115,7 @@ private:
     for (Instruction &I : make_early_inc_range(instructions(Wrapper))) {
       auto *Call = dyn_cast<CallInst>(&I);
       Function *Callee = Call ? Call->getCalledFunction() : nullptr;
-      if (!Callee || Callee->getName() != "__oxide_stub_launch_bounds")
+      if (!Callee || !isStubSymbol(Callee->getName(), "launch_bounds"))
         continue;
       auto *Max = dyn_cast<ConstantInt>(Call->getArgOperand(0));
       auto *Min = dyn_cast<ConstantInt>(Call->getArgOperand(1));
@@ -145,7 +141,7 @@ private:
     auto *FTy = FunctionType::get(Type::getVoidTy(Ctx), ParamTypes, false);
 
     std::string EntryName = ptxIdentifier(Host);
-    Wrapper.setName(Host + ".oxide.body");
+    Wrapper.setName(Host + KernelBodySuffix);
     Wrapper.setLinkage(GlobalValue::InternalLinkage);
     // #[inline(never)] keeps the wrapper out of the host's inliner; on the
     // device it must disappear into the entry so parameters stay in .param.
@@ -184,83 +180,11 @@ private:
 PreservedAnalyses BuildKernelEntriesPass::run(Module &M, ModuleAnalysisManager &) {
   std::vector<Function *> Wrappers;
   for (Function &F : M)
-    if (!F.isDeclaration() && F.getName().contains(KernelEntryMarker) &&
-        !F.getName().ends_with(".oxide.body"))
+    if (!F.isDeclaration() && F.getName().contains(KernelEntryPrefix) &&
+        !F.getName().ends_with(KernelBodySuffix))
       Wrappers.push_back(&F);
   EntryBuilder Builder(M, Diags);
   for (Function *W : Wrappers)
     Builder.build(*W);
   return Wrappers.empty() ? PreservedAnalyses::all() : PreservedAnalyses::none();
-}
-
-namespace {
-
-/// The KernelFlags bit an intrinsic that reads a special register sets.
-uint64_t coordinateBit(const Function &Callee) {
-  StringRef Name = Callee.getName();
-  if (!Name.consume_front("llvm.nvvm.read.ptx.sreg."))
-    return 0;
-  if (!Name.consume_front("tid.") && !Name.consume_front("ctaid."))
-    return 0;
-  if (Name == "x")
-    return KernelReadsX;
-  if (Name == "y" || Name == "z")
-    return KernelReadsYZ;
-  return 0;
-}
-
-/// The coordinates `Entry` can read, through every function it reaches.
-/// Inline asm and indirect calls might read any of them. Reads of y/z inside
-/// a `noreturn` function do not count: those are the panic paths
-/// (LowerPanics), which read every coordinate to say which thread panicked,
-/// and nothing a thread does before it traps can make a later launch shape
-/// safe. Leaving a read out only makes the host stricter.
-uint64_t coordinatesReadFrom(Function &Entry) {
-  uint64_t Flags = 0;
-  SmallVector<Function *> Work{&Entry};
-  SmallPtrSet<Function *, 32> Seen{&Entry};
-  while (!Work.empty()) {
-    Function *F = Work.pop_back_val();
-    for (Instruction &I : instructions(*F)) {
-      auto *Call = dyn_cast<CallBase>(&I);
-      if (!Call)
-        continue;
-      if (Call->isInlineAsm()) {
-        Flags |= KernelReadsYZ;
-        continue;
-      }
-      Function *Callee = Call->getCalledFunction();
-      if (!Callee) {
-        Flags |= KernelReadsYZ;
-        continue;
-      }
-      uint64_t Bit = coordinateBit(*Callee);
-      if (Bit == KernelReadsYZ && F->doesNotReturn())
-        Bit = 0;
-      Flags |= Bit;
-      if (!Callee->isDeclaration() && Seen.insert(Callee).second)
-        Work.push_back(Callee);
-    }
-  }
-  return Flags;
-}
-
-} // namespace
-
-PreservedAnalyses RecordKernelDimensionsPass::run(Module &M, ModuleAnalysisManager &) {
-  NamedMDNode *MD = M.getNamedMetadata(KernelsMetadata);
-  if (!MD)
-    return PreservedAnalyses::all();
-  LLVMContext &Ctx = M.getContext();
-  for (unsigned I = 0; I < MD->getNumOperands(); ++I) {
-    MDNode *N = MD->getOperand(I);
-    auto *Entry = mdconst::dyn_extract_or_null<Function>(N->getOperand(0));
-    if (!Entry || N->getNumOperands() != 3)
-      continue;
-    Metadata *Ops[] = {N->getOperand(0), N->getOperand(1), N->getOperand(2),
-                       ConstantAsMetadata::get(ConstantInt::get(
-                           Type::getInt64Ty(Ctx), coordinatesReadFrom(*Entry)))};
-    MD->setOperand(I, MDNode::get(Ctx, Ops));
-  }
-  return PreservedAnalyses::all();
 }

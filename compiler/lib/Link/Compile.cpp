@@ -1,19 +1,18 @@
 //===- Compile.cpp - Bitcode in, validated PTX out ------------------------===//
 //
 // The middle of the device link: merge the codegen units into one module, run
-// oxide's transformations (Passes.h) in order, link the libdevice functions
-// the kernels call, optimise with LLVM's O3 pipeline for NVPTX (which also
-// runs NVVMReflect for libdevice), and emit PTX for the chosen sm_XX. Every
-// stage can be written to OXIDE_DUMP_DIR for `cargo oxide pipeline`.
+// the device pipeline of Passes.def on it (legalisation, the link steps that
+// add libdevice and settle the debug info, LLVM's O3 for NVPTX, which also
+// runs NVVMReflect for libdevice, and oxide's post-O3 passes), and emit PTX
+// for the chosen sm_XX. Every stage can be written to OXIDE_DUMP_DIR for
+// `cargo oxide pipeline`.
 //===----------------------------------------------------------------------===//
+#include "oxide/Abi.h"
 #include "oxide/DeviceLinker.h"
-#include "oxide/PassContext.h"
 #include "oxide/Passes.h"
+#include "oxide/Pipeline.h"
 #include "oxide/RustNames.h"
 #include "llvm/Bitcode/BitcodeReader.h"
-#include "llvm/IR/DIBuilder.h"
-#include "llvm/IR/DebugInfo.h"
-#include "llvm/IR/InstIterator.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -21,7 +20,6 @@
 #include "llvm/IRReader/IRReader.h"
 #include "llvm/Linker/Linker.h"
 #include "llvm/MC/TargetRegistry.h"
-#include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -32,8 +30,6 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Triple.h"
-#include "llvm/Transforms/IPO/GlobalDCE.h"
-#include "llvm/Transforms/IPO/Internalize.h"
 #include <map>
 
 using namespace llvm;
@@ -104,7 +100,7 @@ Expected<std::unique_ptr<Module>> linkBitcode(LLVMContext &Ctx,
                        "(is rustc's LLVM newer than oxide's? run `cargo oxide doctor`)");
     }
     for (Function &F : *M)
-      if (!F.isDeclaration() && F.getName().contains(KernelEntryMarker))
+      if (!F.isDeclaration() && F.getName().contains(KernelEntryPrefix))
         ++EntryCopies[F.getName().str()];
     M->setTargetTriple(Merged->getTargetTriple());
     M->setDataLayout(Merged->getDataLayout());
@@ -116,50 +112,41 @@ Expected<std::unique_ptr<Module>> linkBitcode(LLVMContext &Ctx,
   return std::move(Merged);
 }
 
-Error linkLibDevice(Module &M, const LinkerOptions &Opts) {
-  bool NeedsLibDevice = false;
-  for (Function &F : M)
-    NeedsLibDevice |= F.isDeclaration() && F.getName().starts_with("__nv_");
-  if (!NeedsLibDevice)
-    return Error::success();
-  SmallString<256> P(Opts.CudaPath);
-  sys::path::append(P, "nvvm", "libdevice", "libdevice.10.bc");
-  SMDiagnostic Diag;
-  std::unique_ptr<Module> LD = parseIRFile(P, Diag, M.getContext());
-  if (!LD)
-    return makeError("the kernels use float math from libdevice, but " + P +
-                     " could not be read; set OXIDE_CUDA_PATH to the CUDA toolkit");
-  LD->setTargetTriple(M.getTargetTriple());
-  LD->setDataLayout(M.getDataLayout());
-  if (Linker::linkModules(M, std::move(LD), Linker::LinkOnlyNeeded))
-    return makeError("linking libdevice failed");
-  return Error::success();
-}
-
 /// Sets the LLVM backend options the device target depends on, once per
 /// process: ExpandFp turns float conversions wider than 64 bits into integer
 /// code (NVPTX would otherwise emit compiler-rt calls the GPU lacks;
-/// LowerWideConversions.cpp), and loop strength reduction stays off.
-void setBackendOptions() {
+/// LowerWideConversions.cpp), and loop strength reduction stays off. An
+/// option this LLVM does not have is an error naming it: without it the
+/// device code would silently be different.
+Error setBackendOptions() {
   static bool Done = false;
   if (Done)
-    return;
-  Done = true;
+    return Error::success();
   auto &Options = cl::getRegisteredOptions();
-  if (cl::Option *O = Options.lookup("expand-fp-convert-bits"))
-    O->addOccurrence(0, "expand-fp-convert-bits", "64");
+  auto Set = [&](StringRef Name, StringRef Value) -> Error {
+    cl::Option *O = Options.lookup(Name);
+    if (!O)
+      return makeError("this LLVM has no backend option -" + Name +
+                       ", which oxide's device code needs (is oxide-link built against LLVM 22?)");
+    O->addOccurrence(0, Name, Value);
+    return Error::success();
+  };
+  if (Error E = Set("expand-fp-convert-bits", "64"))
+    return E;
   // No loop strength reduction in the backend. On the tiled kernels it turns
   // the shared-memory walk of a `for k in 0..TILE` loop into 64-bit offset
   // and pointer variables, which costs registers and keeps ptxas from
   // unrolling the loop fully; without it ptxas strength-reduces the 32-bit
-  // shared addresses itself (sgemm 0.964× → 0.986× of nvcc on the H200,
-  // the grid-stride reduction unchanged within 1 %).
-  if (cl::Option *O = Options.lookup("disable-lsr"))
-    O->addOccurrence(0, "disable-lsr", "true");
+  // shared addresses itself (docs/DESIGN.md §3).
+  if (Error E = Set("disable-lsr", "true"))
+    return E;
+  Done = true;
+  return Error::success();
 }
 
 Expected<std::unique_ptr<TargetMachine>> createDeviceTarget(const LinkerOptions &Opts) {
-  setBackendOptions();
+  if (Error E = setBackendOptions())
+    return std::move(E);
   Triple T(DeviceTriple);
   std::string Err;
   const Target *Tgt = TargetRegistry::lookupTarget(T, Err);
@@ -175,12 +162,6 @@ Expected<std::unique_ptr<TargetMachine>> createDeviceTarget(const LinkerOptions 
   if (!TM)
     return makeError("cannot create an NVPTX target for " + Opts.Arch);
   return std::move(TM);
-}
-
-void optimize(Module &M, TargetMachine &TM) {
-  PassContext PC(&TM);
-  ModulePassManager MPM = PC.PB.buildPerModuleDefaultPipeline(OptimizationLevel::O3);
-  MPM.run(M, PC.MAM);
 }
 
 Expected<std::string> emitPtx(Module &M, TargetMachine &TM) {
@@ -238,77 +219,6 @@ std::vector<ConstantInfo> constantsOf(Module &M) {
   return Out;
 }
 
-//===--- OXIDE_DEVICE_DEBUG (cargo oxide debug / sanitize) ----------------===//
-/// Whether the device code keeps debug info (`lines` or `full`).
-bool keepsDeviceDebugInfo(const LinkerOptions &Opts) {
-  return Opts.DeviceDebug == "full" || Opts.DeviceDebug == "lines";
-}
-
-/// What debug info the device code keeps: none (the default), `lines` (line
-/// tables: PTX .loc/.file, for cuda-gdb and compute-sanitizer's file:line) or
-/// `full`. Anything else warns and strips.
-void applyDeviceDebugInfo(Module &M, const LinkerOptions &Opts) {
-  StringRef Mode = Opts.DeviceDebug;
-  if (keepsDeviceDebugInfo(Opts)) {
-    if (Mode == "lines")
-      stripNonLineTableDebugInfo(M);
-    // The host modules' flags were dropped on the way (linkBitcode, Retarget);
-    // without these two the backend emits no .loc/.file. PTX wants DWARF 2.
-    if (!M.getModuleFlag("Debug Info Version"))
-      M.addModuleFlag(Module::Warning, "Debug Info Version", DEBUG_METADATA_VERSION);
-    if (!M.getModuleFlag("Dwarf Version"))
-      M.addModuleFlag(Module::Max, "Dwarf Version", uint32_t(2));
-    // Functions the passes create (the kernel entry wrappers around
-    // `<kernel>.oxide.body`) have no DISubprogram, and the backend emits .loc
-    // only inside a function that has one: once O3 inlines the body into
-    // the wrapper, its lines would be lost. Give each such function an
-    // artificial subprogram next to the first one it calls or points to,
-    // and its unlocated instructions that subprogram's line, so inlined
-    // code gets proper inlinedAt chains.
-    for (Function &F : M) {
-      if (F.isDeclaration() || F.getSubprogram())
-        continue;
-      DISubprogram *Ref = nullptr;
-      for (Instruction &I : instructions(F)) {
-        if (const DILocation *DL = I.getDebugLoc().get())
-          Ref = DL->getInlinedAtScope()->getSubprogram();
-        else if (auto *CB = dyn_cast<CallBase>(&I))
-          if (Function *Callee = CB->getCalledFunction())
-            Ref = Callee->getSubprogram();
-        if (Ref)
-          break;
-      }
-      if (!Ref || !Ref->getUnit())
-        continue;
-      DIBuilder DIB(M, /*AllowUnresolved=*/false, Ref->getUnit());
-      DISubprogram *SP = DIB.createFunction(
-          Ref->getFile(), Ref->getName(), F.getName(), Ref->getFile(), Ref->getLine(),
-          DIB.createSubroutineType(DIB.getOrCreateTypeArray({})), Ref->getLine(),
-          DINode::FlagArtificial,
-          DISubprogram::SPFlagDefinition | DISubprogram::SPFlagLocalToUnit);
-      DIB.finalizeSubprogram(SP);
-      F.setSubprogram(SP);
-      for (Instruction &I : instructions(F)) {
-        const DILocation *DL = I.getDebugLoc().get();
-        if (!DL || DL->getInlinedAtScope()->getSubprogram() != SP)
-          I.setDebugLoc(DILocation::get(M.getContext(), DL ? DL->getLine() : SP->getLine(),
-                                        DL ? DL->getColumn() : 0, SP));
-      }
-    }
-    bool BrokenDebugInfo = false;
-    if (verifyModule(M, nullptr, &BrokenDebugInfo) || BrokenDebugInfo) {
-      errs() << "oxide-link: warning: OXIDE_DEVICE_DEBUG=" << Mode
-             << ": the device debug info is inconsistent; stripped\n";
-      StripDebugInfo(M);
-    }
-    return;
-  }
-  if (!Mode.empty() && Mode != "0" && Mode != "none")
-    errs() << "oxide-link: warning: OXIDE_DEVICE_DEBUG=" << Mode
-           << " is not lines or full; device debug info stripped\n";
-  StripDebugInfo(M);
-}
-
 } // namespace
 
 Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &Files,
@@ -332,31 +242,11 @@ Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &
   if (!TM)
     return TM.takeError();
 
-  PassContext PC(TM->get());
-  ModuleAnalysisManager &MAM = PC.MAM;
-  BuildKernelEntriesPass(Diags).run(M, MAM);
-  if (Diags.hasErrors())
-    return makeError("invalid kernel entries");
-  RecordReadOnlyParamsPass().run(M, MAM);
-  LowerUnwindingPass().run(M, MAM);
-  LowerPanicsPass().run(M, MAM);
-  LowerAtomicStubsPass(Diags).run(M, MAM);
-  LowerWgmmaPass(Diags, Opts.Arch).run(M, MAM);
-  LowerSharedAddressPass().run(M, MAM);
-  LowerIntrinsicStubsPass(Diags, smNumber(Opts.Arch), isArchSpecific(Opts.Arch)).run(M, MAM);
-  AssignAddressSpacesPass().run(M, MAM);
-  MapMathPass().run(M, MAM);
-  LowerWideConversionsPass().run(M, MAM);
-  RetargetPass().run(M, MAM);
-  SelectReachablePass().run(M, MAM);
-  RejectUnsupportedPass(Diags).run(M, MAM);
-  if (Diags.hasErrors())
-    return makeError("the kernels use what the GPU cannot run");
-
-  if (Error E = linkLibDevice(M, Opts))
+  DevicePipeline Pipeline(Ctx, TM->get(), {Diags, Opts.Arch, Opts.CudaPath, Opts.DeviceDebug});
+  if (Error E = Pipeline.run(PipelineSection::Legalize, M))
     return std::move(E);
-  SelectReachablePass().run(M, MAM); // drop the libdevice functions nobody calls
-  applyDeviceDebugInfo(M, Opts);
+  if (Error E = Pipeline.run(PipelineSection::Link, M))
+    return std::move(E);
   dumpModule(Opts, M, "device-legal.ll");
 
   std::string VerifyMsg;
@@ -365,17 +255,8 @@ Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &
     return makeError("internal error: the device module is invalid after legalisation:\n" +
                      VerifyMsg);
 
-  optimize(M, **TM);
-  LowerAtomicsPass(smNumber(Opts.Arch)).run(M, MAM); // needs O3's inlining and address spaces
-  RecordKernelDimensionsPass().run(M, MAM); // after O3: dead coordinate reads are gone
-  TagInvariantLoadsPass().run(M, MAM); // after O3: the kernel bodies are inlined
-  VersionBoundsChecksPass().run(M, MAM); // before the passes below, which then see both bodies
-  MergeBoundsChecksPass().run(M, MAM);
-  DeferSharedStoresPass().run(M, MAM); // needs the !invariant.load tags
-  HoistBoundsChecksPass().run(M, MAM);  // after the shared stores moved out of the way
-  AlignBarriersPass().run(M, MAM);      // after O3: one function per kernel
-  ShareAddressBasesPass().run(M, MAM);  // after the passes that move accesses
-  KeepNaNPayloadsPass().run(M, MAM);    // last: O3 would fold it back into a select
+  if (Error E = Pipeline.run(PipelineSection::Optimize, M))
+    return std::move(E);
   dumpModule(Opts, M, "device-opt.ll");
   // The passes after O3 rewrite control flow; a mistake there must be an
   // error naming them, not a crash in the NVPTX backend.
@@ -396,7 +277,7 @@ Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &
   // the PTX; this line tells the runtime (cuda-core) which one to ask the
   // driver's JIT to keep (docs/ABI.md §4).
   if (Opts.DeviceDebug == "full")
-    Image.Ptx = "// oxide-device-debug: full\n" + Image.Ptx;
+    Image.Ptx = (DeviceDebugFullMarker + "\n" + Image.Ptx).str();
   dumpText(Opts, ModuleName + ".ptx", Image.Ptx);
   return Image;
 }
@@ -430,7 +311,7 @@ Error oxide::assemblePtx(DeviceImage &Image, const LinkerOptions &Opts) {
   // what cuda-gdb and compute-sanitizer read); a cubin from plain ptxas has
   // none of it.
   unsigned Sm = smNumber(Opts.Arch);
-  if (RC == 0 && Sm > 0 && !keepsDeviceDebugInfo(Opts))
+  if (RC == 0 && Sm > 0 && !DeviceDebugInfoPass::keepsDebugInfo(Opts.DeviceDebug))
     if (auto Cubin = MemoryBuffer::getFile(Out, /*IsText=*/false, /*RequiresNullTerminator=*/false)) {
       Image.Cubin = (*Cubin)->getBuffer().str();
       Image.CubinSm = Sm;

@@ -18,6 +18,7 @@
 // result is cast back to generic, and a result struct of N integers (ldmatrix
 // .x2/.x4) is packed into the stub's wider integer, field 0 in the low bits.
 //===----------------------------------------------------------------------===//
+#include "oxide/Abi.h"
 #include "oxide/Passes.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/DebugInfoMetadata.h"
@@ -87,7 +88,7 @@ public:
       : M(M), Diags(Diags), TargetSM(TargetSM), ArchSpecific(ArchSpecific) {}
 
   bool lower(const StubEntry &Stub) {
-    Function *F = M.getFunction(("__oxide_stub_" + Stub.Name).str());
+    Function *F = M.getFunction(stubSymbol(Stub.Name));
     if (!F)
       return false;
     if (Stub.Kind == StubKind::Special) {
@@ -386,13 +387,3 @@ PreservedAnalyses LowerIntrinsicStubsPass::run(Module &M, ModuleAnalysisManager 
     Changed |= Lowering.lower(Stub);
   return Changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
 }
-
-unsigned oxide::smNumber(StringRef Arch) {
-  unsigned N = 0;
-  if (!Arch.consume_front("sm_"))
-    return 0;
-  Arch.consume_back("a");
-  return Arch.getAsInteger(10, N) ? 0 : N;
-}
-
-bool oxide::isArchSpecific(StringRef Arch) { return smNumber(Arch) != 0 && Arch.ends_with("a"); }

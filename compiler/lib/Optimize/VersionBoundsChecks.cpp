@@ -53,6 +53,7 @@
 // DeferSharedStores, HoistBoundsChecks and AlignBarriers, which then work on
 // both versions: in the copy there is no panic in front of the barriers.
 //===----------------------------------------------------------------------===//
+#include "oxide/Abi.h"
 #include "oxide/Passes.h"
 #include "LaunchProgram.h"
 #include "PanicPaths.h"
@@ -438,13 +439,13 @@ private:
       if (P.K) {
         if (!W.value(P.K))
           return std::nullopt;
-        W.op("mulx");
+        W.op(ConditionToken::MulExact);
       }
       if (!W.value(P.L))
         return std::nullopt;
-      W.op("ule");
+      W.op(ConditionToken::Ule);
       if (&P != &Preconditions.front())
-        W.op("and");
+        W.op(ConditionToken::And);
     }
     return W.program();
   }

@@ -22,6 +22,7 @@
 // Rust code, rather than a ptxas failure. Runs before LowerIntrinsicStubs,
 // which deletes the leftover Special stubs.
 //===----------------------------------------------------------------------===//
+#include "oxide/Abi.h"
 #include "oxide/Passes.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/IR/IRBuilder.h"
@@ -42,7 +43,7 @@ struct WgmmaShape {
 
 /// `__oxide_stub_wgmma_m64n<N>k16_f32_<type>` → its shape; nullopt otherwise.
 std::optional<WgmmaShape> parseStubName(StringRef Name) {
-  if (!Name.consume_front("__oxide_stub_wgmma_m64n"))
+  if (!Name.consume_front(StubPrefix) || !Name.consume_front("wgmma_m64n"))
     return std::nullopt;
   auto [Digits, Rest] = Name.split('k');
   WgmmaShape S;

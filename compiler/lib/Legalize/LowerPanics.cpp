@@ -30,6 +30,7 @@
 // `core::panic::Location` is `{ file: &str (ptr, len), line: u32, col: u32 }`;
 // rustc stores the file name NUL-terminated, so `%s` can print it.
 //===----------------------------------------------------------------------===//
+#include "oxide/Abi.h"
 #include "oxide/Passes.h"
 #include "oxide/RustNames.h"
 #include "llvm/ADT/StringMap.h"

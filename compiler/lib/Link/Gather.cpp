@@ -10,6 +10,7 @@
 // have no such files and contribute nothing: what kernels use of core is
 // generic or #[inline] and so already sits in the user's codegen units.
 //===----------------------------------------------------------------------===//
+#include "oxide/Abi.h"
 #include "oxide/DeviceLinker.h"
 #include "llvm/Object/Archive.h"
 #include "llvm/Support/FileSystem.h"
@@ -81,7 +82,7 @@ std::vector<std::string> oxide::gatherBitcode(const std::vector<std::string> &Li
 bool oxide::mentionsKernelEntries(const std::vector<std::string> &BitcodeFiles) {
   for (const std::string &Path : BitcodeFiles) {
     auto Buf = MemoryBuffer::getFile(Path);
-    if (Buf && (*Buf)->getBuffer().contains("__oxide_kernel_entry_"))
+    if (Buf && (*Buf)->getBuffer().contains(KernelEntryPrefix))
       return true;
   }
   return false;

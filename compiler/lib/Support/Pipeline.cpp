@@ -1,0 +1,128 @@
+//===- Pipeline.cpp - The device pipeline on LLVM's pass manager ----------===//
+//
+// See Pipeline.h. Everything here is read off Passes.def: the names PassBuilder
+// parses, the class names the instrumentation prints, and the order and
+// sections of the device pipeline. LLVM's O3 runs with the same analysis
+// managers and instrumentation, at the start of the Optimize section; oxide's
+// post-O3 passes follow it in the same pass manager rather than at one of
+// PassBuilder's extension points, so that nothing of O3's own (its final
+// GlobalDCE, ConstantMerge, …) runs after them.
+//===----------------------------------------------------------------------===//
+#include "oxide/Pipeline.h"
+#include "oxide/Passes.h"
+#include "llvm/Support/CommandLine.h"
+
+using namespace llvm;
+using namespace oxide;
+
+// opt has this option in its driver, not in LLVM's libraries; oxide-opt and
+// oxide-link (OXIDE_LLVM_ARGS) both take it from here.
+static cl::opt<bool> VerifyEach("verify-each",
+                                cl::desc("verify the module after each pass of the device pipeline"));
+
+namespace {
+
+Error makeError(const Twine &Msg) { return createStringError(inconvertibleErrorCode(), Msg); }
+
+/// Makes every row of Passes.def known by its name: to the instrumentation
+/// (`-print-after=NAME` matches the pass's class through this map) and to
+/// PassBuilder's pipeline parser.
+void registerOxidePasses(PassBuilder &PB, PassInstrumentationCallbacks &PIC, const PassOptions &Opts) {
+#define OXIDE_NAME_CLASS(NAME, CLASS, ARGS) PIC.addClassToPassName(CLASS::name(), NAME);
+#define OXIDE_LEGALIZE_PASS OXIDE_NAME_CLASS
+#define OXIDE_LINK_STEP OXIDE_NAME_CLASS
+#define OXIDE_OPTIMIZE_PASS OXIDE_NAME_CLASS
+#include "oxide/Passes.def"
+#undef OXIDE_NAME_CLASS
+
+  PB.registerPipelineParsingCallback(
+      [&Opts](StringRef Name, ModulePassManager &MPM, ArrayRef<PassBuilder::PipelineElement>) {
+#define OXIDE_PARSE(NAME, CLASS, ARGS)                                                              \
+  if (Name == NAME) {                                                                              \
+    MPM.addPass(CLASS ARGS);                                                                       \
+    return true;                                                                                   \
+  }
+#define OXIDE_LEGALIZE_PASS OXIDE_PARSE
+#define OXIDE_LINK_STEP OXIDE_PARSE
+#define OXIDE_OPTIMIZE_PASS OXIDE_PARSE
+#include "oxide/Passes.def"
+#undef OXIDE_PARSE
+        return false;
+      });
+}
+
+} // namespace
+
+unsigned oxide::smNumber(StringRef Arch) {
+  unsigned N = 0;
+  if (!Arch.consume_front("sm_"))
+    return 0;
+  Arch.consume_back("a");
+  return Arch.getAsInteger(10, N) ? 0 : N;
+}
+
+bool oxide::isArchSpecific(StringRef Arch) { return smNumber(Arch) != 0 && Arch.ends_with("a"); }
+
+DevicePipeline::DevicePipeline(LLVMContext &Ctx, TargetMachine *TM, PassOptions O)
+    : Opts(std::move(O)), SI(Ctx, /*DebugLogging=*/false, VerifyEach),
+      PB(TM, PipelineTuningOptions(), std::nullopt, &PIC) {
+  SI.registerCallbacks(PIC, &MAM);
+  registerOxidePasses(PB, PIC, Opts);
+  PB.registerModuleAnalyses(MAM);
+  PB.registerCGSCCAnalyses(CGAM);
+  PB.registerFunctionAnalyses(FAM);
+  PB.registerLoopAnalyses(LAM);
+  PB.crossRegisterProxies(LAM, FAM, CGAM, MAM);
+}
+
+DevicePipeline::~DevicePipeline() {
+  // -time-passes: the report of this module's run (nothing when it is off).
+  SI.getTimePasses().print();
+}
+
+Error DevicePipeline::run(PipelineSection Section, Module &M) {
+  ModulePassManager MPM;
+  if (Section == PipelineSection::Optimize)
+    MPM = PB.buildPerModuleDefaultPipeline(OptimizationLevel::O3);
+  // Runs the passes added since the last stop, then stops if they failed.
+  auto RunToHere = [&](StringRef Message) -> Error {
+    MPM.run(M, MAM);
+    MPM = ModulePassManager();
+    if (!Opts.Diags.failure().empty())
+      return makeError(Opts.Diags.failure());
+    if (Opts.Diags.hasErrors())
+      return makeError(Message);
+    return Error::success();
+  };
+#define OXIDE_LEGALIZE_PASS(NAME, CLASS, ARGS)                                                     \
+  if (Section == PipelineSection::Legalize)                                                        \
+    MPM.addPass(CLASS ARGS);
+#define OXIDE_LINK_STEP(NAME, CLASS, ARGS)                                                         \
+  if (Section == PipelineSection::Link)                                                            \
+    MPM.addPass(CLASS ARGS);
+#define OXIDE_OPTIMIZE_PASS(NAME, CLASS, ARGS)                                                     \
+  if (Section == PipelineSection::Optimize)                                                        \
+    MPM.addPass(CLASS ARGS);
+#define OXIDE_STOP_ON_ERRORS(MESSAGE)                                                              \
+  if (Error E = RunToHere(MESSAGE))                                                                \
+    return E;
+#include "oxide/Passes.def"
+  return RunToHere("the device pipeline reported errors");
+}
+
+Error DevicePipeline::run(StringRef Passes, Module &M) {
+  ModulePassManager MPM;
+  if (Error E = PB.parsePassPipeline(MPM, Passes))
+    return E;
+  // -print-pipeline-passes: the pipeline as parsed, instead of running it.
+  if (PrintPipelinePasses) {
+    MPM.printPipeline(outs(), [&](StringRef ClassName) {
+      StringRef Name = PIC.getPassNameForClassName(ClassName);
+      return Name.empty() ? ClassName : Name;
+    });
+    outs() << "\n";
+    return Error::success();
+  }
+  MPM.run(M, MAM);
+  return Error::success();
+}
