@@ -1,42 +1,77 @@
-//! Generates the Rust side of the intrinsic stub table.
+//! Generates the Rust side of the device linker's tables.
 //!
 //! `compiler/include/oxide/Stubs.def` is the one table of device intrinsics
 //! (docs/ABI.md §1). The C++ device linker includes it as an X-macro; this script
-//! reads the same lines and writes one `#[no_mangle]` Rust function per stub into
-//! `$OUT_DIR/stubs.rs`. On the device the linker replaces every call with the
-//! NVVM lowering from the same table. On the host each body asks the emulator
-//! (`cuda_device::emulation::Hooks`, also generated here: one optional function
-//! per stub) and, where no emulator is installed, refuses to run.
+//! reads the same rows (through `oxide-tables`, a family row expanded into its
+//! members as the C++ side expands it) and writes one `#[no_mangle]` Rust
+//! function per stub into `$OUT_DIR/stubs.rs`. On the device the linker
+//! replaces every call with the NVVM lowering from the same table. On the host
+//! each body asks the emulator (`cuda_device::emulation::Hooks`, also generated
+//! here: one optional function per stub) and, where no emulator is installed,
+//! refuses to run. The wgmma family rows also give `cuda_device::wgmma` its
+//! functions (`wgmma_shapes.rs`).
+//!
+//! Two more tables: `Atomics.def`, the codes of the atomic stubs' operation,
+//! scope and ordering (`cuda_device::atomic::code`), and `Abi.def`, the
+//! reserved names (`abi.rs`: a constant per name, and the macros that spell
+//! the section of `shared!` and the symbol of the dynamic shared memory).
 
+use oxide_tables::{screaming_snake_case, Row, Table};
 use std::env;
 use std::fmt::Write as _;
 use std::fs;
 use std::path::PathBuf;
 
-/// One `OXIDE_STUB(NAME, "SIG", KIND, "INTRINSIC", "IMMEDIATES", MIN_SM)` line.
+/// One stub: an `OXIDE_STUB(NAME, "SIG", KIND, "INTRINSIC", "IMMEDIATES",
+/// MIN_SM)` row, or a member of an `OXIDE_STUB_FAMILY(PREFIX, FIRST, LAST,
+/// STEP, SUFFIX, …)` row.
 struct Stub {
     name: String,
+    /// `__oxide_stub_<name>` (Abi.def's StubPrefix).
+    symbol: String,
     signature: String,
     kind: String,
 }
 
-fn parse_stub(line: &str) -> Option<Stub> {
-    let inner = line.trim().strip_prefix("OXIDE_STUB(")?.strip_suffix(')')?;
-    let mut fields = Vec::new();
-    let mut current = String::new();
-    let mut in_string = false;
-    for ch in inner.chars() {
-        match ch {
-            '"' => in_string = !in_string,
-            ',' if !in_string => fields.push(std::mem::take(&mut current).trim().to_string()),
-            _ => current.push(ch),
+/// The stubs of Stubs.def in its order, each family row expanded in place
+/// into PREFIX<N>SUFFIX for N = FIRST, FIRST + STEP, … LAST (the C++ side,
+/// LowerIntrinsicStubs.cpp, expands it the same way).
+fn stubs(table: &Table, prefix: &str) -> Vec<Stub> {
+    let mut out = Vec::new();
+    let mut push = |name: String, signature: &str, kind: &str| {
+        out.push(Stub { symbol: format!("{prefix}{name}"), name, signature: signature.to_string(), kind: kind.to_string() })
+    };
+    for row in table.all_rows() {
+        match row.kind.as_str() {
+            "OXIDE_STUB" => {
+                expect_fields(row, 6);
+                push(row.ident(0).to_string(), row.string(1), row.ident(2));
+            }
+            "OXIDE_STUB_FAMILY" => {
+                expect_fields(row, 10);
+                for n in family_members(row) {
+                    push(format!("{}{n}{}", row.ident(0), row.ident(4)), row.string(5), row.ident(6));
+                }
+            }
+            other => panic!("{}: Stubs.def has no row kind {other}", row.location),
         }
     }
-    fields.push(current.trim().to_string());
-    if fields.len() != 6 {
-        panic!("malformed line in Stubs.def (expected 6 fields): {line}");
+    out
+}
+
+/// FIRST, FIRST + STEP, … LAST of a family row.
+fn family_members(row: &Row) -> Vec<u64> {
+    let (first, last, step) = (row.integer(1), row.integer(2), row.integer(3));
+    if step == 0 || first > last || (last - first) % step != 0 {
+        panic!("{}: a family runs from FIRST to LAST in steps of STEP > 0 that end on LAST", row.location);
     }
-    Some(Stub { name: fields[0].clone(), signature: fields[1].clone(), kind: fields[2].clone() })
+    (first..=last).step_by(step as usize).collect()
+}
+
+fn expect_fields(row: &Row, n: usize) {
+    if row.fields.len() != n {
+        panic!("{}: {} takes {n} fields, this row has {}", row.location, row.kind, row.fields.len());
+    }
 }
 
 /// Splits `"(a: u32, b: usize) -> u64"` into the parameter list and return type.
@@ -94,8 +129,7 @@ fn render(stub: &Stub) -> String {
     let mut out = String::new();
     writeln!(out, "/// Device intrinsic stub `{}` (lowered by the device linker).", stub.name).unwrap();
     writeln!(out, "#[doc(hidden)]\n#[no_mangle]\n#[inline(never)]").unwrap();
-    writeln!(out, "pub extern \"C\" fn __oxide_stub_{}({}) {} {{ {} }}\n", stub.name, params, ret, body)
-        .unwrap();
+    writeln!(out, "pub extern \"C\" fn {}({}) {} {{ {} }}\n", stub.symbol, params, ret, body).unwrap();
     out
 }
 
@@ -109,7 +143,7 @@ fn render_hooks(stubs: &[Stub]) -> String {
         }
         let (params, ret) = split_signature(&stub.signature);
         let types = arg_types(&params).join(", ");
-        writeln!(fields, "    /// Host implementation of `__oxide_stub_{}`.", stub.name).unwrap();
+        writeln!(fields, "    /// Host implementation of `{}`.", stub.symbol).unwrap();
         writeln!(fields, "    pub {}: Option<fn({}) {}>,", stub.name, types, ret).unwrap();
         writeln!(nones, "        {}: None,", stub.name).unwrap();
     }
@@ -129,19 +163,67 @@ fn render_hooks(stubs: &[Stub]) -> String {
     )
 }
 
+/// `cuda_device::wgmma`'s functions, one per member of the wgmma families:
+/// the `mma!` invocation wgmma.rs includes (name, stub, N, N/2 accumulators,
+/// input type).
+fn render_wgmma(table: &Table, prefix: &str) -> String {
+    let mut out = String::from("mma! {\n");
+    for row in table.rows("OXIDE_STUB_FAMILY").filter(|r| r.ident(0) == "wgmma_m64n") {
+        let suffix = row.ident(4);
+        let ty = suffix.rsplit('_').next().unwrap();
+        for n in family_members(row) {
+            let name = format!("m64n{n}{suffix}");
+            writeln!(out, "    {name} {prefix}wgmma_{name} {n} {} {ty:?};", n / 2).unwrap();
+        }
+    }
+    out.push_str("}\n");
+    out
+}
+
+/// `cuda_device::atomic::code`: the numbers the atomic stubs take.
+fn render_atomic_codes(table: &Table) -> String {
+    let mut out = String::new();
+    for (kind, prefix, what) in [
+        ("OXIDE_ATOMIC_OP", "OP", "operation"),
+        ("OXIDE_ATOMIC_SCOPE", "SCOPE", "scope"),
+        ("OXIDE_ATOMIC_ORDERING", "ORDERING", "ordering"),
+    ] {
+        for row in table.rows(kind) {
+            let name = row.ident(0);
+            writeln!(
+                out,
+                "/// The {what} `{name}` (Atomics.def).\npub const {prefix}_{}: u32 = {};",
+                screaming_snake_case(name),
+                row.integer(1)
+            )
+            .unwrap();
+        }
+    }
+    out
+}
+
 fn main() {
-    let manifest = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
-    let table = manifest.join("../../compiler/include/oxide/Stubs.def");
-    println!("cargo:rerun-if-changed={}", table.display());
-    let text = fs::read_to_string(&table)
-        .unwrap_or_else(|e| panic!("cannot read the stub table {}: {e}", table.display()));
-    let stubs: Vec<Stub> = text.lines().filter_map(parse_stub).collect();
-    let mut out = String::from("// Generated by build.rs from compiler/include/oxide/Stubs.def.\n\n");
+    let out_dir = PathBuf::from(env::var("OUT_DIR").unwrap());
+    let generated = |table: &str, text: String| format!("// Generated by build.rs from compiler/include/oxide/{table}.\n\n{text}");
+
+    let abi = Table::read_oxide("Abi.def");
+    let stub_prefix = oxide_tables::reserved_name(&abi, "StubPrefix");
+
+    let table = Table::read_oxide("Stubs.def");
+    let stubs = stubs(&table, stub_prefix);
+    let mut out = String::new();
     for stub in &stubs {
         out.push_str(&render(stub));
     }
-    let out_dir = PathBuf::from(env::var("OUT_DIR").unwrap());
-    fs::write(out_dir.join("stubs.rs"), out).unwrap();
-    let hooks = format!("// Generated by build.rs from compiler/include/oxide/Stubs.def.\n\n{}", render_hooks(&stubs));
-    fs::write(out_dir.join("hooks.rs"), hooks).unwrap();
+    fs::write(out_dir.join("stubs.rs"), generated("Stubs.def", out)).unwrap();
+    fs::write(out_dir.join("hooks.rs"), generated("Stubs.def", render_hooks(&stubs))).unwrap();
+    fs::write(out_dir.join("wgmma_shapes.rs"), generated("Stubs.def", render_wgmma(&table, stub_prefix))).unwrap();
+
+    let atomics = Table::read_oxide("Atomics.def");
+    fs::write(out_dir.join("atomic_codes.rs"), generated("Atomics.def", render_atomic_codes(&atomics))).unwrap();
+
+    let mut names = oxide_tables::abi_rs(&abi);
+    names.push_str(&oxide_tables::reserved_name_macro(&abi, "SharedSection", "__oxide_shared_section", true));
+    names.push_str(&oxide_tables::reserved_name_macro(&abi, "DynamicSharedGlobal", "dynamic_shared_symbol", false));
+    fs::write(out_dir.join("abi.rs"), names).unwrap();
 }

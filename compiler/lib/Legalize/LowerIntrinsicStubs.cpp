@@ -27,7 +27,10 @@
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/Intrinsics.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Support/Allocator.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/StringSaver.h"
+#include <vector>
 
 using namespace llvm;
 using namespace oxide;
@@ -45,12 +48,27 @@ struct StubEntry {
   StringRef MinSM; // "80", or "90a" for an architecture-specific instruction
 };
 
-const StubEntry StubTable[] = {
-#define OXIDE_STUB(NAME, SIG, KIND, INTRINSIC, IMMEDIATES, MIN_SM)             \
-  {#NAME, SIG, StubKind::KIND, INTRINSIC, IMMEDIATES, #MIN_SM},
+/// Every stub of Stubs.def in its order, a family row expanded in place
+/// into its members, PREFIX<N>SUFFIX for N = FIRST, FIRST + STEP, … LAST.
+ArrayRef<StubEntry> stubTable() {
+  static const std::vector<StubEntry> Table = [] {
+    static BumpPtrAllocator NameStorage;
+    StringSaver Names(NameStorage);
+    std::vector<StubEntry> T;
+#define OXIDE_STUB(NAME, SIG, KIND, INTRINSIC, IMMEDIATES, MIN_SM)                                 \
+  T.push_back({#NAME, SIG, StubKind::KIND, INTRINSIC, IMMEDIATES, #MIN_SM});
+#define OXIDE_STUB_FAMILY(PREFIX, FIRST, LAST, STEP, SUFFIX, SIG, KIND, INTRINSIC, IMMEDIATES,     \
+                          MIN_SM)                                                                  \
+  for (unsigned N = FIRST; N <= LAST; N += STEP)                                                   \
+    T.push_back({Names.save(#PREFIX + Twine(N) + #SUFFIX), SIG, StubKind::KIND, INTRINSIC,         \
+                 IMMEDIATES, #MIN_SM});
 #include "oxide/Stubs.def"
 #undef OXIDE_STUB
-};
+#undef OXIDE_STUB_FAMILY
+    return T;
+  }();
+  return Table;
+}
 
 /// Whether L is in cuda-device's own sources (its wrappers around the stubs).
 /// The file name is relative to the crate's directory when cuda-device is a
@@ -383,7 +401,7 @@ private:
 PreservedAnalyses LowerIntrinsicStubsPass::run(Module &M, ModuleAnalysisManager &) {
   StubLowering Lowering(M, Diags, TargetSM, ArchSpecific);
   bool Changed = false;
-  for (const StubEntry &Stub : StubTable)
+  for (const StubEntry &Stub : stubTable())
     Changed |= Lowering.lower(Stub);
   return Changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
 }

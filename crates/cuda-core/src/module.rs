@@ -158,7 +158,7 @@ impl JitDebug {
         let is_ptx = image.iter().take(4096).all(|&b| b != 0) && contains(image, b".target");
         if !is_ptx {
             JitDebug::None
-        } else if contains(image, b"// oxide-device-debug: full") {
+        } else if contains(image, crate::abi::DEVICE_DEBUG_FULL_MARKER.as_bytes()) {
             // The device linker marks OXIDE_DEVICE_DEBUG=full images; line
             // tables alone also come with DWARF sections, so those say nothing.
             JitDebug::Full

@@ -19,8 +19,9 @@ use std::ptr;
 use crate::driver::{self, cu, CUdeviceptr};
 use crate::error::DriverError;
 
-/// The device global that holds the record's device address.
-pub(crate) const RECORD_GLOBAL: &std::ffi::CStr = c"__oxide_panic_record";
+/// The device global that holds the record's device address (Abi.def's
+/// PanicRecordGlobal).
+pub(crate) const RECORD_GLOBAL: &std::ffi::CStr = crate::abi::PANIC_RECORD_GLOBAL_C;
 
 const TEXT_CAPACITY: usize = 256;
 const STATE_COMPLETE: u32 = 2;

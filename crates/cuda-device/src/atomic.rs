@@ -45,10 +45,11 @@
 //! `compare_exchange` compares bit patterns.
 //!
 //! How it reaches the hardware: every operation is one intrinsic stub taking
-//! the operation, scope and ordering as integers (`Stubs.def`); the device
-//! linker turns each call into the LLVM atomic with that syncscope and, after
-//! inlining made the arguments constants, into one PTX instruction. On the
-//! host these functions abort like every intrinsic.
+//! the operation, scope and ordering as integers (`Stubs.def`, numbered by
+//! `Atomics.def`); the device linker turns each call into the LLVM atomic
+//! with that syncscope and, after inlining made the arguments constants, into
+//! one PTX instruction. On the host these functions abort like every
+//! intrinsic.
 
 use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicI32, AtomicI64, AtomicU32, AtomicU64, Ordering};
@@ -60,45 +61,33 @@ use crate::stubs;
 #[repr(u32)]
 pub enum Scope {
     /// The threads of the calling thread's block (`.cta`).
-    Block = 0,
+    Block = code::SCOPE_BLOCK,
     /// Every thread of the GPU (`.gpu`).
-    Device = 1,
+    Device = code::SCOPE_DEVICE,
     /// The GPU, other GPUs and the host (`.sys`): what `core::sync::atomic` gets.
-    System = 2,
+    System = code::SCOPE_SYSTEM,
     /// The blocks of the calling thread's cluster (`.cluster`, sm_90); on
     /// older GPUs, which have no clusters, the same as `Device`.
-    Cluster = 3,
+    Cluster = code::SCOPE_CLUSTER,
 }
 
-/// The encoding of the stubs' integer arguments (Stubs.def).
-mod code {
-    pub const XCHG: u32 = 0;
-    pub const ADD: u32 = 1;
-    pub const SUB: u32 = 2;
-    pub const AND: u32 = 3;
-    pub const NAND: u32 = 4;
-    pub const OR: u32 = 5;
-    pub const XOR: u32 = 6;
-    pub const MAX: u32 = 7;
-    pub const MIN: u32 = 8;
-    pub const UMAX: u32 = 9;
-    pub const UMIN: u32 = 10;
-    pub const FADD: u32 = 11;
-    pub const FSUB: u32 = 12;
-    pub const FMAX: u32 = 13;
-    pub const FMIN: u32 = 14;
-    pub const INC: u32 = 17;
-    pub const DEC: u32 = 18;
+/// The numbers the atomic stubs take for their operation, scope and ordering,
+/// generated from the device linker's table `compiler/include/oxide/Atomics.def`
+/// (which LowerAtomicStubs.cpp reads too). Public for the CPU emulator, which
+/// decodes them; not an API for kernels.
+#[doc(hidden)]
+pub mod code {
+    include!(concat!(env!("OUT_DIR"), "/atomic_codes.rs"));
 }
 
 #[inline(always)]
 fn ordering(order: Ordering) -> u32 {
     match order {
-        Ordering::Relaxed => 0,
-        Ordering::Release => 1,
-        Ordering::Acquire => 2,
-        Ordering::AcqRel => 3,
-        _ => 4, // SeqCst, and whatever stronger ordering core may add
+        Ordering::Relaxed => code::ORDERING_RELAXED,
+        Ordering::Release => code::ORDERING_RELEASE,
+        Ordering::Acquire => code::ORDERING_ACQUIRE,
+        Ordering::AcqRel => code::ORDERING_ACQ_REL,
+        _ => code::ORDERING_SEQ_CST, // SeqCst, and whatever stronger ordering core may add
     }
 }
 
@@ -241,7 +230,7 @@ macro_rules! scoped_int {
             }
             #[inline(always)]
             fn swap_scoped(&self, value: $t, s: Scope, order: Ordering) -> $t {
-                self.rmw_scoped(code::XCHG, value, s, order)
+                self.rmw_scoped(code::OP_XCHG, value, s, order)
             }
             #[inline(always)]
             fn compare_exchange_scoped(
@@ -268,11 +257,11 @@ macro_rules! scoped_int {
             }
             #[inline(always)]
             fn fetch_add_scoped(&self, value: $t, s: Scope, order: Ordering) -> $t {
-                self.rmw_scoped(code::ADD, value, s, order)
+                self.rmw_scoped(code::OP_ADD, value, s, order)
             }
             #[inline(always)]
             fn fetch_sub_scoped(&self, value: $t, s: Scope, order: Ordering) -> $t {
-                self.rmw_scoped(code::SUB, value, s, order)
+                self.rmw_scoped(code::OP_SUB, value, s, order)
             }
             #[inline(always)]
             fn fetch_min_scoped(&self, value: $t, s: Scope, order: Ordering) -> $t {
@@ -284,19 +273,19 @@ macro_rules! scoped_int {
             }
             #[inline(always)]
             fn fetch_and_scoped(&self, value: $t, s: Scope, order: Ordering) -> $t {
-                self.rmw_scoped(code::AND, value, s, order)
+                self.rmw_scoped(code::OP_AND, value, s, order)
             }
             #[inline(always)]
             fn fetch_or_scoped(&self, value: $t, s: Scope, order: Ordering) -> $t {
-                self.rmw_scoped(code::OR, value, s, order)
+                self.rmw_scoped(code::OP_OR, value, s, order)
             }
             #[inline(always)]
             fn fetch_xor_scoped(&self, value: $t, s: Scope, order: Ordering) -> $t {
-                self.rmw_scoped(code::XOR, value, s, order)
+                self.rmw_scoped(code::OP_XOR, value, s, order)
             }
             #[inline(always)]
             fn fetch_nand_scoped(&self, value: $t, s: Scope, order: Ordering) -> $t {
-                self.rmw_scoped(code::NAND, value, s, order)
+                self.rmw_scoped(code::OP_NAND, value, s, order)
             }
         }
         impl RmwScoped for $atomic {
@@ -316,21 +305,21 @@ trait RmwScoped {
     fn rmw_scoped(&self, op: u32, value: Self::Value, s: Scope, order: Ordering) -> Self::Value;
 }
 
-scoped_int!(AtomicU32, u32, u32, code::UMIN, code::UMAX);
-scoped_int!(AtomicI32, i32, u32, code::MIN, code::MAX);
-scoped_int!(AtomicU64, u64, u64, code::UMIN, code::UMAX);
-scoped_int!(AtomicI64, i64, u64, code::MIN, code::MAX);
+scoped_int!(AtomicU32, u32, u32, code::OP_UMIN, code::OP_UMAX);
+scoped_int!(AtomicI32, i32, u32, code::OP_MIN, code::OP_MAX);
+scoped_int!(AtomicU64, u64, u64, code::OP_UMIN, code::OP_UMAX);
+scoped_int!(AtomicI64, i64, u64, code::OP_MIN, code::OP_MAX);
 
 macro_rules! scoped_wrap {
     ($atomic:ty, $t:ty) => {
         impl ScopedAtomicWrap for $atomic {
             #[inline(always)]
             fn fetch_inc_wrap_scoped(&self, limit: $t, s: Scope, order: Ordering) -> $t {
-                self.rmw_scoped(code::INC, limit, s, order)
+                self.rmw_scoped(code::OP_INC_WRAP, limit, s, order)
             }
             #[inline(always)]
             fn fetch_dec_wrap_scoped(&self, limit: $t, s: Scope, order: Ordering) -> $t {
-                self.rmw_scoped(code::DEC, limit, s, order)
+                self.rmw_scoped(code::OP_DEC_WRAP, limit, s, order)
             }
         }
     };
@@ -417,7 +406,7 @@ macro_rules! atomic_float {
             pub fn swap_scoped(&self, value: $t, s: Scope, order: Ordering) -> $t {
                 // SAFETY: the pointer of a live atomic.
                 <$t>::from_bits(unsafe {
-                    <$bits>::rmw(self.bits(), value.to_bits(), code::XCHG, scope(s), ordering(order))
+                    <$bits>::rmw(self.bits(), value.to_bits(), code::OP_XCHG, scope(s), ordering(order))
                 })
             }
 
@@ -450,27 +439,27 @@ macro_rules! atomic_float {
             /// Adds `value`, returning the previous value (one `atom.add`).
             #[inline(always)]
             pub fn fetch_add_scoped(&self, value: $t, s: Scope, order: Ordering) -> $t {
-                self.rmw(code::FADD, value, s, order)
+                self.rmw(code::OP_FADD, value, s, order)
             }
 
             /// Subtracts `value` (adds its negation), returning the previous value.
             #[inline(always)]
             pub fn fetch_sub_scoped(&self, value: $t, s: Scope, order: Ordering) -> $t {
-                self.rmw(code::FSUB, value, s, order)
+                self.rmw(code::OP_FSUB, value, s, order)
             }
 
             /// Stores the minimum (`min`: a NaN operand is ignored), returning
             /// the previous value.
             #[inline(always)]
             pub fn fetch_min_scoped(&self, value: $t, s: Scope, order: Ordering) -> $t {
-                self.rmw(code::FMIN, value, s, order)
+                self.rmw(code::OP_FMIN, value, s, order)
             }
 
             /// Stores the maximum (`max`: a NaN operand is ignored), returning
             /// the previous value.
             #[inline(always)]
             pub fn fetch_max_scoped(&self, value: $t, s: Scope, order: Ordering) -> $t {
-                self.rmw(code::FMAX, value, s, order)
+                self.rmw(code::OP_FMAX, value, s, order)
             }
 
             /// [`load_scoped`](Self::load_scoped) at system scope, like core's atomics.

@@ -24,6 +24,14 @@
 #![no_std]
 #![warn(missing_docs)]
 
+// First: its macros (the literals of reserved names) are used by the modules below.
+#[macro_use]
+mod abi {
+    //! The reserved names and numbers the device linker agrees on, generated
+    //! by build.rs from `compiler/include/oxide/Abi.def`.
+    include!(concat!(env!("OUT_DIR"), "/abi.rs"));
+}
+
 pub mod atomic;
 // Hopper (and sm_80) features: cp.async, clusters, ldmatrix/stmatrix, setmaxnreg.
 pub mod cluster;

@@ -199,10 +199,12 @@ pub unsafe fn dynamic_shared<T>() -> (*mut T, usize) {
 }
 
 /// Stands for the kernel's dynamic shared memory; the device linker replaces
-/// it with PTX `.extern .shared` (docs/ABI.md §6).
+/// it with PTX `.extern .shared` (docs/ABI.md §6). Its symbol is Abi.def's
+/// `DynamicSharedGlobal`.
 #[doc(hidden)]
-#[no_mangle]
+#[export_name = dynamic_shared_symbol!()]
 #[used]
+#[allow(non_upper_case_globals)] // the emulator names it
 pub static __oxide_dynamic_shared: [u128; 0] = [];
 
 /// Declares block-shared arrays (one allocation per declaration).
@@ -215,7 +217,10 @@ pub static __oxide_dynamic_shared: [u128; 0] = [];
 #[macro_export]
 macro_rules! shared {
     ($(static $name:ident : [$t:ty; $n:expr] $(align $a:tt)?;)*) => {$(
-        #[link_section = ".oxide.shared"]
+        // Abi.def's SharedSection (`.oxide.shared`). The macro comes from
+        // build.rs, so rustc lets only other crates name it by path: this
+        // crate itself cannot expand `shared!`.
+        #[link_section = $crate::__oxide_shared_section!()]
         static $name: $crate::shared::SharedArray<$t, { $n }, $crate::__shared_align!($($a)?)> =
             $crate::shared::SharedArray::uninit();
     )*};

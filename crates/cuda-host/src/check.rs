@@ -12,10 +12,10 @@ pub struct Coordinates(pub(crate) u64);
 
 impl Coordinates {
     /// The kernel reads `threadIdx.x` or `blockIdx.x`.
-    pub const READS_X: u64 = 1;
+    pub const READS_X: u64 = crate::abi::KERNEL_READS_X;
     /// The kernel reads `threadIdx.y/z` or `blockIdx.y/z` (or might: inline
     /// assembly, indirect calls).
-    pub const READS_YZ: u64 = 2;
+    pub const READS_YZ: u64 = crate::abi::KERNEL_READS_YZ;
 
     /// Whether the kernel reads an x coordinate and no y or z coordinate, so
     /// that in a 2-D or 3-D launch several threads compute the same index.

@@ -1,19 +1,18 @@
 //! The device images the oxide linker embedded in this executable.
 //!
 //! Each link that contains kernels adds one `ImageRecord` to the ELF section
-//! `oxide_kernels` (docs/ABI.md §3). The static linker defines
-//! `__start_oxide_kernels` and `__stop_oxide_kernels` around that section in
-//! every executable and shared object, and those symbols resolve within the
-//! object being linked, so the records found here are the ones of the module
-//! that contains this code, also when it is a cdylib loaded by another program.
+//! `oxide_kernels` (docs/ABI.md §3; its name and the record's numbers come
+//! from the device linker's table Abi.def, through build.rs). The static
+//! linker defines `__start_oxide_kernels` and `__stop_oxide_kernels` around
+//! that section in every executable and shared object, and those symbols
+//! resolve within the object being linked, so the records found here are the
+//! ones of the module that contains this code, also when it is a cdylib
+//! loaded by another program.
 
 use std::ffi::c_void;
 use std::sync::OnceLock;
 
-const IMAGE_MAGIC: u64 = 0x3430_4D49_4445_584F; // "OXEDIM04"
-const IMAGE_KIND_PTX: u32 = 1;
-/// The module's kernels assembled by ptxas; `reserved` is the SM number.
-const IMAGE_KIND_CUBIN: u32 = 2;
+use crate::abi::{IMAGE_KIND_CUBIN, IMAGE_KIND_PTX, IMAGE_MAGIC};
 
 #[repr(C)]
 struct ImageRecord {
@@ -68,7 +67,7 @@ struct Placeholder(ImageRecord);
 unsafe impl Sync for Placeholder {}
 
 #[used]
-#[link_section = "oxide_kernels"]
+#[link_section = image_section!()]
 static PLACEHOLDER: Placeholder = Placeholder(ImageRecord {
     magic: 0,
     name_ptr: std::ptr::null(),
@@ -83,9 +82,12 @@ static PLACEHOLDER: Placeholder = Placeholder(ImageRecord {
     reserved: 0,
 });
 
+// The bounds of the section, which the static linker defines.
 extern "C" {
-    static __start_oxide_kernels: ImageRecord;
-    static __stop_oxide_kernels: ImageRecord;
+    #[link_name = concat!("__start_", image_section!())]
+    static IMAGES_START: ImageRecord;
+    #[link_name = concat!("__stop_", image_section!())]
+    static IMAGES_STOP: ImageRecord;
 }
 
 /// One kernel of an embedded module.
@@ -227,7 +229,7 @@ unsafe fn static_bytes(ptr: *const u8, len: u64) -> &'static [u8] {
 pub(crate) fn foreign_record_versions() -> Vec<String> {
     const FAMILY_MASK: u64 = 0x0000_FFFF_FFFF_FFFF;
     let (start, stop) =
-        (std::ptr::addr_of!(__start_oxide_kernels), std::ptr::addr_of!(__stop_oxide_kernels));
+        (std::ptr::addr_of!(IMAGES_START), std::ptr::addr_of!(IMAGES_STOP));
     let words = (stop as usize - start as usize) / 8;
     let base = start as *const u64;
     let mut found = Vec::new();
@@ -250,7 +252,7 @@ fn read_records() -> Vec<EmbeddedModule> {
     // the two symbols; every record is an ImageRecord written by oxide-link or
     // the placeholder above (8-byte aligned, 80 bytes each).
     let (start, stop) =
-        (std::ptr::addr_of!(__start_oxide_kernels), std::ptr::addr_of!(__stop_oxide_kernels));
+        (std::ptr::addr_of!(IMAGES_START), std::ptr::addr_of!(IMAGES_STOP));
     let count = (stop as usize - start as usize) / std::mem::size_of::<ImageRecord>();
     let mut modules = Vec::new();
     let mut cubins = Vec::new();

@@ -3,7 +3,8 @@
 //! `#[constant] static NAME: T = EXPR;` becomes
 //! `#[link_section = ".oxide.constant"] static NAME: ::cuda_device::Constant<T> =
 //! ::cuda_device::Constant::new(EXPR);` (visibility and other attributes kept).
-//! The device linker moves statics of that section to PTX `.const` memory.
+//! The device linker moves statics of that section (Abi.def's ConstantSection)
+//! to PTX `.const` memory.
 
 use proc_macro::{Delimiter, Spacing, TokenStream, TokenTree};
 
@@ -43,7 +44,7 @@ pub fn expand(args: TokenStream, item: TokenStream) -> Result<TokenStream, Strin
     let ty: TokenStream = tokens[colon + 1..eq].iter().cloned().collect();
     let value: TokenStream = tokens[eq + 1..end].iter().cloned().collect();
 
-    let mut out: TokenStream = "#[link_section = \".oxide.constant\"]".parse().unwrap();
+    let mut out: TokenStream = format!("#[link_section = {:?}]", crate::abi::CONSTANT_SECTION).parse().unwrap();
     out.extend(head);
     out.extend(format!("::cuda_device::Constant<{ty}> = ::cuda_device::Constant::new").parse::<TokenStream>().unwrap());
     out.extend([TokenTree::Group(proc_macro::Group::new(Delimiter::Parenthesis, value))]);

@@ -8,8 +8,9 @@ use crate::tokens::{
     is_pair, is_single_colon, render, unwrap_invisible, Delim, Error, SourceSpan, Tok,
 };
 
-/// The prefix of entry wrapper names; the device linker and `cuda_launch!` rely on it.
-pub const ENTRY_PREFIX: &str = "__oxide_kernel_entry_";
+/// The prefix of entry wrapper names (Abi.def's KernelEntryPrefix); the device
+/// linker and `cuda_launch!` rely on it.
+pub const ENTRY_PREFIX: &str = crate::abi::KERNEL_ENTRY_PREFIX;
 
 const USAGE: &str =
     "`#[kernel]` applies to a free function: `#[kernel] pub fn name(param: Type, ..) { .. }`";

@@ -4,6 +4,7 @@ use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering::SeqCst};
 use std::sync::OnceLock;
 use std::time::Instant;
 
+use cuda_device::atomic::code;
 use cuda_device::emulation::Hooks;
 
 use super::engine::{suspend_current, with_block, Arrival, BarrierKind, Block, State, WarpOp};
@@ -138,19 +139,19 @@ where
         + std::ops::Not<Output = T> + IntOps,
 {
     match op {
-        0 => v,
-        1 => old.wadd(v),
-        2 => old.wsub(v),
-        3 => old & v,
-        4 => !(old & v),
-        5 => old | v,
-        6 => old ^ v,
-        7 => old.smax(v),
-        8 => old.smin(v),
-        9 => old.max(v),
-        10 => old.min(v),
-        17 => if old >= v { T::ZERO } else { old.wadd(T::ONE) },
-        18 => if old == T::ZERO || old > v { v } else { old.wsub(T::ONE) },
+        code::OP_XCHG => v,
+        code::OP_ADD => old.wadd(v),
+        code::OP_SUB => old.wsub(v),
+        code::OP_AND => old & v,
+        code::OP_NAND => !(old & v),
+        code::OP_OR => old | v,
+        code::OP_XOR => old ^ v,
+        code::OP_MAX => old.smax(v),
+        code::OP_MIN => old.smin(v),
+        code::OP_UMAX => old.max(v),
+        code::OP_UMIN => old.min(v),
+        code::OP_INC_WRAP => if old >= v { T::ZERO } else { old.wadd(T::ONE) },
+        code::OP_DEC_WRAP => if old == T::ZERO || old > v { v } else { old.wsub(T::ONE) },
         _ => v,
     }
 }
@@ -186,24 +187,24 @@ fn flush32(x: f32) -> f32 {
 
 fn float_op32(op: u32, old: f32, v: f32) -> f32 {
     match op {
-        11 => flush32(flush32(old) + flush32(v)),
-        12 => flush32(flush32(old) - flush32(v)),
-        13 => old.max(v),
-        14 => old.min(v),
-        15 => if old.is_nan() || v.is_nan() { f32::NAN } else { old.max(v) },
-        16 => if old.is_nan() || v.is_nan() { f32::NAN } else { old.min(v) },
+        code::OP_FADD => flush32(flush32(old) + flush32(v)),
+        code::OP_FSUB => flush32(flush32(old) - flush32(v)),
+        code::OP_FMAX => old.max(v),
+        code::OP_FMIN => old.min(v),
+        code::OP_FMAXIMUM => if old.is_nan() || v.is_nan() { f32::NAN } else { old.max(v) },
+        code::OP_FMINIMUM => if old.is_nan() || v.is_nan() { f32::NAN } else { old.min(v) },
         _ => v,
     }
 }
 
 fn float_op64(op: u32, old: f64, v: f64) -> f64 {
     match op {
-        11 => old + v,
-        12 => old - v,
-        13 => old.max(v),
-        14 => old.min(v),
-        15 => if old.is_nan() || v.is_nan() { f64::NAN } else { old.max(v) },
-        16 => if old.is_nan() || v.is_nan() { f64::NAN } else { old.min(v) },
+        code::OP_FADD => old + v,
+        code::OP_FSUB => old - v,
+        code::OP_FMAX => old.max(v),
+        code::OP_FMIN => old.min(v),
+        code::OP_FMAXIMUM => if old.is_nan() || v.is_nan() { f64::NAN } else { old.max(v) },
+        code::OP_FMINIMUM => if old.is_nan() || v.is_nan() { f64::NAN } else { old.min(v) },
         _ => v,
     }
 }

@@ -1,0 +1,13 @@
+//! Generates the reserved names the macros write (the kernel entry prefix,
+//! the constant-memory section) from the device linker's table
+//! `compiler/include/oxide/Abi.def`, so both sides spell them from one place.
+
+use std::env;
+use std::fs;
+use std::path::PathBuf;
+
+fn main() {
+    let abi = oxide_tables::Table::read_oxide("Abi.def");
+    let out_dir = PathBuf::from(env::var("OUT_DIR").unwrap());
+    fs::write(out_dir.join("abi.rs"), oxide_tables::abi_rs(&abi)).unwrap();
+}
