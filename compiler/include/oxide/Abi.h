@@ -25,7 +25,7 @@ using u64 = uint64_t;
 #include "oxide/Abi.def"
 
 /// The symbol of the intrinsic stub NAME (`__oxide_stub_<NAME>`).
-inline std::string stubSymbol(llvm::StringRef Name) { return (llvm::Twine(StubPrefix) + Name).str(); }
+inline std::string stubSymbol(const llvm::Twine &Name) { return (llvm::Twine(StubPrefix) + Name).str(); }
 
 /// Whether Symbol is the intrinsic stub NAME.
 inline bool isStubSymbol(llvm::StringRef Symbol, llvm::StringRef Name) {

@@ -5,7 +5,8 @@
 // for `wgmma.mma_async.sync.aligned.m64nNk16.f32.bf16.bf16` (up to 128). Rust
 // passes the fragment as `&mut [f32; N/2]`, so the stub
 // `__oxide_stub_wgmma_m64n<N>k16_f32_<bf16|f16>(acc, desc_a, desc_b, scale_d)`
-// gets a pointer. This pass rewrites each call into
+// (a member of one of Stubs.def's two wgmma family rows, which give N and
+// the type) gets a pointer. This pass rewrites each call into
 //   * N/2 loads of the fragment,
 //   * one inline asm of the instruction whose N/2 outputs ("=f") are tied to
 //     those loads ("0", "1", …: CUDA's "+f"), with the descriptors ("l") and
@@ -25,6 +26,7 @@
 #include "oxide/Abi.h"
 #include "oxide/Passes.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/InlineAsm.h"
 #include "llvm/IR/Instructions.h"
@@ -35,24 +37,29 @@ using namespace oxide;
 
 namespace {
 
-/// The shape of one wgmma stub, from its name.
+/// The shape of one wgmma stub.
 struct WgmmaShape {
-  unsigned N = 0;      // 8…256, a multiple of 8
+  unsigned N = 0;      // the B tile's width: 8…256, a multiple of 8
   StringRef InputType; // "bf16" or "f16"
 };
 
-/// `__oxide_stub_wgmma_m64n<N>k16_f32_<type>` → its shape; nullopt otherwise.
-std::optional<WgmmaShape> parseStubName(StringRef Name) {
-  if (!Name.consume_front(StubPrefix) || !Name.consume_front("wgmma_m64n"))
-    return std::nullopt;
-  auto [Digits, Rest] = Name.split('k');
-  WgmmaShape S;
-  if (Digits.getAsInteger(10, S.N) || S.N < 8 || S.N > 256 || S.N % 8 != 0)
-    return std::nullopt;
-  if (!Rest.consume_front("16_f32_") || (Rest != "bf16" && Rest != "f16"))
-    return std::nullopt;
-  S.InputType = Rest;
-  return S;
+/// The wgmma stubs by symbol: the members of Stubs.def's `wgmma_m64n`
+/// families (`wgmma_m64n<N>k16_f32_<type>`), their shape read off the row.
+const StringMap<WgmmaShape> &wgmmaStubs() {
+  static const StringMap<WgmmaShape> Stubs = [] {
+    StringMap<WgmmaShape> Out;
+#define OXIDE_STUB(NAME, SIG, KIND, INTRINSIC, IMMEDIATES, MIN_SM)
+#define OXIDE_STUB_FAMILY(PREFIX, FIRST, LAST, STEP, SUFFIX, SIG, KIND, INTRINSIC, IMMEDIATES,     \
+                          MIN_SM)                                                                  \
+  if (StringRef(#PREFIX) == "wgmma_m64n")                                                          \
+    for (unsigned N = FIRST; N <= LAST; N += STEP)                                                 \
+      Out[stubSymbol(#PREFIX + Twine(N) + #SUFFIX)] = {N, StringRef(#SUFFIX).rsplit('_').second};
+#include "oxide/Stubs.def"
+#undef OXIDE_STUB
+#undef OXIDE_STUB_FAMILY
+    return Out;
+  }();
+  return Stubs;
 }
 
 /// The PTX: a predicate from `scale_d`, then the instruction with the N/2
@@ -132,9 +139,10 @@ PreservedAnalyses LowerWgmmaPass::run(Module &M, ModuleAnalysisManager &) {
   bool Changed = false;
   bool Reported = false;
   for (Function &F : M) {
-    std::optional<WgmmaShape> S = parseStubName(F.getName());
-    if (!S)
+    auto It = wgmmaStubs().find(F.getName());
+    if (It == wgmmaStubs().end())
       continue;
+    const WgmmaShape *S = &It->second;
     SmallVector<CallInst *> Calls;
     for (User *U : F.users())
       if (auto *C = dyn_cast<CallInst>(U); C && C->getCalledFunction() == &F)
