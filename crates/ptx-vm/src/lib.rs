@@ -1,7 +1,123 @@
-//! ptx-vm (work in progress)
+//! ptx-vm: a virtual machine that runs PTX (the text oxide's device linker
+//! embeds in a program) on the CPU.
+//!
+//! oxide's host-build emulator runs the Rust source of a kernel; this crate
+//! runs what the GPU would run: the PTX after the device linker's passes and
+//! LLVM's NVPTX instruction selection. It has no dependencies.
+//!
+//! ```
+//! use ptx_vm::{launch, Environment, LaunchDims, LaunchOptions, Module};
+//!
+//! // c[i] = a[i] + b[i] for i < n.
+//! let ptx = r#"
+//! .version 8.0
+//! .target sm_80
+//! .address_size 64
+//! .visible .entry add(.param .u64 a, .param .u64 b, .param .u64 c, .param .u32 n)
+//! {
+//!     .reg .pred %p<2>;
+//!     .reg .b32 %r<6>;
+//!     .reg .b64 %rd<8>;
+//!     mov.u32 %r1, %ctaid.x;
+//!     mov.u32 %r2, %ntid.x;
+//!     mov.u32 %r3, %tid.x;
+//!     mad.lo.s32 %r4, %r1, %r2, %r3;
+//!     ld.param.u32 %r5, [n];
+//!     setp.ge.u32 %p1, %r4, %r5;
+//!     @%p1 bra DONE;
+//!     mul.wide.u32 %rd1, %r4, 4;
+//!     ld.param.u64 %rd2, [a];
+//!     ld.param.u64 %rd3, [b];
+//!     ld.param.u64 %rd4, [c];
+//!     add.s64 %rd5, %rd2, %rd1;
+//!     add.s64 %rd6, %rd3, %rd1;
+//!     add.s64 %rd7, %rd4, %rd1;
+//!     ld.global.u32 %r1, [%rd5];
+//!     ld.global.u32 %r2, [%rd6];
+//!     add.s32 %r3, %r1, %r2;
+//!     st.global.u32 [%rd7], %r3;
+//! DONE:
+//!     ret;
+//! }
+//! "#;
+//! let module = Module::parse(ptx).expect("valid PTX");
+//!
+//! // Device memory is host memory: the VM may touch only what the
+//! // environment declares valid.
+//! struct Buffers(Vec<std::ops::Range<u64>>);
+//! impl Environment for Buffers {
+//!     fn valid_regions(&self) -> Vec<std::ops::Range<u64>> { self.0.clone() }
+//!     fn printf(&self, _format: &[u8], _args: *const u8) {}
+//! }
+//! let n = 1000u32;
+//! let a: Vec<u32> = (0..n).collect();
+//! let b: Vec<u32> = (0..n).map(|i| 2 * i).collect();
+//! let mut c = vec![0u32; n as usize];
+//! let range = |v: &[u32]| v.as_ptr() as u64..v.as_ptr() as u64 + 4 * v.len() as u64;
+//! let env = Buffers(vec![range(&a), range(&b), range(&c)]);
+//!
+//! // Parameters as cuLaunchKernel takes them: a pointer to each one's bytes.
+//! let (pa, pb, pc) = (a.as_ptr() as u64, b.as_ptr() as u64, c.as_mut_ptr() as u64);
+//! let params = [&pa as *const u64 as *const u8, &pb as *const u64 as *const u8, &pc as *const u64 as *const u8, &n as *const u32 as *const u8];
+//! let dims = LaunchDims { grid: (4, 1, 1), block: (256, 1, 1), dynamic_shared_bytes: 0 };
+//! let stats = launch(&module, "add", dims, &params, &env, &LaunchOptions::default()).expect("the kernel runs");
+//! assert!(c.iter().enumerate().all(|(i, &x)| x == 3 * i as u32));
+//! assert_eq!(stats.threads, 1024);
+//! ```
+//!
+//! # Layers
+//!
+//! - [`lexer`] and [`parser`]: PTX text → syntax tree ([`ast`]).
+//! - `decode`: syntax tree → [`program`] (flat instructions over register
+//!   slots, branch targets as indices), once per module ([`Module`]).
+//! - `exec` (the interpreter) over `int`, `float` and `memory`: one thread
+//!   at a time.
+//! - `collective`: barriers and warp collectives as rendezvous.
+//! - `scheduler`: blocks on host threads, rounds, deadlock and timeout.
+//! - [`launch`]: the entry point.
+//!
+//! # Semantics worth knowing
+//!
+//! - Integer and floating-point results are exact, including every rounding
+//!   modifier (`.rz .rm .rp` by a software float, never by changing the
+//!   host's rounding mode), `.ftz`, `.sat` and NaN results (the canonical
+//!   NaN). The `.approx` instructions (`rcp sqrt rsqrt ex2 lg2 sin cos tanh`,
+//!   `div.approx`, `div.full`) use the host's math, within the errors the PTX
+//!   ISA documents for them but not bit for bit what the hardware returns.
+//! - Integer division by zero returns the GPU's machine-specific values (an
+//!   all-ones quotient, the dividend as remainder).
+//! - Global memory is host memory; an access outside the embedder's regions
+//!   ([`Environment::valid_regions`]) and the module's variables is a
+//!   [`Fault::MemoryViolation`]. Shared and local memory are bounds-checked
+//!   per block and per thread. Misaligned accesses fault.
+//! - Generic addresses of shared and local memory live in windows far above
+//!   user-space host addresses; `cvta` maps them.
+//! - `cp.async` copies at once; `mbarrier` is modelled (without TMA
+//!   transactions); `%clock`/`%clock64` count the thread's instructions.
+//! - Not implemented (a launch that can reach them fails with
+//!   [`Fault::Unsupported`] before running): `wgmma`, `cp.async.bulk`
+//!   (TMA), `mma`, texture and surface instructions, and anything else the
+//!   decoder does not know.
+
 pub mod ast;
+mod collective;
+mod decode;
+mod exec;
+mod fault;
+mod float;
+mod int;
+mod launch;
 pub mod lexer;
+mod memory;
+mod module;
 pub mod parser;
+pub mod program;
+mod scheduler;
+
+pub use fault::{Fault, Location, StuckThread, ThreadRef};
+pub use launch::{launch, Environment, LaunchDims, LaunchOptions, LaunchStats};
+pub use module::{GlobalSymbol, Module};
+pub use program::ParamLayout;
 
 /// A PTX text that does not parse: where, and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
