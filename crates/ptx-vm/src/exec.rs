@@ -780,20 +780,10 @@ pub(crate) fn run(ctx: &Ctx, blk: &BlockInfo, th: &mut Thread, view: &mut MemVie
                 Op::Cvta { d, a, space, to, bits } => {
                     let v = r!(a);
                     let out = match (space, to) {
-                        (MemSpace::Shared | MemSpace::SharedCluster, false) => {
-                            if v == 0 {
-                                0
-                            } else {
-                                SHARED_WINDOW + v
-                            }
-                        }
-                        (MemSpace::Local, false) => {
-                            if v == 0 {
-                                0
-                            } else {
-                                LOCAL_WINDOW + v
-                            }
-                        }
+                        // Offset 0 is a valid shared or local address (the
+                        // first variable), so it maps like any other.
+                        (MemSpace::Shared | MemSpace::SharedCluster, false) => SHARED_WINDOW + v,
+                        (MemSpace::Local, false) => LOCAL_WINDOW + v,
                         (MemSpace::Shared | MemSpace::SharedCluster, true) => v.wrapping_sub(SHARED_WINDOW),
                         (MemSpace::Local, true) => v.wrapping_sub(LOCAL_WINDOW),
                         _ => v,

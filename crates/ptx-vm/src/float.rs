@@ -396,6 +396,10 @@ fn unpack_one(fmt: Format) -> u64 {
 }
 
 fn to_f64(fmt: Format, b: u64) -> f64 {
+    if fmt == F64 {
+        return f64::from_bits(b);
+    }
+    // Every narrower format's values are normal f64 values.
     match unpack(fmt, b) {
         Val::NaN => f64::NAN,
         Val::Zero(s) => {
@@ -550,17 +554,15 @@ fn lane(op: FOp, ty: FTy, rnd: Rnd, ftz: bool, sat: bool, a: u64, b: u64, c: u64
         }
         FOp::DivFull => host_rn(FTy::F32, FOp::Div, a, b, 0).unwrap_or(fmt.nan()),
         FOp::DivApprox => {
-            if ty == FTy::F32 {
-                let y = f32::from_bits(b as u32);
-                let mut r = 1.0 / y;
-                if ftz && r.is_subnormal() {
-                    r = 0.0f32.copysign(r);
-                }
-                let v = f32::from_bits(a as u32) * r;
-                if v.is_nan() {
-                    F32.nan()
+            // `a * (1/b)` within 2 ulp, except that a divisor above 2^126
+            // in magnitude gives 0 (NaN for an infinite dividend), as the
+            // PTX ISA documents; modelled as the correctly rounded quotient.
+            let huge = to_f64(fmt, b).abs() > 2f64.powi(126) && !fmt.is_nan(b) && to_f64(fmt, b).is_finite();
+            if ty == FTy::F32 && huge {
+                if matches!(unpack(fmt, a), Val::Inf(_)) || fmt.is_nan(a) {
+                    fmt.nan()
                 } else {
-                    v.to_bits() as u64
+                    fmt.zero(fmt.sign(a) ^ fmt.sign(b))
                 }
             } else {
                 from_f64(fmt, to_f64(fmt, a) / to_f64(fmt, b), Rnd::Rn)
