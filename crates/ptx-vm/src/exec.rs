@@ -878,9 +878,14 @@ pub(crate) fn run(ctx: &Ctx, blk: &BlockInfo, th: &mut Thread, view: &mut MemVie
                             let text = tryx!(read_cstr(ctx, view, &th.local, th.ltop, fmt_addr));
                             let ptr = host_pointer(view, &th.local, args_addr);
                             ctx.env.printf(&text, ptr);
+                            // vprintf returns the number of arguments it read:
+                            // one per conversion (`%%` is none).
+                            let conversions = text.split(|&c| c == b'%').skip(1).fold((0u64, false), |(n, escaped), piece| {
+                                if escaped || piece.is_empty() { (n, !escaped && piece.is_empty()) } else { (n + 1, false) }
+                            }).0;
                             if let Some(&(o, size)) = cs.rets.first() {
                                 let at = th.pbase as u64 + o as u64;
-                                buf_store(&mut th.params, at, size.min(8) as u8, 0);
+                                buf_store(&mut th.params, at, size.min(8) as u8, conversions);
                             }
                             pc += 1;
                             continue;

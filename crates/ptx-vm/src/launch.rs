@@ -33,10 +33,13 @@ pub trait Environment: Sync {
     /// outside the module's own variables) fault.
     fn valid_regions(&self) -> Vec<Range<u64>>;
 
-    /// `vprintf(format, args)`: `format` is the format string without its
-    /// NUL, `args` points at the argument buffer (each argument 8-byte
-    /// aligned, as CUDA's `printf` packs them); the pointer is valid only
-    /// during the call.
+    /// `vprintf(format, args)`: `format` is the C format string without
+    /// its NUL; `args` points at the argument buffer as CUDA's `vprintf`
+    /// receives it: one argument per conversion, each at its natural size and
+    /// alignment (4 bytes for `%d %u %x %c`, 8 for `%ll…`, the doubles of
+    /// `%f %e %g` and the pointers of `%s %p`). The pointer is valid only
+    /// during the call. A `%s` argument is a generic address: one into the
+    /// module's variables or the launch's device memory is a host pointer.
     fn printf(&self, format: &[u8], args: *const u8);
 
     /// `%globaltimer`: nanoseconds. Defaults to the host's wall clock.
