@@ -1459,11 +1459,15 @@ impl<'a> Decoder<'a> {
 
     fn setp(&mut self, is_set: bool, m: &[&str], o: &[Operand]) -> DResult<()> {
         let Some(cmp) = m.first().and_then(|x| parse_cmp(x)) else { return unsupported("setp/set comparison") };
-        let bop = match m.get(1) {
-            Some(&"and") => BoolOp::And,
-            Some(&"or") => BoolOp::Or,
-            Some(&"xor") => BoolOp::Xor,
-            _ => BoolOp::None,
+        // setp.CmpOp{.ftz}{.BoolOp}.type
+        let bop = if m.contains(&"and") {
+            BoolOp::And
+        } else if m.contains(&"or") {
+            BoolOp::Or
+        } else if m.contains(&"xor") {
+            BoolOp::Xor
+        } else {
+            BoolOp::None
         };
         let types: Vec<Ty> = m.iter().filter_map(|x| ty(x)).collect();
         let (src_t, dty) = if is_set {
@@ -1486,6 +1490,7 @@ impl<'a> Decoder<'a> {
             (Kind::F, _) => match fty(src_t) {
                 Some(FTy::F16) => CmpTy::F16,
                 Some(FTy::BF16) => CmpTy::BF16,
+                Some(FTy::F32) if m.contains(&"ftz") => CmpTy::F32Ftz,
                 Some(FTy::F32) => CmpTy::F32,
                 Some(FTy::F64) => CmpTy::F64,
                 _ => return unsupported("comparison type"),
@@ -1580,6 +1585,11 @@ impl<'a> Decoder<'a> {
         let a = self.src(&o[1], src_ty(src))?;
         let b = if packed { self.src(&o[2], src_ty(src))? } else { SINK_SLOT };
         self.emit(Op::Cvt { dst, src, rnd, ftz, sat, relu, satfinite, d, a, b });
+        // A signed result narrower than its register is sign-extended to it.
+        if let CvtTy::S(bits) = dst {
+            let t = Ty { kind: Kind::S, bits: bits as u32, packed: false, brain: false };
+            self.sign_extend(t, &[d]);
+        }
         Ok(())
     }
 

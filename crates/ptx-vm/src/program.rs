@@ -173,6 +173,8 @@ pub enum CmpTy {
     F16,
     BF16,
     F32,
+    /// `.ftz.f32`: subnormal operands compare as zero.
+    F32Ftz,
     F64,
 }
 

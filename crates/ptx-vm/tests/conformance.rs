@@ -66,10 +66,10 @@ fn inputs() -> (Vec<u64>, Vec<u64>) {
 fn run_case(entry: &str) -> (Vec<u64>, Vec<u64>, Vec<u128>) {
     let module = module();
     let (a, b) = inputs();
-    let out = vec![0x5EED_5EED_5EED_5EED_5EED_5EED_5EED_5EEDu128; a.len()];
+    let mut out = vec![0x5EED_5EED_5EED_5EED_5EED_5EED_5EED_5EEDu128; a.len()];
     let env = Env::new().with(&a).with(&b).with(&out);
     // The closures capture nothing: a zero-sized parameter is one byte.
-    let params = Params::new().value(0u8).slice(&a).slice(&b).slice(&out);
+    let params = Params::new().value(0u8).slice(&a).slice(&b).slice_mut(&mut out);
     let n = a.len() as u32;
     run(&module, entry, dims((n.div_ceil(256), 1, 1), (256, 1, 1)), &params, &env).unwrap();
     (a, b, out)

@@ -15,9 +15,9 @@ fn vecadd_sums_every_element_with_both_entries() {
     let a: Vec<f32> = (0..n).map(|i| i as f32 * 0.5).collect();
     let b: Vec<f32> = (0..n).map(|i| (i as f32).sqrt()).collect();
     for unchecked in [false, true] {
-        let c = vec![f32::NAN; n];
+        let mut c = vec![f32::NAN; n];
         let env = Env::new().with(&a).with(&b).with(&c);
-        let params = Params::new().slice(&a).slice(&b).slice(&c);
+        let params = Params::new().slice(&a).slice(&b).slice_mut(&mut c);
         let k = kernel(&module, "vecadd", unchecked);
         let stats = run(&module, &k, dims(((n as u32).div_ceil(256), 1, 1), (256, 1, 1)), &params, &env).unwrap();
         for i in 0..n {
@@ -34,9 +34,9 @@ fn vecadd_reports_a_short_buffer_as_a_device_panic() {
     let module = Module::parse(&fixture("vecadd.ptx")).unwrap();
     let a = vec![1.0f32; 100];
     let b = vec![2.0f32; 200];
-    let c = vec![0.0f32; 200];
+    let mut c = vec![0.0f32; 200];
     let env = Env::new().with(&a).with(&b).with(&c);
-    let params = Params::new().slice(&a).slice(&b).slice(&c);
+    let params = Params::new().slice(&a).slice(&b).slice_mut(&mut c);
     let k = kernel(&module, "vecadd", false);
     let err = run(&module, &k, dims((1, 1, 1), (200, 1, 1)), &params, &env).unwrap_err();
     assert!(matches!(err, Fault::Trap { .. }), "{err}");
@@ -58,16 +58,16 @@ fn reduce_sums_with_warp_shuffles_and_shared_memory() {
     let n = 1 << 16;
     let input: Vec<f32> = (0..n).map(|i| (i % 17) as f32).collect();
     let blocks = 64;
-    let partial = vec![0.0f32; blocks];
-    let total = vec![0.0f32; 1];
+    let mut partial = vec![0.0f32; blocks];
+    let mut total = vec![0.0f32; 1];
     let env = Env::new().with(&input).with(&partial).with(&total);
     let k = kernel(&module, "block_sum", false);
-    run(&module, &k, dims((blocks as u32, 1, 1), (256, 1, 1)), &Params::new().slice(&input).slice(&partial), &env).unwrap();
-    run(&module, &k, dims((1, 1, 1), (256, 1, 1)), &Params::new().slice(&partial).slice(&total), &env).unwrap();
+    run(&module, &k, dims((blocks as u32, 1, 1), (256, 1, 1)), &Params::new().slice(&input).slice_mut(&mut partial), &env).unwrap();
+    run(&module, &k, dims((1, 1, 1), (256, 1, 1)), &Params::new().slice(&partial).slice_mut(&mut total), &env).unwrap();
     let expected: u64 = (0..n).map(|i| (i % 17) as u64).sum();
     assert_eq!(total[0], expected as f32);
     // The kernel declares .maxntid 256: a bigger block is refused.
-    let err = run(&module, &k, dims((1, 1, 1), (512, 1, 1)), &Params::new().slice(&partial).slice(&total), &env).unwrap_err();
+    let err = run(&module, &k, dims((1, 1, 1), (512, 1, 1)), &Params::new().slice(&partial).slice_mut(&mut total), &env).unwrap_err();
     assert!(matches!(err, Fault::InvalidLaunch { .. }), "{err}");
 }
 
@@ -85,10 +85,10 @@ fn scan_matches_the_cpu_block_by_block() {
             (state >> 32) as u32
         })
         .collect();
-    let out = vec![0u32; n];
+    let mut out = vec![0u32; n];
     let env = Env::new().with(&input).with(&out);
     let k = kernel(&module, "block_scan", false);
-    run(&module, &k, dims((n.div_ceil(BLOCK) as u32, 1, 1), (BLOCK as u32, 1, 1)), &Params::new().slice(&input).slice(&out), &env).unwrap();
+    run(&module, &k, dims((n.div_ceil(BLOCK) as u32, 1, 1), (BLOCK as u32, 1, 1)), &Params::new().slice(&input).slice_mut(&mut out), &env).unwrap();
     let mut expected = Vec::with_capacity(n);
     for chunk in input.chunks(BLOCK) {
         let mut sum = 0u32;
@@ -105,11 +105,11 @@ fn histogram_counts_with_shared_and_global_atomics() {
     let module = Module::parse(&fixture("histogram.ptx")).unwrap();
     let n = 1 << 16;
     let data: Vec<u8> = (0..n as u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
-    let hist = vec![0u32; 256];
+    let mut hist = vec![0u32; 256];
     let env = Env::new().with(&data).with(&hist);
     let k = kernel(&module, "histogram", false);
     let options = LaunchOptions { workers: 2, ..Default::default() };
-    let params = Params::new().slice(&data).slice(&hist);
+    let params = Params::new().slice(&data).slice_mut(&mut hist);
     launch(&module, &k, dims((8, 1, 1), (256, 1, 1)), &params.pointers(), &env, &options).unwrap();
     let mut expected = vec![0u32; 256];
     for &d in &data {
@@ -123,9 +123,9 @@ fn transpose_moves_every_element_through_shared_tiles() {
     let module = Module::parse(&fixture("transpose.ptx")).unwrap();
     let (rows, cols) = (100usize, 70usize);
     let input: Vec<f32> = (0..rows * cols).map(|i| i as f32).collect();
-    let out = vec![-1.0f32; rows * cols];
+    let mut out = vec![-1.0f32; rows * cols];
     let env = Env::new().with(&input).with(&out);
-    let params = Params::new().slice(&input).value(rows).value(cols).slice(&out);
+    let params = Params::new().slice(&input).value(rows).value(cols).slice_mut(&mut out);
     let k = kernel(&module, "transpose", false);
     run(&module, &k, dims((cols.div_ceil(32) as u32, rows.div_ceil(32) as u32, 1), (32, 8, 1)), &params, &env).unwrap();
     for r in 0..rows {
@@ -142,10 +142,10 @@ fn sgemm_multiplies_through_shared_tiles() {
     // Small integers: every product and sum is exact in f32.
     let a: Vec<f32> = (0..m * kk).map(|i| ((i * 7) % 11) as f32 - 5.0).collect();
     let b: Vec<f32> = (0..kk * n).map(|i| ((i * 5) % 13) as f32 - 6.0).collect();
-    let c = vec![f32::NAN; m * n];
+    let mut c = vec![f32::NAN; m * n];
     let env = Env::new().with(&a).with(&b).with(&c);
     // Dims { m, n, k }: three usizes.
-    let params = Params::new().value([m, n, kk]).slice(&a).slice(&b).slice(&c);
+    let params = Params::new().value([m, n, kk]).slice(&a).slice(&b).slice_mut(&mut c);
     let k = kernel(&module, "sgemm", false);
     run(&module, &k, dims((n.div_ceil(32) as u32, m.div_ceil(32) as u32, 1), (32, 8, 1)), &params, &env).unwrap();
     for i in 0..m {
@@ -167,11 +167,11 @@ fn warp_collectives_and_shared_memory_match_the_cpu() {
     let module = Module::parse(&fixture("warp_shared.ptx")).unwrap();
     let n = BLOCK * BLOCKS;
     let data: Vec<u64> = (0..n).map(input).collect();
-    let out = vec![0u64; n * OUTS];
+    let mut out = vec![0u64; n * OUTS];
     let env = Env::new().with(&data).with(&out);
     let k = kernel(&module, "collectives", false);
     let d = LaunchDims { grid: (BLOCKS as u32, 1, 1), block: (BLOCK as u32, 1, 1), dynamic_shared_bytes: (BLOCK * 8) as u32 };
-    run(&module, &k, d, &Params::new().slice(&data).slice(&out), &env).unwrap();
+    run(&module, &k, d, &Params::new().slice(&data).slice_mut(&mut out), &env).unwrap();
     for g in 0..n {
         let (t, lane) = (g % BLOCK, g % 32);
         let w = |l: usize| data[g - lane + l];
@@ -211,11 +211,11 @@ fn cluster_histogram_uses_distributed_shared_memory() {
     let module = Module::parse(&fixture("cluster_histogram.ptx")).unwrap();
     let n = 1 << 15;
     let data: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(2654435761) >> 7 ^ (i % 13)).collect();
-    let hist = vec![0u32; BINS];
+    let mut hist = vec![0u32; BINS];
     let env = Env::new().with(&data).with(&hist);
     let k = kernel(&module, "cluster_histogram", false);
     let options = LaunchOptions { cluster: Some((CLUSTER as u32, 1, 1)), ..Default::default() };
-    let params = Params::new().slice(&data).slice(&hist);
+    let params = Params::new().slice(&data).slice_mut(&mut hist);
     launch(&module, &k, dims((8, 1, 1), (256, 1, 1)), &params.pointers(), &env, &options).unwrap();
     let mut expected = vec![0u32; BINS];
     for &v in &data {
@@ -233,11 +233,11 @@ fn ldmatrix_and_stmatrix_follow_the_fragment_layout() {
     const STORES: usize = 4;
     let module = Module::parse(&fixture("ldmatrix_stmatrix.ptx")).unwrap();
     let tile: Vec<u16> = (0..TILE as u16).map(|i| i.wrapping_mul(257) ^ 0x1234).collect();
-    let frags = vec![0u32; 32 * FRAGS];
-    let stored = vec![0u16; STORES * TILE];
+    let mut frags = vec![0u32; 32 * FRAGS];
+    let mut stored = vec![0u16; STORES * TILE];
     let env = Env::new().with(&tile).with(&frags).with(&stored);
     let k = kernel(&module, "fragments", false);
-    run(&module, &k, dims((1, 1, 1), (32, 1, 1)), &Params::new().slice(&tile).slice(&frags).slice(&stored), &env).unwrap();
+    run(&module, &k, dims((1, 1, 1), (32, 1, 1)), &Params::new().slice(&tile).slice_mut(&mut frags).slice_mut(&mut stored), &env).unwrap();
     let at = |m: usize, r: usize, c: usize| tile[m * 64 + r * 8 + c];
     // Lane `l` holds, in half `h`, element (l / 4, 2 (l % 4) + h).
     let fragment = |m: usize, lane: usize, trans: bool| {

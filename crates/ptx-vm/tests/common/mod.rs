@@ -114,10 +114,16 @@ impl Params {
         self
     }
 
-    /// A slice as oxide passes `&[T]`, `&mut [T]` and `DisjointSlice<T>`:
-    /// pointer, then length.
+    /// A slice the kernel reads, as oxide passes `&[T]`: pointer, then
+    /// length.
     pub fn slice<T>(self, v: &[T]) -> Params {
         self.value([v.as_ptr() as u64, v.len() as u64])
+    }
+
+    /// A slice the kernel writes (`&mut [T]`, `DisjointSlice<T>`): the
+    /// pointer comes from a unique borrow, so writing through it is sound.
+    pub fn slice_mut<T>(self, v: &mut [T]) -> Params {
+        self.value([v.as_mut_ptr() as u64, v.len() as u64])
     }
 
     pub fn pointers(&self) -> Vec<*const u8> {
