@@ -554,7 +554,9 @@ impl<'a> Decoder<'a> {
             param_size: align_up(self.param_size, 16),
             params: self.params,
             rets: self.rets,
-            local_size: align_up(self.local_size, 16),
+            // Exact, so that an access past the last variable faults; frames
+            // are aligned where they start.
+            local_size: self.local_size,
             local_align: self.local_align,
             jump_tables,
             calls: self.calls,
