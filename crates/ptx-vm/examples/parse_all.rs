@@ -22,16 +22,29 @@ fn main() {
             }
         };
         let kernels: Vec<String> = m.kernels().map(|s| s.to_string()).collect();
-        println!("{p}: {} kernels, loaded in {:?}", kernels.len(), t.elapsed());
+        println!(
+            "{p}: {} kernels, loaded in {:?}",
+            kernels.len(),
+            t.elapsed()
+        );
         for k in kernels {
             // A launch with zero-filled parameters: the reachability check
             // runs before anything else; report only Unsupported.
             let n = m.kernel_params(&k).unwrap();
             let bufs: Vec<Vec<u8>> = n.iter().map(|l| vec![0u8; l.size]).collect();
             let ptrs: Vec<*const u8> = bufs.iter().map(|b| b.as_ptr()).collect();
-            let dims = LaunchDims { grid: (1, 1, 1), block: (1, 1, 1), dynamic_shared_bytes: 0 };
-            let opts = LaunchOptions { timeout: std::time::Duration::from_millis(200), ..Default::default() };
-            if let Err(e @ ptx_vm::Fault::Unsupported { .. }) = launch(&m, &k, dims, &ptrs, &NoMemory, &opts) {
+            let dims = LaunchDims {
+                grid: (1, 1, 1),
+                block: (1, 1, 1),
+                dynamic_shared_bytes: 0,
+            };
+            let opts = LaunchOptions {
+                timeout: std::time::Duration::from_millis(200),
+                ..Default::default()
+            };
+            if let Err(e @ ptx_vm::Fault::Unsupported { .. }) =
+                launch(&m, &k, dims, &ptrs, &NoMemory, &opts)
+            {
                 println!("  {e}");
             }
         }

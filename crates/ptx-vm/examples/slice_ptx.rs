@@ -19,14 +19,26 @@ fn item_name(header: &str) -> Option<String> {
     // The name is the identifier before the first `(`, `[`, `;`, `=` or
     // whitespace after the type/directive words.
     let words: Vec<&str> = header
-        .split(|c: char| c.is_whitespace() || c == '(' || c == '[' || c == ';' || c == '=' || c == ')')
+        .split(|c: char| {
+            c.is_whitespace() || c == '(' || c == '[' || c == ';' || c == '=' || c == ')'
+        })
         .filter(|w| !w.is_empty())
         .collect();
-    words.iter().find(|w| !w.starts_with('.') && !w.starts_with("func_retval") && **w != "{" && !w.chars().next().is_some_and(|c| c.is_ascii_digit())).map(|w| w.to_string())
+    words
+        .iter()
+        .find(|w| {
+            !w.starts_with('.')
+                && !w.starts_with("func_retval")
+                && **w != "{"
+                && !w.chars().next().is_some_and(|c| c.is_ascii_digit())
+        })
+        .map(|w| w.to_string())
 }
 
 fn identifiers(text: &str) -> HashSet<&str> {
-    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '$')).filter(|w| !w.is_empty()).collect()
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '$'))
+        .filter(|w| !w.is_empty())
+        .collect()
 }
 
 fn main() {
@@ -41,12 +53,16 @@ fn main() {
     let mut lines = src.lines().peekable();
     while let Some(line) = lines.next() {
         let t = line.trim_start();
-        if line.starts_with(".version") || line.starts_with(".target") || line.starts_with(".address_size") {
+        if line.starts_with(".version")
+            || line.starts_with(".target")
+            || line.starts_with(".address_size")
+        {
             header.push_str(line);
             header.push('\n');
             continue;
         }
-        let starts_item = line.starts_with('.') && !line.starts_with(".section") && !line.starts_with(".file");
+        let starts_item =
+            line.starts_with('.') && !line.starts_with(".section") && !line.starts_with(".file");
         if !starts_item {
             continue;
         }
@@ -57,14 +73,15 @@ fn main() {
         if is_func {
             // Up to a `;` ending a declaration, or the `}` closing a body.
             let mut in_body = false;
-            if !(line.trim_end().ends_with(';') && !line.contains('(')) {
+            if !line.trim_end().ends_with(';') || line.contains('(') {
                 for l in lines.by_ref() {
                     text.push_str(l);
                     text.push('\n');
                     if l.starts_with('{') {
                         in_body = true;
                     }
-                    if (in_body && l.starts_with('}')) || (!in_body && l.trim_end().ends_with(';')) {
+                    if (in_body && l.starts_with('}')) || (!in_body && l.trim_end().ends_with(';'))
+                    {
                         break;
                     }
                 }
@@ -84,10 +101,14 @@ fn main() {
             items.push(Item { name, text });
         }
     }
-    let by_name: HashMap<&str, Vec<usize>> = items.iter().enumerate().fold(HashMap::new(), |mut m, (i, it)| {
-        m.entry(it.name.as_str()).or_default().push(i);
-        m
-    });
+    let by_name: HashMap<&str, Vec<usize>> =
+        items
+            .iter()
+            .enumerate()
+            .fold(HashMap::new(), |mut m, (i, it)| {
+                m.entry(it.name.as_str()).or_default().push(i);
+                m
+            });
     let mut keep: HashSet<usize> = HashSet::new();
     let mut work: Vec<&str> = kernels.iter().map(|s| s.as_str()).collect();
     while let Some(name) = work.pop() {
@@ -105,7 +126,7 @@ fn main() {
             }
         }
     }
-    print!("{header}\n");
+    println!("{header}");
     for (i, it) in items.iter().enumerate() {
         if keep.contains(&i) {
             println!("{}", it.text);

@@ -37,7 +37,11 @@ pub enum InitElem {
     F64(u64),
     /// The address of a symbol plus a byte offset; `generic(sym)` when
     /// `generic` is set.
-    Symbol { name: String, offset: i64, generic: bool },
+    Symbol {
+        name: String,
+        offset: i64,
+        generic: bool,
+    },
 }
 
 /// A variable: `.global .align 8 .u64 x[3] = {…};`, `.reg .b32 %r<7>;`,
@@ -97,14 +101,25 @@ pub struct AstModule {
 #[derive(Clone, Debug)]
 pub enum Stmt {
     Decl(VarDecl),
-    Label { name: String, line: u32, column: u32 },
+    Label {
+        name: String,
+        line: u32,
+        column: u32,
+    },
     Inst(Inst),
     /// `{ … }`: a scope (call sequences, inline asm with its own registers).
     Block(Vec<Stmt>),
     /// `$L_brx_0: .branchtargets $L1, $L2;`
-    BranchTargets { label: String, targets: Vec<String> },
+    BranchTargets {
+        label: String,
+        targets: Vec<String>,
+    },
     /// `prototype_36 : .callprototype (.param .b32 _) _ (.param .b32 _);`
-    CallPrototype { label: String, rets: Vec<VarDecl>, params: Vec<VarDecl> },
+    CallPrototype {
+        label: String,
+        rets: Vec<VarDecl>,
+        params: Vec<VarDecl>,
+    },
 }
 
 /// An operand as written.
@@ -120,7 +135,10 @@ pub enum Operand {
     F32(u32),
     F64(u64),
     /// `[base+offset]`; `base` is `None` for `[1024]`.
-    Address { base: Option<String>, offset: i64 },
+    Address {
+        base: Option<String>,
+        offset: i64,
+    },
     /// `[a, b, …]` with more than one element (tensor coordinates).
     AddressList(Vec<Operand>),
     /// `{a, b}`.

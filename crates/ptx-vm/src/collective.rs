@@ -44,7 +44,11 @@ pub(crate) struct WarpState {
 
 impl WarpState {
     pub(crate) fn new(present: u32) -> WarpState {
-        WarpState { pending: [None; 32], soft: 0, live: present }
+        WarpState {
+            pending: [None; 32],
+            soft: 0,
+            live: present,
+        }
     }
 }
 
@@ -98,26 +102,52 @@ fn release(th: &mut Thread) {
 fn thread_ref(blk: &BlockState, t: usize) -> ThreadRef {
     let b = blk.info.ctaid;
     let tid = blk.threads[t].tid;
-    ThreadRef { block: (b[0], b[1], b[2]), thread: (tid[0], tid[1], tid[2]) }
+    ThreadRef {
+        block: (b[0], b[1], b[2]),
+        thread: (tid[0], tid[1], tid[2]),
+    }
 }
 
 fn exec_fault(ctx: &Ctx, blk: &BlockState, t: usize, reason: String) -> Fault {
     let th = &blk.threads[t];
-    Fault::ExecutionError { kernel: ctx.kernel_name.to_string(), thread: thread_ref(blk, t), at: ctx.location(th.func, th.pc), reason }
+    Fault::ExecutionError {
+        kernel: ctx.kernel_name.to_string(),
+        thread: thread_ref(blk, t),
+        at: ctx.location(th.func, th.pc),
+        reason,
+    }
 }
 
 /// A thread has reached collective `index` of its function.
-pub(crate) fn arrive(ctx: &Ctx, cl: &mut ClusterState, b: usize, t: usize, index: u32) -> Result<(), Fault> {
+pub(crate) fn arrive(
+    ctx: &Ctx,
+    cl: &mut ClusterState,
+    b: usize,
+    t: usize,
+    index: u32,
+) -> Result<(), Fault> {
     let th = &cl.blocks[b].threads[t];
     let coll = ctx.module.functions[th.func as usize].collectives[index as usize].clone();
     let lane = t % 32;
     let w = t / 32;
     match coll {
-        Collective::Barrier { kind, id, count, pred, pred_neg, .. } => {
+        Collective::Barrier {
+            kind,
+            id,
+            count,
+            pred,
+            pred_neg,
+            ..
+        } => {
             let blk = &mut cl.blocks[b];
             let id_v = blk.threads[t].reg(id);
             if id_v >= 16 {
-                return Err(exec_fault(ctx, blk, t, format!("barrier {id_v} does not exist (ids are 0..15)")));
+                return Err(exec_fault(
+                    ctx,
+                    blk,
+                    t,
+                    format!("barrier {id_v} does not exist (ids are 0..15)"),
+                ));
             }
             let count_v = count.map(|c| blk.threads[t].reg(c) as u32);
             let p = (blk.threads[t].reg(pred) != 0) != pred_neg;
@@ -128,7 +158,12 @@ pub(crate) fn arrive(ctx: &Ctx, cl: &mut ClusterState, b: usize, t: usize, index
                 bar.active = true;
             }
             if bar.arrived[w] & (1 << lane) != 0 {
-                return Err(exec_fault(ctx, blk, t, format!("arrived at barrier {id_v} twice before it completed")));
+                return Err(exec_fault(
+                    ctx,
+                    blk,
+                    t,
+                    format!("arrived at barrier {id_v} twice before it completed"),
+                ));
             }
             bar.arrived[w] |= 1 << lane;
             if let Some(c) = count_v {
@@ -191,7 +226,10 @@ pub(crate) fn arrive(ctx: &Ctx, cl: &mut ClusterState, b: usize, t: usize, index
             };
             // A lane always takes part in its own collective.
             let mask = mask | 1 << lane;
-            blk.warps[w].pending[lane] = Some(Pending { key: coll.kind_key(), mask });
+            blk.warps[w].pending[lane] = Some(Pending {
+                key: coll.kind_key(),
+                mask,
+            });
             blk.threads[t].state = ThreadState::Blocked;
             try_warp(ctx, cl, b, w, lane)?;
         }
@@ -212,7 +250,8 @@ fn check_barrier(ctx: &Ctx, blk: &mut BlockState, id: usize) {
             bar.counted[w] = true;
             bar.count += 1;
             let waiters = std::mem::take(&mut bar.arrive_waiters);
-            let (mine, others): (Vec<u32>, Vec<u32>) = waiters.into_iter().partition(|&t| t as usize / 32 == w);
+            let (mine, others): (Vec<u32>, Vec<u32>) =
+                waiters.into_iter().partition(|&t| t as usize / 32 == w);
             bar.arrive_waiters = others;
             for t in mine {
                 release(&mut blk.threads[t as usize]);
@@ -257,7 +296,10 @@ fn check_cluster(ctx: &Ctx, cl: &mut ClusterState) {
     let phase = cl.cluster_phase;
     for blk in &mut cl.blocks {
         for th in &mut blk.threads {
-            if th.state == ThreadState::Blocked && th.cluster_arrival != 0 && th.cluster_arrival <= phase {
+            if th.state == ThreadState::Blocked
+                && th.cluster_arrival != 0
+                && th.cluster_arrival <= phase
+            {
                 if let Some(Collective::ClusterWait) = collective_of(ctx, th) {
                     th.cluster_arrival = 0;
                     release(th);
@@ -268,9 +310,17 @@ fn check_cluster(ctx: &Ctx, cl: &mut ClusterState) {
 }
 
 /// Completes the warp group `lane` waits in, if every member is there.
-fn try_warp(ctx: &Ctx, cl: &mut ClusterState, b: usize, w: usize, lane: usize) -> Result<(), Fault> {
+fn try_warp(
+    ctx: &Ctx,
+    cl: &mut ClusterState,
+    b: usize,
+    w: usize,
+    lane: usize,
+) -> Result<(), Fault> {
     let ws = &cl.blocks[b].warps[w];
-    let Some(me) = ws.pending[lane] else { return Ok(()) };
+    let Some(me) = ws.pending[lane] else {
+        return Ok(());
+    };
     let members = me.mask & ws.live;
     for j in 0..32 {
         if members & (1 << j) != 0 {
@@ -292,12 +342,25 @@ fn try_warp(ctx: &Ctx, cl: &mut ClusterState, b: usize, w: usize, lane: usize) -
 }
 
 /// Carries out a complete warp collective for the lanes in `members`.
-fn perform(ctx: &Ctx, cl: &mut ClusterState, b: usize, w: usize, members: u32) -> Result<(), Fault> {
+fn perform(
+    ctx: &Ctx,
+    cl: &mut ClusterState,
+    b: usize,
+    w: usize,
+    members: u32,
+) -> Result<(), Fault> {
     let lanes: Vec<usize> = (0..32).filter(|j| members & (1 << j) != 0).collect();
     let tidx = |j: usize| w * 32 + j;
     let colls: Vec<Collective> = {
         let blk = &cl.blocks[b];
-        lanes.iter().map(|&j| collective_of(ctx, &blk.threads[tidx(j)]).cloned().unwrap_or(Collective::WarpSync { mask: 0 })).collect()
+        lanes
+            .iter()
+            .map(|&j| {
+                collective_of(ctx, &blk.threads[tidx(j)])
+                    .cloned()
+                    .unwrap_or(Collective::WarpSync { mask: 0 })
+            })
+            .collect()
     };
     let reg = |cl: &ClusterState, j: usize, s: Slot| cl.blocks[b].threads[tidx(j)].reg(s);
     let mut writes: Vec<(usize, Slot, u64)> = Vec::new();
@@ -311,7 +374,9 @@ fn perform(ctx: &Ctx, cl: &mut ClusterState, b: usize, w: usize, members: u32) -
                 }
             }
             for (k, &j) in lanes.iter().enumerate() {
-                let Collective::Shfl { d, p, b: bs, c, .. } = colls[k] else { continue };
+                let Collective::Shfl { d, p, b: bs, c, .. } = colls[k] else {
+                    continue;
+                };
                 let bval = reg(cl, j, bs) as u32 & 31;
                 let cv = reg(cl, j, c) as u32;
                 let cval = cv & 31;
@@ -340,7 +405,11 @@ fn perform(ctx: &Ctx, cl: &mut ClusterState, b: usize, w: usize, members: u32) -
                 let src = if ok { src as usize } else { j };
                 // A source lane outside the group (exited, or not in the
                 // mask) has no defined value; the lane keeps its own.
-                let v = if members & (1 << src) != 0 { a_of[src] } else { a_of[j] };
+                let v = if members & (1 << src) != 0 {
+                    a_of[src]
+                } else {
+                    a_of[j]
+                };
                 writes.push((j, d, v));
                 writes.push((j, p, ok as u64));
             }
@@ -367,27 +436,57 @@ fn perform(ctx: &Ctx, cl: &mut ClusterState, b: usize, w: usize, members: u32) -
             }
         }
         Collective::Match { all, .. } => {
-            let vals: Vec<u64> = lanes.iter().enumerate().map(|(k, &j)| if let Collective::Match { a, .. } = colls[k] { reg(cl, j, a) } else { 0 }).collect();
+            let vals: Vec<u64> = lanes
+                .iter()
+                .enumerate()
+                .map(|(k, &j)| {
+                    if let Collective::Match { a, .. } = colls[k] {
+                        reg(cl, j, a)
+                    } else {
+                        0
+                    }
+                })
+                .collect();
             let same = vals.iter().all(|&v| v == vals[0]);
             for (k, &j) in lanes.iter().enumerate() {
-                let Collective::Match { d, p, .. } = colls[k] else { continue };
+                let Collective::Match { d, p, .. } = colls[k] else {
+                    continue;
+                };
                 if *all {
                     writes.push((j, d, if same { members as u64 } else { 0 }));
                     writes.push((j, p, same as u64));
                 } else {
-                    let m = lanes.iter().zip(&vals).filter(|(_, &v)| v == vals[k]).fold(0u64, |m, (&l, _)| m | 1 << l);
+                    let m = lanes
+                        .iter()
+                        .zip(&vals)
+                        .filter(|(_, &v)| v == vals[k])
+                        .fold(0u64, |m, (&l, _)| m | 1 << l);
                     writes.push((j, d, m));
                 }
             }
         }
         Collective::Redux { op, .. } => {
-            let vals: Vec<u64> = lanes.iter().enumerate().map(|(k, &j)| if let Collective::Redux { a, .. } = colls[k] { reg(cl, j, a) & 0xffff_ffff } else { 0 }).collect();
+            let vals: Vec<u64> = lanes
+                .iter()
+                .enumerate()
+                .map(|(k, &j)| {
+                    if let Collective::Redux { a, .. } = colls[k] {
+                        reg(cl, j, a) & 0xffff_ffff
+                    } else {
+                        0
+                    }
+                })
+                .collect();
             let r = match op {
                 ReduxOp::Add => vals.iter().fold(0u64, |s, &v| s.wrapping_add(v)) & 0xffff_ffff,
                 ReduxOp::MinU => vals.iter().copied().min().unwrap_or(0),
                 ReduxOp::MaxU => vals.iter().copied().max().unwrap_or(0),
-                ReduxOp::MinS => vals.iter().map(|&v| sext(v, 32)).min().unwrap_or(0) as u64 & 0xffff_ffff,
-                ReduxOp::MaxS => vals.iter().map(|&v| sext(v, 32)).max().unwrap_or(0) as u64 & 0xffff_ffff,
+                ReduxOp::MinS => {
+                    vals.iter().map(|&v| sext(v, 32)).min().unwrap_or(0) as u64 & 0xffff_ffff
+                }
+                ReduxOp::MaxS => {
+                    vals.iter().map(|&v| sext(v, 32)).max().unwrap_or(0) as u64 & 0xffff_ffff
+                }
                 ReduxOp::And => vals.iter().fold(0xffff_ffff, |s, &v| s & v),
                 ReduxOp::Or => vals.iter().fold(0, |s, &v| s | v),
                 ReduxOp::Xor => vals.iter().fold(0, |s, &v| s ^ v),
@@ -415,9 +514,15 @@ fn perform(ctx: &Ctx, cl: &mut ClusterState, b: usize, w: usize, members: u32) -
                     rows[j] = reg(cl, j, addr).wrapping_add(off as u64);
                 }
             }
-            let space = if let Collective::Ldmatrix { space, .. } = colls[0] { space } else { MemSpace::Shared };
+            let space = if let Collective::Ldmatrix { space, .. } = colls[0] {
+                space
+            } else {
+                MemSpace::Shared
+            };
             for (k, &j) in lanes.iter().enumerate() {
-                let Collective::Ldmatrix { d, .. } = colls[k] else { continue };
+                let Collective::Ldmatrix { d, .. } = colls[k] else {
+                    continue;
+                };
                 for (i, &di) in d.iter().enumerate().take(n) {
                     let (r, c) = (j / 4, 2 * (j % 4));
                     let mut v = 0u64;
@@ -443,7 +548,11 @@ fn perform(ctx: &Ctx, cl: &mut ClusterState, b: usize, w: usize, members: u32) -
                     }
                 }
             }
-            let space = if let Collective::Stmatrix { space, .. } = colls[0] { space } else { MemSpace::Shared };
+            let space = if let Collective::Stmatrix { space, .. } = colls[0] {
+                space
+            } else {
+                MemSpace::Shared
+            };
             for &j in &lanes {
                 for i in 0..n {
                     let (r, c) = (j / 4, 2 * (j % 4));
@@ -472,26 +581,85 @@ fn mem_fault(ctx: &Ctx, blk: &BlockState, t: usize, e: crate::exec::ExecError) -
     crate::scheduler::fault_of(ctx, blk, t, e)
 }
 
-fn matrix_load(ctx: &Ctx, cl: &mut ClusterState, b: usize, t: usize, space: MemSpace, at: u64) -> Result<u64, Fault> {
+fn matrix_load(
+    ctx: &Ctx,
+    cl: &mut ClusterState,
+    b: usize,
+    t: usize,
+    space: MemSpace,
+    at: u64,
+) -> Result<u64, Fault> {
     let ClusterState { blocks, shared, .. } = cl;
     let th = &blocks[b].threads[t];
-    let view = MemView { shared: shared.as_mut_slice(), rank: b };
-    if at % 2 != 0 {
-        return Err(mem_fault(ctx, &blocks[b], t, crate::exec::ExecError::Misaligned { addr: at, size: 2, space }));
+    let view = MemView {
+        shared: shared.as_mut_slice(),
+        rank: b,
+    };
+    if !at.is_multiple_of(2) {
+        return Err(mem_fault(
+            ctx,
+            &blocks[b],
+            t,
+            crate::exec::ExecError::Misaligned {
+                addr: at,
+                size: 2,
+                space,
+            },
+        ));
     }
-    load(ctx, &view, &th.local, th.local_top(), space, at, 2, Order::Relaxed).map_err(|e| mem_fault(ctx, &blocks[b], t, e))
+    load(
+        ctx,
+        &view,
+        &th.local,
+        th.local_top(),
+        space,
+        at,
+        2,
+        Order::Relaxed,
+    )
+    .map_err(|e| mem_fault(ctx, &blocks[b], t, e))
 }
 
-fn matrix_store(ctx: &Ctx, cl: &mut ClusterState, b: usize, t: usize, space: MemSpace, at: u64, v: u64) -> Result<(), Fault> {
+fn matrix_store(
+    ctx: &Ctx,
+    cl: &mut ClusterState,
+    b: usize,
+    t: usize,
+    space: MemSpace,
+    at: u64,
+    v: u64,
+) -> Result<(), Fault> {
     let ClusterState { blocks, shared, .. } = cl;
-    if at % 2 != 0 {
-        return Err(mem_fault(ctx, &blocks[b], t, crate::exec::ExecError::Misaligned { addr: at, size: 2, space }));
+    if !at.is_multiple_of(2) {
+        return Err(mem_fault(
+            ctx,
+            &blocks[b],
+            t,
+            crate::exec::ExecError::Misaligned {
+                addr: at,
+                size: 2,
+                space,
+            },
+        ));
     }
     let blk = &mut blocks[b];
     let th = &mut blk.threads[t];
     let ltop = th.local_top();
-    let mut view = MemView { shared: shared.as_mut_slice(), rank: b };
-    let r = store(ctx, &mut view, &mut th.local, ltop, space, at, 2, v, Order::Relaxed);
+    let mut view = MemView {
+        shared: shared.as_mut_slice(),
+        rank: b,
+    };
+    let r = store(
+        ctx,
+        &mut view,
+        &mut th.local,
+        ltop,
+        space,
+        at,
+        2,
+        v,
+        Order::Relaxed,
+    );
     r.map_err(|e| mem_fault(ctx, &blocks[b], t, e))
 }
 
@@ -536,12 +704,15 @@ pub(crate) fn resolve_activemask(ctx: &Ctx, cl: &mut ClusterState) -> bool {
                 let first = left.trailing_zeros() as usize;
                 let key = |th: &Thread| (th.func, th.pc, th.depth());
                 let k0 = key(&blk.threads[w * 32 + first]);
-                let group = (0..32).filter(|&j| left & (1 << j) != 0 && key(&blk.threads[w * 32 + j]) == k0).fold(0u32, |m, j| m | 1 << j);
+                let group = (0..32)
+                    .filter(|&j| left & (1 << j) != 0 && key(&blk.threads[w * 32 + j]) == k0)
+                    .fold(0u32, |m, j| m | 1 << j);
                 left &= !group;
                 for j in 0..32 {
                     if group & (1 << j) != 0 {
                         let th = &mut blk.threads[w * 32 + j];
-                        if let Some(Collective::Activemask { d }) = collective_of(ctx, th).cloned() {
+                        if let Some(Collective::Activemask { d }) = collective_of(ctx, th).cloned()
+                        {
                             th.set_reg(d, group as u64);
                         }
                         release(th);
@@ -590,7 +761,11 @@ pub(crate) fn stuck_threads(ctx: &Ctx, cl: &ClusterState) -> Vec<StuckThread> {
     for blk in &cl.blocks {
         for (t, th) in blk.threads.iter().enumerate() {
             if th.state == ThreadState::Blocked {
-                out.push(StuckThread { thread: thread_ref(blk, t), waiting_for: describe_wait(ctx, th), at: ctx.location(th.func, th.pc) });
+                out.push(StuckThread {
+                    thread: thread_ref(blk, t),
+                    waiting_for: describe_wait(ctx, th),
+                    at: ctx.location(th.func, th.pc),
+                });
             }
         }
     }

@@ -50,7 +50,14 @@ struct Ty {
 }
 
 fn ty(s: &str) -> Option<Ty> {
-    let t = |kind, bits| Some(Ty { kind, bits, packed: false, brain: false });
+    let t = |kind, bits| {
+        Some(Ty {
+            kind,
+            bits,
+            packed: false,
+            brain: false,
+        })
+    };
     match s {
         "b8" => t(Kind::B, 8),
         "b16" => t(Kind::B, 16),
@@ -69,11 +76,36 @@ fn ty(s: &str) -> Option<Ty> {
         "f32" => t(Kind::F, 32),
         "f64" => t(Kind::F, 64),
         "pred" => t(Kind::Pred, 1),
-        "bf16" => Some(Ty { kind: Kind::F, bits: 16, packed: false, brain: true }),
-        "f16x2" => Some(Ty { kind: Kind::F, bits: 32, packed: true, brain: false }),
-        "bf16x2" => Some(Ty { kind: Kind::F, bits: 32, packed: true, brain: true }),
-        "u16x2" => Some(Ty { kind: Kind::U, bits: 32, packed: true, brain: false }),
-        "s16x2" => Some(Ty { kind: Kind::S, bits: 32, packed: true, brain: false }),
+        "bf16" => Some(Ty {
+            kind: Kind::F,
+            bits: 16,
+            packed: false,
+            brain: true,
+        }),
+        "f16x2" => Some(Ty {
+            kind: Kind::F,
+            bits: 32,
+            packed: true,
+            brain: false,
+        }),
+        "bf16x2" => Some(Ty {
+            kind: Kind::F,
+            bits: 32,
+            packed: true,
+            brain: true,
+        }),
+        "u16x2" => Some(Ty {
+            kind: Kind::U,
+            bits: 32,
+            packed: true,
+            brain: false,
+        }),
+        "s16x2" => Some(Ty {
+            kind: Kind::S,
+            bits: 32,
+            packed: true,
+            brain: false,
+        }),
         _ => None,
     }
 }
@@ -200,7 +232,8 @@ fn decl_size(v: &VarDecl) -> u64 {
 }
 
 fn decl_align(v: &VarDecl) -> u32 {
-    v.align.unwrap_or_else(|| (type_size(&v.ty).unwrap_or(1) * v.vector as u64).max(1) as u32)
+    v.align
+        .unwrap_or_else(|| (type_size(&v.ty).unwrap_or(1) * v.vector as u64).max(1) as u32)
 }
 
 fn align_up(x: u32, a: u32) -> u32 {
@@ -302,8 +335,10 @@ fn parse_rnd(m: &str) -> Option<Rnd> {
 
 /// Cache and eviction hints, which change nothing the VM can observe.
 fn is_cache_hint(m: &str) -> bool {
-    matches!(m, "ca" | "cg" | "cs" | "lu" | "cv" | "wb" | "wt" | "nc" | "uni")
-        || m.starts_with("L1::")
+    matches!(
+        m,
+        "ca" | "cg" | "cs" | "lu" | "cv" | "wb" | "wt" | "nc" | "uni"
+    ) || m.starts_with("L1::")
         || m.starts_with("L2::")
         || m.starts_with("level::")
 }
@@ -340,7 +375,11 @@ impl<'a> Decoder<'a> {
     }
 
     fn error<T>(&self, line: u32, column: u32, message: String) -> Result<T, ParseError> {
-        Err(ParseError { line, column, message })
+        Err(ParseError {
+            line,
+            column,
+            message,
+        })
     }
 
     fn declare_signature(&mut self) -> Result<(), ParseError> {
@@ -349,12 +388,19 @@ impl<'a> Decoder<'a> {
             let mut off = 0u32;
             for p in &f.params {
                 if p.space != Space::Param {
-                    return self.error(p.line, p.column, format!("kernel parameter `{}` is not in .param", p.name));
+                    return self.error(
+                        p.line,
+                        p.column,
+                        format!("kernel parameter `{}` is not in .param", p.name),
+                    );
                 }
                 let size = decl_size(p) as u32;
                 let align = decl_align(p);
                 off = align_up(off, align);
-                self.kernel_params.push(ParamLayout { size: size as usize, align: align as usize });
+                self.kernel_params.push(ParamLayout {
+                    size: size as usize,
+                    align: align as usize,
+                });
                 self.kernel_param_offsets.push(off);
                 self.declare(&p.name, Sym::KernelParam { off });
                 off += size;
@@ -373,7 +419,11 @@ impl<'a> Decoder<'a> {
                     }
                     if p.space == Space::Reg {
                         // Old-style `.reg` parameters: not emitted by LLVM.
-                        return self.error(p.line, p.column, format!("`.reg` parameter `{}` is not supported", p.name));
+                        return self.error(
+                            p.line,
+                            p.column,
+                            format!("`.reg` parameter `{}` is not supported", p.name),
+                        );
                     }
                     self.declare(&p.name, Sym::FrameParam { off, size });
                 }
@@ -386,9 +436,17 @@ impl<'a> Decoder<'a> {
         match v.space {
             Space::Reg => {
                 let Some(t) = ty(&v.ty) else {
-                    return self.error(v.line, v.column, format!("unknown register type `.{}`", v.ty));
+                    return self.error(
+                        v.line,
+                        v.column,
+                        format!("unknown register type `.{}`", v.ty),
+                    );
                 };
-                let bits = if t.kind == Kind::Pred { 1 } else { (t.bits * v.vector).min(64) as u8 };
+                let bits = if t.kind == Kind::Pred {
+                    1
+                } else {
+                    (t.bits * v.vector).min(64) as u8
+                };
                 match v.range {
                     Some(n) => {
                         for i in 0..n {
@@ -420,14 +478,23 @@ impl<'a> Decoder<'a> {
                 let key = (self.f.name.clone(), v.name.clone());
                 match self.function_shared.get(&key) {
                     Some(&off) => self.declare(&v.name, Sym::Shared { off }),
-                    None => return self.error(v.line, v.column, format!("shared variable `{}` has no layout", v.name)),
+                    None => {
+                        return self.error(
+                            v.line,
+                            v.column,
+                            format!("shared variable `{}` has no layout", v.name),
+                        )
+                    }
                 }
             }
             Space::Global | Space::Const => {
                 return self.error(
                     v.line,
                     v.column,
-                    format!("`{}`: .global/.const variables inside a function are not supported", v.name),
+                    format!(
+                        "`{}`: .global/.const variables inside a function are not supported",
+                        v.name
+                    ),
                 )
             }
         }
@@ -455,7 +522,15 @@ impl<'a> Decoder<'a> {
                 for t in targets {
                     match self.lookup(t) {
                         Some(Sym::Label(id)) => ids.push(*id),
-                        _ => return self.error(1, 1, format!("`.branchtargets {label}` names `{t}`, which is not a label")),
+                        _ => {
+                            return self.error(
+                                1,
+                                1,
+                                format!(
+                                    "`.branchtargets {label}` names `{t}`, which is not a label"
+                                ),
+                            )
+                        }
                     }
                 }
                 let tid = self.table_labels.len() as u32;
@@ -467,7 +542,11 @@ impl<'a> Decoder<'a> {
             match s {
                 Stmt::Label { name, line, column } => {
                     let Some(Sym::Label(id)) = self.lookup(name).cloned() else {
-                        return self.error(*line, *column, format!("label `{name}` is declared twice"));
+                        return self.error(
+                            *line,
+                            *column,
+                            format!("label `{name}` is declared twice"),
+                        );
                     };
                     self.labels[id as usize] = Some(self.code.len() as u32);
                 }
@@ -482,7 +561,11 @@ impl<'a> Decoder<'a> {
 
     fn emit(&mut self, op: Op) {
         let (guard, guard_neg, src) = self.cur.unwrap_or((TRUE_SLOT, false, (0, 0, 0)));
-        self.code.push(Inst { op, guard, guard_neg });
+        self.code.push(Inst {
+            op,
+            guard,
+            guard_neg,
+        });
         self.source.push(src);
     }
 
@@ -490,7 +573,11 @@ impl<'a> Decoder<'a> {
     /// (materialising an operand).
     fn emit_unguarded(&mut self, op: Op) {
         let src = self.cur.map(|c| c.2).unwrap_or((0, 0, 0));
-        self.code.push(Inst { op, guard: TRUE_SLOT, guard_neg: false });
+        self.code.push(Inst {
+            op,
+            guard: TRUE_SLOT,
+            guard_neg: false,
+        });
         self.source.push(src);
     }
 
@@ -499,7 +586,13 @@ impl<'a> Decoder<'a> {
             None => (TRUE_SLOT, false),
             Some((name, neg)) => match self.lookup(name) {
                 Some(Sym::Reg { slot, bits: 1 }) => (*slot, *neg),
-                _ => return self.error(i.line, i.column, format!("guard `{name}` is not a predicate register")),
+                _ => {
+                    return self.error(
+                        i.line,
+                        i.column,
+                        format!("guard `{name}` is not a predicate register"),
+                    )
+                }
             },
         };
         self.cur = Some((guard, guard_neg, (i.span.0 as u32, i.span.1 as u32, i.line)));
@@ -523,7 +616,11 @@ impl<'a> Decoder<'a> {
     fn finish(mut self) -> Result<Function, ParseError> {
         for &(inst, label, line, column) in &self.fixups {
             let Some(target) = self.labels[label as usize] else {
-                return self.error(line, column, "branch to a label that marks no instruction".into());
+                return self.error(
+                    line,
+                    column,
+                    "branch to a label that marks no instruction".into(),
+                );
             };
             if let Op::Bra { target: t } = &mut self.code[inst].op {
                 *t = target;
@@ -535,7 +632,13 @@ impl<'a> Decoder<'a> {
             for id in ids {
                 match self.labels[*id as usize] {
                     Some(x) => t.push(x),
-                    None => return self.error(1, 1, "a jump table names a label that marks no instruction".into()),
+                    None => {
+                        return self.error(
+                            1,
+                            1,
+                            "a jump table names a label that marks no instruction".into(),
+                        )
+                    }
                 }
             }
             jump_tables.push(t);
@@ -605,15 +708,23 @@ impl<'a> Decoder<'a> {
 
     /// A source operand read as a value of `t`.
     fn src(&mut self, op: &Operand, t: Ty) -> DResult<Slot> {
-        let bits = if t.kind == Kind::Pred { 1 } else { t.bits.min(64) };
+        let bits = if t.kind == Kind::Pred {
+            1
+        } else {
+            t.bits.min(64)
+        };
         match op {
             // Integer literals are bit patterns, masked to the operand's width.
             Operand::Int(v) => Ok(self.konst(v & mask(bits))),
             Operand::F32(b) => {
                 let v = match (t.kind, t.bits, t.brain) {
                     (Kind::F, 64, _) => (f32::from_bits(*b) as f64).to_bits(),
-                    (Kind::F, 16, false) => crate::float::f32_to_f16(f32::from_bits(*b), Rnd::Rn) as u64,
-                    (Kind::F, 16, true) => crate::float::f32_to_bf16(f32::from_bits(*b), Rnd::Rn) as u64,
+                    (Kind::F, 16, false) => {
+                        crate::float::f32_to_f16(f32::from_bits(*b), Rnd::Rn) as u64
+                    }
+                    (Kind::F, 16, true) => {
+                        crate::float::f32_to_bf16(f32::from_bits(*b), Rnd::Rn) as u64
+                    }
                     _ => *b as u64,
                 };
                 Ok(self.konst(v))
@@ -621,8 +732,12 @@ impl<'a> Decoder<'a> {
             Operand::F64(b) => {
                 let v = match (t.kind, t.bits, t.brain) {
                     (Kind::F, 32, _) if !t.packed => (f64::from_bits(*b) as f32).to_bits() as u64,
-                    (Kind::F, 16, false) => crate::float::f32_to_f16(f64::from_bits(*b) as f32, Rnd::Rn) as u64,
-                    (Kind::F, 16, true) => crate::float::f32_to_bf16(f64::from_bits(*b) as f32, Rnd::Rn) as u64,
+                    (Kind::F, 16, false) => {
+                        crate::float::f32_to_f16(f64::from_bits(*b) as f32, Rnd::Rn) as u64
+                    }
+                    (Kind::F, 16, true) => {
+                        crate::float::f32_to_bf16(f64::from_bits(*b) as f32, Rnd::Rn) as u64
+                    }
                     (Kind::F, 64, _) => *b,
                     _ => *b & mask(bits),
                 };
@@ -677,7 +792,9 @@ impl<'a> Decoder<'a> {
                 return Ok(d);
             }
             Some(Sym::FrameParam { .. }) => {
-                return unsupported(format!("the address of the function parameter `{name}` is not supported"))
+                return unsupported(format!(
+                    "the address of the function parameter `{name}` is not supported"
+                ))
             }
             Some(_) => return unsupported(format!("`{name}` is a label, not a value")),
             None => {}
@@ -711,7 +828,10 @@ impl<'a> Decoder<'a> {
     fn address(&mut self, op: &Operand) -> DResult<(Slot, i64)> {
         match op {
             Operand::Address { base: None, offset } => Ok((self.konst(0), *offset)),
-            Operand::Address { base: Some(name), offset } => Ok((self.symbol_value(name)?, *offset)),
+            Operand::Address {
+                base: Some(name),
+                offset,
+            } => Ok((self.symbol_value(name)?, *offset)),
             _ => unsupported(format!("expected an address, found {op:?}")),
         }
     }
@@ -736,7 +856,10 @@ impl<'a> Decoder<'a> {
                 }
                 Ok((d, items.len() as u8))
             }
-            Operand::Vector(items) => unsupported(format!("vectors of {} elements are not supported", items.len())),
+            Operand::Vector(items) => unsupported(format!(
+                "vectors of {} elements are not supported",
+                items.len()
+            )),
             other => Ok(([self.dst(other)?, SINK_SLOT, SINK_SLOT, SINK_SLOT], 1)),
         }
     }
@@ -750,7 +873,10 @@ impl<'a> Decoder<'a> {
                 }
                 Ok((s, items.len() as u8))
             }
-            Operand::Vector(items) => unsupported(format!("vectors of {} elements are not supported", items.len())),
+            Operand::Vector(items) => unsupported(format!(
+                "vectors of {} elements are not supported",
+                items.len()
+            )),
             other => Ok(([self.src(other, t)?, SINK_SLOT, SINK_SLOT, SINK_SLOT], 1)),
         }
     }
@@ -786,10 +912,20 @@ impl<'a> Decoder<'a> {
                     self.emit(Op::Unpack { d, n, bits, a });
                 } else if let Operand::Vector(items) = &o[1] {
                     let n = items.len() as u32;
-                    let part = Ty { kind: Kind::B, bits: t.bits / n.max(1), packed: false, brain: false };
+                    let part = Ty {
+                        kind: Kind::B,
+                        bits: t.bits / n.max(1),
+                        packed: false,
+                        brain: false,
+                    };
                     let (s, n) = self.vector_srcs(&o[1], part)?;
                     let d = self.dst(&o[0])?;
-                    self.emit(Op::Pack { d, s, n, bits: part.bits as u8 });
+                    self.emit(Op::Pack {
+                        d,
+                        s,
+                        n,
+                        bits: part.bits as u8,
+                    });
                 } else {
                     let d = self.dst(&o[0])?;
                     if let Operand::Component(name, comp) = &o[1] {
@@ -808,7 +944,11 @@ impl<'a> Decoder<'a> {
                     }
                     let a = self.src(&o[1], t)?;
                     let bits = if t.kind == Kind::Pred { 1 } else { t.bits };
-                    self.emit(Op::Mov { d, a, mask: mask(bits) });
+                    self.emit(Op::Mov {
+                        d,
+                        a,
+                        mask: mask(bits),
+                    });
                 }
             }
             "add" | "sub" => self.add_sub(i.opcode == "sub", &m, o)?,
@@ -816,8 +956,22 @@ impl<'a> Decoder<'a> {
                 need(3)?;
                 let t = last_ty(&m)?;
                 let (d, a, b) = (self.dst(&o[0])?, self.src(&o[1], t)?, self.src(&o[2], t)?);
-                let op = if i.opcode == "addc" { CarryOp::Add } else { CarryOp::Sub };
-                self.emit(Op::Carry { op, bits: t.bits as u8, signed: t.kind == Kind::S, cin: true, cout: has("cc"), d, a, b, c: SINK_SLOT });
+                let op = if i.opcode == "addc" {
+                    CarryOp::Add
+                } else {
+                    CarryOp::Sub
+                };
+                self.emit(Op::Carry {
+                    op,
+                    bits: t.bits as u8,
+                    signed: t.kind == Kind::S,
+                    cin: true,
+                    cout: has("cc"),
+                    d,
+                    a,
+                    b,
+                    c: SINK_SLOT,
+                });
             }
             "mul" => self.mul(&m, o)?,
             "mad" | "madc" | "fma" => self.mad(i.opcode.as_str(), &m, o)?,
@@ -833,7 +987,13 @@ impl<'a> Decoder<'a> {
                 let (d, a, b) = (self.dst(&o[0])?, self.src(&o[1], t)?, self.src(&o[2], t)?);
                 if i.opcode == "mul24" {
                     need(3)?;
-                    self.emit(Op::Int { op, bits: 32, d, a, b });
+                    self.emit(Op::Int {
+                        op,
+                        bits: 32,
+                        d,
+                        a,
+                        b,
+                    });
                 } else {
                     need(4)?;
                     if has("sat") {
@@ -841,15 +1001,38 @@ impl<'a> Decoder<'a> {
                     }
                     let c = self.src(&o[3], t)?;
                     let tmp = self.new_slot(32);
-                    self.emit(Op::Int { op, bits: 32, d: tmp, a, b });
-                    self.emit(Op::Add { d, a: tmp, b: c, mask: mask(32) });
+                    self.emit(Op::Int {
+                        op,
+                        bits: 32,
+                        d: tmp,
+                        a,
+                        b,
+                    });
+                    self.emit(Op::Add {
+                        d,
+                        a: tmp,
+                        b: c,
+                        mask: mask(32),
+                    });
                 }
             }
             "sad" => {
                 need(4)?;
                 let t = last_ty(&m)?;
-                let (d, a, b, c) = (self.dst(&o[0])?, self.src(&o[1], t)?, self.src(&o[2], t)?, self.src(&o[3], t)?);
-                self.emit(Op::Sad { d, a, b, c, bits: t.bits as u8, signed: t.kind == Kind::S });
+                let (d, a, b, c) = (
+                    self.dst(&o[0])?,
+                    self.src(&o[1], t)?,
+                    self.src(&o[2], t)?,
+                    self.src(&o[3], t)?,
+                );
+                self.emit(Op::Sad {
+                    d,
+                    a,
+                    b,
+                    c,
+                    bits: t.bits as u8,
+                    signed: t.kind == Kind::S,
+                });
             }
             "div" | "rem" | "min" | "max" => self.div_min_max(i.opcode.as_str(), &m, o)?,
             "abs" | "neg" => {
@@ -857,11 +1040,34 @@ impl<'a> Decoder<'a> {
                 let t = last_ty(&m)?;
                 let (d, a) = (self.dst(&o[0])?, self.src(&o[1], t)?);
                 if let Some(ft) = fty(t) {
-                    let op = if i.opcode == "abs" { FOp::Abs } else { FOp::Neg };
-                    self.emit(Op::Float { op, ty: ft, rnd: Rnd::Default, ftz: has("ftz"), sat: false, d, a, b: SINK_SLOT, c: SINK_SLOT });
+                    let op = if i.opcode == "abs" {
+                        FOp::Abs
+                    } else {
+                        FOp::Neg
+                    };
+                    self.emit(Op::Float {
+                        op,
+                        ty: ft,
+                        rnd: Rnd::Default,
+                        ftz: has("ftz"),
+                        sat: false,
+                        d,
+                        a,
+                        b: SINK_SLOT,
+                        c: SINK_SLOT,
+                    });
                 } else if t.kind == Kind::S && !t.packed {
-                    let op = if i.opcode == "abs" { IntUnOp::AbsS } else { IntUnOp::NegS };
-                    self.emit(Op::IntUn { op, bits: t.bits as u8, d, a });
+                    let op = if i.opcode == "abs" {
+                        IntUnOp::AbsS
+                    } else {
+                        IntUnOp::NegS
+                    };
+                    self.emit(Op::IntUn {
+                        op,
+                        bits: t.bits as u8,
+                        d,
+                        a,
+                    });
                 } else {
                     return unsupported(format!("`{text}`: type not supported"));
                 }
@@ -880,7 +1086,12 @@ impl<'a> Decoder<'a> {
                     ("bfind", false, true) => IntUnOp::BfindShiftU,
                     _ => IntUnOp::BfindShiftS,
                 };
-                self.emit(Op::IntUn { op, bits: t.bits as u8, d, a });
+                self.emit(Op::IntUn {
+                    op,
+                    bits: t.bits as u8,
+                    d,
+                    a,
+                });
             }
             "and" | "or" | "xor" | "not" => {
                 let t = last_ty(&m)?;
@@ -888,7 +1099,11 @@ impl<'a> Decoder<'a> {
                 if i.opcode == "not" {
                     need(2)?;
                     let a = self.src(&o[1], t)?;
-                    self.emit(Op::Not { d, a, mask: mask(if t.kind == Kind::Pred { 1 } else { t.bits }) });
+                    self.emit(Op::Not {
+                        d,
+                        a,
+                        mask: mask(if t.kind == Kind::Pred { 1 } else { t.bits }),
+                    });
                 } else {
                     need(3)?;
                     let (a, b) = (self.src(&o[1], t)?, self.src(&o[2], t)?);
@@ -902,15 +1117,32 @@ impl<'a> Decoder<'a> {
             "lop3" => {
                 need(5)?;
                 let t = last_ty(&m)?;
-                let (d, a, b, c) = (self.dst(&o[0])?, self.src(&o[1], t)?, self.src(&o[2], t)?, self.src(&o[3], t)?);
-                let Operand::Int(lut) = o[4] else { return unsupported("lop3 needs an immediate table") };
-                self.emit(Op::Lop3 { d, a, b, c, lut: lut as u8 });
+                let (d, a, b, c) = (
+                    self.dst(&o[0])?,
+                    self.src(&o[1], t)?,
+                    self.src(&o[2], t)?,
+                    self.src(&o[3], t)?,
+                );
+                let Operand::Int(lut) = o[4] else {
+                    return unsupported("lop3 needs an immediate table");
+                };
+                self.emit(Op::Lop3 {
+                    d,
+                    a,
+                    b,
+                    c,
+                    lut: lut as u8,
+                });
             }
             "shl" | "shr" => {
                 need(3)?;
                 let t = last_ty(&m)?;
                 let u32t = ty("u32").ok_or(Unsupported("u32".into()))?;
-                let (d, a, b) = (self.dst(&o[0])?, self.src(&o[1], t)?, self.src(&o[2], u32t)?);
+                let (d, a, b) = (
+                    self.dst(&o[0])?,
+                    self.src(&o[1], t)?,
+                    self.src(&o[2], u32t)?,
+                );
                 let bits = t.bits as u8;
                 self.emit(match (i.opcode.as_str(), t.kind) {
                     ("shl", _) => Op::Shl { d, a, b, bits },
@@ -921,15 +1153,39 @@ impl<'a> Decoder<'a> {
             "shf" => {
                 need(4)?;
                 let t = ty("b32").ok_or(Unsupported("b32".into()))?;
-                let (d, a, b, c) = (self.dst(&o[0])?, self.src(&o[1], t)?, self.src(&o[2], t)?, self.src(&o[3], t)?);
-                self.emit(Op::Shf { d, a, b, c, left: has("l"), wrap: has("wrap") });
+                let (d, a, b, c) = (
+                    self.dst(&o[0])?,
+                    self.src(&o[1], t)?,
+                    self.src(&o[2], t)?,
+                    self.src(&o[3], t)?,
+                );
+                self.emit(Op::Shf {
+                    d,
+                    a,
+                    b,
+                    c,
+                    left: has("l"),
+                    wrap: has("wrap"),
+                });
             }
             "bfe" => {
                 need(4)?;
                 let t = last_ty(&m)?;
                 let u = ty("u32").ok_or(Unsupported("u32".into()))?;
-                let (d, a, b, c) = (self.dst(&o[0])?, self.src(&o[1], t)?, self.src(&o[2], u)?, self.src(&o[3], u)?);
-                self.emit(Op::Bfe { d, a, b, c, bits: t.bits as u8, signed: t.kind == Kind::S });
+                let (d, a, b, c) = (
+                    self.dst(&o[0])?,
+                    self.src(&o[1], t)?,
+                    self.src(&o[2], u)?,
+                    self.src(&o[3], u)?,
+                );
+                self.emit(Op::Bfe {
+                    d,
+                    a,
+                    b,
+                    c,
+                    bits: t.bits as u8,
+                    signed: t.kind == Kind::S,
+                });
             }
             "bfi" => {
                 need(5)?;
@@ -937,7 +1193,14 @@ impl<'a> Decoder<'a> {
                 let u = ty("u32").ok_or(Unsupported("u32".into()))?;
                 let (d, a, b) = (self.dst(&o[0])?, self.src(&o[1], t)?, self.src(&o[2], t)?);
                 let (c, e) = (self.src(&o[3], u)?, self.src(&o[4], u)?);
-                self.emit(Op::Bfi { d, a, b, c, e, bits: t.bits as u8 });
+                self.emit(Op::Bfi {
+                    d,
+                    a,
+                    b,
+                    c,
+                    e,
+                    bits: t.bits as u8,
+                });
             }
             "prmt" => {
                 need(4)?;
@@ -952,13 +1215,23 @@ impl<'a> Decoder<'a> {
                     Some(&"rc16") => 6,
                     Some(x) => return unsupported(format!("prmt mode .{x}")),
                 };
-                let (d, a, b, c) = (self.dst(&o[0])?, self.src(&o[1], t)?, self.src(&o[2], t)?, self.src(&o[3], t)?);
+                let (d, a, b, c) = (
+                    self.dst(&o[0])?,
+                    self.src(&o[1], t)?,
+                    self.src(&o[2], t)?,
+                    self.src(&o[3], t)?,
+                );
                 self.emit(Op::Prmt { d, a, b, c, mode });
             }
             "fns" => {
                 need(4)?;
                 let t = ty("b32").ok_or(Unsupported("b32".into()))?;
-                let (d, a, b, c) = (self.dst(&o[0])?, self.src(&o[1], t)?, self.src(&o[2], t)?, self.src(&o[3], t)?);
+                let (d, a, b, c) = (
+                    self.dst(&o[0])?,
+                    self.src(&o[1], t)?,
+                    self.src(&o[2], t)?,
+                    self.src(&o[3], t)?,
+                );
                 self.emit(Op::Fns { d, a, b, c });
             }
             "bmsk" | "szext" => {
@@ -974,7 +1247,13 @@ impl<'a> Decoder<'a> {
                     (_, false, true) => IntOp::SzextWrapS,
                     (_, false, false) => IntOp::SzextWrapU,
                 };
-                self.emit(Op::Int { op, bits: 32, d, a, b });
+                self.emit(Op::Int {
+                    op,
+                    bits: 32,
+                    d,
+                    a,
+                    b,
+                });
             }
             "dp4a" | "dp2a" => {
                 need(4)?;
@@ -983,9 +1262,26 @@ impl<'a> Decoder<'a> {
                     return unsupported("dp4a/dp2a need two types");
                 }
                 let t = ty("b32").ok_or(Unsupported("b32".into()))?;
-                let (d, a, b, c) = (self.dst(&o[0])?, self.src(&o[1], t)?, self.src(&o[2], t)?, self.src(&o[3], t)?);
-                let dp2a_hi = if i.opcode == "dp2a" { Some(has("hi")) } else { None };
-                self.emit(Op::Dp { d, a, b, c, a_signed: tys[0].kind == Kind::S, b_signed: tys[1].kind == Kind::S, dp2a_hi });
+                let (d, a, b, c) = (
+                    self.dst(&o[0])?,
+                    self.src(&o[1], t)?,
+                    self.src(&o[2], t)?,
+                    self.src(&o[3], t)?,
+                );
+                let dp2a_hi = if i.opcode == "dp2a" {
+                    Some(has("hi"))
+                } else {
+                    None
+                };
+                self.emit(Op::Dp {
+                    d,
+                    a,
+                    b,
+                    c,
+                    a_signed: tys[0].kind == Kind::S,
+                    b_signed: tys[1].kind == Kind::S,
+                    dp2a_hi,
+                });
             }
             "setp" | "set" => self.setp(i.opcode == "set", &m, o)?,
             "selp" => {
@@ -1006,20 +1302,46 @@ impl<'a> Decoder<'a> {
                     None => return unsupported("slct without types"),
                 };
                 let ct = last_ty(&m)?;
-                let (d, a, b, c) = (self.dst(&o[0])?, self.src(&o[1], t)?, self.src(&o[2], t)?, self.src(&o[3], ct)?);
-                self.emit(Op::Slct { d, a, b, c, float_c: ct.kind == Kind::F, ftz: has("ftz") });
+                let (d, a, b, c) = (
+                    self.dst(&o[0])?,
+                    self.src(&o[1], t)?,
+                    self.src(&o[2], t)?,
+                    self.src(&o[3], ct)?,
+                );
+                self.emit(Op::Slct {
+                    d,
+                    a,
+                    b,
+                    c,
+                    float_c: ct.kind == Kind::F,
+                    ftz: has("ftz"),
+                });
             }
             "copysign" => {
                 need(3)?;
                 let t = last_ty(&m)?;
-                let Some(ft) = fty(t) else { return unsupported("copysign type") };
+                let Some(ft) = fty(t) else {
+                    return unsupported("copysign type");
+                };
                 let (d, a, b) = (self.dst(&o[0])?, self.src(&o[1], t)?, self.src(&o[2], t)?);
-                self.emit(Op::Float { op: FOp::Copysign, ty: ft, rnd: Rnd::Default, ftz: false, sat: false, d, a, b, c: SINK_SLOT });
+                self.emit(Op::Float {
+                    op: FOp::Copysign,
+                    ty: ft,
+                    rnd: Rnd::Default,
+                    ftz: false,
+                    sat: false,
+                    d,
+                    a,
+                    b,
+                    c: SINK_SLOT,
+                });
             }
             "testp" => {
                 need(2)?;
                 let t = last_ty(&m)?;
-                let Some(ft) = fty(t) else { return unsupported("testp type") };
+                let Some(ft) = fty(t) else {
+                    return unsupported("testp type");
+                };
                 let class = match m.first() {
                     Some(&"finite") => TestClass::Finite,
                     Some(&"infinite") => TestClass::Infinite,
@@ -1030,12 +1352,19 @@ impl<'a> Decoder<'a> {
                     _ => return unsupported("testp class"),
                 };
                 let (d, a) = (self.dst(&o[0])?, self.src(&o[1], t)?);
-                self.emit(Op::Testp { class, ty: ft, d, a });
+                self.emit(Op::Testp {
+                    class,
+                    ty: ft,
+                    d,
+                    a,
+                });
             }
             "rcp" | "sqrt" | "rsqrt" | "sin" | "cos" | "lg2" | "ex2" | "tanh" => {
                 need(2)?;
                 let t = last_ty(&m)?;
-                let Some(ft) = fty(t) else { return unsupported(format!("`{text}`: type not supported")) };
+                let Some(ft) = fty(t) else {
+                    return unsupported(format!("`{text}`: type not supported"));
+                };
                 let approx = has("approx");
                 let rnd = m.iter().find_map(|x| parse_rnd(x)).unwrap_or(Rnd::Default);
                 let op = match (i.opcode.as_str(), approx, ft) {
@@ -1053,26 +1382,47 @@ impl<'a> Decoder<'a> {
                     _ => FOp::Tanh,
                 };
                 let (d, a) = (self.dst(&o[0])?, self.src(&o[1], t)?);
-                self.emit(Op::Float { op, ty: ft, rnd, ftz: has("ftz"), sat: false, d, a, b: SINK_SLOT, c: SINK_SLOT });
+                self.emit(Op::Float {
+                    op,
+                    ty: ft,
+                    rnd,
+                    ftz: has("ftz"),
+                    sat: false,
+                    d,
+                    a,
+                    b: SINK_SLOT,
+                    c: SINK_SLOT,
+                });
             }
             "cvt" => self.cvt(&m, o)?,
             "cvta" => {
                 need(2)?;
                 let to = has("to");
-                let Some(space) = m.iter().find_map(|x| parse_space(x)) else { return unsupported("cvta space") };
+                let Some(space) = m.iter().find_map(|x| parse_space(x)) else {
+                    return unsupported("cvta space");
+                };
                 let t = last_ty(&m)?;
                 let (d, a) = (self.dst(&o[0])?, self.src(&o[1], t)?);
-                self.emit(Op::Cvta { d, a, space, to, bits: t.bits as u8 });
+                self.emit(Op::Cvta {
+                    d,
+                    a,
+                    space,
+                    to,
+                    bits: t.bits as u8,
+                });
             }
             "isspacep" => {
                 need(2)?;
-                let Some(space) = m.iter().find_map(|x| parse_space(x)) else { return unsupported("isspacep space") };
+                let Some(space) = m.iter().find_map(|x| parse_space(x)) else {
+                    return unsupported("isspacep space");
+                };
                 let t = ty("u64").ok_or(Unsupported("u64".into()))?;
                 let (d, a) = (self.dst(&o[0])?, self.src(&o[1], t)?);
                 self.emit(Op::Isspacep { d, a, space });
             }
             "ld" | "ldu" | "st" => self.ld_st(i.opcode == "st", &m, o)?,
-            "prefetch" | "prefetchu" | "applypriority" | "discard" | "pmevent" | "griddepcontrol" | "setmaxnreg" => {
+            "prefetch" | "prefetchu" | "applypriority" | "discard" | "pmevent"
+            | "griddepcontrol" | "setmaxnreg" => {
                 if i.opcode == "prefetch" && has("tensormap") {
                     return unsupported("prefetch.tensormap (TMA) is not implemented");
                 }
@@ -1081,19 +1431,30 @@ impl<'a> Decoder<'a> {
             "createpolicy" => {
                 let d = self.dst(&o[0])?;
                 let z = self.konst(0);
-                self.emit(Op::Mov { d, a: z, mask: u64::MAX });
+                self.emit(Op::Mov {
+                    d,
+                    a: z,
+                    mask: u64::MAX,
+                });
             }
             "atom" | "red" => self.atom(i.opcode == "red", &m, o)?,
             "fence" => {
-                if has("proxy") || has("mbarrier_init") || m.iter().any(|x| x.starts_with("proxy")) {
+                if has("proxy") || has("mbarrier_init") || m.iter().any(|x| x.starts_with("proxy"))
+                {
                     self.emit(Op::Nop);
                 } else if has("sc") {
-                    self.emit(Op::Fence { order: Order::SeqCst });
+                    self.emit(Op::Fence {
+                        order: Order::SeqCst,
+                    });
                 } else {
-                    self.emit(Op::Fence { order: Order::AcqRel });
+                    self.emit(Op::Fence {
+                        order: Order::AcqRel,
+                    });
                 }
             }
-            "membar" => self.emit(Op::Fence { order: Order::SeqCst }),
+            "membar" => self.emit(Op::Fence {
+                order: Order::SeqCst,
+            }),
             "bar" | "barrier" => self.barrier(i.opcode.as_str(), &m, o)?,
             "shfl" => {
                 if !has("sync") {
@@ -1116,8 +1477,21 @@ impl<'a> Decoder<'a> {
                     Operand::Pair(d, p) => (self.dst(d)?, self.dst(p)?),
                     other => (self.dst(other)?, SINK_SLOT),
                 };
-                let (a, b, c, mask) = (self.src(&o[1], b32)?, self.src(&o[2], b32)?, self.src(&o[3], b32)?, self.src(&o[4], b32)?);
-                self.collective(Collective::Shfl { mode, d, p, a, b, c, mask });
+                let (a, b, c, mask) = (
+                    self.src(&o[1], b32)?,
+                    self.src(&o[2], b32)?,
+                    self.src(&o[3], b32)?,
+                    self.src(&o[4], b32)?,
+                );
+                self.collective(Collective::Shfl {
+                    mode,
+                    d,
+                    p,
+                    a,
+                    b,
+                    c,
+                    mask,
+                });
             }
             "vote" => {
                 if !has("sync") {
@@ -1139,7 +1513,13 @@ impl<'a> Decoder<'a> {
                 let d = self.dst(&o[0])?;
                 let (a, a_neg) = self.pred(&o[1])?;
                 let mask = self.src(&o[2], b32)?;
-                self.collective(Collective::Vote { mode, d, a, a_neg, mask });
+                self.collective(Collective::Vote {
+                    mode,
+                    d,
+                    a,
+                    a_neg,
+                    mask,
+                });
             }
             "match" => {
                 need(3)?;
@@ -1150,7 +1530,13 @@ impl<'a> Decoder<'a> {
                     other => (self.dst(other)?, SINK_SLOT),
                 };
                 let (a, mask) = (self.src(&o[1], t)?, self.src(&o[2], b32)?);
-                self.collective(Collective::Match { all: has("all"), d, p, a, mask });
+                self.collective(Collective::Match {
+                    all: has("all"),
+                    d,
+                    p,
+                    a,
+                    mask,
+                });
             }
             "redux" => {
                 need(3)?;
@@ -1163,9 +1549,17 @@ impl<'a> Decoder<'a> {
                 let op = if has("add") {
                     ReduxOp::Add
                 } else if has("min") {
-                    if s { ReduxOp::MinS } else { ReduxOp::MinU }
+                    if s {
+                        ReduxOp::MinS
+                    } else {
+                        ReduxOp::MinU
+                    }
                 } else if has("max") {
-                    if s { ReduxOp::MaxS } else { ReduxOp::MaxU }
+                    if s {
+                        ReduxOp::MaxS
+                    } else {
+                        ReduxOp::MaxU
+                    }
                 } else if has("and") {
                     ReduxOp::And
                 } else if has("or") {
@@ -1202,7 +1596,12 @@ impl<'a> Decoder<'a> {
                 if i.opcode == "mapa" {
                     need(3)?;
                     let rank = self.src(&o[2], u32t)?;
-                    self.emit(Op::Mapa { d, a, rank, generic });
+                    self.emit(Op::Mapa {
+                        d,
+                        a,
+                        rank,
+                        generic,
+                    });
                 } else {
                     need(2)?;
                     self.emit(Op::Getctarank { d, a, generic });
@@ -1222,9 +1621,15 @@ impl<'a> Decoder<'a> {
                     return unsupported("ldmatrix/stmatrix count");
                 };
                 if !has("m8n8") || !has("b16") {
-                    return unsupported(format!("`{text}`: only m8n8 .b16 matrices are implemented"));
+                    return unsupported(format!(
+                        "`{text}`: only m8n8 .b16 matrices are implemented"
+                    ));
                 }
-                let space = if m.iter().any(|x| x.starts_with("shared")) { MemSpace::Shared } else { MemSpace::Generic };
+                let space = if m.iter().any(|x| x.starts_with("shared")) {
+                    MemSpace::Shared
+                } else {
+                    MemSpace::Generic
+                };
                 let trans = has("trans");
                 let b32 = ty("b32").ok_or(Unsupported("b32".into()))?;
                 if i.opcode == "ldmatrix" {
@@ -1233,14 +1638,28 @@ impl<'a> Decoder<'a> {
                     if k != n {
                         return unsupported("ldmatrix register count");
                     }
-                    self.collective(Collective::Ldmatrix { n, trans, d, addr, off, space });
+                    self.collective(Collective::Ldmatrix {
+                        n,
+                        trans,
+                        d,
+                        addr,
+                        off,
+                        space,
+                    });
                 } else {
                     let (addr, off) = self.address(&o[0])?;
                     let (s, k) = self.vector_srcs(&o[1], b32)?;
                     if k != n {
                         return unsupported("stmatrix register count");
                     }
-                    self.collective(Collective::Stmatrix { n, trans, s, addr, off, space });
+                    self.collective(Collective::Stmatrix {
+                        n,
+                        trans,
+                        s,
+                        addr,
+                        off,
+                        space,
+                    });
                 }
             }
             "bra" => {
@@ -1312,13 +1731,33 @@ impl<'a> Decoder<'a> {
             if m.contains(&"sat") {
                 return unsupported("saturating 16x2 add/sub is not implemented");
             }
-            let op = if sub { IntOp::SubU16x2 } else { IntOp::AddU16x2 };
-            self.emit(Op::Int { op, bits: 32, d, a, b });
+            let op = if sub {
+                IntOp::SubU16x2
+            } else {
+                IntOp::AddU16x2
+            };
+            self.emit(Op::Int {
+                op,
+                bits: 32,
+                d,
+                a,
+                b,
+            });
             return Ok(());
         }
         if m.contains(&"cc") {
             let op = if sub { CarryOp::Sub } else { CarryOp::Add };
-            self.emit(Op::Carry { op, bits: t.bits as u8, signed: t.kind == Kind::S, cin: false, cout: true, d, a, b, c: SINK_SLOT });
+            self.emit(Op::Carry {
+                op,
+                bits: t.bits as u8,
+                signed: t.kind == Kind::S,
+                cin: false,
+                cout: true,
+                d,
+                a,
+                b,
+                c: SINK_SLOT,
+            });
             return Ok(());
         }
         if m.contains(&"sat") {
@@ -1326,11 +1765,21 @@ impl<'a> Decoder<'a> {
                 return unsupported("add.sat exists only for .s32");
             }
             let op = if sub { IntOp::SubSatS } else { IntOp::AddSatS };
-            self.emit(Op::Int { op, bits: 32, d, a, b });
+            self.emit(Op::Int {
+                op,
+                bits: 32,
+                d,
+                a,
+                b,
+            });
             return Ok(());
         }
         let mask = mask(t.bits);
-        self.emit(if sub { Op::Sub { d, a, b, mask } } else { Op::Add { d, a, b, mask } });
+        self.emit(if sub {
+            Op::Sub { d, a, b, mask }
+        } else {
+            Op::Add { d, a, b, mask }
+        });
         Ok(())
     }
 
@@ -1338,7 +1787,9 @@ impl<'a> Decoder<'a> {
         if o.len() != 3 {
             return unsupported("mul expects 3 operands");
         }
-        let Some(t) = m.last().and_then(|s| ty(s)) else { return unsupported("mul without a type") };
+        let Some(t) = m.last().and_then(|s| ty(s)) else {
+            return unsupported("mul without a type");
+        };
         let (d, a, b) = (self.dst(&o[0])?, self.src(&o[1], t)?, self.src(&o[2], t)?);
         if let Some(ft) = fty(t) {
             self.emit(Op::Float {
@@ -1356,12 +1807,29 @@ impl<'a> Decoder<'a> {
         }
         let signed = t.kind == Kind::S;
         if m.contains(&"wide") {
-            self.emit(Op::MulWide { d, a, b, bits: t.bits as u8, signed });
+            self.emit(Op::MulWide {
+                d,
+                a,
+                b,
+                bits: t.bits as u8,
+                signed,
+            });
         } else if m.contains(&"hi") {
             let op = if signed { IntOp::MulHiS } else { IntOp::MulHiU };
-            self.emit(Op::Int { op, bits: t.bits as u8, d, a, b });
+            self.emit(Op::Int {
+                op,
+                bits: t.bits as u8,
+                d,
+                a,
+                b,
+            });
         } else {
-            self.emit(Op::MulLo { d, a, b, mask: mask(t.bits) });
+            self.emit(Op::MulLo {
+                d,
+                a,
+                b,
+                mask: mask(t.bits),
+            });
         }
         Ok(())
     }
@@ -1370,9 +1838,16 @@ impl<'a> Decoder<'a> {
         if o.len() != 4 {
             return unsupported(format!("{opcode} expects 4 operands"));
         }
-        let Some(t) = m.last().and_then(|s| ty(s)) else { return unsupported("mad without a type") };
+        let Some(t) = m.last().and_then(|s| ty(s)) else {
+            return unsupported("mad without a type");
+        };
         if let Some(ft) = fty(t) {
-            let (d, a, b, c) = (self.dst(&o[0])?, self.src(&o[1], t)?, self.src(&o[2], t)?, self.src(&o[3], t)?);
+            let (d, a, b, c) = (
+                self.dst(&o[0])?,
+                self.src(&o[1], t)?,
+                self.src(&o[2], t)?,
+                self.src(&o[3], t)?,
+            );
             self.emit(Op::Float {
                 op: FOp::Fma,
                 ty: ft,
@@ -1395,8 +1870,20 @@ impl<'a> Decoder<'a> {
             MadKind::Lo
         };
         // The wide form's addend and result are twice as wide.
-        let ct = if kind == MadKind::Wide { Ty { bits: t.bits * 2, ..t } } else { t };
-        let (d, a, b, c) = (self.dst(&o[0])?, self.src(&o[1], t)?, self.src(&o[2], t)?, self.src(&o[3], ct)?);
+        let ct = if kind == MadKind::Wide {
+            Ty {
+                bits: t.bits * 2,
+                ..t
+            }
+        } else {
+            t
+        };
+        let (d, a, b, c) = (
+            self.dst(&o[0])?,
+            self.src(&o[1], t)?,
+            self.src(&o[2], t)?,
+            self.src(&o[3], ct)?,
+        );
         let cin = opcode == "madc";
         let cout = m.contains(&"cc");
         if cin || cout {
@@ -1405,10 +1892,29 @@ impl<'a> Decoder<'a> {
                 MadKind::Hi => CarryOp::MadHi,
                 MadKind::Wide => return unsupported("mad.wide with carry is not implemented"),
             };
-            self.emit(Op::Carry { op, bits: t.bits as u8, signed, cin, cout, d, a, b, c });
+            self.emit(Op::Carry {
+                op,
+                bits: t.bits as u8,
+                signed,
+                cin,
+                cout,
+                d,
+                a,
+                b,
+                c,
+            });
             return Ok(());
         }
-        self.emit(Op::Mad { kind, bits: t.bits as u8, signed, sat: m.contains(&"sat"), d, a, b, c });
+        self.emit(Op::Mad {
+            kind,
+            bits: t.bits as u8,
+            signed,
+            sat: m.contains(&"sat"),
+            d,
+            a,
+            b,
+            c,
+        });
         Ok(())
     }
 
@@ -1416,7 +1922,9 @@ impl<'a> Decoder<'a> {
         if o.len() != 3 {
             return unsupported(format!("{opcode} expects 3 operands"));
         }
-        let Some(t) = m.last().and_then(|s| ty(s)) else { return unsupported(format!("{opcode} without a type")) };
+        let Some(t) = m.last().and_then(|s| ty(s)) else {
+            return unsupported(format!("{opcode} without a type"));
+        };
         let (d, a, b) = (self.dst(&o[0])?, self.src(&o[1], t)?, self.src(&o[2], t)?);
         if let Some(ft) = fty(t) {
             let nan = m.contains(&"NaN");
@@ -1433,7 +1941,17 @@ impl<'a> Decoder<'a> {
                 "max" => FOp::Max,
                 _ => return unsupported("rem on floats does not exist"),
             };
-            self.emit(Op::Float { op, ty: ft, rnd: Self::float_rnd(m), ftz: m.contains(&"ftz"), sat: false, d, a, b, c: SINK_SLOT });
+            self.emit(Op::Float {
+                op,
+                ty: ft,
+                rnd: Self::float_rnd(m),
+                ftz: m.contains(&"ftz"),
+                sat: false,
+                d,
+                a,
+                b,
+                c: SINK_SLOT,
+            });
             return Ok(());
         }
         let s = t.kind == Kind::S;
@@ -1455,12 +1973,20 @@ impl<'a> Decoder<'a> {
             ("max", true, true) => IntOp::MaxS16x2,
             _ => return unsupported(format!("{opcode} on packed integers")),
         };
-        self.emit(Op::Int { op, bits: t.bits as u8, d, a, b });
+        self.emit(Op::Int {
+            op,
+            bits: t.bits as u8,
+            d,
+            a,
+            b,
+        });
         Ok(())
     }
 
     fn setp(&mut self, is_set: bool, m: &[&str], o: &[Operand]) -> DResult<()> {
-        let Some(cmp) = m.first().and_then(|x| parse_cmp(x)) else { return unsupported("setp/set comparison") };
+        let Some(cmp) = m.first().and_then(|x| parse_cmp(x)) else {
+            return unsupported("setp/set comparison");
+        };
         // setp.CmpOp{.ftz}{.BoolOp}.type
         let bop = if m.contains(&"and") {
             BoolOp::And
@@ -1476,7 +2002,11 @@ impl<'a> Decoder<'a> {
             if types.len() != 2 {
                 return unsupported("set needs a destination and a source type");
             }
-            let dty = if types[0].kind == Kind::F { SetTy::F32 } else { SetTy::Int };
+            let dty = if types[0].kind == Kind::F {
+                SetTy::F32
+            } else {
+                SetTy::Int
+            };
             if types[0].bits != 32 || types[0].packed {
                 return unsupported("set: only 32-bit destinations are implemented");
             }
@@ -1510,11 +2040,35 @@ impl<'a> Decoder<'a> {
             other => (self.dst(other)?, SINK_SLOT),
         };
         let (a, b) = (self.src(&o[1], src_t)?, self.src(&o[2], src_t)?);
-        let (c, c_neg) = if bop == BoolOp::None { (TRUE_SLOT, false) } else { self.pred(&o[3])? };
-        if is_set {
-            self.emit(Op::Set { cmp, ty: cty, dty, d, a, b, bop, c, c_neg });
+        let (c, c_neg) = if bop == BoolOp::None {
+            (TRUE_SLOT, false)
         } else {
-            self.emit(Op::Setp { cmp, ty: cty, d, d2, a, b, bop, c, c_neg });
+            self.pred(&o[3])?
+        };
+        if is_set {
+            self.emit(Op::Set {
+                cmp,
+                ty: cty,
+                dty,
+                d,
+                a,
+                b,
+                bop,
+                c,
+                c_neg,
+            });
+        } else {
+            self.emit(Op::Setp {
+                cmp,
+                ty: cty,
+                d,
+                d2,
+                a,
+                b,
+                bop,
+                c,
+                c_neg,
+            });
         }
         Ok(())
     }
@@ -1559,23 +2113,62 @@ impl<'a> Decoder<'a> {
             }
         }
         if types.len() != 2 {
-            return unsupported("cvt needs two types (packed 8/6/4-bit float formats are not implemented)");
+            return unsupported(
+                "cvt needs two types (packed 8/6/4-bit float formats are not implemented)",
+            );
         }
         let (dst, src) = (types[0], types[1]);
         let src_ty = |t: CvtTy| -> Ty {
             match t {
-                CvtTy::U(b) => Ty { kind: Kind::U, bits: b as u32, packed: false, brain: false },
-                CvtTy::S(b) => Ty { kind: Kind::S, bits: b as u32, packed: false, brain: false },
-                CvtTy::F16 => Ty { kind: Kind::F, bits: 16, packed: false, brain: false },
-                CvtTy::BF16 => Ty { kind: Kind::F, bits: 16, packed: false, brain: true },
-                CvtTy::F32 | CvtTy::TF32 => Ty { kind: Kind::F, bits: 32, packed: false, brain: false },
-                CvtTy::F64 => Ty { kind: Kind::F, bits: 64, packed: false, brain: false },
-                CvtTy::F16x2 | CvtTy::BF16x2 => Ty { kind: Kind::B, bits: 32, packed: false, brain: false },
+                CvtTy::U(b) => Ty {
+                    kind: Kind::U,
+                    bits: b as u32,
+                    packed: false,
+                    brain: false,
+                },
+                CvtTy::S(b) => Ty {
+                    kind: Kind::S,
+                    bits: b as u32,
+                    packed: false,
+                    brain: false,
+                },
+                CvtTy::F16 => Ty {
+                    kind: Kind::F,
+                    bits: 16,
+                    packed: false,
+                    brain: false,
+                },
+                CvtTy::BF16 => Ty {
+                    kind: Kind::F,
+                    bits: 16,
+                    packed: false,
+                    brain: true,
+                },
+                CvtTy::F32 | CvtTy::TF32 => Ty {
+                    kind: Kind::F,
+                    bits: 32,
+                    packed: false,
+                    brain: false,
+                },
+                CvtTy::F64 => Ty {
+                    kind: Kind::F,
+                    bits: 64,
+                    packed: false,
+                    brain: false,
+                },
+                CvtTy::F16x2 | CvtTy::BF16x2 => Ty {
+                    kind: Kind::B,
+                    bits: 32,
+                    packed: false,
+                    brain: false,
+                },
             }
         };
         let packed = matches!(dst, CvtTy::F16x2 | CvtTy::BF16x2);
         if packed && src != CvtTy::F32 {
-            return unsupported("cvt to f16x2/bf16x2 from other than two f32 values is not implemented");
+            return unsupported(
+                "cvt to f16x2/bf16x2 from other than two f32 values is not implemented",
+            );
         }
         if matches!(src, CvtTy::F16x2 | CvtTy::BF16x2) {
             return unsupported("cvt from packed types is not implemented");
@@ -1585,11 +2178,31 @@ impl<'a> Decoder<'a> {
         }
         let d = self.dst(&o[0])?;
         let a = self.src(&o[1], src_ty(src))?;
-        let b = if packed { self.src(&o[2], src_ty(src))? } else { SINK_SLOT };
-        self.emit(Op::Cvt { dst, src, rnd, ftz, sat, relu, satfinite, d, a, b });
+        let b = if packed {
+            self.src(&o[2], src_ty(src))?
+        } else {
+            SINK_SLOT
+        };
+        self.emit(Op::Cvt {
+            dst,
+            src,
+            rnd,
+            ftz,
+            sat,
+            relu,
+            satfinite,
+            d,
+            a,
+            b,
+        });
         // A signed result narrower than its register is sign-extended to it.
         if let CvtTy::S(bits) = dst {
-            let t = Ty { kind: Kind::S, bits: bits as u32, packed: false, brain: false };
+            let t = Ty {
+                kind: Kind::S,
+                bits: bits as u32,
+                packed: false,
+                brain: false,
+            };
             self.sign_extend(t, &[d]);
         }
         Ok(())
@@ -1621,14 +2234,24 @@ impl<'a> Decoder<'a> {
                 }
             }
         }
-        let Some(t) = t else { return unsupported("ld/st without a type") };
+        let Some(t) = t else {
+            return unsupported("ld/st without a type");
+        };
         if t.bits > 64 {
             return unsupported("128-bit ld/st is not implemented");
         }
         let size = (if t.kind == Kind::Pred { 8 } else { t.bits } / 8) as u8;
-        let (mem, val) = if store { (&o[0], &o[1]) } else { (&o[1], &o[0]) };
+        let (mem, val) = if store {
+            (&o[0], &o[1])
+        } else {
+            (&o[1], &o[0])
+        };
         // Parameters named directly: this frame's or the kernel's.
-        if let Operand::Address { base: Some(name), offset } = mem {
+        if let Operand::Address {
+            base: Some(name),
+            offset,
+        } = mem
+        {
             match self.lookup(name).cloned() {
                 Some(Sym::FrameParam { off, .. }) => {
                     let off = (off as i64 + offset) as u32;
@@ -1647,7 +2270,12 @@ impl<'a> Decoder<'a> {
                         return unsupported("kernel parameters are read-only");
                     }
                     let (d, n) = self.vector_dsts(val)?;
-                    self.emit(Op::LdKernelParam { size, n, d, off: (off as i64 + offset) as u32 });
+                    self.emit(Op::LdKernelParam {
+                        size,
+                        n,
+                        d,
+                        off: (off as i64 + offset) as u32,
+                    });
                     self.sign_extend(t, &d[..n as usize]);
                     return Ok(());
                 }
@@ -1663,13 +2291,29 @@ impl<'a> Decoder<'a> {
             if n2 != n {
                 return unsupported("vector width and operand count differ");
             }
-            self.emit(Op::St { space, order, size, n, s, addr, off });
+            self.emit(Op::St {
+                space,
+                order,
+                size,
+                n,
+                s,
+                addr,
+                off,
+            });
         } else {
             let (d, n2) = self.vector_dsts(val)?;
             if n2 != n {
                 return unsupported("vector width and operand count differ");
             }
-            self.emit(Op::Ld { space, order, size, n, d, addr, off });
+            self.emit(Op::Ld {
+                space,
+                order,
+                size,
+                n,
+                d,
+                addr,
+                off,
+            });
             self.sign_extend(t, &d[..n as usize]);
         }
         Ok(())
@@ -1684,7 +2328,12 @@ impl<'a> Decoder<'a> {
         for &d in dsts {
             let bits = self.dst_bits(d) as u32;
             if d != SINK_SLOT && bits > t.bits {
-                self.emit(Op::Sext { d, a: d, from: t.bits as u8, mask: mask(bits) });
+                self.emit(Op::Sext {
+                    d,
+                    a: d,
+                    from: t.bits as u8,
+                    mask: mask(bits),
+                });
             }
         }
     }
@@ -1707,13 +2356,16 @@ impl<'a> Decoder<'a> {
                     "acq_rel" => order = Order::AcqRel,
                     "noftz" => {}
                     s if is_scope(s) || is_cache_hint(s) => {}
-                    "and" | "or" | "xor" | "exch" | "cas" | "add" | "inc" | "dec" | "min" | "max" => op_name = Some(*x),
+                    "and" | "or" | "xor" | "exch" | "cas" | "add" | "inc" | "dec" | "min"
+                    | "max" => op_name = Some(*x),
                     "v2" | "v4" | "v8" => return unsupported("vector atomics are not implemented"),
                     other => return unsupported(format!("atom modifier .{other}")),
                 }
             }
         }
-        let (Some(op_name), Some(t)) = (op_name, t) else { return unsupported("atom needs an operation and a type") };
+        let (Some(op_name), Some(t)) = (op_name, t) else {
+            return unsupported("atom needs an operation and a type");
+        };
         let f = fty(t);
         let op = match (op_name, t.kind, f) {
             ("add", _, Some(FTy::F32)) => AtomOp::AddF32,
@@ -1725,7 +2377,9 @@ impl<'a> Decoder<'a> {
             ("min", _, Some(FTy::F32)) => AtomOp::MinF32,
             ("max", _, Some(FTy::F32)) => AtomOp::MaxF32,
             (_, _, Some(_)) if op_name != "exch" && op_name != "cas" => {
-                return unsupported(format!("atom.{op_name} on this float type is not implemented"))
+                return unsupported(format!(
+                    "atom.{op_name} on this float type is not implemented"
+                ))
             }
             ("add", ..) => AtomOp::Add,
             ("and", ..) => AtomOp::And,
@@ -1743,8 +2397,15 @@ impl<'a> Decoder<'a> {
         if t.bits > 64 || t.bits < 16 {
             return unsupported("atomics of this width are not implemented");
         }
-        if t.bits == 16 && !matches!(op, AtomOp::AddF16 | AtomOp::AddBF16 | AtomOp::Cas | AtomOp::Exch) {
-            return unsupported("16-bit atomics other than add.f16/bf16 and cas are not implemented");
+        if t.bits == 16
+            && !matches!(
+                op,
+                AtomOp::AddF16 | AtomOp::AddBF16 | AtomOp::Cas | AtomOp::Exch
+            )
+        {
+            return unsupported(
+                "16-bit atomics other than add.f16/bf16 and cas are not implemented",
+            );
         }
         let size = (t.bits / 8) as u8;
         let cas = op == AtomOp::Cas;
@@ -1761,8 +2422,22 @@ impl<'a> Decoder<'a> {
         };
         let (addr, off) = self.address(&o[k])?;
         let b = self.src(&o[k + 1], t)?;
-        let c = if cas { self.src(&o[k + 2], t)? } else { SINK_SLOT };
-        self.emit(Op::Atom { space, op, order, size, d, addr, off, b, c });
+        let c = if cas {
+            self.src(&o[k + 2], t)?
+        } else {
+            SINK_SLOT
+        };
+        self.emit(Op::Atom {
+            space,
+            op,
+            order,
+            size,
+            d,
+            addr,
+            off,
+            b,
+            c,
+        });
         Ok(())
     }
 
@@ -1805,9 +2480,15 @@ impl<'a> Decoder<'a> {
             return unsupported("barrier form");
         };
         let red = matches!(kind, BarKind::RedPopc | BarKind::RedAnd | BarKind::RedOr);
-        let (d, rest) = if red { (self.dst(&o[0])?, &o[1..]) } else { (SINK_SLOT, o) };
+        let (d, rest) = if red {
+            (self.dst(&o[0])?, &o[1..])
+        } else {
+            (SINK_SLOT, o)
+        };
         let (pred, pred_neg, rest) = if red {
-            let Some(last) = rest.last() else { return unsupported("bar.red needs a predicate") };
+            let Some(last) = rest.last() else {
+                return unsupported("bar.red needs a predicate");
+            };
             let (p, neg) = self.pred(last)?;
             (p, neg, &rest[..rest.len() - 1])
         } else {
@@ -1817,8 +2498,19 @@ impl<'a> Decoder<'a> {
             return unsupported("barrier operand count");
         }
         let id = self.src(&rest[0], u32t)?;
-        let count = if rest.len() == 2 { Some(self.src(&rest[1], u32t)?) } else { None };
-        self.collective(Collective::Barrier { kind, id, count, d, pred, pred_neg });
+        let count = if rest.len() == 2 {
+            Some(self.src(&rest[1], u32t)?)
+        } else {
+            None
+        };
+        self.collective(Collective::Barrier {
+            kind,
+            id,
+            count,
+            d,
+            pred,
+            pred_neg,
+        });
         Ok(())
     }
 
@@ -1842,23 +2534,38 @@ impl<'a> Decoder<'a> {
         }
         let (dst, dst_off) = self.address(&o[0])?;
         let (src, src_off) = self.address(&o[1])?;
-        let Operand::Int(size) = o[2] else { return unsupported("cp.async needs an immediate size") };
+        let Operand::Int(size) = o[2] else {
+            return unsupported("cp.async needs an immediate size");
+        };
         let u32t = ty("u32").ok_or(Unsupported("u32".into()))?;
         let src_size = if o.len() >= 4 && !m.contains(&"L2::cache_hint") {
             self.src(&o[3], u32t)?
         } else {
             SINK_SLOT
         };
-        self.emit(Op::CpAsync { dst, dst_off, src, src_off, size: size as u8, src_size });
+        self.emit(Op::CpAsync {
+            dst,
+            dst_off,
+            src,
+            src_off,
+            size: size as u8,
+            src_size,
+        });
         Ok(())
     }
 
     fn mbarrier(&mut self, m: &[&str], o: &[Operand]) -> DResult<()> {
-        let space = if m.iter().any(|x| x.starts_with("shared")) { MemSpace::Shared } else { MemSpace::Generic };
+        let space = if m.iter().any(|x| x.starts_with("shared")) {
+            MemSpace::Shared
+        } else {
+            MemSpace::Generic
+        };
         let b64 = ty("b64").ok_or(Unsupported("b64".into()))?;
         let u32t = ty("u32").ok_or(Unsupported("u32".into()))?;
         let parity = m.contains(&"parity");
-        let Some(&first) = m.first() else { return unsupported("mbarrier operation") };
+        let Some(&first) = m.first() else {
+            return unsupported("mbarrier operation");
+        };
         let op = match first {
             "init" => MbarOp::Init,
             "inval" => MbarOp::Inval,
@@ -1875,17 +2582,30 @@ impl<'a> Decoder<'a> {
         let (d, rest) = match op {
             MbarOp::Init | MbarOp::Inval | MbarOp::ExpectTx | MbarOp::CompleteTx => (SINK_SLOT, o),
             _ => {
-                let Some(first) = o.first() else { return unsupported("mbarrier operands") };
+                let Some(first) = o.first() else {
+                    return unsupported("mbarrier operands");
+                };
                 (self.dst(first)?, &o[1..])
             }
         };
         if op == MbarOp::PendingCount {
-            let Some(state) = rest.first() else { return unsupported("mbarrier operands") };
+            let Some(state) = rest.first() else {
+                return unsupported("mbarrier operands");
+            };
             let b = self.src(state, b64)?;
-            self.emit(Op::Mbarrier { op, d, addr: SINK_SLOT, off: 0, b, space });
+            self.emit(Op::Mbarrier {
+                op,
+                d,
+                addr: SINK_SLOT,
+                off: 0,
+                b,
+                space,
+            });
             return Ok(());
         }
-        let Some(addr_op) = rest.first() else { return unsupported("mbarrier operands") };
+        let Some(addr_op) = rest.first() else {
+            return unsupported("mbarrier operands");
+        };
         let (addr, off) = self.address(addr_op)?;
         let b = match op {
             MbarOp::TestWait => match rest.get(1) {
@@ -1898,7 +2618,14 @@ impl<'a> Decoder<'a> {
                 None => return unsupported("mbarrier operand missing"),
             },
         };
-        self.emit(Op::Mbarrier { op, d, addr, off, b, space });
+        self.emit(Op::Mbarrier {
+            op,
+            d,
+            addr,
+            off,
+            b,
+            space,
+        });
         Ok(())
     }
 
@@ -1913,7 +2640,9 @@ impl<'a> Decoder<'a> {
                 k = 1;
             }
         }
-        let Some(target) = o.get(k) else { return unsupported("call without a target") };
+        let Some(target) = o.get(k) else {
+            return unsupported("call without a target");
+        };
         let callee = match target {
             Operand::Name(name) => match self.lookup(name) {
                 Some(Sym::Reg { slot, .. }) => Callee::Indirect(*slot),

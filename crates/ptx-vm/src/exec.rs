@@ -11,7 +11,10 @@
 use crate::float::{self, NumTy};
 use crate::int;
 use crate::launch::Ctx;
-use crate::memory::{self, buf_load, buf_store, classify, GenericKind, LOCAL_WINDOW, SHARED_RANK_SHIFT, SHARED_WINDOW};
+use crate::memory::{
+    self, buf_load, buf_store, classify, GenericKind, LOCAL_WINDOW, SHARED_RANK_SHIFT,
+    SHARED_WINDOW,
+};
 use crate::program::*;
 
 /// Frames deeper than this fault (runaway recursion).
@@ -70,8 +73,7 @@ impl Thread {
     /// A fresh thread at the start of `kernel`.
     pub(crate) fn new(ctx: &Ctx, tid: [u32; 3], linear: u32) -> Thread {
         let f = &ctx.module.functions[ctx.kernel as usize];
-        let mut local = Vec::new();
-        local.resize(f.local_size as usize, 0);
+        let local = vec![0; f.local_size as usize];
         Thread {
             tid,
             linear,
@@ -163,8 +165,17 @@ pub(crate) enum Stop {
 /// An execution error; the thread's pc points at the instruction.
 #[derive(Debug)]
 pub(crate) enum ExecError {
-    Mem { addr: u64, size: u32, space: MemSpace, write: bool },
-    Misaligned { addr: u64, size: u32, space: MemSpace },
+    Mem {
+        addr: u64,
+        size: u32,
+        space: MemSpace,
+        write: bool,
+    },
+    Misaligned {
+        addr: u64,
+        size: u32,
+        space: MemSpace,
+    },
     Trap,
     Unsupported(u32),
     Other(String),
@@ -199,8 +210,23 @@ fn check_align(addr: u64, size: u32, space: MemSpace) -> R<()> {
 
 /// Loads `size` bytes (aligned already checked by the caller).
 #[inline]
-pub(crate) fn load(ctx: &Ctx, view: &MemView, local: &[u8], ltop: u32, space: MemSpace, addr: u64, size: u8, order: Order) -> R<u64> {
-    let err = || ExecError::Mem { addr, size: size as u32, space, write: false };
+#[allow(clippy::too_many_arguments)] // the access's operands
+pub(crate) fn load(
+    ctx: &Ctx,
+    view: &MemView,
+    local: &[u8],
+    ltop: u32,
+    space: MemSpace,
+    addr: u64,
+    size: u8,
+    order: Order,
+) -> R<u64> {
+    let err = || ExecError::Mem {
+        addr,
+        size: size as u32,
+        space,
+        write: false,
+    };
     match space {
         MemSpace::Global | MemSpace::Const | MemSpace::KernelParam => {
             if !ctx.regions.readable(addr, size as u64) {
@@ -220,18 +246,39 @@ pub(crate) fn load(ctx: &Ctx, view: &MemView, local: &[u8], ltop: u32, space: Me
             buf_load(local, addr, size).ok_or_else(err)
         }
         MemSpace::Generic => match classify(addr) {
-            GenericKind::Global => load(ctx, view, local, ltop, MemSpace::Global, addr, size, order).map_err(|_| err()),
-            GenericKind::Shared(sa) => load(ctx, view, local, ltop, MemSpace::Shared, sa, size, order).map_err(|_| err()),
-            GenericKind::Local(la) => load(ctx, view, local, ltop, MemSpace::Local, la, size, order).map_err(|_| err()),
+            GenericKind::Global => {
+                load(ctx, view, local, ltop, MemSpace::Global, addr, size, order).map_err(|_| err())
+            }
+            GenericKind::Shared(sa) => {
+                load(ctx, view, local, ltop, MemSpace::Shared, sa, size, order).map_err(|_| err())
+            }
+            GenericKind::Local(la) => {
+                load(ctx, view, local, ltop, MemSpace::Local, la, size, order).map_err(|_| err())
+            }
         },
     }
 }
 
 /// Stores `size` bytes (alignment already checked by the caller).
 #[inline]
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn store(ctx: &Ctx, view: &mut MemView, local: &mut [u8], ltop: u32, space: MemSpace, addr: u64, size: u8, value: u64, order: Order) -> R<()> {
-    let err = || ExecError::Mem { addr, size: size as u32, space, write: true };
+#[allow(clippy::too_many_arguments)] // the access's operands
+pub(crate) fn store(
+    ctx: &Ctx,
+    view: &mut MemView,
+    local: &mut [u8],
+    ltop: u32,
+    space: MemSpace,
+    addr: u64,
+    size: u8,
+    value: u64,
+    order: Order,
+) -> R<()> {
+    let err = || ExecError::Mem {
+        addr,
+        size: size as u32,
+        space,
+        write: true,
+    };
     match space {
         MemSpace::Global => {
             if !ctx.regions.writable(addr, size as u64) {
@@ -244,18 +291,55 @@ pub(crate) fn store(ctx: &Ctx, view: &mut MemView, local: &mut [u8], ltop: u32, 
         MemSpace::Const | MemSpace::KernelParam => Err(err()),
         MemSpace::Shared | MemSpace::SharedCluster => {
             let (r, off) = shared_target(view, addr).ok_or_else(err)?;
-            buf_store(&mut view.shared[r], off, size, value).then_some(()).ok_or_else(err)
+            buf_store(&mut view.shared[r], off, size, value)
+                .then_some(())
+                .ok_or_else(err)
         }
         MemSpace::Local => {
             if addr + size as u64 > ltop as u64 {
                 return Err(err());
             }
-            buf_store(local, addr, size, value).then_some(()).ok_or_else(err)
+            buf_store(local, addr, size, value)
+                .then_some(())
+                .ok_or_else(err)
         }
         MemSpace::Generic => match classify(addr) {
-            GenericKind::Global => store(ctx, view, local, ltop, MemSpace::Global, addr, size, value, order).map_err(|_| err()),
-            GenericKind::Shared(sa) => store(ctx, view, local, ltop, MemSpace::Shared, sa, size, value, order).map_err(|_| err()),
-            GenericKind::Local(la) => store(ctx, view, local, ltop, MemSpace::Local, la, size, value, order).map_err(|_| err()),
+            GenericKind::Global => store(
+                ctx,
+                view,
+                local,
+                ltop,
+                MemSpace::Global,
+                addr,
+                size,
+                value,
+                order,
+            )
+            .map_err(|_| err()),
+            GenericKind::Shared(sa) => store(
+                ctx,
+                view,
+                local,
+                ltop,
+                MemSpace::Shared,
+                sa,
+                size,
+                value,
+                order,
+            )
+            .map_err(|_| err()),
+            GenericKind::Local(la) => store(
+                ctx,
+                view,
+                local,
+                ltop,
+                MemSpace::Local,
+                la,
+                size,
+                value,
+                order,
+            )
+            .map_err(|_| err()),
         },
     }
 }
@@ -265,7 +349,13 @@ fn atom_apply(op: AtomOp, size: u8, old: u64, b: u64, c: u64) -> Option<u64> {
     let bits = size as u32 * 8;
     let m = mask(bits);
     let f32_of = |x: u64| f32::from_bits(x as u32);
-    let ftz32 = |x: f32| if x.is_subnormal() { 0.0f32.copysign(x) } else { x };
+    let ftz32 = |x: f32| {
+        if x.is_subnormal() {
+            0.0f32.copysign(x)
+        } else {
+            x
+        }
+    };
     Some(match op {
         AtomOp::Add => old.wrapping_add(b) & m,
         AtomOp::And => old & b,
@@ -315,17 +405,35 @@ fn atom_apply(op: AtomOp, size: u8, old: u64, b: u64, c: u64) -> Option<u64> {
                 r.to_bits()
             }
         }
-        AtomOp::MinF32 => float::float_op(FOp::Min, FTy::F32, Rnd::Default, false, false, old, b, 0),
-        AtomOp::MaxF32 => float::float_op(FOp::Max, FTy::F32, Rnd::Default, false, false, old, b, 0),
+        AtomOp::MinF32 => {
+            float::float_op(FOp::Min, FTy::F32, Rnd::Default, false, false, old, b, 0)
+        }
+        AtomOp::MaxF32 => {
+            float::float_op(FOp::Max, FTy::F32, Rnd::Default, false, false, old, b, 0)
+        }
         AtomOp::AddF16 => float::float_op(FOp::Add, FTy::F16, Rnd::Rn, false, false, old, b, 0),
         AtomOp::AddBF16 => float::float_op(FOp::Add, FTy::BF16, Rnd::Rn, false, false, old, b, 0),
         AtomOp::AddF16x2 => float::float_op(FOp::Add, FTy::F16x2, Rnd::Rn, false, false, old, b, 0),
-        AtomOp::AddBF16x2 => float::float_op(FOp::Add, FTy::BF16x2, Rnd::Rn, false, false, old, b, 0),
+        AtomOp::AddBF16x2 => {
+            float::float_op(FOp::Add, FTy::BF16x2, Rnd::Rn, false, false, old, b, 0)
+        }
     })
 }
 
-#[allow(clippy::too_many_arguments)]
-fn atomic(ctx: &Ctx, view: &mut MemView, local: &mut [u8], ltop: u32, space: MemSpace, op: AtomOp, order: Order, size: u8, addr: u64, b: u64, c: u64) -> R<u64> {
+#[allow(clippy::too_many_arguments)] // the instruction's operands
+fn atomic(
+    ctx: &Ctx,
+    view: &mut MemView,
+    local: &mut [u8],
+    ltop: u32,
+    space: MemSpace,
+    op: AtomOp,
+    order: Order,
+    size: u8,
+    addr: u64,
+    b: u64,
+    c: u64,
+) -> R<u64> {
     check_align(addr, size as u32, space)?;
     let (space, a) = match space {
         MemSpace::Generic => match classify(addr) {
@@ -338,7 +446,12 @@ fn atomic(ctx: &Ctx, view: &mut MemView, local: &mut [u8], ltop: u32, space: Mem
     match space {
         MemSpace::Global => {
             if !ctx.regions.writable(a, size as u64) {
-                return Err(ExecError::Mem { addr, size: size as u32, space, write: true });
+                return Err(ExecError::Mem {
+                    addr,
+                    size: size as u32,
+                    space,
+                    write: true,
+                });
             }
             if order == Order::SeqCst {
                 std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
@@ -360,8 +473,14 @@ fn atomic(ctx: &Ctx, view: &mut MemView, local: &mut [u8], ltop: u32, space: Mem
 
 fn num_ty(t: CvtTy) -> NumTy {
     match t {
-        CvtTy::U(b) => NumTy::Int { bits: b, signed: false },
-        CvtTy::S(b) => NumTy::Int { bits: b, signed: true },
+        CvtTy::U(b) => NumTy::Int {
+            bits: b,
+            signed: false,
+        },
+        CvtTy::S(b) => NumTy::Int {
+            bits: b,
+            signed: true,
+        },
         CvtTy::F16 => NumTy::Float(float::F16),
         CvtTy::BF16 => NumTy::Float(float::BF16),
         CvtTy::TF32 => NumTy::Tf32,
@@ -413,7 +532,16 @@ fn read_cstr(ctx: &Ctx, view: &MemView, local: &[u8], ltop: u32, addr: u64) -> R
     let mut out = Vec::new();
     let mut a = addr;
     loop {
-        let b = load(ctx, view, local, ltop, MemSpace::Generic, a, 1, Order::Relaxed)? as u8;
+        let b = load(
+            ctx,
+            view,
+            local,
+            ltop,
+            MemSpace::Generic,
+            a,
+            1,
+            Order::Relaxed,
+        )? as u8;
         if b == 0 || out.len() >= 1 << 16 {
             return Ok(out);
         }
@@ -434,20 +562,42 @@ fn host_pointer(view: &MemView, local: &[u8], addr: u64) -> *const u8 {
             Some(s) => s.as_ptr(),
             None => std::ptr::null(),
         },
-        GenericKind::Shared(sa) => match shared_target(view, sa).and_then(|(r, off)| view.shared[r].get(off as usize..)) {
-            Some(s) => s.as_ptr(),
-            None => std::ptr::null(),
-        },
+        GenericKind::Shared(sa) => {
+            match shared_target(view, sa).and_then(|(r, off)| view.shared[r].get(off as usize..)) {
+                Some(s) => s.as_ptr(),
+                None => std::ptr::null(),
+            }
+        }
     }
 }
 
-fn mbarrier(ctx: &Ctx, view: &mut MemView, th: &mut Thread, op: MbarOp, d: Slot, addr: Slot, off: i64, b: Slot, space: MemSpace) -> R<()> {
+#[allow(clippy::too_many_arguments)] // the instruction's operands
+fn mbarrier(
+    ctx: &Ctx,
+    view: &mut MemView,
+    th: &mut Thread,
+    op: MbarOp,
+    d: Slot,
+    addr: Slot,
+    off: i64,
+    b: Slot,
+    space: MemSpace,
+) -> R<()> {
     // The 64-bit object: bits 0..20 pending arrivals, 20..40 expected
     // arrivals, 40..61 pending transaction bytes (signed), bit 63 the phase.
     const M20: u64 = (1 << 20) - 1;
     const M21: u64 = (1 << 21) - 1;
-    let pack = |pending: u64, expected: u64, tx: i64, phase: u64| (pending & M20) | (expected & M20) << 20 | ((tx as u64) & M21) << 40 | phase << 63;
-    let unpack = |v: u64| (v & M20, (v >> 20) & M20, int::sext((v >> 40) & M21, 21), v >> 63);
+    let pack = |pending: u64, expected: u64, tx: i64, phase: u64| {
+        (pending & M20) | (expected & M20) << 20 | ((tx as u64) & M21) << 40 | phase << 63
+    };
+    let unpack = |v: u64| {
+        (
+            v & M20,
+            (v >> 20) & M20,
+            int::sext((v >> 40) & M21, 21),
+            v >> 63,
+        )
+    };
     if op == MbarOp::PendingCount {
         let state = th.reg(b);
         th.set_reg(d, state & M20);
@@ -468,9 +618,29 @@ fn mbarrier(ctx: &Ctx, view: &mut MemView, th: &mut Thread, op: MbarOp, d: Slot,
     match op {
         MbarOp::Init => {
             let count = arg & M20;
-            store(ctx, view, &mut th.local, ltop, space, a, 8, pack(count, count, 0, 0), Order::Relaxed)?;
+            store(
+                ctx,
+                view,
+                &mut th.local,
+                ltop,
+                space,
+                a,
+                8,
+                pack(count, count, 0, 0),
+                Order::Relaxed,
+            )?;
         }
-        MbarOp::Inval => store(ctx, view, &mut th.local, ltop, space, a, 8, 0, Order::Relaxed)?,
+        MbarOp::Inval => store(
+            ctx,
+            view,
+            &mut th.local,
+            ltop,
+            space,
+            a,
+            8,
+            0,
+            Order::Relaxed,
+        )?,
         MbarOp::Arrive | MbarOp::ArriveNoComplete | MbarOp::ArriveExpectTx => {
             let state = cur;
             let count = if op == MbarOp::ArriveExpectTx {
@@ -483,7 +653,17 @@ fn mbarrier(ctx: &Ctx, view: &mut MemView, th: &mut Thread, op: MbarOp, d: Slot,
             if op != MbarOp::ArriveNoComplete {
                 complete(&mut pending, &mut tx, &mut phase);
             }
-            store(ctx, view, &mut th.local, ltop, space, a, 8, pack(pending, expected, tx, phase), Order::Relaxed)?;
+            store(
+                ctx,
+                view,
+                &mut th.local,
+                ltop,
+                space,
+                a,
+                8,
+                pack(pending, expected, tx, phase),
+                Order::Relaxed,
+            )?;
             // The state token: the phase the arrival belonged to.
             th.set_reg(d, state & (1 << 63));
         }
@@ -494,7 +674,17 @@ fn mbarrier(ctx: &Ctx, view: &mut MemView, th: &mut Thread, op: MbarOp, d: Slot,
                 tx -= arg as u32 as i64;
                 complete(&mut pending, &mut tx, &mut phase);
             }
-            store(ctx, view, &mut th.local, ltop, space, a, 8, pack(pending, expected, tx, phase), Order::Relaxed)?;
+            store(
+                ctx,
+                view,
+                &mut th.local,
+                ltop,
+                space,
+                a,
+                8,
+                pack(pending, expected, tx, phase),
+                Order::Relaxed,
+            )?;
         }
         MbarOp::TestWait => {
             // Complete once the phase the token came from is over.
@@ -509,6 +699,7 @@ fn mbarrier(ctx: &Ctx, view: &mut MemView, th: &mut Thread, op: MbarOp, d: Slot,
 }
 
 #[inline(always)]
+#[allow(clippy::too_many_arguments)] // the instruction's operands
 fn float_fast(op: FOp, ty: FTy, rnd: Rnd, ftz: bool, sat: bool, a: u64, b: u64, c: u64) -> u64 {
     if !ftz && !sat && matches!(rnd, Rnd::Default | Rnd::Rn) {
         match ty {
@@ -522,7 +713,11 @@ fn float_fast(op: FOp, ty: FTy, rnd: Rnd, ftz: bool, sat: bool, a: u64, b: u64, 
                     _ => None,
                 };
                 if let Some(r) = r {
-                    return if r.is_nan() { float::F32.nan() } else { r.to_bits() as u64 };
+                    return if r.is_nan() {
+                        float::F32.nan()
+                    } else {
+                        r.to_bits() as u64
+                    };
                 }
             }
             FTy::F64 => {
@@ -535,7 +730,11 @@ fn float_fast(op: FOp, ty: FTy, rnd: Rnd, ftz: bool, sat: bool, a: u64, b: u64, 
                     _ => None,
                 };
                 if let Some(r) = r {
-                    return if r.is_nan() { float::F64.nan() } else { r.to_bits() };
+                    return if r.is_nan() {
+                        float::F64.nan()
+                    } else {
+                        r.to_bits()
+                    };
                 }
             }
             _ => {}
@@ -545,7 +744,13 @@ fn float_fast(op: FOp, ty: FTy, rnd: Rnd, ftz: bool, sat: bool, a: u64, b: u64, 
 }
 
 /// Runs `th` for at most `budget` instructions.
-pub(crate) fn run(ctx: &Ctx, blk: &BlockInfo, th: &mut Thread, view: &mut MemView, budget: u32) -> Stop {
+pub(crate) fn run(
+    ctx: &Ctx,
+    blk: &BlockInfo,
+    th: &mut Thread,
+    view: &mut MemView,
+    budget: u32,
+) -> Stop {
     let module = ctx.module;
     let mut left = budget;
     let stop = 'outer: loop {
@@ -606,9 +811,37 @@ pub(crate) fn run(ctx: &Ctx, blk: &BlockInfo, th: &mut Thread, view: &mut MemVie
                 Op::ShrS { d, a, b, bits } => w!(d, int::shr_s(r!(a), r!(b), bits as u32)),
                 Op::Int { op, bits, d, a, b } => w!(d, int::int_op(op, bits as u32, r!(a), r!(b))),
                 Op::IntUn { op, bits, d, a } => w!(d, int::int_un(op, bits as u32, r!(a))),
-                Op::MulWide { d, a, b, bits, signed } => w!(d, int::mul_wide(r!(a), r!(b), bits as u32, signed)),
-                Op::Mad { kind, bits, signed, sat, d, a, b, c } => w!(d, int::mad(kind, bits as u32, signed, sat, r!(a), r!(b), r!(c))),
-                Op::Carry { op, bits, signed, cin, cout, d, a, b, c } => {
+                Op::MulWide {
+                    d,
+                    a,
+                    b,
+                    bits,
+                    signed,
+                } => w!(d, int::mul_wide(r!(a), r!(b), bits as u32, signed)),
+                Op::Mad {
+                    kind,
+                    bits,
+                    signed,
+                    sat,
+                    d,
+                    a,
+                    b,
+                    c,
+                } => w!(
+                    d,
+                    int::mad(kind, bits as u32, signed, sat, r!(a), r!(b), r!(c))
+                ),
+                Op::Carry {
+                    op,
+                    bits,
+                    signed,
+                    cin,
+                    cout,
+                    d,
+                    a,
+                    b,
+                    c,
+                } => {
                     let bits = bits as u32;
                     let m = mask(bits);
                     let cf = (cin && th.carry) as u128;
@@ -638,15 +871,61 @@ pub(crate) fn run(ctx: &Ctx, blk: &BlockInfo, th: &mut Thread, view: &mut MemVie
                     }
                     w!(d, res);
                 }
-                Op::Bfe { d, a, b, c, bits, signed } => w!(d, int::bfe(r!(a), r!(b), r!(c), bits as u32, signed)),
-                Op::Bfi { d, a, b, c, e, bits } => w!(d, int::bfi(r!(a), r!(b), r!(c), r!(e), bits as u32)),
+                Op::Bfe {
+                    d,
+                    a,
+                    b,
+                    c,
+                    bits,
+                    signed,
+                } => w!(d, int::bfe(r!(a), r!(b), r!(c), bits as u32, signed)),
+                Op::Bfi {
+                    d,
+                    a,
+                    b,
+                    c,
+                    e,
+                    bits,
+                } => w!(d, int::bfi(r!(a), r!(b), r!(c), r!(e), bits as u32)),
                 Op::Prmt { d, a, b, c, mode } => w!(d, int::prmt(r!(a), r!(b), r!(c), mode)),
-                Op::Shf { d, a, b, c, left: l, wrap } => w!(d, int::shf(r!(a), r!(b), r!(c), l, wrap)),
+                Op::Shf {
+                    d,
+                    a,
+                    b,
+                    c,
+                    left: l,
+                    wrap,
+                } => w!(d, int::shf(r!(a), r!(b), r!(c), l, wrap)),
                 Op::Fns { d, a, b, c } => w!(d, int::fns(r!(a), r!(b), r!(c))),
                 Op::Lop3 { d, a, b, c, lut } => w!(d, int::lop3(r!(a), r!(b), r!(c), lut)),
-                Op::Sad { d, a, b, c, bits, signed } => w!(d, int::sad(r!(a), r!(b), r!(c), bits as u32, signed)),
-                Op::Dp { d, a, b, c, a_signed, b_signed, dp2a_hi } => w!(d, int::dp(r!(a), r!(b), r!(c), a_signed, b_signed, dp2a_hi)),
-                Op::Setp { cmp, ty, d, d2, a, b, bop, c, c_neg } => {
+                Op::Sad {
+                    d,
+                    a,
+                    b,
+                    c,
+                    bits,
+                    signed,
+                } => w!(d, int::sad(r!(a), r!(b), r!(c), bits as u32, signed)),
+                Op::Dp {
+                    d,
+                    a,
+                    b,
+                    c,
+                    a_signed,
+                    b_signed,
+                    dp2a_hi,
+                } => w!(d, int::dp(r!(a), r!(b), r!(c), a_signed, b_signed, dp2a_hi)),
+                Op::Setp {
+                    cmp,
+                    ty,
+                    d,
+                    d2,
+                    a,
+                    b,
+                    bop,
+                    c,
+                    c_neg,
+                } => {
                     let t = match ty {
                         CmpTy::U(bits) => int::int_cmp(cmp, false, bits as u32, r!(a), r!(b)),
                         CmpTy::S(bits) => int::int_cmp(cmp, true, bits as u32, r!(a), r!(b)),
@@ -666,7 +945,17 @@ pub(crate) fn run(ctx: &Ctx, blk: &BlockInfo, th: &mut Thread, view: &mut MemVie
                     w!(d, p as u64);
                     w!(d2, q as u64);
                 }
-                Op::Set { cmp, ty, dty, d, a, b, bop, c, c_neg } => {
+                Op::Set {
+                    cmp,
+                    ty,
+                    dty,
+                    d,
+                    a,
+                    b,
+                    bop,
+                    c,
+                    c_neg,
+                } => {
                     let t = match ty {
                         CmpTy::U(bits) => int::int_cmp(cmp, false, bits as u32, r!(a), r!(b)),
                         CmpTy::S(bits) => int::int_cmp(cmp, true, bits as u32, r!(a), r!(b)),
@@ -683,30 +972,100 @@ pub(crate) fn run(ctx: &Ctx, blk: &BlockInfo, th: &mut Thread, view: &mut MemVie
                         BoolOp::Or => t || cv,
                         BoolOp::Xor => t ^ cv,
                     };
-                    w!(d, match (dty, v) {
-                        (SetTy::Int, true) => 0xffff_ffff,
-                        (SetTy::F32, true) => 1.0f32.to_bits() as u64,
-                        _ => 0,
-                    });
+                    w!(
+                        d,
+                        match (dty, v) {
+                            (SetTy::Int, true) => 0xffff_ffff,
+                            (SetTy::F32, true) => 1.0f32.to_bits() as u64,
+                            _ => 0,
+                        }
+                    );
                 }
                 Op::Selp { d, a, b, c } => w!(d, if r!(c) != 0 { r!(a) } else { r!(b) }),
-                Op::Slct { d, a, b, c, float_c, ftz } => {
-                    let neg = if float_c { float::float_is_negative(FTy::F32, ftz, r!(c)) } else { int::sext(r!(c), 32) < 0 };
+                Op::Slct {
+                    d,
+                    a,
+                    b,
+                    c,
+                    float_c,
+                    ftz,
+                } => {
+                    let neg = if float_c {
+                        float::float_is_negative(FTy::F32, ftz, r!(c))
+                    } else {
+                        int::sext(r!(c), 32) < 0
+                    };
                     w!(d, if neg { r!(b) } else { r!(a) });
                 }
-                Op::Float { op, ty, rnd, ftz, sat, d, a, b, c } => w!(d, float_fast(op, ty, rnd, ftz, sat, r!(a), r!(b), r!(c))),
-                Op::Cvt { dst, src, rnd, ftz, sat, relu, satfinite, d, a, b } => {
+                Op::Float {
+                    op,
+                    ty,
+                    rnd,
+                    ftz,
+                    sat,
+                    d,
+                    a,
+                    b,
+                    c,
+                } => w!(d, float_fast(op, ty, rnd, ftz, sat, r!(a), r!(b), r!(c))),
+                Op::Cvt {
+                    dst,
+                    src,
+                    rnd,
+                    ftz,
+                    sat,
+                    relu,
+                    satfinite,
+                    d,
+                    a,
+                    b,
+                } => {
                     let v = match (dst, src) {
                         (CvtTy::U(db), CvtTy::U(sb)) if !sat => r!(a) & mask(db.min(sb) as u32),
-                        (CvtTy::U(db) | CvtTy::S(db), CvtTy::S(sb)) if !sat => int::sext(r!(a), sb as u32) as u64 & mask(db as u32),
-                        (CvtTy::S(db), CvtTy::U(sb)) if !sat => r!(a) & mask(sb as u32) & mask(db as u32),
+                        (CvtTy::U(db) | CvtTy::S(db), CvtTy::S(sb)) if !sat => {
+                            int::sext(r!(a), sb as u32) as u64 & mask(db as u32)
+                        }
+                        (CvtTy::S(db), CvtTy::U(sb)) if !sat => {
+                            r!(a) & mask(sb as u32) & mask(db as u32)
+                        }
                         (CvtTy::F16x2 | CvtTy::BF16x2, _) => {
-                            let to = if dst == CvtTy::F16x2 { NumTy::Float(float::F16) } else { NumTy::Float(float::BF16) };
-                            let hi = float::convert(to, num_ty(src), rnd, ftz, sat, relu, satfinite, r!(a));
-                            let lo = float::convert(to, num_ty(src), rnd, ftz, sat, relu, satfinite, r!(b));
+                            let to = if dst == CvtTy::F16x2 {
+                                NumTy::Float(float::F16)
+                            } else {
+                                NumTy::Float(float::BF16)
+                            };
+                            let hi = float::convert(
+                                to,
+                                num_ty(src),
+                                rnd,
+                                ftz,
+                                sat,
+                                relu,
+                                satfinite,
+                                r!(a),
+                            );
+                            let lo = float::convert(
+                                to,
+                                num_ty(src),
+                                rnd,
+                                ftz,
+                                sat,
+                                relu,
+                                satfinite,
+                                r!(b),
+                            );
                             (hi & 0xffff) << 16 | (lo & 0xffff)
                         }
-                        _ => float::convert(num_ty(dst), num_ty(src), rnd, ftz, sat, relu, satfinite, r!(a)),
+                        _ => float::convert(
+                            num_ty(dst),
+                            num_ty(src),
+                            rnd,
+                            ftz,
+                            sat,
+                            relu,
+                            satfinite,
+                            r!(a),
+                        ),
                     };
                     w!(d, v);
                 }
@@ -714,15 +1073,15 @@ pub(crate) fn run(ctx: &Ctx, blk: &BlockInfo, th: &mut Thread, view: &mut MemVie
                 Op::Sext { d, a, from, mask } => w!(d, int::sext(r!(a), from as u32) as u64 & mask),
                 Op::Pack { d, s, n, bits } => {
                     let mut v = 0u64;
-                    for k in 0..n as usize {
-                        v |= (r!(s[k]) & mask(bits as u32)) << (k as u32 * bits as u32);
+                    for (k, &sk) in s.iter().enumerate().take(n as usize) {
+                        v |= (r!(sk) & mask(bits as u32)) << (k as u32 * bits as u32);
                     }
                     w!(d, v);
                 }
                 Op::Unpack { d, n, bits, a } => {
                     let v = r!(a);
-                    for k in 0..n as usize {
-                        w!(d[k], (v >> (k as u32 * bits as u32)) & mask(bits as u32));
+                    for (k, &dk) in d.iter().enumerate().take(n as usize) {
+                        w!(dk, (v >> (k as u32 * bits as u32)) & mask(bits as u32));
                     }
                 }
                 Op::Sreg { d, reg } => {
@@ -732,61 +1091,141 @@ pub(crate) fn run(ctx: &Ctx, blk: &BlockInfo, th: &mut Thread, view: &mut MemVie
                 }
                 Op::LocalAddr { d, offset } => w!(d, th.lbase as u64 + offset as u64),
                 Op::KernelParamAddr { d, offset } => w!(d, ctx.kparams_addr + offset as u64),
-                Op::Ld { space, order, size, n, d, addr, off } => {
+                Op::Ld {
+                    space,
+                    order,
+                    size,
+                    n,
+                    d,
+                    addr,
+                    off,
+                } => {
                     let a = r!(addr).wrapping_add(off as u64);
                     let total = size as u32 * n as u32;
                     tryx!(check_align(a, total, space));
-                    for k in 0..n as usize {
-                        let v = tryx!(load(ctx, view, &th.local, th.ltop, space, a + (k * size as usize) as u64, size, order));
-                        w!(d[k], v);
+                    for (k, &dk) in d.iter().enumerate().take(n as usize) {
+                        let v = tryx!(load(
+                            ctx,
+                            view,
+                            &th.local,
+                            th.ltop,
+                            space,
+                            a + (k * size as usize) as u64,
+                            size,
+                            order
+                        ));
+                        w!(dk, v);
                     }
                 }
-                Op::St { space, order, size, n, s, addr, off } => {
+                Op::St {
+                    space,
+                    order,
+                    size,
+                    n,
+                    s,
+                    addr,
+                    off,
+                } => {
                     let a = r!(addr).wrapping_add(off as u64);
                     let total = size as u32 * n as u32;
                     tryx!(check_align(a, total, space));
-                    for k in 0..n as usize {
-                        let v = r!(s[k]);
-                        tryx!(store(ctx, view, &mut th.local, th.ltop, space, a + (k * size as usize) as u64, size, v, order));
+                    for (k, &sk) in s.iter().enumerate().take(n as usize) {
+                        let v = r!(sk);
+                        tryx!(store(
+                            ctx,
+                            view,
+                            &mut th.local,
+                            th.ltop,
+                            space,
+                            a + (k * size as usize) as u64,
+                            size,
+                            v,
+                            order
+                        ));
                     }
                 }
                 Op::LdParam { size, n, d, off } => {
-                    for k in 0..n as usize {
+                    for (k, &dk) in d.iter().enumerate().take(n as usize) {
                         let at = th.pbase as u64 + off as u64 + (k * size as usize) as u64;
-                        let v = tryx!(buf_load(&th.params, at, size).ok_or(ExecError::Mem { addr: off as u64, size: size as u32, space: MemSpace::KernelParam, write: false }));
-                        w!(d[k], v);
+                        let v = tryx!(buf_load(&th.params, at, size).ok_or(ExecError::Mem {
+                            addr: off as u64,
+                            size: size as u32,
+                            space: MemSpace::KernelParam,
+                            write: false
+                        }));
+                        w!(dk, v);
                     }
                 }
                 Op::StParam { size, n, s, off } => {
-                    for k in 0..n as usize {
+                    for (k, &sk) in s.iter().enumerate().take(n as usize) {
                         let at = th.pbase as u64 + off as u64 + (k * size as usize) as u64;
-                        let v = r!(s[k]);
+                        let v = r!(sk);
                         if !buf_store(&mut th.params, at, size, v) {
-                            fail!(ExecError::Mem { addr: off as u64, size: size as u32, space: MemSpace::KernelParam, write: true });
+                            fail!(ExecError::Mem {
+                                addr: off as u64,
+                                size: size as u32,
+                                space: MemSpace::KernelParam,
+                                write: true
+                            });
                         }
                     }
                 }
                 Op::LdKernelParam { size, n, d, off } => {
-                    for k in 0..n as usize {
+                    for (k, &dk) in d.iter().enumerate().take(n as usize) {
                         let at = off as u64 + (k * size as usize) as u64;
-                        let v = tryx!(buf_load(&ctx.kparams, at, size).ok_or(ExecError::Mem { addr: ctx.kparams_addr + at, size: size as u32, space: MemSpace::KernelParam, write: false }));
-                        w!(d[k], v);
+                        let v = tryx!(buf_load(&ctx.kparams, at, size).ok_or(ExecError::Mem {
+                            addr: ctx.kparams_addr + at,
+                            size: size as u32,
+                            space: MemSpace::KernelParam,
+                            write: false
+                        }));
+                        w!(dk, v);
                     }
                 }
-                Op::Atom { space, op, order, size, d, addr, off, b, c } => {
+                Op::Atom {
+                    space,
+                    op,
+                    order,
+                    size,
+                    d,
+                    addr,
+                    off,
+                    b,
+                    c,
+                } => {
                     let a = r!(addr).wrapping_add(off as u64);
                     let (bv, cv) = (r!(b), r!(c));
-                    let old = tryx!(atomic(ctx, view, &mut th.local, th.ltop, space, op, order, size, a, bv, cv));
+                    let old = tryx!(atomic(
+                        ctx,
+                        view,
+                        &mut th.local,
+                        th.ltop,
+                        space,
+                        op,
+                        order,
+                        size,
+                        a,
+                        bv,
+                        cv
+                    ));
                     w!(d, old);
                 }
-                Op::Cvta { d, a, space, to, bits } => {
+                Op::Cvta {
+                    d,
+                    a,
+                    space,
+                    to,
+                    bits,
+                } => {
                     let v = r!(a);
                     let out = match (space, to) {
                         // Offset 0 is a valid shared or local address (the
                         // first variable), so it maps like any other.
                         (MemSpace::Shared | MemSpace::SharedCluster, false) => SHARED_WINDOW + v,
                         (MemSpace::Local, false) => LOCAL_WINDOW + v,
-                        (MemSpace::Shared | MemSpace::SharedCluster, true) => v.wrapping_sub(SHARED_WINDOW),
+                        (MemSpace::Shared | MemSpace::SharedCluster, true) => {
+                            v.wrapping_sub(SHARED_WINDOW)
+                        }
                         (MemSpace::Local, true) => v.wrapping_sub(LOCAL_WINDOW),
                         _ => v,
                     };
@@ -796,53 +1235,113 @@ pub(crate) fn run(ctx: &Ctx, blk: &BlockInfo, th: &mut Thread, view: &mut MemVie
                     let v = r!(a);
                     let k = classify(v);
                     let is = match space {
-                        MemSpace::Global | MemSpace::Const | MemSpace::KernelParam => k == GenericKind::Global && ctx.regions.readable(v, 1),
-                        MemSpace::Shared | MemSpace::SharedCluster => matches!(k, GenericKind::Shared(_)),
+                        MemSpace::Global | MemSpace::Const | MemSpace::KernelParam => {
+                            k == GenericKind::Global && ctx.regions.readable(v, 1)
+                        }
+                        MemSpace::Shared | MemSpace::SharedCluster => {
+                            matches!(k, GenericKind::Shared(_))
+                        }
                         MemSpace::Local => matches!(k, GenericKind::Local(_)),
                         MemSpace::Generic => true,
                     };
                     w!(d, is as u64);
                 }
                 Op::Fence { order } => {
-                    let o = if order == Order::SeqCst { std::sync::atomic::Ordering::SeqCst } else { std::sync::atomic::Ordering::AcqRel };
+                    let o = if order == Order::SeqCst {
+                        std::sync::atomic::Ordering::SeqCst
+                    } else {
+                        std::sync::atomic::Ordering::AcqRel
+                    };
                     std::sync::atomic::fence(o);
                 }
-                Op::CpAsync { dst, dst_off, src, src_off, size, src_size } => {
+                Op::CpAsync {
+                    dst,
+                    dst_off,
+                    src,
+                    src_off,
+                    size,
+                    src_size,
+                } => {
                     let da = r!(dst).wrapping_add(dst_off as u64);
                     let sa = r!(src).wrapping_add(src_off as u64);
-                    let valid = if src_size == SINK_SLOT { size as u64 } else { r!(src_size).min(size as u64) };
+                    let valid = if src_size == SINK_SLOT {
+                        size as u64
+                    } else {
+                        r!(src_size).min(size as u64)
+                    };
                     tryx!(check_align(da, size as u32, MemSpace::Shared));
                     tryx!(check_align(sa, size as u32, MemSpace::Global));
                     // Element by element; bytes past `valid` are zero-filled.
                     for k in 0..size as u64 {
-                        let v = if k < valid { tryx!(load(ctx, view, &th.local, th.ltop, MemSpace::Global, sa + k, 1, Order::Relaxed)) } else { 0 };
-                        tryx!(store(ctx, view, &mut th.local, th.ltop, MemSpace::Shared, da + k, 1, v, Order::Relaxed));
+                        let v = if k < valid {
+                            tryx!(load(
+                                ctx,
+                                view,
+                                &th.local,
+                                th.ltop,
+                                MemSpace::Global,
+                                sa + k,
+                                1,
+                                Order::Relaxed
+                            ))
+                        } else {
+                            0
+                        };
+                        tryx!(store(
+                            ctx,
+                            view,
+                            &mut th.local,
+                            th.ltop,
+                            MemSpace::Shared,
+                            da + k,
+                            1,
+                            v,
+                            Order::Relaxed
+                        ));
                     }
                 }
-                Op::Mapa { d, a, rank, generic } => {
+                Op::Mapa {
+                    d,
+                    a,
+                    rank,
+                    generic,
+                } => {
                     let v = r!(a);
                     let rk = r!(rank);
                     let nranks = (ctx.cluster[0] * ctx.cluster[1] * ctx.cluster[2]) as u64;
                     if rk >= nranks {
-                        fail!(ExecError::Other(format!("mapa to cluster rank {rk}, but the cluster has {nranks} blocks")));
+                        fail!(ExecError::Other(format!(
+                            "mapa to cluster rank {rk}, but the cluster has {nranks} blocks"
+                        )));
                     }
                     let sa = if generic {
                         match classify(v) {
                             GenericKind::Shared(sa) => sa,
-                            _ => fail!(ExecError::Other(format!("mapa of {v:#x}, which is not a shared-memory address"))),
+                            _ => fail!(ExecError::Other(format!(
+                                "mapa of {v:#x}, which is not a shared-memory address"
+                            ))),
                         }
                     } else {
                         v
                     };
                     let mapped = ((rk + 1) << SHARED_RANK_SHIFT) | (sa & memory::mask_rank());
-                    w!(d, if generic { SHARED_WINDOW + mapped } else { mapped });
+                    w!(
+                        d,
+                        if generic {
+                            SHARED_WINDOW + mapped
+                        } else {
+                            mapped
+                        }
+                    );
                 }
                 Op::Getctarank { d, a, generic } => {
                     let v = r!(a);
                     let sa = if generic {
                         match classify(v) {
                             GenericKind::Shared(sa) => sa,
-                            _ => fail!(ExecError::Other(format!("getctarank of {v:#x}, which is not a shared-memory address"))),
+                            _ => fail!(ExecError::Other(format!(
+                                "getctarank of {v:#x}, which is not a shared-memory address"
+                            ))),
                         }
                     } else {
                         v
@@ -850,7 +1349,14 @@ pub(crate) fn run(ctx: &Ctx, blk: &BlockInfo, th: &mut Thread, view: &mut MemVie
                     let tag = sa >> SHARED_RANK_SHIFT;
                     w!(d, if tag == 0 { blk.rank as u64 } else { tag - 1 });
                 }
-                Op::Mbarrier { op, d, addr, off, b, space } => {
+                Op::Mbarrier {
+                    op,
+                    d,
+                    addr,
+                    off,
+                    b,
+                    space,
+                } => {
                     th.pc = pc as u32;
                     tryx!(mbarrier(ctx, view, th, op, d, addr, off, b, space));
                 }
@@ -866,7 +1372,10 @@ pub(crate) fn run(ctx: &Ctx, blk: &BlockInfo, th: &mut Thread, view: &mut MemVie
                             pc = target as usize;
                             continue;
                         }
-                        None => fail!(ExecError::Other(format!("brx.idx index {i} is outside its {}-entry target list", t.len()))),
+                        None => fail!(ExecError::Other(format!(
+                            "brx.idx index {i} is outside its {}-entry target list",
+                            t.len()
+                        ))),
                     }
                 }
                 Op::Call { site } => {
@@ -875,16 +1384,31 @@ pub(crate) fn run(ctx: &Ctx, blk: &BlockInfo, th: &mut Thread, view: &mut MemVie
                         Callee::Direct(i) => i,
                         Callee::Vprintf => {
                             th.pc = pc as u32;
-                            let arg = |k: usize, th: &Thread| cs.args.get(k).and_then(|&(o, _)| buf_load(&th.params, th.pbase as u64 + o as u64, 8)).unwrap_or(0);
+                            let arg = |k: usize, th: &Thread| {
+                                cs.args
+                                    .get(k)
+                                    .and_then(|&(o, _)| {
+                                        buf_load(&th.params, th.pbase as u64 + o as u64, 8)
+                                    })
+                                    .unwrap_or(0)
+                            };
                             let (fmt_addr, args_addr) = (arg(0, th), arg(1, th));
                             let text = tryx!(read_cstr(ctx, view, &th.local, th.ltop, fmt_addr));
                             let ptr = host_pointer(view, &th.local, args_addr);
                             ctx.env.printf(&text, ptr);
                             // vprintf returns the number of arguments it read:
                             // one per conversion (`%%` is none).
-                            let conversions = text.split(|&c| c == b'%').skip(1).fold((0u64, false), |(n, escaped), piece| {
-                                if escaped || piece.is_empty() { (n, !escaped && piece.is_empty()) } else { (n + 1, false) }
-                            }).0;
+                            let conversions = text
+                                .split(|&c| c == b'%')
+                                .skip(1)
+                                .fold((0u64, false), |(n, escaped), piece| {
+                                    if escaped || piece.is_empty() {
+                                        (n, !escaped && piece.is_empty())
+                                    } else {
+                                        (n + 1, false)
+                                    }
+                                })
+                                .0;
                             if let Some(&(o, size)) = cs.rets.first() {
                                 let at = th.pbase as u64 + o as u64;
                                 buf_store(&mut th.params, at, size.min(8) as u8, conversions);
@@ -894,18 +1418,27 @@ pub(crate) fn run(ctx: &Ctx, blk: &BlockInfo, th: &mut Thread, view: &mut MemVie
                         }
                         Callee::Indirect(s) => {
                             let p = r!(s);
-                            match memory::function_index(p).filter(|&i| (i as usize) < module.functions.len()) {
+                            match memory::function_index(p)
+                                .filter(|&i| (i as usize) < module.functions.len())
+                            {
                                 Some(i) if !module.functions[i as usize].is_entry => i,
-                                _ => fail!(ExecError::Other(format!("call through {p:#x}, which is not a function of this module"))),
+                                _ => fail!(ExecError::Other(format!(
+                                    "call through {p:#x}, which is not a function of this module"
+                                ))),
                             }
                         }
                     };
                     let g = &module.functions[callee as usize];
                     if g.is_extern {
-                        fail!(ExecError::Other(format!("call of the external function `{}`, which the VM does not provide", g.name)));
+                        fail!(ExecError::Other(format!(
+                            "call of the external function `{}`, which the VM does not provide",
+                            g.name
+                        )));
                     }
                     if th.frames.len() >= MAX_CALL_DEPTH {
-                        fail!(ExecError::Other(format!("call stack deeper than {MAX_CALL_DEPTH} frames (runaway recursion?)")));
+                        fail!(ExecError::Other(format!(
+                            "call stack deeper than {MAX_CALL_DEPTH} frames (runaway recursion?)"
+                        )));
                     }
                     let new_base = base + nslots;
                     let new_pbase = th.pbase as usize + f.param_size as usize;
@@ -913,7 +1446,9 @@ pub(crate) fn run(ctx: &Ctx, blk: &BlockInfo, th: &mut Thread, view: &mut MemVie
                     let new_lbase = (th.ltop as usize).div_ceil(align) * align;
                     let new_ltop = new_lbase + g.local_size as usize;
                     if new_ltop > MAX_LOCAL_BYTES {
-                        fail!(ExecError::Other(format!("local memory (the stack) grew beyond {MAX_LOCAL_BYTES} bytes")));
+                        fail!(ExecError::Other(format!(
+                            "local memory (the stack) grew beyond {MAX_LOCAL_BYTES} bytes"
+                        )));
                     }
                     if th.regs.len() < new_base + g.num_slots as usize {
                         th.regs.resize(new_base + g.num_slots as usize, 0);
@@ -926,7 +1461,8 @@ pub(crate) fn run(ctx: &Ctx, blk: &BlockInfo, th: &mut Thread, view: &mut MemVie
                         if let Some(&(goff, gsize)) = g.params.get(k) {
                             let n = size.min(gsize) as usize;
                             let from = th.pbase as usize + off as usize;
-                            th.params.copy_within(from..from + n, new_pbase + goff as usize);
+                            th.params
+                                .copy_within(from..from + n, new_pbase + goff as usize);
                         }
                     }
                     if th.local.len() < new_ltop {
@@ -960,7 +1496,8 @@ pub(crate) fn run(ctx: &Ctx, blk: &BlockInfo, th: &mut Thread, view: &mut MemVie
                         if let Some(&(goff, gsize)) = f.rets.get(k) {
                             let n = size.min(gsize) as usize;
                             let from = th.pbase as usize + goff as usize;
-                            th.params.copy_within(from..from + n, fr.pbase as usize + off as usize);
+                            th.params
+                                .copy_within(from..from + n, fr.pbase as usize + off as usize);
                         }
                     }
                     th.func = fr.func;

@@ -16,7 +16,11 @@ pub struct ThreadRef {
 impl fmt::Display for ThreadRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (b, t) = (self.block, self.thread);
-        write!(f, "thread ({}, {}, {}) of block ({}, {}, {})", t.0, t.1, t.2, b.0, b.1, b.2)
+        write!(
+            f,
+            "thread ({}, {}, {}) of block ({}, {}, {})",
+            t.0, t.1, t.2, b.0, b.1, b.2
+        )
     }
 }
 
@@ -30,7 +34,11 @@ pub struct Location {
 
 impl fmt::Display for Location {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "`{}` (PTX line {}, in `{}`)", self.instruction, self.line, self.function)
+        write!(
+            f,
+            "`{}` (PTX line {}, in `{}`)",
+            self.instruction, self.line, self.function
+        )
     }
 }
 
@@ -48,7 +56,11 @@ pub struct StuckThread {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Fault {
     /// A thread executed `trap` (a Rust panic ends in one).
-    Trap { kernel: String, thread: ThreadRef, at: Location },
+    Trap {
+        kernel: String,
+        thread: ThreadRef,
+        at: Location,
+    },
     /// A load, store or atomic outside every region valid for the launch
     /// (global and generic accesses), or outside the block's shared memory or
     /// the thread's local memory.
@@ -62,19 +74,45 @@ pub enum Fault {
         at: Location,
     },
     /// An access not aligned to its size, which the GPU refuses.
-    MisalignedAddress { kernel: String, thread: ThreadRef, address: u64, size: u32, space: &'static str, at: Location },
+    MisalignedAddress {
+        kernel: String,
+        thread: ThreadRef,
+        address: u64,
+        size: u32,
+        space: &'static str,
+        at: Location,
+    },
     /// Every thread still running waits for something no other thread can
     /// provide (a barrier some threads can never reach, a warp collective
     /// whose partners exited or wait elsewhere).
-    Deadlock { kernel: String, block: (u32, u32, u32), threads: Vec<StuckThread>, waiting: usize },
+    Deadlock {
+        kernel: String,
+        block: (u32, u32, u32),
+        threads: Vec<StuckThread>,
+        waiting: usize,
+    },
     /// The launch ran past its time budget (a spin loop that never ends, or a
     /// kernel too slow for the VM).
-    Timeout { kernel: String, limit: Duration, threads: Vec<StuckThread>, running: usize },
+    Timeout {
+        kernel: String,
+        limit: Duration,
+        threads: Vec<StuckThread>,
+        running: usize,
+    },
     /// The kernel can reach an instruction the VM does not implement.
-    Unsupported { kernel: String, at: Location, reason: String },
+    Unsupported {
+        kernel: String,
+        at: Location,
+        reason: String,
+    },
     /// A call through a value that is not a function of the module, a call
     /// stack deeper than the VM allows, or another execution error.
-    ExecutionError { kernel: String, thread: ThreadRef, at: Location, reason: String },
+    ExecutionError {
+        kernel: String,
+        thread: ThreadRef,
+        at: Location,
+        reason: String,
+    },
     /// The launch itself is invalid (unknown kernel, bad dimensions,
     /// parameters that do not match).
     InvalidLaunch { kernel: String, reason: String },
@@ -82,7 +120,11 @@ pub enum Fault {
 
 fn list(f: &mut fmt::Formatter<'_>, threads: &[StuckThread], total: usize) -> fmt::Result {
     for t in threads {
-        write!(f, "\n  {} waits for {} at {}", t.thread, t.waiting_for, t.at)?;
+        write!(
+            f,
+            "\n  {} waits for {} at {}",
+            t.thread, t.waiting_for, t.at
+        )?;
     }
     if total > threads.len() {
         write!(f, "\n  … and {} more", total - threads.len())?;

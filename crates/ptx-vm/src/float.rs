@@ -34,10 +34,22 @@ pub struct Format {
     pub frac_bits: u32,
 }
 
-pub const F16: Format = Format { exp_bits: 5, frac_bits: 10 };
-pub const BF16: Format = Format { exp_bits: 8, frac_bits: 7 };
-pub const F32: Format = Format { exp_bits: 8, frac_bits: 23 };
-pub const F64: Format = Format { exp_bits: 11, frac_bits: 52 };
+pub const F16: Format = Format {
+    exp_bits: 5,
+    frac_bits: 10,
+};
+pub const BF16: Format = Format {
+    exp_bits: 8,
+    frac_bits: 7,
+};
+pub const F32: Format = Format {
+    exp_bits: 8,
+    frac_bits: 23,
+};
+pub const F64: Format = Format {
+    exp_bits: 11,
+    frac_bits: 52,
+};
 
 impl Format {
     fn width(self) -> u32 {
@@ -63,7 +75,9 @@ impl Format {
         self.exp_mask() | if sign { self.sign_bit() } else { 0 }
     }
     fn max_finite(self, sign: bool) -> u64 {
-        (self.exp_mask() - (1 << self.frac_bits)) | self.frac_mask() | if sign { self.sign_bit() } else { 0 }
+        (self.exp_mask() - (1 << self.frac_bits))
+            | self.frac_mask()
+            | if sign { self.sign_bit() } else { 0 }
     }
     fn zero(self, sign: bool) -> u64 {
         if sign {
@@ -109,12 +123,23 @@ fn unpack(fmt: Format, b: u64) -> Val {
         }
         return Val::Fin(sign, 1 - fmt.bias() - fmt.frac_bits as i32, f as u128);
     }
-    Val::Fin(sign, e - fmt.bias() - fmt.frac_bits as i32, (f | (1 << fmt.frac_bits)) as u128)
+    Val::Fin(
+        sign,
+        e - fmt.bias() - fmt.frac_bits as i32,
+        (f | (1 << fmt.frac_bits)) as u128,
+    )
 }
 
 /// Whether rounding `q` (with the dropped part `rem` out of `half*2`) goes up
 /// in magnitude.
-fn round_up(mode: Rnd, sign: bool, q_odd: bool, above_half: bool, at_half: bool, inexact: bool) -> bool {
+fn round_up(
+    mode: Rnd,
+    sign: bool,
+    q_odd: bool,
+    above_half: bool,
+    at_half: bool,
+    inexact: bool,
+) -> bool {
     match mode {
         Rnd::Rz | Rnd::Rzi => false,
         Rnd::Rm | Rnd::Rmi => sign && inexact,
@@ -132,7 +157,11 @@ pub(crate) fn round_pack(fmt: Format, sign: bool, exp: i32, mant: u128, mode: Rn
     let msb = 127 - mant.leading_zeros() as i32;
     let e = exp + msb;
     let emin = 1 - fmt.bias();
-    let ulp_exp = if e < emin { emin - (p - 1) } else { e - (p - 1) };
+    let ulp_exp = if e < emin {
+        emin - (p - 1)
+    } else {
+        e - (p - 1)
+    };
     let shift = ulp_exp - exp;
     let (mut q, mut qe) = if shift <= 0 {
         (mant << (-shift) as u32, ulp_exp)
@@ -168,7 +197,11 @@ pub(crate) fn round_pack(fmt: Format, sign: bool, exp: i32, mant: u128, mode: Rn
                 Rnd::Rp | Rnd::Rpi => !sign,
                 _ => true,
             };
-            return if to_inf { fmt.inf(sign) } else { fmt.max_finite(sign) };
+            return if to_inf {
+                fmt.inf(sign)
+            } else {
+                fmt.max_finite(sign)
+            };
         }
         s | (biased as u64) << fmt.frac_bits | (q as u64 & fmt.frac_mask())
     } else {
@@ -200,7 +233,11 @@ fn add_finite(fmt: Format, mode: Rnd, a: (bool, i32, u128), b: (bool, i32, u128)
     let (sb, eb, mb) = b;
     let (ea, ma) = normalise(ea, ma);
     let (eb, mb) = normalise(eb, mb);
-    let ((sa, ea, ma), (sb, eb, mb)) = if (ea, ma) >= (eb, mb) { ((sa, ea, ma), (sb, eb, mb)) } else { ((sb, eb, mb), (sa, ea, ma)) };
+    let ((sa, ea, ma), (sb, eb, mb)) = if (ea, ma) >= (eb, mb) {
+        ((sa, ea, ma), (sb, eb, mb))
+    } else {
+        ((sb, eb, mb), (sa, ea, ma))
+    };
     let d = (ea - eb) as u32;
     let mb = if d == 0 {
         mb
@@ -228,7 +265,9 @@ fn soft_add(fmt: Format, mode: Rnd, x: u64, y: u64) -> u64 {
         (Val::Zero(a), Val::Zero(b)) => fmt.zero(if a == b { a } else { zero_sum_sign(mode) }),
         (Val::Zero(_), Val::Fin(..)) => y,
         (Val::Fin(..), Val::Zero(_)) => x,
-        (Val::Fin(sa, ea, ma), Val::Fin(sb, eb, mb)) => add_finite(fmt, mode, (sa, ea, ma), (sb, eb, mb)),
+        (Val::Fin(sa, ea, ma), Val::Fin(sb, eb, mb)) => {
+            add_finite(fmt, mode, (sa, ea, ma), (sb, eb, mb))
+        }
     }
 }
 
@@ -238,7 +277,9 @@ fn soft_mul(fmt: Format, mode: Rnd, x: u64, y: u64) -> u64 {
         (Val::Inf(_), Val::Zero(_)) | (Val::Zero(_), Val::Inf(_)) => fmt.nan(),
         (Val::Inf(a), v) | (v, Val::Inf(a)) => fmt.inf(a ^ sign_of(v)),
         (Val::Zero(a), v) | (v, Val::Zero(a)) => fmt.zero(a ^ sign_of(v)),
-        (Val::Fin(sa, ea, ma), Val::Fin(sb, eb, mb)) => round_pack(fmt, sa ^ sb, ea + eb, ma * mb, mode),
+        (Val::Fin(sa, ea, ma), Val::Fin(sb, eb, mb)) => {
+            round_pack(fmt, sa ^ sb, ea + eb, ma * mb, mode)
+        }
     }
 }
 
@@ -277,7 +318,9 @@ fn soft_fma(fmt: Format, mode: Rnd, x: u64, y: u64, z: u64) -> u64 {
             _ => z,
         };
     }
-    let (Val::Fin(_, ea, ma), Val::Fin(_, eb, mb)) = (a, b) else { return fmt.nan() };
+    let (Val::Fin(_, ea, ma), Val::Fin(_, eb, mb)) = (a, b) else {
+        return fmt.nan();
+    };
     let p = (ps, ea + eb, ma * mb);
     match c {
         Val::Zero(_) => round_pack(fmt, p.0, p.1, p.2, mode),
@@ -464,7 +507,11 @@ fn f16_to_f32(b: u16) -> f32 {
 fn host_rn(ty: FTy, op: FOp, a: u64, b: u64, c: u64) -> Option<u64> {
     match ty {
         FTy::F32 => {
-            let (x, y, z) = (f32::from_bits(a as u32), f32::from_bits(b as u32), f32::from_bits(c as u32));
+            let (x, y, z) = (
+                f32::from_bits(a as u32),
+                f32::from_bits(b as u32),
+                f32::from_bits(c as u32),
+            );
             let r = match op {
                 FOp::Add => x + y,
                 FOp::Sub => x - y,
@@ -475,7 +522,11 @@ fn host_rn(ty: FTy, op: FOp, a: u64, b: u64, c: u64) -> Option<u64> {
                 FOp::Rcp => 1.0 / x,
                 _ => return None,
             };
-            Some(if r.is_nan() { F32.nan() } else { r.to_bits() as u64 })
+            Some(if r.is_nan() {
+                F32.nan()
+            } else {
+                r.to_bits() as u64
+            })
         }
         FTy::F64 => {
             let (x, y, z) = (f64::from_bits(a), f64::from_bits(b), f64::from_bits(c));
@@ -518,12 +569,17 @@ fn min_max(fmt: Format, a: u64, b: u64, max: bool, nan: bool) -> u64 {
 }
 
 /// One lane of a float operation.
+#[allow(clippy::too_many_arguments)] // the instruction's modifiers and operands
 fn lane(op: FOp, ty: FTy, rnd: Rnd, ftz: bool, sat: bool, a: u64, b: u64, c: u64) -> u64 {
     let fmt = fmt_of(ty);
     // Only f32 has a flush-to-zero mode; f16/bf16 instructions keep
     // subnormals, f64 ones ignore the modifier where they accept it.
     let ftz = ftz && ty == FTy::F32;
-    let (a, b, c) = if ftz { (flush(fmt, a), flush(fmt, b), flush(fmt, c)) } else { (a, b, c) };
+    let (a, b, c) = if ftz {
+        (flush(fmt, a), flush(fmt, b), flush(fmt, c))
+    } else {
+        (a, b, c)
+    };
     let mode = match rnd {
         Rnd::Default => Rnd::Rn,
         r => r,
@@ -538,7 +594,11 @@ fn lane(op: FOp, ty: FTy, rnd: Rnd, ftz: bool, sat: bool, a: u64, b: u64, c: u64
         FOp::MinNaN => min_max(fmt, a, b, false, true),
         FOp::MaxNaN => min_max(fmt, a, b, true, true),
         FOp::Add | FOp::Sub | FOp::Mul | FOp::Div | FOp::Fma | FOp::Sqrt | FOp::Rcp => {
-            let host = if mode == Rnd::Rn { host_rn(ty, op, a, b, c) } else { None };
+            let host = if mode == Rnd::Rn {
+                host_rn(ty, op, a, b, c)
+            } else {
+                None
+            };
             match host {
                 Some(r) => r,
                 None => match op {
@@ -557,7 +617,9 @@ fn lane(op: FOp, ty: FTy, rnd: Rnd, ftz: bool, sat: bool, a: u64, b: u64, c: u64
             // `a * (1/b)` within 2 ulp, except that a divisor above 2^126
             // in magnitude gives 0 (NaN for an infinite dividend), as the
             // PTX ISA documents; modelled as the correctly rounded quotient.
-            let huge = to_f64(fmt, b).abs() > 2f64.powi(126) && !fmt.is_nan(b) && to_f64(fmt, b).is_finite();
+            let huge = to_f64(fmt, b).abs() > 2f64.powi(126)
+                && !fmt.is_nan(b)
+                && to_f64(fmt, b).is_finite();
             if ty == FTy::F32 && huge {
                 if matches!(unpack(fmt, a), Val::Inf(_)) || fmt.is_nan(a) {
                     fmt.nan()
@@ -573,11 +635,19 @@ fn lane(op: FOp, ty: FTy, rnd: Rnd, ftz: bool, sat: bool, a: u64, b: u64, c: u64
         FOp::Rsqrt | FOp::RsqrtApproxF64 => from_f64(fmt, 1.0 / to_f64(fmt, a).sqrt(), Rnd::Rn),
         FOp::Sin => {
             let x = to_f64(fmt, a);
-            from_f64(fmt, if x.is_infinite() { f64::NAN } else { x.sin() }, Rnd::Rn)
+            from_f64(
+                fmt,
+                if x.is_infinite() { f64::NAN } else { x.sin() },
+                Rnd::Rn,
+            )
         }
         FOp::Cos => {
             let x = to_f64(fmt, a);
-            from_f64(fmt, if x.is_infinite() { f64::NAN } else { x.cos() }, Rnd::Rn)
+            from_f64(
+                fmt,
+                if x.is_infinite() { f64::NAN } else { x.cos() },
+                Rnd::Rn,
+            )
         }
         FOp::Lg2 => from_f64(fmt, to_f64(fmt, a).log2(), Rnd::Rn),
         FOp::Ex2 => from_f64(fmt, to_f64(fmt, a).exp2(), Rnd::Rn),
@@ -592,11 +662,21 @@ fn lane(op: FOp, ty: FTy, rnd: Rnd, ftz: bool, sat: bool, a: u64, b: u64, c: u64
 }
 
 /// Executes a float operation on register values.
+#[allow(clippy::too_many_arguments)] // the instruction's modifiers and operands
 pub fn float_op(op: FOp, ty: FTy, rnd: Rnd, ftz: bool, sat: bool, a: u64, b: u64, c: u64) -> u64 {
     match ty {
         FTy::F16x2 | FTy::BF16x2 => {
             let lo = lane(op, ty, rnd, ftz, sat, a & 0xffff, b & 0xffff, c & 0xffff);
-            let hi = lane(op, ty, rnd, ftz, sat, (a >> 16) & 0xffff, (b >> 16) & 0xffff, (c >> 16) & 0xffff);
+            let hi = lane(
+                op,
+                ty,
+                rnd,
+                ftz,
+                sat,
+                (a >> 16) & 0xffff,
+                (b >> 16) & 0xffff,
+                (c >> 16) & 0xffff,
+            );
             (hi & 0xffff) << 16 | (lo & 0xffff)
         }
         _ => lane(op, ty, rnd, ftz, sat, a, b, c) & crate::program::mask(fmt_of(ty).width()),
@@ -606,7 +686,11 @@ pub fn float_op(op: FOp, ty: FTy, rnd: Rnd, ftz: bool, sat: bool, a: u64, b: u64
 /// A float comparison.
 pub fn float_cmp(cmp: Cmp, ty: FTy, ftz: bool, a: u64, b: u64) -> bool {
     let fmt = fmt_of(ty);
-    let (a, b) = if ftz && ty == FTy::F32 { (flush(fmt, a), flush(fmt, b)) } else { (a, b) };
+    let (a, b) = if ftz && ty == FTy::F32 {
+        (flush(fmt, a), flush(fmt, b))
+    } else {
+        (a, b)
+    };
     let unordered = fmt.is_nan(a) || fmt.is_nan(b);
     let (x, y) = (to_f64(fmt, a), to_f64(fmt, b));
     match cmp {
@@ -654,7 +738,10 @@ pub fn float_is_negative(ty: FTy, ftz: bool, a: u64) -> bool {
 /// A `cvt` source or destination, as the conversion sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NumTy {
-    Int { bits: u8, signed: bool },
+    Int {
+        bits: u8,
+        signed: bool,
+    },
     Float(Format),
     /// f32 storage with a 10-bit mantissa.
     Tf32,
@@ -686,7 +773,9 @@ fn float_to_int(fmt: Format, b: u64, mode: Rnd, bits: u8, signed: bool) -> u64 {
                 if e >= 100 {
                     u128::MAX
                 } else {
-                    m.checked_shl(e as u32).filter(|x| x >> e == m).unwrap_or(u128::MAX)
+                    m.checked_shl(e as u32)
+                        .filter(|x| x >> e == m)
+                        .unwrap_or(u128::MAX)
                 }
             } else {
                 let sh = (-e) as u32;
@@ -735,12 +824,34 @@ fn int_to_float(fmt: Format, v: u64, bits: u8, signed: bool, mode: Rnd) -> u64 {
 /// destination range); `relu` clamps negative results to +0 and NaN to the
 /// canonical NaN; `satfinite` turns infinities into the largest finite value
 /// and NaN into NaN.
-#[allow(clippy::too_many_arguments)]
-pub fn convert(dst: NumTy, src: NumTy, mode: Rnd, ftz: bool, sat: bool, relu: bool, satfinite: bool, v: u64) -> u64 {
+#[allow(clippy::too_many_arguments)] // the instruction's modifiers and operand
+pub fn convert(
+    dst: NumTy,
+    src: NumTy,
+    mode: Rnd,
+    ftz: bool,
+    sat: bool,
+    relu: bool,
+    satfinite: bool,
+    v: u64,
+) -> u64 {
     // A tf32 source is an f32 whose low fraction bits are zero.
-    let src = if src == NumTy::Tf32 { NumTy::Float(F32) } else { src };
+    let src = if src == NumTy::Tf32 {
+        NumTy::Float(F32)
+    } else {
+        src
+    };
     match (dst, src) {
-        (NumTy::Int { bits: db, signed: ds }, NumTy::Int { bits: sb, signed: ss }) => {
+        (
+            NumTy::Int {
+                bits: db,
+                signed: ds,
+            },
+            NumTy::Int {
+                bits: sb,
+                signed: ss,
+            },
+        ) => {
             let x: i128 = if ss {
                 (((v << (64 - sb)) as i64) >> (64 - sb)) as i128
             } else {
@@ -763,7 +874,11 @@ pub fn convert(dst: NumTy, src: NumTy, mode: Rnd, ftz: bool, sat: bool, relu: bo
             finish_float(f, r, ftz, relu, satfinite)
         }
         (NumTy::Float(to), NumTy::Float(from)) => {
-            let v = if ftz && from == F32 { flush(from, v) } else { v };
+            let v = if ftz && from == F32 {
+                flush(from, v)
+            } else {
+                v
+            };
             let r = match mode {
                 Rnd::Rni | Rnd::Rzi | Rnd::Rmi | Rnd::Rpi => {
                     let inter = soft_round_int(from, mode, v);
@@ -785,8 +900,15 @@ pub fn convert(dst: NumTy, src: NumTy, mode: Rnd, ftz: bool, sat: bool, relu: bo
         }
         (NumTy::Tf32, NumTy::Float(from)) => {
             // tf32 keeps f32's range and the top 10 fraction bits.
-            let v = if from == F32 { v } else { convert_float(from, F32, v, Rnd::Rn) };
-            let tf = Format { exp_bits: 8, frac_bits: 10 };
+            let v = if from == F32 {
+                v
+            } else {
+                convert_float(from, F32, v, Rnd::Rn)
+            };
+            let tf = Format {
+                exp_bits: 8,
+                frac_bits: 10,
+            };
             let mode = if mode == Rnd::Default { Rnd::Rna } else { mode };
             let r = match unpack(F32, v) {
                 Val::NaN => return F32.nan(),
@@ -822,7 +944,16 @@ mod tests {
     use super::*;
 
     fn add32(mode: Rnd, a: f32, b: f32) -> f32 {
-        f32::from_bits(float_op(FOp::Add, FTy::F32, mode, false, false, a.to_bits() as u64, b.to_bits() as u64, 0) as u32)
+        f32::from_bits(float_op(
+            FOp::Add,
+            FTy::F32,
+            mode,
+            false,
+            false,
+            a.to_bits() as u64,
+            b.to_bits() as u64,
+            0,
+        ) as u32)
     }
 
     #[test]
@@ -857,7 +988,11 @@ mod tests {
                     assert_eq!(soft_add(F64, Rnd::Rn, a, b), (x + y).to_bits(), "{x} + {y}");
                     assert_eq!(soft_mul(F64, Rnd::Rn, a, b), (x * y).to_bits(), "{x} * {y}");
                     assert_eq!(soft_div(F64, Rnd::Rn, a, b), (x / y).to_bits(), "{x} / {y}");
-                    assert_eq!(soft_fma(F64, Rnd::Rn, a, b, c), x.mul_add(y, z).to_bits(), "fma({x}, {y}, {z})");
+                    assert_eq!(
+                        soft_fma(F64, Rnd::Rn, a, b, c),
+                        x.mul_add(y, z).to_bits(),
+                        "fma({x}, {y}, {z})"
+                    );
                 }
                 let x = f64::from_bits(a);
                 if x >= 0.0 {
@@ -882,13 +1017,30 @@ mod tests {
         assert_eq!(soft_add(F64, Rnd::Rz, max, max), max);
         assert_eq!(soft_add(F64, Rnd::Rn, max, max), f64::INFINITY.to_bits());
         assert_eq!(soft_add(F64, Rnd::Rm, max, max), max);
-        assert_eq!(soft_mul(F64, Rnd::Rp, (-f64::MAX).to_bits(), 2f64.to_bits()), (-f64::MAX).to_bits());
+        assert_eq!(
+            soft_mul(F64, Rnd::Rp, (-f64::MAX).to_bits(), 2f64.to_bits()),
+            (-f64::MAX).to_bits()
+        );
     }
 
     #[test]
     fn conversions_round_and_saturate() {
         let f = |x: f32| x.to_bits() as u64;
-        let to_s32 = |mode, x: f32| convert(NumTy::Int { bits: 32, signed: true }, NumTy::Float(F32), mode, false, false, false, false, f(x)) as u32 as i32;
+        let to_s32 = |mode, x: f32| {
+            convert(
+                NumTy::Int {
+                    bits: 32,
+                    signed: true,
+                },
+                NumTy::Float(F32),
+                mode,
+                false,
+                false,
+                false,
+                false,
+                f(x),
+            ) as u32 as i32
+        };
         assert_eq!(to_s32(Rnd::Rni, 2.5), 2);
         assert_eq!(to_s32(Rnd::Rni, 3.5), 4);
         assert_eq!(to_s32(Rnd::Rmi, -0.5), -1);
@@ -896,22 +1048,86 @@ mod tests {
         assert_eq!(to_s32(Rnd::Rzi, 1e20), i32::MAX);
         assert_eq!(to_s32(Rnd::Rzi, -1e20), i32::MIN);
         assert_eq!(to_s32(Rnd::Rzi, f32::NAN), 0);
-        let to_u8 = |x: f32| convert(NumTy::Int { bits: 8, signed: false }, NumTy::Float(F32), Rnd::Rzi, false, false, false, false, f(x));
+        let to_u8 = |x: f32| {
+            convert(
+                NumTy::Int {
+                    bits: 8,
+                    signed: false,
+                },
+                NumTy::Float(F32),
+                Rnd::Rzi,
+                false,
+                false,
+                false,
+                false,
+                f(x),
+            )
+        };
         assert_eq!(to_u8(-3.0), 0);
         assert_eq!(to_u8(300.0), 255);
         // u64::MAX to f32 in every mode.
-        let from_u64 = |mode| convert(NumTy::Float(F32), NumTy::Int { bits: 64, signed: false }, mode, false, false, false, false, u64::MAX) as u32;
+        let from_u64 = |mode| {
+            convert(
+                NumTy::Float(F32),
+                NumTy::Int {
+                    bits: 64,
+                    signed: false,
+                },
+                mode,
+                false,
+                false,
+                false,
+                false,
+                u64::MAX,
+            ) as u32
+        };
         assert_eq!(f32::from_bits(from_u64(Rnd::Rn)), 18446744073709551616.0);
         assert_eq!(from_u64(Rnd::Rz), 0x5F7F_FFFF);
         // f64 → f32 directed, and an f32 rounded to an integral f32.
         let third = (1.0f64 / 3.0).to_bits();
-        let rz = convert(NumTy::Float(F32), NumTy::Float(F64), Rnd::Rz, false, false, false, false, third);
-        let rp = convert(NumTy::Float(F32), NumTy::Float(F64), Rnd::Rp, false, false, false, false, third);
+        let rz = convert(
+            NumTy::Float(F32),
+            NumTy::Float(F64),
+            Rnd::Rz,
+            false,
+            false,
+            false,
+            false,
+            third,
+        );
+        let rp = convert(
+            NumTy::Float(F32),
+            NumTy::Float(F64),
+            Rnd::Rp,
+            false,
+            false,
+            false,
+            false,
+            third,
+        );
         assert_eq!(rp, rz + 1);
-        let neg_half = convert(NumTy::Float(F32), NumTy::Float(F32), Rnd::Rni, false, false, false, false, f(-0.5));
+        let neg_half = convert(
+            NumTy::Float(F32),
+            NumTy::Float(F32),
+            Rnd::Rni,
+            false,
+            false,
+            false,
+            false,
+            f(-0.5),
+        );
         assert_eq!(neg_half, 0x8000_0000);
         // .sat clamps and sends NaN to +0.
-        let sat = convert(NumTy::Float(F32), NumTy::Float(F32), Rnd::Default, false, true, false, false, F32.nan());
+        let sat = convert(
+            NumTy::Float(F32),
+            NumTy::Float(F32),
+            Rnd::Default,
+            false,
+            true,
+            false,
+            false,
+            F32.nan(),
+        );
         assert_eq!(sat, 0);
         // f16 round trip of the largest finite half, and overflow.
         assert_eq!(f32_to_f16(65504.0, Rnd::Rn), 0x7BFF);

@@ -55,13 +55,7 @@ pub fn div(op: IntOp, bits: u32, a: u64, b: u64) -> u64 {
     let (a_u, b_u) = (a & m, b & m);
     let (a_s, b_s) = (sext(a, bits), sext(b, bits));
     let r = match op {
-        IntOp::DivU => {
-            if b_u == 0 {
-                m
-            } else {
-                a_u / b_u
-            }
-        }
+        IntOp::DivU => a_u.checked_div(b_u).unwrap_or(m),
         IntOp::RemU => {
             if b_u == 0 {
                 a_u
@@ -108,8 +102,12 @@ pub fn int_op(op: IntOp, bits: u32, a: u64, b: u64) -> u64 {
         IntOp::MaxU => (a & m).max(b & m),
         IntOp::MinS => sext(a, bits).min(sext(b, bits)) as u64 & m,
         IntOp::MaxS => sext(a, bits).max(sext(b, bits)) as u64 & m,
-        IntOp::AddSatS => (sext(a, 32) + sext(b, 32)).clamp(i32::MIN as i64, i32::MAX as i64) as u64 & m,
-        IntOp::SubSatS => (sext(a, 32) - sext(b, 32)).clamp(i32::MIN as i64, i32::MAX as i64) as u64 & m,
+        IntOp::AddSatS => {
+            (sext(a, 32) + sext(b, 32)).clamp(i32::MIN as i64, i32::MAX as i64) as u64 & m
+        }
+        IntOp::SubSatS => {
+            (sext(a, 32) - sext(b, 32)).clamp(i32::MIN as i64, i32::MAX as i64) as u64 & m
+        }
         IntOp::Mul24LoU => ((a & 0xff_ffff) * (b & 0xff_ffff)) & 0xffff_ffff,
         IntOp::Mul24HiU => ((a & 0xff_ffff) * (b & 0xff_ffff)) >> 16 & 0xffff_ffff,
         IntOp::Mul24LoS => (sext(a, 24) * sext(b, 24)) as u64 & 0xffff_ffff,
@@ -121,7 +119,11 @@ pub fn int_op(op: IntOp, bits: u32, a: u64, b: u64) -> u64 {
         IntOp::AddU16x2 => lanes16(a, b, |x, y| x.wrapping_add(y)),
         IntOp::SubU16x2 => lanes16(a, b, |x, y| x.wrapping_sub(y)),
         IntOp::BmskClamp | IntOp::BmskWrap => {
-            let (pos, width) = if op == IntOp::BmskWrap { (a & 31, b & 31) } else { (a.min(32), b.min(32)) };
+            let (pos, width) = if op == IntOp::BmskWrap {
+                (a & 31, b & 31)
+            } else {
+                (a.min(32), b.min(32))
+            };
             if pos >= 32 {
                 0
             } else {
@@ -158,7 +160,11 @@ pub fn int_un(op: IntUnOp, bits: u32, a: u64) -> u64 {
         IntUnOp::Cnot => (a == 0) as u64,
         IntUnOp::BfindU | IntUnOp::BfindS | IntUnOp::BfindShiftU | IntUnOp::BfindShiftS => {
             let signed = matches!(op, IntUnOp::BfindS | IntUnOp::BfindShiftS);
-            let x = if signed && sext(a, bits) < 0 { !a & m } else { a };
+            let x = if signed && sext(a, bits) < 0 {
+                !a & m
+            } else {
+                a
+            };
             if x == 0 {
                 return 0xffff_ffff;
             }
@@ -182,7 +188,15 @@ pub fn mul_wide(a: u64, b: u64, bits: u32, signed: bool) -> u64 {
 }
 
 /// `mad.lo/.hi/.wide` (`sat` only for `.hi.s32`: the sum saturates).
-pub fn mad(kind: crate::program::MadKind, bits: u32, signed: bool, sat: bool, a: u64, b: u64, c: u64) -> u64 {
+pub fn mad(
+    kind: crate::program::MadKind,
+    bits: u32,
+    signed: bool,
+    sat: bool,
+    a: u64,
+    b: u64,
+    c: u64,
+) -> u64 {
     use crate::program::MadKind;
     let m = mask(bits);
     match kind {
@@ -206,10 +220,18 @@ pub fn bfe(a: u64, pos: u64, len: u64, bits: u32, signed: bool) -> u64 {
     let msb = bits as u64 - 1;
     let pos = pos & 0xff;
     let len = len & 0xff;
-    let sbit = if !signed || len == 0 { 0 } else { (a >> (pos + len - 1).min(msb)) & 1 };
+    let sbit = if !signed || len == 0 {
+        0
+    } else {
+        (a >> (pos + len - 1).min(msb)) & 1
+    };
     let mut d = 0u64;
     for i in 0..bits as u64 {
-        let bit = if i < len && pos + i <= msb { (a >> (pos + i)) & 1 } else { sbit };
+        let bit = if i < len && pos + i <= msb {
+            (a >> (pos + i)) & 1
+        } else {
+            sbit
+        };
         d |= bit << i;
     }
     d
@@ -250,7 +272,12 @@ pub fn prmt(a: u64, b: u64, c: u64, mode: u8) -> u64 {
         // f4e: forward 4 extract.
         1 => [s, s + 1, s + 2, s + 3],
         // b4e: backward 4 extract.
-        2 => [s, s.wrapping_sub(1) & 7, s.wrapping_sub(2) & 7, s.wrapping_sub(3) & 7],
+        2 => [
+            s,
+            s.wrapping_sub(1) & 7,
+            s.wrapping_sub(2) & 7,
+            s.wrapping_sub(3) & 7,
+        ],
         // rc8: replicate the selected byte.
         3 => [s; 4],
         // ecl: edge clamp left.
@@ -286,7 +313,11 @@ pub fn fns(mask: u64, base: u64, offset: u64) -> u64 {
     let offset = offset as u32 as i32;
     let base = (base & 0xffff_ffff) as i64;
     if offset == 0 {
-        return if base < 32 && (mask >> base) & 1 == 1 { base as u64 } else { 0xffff_ffff };
+        return if base < 32 && (mask >> base) & 1 == 1 {
+            base as u64
+        } else {
+            0xffff_ffff
+        };
     }
     let mut count = offset.unsigned_abs() - 1;
     let inc: i64 = if offset > 0 { 1 } else { -1 };
@@ -395,12 +426,21 @@ mod tests {
 
     #[test]
     fn division_edges() {
-        assert_eq!(div(IntOp::DivS, 32, i32::MIN as u32 as u64, 0xffff_ffff), i32::MIN as u32 as u64);
+        assert_eq!(
+            div(IntOp::DivS, 32, i32::MIN as u32 as u64, 0xffff_ffff),
+            i32::MIN as u32 as u64
+        );
         assert_eq!(div(IntOp::RemS, 32, i32::MIN as u32 as u64, 0xffff_ffff), 0);
         assert_eq!(div(IntOp::DivU, 32, 7, 0), 0xffff_ffff);
         assert_eq!(div(IntOp::RemU, 64, 7, 0), 7);
-        assert_eq!(div(IntOp::DivS, 16, (-7i16) as u16 as u64, 2), (-3i16) as u16 as u64);
-        assert_eq!(div(IntOp::RemS, 16, (-7i16) as u16 as u64, 2), (-1i16) as u16 as u64);
+        assert_eq!(
+            div(IntOp::DivS, 16, (-7i16) as u16 as u64, 2),
+            (-3i16) as u16 as u64
+        );
+        assert_eq!(
+            div(IntOp::RemS, 16, (-7i16) as u16 as u64, 2),
+            (-1i16) as u16 as u64
+        );
     }
 
     #[test]

@@ -44,7 +44,10 @@ pub trait Environment: Sync {
 
     /// `%globaltimer`: nanoseconds. Defaults to the host's wall clock.
     fn globaltimer(&self) -> u64 {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0)
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0)
     }
 }
 
@@ -71,7 +74,13 @@ pub struct LaunchOptions {
 
 impl Default for LaunchOptions {
     fn default() -> Self {
-        LaunchOptions { workers: 0, timeout: Duration::from_secs(120), cluster: None, quantum: 10_000, resident: 4 }
+        LaunchOptions {
+            workers: 0,
+            timeout: Duration::from_secs(120),
+            cluster: None,
+            quantum: 10_000,
+            resident: 4,
+        }
     }
 }
 
@@ -120,7 +129,10 @@ impl Ctx<'_> {
 }
 
 fn invalid(kernel: &str, reason: impl Into<String>) -> Fault {
-    Fault::InvalidLaunch { kernel: kernel.to_string(), reason: reason.into() }
+    Fault::InvalidLaunch {
+        kernel: kernel.to_string(),
+        reason: reason.into(),
+    }
 }
 
 /// The first instruction the VM cannot run that `kernel` can reach, if any.
@@ -139,8 +151,15 @@ fn check_reachable(module: &Module, kernel: u32, name: &str) -> Result<(), Fault
             if f.is_extern {
                 return Err(Fault::Unsupported {
                     kernel: name.to_string(),
-                    at: Location { function: f.name.clone(), instruction: format!("call {}", f.name), line: 0 },
-                    reason: format!("`{}` is an external function the VM does not provide", f.name),
+                    at: Location {
+                        function: f.name.clone(),
+                        instruction: format!("call {}", f.name),
+                        line: 0,
+                    },
+                    reason: format!(
+                        "`{}` is an external function the VM does not provide",
+                        f.name
+                    ),
                 });
             }
             for (pc, inst) in f.code.iter().enumerate() {
@@ -200,23 +219,46 @@ pub fn launch(
     let grid = [dims.grid.0, dims.grid.1, dims.grid.2];
     let block = [dims.block.0, dims.block.1, dims.block.2];
     if grid.contains(&0) || block.contains(&0) {
-        return Err(invalid(kernel, format!("grid {:?} and block {:?} must have no zero dimension", dims.grid, dims.block)));
+        return Err(invalid(
+            kernel,
+            format!(
+                "grid {:?} and block {:?} must have no zero dimension",
+                dims.grid, dims.block
+            ),
+        ));
     }
     let threads = block.iter().map(|&x| x as u64).product::<u64>();
     if threads > 1024 || block[2] > 64 {
-        return Err(invalid(kernel, format!("a block of {:?} threads is larger than a GPU allows (1024, z at most 64)", dims.block)));
+        return Err(invalid(
+            kernel,
+            format!(
+                "a block of {:?} threads is larger than a GPU allows (1024, z at most 64)",
+                dims.block
+            ),
+        ));
     }
     if grid[1] > 65535 || grid[2] > 65535 {
-        return Err(invalid(kernel, format!("grid {:?}: y and z are at most 65535", dims.grid)));
+        return Err(invalid(
+            kernel,
+            format!("grid {:?}: y and z are at most 65535", dims.grid),
+        ));
     }
     if let Some(r) = f.reqntid {
         if r != block {
-            return Err(invalid(kernel, format!("the kernel requires blocks of {r:?} threads (.reqntid), not {block:?}")));
+            return Err(invalid(
+                kernel,
+                format!("the kernel requires blocks of {r:?} threads (.reqntid), not {block:?}"),
+            ));
         }
     }
     if let Some(m) = f.maxntid {
         if threads > m.iter().map(|&x| x as u64).product::<u64>() {
-            return Err(invalid(kernel, format!("the kernel allows at most {m:?} threads per block (.maxntid), not {block:?}")));
+            return Err(invalid(
+                kernel,
+                format!(
+                    "the kernel allows at most {m:?} threads per block (.maxntid), not {block:?}"
+                ),
+            ));
         }
     }
     let (cluster, explicit_cluster) = match (options.cluster, f.reqnctapercluster) {
@@ -224,20 +266,44 @@ pub fn launch(
         (None, Some(c)) => (c, true),
         (None, None) => ([1, 1, 1], false),
     };
-    if cluster.contains(&0) || (0..3).any(|i| grid[i] % cluster[i] != 0) {
-        return Err(invalid(kernel, format!("clusters of {cluster:?} blocks must tile the grid {grid:?}")));
+    if cluster.contains(&0) || (0..3).any(|i| !grid[i].is_multiple_of(cluster[i])) {
+        return Err(invalid(
+            kernel,
+            format!("clusters of {cluster:?} blocks must tile the grid {grid:?}"),
+        ));
     }
     if cluster.iter().product::<u32>() > 16 {
-        return Err(invalid(kernel, format!("clusters of {cluster:?} blocks: at most 16 blocks per cluster")));
+        return Err(invalid(
+            kernel,
+            format!("clusters of {cluster:?} blocks: at most 16 blocks per cluster"),
+        ));
     }
     check_reachable(module, index, kernel)?;
 
     if params.len() != f.kernel_params.len() {
-        return Err(invalid(kernel, format!("it takes {} parameters, the launch passed {}", f.kernel_params.len(), params.len())));
+        return Err(invalid(
+            kernel,
+            format!(
+                "it takes {} parameters, the launch passed {}",
+                f.kernel_params.len(),
+                params.len()
+            ),
+        ));
     }
-    let total = f.kernel_params.iter().zip(&f.kernel_param_offsets).map(|(p, &o)| o as usize + p.size).max().unwrap_or(0);
+    let total = f
+        .kernel_params
+        .iter()
+        .zip(&f.kernel_param_offsets)
+        .map(|(p, &o)| o as usize + p.size)
+        .max()
+        .unwrap_or(0);
     let mut kparams = vec![0u8; total.max(8)];
-    for (k, (p, &off)) in f.kernel_params.iter().zip(&f.kernel_param_offsets).enumerate() {
+    for (k, (p, &off)) in f
+        .kernel_params
+        .iter()
+        .zip(&f.kernel_param_offsets)
+        .enumerate()
+    {
         if params[k].is_null() {
             return Err(invalid(kernel, format!("parameter {k} is a null pointer")));
         }
@@ -249,16 +315,28 @@ pub fn launch(
     let kparams_addr = kparams.as_ptr() as u64;
 
     let shared_bytes = module.dynamic_shared_offset as u64 + dims.dynamic_shared_bytes as u64;
-    let shared_bytes = if dims.dynamic_shared_bytes == 0 { module.static_shared as u64 } else { shared_bytes };
+    let shared_bytes = if dims.dynamic_shared_bytes == 0 {
+        module.static_shared as u64
+    } else {
+        shared_bytes
+    };
     if shared_bytes > (1 << 24) - 1 {
-        return Err(invalid(kernel, format!("{shared_bytes} bytes of shared memory per block is more than the VM supports")));
+        return Err(invalid(
+            kernel,
+            format!("{shared_bytes} bytes of shared memory per block is more than the VM supports"),
+        ));
     }
     let mut writable = env.valid_regions();
     writable.push(module.storage_range());
-    let regions = Regions::new(writable, vec![kparams_addr..kparams_addr + kparams.len() as u64]);
+    let regions = Regions::new(
+        writable,
+        std::iter::once(kparams_addr..kparams_addr + kparams.len() as u64),
+    );
 
     let workers = match options.workers {
-        0 => std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        0 => std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1),
         n => n,
     };
     let ctx = Ctx {
@@ -284,5 +362,10 @@ pub fn launch(
     };
     let instructions = crate::scheduler::run_grid(&ctx)?;
     let blocks = grid.iter().map(|&x| x as u64).product::<u64>();
-    Ok(LaunchStats { instructions, blocks, threads: blocks * threads, elapsed: ctx.started.elapsed() })
+    Ok(LaunchStats {
+        instructions,
+        blocks,
+        threads: blocks * threads,
+        elapsed: ctx.started.elapsed(),
+    })
 }

@@ -65,7 +65,11 @@ pub fn lex(src: &str) -> Result<Vec<Token>, ParseError> {
         }
         let column = (i - line_start + 1) as u32;
         let (tok_line, tok_column) = (line, column);
-        let error = move |message: String| ParseError { line: tok_line, column: tok_column, message };
+        let error = move |message: String| ParseError {
+            line: tok_line,
+            column: tok_column,
+            message,
+        };
         if c == b'/' && bytes.get(i + 1) == Some(&b'/') {
             while i < bytes.len() && bytes[i] != b'\n' {
                 i += 1;
@@ -97,7 +101,11 @@ pub fn lex(src: &str) -> Result<Vec<Token>, ParseError> {
                 i += 1;
             }
             Tok::Ident(src[start..i].to_string())
-        } else if c == b'.' && bytes.get(i + 1).is_some_and(|&b| is_ident_start(b) || b.is_ascii_digit()) {
+        } else if c == b'.'
+            && bytes
+                .get(i + 1)
+                .is_some_and(|&b| is_ident_start(b) || b.is_ascii_digit())
+        {
             i += 1;
             loop {
                 while i < bytes.len() && is_ident_continue(bytes[i]) {
@@ -147,7 +155,12 @@ pub fn lex(src: &str) -> Result<Vec<Token>, ParseError> {
             let ch = src[i..].chars().next().unwrap_or('?');
             return Err(error(format!("unexpected character `{ch}`")));
         };
-        tokens.push(Token { tok, offset: start, line, column });
+        tokens.push(Token {
+            tok,
+            offset: start,
+            line,
+            column,
+        });
     }
     Ok(tokens)
 }
@@ -190,16 +203,22 @@ fn lex_number(b: &[u8]) -> Result<(Tok, usize), String> {
     if b[0] == b'0' && b.len() > 2 && (b[1] == b'x' || b[1] == b'X') {
         let end = hex_run(2);
         let text = std::str::from_utf8(&b[2..end]).unwrap_or("");
-        let v = u64::from_str_radix(text, 16).map_err(|_| format!("bad hexadecimal literal `0x{text}`"))?;
+        let v = u64::from_str_radix(text, 16)
+            .map_err(|_| format!("bad hexadecimal literal `0x{text}`"))?;
         return Ok((Tok::Int(v), skip_unsigned_suffix(b, end)));
     }
-    if b[0] == b'0' && b.len() > 2 && (b[1] == b'b' || b[1] == b'B') && (b[2] == b'0' || b[2] == b'1') {
+    if b[0] == b'0'
+        && b.len() > 2
+        && (b[1] == b'b' || b[1] == b'B')
+        && (b[2] == b'0' || b[2] == b'1')
+    {
         let mut end = 2;
         while end < b.len() && (b[end] == b'0' || b[end] == b'1') {
             end += 1;
         }
         let text = std::str::from_utf8(&b[2..end]).unwrap_or("");
-        let v = u64::from_str_radix(text, 2).map_err(|_| format!("bad binary literal `0b{text}`"))?;
+        let v =
+            u64::from_str_radix(text, 2).map_err(|_| format!("bad binary literal `0b{text}`"))?;
         return Ok((Tok::Int(v), skip_unsigned_suffix(b, end)));
     }
     let mut end = 0;
@@ -207,8 +226,9 @@ fn lex_number(b: &[u8]) -> Result<(Tok, usize), String> {
         end += 1;
     }
     // A decimal float: digits '.' digits [e[+-]digits], or digits e[+-]digits.
-    let is_float = (end < b.len() && b[end] == b'.' && b.get(end + 1).is_some_and(|c| c.is_ascii_digit()))
-        || (end < b.len() && (b[end] == b'e' || b[end] == b'E'));
+    let is_float =
+        (end < b.len() && b[end] == b'.' && b.get(end + 1).is_some_and(|c| c.is_ascii_digit()))
+            || (end < b.len() && (b[end] == b'e' || b[end] == b'E'));
     if is_float {
         let mut j = end;
         if j < b.len() && b[j] == b'.' {
@@ -227,14 +247,17 @@ fn lex_number(b: &[u8]) -> Result<(Tok, usize), String> {
             }
         }
         let text = std::str::from_utf8(&b[..j]).unwrap_or("0");
-        let v: f64 = text.parse().map_err(|_| format!("bad float literal `{text}`"))?;
+        let v: f64 = text
+            .parse()
+            .map_err(|_| format!("bad float literal `{text}`"))?;
         return Ok((Tok::F64(v.to_bits()), j));
     }
     let text = std::str::from_utf8(&b[..end]).unwrap_or("0");
     let v = if text.len() > 1 && text.starts_with('0') {
         u64::from_str_radix(&text[1..], 8).map_err(|_| format!("bad octal literal `{text}`"))?
     } else {
-        text.parse::<u64>().map_err(|_| format!("integer literal `{text}` does not fit in 64 bits"))?
+        text.parse::<u64>()
+            .map_err(|_| format!("integer literal `{text}` does not fit in 64 bits"))?
     };
     Ok((Tok::Int(v), skip_unsigned_suffix(b, end)))
 }
@@ -288,7 +311,10 @@ mod tests {
     #[test]
     fn literals() {
         assert_eq!(kinds("0f3F800000"), vec![Tok::F32(0x3F80_0000)]);
-        assert_eq!(kinds("0dBFF0000000000000"), vec![Tok::F64(0xBFF0_0000_0000_0000)]);
+        assert_eq!(
+            kinds("0dBFF0000000000000"),
+            vec![Tok::F64(0xBFF0_0000_0000_0000)]
+        );
         assert_eq!(kinds("0xFFFFFFFFFFFFFFFF"), vec![Tok::Int(u64::MAX)]);
         assert_eq!(kinds("017"), vec![Tok::Int(15)]);
         assert_eq!(kinds("0b101U"), vec![Tok::Int(5)]);

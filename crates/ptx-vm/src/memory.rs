@@ -99,7 +99,8 @@ pub struct Regions {
     read_only: Vec<Range<u64>>,
 }
 
-fn normalise(mut v: Vec<Range<u64>>) -> Vec<Range<u64>> {
+fn normalise(v: impl IntoIterator<Item = Range<u64>>) -> Vec<Range<u64>> {
+    let mut v: Vec<Range<u64>> = v.into_iter().collect();
     v.retain(|r| r.start < r.end);
     v.sort_by_key(|r| r.start);
     let mut out: Vec<Range<u64>> = Vec::with_capacity(v.len());
@@ -121,8 +122,14 @@ fn find(v: &[Range<u64>], addr: u64, size: u64) -> bool {
 }
 
 impl Regions {
-    pub fn new(writable: Vec<Range<u64>>, read_only: Vec<Range<u64>>) -> Regions {
-        Regions { writable: normalise(writable), read_only: normalise(read_only) }
+    pub fn new(
+        writable: impl IntoIterator<Item = Range<u64>>,
+        read_only: impl IntoIterator<Item = Range<u64>>,
+    ) -> Regions {
+        Regions {
+            writable: normalise(writable),
+            read_only: normalise(read_only),
+        }
     }
 
     /// Whether `size` bytes at `addr` may be read.
@@ -211,7 +218,9 @@ pub unsafe fn host_rmw(addr: u64, size: u8, order: Order, f: impl Fn(u64) -> Opt
                 let a = AtomicU16::from_ptr(addr as *mut u16);
                 let mut old = a.load(failure);
                 loop {
-                    let Some(new) = f(old as u64) else { return old as u64 };
+                    let Some(new) = f(old as u64) else {
+                        return old as u64;
+                    };
                     match a.compare_exchange_weak(old, new as u16, success, failure) {
                         Ok(_) => return old as u64,
                         Err(x) => old = x,
@@ -222,7 +231,9 @@ pub unsafe fn host_rmw(addr: u64, size: u8, order: Order, f: impl Fn(u64) -> Opt
                 let a = AtomicU32::from_ptr(addr as *mut u32);
                 let mut old = a.load(failure);
                 loop {
-                    let Some(new) = f(old as u64) else { return old as u64 };
+                    let Some(new) = f(old as u64) else {
+                        return old as u64;
+                    };
                     match a.compare_exchange_weak(old, new as u32, success, failure) {
                         Ok(_) => return old as u64,
                         Err(x) => old = x,
@@ -259,8 +270,12 @@ pub fn buf_load(buf: &[u8], off: u64, size: u8) -> Option<u64> {
 /// Little-endian write; `false` when out of bounds.
 #[inline]
 pub fn buf_store(buf: &mut [u8], off: u64, size: u8, value: u64) -> bool {
-    let Ok(off) = usize::try_from(off) else { return false };
-    let Some(end) = off.checked_add(size as usize) else { return false };
+    let Ok(off) = usize::try_from(off) else {
+        return false;
+    };
+    let Some(end) = off.checked_add(size as usize) else {
+        return false;
+    };
     match buf.get_mut(off..end) {
         Some(bytes) => {
             bytes.copy_from_slice(&value.to_le_bytes()[..size as usize]);
@@ -286,7 +301,7 @@ mod tests {
 
     #[test]
     fn regions_merge_and_bound() {
-        let r = Regions::new(vec![10..20, 20..30, 50..60], vec![100..104]);
+        let r = Regions::new([10..20, 20..30, 50..60], std::iter::once(100..104));
         assert!(r.writable(10, 20));
         assert!(!r.writable(25, 10));
         assert!(r.readable(100, 4));

@@ -33,10 +33,13 @@ struct Storage {
 
 impl Storage {
     fn new(size: usize, align: usize) -> Storage {
-        let layout = std::alloc::Layout::from_size_align(size.max(1), align.max(16)).unwrap_or(std::alloc::Layout::new::<u128>());
+        let layout = std::alloc::Layout::from_size_align(size.max(1), align.max(16))
+            .unwrap_or(std::alloc::Layout::new::<u128>());
         // SAFETY: the layout has a nonzero size.
         let raw = unsafe { std::alloc::alloc_zeroed(layout) };
-        let Some(ptr) = NonNull::new(raw) else { std::alloc::handle_alloc_error(layout) };
+        let Some(ptr) = NonNull::new(raw) else {
+            std::alloc::handle_alloc_error(layout)
+        };
         Storage { ptr, layout }
     }
 
@@ -45,10 +48,15 @@ impl Storage {
     }
 
     fn write(&mut self, off: usize, bytes: &[u8]) {
-        assert!(off + bytes.len() <= self.layout.size(), "initialiser outside its variable");
+        assert!(
+            off + bytes.len() <= self.layout.size(),
+            "initialiser outside its variable"
+        );
         // SAFETY: in bounds of the allocation (checked above); nothing else
         // can access the storage while the module is being built.
-        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.ptr.as_ptr().add(off), bytes.len()) };
+        unsafe {
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.ptr.as_ptr().add(off), bytes.len())
+        };
     }
 }
 
@@ -106,7 +114,9 @@ fn var_size(v: &VarDecl) -> u64 {
 }
 
 fn var_align(v: &VarDecl) -> u64 {
-    v.align.map(|a| a as u64).unwrap_or_else(|| (type_size(&v.ty).unwrap_or(1) * v.vector as u64).max(1))
+    v.align
+        .map(|a| a as u64)
+        .unwrap_or_else(|| (type_size(&v.ty).unwrap_or(1) * v.vector as u64).max(1))
 }
 
 fn collect_function_shared(f: &FuncDecl, stmts: &[Stmt], out: &mut Vec<(String, VarDecl)>) {
@@ -130,9 +140,20 @@ impl Module {
 
     fn build(ptx: &str, ast: AstModule) -> Result<Module, ParseError> {
         if ast.address_size != 64 {
-            return Err(ParseError { line: 1, column: 1, message: format!(".address_size {} is not supported (only 64)", ast.address_size) });
+            return Err(ParseError {
+                line: 1,
+                column: 1,
+                message: format!(
+                    ".address_size {} is not supported (only 64)",
+                    ast.address_size
+                ),
+            });
         }
-        let err = |v: &VarDecl, message: String| ParseError { line: v.line, column: v.column, message };
+        let err = |v: &VarDecl, message: String| ParseError {
+            line: v.line,
+            column: v.column,
+            message,
+        };
 
         // Functions: a definition wins over declarations of the same name.
         let mut funcs: Vec<&FuncDecl> = Vec::new();
@@ -143,7 +164,11 @@ impl Module {
                     Some(&i) => {
                         if f.body.is_some() {
                             if funcs[i as usize].body.is_some() {
-                                return Err(ParseError { line: f.line, column: f.column, message: format!("function `{}` is defined twice", f.name) });
+                                return Err(ParseError {
+                                    line: f.line,
+                                    column: f.column,
+                                    message: format!("function `{}` is defined twice", f.name),
+                                });
                             }
                             funcs[i as usize] = f;
                         }
@@ -166,7 +191,13 @@ impl Module {
                 continue;
             }
             if v.linkage == Linkage::Extern {
-                return Err(err(v, format!("extern variable `{}` cannot be resolved: the VM links no other module", v.name)));
+                return Err(err(
+                    v,
+                    format!(
+                        "extern variable `{}` cannot be resolved: the VM links no other module",
+                        v.name
+                    ),
+                ));
             }
             if type_size(&v.ty).is_none() {
                 return Err(err(v, format!("unknown type `.{}`", v.ty)));
@@ -184,7 +215,13 @@ impl Module {
         let base = storage.base();
         let mut globals = HashMap::new();
         for (v, off) in &layout {
-            globals.insert(v.name.clone(), GlobalSymbol { address: base + off, size: var_size(v) as usize });
+            globals.insert(
+                v.name.clone(),
+                GlobalSymbol {
+                    address: base + off,
+                    size: var_size(v) as usize,
+                },
+            );
         }
 
         // Shared memory: module variables, then those declared in functions.
@@ -216,18 +253,31 @@ impl Module {
             shared_size = off + var_size(v);
             function_shared.insert((fname.clone(), v.name.clone()), off as u32);
         }
-        let dyn_align = dynamic.iter().map(|v| var_align(v)).max().unwrap_or(16).max(16);
+        let dyn_align = dynamic
+            .iter()
+            .map(|v| var_align(v))
+            .max()
+            .unwrap_or(16)
+            .max(16);
         let dynamic_offset = align_up(shared_size, dyn_align);
         for v in dynamic {
             shared.insert(v.name.clone(), dynamic_offset as u32);
         }
 
         let symbols = ModuleSymbols {
-            globals: globals.iter().map(|(k, g)| (k.clone(), (g.address, g.size as u64))).collect(),
+            globals: globals
+                .iter()
+                .map(|(k, g)| (k.clone(), (g.address, g.size as u64)))
+                .collect(),
             shared: shared.clone(),
             functions: by_name
                 .iter()
-                .map(|(k, &i)| (k.clone(), (i, funcs[i as usize].body.is_none() && k == "vprintf")))
+                .map(|(k, &i)| {
+                    (
+                        k.clone(),
+                        (i, funcs[i as usize].body.is_none() && k == "vprintf"),
+                    )
+                })
                 .collect(),
         };
 
@@ -239,14 +289,21 @@ impl Module {
             let is_float = v.ty.starts_with('f');
             let total = var_size(v) as usize;
             if init.len() * elem > total {
-                return Err(err(v, format!("`{}` has more initialisers than elements", v.name)));
+                return Err(err(
+                    v,
+                    format!("`{}` has more initialisers than elements", v.name),
+                ));
             }
             for (k, e) in init.iter().enumerate() {
                 let value: u64 = match e {
                     InitElem::Int(x) => *x,
-                    InitElem::F32(b) if elem == 8 && is_float => (f32::from_bits(*b) as f64).to_bits(),
+                    InitElem::F32(b) if elem == 8 && is_float => {
+                        (f32::from_bits(*b) as f64).to_bits()
+                    }
                     InitElem::F32(b) => *b as u64,
-                    InitElem::F64(b) if elem == 4 && is_float => (f64::from_bits(*b) as f32).to_bits() as u64,
+                    InitElem::F64(b) if elem == 4 && is_float => {
+                        (f64::from_bits(*b) as f32).to_bits() as u64
+                    }
                     InitElem::F64(b) => *b,
                     InitElem::Symbol { name, offset, .. } => {
                         let target = if let Some(g) = globals.get(name) {
@@ -283,7 +340,10 @@ impl Module {
 
     /// The names of the module's kernels (`.entry` functions), in order.
     pub fn kernels(&self) -> impl Iterator<Item = &str> {
-        self.functions.iter().filter(|f| f.is_entry).map(|f| f.name.as_str())
+        self.functions
+            .iter()
+            .filter(|f| f.is_entry)
+            .map(|f| f.name.as_str())
     }
 
     /// The size and alignment of each parameter of `kernel`, in order;
@@ -309,13 +369,19 @@ impl Module {
     pub(crate) fn inst_text(&self, func: u32, index: u32) -> &str {
         let f = &self.functions[func as usize];
         match f.source.get(index as usize) {
-            Some(&(start, end, _)) if end > start => self.source.get(start as usize..end as usize).unwrap_or("?"),
+            Some(&(start, end, _)) if end > start => {
+                self.source.get(start as usize..end as usize).unwrap_or("?")
+            }
             _ => "(end of function)",
         }
     }
 
     /// The source line of instruction `index` of function `func`.
     pub(crate) fn inst_line(&self, func: u32, index: u32) -> u32 {
-        self.functions[func as usize].source.get(index as usize).map(|s| s.2).unwrap_or(0)
+        self.functions[func as usize]
+            .source
+            .get(index as usize)
+            .map(|s| s.2)
+            .unwrap_or(0)
     }
 }

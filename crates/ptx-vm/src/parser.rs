@@ -18,7 +18,11 @@ use crate::ParseError;
 /// Parses a whole module.
 pub fn parse_module(src: &str) -> Result<AstModule, ParseError> {
     let tokens = lex(src)?;
-    let mut p = Parser { toks: &tokens, pos: 0, src };
+    let mut p = Parser {
+        toks: &tokens,
+        pos: 0,
+        src,
+    };
     p.module()
 }
 
@@ -48,7 +52,11 @@ impl<'a> Parser<'a> {
 
     fn err<T>(&self, message: impl Into<String>) -> PResult<T> {
         let (line, column) = self.here();
-        Err(ParseError { line, column, message: message.into() })
+        Err(ParseError {
+            line,
+            column,
+            message: message.into(),
+        })
     }
 
     fn describe(&self) -> String {
@@ -158,7 +166,10 @@ impl<'a> Parser<'a> {
     }
 
     fn module(&mut self) -> PResult<AstModule> {
-        let mut module = AstModule { items: Vec::new(), address_size: 64 };
+        let mut module = AstModule {
+            items: Vec::new(),
+            address_size: 64,
+        };
         while let Some(tok) = self.peek() {
             match tok {
                 Tok::Dot(d) => match d.as_str() {
@@ -245,23 +256,18 @@ impl<'a> Parser<'a> {
         let mut align = None;
         let mut vector = 1;
         let mut ty = None;
-        loop {
-            match self.peek() {
-                Some(Tok::Dot(d)) => {
-                    let d = d.clone();
-                    self.pos += 1;
-                    match d.as_str() {
-                        ".align" => align = Some(self.int()? as u32),
-                        ".v2" => vector = 2,
-                        ".v4" => vector = 4,
-                        ".v8" => vector = 8,
-                        // Parameter attributes (`.ptr .global .align 4`).
-                        ".ptr" | ".global" | ".shared" | ".const" | ".local" => {}
-                        _ if ty.is_none() => ty = Some(d[1..].to_string()),
-                        _ => return self.err(format!("unexpected `{d}` in a declaration")),
-                    }
-                }
-                _ => break,
+        while let Some(Tok::Dot(d)) = self.peek() {
+            let d = d.clone();
+            self.pos += 1;
+            match d.as_str() {
+                ".align" => align = Some(self.int()? as u32),
+                ".v2" => vector = 2,
+                ".v4" => vector = 4,
+                ".v8" => vector = 8,
+                // Parameter attributes (`.ptr .global .align 4`).
+                ".ptr" | ".global" | ".shared" | ".const" | ".local" => {}
+                _ if ty.is_none() => ty = Some(d[1..].to_string()),
+                _ => return self.err(format!("unexpected `{d}` in a declaration")),
             }
         }
         let Some(ty) = ty else {
@@ -285,7 +291,11 @@ impl<'a> Parser<'a> {
                     self.expect_punct(']')?;
                 }
             }
-            let init = if self.eat_punct('=') { Some(self.initialiser()?) } else { None };
+            let init = if self.eat_punct('=') {
+                Some(self.initialiser()?)
+            } else {
+                None
+            };
             out.push(VarDecl {
                 space,
                 linkage,
@@ -365,9 +375,18 @@ impl<'a> Parser<'a> {
                         break;
                     }
                 }
-                InitElem::Symbol { name, offset, generic }
+                InitElem::Symbol {
+                    name,
+                    offset,
+                    generic,
+                }
             }
-            _ => return self.err(format!("expected an initialiser value, found {}", self.describe())),
+            _ => {
+                return self.err(format!(
+                    "expected an initialiser value, found {}",
+                    self.describe()
+                ))
+            }
         };
         // A parenthesised constant expression is not emitted by LLVM; keep the
         // grammar honest by refusing it here rather than misreading it.
@@ -406,9 +425,17 @@ impl<'a> Parser<'a> {
         let (line, column) = self.here();
         let entry = self.is_dot(".entry");
         self.pos += 1;
-        let rets = if !entry && self.is_punct('(') { self.param_list()? } else { Vec::new() };
+        let rets = if !entry && self.is_punct('(') {
+            self.param_list()?
+        } else {
+            Vec::new()
+        };
         let name = self.ident()?;
-        let params = if self.is_punct('(') { self.param_list()? } else { Vec::new() };
+        let params = if self.is_punct('(') {
+            self.param_list()?
+        } else {
+            Vec::new()
+        };
         let mut f = FuncDecl {
             entry,
             linkage,
@@ -442,7 +469,8 @@ impl<'a> Parser<'a> {
                         }
                         _ => {
                             self.pos -= 1;
-                            return self.err(format!("unexpected `{d}` in the header of `{}`", f.name));
+                            return self
+                                .err(format!("unexpected `{d}` in the header of `{}`", f.name));
                         }
                     }
                 }
@@ -455,7 +483,12 @@ impl<'a> Parser<'a> {
                     f.body = Some(self.block_body()?);
                     return Ok(f);
                 }
-                _ => return self.err(format!("expected `{{` or `;` after the header of `{}`", f.name)),
+                _ => {
+                    return self.err(format!(
+                        "expected `{{` or `;` after the header of `{}`",
+                        f.name
+                    ))
+                }
             }
         }
     }
@@ -498,23 +531,43 @@ impl<'a> Parser<'a> {
                             targets.push(self.ident()?);
                         }
                         self.expect_punct(';')?;
-                        out.push(Stmt::BranchTargets { label: name, targets });
+                        out.push(Stmt::BranchTargets {
+                            label: name,
+                            targets,
+                        });
                     } else if self.eat_dot(".callprototype") {
-                        let rets = if self.is_punct('(') { self.param_list()? } else { Vec::new() };
+                        let rets = if self.is_punct('(') {
+                            self.param_list()?
+                        } else {
+                            Vec::new()
+                        };
                         // The prototype's own name is `_`.
                         self.ident()?;
-                        let params = if self.is_punct('(') { self.param_list()? } else { Vec::new() };
+                        let params = if self.is_punct('(') {
+                            self.param_list()?
+                        } else {
+                            Vec::new()
+                        };
                         while !self.is_punct(';') && self.peek().is_some() {
                             self.pos += 1; // `.noreturn` and similar attributes
                         }
                         self.expect_punct(';')?;
-                        out.push(Stmt::CallPrototype { label: name, rets, params });
+                        out.push(Stmt::CallPrototype {
+                            label: name,
+                            rets,
+                            params,
+                        });
                     } else {
                         out.push(Stmt::Label { name, line, column });
                     }
                 }
                 Tok::Ident(_) | Tok::Punct('@') => out.push(Stmt::Inst(self.instruction()?)),
-                _ => return self.err(format!("expected an instruction, found {}", self.describe())),
+                _ => {
+                    return self.err(format!(
+                        "expected an instruction, found {}",
+                        self.describe()
+                    ))
+                }
             }
         }
     }
@@ -545,12 +598,23 @@ impl<'a> Parser<'a> {
             }
         }
         if !self.is_punct(';') {
-            return self.err(format!("expected `;` after `{opcode}`, found {}", self.describe()));
+            return self.err(format!(
+                "expected `;` after `{opcode}`, found {}",
+                self.describe()
+            ));
         }
         let end = self.toks[self.pos].offset;
         self.pos += 1;
         let text_end = self.src[start..end].trim_end().len() + start;
-        Ok(Inst { guard, opcode, mods, operands, span: (start, text_end), line, column })
+        Ok(Inst {
+            guard,
+            opcode,
+            mods,
+            operands,
+            span: (start, text_end),
+            line,
+            column,
+        })
     }
 
     fn operand(&mut self) -> PResult<Operand> {
@@ -600,7 +664,9 @@ impl<'a> Parser<'a> {
                     self.pos += 1;
                     return Ok(Operand::Component(name, comp));
                 }
-                if self.is_punct('+') && matches!(self.peek_at(1), Some(Tok::Int(_)) | Some(Tok::Punct('-'))) {
+                if self.is_punct('+')
+                    && matches!(self.peek_at(1), Some(Tok::Int(_)) | Some(Tok::Punct('-')))
+                {
                     self.pos += 1;
                     let off = self.int()? as i64;
                     return Ok(Operand::SymbolOffset(name, off));
@@ -672,11 +738,17 @@ impl<'a> Parser<'a> {
                         break;
                     }
                 }
-                Ok(Operand::Address { base: Some(base), offset })
+                Ok(Operand::Address {
+                    base: Some(base),
+                    offset,
+                })
             }
             Some(Tok::Int(_)) | Some(Tok::Punct('-')) => {
                 let v = self.int()? as i64;
-                Ok(Operand::Address { base: None, offset: v })
+                Ok(Operand::Address {
+                    base: None,
+                    offset: v,
+                })
             }
             _ => self.operand(),
         }
@@ -688,7 +760,10 @@ mod tests {
     use super::*;
 
     fn body(src: &str) -> Vec<Stmt> {
-        let m = parse_module(&format!(".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k() {{\n{src}\n}}")).unwrap();
+        let m = parse_module(&format!(
+            ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k() {{\n{src}\n}}"
+        ))
+        .unwrap();
         match m.items.into_iter().next() {
             Some(Item::Func(f)) => f.body.unwrap(),
             _ => panic!("no function"),
@@ -705,14 +780,23 @@ mod tests {
         assert_eq!(
             i.operands,
             vec![
-                Operand::Pair(Box::new(Operand::Name("%p2".into())), Box::new(Operand::Name("%p3".into()))),
+                Operand::Pair(
+                    Box::new(Operand::Name("%p2".into())),
+                    Box::new(Operand::Name("%p3".into()))
+                ),
                 Operand::Name("%r1".into()),
                 Operand::Int(u64::MAX),
                 Operand::Not(Box::new(Operand::Name("%p4".into()))),
             ]
         );
         let Stmt::Inst(i) = &b[1] else { panic!() };
-        assert_eq!(i.operands[1], Operand::Address { base: Some("k_param_0".into()), offset: 8 });
+        assert_eq!(
+            i.operands[1],
+            Operand::Address {
+                base: Some("k_param_0".into()),
+                offset: 8
+            }
+        );
         let Stmt::Inst(i) = &b[2] else { panic!() };
         assert_eq!(i.operands[1], Operand::Component("%tid".into(), "x".into()));
     }
@@ -726,7 +810,11 @@ mod tests {
         let Item::Var(t) = &m.items[1] else { panic!() };
         assert_eq!(
             t.init.as_ref().unwrap()[0],
-            InitElem::Symbol { name: "s".into(), offset: 1, generic: true }
+            InitElem::Symbol {
+                name: "s".into(),
+                offset: 1,
+                generic: true
+            }
         );
         let Item::Var(d) = &m.items[2] else { panic!() };
         assert_eq!((d.linkage, d.dims.clone()), (Linkage::Extern, vec![None]));
@@ -748,7 +836,9 @@ mod tests {
         );
         let Stmt::Block(inner) = &b[0] else { panic!() };
         assert!(matches!(&inner[3], Stmt::CallPrototype { label, .. } if label == "prototype_36"));
-        let Stmt::Inst(call) = &inner[4] else { panic!() };
+        let Stmt::Inst(call) = &inner[4] else {
+            panic!()
+        };
         assert_eq!(call.operands.len(), 4);
     }
 

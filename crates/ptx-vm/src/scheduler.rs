@@ -47,19 +47,51 @@ pub(crate) struct ClusterState {
 pub(crate) fn fault_of(ctx: &Ctx, blk: &BlockState, t: usize, e: ExecError) -> Fault {
     let th = &blk.threads[t];
     let b = blk.info.ctaid;
-    let thread = ThreadRef { block: (b[0], b[1], b[2]), thread: (th.tid[0], th.tid[1], th.tid[2]) };
+    let thread = ThreadRef {
+        block: (b[0], b[1], b[2]),
+        thread: (th.tid[0], th.tid[1], th.tid[2]),
+    };
     let at = ctx.location(th.func, th.pc);
     let kernel = ctx.kernel_name.to_string();
     match e {
         ExecError::Trap => Fault::Trap { kernel, thread, at },
-        ExecError::Mem { addr, size, space, write } => Fault::MemoryViolation { kernel, thread, address: addr, size, space: space_name(space), write, at },
-        ExecError::Misaligned { addr, size, space } => Fault::MisalignedAddress { kernel, thread, address: addr, size, space: space_name(space), at },
-        ExecError::Unsupported(i) => Fault::Unsupported {
+        ExecError::Mem {
+            addr,
+            size,
+            space,
+            write,
+        } => Fault::MemoryViolation {
             kernel,
-            reason: ctx.module.functions[th.func as usize].unsupported.get(i as usize).cloned().unwrap_or_default(),
+            thread,
+            address: addr,
+            size,
+            space: space_name(space),
+            write,
             at,
         },
-        ExecError::Other(reason) => Fault::ExecutionError { kernel, thread, at, reason },
+        ExecError::Misaligned { addr, size, space } => Fault::MisalignedAddress {
+            kernel,
+            thread,
+            address: addr,
+            size,
+            space: space_name(space),
+            at,
+        },
+        ExecError::Unsupported(i) => Fault::Unsupported {
+            kernel,
+            reason: ctx.module.functions[th.func as usize]
+                .unsupported
+                .get(i as usize)
+                .cloned()
+                .unwrap_or_default(),
+            at,
+        },
+        ExecError::Other(reason) => Fault::ExecutionError {
+            kernel,
+            thread,
+            at,
+            reason,
+        },
     }
 }
 
@@ -70,7 +102,11 @@ struct Pool {
 fn make_cluster(ctx: &Ctx, id: u64, pool: &mut Pool, smid: u32) -> ClusterState {
     let [cx, cy, cz] = ctx.cluster;
     let per = [ctx.grid[0] / cx, ctx.grid[1] / cy];
-    let k = [(id % per[0] as u64) as u32, ((id / per[0] as u64) % per[1] as u64) as u32, (id / (per[0] as u64 * per[1] as u64)) as u32];
+    let k = [
+        (id % per[0] as u64) as u32,
+        ((id / per[0] as u64) % per[1] as u64) as u32,
+        (id / (per[0] as u64 * per[1] as u64)) as u32,
+    ];
     let nthreads = (ctx.block[0] * ctx.block[1] * ctx.block[2]) as usize;
     let nwarps = nthreads.div_ceil(32);
     let nblocks = (cx * cy * cz) as usize;
@@ -81,7 +117,11 @@ fn make_cluster(ctx: &Ctx, id: u64, pool: &mut Pool, smid: u32) -> ClusterState 
         let ctaid = [k[0] * cx + r[0], k[1] * cy + r[1], k[2] * cz + r[2]];
         let mut threads = Vec::with_capacity(nthreads);
         for i in 0..nthreads as u32 {
-            let tid = [i % ctx.block[0], (i / ctx.block[0]) % ctx.block[1], i / (ctx.block[0] * ctx.block[1])];
+            let tid = [
+                i % ctx.block[0],
+                (i / ctx.block[0]) % ctx.block[1],
+                i / (ctx.block[0] * ctx.block[1]),
+            ];
             let th = match pool.threads.pop() {
                 Some(mut th) => {
                     th.reset(ctx, tid, i);
@@ -98,7 +138,13 @@ fn make_cluster(ctx: &Ctx, id: u64, pool: &mut Pool, smid: u32) -> ClusterState 
             })
             .collect();
         blocks.push(BlockState {
-            info: BlockInfo { ctaid, rank, cluster_ctaid: r, clusterid: k, smid },
+            info: BlockInfo {
+                ctaid,
+                rank,
+                cluster_ctaid: r,
+                clusterid: k,
+                smid,
+            },
             threads,
             warps,
             barriers: vec![BarrierState::default(); 16],
@@ -106,7 +152,12 @@ fn make_cluster(ctx: &Ctx, id: u64, pool: &mut Pool, smid: u32) -> ClusterState 
         });
         shared.push(vec![0u8; ctx.shared_bytes as usize]);
     }
-    ClusterState { blocks, shared, cluster_phase: 0, cluster_arrived: 0 }
+    ClusterState {
+        blocks,
+        shared,
+        cluster_phase: 0,
+        cluster_arrived: 0,
+    }
 }
 
 enum RoundResult {
@@ -123,7 +174,10 @@ fn run_round(ctx: &Ctx, cl: &mut ClusterState) -> Result<RoundResult, Fault> {
             let stop = {
                 let ClusterState { blocks, shared, .. } = &mut *cl;
                 let blk = &mut blocks[b];
-                let mut view = MemView { shared: shared.as_mut_slice(), rank: b };
+                let mut view = MemView {
+                    shared: shared.as_mut_slice(),
+                    rank: b,
+                };
                 exec::run(ctx, &blk.info, &mut blk.threads[t], &mut view, ctx.quantum)
             };
             match stop {
@@ -158,14 +212,22 @@ fn run_round(ctx: &Ctx, cl: &mut ClusterState) -> Result<RoundResult, Fault> {
     let threads = collective::stuck_threads(ctx, cl);
     let waiting = threads.len();
     let block = threads.first().map(|s| s.thread.block).unwrap_or((0, 0, 0));
-    Err(Fault::Deadlock { kernel: ctx.kernel_name.to_string(), block, threads: summarise(threads), waiting })
+    Err(Fault::Deadlock {
+        kernel: ctx.kernel_name.to_string(),
+        block,
+        threads: summarise(threads),
+        waiting,
+    })
 }
 
 /// At most a few threads per distinct wait, at most 16 in all.
 fn summarise(threads: Vec<StuckThread>) -> Vec<StuckThread> {
     let mut out: Vec<StuckThread> = Vec::new();
     for t in threads {
-        let same = out.iter().filter(|o| o.waiting_for == t.waiting_for && o.at == t.at).count();
+        let same = out
+            .iter()
+            .filter(|o| o.waiting_for == t.waiting_for && o.at == t.at)
+            .count();
         if same < 2 && out.len() < 16 {
             out.push(t);
         }
@@ -184,17 +246,29 @@ fn timeout_fault(ctx: &Ctx, resident: &[ClusterState]) -> Fault {
                 }
                 running += 1;
                 let b = blk.info.ctaid;
-                let waiting_for = if th.state == ThreadState::Blocked { collective::describe_wait(ctx, th) } else { "nothing (running)".to_string() };
+                let waiting_for = if th.state == ThreadState::Blocked {
+                    collective::describe_wait(ctx, th)
+                } else {
+                    "nothing (running)".to_string()
+                };
                 let _ = t;
                 threads.push(StuckThread {
-                    thread: ThreadRef { block: (b[0], b[1], b[2]), thread: (th.tid[0], th.tid[1], th.tid[2]) },
+                    thread: ThreadRef {
+                        block: (b[0], b[1], b[2]),
+                        thread: (th.tid[0], th.tid[1], th.tid[2]),
+                    },
                     waiting_for,
                     at: ctx.location(th.func, th.pc),
                 });
             }
         }
     }
-    Fault::Timeout { kernel: ctx.kernel_name.to_string(), limit: ctx.timeout, threads: summarise(threads), running }
+    Fault::Timeout {
+        kernel: ctx.kernel_name.to_string(),
+        limit: ctx.timeout,
+        threads: summarise(threads),
+        running,
+    }
 }
 
 fn retire(cl: ClusterState, pool: &mut Pool, executed: &AtomicU64) {
@@ -210,8 +284,16 @@ fn retire(cl: ClusterState, pool: &mut Pool, executed: &AtomicU64) {
     executed.fetch_add(n, Ordering::Relaxed);
 }
 
-fn worker(ctx: &Ctx, next: &AtomicU64, total: u64, smid: u32, executed: &AtomicU64) -> Result<(), Fault> {
-    let mut pool = Pool { threads: Vec::new() };
+fn worker(
+    ctx: &Ctx,
+    next: &AtomicU64,
+    total: u64,
+    smid: u32,
+    executed: &AtomicU64,
+) -> Result<(), Fault> {
+    let mut pool = Pool {
+        threads: Vec::new(),
+    };
     let mut resident: Vec<ClusterState> = Vec::new();
     loop {
         if ctx.abort.load(Ordering::Relaxed) {
@@ -250,7 +332,9 @@ fn worker(ctx: &Ctx, next: &AtomicU64, total: u64, smid: u32, executed: &AtomicU
 
 /// Runs every block of the launch; returns the instructions executed.
 pub(crate) fn run_grid(ctx: &Ctx) -> Result<u64, Fault> {
-    let clusters_per_grid = (0..3).map(|i| (ctx.grid[i] / ctx.cluster[i]) as u64).product::<u64>();
+    let clusters_per_grid = (0..3)
+        .map(|i| (ctx.grid[i] / ctx.cluster[i]) as u64)
+        .product::<u64>();
     let next = AtomicU64::new(0);
     let executed = AtomicU64::new(0);
     let first_fault: Mutex<Option<Fault>> = Mutex::new(None);

@@ -39,8 +39,16 @@ fn eval(body: &str, inputs: &[u64]) -> [u64; 16] {
     let module = Module::parse(&ptx).unwrap_or_else(|e| panic!("{e}\n{body}"));
     let mut out = [0u64; 16];
     let env = Env::new().with(&input).with(&out);
-    run(&module, "k", dims((1, 1, 1), (1, 1, 1)), &Params::new().value(input.as_ptr() as u64).value(out.as_mut_ptr() as u64), &env)
-        .unwrap_or_else(|e| panic!("{e}\n{body}"));
+    run(
+        &module,
+        "k",
+        dims((1, 1, 1), (1, 1, 1)),
+        &Params::new()
+            .value(input.as_ptr() as u64)
+            .value(out.as_mut_ptr() as u64),
+        &env,
+    )
+    .unwrap_or_else(|e| panic!("{e}\n{body}"));
     out
 }
 
@@ -54,7 +62,22 @@ fn f64b(x: f64) -> u64 {
 
 #[test]
 fn add_sub_mul_wrap_at_every_width() {
-    let edges = [0u64, 1, 0x7f, 0x80, 0xff, 0x7fff, 0x8000, 0xffff, 0x7fff_ffff, 0x8000_0000, 0xffff_ffff, i64::MAX as u64, i64::MIN as u64, u64::MAX];
+    let edges = [
+        0u64,
+        1,
+        0x7f,
+        0x80,
+        0xff,
+        0x7fff,
+        0x8000,
+        0xffff,
+        0x7fff_ffff,
+        0x8000_0000,
+        0xffff_ffff,
+        i64::MAX as u64,
+        i64::MIN as u64,
+        u64::MAX,
+    ];
     for &a in &edges {
         for &b in &edges {
             let r = eval(
@@ -72,30 +95,79 @@ fn add_sub_mul_wrap_at_every_width() {
             );
             let (a32, b32) = (a as u32, b as u32);
             let (s32a, s32b) = (a32 as i32, b32 as i32);
-            assert_eq!(r[0], (a as u16).wrapping_add(b as u16) as u64, "add.s16 {a:#x} {b:#x}");
+            assert_eq!(
+                r[0],
+                (a as u16).wrapping_add(b as u16) as u64,
+                "add.s16 {a:#x} {b:#x}"
+            );
             assert_eq!(r[8], a32.wrapping_sub(b32) as u64, "sub.s32");
             assert_eq!(r[1], a.wrapping_mul(b), "mul.lo.s64");
             assert_eq!(r[9], ((a32 as u64 * b32 as u64) >> 32), "mul.hi.u32");
-            assert_eq!(r[10], ((s32a as i64 * s32b as i64) >> 32) as u32 as u64, "mul.hi.s32");
+            assert_eq!(
+                r[10],
+                ((s32a as i64 * s32b as i64) >> 32) as u32 as u64,
+                "mul.hi.s32"
+            );
             assert_eq!(r[2], ((a as u128 * b as u128) >> 64) as u64, "mul.hi.u64");
-            assert_eq!(r[3], ((a as i64 as i128 * b as i64 as i128) >> 64) as u64, "mul.hi.s64");
+            assert_eq!(
+                r[3],
+                ((a as i64 as i128 * b as i64 as i128) >> 64) as u64,
+                "mul.hi.s64"
+            );
             assert_eq!(r[4], (s32a as i64 * s32b as i64) as u64, "mul.wide.s32");
             assert_eq!(r[5], a32 as u64 * b32 as u64, "mul.wide.u32");
-            assert_eq!(r[11], (a as i16 as i32 * b as i16 as i32) as u32 as u64, "mul.wide.s16");
-            assert_eq!(r[12], s32a.saturating_add(s32b) as u32 as u64, "add.sat.s32");
-            assert_eq!(r[13], s32a.saturating_sub(s32b) as u32 as u64, "sub.sat.s32");
-            assert_eq!(r[14], s32a.wrapping_mul(s32b).wrapping_add(s32a) as u32 as u64, "mad.lo.s32");
+            assert_eq!(
+                r[11],
+                (a as i16 as i32 * b as i16 as i32) as u32 as u64,
+                "mul.wide.s16"
+            );
+            assert_eq!(
+                r[12],
+                s32a.saturating_add(s32b) as u32 as u64,
+                "add.sat.s32"
+            );
+            assert_eq!(
+                r[13],
+                s32a.saturating_sub(s32b) as u32 as u64,
+                "sub.sat.s32"
+            );
+            assert_eq!(
+                r[14],
+                s32a.wrapping_mul(s32b).wrapping_add(s32a) as u32 as u64,
+                "mad.lo.s32"
+            );
             let hi = ((s32a as i64 * s32b as i64) >> 32) as i32;
-            assert_eq!(r[15], (hi as i64 + s32b as i64).clamp(i32::MIN as i64, i32::MAX as i64) as i32 as u32 as u64, "mad.hi.sat.s32");
-            assert_eq!(r[6], (a32 as u64 * b32 as u64).wrapping_add(b), "mad.wide.u32");
-            assert_eq!(r[7], 7u32.wrapping_add(s32a.abs_diff(s32b)) as u64, "sad.s32");
+            assert_eq!(
+                r[15],
+                (hi as i64 + s32b as i64).clamp(i32::MIN as i64, i32::MAX as i64) as i32 as u32
+                    as u64,
+                "mad.hi.sat.s32"
+            );
+            assert_eq!(
+                r[6],
+                (a32 as u64 * b32 as u64).wrapping_add(b),
+                "mad.wide.u32"
+            );
+            assert_eq!(
+                r[7],
+                7u32.wrapping_add(s32a.abs_diff(s32b)) as u64,
+                "sad.s32"
+            );
         }
     }
 }
 
 #[test]
 fn carry_chains_add_and_subtract_128_bit_values() {
-    let vals = [0u128, 1, u64::MAX as u128, 1 << 64, u128::MAX, 0x0123_4567_89ab_cdef_fedc_ba98_7654_3210, (1 << 127) + 5];
+    let vals = [
+        0u128,
+        1,
+        u64::MAX as u128,
+        1 << 64,
+        u128::MAX,
+        0x0123_4567_89ab_cdef_fedc_ba98_7654_3210,
+        (1 << 127) + 5,
+    ];
     for &x in &vals {
         for &y in &vals {
             let r = eval(
@@ -107,8 +179,16 @@ fn carry_chains_add_and_subtract_128_bit_values() {
             );
             let sum = x.wrapping_add(y);
             let diff = x.wrapping_sub(y);
-            assert_eq!((r[0], r[1]), (sum as u64, (sum >> 64) as u64), "{x:#x} + {y:#x}");
-            assert_eq!((r[2], r[3]), (diff as u64, (diff >> 64) as u64), "{x:#x} - {y:#x}");
+            assert_eq!(
+                (r[0], r[1]),
+                (sum as u64, (sum >> 64) as u64),
+                "{x:#x} + {y:#x}"
+            );
+            assert_eq!(
+                (r[2], r[3]),
+                (diff as u64, (diff >> 64) as u64),
+                "{x:#x} - {y:#x}"
+            );
             let (lo, carry) = (x as u32).overflowing_add(y as u32);
             assert_eq!(r[8], lo as u64);
             assert_eq!(r[9], carry as u64, "addc.cc takes and clears the carry");
@@ -116,7 +196,11 @@ fn carry_chains_add_and_subtract_128_bit_values() {
             let p = (x as u32 as u64) * (y as u32 as u64);
             let (lo, carry) = (p as u32).overflowing_add((x >> 64) as u32);
             assert_eq!(r[11], lo as u64, "mad.lo.cc");
-            assert_eq!(r[12], ((p >> 32) as u32).wrapping_add(carry as u32) as u64, "madc.hi");
+            assert_eq!(
+                r[12],
+                ((p >> 32) as u32).wrapping_add(carry as u32) as u64,
+                "madc.hi"
+            );
         }
     }
 }
@@ -126,12 +210,28 @@ fn division_and_remainder_edges() {
     let body = "div.s32 %oi0, %ai0, %ai1; rem.s32 %oi1, %ai0, %ai1; div.u32 %oi2, %ai0, %ai1; rem.u32 %oi3, %ai0, %ai1;\
                 div.s64 %o0, %a0, %a1; rem.s64 %o1, %a0, %a1; div.u64 %o2, %a0, %a1; rem.u64 %o3, %a0, %a1;\
                 div.s16 %rs1, %ah0, %ah1; cvt.u64.u16 %o4, %rs1;";
-    for (a, b) in [(7u64, 2u64), ((-7i64) as u64, 2), (7, (-2i64) as u64), (i32::MIN as u32 as u64, u32::MAX as u64), (i64::MIN as u64, u64::MAX), (12345, 0), (u64::MAX, 1)] {
+    for (a, b) in [
+        (7u64, 2u64),
+        ((-7i64) as u64, 2),
+        (7, (-2i64) as u64),
+        (i32::MIN as u32 as u64, u32::MAX as u64),
+        (i64::MIN as u64, u64::MAX),
+        (12345, 0),
+        (u64::MAX, 1),
+    ] {
         let r = eval(body, &[a, b]);
         let (a32, b32) = (a as u32 as i32, b as u32 as i32);
         if b32 != 0 {
-            assert_eq!(r[8], a32.wrapping_div(b32) as u32 as u64, "div.s32 {a32} {b32}");
-            assert_eq!(r[9], a32.wrapping_rem(b32) as u32 as u64, "rem.s32 {a32} {b32}");
+            assert_eq!(
+                r[8],
+                a32.wrapping_div(b32) as u32 as u64,
+                "div.s32 {a32} {b32}"
+            );
+            assert_eq!(
+                r[9],
+                a32.wrapping_rem(b32) as u32 as u64,
+                "rem.s32 {a32} {b32}"
+            );
             assert_eq!(r[10], (a as u32 / b as u32) as u64);
             assert_eq!(r[11], (a as u32 % b as u32) as u64);
         }
@@ -140,19 +240,32 @@ fn division_and_remainder_edges() {
             assert_eq!(r[1], (a as i64).wrapping_rem(b as i64) as u64, "rem.s64");
             assert_eq!(r[2], a / b);
             assert_eq!(r[3], a % b);
-            assert_eq!(r[4], (a as i16).wrapping_div(b as i16) as u16 as u64, "div.s16");
+            assert_eq!(
+                r[4],
+                (a as i16).wrapping_div(b as i16) as u16 as u64,
+                "div.s16"
+            );
         } else {
             // Division by zero: the GPU's all-ones quotient, the dividend as remainder.
             assert_eq!((r[10], r[11]), (0xffff_ffff, a as u32 as u64));
             assert_eq!((r[2], r[3]), (u64::MAX, a));
-            assert_eq!(r[8], u32::MAX as u64, "div.s32 by zero of a positive dividend");
+            assert_eq!(
+                r[8],
+                u32::MAX as u64,
+                "div.s32 by zero of a positive dividend"
+            );
         }
     }
 }
 
 #[test]
 fn min_max_abs_neg_at_the_extremes() {
-    for (a, b) in [(0u64, u64::MAX), (i64::MIN as u64, i64::MAX as u64), (0x8000_0000, 0x7fff_ffff), (5, 5)] {
+    for (a, b) in [
+        (0u64, u64::MAX),
+        (i64::MIN as u64, i64::MAX as u64),
+        (0x8000_0000, 0x7fff_ffff),
+        (5, 5),
+    ] {
         let r = eval(
             "min.s32 %oi0, %ai0, %ai1; max.s32 %oi1, %ai0, %ai1; min.u32 %oi2, %ai0, %ai1; max.u32 %oi3, %ai0, %ai1;\
              min.s64 %o0, %a0, %a1; max.u64 %o1, %a0, %a1; abs.s32 %oi4, %ai0; neg.s32 %oi5, %ai0; abs.s64 %o2, %a0; neg.s64 %o3, %a0;\
@@ -166,12 +279,18 @@ fn min_max_abs_neg_at_the_extremes() {
         assert_eq!(r[11], (a as u32).max(b as u32) as u64);
         assert_eq!(r[0], (a as i64).min(b as i64) as u64);
         assert_eq!(r[1], a.max(b));
-        assert_eq!(r[12], x.wrapping_abs() as u32 as u64, "abs.s32 of MIN is MIN");
+        assert_eq!(
+            r[12],
+            x.wrapping_abs() as u32 as u64,
+            "abs.s32 of MIN is MIN"
+        );
         assert_eq!(r[13], x.wrapping_neg() as u32 as u64);
         assert_eq!(r[2], (a as i64).wrapping_abs() as u64);
         assert_eq!(r[3], (a as i64).wrapping_neg() as u64);
         assert_eq!(r[4], (a as i16).min(b as i16) as u16 as u64);
-        let lanes = |f: &dyn Fn(u16, u16) -> u16| f(a as u16, b as u16) as u64 | (f((a >> 16) as u16, (b >> 16) as u16) as u64) << 16;
+        let lanes = |f: &dyn Fn(u16, u16) -> u16| {
+            f(a as u16, b as u16) as u64 | (f((a >> 16) as u16, (b >> 16) as u16) as u64) << 16
+        };
         assert_eq!(r[14], lanes(&|p, q| p.min(q)));
         assert_eq!(r[15], lanes(&|p, q| (p as i16).max(q as i16) as u16));
     }
@@ -190,25 +309,65 @@ fn shifts_by_zero_width_minus_one_width_and_more() {
             );
             let n = amount as u32;
             let (v32, v16, hi32) = (value as u32, value as u16, value.rotate_left(7) as u32);
-            assert_eq!(r[8], if n < 32 { (v32 << n) as u64 } else { 0 }, "shl.b32 by {n}");
-            assert_eq!(r[9], if n < 32 { (v32 >> n) as u64 } else { 0 }, "shr.u32 by {n}");
-            assert_eq!(r[10], ((v32 as i32) >> n.min(31)) as u32 as u64, "shr.s32 by {n}");
+            assert_eq!(
+                r[8],
+                if n < 32 { (v32 << n) as u64 } else { 0 },
+                "shl.b32 by {n}"
+            );
+            assert_eq!(
+                r[9],
+                if n < 32 { (v32 >> n) as u64 } else { 0 },
+                "shr.u32 by {n}"
+            );
+            assert_eq!(
+                r[10],
+                ((v32 as i32) >> n.min(31)) as u32 as u64,
+                "shr.s32 by {n}"
+            );
             assert_eq!(r[0], if n < 64 { value << n } else { 0 }, "shl.b64 by {n}");
             assert_eq!(r[1], if n < 64 { value >> n } else { 0 }, "shr.u64 by {n}");
             assert_eq!(r[2], ((value as i64) >> n.min(63)) as u64, "shr.s64 by {n}");
-            assert_eq!(r[3], if n < 16 { (v16 << n) as u64 } else { 0 }, "shl.b16 by {n}");
-            assert_eq!(r[4], ((v16 as i16) >> n.min(15)) as u16 as u64, "shr.s16 by {n}");
+            assert_eq!(
+                r[3],
+                if n < 16 { (v16 << n) as u64 } else { 0 },
+                "shl.b16 by {n}"
+            );
+            assert_eq!(
+                r[4],
+                ((v16 as i16) >> n.min(15)) as u16 as u64,
+                "shr.s16 by {n}"
+            );
             let wide = (hi32 as u64) << 32 | v32 as u64;
-            assert_eq!(r[11], ((wide << (n % 32)) >> 32) as u32 as u64, "shf.l.wrap by {n}");
-            assert_eq!(r[12], (wide >> n.min(32)) as u32 as u64, "shf.r.clamp by {n}");
-            assert_eq!(r[13], ((wide << n.min(32)) >> 32) as u32 as u64, "shf.l.clamp by {n}");
+            assert_eq!(
+                r[11],
+                ((wide << (n % 32)) >> 32) as u32 as u64,
+                "shf.l.wrap by {n}"
+            );
+            assert_eq!(
+                r[12],
+                (wide >> n.min(32)) as u32 as u64,
+                "shf.r.clamp by {n}"
+            );
+            assert_eq!(
+                r[13],
+                ((wide << n.min(32)) >> 32) as u32 as u64,
+                "shf.l.clamp by {n}"
+            );
         }
     }
 }
 
 #[test]
 fn bit_counting_fields_and_permutes() {
-    for v in [0u64, 1, 0x8000_0000, 0xffff_ffff, 0x0f0f_0000_1234_5678, u64::MAX, 1 << 63] {
+    for v in [
+        0u64,
+        1,
+        0x8000_0000,
+        0xffff_ffff,
+        0x0f0f_0000_1234_5678,
+        u64::MAX,
+        1 << 63,
+    ] {
         let r = eval(
             "popc.b32 %oi0, %ai0; popc.b64 %oi1, %a0; clz.b32 %oi2, %ai0; clz.b64 %oi3, %a0; brev.b32 %oi4, %ai0; brev.b64 %o0, %a0;\
              bfind.u32 %oi5, %ai0; bfind.s32 %oi6, %ai0; bfind.shiftamt.u64 %oi7, %a0; cnot.b32 %r1, %ai0; cvt.u64.u32 %o1, %r1;\
@@ -222,26 +381,81 @@ fn bit_counting_fields_and_permutes() {
         assert_eq!(r[11], v.leading_zeros() as u64);
         assert_eq!(r[12], v32.reverse_bits() as u64);
         assert_eq!(r[0], v.reverse_bits());
-        assert_eq!(r[13], if v32 == 0 { 0xffff_ffff } else { 31 - v32.leading_zeros() as u64 }, "bfind.u32");
+        assert_eq!(
+            r[13],
+            if v32 == 0 {
+                0xffff_ffff
+            } else {
+                31 - v32.leading_zeros() as u64
+            },
+            "bfind.u32"
+        );
         let s = v32 as i32;
         let nonsign = if s < 0 { !v32 } else { v32 };
-        assert_eq!(r[14], if nonsign == 0 { 0xffff_ffff } else { 31 - nonsign.leading_zeros() as u64 }, "bfind.s32");
-        assert_eq!(r[15], if v == 0 { 0xffff_ffff } else { v.leading_zeros() as u64 }, "bfind.shiftamt.u64");
+        assert_eq!(
+            r[14],
+            if nonsign == 0 {
+                0xffff_ffff
+            } else {
+                31 - nonsign.leading_zeros() as u64
+            },
+            "bfind.s32"
+        );
+        assert_eq!(
+            r[15],
+            if v == 0 {
+                0xffff_ffff
+            } else {
+                v.leading_zeros() as u64
+            },
+            "bfind.shiftamt.u64"
+        );
         assert_eq!(r[1], (v32 == 0) as u64);
         assert_eq!(r[2], !v32 as u64);
         let nonsign64 = if (v as i64) < 0 { !v } else { v };
-        assert_eq!(r[3], if nonsign64 == 0 { 0xffff_ffff } else { 63 - nonsign64.leading_zeros() as u64 }, "bfind.s64");
+        assert_eq!(
+            r[3],
+            if nonsign64 == 0 {
+                0xffff_ffff
+            } else {
+                63 - nonsign64.leading_zeros() as u64
+            },
+            "bfind.s64"
+        );
     }
     // bfe/bfi: positions and lengths past the width.
-    for (pos, len) in [(0u64, 8u64), (4, 4), (28, 8), (31, 1), (32, 4), (0, 0), (200, 255), (16, 300)] {
+    for (pos, len) in [
+        (0u64, 8u64),
+        (4, 4),
+        (28, 8),
+        (31, 1),
+        (32, 4),
+        (0, 0),
+        (200, 255),
+        (16, 300),
+    ] {
         let r = eval("bfe.u32 %oi0, %ai0, %ai1, %ai2; bfe.s32 %oi1, %ai0, %ai1, %ai2; bfi.b32 %oi2, %ai3, %ai0, %ai1, %ai2; bfe.s64 %o0, %a0, %ai1, %ai2;", &[0xF0F0_8765_4321_A5C3, pos, len, 0xABCD_EF01]);
         let a = 0xF0F0_8765_4321_A5C3u64;
         let (p, l) = ((pos & 0xff) as u32, (len & 0xff) as u32);
         let field = |bits: u32, signed: bool| {
-            let a = a & if bits == 64 { u64::MAX } else { (1 << bits) - 1 };
+            let a = a & if bits == 64 {
+                u64::MAX
+            } else {
+                (1 << bits) - 1
+            };
             let msb = bits - 1;
-            let sbit = if !signed || l == 0 { 0 } else { (a >> (p + l - 1).min(msb)) & 1 };
-            (0..bits).fold(0u64, |d, i| d | (if i < l && p + i <= msb { (a >> (p + i)) & 1 } else { sbit }) << i)
+            let sbit = if !signed || l == 0 {
+                0
+            } else {
+                (a >> (p + l - 1).min(msb)) & 1
+            };
+            (0..bits).fold(0u64, |d, i| {
+                d | (if i < l && p + i <= msb {
+                    (a >> (p + i)) & 1
+                } else {
+                    sbit
+                }) << i
+            })
         };
         assert_eq!(r[8], field(32, false), "bfe.u32 {pos} {len}");
         assert_eq!(r[9], field(32, true), "bfe.s32 {pos} {len}");
@@ -263,22 +477,37 @@ fn bit_counting_fields_and_permutes() {
     );
     // bytes {b, a} = {44 33 22 11, 88 77 66 55}: a is bytes 0-3.
     assert_eq!(r[8], 0x4422_8866, "prmt generic");
-    assert_eq!(r[9], 0xFF00_0000, "sign replication: only byte 3 (0x88) is negative");
+    assert_eq!(
+        r[9], 0xFF00_0000,
+        "sign replication: only byte 3 (0x88) is negative"
+    );
     assert_eq!(r[10], 0x2211_8877, "f4e");
     assert_eq!(r[11], 0x3344_5566, "b4e");
     assert_eq!(r[12], 0x8888_8888, "rc8");
     assert_eq!(r[13], 0x8877_7777, "ecl");
     assert_eq!(r[14], 0x7777_6655, "ecr");
     assert_eq!(r[15], 0x8877_8877, "rc16");
-    assert_eq!(r[0], (0x8877_6655u32 ^ 0x4433_2211 ^ 0x0F0F_F0F0) as u64, "lop3 0x96 is a three-way xor");
+    assert_eq!(
+        r[0],
+        (0x8877_6655u32 ^ 0x4433_2211 ^ 0x0F0F_F0F0) as u64,
+        "lop3 0x96 is a three-way xor"
+    );
     // 0x88776655: set bits from 3 up: 4, 6, ... ; the second is 6.
     assert_eq!(r[1], 6);
-    assert_eq!(r[2], 0, "fns downwards from 3: bits 2 and 0 set, the second is 0");
+    assert_eq!(
+        r[2], 0,
+        "fns downwards from 3: bits 2 and 0 set, the second is 0"
+    );
 }
 
 #[test]
 fn setp_set_selp_and_predicate_logic() {
-    for (a, b) in [(0u64, 1u64), (u64::MAX, 1), (5, 5), (0x8000_0000, 0x7fff_ffff)] {
+    for (a, b) in [
+        (0u64, 1u64),
+        (u64::MAX, 1),
+        (5, 5),
+        (0x8000_0000, 0x7fff_ffff),
+    ] {
         let r = eval(
             "setp.lt.s32 %p1|%p2, %ai0, %ai1; selp.u32 %oi0, 1, 0, %p1; selp.u32 %oi1, 1, 0, %p2;\
              setp.lo.u32 %p3, %ai0, %ai1; selp.u32 %oi2, 1, 0, %p3;\
@@ -291,11 +520,15 @@ fn setp_set_selp_and_predicate_logic() {
         );
         let (x, y) = (a as u32 as i32, b as u32 as i32);
         assert_eq!(r[8], (x < y) as u64);
-        assert_eq!(r[9], (x >= y) as u64, "the second predicate is the complement");
+        assert_eq!(
+            r[9],
+            (x >= y) as u64,
+            "the second predicate is the complement"
+        );
         let lo = (a as u32) < (b as u32);
         assert_eq!(r[10], lo as u64);
         assert_eq!(r[11], ((a as i64 >= b as i64) && lo) as u64);
-        assert_eq!(r[12], ((a as u16 == b as u16) || !(x < y)) as u64);
+        assert_eq!(r[12], ((a as u16 == b as u16) || x >= y) as u64);
         assert_eq!(r[13], if x > y { 0xffff_ffff } else { 0 });
         assert_eq!(r[14], if a != b { 1.0f32.to_bits() as u64 } else { 0 });
         assert_eq!(r[15], !((x < y) ^ lo) as u64);
@@ -335,7 +568,11 @@ fn float_arithmetic_rounds_in_every_mode() {
     );
     let third = 1.0f64 / 3.0;
     assert_eq!(r[0], f64b(third));
-    assert_eq!(r[1], f64b(third), "1/3 rounds down to nearest, and so toward zero");
+    assert_eq!(
+        r[1],
+        f64b(third),
+        "1/3 rounds down to nearest, and so toward zero"
+    );
     assert_eq!(r[2], f64b(third) + 1);
     // (1 + 2^-52)^2 = 1 + 2^-51 + 2^-104: toward zero drops the last term,
     // upward rounds it to the next float.
@@ -343,8 +580,16 @@ fn float_arithmetic_rounds_in_every_mode() {
     assert_eq!(r[4], f64b(1.0 + 2.0 * f64::EPSILON) + 1);
     assert_eq!(r[5], f64b(f64::MAX), "overflow toward zero stops at MAX");
     assert_eq!(r[7], f64b(3.0f64.sqrt()));
-    assert_eq!(r[6], f64b(3.0f64.sqrt()) + 1, "sqrt(3) is inexact and rounds down to nearest");
-    assert_eq!((r[8], r[9]), (1, 1), "MAX * 3 overflows to infinity to nearest, to MAX downward");
+    assert_eq!(
+        r[6],
+        f64b(3.0f64.sqrt()) + 1,
+        "sqrt(3) is inexact and rounds down to nearest"
+    );
+    assert_eq!(
+        (r[8], r[9]),
+        (1, 1),
+        "MAX * 3 overflows to infinity to nearest, to MAX downward"
+    );
 }
 
 #[test]
@@ -359,12 +604,27 @@ fn float_results_keep_or_canonicalise_nan_as_the_gpu_does() {
          min.f32 %f10, %af0, %af2; mov.b32 %r2, %f10; cvt.u64.u32 %o1, %r2;",
         &[payload, f32b(2.0), neg_payload, f32b(0.0), f32b(-0.0)],
     );
-    assert_eq!(r[8], 0x7FFF_FFFF, "arithmetic on NaN returns the canonical NaN");
-    assert_eq!(r[9], payload ^ 0x8000_0000, "neg flips the sign of a NaN, payload kept");
-    assert_eq!(r[10], neg_payload & 0x7FFF_FFFF, "abs clears the sign, payload kept");
+    assert_eq!(
+        r[8], 0x7FFF_FFFF,
+        "arithmetic on NaN returns the canonical NaN"
+    );
+    assert_eq!(
+        r[9],
+        payload ^ 0x8000_0000,
+        "neg flips the sign of a NaN, payload kept"
+    );
+    assert_eq!(
+        r[10],
+        neg_payload & 0x7FFF_FFFF,
+        "abs clears the sign, payload kept"
+    );
     assert_eq!(r[11], f32b(2.0), "min with one NaN is the number");
     assert_eq!(r[12], 0x7FFF_FFFF, "max.NaN propagates the canonical NaN");
-    assert_eq!(r[13], f32b(2.0) | 0x8000_0000, "copysign: b with the sign of a");
+    assert_eq!(
+        r[13],
+        f32b(2.0) | 0x8000_0000,
+        "copysign: b with the sign of a"
+    );
     assert_eq!(r[14], f32b(0.0));
     assert_eq!(r[15], f32b(-0.0), "min(+0, -0) is -0");
     assert_eq!(r[0], f32b(0.0), "max(-0, +0) is +0");
@@ -420,14 +680,29 @@ fn conversions_round_and_saturate_at_the_edges() {
         for (k, w) in want.iter().enumerate() {
             assert_eq!(r[8 + k], *w as i32 as u32 as u64, "cvt mode {k} of {x}");
         }
-        assert_eq!(r[0], x as u8 as u64, "cvt.rzi.u8.f32 of {x} saturates like Rust's `as`");
-        assert_eq!(r[12], if x.is_nan() { 0 } else { x.round_ties_even().clamp(0.0, u32::MAX as f32) as u32 as u64 }, "cvt.rni.u32 of {x}");
+        assert_eq!(
+            r[0], x as u8 as u64,
+            "cvt.rzi.u8.f32 of {x} saturates like Rust's `as`"
+        );
+        assert_eq!(
+            r[12],
+            if x.is_nan() {
+                0
+            } else {
+                x.round_ties_even().clamp(0.0, u32::MAX as f32) as u32 as u64
+            },
+            "cvt.rni.u32 of {x}"
+        );
         assert_eq!(r[1], x as i64 as u64, "cvt.rzi.s64 of {x}");
         if !x.is_nan() {
             assert_eq!(r[13], f32b(x.round_ties_even()));
             assert_eq!(r[14], f32b(x.floor()));
         }
-        assert_eq!(r[15], f32b(if x.is_nan() { 0.0 } else { x.clamp(0.0, 1.0) }), "cvt.sat of {x}");
+        assert_eq!(
+            r[15],
+            f32b(if x.is_nan() { 0.0 } else { x.clamp(0.0, 1.0) }),
+            "cvt.sat of {x}"
+        );
     }
     // Integer to float in every mode: 2^24 + 1 is not an f32.
     let v = (1u64 << 24) + 1;
@@ -442,18 +717,32 @@ fn conversions_round_and_saturate_at_the_edges() {
     assert_eq!(r[8], f32b(16777216.0), "RN: the tie goes to even");
     assert_eq!(r[9], f32b(16777216.0));
     assert_eq!(r[10], f32b(16777218.0));
-    assert_eq!(r[11], f32b(-16777218.0), "RM of a negative goes away from zero");
+    assert_eq!(
+        r[11],
+        f32b(-16777218.0),
+        "RM of a negative goes away from zero"
+    );
     assert_eq!(r[0], f64b(-16777217.0));
     assert_eq!(r[12], f32b(18446744073709551616.0));
     // The f32 nearest to 1/3 is above it: toward zero is one ulp below.
     assert_eq!(r[13], 0x3EAA_AAAA);
     assert_eq!(r[14], 0x3EAA_AAAB);
     assert_eq!(r[1], f64b((1.0f32 / 3.0) as f64));
-    assert_eq!(r[2], 0x7C00, "65520 overflows f16 to infinity when rounding to nearest");
+    assert_eq!(
+        r[2], 0x7C00,
+        "65520 overflows f16 to infinity when rounding to nearest"
+    );
     assert_eq!(r[3], 0x7BFF, "and stops at 65504 toward zero");
     assert_eq!(r[15], f32b(f32::INFINITY));
-    assert_eq!(r[4], 0x3F80, "bf16 of 1 + 2^-9 rounds to 1 (a quarter of its ulp)");
-    assert_eq!(r[5], 0x7C00 << 16 | 0x3C02, "f16x2: a in the upper half; 1 + 2^-9 is exact in f16");
+    assert_eq!(
+        r[4], 0x3F80,
+        "bf16 of 1 + 2^-9 rounds to 1 (a quarter of its ulp)"
+    );
+    assert_eq!(
+        r[5],
+        0x7C00 << 16 | 0x3C02,
+        "f16x2: a in the upper half; 1 + 2^-9 is exact in f16"
+    );
     // Integer conversions: truncation, sign extension, saturation.
     let r = eval(
         "cvt.u8.u32 %rs1, %ai0; cvt.u64.u16 %o0, %rs1; cvt.s64.s8 %o1, %ah0; cvt.sat.s8.s32 %rs2, %ai0; cvt.u64.u16 %o2, %rs2;\
@@ -463,12 +752,18 @@ fn conversions_round_and_saturate_at_the_edges() {
     );
     assert_eq!(r[0], 0x80);
     assert_eq!(r[1], (-128i64) as u64);
-    assert_eq!(r[2], 0xFF80, "an s8 result is sign-extended to its 16-bit register");
+    assert_eq!(
+        r[2], 0xFF80,
+        "an s8 result is sign-extended to its 16-bit register"
+    );
     assert_eq!(r[3], 0, "cvt.sat.u16 of -128");
     assert_eq!(r[8], 0xFFFF_FF80);
     assert_eq!(r[9], 0xFFFF_FF80);
     assert_eq!(r[10], 0, "cvt.sat.u32.s64 of -128");
-    assert_eq!(r[11], 0x7FFF_FFFF, "cvt.sat.s32.u64 of a huge unsigned value");
+    assert_eq!(
+        r[11], 0x7FFF_FFFF,
+        "cvt.sat.s32.u64 of a huge unsigned value"
+    );
 }
 
 #[test]
@@ -486,7 +781,10 @@ fn loads_extend_and_stores_truncate() {
     assert_eq!(r[2], 0xFFFF_FFFF_FFFF_DEF0);
     assert_eq!(r[3], 0xF0);
     assert_eq!(r[4], 0x1234_5678_9ABC_DE55, "st.b8 writes one byte");
-    assert_eq!(r[5], 0x9ABC_DEF0_0000_0055, "v2 round trip, then packed high:low");
+    assert_eq!(
+        r[5], 0x9ABC_DEF0_0000_0055,
+        "v2 round trip, then packed high:low"
+    );
     assert_eq!(r[6], 0x1234_5678);
     assert_eq!(r[7], 0x9ABC);
 }
@@ -539,9 +837,20 @@ fn atomics_on_global_and_shared_memory() {
     set(&mut buf, 10, 1.0f32.to_bits());
     buf[6] = 2.0f64.to_bits();
     let env = Env::new().with(&buf);
-    run(&module, "k", dims((1, 1, 1), (1, 1, 1)), &Params::new().value(buf.as_mut_ptr() as u64), &env).unwrap();
+    run(
+        &module,
+        "k",
+        dims((1, 1, 1), (1, 1, 1)),
+        &Params::new().value(buf.as_mut_ptr() as u64),
+        &env,
+    )
+    .unwrap();
     assert_eq!(word(&buf, 1), 0, "atom.add returns the old value");
-    assert_eq!((word(&buf, 2), word(&buf, 3), word(&buf, 0)), (5, 9, 9), "cas succeeds once");
+    assert_eq!(
+        (word(&buf, 2), word(&buf, 3), word(&buf, 0)),
+        (5, 9, 9),
+        "cas succeeds once"
+    );
     assert_eq!(word(&buf, 4), 2, "inc with bound 3: 2, 3, 0, 1, 2");
     assert_eq!(word(&buf, 5), 3, "dec of 0 wraps to the bound");
     assert_eq!(word(&buf, 6) as i32, -7);
@@ -570,8 +879,19 @@ fn special_registers_of_a_2d_launch() {
     let n = (bx * by * gx * gy) as usize;
     let mut out = vec![0u32; n * 8];
     let env = Env::new().with(&out);
-    let d = ptx_vm::LaunchDims { grid: (gx, gy, 1), block: (bx, by, 1), dynamic_shared_bytes: 64 };
-    run(&module, "k", d, &Params::new().value(out.as_mut_ptr() as u64), &env).unwrap();
+    let d = ptx_vm::LaunchDims {
+        grid: (gx, gy, 1),
+        block: (bx, by, 1),
+        dynamic_shared_bytes: 64,
+    };
+    run(
+        &module,
+        "k",
+        d,
+        &Params::new().value(out.as_mut_ptr() as u64),
+        &env,
+    )
+    .unwrap();
     // Only blocks with ctaid.y = 0 write distinct rows: check those of block (1, 0) and (0, 0).
     for cx in 0..gx {
         for linear in 0..bx * by {
@@ -583,7 +903,10 @@ fn special_registers_of_a_2d_launch() {
             assert_eq!(row[2], (1u32 << lane) - 1);
             assert_eq!(row[3], !((1u32 << lane) - 1));
             assert_eq!(row[4], gy);
-            assert_eq!(row[5], 1, "a launch without clusters has clusters of one block");
+            assert_eq!(
+                row[5], 1,
+                "a launch without clusters has clusters of one block"
+            );
             assert_eq!(row[6], 64);
         }
     }
@@ -608,7 +931,14 @@ fn calls_pass_parameters_and_results() {
     let module = Module::parse(ptx).unwrap();
     let mut out = [0u64; 1];
     let env = Env::new().with(&out);
-    run(&module, "k", dims((1, 1, 1), (1, 1, 1)), &Params::new().value(out.as_mut_ptr() as u64), &env).unwrap();
+    run(
+        &module,
+        "k",
+        dims((1, 1, 1), (1, 1, 1)),
+        &Params::new().value(out.as_mut_ptr() as u64),
+        &env,
+    )
+    .unwrap();
     assert_eq!(out[0], 42);
 }
 
@@ -634,7 +964,14 @@ fn global_initialisers_and_the_embedders_view_of_them() {
     assert_eq!(module.global("table").map(|t| t.size), Some(16));
     assert!(module.global("nonexistent").is_none());
     let env = Env::new().with(&out).with(&record);
-    run(&module, "k", dims((1, 1, 1), (1, 1, 1)), &Params::new().value(out.as_mut_ptr() as u64), &env).unwrap();
+    run(
+        &module,
+        "k",
+        dims((1, 1, 1), (1, 1, 1)),
+        &Params::new().value(out.as_mut_ptr() as u64),
+        &env,
+    )
+    .unwrap();
     assert_eq!(out[0], 60, "table[2] * 2.0");
     assert_eq!(record[0], 60);
     let t = module.global("table").unwrap();
@@ -652,7 +989,10 @@ fn approximate_functions_are_within_their_documented_error() {
         );
         let close = |got: u64, want: f32, rel: f32| {
             let g = f32::from_bits(got as u32);
-            assert!((g - want).abs() <= rel * want.abs().max(1e-6), "{g} vs {want} for {x}");
+            assert!(
+                (g - want).abs() <= rel * want.abs().max(1e-6),
+                "{g} vs {want} for {x}"
+            );
         };
         close(r[8], x.exp2(), 2e-7);
         close(r[9], x.abs().log2(), 2e-7);

@@ -19,7 +19,14 @@ fn vecadd_sums_every_element_with_both_entries() {
         let env = Env::new().with(&a).with(&b).with(&c);
         let params = Params::new().slice(&a).slice(&b).slice_mut(&mut c);
         let k = kernel(&module, "vecadd", unchecked);
-        let stats = run(&module, &k, dims(((n as u32).div_ceil(256), 1, 1), (256, 1, 1)), &params, &env).unwrap();
+        let stats = run(
+            &module,
+            &k,
+            dims(((n as u32).div_ceil(256), 1, 1), (256, 1, 1)),
+            &params,
+            &env,
+        )
+        .unwrap();
         for i in 0..n {
             assert_eq!(c[i].to_bits(), (a[i] + b[i]).to_bits(), "element {i} ({k})");
         }
@@ -43,9 +50,15 @@ fn vecadd_reports_a_short_buffer_as_a_device_panic() {
     let printed = env.printed.lock().unwrap();
     let (format, args) = &printed[0];
     assert!(format.contains("panicked at %s:%u:%u"), "{format}");
-    assert!(format.contains("index out of bounds: the len is %llu but the index is %llu"), "{format}");
+    assert!(
+        format.contains("index out of bounds: the len is %llu but the index is %llu"),
+        "{format}"
+    );
     // threadIdx (3), blockIdx (3), file, line, column, then len and index.
-    assert_eq!(args[0] as u32 as u64, args[10], "the thread index is the bad index");
+    assert_eq!(
+        args[0] as u32 as u64, args[10],
+        "the thread index is the bad index"
+    );
     assert_eq!(args[9], 100);
     assert!((100..200).contains(&args[10]));
     // The first elements were computed before the fault.
@@ -62,12 +75,33 @@ fn reduce_sums_with_warp_shuffles_and_shared_memory() {
     let mut total = vec![0.0f32; 1];
     let env = Env::new().with(&input).with(&partial).with(&total);
     let k = kernel(&module, "block_sum", false);
-    run(&module, &k, dims((blocks as u32, 1, 1), (256, 1, 1)), &Params::new().slice(&input).slice_mut(&mut partial), &env).unwrap();
-    run(&module, &k, dims((1, 1, 1), (256, 1, 1)), &Params::new().slice(&partial).slice_mut(&mut total), &env).unwrap();
+    run(
+        &module,
+        &k,
+        dims((blocks as u32, 1, 1), (256, 1, 1)),
+        &Params::new().slice(&input).slice_mut(&mut partial),
+        &env,
+    )
+    .unwrap();
+    run(
+        &module,
+        &k,
+        dims((1, 1, 1), (256, 1, 1)),
+        &Params::new().slice(&partial).slice_mut(&mut total),
+        &env,
+    )
+    .unwrap();
     let expected: u64 = (0..n).map(|i| (i % 17) as u64).sum();
     assert_eq!(total[0], expected as f32);
     // The kernel declares .maxntid 256: a bigger block is refused.
-    let err = run(&module, &k, dims((1, 1, 1), (512, 1, 1)), &Params::new().slice(&partial).slice_mut(&mut total), &env).unwrap_err();
+    let err = run(
+        &module,
+        &k,
+        dims((1, 1, 1), (512, 1, 1)),
+        &Params::new().slice(&partial).slice_mut(&mut total),
+        &env,
+    )
+    .unwrap_err();
     assert!(matches!(err, Fault::InvalidLaunch { .. }), "{err}");
 }
 
@@ -88,7 +122,14 @@ fn scan_matches_the_cpu_block_by_block() {
     let mut out = vec![0u32; n];
     let env = Env::new().with(&input).with(&out);
     let k = kernel(&module, "block_scan", false);
-    run(&module, &k, dims((n.div_ceil(BLOCK) as u32, 1, 1), (BLOCK as u32, 1, 1)), &Params::new().slice(&input).slice_mut(&mut out), &env).unwrap();
+    run(
+        &module,
+        &k,
+        dims((n.div_ceil(BLOCK) as u32, 1, 1), (BLOCK as u32, 1, 1)),
+        &Params::new().slice(&input).slice_mut(&mut out),
+        &env,
+    )
+    .unwrap();
     let mut expected = Vec::with_capacity(n);
     for chunk in input.chunks(BLOCK) {
         let mut sum = 0u32;
@@ -104,13 +145,26 @@ fn scan_matches_the_cpu_block_by_block() {
 fn histogram_counts_with_shared_and_global_atomics() {
     let module = Module::parse(&fixture("histogram.ptx")).unwrap();
     let n = 1 << 16;
-    let data: Vec<u8> = (0..n as u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
+    let data: Vec<u8> = (0..n as u32)
+        .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+        .collect();
     let mut hist = vec![0u32; 256];
     let env = Env::new().with(&data).with(&hist);
     let k = kernel(&module, "histogram", false);
-    let options = LaunchOptions { workers: 2, ..Default::default() };
+    let options = LaunchOptions {
+        workers: 2,
+        ..Default::default()
+    };
     let params = Params::new().slice(&data).slice_mut(&mut hist);
-    launch(&module, &k, dims((8, 1, 1), (256, 1, 1)), &params.pointers(), &env, &options).unwrap();
+    launch(
+        &module,
+        &k,
+        dims((8, 1, 1), (256, 1, 1)),
+        &params.pointers(),
+        &env,
+        &options,
+    )
+    .unwrap();
     let mut expected = vec![0u32; 256];
     for &d in &data {
         expected[d as usize] += 1;
@@ -125,9 +179,23 @@ fn transpose_moves_every_element_through_shared_tiles() {
     let input: Vec<f32> = (0..rows * cols).map(|i| i as f32).collect();
     let mut out = vec![-1.0f32; rows * cols];
     let env = Env::new().with(&input).with(&out);
-    let params = Params::new().slice(&input).value(rows).value(cols).slice_mut(&mut out);
+    let params = Params::new()
+        .slice(&input)
+        .value(rows)
+        .value(cols)
+        .slice_mut(&mut out);
     let k = kernel(&module, "transpose", false);
-    run(&module, &k, dims((cols.div_ceil(32) as u32, rows.div_ceil(32) as u32, 1), (32, 8, 1)), &params, &env).unwrap();
+    run(
+        &module,
+        &k,
+        dims(
+            (cols.div_ceil(32) as u32, rows.div_ceil(32) as u32, 1),
+            (32, 8, 1),
+        ),
+        &params,
+        &env,
+    )
+    .unwrap();
     for r in 0..rows {
         for c in 0..cols {
             assert_eq!(out[c * rows + r], input[r * cols + c], "row {r} column {c}");
@@ -145,9 +213,23 @@ fn sgemm_multiplies_through_shared_tiles() {
     let mut c = vec![f32::NAN; m * n];
     let env = Env::new().with(&a).with(&b).with(&c);
     // Dims { m, n, k }: three usizes.
-    let params = Params::new().value([m, n, kk]).slice(&a).slice(&b).slice_mut(&mut c);
+    let params = Params::new()
+        .value([m, n, kk])
+        .slice(&a)
+        .slice(&b)
+        .slice_mut(&mut c);
     let k = kernel(&module, "sgemm", false);
-    run(&module, &k, dims((n.div_ceil(32) as u32, m.div_ceil(32) as u32, 1), (32, 8, 1)), &params, &env).unwrap();
+    run(
+        &module,
+        &k,
+        dims(
+            (n.div_ceil(32) as u32, m.div_ceil(32) as u32, 1),
+            (32, 8, 1),
+        ),
+        &params,
+        &env,
+    )
+    .unwrap();
     for i in 0..m {
         for j in 0..n {
             let want: f32 = (0..kk).map(|p| a[i * kk + p] * b[p * n + j]).sum();
@@ -170,8 +252,19 @@ fn warp_collectives_and_shared_memory_match_the_cpu() {
     let mut out = vec![0u64; n * OUTS];
     let env = Env::new().with(&data).with(&out);
     let k = kernel(&module, "collectives", false);
-    let d = LaunchDims { grid: (BLOCKS as u32, 1, 1), block: (BLOCK as u32, 1, 1), dynamic_shared_bytes: (BLOCK * 8) as u32 };
-    run(&module, &k, d, &Params::new().slice(&data).slice_mut(&mut out), &env).unwrap();
+    let d = LaunchDims {
+        grid: (BLOCKS as u32, 1, 1),
+        block: (BLOCK as u32, 1, 1),
+        dynamic_shared_bytes: (BLOCK * 8) as u32,
+    };
+    run(
+        &module,
+        &k,
+        d,
+        &Params::new().slice(&data).slice_mut(&mut out),
+        &env,
+    )
+    .unwrap();
     for g in 0..n {
         let (t, lane) = (g % BLOCK, g % 32);
         let w = |l: usize| data[g - lane + l];
@@ -179,15 +272,59 @@ fn warp_collectives_and_shared_memory_match_the_cpu() {
         let v = data[g];
         let r = &out[g * OUTS..g * OUTS + OUTS];
         assert_eq!(r[0], w(31 - lane), "shfl_idx, thread {g}");
-        assert_eq!(r[1], if lane >= 3 { w(lane - 3) } else { v }, "shfl_up, thread {g}");
-        assert_eq!(r[2], if lane + 5 < 32 { w(lane + 5) } else { v }, "shfl_down, thread {g}");
-        assert_eq!(r[3], (w(lane ^ 1) as f64 * 0.5).to_bits(), "shfl_xor f64, thread {g}");
-        assert_eq!(r[4], (0..32).filter(|&l| w(l) % 3 == 0).map(|l| 1u64 << l).sum::<u64>(), "ballot, thread {g}");
-        assert_eq!(r[5], (0..32).any(|l| w(l) % 97 == 0) as u64 | ((0..32).all(|l| w(l) > 0) as u64) << 1, "any/all");
-        assert_eq!(r[6], (0..32).filter(|&l| w(l) % 4 == v % 4).map(|l| 1u64 << l).sum::<u64>(), "match_any");
-        assert_eq!(r[7], (0..32).map(|l| w(l) as u32 & 0xffff).fold(0u32, u32::wrapping_add) as u64, "redux add");
-        assert_eq!(r[8], (0..32).map(|l| w(l) as u32).max().unwrap() as u64, "redux max");
-        assert_eq!(r[9], (0..32).map(|l| w(l) as u32 & 0xff).sum::<u32>() as u64, "warp sum");
+        assert_eq!(
+            r[1],
+            if lane >= 3 { w(lane - 3) } else { v },
+            "shfl_up, thread {g}"
+        );
+        assert_eq!(
+            r[2],
+            if lane + 5 < 32 { w(lane + 5) } else { v },
+            "shfl_down, thread {g}"
+        );
+        assert_eq!(
+            r[3],
+            (w(lane ^ 1) as f64 * 0.5).to_bits(),
+            "shfl_xor f64, thread {g}"
+        );
+        assert_eq!(
+            r[4],
+            (0..32)
+                .filter(|&l| w(l) % 3 == 0)
+                .map(|l| 1u64 << l)
+                .sum::<u64>(),
+            "ballot, thread {g}"
+        );
+        assert_eq!(
+            r[5],
+            (0..32).any(|l| w(l) % 97 == 0) as u64 | ((0..32).all(|l| w(l) > 0) as u64) << 1,
+            "any/all"
+        );
+        assert_eq!(
+            r[6],
+            (0..32)
+                .filter(|&l| w(l) % 4 == v % 4)
+                .map(|l| 1u64 << l)
+                .sum::<u64>(),
+            "match_any"
+        );
+        assert_eq!(
+            r[7],
+            (0..32)
+                .map(|l| w(l) as u32 & 0xffff)
+                .fold(0u32, u32::wrapping_add) as u64,
+            "redux add"
+        );
+        assert_eq!(
+            r[8],
+            (0..32).map(|l| w(l) as u32).max().unwrap() as u64,
+            "redux max"
+        );
+        assert_eq!(
+            r[9],
+            (0..32).map(|l| w(l) as u32 & 0xff).sum::<u32>() as u64,
+            "warp sum"
+        );
         assert_eq!(
             r[11],
             blk.iter().filter(|&&x| x % 2 == 0).count() as u64
@@ -199,7 +336,9 @@ fn warp_collectives_and_shared_memory_match_the_cpu() {
         assert_eq!(r[13], blk[(t + 1) % BLOCK] ^ 0xabcd, "dynamic shared");
     }
     for w in 0..n / 32 {
-        let elected = (0..32).filter(|l| out[(w * 32 + l) * OUTS + 10] == 1).count();
+        let elected = (0..32)
+            .filter(|l| out[(w * 32 + l) * OUTS + 10] == 1)
+            .count();
         assert_eq!(elected, 1, "elect.sync in warp {w}");
     }
 }
@@ -210,13 +349,26 @@ fn cluster_histogram_uses_distributed_shared_memory() {
     const BINS: usize = CLUSTER * 1024;
     let module = Module::parse(&fixture("cluster_histogram.ptx")).unwrap();
     let n = 1 << 15;
-    let data: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(2654435761) >> 7 ^ (i % 13)).collect();
+    let data: Vec<u32> = (0..n as u32)
+        .map(|i| i.wrapping_mul(2654435761) >> 7 ^ (i % 13))
+        .collect();
     let mut hist = vec![0u32; BINS];
     let env = Env::new().with(&data).with(&hist);
     let k = kernel(&module, "cluster_histogram", false);
-    let options = LaunchOptions { cluster: Some((CLUSTER as u32, 1, 1)), ..Default::default() };
+    let options = LaunchOptions {
+        cluster: Some((CLUSTER as u32, 1, 1)),
+        ..Default::default()
+    };
     let params = Params::new().slice(&data).slice_mut(&mut hist);
-    launch(&module, &k, dims((8, 1, 1), (256, 1, 1)), &params.pointers(), &env, &options).unwrap();
+    launch(
+        &module,
+        &k,
+        dims((8, 1, 1), (256, 1, 1)),
+        &params.pointers(),
+        &env,
+        &options,
+    )
+    .unwrap();
     let mut expected = vec![0u32; BINS];
     for &v in &data {
         expected[v as usize % BINS] += 1;
@@ -232,12 +384,24 @@ fn ldmatrix_and_stmatrix_follow_the_fragment_layout() {
     const FRAGS: usize = 14;
     const STORES: usize = 4;
     let module = Module::parse(&fixture("ldmatrix_stmatrix.ptx")).unwrap();
-    let tile: Vec<u16> = (0..TILE as u16).map(|i| i.wrapping_mul(257) ^ 0x1234).collect();
+    let tile: Vec<u16> = (0..TILE as u16)
+        .map(|i| i.wrapping_mul(257) ^ 0x1234)
+        .collect();
     let mut frags = vec![0u32; 32 * FRAGS];
     let mut stored = vec![0u16; STORES * TILE];
     let env = Env::new().with(&tile).with(&frags).with(&stored);
     let k = kernel(&module, "fragments", false);
-    run(&module, &k, dims((1, 1, 1), (32, 1, 1)), &Params::new().slice(&tile).slice_mut(&mut frags).slice_mut(&mut stored), &env).unwrap();
+    run(
+        &module,
+        &k,
+        dims((1, 1, 1), (32, 1, 1)),
+        &Params::new()
+            .slice(&tile)
+            .slice_mut(&mut frags)
+            .slice_mut(&mut stored),
+        &env,
+    )
+    .unwrap();
     let at = |m: usize, r: usize, c: usize| tile[m * 64 + r * 8 + c];
     // Lane `l` holds, in half `h`, element (l / 4, 2 (l % 4) + h).
     let fragment = |m: usize, lane: usize, trans: bool| {
@@ -247,10 +411,29 @@ fn ldmatrix_and_stmatrix_follow_the_fragment_layout() {
         };
         half(0) | half(1) << 16
     };
-    let slots = [(0, false), (0, false), (1, false), (0, false), (1, false), (2, false), (3, false), (0, true), (0, true), (1, true), (0, true), (1, true), (2, true), (3, true)];
+    let slots = [
+        (0, false),
+        (0, false),
+        (1, false),
+        (0, false),
+        (1, false),
+        (2, false),
+        (3, false),
+        (0, true),
+        (0, true),
+        (1, true),
+        (0, true),
+        (1, true),
+        (2, true),
+        (3, true),
+    ];
     for (k, &(m, trans)) in slots.iter().enumerate() {
         for lane in 0..32 {
-            assert_eq!(frags[lane * FRAGS + k], fragment(m, lane, trans), "ldmatrix slot {k}, lane {lane}");
+            assert_eq!(
+                frags[lane * FRAGS + k],
+                fragment(m, lane, trans),
+                "ldmatrix slot {k}, lane {lane}"
+            );
         }
     }
     let transposed: Vec<u16> = (0..TILE).map(|i| at(i / 64, i % 8, (i / 8) % 8)).collect();
@@ -258,8 +441,15 @@ fn ldmatrix_and_stmatrix_follow_the_fragment_layout() {
     want_x1[..64].copy_from_slice(&tile[..64]);
     let mut want_x2 = vec![0u16; TILE];
     want_x2[..128].copy_from_slice(&tile[..128]);
-    for (s, want) in [&tile, &transposed, &want_x1, &want_x2].into_iter().enumerate() {
-        assert_eq!(&stored[s * TILE..(s + 1) * TILE], &want[..], "stmatrix store {s}");
+    for (s, want) in [&tile, &transposed, &want_x1, &want_x2]
+        .into_iter()
+        .enumerate()
+    {
+        assert_eq!(
+            &stored[s * TILE..(s + 1) * TILE],
+            &want[..],
+            "stmatrix store {s}"
+        );
     }
 }
 
@@ -271,11 +461,23 @@ fn tma_kernels_are_refused_before_running() {
     let blobs: Vec<Vec<u8>> = nparams.iter().map(|p| vec![0u8; p.size]).collect();
     let ptrs: Vec<*const u8> = blobs.iter().map(|b| b.as_ptr()).collect();
     let env = Env::new();
-    let err = launch(&module, &k, dims((1, 1, 1), (32, 1, 1)), &ptrs, &env, &LaunchOptions::default()).unwrap_err();
+    let err = launch(
+        &module,
+        &k,
+        dims((1, 1, 1), (32, 1, 1)),
+        &ptrs,
+        &env,
+        &LaunchOptions::default(),
+    )
+    .unwrap_err();
     match &err {
         Fault::Unsupported { kernel, at, .. } => {
             assert_eq!(kernel, &k);
-            assert!(at.instruction.starts_with("cp.async.bulk.tensor.2d"), "{}", at.instruction);
+            assert!(
+                at.instruction.starts_with("cp.async.bulk.tensor.2d"),
+                "{}",
+                at.instruction
+            );
         }
         other => panic!("expected Unsupported, got {other}"),
     }
@@ -294,16 +496,37 @@ fn every_fixture_kernel_is_runnable_but_tma() {
             continue;
         }
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        let module = Module::parse(&std::fs::read_to_string(&path).unwrap()).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let module = Module::parse(&std::fs::read_to_string(&path).unwrap())
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
         for k in module.kernels() {
-            let blobs: Vec<Vec<u8>> = module.kernel_params(k).unwrap().iter().map(|p| vec![0u8; p.size]).collect();
+            let blobs: Vec<Vec<u8>> = module
+                .kernel_params(k)
+                .unwrap()
+                .iter()
+                .map(|p| vec![0u8; p.size])
+                .collect();
             let ptrs: Vec<*const u8> = blobs.iter().map(|b| b.as_ptr()).collect();
             // Zero-filled parameters: the kernel faults quickly, or runs;
             // only an Unsupported verdict matters here.
-            let options = LaunchOptions { timeout: std::time::Duration::from_secs(5), cluster: name.contains("cluster").then_some((1, 1, 1)), ..Default::default() };
-            let result = launch(&module, k, dims((1, 1, 1), (32, 1, 1)), &ptrs, &Env::new(), &options);
+            let options = LaunchOptions {
+                timeout: std::time::Duration::from_secs(5),
+                cluster: name.contains("cluster").then_some((1, 1, 1)),
+                ..Default::default()
+            };
+            let result = launch(
+                &module,
+                k,
+                dims((1, 1, 1), (32, 1, 1)),
+                &ptrs,
+                &Env::new(),
+                &options,
+            );
             let unsupported = matches!(result, Err(Fault::Unsupported { .. }));
-            assert_eq!(unsupported, name == "tma_copy.ptx", "{name} / {k}: {result:?}");
+            assert_eq!(
+                unsupported,
+                name == "tma_copy.ptx",
+                "{name} / {k}: {result:?}"
+            );
             checked += 1;
         }
     }

@@ -30,7 +30,14 @@ fn a_barrier_reached_from_two_instructions_synchronises_the_block() {
     );
     let mut out = vec![0u32; 256];
     let env = Env::new().with(&out);
-    run(&m, "k", dims((1, 1, 1), (256, 1, 1)), &Params::new().value(out.as_mut_ptr() as u64), &env).unwrap();
+    run(
+        &m,
+        "k",
+        dims((1, 1, 1), (256, 1, 1)),
+        &Params::new().value(out.as_mut_ptr() as u64),
+        &env,
+    )
+    .unwrap();
     for t in 0..256u32 {
         let nb = if t % 2 == 1 { t - 1 } else { (t + 1) % 256 };
         assert_eq!(out[t as usize], nb * 3, "thread {t}");
@@ -53,7 +60,14 @@ fn an_intra_block_spin_wait_completes() {
     );
     let mut out = [0u32; 1];
     let env = Env::new().with(&out);
-    run(&m, "k", dims((1, 1, 1), (256, 1, 1)), &Params::new().value(out.as_mut_ptr() as u64), &env).unwrap();
+    run(
+        &m,
+        "k",
+        dims((1, 1, 1), (256, 1, 1)),
+        &Params::new().value(out.as_mut_ptr() as u64),
+        &env,
+    )
+    .unwrap();
     assert_eq!(out[0], 7);
 }
 
@@ -74,9 +88,20 @@ fn a_block_waiting_for_a_later_block_completes() {
     for workers in [1, 2] {
         let mut flag = [0u32; 2];
         let env = Env::new().with(&flag);
-        let options = LaunchOptions { workers, ..Default::default() };
+        let options = LaunchOptions {
+            workers,
+            ..Default::default()
+        };
         let p = Params::new().value(flag.as_mut_ptr() as u64);
-        launch(&m, "k", dims((2, 1, 1), (32, 1, 1)), &p.pointers(), &env, &options).unwrap();
+        launch(
+            &m,
+            "k",
+            dims((2, 1, 1), (32, 1, 1)),
+            &p.pointers(),
+            &env,
+            &options,
+        )
+        .unwrap();
         assert_eq!(flag, [5, 5], "with {workers} workers");
     }
 }
@@ -87,15 +112,41 @@ fn a_spin_that_never_ends_times_out_naming_the_instruction() {
     let m = flag_between_blocks();
     let mut flag = [0u32; 2];
     let env = Env::new().with(&flag);
-    let options = LaunchOptions { workers: 1, resident: 1, timeout: Duration::from_millis(300), ..Default::default() };
+    let options = LaunchOptions {
+        workers: 1,
+        resident: 1,
+        timeout: Duration::from_millis(300),
+        ..Default::default()
+    };
     let p = Params::new().value(flag.as_mut_ptr() as u64);
-    let err = launch(&m, "k", dims((2, 1, 1), (32, 1, 1)), &p.pointers(), &env, &options).unwrap_err();
+    let err = launch(
+        &m,
+        "k",
+        dims((2, 1, 1), (32, 1, 1)),
+        &p.pointers(),
+        &env,
+        &options,
+    )
+    .unwrap_err();
     match &err {
-        Fault::Timeout { kernel, threads, running, .. } => {
+        Fault::Timeout {
+            kernel,
+            threads,
+            running,
+            ..
+        } => {
             assert_eq!(kernel, "k");
             assert_eq!(*running, 32);
             assert_eq!(threads[0].thread.block, (0, 0, 0));
-            assert!(threads[0].at.instruction.contains("ld.acquire.gpu.global.u32") || threads[0].at.instruction.contains("setp") || threads[0].at.instruction.contains("bra"), "{err}");
+            assert!(
+                threads[0]
+                    .at
+                    .instruction
+                    .contains("ld.acquire.gpu.global.u32")
+                    || threads[0].at.instruction.contains("setp")
+                    || threads[0].at.instruction.contains("bra"),
+                "{err}"
+            );
         }
         other => panic!("expected a timeout, got {other}"),
     }
@@ -108,9 +159,21 @@ fn threads_waiting_at_different_barriers_are_a_deadlock() {
         "",
         "mov.u32 %r1, %tid.x; setp.lt.u32 %p1, %r1, 64; @%p1 bra LOW; bar.sync 1; ret; LOW: bar.sync 0; ret;",
     );
-    let err = run(&m, "k", dims((1, 1, 1), (128, 1, 1)), &Params::new(), &Env::new()).unwrap_err();
+    let err = run(
+        &m,
+        "k",
+        dims((1, 1, 1), (128, 1, 1)),
+        &Params::new(),
+        &Env::new(),
+    )
+    .unwrap_err();
     match &err {
-        Fault::Deadlock { block, threads, waiting, .. } => {
+        Fault::Deadlock {
+            block,
+            threads,
+            waiting,
+            ..
+        } => {
             assert_eq!(*block, (0, 0, 0));
             assert_eq!(*waiting, 128);
             assert!(threads.iter().any(|t| t.waiting_for.contains("barrier 0")));
@@ -120,7 +183,10 @@ fn threads_waiting_at_different_barriers_are_a_deadlock() {
         other => panic!("expected a deadlock, got {other}"),
     }
     let text = err.to_string();
-    assert!(text.contains("deadlock in block (0, 0, 0)") && text.contains("waits for barrier"), "{text}");
+    assert!(
+        text.contains("deadlock in block (0, 0, 0)") && text.contains("waits for barrier"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -130,7 +196,14 @@ fn a_shuffle_whose_partners_wait_at_a_barrier_is_a_deadlock() {
         "mov.u32 %r1, %laneid; setp.lt.u32 %p1, %r1, 16; @%p1 bra SHFL; bar.sync 0; ret;\n\
          SHFL: shfl.sync.bfly.b32 %r2, %r1, 1, 31, -1; bar.sync 0; ret;",
     );
-    let err = run(&m, "k", dims((1, 1, 1), (32, 1, 1)), &Params::new(), &Env::new()).unwrap_err();
+    let err = run(
+        &m,
+        "k",
+        dims((1, 1, 1), (32, 1, 1)),
+        &Params::new(),
+        &Env::new(),
+    )
+    .unwrap_err();
     assert!(matches!(err, Fault::Deadlock { waiting: 32, .. }), "{err}");
     assert!(err.to_string().contains("member mask 0xffffffff"), "{err}");
 }
@@ -144,7 +217,14 @@ fn exited_threads_do_not_hold_up_a_barrier() {
     );
     let mut out = [0u32; 1];
     let env = Env::new().with(&out);
-    run(&m, "k", dims((1, 1, 1), (100, 1, 1)), &Params::new().value(out.as_mut_ptr() as u64), &env).unwrap();
+    run(
+        &m,
+        "k",
+        dims((1, 1, 1), (100, 1, 1)),
+        &Params::new().value(out.as_mut_ptr() as u64),
+        &env,
+    )
+    .unwrap();
     assert_eq!(out[0], 40);
 }
 
@@ -163,7 +243,14 @@ fn a_barrier_with_a_thread_count_completes_with_those_warps() {
     );
     let mut out = vec![0u32; 64];
     let env = Env::new().with(&out);
-    run(&m, "k", dims((1, 1, 1), (128, 1, 1)), &Params::new().value(out.as_mut_ptr() as u64), &env).unwrap();
+    run(
+        &m,
+        "k",
+        dims((1, 1, 1), (128, 1, 1)),
+        &Params::new().value(out.as_mut_ptr() as u64),
+        &env,
+    )
+    .unwrap();
     for t in 0..64u32 {
         assert_eq!(out[t as usize], t ^ 63);
     }
@@ -185,16 +272,35 @@ fn warp_groups_with_disjoint_masks_are_independent() {
     );
     let mut out = vec![0u32; 32 * 6];
     let env = Env::new().with(&out);
-    run(&m, "k", dims((1, 1, 1), (32, 1, 1)), &Params::new().value(out.as_mut_ptr() as u64), &env).unwrap();
+    run(
+        &m,
+        "k",
+        dims((1, 1, 1), (32, 1, 1)),
+        &Params::new().value(out.as_mut_ptr() as u64),
+        &env,
+    )
+    .unwrap();
     for l in 0..32u32 {
         let r = &out[l as usize * 6..l as usize * 6 + 6];
         let partner = if l < 16 { l ^ 2 } else { l ^ 1 };
         assert_eq!(r[0], partner * 10, "bfly, lane {l}");
-        assert_eq!(r[1], ((l & !7) | 3) * 10, "idx 3 within 8-lane segments, lane {l}");
+        assert_eq!(
+            r[1],
+            ((l & !7) | 3) * 10,
+            "idx 3 within 8-lane segments, lane {l}"
+        );
         let up_ok = l % 8 >= 2;
-        assert_eq!((r[2], r[3]), (if up_ok { (l - 2) * 10 } else { l * 10 }, up_ok as u32), "up by 2 in segments, lane {l}");
+        assert_eq!(
+            (r[2], r[3]),
+            (if up_ok { (l - 2) * 10 } else { l * 10 }, up_ok as u32),
+            "up by 2 in segments, lane {l}"
+        );
         let down_ok = l % 8 + 4 <= 7;
-        assert_eq!((r[4], r[5]), (if down_ok { (l + 4) * 10 } else { l * 10 }, down_ok as u32), "down by 4 in segments, lane {l}");
+        assert_eq!(
+            (r[4], r[5]),
+            (if down_ok { (l + 4) * 10 } else { l * 10 }, down_ok as u32),
+            "down by 4 in segments, lane {l}"
+        );
     }
 }
 
@@ -211,14 +317,37 @@ fn activemask_and_votes_in_divergent_code() {
     );
     let mut out = vec![0u32; 32 * 4];
     let env = Env::new().with(&out);
-    run(&m, "k", dims((1, 1, 1), (32, 1, 1)), &Params::new().value(out.as_mut_ptr() as u64), &env).unwrap();
+    run(
+        &m,
+        "k",
+        dims((1, 1, 1), (32, 1, 1)),
+        &Params::new().value(out.as_mut_ptr() as u64),
+        &env,
+    )
+    .unwrap();
     for l in 0..32u32 {
         let r = &out[l as usize * 4..l as usize * 4 + 4];
         let odd = l % 2 == 1;
-        assert_eq!(r[0], if odd { 0xAAAA_AAAA } else { 0x5555_5555 }, "activemask: the lanes on the same path, lane {l}");
-        assert_eq!(r[1], if odd { 0xAAAA_AAAA & !((1 << 21) - 1) } else { 0 }, "ballot over the active lanes, lane {l}");
+        assert_eq!(
+            r[0],
+            if odd { 0xAAAA_AAAA } else { 0x5555_5555 },
+            "activemask: the lanes on the same path, lane {l}"
+        );
+        assert_eq!(
+            r[1],
+            if odd {
+                0xAAAA_AAAA & !((1 << 21) - 1)
+            } else {
+                0
+            },
+            "ballot over the active lanes, lane {l}"
+        );
         assert_eq!(r[2], 0, "vote.all: lane 31 votes false");
-        assert_eq!(r[3], if odd { 7 } else { 0 }, "vote.uni over the even lanes: lanes below 8 differ from the rest");
+        assert_eq!(
+            r[3],
+            if odd { 7 } else { 0 },
+            "vote.uni over the even lanes: lanes below 8 differ from the rest"
+        );
     }
 }
 
@@ -231,9 +360,24 @@ fn a_global_access_outside_every_region_faults_with_its_address() {
     let mut buf = vec![0u32; 16];
     let env = Env::new().with(&buf);
     let base = buf.as_mut_ptr() as u64;
-    let err = run(&m, "k", dims((2, 1, 1), (17, 1, 1)), &Params::new().value(base), &env).unwrap_err();
+    let err = run(
+        &m,
+        "k",
+        dims((2, 1, 1), (17, 1, 1)),
+        &Params::new().value(base),
+        &env,
+    )
+    .unwrap_err();
     match &err {
-        Fault::MemoryViolation { kernel, thread, address, size, space, write, at } => {
+        Fault::MemoryViolation {
+            kernel,
+            thread,
+            address,
+            size,
+            space,
+            write,
+            at,
+        } => {
             assert_eq!(kernel, "k");
             assert_eq!(thread.thread, (16, 0, 0));
             assert_eq!(*address, base + 64);
@@ -242,7 +386,10 @@ fn a_global_access_outside_every_region_faults_with_its_address() {
         }
         other => panic!("expected a memory violation, got {other}"),
     }
-    assert!(err.to_string().contains("wrote 4 bytes at global address"), "{err}");
+    assert!(
+        err.to_string().contains("wrote 4 bytes at global address"),
+        "{err}"
+    );
     assert_eq!(buf[15], 15, "threads in bounds ran");
 }
 
@@ -253,25 +400,65 @@ fn shared_and_local_accesses_are_bounds_checked() {
         ".shared .align 4 .b32 s[4];\n\
          mov.u32 %r1, %tid.x; shl.b32 %r2, %r1, 2; mov.u32 %r3, s; add.u32 %r4, %r3, %r2; ld.shared.u32 %r5, [%r4]; ret;",
     );
-    let err = run(&m, "k", dims((1, 1, 1), (8, 1, 1)), &Params::new(), &Env::new()).unwrap_err();
-    assert!(matches!(&err, Fault::MemoryViolation { space: "shared", address: 16, write: false, thread, .. } if thread.thread == (4, 0, 0)), "{err}");
+    let err = run(
+        &m,
+        "k",
+        dims((1, 1, 1), (8, 1, 1)),
+        &Params::new(),
+        &Env::new(),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(&err, Fault::MemoryViolation { space: "shared", address: 16, write: false, thread, .. } if thread.thread == (4, 0, 0)),
+        "{err}"
+    );
 
     let m = module(
         "",
         ".local .align 4 .b8 depot[8];\n mov.u64 %rd1, depot; cvta.local.u64 %rd2, %rd1; st.u32 [%rd2+4], 1; st.u32 [%rd2+8], 2; ret;",
     );
-    let err = run(&m, "k", dims((1, 1, 1), (1, 1, 1)), &Params::new(), &Env::new()).unwrap_err();
-    assert!(matches!(&err, Fault::MemoryViolation { space: "generic", write: true, .. }), "{err}");
+    let err = run(
+        &m,
+        "k",
+        dims((1, 1, 1), (1, 1, 1)),
+        &Params::new(),
+        &Env::new(),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            Fault::MemoryViolation {
+                space: "generic",
+                write: true,
+                ..
+            }
+        ),
+        "{err}"
+    );
     assert!(err.to_string().contains("st.u32 [%rd2+8], 2"), "{err}");
 }
 
 #[test]
 fn misaligned_accesses_fault() {
-    let m = module(".param .u64 p", "ld.param.u64 %rd1, [p]; ld.global.u32 %r1, [%rd1+2]; ret;");
+    let m = module(
+        ".param .u64 p",
+        "ld.param.u64 %rd1, [p]; ld.global.u32 %r1, [%rd1+2]; ret;",
+    );
     let buf = vec![0u32; 4];
     let env = Env::new().with(&buf);
-    let err = run(&m, "k", dims((1, 1, 1), (1, 1, 1)), &Params::new().value(buf.as_ptr() as u64), &env).unwrap_err();
-    assert!(matches!(&err, Fault::MisalignedAddress { size: 4, .. }), "{err}");
+    let err = run(
+        &m,
+        "k",
+        dims((1, 1, 1), (1, 1, 1)),
+        &Params::new().value(buf.as_ptr() as u64),
+        &env,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(&err, Fault::MisalignedAddress { size: 4, .. }),
+        "{err}"
+    );
     assert!(err.to_string().contains("misaligned address"), "{err}");
 }
 
@@ -281,7 +468,14 @@ fn trap_names_the_thread_and_block() {
         "",
         "mov.u32 %r1, %tid.x; mov.u32 %r2, %ctaid.x; setp.eq.u32 %p1, %r1, 5; setp.eq.u32 %p2, %r2, 1; and.pred %p3, %p1, %p2; @%p3 trap; ret;",
     );
-    let err = run(&m, "k", dims((3, 1, 1), (32, 1, 1)), &Params::new(), &Env::new()).unwrap_err();
+    let err = run(
+        &m,
+        "k",
+        dims((3, 1, 1), (32, 1, 1)),
+        &Params::new(),
+        &Env::new(),
+    )
+    .unwrap_err();
     match &err {
         Fault::Trap { thread, at, .. } => {
             assert_eq!((thread.block, thread.thread), ((1, 0, 0), (5, 0, 0)));
@@ -289,7 +483,11 @@ fn trap_names_the_thread_and_block() {
         }
         other => panic!("expected a trap, got {other}"),
     }
-    assert!(err.to_string().contains("thread (5, 0, 0) of block (1, 0, 0) executed `trap`"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("thread (5, 0, 0) of block (1, 0, 0) executed `trap`"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -302,9 +500,23 @@ fn unsupported_instructions_fault_only_when_reachable() {
         .visible .entry indirect()\n{\n.reg .b64 %rd<2>;\nmov.u64 %rd1, uses_wgmma;\n\
         { prototype_0 : .callprototype ()_ (); call %rd1, (), prototype_0; }\nret;\n}\n";
     let m = Module::parse(ptx).unwrap();
-    run(&m, "clean", dims((1, 1, 1), (1, 1, 1)), &Params::new(), &Env::new()).unwrap();
+    run(
+        &m,
+        "clean",
+        dims((1, 1, 1), (1, 1, 1)),
+        &Params::new(),
+        &Env::new(),
+    )
+    .unwrap();
     for k in ["direct", "indirect"] {
-        let err = run(&m, k, dims((1, 1, 1), (1, 1, 1)), &Params::new(), &Env::new()).unwrap_err();
+        let err = run(
+            &m,
+            k,
+            dims((1, 1, 1), (1, 1, 1)),
+            &Params::new(),
+            &Env::new(),
+        )
+        .unwrap_err();
         match &err {
             Fault::Unsupported { kernel, at, reason } => {
                 assert_eq!(kernel, k);
@@ -331,10 +543,23 @@ fn vprintf_hands_format_and_arguments_to_the_embedder() {
     let m = Module::parse(ptx).unwrap();
     let mut out = [0u32; 2];
     let env = Env::new().with(&out);
-    run(&m, "k", dims((1, 1, 1), (2, 1, 1)), &Params::new().value(out.as_mut_ptr() as u64), &env).unwrap();
+    run(
+        &m,
+        "k",
+        dims((1, 1, 1), (2, 1, 1)),
+        &Params::new().value(out.as_mut_ptr() as u64),
+        &env,
+    )
+    .unwrap();
     let mut printed = env.printed.lock().unwrap().clone();
     printed.sort();
-    assert_eq!(printed, vec![("t=%u x=%lld".to_string(), vec![0, (-5i64) as u64]), ("t=%u x=%lld".to_string(), vec![1, (-5i64) as u64])]);
+    assert_eq!(
+        printed,
+        vec![
+            ("t=%u x=%lld".to_string(), vec![0, (-5i64) as u64]),
+            ("t=%u x=%lld".to_string(), vec![1, (-5i64) as u64])
+        ]
+    );
     assert_eq!(out, [2, 2], "vprintf returns the number of arguments");
 }
 
@@ -343,14 +568,35 @@ fn invalid_launches_are_refused_with_a_reason() {
     let m = module(".param .u32 x", "ret;");
     let bad = |d, p: &Params| run(&m, "k", d, p, &Env::new()).unwrap_err();
     let one = Params::new().value(1u32);
-    assert!(matches!(bad(dims((1, 1, 1), (2048, 1, 1)), &one), Fault::InvalidLaunch { .. }));
-    assert!(matches!(bad(dims((0, 1, 1), (32, 1, 1)), &one), Fault::InvalidLaunch { .. }));
+    assert!(matches!(
+        bad(dims((1, 1, 1), (2048, 1, 1)), &one),
+        Fault::InvalidLaunch { .. }
+    ));
+    assert!(matches!(
+        bad(dims((0, 1, 1), (32, 1, 1)), &one),
+        Fault::InvalidLaunch { .. }
+    ));
     let err = bad(dims((1, 1, 1), (32, 1, 1)), &Params::new());
-    assert!(err.to_string().contains("takes 1 parameters, the launch passed 0"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("takes 1 parameters, the launch passed 0"),
+        "{err}"
+    );
     let err = run(&m, "nope", dims((1, 1, 1), (1, 1, 1)), &one, &Env::new()).unwrap_err();
     assert!(err.to_string().contains("no such kernel"), "{err}");
-    let options = LaunchOptions { cluster: Some((3, 1, 1)), ..Default::default() };
-    let err = launch(&m, "k", dims((4, 1, 1), (32, 1, 1)), &one.pointers(), &Env::new(), &options).unwrap_err();
+    let options = LaunchOptions {
+        cluster: Some((3, 1, 1)),
+        ..Default::default()
+    };
+    let err = launch(
+        &m,
+        "k",
+        dims((4, 1, 1), (32, 1, 1)),
+        &one.pointers(),
+        &Env::new(),
+        &options,
+    )
+    .unwrap_err();
     assert!(err.to_string().contains("must tile the grid"), "{err}");
 }
 
@@ -359,8 +605,10 @@ fn parse_errors_name_line_and_column() {
     let err = Module::parse(".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n.reg .b32 %r<3>;\n  add.s32 %r1, %r2, %nope;\n}\n").unwrap_err();
     assert_eq!((err.line, err.column), (7, 3), "{err}");
     assert!(err.to_string().contains("`%nope` is not declared"), "{err}");
-    let err = Module::parse(".version 8.0\n.visible .entry k()\n{\n  add.s32 %r1, %r2 %r3;\n}\n").unwrap_err();
+    let err = Module::parse(".version 8.0\n.visible .entry k()\n{\n  add.s32 %r1, %r2 %r3;\n}\n")
+        .unwrap_err();
     assert!(err.message.contains("expected `;`"), "{err}");
-    let err = Module::parse(".version 8.0\n.visible .entry k()\n{\n  bra NOWHERE;\n}\n").unwrap_err();
+    let err =
+        Module::parse(".version 8.0\n.visible .entry k()\n{\n  bra NOWHERE;\n}\n").unwrap_err();
     assert!(err.message.contains("NOWHERE"), "{err}");
 }

@@ -1,6 +1,6 @@
 //! Helpers shared by the integration tests: an environment over host
 //! buffers, kernel parameter packing, and launching hand-written PTX.
-#![allow(dead_code)]
+#![allow(dead_code, clippy::result_large_err)]
 
 use std::ops::Range;
 use std::sync::Mutex;
@@ -132,11 +132,28 @@ impl Params {
 }
 
 pub fn dims(grid: (u32, u32, u32), block: (u32, u32, u32)) -> LaunchDims {
-    LaunchDims { grid, block, dynamic_shared_bytes: 0 }
+    LaunchDims {
+        grid,
+        block,
+        dynamic_shared_bytes: 0,
+    }
 }
 
-pub fn run(module: &Module, kernel: &str, dims: LaunchDims, params: &Params, env: &Env) -> Result<LaunchStats, Fault> {
-    launch(module, kernel, dims, &params.pointers(), env, &LaunchOptions::default())
+pub fn run(
+    module: &Module,
+    kernel: &str,
+    dims: LaunchDims,
+    params: &Params,
+    env: &Env,
+) -> Result<LaunchStats, Fault> {
+    launch(
+        module,
+        kernel,
+        dims,
+        &params.pointers(),
+        env,
+        &LaunchOptions::default(),
+    )
 }
 
 /// The PTX of a fixture under `tests/fixtures`.
