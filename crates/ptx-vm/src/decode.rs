@@ -614,6 +614,21 @@ impl<'a> Decoder<'a> {
     }
 
     fn finish(mut self) -> Result<Function, ParseError> {
+        // The interpreter indexes frames without bounds checks: every slot
+        // must lie inside the frame (true by construction; checked here).
+        let nslots = self.template.len() as Slot;
+        for (k, inst) in self.code.iter().enumerate() {
+            let bad = inst.guard >= nslots || inst.op.slots().iter().any(|&s| s >= nslots);
+            let bad = bad
+                || match inst.op {
+                    Op::Call { site } => matches!(self.calls[site as usize].callee, Callee::Indirect(s) if s >= nslots),
+                    _ => false,
+                };
+            if bad {
+                let line = self.source[k].2;
+                return self.error(line, 1, "internal error: an operand outside its register frame".into());
+            }
+        }
         for &(inst, label, line, column) in &self.fixups {
             let Some(target) = self.labels[label as usize] else {
                 return self.error(

@@ -759,15 +759,27 @@ pub(crate) fn run(
         let base = th.base as usize;
         let nslots = f.num_slots as usize;
         let mut pc = th.pc as usize;
+        // The frame is `th.regs[base .. base + nslots]`: every frame is
+        // created with at least that many registers (`Thread::new`,
+        // `Thread::reset`, `Op::Call`), and the decoder checked that every
+        // slot of every instruction is below `nslots`.
+        assert!(th.regs.len() >= base + nslots);
         macro_rules! r {
-            ($s:expr) => {
-                th.regs[base + $s as usize]
-            };
+            ($s:expr) => {{
+                let i = base + $s as usize;
+                debug_assert!(i < th.regs.len());
+                // SAFETY: `$s < nslots` (checked when decoding) and the frame
+                // has `nslots` registers (asserted above).
+                unsafe { *th.regs.get_unchecked(i) }
+            }};
         }
         macro_rules! w {
             ($s:expr, $v:expr) => {{
                 let v = $v;
-                th.regs[base + $s as usize] = v;
+                let i = base + $s as usize;
+                debug_assert!(i < th.regs.len());
+                // SAFETY: as for `r!`.
+                unsafe { *th.regs.get_unchecked_mut(i) = v };
             }};
         }
         macro_rules! fail {
@@ -784,7 +796,6 @@ pub(crate) fn run(
                 }
             };
         }
-        debug_assert!(th.regs.len() >= base + nslots);
         loop {
             if left == 0 {
                 th.pc = pc as u32;
