@@ -1184,7 +1184,7 @@ pub(crate) fn run(
                 Op::LdKernelParam { size, n, d, off } => {
                     for (k, &dk) in d.iter().enumerate().take(n as usize) {
                         let at = off as u64 + (k * size as usize) as u64;
-                        let v = tryx!(buf_load(&ctx.kparams, at, size).ok_or(ExecError::Mem {
+                        let v = tryx!(buf_load(ctx.kparam_bytes(), at, size).ok_or(ExecError::Mem {
                             addr: ctx.kparams_addr + at,
                             size: size as u32,
                             space: MemSpace::KernelParam,

@@ -101,7 +101,9 @@ pub(crate) struct Ctx<'a> {
     pub kernel_name: &'a str,
     pub env: &'a dyn Environment,
     pub regions: Regions,
-    pub kparams: Vec<u8>,
+    /// The kernel's parameter buffer (16-byte aligned: `ld.param` through
+    /// an address checks alignment like any access).
+    pub kparams: Vec<u128>,
     pub kparams_addr: u64,
     pub grid: [u32; 3],
     pub block: [u32; 3],
@@ -119,6 +121,12 @@ pub(crate) struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
+    /// The parameter buffer as bytes.
+    pub(crate) fn kparam_bytes(&self) -> &[u8] {
+        // SAFETY: a `Vec<u128>`'s elements viewed as their bytes.
+        unsafe { std::slice::from_raw_parts(self.kparams.as_ptr() as *const u8, self.kparams.len() * 16) }
+    }
+
     pub(crate) fn location(&self, func: u32, pc: u32) -> Location {
         Location {
             function: self.module.functions[func as usize].name.clone(),
@@ -297,7 +305,8 @@ pub fn launch(
         .map(|(p, &o)| o as usize + p.size)
         .max()
         .unwrap_or(0);
-    let mut kparams = vec![0u8; total.max(8)];
+    let mut kparams = vec![0u128; total.div_ceil(16).max(1)];
+    let kparams_len = kparams.len() * 16;
     for (k, (p, &off)) in f
         .kernel_params
         .iter()
@@ -310,7 +319,10 @@ pub fn launch(
         // SAFETY: `cuLaunchKernel`'s contract: each pointer points at the
         // parameter's bytes, as many as its size.
         let bytes = unsafe { std::slice::from_raw_parts(params[k], p.size) };
-        kparams[off as usize..off as usize + p.size].copy_from_slice(bytes);
+        // SAFETY: the buffer holds `kparams_len` bytes, more than the last
+        // parameter's end; u128 has no invalid bit patterns.
+        let dst = unsafe { std::slice::from_raw_parts_mut(kparams.as_mut_ptr() as *mut u8, kparams_len) };
+        dst[off as usize..off as usize + p.size].copy_from_slice(bytes);
     }
     let kparams_addr = kparams.as_ptr() as u64;
 
@@ -330,7 +342,7 @@ pub fn launch(
     writable.push(module.storage_range());
     let regions = Regions::new(
         writable,
-        std::iter::once(kparams_addr..kparams_addr + kparams.len() as u64),
+        std::iter::once(kparams_addr..kparams_addr + kparams_len as u64),
     );
 
     let workers = match options.workers {

@@ -10,7 +10,18 @@ use ptx_vm::{launch, Fault, LaunchDims, LaunchOptions, Module};
 
 #[test]
 fn vecadd_sums_every_element_with_both_entries() {
-    let module = Module::parse(&fixture("vecadd.ptx")).unwrap();
+    vecadd_from("vecadd.ptx");
+}
+
+/// The same program built with `OXIDE_DEVICE_DEBUG=lines`: `.file`, `.loc`
+/// and DWARF `.section`s are skipped.
+#[test]
+fn vecadd_with_device_line_tables_runs_the_same() {
+    vecadd_from("vecadd_debug_lines.ptx");
+}
+
+fn vecadd_from(fixture_name: &str) {
+    let module = Module::parse(&fixture(fixture_name)).unwrap();
     let n = 10_000;
     let a: Vec<f32> = (0..n).map(|i| i as f32 * 0.5).collect();
     let b: Vec<f32> = (0..n).map(|i| (i as f32).sqrt()).collect();
