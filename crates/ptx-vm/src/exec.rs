@@ -550,25 +550,37 @@ fn read_cstr(ctx: &Ctx, view: &MemView, local: &[u8], ltop: u32, addr: u64) -> R
     }
 }
 
-/// The host pointer behind a generic address, for `vprintf`'s argument
-/// buffer (valid during the call).
-fn host_pointer(view: &MemView, local: &[u8], addr: u64) -> *const u8 {
+/// The host pointer behind a generic address (valid while the VM does not
+/// touch the thread or its block), or null.
+fn host_pointer(view: &MemView, local: &[u8], addr: u64) -> u64 {
     if addr == 0 {
-        return std::ptr::null();
+        return 0;
     }
-    match classify(addr) {
-        GenericKind::Global => addr as *const u8,
-        GenericKind::Local(la) => match local.get(la as usize..) {
-            Some(s) => s.as_ptr(),
-            None => std::ptr::null(),
-        },
-        GenericKind::Shared(sa) => {
-            match shared_target(view, sa).and_then(|(r, off)| view.shared[r].get(off as usize..)) {
-                Some(s) => s.as_ptr(),
-                None => std::ptr::null(),
-            }
+    let p = match classify(addr) {
+        GenericKind::Global => return addr,
+        GenericKind::Local(la) => local.get(la as usize..).map(|s| s.as_ptr()),
+        GenericKind::Shared(sa) => shared_target(view, sa).and_then(|(r, off)| view.shared[r].get(off as usize..)).map(|s| s.as_ptr()),
+    };
+    p.map_or(0, |p| p as u64)
+}
+
+/// A copy of `vprintf`'s argument buffer for the embedder, with every `%s`
+/// as a host pointer (see `vprintf.rs`).
+fn printf_arguments(ctx: &Ctx, view: &MemView, local: &[u8], ltop: u32, format: &[u8], addr: u64) -> R<Vec<u64>> {
+    let args = crate::vprintf::arguments(format);
+    let (offsets, len) = crate::vprintf::layout(&args);
+    let mut buf = vec![0u64; len.div_ceil(8).max(1)];
+    for (a, &off) in args.iter().zip(&offsets) {
+        check_align(addr + off as u64, a.size as u32, MemSpace::Generic)?;
+        let mut v = load(ctx, view, local, ltop, MemSpace::Generic, addr + off as u64, a.size, Order::Relaxed)?;
+        if a.string {
+            v = host_pointer(view, local, v);
         }
+        let word = &mut buf[off / 8];
+        let shift = 8 * (off % 8);
+        *word |= (v & mask(8 * a.size as u32)) << shift;
     }
+    Ok(buf)
 }
 
 #[allow(clippy::too_many_arguments)] // the instruction's operands
@@ -1405,21 +1417,10 @@ pub(crate) fn run(
                             };
                             let (fmt_addr, args_addr) = (arg(0, th), arg(1, th));
                             let text = tryx!(read_cstr(ctx, view, &th.local, th.ltop, fmt_addr));
-                            let ptr = host_pointer(view, &th.local, args_addr);
-                            ctx.env.printf(&text, ptr);
-                            // vprintf returns the number of arguments it read:
-                            // one per conversion (`%%` is none).
-                            let conversions = text
-                                .split(|&c| c == b'%')
-                                .skip(1)
-                                .fold((0u64, false), |(n, escaped), piece| {
-                                    if escaped || piece.is_empty() {
-                                        (n, !escaped && piece.is_empty())
-                                    } else {
-                                        (n + 1, false)
-                                    }
-                                })
-                                .0;
+                            let args = tryx!(printf_arguments(ctx, view, &th.local, th.ltop, &text, args_addr));
+                            ctx.env.printf(&text, args.as_ptr() as *const u8);
+                            // vprintf returns the number of arguments it read.
+                            let conversions = crate::vprintf::count(&text);
                             if let Some(&(o, size)) = cs.rets.first() {
                                 let at = th.pbase as u64 + o as u64;
                                 buf_store(&mut th.params, at, size.min(8) as u8, conversions);

@@ -34,12 +34,12 @@ pub trait Environment: Sync {
     fn valid_regions(&self) -> Vec<Range<u64>>;
 
     /// `vprintf(format, args)`: `format` is the C format string without
-    /// its NUL; `args` points at the argument buffer as CUDA's `vprintf`
-    /// receives it: one argument per conversion, each at its natural size and
-    /// alignment (4 bytes for `%d %u %x %c`, 8 for `%ll…`, the doubles of
-    /// `%f %e %g` and the pointers of `%s %p`). The pointer is valid only
-    /// during the call. A `%s` argument is a generic address: one into the
-    /// module's variables or the launch's device memory is a host pointer.
+    /// its NUL; `args` points at a copy of the argument buffer as CUDA's
+    /// `vprintf` receives it: one argument per conversion, each at its
+    /// natural size and alignment (4 bytes for `%d %u %x %c`, 8 for `%ll…`,
+    /// the doubles of `%f %e %g` and the pointers of `%s %p`), 8-byte
+    /// aligned. Every `%s` argument is a host pointer (or null), wherever the
+    /// string lives; the pointers are valid only during the call.
     fn printf(&self, format: &[u8], args: *const u8);
 
     /// `%globaltimer`: nanoseconds. Defaults to the host's wall clock.

@@ -118,6 +118,7 @@ mod module;
 pub mod parser;
 pub mod program;
 mod scheduler;
+mod vprintf;
 
 pub use fault::{Fault, Location, StuckThread, ThreadRef};
 pub use launch::{launch, Environment, LaunchDims, LaunchOptions, LaunchStats};

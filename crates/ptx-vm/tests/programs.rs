@@ -60,6 +60,10 @@ fn vecadd_reports_a_short_buffer_as_a_device_panic() {
     assert!(matches!(err, Fault::Trap { .. }), "{err}");
     let printed = env.printed.lock().unwrap();
     let (format, args) = &printed[0];
+    // The file name (a module variable) and the message (copied into the
+    // thread's local memory) both reach the embedder as host strings.
+    let strings = env.strings.lock().unwrap();
+    assert!(strings[0].ends_with("examples/vecadd/src/main.rs"), "{strings:?}");
     assert!(format.contains("panicked at %s:%u:%u"), "{format}");
     assert!(
         format.contains("index out of bounds: the len is %llu but the index is %llu"),

@@ -564,6 +564,24 @@ fn vprintf_hands_format_and_arguments_to_the_embedder() {
 }
 
 #[test]
+fn vprintf_strings_in_local_and_shared_memory_reach_the_embedder() {
+    let ptx = ".version 8.0\n.target sm_80\n.address_size 64\n\
+        .extern .func (.param .b32 func_retval0) vprintf(.param .b64 vprintf_param_0, .param .b64 vprintf_param_1);\n\
+        .global .align 1 .b8 fmt[6] = {37, 115, 47, 37, 115, 0};\n\
+        .visible .entry k()\n{\n.local .align 8 .b8 depot[24];\n.shared .align 1 .b8 sh[4];\n.reg .b32 %r<4>;\n.reg .b64 %rd<8>;\n\
+        mov.u64 %rd1, depot; cvta.local.u64 %rd2, %rd1; st.local.u32 [%rd1+16], 0x006f6c; add.s64 %rd3, %rd2, 16; st.local.u64 [%rd1], %rd3;\n\
+        st.shared.u32 [sh], 0x006968; mov.u64 %rd4, sh; cvta.shared.u64 %rd5, %rd4; st.local.u64 [%rd1+8], %rd5;\n\
+        mov.u64 %rd6, fmt; cvta.global.u64 %rd7, %rd6;\n\
+        { .param .b64 param0; .param .b64 param1; .param .b32 retval0;\n\
+        st.param.b64 [param0], %rd7; st.param.b64 [param1], %rd2; call.uni (retval0), vprintf, (param0, param1); }\n\
+        ret;\n}\n";
+    let m = Module::parse(ptx).unwrap();
+    let env = Env::new();
+    run(&m, "k", dims((1, 1, 1), (1, 1, 1)), &Params::new(), &env).unwrap();
+    assert_eq!(*env.strings.lock().unwrap(), vec!["lo".to_string(), "hi".to_string()]);
+}
+
+#[test]
 fn invalid_launches_are_refused_with_a_reason() {
     let m = module(".param .u32 x", "ret;");
     let bad = |d, p: &Params| run(&m, "k", d, p, &Env::new()).unwrap_err();

@@ -8,11 +8,13 @@ use std::sync::Mutex;
 use ptx_vm::{launch, Environment, Fault, LaunchDims, LaunchOptions, LaunchStats, Module};
 
 /// Device memory = the host buffers registered here; `printf` calls are
-/// recorded (format, then the first 8-byte arguments, one per conversion).
+/// recorded: the format, each argument (4 or 8 bytes, as the conversion
+/// says), and the text of each `%s` argument.
 #[derive(Default)]
 pub struct Env {
     pub regions: Vec<Range<u64>>,
     pub printed: Mutex<Vec<(String, Vec<u64>)>>,
+    pub strings: Mutex<Vec<String>>,
 }
 
 impl Env {
@@ -36,7 +38,7 @@ impl Environment for Env {
         let text = String::from_utf8_lossy(format).into_owned();
         let mut values = Vec::new();
         let mut offset = 0usize;
-        for size in argument_sizes(&text) {
+        for (size, string) in argument_sizes(&text) {
             offset = offset.div_ceil(size) * size;
             // SAFETY: vprintf's contract: one argument per conversion, each
             // at its natural alignment.
@@ -47,6 +49,12 @@ impl Environment for Env {
                     args.add(offset).cast::<u32>().read_unaligned() as u64
                 }
             };
+            if string && v != 0 {
+                // SAFETY: the VM hands `%s` arguments as host pointers to
+                // NUL-terminated strings, valid during the call.
+                let s = unsafe { std::ffi::CStr::from_ptr(v as *const std::ffi::c_char) };
+                self.strings.lock().unwrap().push(s.to_string_lossy().into_owned());
+            }
             values.push(v);
             offset += size;
         }
@@ -54,9 +62,9 @@ impl Environment for Env {
     }
 }
 
-/// The size of each argument of a C format: 8 for `ll` integers, floating
-/// point (doubles) and pointers/strings, else 4.
-fn argument_sizes(format: &str) -> Vec<usize> {
+/// The size of each argument of a C format (8 for `ll` integers, doubles
+/// and pointers, else 4) and whether it is a `%s` string.
+fn argument_sizes(format: &str) -> Vec<(usize, bool)> {
     let b = format.as_bytes();
     let mut out = Vec::new();
     let mut i = 0;
@@ -76,11 +84,15 @@ fn argument_sizes(format: &str) -> Vec<usize> {
             match c {
                 b'l' => long = true,
                 b'd' | b'i' | b'u' | b'x' | b'X' | b'o' | b'c' => {
-                    out.push(if long { 8 } else { 4 });
+                    out.push((if long { 8 } else { 4 }, false));
                     break;
                 }
-                b'f' | b'e' | b'E' | b'g' | b'G' | b'a' | b's' | b'p' => {
-                    out.push(8);
+                b'f' | b'e' | b'E' | b'g' | b'G' | b'a' | b'p' => {
+                    out.push((8, false));
+                    break;
+                }
+                b's' => {
+                    out.push((8, true));
                     break;
                 }
                 _ => {}
