@@ -34,19 +34,44 @@ fn report(what: &str, workers: usize, stats: ptx_vm::LaunchStats) {
 }
 
 fn main() {
-    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
     let vecadd = fixture("vecadd.ptx");
     let n = 1usize << 22;
     let a: Vec<f32> = (0..n).map(|i| i as f32).collect();
     let b: Vec<f32> = (0..n).map(|i| 2.0 * i as f32).collect();
     let mut c = vec![0f32; n];
     let env = Env(vec![region(&a), region(&b), region(&c)]);
-    let slices = [[a.as_ptr() as u64, n as u64], [b.as_ptr() as u64, n as u64], [c.as_mut_ptr() as u64, n as u64]];
+    let slices = [
+        [a.as_ptr() as u64, n as u64],
+        [b.as_ptr() as u64, n as u64],
+        [c.as_mut_ptr() as u64, n as u64],
+    ];
     let params: Vec<*const u8> = slices.iter().map(|s| s.as_ptr() as *const u8).collect();
-    let kernel = vecadd.kernels().find(|k| !k.ends_with("_unchecked")).expect("vecadd").to_string();
+    let kernel = vecadd
+        .kernels()
+        .find(|k| !k.ends_with("_unchecked"))
+        .expect("vecadd")
+        .to_string();
     for workers in [1, cores] {
-        let dims = LaunchDims { grid: (n as u32 / 256, 1, 1), block: (256, 1, 1), dynamic_shared_bytes: 0 };
-        let stats = launch(&vecadd, &kernel, dims, &params, &env, &LaunchOptions { workers, ..Default::default() }).expect("vecadd runs");
+        let dims = LaunchDims {
+            grid: (n as u32 / 256, 1, 1),
+            block: (256, 1, 1),
+            dynamic_shared_bytes: 0,
+        };
+        let stats = launch(
+            &vecadd,
+            &kernel,
+            dims,
+            &params,
+            &env,
+            &LaunchOptions {
+                workers,
+                ..Default::default()
+            },
+        )
+        .expect("vecadd runs");
         report("vecadd (2^22 elements)", workers, stats);
     }
     assert!(c.iter().enumerate().all(|(i, &x)| x == 3.0 * i as f32));
@@ -58,12 +83,37 @@ fn main() {
     let mut c = vec![0f32; s * s];
     let env = Env(vec![region(&a), region(&b), region(&c)]);
     let d = [s as u64, s as u64, s as u64];
-    let slices = [[a.as_ptr() as u64, (s * s) as u64], [b.as_ptr() as u64, (s * s) as u64], [c.as_mut_ptr() as u64, (s * s) as u64]];
-    let params: Vec<*const u8> = std::iter::once(d.as_ptr() as *const u8).chain(slices.iter().map(|x| x.as_ptr() as *const u8)).collect();
-    let kernel = sgemm.kernels().find(|k| !k.ends_with("_unchecked")).expect("sgemm").to_string();
+    let slices = [
+        [a.as_ptr() as u64, (s * s) as u64],
+        [b.as_ptr() as u64, (s * s) as u64],
+        [c.as_mut_ptr() as u64, (s * s) as u64],
+    ];
+    let params: Vec<*const u8> = std::iter::once(d.as_ptr() as *const u8)
+        .chain(slices.iter().map(|x| x.as_ptr() as *const u8))
+        .collect();
+    let kernel = sgemm
+        .kernels()
+        .find(|k| !k.ends_with("_unchecked"))
+        .expect("sgemm")
+        .to_string();
     for workers in [1, cores] {
-        let dims = LaunchDims { grid: (s as u32 / 32, s as u32 / 32, 1), block: (32, 8, 1), dynamic_shared_bytes: 0 };
-        let stats = launch(&sgemm, &kernel, dims, &params, &env, &LaunchOptions { workers, ..Default::default() }).expect("sgemm runs");
+        let dims = LaunchDims {
+            grid: (s as u32 / 32, s as u32 / 32, 1),
+            block: (32, 8, 1),
+            dynamic_shared_bytes: 0,
+        };
+        let stats = launch(
+            &sgemm,
+            &kernel,
+            dims,
+            &params,
+            &env,
+            &LaunchOptions {
+                workers,
+                ..Default::default()
+            },
+        )
+        .expect("sgemm runs");
         report("sgemm_tiled (256x256x256)", workers, stats);
     }
 }

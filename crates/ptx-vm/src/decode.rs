@@ -621,12 +621,18 @@ impl<'a> Decoder<'a> {
             let bad = inst.guard >= nslots || inst.op.slots().iter().any(|&s| s >= nslots);
             let bad = bad
                 || match inst.op {
-                    Op::Call { site } => matches!(self.calls[site as usize].callee, Callee::Indirect(s) if s >= nslots),
+                    Op::Call { site } => {
+                        matches!(self.calls[site as usize].callee, Callee::Indirect(s) if s >= nslots)
+                    }
                     _ => false,
                 };
             if bad {
                 let line = self.source[k].2;
-                return self.error(line, 1, "internal error: an operand outside its register frame".into());
+                return self.error(
+                    line,
+                    1,
+                    "internal error: an operand outside its register frame".into(),
+                );
             }
         }
         for &(inst, label, line, column) in &self.fixups {

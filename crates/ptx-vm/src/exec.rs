@@ -17,11 +17,15 @@ use crate::memory::{
 };
 use crate::program::*;
 
-/// Frames deeper than this fault (runaway recursion).
-const MAX_CALL_DEPTH: usize = 4096;
+/// Frames deeper than this fault (runaway recursion). With the two limits
+/// below, a thread's stack stays under a megabyte, so a kernel recursing
+/// without end fails instead of exhausting the host's memory.
+const MAX_CALL_DEPTH: usize = 1024;
 /// A thread's local memory (its stack of `__local_depot` frames) may not grow
-/// beyond this.
-const MAX_LOCAL_BYTES: usize = 8 << 20;
+/// beyond this (the GPU's own per-thread stack limit is far smaller).
+const MAX_LOCAL_BYTES: usize = 512 << 10;
+/// Nor may its stack of register frames, in slots.
+const MAX_REGISTER_SLOTS: usize = 32 << 10;
 
 /// A caller's state, saved by `call`.
 #[derive(Clone, Debug)]
@@ -559,20 +563,38 @@ fn host_pointer(view: &MemView, local: &[u8], addr: u64) -> u64 {
     let p = match classify(addr) {
         GenericKind::Global => return addr,
         GenericKind::Local(la) => local.get(la as usize..).map(|s| s.as_ptr()),
-        GenericKind::Shared(sa) => shared_target(view, sa).and_then(|(r, off)| view.shared[r].get(off as usize..)).map(|s| s.as_ptr()),
+        GenericKind::Shared(sa) => shared_target(view, sa)
+            .and_then(|(r, off)| view.shared[r].get(off as usize..))
+            .map(|s| s.as_ptr()),
     };
     p.map_or(0, |p| p as u64)
 }
 
 /// A copy of `vprintf`'s argument buffer for the embedder, with every `%s`
 /// as a host pointer (see `vprintf.rs`).
-fn printf_arguments(ctx: &Ctx, view: &MemView, local: &[u8], ltop: u32, format: &[u8], addr: u64) -> R<Vec<u64>> {
+fn printf_arguments(
+    ctx: &Ctx,
+    view: &MemView,
+    local: &[u8],
+    ltop: u32,
+    format: &[u8],
+    addr: u64,
+) -> R<Vec<u64>> {
     let args = crate::vprintf::arguments(format);
     let (offsets, len) = crate::vprintf::layout(&args);
     let mut buf = vec![0u64; len.div_ceil(8).max(1)];
     for (a, &off) in args.iter().zip(&offsets) {
         check_align(addr + off as u64, a.size as u32, MemSpace::Generic)?;
-        let mut v = load(ctx, view, local, ltop, MemSpace::Generic, addr + off as u64, a.size, Order::Relaxed)?;
+        let mut v = load(
+            ctx,
+            view,
+            local,
+            ltop,
+            MemSpace::Generic,
+            addr + off as u64,
+            a.size,
+            Order::Relaxed,
+        )?;
         if a.string {
             v = host_pointer(view, local, v);
         }
@@ -1196,12 +1218,14 @@ pub(crate) fn run(
                 Op::LdKernelParam { size, n, d, off } => {
                     for (k, &dk) in d.iter().enumerate().take(n as usize) {
                         let at = off as u64 + (k * size as usize) as u64;
-                        let v = tryx!(buf_load(ctx.kparam_bytes(), at, size).ok_or(ExecError::Mem {
-                            addr: ctx.kparams_addr + at,
-                            size: size as u32,
-                            space: MemSpace::KernelParam,
-                            write: false
-                        }));
+                        let v = tryx!(buf_load(ctx.kparam_bytes(), at, size).ok_or(
+                            ExecError::Mem {
+                                addr: ctx.kparams_addr + at,
+                                size: size as u32,
+                                space: MemSpace::KernelParam,
+                                write: false
+                            }
+                        ));
                         w!(dk, v);
                     }
                 }
@@ -1417,7 +1441,9 @@ pub(crate) fn run(
                             };
                             let (fmt_addr, args_addr) = (arg(0, th), arg(1, th));
                             let text = tryx!(read_cstr(ctx, view, &th.local, th.ltop, fmt_addr));
-                            let args = tryx!(printf_arguments(ctx, view, &th.local, th.ltop, &text, args_addr));
+                            let args = tryx!(printf_arguments(
+                                ctx, view, &th.local, th.ltop, &text, args_addr
+                            ));
                             ctx.env.printf(&text, args.as_ptr() as *const u8);
                             // vprintf returns the number of arguments it read.
                             let conversions = crate::vprintf::count(&text);
@@ -1457,6 +1483,9 @@ pub(crate) fn run(
                     let align = g.local_align.max(16) as usize;
                     let new_lbase = (th.ltop as usize).div_ceil(align) * align;
                     let new_ltop = new_lbase + g.local_size as usize;
+                    if new_base + g.num_slots as usize > MAX_REGISTER_SLOTS {
+                        fail!(ExecError::Other(format!("register frames deeper than {MAX_REGISTER_SLOTS} registers (runaway recursion?)")));
+                    }
                     if new_ltop > MAX_LOCAL_BYTES {
                         fail!(ExecError::Other(format!(
                             "local memory (the stack) grew beyond {MAX_LOCAL_BYTES} bytes"

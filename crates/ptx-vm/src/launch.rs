@@ -124,7 +124,9 @@ impl Ctx<'_> {
     /// The parameter buffer as bytes.
     pub(crate) fn kparam_bytes(&self) -> &[u8] {
         // SAFETY: a `Vec<u128>`'s elements viewed as their bytes.
-        unsafe { std::slice::from_raw_parts(self.kparams.as_ptr() as *const u8, self.kparams.len() * 16) }
+        unsafe {
+            std::slice::from_raw_parts(self.kparams.as_ptr() as *const u8, self.kparams.len() * 16)
+        }
     }
 
     pub(crate) fn location(&self, func: u32, pc: u32) -> Location {
@@ -321,7 +323,8 @@ pub fn launch(
         let bytes = unsafe { std::slice::from_raw_parts(params[k], p.size) };
         // SAFETY: the buffer holds `kparams_len` bytes, more than the last
         // parameter's end; u128 has no invalid bit patterns.
-        let dst = unsafe { std::slice::from_raw_parts_mut(kparams.as_mut_ptr() as *mut u8, kparams_len) };
+        let dst =
+            unsafe { std::slice::from_raw_parts_mut(kparams.as_mut_ptr() as *mut u8, kparams_len) };
         dst[off as usize..off as usize + p.size].copy_from_slice(bytes);
     }
     let kparams_addr = kparams.as_ptr() as u64;

@@ -975,9 +975,19 @@ impl Op {
     /// that each lies inside its frame).
     pub fn slots(&self) -> Vec<Slot> {
         match *self {
-            Op::Nop | Op::Fence { .. } | Op::Bra { .. } | Op::Call { .. } | Op::Ret | Op::Exit | Op::Trap | Op::Yield => vec![],
+            Op::Nop
+            | Op::Fence { .. }
+            | Op::Bra { .. }
+            | Op::Call { .. }
+            | Op::Ret
+            | Op::Exit
+            | Op::Trap
+            | Op::Yield => vec![],
             Op::Collective { .. } | Op::Unsupported { .. } => vec![],
-            Op::Mov { d, a, .. } | Op::Sext { d, a, .. } | Op::Not { d, a, .. } | Op::IntUn { d, a, .. } => vec![d, a],
+            Op::Mov { d, a, .. }
+            | Op::Sext { d, a, .. }
+            | Op::Not { d, a, .. }
+            | Op::IntUn { d, a, .. } => vec![d, a],
             Op::Pack { d, s, .. } => vec![d, s[0], s[1], s[2], s[3]],
             Op::Unpack { d, a, .. } => vec![d[0], d[1], d[2], d[3], a],
             Op::Sreg { d, .. } | Op::LocalAddr { d, .. } | Op::KernelParamAddr { d, .. } => vec![d],
@@ -1008,13 +1018,18 @@ impl Op {
             Op::Setp { d, d2, a, b, c, .. } => vec![d, d2, a, b, c],
             Op::Set { d, a, b, c, .. } => vec![d, a, b, c],
             Op::Cvt { d, a, b, .. } => vec![d, a, b],
-            Op::Testp { d, a, .. } | Op::Cvta { d, a, .. } | Op::Isspacep { d, a, .. } | Op::Getctarank { d, a, .. } => vec![d, a],
+            Op::Testp { d, a, .. }
+            | Op::Cvta { d, a, .. }
+            | Op::Isspacep { d, a, .. }
+            | Op::Getctarank { d, a, .. } => vec![d, a],
             Op::Ld { d, addr, .. } => vec![d[0], d[1], d[2], d[3], addr],
             Op::St { s, addr, .. } => vec![s[0], s[1], s[2], s[3], addr],
             Op::LdParam { d, .. } | Op::LdKernelParam { d, .. } => d.to_vec(),
             Op::StParam { s, .. } => s.to_vec(),
             Op::Atom { d, addr, b, c, .. } => vec![d, addr, b, c],
-            Op::CpAsync { dst, src, src_size, .. } => vec![dst, src, src_size],
+            Op::CpAsync {
+                dst, src, src_size, ..
+            } => vec![dst, src, src_size],
             Op::Mapa { d, a, rank, .. } => vec![d, a, rank],
             Op::Mbarrier { d, addr, b, .. } => vec![d, addr, b],
             Op::BrxIdx { index, .. } => vec![index],

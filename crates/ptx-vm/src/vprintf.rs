@@ -34,18 +34,30 @@ pub(crate) fn arguments(format: &[u8]) -> Vec<Arg> {
         while let Some(&c) = format.get(i) {
             i += 1;
             match c {
-                b'*' => out.push(Arg { size: 4, string: false }),
+                b'*' => out.push(Arg {
+                    size: 4,
+                    string: false,
+                }),
                 b'l' | b'z' | b'j' | b't' | b'L' | b'q' => wide = true,
                 b'd' | b'i' | b'u' | b'o' | b'x' | b'X' | b'c' => {
-                    out.push(Arg { size: if wide { 8 } else { 4 }, string: false });
+                    out.push(Arg {
+                        size: if wide { 8 } else { 4 },
+                        string: false,
+                    });
                     break;
                 }
                 b'f' | b'F' | b'e' | b'E' | b'g' | b'G' | b'a' | b'A' | b'p' | b'n' => {
-                    out.push(Arg { size: 8, string: false });
+                    out.push(Arg {
+                        size: 8,
+                        string: false,
+                    });
                     break;
                 }
                 b's' => {
-                    out.push(Arg { size: 8, string: true });
+                    out.push(Arg {
+                        size: 8,
+                        string: true,
+                    });
                     break;
                 }
                 // Flags, width, precision and `h`/`hh` (promoted to int).

@@ -63,7 +63,10 @@ fn vecadd_reports_a_short_buffer_as_a_device_panic() {
     // The file name (a module variable) and the message (copied into the
     // thread's local memory) both reach the embedder as host strings.
     let strings = env.strings.lock().unwrap();
-    assert!(strings[0].ends_with("examples/vecadd/src/main.rs"), "{strings:?}");
+    assert!(
+        strings[0].ends_with("examples/vecadd/src/main.rs"),
+        "{strings:?}"
+    );
     assert!(format.contains("panicked at %s:%u:%u"), "{format}");
     assert!(
         format.contains("index out of bounds: the len is %llu but the index is %llu"),
@@ -556,32 +559,71 @@ fn cp_async_stencil_and_wide_copies() {
     const BLOCKS: usize = 16;
     const N: usize = TILE * BLOCKS * 5 - 37;
     let module = Module::parse(&fixture("cp_async_stencil.ptx")).unwrap();
-    let x: Vec<f32> = (0..N).map(|i| ((i * 7919) % 1000) as f32 * 0.125 - 40.0).collect();
+    let x: Vec<f32> = (0..N)
+        .map(|i| ((i * 7919) % 1000) as f32 * 0.125 - 40.0)
+        .collect();
     let mut y = vec![f32::NAN; N];
     let env = Env::new().with(&x).with(&y);
     let k = kernel(&module, "entry_stencil", false);
-    run(&module, &k, dims((BLOCKS as u32, 1, 1), (TILE as u32, 1, 1)), &Params::new().slice(&x).slice_mut(&mut y), &env).unwrap();
-    let at = |i: isize| if i < 0 || i as usize >= x.len() { 0.0 } else { x[i as usize] };
+    run(
+        &module,
+        &k,
+        dims((BLOCKS as u32, 1, 1), (TILE as u32, 1, 1)),
+        &Params::new().slice(&x).slice_mut(&mut y),
+        &env,
+    )
+    .unwrap();
+    let at = |i: isize| {
+        if i < 0 || i as usize >= x.len() {
+            0.0
+        } else {
+            x[i as usize]
+        }
+    };
     for i in 0..N {
         let want = 0.25 * at(i as isize - 1) + 0.5 * at(i as isize) + 0.25 * at(i as isize + 1);
         assert_eq!(y[i], want, "element {i}");
     }
 
     let n = 1000;
-    let a: Vec<[u32; 2]> = (0..1024u32).map(|i| if i < n as u32 { [i, i ^ 0x5555] } else { [0; 2] }).collect();
-    let b: Vec<[f32; 4]> = (0..n).map(|i| [i as f32, -(i as f32), 0.5, i as f32 * 0.25]).collect();
+    let a: Vec<[u32; 2]> = (0..1024u32)
+        .map(|i| {
+            if i < n as u32 {
+                [i, i ^ 0x5555]
+            } else {
+                [0; 2]
+            }
+        })
+        .collect();
+    let b: Vec<[f32; 4]> = (0..n)
+        .map(|i| [i as f32, -(i as f32), 0.5, i as f32 * 0.25])
+        .collect();
     let mut oa = vec![[0u32; 2]; n];
     let mut ob = vec![[-1.0f32; 4]; 1024];
     let env = Env::new().with(&a).with(&b).with(&oa).with(&ob);
     let k = kernel(&module, "entry_wide_copies", false);
-    let params = Params::new().slice(&a).slice(&b).slice_mut(&mut oa).slice_mut(&mut ob);
-    run(&module, &k, dims(((n as u32).div_ceil(128), 1, 1), (128, 1, 1)), &params, &env).unwrap();
+    let params = Params::new()
+        .slice(&a)
+        .slice(&b)
+        .slice_mut(&mut oa)
+        .slice_mut(&mut ob);
+    run(
+        &module,
+        &k,
+        dims(((n as u32).div_ceil(128), 1, 1), (128, 1, 1)),
+        &params,
+        &env,
+    )
+    .unwrap();
     for i in 0..1024 {
         if i < n {
             assert_eq!(oa[i], [a[i][0] * 2, a[i][1] * 2], "element {i}");
             assert_eq!(ob[i], b[i].map(|v| v * 2.0), "element {i}");
         } else {
-            assert_eq!(ob[i], [0.0; 4], "element {i}: copied as zeros past the end of b");
+            assert_eq!(
+                ob[i], [0.0; 4],
+                "element {i}: copied as zeros past the end of b"
+            );
         }
     }
 }

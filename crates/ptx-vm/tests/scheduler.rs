@@ -578,7 +578,10 @@ fn vprintf_strings_in_local_and_shared_memory_reach_the_embedder() {
     let m = Module::parse(ptx).unwrap();
     let env = Env::new();
     run(&m, "k", dims((1, 1, 1), (1, 1, 1)), &Params::new(), &env).unwrap();
-    assert_eq!(*env.strings.lock().unwrap(), vec!["lo".to_string(), "hi".to_string()]);
+    assert_eq!(
+        *env.strings.lock().unwrap(),
+        vec!["lo".to_string(), "hi".to_string()]
+    );
 }
 
 #[test]
@@ -629,4 +632,141 @@ fn parse_errors_name_line_and_column() {
     let err =
         Module::parse(".version 8.0\n.visible .entry k()\n{\n  bra NOWHERE;\n}\n").unwrap_err();
     assert!(err.message.contains("NOWHERE"), "{err}");
+}
+
+#[test]
+fn mbarrier_phases_order_a_producer_and_consumers() {
+    // Every thread writes its slot, arrives, and waits for the phase to
+    // complete (try_wait.parity in a loop), twice; then reads a neighbour's
+    // slot written in the second phase.
+    let m = module(
+        ".param .u64 out",
+        ".shared .align 8 .b64 bar;\n.shared .align 4 .b32 slot[64];\n\
+         ld.param.u64 %rd1, [out]; mov.u32 %r1, %tid.x; setp.eq.u32 %p1, %r1, 0;\n\
+         @%p1 mbarrier.init.shared::cta.b64 [bar], 64; bar.sync 0;\n\
+         mov.u32 %r2, slot; shl.b32 %r3, %r1, 2; add.u32 %r4, %r2, %r3; st.shared.u32 [%r4], %r1;\n\
+         mbarrier.arrive.shared::cta.b64 %rd2, [bar];\n\
+         W1: mbarrier.try_wait.parity.shared::cta.b64 %p2, [bar], 0; @!%p2 bra W1;\n\
+         mul.lo.u32 %r5, %r1, 3; st.shared.u32 [%r4], %r5;\n\
+         mbarrier.arrive.shared::cta.b64 %rd3, [bar];\n\
+         W2: mbarrier.test_wait.shared::cta.b64 %p3, [bar], %rd3; @!%p3 bra W2;\n\
+         add.u32 %r6, %r1, 1; and.b32 %r6, %r6, 63; shl.b32 %r7, %r6, 2; add.u32 %r8, %r2, %r7; ld.shared.u32 %r9, [%r8];\n\
+         mul.wide.u32 %rd4, %r1, 4; add.s64 %rd5, %rd1, %rd4; st.global.u32 [%rd5], %r9; ret;",
+    );
+    let mut out = vec![0u32; 64];
+    let env = Env::new().with(&out);
+    run(
+        &m,
+        "k",
+        dims((1, 1, 1), (64, 1, 1)),
+        &Params::new().value(out.as_mut_ptr() as u64),
+        &env,
+    )
+    .unwrap();
+    for t in 0..64u32 {
+        assert_eq!(out[t as usize], ((t + 1) % 64) * 3, "thread {t}");
+    }
+}
+
+#[test]
+fn match_redux_and_elect_over_partial_masks() {
+    let m = module(
+        ".param .u64 out",
+        "ld.param.u64 %rd1, [out]; mov.u32 %r1, %laneid; shr.u32 %r2, %r1, 3; cvt.u64.u32 %rd2, %r2;\n\
+         match.all.sync.b64 %r3|%p1, %rd2, 0x000000ff; @!%p1 mov.u32 %r3, 99;\n\
+         match.any.sync.b32 %r4, %r2, -1;\n\
+         sub.s32 %r5, 16, %r1; redux.sync.min.s32 %r6, %r5, -1; redux.sync.xor.b32 %r7, %r1, 0xffff0000;\n\
+         setp.lt.u32 %p2, %r1, 16; @%p2 redux.sync.max.u32 %r7, %r1, 0x0000ffff;\n\
+         setp.ge.u32 %p3, %r1, 8; @%p3 elect.sync %r8|%p4, 0xffffff00; selp.u32 %r9, 1, 0, %p4;\n\
+         mul.wide.u32 %rd3, %r1, 24; add.s64 %rd4, %rd1, %rd3;\n\
+         st.global.v2.u32 [%rd4], {%r3, %r4}; st.global.v2.u32 [%rd4+8], {%r6, %r7}; st.global.v2.u32 [%rd4+16], {%r8, %r9}; ret;",
+    );
+    let mut out = vec![0u32; 32 * 6];
+    let env = Env::new().with(&out);
+    // match.all over 0xff is executed by every lane: only lanes 0-7 are in
+    // its mask, so give the others their own group by running it guarded.
+    let result = run(
+        &m,
+        "k",
+        dims((1, 1, 1), (32, 1, 1)),
+        &Params::new().value(out.as_mut_ptr() as u64),
+        &env,
+    );
+    assert!(
+        matches!(result, Err(Fault::Deadlock { .. })),
+        "lanes 8-31 executing a match.all whose mask leaves them out wait forever: {result:?}"
+    );
+
+    let m = module(
+        ".param .u64 out",
+        "ld.param.u64 %rd1, [out]; mov.u32 %r1, %laneid; shr.u32 %r2, %r1, 3; cvt.u64.u32 %rd2, %r2; mov.u32 %r3, 77;\n\
+         setp.lt.u32 %p5, %r1, 8; @%p5 match.all.sync.b64 %r3|%p1, %rd2, 0x000000ff;\n\
+         match.any.sync.b32 %r4, %r2, -1;\n\
+         sub.s32 %r5, 16, %r1; redux.sync.min.s32 %r6, %r5, -1;\n\
+         setp.lt.u32 %p2, %r1, 16; @%p2 redux.sync.max.u32 %r7, %r1, 0x0000ffff; @!%p2 redux.sync.xor.b32 %r7, %r1, 0xffff0000;\n\
+         mov.u32 %r8, 0; mov.u32 %r9, 0; setp.ge.u32 %p3, %r1, 8; @%p3 elect.sync %r8|%p4, 0xffffff00; @%p3 selp.u32 %r9, 1, 0, %p4;\n\
+         mul.wide.u32 %rd3, %r1, 24; add.s64 %rd4, %rd1, %rd3;\n\
+         st.global.v2.u32 [%rd4], {%r3, %r4}; st.global.v2.u32 [%rd4+8], {%r6, %r7}; st.global.v2.u32 [%rd4+16], {%r8, %r9}; ret;",
+    );
+    let env = Env::new().with(&out);
+    run(
+        &m,
+        "k",
+        dims((1, 1, 1), (32, 1, 1)),
+        &Params::new().value(out.as_mut_ptr() as u64),
+        &env,
+    )
+    .unwrap();
+    let xor_hi = (16..32u32).fold(0, |x, l| x ^ l);
+    for l in 0..32u32 {
+        let r = &out[l as usize * 6..l as usize * 6 + 6];
+        assert_eq!(
+            r[0],
+            if l < 8 { 0xff } else { 77 },
+            "match.all: lanes 0-7 all hold 0, lane {l}"
+        );
+        assert_eq!(
+            r[1],
+            0xff << (8 * (l / 8)),
+            "match.any by groups of 8, lane {l}"
+        );
+        assert_eq!(r[2] as i32, 16 - 31, "redux.min.s32, lane {l}");
+        assert_eq!(
+            r[3],
+            if l < 16 { 15 } else { xor_hi },
+            "redux max/xor per half, lane {l}"
+        );
+        if l >= 8 {
+            assert_eq!(
+                (r[4], r[5]),
+                (8, (l == 8) as u32),
+                "elect.sync picks the lowest lane of the mask, lane {l}"
+            );
+        }
+    }
+}
+
+#[test]
+fn runaway_recursion_fails_instead_of_exhausting_memory() {
+    let ptx = ".version 8.0\n.target sm_80\n.address_size 64\n\
+        .func forever(.param .b64 x)\n{\n.local .align 8 .b8 depot[64];\n.reg .b64 %rd<3>;\n\
+        ld.param.b64 %rd1, [x]; add.s64 %rd2, %rd1, 1; mov.u64 %rd1, depot; st.local.b64 [%rd1], %rd2;\n\
+        { .param .b64 param0; st.param.b64 [param0], %rd2; call.uni forever, (param0); }\nret;\n}\n\
+        .visible .entry k()\n{\n{ .param .b64 param0; st.param.b64 [param0], 0; call.uni forever, (param0); }\nret;\n}\n";
+    let m = Module::parse(ptx).unwrap();
+    let err = run(
+        &m,
+        "k",
+        dims((1, 1, 1), (64, 1, 1)),
+        &Params::new(),
+        &Env::new(),
+    )
+    .unwrap_err();
+    match &err {
+        Fault::ExecutionError { reason, at, .. } => {
+            assert!(reason.contains("call stack deeper than"), "{reason}");
+            assert_eq!(at.function, "forever");
+        }
+        other => panic!("expected an execution error, got {other}"),
+    }
 }

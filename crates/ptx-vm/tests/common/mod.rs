@@ -53,7 +53,10 @@ impl Environment for Env {
                 // SAFETY: the VM hands `%s` arguments as host pointers to
                 // NUL-terminated strings, valid during the call.
                 let s = unsafe { std::ffi::CStr::from_ptr(v as *const std::ffi::c_char) };
-                self.strings.lock().unwrap().push(s.to_string_lossy().into_owned());
+                self.strings
+                    .lock()
+                    .unwrap()
+                    .push(s.to_string_lossy().into_owned());
             }
             values.push(v);
             offset += size;
