@@ -580,9 +580,9 @@ fn cp_async_stencil_and_wide_copies() {
             x[i as usize]
         }
     };
-    for i in 0..N {
+    for (i, &got) in y.iter().enumerate() {
         let want = 0.25 * at(i as isize - 1) + 0.5 * at(i as isize) + 0.25 * at(i as isize + 1);
-        assert_eq!(y[i], want, "element {i}");
+        assert_eq!(got, want, "element {i}");
     }
 
     let n = 1000;
