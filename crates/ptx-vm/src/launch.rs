@@ -158,38 +158,36 @@ fn check_reachable(module: &Module, kernel: u32, name: &str) -> Result<(), Fault
                 continue;
             }
             let f = &module.functions[i as usize];
-            if f.is_extern {
-                return Err(Fault::Unsupported {
-                    kernel: name.to_string(),
-                    at: Location {
-                        function: f.name.clone(),
-                        instruction: format!("call {}", f.name),
-                        line: 0,
-                    },
-                    reason: format!(
-                        "`{}` is an external function the VM does not provide",
-                        f.name
-                    ),
-                });
-            }
+            let at = |pc: usize| Location {
+                function: f.name.clone(),
+                instruction: module.inst_text(i, pc as u32).to_string(),
+                line: module.inst_line(i, pc as u32),
+            };
             for (pc, inst) in f.code.iter().enumerate() {
-                if let Op::Unsupported { index } = inst.op {
-                    return Err(Fault::Unsupported {
-                        kernel: name.to_string(),
-                        at: Location {
-                            function: f.name.clone(),
-                            instruction: module.inst_text(i, pc as u32).to_string(),
-                            line: module.inst_line(i, pc as u32),
-                        },
-                        reason: f.unsupported[index as usize].clone(),
-                    });
-                }
-            }
-            for c in &f.calls {
-                match c.callee {
-                    Callee::Direct(j) => stack.push(j),
-                    Callee::Indirect(_) => indirect = true,
-                    Callee::Vprintf => {}
+                match inst.op {
+                    Op::Unsupported { index } => {
+                        return Err(Fault::Unsupported {
+                            kernel: name.to_string(),
+                            at: at(pc),
+                            reason: f.unsupported[index as usize].clone(),
+                        });
+                    }
+                    Op::Call { site } => {
+                        match f.calls[site as usize].callee {
+                            Callee::Direct(j) if module.functions[j as usize].is_extern => {
+                                let callee = &module.functions[j as usize].name;
+                                return Err(Fault::Unsupported {
+                                kernel: name.to_string(),
+                                at: at(pc),
+                                reason: format!("`{callee}` is an external function the VM does not provide"),
+                            });
+                            }
+                            Callee::Direct(j) => stack.push(j),
+                            Callee::Indirect(_) => indirect = true,
+                            Callee::Vprintf => {}
+                        }
+                    }
+                    _ => {}
                 }
             }
             taken.extend_from_slice(&f.referenced);

@@ -770,3 +770,30 @@ fn runaway_recursion_fails_instead_of_exhausting_memory() {
         other => panic!("expected an execution error, got {other}"),
     }
 }
+
+#[test]
+fn calls_of_external_functions_are_unsupported_where_they_are() {
+    let ptx = ".version 8.0\n.target sm_80\n.address_size 64\n\
+        .extern .func (.param .b64 func_retval0) malloc(.param .b64 size);\n\
+        .visible .entry k()\n{\n.reg .b64 %rd<2>;\n\
+        { .param .b64 param0; .param .b64 retval0; st.param.b64 [param0], 16; call.uni (retval0), malloc, (param0); ld.param.b64 %rd1, [retval0]; }\nret;\n}\n";
+    let m = Module::parse(ptx).unwrap();
+    let err = run(
+        &m,
+        "k",
+        dims((1, 1, 1), (1, 1, 1)),
+        &Params::new(),
+        &Env::new(),
+    )
+    .unwrap_err();
+    match &err {
+        Fault::Unsupported { at, reason, .. } => {
+            assert_eq!(at.instruction, "call.uni (retval0), malloc, (param0)");
+            assert!(
+                reason.contains("`malloc` is an external function"),
+                "{reason}"
+            );
+        }
+        other => panic!("expected Unsupported, got {other}"),
+    }
+}
