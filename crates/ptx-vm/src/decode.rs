@@ -228,7 +228,9 @@ fn unsupported<T>(why: impl Into<String>) -> DResult<T> {
 
 fn decl_size(v: &VarDecl) -> u64 {
     let elem = type_size(&v.ty).unwrap_or(0) * v.vector as u64;
-    v.dims.iter().fold(elem, |acc, d| acc * d.unwrap_or(0))
+    v.dims
+        .iter()
+        .fold(elem, |acc, d| acc.saturating_mul(d.unwrap_or(0)))
 }
 
 fn decl_align(v: &VarDecl) -> u32 {
@@ -2555,8 +2557,9 @@ impl<'a> Decoder<'a> {
         }
         let (dst, dst_off) = self.address(&o[0])?;
         let (src, src_off) = self.address(&o[1])?;
-        let Operand::Int(size) = o[2] else {
-            return unsupported("cp.async needs an immediate size");
+        let size = match o[2] {
+            Operand::Int(s @ (4 | 8 | 16)) => s,
+            _ => return unsupported("cp.async copies 4, 8 or 16 bytes, given as an immediate"),
         };
         let u32t = ty("u32").ok_or(Unsupported("u32".into()))?;
         let src_size = if o.len() >= 4 && !m.contains(&"L2::cache_hint") {

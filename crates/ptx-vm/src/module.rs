@@ -103,14 +103,19 @@ impl std::fmt::Debug for Module {
     }
 }
 
+/// The most memory a module's `.global` and `.const` variables may take.
+const MAX_VARIABLE_BYTES: u64 = 1 << 30;
+
 fn align_up(x: u64, a: u64) -> u64 {
     let a = a.max(1);
-    x.div_ceil(a) * a
+    x.div_ceil(a).saturating_mul(a)
 }
 
 fn var_size(v: &VarDecl) -> u64 {
     let elem = type_size(&v.ty).unwrap_or(0) * v.vector as u64;
-    v.dims.iter().fold(elem, |acc, d| acc * d.unwrap_or(0))
+    v.dims
+        .iter()
+        .fold(elem, |acc, d| acc.saturating_mul(d.unwrap_or(0)))
 }
 
 fn var_align(v: &VarDecl) -> u64 {
@@ -208,8 +213,17 @@ impl Module {
             let a = var_align(v);
             max_align = max_align.max(a);
             let off = align_up(size, a);
-            size = off + var_size(v);
+            size = off.saturating_add(var_size(v));
             layout.push((v, off));
+        }
+        // Device variables live in host memory: refuse absurd sizes rather
+        // than abort on a failed allocation.
+        if size > MAX_VARIABLE_BYTES || max_align > 1 << 20 {
+            return Err(ParseError {
+                line: 1,
+                column: 1,
+                message: format!("the module's .global/.const variables need {size} bytes (aligned to {max_align}); the VM allows {MAX_VARIABLE_BYTES}"),
+            });
         }
         let mut storage = Storage::new(size as usize, max_align as usize);
         let base = storage.base();
@@ -245,12 +259,12 @@ impl Module {
                 continue;
             }
             let off = align_up(shared_size, var_align(v));
-            shared_size = off + var_size(v);
+            shared_size = off.saturating_add(var_size(v));
             shared.insert(v.name.clone(), off as u32);
         }
         for (fname, v) in &fn_shared {
             let off = align_up(shared_size, var_align(v));
-            shared_size = off + var_size(v);
+            shared_size = off.saturating_add(var_size(v));
             function_shared.insert((fname.clone(), v.name.clone()), off as u32);
         }
         let dyn_align = dynamic

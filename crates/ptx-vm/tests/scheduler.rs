@@ -797,3 +797,23 @@ fn calls_of_external_functions_are_unsupported_where_they_are() {
         other => panic!("expected Unsupported, got {other}"),
     }
 }
+
+#[test]
+fn absurd_declarations_are_errors_not_crashes() {
+    let huge = ".version 8.0\n.target sm_80\n.address_size 64\n.global .align 8 .b8 big[1099511627776][1099511627776];\n.global .u32 after;\n.shared .b8 s1[1099511627776][1099511627776];\n.shared .b8 s2[4];\n";
+    let err = Module::parse(huge).unwrap_err();
+    assert!(err.message.contains("the VM allows"), "{err}");
+    let garbage = [
+        "",
+        ".version",
+        ".visible .entry",
+        ".visible .entry k(",
+        ".visible .entry k() { mov.u32 %r1, ; }",
+        "{{{{",
+        ".global .b32 x = {1, 2",
+        "@ @ @",
+    ];
+    for text in garbage {
+        let _ = Module::parse(text);
+    }
+}
