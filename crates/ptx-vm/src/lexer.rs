@@ -13,12 +13,12 @@ use crate::ParseError;
 
 /// What a token is.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Tok {
+pub enum Tok<'a> {
     /// An identifier: a name, a register (`%r1`), a label (`$L__BB0_1`) or an
     /// opcode (`add`).
-    Ident(String),
+    Ident(&'a str),
     /// A directive or a modifier, with its dot: `.reg`, `.s32`, `.shared::cta`.
-    Dot(String),
+    Dot(&'a str),
     /// An integer literal, as the bits of a 64-bit value (negative literals
     /// arrive as `-` then the literal).
     Int(u64),
@@ -34,8 +34,8 @@ pub enum Tok {
 
 /// A token and where it starts.
 #[derive(Clone, Debug)]
-pub struct Token {
-    pub tok: Tok,
+pub struct Token<'a> {
+    pub tok: Tok<'a>,
     /// Byte offset in the source.
     pub offset: usize,
     /// 1-based line.
@@ -45,7 +45,7 @@ pub struct Token {
 }
 
 /// Splits `src` into tokens.
-pub fn lex(src: &str) -> Result<Vec<Token>, ParseError> {
+pub fn lex(src: &str) -> Result<Vec<Token<'_>>, ParseError> {
     let bytes = src.as_bytes();
     let mut tokens = Vec::with_capacity(src.len() / 4);
     let mut i = 0usize;
@@ -100,7 +100,7 @@ pub fn lex(src: &str) -> Result<Vec<Token>, ParseError> {
             while i < bytes.len() && is_ident_continue(bytes[i]) {
                 i += 1;
             }
-            Tok::Ident(src[start..i].to_string())
+            Tok::Ident(&src[start..i])
         } else if c == b'.'
             && bytes
                 .get(i + 1)
@@ -121,7 +121,7 @@ pub fn lex(src: &str) -> Result<Vec<Token>, ParseError> {
                 }
                 break;
             }
-            Tok::Dot(src[start..i].to_string())
+            Tok::Dot(&src[start..i])
         } else if c.is_ascii_digit() {
             let (tok, len) = lex_number(&bytes[i..]).map_err(error)?;
             i += len;
@@ -174,7 +174,7 @@ fn is_ident_continue(c: u8) -> bool {
 }
 
 /// Lexes a number starting at `b[0]` (a digit); returns the token and its length.
-fn lex_number(b: &[u8]) -> Result<(Tok, usize), String> {
+fn lex_number(b: &[u8]) -> Result<(Tok<'static>, usize), String> {
     let hex_run = |from: usize| {
         let mut j = from;
         while j < b.len() && b[j].is_ascii_hexdigit() {
@@ -274,7 +274,7 @@ fn skip_unsigned_suffix(b: &[u8], end: usize) -> usize {
 mod tests {
     use super::*;
 
-    fn kinds(src: &str) -> Vec<Tok> {
+    fn kinds(src: &str) -> Vec<Tok<'_>> {
         lex(src).unwrap().into_iter().map(|t| t.tok).collect()
     }
 
@@ -285,20 +285,20 @@ mod tests {
             vec![
                 Tok::Punct('@'),
                 Tok::Punct('!'),
-                Tok::Ident("%p1".into()),
-                Tok::Ident("ld".into()),
-                Tok::Dot(".global".into()),
-                Tok::Dot(".nc".into()),
-                Tok::Dot(".v2".into()),
-                Tok::Dot(".b64".into()),
+                Tok::Ident("%p1"),
+                Tok::Ident("ld"),
+                Tok::Dot(".global"),
+                Tok::Dot(".nc"),
+                Tok::Dot(".v2"),
+                Tok::Dot(".b64"),
                 Tok::Punct('{'),
-                Tok::Ident("%rd1".into()),
+                Tok::Ident("%rd1"),
                 Tok::Punct(','),
-                Tok::Ident("%rd2".into()),
+                Tok::Ident("%rd2"),
                 Tok::Punct('}'),
                 Tok::Punct(','),
                 Tok::Punct('['),
-                Tok::Ident("%rd3".into()),
+                Tok::Ident("%rd3"),
                 Tok::Punct('+'),
                 Tok::Punct('-'),
                 Tok::Int(8),
@@ -327,11 +327,11 @@ mod tests {
         assert_eq!(
             kinds("/* x\n y */ mbarrier.try_wait.parity.shared::cta.b64"),
             vec![
-                Tok::Ident("mbarrier".into()),
-                Tok::Dot(".try_wait".into()),
-                Tok::Dot(".parity".into()),
-                Tok::Dot(".shared::cta".into()),
-                Tok::Dot(".b64".into()),
+                Tok::Ident("mbarrier"),
+                Tok::Dot(".try_wait"),
+                Tok::Dot(".parity"),
+                Tok::Dot(".shared::cta"),
+                Tok::Dot(".b64"),
             ]
         );
         let toks = lex("a\n  b").unwrap();

@@ -27,7 +27,7 @@ pub fn parse_module(src: &str) -> Result<AstModule, ParseError> {
 }
 
 struct Parser<'a> {
-    toks: &'a [Token],
+    toks: &'a [Token<'a>],
     pos: usize,
     src: &'a str,
 }
@@ -35,11 +35,11 @@ struct Parser<'a> {
 type PResult<T> = Result<T, ParseError>;
 
 impl<'a> Parser<'a> {
-    fn peek(&self) -> Option<&'a Tok> {
+    fn peek(&self) -> Option<&'a Tok<'a>> {
         self.toks.get(self.pos).map(|t| &t.tok)
     }
 
-    fn peek_at(&self, n: usize) -> Option<&'a Tok> {
+    fn peek_at(&self, n: usize) -> Option<&'a Tok<'a>> {
         self.toks.get(self.pos + n).map(|t| &t.tok)
     }
 
@@ -70,7 +70,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn next(&mut self) -> Option<&'a Tok> {
+    fn next(&mut self) -> Option<&'a Tok<'a>> {
         let t = self.toks.get(self.pos).map(|t| &t.tok);
         if t.is_some() {
             self.pos += 1;
@@ -100,7 +100,7 @@ impl<'a> Parser<'a> {
     }
 
     fn is_dot(&self, name: &str) -> bool {
-        matches!(self.peek(), Some(Tok::Dot(s)) if s == name)
+        matches!(self.peek(), Some(Tok::Dot(s)) if *s == name)
     }
 
     fn eat_dot(&mut self, name: &str) -> bool {
@@ -116,7 +116,7 @@ impl<'a> Parser<'a> {
         match self.peek() {
             Some(Tok::Ident(s)) => {
                 self.pos += 1;
-                Ok(s.clone())
+                Ok(s.to_string())
             }
             _ => self.err(format!("expected a name, found {}", self.describe())),
         }
@@ -172,7 +172,7 @@ impl<'a> Parser<'a> {
         };
         while let Some(tok) = self.peek() {
             match tok {
-                Tok::Dot(d) => match d.as_str() {
+                Tok::Dot(d) => match *d {
                     ".version" | ".target" => self.skip_line(),
                     ".file" | ".loc" => self.skip_line(),
                     ".address_size" => {
@@ -228,7 +228,7 @@ impl<'a> Parser<'a> {
 
     fn space(&mut self) -> PResult<Space> {
         let space = match self.peek() {
-            Some(Tok::Dot(d)) => match d.as_str() {
+            Some(Tok::Dot(d)) => match *d {
                 ".reg" => Space::Reg,
                 ".const" => Space::Const,
                 ".global" => Space::Global,
@@ -257,9 +257,9 @@ impl<'a> Parser<'a> {
         let mut vector = 1;
         let mut ty = None;
         while let Some(Tok::Dot(d)) = self.peek() {
-            let d = d.clone();
+            let d = *d;
             self.pos += 1;
-            match d.as_str() {
+            match d {
                 ".align" => align = Some(self.int()? as u32),
                 ".v2" => vector = 2,
                 ".v4" => vector = 4,
@@ -356,13 +356,13 @@ impl<'a> Parser<'a> {
             }
             Some(Tok::Ident(name)) if !neg => {
                 self.pos += 1;
-                let (name, generic) = if name == "generic" && self.is_punct('(') {
+                let (name, generic) = if *name == "generic" && self.is_punct('(') {
                     self.pos += 1;
                     let inner = self.ident()?;
                     self.expect_punct(')')?;
                     (inner, true)
                 } else {
-                    (name.clone(), false)
+                    (name.to_string(), false)
                 };
                 let mut offset = 0i64;
                 loop {
@@ -453,9 +453,9 @@ impl<'a> Parser<'a> {
         loop {
             match self.peek() {
                 Some(Tok::Dot(d)) => {
-                    let d = d.clone();
+                    let d = *d;
                     self.pos += 1;
-                    match d.as_str() {
+                    match d {
                         ".noreturn" | ".explicitcluster" => f.noreturn |= d == ".noreturn",
                         ".maxntid" => f.maxntid = Some(self.triple()?),
                         ".reqntid" => f.reqntid = Some(self.triple()?),
@@ -510,7 +510,7 @@ impl<'a> Parser<'a> {
                     out.push(Stmt::Block(self.block_body()?));
                 }
                 Tok::Punct(';') => self.pos += 1,
-                Tok::Dot(d) => match d.as_str() {
+                Tok::Dot(d) => match *d {
                     ".loc" | ".file" => self.skip_line(),
                     ".pragma" | ".maxnreg" => self.skip_statement(),
                     ".reg" | ".local" | ".shared" | ".param" | ".const" | ".global" => {
@@ -523,7 +523,7 @@ impl<'a> Parser<'a> {
                 },
                 Tok::Ident(name) if self.peek_at(1) == Some(&Tok::Punct(':')) => {
                     let (line, column) = self.here();
-                    let name = name.clone();
+                    let name = name.to_string();
                     self.pos += 2;
                     if self.eat_dot(".branchtargets") {
                         let mut targets = vec![self.ident()?];
@@ -657,7 +657,7 @@ impl<'a> Parser<'a> {
                 Ok(Operand::F64(*b))
             }
             Some(Tok::Ident(name)) => {
-                let name = name.clone();
+                let name = name.to_string();
                 self.pos += 1;
                 if let Some(Tok::Dot(comp)) = self.peek() {
                     let comp = comp[1..].to_string();
