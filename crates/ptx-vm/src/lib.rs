@@ -98,6 +98,50 @@
 //!   [`Fault::Unsupported`] before running): `wgmma`, `cp.async.bulk`
 //!   (TMA), `mma`, texture and surface instructions, and anything else the
 //!   decoder does not know.
+//!
+//! # What runs
+//!
+//! - Module: `.version .target .address_size`, `.visible .extern .weak`,
+//!   `.global .const .shared .local .param .reg` (ranges `%r<N>`, vectors,
+//!   arrays, initialisers with `generic(sym)` and `sym + offset`), `.func`
+//!   and `.entry` with `.maxntid .reqntid .minnctapersm .maxnreg
+//!   .explicitcluster .reqnctapercluster .noreturn`, `.pragma`, nested
+//!   scopes, `.branchtargets`, `.callprototype`; `.file`, `.loc` and
+//!   `.section` (debug information) are skipped.
+//! - Integers (8 to 64 bits, signed and unsigned): `add sub` (`.cc .sat`),
+//!   `addc subc`, `mul` (`.lo .hi .wide`), `mad` (`.lo .hi .wide .sat .cc`),
+//!   `madc`, `mul24 mad24 sad div rem abs neg min max` (also `.u16x2 .s16x2`
+//!   for `min max add sub`), `popc clz brev bfind fns bfe bfi prmt` (every
+//!   mode), `shf shl shr and or xor not cnot lop3 bmsk szext dp4a dp2a`,
+//!   `setp` and `set` (every comparison, `.and .or .xor`, two results),
+//!   `selp slct`.
+//! - Floats (`f32 f64`, and `f16 bf16 f16x2 bf16x2`): `add sub mul fma mad
+//!   div` with `.rn .rz .rm .rp .ftz .sat`, `div.approx div.full`, `min max`
+//!   (`.NaN`), `abs neg copysign testp`, `rcp sqrt` (exact and `.approx`),
+//!   `rsqrt ex2 lg2 sin cos tanh` (`.approx`), and `cvt` between every pair
+//!   of `u8..u64 s8..s64 f16 bf16 tf32 f32 f64` with `.rn .rz .rm .rp .rna
+//!   .rni .rzi .rmi .rpi .ftz .sat .relu .satfinite` (and the two-source
+//!   `.f16x2 .bf16x2` forms).
+//! - Memory: `ld ldu st` in every state space and generic (`.v2 .v4`, `.nc`,
+//!   `.volatile .relaxed .acquire .release` with scopes, cache hints),
+//!   `atom red` (`add and or xor exch cas inc dec min max` on 32/64-bit
+//!   integers, `add` on `f32 f64 f16 bf16 f16x2 bf16x2`, `min max` on `f32`,
+//!   `cas exch` on 16 bits; `.sem .scope` accepted), `cvta cvta.to isspacep
+//!   mapa getctarank fence membar prefetch`, `cp.async` (with its groups),
+//!   `mbarrier` (`init inval arrive expect_tx complete_tx test_wait try_wait
+//!   pending_count`).
+//! - Control: `bra brx.idx call` (direct, indirect through a prototype,
+//!   recursion), `ret exit trap nanosleep`, `vprintf`.
+//! - Collectives: `bar barrier` (`.sync .arrive .red.popc/and/or`, ids and
+//!   thread counts, `.aligned` or not), `bar.warp.sync`, `shfl.sync`,
+//!   `vote.sync`, `match.sync`, `redux.sync` (integers), `activemask`,
+//!   `elect.sync`, `ldmatrix stmatrix` (`m8n8 .b16`), `barrier.cluster`;
+//!   `setmaxnreg`, `griddepcontrol`, `createpolicy`, `discard`,
+//!   `applypriority` change nothing the VM can observe.
+//! - Special registers: `%tid %ntid %ctaid %nctaid %laneid %warpid %nwarpid
+//!   %smid %nsmid %gridid %clock %clock_hi %clock64 %globaltimer(_lo/_hi)
+//!   %lanemask_* %dynamic_smem_size %total_smem_size`, the `%cluster_*`
+//!   family, `%clusterid %nclusterid %is_explicit_cluster`.
 
 // A `Fault` carries the kernel, the thread and the instruction so that its
 // message can be acted on; launches fail rarely, so its size on the error
