@@ -1478,7 +1478,7 @@ impl<'a> Decoder<'a> {
             "membar" => self.emit(Op::Fence {
                 order: Order::SeqCst,
             }),
-            "bar" | "barrier" => self.barrier(i.opcode.as_str(), &m, o)?,
+            "bar" | "barrier" => self.barrier(&m, o)?,
             "shfl" => {
                 if !has("sync") {
                     return unsupported("shfl without .sync (sm_6x) is not supported");
@@ -2464,7 +2464,9 @@ impl<'a> Decoder<'a> {
         Ok(())
     }
 
-    fn barrier(&mut self, opcode: &str, m: &[&str], o: &[Operand]) -> DResult<()> {
+    /// `bar`/`barrier` (`bar.sync` is `barrier.sync.aligned`; the VM
+    /// treats both alike), `bar.warp.sync`, `barrier.cluster`.
+    fn barrier(&mut self, m: &[&str], o: &[Operand]) -> DResult<()> {
         let u32t = ty("u32").ok_or(Unsupported("u32".into()))?;
         if m.contains(&"warp") {
             if o.len() != 1 {
@@ -2484,7 +2486,6 @@ impl<'a> Decoder<'a> {
             }
             return Ok(());
         }
-        let _ = opcode;
         let kind = if m.contains(&"sync") {
             BarKind::Sync
         } else if m.contains(&"arrive") {

@@ -240,7 +240,7 @@ fn timeout_fault(ctx: &Ctx, resident: &[ClusterState]) -> Fault {
     let mut running = 0;
     for cl in resident {
         for blk in &cl.blocks {
-            for (t, th) in blk.threads.iter().enumerate() {
+            for th in &blk.threads {
                 if th.state == ThreadState::Exited {
                     continue;
                 }
@@ -251,7 +251,6 @@ fn timeout_fault(ctx: &Ctx, resident: &[ClusterState]) -> Fault {
                 } else {
                     "nothing (running)".to_string()
                 };
-                let _ = t;
                 threads.push(StuckThread {
                     thread: ThreadRef {
                         block: (b[0], b[1], b[2]),

@@ -633,27 +633,45 @@ fn cp_async_stencil_and_wide_copies() {
 #[test]
 fn constant_memory_initialised_then_set_by_the_host() {
     const DEGREE: usize = 8;
-    let horner = |c: &[f32; DEGREE], x: f32| c.iter().rev().fold(0.0f32, |acc, &k| acc.mul_add(x, k));
+    let horner =
+        |c: &[f32; DEGREE], x: f32| c.iter().rev().fold(0.0f32, |acc, &k| acc.mul_add(x, k));
     let module = Module::parse(&fixture("constant_poly.ptx")).unwrap();
     let n = 4096;
     let xs: Vec<f32> = (0..n).map(|i| (i as f32 / n as f32) * 4.0 - 2.0).collect();
     let k = kernel(&module, "polynomial", false);
     // COEFFS, by its PTX name (the kernel table names it for the host).
-    let coeffs = module.global("_ZN13constant_poly6COEFFS17hedbb621fe74973d0E").expect("the .const variable");
+    let coeffs = module
+        .global("_ZN13constant_poly6COEFFS17hedbb621fe74973d0E")
+        .expect("the .const variable");
     assert_eq!(coeffs.size, 4 * DEGREE);
-    let initial = [1.0, -0.5, 0.25, -0.125, 0.0625, -0.03125, 0.015625, -0.0078125];
+    let initial = [
+        1.0, -0.5, 0.25, -0.125, 0.0625, -0.03125, 0.015625, -0.0078125,
+    ];
     let updated = [0.5, 1.5, -2.0, 0.75, 0.0, 0.125, -0.25, 1.0];
     for (round, want) in [initial, updated].iter().enumerate() {
         if round == 1 {
             // SAFETY: the variable is 32 bytes of f32 owned by the module; no
             // launch is running.
-            unsafe { std::ptr::copy_nonoverlapping(updated.as_ptr(), coeffs.address as *mut f32, DEGREE) };
+            unsafe {
+                std::ptr::copy_nonoverlapping(updated.as_ptr(), coeffs.address as *mut f32, DEGREE)
+            };
         }
         let mut out = vec![0f32; n];
         let env = Env::new().with(&xs).with(&out);
-        run(&module, &k, dims((n as u32 / 256, 1, 1), (256, 1, 1)), &Params::new().slice(&xs).slice_mut(&mut out), &env).unwrap();
+        run(
+            &module,
+            &k,
+            dims((n as u32 / 256, 1, 1), (256, 1, 1)),
+            &Params::new().slice(&xs).slice_mut(&mut out),
+            &env,
+        )
+        .unwrap();
         for (i, &x) in xs.iter().enumerate() {
-            assert_eq!(out[i].to_bits(), horner(want, x).to_bits(), "round {round}, x = {x}");
+            assert_eq!(
+                out[i].to_bits(),
+                horner(want, x).to_bits(),
+                "round {round}, x = {x}"
+            );
         }
     }
 }
