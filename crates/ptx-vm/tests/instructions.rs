@@ -1006,3 +1006,39 @@ fn approximate_functions_are_within_their_documented_error() {
         close(r[1], x.abs().sqrt(), 2e-7);
     }
 }
+
+#[test]
+fn conversions_of_extremes_subnormals_and_nan() {
+    let r = eval(
+        "cvt.rn.f32.f64 %f1, %ad0; mov.b32 %oi0, %f1; cvt.rz.f32.f64 %f2, %ad1; mov.b32 %oi1, %f2; cvt.rn.f32.f64 %f3, %ad1; mov.b32 %oi2, %f3;\
+         cvt.rzi.u64.f64 %o0, %ad2; cvt.rzi.u64.f64 %o1, %ad3; cvt.rzi.s64.f64 %o2, %ad4; cvt.rzi.s64.f64 %o3, %ad5;\
+         cvt.rni.s64.f64 %o4, %ad6; cvt.f64.f32 %o5, %af7; cvt.rzi.s8.f32 %r1, %af7; cvt.u64.u32 %o6, %r1;",
+        &[f64b(1e-320), f64b(f64::MAX), f64b(-1.0), f64b(18446744073709551616.0), f64b(-9223372036854775808.0), f64b(9223372036854775808.0), f64b(-2.5), 0x7FC0_1234],
+    );
+    assert_eq!(r[8], 0, "an f64 subnormal rounds to +0 in f32");
+    assert_eq!(r[9], f32b(f32::MAX), "f64::MAX toward zero stops at f32::MAX");
+    assert_eq!(r[10], f32b(f32::INFINITY));
+    assert_eq!(r[0], 0, "a negative value to an unsigned integer saturates at 0");
+    assert_eq!(r[1], u64::MAX, "2^64 saturates");
+    assert_eq!(r[2], i64::MIN as u64);
+    assert_eq!(r[3], i64::MAX as u64, "2^63 saturates to i64::MAX");
+    assert_eq!(r[4], (-2i64) as u64, "-2.5 to nearest even");
+    assert_eq!(r[5], 0x7FFF_FFFF_FFFF_FFFF, "cvt.f64.f32 of a NaN gives the canonical NaN");
+    assert_eq!(r[6], 0, "cvt.rzi.s8 of a NaN is 0");
+    // f16 subnormals: 2^-24 is the smallest; 2^-25 is the tie below it.
+    let r = eval(
+        "cvt.rn.f16.f32 %rs1, %af0; cvt.u64.u16 %o0, %rs1; cvt.rn.f16.f32 %rs2, %af1; cvt.u64.u16 %o1, %rs2;\
+         cvt.rp.f16.f32 %rs3, %af1; cvt.u64.u16 %o2, %rs3; cvt.rn.f16.f32 %rs4, %af2; cvt.u64.u16 %o3, %rs4;\
+         cvt.rzi.s8.f32 %rs5, %af3; cvt.u64.u16 %o4, %rs5; cvt.rni.u16.f16 %rs6, %rs4; cvt.u64.u16 %o5, %rs6;\
+         cvt.rn.bf16.f32 %rs7, %af4; cvt.u64.u16 %o6, %rs7; cvt.ftz.f32.f32 %f1, %af5; mov.b32 %oi0, %f1;",
+        &[f32b(2f32.powi(-24)), f32b(2f32.powi(-25)), f32b(2.5), f32b(-200.0), 0x7FC0_0001, 0x8000_0003],
+    );
+    assert_eq!(r[0], 0x0001);
+    assert_eq!(r[1], 0x0000, "the tie rounds to even (zero)");
+    assert_eq!(r[2], 0x0001, "upward gives the smallest subnormal");
+    assert_eq!(r[3], 0x4100, "2.5 in f16");
+    assert_eq!(r[4], 0xFF80, "-200 saturates to -128, sign-extended to the register");
+    assert_eq!(r[5], 2, "2.5 (f16) to nearest even");
+    assert_eq!(r[6], 0x7FFF, "a NaN becomes bf16's canonical NaN");
+    assert_eq!(r[8], 0x8000_0000, ".ftz flushes a subnormal source to -0");
+}
