@@ -672,17 +672,23 @@ pub(crate) fn exited(ctx: &Ctx, cl: &mut ClusterState, b: usize, t: usize) -> Re
         blk.warps[w].live &= !(1 << lane);
         blk.live -= 1;
         for id in 0..blk.barriers.len() {
-            check_barrier(ctx, blk, id);
+            if blk.barriers[id].active {
+                check_barrier(ctx, blk, id);
+            }
         }
     }
     let phase = cl.cluster_phase;
     if cl.blocks[b].threads[t].cluster_arrival == phase + 1 {
         cl.cluster_arrived -= 1;
     }
-    check_cluster(ctx, cl);
-    for j in 0..32 {
-        if cl.blocks[b].warps[w].pending[j].is_some() {
-            try_warp(ctx, cl, b, w, j)?;
+    if cl.cluster_arrived > 0 {
+        check_cluster(ctx, cl);
+    }
+    if cl.blocks[b].warps[w].pending.iter().any(Option::is_some) {
+        for j in 0..32 {
+            if cl.blocks[b].warps[w].pending[j].is_some() {
+                try_warp(ctx, cl, b, w, j)?;
+            }
         }
     }
     Ok(())

@@ -255,19 +255,28 @@ pub unsafe fn host_rmw(addr: u64, size: u8, order: Order, f: impl Fn(u64) -> Opt
     }
 }
 
-/// Little-endian read of `size` bytes at `off` of a byte buffer (shared,
-/// local or parameter memory); `None` when out of bounds.
+/// Little-endian read of `size` (1, 2, 4 or 8) bytes at `off` of a byte
+/// buffer (shared, local or parameter memory); `None` when out of bounds.
 #[inline]
 pub fn buf_load(buf: &[u8], off: u64, size: u8) -> Option<u64> {
     let off = usize::try_from(off).ok()?;
     let end = off.checked_add(size as usize)?;
     let bytes = buf.get(off..end)?;
-    let mut v = [0u8; 8];
-    v[..size as usize].copy_from_slice(bytes);
-    Some(u64::from_le_bytes(v))
+    // Fixed-size copies: the compiler turns them into single loads.
+    Some(match size {
+        1 => bytes[0] as u64,
+        2 => u16::from_le_bytes([bytes[0], bytes[1]]) as u64,
+        4 => u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) as u64,
+        _ => {
+            let mut v = [0u8; 8];
+            v[..bytes.len().min(8)].copy_from_slice(&bytes[..bytes.len().min(8)]);
+            u64::from_le_bytes(v)
+        }
+    })
 }
 
-/// Little-endian write; `false` when out of bounds.
+/// Little-endian write of `size` (1, 2, 4 or 8) bytes; `false` when out of
+/// bounds.
 #[inline]
 pub fn buf_store(buf: &mut [u8], off: u64, size: u8, value: u64) -> bool {
     let Ok(off) = usize::try_from(off) else {
@@ -276,13 +285,19 @@ pub fn buf_store(buf: &mut [u8], off: u64, size: u8, value: u64) -> bool {
     let Some(end) = off.checked_add(size as usize) else {
         return false;
     };
-    match buf.get_mut(off..end) {
-        Some(bytes) => {
-            bytes.copy_from_slice(&value.to_le_bytes()[..size as usize]);
-            true
+    let Some(bytes) = buf.get_mut(off..end) else {
+        return false;
+    };
+    match size {
+        1 => bytes[0] = value as u8,
+        2 => bytes.copy_from_slice(&(value as u16).to_le_bytes()),
+        4 => bytes.copy_from_slice(&(value as u32).to_le_bytes()),
+        _ => {
+            let n = bytes.len().min(8);
+            bytes.copy_from_slice(&value.to_le_bytes()[..n]);
         }
-        None => false,
     }
+    true
 }
 
 #[cfg(test)]

@@ -95,8 +95,11 @@ pub(crate) fn fault_of(ctx: &Ctx, blk: &BlockState, t: usize, e: ExecError) -> F
     }
 }
 
+/// The thread vectors (and shared memories) of finished blocks, reused by
+/// the next ones: a block's threads are reset in place, never moved.
 struct Pool {
-    threads: Vec<Thread>,
+    threads: Vec<Vec<Thread>>,
+    shared: Vec<Vec<u8>>,
 }
 
 fn make_cluster(ctx: &Ctx, id: u64, pool: &mut Pool, smid: u32) -> ClusterState {
@@ -115,21 +118,18 @@ fn make_cluster(ctx: &Ctx, id: u64, pool: &mut Pool, smid: u32) -> ClusterState 
     for rank in 0..nblocks as u32 {
         let r = [rank % cx, (rank / cx) % cy, rank / (cx * cy)];
         let ctaid = [k[0] * cx + r[0], k[1] * cy + r[1], k[2] * cz + r[2]];
-        let mut threads = Vec::with_capacity(nthreads);
+        let mut threads = pool.threads.pop().unwrap_or_default();
+        threads.truncate(nthreads);
         for i in 0..nthreads as u32 {
             let tid = [
                 i % ctx.block[0],
                 (i / ctx.block[0]) % ctx.block[1],
                 i / (ctx.block[0] * ctx.block[1]),
             ];
-            let th = match pool.threads.pop() {
-                Some(mut th) => {
-                    th.reset(ctx, tid, i);
-                    th
-                }
-                None => Thread::new(ctx, tid, i),
-            };
-            threads.push(th);
+            match threads.get_mut(i as usize) {
+                Some(th) => th.reset(ctx, tid, i),
+                None => threads.push(Thread::new(ctx, tid, i)),
+            }
         }
         let warps = (0..nwarps)
             .map(|w| {
@@ -150,7 +150,11 @@ fn make_cluster(ctx: &Ctx, id: u64, pool: &mut Pool, smid: u32) -> ClusterState 
             barriers: vec![BarrierState::default(); 16],
             live: nthreads as u32,
         });
-        shared.push(vec![0u8; ctx.shared_bytes as usize]);
+        // Shared memory starts zeroed (a GPU's holds whatever was there).
+        let mut memory = pool.shared.pop().unwrap_or_default();
+        memory.clear();
+        memory.resize(ctx.shared_bytes as usize, 0);
+        shared.push(memory);
     }
     ClusterState {
         blocks,
@@ -273,12 +277,13 @@ fn timeout_fault(ctx: &Ctx, resident: &[ClusterState]) -> Fault {
 fn retire(cl: ClusterState, pool: &mut Pool, executed: &AtomicU64) {
     let mut n = 0;
     for blk in cl.blocks {
-        for th in blk.threads {
-            n += th.executed;
-            if pool.threads.len() < 4096 {
-                pool.threads.push(th);
-            }
+        n += blk.threads.iter().map(|th| th.executed).sum::<u64>();
+        if pool.threads.len() < 64 {
+            pool.threads.push(blk.threads);
         }
+    }
+    if pool.shared.len() < 64 {
+        pool.shared.extend(cl.shared);
     }
     executed.fetch_add(n, Ordering::Relaxed);
 }
@@ -292,6 +297,7 @@ fn worker(
 ) -> Result<(), Fault> {
     let mut pool = Pool {
         threads: Vec::new(),
+        shared: Vec::new(),
     };
     let mut resident: Vec<ClusterState> = Vec::new();
     loop {

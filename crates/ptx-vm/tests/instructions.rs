@@ -1016,14 +1016,24 @@ fn conversions_of_extremes_subnormals_and_nan() {
         &[f64b(1e-320), f64b(f64::MAX), f64b(-1.0), f64b(18446744073709551616.0), f64b(-9223372036854775808.0), f64b(9223372036854775808.0), f64b(-2.5), 0x7FC0_1234],
     );
     assert_eq!(r[8], 0, "an f64 subnormal rounds to +0 in f32");
-    assert_eq!(r[9], f32b(f32::MAX), "f64::MAX toward zero stops at f32::MAX");
+    assert_eq!(
+        r[9],
+        f32b(f32::MAX),
+        "f64::MAX toward zero stops at f32::MAX"
+    );
     assert_eq!(r[10], f32b(f32::INFINITY));
-    assert_eq!(r[0], 0, "a negative value to an unsigned integer saturates at 0");
+    assert_eq!(
+        r[0], 0,
+        "a negative value to an unsigned integer saturates at 0"
+    );
     assert_eq!(r[1], u64::MAX, "2^64 saturates");
     assert_eq!(r[2], i64::MIN as u64);
     assert_eq!(r[3], i64::MAX as u64, "2^63 saturates to i64::MAX");
     assert_eq!(r[4], (-2i64) as u64, "-2.5 to nearest even");
-    assert_eq!(r[5], 0x7FFF_FFFF_FFFF_FFFF, "cvt.f64.f32 of a NaN gives the canonical NaN");
+    assert_eq!(
+        r[5], 0x7FFF_FFFF_FFFF_FFFF,
+        "cvt.f64.f32 of a NaN gives the canonical NaN"
+    );
     assert_eq!(r[6], 0, "cvt.rzi.s8 of a NaN is 0");
     // f16 subnormals: 2^-24 is the smallest; 2^-25 is the tie below it.
     let r = eval(
@@ -1037,7 +1047,10 @@ fn conversions_of_extremes_subnormals_and_nan() {
     assert_eq!(r[1], 0x0000, "the tie rounds to even (zero)");
     assert_eq!(r[2], 0x0001, "upward gives the smallest subnormal");
     assert_eq!(r[3], 0x4100, "2.5 in f16");
-    assert_eq!(r[4], 0xFF80, "-200 saturates to -128, sign-extended to the register");
+    assert_eq!(
+        r[4], 0xFF80,
+        "-200 saturates to -128, sign-extended to the register"
+    );
     assert_eq!(r[5], 2, "2.5 (f16) to nearest even");
     assert_eq!(r[6], 0x7FFF, "a NaN becomes bf16's canonical NaN");
     assert_eq!(r[8], 0x8000_0000, ".ftz flushes a subnormal source to -0");
