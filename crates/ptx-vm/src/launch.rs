@@ -26,7 +26,8 @@ pub struct LaunchDims {
     pub dynamic_shared_bytes: u32,
 }
 
-/// What the VM needs from the program that embeds it.
+/// What the VM needs from the program that embeds it. Its methods are
+/// called from the launch's worker threads, possibly at the same time.
 pub trait Environment: Sync {
     /// The device memory a launch may access: every allocation alive when
     /// it starts, as host address ranges. Accesses outside them (and
