@@ -13,6 +13,8 @@
 
 #include "oxide/Diagnostics.h"
 #include "llvm/Support/Error.h"
+#include "llvm/ADT/StringRef.h"
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -90,6 +92,12 @@ llvm::Expected<DeviceImage> compileDeviceImage(const std::vector<std::string> &B
 /// Image.Cubin (unless the PTX carries device debug info). An error carries
 /// ptxas's output.
 llvm::Error assemblePtx(DeviceImage &Image, const LinkerOptions &Opts);
+
+// PtxasHazards.cpp ---------------------------------------------------------
+
+/// A message naming the first instruction of PtxasHazards.def in the PTX
+/// and its function, or none when the PTX has none.
+std::optional<std::string> findPtxasHazard(llvm::StringRef Ptx);
 
 // Embed.cpp ----------------------------------------------------------------
 

@@ -1,10 +1,12 @@
 //===- oxide-opt - Run oxide's device transformations on IR ---------------===//
 //
-// The lit tests' driver. Two modes:
+// The lit tests' driver. Three modes:
 //   oxide-opt -p build-kernel-entries,lower-panics in.ll   run the named passes
 //                                                          in order, print the IR
 //   oxide-opt --ptx [--arch sm_90] in.ll [more.ll…]        the whole device
 //                                                          compile, print the PTX
+//   oxide-opt --check-ptx in.ptx                           refuse PtxasHazards.def
+//                                                          instructions
 //===----------------------------------------------------------------------===//
 #include "oxide/DeviceLinker.h"
 #include "oxide/PassContext.h"
@@ -16,6 +18,7 @@
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -25,6 +28,8 @@ using namespace oxide;
 static cl::list<std::string> Inputs(cl::Positional, cl::OneOrMore, cl::desc("<input .ll/.bc>"));
 static cl::list<std::string> Passes("p", cl::CommaSeparated, cl::desc("passes to run, in order"));
 static cl::opt<bool> EmitPtx("ptx", cl::desc("run the whole device compile and print PTX"));
+static cl::opt<bool> CheckPtx("check-ptx",
+                              cl::desc("check a PTX file for PtxasHazards.def instructions"));
 
 static cl::opt<std::string> Arch("arch", cl::init("sm_80"), cl::desc("sm_XX the kernels target"));
 
@@ -71,6 +76,8 @@ static bool runPass(StringRef Name, Module &M, ModuleAnalysisManager &MAM, Diagn
     ShareAddressBasesPass().run(M, MAM);
   else if (Name == "keep-nan-payloads")
     KeepNaNPayloadsPass().run(M, MAM);
+  else if (Name == "keep-negation-wrap")
+    KeepNegationWrapPass().run(M, MAM);
   else if (Name == "version-bounds-checks")
     VersionBoundsChecksPass().run(M, MAM);
   else if (Name == "merge-bounds-checks")
@@ -88,6 +95,20 @@ int main(int argc, char **argv) {
   InitLLVM X(argc, argv);
   cl::ParseCommandLineOptions(argc, argv, "oxide device transformations\n");
   DiagnosticSink Diags;
+
+  if (CheckPtx) {
+    auto Buf = MemoryBuffer::getFile(Inputs.front());
+    if (!Buf) {
+      errs() << "oxide-opt: cannot read " << Inputs.front() << "\n";
+      return 1;
+    }
+    if (std::optional<std::string> Hazard = findPtxasHazard((*Buf)->getBuffer())) {
+      errs() << "oxide-opt: " << *Hazard << "\n";
+      return 1;
+    }
+    outs() << "no ptxas hazards\n";
+    return 0;
+  }
 
   if (EmitPtx) {
     LinkerOptions Opts = LinkerOptions::fromEnvironment();
