@@ -375,8 +375,7 @@ Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &
   HoistBoundsChecksPass().run(M, MAM);  // after the shared stores moved out of the way
   AlignBarriersPass().run(M, MAM);      // after O3: one function per kernel
   ShareAddressBasesPass().run(M, MAM);  // after the passes that move accesses
-  KeepNaNPayloadsPass().run(M, MAM);    // O3 would fold it back into a select
-  KeepNegationWrapPass().run(M, MAM);   // last: inline PTX for what ptxas miscompiles
+  KeepNaNPayloadsPass().run(M, MAM);    // last: O3 would fold it back into a select
   dumpModule(Opts, M, "device-opt.ll");
   // The passes after O3 rewrite control flow; a mistake there must be an
   // error naming them, not a crash in the NVPTX backend.
@@ -392,16 +391,15 @@ Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &
   auto Ptx = emitPtx(M, **TM);
   if (!Ptx)
     return Ptx.takeError();
-  Image.Ptx = std::move(*Ptx);
+  // ptxas miscompiles a few PTX instructions at their edge values, in
+  // whatever way the backend came to write them (PtxasHazards.def).
+  Image.Ptx = rewritePtxasHazards(*Ptx);
   // Line tables and full debug info both leave `.loc` and DWARF sections in
   // the PTX; this line tells the runtime (cuda-core) which one to ask the
   // driver's JIT to keep (docs/ABI.md §4).
   if (Opts.DeviceDebug == "full")
     Image.Ptx = "// oxide-device-debug: full\n" + Image.Ptx;
   dumpText(Opts, ModuleName + ".ptx", Image.Ptx);
-  // After the dump, so that `cargo oxide pipeline` shows the PTX refused.
-  if (std::optional<std::string> Hazard = findPtxasHazard(Image.Ptx))
-    return makeError("internal error: " + *Hazard);
   return Image;
 }
 

@@ -1,19 +1,32 @@
-//===- PtxasHazards.cpp - Refuse PTX that ptxas would miscompile ----------===//
+//===- PtxasHazards.cpp - Rewrite the PTX ptxas would miscompile ----------===//
 //
-// The last check before PTX leaves the device linker: no instruction of
-// PtxasHazards.def may reach ptxas where its miscompilation can show.
-// KeepNegationWrap rewrites every IR form known to become one; this check
-// makes a form it does not know a build error naming the PTX function and
-// the instruction, rather than a kernel that silently returns a wrong
-// number on the GPU.
+// Rust's `wrapping_neg`, `wrapping_abs`, `unsigned_abs`, `abs_diff`,
+// `overflowing_neg`, `checked_neg`, `saturating_neg` and friends all meet
+// one value without a positive counterpart, `iN::MIN`, whose negation and
+// absolute value are `iN::MIN` again; LLVM and PTX agree. ptxas does not,
+// in two ways (PtxasHazards.def lists the instructions):
+//   * it keeps a 16-bit value sign-extended in a 32-bit register and does
+//     not truncate after `neg.s16` or `abs.s16`, so -(-32768) stays
+//     +32768 for a later `setp.lt.s16`, `shr.s16`, `div.s16` or
+//     `cvt.s64.s16` (`0i16.overflowing_sub(-32768).1` was false);
+//   * it assumes `abs.s32` and `abs.s64` are never negative and folds
+//     `abs(x) < 0` to false (`y.checked_add(i64::MIN.wrapping_abs())` was
+//     None for y = 0).
+// The NVPTX backend chooses these instructions for negations and absolute
+// values however they were written (`0 - x`, `llvm.abs`, the xor/subtract
+// and select idioms, an absolute difference, the expansion of 128-bit
+// division, a 128-bit `abs` narrowed to 64 bits because the high half holds
+// only sign bits), some of them after the last IR the device linker sees.
+// So the device linker rewrites the instructions themselves: each becomes
+// the exact equivalent PtxasHazards.def gives, which ptxas compiles with
+// wrap-around (the sweep of tests/gpu/int_edges passes on the H200 with
+// these forms, where it failed with the originals).
 //
-// Each hazard is wrong only in the bits above the type's sign bit or in
-// the sign itself: -(-32768) is 0x8000 in its low 16 bits either way. So an
-// instruction whose result is read only through `and` with a mask that
-// clears the sign bit (the backend's expansion of an 8- or 16-bit rotate
-// negates the shift amount, then masks it to 3 or 4 bits) cannot go wrong
-// and is allowed. Every other read, or a register the function also
-// writes elsewhere, is judged conservatively: refused.
+// The PTX is the NVPTX backend's: one instruction per line, `[@guard]
+// opcode operands;`, except in inline assembly, which may put several on a
+// line; every statement is looked at. A replacement keeps the guard on each
+// of its instructions and declares its scratch register in a scope of its
+// own, so it is valid wherever the original was.
 //===----------------------------------------------------------------------===//
 #include "oxide/DeviceLinker.h"
 #include "llvm/ADT/SmallVector.h"
@@ -25,156 +38,108 @@ namespace {
 
 struct Hazard {
   StringRef Mnemonic;
-  StringRef Why;
+  StringRef ScratchType;
+  StringRef Replacement;
 };
 
 const Hazard Hazards[] = {
-#define OXIDE_PTXAS_HAZARD(MNEMONIC, WHY) {MNEMONIC, WHY},
+#define OXIDE_PTXAS_HAZARD(MNEMONIC, REG, REPLACEMENT, WHY) {MNEMONIC, REG, REPLACEMENT},
 #include "oxide/PtxasHazards.def"
 #undef OXIDE_PTXAS_HAZARD
 };
 
-/// One PTX instruction: `[@guard] mnemonic op0, op1, …`.
-struct Statement {
-  StringRef Mnemonic;
-  SmallVector<StringRef, 4> Operands;
-};
-
-/// The instructions of a line (inline assembly puts several, and opens a
-/// `{` scope, on one line). Directives, labels and comments are skipped.
-SmallVector<Statement> statementsOf(StringRef Line) {
-  SmallVector<Statement> Out;
-  Line = Line.split("//").first;
-  SmallVector<StringRef> Parts;
-  Line.split(Parts, ';');
-  for (StringRef S : Parts) {
-    S = S.trim();
-    while (S.consume_front("{") || S.consume_front("}"))
-      S = S.trim();
-    if (S.starts_with("@")) // a guard predicate: `@%p1 neg.s16 …`
-      S = S.drop_until([](char C) { return C == ' ' || C == '\t'; }).trim();
-    if (S.empty() || S.starts_with(".") || S.ends_with(":"))
-      continue;
-    Statement St;
-    auto [Mnemonic, Rest] = S.split(' ');
-    if (Mnemonic.contains('\t'))
-      std::tie(Mnemonic, Rest) = S.split('\t');
-    St.Mnemonic = Mnemonic.trim();
-    SmallVector<StringRef> Ops;
-    Rest.split(Ops, ',');
-    for (StringRef Op : Ops)
-      if (!Op.trim().empty())
-        St.Operands.push_back(Op.trim());
-    Out.push_back(St);
+std::string substitute(StringRef Template, StringRef Guard, StringRef D, StringRef A) {
+  std::string Out;
+  while (!Template.empty()) {
+    size_t Open = Template.find('{');
+    if (Open == StringRef::npos || Open + 2 >= Template.size() || Template[Open + 2] != '}') {
+      Out += Template.str();
+      break;
+    }
+    Out += Template.take_front(Open).str();
+    char Key = Template[Open + 1];
+    Out += (Key == 'p' ? Guard : Key == 'd' ? D : Key == 'a' ? A : StringRef()).str();
+    Template = Template.drop_front(Open + 3);
   }
   return Out;
 }
 
-/// Whether `Operand` names `Reg` (also inside `[reg+8]` or `{a, b}`).
-bool mentions(StringRef Operand, StringRef Reg) {
-  size_t At = 0;
-  while ((At = Operand.find(Reg, At)) != StringRef::npos) {
-    size_t End = At + Reg.size();
-    bool StartsToken = At == 0 || !isalnum(Operand[At - 1]);
-    bool EndsToken = End == Operand.size() || !isalnum(Operand[End]);
-    if (StartsToken && EndsToken)
-      return true;
-    At = End;
+/// The replacement for one statement (no `;`), or none when it is not a
+/// hazard.
+std::optional<std::string> rewriteStatement(StringRef Statement) {
+  StringRef S = Statement.trim();
+  StringRef Guard;
+  if (S.starts_with("@")) {
+    size_t Space = S.find_first_of(" \t");
+    if (Space == StringRef::npos)
+      return std::nullopt;
+    Guard = S.take_front(Space);
+    S = S.drop_front(Space).ltrim();
   }
-  return false;
-}
-
-/// The bit width of `abs.s32`, `neg.s16`, … (the last field).
-unsigned widthOf(StringRef Mnemonic) {
-  unsigned Bits = 0;
-  Mnemonic.rsplit('.').second.drop_front(1).getAsInteger(10, Bits);
-  return Bits;
-}
-
-/// Whether a read of the hazard's result cannot see where it is wrong:
-/// `and.bN d, reg, K` (either order) with K below the sign bit.
-bool onlyLowBits(const Statement &Use, StringRef Reg, unsigned Bits) {
-  if (!Use.Mnemonic.starts_with("and.b") || Use.Operands.size() != 3 || Bits == 0 || Bits > 64)
-    return false;
-  StringRef Other = mentions(Use.Operands[1], Reg) ? Use.Operands[2] : Use.Operands[1];
-  uint64_t Mask = 0;
-  if (Other.getAsInteger(0, Mask))
-    return false;
-  return Mask < (uint64_t(1) << (Bits - 1));
-}
-
-/// The name of the function a `.func`/`.entry` header line declares.
-StringRef functionName(StringRef Line) {
-  size_t Open = Line.find('(');
-  StringRef Head = Line.take_front(Open);
-  // `.func (.param .b64 func_retval0) name(`: the name follows the result.
-  if (Open != StringRef::npos && Head.trim().ends_with(".func")) {
-    size_t Close = Line.find(')', Open);
-    if (Close != StringRef::npos)
-      return Line.drop_front(Close + 1).ltrim().take_until(
-          [](char C) { return C == '(' || C == ' ' || C == '\t'; });
-  }
-  return Head.rtrim().rsplit(' ').second;
-}
-
-/// The first hazard in one function's body that is read beyond its low bits.
-std::optional<std::string> checkFunction(StringRef Name, ArrayRef<StringRef> Body) {
-  SmallVector<Statement> All;
-  for (StringRef Line : Body)
-    for (Statement &S : statementsOf(Line))
-      All.push_back(S);
-  for (const Statement &S : All) {
-    const Hazard *Found = nullptr;
-    for (const Hazard &H : Hazards)
-      if (S.Mnemonic == H.Mnemonic)
-        Found = &H;
-    if (!Found || S.Operands.empty())
+  size_t End = S.find_first_of(" \t");
+  if (End == StringRef::npos)
+    return std::nullopt;
+  StringRef Opcode = S.take_front(End);
+  for (const Hazard &H : Hazards) {
+    if (Opcode != H.Mnemonic)
       continue;
-    StringRef Reg = S.Operands[0];
-    unsigned Bits = widthOf(S.Mnemonic);
-    bool Harmless = true;
-    for (const Statement &U : All) {
-      if (&U == &S)
-        continue;
-      bool Writes = !U.Operands.empty() && U.Operands[0] == Reg;
-      bool Reads = false;
-      for (size_t I = Writes ? 1 : 0; I < U.Operands.size(); ++I)
-        Reads |= mentions(U.Operands[I], Reg);
-      // A store's first operand is an address, read, not written.
-      if (U.Mnemonic.starts_with("st.") && !U.Operands.empty() && mentions(U.Operands[0], Reg))
-        Reads = true;
-      if (Writes || (Reads && !onlyLowBits(U, Reg, Bits))) {
-        Harmless = false;
-        break;
-      }
-    }
-    if (!Harmless)
-      return ("the NVPTX backend emitted `" + Found->Mnemonic + "` in `" + Name + "`, which ptxas " +
-              "miscompiles (" + Found->Why + "); this is a bug in oxide's KeepNegationWrap pass, " +
-              "please report it with the kernel")
-          .str();
+    auto [D, A] = S.drop_front(End).split(',');
+    D = D.trim();
+    A = A.trim();
+    if (D.empty() || A.empty() || A.contains(','))
+      return std::nullopt; // not the two-operand form: leave it to ptxas to reject
+    std::string Prefix = Guard.empty() ? "" : (Guard + " ").str();
+    std::string Body = substitute(H.Replacement, Prefix, D, A);
+    if (H.ScratchType.empty())
+      return Body;
+    return "{ .reg " + H.ScratchType.str() + " %oxide_t; " + Body + " }";
   }
   return std::nullopt;
 }
 
 } // namespace
 
-std::optional<std::string> oxide::findPtxasHazard(StringRef Ptx) {
-  StringRef Name = "?";
-  SmallVector<StringRef> Body;
+std::string oxide::rewritePtxasHazards(StringRef Ptx) {
+  std::string Out;
+  Out.reserve(Ptx.size());
   while (!Ptx.empty()) {
     auto [Line, Rest] = Ptx.split('\n');
+    bool HadNewline = Ptx.size() != Line.size();
     Ptx = Rest;
-    StringRef Code = Line.trim();
-    bool Header = !Code.starts_with("//") && (Code.contains(".func") || Code.contains(".entry"));
-    if (Header) {
-      if (std::optional<std::string> Hazard = checkFunction(Name, Body))
-        return Hazard;
-      Body.clear();
-      Name = functionName(Code);
-      continue;
+    // Cheap test first: almost no line has one.
+    bool Suspect = Line.contains("neg.s16") || Line.contains("abs.s");
+    std::string New;
+    if (Suspect && !Line.ltrim().starts_with("//")) {
+      StringRef Code = Line.split("//").first;
+      StringRef Comment = Line.drop_front(Code.size());
+      SmallVector<StringRef> Statements;
+      Code.split(Statements, ';');
+      bool Changed = false;
+      std::string Rebuilt;
+      for (size_t I = 0; I < Statements.size(); ++I) {
+        StringRef St = Statements[I];
+        bool Last = I + 1 == Statements.size();
+        // Keep a `{` or `}` of inline assembly in front of the statement.
+        size_t Start = St.find_first_not_of(" \t{}");
+        StringRef Lead = Start == StringRef::npos ? St : St.take_front(Start);
+        std::optional<std::string> R =
+            Start == StringRef::npos ? std::nullopt : rewriteStatement(St.drop_front(Start));
+        if (R) {
+          Changed = true;
+          Rebuilt += Lead.str() + *R;
+          // The replacement ends with `;` or `}`; the original's `;` is dropped.
+        } else {
+          Rebuilt += St.str();
+          if (!Last)
+            Rebuilt += ";";
+        }
+      }
+      if (Changed)
+        New = Rebuilt + Comment.str();
     }
-    Body.push_back(Code);
+    Out += New.empty() ? Line.str() : New;
+    if (HadNewline)
+      Out += '\n';
   }
-  return checkFunction(Name, Body);
+  return Out;
 }

@@ -1,56 +1,33 @@
-; The last check on the PTX (PtxasHazards.cpp): an instruction of
-; PtxasHazards.def anywhere, predicated or inside an inline-asm block,
-; refuses the build and names the function, unless its result is read only
-; through an `and` that clears the sign bit (the backend's 8-bit rotate
-; negates the shift amount, then masks it to 3 bits). The wrap-safe forms
-; KeepNegationWrap writes, and 32-bit negation, pass.
-; RUN: split-file %s %t
-; RUN: not %oxide-opt --check-ptx %t/neg16.ptx 2>&1 | FileCheck %s --check-prefix=NEG
-; RUN: not %oxide-opt --check-ptx %t/abs64.ptx 2>&1 | FileCheck %s --check-prefix=ABS
-; RUN: not %oxide-opt --check-ptx %t/wide-mask.ptx 2>&1 | FileCheck %s --check-prefix=WIDE
-; RUN: %oxide-opt --check-ptx %t/clean.ptx | FileCheck %s --check-prefix=CLEAN
-; NEG: the NVPTX backend emitted `neg.s16` in `_Z5bad`, which ptxas miscompiles (ptxas does not re-extend
-; ABS: the NVPTX backend emitted `abs.s64` in `kernel`, which ptxas miscompiles (ptxas assumes the result is not negative
-; WIDE: the NVPTX backend emitted `neg.s16` in `masked_wide`
-; CLEAN: no ptxas hazards
+; PtxasHazards.cpp rewrites each PTX instruction of PtxasHazards.def into
+; its exact equivalent, wherever the backend put it: a plain line, a
+; guarded one (the guard goes on every instruction of the replacement,
+; whose scratch register lives in a scope of its own), a statement inside
+; an inline-asm line; destination and source may be one register. Other
+; instructions, 32- and 64-bit negation included, are left as they are.
+; RUN: rm -rf %t && split-file %s %t
+; RUN: %oxide-opt --rewrite-ptxas-hazards %t/in.ptx | FileCheck %s
+; CHECK-LABEL: .visible .func f(
+; CHECK:      sub.u16 %rs2, 0, %rs1;
+; CHECK-NEXT: { .reg .b16 %oxide_t; shr.s16 %oxide_t, %rs2, 15; xor.b16 %rs3, %rs2, %oxide_t; sub.u16 %rs3, %rs3, %oxide_t; } // keeps its comment
+; CHECK-NEXT: { .reg .b32 %oxide_t; @%p1 shr.s32 %oxide_t, %r1, 31; @%p1 xor.b32 %r2, %r1, %oxide_t; @%p1 sub.s32 %r2, %r2, %oxide_t; }
+; CHECK-NEXT: { .reg .b64 %oxide_t; @!%p2 shr.s64 %oxide_t, %rd1, 63; @!%p2 xor.b64 %rd1, %rd1, %oxide_t; @!%p2 sub.s64 %rd1, %rd1, %oxide_t; }
+; CHECK-NEXT: neg.s32 %r3, %r2;
+; CHECK-NEXT: neg.s64 %rd2, %rd1;
+; CHECK-NEXT: { mov.b16 %rs4, %rs3; sub.u16 %rs5, 0, %rs4; }
+; CHECK-NEXT: // abs.s64 in a comment stays
+; CHECK-NEXT: ret;
 
-;--- neg16.ptx
-.visible .func  (.param .b64 func_retval0) _Z5bad(
-	.param .b64 _Z5bad_param_0
-)
-{
-	.reg .b16 	%rs<3>;
-	ld.param.b16 	%rs1, [_Z5bad_param_0];
-	@%p1 neg.s16 	%rs2, %rs1;
-	cvt.s64.s16 	%rd1, %rs2;
-	ret;
-}
-;--- abs64.ptx
-.visible .entry kernel(
-	.param .u64 kernel_param_0
-)
-{
-	{ .reg .b64 %t; abs.s64 %t, %rd1; mov.b64 %rd2, %t; }
-	ret;
-}
-;--- wide-mask.ptx
-.visible .func masked_wide(
+;--- in.ptx
+.visible .func f(
 )
 {
 	neg.s16 	%rs2, %rs1;
-	and.b16 	%rs3, %rs2, 32768;
-	ret;
-}
-;--- clean.ptx
-.visible .entry ok(
-)
-{
-	.reg .b16 	%rs<3>;
-	neg.s32 	%r2, %r1;
+	abs.s16 	%rs3, %rs2; // keeps its comment
+	@%p1 abs.s32 	%r2, %r1;
+	@!%p2 abs.s64 	%rd1, %rd1;
+	neg.s32 	%r3, %r2;
 	neg.s64 	%rd2, %rd1;
-	neg.s16 	%rs5, %rs4;
-	and.b16 	%rs6, %rs5, 7;
-	shr.u16 	%rs7, %rs4, %rs6;
-	{ .reg .b16 %oxide_sign; shr.s16 %oxide_sign, %rs1, 15; xor.b16 %rs2, %rs1, %oxide_sign; sub.u16 %rs2, %rs2, %oxide_sign; }
+	{ mov.b16 %rs4, %rs3; neg.s16 %rs5, %rs4; }
+	// abs.s64 in a comment stays
 	ret;
 }

@@ -14,7 +14,6 @@
 #include "oxide/Diagnostics.h"
 #include "llvm/Support/Error.h"
 #include "llvm/ADT/StringRef.h"
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -95,9 +94,9 @@ llvm::Error assemblePtx(DeviceImage &Image, const LinkerOptions &Opts);
 
 // PtxasHazards.cpp ---------------------------------------------------------
 
-/// A message naming the first instruction of PtxasHazards.def in the PTX
-/// and its function, or none when the PTX has none.
-std::optional<std::string> findPtxasHazard(llvm::StringRef Ptx);
+/// The PTX with every instruction of PtxasHazards.def replaced by the
+/// exact equivalent the table gives, which ptxas compiles correctly.
+std::string rewritePtxasHazards(llvm::StringRef Ptx);
 
 // Embed.cpp ----------------------------------------------------------------
 

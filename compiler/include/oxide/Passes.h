@@ -40,8 +40,6 @@
 //                        P and X are defined, plus an immediate per access
 //   KeepNaNPayloads      clamps to a constant that pass a NaN through → a
 //                        bit merge ptxas cannot turn into FMNMX.NAN
-//   KeepNegationWrap     16-bit negations and absolute values → inline PTX
-//                        that ptxas compiles with wrap-around at MIN
 //===----------------------------------------------------------------------===//
 #ifndef OXIDE_PASSES_H
 #define OXIDE_PASSES_H
@@ -142,13 +140,6 @@ struct ShareAddressBasesPass : llvm::PassInfoMixin<ShareAddressBasesPass> {
 /// C, x` shapes that hand a NaN `x` back → a merge of the bits under a
 /// mask, so ptxas cannot make them a NaN-canonicalising FMNMX.NAN.
 struct KeepNaNPayloadsPass : llvm::PassInfoMixin<KeepNaNPayloadsPass> {
-  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
-};
-
-/// KeepNegationWrap.cpp: last before code generation, the negations and
-/// absolute values that would become a PtxasHazards.def instruction →
-/// inline PTX that ptxas compiles with wrap-around at the minimum.
-struct KeepNegationWrapPass : llvm::PassInfoMixin<KeepNegationWrapPass> {
   llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
 };
 

@@ -5,8 +5,8 @@
 //                                                          in order, print the IR
 //   oxide-opt --ptx [--arch sm_90] in.ll [more.ll…]        the whole device
 //                                                          compile, print the PTX
-//   oxide-opt --check-ptx in.ptx                           refuse PtxasHazards.def
-//                                                          instructions
+//   oxide-opt --rewrite-ptxas-hazards in.ptx               PtxasHazards.def's
+//                                                          rewrite of a PTX file
 //===----------------------------------------------------------------------===//
 #include "oxide/DeviceLinker.h"
 #include "oxide/PassContext.h"
@@ -28,8 +28,8 @@ using namespace oxide;
 static cl::list<std::string> Inputs(cl::Positional, cl::OneOrMore, cl::desc("<input .ll/.bc>"));
 static cl::list<std::string> Passes("p", cl::CommaSeparated, cl::desc("passes to run, in order"));
 static cl::opt<bool> EmitPtx("ptx", cl::desc("run the whole device compile and print PTX"));
-static cl::opt<bool> CheckPtx("check-ptx",
-                              cl::desc("check a PTX file for PtxasHazards.def instructions"));
+static cl::opt<bool> RewritePtx("rewrite-ptxas-hazards",
+                                cl::desc("rewrite a PTX file's PtxasHazards.def instructions"));
 
 static cl::opt<std::string> Arch("arch", cl::init("sm_80"), cl::desc("sm_XX the kernels target"));
 
@@ -76,8 +76,6 @@ static bool runPass(StringRef Name, Module &M, ModuleAnalysisManager &MAM, Diagn
     ShareAddressBasesPass().run(M, MAM);
   else if (Name == "keep-nan-payloads")
     KeepNaNPayloadsPass().run(M, MAM);
-  else if (Name == "keep-negation-wrap")
-    KeepNegationWrapPass().run(M, MAM);
   else if (Name == "version-bounds-checks")
     VersionBoundsChecksPass().run(M, MAM);
   else if (Name == "merge-bounds-checks")
@@ -96,17 +94,13 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv, "oxide device transformations\n");
   DiagnosticSink Diags;
 
-  if (CheckPtx) {
+  if (RewritePtx) {
     auto Buf = MemoryBuffer::getFile(Inputs.front());
     if (!Buf) {
       errs() << "oxide-opt: cannot read " << Inputs.front() << "\n";
       return 1;
     }
-    if (std::optional<std::string> Hazard = findPtxasHazard((*Buf)->getBuffer())) {
-      errs() << "oxide-opt: " << *Hazard << "\n";
-      return 1;
-    }
-    outs() << "no ptxas hazards\n";
+    outs() << rewritePtxasHazards((*Buf)->getBuffer());
     return 0;
   }
 
