@@ -14,6 +14,7 @@
 
 #include "oxide/Diagnostics.h"
 #include "llvm/Support/Error.h"
+#include "llvm/ADT/StringRef.h"
 #include <string>
 #include <vector>
 
@@ -91,6 +92,12 @@ llvm::Expected<DeviceImage> compileDeviceImage(const std::vector<std::string> &B
 /// Image.Cubin (unless the PTX carries device debug info). An error carries
 /// ptxas's output.
 llvm::Error assemblePtx(DeviceImage &Image, const LinkerOptions &Opts);
+
+// PtxasHazards.cpp ---------------------------------------------------------
+
+/// The PTX with every instruction of PtxasHazards.def replaced by the
+/// exact equivalent the table gives, which ptxas compiles correctly.
+std::string rewritePtxasHazards(llvm::StringRef Ptx);
 
 // Embed.cpp ----------------------------------------------------------------
 

@@ -272,7 +272,9 @@ Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &
   auto Ptx = emitPtx(M, **TM);
   if (!Ptx)
     return Ptx.takeError();
-  Image.Ptx = std::move(*Ptx);
+  // ptxas miscompiles a few PTX instructions at their edge values, in
+  // whatever way the backend came to write them (PtxasHazards.def).
+  Image.Ptx = rewritePtxasHazards(*Ptx);
   // Line tables and full debug info both leave `.loc` and DWARF sections in
   // the PTX; this line tells the runtime (cuda-core) which one to ask the
   // driver's JIT to keep (docs/ABI.md §4).

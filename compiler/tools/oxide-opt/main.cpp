@@ -1,6 +1,6 @@
 //===- oxide-opt - Run oxide's device transformations on IR ---------------===//
 //
-// The lit tests' driver. Two modes:
+// The lit tests' driver. Three modes:
 //   oxide-opt -passes=build-kernel-entries,lower-panics in.ll
 //       run a pipeline of passes (oxide's, by their Passes.def names, and
 //       LLVM's own) and print the IR; with LLVM's -print-after=NAME,
@@ -8,6 +8,8 @@
 //       -verify-each
 //   oxide-opt --ptx [--arch sm_90] in.ll [more.ll…]
 //       the whole device compile (oxide-link's), print the PTX
+//   oxide-opt --rewrite-ptxas-hazards in.ptx
+//       PtxasHazards.def's rewrite of a PTX file (PtxasHazards.cpp)
 //===----------------------------------------------------------------------===//
 #include "oxide/DeviceLinker.h"
 #include "oxide/Pipeline.h"
@@ -17,6 +19,7 @@
 #include "llvm/IRReader/IRReader.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -28,6 +31,8 @@ static cl::opt<std::string> Passes("passes",
                                    cl::desc("the passes to run, comma-separated, in order "
                                             "(oxide's by their Passes.def names, and LLVM's)"));
 static cl::opt<bool> EmitPtx("ptx", cl::desc("run the whole device compile and print PTX"));
+static cl::opt<bool> RewritePtx("rewrite-ptxas-hazards",
+                                cl::desc("rewrite a PTX file's PtxasHazards.def instructions"));
 
 static cl::opt<std::string> Arch("arch", cl::init("sm_80"), cl::desc("sm_XX the kernels target"));
 
@@ -37,6 +42,16 @@ int main(int argc, char **argv) {
   DiagnosticSink Diags;
   LinkerOptions Opts = LinkerOptions::fromEnvironment();
   Opts.Arch = Arch;
+
+  if (RewritePtx) {
+    auto Buf = MemoryBuffer::getFile(Inputs.front());
+    if (!Buf) {
+      errs() << "oxide-opt: cannot read " << Inputs.front() << "\n";
+      return 1;
+    }
+    outs() << rewritePtxasHazards((*Buf)->getBuffer());
+    return 0;
+  }
 
   if (EmitPtx) {
     std::vector<std::string> Files(Inputs.begin(), Inputs.end());

@@ -16,6 +16,7 @@ mod int;
 mod iterators;
 pub mod known_failures;
 mod library;
+mod regressions;
 
 use crate::harness::Suite;
 
@@ -30,6 +31,7 @@ pub fn run_all(s: &mut Suite) {
     generics::run(s);
     closures::run(s);
     library::run(s);
+    regressions::run(s);
 }
 
 #[cfg(test)]

@@ -1,0 +1,39 @@
+//! Wrong answers oxide once gave, each under the name of what went wrong.
+//! Every mismatch the random differential tester (tests/fuzz) or a user
+//! finds gets a case here before it is fixed, so it stays fixed.
+
+use crate::compare::Compare::Exact;
+use crate::harness::Suite;
+
+pub fn run(s: &mut Suite) {
+    // Issue 16: ptxas kept `neg.s16` of -32768 as +32768 in its 32-bit
+    // register (KeepNegationWrap.cpp).
+    s.case("regress/i16_zero_overflowing_sub_flag", Exact, |a, _| {
+        0i16.overflowing_sub(a as i16).1 as u128
+    });
+    s.case("regress/i16_neg_then_saturating_sub", Exact, |a, b| {
+        (a as i16).wrapping_neg().saturating_sub(b as i16) as u16 as u128
+    });
+    s.case("regress/i16_neg_then_checked_div", Exact, |a, b| {
+        (a as i16).wrapping_neg().checked_div(b as i16).unwrap_or(99) as u16 as u128
+    });
+    s.case("regress/i16_neg_widened_high_half", Exact, |a, _| {
+        ((a as i16).wrapping_neg() as u128) >> 64
+    });
+    s.case("regress/i16_neg_then_overflowing_add_flag", Exact, |a, b| {
+        (a as i16).wrapping_neg().overflowing_add(b as i16).1 as u128
+    });
+    // Issue 16: ptxas assumed `abs.s64` is never negative.
+    s.case("regress/i64_abs_then_checked_add_is_none", Exact, |a, b| {
+        (b as i64).checked_add((a as i64).wrapping_abs()).is_none() as u128
+    });
+    s.case("regress/i32_abs_is_negative", Exact, |a, _| {
+        ((a as i32).wrapping_abs() < 0) as u128
+    });
+    // tests/fuzz seed 3: the backend narrowed an i128 `abs` of a value
+    // with 64 sign bits to `abs.s64` (refused by the PTX check until
+    // KeepNegationWrap expanded i128 `abs` itself).
+    s.case("regress/i128_abs_diff_of_sign_extended", Exact, |a, b| {
+        ((a as i32 as i128) >> (b as u32 & 127)).abs_diff((a as i64 as i128).wrapping_shr(b as u32))
+    });
+}
