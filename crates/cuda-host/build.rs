@@ -26,10 +26,14 @@ fn condition_tokens(table: &Table) -> String {
                 writeln!(plain, "            {spelling:?} => Some(Token::{name}),").unwrap();
             }
             "Width" => {
-                writeln!(variants, "    /// `{spelling}<w>`, with its width w.\n    {name}(u32),").unwrap();
-                writeln!(widths, "            ({spelling:?}, Token::{name}),").unwrap();
+                writeln!(variants, "    /// `{spelling}<w>`, with its width w (1 to 64).\n    {name}(u32),").unwrap();
+                writeln!(widths, "            ({spelling:?}, 1, Token::{name}),").unwrap();
             }
-            other => panic!("{}: a token's form is Plain or Width, not {other}", row.location),
+            "Bits" => {
+                writeln!(variants, "    /// `{spelling}<n>`, with a number of bits n (0 to 64).\n    {name}(u32),").unwrap();
+                writeln!(widths, "            ({spelling:?}, 0, Token::{name}),").unwrap();
+            }
+            other => panic!("{}: a token's form is Plain, Width or Bits, not {other}", row.location),
         }
     }
     format!(
@@ -38,14 +42,15 @@ fn condition_tokens(table: &Table) -> String {
          #[derive(Clone, Copy, Debug, PartialEq, Eq)]\n\
          pub(crate) enum Token {{\n{variants}}}\n\n\
          impl Token {{\n    \
-             /// The token `text` spells, or `None`. A width is 1 to 64.\n    \
+             /// The token `text` spells, or `None`. A width is 1 to 64, a\n    \
+             /// number of bits 0 to 64.\n    \
              pub(crate) fn parse(text: &str) -> Option<Token> {{\n        \
                  let fixed = match text {{\n{plain}            _ => None,\n        }};\n        \
                  if fixed.is_some() {{\n            return fixed;\n        }}\n        \
-                 let with_width: &[(&str, fn(u32) -> Token)] = &[\n{widths}        ];\n        \
-                 with_width.iter().find_map(|(prefix, make)| {{\n            \
+                 let with_width: &[(&str, u32, fn(u32) -> Token)] = &[\n{widths}        ];\n        \
+                 with_width.iter().find_map(|(prefix, least, make)| {{\n            \
                      let w: u32 = text.strip_prefix(prefix)?.parse().ok()?;\n            \
-                     (1..=64).contains(&w).then(|| make(w))\n        \
+                     (*least..=64).contains(&w).then(|| make(w))\n        \
                  }})\n    \
              }}\n\
          }}\n"

@@ -18,7 +18,7 @@ using namespace oxide;
 
 namespace {
 
-enum class Form { Plain, Width };
+enum class Form { Plain, Width, Bits };
 
 struct TokenInfo {
   StringRef Spelling;
@@ -77,7 +77,7 @@ void LaunchProgramWriter::token(ConditionToken T) {
 }
 
 void LaunchProgramWriter::token(ConditionToken T, unsigned Width) {
-  assert(info(T).Takes == Form::Width && "this token is written without a width");
+  assert(info(T).Takes != Form::Plain && "this token is written without a width");
   token(info(T).Spelling + Twine(Width));
 }
 

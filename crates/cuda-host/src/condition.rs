@@ -313,6 +313,16 @@ mod tests {
         assert_eq!(eval("p0@0:8 fits32 5 ule", &[&wide]), None);
     }
 
+    /// `fits0` is what the device linker writes for a sign extension from
+    /// one bit (an `i1`): equal to the zero extension only for 0. It used to
+    /// fail to parse, silently costing such kernels their unchecked entry.
+    #[test]
+    fn fits0_holds_for_zero_alone() {
+        assert_eq!(eval("0 fits0 1 ule", &[]), Some(true));
+        assert_eq!(eval("1 fits0 1 ule", &[]), None);
+        assert!("fits65".parse::<LaunchCondition>().is_err());
+    }
+
     #[test]
     fn gives_up_on_reads_past_a_parameter_and_bad_stacks() {
         assert_eq!(eval("p0@8:8 1 ule", &[&[0u8; 12]]), None);
@@ -325,7 +335,7 @@ mod tests {
 
     #[test]
     fn unknown_tokens_do_not_parse() {
-        for bad in ["udiv64", "p0@0:3", "add0", "add65", "ntid.w", "p@0:8"] {
+        for bad in ["udiv64", "p0@0:3", "add0", "add65", "fits65", "ntid.w", "p@0:8"] {
             let err = bad.parse::<LaunchCondition>().unwrap_err();
             assert_eq!(err.token, bad);
             assert!(err.to_string().contains(bad));
