@@ -4,8 +4,9 @@ use std::ffi::c_void;
 use std::ptr;
 use std::sync::{Arc, Mutex, OnceLock};
 
+use crate::backend::Backend;
 use crate::device::Device;
-use crate::driver::{self, cu, CUcontext, CUdevice, CUevent, CUstream};
+use crate::driver::{self, cu, CUcontext, CUdevice, CUevent, CUstream, DriverApi, STICKY_RESULTS};
 use crate::error::{DriverError, ErrorKind};
 use crate::module::{self, CudaModule};
 use crate::panic::PanicRecord;
@@ -33,11 +34,19 @@ impl KernelName {
 /// lives until the last of them is dropped. Every method that calls the
 /// driver first makes this context current on the calling thread, so a
 /// context may be used from any thread.
+///
+/// A kernel fault poisons the context it happened in (the driver's primary
+/// context, which every `CudaContext` of the device shares while any is
+/// alive): every later call on it fails with the same sticky error. When the
+/// last `CudaContext` of the device is dropped, the primary context is
+/// released, and reset if it had faulted, so the next [`CudaContext::new`]
+/// gets a fresh, working one.
 #[derive(Debug)]
 pub struct CudaContext {
     ctx: CUcontext,
     device: CUdevice,
     ordinal: usize,
+    backend: Backend,
     /// The kernel launched last on this context: a kernel fault surfaces only
     /// at a later synchronisation, and is sticky for the whole context, so the
     /// error then names this kernel.
@@ -63,15 +72,18 @@ impl CudaContext {
     /// driver and [`ErrorKind::NoDevice`] without such a GPU.
     pub fn new(ordinal: usize) -> Result<Arc<CudaContext>, DriverError> {
         let d = driver::initialized()?;
+        let backend = driver::backend()?;
         let device = Device::get(ordinal)?.raw();
         let mut ctx: CUcontext = ptr::null_mut();
         // SAFETY: out-pointer to a local; `device` came from cuDeviceGet.
         unsafe { cu!(d, cuDevicePrimaryCtxRetain(&mut ctx, device))? };
         // From here on, Drop releases the retained context.
+        handles_of(device, 1);
         let this = Arc::new(CudaContext {
             ctx,
             device,
             ordinal,
+            backend,
             last_kernel: Mutex::new(None),
             panic_record: OnceLock::new(),
             compute_capability: OnceLock::new(),
@@ -108,7 +120,7 @@ impl CudaContext {
     /// Records `f` as launched last under the name a fault report will give:
     /// its host code's (cuda-host's Rust path) if it has one, else the PTX
     /// name. Every launch path of this crate ends here.
-    pub(crate) fn record_launch_of(&self, f: &crate::CudaFunction, host: Option<&crate::emulator::HostKernel>) {
+    pub(crate) fn record_launch_of(&self, f: &crate::CudaFunction, host: Option<&cuda_emulator::HostKernel>) {
         match host.map(|h| h.name()).filter(|n| !n.is_empty()) {
             Some(name) => self.record_launch_static(name),
             None => self.record_launch_shared(&f.name),
@@ -133,8 +145,10 @@ impl CudaContext {
             Some(p) => err.with_device_panic(p),
             None => err,
         };
-        let emulated = crate::emulator::is_active();
-        let err = match crate::emulator::fault_detail().filter(|_| emulated) {
+        let emulated = self.backend.is_emulated();
+        // SAFETY: an emulated context's handle is the emulated driver's.
+        let detail = if emulated { unsafe { cuda_emulator::fault_detail(self.ctx) } } else { None };
+        let err = match detail {
             Some(detail) => err.with_detail(detail),
             None => err,
         };
@@ -142,7 +156,8 @@ impl CudaContext {
         match last {
             Some(k) => err.with_detail(format!(
                 "kernel `{k}` failed {place} (it was the last launched on this context). \
-                 The context is unusable from now on."
+                 The context is unusable from now on; once every handle of it (buffers, streams, \
+                 modules, the CudaContext) is dropped, CudaContext::new gives a fresh one."
             )),
             None => err,
         }
@@ -156,6 +171,13 @@ impl CudaContext {
             .get_or_init(|| self.bind().ok().and_then(|_| PanicRecord::allocate().ok()))
             .as_ref()
             .map(PanicRecord::device_address)
+    }
+
+    /// What runs this context's kernels: the GPU, or the CPU emulator in one
+    /// of its modes (chosen once per process, from `OXIDE_EMULATE`). Code
+    /// that must act differently asks here, never the environment.
+    pub fn backend(&self) -> Backend {
+        self.backend
     }
 
     /// The ordinal this context was created for.
@@ -239,7 +261,7 @@ impl CudaContext {
     }
 
     /// Binds the context and hands out the driver table.
-    pub(crate) fn bind(&self) -> Result<&'static driver::Driver, DriverError> {
+    pub(crate) fn bind(&self) -> Result<&'static DriverApi, DriverError> {
         let d = driver::initialized()?;
         // Asking is cheaper than setting, and every launch binds: most of the
         // time the context is current already.
@@ -333,16 +355,36 @@ impl CudaContext {
 
 impl Drop for CudaContext {
     fn drop(&mut self) {
+        let last = handles_of(self.device, -1) == 0;
         if let Some(d) = driver::loaded() {
             // SAFETY: the context was retained in `new` and is released once,
             // here, after its pending work; errors are ignored (never panic).
+            // A faulted context is reset when its last handle goes: the
+            // release alone would leave it poisoned while anything else in
+            // the process (a library using the runtime API) retains it.
             unsafe {
                 (d.cuCtxSetCurrent)(self.ctx);
-                (d.cuCtxSynchronize)();
+                let status = (d.cuCtxSynchronize)();
                 (d.cuDevicePrimaryCtxRelease_v2)(self.device);
+                if last && STICKY_RESULTS.contains(&status) {
+                    (d.cuDevicePrimaryCtxReset_v2)(self.device);
+                }
             }
         }
     }
+}
+
+/// Adds `change` to the number of live [`CudaContext`]s of `device` and
+/// returns the new number.
+fn handles_of(device: CUdevice, change: isize) -> usize {
+    static HANDLES: Mutex<Vec<(CUdevice, usize)>> = Mutex::new(Vec::new());
+    let mut all = HANDLES.lock().unwrap_or_else(|p| p.into_inner());
+    let i = all.iter().position(|(d, _)| *d == device).unwrap_or_else(|| {
+        all.push((device, 0));
+        all.len() - 1
+    });
+    all[i].1 = all[i].1.saturating_add_signed(change);
+    all[i].1
 }
 
 /// A queue of work on one context; `Arc`-shared.

@@ -1,44 +1,16 @@
-//! Loading `libcuda.so.1` with `dlopen` and the table of driver entry points.
+//! [`DriverApi`], the table of driver entry points, and loading it from
+//! `libcuda.so.1` with `dlopen`.
 //!
-//! The library is opened once per process ([`OnceLock`]); every function
-//! pointer is resolved at that moment, so a missing symbol is reported once,
-//! by name, instead of failing later in the middle of a program.
+//! Every function pointer is resolved when the table is made, so a missing
+//! symbol is reported once, by name, instead of failing later in the middle
+//! of a program. The table is plain data: whoever makes one decides where it
+//! comes from (the NVIDIA driver, or an implementation of the same C
+//! functions such as oxide's CPU emulator).
 
 use std::ffi::{c_char, c_int, c_uchar, c_uint, c_void, CStr};
-use std::sync::OnceLock;
+use std::fmt;
 
-use crate::error::{DriverError, ErrorKind};
-
-pub(crate) type CUresult = c_int;
-pub(crate) type CUdevice = c_int;
-pub(crate) type CUdeviceptr = u64;
-pub(crate) type CUcontext = *mut c_void;
-pub(crate) type CUmodule = *mut c_void;
-pub(crate) type CUfunction = *mut c_void;
-pub(crate) type CUstream = *mut c_void;
-pub(crate) type CUevent = *mut c_void;
-/// `CUhostFn`: a host function run by a stream (`cuLaunchHostFunc`).
-pub(crate) type CUhostFn = unsafe extern "C" fn(*mut c_void);
-/// `CUoccupancyB2DSize`: block size → dynamic shared memory bytes.
-pub(crate) type CUoccupancyB2DSize = Option<unsafe extern "C" fn(c_int) -> usize>;
-
-// Enum values from cuda.h.
-pub(crate) const CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: c_int = 16;
-pub(crate) const CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: c_int = 75;
-pub(crate) const CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: c_int = 76;
-pub(crate) const CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: c_int = 0;
-pub(crate) const CU_FUNC_ATTRIBUTE_NUM_REGS: c_int = 4;
-pub(crate) const CU_JIT_INFO_LOG_BUFFER: c_int = 3;
-pub(crate) const CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: c_int = 4;
-pub(crate) const CU_JIT_ERROR_LOG_BUFFER: c_int = 5;
-pub(crate) const CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: c_int = 6;
-pub(crate) const CU_JIT_GENERATE_DEBUG_INFO: c_int = 11;
-pub(crate) const CU_JIT_GENERATE_LINE_INFO: c_int = 13;
-pub(crate) const CU_STREAM_DEFAULT: c_uint = 0;
-pub(crate) const CU_STREAM_NON_BLOCKING: c_uint = 1;
-pub(crate) const CU_EVENT_DEFAULT: c_uint = 0;
-pub(crate) const CU_EVENT_DISABLE_TIMING: c_uint = 2;
-pub(crate) const CUDA_ERROR_NOT_READY: c_int = 600;
+use crate::types::*;
 
 extern "C" {
     fn dlopen(filename: *const c_char, flags: c_int) -> *mut c_void;
@@ -47,43 +19,88 @@ extern "C" {
 }
 const RTLD_NOW: c_int = 2;
 
-/// Declares [`Driver`], one field per entry point named exactly like the
-/// exported symbol, and the loader that fills it in.
+/// What [`DriverApi::from_lookup`] does with an entry point its lookup does
+/// not know.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Missing {
+    /// Fail with [`LoadError::MissingSymbol`] (a real driver must have them all).
+    Fail,
+    /// Fill the entry with a function that returns `CUDA_ERROR_NOT_SUPPORTED`
+    /// (a partial implementation of the API).
+    NotSupported,
+}
+
+/// Why a [`DriverApi`] could not be made.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LoadError {
+    /// Neither `libcuda.so.1` nor `libcuda.so` could be opened; `reason` is
+    /// what `dlopen` said.
+    LibraryNotFound {
+        /// `dlerror()`'s text for the first name tried.
+        reason: String,
+    },
+    /// The library (or lookup) has no function of this name.
+    MissingSymbol(&'static str),
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LoadError::LibraryNotFound { reason } => write!(f, "libcuda.so.1 could not be loaded ({reason})"),
+            LoadError::MissingSymbol(name) => write!(f, "the CUDA driver has no function `{name}`"),
+        }
+    }
+}
+
+impl std::error::Error for LoadError {}
+
+/// Declares [`DriverApi`], one field per entry point named exactly like the
+/// exported symbol, its resolver, and [`ENTRY_POINTS`].
 macro_rules! driver_api {
     ($($name:ident($($arg:ty),*);)*) => {
-        /// The resolved entry points of the loaded driver.
+        /// The resolved entry points of one driver implementation, each named
+        /// exactly like the exported symbol and with its C signature.
+        ///
+        /// Calling an entry is `unsafe`: its arguments must satisfy the
+        /// driver's contract for that function.
         #[allow(non_snake_case)]
-        pub(crate) struct Driver {
-            $(pub(crate) $name: unsafe extern "C" fn($($arg),*) -> CUresult,)*
+        #[derive(Clone, Copy)]
+        pub struct DriverApi {
+            $(
+                #[doc = concat!("`", stringify!($name), "`.")]
+                pub $name: unsafe extern "C" fn($($arg),*) -> CUresult,
+            )*
         }
 
-        impl Driver {
+        /// The names of the table's entry points, in declaration order.
+        pub const ENTRY_POINTS: &[&str] = &[$(stringify!($name)),*];
+
+        impl DriverApi {
             /// Resolves every entry point through `lookup` (`dlsym` on the
-            /// driver library, or the emulator's table). A symbol `lookup`
-            /// does not know is an error, or with `emulated`, an entry that
-            /// fails with `CUDA_ERROR_NOT_SUPPORTED` naming itself.
+            /// driver library, or another implementation's table); a name
+            /// `lookup` answers with null is handled as `missing` says.
             ///
             /// # Safety
             /// Every non-null pointer `lookup` returns for a name must be a
             /// function with the C signature declared here for that name.
-            unsafe fn resolve(lookup: impl Fn(&std::ffi::CStr) -> *mut c_void, emulated: bool) -> Result<Driver, DriverError> {
-                Ok(Driver {
+            pub unsafe fn from_lookup(lookup: impl Fn(&CStr) -> *mut c_void, missing: Missing) -> Result<DriverApi, LoadError> {
+                Ok(DriverApi {
                     $($name: {
                         let sym = concat!(stringify!($name), "\0");
-                        let name = std::ffi::CStr::from_bytes_with_nul(sym.as_bytes()).expect("NUL-terminated");
+                        let name = CStr::from_bytes_with_nul(sym.as_bytes()).expect("NUL-terminated");
                         let p = lookup(name);
                         if p.is_null() {
-                            if !emulated {
-                                return Err(missing_symbol(stringify!($name)));
+                            if missing == Missing::Fail {
+                                return Err(LoadError::MissingSymbol(stringify!($name)));
                             }
                             #[allow(non_snake_case)]
                             unsafe extern "C" fn $name($(_: $arg),*) -> CUresult {
-                                crate::emulator::unsupported(stringify!($name))
+                                CUDA_ERROR_NOT_SUPPORTED
                             }
                             $name
                         } else {
-                            // SAFETY: the symbol is the driver function of this
-                            // name, whose C signature is the one declared here.
+                            // SAFETY: the caller promises that the symbol is a
+                            // function with the C signature declared here.
                             unsafe {
                                 std::mem::transmute::<*mut c_void, unsafe extern "C" fn($($arg),*) -> CUresult>(p)
                             }
@@ -107,6 +124,7 @@ driver_api! {
     cuDeviceTotalMem_v2(*mut usize, CUdevice);
     cuDevicePrimaryCtxRetain(*mut CUcontext, CUdevice);
     cuDevicePrimaryCtxRelease_v2(CUdevice);
+    cuDevicePrimaryCtxReset_v2(CUdevice);
     cuCtxGetCurrent(*mut CUcontext);
     cuCtxSetCurrent(CUcontext);
     cuCtxSynchronize();
@@ -148,81 +166,29 @@ driver_api! {
     cuOccupancyMaxPotentialBlockSize(*mut c_int, *mut c_int, CUfunction, CUoccupancyB2DSize, usize, c_int);
     cuLaunchKernel(CUfunction, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, CUstream,
                    *mut *mut c_void, *mut *mut c_void);
-    // The config is a `cluster::CUlaunchConfig`.
+    // The config is a `CUlaunchConfig` (cuda-core's cluster launch builds it).
     cuLaunchKernelEx(*const c_void, CUfunction, *mut *mut c_void, *mut *mut c_void);
 }
 
-/// Calls a driver entry point and turns its `CUresult` into a `Result`
-/// whose error names the symbol: `cu!(d, cuMemFree_v2(ptr))`. Must be used
-/// inside an `unsafe` block (it calls a foreign function).
-macro_rules! cu {
-    ($d:expr, $f:ident($($a:expr),* $(,)?)) => {
-        $crate::error::check(($d.$f)($($a),*), stringify!($f))
-    };
-}
-pub(crate) use cu;
-
-static DRIVER: OnceLock<Result<Driver, DriverError>> = OnceLock::new();
-static INIT: OnceLock<Result<(), DriverError>> = OnceLock::new();
-
-/// The driver's function table, loading the library on first use.
-pub(crate) fn driver() -> Result<&'static Driver, DriverError> {
-    DRIVER.get_or_init(load).as_ref().map_err(Clone::clone)
-}
-
-/// The driver, loaded and `cuInit`-ed (once per process).
-pub(crate) fn initialized() -> Result<&'static Driver, DriverError> {
-    let d = driver()?;
-    INIT.get_or_init(|| {
-        // SAFETY: cuInit takes a flags word that must be 0.
-        unsafe { cu!(d, cuInit(0)) }.map_err(|e| match e.code() {
-            100 => e.with_message(
-                "no CUDA GPU found: the NVIDIA driver is loaded but reports no device. \
-                 `cargo oxide doctor` checks the setup.",
-            ),
-            34 => e.with_detail(
-                "the libcuda.so.1 found is the CUDA toolkit's stub library; install the NVIDIA \
-                 driver or take the stubs directory out of LD_LIBRARY_PATH",
-            ),
-            _ => e,
-        })
-    })
-    .clone()?;
-    Ok(d)
-}
-
-/// The driver if it has already been loaded successfully (never loads it).
-pub(crate) fn loaded() -> Option<&'static Driver> {
-    DRIVER.get().and_then(|r| r.as_ref().ok())
-}
-
-fn load() -> Result<Driver, DriverError> {
-    if crate::emulator::is_active() {
-        crate::emulator::install_hooks();
-        // SAFETY: the emulator's symbols have the signatures declared above.
-        return unsafe { Driver::resolve(crate::emulator::symbol, true) };
-    }
-    let mut first_error = None;
-    for name in [c"libcuda.so.1", c"libcuda.so"] {
-        // SAFETY: `name` is NUL-terminated; RTLD_NOW is a valid flag.
-        let lib = unsafe { dlopen(name.as_ptr(), RTLD_NOW) };
-        if !lib.is_null() {
-            // SAFETY: `lib` is a live handle to the NVIDIA driver library; it
-            // is never closed, so the resolved pointers stay valid forever.
-            // SAFETY: `lib` is live and `name` NUL-terminated for each lookup.
-            return unsafe { Driver::resolve(|name| dlsym(lib, name.as_ptr()), false) };
+impl DriverApi {
+    /// Opens the NVIDIA driver library (`libcuda.so.1`, else `libcuda.so`)
+    /// and resolves every entry point. The library is never closed, so the
+    /// table stays valid for the rest of the process.
+    pub fn load_libcuda() -> Result<DriverApi, LoadError> {
+        let mut first_error = None;
+        for name in [c"libcuda.so.1", c"libcuda.so"] {
+            // SAFETY: `name` is NUL-terminated; RTLD_NOW is a valid flag.
+            let lib = unsafe { dlopen(name.as_ptr(), RTLD_NOW) };
+            if !lib.is_null() {
+                // SAFETY: `lib` is a live handle to the NVIDIA driver library,
+                // never closed, whose exported functions have the signatures
+                // declared above; each `name` is NUL-terminated.
+                return unsafe { DriverApi::from_lookup(|name| dlsym(lib, name.as_ptr()), Missing::Fail) };
+            }
+            first_error.get_or_insert_with(last_dl_error);
         }
-        first_error.get_or_insert_with(last_dl_error);
+        Err(LoadError::LibraryNotFound { reason: first_error.unwrap_or_default() })
     }
-    let why = first_error.unwrap_or_default();
-    Err(DriverError::new(
-        ErrorKind::DriverNotFound,
-        format!(
-            "no CUDA driver found: libcuda.so.1 could not be loaded ({why}). oxide programs need an \
-             NVIDIA driver to run kernels; `cargo oxide doctor` checks the setup."
-        ),
-        "",
-    ))
 }
 
 fn last_dl_error() -> String {
@@ -238,26 +204,35 @@ fn last_dl_error() -> String {
     }
 }
 
-fn missing_symbol(name: &str) -> DriverError {
-    DriverError::new(
-        ErrorKind::MissingSymbol,
-        format!(
-            "the CUDA driver (libcuda.so.1) has no function `{name}`: the installed NVIDIA driver \
-             is too old for oxide; update it (`cargo oxide doctor` checks the setup)."
-        ),
-        "dlsym",
-    )
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// The version of the installed CUDA driver as `(major, minor)`, e.g. `(13, 0)`.
-///
-/// Needs no GPU, only the driver library. Fails with
-/// [`ErrorKind::DriverNotFound`] where no driver is installed.
-pub fn driver_version() -> Result<(u32, u32), DriverError> {
-    let d = driver()?;
-    let mut v: c_int = 0;
-    // SAFETY: writes one int to `v`.
-    unsafe { cu!(d, cuDriverGetVersion(&mut v))? };
-    let v = v.max(0) as u32;
-    Ok((v / 1000, (v % 1000) / 10))
+    #[test]
+    fn a_lookup_without_the_symbol_fails_by_name_or_fills_not_supported() {
+        // SAFETY: the lookup returns only nulls.
+        let err = unsafe { DriverApi::from_lookup(|_| std::ptr::null_mut(), Missing::Fail) }.err();
+        assert_eq!(err, Some(LoadError::MissingSymbol("cuGetErrorName")));
+        // SAFETY: as above.
+        let api = unsafe { DriverApi::from_lookup(|_| std::ptr::null_mut(), Missing::NotSupported) }.unwrap();
+        // SAFETY: the filled entry ignores its arguments.
+        assert_eq!(unsafe { (api.cuCtxSynchronize)() }, CUDA_ERROR_NOT_SUPPORTED);
+    }
+
+    #[test]
+    fn a_lookup_is_asked_for_every_entry_point() {
+        let asked = std::sync::Mutex::new(Vec::new());
+        // SAFETY: the lookup returns only nulls.
+        let _ = unsafe {
+            DriverApi::from_lookup(
+                |name| {
+                    asked.lock().unwrap().push(name.to_str().unwrap().to_string());
+                    std::ptr::null_mut()
+                },
+                Missing::NotSupported,
+            )
+        };
+        assert_eq!(asked.into_inner().unwrap(), ENTRY_POINTS);
+        assert!(ENTRY_POINTS.contains(&"cuDevicePrimaryCtxReset_v2"));
+    }
 }

@@ -1,33 +1,36 @@
-//! Device panics the host can read after the kernel has died.
+//! The record a panicking kernel leaves for the host, and [`DevicePanic`],
+//! what it says.
 //!
 //! A panicking GPU thread traps, which makes the launch fail with
 //! `CUDA_ERROR_LAUNCH_FAILED` and leaves the context unusable: nothing can be
 //! copied back from device memory afterwards. So the device linker's panic
-//! code writes what happened into *host* memory instead: each context owns one
-//! pinned, device-mapped [`PanicRecord`]; every module loaded on the context
-//! gets its device address in the global `__oxide_panic_record`; the first
-//! panicking thread fills the record and fences at system scope before it
-//! traps. When a kernel-fault error comes back, the host reads the record and
-//! the error carries a [`DevicePanic`].
+//! code writes what happened into *host* memory instead: a pinned,
+//! device-mapped [`RawPanicRecord`] whose device address every module finds
+//! in its global [`RECORD_GLOBAL`]; the first panicking thread fills the
+//! record and fences at system scope before it traps, setting the state last.
+//! When a kernel-fault error comes back, the host [`read`]s it. (cuda-core
+//! owns one record per context; the CPU emulator [`write`]s it as the device
+//! would.)
 //!
 //! The byte layout is shared with `compiler/lib/LowerPanics.cpp` (docs/ABI.md §5).
 
-use std::ffi::c_void;
+use std::ffi::CStr;
 use std::fmt;
 use std::ptr;
 
-use crate::driver::{self, cu, CUdeviceptr};
-use crate::error::DriverError;
+/// The device global that holds the record's device address (8 bytes;
+/// present in a module whose kernels can panic).
+pub const RECORD_GLOBAL: &CStr = c"__oxide_panic_record";
 
-/// The device global that holds the record's device address.
-pub(crate) const RECORD_GLOBAL: &std::ffi::CStr = c"__oxide_panic_record";
-
-const TEXT_CAPACITY: usize = 256;
+/// Bytes of the file and message texts, NUL terminator included.
+pub const TEXT_CAPACITY: usize = 256;
+/// The state a complete record has (the device writes it last).
 const STATE_COMPLETE: u32 = 2;
 
-/// The record's bytes, as the device writes them.
+/// The record's bytes, as the device writes them. A zeroed record holds no
+/// panic.
 #[repr(C)]
-struct RawRecord {
+pub struct RawPanicRecord {
     state: u32,
     line: u32,
     col: u32,
@@ -41,14 +44,14 @@ struct RawRecord {
 
 // The offsets LowerPanics.cpp writes to.
 const _: () = {
-    assert!(std::mem::offset_of!(RawRecord, thread) == 16);
-    assert!(std::mem::offset_of!(RawRecord, block) == 28);
-    assert!(std::mem::offset_of!(RawRecord, ints) == 40);
-    assert!(std::mem::offset_of!(RawRecord, file) == 56);
-    assert!(std::mem::offset_of!(RawRecord, message) == 312);
+    assert!(std::mem::offset_of!(RawPanicRecord, thread) == 16);
+    assert!(std::mem::offset_of!(RawPanicRecord, block) == 28);
+    assert!(std::mem::offset_of!(RawPanicRecord, ints) == 40);
+    assert!(std::mem::offset_of!(RawPanicRecord, file) == 56);
+    assert!(std::mem::offset_of!(RawPanicRecord, message) == 312);
 };
 
-/// A panic that happened on the GPU.
+/// A panic that happened on the GPU (or in an emulated kernel).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DevicePanic {
     /// The panic message (`index out of bounds: the len is 4 but the index is 7`).
@@ -76,84 +79,39 @@ impl fmt::Display for DevicePanic {
     }
 }
 
-/// One context's pinned, device-mapped panic record.
-#[derive(Debug)]
-pub(crate) struct PanicRecord {
-    host: *mut RawRecord,
-    device: CUdeviceptr,
-}
-
-// SAFETY: the pointer is to pinned memory owned by this value; the host only
-// reads it (volatile) after the device has finished with the context.
-unsafe impl Send for PanicRecord {}
-// SAFETY: see `Send`.
-unsafe impl Sync for PanicRecord {}
-
-impl PanicRecord {
-    /// Allocates a zeroed record on the current context.
-    pub(crate) fn allocate() -> Result<PanicRecord, DriverError> {
-        const PORTABLE: u32 = 0x01;
-        const DEVICEMAP: u32 = 0x02;
-        let d = driver::driver()?;
-        let mut host: *mut c_void = ptr::null_mut();
-        let mut device: CUdeviceptr = 0;
-        // SAFETY: out-pointers to locals; the size is the record's; the
-        // allocation is zeroed before anyone reads it and freed in Drop.
-        unsafe {
-            cu!(d, cuMemHostAlloc(&mut host, std::mem::size_of::<RawRecord>(), PORTABLE | DEVICEMAP))?;
-            ptr::write_bytes(host.cast::<u8>(), 0, std::mem::size_of::<RawRecord>());
-            if let Err(e) = cu!(d, cuMemHostGetDevicePointer_v2(&mut device, host, 0)) {
-                (d.cuMemFreeHost)(host);
-                return Err(e);
-            }
-        }
-        Ok(PanicRecord { host: host.cast(), device })
-    }
-
-    /// The address kernels write to.
-    pub(crate) fn device_address(&self) -> CUdeviceptr {
-        self.device
-    }
-
-    /// The panic the device recorded, if one did.
-    pub(crate) fn read(&self) -> Option<DevicePanic> {
-        // SAFETY: `host` is our live allocation. The state is read first and
-        // volatile: the device sets it last, after a system-scope fence.
-        let rec = unsafe {
-            if ptr::read_volatile(ptr::addr_of!((*self.host).state)) != STATE_COMPLETE {
-                return None;
-            }
-            ptr::read_volatile(self.host)
-        };
-        let template = text(&rec.message);
-        Some(DevicePanic {
-            message: fill_integers(&template, &rec.ints[..(rec.num_ints as usize).min(2)]),
-            file: text(&rec.file),
-            line: rec.line,
-            column: rec.col,
-            thread: (rec.thread[0], rec.thread[1], rec.thread[2]),
-            block: (rec.block[0], rec.block[1], rec.block[2]),
-        })
-    }
-}
-
-impl Drop for PanicRecord {
-    fn drop(&mut self) {
-        if let Some(d) = driver::loaded() {
-            // SAFETY: allocated by cuMemHostAlloc in `allocate`, freed once.
-            unsafe { (d.cuMemFreeHost)(self.host.cast()) };
-        }
-    }
-}
-
-/// Fills the record at host address `address` with `panic`, as the device
-/// would (the CPU emulator's panics take the GPU's path to the host).
+/// The panic the record at `record` holds, if a complete one.
 ///
 /// # Safety
-/// `address` must be a record allocated by [`PanicRecord::allocate`].
-pub(crate) unsafe fn write_record(address: u64, panic: &DevicePanic) {
-    let rec = address as *mut RawRecord;
-    let mut raw = RawRecord {
+/// `record` must point to a live [`RawPanicRecord`] (zeroed when made) that
+/// no device writes any more, or whose writer sets the state last.
+pub unsafe fn read(record: *const RawPanicRecord) -> Option<DevicePanic> {
+    // SAFETY: the caller's contract. The state is read first and volatile:
+    // the device sets it last, after a system-scope fence.
+    let rec = unsafe {
+        if ptr::read_volatile(ptr::addr_of!((*record).state)) != STATE_COMPLETE {
+            return None;
+        }
+        ptr::read_volatile(record)
+    };
+    let template = text(&rec.message);
+    Some(DevicePanic {
+        message: fill_integers(&template, &rec.ints[..(rec.num_ints as usize).min(2)]),
+        file: text(&rec.file),
+        line: rec.line,
+        column: rec.col,
+        thread: (rec.thread[0], rec.thread[1], rec.thread[2]),
+        block: (rec.block[0], rec.block[1], rec.block[2]),
+    })
+}
+
+/// Fills the record at `record` with `panic`, as the device would (the CPU
+/// emulator's panics take the GPU's path to the host). Texts longer than
+/// the record holds are cut.
+///
+/// # Safety
+/// `record` must point to a live, writable [`RawPanicRecord`].
+pub unsafe fn write(record: *mut RawPanicRecord, panic: &DevicePanic) {
+    let mut raw = RawPanicRecord {
         state: 0,
         line: panic.line,
         col: panic.column,
@@ -174,8 +132,8 @@ pub(crate) unsafe fn write_record(address: u64, panic: &DevicePanic) {
     copy(&mut raw.message, &panic.message);
     // SAFETY: the caller's contract; the state is written last, like the device does.
     unsafe {
-        ptr::write_volatile(rec, raw);
-        ptr::write_volatile(ptr::addr_of_mut!((*rec).state), STATE_COMPLETE);
+        ptr::write_volatile(record, raw);
+        ptr::write_volatile(ptr::addr_of_mut!((*record).state), STATE_COMPLETE);
     }
 }
 
@@ -233,5 +191,27 @@ mod tests {
             block: (2, 0, 0),
         };
         assert_eq!(p.to_string(), "GPU thread (1, 0, 0) of block (2, 0, 0) panicked at src/main.rs:3:9:\nboom");
+    }
+
+    #[test]
+    fn a_written_record_reads_back_and_a_zeroed_one_is_empty() {
+        // SAFETY: an all-zero record is a valid, empty one.
+        let mut record: Box<RawPanicRecord> = unsafe { Box::new(std::mem::zeroed()) };
+        // SAFETY: the record is live.
+        assert_eq!(unsafe { read(&*record) }, None);
+        let p = DevicePanic {
+            message: "x".repeat(300),
+            file: "src/lib.rs".into(),
+            line: 12,
+            column: 5,
+            thread: (31, 1, 0),
+            block: (7, 0, 2),
+        };
+        // SAFETY: the record is live and writable.
+        unsafe { write(&mut *record, &p) };
+        // SAFETY: as above.
+        let back = unsafe { read(&*record) }.unwrap();
+        assert_eq!(back.message.len(), TEXT_CAPACITY - 1, "cut to the record's capacity");
+        assert_eq!(DevicePanic { message: p.message[..TEXT_CAPACITY - 1].to_string(), ..p }, back);
     }
 }
