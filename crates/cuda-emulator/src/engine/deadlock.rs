@@ -85,8 +85,8 @@ pub(super) fn stalled(threads: &[Slot], waiting: &[usize], i: usize, block: (u32
          cuda_device atomic or nanosleep), while {}. It most likely spins on a value another thread sets \
          (`while flag.load(Acquire) == 0 {{}}` on a core::sync::atomic): legal on the GPU, but the host-code \
          emulator switches threads only where they wait. Wait through cuda_device's atomics (`load_scoped`, \
-         which lets the other threads run) or put `thread::nanosleep` in the loop, or run the kernel's PTX in \
-         device-code mode (OXIDE_EMULATE=ptx). If the thread was computing, not waiting, raise {} (seconds; \
+         which lets the other threads run) or put `thread::nanosleep` in the loop; or, where this build has the \
+         device-code mode, run the kernel's PTX (OXIDE_EMULATE=ptx). If the thread was computing, not waiting, raise {} (seconds; \
          0 turns the watchdog off).",
         name(block),
         name(threads[i].tid),
