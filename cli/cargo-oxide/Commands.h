@@ -17,11 +17,13 @@
 #define OXIDE_CLI_COMMANDS_H
 
 #include "Cargo.h"
+#include "CudaDriver.h"
 #include "Options.h"
 #include "Process.h"
 #include "Project.h"
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -99,6 +101,30 @@ int buildWithOxide(const BuildPlan &Plan, const CargoRunner &Cargo,
 int runCargoWithOxide(const BuildPlan &Plan, const CargoRunner &Cargo,
                       bool ForceRelink, std::string_view Step,
                       const std::vector<std::string> &Args);
+
+/// What a command that runs kernels (run, test) sets OXIDE_EMULATE to, and
+/// the note it prints about it.
+struct EmulationChoice {
+  /// The value to set; nullopt leaves the environment as it is.
+  std::optional<std::string> Value;
+  /// Said on stderr when the emulator stands in for a missing GPU.
+  std::string Note;
+};
+
+/// The choice for `--emulate[=MODE]` (\p Flag): that mode; else, when the
+/// user did not set OXIDE_EMULATE in \p Env and \p Probe finds no GPU, the
+/// emulator's default mode, with a note; else nothing (the GPU, or the
+/// user's own choice). \p Probe is only called in that last case.
+EmulationChoice chooseEmulation(EmulateMode Flag, const Environment &Env,
+                                const std::function<DriverProbe()> &Probe);
+
+/// The test harness's arguments for `cargo oxide test`: \p Args, and
+/// `--test-threads=1` unless they choose the threads themselves or
+/// RUST_TEST_THREADS is set in \p Env. A kernel fault poisons the device's
+/// context for every test that holds it at that moment; one test at a time,
+/// each test's context is its own.
+std::vector<std::string> testHarnessArgs(const std::vector<std::string> &Args,
+                                         const Environment &Env);
 
 /// `cargo test <selection> [-- ARGS]` for \p Plan.
 std::vector<std::string> cargoTestArgs(const BuildPlan &Plan,

@@ -40,6 +40,17 @@ std::vector<std::string> cargoTestArgs(const BuildPlan &Plan,
   return Cmd;
 }
 
+std::vector<std::string> testHarnessArgs(const std::vector<std::string> &Args,
+                                         const Environment &Env) {
+  std::vector<std::string> Out = Args;
+  bool Chosen = Env.getNonEmpty("RUST_TEST_THREADS").has_value();
+  for (const std::string &A : Args)
+    Chosen |= A == "--test-threads" || A.starts_with("--test-threads=");
+  if (!Chosen)
+    Out.push_back("--test-threads=1");
+  return Out;
+}
+
 fs::path binaryPath(const BuildPlan &Plan, const std::string &Bin) {
   return Plan.TargetDir / profileDirName(Plan.Release) / Bin;
 }
@@ -91,12 +102,18 @@ int runTestCommand(const Options &Opts, const Context &Ctx) {
   // binary: relink all of them when the arch or oxide-link changed.
   if (!Plan->Pkg)
     Plan->Linked = listMembers(Plan->WS);
+  // Where the kernels run is chosen as for `run`: a machine without a GPU
+  // tests them on the CPU emulator instead of failing every kernel test.
   Environment Env = Plan->environment(Ctx.Env);
-  if (Opts.Emulate)
-    Env.set("OXIDE_EMULATE", "1");
+  EmulationChoice Emulation = chooseEmulation(Opts.Emulate, Env, probeCudaDriver);
+  if (!Emulation.Note.empty())
+    std::cerr << Emulation.Note << "\n";
+  if (Emulation.Value)
+    Env.set("OXIDE_EMULATE", *Emulation.Value);
   CargoRunner Cargo(Env, Opts.Verbose);
-  int Status = runCargoWithOxide(*Plan, Cargo, /*ForceRelink=*/false,
-                                 "cargo test", cargoTestArgs(*Plan, Opts.ProgramArgs));
+  int Status = runCargoWithOxide(
+      *Plan, Cargo, /*ForceRelink=*/false, "cargo test",
+      cargoTestArgs(*Plan, testHarnessArgs(Opts.ProgramArgs, Env)));
   if (Status != 0 && Status != 127)
     std::cerr << "hint: the failing tests or build errors are listed above; "
                  "`cargo oxide test "

@@ -45,6 +45,11 @@ enum class DeviceDebugLevel { Lines, Full };
 inline constexpr const char *SanitizerTools[] = {"memcheck", "racecheck",
                                                  "initcheck", "synccheck"};
 
+/// What `--emulate[=MODE]` asks for: the GPU (no flag), the emulator's
+/// default mode (`--emulate`), the kernels' Rust code on the CPU
+/// (`--emulate=host`), or the device linker's PTX on the CPU (`--emulate=ptx`).
+enum class EmulateMode { Off, Default, HostCode, DeviceCode };
+
 struct Options {
   Command Cmd = Command::None;
   /// For Command::Help: the subcommand asked about, if any.
@@ -72,10 +77,14 @@ struct Options {
   bool Async = false;
   /// `bench --list`: list the benchmarks instead of running them.
   bool List = false;
-  /// `run --emulate`, `test --emulate`: run the kernels on the CPU
-  /// (OXIDE_EMULATE=1 for the program).
-  bool Emulate = false;
+  /// `run --emulate[=host|ptx]`, `test --emulate[=host|ptx]`: run the
+  /// kernels on the CPU emulator (OXIDE_EMULATE for the program).
+  EmulateMode Emulate = EmulateMode::Off;
 };
+
+/// The OXIDE_EMULATE value that selects \p Mode: "1" (the emulator's
+/// default mode), "host" or "ptx"; empty for Off.
+std::string_view emulateValue(EmulateMode Mode);
 
 /// Parses the arguments after argv[0]. A leading "oxide" (how cargo invokes
 /// an external subcommand) is skipped.

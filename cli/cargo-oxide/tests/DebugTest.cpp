@@ -63,6 +63,59 @@ TEST(DebugOptionsTest, Test) {
                   "after `--`: cargo oxide test a -- b");
 }
 
+//===----------------------------------------------------------------------===//
+// Where `run` and `test` run the kernels, and how many tests at a time
+//===----------------------------------------------------------------------===//
+
+DriverProbe probeWith(bool HasDevice) {
+  DriverProbe P;
+  P.Loaded = true;
+  P.HasDevice = HasDevice;
+  P.DeviceError = HasDevice ? "" : "cuInit: CUDA_ERROR_NO_DEVICE";
+  return P;
+}
+
+TEST(EmulationTest, AFlagWinsAndNeedsNoProbe) {
+  Environment Env;
+  Env.set("OXIDE_EMULATE", "0");
+  auto Unused = []() -> DriverProbe {
+    ADD_FAILURE() << "probed although the choice was made";
+    return {};
+  };
+  EXPECT_EQ(chooseEmulation(EmulateMode::HostCode, Env, Unused).Value, "host");
+  EXPECT_EQ(chooseEmulation(EmulateMode::DeviceCode, Env, Unused).Value, "ptx");
+  EmulationChoice D = chooseEmulation(EmulateMode::Default, Env, Unused);
+  EXPECT_EQ(D.Value, "1");
+  EXPECT_EQ(D.Note, "");
+  // The user's own OXIDE_EMULATE (0 included) is left alone.
+  EXPECT_FALSE(chooseEmulation(EmulateMode::Off, Env, Unused).Value);
+}
+
+TEST(EmulationTest, NoGpuFallsBackToTheEmulatorWithANote) {
+  Environment Env;
+  EmulationChoice None = chooseEmulation(EmulateMode::Off, Env, [] { return probeWith(false); });
+  EXPECT_EQ(None.Value, "1");
+  EXPECT_CONTAINS(None.Note, "note: no GPU here (cuInit: CUDA_ERROR_NO_DEVICE)");
+  EXPECT_CONTAINS(None.Note, "OXIDE_EMULATE=0 refuses instead");
+  EmulationChoice NoDriver = chooseEmulation(EmulateMode::Off, Env, [] { return DriverProbe{}; });
+  EXPECT_EQ(NoDriver.Value, "1");
+  EXPECT_CONTAINS(NoDriver.Note, "(no CUDA driver)");
+  EmulationChoice Gpu = chooseEmulation(EmulateMode::Off, Env, [] { return probeWith(true); });
+  EXPECT_FALSE(Gpu.Value);
+  EXPECT_EQ(Gpu.Note, "");
+}
+
+TEST(EmulationTest, TestsRunOneAtATimeUnlessTheUserChose) {
+  Environment Env;
+  EXPECT_EQ(testHarnessArgs({}, Env), (Args{"--test-threads=1"}));
+  EXPECT_EQ(testHarnessArgs({"--nocapture", "name"}, Env),
+            (Args{"--nocapture", "name", "--test-threads=1"}));
+  EXPECT_EQ(testHarnessArgs({"--test-threads=4"}, Env), (Args{"--test-threads=4"}));
+  EXPECT_EQ(testHarnessArgs({"--test-threads", "2"}, Env), (Args{"--test-threads", "2"}));
+  Env.set("RUST_TEST_THREADS", "8");
+  EXPECT_EQ(testHarnessArgs({"--nocapture"}, Env), (Args{"--nocapture"}));
+}
+
 TEST(DebugOptionsTest, Debug) {
   Options O = parseOk({"debug", "vecadd", "--", "1", "2"});
   EXPECT_EQ(O.Cmd, Command::Debug);
@@ -234,6 +287,7 @@ const char *FakeCargo = R"sh(#!/bin/sh
   printf '  OXIDE_ARCH=%s\n' "${OXIDE_ARCH-<unset>}"
   printf '  OXIDE_DEVICE_DEBUG=%s\n' "${OXIDE_DEVICE_DEBUG-<unset>}"
   printf '  CARGO_PROFILE_RELEASE_DEBUG=%s\n' "${CARGO_PROFILE_RELEASE_DEBUG-<unset>}"
+  printf '  OXIDE_EMULATE=%s\n' "${OXIDE_EMULATE-<unset>}"
 } >> "$FAKE_CARGO_LOG"
 profile=debug
 for a in "$@"; do [ "$a" = --release ] && profile=release; done
@@ -315,7 +369,7 @@ TEST_F(DebugCliTest, TestRunsCargoTestWithTheOxideEnvironment) {
   std::string L = log();
   EXPECT_CONTAINS(L, "CALL [test] [--manifest-path] [" +
                          (Root / "examples/vecadd/Cargo.toml").string() +
-                         "] [--release] [--] [--nocapture]");
+                         "] [--release] [--] [--nocapture] [--test-threads=1]");
   EXPECT_CONTAINS(L, "linker=" + (Bin / "oxide-link").string() +
                          " -C save-temps");
   EXPECT_CONTAINS(L, "OXIDE_ARCH=sm_90");
@@ -325,12 +379,27 @@ TEST_F(DebugCliTest, TestAtTheWorkspaceRootAndFailures) {
   ProcessResult R = oxide({"test"});
   ASSERT_EQ(R.ExitCode, 0) << R.Output;
   EXPECT_CONTAINS(log(), "CALL [test] [--manifest-path] [" +
-                             (Root / "Cargo.toml").string() + "] [--workspace]");
+                             (Root / "Cargo.toml").string() +
+                             "] [--workspace] [--] [--test-threads=1]");
   Env.set("FAKE_TEST_EXIT", "101");
   ProcessResult Failed = oxide({"test", "vecadd"});
   EXPECT_EQ(Failed.ExitCode, 101);
   EXPECT_CONTAINS(Failed.Output, "error: cargo test failed (exit code 101)");
   EXPECT_CONTAINS(Failed.Output, "cargo oxide test vecadd -- --nocapture");
+}
+
+TEST_F(DebugCliTest, TestEmulatesAsAskedAndKeepsTheUsersThreads) {
+  ProcessResult R = oxide({"test", "vecadd", "--emulate=ptx", "--",
+                           "--test-threads=3"});
+  ASSERT_EQ(R.ExitCode, 0) << R.Output;
+  std::string L = log();
+  EXPECT_CONTAINS(L, "[--] [--test-threads=3]\n");
+  EXPECT_CONTAINS(L, "OXIDE_EMULATE=ptx");
+  // The user's own choice of emulation passes through untouched.
+  Env.set("OXIDE_EMULATE", "host");
+  ASSERT_EQ(oxide({"test", "vecadd"}).ExitCode, 0);
+  EXPECT_CONTAINS(log(), "OXIDE_EMULATE=host");
+  EXPECT_NOT_CONTAINS(log(), "OXIDE_EMULATE=1");
 }
 
 TEST_F(DebugCliTest, DebugRunsCudaGdbOnTheBinary) {
