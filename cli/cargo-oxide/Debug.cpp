@@ -40,17 +40,6 @@ std::vector<std::string> cargoTestArgs(const BuildPlan &Plan,
   return Cmd;
 }
 
-std::vector<std::string> testHarnessArgs(const std::vector<std::string> &Args,
-                                         const Environment &Env) {
-  std::vector<std::string> Out = Args;
-  bool Chosen = Env.getNonEmpty("RUST_TEST_THREADS").has_value();
-  for (const std::string &A : Args)
-    Chosen |= A == "--test-threads" || A.starts_with("--test-threads=");
-  if (!Chosen)
-    Out.push_back("--test-threads=1");
-  return Out;
-}
-
 fs::path binaryPath(const BuildPlan &Plan, const std::string &Bin) {
   return Plan.TargetDir / profileDirName(Plan.Release) / Bin;
 }
@@ -92,6 +81,28 @@ std::optional<fs::path> findComputeSanitizer(const Environment &Env) {
 // test
 //===----------------------------------------------------------------------===//
 
+namespace {
+
+/// The host's target triple, from `rustc -vV` (the rustc cargo will use).
+std::optional<std::string> hostTriple(const Environment &Env) {
+  RunOptions Capture;
+  Capture.Env = &Env;
+  Capture.CaptureStdout = true;
+  ProcessResult R = runProcess({rustcProgram(Env), "-vV"}, Capture);
+  if (!R.succeeded())
+    return std::nullopt;
+  Expected<RustcInfo> Info = parseRustcVersion(R.Output);
+  if (!Info || Info->Host.empty())
+    return std::nullopt;
+  return Info->Host;
+}
+
+} // namespace
+
+int runTestRunnerCommand(const Options &Opts, const Context &) {
+  return runEachTestAlone(Opts.ProgramArgs);
+}
+
 int runTestCommand(const Options &Opts, const Context &Ctx) {
   Expected<BuildPlan> Plan = planBuild(Opts, Ctx, /*AllowWorkspace=*/true);
   if (!Plan) {
@@ -110,10 +121,21 @@ int runTestCommand(const Options &Opts, const Context &Ctx) {
     std::cerr << Emulation.Note << "\n";
   if (Emulation.Value)
     Env.set("OXIDE_EMULATE", *Emulation.Value);
+  // A kernel fault on a GPU ends CUDA for its whole process: each test runs
+  // in a process of its own (TestRunner.cpp).
+  TestIsolation Isolation =
+      isolateTests(Opts.ProgramArgs, Env, Ctx.SelfExe, hostTriple(Env));
+  if (Isolation.Runner) {
+    Env.set(Isolation.Runner->first, Isolation.Runner->second);
+    if (Opts.Verbose)
+      printStatus("Isolating", "each test in a process of its own (" +
+                                   Isolation.Runner->first + "=" +
+                                   Isolation.Runner->second + ")");
+  }
   CargoRunner Cargo(Env, Opts.Verbose);
-  int Status = runCargoWithOxide(
-      *Plan, Cargo, /*ForceRelink=*/false, "cargo test",
-      cargoTestArgs(*Plan, testHarnessArgs(Opts.ProgramArgs, Env)));
+  int Status = runCargoWithOxide(*Plan, Cargo, /*ForceRelink=*/false,
+                                 "cargo test",
+                                 cargoTestArgs(*Plan, Isolation.HarnessArgs));
   if (Status != 0 && Status != 127)
     std::cerr << "hint: the failing tests or build errors are listed above; "
                  "`cargo oxide test "

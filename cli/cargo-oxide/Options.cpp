@@ -406,6 +406,11 @@ Expected<Options> parseArguments(const std::vector<std::string> &Args) {
     return Opts;
   }
 
+  if (Sub == TestRunnerCommand) {
+    Opts.Cmd = Command::TestRunner;
+    Opts.ProgramArgs.assign(Args.begin() + static_cast<ptrdiff_t>(I), Args.end());
+    return Opts;
+  }
   const CommandSpec *Spec = findSpec(Sub);
   if (!Spec) {
     std::string Suggestion = suggestCommand(Sub);

@@ -36,6 +36,8 @@ enum class Command {
   Debug,
   Sanitize,
   Bench,
+  /// The hidden runner `cargo oxide test` gives cargo (TestRunner.cpp).
+  TestRunner,
 };
 
 /// `debug`: how much device debug info the build keeps (OXIDE_DEVICE_DEBUG).
@@ -81,6 +83,11 @@ struct Options {
   /// kernels on the CPU emulator (OXIDE_EMULATE for the program).
   EmulateMode Emulate = EmulateMode::Off;
 };
+
+/// The hidden subcommand cargo runs each test binary through during
+/// `cargo oxide test` (`cargo-oxide oxide __run-tests BINARY ARGS...`;
+/// Command::TestRunner, everything after it the binary's).
+inline constexpr std::string_view TestRunnerCommand = "__run-tests";
 
 /// The OXIDE_EMULATE value that selects \p Mode: "1" (the emulator's
 /// default mode), "host" or "ptx"; empty for Off.

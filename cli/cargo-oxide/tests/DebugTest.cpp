@@ -105,17 +105,6 @@ TEST(EmulationTest, NoGpuFallsBackToTheEmulatorWithANote) {
   EXPECT_EQ(Gpu.Note, "");
 }
 
-TEST(EmulationTest, TestsRunOneAtATimeUnlessTheUserChose) {
-  Environment Env;
-  EXPECT_EQ(testHarnessArgs({}, Env), (Args{"--test-threads=1"}));
-  EXPECT_EQ(testHarnessArgs({"--nocapture", "name"}, Env),
-            (Args{"--nocapture", "name", "--test-threads=1"}));
-  EXPECT_EQ(testHarnessArgs({"--test-threads=4"}, Env), (Args{"--test-threads=4"}));
-  EXPECT_EQ(testHarnessArgs({"--test-threads", "2"}, Env), (Args{"--test-threads", "2"}));
-  Env.set("RUST_TEST_THREADS", "8");
-  EXPECT_EQ(testHarnessArgs({"--nocapture"}, Env), (Args{"--nocapture"}));
-}
-
 TEST(DebugOptionsTest, Debug) {
   Options O = parseOk({"debug", "vecadd", "--", "1", "2"});
   EXPECT_EQ(O.Cmd, Command::Debug);
@@ -288,6 +277,7 @@ const char *FakeCargo = R"sh(#!/bin/sh
   printf '  OXIDE_DEVICE_DEBUG=%s\n' "${OXIDE_DEVICE_DEBUG-<unset>}"
   printf '  CARGO_PROFILE_RELEASE_DEBUG=%s\n' "${CARGO_PROFILE_RELEASE_DEBUG-<unset>}"
   printf '  OXIDE_EMULATE=%s\n' "${OXIDE_EMULATE-<unset>}"
+  printf '  RUNNER=%s\n' "${CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER-<unset>}"
 } >> "$FAKE_CARGO_LOG"
 profile=debug
 for a in "$@"; do [ "$a" = --release ] && profile=release; done
@@ -333,11 +323,16 @@ protected:
               "[package]\nname = \"vecadd\"\n");
     writeFile(Root / "examples/vecadd/src/main.rs", "fn main() {}\n");
     writeExecutable(Bin / "cargo", FakeCargo);
+    writeExecutable(Bin / "rustc",
+                    "#!/bin/sh\nprintf 'rustc 1.95.0 (59807616e 2026-04-14)\\n"
+                    "host: x86_64-unknown-linux-gnu\\nrelease: 1.95.0\\n"
+                    "LLVM version: 22.1.2\\n'\n");
     writeExecutable(Bin / "oxide-link", "#!/bin/sh\nexit 0\n");
     fs::create_directories(Cuda / "bin");
     Env.set("PATH", "/usr/bin:/bin");
     Env.set("HOME", Tmp.path().string());
     Env.set("CARGO", (Bin / "cargo").string());
+    Env.set("RUSTC", (Bin / "rustc").string());
     Env.set("OXIDE_LINK", (Bin / "oxide-link").string());
     Env.set("OXIDE_CUDA_PATH", Cuda.string());
     Env.set("FAKE_CARGO_LOG", Log.string());
@@ -369,7 +364,9 @@ TEST_F(DebugCliTest, TestRunsCargoTestWithTheOxideEnvironment) {
   std::string L = log();
   EXPECT_CONTAINS(L, "CALL [test] [--manifest-path] [" +
                          (Root / "examples/vecadd/Cargo.toml").string() +
-                         "] [--release] [--] [--nocapture] [--test-threads=1]");
+                         "] [--release] [--] [--nocapture]\n");
+  // Each test binary runs through cargo-oxide, each test in its own process.
+  EXPECT_CONTAINS(L, "RUNNER=" + std::string(CARGO_OXIDE_EXE) + " oxide __run-tests");
   EXPECT_CONTAINS(L, "linker=" + (Bin / "oxide-link").string() +
                          " -C save-temps");
   EXPECT_CONTAINS(L, "OXIDE_ARCH=sm_90");
@@ -379,8 +376,7 @@ TEST_F(DebugCliTest, TestAtTheWorkspaceRootAndFailures) {
   ProcessResult R = oxide({"test"});
   ASSERT_EQ(R.ExitCode, 0) << R.Output;
   EXPECT_CONTAINS(log(), "CALL [test] [--manifest-path] [" +
-                             (Root / "Cargo.toml").string() +
-                             "] [--workspace] [--] [--test-threads=1]");
+                             (Root / "Cargo.toml").string() + "] [--workspace]\n");
   Env.set("FAKE_TEST_EXIT", "101");
   ProcessResult Failed = oxide({"test", "vecadd"});
   EXPECT_EQ(Failed.ExitCode, 101);
@@ -394,7 +390,13 @@ TEST_F(DebugCliTest, TestEmulatesAsAskedAndKeepsTheUsersThreads) {
   ASSERT_EQ(R.ExitCode, 0) << R.Output;
   std::string L = log();
   EXPECT_CONTAINS(L, "[--] [--test-threads=3]\n");
+  EXPECT_CONTAINS(L, "RUNNER=<unset>"); // threads chosen: cargo test's own way
   EXPECT_CONTAINS(L, "OXIDE_EMULATE=ptx");
+  // Without a runner to give (no rustc to name the host), one at a time.
+  Env.set("RUSTC", (Tmp / "no-rustc").string());
+  ASSERT_EQ(oxide({"test", "vecadd", "--emulate=host"}).ExitCode, 0);
+  EXPECT_CONTAINS(log(), "[--] [--test-threads=1]\n");
+  Env.set("RUSTC", (Bin / "rustc").string());
   // The user's own choice of emulation passes through untouched.
   Env.set("OXIDE_EMULATE", "host");
   ASSERT_EQ(oxide({"test", "vecadd"}).ExitCode, 0);
