@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::backend::Backend;
 use crate::device::Device;
-use crate::driver::{self, cu, CUcontext, CUdevice, CUevent, CUstream, DriverApi, STICKY_RESULTS};
+use crate::driver::{self, cu, CUcontext, CUdevice, CUevent, CUstream, DriverApi};
 use crate::error::{DriverError, ErrorKind};
 use crate::module::{self, CudaModule};
 use crate::panic::PanicRecord;
@@ -37,10 +37,13 @@ impl KernelName {
 ///
 /// A kernel fault poisons the context it happened in (the driver's primary
 /// context, which every `CudaContext` of the device shares while any is
-/// alive): every later call on it fails with the same sticky error. When the
-/// last `CudaContext` of the device is dropped, the primary context is
-/// released, and reset if it had faulted, so the next [`CudaContext::new`]
-/// gets a fresh, working one.
+/// alive): every later call on it fails with the same sticky error. On a GPU
+/// the fault outlives the context: the driver refuses every new context of
+/// the process afterwards, even once the faulted one is released and reset,
+/// so only a new process uses the GPU again (`cargo oxide test` runs each
+/// test in a process of its own). The CPU emulator keeps the fault with its
+/// context: once every handle of it is dropped, the next `CudaContext::new`
+/// gets a fresh one.
 #[derive(Debug)]
 pub struct CudaContext {
     ctx: CUcontext,
@@ -76,9 +79,17 @@ impl CudaContext {
         let device = Device::get(ordinal)?.raw();
         let mut ctx: CUcontext = ptr::null_mut();
         // SAFETY: out-pointer to a local; `device` came from cuDeviceGet.
-        unsafe { cu!(d, cuDevicePrimaryCtxRetain(&mut ctx, device))? };
+        unsafe { cu!(d, cuDevicePrimaryCtxRetain(&mut ctx, device)) }.map_err(|e| {
+            if !e.is_sticky() {
+                return e;
+            }
+            e.with_detail(
+                "a kernel fault earlier in this process left the GPU unusable for the rest of it: the CUDA \
+                 driver refuses new contexts after a fault. Run what follows in a new process (`cargo oxide \
+                 test` runs each test in a process of its own).",
+            )
+        })?;
         // From here on, Drop releases the retained context.
-        handles_of(device, 1);
         let this = Arc::new(CudaContext {
             ctx,
             device,
@@ -152,12 +163,15 @@ impl CudaContext {
             Some(detail) => err.with_detail(detail),
             None => err,
         };
-        let place = if emulated { "in the CPU emulator" } else { "on the GPU" };
+        let (place, after) = if emulated {
+            ("in the CPU emulator", "; once every handle of it is dropped, CudaContext::new gives a fresh one")
+        } else {
+            ("on the GPU", ", and so is the GPU for the rest of this process")
+        };
         match last {
             Some(k) => err.with_detail(format!(
                 "kernel `{k}` failed {place} (it was the last launched on this context). \
-                 The context is unusable from now on; once every handle of it (buffers, streams, \
-                 modules, the CudaContext) is dropped, CudaContext::new gives a fresh one."
+                 The context is unusable from now on{after}."
             )),
             None => err,
         }
@@ -355,36 +369,17 @@ impl CudaContext {
 
 impl Drop for CudaContext {
     fn drop(&mut self) {
-        let last = handles_of(self.device, -1) == 0;
         if let Some(d) = driver::loaded() {
             // SAFETY: the context was retained in `new` and is released once,
             // here, after its pending work; errors are ignored (never panic).
-            // A faulted context is reset when its last handle goes: the
-            // release alone would leave it poisoned while anything else in
-            // the process (a library using the runtime API) retains it.
+            // The last release destroys the primary context.
             unsafe {
                 (d.cuCtxSetCurrent)(self.ctx);
-                let status = (d.cuCtxSynchronize)();
+                (d.cuCtxSynchronize)();
                 (d.cuDevicePrimaryCtxRelease_v2)(self.device);
-                if last && STICKY_RESULTS.contains(&status) {
-                    (d.cuDevicePrimaryCtxReset_v2)(self.device);
-                }
             }
         }
     }
-}
-
-/// Adds `change` to the number of live [`CudaContext`]s of `device` and
-/// returns the new number.
-fn handles_of(device: CUdevice, change: isize) -> usize {
-    static HANDLES: Mutex<Vec<(CUdevice, usize)>> = Mutex::new(Vec::new());
-    let mut all = HANDLES.lock().unwrap_or_else(|p| p.into_inner());
-    let i = all.iter().position(|(d, _)| *d == device).unwrap_or_else(|| {
-        all.push((device, 0));
-        all.len() - 1
-    });
-    all[i].1 = all[i].1.saturating_add_signed(change);
-    all[i].1
 }
 
 /// A queue of work on one context; `Arc`-shared.

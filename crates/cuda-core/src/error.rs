@@ -163,9 +163,10 @@ impl DriverError {
 
     /// Whether this is a *sticky* error: a kernel faulted (illegal address,
     /// trap, device assert, timeout, …), the context is unusable from now on,
-    /// and every later call on it fails with the same error. Drop every
-    /// handle of the context (buffers, streams, modules, the context itself):
-    /// the next [`CudaContext::new`](crate::CudaContext::new) gets a fresh one.
+    /// and every later call on it fails with the same error. On a GPU only a
+    /// new process can use the GPU again; on the CPU emulator, a new
+    /// [`CudaContext`](crate::CudaContext) once every handle of the faulted
+    /// one is dropped.
     pub fn is_sticky(&self) -> bool {
         self.kind == ErrorKind::Driver && STICKY_RESULTS.contains(&self.code)
     }

@@ -66,10 +66,12 @@
 //!   freeing, so no pending kernel or copy, on any stream, touches freed memory.
 //! * Drops never panic; errors there are ignored. A kernel fault is *sticky*
 //!   ([`DriverError::is_sticky`]): it is reported by the next call that
-//!   synchronises or submits work, naming the last kernel launched, and it
-//!   poisons the context it happened in until every handle of that context
-//!   is dropped; the next [`CudaContext::new`] then gets a fresh context
-//!   (the primary context is released, and reset if it had faulted).
+//!   synchronises or submits work, naming the last kernel launched. It
+//!   poisons the context it happened in; on a GPU the whole process (the
+//!   driver refuses new contexts after a fault, so `cargo oxide test` runs
+//!   each test in a process of its own), on the CPU emulator only that
+//!   context (once every handle of it is dropped, [`CudaContext::new`] gets
+//!   a fresh one).
 //!
 //! Only Linux is supported (the library is found as `libcuda.so.1`).
 //!

@@ -124,7 +124,6 @@ driver_api! {
     cuDeviceTotalMem_v2(*mut usize, CUdevice);
     cuDevicePrimaryCtxRetain(*mut CUcontext, CUdevice);
     cuDevicePrimaryCtxRelease_v2(CUdevice);
-    cuDevicePrimaryCtxReset_v2(CUdevice);
     cuCtxGetCurrent(*mut CUcontext);
     cuCtxSetCurrent(CUcontext);
     cuCtxSynchronize();
@@ -233,6 +232,6 @@ mod tests {
             )
         };
         assert_eq!(asked.into_inner().unwrap(), ENTRY_POINTS);
-        assert!(ENTRY_POINTS.contains(&"cuDevicePrimaryCtxReset_v2"));
+        assert!(ENTRY_POINTS.contains(&"cuDevicePrimaryCtxRelease_v2"));
     }
 }

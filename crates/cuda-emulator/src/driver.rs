@@ -96,7 +96,7 @@ macro_rules! table {
 table!(
     cuGetErrorName, cuGetErrorString, cuInit, cuDriverGetVersion, cuDeviceGet, cuDeviceGetCount,
     cuDeviceGetName, cuDeviceGetAttribute, cuDeviceTotalMem_v2, cuDevicePrimaryCtxRetain,
-    cuDevicePrimaryCtxRelease_v2, cuDevicePrimaryCtxReset_v2, cuCtxGetCurrent, cuCtxSetCurrent, cuCtxSynchronize, cuStreamCreate, cuStreamDestroy_v2,
+    cuDevicePrimaryCtxRelease_v2, cuCtxGetCurrent, cuCtxSetCurrent, cuCtxSynchronize, cuStreamCreate, cuStreamDestroy_v2,
     cuStreamSynchronize, cuStreamQuery, cuStreamWaitEvent, cuLaunchHostFunc, cuEventCreate,
     cuEventDestroy_v2, cuEventRecord, cuEventQuery, cuEventSynchronize, cuEventElapsedTime,
     cuMemGetInfo_v2, cuMemcpyDtoDAsync_v2, cuMemcpyPeerAsync, cuMemsetD16Async, cuMemsetD32Async,
@@ -214,10 +214,6 @@ unsafe extern "C" fn cuDevicePrimaryCtxRetain(ctx: *mut CUcontext, d: CUdevice) 
 }
 unsafe extern "C" fn cuDevicePrimaryCtxRelease_v2(_d: CUdevice) -> CUresult {
     context::release_primary();
-    SUCCESS
-}
-unsafe extern "C" fn cuDevicePrimaryCtxReset_v2(_d: CUdevice) -> CUresult {
-    context::reset_primary();
     SUCCESS
 }
 unsafe extern "C" fn cuCtxGetCurrent(ctx: *mut CUcontext) -> CUresult {

@@ -61,12 +61,12 @@ pub unsafe fn launch(launch: &Launch<'_>) -> Result<(), LaunchError> {
         return Err(LaunchError::Context(status));
     }
     let ptx_name = function.name.to_string_lossy();
+    let name = launch.host_code.map(HostKernel::name).filter(|n| !n.is_empty()).unwrap_or(&ptx_name);
     let executor = executor::choose(mode(), launch.host_code, &ptx_name)?;
     let start = std::time::Instant::now();
     // SAFETY: the caller's contract.
-    let result = unsafe { executor.run(function, launch.grid, launch.params) };
+    let result = unsafe { executor.run(function, name, launch.grid, launch.params) };
     if trace() {
-        let name = launch.host_code.map(HostKernel::name).filter(|n| !n.is_empty()).unwrap_or(&ptx_name);
         let g = launch.grid;
         eprintln!(
             "oxide emulator: {name} grid {:?} block {:?} shared {} B: {:.3} ms{}",

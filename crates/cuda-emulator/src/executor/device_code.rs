@@ -32,15 +32,16 @@ use crate::engine::Grid;
 use crate::error::LaunchError;
 use crate::module::Function;
 
-/// Runs `grid` of `function`'s PTX.
+/// Runs `grid` of `function`'s PTX (`name` in reports: the Rust path where
+/// the launch gave one, else the PTX name).
 ///
 /// # Safety
 /// `params` must be what the kernel expects (`cuLaunchKernel`'s contract).
-pub(super) unsafe fn run(function: &Function, grid: Grid, params: *const *mut c_void) -> Result<(), ExecError> {
+pub(super) unsafe fn run(function: &Function, name: &str, grid: Grid, params: *const *mut c_void) -> Result<(), ExecError> {
     let _ = (grid, params); // for ptx_vm::launch (step 2 of the module docs)
     // SAFETY: a function's module outlives it.
     let module = unsafe { &*function.module };
-    let kernel = function.name.to_string_lossy().into_owned();
+    let kernel = name.to_string();
     let reason = match &module.ptx {
         None => "its module was loaded from a binary image (cubin or fatbin), not from PTX",
         Some(_) => "this build has no PTX interpreter yet (the ptx-vm crate)",

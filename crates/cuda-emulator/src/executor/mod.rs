@@ -45,17 +45,18 @@ pub fn choose<'a>(mode: Mode, host_code: Option<&'a HostKernel>, kernel: &str) -
 }
 
 impl Executor<'_> {
-    /// Runs the launch of `function` with `grid` and `kernelParams` `params`.
+    /// Runs the launch of `function` (`name` in reports) with `grid` and
+    /// `kernelParams` `params`.
     ///
     /// # Safety
     /// `params` must be what the kernel expects (`cuLaunchKernel`'s contract)
     /// and, for host code, what that host code expects.
-    pub(crate) unsafe fn run(&self, function: &Function, grid: Grid, params: *const *mut c_void) -> Result<(), ExecError> {
+    pub(crate) unsafe fn run(&self, function: &Function, name: &str, grid: Grid, params: *const *mut c_void) -> Result<(), ExecError> {
         match self {
             // SAFETY: the caller's contract.
             Executor::HostCode(kernel) => unsafe { host_code::run(grid, kernel, params) }.map_err(ExecError::Fault),
             // SAFETY: the caller's contract.
-            Executor::DeviceCode => unsafe { device_code::run(function, grid, params) },
+            Executor::DeviceCode => unsafe { device_code::run(function, name, grid, params) },
         }
     }
 }

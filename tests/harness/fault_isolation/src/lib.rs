@@ -1,15 +1,13 @@
 //! One test's kernel fault does not fail the other tests of the run.
 //!
-//! A kernel fault poisons the context it happened in; on a GPU that is the
-//! device's primary context, shared by every `CudaContext` of the process
-//! alive at that moment. So a fault stays with its test when (1) the test's
-//! handles are dropped when it ends, passed or failed (unwinding drops them),
-//! after which the next `CudaContext::new` gets a fresh context, and (2) no
-//! other test holds the device at the same time: `cargo oxide test` runs the
-//! tests one at a time. The tests are named so that they run in this order:
-//! `a_…` faults and fails (ignored unless asked for: scripts/test.sh runs it
-//! with `--include-ignored` and expects exactly it to fail), `b_…` faults and
-//! checks the report, the others run kernels afterwards and must pass.
+//! A kernel fault poisons the context it happened in, and on a GPU the whole
+//! process: the driver refuses new contexts afterwards. So `cargo oxide test`
+//! runs each test in a process of its own (cargo-oxide is the test binary's
+//! runner), on a GPU and on the CPU emulator alike. The tests are named in
+//! the order they are listed: `a_…` faults and fails (ignored unless asked
+//! for: scripts/test.sh runs it with `--include-ignored` and expects exactly
+//! it to fail), `b_…` faults and checks the report, the others run kernels
+//! and must pass.
 
 use cuda_device::{kernel, thread, DisjointSlice};
 
