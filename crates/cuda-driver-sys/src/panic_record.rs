@@ -8,8 +8,8 @@
 //! device-mapped [`RawPanicRecord`] whose device address every module finds
 //! in its global [`RECORD_GLOBAL`]; the first panicking thread fills the
 //! record and fences at system scope before it traps, setting the state last.
-//! When a kernel-fault error comes back, the host [`read`]s it. (cuda-core
-//! owns one record per context; the CPU emulator [`write`]s it as the device
+//! When a kernel-fault error comes back, the host [reads](read()) it. (cuda-core
+//! owns one record per context; the CPU emulator [writes](write()) it as the device
 //! would.)
 //!
 //! The byte layout is shared with `compiler/lib/LowerPanics.cpp` (docs/ABI.md §5).

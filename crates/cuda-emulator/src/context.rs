@@ -83,7 +83,8 @@ thread_local! {
 pub(crate) fn retain_primary() -> &'static Context {
     let mut p = PRIMARY.lock().unwrap_or_else(|e| e.into_inner());
     p.retains += 1;
-    *p.context.get_or_insert_with(Context::new)
+    let context: &'static Context = p.context.get_or_insert_with(Context::new);
+    context
 }
 
 /// `cuDevicePrimaryCtxRelease`: the last release destroys the context.

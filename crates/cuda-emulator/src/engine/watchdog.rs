@@ -44,8 +44,7 @@ fn limit() -> Option<Duration> {
     *LIMIT.get_or_init(|| match std::env::var(ENV) {
         Err(_) => Some(DEFAULT_LIMIT),
         Ok(v) => match v.trim().parse::<f64>() {
-            Ok(s) if s == 0.0 => None,
-            Ok(s) if s > 0.0 && s.is_finite() => Some(Duration::from_secs_f64(s)),
+            Ok(s) if s.is_finite() && s >= 0.0 => (s > 0.0).then(|| Duration::from_secs_f64(s)),
             _ => {
                 eprintln!("oxide emulator: {ENV}={v:?} is not a number of seconds; the watchdog keeps {DEFAULT_LIMIT:?}");
                 Some(DEFAULT_LIMIT)
