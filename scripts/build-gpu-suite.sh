@@ -32,13 +32,17 @@ for toolchain in stable nightly; do
     strip --strip-debug "$carry/$toolchain/$pkg"  # smaller to carry; the kernel table needs no debug info
   done
 done
-# cuda-core's own GPU tests (hand-written PTX, no device linker needed).
+# cuda-core's own GPU tests (hand-written PTX, no device linker needed): the
+# shared ones, and the kernel-fault one, a program of its own (the fault
+# poisons every context of the device alive beside it).
 for toolchain in stable nightly; do
   echo "== $toolchain: cuda-core GPU tests"
-  bin=$(CARGO_TARGET_DIR="$root/target/$toolchain" cargo "+$toolchain" test -q -p cuda-core --test gpu \
-          --no-run --message-format=json | grep -o '"executable":"[^"]*"' | cut -d'"' -f4 | tail -1)
-  cp "$bin" "$carry/$toolchain/cuda_core_gpu_tests"
-  strip --strip-debug "$carry/$toolchain/cuda_core_gpu_tests"
+  for test in gpu fault; do
+    bin=$(CARGO_TARGET_DIR="$root/target/$toolchain" cargo "+$toolchain" test -q -p cuda-core --test "$test" \
+            --no-run --message-format=json | grep -o '"executable":"[^"]*"' | cut -d'"' -f4 | tail -1)
+    cp "$bin" "$carry/$toolchain/cuda_core_${test}_tests"
+    strip --strip-debug "$carry/$toolchain/cuda_core_${test}_tests"
+  done
 done
 # cuda-async's GPU tests (hand-written PTX too): the shared ones, and the
 # kernel-fault one, a program of its own (a fault ruins its process's context).

@@ -15,10 +15,14 @@
 #      step 3): each checks its results against the CPU and must pass; a
 #      program whose Cargo.toml says `emulate = "no: <why>"` under
 #      [package.metadata.oxide] is listed as skipped with that reason;
-#   7. runs vecadd as the README does: without a GPU `cargo oxide run` runs it
+#   7. runs `cargo oxide test fault_isolation` (tests/harness): without a GPU
+#      it falls back to the CPU emulator, and one test's kernel fault fails no
+#      other test (with --include-ignored exactly the test that faults on
+#      purpose fails);
+#   8. runs vecadd as the README does: without a GPU `cargo oxide run` runs it
 #      on the CPU emulator and it must pass; OXIDE_EMULATE=0 must refuse plainly
 #      (exit code 2);
-#   8. builds the benchmarks (benches/, with nvcc's references), lists them,
+#   9. builds the benchmarks (benches/, with nvcc's references), lists them,
 #      runs `cargo oxide bench vecadd` (exit 2 without a GPU) and the rebuild
 #      benchmark, which needs no GPU.
 # GPU runs themselves are scripts/build-gpu-suite.sh + the device machine.
@@ -76,6 +80,20 @@ for dir in examples/*/ tests/gpu/*/; do
   fi
   step "cargo oxide run $name --emulate (kernels on the CPU)" emulated "$name" "$(arch_of "$dir")"
 done
+
+fault_isolation() {
+  local out rc
+  out=$(env CARGO_TARGET_DIR="$root/target/stable" cargo +stable oxide test fault_isolation --arch sm_90 2>&1); rc=$?
+  echo "$out"
+  [ $rc -eq 0 ] && grep -q "test result: ok. 3 passed; 0 failed; 1 ignored" <<<"$out" || return 1
+  # The test that faults and fails on purpose fails alone.
+  out=$(env CARGO_TARGET_DIR="$root/target/stable" cargo +stable oxide test fault_isolation --arch sm_90 \
+          -- --include-ignored 2>&1); rc=$?
+  echo "$out"
+  [ $rc -eq 101 ] && grep -q "test result: FAILED. 3 passed; 1 failed" <<<"$out" &&
+    grep -q "^    tests::a_failing_test_whose_kernel_faults$" <<<"$out"
+}
+step "cargo oxide test fault_isolation (emulated where there is no GPU): one test's fault fails no other" fault_isolation
 
 run_vecadd() {
   local out rc

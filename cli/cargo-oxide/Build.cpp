@@ -195,6 +195,22 @@ int runBuildCommand(const Options &Opts, const Context &Ctx) {
   return buildWithOxide(*Plan, Cargo, /*ForceRelink=*/false);
 }
 
+EmulationChoice chooseEmulation(EmulateMode Flag, const Environment &Env,
+                                const std::function<DriverProbe()> &Probe) {
+  if (Flag != EmulateMode::Off)
+    return {std::string(emulateValue(Flag)), ""};
+  if (Env.getNonEmpty("OXIDE_EMULATE"))
+    return {}; // the user chose (OXIDE_EMULATE=0 refuses to emulate)
+  DriverProbe Found = Probe();
+  if (Found.HasDevice)
+    return {};
+  return {std::string(emulateValue(EmulateMode::Default)),
+          "note: no GPU here (" +
+              (Found.Loaded ? Found.DeviceError : std::string("no CUDA driver")) +
+              "): running the kernels on the CPU emulator (OXIDE_EMULATE=1; "
+              "OXIDE_EMULATE=0 refuses instead)"};
+}
+
 int runRunCommand(const Options &Opts, const Context &Ctx) {
   Expected<BuildPlan> Plan = planBuild(Opts, Ctx, /*AllowWorkspace=*/false);
   if (!Plan) {
@@ -212,18 +228,11 @@ int runRunCommand(const Options &Opts, const Context &Ctx) {
   // no GPU and the user did not choose (OXIDE_EMULATE unset). The variable
   // only matters at run time, so the build above is shared with GPU runs.
   Environment RunEnv = Plan->environment(Ctx.Env);
-  if (Opts.Emulate) {
-    RunEnv.set("OXIDE_EMULATE", "1");
-  } else if (!RunEnv.getNonEmpty("OXIDE_EMULATE")) {
-    DriverProbe Probe = probeCudaDriver();
-    if (!Probe.HasDevice) {
-      std::cerr << "note: no GPU here ("
-                << (Probe.Loaded ? Probe.DeviceError : "no CUDA driver")
-                << "): running the kernels on the CPU emulator "
-                   "(OXIDE_EMULATE=1; OXIDE_EMULATE=0 refuses instead)\n";
-      RunEnv.set("OXIDE_EMULATE", "1");
-    }
-  }
+  EmulationChoice Emulation = chooseEmulation(Opts.Emulate, RunEnv, probeCudaDriver);
+  if (!Emulation.Note.empty())
+    std::cerr << Emulation.Note << "\n";
+  if (Emulation.Value)
+    RunEnv.set("OXIDE_EMULATE", *Emulation.Value);
   CargoRunner RunCargo(RunEnv, Opts.Verbose);
 
   // Everything is fresh now, so this only runs the program (`--quiet` keeps

@@ -17,11 +17,13 @@
 #define OXIDE_CLI_COMMANDS_H
 
 #include "Cargo.h"
+#include "CudaDriver.h"
 #include "Options.h"
 #include "Process.h"
 #include "Project.h"
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -48,6 +50,7 @@ int runNewCommand(const Options &Opts, const Context &Ctx);
 int runTestCommand(const Options &Opts, const Context &Ctx);
 int runDebugCommand(const Options &Opts, const Context &Ctx);
 int runSanitizeCommand(const Options &Opts, const Context &Ctx);
+int runTestRunnerCommand(const Options &Opts, const Context &Ctx);
 int runBenchCommand(const Options &Opts, const Context &Ctx);
 
 /// Everything decided before cargo runs: which package, where the output
@@ -99,6 +102,76 @@ int buildWithOxide(const BuildPlan &Plan, const CargoRunner &Cargo,
 int runCargoWithOxide(const BuildPlan &Plan, const CargoRunner &Cargo,
                       bool ForceRelink, std::string_view Step,
                       const std::vector<std::string> &Args);
+
+/// What a command that runs kernels (run, test) sets OXIDE_EMULATE to, and
+/// the note it prints about it.
+struct EmulationChoice {
+  /// The value to set; nullopt leaves the environment as it is.
+  std::optional<std::string> Value;
+  /// Said on stderr when the emulator stands in for a missing GPU.
+  std::string Note;
+};
+
+/// The choice for `--emulate[=MODE]` (\p Flag): that mode; else, when the
+/// user did not set OXIDE_EMULATE in \p Env and \p Probe finds no GPU, the
+/// emulator's default mode, with a note; else nothing (the GPU, or the
+/// user's own choice). \p Probe is only called in that last case.
+EmulationChoice chooseEmulation(EmulateMode Flag, const Environment &Env,
+                                const std::function<DriverProbe()> &Probe);
+
+//===----------------------------------------------------------------------===//
+// `cargo oxide test`: each test in a process of its own (TestRunner.cpp)
+//===----------------------------------------------------------------------===//
+
+/// How `cargo oxide test` keeps one test's kernel fault from failing the
+/// others.
+struct TestIsolation {
+  /// The arguments after `--` for the test harness.
+  std::vector<std::string> HarnessArgs;
+  /// The variable (CARGO_TARGET_<host>_RUNNER) and value that make this
+  /// cargo-oxide the runner of every test binary; nullopt when the tests
+  /// run as cargo runs them.
+  std::optional<std::pair<std::string, std::string>> Runner;
+};
+
+/// Each test in a process of its own through the runner (\p SelfExe, for
+/// the host \p HostTriple), unless the user chose threads (`--test-threads`
+/// in \p Args, RUST_TEST_THREADS in \p Env): then nothing changes. Without
+/// a usable runner, one test at a time in one process (`--test-threads=1`).
+TestIsolation isolateTests(const std::vector<std::string> &Args,
+                           const Environment &Env,
+                           const std::optional<fs::path> &SelfExe,
+                           const std::optional<std::string> &HostTriple);
+
+/// cargo's runner variable for a target: CARGO_TARGET_<TRIPLE>_RUNNER.
+std::string runnerVariable(std::string_view HostTriple);
+
+/// Test-harness arguments split for the runner: what selects the tests
+/// (filters, --ignored, --include-ignored, --exact, --skip) goes to the
+/// listing; the rest, but what cannot apply to one test run alone
+/// (--test-threads, --format, --quiet, --shuffle), to each test's run.
+struct HarnessArgs {
+  std::vector<std::string> List;
+  std::vector<std::string> PerTest;
+};
+HarnessArgs splitHarnessArgs(const std::vector<std::string> &Args);
+
+/// The test names in a harness's `--list` output ("NAME: test" lines).
+std::vector<std::string> listedTests(std::string_view Output);
+
+/// The counts of a harness's summary line ("test result: ok. 1 passed; 0
+/// failed; 2 ignored; ...").
+struct TestCounts {
+  int Passed = 0;
+  int Failed = 0;
+  int Ignored = 0;
+};
+std::optional<TestCounts> parseTestResult(std::string_view Output);
+
+/// The runner: \p Argv is a test binary and its harness arguments. Lists its
+/// tests, runs each alone, reports like the harness; 0 when all passed, 101
+/// when some failed. A binary without libtest's harness runs as it is.
+int runEachTestAlone(const std::vector<std::string> &Argv);
 
 /// `cargo test <selection> [-- ARGS]` for \p Plan.
 std::vector<std::string> cargoTestArgs(const BuildPlan &Plan,

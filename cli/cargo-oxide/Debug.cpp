@@ -81,6 +81,28 @@ std::optional<fs::path> findComputeSanitizer(const Environment &Env) {
 // test
 //===----------------------------------------------------------------------===//
 
+namespace {
+
+/// The host's target triple, from `rustc -vV` (the rustc cargo will use).
+std::optional<std::string> hostTriple(const Environment &Env) {
+  RunOptions Capture;
+  Capture.Env = &Env;
+  Capture.CaptureStdout = true;
+  ProcessResult R = runProcess({rustcProgram(Env), "-vV"}, Capture);
+  if (!R.succeeded())
+    return std::nullopt;
+  Expected<RustcInfo> Info = parseRustcVersion(R.Output);
+  if (!Info || Info->Host.empty())
+    return std::nullopt;
+  return Info->Host;
+}
+
+} // namespace
+
+int runTestRunnerCommand(const Options &Opts, const Context &) {
+  return runEachTestAlone(Opts.ProgramArgs);
+}
+
 int runTestCommand(const Options &Opts, const Context &Ctx) {
   Expected<BuildPlan> Plan = planBuild(Opts, Ctx, /*AllowWorkspace=*/true);
   if (!Plan) {
@@ -91,12 +113,29 @@ int runTestCommand(const Options &Opts, const Context &Ctx) {
   // binary: relink all of them when the arch or oxide-link changed.
   if (!Plan->Pkg)
     Plan->Linked = listMembers(Plan->WS);
+  // Where the kernels run is chosen as for `run`: a machine without a GPU
+  // tests them on the CPU emulator instead of failing every kernel test.
   Environment Env = Plan->environment(Ctx.Env);
-  if (Opts.Emulate)
-    Env.set("OXIDE_EMULATE", "1");
+  EmulationChoice Emulation = chooseEmulation(Opts.Emulate, Env, probeCudaDriver);
+  if (!Emulation.Note.empty())
+    std::cerr << Emulation.Note << "\n";
+  if (Emulation.Value)
+    Env.set("OXIDE_EMULATE", *Emulation.Value);
+  // A kernel fault on a GPU ends CUDA for its whole process: each test runs
+  // in a process of its own (TestRunner.cpp).
+  TestIsolation Isolation =
+      isolateTests(Opts.ProgramArgs, Env, Ctx.SelfExe, hostTriple(Env));
+  if (Isolation.Runner) {
+    Env.set(Isolation.Runner->first, Isolation.Runner->second);
+    if (Opts.Verbose)
+      printStatus("Isolating", "each test in a process of its own (" +
+                                   Isolation.Runner->first + "=" +
+                                   Isolation.Runner->second + ")");
+  }
   CargoRunner Cargo(Env, Opts.Verbose);
   int Status = runCargoWithOxide(*Plan, Cargo, /*ForceRelink=*/false,
-                                 "cargo test", cargoTestArgs(*Plan, Opts.ProgramArgs));
+                                 "cargo test",
+                                 cargoTestArgs(*Plan, Isolation.HarnessArgs));
   if (Status != 0 && Status != 127)
     std::cerr << "hint: the failing tests or build errors are listed above; "
                  "`cargo oxide test "

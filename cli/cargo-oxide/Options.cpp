@@ -79,16 +79,21 @@ constexpr std::array<CommandSpec, 11> Commands = {{
      "Builds like `cargo oxide build`, then runs the package's default binary\n"
      "and exits with its exit code. Arguments after `--` are passed to it.\n"
      "With --emulate, or when no GPU is found (and OXIDE_EMULATE is not set),\n"
-     "its kernels run on the CPU emulator (OXIDE_EMULATE=1); OXIDE_EMULATE=0\n"
-     "never emulates.\n"},
+     "its kernels run on the CPU emulator (OXIDE_EMULATE=1); --emulate=host\n"
+     "runs the kernels' Rust code (debuggable with gdb), --emulate=ptx the\n"
+     "device linker's PTX. OXIDE_EMULATE=0 never emulates.\n"},
     {Command::Test, "test", "[NAME]", false,
      BuildFlags | AcceptProgramArgs | AcceptEmulate,
      "run `cargo test` through the device linker; `--` ARGS go to the tests",
      "Runs `cargo test` for the package (or, at a workspace root without NAME,\n"
      "every member) with the same environment as `cargo oxide build`, so test\n"
      "binaries carry their kernels. Arguments after `--` go to the test\n"
-     "harness, e.g. `cargo oxide test -- --nocapture`. With --emulate the\n"
-     "tests' kernels run on the CPU emulator (OXIDE_EMULATE=1).\n"},
+     "harness, e.g. `cargo oxide test -- --nocapture`. Like `run`, the tests'\n"
+     "kernels run on the CPU emulator with --emulate[=host|ptx], or when no\n"
+     "GPU is found (and OXIDE_EMULATE is not set). Tests run one at a time\n"
+     "(--test-threads=1): a kernel fault poisons the device's context for\n"
+     "every test running beside it. `-- --test-threads=N` (or\n"
+     "RUST_TEST_THREADS) runs them in parallel.\n"},
     {Command::Inspect, "inspect", "[NAME]", false, BuildFlags | AcceptSass,
      "build a package and print the PTX (and with --sass the SASS)",
      "Rebuilds the package with the device linker writing its output to\n"
@@ -332,7 +337,9 @@ std::string commandHelp(Command Cmd) {
             "--all-features,\n"
             "                       --no-default-features)\n";
   if (Spec->Accepts & AcceptEmulate)
-    Text += "      --emulate        run the kernels on the CPU (OXIDE_EMULATE=1)\n";
+    Text += "      --emulate[=MODE] run the kernels on the CPU: MODE host (their Rust\n"
+            "                       code) or ptx (the device linker's PTX);\n"
+            "                       without MODE the emulator's default\n";
   if (Spec->Accepts & AcceptSass)
     Text += "      --sass           also print the SASS of each module\n";
   if (Spec->Accepts & AcceptFull)
@@ -404,6 +411,11 @@ Expected<Options> parseArguments(const std::vector<std::string> &Args) {
     return Opts;
   }
 
+  if (Sub == TestRunnerCommand) {
+    Opts.Cmd = Command::TestRunner;
+    Opts.ProgramArgs.assign(Args.begin() + static_cast<ptrdiff_t>(I), Args.end());
+    return Opts;
+  }
   const CommandSpec *Spec = findSpec(Sub);
   if (!Spec) {
     std::string Suggestion = suggestCommand(Sub);
@@ -492,8 +504,20 @@ Expected<Options> parseArguments(const std::vector<std::string> &Args) {
       Opts.RuntimeOnly = true;
       continue;
     }
-    if (Arg == "--emulate" && Accepts(AcceptEmulate)) {
-      Opts.Emulate = true;
+    if (Is(Arg, "--emulate") && Accepts(AcceptEmulate)) {
+      std::string_view Mode = std::string_view(Arg).substr(
+          std::min(Arg.size(), std::string_view("--emulate=").size()));
+      if (Arg == "--emulate")
+        Opts.Emulate = EmulateMode::Default;
+      else if (Mode == "host")
+        Opts.Emulate = EmulateMode::HostCode;
+      else if (Mode == "ptx")
+        Opts.Emulate = EmulateMode::DeviceCode;
+      else
+        return Error{"unknown emulation mode " + quoted(Mode),
+                     "use --emulate (the emulator's default), --emulate=host "
+                     "(the kernels' Rust code) or --emulate=ptx (the device "
+                     "linker's PTX)"};
       continue;
     }
     if (Arg == "--async" && Accepts(AcceptAsync)) {
@@ -567,6 +591,20 @@ Expected<Options> parseArguments(const std::vector<std::string> &Args) {
                      ? "for example: cargo oxide new my_kernel"
                      : helpHintFor(*Spec)};
   return Opts;
+}
+
+std::string_view emulateValue(EmulateMode Mode) {
+  switch (Mode) {
+  case EmulateMode::Off:
+    return "";
+  case EmulateMode::Default:
+    return "1";
+  case EmulateMode::HostCode:
+    return "host";
+  case EmulateMode::DeviceCode:
+    return "ptx";
+  }
+  return "";
 }
 
 } // namespace oxide::cli

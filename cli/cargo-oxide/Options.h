@@ -36,6 +36,8 @@ enum class Command {
   Debug,
   Sanitize,
   Bench,
+  /// The hidden runner `cargo oxide test` gives cargo (TestRunner.cpp).
+  TestRunner,
 };
 
 /// `debug`: how much device debug info the build keeps (OXIDE_DEVICE_DEBUG).
@@ -44,6 +46,11 @@ enum class DeviceDebugLevel { Lines, Full };
 /// The compute-sanitizer tools `sanitize --tool` accepts.
 inline constexpr const char *SanitizerTools[] = {"memcheck", "racecheck",
                                                  "initcheck", "synccheck"};
+
+/// What `--emulate[=MODE]` asks for: the GPU (no flag), the emulator's
+/// default mode (`--emulate`), the kernels' Rust code on the CPU
+/// (`--emulate=host`), or the device linker's PTX on the CPU (`--emulate=ptx`).
+enum class EmulateMode { Off, Default, HostCode, DeviceCode };
 
 struct Options {
   Command Cmd = Command::None;
@@ -72,10 +79,19 @@ struct Options {
   bool Async = false;
   /// `bench --list`: list the benchmarks instead of running them.
   bool List = false;
-  /// `run --emulate`, `test --emulate`: run the kernels on the CPU
-  /// (OXIDE_EMULATE=1 for the program).
-  bool Emulate = false;
+  /// `run --emulate[=host|ptx]`, `test --emulate[=host|ptx]`: run the
+  /// kernels on the CPU emulator (OXIDE_EMULATE for the program).
+  EmulateMode Emulate = EmulateMode::Off;
 };
+
+/// The hidden subcommand cargo runs each test binary through during
+/// `cargo oxide test` (`cargo-oxide oxide __run-tests BINARY ARGS...`;
+/// Command::TestRunner, everything after it the binary's).
+inline constexpr std::string_view TestRunnerCommand = "__run-tests";
+
+/// The OXIDE_EMULATE value that selects \p Mode: "1" (the emulator's
+/// default mode), "host" or "ptx"; empty for Off.
+std::string_view emulateValue(EmulateMode Mode);
 
 /// Parses the arguments after argv[0]. A leading "oxide" (how cargo invokes
 /// an external subcommand) is skipped.

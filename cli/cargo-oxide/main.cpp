@@ -52,6 +52,8 @@ int dispatch(const Options &Opts, const Context &Ctx) {
     return runSanitizeCommand(Opts, Ctx);
   case Command::Bench:
     return runBenchCommand(Opts, Ctx);
+  case Command::TestRunner:
+    return runTestRunnerCommand(Opts, Ctx);
   }
   return 1;
 }

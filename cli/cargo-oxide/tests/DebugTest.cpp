@@ -63,6 +63,48 @@ TEST(DebugOptionsTest, Test) {
                   "after `--`: cargo oxide test a -- b");
 }
 
+//===----------------------------------------------------------------------===//
+// Where `run` and `test` run the kernels, and how many tests at a time
+//===----------------------------------------------------------------------===//
+
+DriverProbe probeWith(bool HasDevice) {
+  DriverProbe P;
+  P.Loaded = true;
+  P.HasDevice = HasDevice;
+  P.DeviceError = HasDevice ? "" : "cuInit: CUDA_ERROR_NO_DEVICE";
+  return P;
+}
+
+TEST(EmulationTest, AFlagWinsAndNeedsNoProbe) {
+  Environment Env;
+  Env.set("OXIDE_EMULATE", "0");
+  auto Unused = []() -> DriverProbe {
+    ADD_FAILURE() << "probed although the choice was made";
+    return {};
+  };
+  EXPECT_EQ(chooseEmulation(EmulateMode::HostCode, Env, Unused).Value, "host");
+  EXPECT_EQ(chooseEmulation(EmulateMode::DeviceCode, Env, Unused).Value, "ptx");
+  EmulationChoice D = chooseEmulation(EmulateMode::Default, Env, Unused);
+  EXPECT_EQ(D.Value, "1");
+  EXPECT_EQ(D.Note, "");
+  // The user's own OXIDE_EMULATE (0 included) is left alone.
+  EXPECT_FALSE(chooseEmulation(EmulateMode::Off, Env, Unused).Value);
+}
+
+TEST(EmulationTest, NoGpuFallsBackToTheEmulatorWithANote) {
+  Environment Env;
+  EmulationChoice None = chooseEmulation(EmulateMode::Off, Env, [] { return probeWith(false); });
+  EXPECT_EQ(None.Value, "1");
+  EXPECT_CONTAINS(None.Note, "note: no GPU here (cuInit: CUDA_ERROR_NO_DEVICE)");
+  EXPECT_CONTAINS(None.Note, "OXIDE_EMULATE=0 refuses instead");
+  EmulationChoice NoDriver = chooseEmulation(EmulateMode::Off, Env, [] { return DriverProbe{}; });
+  EXPECT_EQ(NoDriver.Value, "1");
+  EXPECT_CONTAINS(NoDriver.Note, "(no CUDA driver)");
+  EmulationChoice Gpu = chooseEmulation(EmulateMode::Off, Env, [] { return probeWith(true); });
+  EXPECT_FALSE(Gpu.Value);
+  EXPECT_EQ(Gpu.Note, "");
+}
+
 TEST(DebugOptionsTest, Debug) {
   Options O = parseOk({"debug", "vecadd", "--", "1", "2"});
   EXPECT_EQ(O.Cmd, Command::Debug);
@@ -234,6 +276,8 @@ const char *FakeCargo = R"sh(#!/bin/sh
   printf '  OXIDE_ARCH=%s\n' "${OXIDE_ARCH-<unset>}"
   printf '  OXIDE_DEVICE_DEBUG=%s\n' "${OXIDE_DEVICE_DEBUG-<unset>}"
   printf '  CARGO_PROFILE_RELEASE_DEBUG=%s\n' "${CARGO_PROFILE_RELEASE_DEBUG-<unset>}"
+  printf '  OXIDE_EMULATE=%s\n' "${OXIDE_EMULATE-<unset>}"
+  printf '  RUNNER=%s\n' "${CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER-<unset>}"
 } >> "$FAKE_CARGO_LOG"
 profile=debug
 for a in "$@"; do [ "$a" = --release ] && profile=release; done
@@ -279,11 +323,16 @@ protected:
               "[package]\nname = \"vecadd\"\n");
     writeFile(Root / "examples/vecadd/src/main.rs", "fn main() {}\n");
     writeExecutable(Bin / "cargo", FakeCargo);
+    writeExecutable(Bin / "rustc",
+                    "#!/bin/sh\nprintf 'rustc 1.95.0 (59807616e 2026-04-14)\\n"
+                    "host: x86_64-unknown-linux-gnu\\nrelease: 1.95.0\\n"
+                    "LLVM version: 22.1.2\\n'\n");
     writeExecutable(Bin / "oxide-link", "#!/bin/sh\nexit 0\n");
     fs::create_directories(Cuda / "bin");
     Env.set("PATH", "/usr/bin:/bin");
     Env.set("HOME", Tmp.path().string());
     Env.set("CARGO", (Bin / "cargo").string());
+    Env.set("RUSTC", (Bin / "rustc").string());
     Env.set("OXIDE_LINK", (Bin / "oxide-link").string());
     Env.set("OXIDE_CUDA_PATH", Cuda.string());
     Env.set("FAKE_CARGO_LOG", Log.string());
@@ -315,7 +364,9 @@ TEST_F(DebugCliTest, TestRunsCargoTestWithTheOxideEnvironment) {
   std::string L = log();
   EXPECT_CONTAINS(L, "CALL [test] [--manifest-path] [" +
                          (Root / "examples/vecadd/Cargo.toml").string() +
-                         "] [--release] [--] [--nocapture]");
+                         "] [--release] [--] [--nocapture]\n");
+  // Each test binary runs through cargo-oxide, each test in its own process.
+  EXPECT_CONTAINS(L, "RUNNER=" + std::string(CARGO_OXIDE_EXE) + " oxide __run-tests");
   EXPECT_CONTAINS(L, "linker=" + (Bin / "oxide-link").string() +
                          " -C save-temps");
   EXPECT_CONTAINS(L, "OXIDE_ARCH=sm_90");
@@ -325,12 +376,32 @@ TEST_F(DebugCliTest, TestAtTheWorkspaceRootAndFailures) {
   ProcessResult R = oxide({"test"});
   ASSERT_EQ(R.ExitCode, 0) << R.Output;
   EXPECT_CONTAINS(log(), "CALL [test] [--manifest-path] [" +
-                             (Root / "Cargo.toml").string() + "] [--workspace]");
+                             (Root / "Cargo.toml").string() + "] [--workspace]\n");
   Env.set("FAKE_TEST_EXIT", "101");
   ProcessResult Failed = oxide({"test", "vecadd"});
   EXPECT_EQ(Failed.ExitCode, 101);
   EXPECT_CONTAINS(Failed.Output, "error: cargo test failed (exit code 101)");
   EXPECT_CONTAINS(Failed.Output, "cargo oxide test vecadd -- --nocapture");
+}
+
+TEST_F(DebugCliTest, TestEmulatesAsAskedAndKeepsTheUsersThreads) {
+  ProcessResult R = oxide({"test", "vecadd", "--emulate=ptx", "--",
+                           "--test-threads=3"});
+  ASSERT_EQ(R.ExitCode, 0) << R.Output;
+  std::string L = log();
+  EXPECT_CONTAINS(L, "[--] [--test-threads=3]\n");
+  EXPECT_CONTAINS(L, "RUNNER=<unset>"); // threads chosen: cargo test's own way
+  EXPECT_CONTAINS(L, "OXIDE_EMULATE=ptx");
+  // Without a runner to give (no rustc to name the host), one at a time.
+  Env.set("RUSTC", (Tmp / "no-rustc").string());
+  ASSERT_EQ(oxide({"test", "vecadd", "--emulate=host"}).ExitCode, 0);
+  EXPECT_CONTAINS(log(), "[--] [--test-threads=1]\n");
+  Env.set("RUSTC", (Bin / "rustc").string());
+  // The user's own choice of emulation passes through untouched.
+  Env.set("OXIDE_EMULATE", "host");
+  ASSERT_EQ(oxide({"test", "vecadd"}).ExitCode, 0);
+  EXPECT_CONTAINS(log(), "OXIDE_EMULATE=host");
+  EXPECT_NOT_CONTAINS(log(), "OXIDE_EMULATE=1");
 }
 
 TEST_F(DebugCliTest, DebugRunsCudaGdbOnTheBinary) {

@@ -137,12 +137,36 @@ TEST(OptionsTest, RunTakesProgramArgumentsAfterDoubleDash) {
 
 TEST(OptionsTest, EmulateOnlyWhereKernelsRun) {
   Options Run = parseOk({"oxide", "run", "vecadd", "--emulate", "--", "--emulate"});
-  EXPECT_TRUE(Run.Emulate);
+  EXPECT_EQ(Run.Emulate, EmulateMode::Default);
   EXPECT_EQ(Run.ProgramArgs, (std::vector<std::string>{"--emulate"}));
-  EXPECT_TRUE(parseOk({"oxide", "test", "--emulate"}).Emulate);
-  EXPECT_FALSE(parseOk({"oxide", "run", "vecadd"}).Emulate);
+  EXPECT_EQ(parseOk({"oxide", "test", "--emulate"}).Emulate, EmulateMode::Default);
+  EXPECT_EQ(parseOk({"oxide", "run", "vecadd"}).Emulate, EmulateMode::Off);
   parseFail({"oxide", "build", "vecadd", "--emulate"});
+  parseFail({"oxide", "build", "vecadd", "--emulate=host"});
   EXPECT_NE(commandHelp(Command::Run).find("--emulate"), std::string::npos);
+}
+
+TEST(OptionsTest, EmulateModes) {
+  EXPECT_EQ(parseOk({"oxide", "run", "--emulate=host", "vecadd"}).Emulate,
+            EmulateMode::HostCode);
+  Options Test = parseOk({"oxide", "test", "vecadd", "--emulate=ptx"});
+  EXPECT_EQ(Test.Emulate, EmulateMode::DeviceCode);
+  EXPECT_EQ(Test.Name, "vecadd"); // a mode is never taken from the next word
+  Options Next = parseOk({"oxide", "run", "--emulate", "host"});
+  EXPECT_EQ(Next.Emulate, EmulateMode::Default);
+  EXPECT_EQ(Next.Name, "host");
+  for (const char *Bad : {"--emulate=gpu", "--emulate=", "--emulate=HOST"}) {
+    Error E = parseFail({"oxide", "run", "vecadd", Bad});
+    EXPECT_NE(E.Message.find("unknown emulation mode"), std::string::npos) << Bad;
+    EXPECT_NE(E.Hint.find("--emulate=ptx"), std::string::npos) << E.Hint;
+  }
+  EXPECT_EQ(emulateValue(EmulateMode::Off), "");
+  EXPECT_EQ(emulateValue(EmulateMode::Default), "1");
+  EXPECT_EQ(emulateValue(EmulateMode::HostCode), "host");
+  EXPECT_EQ(emulateValue(EmulateMode::DeviceCode), "ptx");
+  std::string Help = commandHelp(Command::Test);
+  EXPECT_NE(Help.find("--emulate[=MODE]"), std::string::npos) << Help;
+  EXPECT_NE(Help.find("--test-threads=1"), std::string::npos) << Help;
 }
 
 TEST(OptionsTest, RunWithoutNameButWithArguments) {

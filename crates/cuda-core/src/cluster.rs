@@ -208,7 +208,7 @@ pub unsafe fn launch_kernel_cluster_with_host_code(
     config: &ClusterLaunchConfig,
     stream: &CudaStream,
     params: &mut [*mut c_void],
-    host: &crate::emulator::HostKernel,
+    host: &cuda_emulator::HostKernel,
 ) -> Result<(), DriverError> {
     // SAFETY: the caller's contract.
     unsafe { launch_cluster(f, config, stream, params, Some(host)) }
@@ -221,7 +221,7 @@ unsafe fn launch_cluster(
     config: &ClusterLaunchConfig,
     stream: &CudaStream,
     params: &mut [*mut c_void],
-    host: Option<&crate::emulator::HostKernel>,
+    host: Option<&cuda_emulator::HostKernel>,
 ) -> Result<(), DriverError> {
     config.launch.validate()?;
     config.validate()?;

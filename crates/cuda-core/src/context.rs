@@ -4,8 +4,9 @@ use std::ffi::c_void;
 use std::ptr;
 use std::sync::{Arc, Mutex, OnceLock};
 
+use crate::backend::Backend;
 use crate::device::Device;
-use crate::driver::{self, cu, CUcontext, CUdevice, CUevent, CUstream};
+use crate::driver::{self, cu, CUcontext, CUdevice, CUevent, CUstream, DriverApi};
 use crate::error::{DriverError, ErrorKind};
 use crate::module::{self, CudaModule};
 use crate::panic::PanicRecord;
@@ -33,11 +34,22 @@ impl KernelName {
 /// lives until the last of them is dropped. Every method that calls the
 /// driver first makes this context current on the calling thread, so a
 /// context may be used from any thread.
+///
+/// A kernel fault poisons the context it happened in (the driver's primary
+/// context, which every `CudaContext` of the device shares while any is
+/// alive): every later call on it fails with the same sticky error. On a GPU
+/// the fault outlives the context: the driver refuses every new context of
+/// the process afterwards, even once the faulted one is released and reset,
+/// so only a new process uses the GPU again (`cargo oxide test` runs each
+/// test in a process of its own). The CPU emulator keeps the fault with its
+/// context: once every handle of it is dropped, the next `CudaContext::new`
+/// gets a fresh one.
 #[derive(Debug)]
 pub struct CudaContext {
     ctx: CUcontext,
     device: CUdevice,
     ordinal: usize,
+    backend: Backend,
     /// The kernel launched last on this context: a kernel fault surfaces only
     /// at a later synchronisation, and is sticky for the whole context, so the
     /// error then names this kernel.
@@ -63,15 +75,26 @@ impl CudaContext {
     /// driver and [`ErrorKind::NoDevice`] without such a GPU.
     pub fn new(ordinal: usize) -> Result<Arc<CudaContext>, DriverError> {
         let d = driver::initialized()?;
+        let backend = driver::backend()?;
         let device = Device::get(ordinal)?.raw();
         let mut ctx: CUcontext = ptr::null_mut();
         // SAFETY: out-pointer to a local; `device` came from cuDeviceGet.
-        unsafe { cu!(d, cuDevicePrimaryCtxRetain(&mut ctx, device))? };
+        unsafe { cu!(d, cuDevicePrimaryCtxRetain(&mut ctx, device)) }.map_err(|e| {
+            if !e.is_sticky() {
+                return e;
+            }
+            e.with_detail(
+                "a kernel fault earlier in this process left the GPU unusable for the rest of it: the CUDA \
+                 driver refuses new contexts after a fault. Run what follows in a new process (`cargo oxide \
+                 test` runs each test in a process of its own).",
+            )
+        })?;
         // From here on, Drop releases the retained context.
         let this = Arc::new(CudaContext {
             ctx,
             device,
             ordinal,
+            backend,
             last_kernel: Mutex::new(None),
             panic_record: OnceLock::new(),
             compute_capability: OnceLock::new(),
@@ -108,7 +131,7 @@ impl CudaContext {
     /// Records `f` as launched last under the name a fault report will give:
     /// its host code's (cuda-host's Rust path) if it has one, else the PTX
     /// name. Every launch path of this crate ends here.
-    pub(crate) fn record_launch_of(&self, f: &crate::CudaFunction, host: Option<&crate::emulator::HostKernel>) {
+    pub(crate) fn record_launch_of(&self, f: &crate::CudaFunction, host: Option<&cuda_emulator::HostKernel>) {
         match host.map(|h| h.name()).filter(|n| !n.is_empty()) {
             Some(name) => self.record_launch_static(name),
             None => self.record_launch_shared(&f.name),
@@ -133,16 +156,22 @@ impl CudaContext {
             Some(p) => err.with_device_panic(p),
             None => err,
         };
-        let emulated = crate::emulator::is_active();
-        let err = match crate::emulator::fault_detail().filter(|_| emulated) {
+        let emulated = self.backend.is_emulated();
+        // SAFETY: an emulated context's handle is the emulated driver's.
+        let detail = if emulated { unsafe { cuda_emulator::fault_detail(self.ctx) } } else { None };
+        let err = match detail {
             Some(detail) => err.with_detail(detail),
             None => err,
         };
-        let place = if emulated { "in the CPU emulator" } else { "on the GPU" };
+        let (place, after) = if emulated {
+            ("in the CPU emulator", "; once every handle of it is dropped, CudaContext::new gives a fresh one")
+        } else {
+            ("on the GPU", ", and so is the GPU for the rest of this process")
+        };
         match last {
             Some(k) => err.with_detail(format!(
                 "kernel `{k}` failed {place} (it was the last launched on this context). \
-                 The context is unusable from now on."
+                 The context is unusable from now on{after}."
             )),
             None => err,
         }
@@ -156,6 +185,13 @@ impl CudaContext {
             .get_or_init(|| self.bind().ok().and_then(|_| PanicRecord::allocate().ok()))
             .as_ref()
             .map(PanicRecord::device_address)
+    }
+
+    /// What runs this context's kernels: the GPU, or the CPU emulator in one
+    /// of its modes (chosen once per process, from `OXIDE_EMULATE`). Code
+    /// that must act differently asks here, never the environment.
+    pub fn backend(&self) -> Backend {
+        self.backend
     }
 
     /// The ordinal this context was created for.
@@ -239,7 +275,7 @@ impl CudaContext {
     }
 
     /// Binds the context and hands out the driver table.
-    pub(crate) fn bind(&self) -> Result<&'static driver::Driver, DriverError> {
+    pub(crate) fn bind(&self) -> Result<&'static DriverApi, DriverError> {
         let d = driver::initialized()?;
         // Asking is cheaper than setting, and every launch binds: most of the
         // time the context is current already.
@@ -336,6 +372,7 @@ impl Drop for CudaContext {
         if let Some(d) = driver::loaded() {
             // SAFETY: the context was retained in `new` and is released once,
             // here, after its pending work; errors are ignored (never panic).
+            // The last release destroys the primary context.
             unsafe {
                 (d.cuCtxSetCurrent)(self.ctx);
                 (d.cuCtxSynchronize)();

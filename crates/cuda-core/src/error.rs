@@ -5,7 +5,12 @@ use std::borrow::Cow;
 use std::ffi::{c_char, CStr};
 use std::fmt;
 
-use crate::driver::{self, CUresult};
+use cuda_driver_sys::panic_record::DevicePanic;
+use cuda_driver_sys::{CUresult, STICKY_RESULTS};
+
+pub use cuda_driver_sys::builtin_name;
+
+use crate::backend;
 
 /// What kind of failure a [`DriverError`] is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -58,7 +63,7 @@ pub struct DriverError {
     message: String,
     op: Cow<'static, str>,
     detail: Option<String>,
-    device_panic: Option<Box<crate::DevicePanic>>,
+    device_panic: Option<Box<DevicePanic>>,
 }
 
 impl DriverError {
@@ -119,11 +124,11 @@ impl DriverError {
 
     /// The panic a kernel reported before it failed, when the failure was a
     /// device panic (bounds check, overflow, unwrap, `panic!`, …).
-    pub fn device_panic(&self) -> Option<&crate::DevicePanic> {
+    pub fn device_panic(&self) -> Option<&DevicePanic> {
         self.device_panic.as_deref()
     }
 
-    pub(crate) fn with_device_panic(mut self, panic: crate::DevicePanic) -> Self {
+    pub(crate) fn with_device_panic(mut self, panic: DevicePanic) -> Self {
         self.device_panic = Some(Box::new(panic));
         self
     }
@@ -158,10 +163,12 @@ impl DriverError {
 
     /// Whether this is a *sticky* error: a kernel faulted (illegal address,
     /// trap, device assert, timeout, …), the context is unusable from now on,
-    /// and every later call on it fails with the same error. Only a new
-    /// process recovers the device.
+    /// and every later call on it fails with the same error. On a GPU only a
+    /// new process can use the GPU again; on the CPU emulator, a new
+    /// [`CudaContext`](crate::CudaContext) once every handle of the faulted
+    /// one is dropped.
     pub fn is_sticky(&self) -> bool {
-        self.kind == ErrorKind::Driver && STICKY_CODES.contains(&self.code)
+        self.kind == ErrorKind::Driver && STICKY_RESULTS.contains(&self.code)
     }
 
     /// Additional context (JIT log, kernel name), if any.
@@ -192,9 +199,6 @@ impl fmt::Display for DriverError {
 
 impl std::error::Error for DriverError {}
 
-/// `CUresult`s after which a context is unusable (kernel faults).
-pub(crate) const STICKY_CODES: [i32; 9] = [700, 702, 710, 714, 715, 716, 717, 718, 719];
-
 /// `Ok(())` for `CUDA_SUCCESS`, otherwise the error for `code` from `op`.
 pub(crate) fn check(code: CUresult, op: &'static str) -> Result<(), DriverError> {
     if code == 0 {
@@ -207,7 +211,7 @@ pub(crate) fn check(code: CUresult, op: &'static str) -> Result<(), DriverError>
 /// Name and message of a `CUresult`: asked of the driver when it is loaded,
 /// otherwise taken from [`builtin_name`].
 fn describe(code: i32) -> (Cow<'static, str>, String) {
-    if let Some(d) = driver::loaded() {
+    if let Some(d) = backend::loaded().map(|l| &l.api) {
         let mut name: *const c_char = std::ptr::null();
         let mut text: *const c_char = std::ptr::null();
         // SAFETY: both functions only write a pointer to a static,
@@ -234,114 +238,4 @@ fn describe(code: i32) -> (Cow<'static, str>, String) {
             format!("unrecognised CUresult {code}"),
         ),
     }
-}
-
-/// Name and short description of the common `CUresult` codes, used when the
-/// driver itself cannot be asked.
-pub fn builtin_name(code: i32) -> Option<(&'static str, &'static str)> {
-    Some(match code {
-        0 => ("CUDA_SUCCESS", "no error"),
-        1 => ("CUDA_ERROR_INVALID_VALUE", "invalid argument"),
-        2 => ("CUDA_ERROR_OUT_OF_MEMORY", "out of memory"),
-        3 => ("CUDA_ERROR_NOT_INITIALIZED", "driver not initialized"),
-        4 => ("CUDA_ERROR_DEINITIALIZED", "driver is shutting down"),
-        34 => (
-            "CUDA_ERROR_STUB_LIBRARY",
-            "the loaded libcuda is a stub, not a real driver",
-        ),
-        36 => (
-            "CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER",
-            "the call needs a newer driver",
-        ),
-        46 => (
-            "CUDA_ERROR_DEVICE_UNAVAILABLE",
-            "device busy or unavailable",
-        ),
-        100 => ("CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"),
-        101 => ("CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"),
-        200 => ("CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid"),
-        201 => ("CUDA_ERROR_INVALID_CONTEXT", "invalid device context"),
-        209 => (
-            "CUDA_ERROR_NO_BINARY_FOR_GPU",
-            "no kernel image is available for this device",
-        ),
-        214 => ("CUDA_ERROR_ECC_UNCORRECTABLE", "uncorrectable ECC error"),
-        218 => ("CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed"),
-        221 => (
-            "CUDA_ERROR_JIT_COMPILER_NOT_FOUND",
-            "PTX JIT compiler library not found",
-        ),
-        222 => (
-            "CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
-            "the PTX version is not supported by this driver",
-        ),
-        223 => (
-            "CUDA_ERROR_JIT_COMPILATION_DISABLED",
-            "PTX JIT compilation is disabled",
-        ),
-        300 => ("CUDA_ERROR_INVALID_SOURCE", "invalid device kernel source"),
-        301 => ("CUDA_ERROR_FILE_NOT_FOUND", "file not found"),
-        302 => (
-            "CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND",
-            "shared object symbol not found",
-        ),
-        304 => (
-            "CUDA_ERROR_OPERATING_SYSTEM",
-            "an operating system call failed",
-        ),
-        400 => ("CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"),
-        401 => (
-            "CUDA_ERROR_ILLEGAL_STATE",
-            "the operation is illegal in the current state",
-        ),
-        500 => ("CUDA_ERROR_NOT_FOUND", "named symbol not found"),
-        600 => ("CUDA_ERROR_NOT_READY", "device not ready"),
-        700 => (
-            "CUDA_ERROR_ILLEGAL_ADDRESS",
-            "an illegal memory access was encountered",
-        ),
-        701 => (
-            "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
-            "too many resources requested for launch",
-        ),
-        702 => (
-            "CUDA_ERROR_LAUNCH_TIMEOUT",
-            "the launch timed out and was terminated",
-        ),
-        709 => (
-            "CUDA_ERROR_CONTEXT_IS_DESTROYED",
-            "the context has been destroyed",
-        ),
-        710 => ("CUDA_ERROR_ASSERT", "device-side assert triggered"),
-        714 => ("CUDA_ERROR_HARDWARE_STACK_ERROR", "hardware stack error"),
-        715 => (
-            "CUDA_ERROR_ILLEGAL_INSTRUCTION",
-            "an illegal instruction was encountered",
-        ),
-        716 => ("CUDA_ERROR_MISALIGNED_ADDRESS", "misaligned address"),
-        717 => (
-            "CUDA_ERROR_INVALID_ADDRESS_SPACE",
-            "operation not supported on this address space",
-        ),
-        718 => ("CUDA_ERROR_INVALID_PC", "invalid program counter"),
-        719 => ("CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure"),
-        720 => (
-            "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE",
-            "too many blocks in cooperative launch",
-        ),
-        800 => ("CUDA_ERROR_NOT_PERMITTED", "operation not permitted"),
-        801 => ("CUDA_ERROR_NOT_SUPPORTED", "operation not supported"),
-        802 => ("CUDA_ERROR_SYSTEM_NOT_READY", "system not yet initialized"),
-        803 => (
-            "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH",
-            "driver and kernel module versions do not match",
-        ),
-        804 => (
-            "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE",
-            "forward compatibility not supported on this device",
-        ),
-        909 => ("CUDA_ERROR_TIMEOUT", "wait operation timed out"),
-        999 => ("CUDA_ERROR_UNKNOWN", "unknown error"),
-        _ => return None,
-    })
 }

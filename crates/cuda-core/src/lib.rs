@@ -66,15 +66,33 @@
 //!   freeing, so no pending kernel or copy, on any stream, touches freed memory.
 //! * Drops never panic; errors there are ignored. A kernel fault is *sticky*
 //!   ([`DriverError::is_sticky`]): it is reported by the next call that
-//!   synchronises or submits work, naming the last kernel launched.
+//!   synchronises or submits work, naming the last kernel launched. It
+//!   poisons the context it happened in; on a GPU the whole process (the
+//!   driver refuses new contexts after a fault, so `cargo oxide test` runs
+//!   each test in a process of its own), on the CPU emulator only that
+//!   context (once every handle of it is dropped, [`CudaContext::new`] gets
+//!   a fresh one).
 //!
 //! Only Linux is supported (the library is found as `libcuda.so.1`).
 //!
+//! # Layers
+//!
+//! As in cudarc, sys → result → safe. `cuda-driver-sys` is the raw layer:
+//! the driver's C types, the table of entry points, loading `libcuda.so.1`;
+//! no policy. This crate's `backend` module decides, once, where the table
+//! comes from (the NVIDIA driver, or the `cuda-emulator` crate's table when
+//! `OXIDE_EMULATE` selects a mode), and its `driver` module turns each
+//! `CUresult` into a `Result<_, DriverError>`. The safe API on top asks a
+//! context which [`Backend`] it runs on where the two differ (an emulated
+//! launch hands the emulator the kernel's host code), and nowhere else.
+//!
 //! # Without a GPU
 //!
-//! With `OXIDE_EMULATE=1` in the environment (`cargo oxide run --emulate`) no
-//! driver is loaded: the [`emulator`] stands in for it, on host memory, and
-//! kernels launched through `cuda-host` run on the CPU with CUDA's semantics.
+//! With `OXIDE_EMULATE` set in the environment (`cargo oxide run --emulate`)
+//! no driver is loaded: the [`emulator`] stands in for it, on host memory.
+//! `OXIDE_EMULATE=host` (and `1`, for now) runs kernels launched through
+//! `cuda-host` as their Rust code on the CPU with CUDA's semantics;
+//! `OXIDE_EMULATE=ptx` will run the PTX the device linker produced.
 
 #![warn(missing_docs)]
 
@@ -83,6 +101,7 @@
 mod abi {
     include!(concat!(env!("OUT_DIR"), "/abi.rs"));
 }
+mod backend;
 mod cluster;
 mod context;
 mod device;
@@ -93,6 +112,8 @@ mod memory;
 mod module;
 mod panic;
 pub mod tensor_map;
+
+pub use backend::Backend;
 
 pub use cluster::{
     launch_kernel_cluster, launch_kernel_cluster_with_host_code, ClusterLaunchConfig, ClusterShapeError, MAX_NON_PORTABLE_CLUSTER_SIZE,

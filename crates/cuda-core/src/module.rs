@@ -4,6 +4,9 @@ use std::ffi::{c_int, c_void, CStr, CString};
 use std::ptr;
 use std::sync::Arc;
 
+use cuda_emulator::{HostKernel, LaunchError};
+
+use crate::backend::Backend;
 use crate::context::{CudaContext, CudaStream};
 use crate::driver::{self, cu, CUdeviceptr, CUfunction, CUmodule};
 use crate::error::{DriverError, ErrorKind};
@@ -182,7 +185,7 @@ fn install_panic_record(module: &CudaModule) -> Result<(), DriverError> {
     let mut size: usize = 0;
     // SAFETY: out-pointers to locals; the module is live; the name is a C string.
     let found = unsafe {
-        cu!(d, cuModuleGetGlobal_v2(&mut global, &mut size, module.module, crate::panic::RECORD_GLOBAL.as_ptr()))
+        cu!(d, cuModuleGetGlobal_v2(&mut global, &mut size, module.module, driver::panic_record::RECORD_GLOBAL.as_ptr()))
     };
     if found.is_err() || size != std::mem::size_of::<u64>() {
         return Ok(()); // no panicking code in this module
@@ -548,9 +551,10 @@ pub unsafe fn launch_kernel(
     unsafe { launch(f, config, stream, params, None) }
 }
 
-/// [`launch_kernel`] with the kernel's host code, which the CPU emulator
-/// (`OXIDE_EMULATE=1`, see [`emulator`](crate::emulator)) runs instead of the
-/// PTX; on a GPU `host` is not used. `cuda-host` launches this way.
+/// [`launch_kernel`] with the kernel's host code, which the CPU emulator's
+/// host-code mode (`OXIDE_EMULATE=host`, see [`emulator`](crate::emulator))
+/// runs instead of the PTX; on a GPU, and in device-code mode, `host` only
+/// names the kernel in fault reports. `cuda-host` launches this way.
 ///
 /// # Safety
 /// As for [`launch_kernel`]; and `host` must be the host code of `f`'s
@@ -560,7 +564,7 @@ pub unsafe fn launch_kernel_with_host_code(
     config: LaunchConfig,
     stream: &CudaStream,
     params: &mut [*mut c_void],
-    host: &crate::emulator::HostKernel,
+    host: &HostKernel,
 ) -> Result<(), DriverError> {
     // SAFETY: the caller's contract.
     unsafe { launch(f, config, stream, params, Some(host)) }
@@ -573,7 +577,7 @@ unsafe fn launch(
     config: LaunchConfig,
     stream: &CudaStream,
     params: &mut [*mut c_void],
-    host: Option<&crate::emulator::HostKernel>,
+    host: Option<&HostKernel>,
 ) -> Result<(), DriverError> {
     config.validate()?;
     if !f.module.ctx.same(stream.context()) {
@@ -589,21 +593,9 @@ unsafe fn launch(
         ));
     }
     let d = stream.context().bind()?;
-    if crate::emulator::is_active() {
-        let Some(host) = host else {
-            return Err(crate::emulator::no_host_code(&f.name));
-        };
-        let grid = crate::emulator::Grid {
-            grid_dim: config.grid_dim,
-            block_dim: config.block_dim,
-            shared_mem_bytes: config.shared_mem_bytes,
-        };
-        let name = if host.name().is_empty() { &*f.name } else { host.name() };
-        stream.context().record_launch_of(f, Some(host));
-        // SAFETY: `f` is a handle of the emulated driver; `params` suit
-        // `host` (the caller's contract).
-        return unsafe { crate::emulator::launch(name, f.func, grid, host, params.as_ptr()) }
-            .map_err(|e| stream.context().explain(e));
+    if let Backend::Emulator(_) = stream.context().backend() {
+        // SAFETY: as below; `host` is the kernel's host code (caller).
+        return unsafe { launch_emulated(f, config, stream, params, host) };
     }
     let (g, b) = (config.grid_dim, config.block_dim);
     let params_ptr = if params.is_empty() {
@@ -635,6 +627,39 @@ unsafe fn launch(
     .map_err(|e| e.with_detail(format!("while launching kernel `{}`", f.name)))?;
     stream.context().record_launch_of(f, host);
     Ok(())
+}
+
+/// An emulated launch: the emulator runs it now, with the executor of its
+/// mode (the kernel's host code, or its PTX).
+///
+/// # Safety
+/// As for [`launch_kernel_with_host_code`]; `f` is a function of the
+/// emulated driver (its context's backend is the emulator).
+unsafe fn launch_emulated(
+    f: &CudaFunction,
+    config: LaunchConfig,
+    stream: &CudaStream,
+    params: &mut [*mut c_void],
+    host: Option<&HostKernel>,
+) -> Result<(), DriverError> {
+    let grid = cuda_emulator::Grid {
+        grid_dim: config.grid_dim,
+        block_dim: config.block_dim,
+        shared_mem_bytes: config.shared_mem_bytes,
+    };
+    let launch = cuda_emulator::Launch { function: f.func, grid, params: params.as_ptr(), host_code: host };
+    // SAFETY: the caller's contract.
+    match unsafe { cuda_emulator::launch(&launch) } {
+        Ok(()) => {
+            stream.context().record_launch_of(f, host);
+            Ok(())
+        }
+        Err(LaunchError::Context(code)) => Err(stream.context().explain(DriverError::from_code(code, "cuLaunchKernel"))),
+        Err(e @ LaunchError::NoHostCode { .. }) => Err(DriverError::new(ErrorKind::InvalidArgument, e.to_string(), "launch_kernel")),
+        Err(e @ LaunchError::DeviceCodeUnavailable { .. }) => {
+            Err(DriverError::from_code(driver::CUDA_ERROR_NOT_SUPPORTED, "cuLaunchKernel").with_detail(e.to_string()))
+        }
+    }
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 //! shuffles, atomics, `vprintf`, …) has a host body that looks up its entry in
 //! the [`Hooks`] table installed here and calls it; without an installed
 //! table, or with `None` in the entry, the stub aborts with a message saying
-//! that a GPU intrinsic was called on the host. `cuda-core`'s emulator
+//! that a GPU intrinsic was called on the host. The `cuda-emulator` crate
 //! (`OXIDE_EMULATE=1`, `cargo oxide run --emulate`) fills the table with
 //! functions that answer from the emulated thread running on the calling OS
 //! thread. On the device none of this exists: the device linker replaces the

@@ -103,11 +103,12 @@ fn launch_entry(
     check_limits(kernel.rust_path, &config, limits)?;
     // The entry without the checks the launch condition implies, where it
     // holds. Not for clusters (a user's cluster attributes are set on the
-    // kernel's own entry) nor on the emulator (which runs the host code).
+    // kernel's own entry) nor where the kernel's host code runs instead of
+    // its PTX (the emulator's host-code mode).
     let unchecked = match &kernel.unchecked {
         Some(unchecked)
             if cluster.is_none()
-                && !cuda_core::emulator::is_active()
+                && stream.context().backend().runs_device_code()
                 && unchecked.condition.evaluate_with(&config, |p, r| read_param(params, sizes, p, r)) == Some(true) =>
         {
             module.unchecked_function(found.index, &config, limits)

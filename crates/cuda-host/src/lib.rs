@@ -51,9 +51,11 @@
 //! condition fails, panic as usual.
 //!
 //! Every launch also hands over the kernel's host code (its entry wrapper,
-//! compiled for the host), which the CPU emulator runs instead of the PTX
-//! when `OXIDE_EMULATE=1` (`cargo oxide run --emulate`; see
-//! `cuda_core::emulator`).
+//! compiled for the host), which the CPU emulator's host-code mode runs
+//! instead of the PTX (`OXIDE_EMULATE=host` or `1`, `cargo oxide run
+//! --emulate`; see `cuda_core::emulator`). Where the launch differs by
+//! backend (cubin or PTX, checked or unchecked entry, where a `#[constant]`
+//! is written), it asks the context (`CudaContext::backend`).
 #![warn(missing_docs)]
 
 // First: its macros (the literals of reserved names) are used by the modules below.

@@ -7,7 +7,8 @@ use crate::HostError;
 
 /// `CUfunction_attribute` number of the dynamic shared memory limit.
 const CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: i32 = 8;
-use cuda_core::{CudaContext, CudaFunction, CudaModule, LaunchConfig};
+use cuda_core::emulator::Mode as EmulationMode;
+use cuda_core::{Backend, CudaContext, CudaFunction, CudaModule, LaunchConfig};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
@@ -60,8 +61,8 @@ pub fn load_kernel_module(ctx: &Arc<CudaContext>, name: &str) -> Result<KernelMo
 /// The image's cubin loaded on `ctx`, where it suits the GPU.
 fn load_cubin(ctx: &Arc<CudaContext>, image: &EmbeddedModule) -> Option<Arc<CudaModule>> {
     let cubin = image.cubin?;
-    if cuda_core::emulator::is_active() {
-        return None; // the emulator runs host code; its modules come from PTX
+    if ctx.backend().is_emulated() {
+        return None; // the emulator keeps PTX (its device-code mode runs it)
     }
     let (major, minor) = ctx.compute_capability().ok()?;
     if major * 10 + minor != cubin.sm {
@@ -149,9 +150,9 @@ impl KernelModule {
     /// ```
     pub fn set_constant<T: Copy>(&self, constant: &'static Constant<T>, value: &T) -> Result<(), HostError> {
         let address = constant as *const Constant<T> as *const u8;
-        if cuda_core::emulator::is_active() {
-            // Emulated kernels read the host static itself. Launches have
-            // finished when they return (emulated streams run work at once).
+        if self.module.context().backend() == Backend::Emulator(EmulationMode::HostCode) {
+            // Kernels run as host code read the host static itself. Launches
+            // have finished when they return (emulated streams run work at once).
             self.module.context().synchronize()?;
             // SAFETY: `Constant<T>` is a transparent `UnsafeCell<T>`, so the
             // static lives in writable memory; no emulated kernel runs now,

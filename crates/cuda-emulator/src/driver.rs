@@ -6,7 +6,9 @@
 //! its work at submission, in order: a copy or a launch has finished when the
 //! call returns, events complete when recorded (stamped with the host clock),
 //! and host functions run at once on the submitting thread. A kernel fault
-//! makes the context unusable (sticky), as on the GPU.
+//! makes its context unusable (sticky), as on the GPU, until that context is
+//! destroyed (`context.rs`); streams and events answer for the context they
+//! were made in, everything else for the calling thread's current context.
 
 #![allow(non_snake_case)] // the entry points keep the driver's names
 
@@ -18,41 +20,21 @@ use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
-use crate::driver::{CUcontext, CUdevice, CUdeviceptr, CUevent, CUfunction, CUhostFn, CUmodule, CUoccupancyB2DSize, CUresult, CUstream};
+use cuda_driver_sys::{
+    builtin_name, CUcontext, CUdevice, CUdeviceptr, CUevent, CUfunction, CUhostFn, CUmodule, CUoccupancyB2DSize,
+    CUresult, CUstream, CUDA_ERROR_INVALID_DEVICE, CUDA_ERROR_INVALID_VALUE as INVALID_VALUE,
+    CUDA_ERROR_NOT_FOUND as NOT_FOUND, CUDA_ERROR_NOT_READY, CUDA_ERROR_NOT_SUPPORTED as NOT_SUPPORTED,
+    CUDA_ERROR_OUT_OF_MEMORY as OUT_OF_MEMORY, CUDA_SUCCESS as SUCCESS,
+};
 
-const SUCCESS: CUresult = 0;
-const INVALID_VALUE: CUresult = 1;
-const OUT_OF_MEMORY: CUresult = 2;
-const NOT_FOUND: CUresult = 500;
-const NOT_SUPPORTED: CUresult = 801;
+use crate::context::{self, Context};
+use crate::engine::Grid;
+use crate::error::LaunchError;
+use crate::launch::{launch, Launch};
+use crate::module::{Function, Module};
 
-/// The sticky error of the context (0 while it is healthy) and what it was.
-static STICKY: AtomicI32 = AtomicI32::new(0);
-static FAULT: Mutex<Option<String>> = Mutex::new(None);
 /// Size and alignment of every live allocation, by address.
 static ALLOCATIONS: Mutex<Option<HashMap<u64, Layout>>> = Mutex::new(None);
-
-/// The handle of the one context (any non-null value).
-static CONTEXT: u8 = 0;
-
-/// Marks the context failed with `code`; `detail` explains the fault.
-pub(crate) fn set_fault(code: CUresult, detail: Option<String>) {
-    let _ = STICKY.compare_exchange(0, code, Ordering::SeqCst, Ordering::SeqCst);
-    if let Some(d) = detail {
-        let mut slot = FAULT.lock().unwrap_or_else(|p| p.into_inner());
-        slot.get_or_insert(d);
-    }
-}
-
-/// The emulator's explanation of the context's fault, if it found one.
-pub(crate) fn fault_detail() -> Option<String> {
-    FAULT.lock().unwrap_or_else(|p| p.into_inner()).clone()
-}
-
-/// `CUDA_SUCCESS`, or the sticky error once a kernel has faulted.
-pub(crate) fn sticky() -> CUresult {
-    STICKY.load(Ordering::SeqCst)
-}
 
 fn host_alloc(bytes: usize) -> Option<*mut u8> {
     let layout = Layout::from_size_align(bytes.max(1), 256).ok()?;
@@ -76,21 +58,27 @@ fn host_free(p: u64) -> CUresult {
     SUCCESS
 }
 
-/// A loaded module: its device globals (only the panic-record slot: the
-/// kernels' `#[constant]` statics are the host statics themselves).
-pub(crate) struct Module {
-    pub(crate) panic_slot: Box<u64>,
-    functions: Mutex<Vec<Box<Function>>>,
-}
-
-/// A kernel looked up in a module.
-pub(crate) struct Function {
-    pub(crate) module: *const Module,
-    max_dynamic_shared: AtomicI32,
+/// A stream: the context it was made in.
+struct Stream {
+    context: &'static Context,
 }
 
 struct Event {
+    context: &'static Context,
     recorded: Mutex<Option<Instant>>,
+}
+
+/// The status of the context of stream `s` (the calling thread's current
+/// context for the legacy default stream).
+///
+/// # Safety
+/// `s` must be null or a live stream of this driver.
+unsafe fn stream_status(s: CUstream) -> CUresult {
+    // SAFETY: the caller's contract.
+    match unsafe { s.cast::<Stream>().as_ref() } {
+        Some(stream) => stream.context.status(),
+        None => context::current_status(),
+    }
 }
 
 macro_rules! table {
@@ -118,12 +106,6 @@ table!(
     cuOccupancyMaxActiveBlocksPerMultiprocessor, cuOccupancyMaxPotentialBlockSize, cuLaunchKernel,
 );
 
-/// What an entry point the emulator lacks returns.
-/// (The error names the entry point: `CUDA_ERROR_NOT_SUPPORTED … [cuXyz]`.)
-pub(crate) fn unsupported(_name: &str) -> CUresult {
-    NOT_SUPPORTED
-}
-
 /// The device totals the emulator reports.
 const TOTAL_MEMORY: usize = 16 << 30;
 
@@ -132,7 +114,7 @@ fn cores() -> c_int {
 }
 
 unsafe extern "C" fn cuGetErrorName(code: CUresult, out: *mut *const c_char) -> CUresult {
-    match crate::error::builtin_name(code) {
+    match builtin_name(code) {
         Some((name, _)) => {
             // SAFETY: the caller passes a writable out-pointer.
             unsafe { *out = intern(name) };
@@ -143,7 +125,7 @@ unsafe extern "C" fn cuGetErrorName(code: CUresult, out: *mut *const c_char) -> 
 }
 
 unsafe extern "C" fn cuGetErrorString(code: CUresult, out: *mut *const c_char) -> CUresult {
-    match crate::error::builtin_name(code) {
+    match builtin_name(code) {
         Some((_, text)) => {
             // SAFETY: the caller passes a writable out-pointer.
             unsafe { *out = intern(text) };
@@ -176,7 +158,7 @@ unsafe extern "C" fn cuDriverGetVersion(v: *mut c_int) -> CUresult {
 }
 unsafe extern "C" fn cuDeviceGet(d: *mut CUdevice, ordinal: c_int) -> CUresult {
     if ordinal != 0 {
-        return 101;
+        return CUDA_ERROR_INVALID_DEVICE;
     }
     // SAFETY: writable out-pointer (caller).
     unsafe { *d = 0 };
@@ -222,48 +204,60 @@ unsafe extern "C" fn cuDeviceTotalMem_v2(bytes: *mut usize, _d: CUdevice) -> CUr
     unsafe { *bytes = TOTAL_MEMORY };
     SUCCESS
 }
-unsafe extern "C" fn cuDevicePrimaryCtxRetain(ctx: *mut CUcontext, _d: CUdevice) -> CUresult {
+unsafe extern "C" fn cuDevicePrimaryCtxRetain(ctx: *mut CUcontext, d: CUdevice) -> CUresult {
+    if d != 0 {
+        return CUDA_ERROR_INVALID_DEVICE;
+    }
     // SAFETY: writable out-pointer (caller).
-    unsafe { *ctx = ptr::addr_of!(CONTEXT) as CUcontext };
+    unsafe { *ctx = context::retain_primary().handle() };
     SUCCESS
 }
 unsafe extern "C" fn cuDevicePrimaryCtxRelease_v2(_d: CUdevice) -> CUresult {
+    context::release_primary();
     SUCCESS
 }
 unsafe extern "C" fn cuCtxGetCurrent(ctx: *mut CUcontext) -> CUresult {
-    // SAFETY: writable out-pointer (caller). The emulator has one context.
-    unsafe { *ctx = ptr::addr_of!(CONTEXT) as CUcontext };
+    let current = context::current().map_or(ptr::null_mut(), Context::handle);
+    // SAFETY: writable out-pointer (caller).
+    unsafe { *ctx = current };
     SUCCESS
 }
-unsafe extern "C" fn cuCtxSetCurrent(_ctx: CUcontext) -> CUresult {
+unsafe extern "C" fn cuCtxSetCurrent(ctx: CUcontext) -> CUresult {
+    // SAFETY: the caller passes null or a context handle of this driver.
+    context::set_current(unsafe { Context::from_handle(ctx) });
     SUCCESS
 }
 unsafe extern "C" fn cuCtxSynchronize() -> CUresult {
-    sticky()
+    context::current_status()
 }
 unsafe extern "C" fn cuStreamCreate(s: *mut CUstream, _flags: c_uint) -> CUresult {
-    // SAFETY: writable out-pointer (caller). The handle is a distinct heap byte.
-    unsafe { *s = Box::into_raw(Box::new(0u8)).cast() };
+    let Some(context) = context::current() else { return context::current_status() };
+    // SAFETY: writable out-pointer (caller).
+    unsafe { *s = Box::into_raw(Box::new(Stream { context })).cast() };
     SUCCESS
 }
 unsafe extern "C" fn cuStreamDestroy_v2(s: CUstream) -> CUresult {
     if !s.is_null() {
         // SAFETY: made by cuStreamCreate, destroyed once.
-        drop(unsafe { Box::from_raw(s.cast::<u8>()) });
+        drop(unsafe { Box::from_raw(s.cast::<Stream>()) });
     }
     SUCCESS
 }
-unsafe extern "C" fn cuStreamSynchronize(_s: CUstream) -> CUresult {
-    sticky()
+unsafe extern "C" fn cuStreamSynchronize(s: CUstream) -> CUresult {
+    // SAFETY: a stream of this driver or null (caller).
+    unsafe { stream_status(s) }
 }
-unsafe extern "C" fn cuStreamQuery(_s: CUstream) -> CUresult {
-    sticky()
+unsafe extern "C" fn cuStreamQuery(s: CUstream) -> CUresult {
+    // SAFETY: as for cuStreamSynchronize.
+    unsafe { stream_status(s) }
 }
-unsafe extern "C" fn cuStreamWaitEvent(_s: CUstream, _e: CUevent, _flags: c_uint) -> CUresult {
-    sticky()
+unsafe extern "C" fn cuStreamWaitEvent(s: CUstream, _e: CUevent, _flags: c_uint) -> CUresult {
+    // SAFETY: as for cuStreamSynchronize.
+    unsafe { stream_status(s) }
 }
-unsafe extern "C" fn cuLaunchHostFunc(_s: CUstream, f: CUhostFn, data: *mut c_void) -> CUresult {
-    let code = sticky();
+unsafe extern "C" fn cuLaunchHostFunc(s: CUstream, f: CUhostFn, data: *mut c_void) -> CUresult {
+    // SAFETY: as for cuStreamSynchronize.
+    let code = unsafe { stream_status(s) };
     if code != SUCCESS {
         return code;
     }
@@ -273,7 +267,8 @@ unsafe extern "C" fn cuLaunchHostFunc(_s: CUstream, f: CUhostFn, data: *mut c_vo
     SUCCESS
 }
 unsafe extern "C" fn cuEventCreate(e: *mut CUevent, _flags: c_uint) -> CUresult {
-    let event = Box::new(Event { recorded: Mutex::new(None) });
+    let Some(context) = context::current() else { return context::current_status() };
+    let event = Box::new(Event { context, recorded: Mutex::new(None) });
     // SAFETY: writable out-pointer (caller).
     unsafe { *e = Box::into_raw(event).cast() };
     SUCCESS
@@ -285,17 +280,20 @@ unsafe extern "C" fn cuEventDestroy_v2(e: CUevent) -> CUresult {
     }
     SUCCESS
 }
-unsafe extern "C" fn cuEventRecord(e: CUevent, _s: CUstream) -> CUresult {
+unsafe extern "C" fn cuEventRecord(e: CUevent, s: CUstream) -> CUresult {
     // SAFETY: a live event made by cuEventCreate.
     let event = unsafe { &*e.cast::<Event>() };
     *event.recorded.lock().unwrap_or_else(|p| p.into_inner()) = Some(Instant::now());
-    sticky()
+    // SAFETY: a stream of this driver or null (caller).
+    unsafe { stream_status(s) }
 }
-unsafe extern "C" fn cuEventQuery(_e: CUevent) -> CUresult {
-    sticky()
+unsafe extern "C" fn cuEventQuery(e: CUevent) -> CUresult {
+    // SAFETY: a live event made by cuEventCreate.
+    unsafe { &*e.cast::<Event>() }.context.status()
 }
-unsafe extern "C" fn cuEventSynchronize(_e: CUevent) -> CUresult {
-    sticky()
+unsafe extern "C" fn cuEventSynchronize(e: CUevent) -> CUresult {
+    // SAFETY: a live event made by cuEventCreate.
+    unsafe { &*e.cast::<Event>() }.context.status()
 }
 unsafe extern "C" fn cuEventElapsedTime(ms: *mut f32, start: CUevent, end: CUevent) -> CUresult {
     // SAFETY: live events made by cuEventCreate.
@@ -309,7 +307,7 @@ unsafe extern "C" fn cuEventElapsedTime(ms: *mut f32, start: CUevent, end: CUeve
             unsafe { *ms = (d * 1e3) as f32 };
             SUCCESS
         }
-        _ => 600, // CUDA_ERROR_NOT_READY: never recorded
+        _ => CUDA_ERROR_NOT_READY, // never recorded
     }
 }
 unsafe extern "C" fn cuMemGetInfo_v2(free: *mut usize, total: *mut usize) -> CUresult {
@@ -327,7 +325,7 @@ unsafe extern "C" fn cuMemGetInfo_v2(free: *mut usize, total: *mut usize) -> CUr
 /// # Safety
 /// Both ranges must be valid for `n` bytes.
 unsafe fn copy(dst: u64, src: u64, n: usize) -> CUresult {
-    let code = sticky();
+    let code = context::current_status();
     if code != SUCCESS {
         return code;
     }
@@ -363,7 +361,7 @@ unsafe extern "C" fn cuMemcpyDtoHAsync_v2(dst: *mut c_void, src: CUdeviceptr, n:
 /// # Safety
 /// `dst` must be valid for `n` elements.
 unsafe fn fill<T: Copy>(dst: CUdeviceptr, value: T, n: usize) -> CUresult {
-    let code = sticky();
+    let code = context::current_status();
     if code != SUCCESS {
         return code;
     }
@@ -420,23 +418,24 @@ unsafe extern "C" fn cuMemFreeHost(p: *mut c_void) -> CUresult {
 }
 unsafe extern "C" fn cuModuleGetGlobal_v2(out: *mut CUdeviceptr, size: *mut usize, m: CUmodule, name: *const c_char) -> CUresult {
     // SAFETY: a live module made by cuModuleLoadDataEx; `name` is a C string.
-    let (module, name) = unsafe { (&mut *m.cast::<Module>(), CStr::from_ptr(name)) };
-    if name != crate::panic::RECORD_GLOBAL {
-        return NOT_FOUND;
-    }
+    let (module, name) = unsafe { (&*m.cast::<Module>(), CStr::from_ptr(name)) };
+    let Some(global) = module.global(name) else { return NOT_FOUND };
+    let (address, bytes) = global.address_and_size();
     // SAFETY: writable out-pointers (caller).
     unsafe {
-        *out = &mut *module.panic_slot as *mut u64 as u64;
-        *size = 8;
+        *out = address;
+        *size = bytes;
     }
     SUCCESS
 }
-unsafe extern "C" fn cuModuleLoadDataEx(out: *mut CUmodule, _image: *const c_void, _n: c_uint, _o: *mut c_int, _v: *mut *mut c_void) -> CUresult {
-    let code = sticky();
+unsafe extern "C" fn cuModuleLoadDataEx(out: *mut CUmodule, image: *const c_void, _n: c_uint, _o: *mut c_int, _v: *mut *mut c_void) -> CUresult {
+    let Some(context) = context::current() else { return context::current_status() };
+    let code = context.status();
     if code != SUCCESS {
         return code;
     }
-    let module = Box::new(Module { panic_slot: Box::new(0), functions: Mutex::new(Vec::new()) });
+    // SAFETY: a PTX text or binary image, as cuModuleLoadDataEx takes (caller).
+    let module = Box::new(unsafe { Module::load(context, image) });
     // SAFETY: writable out-pointer (caller).
     unsafe { *out = Box::into_raw(module).cast() };
     SUCCESS
@@ -448,9 +447,11 @@ unsafe extern "C" fn cuModuleUnload(m: CUmodule) -> CUresult {
     }
     SUCCESS
 }
-unsafe extern "C" fn cuModuleGetFunction(out: *mut CUfunction, m: CUmodule, _name: *const c_char) -> CUresult {
+unsafe extern "C" fn cuModuleGetFunction(out: *mut CUfunction, m: CUmodule, name: *const c_char) -> CUresult {
     let module = m.cast::<Module>();
-    let f = Box::new(Function { module, max_dynamic_shared: AtomicI32::new(48 * 1024) });
+    // SAFETY: `name` is a C string (caller).
+    let name = unsafe { CStr::from_ptr(name) }.to_owned();
+    let f = Box::new(Function { module, name, max_dynamic_shared: AtomicI32::new(48 * 1024) });
     let p = &*f as *const Function as CUfunction;
     // SAFETY: a live module; the function lives as long as it.
     unsafe { (*module).functions.lock().unwrap_or_else(|e| e.into_inner()).push(f) };
@@ -498,10 +499,26 @@ unsafe extern "C" fn cuOccupancyMaxPotentialBlockSize(grid: *mut c_int, block: *
     SUCCESS
 }
 unsafe extern "C" fn cuLaunchKernel(
-    _f: CUfunction, _gx: c_uint, _gy: c_uint, _gz: c_uint, _bx: c_uint, _by: c_uint, _bz: c_uint,
-    _smem: c_uint, _s: CUstream, _params: *mut *mut c_void, _extra: *mut *mut c_void,
+    f: CUfunction, gx: c_uint, gy: c_uint, gz: c_uint, bx: c_uint, by: c_uint, bz: c_uint,
+    smem: c_uint, _s: CUstream, params: *mut *mut c_void, _extra: *mut *mut c_void,
 ) -> CUresult {
-    // Launches with host code go through `emulator::launch`; this one has
-    // none (raw PTX), which the caller reports.
-    NOT_SUPPORTED
+    // A launch through the table carries no host code: it runs in
+    // device-code mode only. (cuda-core calls `launch` itself, with the host
+    // code cuda-host gives it.)
+    let grid = Grid { grid_dim: (gx, gy, gz), block_dim: (bx, by, bz), shared_mem_bytes: smem };
+    // SAFETY: the caller's contract for cuLaunchKernel.
+    match unsafe { launch(&Launch { function: f, grid, params, host_code: None }) } {
+        Ok(()) => SUCCESS,
+        Err(LaunchError::Context(code)) => code,
+        Err(LaunchError::NoHostCode { .. } | LaunchError::DeviceCodeUnavailable { .. }) => NOT_SUPPORTED,
+    }
+}
+
+/// The emulated driver's table; the entry points it lacks return
+/// `CUDA_ERROR_NOT_SUPPORTED` (the error names the entry point).
+pub(crate) fn api() -> cuda_driver_sys::DriverApi {
+    // SAFETY: every function `symbol` returns is defined above with the C
+    // signature of the driver function of its name.
+    unsafe { cuda_driver_sys::DriverApi::from_lookup(symbol, cuda_driver_sys::Missing::NotSupported) }
+        .expect("a partial table is never refused")
 }

@@ -68,6 +68,7 @@ fn sync_threads_and(p: bool) -> bool { barrier(BarrierKind::And, p) != 0 }
 fn sync_threads_or(p: bool) -> bool { barrier(BarrierKind::Or, p) != 0 }
 
 fn fence_any() { fence(SeqCst) }
+fn nanosleep(_nanoseconds: u32) { super::engine::yield_now() }
 
 /// Joins a warp collective; returns this lane's result.
 fn warp(op: WarpOp, mask: u32, value: u64, arg: u32, clamp: u32) -> u64 {
@@ -210,17 +211,20 @@ fn float_op64(op: u32, old: f64, v: f64) -> f64 {
 }
 
 fn atomic_rmw_u32(ptr: *mut u32, value: u32, op: u32, _scope: u32, _ordering: u32) -> u32 {
+    super::engine::spin_point();
     // SAFETY: the kernel hands a valid, aligned pointer to memory that is only
     // accessed atomically while the launch runs (the atomic API's contract).
     let a = unsafe { AtomicU32::from_ptr(ptr) };
     a.fetch_update(SeqCst, SeqCst, |old| Some(int_op(op, old, value))).unwrap_or_else(|x| x)
 }
 fn atomic_rmw_u64(ptr: *mut u64, value: u64, op: u32, _scope: u32, _ordering: u32) -> u64 {
+    super::engine::spin_point();
     // SAFETY: as for `atomic_rmw_u32`.
     let a = unsafe { AtomicU64::from_ptr(ptr) };
     a.fetch_update(SeqCst, SeqCst, |old| Some(int_op(op, old, value))).unwrap_or_else(|x| x)
 }
 fn atomic_rmw_f32(ptr: *mut f32, value: f32, op: u32, _scope: u32, _ordering: u32) -> f32 {
+    super::engine::spin_point();
     // SAFETY: as for `atomic_rmw_u32`; f32 and u32 have one layout.
     let a = unsafe { AtomicU32::from_ptr(ptr.cast()) };
     let old = a
@@ -229,6 +233,7 @@ fn atomic_rmw_f32(ptr: *mut f32, value: f32, op: u32, _scope: u32, _ordering: u3
     f32::from_bits(old)
 }
 fn atomic_rmw_f64(ptr: *mut f64, value: f64, op: u32, _scope: u32, _ordering: u32) -> f64 {
+    super::engine::spin_point();
     // SAFETY: as for `atomic_rmw_u32`; f64 and u64 have one layout.
     let a = unsafe { AtomicU64::from_ptr(ptr.cast()) };
     let old = a
@@ -237,20 +242,24 @@ fn atomic_rmw_f64(ptr: *mut f64, value: f64, op: u32, _scope: u32, _ordering: u3
     f64::from_bits(old)
 }
 fn atomic_cas_u32(ptr: *mut u32, expected: u32, new: u32, _s: u32, _o1: u32, _o2: u32) -> u32 {
+    super::engine::spin_point();
     // SAFETY: as for `atomic_rmw_u32`.
     let a = unsafe { AtomicU32::from_ptr(ptr) };
     a.compare_exchange(expected, new, SeqCst, SeqCst).unwrap_or_else(|x| x)
 }
 fn atomic_cas_u64(ptr: *mut u64, expected: u64, new: u64, _s: u32, _o1: u32, _o2: u32) -> u64 {
+    super::engine::spin_point();
     // SAFETY: as for `atomic_rmw_u32`.
     let a = unsafe { AtomicU64::from_ptr(ptr) };
     a.compare_exchange(expected, new, SeqCst, SeqCst).unwrap_or_else(|x| x)
 }
 fn atomic_load_u32(ptr: *const u32, _s: u32, _o: u32) -> u32 {
+    super::engine::spin_point();
     // SAFETY: as for `atomic_rmw_u32`.
     unsafe { AtomicU32::from_ptr(ptr.cast_mut()) }.load(SeqCst)
 }
 fn atomic_load_u64(ptr: *const u64, _s: u32, _o: u32) -> u64 {
+    super::engine::spin_point();
     // SAFETY: as for `atomic_rmw_u32`.
     unsafe { AtomicU64::from_ptr(ptr.cast_mut()) }.load(SeqCst)
 }
@@ -309,6 +318,7 @@ static HOOKS: Hooks = Hooks {
     redux_xor_u32: Some(redux_xor),
     elect_one: Some(elect_one),
     vprintf: Some(vprintf),
+    nanosleep: Some(nanosleep),
     trap: Some(trap),
     unmodelled: Some(unmodelled),
     atomic_rmw_u32: Some(atomic_rmw_u32),

@@ -41,6 +41,16 @@ fn convert(spec: &[u8], bits: u64) -> Vec<u8> {
 /// # Safety
 /// `format` is NUL-terminated; `args` holds one 8-byte value per conversion.
 pub(crate) unsafe fn print(format: *const u8, args: *const u8) -> i32 {
+    // A hook's critical part: it takes stdout's lock (and the C library's).
+    // SAFETY: the caller's contract.
+    crate::engine::in_hook(|| unsafe { format_and_write(format, args) })
+}
+
+/// [`print`]'s work.
+///
+/// # Safety
+/// As for [`print`].
+unsafe fn format_and_write(format: *const u8, args: *const u8) -> i32 {
     // SAFETY: the caller's contract.
     let text = unsafe { CStr::from_ptr(format.cast()) }.to_bytes();
     let mut out = Vec::with_capacity(text.len() + 32);

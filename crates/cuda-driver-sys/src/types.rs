@@ -1,0 +1,89 @@
+//! The driver's C types and the enum values oxide passes or checks, as
+//! `cuda.h` declares them.
+
+use std::ffi::{c_int, c_uint, c_void};
+
+/// `CUresult`: 0 is `CUDA_SUCCESS`, anything else an error code.
+pub type CUresult = c_int;
+/// `CUdevice`: a device handle (its ordinal on every driver so far).
+pub type CUdevice = c_int;
+/// `CUdeviceptr`: an address in the device's (unified) address space.
+pub type CUdeviceptr = u64;
+/// `CUcontext`: an opaque context handle.
+pub type CUcontext = *mut c_void;
+/// `CUmodule`: an opaque handle of a loaded image.
+pub type CUmodule = *mut c_void;
+/// `CUfunction`: an opaque handle of one kernel of a module.
+pub type CUfunction = *mut c_void;
+/// `CUstream`: an opaque stream handle (null is the legacy default stream).
+pub type CUstream = *mut c_void;
+/// `CUevent`: an opaque event handle.
+pub type CUevent = *mut c_void;
+/// `CUhostFn`: a host function run by a stream (`cuLaunchHostFunc`).
+pub type CUhostFn = unsafe extern "C" fn(*mut c_void);
+/// `CUoccupancyB2DSize`: block size → dynamic shared memory bytes.
+pub type CUoccupancyB2DSize = Option<unsafe extern "C" fn(c_int) -> usize>;
+
+/// `CUDA_SUCCESS`.
+pub const CUDA_SUCCESS: CUresult = 0;
+/// `CUDA_ERROR_INVALID_VALUE`.
+pub const CUDA_ERROR_INVALID_VALUE: CUresult = 1;
+/// `CUDA_ERROR_OUT_OF_MEMORY`.
+pub const CUDA_ERROR_OUT_OF_MEMORY: CUresult = 2;
+/// `CUDA_ERROR_STUB_LIBRARY`: the libcuda found is the toolkit's stub.
+pub const CUDA_ERROR_STUB_LIBRARY: CUresult = 34;
+/// `CUDA_ERROR_NO_DEVICE`.
+pub const CUDA_ERROR_NO_DEVICE: CUresult = 100;
+/// `CUDA_ERROR_INVALID_DEVICE`: no device of that ordinal.
+pub const CUDA_ERROR_INVALID_DEVICE: CUresult = 101;
+/// `CUDA_ERROR_INVALID_CONTEXT`.
+pub const CUDA_ERROR_INVALID_CONTEXT: CUresult = 201;
+/// `CUDA_ERROR_INVALID_PTX`.
+pub const CUDA_ERROR_INVALID_PTX: CUresult = 218;
+/// `CUDA_ERROR_NOT_FOUND`: no symbol of that name.
+pub const CUDA_ERROR_NOT_FOUND: CUresult = 500;
+/// `CUDA_ERROR_NOT_READY`: queued work has not finished (not a failure).
+pub const CUDA_ERROR_NOT_READY: CUresult = 600;
+/// `CUDA_ERROR_CONTEXT_IS_DESTROYED`.
+pub const CUDA_ERROR_CONTEXT_IS_DESTROYED: CUresult = 709;
+/// `CUDA_ERROR_LAUNCH_FAILED`: a kernel faulted (a trap, a device panic).
+pub const CUDA_ERROR_LAUNCH_FAILED: CUresult = 719;
+/// `CUDA_ERROR_NOT_SUPPORTED`.
+pub const CUDA_ERROR_NOT_SUPPORTED: CUresult = 801;
+
+/// `CUresult`s after which a context is unusable: a kernel faulted (illegal
+/// address, timeout, assert, hardware stack error, illegal instruction,
+/// misaligned address, invalid address space, invalid PC, launch failure).
+/// Every later call on that context returns the same error.
+pub const STICKY_RESULTS: [CUresult; 9] = [700, 702, 710, 714, 715, 716, 717, 718, 719];
+
+/// `CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT`.
+pub const CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: c_int = 16;
+/// `CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR`.
+pub const CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: c_int = 75;
+/// `CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR`.
+pub const CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: c_int = 76;
+/// `CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK`.
+pub const CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: c_int = 0;
+/// `CU_FUNC_ATTRIBUTE_NUM_REGS`.
+pub const CU_FUNC_ATTRIBUTE_NUM_REGS: c_int = 4;
+/// `CU_JIT_INFO_LOG_BUFFER`.
+pub const CU_JIT_INFO_LOG_BUFFER: c_int = 3;
+/// `CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES`.
+pub const CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: c_int = 4;
+/// `CU_JIT_ERROR_LOG_BUFFER`.
+pub const CU_JIT_ERROR_LOG_BUFFER: c_int = 5;
+/// `CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES`.
+pub const CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: c_int = 6;
+/// `CU_JIT_GENERATE_DEBUG_INFO`.
+pub const CU_JIT_GENERATE_DEBUG_INFO: c_int = 11;
+/// `CU_JIT_GENERATE_LINE_INFO`.
+pub const CU_JIT_GENERATE_LINE_INFO: c_int = 13;
+/// `CU_STREAM_DEFAULT`.
+pub const CU_STREAM_DEFAULT: c_uint = 0;
+/// `CU_STREAM_NON_BLOCKING`.
+pub const CU_STREAM_NON_BLOCKING: c_uint = 1;
+/// `CU_EVENT_DEFAULT`.
+pub const CU_EVENT_DEFAULT: c_uint = 0;
+/// `CU_EVENT_DISABLE_TIMING`.
+pub const CU_EVENT_DISABLE_TIMING: c_uint = 2;

@@ -1,0 +1,89 @@
+//! What the host-code engine runs and reports: [`HostKernel`], [`Grid`] and
+//! [`Fault`].
+
+use std::ffi::c_void;
+
+use cuda_driver_sys::panic_record::DevicePanic;
+
+/// Host code of a kernel: what one emulated thread calls.
+///
+/// `call(data, params)` runs the kernel for the calling emulated thread;
+/// `params` is the launch's `kernelParams` array (one pointer per parameter,
+/// to the argument's bytes). `cuda-host` builds one from the kernel's entry
+/// wrapper; tests build one from a closure with [`HostKernel::from_fn`].
+#[derive(Clone, Copy, Debug)]
+pub struct HostKernel {
+    pub(super) data: *const (),
+    pub(super) call: unsafe fn(*const (), *const *mut c_void),
+    name: &'static str,
+}
+
+// SAFETY: `data` is a function pointer or a `Sync` closure (see the constructors).
+unsafe impl Send for HostKernel {}
+// SAFETY: see `Send`.
+unsafe impl Sync for HostKernel {}
+
+impl HostKernel {
+    /// A kernel whose host code is `call(data, params)`.
+    ///
+    /// # Safety
+    /// `call` must be safe to run from many OS threads at once with `data`
+    /// and the `params` of any launch this kernel is used for, and `data`
+    /// must stay valid while launches of it run.
+    pub unsafe fn new(data: *const (), call: unsafe fn(*const (), *const *mut c_void)) -> Self {
+        HostKernel { data, call, name: "" }
+    }
+
+    /// The same kernel, named `name` (its Rust path) in traces and errors.
+    pub fn named(self, name: &'static str) -> Self {
+        HostKernel { name, ..self }
+    }
+
+    /// The name given with [`named`](Self::named) ("" if none).
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// A kernel whose body is the closure `f` (it ignores the launch's
+    /// parameters; it reads its coordinates through `cuda_device::thread`).
+    pub fn from_fn<F: Fn() + Sync>(f: &F) -> Self {
+        unsafe fn call<F: Fn()>(data: *const (), _: *const *mut c_void) {
+            // SAFETY: `data` is the `&F` given to `from_fn`.
+            unsafe { (*data.cast::<F>())() }
+        }
+        HostKernel { data: (f as *const F).cast(), call: call::<F>, name: "" }
+    }
+}
+
+/// A launch to emulate.
+#[derive(Clone, Copy, Debug)]
+pub struct Grid {
+    /// Blocks in x, y, z.
+    pub grid_dim: (u32, u32, u32),
+    /// Threads per block in x, y, z.
+    pub block_dim: (u32, u32, u32),
+    /// Bytes of dynamic shared memory per block.
+    pub shared_mem_bytes: u32,
+}
+
+/// Why an emulated launch failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Fault {
+    /// A thread panicked (bounds check, overflow, `unwrap`, `panic!`): the
+    /// error a GPU launch reports too.
+    Panic(DevicePanic),
+    /// The emulator found what the GPU would not forgive (barrier divergence,
+    /// a shared-memory race, an out-of-bounds shared access, a warp
+    /// collective some lane never joins, a trap), or a block that stopped
+    /// making progress (a spin the host-code engine cannot switch out of).
+    Emulator(String),
+}
+
+impl std::fmt::Display for Fault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Fault::Panic(p) => write!(f, "{p}"),
+            Fault::Emulator(m) => f.write_str(m),
+        }
+    }
+}

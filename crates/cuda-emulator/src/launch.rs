@@ -1,0 +1,106 @@
+//! An emulated launch: refused on a faulted context, else run now by the
+//! executor [`choose`](crate::executor::choose) picks (streams run their
+//! work at submission), with a kernel fault made sticky in the launch's
+//! context as a GPU's would be.
+
+use std::ffi::c_void;
+use std::sync::OnceLock;
+
+use cuda_driver_sys::{panic_record, CUfunction, CUDA_ERROR_LAUNCH_FAILED, CUDA_SUCCESS};
+
+use crate::engine::{Fault, Grid, HostKernel};
+use crate::error::LaunchError;
+use crate::executor::{self, ExecError};
+use crate::mode::Mode;
+use crate::module::Function;
+
+/// The process's mode, set when the emulated driver is made.
+static MODE: OnceLock<Mode> = OnceLock::new();
+
+/// Records the mode of this process's emulated launches (the first call wins).
+pub(crate) fn set_mode(mode: Mode) {
+    let _ = MODE.set(mode);
+}
+
+/// The mode of this process's emulated launches.
+pub fn mode() -> Mode {
+    MODE.get().copied().unwrap_or(Mode::DEFAULT)
+}
+
+/// One launch for [`launch`].
+#[derive(Clone, Copy, Debug)]
+pub struct Launch<'a> {
+    /// A function handle of the emulated driver (`cuModuleGetFunction`).
+    pub function: CUfunction,
+    /// Grid, block and dynamic shared memory.
+    pub grid: Grid,
+    /// `kernelParams`: one pointer per kernel parameter, to its bytes.
+    pub params: *const *mut c_void,
+    /// The kernel's host code, when the launch has it (`cuda-host` does).
+    pub host_code: Option<&'a HostKernel>,
+}
+
+
+/// Runs `launch` now. A kernel fault is not an error here, as on the GPU:
+/// it makes the function's context fail with `CUDA_ERROR_LAUNCH_FAILED`,
+/// reported by the next call that synchronises or submits work; a device
+/// panic is written to the context's panic record.
+///
+/// # Safety
+/// `launch.function` must be a live function handle of the emulated
+/// driver, `launch.params` what the kernel expects (`cuLaunchKernel`'s
+/// contract), and the host code, if any, that kernel's.
+pub unsafe fn launch(launch: &Launch<'_>) -> Result<(), LaunchError> {
+    // SAFETY: the caller's contract; a function's module outlives it.
+    let (function, module) = unsafe {
+        let f = &*launch.function.cast::<Function>();
+        (f, &*f.module)
+    };
+    let status = module.context.status();
+    if status != CUDA_SUCCESS {
+        return Err(LaunchError::Context(status));
+    }
+    let ptx_name = function.name.to_string_lossy();
+    let name = launch.host_code.map(HostKernel::name).filter(|n| !n.is_empty()).unwrap_or(&ptx_name);
+    let executor = executor::choose(mode(), launch.host_code, &ptx_name)?;
+    let start = std::time::Instant::now();
+    // SAFETY: the caller's contract.
+    let result = unsafe { executor.run(function, name, launch.grid, launch.params) };
+    if trace() {
+        let g = launch.grid;
+        eprintln!(
+            "oxide emulator: {name} grid {:?} block {:?} shared {} B: {:.3} ms{}",
+            g.grid_dim,
+            g.block_dim,
+            g.shared_mem_bytes,
+            start.elapsed().as_secs_f64() * 1e3,
+            if result.is_ok() { "" } else { " (failed)" }
+        );
+    }
+    match result {
+        Ok(()) => Ok(()),
+        Err(ExecError::Refused(e)) => Err(e),
+        Err(ExecError::Fault(Fault::Panic(panic))) => {
+            let record = module.panic_record();
+            if record != 0 {
+                // SAFETY: cuda-core stored its context's panic record in the slot.
+                unsafe { panic_record::write(record as *mut panic_record::RawPanicRecord, &panic) };
+                module.context.fail(CUDA_ERROR_LAUNCH_FAILED, None);
+            } else {
+                module.context.fail(CUDA_ERROR_LAUNCH_FAILED, Some(format!("emulator: {panic}")));
+            }
+            Ok(())
+        }
+        Err(ExecError::Fault(Fault::Emulator(message))) => {
+            module.context.fail(CUDA_ERROR_LAUNCH_FAILED, Some(message));
+            Ok(())
+        }
+    }
+}
+
+/// Whether every emulated launch prints its kernel, shape and wall time to
+/// stderr (`OXIDE_EMULATE_TRACE=1`).
+fn trace() -> bool {
+    static TRACE: OnceLock<bool> = OnceLock::new();
+    *TRACE.get_or_init(|| std::env::var("OXIDE_EMULATE_TRACE").is_ok_and(|v| v.trim() == "1"))
+}
