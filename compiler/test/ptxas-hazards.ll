@@ -4,9 +4,10 @@
 ; whose scratch register lives in a scope of its own), a statement inside
 ; an inline-asm line; destination and source may be one register. Other
 ; instructions, 32- and 64-bit negation included, are left as they are.
-; A byte load from a whole `.param .b32` slot (an i8 argument or result)
-; reads the 32-bit slot and converts from its low byte; byte loads from
-; aggregates and from a kernel's byte parameter stay.
+; A load narrower than a whole scalar `.param .b32`/`.b64` slot (an i8 or
+; i16 argument or result, the low byte of a u64) reads the whole slot and
+; converts from its low bits; loads from aggregates and a kernel's own
+; parameters stay.
 ; RUN: rm -rf %t && split-file %s %t
 ; RUN: cat %t/in.ptx %t/more.ptx > %t/all.ptx
 ; RUN: %oxide-opt --rewrite-ptxas-hazards %t/all.ptx | FileCheck %s
@@ -23,6 +24,9 @@
 ; CHECK-LABEL: .func (.param .b32 func_retval0) g(
 ; CHECK: { .reg .b32 %oxide_t; ld.param.b32 %oxide_t, [g_param_0]; cvt.s16.s8 %rs1, %oxide_t; }
 ; CHECK-NEXT: ld.param.u8 %rs2, [g_param_1+3];
+; CHECK-NEXT: { .reg .b64 %oxide_t; ld.param.b64 %oxide_t, [g_param_2]; cvt.u32.u8 %r3, %oxide_t; }
+; CHECK-NEXT: { .reg .b32 %oxide_t; ld.param.b32 %oxide_t, [g_param_0]; cvt.u16.u32 %rs4, %oxide_t; }
+; CHECK-NEXT: { .reg .b32 %oxide_t; ld.param.b32 %oxide_t, [g_param_0]; cvt.s32.s16 %r4, %oxide_t; }
 ; CHECK: { .reg .b32 %oxide_t; ld.param.b32 %oxide_t, [retval0]; cvt.u32.u8 %r2, %oxide_t; }
 ; CHECK: { .reg .b32 %oxide_t; @%p1 ld.param.b32 %oxide_t, [g_param_0]; @%p1 cvt.u64.u8 %rd1, %oxide_t; }
 ; CHECK-LABEL: .visible .entry k(
@@ -45,11 +49,15 @@
 ;--- more.ptx
 .func (.param .b32 func_retval0) g(
 	.param .b32 g_param_0,
-	.param .align 8 .b8 g_param_1[16]
+	.param .align 8 .b8 g_param_1[16],
+	.param .b64 g_param_2
 )
 {
 	ld.param.s8 	%rs1, [g_param_0];
 	ld.param.u8 	%rs2, [g_param_1+3];
+	ld.param.b8 	%r3, [g_param_2];
+	ld.param.u16 	%rs4, [g_param_0];
+	ld.param.s16 	%r4, [g_param_0];
 	{ // callseq 0, 0
 	.param .b32 	retval0;
 	call.uni (retval0), f, ();

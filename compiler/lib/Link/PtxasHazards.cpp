@@ -26,8 +26,9 @@
 // i8 argument or result of a device function travels in a 32-bit `.param`
 // slot, stored as 32 bits and read back with a byte load, and where ptxas
 // inlines the call it forwards the stored value without the byte load's
-// sign or zero extension; the rewrite reads the whole slot and converts
-// from its low byte explicitly.
+// sign extension. Every load narrower than its scalar slot is rewritten to
+// read the whole slot (as wide as the store that filled it) and convert
+// from its low bits explicitly.
 //
 // The PTX is the NVPTX backend's: one instruction per line, `[@guard]
 // opcode operands;`, except in inline assembly, which may put several on a
@@ -38,28 +39,43 @@
 #include "oxide/DeviceLinker.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
-#include <cstring>
-#include <set>
+#include <map>
 
 using namespace llvm;
 
 namespace {
 
-enum class Where { Always, WholeParam32 };
-
 struct Hazard {
   StringRef Mnemonic;
-  Where Condition;
   StringRef ScratchType;
   StringRef Replacement;
 };
 
 const Hazard Hazards[] = {
-#define OXIDE_PTXAS_HAZARD(MNEMONIC, WHERE, REG, REPLACEMENT, WHY)                                 \
-  {MNEMONIC, Where::WHERE, REG, REPLACEMENT},
+#define OXIDE_PTXAS_HAZARD(MNEMONIC, REG, REPLACEMENT, WHY) {MNEMONIC, REG, REPLACEMENT},
+#define OXIDE_PTXAS_NARROW_PARAM_LOAD(MNEMONIC, BITS, SIGNED, WHY)
 #include "oxide/PtxasHazards.def"
+#undef OXIDE_PTXAS_NARROW_PARAM_LOAD
 #undef OXIDE_PTXAS_HAZARD
 };
+
+struct NarrowParamLoad {
+  StringRef Mnemonic;
+  unsigned Bits;
+  bool Signed;
+};
+
+const NarrowParamLoad NarrowParamLoads[] = {
+#define OXIDE_PTXAS_HAZARD(MNEMONIC, REG, REPLACEMENT, WHY)
+#define OXIDE_PTXAS_NARROW_PARAM_LOAD(MNEMONIC, BITS, SIGNED, WHY) {MNEMONIC, BITS, SIGNED},
+#include "oxide/PtxasHazards.def"
+#undef OXIDE_PTXAS_NARROW_PARAM_LOAD
+#undef OXIDE_PTXAS_HAZARD
+};
+
+/// The scalar `.param .b32`/`.b64` slots declared so far in a function,
+/// with their widths.
+using ParamSlots = std::map<std::string, unsigned>;
 
 /// The width of a register the backend named (`%rs` 16, `%r` 32, `%rd` 64
 /// bits), or 0.
@@ -73,10 +89,9 @@ unsigned registerWidth(StringRef Reg) {
   return 0;
 }
 
-/// Fills `{p}`, `{d}`, `{a}`, `{ds}` and `{du}` in; none when a key cannot be.
+/// Fills `{p}`, `{d}` and `{a}` in; none when a key cannot be.
 std::optional<std::string> substitute(StringRef Template, StringRef Guard, StringRef D, StringRef A) {
   std::string Out;
-  std::string Width = std::to_string(registerWidth(D));
   while (!Template.empty()) {
     size_t Open = Template.find('{'), Close = Template.find('}', Open);
     if (Open == StringRef::npos || Close == StringRef::npos) {
@@ -91,8 +106,6 @@ std::optional<std::string> substitute(StringRef Template, StringRef Guard, Strin
       Out += D.str();
     else if (Key == "a")
       Out += A.str();
-    else if ((Key == "ds" || Key == "du") && Width != "0")
-      Out += (Key == "ds" ? "s" : "u") + Width;
     else if (Key.empty() || Key.contains(' '))
       Out += Template.slice(Open, Close + 1).str(); // a scope brace, not a key
     else
@@ -102,10 +115,33 @@ std::optional<std::string> substitute(StringRef Template, StringRef Guard, Strin
   return Out;
 }
 
+/// `ld.param.<narrow> D, [slot]` → the whole slot, then the conversion
+/// from its low bits; none unless `[slot]` is a whole scalar slot.
+std::optional<std::string> rewriteNarrowLoad(const NarrowParamLoad &L, StringRef Guard, StringRef D,
+                                             StringRef A, const ParamSlots &Slots) {
+  StringRef Slot = A;
+  if (!Slot.consume_front("[") || !Slot.consume_back("]"))
+    return std::nullopt;
+  auto It = Slots.find(Slot.trim().str());
+  unsigned DestBits = registerWidth(D);
+  if (It == Slots.end() || DestBits == 0)
+    return std::nullopt;
+  std::string SlotBits = std::to_string(It->second), Dest = std::to_string(DestBits);
+  std::string P = Guard.empty() ? "" : (Guard + " ").str();
+  std::string Convert;
+  if (DestBits == L.Bits) // a 16-bit register: its 16 bits are the value, either sign
+    Convert = "cvt.u" + Dest + ".u" + SlotBits;
+  else
+    Convert = std::string("cvt.") + (L.Signed ? "s" : "u") + Dest + "." + (L.Signed ? "s" : "u") +
+              std::to_string(L.Bits);
+  return "{ .reg .b" + SlotBits + " %oxide_t; " + P + "ld.param.b" + SlotBits + " %oxide_t, " + A.str() +
+         "; " + P + Convert + " " + D.str() + ", %oxide_t; }";
+}
+
 /// The replacement for one statement (no `;`), or none when it is not a
-/// hazard. `Param32` holds the `.param .b32` slots declared so far in the
+/// hazard. `Slots` holds the scalar parameter slots declared so far in the
 /// function.
-std::optional<std::string> rewriteStatement(StringRef Statement, const std::set<std::string> &Param32) {
+std::optional<std::string> rewriteStatement(StringRef Statement, const ParamSlots &Slots) {
   StringRef S = Statement.trim();
   StringRef Guard;
   if (S.starts_with("@")) {
@@ -119,6 +155,12 @@ std::optional<std::string> rewriteStatement(StringRef Statement, const std::set<
   if (End == StringRef::npos)
     return std::nullopt;
   StringRef Opcode = S.take_front(End);
+  for (const NarrowParamLoad &L : NarrowParamLoads) {
+    if (Opcode != L.Mnemonic)
+      continue;
+    auto [D, A] = S.drop_front(End).split(',');
+    return rewriteNarrowLoad(L, Guard, D.trim(), A.trim(), Slots);
+  }
   for (const Hazard &H : Hazards) {
     if (Opcode != H.Mnemonic)
       continue;
@@ -127,11 +169,6 @@ std::optional<std::string> rewriteStatement(StringRef Statement, const std::set<
     A = A.trim();
     if (D.empty() || A.empty() || A.contains(','))
       return std::nullopt; // not the two-operand form: leave it to ptxas to reject
-    if (H.Condition == Where::WholeParam32) {
-      StringRef Slot = A;
-      if (!Slot.consume_front("[") || !Slot.consume_back("]") || !Param32.count(Slot.trim().str()))
-        return std::nullopt;
-    }
     std::string Prefix = Guard.empty() ? "" : (Guard + " ").str();
     std::optional<std::string> Body = substitute(H.Replacement, Prefix, D, A);
     if (!Body)
@@ -143,16 +180,20 @@ std::optional<std::string> rewriteStatement(StringRef Statement, const std::set<
   return std::nullopt;
 }
 
-/// Records the names a line declares as `.param .b32 name` (a function's
-/// parameter or result, a call's argument or result slot).
-void noteParam32(StringRef Line, std::set<std::string> &Param32) {
-  size_t At = 0;
-  while ((At = Line.find(".param .b32", At)) != StringRef::npos) {
-    At += strlen(".param .b32");
-    StringRef Name = Line.drop_front(At).ltrim().take_while(
-        [](char C) { return isalnum(C) || C == '_' || C == '$' || C == '%'; });
-    if (!Name.empty())
-      Param32.insert(Name.str());
+/// Records the names a line declares as scalar `.param .b32 name` or
+/// `.param .b64 name` (a function's parameter or result, a call's argument
+/// or result slot; not an array `name[16]`).
+void noteParamSlots(StringRef Line, ParamSlots &Slots) {
+  for (unsigned Bits : {32u, 64u}) {
+    std::string Decl = ".param .b" + std::to_string(Bits);
+    size_t At = 0;
+    while ((At = Line.find(Decl, At)) != StringRef::npos) {
+      At += Decl.size();
+      StringRef Rest = Line.drop_front(At).ltrim();
+      StringRef Name = Rest.take_while([](char C) { return isalnum(C) || C == '_' || C == '$' || C == '%'; });
+      if (!Name.empty() && !Rest.drop_front(Name.size()).ltrim().starts_with("["))
+        Slots[Name.str()] = Bits;
+    }
   }
 }
 
@@ -161,15 +202,16 @@ void noteParam32(StringRef Line, std::set<std::string> &Param32) {
 std::string oxide::rewritePtxasHazards(StringRef Ptx) {
   std::string Out;
   Out.reserve(Ptx.size());
-  std::set<std::string> Param32;
+  ParamSlots Slots;
   while (!Ptx.empty()) {
     auto [Line, Rest] = Ptx.split('\n');
     bool HadNewline = Ptx.size() != Line.size();
     Ptx = Rest;
     if (Line.contains(".entry") || Line.contains(".func"))
-      Param32.clear();
-    if (Line.contains(".param"))
-      noteParam32(Line, Param32);
+      Slots.clear();
+    // A kernel's own parameters are filled by the launch, not by a store.
+    if (Line.contains(".param") && !Line.contains(".entry"))
+      noteParamSlots(Line, Slots);
     // Cheap test first: almost no line has one.
     bool Suspect = Line.contains("neg.s16") || Line.contains("abs.s") || Line.contains("ld.param.");
     std::string New;
@@ -187,7 +229,7 @@ std::string oxide::rewritePtxasHazards(StringRef Ptx) {
         size_t Start = St.find_first_not_of(" \t{}");
         StringRef Lead = Start == StringRef::npos ? St : St.take_front(Start);
         std::optional<std::string> R =
-            Start == StringRef::npos ? std::nullopt : rewriteStatement(St.drop_front(Start), Param32);
+            Start == StringRef::npos ? std::nullopt : rewriteStatement(St.drop_front(Start), Slots);
         if (R) {
           Changed = true;
           Rebuilt += Lead.str() + *R;

@@ -5,6 +5,19 @@
 use crate::compare::Compare::Exact;
 use crate::harness::Suite;
 
+/// A byte argument the callee reads sign-extended: the caller stores it
+/// into a 32-bit parameter slot, the callee loads it with `ld.param.s8`.
+#[inline(never)]
+fn byte_sign_extended(x: u8) -> i16 {
+    (x as i8) as i16
+}
+
+/// A byte result the caller reads sign-extended.
+#[inline(never)]
+fn low_byte(x: u64) -> u8 {
+    x as u8
+}
+
 pub fn run(s: &mut Suite) {
     // Issue 16: ptxas kept `neg.s16` of -32768 as +32768 in its 32-bit
     // register (KeepNegationWrap.cpp).
@@ -33,6 +46,16 @@ pub fn run(s: &mut Suite) {
     // tests/fuzz seed 3: the backend narrowed an i128 `abs` of a value
     // with 64 sign bits to `abs.s64` (refused by the PTX check until
     // KeepNegationWrap expanded i128 `abs` itself).
+    // tests/fuzz seed 100: where ptxas inlined a call it forwarded the 32
+    // bits a caller stored for a u8 argument (or a callee for a u8 result)
+    // without the byte load's sign extension (PtxasHazards.def).
+    s.case("regress/i8_argument_sign_extended", Exact, |a, _| {
+        byte_sign_extended(a as u8) as u16 as u128 | ((byte_sign_extended(a as u8) == -1) as u128) << 16
+    });
+    s.case("regress/i8_result_sign_extended", Exact, |a, _| {
+        let b = low_byte(a) as i8;
+        (b as i16 as u16 as u128) | ((b == -1) as u128) << 16
+    });
     s.case("regress/i128_abs_diff_of_sign_extended", Exact, |a, b| {
         ((a as i32 as i128) >> (b as u32 & 127)).abs_diff((a as i64 as i128).wrapping_shr(b as u32))
     });
