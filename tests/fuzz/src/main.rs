@@ -170,37 +170,70 @@ fn cmd_run(a: &Args) -> Result<bool, String> {
     Ok(all_clean)
 }
 
+/// The script that runs a campaign folder's programs on the GPU machine:
+/// each `.xz` under debug/ and release/ is unpacked, run (several at once)
+/// and deleted; it prints every program's summary and mismatches, then the
+/// total.
+const CAMPAIGN_SCRIPT: &str = r#"#!/usr/bin/env bash
+# Runs every campaign program of this folder (written by `oxide-fuzz campaign`).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d)
+export work
+run_one() {
+  f=$1; profile=$(basename "$(dirname "$f")"); name=$(basename "$f" .xz)
+  mkdir -p "$work/$profile"; bin="$work/$profile/$name"
+  xz -dc "$f" > "$bin" && chmod +x "$bin"
+  out=$(cd "$work" && timeout -k 5 "${OXIDE_FUZZ_TIMEOUT:-300}" "$bin" 2>&1); rc=$?
+  line=$(echo "$out" | grep '^fuzz: ')
+  echo "$profile/$name rc=$rc ${line:-no summary: $(echo "$out" | tail -2 | tr '
+' ' ')}"
+  echo "$out" | grep -E '^(MISMATCH|ERROR)' | head -10 | sed 's/^/    /'
+  rm -f "$bin"
+}
+export -f run_one
+ls "$here"/debug/*.xz "$here"/release/*.xz 2>/dev/null | xargs -P "${JOBS:-8}" -I{} bash -c 'run_one {}' > "$work/all.txt"
+cat "$work/all.txt"
+awk '$3 == "fuzz:" { f += $4; r += $6; m += $8 } $2 != "rc=0" && $1 !~ /^MISMATCH|^ERROR/ && NF > 1 && $1 ~ /\// { failed++ }
+     END { printf "campaign: %d functions, %d runs, %d mismatches, %d programs failed\n", f, r, m, failed }' "$work/all.txt"
+! grep -q -v ' rc=0 ' <(grep -E '^(debug|release)/' "$work/all.txt")
+"#;
+
 fn cmd_campaign(a: &Args) -> Result<bool, String> {
     let out = a.out.clone().ok_or("campaign needs --out DIR")?;
     for profile in ["debug", "release"] {
         std::fs::create_dir_all(out.join(profile)).map_err(|e| e.to_string())?;
     }
+    std::fs::write(out.join("run.sh"), CAMPAIGN_SCRIPT).map_err(|e| e.to_string())?;
     for seed in a.seeds.clone() {
-        let cases = cases(seed, a.functions, a.runs);
         let name = package(seed);
+        let done = |profile: &str| out.join(profile).join(format!("{name}.xz")).exists();
+        if done("debug") && done("release") {
+            println!("have {name} (debug and release)");
+            continue;
+        }
+        let cases = cases(seed, a.functions, a.runs);
         let dir = a.opts.work.join(&name);
         write_program(&dir, &name, &cases)?;
         for (profile, release) in [("debug", false), ("release", true)] {
+            if done(profile) {
+                continue;
+            }
             let opts = Options { release, ..a.opts.clone() };
             let binary = runner::build(&dir, &name, &opts)?;
-            let dest = out.join(profile).join(&name);
-            let status = std::process::Command::new("strip").arg("-o").arg(&dest).arg(&binary).status();
+            let stripped = out.join(profile).join(&name);
+            let status = std::process::Command::new("strip").arg("-o").arg(&stripped).arg(&binary).status();
             if !status.is_ok_and(|s| s.success()) {
-                std::fs::copy(&binary, &dest).map_err(|e| e.to_string())?;
+                std::fs::copy(&binary, &stripped).map_err(|e| e.to_string())?;
             }
-            println!("built {} ({profile})", dest.display());
+            // xz: the GPU machine has it, and it halves what travels.
+            let packed = std::process::Command::new("xz").args(["-9", "-T2", "-f"]).arg(&stripped).status();
+            if !packed.is_ok_and(|s| s.success()) {
+                return Err(format!("cannot compress {} with xz", stripped.display()));
+            }
+            println!("built {}.xz ({profile})", stripped.display());
         }
     }
-    let script = "#!/usr/bin/env bash\n# Runs every campaign program of this folder; prints each summary and the total.\n\
-        set -u\nhere=$(cd \"$(dirname \"$0\")\" && pwd)\nfunctions=0; runs=0; bad=0; failed=0\n\
-        for bin in \"$here\"/debug/* \"$here\"/release/*; do\n  out=$(\"$bin\" 2>&1); rc=$?\n  \
-        line=$(echo \"$out\" | grep '^fuzz: ')\n  profile=$(basename \"$(dirname \"$bin\")\")\n  \
-        echo \"$profile/$(basename \"$bin\"): ${line:-no summary (exit $rc)}\"\n  \
-        echo \"$out\" | grep -E '^(MISMATCH|ERROR)' | head -20\n  \
-        if [ -n \"$line\" ]; then set -- $line; functions=$((functions + $2)); runs=$((runs + $4)); bad=$((bad + $6)); fi\n  \
-        [ $rc -eq 0 ] || failed=$((failed + 1))\ndone\n\
-        echo \"campaign: $functions functions, $runs runs, $bad mismatches, $failed programs failed\"\n[ $failed -eq 0 ]\n";
-    std::fs::write(out.join("run.sh"), script).map_err(|e| e.to_string())?;
     println!("wrote {}: run `bash {}/run.sh` where the GPU is", out.display(), out.display());
     Ok(true)
 }
