@@ -32,5 +32,6 @@ fn main() {
 }
 
 // Expected (tests/reject/run.sh; substrings of one output line each):
-//~ ERROR the function or associated item `zeroed` exists for struct `DeviceBuffer<ThreadIndex>`, but its trait bounds were not satisfied
+//~ ERROR `zeroed` exists for struct `DeviceBuffer<ThreadIndex>`, but its trait bounds were not satisfied
+//~ NOTE the following trait bounds were not satisfied
 //~ AT src/main.rs:26:50
