@@ -128,7 +128,29 @@ define ptx_kernel void @overwritten_copy(i64 %w, i64 %i) {
 }
 ; CHECK: error: kernel `h_overwritten_copy` {{.*}}: it is read from memory
 
-!oxide.kernels = !{!0, !1, !2, !3, !4, !5, !6, !7, !8, !9}
+; A value used twice is followed twice: a long enough chain of doublings
+; is more than oxide follows (it would take 2^13 steps), not a hang.
+define ptx_kernel void @doubling(i64 %w, i64 %i) {
+  %a0 = add i64 %w, 0
+  %a1 = add i64 %a0, %a0
+  %a2 = add i64 %a1, %a1
+  %a3 = add i64 %a2, %a2
+  %a4 = add i64 %a3, %a3
+  %a5 = add i64 %a4, %a4
+  %a6 = add i64 %a5, %a5
+  %a7 = add i64 %a6, %a6
+  %a8 = add i64 %a7, %a7
+  %a9 = add i64 %a8, %a8
+  %a10 = add i64 %a9, %a9
+  %a11 = add i64 %a10, %a10
+  %a12 = add i64 %a11, %a11
+  %a13 = add i64 %a12, %a12
+  %m = call i64 @__oxide_stub_disjoint_index_2d(i64 %i, i64 %a13, ptr @loc20)
+  ret void
+}
+; CHECK: error: kernel `h_doubling` {{.*}}: it is computed by more steps than oxide follows
+
+!oxide.kernels = !{!0, !1, !2, !3, !4, !5, !6, !7, !8, !9, !10}
 !0 = !{ptr @thread_row, !"h_thread_row", i64 1}
 !1 = !{ptr @memory_row, !"h_memory_row", i64 2}
 !2 = !{ptr @two_rows, !"h_two_rows", i64 3}
@@ -139,5 +161,6 @@ define ptx_kernel void @overwritten_copy(i64 %w, i64 %i) {
 !7 = !{ptr @planes, !"h_planes", i64 3}
 !8 = !{ptr @mixed, !"h_mixed", i64 2}
 !9 = !{ptr @overwritten_copy, !"h_overwritten_copy", i64 2}
+!10 = !{ptr @doubling, !"h_doubling", i64 2}
 
 attributes #0 = { nounwind willreturn memory(none) "oxide-marker" }

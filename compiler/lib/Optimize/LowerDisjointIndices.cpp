@@ -58,6 +58,7 @@ public:
   /// The spelling of V, or nothing (then why() says what is in the way).
   std::optional<std::string> spell(Value *V) {
     Why.clear();
+    Steps = 0;
     return spell(V, 0);
   }
   const std::string &why() const { return Why; }
@@ -67,6 +68,9 @@ private:
   const SmallPtrSetImpl<Function *> &Reached;
   std::string Why;
   SmallPtrSet<const PHINode *, 8> OpenPhis;
+  /// Values spelled so far for this one; bounded, as a value used twice is
+  /// spelled twice (row lengths are short expressions).
+  unsigned Steps = 0;
 
   std::optional<std::string> fail(const Twine &Reason) {
     if (Why.empty())
@@ -108,7 +112,7 @@ private:
   }
 
   std::optional<std::string> spell(Value *V, unsigned Depth) {
-    if (Depth > 32)
+    if (Depth > 32 || ++Steps > 4096)
       return fail("it is computed by more steps than oxide follows");
     if (isa<UndefValue>(V))
       return fail("it is undefined");
