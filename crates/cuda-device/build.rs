@@ -103,15 +103,23 @@ fn host_fallback(stub: &Stub, params: &str) -> String {
         ("Special", "shared_access") => unused,
         // Outside an emulated launch the address is the host static's own.
         ("Identity", _) => format!("{unused}{}", names[0]),
+        // Markers for the device linker: the index itself, emulated or not.
+        ("Marker", _) => format!("{unused}{}", names[0]),
         _ => format!("{unused}crate::host::not_on_device(\"{}\")", stub.name),
     }
+}
+
+/// Whether the stub has no emulator hook: its host body is the same in and
+/// out of an emulated launch.
+fn without_hook(stub: &Stub) -> bool {
+    stub.kind == "Marker" || (stub.kind == "Special" && (stub.name == "param_layout" || stub.name == "launch_bounds"))
 }
 
 fn render(stub: &Stub) -> String {
     let (params, ret) = split_signature(&stub.signature);
     let names = arg_names(&params).join(", ");
     let fallback = host_fallback(stub, &params);
-    let body = if stub.kind == "Special" && (stub.name == "param_layout" || stub.name == "launch_bounds") {
+    let body = if without_hook(stub) {
         fallback
     } else {
         // Inside an emulated launch, a stub the emulator does not model
@@ -138,7 +146,7 @@ fn render_hooks(stubs: &[Stub]) -> String {
     let mut fields = String::new();
     let mut nones = String::new();
     for stub in stubs {
-        if stub.name == "param_layout" || stub.name == "launch_bounds" {
+        if without_hook(stub) {
             continue;
         }
         let (params, ret) = split_signature(&stub.signature);

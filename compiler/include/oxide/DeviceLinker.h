@@ -37,7 +37,7 @@ struct KernelEntryInfo {
   std::string RustPath;   // the kernel's Rust path, for messages (`my_crate::scale::<f32>`)
   uint64_t NumParams = 0;
   unsigned HostCopies = 1; // definitions in the bitcode = host address slots
-  uint64_t Flags = 0;      // KernelReadsX/YZ (Abi.def): the thread coordinates it reads
+  uint64_t Flags = 0;      // KernelIndexes1d/2d/3d (Abi.def): the ThreadIndex kinds it writes through
   // The entry without the bounds checks its launch condition implies, and
   // that condition as the host's postfix program (VersionBoundsChecks.cpp,
   // docs/ABI.md §3); both empty when the kernel has none.

@@ -150,11 +150,20 @@ struct LowerAtomicsPass : llvm::PassInfoMixin<LowerAtomicsPass> {
 };
 
 /// RecordKernelDimensions.cpp: appends to each `oxide.kernels` entry a fourth
-/// operand, `i64 flags` (KernelReadsX, KernelReadsYZ of Abi.def): which
-/// thread coordinates the entry can read. After O3, so that reads the
-/// optimiser deleted do not count.
+/// operand, `i64 flags` (KernelIndexes1d/2d/3d of Abi.def): which kinds of
+/// ThreadIndex the entry can hand DisjointSlice::get_mut. After O3, so that
+/// calls the optimiser deleted do not count.
 struct RecordKernelDimensionsPass : llvm::PassInfoMixin<RecordKernelDimensionsPass> {
   llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
+};
+
+/// LowerDisjointIndices.cpp: per kernel, the row lengths of the 2-D and 3-D
+/// ThreadIndexes it hands DisjointSlice::get_mut must be one launch-wide
+/// value (an error otherwise); then get_mut's markers become their index.
+struct LowerDisjointIndicesPass : llvm::PassInfoMixin<LowerDisjointIndicesPass> {
+  explicit LowerDisjointIndicesPass(DiagnosticSink &D) : Diags(D) {}
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
+  DiagnosticSink &Diags;
 };
 
 /// TagInvariantLoads.cpp: marks the loads through the slots

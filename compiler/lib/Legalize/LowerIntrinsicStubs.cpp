@@ -10,6 +10,10 @@
 // with their first argument, and then deletes the stubs. `InlineAsm` entries
 // become a call of the table's PTX template with its constraint string
 // instead, for instructions LLVM 22 has no intrinsic for (wgmma, …).
+// `Marker` entries keep their calls: the stub becomes a declaration that
+// reads and writes no memory and is not convergent (MarkerAttr), so O3 may
+// move, merge or delete its calls like arithmetic, and a pass after O3 reads
+// what the surviving calls say before replacing each by its first argument.
 //
 // Rust has only generic pointers and no multi-value results, so an intrinsic
 // may differ from its stub in two ways: a pointer operand of a specific
@@ -37,7 +41,7 @@ using namespace oxide;
 
 namespace {
 
-enum class StubKind { Intrinsic, Convergent, ConvergentField1, Function, Special, InlineAsm, Identity };
+enum class StubKind { Intrinsic, Convergent, ConvergentField1, Function, Special, InlineAsm, Identity, Marker };
 
 struct StubEntry {
   StringRef Name;
@@ -115,6 +119,10 @@ public:
     } else if (Stub.Kind == StubKind::Identity) {
       // Host-emulation hooks that are the identity on the device.
       forwardFirstArgument(*F);
+    } else if (Stub.Kind == StubKind::Marker) {
+      // Read after O3; until then a pure declaration.
+      keepAsMarker(*F);
+      return true;
     } else if (!checkArchitecture(*F, Stub)) {
       // Calls already removed; fall through to delete the stub.
     } else if (!rewriteCalls(*F, Stub)) {
@@ -223,6 +231,23 @@ private:
       C->replaceAllUsesWith(C->getArgOperand(0));
       C->eraseFromParent();
     }
+  }
+
+  /// The stub as a declaration its calls keep through O3: no memory access,
+  /// no side effect, no convergence (Retarget leaves MarkerAttr functions
+  /// alone), so it costs the optimiser nothing but keeping its operands.
+  static void keepAsMarker(Function &F) {
+    F.deleteBody();
+    F.setAttributes(AttributeList());
+    F.setDoesNotAccessMemory();
+    F.setDoesNotThrow();
+    F.setWillReturn();
+    F.setNoSync();
+    F.addFnAttr(Attribute::NoFree);
+    F.addFnAttr(Attribute::Speculatable);
+    F.addFnAttr(MarkerAttr);
+    for (CallInst *C : callsTo(F))
+      C->setAttributes(AttributeList());
   }
 
   void eraseCalls(Function &F) {

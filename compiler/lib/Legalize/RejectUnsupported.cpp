@@ -193,7 +193,7 @@ std::string hostCpuOf(const Function &F) {
 bool isDeviceProvided(const Function &F) {
   StringRef N = F.getName();
   return (F.isIntrinsic() && hostCpuOf(F).empty()) || N.starts_with("__nv_") || N == "vprintf" ||
-         N == "malloc" || N == "free";
+         N == "malloc" || N == "free" || F.hasFnAttribute(MarkerAttr);
 }
 
 /// A static that lives in host memory and that the program may change: not a

@@ -12,7 +12,9 @@
 // And it adds what SIMT execution needs: every function and every call is
 // marked `convergent`, as clang does for CUDA, so that no optimisation may
 // make a barrier or warp collective depend on more control flow than the
-// source had.
+// source had. Intrinsics are left to their own attributes, and so are the
+// markers (Stubs.def kind Marker), pure declarations that only carry
+// operands to a pass after O3.
 //===----------------------------------------------------------------------===//
 #include "oxide/Abi.h"
 #include "oxide/Passes.h"
@@ -39,13 +41,16 @@ void stripHostAttributes(Function &F) {
   F.setPersonalityFn(nullptr);
 }
 
+/// Intrinsics and markers keep the attributes they were declared with.
+bool keepsOwnAttributes(const Function &F) { return F.isIntrinsic() || F.hasFnAttribute(MarkerAttr); }
+
 void markConvergent(Function &F) {
-  if (F.isIntrinsic())
+  if (keepsOwnAttributes(F))
     return;
   F.addFnAttr(Attribute::Convergent);
   for (Instruction &I : instructions(F))
     if (auto *Call = dyn_cast<CallBase>(&I))
-      if (!Call->getCalledFunction() || !Call->getCalledFunction()->isIntrinsic())
+      if (!Call->getCalledFunction() || !keepsOwnAttributes(*Call->getCalledFunction()))
         Call->addFnAttr(Attribute::Convergent);
 }
 

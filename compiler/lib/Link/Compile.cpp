@@ -191,7 +191,9 @@ std::vector<KernelEntryInfo> kernelsOf(Module &M, const std::map<std::string, un
     if (N->getNumOperands() > 3)
       K.Flags = mdconst::extract<ConstantInt>(N->getOperand(3))->getZExtValue();
     else
-      K.Flags = KernelReadsX | KernelReadsYZ; // unknown: let the host allow any launch
+      // Unknown: every kind of index, so the host allows only launches
+      // that keep each of them unique (never a launch that might alias).
+      K.Flags = KernelIndexes1d | KernelIndexes2d | KernelIndexes3d;
     if (N->getNumOperands() > 5)
       if (auto *Unchecked = mdconst::dyn_extract_or_null<Function>(N->getOperand(4))) {
         K.UncheckedPtxName = Unchecked->getName().str();

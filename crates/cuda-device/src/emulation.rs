@@ -15,7 +15,8 @@
 //!
 //! fn lane() -> u32 { 7 }
 //! static HOOKS: Hooks = Hooks { lane_id: Some(lane), ..Hooks::NONE };
-//! install(&HOOKS);
+//! // SAFETY: no thread coordinate or shared-memory hook is installed.
+//! unsafe { install(&HOOKS) };
 //! assert_eq!(cuda_device::warp::lane_id(), 7);
 //! ```
 
@@ -23,7 +24,16 @@ include!(concat!(env!("OUT_DIR"), "/hooks.rs"));
 
 /// Installs `hooks` as the host implementation of the intrinsic stubs, for
 /// the whole process (a later call replaces it).
-pub fn install(hooks: &'static Hooks) {
+///
+/// # Safety
+/// The safe APIs of this crate rely on the stubs answering as the hardware
+/// would: the coordinate hooks give each thread of a launch its own
+/// coordinates and answer only inside a launch (a `ThreadIndex` is unique to
+/// its thread), `block_shared` gives each block memory of the requested size
+/// and alignment that only it uses, the barriers and warp collectives wait
+/// for the threads they name. An emulator must keep every such promise for
+/// the hooks it installs.
+pub unsafe fn install(hooks: &'static Hooks) {
     crate::host::install(hooks)
 }
 

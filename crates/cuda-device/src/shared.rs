@@ -63,8 +63,17 @@ pub struct SharedArray<T, const N: usize, A: Alignment = Align16> {
 unsafe impl<T: Send, const N: usize, A: Alignment> Sync for SharedArray<T, N, A> {}
 
 impl<T, const N: usize, A: Alignment> SharedArray<T, N, A> {
-    /// An uninitialised array (shared memory has no initial contents).
-    pub const fn uninit() -> Self {
+    /// An uninitialised array (shared memory has no initial contents), for
+    /// the static that [`shared!`](crate::shared) declares.
+    ///
+    /// # Safety
+    /// Only as the initialiser of a static in shared memory, which is what
+    /// `shared!` writes: the safe methods rely on every thread of the block
+    /// seeing the same array. An array anywhere else (a local variable) is
+    /// the thread's own, so [`SharedView::get`] would read slots no other
+    /// thread wrote.
+    #[doc(hidden)]
+    pub const unsafe fn uninit() -> Self {
         SharedArray { _align: [], cells: UnsafeCell::new([const { MaybeUninit::uninit() }; N]) }
     }
 
@@ -132,9 +141,15 @@ impl<T, const N: usize, A: Alignment> SharedArray<T, N, A> {
     /// block). Panics if the block has more than `N` threads.
     ///
     /// Safe because no two threads of a block share a linear index; reading
-    /// is only possible after [`Staged::sync`], a barrier.
+    /// is only possible after [`Staged::sync`], a barrier. The other threads
+    /// read the value, so it must be `Send` (a
+    /// [`ThreadIndex`](crate::ThreadIndex), which must stay in its thread,
+    /// is not).
     #[inline(always)]
-    pub fn stage(&self, value: T) -> Staged<'_, T, N, A> {
+    pub fn stage(&self, value: T) -> Staged<'_, T, N, A>
+    where
+        T: Send,
+    {
         let slot = thread::block_linear_index();
         assert!(slot < N, "shared array smaller than the block");
         // SAFETY: slot < N and is this thread's alone (see above).
@@ -222,7 +237,8 @@ macro_rules! shared {
         // crate itself cannot expand `shared!`.
         #[link_section = $crate::__oxide_shared_section!()]
         static $name: $crate::shared::SharedArray<$t, { $n }, $crate::__shared_align!($($a)?)> =
-            $crate::shared::SharedArray::uninit();
+            // SAFETY: the initialiser of a static in shared memory.
+            unsafe { $crate::shared::SharedArray::uninit() };
     )*};
 }
 

@@ -12,7 +12,10 @@ use super::engine::{suspend_current, with_block, Arrival, BarrierKind, Block, St
 /// Installs the hooks (once per process).
 pub(crate) fn install() {
     static TABLE: OnceLock<()> = OnceLock::new();
-    TABLE.get_or_init(|| cuda_device::emulation::install(&HOOKS));
+    // SAFETY: the hooks below answer as the hardware does: coordinates from
+    // the running emulated thread (refusing outside a launch), each block's
+    // own shared memory, barriers and collectives over the named threads.
+    TABLE.get_or_init(|| unsafe { cuda_device::emulation::install(&HOOKS) });
 }
 
 /// The block of the calling emulated thread; a GPU intrinsic outside an

@@ -9,7 +9,12 @@
 //! - `&mut [T]` and [`DisjointSlice<T>`] ← `&mut buffer`, a `DeviceSliceMut<T>`
 //!   view, or [`slice_mut(&mut buffer)`](slice_mut());
 //! - any other `Copy` type (numbers, `#[derive(Clone, Copy)]` structs,
-//!   closures whose captures are `Copy`) ← a value of that same type.
+//!   closures whose captures are `Copy`) ← a value of that same type,
+//!   except types that are not `Unpin`: among them
+//!   [`ThreadIndex`](cuda_device::ThreadIndex) and everything holding one,
+//!   which only the launch's own thread ids may produce (a host that got one
+//!   out of an emulated launch could otherwise hand every thread the same
+//!   one, and `DisjointSlice::get_mut` the same element).
 //!
 //! A host slice (`&[T]`, `&Vec<T>`) never matches a `&[T]` parameter: the
 //! `#[kernel]` entry wrapper takes a slice parameter as
@@ -36,7 +41,9 @@ use cuda_device::DisjointSlice;
     note = "a `&[T]` parameter takes `&buffer` of a `DeviceBuffer<T>` (or a `DeviceSlice<T>`); \
             a `DisjointSlice<T>` or `&mut [T]` parameter takes `&mut buffer` (or a `DeviceSliceMut<T>`); \
             any other parameter takes a value of its own type. Host memory (`&Vec<T>`, `&[T]`, `Box<T>`, \
-            `&T`) cannot be passed: copy it to the GPU with `DeviceBuffer::from_host`"
+            `&T`) cannot be passed: copy it to the GPU with `DeviceBuffer::from_host`. A value of a generic \
+            type `T` needs `T: Copy + Unpin + 'static`. A `ThreadIndex` (or a value holding one) comes only \
+            from the launch's own thread ids: compute it in the kernel"
 )]
 pub unsafe trait KernelArg<P> {
     /// The value handed to the driver, laid out like `P`.
@@ -101,7 +108,10 @@ unsafe impl<'b, T: Copy> KernelArg<DisjointSlice<T>> for SliceMutArg<'b, T> {
 // `'static` keeps borrowed host data out: a closure that captures `&x` (not
 // `move`) or a struct holding a reference to a host local would hand the GPU
 // a host address, so such an argument is a borrow error at the launch site.
-unsafe impl<T: Copy + 'static> KernelArg<T> for T {
+// `Unpin` keeps `ThreadIndex` out (it is deliberately not `Unpin`; an auto
+// trait, so a struct or closure holding one is not either): every thread
+// would receive the same index.
+unsafe impl<T: Copy + Unpin + 'static> KernelArg<T> for T {
     type Repr = T;
     fn to_repr(&self) -> T {
         *self

@@ -5,22 +5,60 @@
 use crate::HostError;
 use cuda_core::{ClusterLaunchConfig, ClusterShapeError, LaunchConfig};
 
-/// Which thread coordinates a kernel can read, from the kernel table
-/// (docs/ABI.md §3, `KernelRecord.flags`).
+/// Which kinds of [`ThreadIndex`](cuda_device::ThreadIndex) a kernel can
+/// hand `DisjointSlice::get_mut`, from the kernel table (docs/ABI.md §3,
+/// `KernelRecord.flags`, recorded by the device linker through every call,
+/// a call through a function pointer counting as a call of every function
+/// whose address is taken), and so which launch shapes keep each thread's
+/// index its own.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Coordinates(pub(crate) u64);
+pub struct ThreadIndexKinds(pub(crate) u64);
 
-impl Coordinates {
-    /// The kernel reads `threadIdx.x` or `blockIdx.x`.
-    pub const READS_X: u64 = crate::abi::KERNEL_READS_X;
-    /// The kernel reads `threadIdx.y/z` or `blockIdx.y/z` (or might: inline
-    /// assembly, indirect calls).
-    pub const READS_YZ: u64 = crate::abi::KERNEL_READS_YZ;
+impl ThreadIndexKinds {
+    /// A 1-D index ([`thread::index_1d`](cuda_device::thread::index_1d)):
+    /// launches need y = z = 1 in grid and block.
+    pub const ONE_D: u64 = crate::abi::KERNEL_INDEXES1D;
+    /// A 2-D index ([`thread::index_2d`](cuda_device::thread::index_2d)):
+    /// launches need z = 1 in grid and block.
+    pub const TWO_D: u64 = crate::abi::KERNEL_INDEXES2D;
+    /// A 3-D index ([`thread::index_3d`](cuda_device::thread::index_3d)):
+    /// any launch shape.
+    pub const THREE_D: u64 = crate::abi::KERNEL_INDEXES3D;
 
-    /// Whether the kernel reads an x coordinate and no y or z coordinate, so
-    /// that in a 2-D or 3-D launch several threads compute the same index.
-    pub fn x_only(self) -> bool {
-        self.0 & Self::READS_X != 0 && self.0 & Self::READS_YZ == 0
+    /// The kinds with these flag bits (`ONE_D | TWO_D`, …).
+    pub const fn from_bits(bits: u64) -> Self {
+        ThreadIndexKinds(bits)
+    }
+
+    /// The flag bits.
+    pub const fn bits(self) -> u64 {
+        self.0
+    }
+
+    /// Whether the kernel can hand get_mut an index of `kind` (one of the
+    /// constants above).
+    pub const fn contains(self, kind: u64) -> bool {
+        self.0 & kind != 0
+    }
+
+    /// The first dimension a launch of `config` extends in that one of the
+    /// kernel's index kinds ignores, with the constructor of that kind: the
+    /// threads that differ only in that dimension would share indices.
+    pub fn aliasing_dimension(self, config: &LaunchConfig) -> Option<(&'static str, char)> {
+        let extends = |axis: usize| {
+            let pick = |(x, y, z): (u32, u32, u32)| [x, y, z][axis];
+            pick(config.block_dim) > 1 || pick(config.grid_dim) > 1
+        };
+        let kinds: [(u64, &'static str, &[(usize, char)]); 2] = [
+            (Self::ONE_D, "thread::index_1d", &[(1, 'y'), (2, 'z')]),
+            (Self::TWO_D, "thread::index_2d", &[(2, 'z')]),
+        ];
+        kinds
+            .into_iter()
+            .filter(|&(kind, _, _)| self.contains(kind))
+            .find_map(|(_, constructor, ignored)| {
+                ignored.iter().find(|&&(axis, _)| extends(axis)).map(|&(_, name)| (constructor, name))
+            })
     }
 }
 
@@ -34,11 +72,11 @@ pub struct KernelLimits {
     pub max_dynamic_shared_bytes: u32,
 }
 
-/// The checks that need no driver: no zero dimension, and no 2-D/3-D launch
-/// of a kernel that indexes with x coordinates only.
+/// The checks that need no driver: no zero dimension, and no launch with
+/// threads that the kernel's thread indices cannot tell apart.
 pub(crate) fn check_shape(
     kernel: &str,
-    reads: Coordinates,
+    indices: ThreadIndexKinds,
     config: &LaunchConfig,
 ) -> Result<(), HostError> {
     for (what, dims) in [("grid_dim", config.grid_dim), ("block_dim", config.block_dim)] {
@@ -46,11 +84,11 @@ pub(crate) fn check_shape(
             return Err(HostError::ZeroLaunchDimension { kernel: kernel.to_string(), what, dims });
         }
     }
-    let rank = |(_, y, z): (u32, u32, u32)| if z > 1 { 3 } else if y > 1 { 2 } else { 1 };
-    let (block_rank, grid_rank) = (rank(config.block_dim), rank(config.grid_dim));
-    if reads.x_only() && (block_rank > 1 || grid_rank > 1) {
+    if let Some((index, dimension)) = indices.aliasing_dimension(config) {
         return Err(HostError::SharedThreadIndices {
             kernel: kernel.to_string(),
+            index,
+            dimension,
             block_dim: config.block_dim,
             grid_dim: config.grid_dim,
         });
@@ -116,47 +154,99 @@ mod tests {
         LaunchConfig { grid_dim: grid, block_dim: block, shared_mem_bytes: shared }
     }
 
-    const X_ONLY: Coordinates = Coordinates(Coordinates::READS_X);
-    const XY: Coordinates = Coordinates(Coordinates::READS_X | Coordinates::READS_YZ);
-    const NONE: Coordinates = Coordinates(0);
+    const ONE_D: ThreadIndexKinds = ThreadIndexKinds(ThreadIndexKinds::ONE_D);
+    const TWO_D: ThreadIndexKinds = ThreadIndexKinds(ThreadIndexKinds::TWO_D);
+    const THREE_D: ThreadIndexKinds = ThreadIndexKinds(ThreadIndexKinds::THREE_D);
+    const NONE: ThreadIndexKinds = ThreadIndexKinds(0);
     const LIMITS: KernelLimits = KernelLimits { max_threads_per_block: 512, max_dynamic_shared_bytes: 48 * 1024 };
+
+    /// The (constructor, dimension) a refused launch names.
+    fn refused(kinds: ThreadIndexKinds, grid: (u32, u32, u32), block: (u32, u32, u32)) -> (&'static str, char) {
+        match check_shape("k", kinds, &config(grid, block, 0)) {
+            Err(HostError::SharedThreadIndices { index, dimension, .. }) => (index, dimension),
+            other => panic!("grid {grid:?} block {block:?}: expected a refusal, got {other:?}"),
+        }
+    }
 
     #[test]
     fn zero_dimensions_are_refused_with_the_kernel_named() {
-        let err = check_shape("k::scale", XY, &config((4, 0, 1), (256, 1, 1), 0)).unwrap_err();
+        let err = check_shape("k::scale", THREE_D, &config((4, 0, 1), (256, 1, 1), 0)).unwrap_err();
         assert!(matches!(err, HostError::ZeroLaunchDimension { what: "grid_dim", dims: (4, 0, 1), .. }));
         assert_eq!(
             err.to_string(),
             "cannot launch kernel `k::scale`: grid_dim (4, 0, 1) has a zero dimension; \
              every grid and block dimension must be at least 1 (use 1 for unused dimensions)"
         );
-        let err = check_shape("k", XY, &config((1, 1, 1), (0, 1, 1), 0)).unwrap_err();
+        let err = check_shape("k", NONE, &config((1, 1, 1), (0, 1, 1), 0)).unwrap_err();
         assert!(matches!(err, HostError::ZeroLaunchDimension { what: "block_dim", .. }));
     }
 
     #[test]
-    fn x_only_kernels_refuse_multi_dimensional_launches() {
-        let err = check_shape("k::scale", X_ONLY, &config((4, 1, 1), (16, 16, 1), 0)).unwrap_err();
+    fn a_1d_index_refuses_y_and_z_in_block_and_grid() {
+        // The first program of issue 16 §3: index_1d with a block of (256, 4, 1).
+        let err = check_shape("k::rows", ONE_D, &config((4, 1, 1), (256, 4, 1), 0)).unwrap_err();
         assert_eq!(
             err.to_string(),
-            "kernel `k::scale` indexes with x coordinates only (thread::index_1d), but the launch has \
-             a 2-D block (16, 16, 1): threads would share indices; launch it 1-D (y = z = 1 in grid_dim \
-             and block_dim) or use index_2d"
+            "cannot launch kernel `k::rows` with a 2-D block (256, 4, 1): it writes a DisjointSlice \
+             through thread::index_1d, which ignores y, so threads that differ only in y would get the \
+             same element; launch it 1-D (y = z = 1 in grid_dim and block_dim), or index with \
+             thread::index_2d or thread::index_3d"
         );
-        let err = check_shape("k", X_ONLY, &config((4, 1, 2), (256, 1, 1), 0)).unwrap_err();
-        assert!(err.to_string().contains("but the launch has a 3-D grid (4, 1, 2): threads"), "{err}");
-        let err = check_shape("k", X_ONLY, &config((4, 2, 1), (8, 8, 2), 0)).unwrap_err();
-        assert!(err.to_string().contains("a 3-D block (8, 8, 2) and a 2-D grid (4, 2, 1)"), "{err}");
-        assert!(matches!(err, HostError::SharedThreadIndices { .. }));
+        assert_eq!(refused(ONE_D, (4, 2, 1), (256, 1, 1)), ("thread::index_1d", 'y'));
+        assert_eq!(refused(ONE_D, (4, 1, 1), (64, 1, 2)), ("thread::index_1d", 'z'));
+        assert_eq!(refused(ONE_D, (4, 1, 3), (64, 1, 1)), ("thread::index_1d", 'z'));
+        // y is named first; the message shows every part of the shape that extends in it.
+        let err = check_shape("k", ONE_D, &config((4, 2, 1), (8, 8, 2), 0)).unwrap_err();
+        assert!(err.to_string().contains("with a 3-D block (8, 8, 2) and a 2-D grid (4, 2, 1): "), "{err}");
+        assert!(err.to_string().contains("ignores y,"), "{err}");
     }
 
     #[test]
-    fn other_kernels_and_1d_launches_pass() {
-        check_shape("k", X_ONLY, &config((1000, 1, 1), (256, 1, 1), 0)).unwrap();
-        check_shape("k", XY, &config((4, 4, 1), (16, 16, 1), 0)).unwrap();
-        check_shape("k", XY, &config((4, 4, 4), (8, 8, 8), 0)).unwrap();
-        // A kernel that reads no coordinate cannot build a ThreadIndex.
-        check_shape("k", NONE, &config((4, 4, 1), (16, 16, 1), 0)).unwrap();
+    fn a_2d_index_refuses_z_in_block_and_grid() {
+        // The second program of issue 16 §3: index_2d(32) with a block of (32, 8, 4).
+        let err = check_shape("k::tile", TWO_D, &config((1, 1, 1), (32, 8, 4), 0)).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "cannot launch kernel `k::tile` with a 3-D block (32, 8, 4): it writes a DisjointSlice \
+             through thread::index_2d, which ignores z, so threads that differ only in z would get the \
+             same element; launch it with z = 1 in grid_dim and block_dim, or index with thread::index_3d"
+        );
+        assert_eq!(refused(TWO_D, (2, 2, 2), (16, 16, 1)), ("thread::index_2d", 'z'));
+        check_shape("k", TWO_D, &config((4, 4, 1), (16, 16, 1), 0)).unwrap();
+        check_shape("k", TWO_D, &config((4, 1, 1), (256, 1, 1), 0)).unwrap();
+    }
+
+    #[test]
+    fn every_kind_a_kernel_writes_through_is_checked() {
+        let both = ThreadIndexKinds(ThreadIndexKinds::ONE_D | ThreadIndexKinds::THREE_D);
+        assert_eq!(refused(both, (1, 1, 1), (16, 16, 1)), ("thread::index_1d", 'y'));
+        let both = ThreadIndexKinds(ThreadIndexKinds::TWO_D | ThreadIndexKinds::THREE_D);
+        assert_eq!(refused(both, (1, 1, 2), (16, 16, 1)), ("thread::index_2d", 'z'));
+        check_shape("k", both, &config((4, 4, 1), (16, 16, 1), 0)).unwrap();
+    }
+
+    #[test]
+    fn shapes_the_indices_cover_pass() {
+        check_shape("k", ONE_D, &config((1000, 1, 1), (256, 1, 1), 0)).unwrap();
+        check_shape("k", THREE_D, &config((4, 4, 1), (16, 16, 1), 0)).unwrap();
+        check_shape("k", THREE_D, &config((4, 4, 4), (8, 8, 8), 0)).unwrap();
+        // A kernel that writes through no ThreadIndex has no shared index to fear.
+        check_shape("k", NONE, &config((4, 4, 4), (8, 8, 8), 0)).unwrap();
+    }
+
+    #[test]
+    fn a_cluster_launch_is_checked_on_its_grid_and_block() {
+        use crate::launch::LaunchShape;
+        let clusters = config((8, 2, 1), (128, 1, 1), 0).with_cluster((2, 1, 1));
+        let err = check_shape("k::reduce", ONE_D, &clusters.config()).unwrap_err();
+        assert!(matches!(err, HostError::SharedThreadIndices { index: "thread::index_1d", dimension: 'y', .. }));
+        let clusters = config((4, 4, 2), (8, 8, 1), 0).with_cluster((2, 2, 2));
+        assert!(matches!(
+            check_shape("k", TWO_D, &clusters.config()),
+            Err(HostError::SharedThreadIndices { dimension: 'z', .. })
+        ));
+        check_shape("k", THREE_D, &clusters.config()).unwrap();
+        check_shape("k", ONE_D, &config((8, 1, 1), (128, 1, 1), 0).with_cluster((4, 1, 1)).config()).unwrap();
     }
 
     #[test]

@@ -75,12 +75,20 @@ pub enum HostError {
         /// `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`.
         max: u32,
     },
-    /// A 2-D or 3-D launch of a kernel that reads only x coordinates: several
-    /// threads would get the same `ThreadIndex`, and `DisjointSlice::get_mut`
-    /// would hand them aliasing `&mut` (a data race).
+    /// A launch whose threads differ in a dimension that a kind of thread
+    /// index the kernel writes through ignores (a 1-D index with y or z > 1,
+    /// a 2-D index with z > 1; cluster launches alike): the threads that
+    /// differ only there would get the same `ThreadIndex`, and
+    /// `DisjointSlice::get_mut` would hand them aliasing `&mut` (a data race).
     SharedThreadIndices {
         /// The kernel's Rust path.
         kernel: String,
+        /// The constructor of the index that ignores `dimension`
+        /// (`"thread::index_1d"`, `"thread::index_2d"`).
+        index: &'static str,
+        /// The dimension, `'y'` or `'z'`, in which the launch has more than
+        /// one thread per block or more than one block.
+        dimension: char,
         /// The launch's block.
         block_dim: (u32, u32, u32),
         /// The launch's grid.
@@ -159,15 +167,22 @@ impl fmt::Display for HostError {
                  the limit with CudaFunction::set_max_dynamic_shared_memory (above 48 KiB, up to the \
                  device's opt-in maximum)"
             ),
-            HostError::SharedThreadIndices { kernel, block_dim, grid_dim } => {
-                let block = (block_dim.1 > 1 || block_dim.2 > 1).then(|| crate::check::describe("block", *block_dim));
-                let grid = (grid_dim.1 > 1 || grid_dim.2 > 1).then(|| crate::check::describe("grid", *grid_dim));
+            HostError::SharedThreadIndices { kernel, index, dimension, block_dim, grid_dim } => {
+                let axis = |(_, y, z): (u32, u32, u32)| if *dimension == 'y' { y } else { z };
+                let block = (axis(*block_dim) > 1).then(|| crate::check::describe("block", *block_dim));
+                let grid = (axis(*grid_dim) > 1).then(|| crate::check::describe("grid", *grid_dim));
                 let shape = block.into_iter().chain(grid).collect::<Vec<_>>().join(" and ");
+                let fix = if *index == "thread::index_1d" {
+                    "launch it 1-D (y = z = 1 in grid_dim and block_dim), or index with thread::index_2d \
+                     or thread::index_3d"
+                } else {
+                    "launch it with z = 1 in grid_dim and block_dim, or index with thread::index_3d"
+                };
                 write!(
                     f,
-                    "kernel `{kernel}` indexes with x coordinates only (thread::index_1d), but the \
-                     launch has {shape}: threads would share indices; launch it 1-D (y = z = 1 in \
-                     grid_dim and block_dim) or use index_2d"
+                    "cannot launch kernel `{kernel}` with {shape}: it writes a DisjointSlice through \
+                     {index}, which ignores {dimension}, so threads that differ only in {dimension} would \
+                     get the same element; {fix}"
                 )
             }
             HostError::ClusterShape { kernel, cluster_dim: (x, y, z), grid_dim: (gx, gy, gz), error } => write!(

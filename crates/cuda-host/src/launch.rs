@@ -94,7 +94,7 @@ fn launch_entry(
     }
     let config = shape.config();
     let cluster = shape.cluster();
-    check_shape(kernel.rust_path, kernel.coordinates, &config)?;
+    check_shape(kernel.rust_path, kernel.thread_indices, &config)?;
     if let Some(cluster) = &cluster {
         let cc = stream.context().compute_capability()?;
         check_cluster(kernel.rust_path, cluster, Some(cc))?;

@@ -41,7 +41,11 @@
 //! Before the driver sees a launch, its configuration is checked against the
 //! kernel ([`HostError`]): no zero dimension, a block within the kernel's
 //! `max_threads_per_block`, dynamic shared memory within its limit, and no
-//! 2-D/3-D launch of a kernel that indexes with x coordinates only.
+//! threads that the kernel's thread indices cannot tell apart: a kernel that
+//! writes a `DisjointSlice` through `thread::index_1d` launches with y = z =
+//! 1, one that writes through `index_2d` with z = 1 ([`ThreadIndexKinds`],
+//! recorded by the device linker; cluster launches and the CPU emulator
+//! alike).
 //!
 //! Where the device linker could prove a kernel's bounds checks true under a
 //! condition on its arguments (`c.len() <= a.len()`, `rows * cols <=
@@ -74,7 +78,7 @@ mod module;
 mod registry;
 
 pub use cuda_macros::{cuda_launch, cuda_module};
-pub use check::{Coordinates, KernelLimits};
+pub use check::{KernelLimits, ThreadIndexKinds};
 pub use condition::{ConditionParseError, LaunchCondition};
 pub use error::{report_failure, HostError, NO_GPU_EXIT_CODE};
 pub use launch::LaunchShape;

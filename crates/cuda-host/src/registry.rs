@@ -99,8 +99,9 @@ pub struct EmbeddedKernel {
     pub rust_path: &'static str,
     /// The number of parameters.
     pub num_params: usize,
-    /// The thread coordinates the kernel reads (checked against launch shapes).
-    pub coordinates: crate::check::Coordinates,
+    /// The kinds of thread index the kernel writes a `DisjointSlice`
+    /// through (checked against launch shapes).
+    pub thread_indices: crate::check::ThreadIndexKinds,
     /// The entry without the checks that a launch condition implies, if the
     /// device linker made one.
     pub unchecked: Option<UncheckedEntry>,
@@ -309,7 +310,7 @@ unsafe fn read_image(record: &ImageRecord) -> EmbeddedModule {
                 unchecked,
                 rust_path: std::str::from_utf8(static_bytes(rec.path_ptr, rec.path_len)).unwrap_or(ptx_name),
                 num_params: rec.n_params as usize,
-                coordinates: crate::check::Coordinates(rec.flags),
+                thread_indices: crate::check::ThreadIndexKinds(rec.flags),
                 host_addresses,
             }
         })

@@ -78,7 +78,7 @@ impl Suite {
     /// as `compare` says.
     pub fn case<F>(&mut self, name: &str, compare: Compare, f: F)
     where
-        F: Fn(u64, u64) -> u128 + Copy + 'static,
+        F: Fn(u64, u64) -> u128 + Copy + Unpin + 'static,
     {
         let cpu: Vec<u128> = self.a.iter().zip(&self.b).map(|(&a, &b)| f(a, b)).collect();
         let Some(gpu) = &self.gpu else {
@@ -168,10 +168,11 @@ impl Suite {
     }
 }
 
-/// `f` applied to every input pair by the GPU.
+/// `f` applied to every input pair by the GPU. (A by-value kernel argument
+/// is `Copy + Unpin + 'static`: cuda-host's `KernelArg`.)
 fn run_case_on<F>(gpu: &Gpu, n: usize, f: F) -> Result<Vec<u128>, Box<dyn Error>>
 where
-    F: Fn(u64, u64) -> u128 + Copy + 'static,
+    F: Fn(u64, u64) -> u128 + Copy + Unpin + 'static,
 {
     let mut out = DeviceBuffer::from_host(&gpu.stream, &vec![POISON; n])?;
     cuda_launch! {
