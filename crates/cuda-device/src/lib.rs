@@ -83,4 +83,16 @@ pub mod __private {
     #[repr(transparent)]
     #[allow(dead_code)]
     pub struct SliceMutParam<'a, T>(&'a mut [T]);
+
+    /// Whether the launch has exactly one thread. Every thread of a launch
+    /// receives the same kernel arguments, so a `&mut` parameter is
+    /// exclusive only in a launch of one thread; the entry wrapper of a
+    /// kernel that takes one panics otherwise, before the kernel runs.
+    #[inline(always)]
+    pub fn single_thread_launch() -> bool {
+        use crate::thread::*;
+        let block = blockDim_x() as u64 * blockDim_y() as u64 * blockDim_z() as u64;
+        let grid = gridDim_x() as u64 * gridDim_y() as u64 * gridDim_z() as u64;
+        block == 1 && grid == 1
+    }
 }

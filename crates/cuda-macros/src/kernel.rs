@@ -471,6 +471,7 @@ fn entry_wrapper<S: SourceSpan>(
     let mut wrapper_params = Vec::new();
     let mut layouts = Vec::new();
     let mut reads = Vec::new();
+    let mut exclusive = Vec::new();
     for (index, param) in params.iter().enumerate() {
         let pointer = vec![Tok::ident(&format!("__oxide_p{index}"), S::call_site())];
         let index = vec![Tok::Lit {
@@ -484,6 +485,9 @@ fn entry_wrapper<S: SourceSpan>(
         // layout; docs/ABI.md §2), read back as the kernel's type.
         if slice_wire_type(&param.ty).is_some() {
             reads.push(fill("::core::ptr::read(#p.cast())", &bindings));
+            if is_mut_reference(&param.ty) {
+                exclusive.extend(single_thread_check(kernel_name, &param_name(&param.pattern), &render(&param.ty)));
+            }
         } else {
             reads.push(fill("::core::ptr::read(#p)", &bindings));
         }
@@ -509,6 +513,7 @@ fn entry_wrapper<S: SourceSpan>(
             unsafe {
                 #bounds
                 #layouts
+                #exclusive
                 #kernel #turbofish(#reads)
             }
         }",
@@ -523,11 +528,46 @@ fn entry_wrapper<S: SourceSpan>(
             ("params", comma_separated(wrapper_params)),
             ("where_clause", item.where_clause.clone()),
             ("layouts", layouts),
+            ("exclusive", exclusive),
             ("bounds", bounds),
             ("kernel", vec![item.name.clone()]),
             ("turbofish", turbofish(generics)),
             ("reads", comma_separated(reads)),
         ],
+    )
+}
+
+/// Whether `ty` is `&mut …` (`&'a mut [T]` included).
+fn is_mut_reference<S: SourceSpan>(ty: &[Tok<S>]) -> bool {
+    let ty = unwrap_invisible(ty);
+    let Some((amp, mut rest)) = ty.split_first() else { return false };
+    if !amp.is_punct('&') {
+        return false;
+    }
+    if let [quote, _, tail @ ..] = rest {
+        if quote.is_punct('\'') {
+            rest = tail;
+        }
+    }
+    matches!(rest.first(), Some(kw) if kw.is_ident("mut"))
+}
+
+/// The entry wrapper's refusal of a launch of more than one thread for a
+/// kernel with a `&mut` parameter: every thread would hold the same `&mut`
+/// at once (two aliasing `&mut`, and a data race as soon as two write).
+/// A panic with a literal message, so the GPU reports it word for word.
+fn single_thread_check<S: SourceSpan>(kernel: &str, param: &str, ty: &str) -> Vec<Tok<S>> {
+    let message = format!(
+        "kernel `{kernel}` takes `{param}: {ty}`, which every thread of a launch would hold at once: \
+         launch it with one thread (grid and block (1, 1, 1)), or write through a DisjointSlice (one \
+         element per thread) or atomics"
+    )
+    .replace('{', "{{")
+    .replace('}', "}}");
+    let literal = vec![Tok::Lit { text: format!("{message:?}"), span: S::call_site() }];
+    fill(
+        "if !::cuda_device::__private::single_thread_launch() { ::core::panic!(#message); }",
+        &[("message", literal)],
     )
 }
 
@@ -748,6 +788,21 @@ mod tests {
         ] {
             assert!(got.contains(&plain(want)), "{want}\n{got}");
         }
+    }
+
+    #[test]
+    fn mut_slices_make_the_entry_refuse_launches_of_more_than_one_thread() {
+        let got = expand_ok("", "fn k(a: &mut [u8], mut b: &'x mut [u16], c: &[u8]) {}");
+        let check = |param: &str| {
+            plain(&format!(
+                "if !::cuda_device::__private::single_thread_launch() {{ ::core::panic!(\"kernel `k` takes `{param}`, \
+                 which every thread of a launch would hold at once: launch it with one thread (grid and block \
+                 (1, 1, 1)), or write through a DisjointSlice (one element per thread) or atomics\"); }}"
+            ))
+        };
+        assert!(got.contains(&check("a: &mut [u8]")), "{got}");
+        assert!(got.contains(&check("b: &'x mut [u16]")), "{got}");
+        assert_eq!(got.matches("single_thread_launch").count(), 2, "{got}");
     }
 
     #[test]
