@@ -218,6 +218,13 @@ struct ShareAddressBasesPass : llvm::PassInfoMixin<ShareAddressBasesPass> {
   llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
 };
 
+/// i128 shifts and funnel shifts by a run-time amount → 64-bit halves whose
+/// every shift amount is in 0..=63 (NVPTX's own split shifts a half by up to
+/// 127 and then folds as if it could not).
+struct ExpandWideShiftsPass : llvm::PassInfoMixin<ExpandWideShiftsPass> {
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
+};
+
 /// KeepNaNPayloads.cpp: last before code generation, `select (fcmp x, C),
 /// C, x` shapes that hand a NaN `x` back → a merge of the bits under a
 /// mask, so ptxas cannot make them a NaN-canonicalising FMNMX.NAN.

@@ -20,7 +20,7 @@ fn low_byte(x: u64) -> u8 {
 
 pub fn run(s: &mut Suite) {
     // Issue 16: ptxas kept `neg.s16` of -32768 as +32768 in its 32-bit
-    // register (KeepNegationWrap.cpp).
+    // register (PtxasHazards.def).
     s.case("regress/i16_zero_overflowing_sub_flag", Exact, |a, _| {
         0i16.overflowing_sub(a as i16).1 as u128
     });
@@ -43,9 +43,6 @@ pub fn run(s: &mut Suite) {
     s.case("regress/i32_abs_is_negative", Exact, |a, _| {
         ((a as i32).wrapping_abs() < 0) as u128
     });
-    // tests/fuzz seed 3: the backend narrowed an i128 `abs` of a value
-    // with 64 sign bits to `abs.s64` (refused by the PTX check until
-    // KeepNegationWrap expanded i128 `abs` itself).
     // tests/fuzz seed 100: where ptxas inlined a call it forwarded the 32
     // bits a caller stored for a u8 argument (or a callee for a u8 result)
     // without the byte load's sign extension (PtxasHazards.def).
@@ -56,7 +53,26 @@ pub fn run(s: &mut Suite) {
         let b = low_byte(a) as i8;
         (b as i16 as u16 as u128) | ((b == -1) as u128) << 16
     });
+    // tests/fuzz seed 3: the backend narrowed an i128 `abs` of a value
+    // with 64 sign bits to `abs.s64`, which ptxas assumes is never negative
+    // (PtxasHazards.def).
     s.case("regress/i128_abs_diff_of_sign_extended", Exact, |a, b| {
         ((a as i32 as i128) >> (b as u32 & 127)).abs_diff((a as i64 as i128).wrapping_shr(b as u32))
+    });
+    // tests/fuzz seed 105: the backend's split of an i128 shift by a run-time
+    // amount shifted a 64-bit half by up to 127, then folded `!(1 << s)` into
+    // a 64-bit rotate, so s >= 64 lost the low word's ones
+    // (Optimize/ExpandWideShifts.cpp).
+    s.case("regress/i128_not_shl_past_64", Exact, |_, b| {
+        (-1i128 ^ (1i128 << (b as u32 & 127))) as u128
+    });
+    s.case("regress/u128_not_lshr_past_64", Exact, |_, b| {
+        !((1u128 << 127) >> (b as u32 & 127))
+    });
+    s.case("regress/i128_not_ashr_past_64", Exact, |a, b| {
+        !(((a as i64 as i128) << 64) >> (b as u32 & 127)) as u128
+    });
+    s.case("regress/u128_rotate_not_one", Exact, |a, b| {
+        (!1u128).rotate_left(b as u32) ^ (!(1u128 << 64)).rotate_right(a as u32)
     });
 }
