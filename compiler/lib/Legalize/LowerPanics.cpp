@@ -31,6 +31,7 @@
 // rustc stores the file name NUL-terminated, so `%s` can print it.
 //===----------------------------------------------------------------------===//
 #include "oxide/Abi.h"
+#include "oxide/PanicFunctions.h"
 #include "oxide/Passes.h"
 #include "oxide/RustNames.h"
 #include "llvm/ADT/StringMap.h"
@@ -46,40 +47,8 @@ using namespace oxide;
 
 namespace {
 
-enum class LocationArg { None, LastArg };
-
-struct PanicFunction {
-  StringRef Prefix;
-  StringRef Message;
-  LocationArg Location;
-  StringRef IntegerArgs;
-  int StringArg;
-};
-
-const PanicFunction PanicTable[] = {
-#define OXIDE_PANIC(PREFIX, MESSAGE, LOCATION, ARGS, STRING)                   \
-  {PREFIX, MESSAGE, LocationArg::LOCATION, ARGS, STRING},
-#include "oxide/PanicFunctions.def"
-#undef OXIDE_PANIC
-};
-
 /// `panic!("literal")` after the rewrite below: the message is the string.
-const PanicFunction PanicWithString = {"", "", LocationArg::LastArg, "", 0};
-
-/// core's other non-generic panic helpers (`panic_on_ord_violation` in the
-/// sort routines, `panic_for_nonpositive_argument` in ilog10, …): no location
-/// argument that can be relied on; the message is the helper's name.
-const PanicFunction CorePanicHelper = {"", "", LocationArg::None, "", -1};
-
-const PanicFunction *findPanicFunction(StringRef Path, bool IsDeclaration) {
-  for (const PanicFunction &P : PanicTable)
-    if (Path.starts_with(P.Prefix))
-      return &P;
-  StringRef Last = Path.rsplit("::").second;
-  if (IsDeclaration && Path.starts_with("core::") && Last.contains("panic"))
-    return &CorePanicHelper;
-  return nullptr;
-}
+const PanicFunction PanicWithString = {"", "", PanicLocationArg::LastArg, "", 0};
 
 /// "attempt to add with overflow" from `…::panic_const_add_overflow`, matching
 /// the messages rustc's overflow checks print on the host.
@@ -350,7 +319,7 @@ private:
   PanicRecorder &Recorder;
 
   static Argument *locationArgument(Function &F, const PanicFunction &P) {
-    if (P.Location != LocationArg::LastArg || F.arg_empty())
+    if (P.Location != PanicLocationArg::LastArg || F.arg_empty())
       return nullptr;
     Argument *Last = F.getArg(F.arg_size() - 1);
     return Last->getType()->isPointerTy() ? Last : nullptr;
