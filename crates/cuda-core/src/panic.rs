@@ -10,7 +10,10 @@
 //! traps. When a kernel-fault error comes back, the host reads the record and
 //! the error carries a [`DevicePanic`].
 //!
-//! The byte layout is shared with `compiler/lib/LowerPanics.cpp` (docs/ABI.md §5).
+//! The byte layout is `compiler/include/oxide/PanicRecord.def`, which the
+//! device linker's LowerPanics.cpp writes by and this module reads by
+//! (docs/ABI.md §5); a message that formats values arrives as a template and
+//! the values' bits, which [`crate::panic_message`] formats here.
 
 use std::ffi::c_void;
 use std::fmt;
@@ -23,30 +26,45 @@ use crate::error::DriverError;
 /// PanicRecordGlobal).
 pub(crate) const RECORD_GLOBAL: &std::ffi::CStr = crate::abi::PANIC_RECORD_GLOBAL_C;
 
-const TEXT_CAPACITY: usize = 256;
-const STATE_COMPLETE: u32 = 2;
+use crate::panic_message::{render, RecordedValue};
+use crate::panic_record as layout;
+use crate::panic_record::ValueKind;
 
-/// The record's bytes, as the device writes them.
+const TEXT_CAPACITY: usize = layout::TEXT_CAPACITY;
+const MAX_VALUES: usize = layout::MAX_VALUES;
+const STATE_COMPLETE: u32 = layout::STATE_COMPLETE as u32;
+
+/// The record's bytes, as the device writes them (PanicRecord.def).
 #[repr(C)]
 struct RawRecord {
     state: u32,
     line: u32,
     col: u32,
-    num_ints: u32,
+    /// 0: `message` is plain text; else a template over that many values.
+    num_values: u32,
     thread: [u32; 3],
     block: [u32; 3],
-    ints: [u64; 2],
+    kinds: [u8; MAX_VALUES],
+    /// Each value's bits, zero-extended: low word, high word.
+    values: [[u64; 2]; MAX_VALUES],
     file: [u8; TEXT_CAPACITY],
     message: [u8; TEXT_CAPACITY],
 }
 
-// The offsets LowerPanics.cpp writes to.
+// The layout the device linker writes (PanicRecord.def).
 const _: () = {
-    assert!(std::mem::offset_of!(RawRecord, thread) == 16);
-    assert!(std::mem::offset_of!(RawRecord, block) == 28);
-    assert!(std::mem::offset_of!(RawRecord, ints) == 40);
-    assert!(std::mem::offset_of!(RawRecord, file) == 56);
-    assert!(std::mem::offset_of!(RawRecord, message) == 312);
+    use std::mem::{offset_of, size_of};
+    assert!(offset_of!(RawRecord, state) == layout::STATE && layout::STATE_SIZE == 4);
+    assert!(offset_of!(RawRecord, line) == layout::LINE && layout::LINE_SIZE == 4);
+    assert!(offset_of!(RawRecord, col) == layout::COLUMN && layout::COLUMN_SIZE == 4);
+    assert!(offset_of!(RawRecord, num_values) == layout::NUM_VALUES && layout::NUM_VALUES_SIZE == 4);
+    assert!(offset_of!(RawRecord, thread) == layout::THREAD && layout::THREAD_SIZE == 12);
+    assert!(offset_of!(RawRecord, block) == layout::BLOCK && layout::BLOCK_SIZE == 12);
+    assert!(offset_of!(RawRecord, kinds) == layout::KINDS && layout::KINDS_SIZE == MAX_VALUES);
+    assert!(offset_of!(RawRecord, values) == layout::VALUES && layout::VALUES_SIZE == MAX_VALUES * layout::VALUE_BYTES);
+    assert!(offset_of!(RawRecord, file) == layout::FILE && layout::FILE_SIZE == TEXT_CAPACITY);
+    assert!(offset_of!(RawRecord, message) == layout::MESSAGE && layout::MESSAGE_SIZE == TEXT_CAPACITY);
+    assert!(size_of::<RawRecord>() == layout::SIZE);
 };
 
 /// A panic that happened on the GPU.
@@ -126,9 +144,8 @@ impl PanicRecord {
             }
             ptr::read_volatile(self.host)
         };
-        let template = text(&rec.message);
         Some(DevicePanic {
-            message: fill_integers(&template, &rec.ints[..(rec.num_ints as usize).min(2)]),
+            message: message_of(&rec),
             file: text(&rec.file),
             line: rec.line,
             column: rec.col,
@@ -154,20 +171,20 @@ impl Drop for PanicRecord {
 /// `address` must be a record allocated by [`PanicRecord::allocate`].
 pub(crate) unsafe fn write_record(address: u64, panic: &DevicePanic) {
     let rec = address as *mut RawRecord;
+    // The host formatted the message already: plain text, no values.
     let mut raw = RawRecord {
         state: 0,
         line: panic.line,
         col: panic.column,
-        num_ints: 0,
+        num_values: 0,
         thread: [panic.thread.0, panic.thread.1, panic.thread.2],
         block: [panic.block.0, panic.block.1, panic.block.2],
-        ints: [0; 2],
+        kinds: [0; MAX_VALUES],
+        values: [[0; 2]; MAX_VALUES],
         file: [0; TEXT_CAPACITY],
         message: [0; TEXT_CAPACITY],
     };
     let copy = |dst: &mut [u8; TEXT_CAPACITY], text: &str| {
-        // `%llu` in the text would be taken for a placeholder: escape none,
-        // since no integers are passed, `fill_integers` leaves it as is.
         let n = text.len().min(TEXT_CAPACITY - 1);
         dst[..n].copy_from_slice(&text.as_bytes()[..n]);
     };
@@ -186,35 +203,75 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(&bytes[..end]).into_owned()
 }
 
-/// Replaces each `%llu` of the message template with the next integer.
-fn fill_integers(template: &str, ints: &[u64]) -> String {
-    let mut out = String::new();
-    let mut rest = template;
-    let mut values = ints.iter();
-    while let Some(pos) = rest.find("%llu") {
-        out.push_str(&rest[..pos]);
-        match values.next() {
-            Some(v) => out.push_str(&v.to_string()),
-            None => out.push_str("%llu"),
-        }
-        rest = &rest[pos + 4..];
+/// The record's message: its text, or its template with its values
+/// formatted (a value of a kind this reader does not know prints as `{..}`).
+fn message_of(rec: &RawRecord) -> String {
+    let message = text(&rec.message);
+    let n = (rec.num_values as usize).min(MAX_VALUES);
+    if n == 0 {
+        return message;
     }
-    out.push_str(rest);
-    out
+    let values: Vec<RecordedValue> = (0..n)
+        .map(|i| RecordedValue {
+            kind: ValueKind::from_code(rec.kinds[i]),
+            bits: rec.values[i][0] as u128 | (rec.values[i][1] as u128) << 64,
+        })
+        .collect();
+    render(&message, &values)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// A record as the device fills it.
+    fn record(message: &str, values: &[(ValueKind, u128)]) -> RawRecord {
+        let mut rec = RawRecord {
+            state: STATE_COMPLETE,
+            line: 1,
+            col: 1,
+            num_values: values.len() as u32,
+            thread: [0; 3],
+            block: [0; 3],
+            kinds: [0; MAX_VALUES],
+            values: [[0; 2]; MAX_VALUES],
+            file: [0; TEXT_CAPACITY],
+            message: [0; TEXT_CAPACITY],
+        };
+        rec.message[..message.len()].copy_from_slice(message.as_bytes());
+        for (i, &(kind, bits)) in values.iter().enumerate() {
+            rec.kinds[i] = kind as u8;
+            rec.values[i] = [bits as u64, (bits >> 64) as u64];
+        }
+        rec
+    }
+
     #[test]
-    fn integers_fill_the_template_in_order() {
-        assert_eq!(
-            fill_integers("the len is %llu but the index is %llu", &[4, 7]),
-            "the len is 4 but the index is 7"
+    fn values_fill_the_template() {
+        let rec = record(
+            "index out of bounds: the len is {0} but the index is {1}",
+            &[(ValueKind::U64, 4), (ValueKind::U64, 7)],
         );
-        assert_eq!(fill_integers("no numbers", &[]), "no numbers");
-        assert_eq!(fill_integers("one %llu", &[]), "one %llu");
+        assert_eq!(message_of(&rec), "index out of bounds: the len is 4 but the index is 7");
+        let rec = record(
+            "{0} > {1:#x}, {2:.2} {3} {4:?} {5}",
+            &[
+                (ValueKind::I32, (-5i32) as u32 as u128),
+                (ValueKind::U8, 255),
+                (ValueKind::F32, 1.5f32.to_bits() as u128),
+                (ValueKind::Bool, 1),
+                (ValueKind::Char, 'q' as u128),
+                (ValueKind::I128, i128::MIN as u128),
+            ],
+        );
+        assert_eq!(message_of(&rec), format!("-5 > 0xff, 1.50 true 'q' {}", i128::MIN));
+    }
+
+    #[test]
+    fn without_values_the_message_is_text() {
+        // Braces and `%` are the text's own (the CPU emulator writes the
+        // message Rust formatted, an `expect` passes its string).
+        assert_eq!(message_of(&record("{0} {} 100%", &[])), "{0} {} 100%");
     }
 
     #[test]
