@@ -16,18 +16,21 @@
 ; RUN: %oxide-opt -passes=link-library-bitcode -library=%t/core.ll %t/writes.ll | FileCheck %s --check-prefix=WRITES
 
 ;--- device.ll
-; `<u16 as core::fmt::Display>::fmt`, `core::fmt::write`, a shared generic
-; instance (core::iter::…::size), core::panicking::panic_fmt and a function
-; only the host calls, all declared: the user's crates do not define them.
+; `<u16 as core::fmt::Display>::fmt`, a shared generic instance
+; (core::iter::…::size), core::panicking::panic_fmt, std's `_print`, and a
+; function only the host calls, all declared: the user's crates do not
+; define them.
 declare i64 @_RNvYINtNtNtCsgEmfK2I1SDS_4core5slice4iter4ItertENtNtNtNtB9_4iter8adapters3zip27TrustedRandomAccessNoCoerce4sizeCsfEOYDRpO4Ta_11miniz_oxide(ptr)
 declare void @_RNvNtCsgEmfK2I1SDS_4core9panicking9panic_fmt(ptr, ptr, ptr)
 declare i1 @_RNvXs3_NtNtNtCsgEmfK2I1SDS_4core3fmt3num3imptNtB9_7Display3fmt(ptr, ptr)
 declare i64 @_RNvNtCsgEmfK2I1SDS_4core4host10only_hosts()
+declare void @_RNvNtNtCs1234_3std2io5stdio6__print(ptr)
 
 define ptx_kernel void @kernel(ptr %it, ptr %slot) {
   %n = call i64 @_RNvYINtNtNtCsgEmfK2I1SDS_4core5slice4iter4ItertENtNtNtNtB9_4iter8adapters3zip27TrustedRandomAccessNoCoerce4sizeCsfEOYDRpO4Ta_11miniz_oxide(ptr %it)
   ; A panic message's argument: the address is stored, never called here.
   store ptr @_RNvXs3_NtNtNtCsgEmfK2I1SDS_4core3fmt3num3imptNtB9_7Display3fmt, ptr %slot
+  call void @_RNvNtNtCs1234_3std2io5stdio6__print(ptr %slot)
   %c = icmp ugt i64 %n, 4
   br i1 %c, label %panic, label %done
 panic:
@@ -42,11 +45,13 @@ define i64 @host_main() {
   ret i64 %x
 }
 
-; LowerPanics defines the panic functions; a `fmt` method only stored, and
-; what only the host calls, are not linked; nor is the library's llvm.used.
+; LowerPanics defines the panic functions; a `fmt` method only stored, what
+; only the host calls and what is not core's (RejectUnsupported names it)
+; are not linked; nor is the library's llvm.used.
 ; CHECK: declare void @_RNvNtCsgEmfK2I1SDS_4core9panicking9panic_fmt(
 ; CHECK: declare i1 @_RNvXs3_NtNtNtCsgEmfK2I1SDS_4core3fmt3num3imptNtB9_7Display3fmt(
 ; CHECK: declare i64 @_RNvNtCsgEmfK2I1SDS_4core4host10only_hosts()
+; CHECK: declare void @_RNvNtNtCs1234_3std2io5stdio6__print(
 ; CHECK: define ptx_kernel void @kernel(
 ; The instance, and the function of the library it calls.
 ; CHECK: define i64 @_RNvYINtNtNtCsgEmfK2I1SDS_4core5slice4iter4ItertENtNtNtNtB9_4iter8adapters3zip27TrustedRandomAccessNoCoerce4sizeCsfEOYDRpO4Ta_11miniz_oxide(
@@ -108,6 +113,11 @@ define i1 @_RNvNtCsgEmfK2I1SDS_4core3fmt5write(ptr %out, ptr %vtable, ptr %t, pt
   %fmt = load ptr, ptr %args
   %r = call i1 %fmt(ptr null, ptr null)
   ret i1 %r
+}
+
+define void @_RNvNtNtCs1234_3std2io5stdio6__print(ptr %args) {
+  call void @host_body_only()
+  ret void
 }
 
 define i64 @_RNvNtCsgEmfK2I1SDS_4core4host10only_hosts() {

@@ -12,11 +12,13 @@
 //     `miniz_oxide`, …), not in the user's bitcode.
 // Those rlibs carry their own bitcode: every object in them has an `.llvmbc`
 // section (rust-std is built with -Cembed-bitcode). This pass links from it
-// exactly the definitions the kernels reach and the user's crates do not
-// have, and what those need in turn:
+// exactly the definitions of core the kernels reach and the user's crates do
+// not have, and what those need in turn:
 //   1. walk the code the kernel entries reach (calls, function addresses,
-//      initialisers of the globals they name) and collect the Rust symbols
-//      it declares but nothing defines; none: done, nothing is read;
+//      initialisers of the globals they name) and collect the Rust symbols it
+//      declares but nothing defines and that are core's: a function of
+//      core, or an instance of a generic item of core over core's and
+//      primitive types (namesOnlyCore); none: done, nothing is read;
 //   2. for each library archive, in link order (each rlib comes before the
 //      ones it depends on), read the symbol table of each member's bitcode
 //      (no IR is parsed) and, if it defines some of those symbols, open the
@@ -38,6 +40,9 @@
 //     `fmt::Arguments`, unless the kernel also reaches `core::fmt::write`,
 //     the one function that calls them: a panic message's arguments are
 //     read by LowerPanics, never formatted on the device;
+//   * what is not core's (std's I/O, alloc's heap, their generic
+//     instances): host code, which RejectUnsupported reports where the
+//     kernel calls it;
 //   * symbols that are not Rust's (`memcmp`, `cbrtf`, libdevice's, the
 //     stubs): other passes or the GPU provide those.
 // Whatever no library defines stays declared, and RejectUnsupported says why
@@ -48,6 +53,7 @@
 #include "oxide/Passes.h"
 #include "oxide/RustNames.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/IR/Constants.h"
@@ -70,6 +76,28 @@ namespace {
 
 /// A Rust symbol: only those are looked for in the libraries.
 bool isRustSymbol(StringRef Name) { return Name.starts_with("_R") || Name.starts_with("_ZN"); }
+
+/// Whether every path in a Rust path starts at `core` (`core::fmt::write`,
+/// `<u32 as core::fmt::Display>::fmt`, `<core::slice::iter::Iter<u16> as
+/// core::iter::…>::size`): an item of core, generic arguments included. What
+/// names std, alloc or another crate (`std::io::_print`,
+/// `core::ptr::drop_in_place::<alloc::string::String>`) is host code the
+/// device has no use for, and stays declared for RejectUnsupported to name.
+bool namesOnlyCore(StringRef Path) {
+  bool Core = false; // a name that does not demangle has no paths at all
+  for (size_t At = Path.find("::"); At != StringRef::npos; At = Path.find("::", At + 2)) {
+    size_t Start = At;
+    while (Start > 0 && (isAlnum(Path[Start - 1]) || Path[Start - 1] == '_'))
+      --Start;
+    // The first segment of a path: not preceded by another `::`.
+    if (Start == At || (Start > 0 && Path[Start - 1] == ':'))
+      continue;
+    if (Path.slice(Start, At) != "core")
+      return false;
+    Core = true;
+  }
+  return Core;
+}
 
 //===-- What the kernels need ----------------------------------------------===//
 
@@ -144,7 +172,8 @@ std::vector<std::string> missingSymbols(Module &M) {
   for (GlobalValue *GV : (With ? *With : Without).reached()) {
     if (!GV->isDeclaration() || !isRustSymbol(GV->getName()))
       continue;
-    if (isa<Function>(GV) && findPanicFunction(demangleRust(GV->getName()), true))
+    std::string Path = demangleRust(GV->getName());
+    if ((isa<Function>(GV) && findPanicFunction(Path, true)) || !namesOnlyCore(Path))
       continue;
     Out.push_back(GV->getName().str());
   }

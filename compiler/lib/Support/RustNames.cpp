@@ -112,7 +112,8 @@ std::optional<oxide::FormattingMethod> oxide::formattingMethod(StringRef Path) {
       return std::nullopt;
     return FormattingMethod{Trait.str(), Type.str()};
   }
-  // `<u32 as core::fmt::Display>`.
+  // `<u32 as core::fmt::Display>` (legacy names escape a leading `<` as `_<`).
+  Path.consume_front("_");
   if (!Path.consume_front("<"))
     return std::nullopt;
   size_t As = Path.rfind(" as core::fmt::");
