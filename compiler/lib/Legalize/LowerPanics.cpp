@@ -55,6 +55,7 @@
 #include "oxide/Passes.h"
 #include "oxide/RustNames.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Analysis/ConstantFolding.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/Dominators.h"
 #include "llvm/IR/IRBuilder.h"
@@ -651,56 +652,68 @@ std::pair<std::string, PrintAs> printfConversion(const ValueFormat &F, const Pla
   return {Conv("", "c"), PrintAs::Char};
 }
 
-/// Reads a `panic_fmt` call's template and arguments into a message.
-class MessageReader {
+/// Builds a formatted panic's message, part by part.
+class MessageBuilder {
 public:
-  /// The message of `Panic` (a call in F) whose template is `Parts` and
-  /// whose argument array is `Args`.
-  FormattedMessage read(CallInst &Panic, ArrayRef<TemplatePart> Parts, Value *Args) {
-    FormattedMessage Msg;
+  /// Literal text.
+  void text(FormattedMessage &Msg, StringRef Text) {
+    appendEscaped(Msg.Record, Text, "{}");
+    appendEscaped(Msg.Printf, Text, "%");
+    Msg.Plain += Text;
+  }
+
+  /// The placeholders and pieces of a `format_args!` template whose
+  /// argument array is `Args`, at the panic call `Panic`.
+  void formatTemplate(FormattedMessage &Msg, CallInst &Panic, ArrayRef<TemplatePart> Parts, Value *Args) {
     for (const TemplatePart &Part : Parts) {
       if (!Part.Value) {
-        appendEscaped(Msg.Record, Part.Text, "{}");
-        appendEscaped(Msg.Printf, Part.Text, "%");
-        Msg.Plain += Part.Text;
+        text(Msg, Part.Text);
         continue;
       }
-      const Placeholder &P = *Part.Value;
-      Msg.Plain += "{..}";
-      std::optional<ArgumentSlot> Slot = Args ? readArgumentSlot(Args, P.Arg, &Panic) : std::nullopt;
-      std::optional<ValueFormat> Format =
-          Slot && !Slot->IsCount && available(Slot->Address, Panic) ? valueFormatOf(*Slot->Method) : std::nullopt;
-      if (!Format || Msg.Values.size() >= rec::MaxValues) {
-        Msg.Record += "{{..}}";
-        Msg.Printf += "{..}";
-        continue;
-      }
-      // `{:w$}`, `{:.*}`: the count is a usize value of its own.
-      auto Count = [&](bool Present, bool IsArg, uint16_t Field, bool &Static) -> std::string {
-        Static = Present && !IsArg;
-        if (!Present)
-          return "";
-        if (!IsArg)
-          return std::to_string(Field);
-        std::optional<ArgumentSlot> C = readArgumentSlot(Args, Field, &Panic);
-        if (!C || !C->IsCount || !available(C->Address, Panic) || Msg.Values.size() + 1 >= rec::MaxValues)
-          return ""; // dropped: printed without it
-        Msg.Values.push_back({C->Address, 0, ValueKind::U64});
-        return std::to_string(Msg.Values.size() - 1) + "$";
-      };
-      bool StaticWidth = false, StaticPrecision = false;
-      std::string Width = Count(P.Options & fmt_options::HasWidth, P.WidthIsArg, P.Width, StaticWidth);
-      std::string Precision =
-          Count(P.Options & fmt_options::HasPrecision, P.PrecisionIsArg, P.Precision, StaticPrecision);
-      unsigned K = Msg.Values.size();
-      Msg.Values.push_back({Slot->Address, Format->Derefs, Format->Kind});
-      Msg.Record += "{" + std::to_string(K) + specText(P, Format->Trait, Width, Precision) + "}";
-      auto [Conversion, As] = printfConversion(*Format, P, StaticWidth, StaticPrecision);
-      Msg.Printf += Conversion;
-      if (As != PrintAs::Nothing)
-        Msg.PrintArgs.push_back({K, As});
+      std::optional<ArgumentSlot> Slot = Args ? readArgumentSlot(Args, Part.Value->Arg, &Panic) : std::nullopt;
+      std::optional<ValueFormat> Format;
+      if (Slot && !Slot->IsCount)
+        Format = valueFormatOf(*Slot->Method);
+      value(Msg, Panic, Slot ? Slot->Address : nullptr, Format, *Part.Value, Args);
     }
-    return Msg;
+  }
+
+  /// The value at `Address`, as `Format` prints it with the options of `P`
+  /// (whose width or precision may be an argument of `Args`); `{..}` when
+  /// there is no format, the address cannot be read at the panic, or the
+  /// record is full.
+  void value(FormattedMessage &Msg, CallInst &Panic, Value *Address, std::optional<ValueFormat> Format,
+             const Placeholder &P, Value *Args) {
+    Msg.Plain += "{..}";
+    if (!Format || !Address || !available(Address, Panic) || Msg.Values.size() >= rec::MaxValues) {
+      Msg.Record += "{{..}}";
+      Msg.Printf += "{..}";
+      return;
+    }
+    // `{:w$}`, `{:.*}`: the count is a usize value of its own.
+    auto Count = [&](bool Present, bool IsArg, uint16_t Field, bool &Static) -> std::string {
+      Static = Present && !IsArg;
+      if (!Present)
+        return "";
+      if (!IsArg)
+        return std::to_string(Field);
+      std::optional<ArgumentSlot> C = Args ? readArgumentSlot(Args, Field, &Panic) : std::nullopt;
+      if (!C || !C->IsCount || !available(C->Address, Panic) || Msg.Values.size() + 1 >= rec::MaxValues)
+        return ""; // dropped: printed without it
+      Msg.Values.push_back({C->Address, 0, ValueKind::U64});
+      return std::to_string(Msg.Values.size() - 1) + "$";
+    };
+    bool StaticWidth = false, StaticPrecision = false;
+    std::string Width = Count(P.Options & fmt_options::HasWidth, P.WidthIsArg, P.Width, StaticWidth);
+    std::string Precision =
+        Count(P.Options & fmt_options::HasPrecision, P.PrecisionIsArg, P.Precision, StaticPrecision);
+    unsigned K = Msg.Values.size();
+    Msg.Values.push_back({Address, Format->Derefs, Format->Kind});
+    Msg.Record += "{" + std::to_string(K) + specText(P, Format->Trait, Width, Precision) + "}";
+    auto [Conversion, As] = printfConversion(*Format, P, StaticWidth, StaticPrecision);
+    Msg.Printf += Conversion;
+    if (As != PrintAs::Nothing)
+      Msg.PrintArgs.push_back({K, As});
   }
 
 private:
@@ -708,10 +721,12 @@ private:
 
   /// Whether the value's address can be read where the panic is.
   bool available(Value *Address, CallInst &Panic) {
+    Function *F = Panic.getFunction();
+    if (auto *A = dyn_cast<Argument>(Address))
+      return A->getParent() == F;
     auto *I = dyn_cast<Instruction>(Address);
     if (!I)
-      return isa<Argument, Constant>(Address);
-    Function *F = Panic.getFunction();
+      return isa<Constant>(Address);
     if (I->getFunction() != F)
       return false;
     std::unique_ptr<DominatorTree> &DT = Trees[F];
@@ -720,6 +735,74 @@ private:
     return DT->dominates(I, &Panic);
   }
 };
+
+/// The `fmt` method of a `&dyn Debug` vtable (after drop, size and align).
+const Function *debugMethodOfVtable(const Value *Vtable, const DataLayout &DL) {
+  const auto *GV = dyn_cast<GlobalVariable>(Vtable->stripPointerCasts());
+  if (!GV || !GV->isConstant() || !GV->hasDefinitiveInitializer())
+    return nullptr;
+  Constant *Method = ConstantFoldLoadFromConst(const_cast<Constant *>(GV->getInitializer()), PointerType::getUnqual(GV->getContext()),
+                                               APInt(64, 3 * 8), DL);
+  return Method ? dyn_cast<Function>(Method->stripPointerCasts()) : nullptr;
+}
+
+/// How a value of a type named in a Rust path prints with Debug: `u32`,
+/// `&i8` (one reference to follow).
+std::optional<ValueFormat> debugFormatOfType(StringRef Type) {
+  unsigned Derefs = 0;
+  while (Type.consume_front("&mut ") || Type.consume_front("&"))
+    ++Derefs;
+  static const std::pair<StringRef, ValueKind> Kinds[] = {
+      {"u8", ValueKind::U8},   {"u16", ValueKind::U16}, {"u32", ValueKind::U32}, {"u64", ValueKind::U64},
+      {"u128", ValueKind::U128}, {"usize", ValueKind::U64}, {"i8", ValueKind::I8}, {"i16", ValueKind::I16},
+      {"i32", ValueKind::I32}, {"i64", ValueKind::I64}, {"i128", ValueKind::I128}, {"isize", ValueKind::I64},
+      {"f32", ValueKind::F32}, {"f64", ValueKind::F64}, {"bool", ValueKind::Bool}, {"char", ValueKind::Char}};
+  for (auto [Name, Kind] : Kinds)
+    if (Type == Name)
+      return ValueFormat{"Debug", Kind, Derefs};
+  return std::nullopt;
+}
+
+/// The Debug formats of the two operands of `core::panicking::assert_failed`
+/// (`assert_eq!`, `assert_ne!`), as seen from its callers (`left: &T`):
+/// from the type arguments a v0 name shows (`assert_failed::<u32, u32>`), or
+/// from the vtables its body hands `assert_failed_inner` (`&&T as &dyn
+/// Debug`).
+std::pair<std::optional<ValueFormat>, std::optional<ValueFormat>> assertOperandFormats(const Function &F) {
+  std::string Path = demangleRust(F.getName());
+  if (size_t Generic = StringRef(Path).find("::<"); Generic != std::string::npos && StringRef(Path).ends_with(">")) {
+    StringRef Args = StringRef(Path).drop_front(Generic + 3).drop_back();
+    // Two primitive types (or references to them): no nested commas.
+    auto [Left, Right] = Args.split(", ");
+    if (!Right.contains(','))
+      return {debugFormatOfType(Left), debugFormatOfType(Right)};
+    return {};
+  }
+  if (F.isDeclaration())
+    return {};
+  const DataLayout &DL = F.getParent()->getDataLayout();
+  for (const BasicBlock &BB : F)
+    for (const Instruction &I : BB) {
+      const auto *Call = dyn_cast<CallBase>(&I);
+      const Function *Callee = Call ? Call->getCalledFunction() : nullptr;
+      if (!Callee || !StringRef(demangleRust(Callee->getName())).starts_with("core::panicking::assert_failed_inner"))
+        continue;
+      SmallVector<std::optional<ValueFormat>, 2> Formats;
+      for (const Value *Arg : Call->args())
+        if (const Function *Method = debugMethodOfVtable(Arg, DL)) {
+          std::optional<ValueFormat> Format = valueFormatOf(*Method);
+          // The vtable is `&T`'s (the body passes `&left`); callers pass `&T`.
+          if (Format && Format->Derefs > 0)
+            --Format->Derefs;
+          else
+            Format.reset();
+          Formats.push_back(Format);
+        }
+      if (Formats.size() == 2)
+        return {Formats[0], Formats[1]};
+    }
+  return {};
+}
 
 /// Whether F is `core::fmt::Arguments::<Name>` (any instance).
 bool isArgumentsCtor(const Function *F, ArrayRef<StringRef> Names) {
@@ -758,9 +841,24 @@ struct PanicFmtMessage {
   Value *Args = nullptr;
 };
 
-std::optional<PanicFmtMessage> panicFmtMessage(CallInst &C) {
-  Value *Template = C.getArgOperand(0), *Args = C.getArgOperand(1);
-  Type *I64 = Type::getInt64Ty(C.getContext());
+/// V, or the constant it loads from a constant global (an optimised build
+/// reads `None::<fmt::Arguments>` from one).
+Value *foldConstantLoad(Value *V) {
+  auto *Load = dyn_cast<LoadInst>(V);
+  if (!Load || !Load->isSimple())
+    return V;
+  Constant *Folded = ConstantFoldLoadFromConstPtr(dyn_cast<Constant>(Load->getPointerOperand()),
+                                                  Load->getType(), Load->getDataLayout());
+  return Folded ? Folded : V;
+}
+
+/// What an `fmt::Arguments` passed as its two words (the template and the
+/// argument array, or their `Arguments::new`/`from_str` call) prints.
+std::optional<PanicFmtMessage> argumentsMessage(Value *Template, Value *Args) {
+  LLVMContext &Ctx = Template->getContext();
+  Template = foldConstantLoad(Template);
+  Args = foldConstantLoad(Args);
+  Type *I64 = Type::getInt64Ty(Ctx);
   if (auto *Part = dyn_cast<ExtractValueInst>(Template); Part && Part->getIndices() == ArrayRef<unsigned>{0}) {
     auto *Ctor = dyn_cast<CallInst>(Part->getAggregateOperand());
     if (!Ctor || Ctor->arg_size() != 2)
@@ -782,47 +880,84 @@ std::optional<PanicFmtMessage> panicFmtMessage(CallInst &C) {
   return PanicFmtMessage{nullptr, nullptr, std::move(Parts), isa<Constant>(Args) ? nullptr : Args};
 }
 
-/// Rewrites the `panic_fmt` calls whose message it can read: a constant
-/// text → `oxide.panic_str(text, len, location)`; a message with values →
-/// a call of the function made for that message, with the values.
-class PanicFmtRewriter {
+/// Rewrites the calls of core's formatting panics whose message it can read
+/// (`panic_fmt`, `assert_failed`, `result::unwrap_failed`): a constant text
+/// → `oxide.panic_str(text, len, location)`; a message with values → a call
+/// of the function made for that message, with the values.
+class PanicCallRewriter {
 public:
-  PanicFmtRewriter(Module &M, PanicBodyBuilder &Bodies) : M(M), Ctx(M.getContext()), Bodies(Bodies) {}
+  PanicCallRewriter(Module &M, PanicBodyBuilder &Bodies) : M(M), Ctx(M.getContext()), Bodies(Bodies) {}
 
-  bool rewrite(Function &PanicFmt) {
+  /// `panic_fmt(template, args, location)`: `panic!`, `assert!`, core's own.
+  bool rewritePanicFmt(Function &PanicFmt) {
     bool Changed = false;
-    SmallVector<CallInst *> Calls;
-    for (User *U : PanicFmt.users())
-      if (auto *C = dyn_cast<CallInst>(U); C && C->getCalledFunction() == &PanicFmt && C->arg_size() == 3)
-        Calls.push_back(C);
-    for (CallInst *C : Calls) {
-      std::optional<PanicFmtMessage> Message = panicFmtMessage(*C);
+    for (CallInst *C : callsOf(PanicFmt, 3)) {
+      std::optional<PanicFmtMessage> Message = argumentsMessage(C->getArgOperand(0), C->getArgOperand(1));
       if (!Message)
         continue;
-      IRBuilder<> B(C);
-      CallInst *New;
       if (Message->Literal) {
-        New = B.CreateCall(panicStr(), {Message->Literal, Message->LiteralLen, C->getArgOperand(2)});
+        replace(C, IRBuilder<>(C).CreateCall(panicStr(), {Message->Literal, Message->LiteralLen, C->getArgOperand(2)}));
       } else {
-        FormattedMessage Msg = Reader.read(*C, *Message->Parts, Message->Args);
-        if (Msg.Values.empty()) {
-          GlobalVariable *Text = text(Msg.Plain);
-          New = B.CreateCall(panicStr(), {Text, B.getInt64(Msg.Plain.size()), C->getArgOperand(2)});
-        } else {
-          SmallVector<Value *> Args;
-          for (const MessageValue &V : Msg.Values) {
-            Value *P = V.Address;
-            for (unsigned D = 0; D < V.Derefs; ++D)
-              P = B.CreateLoad(B.getPtrTy(), P);
-            Args.push_back(B.CreateLoad(memoryType(Ctx, V.Kind), P, "panic.value"));
-          }
-          Args.push_back(C->getArgOperand(2));
-          New = B.CreateCall(messageFunction(Msg), Args);
-        }
+        FormattedMessage Msg;
+        Builder.formatTemplate(Msg, *C, *Message->Parts, Message->Args);
+        emit(C, Msg, C->getArgOperand(2));
       }
-      New->setDebugLoc(C->getDebugLoc());
-      New->setDoesNotReturn();
-      C->eraseFromParent();
+      Changed = true;
+    }
+    return Changed;
+  }
+
+  /// `assert_failed::<T, U>(kind, &left, &right, Option<Arguments>, location)`
+  /// (`assert_eq!`, `assert_ne!`): core's message, "assertion `left == right`
+  /// failed[: message]\n  left: {:?}\n right: {:?}".
+  bool rewriteAssertFailed(Function &AssertFailed) {
+    bool Changed = false;
+    auto [LeftFormat, RightFormat] = assertOperandFormats(AssertFailed);
+    for (CallInst *C : callsOf(AssertFailed, 6)) {
+      auto *Kind = dyn_cast<ConstantInt>(C->getArgOperand(0));
+      if (!Kind || Kind->getZExtValue() > 2)
+        continue;
+      static const StringRef Ops[] = {"==", "!=", "matches"};
+      FormattedMessage Msg;
+      Builder.text(Msg, ("assertion `left " + Ops[Kind->getZExtValue()] + " right` failed").str());
+      // `Some(format_args!(…))`: the template and the argument array.
+      if (!isa<ConstantPointerNull>(foldConstantLoad(C->getArgOperand(3)))) {
+        Builder.text(Msg, ": ");
+        std::optional<PanicFmtMessage> Custom = argumentsMessage(C->getArgOperand(3), C->getArgOperand(4));
+        if (Custom && Custom->Parts)
+          Builder.formatTemplate(Msg, *C, *Custom->Parts, Custom->Args);
+        else if (Custom && Custom->Literal && constantBytes(Custom->Literal) && isa<ConstantInt>(Custom->LiteralLen))
+          Builder.text(Msg, constantBytes(Custom->Literal)->take_front(cast<ConstantInt>(Custom->LiteralLen)->getZExtValue()));
+        else
+          Builder.value(Msg, *C, nullptr, std::nullopt, Placeholder(), nullptr);
+      }
+      Builder.text(Msg, "\n  left: ");
+      Builder.value(Msg, *C, C->getArgOperand(1), LeftFormat, Placeholder(), nullptr);
+      Builder.text(Msg, "\n right: ");
+      Builder.value(Msg, *C, C->getArgOperand(2), RightFormat, Placeholder(), nullptr);
+      emit(C, Msg, C->getArgOperand(5));
+      Changed = true;
+    }
+    return Changed;
+  }
+
+  /// `result::unwrap_failed(message, &error as &dyn Debug, location)`
+  /// (`Result::unwrap`, `expect`): core's message, "{message}: {error:?}",
+  /// where the message is a constant.
+  bool rewriteUnwrapFailed(Function &UnwrapFailed) {
+    bool Changed = false;
+    const DataLayout &DL = M.getDataLayout();
+    for (CallInst *C : callsOf(UnwrapFailed, 5)) {
+      std::optional<StringRef> Bytes = constantBytes(C->getArgOperand(0));
+      auto *Len = dyn_cast<ConstantInt>(C->getArgOperand(1));
+      if (!Bytes || !Len || Len->getZExtValue() > Bytes->size())
+        continue;
+      const Function *Method = debugMethodOfVtable(C->getArgOperand(3), DL);
+      std::optional<ValueFormat> Format = Method ? valueFormatOf(*Method) : std::nullopt;
+      FormattedMessage Msg;
+      Builder.text(Msg, Bytes->take_front(Len->getZExtValue()).str() + ": ");
+      Builder.value(Msg, *C, C->getArgOperand(2), Format, Placeholder(), nullptr);
+      emit(C, Msg, C->getArgOperand(4));
       Changed = true;
     }
     return Changed;
@@ -835,10 +970,43 @@ private:
   Module &M;
   LLVMContext &Ctx;
   PanicBodyBuilder &Bodies;
-  MessageReader Reader;
+  MessageBuilder Builder;
   Function *PanicStr = nullptr;
   StringMap<GlobalVariable *> Texts;
   StringMap<Function *> MessageFunctions;
+
+  static SmallVector<CallInst *> callsOf(Function &F, unsigned NumArgs) {
+    SmallVector<CallInst *> Calls;
+    for (User *U : F.users())
+      if (auto *C = dyn_cast<CallInst>(U); C && C->getCalledFunction() == &F && C->arg_size() == NumArgs)
+        Calls.push_back(C);
+    return Calls;
+  }
+
+  void replace(CallInst *Old, CallInst *New) {
+    New->setDebugLoc(Old->getDebugLoc());
+    New->setDoesNotReturn();
+    Old->eraseFromParent();
+  }
+
+  /// Replaces the panic call C by one that reports Msg: constant text, or
+  /// the values loaded where C is and passed to the message's function.
+  void emit(CallInst *C, const FormattedMessage &Msg, Value *Location) {
+    IRBuilder<> B(C);
+    if (Msg.Values.empty()) {
+      replace(C, B.CreateCall(panicStr(), {text(Msg.Plain), B.getInt64(Msg.Plain.size()), Location}));
+      return;
+    }
+    SmallVector<Value *> Args;
+    for (const MessageValue &V : Msg.Values) {
+      Value *P = V.Address;
+      for (unsigned D = 0; D < V.Derefs; ++D)
+        P = B.CreateLoad(B.getPtrTy(), P);
+      Args.push_back(B.CreateLoad(memoryType(Ctx, V.Kind), P, "panic.value"));
+    }
+    Args.push_back(Location);
+    replace(C, B.CreateCall(messageFunction(Msg), Args));
+  }
 
   Function *panicStr() {
     if (!PanicStr) {
@@ -938,7 +1106,7 @@ private:
 PreservedAnalyses LowerPanicsPass::run(Module &M, ModuleAnalysisManager &) {
   PanicRecorder Recorder(M);
   PanicBodyBuilder Builder(M, Recorder);
-  PanicFmtRewriter Rewriter(M, Builder);
+  PanicCallRewriter Rewriter(M, Builder);
   bool Changed = false;
 
   SmallVector<std::pair<Function *, const PanicFunction *>> Panics;
@@ -947,8 +1115,13 @@ PreservedAnalyses LowerPanicsPass::run(Module &M, ModuleAnalysisManager &) {
       continue;
     std::string Path = demangleRust(F.getName());
     if (const PanicFunction *P = findPanicFunction(Path, F.isDeclaration())) {
-      if (StringRef(Path).starts_with("core::panicking::panic_fmt"))
-        Changed |= Rewriter.rewrite(F);
+      StringRef Name(Path);
+      if (Name.starts_with("core::panicking::panic_fmt"))
+        Changed |= Rewriter.rewritePanicFmt(F);
+      else if (Name.starts_with("core::panicking::assert_failed") && !Name.contains("assert_failed_inner"))
+        Changed |= Rewriter.rewriteAssertFailed(F);
+      else if (Name.starts_with("core::result::unwrap_failed"))
+        Changed |= Rewriter.rewriteUnwrapFailed(F);
       Panics.push_back({&F, P});
     }
   }

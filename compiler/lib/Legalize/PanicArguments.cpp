@@ -221,10 +221,18 @@ private:
     unsigned ArgNo;     // for a call: the argument that points into the region
   };
 
-  /// Whether a call may write through its argument ArgNo: a declaration may;
-  /// a body may if it writes through that parameter.
+  /// Whether a call may write through its argument ArgNo: a declaration may
+  /// (but `fmt::Arguments`' constructors, which a debug build may share from
+  /// another crate, only keep the pointer); a body may if it writes through
+  /// that parameter.
   bool callWrites(const CallBase &Call, unsigned ArgNo, unsigned Depth) {
     const Function *Callee = Call.getCalledFunction();
+    if (Callee && Callee->isDeclaration()) {
+      std::string Path = demangleRust(Callee->getName());
+      // `core::fmt::Arguments::new` (legacy), `<core::fmt::Arguments>::new::<8, 1>` (v0).
+      if (StringRef(Path).ltrim('<').starts_with("core::fmt::Arguments"))
+        return false;
+    }
     if (!Callee || Callee->isDeclaration() || ArgNo >= Callee->arg_size() || Depth > MaxDepth)
       return !Call.onlyReadsMemory(ArgNo);
     std::vector<Write> Inner;

@@ -58,6 +58,18 @@ pub fn panics(mode: u32, input: &[u32], mut out: DisjointSlice<u32>) {
                 x
             }
             12 => x.clamp(i as u32 + 10, i as u32),
+            13 => {
+                assert_eq!(x, i as u32);
+                x
+            }
+            14 => {
+                assert_ne!(x, x, "same at {}", i);
+                x
+            }
+            15 => {
+                let r: Result<u32, i16> = if x > 5 { Err(-(i as i16)) } else { Ok(x) };
+                r.unwrap()
+            }
             _ => x,
         };
     } else if mode == 8 {
@@ -77,7 +89,7 @@ pub fn panics(mode: u32, input: &[u32], mut out: DisjointSlice<u32>) {
     }
 }
 
-const KINDS: [Kind; 13] = [
+const KINDS: [Kind; 16] = [
     Kind { name: "bounds", mode: 0, message: "index out of bounds: the len is 512 but the index is ", printed: "index out of bounds: the len is 512 but the index is ", line: ARMS_START - 4 },
     Kind { name: "overflow", mode: 1, message: "attempt to add with overflow", printed: "attempt to add with overflow", line: ARMS_START },
     Kind { name: "unwrap_none", mode: 2, message: "called `Option::unwrap()` on a `None` value", printed: "called `Option::unwrap()` on a `None` value", line: ARMS_START + 1 },
@@ -89,7 +101,7 @@ const KINDS: [Kind; 13] = [
     // as Rust formats them; the device's printf line prints what printf
     // can (here all of it).
     Kind { name: "formatted", mode: 7, message: "value 4294967294 too large at 261", printed: "value 4294967294 too large at 261", line: ARMS_START + 6 },
-    Kind { name: "tiled", mode: 8, message: "index out of bounds: the len is 512 but the index is ", printed: "index out of bounds: the len is 512 but the index is ", line: ARMS_START + 25 },
+    Kind { name: "tiled", mode: 8, message: "index out of bounds: the len is 512 but the index is ", printed: "index out of bounds: the len is 512 but the index is ", line: ARMS_START + 37 },
     // Options: `#x`, alignment and width, sign, zero padding with a
     // precision, exponent, Debug of a float. printf has no `{:e}` and prints
     // floats without a precision to their round-trip digits.
@@ -101,6 +113,11 @@ const KINDS: [Kind; 13] = [
     Kind { name: "assert_values", mode: 11, message: "x = 4294967294, i = 261, pair = ", printed: "x = 4294967294, i = 261, pair = ", line: ARMS_START + 10 },
     // core's own formatted assert (`{:?}` of the bounds), in a debug build.
     Kind { name: "clamp", mode: 12, message: "min > max. min = 271, max = 261", printed: "min > max. min = 271, max = 261", line: ARMS_START + 13 },
+    // assert_eq!, assert_ne! with a message, and unwrap on an `Err`: core's
+    // messages with the operands' Debug.
+    Kind { name: "assert_eq", mode: 13, message: "assertion `left == right` failed\n  left: 4294967294\n right: 261", printed: "assertion `left == right` failed\n  left: 4294967294\n right: 261", line: ARMS_START + 15 },
+    Kind { name: "assert_ne", mode: 14, message: "assertion `left != right` failed: same at 261\n  left: 4294967294\n right: 4294967294", printed: "assertion `left != right` failed: same at 261\n  left: 4294967294\n right: 4294967294", line: ARMS_START + 19 },
+    Kind { name: "unwrap_err_value", mode: 15, message: "called `Result::unwrap()` on an `Err` value: -261", printed: "called `Result::unwrap()` on an `Err` value: -261", line: ARMS_START + 24 },
 ];
 
 /// Launches the kernel in `kind`'s mode and returns the error the launch ends with.
