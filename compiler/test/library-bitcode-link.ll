@@ -4,6 +4,7 @@
 ; (an object whose `.llvmbc` section holds the bitcode, in an archive).
 ; RUN: split-file %s %t
 ; RUN: %oxide-opt -passes=link-library-bitcode -library=%t/core.ll %t/device.ll | FileCheck %s
+; RUN: %oxide-opt -passes=link-library-bitcode -library=%t/core.ll %t/device.ll | FileCheck %s --check-prefix=UNLINKED
 ; RUN: llvm-as %t/core.ll -o %t/core.bc
 ; RUN: llc -mtriple=x86_64-unknown-linux-gnu -filetype=obj %t/empty.ll -o %t/core.o
 ; RUN: llvm-objcopy --add-section .llvmbc=%t/core.bc %t/core.o
@@ -54,16 +55,40 @@ define i64 @host_main() {
 ; CHECK: declare void @_RNvNtNtCs1234_3std2io5stdio6__print(
 ; CHECK: define ptx_kernel void @kernel(
 ; The instance, and the function of the library it calls.
-; CHECK: define i64 @_RNvYINtNtNtCsgEmfK2I1SDS_4core5slice4iter4ItertENtNtNtNtB9_4iter8adapters3zip27TrustedRandomAccessNoCoerce4sizeCsfEOYDRpO4Ta_11miniz_oxide(
-; CHECK-NEXT: call i64 @_RNvNtCsgEmfK2I1SDS_4core5slice3len(
-; CHECK: define i64 @_RNvNtCsgEmfK2I1SDS_4core5slice3len(
-; CHECK-NOT: llvm.used
-; CHECK-NOT: define {{.*}}panic_fmt
-; CHECK-NOT: host_body_only
+; CHECK-DAG: define i64 @_RNvYINtNtNtCsgEmfK2I1SDS_4core5slice4iter4ItertENtNtNtNtB9_4iter8adapters3zip27TrustedRandomAccessNoCoerce4sizeCsfEOYDRpO4Ta_11miniz_oxide(ptr %it) {
+; CHECK-DAG: define i64 @_RNvNtCsgEmfK2I1SDS_4core5slice3len(ptr %it) {
+; UNLINKED-NOT: llvm.used
+; UNLINKED-NOT: define {{.*}}panic_fmt
+; UNLINKED-NOT: host_body_only
 
 ; NOLIB: declare i64 @_RNvYINtNtNtCsgEmfK2I1SDS_4core5slice4iter4ItertENtNtNtNtB9_4iter8adapters3zip27TrustedRandomAccessNoCoerce4sizeCsfEOYDRpO4Ta_11miniz_oxide(
 ; NOLIB: define ptx_kernel void @kernel(
 ; NOLIB-NOT: define {{.*}} @_R
+
+; Only unwinding reaches the drop (LowerUnwinding deletes the landing pad),
+; and only a panic is handed the vtable (LowerPanics reads it, never runs
+; it): neither is linked.
+declare void @_RNvNtCsgEmfK2I1SDS_4core4hint13drop_on_panic(ptr)
+declare void @_RNvNtCsgEmfK2I1SDS_4core6result13unwrap_failed(ptr, i64, ptr, ptr, ptr)
+declare i32 @rust_eh_personality(...)
+declare i64 @_RNvNtCsgEmfK2I1SDS_4core5slice3len(ptr)
+declare i1 @_RNvNtCsgEmfK2I1SDS_4core4hint9in_vtable(ptr, ptr)
+@vtable = private constant <{ ptr, [16 x i8], ptr }> <{ ptr null, [16 x i8] zeroinitializer, ptr @_RNvNtCsgEmfK2I1SDS_4core4hint9in_vtable }>
+
+define ptx_kernel void @unwinds(ptr %it) personality ptr @rust_eh_personality {
+  %n = invoke i64 @_RNvNtCsgEmfK2I1SDS_4core5slice3len(ptr %it)
+          to label %ok unwind label %cleanup
+ok:
+  call void @_RNvNtCsgEmfK2I1SDS_4core6result13unwrap_failed(ptr null, i64 0, ptr %it, ptr @vtable, ptr null)
+  unreachable
+cleanup:
+  %lp = landingpad { ptr, i32 } cleanup
+  call void @_RNvNtCsgEmfK2I1SDS_4core4hint13drop_on_panic(ptr %it)
+  resume { ptr, i32 } %lp
+}
+; UNLINKED-NOT: define {{.*}} @_RNvNtCsgEmfK2I1SDS_4core4hint13drop_on_panic(
+; UNLINKED-NOT: define {{.*}} @_RNvNtCsgEmfK2I1SDS_4core4hint9in_vtable(
+; UNLINKED-NOT: define {{.*}} @_RNvNtCsgEmfK2I1SDS_4core6result13unwrap_failed(
 
 ;--- writes.ll
 declare i1 @_RNvNtCsgEmfK2I1SDS_4core3fmt5write(ptr, ptr, ptr, ptr)
@@ -118,6 +143,18 @@ define i1 @_RNvNtCsgEmfK2I1SDS_4core3fmt5write(ptr %out, ptr %vtable, ptr %t, pt
 define void @_RNvNtNtCs1234_3std2io5stdio6__print(ptr %args) {
   call void @host_body_only()
   ret void
+}
+
+define void @_RNvNtCsgEmfK2I1SDS_4core4hint13drop_on_panic(ptr %p) {
+  ret void
+}
+
+define i1 @_RNvNtCsgEmfK2I1SDS_4core4hint9in_vtable(ptr %v, ptr %f) {
+  ret i1 false
+}
+
+define void @_RNvNtCsgEmfK2I1SDS_4core6result13unwrap_failed(ptr %m, i64 %l, ptr %e, ptr %v, ptr %loc) {
+  unreachable
 }
 
 define i64 @_RNvNtCsgEmfK2I1SDS_4core4host10only_hosts() {

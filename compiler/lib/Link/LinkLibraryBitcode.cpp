@@ -36,10 +36,11 @@
 //   * core's panic functions (PanicFunctions.h): LowerPanics gives them
 //     device bodies, so they are made declarations in the library before it
 //     is linked (their host bodies format and unwind);
-//   * the `fmt` methods whose addresses a kernel only stores into an
-//     `fmt::Arguments`, unless the kernel also reaches `core::fmt::write`,
-//     the one function that calls them: a panic message's arguments are
-//     read by LowerPanics, never formatted on the device;
+//   * what a kernel hands its panics (the `&dyn Debug` of assert_eq!'s
+//     operands), and the `fmt` methods whose addresses it only stores into
+//     an `fmt::Arguments` unless it also reaches `core::fmt::write`, the one
+//     function that calls them: a panic message's values are read by
+//     LowerPanics, never formatted on the device;
 //   * what is not core's (std's I/O, alloc's heap, their generic
 //     instances): host code, which RejectUnsupported reports where the
 //     kernel calls it;
@@ -57,7 +58,8 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/IR/Constants.h"
-#include "llvm/IR/InstIterator.h"
+#include "llvm/IR/CFG.h"
+#include "llvm/IR/Instructions.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IRReader/IRReader.h"
 #include "llvm/Linker/Linker.h"
@@ -67,6 +69,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include <deque>
+#include <map>
 #include <set>
 
 using namespace llvm;
@@ -112,10 +115,16 @@ public:
     while (!Work.empty()) {
       Function *F = Work.front();
       Work.pop_front();
-      for (Instruction &I : instructions(*F))
-        for (const Use &Op : I.operands()) {
+      for (BasicBlock *BB : blocksWithoutUnwinding(*F))
+        for (Instruction &I : *BB) {
           auto *Call = dyn_cast<CallBase>(&I);
-          visit(Op.get(), Call && Call->isCallee(&Op));
+          // What a panic is handed (its message's vtables and arguments) is
+          // read by LowerPanics, never run: the panic functions get bodies
+          // that only record and trap.
+          bool Panics = Call && isPanicFunction(Call->getCalledFunction());
+          for (const Use &Op : I.operands())
+            if (!Panics || !Call->isArgOperand(&Op))
+              visit(Op.get(), Call && Call->isCallee(&Op));
         }
     }
   }
@@ -129,6 +138,37 @@ private:
   SetVector<GlobalValue *> Reached;
   std::set<const Constant *> SeenConstants;
   std::deque<Function *> Work;
+  std::map<const Function *, bool> PanicFunctions;
+
+  /// The blocks of F that run without a panic unwinding: a GPU thread never
+  /// unwinds (LowerUnwinding deletes the landing pads and what only they
+  /// reach, such as the drops of an unwinding sort).
+  static std::vector<BasicBlock *> blocksWithoutUnwinding(Function &F) {
+    std::vector<BasicBlock *> Blocks{&F.getEntryBlock()};
+    std::set<BasicBlock *> Seen{&F.getEntryBlock()};
+    for (size_t I = 0; I < Blocks.size(); ++I) {
+      Instruction *T = Blocks[I]->getTerminator();
+      if (auto *II = dyn_cast_or_null<InvokeInst>(T)) {
+        if (Seen.insert(II->getNormalDest()).second)
+          Blocks.push_back(II->getNormalDest());
+        continue;
+      }
+      if (T)
+        for (BasicBlock *Next : successors(T))
+          if (Seen.insert(Next).second)
+            Blocks.push_back(Next);
+    }
+    return Blocks;
+  }
+
+  bool isPanicFunction(const Function *F) {
+    if (!F)
+      return false;
+    auto [It, New] = PanicFunctions.try_emplace(F, false);
+    if (New)
+      It->second = isRustSymbol(F->getName()) && findPanicFunction(demangleRust(F->getName()), true);
+    return It->second;
+  }
 
   void add(GlobalValue *GV) {
     if (!Reached.insert(GV))
@@ -408,8 +448,11 @@ PreservedAnalyses LinkLibraryBitcodePass::run(Module &M, ModuleAnalysisManager &
             Wanted.push_back(Name);
         if (Wanted.empty())
           continue;
-        if (Verbose)
-          errs() << "oxide-link: " << Wanted.size() << " definition(s) from " << Lib.path() << "\n";
+        if (Verbose) {
+          errs() << "oxide-link: " << Wanted.size() << " definition(s) from " << Lib.path() << ":\n";
+          for (const std::string &Name : Wanted)
+            errs() << "oxide-link:   " << demangleRust(Name) << "\n";
+        }
         if (!linkFromMember(M, Mem, Wanted)) {
           Diags.fail("cannot link the bitcode of " + Lib.path() + " into the device module");
           return PreservedAnalyses::none();
