@@ -39,6 +39,11 @@
 //   * any other value (a struct, a string, …) prints as `{..}`, in the record
 //     and in the line, so nothing is silently dropped; so do values past the
 //     record's capacity.
+// `assert_eq!`/`assert_ne!` (`assert_failed`) and `unwrap` on an `Err`
+// (`result::unwrap_failed`) pass their operands as references whose Debug
+// the types (a v0 name's type arguments) or the `&dyn Debug` vtables name:
+// their calls become core's messages ("assertion `left == right` failed
+// …  left: {0:?}") the same way.
 // A message with no such value, or a `panic!("literal")`, is constant text.
 // The per-message function only stores the values into buffers and calls
 // one shared function that records, prints and traps, so a kernel's panic
@@ -440,9 +445,10 @@ private:
   /// file, file_len, line, col of a `&core::panic::Location`.
   static std::tuple<Value *, Value *, Value *, Value *> readLocation(IRBuilder<> &B, Value *Loc) {
     Value *File = B.CreateLoad(B.getPtrTy(), Loc, "file");
-    Value *FileLen = B.CreateLoad(B.getInt64Ty(), B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Loc, 8), "file_len");
-    Value *Line = B.CreateLoad(B.getInt32Ty(), B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Loc, 16), "line");
-    Value *Col = B.CreateLoad(B.getInt32Ty(), B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Loc, 20), "col");
+    auto At = [&](uint64_t Offset) { return B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Loc, Offset); };
+    Value *FileLen = B.CreateLoad(B.getInt64Ty(), At(8), "file_len");
+    Value *Line = B.CreateLoad(B.getInt32Ty(), At(16), "line");
+    Value *Col = B.CreateLoad(B.getInt32Ty(), At(20), "col");
     return {File, FileLen, Line, Col};
   }
 
@@ -488,9 +494,8 @@ private:
   }
 
   void declareVprintf() {
-    M.getOrInsertFunction("vprintf", FunctionType::get(Type::getInt32Ty(Ctx),
-                                                       {PointerType::getUnqual(Ctx), PointerType::getUnqual(Ctx)},
-                                                       false));
+    Type *Ptr = PointerType::getUnqual(Ctx);
+    M.getOrInsertFunction("vprintf", FunctionType::get(Type::getInt32Ty(Ctx), {Ptr, Ptr}, false));
   }
 
   /// The argument buffer of `vprintf(format, args)` (CUDA's device printf
@@ -670,7 +675,8 @@ public:
         text(Msg, Part.Text);
         continue;
       }
-      std::optional<ArgumentSlot> Slot = Args ? readArgumentSlot(Args, Part.Value->Arg, &Panic) : std::nullopt;
+      std::optional<ArgumentSlot> Slot =
+          Args ? readArgumentSlot(Args, Part.Value->Arg, &Panic) : std::nullopt;
       std::optional<ValueFormat> Format;
       if (Slot && !Slot->IsCount)
         Format = valueFormatOf(*Slot->Method);
@@ -741,8 +747,8 @@ const Function *debugMethodOfVtable(const Value *Vtable, const DataLayout &DL) {
   const auto *GV = dyn_cast<GlobalVariable>(Vtable->stripPointerCasts());
   if (!GV || !GV->isConstant() || !GV->hasDefinitiveInitializer())
     return nullptr;
-  Constant *Method = ConstantFoldLoadFromConst(const_cast<Constant *>(GV->getInitializer()), PointerType::getUnqual(GV->getContext()),
-                                               APInt(64, 3 * 8), DL);
+  Constant *Method = ConstantFoldLoadFromConst(const_cast<Constant *>(GV->getInitializer()),
+                                               PointerType::getUnqual(GV->getContext()), APInt(64, 3 * 8), DL);
   return Method ? dyn_cast<Function>(Method->stripPointerCasts()) : nullptr;
 }
 
@@ -770,8 +776,9 @@ std::optional<ValueFormat> debugFormatOfType(StringRef Type) {
 /// Debug`).
 std::pair<std::optional<ValueFormat>, std::optional<ValueFormat>> assertOperandFormats(const Function &F) {
   std::string Path = demangleRust(F.getName());
-  if (size_t Generic = StringRef(Path).find("::<"); Generic != std::string::npos && StringRef(Path).ends_with(">")) {
-    StringRef Args = StringRef(Path).drop_front(Generic + 3).drop_back();
+  StringRef P(Path);
+  if (size_t Generic = P.find("::<"); Generic != StringRef::npos && P.ends_with(">")) {
+    StringRef Args = P.drop_front(Generic + 3).drop_back();
     // Two primitive types (or references to them): no nested commas.
     auto [Left, Right] = Args.split(", ");
     if (!Right.contains(','))
@@ -785,7 +792,8 @@ std::pair<std::optional<ValueFormat>, std::optional<ValueFormat>> assertOperandF
     for (const Instruction &I : BB) {
       const auto *Call = dyn_cast<CallBase>(&I);
       const Function *Callee = Call ? Call->getCalledFunction() : nullptr;
-      if (!Callee || !StringRef(demangleRust(Callee->getName())).starts_with("core::panicking::assert_failed_inner"))
+      if (!Callee ||
+          !StringRef(demangleRust(Callee->getName())).starts_with("core::panicking::assert_failed_inner"))
         continue;
       SmallVector<std::optional<ValueFormat>, 2> Formats;
       for (const Value *Arg : Call->args())
@@ -859,7 +867,8 @@ std::optional<PanicFmtMessage> argumentsMessage(Value *Template, Value *Args) {
   Template = foldConstantLoad(Template);
   Args = foldConstantLoad(Args);
   Type *I64 = Type::getInt64Ty(Ctx);
-  if (auto *Part = dyn_cast<ExtractValueInst>(Template); Part && Part->getIndices() == ArrayRef<unsigned>{0}) {
+  auto *Part = dyn_cast<ExtractValueInst>(Template);
+  if (Part && Part->getIndices() == ArrayRef<unsigned>{0}) {
     auto *Ctor = dyn_cast<CallInst>(Part->getAggregateOperand());
     if (!Ctor || Ctor->arg_size() != 2)
       return std::nullopt;
@@ -872,7 +881,8 @@ std::optional<PanicFmtMessage> argumentsMessage(Value *Template, Value *Args) {
   }
   if (auto *CE = dyn_cast<ConstantExpr>(Args); CE && CE->getOpcode() == Instruction::IntToPtr)
     if (auto *Bits = dyn_cast<ConstantInt>(CE->getOperand(0)); Bits && (Bits->getZExtValue() & 1))
-      return PanicFmtMessage{Template, ConstantInt::get(I64, Bits->getZExtValue() >> 1), std::nullopt, nullptr};
+      return PanicFmtMessage{Template, ConstantInt::get(I64, Bits->getZExtValue() >> 1), std::nullopt,
+                             nullptr};
   std::optional<StringRef> Bytes = constantBytes(Template);
   std::optional<std::vector<TemplatePart>> Parts = Bytes ? decodeFormatTemplate(*Bytes) : std::nullopt;
   if (!Parts)
@@ -896,7 +906,8 @@ public:
       if (!Message)
         continue;
       if (Message->Literal) {
-        replace(C, IRBuilder<>(C).CreateCall(panicStr(), {Message->Literal, Message->LiteralLen, C->getArgOperand(2)}));
+        replace(C, IRBuilder<>(C).CreateCall(
+                       panicStr(), {Message->Literal, Message->LiteralLen, C->getArgOperand(2)}));
       } else {
         FormattedMessage Msg;
         Builder.formatTemplate(Msg, *C, *Message->Parts, Message->Args);
@@ -926,8 +937,11 @@ public:
         std::optional<PanicFmtMessage> Custom = argumentsMessage(C->getArgOperand(3), C->getArgOperand(4));
         if (Custom && Custom->Parts)
           Builder.formatTemplate(Msg, *C, *Custom->Parts, Custom->Args);
-        else if (Custom && Custom->Literal && constantBytes(Custom->Literal) && isa<ConstantInt>(Custom->LiteralLen))
-          Builder.text(Msg, constantBytes(Custom->Literal)->take_front(cast<ConstantInt>(Custom->LiteralLen)->getZExtValue()));
+        else if (std::optional<StringRef> Literal = Custom && Custom->Literal
+                                                        ? constantBytes(Custom->Literal)
+                                                        : std::nullopt;
+                 Literal && isa<ConstantInt>(Custom->LiteralLen))
+          Builder.text(Msg, Literal->take_front(cast<ConstantInt>(Custom->LiteralLen)->getZExtValue()));
         else
           Builder.value(Msg, *C, nullptr, std::nullopt, Placeholder(), nullptr);
       }
@@ -1045,8 +1059,8 @@ private:
       return Fn;
     Type *Ptr = PointerType::getUnqual(Ctx);
     Params.push_back(Ptr);
-    Fn = Function::Create(FunctionType::get(Type::getVoidTy(Ctx), Params, false), GlobalValue::InternalLinkage,
-                          "oxide.panic_message", M);
+    Fn = Function::Create(FunctionType::get(Type::getVoidTy(Ctx), Params, false),
+                          GlobalValue::InternalLinkage, "oxide.panic_message", M);
     makePanicFunction(*Fn);
     IRBuilder<> B(BasicBlock::Create(Ctx, "panic", Fn));
 
@@ -1071,8 +1085,9 @@ private:
 
     std::string Format = (PrintfPrefix + " at %s:%u:%u:\n" + Msg.Printf + "\n").str();
     B.CreateCall(Bodies.valuesPanic(),
-                 {text(Msg.Record), B.getInt64(Msg.Record.size()), text(Format, "oxide.panic.fmt", true), Printf,
-                  Slots, B.getInt64(Kinds), B.getInt32(Msg.Values.size()), Fn->getArg(Msg.Values.size())});
+                 {text(Msg.Record), B.getInt64(Msg.Record.size()), text(Format, "oxide.panic.fmt", true),
+                  Printf, Slots, B.getInt64(Kinds), B.getInt32(Msg.Values.size()),
+                  Fn->getArg(Msg.Values.size())});
     B.CreateUnreachable();
     return Fn;
   }
