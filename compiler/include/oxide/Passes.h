@@ -106,6 +106,11 @@ struct MapMathPass : llvm::PassInfoMixin<MapMathPass> {
   llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
 };
 
+/// DefineMemoryCompare.cpp: `memcmp` and `bcmp`, which core's byte and
+/// string comparisons call, get device bodies.
+struct DefineMemoryComparePass : llvm::PassInfoMixin<DefineMemoryComparePass> {
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
+};
 /// LowerWideConversions.cpp: saturating float → i128/u128 casts → compares
 /// and plain casts.
 struct LowerWideConversionsPass : llvm::PassInfoMixin<LowerWideConversionsPass> {

@@ -13,8 +13,9 @@
 //!     type here;
 //!   * `write!` into a buffer on the stack runs core's formatting itself
 //!     (`core::fmt::write`, integer and float `Display`, padding), and
-//!     `str::parse`, `char::is_alphabetic` and `sort_unstable` run core's
-//!     parsers, Unicode tables and sort.
+//!     `str::parse`, `char::is_alphabetic`, `sort_unstable`, `str::find` and
+//!     `==` on strings run core's parsers, Unicode tables, sort, substring
+//!     search and byte comparison (libc's `memcmp` and `bcmp` on the host).
 //! Each thread's results are compared with the same functions on the CPU.
 //! Prints one line per check, then `✓ SUCCESS: …` (exit 0), or what
 //! differed (exit 1).
@@ -97,14 +98,17 @@ impl Write for Text {
 }
 
 /// What one thread of `core_text` writes: core's formatting, parsing,
-/// Unicode tables and sort on `x` and `f`, as text.
+/// Unicode tables, sort, search and comparison on `x` and `f`, as text.
 fn core_text_one(x: u32, f: f32) -> [u8; 64] {
     let mut t = Text { bytes: [0; 64], len: 0 };
     let parsed: u32 = "4096".parse().unwrap_or(0);
     let alpha = char::from_u32(0x41 + x % 64).is_some_and(char::is_alphabetic);
     let mut sorted = [x % 7, 3, x % 5, 1];
     sorted.sort_unstable();
+    let word = ["beta", "gamma", "alpha"][x as usize % 3];
+    let found = "alphabet, beta".find(word).map_or(-1, |at| at as i32);
     let _ = write!(t, "{x:>5}|{:#x}|{f:.2}|{f}|{}|{alpha}|{sorted:?}", x.wrapping_mul(parsed), -(x as i64));
+    let _ = write!(t, "|{found}|{}", (word == "beta") as u8);
     t.bytes
 }
 
@@ -170,7 +174,7 @@ fn run() -> Result<Vec<String>, Box<dyn std::error::Error>> {
     let text = |b: &[u8; 64]| String::from_utf8_lossy(&b[..b.iter().position(|&c| c == 0).unwrap_or(64)]).into_owned();
     let bad: Vec<usize> = (0..N).filter(|&i| out[i] != core_text_one(x[i], f[i])).collect();
     match bad.first() {
-        None => println!("ok    core's formatting, parsing, Unicode and sort: {N} threads (thread 1: `{}`)", text(&out[1])),
+        None => println!("ok    core's formatting, parsing, Unicode, sort, search and comparison: {N} threads (thread 1: `{}`)", text(&out[1])),
         Some(&i) => failures.push(format!("core_text: {} threads differ; thread {i}: GPU `{}` CPU `{}`", bad.len(), text(&out[i]), text(&core_text_one(x[i], f[i])))),
     }
     results += N;
