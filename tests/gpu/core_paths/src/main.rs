@@ -12,7 +12,8 @@
 //!     standard library already made (`miniz_oxide`'s), for every element
 //!     type here;
 //!   * `write!` into a buffer on the stack runs core's formatting itself
-//!     (`core::fmt::write`, integer and float `Display`, padding), and
+//!     (`core::fmt::write`, integer and float `Display` and `Debug`, padding,
+//!     a derived `Debug`), and
 //!     `str::parse`, `char::is_alphabetic`, `sort_unstable`, `str::find` and
 //!     `==` on strings run core's parsers, Unicode tables, sort, substring
 //!     search and byte comparison (libc's `memcmp` and `bcmp` on the host).
@@ -79,9 +80,12 @@ pub fn clamp_zip<T: Element>(a: &[T], lo: T, hi: T, mut clamped: DisjointSlice<T
     }
 }
 
+/// The bytes of text one thread of `core_text` writes.
+const TEXT: usize = 128;
+
 /// A fixed buffer `core::fmt::Write` writes into (the rest is dropped).
 struct Text {
-    bytes: [u8; 64],
+    bytes: [u8; TEXT],
     len: usize,
 }
 
@@ -97,10 +101,18 @@ impl Write for Text {
     }
 }
 
+/// A struct whose derived Debug runs core's `debug_struct` builder.
+#[derive(Debug)]
+struct Sample {
+    x: u32,
+    ratio: f64,
+    label: &'static str,
+}
+
 /// What one thread of `core_text` writes: core's formatting, parsing,
 /// Unicode tables, sort, search and comparison on `x` and `f`, as text.
-fn core_text_one(x: u32, f: f32) -> [u8; 64] {
-    let mut t = Text { bytes: [0; 64], len: 0 };
+fn core_text_one(x: u32, f: f32) -> [u8; TEXT] {
+    let mut t = Text { bytes: [0; TEXT], len: 0 };
     let parsed: u32 = "4096".parse().unwrap_or(0);
     let alpha = char::from_u32(0x41 + x % 64).is_some_and(char::is_alphabetic);
     let mut sorted = [x % 7, 3, x % 5, 1];
@@ -109,11 +121,13 @@ fn core_text_one(x: u32, f: f32) -> [u8; 64] {
     let found = "alphabet, beta".find(word).map_or(-1, |at| at as i32);
     let _ = write!(t, "{x:>5}|{:#x}|{f:.2}|{f}|{}|{alpha}|{sorted:?}", x.wrapping_mul(parsed), -(x as i64));
     let _ = write!(t, "|{found}|{}", (word == "beta") as u8);
+    let sample = Sample { x: x % 10, ratio: x as f64 / 7.0, label: "\"q\"\n" };
+    let _ = write!(t, "|{sample:?}");
     t.bytes
 }
 
 #[kernel]
-pub fn core_text(x: &[u32], f: &[f32], mut out: DisjointSlice<[u8; 64]>) {
+pub fn core_text(x: &[u32], f: &[f32], mut out: DisjointSlice<[u8; TEXT]>) {
     let idx = thread::index_1d();
     let i = idx.get();
     if i < x.len() && i < f.len() {
@@ -164,14 +178,14 @@ fn run() -> Result<Vec<String>, Box<dyn std::error::Error>> {
     let x: Vec<u32> = (0..N as u32).map(|i| i * 977 + 5).collect();
     let f: Vec<f32> = (0..N).map(|i| i as f32 * 1.25 - 20.0).collect();
     let (x_dev, f_dev) = (DeviceBuffer::from_host(&stream, &x)?, DeviceBuffer::from_host(&stream, &f)?);
-    let mut out = DeviceBuffer::<[u8; 64]>::zeroed(&stream, N)?;
+    let mut out = DeviceBuffer::<[u8; TEXT]>::zeroed(&stream, N)?;
     cuda_launch! {
         kernel: core_text, stream: stream, module: module,
         config: LaunchConfig::for_num_elems(N as u32),
         args: [slice(x_dev), slice(f_dev), slice_mut(out)]
     }?;
     let out = out.to_host_vec(&stream)?;
-    let text = |b: &[u8; 64]| String::from_utf8_lossy(&b[..b.iter().position(|&c| c == 0).unwrap_or(64)]).into_owned();
+    let text = |b: &[u8; TEXT]| String::from_utf8_lossy(&b[..b.iter().position(|&c| c == 0).unwrap_or(TEXT)]).into_owned();
     let bad: Vec<usize> = (0..N).filter(|&i| out[i] != core_text_one(x[i], f[i])).collect();
     match bad.first() {
         None => println!("ok    core's formatting, parsing, Unicode, sort, search and comparison: {N} threads (thread 1: `{}`)", text(&out[1])),
