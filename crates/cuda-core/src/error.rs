@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use std::ffi::{c_char, CStr};
 use std::fmt;
 
-use cuda_driver_sys::panic_record::DevicePanic;
+use crate::panic::DevicePanic;
 use cuda_driver_sys::{CUresult, STICKY_RESULTS};
 
 pub use cuda_driver_sys::builtin_name;

@@ -111,6 +111,7 @@ mod error;
 mod memory;
 mod module;
 mod panic;
+mod panic_message;
 pub mod tensor_map;
 
 pub use backend::Backend;

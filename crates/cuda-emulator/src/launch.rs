@@ -84,7 +84,7 @@ pub unsafe fn launch(launch: &Launch<'_>) -> Result<(), LaunchError> {
             let record = module.panic_record();
             if record != 0 {
                 // SAFETY: cuda-core stored its context's panic record in the slot.
-                unsafe { panic_record::write(record as *mut panic_record::RawPanicRecord, &panic) };
+                unsafe { panic_record::write(record as *mut panic_record::RawPanicRecord, &panic.record()) };
                 module.context.fail(CUDA_ERROR_LAUNCH_FAILED, None);
             } else {
                 module.context.fail(CUDA_ERROR_LAUNCH_FAILED, Some(format!("emulator: {panic}")));

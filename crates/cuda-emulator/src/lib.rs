@@ -66,7 +66,7 @@ mod module;
 mod printf;
 
 pub use context::fault_detail;
-pub use engine::{Fault, Grid, HostKernel};
+pub use engine::{Fault, Grid, HostKernel, HostPanic};
 pub use error::LaunchError;
 pub use launch::{launch, mode, Launch};
 pub use mode::{Mode, ModeError, ENV};
