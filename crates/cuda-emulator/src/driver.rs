@@ -502,10 +502,19 @@ unsafe extern "C" fn cuModuleGetFunction(out: *mut CUfunction, m: CUmodule, name
     if unsafe { &*module }.has_kernel(&name) == Some(false) {
         return NOT_FOUND;
     }
-    let f = Box::new(Function { module, name, max_dynamic_shared: AtomicI32::new(48 * 1024) });
-    let p = &*f as *const Function as CUfunction;
-    // SAFETY: a live module; the function lives as long as it.
-    unsafe { (*module).functions.lock().unwrap_or_else(|e| e.into_inner()).push(f) };
+    // One handle per kernel, as the driver gives: attributes set through one
+    // lookup (the dynamic shared memory limit) hold for every other.
+    // SAFETY: a live module; its functions live as long as it.
+    let mut functions = unsafe { (*module).functions.lock() }.unwrap_or_else(|e| e.into_inner());
+    let p = match functions.iter().find(|f| f.name == name) {
+        Some(f) => &**f as *const Function as CUfunction,
+        None => {
+            let f = Box::new(Function { module, name, max_dynamic_shared: AtomicI32::new(48 * 1024) });
+            let p = &*f as *const Function as CUfunction;
+            functions.push(f);
+            p
+        }
+    };
     // SAFETY: writable out-pointer (caller).
     unsafe { *out = p };
     SUCCESS

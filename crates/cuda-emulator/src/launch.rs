@@ -82,19 +82,24 @@ pub unsafe fn launch(launch: &Launch<'_>) -> Result<(), LaunchError> {
     let result = unsafe { executor.run(function, name, launch.grid, launch.cluster, launch.params) };
     if trace() {
         let g = launch.grid;
+        let seconds = start.elapsed().as_secs_f64();
+        let instructions = match &result {
+            Ok(Some(n)) => format!(", {n} PTX instructions ({:.1} M/s)", *n as f64 / seconds.max(1e-9) / 1e6),
+            _ => String::new(),
+        };
         eprintln!(
-            "oxide emulator ({}): {name} grid {:?} block {:?}{} shared {} B: {:.3} ms{}",
+            "oxide emulator ({}): {name} grid {:?} block {:?}{} shared {} B: {:.3} ms{instructions}{}",
             executor.mode(),
             g.grid_dim,
             g.block_dim,
             launch.cluster.map(|c| format!(" cluster {c:?}")).unwrap_or_default(),
             g.shared_mem_bytes,
-            start.elapsed().as_secs_f64() * 1e3,
+            seconds * 1e3,
             if result.is_ok() { "" } else { " (failed)" }
         );
     }
     match result {
-        Ok(()) => Ok(()),
+        Ok(_) => Ok(()),
         Err(ExecError::Refused(e)) => Err(e),
         Err(ExecError::DeviceFault { code, detail }) => {
             module.context.fail(code, detail);

@@ -187,6 +187,8 @@ fn vecadd_runs_both_entries_of_the_device_linkers_output() {
         }
     }
     assert_eq!(d.function(m, "no_such_kernel").unwrap_err(), CUDA_ERROR_NOT_FOUND);
+    // One handle per kernel: an attribute set through one lookup holds for all.
+    assert_eq!(d.function(m, VECADD_ENTRY).unwrap(), d.function(m, VECADD_ENTRY).unwrap());
     // Three parameters, but none given: refused before anything runs.
     let f = d.function(m, VECADD_ENTRY).unwrap();
     // SAFETY: a null kernelParams, which the executor refuses.

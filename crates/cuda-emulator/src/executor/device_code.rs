@@ -76,7 +76,7 @@ impl ptx_vm::Environment for DriverMemory {
 
 /// Runs `grid` of `function`'s PTX, in clusters of `cluster` blocks if
 /// given (`name` in reports: the Rust path where the launch gave one, else
-/// the PTX name).
+/// the PTX name). Returns the instructions executed.
 ///
 /// # Safety
 /// `params` must be what the kernel expects (`cuLaunchKernel`'s contract).
@@ -86,7 +86,7 @@ pub(super) unsafe fn run(
     grid: Grid,
     cluster: Option<(u32, u32, u32)>,
     params: *const *mut c_void,
-) -> Result<(), ExecError> {
+) -> Result<Option<u64>, ExecError> {
     // SAFETY: a function's module outlives it.
     let module = unsafe { &*function.module };
     let unavailable = |reason: &str| {
@@ -125,7 +125,7 @@ pub(super) unsafe fn run(
         ..LaunchOptions::default()
     };
     match ptx_vm::launch(program, &ptx_name, dims, params, &DriverMemory, &options) {
-        Ok(_) => Ok(()),
+        Ok(stats) => Ok(Some(stats.instructions)),
         Err(fault) => Err(classify(named(fault, name), module)),
     }
 }

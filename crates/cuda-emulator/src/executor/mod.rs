@@ -78,7 +78,8 @@ impl Executor<'_> {
 
     /// Runs the launch of `function` (`name` in reports) with `grid`, in
     /// clusters of `cluster` blocks if given (device code only), and
-    /// `kernelParams` `params`.
+    /// `kernelParams` `params`. Returns the PTX instructions executed where
+    /// the executor counts them (device code).
     ///
     /// # Safety
     /// `params` must be what the kernel expects (`cuLaunchKernel`'s contract)
@@ -90,10 +91,10 @@ impl Executor<'_> {
         grid: Grid,
         cluster: Option<(u32, u32, u32)>,
         params: *const *mut c_void,
-    ) -> Result<(), ExecError> {
+    ) -> Result<Option<u64>, ExecError> {
         match self {
             // SAFETY: the caller's contract.
-            Executor::HostCode(kernel) => unsafe { host_code::run(grid, kernel, params) }.map_err(ExecError::Fault),
+            Executor::HostCode(kernel) => unsafe { host_code::run(grid, kernel, params) }.map(|()| None).map_err(ExecError::Fault),
             // SAFETY: the caller's contract.
             Executor::DeviceCode => unsafe { device_code::run(function, name, grid, cluster, params) },
         }
