@@ -613,3 +613,14 @@ pub(crate) fn api() -> cuda_driver_sys::DriverApi {
     unsafe { cuda_driver_sys::DriverApi::from_lookup(symbol, cuda_driver_sys::Missing::NotSupported) }
         .expect("a partial table is never refused")
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_table_names_what_it_implements() {
+        assert!(crate::implements("cuLaunchKernelEx"));
+        assert!(crate::implements("cuModuleLoadDataEx"));
+        assert!(!crate::implements("cuTensorMapEncodeTiled"));
+        assert!(!crate::implements("no\0such"));
+    }
+}

@@ -44,11 +44,12 @@ pub struct Launch<'a> {
     pub host_code: Option<&'a HostKernel>,
 }
 
-
 /// Runs `launch` now. A kernel fault is not an error here, as on the GPU:
-/// it makes the function's context fail with `CUDA_ERROR_LAUNCH_FAILED`,
-/// reported by the next call that synchronises or submits work; a device
-/// panic is written to the context's panic record.
+/// it makes the function's context fail with the GPU's sticky error
+/// (`CUDA_ERROR_LAUNCH_FAILED`, or `CUDA_ERROR_ILLEGAL_ADDRESS` and its kin
+/// for device code), reported by the next call that synchronises or submits
+/// work; a device panic is in the context's panic record. An error means
+/// nothing ran.
 ///
 /// # Safety
 /// `launch.function` must be a live function handle of the emulated

@@ -84,6 +84,12 @@ pub fn driver_api(mode: Mode) -> cuda_driver_sys::DriverApi {
     driver::api()
 }
 
+/// Whether the emulated driver implements the entry point `symbol` (the
+/// others return `CUDA_ERROR_NOT_SUPPORTED`: TMA tensor maps, for one).
+pub fn implements(symbol: &str) -> bool {
+    std::ffi::CString::new(symbol).is_ok_and(|name| !driver::symbol(&name).is_null())
+}
+
 /// Runs `grid` with `kernel` on the CPU, outside any context: the host-code
 /// engine alone, for tests of kernel semantics. The kernel reads its
 /// coordinates through `cuda_device::thread` and may use every intrinsic.
