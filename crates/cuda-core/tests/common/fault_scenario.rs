@@ -114,10 +114,23 @@ pub fn a_fault_poisons_its_context_and_on_a_gpu_its_process(mode: Mode) {
     unsafe { launch_kernel_with_host_code(&ones, config(), &stream, &mut params, &ones_host) }.unwrap();
     let read = out.to_host_vec(&stream).unwrap();
     match ctx.backend() {
-        Backend::Emulator(Mode::HostCode) => assert_eq!(calls.load(Relaxed), 32),
+        Backend::Emulator(Mode::HostCode) => {
+            assert_eq!(calls.load(Relaxed), 32);
+            // A raw launch has no host code to run: refused, saying what runs it.
+            // SAFETY: `ones` takes one device pointer to 32 u32s.
+            let e = unsafe { cuda_core::launch_kernel(&ones, config(), &stream, &mut params) }.unwrap_err();
+            assert!(e.to_string().contains("device-code mode (OXIDE_EMULATE=1 or OXIDE_EMULATE=ptx)"), "{e}");
+        }
         Backend::Gpu | Backend::Emulator(Mode::DeviceCode) => {
             assert_eq!(read, vec![1; 32]);
             assert_eq!(calls.load(Relaxed), 0, "the PTX ran, not the host code");
+            // A raw launch hands over the PTX alone, which is all device code needs.
+            let raw = DeviceBuffer::<u32>::zeroed(&stream, 32).unwrap();
+            let mut ptr = raw.device_ptr();
+            let mut params = [&mut ptr as *mut u64 as *mut c_void];
+            // SAFETY: `ones` takes one device pointer to 32 u32s.
+            unsafe { cuda_core::launch_kernel(&ones, config(), &stream, &mut params) }.unwrap();
+            assert_eq!(raw.to_host_vec(&stream).unwrap(), vec![1; 32]);
         }
     }
 }
