@@ -44,6 +44,9 @@ pub(crate) struct Module {
     /// The panic-record slot of a module that is not a program (the
     /// program's own `__oxide_panic_record` serves otherwise).
     slot: Box<u64>,
+    /// Boxed: a function's handle is its address, which must not move when
+    /// the vector grows.
+    #[allow(clippy::vec_box)]
     pub(crate) functions: Mutex<Vec<Box<Function>>>,
 }
 
@@ -92,7 +95,7 @@ impl Module {
                 Some((g.address, g.size))
             }
             Code::Unparsed | Code::Binary => {
-                (name == RECORD_GLOBAL).then(|| (&*self.slot as *const u64 as u64, std::mem::size_of::<u64>()))
+                (name == RECORD_GLOBAL).then_some((&*self.slot as *const u64 as u64, std::mem::size_of::<u64>()))
             }
         }
     }

@@ -135,7 +135,7 @@ pub(super) unsafe fn run(
 fn timeout() -> Duration {
     let limit = std::env::var("OXIDE_EMULATE_TIMEOUT_S").ok().and_then(|v| v.trim().parse::<f64>().ok());
     match limit {
-        Some(s) if s == 0.0 => Duration::MAX,
+        Some(0.0) => Duration::MAX,
         Some(s) if s.is_finite() && s > 0.0 => Duration::from_secs_f64(s),
         _ => LaunchOptions::default().timeout,
     }
