@@ -296,6 +296,34 @@ fn min_max_abs_neg_at_the_extremes() {
     }
 }
 
+/// `min/max.relu` (sm_80; the NVPTX backend picks `max.relu.s32` for a
+/// maximum with 0 of a maximum): the result, or each half of a packed one,
+/// clamped to 0 when negative.
+#[test]
+fn min_max_relu_clamp_negative_results_to_zero() {
+    for (a, b) in [(0u64, u64::MAX), (0x8000_0000, 0x7fff_ffff), (0xfffb_0003, 0x0007_fff9), (5, 5), (u64::MAX, 0xffff_fffe)] {
+        let r = eval(
+            "min.relu.s32 %oi0, %ai0, %ai1; max.relu.s32 %oi1, %ai0, %ai1;\
+             min.relu.s16x2 %oi2, %ai0, %ai1; max.relu.s16x2 %oi3, %ai0, %ai1;",
+            &[a, b],
+        );
+        let (x, y) = (a as u32 as i32, b as u32 as i32);
+        assert_eq!(r[8], x.min(y).max(0) as u64, "min.relu.s32 {x} {y}");
+        assert_eq!(r[9], x.max(y).max(0) as u64, "max.relu.s32 {x} {y}");
+        let lanes = |f: &dyn Fn(i16, i16) -> i16| {
+            let lane = |k: u32| f((a >> k) as i16, (b >> k) as i16).max(0) as u16 as u64;
+            lane(0) | lane(16) << 16
+        };
+        assert_eq!(r[10], lanes(&|p, q| p.min(q)), "min.relu.s16x2 {a:#x} {b:#x}");
+        assert_eq!(r[11], lanes(&|p, q| p.max(q)), "max.relu.s16x2 {a:#x} {b:#x}");
+    }
+    // Only the signed 32-bit and packed 16-bit forms exist.
+    let ptx = kernel_ptx("", "max.relu.u32 %r1, %r2, %r3;");
+    let module = Module::parse(&ptx).unwrap();
+    let e = run(&module, "k", dims((1, 1, 1), (1, 1, 1)), &Params::new(), &Env::new()).unwrap_err();
+    assert!(e.to_string().contains("max.relu exists for .s32 and .s16x2 only"), "{e}");
+}
+
 #[test]
 fn shifts_by_zero_width_minus_one_width_and_more() {
     for amount in [0u64, 1, 15, 16, 31, 32, 63, 64, 65, 1000, u32::MAX as u64] {
