@@ -117,12 +117,14 @@ impl HostPanic {
     }
 }
 
+/// The line the device's panic code prints (LowerPanics.cpp), which
+/// cuda-core's `DevicePanic` displays too.
 impl std::fmt::Display for HostPanic {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let (t, b) = (self.thread, self.block);
         write!(
             f,
-            "thread ({}, {}, {}) of block ({}, {}, {}) panicked at {}:{}:{}:\n{}",
+            "GPU thread ({}, {}, {}) of block ({}, {}, {}) panicked at {}:{}:{}:\n{}",
             t.0, t.1, t.2, b.0, b.1, b.2, self.file, self.line, self.column, self.message
         )
     }
