@@ -11,14 +11,23 @@
 #      each case's build must fail with the error its `//~` lines expect;
 #   5. checks that a cdylib's code finds its own embedded image (tests/cdylib);
 #   6. runs every example (the conformance suite included) and GPU test program
-#      on the CPU emulator (`cargo oxide run --emulate`, the stable builds of
-#      step 3): each checks its results against the CPU and must pass; a
-#      program whose Cargo.toml says `emulate = "no: <why>"` under
-#      [package.metadata.oxide] is listed as skipped with that reason;
+#      on the CPU emulator in device-code mode (`cargo oxide run --emulate`,
+#      the stable builds of step 3): the device linker's PTX runs on the PTX
+#      VM, and each program checks its results against the CPU and must pass.
+#      Under [package.metadata.oxide] in its Cargo.toml a program may say
+#      `emulate = "no: <why>"` (it uses what no emulator mode models; listed
+#      as not emulated) or `emulate = "host: <why>"` (run as host code
+#      instead; listed as such). Then the conformance suite again, built
+#      --release, in device-code mode; then a few programs as host code
+#      (`--emulate=host`; `host_code_runs` below says which and why);
 #   7. runs `cargo oxide test fault_isolation` (tests/harness): without a GPU
 #      it falls back to the CPU emulator, and one test's kernel fault fails no
 #      other test (with --include-ignored exactly the test that faults on
 #      purpose fails);
+#   7b. runs the random differential tester (tests/fuzz, oxide-fuzz) on a
+#      fixed set of seeds, debug and release builds, kernels in device-code
+#      mode: every intermediate value of each generated function, run as PTX
+#      on the VM, must equal the same Rust on the CPU;
 #   8. runs vecadd as the README does: without a GPU `cargo oxide run` runs it
 #      on the CPU emulator and it must pass; OXIDE_EMULATE=0 must refuse plainly
 #      (exit code 2);
@@ -31,11 +40,13 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 passed=0; failed=0; failures=()
+started=$SECONDS
 step() { # step NAME COMMAND...
   local name=$1; shift
+  local t0=$SECONDS
   echo "::: $name"
-  if "$@"; then passed=$((passed + 1)); echo "::: ok: $name"
-  else failed=$((failed + 1)); failures+=("$name"); echo "::: FAILED: $name"; fi
+  if "$@"; then passed=$((passed + 1)); echo "::: ok: $name ($((SECONDS - t0)) s)"
+  else failed=$((failed + 1)); failures+=("$name"); echo "::: FAILED: $name ($((SECONDS - t0)) s)"; fi
 }
 
 build_cpp() {
@@ -68,17 +79,42 @@ cdylib_lookup() {
 }
 step "a cdylib and the executable loading it each find their own device image" cdylib_lookup
 
-emulated() { # emulated NAME ARCH: run it on the CPU, reusing the stable build of step 3
-  env CARGO_TARGET_DIR="$root/target/stable" cargo +stable oxide run "$1" --arch "$2" --emulate
+emulated() { # emulated NAME ARCH MODE [ARGS...]: run it on the CPU, reusing the stable build of step 3
+  local name=$1 arch=$2 mode=$3; shift 3
+  env CARGO_TARGET_DIR="$root/target/stable" cargo +stable oxide run "$name" --arch "$arch" --emulate="$mode" "$@"
 }
-skipped=()
+emulate_says() { # emulate_says DIR KIND: the reason after `emulate = "KIND: ` in its Cargo.toml
+  sed -n "s/^emulate *= *\"$2: *\(.*\)\"/\1/p" "$1/Cargo.toml" | head -1
+}
+skipped=(); as_host=()
 for dir in examples/*/ tests/gpu/*/; do
-  name=$(basename "$dir")
-  why=$(sed -n 's/^emulate *= *"no: *\(.*\)"/\1/p' "$dir/Cargo.toml" | head -1)
+  name=$(basename "$dir"); arch=$(arch_of "$dir")
+  why=$(emulate_says "$dir" no)
   if [ -n "$why" ]; then
     echo "::: skipped: $name on the CPU emulator ($why)"; skipped+=("$name: $why"); continue
   fi
-  step "cargo oxide run $name --emulate (kernels on the CPU)" emulated "$name" "$(arch_of "$dir")"
+  why=$(emulate_says "$dir" host)
+  if [ -n "$why" ]; then
+    as_host+=("$name: $why")
+    step "cargo oxide run $name --emulate=host (its Rust code on the CPU: $why)" emulated "$name" "$arch" host
+    continue
+  fi
+  step "cargo oxide run $name --emulate (its PTX on the CPU)" emulated "$name" "$arch" ptx
+done
+# The suite's release build: rustc hands the device linker other bitcode
+# (no overflow checks, no debug assertions), so other passes fire.
+step "cargo oxide run conformance --release --emulate (its PTX on the CPU)" \
+  emulated conformance sm_90 ptx --release
+# Host-code mode (the kernels' Rust code, what `--emulate=host` debugs with
+# gdb) on the programs that exercise its engine: vecadd (the README's path),
+# spin_wait (the watchdog: a bare core-atomic spin is reported, not hung),
+# device_panics (panics caught and written to the record), warp_shared (warp
+# rendezvous, the shared-memory race detector), atomics (host atomics, spin
+# points of the fiber scheduler).
+host_code_runs=(examples/vecadd tests/gpu/spin_wait tests/gpu/device_panics tests/gpu/warp_shared tests/gpu/atomics)
+for dir in "${host_code_runs[@]}"; do
+  name=$(basename "$dir")
+  step "cargo oxide run $name --emulate=host (its Rust code on the CPU)" emulated "$name" "$(arch_of "$dir")" host
 done
 
 fault_isolation() {
@@ -94,6 +130,18 @@ fault_isolation() {
     grep -q "^    tests::a_failing_test_whose_kernel_faults$" <<<"$out"
 }
 step "cargo oxide test fault_isolation (emulated where there is no GPU): one test's fault fails no other" fault_isolation
+
+# Random programs (tests/fuzz): a fixed set of seeds, each one program of
+# generated functions built through `cargo oxide`, its kernels run as PTX on
+# the VM and compared value by value with the CPU. A mismatch prints the
+# command that shrinks it (oxide-fuzz reduce).
+fuzz_seeds=1..5; fuzz_functions=50
+fuzz() { # fuzz [--release]
+  env CARGO_TARGET_DIR="$root/target/stable" cargo +stable run -q -p oxide-fuzz -- run --seeds "$fuzz_seeds" \
+    --functions "$fuzz_functions" --emulate=ptx --work "$root/target/fuzz" "$@"
+}
+step "oxide-fuzz: seeds $fuzz_seeds, $fuzz_functions functions each, debug build, PTX on the CPU vs the CPU" fuzz
+step "oxide-fuzz: seeds $fuzz_seeds, $fuzz_functions functions each, release build, PTX on the CPU vs the CPU" fuzz --release
 
 run_vecadd() {
   local out rc
@@ -121,5 +169,7 @@ step "cargo oxide bench rebuild (kernel edit → cargo oxide build vs nvcc)" car
 echo
 for f in "${failures[@]}"; do echo "failed: $f"; done
 for s in "${skipped[@]}"; do echo "not emulated: $s"; done
+for h in "${as_host[@]}"; do echo "emulated as host code only: $h"; done
+echo "total: $(( (SECONDS - started) / 60 )) min $(( (SECONDS - started) % 60 )) s"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

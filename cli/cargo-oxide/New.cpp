@@ -270,7 +270,17 @@ std::string renderCargoToml(std::string_view Name,
           "# A workspace of its own, so the project builds wherever it is "
           "created,\n"
           "# even inside another workspace's directory.\n"
-          "[workspace]\n";
+          "[workspace]\n"
+          "\n"
+          "# Without a GPU the kernels run on the CPU emulator, whose PTX "
+          "virtual\n"
+          "# machine interprets every instruction: optimise it (and the "
+          "emulator)\n"
+          "# even in debug builds.\n"
+          "[profile.dev.package.ptx-vm]\n"
+          "opt-level = 3\n"
+          "[profile.dev.package.cuda-emulator]\n"
+          "opt-level = 2\n";
   return Text;
 }
 

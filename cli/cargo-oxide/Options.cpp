@@ -79,9 +79,10 @@ constexpr std::array<CommandSpec, 11> Commands = {{
      "Builds like `cargo oxide build`, then runs the package's default binary\n"
      "and exits with its exit code. Arguments after `--` are passed to it.\n"
      "With --emulate, or when no GPU is found (and OXIDE_EMULATE is not set),\n"
-     "its kernels run on the CPU emulator (OXIDE_EMULATE=1); --emulate=host\n"
-     "runs the kernels' Rust code (debuggable with gdb), --emulate=ptx the\n"
-     "device linker's PTX. OXIDE_EMULATE=0 never emulates.\n"},
+     "its kernels run on the CPU emulator (OXIDE_EMULATE=1): the device\n"
+     "linker's PTX, on a PTX virtual machine (also --emulate=ptx);\n"
+     "--emulate=host runs the kernels' Rust code instead (debuggable with\n"
+     "gdb). OXIDE_EMULATE=0 never emulates.\n"},
     {Command::Test, "test", "[NAME]", false,
      BuildFlags | AcceptProgramArgs | AcceptEmulate,
      "run `cargo test` through the device linker; `--` ARGS go to the tests",
@@ -337,9 +338,9 @@ std::string commandHelp(Command Cmd) {
             "--all-features,\n"
             "                       --no-default-features)\n";
   if (Spec->Accepts & AcceptEmulate)
-    Text += "      --emulate[=MODE] run the kernels on the CPU: MODE host (their Rust\n"
-            "                       code) or ptx (the device linker's PTX);\n"
-            "                       without MODE the emulator's default\n";
+    Text += "      --emulate[=MODE] run the kernels on the CPU: MODE ptx (the device\n"
+            "                       linker's PTX, the default without MODE) or\n"
+            "                       host (the kernels' Rust code)\n";
   if (Spec->Accepts & AcceptSass)
     Text += "      --sass           also print the SASS of each module\n";
   if (Spec->Accepts & AcceptFull)
@@ -515,9 +516,8 @@ Expected<Options> parseArguments(const std::vector<std::string> &Args) {
         Opts.Emulate = EmulateMode::DeviceCode;
       else
         return Error{"unknown emulation mode " + quoted(Mode),
-                     "use --emulate (the emulator's default), --emulate=host "
-                     "(the kernels' Rust code) or --emulate=ptx (the device "
-                     "linker's PTX)"};
+                     "use --emulate or --emulate=ptx (the device linker's "
+                     "PTX) or --emulate=host (the kernels' Rust code)"};
       continue;
     }
     if (Arg == "--async" && Accepts(AcceptAsync)) {

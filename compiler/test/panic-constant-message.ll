@@ -24,7 +24,7 @@ define void @user() {
 
 ; CHECK-LABEL: define internal void @oxide.panic_str(ptr %0, i64 %1, ptr %2)
 ; CHECK: %message = alloca [256 x i8]
-; CHECK: copy.byte:
+; CHECK: copy.element:
 ; CHECK: load i8, ptr
 ; CHECK: store i8 %{{[0-9]+}}, ptr
 ; CHECK: store ptr %message, ptr

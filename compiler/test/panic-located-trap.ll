@@ -16,6 +16,7 @@ define void @user(i64 %i) {
   ret void
 }
 ; CHECK-DAG: @__oxide_panic_record = addrspace(1) externally_initialized global ptr null
+; CHECK-DAG: @[[MSG:oxide.panic.msg[.0-9]*]] = {{.*}} c"index out of bounds: the len is {0} but the index is {1}\00"
 ; CHECK-DAG: c"GPU thread (%u, %u, %u) of block (%u, %u, %u) panicked at %s:%u:%u:\0Aindex out of bounds: the len is %llu but the index is %llu\0A\00"
 ; CHECK-DAG: c"GPU thread (%u, %u, %u) of block (%u, %u, %u) panicked at %s:%u:%u:\0Aattempt to add with overflow\0A\00"
 
@@ -26,16 +27,31 @@ define void @user(i64 %i) {
 ; CHECK: %file_len = load i64, ptr
 ; CHECK: %line = load i32, ptr
 ; CHECK: %col = load i32, ptr
-; CHECK: call void @oxide.record_panic(ptr %file, i64 %file_len, i32 %line, i32 %col, ptr @oxide.panic.msg, i64 58, i64 %1, i64 %0, i32 2, i32 %[[TX]],
+; The record's message is a template over its values, the two integers
+; (kind 4, u64, each: 0x0404), in the order of the text.
+; CHECK: %[[LEN:[0-9]+]] = zext i64 %1 to i128
+; CHECK: store i128 %[[LEN]], ptr %[[SLOT0:[0-9]+]]
+; CHECK: %[[INDEX:[0-9]+]] = zext i64 %0 to i128
+; CHECK: call void @oxide.record_panic(ptr %file, i64 %file_len, i32 %line, i32 %col, ptr @[[MSG]], i64 56, ptr %values, i64 1028, i32 2, i32 %[[TX]],
 ; CHECK: call i32 @vprintf(
 ; CHECK: call void @llvm.trap()
 ; CHECK-NEXT: unreachable
 
 ; The recorder: only when the host installed a record, only the first thread
-; (device-side claim), system-scope fences around the completion flag.
+; (device-side claim), the fields at PanicRecord.def's offsets (the value
+; count at 12, the kinds at 40, two words a value from 48), system-scope
+; fences around the completion flag.
 ; CHECK-LABEL: define internal void @oxide.record_panic(
 ; CHECK: load ptr, ptr addrspace(1) @__oxide_panic_record
 ; CHECK: cmpxchg ptr addrspace(1) @oxide.panic_claimed, i32 0, i32 1 monotonic monotonic
+; CHECK: %[[NV:[0-9]+]] = getelementptr inbounds i8, ptr %record, i64 12
+; CHECK-NEXT: store i32 %8, ptr %[[NV]]
+; CHECK: %[[KINDS:[0-9]+]] = getelementptr inbounds i8, ptr %record, i64 40
+; CHECK-NEXT: store i64 %7, ptr %[[KINDS]]
+; CHECK: %[[WORDS:[0-9]+]] = shl i64 %{{[0-9]+}}, 1
+; CHECK: %[[VALUES:[0-9]+]] = getelementptr inbounds i8, ptr %record, i64 48
+; CHECK: copy.element:
+; CHECK: load i64, ptr
 ; CHECK: fence seq_cst
 ; CHECK: store volatile i32 2, ptr
 ; CHECK-NEXT: fence seq_cst

@@ -1,9 +1,10 @@
 ; ptxas sizes a kernel's registers for its whole call graph, so the cold
 ; panic path must stay small: the shared recorder is inlined into each panic
 ; function (no 15-argument call), the printf arguments are stored before it
-; runs (only the buffer stays live), and its text copies are byte loops marked
-; never to unroll (PTX `.pragma "nounroll"`), not memcpys that a constant
-; length would expand into byte loads that ptxas hoists together.
+; runs (only the buffer stays live), and its copies (the values' words, the
+; texts' bytes) are loops marked never to unroll (PTX `.pragma "nounroll"`),
+; not memcpys that a constant length would expand into loads that ptxas
+; hoists together.
 ; RUN: %oxide-opt -passes=lower-panics %s | FileCheck %s
 
 @file = private constant [12 x i8] c"src/main.rs\00"
@@ -25,9 +26,9 @@ define void @user(i64 %i) {
 ; CHECK-LABEL: define internal void @oxide.record_panic(
 ; CHECK-SAME: #[[REC:[0-9]+]]
 ; CHECK-NOT: llvm.memcpy
-; CHECK: copy.byte:
-; CHECK: br i1 %{{.*}}, label %copy.byte, label %copy.done, !llvm.loop ![[L1:[0-9]+]]
-; CHECK: copy.byte{{[0-9]+}}:
+; CHECK: copy.element:
+; CHECK: br i1 %{{.*}}, label %copy.element, label %copy.done, !llvm.loop ![[L1:[0-9]+]]
+; CHECK: copy.element{{[0-9]+}}:
 ; CHECK: !llvm.loop ![[L2:[0-9]+]]
 ; CHECK: attributes #[[REC]] = { alwaysinline cold }
 ; CHECK: ![[L1]] = distinct !{![[L1]], ![[NOUNROLL:[0-9]+]]}

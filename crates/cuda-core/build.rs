@@ -1,7 +1,8 @@
 //! Generates the reserved names cuda-core looks for in a device image (the
-//! full-debug-info marker; cuda-driver-sys generates the panic record's) from the device
-//! linker's table `compiler/include/oxide/Abi.def`, so both sides spell them
-//! from one place.
+//! full-debug-info marker) from the device linker's table
+//! `compiler/include/oxide/Abi.def`, so both sides spell them from one place.
+//! The panic record's global and layout are the raw layer's: cuda-driver-sys
+//! generates them from Abi.def and PanicRecord.def.
 
 use std::env;
 use std::fs;

@@ -52,6 +52,9 @@ TEST(NewTest, CargoTomlIsAStandalonePackageDependingOnOxide) {
                                    " = { path = '/src/oxide/crates/" + Crate +
                                    "' }"))
         << Text;
+  // Emulated kernels (no GPU) run on an optimised PTX VM in debug builds too.
+  EXPECT_TRUE(contains(Text, "[profile.dev.package.ptx-vm]\nopt-level = 3\n"))
+      << Text;
 }
 
 TEST(NewTest, CargoTomlEscapesOddPaths) {

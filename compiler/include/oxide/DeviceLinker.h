@@ -26,6 +26,10 @@ struct LinkerOptions {
   std::string DumpDir;                  // OXIDE_DUMP_DIR: write every stage here
   bool Verbose = false;                 // OXIDE_VERBOSE
   std::string DeviceDebug;              // OXIDE_DEVICE_DEBUG: "" (strip), lines, full
+  // The rlibs on the link line that bring no unoptimised bitcode (the
+  // standard library's): their embedded bitcode may supply what the kernels
+  // call (libraryArchives, LinkLibraryBitcode.cpp).
+  std::vector<std::string> Libraries;
   /// Reads the OXIDE_* environment variables.
   static LinkerOptions fromEnvironment();
 };
@@ -69,6 +73,11 @@ struct DeviceImage {
 
 /// The `.no-opt.bc` files for the objects and rlibs on a link line, in order.
 std::vector<std::string> gatherBitcode(const std::vector<std::string> &LinkArgs, bool Verbose);
+
+/// The rlibs on a link line none of whose objects has unoptimised bitcode
+/// beside it (the standard library's, in link order): what they define may
+/// still be linked from the bitcode they embed (LinkLibraryBitcode.cpp).
+std::vector<std::string> libraryArchives(const std::vector<std::string> &LinkArgs);
 
 /// Whether any of the files mentions a kernel entry (a fast byte search, so
 /// links without kernels pass straight through).

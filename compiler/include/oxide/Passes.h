@@ -12,6 +12,7 @@
 #include "oxide/Diagnostics.h"
 #include "llvm/IR/PassManager.h"
 #include <string>
+#include <vector>
 
 namespace oxide {
 
@@ -24,6 +25,20 @@ struct BuildKernelEntriesPass : llvm::PassInfoMixin<BuildKernelEntriesPass> {
   explicit BuildKernelEntriesPass(DiagnosticSink &D) : Diags(D) {}
   llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
   DiagnosticSink &Diags;
+};
+
+/// LinkLibraryBitcode.cpp (lib/Link/): the definitions the kernels reach
+/// that only the standard library's rlibs have (core's functions, generic
+/// instances shared in debug builds), from the bitcode those rlibs embed.
+/// Libraries: the archives (or bitcode files) to take them from, in link
+/// order. Verbose: say what is linked from where.
+struct LinkLibraryBitcodePass : llvm::PassInfoMixin<LinkLibraryBitcodePass> {
+  LinkLibraryBitcodePass(DiagnosticSink &D, std::vector<std::string> Libraries, bool Verbose)
+      : Diags(D), Libraries(std::move(Libraries)), Verbose(Verbose) {}
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
+  DiagnosticSink &Diags;
+  std::vector<std::string> Libraries;
+  bool Verbose;
 };
 
 /// RecordReadOnlyParams.cpp: lists on each PTX entry the parameter slots
@@ -91,6 +106,11 @@ struct MapMathPass : llvm::PassInfoMixin<MapMathPass> {
   llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
 };
 
+/// DefineMemoryCompare.cpp: `memcmp` and `bcmp`, which core's byte and
+/// string comparisons call, get device bodies.
+struct DefineMemoryComparePass : llvm::PassInfoMixin<DefineMemoryComparePass> {
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
+};
 /// LowerWideConversions.cpp: saturating float → i128/u128 casts → compares
 /// and plain casts.
 struct LowerWideConversionsPass : llvm::PassInfoMixin<LowerWideConversionsPass> {

@@ -18,6 +18,7 @@
 #include "llvm/Passes/StandardInstrumentations.h"
 #include "llvm/Support/Error.h"
 #include <string>
+#include <vector>
 
 namespace oxide {
 
@@ -34,6 +35,10 @@ struct PassOptions {
   std::string Arch;        ///< the --arch the kernels are built for (sm_90a)
   std::string CudaPath;    ///< the CUDA toolkit, for libdevice
   std::string DeviceDebug; ///< OXIDE_DEVICE_DEBUG: "" (strip), lines, full
+  /// The standard library's archives on the link line, whose embedded
+  /// bitcode LinkLibraryBitcode may link from (Gather.cpp).
+  std::vector<std::string> Libraries = {};
+  bool Verbose = false;    ///< OXIDE_VERBOSE: passes say what they do
 
   unsigned targetSM() const { return smNumber(Arch); }
   bool archSpecific() const { return isArchSpecific(Arch); }

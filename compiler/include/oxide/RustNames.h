@@ -9,6 +9,7 @@
 #define OXIDE_RUSTNAMES_H
 
 #include "llvm/ADT/StringRef.h"
+#include <optional>
 #include <string>
 
 namespace oxide {
@@ -24,6 +25,22 @@ std::string ptxIdentifier(llvm::StringRef Symbol);
 /// The Rust path of the kernel whose entry wrapper has this symbol:
 /// `my_crate::scale::<f32>` for `my_crate::__oxide_kernel_entry_scale::<f32>`.
 std::string kernelPathOf(llvm::StringRef WrapperSymbol);
+
+/// A method of one of core's formatting traits, as its Rust path names it.
+struct FormattingMethod {
+  std::string Trait; ///< `Display`, `Debug`, `LowerHex`, …
+  std::string Type;  ///< the implementing type: `u32`, `&T`, `&u32`, `my::Point`
+};
+
+/// `fmt` of a `core::fmt` trait: `<u32 as core::fmt::Display>::fmt`, or the
+/// impl-path form legacy names give local copies
+/// (`core::fmt::num::<impl core::fmt::Debug for u8>::fmt`).
+std::optional<FormattingMethod> formattingMethod(llvm::StringRef Path);
+
+/// Whether a function's Rust path is `core::fmt::write`, the one function of
+/// core that calls the formatting methods an `Arguments` holds (format!,
+/// write!, and the host's panic handler all go through it).
+bool isFormatWrite(llvm::StringRef Path);
 
 } // namespace oxide
 

@@ -217,12 +217,15 @@ public:
     bool ByAddress = false; // Site takes the address; it does not call
   };
 
-  explicit CallGraphWalk(Function &Entry) {
+  /// WithFormatters: also through the addresses of `fmt` methods (see
+  /// isFormattingImpl).
+  CallGraphWalk(Function &Entry, bool WithFormatters) : WithFormatters(WithFormatters) {
     std::deque<Function *> Work{&Entry};
     Reached[&Entry] = {};
     while (!Work.empty()) {
       Function *F = Work.front();
       Work.pop_front();
+      FormatWrite |= isFormatWrite(displayName(F));
       if (F->isDeclaration())
         continue;
       for (Instruction &I : instructions(*F)) {
@@ -232,7 +235,7 @@ public:
             continue;
           bool IsCallee = Call && Call->isCallee(&Op);
           forEachFunction(Op.get(), [&](Function *G) {
-            if (!IsCallee && !G->isIntrinsic() && isFormattingImpl(*G))
+            if (!IsCallee && !WithFormatters && !G->isIntrinsic() && isFormattingImpl(*G))
               return;
             if (Reached.try_emplace(G, Step{F, &I, !IsCallee}).second)
               Work.push_back(G);
@@ -243,6 +246,9 @@ public:
   }
 
   const std::map<Function *, Step> &reached() const { return Reached; }
+  /// Whether the kernel reaches `core::fmt::write`, which calls the `fmt`
+  /// methods an `Arguments` holds.
+  bool reachesFormatWrite() const { return FormatWrite; }
   const Step &step(Function *F) const { return Reached.at(F); }
 
   /// How many steps of the chain to F take an address instead of calling.
@@ -264,6 +270,8 @@ public:
 private:
   std::map<Function *, Step> Reached;
   std::set<const GlobalVariable *> SeenGlobals;
+  bool WithFormatters;
+  bool FormatWrite = false;
 
   /// An address passed to a function that never reads that parameter is not
   /// reached: LowerPanics' bodies ignore the message's `fmt::Arguments` and
@@ -275,11 +283,11 @@ private:
   }
 
   /// `<T as core::fmt::Display>::fmt` and the other formatting impls: their
-  /// addresses are taken to build panic messages, which the device reduces
-  /// to a constant text; formatting for real calls the formatter (format!,
-  /// write!), and that call is rejected where the user makes it.
+  /// addresses are taken to build panic messages, whose values LowerPanics
+  /// reads itself; only `core::fmt::write` calls them (format!, write!), so
+  /// they count as reached only where the kernel reaches that.
   static bool isFormattingImpl(const Function &F) {
-    return StringRef(displayName(&F)).contains(" as core::fmt::");
+    return formattingMethod(displayName(&F)).has_value();
   }
 
   /// Every function a value names: itself, or inside a constant expression,
@@ -454,7 +462,9 @@ public:
   explicit Rejecter(DiagnosticSink &Diags) : Diags(Diags) {}
 
   void checkKernel(Function &Entry) {
-    CallGraphWalk Walk(Entry);
+    CallGraphWalk Walk(Entry, /*WithFormatters=*/false);
+    if (Walk.reachesFormatWrite())
+      Walk = CallGraphWalk(Entry, /*WithFormatters=*/true);
     std::vector<Finding> Found;
     // Reads of mutable statics, reported only for statics the kernel does not
     // also write (`COUNTER += 1` is one error, the write).

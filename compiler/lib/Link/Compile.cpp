@@ -244,7 +244,8 @@ Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &
   if (!TM)
     return TM.takeError();
 
-  DevicePipeline Pipeline(Ctx, TM->get(), {Diags, Opts.Arch, Opts.CudaPath, Opts.DeviceDebug});
+  DevicePipeline Pipeline(Ctx, TM->get(),
+                          {Diags, Opts.Arch, Opts.CudaPath, Opts.DeviceDebug, Opts.Libraries, Opts.Verbose});
   if (Error E = Pipeline.run(PipelineSection::Legalize, M))
     return std::move(E);
   if (Error E = Pipeline.run(PipelineSection::Link, M))

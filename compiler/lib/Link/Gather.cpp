@@ -7,8 +7,11 @@
 // §2 explains why unoptimised). For an rlib we list its members and take the
 // bitcode of exactly those codegen units, so stale files from an earlier build
 // with more codegen units are never picked up. The standard library's rlibs
-// have no such files and contribute nothing: what kernels use of core is
-// generic or #[inline] and so already sits in the user's codegen units.
+// have no such files; what kernels use of core is mostly generic or #[inline]
+// and so sits in the user's codegen units, and the rest (core's ordinary
+// functions, generic instances shared in debug builds) comes from the
+// bitcode those rlibs embed, linked on demand (libraryArchives below,
+// LinkLibraryBitcode.cpp).
 //===----------------------------------------------------------------------===//
 #include "oxide/Abi.h"
 #include "oxide/DeviceLinker.h"
@@ -31,14 +34,17 @@ std::string bitcodeBeside(StringRef Dir, StringRef ObjectName) {
   return sys::fs::exists(P) ? std::string(P) : "";
 }
 
-void gatherFromRlib(StringRef RlibPath, std::vector<std::string> &Out, bool Verbose) {
+/// Appends the unoptimised bitcode of an rlib's codegen units to Out;
+/// returns how many it found.
+size_t gatherFromRlib(StringRef RlibPath, std::vector<std::string> &Out, bool Verbose) {
+  size_t Before = Out.size();
   auto Buf = MemoryBuffer::getFile(RlibPath);
   if (!Buf)
-    return;
+    return 0;
   auto ArchiveOrErr = object::Archive::create((*Buf)->getMemBufferRef());
   if (!ArchiveOrErr) {
     consumeError(ArchiveOrErr.takeError());
-    return;
+    return 0;
   }
   Error Err = Error::success();
   StringRef Dir = sys::path::parent_path(RlibPath);
@@ -56,6 +62,7 @@ void gatherFromRlib(StringRef RlibPath, std::vector<std::string> &Out, bool Verb
     }
   }
   consumeError(std::move(Err));
+  return Out.size() - Before;
 }
 
 } // namespace
@@ -75,6 +82,16 @@ std::vector<std::string> oxide::gatherBitcode(const std::vector<std::string> &Li
     } else if (A.ends_with(".rlib")) {
       gatherFromRlib(A, Out, Verbose);
     }
+  }
+  return Out;
+}
+
+std::vector<std::string> oxide::libraryArchives(const std::vector<std::string> &LinkArgs) {
+  std::vector<std::string> Out;
+  for (const std::string &Arg : LinkArgs) {
+    std::vector<std::string> Ignored;
+    if (StringRef(Arg).ends_with(".rlib") && gatherFromRlib(Arg, Ignored, false) == 0)
+      Out.push_back(Arg);
   }
   return Out;
 }

@@ -8,6 +8,7 @@
 #include "oxide/RustNames.h"
 #include "llvm/Demangle/Demangle.h"
 #include <cctype>
+#include <cstring>
 
 using namespace llvm;
 
@@ -99,3 +100,29 @@ std::string oxide::kernelPathOf(StringRef WrapperSymbol) {
     Path.erase(Pos, KernelEntryPrefix.size());
   return Path;
 }
+
+std::optional<oxide::FormattingMethod> oxide::formattingMethod(StringRef Path) {
+  constexpr StringLiteral Fmt = "core::fmt::";
+  if (!Path.consume_back(">::fmt"))
+    return std::nullopt;
+  // `<impl core::fmt::Debug for u8>`, at the end of a module path.
+  if (size_t Impl = Path.find("<impl core::fmt::"); Impl != StringRef::npos) {
+    auto [Trait, Type] = Path.drop_front(Impl + strlen("<impl ") + Fmt.size()).split(" for ");
+    if (Type.empty() || Trait.contains(' '))
+      return std::nullopt;
+    return FormattingMethod{Trait.str(), Type.str()};
+  }
+  // `<u32 as core::fmt::Display>` (legacy names escape a leading `<` as `_<`).
+  Path.consume_front("_");
+  if (!Path.consume_front("<"))
+    return std::nullopt;
+  size_t As = Path.rfind(" as core::fmt::");
+  if (As == StringRef::npos)
+    return std::nullopt;
+  StringRef Trait = Path.drop_front(As + strlen(" as ") + Fmt.size());
+  if (Trait.empty() || Trait.contains(' ') || Trait.contains("::"))
+    return std::nullopt;
+  return FormattingMethod{Trait.str(), Path.take_front(As).str()};
+}
+
+bool oxide::isFormatWrite(StringRef Path) { return Path == "core::fmt::write"; }

@@ -149,6 +149,7 @@ int main(int argc, char **argv) {
   if (!parseLLVMArgs(Opts))
     return fail("oxide-link: OXIDE_LLVM_ARGS has options this LLVM does not know (see above)");
 
+  Opts.Libraries = libraryArchives(Expanded);
   std::string Output = linkOutput(Expanded);
   std::string Module = crateNameOfOutput(Output);
   if (Opts.Verbose)

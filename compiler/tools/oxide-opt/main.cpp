@@ -1,7 +1,7 @@
 //===- oxide-opt - Run oxide's device transformations on IR ---------------===//
 //
 // The lit tests' driver. Three modes:
-//   oxide-opt -passes=build-kernel-entries,lower-panics in.ll
+//   oxide-opt -passes=build-kernel-entries,lower-panics [-library=lib.rlib] in.ll
 //       run a pipeline of passes (oxide's, by their Passes.def names, and
 //       LLVM's own) and print the IR; with LLVM's -print-after=NAME,
 //       -print-after-all, -time-passes, -print-pipeline-passes and oxide's
@@ -34,6 +34,9 @@ static cl::opt<bool> EmitPtx("ptx", cl::desc("run the whole device compile and p
 static cl::opt<bool> RewritePtx("rewrite-ptxas-hazards",
                                 cl::desc("rewrite a PTX file's PtxasHazards.def instructions"));
 
+static cl::list<std::string> Libraries("library",
+                                      cl::desc("an rlib, bitcode or IR file link-library-bitcode may "
+                                               "link from (repeatable, in link order)"));
 static cl::opt<std::string> Arch("arch", cl::init("sm_80"), cl::desc("sm_XX the kernels target"));
 
 int main(int argc, char **argv) {
@@ -42,6 +45,7 @@ int main(int argc, char **argv) {
   DiagnosticSink Diags;
   LinkerOptions Opts = LinkerOptions::fromEnvironment();
   Opts.Arch = Arch;
+  Opts.Libraries.assign(Libraries.begin(), Libraries.end());
 
   if (RewritePtx) {
     auto Buf = MemoryBuffer::getFile(Inputs.front());
@@ -76,7 +80,8 @@ int main(int argc, char **argv) {
     return 1;
   }
   if (!Passes.empty()) {
-    DevicePipeline Pipeline(Ctx, /*TM=*/nullptr, {Diags, Opts.Arch, Opts.CudaPath, Opts.DeviceDebug});
+    DevicePipeline Pipeline(Ctx, /*TM=*/nullptr,
+                            {Diags, Opts.Arch, Opts.CudaPath, Opts.DeviceDebug, Opts.Libraries, Opts.Verbose});
     if (Error E = Pipeline.run(Passes, *M)) {
       errs() << "oxide-opt: " << toString(std::move(E)) << "\n";
       return 2;

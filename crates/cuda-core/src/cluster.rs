@@ -10,12 +10,15 @@
 //! assert!(config.validate().is_ok());
 //! ```
 
-use std::ffi::{c_int, c_uint, c_void};
+use std::ffi::c_void;
 use std::fmt;
 use std::ptr;
 
 use crate::context::CudaStream;
-use crate::driver::{cu, CUstream};
+use crate::driver::{
+    cu, CUlaunchAttribute, CUlaunchAttributeValue, CUlaunchConfig, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED,
+    CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
+};
 use crate::error::{DriverError, ErrorKind};
 use crate::module::{CudaFunction, LaunchConfig};
 
@@ -147,37 +150,6 @@ impl ClusterLaunchConfig {
     }
 }
 
-const CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION: c_uint = 4;
-const CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED: c_int = 14;
-
-/// `CUlaunchAttributeValue`: a 64-byte union; only `clusterDim` is used.
-#[repr(C, align(8))]
-pub(crate) struct CUlaunchAttributeValue {
-    cluster_dim: [c_uint; 3],
-    pad: [u8; 52],
-}
-
-/// `CUlaunchAttribute` (cuda.h): the id, padding to 8 bytes, the value.
-#[repr(C)]
-pub(crate) struct CUlaunchAttribute {
-    id: c_uint,
-    pad: [u8; 4],
-    value: CUlaunchAttributeValue,
-}
-
-/// `CUlaunchConfig` (cuda.h).
-#[repr(C)]
-pub(crate) struct CUlaunchConfig {
-    grid_dim: [c_uint; 3],
-    block_dim: [c_uint; 3],
-    shared_mem_bytes: c_uint,
-    stream: CUstream,
-    attrs: *mut CUlaunchAttribute,
-    num_attrs: c_uint,
-}
-
-const _: () = assert!(std::mem::size_of::<CUlaunchAttribute>() == 72);
-const _: () = assert!(std::mem::size_of::<CUlaunchConfig>() == 56);
 
 /// [`launch_kernel`](crate::launch_kernel) with clusters: checks the shape
 /// ([`ClusterLaunchConfig::validate`], the grid limits, a GPU of compute
@@ -198,7 +170,8 @@ pub unsafe fn launch_kernel_cluster(
 
 /// [`launch_kernel_cluster`] with the kernel's host code, whose name (the
 /// Rust path, from `cuda-host`) a fault report then gives instead of the
-/// PTX name. The CPU emulator has no clusters, so `host` is not run.
+/// PTX name. The CPU emulator runs cluster launches in its device-code
+/// mode only (the host-code engine has no clusters), so `host` is not run.
 ///
 /// # Safety
 /// As for [`launch_kernel`](crate::launch_kernel); and `host` must be the
@@ -238,6 +211,10 @@ unsafe fn launch_cluster(
         return Err(ClusterShapeError::NeedsSm90 { compute_capability }.into());
     }
     let d = ctx.bind()?;
+    if ctx.backend().is_emulated() {
+        // SAFETY: the caller's contract.
+        return unsafe { crate::module::launch_emulated(f, config.launch, stream, params, host, Some(config.cluster_dim)) };
+    }
     if config.non_portable {
         // SAFETY: the function handle is live; the attribute takes an int.
         unsafe { cu!(d, cuFuncSetAttribute(f.func, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1)) }?;

@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use std::ffi::{c_char, CStr};
 use std::fmt;
 
-use cuda_driver_sys::panic_record::DevicePanic;
+use crate::panic::DevicePanic;
 use cuda_driver_sys::{CUresult, STICKY_RESULTS};
 
 pub use cuda_driver_sys::builtin_name;
@@ -202,10 +202,16 @@ impl std::error::Error for DriverError {}
 /// `Ok(())` for `CUDA_SUCCESS`, otherwise the error for `code` from `op`.
 pub(crate) fn check(code: CUresult, op: &'static str) -> Result<(), DriverError> {
     if code == 0 {
-        Ok(())
-    } else {
-        Err(DriverError::from_code(code, op))
+        return Ok(());
     }
+    let error = DriverError::from_code(code, op);
+    let emulated = backend::loaded().is_some_and(|l| l.backend.is_emulated());
+    if code == cuda_driver_sys::CUDA_ERROR_NOT_SUPPORTED && emulated && !cuda_emulator::implements(op) {
+        return Err(error.with_detail(format!(
+            "the CPU emulator does not implement `{op}` (in either mode): run this program on a GPU"
+        )));
+    }
+    Err(error)
 }
 
 /// Name and message of a `CUresult`: asked of the driver when it is loaded,

@@ -90,9 +90,11 @@
 //!
 //! With `OXIDE_EMULATE` set in the environment (`cargo oxide run --emulate`)
 //! no driver is loaded: the [`emulator`] stands in for it, on host memory.
-//! `OXIDE_EMULATE=host` (and `1`, for now) runs kernels launched through
-//! `cuda-host` as their Rust code on the CPU with CUDA's semantics;
-//! `OXIDE_EMULATE=ptx` will run the PTX the device linker produced.
+//! `OXIDE_EMULATE=1` (or `ptx`) runs the PTX the device linker produced, on
+//! the `ptx-vm` virtual machine: every launch, raw [`launch_kernel`] and
+//! cluster launches included. `OXIDE_EMULATE=host` runs kernels launched
+//! through `cuda-host` as their Rust code on the CPU with CUDA's semantics
+//! (debuggable with gdb; it proves the Rust, not oxide's output).
 
 #![warn(missing_docs)]
 
@@ -111,6 +113,7 @@ mod error;
 mod memory;
 mod module;
 mod panic;
+mod panic_message;
 pub mod tensor_map;
 
 pub use backend::Backend;

@@ -595,7 +595,7 @@ unsafe fn launch(
     let d = stream.context().bind()?;
     if let Backend::Emulator(_) = stream.context().backend() {
         // SAFETY: as below; `host` is the kernel's host code (caller).
-        return unsafe { launch_emulated(f, config, stream, params, host) };
+        return unsafe { launch_emulated(f, config, stream, params, host, None) };
     }
     let (g, b) = (config.grid_dim, config.block_dim);
     let params_ptr = if params.is_empty() {
@@ -629,35 +629,41 @@ unsafe fn launch(
     Ok(())
 }
 
-/// An emulated launch: the emulator runs it now, with the executor of its
-/// mode (the kernel's host code, or its PTX).
+/// An emulated launch (in clusters of `cluster` blocks, if given): the
+/// emulator runs it now, with the executor of its mode (the kernel's host
+/// code, or its PTX).
 ///
 /// # Safety
 /// As for [`launch_kernel_with_host_code`]; `f` is a function of the
 /// emulated driver (its context's backend is the emulator).
-unsafe fn launch_emulated(
+pub(crate) unsafe fn launch_emulated(
     f: &CudaFunction,
     config: LaunchConfig,
     stream: &CudaStream,
     params: &mut [*mut c_void],
     host: Option<&HostKernel>,
+    cluster: Option<(u32, u32, u32)>,
 ) -> Result<(), DriverError> {
     let grid = cuda_emulator::Grid {
         grid_dim: config.grid_dim,
         block_dim: config.block_dim,
         shared_mem_bytes: config.shared_mem_bytes,
     };
-    let launch = cuda_emulator::Launch { function: f.func, grid, params: params.as_ptr(), host_code: host };
+    let launch = cuda_emulator::Launch { function: f.func, grid, cluster, params: params.as_ptr(), host_code: host };
+    let op = if cluster.is_some() { "cuLaunchKernelEx" } else { "cuLaunchKernel" };
     // SAFETY: the caller's contract.
     match unsafe { cuda_emulator::launch(&launch) } {
         Ok(()) => {
             stream.context().record_launch_of(f, host);
             Ok(())
         }
-        Err(LaunchError::Context(code)) => Err(stream.context().explain(DriverError::from_code(code, "cuLaunchKernel"))),
+        Err(LaunchError::Context(code)) => Err(stream.context().explain(DriverError::from_code(code, op))),
         Err(e @ LaunchError::NoHostCode { .. }) => Err(DriverError::new(ErrorKind::InvalidArgument, e.to_string(), "launch_kernel")),
-        Err(e @ LaunchError::DeviceCodeUnavailable { .. }) => {
-            Err(DriverError::from_code(driver::CUDA_ERROR_NOT_SUPPORTED, "cuLaunchKernel").with_detail(e.to_string()))
+        Err(e @ LaunchError::Invalid { .. }) => {
+            Err(DriverError::from_code(driver::CUDA_ERROR_INVALID_VALUE, op).with_detail(e.to_string()))
+        }
+        Err(e @ (LaunchError::DeviceCodeUnavailable { .. } | LaunchError::ClustersNeedDeviceCode { .. })) => {
+            Err(DriverError::from_code(driver::CUDA_ERROR_NOT_SUPPORTED, op).with_detail(e.to_string()))
         }
     }
 }

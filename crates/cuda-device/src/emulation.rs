@@ -4,11 +4,12 @@
 //! shuffles, atomics, `vprintf`, …) has a host body that looks up its entry in
 //! the [`Hooks`] table installed here and calls it; without an installed
 //! table, or with `None` in the entry, the stub aborts with a message saying
-//! that a GPU intrinsic was called on the host. The `cuda-emulator` crate
-//! (`OXIDE_EMULATE=1`, `cargo oxide run --emulate`) fills the table with
-//! functions that answer from the emulated thread running on the calling OS
-//! thread. On the device none of this exists: the device linker replaces the
-//! stub calls.
+//! that a GPU intrinsic was called on the host. The `cuda-emulator` crate's
+//! host-code mode (`OXIDE_EMULATE=host`, `cargo oxide run --emulate=host`)
+//! fills the table with functions that answer from the emulated thread
+//! running on the calling OS thread. On the device, and in the emulator's
+//! device-code mode (which runs the PTX), none of this exists: the device
+//! linker replaces the stub calls.
 //!
 //! ```
 //! use cuda_device::emulation::{install, Hooks};

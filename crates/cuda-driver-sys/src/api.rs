@@ -165,7 +165,7 @@ driver_api! {
     cuOccupancyMaxPotentialBlockSize(*mut c_int, *mut c_int, CUfunction, CUoccupancyB2DSize, usize, c_int);
     cuLaunchKernel(CUfunction, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, CUstream,
                    *mut *mut c_void, *mut *mut c_void);
-    // The config is a `CUlaunchConfig` (cuda-core's cluster launch builds it).
+    // The config is a `CUlaunchConfig` (types.rs).
     cuLaunchKernelEx(*const c_void, CUfunction, *mut *mut c_void, *mut *mut c_void);
 }
 

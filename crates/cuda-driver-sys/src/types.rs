@@ -87,3 +87,53 @@ pub const CU_STREAM_NON_BLOCKING: c_uint = 1;
 pub const CU_EVENT_DEFAULT: c_uint = 0;
 /// `CU_EVENT_DISABLE_TIMING`.
 pub const CU_EVENT_DISABLE_TIMING: c_uint = 2;
+
+/// `CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION`: a [`CUlaunchAttribute`] whose
+/// value is the cluster shape.
+pub const CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION: c_uint = 4;
+/// `CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED`.
+pub const CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED: c_int = 14;
+
+/// `CUlaunchAttributeValue`: a 64-byte union, of which oxide uses one
+/// member, `clusterDim`.
+#[repr(C, align(8))]
+#[derive(Clone, Copy, Debug)]
+pub struct CUlaunchAttributeValue {
+    /// `clusterDim.{x, y, z}`: blocks per cluster.
+    pub cluster_dim: [c_uint; 3],
+    /// The rest of the union.
+    pub pad: [u8; 52],
+}
+
+/// `CUlaunchAttribute`: the attribute's id, padding to 8 bytes, its value.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CUlaunchAttribute {
+    /// `CUlaunchAttributeID` (e.g. [`CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION`]).
+    pub id: c_uint,
+    /// Padding.
+    pub pad: [u8; 4],
+    /// The value, read as the id says.
+    pub value: CUlaunchAttributeValue,
+}
+
+/// `CUlaunchConfig`: what `cuLaunchKernelEx` takes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CUlaunchConfig {
+    /// Blocks in the grid.
+    pub grid_dim: [c_uint; 3],
+    /// Threads per block.
+    pub block_dim: [c_uint; 3],
+    /// Dynamic shared memory per block, bytes.
+    pub shared_mem_bytes: c_uint,
+    /// The stream.
+    pub stream: CUstream,
+    /// `num_attrs` attributes.
+    pub attrs: *mut CUlaunchAttribute,
+    /// How many attributes `attrs` holds.
+    pub num_attrs: c_uint,
+}
+
+const _: () = assert!(std::mem::size_of::<CUlaunchAttribute>() == 72);
+const _: () = assert!(std::mem::size_of::<CUlaunchConfig>() == 56);

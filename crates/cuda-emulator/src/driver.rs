@@ -21,10 +21,11 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use cuda_driver_sys::{
-    builtin_name, CUcontext, CUdevice, CUdeviceptr, CUevent, CUfunction, CUhostFn, CUmodule, CUoccupancyB2DSize,
-    CUresult, CUstream, CUDA_ERROR_INVALID_DEVICE, CUDA_ERROR_INVALID_VALUE as INVALID_VALUE,
-    CUDA_ERROR_NOT_FOUND as NOT_FOUND, CUDA_ERROR_NOT_READY, CUDA_ERROR_NOT_SUPPORTED as NOT_SUPPORTED,
-    CUDA_ERROR_OUT_OF_MEMORY as OUT_OF_MEMORY, CUDA_SUCCESS as SUCCESS,
+    builtin_name, CUcontext, CUdevice, CUdeviceptr, CUevent, CUfunction, CUhostFn, CUlaunchConfig, CUmodule,
+    CUoccupancyB2DSize, CUresult, CUstream, CUDA_ERROR_INVALID_DEVICE, CUDA_ERROR_INVALID_PTX,
+    CUDA_ERROR_INVALID_VALUE as INVALID_VALUE, CUDA_ERROR_NOT_FOUND as NOT_FOUND, CUDA_ERROR_NOT_READY,
+    CUDA_ERROR_NOT_SUPPORTED as NOT_SUPPORTED, CUDA_ERROR_OUT_OF_MEMORY as OUT_OF_MEMORY, CUDA_SUCCESS as SUCCESS,
+    CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
 };
 
 use crate::context::{self, Context};
@@ -45,6 +46,13 @@ fn host_alloc(bytes: usize) -> Option<*mut u8> {
     }
     ALLOCATIONS.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert_with(HashMap::new).insert(p as u64, layout);
     Some(p)
+}
+
+/// Every live allocation (device memory and pinned host memory) as a host
+/// address range: the memory a kernel run as device code may access.
+pub(crate) fn allocations() -> Vec<std::ops::Range<u64>> {
+    let all = ALLOCATIONS.lock().unwrap_or_else(|e| e.into_inner());
+    all.iter().flatten().map(|(&start, layout)| start..start + layout.size() as u64).collect()
 }
 
 fn host_free(p: u64) -> CUresult {
@@ -104,6 +112,7 @@ table!(
     cuMemcpyHtoD_v2, cuMemHostAlloc, cuMemHostGetDevicePointer_v2, cuMemFreeHost, cuModuleGetGlobal_v2,
     cuModuleLoadDataEx, cuModuleUnload, cuModuleGetFunction, cuFuncGetAttribute, cuFuncSetAttribute,
     cuOccupancyMaxActiveBlocksPerMultiprocessor, cuOccupancyMaxPotentialBlockSize, cuLaunchKernel,
+    cuLaunchKernelEx,
 );
 
 /// The device totals the emulator reports.
@@ -419,8 +428,7 @@ unsafe extern "C" fn cuMemFreeHost(p: *mut c_void) -> CUresult {
 unsafe extern "C" fn cuModuleGetGlobal_v2(out: *mut CUdeviceptr, size: *mut usize, m: CUmodule, name: *const c_char) -> CUresult {
     // SAFETY: a live module made by cuModuleLoadDataEx; `name` is a C string.
     let (module, name) = unsafe { (&*m.cast::<Module>(), CStr::from_ptr(name)) };
-    let Some(global) = module.global(name) else { return NOT_FOUND };
-    let (address, bytes) = global.address_and_size();
+    let Some((address, bytes)) = module.global(name) else { return NOT_FOUND };
     // SAFETY: writable out-pointers (caller).
     unsafe {
         *out = address;
@@ -428,17 +436,56 @@ unsafe extern "C" fn cuModuleGetGlobal_v2(out: *mut CUdeviceptr, size: *mut usiz
     }
     SUCCESS
 }
-unsafe extern "C" fn cuModuleLoadDataEx(out: *mut CUmodule, image: *const c_void, _n: c_uint, _o: *mut c_int, _v: *mut *mut c_void) -> CUresult {
+unsafe extern "C" fn cuModuleLoadDataEx(out: *mut CUmodule, image: *const c_void, n: c_uint, options: *mut c_int, values: *mut *mut c_void) -> CUresult {
     let Some(context) = context::current() else { return context::current_status() };
     let code = context.status();
     if code != SUCCESS {
         return code;
     }
     // SAFETY: a PTX text or binary image, as cuModuleLoadDataEx takes (caller).
-    let module = Box::new(unsafe { Module::load(context, image) });
-    // SAFETY: writable out-pointer (caller).
-    unsafe { *out = Box::into_raw(module).cast() };
-    SUCCESS
+    match unsafe { Module::load(context, image, crate::launch::mode()) } {
+        Ok(module) => {
+            // SAFETY: writable out-pointer (caller).
+            unsafe { *out = Box::into_raw(Box::new(module)).cast() };
+            SUCCESS
+        }
+        Err(log) => {
+            // SAFETY: `n` options with their values (caller).
+            unsafe { write_error_log(n, options, values, &log) };
+            CUDA_ERROR_INVALID_PTX
+        }
+    }
+}
+
+/// Writes `log` into the JIT error log buffer among the `n` `options` (as
+/// much as fits, NUL-terminated), as the driver's JIT reports a PTX error.
+///
+/// # Safety
+/// `options` and `values` must hold `n` entries each (or be null with `n`
+/// 0); a log buffer option's value must point to as many bytes as its size
+/// option says.
+unsafe fn write_error_log(n: c_uint, options: *const c_int, values: *const *mut c_void, log: &str) {
+    if n == 0 || options.is_null() || values.is_null() {
+        return;
+    }
+    // SAFETY: `n` entries each (caller).
+    let (options, values) = unsafe { (std::slice::from_raw_parts(options, n as usize), std::slice::from_raw_parts(values, n as usize)) };
+    let value_of = |option: c_int| options.iter().position(|&o| o == option).map(|i| values[i]);
+    let (Some(buffer), Some(size)) = (value_of(CU_JIT_ERROR_LOG_BUFFER), value_of(CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)) else {
+        return;
+    };
+    // Integer options travel in the pointer-sized value slot.
+    let size = size as usize;
+    if buffer.is_null() || size == 0 {
+        return;
+    }
+    let text = format!("ptx-vm: {log}");
+    let len = text.len().min(size - 1);
+    // SAFETY: the buffer holds `size` bytes (caller); we write `len + 1 <= size`.
+    unsafe {
+        ptr::copy_nonoverlapping(text.as_ptr(), buffer.cast::<u8>(), len);
+        *buffer.cast::<u8>().add(len) = 0;
+    }
 }
 unsafe extern "C" fn cuModuleUnload(m: CUmodule) -> CUresult {
     if !m.is_null() {
@@ -451,10 +498,23 @@ unsafe extern "C" fn cuModuleGetFunction(out: *mut CUfunction, m: CUmodule, name
     let module = m.cast::<Module>();
     // SAFETY: `name` is a C string (caller).
     let name = unsafe { CStr::from_ptr(name) }.to_owned();
-    let f = Box::new(Function { module, name, max_dynamic_shared: AtomicI32::new(48 * 1024) });
-    let p = &*f as *const Function as CUfunction;
-    // SAFETY: a live module; the function lives as long as it.
-    unsafe { (*module).functions.lock().unwrap_or_else(|e| e.into_inner()).push(f) };
+    // SAFETY: a live module made by cuModuleLoadDataEx.
+    if unsafe { &*module }.has_kernel(&name) == Some(false) {
+        return NOT_FOUND;
+    }
+    // One handle per kernel, as the driver gives: attributes set through one
+    // lookup (the dynamic shared memory limit) hold for every other.
+    // SAFETY: a live module; its functions live as long as it.
+    let mut functions = unsafe { (*module).functions.lock() }.unwrap_or_else(|e| e.into_inner());
+    let p = match functions.iter().find(|f| f.name == name) {
+        Some(f) => &**f as *const Function as CUfunction,
+        None => {
+            let f = Box::new(Function { module, name, max_dynamic_shared: AtomicI32::new(48 * 1024) });
+            let p = &*f as *const Function as CUfunction;
+            functions.push(f);
+            p
+        }
+    };
     // SAFETY: writable out-pointer (caller).
     unsafe { *out = p };
     SUCCESS
@@ -463,7 +523,8 @@ unsafe extern "C" fn cuFuncGetAttribute(v: *mut c_int, attribute: c_int, f: CUfu
     // SAFETY: a live function made by cuModuleGetFunction.
     let f = unsafe { &*f.cast::<Function>() };
     let value = match attribute {
-        0 => 1024,
+        // SAFETY: a function's module outlives it.
+        0 => unsafe { &*f.module }.max_threads_per_block(&f.name) as c_int,
         4 => 32,
         5 | 6 => 90,
         8 => f.max_dynamic_shared.load(Ordering::Relaxed),
@@ -502,15 +563,45 @@ unsafe extern "C" fn cuLaunchKernel(
     f: CUfunction, gx: c_uint, gy: c_uint, gz: c_uint, bx: c_uint, by: c_uint, bz: c_uint,
     smem: c_uint, _s: CUstream, params: *mut *mut c_void, _extra: *mut *mut c_void,
 ) -> CUresult {
-    // A launch through the table carries no host code: it runs in
-    // device-code mode only. (cuda-core calls `launch` itself, with the host
-    // code cuda-host gives it.)
     let grid = Grid { grid_dim: (gx, gy, gz), block_dim: (bx, by, bz), shared_mem_bytes: smem };
     // SAFETY: the caller's contract for cuLaunchKernel.
-    match unsafe { launch(&Launch { function: f, grid, params, host_code: None }) } {
+    result_of(unsafe { launch(&Launch { function: f, grid, cluster: None, params, host_code: None }) })
+}
+unsafe extern "C" fn cuLaunchKernelEx(config: *const c_void, f: CUfunction, params: *mut *mut c_void, _extra: *mut *mut c_void) -> CUresult {
+    // SAFETY: a `CUlaunchConfig` (caller).
+    let config = unsafe { &*config.cast::<CUlaunchConfig>() };
+    let attributes = match config.num_attrs {
+        0 => &[][..],
+        // SAFETY: `num_attrs` attributes (caller).
+        n => unsafe { std::slice::from_raw_parts(config.attrs, n as usize) },
+    };
+    // Other attributes (priorities, programmatic launches) change nothing
+    // a launch run at submission can observe.
+    let cluster = attributes
+        .iter()
+        .rev()
+        .find(|a| a.id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION)
+        .map(|a| (a.value.cluster_dim[0], a.value.cluster_dim[1], a.value.cluster_dim[2]));
+    let [gx, gy, gz] = config.grid_dim;
+    let [bx, by, bz] = config.block_dim;
+    let grid = Grid { grid_dim: (gx, gy, gz), block_dim: (bx, by, bz), shared_mem_bytes: config.shared_mem_bytes };
+    // SAFETY: the caller's contract for cuLaunchKernelEx.
+    result_of(unsafe { launch(&Launch { function: f, grid, cluster, params, host_code: None }) })
+}
+
+/// A launch through the table carries no host code: it runs in device-code
+/// mode only. (cuda-core calls `launch` itself, with the host code cuda-host
+/// gives it.)
+fn result_of(launched: Result<(), LaunchError>) -> CUresult {
+    match launched {
         Ok(()) => SUCCESS,
         Err(LaunchError::Context(code)) => code,
-        Err(LaunchError::NoHostCode { .. } | LaunchError::DeviceCodeUnavailable { .. }) => NOT_SUPPORTED,
+        Err(LaunchError::Invalid { .. }) => INVALID_VALUE,
+        Err(
+            LaunchError::NoHostCode { .. }
+            | LaunchError::DeviceCodeUnavailable { .. }
+            | LaunchError::ClustersNeedDeviceCode { .. },
+        ) => NOT_SUPPORTED,
     }
 }
 
@@ -521,4 +612,15 @@ pub(crate) fn api() -> cuda_driver_sys::DriverApi {
     // signature of the driver function of its name.
     unsafe { cuda_driver_sys::DriverApi::from_lookup(symbol, cuda_driver_sys::Missing::NotSupported) }
         .expect("a partial table is never refused")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_table_names_what_it_implements() {
+        assert!(crate::implements("cuLaunchKernelEx"));
+        assert!(crate::implements("cuModuleLoadDataEx"));
+        assert!(!crate::implements("cuTensorMapEncodeTiled"));
+        assert!(!crate::implements("no\0such"));
+    }
 }

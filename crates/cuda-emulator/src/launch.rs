@@ -4,6 +4,7 @@
 //! context as a GPU's would be.
 
 use std::ffi::c_void;
+use std::sync::atomic::Ordering;
 use std::sync::OnceLock;
 
 use cuda_driver_sys::{panic_record, CUfunction, CUDA_ERROR_LAUNCH_FAILED, CUDA_SUCCESS};
@@ -34,17 +35,21 @@ pub struct Launch<'a> {
     pub function: CUfunction,
     /// Grid, block and dynamic shared memory.
     pub grid: Grid,
+    /// Blocks per thread-block cluster (`cuLaunchKernelEx`'s attribute), if
+    /// the launch has clusters; only device-code mode runs those.
+    pub cluster: Option<(u32, u32, u32)>,
     /// `kernelParams`: one pointer per kernel parameter, to its bytes.
     pub params: *const *mut c_void,
     /// The kernel's host code, when the launch has it (`cuda-host` does).
     pub host_code: Option<&'a HostKernel>,
 }
 
-
 /// Runs `launch` now. A kernel fault is not an error here, as on the GPU:
-/// it makes the function's context fail with `CUDA_ERROR_LAUNCH_FAILED`,
-/// reported by the next call that synchronises or submits work; a device
-/// panic is written to the context's panic record.
+/// it makes the function's context fail with the GPU's sticky error
+/// (`CUDA_ERROR_LAUNCH_FAILED`, or `CUDA_ERROR_ILLEGAL_ADDRESS` and its kin
+/// for device code), reported by the next call that synchronises or submits
+/// work; a device panic is in the context's panic record. An error means
+/// nothing ran.
 ///
 /// # Safety
 /// `launch.function` must be a live function handle of the emulated
@@ -62,29 +67,50 @@ pub unsafe fn launch(launch: &Launch<'_>) -> Result<(), LaunchError> {
     }
     let ptx_name = function.name.to_string_lossy();
     let name = launch.host_code.map(HostKernel::name).filter(|n| !n.is_empty()).unwrap_or(&ptx_name);
-    let executor = executor::choose(mode(), launch.host_code, &ptx_name)?;
+    let limit = function.max_dynamic_shared.load(Ordering::Relaxed);
+    if i64::from(launch.grid.shared_mem_bytes) > i64::from(limit) {
+        return Err(LaunchError::Invalid {
+            reason: format!(
+                "kernel `{name}`: the launch asks for {} bytes of dynamic shared memory, more than the kernel's \
+                 limit of {limit} (raise it with CudaFunction::set_max_dynamic_shared_memory)",
+                launch.grid.shared_mem_bytes
+            ),
+        });
+    }
+    let executor = executor::choose(mode(), launch.host_code, launch.cluster, name)?;
     let start = std::time::Instant::now();
     // SAFETY: the caller's contract.
-    let result = unsafe { executor.run(function, name, launch.grid, launch.params) };
+    let result = unsafe { executor.run(function, name, launch.grid, launch.cluster, launch.params) };
     if trace() {
         let g = launch.grid;
+        let seconds = start.elapsed().as_secs_f64();
+        let instructions = match &result {
+            Ok(Some(n)) => format!(", {n} PTX instructions ({:.1} M/s)", *n as f64 / seconds.max(1e-9) / 1e6),
+            _ => String::new(),
+        };
         eprintln!(
-            "oxide emulator: {name} grid {:?} block {:?} shared {} B: {:.3} ms{}",
+            "oxide emulator ({}): {name} grid {:?} block {:?}{} shared {} B: {:.3} ms{instructions}{}",
+            executor.mode(),
             g.grid_dim,
             g.block_dim,
+            launch.cluster.map(|c| format!(" cluster {c:?}")).unwrap_or_default(),
             g.shared_mem_bytes,
-            start.elapsed().as_secs_f64() * 1e3,
+            seconds * 1e3,
             if result.is_ok() { "" } else { " (failed)" }
         );
     }
     match result {
-        Ok(()) => Ok(()),
+        Ok(_) => Ok(()),
         Err(ExecError::Refused(e)) => Err(e),
+        Err(ExecError::DeviceFault { code, detail }) => {
+            module.context.fail(code, detail);
+            Ok(())
+        }
         Err(ExecError::Fault(Fault::Panic(panic))) => {
             let record = module.panic_record();
             if record != 0 {
                 // SAFETY: cuda-core stored its context's panic record in the slot.
-                unsafe { panic_record::write(record as *mut panic_record::RawPanicRecord, &panic) };
+                unsafe { panic_record::write(record as *mut panic_record::RawPanicRecord, &panic.record()) };
                 module.context.fail(CUDA_ERROR_LAUNCH_FAILED, None);
             } else {
                 module.context.fail(CUDA_ERROR_LAUNCH_FAILED, Some(format!("emulator: {panic}")));

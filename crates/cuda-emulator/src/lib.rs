@@ -9,24 +9,28 @@
 //! hands every launch to [`launch`], which runs it with the executor
 //! ([`executor::choose`]) of that mode:
 //!
-//! * **host code** (`OXIDE_EMULATE=host`, and `1` for now): the kernel's own
-//!   Rust code, compiled for the host, which `cuda-host` hands over with
-//!   every launch, run by the engine: blocks in parallel, the threads of a
-//!   block as fibers with real barriers, warp collectives as rendezvous of
-//!   their lanes, `shared!` memory per block, atomics as host atomics; the
-//!   intrinsic stubs answer from the emulated thread (`cuda_device::emulation`).
-//!   Debuggable with gdb; it proves the Rust.
-//! * **device code** (`OXIDE_EMULATE=ptx`): the PTX the device linker
-//!   produced, interpreted; it proves oxide's output. Its executor is where
-//!   the `ptx-vm` interpreter plugs in; until then such launches fail saying so.
+//! * **device code** (`OXIDE_EMULATE=1`, the default, or `ptx`): the PTX
+//!   the device linker produced, parsed once when its module is loaded and
+//!   run by the `ptx-vm` virtual machine (`executor/device_code.rs`): every
+//!   launch, raw `cuLaunchKernel` and clusters included. It proves oxide's
+//!   output: the device linker's passes and LLVM's NVPTX backend (not ptxas,
+//!   nor the hardware).
+//! * **host code** (`OXIDE_EMULATE=host`): the kernel's own Rust code,
+//!   compiled for the host, which `cuda-host` hands over with every launch,
+//!   run by the engine: blocks in parallel, the threads of a block as fibers
+//!   with real barriers, warp collectives as rendezvous of their lanes,
+//!   `shared!` memory per block, atomics as host atomics; the intrinsic stubs
+//!   answer from the emulated thread (`cuda_device::emulation`). Debuggable
+//!   with gdb; it proves the Rust.
 //!
 //! A device panic is the same error as on the GPU (the panic is written to
-//! the context's panic record); what the GPU would not forgive (a barrier
-//! some thread of the block never reaches, a shared-memory race between
-//! barriers, a shared access out of bounds, a warp collective some lane of
-//! its mask never joins, a thread spinning without end while the thread it
-//! waits for never gets to run) fails the launch with an explanation instead
-//! of hanging or corrupting.
+//! the context's panic record: by the device code itself in device-code
+//! mode, by the engine in host-code mode); what the GPU would not forgive
+//! (an access outside every allocation, a barrier some thread of the block
+//! never reaches, a warp collective some lane of its mask never joins; in
+//! host-code mode also a shared-memory race between barriers and a thread
+//! spinning without end while the thread it waits for never gets to run)
+//! fails the launch with an explanation instead of hanging or corrupting.
 //!
 //! [`run`] is the engine alone, outside any context, for tests of kernel
 //! semantics:
@@ -66,7 +70,7 @@ mod module;
 mod printf;
 
 pub use context::fault_detail;
-pub use engine::{Fault, Grid, HostKernel};
+pub use engine::{Fault, Grid, HostKernel, HostPanic};
 pub use error::LaunchError;
 pub use launch::{launch, mode, Launch};
 pub use mode::{Mode, ModeError, ENV};
@@ -78,6 +82,12 @@ pub fn driver_api(mode: Mode) -> cuda_driver_sys::DriverApi {
     launch::set_mode(mode);
     hooks::install();
     driver::api()
+}
+
+/// Whether the emulated driver implements the entry point `symbol` (the
+/// others return `CUDA_ERROR_NOT_SUPPORTED`: TMA tensor maps, for one).
+pub fn implements(symbol: &str) -> bool {
+    std::ffi::CString::new(symbol).is_ok_and(|name| !driver::symbol(&name).is_null())
 }
 
 /// Runs `grid` with `kernel` on the CPU, outside any context: the host-code

@@ -12,17 +12,17 @@ pub enum Mode {
     /// fast, and debuggable with gdb; it proves the Rust, not what oxide's
     /// device linker made of it.
     HostCode,
-    /// The PTX the device linker produced, interpreted on the CPU
-    /// (`OXIDE_EMULATE=ptx`): it proves oxide's output. Needs the `ptx-vm`
-    /// interpreter, which this build does not have yet: launches in this
-    /// mode fail saying so.
+    /// The PTX the device linker produced, run by the `ptx-vm` virtual
+    /// machine (`OXIDE_EMULATE=ptx`, and `1`): it proves oxide's output (the
+    /// device linker's passes and LLVM's NVPTX backend), though not ptxas
+    /// or the hardware.
     DeviceCode,
 }
 
 impl Mode {
-    /// The mode `OXIDE_EMULATE=1` selects. Host code until the device-code
-    /// executor can run kernels; then device code, which proves more.
-    pub const DEFAULT: Mode = Mode::HostCode;
+    /// The mode `OXIDE_EMULATE=1` selects (and `cargo oxide run` without a
+    /// GPU): device code, which proves more than host code.
+    pub const DEFAULT: Mode = Mode::DeviceCode;
 
     /// The mode a value of [`ENV`] selects: `None` for the GPU (unset, empty,
     /// `0`, `false`, `no`, `off`), [`Mode::DEFAULT`] for `1`, `true`, `yes`,

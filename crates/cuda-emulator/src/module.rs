@@ -1,42 +1,52 @@
 //! Emulated modules and functions: what a loaded image keeps for the
 //! executors.
 //!
-//! A module keeps its PTX text (cuda-host loads the PTX, never the cubin,
-//! when the kernels are emulated), which the device-code executor runs, and
-//! its device globals by name. The host-code executor needs neither (the
-//! kernel's host code comes with the launch, and `#[constant]` statics are
-//! the host statics themselves); the one global every module answers is the
-//! panic-record slot, through which a fault reaches the context's record.
+//! In device-code mode a module is its PTX, parsed and decoded once at load
+//! by `ptx-vm` ([`Code::Program`]); its `.global` and `.const` variables
+//! live in the VM module, and they are the module's globals: what
+//! `cuModuleGetGlobal` answers, what `set_constant` writes and the device
+//! code reads, the panic-record slot the device code's panics go through.
+//!
+//! In host-code mode the PTX is not parsed ([`Code::Unparsed`]): the kernel's
+//! host code comes with each launch, and `#[constant]` statics are the host
+//! statics themselves. The one global such a module answers is the
+//! panic-record slot, through which the engine writes a panic into the
+//! context's record.
+//!
+//! A binary image (cubin, fatbin) is kept as [`Code::Binary`]: the emulator
+//! cannot run it in device-code mode, and says so at the launch. cuda-host
+//! never hands one to the emulator (it loads the PTX).
 
 use std::ffi::{c_void, CStr, CString};
 use std::sync::atomic::AtomicI32;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 use cuda_driver_sys::panic_record::RECORD_GLOBAL;
 
 use crate::context::Context;
+use crate::mode::Mode;
 
-/// One device global of a module: its bytes, 8-aligned.
-pub(crate) struct Global {
-    name: CString,
-    storage: Box<[u64]>,
-    size: usize,
-}
-
-impl Global {
-    /// Its address (the emulated device address is the host address) and size.
-    pub(crate) fn address_and_size(&self) -> (u64, usize) {
-        (self.storage.as_ptr() as u64, self.size)
-    }
+/// What a module runs.
+pub(crate) enum Code {
+    /// The PTX, parsed and decoded (device-code mode).
+    Program(ptx_vm::Module),
+    /// PTX, not parsed (host-code mode, where the kernels' host code runs).
+    Unparsed,
+    /// A cubin or fatbin.
+    Binary,
 }
 
 /// A loaded module.
 pub(crate) struct Module {
     /// The context it was loaded in.
     pub(crate) context: &'static Context,
-    /// The PTX it was loaded from; None for a binary image (cubin, fatbin).
-    pub(crate) ptx: Option<Arc<str>>,
-    globals: Vec<Global>,
+    pub(crate) code: Code,
+    /// The panic-record slot of a module that is not a program (the
+    /// program's own `__oxide_panic_record` serves otherwise).
+    slot: Box<u64>,
+    /// Boxed: a function's handle is its address, which must not move when
+    /// the vector grows.
+    #[allow(clippy::vec_box)]
     pub(crate) functions: Mutex<Vec<Box<Function>>>,
 }
 
@@ -49,34 +59,76 @@ pub(crate) struct Function {
 }
 
 impl Module {
-    /// A module of `context` loaded from the image at `image`.
+    /// A module of `context` loaded from the image at `image` for launches
+    /// in `mode`; in device-code mode its PTX is parsed now, and a text that
+    /// does not parse is an error (its message is the JIT log's text).
     ///
     /// # Safety
     /// `image` must point to a NUL-terminated PTX text or to a cubin/fatbin
     /// (what `cuModuleLoadDataEx` accepts).
-    pub(crate) unsafe fn load(context: &'static Context, image: *const c_void) -> Module {
+    pub(crate) unsafe fn load(context: &'static Context, image: *const c_void, mode: Mode) -> Result<Module, String> {
         // SAFETY: every image has at least 4 bytes (a PTX text longer than its
         // NUL, or a binary's magic number).
         let magic = unsafe { std::ptr::read_unaligned(image.cast::<[u8; 4]>()) };
         let binary = magic == *b"\x7fELF" || u32::from_le_bytes(magic) == 0xBA55_ED50;
-        let ptx = (!binary).then(|| {
-            // SAFETY: not a binary image, so a NUL-terminated text (caller).
-            let text = unsafe { CStr::from_ptr(image.cast()) };
-            Arc::from(text.to_string_lossy())
-        });
-        let slot = Global { name: RECORD_GLOBAL.to_owned(), storage: Box::new([0]), size: 8 };
-        Module { context, ptx, globals: vec![slot], functions: Mutex::new(Vec::new()) }
+        let code = if binary {
+            Code::Binary
+        } else {
+            match mode {
+                Mode::DeviceCode => {
+                    // SAFETY: not a binary image, so a NUL-terminated text (caller).
+                    let text = unsafe { CStr::from_ptr(image.cast()) }.to_string_lossy();
+                    Code::Program(ptx_vm::Module::parse(&text).map_err(|e| e.to_string())?)
+                }
+                Mode::HostCode => Code::Unparsed,
+            }
+        };
+        Ok(Module { context, code, slot: Box::new(0), functions: Mutex::new(Vec::new()) })
     }
 
-    /// The global `name`, if the module has one.
-    pub(crate) fn global(&self, name: &CStr) -> Option<&Global> {
-        self.globals.iter().find(|g| *g.name == *name)
+    /// The global `name` (its address, which is the host address, and its
+    /// size), if the module has one.
+    pub(crate) fn global(&self, name: &CStr) -> Option<(u64, usize)> {
+        match &self.code {
+            Code::Program(program) => {
+                let g = program.global(name.to_str().ok()?)?;
+                Some((g.address, g.size))
+            }
+            Code::Unparsed | Code::Binary => {
+                (name == RECORD_GLOBAL).then_some((&*self.slot as *const u64 as u64, std::mem::size_of::<u64>()))
+            }
+        }
+    }
+
+    /// Whether `name` is a kernel of the module; `None` where the module is
+    /// not parsed (host-code mode, binary images) and so cannot tell.
+    pub(crate) fn has_kernel(&self, name: &CStr) -> Option<bool> {
+        match &self.code {
+            Code::Program(program) => Some(name.to_str().is_ok_and(|n| program.kernel(n).is_some())),
+            Code::Unparsed | Code::Binary => None,
+        }
+    }
+
+    /// The most threads a block of kernel `name` may have (its `.maxntid` or
+    /// `.reqntid`, else the device's 1024).
+    pub(crate) fn max_threads_per_block(&self, name: &CStr) -> u32 {
+        let Code::Program(program) = &self.code else { return 1024 };
+        let Some(kernel) = name.to_str().ok().and_then(|n| program.kernel(n)) else { return 1024 };
+        match kernel.reqntid.or(kernel.maxntid) {
+            Some([x, y, z]) => x.saturating_mul(y).saturating_mul(z).min(1024),
+            None => 1024,
+        }
     }
 
     /// The address of the context's panic record that cuda-core stored in
-    /// the module's slot (0: none).
+    /// the module's slot (0: none, or no slot).
     pub(crate) fn panic_record(&self) -> u64 {
-        self.global(RECORD_GLOBAL).map_or(0, |g| g.storage[0])
+        match self.global(RECORD_GLOBAL) {
+            // SAFETY: the slot's 8 bytes, owned by the module; cuda-core
+            // writes them at load, before any launch.
+            Some((address, 8)) => unsafe { std::ptr::read_volatile(address as *const u64) },
+            _ => 0,
+        }
     }
 }
 
@@ -89,26 +141,68 @@ mod tests {
         crate::context::test_context()
     }
 
+    const PTX: &CStr = c".version 8.7\n.target sm_90\n.address_size 64\n.visible .entry k() { ret; }\n";
+
     #[test]
-    fn a_module_keeps_its_ptx_and_answers_the_panic_slot() {
-        let ptx = c".version 8.7\n.target sm_90\n.visible .entry k() { ret; }\n";
+    fn host_code_does_not_parse_and_answers_the_panic_slot() {
         // SAFETY: a NUL-terminated PTX text.
-        let m = unsafe { Module::load(context(), ptx.as_ptr().cast()) };
-        assert_eq!(m.ptx.as_deref(), Some(ptx.to_str().unwrap()));
+        let m = unsafe { Module::load(context(), PTX.as_ptr().cast(), Mode::HostCode) }.unwrap();
+        assert!(matches!(&m.code, Code::Unparsed));
         assert_eq!(m.panic_record(), 0);
-        let (address, size) = m.global(RECORD_GLOBAL).unwrap().address_and_size();
+        let (address, size) = m.global(RECORD_GLOBAL).unwrap();
         assert_eq!(size, 8);
         // SAFETY: the slot's own 8 bytes, as cuda-core writes them.
         unsafe { (address as *mut u64).write(0x1234) };
         assert_eq!(m.panic_record(), 0x1234);
         assert!(m.global(c"other").is_none());
+        assert_eq!(m.has_kernel(c"anything"), None);
     }
 
     #[test]
-    fn a_binary_image_has_no_ptx() {
+    fn device_code_parses_once_and_its_globals_are_the_programs() {
+        let ptx = c".version 8.7\n.target sm_90\n.address_size 64\n\
+            .visible .global .align 8 .u64 __oxide_panic_record;\n\
+            .visible .const .align 4 .u32 COEFF[4] = {1, 2, 3, 4};\n\
+            .visible .entry k() .maxntid 64, 2, 1 { ret; }\n";
+        // SAFETY: a NUL-terminated PTX text.
+        let m = unsafe { Module::load(context(), ptx.as_ptr().cast(), Mode::DeviceCode) }.unwrap();
+        let Code::Program(program) = &m.code else { panic!("not parsed") };
+        let (address, size) = m.global(c"COEFF").unwrap();
+        assert_eq!((address, size), (program.global("COEFF").unwrap().address, 16));
+        // SAFETY: the variable's 16 bytes, initialised by the VM.
+        assert_eq!(unsafe { *(address as *const [u32; 4]) }, [1, 2, 3, 4]);
+        let (slot, 8) = m.global(RECORD_GLOBAL).unwrap() else { panic!("an 8-byte slot") };
+        // SAFETY: the program's slot, 8 bytes.
+        unsafe { (slot as *mut u64).write(0xABCD) };
+        assert_eq!(m.panic_record(), 0xABCD);
+        assert_eq!(m.has_kernel(c"k"), Some(true));
+        assert_eq!(m.has_kernel(c"COEFF"), Some(false));
+        assert_eq!(m.max_threads_per_block(c"k"), 128);
+    }
+
+    #[test]
+    fn device_code_without_panics_has_no_slot() {
+        // SAFETY: a NUL-terminated PTX text.
+        let m = unsafe { Module::load(context(), PTX.as_ptr().cast(), Mode::DeviceCode) }.unwrap();
+        assert!(m.global(RECORD_GLOBAL).is_none(), "as on the GPU: no panicking code, no slot");
+        assert_eq!(m.panic_record(), 0);
+    }
+
+    #[test]
+    fn ptx_that_does_not_parse_is_an_error_with_its_place() {
+        let bad = c".version 8.7\n.target sm_90\n.address_size 64\n.visible .entry k() { ret; \n";
+        // SAFETY: a NUL-terminated PTX text.
+        let e = unsafe { Module::load(context(), bad.as_ptr().cast(), Mode::DeviceCode) }.err().unwrap();
+        assert!(e.starts_with("PTX line "), "{e}");
+    }
+
+    #[test]
+    fn a_binary_image_is_kept_as_such() {
         let elf = b"\x7fELF\x02\x01\x01\0\0\0\0\0";
-        // SAFETY: a cubin's first bytes (only the magic number is read).
-        let m = unsafe { Module::load(context(), elf.as_ptr().cast()) };
-        assert!(m.ptx.is_none());
+        for mode in [Mode::HostCode, Mode::DeviceCode] {
+            // SAFETY: a cubin's first bytes (only the magic number is read).
+            let m = unsafe { Module::load(context(), elf.as_ptr().cast(), mode) }.unwrap();
+            assert!(matches!(m.code, Code::Binary));
+        }
     }
 }

@@ -14,7 +14,7 @@ use crate::module::KernelModule;
 use crate::registry::find_kernel;
 use crate::HostError;
 use cuda_core::emulator::HostKernel;
-use cuda_core::{ClusterLaunchConfig, CudaStream, LaunchConfig};
+use cuda_core::{Backend, ClusterLaunchConfig, CudaStream, LaunchConfig};
 use std::ffi::c_void;
 
 /// One byte for zero-sized arguments: the PTX parameter has one byte, and
@@ -102,13 +102,10 @@ fn launch_entry(
     let (function, limits) = module.function_with_limits(found.index, config.shared_mem_bytes)?;
     check_limits(kernel.rust_path, &config, limits)?;
     // The entry without the checks the launch condition implies, where it
-    // holds. Not for clusters (a user's cluster attributes are set on the
-    // kernel's own entry) nor where the kernel's host code runs instead of
-    // its PTX (the emulator's host-code mode).
+    // holds.
     let unchecked = match &kernel.unchecked {
         Some(unchecked)
-            if cluster.is_none()
-                && stream.context().backend().runs_device_code()
+            if unchecked_entry_applies(stream.context().backend(), cluster.is_some())
                 && unchecked.condition.evaluate_with(&config, |p, r| read_param(params, sizes, p, r)) == Some(true) =>
         {
             module.unchecked_function(found.index, &config, limits)
@@ -124,8 +121,8 @@ fn launch_entry(
     // until cuLaunchKernel returns (it copies the bytes).
     match &cluster {
         None => unsafe { cuda_core::launch_kernel_with_host_code(function, config, stream, params, &host) }?,
-        // SAFETY: as above. (The CPU emulator has no clusters: there this
-        // fails with CUDA_ERROR_NOT_SUPPORTED, naming cuLaunchKernelEx.)
+        // SAFETY: as above. (The CPU emulator runs clusters in device-code
+        // mode; host-code mode refuses them, saying so.)
         Some(cluster) => unsafe {
             cuda_core::launch_kernel_cluster_with_host_code(function, cluster, stream, params, &host)
         }?,
@@ -134,6 +131,16 @@ fn launch_entry(
         module.note_unchecked_launch();
     }
     Ok(())
+}
+
+/// Whether a launch may take a kernel's unchecked entry (where its
+/// condition holds): wherever the device linker's code runs, on a GPU and in
+/// the CPU emulator's device-code mode, which must behave as the GPU does;
+/// not where the kernel's host code runs instead (host-code mode, which has
+/// no entries), nor in clusters (a user's cluster attributes are set on the
+/// kernel's own entry).
+fn unchecked_entry_applies(backend: Backend, clustered: bool) -> bool {
+    !clustered && backend.runs_device_code()
 }
 
 /// Reads `range` of parameter `param` (at most 8 bytes, little-endian) for
@@ -205,3 +212,19 @@ define_launch!(launch9; P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6
 define_launch!(launch10; P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7, P8 A8 8, P9 A9 9);
 define_launch!(launch11; P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7, P8 A8 8, P9 A9 9, P10 A10 10);
 define_launch!(launch12; P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7, P8 A8 8, P9 A9 9, P10 A10 10, P11 A11 11);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cuda_core::emulator::Mode;
+
+    #[test]
+    fn the_unchecked_entry_runs_wherever_device_code_runs() {
+        assert!(unchecked_entry_applies(Backend::Gpu, false));
+        assert!(unchecked_entry_applies(Backend::Emulator(Mode::DeviceCode), false), "the emulator behaves as the GPU");
+        assert!(!unchecked_entry_applies(Backend::Emulator(Mode::HostCode), false), "host code has no entries");
+        for backend in [Backend::Gpu, Backend::Emulator(Mode::DeviceCode)] {
+            assert!(!unchecked_entry_applies(backend, true), "clusters keep the kernel's own entry");
+        }
+    }
+}

@@ -1978,8 +1978,9 @@ impl<'a> Decoder<'a> {
             return Ok(());
         }
         let s = t.kind == Kind::S;
-        if m.contains(&"relu") {
-            return unsupported("min/max .relu is not implemented");
+        let relu = m.contains(&"relu");
+        if relu && !(s && matches!(opcode, "min" | "max") && (t.bits == 32 || t.packed)) {
+            return unsupported(format!("{opcode}.relu exists for .s32 and .s16x2 only"));
         }
         let op = match (opcode, s, t.packed) {
             ("div", false, false) => IntOp::DivU,
@@ -2003,6 +2004,19 @@ impl<'a> Decoder<'a> {
             a,
             b,
         });
+        if relu {
+            // `.relu` clamps a negative result (each negative half of a
+            // packed one) to 0: the signed maximum with 0, on the result.
+            let zero = self.konst(0);
+            let op = if t.packed { IntOp::MaxS16x2 } else { IntOp::MaxS };
+            self.emit(Op::Int {
+                op,
+                bits: t.bits as u8,
+                d,
+                a: d,
+                b: zero,
+            });
+        }
         Ok(())
     }
 

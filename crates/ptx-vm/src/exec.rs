@@ -1267,9 +1267,14 @@ pub(crate) fn run(
                     let v = r!(a);
                     let out = match (space, to) {
                         // Offset 0 is a valid shared or local address (the
-                        // first variable), so it maps like any other.
-                        (MemSpace::Shared | MemSpace::SharedCluster, false) => SHARED_WINDOW + v,
-                        (MemSpace::Local, false) => LOCAL_WINDOW + v,
+                        // first variable), so it maps like any other. The
+                        // mapping wraps both ways, as the hardware's address
+                        // arithmetic does: NVPTX converts a null generic
+                        // pointer to local and back (core's float formatting
+                        // does, for an `Option<&mut [u8]>` that is None), and
+                        // the round trip must give null again.
+                        (MemSpace::Shared | MemSpace::SharedCluster, false) => SHARED_WINDOW.wrapping_add(v),
+                        (MemSpace::Local, false) => LOCAL_WINDOW.wrapping_add(v),
                         (MemSpace::Shared | MemSpace::SharedCluster, true) => {
                             v.wrapping_sub(SHARED_WINDOW)
                         }

@@ -111,7 +111,7 @@
 //! - Integers (8 to 64 bits, signed and unsigned): `add sub` (`.cc .sat`),
 //!   `addc subc`, `mul` (`.lo .hi .wide`), `mad` (`.lo .hi .wide .sat .cc`),
 //!   `madc`, `mul24 mad24 sad div rem abs neg min max` (also `.u16x2 .s16x2`
-//!   for `min max add sub`), `popc clz brev bfind fns bfe bfi prmt` (every
+//!   for `min max add sub`, and `.relu` for `min max` on `.s32 .s16x2`), `popc clz brev bfind fns bfe bfi prmt` (every
 //!   mode), `shf shl shr and or xor not cnot lop3 bmsk szext dp4a dp2a`,
 //!   `setp` and `set` (every comparison, `.and .or .xor`, two results),
 //!   `selp slct`.

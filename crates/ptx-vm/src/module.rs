@@ -367,6 +367,13 @@ impl Module {
         f.is_entry.then(|| f.kernel_params.clone())
     }
 
+    /// The kernel (`.entry`) `name`, decoded: its parameters, its
+    /// `.maxntid`/`.reqntid`/`.reqnctapercluster`; `None` if there is none.
+    pub fn kernel(&self, name: &str) -> Option<&Function> {
+        let f = &self.functions[*self.by_name.get(name)? as usize];
+        f.is_entry.then_some(f)
+    }
+
     /// A `.global` or `.const` variable by name: its host address and size.
     /// The embedder reads and writes it there (the panic record pointer,
     /// `#[constant]` statics).

@@ -296,6 +296,34 @@ fn min_max_abs_neg_at_the_extremes() {
     }
 }
 
+/// `min/max.relu` (sm_80; the NVPTX backend picks `max.relu.s32` for a
+/// maximum with 0 of a maximum): the result, or each half of a packed one,
+/// clamped to 0 when negative.
+#[test]
+fn min_max_relu_clamp_negative_results_to_zero() {
+    for (a, b) in [(0u64, u64::MAX), (0x8000_0000, 0x7fff_ffff), (0xfffb_0003, 0x0007_fff9), (5, 5), (u64::MAX, 0xffff_fffe)] {
+        let r = eval(
+            "min.relu.s32 %oi0, %ai0, %ai1; max.relu.s32 %oi1, %ai0, %ai1;\
+             min.relu.s16x2 %oi2, %ai0, %ai1; max.relu.s16x2 %oi3, %ai0, %ai1;",
+            &[a, b],
+        );
+        let (x, y) = (a as u32 as i32, b as u32 as i32);
+        assert_eq!(r[8], x.min(y).max(0) as u64, "min.relu.s32 {x} {y}");
+        assert_eq!(r[9], x.max(y).max(0) as u64, "max.relu.s32 {x} {y}");
+        let lanes = |f: &dyn Fn(i16, i16) -> i16| {
+            let lane = |k: u32| f((a >> k) as i16, (b >> k) as i16).max(0) as u16 as u64;
+            lane(0) | lane(16) << 16
+        };
+        assert_eq!(r[10], lanes(&|p, q| p.min(q)), "min.relu.s16x2 {a:#x} {b:#x}");
+        assert_eq!(r[11], lanes(&|p, q| p.max(q)), "max.relu.s16x2 {a:#x} {b:#x}");
+    }
+    // Only the signed 32-bit and packed 16-bit forms exist.
+    let ptx = kernel_ptx("", "max.relu.u32 %r1, %r2, %r3;");
+    let module = Module::parse(&ptx).unwrap();
+    let e = run(&module, "k", dims((1, 1, 1), (1, 1, 1)), &Params::new(), &Env::new()).unwrap_err();
+    assert!(e.to_string().contains("max.relu exists for .s32 and .s16x2 only"), "{e}");
+}
+
 #[test]
 fn shifts_by_zero_width_minus_one_width_and_more() {
     for amount in [0u64, 1, 15, 16, 31, 32, 63, 64, 65, 1000, u32::MAX as u64] {
@@ -1054,4 +1082,21 @@ fn conversions_of_extremes_subnormals_and_nan() {
     assert_eq!(r[5], 2, "2.5 (f16) to nearest even");
     assert_eq!(r[6], 0x7FFF, "a NaN becomes bf16's canonical NaN");
     assert_eq!(r[8], 0x8000_0000, ".ftz flushes a subnormal source to -0");
+}
+
+#[test]
+fn cvta_round_trips_addresses_outside_the_window() {
+    // NVPTX converts a null generic pointer to local (or shared) and back
+    // where a phi joins it with a stack address; core's float formatting does
+    // it in debug builds. The conversion is address arithmetic: it wraps, and
+    // the round trip gives the null pointer back.
+    let r = eval(
+        "cvta.to.local.u64 %rd1, %a0; cvta.local.u64 %o0, %rd1;\
+         cvta.to.shared.u64 %rd2, %a0; cvta.shared.u64 %o1, %rd2;\
+         cvta.to.local.u64 %rd3, %a1; cvta.local.u64 %o2, %rd3;",
+        &[0, u64::MAX],
+    );
+    assert_eq!(r[0], 0, "null through local");
+    assert_eq!(r[1], 0, "null through shared");
+    assert_eq!(r[2], u64::MAX, "the top of the address space through local");
 }

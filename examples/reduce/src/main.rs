@@ -1,4 +1,5 @@
-//! reduce: the sum of 2^26 floats, with warp shuffles and shared memory.
+//! reduce: the sum of 2^26 floats (2^22 on the CPU emulator), with warp
+//! shuffles and shared memory.
 //!
 //! Each thread sums a grid-stride slice, each warp combines its 32 sums with
 //! shuffles, warp 0 combines the block's warp sums read from shared memory,
@@ -49,11 +50,17 @@ pub fn block_sum(input: &[f32], mut partial: DisjointSlice<f32>) {
     }
 }
 
-fn run() -> Result<(f64, f64), Box<dyn std::error::Error>> {
-    const N: usize = 1 << 26;
+/// Floats summed (log2): on a GPU, and on the CPU emulator, where each
+/// thread's grid-stride loop still runs many times.
+const LOG_N: u32 = 26;
+const LOG_N_EMULATED: u32 = 22;
+
+fn run() -> Result<(u32, f64, f64), Box<dyn std::error::Error>> {
+    let log_n = if cuda_core::emulator::is_active() { LOG_N_EMULATED } else { LOG_N };
+    let n = 1usize << log_n;
     // A cheap deterministic generator: values in [0, 1).
     let mut state = 0x2545_f491_4f6c_dd1du64;
-    let host: Vec<f32> = (0..N)
+    let host: Vec<f32> = (0..n)
         .map(|_| {
             state ^= state << 13;
             state ^= state >> 7;
@@ -94,13 +101,13 @@ fn run() -> Result<(f64, f64), Box<dyn std::error::Error>> {
     if relative > 1e-5 {
         return Err(format!("GPU sum {gpu} vs CPU {cpu}: relative error {relative:e}").into());
     }
-    Ok((gpu, cpu))
+    Ok((log_n, gpu, cpu))
 }
 
 fn main() -> ExitCode {
     match run() {
-        Ok((gpu, cpu)) => {
-            println!("✓ SUCCESS: sum of 2^26 floats: GPU {gpu:.1}, CPU {cpu:.1} (f64)");
+        Ok((log_n, gpu, cpu)) => {
+            println!("✓ SUCCESS: sum of 2^{log_n} floats: GPU {gpu:.1}, CPU {cpu:.1} (f64)");
             ExitCode::SUCCESS
         }
         Err(e) => cuda_host::report_failure(&*e),

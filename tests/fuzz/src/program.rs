@@ -29,7 +29,9 @@ pub fn write(dir: &Path, name: &str, cases: &[Case], crates: &Path) -> std::io::
         "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2021\"\npublish = false\n\n\
          [dependencies]\ncuda-device = {{ path = \"{d}/cuda-device\" }}\ncuda-core = {{ path = \"{d}/cuda-core\" }}\n\
          cuda-host = {{ path = \"{d}/cuda-host\" }}\n\n# Its own workspace: generated where the caller says.\n[workspace]\n\n\
-         [profile.dev]\npanic = \"unwind\"\n",
+         [profile.dev]\npanic = \"unwind\"\n\n\
+         # The CPU emulator's PTX VM, optimised in debug builds too (as in oxide's workspace).\n\
+         [profile.dev.package.ptx-vm]\nopt-level = 3\n[profile.dev.package.cuda-emulator]\nopt-level = 2\n",
         d = crates.display()
     );
     write_if_changed(&dir.join("Cargo.toml"), &manifest)?;

@@ -1,9 +1,9 @@
-//! What the host-code engine runs and reports: [`HostKernel`], [`Grid`] and
-//! [`Fault`].
+//! What the host-code engine runs and reports: [`HostKernel`], [`Grid`],
+//! [`Fault`] and [`HostPanic`].
 
 use std::ffi::c_void;
 
-use cuda_driver_sys::panic_record::DevicePanic;
+use cuda_driver_sys::panic_record::RawPanicRecord;
 
 /// Host code of a kernel: what one emulated thread calls.
 ///
@@ -71,7 +71,7 @@ pub struct Grid {
 pub enum Fault {
     /// A thread panicked (bounds check, overflow, `unwrap`, `panic!`): the
     /// error a GPU launch reports too.
-    Panic(DevicePanic),
+    Panic(HostPanic),
     /// The emulator found what the GPU would not forgive (barrier divergence,
     /// a shared-memory race, an out-of-bounds shared access, a warp
     /// collective some lane never joins, a trap), or a block that stopped
@@ -85,5 +85,47 @@ impl std::fmt::Display for Fault {
             Fault::Panic(p) => write!(f, "{p}"),
             Fault::Emulator(m) => f.write_str(m),
         }
+    }
+}
+
+/// A panic of an emulated thread's kernel code, its message formatted by
+/// Rust already. The launch writes it into the context's panic record as a
+/// plain-text record ([`HostPanic::record`]), which cuda-core reads as it
+/// reads a GPU's.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HostPanic {
+    /// The panic message.
+    pub message: String,
+    /// The Rust source file of the panic.
+    pub file: String,
+    /// Line in `file`.
+    pub line: u32,
+    /// Column in `file`.
+    pub column: u32,
+    /// `threadIdx` of the panicking thread.
+    pub thread: (u32, u32, u32),
+    /// `blockIdx` of that thread.
+    pub block: (u32, u32, u32),
+}
+
+impl HostPanic {
+    /// The record a GPU thread would leave for this panic: plain text, no
+    /// values (texts longer than the record holds are cut).
+    pub fn record(&self) -> RawPanicRecord {
+        let (t, b) = (self.thread, self.block);
+        RawPanicRecord::with_text(&self.message, &self.file, self.line, self.column, [t.0, t.1, t.2], [b.0, b.1, b.2])
+    }
+}
+
+/// The line the device's panic code prints (LowerPanics.cpp), which
+/// cuda-core's `DevicePanic` displays too.
+impl std::fmt::Display for HostPanic {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (t, b) = (self.thread, self.block);
+        write!(
+            f,
+            "GPU thread ({}, {}, {}) of block ({}, {}, {}) panicked at {}:{}:{}:\n{}",
+            t.0, t.1, t.2, b.0, b.1, b.2, self.file, self.line, self.column, self.message
+        )
     }
 }

@@ -41,7 +41,7 @@ pub unsafe fn run(grid: Grid, kernel: &HostKernel, params: *const *mut c_void) -
 }
 
 /// Worker threads per launch: `OXIDE_EMULATE_THREADS`, else the host's cores.
-fn workers() -> usize {
+pub(crate) fn workers() -> usize {
     std::env::var("OXIDE_EMULATE_THREADS")
         .ok()
         .and_then(|v| v.trim().parse::<usize>().ok())

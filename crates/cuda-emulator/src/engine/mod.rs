@@ -23,7 +23,8 @@ mod thread;
 mod warp;
 mod watchdog;
 
-pub use kernel::{Fault, Grid, HostKernel};
+pub use kernel::{Fault, Grid, HostKernel, HostPanic};
 pub use launch::run;
+pub(crate) use launch::workers;
 pub(crate) use scheduler::{spin_point, suspend_current, with_block, yield_now, Block};
 pub(crate) use thread::{in_hook, Arrival, BarrierKind, State, WarpOp};

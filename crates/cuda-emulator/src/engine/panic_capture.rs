@@ -1,15 +1,13 @@
 //! Device panics on the CPU: an emulated thread's kernel code runs under
 //! `catch_unwind`, and a panic hook records where it panicked (file, line,
 //! column, message) without printing, so the launch can fail with the same
-//! [`DevicePanic`] a GPU reports.
+//! panic record a GPU leaves ([`HostPanic`]).
 
 use std::cell::Cell;
 use std::ffi::c_void;
 use std::sync::Once;
 
-use cuda_driver_sys::panic_record::DevicePanic;
-
-use super::kernel::HostKernel;
+use super::kernel::{HostKernel, HostPanic};
 use super::thread::on_fiber;
 
 thread_local! {
@@ -18,7 +16,7 @@ thread_local! {
 }
 
 /// Runs the kernel's host code for the current emulated thread; a panic
-/// comes back as a [`DevicePanic`] of `thread` in `block`.
+/// comes back as a [`HostPanic`] of `thread` in `block`.
 ///
 /// # Safety
 /// `params` must be what `kernel` expects (the launch's contract).
@@ -27,7 +25,7 @@ pub(super) unsafe fn run_kernel(
     params: *const *mut c_void,
     thread: (u32, u32, u32),
     block: (u32, u32, u32),
-) -> Result<(), DevicePanic> {
+) -> Result<(), HostPanic> {
     // SAFETY: the caller's contract.
     let outcome = std::panic::catch_unwind(|| unsafe { (kernel.call)(kernel.data, params) });
     let Err(payload) = outcome else { return Ok(()) };
@@ -40,7 +38,7 @@ pub(super) unsafe fn run_kernel(
         (text, "<unknown>".to_string(), 0, 0)
     });
     std::mem::forget(payload); // dropping it could unwind again; it is small
-    Err(DevicePanic { message, file, line, column, thread, block })
+    Err(HostPanic { message, file, line, column, thread, block })
 }
 
 /// Records where kernel code panicked (and keeps the default hook quiet for

@@ -75,4 +75,32 @@ pub fn run(s: &mut Suite) {
     s.case("regress/u128_rotate_not_one", Exact, |a, b| {
         (!1u128).rotate_left(b as u32) ^ (!(1u128 << 64)).rotate_right(a as u32)
     });
+    // Issue 16: in the dev profile (this suite's), core's `clamp` asserts
+    // `min <= max` with a `{:?}` message whose `fmt` methods live in libcore:
+    // the device link refused it ("string formatting … is not available").
+    macro_rules! clamp_cases {
+        ($($name:literal: $t:ty),*) => {$(
+            s.case($name, Exact, |a, _| (a as $t).clamp(3, 7) as u128);
+        )*};
+    }
+    clamp_cases!(
+        "regress/debug_clamp_u8": u8, "regress/debug_clamp_u16": u16, "regress/debug_clamp_u32": u32,
+        "regress/debug_clamp_u64": u64, "regress/debug_clamp_u128": u128, "regress/debug_clamp_usize": usize,
+        "regress/debug_clamp_i8": i8, "regress/debug_clamp_i16": i16, "regress/debug_clamp_i32": i32,
+        "regress/debug_clamp_i64": i64, "regress/debug_clamp_i128": i128, "regress/debug_clamp_isize": isize
+    );
+    s.case("regress/debug_clamp_f32", Exact, |a, _| (f32::from_bits(a as u32)).clamp(-3.5, 7.25).to_bits() as u128);
+    // Issue 16: a debug build shares generic instances between crates; a zip
+    // of `slice::Iter<u16>`s linked to the instance of
+    // `TrustedRandomAccessNoCoerce::size` an rlib of the standard library
+    // made, whose body the device link did not have.
+    s.case("regress/debug_zip_filter_count_u16", Exact, |a, b| {
+        let x = [a as u16, b as u16, (a >> 16) as u16, (b >> 16) as u16];
+        x.iter().zip(x.iter()).filter(|(p, q)| p == q).count() as u128
+    });
+    s.case("regress/debug_zip_filter_count_u16_pairs", Exact, |a, b| {
+        let x = [a as u16, b as u16, (a >> 16) as u16, (b >> 16) as u16];
+        let y = [b as u16, a as u16, (a >> 16) as u16, 7];
+        x.iter().zip(y.iter()).filter(|(p, q)| p == q).count() as u128
+    });
 }

@@ -6,7 +6,8 @@
 //!
 //! Checked here: the table has the entries and conditions over the right
 //! parameter bytes (also on the CPU emulator, which reads the same table);
-//! on the GPU, launches where the condition holds run the unchecked entry
+//! on the GPU and in the emulator's device-code mode (the PTX, on the PTX
+//! VM), launches where the condition holds run the unchecked entry
 //! (`KernelModule::unchecked_launches`) and launches where it fails run the
 //! checked one, both with the CPU's answer; a dynamic shared memory limit the
 //! user raised on the kernel's entry carries over to the unchecked one. The
@@ -118,7 +119,9 @@ fn run() -> Result<usize, Box<dyn std::error::Error>> {
     let ctx = CudaContext::new(0)?;
     let stream = ctx.default_stream();
     let module = load_kernel_module(&ctx, "launch_conditions")?;
-    let on_gpu = !cuda_core::emulator::is_active();
+    // On a GPU and in the emulator's device-code mode the PTX runs, entries
+    // and all; in host-code mode the kernel's Rust code runs instead.
+    let device_code = ctx.backend().runs_device_code();
     let mut checks = 0;
 
     // The table: every kernel has an unchecked entry, and its condition reads
@@ -147,17 +150,17 @@ fn run() -> Result<usize, Box<dyn std::error::Error>> {
     println!("kernel table: {checks} condition checks passed");
 
     // Launches. `expect` is the number of unchecked launches so far (none on
-    // the emulator, which runs the host code).
+    // the host-code emulator, which runs the kernel's Rust code).
     let mut expect = 0u64;
     let mut launched = |module: &KernelModule, unchecked: bool, what: &str| -> Result<(), String> {
-        if unchecked && on_gpu {
+        if unchecked && device_code {
             expect += 1;
         }
         let got = module.unchecked_launches();
         if got != expect {
             return Err(format!("{what}: {got} unchecked launches so far, expected {expect}"));
         }
-        println!("{what}: {} entry", if unchecked && on_gpu { "unchecked" } else { "checked" });
+        println!("{what}: {} entry", if unchecked && device_code { "unchecked" } else { "checked" });
         Ok(())
     };
 
@@ -195,9 +198,9 @@ fn run() -> Result<usize, Box<dyn std::error::Error>> {
     // Dynamic shared memory over 48 KiB, allowed on the kernel's own entry
     // (where a user of the driver API would set it): the unchecked entry
     // must get the same limit, or the launch would fail.
-    // (The emulator keeps the default limit: there it gets 16 KiB.)
-    let shared_mem_bytes = if on_gpu { SHARED_BYTES } else { 16 * 1024 };
-    if on_gpu {
+    // (The host-code emulator keeps the default limit: there it gets 16 KiB.)
+    let shared_mem_bytes = if device_code { SHARED_BYTES } else { 16 * 1024 };
+    if device_code {
         let ptx_name = kernel(&module, "add_staged")?.ptx_name;
         module.cuda_module().function(ptx_name)?.set_max_dynamic_shared_memory(SHARED_BYTES)?;
     }
@@ -205,7 +208,7 @@ fn run() -> Result<usize, Box<dyn std::error::Error>> {
     let mut c2 = DeviceBuffer::<f32>::zeroed(&stream, N)?;
     cuda_launch! { kernel: add_staged, stream: stream, module: module, config: staged_cfg, args: [&a_d, &b_d, &mut c2] }?;
     check_eq("add_staged", &c2.to_host_vec(&stream)?, &sum)?;
-    launched(&module, true, "add_staged with 64 KiB of dynamic shared memory (16 KiB emulated)")?;
+    launched(&module, true, "add_staged with 64 KiB of dynamic shared memory (16 KiB as host code)")?;
     checks += 5;
     Ok(checks)
 }

@@ -3,16 +3,22 @@
 //! since sm_70: the threads of a block make progress independently), then
 //! read the value published with it.
 //!
-//! The host-code emulator runs a block's threads one at a time and switches
-//! only where a thread waits, so it must see the waiting: through
-//! `cuda_device`'s atomics (`load_scoped`) or a `nanosleep` in the loop, the
-//! waiting threads let the setter run and every mode completes. A bare loop
-//! on a `core::sync::atomic` cannot be switched out of: the emulator's
-//! watchdog ends it and the launch fails naming the threads (on a GPU it
-//! completes); after that context is dropped, a new one works.
+//! On a GPU every way of waiting completes, and so it does on the CPU
+//! emulator's device-code mode (the default): the PTX VM gives each thread
+//! of a block a quantum of instructions, so a waiting thread lets the
+//! setter run, the bare loop on a `core::sync::atomic` included.
+//!
+//! The host-code emulator (`OXIDE_EMULATE=host`) runs a block's threads one
+//! at a time and switches only where a thread waits, so it must see the
+//! waiting: through `cuda_device`'s atomics (`load_scoped`) or a `nanosleep`
+//! in the loop, the waiting threads let the setter run. A bare loop on a
+//! `core::sync::atomic` cannot be switched out of: the emulator's watchdog
+//! ends it and the launch fails naming the threads; after that context is
+//! dropped, a new one works.
 
 use core::sync::atomic::{AtomicU32, Ordering::{Acquire, Relaxed, Release}};
 
+use cuda_core::emulator::Mode;
 use cuda_core::{CudaContext, DeviceBuffer, LaunchConfig};
 use cuda_device::atomic::{Scope, ScopedAtomic};
 use cuda_device::{kernel, shared, thread, DisjointSlice};
@@ -88,16 +94,20 @@ fn spin(mode: u32) -> Result<(), HostError> {
 }
 
 fn run() -> Result<String, Box<dyn std::error::Error>> {
-    let emulated = cuda_core::emulator::is_active();
-    if emulated && std::env::var_os("OXIDE_EMULATE_WATCHDOG_S").is_none() {
+    let host_code = cuda_core::emulator::mode() == Some(Mode::HostCode);
+    if host_code && std::env::var_os("OXIDE_EMULATE_WATCHDOG_S").is_none() {
         // Before the first launch, which reads it: the bare spin below is
         // ended after a second instead of the default's ten.
         std::env::set_var("OXIDE_EMULATE_WATCHDOG_S", "1");
     }
     spin(WAIT_SCOPED)?;
     spin(WAIT_NANOSLEEP)?;
-    match (spin(WAIT_BARE), emulated) {
-        (Ok(()), false) => return Ok("every spin-wait completed, the bare core-atomic loop too".into()),
+    let place = match cuda_core::emulator::mode() {
+        Some(mode) => format!("on the CPU emulator ({mode})"),
+        None => "on the GPU".to_string(),
+    };
+    match (spin(WAIT_BARE), host_code) {
+        (Ok(()), false) => return Ok(format!("every spin-wait completed {place}, the bare core-atomic loop too")),
         (Err(e), false) => return Err(e.into()),
         (Ok(()), true) => return Err("the bare spin on a core atomic completed on the host-code emulator".into()),
         (Err(e), true) => {
