@@ -1,5 +1,5 @@
 //! Compiles the CUDA C++ references (`cuda/*.cu`) with
-//! `nvcc -O3 -arch=sm_90 -cubin` into `OUT_DIR`, where `src/reference.rs`
+//! `nvcc -O3 -arch=<arch> -cubin` into `OUT_DIR`, where `src/reference.rs`
 //! embeds them with `include_bytes!`.
 //!
 //! nvcc is `$OXIDE_CUDA_PATH/bin/nvcc`, else `$CUDA_PATH/bin/nvcc`, else
@@ -7,8 +7,8 @@
 //! `OXIDE_BENCH_NVCC_ARCH`, else the one Cargo.toml names for the package
 //! (`[package.metadata.oxide] arch`, which `cargo oxide bench` builds oxide's
 //! side for: sm_90a, the H200 the benchmarks run on, with wgmma), else sm_90.
-//! The references are tuned for nothing but compiled like oxide's side. Without nvcc the
-//! build fails and says so: the benchmarks are comparisons, and half a
+//! The references are tuned for nothing but compiled like oxide's side.
+//! Without nvcc the build fails and says so: the benchmarks are comparisons, and half a
 //! comparison is no use.
 
 use std::env;

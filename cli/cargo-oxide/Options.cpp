@@ -143,8 +143,10 @@ constexpr std::array<CommandSpec, 11> Commands = {{
      AcceptArch | AcceptVerbose | AcceptProgramArgs | AcceptList,
      "run the benchmarks: oxide's kernels vs nvcc, cuBLAS, copy bandwidth",
      "Builds <workspace>/benches (the package oxide-bench) with --release\n"
-     "through the device linker, for sm_90 unless --arch says otherwise; its\n"
-     "build script compiles the CUDA C++ references with nvcc -O3 -arch=sm_90.\n"
+     "through the device linker for the arch its Cargo.toml names\n"
+     "([package.metadata.oxide] arch, sm_90a for wgmma; sm_90 if none), or\n"
+     "--arch; OXIDE_ARCH is not consulted. Its build script compiles the CUDA\n"
+     "C++ references with nvcc -O3 for the same arch.\n"
      "Then runs the benchmark NAME, or all of them: oxide's kernel and its\n"
      "reference in one process on one GPU (CUDA events, warm-up, median of\n"
      "repeats), one line each with both times, the ratio and the target.\n"
@@ -328,8 +330,11 @@ std::string commandHelp(Command Cmd) {
   if (Spec->Accepts & AcceptRelease)
     Text += "  -r, --release        build with the release profile\n";
   if (Spec->Accepts & AcceptArch)
-    Text += "      --arch sm_XX     GPU architecture to compile for\n"
-            "                       (default: $OXIDE_ARCH, else sm_80)\n";
+    Text += Spec->Cmd == Command::Bench
+                ? "      --arch sm_XX     GPU architecture to compile for\n"
+                  "                       (default: the package's arch, else sm_90)\n"
+                : "      --arch sm_XX     GPU architecture to compile for\n"
+                  "                       (default: $OXIDE_ARCH, else sm_80)\n";
   if (Spec->Accepts & AcceptVerbose)
     Text += "  -v, --verbose        show the commands run and what the device "
             "linker does\n";

@@ -198,12 +198,11 @@ public:
     Fn = Function::Create(FTy, GlobalValue::InternalLinkage, "oxide.record_panic", M);
     // Inlined into each panic function (which stays a call): ptxas sizes a
     // kernel's register file for its whole call graph, and a separate
-    // 15-argument recorder call raised small kernels from 12 to 36 registers
-    // and tiled ones to 63 (occupancy lost on the hot path). Inlined, with
-    // the printf arguments stored first and copies that are loops, they need
-    // 30 (vecadd, transpose; nvcc: 12 and 30) and 44 (sgemm; nvcc: 42).
-    // Their unchecked entries (VersionBoundsChecks) have no panic path: 12,
-    // 30 and 40.
+    // 15-argument recorder call nearly tripled the registers of small
+    // kernels (occupancy lost on the hot path). Inlined, with the printf
+    // arguments stored first and copies that are loops, they stay close to
+    // nvcc's, and their unchecked entries (VersionBoundsChecks) have no
+    // panic path at all (benches/README.md has the counts).
     Fn->addFnAttr(Attribute::AlwaysInline);
     Fn->addFnAttr(Attribute::Cold);
     build();

@@ -27,9 +27,9 @@
 // needs a flag (below) only when it also passes a bounds check. Without a
 // check in the way ptxas predicates the `if`s and issues the loads first by
 // itself, as for nvcc's kernels, and the flags and address phis only cost
-// registers: a transpose's unchecked entry (VersionBoundsChecks) measured
-// 0.5 % slower with them. An unconditional store moves for free and still
-// gains (SGEMM's unchecked entry, 1 % faster with its stores moved). When
+// registers (a transpose's unchecked entry, VersionBoundsChecks, was slower
+// with them). An unconditional store moves for free and still gains
+// (SGEMM's unchecked entry; benches/README.md has the figures). When
 // the store's block does not dominate P, the store is re-emitted at P under
 // a flag that says "the store's block ran since the block dominating both"
 // (SSA phis); the shared value and address travel the same way.

@@ -45,6 +45,11 @@
 //! [`CudaStream::launch_host_fn`] runs a Rust closure when a stream reaches it.
 //! [`CudaContext::limits`], [`CudaFunction::attributes`] and the occupancy
 //! queries ([`CudaFunction::max_potential_block_size`]) size launches.
+//! [`Device`] answers device queries without a context ([`Device::all`]);
+//! thread-block clusters launch with [`LaunchConfig::with_cluster`] and
+//! [`launch_kernel_cluster`]; [`tensor_map`] builds validated TMA
+//! descriptors; a kernel's panic reaches the host as a [`DevicePanic`]
+//! inside its [`DriverError`].
 //!
 //! # Memory safety
 //!

@@ -2,8 +2,22 @@
 //!
 //! A kernel is an ordinary Rust function marked `#[kernel]`. It is compiled by
 //! rustc together with the host program, and the oxide device linker turns it
-//! (and everything it calls) into PTX. Inside a kernel, this crate gives the
-//! thread's coordinates, safe disjoint output slices and block barriers.
+//! (and everything it calls) into PTX. Inside a kernel, this crate gives:
+//!
+//! - [`thread`]: the [`ThreadIndex`] constructors (`index_1d/2d/3d`), block
+//!   size and numbers, block barriers (`sync_threads` and its
+//!   `_count/_and/_or` forms), clocks and `nanosleep`;
+//! - [`DisjointSlice`]: an output slice each thread writes its own element of;
+//! - shared memory ([`shared`](mod@shared): `shared!`, [`SharedArray`],
+//!   [`dynamic_shared`]), warp collectives ([`warp`]), scoped atomics
+//!   ([`atomic`]), memory fences ([`fence`]), constant memory
+//!   (`#[constant]`, [`Constant`]) and `gpu_printf!`/`gpu_println!`
+//!   ([`printf`]);
+//! - Ampere and Hopper features: [`cp_async`], [`cluster`], [`matrix`]
+//!   (`ldmatrix`/`stmatrix`), [`warpgroup`] (`setmaxnreg`), [`mbarrier`],
+//!   [`tma`], [`wgmma`];
+//! - the attributes `#[kernel]`, `#[device]`, `#[constant]` (from
+//!   cuda-macros), and [`emulation`], the hooks the CPU emulator installs.
 //!
 //! ```
 //! use cuda_device::{kernel, thread, DisjointSlice};

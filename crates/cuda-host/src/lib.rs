@@ -56,8 +56,9 @@
 //!
 //! Every launch also hands over the kernel's host code (its entry wrapper,
 //! compiled for the host), which the CPU emulator's host-code mode runs
-//! instead of the PTX (`OXIDE_EMULATE=host` or `1`, `cargo oxide run
-//! --emulate`; see `cuda_core::emulator`). Where the launch differs by
+//! instead of the PTX (`OXIDE_EMULATE=host`, `cargo oxide run
+//! --emulate=host`; the default emulation mode, `OXIDE_EMULATE=1`, runs the
+//! PTX on the PTX VM; see `cuda_core::emulator`). Where the launch differs by
 //! backend (cubin or PTX, checked or unchecked entry, where a `#[constant]`
 //! is written), it asks the context (`CudaContext::backend`).
 #![warn(missing_docs)]

@@ -1,8 +1,10 @@
-//! oxide's procedural macros: `#[kernel]`, `#[device]`, `cuda_launch!` and
-//! `gpu_printf!` / `gpu_println!`.
+//! oxide's procedural macros: `#[kernel]`, `#[device]`, `#[constant]`,
+//! `cuda_launch!`, `#[cuda_module]` (typed launchers) and `gpu_printf!` /
+//! `gpu_println!`.
 //!
-//! Users reach them through `cuda_device` (`#[kernel]`, `#[device]`) and
-//! `cuda_host` (`cuda_launch!`); the expansions name those crates by absolute
+//! Users reach them through `cuda_device` (`#[kernel]`, `#[device]`,
+//! `#[constant]`, `gpu_printf!`, `gpu_println!`) and `cuda_host`
+//! (`cuda_launch!`, `#[cuda_module]`); the expansions name those crates by absolute
 //! paths (`::cuda_device::__private::param_layout`,
 //! `::cuda_host::__private::launchN`, `::cuda_host::arg::slice`).
 //!

@@ -13,10 +13,9 @@
 //! fails), and every entry against cuBLAS (|c − c_cublas| ≤
 //! 2⁻⁶·max(|c_cublas|, 1): one bf16 rounding each, plus summation order).
 //!
-//! Measured on an H200 (700 W): gemm_ws 759.5 TFLOP/s at 8192³ (97.3% of
-//! cuBLAS's 780.6) and 685.9 at 4096³ (94.5% of 725.6); gemm_simple about
-//! 50% of cuBLAS. On the GPU machine, `go.sh` (next to this crate; put the
-//! binary beside it) finds libcublas, sets `OXIDE_CUBLAS` and runs it.
+//! Its results against cuBLAS are in benches/README.md. On the GPU machine,
+//! `go.sh` (next to this crate; put the binary beside it) finds libcublas,
+//! sets `OXIDE_CUBLAS` and runs it.
 //!
 //! cuBLAS is loaded at run time from `$OXIDE_CUBLAS` (the path of
 //! libcublas.so); without it only oxide's time is printed.
