@@ -30,6 +30,16 @@ for toolchain in stable nightly; do
       cargo "+$toolchain" oxide build "$(basename "$dir")" $flag --arch "${own:-$arch}"
     cp "$root/target/$toolchain/$profile/$pkg" "$carry/$toolchain/"
     strip --strip-debug "$carry/$toolchain/$pkg"  # smaller to carry; the kernel table needs no debug info
+    # Programs whose kernels run core's arithmetic and formatting, which the
+    # two profiles compile differently (overflow checks, debug assertions,
+    # generic instances shared between crates): also a release build.
+    case "$pkg" in conformance|int_edges|core_paths)
+      echo "== $toolchain: $pkg (release, ${own:-$arch})"
+      CARGO_TARGET_DIR="$root/target/$toolchain" \
+        cargo "+$toolchain" oxide build "$(basename "$dir")" --release --arch "${own:-$arch}"
+      cp "$root/target/$toolchain/release/$pkg" "$carry/$toolchain/${pkg}_release"
+      strip --strip-debug "$carry/$toolchain/${pkg}_release";;
+    esac
   done
 done
 # cuda-core's own GPU tests (hand-written PTX, no device linker needed): the

@@ -135,13 +135,13 @@ step "cargo oxide test fault_isolation (emulated where there is no GPU): one tes
 # generated functions built through `cargo oxide`, its kernels run as PTX on
 # the VM and compared value by value with the CPU. A mismatch prints the
 # command that shrinks it (oxide-fuzz reduce).
-fuzz_seeds=1..5; fuzz_functions=50
+fuzz_first=1; fuzz_last=4; fuzz_functions=50
 fuzz() { # fuzz [--release]
-  env CARGO_TARGET_DIR="$root/target/stable" cargo +stable run -q -p oxide-fuzz -- run --seeds "$fuzz_seeds" \
+  env CARGO_TARGET_DIR="$root/target/stable" cargo +stable run -q -p oxide-fuzz -- run --seeds "$fuzz_first..$((fuzz_last + 1))" \
     --functions "$fuzz_functions" --emulate=ptx --work "$root/target/fuzz" "$@"
 }
-step "oxide-fuzz: seeds $fuzz_seeds, $fuzz_functions functions each, debug build, PTX on the CPU vs the CPU" fuzz
-step "oxide-fuzz: seeds $fuzz_seeds, $fuzz_functions functions each, release build, PTX on the CPU vs the CPU" fuzz --release
+step "oxide-fuzz: seeds $fuzz_first to $fuzz_last, $fuzz_functions functions each, debug build, PTX on the CPU vs the CPU" fuzz
+step "oxide-fuzz: seeds $fuzz_first to $fuzz_last, $fuzz_functions functions each, release build, PTX on the CPU vs the CPU" fuzz --release
 
 run_vecadd() {
   local out rc

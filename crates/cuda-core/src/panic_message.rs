@@ -38,9 +38,9 @@ pub(crate) fn render(template: &str, values: &[RecordedValue]) -> String {
             rest = &tail[2..];
             continue;
         }
-        if tail.starts_with('}') {
+        if let Some(after) = tail.strip_prefix('}') {
             out.push('}');
-            rest = &tail[1..];
+            rest = after;
             continue;
         }
         let Some(end) = tail.find('}') else {
@@ -410,17 +410,17 @@ mod tests {
     #[test]
     fn floats_format_as_rust_does() {
         same!("", 1.5f32, 0.1f32, -2.0f32, 1e20f32, f32::NAN, f32::INFINITY, -0.0f32, 1.0f64, 0.1f64, f64::MIN_POSITIVE);
-        same!(":.3", 1.5f32, -3.14159f64, 2.0f32);
+        same!(":.3", 1.5f32, -3.25159f64, 2.0f32);
         same!(":?", 1.0f32, 0.1f64, 1e20f64, f64::NAN);
         same!(":.2?", 1.0f32);
         same!(":e", 1234.5f32, 0.001f64);
         same!(":E", 1234.5f64);
         same!(":.2e", 1234.5f32);
         same!(":+", 1.5f32, -1.5f32, f32::NAN, f32::INFINITY);
-        same!(":8.2", 3.14159f32, -3.14159f32);
-        same!(":<8.2", 3.14159f32);
+        same!(":8.2", 3.25159f32, -3.25159f32);
+        same!(":<8.2", 3.25159f32);
         same!(":^9", 1.5f64);
-        same!(":08.2", -3.14159f64, 3.14159f32);
+        same!(":08.2", -3.25159f64, 3.25159f32);
         same!(":+08", 1.5f32);
         same!(":05", f32::NAN, f32::INFINITY);
     }
