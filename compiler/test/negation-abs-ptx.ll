@@ -5,7 +5,7 @@
 ; backend), the xor/subtract idiom, an absolute difference, and the 128-bit
 ; division the backend expands (which takes absolute values).
 ; RUN: %oxide-opt --ptx --arch sm_90 %s | FileCheck %s
-; CHECK: sub.u16 {{%rs[0-9]+}}, 0,
+; CHECK: cvt.u32.u16 %oxide_t, {{%rs[0-9]+}}; neg.s32 %oxide_t, %oxide_t; cvt.u16.u32
 ; CHECK-NOT: neg.s16
 ; CHECK-NOT: abs.s{{16|32|64}}
 

@@ -37,6 +37,7 @@
 // own, so it is valid wherever the original was.
 //===----------------------------------------------------------------------===//
 #include "oxide/DeviceLinker.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 #include <map>
@@ -212,8 +213,9 @@ std::string oxide::rewritePtxasHazards(StringRef Ptx) {
     // A kernel's own parameters are filled by the launch, not by a store.
     if (Line.contains(".param") && !Line.contains(".entry"))
       noteParamSlots(Line, Slots);
-    // Cheap test first: almost no line has one.
-    bool Suspect = Line.contains("neg.s16") || Line.contains("abs.s") || Line.contains("ld.param.");
+    // Cheap test first: almost no line names one of the table's mnemonics.
+    bool Suspect = llvm::any_of(Hazards, [&](const Hazard &H) { return Line.contains(H.Mnemonic); }) ||
+                   llvm::any_of(NarrowParamLoads, [&](const NarrowParamLoad &L) { return Line.contains(L.Mnemonic); });
     std::string New;
     if (Suspect && !Line.ltrim().starts_with("//")) {
       StringRef Code = Line.split("//").first;

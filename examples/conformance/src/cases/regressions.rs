@@ -75,6 +75,30 @@ pub fn run(s: &mut Suite) {
     s.case("regress/u128_rotate_not_one", Exact, |a, b| {
         (!1u128).rotate_left(b as u32) ^ (!(1u128 << 64)).rotate_right(a as u32)
     });
+    // tests/fuzz seed 1018: the `sub.u16 d, 0, a` that once replaced
+    // `neg.s16` lost its negation where ptxas fused it into a three-way
+    // 16-bit maximum (VIMNMX3.U16x2), which has no negated operand
+    // (PtxasHazards.def).
+    s.case("regress/u16_negation_in_max_chain", Exact, |a, b| {
+        let (x, y) = (a as u32, b as u32);
+        let v = [(x as u16) << (y & 15), (x.rotate_left(7) as u16).wrapping_neg(), x as u16, y as u16, 4];
+        *v.iter().max().unwrap() as u128
+    });
+    s.case("regress/u16_times_max_in_max_chain", Exact, |a, b| {
+        let (x, y) = (a as u32, b as u32);
+        let v = [(x as u16) << (y & 15), 65535u16.wrapping_mul(x.rotate_left(7) as u16), 4, y as u16];
+        *v.iter().max().unwrap() as u128
+    });
+    // tests/fuzz seed 1019: ptxas folds `abs.f32(x) > c` to true for a
+    // negative constant `c`, wrong for a NaN (PtxasHazards.def).
+    s.case("regress/f32_abs_of_nan_compared", Exact, |a, _| {
+        let x = f32::from_bits(a as u32).abs();
+        (x > f32::from_bits(0xf207_d8ae)) as u128 | ((x > 0.5) as u128) << 1 | ((x >= -1.0) as u128) << 2 | ((x != -3.0) as u128) << 3
+    });
+    s.case("regress/f64_abs_of_nan_compared", Exact, |a, _| {
+        let x = f64::from_bits(a).abs();
+        (x > -2.7e30) as u128 | ((x > 0.5) as u128) << 1 | ((x >= -1.0) as u128) << 2 | ((x != -3.0) as u128) << 3
+    });
     // Issue 16: in the dev profile (this suite's), core's `clamp` asserts
     // `min <= max` with a `{:?}` message whose `fmt` methods live in libcore:
     // the device link refused it ("string formatting … is not available").
