@@ -245,6 +245,13 @@ struct ExpandWideShiftsPass : llvm::PassInfoMixin<ExpandWideShiftsPass> {
   llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
 };
 
+/// Null operands of generic-pointer phis and selects that also join a stack
+/// or shared address → an opaque null, so that the backend keeps them
+/// generic (a null moved into the local window is not null on the way back).
+struct KeepNullPointersGenericPass : llvm::PassInfoMixin<KeepNullPointersGenericPass> {
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
+};
+
 /// KeepNaNPayloads.cpp: last before code generation, `select (fcmp x, C),
 /// C, x` shapes that hand a NaN `x` back → a merge of the bits under a
 /// mask, so ptxas cannot make them a NaN-canonicalising FMNMX.NAN.

@@ -1265,20 +1265,30 @@ pub(crate) fn run(
                     bits,
                 } => {
                     let v = r!(a);
+                    // Offset 0 is a valid shared or local address (the first
+                    // variable), so it maps like any other. A generic address
+                    // outside the window has no shared or local address: PTX
+                    // leaves the conversion undefined, and on the GPU the
+                    // round trip does not give it back (a null pointer moved
+                    // into the local window and out again is no longer null,
+                    // and reading through it faults), so it is an error here.
+                    let outside = |name: &str| {
+                        ExecError::Other(format!(
+                            "cvta.to.{name} of {v:#x}, which is not a {name} address: PTX leaves the result \
+                             undefined, and on the GPU the pointer does not come back as it was"
+                        ))
+                    };
                     let out = match (space, to) {
-                        // Offset 0 is a valid shared or local address (the
-                        // first variable), so it maps like any other. The
-                        // mapping wraps both ways, as the hardware's address
-                        // arithmetic does: NVPTX converts a null generic
-                        // pointer to local and back (core's float formatting
-                        // does, for an `Option<&mut [u8]>` that is None), and
-                        // the round trip must give null again.
                         (MemSpace::Shared | MemSpace::SharedCluster, false) => SHARED_WINDOW.wrapping_add(v),
                         (MemSpace::Local, false) => LOCAL_WINDOW.wrapping_add(v),
-                        (MemSpace::Shared | MemSpace::SharedCluster, true) => {
-                            v.wrapping_sub(SHARED_WINDOW)
-                        }
-                        (MemSpace::Local, true) => v.wrapping_sub(LOCAL_WINDOW),
+                        (MemSpace::Shared | MemSpace::SharedCluster, true) => match classify(v) {
+                            GenericKind::Shared(offset) => offset,
+                            _ => fail!(outside("shared")),
+                        },
+                        (MemSpace::Local, true) => match classify(v) {
+                            GenericKind::Local(offset) => offset,
+                            _ => fail!(outside("local")),
+                        },
                         _ => v,
                     };
                     w!(d, out & mask(bits as u32));
