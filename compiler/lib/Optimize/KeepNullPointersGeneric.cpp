@@ -35,12 +35,12 @@ namespace {
 /// is based on a stack slot or on a shared or local variable.
 bool pointsOutsideGenericWindow(Value *V) {
   SmallVector<const Value *> Bases;
-  getUnderlyingObjects(V, Bases); // through phis and selects too
+  // Through phis, selects and address-space casts: a shared variable is
+  // seen in its own address space.
+  getUnderlyingObjects(V, Bases);
   return any_of(Bases, [](const Value *Base) {
     if (isa<AllocaInst>(Base))
       return true;
-    if (auto *Cast = dyn_cast<AddrSpaceCastOperator>(Base))
-      return Cast->getSrcAddressSpace() == 3 || Cast->getSrcAddressSpace() == 5;
     unsigned AS = Base->getType()->isPointerTy() ? Base->getType()->getPointerAddressSpace() : 0;
     return AS == 3 || AS == 5;
   });
