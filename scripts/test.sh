@@ -41,6 +41,15 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 passed=0; failed=0; failures=()
 started=$SECONDS
+# The builds below (C++, two toolchains, debug and release, every program)
+# fill build/ and target/ with several GiB. Running out of disk midway fails
+# every later step with "No space left on device", which hides the cause, so
+# say it first. disk_needed_gib is what a full run was seen to use, rounded up.
+disk_needed_gib=12
+disk_free_gib=$(df -P -BG "$root" | awk 'NR == 2 { sub("G", "", $4); print $4 }')
+if [ -n "$disk_free_gib" ] && [ "$disk_free_gib" -lt "$disk_needed_gib" ]; then
+  echo "::: warning: $disk_free_gib GiB free on $root; a full run needs about $disk_needed_gib GiB (build/ and target/)"
+fi
 step() { # step NAME COMMAND...
   local name=$1; shift
   local t0=$SECONDS
@@ -170,6 +179,7 @@ echo
 for f in "${failures[@]}"; do echo "failed: $f"; done
 for s in "${skipped[@]}"; do echo "not emulated: $s"; done
 for h in "${as_host[@]}"; do echo "emulated as host code only: $h"; done
+echo "disk used by build/ and target/: $(du -sh "$root/build" "$root/target" 2>/dev/null | awk '{ print $1 }' | paste -sd+ -)"
 echo "total: $(( (SECONDS - started) / 60 )) min $(( (SECONDS - started) % 60 )) s"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
