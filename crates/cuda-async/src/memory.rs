@@ -106,6 +106,9 @@ unsafe impl<'a, 'b, T: DeviceRepr> KernelArg<SliceParam<'a, T>> for &'b DeviceBo
     fn to_repr(&self) -> *const [T] {
         std::ptr::slice_from_raw_parts(self.buffer.device_ptr() as usize as *const T, self.buffer.len())
     }
+    fn order_on(&mut self, stream: &CudaStream) -> Result<(), DriverError> {
+        self.buffer.order_read(stream)
+    }
 }
 
 // SAFETY: as above, for a plain `&[T]` parameter.
@@ -113,6 +116,9 @@ unsafe impl<T: DeviceRepr> KernelArg<&[T]> for &DeviceBox<T> {
     type Repr = *const [T];
     fn to_repr(&self) -> *const [T] {
         std::ptr::slice_from_raw_parts(self.buffer.device_ptr() as usize as *const T, self.buffer.len())
+    }
+    fn order_on(&mut self, stream: &CudaStream) -> Result<(), DriverError> {
+        self.buffer.order_read(stream)
     }
 }
 

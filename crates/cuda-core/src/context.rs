@@ -293,9 +293,7 @@ impl CudaContext {
     /// by, all other blocking streams of the context.
     pub fn default_stream(self: &Arc<Self>) -> Arc<CudaStream> {
         Arc::new(CudaStream {
-            stream: ptr::null_mut(),
-            ctx: self.clone(),
-            owned: false,
+            handle: Arc::new(StreamHandle { stream: ptr::null_mut(), ctx: self.clone(), owned: false }),
         })
     }
 
@@ -308,9 +306,7 @@ impl CudaContext {
         // SAFETY: out-pointer to a local; the flags value is valid.
         unsafe { cu!(d, cuStreamCreate(&mut stream, driver::CU_STREAM_DEFAULT))? };
         Ok(Arc::new(CudaStream {
-            stream,
-            ctx: self.clone(),
-            owned: true,
+            handle: Arc::new(StreamHandle { stream, ctx: self.clone(), owned: true }),
         }))
     }
 
@@ -323,9 +319,7 @@ impl CudaContext {
         // SAFETY: out-pointer to a local; the flags value is valid.
         unsafe { cu!(d, cuStreamCreate(&mut stream, driver::CU_STREAM_NON_BLOCKING))? };
         Ok(Arc::new(CudaStream {
-            stream,
-            ctx: self.clone(),
-            owned: true,
+            handle: Arc::new(StreamHandle { stream, ctx: self.clone(), owned: true }),
         }))
     }
 
@@ -387,6 +381,15 @@ impl Drop for CudaContext {
 /// Work submitted to one stream runs in order. The stream keeps its context alive.
 #[derive(Debug)]
 pub struct CudaStream {
+    handle: Arc<StreamHandle>,
+}
+
+/// The driver's stream, destroyed (if created here) when its last holder
+/// lets go: the [`CudaStream`], and every buffer whose work queued on it a
+/// later use on another stream may have to wait for (memory.rs records an
+/// event on it then, which needs the stream alive).
+#[derive(Debug)]
+pub(crate) struct StreamHandle {
     stream: CUstream,
     ctx: Arc<CudaContext>,
     owned: bool,
@@ -394,43 +397,61 @@ pub struct CudaStream {
 
 // SAFETY: a CUstream is a process-wide handle; the driver API accepts it from
 // any thread once its context is current, which every method ensures.
-unsafe impl Send for CudaStream {}
+unsafe impl Send for StreamHandle {}
 // SAFETY: see `Send`; the struct is immutable and the driver serialises
 // concurrent submissions to one stream.
-unsafe impl Sync for CudaStream {}
+unsafe impl Sync for StreamHandle {}
+
+impl StreamHandle {
+    /// The raw `CUstream` (null for the legacy default stream).
+    pub(crate) fn raw(&self) -> CUstream {
+        self.stream
+    }
+
+    /// The context the stream belongs to.
+    pub(crate) fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+}
 
 impl CudaStream {
+    /// The shared handle, for buffers that must be able to order later
+    /// work after this stream's.
+    pub(crate) fn handle(&self) -> &Arc<StreamHandle> {
+        &self.handle
+    }
+
     /// The context the stream belongs to.
     pub fn context(&self) -> &Arc<CudaContext> {
-        &self.ctx
+        &self.handle.ctx
     }
 
     /// Waits until all work submitted to this stream has finished.
     pub fn synchronize(&self) -> Result<(), DriverError> {
-        let d = self.ctx.bind()?;
+        let d = self.handle.ctx.bind()?;
         // SAFETY: the stream is live (owned by self, or the NULL stream).
-        unsafe { cu!(d, cuStreamSynchronize(self.stream)) }.map_err(|e| self.ctx.explain(e))
+        unsafe { cu!(d, cuStreamSynchronize(self.handle.stream)) }.map_err(|e| self.handle.ctx.explain(e))
     }
 
     /// The raw `CUstream` handle (null for the default stream).
     pub fn raw(&self) -> *mut c_void {
-        self.stream
+        self.handle.stream
     }
 
     /// Whether this is the legacy default (NULL) stream.
     pub fn is_default(&self) -> bool {
-        self.stream.is_null()
+        self.handle.stream.is_null()
     }
 
     /// Whether all work submitted so far has finished (`cuStreamQuery`);
     /// never blocks. A failed kernel is reported as an error.
     pub fn is_complete(&self) -> Result<bool, DriverError> {
-        let d = self.ctx.bind()?;
+        let d = self.handle.ctx.bind()?;
         // SAFETY: the stream is live.
-        match unsafe { cu!(d, cuStreamQuery(self.stream)) } {
+        match unsafe { cu!(d, cuStreamQuery(self.handle.stream)) } {
             Ok(()) => Ok(true),
             Err(e) if e.code() == driver::CUDA_ERROR_NOT_READY => Ok(false),
-            Err(e) => Err(self.ctx.explain(e)),
+            Err(e) => Err(self.handle.ctx.explain(e)),
         }
     }
 
@@ -438,14 +459,14 @@ impl CudaStream {
     /// has completed (`cuStreamWaitEvent`); the host does not block. The
     /// event may belong to another context (device).
     pub fn wait(&self, event: &CudaEvent) -> Result<(), DriverError> {
-        let d = self.ctx.bind()?;
+        let d = self.handle.ctx.bind()?;
         // SAFETY: stream and event are live; flags must be 0.
-        unsafe { cu!(d, cuStreamWaitEvent(self.stream, event.event, 0)) }
+        unsafe { cu!(d, cuStreamWaitEvent(self.handle.stream, event.event, 0)) }
     }
 
     /// Creates an event (without timing) and records it on this stream.
     pub fn record_event(&self) -> Result<CudaEvent, DriverError> {
-        let event = self.ctx.new_event_without_timing()?;
+        let event = self.handle.ctx.new_event_without_timing()?;
         event.record(self)?;
         Ok(event)
     }
@@ -475,17 +496,17 @@ impl CudaStream {
                 eprintln!("cuda-core: a stream host function panicked; the panic was caught");
             }
         }
-        let d = self.ctx.bind()?;
+        let d = self.handle.ctx.bind()?;
         let data = Box::into_raw(Box::new(Box::new(f) as Callback));
         // SAFETY: the stream is live; `trampoline` takes ownership of `data`
         // when the driver runs it. `Callback` is Send + 'static, so running
         // it later on another thread is fine.
-        let result = unsafe { cu!(d, cuLaunchHostFunc(self.stream, trampoline, data.cast())) };
+        let result = unsafe { cu!(d, cuLaunchHostFunc(self.handle.stream, trampoline, data.cast())) };
         if result.is_err() {
             // SAFETY: not submitted, so we still own `data`; freed once.
             drop(unsafe { Box::from_raw(data) });
         }
-        result.map_err(|e| self.ctx.explain(e))
+        result.map_err(|e| self.handle.ctx.explain(e))
     }
 }
 
@@ -565,7 +586,16 @@ impl CudaEvent {
         }
         let d = self.ctx.bind()?;
         // SAFETY: event and stream are live and of the current context.
-        unsafe { cu!(d, cuEventRecord(self.event, stream.stream)) }
+        unsafe { cu!(d, cuEventRecord(self.event, stream.raw())) }
+    }
+
+    /// Records the event on a stream handle a buffer kept (stream_order.rs);
+    /// the handle belongs to the event's context by construction.
+    pub(crate) fn record_on(&self, stream: &StreamHandle) -> Result<(), DriverError> {
+        let d = self.ctx.bind()?;
+        // SAFETY: event and stream are live (the handle keeps the stream) and
+        // of the current context.
+        unsafe { cu!(d, cuEventRecord(self.event, stream.raw())) }
     }
 
     /// Whether the work before the last record has finished (`cuEventQuery`;
@@ -629,7 +659,7 @@ impl Drop for CudaEvent {
     }
 }
 
-impl Drop for CudaStream {
+impl Drop for StreamHandle {
     fn drop(&mut self) {
         if !self.owned {
             return;

@@ -66,6 +66,10 @@
 //!   that buffer; host access to it (`Deref`/`DerefMut`) and its drop wait
 //!   for those events. (A guard borrowing the host memory would be unsound:
 //!   `mem::forget` of it is safe and would free the borrow mid-copy.)
+//! * A buffer used on several streams orders them: a read waits for the
+//!   last write queued on another stream, a write for that and every read
+//!   since (see [`DeviceSlice::order_read`]), so a copy never returns what a
+//!   kernel on another stream has not finished writing.
 //! * Dropping a [`DeviceBuffer`] waits for the context's queued work
 //!   (`cuCtxSynchronize`, which `cuMemFree` effectively does anyway) before
 //!   freeing, so no pending kernel or copy, on any stream, touches freed memory.
@@ -119,6 +123,7 @@ mod memory;
 mod module;
 mod panic;
 mod panic_message;
+mod stream_order;
 pub mod tensor_map;
 
 pub use backend::Backend;

@@ -14,6 +14,14 @@
 //!   before any host access (`Deref`, `DerefMut`) and before it is freed. A
 //!   borrow-holding guard would not do: `mem::forget` of the guard is safe
 //!   and would end the borrow while the DMA is still running.
+//! * Work on two streams runs unordered, and a `&mut` borrow ends when the
+//!   call that queued the work returns. So each buffer remembers the stream
+//!   of its last write and the streams that have read it since, and every
+//!   copy, memset or typed launch first makes its stream wait (with an
+//!   event) for the uses it conflicts with on other streams: a read waits
+//!   for the last write, a write for the last write and every read since.
+//!   A copy on stream B of what a kernel on stream A writes returns the
+//!   kernel's values, not older ones. Work on one stream waits for nothing.
 //! * Dropping a [`DeviceBuffer`] waits for all work on its context
 //!   (`cuCtxSynchronize`) before `cuMemFree`, so a kernel or copy still
 //!   queued on any stream never touches freed (or reallocated) memory.
@@ -30,6 +38,7 @@ use std::sync::{Arc, Mutex};
 use crate::context::{CudaContext, CudaEvent, CudaStream};
 use crate::driver::{self, cu, CUdeviceptr};
 use crate::error::{DriverError, ErrorKind};
+use crate::stream_order::StreamOrder;
 
 /// Plain data that may live in device memory and be copied to and from it.
 ///
@@ -131,6 +140,7 @@ pub struct DeviceBuffer<T> {
     ptr: CUdeviceptr,
     len: usize,
     ctx: Arc<CudaContext>,
+    order: StreamOrder,
     _marker: PhantomData<T>,
 }
 
@@ -158,6 +168,19 @@ impl<T> DeviceBuffer<T> {
     /// The context that owns the memory.
     pub fn context(&self) -> &Arc<CudaContext> {
         &self.ctx
+    }
+
+    /// Makes work queued on `stream` from now on wait for the writes to the
+    /// buffer queued on other streams (see [`DeviceSlice::order_read`]).
+    pub fn order_read(&self, stream: &CudaStream) -> Result<(), DriverError> {
+        self.order.read_on(stream)
+    }
+
+    /// Makes work queued on `stream` from now on wait for every read and
+    /// write of the buffer queued on other streams (see
+    /// [`DeviceSliceMut::order_write`]).
+    pub fn order_write(&mut self, stream: &CudaStream) -> Result<(), DriverError> {
+        self.order.write_on(stream)
     }
 }
 
@@ -249,12 +272,12 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
 
     /// The whole buffer as a read-only view.
     pub fn as_slice(&self) -> DeviceSlice<'_, T> {
-        DeviceSlice { ptr: self.ptr, len: self.len, ctx: &self.ctx, _marker: PhantomData }
+        DeviceSlice { ptr: self.ptr, len: self.len, ctx: &self.ctx, order: &self.order, _marker: PhantomData }
     }
 
     /// The whole buffer as a writable view.
     pub fn as_slice_mut(&mut self) -> DeviceSliceMut<'_, T> {
-        DeviceSliceMut { ptr: self.ptr, len: self.len, ctx: &self.ctx, _marker: PhantomData }
+        DeviceSliceMut { ptr: self.ptr, len: self.len, ctx: &self.ctx, order: &self.order, _marker: PhantomData }
     }
 
     /// A read-only view of the elements in `range`.
@@ -282,7 +305,7 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
             // SAFETY: out-pointer to a local; the context is current.
             unsafe { cu!(d, cuMemAlloc_v2(&mut ptr, bytes)) }.map_err(|e| ctx.explain(e))?;
         }
-        Ok(DeviceBuffer { ptr, len, ctx, _marker: PhantomData })
+        Ok(DeviceBuffer { ptr, len, ctx, order: StreamOrder::default(), _marker: PhantomData })
     }
 }
 
@@ -311,6 +334,7 @@ pub struct DeviceSlice<'a, T> {
     ptr: CUdeviceptr,
     len: usize,
     ctx: &'a Arc<CudaContext>,
+    order: &'a StreamOrder,
     _marker: PhantomData<&'a [T]>,
 }
 
@@ -327,6 +351,7 @@ pub struct DeviceSliceMut<'a, T> {
     ptr: CUdeviceptr,
     len: usize,
     ctx: &'a Arc<CudaContext>,
+    order: &'a StreamOrder,
     _marker: PhantomData<&'a mut [T]>,
 }
 
@@ -366,8 +391,18 @@ impl<'a, T: DeviceRepr> DeviceSlice<'a, T> {
             ptr: offset::<T>(self.ptr, start),
             len: end - start,
             ctx: self.ctx,
+            order: self.order,
             _marker: PhantomData,
         }
+    }
+
+    /// Makes work queued on `stream` from now on wait for the writes to this
+    /// memory queued on other streams, as every read through this crate
+    /// does. Call it before a raw launch ([`launch_kernel`](crate::launch_kernel))
+    /// on `stream` that reads the view; the typed launches of `cuda-host`
+    /// call it themselves. Work on one stream needs no event and gets none.
+    pub fn order_read(&self, stream: &CudaStream) -> Result<(), DriverError> {
+        self.order.read_on(stream)
     }
 
     /// Copies the view into a new `Vec` (synchronises `stream`).
@@ -400,6 +435,7 @@ impl<'a, T: DeviceRepr> DeviceSlice<'a, T> {
         if self.size_in_bytes() == 0 {
             return Ok(());
         }
+        self.order.read_on(stream)?;
         // Earlier copies from `dst` must not see the new bytes.
         dst.wait_pending();
         let d = self.ctx.bind()?;
@@ -415,6 +451,7 @@ impl<'a, T: DeviceRepr> DeviceSlice<'a, T> {
     fn read(&self, stream: &CudaStream, dst: *mut T, op: &'static str) -> Result<(), DriverError> {
         check_stream(self.ctx, stream, op)?;
         if self.size_in_bytes() != 0 {
+            self.order.read_on(stream)?;
             let d = self.ctx.bind()?;
             // SAFETY: `dst` has room for `len` elements (callers' contract);
             // the source is inside a live allocation; the stream is
@@ -447,9 +484,15 @@ impl<'a, T: DeviceRepr> DeviceSliceMut<'a, T> {
         self.len * size_of::<T>()
     }
 
+    /// Makes work queued on `stream` from now on wait for the writes to this
+    /// memory queued on other streams (see [`DeviceSlice::order_read`]).
+    pub fn order_read(&self, stream: &CudaStream) -> Result<(), DriverError> {
+        self.order.read_on(stream)
+    }
+
     /// A read-only view of the same elements.
     pub fn as_slice(&self) -> DeviceSlice<'_, T> {
-        DeviceSlice { ptr: self.ptr, len: self.len, ctx: self.ctx, _marker: PhantomData }
+        DeviceSlice { ptr: self.ptr, len: self.len, ctx: self.ctx, order: self.order, _marker: PhantomData }
     }
 
     /// Reborrows a narrower writable view of the elements in `range`.
@@ -457,7 +500,7 @@ impl<'a, T: DeviceRepr> DeviceSliceMut<'a, T> {
     /// # Panics
     /// If the range is out of bounds or decreasing.
     pub fn slice_mut(&mut self, range: impl RangeBounds<usize>) -> DeviceSliceMut<'_, T> {
-        DeviceSliceMut { ptr: self.ptr, len: self.len, ctx: self.ctx, _marker: PhantomData }.into_slice_mut(range)
+        DeviceSliceMut { ptr: self.ptr, len: self.len, ctx: self.ctx, order: self.order, _marker: PhantomData }.into_slice_mut(range)
     }
 
     /// Narrows this view to the elements in `range`.
@@ -470,8 +513,18 @@ impl<'a, T: DeviceRepr> DeviceSliceMut<'a, T> {
             ptr: offset::<T>(self.ptr, start),
             len: end - start,
             ctx: self.ctx,
+            order: self.order,
             _marker: PhantomData,
         }
+    }
+
+    /// Makes work queued on `stream` from now on wait for every read and
+    /// write of this memory queued on other streams, as every write through
+    /// this crate does. Call it before a raw launch
+    /// ([`launch_kernel`](crate::launch_kernel)) on `stream` that writes the
+    /// view; the typed launches of `cuda-host` call it themselves.
+    pub fn order_write(&mut self, stream: &CudaStream) -> Result<(), DriverError> {
+        self.order.write_on(stream)
     }
 
     /// Overwrites the view with `data` (same length; ordered on `stream`).
@@ -501,6 +554,8 @@ impl<'a, T: DeviceRepr> DeviceSliceMut<'a, T> {
         if self.size_in_bytes() == 0 {
             return Ok(());
         }
+        src.order.read_on(stream)?;
+        self.order.write_on(stream)?;
         let d = self.ctx.bind()?;
         let bytes = self.size_in_bytes();
         // SAFETY: both ranges lie in live allocations of `bytes` bytes; the
@@ -543,6 +598,7 @@ impl<'a, T: DeviceRepr> DeviceSliceMut<'a, T> {
         if self.size_in_bytes() == 0 {
             return Ok(());
         }
+        self.order.write_on(stream)?;
         let d = self.ctx.bind()?;
         // SAFETY: `src` holds size_in_bytes() bytes of pinned memory that
         // stay allocated and unwritten until the event recorded below has
@@ -558,6 +614,7 @@ impl<'a, T: DeviceRepr> DeviceSliceMut<'a, T> {
         if bytes == 0 {
             return Ok(());
         }
+        self.order.write_on(stream)?;
         let d = self.ctx.bind()?;
         let (s, n) = (stream.raw(), bytes / width);
         // SAFETY: the view lies in a live allocation; `n * width` bytes are
@@ -580,6 +637,7 @@ impl<'a, T: DeviceRepr> DeviceSliceMut<'a, T> {
         if self.size_in_bytes() == 0 {
             return Ok(());
         }
+        self.order.write_on(stream)?;
         let d = self.ctx.bind()?;
         // SAFETY: `data` holds size_in_bytes() readable bytes (same length);
         // the driver stages pageable memory before returning, so `data` need

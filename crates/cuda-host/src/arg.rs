@@ -26,7 +26,7 @@
 //! reference field, a parameter whose type hides a reference behind an alias
 //! or a generic parameter. Closing those needs an auto trait (unstable).
 
-use cuda_core::{DeviceBuffer, DeviceRepr, DeviceSlice, DeviceSliceMut};
+use cuda_core::{CudaStream, DeviceBuffer, DeviceRepr, DeviceSlice, DeviceSliceMut, DriverError};
 use cuda_device::__private::{SliceMutParam, SliceParam};
 use cuda_device::DisjointSlice;
 
@@ -50,6 +50,15 @@ pub unsafe trait KernelArg<P> {
     type Repr;
     /// Builds the value.
     fn to_repr(&self) -> Self::Repr;
+
+    /// Orders the launch on `stream` after the work on other streams that
+    /// this argument's device memory depends on (see
+    /// [`DeviceSlice::order_read`]); called for every argument before the
+    /// launch is queued. Values that hold no device memory need nothing.
+    fn order_on(&mut self, stream: &CudaStream) -> Result<(), DriverError> {
+        let _ = stream;
+        Ok(())
+    }
 }
 
 /// A `DeviceBuffer` passed read-only, for a `&[T]` parameter.
@@ -82,6 +91,9 @@ unsafe impl<'a, 'b, T: Copy> KernelArg<&'a [T]> for SliceArg<'b, T> {
     fn to_repr(&self) -> *const [T] {
         std::ptr::slice_from_raw_parts(self.buffer.device_ptr() as *const T, self.buffer.len())
     }
+    fn order_on(&mut self, stream: &CudaStream) -> Result<(), DriverError> {
+        self.buffer.order_read(stream)
+    }
 }
 
 // SAFETY: as above, for `&mut [T]`; the `&mut` borrow of the buffer makes the
@@ -90,6 +102,9 @@ unsafe impl<'a, 'b, T: Copy> KernelArg<&'a mut [T]> for SliceMutArg<'b, T> {
     type Repr = *mut [T];
     fn to_repr(&self) -> *mut [T] {
         std::ptr::slice_from_raw_parts_mut(self.buffer.device_ptr() as *mut T, self.buffer.len())
+    }
+    fn order_on(&mut self, stream: &CudaStream) -> Result<(), DriverError> {
+        self.buffer.order_write(stream)
     }
 }
 
@@ -101,6 +116,9 @@ unsafe impl<'b, T: Copy> KernelArg<DisjointSlice<T>> for SliceMutArg<'b, T> {
         // SAFETY: the buffer holds `len` initialised `T`s on the device and is
         // mutably borrowed for the launch.
         unsafe { DisjointSlice::from_raw_parts(self.buffer.device_ptr() as *mut T, self.buffer.len()) }
+    }
+    fn order_on(&mut self, stream: &CudaStream) -> Result<(), DriverError> {
+        self.buffer.order_write(stream)
     }
 }
 
@@ -134,6 +152,9 @@ macro_rules! read_args {
                 let (ptr, len) = raw_parts::<T>(self.device_ptr(), self.len());
                 std::ptr::slice_from_raw_parts(ptr, len)
             }
+            fn order_on(&mut self, stream: &CudaStream) -> Result<(), DriverError> {
+                self.order_read(stream)
+            }
         }
         // SAFETY: as above, for a plain `&'a [T]` (a parameter whose slice
         // type the macro cannot see, such as a type alias).
@@ -142,6 +163,9 @@ macro_rules! read_args {
             fn to_repr(&self) -> *const [T] {
                 let (ptr, len) = raw_parts::<T>(self.device_ptr(), self.len());
                 std::ptr::slice_from_raw_parts(ptr, len)
+            }
+            fn order_on(&mut self, stream: &CudaStream) -> Result<(), DriverError> {
+                self.order_read(stream)
             }
         }
     )*};
@@ -157,6 +181,9 @@ macro_rules! write_args {
                 let (ptr, len) = raw_parts::<T>(self.device_ptr(), self.len());
                 std::ptr::slice_from_raw_parts_mut(ptr, len)
             }
+            fn order_on(&mut self, stream: &CudaStream) -> Result<(), DriverError> {
+                self.order_write(stream)
+            }
         }
         // SAFETY: DisjointSlice is `#[repr(C)] { ptr, len }`, built from the
         // unique borrow of device memory holding `len` initialised `T`s.
@@ -166,6 +193,9 @@ macro_rules! write_args {
                 let (ptr, len) = raw_parts::<T>(self.device_ptr(), self.len());
                 // SAFETY: see above.
                 unsafe { DisjointSlice::from_raw_parts(ptr, len) }
+            }
+            fn order_on(&mut self, stream: &CudaStream) -> Result<(), DriverError> {
+                self.order_write(stream)
             }
         }
     )*};
@@ -180,6 +210,9 @@ unsafe impl<'a, 'b, T: Copy> KernelArg<SliceParam<'a, T>> for SliceArg<'b, T> {
     fn to_repr(&self) -> *const [T] {
         std::ptr::slice_from_raw_parts(self.buffer.device_ptr() as *const T, self.buffer.len())
     }
+    fn order_on(&mut self, stream: &CudaStream) -> Result<(), DriverError> {
+        self.buffer.order_read(stream)
+    }
 }
 
 // SAFETY: as above, for writing.
@@ -187,5 +220,8 @@ unsafe impl<'a, 'b, T: Copy> KernelArg<SliceMutParam<'a, T>> for SliceMutArg<'b,
     type Repr = *mut [T];
     fn to_repr(&self) -> *mut [T] {
         std::ptr::slice_from_raw_parts_mut(self.buffer.device_ptr() as *mut T, self.buffer.len())
+    }
+    fn order_on(&mut self, stream: &CudaStream) -> Result<(), DriverError> {
+        self.buffer.order_write(stream)
     }
 }

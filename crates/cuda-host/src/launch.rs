@@ -174,6 +174,11 @@ macro_rules! define_launch {
             args: ($($A,)*),
         ) -> Result<(), HostError> {
             $( let () = SameLayout::<$A::Repr, $P>::OK; )*
+            // The kernel runs on `stream` after what other streams queued
+            // on its buffers (a `&mut` borrow ends before the GPU runs it).
+            #[allow(unused_mut)]
+            let mut args = args;
+            $( args.$i.order_on(stream)?; )*
             let reprs = ($(args.$i.to_repr(),)*);
             let mut params: [*mut c_void; 0 $(+ { let _ = $i; 1 })*] = [$(param_ptr(&reprs.$i)),*];
             let sizes: [usize; 0 $(+ { let _ = $i; 1 })*] = [$(std::mem::size_of_val(&reprs.$i)),*];

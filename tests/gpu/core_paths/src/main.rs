@@ -104,6 +104,7 @@ impl Write for Text {
 
 /// A struct whose derived Debug runs core's `debug_struct` builder.
 #[derive(Debug)]
+#[allow(dead_code)] // its fields are read only through that Debug
 struct Sample {
     x: u32,
     ratio: f64,

@@ -1,0 +1,179 @@
+//! Orders the uses of one device buffer across streams.
+//!
+//! Work on one stream runs in order, work on two streams does not: a kernel
+//! queued on stream A that writes a buffer and a copy queued on stream B
+//! that reads it may run in either order, or overlap, and the copy returns
+//! old or half-written values without an error. Rust's borrows cannot see
+//! this (the `&mut` a launch takes ends when the call returns, long before
+//! the GPU runs the kernel), so every buffer keeps a [`StreamOrder`]: which
+//! stream last wrote it, and which streams have read it since. Each read or
+//! write queued through the safe API first makes its stream wait, with an
+//! event, for the uses it conflicts with on other streams:
+//!
+//! * a read waits for the last write (readers do not wait for each other);
+//! * a write waits for the last write and for every read since.
+//!
+//! Work on a single stream, the common case, records no event and waits for
+//! nothing: only the first use from another stream pays for one event per
+//! stream it must wait for. The event is recorded on the earlier stream when
+//! the conflict is found, not when the earlier work was queued; it then also
+//! covers work queued after that, which waits longer than needed but never
+//! too little. That is why the buffer holds the earlier streams' handles
+//! (a [`StreamHandle`] outlives its [`CudaStream`] while a buffer needs it).
+
+use std::sync::{Arc, Mutex};
+
+use crate::context::{CudaStream, StreamHandle};
+use crate::error::DriverError;
+
+/// The streams whose queued work may still touch one buffer.
+#[derive(Debug, Default)]
+pub(crate) struct StreamOrder {
+    uses: Mutex<Uses<Arc<StreamHandle>>>,
+}
+
+impl StreamOrder {
+    /// Makes `stream` wait for the last write on another stream before a
+    /// read it is about to queue.
+    pub(crate) fn read_on(&self, stream: &CudaStream) -> Result<(), DriverError> {
+        let mut uses = self.uses.lock().unwrap_or_else(|e| e.into_inner());
+        let earlier = uses.read(stream.handle(), Arc::ptr_eq);
+        wait_for_all(stream, &earlier)
+    }
+
+    /// Makes `stream` wait for the last write and every read since, on
+    /// other streams, before a write it is about to queue.
+    pub(crate) fn write_on(&self, stream: &CudaStream) -> Result<(), DriverError> {
+        let mut uses = self.uses.lock().unwrap_or_else(|e| e.into_inner());
+        let earlier = uses.write(stream.handle(), Arc::ptr_eq);
+        wait_for_all(stream, &earlier)
+    }
+}
+
+/// Queues on `stream` a wait for everything queued so far on each of
+/// `earlier` (an event recorded there now; the event may belong to another
+/// context, as in a peer copy).
+fn wait_for_all(stream: &CudaStream, earlier: &[Arc<StreamHandle>]) -> Result<(), DriverError> {
+    for handle in earlier {
+        let event = handle.context().new_event_without_timing()?;
+        event.record_on(handle)?;
+        // Dropping the event after the wait is queued is allowed: the driver
+        // releases it once it has completed.
+        stream.wait(&event)?;
+    }
+    Ok(())
+}
+
+/// Who used the buffer since its last write; generic over the stream so the
+/// rule can be tested without a driver.
+#[derive(Debug)]
+struct Uses<S> {
+    /// The stream of the last write, if any.
+    writer: Option<S>,
+    /// Streams already ordered after that write that have read since (the
+    /// writer itself is never listed).
+    readers: Vec<S>,
+}
+
+impl<S> Default for Uses<S> {
+    fn default() -> Self {
+        Uses { writer: None, readers: Vec::new() }
+    }
+}
+
+impl<S: Clone> Uses<S> {
+    /// Notes a read on `on`; returns the streams it must wait for.
+    fn read(&mut self, on: &S, same: impl Fn(&S, &S) -> bool) -> Vec<S> {
+        let Some(writer) = &self.writer else {
+            // Nothing written through a stream yet: nothing to wait for, and
+            // a later write must wait for this read.
+            if !self.readers.iter().any(|r| same(r, on)) {
+                self.readers.push(on.clone());
+            }
+            return Vec::new();
+        };
+        if same(writer, on) || self.readers.iter().any(|r| same(r, on)) {
+            return Vec::new();
+        }
+        let wait = vec![writer.clone()];
+        self.readers.push(on.clone());
+        wait
+    }
+
+    /// Notes a write on `on`; returns the streams it must wait for.
+    fn write(&mut self, on: &S, same: impl Fn(&S, &S) -> bool) -> Vec<S> {
+        let mut wait: Vec<S> = Vec::new();
+        for s in self.writer.iter().chain(self.readers.iter()) {
+            if !same(s, on) && !wait.iter().any(|w| same(w, s)) {
+                wait.push(s.clone());
+            }
+        }
+        self.writer = Some(on.clone());
+        self.readers.clear();
+        wait
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Uses;
+
+    fn same(a: &char, b: &char) -> bool {
+        a == b
+    }
+
+    #[test]
+    fn one_stream_never_waits() {
+        let mut uses = Uses::default();
+        for _ in 0..3 {
+            assert!(uses.write(&'a', same).is_empty());
+            assert!(uses.read(&'a', same).is_empty());
+        }
+    }
+
+    #[test]
+    fn a_read_on_another_stream_waits_for_the_write_once() {
+        let mut uses = Uses::default();
+        assert!(uses.write(&'a', same).is_empty());
+        assert_eq!(uses.read(&'b', same), vec!['a']);
+        assert!(uses.read(&'b', same).is_empty(), "b is already ordered after the write");
+        assert_eq!(uses.read(&'c', same), vec!['a']);
+    }
+
+    #[test]
+    fn readers_do_not_wait_for_each_other() {
+        let mut uses = Uses::default();
+        assert!(uses.read(&'a', same).is_empty());
+        assert!(uses.read(&'b', same).is_empty());
+    }
+
+    #[test]
+    fn a_write_waits_for_the_last_write_and_every_read_since() {
+        let mut uses = Uses::default();
+        uses.write(&'a', same);
+        uses.read(&'b', same);
+        uses.read(&'c', same);
+        let mut wait = uses.write(&'d', same);
+        wait.sort();
+        assert_eq!(wait, vec!['a', 'b', 'c']);
+        // The new write is the only thing a later use waits for.
+        assert_eq!(uses.read(&'a', same), vec!['d']);
+    }
+
+    #[test]
+    fn a_write_waits_for_reads_before_any_write() {
+        let mut uses = Uses::default();
+        uses.read(&'a', same);
+        uses.read(&'b', same);
+        assert_eq!(uses.write(&'b', same), vec!['a'], "its own stream's read is already in order");
+    }
+
+    #[test]
+    fn a_write_after_its_own_stream_read_waits_for_the_other_readers_only() {
+        let mut uses = Uses::default();
+        uses.write(&'a', same);
+        uses.read(&'b', same);
+        assert_eq!(uses.write(&'a', same), vec!['b']);
+        assert!(uses.write(&'a', same).is_empty());
+    }
+}
