@@ -76,10 +76,17 @@ fn load_cubin(ctx: &Arc<CudaContext>, image: &EmbeddedModule) -> Option<Arc<Cuda
 /// rewrote, or another build of the same kernels (the benchmarks use it to
 /// time variants of the device linker's output without rebuilding).
 ///
-/// `ptx` must define the image's kernels under the same names and with the
-/// same parameters; the typed launchers check nothing more than the name, so
-/// a kernel that is missing fails at its first launch.
-pub fn load_kernel_module_from_ptx(ctx: &Arc<CudaContext>, name: &str, ptx: &str) -> Result<KernelModule, HostError> {
+/// A kernel that is missing fails at its first launch.
+///
+/// # Safety
+/// The safe launches of the returned module trust `ptx` as they trust the
+/// device linker's own output, checking nothing but the kernel's name: each
+/// kernel of the image that `ptx` defines must have the same parameters and
+/// keep the same promises as the one the device linker built (memory
+/// touched only through its arguments, as its Rust signature allows, no
+/// writes through `&[T]`, each thread's `DisjointSlice` element its own).
+/// Any other PTX, launched through a safe call, can corrupt memory or race.
+pub unsafe fn load_kernel_module_from_ptx(ctx: &Arc<CudaContext>, name: &str, ptx: &str) -> Result<KernelModule, HostError> {
     load_image_with_ptx(ctx, find_image(name)?, ptx)
 }
 
