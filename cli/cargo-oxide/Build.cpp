@@ -73,7 +73,18 @@ Expected<BuildPlan> planBuild(const Options &Opts, const Context &Ctx,
   if (!Linker)
     return Linker.error();
   Plan.Config.Linker = *Linker;
-  Plan.Config.Arch = resolveArch(Opts.Arch, Ctx.Env);
+  // The one place the target is decided, for every command (Cargo.h).
+  ArchInputs Arch{Opts.Arch, std::nullopt, {}, Ctx.DetectGpu};
+  if (Plan.Pkg) {
+    Arch.PackageArch = Plan.Pkg->Info.OxideArch;
+    Arch.ManifestPath = Plan.Pkg->ManifestPath;
+  }
+  Expected<ArchChoice> Chosen = resolveArch(Arch, Ctx.Env);
+  if (!Chosen)
+    return Chosen.error();
+  Plan.Config.Arch = Chosen->Arch;
+  if (Opts.Verbose)
+    printStatus("Target", Chosen->Arch + " (from " + Chosen->Origin + ")");
   Plan.Config.Verbose = Opts.Verbose;
   Plan.Config.Toolchain = toolchainOf(Ctx.Env);
   // Set by hand for a plain build; `debug` and `sanitize` override it.
@@ -211,6 +222,25 @@ EmulationChoice chooseEmulation(EmulateMode Flag, const Environment &Env,
               "OXIDE_EMULATE=0 refuses instead)"};
 }
 
+std::optional<Error> refuseEmulation(const Package &Pkg,
+                                     const EmulationChoice &Choice,
+                                     const Environment &Env) {
+  const std::string Said = Pkg.Info.OxideEmulate.value_or("");
+  if (Said != "no" && Said.substr(0, 3) != "no:")
+    return std::nullopt;
+  std::optional<std::string> Value =
+      Choice.Value ? Choice.Value : Env.getNonEmpty("OXIDE_EMULATE");
+  if (!Value || *Value == "0")
+    return std::nullopt; // the GPU
+  std::string Why = Said.substr(std::min<size_t>(3, Said.size()));
+  while (!Why.empty() && Why.front() == ' ')
+    Why.erase(Why.begin());
+  return Error{"`" + Pkg.name() + "` cannot run on the CPU emulator" +
+                   (Why.empty() ? std::string() : ": " + Why),
+               "its Cargo.toml says so (" + Pkg.ManifestPath.string() +
+                   ", [package.metadata.oxide] emulate); run it on a GPU"};
+}
+
 int runRunCommand(const Options &Opts, const Context &Ctx) {
   Expected<BuildPlan> Plan = planBuild(Opts, Ctx, /*AllowWorkspace=*/false);
   if (!Plan) {
@@ -219,16 +249,23 @@ int runRunCommand(const Options &Opts, const Context &Ctx) {
   }
   CargoRunner Cargo(Plan->environment(Ctx.Env), Opts.Verbose);
 
+  // The program runs its kernels on the CPU with --emulate, or when there is
+  // no GPU and the user did not choose (OXIDE_EMULATE unset). The variable
+  // only matters at run time, so the build below is shared with GPU runs;
+  // it is decided first so that a package that cannot be emulated is
+  // refused before anything is built.
+  Environment RunEnv = Plan->environment(Ctx.Env);
+  EmulationChoice Emulation = chooseEmulation(Opts.Emulate, RunEnv, [] { return probeCudaDriver(); });
+  if (auto Refusal = refuseEmulation(*Plan->Pkg, Emulation, RunEnv)) {
+    printError(*Refusal);
+    return 1;
+  }
+
   // Build first, on its own: a build failure then gets our error and hint,
   // and the exit status of the run below is the program's alone.
   if (int Status = buildWithOxide(*Plan, Cargo, /*ForceRelink=*/false))
     return Status;
 
-  // The program runs its kernels on the CPU with --emulate, or when there is
-  // no GPU and the user did not choose (OXIDE_EMULATE unset). The variable
-  // only matters at run time, so the build above is shared with GPU runs.
-  Environment RunEnv = Plan->environment(Ctx.Env);
-  EmulationChoice Emulation = chooseEmulation(Opts.Emulate, RunEnv, probeCudaDriver);
   if (!Emulation.Note.empty())
     std::cerr << Emulation.Note << "\n";
   if (Emulation.Value)

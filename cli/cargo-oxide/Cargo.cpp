@@ -5,6 +5,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "Cargo.h"
+#include "Options.h"
+
+#include "oxide/Targets.h"
 
 #include <cctype>
 #include <fstream>
@@ -74,13 +77,32 @@ bool hasWhitespace(std::string_view S) {
 
 } // namespace
 
-std::string resolveArch(const std::optional<std::string> &Flag,
-                        const Environment &Env) {
-  if (Flag)
-    return *Flag;
+Expected<ArchChoice> resolveArch(const ArchInputs &In, const Environment &Env) {
+  auto Named = [](const std::string &Arch, ArchSource Source,
+                  std::string Origin) -> Expected<ArchChoice> {
+    if (!isValidArch(Arch))
+      return unknownArchError(Arch, Origin);
+    return ArchChoice{Arch, Source, std::move(Origin)};
+  };
+  if (In.Flag)
+    return Named(*In.Flag, ArchSource::Flag, "--arch");
+  if (In.PackageArch)
+    return Named(*In.PackageArch, ArchSource::Package,
+                 "[package.metadata.oxide] arch in " + In.ManifestPath.string());
   if (auto FromEnv = Env.getNonEmpty("OXIDE_ARCH"))
-    return *FromEnv;
-  return std::string(DefaultArch);
+    return Named(*FromEnv, ArchSource::Environment, "OXIDE_ARCH");
+  if (In.DetectGpu)
+    if (std::optional<ComputeCapability> CC = In.DetectGpu())
+      // A GPU the table has no target for (older than the oldest, or newer
+      // than this oxide) falls through to the default.
+      if (const oxide::GpuTarget *T =
+              oxide::targetForComputeCapability(CC->Major, CC->Minor))
+        return ArchChoice{std::string(T->Name), ArchSource::Gpu,
+                          "the GPU found (compute capability " +
+                              std::to_string(CC->Major) + "." +
+                              std::to_string(CC->Minor) + ")"};
+  return ArchChoice{std::string(oxide::DefaultTargetName), ArchSource::Default,
+                    "the default"};
 }
 
 fs::path expectedDeviceLinker(const Environment &Env,

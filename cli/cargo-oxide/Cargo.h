@@ -29,10 +29,12 @@
 #ifndef OXIDE_CLI_CARGO_H
 #define OXIDE_CLI_CARGO_H
 
+#include "CudaDriver.h"
 #include "Diagnostic.h"
 #include "Process.h"
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -42,12 +44,39 @@ namespace oxide::cli {
 
 namespace fs = std::filesystem;
 
-/// The architecture used when neither --arch nor OXIDE_ARCH says otherwise.
-inline constexpr std::string_view DefaultArch = "sm_80";
+/// Where the GPU target of a build came from, in the order resolveArch()
+/// consults them.
+enum class ArchSource { Flag, Package, Environment, Gpu, Default };
 
-/// --arch, else a non-empty OXIDE_ARCH, else DefaultArch.
-std::string resolveArch(const std::optional<std::string> &Flag,
-                        const Environment &Env);
+/// What resolveArch() reads besides the environment.
+struct ArchInputs {
+  /// `--arch`.
+  std::optional<std::string> Flag;
+  /// The package's `[package.metadata.oxide] arch`, and its Cargo.toml (for
+  /// messages).
+  std::optional<std::string> PackageArch;
+  fs::path ManifestPath;
+  /// Asks the driver for the GPU present (dlopen'ed libcuda; never a link
+  /// dependency); nullopt when there is none. Only called when nothing
+  /// before it named a target. Unset means no detection.
+  std::function<std::optional<ComputeCapability>()> DetectGpu;
+};
+
+/// The target a build is for, and where that came from.
+struct ArchChoice {
+  std::string Arch;
+  ArchSource Source = ArchSource::Default;
+  /// "--arch", "[package.metadata.oxide] arch in /p/Cargo.toml",
+  /// "OXIDE_ARCH", "the GPU found (compute capability 9.0)", "the default".
+  std::string Origin;
+};
+
+/// The one resolution order of every command: --arch, else the package's
+/// `[package.metadata.oxide] arch`, else a non-empty OXIDE_ARCH, else the
+/// GPU present (its compute capability's target in Targets.def), else
+/// oxide::DefaultTargetName. A name that is not a target of Targets.def is
+/// an error listing the known ones and saying where the name came from.
+Expected<ArchChoice> resolveArch(const ArchInputs &In, const Environment &Env);
 
 /// Where oxide-link is expected: $OXIDE_LINK (made absolute), else next to
 /// \p SelfExe. Empty when neither is known.

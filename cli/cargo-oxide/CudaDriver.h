@@ -9,6 +9,7 @@
 #ifndef OXIDE_CLI_CUDADRIVER_H
 #define OXIDE_CLI_CUDADRIVER_H
 
+#include <optional>
 #include <string>
 
 namespace oxide::cli {
@@ -38,9 +39,19 @@ struct DriverProbe {
   std::string KernelError;
 };
 
-/// Loads the driver, asks it about device 0 and runs a small kernel there.
-/// Never fails: what went wrong is in the result.
-DriverProbe probeCudaDriver();
+/// Loads the driver, asks it about device 0 and, when \p RunKernel, runs a
+/// small kernel there. Never fails: what went wrong is in the result.
+DriverProbe probeCudaDriver(bool RunKernel = true);
+
+/// The compute capability of a GPU: 9 and 0 on an H200.
+struct ComputeCapability {
+  int Major = 0;
+  int Minor = 0;
+};
+
+/// The compute capability of device 0, when the driver loads and has a
+/// device; nullopt otherwise (no kernel is run).
+std::optional<ComputeCapability> detectGpu();
 
 } // namespace oxide::cli
 

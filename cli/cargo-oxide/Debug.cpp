@@ -116,7 +116,12 @@ int runTestCommand(const Options &Opts, const Context &Ctx) {
   // Where the kernels run is chosen as for `run`: a machine without a GPU
   // tests them on the CPU emulator instead of failing every kernel test.
   Environment Env = Plan->environment(Ctx.Env);
-  EmulationChoice Emulation = chooseEmulation(Opts.Emulate, Env, probeCudaDriver);
+  EmulationChoice Emulation = chooseEmulation(Opts.Emulate, Env, [] { return probeCudaDriver(); });
+  if (Plan->Pkg)
+    if (auto Refusal = refuseEmulation(*Plan->Pkg, Emulation, Env)) {
+      printError(*Refusal);
+      return 1;
+    }
   if (!Emulation.Note.empty())
     std::cerr << Emulation.Note << "\n";
   if (Emulation.Value)
