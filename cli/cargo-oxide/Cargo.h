@@ -129,6 +129,32 @@ const std::vector<std::string> &oxideEnvironmentNames();
 /// `cargo` from PATH.
 std::string cargoProgram(const Environment &Env);
 
+/// Puts a failed device link's diagnostics in front. rustc reports a
+/// failing linker as "error: linking with `…/oxide-link` failed", then the
+/// whole linker command line (a thousand characters and more) and only then,
+/// indented under "= note:", what oxide-link said. This drops rustc's
+/// framing and the command line and prints oxide's diagnostics as they
+/// are; everything else passes unchanged. Fed cargo's stderr in pieces as
+/// they come; each call returns what to print now.
+class LinkFailureFilter {
+public:
+  std::string feed(std::string_view Chunk);
+  /// What is left at the end (an unfinished last line).
+  std::string finish();
+  /// Whether a device-link failure was rewritten.
+  bool rewrote() const { return Rewrote; }
+
+private:
+  enum class State { PassThrough, Header, Body };
+  State Now = State::PassThrough;
+  std::string Pending;
+  bool Rewrote = false;
+  std::string line(std::string_view Line);
+};
+
+/// Text without its ANSI escape sequences (cargo's colours).
+std::string stripAnsi(std::string_view Text);
+
 /// Runs cargo subcommands with one prepared environment.
 class CargoRunner {
 public:
@@ -137,6 +163,9 @@ public:
 
   /// Runs `cargo <Args>`; with --verbose, first prints the command line
   /// preceded by the oxide variables, so it can be pasted into a shell.
+  /// Without --verbose, a build's (`build`, `rustc`) stderr goes through a
+  /// LinkFailureFilter, cargo's colours and progress bar kept when stderr
+  /// is a terminal.
   ProcessResult run(const std::vector<std::string> &Args) const;
 
   const Environment &environment() const { return Env; }

@@ -334,3 +334,73 @@ TEST(CargoTest, CargoFailureMessages) {
 }
 
 } // namespace
+
+namespace {
+
+/// What rustc 1.95 prints when oxide-link fails (shortened command line).
+const char *RustcLinkFailure =
+    "   Compiling gemm_bf16 v0.1.0 (/ws/examples/gemm_bf16)\n"
+    "error: linking with `/opt/oxide/bin/oxide-link` failed: exit status: 1\n"
+    "  |\n"
+    "  = note:  \"/opt/oxide/bin/oxide-link\" \"-m64\" \"/ws/target/debug/deps/x.o\" \"-o\" \"/ws/target/debug/deps/gemm_bf16\"\n"
+    "  = note: some arguments are omitted. use `--verbose` to show all linker arguments\n"
+    "  = note: error: wgmma needs sm_90a, but the kernels are being built for sm_80\n"
+    "            --> examples/gemm_bf16/src/lib.rs:262:21\n"
+    "             = note: build with `--arch sm_90a`\n"
+    "          \n"
+    "          error: oxide could not compile the kernels for the GPU (1 error)\n"
+    "          \n"
+    "\n"
+    "error: could not compile `gemm_bf16` (bin \"gemm_bf16\") due to 1 previous error\n";
+
+const char *OxideFirst =
+    "   Compiling gemm_bf16 v0.1.0 (/ws/examples/gemm_bf16)\n"
+    "error: wgmma needs sm_90a, but the kernels are being built for sm_80\n"
+    "  --> examples/gemm_bf16/src/lib.rs:262:21\n"
+    "   = note: build with `--arch sm_90a`\n"
+    "\n"
+    "error: oxide could not compile the kernels for the GPU (1 error)\n"
+    "\n"
+    "error: could not compile `gemm_bf16` (bin \"gemm_bf16\") due to 1 previous error\n";
+
+} // namespace
+
+TEST(CargoTest, LinkFailureShowsOxideDiagnosticsAlone) {
+  // Whole, and in pieces of every size (a pipe splits where it likes).
+  for (size_t Piece : {size_t(100000), size_t(1), size_t(7), size_t(64)}) {
+    LinkFailureFilter Filter;
+    std::string Out;
+    std::string_view In = RustcLinkFailure;
+    for (size_t At = 0; At < In.size(); At += Piece)
+      Out += Filter.feed(In.substr(At, Piece));
+    Out += Filter.finish();
+    EXPECT_EQ(Out, OxideFirst) << "pieces of " << Piece;
+    EXPECT_TRUE(Filter.rewrote());
+  }
+}
+
+TEST(CargoTest, LinkFailureFilterLeavesEverythingElse) {
+  // Another linker's failure, ordinary errors and a progress bar pass as
+  // they are.
+  std::string Other =
+      "error: linking with `cc` failed: exit status: 1\n"
+      "  |\n"
+      "  = note:  \"cc\" \"-m64\"\n"
+      "\n"
+      "error[E0425]: cannot find value `x` in this scope\n"
+      "\r\x1b[K    Building [=====>   ] 3/10: cuda-core\r";
+  LinkFailureFilter Filter;
+  std::string Out = Filter.feed(Other);
+  EXPECT_EQ(Out + Filter.finish(), Other);
+  EXPECT_FALSE(Filter.rewrote());
+
+  // With cargo's colours the header is still found.
+  LinkFailureFilter Coloured;
+  std::string Text = Coloured.feed(
+      "\x1b[1m\x1b[91merror\x1b[0m\x1b[1m: linking with `/o/oxide-link` failed: exit status: 1\x1b[0m\n"
+      "  \x1b[1m\x1b[94m|\x1b[0m\n"
+      "  \x1b[1m\x1b[94m= \x1b[0m\x1b[1mnote\x1b[0m: error: no kernel\n"
+      "\n");
+  EXPECT_EQ(Text, "error: no kernel\n");
+  EXPECT_EQ(stripAnsi("\x1b[1m\x1b[91merror\x1b[0m: x"), "error: x");
+}

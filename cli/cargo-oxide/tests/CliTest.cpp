@@ -45,7 +45,14 @@ dump_device_stages() {
 
 case "$1" in
   --version) echo "cargo 1.95.0 (fake)";;
-  build) [ "${FAKE_BUILD_EXIT:-0}" = 0 ] && dump_device_stages
+  build) if [ -n "$FAKE_LINK_FAILURE" ]; then
+           printf 'error: linking with `/o/oxide-link` failed: exit status: 1\n  |\n' >&2
+           printf '  = note:  "/o/oxide-link" "-m64" "a-very-long-command-line"\n' >&2
+           printf '  = note: error: wgmma needs sm_90a\n            --> src/main.rs:3:5\n\n' >&2
+           printf 'error: could not compile `vecadd`\n' >&2
+           exit 101
+         fi
+         [ "${FAKE_BUILD_EXIT:-0}" = 0 ] && dump_device_stages
          exit "${FAKE_BUILD_EXIT:-0}";;
   run) echo "program output"; exit "${FAKE_RUN_EXIT:-0}";;
   rustc)
@@ -366,6 +373,21 @@ TEST_F(CliTest, PackageThatCannotBeEmulatedIsRefusedWithItsReason) {
   // A package that says nothing is emulated as asked.
   clearLog();
   EXPECT_EQ(oxide({"run", "vecadd", "--emulate"}).ExitCode, 0);
+}
+
+TEST_F(CliTest, DeviceLinkErrorsComeFirstAndAlone) {
+  Env.set("FAKE_LINK_FAILURE", "1");
+  ProcessResult R = oxide({"build", "vecadd", "--arch", "sm_90"});
+  EXPECT_EQ(R.ExitCode, 1);
+  EXPECT_EQ(R.Output.find("error: wgmma needs sm_90a\n  --> src/main.rs:3:5\n"), 0u)
+      << R.Output;
+  EXPECT_NOT_CONTAINS(R.Output, "linking with");
+  EXPECT_NOT_CONTAINS(R.Output, "a-very-long-command-line");
+  EXPECT_CONTAINS(R.Output, "--verbose shows the device linker's command line");
+  // With --verbose, all of rustc's report.
+  ProcessResult Verbose = oxide({"build", "vecadd", "--arch", "sm_90", "-v"});
+  EXPECT_CONTAINS(Verbose.Output, "error: linking with `/o/oxide-link` failed");
+  EXPECT_CONTAINS(Verbose.Output, "a-very-long-command-line");
 }
 
 TEST_F(CliTest, RunBuildsThenRunsAndReturnsTheProgramStatus) {
