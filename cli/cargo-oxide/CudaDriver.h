@@ -3,6 +3,8 @@
 // Part of oxide. `cargo oxide doctor` must run on machines without a GPU (CI,
 // build hosts), so cargo-oxide never links against libcuda: it dlopen()s
 // libcuda.so.1 at run time, as cuda-core does, and reports what it finds.
+// Builds ask the same way which GPU is present (detectGpu), to build for it
+// when nothing names a target (resolveArch, Cargo.h).
 //
 //===----------------------------------------------------------------------===//
 
