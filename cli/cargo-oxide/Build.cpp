@@ -222,21 +222,58 @@ EmulationChoice chooseEmulation(EmulateMode Flag, const Environment &Env,
               "OXIDE_EMULATE=0 refuses instead)"};
 }
 
+namespace {
+
+/// WHY of `emulate = "KIND: WHY"` (or of a bare `emulate = "KIND"`, empty);
+/// nullopt when the package says something else.
+std::optional<std::string> emulateReason(const Package &Pkg,
+                                         std::string_view Kind) {
+  if (!Pkg.Info.OxideEmulate)
+    return std::nullopt;
+  std::string_view Said = *Pkg.Info.OxideEmulate;
+  if (Said.substr(0, Kind.size()) != Kind)
+    return std::nullopt;
+  std::string_view Rest = Said.substr(Kind.size());
+  if (Rest.empty())
+    return std::string();
+  if (Rest.front() != ':')
+    return std::nullopt;
+  Rest.remove_prefix(1);
+  while (!Rest.empty() && Rest.front() == ' ')
+    Rest.remove_prefix(1);
+  return std::string(Rest);
+}
+
+} // namespace
+
+EmulationChoice packageEmulation(const Package &Pkg, EmulateMode Flag,
+                                 EmulationChoice Choice) {
+  std::optional<std::string> Why = emulateReason(Pkg, "host");
+  bool DefaultMode = Choice.Value && *Choice.Value == emulateValue(EmulateMode::Default);
+  if (!Why || !DefaultMode ||
+      (Flag != EmulateMode::Default && Flag != EmulateMode::Off))
+    return Choice;
+  Choice.Value = std::string(emulateValue(EmulateMode::HostCode));
+  Choice.Note = (Choice.Note.empty() ? "" : Choice.Note + "\n") + "note: `" +
+                Pkg.name() +
+                "` runs its kernels' Rust code on the CPU (--emulate=host), as "
+                "its Cargo.toml asks" +
+                (Why->empty() ? std::string() : ": " + *Why);
+  return Choice;
+}
+
 std::optional<Error> refuseEmulation(const Package &Pkg,
                                      const EmulationChoice &Choice,
                                      const Environment &Env) {
-  const std::string Said = Pkg.Info.OxideEmulate.value_or("");
-  if (Said != "no" && Said.substr(0, 3) != "no:")
+  std::optional<std::string> Why = emulateReason(Pkg, "no");
+  if (!Why)
     return std::nullopt;
   std::optional<std::string> Value =
       Choice.Value ? Choice.Value : Env.getNonEmpty("OXIDE_EMULATE");
   if (!Value || *Value == "0")
     return std::nullopt; // the GPU
-  std::string Why = Said.substr(std::min<size_t>(3, Said.size()));
-  while (!Why.empty() && Why.front() == ' ')
-    Why.erase(Why.begin());
   return Error{"`" + Pkg.name() + "` cannot run on the CPU emulator" +
-                   (Why.empty() ? std::string() : ": " + Why),
+                   (Why->empty() ? std::string() : ": " + *Why),
                "its Cargo.toml says so (" + Pkg.ManifestPath.string() +
                    ", [package.metadata.oxide] emulate); run it on a GPU"};
 }
@@ -255,7 +292,9 @@ int runRunCommand(const Options &Opts, const Context &Ctx) {
   // it is decided first so that a package that cannot be emulated is
   // refused before anything is built.
   Environment RunEnv = Plan->environment(Ctx.Env);
-  EmulationChoice Emulation = chooseEmulation(Opts.Emulate, RunEnv, [] { return probeCudaDriver(); });
+  EmulationChoice Emulation = packageEmulation(
+      *Plan->Pkg, Opts.Emulate,
+      chooseEmulation(Opts.Emulate, RunEnv, [] { return probeCudaDriver(); }));
   if (auto Refusal = refuseEmulation(*Plan->Pkg, Emulation, RunEnv)) {
     printError(*Refusal);
     return 1;

@@ -122,6 +122,13 @@ struct EmulationChoice {
 EmulationChoice chooseEmulation(EmulateMode Flag, const Environment &Env,
                                 const std::function<DriverProbe()> &Probe);
 
+/// \p Choice adjusted for what the package's Cargo.toml says: with
+/// `[package.metadata.oxide] emulate = "host: WHY"`, the emulator's default
+/// mode (`--emulate`, or no GPU) becomes host-code mode, with a note giving
+/// WHY; an explicit `--emulate=ptx` or `=host` (\p Flag) stays as asked.
+EmulationChoice packageEmulation(const Package &Pkg, EmulateMode Flag,
+                                 EmulationChoice Choice);
+
 /// The refusal to emulate a package whose Cargo.toml says
 /// `[package.metadata.oxide] emulate = "no: WHY"` (\p Pkg) when the program
 /// would run on the emulator: \p Choice sets an emulating OXIDE_EMULATE, or

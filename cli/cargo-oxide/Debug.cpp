@@ -117,11 +117,13 @@ int runTestCommand(const Options &Opts, const Context &Ctx) {
   // tests them on the CPU emulator instead of failing every kernel test.
   Environment Env = Plan->environment(Ctx.Env);
   EmulationChoice Emulation = chooseEmulation(Opts.Emulate, Env, [] { return probeCudaDriver(); });
-  if (Plan->Pkg)
+  if (Plan->Pkg) {
+    Emulation = packageEmulation(*Plan->Pkg, Opts.Emulate, Emulation);
     if (auto Refusal = refuseEmulation(*Plan->Pkg, Emulation, Env)) {
       printError(*Refusal);
       return 1;
     }
+  }
   if (!Emulation.Note.empty())
     std::cerr << Emulation.Note << "\n";
   if (Emulation.Value)

@@ -47,7 +47,8 @@ struct Manifest {
   /// (resolveArch() checks it against Targets.def).
   std::optional<std::string> OxideArch;
   /// `package.metadata.oxide.emulate`: whether the program can run on the
-  /// CPU emulator, `"no: WHY"` when it cannot (refuseEmulation()).
+  /// CPU emulator: `"no: WHY"` when it cannot (refuseEmulation()),
+  /// `"host: WHY"` when only as host code (packageEmulation()).
   std::optional<std::string> OxideEmulate;
   /// `workspace.members` and `workspace.exclude`: paths relative to the
   /// manifest's directory, possibly with glob characters (`examples/*`).

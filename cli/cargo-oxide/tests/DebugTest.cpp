@@ -91,6 +91,36 @@ TEST(EmulationTest, AFlagWinsAndNeedsNoProbe) {
   EXPECT_FALSE(chooseEmulation(EmulateMode::Off, Env, Unused).Value);
 }
 
+TEST(EmulationTest, PackageMetadataChoosesHostModeOrRefuses) {
+  Package Host, No, Silent;
+  Host.Info.PackageName = "histo";
+  Host.Info.OxideEmulate = "host: warp votes the PTX VM lacks";
+  No.Info.PackageName = "gemm";
+  No.Info.OxideEmulate = "no: TMA";
+  Silent.Info.PackageName = "vecadd";
+  Environment Env;
+  EmulationChoice Default{"1", ""};
+  // `--emulate` (and the no-GPU fallback) becomes host mode, with the reason.
+  for (EmulateMode Flag : {EmulateMode::Default, EmulateMode::Off}) {
+    EmulationChoice C = packageEmulation(Host, Flag, Default);
+    EXPECT_EQ(C.Value, "host");
+    EXPECT_CONTAINS(C.Note, "`histo` runs its kernels' Rust code on the CPU "
+                            "(--emulate=host), as its Cargo.toml asks: warp "
+                            "votes the PTX VM lacks");
+  }
+  // An explicit mode, the GPU, and a package that says nothing stay.
+  EXPECT_EQ(packageEmulation(Host, EmulateMode::DeviceCode, {"ptx", ""}).Value, "ptx");
+  EXPECT_FALSE(packageEmulation(Host, EmulateMode::Off, {}).Value);
+  EXPECT_EQ(packageEmulation(Silent, EmulateMode::Default, Default).Value, "1");
+  // "no" refuses any emulation, and nothing when it runs on the GPU.
+  std::optional<Error> E = refuseEmulation(No, Default, Env);
+  ASSERT_TRUE(E);
+  EXPECT_EQ(E->Message, "`gemm` cannot run on the CPU emulator: TMA");
+  EXPECT_FALSE(refuseEmulation(No, {}, Env));
+  EXPECT_FALSE(refuseEmulation(Silent, Default, Env));
+  EXPECT_FALSE(refuseEmulation(Host, Default, Env));
+}
+
 TEST(EmulationTest, NoGpuFallsBackToTheEmulatorWithANote) {
   Environment Env;
   EmulationChoice None = chooseEmulation(EmulateMode::Off, Env, [] { return probeWith(false); });
