@@ -9,6 +9,7 @@
 
 #include "oxide/Targets.h"
 
+#include <algorithm>
 #include <cctype>
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -232,7 +233,12 @@ ProcessResult CargoRunner::run(const std::vector<std::string> &Args) const {
   }
   RunOptions Options;
   Options.Env = &Env;
-  bool Builds = !Args.empty() && (Args[0] == "build" || Args[0] == "rustc");
+  // Only commands that build and run nothing: a program's or a test's own
+  // stderr is left connected as it was.
+  bool Builds = !Args.empty() &&
+                (Args[0] == "build" || Args[0] == "rustc" ||
+                 (Args[0] == "test" &&
+                  std::find(Args.begin(), Args.end(), "--no-run") != Args.end()));
   if (Verbose || !Builds)
     return runProcess(Argv, Options);
 

@@ -163,7 +163,8 @@ public:
 
   /// Runs `cargo <Args>`; with --verbose, first prints the command line
   /// preceded by the oxide variables, so it can be pasted into a shell.
-  /// Without --verbose, a build's (`build`, `rustc`) stderr goes through a
+  /// Without --verbose, a build's (`build`, `rustc`, `test --no-run`)
+  /// stderr goes through a
   /// LinkFailureFilter, cargo's colours and progress bar kept when stderr
   /// is a terminal.
   ProcessResult run(const std::vector<std::string> &Args) const;

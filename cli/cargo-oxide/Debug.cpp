@@ -140,9 +140,16 @@ int runTestCommand(const Options &Opts, const Context &Ctx) {
                                    Isolation.Runner->second + ")");
   }
   CargoRunner Cargo(Env, Opts.Verbose);
+  // The tests are built first, on their own, so that a device-link error
+  // comes first and alone (CargoRunner filters a build's output; it leaves
+  // the tests' own output as it is).
+  std::vector<std::string> BuildOnly = cargoTestArgs(*Plan, {});
+  BuildOnly.push_back("--no-run");
   int Status = runCargoWithOxide(*Plan, Cargo, /*ForceRelink=*/false,
-                                 "cargo test",
-                                 cargoTestArgs(*Plan, Isolation.HarnessArgs));
+                                 "cargo test", BuildOnly);
+  if (Status == 0)
+    Status = runCargoWithOxide(*Plan, Cargo, /*ForceRelink=*/false, "cargo test",
+                               cargoTestArgs(*Plan, Isolation.HarnessArgs));
   if (Status != 0 && Status != 127)
     std::cerr << "hint: the failing tests or build errors are listed above; "
                  "`cargo oxide test "

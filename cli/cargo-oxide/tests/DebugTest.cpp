@@ -392,9 +392,17 @@ TEST_F(DebugCliTest, TestRunsCargoTestWithTheOxideEnvironment) {
   ASSERT_EQ(R.ExitCode, 0) << R.Output;
   EXPECT_CONTAINS(R.Output, "test result: ok");
   std::string L = log();
-  EXPECT_CONTAINS(L, "CALL [test] [--manifest-path] [" +
-                         (Root / "examples/vecadd/Cargo.toml").string() +
-                         "] [--release] [--] [--nocapture]\n");
+  // Built first on their own (a device-link error then comes first and
+  // alone), then run.
+  size_t Build = L.find("CALL [test] [--manifest-path] [" +
+                        (Root / "examples/vecadd/Cargo.toml").string() +
+                        "] [--release] [--no-run]\n");
+  size_t Run = L.find("CALL [test] [--manifest-path] [" +
+                      (Root / "examples/vecadd/Cargo.toml").string() +
+                      "] [--release] [--] [--nocapture]\n");
+  ASSERT_NE(Build, std::string::npos) << L;
+  ASSERT_NE(Run, std::string::npos) << L;
+  EXPECT_LT(Build, Run);
   // Each test binary runs through cargo-oxide, each test in its own process.
   EXPECT_CONTAINS(L, "RUNNER=" + std::string(CARGO_OXIDE_EXE) + " oxide __run-tests");
   EXPECT_CONTAINS(L, "linker=" + (Bin / "oxide-link").string() +
