@@ -4,9 +4,11 @@
 //!
 //! nvcc is `$OXIDE_CUDA_PATH/bin/nvcc`, else `$CUDA_PATH/bin/nvcc`, else
 //! `/usr/local/cuda/bin/nvcc`, else `nvcc` on PATH. The architecture is
-//! `OXIDE_BENCH_NVCC_ARCH`, else the one Cargo.toml names for the package
-//! (`[package.metadata.oxide] arch`, which `cargo oxide bench` builds oxide's
-//! side for: sm_90a, the H200 the benchmarks run on, with wgmma), else sm_90.
+//! `OXIDE_BENCH_NVCC_ARCH`, else `OXIDE_ARCH` (which `cargo oxide bench` sets
+//! to the target it resolved for oxide's side: `--arch`, else the package's
+//! own), else the one Cargo.toml names for the package
+//! (`[package.metadata.oxide] arch`: sm_90a, the H200 the benchmarks run on,
+//! with wgmma; read here for a plain `cargo build`), else sm_90.
 //! The references are tuned for nothing but compiled like oxide's side.
 //! Without nvcc the build fails and says so: the benchmarks are comparisons, and half a
 //! comparison is no use.
@@ -57,11 +59,14 @@ fn main() {
     println!("cargo:rerun-if-env-changed=OXIDE_CUDA_PATH");
     println!("cargo:rerun-if-env-changed=CUDA_PATH");
     println!("cargo:rerun-if-env-changed=OXIDE_BENCH_NVCC_ARCH");
+    println!("cargo:rerun-if-env-changed=OXIDE_ARCH");
     let out = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     println!("cargo:rerun-if-changed=Cargo.toml");
     let manifest = Path::new(&env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR")).join("Cargo.toml");
     let arch = env::var("OXIDE_BENCH_NVCC_ARCH")
         .ok()
+        .filter(|a| !a.is_empty())
+        .or_else(|| env::var("OXIDE_ARCH").ok().filter(|a| !a.is_empty()))
         .or_else(|| manifest_arch(&manifest))
         .unwrap_or_else(|| "sm_90".to_string());
     let Some(nvcc) = find_nvcc() else {

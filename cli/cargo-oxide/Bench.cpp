@@ -19,27 +19,9 @@ Options benchBuildOptions(const Options &Opts) {
   Options Build = Opts;
   Build.Name = std::string(BenchPackage);
   Build.Release = true;
-  // OXIDE_ARCH is deliberately not consulted: a default meant for the
-  // user's own programs should not skew a comparison. The package's own
-  // arch replaces this default once the package is found (benchArch).
-  if (!Build.Arch)
-    Build.Arch = std::string(BenchDefaultArch);
   Build.ProgramArgs.clear();
   Build.List = false;
   return Build;
-}
-
-Expected<std::string> benchArch(const Options &Opts, const Manifest &Bench,
-                                const fs::path &ManifestPath) {
-  if (Opts.Arch)
-    return *Opts.Arch;
-  if (!Bench.OxideArch)
-    return std::string(BenchDefaultArch);
-  if (!isValidArch(*Bench.OxideArch))
-    return Error{ManifestPath.string() + ": `[package.metadata.oxide] arch = \"" +
-                     *Bench.OxideArch + "\"` is not a GPU architecture",
-                 "write it like `sm_90` or `sm_90a`, or pass --arch"};
-  return *Bench.OxideArch;
 }
 
 std::vector<std::string> benchProgramCommand(const fs::path &Binary,
@@ -71,25 +53,14 @@ int runBenchCommand(const Options &Opts, const Context &Ctx) {
       planBuild(benchBuildOptions(Opts), Ctx, /*AllowWorkspace=*/false);
   if (!Plan) {
     Error E = Plan.error();
-    if (E.Message.find("oxide-link") == std::string::npos)
+    if (E.Message.find("oxide-link") == std::string::npos &&
+        E.Message.find("GPU architecture") == std::string::npos)
       E = {"cannot find the benchmarks (package `" + std::string(BenchPackage) +
                "`): " + E.Message,
            "run `cargo oxide bench` inside the oxide source tree, whose "
            "benches/ folder holds them"};
     printError(E);
     return 1;
-  }
-  // The benchmarks are built for the arch their Cargo.toml names (the
-  // wgmma GEMM needs sm_90a; build.rs compiles the nvcc references for it
-  // too) unless --arch says otherwise.
-  if (Plan->Pkg) {
-    Expected<std::string> Arch =
-        benchArch(Opts, Plan->Pkg->Info, Plan->Pkg->ManifestPath);
-    if (!Arch) {
-      printError(Arch.error());
-      return 1;
-    }
-    Plan->Config.Arch = *Arch;
   }
   CargoRunner Cargo(Plan->environment(Ctx.Env), Opts.Verbose);
   if (int Status = buildWithOxide(*Plan, Cargo, /*ForceRelink=*/false))

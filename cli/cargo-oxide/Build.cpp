@@ -73,7 +73,18 @@ Expected<BuildPlan> planBuild(const Options &Opts, const Context &Ctx,
   if (!Linker)
     return Linker.error();
   Plan.Config.Linker = *Linker;
-  Plan.Config.Arch = resolveArch(Opts.Arch, Ctx.Env);
+  // The one place the target is decided, for every command (Cargo.h).
+  ArchInputs Arch{Opts.Arch, std::nullopt, {}, Ctx.DetectGpu};
+  if (Plan.Pkg) {
+    Arch.PackageArch = Plan.Pkg->Info.OxideArch;
+    Arch.ManifestPath = Plan.Pkg->ManifestPath;
+  }
+  Expected<ArchChoice> Chosen = resolveArch(Arch, Ctx.Env);
+  if (!Chosen)
+    return Chosen.error();
+  Plan.Config.Arch = Chosen->Arch;
+  if (Opts.Verbose)
+    printStatus("Target", Chosen->Arch + " (from " + Chosen->Origin + ")");
   Plan.Config.Verbose = Opts.Verbose;
   Plan.Config.Toolchain = toolchainOf(Ctx.Env);
   // Set by hand for a plain build; `debug` and `sanitize` override it.
@@ -211,6 +222,62 @@ EmulationChoice chooseEmulation(EmulateMode Flag, const Environment &Env,
               "OXIDE_EMULATE=0 refuses instead)"};
 }
 
+namespace {
+
+/// WHY of `emulate = "KIND: WHY"` (or of a bare `emulate = "KIND"`, empty);
+/// nullopt when the package says something else.
+std::optional<std::string> emulateReason(const Package &Pkg,
+                                         std::string_view Kind) {
+  if (!Pkg.Info.OxideEmulate)
+    return std::nullopt;
+  std::string_view Said = *Pkg.Info.OxideEmulate;
+  if (Said.substr(0, Kind.size()) != Kind)
+    return std::nullopt;
+  std::string_view Rest = Said.substr(Kind.size());
+  if (Rest.empty())
+    return std::string();
+  if (Rest.front() != ':')
+    return std::nullopt;
+  Rest.remove_prefix(1);
+  while (!Rest.empty() && Rest.front() == ' ')
+    Rest.remove_prefix(1);
+  return std::string(Rest);
+}
+
+} // namespace
+
+EmulationChoice packageEmulation(const Package &Pkg, EmulateMode Flag,
+                                 EmulationChoice Choice) {
+  std::optional<std::string> Why = emulateReason(Pkg, "host");
+  bool DefaultMode = Choice.Value && *Choice.Value == emulateValue(EmulateMode::Default);
+  if (!Why || !DefaultMode ||
+      (Flag != EmulateMode::Default && Flag != EmulateMode::Off))
+    return Choice;
+  Choice.Value = std::string(emulateValue(EmulateMode::HostCode));
+  Choice.Note = (Choice.Note.empty() ? "" : Choice.Note + "\n") + "note: `" +
+                Pkg.name() +
+                "` runs its kernels' Rust code on the CPU (--emulate=host), as "
+                "its Cargo.toml asks" +
+                (Why->empty() ? std::string() : ": " + *Why);
+  return Choice;
+}
+
+std::optional<Error> refuseEmulation(const Package &Pkg,
+                                     const EmulationChoice &Choice,
+                                     const Environment &Env) {
+  std::optional<std::string> Why = emulateReason(Pkg, "no");
+  if (!Why)
+    return std::nullopt;
+  std::optional<std::string> Value =
+      Choice.Value ? Choice.Value : Env.getNonEmpty("OXIDE_EMULATE");
+  if (!Value || *Value == "0")
+    return std::nullopt; // the GPU
+  return Error{"`" + Pkg.name() + "` cannot run on the CPU emulator" +
+                   (Why->empty() ? std::string() : ": " + *Why),
+               "its Cargo.toml says so (" + Pkg.ManifestPath.string() +
+                   ", [package.metadata.oxide] emulate); run it on a GPU"};
+}
+
 int runRunCommand(const Options &Opts, const Context &Ctx) {
   Expected<BuildPlan> Plan = planBuild(Opts, Ctx, /*AllowWorkspace=*/false);
   if (!Plan) {
@@ -219,16 +286,25 @@ int runRunCommand(const Options &Opts, const Context &Ctx) {
   }
   CargoRunner Cargo(Plan->environment(Ctx.Env), Opts.Verbose);
 
+  // The program runs its kernels on the CPU with --emulate, or when there is
+  // no GPU and the user did not choose (OXIDE_EMULATE unset). The variable
+  // only matters at run time, so the build below is shared with GPU runs;
+  // it is decided first so that a package that cannot be emulated is
+  // refused before anything is built.
+  Environment RunEnv = Plan->environment(Ctx.Env);
+  EmulationChoice Emulation = packageEmulation(
+      *Plan->Pkg, Opts.Emulate,
+      chooseEmulation(Opts.Emulate, RunEnv, [] { return probeCudaDriver(); }));
+  if (auto Refusal = refuseEmulation(*Plan->Pkg, Emulation, RunEnv)) {
+    printError(*Refusal);
+    return 1;
+  }
+
   // Build first, on its own: a build failure then gets our error and hint,
   // and the exit status of the run below is the program's alone.
   if (int Status = buildWithOxide(*Plan, Cargo, /*ForceRelink=*/false))
     return Status;
 
-  // The program runs its kernels on the CPU with --emulate, or when there is
-  // no GPU and the user did not choose (OXIDE_EMULATE unset). The variable
-  // only matters at run time, so the build above is shared with GPU runs.
-  Environment RunEnv = Plan->environment(Ctx.Env);
-  EmulationChoice Emulation = chooseEmulation(Opts.Emulate, RunEnv, probeCudaDriver);
   if (!Emulation.Note.empty())
     std::cerr << Emulation.Note << "\n";
   if (Emulation.Value)

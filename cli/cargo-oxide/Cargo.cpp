@@ -5,8 +5,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "Cargo.h"
+#include "Options.h"
 
+#include "oxide/Targets.h"
+
+#include <algorithm>
 #include <cctype>
+#include <sys/ioctl.h>
+#include <unistd.h>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -74,13 +80,32 @@ bool hasWhitespace(std::string_view S) {
 
 } // namespace
 
-std::string resolveArch(const std::optional<std::string> &Flag,
-                        const Environment &Env) {
-  if (Flag)
-    return *Flag;
+Expected<ArchChoice> resolveArch(const ArchInputs &In, const Environment &Env) {
+  auto Named = [](const std::string &Arch, ArchSource Source,
+                  std::string Origin) -> Expected<ArchChoice> {
+    if (!isValidArch(Arch))
+      return unknownArchError(Arch, Origin);
+    return ArchChoice{Arch, Source, std::move(Origin)};
+  };
+  if (In.Flag)
+    return Named(*In.Flag, ArchSource::Flag, "--arch");
+  if (In.PackageArch)
+    return Named(*In.PackageArch, ArchSource::Package,
+                 "[package.metadata.oxide] arch in " + In.ManifestPath.string());
   if (auto FromEnv = Env.getNonEmpty("OXIDE_ARCH"))
-    return *FromEnv;
-  return std::string(DefaultArch);
+    return Named(*FromEnv, ArchSource::Environment, "OXIDE_ARCH");
+  if (In.DetectGpu)
+    if (std::optional<ComputeCapability> CC = In.DetectGpu())
+      // A GPU the table has no target for (older than the oldest, or newer
+      // than this oxide) falls through to the default.
+      if (const oxide::GpuTarget *T =
+              oxide::targetForComputeCapability(CC->Major, CC->Minor))
+        return ArchChoice{std::string(T->Name), ArchSource::Gpu,
+                          "the GPU found (compute capability " +
+                              std::to_string(CC->Major) + "." +
+                              std::to_string(CC->Minor) + ")"};
+  return ArchChoice{std::string(oxide::DefaultTargetName), ArchSource::Default,
+                    "the default"};
 }
 
 fs::path expectedDeviceLinker(const Environment &Env,
@@ -208,7 +233,126 @@ ProcessResult CargoRunner::run(const std::vector<std::string> &Args) const {
   }
   RunOptions Options;
   Options.Env = &Env;
-  return runProcess(Argv, Options);
+  // Only commands that build and run nothing: a program's or a test's own
+  // stderr is left connected as it was.
+  bool Builds = !Args.empty() &&
+                (Args[0] == "build" || Args[0] == "rustc" ||
+                 (Args[0] == "test" &&
+                  std::find(Args.begin(), Args.end(), "--no-run") != Args.end()));
+  if (Verbose || !Builds)
+    return runProcess(Argv, Options);
+
+  // cargo sees a pipe now: keep what it would show on the terminal.
+  Environment Piped = Env;
+  if (isatty(STDERR_FILENO)) {
+    if (!Piped.getNonEmpty("CARGO_TERM_COLOR"))
+      Piped.set("CARGO_TERM_COLOR", "always");
+    struct winsize Size {};
+    if (!Piped.getNonEmpty("CARGO_TERM_PROGRESS_WHEN") &&
+        ioctl(STDERR_FILENO, TIOCGWINSZ, &Size) == 0 && Size.ws_col > 0) {
+      Piped.set("CARGO_TERM_PROGRESS_WHEN", "always");
+      Piped.set("CARGO_TERM_PROGRESS_WIDTH", std::to_string(Size.ws_col));
+    }
+  }
+  Options.Env = &Piped;
+  LinkFailureFilter Filter;
+  auto Print = [](const std::string &Text) {
+    if (!Text.empty()) {
+      std::cerr << Text;
+      std::cerr.flush();
+    }
+  };
+  Options.StderrSink = [&](std::string_view Chunk) { Print(Filter.feed(Chunk)); };
+  ProcessResult Result = runProcess(Argv, Options);
+  Print(Filter.finish());
+  if (Filter.rewrote())
+    std::cerr << "note: --verbose shows the device linker's command line\n";
+  return Result;
+}
+
+std::string stripAnsi(std::string_view Text) {
+  std::string Out;
+  for (size_t I = 0; I < Text.size(); ++I) {
+    if (Text[I] == '\x1b' && I + 1 < Text.size() && Text[I + 1] == '[') {
+      I += 2;
+      while (I < Text.size() && !(Text[I] >= '@' && Text[I] <= '~'))
+        ++I;
+      continue;
+    }
+    Out += Text[I];
+  }
+  return Out;
+}
+
+std::string LinkFailureFilter::feed(std::string_view Chunk) {
+  Pending += Chunk;
+  std::string Out;
+  size_t End;
+  while ((End = Pending.find('\n')) != std::string::npos) {
+    Out += line(std::string_view(Pending).substr(0, End));
+    Pending.erase(0, End + 1);
+  }
+  // cargo's progress bar redraws one line with '\r' and never ends it.
+  if (Now == State::PassThrough && Pending.find('\r') != std::string::npos) {
+    Out += Pending;
+    Pending.clear();
+  }
+  return Out;
+}
+
+std::string LinkFailureFilter::finish() {
+  std::string Out;
+  if (!Pending.empty())
+    Out = Now == State::PassThrough ? Pending : line(Pending);
+  Pending.clear();
+  return Out;
+}
+
+std::string LinkFailureFilter::line(std::string_view Line) {
+  // rustc indents the linker's output under "  = note: " by this much.
+  constexpr size_t NoteIndent = std::string_view("  = note: ").size();
+  std::string Plain = stripAnsi(Line);
+  auto StartsWith = [&](std::string_view Prefix) {
+    return std::string_view(Plain).substr(0, Prefix.size()) == Prefix;
+  };
+  switch (Now) {
+  case State::PassThrough:
+    if (StartsWith("error: linking with `") &&
+        Plain.find("oxide-link` failed") != std::string::npos) {
+      Now = State::Header;
+      Rewrote = true;
+      return "";
+    }
+    return std::string(Line) + "\n";
+  case State::Header:
+    if (Plain == "  |")
+      return "";
+    if (StartsWith("  = note: ")) {
+      std::string Rest = Plain.substr(NoteIndent);
+      // The command line (quoted words after one more space), and rustc's
+      // remark that it shortened it.
+      if (Rest.substr(0, 2) == " \"" ||
+          Rest.substr(0, 26) == "some arguments are omitted")
+        return "";
+      Now = State::Body;
+      return Rest + "\n";
+    }
+    Now = State::PassThrough;
+    return std::string(Line) + "\n";
+  case State::Body:
+    if (Plain.empty()) {
+      Now = State::PassThrough; // the blank line that ends rustc's error
+      return "";
+    }
+    if (Plain.size() >= NoteIndent &&
+        Plain.find_first_not_of(' ') >= NoteIndent)
+      return Plain.substr(NoteIndent) + "\n";
+    if (StartsWith("  = note: "))
+      return Plain.substr(NoteIndent) + "\n";
+    Now = State::PassThrough;
+    return std::string(Line) + "\n";
+  }
+  return std::string(Line) + "\n";
 }
 
 Error cargoFailure(std::string_view Step, const ProcessResult &Result) {

@@ -29,10 +29,12 @@
 #ifndef OXIDE_CLI_CARGO_H
 #define OXIDE_CLI_CARGO_H
 
+#include "CudaDriver.h"
 #include "Diagnostic.h"
 #include "Process.h"
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -42,12 +44,39 @@ namespace oxide::cli {
 
 namespace fs = std::filesystem;
 
-/// The architecture used when neither --arch nor OXIDE_ARCH says otherwise.
-inline constexpr std::string_view DefaultArch = "sm_80";
+/// Where the GPU target of a build came from, in the order resolveArch()
+/// consults them.
+enum class ArchSource { Flag, Package, Environment, Gpu, Default };
 
-/// --arch, else a non-empty OXIDE_ARCH, else DefaultArch.
-std::string resolveArch(const std::optional<std::string> &Flag,
-                        const Environment &Env);
+/// What resolveArch() reads besides the environment.
+struct ArchInputs {
+  /// `--arch`.
+  std::optional<std::string> Flag;
+  /// The package's `[package.metadata.oxide] arch`, and its Cargo.toml (for
+  /// messages).
+  std::optional<std::string> PackageArch;
+  fs::path ManifestPath;
+  /// Asks the driver for the GPU present (dlopen'ed libcuda; never a link
+  /// dependency); nullopt when there is none. Only called when nothing
+  /// before it named a target. Unset means no detection.
+  std::function<std::optional<ComputeCapability>()> DetectGpu;
+};
+
+/// The target a build is for, and where that came from.
+struct ArchChoice {
+  std::string Arch;
+  ArchSource Source = ArchSource::Default;
+  /// "--arch", "[package.metadata.oxide] arch in /p/Cargo.toml",
+  /// "OXIDE_ARCH", "the GPU found (compute capability 9.0)", "the default".
+  std::string Origin;
+};
+
+/// The one resolution order of every command: --arch, else the package's
+/// `[package.metadata.oxide] arch`, else a non-empty OXIDE_ARCH, else the
+/// GPU present (its compute capability's target in Targets.def), else
+/// oxide::DefaultTargetName. A name that is not a target of Targets.def is
+/// an error listing the known ones and saying where the name came from.
+Expected<ArchChoice> resolveArch(const ArchInputs &In, const Environment &Env);
 
 /// Where oxide-link is expected: $OXIDE_LINK (made absolute), else next to
 /// \p SelfExe. Empty when neither is known.
@@ -100,6 +129,32 @@ const std::vector<std::string> &oxideEnvironmentNames();
 /// `cargo` from PATH.
 std::string cargoProgram(const Environment &Env);
 
+/// Puts a failed device link's diagnostics in front. rustc reports a
+/// failing linker as "error: linking with `…/oxide-link` failed", then the
+/// whole linker command line (a thousand characters and more) and only then,
+/// indented under "= note:", what oxide-link said. This drops rustc's
+/// framing and the command line and prints oxide's diagnostics as they
+/// are; everything else passes unchanged. Fed cargo's stderr in pieces as
+/// they come; each call returns what to print now.
+class LinkFailureFilter {
+public:
+  std::string feed(std::string_view Chunk);
+  /// What is left at the end (an unfinished last line).
+  std::string finish();
+  /// Whether a device-link failure was rewritten.
+  bool rewrote() const { return Rewrote; }
+
+private:
+  enum class State { PassThrough, Header, Body };
+  State Now = State::PassThrough;
+  std::string Pending;
+  bool Rewrote = false;
+  std::string line(std::string_view Line);
+};
+
+/// Text without its ANSI escape sequences (cargo's colours).
+std::string stripAnsi(std::string_view Text);
+
 /// Runs cargo subcommands with one prepared environment.
 class CargoRunner {
 public:
@@ -108,6 +163,10 @@ public:
 
   /// Runs `cargo <Args>`; with --verbose, first prints the command line
   /// preceded by the oxide variables, so it can be pasted into a shell.
+  /// Without --verbose, a build's (`build`, `rustc`, `test --no-run`)
+  /// stderr goes through a
+  /// LinkFailureFilter, cargo's colours and progress bar kept when stderr
+  /// is a terminal.
   ProcessResult run(const std::vector<std::string> &Args) const;
 
   const Environment &environment() const { return Env; }

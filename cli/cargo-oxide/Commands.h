@@ -38,6 +38,9 @@ struct Context {
   Environment Env;
   fs::path Cwd;
   std::optional<fs::path> SelfExe;
+  /// The GPU present, for resolveArch() (main() passes detectGpu(); unset:
+  /// no detection).
+  std::function<std::optional<ComputeCapability>()> DetectGpu;
 };
 
 int runBuildCommand(const Options &Opts, const Context &Ctx);
@@ -118,6 +121,21 @@ struct EmulationChoice {
 /// user's own choice). \p Probe is only called in that last case.
 EmulationChoice chooseEmulation(EmulateMode Flag, const Environment &Env,
                                 const std::function<DriverProbe()> &Probe);
+
+/// \p Choice adjusted for what the package's Cargo.toml says: with
+/// `[package.metadata.oxide] emulate = "host: WHY"`, the emulator's default
+/// mode (`--emulate`, or no GPU) becomes host-code mode, with a note giving
+/// WHY; an explicit `--emulate=ptx` or `=host` (\p Flag) stays as asked.
+EmulationChoice packageEmulation(const Package &Pkg, EmulateMode Flag,
+                                 EmulationChoice Choice);
+
+/// The refusal to emulate a package whose Cargo.toml says
+/// `[package.metadata.oxide] emulate = "no: WHY"` (\p Pkg) when the program
+/// would run on the emulator: \p Choice sets an emulating OXIDE_EMULATE, or
+/// leaves one in \p Env. The error names the package and gives WHY.
+std::optional<Error> refuseEmulation(const Package &Pkg,
+                                     const EmulationChoice &Choice,
+                                     const Environment &Env);
 
 //===----------------------------------------------------------------------===//
 // `cargo oxide test`: each test in a process of its own (TestRunner.cpp)
@@ -206,22 +224,10 @@ std::vector<std::string> sassCommand(const std::optional<fs::path> &Nvdisasm,
 /// The package that holds the benchmarks (<workspace>/benches).
 inline constexpr std::string_view BenchPackage = "oxide-bench";
 
-/// The architecture `bench` builds for when neither --arch nor the
-/// benchmark package's Cargo.toml names one.
-inline constexpr std::string_view BenchDefaultArch = "sm_90";
-
-/// The options `bench` builds with: the package BenchPackage, release, and
-/// --arch or BenchDefaultArch (runBenchCommand then prefers the package's
-/// own arch to the default: benchArch()).
+/// The options `bench` builds with: the package BenchPackage, release; the
+/// arch resolved as for every command (its Cargo.toml names sm_90a, which
+/// the wgmma GEMM needs, so OXIDE_ARCH does not skew a comparison).
 Options benchBuildOptions(const Options &Opts);
-
-/// The architecture `bench` builds for: --arch, else the benchmark
-/// package's `[package.metadata.oxide] arch` (\p Bench; the wgmma GEMM
-/// needs sm_90a), else BenchDefaultArch. Never OXIDE_ARCH: a default meant
-/// for the user's own programs should not skew a comparison. Fails when the
-/// package names an arch that is not one (the error names \p ManifestPath).
-Expected<std::string> benchArch(const Options &Opts, const Manifest &Bench,
-                                const fs::path &ManifestPath);
 
 /// `<Binary> [--list] [NAME] [ARGS…]`: the benchmark program's command line.
 std::vector<std::string> benchProgramCommand(const fs::path &Binary,

@@ -191,7 +191,7 @@ std::string runProbeKernel(const DriverApi &Api, const LaunchApi &L,
 
 } // namespace
 
-DriverProbe probeCudaDriver() {
+DriverProbe probeCudaDriver(bool RunKernel) {
   DriverProbe Probe;
   // The handle is deliberately never closed: unloading libcuda after cuInit()
   // is not supported by the driver, and the process is short-lived anyway.
@@ -268,6 +268,8 @@ DriverProbe probeCudaDriver() {
     return Probe;
   }
   Probe.HasDevice = true;
+  if (!RunKernel)
+    return Probe;
 
   LaunchApi Launch;
   if (const char *Missing = bindLaunchApi(Lib, Launch)) {
@@ -277,6 +279,13 @@ DriverProbe probeCudaDriver() {
   Probe.KernelError = runProbeKernel(Api, Launch, Device);
   Probe.KernelRan = Probe.KernelError.empty();
   return Probe;
+}
+
+std::optional<ComputeCapability> detectGpu() {
+  DriverProbe Probe = probeCudaDriver(/*RunKernel=*/false);
+  if (!Probe.HasDevice)
+    return std::nullopt;
+  return ComputeCapability{Probe.ComputeMajor, Probe.ComputeMinor};
 }
 
 } // namespace oxide::cli

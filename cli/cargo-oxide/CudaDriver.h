@@ -3,12 +3,15 @@
 // Part of oxide. `cargo oxide doctor` must run on machines without a GPU (CI,
 // build hosts), so cargo-oxide never links against libcuda: it dlopen()s
 // libcuda.so.1 at run time, as cuda-core does, and reports what it finds.
+// Builds ask the same way which GPU is present (detectGpu), to build for it
+// when nothing names a target (resolveArch, Cargo.h).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef OXIDE_CLI_CUDADRIVER_H
 #define OXIDE_CLI_CUDADRIVER_H
 
+#include <optional>
 #include <string>
 
 namespace oxide::cli {
@@ -38,9 +41,19 @@ struct DriverProbe {
   std::string KernelError;
 };
 
-/// Loads the driver, asks it about device 0 and runs a small kernel there.
-/// Never fails: what went wrong is in the result.
-DriverProbe probeCudaDriver();
+/// Loads the driver, asks it about device 0 and, when \p RunKernel, runs a
+/// small kernel there. Never fails: what went wrong is in the result.
+DriverProbe probeCudaDriver(bool RunKernel = true);
+
+/// The compute capability of a GPU: 9 and 0 on an H200.
+struct ComputeCapability {
+  int Major = 0;
+  int Minor = 0;
+};
+
+/// The compute capability of device 0, when the driver loads and has a
+/// device; nullopt otherwise (no kernel is run).
+std::optional<ComputeCapability> detectGpu();
 
 } // namespace oxide::cli
 

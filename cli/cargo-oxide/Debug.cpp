@@ -116,7 +116,14 @@ int runTestCommand(const Options &Opts, const Context &Ctx) {
   // Where the kernels run is chosen as for `run`: a machine without a GPU
   // tests them on the CPU emulator instead of failing every kernel test.
   Environment Env = Plan->environment(Ctx.Env);
-  EmulationChoice Emulation = chooseEmulation(Opts.Emulate, Env, probeCudaDriver);
+  EmulationChoice Emulation = chooseEmulation(Opts.Emulate, Env, [] { return probeCudaDriver(); });
+  if (Plan->Pkg) {
+    Emulation = packageEmulation(*Plan->Pkg, Opts.Emulate, Emulation);
+    if (auto Refusal = refuseEmulation(*Plan->Pkg, Emulation, Env)) {
+      printError(*Refusal);
+      return 1;
+    }
+  }
   if (!Emulation.Note.empty())
     std::cerr << Emulation.Note << "\n";
   if (Emulation.Value)
@@ -133,9 +140,16 @@ int runTestCommand(const Options &Opts, const Context &Ctx) {
                                    Isolation.Runner->second + ")");
   }
   CargoRunner Cargo(Env, Opts.Verbose);
+  // The tests are built first, on their own, so that a device-link error
+  // comes first and alone (CargoRunner filters a build's output; it leaves
+  // the tests' own output as it is).
+  std::vector<std::string> BuildOnly = cargoTestArgs(*Plan, {});
+  BuildOnly.push_back("--no-run");
   int Status = runCargoWithOxide(*Plan, Cargo, /*ForceRelink=*/false,
-                                 "cargo test",
-                                 cargoTestArgs(*Plan, Isolation.HarnessArgs));
+                                 "cargo test", BuildOnly);
+  if (Status == 0)
+    Status = runCargoWithOxide(*Plan, Cargo, /*ForceRelink=*/false, "cargo test",
+                               cargoTestArgs(*Plan, Isolation.HarnessArgs));
   if (Status != 0 && Status != 127)
     std::cerr << "hint: the failing tests or build errors are listed above; "
                  "`cargo oxide test "

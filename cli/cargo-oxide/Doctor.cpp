@@ -14,6 +14,8 @@
 #include "Diagnostic.h"
 #include "Toolchain.h"
 
+#include "oxide/Targets.h"
+
 #include <algorithm>
 #include <iostream>
 
@@ -236,12 +238,23 @@ void Doctor::checkDriverAndGpu() {
                  Probe.DeviceName + " (compute capability " +
                  std::to_string(Probe.ComputeMajor) + "." +
                  std::to_string(Probe.ComputeMinor) + ", " + Arch + ")";
-    // Barriers lower to barrier.sync, which needs sm_70 (see DESIGN.md §2).
-    Gpu.Ok = Probe.ComputeMajor >= 7;
+    // A GPU is usable when Targets.def has a target for it (ptxas and LLVM
+    // both know it).
+    const oxide::GpuTarget *Target =
+        oxide::targetForComputeCapability(Probe.ComputeMajor, Probe.ComputeMinor);
+    Gpu.Ok = Target != nullptr;
+    ComputeCapability Found{Probe.ComputeMajor, Probe.ComputeMinor};
+    Expected<ArchChoice> Default =
+        resolveArch({std::nullopt, std::nullopt, {}, [&] { return std::optional(Found); }},
+                    Ctx.Env);
     if (!Gpu.Ok)
-      Gpu.Fix = "oxide needs compute capability 7.0 (Volta) or newer";
-    else if (resolveArch(std::nullopt, Ctx.Env) != Arch)
-      Gpu.Detail += "; build for it with --arch " + Arch;
+      Gpu.Fix = "oxide builds for " + oxide::targetNamesWith() +
+                " (compiler/include/oxide/Targets.def); this GPU is none of them";
+    else if (!Default)
+      Gpu.Detail += "; " + Default.error().Message;
+    else if (Default->Arch != Target->Name)
+      Gpu.Detail += "; builds are for " + Default->Arch + " (from " + Default->Origin +
+                    "), --arch " + std::string(Target->Name) + " for this GPU";
   }
   Checks.push_back(Gpu);
 

@@ -349,6 +349,9 @@ void ManifestReader::record(const std::vector<std::string> &Path,
   if (Path.size() == 4 && Top == "package" && Path[1] == "metadata" &&
       Path[2] == "oxide" && Path[3] == "arch")
     Result.OxideArch = *Value;
+  if (Path.size() == 4 && Top == "package" && Path[1] == "metadata" &&
+      Path[2] == "oxide" && Path[3] == "emulate")
+    Result.OxideEmulate = *Value;
   if (InBinArray && Path.size() == 2 && Top == "bin" && Path[1] == "name" &&
       !BinHasName) {
     Result.BinNames.push_back(*Value);

@@ -43,8 +43,13 @@ struct Manifest {
   /// The file has a `[lib]` table.
   bool HasLibTable = false;
   /// `package.metadata.oxide.arch`: the GPU architecture the package needs
-  /// (`[package.metadata.oxide] arch = "sm_90a"` for wgmma), unvalidated.
+  /// (`[package.metadata.oxide] arch = "sm_90a"` for wgmma), unvalidated
+  /// (resolveArch() checks it against Targets.def).
   std::optional<std::string> OxideArch;
+  /// `package.metadata.oxide.emulate`: whether the program can run on the
+  /// CPU emulator: `"no: WHY"` when it cannot (refuseEmulation()),
+  /// `"host: WHY"` when only as host code (packageEmulation()).
+  std::optional<std::string> OxideEmulate;
   /// `workspace.members` and `workspace.exclude`: paths relative to the
   /// manifest's directory, possibly with glob characters (`examples/*`).
   std::vector<std::string> WorkspaceMembers;

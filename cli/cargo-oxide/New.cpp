@@ -9,6 +9,8 @@
 
 #include "New.h"
 
+#include "oxide/Targets.h"
+
 #include "Commands.h"
 #include "Manifest.h"
 #include "Toolchain.h"
@@ -291,7 +293,10 @@ std::string renderCargoConfig(const std::filesystem::path &Linker) {
           "# device linker too, so `cargo build` and `cargo run` work like\n"
           "# `cargo oxide build` / `cargo oxide run` (which override these "
           "settings).\n"
-          "# OXIDE_ARCH (default sm_80) selects the GPU architecture.\n"
+          "# Plain cargo builds for OXIDE_ARCH, else " +
+          std::string(oxide::DefaultTargetName) +
+          "; `cargo oxide` also reads\n"
+          "# [package.metadata.oxide] arch and the GPU present (--arch first).\n"
           "[target.x86_64-unknown-linux-gnu]\n";
   Text += "linker = " + tomlString(Linker.string()) + "\n";
   Text += "\n"

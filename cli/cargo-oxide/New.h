@@ -35,7 +35,7 @@ std::string renderCargoToml(std::string_view Name,
 /// .cargo/config.toml of a new project: oxide-link at \p Linker as the host
 /// linker, `-C save-temps` and no incremental builds, so that plain
 /// `cargo build` / `cargo run` compile the kernels like `cargo oxide build`
-/// (with OXIDE_ARCH from the environment, default sm_80).
+/// (with OXIDE_ARCH from the environment, else Targets.def's default).
 std::string renderCargoConfig(const std::filesystem::path &Linker);
 
 /// src/main.rs of a new project: a vecadd kernel and the host code that runs

@@ -8,6 +8,8 @@
 
 #include "Options.h"
 
+#include "oxide/Targets.h"
+
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -144,9 +146,9 @@ constexpr std::array<CommandSpec, 11> Commands = {{
      "run the benchmarks: oxide's kernels vs nvcc, cuBLAS, copy bandwidth",
      "Builds <workspace>/benches (the package oxide-bench) with --release\n"
      "through the device linker for the arch its Cargo.toml names\n"
-     "([package.metadata.oxide] arch, sm_90a for wgmma; sm_90 if none), or\n"
-     "--arch; OXIDE_ARCH is not consulted. Its build script compiles the CUDA\n"
-     "C++ references with nvcc -O3 for the same arch.\n"
+     "([package.metadata.oxide] arch: sm_90a, for wgmma) unless --arch says\n"
+     "otherwise. Its build script compiles the CUDA C++ references with\n"
+     "nvcc -O3 for the same arch.\n"
      "Then runs the benchmark NAME, or all of them: oxide's kernel and its\n"
      "reference in one process on one GPU (CUDA events, warm-up, median of\n"
      "repeats), one line each with both times, the ratio and the target.\n"
@@ -205,11 +207,27 @@ size_t editDistance(std::string_view A, std::string_view B) {
   return Row[B.size()];
 }
 
-const std::string_view OptionsHelp =
-    "Options:\n"
-    "  -r, --release        build with the release profile\n"
-    "      --arch sm_XX     GPU architecture to compile for\n"
-    "                       (default: $OXIDE_ARCH, else sm_80)\n"
+/// The --arch line of every help text: where the arch comes from without it
+/// (resolveArch in Cargo.cpp; docs/DESIGN.md).
+std::string archHelp() {
+  std::string Text = "      --arch TARGET    GPU target to compile for, one of";
+  size_t Column = Text.size();
+  for (const oxide::GpuTarget &T : oxide::gpuTargets()) {
+    if (Column + T.Name.size() + 1 > 78) {
+      Text += "\n                      ";
+      Column = 22;
+    }
+    Text += " " + std::string(T.Name);
+    Column += T.Name.size() + 1;
+  }
+  return Text +
+         "\n"
+         "                       Without it: the package's [package.metadata.oxide]\n"
+         "                       arch, else $OXIDE_ARCH, else the GPU present, else " +
+         std::string(oxide::DefaultTargetName) + "\n";
+}
+
+const std::string_view OptionsHelpTail =
     "  -v, --verbose        show the commands run and what the device linker "
     "does\n"
     "  -F, --features LIST  cargo features to enable (also --all-features,\n"
@@ -238,18 +256,15 @@ std::optional<Command> commandFromName(std::string_view Name) {
 }
 
 bool isValidArch(std::string_view Arch) {
-  if (Arch.substr(0, 3) != "sm_")
-    return false;
-  std::string_view Rest = Arch.substr(3);
-  size_t Digits = 0;
-  while (Digits < Rest.size() &&
-         std::isdigit(static_cast<unsigned char>(Rest[Digits])))
-    ++Digits;
-  if (Digits < 2 || Digits > 3 || Rest[0] == '0')
-    return false;
-  std::string_view Suffix = Rest.substr(Digits);
-  return Suffix.empty() ||
-         (Suffix.size() == 1 && Suffix[0] >= 'a' && Suffix[0] <= 'z');
+  return oxide::findGpuTarget(Arch) != nullptr;
+}
+
+Error unknownArchError(std::string_view Arch, std::string_view Origin) {
+  return {oxide::unknownTargetMessage(Arch) +
+              (Origin.empty() ? "" : " (" + std::string(Origin) + ")"),
+          "name one of them; `a` targets (sm_90a) add the instructions of "
+          "one GPU, `f` targets (sm_100f) those of its family "
+          "(compiler/include/oxide/Targets.def)"};
 }
 
 std::string suggestCommand(std::string_view Typo) {
@@ -286,7 +301,10 @@ std::string overviewHelp() {
   }
   Text += "  help [COMMAND]    show help for a command\n"
           "\n";
-  Text += OptionsHelp;
+  Text += "Options:\n"
+          "  -r, --release        build with the release profile\n" +
+          archHelp();
+  Text += OptionsHelpTail;
   Text +=
       "  -V, --version        show the version\n"
       "\n"
@@ -294,7 +312,8 @@ std::string overviewHelp() {
       "without NAME the package in the current directory is used.\n"
       "\n"
       "Environment:\n"
-      "  OXIDE_ARCH       default GPU architecture (sm_80 when unset)\n"
+      "  OXIDE_ARCH       GPU target when neither --arch nor the package names\n"
+      "                   one (then the GPU present, else " + std::string(oxide::DefaultTargetName) + ")\n"
       "  OXIDE_CUDA_PATH  CUDA toolkit root (default /usr/local/cuda)\n"
       "  OXIDE_LINK       device linker to use (default: oxide-link next "
       "to cargo-oxide)\n"
@@ -330,11 +349,7 @@ std::string commandHelp(Command Cmd) {
   if (Spec->Accepts & AcceptRelease)
     Text += "  -r, --release        build with the release profile\n";
   if (Spec->Accepts & AcceptArch)
-    Text += Spec->Cmd == Command::Bench
-                ? "      --arch sm_XX     GPU architecture to compile for\n"
-                  "                       (default: the package's arch, else sm_90)\n"
-                : "      --arch sm_XX     GPU architecture to compile for\n"
-                  "                       (default: $OXIDE_ARCH, else sm_80)\n";
+    Text += archHelp();
   if (Spec->Accepts & AcceptVerbose)
     Text += "  -v, --verbose        show the commands run and what the device "
             "linker does\n";
@@ -492,9 +507,7 @@ Expected<Options> parseArguments(const std::vector<std::string> &Args) {
       if (auto E = TakeValue(Arg, "--arch", Value))
         return *E;
       if (!isValidArch(Value))
-        return Error{"invalid GPU architecture " + quoted(Value),
-                     "write it as ptxas does: sm_80 (A100), sm_89 (L40S), "
-                     "sm_90 (H100/H200), sm_90a, sm_100, …"};
+        return unknownArchError(Value, "--arch");
       Opts.Arch = Value;
       continue;
     }

@@ -59,7 +59,8 @@ struct Options {
   /// The example / package to act on, or for `new` the project to create.
   std::optional<std::string> Name;
   bool Release = false;
-  /// `--arch sm_XX`; unset means OXIDE_ARCH from the environment, else sm_80.
+  /// `--arch TARGET`, a target of Targets.def; unset lets resolveArch()
+  /// (Cargo.h) look further: the package, OXIDE_ARCH, the GPU, the default.
   std::optional<std::string> Arch;
   bool Verbose = false;
   /// Feature selection passed through to cargo unchanged (`--features`, …).
@@ -103,9 +104,14 @@ std::string_view commandName(Command Cmd);
 /// The subcommand called \p Name, if there is one.
 std::optional<Command> commandFromName(std::string_view Name);
 
-/// Whether \p Arch names a GPU architecture the way ptxas and OXIDE_ARCH spell
-/// it: `sm_` + 2 or 3 digits + an optional feature suffix (sm_90a, sm_100f).
+/// Whether \p Arch is a GPU target of compiler/include/oxide/Targets.def
+/// (sm_80, sm_90a, sm_100f, …), spelled as ptxas and LLVM spell it.
 bool isValidArch(std::string_view Arch);
+
+/// The error for an --arch, package `arch` or OXIDE_ARCH that is not a
+/// target: the known ones listed, \p Origin ("--arch", "OXIDE_ARCH", …)
+/// appended when not empty.
+Error unknownArchError(std::string_view Arch, std::string_view Origin);
 
 /// The overview (`cargo oxide --help`).
 std::string overviewHelp();

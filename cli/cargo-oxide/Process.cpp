@@ -219,6 +219,18 @@ ProcessResult runProcess(const std::vector<std::string> &Argv,
     return Result;
   }
 
+  int StderrPipe[2] = {-1, -1};
+  // Not with CaptureStdout: reading two pipes one after the other could
+  // deadlock.
+  bool SinkStderr = Options.StderrSink && !Options.CaptureStdout;
+  if (SinkStderr && pipe2(StderrPipe, O_CLOEXEC) != 0) {
+    Result.StartError = std::string("pipe: ") + std::strerror(errno);
+    closeIfOpen(OutFileFd);
+    closeIfOpen(CapturePipe[0]);
+    closeIfOpen(CapturePipe[1]);
+    return Result;
+  }
+
   // The child writes errno here when execvp() fails; on success the pipe is
   // closed by O_CLOEXEC and the parent reads nothing. This is how we tell
   // "cargo not found" apart from "cargo exited 127".
@@ -228,6 +240,8 @@ ProcessResult runProcess(const std::vector<std::string> &Argv,
     closeIfOpen(OutFileFd);
     closeIfOpen(CapturePipe[0]);
     closeIfOpen(CapturePipe[1]);
+    closeIfOpen(StderrPipe[0]);
+    closeIfOpen(StderrPipe[1]);
     return Result;
   }
 
@@ -241,6 +255,8 @@ ProcessResult runProcess(const std::vector<std::string> &Argv,
     closeIfOpen(CapturePipe[1]);
     closeIfOpen(ExecErrorPipe[0]);
     closeIfOpen(ExecErrorPipe[1]);
+    closeIfOpen(StderrPipe[0]);
+    closeIfOpen(StderrPipe[1]);
     return Result;
   }
 
@@ -255,6 +271,8 @@ ProcessResult runProcess(const std::vector<std::string> &Argv,
       if (Options.CaptureStderr)
         dup2(CapturePipe[1], STDERR_FILENO);
     }
+    if (StderrPipe[1] >= 0)
+      dup2(StderrPipe[1], STDERR_FILENO);
     // Report {stage, errno}: stage 0 is chdir(), stage 1 is execvp().
     if (Options.WorkingDir && chdir(Options.WorkingDir->c_str()) != 0) {
       int Report[2] = {0, errno};
@@ -272,6 +290,22 @@ ProcessResult runProcess(const std::vector<std::string> &Argv,
   closeIfOpen(OutFileFd);
   closeIfOpen(CapturePipe[1]);
   closeIfOpen(ExecErrorPipe[1]);
+  closeIfOpen(StderrPipe[1]);
+
+  if (StderrPipe[0] >= 0) {
+    char Buffer[8192];
+    for (;;) {
+      ssize_t N = read(StderrPipe[0], Buffer, sizeof(Buffer));
+      if (N > 0) {
+        Options.StderrSink(std::string_view(Buffer, static_cast<size_t>(N)));
+        continue;
+      }
+      if (N < 0 && errno == EINTR)
+        continue;
+      break;
+    }
+    closeIfOpen(StderrPipe[0]);
+  }
 
   if (CapturePipe[0] >= 0) {
     char Buffer[8192];

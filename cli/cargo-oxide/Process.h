@@ -15,6 +15,7 @@
 #define OXIDE_CLI_PROCESS_H
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -57,6 +58,9 @@ struct RunOptions {
   std::optional<fs::path> StdoutFile;
   /// Run the child in this directory.
   std::optional<fs::path> WorkingDir;
+  /// Read the child's stderr through a pipe and hand it here piece by piece,
+  /// as it comes (ignored with CaptureStdout).
+  std::function<void(std::string_view)> StderrSink;
 };
 
 struct ProcessResult {

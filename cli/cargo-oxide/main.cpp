@@ -79,6 +79,7 @@ int main(int Argc, char **Argv) {
       return 1;
     }
     Ctx.SelfExe = currentExecutable();
+    Ctx.DetectGpu = detectGpu;
     return dispatch(*Opts, Ctx);
   } catch (const std::exception &E) {
     // std::filesystem throws on the odd I/O failure we did not foresee; say

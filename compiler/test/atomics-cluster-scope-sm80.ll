@@ -1,9 +1,13 @@
 ; Before sm_90 there are no clusters and the backend rejects the "cluster"
 ; syncscope on the atomics it lowers itself (loads, stores, cmpxchg, fences):
 ; LowerAtomics makes it "device" (cuda_device::atomic::Scope::Cluster is the
-; whole GPU there). On sm_90 it stays.
+; whole GPU there). On sm_90 it stays. Which targets have clusters is
+; Targets.def's `clusters` feature: sm_89 has none, the family target
+; sm_100f has them.
 ; RUN: %oxide-opt --arch sm_80 -passes=lower-atomics %s | FileCheck %s --check-prefix=SM80
+; RUN: %oxide-opt --arch sm_89 -passes=lower-atomics %s | FileCheck %s --check-prefix=SM80
 ; RUN: %oxide-opt --arch sm_90 -passes=lower-atomics %s | FileCheck %s --check-prefix=SM90
+; RUN: %oxide-opt --arch sm_100f -passes=lower-atomics %s | FileCheck %s --check-prefix=SM90
 
 define i32 @cluster(ptr %p, i32 %v) {
   %l = load atomic i32, ptr %p syncscope("cluster") acquire, align 4

@@ -1,9 +1,14 @@
-; setmaxnreg exists only on architecture-specific targets (MIN_SM `90a` in
-; Stubs.def): sm_90a compiles it (the count is an immediate), plain sm_90 is
-; a compile error that names the target to use.
+; setmaxnreg exists only on the targets whose Targets.def row has the
+; `setmaxnreg` feature (its MIN_SM in Stubs.def): architecture- and
+; family-specific ones. sm_90a compiles it (the count is an immediate), and
+; so does the family target sm_100f; plain sm_90 is a compile error that
+; names the target to use, sm_120 one that names sm_120a (the oldest with
+; the feature that is not older than the target asked for).
 ; RUN: %oxide-opt --arch sm_90a -passes=lower-intrinsic-stubs %s | FileCheck %s --check-prefix=IR
+; RUN: %oxide-opt --arch sm_100f -passes=lower-intrinsic-stubs %s | FileCheck %s --check-prefix=IR
 ; RUN: %oxide-opt --ptx --arch sm_90a %s | FileCheck %s --check-prefix=PTX
 ; RUN: not %oxide-opt --arch sm_90 -passes=lower-intrinsic-stubs %s 2>&1 >/dev/null | FileCheck %s --check-prefix=PLAIN
+; RUN: not %oxide-opt --arch sm_120 -passes=lower-intrinsic-stubs %s 2>&1 >/dev/null | FileCheck %s --check-prefix=BLACKWELL
 
 target triple = "nvptx64-nvidia-cuda"
 
@@ -36,7 +41,9 @@ inc:
 ; PTX-LABEL: .entry specialised(
 ; PTX: setmaxnreg.dec.sync.aligned.u32 40;
 ; PTX: setmaxnreg.inc.sync.aligned.u32 232;
-; PLAIN-DAG: error: `setmaxnreg_inc` needs the architecture-specific target sm_90a, but the kernels are being built for sm_90
-; PLAIN-DAG: error: `setmaxnreg_dec` needs the architecture-specific target sm_90a, but the kernels are being built for sm_90
+; PLAIN-DAG: error: `setmaxnreg_inc` needs a target with setmaxnreg (sm_90a, sm_100a, sm_100f, {{.*}}), but the kernels are being built for sm_90
+; PLAIN-DAG: error: `setmaxnreg_dec` needs a target with setmaxnreg (sm_90a, {{.*}}), but the kernels are being built for sm_90
 ; PLAIN: --> src/main.rs:5:9
-; PLAIN-NEXT: = note: build for it: `cargo oxide build --arch sm_90a` (or set OXIDE_ARCH); its PTX runs only on that GPU family
+; PLAIN-NEXT: = note: build for one: `cargo oxide build --arch sm_90a` (or `arch` under [package.metadata.oxide], or OXIDE_ARCH); its PTX runs only on that GPU
+; BLACKWELL: error: `setmaxnreg_{{inc|dec}}` needs a target with setmaxnreg ({{.*}}), but the kernels are being built for sm_120
+; BLACKWELL: = note: build for one: `cargo oxide build --arch sm_120a`

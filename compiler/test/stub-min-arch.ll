@@ -19,4 +19,4 @@ define i1 @user() !dbg !5 {
 !8 = !DILocation(line: 4, column: 13, scope: !5)
 ; CHECK: error: `elect_one` needs sm_90 or newer, but the kernels are being built for sm_80
 ; CHECK-NEXT: --> src/main.rs:4:13
-; CHECK-NEXT: = note: build for a newer GPU: `cargo oxide build --arch sm_90` (or set OXIDE_ARCH)
+; CHECK-NEXT: = note: build for a newer GPU: `cargo oxide build --arch sm_90` (or `arch` under [package.metadata.oxide], or OXIDE_ARCH)

@@ -34,8 +34,8 @@ define void @user() !dbg !5 {
 !13 = !DILocation(line: 12, column: 7, scope: !5)
 !14 = !DILocation(line: 55, column: 5, scope: !11, inlinedAt: !13)
 !20 = distinct !DICompileUnit(language: DW_LANG_Rust, file: !9, emissionKind: LineTablesOnly)
-; CHECK-DAG: error: `setmaxnreg_inc` needs the architecture-specific target sm_90a
+; CHECK-DAG: error: `setmaxnreg_inc` needs a target with setmaxnreg (sm_90a,
 ; CHECK-DAG: --> src/main.rs:9:5
-; CHECK-DAG: error: `setmaxnreg_dec` needs the architecture-specific target sm_90a
+; CHECK-DAG: error: `setmaxnreg_dec` needs a target with setmaxnreg (sm_90a,
 ; CHECK-DAG: --> src/main.rs:12:7
 ; CHECK-NOT: warpgroup.rs

@@ -1,7 +1,10 @@
-; wgmma exists on sm_90a only: building a kernel that uses it for sm_90 (or
-; sm_100) is an error that names the user's code, not a ptxas failure.
+; wgmma exists on sm_90a only (the one target with the `wgmma` feature in
+; Targets.def): building a kernel that uses it for sm_90 (or sm_100a, which
+; has other architecture-specific instructions) is an error that names the
+; user's code, not a ptxas failure.
 ; RUN: not %oxide-opt --ptx --arch sm_90 %s 2>&1 | FileCheck %s
 ; RUN: not %oxide-opt --ptx --arch sm_80 %s 2>&1 | FileCheck %s --check-prefix=SM80
+; RUN: not %oxide-opt --ptx --arch sm_100a %s 2>&1 | FileCheck %s --check-prefix=SM100A
 
 target triple = "nvptx64-nvidia-cuda"
 
@@ -26,3 +29,4 @@ define ptx_kernel void @mma(ptr %acc, i64 %da, i64 %db) {
 ; CHECK: src/main.rs:12:9
 ; CHECK: build with `--arch sm_90a`
 ; SM80: error: wgmma needs sm_90a, but the kernels are being built for sm_80
+; SM100A: error: wgmma needs sm_90a, but the kernels are being built for sm_100a

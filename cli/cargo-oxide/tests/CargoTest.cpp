@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Cargo.h"
+#include "oxide/Targets.h"
 
 #include "TestSupport.h"
 
@@ -30,14 +31,87 @@ OxideBuildConfig config(const fs::path &LinkerPath, const std::string &Arch,
   return Config;
 }
 
-TEST(CargoTest, ArchFromFlagThenEnvironmentThenDefault) {
+/// resolveArch() of \p In, which must succeed.
+ArchChoice resolved(const ArchInputs &In, const Environment &Env) {
+  Expected<ArchChoice> C = resolveArch(In, Env);
+  EXPECT_TRUE(static_cast<bool>(C)) << (C ? "" : C.error().Message);
+  return C ? *C : ArchChoice{};
+}
+
+/// A GPU detector that finds \p Major.\p Minor and counts its calls.
+std::function<std::optional<ComputeCapability>()> gpu(int Major, int Minor,
+                                                      int *Calls = nullptr) {
+  return [=]() -> std::optional<ComputeCapability> {
+    if (Calls)
+      ++*Calls;
+    return ComputeCapability{Major, Minor};
+  };
+}
+
+TEST(CargoTest, ArchResolutionOrderEachLevel) {
+  const fs::path Manifest = "/ws/examples/gemm/Cargo.toml";
+  int Probes = 0;
+  ArchInputs All{std::string("sm_86"), std::string("sm_90a"), Manifest,
+                 gpu(10, 0, &Probes)};
   Environment Env;
-  EXPECT_EQ(resolveArch(std::nullopt, Env), "sm_80");
+  Env.set("OXIDE_ARCH", "sm_89");
+
+  // 1. --arch, over everything.
+  ArchChoice C = resolved(All, Env);
+  EXPECT_EQ(C.Arch, "sm_86");
+  EXPECT_EQ(C.Source, ArchSource::Flag);
+  // 2. the package's [package.metadata.oxide] arch, over OXIDE_ARCH.
+  All.Flag.reset();
+  C = resolved(All, Env);
+  EXPECT_EQ(C.Arch, "sm_90a");
+  EXPECT_EQ(C.Source, ArchSource::Package);
+  EXPECT_TRUE(contains(C.Origin, Manifest.string())) << C.Origin;
+  // 3. OXIDE_ARCH, over the GPU.
+  All.PackageArch.reset();
+  C = resolved(All, Env);
+  EXPECT_EQ(C.Arch, "sm_89");
+  EXPECT_EQ(C.Source, ArchSource::Environment);
+  EXPECT_EQ(Probes, 0) << "the GPU is asked only when nothing names a target";
+  // 4. the GPU present; an empty OXIDE_ARCH is unset.
   Env.set("OXIDE_ARCH", "");
-  EXPECT_EQ(resolveArch(std::nullopt, Env), "sm_80");
-  Env.set("OXIDE_ARCH", "sm_86");
-  EXPECT_EQ(resolveArch(std::nullopt, Env), "sm_86");
-  EXPECT_EQ(resolveArch(std::string("sm_90"), Env), "sm_90");
+  C = resolved(All, Env);
+  EXPECT_EQ(C.Arch, "sm_100");
+  EXPECT_EQ(C.Source, ArchSource::Gpu);
+  EXPECT_EQ(Probes, 1);
+  // 5. the default: no GPU, or one the table has no target for, or no
+  // detector at all.
+  All.DetectGpu = [] { return std::optional<ComputeCapability>(); };
+  C = resolved(All, Env);
+  EXPECT_EQ(C.Arch, oxide::DefaultTargetName);
+  EXPECT_EQ(C.Source, ArchSource::Default);
+  All.DetectGpu = gpu(6, 1);
+  EXPECT_EQ(resolved(All, Env).Arch, oxide::DefaultTargetName);
+  All.DetectGpu = nullptr;
+  EXPECT_EQ(resolved(All, Env).Arch, oxide::DefaultTargetName);
+}
+
+TEST(CargoTest, UnknownArchIsRefusedNamingWhereItCameFrom) {
+  const fs::path Manifest = "/ws/p/Cargo.toml";
+  Environment Env;
+  Expected<ArchChoice> FromFlag =
+      resolveArch({std::string("sm_999"), std::nullopt, Manifest, {}}, Env);
+  ASSERT_FALSE(FromFlag);
+  EXPECT_TRUE(contains(FromFlag.error().Message, "unknown GPU architecture `sm_999`"));
+  EXPECT_TRUE(contains(FromFlag.error().Message, "sm_90a")) << "lists the known ones";
+
+  Expected<ArchChoice> FromPackage =
+      resolveArch({std::nullopt, std::string("hopper"), Manifest, {}}, Env);
+  ASSERT_FALSE(FromPackage);
+  EXPECT_TRUE(contains(FromPackage.error().Message, "`hopper`"));
+  EXPECT_TRUE(contains(FromPackage.error().Message, Manifest.string()));
+
+  Env.set("OXIDE_ARCH", "sm_100f0");
+  Expected<ArchChoice> FromEnv = resolveArch({}, Env);
+  ASSERT_FALSE(FromEnv);
+  EXPECT_TRUE(contains(FromEnv.error().Message, "(OXIDE_ARCH)"));
+  // A bad OXIDE_ARCH does not matter when something before it decides.
+  EXPECT_EQ(resolved({std::string("sm_90"), std::nullopt, Manifest, {}}, Env).Arch,
+            "sm_90");
 }
 
 TEST(CargoTest, OxideRustFlags) {
@@ -260,3 +334,73 @@ TEST(CargoTest, CargoFailureMessages) {
 }
 
 } // namespace
+
+namespace {
+
+/// What rustc 1.95 prints when oxide-link fails (shortened command line).
+const char *RustcLinkFailure =
+    "   Compiling gemm_bf16 v0.1.0 (/ws/examples/gemm_bf16)\n"
+    "error: linking with `/opt/oxide/bin/oxide-link` failed: exit status: 1\n"
+    "  |\n"
+    "  = note:  \"/opt/oxide/bin/oxide-link\" \"-m64\" \"/ws/target/debug/deps/x.o\" \"-o\" \"/ws/target/debug/deps/gemm_bf16\"\n"
+    "  = note: some arguments are omitted. use `--verbose` to show all linker arguments\n"
+    "  = note: error: wgmma needs sm_90a, but the kernels are being built for sm_80\n"
+    "            --> examples/gemm_bf16/src/lib.rs:262:21\n"
+    "             = note: build with `--arch sm_90a`\n"
+    "          \n"
+    "          error: oxide could not compile the kernels for the GPU (1 error)\n"
+    "          \n"
+    "\n"
+    "error: could not compile `gemm_bf16` (bin \"gemm_bf16\") due to 1 previous error\n";
+
+const char *OxideFirst =
+    "   Compiling gemm_bf16 v0.1.0 (/ws/examples/gemm_bf16)\n"
+    "error: wgmma needs sm_90a, but the kernels are being built for sm_80\n"
+    "  --> examples/gemm_bf16/src/lib.rs:262:21\n"
+    "   = note: build with `--arch sm_90a`\n"
+    "\n"
+    "error: oxide could not compile the kernels for the GPU (1 error)\n"
+    "\n"
+    "error: could not compile `gemm_bf16` (bin \"gemm_bf16\") due to 1 previous error\n";
+
+} // namespace
+
+TEST(CargoTest, LinkFailureShowsOxideDiagnosticsAlone) {
+  // Whole, and in pieces of every size (a pipe splits where it likes).
+  for (size_t Piece : {size_t(100000), size_t(1), size_t(7), size_t(64)}) {
+    LinkFailureFilter Filter;
+    std::string Out;
+    std::string_view In = RustcLinkFailure;
+    for (size_t At = 0; At < In.size(); At += Piece)
+      Out += Filter.feed(In.substr(At, Piece));
+    Out += Filter.finish();
+    EXPECT_EQ(Out, OxideFirst) << "pieces of " << Piece;
+    EXPECT_TRUE(Filter.rewrote());
+  }
+}
+
+TEST(CargoTest, LinkFailureFilterLeavesEverythingElse) {
+  // Another linker's failure, ordinary errors and a progress bar pass as
+  // they are.
+  std::string Other =
+      "error: linking with `cc` failed: exit status: 1\n"
+      "  |\n"
+      "  = note:  \"cc\" \"-m64\"\n"
+      "\n"
+      "error[E0425]: cannot find value `x` in this scope\n"
+      "\r\x1b[K    Building [=====>   ] 3/10: cuda-core\r";
+  LinkFailureFilter Filter;
+  std::string Out = Filter.feed(Other);
+  EXPECT_EQ(Out + Filter.finish(), Other);
+  EXPECT_FALSE(Filter.rewrote());
+
+  // With cargo's colours the header is still found.
+  LinkFailureFilter Coloured;
+  std::string Text = Coloured.feed(
+      "\x1b[1m\x1b[91merror\x1b[0m\x1b[1m: linking with `/o/oxide-link` failed: exit status: 1\x1b[0m\n"
+      "  \x1b[1m\x1b[94m|\x1b[0m\n"
+      "  \x1b[1m\x1b[94m= \x1b[0m\x1b[1mnote\x1b[0m: error: no kernel\n"
+      "\n");
+  EXPECT_EQ(Text, "error: no kernel\n");
+  EXPECT_EQ(stripAnsi("\x1b[1m\x1b[91merror\x1b[0m: x"), "error: x");
+}

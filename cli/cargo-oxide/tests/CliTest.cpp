@@ -9,7 +9,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CudaDriver.h"
 #include "Process.h"
+#include "oxide/Targets.h"
 
 #include "TestSupport.h"
 
@@ -43,7 +45,14 @@ dump_device_stages() {
 
 case "$1" in
   --version) echo "cargo 1.95.0 (fake)";;
-  build) [ "${FAKE_BUILD_EXIT:-0}" = 0 ] && dump_device_stages
+  build) if [ -n "$FAKE_LINK_FAILURE" ]; then
+           printf 'error: linking with `/o/oxide-link` failed: exit status: 1\n  |\n' >&2
+           printf '  = note:  "/o/oxide-link" "-m64" "a-very-long-command-line"\n' >&2
+           printf '  = note: error: wgmma needs sm_90a\n            --> src/main.rs:3:5\n\n' >&2
+           printf 'error: could not compile `vecadd`\n' >&2
+           exit 101
+         fi
+         [ "${FAKE_BUILD_EXIT:-0}" = 0 ] && dump_device_stages
          exit "${FAKE_BUILD_EXIT:-0}";;
   run) echo "program output"; exit "${FAKE_RUN_EXIT:-0}";;
   rustc)
@@ -168,6 +177,8 @@ TEST_F(CliTest, ExistingRustFlagsAndArchFromEnvironment) {
 }
 
 TEST_F(CliTest, RelinksOnlyWhenTheArchChanges) {
+  // Named, so that a GPU on the test machine does not choose it.
+  Env.set("OXIDE_ARCH", "sm_80");
   ASSERT_EQ(oxide({"build", "vecadd"}).ExitCode, 0);
   clearLog();
   ProcessResult Same = oxide({"build", "vecadd"});
@@ -257,6 +268,126 @@ TEST_F(CliTest, RunNeedsOnePackage) {
   EXPECT_EQ(R.ExitCode, 1);
   EXPECT_CONTAINS(R.Output, "error: no example named");
   EXPECT_CONTAINS(R.Output, "hint: name one");
+}
+
+/// The OXIDE_ARCH values the fake cargo saw, in call order.
+std::vector<std::string> archesIn(const std::string &Log) {
+  std::vector<std::string> Out;
+  for (size_t At = Log.find("OXIDE_ARCH="); At != std::string::npos;
+       At = Log.find("OXIDE_ARCH=", At + 1)) {
+    size_t Start = At + std::string_view("OXIDE_ARCH=").size();
+    Out.push_back(Log.substr(Start, Log.find('\n', Start) - Start));
+  }
+  return Out;
+}
+
+TEST_F(CliTest, PackageArchIsHonouredByEveryCommand) {
+  // examples/matmul is the package `gemm`; its Cargo.toml names its target,
+  // as examples/gemm_bf16's does (wgmma needs sm_90a).
+  writeFile(Root / "examples/matmul/Cargo.toml",
+            "[package]\nname = \"gemm\"\n\n[package.metadata.oxide]\n"
+            "arch = \"sm_90a\"\n");
+  Env.set("OXIDE_ARCH", "sm_86"); // the package's own wins over the user's default
+  Env.set("OXIDE_EMULATE", "0");  // run and test on "the GPU" (the fake cargo)
+  for (std::vector<std::string> Command :
+       {std::vector<std::string>{"build", "gemm"}, {"run", "gemm"},
+        {"test", "gemm"}, {"inspect", "gemm"}, {"pipeline", "gemm"}}) {
+    clearLog();
+    ProcessResult R = oxide(Command);
+    std::vector<std::string> Seen = archesIn(log());
+    ASSERT_FALSE(Seen.empty()) << Command[0] << ": cargo never ran\n" << R.Output;
+    for (const std::string &Arch : Seen)
+      EXPECT_EQ(Arch, "sm_90a") << Command[0] << "\n" << log();
+  }
+  // --arch still wins, and -v says where the target came from.
+  clearLog();
+  ProcessResult R = oxide({"build", "gemm", "--arch", "sm_100", "-v"});
+  ASSERT_EQ(R.ExitCode, 0) << R.Output;
+  EXPECT_CONTAINS(log(), "OXIDE_ARCH=sm_100\n");
+  EXPECT_CONTAINS(R.Output, "sm_100 (from --arch)");
+  R = oxide({"build", "gemm", "-v"});
+  EXPECT_CONTAINS(R.Output, "sm_90a (from [package.metadata.oxide] arch in " +
+                                (Root / "examples/matmul/Cargo.toml").string());
+}
+
+TEST_F(CliTest, ArchDefaultsToTheGpuElseTheDocumentedDefault) {
+  ProcessResult R = oxide({"build", "vecadd", "-v"});
+  ASSERT_EQ(R.ExitCode, 0) << R.Output;
+  // What the same detection finds in this process: the GPU's target on a
+  // GPU machine, the table's default elsewhere.
+  std::string Expected(oxide::DefaultTargetName);
+  if (std::optional<ComputeCapability> CC = detectGpu())
+    if (const oxide::GpuTarget *T =
+            oxide::targetForComputeCapability(CC->Major, CC->Minor))
+      Expected = std::string(T->Name);
+  EXPECT_CONTAINS(log(), "OXIDE_ARCH=" + Expected + "\n");
+}
+
+TEST_F(CliTest, UnknownArchIsRefusedBeforeCargoRuns) {
+  ProcessResult Flag = oxide({"build", "vecadd", "--arch", "sm_999"});
+  EXPECT_EQ(Flag.ExitCode, 1);
+  EXPECT_CONTAINS(Flag.Output, "error: unknown GPU architecture `sm_999`");
+  EXPECT_CONTAINS(Flag.Output, "sm_80, sm_86");
+  EXPECT_FALSE(fs::exists(Log));
+
+  Env.set("OXIDE_ARCH", "sm_100f0");
+  ProcessResult FromEnv = oxide({"inspect", "vecadd"});
+  EXPECT_EQ(FromEnv.ExitCode, 1);
+  EXPECT_CONTAINS(FromEnv.Output, "unknown GPU architecture `sm_100f0`");
+  EXPECT_CONTAINS(FromEnv.Output, "(OXIDE_ARCH)");
+  EXPECT_FALSE(fs::exists(Log));
+
+  writeFile(Root / "examples/matmul/Cargo.toml",
+            "[package]\nname = \"gemm\"\n[package.metadata.oxide]\n"
+            "arch = \"hopper\"\n");
+  ProcessResult FromPackage = oxide({"run", "gemm"});
+  EXPECT_EQ(FromPackage.ExitCode, 1);
+  EXPECT_CONTAINS(FromPackage.Output, "unknown GPU architecture `hopper`");
+  EXPECT_CONTAINS(FromPackage.Output,
+                  (Root / "examples/matmul/Cargo.toml").string());
+  EXPECT_FALSE(fs::exists(Log));
+}
+
+TEST_F(CliTest, PackageThatCannotBeEmulatedIsRefusedWithItsReason) {
+  writeFile(Root / "examples/matmul/Cargo.toml",
+            "[package]\nname = \"gemm\"\n[package.metadata.oxide]\n"
+            "emulate = \"no: TMA and wgmma, which no emulator mode models\"\n");
+  for (std::vector<std::string> Command :
+       {std::vector<std::string>{"run", "gemm", "--emulate"},
+        {"run", "gemm", "--emulate=host"},
+        {"test", "gemm", "--emulate=ptx"}}) {
+    ProcessResult R = oxide(Command);
+    EXPECT_EQ(R.ExitCode, 1) << R.Output;
+    EXPECT_CONTAINS(R.Output, "error: `gemm` cannot run on the CPU emulator: "
+                              "TMA and wgmma, which no emulator mode models");
+    EXPECT_CONTAINS(R.Output, "[package.metadata.oxide] emulate");
+    EXPECT_FALSE(fs::exists(Log)) << "refused before anything is built";
+  }
+  // OXIDE_EMULATE chosen by the user counts too; OXIDE_EMULATE=0 is the GPU.
+  Env.set("OXIDE_EMULATE", "1");
+  EXPECT_EQ(oxide({"run", "gemm"}).ExitCode, 1);
+  Env.set("OXIDE_EMULATE", "0");
+  ProcessResult Gpu = oxide({"run", "gemm"});
+  EXPECT_EQ(Gpu.ExitCode, 0) << Gpu.Output;
+  EXPECT_CONTAINS(Gpu.Output, "program output");
+  // A package that says nothing is emulated as asked.
+  clearLog();
+  EXPECT_EQ(oxide({"run", "vecadd", "--emulate"}).ExitCode, 0);
+}
+
+TEST_F(CliTest, DeviceLinkErrorsComeFirstAndAlone) {
+  Env.set("FAKE_LINK_FAILURE", "1");
+  ProcessResult R = oxide({"build", "vecadd", "--arch", "sm_90"});
+  EXPECT_EQ(R.ExitCode, 1);
+  EXPECT_EQ(R.Output.find("error: wgmma needs sm_90a\n  --> src/main.rs:3:5\n"), 0u)
+      << R.Output;
+  EXPECT_NOT_CONTAINS(R.Output, "linking with");
+  EXPECT_NOT_CONTAINS(R.Output, "a-very-long-command-line");
+  EXPECT_CONTAINS(R.Output, "--verbose shows the device linker's command line");
+  // With --verbose, all of rustc's report.
+  ProcessResult Verbose = oxide({"build", "vecadd", "--arch", "sm_90", "-v"});
+  EXPECT_CONTAINS(Verbose.Output, "error: linking with `/o/oxide-link` failed");
+  EXPECT_CONTAINS(Verbose.Output, "a-very-long-command-line");
 }
 
 TEST_F(CliTest, RunBuildsThenRunsAndReturnsTheProgramStatus) {

@@ -91,6 +91,36 @@ TEST(EmulationTest, AFlagWinsAndNeedsNoProbe) {
   EXPECT_FALSE(chooseEmulation(EmulateMode::Off, Env, Unused).Value);
 }
 
+TEST(EmulationTest, PackageMetadataChoosesHostModeOrRefuses) {
+  Package Host, No, Silent;
+  Host.Info.PackageName = "histo";
+  Host.Info.OxideEmulate = "host: warp votes the PTX VM lacks";
+  No.Info.PackageName = "gemm";
+  No.Info.OxideEmulate = "no: TMA";
+  Silent.Info.PackageName = "vecadd";
+  Environment Env;
+  EmulationChoice Default{"1", ""};
+  // `--emulate` (and the no-GPU fallback) becomes host mode, with the reason.
+  for (EmulateMode Flag : {EmulateMode::Default, EmulateMode::Off}) {
+    EmulationChoice C = packageEmulation(Host, Flag, Default);
+    EXPECT_EQ(C.Value, "host");
+    EXPECT_CONTAINS(C.Note, "`histo` runs its kernels' Rust code on the CPU "
+                            "(--emulate=host), as its Cargo.toml asks: warp "
+                            "votes the PTX VM lacks");
+  }
+  // An explicit mode, the GPU, and a package that says nothing stay.
+  EXPECT_EQ(packageEmulation(Host, EmulateMode::DeviceCode, {"ptx", ""}).Value, "ptx");
+  EXPECT_FALSE(packageEmulation(Host, EmulateMode::Off, {}).Value);
+  EXPECT_EQ(packageEmulation(Silent, EmulateMode::Default, Default).Value, "1");
+  // "no" refuses any emulation, and nothing when it runs on the GPU.
+  std::optional<Error> E = refuseEmulation(No, Default, Env);
+  ASSERT_TRUE(E);
+  EXPECT_EQ(E->Message, "`gemm` cannot run on the CPU emulator: TMA");
+  EXPECT_FALSE(refuseEmulation(No, {}, Env));
+  EXPECT_FALSE(refuseEmulation(Silent, Default, Env));
+  EXPECT_FALSE(refuseEmulation(Host, Default, Env));
+}
+
 TEST(EmulationTest, NoGpuFallsBackToTheEmulatorWithANote) {
   Environment Env;
   EmulationChoice None = chooseEmulation(EmulateMode::Off, Env, [] { return probeWith(false); });
@@ -362,9 +392,17 @@ TEST_F(DebugCliTest, TestRunsCargoTestWithTheOxideEnvironment) {
   ASSERT_EQ(R.ExitCode, 0) << R.Output;
   EXPECT_CONTAINS(R.Output, "test result: ok");
   std::string L = log();
-  EXPECT_CONTAINS(L, "CALL [test] [--manifest-path] [" +
-                         (Root / "examples/vecadd/Cargo.toml").string() +
-                         "] [--release] [--] [--nocapture]\n");
+  // Built first on their own (a device-link error then comes first and
+  // alone), then run.
+  size_t Build = L.find("CALL [test] [--manifest-path] [" +
+                        (Root / "examples/vecadd/Cargo.toml").string() +
+                        "] [--release] [--no-run]\n");
+  size_t Run = L.find("CALL [test] [--manifest-path] [" +
+                      (Root / "examples/vecadd/Cargo.toml").string() +
+                      "] [--release] [--] [--nocapture]\n");
+  ASSERT_NE(Build, std::string::npos) << L;
+  ASSERT_NE(Run, std::string::npos) << L;
+  EXPECT_LT(Build, Run);
   // Each test binary runs through cargo-oxide, each test in its own process.
   EXPECT_CONTAINS(L, "RUNNER=" + std::string(CARGO_OXIDE_EXE) + " oxide __run-tests");
   EXPECT_CONTAINS(L, "linker=" + (Bin / "oxide-link").string() +

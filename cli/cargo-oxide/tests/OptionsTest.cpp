@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Options.h"
+#include "oxide/Targets.h"
 
 #include "TestSupport.h"
 
@@ -101,12 +102,21 @@ TEST(OptionsTest, ArchDefaultsToUnset) {
   EXPECT_FALSE(parseOk({"oxide", "build"}).Arch);
 }
 
-TEST(OptionsTest, InvalidArchIsRejectedWithTheFormInTheHint) {
+TEST(OptionsTest, UnknownArchIsRefusedWithTheKnownOnes) {
+  // Well-formed names too: a target LLVM or ptxas does not know (sm_999,
+  // sm_70 which ptxas 13 dropped, sm_90f which does not exist) would only
+  // fail later, inside the device linker.
   for (const char *Bad : {"90", "sm90", "sm_8", "sm_080", "compute_80",
-                          "sm_90ab", "sm_1000", "SM_90", "sm_9a"}) {
+                          "sm_90ab", "sm_1000", "SM_90", "sm_9a", "sm_999",
+                          "sm_70", "sm_90f", "sm_100x"}) {
     Error E = parseFail({"oxide", "build", "--arch", Bad});
-    EXPECT_TRUE(contains(E.Message, "invalid GPU architecture")) << Bad;
-    EXPECT_TRUE(contains(E.Hint, "sm_90")) << Bad;
+    EXPECT_TRUE(contains(E.Message, "unknown GPU architecture `" +
+                                        std::string(Bad) + "`"))
+        << E.Message;
+    EXPECT_TRUE(contains(E.Message, "(--arch)")) << E.Message;
+    // The list is the table's: its first, last and an `a`/`f` target.
+    for (const char *Known : {"sm_75", "sm_80", "sm_90a", "sm_100f", "sm_121f"})
+      EXPECT_TRUE(contains(E.Message, Known)) << Known << " in " << E.Message;
   }
 }
 
@@ -118,11 +128,48 @@ TEST(OptionsTest, ArchNeedsAValue) {
 }
 
 TEST(OptionsTest, ValidArchNames) {
-  for (const char *Good : {"sm_70", "sm_80", "sm_86", "sm_89", "sm_90",
-                           "sm_90a", "sm_100", "sm_100a", "sm_120f"})
+  for (const char *Good : {"sm_75", "sm_80", "sm_86", "sm_89", "sm_90",
+                           "sm_90a", "sm_100", "sm_100a", "sm_100f", "sm_120f"})
     EXPECT_TRUE(isValidArch(Good)) << Good;
   EXPECT_FALSE(isValidArch(""));
   EXPECT_FALSE(isValidArch("sm_"));
+}
+
+TEST(OptionsTest, FamilyTargetsAreParsedAsThemselves) {
+  // sm_100f once parsed to compute capability 0, which switched the device
+  // linker's architecture checks off; it is a target of its own now.
+  Options Opts = parseOk({"oxide", "build", "--arch", "sm_100f"});
+  EXPECT_EQ(Opts.Arch, "sm_100f");
+  const oxide::GpuTarget *T = oxide::findGpuTarget("sm_100f");
+  ASSERT_NE(T, nullptr);
+  EXPECT_EQ(T->SM, 100u);
+  EXPECT_EQ(T->Kind, oxide::TargetKind::Family);
+  EXPECT_TRUE(T->has(oxide::feature::Setmaxnreg));
+  EXPECT_FALSE(T->has(oxide::feature::Wgmma));
+}
+
+TEST(OptionsTest, TargetTableImpliesFeatures) {
+  // What the device linker's checks read: wgmma on sm_90a alone, clusters
+  // from sm_90 on, nothing of Hopper's before it.
+  EXPECT_EQ(oxide::targetNamesWith(oxide::feature::Wgmma), "sm_90a");
+  EXPECT_TRUE(oxide::findGpuTarget("sm_90")->has(oxide::feature::Clusters));
+  EXPECT_FALSE(oxide::findGpuTarget("sm_89")->has(oxide::feature::Clusters));
+  EXPECT_FALSE(oxide::findGpuTarget("sm_90")->has(oxide::feature::Setmaxnreg));
+  EXPECT_TRUE(oxide::findGpuTarget("sm_120a")->has(oxide::feature::Setmaxnreg));
+  EXPECT_FALSE(oxide::findGpuTarget("sm_120a")->has(oxide::feature::Tcgen05));
+  // Every target names a PTX ISA LLVM can emit and is unique.
+  for (const oxide::GpuTarget &T : oxide::gpuTargets()) {
+    EXPECT_GE(T.PtxIsa, 63u) << T.Name;
+    EXPECT_EQ(oxide::findGpuTarget(T.Name), &T) << T.Name;
+  }
+  // The default is a target, and a portable one.
+  const oxide::GpuTarget *Default = oxide::findGpuTarget(oxide::DefaultTargetName);
+  ASSERT_NE(Default, nullptr);
+  EXPECT_EQ(Default->Kind, oxide::TargetKind::Portable);
+  // A GPU maps to its portable target, an unknown one to none.
+  EXPECT_EQ(oxide::targetForComputeCapability(9, 0)->Name, "sm_90");
+  EXPECT_EQ(oxide::targetForComputeCapability(10, 0)->Name, "sm_100");
+  EXPECT_EQ(oxide::targetForComputeCapability(7, 0), nullptr);
 }
 
 TEST(OptionsTest, RunTakesProgramArgumentsAfterDoubleDash) {
@@ -278,7 +325,11 @@ TEST(OptionsTest, HelpTextsCoverEveryCommand) {
     EXPECT_TRUE(contains(commandHelp(C), "Usage: cargo oxide " + Name)) << Name;
   }
   EXPECT_TRUE(contains(commandHelp(Command::Run), "[-- ARGS...]"));
-  EXPECT_TRUE(contains(commandHelp(Command::Build), "--arch sm_XX"));
+  EXPECT_TRUE(contains(commandHelp(Command::Build), "--arch TARGET"));
+  // The help names the order and the one default.
+  EXPECT_TRUE(contains(commandHelp(Command::Build),
+                       "else the GPU present, else " +
+                           std::string(oxide::DefaultTargetName)));
   EXPECT_FALSE(contains(commandHelp(Command::Doctor), "--arch"));
   EXPECT_FALSE(commandFromName("help"));
 }

@@ -13,6 +13,7 @@
 #define OXIDE_DEVICELINKER_H
 
 #include "oxide/Diagnostics.h"
+#include "oxide/Targets.h"
 #include "llvm/Support/Error.h"
 #include "llvm/ADT/StringRef.h"
 #include <string>
@@ -21,7 +22,7 @@
 namespace oxide {
 
 struct LinkerOptions {
-  std::string Arch = "sm_80";           // OXIDE_ARCH
+  std::string Arch = std::string(DefaultTargetName); // OXIDE_ARCH (Targets.def)
   std::string CudaPath = "/usr/local/cuda"; // OXIDE_CUDA_PATH
   std::string DumpDir;                  // OXIDE_DUMP_DIR: write every stage here
   bool Verbose = false;                 // OXIDE_VERBOSE

@@ -10,6 +10,7 @@
 #define OXIDE_PASSES_H
 
 #include "oxide/Diagnostics.h"
+#include "oxide/Targets.h"
 #include "llvm/IR/PassManager.h"
 #include <string>
 #include <vector>
@@ -68,13 +69,13 @@ struct LowerAtomicStubsPass : llvm::PassInfoMixin<LowerAtomicStubsPass> {
 
 /// LowerWgmma.cpp: the wgmma stubs → the instruction on the accumulator
 /// fragment, loaded before and stored after (SROA keeps it in registers).
-/// Arch: the --arch the kernels are built for; wgmma on anything but sm_90a
-/// is an error. Empty skips the check.
+/// Target: what the kernels are built for (Targets.def); wgmma on a target
+/// without the `wgmma` feature is an error. Null skips the check.
 struct LowerWgmmaPass : llvm::PassInfoMixin<LowerWgmmaPass> {
-  LowerWgmmaPass(DiagnosticSink &D, std::string Arch) : Diags(D), Arch(std::move(Arch)) {}
+  LowerWgmmaPass(DiagnosticSink &D, const GpuTarget *Target) : Diags(D), Target(Target) {}
   llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
   DiagnosticSink &Diags;
-  std::string Arch;
+  const GpuTarget *Target;
 };
 
 /// LowerSharedAddress.cpp: `shared_address(ptr)` → the 32-bit .shared address.
@@ -85,14 +86,13 @@ struct LowerSharedAddressPass : llvm::PassInfoMixin<LowerSharedAddressPass> {
 /// LowerIntrinsicStubs.cpp: every other `__oxide_stub_*` → the NVVM
 /// intrinsic, function or PTX that Stubs.def names.
 struct LowerIntrinsicStubsPass : llvm::PassInfoMixin<LowerIntrinsicStubsPass> {
-  /// TargetSM: 90 for sm_90; 0 skips the architecture check. ArchSpecific:
-  /// the target is an `a` architecture (sm_90a), which `90a` stubs need.
-  LowerIntrinsicStubsPass(DiagnosticSink &D, unsigned TargetSM, bool ArchSpecific = false)
-      : Diags(D), TargetSM(TargetSM), ArchSpecific(ArchSpecific) {}
+  /// Target: what the kernels are built for (Targets.def), which must have
+  /// what each stub's MIN_SM column asks; null skips the check.
+  LowerIntrinsicStubsPass(DiagnosticSink &D, const GpuTarget *Target)
+      : Diags(D), Target(Target) {}
   llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
   DiagnosticSink &Diags;
-  unsigned TargetSM;
-  bool ArchSpecific;
+  const GpuTarget *Target;
 };
 
 /// AssignAddressSpaces.cpp: `shared!` and dynamic shared memory →
@@ -163,10 +163,11 @@ struct DeviceDebugInfoPass : llvm::PassInfoMixin<DeviceDebugInfoPass> {
 
 /// LowerAtomics.cpp: every `atomicrmw` with its PTX ordering and scope.
 struct LowerAtomicsPass : llvm::PassInfoMixin<LowerAtomicsPass> {
-  /// TargetSM: 90 for sm_90 (cluster scope needs it); 0 means any.
-  explicit LowerAtomicsPass(unsigned TargetSM) : TargetSM(TargetSM) {}
+  /// Target: what the kernels are built for; cluster scope needs the
+  /// `clusters` feature (Targets.def). Null means a target with every feature.
+  explicit LowerAtomicsPass(const GpuTarget *Target) : Target(Target) {}
   llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
-  unsigned TargetSM;
+  const GpuTarget *Target;
 };
 
 /// RecordKernelDimensions.cpp: appends to each `oxide.kernels` entry a fourth

@@ -14,6 +14,7 @@
 #define OXIDE_PIPELINE_H
 
 #include "oxide/Diagnostics.h"
+#include "oxide/Targets.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Passes/StandardInstrumentations.h"
 #include "llvm/Support/Error.h"
@@ -21,12 +22,6 @@
 #include <vector>
 
 namespace oxide {
-
-/// 90 for "sm_90" or "sm_90a"; 0 when the name is not of that form.
-unsigned smNumber(llvm::StringRef Arch);
-
-/// Whether the name is of an architecture-specific target ("sm_90a").
-bool isArchSpecific(llvm::StringRef Arch);
 
 /// What the passes' constructors take: Passes.def writes each pass's
 /// arguments as expressions over a PassOptions named `Opts`.
@@ -40,8 +35,9 @@ struct PassOptions {
   std::vector<std::string> Libraries = {};
   bool Verbose = false;    ///< OXIDE_VERBOSE: passes say what they do
 
-  unsigned targetSM() const { return smNumber(Arch); }
-  bool archSpecific() const { return isArchSpecific(Arch); }
+  /// The Targets.def row of Arch; null for a name the table lacks (the
+  /// tools refuse those before a pipeline runs), which skips the checks.
+  const GpuTarget *target() const { return findGpuTarget(Arch); }
 };
 
 /// The sections of Passes.def, in the order they run.

@@ -49,7 +49,7 @@ struct StubEntry {
   StubKind Kind;
   StringRef IntrinsicName;
   StringRef Immediates;
-  StringRef MinSM; // "80", or "90a" for an architecture-specific instruction
+  StringRef MinSM; // "80", or a feature of Targets.def ("setmaxnreg")
 };
 
 /// Every stub of Stubs.def in its order, a family row expanded in place
@@ -106,8 +106,8 @@ std::string userLocation(const CallInst &C) {
 
 class StubLowering {
 public:
-  StubLowering(Module &M, DiagnosticSink &Diags, unsigned TargetSM, bool ArchSpecific)
-      : M(M), Diags(Diags), TargetSM(TargetSM), ArchSpecific(ArchSpecific) {}
+  StubLowering(Module &M, DiagnosticSink &Diags, const GpuTarget *Target)
+      : M(M), Diags(Diags), Target(Target) {}
 
   bool lower(const StubEntry &Stub) {
     Function *F = M.getFunction(stubSymbol(Stub.Name));
@@ -138,36 +138,44 @@ public:
 private:
   Module &M;
   DiagnosticSink &Diags;
-  unsigned TargetSM;
-  bool ArchSpecific;
+  const GpuTarget *Target;
 
   /// A stub whose instruction the target lacks is the user's error (ptxas or
   /// the backend would otherwise fail on it without naming the Rust code).
-  /// `90a` stubs (setmaxnreg, wgmma) exist only on architecture-specific
-  /// targets: they need the `a` suffix as well as the number.
+  /// MIN_SM is a compute capability (every target from it on has the
+  /// instruction) or a feature of Targets.def (setmaxnreg: only the targets
+  /// that list it, architecture- or family-specific ones).
   bool checkArchitecture(Function &F, const StubEntry &Stub) {
-    StringRef Min = Stub.MinSM;
-    bool NeedsArchSpecific = Min.consume_back("a");
-    unsigned MinSM = 0;
-    Min.getAsInteger(10, MinSM);
-    if (TargetSM == 0 || (TargetSM >= MinSM && (ArchSpecific || !NeedsArchSpecific)))
+    if (!Target)
       return true;
-    std::string Target = ("sm_" + Twine(TargetSM) + (ArchSpecific ? "a" : "")).str();
-    std::string Message =
-        NeedsArchSpecific
-            ? ("`" + Stub.Name + "` needs the architecture-specific target sm_" + Stub.MinSM +
-               ", but the kernels are being built for " + Target)
-                  .str()
-            : ("`" + Stub.Name + "` needs sm_" + Stub.MinSM +
-               " or newer, but the kernels are being built for " + Target)
-                  .str();
-    std::string Fix = NeedsArchSpecific
-                          ? ("build for it: `cargo oxide build --arch sm_" + Stub.MinSM +
-                             "` (or set OXIDE_ARCH); its PTX runs only on that GPU family")
-                                .str()
-                          : ("build for a newer GPU: `cargo oxide build --arch sm_" +
-                             Stub.MinSM + "` (or set OXIDE_ARCH)")
-                                .str();
+    std::string Message, Fix;
+    std::string Building = ", but the kernels are being built for " + std::string(Target->Name);
+    unsigned MinSM = 0;
+    if (!Stub.MinSM.getAsInteger(10, MinSM)) {
+      if (Target->SM >= MinSM)
+        return true;
+      Message = ("`" + Stub.Name + "` needs sm_" + Stub.MinSM + " or newer" + Building).str();
+      Fix = ("build for a newer GPU: `cargo oxide build --arch sm_" + Stub.MinSM +
+             "` (or `arch` under [package.metadata.oxide], or OXIDE_ARCH)")
+                .str();
+    } else {
+      const TargetFeatureInfo *Needed = findTargetFeature(Stub.MinSM);
+      if (!Needed)
+        report_fatal_error("Stubs.def: `" + Stub.Name + "` names `" + Stub.MinSM +
+                           "`, which is neither a number nor a feature of Targets.def");
+      if (Target->has(Needed->Bit))
+        return true;
+      const GpuTarget *Suggested = suggestTargetWith(Needed->Bit, Target);
+      Message = ("`" + Stub.Name + "` needs a target with " + Stub.MinSM + " (" +
+                 targetNamesWith(Needed->Bit) + ")" + Building)
+                    .str();
+      Fix = "build for one: `cargo oxide build --arch " + std::string(Suggested->Name) +
+            "` (or `arch` under [package.metadata.oxide], or OXIDE_ARCH)" +
+            (Suggested->Kind == TargetKind::Specific
+                 ? "; its PTX runs only on that GPU"
+                 : Suggested->Kind == TargetKind::Family ? "; its PTX runs only on that GPU family"
+                                                         : "");
+    }
     bool Reported = false;
     for (CallInst *C : callsTo(F)) {
       if (!Reported)
@@ -424,7 +432,7 @@ private:
 } // namespace
 
 PreservedAnalyses LowerIntrinsicStubsPass::run(Module &M, ModuleAnalysisManager &) {
-  StubLowering Lowering(M, Diags, TargetSM, ArchSpecific);
+  StubLowering Lowering(M, Diags, Target);
   bool Changed = false;
   for (const StubEntry &Stub : stubTable())
     Changed |= Lowering.lower(Stub);

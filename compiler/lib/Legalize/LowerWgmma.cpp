@@ -18,9 +18,10 @@
 // no local memory for the accumulators (compiler/test/wgmma-lower.ll).
 //
 // The asm is convergent, has side effects and carries `oxide.stub.asm`
-// (RejectUnsupported lets it through). wgmma exists on sm_90a only (not
-// sm_90, not sm_100): for any other --arch each call is an error naming the
-// Rust code, rather than a ptxas failure. Runs before LowerIntrinsicStubs,
+// (RejectUnsupported lets it through). wgmma exists only on the targets
+// with the `wgmma` feature in Targets.def (sm_90a; not sm_90, not sm_100a):
+// for any other --arch each call is an error naming the Rust code, rather
+// than a ptxas failure. Runs before LowerIntrinsicStubs,
 // which deletes the leftover Special stubs.
 //===----------------------------------------------------------------------===//
 #include "oxide/Abi.h"
@@ -117,7 +118,7 @@ void lowerCall(CallInst &C, const WgmmaShape &S) {
 }
 
 /// The error for a wgmma call on an architecture without it.
-Diagnostic wrongArchitecture(const CallInst &C, StringRef Arch) {
+Diagnostic wrongArchitecture(const CallInst &C, const GpuTarget &Target) {
   SourceLoc Loc = sourceLocation(&C);
   // Inside cuda-device's wrapper: point at its caller, the user's code.
   if (Loc.File.find("cuda-device/src/") != std::string::npos)
@@ -127,10 +128,14 @@ Diagnostic wrongArchitecture(const CallInst &C, StringRef Arch) {
           Loc = L;
           break;
         }
-  return {("wgmma needs sm_90a, but the kernels are being built for " + Arch).str(),
+  std::string With = targetNamesWith(feature::Wgmma);
+  const GpuTarget *Suggested = suggestTargetWith(feature::Wgmma, nullptr);
+  return {"wgmma needs " + With + ", but the kernels are being built for " +
+              std::string(Target.Name),
           Loc.empty() ? "" : Loc.str(),
-          {"build with `--arch sm_90a` (wgmma is a Hopper-only feature: neither sm_90 nor "
-           "sm_100 has it)"}};
+          {"build with `--arch " + std::string(Suggested->Name) +
+           "` or set `arch = \"" + std::string(Suggested->Name) +
+           "\"` under [package.metadata.oxide] (no other target has wgmma: Targets.def)"}};
 }
 
 } // namespace
@@ -148,9 +153,9 @@ PreservedAnalyses LowerWgmmaPass::run(Module &M, ModuleAnalysisManager &) {
       if (auto *C = dyn_cast<CallInst>(U); C && C->getCalledFunction() == &F)
         Calls.push_back(C);
     for (CallInst *C : Calls) {
-      if (!Arch.empty() && Arch != "sm_90a") {
+      if (Target && !Target->has(feature::Wgmma)) {
         if (!Reported)
-          Diags.error(wrongArchitecture(*C, Arch));
+          Diags.error(wrongArchitecture(*C, *Target));
         Reported = true;
         C->eraseFromParent();
         continue;

@@ -153,10 +153,13 @@ Expected<std::unique_ptr<TargetMachine>> createDeviceTarget(const LinkerOptions 
   if (!Tgt)
     return makeError("the NVPTX target is missing from this LLVM: " + Err);
   TargetOptions TO;
-  // LLVM picks the oldest PTX ISA the architecture allows (7.8 for sm_90),
-  // which lacks Hopper instructions such as elect.sync; PTX 8.0 (CUDA 12.0
-  // drivers and newer) has them.
-  std::string Features = smNumber(Opts.Arch) >= 90 ? "+ptx80" : "";
+  // The PTX ISA of Targets.def: LLVM would pick the oldest the architecture
+  // allows (7.8 for sm_90), which lacks Hopper instructions such as
+  // elect.sync.
+  const GpuTarget *Target = findGpuTarget(Opts.Arch);
+  if (!Target)
+    return makeError(unknownTargetMessage(Opts.Arch));
+  std::string Features = "+ptx" + std::to_string(Target->PtxIsa);
   std::unique_ptr<TargetMachine> TM(Tgt->createTargetMachine(
       T, Opts.Arch, Features, TO, Reloc::PIC_, std::nullopt, CodeGenOptLevel::Aggressive));
   if (!TM)
@@ -231,6 +234,11 @@ Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &
   LLVMInitializeNVPTXTarget();
   LLVMInitializeNVPTXTargetMC();
   LLVMInitializeNVPTXAsmPrinter();
+
+  // Refused before any work: LLVM would only warn about a CPU it does not
+  // know and emit PTX that ptxas then rejects.
+  if (!findGpuTarget(Opts.Arch))
+    return makeError(unknownTargetMessage(Opts.Arch));
 
   LLVMContext Ctx;
   std::map<std::string, unsigned> EntryCopies;
@@ -315,7 +323,8 @@ Error oxide::assemblePtx(DeviceImage &Image, const LinkerOptions &Opts) {
   // With device debug info the driver's JIT must compile the PTX (it keeps
   // what cuda-gdb and compute-sanitizer read); a cubin from plain ptxas has
   // none of it.
-  unsigned Sm = smNumber(Opts.Arch);
+  const GpuTarget *Target = findGpuTarget(Opts.Arch);
+  unsigned Sm = Target ? Target->SM : 0;
   if (RC == 0 && Sm > 0 && !DeviceDebugInfoPass::keepsDebugInfo(Opts.DeviceDebug))
     if (auto Cubin = MemoryBuffer::getFile(Out, /*IsText=*/false, /*RequiresNullTerminator=*/false)) {
       Image.Cubin = (*Cubin)->getBuffer().str();

@@ -63,11 +63,11 @@ struct PtxScope {
   SyncScope::ID Id;
 };
 
-PtxScope ptxScope(LLVMContext &Ctx, SyncScope::ID Id, unsigned TargetSM) {
+PtxScope ptxScope(LLVMContext &Ctx, SyncScope::ID Id, bool HasClusters) {
   StringRef Name = Ctx.getSyncScopeName(Id).value_or("");
   if (Id == SyncScope::SingleThread || Name == "block")
     return {"cta", Ctx.getOrInsertSyncScopeID("block")};
-  if (Name == "cluster" && (TargetSM == 0 || TargetSM >= 90))
+  if (Name == "cluster" && HasClusters)
     return {"cluster", Ctx.getOrInsertSyncScopeID("cluster")};
   if (Name == "device" || Name == "cluster")
     return {"gpu", Ctx.getOrInsertSyncScopeID("device")};
@@ -170,11 +170,11 @@ AtomicOrdering failureOrdering(AtomicOrdering O) {
 
 class AtomicRewriter {
 public:
-  AtomicRewriter(Module &M, unsigned TargetSM)
-      : Ctx(M.getContext()), DL(M.getDataLayout()), TargetSM(TargetSM) {}
+  AtomicRewriter(Module &M, bool HasClusters)
+      : Ctx(M.getContext()), DL(M.getDataLayout()), HasClusters(HasClusters) {}
 
   bool rewrite(AtomicRMWInst &I) {
-    PtxScope Scope = ptxScope(Ctx, I.getSyncScopeID(), TargetSM);
+    PtxScope Scope = ptxScope(Ctx, I.getSyncScopeID(), HasClusters);
     if (I.getOrdering() == AtomicOrdering::Monotonic && Scope.Name == "gpu")
       return false; // what the backend emits: atom.<op> is .relaxed.gpu
     if (std::optional<NativeAtom> Atom = nativeAtom(I, DL)) {
@@ -191,7 +191,7 @@ public:
 private:
   LLVMContext &Ctx;
   const DataLayout &DL;
-  unsigned TargetSM;
+  bool HasClusters;
 
   /// The state space an address is known to be in: its own address space,
   /// or, for a generic pointer, that of what it is derived from: a shared or
@@ -341,9 +341,9 @@ private:
 } // namespace
 
 PreservedAnalyses LowerAtomicsPass::run(Module &M, ModuleAnalysisManager &) {
-  AtomicRewriter Rewriter(M, TargetSM);
+  bool HasClusters = !Target || Target->has(feature::Clusters);
+  AtomicRewriter Rewriter(M, HasClusters);
   LLVMContext &Ctx = M.getContext();
-  bool HasClusters = TargetSM == 0 || TargetSM >= 90;
   SyncScope::ID Cluster = Ctx.getOrInsertSyncScopeID("cluster");
   SyncScope::ID Device = Ctx.getOrInsertSyncScopeID("device");
   SmallVector<AtomicRMWInst *> Atomics;
@@ -354,8 +354,8 @@ PreservedAnalyses LowerAtomicsPass::run(Module &M, ModuleAnalysisManager &) {
         Atomics.push_back(RMW);
         continue;
       }
-      // Before sm_90 there are no clusters and the backend rejects the
-      // scope: a cluster is then at most the whole GPU.
+      // A target without clusters (Targets.def) has no such scope and the
+      // backend rejects it: a cluster is then at most the whole GPU.
       if (!HasClusters && getAtomicSyncScopeID(&I) == Cluster) {
         if (auto *L = dyn_cast<LoadInst>(&I))
           L->setSyncScopeID(Device);

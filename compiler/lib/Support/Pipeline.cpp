@@ -53,16 +53,6 @@ void registerOxidePasses(PassBuilder &PB, PassInstrumentationCallbacks &PIC, con
 
 } // namespace
 
-unsigned oxide::smNumber(StringRef Arch) {
-  unsigned N = 0;
-  if (!Arch.consume_front("sm_"))
-    return 0;
-  Arch.consume_back("a");
-  return Arch.getAsInteger(10, N) ? 0 : N;
-}
-
-bool oxide::isArchSpecific(StringRef Arch) { return smNumber(Arch) != 0 && Arch.ends_with("a"); }
-
 DevicePipeline::DevicePipeline(LLVMContext &Ctx, TargetMachine *TM, PassOptions O)
     : Opts(std::move(O)), SI(Ctx, /*DebugLogging=*/false, VerifyEach),
       PB(TM, PipelineTuningOptions(), std::nullopt, &PIC) {

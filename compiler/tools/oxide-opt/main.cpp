@@ -37,7 +37,8 @@ static cl::opt<bool> RewritePtx("rewrite-ptxas-hazards",
 static cl::list<std::string> Libraries("library",
                                       cl::desc("an rlib, bitcode or IR file link-library-bitcode may "
                                                "link from (repeatable, in link order)"));
-static cl::opt<std::string> Arch("arch", cl::init("sm_80"), cl::desc("sm_XX the kernels target"));
+static cl::opt<std::string> Arch("arch", cl::init(std::string(oxide::DefaultTargetName)),
+                                 cl::desc("the GPU target of Targets.def the kernels are built for"));
 
 int main(int argc, char **argv) {
   InitLLVM X(argc, argv);
@@ -45,6 +46,10 @@ int main(int argc, char **argv) {
   DiagnosticSink Diags;
   LinkerOptions Opts = LinkerOptions::fromEnvironment();
   Opts.Arch = Arch;
+  if (!findGpuTarget(Opts.Arch)) {
+    errs() << "oxide-opt: " << unknownTargetMessage(Opts.Arch) << "\n";
+    return 1;
+  }
   Opts.Libraries.assign(Libraries.begin(), Libraries.end());
 
   if (RewritePtx) {
