@@ -72,6 +72,16 @@ macro_rules! device_repr {
 }
 device_repr!(u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize, f32, f64, ());
 
+// SAFETY: `repr(transparent)` over u16/u32, and every bit pattern is a value
+// (NaNs included).
+unsafe impl DeviceRepr for cuda_device::half::f16 {}
+// SAFETY: as for f16.
+unsafe impl DeviceRepr for cuda_device::half::bf16 {}
+// SAFETY: as for f16.
+unsafe impl DeviceRepr for cuda_device::half::f16x2 {}
+// SAFETY: as for f16.
+unsafe impl DeviceRepr for cuda_device::half::bf16x2 {}
+
 // SAFETY: an array of such elements accepts any bytes element by element.
 unsafe impl<T: DeviceRepr, const N: usize> DeviceRepr for [T; N] {}
 // SAFETY: `Wrapping<T>` is `repr(transparent)` over `T`.
