@@ -37,7 +37,8 @@ use crate::error::{DriverError, ErrorKind};
 /// Any sequence of `size_of::<Self>()` initialised bytes (for example all
 /// zeros, or whatever a kernel wrote) must be a valid value of `Self`, and
 /// the type must not own resources (it is copied bytewise and never dropped).
-/// Integers, floats, and arrays, tuples and `#[repr(C)]` structs of them
+/// Integers, floats (with `cuda_device::half`'s `f16`, `bf16` and their
+/// packed pairs), and arrays, tuples and `#[repr(C)]` structs of them
 /// qualify; `bool`, `char`, enums, references, pointers to host data and
 /// `NonZero*` do not. For your own struct of such fields:
 ///
