@@ -33,7 +33,7 @@ for toolchain in stable nightly; do
     # Programs whose kernels run core's arithmetic and formatting, which the
     # two profiles compile differently (overflow checks, debug assertions,
     # generic instances shared between crates), and half_precision, whose
-    # f16 instructions O3 merges and moves only in release: also a release build.
+    # f16 wrappers rustc inlines and folds differently in release: also a release build.
     case "$pkg" in conformance|int_edges|core_paths|half_precision)
       echo "== $toolchain: $pkg (release, ${own:-$arch})"
       CARGO_TARGET_DIR="$root/target/$toolchain" \
