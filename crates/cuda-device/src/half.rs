@@ -1,5 +1,6 @@
 //! Half precision: [`f16`] (IEEE 754 binary16), [`bf16`] (bfloat16) and their
-//! packed pairs [`f16x2`] and [`bf16x2`], for kernels and host code alike.
+//! packed pairs [`f16x2`] and [`bf16x2`], for kernels and host code alike,
+//! and atomic adds of pairs ([`AtomicF16x2`], [`AtomicBF16x2`]) in kernels.
 //!
 //! Each type is a `u16` (`u32` for a pair) with the format's bits, so a
 //! `DeviceBuffer<f16>` holds what CUDA C++'s `__half` arrays hold and what
@@ -39,7 +40,9 @@
 //! value rounded once). They are `PureAsm` stubs (Stubs.def), so the
 //! optimiser merges and moves them like arithmetic. bf16 needs sm_80; f16
 //! works on every architecture oxide builds for, except the f32-pair
-//! conversion [`f16x2::from_f32s`], which needs sm_80 as well.
+//! conversion [`f16x2::from_f32s`], which needs sm_80 as well. The atomics
+//! are `atom.add.noftz.f16x2` and `.bf16x2` (sm_90), relaxed at device
+//! scope; on the CPU emulator they are host atomics around the CPU model.
 //!
 //! Division has no PTX instruction: it is an f32 division for f16 (exact
 //! after one rounding, see [`model`]) and an f64 division for bf16, then one
@@ -65,6 +68,7 @@
 pub mod model;
 
 use crate::stubs;
+use core::cell::UnsafeCell;
 use core::cmp::Ordering;
 use core::fmt;
 use core::ops::{Add, AddAssign, Div, DivAssign, Mul, MulAssign, Neg, Sub, SubAssign};
@@ -577,3 +581,83 @@ pair!(f16x2, f16, __oxide_stub_f16x2_add, __oxide_stub_f16x2_mul, __oxide_stub_f
     __oxide_stub_f16x2_from_f32, __oxide_stub_f16x2_from_f32_rz);
 pair!(bf16x2, bf16, __oxide_stub_bf16x2_add, __oxide_stub_bf16x2_mul, __oxide_stub_bf16x2_fma,
     __oxide_stub_bf16x2_from_f32, __oxide_stub_bf16x2_from_f32_rz);
+
+macro_rules! atomic_pair {
+    ($(#[$doc:meta])* $name:ident, $t:ident, $stub:ident) => {
+        $(#[$doc])*
+        #[repr(C, align(4))]
+        pub struct $name {
+            value: UnsafeCell<$t>,
+        }
+
+        // SAFETY: every access through a shared reference is atomic.
+        unsafe impl Sync for $name {}
+
+        impl $name {
+            /// A new atomic holding `value`.
+            pub const fn new(value: $t) -> Self {
+                Self { value: UnsafeCell::new(value) }
+            }
+
+            /// The atomic at `ptr`: an element of a device buffer or of a
+            /// shared array, for example.
+            ///
+            /// # Safety
+            /// `ptr` is valid for reads and writes for `'a`, aligned to 4
+            /// bytes, and every access to it during `'a` is atomic.
+            #[inline(always)]
+            pub const unsafe fn from_ptr<'a>(ptr: *mut $t) -> &'a Self {
+                // SAFETY: same layout as the value; the caller vouches for the rest.
+                unsafe { &*(ptr as *const Self) }
+            }
+
+            /// A pointer to the value.
+            #[inline(always)]
+            pub const fn as_ptr(&self) -> *mut $t {
+                self.value.get()
+            }
+
+            /// The value, through exclusive access (no atomic needed).
+            #[inline(always)]
+            pub fn get_mut(&mut self) -> &mut $t {
+                self.value.get_mut()
+            }
+
+            /// The value, consuming the atomic.
+            #[inline(always)]
+            pub fn into_inner(self) -> $t {
+                self.value.into_inner()
+            }
+
+            /// Adds `value` to both lanes in one atomic instruction, each
+            /// lane rounded to nearest even (subnormals kept), and returns
+            /// the pair it replaced. Relaxed, at device scope: order it
+            /// against other memory with [`crate::fence`].
+            #[inline(always)]
+            pub fn fetch_add(&self, value: $t) -> $t {
+                $t(stubs::$stub(self.as_ptr() as usize as u64, value.0))
+            }
+
+            /// Loads the pair (relaxed).
+            #[inline(always)]
+            pub fn load(&self) -> $t {
+                // SAFETY: a live atomic's value, 4-byte aligned, only
+                // accessed atomically.
+                let bits = unsafe { core::sync::atomic::AtomicU32::from_ptr(self.as_ptr() as *mut u32) };
+                $t(bits.load(core::sync::atomic::Ordering::Relaxed))
+            }
+        }
+    };
+}
+
+atomic_pair!(
+    /// An [`f16x2`] that threads add to atomically (`atom.add.noftz.f16x2`,
+    /// CUDA's `atomicAdd(__half2*)`); the order of concurrent adds decides
+    /// the rounding, as on the GPU.
+    AtomicF16x2, f16x2, __oxide_stub_f16x2_atomic_add
+);
+atomic_pair!(
+    /// A [`bf16x2`] that threads add to atomically
+    /// (`atom.add.noftz.bf16x2`, sm_90).
+    AtomicBF16x2, bf16x2, __oxide_stub_bf16x2_atomic_add
+);

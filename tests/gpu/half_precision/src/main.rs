@@ -7,16 +7,18 @@
 //! same `ops::evaluate` the host does. Results must match bit for bit; an
 //! exact widening of a NaN (`cvt.f32.f16`) only has to be a NaN, its payload
 //! being the hardware's choice. A second kernel takes `DeviceBuffer<f16>`s
-//! and an `f16` argument directly.
+//! and an `f16` argument directly; a third adds pairs atomically
+//! (`atom.add.noftz.f16x2`/`.bf16x2`) with values whose sums are exact, so
+//! the result does not depend on the order of the adds.
 //!
 //! Prints one line per operation, then `N results matched` (exit 0), or
 //! every mismatching operation with its first failing input (exit 1).
-//! Needs sm_80 (bf16 and the packed conversions).
+//! Needs sm_90 (the bf16x2 atomic add; bf16 and the packed conversions need sm_80).
 
 mod ops;
 
 use cuda_core::{CudaContext, DeviceBuffer, LaunchConfig};
-use cuda_device::half::{bf16, f16};
+use cuda_device::half::{bf16, bf16x2, f16, f16x2, AtomicBF16x2, AtomicF16x2};
 use cuda_device::{kernel, thread, DisjointSlice};
 use cuda_host::{cuda_launch, load_kernel_module};
 use ops::{Check, Shape};
@@ -38,6 +40,26 @@ pub fn scale_f16(input: &[f16], scale: f16, bias: f16, mut out: DisjointSlice<f1
     let idx = thread::index_1d();
     if let Some(o) = out.get_mut(idx) {
         *o = input[idx.get()].mul_add(scale, bias);
+    }
+}
+
+/// Thread `i` adds pair `i` into cell `i % cells` of each buffer, atomically.
+#[kernel]
+pub fn accumulate(
+    halves: &[f16x2],
+    brains: &[bf16x2],
+    cells: usize,
+    mut f16_cells: DisjointSlice<f16x2>,
+    mut bf16_cells: DisjointSlice<bf16x2>,
+) {
+    let i = thread::index_1d().get();
+    if i < halves.len() {
+        // SAFETY: the host sized both buffers to `cells` pairs; during the
+        // launch they are only accessed through these atomics.
+        unsafe {
+            AtomicF16x2::from_ptr(f16_cells.as_mut_ptr().add(i % cells)).fetch_add(halves[i]);
+            AtomicBF16x2::from_ptr(bf16_cells.as_mut_ptr().add(i % cells)).fetch_add(brains[i]);
+        }
     }
 }
 
@@ -200,6 +222,50 @@ fn run() -> Result<bool, Box<dyn std::error::Error>> {
         failed = true;
         println!("FAIL  DeviceBuffer<f16> mul_add: {}", wrong.join(", "));
     }
+    // Atomic adds: 512 threads into 8 cells, small multiples of 1/4 (f16)
+    // and whole numbers (bf16), so every partial sum is exact.
+    let (threads, cells) = (512usize, 8usize);
+    let halves: Vec<f16x2> = (0..threads)
+        .map(|i| f16x2::new(f16::from_f32(0.5 * (i % 3 + 1) as f32), f16::from_f32(-0.25 * (i % 5 + 1) as f32)))
+        .collect();
+    let brains: Vec<bf16x2> =
+        (0..threads).map(|i| bf16x2::new(bf16::from_f32((i % 2 + 1) as f32), bf16::NEG_ONE)).collect();
+    let halves_dev = DeviceBuffer::from_host(&stream, &halves)?;
+    let brains_dev = DeviceBuffer::from_host(&stream, &brains)?;
+    let mut f16_cells = DeviceBuffer::<f16x2>::zeroed(&stream, cells)?;
+    let mut bf16_cells = DeviceBuffer::<bf16x2>::zeroed(&stream, cells)?;
+    cuda_launch! {
+        kernel: accumulate, stream: stream, module: module,
+        config: LaunchConfig::for_num_elems(threads as u32),
+        args: [slice(halves_dev), slice(brains_dev), cells, slice_mut(f16_cells), slice_mut(bf16_cells)]
+    }?;
+    let (f16_got, bf16_got) = (f16_cells.to_host_vec(&stream)?, bf16_cells.to_host_vec(&stream)?);
+    let mut atomic_ok = true;
+    for c in 0..cells {
+        let lanes = |i: usize| (halves[i].to_f32s(), brains[i].to_f32s());
+        let (mut h, mut b) = ((0.0f64, 0.0f64), (0.0f64, 0.0f64));
+        for i in (c..threads).step_by(cells) {
+            let ((h0, h1), (b0, b1)) = lanes(i);
+            h = (h.0 + h0 as f64, h.1 + h1 as f64);
+            b = (b.0 + b0 as f64, b.1 + b1 as f64);
+        }
+        let h_want = f16x2::new(f16::from_f64(h.0), f16::from_f64(h.1));
+        let b_want = bf16x2::new(bf16::from_f64(b.0), bf16::from_f64(b.1));
+        if f16_got[c].to_bits() != h_want.to_bits() || bf16_got[c].to_bits() != b_want.to_bits() {
+            atomic_ok = false;
+            println!(
+                "FAIL  atomic add cell {c}: GPU {:?} {:?}, exact {:?} {:?}",
+                f16_got[c], bf16_got[c], h_want, b_want
+            );
+        }
+    }
+    if atomic_ok {
+        matched += 2 * cells;
+        println!("ok    {:<30} {} results", "AtomicF16x2/AtomicBF16x2 add", 2 * cells);
+    } else {
+        failed = true;
+    }
+
     // One sanity line a reader can check by hand.
     println!("      f16 0.1 = {:#06x}, bf16 1/3 = {:#06x}", f16::from_f32(0.1).to_bits(), bf16::from_f64(1.0 / 3.0).to_bits());
 
