@@ -64,7 +64,6 @@
 //! and keep a NaN's payload, as the GPU's `neg` and `abs` do; everything that
 //! rounds returns the canonical NaN.
 
-#[doc(hidden)]
 pub mod model;
 
 use crate::stubs;
