@@ -46,7 +46,8 @@
 //!
 //! Division has no PTX instruction: it is an f32 division for f16 (exact
 //! after one rounding, see [`model`]) and an f64 division for bf16, then one
-//! conversion. Widening a bf16 is a shift, and narrowing an f64 to bf16 is
+//! conversion. A square root is `sqrt.rn.f32` between conversions (exact
+//! for both formats, by the same argument). Widening a bf16 is a shift, and narrowing an f64 to bf16 is
 //! integer code (`cvt.rn.bf16.f64` needs sm_90); both are the same Rust on
 //! the host and the device.
 //!
@@ -333,6 +334,13 @@ impl f16 {
         stubs::__oxide_stub_f16_to_f64(self.0)
     }
 
+    /// The square root, rounded once (f32's `sqrt.rn` between exact
+    /// conversions; NaN for a negative value, −0.0 for −0.0).
+    #[inline(always)]
+    pub fn sqrt(self) -> Self {
+        Self(stubs::__oxide_stub_f16_sqrt(self.0))
+    }
+
     /// `self * a + b` rounded once (`fma.rn.f16`).
     #[inline(always)]
     pub fn mul_add(self, a: Self, b: Self) -> Self {
@@ -417,6 +425,13 @@ impl bf16 {
     #[inline(always)]
     fn widen_to_f64(self) -> f64 {
         self.to_f32() as f64
+    }
+
+    /// The square root, rounded once (f32's `sqrt.rn` between exact
+    /// conversions; NaN for a negative value, −0.0 for −0.0).
+    #[inline(always)]
+    pub fn sqrt(self) -> Self {
+        Self(stubs::__oxide_stub_bf16_sqrt(self.0))
     }
 
     /// `self * a + b` rounded once (`fma.rn.bf16`).

@@ -349,3 +349,36 @@ fn packed_lanes_match_scalars() {
     assert_eq!(bf16x2::from_f32s(1.0, 3.0).to_f32s(), (1.0, 3.0));
     assert_eq!(bf16x2::from_f32s(1.0, 3.0).to_bits(), cuda_device::wgmma::pack_bf16x2(1.0, 3.0));
 }
+
+/// Every pattern of both formats: the root `r` of `x` is correct when `x`
+/// lies between the squares of the midpoints around `r` (exact in f64: a
+/// midpoint has at most 12 significant bits), a tie going to the even `r`.
+#[test]
+fn every_square_root_is_correctly_rounded() {
+    for fmt in [F16, BF16] {
+        for bits in 0..=u16::MAX {
+            let r = if fmt.frac == 10 { f16::from_bits(bits).sqrt().to_bits() } else { bf16::from_bits(bits).sqrt().to_bits() };
+            let exponent_field = bits & fmt.exp_mask;
+            let nan = exponent_field == fmt.exp_mask && bits & !fmt.exp_mask & 0x7fff != 0;
+            if nan || (bits & 0x8000 != 0 && bits != 0x8000) {
+                assert_eq!(r, 0x7fff, "sqrt({bits:#06x})");
+                continue;
+            }
+            if bits == 0 || bits == 0x8000 || bits == fmt.exp_mask {
+                assert_eq!(r, bits, "sqrt({bits:#06x})");
+                continue;
+            }
+            let x = decode(fmt, bits);
+            let v = decode(fmt, r);
+            let below = if r == 0 { 0.0 } else { decode(fmt, r - 1) };
+            let above = decode(fmt, r + 1);
+            let (low, high) = (((below + v) / 2.0).powi(2), ((v + above) / 2.0).powi(2));
+            assert!(low <= x && x <= high, "sqrt({bits:#06x}) = {r:#06x}");
+            if x == low || x == high {
+                assert_eq!(r & 1, 0, "sqrt({bits:#06x}): a tie goes to even");
+            }
+        }
+    }
+    assert_eq!(f16::from_f32(2.25).sqrt().to_f32(), 1.5);
+    assert_eq!(bf16::from_f32(-0.0).sqrt().to_bits(), 0x8000);
+}

@@ -200,6 +200,40 @@ fn fused(fmt: Format, a: u16, b: u16, c: u16) -> u16 {
     narrow(fmt, odd, Mode::NearestEven)
 }
 
+/// The square root of `h` rounded once to nearest even in `fmt`: the
+/// significand's integer square root with its inexactness folded into the
+/// last bit (round-to-odd, far more than `p + 2` bits), then rounded.
+fn root(fmt: Format, h: u16) -> u16 {
+    let x = widen(fmt, h);
+    if x.is_nan() || x < 0.0 {
+        return CANONICAL_NAN;
+    }
+    if x == 0.0 || x.is_infinite() {
+        return h; // sqrt(±0) = ±0, sqrt(+inf) = +inf
+    }
+    // x = significand * 2^exponent, exactly (a nonzero f16/bf16 value is an
+    // f64 normal); scaled so the exponent is even and the significand fills
+    // 63 or 64 bits.
+    let bits = x.to_bits();
+    let significand = (bits & ((1 << 52) - 1)) | 1 << 52;
+    let exponent = ((bits >> 52) & 0x7ff) as i32 - 1075;
+    let shift = if (exponent - 10).rem_euclid(2) == 0 { 10 } else { 11 };
+    let scaled = significand << shift;
+    let floor = scaled.isqrt();
+    let odd = if floor * floor == scaled { floor } else { floor | 1 };
+    narrow(fmt, odd as f64 * pow2((exponent - shift) / 2), Mode::NearestEven)
+}
+
+/// `sqrt.rn.f32` between conversions, for f16.
+pub(crate) fn f16_sqrt(a: u16) -> u16 {
+    root(F16, a)
+}
+
+/// `sqrt.rn.f32` between conversions, for bf16.
+pub(crate) fn bf16_sqrt(a: u16) -> u16 {
+    root(BF16, a)
+}
+
 fn lanes(x: u32) -> (u16, u16) {
     (x as u16, (x >> 16) as u16)
 }

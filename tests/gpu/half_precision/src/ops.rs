@@ -113,6 +113,7 @@ table! {
     "f16 -", Shape::F16(2), Bits => |x, y, z| (h(x) - h(y)).to_bits() as u64,
     "f16 *", Shape::F16(2), Bits => |x, y, z| (h(x) * h(y)).to_bits() as u64,
     "f16 /", Shape::F16(2), Bits => |x, y, z| (h(x) / h(y)).to_bits() as u64,
+    "f16 sqrt", Shape::F16(1), Bits => |x, y, z| h(x).sqrt().to_bits() as u64,
     "f16 neg", Shape::F16(1), Bits => |x, y, z| (-h(x)).to_bits() as u64,
     "f16 compound", Shape::F16(2), Bits => |x, y, z| {
         let mut v = h(x);
@@ -137,6 +138,7 @@ table! {
     "bf16 -", Shape::BF16(2), Bits => |x, y, z| (b(x) - b(y)).to_bits() as u64,
     "bf16 *", Shape::BF16(2), Bits => |x, y, z| (b(x) * b(y)).to_bits() as u64,
     "bf16 /", Shape::BF16(2), Bits => |x, y, z| (b(x) / b(y)).to_bits() as u64,
+    "bf16 sqrt", Shape::BF16(1), Bits => |x, y, z| b(x).sqrt().to_bits() as u64,
     "bf16 mul_add", Shape::BF16(3), Bits => |x, y, z| b(x).mul_add(b(y), b(z)).to_bits() as u64,
     "bf16 == < <= partial_cmp", Shape::BF16(2), Bits => |x, y, z| {
         let (p, q) = (b(x), b(y));
