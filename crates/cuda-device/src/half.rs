@@ -1,4 +1,4 @@
-//! Half precision: [`f16`] (IEEE 754 binary16), [`bf16`] (bfloat16) and their
+//! Half precision: [`f16`](struct@f16) (IEEE 754 binary16), [`bf16`] (bfloat16) and their
 //! packed pairs [`f16x2`] and [`bf16x2`], for kernels and host code alike,
 //! and atomic adds of pairs ([`AtomicF16x2`], [`AtomicBF16x2`]) in kernels.
 //!
@@ -87,7 +87,7 @@ pub struct f16(u16);
 #[repr(transparent)]
 pub struct bf16(u16);
 
-/// Two [`f16`] in one 32-bit word, lane 0 in bits 0–15 (CUDA's `__half2`);
+/// Two [`f16`](struct@f16) in one 32-bit word, lane 0 in bits 0–15 (CUDA's `__half2`);
 /// its arithmetic is one paired instruction for both lanes.
 #[allow(non_camel_case_types)]
 #[derive(Clone, Copy, Default)]
@@ -101,7 +101,7 @@ pub struct f16x2(u32);
 #[repr(transparent)]
 pub struct bf16x2(u32);
 
-/// How [`f16::from_f32_rounded`] and [`bf16::from_f32_rounded`] round a value
+/// How `f16::from_f32_rounded` and `bf16::from_f32_rounded` round a value
 /// the format cannot hold (PTX's `cvt` rounding modifiers).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Rounding {

@@ -16,7 +16,7 @@
 //! - Ampere and Hopper features: [`cp_async`], [`cluster`], [`matrix`]
 //!   (`ldmatrix`/`stmatrix`), [`warpgroup`] (`setmaxnreg`), [`mbarrier`],
 //!   [`tma`], [`wgmma`];
-//! - half precision ([`half`](mod@half)): [`f16`], [`bf16`] and the packed
+//! - half precision ([`half`](mod@half)): [`f16`](struct@f16), [`bf16`] and the packed
 //!   `f16x2`/`bf16x2`, with the GPU's own conversions and paired arithmetic
 //!   and a bit-exact CPU model on the host;
 //! - the attributes `#[kernel]`, `#[device]`, `#[constant]` (from
