@@ -23,6 +23,8 @@ pub enum Shape {
     F16x2(u8),
     /// Two or three packed pairs of bf16.
     BF16x2(u8),
+    /// Every one of the 65,536 patterns (`x`).
+    AllPatterns,
 }
 
 /// Whether the result is an exact widening, whose NaN payload the GPU may
@@ -31,7 +33,8 @@ pub enum Shape {
 pub enum Check {
     /// The bits must match.
     Bits,
-    /// An f32 result: equal bits, or both NaN.
+    /// An f32 result in the low word (equal bits, or both NaN); the high
+    /// word, if any, equal.
     F32,
     /// An f64 result: equal bits, or both NaN.
     F64,
@@ -144,6 +147,12 @@ table! {
         let (p, q) = (b(x), b(y));
         (p == q) as u64 | ((p < q) as u64) << 1 | ((p <= q) as u64) << 2 | ((p > q) as u64) << 3 | (p.partial_cmp(&q).is_none() as u64) << 4
     },
+    "f16 every pattern to_f32, back", Shape::AllPatterns, F32 => |x, y, z| {
+        let wide = h(x).to_f32();
+        wide.to_bits() as u64 | (f16::from_f32(wide).to_bits() as u64) << 32
+    },
+    "f16 every pattern sqrt", Shape::AllPatterns, Bits => |x, y, z| h(x).sqrt().to_bits() as u64,
+    "bf16 every pattern sqrt", Shape::AllPatterns, Bits => |x, y, z| b(x).sqrt().to_bits() as u64,
     "f16x2::from_f32s", Shape::F32Pair, Bits => |x, y, z| f16x2::from_f32s(f(x), f(y)).to_bits() as u64,
     "f16x2::from_f32s_toward_zero", Shape::F32Pair, Bits => |x, y, z| f16x2::from_f32s_toward_zero(f(x), f(y)).to_bits() as u64,
     "f16x2::to_f32s", Shape::F16x2(1), F32Pair => |x, y, z| f32s(h2(x).to_f32s()),
