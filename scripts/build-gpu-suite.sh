@@ -32,8 +32,9 @@ for toolchain in stable nightly; do
     strip --strip-debug "$carry/$toolchain/$pkg"  # smaller to carry; the kernel table needs no debug info
     # Programs whose kernels run core's arithmetic and formatting, which the
     # two profiles compile differently (overflow checks, debug assertions,
-    # generic instances shared between crates): also a release build.
-    case "$pkg" in conformance|int_edges|core_paths)
+    # generic instances shared between crates), and half_precision, whose
+    # f16 wrappers rustc inlines and folds differently in release: also a release build.
+    case "$pkg" in conformance|int_edges|core_paths|half_precision)
       echo "== $toolchain: $pkg (release, ${own:-$arch})"
       CARGO_TARGET_DIR="$root/target/$toolchain" \
         cargo "+$toolchain" oxide build "$(basename "$dir")" --release --arch "${own:-$arch}"

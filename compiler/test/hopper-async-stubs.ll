@@ -17,7 +17,7 @@ declare void @__oxide_stub_fence_proxy_async_shared()
 declare void @__oxide_stub_wgmma_fence()
 declare void @__oxide_stub_wgmma_commit_group()
 declare void @__oxide_stub_wgmma_wait_group_1()
-declare i32 @__oxide_stub_cvt_bf16x2_f32(float, float)
+declare i32 @__oxide_stub_bf16x2_from_f32(float, float)
 
 define ptx_kernel void @pipeline(ptr %out, i64 %map, i32 %dst, i32 %bar, i32 %x, i32 %y, float %f) {
   call void @__oxide_stub_mbarrier_arrive_expect_tx(i32 %bar, i32 16384)
@@ -31,7 +31,7 @@ define ptx_kernel void @pipeline(ptr %out, i64 %map, i32 %dst, i32 %bar, i32 %x,
   call void @__oxide_stub_tma_store_3d(i64 %map, i32 %dst, i32 %x, i32 %y, i32 %done)
   call void @__oxide_stub_bulk_commit_group()
   call void @__oxide_stub_bulk_wait_group_read_0()
-  %h = call i32 @__oxide_stub_cvt_bf16x2_f32(float %f, float %f)
+  %h = call i32 @__oxide_stub_bf16x2_from_f32(float %f, float %f)
   store i32 %h, ptr %out
   ret void
 }

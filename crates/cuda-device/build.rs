@@ -105,6 +105,8 @@ fn host_fallback(stub: &Stub, params: &str) -> String {
         ("Identity", _) => format!("{unused}{}", names[0]),
         // Markers for the device linker: the index itself, emulated or not.
         ("Marker", _) => format!("{unused}{}", names[0]),
+        // Arithmetic: the CPU model of the instruction, emulated or not.
+        ("PureAsm", name) => format!("crate::half::model::{name}({})", names.join(", ")),
         _ => format!("{unused}crate::host::not_on_device(\"{}\")", stub.name),
     }
 }
@@ -112,7 +114,9 @@ fn host_fallback(stub: &Stub, params: &str) -> String {
 /// Whether the stub has no emulator hook: its host body is the same in and
 /// out of an emulated launch.
 fn without_hook(stub: &Stub) -> bool {
-    stub.kind == "Marker" || (stub.kind == "Special" && (stub.name == "param_layout" || stub.name == "launch_bounds"))
+    stub.kind == "Marker"
+        || stub.kind == "PureAsm"
+        || (stub.kind == "Special" && (stub.name == "param_layout" || stub.name == "launch_bounds"))
 }
 
 fn render(stub: &Stub) -> String {

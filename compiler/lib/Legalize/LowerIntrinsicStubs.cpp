@@ -10,6 +10,11 @@
 // with their first argument, and then deletes the stubs. `InlineAsm` entries
 // become a call of the table's PTX template with its constraint string
 // instead, for instructions LLVM 22 has no intrinsic for (wgmma, …).
+// `PureAsm` entries become the same kind of call without side effects and
+// not convergent, reading and writing no memory: arithmetic LLVM 22 can only
+// reach through `half`/`bfloat` types that Rust's stable toolchain cannot
+// spell (f16/bf16 add, fma, cvt), which O3 may then merge, hoist or delete
+// like any other arithmetic.
 // `Marker` entries keep their calls: the stub becomes a declaration that
 // reads and writes no memory and is not convergent (MarkerAttr), so O3 may
 // move, merge or delete its calls like arithmetic, and a pass after O3 reads
@@ -41,7 +46,17 @@ using namespace oxide;
 
 namespace {
 
-enum class StubKind { Intrinsic, Convergent, ConvergentField1, Function, Special, InlineAsm, Identity, Marker };
+enum class StubKind {
+  Intrinsic,
+  Convergent,
+  ConvergentField1,
+  Function,
+  Special,
+  InlineAsm,
+  PureAsm,
+  Identity,
+  Marker
+};
 
 struct StubEntry {
   StringRef Name;
@@ -273,7 +288,10 @@ private:
 
   /// Replaces the calls with the entry's PTX template. The stub's own type
   /// is the asm's type: its arguments are the inputs, its result the output.
+  /// A `PureAsm` template is a function of its operands alone: no side
+  /// effect, no memory, no convergence, so O3 treats it as arithmetic.
   bool emitInlineAsm(Function &F, const StubEntry &Stub) {
+    bool Pure = Stub.Kind == StubKind::PureAsm;
     FunctionType *Ty = F.getFunctionType();
     if (Error E = InlineAsm::verify(Ty, Stub.Immediates)) {
       Diags.error({("stub `" + Stub.Name + "` has constraints \"" + Stub.Immediates +
@@ -284,12 +302,18 @@ private:
       return false;
     }
     InlineAsm *Asm = InlineAsm::get(Ty, Stub.IntrinsicName, Stub.Immediates,
-                                    /*hasSideEffects=*/true);
+                                    /*hasSideEffects=*/!Pure);
     for (CallInst *C : callsTo(F)) {
       IRBuilder<> B(C);
       SmallVector<Value *> Args(C->arg_begin(), C->arg_end());
       CallInst *New = B.CreateCall(Ty, Asm, Args);
-      New->addFnAttr(Attribute::Convergent);
+      if (Pure) {
+        New->setDoesNotAccessMemory();
+        New->setDoesNotThrow();
+        New->addFnAttr(Attribute::WillReturn);
+      } else {
+        New->addFnAttr(Attribute::Convergent);
+      }
       New->setMetadata(StubAsmMetadata, MDNode::get(M.getContext(), {}));
       New->setDebugLoc(C->getDebugLoc());
       if (!C->getType()->isVoidTy())
@@ -366,7 +390,7 @@ private:
   bool rewriteCalls(Function &F, const StubEntry &Stub) {
     if (Stub.Kind == StubKind::Function)
       return redirectCalls(F, Stub);
-    if (Stub.Kind == StubKind::InlineAsm)
+    if (Stub.Kind == StubKind::InlineAsm || Stub.Kind == StubKind::PureAsm)
       return emitInlineAsm(F, Stub);
     Intrinsic::ID Id = Intrinsic::lookupIntrinsicID(Stub.IntrinsicName);
     if (Id == Intrinsic::not_intrinsic) {

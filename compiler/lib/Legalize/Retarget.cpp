@@ -14,7 +14,8 @@
 // make a barrier or warp collective depend on more control flow than the
 // source had. Intrinsics are left to their own attributes, and so are the
 // markers (Stubs.def kind Marker), pure declarations that only carry
-// operands to a pass after O3.
+// operands to a pass after O3, and so is the memory-free inline asm of
+// Stubs.def kind PureAsm (f16 arithmetic), which no thread waits on.
 //===----------------------------------------------------------------------===//
 #include "oxide/Abi.h"
 #include "oxide/Passes.h"
@@ -44,13 +45,18 @@ void stripHostAttributes(Function &F) {
 /// Intrinsics and markers keep the attributes they were declared with.
 bool keepsOwnAttributes(const Function &F) { return F.isIntrinsic() || F.hasFnAttribute(MarkerAttr); }
 
+/// Inline asm that touches no memory (LowerIntrinsicStubs' `PureAsm`: f16
+/// arithmetic) is a function of its operands, as an intrinsic is.
+bool isPureAsm(const CallBase &Call) { return Call.isInlineAsm() && Call.doesNotAccessMemory(); }
+
 void markConvergent(Function &F) {
   if (keepsOwnAttributes(F))
     return;
   F.addFnAttr(Attribute::Convergent);
   for (Instruction &I : instructions(F))
     if (auto *Call = dyn_cast<CallBase>(&I))
-      if (!Call->getCalledFunction() || !keepsOwnAttributes(*Call->getCalledFunction()))
+      if (!isPureAsm(*Call) &&
+          (!Call->getCalledFunction() || !keepsOwnAttributes(*Call->getCalledFunction())))
         Call->addFnAttr(Attribute::Convergent);
 }
 

@@ -46,7 +46,8 @@ use crate::stream_order::StreamOrder;
 /// Any sequence of `size_of::<Self>()` initialised bytes (for example all
 /// zeros, or whatever a kernel wrote) must be a valid value of `Self`, and
 /// the type must not own resources (it is copied bytewise and never dropped).
-/// Integers, floats, and arrays, tuples and `#[repr(C)]` structs of them
+/// Integers, floats (with `cuda_device::half`'s `f16`, `bf16` and their
+/// packed pairs), and arrays, tuples and `#[repr(C)]` structs of them
 /// qualify; `bool`, `char`, enums, references, pointers to host data and
 /// `NonZero*` do not. For your own struct of such fields:
 ///
@@ -80,6 +81,16 @@ macro_rules! device_repr {
     )*};
 }
 device_repr!(u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize, f32, f64, ());
+
+// SAFETY: `repr(transparent)` over u16/u32, and every bit pattern is a value
+// (NaNs included).
+unsafe impl DeviceRepr for cuda_device::half::f16 {}
+// SAFETY: as for f16.
+unsafe impl DeviceRepr for cuda_device::half::bf16 {}
+// SAFETY: as for f16.
+unsafe impl DeviceRepr for cuda_device::half::f16x2 {}
+// SAFETY: as for f16.
+unsafe impl DeviceRepr for cuda_device::half::bf16x2 {}
 
 // SAFETY: an array of such elements accepts any bytes element by element.
 unsafe impl<T: DeviceRepr, const N: usize> DeviceRepr for [T; N] {}

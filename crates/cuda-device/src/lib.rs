@@ -16,6 +16,9 @@
 //! - Ampere and Hopper features: [`cp_async`], [`cluster`], [`matrix`]
 //!   (`ldmatrix`/`stmatrix`), [`warpgroup`] (`setmaxnreg`), [`mbarrier`],
 //!   [`tma`], [`wgmma`];
+//! - half precision ([`half`](mod@half)): [`f16`](struct@f16), [`bf16`] and the packed
+//!   `f16x2`/`bf16x2`, with the GPU's own conversions and paired arithmetic
+//!   and a bit-exact CPU model on the host;
 //! - the attributes `#[kernel]`, `#[device]`, `#[constant]` (from
 //!   cuda-macros), and [`emulation`], the hooks the CPU emulator installs.
 //!
@@ -56,6 +59,7 @@ mod constant;
 mod disjoint;
 pub mod emulation;
 pub mod fence;
+pub mod half;
 mod host;
 pub mod mbarrier;
 pub mod printf;
@@ -69,6 +73,7 @@ pub use cuda_macros::{constant, device, kernel};
 pub use constant::Constant;
 pub use cuda_macros::{gpu_printf, gpu_println};
 pub use disjoint::DisjointSlice;
+pub use half::{bf16, f16};
 pub use shared::{dynamic_shared, SharedArray};
 pub use thread::ThreadIndex;
 

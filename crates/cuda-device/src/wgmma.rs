@@ -108,7 +108,7 @@ pub fn wait_group<const N: u32>() {
 /// 0–15, `hi` in 16–31 (`cvt.rn.bf16x2.f32`).
 #[inline(always)]
 pub fn pack_bf16x2(lo: f32, hi: f32) -> u32 {
-    stubs::__oxide_stub_cvt_bf16x2_f32(hi, lo)
+    stubs::__oxide_stub_bf16x2_from_f32(hi, lo)
 }
 
 macro_rules! mma {

@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use cuda_device::atomic::code;
 use cuda_device::emulation::Hooks;
+use cuda_device::half::{bf16x2, f16x2};
 
 use super::engine::{suspend_current, with_block, Arrival, BarrierKind, Block, State, WarpOp};
 
@@ -226,6 +227,21 @@ fn atomic_rmw_u64(ptr: *mut u64, value: u64, op: u32, _scope: u32, _ordering: u3
     let a = unsafe { AtomicU64::from_ptr(ptr) };
     a.fetch_update(SeqCst, SeqCst, |old| Some(int_op(op, old, value))).unwrap_or_else(|x| x)
 }
+/// `atom.add.noftz.f16x2`/`.bf16x2`: both lanes added by the CPU model, so
+/// each lane rounds as the GPU's does.
+fn atomic_add_pair(address: u64, value: u32, add: fn(u32, u32) -> u32) -> u32 {
+    super::engine::spin_point();
+    // SAFETY: as for `atomic_rmw_u32` (the address of a live AtomicF16x2 or
+    // AtomicBF16x2, 4-byte aligned).
+    let a = unsafe { AtomicU32::from_ptr(address as usize as *mut u32) };
+    a.fetch_update(SeqCst, SeqCst, |old| Some(add(old, value))).unwrap_or_else(|x| x)
+}
+fn f16x2_atomic_add(address: u64, value: u32) -> u32 {
+    atomic_add_pair(address, value, |a, b| (f16x2::from_bits(a) + f16x2::from_bits(b)).to_bits())
+}
+fn bf16x2_atomic_add(address: u64, value: u32) -> u32 {
+    atomic_add_pair(address, value, |a, b| (bf16x2::from_bits(a) + bf16x2::from_bits(b)).to_bits())
+}
 fn atomic_rmw_f32(ptr: *mut f32, value: f32, op: u32, _scope: u32, _ordering: u32) -> f32 {
     super::engine::spin_point();
     // SAFETY: as for `atomic_rmw_u32`; f32 and u32 have one layout.
@@ -327,6 +343,8 @@ static HOOKS: Hooks = Hooks {
     atomic_rmw_u32: Some(atomic_rmw_u32),
     atomic_rmw_u64: Some(atomic_rmw_u64),
     atomic_rmw_f32: Some(atomic_rmw_f32),
+    f16x2_atomic_add: Some(f16x2_atomic_add),
+    bf16x2_atomic_add: Some(bf16x2_atomic_add),
     atomic_rmw_f64: Some(atomic_rmw_f64),
     atomic_cas_u32: Some(atomic_cas_u32),
     atomic_cas_u64: Some(atomic_cas_u64),
