@@ -40,6 +40,8 @@ pub const CUDA_ERROR_INVALID_DEVICE: CUresult = 101;
 pub const CUDA_ERROR_INVALID_CONTEXT: CUresult = 201;
 /// `CUDA_ERROR_INVALID_PTX`.
 pub const CUDA_ERROR_INVALID_PTX: CUresult = 218;
+/// `CUDA_ERROR_INVALID_HANDLE`.
+pub const CUDA_ERROR_INVALID_HANDLE: CUresult = 400;
 /// `CUDA_ERROR_NOT_FOUND`: no symbol of that name.
 pub const CUDA_ERROR_NOT_FOUND: CUresult = 500;
 /// `CUDA_ERROR_NOT_READY`: queued work has not finished (not a failure).

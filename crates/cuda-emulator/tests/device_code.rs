@@ -167,6 +167,34 @@ fn device_code_scenarios_each_on_a_fresh_context() {
     a_constant_written_through_the_modules_global_is_what_the_kernel_reads();
     ptx_that_does_not_parse_is_invalid_ptx_with_the_parsers_log();
     what_the_vm_does_not_model_is_refused_naming_it_and_host_mode();
+    events_time_unless_made_without_timing_as_the_driver_answers();
+}
+
+fn events_time_unless_made_without_timing_as_the_driver_answers() {
+    const CU_EVENT_DISABLE_TIMING: u32 = 2;
+    const CUDA_ERROR_INVALID_HANDLE: c_int = 400;
+    let d = Driver::new();
+    let [mut start, mut end, mut untimed, mut never] = [ptr::null_mut(); 4];
+    let mut ms = -1f32;
+    // SAFETY: out-pointers to locals; the events are live until destroyed
+    // below; the legacy default stream (null) of the current context.
+    unsafe {
+        assert_eq!((d.api.cuEventCreate)(&mut start, 0), 0);
+        assert_eq!((d.api.cuEventCreate)(&mut end, 0), 0);
+        assert_eq!((d.api.cuEventCreate)(&mut untimed, CU_EVENT_DISABLE_TIMING), 0);
+        assert_eq!((d.api.cuEventCreate)(&mut never, 0), 0);
+        for e in [start, end, untimed] {
+            assert_eq!((d.api.cuEventRecord)(e, ptr::null_mut()), 0);
+        }
+        assert_eq!((d.api.cuEventSynchronize)(end), 0);
+        assert_eq!((d.api.cuEventElapsedTime)(&mut ms, start, end), 0);
+        assert!(ms >= 0.0, "{ms}");
+        assert_eq!((d.api.cuEventElapsedTime)(&mut ms, start, untimed), CUDA_ERROR_INVALID_HANDLE);
+        assert_eq!((d.api.cuEventElapsedTime)(&mut ms, start, never), CUDA_ERROR_INVALID_HANDLE);
+        for e in [start, end, untimed, never] {
+            assert_eq!((d.api.cuEventDestroy_v2)(e), 0);
+        }
+    }
 }
 
 fn vecadd_runs_both_entries_of_the_device_linkers_output() {
