@@ -46,6 +46,8 @@ pub const CUDA_ERROR_INVALID_HANDLE: CUresult = 400;
 pub const CUDA_ERROR_NOT_FOUND: CUresult = 500;
 /// `CUDA_ERROR_NOT_READY`: queued work has not finished (not a failure).
 pub const CUDA_ERROR_NOT_READY: CUresult = 600;
+/// `CUDA_ERROR_ILLEGAL_ADDRESS`: a kernel accessed memory outside every allocation.
+pub const CUDA_ERROR_ILLEGAL_ADDRESS: CUresult = 700;
 /// `CUDA_ERROR_CONTEXT_IS_DESTROYED`.
 pub const CUDA_ERROR_CONTEXT_IS_DESTROYED: CUresult = 709;
 /// `CUDA_ERROR_LAUNCH_FAILED`: a kernel faulted (a trap, a device panic).

@@ -12,8 +12,6 @@
 
 #![allow(non_snake_case)] // the entry points keep the driver's names
 
-use std::alloc::{alloc_zeroed, dealloc, Layout};
-use std::collections::HashMap;
 use std::ffi::{c_char, c_int, c_uchar, c_uint, c_void, CStr, CString};
 use std::ptr;
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -34,36 +32,16 @@ use crate::error::LaunchError;
 use crate::launch::{launch, Launch};
 use crate::module::{Function, Module};
 
-/// Size and alignment of every live allocation, by address.
-static ALLOCATIONS: Mutex<Option<HashMap<u64, Layout>>> = Mutex::new(None);
-
 fn host_alloc(bytes: usize) -> Option<*mut u8> {
-    let layout = Layout::from_size_align(bytes.max(1), 256).ok()?;
-    // SAFETY: the layout has a non-zero size.
-    let p = unsafe { alloc_zeroed(layout) };
-    if p.is_null() {
-        return None;
-    }
-    ALLOCATIONS.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert_with(HashMap::new).insert(p as u64, layout);
-    Some(p)
-}
-
-/// Every live allocation (device memory and pinned host memory) as a host
-/// address range: the memory a kernel run as device code may access.
-pub(crate) fn allocations() -> Vec<std::ops::Range<u64>> {
-    let all = ALLOCATIONS.lock().unwrap_or_else(|e| e.into_inner());
-    all.iter().flatten().map(|(&start, layout)| start..start + layout.size() as u64).collect()
+    crate::memory::alloc(bytes)
 }
 
 fn host_free(p: u64) -> CUresult {
-    let layout = ALLOCATIONS.lock().unwrap_or_else(|e| e.into_inner()).as_mut().and_then(|m| m.remove(&p));
-    match layout {
-        // SAFETY: allocated by `host_alloc` with this layout, freed once.
-        Some(layout) => unsafe { dealloc(p as *mut u8, layout) },
-        None if p == 0 => {}
-        None => return INVALID_VALUE,
+    match crate::memory::free(p) {
+        true => SUCCESS,
+        false if p == 0 => SUCCESS,
+        false => INVALID_VALUE,
     }
-    SUCCESS
 }
 
 /// A stream: the context it was made in.

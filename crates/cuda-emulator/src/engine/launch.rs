@@ -6,7 +6,7 @@ use std::ffi::c_void;
 use super::kernel::{Fault, Grid, HostKernel};
 use super::launch_state::LaunchState;
 use super::scheduler::{self, Block};
-use super::{panic_capture, watchdog};
+use super::{memory_fault, panic_capture, watchdog};
 
 /// Grids of at most this many threads run on one worker thread.
 const SMALL_GRID_THREADS: usize = 8192;
@@ -17,6 +17,7 @@ const SMALL_GRID_THREADS: usize = 8192;
 /// `params` must hold what `kernel` expects, valid until this returns.
 pub unsafe fn run(grid: Grid, kernel: &HostKernel, params: *const *mut c_void) -> Result<(), Fault> {
     panic_capture::install();
+    memory_fault::install();
     let (gx, gy, gz) = grid.grid_dim;
     let blocks = gx as usize * gy as usize * gz as usize;
     let state = LaunchState::new(grid, kernel, params, blocks);

@@ -176,6 +176,39 @@ pub(super) unsafe fn fail_after_abort(take_panic: fn((u32, u32, u32), (u32, u32,
     unreachable!("an emulated thread that aborted was resumed")
 }
 
+/// A kernel access faulted in a guard page of a device allocation on this
+/// OS thread's running emulated thread: end that thread, failing the
+/// launch with an illegal address described by `what`, and return to the
+/// scheduler for good (`memory_fault.rs`). Returns only outside a launch.
+///
+/// # Safety
+/// Must only be called from the fault's signal handler, with an emulated
+/// thread running kernel code (not a hook) on this OS thread.
+pub(super) unsafe fn fail_after_memory_fault(what: String) {
+    let block = CURRENT.with(Cell::get);
+    if block.is_null() {
+        return;
+    }
+    // SAFETY: as in `fail_after_abort`: the fiber stopped in kernel code,
+    // the scheduler is suspended in `resume`, and the fiber is never resumed.
+    unsafe {
+        let b = &mut *block;
+        let i = b.current;
+        if b.fault.is_none() {
+            b.fault = Some(Fault::IllegalAddress(format!(
+                "emulator: thread {} of block {}: {what}",
+                name(b.threads[i].tid),
+                name(b.block_idx)
+            )));
+        }
+        b.threads[i].state = State::Faulted;
+        thread::set_on_fiber(false);
+        let mut dead = 0usize;
+        fiber::switch(&mut dead, b.scheduler_rsp);
+    }
+    unreachable!("an emulated thread that faulted was resumed")
+}
+
 /// Restores the OS thread's running block when `Block::run` ends, however
 /// it ends: a dangling `CURRENT` would let a later hook reach a dead block.
 struct CurrentBlock(*mut Block<'static, 'static>);
