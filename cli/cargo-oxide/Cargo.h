@@ -101,6 +101,11 @@ const std::vector<std::string> &oxideEnvironmentNames();
 std::string cargoProgram(const Environment &Env);
 
 /// Runs cargo subcommands with one prepared environment.
+/// The `--config` arguments every cargo subcommand cargo-oxide runs gets:
+/// the emulator's crates (ptx-vm, cuda-emulator) optimised in debug builds
+/// too, as `cargo oxide new` writes into a new project's manifest.
+const std::vector<std::string> &emulatorProfileArgs();
+
 class CargoRunner {
 public:
   CargoRunner(Environment Env, bool Verbose)

@@ -362,7 +362,7 @@ TEST_F(DebugCliTest, TestRunsCargoTestWithTheOxideEnvironment) {
   ASSERT_EQ(R.ExitCode, 0) << R.Output;
   EXPECT_CONTAINS(R.Output, "test result: ok");
   std::string L = log();
-  EXPECT_CONTAINS(L, "CALL [test] [--manifest-path] [" +
+  EXPECT_CONTAINS(L, "CALL [test]" + EmulatorProfile + " [--manifest-path] [" +
                          (Root / "examples/vecadd/Cargo.toml").string() +
                          "] [--release] [--] [--nocapture]\n");
   // Each test binary runs through cargo-oxide, each test in its own process.
@@ -375,7 +375,7 @@ TEST_F(DebugCliTest, TestRunsCargoTestWithTheOxideEnvironment) {
 TEST_F(DebugCliTest, TestAtTheWorkspaceRootAndFailures) {
   ProcessResult R = oxide({"test"});
   ASSERT_EQ(R.ExitCode, 0) << R.Output;
-  EXPECT_CONTAINS(log(), "CALL [test] [--manifest-path] [" +
+  EXPECT_CONTAINS(log(), "CALL [test]" + EmulatorProfile + " [--manifest-path] [" +
                              (Root / "Cargo.toml").string() + "] [--workspace]\n");
   Env.set("FAKE_TEST_EXIT", "101");
   ProcessResult Failed = oxide({"test", "vecadd"});
