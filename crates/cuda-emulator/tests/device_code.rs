@@ -168,6 +168,29 @@ fn device_code_scenarios_each_on_a_fresh_context() {
     ptx_that_does_not_parse_is_invalid_ptx_with_the_parsers_log();
     what_the_vm_does_not_model_is_refused_naming_it_and_host_mode();
     events_time_unless_made_without_timing_as_the_driver_answers();
+    a_write_just_past_an_allocation_is_an_illegal_address();
+}
+
+fn a_write_just_past_an_allocation_is_an_illegal_address() {
+    let d = Driver::new();
+    let m = d.load(VECADD).unwrap();
+    d.install_panic_record(m);
+    let f = d.function(m, VECADD_ENTRY).unwrap();
+    // `c` claims 300 elements but has 200: the kernel's bounds checks pass,
+    // and threads 200 and up store right after the allocation's end, which
+    // on the host is the allocation's own slack, not another buffer.
+    let c = d.upload(&[0.0f32; 200]);
+    let mut params = Slices([[d.upload(&[1.0f32; 300]), 300], [d.upload(&[2.0f32; 300]), 300], [c, 300]]);
+    assert_eq!(d.launch(f, 1, 300, &mut params.pointers()), 0);
+    assert_eq!(d.status(), CUDA_ERROR_ILLEGAL_ADDRESS);
+    let detail = d.detail().expect("the VM's report");
+    assert!(detail.contains("outside every valid allocation, at `st.global"), "{detail}");
+    let address = detail.split("global address 0x").nth(1).and_then(|rest| {
+        let hex: String = rest.chars().take_while(char::is_ascii_hexdigit).collect();
+        u64::from_str_radix(&hex, 16).ok()
+    });
+    let address = address.unwrap_or_else(|| panic!("no address in {detail}"));
+    assert!((c + 800..c + 1200).contains(&address), "{address:#x} is not past the end of {c:#x}: {detail}");
 }
 
 fn events_time_unless_made_without_timing_as_the_driver_answers() {
