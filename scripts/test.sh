@@ -110,8 +110,8 @@ step "cargo oxide run conformance --release --emulate (its PTX on the CPU)" \
 # spin_wait (the watchdog: a bare core-atomic spin is reported, not hung),
 # device_panics (panics caught and written to the record), warp_shared (warp
 # rendezvous, the shared-memory race detector), atomics (host atomics, spin
-# points of the fiber scheduler).
-host_code_runs=(examples/vecadd tests/gpu/spin_wait tests/gpu/device_panics tests/gpu/warp_shared tests/gpu/atomics)
+# points of the fiber scheduler), event_timing (the emulated events).
+host_code_runs=(examples/vecadd tests/gpu/spin_wait tests/gpu/device_panics tests/gpu/warp_shared tests/gpu/atomics tests/gpu/event_timing)
 for dir in "${host_code_runs[@]}"; do
   name=$(basename "$dir")
   step "cargo oxide run $name --emulate=host (its Rust code on the CPU)" emulated "$name" "$(arch_of "$dir")" host
