@@ -120,8 +120,9 @@ step "cargo oxide run conformance --release --emulate (its PTX on the CPU)" \
 # device_panics (panics caught and written to the record), warp_shared (warp
 # rendezvous, the shared-memory race detector), atomics (host atomics, spin
 # points of the fiber scheduler), half_precision (the f16/bf16 instructions
-# as their CPU model, which must give ptx-vm's and the GPU's bits).
-host_code_runs=(examples/vecadd tests/gpu/spin_wait tests/gpu/device_panics tests/gpu/warp_shared tests/gpu/atomics tests/gpu/half_precision)
+# as their CPU model, which must give ptx-vm's and the GPU's bits),
+# event_timing (the emulated events).
+host_code_runs=(examples/vecadd tests/gpu/spin_wait tests/gpu/device_panics tests/gpu/warp_shared tests/gpu/atomics tests/gpu/half_precision tests/gpu/event_timing)
 for dir in "${host_code_runs[@]}"; do
   name=$(basename "$dir")
   step "cargo oxide run $name --emulate=host (its Rust code on the CPU)" emulated "$name" "$(arch_of "$dir")" host

@@ -215,9 +215,27 @@ std::string cargoProgram(const Environment &Env) {
   return Env.getNonEmpty("CARGO").value_or("cargo");
 }
 
+const std::vector<std::string> &emulatorProfileArgs() {
+  // Without a GPU every kernel instruction goes through the PTX virtual
+  // machine (and the emulator around it): a debug build of those two crates
+  // runs kernels tens of times slower. `cargo oxide new` writes the same
+  // settings into the manifest; these reach every project, however it was
+  // made. The kernels and the user's host code keep their profile.
+  static const std::vector<std::string> Args = {
+      "--config", "profile.dev.package.ptx-vm.opt-level=3",
+      "--config", "profile.dev.package.cuda-emulator.opt-level=2"};
+  return Args;
+}
+
 ProcessResult CargoRunner::run(const std::vector<std::string> &Args) const {
   std::vector<std::string> Argv = {cargoProgram(Env)};
   Argv.insert(Argv.end(), Args.begin(), Args.end());
+  // After the subcommand (cargo takes --config there too), before any `--`
+  // that starts the program's own arguments.
+  if (Args.size() >= 1 && !Args[0].starts_with("-")) {
+    const std::vector<std::string> &Profile = emulatorProfileArgs();
+    Argv.insert(Argv.begin() + 2, Profile.begin(), Profile.end());
+  }
   if (Verbose) {
     std::string Line;
     for (const std::string &Name : oxideEnvironmentNames()) {

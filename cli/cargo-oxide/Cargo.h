@@ -156,6 +156,11 @@ private:
 std::string stripAnsi(std::string_view Text);
 
 /// Runs cargo subcommands with one prepared environment.
+/// The `--config` arguments every cargo subcommand cargo-oxide runs gets:
+/// the emulator's crates (ptx-vm, cuda-emulator) optimised in debug builds
+/// too, as `cargo oxide new` writes into a new project's manifest.
+const std::vector<std::string> &emulatorProfileArgs();
+
 class CargoRunner {
 public:
   CargoRunner(Environment Env, bool Verbose)

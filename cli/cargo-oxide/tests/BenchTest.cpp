@@ -164,7 +164,7 @@ TEST_F(BenchCliTest, BuildsReleaseAndRunsTheProgram) {
   ProcessResult R = oxide({"bench", "vecadd"});
   ASSERT_EQ(R.ExitCode, 0) << R.Output;
   std::string Calls = readFile(Log);
-  EXPECT_TRUE(contains(Calls, "CALL [build] [--manifest-path] [" +
+  EXPECT_TRUE(contains(Calls, "CALL [build]" + EmulatorProfile + " [--manifest-path] [" +
                                   (Root / "benches/Cargo.toml").string() +
                                   "] [--release] OXIDE_ARCH=sm_90"))
       << Calls;

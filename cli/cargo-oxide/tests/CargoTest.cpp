@@ -404,3 +404,22 @@ TEST(CargoTest, LinkFailureFilterLeavesEverythingElse) {
   EXPECT_EQ(Text, "error: no kernel\n");
   EXPECT_EQ(stripAnsi("\x1b[1m\x1b[91merror\x1b[0m: x"), "error: x");
 }
+
+// Projects not made by `cargo oxide new` lack the manifest's profile
+// overrides; a debug build of the PTX VM ran an emulated 256^3 GEMM fifteen
+// times slower. Every cargo command cargo-oxide runs carries them.
+TEST(CargoTest, EveryCargoRunOptimisesTheEmulatorCrates) {
+  TempDir Dir;
+  fs::path Args = Dir / "args";
+  fs::path FakeCargo = Dir / "cargo";
+  writeExecutable(FakeCargo, "#!/bin/sh\nprintf '%s\\n' \"$@\" > '" +
+                                 Args.string() + "'\n");
+  Environment Env;
+  Env.set("CARGO", FakeCargo.string());
+  CargoRunner Runner(Env, /*Verbose=*/false);
+  ASSERT_TRUE(Runner.run({"build", "--release"}).succeeded());
+  EXPECT_EQ(readFile(Args),
+            "build\n--config\nprofile.dev.package.ptx-vm.opt-level=3\n"
+            "--config\nprofile.dev.package.cuda-emulator.opt-level=2\n"
+            "--release\n");
+}

@@ -150,10 +150,10 @@ TEST_F(CliTest, BuildNamedExampleWithTheOxideEnvironment) {
   std::string L = log();
   // First build: the package is cleaned so that it is linked by oxide-link.
   std::string Manifest = (Root / "examples/vecadd/Cargo.toml").string();
-  EXPECT_CONTAINS(L, "CALL [clean] [--quiet] [--manifest-path] [" +
+  EXPECT_CONTAINS(L, "CALL [clean]" + EmulatorProfile + " [--quiet] [--manifest-path] [" +
                          (Root / "Cargo.toml").string() +
                          "] [--package] [vecadd]\n");
-  EXPECT_CONTAINS(L, "CALL [build] [--manifest-path] [" + Manifest + "]\n");
+  EXPECT_CONTAINS(L, "CALL [build]" + EmulatorProfile + " [--manifest-path] [" + Manifest + "]\n");
   EXPECT_CONTAINS(L, "RUSTFLAGS=-C linker=" + (Bin / "oxide-link").string() +
                          " -C save-temps\n");
   EXPECT_CONTAINS(L, "CARGO_INCREMENTAL=0\n");
@@ -168,7 +168,7 @@ TEST_F(CliTest, ExistingRustFlagsAndArchFromEnvironment) {
   Env.set("OXIDE_ARCH", "sm_86");
   ASSERT_EQ(oxide({"build", "vecadd", "--release", "-v"}).ExitCode, 0);
   std::string L = log();
-  EXPECT_CONTAINS(L, "[build] [--manifest-path] [" +
+  EXPECT_CONTAINS(L, "[build]" + EmulatorProfile + " [--manifest-path] [" +
                          (Root / "examples/vecadd/Cargo.toml").string() +
                          "] [--release]\n");
   EXPECT_CONTAINS(L, "RUSTFLAGS=--cfg user_flag -C linker=");
@@ -189,13 +189,13 @@ TEST_F(CliTest, RelinksOnlyWhenTheArchChanges) {
   clearLog();
   ProcessResult Other = oxide({"build", "vecadd", "--arch", "sm_90"});
   ASSERT_EQ(Other.ExitCode, 0);
-  EXPECT_CONTAINS(log(), "[clean] [--quiet]");
+  EXPECT_CONTAINS(log(), "[clean]" + EmulatorProfile + " [--quiet]");
   EXPECT_CONTAINS(Other.Output, "Relinking vecadd (sm_90");
 
   // The release profile keeps its own stamp.
   clearLog();
   ASSERT_EQ(oxide({"build", "vecadd", "--arch", "sm_90", "-r"}).ExitCode, 0);
-  EXPECT_CONTAINS(log(), "[clean] [--quiet] [--manifest-path] [" +
+  EXPECT_CONTAINS(log(), "[clean]" + EmulatorProfile + " [--quiet] [--manifest-path] [" +
                              (Root / "Cargo.toml").string() +
                              "] [--release] [--package] [vecadd]");
 }
@@ -221,11 +221,11 @@ TEST_F(CliTest, EachToolchainHasItsOwnStamp) {
 
 TEST_F(CliTest, BuildByPackageNameAndFromInsideThePackage) {
   ASSERT_EQ(oxide({"build", "gemm"}).ExitCode, 0);
-  EXPECT_CONTAINS(log(), "[build] [--manifest-path] [" +
+  EXPECT_CONTAINS(log(), "[build]" + EmulatorProfile + " [--manifest-path] [" +
                              (Root / "examples/matmul/Cargo.toml").string());
   clearLog();
   ASSERT_EQ(oxide({"build"}, Root / "examples/vecadd/src").ExitCode, 0);
-  EXPECT_CONTAINS(log(), "[build] [--manifest-path] [" +
+  EXPECT_CONTAINS(log(), "[build]" + EmulatorProfile + " [--manifest-path] [" +
                              (Root / "examples/vecadd/Cargo.toml").string());
 }
 
@@ -237,7 +237,7 @@ TEST_F(CliTest, BuildsAMemberOutsideExamplesByName) {
   writeFile(Root / "tests/gpu/panic_oob/src/main.rs", "fn main() {}\n");
   ASSERT_EQ(oxide({"build", "panic_oob", "--arch", "sm_90"}).ExitCode, 0);
   EXPECT_CONTAINS(log(),
-                  "[build] [--manifest-path] [" +
+                  "[build]" + EmulatorProfile + " [--manifest-path] [" +
                       (Root / "tests/gpu/panic_oob/Cargo.toml").string() + "]");
   // A workspace build relinks (and stamps) it too.
   clearLog();
@@ -249,7 +249,7 @@ TEST_F(CliTest, BuildsAMemberOutsideExamplesByName) {
 TEST_F(CliTest, BuildAtTheWorkspaceRootBuildsEverything) {
   ASSERT_EQ(oxide({"build"}).ExitCode, 0);
   std::string L = log();
-  EXPECT_CONTAINS(L, "[build] [--manifest-path] [" +
+  EXPECT_CONTAINS(L, "[build]" + EmulatorProfile + " [--manifest-path] [" +
                          (Root / "Cargo.toml").string() + "] [--workspace]");
   EXPECT_CONTAINS(L, "[--package] [gemm] [--package] [vecadd]");
 }
@@ -398,7 +398,7 @@ TEST_F(CliTest, RunBuildsThenRunsAndReturnsTheProgramStatus) {
   EXPECT_NOT_CONTAINS(R.Output, "error:");
   std::string L = log();
   size_t Build = L.find("CALL [build]");
-  size_t Run = L.find("CALL [run] [--quiet] [--manifest-path] [" +
+  size_t Run = L.find("CALL [run]" + EmulatorProfile + " [--quiet] [--manifest-path] [" +
                       (Root / "examples/vecadd/Cargo.toml").string() +
                       "] [--] [a b] [--c]\n");
   ASSERT_NE(Build, std::string::npos) << L;
@@ -442,7 +442,7 @@ TEST_F(CliTest, InspectPrintsThePtx) {
   fs::path Dump = Root / "target/oxide/vecadd";
   EXPECT_CONTAINS(log(), "OXIDE_DUMP_DIR=" + Dump.string() + "\n");
   // The package is cleaned every time, so the linker always runs.
-  EXPECT_CONTAINS(log(), "[clean] [--quiet]");
+  EXPECT_CONTAINS(log(), "[clean]" + EmulatorProfile + " [--quiet]");
   EXPECT_TRUE(fs::exists(Dump / "vecadd.ptx"));
 }
 
@@ -460,7 +460,7 @@ TEST_F(CliTest, PipelineWithoutTheCudaToolkit) {
   ProcessResult R = oxide({"pipeline", "vecadd"});
   ASSERT_EQ(R.ExitCode, 0) << R.Output;
   fs::path Dir = Root / "target/oxide/vecadd/pipeline";
-  EXPECT_CONTAINS(log(), "CALL [rustc] [--manifest-path] [" +
+  EXPECT_CONTAINS(log(), "CALL [rustc]" + EmulatorProfile + " [--manifest-path] [" +
                              (Root / "examples/vecadd/Cargo.toml").string() +
                              "] [--bin] [vecadd] [--] "
                              "[--emit=mir,llvm-ir,link]\n");
@@ -509,7 +509,7 @@ TEST_F(CliTest, CleanOnePackage) {
   writeFile(Root / "target/oxide/gemm/gemm.ptx", "x");
   ProcessResult R = oxide({"clean", "vecadd"});
   ASSERT_EQ(R.ExitCode, 0) << R.Output;
-  EXPECT_CONTAINS(log(), "CALL [clean] [--manifest-path] [" +
+  EXPECT_CONTAINS(log(), "CALL [clean]" + EmulatorProfile + " [--manifest-path] [" +
                              (Root / "Cargo.toml").string() +
                              "] [--package] [vecadd]\n");
   EXPECT_FALSE(fs::exists(Root / "target/oxide/vecadd"));
@@ -519,7 +519,7 @@ TEST_F(CliTest, CleanOnePackage) {
 TEST_F(CliTest, CleanEverything) {
   writeFile(Root / "target/oxide/vecadd/vecadd.ptx", "x");
   ASSERT_EQ(oxide({"clean"}).ExitCode, 0);
-  EXPECT_CONTAINS(log(), "CALL [clean] [--manifest-path] [" +
+  EXPECT_CONTAINS(log(), "CALL [clean]" + EmulatorProfile + " [--manifest-path] [" +
                              (Root / "Cargo.toml").string() + "]\n");
   EXPECT_FALSE(fs::exists(Root / "target/oxide"));
 }
@@ -541,7 +541,7 @@ TEST_F(CliTest, NewCreatesARunnableProject) {
 
   // The new project is a package cargo oxide can build with no name given.
   ASSERT_EQ(oxide({"build"}, Tmp / "my-kernel").ExitCode, 0);
-  EXPECT_CONTAINS(log(), "[build] [--manifest-path] [" +
+  EXPECT_CONTAINS(log(), "[build]" + EmulatorProfile + " [--manifest-path] [" +
                              (Tmp / "my-kernel/Cargo.toml").string() + "]");
 
   ProcessResult Again = oxide({"new", "my-kernel"}, Tmp.path());

@@ -394,10 +394,10 @@ TEST_F(DebugCliTest, TestRunsCargoTestWithTheOxideEnvironment) {
   std::string L = log();
   // Built first on their own (a device-link error then comes first and
   // alone), then run.
-  size_t Build = L.find("CALL [test] [--manifest-path] [" +
+  size_t Build = L.find("CALL [test]" + EmulatorProfile + " [--manifest-path] [" +
                         (Root / "examples/vecadd/Cargo.toml").string() +
                         "] [--release] [--no-run]\n");
-  size_t Run = L.find("CALL [test] [--manifest-path] [" +
+  size_t Run = L.find("CALL [test]" + EmulatorProfile + " [--manifest-path] [" +
                       (Root / "examples/vecadd/Cargo.toml").string() +
                       "] [--release] [--] [--nocapture]\n");
   ASSERT_NE(Build, std::string::npos) << L;
@@ -413,7 +413,7 @@ TEST_F(DebugCliTest, TestRunsCargoTestWithTheOxideEnvironment) {
 TEST_F(DebugCliTest, TestAtTheWorkspaceRootAndFailures) {
   ProcessResult R = oxide({"test"});
   ASSERT_EQ(R.ExitCode, 0) << R.Output;
-  EXPECT_CONTAINS(log(), "CALL [test] [--manifest-path] [" +
+  EXPECT_CONTAINS(log(), "CALL [test]" + EmulatorProfile + " [--manifest-path] [" +
                              (Root / "Cargo.toml").string() + "] [--workspace]\n");
   Env.set("FAKE_TEST_EXIT", "101");
   ProcessResult Failed = oxide({"test", "vecadd"});

@@ -54,4 +54,8 @@ bool contains(std::string_view Haystack, std::string_view Needle) {
   return Haystack.find(Needle) != std::string_view::npos;
 }
 
+const std::string EmulatorProfile =
+    " [--config] [profile.dev.package.ptx-vm.opt-level=3] [--config] "
+    "[profile.dev.package.cuda-emulator.opt-level=2]";
+
 } // namespace oxide::cli::test

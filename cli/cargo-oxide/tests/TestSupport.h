@@ -45,6 +45,10 @@ std::string readFile(const fs::path &Path);
 /// Whether \p Haystack contains \p Needle (for EXPECT_TRUE with a message).
 bool contains(std::string_view Haystack, std::string_view Needle);
 
+/// The arguments cargo-oxide adds after every cargo subcommand
+/// (emulatorProfileArgs), as the fake cargos log them: ` [--config] [...]`.
+extern const std::string EmulatorProfile;
+
 } // namespace oxide::cli::test
 
 #endif // OXIDE_CLI_TESTS_TESTSUPPORT_H

@@ -354,10 +354,10 @@ impl<A: DeviceOperation, B: DeviceOperation> DeviceOperation for Zip<A, B> {
         };
         // `b` starts after what was enqueued before the zip, beside `a`;
         // whatever comes after the zip waits for `b` too.
-        side.wait(&main.record_event()?)?;
+        side.wait(&main.record_event_without_timing()?)?;
         let a = self.a.enqueue(ctx)?;
         let b = self.b.enqueue(&ctx.with_stream(side))?;
-        main.wait(&side.record_event()?)?;
+        main.wait(&side.record_event_without_timing()?)?;
         Ok((a, b))
     }
 }
@@ -388,7 +388,7 @@ impl<A: DeviceOperation> DeviceOperation for JoinAll<A> {
         }
         let n: usize = groups.iter().map(Vec::len).sum();
         let mut outputs: Vec<Option<A::Output>> = (0..n).map(|_| None).collect();
-        let start = if groups.iter().skip(1).any(|g| !g.is_empty()) { Some(main.record_event()?) } else { None };
+        let start = if groups.iter().skip(1).any(|g| !g.is_empty()) { Some(main.record_event_without_timing()?) } else { None };
         for (offset, group) in groups.into_iter().enumerate() {
             let side = if offset == 0 { None } else { ctx.side_stream(offset) };
             match (side, &start) {
@@ -398,7 +398,7 @@ impl<A: DeviceOperation> DeviceOperation for JoinAll<A> {
                     for (i, op) in group {
                         outputs[i] = Some(op.enqueue(&side_ctx)?);
                     }
-                    main.wait(&side.record_event()?)?;
+                    main.wait(&side.record_event_without_timing()?)?;
                 }
                 _ => {
                     for (i, op) in group {

@@ -464,8 +464,29 @@ impl CudaStream {
         unsafe { cu!(d, cuStreamWaitEvent(self.handle.stream, event.event, 0)) }
     }
 
-    /// Creates an event (without timing) and records it on this stream.
+    /// Creates an event that can time work ([`CudaEvent::elapsed_ms`]) and
+    /// records it on this stream: two of them bracket the work to time.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), cuda_core::DriverError> {
+    /// let ctx = cuda_core::CudaContext::new(0)?;
+    /// let stream = ctx.default_stream();
+    /// let start = stream.record_event()?;
+    /// // ... launch the work to time on `stream` ...
+    /// let end = stream.record_event()?;
+    /// println!("{:.3} ms", start.elapsed_ms(&end)?); // waits for `end`
+    /// # Ok(()) }
+    /// ```
     pub fn record_event(&self) -> Result<CudaEvent, DriverError> {
+        let event = self.handle.ctx.new_event()?;
+        event.record(self)?;
+        Ok(event)
+    }
+
+    /// Creates an event without timing and records it on this stream: the
+    /// cheaper marker for ordering only ([`CudaStream::wait`],
+    /// [`CudaEvent::synchronize`]); [`CudaEvent::elapsed_ms`] refuses it.
+    pub fn record_event_without_timing(&self) -> Result<CudaEvent, DriverError> {
         let event = self.handle.ctx.new_event_without_timing()?;
         event.record(self)?;
         Ok(event)
@@ -618,17 +639,23 @@ impl CudaEvent {
     }
 
     /// Milliseconds between this event and the later event `end` (about
-    /// 0.5 µs resolution). Both must have been recorded and have completed
-    /// (else `CUDA_ERROR_NOT_READY`), and both must time (created with
-    /// [`CudaContext::new_event`]).
+    /// 0.5 µs resolution). Waits until both have completed (the work timed
+    /// may still run when this is called), so both must have been recorded;
+    /// both must time (made by [`CudaContext::new_event`] or
+    /// [`CudaStream::record_event`], not the `_without_timing` kinds).
     pub fn elapsed_ms(&self, end: &CudaEvent) -> Result<f32, DriverError> {
         if !self.timing || !end.timing {
             return Err(DriverError::new(
                 ErrorKind::InvalidArgument,
-                "elapsed time needs two events created with timing (CudaContext::new_event)",
+                "elapsed time needs two events that time (CudaContext::new_event or \
+                 CudaStream::record_event); an event made without timing only orders work",
                 "CudaEvent::elapsed_ms",
             ));
         }
+        // cuEventElapsedTime answers CUDA_ERROR_NOT_READY while either
+        // event's work still runs: wait for both first.
+        self.synchronize()?;
+        end.synchronize()?;
         let d = self.ctx.bind()?;
         let mut ms = 0f32;
         // SAFETY: writes one float; both events are live.

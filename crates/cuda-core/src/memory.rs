@@ -728,7 +728,7 @@ impl<T: DeviceRepr> PinnedHostBuffer<T> {
 
     /// Remembers that an asynchronous copy on `stream` uses the buffer.
     fn track(&self, stream: &CudaStream) -> Result<(), DriverError> {
-        let event = match stream.record_event() {
+        let event = match stream.record_event_without_timing() {
             Ok(e) => e,
             Err(e) => {
                 // Without an event to wait for, wait for the copy now.

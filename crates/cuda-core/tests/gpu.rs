@@ -416,6 +416,14 @@ fn events_time_and_order_non_blocking_streams() {
     let ms = start.elapsed_ms(&end).unwrap();
     eprintln!("spin took {ms:.3} ms");
     assert!(ms > 0.0);
+    // Events from `record_event` time, and `elapsed_ms` waits for the end
+    // event (asked at once, the driver would answer CUDA_ERROR_NOT_READY).
+    let start = a.record_event().unwrap();
+    spin(&a, &spin_fn, 50_000_000);
+    let end = a.record_event().unwrap();
+    let ms = start.elapsed_ms(&end).unwrap();
+    assert!(ms > 0.0, "{ms}");
+    assert!(end.is_complete().unwrap());
     let untimed = ctx.new_event_without_timing().unwrap();
     untimed.record(&a).unwrap();
     a.synchronize().unwrap();

@@ -40,10 +40,14 @@ pub const CUDA_ERROR_INVALID_DEVICE: CUresult = 101;
 pub const CUDA_ERROR_INVALID_CONTEXT: CUresult = 201;
 /// `CUDA_ERROR_INVALID_PTX`.
 pub const CUDA_ERROR_INVALID_PTX: CUresult = 218;
+/// `CUDA_ERROR_INVALID_HANDLE`.
+pub const CUDA_ERROR_INVALID_HANDLE: CUresult = 400;
 /// `CUDA_ERROR_NOT_FOUND`: no symbol of that name.
 pub const CUDA_ERROR_NOT_FOUND: CUresult = 500;
 /// `CUDA_ERROR_NOT_READY`: queued work has not finished (not a failure).
 pub const CUDA_ERROR_NOT_READY: CUresult = 600;
+/// `CUDA_ERROR_ILLEGAL_ADDRESS`: a kernel accessed memory outside every allocation.
+pub const CUDA_ERROR_ILLEGAL_ADDRESS: CUresult = 700;
 /// `CUDA_ERROR_CONTEXT_IS_DESTROYED`.
 pub const CUDA_ERROR_CONTEXT_IS_DESTROYED: CUresult = 709;
 /// `CUDA_ERROR_LAUNCH_FAILED`: a kernel faulted (a trap, a device panic).

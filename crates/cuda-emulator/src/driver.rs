@@ -12,8 +12,6 @@
 
 #![allow(non_snake_case)] // the entry points keep the driver's names
 
-use std::alloc::{alloc_zeroed, dealloc, Layout};
-use std::collections::HashMap;
 use std::ffi::{c_char, c_int, c_uchar, c_uint, c_void, CStr, CString};
 use std::ptr;
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -22,10 +20,10 @@ use std::time::Instant;
 
 use cuda_driver_sys::{
     builtin_name, CUcontext, CUdevice, CUdeviceptr, CUevent, CUfunction, CUhostFn, CUlaunchConfig, CUmodule,
-    CUoccupancyB2DSize, CUresult, CUstream, CUDA_ERROR_INVALID_DEVICE, CUDA_ERROR_INVALID_PTX,
-    CUDA_ERROR_INVALID_VALUE as INVALID_VALUE, CUDA_ERROR_NOT_FOUND as NOT_FOUND, CUDA_ERROR_NOT_READY,
+    CUoccupancyB2DSize, CUresult, CUstream, CUDA_ERROR_INVALID_DEVICE, CUDA_ERROR_INVALID_HANDLE as INVALID_HANDLE, CUDA_ERROR_INVALID_PTX,
+    CUDA_ERROR_INVALID_VALUE as INVALID_VALUE, CUDA_ERROR_NOT_FOUND as NOT_FOUND,
     CUDA_ERROR_NOT_SUPPORTED as NOT_SUPPORTED, CUDA_ERROR_OUT_OF_MEMORY as OUT_OF_MEMORY, CUDA_SUCCESS as SUCCESS,
-    CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
+    CU_EVENT_DISABLE_TIMING, CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
 };
 
 use crate::context::{self, Context};
@@ -34,36 +32,16 @@ use crate::error::LaunchError;
 use crate::launch::{launch, Launch};
 use crate::module::{Function, Module};
 
-/// Size and alignment of every live allocation, by address.
-static ALLOCATIONS: Mutex<Option<HashMap<u64, Layout>>> = Mutex::new(None);
-
 fn host_alloc(bytes: usize) -> Option<*mut u8> {
-    let layout = Layout::from_size_align(bytes.max(1), 256).ok()?;
-    // SAFETY: the layout has a non-zero size.
-    let p = unsafe { alloc_zeroed(layout) };
-    if p.is_null() {
-        return None;
-    }
-    ALLOCATIONS.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert_with(HashMap::new).insert(p as u64, layout);
-    Some(p)
-}
-
-/// Every live allocation (device memory and pinned host memory) as a host
-/// address range: the memory a kernel run as device code may access.
-pub(crate) fn allocations() -> Vec<std::ops::Range<u64>> {
-    let all = ALLOCATIONS.lock().unwrap_or_else(|e| e.into_inner());
-    all.iter().flatten().map(|(&start, layout)| start..start + layout.size() as u64).collect()
+    crate::memory::alloc(bytes)
 }
 
 fn host_free(p: u64) -> CUresult {
-    let layout = ALLOCATIONS.lock().unwrap_or_else(|e| e.into_inner()).as_mut().and_then(|m| m.remove(&p));
-    match layout {
-        // SAFETY: allocated by `host_alloc` with this layout, freed once.
-        Some(layout) => unsafe { dealloc(p as *mut u8, layout) },
-        None if p == 0 => {}
-        None => return INVALID_VALUE,
+    match crate::memory::free(p) {
+        true => SUCCESS,
+        false if p == 0 => SUCCESS,
+        false => INVALID_VALUE,
     }
-    SUCCESS
 }
 
 /// A stream: the context it was made in.
@@ -74,6 +52,8 @@ struct Stream {
 struct Event {
     context: &'static Context,
     recorded: Mutex<Option<Instant>>,
+    /// Made without `CU_EVENT_DISABLE_TIMING`: `cuEventElapsedTime` takes it.
+    timing: bool,
 }
 
 /// The status of the context of stream `s` (the calling thread's current
@@ -275,9 +255,10 @@ unsafe extern "C" fn cuLaunchHostFunc(s: CUstream, f: CUhostFn, data: *mut c_voi
     unsafe { f(data) };
     SUCCESS
 }
-unsafe extern "C" fn cuEventCreate(e: *mut CUevent, _flags: c_uint) -> CUresult {
+unsafe extern "C" fn cuEventCreate(e: *mut CUevent, flags: c_uint) -> CUresult {
     let Some(context) = context::current() else { return context::current_status() };
-    let event = Box::new(Event { context, recorded: Mutex::new(None) });
+    let timing = flags & CU_EVENT_DISABLE_TIMING == 0;
+    let event = Box::new(Event { context, recorded: Mutex::new(None), timing });
     // SAFETY: writable out-pointer (caller).
     unsafe { *e = Box::into_raw(event).cast() };
     SUCCESS
@@ -307,6 +288,9 @@ unsafe extern "C" fn cuEventSynchronize(e: CUevent) -> CUresult {
 unsafe extern "C" fn cuEventElapsedTime(ms: *mut f32, start: CUevent, end: CUevent) -> CUresult {
     // SAFETY: live events made by cuEventCreate.
     let (a, b) = unsafe { (&*start.cast::<Event>(), &*end.cast::<Event>()) };
+    if !a.timing || !b.timing {
+        return INVALID_HANDLE; // as the driver answers for an event made without timing
+    }
     let a = *a.recorded.lock().unwrap_or_else(|p| p.into_inner());
     let b = *b.recorded.lock().unwrap_or_else(|p| p.into_inner());
     match (a, b) {
@@ -316,7 +300,7 @@ unsafe extern "C" fn cuEventElapsedTime(ms: *mut f32, start: CUevent, end: CUeve
             unsafe { *ms = (d * 1e3) as f32 };
             SUCCESS
         }
-        _ => CUDA_ERROR_NOT_READY, // never recorded
+        _ => INVALID_HANDLE, // never recorded: the driver's answer too
     }
 }
 unsafe extern "C" fn cuMemGetInfo_v2(free: *mut usize, total: *mut usize) -> CUresult {

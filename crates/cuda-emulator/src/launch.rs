@@ -7,7 +7,7 @@ use std::ffi::c_void;
 use std::sync::atomic::Ordering;
 use std::sync::OnceLock;
 
-use cuda_driver_sys::{panic_record, CUfunction, CUDA_ERROR_LAUNCH_FAILED, CUDA_SUCCESS};
+use cuda_driver_sys::{panic_record, CUfunction, CUDA_ERROR_ILLEGAL_ADDRESS, CUDA_ERROR_LAUNCH_FAILED, CUDA_SUCCESS};
 
 use crate::engine::{Fault, Grid, HostKernel};
 use crate::error::LaunchError;
@@ -115,6 +115,10 @@ pub unsafe fn launch(launch: &Launch<'_>) -> Result<(), LaunchError> {
             } else {
                 module.context.fail(CUDA_ERROR_LAUNCH_FAILED, Some(format!("emulator: {panic}")));
             }
+            Ok(())
+        }
+        Err(ExecError::Fault(Fault::IllegalAddress(message))) => {
+            module.context.fail(CUDA_ERROR_ILLEGAL_ADDRESS, Some(message));
             Ok(())
         }
         Err(ExecError::Fault(Fault::Emulator(message))) => {

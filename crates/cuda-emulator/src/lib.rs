@@ -31,6 +31,10 @@
 //! host-code mode also a shared-memory race between barriers and a thread
 //! spinning without end while the thread it waits for never gets to run)
 //! fails the launch with an explanation instead of hanging or corrupting.
+//! Device allocations sit between guard pages, so a raw-pointer access that
+//! runs off one fails the launch with an illegal address in host-code mode
+//! too (ptx-vm checks every global access to the byte), and a panic that
+//! cannot unwind fails the launch instead of aborting the process.
 //!
 //! [`run`] is the engine alone, outside any context, for tests of kernel
 //! semantics:
@@ -65,6 +69,7 @@ mod error;
 pub mod executor;
 mod hooks;
 mod launch;
+mod memory;
 mod mode;
 mod module;
 mod printf;

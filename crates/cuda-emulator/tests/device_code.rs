@@ -167,6 +167,57 @@ fn device_code_scenarios_each_on_a_fresh_context() {
     a_constant_written_through_the_modules_global_is_what_the_kernel_reads();
     ptx_that_does_not_parse_is_invalid_ptx_with_the_parsers_log();
     what_the_vm_does_not_model_is_refused_naming_it_and_host_mode();
+    events_time_unless_made_without_timing_as_the_driver_answers();
+    a_write_just_past_an_allocation_is_an_illegal_address();
+}
+
+fn a_write_just_past_an_allocation_is_an_illegal_address() {
+    let d = Driver::new();
+    let m = d.load(VECADD).unwrap();
+    d.install_panic_record(m);
+    let f = d.function(m, VECADD_ENTRY).unwrap();
+    // `c` claims 300 elements but has 200: the kernel's bounds checks pass,
+    // and threads 200 and up store right after the allocation's end, which
+    // on the host is the allocation's own slack, not another buffer.
+    let c = d.upload(&[0.0f32; 200]);
+    let mut params = Slices([[d.upload(&[1.0f32; 300]), 300], [d.upload(&[2.0f32; 300]), 300], [c, 300]]);
+    assert_eq!(d.launch(f, 1, 300, &mut params.pointers()), 0);
+    assert_eq!(d.status(), CUDA_ERROR_ILLEGAL_ADDRESS);
+    let detail = d.detail().expect("the VM's report");
+    assert!(detail.contains("outside every valid allocation, at `st.global"), "{detail}");
+    let address = detail.split("global address 0x").nth(1).and_then(|rest| {
+        let hex: String = rest.chars().take_while(char::is_ascii_hexdigit).collect();
+        u64::from_str_radix(&hex, 16).ok()
+    });
+    let address = address.unwrap_or_else(|| panic!("no address in {detail}"));
+    assert!((c + 800..c + 1200).contains(&address), "{address:#x} is not past the end of {c:#x}: {detail}");
+}
+
+fn events_time_unless_made_without_timing_as_the_driver_answers() {
+    const CU_EVENT_DISABLE_TIMING: u32 = 2;
+    const CUDA_ERROR_INVALID_HANDLE: c_int = 400;
+    let d = Driver::new();
+    let [mut start, mut end, mut untimed, mut never] = [ptr::null_mut(); 4];
+    let mut ms = -1f32;
+    // SAFETY: out-pointers to locals; the events are live until destroyed
+    // below; the legacy default stream (null) of the current context.
+    unsafe {
+        assert_eq!((d.api.cuEventCreate)(&mut start, 0), 0);
+        assert_eq!((d.api.cuEventCreate)(&mut end, 0), 0);
+        assert_eq!((d.api.cuEventCreate)(&mut untimed, CU_EVENT_DISABLE_TIMING), 0);
+        assert_eq!((d.api.cuEventCreate)(&mut never, 0), 0);
+        for e in [start, end, untimed] {
+            assert_eq!((d.api.cuEventRecord)(e, ptr::null_mut()), 0);
+        }
+        assert_eq!((d.api.cuEventSynchronize)(end), 0);
+        assert_eq!((d.api.cuEventElapsedTime)(&mut ms, start, end), 0);
+        assert!(ms >= 0.0, "{ms}");
+        assert_eq!((d.api.cuEventElapsedTime)(&mut ms, start, untimed), CUDA_ERROR_INVALID_HANDLE);
+        assert_eq!((d.api.cuEventElapsedTime)(&mut ms, start, never), CUDA_ERROR_INVALID_HANDLE);
+        for e in [start, end, untimed, never] {
+            assert_eq!((d.api.cuEventDestroy_v2)(e), 0);
+        }
+    }
 }
 
 fn vecadd_runs_both_entries_of_the_device_linkers_output() {

@@ -77,13 +77,17 @@ pub enum Fault {
     /// collective some lane never joins, a trap), or a block that stopped
     /// making progress (a spin the host-code engine cannot switch out of).
     Emulator(String),
+    /// A thread accessed a guard page of a device allocation (running off
+    /// its end through a raw pointer): `CUDA_ERROR_ILLEGAL_ADDRESS` on a GPU.
+    /// The message names the thread, the address and the allocation.
+    IllegalAddress(String),
 }
 
 impl std::fmt::Display for Fault {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Fault::Panic(p) => write!(f, "{p}"),
-            Fault::Emulator(m) => f.write_str(m),
+            Fault::Emulator(m) | Fault::IllegalAddress(m) => f.write_str(m),
         }
     }
 }

@@ -6,9 +6,9 @@ use std::ffi::c_void;
 use super::kernel::{Fault, Grid, HostKernel};
 use super::launch_state::LaunchState;
 use super::scheduler::{self, Block};
-use super::{panic_capture, watchdog};
+use super::{memory_fault, panic_capture, watchdog};
 
-/// Grids of at most this many threads run on the launching thread alone.
+/// Grids of at most this many threads run on one worker thread.
 const SMALL_GRID_THREADS: usize = 8192;
 
 /// Runs `grid` with `kernel` on the CPU. `params` is `kernelParams`.
@@ -17,23 +17,22 @@ const SMALL_GRID_THREADS: usize = 8192;
 /// `params` must hold what `kernel` expects, valid until this returns.
 pub unsafe fn run(grid: Grid, kernel: &HostKernel, params: *const *mut c_void) -> Result<(), Fault> {
     panic_capture::install();
+    memory_fault::install();
     let (gx, gy, gz) = grid.grid_dim;
     let blocks = gx as usize * gy as usize * gz as usize;
     let state = LaunchState::new(grid, kernel, params, blocks);
-    // A small grid runs on the calling thread: starting workers would cost
-    // more than its blocks.
+    // A small grid runs on one worker: starting more would cost more than
+    // its blocks. Never on the calling thread: a kernel panic that could not
+    // unwind leaves its OS thread believing a panic is in flight
+    // (`panic_capture.rs`), and workers end with the launch.
     let (bx, by, bz) = grid.block_dim;
     let threads = blocks * (bx * by * bz) as usize;
     let workers = if threads <= SMALL_GRID_THREADS { 1 } else { workers().min(blocks).max(1) };
-    if workers == 1 {
-        worker(&state);
-    } else {
-        std::thread::scope(|scope| {
-            for _ in 0..workers {
-                scope.spawn(|| worker(&state));
-            }
-        });
-    }
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| worker(&state));
+        }
+    });
     match state.into_fault() {
         Some(fault) => Err(fault),
         None => Ok(()),

@@ -16,6 +16,7 @@ mod fiber;
 mod kernel;
 mod launch;
 mod launch_state;
+mod memory_fault;
 mod panic_capture;
 mod scheduler;
 mod shared_memory;

@@ -16,7 +16,7 @@ use std::collections::VecDeque;
 use std::sync::Mutex;
 
 use super::fiber::{self, Stack};
-use super::kernel::{Fault, Grid};
+use super::kernel::{Fault, Grid, HostPanic};
 use super::launch_state::LaunchState;
 use super::shared_memory::SharedMemory;
 use super::thread::{self, name, BarrierKind, Slot, State};
@@ -143,6 +143,83 @@ pub(super) unsafe fn take_off_stalled_thread() {
     unreachable!("a stalled emulated thread was resumed")
 }
 
+/// A panic that cannot unwind reached `abort()` on this OS thread's running
+/// emulated thread: end that thread with the panic `take_panic` gives for
+/// its coordinates, as if it had unwound, and return to the scheduler for
+/// good (`panic_capture.rs`). Returns only when there is no such thread.
+///
+/// # Safety
+/// Must only be called from the `SIGABRT` handler, with an emulated thread
+/// running kernel code (not a hook) on this OS thread.
+pub(super) unsafe fn fail_after_abort(take_panic: fn((u32, u32, u32), (u32, u32, u32)) -> Option<HostPanic>) {
+    let block = CURRENT.with(Cell::get);
+    if block.is_null() {
+        return;
+    }
+    // SAFETY: CURRENT is the running block and its fiber stopped in kernel
+    // code inside `abort()` (no reference to the block is live: not in a
+    // hook); the scheduler is suspended in `resume`. The fiber is never
+    // resumed (its stack, holding the abandoned frames, is dropped), as for
+    // `fail_thread`.
+    unsafe {
+        let b = &mut *block;
+        let Some(panic) = take_panic(b.threads[b.current].tid, b.block_idx) else { return };
+        b.thread_panicked(panic);
+        eprintln!(
+            "oxide emulator: the panic above could not unwind; the emulator does not abort but fails the launch, \
+             as the GPU's trap does"
+        );
+        thread::set_on_fiber(false);
+        let mut dead = 0usize;
+        fiber::switch(&mut dead, b.scheduler_rsp);
+    }
+    unreachable!("an emulated thread that aborted was resumed")
+}
+
+/// A kernel access faulted in a guard page of a device allocation on this
+/// OS thread's running emulated thread: end that thread, failing the
+/// launch with an illegal address described by `what`, and return to the
+/// scheduler for good (`memory_fault.rs`). Returns only outside a launch.
+///
+/// # Safety
+/// Must only be called from the fault's signal handler, with an emulated
+/// thread running kernel code (not a hook) on this OS thread.
+pub(super) unsafe fn fail_after_memory_fault(what: String) {
+    let block = CURRENT.with(Cell::get);
+    if block.is_null() {
+        return;
+    }
+    // SAFETY: as in `fail_after_abort`: the fiber stopped in kernel code,
+    // the scheduler is suspended in `resume`, and the fiber is never resumed.
+    unsafe {
+        let b = &mut *block;
+        let i = b.current;
+        if b.fault.is_none() {
+            b.fault = Some(Fault::IllegalAddress(format!(
+                "emulator: thread {} of block {}: {what}",
+                name(b.threads[i].tid),
+                name(b.block_idx)
+            )));
+        }
+        b.threads[i].state = State::Faulted;
+        thread::set_on_fiber(false);
+        let mut dead = 0usize;
+        fiber::switch(&mut dead, b.scheduler_rsp);
+    }
+    unreachable!("an emulated thread that faulted was resumed")
+}
+
+/// Restores the OS thread's running block when `Block::run` ends, however
+/// it ends: a dangling `CURRENT` would let a later hook reach a dead block.
+struct CurrentBlock(*mut Block<'static, 'static>);
+
+impl Drop for CurrentBlock {
+    fn drop(&mut self) {
+        CURRENT.with(|c| c.set(self.0));
+        thread::scheduler_resumed();
+    }
+}
+
 impl<'l, 's> Block<'l, 's> {
     pub(super) fn new(
         launch: &'l LaunchState<'s>,
@@ -200,14 +277,13 @@ impl<'l, 's> Block<'l, 's> {
 
     pub(super) fn run(&mut self) -> Result<(), Fault> {
         let me: *mut Self = self;
-        let previous = CURRENT.with(|c| c.replace(me.cast()));
+        let _restore = CurrentBlock(CURRENT.with(|c| c.replace(me.cast())));
         self.watch.enter_block();
         // SAFETY: `me` is this block, alive for the call. The scheduler and
         // the fibers reach it only through `me` (CURRENT holds the same
         // pointer) and never keep a reference across a switch.
         let result = unsafe { Self::schedule(me) };
         self.watch.leave_block();
-        CURRENT.with(|c| c.set(previous));
         result
     }
 
@@ -299,6 +375,23 @@ impl<'l, 's> Block<'l, 's> {
         unreachable!("a faulted emulated thread was resumed")
     }
 
+    /// The current thread panicked: print the panic as the device's panic
+    /// code does, and fail the launch with it (the first fault wins).
+    fn thread_panicked(&mut self, panic: HostPanic) {
+        // What the device's panic code prints (LowerPanics.cpp), to stdout like vprintf.
+        {
+            use std::io::Write;
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "{panic}");
+            let _ = out.flush();
+        }
+        if self.fault.is_none() {
+            self.fault = Some(Fault::Panic(panic));
+        }
+        let i = self.current;
+        self.threads[i].state = State::Faulted;
+    }
+
     fn open_barrier(&mut self) {
         let count = self.threads.iter().filter(|t| t.predicate).count() as u64;
         let n = self.threads.len() as u64;
@@ -371,22 +464,9 @@ extern "C" fn thread_main() -> ! {
     let outcome = unsafe { panic_capture::run_kernel(&kernel, params, thread, block_idx) };
     // SAFETY: as above; no other reference to the block is live on this fiber.
     let b = unsafe { &mut *block };
-    let i = b.current;
     match outcome {
-        Ok(()) => b.threads[i].state = State::Done,
-        Err(panic) => {
-            // What the device's panic code prints (LowerPanics.cpp), to stdout like vprintf.
-            {
-                use std::io::Write;
-                let mut out = std::io::stdout().lock();
-                let _ = writeln!(out, "{panic}");
-                let _ = out.flush();
-            }
-            if b.fault.is_none() {
-                b.fault = Some(Fault::Panic(panic));
-            }
-            b.threads[i].state = State::Faulted;
-        }
+        Ok(()) => b.threads[b.current].state = State::Done,
+        Err(panic) => b.thread_panicked(panic),
     }
     thread::set_on_fiber(false);
     let mut dead = 0usize;

@@ -165,8 +165,16 @@ pub(super) fn scheduler_resumed() {
 /// Runs `f` as a hook's critical part: the watchdog leaves the thread alone
 /// meanwhile (it may hold a lock or a reference to the block).
 pub(crate) fn in_hook<R>(f: impl FnOnce() -> R) -> R {
-    let outer = IN_HOOK.with(|h| h.replace(true));
-    let result = f();
-    IN_HOOK.with(|h| h.set(outer));
-    result
+    let _restore = HookMark(IN_HOOK.with(|h| h.replace(true)));
+    f()
+}
+
+/// Restores the "in a hook" mark when a hook's critical part ends, also by
+/// unwinding (a hook that panics, caught by the thread's `catch_unwind`).
+struct HookMark(bool);
+
+impl Drop for HookMark {
+    fn drop(&mut self) {
+        IN_HOOK.with(|h| h.set(self.0));
+    }
 }

@@ -134,22 +134,22 @@ static WATCHED: Mutex<Vec<Arc<WorkerWatch>>> = Mutex::new(Vec::new());
 extern "C" {
     fn pthread_self() -> usize;
     fn pthread_kill(thread: usize, signal: c_int) -> c_int;
-    fn sigaction(signal: c_int, action: *const SigAction, previous: *mut SigAction) -> c_int;
+    pub(super) fn sigaction(signal: c_int, action: *const SigAction, previous: *mut SigAction) -> c_int;
 }
 
 /// `struct sigaction` of x86-64 Linux (glibc fills in the restorer).
 #[repr(C)]
 #[derive(Clone, Copy)]
-struct SigAction {
-    handler: usize,
-    mask: [u64; 16],
-    flags: c_int,
-    restorer: usize,
+pub(super) struct SigAction {
+    pub(super) handler: usize,
+    pub(super) mask: [u64; 16],
+    pub(super) flags: c_int,
+    pub(super) restorer: usize,
 }
-const SA_SIGINFO: c_int = 4;
+pub(super) const SA_SIGINFO: c_int = 4;
 const SA_RESTART: c_int = 0x1000_0000;
 /// The signal stays unblocked in the handler, which may never return.
-const SA_NODEFER: c_int = 0x4000_0000;
+pub(super) const SA_NODEFER: c_int = 0x4000_0000;
 
 /// The handler (and flags) that was installed for [`SIGNAL`] before ours.
 static PREVIOUS: OnceLock<SigAction> = OnceLock::new();

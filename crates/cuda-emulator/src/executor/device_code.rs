@@ -64,7 +64,7 @@ pub(crate) struct DriverMemory;
 
 impl ptx_vm::Environment for DriverMemory {
     fn valid_regions(&self) -> Vec<Range<u64>> {
-        crate::driver::allocations()
+        crate::memory::allocations()
     }
 
     fn printf(&self, format: &[u8], args: *const u8) {
