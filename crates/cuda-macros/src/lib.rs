@@ -1,9 +1,9 @@
-//! oxide's procedural macros: `#[kernel]`, `#[device]`, `#[constant]`,
+//! oxide's procedural macros: `#[kernel]`, `#[device]`, `#[constant]`, `#[device_global]`,
 //! `cuda_launch!`, `#[cuda_module]` (typed launchers) and `gpu_printf!` /
 //! `gpu_println!`.
 //!
 //! Users reach them through `cuda_device` (`#[kernel]`, `#[device]`,
-//! `#[constant]`, `gpu_printf!`, `gpu_println!`) and `cuda_host`
+//! `#[constant]`, `#[device_global]`, `gpu_printf!`, `gpu_println!`) and `cuda_host`
 //! (`cuda_launch!`, `#[cuda_module]`); the expansions name those crates by absolute
 //! paths (`::cuda_device::__private::param_layout`,
 //! `::cuda_host::__private::launchN`, `::cuda_host::arg::slice`).
@@ -74,6 +74,7 @@ mod abi {
 }
 mod bridge;
 mod constant;
+mod device_global;
 mod device;
 mod kernel;
 mod launch;
@@ -234,6 +235,28 @@ pub fn cuda_module(args: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn constant(args: TokenStream, item: TokenStream) -> TokenStream {
     match constant::expand(args, item) {
+        Ok(out) => out,
+        Err(message) => format!("::core::compile_error!({message:?});").parse().unwrap(),
+    }
+}
+
+/// Puts a static in GPU global memory, shared by every kernel of the module
+/// and read and written by the host (CUDA's `__device__` variable).
+///
+/// ```rust,ignore
+/// #[device_global]
+/// static HITS: AtomicU32 = AtomicU32::new(0);
+/// ```
+///
+/// The static's type becomes `cuda_device::DeviceGlobal<AtomicU32>`, which
+/// kernels use like the atomic (`HITS.fetch_add(1, Relaxed)`); the host reads
+/// it with `KernelModule::read_global(&HITS)` and replaces it with
+/// `KernelModule::write_global(&HITS, value)`. `static mut` is rejected: safe
+/// code changes a device global through atomics, a plain value through
+/// `unsafe { *NAME.as_mut_ptr() = v }`.
+#[proc_macro_attribute]
+pub fn device_global(args: TokenStream, item: TokenStream) -> TokenStream {
+    match device_global::expand(args, item) {
         Ok(out) => out,
         Err(message) => format!("::core::compile_error!({message:?});").parse().unwrap(),
     }

@@ -62,6 +62,11 @@ pub mod __private {
         super::LAYOUTS.with(|l| l.borrow_mut().push((index, size, align)));
     }
 
+    /// What #[kernel]'s `#[used]` static holds: the entry's address.
+    pub struct KeepEntry(pub *const ());
+    // SAFETY: only kept, never used.
+    unsafe impl Sync for KeepEntry {}
+
     /// The entry wrapper's form of `&[T]` / `&mut [T]` parameters.
     #[repr(transparent)]
     pub struct SliceParam<'a, T>(pub &'a [T]);
