@@ -24,9 +24,9 @@ define ptx_kernel void @k(ptr %out) {
 ; CHECK-DAG: @_ZN4demo7COUNTER17h0123456789abcdefE = addrspace(1) externally_initialized global [4 x i8] zeroinitializer, align 4
 ; CHECK-DAG: @_ZN4demo5TABLE17h0123456789abcdefE = internal constant [4 x i32] [i32 1, i32 2, i32 3, i32 4]
 ; CHECK-DAG: @_ZN4demo6CURSOR17h0123456789abcdefE = addrspace(1) externally_initialized global { ptr, ptr } { ptr getelementptr inbounds (i8, ptr @_ZN4demo5TABLE17h0123456789abcdefE, i64 4), ptr getelementptr inbounds (i8, ptr @_ZN4demo5TABLE17h0123456789abcdefE, i64 16) }, align 8
+; CHECK-DAG: @_ZN4demo6UNUSED17h0123456789abcdefE = addrspace(1) externally_initialized global [4 x i8] zeroinitializer, align 4
 ; CHECK: atomicrmw add ptr addrspacecast (ptr addrspace(1) @_ZN4demo7COUNTER17h0123456789abcdefE to ptr), i32 1 monotonic
 ; CHECK: load ptr, ptr addrspacecast (ptr addrspace(1) @_ZN4demo6CURSOR17h0123456789abcdefE to ptr)
-; CHECK-DAG: @_ZN4demo6UNUSED17h0123456789abcdefE = addrspace(1) externally_initialized global [4 x i8] zeroinitializer, align 4
 ; CHECK: !oxide.constants = !{![[A:[0-9]+]], ![[B:[0-9]+]], ![[C:[0-9]+]]}
 ; CHECK-DAG: !{ptr addrspace(1) @_ZN4demo7COUNTER17h0123456789abcdefE, !"_ZN4demo7COUNTER17h0123456789abcdefE"}
 ; CHECK-DAG: !{ptr addrspace(1) @_ZN4demo6CURSOR17h0123456789abcdefE, !"_ZN4demo6CURSOR17h0123456789abcdefE"}
