@@ -76,17 +76,25 @@ static MIDDLE: &[u32] = {
     rest.split_at(4).0
 };
 
-/// TABLE's start and one-past-the-end pointers.
+/// A start and a one-past-the-end pointer into TABLE.
+#[derive(Clone, Copy)]
 struct Span {
     start: *const u32,
     end: *const u32,
 }
 // SAFETY: the pointers are into an immutable static.
 unsafe impl Sync for Span {}
-static SPAN: Span = Span { start: TABLE.as_ptr(), end: TABLE.as_ptr_range().end };
+/// Indexed by thread, so the device keeps the pointers themselves (not
+/// values folded from them): TABLE's start, an interior pointer, and TABLE's
+/// one-past-the-end pointer twice (once as an empty span's start).
+static SPANS: [Span; 3] = [
+    Span { start: TABLE.as_ptr(), end: TABLE.as_ptr_range().end },
+    Span { start: MIDDLE.as_ptr(), end: TABLE.as_ptr_range().end },
+    Span { start: TABLE.as_ptr_range().end, end: TABLE.as_ptr_range().end },
+];
 
 static WORDS: [&[u8]; 3] = [b"device", b"", b"globals!"];
-static NESTED: &&u32 = &&42;
+static NESTED: [&&u32; 2] = [&&42, &&7];
 
 /// A device global whose initialiser points into a table only it names.
 #[device_global]
@@ -95,24 +103,30 @@ static WINDOW: &'static [u32] = {
     rest.split_at(3).0
 };
 
-fn through_initialisers() -> [u32; 5] {
-    let middle = MIDDLE.iter().fold(0u32, |acc, &x| acc * 10 + x);
+/// What thread `i` reads through the statics (the index keeps every load a
+/// load of the static, not a constant the optimiser folded).
+fn through_initialisers(i: usize) -> [u32; 5] {
+    let middle = MIDDLE[i % MIDDLE.len()] * 10 + MIDDLE.len() as u32;
+    let span = SPANS[i % SPANS.len()];
     let mut walked = 0u32;
-    let mut p = SPAN.start;
-    while p != SPAN.end {
-        // SAFETY: p runs from TABLE's start to its end, exclusive.
+    let mut p = span.start;
+    while p != span.end {
+        // SAFETY: p runs from the span's start to its end, exclusive, inside TABLE.
         walked = walked * 7 + unsafe { *p };
         p = unsafe { p.add(1) };
     }
-    let words = WORDS.iter().map(|w| w.len() as u32 * 100 + w.last().copied().unwrap_or(0) as u32).sum();
-    let window = WINDOW.iter().sum::<u32>() + WINDOW.len() as u32 * 1000;
-    [middle, walked, words, **NESTED, window]
+    let word = WORDS[i % WORDS.len()];
+    let words = word.len() as u32 * 1000 + word.last().copied().unwrap_or(0) as u32;
+    let window = WINDOW[i % WINDOW.len()] + WINDOW.len() as u32 * 1000;
+    [middle, walked, words, **NESTED[i % NESTED.len()], window]
 }
 
 #[kernel]
 pub fn read_through_initialisers(mut out: DisjointSlice<[u32; 5]>) {
-    if let Some(o) = out.get_mut(thread::index_1d()) {
-        *o = through_initialisers();
+    let idx = thread::index_1d();
+    let i = idx.get();
+    if let Some(o) = out.get_mut(idx) {
+        *o = through_initialisers(i);
     }
 }
 
@@ -199,9 +213,14 @@ fn run() -> Result<bool, Box<dyn std::error::Error>> {
         config: LaunchConfig::for_num_elems(threads as u32),
         args: [slice_mut(through)]
     }?;
-    let want = through_initialisers();
+    let want: Vec<[u32; 5]> = (0..threads).map(through_initialisers).collect();
     let gpu = through.to_host_vec(&stream)?;
-    ok &= check("statics through initialisers", gpu.iter().find(|&&g| g != want).copied().unwrap_or(want), want);
+    let first_difference = (0..threads).find(|&i| gpu[i] != want[i]);
+    ok &= check(
+        "statics through initialisers",
+        first_difference.map(|i| (i, gpu[i])),
+        first_difference.map(|i| (i, want[i])),
+    );
 
     if ok {
         println!("✓ SUCCESS: device globals and statics through initialisers matched the CPU");
