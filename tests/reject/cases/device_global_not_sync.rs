@@ -19,4 +19,5 @@ fn main() {}
 
 // Expected (tests/reject/run.sh; substrings of one output line each):
 //~ ERROR `Cell<u32>` cannot be shared between threads safely
-//~ AT src/main.rs:7
+//~ AT src/main.rs:6
+//~ NOTE required for `DeviceGlobal<Cell<u32>>` to implement `Sync`
