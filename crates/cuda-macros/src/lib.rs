@@ -163,7 +163,7 @@ pub fn device(args: TokenStream, item: TokenStream) -> TokenStream {
 /// ```
 ///
 /// Each key is given once (in any order; a trailing comma is fine). In `args`
-/// (at most 12), `slice(buf)` passes a device buffer as `&[T]`,
+/// (at most 32, Abi.def's `MaxLaunchArguments`; their bytes at most the 4 KiB parameter space, which the device linker checks), `slice(buf)` passes a device buffer as `&[T]`,
 /// `slice_mut(buf)` as the kernel's output (`DisjointSlice<T>` / `&mut [T]`);
 /// any other expression is passed by value. The macro calls
 /// `::cuda_host::__private::launchN(&(module), &(stream), config,
@@ -206,7 +206,7 @@ pub fn cuda_launch(input: TokenStream) -> TokenStream {
 /// arguments, explicit generic arguments may name the kernel's own type and
 /// const parameters only.
 ///
-/// Limits: at most 12 parameters; kernels inside nested modules or produced
+/// Limits: at most 32 parameters (Abi.def's `MaxLaunchArguments`), within the 4 KiB parameter space; kernels inside nested modules or produced
 /// by macros get no launcher; the module must not define its own `launch`.
 /// The expansion names `::cuda_core`, so the crate depends on `cuda-core`.
 #[proc_macro_attribute]
