@@ -110,8 +110,11 @@ step "cargo oxide run conformance --release --emulate (its PTX on the CPU)" \
 # spin_wait (the watchdog: a bare core-atomic spin is reported, not hung),
 # device_panics (panics caught and written to the record), warp_shared (warp
 # rendezvous, the shared-memory race detector), atomics (host atomics, spin
-# points of the fiber scheduler).
-host_code_runs=(examples/vecadd tests/gpu/spin_wait tests/gpu/device_panics tests/gpu/warp_shared tests/gpu/atomics)
+# points of the fiber scheduler), device_globals (the host reads and writes
+# the host statics the kernels use), many_params (launchers of 32 arguments
+# handing the kernel's host code its parameters).
+host_code_runs=(examples/vecadd tests/gpu/spin_wait tests/gpu/device_panics tests/gpu/warp_shared tests/gpu/atomics
+  tests/gpu/device_globals tests/gpu/many_params)
 for dir in "${host_code_runs[@]}"; do
   name=$(basename "$dir")
   step "cargo oxide run $name --emulate=host (its Rust code on the CPU)" emulated "$name" "$(arch_of "$dir")" host
