@@ -121,8 +121,11 @@ step "cargo oxide run conformance --release --emulate (its PTX on the CPU)" \
 # rendezvous, the shared-memory race detector), atomics (host atomics, spin
 # points of the fiber scheduler), half_precision (the f16/bf16 instructions
 # as their CPU model, which must give ptx-vm's and the GPU's bits),
-# event_timing (the emulated events).
-host_code_runs=(examples/vecadd tests/gpu/spin_wait tests/gpu/device_panics tests/gpu/warp_shared tests/gpu/atomics tests/gpu/half_precision tests/gpu/event_timing)
+# event_timing (the emulated events), device_globals (the host reads and
+# writes the host statics the kernels use), many_params (launchers of 32
+# arguments handing the kernel's host code its parameters).
+host_code_runs=(examples/vecadd tests/gpu/spin_wait tests/gpu/device_panics tests/gpu/warp_shared tests/gpu/atomics
+  tests/gpu/half_precision tests/gpu/event_timing tests/gpu/device_globals tests/gpu/many_params)
 for dir in "${host_code_runs[@]}"; do
   name=$(basename "$dir")
   step "cargo oxide run $name --emulate=host (its Rust code on the CPU)" emulated "$name" "$(arch_of "$dir")" host

@@ -57,7 +57,7 @@ define ptx_kernel void @_ZN4demo22__oxide_kernel_entry_b17h0123456789abcdefE() {
   ret void
 }
 
-; CHECK:      error: kernel writes the host static `demo::COUNTER`: host statics are not shared with the GPU (a kernel would only change a device copy); write results through a kernel parameter such as `mut out: DisjointSlice<T>`
+; CHECK:      error: kernel writes the host static `demo::COUNTER`: host statics are not shared with the GPU (a kernel would only change a device copy); declare it `#[device_global]` to keep it in GPU memory, shared by the kernels and read by the host with KernelModule::read_global, or write results through a kernel parameter such as `mut out: DisjointSlice<T>`
 ; CHECK-NEXT:   --> src/main.rs:10:14
 ; CHECK-NEXT:    = note: in kernel `demo::a`
 ; CHECK-NEXT:    = note: call chain: `demo::a`{{$}}

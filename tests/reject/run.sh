@@ -20,6 +20,8 @@
 # The output must not show a tool crash (a stack dump, `LLVM ERROR`, a signal).
 # Each program in tests/reject/accept/ is the other side: what the rules must
 # let through (formatted panics, `&dyn Trait`, device atomics); it must build.
+# An accept case may also write `//~ PTX <text>`: then `cargo oxide inspect`
+# of it must succeed and print a line containing <text>.
 # Prints `ok reject/<case>` (`ok accept/<case>`) or `FAIL …` with what was
 # missing and the relevant output, then `N passed, M failed`; exits non-zero
 # on a failure. Arguments pick cases by name.
@@ -58,7 +60,7 @@ EOF
 
 # expectations FILE: one "KIND<TAB>TEXT" line per `//~ KIND TEXT` comment.
 expectations() {
-  sed -n 's/.*\/\/~ *\(ERROR\|NOTE\|AT\) \(.*\)$/\1\t\2/p' "$1" | sed 's/[[:space:]]*$//'
+  sed -n 's/.*\/\/~ *\(ERROR\|NOTE\|AT\|PTX\) \(.*\)$/\1\t\2/p' "$1" | sed 's/[[:space:]]*$//'
 }
 
 # found KIND TEXT OUTPUT: whether one line of OUTPUT satisfies the expectation.
@@ -67,6 +69,7 @@ found() {
     BEGIN { kind = ENVIRON["KIND"]; text = ENVIRON["TEXT"] }
     kind == "ERROR" && (index($0, "error:") || $0 ~ /error\[E[0-9]+\]:/) && index($0, text) { hit = 1 }
     kind == "NOTE" && index($0, "note:") && index($0, text) { hit = 1 }
+    kind == "PTX" && index($0, text) { hit = 1 }
     kind == "AT" {
       at = index($0, "--> " text)
       if (at) {
@@ -111,6 +114,13 @@ for file in "${files[@]}"; do
   [ -z "$crash" ] || problems+=("a tool crashed: $crash")
   if [ $kind = accept ]; then
     [ $rc -eq 0 ] || problems+=("the build failed; it must succeed")
+    if [ $rc -eq 0 ] && grep -q '//~ PTX ' "$file"; then
+      output=$(cd "$scratch" && cargo $toolchain oxide inspect 2>&1) || problems+=("cargo oxide inspect failed")
+      while IFS=$'\t' read -r what text; do
+        [ "$what" = PTX ] || continue
+        found PTX "$text" "$output" || problems+=("inspect shows no line with: $text")
+      done < <(expectations "$file")
+    fi
   else
     [ $rc -ne 0 ] || problems+=("the build succeeded; it must fail")
     n=0

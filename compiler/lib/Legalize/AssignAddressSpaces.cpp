@@ -10,7 +10,12 @@
 //   .oxide.constant `#[constant]` statics → addrspace(4) (PTX `.const`) with
 //                   their Rust initialiser, visible under a PTX-legal name so
 //                   the host can overwrite them before a launch; each is
-//                   listed in `oxide.constants` for the kernel table.
+//                   listed in `oxide.constants` for the kernel table;
+//   .oxide.global   `#[device_global]` statics → addrspace(1) (PTX `.global`)
+//                   with their Rust initialiser: one mutable copy that every
+//                   kernel of the module shares for the module's lifetime,
+//                   visible and listed like a constant so the host can read
+//                   and write it between launches.
 // This pass moves each such static into its address space and rewrites its
 // uses through an addrspacecast to a generic pointer, which is what the Rust
 // code holds; the NVPTX backend's address-space inference then turns most
@@ -27,10 +32,11 @@ using namespace oxide;
 
 namespace {
 
+constexpr unsigned GlobalAddressSpace = 1;
 constexpr unsigned SharedAddressSpace = 3;
 constexpr unsigned ConstantAddressSpace = 4;
 
-/// Lists a constant in `oxide.constants`: !{ptr addrspace(4) @g, !"host symbol"}.
+/// Lists a constant or device global in `oxide.constants`: !{ptr addrspace(4) @g, !"host symbol"}.
 void recordConstant(Module &M, GlobalVariable *GV, StringRef HostSymbol) {
   LLVMContext &Ctx = M.getContext();
   Metadata *Ops[] = {ValueAsMetadata::get(GV), MDString::get(Ctx, HostSymbol)};
@@ -49,7 +55,7 @@ void moveToAddressSpace(GlobalVariable &Old, GlobalVariable *New) {
 } // namespace
 
 PreservedAnalyses AssignAddressSpacesPass::run(Module &M, ModuleAnalysisManager &) {
-  SmallVector<GlobalVariable *> Shared, Constants;
+  SmallVector<GlobalVariable *> Shared, Constants, Globals;
   GlobalVariable *Dynamic = nullptr;
   for (GlobalVariable &GV : M.globals()) {
     if (GV.getName() == DynamicSharedGlobal)
@@ -58,17 +64,25 @@ PreservedAnalyses AssignAddressSpacesPass::run(Module &M, ModuleAnalysisManager 
       Shared.push_back(&GV);
     else if (GV.hasSection() && GV.getSection() == ConstantSection && GV.hasInitializer())
       Constants.push_back(&GV);
+    else if (GV.hasSection() && GV.getSection() == GlobalSection && GV.hasInitializer())
+      Globals.push_back(&GV);
   }
-  for (GlobalVariable *GV : Constants) {
+  // Both kinds keep their initialiser, are written by the host (so nothing
+  // may fold their loads) and are found by the host under a PTX-legal name.
+  auto moveNamed = [&](GlobalVariable *GV, unsigned AddressSpace) {
     std::string Host = GV->getName().str();
     auto *New = new GlobalVariable(M, GV->getValueType(), false, GlobalValue::ExternalLinkage,
                                    GV->getInitializer(), "", nullptr,
-                                   GlobalValue::NotThreadLocal, ConstantAddressSpace);
+                                   GlobalValue::NotThreadLocal, AddressSpace);
     New->setExternallyInitialized(true); // the host may overwrite it
     moveToAddressSpace(*GV, New);
     New->setName(ptxIdentifier(Host));
     recordConstant(M, New, Host);
-  }
+  };
+  for (GlobalVariable *GV : Constants)
+    moveNamed(GV, ConstantAddressSpace);
+  for (GlobalVariable *GV : Globals)
+    moveNamed(GV, GlobalAddressSpace);
   for (GlobalVariable *GV : Shared) {
     auto *New = new GlobalVariable(M, GV->getValueType(), false, GlobalValue::InternalLinkage,
                                    UndefValue::get(GV->getValueType()), "", nullptr,
@@ -83,6 +97,6 @@ PreservedAnalyses AssignAddressSpacesPass::run(Module &M, ModuleAnalysisManager 
     moveToAddressSpace(*Dynamic, New);
     New->setAlignment(std::max(A.valueOrOne(), Align(16)));
   }
-  return (Shared.empty() && Constants.empty() && !Dynamic) ? PreservedAnalyses::all()
+  return (Shared.empty() && Constants.empty() && Globals.empty() && !Dynamic) ? PreservedAnalyses::all()
                                                             : PreservedAnalyses::none();
 }

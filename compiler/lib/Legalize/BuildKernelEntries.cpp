@@ -13,6 +13,11 @@
 // compilation as the host's argument values, byte for byte. The wrapper itself
 // becomes internal and is inlined away by the optimiser.
 //
+// A kernel whose parameters, laid out in order at their alignments, need
+// more than the parameter space (Abi.def's KernelParamSpace) is a compile
+// error naming the kernel and its byte count: ptxas would refuse the entry,
+// or the driver the launch.
+//
 // A `launch_bounds(max_threads, min_blocks)` marker call becomes the entry's
 // `nvvm.maxntid` / `nvvm.minctasm` attributes (PTX `.maxntid`, `.minnctapersm`).
 //
@@ -30,6 +35,7 @@
 #include "llvm/IR/InstIterator.h"
 #include <set>
 #include "llvm/IR/InlineAsm.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace llvm;
 using namespace oxide;
@@ -59,7 +65,7 @@ public:
   void build(Function &Wrapper) {
     std::string Host = hostSymbol(Wrapper.getName());
     std::vector<ParamLayout> Layouts(Wrapper.arg_size());
-    if (!collectLayouts(Wrapper, Layouts))
+    if (!collectLayouts(Wrapper, Layouts) || !fitsParamSpace(Wrapper, Layouts))
       return;
     if (!Built.insert(Host).second) {
       // Another copy of the same instance already has its entry.
@@ -108,6 +114,23 @@ private:
     for (CallInst *C : Markers)
       C->eraseFromParent();
     return true;
+  }
+
+  /// Whether the parameters fit the parameter space; an error if not.
+  bool fitsParamSpace(Function &Wrapper, const std::vector<ParamLayout> &Layouts) {
+    uint64_t End = 0;
+    for (const ParamLayout &L : Layouts)
+      End = alignTo(End, L.Align) + std::max<uint64_t>(1, L.Size);
+    if (End <= KernelParamSpace)
+      return true;
+    Diags.error({"kernel `" + kernelPathOf(Wrapper.getName()) + "` takes " + std::to_string(End) +
+                     " bytes of parameters; a kernel's parameter space holds " +
+                     std::to_string(KernelParamSpace),
+                 "",
+                 {"pass large values through device memory instead: a `&[T]` parameter "
+                  "(`slice(buffer)`), or a `#[constant]` or `#[device_global]` static the "
+                  "host writes before the launch"}});
+    return false;
   }
 
   /// Moves a `launch_bounds` marker's constants onto the entry.

@@ -20,7 +20,9 @@
 //     read-modify-write or compare-exchange, in the function that names the
 //     static or in any function its address is passed to (`COUNTER += 1`,
 //     `HITS.fetch_add(1, …)`): the device only has a copy of the static, so
-//     the host would never see the write.
+//     the host would never see the write. The errors point at
+//     `#[device_global]`, whose statics live in GPU memory (AssignAddressSpaces
+//     moves them out of address space 0 before this pass).
 // Code is reached through calls and through function addresses (vtables,
 // function pointers, thread_local!'s accessor), as SelectReachable keeps it.
 //
@@ -109,11 +111,14 @@ std::string describe(Kind K, const std::string &What, bool Inside) {
                                      "intrinsics";
   const std::string StaticWrite =
       "host statics are not shared with the GPU (a kernel would only change a device copy); "
-      "write results through a kernel parameter such as `mut out: DisjointSlice<T>`";
+      "declare it `#[device_global]` to keep it in GPU memory, shared by the kernels and read "
+      "by the host with KernelModule::read_global, or write results through a kernel "
+      "parameter such as `mut out: DisjointSlice<T>`";
   const std::string StaticRead =
       "host statics are not shared with the GPU (a kernel would see only the value it had "
-      "when the program was linked); pass the value as a kernel parameter, or put it in "
-      "constant memory with #[constant]";
+      "when the program was linked); pass the value as a kernel parameter, put it in "
+      "constant memory with #[constant], or declare it `#[device_global]` to keep it in GPU "
+      "memory";
   switch (K) {
   case Kind::NoBody:
     return "its body is not part of any crate the device linker was given";

@@ -6,7 +6,8 @@
 // unsupported constructs (a `println!` in host code is not an error).
 //
 // This pass makes every symbol except the `ptx_kernel` entries (and the
-// globals the host writes: the panic record pointer, constant memory)
+// globals the host writes: the panic record pointer, constant memory,
+// device globals)
 // internal and lets GlobalDCE delete what no entry reaches.
 //===----------------------------------------------------------------------===//
 #include "oxide/Abi.h"
@@ -20,9 +21,12 @@ using namespace oxide;
 
 PreservedAnalyses SelectReachablePass::run(Module &M, ModuleAnalysisManager &MAM) {
   internalizeModule(M, [](const GlobalValue &GV) {
-    // The host writes these by name: the panic record pointer and
-    // #[constant] statics (constant memory).
-    if (GV.getName() == PanicRecordGlobal || GV.getAddressSpace() == 4)
+    // The host writes these by name: the panic record pointer,
+    // #[constant] statics (constant memory) and #[device_global] statics
+    // (global memory, externally initialised: AssignAddressSpaces made them).
+    const auto *Var = dyn_cast<GlobalVariable>(&GV);
+    if (GV.getName() == PanicRecordGlobal || GV.getAddressSpace() == 4 ||
+        (Var && Var->getAddressSpace() == 1 && Var->isExternallyInitialized()))
       return true;
     const auto *F = dyn_cast<Function>(&GV);
     return F && F->getCallingConv() == CallingConv::PTX_Kernel;

@@ -88,6 +88,35 @@ impl CudaModule {
         // a slice of the same length. cuMemcpyHtoD orders after prior work.
         unsafe { cu!(d, cuMemcpyHtoD_v2(global, bytes.as_ptr().cast(), size)) }
     }
+
+    /// Copies the module's global variable `name` into `bytes`, which must be
+    /// exactly its size. Waits for all earlier work on the context first, so
+    /// the bytes are what the kernels launched before left there.
+    pub fn read_global(&self, name: &str, bytes: &mut [u8]) -> Result<(), DriverError> {
+        let op = "CudaModule::read_global";
+        let c_name = CString::new(name)
+            .map_err(|_| DriverError::new(ErrorKind::InvalidArgument, "a global's name contains a NUL byte", op))?;
+        self.ctx.synchronize()?;
+        let d = self.ctx.bind()?;
+        let mut global: CUdeviceptr = 0;
+        let mut size: usize = 0;
+        // SAFETY: out-pointers to locals; the module is live; the name is a C string.
+        unsafe { cu!(d, cuModuleGetGlobal_v2(&mut global, &mut size, self.module, c_name.as_ptr())) }
+            .map_err(|e| e.with_detail(format!("the module has no global `{name}`")))?;
+        if size != bytes.len() {
+            return Err(DriverError::new(
+                ErrorKind::LengthMismatch,
+                format!("global `{name}` has {size} bytes but {} were asked for", bytes.len()),
+                op,
+            ));
+        }
+        // SAFETY: the source is the global's `size` bytes; the destination is
+        // a slice of the same length, borrowed until the copy is waited for
+        // below; the context is idle (synchronized above). The null stream
+        // is the context's legacy default stream.
+        unsafe { cu!(d, cuMemcpyDtoHAsync_v2(bytes.as_mut_ptr().cast(), global, size, std::ptr::null_mut())) }?;
+        self.ctx.synchronize()
+    }
 }
 
 impl Drop for CudaModule {

@@ -11,7 +11,8 @@
 //! - shared memory ([`shared`](mod@shared): `shared!`, [`SharedArray`],
 //!   [`dynamic_shared`]), warp collectives ([`warp`]), scoped atomics
 //!   ([`atomic`]), memory fences ([`fence`]), constant memory
-//!   (`#[constant]`, [`Constant`]) and `gpu_printf!`/`gpu_println!`
+//!   (`#[constant]`, [`Constant`]), device globals (`#[device_global]`,
+//!   [`DeviceGlobal`], [`global`](mod@global)) and `gpu_printf!`/`gpu_println!`
 //!   ([`printf`]);
 //! - Ampere and Hopper features: [`cp_async`], [`cluster`], [`matrix`]
 //!   (`ldmatrix`/`stmatrix`), [`warpgroup`] (`setmaxnreg`), [`mbarrier`],
@@ -19,7 +20,7 @@
 //! - half precision ([`half`](mod@half)): [`f16`](struct@f16), [`bf16`] and the packed
 //!   `f16x2`/`bf16x2`, with the GPU's own conversions and paired arithmetic
 //!   and a bit-exact CPU model on the host;
-//! - the attributes `#[kernel]`, `#[device]`, `#[constant]` (from
+//! - the attributes `#[kernel]`, `#[device]`, `#[constant]`, `#[device_global]` (from
 //!   cuda-macros), and [`emulation`], the hooks the CPU emulator installs.
 //!
 //! ```
@@ -59,6 +60,7 @@ mod constant;
 mod disjoint;
 pub mod emulation;
 pub mod fence;
+pub mod global;
 pub mod half;
 mod host;
 pub mod mbarrier;
@@ -69,8 +71,9 @@ pub mod tma;
 pub mod warp;
 pub mod wgmma;
 
-pub use cuda_macros::{constant, device, kernel};
+pub use cuda_macros::{constant, device, device_global, kernel};
 pub use constant::Constant;
+pub use global::{DeviceGlobal, GlobalData};
 pub use cuda_macros::{gpu_printf, gpu_println};
 pub use disjoint::DisjointSlice;
 pub use half::{bf16, f16};
@@ -88,6 +91,14 @@ pub mod stubs {
 pub mod __private {
     pub use crate::stubs::__oxide_stub_launch_bounds as launch_bounds;
     pub use crate::stubs::__oxide_stub_param_layout as param_layout;
+
+    /// The address of a kernel's entry wrapper, in the `#[used]` static that
+    /// `#[kernel]` writes so that every kernel is compiled, launched or not.
+    #[repr(transparent)]
+    pub struct KeepEntry(pub *const ());
+
+    // SAFETY: the address is only kept, never dereferenced or called.
+    unsafe impl Sync for KeepEntry {}
 
     /// How the entry wrapper of a kernel receives a `&'a [T]` parameter: the
     /// same bytes, in a type only cuda-host's device-buffer arguments convert

@@ -32,7 +32,12 @@ pub enum HostError {
     /// embedded image (not marked `#[constant]`, no kernel reads it, or the
     /// program was not built by oxide).
     ConstantNotEmbedded,
-    /// The constant belongs to another module than the one it was set on.
+    /// The static passed to `read_global` or `write_global` is not a
+    /// `#[device_global]` of any embedded image (the program was not built
+    /// by oxide, or the image of its crate was not linked into this program).
+    GlobalNotEmbedded,
+    /// The constant or device global belongs to another module than the one
+    /// it was read or written through.
     ConstantNotInModule {
         /// The module `set_constant` was called on.
         module: String,
@@ -139,9 +144,14 @@ impl fmt::Display for HostError {
                 "this static is not in constant memory: mark it `#[constant]`, make sure a kernel \
                  reads it, and build with `cargo oxide build`"
             ),
+            HostError::GlobalNotEmbedded => write!(
+                f,
+                "this static is not a device global of any kernel image: mark it `#[device_global]` \
+                 and build with `cargo oxide build`"
+            ),
             HostError::ConstantNotInModule { module, found_in } => write!(
                 f,
-                "the constant is in module `{found_in}`, not in `{module}`"
+                "the static is in module `{found_in}`, not in `{module}`; read or write it through that module"
             ),
             HostError::KernelNotInModule { kernel, module, found_in } => write!(
                 f,

@@ -204,19 +204,8 @@ macro_rules! define_launch {
     };
 }
 
-define_launch!(launch0;);
-define_launch!(launch1; P0 A0 0);
-define_launch!(launch2; P0 A0 0, P1 A1 1);
-define_launch!(launch3; P0 A0 0, P1 A1 1, P2 A2 2);
-define_launch!(launch4; P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3);
-define_launch!(launch5; P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4);
-define_launch!(launch6; P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5);
-define_launch!(launch7; P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6);
-define_launch!(launch8; P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7);
-define_launch!(launch9; P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7, P8 A8 8);
-define_launch!(launch10; P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7, P8 A8 8, P9 A9 9);
-define_launch!(launch11; P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7, P8 A8 8, P9 A9 9, P10 A10 10);
-define_launch!(launch12; P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7, P8 A8 8, P9 A9 9, P10 A10 10, P11 A11 11);
+// launch0 ..= launchN, N = Abi.def's MaxLaunchArguments.
+include!(concat!(env!("OUT_DIR"), "/launchers.rs"));
 
 #[cfg(test)]
 mod tests {

@@ -1,7 +1,7 @@
 //! Loading an embedded image as a CUDA module.
 
 use crate::registry::{embedded_modules, find_constant, EmbeddedModule};
-use cuda_device::Constant;
+use cuda_device::{Constant, DeviceGlobal, GlobalData};
 use crate::check::KernelLimits;
 use crate::HostError;
 
@@ -167,17 +167,78 @@ impl KernelModule {
             unsafe { std::ptr::write_volatile(constant.as_ptr(), *value) };
             return Ok(());
         }
-        let (image, entry) = find_constant(address).ok_or(HostError::ConstantNotEmbedded)?;
+        let name = self.named_static(address, HostError::ConstantNotEmbedded)?;
+        // SAFETY: `value` is a live `T: Copy`; its bytes are exactly what the
+        // kernels read through `Constant<T>` (repr(transparent) over T).
+        let bytes = unsafe { std::slice::from_raw_parts(value as *const T as *const u8, std::mem::size_of::<T>()) };
+        self.module.write_global(name, bytes)?;
+        Ok(())
+    }
+
+    /// The PTX name of a static of this module that the host reaches by its
+    /// address (a `#[constant]` or `#[device_global]`).
+    fn named_static(&self, address: *const u8, missing: HostError) -> Result<&'static str, HostError> {
+        let (image, entry) = find_constant(address).ok_or(missing)?;
         if !std::ptr::eq(image, self.image) {
             return Err(HostError::ConstantNotInModule {
                 module: self.image.name.to_string(),
                 found_in: image.name.to_string(),
             });
         }
-        // SAFETY: `value` is a live `T: Copy`; its bytes are exactly what the
-        // kernels read through `Constant<T>` (repr(transparent) over T).
-        let bytes = unsafe { std::slice::from_raw_parts(value as *const T as *const u8, std::mem::size_of::<T>()) };
-        self.module.write_global(entry.ptx_name, bytes)?;
+        Ok(entry.ptx_name)
+    }
+
+    /// The value of a `#[device_global]` static that the kernels launched so
+    /// far left (waits for them to finish).
+    ///
+    /// ```ignore
+    /// #[device_global]
+    /// static HITS: AtomicU32 = AtomicU32::new(0);
+    /// let hits: u32 = module.read_global(&HITS)?.into_inner();
+    /// ```
+    pub fn read_global<T: GlobalData>(&self, global: &'static DeviceGlobal<T>) -> Result<T, HostError> {
+        if self.module.context().backend() == Backend::Emulator(EmulationMode::HostCode) {
+            // Kernels run as host code change the host static itself.
+            self.module.context().synchronize()?;
+            // SAFETY: no emulated kernel runs now (emulated streams run work
+            // at once, and the context is idle); `T: GlobalData` has no drop
+            // glue, so the bitwise copy leaves the static intact.
+            return Ok(unsafe { std::ptr::read_volatile(global.as_mut_ptr()) });
+        }
+        let name = self.named_static(global.as_mut_ptr() as *const u8, HostError::GlobalNotEmbedded)?;
+        let mut value = std::mem::MaybeUninit::<T>::uninit();
+        // SAFETY: the slice is the `size_of::<T>()` bytes of `value`, written
+        // whole by `read_global` (it checks the size) before they are read.
+        let bytes = unsafe { std::slice::from_raw_parts_mut(value.as_mut_ptr() as *mut u8, std::mem::size_of::<T>()) };
+        self.module.read_global(name, bytes)?;
+        // SAFETY: the device global holds a `T` (the kernels only see it as
+        // one), and `T: GlobalData` holds no pointers that would be device
+        // addresses here.
+        Ok(unsafe { value.assume_init() })
+    }
+
+    /// Replaces the value of a `#[device_global]` static for the kernels
+    /// launched from now on (ordered after the work already submitted).
+    ///
+    /// ```ignore
+    /// #[device_global]
+    /// static LIMIT: u32 = 10;
+    /// module.write_global(&LIMIT, 20)?;
+    /// ```
+    pub fn write_global<T: GlobalData>(&self, global: &'static DeviceGlobal<T>, value: T) -> Result<(), HostError> {
+        if self.module.context().backend() == Backend::Emulator(EmulationMode::HostCode) {
+            self.module.context().synchronize()?;
+            // SAFETY: no emulated kernel runs now, and `DeviceGlobal<T>` is a
+            // transparent `UnsafeCell<T>` (writable memory); `T: GlobalData`
+            // has no drop glue, so overwriting the old value loses nothing.
+            unsafe { std::ptr::write_volatile(global.as_mut_ptr(), value) };
+            return Ok(());
+        }
+        let name = self.named_static(global.as_mut_ptr() as *const u8, HostError::GlobalNotEmbedded)?;
+        // SAFETY: `value` is a live `T`; its bytes are exactly what the kernels
+        // read through `DeviceGlobal<T>` (repr(transparent) over T).
+        let bytes = unsafe { std::slice::from_raw_parts(&value as *const T as *const u8, std::mem::size_of::<T>()) };
+        self.module.write_global(name, bytes)?;
         Ok(())
     }
 

@@ -13,6 +13,26 @@ pub fn expand(args: TokenStream, item: TokenStream) -> Result<TokenStream, Strin
     if !args.is_empty() {
         return Err("#[constant] takes no arguments".into());
     }
+    wrap_static(
+        item,
+        "#[constant]",
+        crate::abi::CONSTANT_SECTION,
+        "::cuda_device::Constant",
+        "a #[constant] static cannot be `mut`: kernels only read constant memory; \
+         the host changes it with KernelModule::set_constant",
+    )
+}
+
+/// `ATTR static NAME: T = EXPR;` → `#[link_section = SECTION] static NAME:
+/// WRAPPER<T> = WRAPPER::new(EXPR);`, shared by `#[constant]` and
+/// `#[device_global]`; `mut_error` is the error for a `static mut`.
+pub fn wrap_static(
+    item: TokenStream,
+    attr: &str,
+    section: &str,
+    wrapper: &str,
+    mut_error: &str,
+) -> Result<TokenStream, String> {
     let tokens: Vec<TokenTree> = item.into_iter().collect();
     let is_punct = |t: &TokenTree, c: char| matches!(t, TokenTree::Punct(p) if p.as_char() == c);
     let is_ident = |t: &TokenTree, s: &str| matches!(t, TokenTree::Ident(i) if i.to_string() == s);
@@ -20,11 +40,9 @@ pub fn expand(args: TokenStream, item: TokenStream) -> Result<TokenStream, Strin
     let kw = tokens
         .iter()
         .position(|t| is_ident(t, "static"))
-        .ok_or("#[constant] goes on a `static` item: `#[constant] static NAME: T = value;`")?;
+        .ok_or_else(|| format!("{attr} goes on a `static` item: `{attr} static NAME: T = value;`"))?;
     if tokens.get(kw + 1).is_some_and(|t| is_ident(t, "mut")) {
-        return Err("a #[constant] static cannot be `mut`: kernels only read constant memory; \
-                    the host changes it with KernelModule::set_constant"
-            .into());
+        return Err(mut_error.into());
     }
     let colon = tokens[kw..].iter().position(|t| is_punct(t, ':')).map(|p| p + kw);
     // The `=` of the initialiser: the first lone `=` after the colon at the
@@ -36,7 +54,7 @@ pub fn expand(args: TokenStream, item: TokenStream) -> Result<TokenStream, Strin
             .map(|p| p + c)
     });
     let (Some(colon), Some(eq)) = (colon, eq) else {
-        return Err("#[constant] needs a type and a value: `#[constant] static NAME: T = value;`".into());
+        return Err(format!("{attr} needs a type and a value: `{attr} static NAME: T = value;`"));
     };
     let end = if tokens.last().is_some_and(|t| is_punct(t, ';')) { tokens.len() - 1 } else { tokens.len() };
 
@@ -44,9 +62,9 @@ pub fn expand(args: TokenStream, item: TokenStream) -> Result<TokenStream, Strin
     let ty: TokenStream = tokens[colon + 1..eq].iter().cloned().collect();
     let value: TokenStream = tokens[eq + 1..end].iter().cloned().collect();
 
-    let mut out: TokenStream = format!("#[link_section = {:?}]", crate::abi::CONSTANT_SECTION).parse().unwrap();
+    let mut out: TokenStream = format!("#[link_section = {section:?}]").parse().unwrap();
     out.extend(head);
-    out.extend(format!("::cuda_device::Constant<{ty}> = ::cuda_device::Constant::new").parse::<TokenStream>().unwrap());
+    out.extend(format!("{wrapper}<{ty}> = {wrapper}::new").parse::<TokenStream>().unwrap());
     out.extend([TokenTree::Group(proc_macro::Group::new(Delimiter::Parenthesis, value))]);
     out.extend(";".parse::<TokenStream>().unwrap());
     Ok(out)

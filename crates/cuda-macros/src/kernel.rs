@@ -16,7 +16,8 @@ const USAGE: &str =
     "`#[kernel]` applies to a free function: `#[kernel] pub fn name(param: Type, ..) { .. }`";
 
 /// Checks the kernel `item` (with attribute arguments `args`) and returns its
-/// entry wrapper, or every problem found.
+/// entry wrapper (and, for a kernel without type or const parameters, the
+/// static that keeps it compiled), or every problem found.
 pub fn expand<S: SourceSpan>(
     args: &[Tok<S>],
     item: &[Tok<S>],
@@ -34,7 +35,9 @@ pub fn expand<S: SourceSpan>(
     let params = parse_params(&item, &mut errors);
     let bounds = launch_bounds_call(args);
     if errors.is_empty() {
-        Ok(entry_wrapper(&item, &generics, &params, bounds))
+        let mut out = entry_wrapper(&item, &generics, &params, bounds);
+        out.extend(keep_entry(&item, &generics));
+        Ok(out)
     } else {
         Err(errors)
     }
@@ -537,6 +540,29 @@ fn entry_wrapper<S: SourceSpan>(
     )
 }
 
+/// A `#[used]` static holding the entry wrapper's address, so that rustc
+/// compiles the entry (and the device linker sees the kernel) even when no
+/// host code launches it: rustc compiles a binary's functions only as
+/// something reaches them, and a kernel that is compiled only once launched
+/// would hide its errors (a `vec!` in it) until then. Kernels with type or
+/// const parameters have no code until an instance is launched: nothing.
+fn keep_entry<S: SourceSpan>(item: &FnItem<S>, generics: &[GenericParam<S>]) -> Vec<Tok<S>> {
+    if generics.iter().any(|g| !matches!(g.kind, GenericKind::Lifetime)) {
+        return Vec::new();
+    }
+    let kernel_name = item.name.ident_name().expect("parse_fn checked the name");
+    let cfgs = item.cfg_attrs().flat_map(|attr| attr.iter().cloned()).collect();
+    fill(
+        "#cfgs
+        const _: () = {
+            #[used]
+            static KEEP_ENTRY: ::cuda_device::__private::KeepEntry =
+                ::cuda_device::__private::KeepEntry(#entry as *const ());
+        };",
+        &[("cfgs", cfgs), ("entry", vec![Tok::ident(&entry_name(kernel_name), item.name.span())])],
+    )
+}
+
 /// Whether `ty` is `&mut …` (`&'a mut [T]` included).
 fn is_mut_reference<S: SourceSpan>(ty: &[Tok<S>]) -> bool {
     let ty = unwrap_invisible(ty);
@@ -704,6 +730,14 @@ mod tests {
     const ATTRS: &str = "#[doc(hidden)] #[inline(never)] \
         #[allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]";
 
+    /// The `#[used]` static that keeps the entry of a non-generic kernel.
+    fn keep(entry: &str) -> String {
+        format!(
+            "const _: () = {{ #[used] static KEEP_ENTRY: ::cuda_device::__private::KeepEntry = \
+             ::cuda_device::__private::KeepEntry({entry} as *const ()); }};"
+        )
+    }
+
     fn layout(index: usize, ty: &str) -> String {
         format!(
             "::cuda_device::__private::param_layout({index}u32, \
@@ -722,10 +756,11 @@ mod tests {
                 __oxide_p0: *const ::cuda_device::__private::SliceParam<'_, f32>, __oxide_p1: *const f32, __oxide_p2: *const DisjointSlice<f32>) {{ unsafe {{ \
                 {} {} {} \
                 scale(::core::ptr::read(__oxide_p0.cast()), ::core::ptr::read(__oxide_p1), ::core::ptr::read(__oxide_p2)) \
-            }} }}",
+            }} }} {}",
             layout(0, "&[f32]"),
             layout(1, "f32"),
             layout(2, "DisjointSlice<f32>"),
+            keep("__oxide_kernel_entry_scale"),
         );
         assert_eq!(got, plain(&want));
     }
@@ -822,7 +857,8 @@ mod tests {
         assert_eq!(
             got,
             plain(&format!(
-                "{ATTRS} unsafe fn __oxide_kernel_entry_nothing() {{ unsafe {{ nothing() }} }}"
+                "{ATTRS} unsafe fn __oxide_kernel_entry_nothing() {{ unsafe {{ nothing() }} }} {}",
+                keep("__oxide_kernel_entry_nothing")
             ))
         );
     }

@@ -7,8 +7,8 @@ use crate::template::fill;
 use crate::tokens::{is_pair, is_single_colon, unwrap_invisible, Delim, Error, SourceSpan, Tok};
 
 /// The most kernel arguments `cuda_launch!` accepts (cuda-host defines
-/// `launch0` ..= `launch12`).
-pub const MAX_ARGS: usize = 12;
+/// `launch0` ..= `launchN` from the same row of Abi.def).
+pub const MAX_ARGS: usize = crate::abi::MAX_LAUNCH_ARGUMENTS as usize;
 
 /// The keys, in their documented order.
 const KEYS: [&str; 5] = ["kernel", "stream", "module", "config", "args"];
@@ -449,22 +449,22 @@ mod tests {
     }
 
     #[test]
-    fn at_most_twelve_arguments() {
-        let twelve = (0..12)
+    fn at_most_max_arguments() {
+        let all_allowed = (0..MAX_ARGS)
             .map(|i| format!("a{i}"))
             .collect::<Vec<_>>()
             .join(", ");
         assert!(expand_ok(&format!(
-            "kernel: k, stream: s, module: m, config: c, args: [{twelve}]"
+            "kernel: k, stream: s, module: m, config: c, args: [{all_allowed}]"
         ))
-        .contains("launch12"));
-        let src = format!("kernel: k, stream: s, module: m, config: c, args: [{twelve}, a12, a13]");
+        .contains(&format!("launch{MAX_ARGS}")));
+        let src = format!("kernel: k, stream: s, module: m, config: c, args: [{all_allowed}, x, y]");
         let all = errors(&src);
         assert_eq!(
             all,
             [(
-                "cuda_launch! supports at most 12 kernel arguments, found 14".to_string(),
-                "a12, a13]".to_string()
+                format!("cuda_launch! supports at most {MAX_ARGS} kernel arguments, found {}", MAX_ARGS + 2),
+                "x, y]".to_string()
             )]
         );
     }

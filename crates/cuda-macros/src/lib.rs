@@ -1,9 +1,9 @@
-//! oxide's procedural macros: `#[kernel]`, `#[device]`, `#[constant]`,
+//! oxide's procedural macros: `#[kernel]`, `#[device]`, `#[constant]`, `#[device_global]`,
 //! `cuda_launch!`, `#[cuda_module]` (typed launchers) and `gpu_printf!` /
 //! `gpu_println!`.
 //!
 //! Users reach them through `cuda_device` (`#[kernel]`, `#[device]`,
-//! `#[constant]`, `gpu_printf!`, `gpu_println!`) and `cuda_host`
+//! `#[constant]`, `#[device_global]`, `gpu_printf!`, `gpu_println!`) and `cuda_host`
 //! (`cuda_launch!`, `#[cuda_module]`); the expansions name those crates by absolute
 //! paths (`::cuda_device::__private::param_layout`,
 //! `::cuda_host::__private::launchN`, `::cuda_host::arg::slice`).
@@ -74,6 +74,7 @@ mod abi {
 }
 mod bridge;
 mod constant;
+mod device_global;
 mod device;
 mod kernel;
 mod launch;
@@ -162,7 +163,7 @@ pub fn device(args: TokenStream, item: TokenStream) -> TokenStream {
 /// ```
 ///
 /// Each key is given once (in any order; a trailing comma is fine). In `args`
-/// (at most 12), `slice(buf)` passes a device buffer as `&[T]`,
+/// (at most 32, Abi.def's `MaxLaunchArguments`; their bytes at most the 4 KiB parameter space, which the device linker checks), `slice(buf)` passes a device buffer as `&[T]`,
 /// `slice_mut(buf)` as the kernel's output (`DisjointSlice<T>` / `&mut [T]`);
 /// any other expression is passed by value. The macro calls
 /// `::cuda_host::__private::launchN(&(module), &(stream), config,
@@ -205,7 +206,7 @@ pub fn cuda_launch(input: TokenStream) -> TokenStream {
 /// arguments, explicit generic arguments may name the kernel's own type and
 /// const parameters only.
 ///
-/// Limits: at most 12 parameters; kernels inside nested modules or produced
+/// Limits: at most 32 parameters (Abi.def's `MaxLaunchArguments`), within the 4 KiB parameter space; kernels inside nested modules or produced
 /// by macros get no launcher; the module must not define its own `launch`.
 /// The expansion names `::cuda_core`, so the crate depends on `cuda-core`.
 #[proc_macro_attribute]
@@ -234,6 +235,28 @@ pub fn cuda_module(args: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn constant(args: TokenStream, item: TokenStream) -> TokenStream {
     match constant::expand(args, item) {
+        Ok(out) => out,
+        Err(message) => format!("::core::compile_error!({message:?});").parse().unwrap(),
+    }
+}
+
+/// Puts a static in GPU global memory, shared by every kernel of the module
+/// and read and written by the host (CUDA's `__device__` variable).
+///
+/// ```rust,ignore
+/// #[device_global]
+/// static HITS: AtomicU32 = AtomicU32::new(0);
+/// ```
+///
+/// The static's type becomes `cuda_device::DeviceGlobal<AtomicU32>`, which
+/// kernels use like the atomic (`HITS.fetch_add(1, Relaxed)`); the host reads
+/// it with `KernelModule::read_global(&HITS)` and replaces it with
+/// `KernelModule::write_global(&HITS, value)`. `static mut` is rejected: safe
+/// code changes a device global through atomics, a plain value through
+/// `unsafe { *NAME.as_mut_ptr() = v }`.
+#[proc_macro_attribute]
+pub fn device_global(args: TokenStream, item: TokenStream) -> TokenStream {
+    match device_global::expand(args, item) {
         Ok(out) => out,
         Err(message) => format!("::core::compile_error!({message:?});").parse().unwrap(),
     }

@@ -49,8 +49,9 @@ use crate::tokens::{Delim, Error, SourceSpan, Tok};
 
 const USAGE: &str = "`#[cuda_module]` applies to an inline module: `#[cuda_module] mod kernels { #[kernel] pub fn k(..) { .. } }`";
 
-/// The most parameters a launcher handles (`cuda_host::__private::launch12`).
-const MAX_PARAMS: usize = 12;
+/// The most parameters a launcher handles (`cuda_host::__private::launchN`,
+/// N from Abi.def).
+const MAX_PARAMS: usize = crate::abi::MAX_LAUNCH_ARGUMENTS as usize;
 
 /// Names of the launcher's own parameters, which kernel parameters must not reuse.
 const RESERVED: [&str; 3] = ["module", "stream", "config"];
@@ -384,6 +385,24 @@ mod tests {
         ] {
             assert!(got.contains(&plain(want)), "{want}\n{got}");
         }
+    }
+
+    #[test]
+    fn launchers_up_to_the_most_arguments_and_an_error_past_them() {
+        let params = |n: usize| (0..n).map(|i| format!("p{i}: u32")).collect::<Vec<_>>().join(", ");
+        let got = expand_ok(&format!("mod k {{ #[kernel] pub fn wide({}) {{}} }}", params(MAX_PARAMS)));
+        assert!(got.contains(&format!("launch{MAX_PARAMS}")), "{got}");
+        let src = format!("mod k {{ #[kernel] pub fn wider({}) {{}} }}", params(MAX_PARAMS + 1));
+        let Err(errors) = expand(&[], &lex(&src)) else { panic!("a launcher past the most arguments") };
+        assert_eq!(errors.len(), 1);
+        assert!(
+            errors[0].message.contains(&format!(
+                "writes launchers for kernels of at most {MAX_PARAMS} parameters; `wider` has {}",
+                MAX_PARAMS + 1
+            )),
+            "{}",
+            errors[0].message
+        );
     }
 
     #[test]

@@ -62,6 +62,11 @@ pub mod __private {
         super::LAYOUTS.with(|l| l.borrow_mut().push((index, size, align)));
     }
 
+    /// What #[kernel]'s `#[used]` static holds: the entry's address.
+    pub struct KeepEntry(pub *const ());
+    // SAFETY: only kept, never used.
+    unsafe impl Sync for KeepEntry {}
+
     /// The entry wrapper's form of `&[T]` / `&mut [T]` parameters.
     #[repr(transparent)]
     pub struct SliceParam<'a, T>(pub &'a [T]);
@@ -98,6 +103,7 @@ pub mod __private {
         launch2(A 0, B 1);
         launch3(A 0, B 1, C 2);
         launch12(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11);
+        launch20(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11, M 12, N 13, O 14, P 15, Q 16, R 17, S 18, T 19);
     }
 }
 
@@ -181,6 +187,21 @@ mod kernels {
         for i in 0..4 {
             *out.get_mut(i).unwrap() = super::square(i as u64);
         }
+    }
+
+    /// More parameters than the launchers had before (12): each weighs its value.
+    #[kernel]
+    #[allow(clippy::too_many_arguments)]
+    pub fn twenty(
+        a0: u32, a1: u32, a2: u32, a3: u32, a4: u32, a5: u32, a6: u32, a7: u32, a8: u32, a9: u32,
+        a10: u32, a11: u32, a12: u32, a13: u32, a14: u64, a15: u8, a16: i16, a17: f32,
+        a18: [u32; 3], mut out: DisjointSlice<u64>,
+    ) {
+        let small = [a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13];
+        let mut total: u64 = small.iter().enumerate().map(|(i, &v)| (i as u64 + 1) * v as u64).sum();
+        total += a14 * 100 + a15 as u64 * 1000 + (a16 as i64 * 10_000) as u64 + (a17 * 2.0) as u64;
+        total += a18.iter().map(|&v| v as u64).sum::<u64>() * 7;
+        *out.get_mut(0).unwrap() = total;
     }
 
     #[kernel]
@@ -343,6 +364,21 @@ fn twelve_arguments() {
     }
     .unwrap();
     assert_eq!(output, [56.0]);
+}
+
+#[test]
+fn twenty_arguments() {
+    let (module, stream) = module_and_stream();
+    let mut output = vec![0u64];
+    cuda_launch! {
+        kernel: kernels::twenty, stream: stream, module: module, config: LaunchConfig(1),
+        args: [1u32, 2u32, 3u32, 4u32, 5u32, 6u32, 7u32, 8u32, 9u32, 10u32, 11u32, 12u32, 13u32, 14u32,
+               5u64, 6u8, 2i16, 1.5f32, [1u32, 2, 3], slice_mut(output)]
+    }
+    .unwrap();
+    // sum of (i+1)*(i+1) for i < 14, then 500 + 6000 + 20000 + 3 + 42.
+    let want: u64 = (1..=14u64).map(|v| v * v).sum::<u64>() + 500 + 6000 + 20_000 + 3 + 42;
+    assert_eq!(output, [want]);
 }
 
 #[test]

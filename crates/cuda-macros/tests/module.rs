@@ -86,6 +86,11 @@ pub mod __private {
         true
     }
 
+    /// What #[kernel]'s `#[used]` static holds: the entry's address.
+    pub struct KeepEntry(pub *const ());
+    // SAFETY: only kept, never used.
+    unsafe impl Sync for KeepEntry {}
+
     #[repr(transparent)]
     pub struct SliceParam<'a, T>(pub &'a [T]);
     #[repr(transparent)]

@@ -31,6 +31,7 @@ fn main() {
 
 // Expected (tests/reject/run.sh; substrings of one output line each):
 //~ ERROR kernel reads the mutable host static `reject_case::LIMIT`: host statics are not shared with the GPU
+//~ ERROR or declare it `#[device_global]`
 //~ AT src/main.rs:12
 //~ NOTE in kernel `reject_case::clamp_to_limit`
 //~ ERROR (1 error)

@@ -28,6 +28,7 @@ fn main() {
 
 // Expected (tests/reject/run.sh; substrings of one output line each):
 //~ ERROR kernel writes the host static `reject_case::COUNTER`: host statics are not shared with the GPU
+//~ ERROR declare it `#[device_global]` to keep it in GPU memory
 //~ AT src/main.rs:10:14
 //~ NOTE in kernel `reject_case::count`
 //~ NOTE call chain: `reject_case::count`
