@@ -1,5 +1,6 @@
-//! setmaxnreg exists only on the architecture-specific target (sm_90a): any
-//! other --arch, plain sm_90 included, is refused at the call.
+//! setmaxnreg exists only on the architecture-specific targets (sm_90a and
+//! the later `a`/`f` ones): any other --arch, plain sm_90 included, is
+//! refused at the call, and the error lists the targets that have it.
 use cuda_core::{CudaContext, DeviceBuffer, LaunchConfig};
 use cuda_device::{kernel, thread, warpgroup, DisjointSlice};
 use cuda_host::{cuda_launch, load_kernel_module};
@@ -26,7 +27,7 @@ fn main() {
 }
 
 // Expected (tests/reject/run.sh; substrings of one output line each):
-//~ ERROR `setmaxnreg_inc` needs the architecture-specific target sm_90a, but the kernels are being built for sm_
-//~ AT src/main.rs:9:5
-//~ NOTE build for it: `cargo oxide build --arch sm_90a` (or set OXIDE_ARCH)
+//~ ERROR `setmaxnreg_inc` needs a target with setmaxnreg (sm_90a
+//~ AT src/main.rs:10:5
+//~ NOTE build for one: `cargo oxide build --arch sm_90a` (or `arch` under [package.metadata.oxide], or OXIDE_ARCH); its PTX runs only on that GPU
 //~ ERROR oxide could not compile the kernels for the GPU (1 error)
