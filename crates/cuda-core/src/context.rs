@@ -605,13 +605,11 @@ impl CudaEvent {
                 "CudaEvent::record",
             ));
         }
-        let d = self.ctx.bind()?;
-        // SAFETY: event and stream are live and of the current context.
-        unsafe { cu!(d, cuEventRecord(self.event, stream.raw())) }
+        self.record_on(stream.handle())
     }
 
-    /// Records the event on a stream handle a buffer kept (stream_order.rs);
-    /// the handle belongs to the event's context by construction.
+    /// Records the event on a stream handle of the event's context (the
+    /// caller checks): a stream's own, or one a buffer kept (stream_order.rs).
     pub(crate) fn record_on(&self, stream: &StreamHandle) -> Result<(), DriverError> {
         let d = self.ctx.bind()?;
         // SAFETY: event and stream are live (the handle keeps the stream) and

@@ -68,54 +68,47 @@ impl CudaModule {
     /// `.const` variable, e.g. a `#[constant]` static) with `bytes`, which
     /// must be exactly its size. Ordered after all earlier work on the context.
     pub fn write_global(&self, name: &str, bytes: &[u8]) -> Result<(), DriverError> {
-        let op = "CudaModule::write_global";
-        let c_name = CString::new(name)
-            .map_err(|_| DriverError::new(ErrorKind::InvalidArgument, "a global's name contains a NUL byte", op))?;
+        let global = self.global(name, bytes.len(), "were given", "CudaModule::write_global")?;
         let d = self.ctx.bind()?;
-        let mut global: CUdeviceptr = 0;
-        let mut size: usize = 0;
-        // SAFETY: out-pointers to locals; the module is live; the name is a C string.
-        unsafe { cu!(d, cuModuleGetGlobal_v2(&mut global, &mut size, self.module, c_name.as_ptr())) }
-            .map_err(|e| e.with_detail(format!("the module has no global `{name}`")))?;
-        if size != bytes.len() {
-            return Err(DriverError::new(
-                ErrorKind::LengthMismatch,
-                format!("global `{name}` has {size} bytes but {} were given", bytes.len()),
-                op,
-            ));
-        }
-        // SAFETY: the destination is the global's `size` bytes; the source is
-        // a slice of the same length. cuMemcpyHtoD orders after prior work.
-        unsafe { cu!(d, cuMemcpyHtoD_v2(global, bytes.as_ptr().cast(), size)) }
+        // SAFETY: the destination is the global's bytes, as many as the
+        // source slice holds. cuMemcpyHtoD orders after prior work.
+        unsafe { cu!(d, cuMemcpyHtoD_v2(global, bytes.as_ptr().cast(), bytes.len())) }
     }
 
     /// Copies the module's global variable `name` into `bytes`, which must be
     /// exactly its size. Waits for all earlier work on the context first, so
     /// the bytes are what the kernels launched before left there.
     pub fn read_global(&self, name: &str, bytes: &mut [u8]) -> Result<(), DriverError> {
-        let op = "CudaModule::read_global";
+        let global = self.global(name, bytes.len(), "were asked for", "CudaModule::read_global")?;
+        self.ctx.synchronize()?;
+        let d = self.ctx.bind()?;
+        // SAFETY: the source is the global's bytes, as many as the
+        // destination slice holds, borrowed until the copy is waited for
+        // below; the context is idle (synchronized above). The null stream
+        // is the context's legacy default stream.
+        unsafe { cu!(d, cuMemcpyDtoHAsync_v2(bytes.as_mut_ptr().cast(), global, bytes.len(), std::ptr::null_mut())) }?;
+        self.ctx.synchronize()
+    }
+
+    /// The device address of global `name`, checked to be `len` bytes long
+    /// (`what` says how the caller's bytes came, for the mismatch error).
+    fn global(&self, name: &str, len: usize, what: &str, op: &'static str) -> Result<CUdeviceptr, DriverError> {
         let c_name = CString::new(name)
             .map_err(|_| DriverError::new(ErrorKind::InvalidArgument, "a global's name contains a NUL byte", op))?;
-        self.ctx.synchronize()?;
         let d = self.ctx.bind()?;
         let mut global: CUdeviceptr = 0;
         let mut size: usize = 0;
         // SAFETY: out-pointers to locals; the module is live; the name is a C string.
         unsafe { cu!(d, cuModuleGetGlobal_v2(&mut global, &mut size, self.module, c_name.as_ptr())) }
             .map_err(|e| e.with_detail(format!("the module has no global `{name}`")))?;
-        if size != bytes.len() {
+        if size != len {
             return Err(DriverError::new(
                 ErrorKind::LengthMismatch,
-                format!("global `{name}` has {size} bytes but {} were asked for", bytes.len()),
+                format!("global `{name}` has {size} bytes but {len} {what}"),
                 op,
             ));
         }
-        // SAFETY: the source is the global's `size` bytes; the destination is
-        // a slice of the same length, borrowed until the copy is waited for
-        // below; the context is idle (synchronized above). The null stream
-        // is the context's legacy default stream.
-        unsafe { cu!(d, cuMemcpyDtoHAsync_v2(bytes.as_mut_ptr().cast(), global, size, std::ptr::null_mut())) }?;
-        self.ctx.synchronize()
+        Ok(global)
     }
 }
 
