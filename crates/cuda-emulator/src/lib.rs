@@ -69,6 +69,7 @@ mod error;
 pub mod executor;
 mod hooks;
 mod launch;
+mod mapping;
 mod memory;
 mod mode;
 mod module;

@@ -21,20 +21,10 @@
 //! pointer) is not caught in host code.
 
 use std::collections::BTreeMap;
-use std::ffi::{c_int, c_void};
+use std::ffi::c_void;
 use std::sync::Mutex;
 
-extern "C" {
-    fn mmap(addr: *mut c_void, len: usize, prot: c_int, flags: c_int, fd: c_int, off: i64) -> *mut c_void;
-    fn munmap(addr: *mut c_void, len: usize) -> c_int;
-    fn mprotect(addr: *mut c_void, len: usize, prot: c_int) -> c_int;
-}
-const PROT_NONE: c_int = 0;
-const PROT_READ: c_int = 1;
-const PROT_WRITE: c_int = 2;
-const MAP_PRIVATE: c_int = 0x02;
-const MAP_ANONYMOUS: c_int = 0x20;
-const MAP_NORESERVE: c_int = 0x4000;
+use crate::mapping::{mmap, mprotect, munmap, MAP_ANONYMOUS, MAP_NORESERVE, MAP_PRIVATE, PROT_NONE, PROT_READ, PROT_WRITE};
 
 /// The page size of x86-64 Linux, the emulator's one host.
 const PAGE: usize = 4096;

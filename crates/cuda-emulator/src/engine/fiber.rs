@@ -6,19 +6,8 @@
 //! new fiber's stack holds only its entry function's address, so the first
 //! switch to it "returns" into that function.
 
-use std::ffi::{c_int, c_void};
+use crate::mapping::{mmap, mprotect, munmap, MAP_ANONYMOUS, MAP_NORESERVE, MAP_PRIVATE, PROT_NONE, PROT_READ, PROT_WRITE};
 
-extern "C" {
-    fn mmap(addr: *mut c_void, len: usize, prot: c_int, flags: c_int, fd: c_int, off: i64) -> *mut c_void;
-    fn munmap(addr: *mut c_void, len: usize) -> c_int;
-    fn mprotect(addr: *mut c_void, len: usize, prot: c_int) -> c_int;
-}
-const PROT_NONE: c_int = 0;
-const PROT_READ: c_int = 1;
-const PROT_WRITE: c_int = 2;
-const MAP_PRIVATE: c_int = 0x02;
-const MAP_ANONYMOUS: c_int = 0x20;
-const MAP_NORESERVE: c_int = 0x4000;
 const GUARD: usize = 4096;
 
 /// Bytes of stack per emulated thread (`OXIDE_EMULATE_STACK_KB` overrides).
