@@ -70,24 +70,14 @@ extern "C" fn on_fault(signal: c_int, info: *mut c_void, context: *mut c_void) {
         }
     }
     let slot = if signal == SIGSEGV { &PREVIOUS[0] } else { &PREVIOUS[1] };
-    match slot.get().map(|p| (p.handler, p.flags)) {
-        Some((f, flags)) if f > 1 && flags & SA_SIGINFO != 0 => {
-            // SAFETY: installed as an SA_SIGINFO handler by its owner.
-            let f = unsafe { std::mem::transmute::<usize, extern "C" fn(c_int, *mut c_void, *mut c_void)>(f) };
-            f(signal, info, context)
-        }
-        Some((f, _)) if f > 1 => {
-            // SAFETY: installed as a plain handler by its owner.
-            let f = unsafe { std::mem::transmute::<usize, extern "C" fn(c_int)>(f) };
-            f(signal)
-        }
-        _ => {
-            // SIG_DFL (or SIG_IGN, which the kernel does not honour for a
-            // fault): restore it; returning re-runs the access, which then
-            // ends the process as it would have without us.
-            let default = SigAction { handler: 0, mask: [0; 16], flags: 0, restorer: 0 };
-            // SAFETY: a valid struct; resetting a disposition is always allowed.
-            unsafe { sigaction(signal, &default, std::ptr::null_mut()) };
-        }
+    // SAFETY: read back from `sigaction` when ours was installed.
+    let forwarded = slot.get().is_some_and(|previous| unsafe { previous.forward(signal, info, context) });
+    if !forwarded {
+        // SIG_DFL (or SIG_IGN, which the kernel does not honour for a
+        // fault): restore it; returning re-runs the access, which then
+        // ends the process as it would have without us.
+        let default = SigAction { handler: 0, mask: [0; 16], flags: 0, restorer: 0 };
+        // SAFETY: a valid struct; resetting a disposition is always allowed.
+        unsafe { sigaction(signal, &default, std::ptr::null_mut()) };
     }
 }

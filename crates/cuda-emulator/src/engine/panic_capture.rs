@@ -150,18 +150,9 @@ extern "C" fn on_abort(signal: c_int, info: *mut c_void, context: *mut c_void) {
     // Not a kernel panic's abort: what would have happened without us.
     // Returning from a SIGABRT handler makes `abort()` restore the default
     // action and raise again, so the process still ends.
-    let Some(previous) = PREVIOUS_ABORT.get() else { return };
-    match previous.handler {
-        0 | 1 => {} // SIG_DFL (abort() takes it from here) or SIG_IGN
-        f if previous.flags & SA_SIGINFO != 0 => {
-            // SAFETY: installed as an SA_SIGINFO handler by its owner.
-            let f = unsafe { std::mem::transmute::<usize, extern "C" fn(c_int, *mut c_void, *mut c_void)>(f) };
-            f(signal, info, context)
-        }
-        f => {
-            // SAFETY: installed as a plain handler by its owner.
-            let f = unsafe { std::mem::transmute::<usize, extern "C" fn(c_int)>(f) };
-            f(signal)
-        }
+    // SIG_DFL (abort() takes it from here) or SIG_IGN: nothing to do.
+    if let Some(previous) = PREVIOUS_ABORT.get() {
+        // SAFETY: read back from `sigaction` when ours was installed.
+        unsafe { previous.forward(signal, info, context) };
     }
 }

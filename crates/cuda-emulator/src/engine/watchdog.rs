@@ -146,6 +146,32 @@ pub(super) struct SigAction {
     pub(super) flags: c_int,
     pub(super) restorer: usize,
 }
+impl SigAction {
+    /// Hands a signal to this handler, one installed before ours, as the
+    /// kernel would have without ours. False where it is `SIG_DFL` or
+    /// `SIG_IGN` (0 or 1), which each caller settles in its own way.
+    ///
+    /// # Safety
+    /// `self` was filled in by `sigaction`, so its handler has the signature
+    /// its flags say.
+    pub(super) unsafe fn forward(&self, signal: c_int, info: *mut c_void, context: *mut c_void) -> bool {
+        match self.handler {
+            0 | 1 => false,
+            f if self.flags & SA_SIGINFO != 0 => {
+                // SAFETY: installed as an SA_SIGINFO handler by its owner.
+                let f = unsafe { std::mem::transmute::<usize, extern "C" fn(c_int, *mut c_void, *mut c_void)>(f) };
+                f(signal, info, context);
+                true
+            }
+            f => {
+                // SAFETY: installed as a plain handler by its owner.
+                let f = unsafe { std::mem::transmute::<usize, extern "C" fn(c_int)>(f) };
+                f(signal);
+                true
+            }
+        }
+    }
+}
 pub(super) const SA_SIGINFO: c_int = 4;
 const SA_RESTART: c_int = 0x1000_0000;
 /// The signal stays unblocked in the handler, which may never return.
@@ -233,19 +259,10 @@ extern "C" fn on_signal(signal: c_int, info: *mut c_void, context: *mut c_void) 
         // watchdog's request for this thread.
         unsafe { on_request() };
     }
-    let Some(previous) = PREVIOUS.get() else { return };
-    match previous.handler {
-        0 | 1 => {} // SIG_DFL (ignore, for this signal) or SIG_IGN
-        f if previous.flags & SA_SIGINFO != 0 => {
-            // SAFETY: installed as an SA_SIGINFO handler by its owner.
-            let f = unsafe { std::mem::transmute::<usize, extern "C" fn(c_int, *mut c_void, *mut c_void)>(f) };
-            f(signal, info, context)
-        }
-        f => {
-            // SAFETY: installed as a plain handler by its owner.
-            let f = unsafe { std::mem::transmute::<usize, extern "C" fn(c_int)>(f) };
-            f(signal)
-        }
+    // SIG_DFL (ignore, for this signal) or SIG_IGN: nothing to do.
+    if let Some(previous) = PREVIOUS.get() {
+        // SAFETY: read back from `sigaction` when ours was installed.
+        unsafe { previous.forward(signal, info, context) };
     }
 }
 
