@@ -45,10 +45,10 @@ for toolchain in stable nightly; do
 done
 # cuda-core's own GPU tests (hand-written PTX, no device linker needed): the
 # shared ones, and the kernel-fault one, a program of its own (the fault
-# poisons every context of the device alive beside it).
+# poisons every context of the device alive beside it), and the event-timing one.
 for toolchain in stable nightly; do
   echo "== $toolchain: cuda-core GPU tests"
-  for test in gpu fault; do
+  for test in gpu fault events; do
     bin=$(CARGO_TARGET_DIR="$root/target/$toolchain" cargo "+$toolchain" test -q -p cuda-core --test "$test" \
             --no-run --message-format=json | grep -o '"executable":"[^"]*"' | cut -d'"' -f4 | tail -1)
     cp "$bin" "$carry/$toolchain/cuda_core_${test}_tests"

@@ -59,11 +59,7 @@ impl DevicePanic {
 impl fmt::Display for DevicePanic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (t, b) = (self.thread, self.block);
-        write!(
-            f,
-            "GPU thread ({}, {}, {}) of block ({}, {}, {}) panicked at {}:{}:{}:\n{}",
-            t.0, t.1, t.2, b.0, b.1, b.2, self.file, self.line, self.column, self.message
-        )
+        panic_record::write_panic_line(f, [t.0, t.1, t.2], [b.0, b.1, b.2], &self.file, self.line, self.column, &self.message)
     }
 }
 

@@ -38,6 +38,29 @@ use std::ptr;
 // `RECORD_GLOBAL` (Abi.def), `mod layout` and `ValueKind` (PanicRecord.def).
 include!(concat!(env!("OUT_DIR"), "/panic_record_abi.rs"));
 
+/// Writes the line a panicking GPU thread prints (LowerPanics.cpp's
+/// `vprintf` prefix, then the message on a line of its own), so that a panic
+/// reads the same whether it came from the GPU, from cuda-core's record
+/// reader or from the CPU emulator.
+///
+/// ```
+/// let mut line = String::new();
+/// cuda_driver_sys::panic_record::write_panic_line(&mut line, [1, 0, 0], [2, 0, 0], "src/main.rs", 3, 9, "boom").unwrap();
+/// assert_eq!(line, "GPU thread (1, 0, 0) of block (2, 0, 0) panicked at src/main.rs:3:9:\nboom");
+/// ```
+pub fn write_panic_line(
+    out: &mut impl std::fmt::Write,
+    thread: [u32; 3],
+    block: [u32; 3],
+    file: &str,
+    line: u32,
+    column: u32,
+    message: &str,
+) -> std::fmt::Result {
+    let ([tx, ty, tz], [bx, by, bz]) = (thread, block);
+    write!(out, "GPU thread ({tx}, {ty}, {tz}) of block ({bx}, {by}, {bz}) panicked at {file}:{line}:{column}:\n{message}")
+}
+
 /// Bytes of the file and message texts, NUL terminator included.
 pub const TEXT_CAPACITY: usize = layout::TEXT_CAPACITY;
 /// Formatted values one record holds.

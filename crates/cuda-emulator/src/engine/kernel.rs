@@ -126,10 +126,6 @@ impl HostPanic {
 impl std::fmt::Display for HostPanic {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let (t, b) = (self.thread, self.block);
-        write!(
-            f,
-            "GPU thread ({}, {}, {}) of block ({}, {}, {}) panicked at {}:{}:{}:\n{}",
-            t.0, t.1, t.2, b.0, b.1, b.2, self.file, self.line, self.column, self.message
-        )
+        cuda_driver_sys::panic_record::write_panic_line(f, [t.0, t.1, t.2], [b.0, b.1, b.2], &self.file, self.line, self.column, &self.message)
     }
 }
