@@ -755,12 +755,8 @@ impl<'a> Decoder<'a> {
             Operand::F64(b) => {
                 let v = match (t.kind, t.bits, t.brain) {
                     (Kind::F, 32, _) if !t.packed => (f64::from_bits(*b) as f32).to_bits() as u64,
-                    (Kind::F, 16, false) => {
-                        crate::float::f32_to_f16(f64::from_bits(*b) as f32, Rnd::Rn) as u64
-                    }
-                    (Kind::F, 16, true) => {
-                        crate::float::f32_to_bf16(f64::from_bits(*b) as f32, Rnd::Rn) as u64
-                    }
+                    (Kind::F, 16, false) => crate::float::f64_to(crate::float::F16, f64::from_bits(*b)),
+                    (Kind::F, 16, true) => crate::float::f64_to(crate::float::BF16, f64::from_bits(*b)),
                     (Kind::F, 64, _) => *b,
                     _ => *b & mask(bits),
                 };

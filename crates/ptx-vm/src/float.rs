@@ -488,6 +488,35 @@ pub(crate) fn convert_float(from: Format, to: Format, b: u64, mode: Rnd) -> u64 
     }
 }
 
+/// The NaN a float-to-float `cvt` gives for the NaN `b`, as the H200 does
+/// (measured): conversions from f64, and widenings to f64, keep the sign and
+/// the leading fraction bits and set the quiet bit; bf16 to f32 keeps every
+/// bit (a shift); f32 to f16/bf16 and f16 to f32 give the canonical NaN.
+pub(crate) fn convert_nan(from: Format, to: Format, b: u64) -> u64 {
+    let keeps_payload = from == F64 || to == F64 || (from == BF16 && to == F32);
+    if !keeps_payload || from == to {
+        return to.nan();
+    }
+    let sign = if from.sign(b) { to.sign_bit() } else { 0 };
+    let fraction = b & from.frac_mask();
+    let fraction = if from.frac_bits > to.frac_bits {
+        fraction >> (from.frac_bits - to.frac_bits)
+    } else {
+        fraction << (to.frac_bits - from.frac_bits)
+    };
+    let quiet = if from == BF16 && to == F32 { 0 } else { 1 << (to.frac_bits - 1) };
+    sign | to.exp_mask() | fraction | quiet
+}
+
+/// `f64` → a narrower float's bits, as `cvt.rn` rounds it (once, straight
+/// from f64; a NaN as [`convert_nan`] says).
+pub(crate) fn f64_to(to: Format, v: f64) -> u64 {
+    if v.is_nan() {
+        return convert_nan(F64, to, v.to_bits());
+    }
+    convert_float(F64, to, v.to_bits(), Rnd::Rn)
+}
+
 /// `f32` → `f16` bits.
 pub fn f32_to_f16(v: f32, mode: Rnd) -> u16 {
     convert_float(F32, F16, v.to_bits() as u64, mode) as u16
@@ -880,6 +909,7 @@ pub fn convert(
                 v
             };
             let r = match mode {
+                _ if from != to && from.is_nan(v) => convert_nan(from, to, v),
                 Rnd::Rni | Rnd::Rzi | Rnd::Rmi | Rnd::Rpi => {
                     let inter = soft_round_int(from, mode, v);
                     convert_float(from, to, inter, Rnd::Rn)

@@ -1059,8 +1059,8 @@ fn conversions_of_extremes_subnormals_and_nan() {
     assert_eq!(r[3], i64::MAX as u64, "2^63 saturates to i64::MAX");
     assert_eq!(r[4], (-2i64) as u64, "-2.5 to nearest even");
     assert_eq!(
-        r[5], 0x7FFF_FFFF_FFFF_FFFF,
-        "cvt.f64.f32 of a NaN gives the canonical NaN"
+        r[5], 0x7FF8_0246_8000_0000,
+        "cvt.f64.f32 of a NaN keeps its sign and fraction (the H200 does)"
     );
     assert_eq!(r[6], 0, "cvt.rzi.s8 of a NaN is 0");
     // f16 subnormals: 2^-24 is the smallest; 2^-25 is the tie below it.
@@ -1105,4 +1105,30 @@ fn cvta_of_an_address_outside_the_window_is_an_error() {
         let e = run(&module, "k", dims((1, 1, 1), (1, 1, 1)), &Params::new(), &Env::new()).unwrap_err();
         assert!(e.to_string().contains(&format!("cvta.to.{space} of 0x0, which is not a {space} address")), "{e}");
     }
+}
+
+/// What the H200 gives for NaNs in float-to-float `cvt` (measured with
+/// CUDA C++ inline PTX on sm_90): from f64 and to f64 the sign and leading
+/// fraction bits are kept and the quiet bit set; bf16 to f32 is a shift;
+/// f32 to f16/bf16 and f16 to f32 give the canonical NaN. ptx-vm used to
+/// give the canonical NaN everywhere, so `f64 as f32` of a NaN differed
+/// from the GPU (and from the CPU) under the emulator.
+#[test]
+fn nan_conversions_match_the_h200() {
+    let r = eval(
+        "cvt.rn.f32.f64 %f1, %ad0; mov.b32 %oi0, %f1; cvt.rn.f16.f64 %rs1, %ad1; cvt.u64.u16 %o0, %rs1;\
+         cvt.rn.bf16.f64 %rs2, %ad1; cvt.u64.u16 %o1, %rs2; cvt.rn.f16.f64 %rs3, %ad2; cvt.u64.u16 %o2, %rs3;\
+         cvt.f64.f16 %o3, %rs3; cvt.rn.f16.f32 %rs4, %af3; cvt.u64.u16 %o4, %rs4; cvt.f32.f16 %f2, %rs4; mov.b32 %oi1, %f2;\
+         cvt.rn.bf16.f32 %rs5, %af3; cvt.u64.u16 %o5, %rs5; mov.b16 %rs6, 0x7fc1; cvt.f32.bf16 %f3, %rs6; mov.b32 %oi2, %f3;",
+        &[0x7ff0_0001_0000_0000, 0x7ff4_0000_0000_0000, 0xfff8_0400_0000_0000, 0x7fa0_0000],
+    );
+    assert_eq!(r[8], 0x7fc0_0008, "f64 → f32: fraction truncated, quieted");
+    assert_eq!(r[0], 0x7f00, "f64 → f16: fraction truncated, quieted");
+    assert_eq!(r[1], 0x7fe0, "f64 → bf16");
+    assert_eq!(r[2], 0xfe01, "f64 → f16 keeps the sign");
+    assert_eq!(r[3], 0xfff8_0400_0000_0000, "f16 → f64: fraction widened, quieted");
+    assert_eq!(r[4], 0x7fff, "f32 → f16: the canonical NaN");
+    assert_eq!(r[9], 0x7fff_ffff, "f16 → f32: the canonical NaN");
+    assert_eq!(r[5], 0x7fff, "f32 → bf16: the canonical NaN");
+    assert_eq!(r[10], 0x7fc1_0000, "bf16 → f32: every bit kept");
 }

@@ -34,9 +34,12 @@
 //!
 //! # NaN
 //!
-//! PTX's f16/bf16 arithmetic and `cvt` return the canonical NaN (every bit
-//! but the sign set: `0x7fff`), whatever NaN came in; so do these functions.
-//! Widening a NaN gives the canonical f32/f64 NaN, as ptx-vm's `cvt` does.
+//! PTX's f16/bf16 arithmetic and its `cvt` from f32 return the canonical
+//! NaN (every bit but the sign set: `0x7fff`), whatever NaN came in; so do
+//! these functions, and `cvt.f32.f16` gives the canonical f32 NaN. The
+//! conversions to and from f64 keep the NaN instead, as the H200 does: the
+//! sign and the leading fraction bits, with the quiet bit set
+//! ([`f16_from_f64`], [`f16_to_f64`]; ptx-vm's `cvt` follows the same rules).
 //! `neg`, `abs` and comparisons are bit operations in `half` itself and keep
 //! payloads.
 
@@ -304,8 +307,14 @@ format_ops!(F16, f16_add, f16_mul, f16_fma, f16x2_add, f16x2_mul, f16x2_fma,
 format_ops!(BF16, bf16_add, bf16_mul, bf16_fma, bf16x2_add, bf16x2_mul, bf16x2_fma,
     bf16_from_f32, bf16_from_f32_rz, bf16_from_f32_rm, bf16_from_f32_rp, bf16x2_from_f32, bf16x2_from_f32_rz);
 
-/// `cvt.rn.f16.f64`: one rounding, straight from f64.
+/// `cvt.rn.f16.f64`: one rounding, straight from f64. A NaN keeps its sign
+/// and the top 10 bits of its fraction, quieted.
 pub(crate) fn f16_from_f64(x: f64) -> u16 {
+    if x.is_nan() {
+        let bits = x.to_bits();
+        let sign = ((bits >> 48) & 0x8000) as u16;
+        return sign | 0x7e00 | ((bits >> 42) & 0x3ff) as u16;
+    }
     narrow(F16, x, Mode::NearestEven)
 }
 
@@ -319,7 +328,11 @@ pub(crate) fn f16_to_f32(h: u16) -> f32 {
     }
 }
 
-/// `cvt.f64.f16` (exact).
+/// `cvt.f64.f16` (exact). A NaN keeps its sign and fraction, quieted.
 pub(crate) fn f16_to_f64(h: u16) -> f64 {
+    if h & 0x7c00 == 0x7c00 && h & 0x3ff != 0 {
+        let sign = ((h & 0x8000) as u64) << 48;
+        return f64::from_bits(sign | 0x7ff8_0000_0000_0000 | ((h & 0x3ff) as u64) << 42);
+    }
     widen(F16, h)
 }
