@@ -1,6 +1,8 @@
-//! Compiles the CUDA C++ references (`cuda/*.cu`) with
+//! Compiles the CUDA C++ kernel references (`cuda/kernels.cu`) with
 //! `nvcc -O3 -arch=<arch> -cubin` into `OUT_DIR`, where `src/reference.rs`
-//! embeds them with `include_bytes!`.
+//! embeds them with `include_bytes!`, and the host-side references
+//! (`cuda/runtime.cu`, the CUDA runtime's own calls) into a static library
+//! linked with the static CUDA runtime.
 //!
 //! nvcc is `$OXIDE_CUDA_PATH/bin/nvcc`, else `$CUDA_PATH/bin/nvcc`, else
 //! `/usr/local/cuda/bin/nvcc`, else `nvcc` on PATH. The architecture is
@@ -91,6 +93,36 @@ fn main() {
             eprintln!("error: `{} -O3 -arch={arch} -cubin {}` failed ({status})", nvcc.display(), source.display());
             std::process::exit(1);
         }
+    }
+    // The host-side references (runtime.cu): an object of host code, linked
+    // with the static CUDA runtime so the GPU machine needs no libcudart.
+    let source = Path::new("cuda/runtime.cu");
+    println!("cargo:rerun-if-changed={}", source.display());
+    let object = out.join("runtime.o");
+    let status = Command::new(&nvcc)
+        .args(["-O3", "-c", "-Xcompiler", "-fPIC", "-o"])
+        .arg(&object)
+        .arg(source)
+        .status()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", nvcc.display()));
+    if !status.success() {
+        eprintln!("error: `{} -O3 -c {}` failed ({status})", nvcc.display(), source.display());
+        std::process::exit(1);
+    }
+    let archive = out.join("liboxide_bench_runtime.a");
+    let _ = std::fs::remove_file(&archive);
+    let status = Command::new("ar").arg("crs").arg(&archive).arg(&object).status();
+    if !status.is_ok_and(|s| s.success()) {
+        eprintln!("error: `ar crs {} {}` failed", archive.display(), object.display());
+        std::process::exit(1);
+    }
+    let toolkit_lib = nvcc.parent().and_then(Path::parent).map(|root| root.join("lib64")).expect("nvcc is in <toolkit>/bin");
+    println!("cargo:rustc-link-search=native={}", out.display());
+    println!("cargo:rustc-link-lib=static=oxide_bench_runtime");
+    println!("cargo:rustc-link-search=native={}", toolkit_lib.display());
+    println!("cargo:rustc-link-lib=static=cudart_static");
+    for system in ["dl", "rt", "pthread"] {
+        println!("cargo:rustc-link-lib=dylib={system}");
     }
     // Where the rebuild benchmark finds nvcc and the toolkit.
     println!("cargo:rustc-env=OXIDE_BENCH_NVCC={}", nvcc.display());

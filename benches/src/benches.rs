@@ -679,3 +679,58 @@ pub fn ragged_check(gpu: &Gpu) -> Result<(), String> {
     check_gemm_sample("sgemm 100×75×51 (oxide)", &got, (m, n, k), |i| a[i] as f64, |i| b[i] as f64, 1.0, 0.0)?;
     check_close("sgemm 100×75×51: oxide vs nvcc", &got, &c_nv.to_host_vec(s).map_err(de)?, |_| 0.0)
 }
+
+/// Allocating and freeing 1 MiB on a stream, 10,000 times: `DeviceBuffer`
+/// (allocated from the device's pool on the stream, freed on it when
+/// dropped) against the CUDA runtime's `cudaMallocAsync`/`cudaFreeAsync` on
+/// the same stream, context and pool.
+pub fn alloc(gpu: &Gpu) -> Result<Vec<Row>, String> {
+    const BYTES: usize = 1 << 20;
+    const PAIRS: u32 = 10_000;
+    const ROUNDS: usize = 15;
+    let s = &gpu.stream;
+    if !gpu.ctx.has_memory_pools() {
+        return Err("this GPU has no memory pools: DeviceBuffer falls back to cuMemAlloc".into());
+    }
+    // The buffers are checked once: what is written through one comes back.
+    let mut probe = DeviceBuffer::<u32>::zeroed(s, BYTES / 4).map_err(de)?;
+    probe.fill(s, 0x5eed).map_err(de)?;
+    if probe.to_host_vec(s).map_err(de)?.iter().any(|&v| v != 0x5eed) {
+        return Err("a pooled buffer did not hold what was written to it".into());
+    }
+    drop(probe);
+    let oxide_pairs = || -> Result<f64, String> {
+        s.synchronize().map_err(de)?;
+        let start = Instant::now();
+        for _ in 0..PAIRS {
+            // SAFETY: never read; dropped at once.
+            drop(unsafe { DeviceBuffer::<u8>::alloc(s, BYTES) }.map_err(de)?);
+        }
+        s.synchronize().map_err(de)?;
+        Ok(start.elapsed().as_secs_f64())
+    };
+    let runtime_pairs = || crate::reference::runtime_malloc_free_async(s, BYTES, PAIRS);
+    oxide_pairs()?; // warm-up: the pool grows to one buffer
+    runtime_pairs()?;
+    // Interleaved rounds, the order swapped every round (see `launch`).
+    let (mut oxide_us, mut runtime_us) = (Vec::new(), Vec::new());
+    for round in 0..ROUNDS {
+        let per_pair = |seconds: f64| seconds * 1e6 / PAIRS as f64;
+        if round % 2 == 0 {
+            oxide_us.push(per_pair(oxide_pairs()?));
+            runtime_us.push(per_pair(runtime_pairs()?));
+        } else {
+            runtime_us.push(per_pair(runtime_pairs()?));
+            oxide_us.push(per_pair(oxide_pairs()?));
+        }
+    }
+    Ok(vec![Row {
+        name: "alloc/1MiB".into(),
+        oxide: crate::harness::median(&mut oxide_us),
+        unit: "µs",
+        reference: "cudaMallocAsync".into(),
+        reference_time: crate::harness::median(&mut runtime_us),
+        target: Target::TimeAtMost(1.05),
+        note: format!("per allocate + free pair on one stream: median of {ROUNDS} interleaved rounds of {PAIRS}"),
+    }])
+}

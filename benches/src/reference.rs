@@ -142,3 +142,22 @@ pub fn last_dl_error() -> String {
         }
     }
 }
+
+extern "C" {
+    /// `cuda/runtime.cu`: `pairs` × (cudaMallocAsync, cudaFreeAsync) of
+    /// `bytes` on `stream`, then a synchronisation; wall seconds in `seconds`.
+    fn oxide_ref_malloc_free_async(stream: *mut c_void, bytes: usize, pairs: c_int, seconds: *mut f64) -> c_int;
+}
+
+/// The CUDA runtime's `cudaMallocAsync` + `cudaFreeAsync`, `pairs` times on
+/// `stream` (then a synchronisation): the wall time in seconds.
+pub fn runtime_malloc_free_async(stream: &CudaStream, bytes: usize, pairs: u32) -> Result<f64, String> {
+    let mut seconds = 0.0;
+    // SAFETY: a live stream of the device's primary context (the runtime's
+    // own), and an out-pointer to a local.
+    let status = unsafe { oxide_ref_malloc_free_async(stream.raw(), bytes, pairs as c_int, &mut seconds) };
+    match status {
+        0 => Ok(seconds),
+        e => Err(format!("the CUDA runtime's cudaMallocAsync/cudaFreeAsync failed with cudaError_t {e}")),
+    }
+}

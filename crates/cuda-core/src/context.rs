@@ -59,6 +59,9 @@ pub struct CudaContext {
     /// The device's compute capability, asked once: every cluster launch
     /// checks it (cuda-host, then cuda-core), and it never changes.
     compute_capability: OnceLock<(u32, u32)>,
+    /// Whether the device allocates on streams (`cuMemAllocAsync`), asked
+    /// once: every buffer allocation checks it.
+    memory_pools: OnceLock<bool>,
 }
 
 // SAFETY: a CUcontext is a process-wide handle, not tied to the thread that
@@ -98,6 +101,7 @@ impl CudaContext {
             last_kernel: Mutex::new(None),
             panic_record: OnceLock::new(),
             compute_capability: OnceLock::new(),
+            memory_pools: OnceLock::new(),
         });
         this.bind_to_thread()?;
         Ok(this)
@@ -192,6 +196,16 @@ impl CudaContext {
     /// that must act differently asks here, never the environment.
     pub fn backend(&self) -> Backend {
         self.backend
+    }
+
+    /// Whether buffers of this context are allocated and freed in stream
+    /// order from the device's memory pool (`cuMemAllocAsync` /
+    /// `cuMemFreeAsync`), which every GPU since CUDA 11.2 and the CPU
+    /// emulator do; else with `cuMemAlloc`, and a drop waits for the context.
+    pub fn has_memory_pools(&self) -> bool {
+        *self.memory_pools.get_or_init(|| {
+            self.device().attribute(driver::CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED).is_ok_and(|v| v == 1)
+        })
     }
 
     /// The ordinal this context was created for.
@@ -415,6 +429,12 @@ impl StreamHandle {
 }
 
 impl CudaStream {
+    /// A stream for a handle held elsewhere (a buffer freeing itself on the
+    /// stream it was allocated on).
+    pub(crate) fn from_handle(handle: Arc<StreamHandle>) -> CudaStream {
+        CudaStream { handle }
+    }
+
     /// The shared handle, for buffers that must be able to order later
     /// work after this stream's.
     pub(crate) fn handle(&self) -> &Arc<StreamHandle> {

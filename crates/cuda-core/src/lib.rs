@@ -70,9 +70,13 @@
 //!   last write queued on another stream, a write for that and every read
 //!   since (see [`DeviceSlice::order_read`]), so a copy never returns what a
 //!   kernel on another stream has not finished writing.
-//! * Dropping a [`DeviceBuffer`] waits for the context's queued work
-//!   (`cuCtxSynchronize`, which `cuMemFree` effectively does anyway) before
-//!   freeing, so no pending kernel or copy, on any stream, touches freed memory.
+//! * A [`DeviceBuffer`] is allocated on the stream it is made with, from the
+//!   device's memory pool, and freed on that stream when dropped
+//!   (`cuMemAllocAsync` / `cuMemFreeAsync`; [`MemPool`] tunes the pool). The
+//!   allocation and the free count as writes in the ordering above, so the
+//!   free waits for every kernel or copy queued on any stream, and a drop
+//!   never blocks the host. (A device without memory pools falls back to
+//!   `cuMemAlloc`; a drop then waits for the context's queued work.)
 //! * Drops never panic; errors there are ignored. A kernel fault is *sticky*
 //!   ([`DriverError::is_sticky`]): it is reported by the next call that
 //!   synchronises or submits work, naming the last kernel launched. It
@@ -119,6 +123,7 @@ mod device;
 mod driver;
 pub mod emulator;
 mod error;
+mod mem_pool;
 mod memory;
 mod module;
 mod panic;
@@ -136,6 +141,7 @@ pub use context::{CudaContext, CudaEvent, CudaStream, DeviceLimits};
 pub use device::Device;
 pub use driver::driver_version;
 pub use error::{builtin_name, DriverError, ErrorKind};
+pub use mem_pool::MemPool;
 pub use memory::{DeviceBuffer, DeviceRepr, DeviceSlice, DeviceSliceMut, FillValue, PinnedHostBuffer};
 pub use module::{launch_kernel, launch_kernel_with_host_code, CudaFunction, CudaModule, FunctionAttributes, LaunchConfig};
 pub use panic::DevicePanic;

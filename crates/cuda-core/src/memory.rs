@@ -22,11 +22,20 @@
 //!   for the last write, a write for the last write and every read since.
 //!   A copy on stream B of what a kernel on stream A writes returns the
 //!   kernel's values, not older ones. Work on one stream waits for nothing.
-//! * Dropping a [`DeviceBuffer`] waits for all work on its context
-//!   (`cuCtxSynchronize`) before `cuMemFree`, so a kernel or copy still
-//!   queued on any stream never touches freed (or reallocated) memory.
-//!   `cuMemFree` synchronises in practice anyway, so this costs nothing
-//!   extra; relying on the explicit wait keeps it correct by construction.
+//! * A [`DeviceBuffer`] is allocated on the stream it is made with, from
+//!   the device's memory pool (`cuMemAllocAsync`), and freed on that same
+//!   stream when dropped (`cuMemFreeAsync`), so a drop never blocks the
+//!   host. The allocation counts as a write on that stream and the free as
+//!   another: by the rule above, a use on another stream first waits for
+//!   the allocation, and the free waits for every use queued through the
+//!   safe API on any stream, so no kernel or copy touches freed (or
+//!   reallocated) memory. A device without memory pools falls back to
+//!   `cuMemAlloc`, and a drop then waits for all work on the context
+//!   (`cuCtxSynchronize`) before `cuMemFree`.
+//! * A device address taken with `device_ptr()` and used by hand (a raw
+//!   launch, a `TensorMap`) is outside that bookkeeping: queue such work on
+//!   the buffer's own stream, or order it with events, before the buffer
+//!   is dropped (the raw launch functions are `unsafe` for this reason).
 
 use std::any::type_name;
 use std::marker::PhantomData;
@@ -35,7 +44,7 @@ use std::ops::{Bound, Deref, DerefMut, RangeBounds};
 use std::ptr;
 use std::sync::{Arc, Mutex};
 
-use crate::context::{CudaContext, CudaEvent, CudaStream};
+use crate::context::{CudaContext, CudaEvent, CudaStream, StreamHandle};
 use crate::driver::{self, cu, CUdeviceptr};
 use crate::error::{DriverError, ErrorKind};
 use crate::stream_order::StreamOrder;
@@ -144,14 +153,18 @@ fill_value!(u8 => u8, i8 => u8, u16 => u16, i16 => u16, u32 => u32, i32 => u32, 
 /// with [`slice`](Self::slice) and [`slice_mut`](Self::slice_mut).
 ///
 /// The constructors need `T:` [`DeviceRepr`], so every value read back is a
-/// valid `T`. Dropping the buffer waits for the work queued on its context
-/// (see [the crate docs](crate#memory-safety)).
+/// valid `T`. The buffer is allocated on the stream it is made with and
+/// freed on that stream when dropped, after every use queued on other
+/// streams; a drop never blocks (see [the module docs](self)).
 #[derive(Debug)]
 pub struct DeviceBuffer<T> {
     ptr: CUdeviceptr,
     len: usize,
     ctx: Arc<CudaContext>,
     order: StreamOrder,
+    /// The stream the memory came from the pool on, and goes back on; `None`
+    /// for `cuMemAlloc` memory (or none at all).
+    home: Option<Arc<StreamHandle>>,
     _marker: PhantomData<T>,
 }
 
@@ -311,12 +324,25 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         let bytes = byte_size::<T>(len, op)?;
         let ctx = stream.context().clone();
         let mut ptr: CUdeviceptr = 0;
+        let mut home = None;
+        let order = StreamOrder::default();
         if bytes > 0 {
             let d = ctx.bind()?;
-            // SAFETY: out-pointer to a local; the context is current.
-            unsafe { cu!(d, cuMemAlloc_v2(&mut ptr, bytes)) }.map_err(|e| ctx.explain(e))?;
+            if ctx.has_memory_pools() {
+                // SAFETY: out-pointer to a local; the stream is live and of
+                // this context, which is current.
+                unsafe { cu!(d, cuMemAllocAsync(&mut ptr, bytes, stream.handle().raw())) }
+                    .map_err(|e| ctx.explain(e))?;
+                // The memory exists from this point of `stream` on: other
+                // streams wait for it as for a write.
+                order.write_on(stream)?;
+                home = Some(stream.handle().clone());
+            } else {
+                // SAFETY: out-pointer to a local; the context is current.
+                unsafe { cu!(d, cuMemAlloc_v2(&mut ptr, bytes)) }.map_err(|e| ctx.explain(e))?;
+            }
         }
-        Ok(DeviceBuffer { ptr, len, ctx, order: StreamOrder::default(), _marker: PhantomData })
+        Ok(DeviceBuffer { ptr, len, ctx, order, home, _marker: PhantomData })
     }
 }
 
@@ -325,16 +351,33 @@ impl<T> Drop for DeviceBuffer<T> {
         if self.ptr == 0 {
             return;
         }
-        if let Some(d) = driver::loaded() {
+        let Some(d) = driver::loaded() else { return };
+        match self.home.take() {
+            Some(home) => {
+                let stream = CudaStream::from_handle(home);
+                // The free is the last write: it waits for every use on other
+                // streams. If the wait cannot be queued (the context has
+                // failed), the memory is left to the context rather than
+                // freed while work might still use it.
+                if self.order.write_on(&stream).is_ok() {
+                    // SAFETY: `ptr` came from cuMemAllocAsync in this context
+                    // and is freed once, ordered after every use queued
+                    // through the safe API. Errors are ignored: drop never panics.
+                    unsafe {
+                        (d.cuCtxSetCurrent)(self.ctx.raw());
+                        (d.cuMemFreeAsync)(self.ptr, stream.handle().raw());
+                    }
+                }
+            }
             // SAFETY: `ptr` came from cuMemAlloc_v2 in this context and is
             // freed once, after every queued kernel or copy of the context
             // (on any stream) has finished. Errors are ignored: drop never
             // panics (after a sticky error the context's work is dead anyway).
-            unsafe {
+            None => unsafe {
                 (d.cuCtxSetCurrent)(self.ctx.raw());
                 (d.cuCtxSynchronize)();
                 (d.cuMemFree_v2)(self.ptr);
-            }
+            },
         }
     }
 }

@@ -146,6 +146,13 @@ driver_api! {
     cuMemsetD32Async(CUdeviceptr, c_uint, usize, CUstream);
     cuMemAlloc_v2(*mut CUdeviceptr, usize);
     cuMemFree_v2(CUdeviceptr);
+    cuMemAllocAsync(*mut CUdeviceptr, usize, CUstream);
+    cuMemFreeAsync(CUdeviceptr, CUstream);
+    cuDeviceGetDefaultMemPool(*mut CUmemoryPool, CUdevice);
+    // The value points at an int or a u64, by attribute (types.rs).
+    cuMemPoolSetAttribute(CUmemoryPool, c_int, *mut c_void);
+    cuMemPoolGetAttribute(CUmemoryPool, c_int, *mut c_void);
+    cuMemPoolTrimTo(CUmemoryPool, usize);
     cuMemcpyHtoDAsync_v2(CUdeviceptr, *const c_void, usize, CUstream);
     cuMemcpyDtoHAsync_v2(*mut c_void, CUdeviceptr, usize, CUstream);
     cuMemsetD8Async(CUdeviceptr, c_uchar, usize, CUstream);

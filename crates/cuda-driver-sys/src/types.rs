@@ -19,6 +19,9 @@ pub type CUfunction = *mut c_void;
 pub type CUstream = *mut c_void;
 /// `CUevent`: an opaque event handle.
 pub type CUevent = *mut c_void;
+/// `CUmemoryPool`: an opaque memory pool handle (`cuMemAllocAsync` draws
+/// from the device's current pool).
+pub type CUmemoryPool = *mut c_void;
 /// `CUhostFn`: a host function run by a stream (`cuLaunchHostFunc`).
 pub type CUhostFn = unsafe extern "C" fn(*mut c_void);
 /// `CUoccupancyB2DSize`: block size → dynamic shared memory bytes.
@@ -67,6 +70,22 @@ pub const CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: c_int = 16;
 pub const CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: c_int = 75;
 /// `CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR`.
 pub const CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: c_int = 76;
+/// `CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED`: `cuMemAllocAsync` and the
+/// `cuMemPool*` functions work on the device.
+pub const CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED: c_int = 115;
+/// `CU_MEMPOOL_ATTR_RELEASE_THRESHOLD` (u64): bytes a pool keeps reserved
+/// across synchronisations instead of returning them to the OS.
+pub const CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: c_int = 4;
+/// `CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT` (u64): bytes the pool holds from the OS.
+pub const CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT: c_int = 5;
+/// `CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH` (u64): the high-water mark of the
+/// reserved bytes (setting it to 0 resets it).
+pub const CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH: c_int = 6;
+/// `CU_MEMPOOL_ATTR_USED_MEM_CURRENT` (u64): bytes of live allocations.
+pub const CU_MEMPOOL_ATTR_USED_MEM_CURRENT: c_int = 7;
+/// `CU_MEMPOOL_ATTR_USED_MEM_HIGH` (u64): the high-water mark of the used
+/// bytes (setting it to 0 resets it).
+pub const CU_MEMPOOL_ATTR_USED_MEM_HIGH: c_int = 8;
 /// `CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK`.
 pub const CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: c_int = 0;
 /// `CU_FUNC_ATTRIBUTE_NUM_REGS`.

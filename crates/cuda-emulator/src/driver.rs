@@ -20,7 +20,7 @@ use std::time::Instant;
 
 use cuda_driver_sys::{
     builtin_name, CUcontext, CUdevice, CUdeviceptr, CUevent, CUfunction, CUhostFn, CUlaunchConfig, CUmodule,
-    CUoccupancyB2DSize, CUresult, CUstream, CUDA_ERROR_INVALID_DEVICE, CUDA_ERROR_INVALID_HANDLE as INVALID_HANDLE, CUDA_ERROR_INVALID_PTX,
+    CUmemoryPool, CUoccupancyB2DSize, CUresult, CUstream, CUDA_ERROR_INVALID_DEVICE, CUDA_ERROR_INVALID_HANDLE as INVALID_HANDLE, CUDA_ERROR_INVALID_PTX,
     CUDA_ERROR_INVALID_VALUE as INVALID_VALUE, CUDA_ERROR_NOT_FOUND as NOT_FOUND,
     CUDA_ERROR_NOT_SUPPORTED as NOT_SUPPORTED, CUDA_ERROR_OUT_OF_MEMORY as OUT_OF_MEMORY, CUDA_SUCCESS as SUCCESS,
     CU_EVENT_DISABLE_TIMING, CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
@@ -92,7 +92,8 @@ table!(
     cuMemcpyHtoD_v2, cuMemHostAlloc, cuMemHostGetDevicePointer_v2, cuMemFreeHost, cuModuleGetGlobal_v2,
     cuModuleLoadDataEx, cuModuleUnload, cuModuleGetFunction, cuFuncGetAttribute, cuFuncSetAttribute,
     cuOccupancyMaxActiveBlocksPerMultiprocessor, cuOccupancyMaxPotentialBlockSize, cuLaunchKernel,
-    cuLaunchKernelEx,
+    cuLaunchKernelEx, cuMemAllocAsync, cuMemFreeAsync, cuDeviceGetDefaultMemPool, cuMemPoolSetAttribute,
+    cuMemPoolGetAttribute, cuMemPoolTrimTo,
 );
 
 /// The device totals the emulator reports.
@@ -182,6 +183,7 @@ unsafe extern "C" fn cuDeviceGetAttribute(v: *mut c_int, attribute: c_int, _d: C
         76 => 0,
         81 => 228 * 1024,
         97 => 227 * 1024,
+        115 => 1, // memory pools: stream-ordered allocation (mem_pool.rs)
         _ => 0,
     };
     // SAFETY: writable out-pointer (caller).
@@ -389,7 +391,82 @@ unsafe extern "C" fn cuMemAlloc_v2(out: *mut CUdeviceptr, bytes: usize) -> CUres
     }
 }
 unsafe extern "C" fn cuMemFree_v2(p: CUdeviceptr) -> CUresult {
+    // cuMemFree takes stream-ordered allocations too.
+    if crate::mem_pool::free(p) {
+        return SUCCESS;
+    }
     host_free(p)
+}
+unsafe extern "C" fn cuMemAllocAsync(out: *mut CUdeviceptr, bytes: usize, s: CUstream) -> CUresult {
+    // SAFETY: the caller passes a live stream or null.
+    let status = unsafe { stream_status(s) };
+    if status != SUCCESS {
+        return status;
+    }
+    match crate::mem_pool::alloc(bytes) {
+        Some(p) => {
+            // SAFETY: writable out-pointer (caller).
+            unsafe { *out = p };
+            SUCCESS
+        }
+        None => OUT_OF_MEMORY,
+    }
+}
+unsafe extern "C" fn cuMemFreeAsync(p: CUdeviceptr, _s: CUstream) -> CUresult {
+    // The stream's earlier work has run already (streams run at submission).
+    match crate::mem_pool::free(p) {
+        true => SUCCESS,
+        false => INVALID_VALUE,
+    }
+}
+unsafe extern "C" fn cuDeviceGetDefaultMemPool(out: *mut CUmemoryPool, d: CUdevice) -> CUresult {
+    if d != 0 {
+        return CUDA_ERROR_INVALID_DEVICE;
+    }
+    // SAFETY: writable out-pointer (caller).
+    unsafe { *out = crate::mem_pool::handle() };
+    SUCCESS
+}
+/// The reuse policies (attributes 1 to 3, ints) are all on, as the driver's
+/// defaults are; the others are u64 books (mem_pool.rs).
+const POOL_REUSE_ATTRIBUTES: std::ops::RangeInclusive<c_int> = 1..=3;
+unsafe extern "C" fn cuMemPoolSetAttribute(pool: CUmemoryPool, attribute: c_int, value: *mut c_void) -> CUresult {
+    if pool != crate::mem_pool::handle() || value.is_null() {
+        return INVALID_VALUE;
+    }
+    if POOL_REUSE_ATTRIBUTES.contains(&attribute) {
+        return SUCCESS;
+    }
+    // SAFETY: the caller passes a u64 for the u64 attributes.
+    match crate::mem_pool::set(attribute, unsafe { *value.cast::<u64>() }) {
+        true => SUCCESS,
+        false => INVALID_VALUE,
+    }
+}
+unsafe extern "C" fn cuMemPoolGetAttribute(pool: CUmemoryPool, attribute: c_int, value: *mut c_void) -> CUresult {
+    if pool != crate::mem_pool::handle() || value.is_null() {
+        return INVALID_VALUE;
+    }
+    if POOL_REUSE_ATTRIBUTES.contains(&attribute) {
+        // SAFETY: an int out-pointer for these attributes (caller).
+        unsafe { *value.cast::<c_int>() = 1 };
+        return SUCCESS;
+    }
+    match crate::mem_pool::get(attribute) {
+        Some(v) => {
+            // SAFETY: a u64 out-pointer for these attributes (caller).
+            unsafe { *value.cast::<u64>() = v };
+            SUCCESS
+        }
+        None => INVALID_VALUE,
+    }
+}
+unsafe extern "C" fn cuMemPoolTrimTo(pool: CUmemoryPool, _keep: usize) -> CUresult {
+    // Nothing is cached (mem_pool.rs), so nothing is released.
+    if pool != crate::mem_pool::handle() {
+        return INVALID_VALUE;
+    }
+    SUCCESS
 }
 unsafe extern "C" fn cuMemHostAlloc(out: *mut *mut c_void, bytes: usize, _flags: c_uint) -> CUresult {
     match host_alloc(bytes) {

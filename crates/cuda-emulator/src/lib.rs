@@ -70,6 +70,7 @@ pub mod executor;
 mod hooks;
 mod launch;
 mod mapping;
+mod mem_pool;
 mod memory;
 mod mode;
 mod module;

@@ -1,0 +1,32 @@
+// Host-side references from the CUDA C++ runtime (cudart, linked
+// statically), for the benchmarks of oxide's host API. Each takes the
+// driver stream oxide-bench made: a cudaStream_t is a CUstream, and the
+// runtime works in the device's primary context, the one cuda-core retains,
+// so both sides use the same context, stream and memory pool.
+
+#include <cuda_runtime.h>
+#include <time.h>
+
+static double now_seconds() {
+  timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+// `pairs` times cudaMallocAsync(bytes) then cudaFreeAsync on `stream`,
+// then a stream synchronisation; the wall time of all of it in *seconds.
+// Returns the first cudaError_t that is not cudaSuccess.
+extern "C" int oxide_ref_malloc_free_async(void *stream, size_t bytes, int pairs, double *seconds) {
+  cudaStream_t s = static_cast<cudaStream_t>(stream);
+  cudaError_t e = cudaStreamSynchronize(s);
+  if (e != cudaSuccess) return e;
+  double start = now_seconds();
+  for (int i = 0; i < pairs; ++i) {
+    void *p = nullptr;
+    if ((e = cudaMallocAsync(&p, bytes, s)) != cudaSuccess) return e;
+    if ((e = cudaFreeAsync(p, s)) != cudaSuccess) return e;
+  }
+  if ((e = cudaStreamSynchronize(s)) != cudaSuccess) return e;
+  *seconds = now_seconds() - start;
+  return cudaSuccess;
+}
