@@ -136,7 +136,7 @@ pub use context::{CudaContext, CudaEvent, CudaStream, DeviceLimits};
 pub use device::Device;
 pub use driver::driver_version;
 pub use error::{builtin_name, DriverError, ErrorKind};
-pub use memory::{DeviceBuffer, DeviceRepr, DeviceSlice, DeviceSliceMut, FillValue, PinnedHostBuffer};
+pub use memory::{DeviceAtomicSlice, DeviceBuffer, DeviceRepr, DeviceSlice, DeviceSliceMut, FillValue, PinnedHostBuffer};
 pub use module::{launch_kernel, launch_kernel_with_host_code, CudaFunction, CudaModule, FunctionAttributes, LaunchConfig};
 pub use panic::DevicePanic;
 

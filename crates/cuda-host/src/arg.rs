@@ -8,6 +8,12 @@
 //!   [`slice(&buffer)`](slice());
 //! - `&mut [T]` and [`DisjointSlice<T>`] ← `&mut buffer`, a `DeviceSliceMut<T>`
 //!   view, or [`slice_mut(&mut buffer)`](slice_mut());
+//! - `&[A]` for an atomic `A` (`AtomicU32`, `AtomicF32`,
+//!   `Scoped<AtomicU64, scope::Device>`, …: [`AtomicCell`]) ←
+//!   `buffer.as_atomic()` of a `DeviceBuffer` of its value type (a
+//!   [`DeviceAtomicSlice`], `Copy`; it borrows the buffer mutably, so the
+//!   launch may alias it only with other atomic views of the buffer, never
+//!   with a `&[T]` or `&mut [T]` of it); ordered as a write;
 //! - any other `Copy` type (numbers, `#[derive(Clone, Copy)]` structs,
 //!   closures whose captures are `Copy`) ← a value of that same type,
 //!   except types that are not `Unpin`: among them
@@ -26,7 +32,8 @@
 //! reference field, a parameter whose type hides a reference behind an alias
 //! or a generic parameter. Closing those needs an auto trait (unstable).
 
-use cuda_core::{CudaStream, DeviceBuffer, DeviceRepr, DeviceSlice, DeviceSliceMut, DriverError};
+use cuda_core::{CudaStream, DeviceAtomicSlice, DeviceBuffer, DeviceRepr, DeviceSlice, DeviceSliceMut, DriverError};
+use cuda_device::atomic::AtomicCell;
 use cuda_device::__private::{SliceMutParam, SliceParam};
 use cuda_device::DisjointSlice;
 
@@ -40,6 +47,8 @@ use cuda_device::DisjointSlice;
     label = "not a valid argument for this kernel parameter",
     note = "a `&[T]` parameter takes `&buffer` of a `DeviceBuffer<T>` (or a `DeviceSlice<T>`); \
             a `DisjointSlice<T>` or `&mut [T]` parameter takes `&mut buffer` (or a `DeviceSliceMut<T>`); \
+            a `&[AtomicU32]` (any atomic) parameter takes `buffer.as_atomic()` of a `DeviceBuffer<u32>` \
+            (make the view once and pass copies of it to alias it); \
             any other parameter takes a value of its own type. Host memory (`&Vec<T>`, `&[T]`, `Box<T>`, \
             `&T`) cannot be passed: copy it to the GPU with `DeviceBuffer::from_host`. A value of a generic \
             type `T` needs `T: Copy + Unpin + 'static`. A `ThreadIndex` (or a value holding one) comes only \
@@ -199,6 +208,33 @@ macro_rules! write_args {
             }
         }
     )*};
+}
+
+// SAFETY: `*const [A]` has the layout of `&[A]` and of `SliceParam<A>`;
+// the memory holds `len` values of `A::Value`, each a valid `A`
+// (AtomicCell's contract), and while the launch runs it is reached only
+// through atomics: the view holds the buffer's mutable borrow, so no other
+// argument of the launch but copies of the view can name it.
+unsafe impl<'a, 'b, A: AtomicCell> KernelArg<SliceParam<'a, A>> for DeviceAtomicSlice<'b, A> {
+    type Repr = *const [A];
+    fn to_repr(&self) -> *const [A] {
+        let (ptr, len) = raw_parts::<A>(self.device_ptr(), self.len());
+        std::ptr::slice_from_raw_parts(ptr, len)
+    }
+    fn order_on(&mut self, stream: &CudaStream) -> Result<(), DriverError> {
+        self.order_write(stream)
+    }
+}
+// SAFETY: as above, for a plain `&'a [A]` parameter.
+unsafe impl<'a, 'b, A: AtomicCell> KernelArg<&'a [A]> for DeviceAtomicSlice<'b, A> {
+    type Repr = *const [A];
+    fn to_repr(&self) -> *const [A] {
+        let (ptr, len) = raw_parts::<A>(self.device_ptr(), self.len());
+        std::ptr::slice_from_raw_parts(ptr, len)
+    }
+    fn order_on(&mut self, stream: &CudaStream) -> Result<(), DriverError> {
+        self.order_write(stream)
+    }
 }
 
 read_args!(&'b DeviceBuffer<T>, DeviceSlice<'b, T>, &'b mut DeviceBuffer<T>, DeviceSliceMut<'b, T>);
