@@ -74,10 +74,10 @@ extern "C" {
 fn c_line(i: usize, v: f64) -> String {
     let format = CString::new(C_FORMAT).unwrap();
     let mut buf = vec![0u8; 8192];
-    // SAFETY: the format's conversions are one int and twelve doubles, passed
+    // SAFETY: the format's conversions are one int and thirteen doubles, passed
     // in that order; the buffer's size is given.
     let n = unsafe {
-        snprintf(buf.as_mut_ptr().cast(), buf.len(), format.as_ptr(), i as c_int, v, v, v, v, v, v, v, v, v, v, v, v)
+        snprintf(buf.as_mut_ptr().cast(), buf.len(), format.as_ptr(), i as c_int, v, v, v, v, v, v, v, v, v, v, v, v, v)
     };
     assert!(n >= 0 && (n as usize) < buf.len(), "snprintf returned {n}");
     buf.truncate(n as usize);
