@@ -115,6 +115,7 @@ mod abi {
 mod backend;
 mod cluster;
 mod context;
+mod cooperative;
 mod device;
 mod driver;
 pub mod emulator;
@@ -131,6 +132,9 @@ pub use backend::Backend;
 pub use cluster::{
     launch_kernel_cluster, launch_kernel_cluster_with_host_code, ClusterLaunchConfig, ClusterShapeError, MAX_NON_PORTABLE_CLUSTER_SIZE,
     MAX_PORTABLE_CLUSTER_SIZE,
+};
+pub use cooperative::{
+    launch_kernel_cooperative, launch_kernel_cooperative_with_host_code, CooperativeLaunchConfig, CooperativeLaunchError,
 };
 pub use context::{CudaContext, CudaEvent, CudaStream, DeviceLimits};
 pub use device::Device;

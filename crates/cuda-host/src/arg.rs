@@ -14,6 +14,9 @@
 //!   [`DeviceAtomicSlice`], `Copy`; it borrows the buffer mutably, so the
 //!   launch may alias it only with other atomic views of the buffer, never
 //!   with a `&[T]` or `&mut [T]` of it); ordered as a write;
+//! - [`GridGroup`](cuda_device::cooperative::GridGroup) ←
+//!   [`grid(&mut barrier)`](grid()) of a [`GridBarrier`], in a cooperative
+//!   launch only (`config.cooperative()`; otherwise the launch is refused);
 //! - any other `Copy` type (numbers, `#[derive(Clone, Copy)]` structs,
 //!   closures whose captures are `Copy`) ← a value of that same type,
 //!   except types that are not `Unpin`: among them
@@ -67,6 +70,61 @@ pub unsafe trait KernelArg<P> {
     fn order_on(&mut self, stream: &CudaStream) -> Result<(), DriverError> {
         let _ = stream;
         Ok(())
+    }
+
+    /// Whether the kernel may only run in a cooperative launch with this
+    /// argument (a [`GridGroup`](cuda_device::cooperative::GridGroup)): a
+    /// launch that is not cooperative is then refused.
+    fn needs_cooperative_launch(&self) -> bool {
+        false
+    }
+}
+
+/// The device memory of a grid-wide barrier, for a kernel parameter
+/// [`GridGroup`](cuda_device::cooperative::GridGroup): pass
+/// [`grid(&mut barrier)`](grid) in a launch with `config.cooperative()`.
+/// One barrier serves any number of launches (it needs no reset); a launch
+/// borrows it mutably and orders as its writer, so two launches that share
+/// it never run at once.
+#[derive(Debug)]
+pub struct GridBarrier {
+    word: DeviceBuffer<u32>,
+}
+
+impl GridBarrier {
+    /// Allocates the barrier (one zeroed word) on `stream`'s context.
+    pub fn new(stream: &CudaStream) -> Result<Self, DriverError> {
+        Ok(GridBarrier { word: DeviceBuffer::zeroed(stream, 1)? })
+    }
+}
+
+/// A [`GridBarrier`] passed for a `GridGroup` parameter.
+#[derive(Debug)]
+pub struct GridArg<'b> {
+    barrier: &'b mut GridBarrier,
+}
+
+/// Passes `barrier` for a [`GridGroup`](cuda_device::cooperative::GridGroup)
+/// kernel parameter (the launch must be cooperative).
+pub fn grid(barrier: &mut GridBarrier) -> GridArg<'_> {
+    GridArg { barrier }
+}
+
+// SAFETY: GridGroup is `#[repr(C)]` around the barrier word's device
+// address. The launch is refused unless it is cooperative (the occupancy
+// check makes every block resident), and the `&mut` borrow plus the write
+// ordering give this launch the word alone while it runs.
+unsafe impl<'b> KernelArg<cuda_device::cooperative::GridGroup> for GridArg<'b> {
+    type Repr = cuda_device::cooperative::GridGroup;
+    fn to_repr(&self) -> cuda_device::cooperative::GridGroup {
+        // SAFETY: as above.
+        unsafe { cuda_device::cooperative::GridGroup::from_raw(self.barrier.word.device_ptr() as usize as *mut u32) }
+    }
+    fn order_on(&mut self, stream: &CudaStream) -> Result<(), DriverError> {
+        self.barrier.word.order_write(stream)
+    }
+    fn needs_cooperative_launch(&self) -> bool {
+        true
     }
 }
 
