@@ -11,9 +11,9 @@
 //! [`CooperativeLaunchError::GridTooLarge`], which says how many blocks fit;
 //! a grid-wide barrier in it would wait forever for blocks that cannot start.
 //!
-//! The CPU emulator runs the blocks of a grid as host cores free up, not all
-//! at once, so it refuses a cooperative launch
-//! ([`CooperativeLaunchError::Emulated`]).
+//! The CPU emulator runs a cooperative grid with every block resident at
+//! once (device-code mode interleaves them all; host-code mode gives each
+//! block its own worker thread), within the occupancy it reports.
 //!
 //! ```no_run
 //! # use cuda_core::LaunchConfig;
@@ -63,11 +63,6 @@ pub enum CooperativeLaunchError {
         /// Dynamic shared memory per block, bytes.
         shared_mem_bytes: u32,
     },
-    /// The CPU emulator cannot keep every block of a grid running at once.
-    Emulated {
-        /// The kernel.
-        kernel: String,
-    },
 }
 
 impl fmt::Display for CooperativeLaunchError {
@@ -91,11 +86,6 @@ impl fmt::Display for CooperativeLaunchError {
                      work), or use smaller blocks, fewer registers or less shared memory"
                 )
             }
-            CooperativeLaunchError::Emulated { kernel } => write!(
-                f,
-                "the CPU emulator cannot run the cooperative launch of `{kernel}`: it runs a grid's blocks as host \
-                 cores free up, not all at once, so a grid-wide sync could wait forever; run it on a GPU"
-            ),
         }
     }
 }
@@ -149,7 +139,7 @@ pub unsafe fn launch_kernel_cooperative(
 }
 
 /// [`launch_kernel_cooperative`] for a kernel whose host code is `host`
-/// (the typed launches of cuda-host). The CPU emulator refuses it.
+/// (the typed launches of cuda-host).
 ///
 /// # Safety
 /// As for [`launch_kernel`](crate::launch_kernel); and `host` must be the
@@ -184,10 +174,13 @@ unsafe fn launch_cooperative(
         ));
     }
     config.check_residency(f, stream)?;
-    if ctx.backend().is_emulated() {
-        return Err(CooperativeLaunchError::Emulated { kernel: f.name.to_string() }.into());
-    }
     let d = ctx.bind()?;
+    if ctx.backend().is_emulated() {
+        // SAFETY: the caller's contract. The emulator keeps every block of a
+        // cooperative grid running at once (within its occupancy, checked
+        // above).
+        return unsafe { crate::module::launch_emulated(f, config.launch, stream, params, host, None, true) };
+    }
     let (g, b) = (config.launch.grid_dim, config.launch.block_dim);
     // The attribute's value is the int 1 at the start of the union.
     let mut attr = CUlaunchAttribute {
@@ -231,7 +224,5 @@ mod tests {
         let text = e.to_string();
         assert!(text.contains("has 300 blocks, but this device runs at most 264 at once"), "{text}");
         assert!(text.contains("launch at most 264 blocks"), "{text}");
-        let text = CooperativeLaunchError::Emulated { kernel: "k".into() }.to_string();
-        assert!(text.contains("cannot run the cooperative launch of `k`") && text.contains("run it on a GPU"), "{text}");
     }
 }
