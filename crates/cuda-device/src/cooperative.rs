@@ -6,7 +6,7 @@
 //! 4, 8, 16 or 32; any other `N` is a compile error). A [`Tile`] synchronises
 //! its threads, shuffles among them by rank and reduces over them, with warp
 //! instructions on the tile's lanes. Every thread of a tile must make the
-//! same calls (as for the [`warp`](crate::warp) collectives). A block whose
+//! same calls (as for the [`warp`] collectives). A block whose
 //! size is not a multiple of 32 has a short last warp: its tiles hold only
 //! the lanes that exist, and shuffles from a missing rank return the
 //! caller's own value.
