@@ -354,7 +354,8 @@ private:
   }
 
   /// Whether the intrinsic's result From can become the stub's result To:
-  /// equal, pointers, or N integer fields packed into one integer.
+  /// equal, pointers, or N integer fields packed into one integer at least
+  /// as wide (zero-extended above the last field).
   static bool resultFits(Type *From, Type *To) {
     if (argumentFits(From, To))
       return true;
@@ -367,7 +368,7 @@ private:
         return false;
       Bits += Field->getIntegerBitWidth();
     }
-    return Bits == To->getIntegerBitWidth();
+    return Bits <= To->getIntegerBitWidth();
   }
 
   /// The intrinsic's result V as a value of the stub's result type To.

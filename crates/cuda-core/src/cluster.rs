@@ -213,7 +213,7 @@ unsafe fn launch_cluster(
     let d = ctx.bind()?;
     if ctx.backend().is_emulated() {
         // SAFETY: the caller's contract.
-        return unsafe { crate::module::launch_emulated(f, config.launch, stream, params, host, Some(config.cluster_dim)) };
+        return unsafe { crate::module::launch_emulated(f, config.launch, stream, params, host, Some(config.cluster_dim), false) };
     }
     if config.non_portable {
         // SAFETY: the function handle is live; the attribute takes an int.

@@ -119,6 +119,7 @@ mod abi {
 mod backend;
 mod cluster;
 mod context;
+mod cooperative;
 mod device;
 mod driver;
 pub mod emulator;
@@ -137,12 +138,15 @@ pub use cluster::{
     launch_kernel_cluster, launch_kernel_cluster_with_host_code, ClusterLaunchConfig, ClusterShapeError, MAX_NON_PORTABLE_CLUSTER_SIZE,
     MAX_PORTABLE_CLUSTER_SIZE,
 };
+pub use cooperative::{
+    launch_kernel_cooperative, launch_kernel_cooperative_with_host_code, CooperativeLaunchConfig, CooperativeLaunchError,
+};
 pub use context::{CudaContext, CudaEvent, CudaStream, DeviceLimits};
 pub use device::Device;
 pub use driver::driver_version;
 pub use error::{builtin_name, DriverError, ErrorKind};
 pub use mem_pool::MemPool;
-pub use memory::{DeviceBuffer, DeviceRepr, DeviceSlice, DeviceSliceMut, FillValue, PinnedHostBuffer};
+pub use memory::{DeviceAtomicSlice, DeviceBuffer, DeviceRepr, DeviceSlice, DeviceSliceMut, FillValue, PinnedHostBuffer};
 pub use module::{launch_kernel, launch_kernel_with_host_code, CudaFunction, CudaModule, FunctionAttributes, LaunchConfig};
 pub use panic::DevicePanic;
 

@@ -48,6 +48,7 @@ use crate::context::{CudaContext, CudaEvent, CudaStream, StreamHandle};
 use crate::driver::{self, cu, CUdeviceptr};
 use crate::error::{DriverError, ErrorKind};
 use crate::stream_order::StreamOrder;
+use cuda_device::atomic::AtomicCell;
 
 /// Plain data that may live in device memory and be copied to and from it.
 ///
@@ -312,6 +313,29 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         self.as_slice().into_slice(range)
     }
 
+    /// The whole buffer as atomics, for a kernel parameter `&[A]` (`A` is
+    /// `AtomicU32` for a buffer of `u32`, or any [`AtomicCell`] over `T`,
+    /// the [`Scoped`](cuda_device::atomic::Scoped) ones included): every
+    /// thread of a launch may update any element, with no data race.
+    ///
+    /// The view is `Copy` and borrows the buffer mutably: the same launch may
+    /// take it (or copies of it) for several parameters, but no `&[T]` or
+    /// `&mut [T]` of the buffer, whose non-atomic accesses would race with
+    /// the atomics. A launch that takes it orders as a write (it waits for
+    /// the buffer's earlier reads and writes on other streams).
+    ///
+    /// ```no_run
+    /// # fn demo(stream: &cuda_core::CudaStream) -> Result<(), cuda_core::DriverError> {
+    /// use core::sync::atomic::AtomicU32;
+    /// let mut bins = cuda_core::DeviceBuffer::<u32>::zeroed(stream, 256)?;
+    /// let view = bins.as_atomic::<AtomicU32>();
+    /// assert_eq!(view.len(), 256);
+    /// # Ok(()) }
+    /// ```
+    pub fn as_atomic<A: AtomicCell<Value = T>>(&mut self) -> DeviceAtomicSlice<'_, A> {
+        DeviceAtomicSlice { ptr: self.ptr, len: self.len, ctx: &self.ctx, order: &self.order, _marker: PhantomData }
+    }
+
     /// A writable view of the elements in `range`.
     ///
     /// # Panics
@@ -398,6 +422,64 @@ impl<T> Clone for DeviceSlice<'_, T> {
     }
 }
 impl<T> Copy for DeviceSlice<'_, T> {}
+
+/// `len` elements of a [`DeviceBuffer`] seen as the atomics `A`, for a kernel
+/// parameter `&[A]` ([`DeviceBuffer::as_atomic`]). `Copy`: copies may be
+/// passed for several parameters of one launch, and only they, since the
+/// view holds the buffer's mutable borrow.
+#[derive(Debug)]
+pub struct DeviceAtomicSlice<'a, A> {
+    ptr: CUdeviceptr,
+    len: usize,
+    ctx: &'a Arc<CudaContext>,
+    order: &'a StreamOrder,
+    _marker: PhantomData<&'a [A]>,
+}
+
+impl<A> Clone for DeviceAtomicSlice<'_, A> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<A> Copy for DeviceAtomicSlice<'_, A> {}
+
+impl<'a, A: AtomicCell> DeviceAtomicSlice<'a, A> {
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the view has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The device address of the first element.
+    pub fn device_ptr(&self) -> u64 {
+        self.ptr
+    }
+
+    /// The context that owns the memory.
+    pub fn context(&self) -> &'a Arc<CudaContext> {
+        self.ctx
+    }
+
+    /// Makes work queued on `stream` from now on wait for every read and
+    /// write of this memory queued on other streams: an atomic update is a
+    /// write. The typed launches of `cuda-host` call it for each argument.
+    pub fn order_write(&self, stream: &CudaStream) -> Result<(), DriverError> {
+        self.order.write_on(stream)
+    }
+
+    /// Narrows the view to the elements in `range`.
+    ///
+    /// # Panics
+    /// If the range is out of bounds or decreasing, like slice indexing.
+    pub fn into_slice(self, range: impl RangeBounds<usize>) -> Self {
+        let (start, end) = resolve_range(&range, self.len).unwrap_or_else(|msg| panic!("{msg}"));
+        Self { ptr: offset::<A>(self.ptr, start), len: end - start, ..self }
+    }
+}
 
 /// A writable view of `len` elements of a [`DeviceBuffer`] (unique, like `&mut [T]`).
 #[derive(Debug)]
@@ -555,6 +637,11 @@ impl<'a, T: DeviceRepr> DeviceSliceMut<'a, T> {
     /// If the range is out of bounds or decreasing.
     pub fn slice_mut(&mut self, range: impl RangeBounds<usize>) -> DeviceSliceMut<'_, T> {
         DeviceSliceMut { ptr: self.ptr, len: self.len, ctx: self.ctx, order: self.order, _marker: PhantomData }.into_slice_mut(range)
+    }
+
+    /// This view's elements as atomics (see [`DeviceBuffer::as_atomic`]).
+    pub fn into_atomic<A: AtomicCell<Value = T>>(self) -> DeviceAtomicSlice<'a, A> {
+        DeviceAtomicSlice { ptr: self.ptr, len: self.len, ctx: self.ctx, order: self.order, _marker: PhantomData }
     }
 
     /// Narrows this view to the elements in `range`.

@@ -617,7 +617,7 @@ unsafe fn launch(
     let d = stream.context().bind()?;
     if let Backend::Emulator(_) = stream.context().backend() {
         // SAFETY: as below; `host` is the kernel's host code (caller).
-        return unsafe { launch_emulated(f, config, stream, params, host, None) };
+        return unsafe { launch_emulated(f, config, stream, params, host, None, false) };
     }
     let (g, b) = (config.grid_dim, config.block_dim);
     let params_ptr = if params.is_empty() {
@@ -665,14 +665,15 @@ pub(crate) unsafe fn launch_emulated(
     params: &mut [*mut c_void],
     host: Option<&HostKernel>,
     cluster: Option<(u32, u32, u32)>,
+    cooperative: bool,
 ) -> Result<(), DriverError> {
     let grid = cuda_emulator::Grid {
         grid_dim: config.grid_dim,
         block_dim: config.block_dim,
         shared_mem_bytes: config.shared_mem_bytes,
     };
-    let launch = cuda_emulator::Launch { function: f.func, grid, cluster, params: params.as_ptr(), host_code: host };
-    let op = if cluster.is_some() { "cuLaunchKernelEx" } else { "cuLaunchKernel" };
+    let launch = cuda_emulator::Launch { function: f.func, grid, cluster, cooperative, params: params.as_ptr(), host_code: host };
+    let op = if cluster.is_some() || cooperative { "cuLaunchKernelEx" } else { "cuLaunchKernel" };
     // SAFETY: the caller's contract.
     match unsafe { cuda_emulator::launch(&launch) } {
         Ok(()) => {

@@ -546,3 +546,200 @@ atomic_float!(
     /// An `f64` that threads update atomically: the layout of `f64`.
     AtomicF64, f64, u64, 8, __oxide_stub_atomic_rmw_f64
 );
+
+/// An atomic type with the layout of its value type, every access to which
+/// through `&Self` is atomic: what a kernel parameter `&[A]` may be made of
+/// from a device buffer of `A::Value` (cuda-core's
+/// `DeviceBuffer::as_atomic`), so that many threads update one buffer
+/// without a data race.
+///
+/// # Safety
+/// `Self` has the size and alignment of `Value`, every bit pattern of
+/// `Value` is a valid `Self` holding that value, and `Self` changes only
+/// through atomic operations while shared.
+pub unsafe trait AtomicCell: Sync {
+    /// The plain type in memory (`u32` for `AtomicU32`).
+    type Value: Copy;
+}
+
+macro_rules! atomic_cell {
+    ($($atomic:ty => $t:ty),*) => {$(
+        // SAFETY: core's and this module's atomics are documented to have the
+        // layout of their value and to be changed only atomically.
+        unsafe impl AtomicCell for $atomic {
+            type Value = $t;
+        }
+    )*};
+}
+atomic_cell!(AtomicU32 => u32, AtomicI32 => i32, AtomicU64 => u64, AtomicI64 => i64, AtomicF32 => f32, AtomicF64 => f64);
+
+/// The scopes as types, for [`Scoped`]: the scope an atomic uses becomes part
+/// of its type, like CUDA's `cuda::atomic<T, cuda::thread_scope_block>`.
+pub mod scope {
+    /// A scope as a type (sealed: the four below).
+    pub trait ScopeKind: super::sealed::Sealed + Copy + Send + Sync + 'static {
+        /// The scope every operation of a [`Scoped`](super::Scoped) atomic uses.
+        const SCOPE: super::Scope;
+    }
+    macro_rules! kinds {
+        ($($(#[$doc:meta])* $name:ident;)*) => {$(
+            $(#[$doc])*
+            #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+            pub struct $name;
+            impl super::sealed::Sealed for $name {}
+            impl ScopeKind for $name {
+                const SCOPE: super::Scope = super::Scope::$name;
+            }
+        )*};
+    }
+    kinds! {
+        /// [`Scope::Block`](super::Scope::Block) (`.cta`).
+        Block;
+        /// [`Scope::Cluster`](super::Scope::Cluster) (`.cluster`, sm_90).
+        Cluster;
+        /// [`Scope::Device`](super::Scope::Device) (`.gpu`).
+        Device;
+        /// [`Scope::System`](super::Scope::System) (`.sys`).
+        System;
+    }
+}
+use scope::ScopeKind;
+
+/// The atomic `A` whose every operation has the scope `S`: a value (a shared
+/// or global static, an element of a kernel's `&[Scoped<A, S>]`) whose
+/// methods are core's (`load`, `fetch_add`, …, with an ordering) and carry the
+/// scope of its type, so code handed one cannot pick a too-narrow scope.
+/// The layout of `A` (and of its value).
+///
+/// ```
+/// use core::sync::atomic::{AtomicU32, Ordering::Relaxed};
+/// use cuda_device::atomic::{scope, Scoped};
+///
+/// /// A histogram that every block of the grid adds into (a kernel takes it
+/// /// as `bins: &[Scoped<AtomicU32, scope::Device>]`).
+/// fn count(bins: &[Scoped<AtomicU32, scope::Device>], value: u32) {
+///     bins[value as usize % bins.len()].fetch_add(1, Relaxed);
+/// }
+///
+/// /// A value of its own (`new` needs the type named, one per atomic type;
+/// /// `Scoped::from_atomic(AtomicU32::new(0))` infers it).
+/// static LIMIT: Scoped<AtomicU32, scope::Device> = Scoped::<AtomicU32, scope::Device>::new(100);
+/// static SEEN: Scoped<AtomicU32, scope::System> = Scoped::from_atomic(AtomicU32::new(0));
+/// ```
+#[repr(transparent)]
+pub struct Scoped<A, S: ScopeKind> {
+    inner: A,
+    scope: core::marker::PhantomData<S>,
+}
+
+// SAFETY: a `Scoped` is its atomic; the scope marker holds nothing.
+unsafe impl<A: AtomicCell, S: ScopeKind> AtomicCell for Scoped<A, S> {
+    type Value = A::Value;
+}
+
+impl<A, S: ScopeKind> Scoped<A, S> {
+    /// `atomic`, with the scope `S`.
+    pub const fn from_atomic(atomic: A) -> Self {
+        Self { inner: atomic, scope: core::marker::PhantomData }
+    }
+
+    /// The atomic inside (whose `_scoped` methods take any scope).
+    pub const fn as_atomic(&self) -> &A {
+        &self.inner
+    }
+
+    /// The atomic, consuming the wrapper.
+    pub fn into_atomic(self) -> A {
+        self.inner
+    }
+
+    /// The scope every operation uses.
+    pub const fn scope(&self) -> Scope {
+        S::SCOPE
+    }
+}
+
+impl<A: core::fmt::Debug, S: ScopeKind> core::fmt::Debug for Scoped<A, S> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_tuple("Scoped").field(&S::SCOPE).field(&self.inner).finish()
+    }
+}
+
+macro_rules! scoped_methods {
+    ($atomic:ty, $t:ty, $new:expr; $($(#[$doc:meta])* $bitwise:ident => $bitwise_scoped:ident;)*) => {
+        impl<S: ScopeKind> Scoped<$atomic, S> {
+            /// A new atomic holding `value`.
+            pub const fn new(value: $t) -> Self {
+                Self::from_atomic($new(value))
+            }
+            /// Loads the value.
+            #[inline(always)]
+            pub fn load(&self, order: Ordering) -> $t {
+                self.inner.load_scoped(S::SCOPE, order)
+            }
+            /// Stores `value`.
+            #[inline(always)]
+            pub fn store(&self, value: $t, order: Ordering) {
+                self.inner.store_scoped(value, S::SCOPE, order)
+            }
+            /// Stores `value`, returning the previous value.
+            #[inline(always)]
+            pub fn swap(&self, value: $t, order: Ordering) -> $t {
+                self.inner.swap_scoped(value, S::SCOPE, order)
+            }
+            /// Stores `new` if the value is `current` (bit patterns for
+            /// floats): `Ok(previous)` if stored, `Err(previous)` if not.
+            #[inline(always)]
+            pub fn compare_exchange(&self, current: $t, new: $t, success: Ordering, failure: Ordering) -> Result<$t, $t> {
+                self.inner.compare_exchange_scoped(current, new, S::SCOPE, success, failure)
+            }
+            /// Adds `value` (wrapping for integers), returning the previous value.
+            #[inline(always)]
+            pub fn fetch_add(&self, value: $t, order: Ordering) -> $t {
+                self.inner.fetch_add_scoped(value, S::SCOPE, order)
+            }
+            /// Subtracts `value` (wrapping for integers), returning the previous value.
+            #[inline(always)]
+            pub fn fetch_sub(&self, value: $t, order: Ordering) -> $t {
+                self.inner.fetch_sub_scoped(value, S::SCOPE, order)
+            }
+            /// Stores the minimum, returning the previous value.
+            #[inline(always)]
+            pub fn fetch_min(&self, value: $t, order: Ordering) -> $t {
+                self.inner.fetch_min_scoped(value, S::SCOPE, order)
+            }
+            /// Stores the maximum, returning the previous value.
+            #[inline(always)]
+            pub fn fetch_max(&self, value: $t, order: Ordering) -> $t {
+                self.inner.fetch_max_scoped(value, S::SCOPE, order)
+            }
+            $(
+                $(#[$doc])*
+                #[inline(always)]
+                pub fn $bitwise(&self, value: $t, order: Ordering) -> $t {
+                    self.inner.$bitwise_scoped(value, S::SCOPE, order)
+                }
+            )*
+        }
+    };
+}
+macro_rules! scoped_int_methods {
+    ($($atomic:ty, $t:ty;)*) => {$(
+        scoped_methods!($atomic, $t, <$atomic>::new;
+            /// Bitwise and, returning the previous value.
+            fetch_and => fetch_and_scoped;
+            /// Bitwise or, returning the previous value.
+            fetch_or => fetch_or_scoped;
+            /// Bitwise xor, returning the previous value.
+            fetch_xor => fetch_xor_scoped;
+        );
+    )*};
+}
+scoped_int_methods! {
+    AtomicU32, u32;
+    AtomicI32, i32;
+    AtomicU64, u64;
+    AtomicI64, i64;
+}
+scoped_methods!(AtomicF32, f32, AtomicF32::new;);
+scoped_methods!(AtomicF64, f64, AtomicF64::new;);

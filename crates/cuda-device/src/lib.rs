@@ -7,6 +7,8 @@
 //! - [`thread`]: the [`ThreadIndex`] constructors (`index_1d/2d/3d`), block
 //!   size and numbers, block barriers (`sync_threads` and its
 //!   `_count/_and/_or` forms), clocks and `nanosleep`;
+//! - [`cooperative`]: thread-block tiles (`tiled_partition::<N>()`) and
+//!   grid-wide sync in a cooperative launch ([`cooperative::GridGroup`]);
 //! - [`DisjointSlice`]: an output slice each thread writes its own element of;
 //! - shared memory ([`shared`](mod@shared): `shared!`, [`SharedArray`],
 //!   [`dynamic_shared`]), warp collectives ([`warp`]), scoped atomics
@@ -54,6 +56,7 @@ pub mod atomic;
 // Hopper (and sm_80) features: cp.async, clusters, ldmatrix/stmatrix, setmaxnreg.
 pub mod cluster;
 pub mod cp_async;
+pub mod cooperative;
 pub mod matrix;
 pub mod warpgroup;
 mod constant;

@@ -30,12 +30,16 @@
 //! | --- | --- | --- |
 //! | *(none)* | `Display` | integers, `f32`/`f64`, `bool`, `char`, `&str`, and [`PrintfArg`] types |
 //! | `x` `X` `o` `b` | hex (lower/upper), octal, binary; `#` adds `0x` / `0o` / `0b` | integers |
-//! | `e` `E` | exponent form (see below) | `f32`, `f64` |
+//! | `e` `E` | C's `%e` `%E`: exponent form (see below) | `f32`, `f64` |
+//! | `f` | C's `%f`: fixed point, 6 digits after the point unless `.N` | `f32`, `f64` |
+//! | `g` `G` | C's `%g` `%G`: 6 (or `.N`) significant digits, exponent form when the exponent is below -4 or not below the precision, trailing zeros dropped | `f32`, `f64` |
 //! | `p` | the address, as `0x…`; `#` zero-pads to 18 characters | references and raw pointers |
 //! | `.N` | digits after the point (floats), the first N characters (text); ignored for integers | |
 //! | `N` | minimum width; `<` / `>` align left / right (default: numbers right, text left) | all |
 //! | `0` | pad numbers with zeros after the sign or prefix | numbers |
 //! | `+` | a `+` before non-negative numbers | numbers |
+//! | ` ` | C's space flag: a space before non-negative numbers (`{: .3f}`) | signed integers, floats |
+//! | `#` | for `e E f g G`: C's alternate form (the point always, `g` keeps its zeros) | floats |
 //!
 //! Widths and precisions are at most 255. Not supported (a compile error that
 //! says so): `{:?}`, fill characters other than space, centring (`^`),
@@ -43,8 +47,10 @@
 //! [`MAX_ARGS`] placeholders. `{:e}` is not implemented for integers, and
 //! `i128`/`u128` cannot be printed.
 //!
-//! Integers, text, pointers, `inf` and `NaN` print exactly as Rust's `format!`
-//! prints them. Finite floats are formatted by the host's C library (CUDA's
+//! The C letters `e E f g G` print every value as C's printf (glibc) does,
+//! `inf`, `-inf`, `nan` and `-nan` (`INF`, `NAN` for `E G`; the sign of a
+//! NaN shown) included. Otherwise integers, text, pointers, `inf` and `NaN`
+//! print exactly as Rust's `format!` prints them. Finite floats are formatted by the host's C library (CUDA's
 //! printf formats on the host), which matches Rust for `{:.N}` but not for
 //! two forms:
 //! - `{}` on a float is C's `%g`: six significant digits, exponent form
@@ -106,7 +112,7 @@ const TRUNCATION_ROOM: usize = 5;
 /// compile error (`cuda-macros` checks it with this number).
 pub const TEXT_LIMIT: usize = FORMAT_CAPACITY - TRUNCATION_ROOM;
 
-/// The longest C conversion written (`%+0255.255f` and `%-+255lld` are 11
+/// The longest C conversion written (`%+#0255.255f` and `%-+255lld` are 12
 /// and 10 bytes).
 const CONVERSION_MAX: usize = 14;
 
@@ -366,8 +372,22 @@ pub enum Kind {
     LowerExp,
     /// `{:E}`
     UpperExp,
+    /// `{:f}` (C's `%f`)
+    Fixed,
+    /// `{:g}` (C's `%g`)
+    General,
+    /// `{:G}` (C's `%G`)
+    UpperGeneral,
     /// `{:p}`
     Pointer,
+}
+
+impl Kind {
+    /// The C conversions (`e E f g G`): every value, `inf` and `nan`
+    /// included, prints as C's printf prints it.
+    const fn is_c_float(self) -> bool {
+        matches!(self, Kind::LowerExp | Kind::UpperExp | Kind::Fixed | Kind::General | Kind::UpperGeneral)
+    }
 }
 
 /// A placeholder's spec, built by the macro with the `const` methods below
@@ -387,6 +407,7 @@ const ZERO: u8 = 4;
 const LEFT: u8 = 8;
 const RIGHT: u8 = 16;
 const PRECISION: u8 = 32;
+const SPACE: u8 = 64;
 
 #[doc(hidden)]
 impl Spec {
@@ -402,6 +423,10 @@ impl Spec {
     /// `+`
     pub const fn plus(self) -> Self {
         self.flag(PLUS)
+    }
+    /// ` ` (C's space flag: a space before non-negative numbers)
+    pub const fn space(self) -> Self {
+        self.flag(SPACE)
     }
     /// `#`
     pub const fn alternate(self) -> Self {
@@ -515,7 +540,7 @@ pub mod __private {
     pub fn radix<T: PrintfRadix + ?Sized>(value: &T) -> Arg<'static> {
         Arg::uint(value.printf_bits())
     }
-    /// `{:e}` `{:E}`
+    /// `{:e}` `{:E}` `{:f}` `{:g}` `{:G}`
     #[inline(always)]
     pub fn exp<T: PrintfExp + ?Sized>(value: &T) -> Arg<'static> {
         Arg::float(value.printf_float())
@@ -785,27 +810,59 @@ impl CFormat {
         self.padded(head.get(..n).unwrap_or(&[]), body, spec, true);
     }
 
-    /// Floats: `inf` and `NaN` rendered here (as Rust prints them); finite
-    /// values as a C conversion.
+    /// Floats: `inf` and `NaN` rendered here (as Rust prints them, or for
+    /// the C conversions as C does); finite values as a C conversion.
     fn float(&mut self, value: f64, spec: Spec) {
+        if spec.kind.is_c_float() && !value.is_finite() {
+            return self.c_non_finite(value, spec);
+        }
         if value.is_nan() {
             return self.padded(&[], b"NaN", spec, true);
         }
         if value.is_infinite() {
-            let sign: &[u8] = match (value < 0.0, spec.has(PLUS)) {
-                (true, _) => b"-",
-                (false, true) => b"+",
-                (false, false) => b"",
+            let sign: &[u8] = match (value < 0.0, spec.has(PLUS), spec.has(SPACE)) {
+                (true, _, _) => b"-",
+                (false, true, _) => b"+",
+                (false, false, true) => b" ",
+                (false, false, false) => b"",
             };
             return self.padded(sign, b"inf", spec, true);
         }
         let letter = match spec.kind {
             Kind::LowerExp => b'e',
             Kind::UpperExp => b'E',
+            Kind::Fixed => b'f',
+            Kind::General => b'g',
+            Kind::UpperGeneral => b'G',
             _ if spec.has(PRECISION) => b'f',
             _ => b'g',
         };
         self.conversion(spec, letter, value.to_bits());
+    }
+
+    /// `inf` and `nan` as C's printf (glibc) prints them for `%e %f %g`:
+    /// lower case (upper for `%E %G`), the sign of a NaN shown, `+` or the
+    /// space flag before a positive one, padded with spaces even with `0`.
+    #[inline(never)]
+    fn c_non_finite(&mut self, value: f64, mut spec: Spec) {
+        let upper = matches!(spec.kind, Kind::UpperExp | Kind::UpperGeneral);
+        let body: &[u8] = match (value.is_nan(), upper) {
+            (true, false) => b"nan",
+            (true, true) => b"NAN",
+            (false, false) => b"inf",
+            (false, true) => b"INF",
+        };
+        let sign: &[u8] = if value.is_sign_negative() {
+            b"-"
+        } else if spec.has(PLUS) {
+            b"+"
+        } else if spec.has(SPACE) {
+            b" "
+        } else {
+            b""
+        };
+        spec.flags &= !ZERO;
+        self.padded(sign, body, spec, true);
     }
 
     /// `%[-][+][0][width][.precision]<letter>` taking the 8-byte `bits`,
@@ -829,6 +886,11 @@ impl CFormat {
         }
         if spec.has(PLUS) {
             c.push(b'+');
+        } else if spec.has(SPACE) && letter != b'u' {
+            c.push(b' ');
+        }
+        if spec.has(ALTERNATE) && spec.kind.is_c_float() {
+            c.push(b'#');
         }
         if spec.has(ZERO) {
             c.push(b'0');
@@ -975,6 +1037,45 @@ mod tests {
     fn c(spec: Spec, arg: Arg<'_>) -> (String, Vec<u64>) {
         let f = one(spec, arg);
         (text(&f), f.args().to_vec())
+    }
+
+    #[test]
+    fn c_float_letters_pass_their_flags_to_c() {
+        let x = 2.5f64;
+        assert_eq!(c(s(Kind::Fixed), exp(&x)), ("%f".into(), vec![x.to_bits()]));
+        assert_eq!(c(s(Kind::Fixed).precision(3), exp(&x)).0, "%.3f");
+        assert_eq!(c(s(Kind::General).space(), exp(&x)).0, "% g");
+        assert_eq!(c(s(Kind::UpperGeneral).plus().space().width(12).precision(4), exp(&x)).0, "%+12.4G");
+        assert_eq!(c(s(Kind::LowerExp).alternate().zero().width(9), exp(&x)).0, "%#09e");
+        assert_eq!(c(s(Kind::Fixed).left().width(10).precision(1), exp(&(x as f32))).0, "%-10.1f");
+        // The space flag reaches signed integers only, as in C.
+        assert_eq!(c(s(Kind::Display).space(), display(&-3i32)).0, "% lld");
+        assert_eq!(c(s(Kind::Display).space(), display(&3u32)).0, "%llu");
+        // `#` is C's alternate form for the C letters only.
+        assert_eq!(c(s(Kind::Display).alternate().precision(2), display(&x)).0, "%.2f");
+    }
+
+    #[test]
+    fn c_float_letters_print_inf_and_nan_as_glibc_does() {
+        let cases: [(Spec, f64, &str); 10] = [
+            (s(Kind::Fixed), f64::INFINITY, "inf"),
+            (s(Kind::Fixed), f64::NEG_INFINITY, "-inf"),
+            (s(Kind::General), f64::NAN, "nan"),
+            (s(Kind::General), -f64::NAN, "-nan"),
+            (s(Kind::UpperGeneral), f64::NAN, "NAN"),
+            (s(Kind::UpperExp), f64::NEG_INFINITY, "-INF"),
+            (s(Kind::LowerExp).plus(), f64::INFINITY, "+inf"),
+            (s(Kind::Fixed).space(), f64::NAN, " nan"),
+            (s(Kind::Fixed).zero().width(6), f64::INFINITY, "   inf"),
+            (s(Kind::General).left().width(6), -f64::NAN, "-nan  "),
+        ];
+        for (spec, value, want) in cases {
+            let f = one(spec, exp(&value));
+            assert_eq!((text(&f).as_str(), f.args().len()), (want, 0), "{spec:?} {value}");
+        }
+        // `{}` keeps Rust's spelling.
+        assert_eq!(text(&one(s(Kind::Display), display(&-f64::NAN))), "NaN");
+        assert_eq!(text(&one(s(Kind::Display).space(), display(&f64::INFINITY))), " inf");
     }
 
     #[test]

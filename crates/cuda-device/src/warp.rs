@@ -5,6 +5,12 @@
 //! when the whole warp does, or [`active_mask`]). Shuffles move 32-bit values
 //! in one instruction and 64-bit values in two.
 //!
+//! Beyond the single instructions: the lane masks (`lanemask_lt` …),
+//! [`elect_sync`] (which lane was elected), and scans and reductions over any
+//! member mask, gaps included ([`inclusive_scan`], [`exclusive_scan`],
+//! [`reduce_masked`] and their sums), which a lane outside the mask may call
+//! without taking part.
+//!
 //! ```
 //! use cuda_device::warp;
 //!
@@ -26,6 +32,38 @@ pub const WARP_SIZE: u32 = 32;
 #[inline(always)]
 pub fn lane_id() -> u32 {
     stubs::__oxide_stub_lane_id()
+}
+
+/// The lanes below the calling one: bit `i` set for every `i < lane_id()`
+/// (PTX `%lanemask_lt`). `(ballot & lanemask_lt()).count_ones()` is this
+/// lane's rank among the lanes whose predicate held.
+#[inline(always)]
+pub fn lanemask_lt() -> u32 {
+    stubs::__oxide_stub_lanemask_lt()
+}
+
+/// The calling lane and those below it (`%lanemask_le`).
+#[inline(always)]
+pub fn lanemask_le() -> u32 {
+    stubs::__oxide_stub_lanemask_le()
+}
+
+/// The calling lane's own bit, `1 << lane_id()` (`%lanemask_eq`).
+#[inline(always)]
+pub fn lanemask_eq() -> u32 {
+    stubs::__oxide_stub_lanemask_eq()
+}
+
+/// The calling lane and those above it (`%lanemask_ge`).
+#[inline(always)]
+pub fn lanemask_ge() -> u32 {
+    stubs::__oxide_stub_lanemask_ge()
+}
+
+/// The lanes above the calling one (`%lanemask_gt`).
+#[inline(always)]
+pub fn lanemask_gt() -> u32 {
+    stubs::__oxide_stub_lanemask_gt()
 }
 
 /// The lanes currently executing this call together (`__activemask()`).
@@ -172,6 +210,27 @@ pub fn elect_one(mask: u32) -> bool {
     stubs::__oxide_stub_elect_one(mask)
 }
 
+/// What [`elect_sync`] tells each lane of its mask.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Election {
+    /// Whether the calling lane is the one elected.
+    pub elected: bool,
+    /// The elected lane, the same in every lane of the mask.
+    pub leader: u32,
+}
+
+/// Elects one lane of `mask` and tells every lane of it which (`elect.sync`,
+/// sm_90): `elected` is `true` in exactly that lane, `leader` is its lane
+/// number everywhere. All lanes of `mask` must make the call. Built for an
+/// older target it is a compile error naming the call; there,
+/// `mask.trailing_zeros()` is a leader every lane agrees on without an
+/// instruction.
+#[inline(always)]
+pub fn elect_sync(mask: u32) -> Election {
+    let both = stubs::__oxide_stub_elect_sync(mask);
+    Election { elected: both >> 32 & 1 != 0, leader: both as u32 }
+}
+
 macro_rules! redux {
     ($($(#[$doc:meta])* $name:ident($t:ty) => $stub:ident;)*) => {$(
         $(#[$doc])*
@@ -229,4 +288,135 @@ pub fn min<T: Shuffle + PartialOrd>(value: T) -> T {
 #[inline(always)]
 pub fn max<T: Shuffle + PartialOrd>(value: T) -> T {
     reduce(value, |a, b| if b > a { b } else { a })
+}
+
+/// The lane of `mask` whose rank among the lanes of `mask` is `rank` (0 is
+/// the lowest lane), or 32 if `mask` has no more than `rank` lanes: a binary
+/// search on population counts, the same in every lane.
+#[inline(always)]
+fn nth_lane(mask: u32, rank: u32) -> u32 {
+    if rank >= mask.count_ones() {
+        return WARP_SIZE;
+    }
+    // Invariant: the answer is in [low, low + width), and `before` lanes of
+    // `mask` lie below `low`.
+    let (mut low, mut before, mut width) = (0u32, 0u32, WARP_SIZE);
+    while width > 1 {
+        width /= 2;
+        let below_mid = (mask >> low & ((1u32 << width) - 1)).count_ones();
+        if before + below_mid <= rank {
+            before += below_mid;
+            low += width;
+        }
+    }
+    low
+}
+
+/// Inclusive scan of `value` over the lanes of `mask`, in lane order: the
+/// lane of rank `r` among them gets `v0 op v1 op … op vr`, where `vk` is the
+/// value of the lane of rank `k`. `mask` may be any set of lanes, gaps
+/// included; `op` must be associative (it need not be commutative: operands
+/// stay in lane order).
+///
+/// Every lane of `mask` must make the call (as for all `.sync`
+/// collectives). A lane outside `mask` may call too: it takes no part, waits
+/// for nobody and gets its own `value` back.
+///
+/// ```
+/// use cuda_device::warp;
+///
+/// /// Where each lane with `keep` writes its item in a compacted output.
+/// fn slot(keep: bool) -> u32 {
+///     let kept = warp::ballot(warp::FULL_MASK, keep);
+///     warp::exclusive_scan(kept, 1u32, 0, |a, b| a + b)
+/// }
+/// ```
+#[inline(always)]
+pub fn inclusive_scan<T: Shuffle>(mask: u32, value: T, op: impl Fn(T, T) -> T) -> T {
+    if mask & lanemask_eq() == 0 {
+        return value;
+    }
+    let rank = (mask & lanemask_lt()).count_ones();
+    let members = mask.count_ones();
+    let mut v = value;
+    let mut distance = 1;
+    while distance < members {
+        // Every member shuffles (with the same mask); the lanes of rank
+        // below `distance` read their own value and discard it.
+        let from = if rank >= distance { nth_lane(mask, rank - distance) } else { lane_id() };
+        let earlier = shfl_idx(mask, v, from);
+        if rank >= distance {
+            v = op(earlier, v);
+        }
+        distance *= 2;
+    }
+    v
+}
+
+/// Exclusive scan of `value` over the lanes of `mask`, in lane order: the
+/// lowest lane of `mask` gets `identity`, the lane of rank `r > 0` gets
+/// `v0 op … op v(r-1)`. Same rules as [`inclusive_scan`]; a lane outside
+/// `mask` gets `identity`.
+#[inline(always)]
+pub fn exclusive_scan<T: Shuffle>(mask: u32, value: T, identity: T, op: impl Fn(T, T) -> T) -> T {
+    if mask & lanemask_eq() == 0 {
+        return identity;
+    }
+    let inclusive = inclusive_scan(mask, value, op);
+    let rank = (mask & lanemask_lt()).count_ones();
+    let from = if rank > 0 { nth_lane(mask, rank - 1) } else { lane_id() };
+    let before = shfl_idx(mask, inclusive, from);
+    if rank > 0 { before } else { identity }
+}
+
+/// `value` combined with `op` over the lanes of `mask`, in lane order, in
+/// every lane of `mask`: [`inclusive_scan`]'s result in the highest lane,
+/// handed to all. Same rules as [`inclusive_scan`]; a lane outside `mask` gets
+/// its own `value`.
+#[inline(always)]
+pub fn reduce_masked<T: Shuffle>(mask: u32, value: T, op: impl Fn(T, T) -> T) -> T {
+    if mask & lanemask_eq() == 0 {
+        return value;
+    }
+    let inclusive = inclusive_scan(mask, value, op);
+    shfl_idx(mask, inclusive, WARP_SIZE - 1 - mask.leading_zeros())
+}
+
+/// The sum of `value` over the lanes of `mask`, in every lane of `mask`
+/// ([`reduce_masked`] with `+`).
+#[inline(always)]
+pub fn sum_masked<T: Shuffle + core::ops::Add<Output = T>>(mask: u32, value: T) -> T {
+    reduce_masked(mask, value, |a, b| a + b)
+}
+
+/// Running sums over the lanes of `mask` ([`inclusive_scan`] with `+`).
+#[inline(always)]
+pub fn inclusive_sum<T: Shuffle + core::ops::Add<Output = T>>(mask: u32, value: T) -> T {
+    inclusive_scan(mask, value, |a, b| a + b)
+}
+
+/// Sums of the lanes of `mask` below each lane ([`exclusive_scan`] with `+`
+/// and `T::default()`, zero for the number types, as identity).
+#[inline(always)]
+pub fn exclusive_sum<T: Shuffle + Default + core::ops::Add<Output = T>>(mask: u32, value: T) -> T {
+    exclusive_scan(mask, value, T::default(), |a, b| a + b)
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+
+    use super::nth_lane;
+    use std::vec::Vec;
+
+    #[test]
+    fn nth_lane_counts_set_bits_from_the_bottom() {
+        for mask in [u32::MAX, 0x8000_0001, 0b1011_0100, 0x5555_5555, 0xf0f0_0000, 1, 0] {
+            let lanes: Vec<u32> = (0..32).filter(|l| mask >> l & 1 != 0).collect();
+            for rank in 0..33 {
+                let want = lanes.get(rank as usize).copied().unwrap_or(32);
+                assert_eq!(nth_lane(mask, rank), want, "mask {mask:#x} rank {rank}");
+            }
+        }
+    }
 }

@@ -114,6 +114,10 @@ pub const CU_EVENT_DISABLE_TIMING: c_uint = 2;
 /// `CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION`: a [`CUlaunchAttribute`] whose
 /// value is the cluster shape.
 pub const CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION: c_uint = 4;
+/// `CU_LAUNCH_ATTRIBUTE_COOPERATIVE`: a [`CUlaunchAttribute`] whose value
+/// is an int at the start of the union (1: a cooperative launch, as
+/// `cuLaunchCooperativeKernel` makes).
+pub const CU_LAUNCH_ATTRIBUTE_COOPERATIVE: c_uint = 2;
 /// `CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED`.
 pub const CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED: c_int = 14;
 

@@ -23,7 +23,7 @@ use cuda_driver_sys::{
     CUmemoryPool, CUoccupancyB2DSize, CUresult, CUstream, CUDA_ERROR_INVALID_DEVICE, CUDA_ERROR_INVALID_HANDLE as INVALID_HANDLE, CUDA_ERROR_INVALID_PTX,
     CUDA_ERROR_INVALID_VALUE as INVALID_VALUE, CUDA_ERROR_NOT_FOUND as NOT_FOUND,
     CUDA_ERROR_NOT_SUPPORTED as NOT_SUPPORTED, CUDA_ERROR_OUT_OF_MEMORY as OUT_OF_MEMORY, CUDA_SUCCESS as SUCCESS,
-    CU_EVENT_DISABLE_TIMING, CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
+    CU_EVENT_DISABLE_TIMING, CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, CU_LAUNCH_ATTRIBUTE_COOPERATIVE,
 };
 
 use crate::context::{self, Context};
@@ -626,7 +626,7 @@ unsafe extern "C" fn cuLaunchKernel(
 ) -> CUresult {
     let grid = Grid { grid_dim: (gx, gy, gz), block_dim: (bx, by, bz), shared_mem_bytes: smem };
     // SAFETY: the caller's contract for cuLaunchKernel.
-    result_of(unsafe { launch(&Launch { function: f, grid, cluster: None, params, host_code: None }) })
+    result_of(unsafe { launch(&Launch { function: f, grid, cluster: None, cooperative: false, params, host_code: None }) })
 }
 unsafe extern "C" fn cuLaunchKernelEx(config: *const c_void, f: CUfunction, params: *mut *mut c_void, _extra: *mut *mut c_void) -> CUresult {
     // SAFETY: a `CUlaunchConfig` (caller).
@@ -643,11 +643,17 @@ unsafe extern "C" fn cuLaunchKernelEx(config: *const c_void, f: CUfunction, para
         .rev()
         .find(|a| a.id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION)
         .map(|a| (a.value.cluster_dim[0], a.value.cluster_dim[1], a.value.cluster_dim[2]));
+    // The cooperative attribute's value is an int at the start of the union.
+    let cooperative = attributes
+        .iter()
+        .rev()
+        .find(|a| a.id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE)
+        .is_some_and(|a| a.value.cluster_dim[0] != 0);
     let [gx, gy, gz] = config.grid_dim;
     let [bx, by, bz] = config.block_dim;
     let grid = Grid { grid_dim: (gx, gy, gz), block_dim: (bx, by, bz), shared_mem_bytes: config.shared_mem_bytes };
     // SAFETY: the caller's contract for cuLaunchKernelEx.
-    result_of(unsafe { launch(&Launch { function: f, grid, cluster, params, host_code: None }) })
+    result_of(unsafe { launch(&Launch { function: f, grid, cluster, cooperative, params, host_code: None }) })
 }
 
 /// A launch through the table carries no host code: it runs in device-code

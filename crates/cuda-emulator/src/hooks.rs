@@ -43,6 +43,11 @@ fn grid_dim_x() -> u32 { block("grid_dim_x", |b| b.grid().grid_dim.0) }
 fn grid_dim_y() -> u32 { block("grid_dim_y", |b| b.grid().grid_dim.1) }
 fn grid_dim_z() -> u32 { block("grid_dim_z", |b| b.grid().grid_dim.2) }
 fn lane_id() -> u32 { block("lane_id", |b| b.threads[b.current].linear % 32) }
+fn lanemask_eq() -> u32 { 1 << lane_id() }
+fn lanemask_lt() -> u32 { lanemask_eq() - 1 }
+fn lanemask_le() -> u32 { lanemask_lt() | lanemask_eq() }
+fn lanemask_gt() -> u32 { !lanemask_le() }
+fn lanemask_ge() -> u32 { !lanemask_lt() }
 fn dynamic_smem_size() -> u32 { block("dynamic_smem_size", |b| b.grid().shared_mem_bytes) }
 
 fn nanos() -> u64 {
@@ -103,7 +108,10 @@ fn redux_max(v: i32, m: u32) -> i32 { warp(WarpOp::ReduxMax, m, v as u32 as u64,
 fn redux_and(v: u32, m: u32) -> u32 { warp(WarpOp::ReduxAnd, m, v as u64, 0, 0) as u32 }
 fn redux_or(v: u32, m: u32) -> u32 { warp(WarpOp::ReduxOr, m, v as u64, 0, 0) as u32 }
 fn redux_xor(v: u32, m: u32) -> u32 { warp(WarpOp::ReduxXor, m, v as u64, 0, 0) as u32 }
-fn elect_one(m: u32) -> bool { warp(WarpOp::Elect, m, 0, 0, 0) != 0 }
+fn elect_one(m: u32) -> bool { elect_sync(m) >> 32 != 0 }
+/// The leader's lane in bits 0..32, whether it is the caller at bit 32 (the
+/// stub's packing of elect.sync's two results).
+fn elect_sync(m: u32) -> u64 { warp(WarpOp::Elect, m, 0, 0, 0) }
 
 fn vprintf(format: *const u8, args: *const u8) -> i32 {
     // SAFETY: cuda_device::printf passes a NUL-terminated format and one
@@ -305,6 +313,11 @@ static HOOKS: Hooks = Hooks {
     grid_dim_y: Some(grid_dim_y),
     grid_dim_z: Some(grid_dim_z),
     lane_id: Some(lane_id),
+    lanemask_eq: Some(lanemask_eq),
+    lanemask_lt: Some(lanemask_lt),
+    lanemask_le: Some(lanemask_le),
+    lanemask_gt: Some(lanemask_gt),
+    lanemask_ge: Some(lanemask_ge),
     dynamic_smem_size: Some(dynamic_smem_size),
     clock: Some(clock),
     clock64: Some(clock64),
@@ -336,6 +349,7 @@ static HOOKS: Hooks = Hooks {
     redux_or_u32: Some(redux_or),
     redux_xor_u32: Some(redux_xor),
     elect_one: Some(elect_one),
+    elect_sync: Some(elect_sync),
     vprintf: Some(vprintf),
     nanosleep: Some(nanosleep),
     trap: Some(trap),

@@ -38,6 +38,11 @@ pub struct Launch<'a> {
     /// Blocks per thread-block cluster (`cuLaunchKernelEx`'s attribute), if
     /// the launch has clusters; only device-code mode runs those.
     pub cluster: Option<(u32, u32, u32)>,
+    /// A cooperative launch (`CU_LAUNCH_ATTRIBUTE_COOPERATIVE`): every block
+    /// of the grid is kept running at once, so that a grid-wide barrier
+    /// completes. The caller has checked that the grid fits the emulated
+    /// device's occupancy.
+    pub cooperative: bool,
     /// `kernelParams`: one pointer per kernel parameter, to its bytes.
     pub params: *const *mut c_void,
     /// The kernel's host code, when the launch has it (`cuda-host` does).
@@ -80,7 +85,7 @@ pub unsafe fn launch(launch: &Launch<'_>) -> Result<(), LaunchError> {
     let executor = executor::choose(mode(), launch.host_code, launch.cluster, name)?;
     let start = std::time::Instant::now();
     // SAFETY: the caller's contract.
-    let result = unsafe { executor.run(function, name, launch.grid, launch.cluster, launch.params) };
+    let result = unsafe { executor.run(function, name, launch.grid, launch.cluster, launch.cooperative, launch.params) };
     if trace() {
         let g = launch.grid;
         let seconds = start.elapsed().as_secs_f64();
@@ -93,7 +98,8 @@ pub unsafe fn launch(launch: &Launch<'_>) -> Result<(), LaunchError> {
             executor.mode(),
             g.grid_dim,
             g.block_dim,
-            launch.cluster.map(|c| format!(" cluster {c:?}")).unwrap_or_default(),
+            launch.cluster.map(|c| format!(" cluster {c:?}")).unwrap_or_default()
+                + if launch.cooperative { " cooperative" } else { "" },
             g.shared_mem_bytes,
             seconds * 1e3,
             if result.is_ok() { "" } else { " (failed)" }

@@ -105,5 +105,5 @@ pub fn run(grid: Grid, kernel: &HostKernel) -> Result<(), Fault> {
     // SAFETY: a kernel made by `from_fn` ignores `params`; one made with
     // `HostKernel::new` promised to accept a null parameter array only if
     // it takes no parameters (`new`'s contract covers its launches).
-    unsafe { engine::run(grid, kernel, std::ptr::null()) }
+    unsafe { engine::run(grid, kernel, false, std::ptr::null()) }
 }

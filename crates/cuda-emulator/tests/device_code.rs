@@ -358,6 +358,7 @@ fn what_the_vm_does_not_model_is_refused_naming_it_and_host_mode() {
         function: f,
         grid: cuda_emulator::Grid { grid_dim: (1, 1, 1), block_dim: (128, 1, 1), shared_mem_bytes: 0 },
         cluster: None,
+        cooperative: false,
         params: params.as_ptr(),
         host_code: None,
     };

@@ -8,6 +8,15 @@
 //!   [`slice(&buffer)`](slice());
 //! - `&mut [T]` and [`DisjointSlice<T>`] ← `&mut buffer`, a `DeviceSliceMut<T>`
 //!   view, or [`slice_mut(&mut buffer)`](slice_mut());
+//! - `&[A]` for an atomic `A` (`AtomicU32`, `AtomicF32`,
+//!   `Scoped<AtomicU64, scope::Device>`, …: [`AtomicCell`]) ←
+//!   `buffer.as_atomic()` of a `DeviceBuffer` of its value type (a
+//!   [`DeviceAtomicSlice`], `Copy`; it borrows the buffer mutably, so the
+//!   launch may alias it only with other atomic views of the buffer, never
+//!   with a `&[T]` or `&mut [T]` of it); ordered as a write;
+//! - [`GridGroup`](cuda_device::cooperative::GridGroup) ←
+//!   [`grid(&mut barrier)`](grid()) of a [`GridBarrier`], in a cooperative
+//!   launch only (`config.cooperative()`; otherwise the launch is refused);
 //! - any other `Copy` type (numbers, `#[derive(Clone, Copy)]` structs,
 //!   closures whose captures are `Copy`) ← a value of that same type,
 //!   except types that are not `Unpin`: among them
@@ -26,7 +35,8 @@
 //! reference field, a parameter whose type hides a reference behind an alias
 //! or a generic parameter. Closing those needs an auto trait (unstable).
 
-use cuda_core::{CudaStream, DeviceBuffer, DeviceRepr, DeviceSlice, DeviceSliceMut, DriverError};
+use cuda_core::{CudaStream, DeviceAtomicSlice, DeviceBuffer, DeviceRepr, DeviceSlice, DeviceSliceMut, DriverError};
+use cuda_device::atomic::AtomicCell;
 use cuda_device::__private::{SliceMutParam, SliceParam};
 use cuda_device::DisjointSlice;
 
@@ -40,6 +50,8 @@ use cuda_device::DisjointSlice;
     label = "not a valid argument for this kernel parameter",
     note = "a `&[T]` parameter takes `&buffer` of a `DeviceBuffer<T>` (or a `DeviceSlice<T>`); \
             a `DisjointSlice<T>` or `&mut [T]` parameter takes `&mut buffer` (or a `DeviceSliceMut<T>`); \
+            a `&[AtomicU32]` (any atomic) parameter takes `buffer.as_atomic()` of a `DeviceBuffer<u32>` \
+            (make the view once and pass copies of it to alias it); \
             any other parameter takes a value of its own type. Host memory (`&Vec<T>`, `&[T]`, `Box<T>`, \
             `&T`) cannot be passed: copy it to the GPU with `DeviceBuffer::from_host`. A value of a generic \
             type `T` needs `T: Copy + Unpin + 'static`. A `ThreadIndex` (or a value holding one) comes only \
@@ -58,6 +70,61 @@ pub unsafe trait KernelArg<P> {
     fn order_on(&mut self, stream: &CudaStream) -> Result<(), DriverError> {
         let _ = stream;
         Ok(())
+    }
+
+    /// Whether the kernel may only run in a cooperative launch with this
+    /// argument (a [`GridGroup`](cuda_device::cooperative::GridGroup)): a
+    /// launch that is not cooperative is then refused.
+    fn needs_cooperative_launch(&self) -> bool {
+        false
+    }
+}
+
+/// The device memory of a grid-wide barrier, for a kernel parameter
+/// [`GridGroup`](cuda_device::cooperative::GridGroup): pass
+/// [`grid(&mut barrier)`](grid) in a launch with `config.cooperative()`.
+/// One barrier serves any number of launches (it needs no reset); a launch
+/// borrows it mutably and orders as its writer, so two launches that share
+/// it never run at once.
+#[derive(Debug)]
+pub struct GridBarrier {
+    word: DeviceBuffer<u32>,
+}
+
+impl GridBarrier {
+    /// Allocates the barrier (one zeroed word) on `stream`'s context.
+    pub fn new(stream: &CudaStream) -> Result<Self, DriverError> {
+        Ok(GridBarrier { word: DeviceBuffer::zeroed(stream, 1)? })
+    }
+}
+
+/// A [`GridBarrier`] passed for a `GridGroup` parameter.
+#[derive(Debug)]
+pub struct GridArg<'b> {
+    barrier: &'b mut GridBarrier,
+}
+
+/// Passes `barrier` for a [`GridGroup`](cuda_device::cooperative::GridGroup)
+/// kernel parameter (the launch must be cooperative).
+pub fn grid(barrier: &mut GridBarrier) -> GridArg<'_> {
+    GridArg { barrier }
+}
+
+// SAFETY: GridGroup is `#[repr(C)]` around the barrier word's device
+// address. The launch is refused unless it is cooperative (the occupancy
+// check makes every block resident), and the `&mut` borrow plus the write
+// ordering give this launch the word alone while it runs.
+unsafe impl<'b> KernelArg<cuda_device::cooperative::GridGroup> for GridArg<'b> {
+    type Repr = cuda_device::cooperative::GridGroup;
+    fn to_repr(&self) -> cuda_device::cooperative::GridGroup {
+        // SAFETY: as above.
+        unsafe { cuda_device::cooperative::GridGroup::from_raw(self.barrier.word.device_ptr() as usize as *mut u32) }
+    }
+    fn order_on(&mut self, stream: &CudaStream) -> Result<(), DriverError> {
+        self.barrier.word.order_write(stream)
+    }
+    fn needs_cooperative_launch(&self) -> bool {
+        true
     }
 }
 
@@ -199,6 +266,33 @@ macro_rules! write_args {
             }
         }
     )*};
+}
+
+// SAFETY: `*const [A]` has the layout of `&[A]` and of `SliceParam<A>`;
+// the memory holds `len` values of `A::Value`, each a valid `A`
+// (AtomicCell's contract), and while the launch runs it is reached only
+// through atomics: the view holds the buffer's mutable borrow, so no other
+// argument of the launch but copies of the view can name it.
+unsafe impl<'a, 'b, A: AtomicCell> KernelArg<SliceParam<'a, A>> for DeviceAtomicSlice<'b, A> {
+    type Repr = *const [A];
+    fn to_repr(&self) -> *const [A] {
+        let (ptr, len) = raw_parts::<A>(self.device_ptr(), self.len());
+        std::ptr::slice_from_raw_parts(ptr, len)
+    }
+    fn order_on(&mut self, stream: &CudaStream) -> Result<(), DriverError> {
+        self.order_write(stream)
+    }
+}
+// SAFETY: as above, for a plain `&'a [A]` parameter.
+unsafe impl<'a, 'b, A: AtomicCell> KernelArg<&'a [A]> for DeviceAtomicSlice<'b, A> {
+    type Repr = *const [A];
+    fn to_repr(&self) -> *const [A] {
+        let (ptr, len) = raw_parts::<A>(self.device_ptr(), self.len());
+        std::ptr::slice_from_raw_parts(ptr, len)
+    }
+    fn order_on(&mut self, stream: &CudaStream) -> Result<(), DriverError> {
+        self.order_write(stream)
+    }
 }
 
 read_args!(&'b DeviceBuffer<T>, DeviceSlice<'b, T>, &'b mut DeviceBuffer<T>, DeviceSliceMut<'b, T>);

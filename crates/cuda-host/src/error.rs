@@ -53,6 +53,12 @@ pub enum HostError {
         /// The module that holds the kernel.
         found_in: String,
     },
+    /// A kernel that takes a `GridGroup` launched without `.cooperative()`:
+    /// its grid-wide sync could wait for blocks that never start.
+    NotCooperative {
+        /// The kernel's Rust path.
+        kernel: String,
+    },
     /// A grid or block dimension of the launch is 0.
     ZeroLaunchDimension {
         /// The kernel's Rust path.
@@ -157,6 +163,11 @@ impl fmt::Display for HostError {
                 f,
                 "kernel `{kernel}` is in module `{found_in}`, not in `{module}`; \
                  load `{found_in}` with load_kernel_module to launch it"
+            ),
+            HostError::NotCooperative { kernel } => write!(
+                f,
+                "kernel `{kernel}` takes a `GridGroup` (grid-wide sync), which needs a cooperative launch: \
+                 pass `config.cooperative()` as the launch's config, so that every block runs at once"
             ),
             HostError::ZeroLaunchDimension { kernel, what, dims: (x, y, z) } => write!(
                 f,

@@ -14,7 +14,7 @@ use crate::module::KernelModule;
 use crate::registry::find_kernel;
 use crate::HostError;
 use cuda_core::emulator::HostKernel;
-use cuda_core::{Backend, ClusterLaunchConfig, CudaStream, LaunchConfig};
+use cuda_core::{Backend, ClusterLaunchConfig, CooperativeLaunchConfig, CudaStream, LaunchConfig};
 use std::ffi::c_void;
 
 /// One byte for zero-sized arguments: the PTX parameter has one byte, and
@@ -49,6 +49,22 @@ pub trait LaunchShape {
     fn config(&self) -> LaunchConfig;
     /// The cluster shape, if the launch has one.
     fn cluster(&self) -> Option<ClusterLaunchConfig>;
+    /// Whether the launch is cooperative (every block resident at once).
+    fn cooperative(&self) -> bool {
+        false
+    }
+}
+
+impl LaunchShape for CooperativeLaunchConfig {
+    fn config(&self) -> LaunchConfig {
+        self.launch
+    }
+    fn cluster(&self) -> Option<ClusterLaunchConfig> {
+        None
+    }
+    fn cooperative(&self) -> bool {
+        true
+    }
 }
 
 impl LaunchShape for LaunchConfig {
@@ -80,6 +96,7 @@ fn launch_entry(
     params: &mut [*mut c_void],
     sizes: &[usize],
     host: &HostKernel,
+    needs_cooperative: bool,
 ) -> Result<(), HostError> {
     let found = find_kernel(entry).ok_or_else(|| HostError::KernelNotEmbedded {
         kernel: format!("<entry at {entry:p}>"),
@@ -94,6 +111,10 @@ fn launch_entry(
     }
     let config = shape.config();
     let cluster = shape.cluster();
+    let cooperative = shape.cooperative();
+    if needs_cooperative && !cooperative {
+        return Err(HostError::NotCooperative { kernel: kernel.rust_path.to_string() });
+    }
     check_shape(kernel.rust_path, kernel.thread_indices, &config)?;
     if let Some(cluster) = &cluster {
         let cc = stream.context().compute_capability()?;
@@ -120,6 +141,11 @@ fn launch_entry(
     // whose layout equals the parameter's (KernelArg + SameLayout), alive
     // until cuLaunchKernel returns (it copies the bytes).
     match &cluster {
+        // SAFETY: as above; the occupancy check inside makes the grid
+        // co-resident, which a grid-wide sync relies on.
+        None if cooperative => unsafe {
+            cuda_core::launch_kernel_cooperative_with_host_code(function, &config.cooperative(), stream, params, &host)
+        }?,
         None => unsafe { cuda_core::launch_kernel_with_host_code(function, config, stream, params, &host) }?,
         // SAFETY: as above. (The CPU emulator runs clusters in device-code
         // mode; host-code mode refuses them, saying so.)
@@ -199,7 +225,8 @@ macro_rules! define_launch {
             // SAFETY: the entry wrapper reads its arguments by value from the
             // pointers and may run on many threads at once, like on the GPU.
             let host = unsafe { HostKernel::new(entry as *const (), $call::<$($P),*>) };
-            launch_entry(module, stream, &config, entry as *const c_void, &mut params, &sizes, &host)
+            let needs_cooperative = false $(|| args.$i.needs_cooperative_launch())*;
+            launch_entry(module, stream, &config, entry as *const c_void, &mut params, &sizes, &host, needs_cooperative)
         }
     };
 }

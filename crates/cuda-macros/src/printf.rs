@@ -53,8 +53,9 @@ pub const TEXT_LIMIT: usize = 251;
 /// Widths and precisions are at most this.
 const MAX_COUNT: u32 = 255;
 
-const SUPPORTED: &str = "supported: `{}`, `{:x}`, `{:X}`, `{:o}`, `{:b}`, `{:e}`, `{:E}`, `{:p}`, \
-     with `+`, `#`, `0`, `<` or `>`, a width and a `.precision` (at most 255)";
+const SUPPORTED: &str = "supported: `{}`, `{:x}`, `{:X}`, `{:o}`, `{:b}`, `{:e}`, `{:E}`, `{:f}`, `{:g}`, \
+     `{:G}`, `{:p}`, with `+`, ` ` (C's space flag), `#`, `0`, `<` or `>`, a width and a `.precision` \
+     (at most 255)";
 
 /// Which macro is expanded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -218,6 +219,9 @@ pub enum Kind {
     Binary,
     LowerExp,
     UpperExp,
+    Fixed,
+    General,
+    UpperGeneral,
     Pointer,
 }
 
@@ -232,6 +236,9 @@ impl Kind {
             Kind::Binary => "Binary",
             Kind::LowerExp => "LowerExp",
             Kind::UpperExp => "UpperExp",
+            Kind::Fixed => "Fixed",
+            Kind::General => "General",
+            Kind::UpperGeneral => "UpperGeneral",
             Kind::Pointer => "Pointer",
         }
     }
@@ -242,7 +249,7 @@ impl Kind {
         match self {
             Kind::Display => "display",
             Kind::LowerHex | Kind::UpperHex | Kind::Octal | Kind::Binary => "radix",
-            Kind::LowerExp | Kind::UpperExp => "exp",
+            Kind::LowerExp | Kind::UpperExp | Kind::Fixed | Kind::General | Kind::UpperGeneral => "exp",
             Kind::Pointer => "pointer",
         }
     }
@@ -260,6 +267,7 @@ pub enum Align {
 pub struct Spec {
     pub kind: Kind,
     pub plus: bool,
+    pub space: bool,
     pub alternate: bool,
     pub zero: bool,
     pub align: Option<Align>,
@@ -272,6 +280,7 @@ impl Spec {
         Spec {
             kind,
             plus: false,
+            space: false,
             alternate: false,
             zero: false,
             align: None,
@@ -288,6 +297,9 @@ impl Spec {
         );
         if self.plus {
             out.push_str(".plus()");
+        }
+        if self.space {
+            out.push_str(".space()");
         }
         if self.alternate {
             out.push_str(".alternate()");
@@ -438,6 +450,11 @@ fn parse_spec(spec: &str) -> Result<Spec, String> {
             i += 1;
         }
         Some('-') => i += 1, // accepted and unused, as in Rust
+        // C's space flag (not Rust's): a fill-and-align `' '` was taken above.
+        Some(' ') => {
+            out.space = true;
+            i += 1;
+        }
         _ => {}
     }
     if chars.get(i) == Some(&'#') {
@@ -470,6 +487,9 @@ fn parse_spec(spec: &str) -> Result<Spec, String> {
         "b" => Kind::Binary,
         "e" => Kind::LowerExp,
         "E" => Kind::UpperExp,
+        "f" => Kind::Fixed,
+        "g" => Kind::General,
+        "G" => Kind::UpperGeneral,
         "p" => Kind::Pointer,
         _ if ty.ends_with('?') => {
             return Err(format!(
@@ -826,11 +846,24 @@ mod tests {
             ("{:b}", Kind::Binary),
             ("{:e}", Kind::LowerExp),
             ("{:E}", Kind::UpperExp),
+            ("{:f}", Kind::Fixed),
+            ("{:g}", Kind::General),
+            ("{:G}", Kind::UpperGeneral),
             ("{:p}", Kind::Pointer),
             ("{:}", Kind::Display),
         ] {
             assert_eq!(one(format), spec(kind), "{format}");
         }
+    }
+
+    #[test]
+    fn parses_the_space_flag_apart_from_a_space_fill() {
+        let spaced = one("{: .3f}");
+        assert_eq!(spaced, Spec { space: true, precision: Some(3), ..spec(Kind::Fixed) });
+        let space_fill = one("{: >8g}");
+        assert_eq!(space_fill, Spec { align: Some(Align::Right), width: Some(8), ..spec(Kind::General) });
+        assert_eq!(one("{: 10}"), Spec { space: true, width: Some(10), ..spec(Kind::Display) });
+        assert_eq!(one("{:+#G}"), Spec { plus: true, alternate: true, ..spec(Kind::UpperGeneral) });
     }
 
     #[test]
@@ -841,6 +874,7 @@ mod tests {
             Spec {
                 kind: Kind::LowerHex,
                 plus: true,
+                space: false,
                 alternate: true,
                 zero: true,
                 align: Some(Align::Left),

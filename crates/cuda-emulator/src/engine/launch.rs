@@ -15,7 +15,9 @@ const SMALL_GRID_THREADS: usize = 8192;
 ///
 /// # Safety
 /// `params` must hold what `kernel` expects, valid until this returns.
-pub unsafe fn run(grid: Grid, kernel: &HostKernel, params: *const *mut c_void) -> Result<(), Fault> {
+/// A cooperative launch gets one worker per block, so that every block runs
+/// at once and a grid-wide barrier completes.
+pub unsafe fn run(grid: Grid, kernel: &HostKernel, cooperative: bool, params: *const *mut c_void) -> Result<(), Fault> {
     panic_capture::install();
     memory_fault::install();
     let (gx, gy, gz) = grid.grid_dim;
@@ -27,7 +29,13 @@ pub unsafe fn run(grid: Grid, kernel: &HostKernel, params: *const *mut c_void) -
     // (`panic_capture.rs`), and workers end with the launch.
     let (bx, by, bz) = grid.block_dim;
     let threads = blocks * (bx * by * bz) as usize;
-    let workers = if threads <= SMALL_GRID_THREADS { 1 } else { workers().min(blocks).max(1) };
+    let workers = if cooperative {
+        blocks
+    } else if threads <= SMALL_GRID_THREADS {
+        1
+    } else {
+        workers().min(blocks).max(1)
+    };
     std::thread::scope(|scope| {
         for _ in 0..workers {
             scope.spawn(|| worker(&state));

@@ -156,7 +156,8 @@ fn warp_results(lanes: &[(usize, Arrival)], group: u32) -> Vec<u64> {
             WarpOp::ReduxAnd => all32(&|x, y| x & y, u32::MAX) as u64,
             WarpOp::ReduxOr => all32(&|x, y| x | y, 0) as u64,
             WarpOp::ReduxXor => all32(&|x, y| x ^ y, 0) as u64,
-            WarpOp::Elect => (lane == lanes[0].0) as u64,
+            // The leader's lane, and at bit 32 whether it is this one.
+            WarpOp::Elect => lanes[0].0 as u64 | ((lane == lanes[0].0) as u64) << 32,
         })
         .collect()
 }

@@ -85,6 +85,7 @@ pub(super) unsafe fn run(
     name: &str,
     grid: Grid,
     cluster: Option<(u32, u32, u32)>,
+    cooperative: bool,
     params: *const *mut c_void,
 ) -> Result<Option<u64>, ExecError> {
     // SAFETY: a function's module outlives it.
@@ -118,11 +119,16 @@ pub(super) unsafe fn run(
         unsafe { std::slice::from_raw_parts(params.cast::<*const u8>(), count) }
     };
     let dims = LaunchDims { grid: grid.grid_dim, block: grid.block_dim, dynamic_shared_bytes: grid.shared_mem_bytes };
+    let blocks = grid.grid_dim.0 as usize * grid.grid_dim.1 as usize * grid.grid_dim.2 as usize;
+    let defaults = LaunchOptions::default();
     let options = LaunchOptions {
         workers: crate::engine::workers(),
         timeout: timeout(),
         cluster,
-        ..LaunchOptions::default()
+        // A cooperative grid runs all at once: the workers keep every block
+        // resident and interleave them, so a grid-wide barrier completes.
+        resident: if cooperative { blocks.max(defaults.resident) } else { defaults.resident },
+        ..defaults
     };
     match ptx_vm::launch(program, &ptx_name, dims, params, &DriverMemory, &options) {
         Ok(stats) => Ok(Some(stats.instructions)),

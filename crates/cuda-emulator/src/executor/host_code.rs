@@ -11,8 +11,8 @@ use crate::engine::{self, Fault, Grid, HostKernel};
 ///
 /// # Safety
 /// `params` must be what `kernel` expects, valid until this returns.
-pub(super) unsafe fn run(grid: Grid, kernel: &HostKernel, params: *const *mut c_void) -> Result<(), Fault> {
+pub(super) unsafe fn run(grid: Grid, kernel: &HostKernel, cooperative: bool, params: *const *mut c_void) -> Result<(), Fault> {
     crate::hooks::install();
     // SAFETY: the caller's contract.
-    unsafe { engine::run(grid, kernel, params) }
+    unsafe { engine::run(grid, kernel, cooperative, params) }
 }

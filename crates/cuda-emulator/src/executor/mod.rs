@@ -90,13 +90,14 @@ impl Executor<'_> {
         name: &str,
         grid: Grid,
         cluster: Option<(u32, u32, u32)>,
+        cooperative: bool,
         params: *const *mut c_void,
     ) -> Result<Option<u64>, ExecError> {
         match self {
             // SAFETY: the caller's contract.
-            Executor::HostCode(kernel) => unsafe { host_code::run(grid, kernel, params) }.map(|()| None).map_err(ExecError::Fault),
+            Executor::HostCode(kernel) => unsafe { host_code::run(grid, kernel, cooperative, params) }.map(|()| None).map_err(ExecError::Fault),
             // SAFETY: the caller's contract.
-            Executor::DeviceCode => unsafe { device_code::run(function, name, grid, cluster, params) },
+            Executor::DeviceCode => unsafe { device_code::run(function, name, grid, cluster, cooperative, params) },
         }
     }
 }
