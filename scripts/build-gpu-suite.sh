@@ -4,6 +4,12 @@
 # .device-carry/<toolchain>/ together with scripts/run-gpu-suite.sh. That folder
 # is what travels to the GPU machine (which has no Rust): there,
 # `bash .device-carry/run-gpu-suite.sh` runs the whole suite in one call.
+#
+# Environment, to build part of it (a re-run after a fix):
+#   ONLY        program names, spaces between (default: every example and
+#               tests/gpu program, the crates' GPU tests and debug_tools);
+#               the name crate_tests adds cuda-core's and cuda-async's GPU tests
+#   TOOLCHAINS  default "stable nightly"
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -15,7 +21,13 @@ mkdir -p "$carry"
 cp scripts/run-gpu-suite.sh scripts/sanitize-gpu-suite.sh "$carry/"
 
 programs=$(ls -d examples/*/ tests/gpu/*/ | sed 's:/$::')
-for toolchain in stable nightly; do
+toolchains=${TOOLCHAINS:-stable nightly}
+if [ -n "${ONLY:-}" ]; then
+  programs=$(for dir in $programs; do
+    case " $ONLY " in *" $(basename "$dir") "*) echo "$dir";; esac
+  done)
+fi
+for toolchain in $toolchains; do
   mkdir -p "$carry/$toolchain"
   for dir in $programs; do
     pkg=$(sed -n 's/^name *= *"\(.*\)"/\1/p' "$dir/Cargo.toml" | head -1)
@@ -43,10 +55,11 @@ for toolchain in stable nightly; do
     esac
   done
 done
+case " ${ONLY:- crate_tests } " in *" crate_tests "*) ;; *) du -sh "$carry"; exit 0;; esac
 # cuda-core's own GPU tests (hand-written PTX, no device linker needed): the
 # shared ones, and the kernel-fault one, a program of its own (the fault
 # poisons every context of the device alive beside it), and the event-timing one.
-for toolchain in stable nightly; do
+for toolchain in $toolchains; do
   echo "== $toolchain: cuda-core GPU tests"
   for test in gpu fault events; do
     bin=$(CARGO_TARGET_DIR="$root/target/$toolchain" cargo "+$toolchain" test -q -p cuda-core --test "$test" \
@@ -57,7 +70,7 @@ for toolchain in stable nightly; do
 done
 # cuda-async's GPU tests (hand-written PTX too): the shared ones, and the
 # kernel-fault one, a program of its own (a fault ruins its process's context).
-for toolchain in stable nightly; do
+for toolchain in $toolchains; do
   echo "== $toolchain: cuda-async GPU tests"
   for test in gpu gpu_fault; do
     bin=$(CARGO_TARGET_DIR="$root/target/$toolchain" cargo "+$toolchain" test -q -p cuda-async --test "$test" \
@@ -66,6 +79,7 @@ for toolchain in stable nightly; do
     strip --strip-debug "$carry/$toolchain/cuda_async_${test}_tests"
   done
 done
+[ -z "${ONLY:-}" ] || { du -sh "$carry"; exit 0; }
 # The debugging path: debug_tools built with device line tables (for
 # compute-sanitizer) and with full device debug info (for cuda-gdb), the
 # lines its planted bugs are on, and cargo-oxide for `doctor --runtime`
