@@ -557,7 +557,10 @@ int runMetadataCommand(const Options &Opts, const Context &Ctx) {
   }
   std::string Emulate = Pkg->Info.OxideEmulate.value_or("");
   if (Opts.Print) {
-    std::cout << (*Opts.Print == "arch" ? Arch->Arch : Emulate) << "\n";
+    std::cout << (*Opts.Print == "arch"      ? Arch->Arch
+                  : *Opts.Print == "emulate" ? Emulate
+                                             : Pkg->name())
+              << "\n";
     return 0;
   }
   std::cout << "package = " << Pkg->name() << "\n"

@@ -239,8 +239,9 @@ constexpr std::array<CommandSpec, 13> Commands = {{
      "target, with where it came from: --arch, [package.metadata.oxide] arch,\n"
      "OXIDE_ARCH, the GPU present or the default) and `emulate` (its\n"
      "[package.metadata.oxide] emulate setting, empty when unset), one\n"
-     "`key = value` line each. --print arch (or emulate) prints that value\n"
-     "alone, for scripts.\n"},
+     "`key = value` line each, with the package's name, Cargo.toml and\n"
+     "target directory. --print arch (or emulate, or package) prints that\n"
+     "value alone, for scripts.\n"},
     {Command::Clean, "clean", "[NAME]", false, AcceptRelease | AcceptVerbose,
      "remove build output (cargo clean, plus <target>/oxide)",
      "Without NAME runs `cargo clean` for the workspace and removes\n"
@@ -535,7 +536,7 @@ std::string commandHelp(Command Cmd) {
   if (Spec->Accepts & AcceptMessageFormat)
     Text += "      --message-format FMT  human (default) or json\n";
   if (Spec->Accepts & AcceptPrint)
-    Text += "      --print WHAT     only that value: arch or emulate\n";
+    Text += "      --print WHAT     only that value: arch, emulate or package\n";
   if (Spec->Accepts & AcceptEmulate)
     Text += "      --emulate[=MODE] run the kernels on the CPU: MODE ptx (the device\n"
             "                       linker's PTX, the default without MODE) or\n"
@@ -751,9 +752,9 @@ Expected<Options> parseArguments(const std::vector<std::string> &Args) {
       std::string Value;
       if (auto E = TakeValue(Arg, "--print", Value))
         return *E;
-      if (Value != "arch" && Value != "emulate")
+      if (Value != "arch" && Value != "emulate" && Value != "package")
         return Error{"unknown value for --print: " + quoted(Value),
-                     "use --print arch or --print emulate"};
+                     "use --print arch, --print emulate or --print package"};
       Opts.Print = Value;
       continue;
     }

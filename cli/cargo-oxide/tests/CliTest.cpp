@@ -240,6 +240,7 @@ TEST_F(CliTest, MetadataPrintsTheResolvedSettings) {
             "sm_100\n");
   EXPECT_EQ(oxide({"metadata", "vecadd", "--print", "arch"}).Output, "sm_86\n");
   EXPECT_EQ(oxide({"metadata", "vecadd", "--print", "emulate"}).Output, "\n");
+  EXPECT_EQ(oxide({"metadata", "matmul", "--print", "package"}).Output, "gemm\n");
   R = oxide({"metadata", "gemm"});
   EXPECT_CONTAINS(R.Output, "arch = sm_90a (from [package.metadata.oxide] arch");
   EXPECT_CONTAINS(R.Output, "target-dir = " + (Root / "target").string());

@@ -395,8 +395,9 @@ TEST(OptionsTest, CheckAndMetadata) {
   EXPECT_EQ(Meta.Cmd, Command::Metadata);
   EXPECT_EQ(Meta.Print, "arch");
   EXPECT_EQ(parseOk({"metadata", "--print=emulate"}).Print, "emulate");
+  EXPECT_EQ(parseOk({"metadata", "--print", "package"}).Print, "package");
   EXPECT_TRUE(contains(parseFail({"metadata", "--print", "x"}).Hint,
-                       "--print arch or --print emulate"));
+                       "--print arch, --print emulate or --print package"));
 }
 
 TEST(OptionsTest, InspectAndPipelineTakeBuildOptions) {
