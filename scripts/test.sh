@@ -82,6 +82,7 @@ for tc in stable nightly; do
 done
 
 for tc in stable nightly; do step "reject tests with $tc (each case's build fails with its message)" env TOOLCHAIN=+$tc bash tests/reject/run.sh; done
+for tc in stable nightly; do step "cargo +$tc oxide in a project with .cargo/config.toml (target-dir, rustflags; check and its JSON)" env TOOLCHAIN=+$tc bash tests/cli/cargo_config.sh; done
 
 cdylib_lookup() {
   cargo oxide build kernlib && cargo oxide build host_app &&

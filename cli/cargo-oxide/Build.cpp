@@ -12,6 +12,7 @@
 #include "Metadata.h"
 #include "Toolchain.h"
 
+#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -165,6 +166,15 @@ Expected<BuildPlan> planBuild(const Options &Opts, const Context &Ctx,
   Plan.Config.Toolchain = toolchainOf(Ctx.Env);
   // Set by hand for a plain build; `debug` and `sanitize` override it.
   Plan.Config.DeviceDebug = Ctx.Env.getNonEmpty("OXIDE_DEVICE_DEBUG").value_or("");
+  // oxide-link validates the PTX with ptxas where it finds one (the same
+  // search), and says nothing where it does not: rustc shows a linker's
+  // output only when the link fails. A check makes no PTX.
+  if (Opts.Cmd != Command::Check && !findCudaTool("ptxas", Ctx.Env))
+    printWarning("ptxas not found (in " +
+                 (cudaToolkitRoot(Ctx.Env) / "bin").string() +
+                 " or PATH): the PTX will not be validated at build time, "
+                 "only by the driver when a GPU loads it; install the CUDA "
+                 "toolkit or set OXIDE_CUDA_PATH to it");
   return Plan;
 }
 
@@ -358,6 +368,31 @@ std::optional<Error> refuseEmulation(const Package &Pkg,
                    ", [package.metadata.oxide] emulate); run it on a GPU"};
 }
 
+Error crashError(std::string_view Program, const ProcessResult &Result) {
+  std::string Hint;
+  switch (Result.Signal) {
+  case SIGSEGV:
+  case SIGBUS:
+    Hint = "the host code touched memory it may not (an invalid pointer in "
+           "unsafe code or a C library it calls); run it under gdb, or "
+           "`cargo oxide debug` for cuda-gdb";
+    break;
+  case SIGABRT:
+    Hint = "the program aborted: a panic with panic = \"abort\", a panic "
+           "while panicking, or a failed assertion in C code; its last "
+           "output above says which";
+    break;
+  case SIGKILL:
+    Hint = "killed from outside, often by the kernel's out-of-memory killer "
+           "(`dmesg` says)";
+    break;
+  default:
+    Hint = "its last output above may say why; run it under gdb to see where";
+  }
+  return Error{"`" + std::string(Program) + "` crashed: " + Result.describe(),
+               Hint};
+}
+
 int runRunCommand(const Options &Opts, const Context &Ctx) {
   Expected<BuildPlan> Plan = planBuild(Opts, Ctx, /*AllowWorkspace=*/false);
   if (!Plan) {
@@ -406,7 +441,10 @@ int runRunCommand(const Options &Opts, const Context &Ctx) {
     return 127;
   }
   // The program's own status (cargo passes it through); cargo has already
-  // said "process didn't exit successfully" when it is not 0.
+  // said "process didn't exit successfully" when it is not 0. A crash it
+  // cannot report: `cargo run` execs the program, so the signal reaches us.
+  if (Result.Signal != 0 && Result.Signal != SIGINT && Result.Signal != SIGPIPE)
+    printError(crashError(Plan->Pkg->name(), Result));
   return Result.shellStatus();
 }
 

@@ -68,6 +68,11 @@ int runMetadataCommand(const Options &Opts, const Context &Ctx);
 std::string replaceDeviceLinkMessage(std::string_view Line,
                                      std::string_view DeviceDiagnostics);
 
+/// The error for a program that `cargo oxide run` ran and a signal killed:
+/// "`vecadd` crashed: killed by SIGSEGV (signal 11, …)", with a hint for
+/// the signal.
+Error crashError(std::string_view Program, const ProcessResult &Result);
+
 /// The absolute path of --manifest-path, checked to be a Cargo.toml;
 /// nullopt without the flag.
 Expected<std::optional<fs::path>> manifestPathOption(const Options &Opts,

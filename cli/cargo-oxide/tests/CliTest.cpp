@@ -15,6 +15,7 @@
 
 #include "TestSupport.h"
 
+#include <csignal>
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
@@ -56,7 +57,10 @@ case "$1" in
          fi
          [ "${FAKE_BUILD_EXIT:-0}" = 0 ] && dump_device_stages
          exit "${FAKE_BUILD_EXIT:-0}";;
-  run) echo "program output"; exit "${FAKE_RUN_EXIT:-0}";;
+  run) echo "program output"
+       # cargo run execs the program: its signal is cargo's.
+       [ -z "$FAKE_RUN_SIGNAL" ] || kill -s "$FAKE_RUN_SIGNAL" $$
+       exit "${FAKE_RUN_EXIT:-0}";;
   rustc)
     deps="${CARGO_TARGET_DIR:-$FAKE_TARGET}/debug/deps"
     mkdir -p "$deps"
@@ -191,6 +195,43 @@ TEST_F(CliTest, CargoFlagsReachCargo) {
   ASSERT_EQ(R.ExitCode, 0) << R.Output;
   EXPECT_CONTAINS(log(), "[--profile] [fast]");
   EXPECT_TRUE(fs::exists(Root / "target/oxide/.stamps/vecadd-fast"));
+}
+
+TEST_F(CliTest, RunSaysWhichSignalKilledTheProgram) {
+  Env.set("OXIDE_EMULATE", "0");
+  Env.set("FAKE_RUN_SIGNAL", "SEGV");
+  ProcessResult R = oxide({"run", "vecadd"});
+  EXPECT_EQ(R.ExitCode, 128 + SIGSEGV);
+  EXPECT_CONTAINS(R.Output, "error: `vecadd` crashed: killed by SIGSEGV (signal 11");
+  EXPECT_CONTAINS(R.Output, "invalid pointer");
+  Env.set("FAKE_RUN_SIGNAL", "ABRT");
+  R = oxide({"run", "vecadd"});
+  EXPECT_EQ(R.ExitCode, 128 + SIGABRT);
+  EXPECT_CONTAINS(R.Output, "killed by SIGABRT");
+  EXPECT_CONTAINS(R.Output, "aborted");
+  // A plain failure stays the program's own business.
+  Env.unset("FAKE_RUN_SIGNAL");
+  Env.set("FAKE_RUN_EXIT", "3");
+  R = oxide({"run", "vecadd"});
+  EXPECT_EQ(R.ExitCode, 3);
+  EXPECT_NOT_CONTAINS(R.Output, "crashed");
+}
+
+TEST_F(CliTest, MissingPtxasIsWarnedAboutOnce) {
+  Env.set("OXIDE_CUDA_PATH", (Tmp / "no-cuda").string());
+  Env.set("OXIDE_EMULATE", "0");
+  ProcessResult R = oxide({"run", "vecadd"});
+  ASSERT_EQ(R.ExitCode, 0) << R.Output;
+  size_t First = R.Output.find("warning: ptxas not found");
+  ASSERT_NE(First, std::string::npos) << R.Output;
+  EXPECT_EQ(R.Output.find("warning: ptxas not found", First + 1),
+            std::string::npos)
+      << R.Output;
+  EXPECT_CONTAINS(R.Output, "the PTX will not be validated");
+  // With a toolkit, nothing is said.
+  writeExecutable(Tmp / "cuda/bin/ptxas", "#!/bin/sh\nexit 0\n");
+  Env.set("OXIDE_CUDA_PATH", (Tmp / "cuda").string());
+  EXPECT_NOT_CONTAINS(oxide({"build", "vecadd"}).Output, "ptxas not found");
 }
 
 TEST_F(CliTest, TargetDirFlagReachesEveryCargoCommand) {
