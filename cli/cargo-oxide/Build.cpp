@@ -36,6 +36,9 @@ std::vector<std::string> BuildPlan::cargoSelection() const {
     Args.push_back("--release");
   }
   Args.insert(Args.end(), CargoArgs.begin(), CargoArgs.end());
+  // -v is cargo's too: its rustc command lines beside oxide's.
+  if (Config.Verbose)
+    Args.push_back("--verbose");
   return Args;
 }
 

@@ -340,7 +340,8 @@ Error unexpectedArgument(const CommandSpec &Spec, std::string_view Arg) {
               (Spec.Accepts & AcceptProgramArgs
                    ? "; arguments after `--` go to the program"
                    : "") +
-              "; " + helpHintFor(Spec)};
+              "; `cargo oxide help " + std::string(Spec.Name) +
+              "` explains them"};
 }
 
 size_t editDistance(std::string_view A, std::string_view B) {
@@ -390,7 +391,12 @@ std::string cargoFlagsHelp(unsigned Accepts) {
     Left += std::string(Flag.Long);
     if (!Flag.Value.empty())
       Left += " " + std::string(Flag.Value);
-    Left.resize(std::max<size_t>(Left.size() + 1, 21), ' ');
+    // The help in the column of the others, on a line of its own when the
+    // flag does not leave room.
+    if (Left.size() >= 21)
+      Left += "\n" + std::string(23, ' ');
+    else
+      Left.resize(21, ' ');
     Text += "  " + Left + std::string(Flag.Help) + "\n";
   }
   return Text;
@@ -409,7 +415,11 @@ const std::string_view OptionsHelpTail =
     "      --tool TOOL      sanitize: memcheck (default), racecheck, "
     "initcheck,\n"
     "                       synccheck\n"
-    "      --list           bench: list the benchmarks\n";
+    "      --list           bench: list the benchmarks\n"
+    "      --message-format FMT\n"
+    "                       check: human (default) or json (rustc's JSON "
+    "diagnostics)\n"
+    "      --print WHAT     metadata: only arch, emulate or package\n";
 
 } // namespace
 
@@ -534,7 +544,9 @@ std::string commandHelp(Command Cmd) {
             "linker does\n";
   Text += cargoFlagsHelp(Spec->Accepts);
   if (Spec->Accepts & AcceptMessageFormat)
-    Text += "      --message-format FMT  human (default) or json\n";
+    Text += "      --message-format FMT\n"
+            "                       human (default) or json (rustc's JSON "
+            "diagnostics)\n";
   if (Spec->Accepts & AcceptPrint)
     Text += "      --print WHAT     only that value: arch, emulate or package\n";
   if (Spec->Accepts & AcceptEmulate)

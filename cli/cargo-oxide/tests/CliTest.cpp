@@ -294,7 +294,7 @@ TEST_F(CliTest, ExistingRustFlagsAndArchFromEnvironment) {
   std::string L = log();
   EXPECT_CONTAINS(L, "[build]" + EmulatorProfile + " [--manifest-path] [" +
                          (Root / "examples/vecadd/Cargo.toml").string() +
-                         "] [--release]\n");
+                         "] [--release] [--verbose]\n");
   EXPECT_CONTAINS(L, "RUSTFLAGS=--cfg user_flag -C linker=");
   EXPECT_CONTAINS(L, "OXIDE_ARCH=sm_86\n");
   EXPECT_CONTAINS(L, "OXIDE_VERBOSE=1\n");
