@@ -30,16 +30,18 @@ fi
 for toolchain in $toolchains; do
   mkdir -p "$carry/$toolchain"
   for dir in $programs; do
-    pkg=$(sed -n 's/^name *= *"\(.*\)"/\1/p' "$dir/Cargo.toml" | head -1)
+    name=$(basename "$dir")
+    pkg=$(cargo oxide metadata "$name" --print package)
     # The barrier test is about release builds (MIR JumpThreading runs there).
     profile=debug; flag=
     case "$pkg" in barrier_jump_threading) profile=release; flag=--release;; esac
     # A program may need another architecture (Cargo.toml:
-    # `[package.metadata.oxide] arch = "sm_90a"`, for wgmma).
-    own=$(sed -n 's/^arch *= *"\(.*\)"/\1/p' "$dir/Cargo.toml" | head -1)
-    echo "== $toolchain: $pkg ($profile, ${own:-$arch})"
+    # `[package.metadata.oxide] arch = "sm_90a"`, for wgmma): the target
+    # every cargo oxide command would choose, with $arch as OXIDE_ARCH.
+    own=$(OXIDE_ARCH="$arch" cargo oxide metadata "$name" --print arch)
+    echo "== $toolchain: $pkg ($profile, $own)"
     CARGO_TARGET_DIR="$root/target/$toolchain" \
-      cargo "+$toolchain" oxide build "$(basename "$dir")" $flag --arch "${own:-$arch}"
+      cargo "+$toolchain" oxide build "$name" $flag --arch "$own"
     cp "$root/target/$toolchain/$profile/$pkg" "$carry/$toolchain/"
     strip --strip-debug "$carry/$toolchain/$pkg"  # smaller to carry; the kernel table needs no debug info
     # Programs whose kernels run core's arithmetic and formatting, which the
@@ -47,9 +49,9 @@ for toolchain in $toolchains; do
     # generic instances shared between crates), and half_precision, whose
     # f16 wrappers rustc inlines and folds differently in release: also a release build.
     case "$pkg" in conformance|int_edges|core_paths|half_precision)
-      echo "== $toolchain: $pkg (release, ${own:-$arch})"
+      echo "== $toolchain: $pkg (release, $own)"
       CARGO_TARGET_DIR="$root/target/$toolchain" \
-        cargo "+$toolchain" oxide build "$(basename "$dir")" --release --arch "${own:-$arch}"
+        cargo "+$toolchain" oxide build "$name" --release --arch "$own"
       cp "$root/target/$toolchain/release/$pkg" "$carry/$toolchain/${pkg}_release"
       strip --strip-debug "$carry/$toolchain/${pkg}_release";;
     esac

@@ -70,8 +70,9 @@ done
 
 export PATH="$root/build/bin:$PATH"
 # A program that needs another architecture says so in its Cargo.toml
-# (`[package.metadata.oxide] arch = "sm_90a"`: wgmma).
-arch_of() { a=$(sed -n 's/^arch *= *"\(.*\)"/\1/p' "$1/Cargo.toml" | head -1); echo "${a:-sm_90}"; }
+# (`[package.metadata.oxide] arch = "sm_90a"`: wgmma); cargo oxide resolves
+# it as every command does, sm_90 standing for the GPU this suite targets.
+arch_of() { OXIDE_ARCH=sm_90 cargo oxide metadata "$(basename "$1")" --print arch; }
 for tc in stable nightly; do
   for dir in examples/*/ tests/gpu/*/; do
     name=$(basename "$dir"); arch=$(arch_of "$dir")
@@ -81,6 +82,7 @@ for tc in stable nightly; do
 done
 
 for tc in stable nightly; do step "reject tests with $tc (each case's build fails with its message)" env TOOLCHAIN=+$tc bash tests/reject/run.sh; done
+for tc in stable nightly; do step "cargo +$tc oxide in a project with .cargo/config.toml (target-dir, rustflags; check and its JSON)" env TOOLCHAIN=+$tc bash tests/cli/cargo_config.sh; done
 
 cdylib_lookup() {
   cargo oxide build kernlib && cargo oxide build host_app &&
@@ -93,7 +95,8 @@ emulated() { # emulated NAME ARCH MODE [ARGS...]: run it on the CPU, reusing the
   env CARGO_TARGET_DIR="$root/target/stable" cargo +stable oxide run "$name" --arch "$arch" --emulate="$mode" "$@"
 }
 emulate_says() { # emulate_says DIR KIND: the reason after `emulate = "KIND: ` in its Cargo.toml
-  sed -n "s/^emulate *= *\"$2: *\(.*\)\"/\1/p" "$1/Cargo.toml" | head -1
+  local said; said=$(cargo oxide metadata "$(basename "$1")" --print emulate)
+  case "$said" in "$2:"*) said=${said#"$2:"}; echo "${said# }";; "$2") echo "(no reason given)";; esac
 }
 skipped=(); as_host=()
 for dir in examples/*/ tests/gpu/*/; do

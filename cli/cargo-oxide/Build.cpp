@@ -9,8 +9,13 @@
 #include "Commands.h"
 #include "CudaDriver.h"
 #include "Diagnostic.h"
+#include "Metadata.h"
+#include "Toolchain.h"
 
+#include <csignal>
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 #include <iostream>
 
 namespace oxide::cli {
@@ -24,49 +29,122 @@ std::vector<std::string> BuildPlan::cargoSelection() const {
       "--manifest-path", (Pkg ? Pkg->ManifestPath : WS.ManifestPath).string()};
   if (!Pkg)
     Args.push_back("--workspace");
-  if (Release)
+  if (Profile) {
+    Args.push_back("--profile");
+    Args.push_back(*Profile);
+  } else if (Release) {
     Args.push_back("--release");
+  }
   Args.insert(Args.end(), CargoArgs.begin(), CargoArgs.end());
+  // -v is cargo's too: its rustc command lines beside oxide's.
+  if (Config.Verbose)
+    Args.push_back("--verbose");
   return Args;
+}
+
+std::string BuildPlan::profileDir() const {
+  if (!Profile)
+    return profileDirName(Release);
+  // cargo's built-in profiles keep the folders of the ones they inherit.
+  if (*Profile == "test")
+    return profileDirName(false);
+  if (*Profile == "bench")
+    return profileDirName(true);
+  return *Profile;
 }
 
 Environment BuildPlan::environment(const Environment &Base) const {
   Environment Env = Base;
   applyOxideEnvironment(Env, Config);
+  if (TargetDirFromFlag)
+    Env.set("CARGO_TARGET_DIR", TargetDir.string());
   return Env;
+}
+
+namespace {
+
+/// Copies what `cargo metadata` says of \p Pkg over what was read from its
+/// Cargo.toml: cargo's word is final (workspace inheritance, targets it
+/// finds by itself, the metadata table as TOML means it).
+void applyMetadata(Package &Pkg, const ProjectMetadata &Project) {
+  const PackageMetadata *Meta = Project.package(Pkg.ManifestPath);
+  if (!Meta)
+    return;
+  Pkg.Info.PackageName = Meta->Name;
+  Pkg.Info.OxideArch = Meta->OxideArch;
+  Pkg.Info.OxideEmulate = Meta->OxideEmulate;
+  Pkg.Info.DefaultRun = Meta->DefaultRun;
+  Pkg.Info.BinNames = Meta->Binaries;
+  Pkg.Info.AutoBins = false; // cargo's list is complete
+}
+
+} // namespace
+
+Expected<std::optional<fs::path>> manifestPathOption(const Options &Opts,
+                                                     const Context &Ctx) {
+  if (!Opts.ManifestPath)
+    return std::optional<fs::path>();
+  fs::path Path = fs::absolute(Ctx.Cwd / *Opts.ManifestPath).lexically_normal();
+  std::error_code EC;
+  if (Path.filename() != "Cargo.toml" || !fs::is_regular_file(Path, EC))
+    return Error{"--manifest-path " + *Opts.ManifestPath +
+                     " is not a Cargo.toml",
+                 "give the path of a package's or workspace's Cargo.toml"};
+  return std::optional<fs::path>(Path);
 }
 
 Expected<BuildPlan> planBuild(const Options &Opts, const Context &Ctx,
                               bool AllowWorkspace) {
-  Expected<Workspace> WS = findWorkspace(Ctx.Cwd);
+  // --manifest-path: act as if run in that Cargo.toml's directory.
+  Expected<std::optional<fs::path>> Manifest = manifestPathOption(Opts, Ctx);
+  if (!Manifest)
+    return Manifest.error();
+  fs::path Start = *Manifest ? (*Manifest)->parent_path() : Ctx.Cwd;
+  Expected<Workspace> WS = findWorkspace(Start);
   if (!WS)
     return WS.error();
 
   BuildPlan Plan;
   Plan.WS = *WS;
   Plan.Release = Opts.Release;
+  Plan.Profile = Opts.Profile;
   Plan.CargoArgs = Opts.CargoArgs;
-  Plan.TargetDir = targetDirectory(Plan.WS, Ctx.Env, Ctx.Cwd);
 
-  Expected<Package> Pkg = resolvePackage(Plan.WS, Ctx.Cwd, Opts.Name);
+  Expected<Package> Pkg = resolvePackage(Plan.WS, Start, Opts.Name);
   if (Pkg) {
     // A package that is a workspace of its own (an example excluded from
     // the enclosing workspace, e.g. to keep its dependencies out of that
     // lock file) is built, cleaned and stamped as that workspace.
-    if (Pkg->Info.HasWorkspace && Pkg->ManifestPath != Plan.WS.ManifestPath) {
+    if (Pkg->Info.HasWorkspace && Pkg->ManifestPath != Plan.WS.ManifestPath)
       Plan.WS = Workspace{Pkg->Dir, Pkg->ManifestPath, Pkg->Info};
-      Plan.TargetDir = targetDirectory(Plan.WS, Ctx.Env, Ctx.Cwd);
-    }
     Plan.Pkg = *Pkg;
-    Plan.Linked = {*Pkg};
-  } else if (!Opts.Name && AllowWorkspace && Plan.WS.isVirtual()) {
+  } else if (!(!Opts.Name && AllowWorkspace && Plan.WS.isVirtual())) {
+    return Pkg.error();
+  }
+
+  // cargo's own view: the target directory with .cargo/config.toml and
+  // CARGO_TARGET_DIR applied, and each package's names and metadata.
+  Environment Query = Ctx.Env;
+  if (Opts.TargetDir)
+    Query.set("CARGO_TARGET_DIR", (Ctx.Cwd / *Opts.TargetDir).lexically_normal().string());
+  Expected<ProjectMetadata> Project =
+      readCargoMetadata(Query, Ctx.Cwd, Plan.Pkg ? Plan.Pkg->ManifestPath
+                                                 : Plan.WS.ManifestPath);
+  if (!Project)
+    return Project.error();
+  Plan.TargetDir = Project->TargetDirectory;
+  Plan.TargetDirFromFlag = Opts.TargetDir.has_value();
+  if (Plan.Pkg) {
+    applyMetadata(*Plan.Pkg, *Project);
+    Plan.Linked = {*Plan.Pkg};
+  } else {
     // At a virtual workspace root: build every member; the ones with a
     // binary are the ones the device linker links.
-    for (Package &Member : listMembers(Plan.WS))
+    for (Package &Member : listMembers(Plan.WS)) {
+      applyMetadata(Member, *Project);
       if (!Member.binaries().empty())
         Plan.Linked.push_back(std::move(Member));
-  } else {
-    return Pkg.error();
+    }
   }
 
   Expected<fs::path> Linker = locateDeviceLinker(Ctx.Env, Ctx.SelfExe);
@@ -86,9 +164,20 @@ Expected<BuildPlan> planBuild(const Options &Opts, const Context &Ctx,
   if (Opts.Verbose)
     printStatus("Target", Chosen->Arch + " (from " + Chosen->Origin + ")");
   Plan.Config.Verbose = Opts.Verbose;
+  Plan.Config.RustFlagsVariable = chooseRustFlagsVariable(
+      Ctx.Env, Ctx.Cwd, [&] { return hostTriple(Ctx.Env); });
   Plan.Config.Toolchain = toolchainOf(Ctx.Env);
   // Set by hand for a plain build; `debug` and `sanitize` override it.
   Plan.Config.DeviceDebug = Ctx.Env.getNonEmpty("OXIDE_DEVICE_DEBUG").value_or("");
+  // oxide-link validates the PTX with ptxas where it finds one (the same
+  // search), and says nothing where it does not: rustc shows a linker's
+  // output only when the link fails. A check makes no PTX.
+  if (Opts.Cmd != Command::Check && !findCudaTool("ptxas", Ctx.Env))
+    printWarning("ptxas not found (in " +
+                 (cudaToolkitRoot(Ctx.Env) / "bin").string() +
+                 " or PATH): the PTX will not be validated at build time, "
+                 "only by the driver when a GPU loads it; install the CUDA "
+                 "toolkit or set OXIDE_CUDA_PATH to it");
   return Plan;
 }
 
@@ -101,11 +190,15 @@ std::optional<Error> ensureRelink(const BuildPlan &Plan,
   std::string Stamp = linkStamp(Plan.Config);
   std::vector<std::string> Args = {"clean", "--quiet", "--manifest-path",
                                    Plan.WS.ManifestPath.string()};
-  if (Plan.Release)
+  if (Plan.Profile) {
+    Args.push_back("--profile");
+    Args.push_back(*Plan.Profile);
+  } else if (Plan.Release) {
     Args.push_back("--release");
+  }
   size_t Stale = 0;
   for (const Package &Pkg : Plan.Linked) {
-    fs::path StampPath = linkStampPath(Plan.TargetDir, Pkg.name(), Plan.Release,
+    fs::path StampPath = linkStampPath(Plan.TargetDir, Pkg.name(), Plan.profileDir(),
                                        Plan.Config.Toolchain);
     if (!Force && linkStampMatches(StampPath, Stamp))
       continue;
@@ -131,7 +224,7 @@ std::optional<Error> ensureRelink(const BuildPlan &Plan,
 void recordLinkStamps(const BuildPlan &Plan) {
   std::string Stamp = linkStamp(Plan.Config);
   for (const Package &Pkg : Plan.Linked)
-    writeLinkStamp(linkStampPath(Plan.TargetDir, Pkg.name(), Plan.Release,
+    writeLinkStamp(linkStampPath(Plan.TargetDir, Pkg.name(), Plan.profileDir(),
                                  Plan.Config.Toolchain),
                    Stamp);
 }
@@ -139,7 +232,7 @@ void recordLinkStamps(const BuildPlan &Plan) {
 void dropLinkStamps(const BuildPlan &Plan) {
   for (const Package &Pkg : Plan.Linked) {
     std::error_code EC;
-    fs::remove(linkStampPath(Plan.TargetDir, Pkg.name(), Plan.Release,
+    fs::remove(linkStampPath(Plan.TargetDir, Pkg.name(), Plan.profileDir(),
                              Plan.Config.Toolchain),
                EC);
   }
@@ -278,6 +371,31 @@ std::optional<Error> refuseEmulation(const Package &Pkg,
                    ", [package.metadata.oxide] emulate); run it on a GPU"};
 }
 
+Error crashError(std::string_view Program, const ProcessResult &Result) {
+  std::string Hint;
+  switch (Result.Signal) {
+  case SIGSEGV:
+  case SIGBUS:
+    Hint = "the host code touched memory it may not (an invalid pointer in "
+           "unsafe code or a C library it calls); run it under gdb, or "
+           "`cargo oxide debug` for cuda-gdb";
+    break;
+  case SIGABRT:
+    Hint = "the program aborted: a panic with panic = \"abort\", a panic "
+           "while panicking, or a failed assertion in C code; its last "
+           "output above says which";
+    break;
+  case SIGKILL:
+    Hint = "killed from outside, often by the kernel's out-of-memory killer "
+           "(`dmesg` says)";
+    break;
+  default:
+    Hint = "its last output above may say why; run it under gdb to see where";
+  }
+  return Error{"`" + std::string(Program) + "` crashed: " + Result.describe(),
+               Hint};
+}
+
 int runRunCommand(const Options &Opts, const Context &Ctx) {
   Expected<BuildPlan> Plan = planBuild(Opts, Ctx, /*AllowWorkspace=*/false);
   if (!Plan) {
@@ -326,8 +444,172 @@ int runRunCommand(const Options &Opts, const Context &Ctx) {
     return 127;
   }
   // The program's own status (cargo passes it through); cargo has already
-  // said "process didn't exit successfully" when it is not 0.
+  // said "process didn't exit successfully" when it is not 0. A crash it
+  // cannot report: `cargo run` execs the program, so the signal reaches us.
+  if (Result.Signal != 0 && Result.Signal != SIGINT && Result.Signal != SIGPIPE)
+    printError(crashError(Plan->Pkg->name(), Result));
   return Result.shellStatus();
+}
+
+std::string replaceDeviceLinkMessage(std::string_view Line,
+                                     std::string_view DeviceDiagnostics) {
+  Expected<JsonValue> Message = parseJson(Line);
+  if (!Message || Message->Type != JsonValue::Kind::Object)
+    return std::string(Line);
+  const JsonValue *Reason = Message->get("reason");
+  const JsonValue *Inner = Message->get("message");
+  const JsonValue *Text = Inner ? Inner->get("message") : nullptr;
+  if (!Reason || Reason->string() != "compiler-message" || !Text ||
+      !Text->string() || !Text->string()->starts_with("linking with `") ||
+      Text->string()->find("oxide-link") == std::string::npos)
+    return std::string(Line);
+  std::string Out;
+  size_t Pos = 0;
+  while (Pos < DeviceDiagnostics.size()) {
+    size_t End = DeviceDiagnostics.find('\n', Pos);
+    if (End == std::string_view::npos)
+      End = DeviceDiagnostics.size();
+    Expected<JsonValue> Diagnostic =
+        parseJson(DeviceDiagnostics.substr(Pos, End - Pos));
+    Pos = End + 1;
+    if (!Diagnostic)
+      continue;
+    // rustc's framing kept (reason, package, target); oxide's diagnostic as
+    // the message.
+    JsonValue Replaced = *Message;
+    for (JsonValue &Member : Replaced.Members)
+      if (Member.Key == "message") {
+        Member = *Diagnostic;
+        Member.Key = "message";
+      }
+    Out += toJson(Replaced) + "\n";
+  }
+  return Out.empty() ? std::string(Line) : Out;
+}
+
+int runCheckCommand(const Options &Opts, const Context &Ctx) {
+  Expected<BuildPlan> Plan = planBuild(Opts, Ctx, /*AllowWorkspace=*/true);
+  if (!Plan) {
+    printError(Plan.error());
+    return 1;
+  }
+  // Checked programs carry no kernels: they get a target directory of their
+  // own, so that neither `cargo oxide build` nor plain cargo ever takes one
+  // for a built program, and the two keep each other's work.
+  Plan->TargetDir = Plan->TargetDir / "oxide" / "check";
+  Plan->TargetDirFromFlag = true;
+  Environment Env = Plan->environment(Ctx.Env);
+  Env.set("OXIDE_CHECK", "1");
+  fs::path Diagnostics = Plan->TargetDir / "oxide-diagnostics.json";
+  std::error_code EC;
+  fs::create_directories(Plan->TargetDir, EC);
+  fs::remove(Diagnostics, EC);
+  if (Opts.JsonMessages)
+    Env.set("OXIDE_DIAGNOSTICS_JSON", Diagnostics.string());
+  CargoRunner Cargo(Env, Opts.Verbose);
+  if (auto E = ensureRelink(*Plan, Cargo, /*Force=*/false)) {
+    printError(*E);
+    return 1;
+  }
+  std::vector<std::string> Args = {"build"};
+  std::vector<std::string> Selection = Plan->cargoSelection();
+  Args.insert(Args.end(), Selection.begin(), Selection.end());
+  if (!Opts.JsonMessages) {
+    ProcessResult Result = Cargo.run(Args);
+    if (!Result.succeeded()) {
+      printError(cargoFailure("cargo oxide check", Result));
+      return Result.Started ? 1 : 127;
+    }
+    recordLinkStamps(*Plan);
+    return 0;
+  }
+  // cargo's JSON on stdout, with each failed device link's message replaced
+  // by oxide's diagnostics (which oxide-link appended to the file).
+  Args.push_back("--message-format=json");
+  Args.insert(Args.begin() + 1, emulatorProfileArgs().begin(),
+              emulatorProfileArgs().end());
+  std::vector<std::string> Argv = {cargoProgram(Env)};
+  Argv.insert(Argv.end(), Args.begin(), Args.end());
+  if (Opts.Verbose)
+    printStatus("Running", formatCommandLine(Argv));
+  RunOptions Run;
+  Run.Env = &Env;
+  Run.CaptureStdout = true;
+  ProcessResult Result = runProcess(Argv, Run);
+  if (!Result.Started) {
+    printError(cargoFailure("cargo oxide check", Result));
+    return 127;
+  }
+  std::string Device;
+  {
+    std::ifstream In(Diagnostics, std::ios::binary);
+    std::ostringstream Text;
+    Text << In.rdbuf();
+    Device = Text.str();
+  }
+  size_t Pos = 0;
+  while (Pos < Result.Output.size()) {
+    size_t End = Result.Output.find('\n', Pos);
+    if (End == std::string::npos)
+      End = Result.Output.size();
+    std::string Line = Result.Output.substr(Pos, End - Pos);
+    Pos = End + 1;
+    std::string Out = replaceDeviceLinkMessage(Line, Device);
+    std::cout << Out << (Out.ends_with("\n") ? "" : "\n");
+  }
+  std::cout.flush();
+  if (Result.succeeded())
+    recordLinkStamps(*Plan);
+  return Result.succeeded() ? 0 : 1;
+}
+
+int runMetadataCommand(const Options &Opts, const Context &Ctx) {
+  Expected<std::optional<fs::path>> Manifest = manifestPathOption(Opts, Ctx);
+  if (!Manifest) {
+    printError(Manifest.error());
+    return 1;
+  }
+  fs::path Start = *Manifest ? (*Manifest)->parent_path() : Ctx.Cwd;
+  Expected<Workspace> WS = findWorkspace(Start);
+  if (!WS) {
+    printError(WS.error());
+    return 1;
+  }
+  Expected<Package> Pkg = resolvePackage(*WS, Start, Opts.Name);
+  if (!Pkg) {
+    printError(Pkg.error());
+    return 1;
+  }
+  Expected<ProjectMetadata> Project =
+      readCargoMetadata(Ctx.Env, Ctx.Cwd, Pkg->ManifestPath);
+  if (!Project) {
+    printError(Project.error());
+    return 1;
+  }
+  applyMetadata(*Pkg, *Project);
+  // The same resolution as planBuild(): what a build would use.
+  Expected<ArchChoice> Arch = resolveArch(
+      ArchInputs{Opts.Arch, Pkg->Info.OxideArch, Pkg->ManifestPath,
+                 Ctx.DetectGpu},
+      Ctx.Env);
+  if (!Arch) {
+    printError(Arch.error());
+    return 1;
+  }
+  std::string Emulate = Pkg->Info.OxideEmulate.value_or("");
+  if (Opts.Print) {
+    std::cout << (*Opts.Print == "arch"      ? Arch->Arch
+                  : *Opts.Print == "emulate" ? Emulate
+                                             : Pkg->name())
+              << "\n";
+    return 0;
+  }
+  std::cout << "package = " << Pkg->name() << "\n"
+            << "manifest = " << Pkg->ManifestPath.string() << "\n"
+            << "target-dir = " << Project->TargetDirectory.string() << "\n"
+            << "arch = " << Arch->Arch << " (from " << Arch->Origin << ")\n"
+            << "emulate = " << Emulate << "\n";
+  return 0;
 }
 
 int runCleanCommand(const Options &Opts, const Context &Ctx) {
@@ -336,7 +618,14 @@ int runCleanCommand(const Options &Opts, const Context &Ctx) {
     printError(WS.error());
     return 1;
   }
-  fs::path TargetDir = targetDirectory(*WS, Ctx.Env, Ctx.Cwd);
+  // cargo's target directory, .cargo/config.toml included.
+  Expected<ProjectMetadata> Project =
+      readCargoMetadata(Ctx.Env, Ctx.Cwd, WS->ManifestPath);
+  if (!Project) {
+    printError(Project.error());
+    return 1;
+  }
+  fs::path TargetDir = Project->TargetDirectory;
   std::optional<Package> Pkg;
   if (Opts.Name) {
     Expected<Package> Found = resolvePackage(*WS, Ctx.Cwd, Opts.Name);

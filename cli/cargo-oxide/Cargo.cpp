@@ -166,16 +166,105 @@ std::string appendEncodedRustFlags(std::string_view Existing,
   return Result;
 }
 
+std::string targetRustFlagsVariable(std::string_view Triple) {
+  std::string Name = "CARGO_TARGET_";
+  for (char C : Triple)
+    Name += std::isalnum(static_cast<unsigned char>(C))
+                ? static_cast<char>(std::toupper(static_cast<unsigned char>(C)))
+                : '_';
+  return Name + "_RUSTFLAGS";
+}
+
+bool configSetsTargetRustFlags(std::string_view Text) {
+  std::string Table;
+  size_t Pos = 0;
+  while (Pos < Text.size()) {
+    size_t End = Text.find('\n', Pos);
+    if (End == std::string_view::npos)
+      End = Text.size();
+    std::string_view Line = Text.substr(Pos, End - Pos);
+    Pos = End + 1;
+    size_t First = Line.find_first_not_of(" \t");
+    if (First == std::string_view::npos || Line[First] == '#')
+      continue;
+    Line.remove_prefix(First);
+    if (Line.starts_with("[")) {
+      size_t Close = Line.find(']');
+      Table = std::string(Line.substr(Line.starts_with("[[") ? 2 : 1,
+                                      Close == std::string_view::npos
+                                          ? std::string_view::npos
+                                          : Close - 1));
+      continue;
+    }
+    size_t Equals = Line.find('=');
+    if (Equals == std::string_view::npos)
+      continue;
+    std::string Key = Table.empty() ? "" : Table + ".";
+    for (char C : Line.substr(0, Equals))
+      if (C != ' ' && C != '\t')
+        Key += C;
+    if (Key.starts_with("target.") && Key.ends_with(".rustflags"))
+      return true;
+  }
+  return false;
+}
+
+std::vector<fs::path> cargoConfigFiles(const fs::path &Cwd,
+                                       const Environment &Env) {
+  std::vector<fs::path> Files;
+  std::error_code EC;
+  auto Add = [&](const fs::path &Dir) {
+    for (const char *Name : {"config.toml", "config"})
+      if (fs::is_regular_file(Dir / Name, EC)) {
+        Files.push_back(Dir / Name);
+        return; // cargo reads config.toml when both are there
+      }
+  };
+  for (fs::path Dir = Cwd;; Dir = Dir.parent_path()) {
+    Add(Dir / ".cargo");
+    if (Dir == Dir.parent_path() || Dir.empty())
+      break;
+  }
+  if (auto Home = Env.getNonEmpty("CARGO_HOME"))
+    Add(*Home);
+  else if (auto User = Env.getNonEmpty("HOME"))
+    Add(fs::path(*User) / ".cargo");
+  return Files;
+}
+
+std::string chooseRustFlagsVariable(
+    const Environment &Env, const fs::path &Cwd,
+    const std::function<std::optional<std::string>()> &HostTriple) {
+  bool TargetFlags = false;
+  for (const std::string &Var : Env.toStrings()) {
+    std::string_view Name = std::string_view(Var).substr(0, Var.find('='));
+    TargetFlags |= Name.starts_with("CARGO_TARGET_") &&
+                   Name.ends_with("_RUSTFLAGS");
+  }
+  for (const fs::path &File : cargoConfigFiles(Cwd, Env)) {
+    std::ifstream In(File, std::ios::binary);
+    std::ostringstream Text;
+    Text << In.rdbuf();
+    TargetFlags |= configSetsTargetRustFlags(Text.str());
+  }
+  if (TargetFlags)
+    if (std::optional<std::string> Triple = HostTriple())
+      return targetRustFlagsVariable(*Triple);
+  return "CARGO_BUILD_RUSTFLAGS";
+}
+
 void applyOxideEnvironment(Environment &Env, const OxideBuildConfig &Config) {
   std::vector<std::string> Flags = oxideRustFlags(Config.Linker);
 
-  // cargo reads CARGO_ENCODED_RUSTFLAGS when it is set (even empty) and
-  // ignores RUSTFLAGS then, so extend whichever one it will read.
+  // cargo reads CARGO_ENCODED_RUSTFLAGS when it is set (even empty), else
+  // RUSTFLAGS, and ignores its configuration's rustflags then: extend the
+  // one it will read. Otherwise our flags join the configuration's through
+  // the variable form of its key (Cargo.h), so the user's stay.
   if (auto Encoded = Env.get("CARGO_ENCODED_RUSTFLAGS")) {
     Env.set("CARGO_ENCODED_RUSTFLAGS", appendEncodedRustFlags(*Encoded, Flags));
   } else if (hasWhitespace(Config.Linker.string())) {
-    // RUSTFLAGS cannot carry a path with spaces; move everything over to the
-    // encoded form, which can.
+    // RUSTFLAGS and the configuration's variables split at spaces and cannot
+    // carry this path; move everything over to the encoded form, which can.
     std::string Existing = Env.get("RUSTFLAGS").value_or("");
     std::string Converted;
     for (const std::string &Token : splitRustFlags(Existing, ' ', true))
@@ -183,9 +272,14 @@ void applyOxideEnvironment(Environment &Env, const OxideBuildConfig &Config) {
     Env.set("CARGO_ENCODED_RUSTFLAGS",
             appendEncodedRustFlags(Converted, Flags));
     Env.unset("RUSTFLAGS");
-  } else {
+  } else if (Env.get("RUSTFLAGS")) {
     Env.set("RUSTFLAGS",
             appendRustFlags(Env.get("RUSTFLAGS").value_or(""), Flags));
+  } else {
+    std::string Var = Config.RustFlagsVariable.empty()
+                          ? std::string("CARGO_BUILD_RUSTFLAGS")
+                          : Config.RustFlagsVariable;
+    Env.set(Var, appendRustFlags(Env.get(Var).value_or(""), Flags));
   }
 
   Env.set("CARGO_INCREMENTAL", "0");
@@ -205,7 +299,8 @@ void applyOxideEnvironment(Environment &Env, const OxideBuildConfig &Config) {
 
 const std::vector<std::string> &oxideEnvironmentNames() {
   static const std::vector<std::string> Names = {
-      "RUSTFLAGS",  "CARGO_ENCODED_RUSTFLAGS", "CARGO_INCREMENTAL",
+      "RUSTFLAGS",  "CARGO_ENCODED_RUSTFLAGS", "CARGO_BUILD_RUSTFLAGS",
+      "CARGO_TARGET_DIR", "CARGO_INCREMENTAL",
       "OXIDE_ARCH", "OXIDE_DUMP_DIR",          "OXIDE_VERBOSE",
       "OXIDE_DEVICE_DEBUG", "OXIDE_LLVM_ARGS", "CARGO_PROFILE_RELEASE_DEBUG"};
   return Names;
@@ -246,6 +341,12 @@ ProcessResult CargoRunner::run(const std::vector<std::string> &Args) const {
             C = ' '; // readable; the real value keeps the separators
         Line += Name + "=" + shellQuote(Shown) + " ";
       }
+    }
+    for (const std::string &Var : Env.toStrings()) {
+      std::string_view Name = std::string_view(Var).substr(0, Var.find('='));
+      if (Name.starts_with("CARGO_TARGET_") && Name.ends_with("_RUSTFLAGS"))
+        Line += std::string(Name) + "=" +
+                shellQuote(Var.substr(Name.size() + 1)) + " ";
     }
     printStatus("Running", Line + formatCommandLine(Argv));
   }
@@ -408,8 +509,8 @@ std::string toolchainOf(const Environment &Env) {
 }
 
 fs::path linkStampPath(const fs::path &TargetDir, const std::string &Package,
-                       bool Release, std::string_view Toolchain) {
-  std::string Name = Package + (Release ? "-release" : "-debug");
+                       std::string_view ProfileDir, std::string_view Toolchain) {
+  std::string Name = Package + "-" + std::string(ProfileDir);
   if (!Toolchain.empty()) {
     // A file name, whatever the toolchain is called (it may be a path).
     Name += '@';

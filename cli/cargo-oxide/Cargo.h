@@ -3,9 +3,22 @@
 // Part of oxide. A build with oxide is an ordinary cargo build with a few
 // environment variables set (see docs/ABI.md §4 for the device linker's side):
 //
-//   RUSTFLAGS          += -C linker=<oxide-link> -C save-temps
+//   rustflags          += -C linker=<oxide-link> -C save-temps
 //                         rustc then calls oxide-link for every link, and keeps
-//                         the unoptimised bitcode (*.no-opt.bc) it reads
+//                         the unoptimised bitcode (*.no-opt.bc) it reads.
+//                         They must join the user's rustflags, not replace
+//                         them. cargo takes rustflags from the first of
+//                         CARGO_ENCODED_RUSTFLAGS, RUSTFLAGS, the config's
+//                         target.*.rustflags, its build.rustflags; setting
+//                         RUSTFLAGS would drop the config's. So when the user
+//                         set one of the first two we extend it; otherwise
+//                         we set the environment form of the config key in
+//                         use, CARGO_BUILD_RUSTFLAGS or
+//                         CARGO_TARGET_<HOST>_RUSTFLAGS, which cargo appends
+//                         to the files' array (stable and nightly alike;
+//                         `cargo config get`, which would tell the key
+//                         exactly, is nightly-only, so the files are
+//                         scanned for a target.*.rustflags key).
 //   CARGO_INCREMENTAL  =  0: with incremental builds, save-temps can leave the
 //                         bitcode of a reused codegen unit stale or missing
 //   OXIDE_ARCH         =  the sm_XX to generate PTX for
@@ -87,6 +100,29 @@ fs::path expectedDeviceLinker(const Environment &Env,
 Expected<fs::path> locateDeviceLinker(const Environment &Env,
                                       const std::optional<fs::path> &SelfExe);
 
+/// CARGO_TARGET_<TRIPLE>_RUSTFLAGS, the environment form of
+/// `target.<triple>.rustflags`.
+std::string targetRustFlagsVariable(std::string_view Triple);
+
+/// Whether the text of a .cargo/config.toml sets rustflags in a
+/// `[target.…]` table (or as a dotted `target.….rustflags` key).
+bool configSetsTargetRustFlags(std::string_view Text);
+
+/// The config files cargo reads from \p Cwd, nearest first: every
+/// .cargo/config.toml (or .cargo/config) of Cwd and its parents, then
+/// $CARGO_HOME's (default ~/.cargo).
+std::vector<fs::path> cargoConfigFiles(const fs::path &Cwd,
+                                       const Environment &Env);
+
+/// The variable oxide's rustflags go into when the user set neither
+/// RUSTFLAGS nor CARGO_ENCODED_RUSTFLAGS (see the file comment):
+/// CARGO_TARGET_<host>_RUSTFLAGS when the user's configuration or
+/// environment has target rustflags (cargo would ignore build.rustflags
+/// then; \p HostTriple is only asked then), else CARGO_BUILD_RUSTFLAGS.
+std::string chooseRustFlagsVariable(
+    const Environment &Env, const fs::path &Cwd,
+    const std::function<std::optional<std::string>()> &HostTriple);
+
 /// The rustc flags oxide adds, as separate arguments.
 std::vector<std::string> oxideRustFlags(const fs::path &Linker);
 
@@ -108,6 +144,9 @@ struct OxideBuildConfig {
   /// Which rustc builds: rustup's RUSTUP_TOOLCHAIN, else $RUSTC, else empty.
   /// cargo keeps each toolchain's artifacts apart, so stamps are too.
   std::string Toolchain;
+  /// Where the rustflags go when the user set no RUSTFLAGS
+  /// (chooseRustFlagsVariable()); empty: CARGO_BUILD_RUSTFLAGS.
+  std::string RustFlagsVariable;
   /// OXIDE_DEVICE_DEBUG for the device linker: "" (strip debug info),
   /// "lines" (line tables only) or "full". Part of the link stamp.
   std::string DeviceDebug;
@@ -116,10 +155,10 @@ struct OxideBuildConfig {
 /// The Toolchain of an OxideBuildConfig, from the environment.
 std::string toolchainOf(const Environment &Env);
 
-/// Sets the variables in the file comment on \p Env. RUSTFLAGS are extended
-/// in whichever of CARGO_ENCODED_RUSTFLAGS / RUSTFLAGS cargo would read;
-/// a linker path with whitespace forces the encoded form, since cargo splits
-/// RUSTFLAGS at spaces.
+/// Sets the variables in the file comment on \p Env. The rustflags extend
+/// CARGO_ENCODED_RUSTFLAGS or RUSTFLAGS when the user set one, else
+/// Config.RustFlagsVariable; a linker path with whitespace forces the
+/// encoded form, since cargo splits the others at spaces.
 void applyOxideEnvironment(Environment &Env, const OxideBuildConfig &Config);
 
 /// The names of the variables applyOxideEnvironment() may set, for --verbose.
@@ -190,9 +229,11 @@ Error cargoFailure(std::string_view Step, const ProcessResult &Result);
 std::string linkStamp(const OxideBuildConfig &Config);
 
 /// <target>/oxide/.stamps/<package>-<profile>[@<toolchain>]: the stamp of
-/// the last successful oxide build of that package with that toolchain.
+/// the last successful oxide build of that package with that toolchain;
+/// \p ProfileDir is the profile's folder (debug, release, a custom name).
 fs::path linkStampPath(const fs::path &TargetDir, const std::string &Package,
-                       bool Release, std::string_view Toolchain = {});
+                       std::string_view ProfileDir,
+                       std::string_view Toolchain = {});
 
 /// Whether the stamp at \p Path exists and equals \p Stamp.
 bool linkStampMatches(const fs::path &Path, const std::string &Stamp);

@@ -18,6 +18,7 @@
 
 #include "Cargo.h"
 #include "CudaDriver.h"
+#include "Metadata.h"
 #include "Options.h"
 #include "Process.h"
 #include "Project.h"
@@ -55,6 +56,27 @@ int runDebugCommand(const Options &Opts, const Context &Ctx);
 int runSanitizeCommand(const Options &Opts, const Context &Ctx);
 int runTestRunnerCommand(const Options &Opts, const Context &Ctx);
 int runBenchCommand(const Options &Opts, const Context &Ctx);
+int runCheckCommand(const Options &Opts, const Context &Ctx);
+int runMetadataCommand(const Options &Opts, const Context &Ctx);
+
+/// A line of cargo's `--message-format=json` output, with rustc's message
+/// for a failed device link ("linking with `…oxide-link` failed", the
+/// diagnostics buried in a note) replaced by one compiler-message line per
+/// diagnostic of \p DeviceDiagnostics (oxide-link's OXIDE_DIAGNOSTICS_JSON
+/// lines), each keeping the package and target of the line it replaces.
+/// Any other line, or no diagnostics, leaves \p Line as it is.
+std::string replaceDeviceLinkMessage(std::string_view Line,
+                                     std::string_view DeviceDiagnostics);
+
+/// The error for a program that `cargo oxide run` ran and a signal killed:
+/// "`vecadd` crashed: killed by SIGSEGV (signal 11, …)", with a hint for
+/// the signal.
+Error crashError(std::string_view Program, const ProcessResult &Result);
+
+/// The absolute path of --manifest-path, checked to be a Cargo.toml;
+/// nullopt without the flag.
+Expected<std::optional<fs::path>> manifestPathOption(const Options &Opts,
+                                                     const Context &Ctx);
 
 /// Everything decided before cargo runs: which package, where the output
 /// goes, and the oxide settings.
@@ -65,14 +87,24 @@ struct BuildPlan {
   std::optional<Package> Pkg;
   /// The packages whose executables oxide links (and keeps stamps for).
   std::vector<Package> Linked;
+  /// cargo's target directory, as `cargo metadata` reports it (so
+  /// .cargo/config.toml's build.target-dir counts), or --target-dir.
   fs::path TargetDir;
+  /// --target-dir: every cargo command gets it as CARGO_TARGET_DIR.
+  bool TargetDirFromFlag = false;
   OxideBuildConfig Config;
   bool Release = false;
-  /// Feature flags for cargo.
+  /// `--profile NAME` other than dev and release.
+  std::optional<std::string> Profile;
+  /// cargo's own flags from the command line (features, -j, --locked, …).
   std::vector<std::string> CargoArgs;
 
-  /// `--manifest-path … [--release] [features]` for a cargo command.
+  /// `--manifest-path … [--release | --profile P] [cargo flags]` for a
+  /// cargo command.
   std::vector<std::string> cargoSelection() const;
+  /// The folder under the target directory the profile's output goes to
+  /// (debug, release, or a custom profile's name).
+  std::string profileDir() const;
   /// The caller's environment with the oxide variables applied.
   Environment environment(const Environment &Base) const;
 };

@@ -41,7 +41,7 @@ std::vector<std::string> cargoTestArgs(const BuildPlan &Plan,
 }
 
 fs::path binaryPath(const BuildPlan &Plan, const std::string &Bin) {
-  return Plan.TargetDir / profileDirName(Plan.Release) / Bin;
+  return Plan.TargetDir / Plan.profileDir() / Bin;
 }
 
 std::string deviceDebugValue(DeviceDebugLevel Level) {
@@ -81,23 +81,6 @@ std::optional<fs::path> findComputeSanitizer(const Environment &Env) {
 // test
 //===----------------------------------------------------------------------===//
 
-namespace {
-
-/// The host's target triple, from `rustc -vV` (the rustc cargo will use).
-std::optional<std::string> hostTriple(const Environment &Env) {
-  RunOptions Capture;
-  Capture.Env = &Env;
-  Capture.CaptureStdout = true;
-  ProcessResult R = runProcess({rustcProgram(Env), "-vV"}, Capture);
-  if (!R.succeeded())
-    return std::nullopt;
-  Expected<RustcInfo> Info = parseRustcVersion(R.Output);
-  if (!Info || Info->Host.empty())
-    return std::nullopt;
-  return Info->Host;
-}
-
-} // namespace
 
 int runTestRunnerCommand(const Options &Opts, const Context &) {
   return runEachTestAlone(Opts.ProgramArgs);
@@ -105,10 +88,25 @@ int runTestRunnerCommand(const Options &Opts, const Context &) {
 
 int runTestCommand(const Options &Opts, const Context &Ctx) {
   Expected<BuildPlan> Plan = planBuild(Opts, Ctx, /*AllowWorkspace=*/true);
+  std::vector<std::string> Filters = Opts.TestFilters;
+  if (!Plan && Opts.Name && !Opts.Package) {
+    // `cargo oxide test FILTER`, as `cargo test FILTER`: a NAME that is no
+    // package is the first test filter, for the package here.
+    Options AsFilter = Opts;
+    AsFilter.Name.reset();
+    if (Expected<BuildPlan> Here = planBuild(AsFilter, Ctx, true)) {
+      Plan = std::move(Here);
+      Filters.insert(Filters.begin(), *Opts.Name);
+    }
+  }
   if (!Plan) {
     printError(Plan.error());
     return 1;
   }
+  // Filters go to the harness first, then what came after `--`.
+  std::vector<std::string> HarnessArgs = Filters;
+  HarnessArgs.insert(HarnessArgs.end(), Opts.ProgramArgs.begin(),
+                     Opts.ProgramArgs.end());
   // Every package has test binaries (libraries too), not only those with a
   // binary: relink all of them when the arch or oxide-link changed.
   if (!Plan->Pkg)
@@ -131,7 +129,7 @@ int runTestCommand(const Options &Opts, const Context &Ctx) {
   // A kernel fault on a GPU ends CUDA for its whole process: each test runs
   // in a process of its own (TestRunner.cpp).
   TestIsolation Isolation =
-      isolateTests(Opts.ProgramArgs, Env, Ctx.SelfExe, hostTriple(Env));
+      isolateTests(HarnessArgs, Env, Ctx.SelfExe, hostTriple(Env));
   if (Isolation.Runner) {
     Env.set(Isolation.Runner->first, Isolation.Runner->second);
     if (Opts.Verbose)
@@ -174,7 +172,11 @@ std::optional<fs::path> buildForTool(const Options &Opts, const Context &Ctx,
     printError(Plan.error());
     return std::nullopt;
   }
-  Expected<std::string> Bin = Plan->Pkg->defaultBinary();
+  // --bin / --example, else the package's default binary.
+  Expected<std::string> Bin =
+      Opts.Example ? Expected<std::string>(*Opts.Example)
+      : Opts.Bin   ? Expected<std::string>(*Opts.Bin)
+                   : Plan->Pkg->defaultBinary();
   if (!Bin) {
     printError(Bin.error());
     return std::nullopt;
@@ -190,14 +192,15 @@ std::optional<fs::path> buildForTool(const Options &Opts, const Context &Ctx,
   CargoRunner Cargo(std::move(Env), Opts.Verbose);
   if ((Status = buildWithOxide(*Plan, Cargo, /*ForceRelink=*/false)))
     return std::nullopt;
-  fs::path Binary = binaryPath(*Plan, *Bin);
+  fs::path Binary = Opts.Example
+                        ? Plan->TargetDir / Plan->profileDir() / "examples" / *Bin
+                        : binaryPath(*Plan, *Bin);
   if (!isExecutableFile(Binary)) {
     Status = 1;
     printError({"cargo built no executable at " + Binary.string(),
-                "check that `" + *Bin +
-                    "` is a binary of the package; a target-dir set in "
-                    ".cargo/config.toml is not seen, set CARGO_TARGET_DIR "
-                    "instead"});
+                "check that `" + *Bin + "` is a " +
+                    (Opts.Example ? "cargo example" : "binary") +
+                    " of the package"});
     return std::nullopt;
   }
   return Binary;

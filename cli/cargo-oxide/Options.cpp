@@ -30,7 +30,9 @@ enum AcceptFlags : unsigned {
   AcceptRelease = 1u << 0,
   AcceptArch = 1u << 1,
   AcceptVerbose = 1u << 2,
-  AcceptFeatures = 1u << 3,
+  /// cargo's package selection of CargoFlags: -p, --manifest-path,
+  /// features, --profile.
+  AcceptCargoSelect = 1u << 3,
   AcceptProgramArgs = 1u << 4,
   AcceptSass = 1u << 5,     ///< inspect --sass
   AcceptFull = 1u << 6,     ///< debug --full
@@ -39,6 +41,65 @@ enum AcceptFlags : unsigned {
   AcceptRuntime = 1u << 9,  ///< doctor --runtime
   AcceptList = 1u << 10,    ///< bench --list
   AcceptEmulate = 1u << 11, ///< run/test --emulate
+  /// cargo's build settings of CargoFlags: -j, --target-dir, --locked,
+  /// --offline, --frozen.
+  AcceptCargoBuild = 1u << 12,
+  /// cargo's target selection of CargoFlags: --bin, --example.
+  AcceptCargoTargets = 1u << 13,
+  AcceptTestFilters = 1u << 14,  ///< test NAME FILTER...
+  AcceptMessageFormat = 1u << 15, ///< check --message-format=json
+  AcceptPrint = 1u << 16,         ///< metadata --print WHAT
+};
+
+/// What cargo-oxide does with one of cargo's flags besides passing it on.
+enum class CargoFlagUse {
+  Forward,      ///< only passed on to cargo
+  Package,      ///< Options::Package (cargo gets --manifest-path instead)
+  ManifestPath, ///< Options::ManifestPath (likewise)
+  TargetDir,    ///< Options::TargetDir (cargo gets CARGO_TARGET_DIR)
+  Profile,      ///< Options::Release / Options::Profile
+  Bin,          ///< Options::Bin, and passed on
+  Example,      ///< Options::Example, and passed on
+};
+
+/// One of cargo's flags that cargo oxide accepts. This table is the only
+/// list: parsing, help and the "accepted flags" of errors all read it.
+struct CargoFlagSpec {
+  std::string_view Long;
+  std::string_view Short; ///< "-p", or empty
+  std::string_view Value; ///< the value's name in help; empty: no value
+  unsigned Group;         ///< the AcceptFlags bit a command needs for it
+  CargoFlagUse Use;
+  std::string_view Help;
+};
+
+constexpr CargoFlagSpec CargoFlags[] = {
+    {"--package", "-p", "NAME", AcceptCargoSelect, CargoFlagUse::Package,
+     "the package to act on (like NAME)"},
+    {"--manifest-path", "", "PATH", AcceptCargoSelect,
+     CargoFlagUse::ManifestPath, "the Cargo.toml of the package or workspace"},
+    {"--features", "-F", "LIST", AcceptCargoSelect, CargoFlagUse::Forward,
+     "cargo features to enable"},
+    {"--all-features", "", "", AcceptCargoSelect, CargoFlagUse::Forward,
+     "enable every feature"},
+    {"--no-default-features", "", "", AcceptCargoSelect,
+     CargoFlagUse::Forward, "do not enable the default feature"},
+    {"--profile", "", "NAME", AcceptCargoSelect, CargoFlagUse::Profile,
+     "build with that cargo profile (release: like --release)"},
+    {"--bin", "", "NAME", AcceptCargoTargets, CargoFlagUse::Bin,
+     "only that binary (run, debug, sanitize: the one to run)"},
+    {"--example", "", "NAME", AcceptCargoTargets, CargoFlagUse::Example,
+     "only that cargo example (run, debug, sanitize: the one to run)"},
+    {"--jobs", "-j", "N", AcceptCargoBuild, CargoFlagUse::Forward,
+     "cargo's parallel jobs"},
+    {"--target-dir", "", "DIR", AcceptCargoBuild, CargoFlagUse::TargetDir,
+     "cargo's target directory"},
+    {"--locked", "", "", AcceptCargoBuild, CargoFlagUse::Forward,
+     "require Cargo.lock to be up to date"},
+    {"--offline", "", "", AcceptCargoBuild, CargoFlagUse::Forward,
+     "never use the network"},
+    {"--frozen", "", "", AcceptCargoBuild, CargoFlagUse::Forward,
+     "--locked and --offline"},
 };
 
 struct CommandSpec {
@@ -55,10 +116,10 @@ struct CommandSpec {
   std::string_view Details;
 };
 
-constexpr unsigned BuildFlags =
-    AcceptRelease | AcceptArch | AcceptVerbose | AcceptFeatures;
+constexpr unsigned BuildFlags = AcceptRelease | AcceptArch | AcceptVerbose |
+                                AcceptCargoSelect | AcceptCargoBuild;
 
-constexpr std::array<CommandSpec, 11> Commands = {{
+constexpr std::array<CommandSpec, 13> Commands = {{
     {Command::New, "new", "NAME", true, AcceptAsync,
      "create a project with a vecadd kernel, ready for `cargo oxide run`",
      "Creates the directory NAME with a Cargo.toml that depends on the oxide\n"
@@ -69,14 +130,14 @@ constexpr std::array<CommandSpec, 11> Commands = {{
      "With --async the project uses cuda-async: the GPU work is a lazy\n"
      "DeviceOperation, awaited (cuda-async's own executor, no outside "
      "crates).\n"},
-    {Command::Build, "build", "[NAME]", false, BuildFlags,
+    {Command::Build, "build", "[NAME]", false, BuildFlags | AcceptCargoTargets,
      "build an example (or the package here) together with its kernels",
      "Runs `cargo build` with oxide's device linker, so the kernels are\n"
      "compiled to PTX and embedded in the executable. NAME is an example in\n"
      "<workspace>/examples/NAME or a package name; without NAME, the package\n"
      "in the current directory, or at a workspace root every member.\n"},
     {Command::Run, "run", "[NAME]", false,
-     BuildFlags | AcceptProgramArgs | AcceptEmulate,
+     BuildFlags | AcceptCargoTargets | AcceptProgramArgs | AcceptEmulate,
      "build an example and run it; arguments after `--` go to the program",
      "Builds like `cargo oxide build`, then runs the package's default binary\n"
      "and exits with its exit code. Arguments after `--` are passed to it.\n"
@@ -85,12 +146,15 @@ constexpr std::array<CommandSpec, 11> Commands = {{
      "linker's PTX, on a PTX virtual machine (also --emulate=ptx);\n"
      "--emulate=host runs the kernels' Rust code instead (debuggable with\n"
      "gdb). OXIDE_EMULATE=0 never emulates.\n"},
-    {Command::Test, "test", "[NAME]", false,
-     BuildFlags | AcceptProgramArgs | AcceptEmulate,
+    {Command::Test, "test", "[NAME] [FILTER...]", false,
+     BuildFlags | AcceptCargoTargets | AcceptTestFilters | AcceptProgramArgs |
+         AcceptEmulate,
      "run `cargo test` through the device linker; `--` ARGS go to the tests",
      "Runs `cargo test` for the package (or, at a workspace root without NAME,\n"
      "every member) with the same environment as `cargo oxide build`, so test\n"
-     "binaries carry their kernels. Arguments after `--` go to the test\n"
+     "binaries carry their kernels. FILTERs select tests by name, as with\n"
+     "`cargo test FILTER`; a NAME that is no package is a filter too (with\n"
+     "-p, every name is). Arguments after `--` go to the test\n"
      "harness, e.g. `cargo oxide test -- --nocapture`. Like `run`, the tests'\n"
      "kernels run on the CPU emulator with --emulate[=host|ptx], or when no\n"
      "GPU is found (and OXIDE_EMULATE is not set). Tests run one at a time\n"
@@ -126,7 +190,7 @@ constexpr std::array<CommandSpec, 11> Commands = {{
      "The debugging tools (cuda-gdb, compute-sanitizer, nvdisasm) are listed\n"
      "for information; they do not fail the check.\n"},
     {Command::Debug, "debug", "[NAME]", false,
-     BuildFlags | AcceptProgramArgs | AcceptFull,
+     BuildFlags | AcceptCargoTargets | AcceptProgramArgs | AcceptFull,
      "build with device debug info and run the program under cuda-gdb",
      "Builds with device line tables (OXIDE_DEVICE_DEBUG=lines), or with\n"
      "--full with all device debug info (OXIDE_DEVICE_DEBUG=full), then runs\n"
@@ -135,14 +199,15 @@ constexpr std::array<CommandSpec, 11> Commands = {{
      "machine and exits with 2. --release keeps the release profile and adds\n"
      "debug info to it.\n"},
     {Command::Sanitize, "sanitize", "[NAME]", false,
-     BuildFlags | AcceptProgramArgs | AcceptTool,
+     BuildFlags | AcceptCargoTargets | AcceptProgramArgs | AcceptTool,
      "build and run the program under compute-sanitizer",
      "Builds with device line tables (so reports name file:line), then runs\n"
      "`compute-sanitizer --tool TOOL <binary> ARGS` and exits with its status.\n"
      "Without compute-sanitizer it prints the command to run on a GPU machine\n"
      "and exits with 2.\n"},
     {Command::Bench, "bench", "[NAME]", false,
-     AcceptArch | AcceptVerbose | AcceptProgramArgs | AcceptList,
+     AcceptArch | AcceptVerbose | AcceptCargoBuild | AcceptProgramArgs |
+         AcceptList,
      "run the benchmarks: oxide's kernels vs nvcc, cuBLAS, copy bandwidth",
      "Builds <workspace>/benches (the package oxide-bench) with --release\n"
      "through the device linker for the arch its Cargo.toml names\n"
@@ -155,6 +220,28 @@ constexpr std::array<CommandSpec, 11> Commands = {{
      "--list lists the benchmarks. Without a GPU everything is built, the\n"
      "rebuild benchmark runs, and it exits with 2 saying there is no GPU.\n"
      "Arguments after `--` go to the benchmark program.\n"},
+    {Command::Check, "check", "[NAME]", false,
+     BuildFlags | AcceptMessageFormat,
+     "run oxide's device checks without building the GPU binary",
+     "Runs `cargo build` with the device linker in check mode: it gathers\n"
+     "the kernels' bitcode and runs every legality check and diagnostic of a\n"
+     "real build, then stops before optimisation, PTX, ptxas and embedding,\n"
+     "so it is quick enough to run on save. The host executable it leaves\n"
+     "is not runnable (`cargo oxide build` replaces it).\n"
+     "--message-format=json prints cargo's JSON messages on stdout, oxide's\n"
+     "device diagnostics among them as rustc-style\n"
+     "{\"reason\":\"compiler-message\",...} lines (with file/line spans where\n"
+     "the diagnostic has a source location), for editors.\n"},
+    {Command::Metadata, "metadata", "[NAME]", false,
+     AcceptArch | AcceptCargoSelect | AcceptPrint,
+     "print the GPU target and emulation setting a package resolves to",
+     "Prints what every command would use for the package: `arch` (the GPU\n"
+     "target, with where it came from: --arch, [package.metadata.oxide] arch,\n"
+     "OXIDE_ARCH, the GPU present or the default) and `emulate` (its\n"
+     "[package.metadata.oxide] emulate setting, empty when unset), one\n"
+     "`key = value` line each, with the package's name, Cargo.toml and\n"
+     "target directory. --print arch (or emulate, or package) prints that\n"
+     "value alone, for scripts.\n"},
     {Command::Clean, "clean", "[NAME]", false, AcceptRelease | AcceptVerbose,
      "remove build output (cargo clean, plus <target>/oxide)",
      "Without NAME runs `cargo clean` for the workspace and removes\n"
@@ -184,10 +271,77 @@ std::string helpHintFor(const CommandSpec &Spec) {
          "` to see what it accepts";
 }
 
+/// A value for \p Option in "needs a value" errors.
+std::string exampleValue(std::string_view Option) {
+  if (Option == "--arch")
+    return "sm_90";
+  if (Option == "--tool")
+    return "memcheck";
+  if (Option == "--message-format")
+    return "json";
+  if (Option == "--print")
+    return "arch";
+  for (const CargoFlagSpec &Flag : CargoFlags)
+    if (Option == Flag.Long || Option == Flag.Short)
+      return std::string(Flag.Value);
+  return "VALUE";
+}
+
+/// The CargoFlags entry \p Arg spells (`--jobs`, `--jobs=4`, `-j`, `-j4`).
+const CargoFlagSpec *matchCargoFlag(std::string_view Arg) {
+  for (const CargoFlagSpec &Flag : CargoFlags) {
+    if (Arg == Flag.Long || Arg == Flag.Short)
+      return &Flag;
+    if (Flag.Value.empty())
+      continue;
+    if (Arg.size() > Flag.Long.size() && Arg.starts_with(Flag.Long) &&
+        Arg[Flag.Long.size()] == '=')
+      return &Flag;
+    if (!Flag.Short.empty() && Arg.size() > 2 && Arg.starts_with(Flag.Short))
+      return &Flag;
+  }
+  return nullptr;
+}
+
+std::string acceptedFlagsOf(const CommandSpec &Spec) {
+  std::vector<std::string> Flags;
+  auto Add = [&](unsigned Bit, std::string_view Text) {
+    if (Spec.Accepts & Bit)
+      Flags.emplace_back(Text);
+  };
+  Add(AcceptRelease, "-r/--release");
+  Add(AcceptArch, "--arch TARGET");
+  Add(AcceptVerbose, "-v/--verbose");
+  for (const CargoFlagSpec &Flag : CargoFlags)
+    if (Spec.Accepts & Flag.Group)
+      Flags.push_back((Flag.Short.empty() ? "" : std::string(Flag.Short) + "/") +
+                      std::string(Flag.Long) +
+                      (Flag.Value.empty() ? "" : " " + std::string(Flag.Value)));
+  Add(AcceptEmulate, "--emulate[=MODE]");
+  Add(AcceptSass, "--sass");
+  Add(AcceptFull, "--full");
+  Add(AcceptTool, "--tool TOOL");
+  Add(AcceptAsync, "--async");
+  Add(AcceptRuntime, "--runtime");
+  Add(AcceptList, "--list");
+  Add(AcceptMessageFormat, "--message-format FMT");
+  Add(AcceptPrint, "--print WHAT");
+  Flags.emplace_back("-h/--help");
+  std::string Text;
+  for (const std::string &Flag : Flags)
+    Text += (Text.empty() ? "" : ", ") + Flag;
+  return Text;
+}
+
 Error unexpectedArgument(const CommandSpec &Spec, std::string_view Arg) {
   return {"unexpected argument " + quoted(Arg) + " for `cargo oxide " +
               std::string(Spec.Name) + "`",
-          helpHintFor(Spec)};
+          "it accepts " + acceptedFlagsOf(Spec) +
+              (Spec.Accepts & AcceptProgramArgs
+                   ? "; arguments after `--` go to the program"
+                   : "") +
+              "; `cargo oxide help " + std::string(Spec.Name) +
+              "` explains them"};
 }
 
 size_t editDistance(std::string_view A, std::string_view B) {
@@ -227,11 +381,32 @@ std::string archHelp() {
          std::string(oxide::DefaultTargetName) + "\n";
 }
 
+/// The lines of `help` for cargo's flags in the groups of \p Accepts.
+std::string cargoFlagsHelp(unsigned Accepts) {
+  std::string Text;
+  for (const CargoFlagSpec &Flag : CargoFlags) {
+    if (!(Accepts & Flag.Group))
+      continue;
+    std::string Left = Flag.Short.empty() ? "    " : std::string(Flag.Short) + ", ";
+    Left += std::string(Flag.Long);
+    if (!Flag.Value.empty())
+      Left += " " + std::string(Flag.Value);
+    // The help in the column of the others, on a line of its own when the
+    // flag does not leave room.
+    if (Left.size() >= 21)
+      Left += "\n" + std::string(23, ' ');
+    else
+      Left.resize(21, ' ');
+    Text += "  " + Left + std::string(Flag.Help) + "\n";
+  }
+  return Text;
+}
+
 const std::string_view OptionsHelpTail =
     "  -v, --verbose        show the commands run and what the device linker "
     "does\n"
-    "  -F, --features LIST  cargo features to enable (also --all-features,\n"
-    "                       --no-default-features)\n"
+    "cargo's options (passed on to cargo where the command builds):\n"
+    "@CARGO_FLAGS@"
     "  -h, --help           show help\n"
     "Command options:\n"
     "      --sass           inspect: also print SASS (needs ptxas + nvdisasm "
@@ -240,9 +415,18 @@ const std::string_view OptionsHelpTail =
     "      --tool TOOL      sanitize: memcheck (default), racecheck, "
     "initcheck,\n"
     "                       synccheck\n"
-    "      --list           bench: list the benchmarks\n";
+    "      --list           bench: list the benchmarks\n"
+    "      --message-format FMT\n"
+    "                       check: human (default) or json (rustc's JSON "
+    "diagnostics)\n"
+    "      --print WHAT     metadata: only arch, emulate or package\n";
 
 } // namespace
+
+std::string acceptedFlags(Command Cmd) {
+  const CommandSpec *Spec = findSpec(Cmd);
+  return Spec ? acceptedFlagsOf(*Spec) : std::string();
+}
 
 std::string_view commandName(Command Cmd) {
   const CommandSpec *Spec = findSpec(Cmd);
@@ -304,7 +488,12 @@ std::string overviewHelp() {
   Text += "Options:\n"
           "  -r, --release        build with the release profile\n" +
           archHelp();
-  Text += OptionsHelpTail;
+  std::string Tail(OptionsHelpTail);
+  const std::string_view Marker = "@CARGO_FLAGS@";
+  Tail.replace(Tail.find(Marker), Marker.size(),
+               cargoFlagsHelp(AcceptCargoSelect | AcceptCargoBuild |
+                              AcceptCargoTargets));
+  Text += Tail;
   Text +=
       "  -V, --version        show the version\n"
       "\n"
@@ -353,10 +542,13 @@ std::string commandHelp(Command Cmd) {
   if (Spec->Accepts & AcceptVerbose)
     Text += "  -v, --verbose        show the commands run and what the device "
             "linker does\n";
-  if (Spec->Accepts & AcceptFeatures)
-    Text += "  -F, --features LIST  cargo features to enable (also "
-            "--all-features,\n"
-            "                       --no-default-features)\n";
+  Text += cargoFlagsHelp(Spec->Accepts);
+  if (Spec->Accepts & AcceptMessageFormat)
+    Text += "      --message-format FMT\n"
+            "                       human (default) or json (rustc's JSON "
+            "diagnostics)\n";
+  if (Spec->Accepts & AcceptPrint)
+    Text += "      --print WHAT     only that value: arch, emulate or package\n";
   if (Spec->Accepts & AcceptEmulate)
     Text += "      --emulate[=MODE] run the kernels on the CPU: MODE ptx (the device\n"
             "                       linker's PTX, the default without MODE) or\n"
@@ -461,9 +653,7 @@ Expected<Options> parseArguments(const std::vector<std::string> &Args) {
       return Error{quoted(Option) + " needs a value",
                    "for example `cargo oxide " + std::string(Spec->Name) + " " +
                        std::string(Option) +
-                       (Option == "--arch"   ? " sm_90`"
-                        : Option == "--tool" ? " memcheck`"
-                                             : " FEATURE`")};
+                       " " + exampleValue(Option) + "`"};
     }
     if (Value.empty())
       return Error{quoted(Option) + " needs a non-empty value",
@@ -559,24 +749,87 @@ Expected<Options> parseArguments(const std::vector<std::string> &Args) {
       Opts.SanitizerTool = Value;
       continue;
     }
-    if (Accepts(AcceptFeatures)) {
-      if (Arg == "--all-features" || Arg == "--no-default-features") {
-        Opts.CargoArgs.push_back(Arg);
-        continue;
-      }
-      if (Is(Arg, "--features") || Arg == "-F") {
-        std::string Value;
-        if (auto E = TakeValue(Arg, Arg == "-F" ? "-F" : "--features", Value))
+    if (Is(Arg, "--message-format") && Accepts(AcceptMessageFormat)) {
+      std::string Value;
+      if (auto E = TakeValue(Arg, "--message-format", Value))
+        return *E;
+      if (Value != "json" && Value != "human")
+        return Error{"unknown message format " + quoted(Value),
+                     "use --message-format=json (rustc's JSON diagnostics, "
+                     "for editors) or human (the default)"};
+      Opts.JsonMessages = Value == "json";
+      continue;
+    }
+    if (Is(Arg, "--print") && Accepts(AcceptPrint)) {
+      std::string Value;
+      if (auto E = TakeValue(Arg, "--print", Value))
+        return *E;
+      if (Value != "arch" && Value != "emulate" && Value != "package")
+        return Error{"unknown value for --print: " + quoted(Value),
+                     "use --print arch, --print emulate or --print package"};
+      Opts.Print = Value;
+      continue;
+    }
+    if (const CargoFlagSpec *Flag = matchCargoFlag(Arg)) {
+      if (!Accepts(Flag->Group))
+        return unexpectedArgument(*Spec, Arg);
+      std::string Value;
+      if (!Flag->Value.empty()) {
+        // `-p NAME`, `-pNAME`, `--package NAME`, `--package=NAME`.
+        bool Attached = !Flag->Short.empty() && Arg.size() > 2 &&
+                        Arg.substr(0, 2) == Flag->Short;
+        if (Attached)
+          Value = Arg.substr(2);
+        else if (auto E = TakeValue(Arg, Arg.starts_with("--") ? Flag->Long
+                                                               : Flag->Short,
+                                    Value))
           return *E;
-        Opts.CargoArgs.push_back("--features");
-        Opts.CargoArgs.push_back(Value);
-        continue;
+        if (Value.empty())
+          return Error{quoted(Flag->Long) + " needs a non-empty value",
+                       helpHintFor(*Spec)};
       }
-      if (Arg.size() > 2 && Arg.substr(0, 2) == "-F") { // -Ffoo
-        Opts.CargoArgs.push_back("--features");
-        Opts.CargoArgs.push_back(Arg.substr(2));
-        continue;
+      auto Once = [&](std::optional<std::string> &Slot) -> std::optional<Error> {
+        if (Slot && *Slot != Value)
+          return Error{quoted(Flag->Long) + " given twice (" +
+                           quoted(*Slot) + " and " + quoted(Value) + ")",
+                       "cargo oxide acts on one at a time"};
+        Slot = Value;
+        return std::nullopt;
+      };
+      std::optional<Error> Problem;
+      switch (Flag->Use) {
+      case CargoFlagUse::Forward:
+        Opts.CargoArgs.emplace_back(Flag->Long);
+        if (!Flag->Value.empty())
+          Opts.CargoArgs.push_back(Value);
+        break;
+      case CargoFlagUse::Package:
+        Problem = Once(Opts.Package);
+        break;
+      case CargoFlagUse::ManifestPath:
+        Problem = Once(Opts.ManifestPath);
+        break;
+      case CargoFlagUse::TargetDir:
+        Problem = Once(Opts.TargetDir);
+        break;
+      case CargoFlagUse::Profile:
+        if (Value == "release")
+          Opts.Release = true;
+        else if (Value != "dev")
+          Problem = Once(Opts.Profile);
+        break;
+      case CargoFlagUse::Bin:
+        Problem = Once(Opts.Bin);
+        Opts.CargoArgs.insert(Opts.CargoArgs.end(), {"--bin", Value});
+        break;
+      case CargoFlagUse::Example:
+        Problem = Once(Opts.Example);
+        Opts.CargoArgs.insert(Opts.CargoArgs.end(), {"--example", Value});
+        break;
       }
+      if (Problem)
+        return *Problem;
+      continue;
     }
     if (!Arg.empty() && Arg[0] == '-' && Arg != "-")
       return unexpectedArgument(*Spec, Arg);
@@ -584,6 +837,10 @@ Expected<Options> parseArguments(const std::vector<std::string> &Args) {
     // A positional argument.
     if (!Spec->Positional.empty() && !Opts.Name) {
       Opts.Name = Arg;
+      continue;
+    }
+    if (Accepts(AcceptTestFilters)) {
+      Opts.TestFilters.push_back(Arg);
       continue;
     }
     if (Accepts(AcceptProgramArgs))
@@ -602,6 +859,20 @@ Expected<Options> parseArguments(const std::vector<std::string> &Args) {
                  "it takes one name; " + helpHintFor(*Spec)};
   }
 
+  if (Opts.Package) {
+    // `-p NAME` names the package; `test`'s positional names are filters.
+    if (Opts.Name && Accepts(AcceptTestFilters))
+      Opts.TestFilters.insert(Opts.TestFilters.begin(), *Opts.Name);
+    else if (Opts.Name && *Opts.Name != *Opts.Package)
+      return Error{"both NAME " + quoted(*Opts.Name) + " and `--package " +
+                       *Opts.Package + "` given",
+                   "name the package once"};
+    Opts.Name = Opts.Package;
+  }
+  if (Opts.Bin && Opts.Example)
+    return Error{"both `--bin` and `--example` given",
+                 "cargo oxide " + std::string(Spec->Name) +
+                     " acts on one executable"};
   if (Spec->PositionalRequired && !Opts.Name)
     return Error{"`cargo oxide " + std::string(Spec->Name) + "` needs " +
                      std::string(Spec->Positional),

@@ -36,6 +36,8 @@ enum class Command {
   Debug,
   Sanitize,
   Bench,
+  Check,
+  Metadata,
   /// The hidden runner `cargo oxide test` gives cargo (TestRunner.cpp).
   TestRunner,
 };
@@ -63,8 +65,32 @@ struct Options {
   /// (Cargo.h) look further: the package, OXIDE_ARCH, the GPU, the default.
   std::optional<std::string> Arch;
   bool Verbose = false;
-  /// Feature selection passed through to cargo unchanged (`--features`, …).
+  /// `--profile NAME` for a profile other than dev and release (those two
+  /// set Release); cargo's output folder is then named after it.
+  std::optional<std::string> Profile;
+  /// cargo's own flags of the table in Options.cpp (`--features`, `-j`,
+  /// `--locked`, `--bin`, …), passed to cargo unchanged.
   std::vector<std::string> CargoArgs;
+  /// `-p/--package NAME`: the package, as NAME is; for `test` NAME is then a
+  /// test filter.
+  std::optional<std::string> Package;
+  /// `--manifest-path PATH`: the package (or workspace) whose Cargo.toml
+  /// that is, instead of the one the current directory is in.
+  std::optional<std::string> ManifestPath;
+  /// `--target-dir DIR`: cargo's target directory (every cargo command
+  /// cargo-oxide runs gets it, through CARGO_TARGET_DIR).
+  std::optional<std::string> TargetDir;
+  /// `--bin NAME` / `--example NAME`: the executable `run`, `debug` and
+  /// `sanitize` act on (also passed to cargo).
+  std::optional<std::string> Bin;
+  std::optional<std::string> Example;
+  /// `test`: the names after NAME, before `--`: test-name filters for the
+  /// harness.
+  std::vector<std::string> TestFilters;
+  /// `check --message-format=json`: rustc's JSON diagnostics on stdout.
+  bool JsonMessages = false;
+  /// `metadata --print WHAT`: only that value (arch, emulate).
+  std::optional<std::string> Print;
   /// `run`, `test`, `debug`, `sanitize`: everything after `--`, passed to
   /// the program (for `test`, to the test harness).
   std::vector<std::string> ProgramArgs;
@@ -112,6 +138,10 @@ bool isValidArch(std::string_view Arch);
 /// target: the known ones listed, \p Origin ("--arch", "OXIDE_ARCH", …)
 /// appended when not empty.
 Error unknownArchError(std::string_view Arch, std::string_view Origin);
+
+/// The flags `cargo oxide CMD` accepts, as `--release, --arch TARGET, …`
+/// (every spelling from the one table that parsing reads), for errors.
+std::string acceptedFlags(Command Cmd);
 
 /// The overview (`cargo oxide --help`).
 std::string overviewHelp();

@@ -314,7 +314,7 @@ int runPipelineCommand(const Options &Opts, const Context &Ctx) {
   }
 
   std::vector<Stage> Stages;
-  fs::path DepsDir = Plan->TargetDir / profileDirName(Plan->Release) / "deps";
+  fs::path DepsDir = Plan->TargetDir / Plan->profileDir() / "deps";
   std::string Crate = crateNameOf(*Bin);
 
   // 1-2: rustc.
@@ -435,7 +435,7 @@ int runPipelineCommand(const Options &Opts, const Context &Ctx) {
   // The listing.
   bool Color = useColorOnStdout();
   std::cout << bold("pipeline of `" + Pkg.name() + "` (" + Plan->Config.Arch +
-                        ", " + profileDirName(Plan->Release) + ") in " +
+                        ", " + Plan->profileDir() + ") in " +
                         Dir.string(),
                     Color)
             << "\n";

@@ -85,13 +85,28 @@ int ProcessResult::shellStatus() const {
   return ExitCode;
 }
 
+std::string signalName(int Signal) {
+  // sigabbrev_np() would do, but only from glibc 2.32 on.
+  static const std::pair<int, const char *> Names[] = {
+      {SIGHUP, "SIGHUP"},   {SIGINT, "SIGINT"},   {SIGQUIT, "SIGQUIT"},
+      {SIGILL, "SIGILL"},   {SIGTRAP, "SIGTRAP"}, {SIGABRT, "SIGABRT"},
+      {SIGBUS, "SIGBUS"},   {SIGFPE, "SIGFPE"},   {SIGKILL, "SIGKILL"},
+      {SIGSEGV, "SIGSEGV"}, {SIGPIPE, "SIGPIPE"}, {SIGALRM, "SIGALRM"},
+      {SIGTERM, "SIGTERM"}, {SIGXCPU, "SIGXCPU"}, {SIGSYS, "SIGSYS"}};
+  for (const auto &[Number, Name] : Names)
+    if (Number == Signal)
+      return Name;
+  return "signal " + std::to_string(Signal);
+}
+
 std::string ProcessResult::describe() const {
   if (!Started)
     return "could not be started: " + StartError;
   if (Signal != 0) {
-    const char *Name = strsignal(Signal);
-    return "killed by signal " + std::to_string(Signal) +
-           (Name ? std::string(" (") + Name + ")" : std::string());
+    const char *Text = strsignal(Signal);
+    return "killed by " + signalName(Signal) + " (signal " +
+           std::to_string(Signal) +
+           (Text ? std::string(", ") + Text : std::string()) + ")";
   }
   return "exit code " + std::to_string(ExitCode);
 }

@@ -78,9 +78,13 @@ struct ProcessResult {
   /// The status a shell would report: the exit code, 128 + signal, or 127
   /// when the program could not be started.
   int shellStatus() const;
-  /// "exit code 101", "killed by signal 11 (Segmentation fault)", …
+  /// "exit code 101", "killed by SIGSEGV (signal 11, Segmentation
+  /// fault)", …
   std::string describe() const;
 };
+
+/// "SIGSEGV", "SIGABRT", …; "signal N" for one without a name here.
+std::string signalName(int Signal);
 
 /// Runs Argv[0] (searched in PATH when it has no '/') with Argv as its
 /// arguments and waits for it. While the child runs, SIGINT and SIGQUIT are

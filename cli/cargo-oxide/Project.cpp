@@ -345,17 +345,6 @@ Expected<Package> resolvePackage(const Workspace &WS, const fs::path &Cwd,
                describeExamples(WS)};
 }
 
-fs::path targetDirectory(const Workspace &WS, const Environment &Env,
-                         const fs::path &Cwd) {
-  for (const char *Var : {"CARGO_TARGET_DIR", "CARGO_BUILD_TARGET_DIR"}) {
-    if (auto Value = Env.getNonEmpty(Var)) {
-      fs::path P(*Value);
-      return P.is_absolute() ? P : (Cwd / P).lexically_normal();
-    }
-  }
-  return WS.Root / "target";
-}
-
 std::string profileDirName(bool Release) {
   return Release ? "release" : "debug";
 }

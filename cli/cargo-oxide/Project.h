@@ -11,7 +11,8 @@
 //  * the package: `NAME` is an example directory, or a member's directory
 //    or package name (tests/gpu/<NAME> works too); no NAME means the package
 //    the current directory is in;
-//  * the target directory and the per-package folder oxide writes into.
+//  * the per-package folder oxide writes into, under cargo's target
+//    directory (which `cargo metadata` reports: Metadata.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -90,12 +91,6 @@ Expected<Package> resolvePackage(const Workspace &WS, const fs::path &Cwd,
 /// there are no examples), for error hints. Only packages with a binary are
 /// named: they are the ones `run` can act on.
 std::string describeExamples(const Workspace &WS);
-
-/// cargo's target directory: CARGO_TARGET_DIR, else CARGO_BUILD_TARGET_DIR,
-/// else <root>/target; a relative setting is relative to \p Cwd, as cargo
-/// resolves it. (A target-dir set in .cargo/config.toml is not seen.)
-fs::path targetDirectory(const Workspace &WS, const Environment &Env,
-                         const fs::path &Cwd);
 
 /// "release" or "debug": the folder under the target directory cargo uses.
 std::string profileDirName(bool Release);

@@ -146,4 +146,17 @@ std::string formatCudaVersion(int Version) {
          std::to_string((Version % 1000) / 10);
 }
 
+std::optional<std::string> hostTriple(const Environment &Env) {
+  RunOptions Capture;
+  Capture.Env = &Env;
+  Capture.CaptureStdout = true;
+  ProcessResult R = runProcess({rustcProgram(Env), "-vV"}, Capture);
+  if (!R.succeeded())
+    return std::nullopt;
+  Expected<RustcInfo> Info = parseRustcVersion(R.Output);
+  if (!Info || Info->Host.empty())
+    return std::nullopt;
+  return Info->Host;
+}
+
 } // namespace oxide::cli

@@ -70,6 +70,10 @@ std::string rustcProgram(const Environment &Env);
 /// Renders a CUDA driver version number: 13000 -> "13.0", 12040 -> "12.4".
 std::string formatCudaVersion(int Version);
 
+/// The host's target triple, from `rustc -vV` (the rustc cargo will use);
+/// nullopt when rustc cannot tell.
+std::optional<std::string> hostTriple(const Environment &Env);
+
 } // namespace oxide::cli
 
 #endif // OXIDE_CLI_TOOLCHAIN_H

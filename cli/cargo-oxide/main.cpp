@@ -52,6 +52,10 @@ int dispatch(const Options &Opts, const Context &Ctx) {
     return runSanitizeCommand(Opts, Ctx);
   case Command::Bench:
     return runBenchCommand(Opts, Ctx);
+  case Command::Check:
+    return runCheckCommand(Opts, Ctx);
+  case Command::Metadata:
+    return runMetadataCommand(Opts, Ctx);
   case Command::TestRunner:
     return runTestRunnerCommand(Opts, Ctx);
   }

@@ -134,7 +134,7 @@ protected:
               "[package]\nname = \"oxide-bench\"\n\n[[bin]]\nname = "
               "\"oxide-bench\"\npath = \"src/main.rs\"\n");
     writeFile(Root / "benches/src/main.rs", "fn main() {}\n");
-    writeExecutable(Bin / "cargo", FakeCargo);
+    writeExecutable(Bin / "cargo", withFakeCargoMetadata(FakeCargo));
     writeExecutable(Bin / "oxide-link", "#!/bin/sh\nexit 0\n");
     Env.set("PATH", "/usr/bin:/bin");
     Env.set("HOME", Tmp.path().string());

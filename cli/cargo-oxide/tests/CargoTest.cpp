@@ -185,8 +185,58 @@ TEST(CargoTest, ApplyWithoutDumpDirOrVerbose) {
   applyOxideEnvironment(Env, config(Linker, "sm_80"));
   EXPECT_FALSE(Env.contains("OXIDE_DUMP_DIR"));
   EXPECT_FALSE(Env.contains("OXIDE_VERBOSE"));
-  EXPECT_EQ(Env.get("RUSTFLAGS"),
+  // Without RUSTFLAGS from the user, the flags join .cargo/config.toml's
+  // build.rustflags instead of replacing them.
+  EXPECT_FALSE(Env.contains("RUSTFLAGS"));
+  EXPECT_EQ(Env.get("CARGO_BUILD_RUSTFLAGS"),
             "-C linker=/opt/oxide/bin/oxide-link -C save-temps");
+}
+
+TEST(CargoTest, RustFlagsGoWhereTheUsersConfigurationHasThem) {
+  OxideBuildConfig Target = config(Linker, "sm_80");
+  Target.RustFlagsVariable =
+      targetRustFlagsVariable("x86_64-unknown-linux-gnu");
+  EXPECT_EQ(Target.RustFlagsVariable,
+            "CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUSTFLAGS");
+  Environment Env;
+  Env.set(Target.RustFlagsVariable, "--cfg mine");
+  applyOxideEnvironment(Env, Target);
+  EXPECT_EQ(Env.get(Target.RustFlagsVariable),
+            "--cfg mine -C linker=/opt/oxide/bin/oxide-link -C save-temps");
+  EXPECT_FALSE(Env.contains("CARGO_BUILD_RUSTFLAGS"));
+
+  EXPECT_TRUE(configSetsTargetRustFlags(
+      "[target.x86_64-unknown-linux-gnu]\nlinker = \"cc\"\n"
+      "rustflags = [\"--cfg\", \"x\"]\n"));
+  EXPECT_TRUE(configSetsTargetRustFlags(
+      "[target.'cfg(unix)']\n  rustflags=[\"-Ctarget-cpu=native\"]\n"));
+  EXPECT_TRUE(configSetsTargetRustFlags(
+      "target.x86_64-unknown-linux-gnu.rustflags = [\"--cfg\", \"x\"]\n"));
+  // build.rustflags, a target table without rustflags, comments: no.
+  EXPECT_FALSE(configSetsTargetRustFlags(
+      "[build]\nrustflags = [\"-C\", \"save-temps\"]\n"
+      "[target.x86_64-unknown-linux-gnu]\nlinker = \"/o/oxide-link\"\n"
+      "# rustflags = [\"commented\"]\n"));
+
+  // The choice reads the config files from the directory cargo runs in,
+  // and asks for the host only when it needs it.
+  TempDir Tmp;
+  Environment Home;
+  Home.set("HOME", (Tmp / "home").string());
+  writeFile(Tmp / "p/.cargo/config.toml", "[build]\nrustflags = [\"--cfg\", \"u\"]\n");
+  bool Asked = false;
+  auto Host = [&] {
+    Asked = true;
+    return std::optional<std::string>("x86_64-unknown-linux-gnu");
+  };
+  EXPECT_EQ(chooseRustFlagsVariable(Home, Tmp / "p", Host),
+            "CARGO_BUILD_RUSTFLAGS");
+  EXPECT_FALSE(Asked);
+  writeFile(Tmp / ".cargo/config.toml",
+            "[target.x86_64-unknown-linux-gnu]\nrustflags = [\"--cfg\", \"u\"]\n");
+  EXPECT_EQ(chooseRustFlagsVariable(Home, Tmp / "p", Host),
+            "CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUSTFLAGS");
+  EXPECT_TRUE(Asked);
 }
 
 TEST(CargoTest, ApplyExtendsEncodedRustFlagsWhenCargoWouldReadThem) {
@@ -279,9 +329,9 @@ TEST(CargoTest, LinkStampsTrackArchAndLinker) {
   EXPECT_NE(linkStamp(A), linkStamp(B));
   EXPECT_EQ(linkStamp(A), linkStamp(Verbose)); // output-neutral settings
 
-  fs::path Path = linkStampPath(Tmp / "target", "vecadd", false);
+  fs::path Path = linkStampPath(Tmp / "target", "vecadd", "debug");
   EXPECT_EQ(Path, Tmp / "target/oxide/.stamps/vecadd-debug");
-  EXPECT_EQ(linkStampPath("/t", "vecadd", true),
+  EXPECT_EQ(linkStampPath("/t", "vecadd", "release"),
             fs::path("/t/oxide/.stamps/vecadd-release"));
   EXPECT_FALSE(linkStampMatches(Path, linkStamp(A)));
   writeLinkStamp(Path, linkStamp(A));
@@ -303,10 +353,10 @@ TEST(CargoTest, LinkStampsAreKeptPerToolchain) {
   EXPECT_EQ(toolchainOf(Env), "nightly-x86_64-unknown-linux-gnu");
 
   EXPECT_EQ(
-      linkStampPath("/t", "vecadd", false, "nightly-x86_64-unknown-linux-gnu"),
+      linkStampPath("/t", "vecadd", "debug", "nightly-x86_64-unknown-linux-gnu"),
       fs::path("/t/oxide/.stamps/"
                "vecadd-debug@nightly-x86_64-unknown-linux-gnu"));
-  EXPECT_EQ(linkStampPath("/t", "vecadd", true, "/opt/rust/bin/rustc"),
+  EXPECT_EQ(linkStampPath("/t", "vecadd", "release", "/opt/rust/bin/rustc"),
             fs::path("/t/oxide/.stamps/vecadd-release@_opt_rust_bin_rustc"));
 
   TempDir Tmp;

@@ -15,6 +15,7 @@
 
 #include "TestSupport.h"
 
+#include <csignal>
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
@@ -28,10 +29,12 @@ const char *FakeCargo = R"sh(#!/bin/sh
 {
   printf 'CALL'; for a in "$@"; do printf ' [%s]' "$a"; done; printf '\n'
   printf '  RUSTFLAGS=%s\n' "${RUSTFLAGS-<unset>}"
+  printf '  CARGO_BUILD_RUSTFLAGS=%s\n' "${CARGO_BUILD_RUSTFLAGS-<unset>}"
   printf '  CARGO_INCREMENTAL=%s\n' "${CARGO_INCREMENTAL-<unset>}"
   printf '  OXIDE_ARCH=%s\n' "${OXIDE_ARCH-<unset>}"
   printf '  OXIDE_DUMP_DIR=%s\n' "${OXIDE_DUMP_DIR-<unset>}"
   printf '  OXIDE_VERBOSE=%s\n' "${OXIDE_VERBOSE-<unset>}"
+  printf '  CARGO_TARGET_DIR=%s\n' "${CARGO_TARGET_DIR-<unset>}"
 } >> "$FAKE_CARGO_LOG"
 
 dump_device_stages() {
@@ -54,9 +57,12 @@ case "$1" in
          fi
          [ "${FAKE_BUILD_EXIT:-0}" = 0 ] && dump_device_stages
          exit "${FAKE_BUILD_EXIT:-0}";;
-  run) echo "program output"; exit "${FAKE_RUN_EXIT:-0}";;
+  run) echo "program output"
+       # cargo run execs the program: its signal is cargo's.
+       [ -z "$FAKE_RUN_SIGNAL" ] || kill -s "$FAKE_RUN_SIGNAL" $$
+       exit "${FAKE_RUN_EXIT:-0}";;
   rustc)
-    deps="$FAKE_TARGET/debug/deps"
+    deps="${CARGO_TARGET_DIR:-$FAKE_TARGET}/debug/deps"
     mkdir -p "$deps"
     echo "// MIR" > "$deps/vecadd-0123456789abcdef.mir"
     echo "; rustc IR" > "$deps/vecadd-0123456789abcdef.ll"
@@ -85,7 +91,7 @@ protected:
     writeFile(Root / "examples/matmul/Cargo.toml",
               "[package]\nname = \"gemm\"\n");
     writeFile(Root / "examples/matmul/src/main.rs", "fn main() {}\n");
-    writeExecutable(Bin / "cargo", FakeCargo);
+    writeExecutable(Bin / "cargo", withFakeCargoMetadata(FakeCargo));
     writeExecutable(Bin / "oxide-link", "#!/bin/sh\nexit 0\n");
 
     // Hermetic: nothing from the caller's shell leaks in.
@@ -154,13 +160,131 @@ TEST_F(CliTest, BuildNamedExampleWithTheOxideEnvironment) {
                          (Root / "Cargo.toml").string() +
                          "] [--package] [vecadd]\n");
   EXPECT_CONTAINS(L, "CALL [build]" + EmulatorProfile + " [--manifest-path] [" + Manifest + "]\n");
-  EXPECT_CONTAINS(L, "RUSTFLAGS=-C linker=" + (Bin / "oxide-link").string() +
-                         " -C save-temps\n");
+  // The flags join .cargo/config.toml's build.rustflags (RUSTFLAGS would
+  // replace them).
+  EXPECT_CONTAINS(L, "  CARGO_BUILD_RUSTFLAGS=-C linker=" +
+                         (Bin / "oxide-link").string() + " -C save-temps\n");
+  EXPECT_CONTAINS(L, "  RUSTFLAGS=<unset>\n");
   EXPECT_CONTAINS(L, "CARGO_INCREMENTAL=0\n");
   EXPECT_CONTAINS(L, "OXIDE_ARCH=sm_90\n");
   EXPECT_CONTAINS(L, "OXIDE_DUMP_DIR=<unset>\n");
   EXPECT_CONTAINS(L, "OXIDE_VERBOSE=<unset>\n");
   EXPECT_TRUE(fs::exists(Root / "target/oxide/.stamps/vecadd-debug"));
+}
+
+TEST_F(CliTest, CargoFlagsReachCargo) {
+  ProcessResult R = oxide({"run", "-p", "vecadd", "--bin", "vecadd", "-j", "2",
+                           "--locked", "--", "x"});
+  ASSERT_EQ(R.ExitCode, 0) << R.Output;
+  std::string Manifest = (Root / "examples/vecadd/Cargo.toml").string();
+  EXPECT_CONTAINS(log(), "CALL [build]" + EmulatorProfile +
+                             " [--manifest-path] [" + Manifest +
+                             "] [--bin] [vecadd] [--jobs] [2] [--locked]\n");
+  EXPECT_CONTAINS(log(), "CALL [run]" + EmulatorProfile +
+                             " [--quiet] [--manifest-path] [" + Manifest +
+                             "] [--bin] [vecadd] [--jobs] [2] [--locked] [--] "
+                             "[x]\n");
+  // --manifest-path picks the package as the directory would.
+  clearLog();
+  R = oxide({"build", "--manifest-path", "examples/matmul/Cargo.toml"});
+  ASSERT_EQ(R.ExitCode, 0) << R.Output;
+  EXPECT_CONTAINS(log(), "[--package] [gemm]");
+  // A custom profile builds into its own folder and is passed on.
+  clearLog();
+  R = oxide({"build", "vecadd", "--profile", "fast"});
+  ASSERT_EQ(R.ExitCode, 0) << R.Output;
+  EXPECT_CONTAINS(log(), "[--profile] [fast]");
+  EXPECT_TRUE(fs::exists(Root / "target/oxide/.stamps/vecadd-fast"));
+}
+
+TEST_F(CliTest, RunSaysWhichSignalKilledTheProgram) {
+  Env.set("OXIDE_EMULATE", "0");
+  Env.set("FAKE_RUN_SIGNAL", "SEGV");
+  ProcessResult R = oxide({"run", "vecadd"});
+  EXPECT_EQ(R.ExitCode, 128 + SIGSEGV);
+  EXPECT_CONTAINS(R.Output, "error: `vecadd` crashed: killed by SIGSEGV (signal 11");
+  EXPECT_CONTAINS(R.Output, "invalid pointer");
+  Env.set("FAKE_RUN_SIGNAL", "ABRT");
+  R = oxide({"run", "vecadd"});
+  EXPECT_EQ(R.ExitCode, 128 + SIGABRT);
+  EXPECT_CONTAINS(R.Output, "killed by SIGABRT");
+  EXPECT_CONTAINS(R.Output, "aborted");
+  // A plain failure stays the program's own business.
+  Env.unset("FAKE_RUN_SIGNAL");
+  Env.set("FAKE_RUN_EXIT", "3");
+  R = oxide({"run", "vecadd"});
+  EXPECT_EQ(R.ExitCode, 3);
+  EXPECT_NOT_CONTAINS(R.Output, "crashed");
+}
+
+TEST_F(CliTest, MissingPtxasIsWarnedAboutOnce) {
+  Env.set("OXIDE_CUDA_PATH", (Tmp / "no-cuda").string());
+  Env.set("OXIDE_EMULATE", "0");
+  ProcessResult R = oxide({"run", "vecadd"});
+  ASSERT_EQ(R.ExitCode, 0) << R.Output;
+  size_t First = R.Output.find("warning: ptxas not found");
+  ASSERT_NE(First, std::string::npos) << R.Output;
+  EXPECT_EQ(R.Output.find("warning: ptxas not found", First + 1),
+            std::string::npos)
+      << R.Output;
+  EXPECT_CONTAINS(R.Output, "the PTX will not be validated");
+  // With a toolkit, nothing is said.
+  writeExecutable(Tmp / "cuda/bin/ptxas", "#!/bin/sh\nexit 0\n");
+  Env.set("OXIDE_CUDA_PATH", (Tmp / "cuda").string());
+  EXPECT_NOT_CONTAINS(oxide({"build", "vecadd"}).Output, "ptxas not found");
+}
+
+TEST_F(CliTest, TargetDirFlagReachesEveryCargoCommand) {
+  ProcessResult R = oxide({"pipeline", "vecadd", "--target-dir", "out"});
+  ASSERT_EQ(R.ExitCode, 0) << R.Output;
+  std::string L = log();
+  EXPECT_CONTAINS(L, "[clean]");
+  EXPECT_NOT_CONTAINS(L, "CARGO_TARGET_DIR=<unset>");
+  EXPECT_CONTAINS(L, "CARGO_TARGET_DIR=" + (Root / "out").string() + "\n");
+  EXPECT_TRUE(fs::exists(Root / "out/oxide/vecadd/pipeline"));
+  EXPECT_FALSE(fs::exists(Root / "target/oxide"));
+}
+
+TEST_F(CliTest, TargetDirIsCargosOwn) {
+  // What cargo metadata reports (e.g. build.target-dir of a
+  // .cargo/config.toml) is where inspect looks, not <root>/target.
+  fs::path Custom = Root / "elsewhere";
+  Env.set("FAKE_TARGET", Custom.string());
+  ProcessResult R = oxide({"inspect", "vecadd"});
+  ASSERT_EQ(R.ExitCode, 0) << R.Output;
+  EXPECT_CONTAINS(log(), "OXIDE_DUMP_DIR=" + (Custom / "oxide/vecadd").string());
+  EXPECT_TRUE(fs::exists(Custom / "oxide/vecadd/vecadd.ptx"));
+}
+
+TEST_F(CliTest, TestNameThatIsNoPackageIsAFilter) {
+  Env.set("OXIDE_EMULATE", "0");
+  ProcessResult R = oxide({"test", "adds_two", "more", "--", "--nocapture"},
+                          Root / "examples/vecadd");
+  ASSERT_EQ(R.ExitCode, 0) << R.Output;
+  EXPECT_CONTAINS(log(), "[adds_two] [more] [--nocapture]");
+  EXPECT_CONTAINS(log(), "[--manifest-path] [" +
+                             (Root / "examples/vecadd/Cargo.toml").string());
+}
+
+TEST_F(CliTest, MetadataPrintsTheResolvedSettings) {
+  writeFile(Root / "examples/matmul/Cargo.toml",
+            "[package]\nname = \"gemm\"\n\n[package.metadata.oxide]\n"
+            "arch = \"sm_90a\"\nemulate = \"no: needs wgmma\"\n");
+  Env.set("OXIDE_ARCH", "sm_86");
+  ProcessResult R = oxide({"metadata", "gemm", "--print", "arch"});
+  ASSERT_EQ(R.ExitCode, 0) << R.Output;
+  EXPECT_EQ(R.Output, "sm_90a\n");
+  EXPECT_EQ(oxide({"metadata", "gemm", "--print", "emulate"}).Output,
+            "no: needs wgmma\n");
+  // The same order as every command: --arch, the package, OXIDE_ARCH.
+  EXPECT_EQ(oxide({"metadata", "gemm", "--print=arch", "--arch", "sm_100"}).Output,
+            "sm_100\n");
+  EXPECT_EQ(oxide({"metadata", "vecadd", "--print", "arch"}).Output, "sm_86\n");
+  EXPECT_EQ(oxide({"metadata", "vecadd", "--print", "emulate"}).Output, "\n");
+  EXPECT_EQ(oxide({"metadata", "matmul", "--print", "package"}).Output, "gemm\n");
+  R = oxide({"metadata", "gemm"});
+  EXPECT_CONTAINS(R.Output, "arch = sm_90a (from [package.metadata.oxide] arch");
+  EXPECT_CONTAINS(R.Output, "target-dir = " + (Root / "target").string());
 }
 
 TEST_F(CliTest, ExistingRustFlagsAndArchFromEnvironment) {
@@ -170,7 +294,7 @@ TEST_F(CliTest, ExistingRustFlagsAndArchFromEnvironment) {
   std::string L = log();
   EXPECT_CONTAINS(L, "[build]" + EmulatorProfile + " [--manifest-path] [" +
                          (Root / "examples/vecadd/Cargo.toml").string() +
-                         "] [--release]\n");
+                         "] [--release] [--verbose]\n");
   EXPECT_CONTAINS(L, "RUSTFLAGS=--cfg user_flag -C linker=");
   EXPECT_CONTAINS(L, "OXIDE_ARCH=sm_86\n");
   EXPECT_CONTAINS(L, "OXIDE_VERBOSE=1\n");
@@ -448,7 +572,7 @@ TEST_F(CliTest, InspectPrintsThePtx) {
 
 TEST_F(CliTest, InspectWithoutPtxIsAnError) {
   // A cargo whose link dumps nothing, as when the package has no kernel.
-  writeExecutable(Bin / "cargo", "#!/bin/sh\nexit 0\n");
+  writeExecutable(Bin / "cargo", withFakeCargoMetadata("#!/bin/sh\nexit 0\n"));
   ProcessResult R = oxide({"inspect", "vecadd"});
   EXPECT_EQ(R.ExitCode, 1);
   EXPECT_CONTAINS(R.Output, "error: the device linker wrote no PTX");
@@ -495,7 +619,7 @@ TEST_F(CliTest, PipelineRunsPtxasWhereItExists) {
 
 TEST_F(CliTest, PipelineReportsMissingDeviceStages) {
   // A fake cargo whose "linker" writes nothing.
-  writeExecutable(Bin / "cargo", "#!/bin/sh\nexit 0\n");
+  writeExecutable(Bin / "cargo", withFakeCargoMetadata("#!/bin/sh\nexit 0\n"));
   Env.set("OXIDE_CUDA_PATH", (Tmp / "no-cuda").string());
   ProcessResult R = oxide({"pipeline", "vecadd"});
   EXPECT_EQ(R.ExitCode, 1);

@@ -59,8 +59,18 @@ TEST(DebugOptionsTest, Test) {
   EXPECT_EQ(O.ProgramArgs, (Args{"--nocapture", "x"}));
   Options Bare = parseOk({"test"});
   EXPECT_FALSE(Bare.Name);
-  EXPECT_CONTAINS(parseFails({"test", "a", "b"}).Hint,
-                  "after `--`: cargo oxide test a -- b");
+  // As with `cargo test`, names after NAME are test filters; with -p every
+  // name is.
+  Options Filtered = parseOk({"test", "a", "b", "c"});
+  EXPECT_EQ(Filtered.Name, "a");
+  EXPECT_EQ(Filtered.TestFilters, (Args{"b", "c"}));
+  Options ByPackage = parseOk({"test", "gemm", "-p", "vecadd", "--", "-q"});
+  EXPECT_EQ(ByPackage.Name, "vecadd");
+  EXPECT_EQ(ByPackage.TestFilters, (Args{"gemm"}));
+  EXPECT_EQ(ByPackage.ProgramArgs, (Args{"-q"}));
+  // `run` still wants its program's arguments after `--`.
+  EXPECT_CONTAINS(parseFails({"run", "a", "b"}).Hint,
+                  "after `--`: cargo oxide run a -- b");
 }
 
 //===----------------------------------------------------------------------===//
@@ -303,6 +313,7 @@ const char *FakeCargo = R"sh(#!/bin/sh
 {
   printf 'CALL'; for a in "$@"; do printf ' [%s]' "$a"; done; printf '\n'
   printf '  RUSTFLAGS=%s\n' "${RUSTFLAGS-<unset>}"
+  printf '  CARGO_BUILD_RUSTFLAGS=%s\n' "${CARGO_BUILD_RUSTFLAGS-<unset>}"
   printf '  OXIDE_ARCH=%s\n' "${OXIDE_ARCH-<unset>}"
   printf '  OXIDE_DEVICE_DEBUG=%s\n' "${OXIDE_DEVICE_DEBUG-<unset>}"
   printf '  CARGO_PROFILE_RELEASE_DEBUG=%s\n' "${CARGO_PROFILE_RELEASE_DEBUG-<unset>}"
@@ -352,7 +363,7 @@ protected:
     writeFile(Root / "examples/vecadd/Cargo.toml",
               "[package]\nname = \"vecadd\"\n");
     writeFile(Root / "examples/vecadd/src/main.rs", "fn main() {}\n");
-    writeExecutable(Bin / "cargo", FakeCargo);
+    writeExecutable(Bin / "cargo", withFakeCargoMetadata(FakeCargo));
     writeExecutable(Bin / "rustc",
                     "#!/bin/sh\nprintf 'rustc 1.95.0 (59807616e 2026-04-14)\\n"
                     "host: x86_64-unknown-linux-gnu\\nrelease: 1.95.0\\n"

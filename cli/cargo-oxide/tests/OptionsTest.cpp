@@ -304,6 +304,102 @@ TEST(OptionsTest, FeaturesArePassedThrough) {
   EXPECT_FALSE(static_cast<bool>(parseArguments({"build", "--features"})));
 }
 
+TEST(OptionsTest, CargoFlagsPassThroughEveryBuildingCommand) {
+  using Args = std::vector<std::string>;
+  for (const char *Cmd : {"build", "run", "test", "inspect", "pipeline",
+                          "check", "debug", "sanitize"}) {
+    Options Opts =
+        parseOk({"oxide", Cmd, "-p", "vecadd", "-j", "3", "--locked",
+                 "--offline", "--frozen", "--target-dir", "out",
+                 "--manifest-path=ws/Cargo.toml", "--features", "f",
+                 "--all-features", "--no-default-features", "-v"});
+    EXPECT_EQ(Opts.Name, "vecadd") << Cmd;
+    EXPECT_EQ(Opts.Package, "vecadd") << Cmd;
+    EXPECT_EQ(Opts.TargetDir, "out") << Cmd;
+    EXPECT_EQ(Opts.ManifestPath, "ws/Cargo.toml") << Cmd;
+    EXPECT_TRUE(Opts.Verbose) << Cmd;
+    EXPECT_EQ(Opts.CargoArgs,
+              (Args{"--jobs", "3", "--locked", "--offline", "--frozen",
+                    "--features", "f", "--all-features",
+                    "--no-default-features"}))
+        << Cmd;
+  }
+  // Attached values, as cargo spells them.
+  Options Short = parseOk({"build", "-pvecadd", "-j4", "--jobs=2"});
+  EXPECT_EQ(Short.Name, "vecadd");
+  EXPECT_EQ(Short.CargoArgs, (Args{"--jobs", "4", "--jobs", "2"}));
+  // bench builds one fixed package: cargo's build settings only.
+  Options Bench = parseOk({"bench", "sgemm", "-j", "2", "--offline"});
+  EXPECT_EQ(Bench.CargoArgs, (Args{"--jobs", "2", "--offline"}));
+  Error BenchPackage = parseFail({"bench", "-p", "x"});
+  EXPECT_TRUE(contains(BenchPackage.Message, "unexpected argument `-p`"));
+  EXPECT_TRUE(contains(parseFail({"build", "-j"}).Message, "needs a value"));
+  EXPECT_TRUE(contains(parseFail({"build", "-p", "a", "--package", "b"}).Message,
+                       "given twice"));
+  EXPECT_TRUE(contains(parseFail({"build", "a", "-p", "b"}).Message,
+                       "both NAME `a` and `--package b`"));
+}
+
+TEST(OptionsTest, ProfileAndRelease) {
+  Options Release = parseOk({"build", "--profile", "release"});
+  EXPECT_TRUE(Release.Release);
+  EXPECT_FALSE(Release.Profile);
+  Options Dev = parseOk({"build", "--profile=dev"});
+  EXPECT_FALSE(Dev.Release);
+  EXPECT_FALSE(Dev.Profile);
+  Options Custom = parseOk({"run", "--profile", "fast"});
+  EXPECT_EQ(Custom.Profile, "fast");
+}
+
+TEST(OptionsTest, BinAndExampleChooseTheExecutable) {
+  using Args = std::vector<std::string>;
+  Options Bin = parseOk({"run", "pkg", "--bin", "tool", "--", "x"});
+  EXPECT_EQ(Bin.Bin, "tool");
+  EXPECT_EQ(Bin.CargoArgs, (Args{"--bin", "tool"}));
+  EXPECT_EQ(Bin.ProgramArgs, (Args{"x"}));
+  Options Example = parseOk({"debug", "--example=demo"});
+  EXPECT_EQ(Example.Example, "demo");
+  EXPECT_TRUE(contains(
+      parseFail({"run", "--bin", "a", "--example", "b"}).Message,
+      "both `--bin` and `--example`"));
+  // inspect and pipeline act on a package's kernels, not one executable.
+  EXPECT_TRUE(contains(parseFail({"inspect", "--bin", "a"}).Message,
+                       "unexpected argument `--bin`"));
+}
+
+TEST(OptionsTest, UnknownFlagErrorListsWhatTheCommandAccepts) {
+  Error E = parseFail({"oxide", "run", "--frobnicate"});
+  EXPECT_TRUE(contains(E.Hint, "it accepts -r/--release, --arch TARGET"));
+  EXPECT_TRUE(contains(E.Hint, "-p/--package NAME"));
+  EXPECT_TRUE(contains(E.Hint, "--bin NAME"));
+  EXPECT_TRUE(contains(E.Hint, "-j/--jobs N"));
+  EXPECT_TRUE(contains(E.Hint, "--emulate[=MODE]"));
+  EXPECT_TRUE(contains(E.Hint, "arguments after `--` go to the program"));
+  // The list is the parser's own: every flag in it parses.
+  EXPECT_EQ(acceptedFlags(Command::Run),
+            E.Hint.substr(std::string("it accepts ").size(),
+                          acceptedFlags(Command::Run).size()));
+  Error Inspect = parseFail({"inspect", "--emulate"});
+  EXPECT_TRUE(contains(Inspect.Hint, "--sass"));
+  EXPECT_FALSE(contains(Inspect.Hint, "--emulate"));
+}
+
+TEST(OptionsTest, CheckAndMetadata) {
+  Options Check = parseOk({"check", "vecadd", "--message-format=json"});
+  EXPECT_EQ(Check.Cmd, Command::Check);
+  EXPECT_TRUE(Check.JsonMessages);
+  EXPECT_FALSE(parseOk({"check", "--message-format", "human"}).JsonMessages);
+  EXPECT_TRUE(contains(parseFail({"check", "--message-format=xml"}).Message,
+                       "unknown message format `xml`"));
+  Options Meta = parseOk({"metadata", "gemm", "--print", "arch"});
+  EXPECT_EQ(Meta.Cmd, Command::Metadata);
+  EXPECT_EQ(Meta.Print, "arch");
+  EXPECT_EQ(parseOk({"metadata", "--print=emulate"}).Print, "emulate");
+  EXPECT_EQ(parseOk({"metadata", "--print", "package"}).Print, "package");
+  EXPECT_TRUE(contains(parseFail({"metadata", "--print", "x"}).Hint,
+                       "--print arch, --print emulate or --print package"));
+}
+
 TEST(OptionsTest, InspectAndPipelineTakeBuildOptions) {
   Options I = parseOk({"oxide", "inspect", "vecadd", "--arch", "sm_90"});
   EXPECT_EQ(I.Cmd, Command::Inspect);

@@ -48,7 +48,7 @@ TEST(ProcessTest, KilledBySignal) {
   EXPECT_TRUE(R.Started);
   EXPECT_EQ(R.Signal, 15);
   EXPECT_EQ(R.shellStatus(), 143);
-  EXPECT_TRUE(contains(R.describe(), "killed by signal 15"));
+  EXPECT_TRUE(contains(R.describe(), "killed by SIGTERM (signal 15"));
 }
 
 TEST(ProcessTest, MissingProgram) {

@@ -258,22 +258,7 @@ TEST(GlobTest, Matching) {
   EXPECT_FALSE(globMatch("exact", "exactly"));
 }
 
-TEST_F(ProjectTest, TargetDirectory) {
-  Workspace WS = workspaceAt(Root);
-  Environment Env;
-  EXPECT_EQ(targetDirectory(WS, Env, Root / "examples"), Root / "target");
-
-  Env.set("CARGO_BUILD_TARGET_DIR", "/build/b");
-  EXPECT_EQ(targetDirectory(WS, Env, Root), "/build/b");
-  Env.set("CARGO_TARGET_DIR", "/build/t");
-  EXPECT_EQ(targetDirectory(WS, Env, Root), "/build/t"); // takes precedence
-  Env.set("CARGO_TARGET_DIR", "out/../tgt");
-  EXPECT_EQ(targetDirectory(WS, Env, Root / "examples"),
-            Root / "examples/tgt"); // relative to the current directory
-  Env.set("CARGO_TARGET_DIR", "");
-  Env.unset("CARGO_BUILD_TARGET_DIR");
-  EXPECT_EQ(targetDirectory(WS, Env, Root), Root / "target"); // empty = unset
-
+TEST_F(ProjectTest, OutputFolders) {
   EXPECT_EQ(profileDirName(false), "debug");
   EXPECT_EQ(profileDirName(true), "release");
   EXPECT_EQ(oxideOutputDir("/t", "vecadd"), fs::path("/t/oxide/vecadd"));

@@ -58,4 +58,35 @@ const std::string EmulatorProfile =
     " [--config] [profile.dev.package.ptx-vm.opt-level=3] [--config] "
     "[profile.dev.package.cuda-emulator.opt-level=2]";
 
+std::string withFakeCargoMetadata(std::string_view Script) {
+  static const char *Metadata = R"sh(
+if [ "$1" = metadata ]; then
+  mp=""; prev=""
+  for a in "$@"; do [ "$prev" = --manifest-path ] && mp="$a"; prev="$a"; done
+  dir=$(dirname "$mp"); pkgs=""
+  for m in "$mp" "$dir"/examples/*/Cargo.toml; do
+    [ -f "$m" ] || continue
+    name=$(sed -n 's/^name *= *"\(.*\)"/\1/p' "$m" | head -1)
+    [ -n "$name" ] || continue
+    arch=$(sed -n 's/^arch *= *"\(.*\)"/\1/p' "$m" | head -1)
+    emu=$(sed -n 's/^emulate *= *"\(.*\)"/\1/p' "$m" | head -1)
+    meta=null
+    [ -n "$arch$emu" ] && meta="{\"oxide\":{${arch:+\"arch\":\"$arch\"}${arch:+${emu:+,}}${emu:+\"emulate\":\"$emu\"}}}"
+    bins="[]"
+    [ -f "$(dirname "$m")/src/main.rs" ] && bins="[{\"kind\":[\"bin\"],\"name\":\"$name\"}]"
+    pkgs="$pkgs${pkgs:+,}{\"name\":\"$name\",\"manifest_path\":\"$m\",\"targets\":$bins,\"metadata\":$meta}"
+  done
+  target=${CARGO_TARGET_DIR:-${FAKE_TARGET:-$dir/target}}
+  printf '{"packages":[%s],"workspace_root":"%s","target_directory":"%s","version":1}\n' "$pkgs" "$dir" "$target"
+  exit 0
+fi
+)sh";
+  std::string Text(Script);
+  size_t EndOfFirstLine = Text.find('\n');
+  Text.insert(EndOfFirstLine == std::string::npos ? Text.size()
+                                                  : EndOfFirstLine + 1,
+              Metadata);
+  return Text;
+}
+
 } // namespace oxide::cli::test

@@ -49,6 +49,14 @@ bool contains(std::string_view Haystack, std::string_view Needle);
 /// (emulatorProfileArgs), as the fake cargos log them: ` [--config] [...]`.
 extern const std::string EmulatorProfile;
 
+/// \p Script (a fake cargo, `#!/bin/sh` first) answering `cargo metadata
+/// --format-version 1 --no-deps --manifest-path M` as cargo would for the
+/// test workspaces, unlogged: the package of M and those of
+/// <dir of M>/examples/*/, with their name, `[[bin]]`/src/main.rs binary,
+/// `arch =` and `emulate =` lines as [package.metadata.oxide]; the target
+/// directory is $CARGO_TARGET_DIR, else $FAKE_TARGET, else <dir of M>/target.
+std::string withFakeCargoMetadata(std::string_view Script);
+
 } // namespace oxide::cli::test
 
 #endif // OXIDE_CLI_TESTS_TESTSUPPORT_H

@@ -27,6 +27,12 @@ struct LinkerOptions {
   std::string DumpDir;                  // OXIDE_DUMP_DIR: write every stage here
   bool Verbose = false;                 // OXIDE_VERBOSE
   std::string DeviceDebug;              // OXIDE_DEVICE_DEBUG: "" (strip), lines, full
+  // OXIDE_CHECK=1 (`cargo oxide check`): run the legality checks and report
+  // their diagnostics, then stop: no optimisation, PTX, ptxas or embedding.
+  bool CheckOnly = false;
+  // OXIDE_DIAGNOSTICS_JSON: a file the errors are appended to as rustc JSON
+  // diagnostics (one a line), besides being printed.
+  std::string DiagnosticsJson;
   // The rlibs on the link line that bring no unoptimised bitcode (the
   // standard library's): their embedded bitcode may supply what the kernels
   // call (libraryArchives, LinkLibraryBitcode.cpp).

@@ -59,6 +59,11 @@ public:
   const std::vector<Diagnostic> &errors() const { return Errors; }
   /// Prints every error, then a summary line like rustc's.
   void print(llvm::raw_ostream &OS) const;
+  /// Prints every error as one line of rustc's JSON diagnostic format (the
+  /// `message` of cargo's `compiler-message`), with a primary span where the
+  /// error has a source location; for editors (`cargo oxide check
+  /// --message-format=json`).
+  void printJson(llvm::raw_ostream &OS) const;
 
 private:
   std::vector<Diagnostic> Errors;

@@ -47,6 +47,10 @@ LinkerOptions LinkerOptions::fromEnvironment() {
     O.Verbose = true;
   if (const char *G = getenv("OXIDE_DEVICE_DEBUG"); G && *G)
     O.DeviceDebug = G;
+  if (const char *C = getenv("OXIDE_CHECK"); C && *C && StringRef(C) != "0")
+    O.CheckOnly = true;
+  if (const char *J = getenv("OXIDE_DIAGNOSTICS_JSON"); J && *J)
+    O.DiagnosticsJson = J;
   return O;
 }
 
@@ -280,6 +284,11 @@ Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &
   Image.ModuleName = ModuleName;
   Image.Kernels = kernelsOf(M, EntryCopies);
   Image.Constants = constantsOf(M);
+  // A check stops here: every check of the user's code has run (one,
+  // lower-disjoint-indices, needs the optimised IR); what is left only makes
+  // the image, which a check does not keep.
+  if (Opts.CheckOnly)
+    return Image;
   auto Ptx = emitPtx(M, **TM);
   if (!Ptx)
     return Ptx.takeError();

@@ -162,11 +162,19 @@ int main(int argc, char **argv) {
     std::string Msg = toString(Image.takeError());
     if (Diags.hasErrors()) {
       Diags.print(errs());
+      if (!Opts.DiagnosticsJson.empty()) {
+        std::error_code EC;
+        raw_fd_ostream Json(Opts.DiagnosticsJson, EC, sys::fs::OF_Append);
+        if (!EC)
+          Diags.printJson(Json);
+      }
       return 1;
     }
     return fail("oxide-link: " + Msg);
   }
-  if (Image->Kernels.empty())
+  // A check links the host program without its kernels: it is not meant to
+  // run (`cargo oxide check` builds into a target directory of its own).
+  if (Image->Kernels.empty() || Opts.CheckOnly)
     return runSystemLinker(Args);
   if (Error E = assemblePtx(*Image, Opts))
     return fail("oxide-link: " + toString(std::move(E)) +
