@@ -29,6 +29,7 @@
 //===----------------------------------------------------------------------===//
 #include "oxide/Abi.h"
 #include "oxide/DeviceLinker.h"
+#include "oxide/RustNames.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/IR/InstIterator.h"
 #include "llvm/IR/Instructions.h"
@@ -194,8 +195,8 @@ void oxide::recordStackBounds(DeviceImage &Image, const std::map<std::string, ui
         errs() << "oxide-link: warning: kernel `" << K.RustPath
                << "` may recurse, so its stack has no bound: ";
         for (const std::string &F : B.Cycle)
-          errs() << F << " -> ";
-        errs() << B.Cycle.front() << "\n  = note: its launches raise the device stack to "
+          errs() << demangleRust(F) << " -> ";
+        errs() << demangleRust(B.Cycle.front()) << "\n  = note: its launches raise the device stack to "
                << DeviceStackFallback << " bytes per thread; set " << DeviceStackVariable
                << "=BYTES at run time for another size\n";
       }
