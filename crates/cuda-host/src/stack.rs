@@ -65,11 +65,10 @@ impl StackNeed {
 /// thread), read once, or 16 KiB (Abi.def's `DeviceStackFallback`).
 pub fn fallback_stack_bytes() -> Result<usize, HostError> {
     static FALLBACK: OnceLock<Result<usize, String>> = OnceLock::new();
-    let setting = std::env::var(DEVICE_STACK_VARIABLE).ok();
-    FALLBACK
-        .get_or_init(|| parse_fallback(setting.as_deref()))
-        .clone()
-        .map_err(|value| HostError::InvalidDeviceStack { value })
+    match FALLBACK.get_or_init(|| parse_fallback(std::env::var(DEVICE_STACK_VARIABLE).ok().as_deref())) {
+        Ok(bytes) => Ok(*bytes),
+        Err(value) => Err(HostError::InvalidDeviceStack { value: value.clone() }),
+    }
 }
 
 /// `OXIDE_DEVICE_STACK`'s value, or the default when it is unset or empty.
