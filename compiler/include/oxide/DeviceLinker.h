@@ -6,6 +6,8 @@
 //   Compile.cpp     link the bitcode, run the device pipeline (Passes.def,
 //                   Pipeline.h: legalise, link libdevice, optimise for
 //                   NVPTX), emit and validate PTX
+//   StackBound.cpp  the per-thread stack each entry needs, from the call
+//                   graph and ptxas's frames
 //   Embed.cpp       the host object holding the image and the kernel table,
 //                   and the patch of host addresses after the system link
 //===----------------------------------------------------------------------===//
@@ -16,8 +18,15 @@
 #include "oxide/Targets.h"
 #include "llvm/Support/Error.h"
 #include "llvm/ADT/StringRef.h"
+#include <map>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
+
+namespace llvm {
+class Module;
+}
 
 namespace oxide {
 
@@ -54,6 +63,28 @@ struct KernelEntryInfo {
   // docs/ABI.md §3); both empty when the kernel has none.
   std::string UncheckedPtxName;
   std::string LaunchCondition;
+  // The per-thread stack bytes the entry (and its unchecked twin) may need,
+  // through indirect calls too; 0 when the driver's own sizing suffices,
+  // KernelStackUnknown (Abi.def) when it has no bound (StackBound.cpp).
+  uint64_t StackBytes = 0;
+};
+
+/// Who may call whom in the final device module, by PTX name (StackBound.cpp).
+struct DeviceCallGraph {
+  std::vector<std::string> Entries; // the `ptx_kernel` functions
+  // Each defined function's possible callees: its direct callees, and for a
+  // call through a pointer every address-taken function of the call's type.
+  std::map<std::string, std::vector<std::string>> Callees;
+  std::set<std::string> CallsIndirectly;    // functions with a call through a pointer
+  std::set<std::string> UnresolvedIndirect; // ... that no defined function's type matches
+};
+
+/// An entry's worst-case stack.
+struct StackBound {
+  std::optional<uint64_t> Bytes;  // empty when unknown
+  std::vector<std::string> Cycle; // the functions of a cycle it reaches, if any
+  bool Indirect = false;          // it reaches a call through a pointer
+  bool Unresolved = false;        // ... one without a target in the module
 };
 
 /// A `#[constant]` static in constant memory, which the host may overwrite.
@@ -74,6 +105,7 @@ struct DeviceImage {
   unsigned CubinSm = 0; // 90 for sm_90 and sm_90a
   std::vector<KernelEntryInfo> Kernels;
   std::vector<ConstantInfo> Constants;
+  DeviceCallGraph CallGraph; // of the module the PTX came from
 };
 
 // Gather.cpp ---------------------------------------------------------------
@@ -114,6 +146,27 @@ llvm::Error assemblePtx(DeviceImage &Image, const LinkerOptions &Opts);
 /// The PTX with every instruction of PtxasHazards.def replaced by the
 /// exact equivalent the table gives, which ptxas compiles correctly.
 std::string rewritePtxasHazards(llvm::StringRef Ptx);
+
+// StackBound.cpp -----------------------------------------------------------
+
+/// The call graph of a module whose names are final (after PTX emission).
+DeviceCallGraph buildDeviceCallGraph(const llvm::Module &M);
+
+/// The "N bytes stack frame" of each function in ptxas -v's output.
+std::map<std::string, uint64_t> parsePtxasFrames(llvm::StringRef PtxasLog);
+
+/// The heaviest path by frame bytes from Entry; without Frames (no ptxas) a
+/// bound of 0 when every reachable call is direct, else unknown.
+StackBound boundStack(const DeviceCallGraph &G, const std::string &Entry,
+                      const std::map<std::string, uint64_t> *Frames);
+
+/// `entry: 1312 bytes`, or `entry: unknown (why)`, for -v output and tests.
+std::string describeStackBound(const std::string &Entry, const StackBound &B);
+
+/// Sets every kernel's StackBytes from Image.CallGraph and the frames (null
+/// without ptxas), warning about kernels that may recurse.
+void recordStackBounds(DeviceImage &Image, const std::map<std::string, uint64_t> *Frames,
+                       bool Verbose);
 
 // Embed.cpp ----------------------------------------------------------------
 

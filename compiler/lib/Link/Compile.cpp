@@ -292,6 +292,9 @@ Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &
   auto Ptx = emitPtx(M, **TM);
   if (!Ptx)
     return Ptx.takeError();
+  // After emission: NVPTX has given the functions their PTX names, which
+  // are the names ptxas reports frames under (StackBound.cpp).
+  Image.CallGraph = buildDeviceCallGraph(M);
   // ptxas miscompiles a few PTX instructions at their edge values, in
   // whatever way the backend came to write them (PtxasHazards.def).
   Image.Ptx = rewritePtxasHazards(*Ptx);
@@ -309,8 +312,12 @@ Error oxide::assemblePtx(DeviceImage &Image, const LinkerOptions &Opts) {
   sys::path::append(Ptxas, "bin", "ptxas");
   if (!sys::fs::can_execute(Ptxas)) {
     auto Found = sys::findProgramByName("ptxas");
-    if (!Found)
-      return Error::success(); // no toolkit: the driver will JIT and report
+    if (!Found) {
+      // No toolkit: the driver will JIT and report; no frames to bound
+      // stacks with.
+      recordStackBounds(Image, nullptr, Opts.Verbose);
+      return Error::success();
+    }
     Ptxas = *Found;
   }
   SmallString<128> In, Out, Log;
@@ -324,7 +331,8 @@ Error oxide::assemblePtx(DeviceImage &Image, const LinkerOptions &Opts) {
   sys::fs::createTemporaryFile("oxide", "cubin", Out);
   sys::fs::createTemporaryFile("oxide-ptxas", "log", Log);
   std::string Arch = "-arch=" + Opts.Arch;
-  StringRef Args[] = {Ptxas, Arch, "-o", Out, In};
+  // -v: each function's stack frame, for the bound of each entry's stack.
+  StringRef Args[] = {Ptxas, Arch, "-v", "-o", Out, In};
   std::optional<StringRef> Redirects[] = {std::nullopt, StringRef(Log), StringRef(Log)};
   int RC = sys::ExecuteAndWait(Ptxas, Args, std::nullopt, Redirects);
   auto LogText = MemoryBuffer::getFile(Log);
@@ -344,5 +352,7 @@ Error oxide::assemblePtx(DeviceImage &Image, const LinkerOptions &Opts) {
   sys::fs::remove(Log);
   if (RC != 0)
     return makeError("ptxas rejected the generated PTX for " + Opts.Arch + ":\n" + Output);
+  std::map<std::string, uint64_t> Frames = parsePtxasFrames(Output);
+  recordStackBounds(Image, &Frames, Opts.Verbose);
   return Error::success();
 }

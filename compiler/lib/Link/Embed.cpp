@@ -47,7 +47,7 @@ class TableBuilder {
 public:
   explicit TableBuilder(Module &M) : M(M), Ctx(M.getContext()) {}
 
-  void build(const DeviceImage &Image) {
+  Error build(const DeviceImage &Image) {
     Type *I64 = Type::getInt64Ty(Ctx), *I32 = Type::getInt32Ty(Ctx);
     Type *Ptr = PointerType::getUnqual(Ctx);
 
@@ -63,7 +63,9 @@ public:
     Slots->setSection(HostSlotSection);
     Slots->setAlignment(Align(8));
 
-    auto *KernelTy = StructType::get(Ctx, {Ptr, I64, Ptr, I64, I64, Ptr, I64, I64, Ptr, I64, Ptr, I64});
+    auto *KernelTy = StructType::get(Ctx, {Ptr, I64, Ptr, I64, I64, Ptr, I64, I64, Ptr, I64, Ptr, I64, I64});
+    if (M.getDataLayout().getTypeAllocSize(KernelTy) != KernelRecordBytes)
+      return makeError("internal error: the KernelRecord written here and Abi.def's KernelRecordBytes disagree");
     SmallVector<Constant *> Kernels;
     size_t Slot = 0;
     for (const KernelEntryInfo &K : Image.Kernels) {
@@ -75,7 +77,7 @@ public:
                      string(K.RustPath), ConstantInt::get(I64, K.RustPath.size()),
                      ConstantInt::get(I64, K.Flags), optionalString(K.UncheckedPtxName),
                      ConstantInt::get(I64, K.UncheckedPtxName.size()), optionalString(K.LaunchCondition),
-                     ConstantInt::get(I64, K.LaunchCondition.size())}));
+                     ConstantInt::get(I64, K.LaunchCondition.size()), ConstantInt::get(I64, K.StackBytes)}));
       Slot += K.HostCopies;
     }
     auto *KernelsTy = ArrayType::get(KernelTy, Kernels.size());
@@ -127,6 +129,7 @@ public:
     // llvm.used (not compiler.used) gives the section SHF_GNU_RETAIN, so
     // --gc-sections keeps it although only __start_oxide_kernels names it.
     appendToUsed(M, {Record});
+    return Error::success();
   }
 
 private:
@@ -167,7 +170,8 @@ Error oxide::writeKernelTableObject(const DeviceImage &Image, const std::string 
       Tgt->createTargetMachine(T, "x86-64", "", TargetOptions(), Reloc::PIC_));
   M.setTargetTriple(T);
   M.setDataLayout(TM->createDataLayout());
-  TableBuilder(M).build(Image);
+  if (Error E = TableBuilder(M).build(Image))
+    return E;
 
   std::error_code EC;
   raw_fd_ostream OS(Path, EC);

@@ -10,6 +10,9 @@
 //       the whole device compile (oxide-link's), print the PTX
 //   oxide-opt --rewrite-ptxas-hazards in.ptx
 //       PtxasHazards.def's rewrite of a PTX file (PtxasHazards.cpp)
+//   oxide-opt --stack-bound [--ptxas-log=FILE] in.ll
+//       the stack bound of each `ptx_kernel` entry of the IR (StackBound.cpp),
+//       with the frames of ptxas -v's output in FILE, or as without ptxas
 //===----------------------------------------------------------------------===//
 #include "oxide/DeviceLinker.h"
 #include "oxide/Pipeline.h"
@@ -33,6 +36,10 @@ static cl::opt<std::string> Passes("passes",
 static cl::opt<bool> EmitPtx("ptx", cl::desc("run the whole device compile and print PTX"));
 static cl::opt<bool> RewritePtx("rewrite-ptxas-hazards",
                                 cl::desc("rewrite a PTX file's PtxasHazards.def instructions"));
+static cl::opt<bool> StackBoundMode("stack-bound",
+                                    cl::desc("print the stack bound of each kernel entry"));
+static cl::opt<std::string> PtxasLog("ptxas-log",
+                                     cl::desc("ptxas -v output with the frames --stack-bound uses"));
 
 static cl::list<std::string> Libraries("library",
                                       cl::desc("an rlib, bitcode or IR file link-library-bitcode may "
@@ -59,6 +66,36 @@ int main(int argc, char **argv) {
       return 1;
     }
     outs() << rewritePtxasHazards((*Buf)->getBuffer());
+    return 0;
+  }
+
+  if (StackBoundMode) {
+    LLVMContext Ctx;
+    SMDiagnostic Err;
+    std::unique_ptr<Module> M = parseIRFile(Inputs.front(), Err, Ctx);
+    if (!M) {
+      Err.print(argv[0], errs());
+      return 1;
+    }
+    DeviceImage Image;
+    Image.CallGraph = buildDeviceCallGraph(*M);
+    for (const std::string &Entry : Image.CallGraph.Entries) {
+      KernelEntryInfo K;
+      K.PtxName = K.RustPath = Entry;
+      Image.Kernels.push_back(K);
+    }
+    std::map<std::string, uint64_t> Frames;
+    if (!PtxasLog.empty()) {
+      auto Log = MemoryBuffer::getFile(PtxasLog);
+      if (!Log) {
+        errs() << "oxide-opt: cannot read " << PtxasLog << "\n";
+        return 1;
+      }
+      Frames = parsePtxasFrames((*Log)->getBuffer());
+    }
+    recordStackBounds(Image, PtxasLog.empty() ? nullptr : &Frames, /*Verbose=*/true);
+    for (const KernelEntryInfo &K : Image.Kernels)
+      outs() << "stack " << K.PtxName << " = " << K.StackBytes << "\n";
     return 0;
   }
 

@@ -2,6 +2,7 @@
 
 use std::ffi::c_void;
 use std::ptr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::backend::Backend;
@@ -62,11 +63,17 @@ pub struct CudaContext {
     /// Whether the device allocates on streams (`cuMemAllocAsync`), asked
     /// once: every buffer allocation checks it.
     memory_pools: OnceLock<bool>,
+    /// The per-thread stack this context is known to have, in bytes (0
+    /// until a launch asks): launches that need no more skip the driver.
+    stack_size: AtomicUsize,
+    /// Held while the stack is raised, so that two threads do not both.
+    stack_raise: Mutex<()>,
 }
 
 // SAFETY: a CUcontext is a process-wide handle, not tied to the thread that
 // retained it; the driver API is thread-safe and every method binds the
-// context to the calling thread before using it. The struct is immutable.
+// context to the calling thread before using it. The struct's mutable parts
+// are behind a Mutex, a OnceLock or an atomic.
 unsafe impl Send for CudaContext {}
 // SAFETY: see `Send`; no method mutates the struct, the driver serialises
 // concurrent calls on the same context internally.
@@ -102,6 +109,8 @@ impl CudaContext {
             panic_record: OnceLock::new(),
             compute_capability: OnceLock::new(),
             memory_pools: OnceLock::new(),
+            stack_size: AtomicUsize::new(0),
+            stack_raise: Mutex::new(()),
         });
         this.bind_to_thread()?;
         Ok(this)
@@ -346,6 +355,58 @@ impl CudaContext {
     /// to record and wait for; for ordering only.
     pub fn new_event_without_timing(self: &Arc<Self>) -> Result<CudaEvent, DriverError> {
         CudaEvent::create(self, driver::CU_EVENT_DISABLE_TIMING)
+    }
+
+    /// The per-thread stack of this context's kernels in bytes
+    /// (`CU_LIMIT_STACK_SIZE`; the driver starts with 1 KiB and raises it by
+    /// itself for what it can see of a kernel's calls).
+    pub fn stack_size(&self) -> Result<usize, DriverError> {
+        let d = self.bind()?;
+        let mut bytes = 0usize;
+        // SAFETY: writes one size_t; the context is current.
+        unsafe { cu!(d, cuCtxGetLimit(&mut bytes, driver::CU_LIMIT_STACK_SIZE))? };
+        Ok(bytes)
+    }
+
+    /// Makes the per-thread stack at least `bytes`, raising
+    /// `CU_LIMIT_STACK_SIZE` if it is smaller; never lowers it. A kernel that
+    /// calls through pointers (`core::fmt` does, through `dyn Write` and
+    /// `dyn Display`) may need more stack than the driver can see; the
+    /// device linker bounds it and every launch through cuda-host asks for
+    /// it here first (docs/DESIGN.md, "The device stack").
+    ///
+    /// What the context is known to have is remembered, so a launch that
+    /// needs no more costs one atomic load. A raise waits for the work
+    /// already submitted to the context: the driver blocks until the tasks
+    /// before it are complete, then the new size applies to later launches.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), cuda_core::DriverError> {
+    /// let ctx = cuda_core::CudaContext::new(0)?;
+    /// ctx.ensure_stack_size(4096)?;
+    /// assert!(ctx.stack_size()? >= 4096);
+    /// # Ok(()) }
+    /// ```
+    pub fn ensure_stack_size(&self, bytes: usize) -> Result<(), DriverError> {
+        if bytes <= self.stack_size.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        let _raising = self.stack_raise.lock().unwrap_or_else(|p| p.into_inner());
+        let mut current = self.stack_size()?;
+        if current < bytes {
+            let d = self.bind()?;
+            // SAFETY: plain values; the context is current.
+            unsafe { cu!(d, cuCtxSetLimit(driver::CU_LIMIT_STACK_SIZE, bytes)) }.map_err(|e| {
+                self.explain(e).with_detail(format!(
+                    "a kernel needs a stack of {bytes} bytes per thread (docs/DESIGN.md, The device stack); \
+                     the driver could not give it"
+                ))
+            })?;
+            // The driver may round the size up.
+            current = self.stack_size()?;
+        }
+        self.stack_size.fetch_max(current, Ordering::AcqRel);
+        Ok(())
     }
 
     /// Waits until all work submitted to this context has finished.

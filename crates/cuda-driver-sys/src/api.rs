@@ -127,6 +127,8 @@ driver_api! {
     cuCtxGetCurrent(*mut CUcontext);
     cuCtxSetCurrent(CUcontext);
     cuCtxSynchronize();
+    cuCtxGetLimit(*mut usize, c_int);
+    cuCtxSetLimit(c_int, usize);
     cuStreamCreate(*mut CUstream, c_uint);
     cuStreamDestroy_v2(CUstream);
     cuStreamSynchronize(CUstream);

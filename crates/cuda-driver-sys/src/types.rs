@@ -86,6 +86,9 @@ pub const CU_MEMPOOL_ATTR_USED_MEM_CURRENT: c_int = 7;
 /// `CU_MEMPOOL_ATTR_USED_MEM_HIGH` (u64): the high-water mark of the used
 /// bytes (setting it to 0 resets it).
 pub const CU_MEMPOOL_ATTR_USED_MEM_HIGH: c_int = 8;
+/// `CU_LIMIT_STACK_SIZE`: the per-thread stack in bytes (`cuCtxGetLimit`,
+/// `cuCtxSetLimit`).
+pub const CU_LIMIT_STACK_SIZE: c_int = 0;
 /// `CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK`.
 pub const CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: c_int = 0;
 /// `CU_FUNC_ATTRIBUTE_NUM_REGS`.

@@ -13,7 +13,7 @@
 
 use std::cell::Cell;
 use std::ptr;
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use cuda_driver_sys::{CUcontext, CUresult, CUDA_ERROR_INVALID_CONTEXT, CUDA_SUCCESS};
@@ -26,11 +26,21 @@ pub(crate) struct Context {
     /// What the emulator found, for the first fault.
     detail: Mutex<Option<String>>,
     destroyed: AtomicBool,
+    /// `CU_LIMIT_STACK_SIZE`, as `cuCtxSetLimit` last set it.
+    stack_limit: AtomicUsize,
 }
+
+/// The per-thread stack a new context reports, the driver's default.
+const DEFAULT_STACK_LIMIT: usize = 1024;
 
 impl Context {
     fn new() -> &'static Context {
-        Box::leak(Box::new(Context { sticky: AtomicI32::new(0), detail: Mutex::new(None), destroyed: AtomicBool::new(false) }))
+        Box::leak(Box::new(Context {
+            sticky: AtomicI32::new(0),
+            detail: Mutex::new(None),
+            destroyed: AtomicBool::new(false),
+            stack_limit: AtomicUsize::new(DEFAULT_STACK_LIMIT),
+        }))
     }
 
     /// `CUDA_SUCCESS`, the sticky error of a faulted context, or
@@ -49,6 +59,16 @@ impl Context {
         if let Some(d) = detail {
             self.detail.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(d);
         }
+    }
+
+    /// The per-thread stack limit (`CU_LIMIT_STACK_SIZE`) in bytes.
+    pub(crate) fn stack_limit(&self) -> usize {
+        self.stack_limit.load(Ordering::SeqCst)
+    }
+
+    /// Remembers a new stack limit, as `cuCtxSetLimit` does.
+    pub(crate) fn set_stack_limit(&self, bytes: usize) {
+        self.stack_limit.store(bytes, Ordering::SeqCst);
     }
 
     /// The handle the driver API hands out.

@@ -24,6 +24,7 @@ use cuda_driver_sys::{
     CUDA_ERROR_INVALID_VALUE as INVALID_VALUE, CUDA_ERROR_NOT_FOUND as NOT_FOUND,
     CUDA_ERROR_NOT_SUPPORTED as NOT_SUPPORTED, CUDA_ERROR_OUT_OF_MEMORY as OUT_OF_MEMORY, CUDA_SUCCESS as SUCCESS,
     CU_EVENT_DISABLE_TIMING, CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, CU_LAUNCH_ATTRIBUTE_COOPERATIVE,
+    CU_LIMIT_STACK_SIZE,
 };
 
 use crate::context::{self, Context};
@@ -84,7 +85,8 @@ macro_rules! table {
 table!(
     cuGetErrorName, cuGetErrorString, cuInit, cuDriverGetVersion, cuDeviceGet, cuDeviceGetCount,
     cuDeviceGetName, cuDeviceGetAttribute, cuDeviceTotalMem_v2, cuDevicePrimaryCtxRetain,
-    cuDevicePrimaryCtxRelease_v2, cuCtxGetCurrent, cuCtxSetCurrent, cuCtxSynchronize, cuStreamCreate, cuStreamDestroy_v2,
+    cuDevicePrimaryCtxRelease_v2, cuCtxGetCurrent, cuCtxSetCurrent, cuCtxSynchronize, cuCtxGetLimit, cuCtxSetLimit,
+    cuStreamCreate, cuStreamDestroy_v2,
     cuStreamSynchronize, cuStreamQuery, cuStreamWaitEvent, cuLaunchHostFunc, cuEventCreate,
     cuEventDestroy_v2, cuEventRecord, cuEventQuery, cuEventSynchronize, cuEventElapsedTime,
     cuMemGetInfo_v2, cuMemcpyDtoDAsync_v2, cuMemcpyPeerAsync, cuMemsetD16Async, cuMemsetD32Async,
@@ -220,6 +222,26 @@ unsafe extern "C" fn cuCtxSetCurrent(ctx: CUcontext) -> CUresult {
 }
 unsafe extern "C" fn cuCtxSynchronize() -> CUresult {
     context::current_status()
+}
+/// The emulator keeps only the stack limit: it accepts and remembers it per
+/// context (its threads run on host stacks of their own, so the value changes
+/// nothing else), which lets tests see what a launch asked the driver for.
+unsafe extern "C" fn cuCtxGetLimit(value: *mut usize, limit: c_int) -> CUresult {
+    let Some(context) = context::current() else { return context::current_status() };
+    if limit != CU_LIMIT_STACK_SIZE {
+        return INVALID_VALUE;
+    }
+    // SAFETY: writable out-pointer (caller).
+    unsafe { *value = context.stack_limit() };
+    context.status()
+}
+unsafe extern "C" fn cuCtxSetLimit(limit: c_int, value: usize) -> CUresult {
+    let Some(context) = context::current() else { return context::current_status() };
+    if limit != CU_LIMIT_STACK_SIZE {
+        return INVALID_VALUE;
+    }
+    context.set_stack_limit(value);
+    context.status()
 }
 unsafe extern "C" fn cuStreamCreate(s: *mut CUstream, _flags: c_uint) -> CUresult {
     let Some(context) = context::current() else { return context::current_status() };

@@ -118,6 +118,12 @@ pub enum HostError {
         /// What is wrong.
         error: ClusterShapeError,
     },
+    /// `OXIDE_DEVICE_STACK`, the stack a kernel without a known bound gets,
+    /// is not a positive number of bytes.
+    InvalidDeviceStack {
+        /// The variable's value.
+        value: String,
+    },
 }
 
 impl fmt::Display for HostError {
@@ -210,6 +216,13 @@ impl fmt::Display for HostError {
                 f,
                 "cannot launch kernel `{kernel}` in clusters of ({x}, {y}, {z}) blocks over the grid \
                  ({gx}, {gy}, {gz}): {error}"
+            ),
+            HostError::InvalidDeviceStack { value } => write!(
+                f,
+                "OXIDE_DEVICE_STACK={value:?} is not a number of bytes: set it to the per-thread stack \
+                 that kernels without a known stack bound get (a positive integer such as 32768), or unset \
+                 it for the default of {} bytes",
+                crate::abi::DEVICE_STACK_FALLBACK
             ),
         }
     }

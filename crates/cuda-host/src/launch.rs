@@ -134,6 +134,9 @@ fn launch_entry(
         _ => None,
     };
     let function = unchecked.unwrap_or(function);
+    // The driver sizes the stack for the calls it sees; the calls through
+    // pointers (core::fmt's) are on the linker's bound only.
+    stream.context().ensure_stack_size(kernel.stack.bytes()?)?;
     let host = host.named(kernel.rust_path);
     // cuda-core records the host code's name (the Rust path) as the kernel
     // launched last, for fault reports.

@@ -77,6 +77,7 @@ mod error;
 mod launch;
 mod module;
 mod registry;
+mod stack;
 
 pub use cuda_macros::{cuda_launch, cuda_module};
 pub use check::{KernelLimits, ThreadIndexKinds};
@@ -84,6 +85,7 @@ pub use condition::{ConditionParseError, LaunchCondition};
 pub use error::{report_failure, HostError, NO_GPU_EXIT_CODE};
 pub use launch::LaunchShape;
 pub use module::{load_kernel_module, load_kernel_module_from_ptx, KernelModule};
+pub use stack::{fallback_stack_bytes, StackNeed};
 pub use registry::{embedded_modules, EmbeddedCubin, EmbeddedKernel, EmbeddedModule, UncheckedEntry};
 
 /// Items `cuda_launch!` expands to. Not a public API.

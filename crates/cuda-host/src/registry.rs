@@ -43,11 +43,12 @@ struct KernelRecord {
     unchecked_name_len: u64,
     condition_ptr: *const u8,
     condition_len: u64,
+    stack_bytes: u64,
 }
 
 // The record sizes of docs/ABI.md §3 (the placeholder is one ImageRecord).
 const _: () = assert!(std::mem::size_of::<ImageRecord>() == 80);
-const _: () = assert!(std::mem::size_of::<KernelRecord>() == 96);
+const _: () = assert!(std::mem::size_of::<KernelRecord>() as u64 == crate::abi::KERNEL_RECORD_BYTES);
 const _: () = assert!(std::mem::size_of::<ConstantRecord>() == 32);
 
 #[repr(C)]
@@ -105,6 +106,9 @@ pub struct EmbeddedKernel {
     /// The entry without the checks that a launch condition implies, if the
     /// device linker made one.
     pub unchecked: Option<UncheckedEntry>,
+    /// The per-thread stack its entries may use through every call, which
+    /// launches make sure the context has.
+    pub stack: crate::StackNeed,
     host_addresses: Vec<usize>,
 }
 
@@ -311,6 +315,7 @@ unsafe fn read_image(record: &ImageRecord) -> EmbeddedModule {
                 rust_path: std::str::from_utf8(static_bytes(rec.path_ptr, rec.path_len)).unwrap_or(ptx_name),
                 num_params: rec.n_params as usize,
                 thread_indices: crate::check::ThreadIndexKinds(rec.flags),
+                stack: crate::StackNeed::from_record(rec.stack_bytes),
                 host_addresses,
             }
         })

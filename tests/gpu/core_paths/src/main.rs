@@ -24,7 +24,7 @@
 use core::fmt::Write;
 use cuda_core::{CudaContext, CudaStream, DeviceBuffer, DeviceRepr, LaunchConfig};
 use cuda_device::{kernel, thread, DisjointSlice};
-use cuda_host::{cuda_launch, load_kernel_module, KernelModule};
+use cuda_host::{cuda_launch, embedded_modules, load_kernel_module, KernelModule};
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -186,6 +186,27 @@ fn run() -> Result<Vec<String>, Box<dyn std::error::Error>> {
         config: LaunchConfig::for_num_elems(N as u32),
         args: [slice(x_dev), slice(f_dev), slice_mut(out)]
     }?;
+    // Float formatting is reached through core::fmt's vtables, which the
+    // driver cannot see: the launch must have raised the stack to the
+    // linker's bound (the GPU faults with an illegal address otherwise).
+    let need = embedded_modules()
+        .iter()
+        .flat_map(|m| &m.kernels)
+        .find(|k| k.rust_path.ends_with("core_text"))
+        .ok_or("core_text is not in the kernel table")?
+        .stack
+        .bytes()?;
+    let stack = ctx.stack_size()?;
+    // float_to_decimal_common_exact alone has a frame above the driver's
+    // default of 1 KiB: a bound below it missed the calls through vtables.
+    if need <= 1024 {
+        failures.push(format!("core_text: its stack bound of {need} bytes leaves out core::fmt's float formatting"));
+    }
+    if stack < need {
+        failures.push(format!("core_text: the stack is {stack} bytes after its launch, below its need of {need}"));
+    } else {
+        println!("ok    stack raised for core_text: {stack} bytes per thread (need {need})");
+    }
     let out = out.to_host_vec(&stream)?;
     let text = |b: &[u8; TEXT]| String::from_utf8_lossy(&b[..b.iter().position(|&c| c == 0).unwrap_or(TEXT)]).into_owned();
     let bad: Vec<usize> = (0..N).filter(|&i| out[i] != core_text_one(x[i], f[i])).collect();
