@@ -1,12 +1,15 @@
 ; The whole device compile leaves none of PtxasHazards.def's instructions
 ; in the PTX, whichever way the backend chose them: a 16-bit negation
-; (also inside `0i16.overflowing_sub(x)`), `llvm.abs` at every width, an
+; (also inside `0i16.overflowing_sub(x)`), a 32-bit negation between two
+; signed maxima (ptxas fuses them into one VIMNMX3 and drops the negation),
+; `llvm.abs` at every width, an
 ; i128 `abs` of a value with 64 sign bits (narrowed to 64 bits by the
 ; backend), the xor/subtract idiom, an absolute difference, and the 128-bit
 ; division the backend expands (which takes absolute values).
 ; RUN: %oxide-opt --ptx --arch sm_90 %s | FileCheck %s
-; CHECK: cvt.u32.u16 %oxide_t, {{%rs[0-9]+}}; neg.s32 %oxide_t, %oxide_t; cvt.u16.u32
+; CHECK: cvt.u32.u16 %oxide_t, {{%rs[0-9]+}}; not.b32 %oxide_t, %oxide_t; add.s32 %oxide_t, %oxide_t, 1; cvt.u16.u32
 ; CHECK-NOT: neg.s16
+; CHECK-NOT: neg.s32
 ; CHECK-NOT: abs.s{{16|32|64}}
 
 target triple = "x86_64-unknown-linux-gnu"
@@ -39,6 +42,12 @@ define internal void @_ZN4demo26__oxide_kernel_entry_edges17h0123456789abcdefE(p
   %wide = sext i64 %v to i128
   %q = sdiv i128 %wide, 3
   %qt = trunc i128 %q to i64
+  %n32 = sub i32 0, %x32
+  %hi32 = lshr i64 %v, 32
+  %y32 = trunc i64 %hi32 to i32
+  %m1 = call i32 @llvm.smax.i32(i32 %y32, i32 %n32)
+  %m2 = call i32 @llvm.smax.i32(i32 %m1, i32 %a32)
+  %e5 = sext i32 %m2 to i64
   %e1 = sext i16 %n16 to i64
   %e2 = sext i16 %a16 to i64
   %e3 = sext i32 %a32 to i64
@@ -51,7 +60,8 @@ define internal void @_ZN4demo26__oxide_kernel_entry_edges17h0123456789abcdefE(p
   %s6 = add i64 %s5, %xa
   %s7 = add i64 %s6, %abd
   %s8 = add i64 %s7, %qt
-  store i64 %s8, ptr %out
+  %s9 = add i64 %s8, %e5
+  store i64 %s9, ptr %out
   ret void
 }
 @launch_site = global ptr @_ZN4demo26__oxide_kernel_entry_edges17h0123456789abcdefE
@@ -62,3 +72,4 @@ declare i32 @llvm.abs.i32(i32, i1)
 declare i64 @llvm.abs.i64(i64, i1)
 declare i128 @llvm.abs.i128(i128, i1)
 declare { i16, i1 } @llvm.ssub.with.overflow.i16(i16, i16)
+declare i32 @llvm.smax.i32(i32, i32)

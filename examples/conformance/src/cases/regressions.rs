@@ -89,6 +89,23 @@ pub fn run(s: &mut Suite) {
         let v = [(x as u16) << (y & 15), 65535u16.wrapping_mul(x.rotate_left(7) as u16), 4, y as u16];
         *v.iter().max().unwrap() as u128
     });
+    // tests/fuzz seed 1012 function 388: ptxas fused a `neg.s32` into a
+    // three-way signed maximum (VIMNMX3) and dropped the negation, so
+    // max(a, -x, b) came back as max(a, x, b); the same for minimum
+    // (PtxasHazards.def).
+    s.case("regress/i32_negation_in_max_chain", Exact, |a, b| {
+        let v = [b as i32 ^ 5, (a as i32).wrapping_neg(), (b >> 32) as i32];
+        v.iter().fold(i32::MIN, |m, &e| m.max(e)) as u32 as u128
+    });
+    s.case("regress/i32_negation_in_min_chain", Exact, |a, b| {
+        let v = [b as i32 ^ 5, (a as i32).wrapping_neg(), (b >> 32) as i32];
+        v.iter().fold(i32::MAX, |m, &e| m.min(e)) as u32 as u128
+    });
+    s.case("regress/i32_saturated_negation_in_max_chain", Exact, |a, b| {
+        let x = f32::from_bits(a as u32) as i32;
+        let n = match x.overflowing_neg() { (r, true) => !r, (r, false) => r };
+        [!(b as i32), n, (b >> 40) as i32].iter().fold(i32::MIN, |m, &e| m.max(e)).wrapping_add(7) as u32 as u128
+    });
     // tests/fuzz seed 1019: ptxas folds `abs.f32(x) > c` to true for a
     // negative constant `c`, wrong for a NaN (PtxasHazards.def).
     s.case("regress/f32_abs_of_nan_compared", Exact, |a, _| {
