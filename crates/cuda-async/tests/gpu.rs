@@ -7,7 +7,7 @@ mod common;
 use std::future::Future;
 use std::time::{Duration, Instant};
 
-use common::{gpu, module, spin};
+use common::{gpu, module, spin, spin_timed};
 use cuda_async::{
     block_on, join_all, memory, value, DeviceBox, DeviceOperation, RoundRobin, SameStream,
     StreamPool,
@@ -100,24 +100,39 @@ fn tasks_scheduled_round_robin_run_concurrently_and_are_woken() {
     let m = module(&ctx);
     let pool = StreamPool::with_policy(&ctx, 4, RoundRobin::new()).unwrap();
     let stream0 = pool.streams()[0].clone();
-    // Four independent tasks, each on its own thread with block_on.
-    let t = Instant::now();
-    let handles: Vec<_> = (0..4)
-        .map(|_| {
+    // The buffers are allocated up front: an allocation is ordered on its
+    // stream, and one made on a stream another task keeps busy would wait
+    // for that task.
+    let bufs: Vec<DeviceBuffer<u64>> = (0..4).map(|_| DeviceBuffer::zeroed(&stream0, 3).unwrap()).collect();
+    stream0.synchronize().unwrap();
+    // Four independent tasks, each on its own thread with block_on, which
+    // returns only if the task's completion wakes it.
+    let handles: Vec<_> = bufs
+        .into_iter()
+        .map(|buf| {
             let (m, pool, s) = (m.clone(), pool.clone(), stream0.clone());
             std::thread::spawn(move || {
-                let buf = DeviceBuffer::<u32>::zeroed(&s, 1).unwrap();
-                s.synchronize().unwrap();
-                let buf = block_on(spin(&m, buf, 150).schedule(&pool)).unwrap();
+                let buf = block_on(spin_timed(&m, buf, 100).schedule(&pool)).unwrap();
                 buf.to_host_vec(&s).unwrap()
             })
         })
         .collect();
-    for h in handles {
-        assert_eq!(h.join().unwrap(), [42]);
+    let runs: Vec<Vec<u64>> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    for run in &runs {
+        assert_eq!(run[0], 42, "a task's kernel did not run");
+        assert!(run[2] >= run[1] + 100_000_000, "a kernel stopped early: {run:?}");
     }
-    let took = t.elapsed();
-    assert!(took < Duration::from_millis(450), "four 150 ms tasks took {took:?}");
+    // Overlap from the GPU's own clock, not the host's: there is an instant
+    // at which all four kernels were running (the latest start is before the
+    // earliest end). Run one after another, each would start after the
+    // previous one ended.
+    let latest_start = runs.iter().map(|r| r[1]).max().unwrap();
+    let earliest_end = runs.iter().map(|r| r[2]).min().unwrap();
+    assert!(
+        latest_start < earliest_end,
+        "the four tasks did not all run at once on the GPU (start, end in ns): {:?}",
+        runs.iter().map(|r| (r[1], r[2])).collect::<Vec<_>>()
+    );
 }
 
 #[test]
