@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <array>
+#include <span>
 #include <cctype>
 
 #ifndef OXIDE_VERSION
@@ -101,6 +102,116 @@ constexpr CargoFlagSpec CargoFlags[] = {
     {"--frozen", "", "", AcceptCargoBuild, CargoFlagUse::Forward,
      "--locked and --offline"},
 };
+
+/// What one of cargo oxide's own flags sets in Options.
+enum class OxideFlagUse {
+  Release,       ///< Options::Release
+  Arch,          ///< Options::Arch (a known GPU target)
+  Verbose,       ///< Options::Verbose
+  Emulate,       ///< Options::Emulate (`--emulate` or `--emulate=MODE`)
+  Sass,          ///< Options::Sass
+  Full,          ///< Options::DebugLevel = Full
+  Tool,          ///< Options::SanitizerTool
+  Async,         ///< Options::Async
+  Runtime,       ///< Options::RuntimeOnly
+  List,          ///< Options::List
+  MessageFormat, ///< Options::JsonMessages
+  Print,         ///< Options::Print
+};
+
+constexpr std::string_view EmulateModes[] = {"ptx", "host"};
+constexpr std::string_view MessageFormats[] = {"human", "json"};
+constexpr std::string_view PrintValues[] = {"arch", "emulate", "package"};
+
+/// One of cargo oxide's own flags. With CargoFlags this is the only list:
+/// parsing, the overview, each command's help and the "accepted flags" of
+/// errors all read it. The release, arch and verbose flags come before
+/// cargo's flags in every list, the rest after them.
+struct OxideFlagSpec {
+  std::string_view Long;
+  std::string_view Short; ///< "-r", or empty
+  /// The value's name in help ("TOOL"); empty: no value; "[=MODE]": a value
+  /// that can only be attached (`--emulate=ptx`) and may be left out.
+  std::string_view Value;
+  unsigned Group; ///< the AcceptFlags bit a command needs for it
+  OxideFlagUse Use;
+  /// The help after the flag; "\n" continues in the help column.
+  std::string_view Help;
+  /// The values it takes; empty: any (--arch checks its own).
+  std::span<const std::string_view> Choices = {};
+  /// What a value is called in the error for one not in Choices
+  /// ("unknown emulation mode `gpu`").
+  std::string_view ValueNoun = {};
+  /// What that error suggests.
+  std::string_view ChoicesHint = {};
+  /// A value for the "needs a value" error's example.
+  std::string_view Example = {};
+};
+
+constexpr OxideFlagSpec OxideFlags[] = {
+    {"--release", "-r", "", AcceptRelease, OxideFlagUse::Release,
+     "build with the release profile"},
+    {"--arch", "", "TARGET", AcceptArch, OxideFlagUse::Arch,
+     "GPU target to compile for (archHelp)", {}, {}, {}, "sm_90"},
+    {"--verbose", "-v", "", AcceptVerbose, OxideFlagUse::Verbose,
+     "show the commands run and what the device linker does"},
+    {"--emulate", "", "[=MODE]", AcceptEmulate, OxideFlagUse::Emulate,
+     "run the kernels on the CPU: MODE ptx (the device\n"
+     "linker's PTX, the default without MODE) or\n"
+     "host (the kernels' Rust code)",
+     EmulateModes, "emulation mode",
+     "use --emulate or --emulate=ptx (the device linker's PTX) or "
+     "--emulate=host (the kernels' Rust code)"},
+    {"--sass", "", "", AcceptSass, OxideFlagUse::Sass,
+     "also print the SASS of each module (needs ptxas\nand nvdisasm or "
+     "cuobjdump)"},
+    {"--full", "", "", AcceptFull, OxideFlagUse::Full,
+     "keep all device debug info (default: line tables)"},
+    {"--tool", "", "TOOL", AcceptTool, OxideFlagUse::Tool,
+     "memcheck (default), racecheck, initcheck, synccheck", {},
+     "compute-sanitizer tool", "use --tool memcheck, racecheck, initcheck or synccheck", "memcheck"},
+    {"--async", "", "", AcceptAsync, OxideFlagUse::Async,
+     "a cuda-async template (awaited DeviceOperations)"},
+    {"--runtime", "", "", AcceptRuntime, OxideFlagUse::Runtime,
+     "only what running built programs needs (driver,\nGPU, a kernel launch)"},
+    {"--list", "", "", AcceptList, OxideFlagUse::List,
+     "list the benchmarks and what each measures"},
+    {"--message-format", "", "FMT", AcceptMessageFormat,
+     OxideFlagUse::MessageFormat,
+     "human (default) or json (rustc's JSON diagnostics)", MessageFormats,
+     "message format", "use --message-format=json (rustc's JSON diagnostics, for editors) or "
+     "human (the default)",
+     "json"},
+    {"--print", "", "WHAT", AcceptPrint, OxideFlagUse::Print,
+     "only that value: arch, emulate or package", PrintValues,
+     "value for --print:", "use --print arch, --print emulate or --print package", "arch"},
+};
+
+/// The OxideFlags entry \p Arg spells (`-r`, `--arch`, `--arch=sm_90`,
+/// `--emulate=ptx`).
+const OxideFlagSpec *matchOxideFlag(std::string_view Arg) {
+  for (const OxideFlagSpec &Flag : OxideFlags) {
+    if (Arg == Flag.Long || (!Flag.Short.empty() && Arg == Flag.Short))
+      return &Flag;
+    if (!Flag.Value.empty() && Arg.size() > Flag.Long.size() &&
+        Arg.starts_with(Flag.Long) && Arg[Flag.Long.size()] == '=')
+      return &Flag;
+  }
+  return nullptr;
+}
+
+/// Whether \p Flag comes before cargo's flags in lists and help.
+constexpr bool listedBeforeCargoFlags(const OxideFlagSpec &Flag) {
+  return Flag.Group == AcceptRelease || Flag.Group == AcceptArch ||
+         Flag.Group == AcceptVerbose;
+}
+
+/// The values \p Flag takes (for --tool: SanitizerTools).
+std::vector<std::string_view> choicesOf(const OxideFlagSpec &Flag) {
+  if (Flag.Use == OxideFlagUse::Tool)
+    return {std::begin(SanitizerTools), std::end(SanitizerTools)};
+  return {Flag.Choices.begin(), Flag.Choices.end()};
+}
 
 struct CommandSpec {
   Command Cmd;
@@ -273,14 +384,9 @@ std::string helpHintFor(const CommandSpec &Spec) {
 
 /// A value for \p Option in "needs a value" errors.
 std::string exampleValue(std::string_view Option) {
-  if (Option == "--arch")
-    return "sm_90";
-  if (Option == "--tool")
-    return "memcheck";
-  if (Option == "--message-format")
-    return "json";
-  if (Option == "--print")
-    return "arch";
+  for (const OxideFlagSpec &Flag : OxideFlags)
+    if (Option == Flag.Long && !Flag.Example.empty())
+      return std::string(Flag.Example);
   for (const CargoFlagSpec &Flag : CargoFlags)
     if (Option == Flag.Long || Option == Flag.Short)
       return std::string(Flag.Value);
@@ -303,29 +409,29 @@ const CargoFlagSpec *matchCargoFlag(std::string_view Arg) {
   return nullptr;
 }
 
+/// How \p Flag is spelled in a list of accepted flags: `-r/--release`,
+/// `--arch TARGET`, `--emulate[=MODE]`.
+std::string flagSpelling(std::string_view Short, std::string_view Long,
+                         std::string_view Value) {
+  std::string Text = Short.empty() ? "" : std::string(Short) + "/";
+  Text += std::string(Long);
+  if (!Value.empty())
+    Text += (Value.starts_with("[") ? "" : " ") + std::string(Value);
+  return Text;
+}
+
 std::string acceptedFlagsOf(const CommandSpec &Spec) {
   std::vector<std::string> Flags;
-  auto Add = [&](unsigned Bit, std::string_view Text) {
-    if (Spec.Accepts & Bit)
-      Flags.emplace_back(Text);
+  auto AddOxide = [&](bool BeforeCargo) {
+    for (const OxideFlagSpec &Flag : OxideFlags)
+      if ((Spec.Accepts & Flag.Group) && listedBeforeCargoFlags(Flag) == BeforeCargo)
+        Flags.push_back(flagSpelling(Flag.Short, Flag.Long, Flag.Value));
   };
-  Add(AcceptRelease, "-r/--release");
-  Add(AcceptArch, "--arch TARGET");
-  Add(AcceptVerbose, "-v/--verbose");
+  AddOxide(true);
   for (const CargoFlagSpec &Flag : CargoFlags)
     if (Spec.Accepts & Flag.Group)
-      Flags.push_back((Flag.Short.empty() ? "" : std::string(Flag.Short) + "/") +
-                      std::string(Flag.Long) +
-                      (Flag.Value.empty() ? "" : " " + std::string(Flag.Value)));
-  Add(AcceptEmulate, "--emulate[=MODE]");
-  Add(AcceptSass, "--sass");
-  Add(AcceptFull, "--full");
-  Add(AcceptTool, "--tool TOOL");
-  Add(AcceptAsync, "--async");
-  Add(AcceptRuntime, "--runtime");
-  Add(AcceptList, "--list");
-  Add(AcceptMessageFormat, "--message-format FMT");
-  Add(AcceptPrint, "--print WHAT");
+      Flags.push_back(flagSpelling(Flag.Short, Flag.Long, Flag.Value));
+  AddOxide(false);
   Flags.emplace_back("-h/--help");
   std::string Text;
   for (const std::string &Flag : Flags)
@@ -402,24 +508,34 @@ std::string cargoFlagsHelp(unsigned Accepts) {
   return Text;
 }
 
-const std::string_view OptionsHelpTail =
-    "  -v, --verbose        show the commands run and what the device linker "
-    "does\n"
-    "cargo's options (passed on to cargo where the command builds):\n"
-    "@CARGO_FLAGS@"
-    "  -h, --help           show help\n"
-    "Command options:\n"
-    "      --sass           inspect: also print SASS (needs ptxas + nvdisasm "
-    "or cuobjdump)\n"
-    "      --full           debug: full device debug info, not only lines\n"
-    "      --tool TOOL      sanitize: memcheck (default), racecheck, "
-    "initcheck,\n"
-    "                       synccheck\n"
-    "      --list           bench: list the benchmarks\n"
-    "      --message-format FMT\n"
-    "                       check: human (default) or json (rustc's JSON "
-    "diagnostics)\n"
-    "      --print WHAT     metadata: only arch, emulate or package\n";
+/// One help line (or more) for \p Flag, its text after \p Prefix
+/// ("inspect: " in the overview).
+std::string oxideFlagHelp(const OxideFlagSpec &Flag, std::string_view Prefix) {
+  if (Flag.Use == OxideFlagUse::Arch)
+    return archHelp();
+  std::string Left = Flag.Short.empty() ? "    " : std::string(Flag.Short) + ", ";
+  Left += std::string(Flag.Long);
+  if (!Flag.Value.empty())
+    Left += (Flag.Value.starts_with("[") ? "" : " ") + std::string(Flag.Value);
+  if (Left.size() >= 21)
+    Left += "\n" + std::string(23, ' ');
+  else
+    Left.resize(21, ' ');
+  std::string Help = std::string(Prefix) + std::string(Flag.Help);
+  std::string Indented;
+  for (char C : Help)
+    Indented += C == '\n' ? "\n" + std::string(23, ' ') : std::string(1, C);
+  return "  " + Left + Indented + "\n";
+}
+
+/// The commands that accept \p Flag, as "inspect: " or "run, test: ".
+std::string commandsAccepting(const OxideFlagSpec &Flag) {
+  std::string Names;
+  for (const CommandSpec &Spec : Commands)
+    if (Spec.Accepts & Flag.Group)
+      Names += (Names.empty() ? "" : ", ") + std::string(Spec.Name);
+  return Names + ": ";
+}
 
 } // namespace
 
@@ -485,15 +601,17 @@ std::string overviewHelp() {
   }
   Text += "  help [COMMAND]    show help for a command\n"
           "\n";
-  Text += "Options:\n"
-          "  -r, --release        build with the release profile\n" +
-          archHelp();
-  std::string Tail(OptionsHelpTail);
-  const std::string_view Marker = "@CARGO_FLAGS@";
-  Tail.replace(Tail.find(Marker), Marker.size(),
-               cargoFlagsHelp(AcceptCargoSelect | AcceptCargoBuild |
-                              AcceptCargoTargets));
-  Text += Tail;
+  Text += "Options:\n";
+  for (const OxideFlagSpec &Flag : OxideFlags)
+    if (listedBeforeCargoFlags(Flag))
+      Text += oxideFlagHelp(Flag, "");
+  Text += "cargo's options (passed on to cargo where the command builds):\n" +
+          cargoFlagsHelp(AcceptCargoSelect | AcceptCargoBuild | AcceptCargoTargets) +
+          "  -h, --help           show help\n"
+          "Command options:\n";
+  for (const OxideFlagSpec &Flag : OxideFlags)
+    if (!listedBeforeCargoFlags(Flag))
+      Text += oxideFlagHelp(Flag, commandsAccepting(Flag));
   Text +=
       "  -V, --version        show the version\n"
       "\n"
@@ -535,42 +653,13 @@ std::string commandHelp(Command Cmd) {
   if (Spec->Accepts & AcceptProgramArgs)
     Text += " [-- ARGS...]";
   Text += "\n\n" + std::string(Spec->Details) + "\nOptions:\n";
-  if (Spec->Accepts & AcceptRelease)
-    Text += "  -r, --release        build with the release profile\n";
-  if (Spec->Accepts & AcceptArch)
-    Text += archHelp();
-  if (Spec->Accepts & AcceptVerbose)
-    Text += "  -v, --verbose        show the commands run and what the device "
-            "linker does\n";
+  for (const OxideFlagSpec &Flag : OxideFlags)
+    if ((Spec->Accepts & Flag.Group) && listedBeforeCargoFlags(Flag))
+      Text += oxideFlagHelp(Flag, "");
   Text += cargoFlagsHelp(Spec->Accepts);
-  if (Spec->Accepts & AcceptMessageFormat)
-    Text += "      --message-format FMT\n"
-            "                       human (default) or json (rustc's JSON "
-            "diagnostics)\n";
-  if (Spec->Accepts & AcceptPrint)
-    Text += "      --print WHAT     only that value: arch, emulate or package\n";
-  if (Spec->Accepts & AcceptEmulate)
-    Text += "      --emulate[=MODE] run the kernels on the CPU: MODE ptx (the device\n"
-            "                       linker's PTX, the default without MODE) or\n"
-            "                       host (the kernels' Rust code)\n";
-  if (Spec->Accepts & AcceptSass)
-    Text += "      --sass           also print the SASS of each module\n";
-  if (Spec->Accepts & AcceptFull)
-    Text += "      --full           keep all device debug info (default: line "
-            "tables)\n";
-  if (Spec->Accepts & AcceptTool)
-    Text += "      --tool TOOL      memcheck (default), racecheck, initcheck, "
-            "synccheck\n";
-  if (Spec->Accepts & AcceptRuntime)
-    Text += "      --runtime        only what running built programs needs "
-            "(driver, GPU,\n"
-            "                       a kernel launch)\n";
-  if (Spec->Accepts & AcceptAsync)
-    Text += "      --async          a cuda-async template (awaited "
-            "DeviceOperations)\n";
-  if (Spec->Accepts & AcceptList)
-    Text += "      --list           list the benchmarks and what each "
-            "measures\n";
+  for (const OxideFlagSpec &Flag : OxideFlags)
+    if ((Spec->Accepts & Flag.Group) && !listedBeforeCargoFlags(Flag))
+      Text += oxideFlagHelp(Flag, "");
   Text += "  -h, --help           show this help\n";
   return Text;
 }
@@ -660,11 +749,6 @@ Expected<Options> parseArguments(const std::vector<std::string> &Args) {
                    helpHintFor(*Spec)};
     return std::nullopt;
   };
-  auto Is = [](std::string_view Arg, std::string_view Option) {
-    return Arg == Option || (Arg.size() > Option.size() &&
-                             Arg.substr(0, Option.size()) == Option &&
-                             Arg[Option.size()] == '=');
-  };
 
   while (I < Args.size()) {
     const std::string Arg = Args[I++];
@@ -684,90 +768,67 @@ Expected<Options> parseArguments(const std::vector<std::string> &Args) {
       Opts.HelpTopic = Spec->Cmd;
       return Opts;
     }
-    if ((Arg == "-r" || Arg == "--release") && Accepts(AcceptRelease)) {
-      Opts.Release = true;
-      continue;
-    }
-    if ((Arg == "-v" || Arg == "--verbose") && Accepts(AcceptVerbose)) {
-      Opts.Verbose = true;
-      continue;
-    }
-    if (Is(Arg, "--arch") && Accepts(AcceptArch)) {
+    if (const OxideFlagSpec *Flag = matchOxideFlag(Arg);
+        Flag && Accepts(Flag->Group)) {
       std::string Value;
-      if (auto E = TakeValue(Arg, "--arch", Value))
-        return *E;
-      if (!isValidArch(Value))
-        return unknownArchError(Value, "--arch");
-      Opts.Arch = Value;
-      continue;
-    }
-    if (Arg == "--sass" && Accepts(AcceptSass)) {
-      Opts.Sass = true;
-      continue;
-    }
-    if (Arg == "--full" && Accepts(AcceptFull)) {
-      Opts.DebugLevel = DeviceDebugLevel::Full;
-      continue;
-    }
-    if (Arg == "--runtime" && Accepts(AcceptRuntime)) {
-      Opts.RuntimeOnly = true;
-      continue;
-    }
-    if (Is(Arg, "--emulate") && Accepts(AcceptEmulate)) {
-      std::string_view Mode = std::string_view(Arg).substr(
-          std::min(Arg.size(), std::string_view("--emulate=").size()));
-      if (Arg == "--emulate")
-        Opts.Emulate = EmulateMode::Default;
-      else if (Mode == "host")
-        Opts.Emulate = EmulateMode::HostCode;
-      else if (Mode == "ptx")
-        Opts.Emulate = EmulateMode::DeviceCode;
-      else
-        return Error{"unknown emulation mode " + quoted(Mode),
-                     "use --emulate or --emulate=ptx (the device linker's "
-                     "PTX) or --emulate=host (the kernels' Rust code)"};
-      continue;
-    }
-    if (Arg == "--async" && Accepts(AcceptAsync)) {
-      Opts.Async = true;
-      continue;
-    }
-    if (Arg == "--list" && Accepts(AcceptList)) {
-      Opts.List = true;
-      continue;
-    }
-    if (Is(Arg, "--tool") && Accepts(AcceptTool)) {
-      std::string Value;
-      if (auto E = TakeValue(Arg, "--tool", Value))
-        return *E;
-      bool Known = false;
-      for (const char *Tool : SanitizerTools)
-        Known |= Value == Tool;
-      if (!Known)
-        return Error{"unknown compute-sanitizer tool " + quoted(Value),
-                     "use --tool memcheck, racecheck, initcheck or synccheck"};
-      Opts.SanitizerTool = Value;
-      continue;
-    }
-    if (Is(Arg, "--message-format") && Accepts(AcceptMessageFormat)) {
-      std::string Value;
-      if (auto E = TakeValue(Arg, "--message-format", Value))
-        return *E;
-      if (Value != "json" && Value != "human")
-        return Error{"unknown message format " + quoted(Value),
-                     "use --message-format=json (rustc's JSON diagnostics, "
-                     "for editors) or human (the default)"};
-      Opts.JsonMessages = Value == "json";
-      continue;
-    }
-    if (Is(Arg, "--print") && Accepts(AcceptPrint)) {
-      std::string Value;
-      if (auto E = TakeValue(Arg, "--print", Value))
-        return *E;
-      if (Value != "arch" && Value != "emulate" && Value != "package")
-        return Error{"unknown value for --print: " + quoted(Value),
-                     "use --print arch, --print emulate or --print package"};
-      Opts.Print = Value;
+      bool HasValue = false;
+      if (Flag->Value.starts_with("[")) { // only attached, may be left out
+        HasValue = Arg.size() > Flag->Long.size();
+        if (HasValue)
+          Value = Arg.substr(Flag->Long.size() + 1);
+      } else if (!Flag->Value.empty()) {
+        if (auto E = TakeValue(Arg, Flag->Long, Value))
+          return *E;
+        HasValue = true;
+      }
+      std::vector<std::string_view> Choices = choicesOf(*Flag);
+      if (HasValue && !Choices.empty() &&
+          std::find(Choices.begin(), Choices.end(), Value) == Choices.end())
+        return Error{"unknown " + std::string(Flag->ValueNoun) + " " +
+                         quoted(Value),
+                     std::string(Flag->ChoicesHint)};
+      switch (Flag->Use) {
+      case OxideFlagUse::Release:
+        Opts.Release = true;
+        break;
+      case OxideFlagUse::Arch:
+        if (!isValidArch(Value))
+          return unknownArchError(Value, "--arch");
+        Opts.Arch = Value;
+        break;
+      case OxideFlagUse::Verbose:
+        Opts.Verbose = true;
+        break;
+      case OxideFlagUse::Emulate:
+        Opts.Emulate = !HasValue        ? EmulateMode::Default
+                       : Value == "host" ? EmulateMode::HostCode
+                                         : EmulateMode::DeviceCode;
+        break;
+      case OxideFlagUse::Sass:
+        Opts.Sass = true;
+        break;
+      case OxideFlagUse::Full:
+        Opts.DebugLevel = DeviceDebugLevel::Full;
+        break;
+      case OxideFlagUse::Tool:
+        Opts.SanitizerTool = Value;
+        break;
+      case OxideFlagUse::Async:
+        Opts.Async = true;
+        break;
+      case OxideFlagUse::Runtime:
+        Opts.RuntimeOnly = true;
+        break;
+      case OxideFlagUse::List:
+        Opts.List = true;
+        break;
+      case OxideFlagUse::MessageFormat:
+        Opts.JsonMessages = Value == "json";
+        break;
+      case OxideFlagUse::Print:
+        Opts.Print = Value;
+        break;
+      }
       continue;
     }
     if (const CargoFlagSpec *Flag = matchCargoFlag(Arg)) {
