@@ -72,6 +72,11 @@ impl Scalar for f64 {
 ///
 /// A GEMM takes A, B and C of one element type (a mismatch does not
 /// compile) and `alpha`, `beta` of its [`Scalar`](GemmElement::Scalar).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an element type cuBLAS multiplies",
+    label = "a GEMM of `{Self}`",
+    note = "cuda-blas GEMMs take f32, f64, f16 or bf16 (cuda_device::half) buffers"
+)]
 pub trait GemmElement: DeviceRepr + Copy + Send + Sync + private::Sealed + 'static {
     /// The type of `alpha`, `beta` and the accumulation.
     type Scalar: Scalar;
@@ -145,6 +150,11 @@ impl GemmElement for bf16 {
 /// An element type of a cuBLASLt matmul with an epilogue
 /// ([`BlasLt::matmul`](crate::BlasLt::matmul)): `f32`, `f16`, `bf16`, all
 /// with `f32` scalars and accumulation.
+#[diagnostic::on_unimplemented(
+    message = "cuBLASLt epilogues take f32, f16 or bf16, not `{Self}`",
+    label = "a matmul of `{Self}`",
+    note = "for f64 use `Blas::gemm` (no epilogue)"
+)]
 pub trait LtElement: GemmElement<Scalar = f32> {}
 impl LtElement for f32 {}
 impl LtElement for f16 {}
