@@ -19,6 +19,7 @@ pub(crate) enum Activation {
 /// `x1`, `x2` are the plan's first and second operands (B and A for a
 /// row-major call), `bias` has `plan.m` elements (indexed by C's
 /// column-major row).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn gemm<T: GemmElement>(
     plan: &Plan,
     alpha: T::Scalar,

@@ -243,6 +243,20 @@ impl BlasLt {
                     8,
                 ),
             )?;
+            // The heuristic assumes 256-byte aligned matrices unless told
+            // otherwise; a view into a buffer may start anywhere.
+            for (i, ptr) in [x1, x2, c, c].into_iter().enumerate() {
+                let align = alignment(ptr);
+                check(
+                    "cublasLtMatmulPreferenceSetAttribute",
+                    (api.cublasLtMatmulPreferenceSetAttribute)(
+                        pref.ptr,
+                        sys::CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES + i as i32,
+                        (&align as *const u32).cast(),
+                        4,
+                    ),
+                )?;
+            }
             let mut result = sys::cublasLtMatmulHeuristicResult_t::default();
             let mut found = 0;
             check(
@@ -279,6 +293,11 @@ impl BlasLt {
     }
 }
 
+/// The largest power of two (up to 256) that divides a device address.
+fn alignment(ptr: u64) -> u32 {
+    1 << ptr.trailing_zeros().min(8)
+}
+
 impl Drop for BlasLt {
     fn drop(&mut self) {
         if let Engine::Gpu { api, handle, .. } = &self.engine {
@@ -293,5 +312,16 @@ impl Drop for BlasLt {
 impl std::fmt::Debug for BlasLt {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("BlasLt").field("stream", &self.stream).field("emulated", &self.is_emulated()).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn alignment_is_the_largest_power_of_two_up_to_256() {
+        assert_eq!(super::alignment(0x7f00_0000_0000), 256);
+        assert_eq!(super::alignment(0x7f00_0000_0104), 4);
+        assert_eq!(super::alignment(0x7f00_0000_0130), 16);
+        assert_eq!(super::alignment(0), 256);
     }
 }
