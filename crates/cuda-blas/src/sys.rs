@@ -13,7 +13,8 @@
 //! `libcublas.so.12` found in the CUDA toolkit (`$CUDA_HOME/lib64`,
 //! `/usr/local/cuda/lib64`, `/usr/local/cuda/targets/x86_64-linux/lib`), in
 //! the `nvidia-cublas` Python wheels (`site-packages/nvidia/cublas/lib`,
-//! `nvidia/cu13/lib`), else those names on the loader's search path
+//! `nvidia/cu13/lib`, of the system's Pythons, `$VIRTUAL_ENV`,
+//! `$CONDA_PREFIX` and `~/.local`), else those names on the loader's search path
 //! (`LD_LIBRARY_PATH`, `ldconfig`). `libcublasLt` is `OXIDE_CUBLASLT`, else
 //! the `libcublasLt` beside the `libcublas` found, else the same search.
 
@@ -251,8 +252,14 @@ fn search_dirs() -> Vec<PathBuf> {
     }
     dirs.push(PathBuf::from("/usr/local/cuda/lib64"));
     dirs.push(PathBuf::from("/usr/local/cuda/targets/x86_64-linux/lib"));
-    for root in ["/usr/local/lib", "/usr/lib", "/opt/conda/lib"] {
-        let Ok(entries) = std::fs::read_dir(root) else { continue };
+    let mut roots: Vec<PathBuf> = ["/usr/local/lib", "/usr/lib", "/opt/conda/lib"].iter().map(PathBuf::from).collect();
+    for (var, sub) in [("VIRTUAL_ENV", "lib"), ("CONDA_PREFIX", "lib"), ("HOME", ".local/lib")] {
+        if let Some(v) = std::env::var_os(var).filter(|v| !v.is_empty()) {
+            roots.push(PathBuf::from(v).join(sub));
+        }
+    }
+    for root in roots {
+        let Ok(entries) = std::fs::read_dir(&root) else { continue };
         for entry in entries.flatten() {
             if entry.file_name().to_string_lossy().starts_with("python3") {
                 for sub in ["site-packages", "dist-packages"] {
