@@ -4,7 +4,7 @@ use std::ffi::c_void;
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
-use cuda_core::{CudaContext, CudaStream, DeviceSlice, DeviceSliceMut};
+use cuda_core::{CudaContext, CudaStream, DeviceBuffer, DeviceSlice, DeviceSliceMut};
 
 use crate::cpu::{self, Activation};
 use crate::element::GemmElement;
@@ -146,6 +146,91 @@ impl Blas {
         c: DeviceSliceMut<'_, T>,
     ) -> Result<(), BlasError> {
         self.run(cfg, batch, a, b, c, "cublasGemmStridedBatchedEx")
+    }
+
+    /// A batch of GEMMs of one shape on separate buffers
+    /// (`cublasGemmBatchedEx`): `C[i] = alpha·op(A[i])·op(B[i]) + beta·C[i]`.
+    /// Every matrix is checked like [`gemm`](Self::gemm)'s, and the three
+    /// lists must be equally long. The device pointer arrays cuBLAS reads
+    /// are uploaded on the handle's stream for each call (three small
+    /// allocations from the pool); prefer
+    /// [`gemm_strided_batched`](Self::gemm_strided_batched) when the
+    /// matrices are evenly spaced in one buffer.
+    pub fn gemm_batched<T: GemmElement>(
+        &self,
+        cfg: &GemmConfig<T::Scalar>,
+        a: &[DeviceSlice<'_, T>],
+        b: &[DeviceSlice<'_, T>],
+        c: &mut [DeviceSliceMut<'_, T>],
+    ) -> Result<(), BlasError> {
+        let compute = compute_type::<T>(cfg.compute)?;
+        if a.len() != b.len() || a.len() != c.len() {
+            return Err(BlasError::BatchCountMismatch { a: a.len(), b: b.len(), c: c.len() });
+        }
+        if c.len() > i32::MAX as usize {
+            return Err(BlasError::TooLarge { what: "the batch count", value: c.len() });
+        }
+        let ctx = self.stream.context();
+        let mut plan = None;
+        for ((a, b), c) in a.iter().zip(b).zip(c.iter()) {
+            same_context(ctx, a.context(), Operand::A)?;
+            same_context(ctx, b.context(), Operand::B)?;
+            same_context(ctx, c.as_slice().context(), Operand::C)?;
+            // One shape: every entry's plan differs only in `needed`.
+            plan = Some(Plan::new(cfg, &StridedBatch::ONE, [a.len(), b.len(), c.len()])?);
+        }
+        let Some(plan) = plan else { return Ok(()) };
+        if plan.is_empty() {
+            return Ok(());
+        }
+        let mut ptrs = Vec::with_capacity(c.len());
+        for ((a, b), c) in a.iter().zip(b).zip(c.iter_mut()) {
+            a.order_read(&self.stream)?;
+            b.order_read(&self.stream)?;
+            c.order_write(&self.stream)?;
+            let (x1, x2) = if plan.swapped { (b.device_ptr(), a.device_ptr()) } else { (a.device_ptr(), b.device_ptr()) };
+            ptrs.push((x1, x2, c.device_ptr()));
+        }
+        let (alpha, beta) = (cfg.alpha, cfg.beta);
+        match self.engine {
+            Engine::Emulated => {
+                let tf32 = cfg.compute == Compute::Tf32;
+                let [na, nb, nc] = plan.needed;
+                let (n1, n2) = if plan.swapped { (nb, na) } else { (na, nb) };
+                self.stream.launch_host_fn(move || {
+                    for (x1, x2, cp) in ptrs {
+                        // SAFETY: as in `run`: every entry was checked to hold
+                        // its `needed` elements, and the C entries are distinct
+                        // mutable borrows, disjoint from every A and B.
+                        let (x1, x2, c) = unsafe { cpu::views::<T>(x1, n1, x2, n2, cp, nc) };
+                        cpu::gemm(&plan, alpha, beta, tf32, x1, x2, c, None, Activation::None);
+                    }
+                })?;
+                Ok(())
+            }
+            Engine::Gpu { api, handle } => {
+                let upload = |column: &dyn Fn(&(u64, u64, u64)) -> u64| {
+                    DeviceBuffer::from_host(&self.stream, &ptrs.iter().map(column).collect::<Vec<u64>>())
+                };
+                let (p1, p2, pc) = (upload(&|p| p.0)?, upload(&|p| p.1)?, upload(&|p| p.2)?);
+                ctx.bind_to_thread()?;
+                let (alpha, beta) = (&alpha as *const T::Scalar as *const c_void, &beta as *const T::Scalar as *const c_void);
+                let dt = T::DATA_TYPE;
+                // SAFETY: as in `run`, for each entry; the pointer arrays are
+                // device memory holding `count` addresses, freed on this
+                // stream after the call.
+                let status = unsafe {
+                    (api.cublasGemmBatchedEx)(
+                        handle, plan.op1.raw(), plan.op2.raw(), plan.m as i32, plan.n as i32, plan.k as i32, alpha,
+                        p1.device_ptr() as *const *const c_void, dt, plan.ld1 as i32,
+                        p2.device_ptr() as *const *const c_void, dt, plan.ld2 as i32, beta,
+                        pc.device_ptr() as *const *mut c_void, dt, plan.ldc as i32, ptrs.len() as i32, compute,
+                        sys::CUBLAS_GEMM_DEFAULT,
+                    )
+                };
+                BlasError::check("cublasGemmBatchedEx", status)
+            }
+        }
     }
 
     fn run<T: GemmElement>(

@@ -7,9 +7,10 @@
 //! `OXIDE_CUBLASLT`, names the file). See [`sys`] for where they are looked
 //! for.
 //!
-//! * [`Blas`]: a cuBLAS handle bound to one stream. [`Blas::gemm`] and
-//!   [`Blas::gemm_strided_batched`] for f32, f64, f16 and bf16 (f16/bf16
-//!   accumulate in f32), with TF32 compute for f32 ([`Compute::Tf32`]).
+//! * [`Blas`]: a cuBLAS handle bound to one stream. [`Blas::gemm`],
+//!   [`Blas::gemm_strided_batched`] and [`Blas::gemm_batched`] for f32,
+//!   f64, f16 and bf16 (f16/bf16 accumulate in f32), with TF32 compute for
+//!   f32 ([`Compute::Tf32`]).
 //! * [`BlasLt`]: cuBLASLt matmuls with a fused [`Epilogue`] (bias, ReLU,
 //!   GELU, and bias + activation) for f32, f16 and bf16.
 //! * [`GemmConfig`]: the shape of a call, row-major or column-major

@@ -209,6 +209,15 @@ pub enum BlasError {
         /// Which operand.
         operand: Operand,
     },
+    /// A pointer-array batch with different numbers of A, B and C matrices.
+    BatchCountMismatch {
+        /// The A matrices given.
+        a: usize,
+        /// The B matrices given.
+        b: usize,
+        /// The C matrices given.
+        c: usize,
+    },
     /// TF32 compute was asked for a GEMM of another element type than f32.
     Tf32NeedsF32 {
         /// The element type used.
@@ -286,6 +295,10 @@ impl fmt::Display for BlasError {
                 f,
                 "{operand} belongs to another context (device) than the BLAS handle: make the handle on a stream \
                  of the buffer's device, or copy the buffer there"
+            ),
+            BlasError::BatchCountMismatch { a, b, c } => write!(
+                f,
+                "a batched GEMM needs as many A, B and C matrices, but got {a} A, {b} B and {c} C"
             ),
             BlasError::Tf32NeedsF32 { element } => {
                 write!(f, "TF32 compute applies to f32 GEMMs only, not {element}: use Compute::Default")

@@ -206,6 +206,11 @@ api_table! {
                      *const c_void, cudaDataType_t, c_int,
                      *const c_void, *mut c_void, cudaDataType_t, c_int,
                      cublasComputeType_t, cublasGemmAlgo_t) -> cublasStatus_t;
+        cublasGemmBatchedEx(cublasHandle_t, cublasOperation_t, cublasOperation_t, c_int, c_int, c_int,
+                            *const c_void, *const *const c_void, cudaDataType_t, c_int,
+                            *const *const c_void, cudaDataType_t, c_int,
+                            *const c_void, *const *mut c_void, cudaDataType_t, c_int,
+                            c_int, cublasComputeType_t, cublasGemmAlgo_t) -> cublasStatus_t;
         cublasGemmStridedBatchedEx(cublasHandle_t, cublasOperation_t, cublasOperation_t, c_int, c_int, c_int,
                                    *const c_void, *const c_void, cudaDataType_t, c_int, c_longlong,
                                    *const c_void, cudaDataType_t, c_int, c_longlong,

@@ -421,3 +421,41 @@ fn a_gemm_on_another_stream_waits_for_the_upload() {
     // Read back on the first stream: it waits for the GEMM on s2.
     assert_eq!(dc.to_host_vec(&stream).unwrap(), a);
 }
+
+#[test]
+fn pointer_array_batches_match_one_gemm_per_entry() {
+    let stream = stream();
+    let blas = Blas::new(&stream).unwrap();
+    let (m, n, k) = (5, 4, 6);
+    let cfg = GemmConfig::<f64>::col_major(m, n, k).transpose_a().scale(2.0, 1.0);
+    let host_a: Vec<Vec<f64>> = (0..3).map(|e| values(k * m, 20 + e)).collect();
+    let host_b: Vec<Vec<f64>> = (0..3).map(|e| values(k * n, 30 + e)).collect();
+    let host_c: Vec<Vec<f64>> = (0..3).map(|e| values(m * n, 40 + e)).collect();
+    let da: Vec<_> = host_a.iter().map(|x| DeviceBuffer::from_host(&stream, x).unwrap()).collect();
+    let db: Vec<_> = host_b.iter().map(|x| DeviceBuffer::from_host(&stream, x).unwrap()).collect();
+    let mut dc: Vec<_> = host_c.iter().map(|x| DeviceBuffer::from_host(&stream, x).unwrap()).collect();
+    let a: Vec<_> = da.iter().map(|x| x.as_slice()).collect();
+    let b: Vec<_> = db.iter().map(|x| x.as_slice()).collect();
+    {
+        let mut c: Vec<_> = dc.iter_mut().map(|x| x.as_slice_mut()).collect();
+        blas.gemm_batched(&cfg, &a, &b, &mut c).unwrap();
+        // Three A, two B: refused before anything runs.
+        let e = blas.gemm_batched(&cfg, &a, &b[..2], &mut c).unwrap_err();
+        assert_eq!(e, BlasError::BatchCountMismatch { a: 3, b: 2, c: 3 });
+    }
+    for e in 0..3 {
+        let mut want = host_c[e].clone();
+        cuda_blas::gemm_reference(&cfg, &host_a[e], &host_b[e], &mut want).unwrap();
+        let got = dc[e].to_host_vec(&stream).unwrap();
+        for (g, w) in got.iter().zip(&want) {
+            assert!((g - w).abs() <= 1e-12 * (1.0 + w.abs()), "entry {e}: {g} vs {w}");
+        }
+    }
+    // One entry too small is refused, naming the operand.
+    let short = DeviceBuffer::<f64>::zeroed(&stream, k * m - 1).unwrap();
+    let mut a2 = a.clone();
+    a2[1] = short.as_slice();
+    let mut c: Vec<_> = dc.iter_mut().map(|x| x.as_slice_mut()).collect();
+    let e = blas.gemm_batched(&cfg, &a2, &b, &mut c).unwrap_err();
+    assert_eq!(e, BlasError::BufferTooSmall { operand: Operand::A, len: k * m - 1, needed: k * m });
+}

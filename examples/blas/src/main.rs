@@ -1,8 +1,9 @@
 //! cuBLAS from Rust on oxide's buffers and streams (the `cuda-blas` crate):
 //! GEMMs of every element type (f32, f64, f16, bf16, TF32), layout and
-//! transpose, odd sizes and padded leading dimensions, a strided batch, and
-//! cuBLASLt matmuls with fused bias/ReLU/GELU epilogues. Every result is
-//! compared with a plain f64 computation on the CPU.
+//! transpose, odd sizes and padded leading dimensions, a strided and a
+//! pointer-array batch, and cuBLASLt matmuls with fused bias/ReLU/GELU
+//! epilogues. Every result is compared with a plain f64 computation on the
+//! CPU.
 //!
 //! The inputs of the first GEMM are written by an oxide kernel on another
 //! stream: the GEMM reads them only after the kernel, through cuda-core's
@@ -228,6 +229,28 @@ fn run() -> Result<usize, Box<dyn std::error::Error>> {
         worst = worst.max(w);
     }
     ok(format!(" f32 strided batch of {count}, {m}x{n}x{k}, B shared: worst error {worst:.3} of tolerance"));
+
+    // 3b. A pointer-array batch: three f64 GEMMs on separate buffers.
+    let (m, n, k) = (9, 7, 11);
+    let cfg = GemmConfig::<f64>::col_major(m, n, k).transpose_b().scale(0.5, 2.0).leading_dims(m, n, m);
+    let host: Vec<(Vec<f64>, Vec<f64>, Vec<f64>)> =
+        (0..3).map(|e| (values(m * k, 10 + e), values(n * k, 20 + e), values(m * n, 30 + e))).collect();
+    let upload = |pick: fn(&(Vec<f64>, Vec<f64>, Vec<f64>)) -> &Vec<f64>| {
+        host.iter().map(|h| DeviceBuffer::from_host(&stream, pick(h))).collect::<Result<Vec<_>, _>>()
+    };
+    let (da, db, mut c_bufs) = (upload(|h| &h.0)?, upload(|h| &h.1)?, upload(|h| &h.2)?);
+    let a_list: Vec<_> = da.iter().map(|x| x.as_slice()).collect();
+    let b_list: Vec<_> = db.iter().map(|x| x.as_slice()).collect();
+    let mut c_list: Vec<_> = c_bufs.iter_mut().map(|c| c.as_slice_mut()).collect();
+    blas.gemm_batched(&cfg, &a_list, &b_list, &mut c_list)?;
+    drop(c_list);
+    let mut worst: f64 = 0.0;
+    for (e, ((a, b, c0), c)) in host.iter().zip(&c_bufs).enumerate() {
+        let w = compare(&cfg, (0.5, 2.0), a, b, c0, &c.to_host_vec(&stream)?, f64::TOL, &|_, _, x| x)
+            .map_err(|msg| format!("pointer-array entry {e}: {msg}"))?;
+        worst = worst.max(w);
+    }
+    ok(format!(" f64 pointer-array batch of 3, ColMajor NT {m}x{n}x{k}: worst error {worst:.3} of tolerance"));
 
     // 4. cuBLASLt with epilogues (a bias per output column of row-major C).
     let lt = BlasLt::new(&stream)?;
