@@ -346,7 +346,9 @@ fn lt_epilogues_match_the_reference() {
             for j in 0..n {
                 let want = f(j, plain[i * n + j]);
                 let g = got[i * n + j];
-                assert!((g - want).abs() <= 1e-4 * (1.0 + want.abs()), "{name}: C({i},{j}) = {g}, expected {want}");
+                // cuBLASLt's GELU may use a fast tanh (about 2⁻¹¹ relative);
+                // a wrong bias entry or activation is off by far more.
+                assert!((g - want).abs() <= 2e-3 * (1.0 + want.abs()), "{name}: C({i},{j}) = {g}, expected {want}");
             }
         }
     }
