@@ -16,5 +16,5 @@ fn main() {
 }
 
 // Expected (tests/reject/run.sh; substrings of one output line each):
-//~ ERROR mismatched types
-//~ NOTE expected `DeviceSliceMut<'_, f32>`, found `DeviceSliceMut<'_, f16>`
+//~ ERROR arguments to this method are incorrect
+//~ NOTE expected `DeviceSlice<'_, f32>`, found `DeviceSlice<'_, f16>`
