@@ -297,9 +297,14 @@ fn candidates(env: &str, names: &[&str]) -> Vec<PathBuf> {
 }
 
 /// `dlopen(path)`, or `dlerror()`'s text.
-fn open(path: &Path, flags: c_int) -> Result<*mut c_void, String> {
+///
+/// # Safety
+/// Opening runs the library's initialisers: `path` must be a library that
+/// may be loaded into this process (cuBLAS's).
+unsafe fn open(path: &Path, flags: c_int) -> Result<*mut c_void, String> {
     let c = CString::new(path.to_string_lossy().as_bytes()).map_err(|_| "the path has a NUL byte".to_string())?;
-    // SAFETY: NUL-terminated path, valid flags; the handle is never closed.
+    // SAFETY: NUL-terminated path, valid flags; the handle is never closed;
+    // the library is the caller's to vouch for.
     let lib = unsafe { dlopen(c.as_ptr(), flags) };
     if lib.is_null() {
         Err(last_dl_error())
@@ -333,20 +338,32 @@ impl CublasApi {
     /// every entry point. `libcublasLt` from the same folder is opened
     /// first (`RTLD_GLOBAL`), so that cuBLAS finds the copy it was built
     /// with.
+    ///
+    /// Like `LD_LIBRARY_PATH`, `OXIDE_CUBLAS` is trusted to name cuBLAS.
     pub fn load() -> Result<CublasApi, LoadError> {
-        Self::load_from(&candidates("OXIDE_CUBLAS", &CUBLAS_NAMES))
+        // SAFETY: the candidates are cuBLAS's file names in the toolkit's
+        // and NVIDIA's wheels' folders, or what the user named as cuBLAS.
+        unsafe { Self::load_from(&candidates("OXIDE_CUBLAS", &CUBLAS_NAMES)) }
     }
 
     /// Tries `paths` in order (file paths, or bare names for the loader's
     /// search path) and resolves the first that opens.
-    pub fn load_from(paths: &[PathBuf]) -> Result<CublasApi, LoadError> {
+    ///
+    /// # Safety
+    /// Opening a library runs its initialisers, and its symbols are taken
+    /// to have cuBLAS's signatures: every path that opens must be a cuBLAS
+    /// library, and a `libcublasLt` file beside it its cuBLASLt (a missing
+    /// file is fine: it is an error).
+    pub unsafe fn load_from(paths: &[PathBuf]) -> Result<CublasApi, LoadError> {
         let mut tried = Vec::new();
         for path in paths {
             if let Some(lt) = lt_sibling(path) {
                 // Best effort: cuBLAS opens its own libcublasLt otherwise.
-                let _ = open(&lt, RTLD_NOW | RTLD_GLOBAL);
+                // SAFETY: the cuBLASLt shipped beside this cuBLAS (caller).
+                let _ = unsafe { open(&lt, RTLD_NOW | RTLD_GLOBAL) };
             }
-            match open(path, RTLD_NOW) {
+            // SAFETY: a cuBLAS library (caller).
+            match unsafe { open(path, RTLD_NOW) } {
                 // SAFETY: a live handle of libcublas, never closed; the
                 // table's signatures are cublas_api.h's.
                 Ok(lib) => return unsafe { CublasApi::resolve(lib, path.clone()) },
@@ -368,14 +385,19 @@ impl CublasLtApi {
             }
         }
         paths.extend(candidates("OXIDE_CUBLASLT", &CUBLASLT_NAMES));
-        Self::load_from(&paths)
+        // SAFETY: as for `CublasApi::load`.
+        unsafe { Self::load_from(&paths) }
     }
 
     /// Tries `paths` in order and resolves the first that opens.
-    pub fn load_from(paths: &[PathBuf]) -> Result<CublasLtApi, LoadError> {
+    ///
+    /// # Safety
+    /// As for [`CublasApi::load_from`], with cuBLASLt.
+    pub unsafe fn load_from(paths: &[PathBuf]) -> Result<CublasLtApi, LoadError> {
         let mut tried = Vec::new();
         for path in paths {
-            match open(path, RTLD_NOW | RTLD_GLOBAL) {
+            // SAFETY: a cuBLASLt library (caller).
+            match unsafe { open(path, RTLD_NOW | RTLD_GLOBAL) } {
                 // SAFETY: a live handle of libcublasLt, never closed; the
                 // table's signatures are cublasLt.h's.
                 Ok(lib) => return unsafe { CublasLtApi::resolve(lib, path.clone()) },

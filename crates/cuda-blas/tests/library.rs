@@ -12,13 +12,15 @@ use cuda_blas::BlasError;
 
 #[test]
 fn a_missing_library_says_what_to_install() {
-    let e: BlasError = CublasApi::load_from(&[PathBuf::from("/nonexistent/libcublas.so.13")]).unwrap_err().into();
+    // SAFETY: no file opens.
+    let e: BlasError = unsafe { CublasApi::load_from(&[PathBuf::from("/nonexistent/libcublas.so.13")]) }.unwrap_err().into();
     let msg = e.to_string();
     assert!(matches!(e, BlasError::LibraryNotFound { library: "libcublas", .. }), "{e:?}");
     assert!(msg.contains("install cuBLAS"), "{msg}");
     assert!(msg.contains("OXIDE_CUBLAS"), "{msg}");
     assert!(msg.contains("/nonexistent/libcublas.so.13"), "{msg}");
-    let e: BlasError = CublasLtApi::load_from(&[PathBuf::from("/nonexistent/libcublasLt.so.13")]).unwrap_err().into();
+    // SAFETY: no file opens.
+    let e: BlasError = unsafe { CublasLtApi::load_from(&[PathBuf::from("/nonexistent/libcublasLt.so.13")]) }.unwrap_err().into();
     assert!(e.to_string().contains("OXIDE_CUBLASLT"), "{e}");
 }
 
@@ -40,8 +42,10 @@ fn an_installed_cublas_resolves_every_entry_point() {
         eprintln!("skipped: no {}", lib.display());
         return;
     }
-    let api = CublasApi::load_from(std::slice::from_ref(&lib)).unwrap();
+    // SAFETY: the CUDA toolkit's cuBLAS and cuBLASLt.
+    let api = unsafe { CublasApi::load_from(std::slice::from_ref(&lib)) }.unwrap();
     assert_eq!(api.path, lib);
-    let lt = CublasLtApi::load_from(&[lib.with_file_name("libcublasLt.so.13")]).unwrap();
+    // SAFETY: as above.
+    let lt = unsafe { CublasLtApi::load_from(&[lib.with_file_name("libcublasLt.so.13")]) }.unwrap();
     assert!(lt.path.ends_with("libcublasLt.so.13"));
 }
