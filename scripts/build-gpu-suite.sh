@@ -8,7 +8,8 @@
 # Environment, to build part of it (a re-run after a fix):
 #   ONLY        program names, spaces between (default: every example and
 #               tests/gpu program, the crates' GPU tests and debug_tools);
-#               the name crate_tests adds cuda-core's and cuda-async's GPU tests
+#               the name crate_tests adds cuda-core's, cuda-async's and
+#               cuda-blas's GPU tests
 #   TOOLCHAINS  default "stable nightly"
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -80,6 +81,15 @@ for toolchain in $toolchains; do
     cp "$bin" "$carry/$toolchain/cuda_async_${test}_tests"
     strip --strip-debug "$carry/$toolchain/cuda_async_${test}_tests"
   done
+done
+# cuda-blas's tests (cuBLAS and cuBLASLt against the CPU on a GPU; the
+# emulator's CPU reference elsewhere).
+for toolchain in $toolchains; do
+  echo "== $toolchain: cuda-blas GPU tests"
+  bin=$(CARGO_TARGET_DIR="$root/target/$toolchain" cargo "+$toolchain" test -q -p cuda-blas --test gemm \
+          --no-run --message-format=json | grep -o '"executable":"[^"]*"' | cut -d'"' -f4 | tail -1)
+  cp "$bin" "$carry/$toolchain/cuda_blas_gemm_tests"
+  strip --strip-debug "$carry/$toolchain/cuda_blas_gemm_tests"
 done
 [ -z "${ONLY:-}" ] || { du -sh "$carry"; exit 0; }
 # The debugging path: debug_tools built with device line tables (for

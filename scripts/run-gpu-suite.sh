@@ -9,6 +9,16 @@
 # the rest still run, instead of one hang using up the device call.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
+# cuBLAS for examples/blas and cuda-blas's tests (cuda-blas also searches the
+# toolkit and system Python itself): $OXIDE_CUBLAS, else the nvidia-cublas
+# Python package of whichever python is on PATH.
+if [ -z "${OXIDE_CUBLAS:-}" ]; then
+  for py in python3 python; do
+    dir=$("$py" -c 'import nvidia.cublas as m; print(list(m.__path__)[0])' 2>/dev/null) || continue
+    lib=$(ls "$dir"/lib/libcublas.so.* 2>/dev/null | grep -v Lt | head -n 1)
+    [ -n "$lib" ] && { export OXIDE_CUBLAS=$lib; break; }
+  done
+fi
 limit=${OXIDE_SUITE_TIMEOUT:-120}
 passed=0; failed=0
 for toolchain in stable nightly; do

@@ -3,12 +3,13 @@
 //! on a sample), and only then times them: a fast wrong kernel fails loudly.
 
 use crate::harness::{
-    bf16_to_f32, check_close, check_identical, config_1d, de, he, random_bf16, random_f32, sample_indices, Gpu, Row,
+    be, bf16_to_f32, check_close, check_identical, config_1d, de, he, random_bf16, random_f32, sample_indices, Gpu, Row,
     Target,
 };
 use crate::kernels::{kernels, BLOCK_1D, BLOCK_ROWS, REDUCE_BLOCK, SOFTMAX_BLOCK, TILE};
 use crate::reference::{RawArgs, RawLauncher};
 use cuda_core::{DeviceBuffer, LaunchConfig};
+use cuda_device::half::bf16;
 use std::time::Instant;
 
 /// The kernel-versus-nvcc target of the issue: at least as fast.
@@ -373,7 +374,7 @@ pub fn sgemm(gpu: &Gpu) -> Result<Vec<Row>, String> {
     let b_d = DeviceBuffer::from_host(s, &b).map_err(de)?;
     let mut c_ox = DeviceBuffer::<f32>::zeroed(s, M * N).map_err(de)?;
     let c_nv = DeviceBuffer::<f32>::zeroed(s, M * N).map_err(de)?;
-    let c_bl = DeviceBuffer::<f32>::zeroed(s, M * N).map_err(de)?;
+    let mut c_bl = DeviceBuffer::<f32>::zeroed(s, M * N).map_err(de)?;
     let f = gpu.nvcc.function("sgemm").map_err(de)?;
     let cfg = tiled_config(M, N);
     let mut oxide = || kernels::launch::sgemm(&gpu.oxide, s, cfg, M, N, K, &a_d, &b_d, &mut c_ox).map_err(he);
@@ -423,8 +424,10 @@ pub fn sgemm(gpu: &Gpu) -> Result<Vec<Row>, String> {
     ];
     match gpu.cublas() {
         Ok(blas) => {
-            // SAFETY: M·K, K·N and M·N floats.
-            let mut run = || unsafe { blas.sgemm(M, N, K, a_d.device_ptr(), b_d.device_ptr(), c_bl.device_ptr()) };
+            // Row-major C (M×N) = A (M×K) · B (K×N) in full f32 (cublasGemmEx,
+            // CUBLAS_COMPUTE_32F: cuBLAS's sgemm).
+            let cfg = cuda_blas::GemmConfig::<f32>::row_major(M, N, K);
+            let mut run = || blas.gemm(&cfg, a_d.as_slice(), b_d.as_slice(), c_bl.as_slice_mut()).map_err(be);
             run()?;
             let t_bl = gpu.time_ms(2, 10, &mut run)?;
             let theirs = c_bl.to_host_vec(s).map_err(de)?;
@@ -492,12 +495,22 @@ fn gemm_bf16(gpu: &Gpu, size: usize, seed: u64) -> Result<Vec<Row>, String> {
     check_gemm_sample(&format!("{name} (oxide wgmma)"), &ours, dims, fa, fb_t, 8.0, BF16_RESULT)?;
     match gpu.cublas() {
         Ok(blas) => {
-            let c_bl = DeviceBuffer::<u32>::zeroed(s, m * n / 2).map_err(de)?;
-            // SAFETY: m·k, n·k and m·n bf16s.
-            let mut cublas =
-                || unsafe { blas.gemm_bf16_nt(m, n, k, a_d.device_ptr(), b_d.device_ptr(), c_bl.device_ptr()) };
-            cublas()?;
-            let theirs = unpack_bf16_pairs(&c_bl.to_host_vec(s).map_err(de)?);
+            // The same bits as typed bf16 buffers for cuda-blas (oxide's GEMM
+            // takes them as u16).
+            let typed = |bits: &[u16]| bits.iter().map(|&x| bf16::from_bits(x)).collect::<Vec<_>>();
+            let a_bl = DeviceBuffer::from_host(s, &typed(&a)).map_err(de)?;
+            let b_bl = DeviceBuffer::from_host(s, &typed(&b)).map_err(de)?;
+            let mut c_bl = DeviceBuffer::<bf16>::zeroed(s, m * n).map_err(de)?;
+            // Row-major C (m×n, bf16) = A (m×k) · Bᵀ with B stored n×k, f32
+            // accumulation (cublasGemmEx, CUBLAS_COMPUTE_32F): the layout of
+            // oxide's wgmma GEMM.
+            let cfg = cuda_blas::GemmConfig::<f32>::row_major(m, n, k).transpose_b();
+            let run_cublas = |c: &mut DeviceBuffer<bf16>| {
+                blas.gemm(&cfg, a_bl.as_slice(), b_bl.as_slice(), c.as_slice_mut()).map_err(be)
+            };
+            run_cublas(&mut c_bl)?;
+            let theirs: Vec<f32> = c_bl.to_host_vec(s).map_err(de)?.into_iter().map(bf16::to_f32).collect();
+            let mut cublas = || run_cublas(&mut c_bl);
             check_gemm_sample(&format!("{name} (cuBLAS)"), &theirs, dims, fa, fb_t, 8.0, BF16_RESULT)?;
             // Every element: one bf16 rounding on each side plus the order
             // of the f32 sums, 2⁻⁶ relative (absolute below 1).

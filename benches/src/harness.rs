@@ -1,7 +1,6 @@
 //! What every benchmark shares: the GPU session, timing with CUDA events,
 //! the result rows and the table, deterministic inputs and result checks.
 
-use crate::cublas::Cublas;
 use crate::kernels::BLOCK_1D;
 use crate::reference::{self, RawArgs};
 use cuda_core::{CudaContext, CudaFunction, CudaModule, CudaStream, LaunchConfig};
@@ -29,8 +28,8 @@ pub struct Gpu {
     pub nvcc: Arc<CudaModule>,
     /// The twins' `gate` kernel, launched in front of every timed run.
     gate: CudaFunction,
-    /// cuBLAS, or why it could not be loaded.
-    pub cublas: Result<Cublas, String>,
+    /// cuBLAS (the `cuda-blas` crate, on `stream`), or why it could not be loaded.
+    pub cublas: Result<cuda_blas::Blas, String>,
 }
 
 impl Gpu {
@@ -52,12 +51,12 @@ impl Gpu {
         let nvcc = reference::load(&ctx)?;
         let gate = nvcc.function("gate").map_err(|e| e.to_string())?;
         ctx.bind_to_thread().map_err(|e| e.to_string())?;
-        let cublas = Cublas::new(&stream);
+        let cublas = cuda_blas::Blas::new(&stream).map_err(|e| e.to_string());
         Ok(Gpu { ctx, stream, oxide, nvcc, gate, cublas })
     }
 
     /// cuBLAS, or an error saying why it is missing.
-    pub fn cublas(&self) -> Result<&Cublas, String> {
+    pub fn cublas(&self) -> Result<&cuda_blas::Blas, String> {
         self.cublas.as_ref().map_err(Clone::clone)
     }
 
@@ -349,6 +348,11 @@ pub fn check_close(
 
 /// A driver error as the benchmarks' error type.
 pub fn de(e: cuda_core::DriverError) -> String {
+    e.to_string()
+}
+
+/// A cuBLAS error (from cuda-blas) as the benchmarks' error type.
+pub fn be(e: cuda_blas::BlasError) -> String {
     e.to_string()
 }
 

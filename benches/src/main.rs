@@ -14,7 +14,6 @@
 //! and the program exits with 2 after saying so.
 
 mod benches;
-mod cublas;
 mod harness;
 mod kernels;
 mod rebuild;
@@ -108,7 +107,7 @@ fn run(selected: &[&Bench]) -> ExitCode {
                 match Gpu::open(ctx) {
                     Ok(g) => {
                         match &g.cublas {
-                            Ok(b) => println!("cuBLAS: {}", b.path.display()),
+                            Ok(b) => println!("cuBLAS: {}", b.library_path().map_or("CPU reference".into(), |p| p.display().to_string())),
                             Err(e) => println!("cuBLAS: not available ({e})"),
                         }
                         if let Err(e) = g.warm_up(500.0) {

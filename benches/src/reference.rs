@@ -2,7 +2,7 @@
 //! `cuLaunchKernel` through a `dlopen` of the driver.
 
 use cuda_core::{launch_kernel, CudaContext, CudaFunction, CudaModule, CudaStream, LaunchConfig};
-use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
+use std::ffi::{c_char, c_int, c_uint, c_void};
 use std::sync::Arc;
 
 /// `cuda/kernels.cu` compiled by build.rs with `nvcc -O3 -arch=sm_90 -cubin`.
@@ -122,23 +122,6 @@ impl RawLauncher {
             Ok(())
         } else {
             Err(format!("cuLaunchKernel failed with CUresult {status}"))
-        }
-    }
-}
-
-/// The text of a `dlerror()`, for messages.
-pub fn last_dl_error() -> String {
-    extern "C" {
-        fn dlerror() -> *mut c_char;
-    }
-    // SAFETY: dlerror returns NULL or a NUL-terminated string valid until the
-    // next dl* call on this thread; it is copied at once.
-    unsafe {
-        let msg = dlerror();
-        if msg.is_null() {
-            "unknown dlopen error".into()
-        } else {
-            CStr::from_ptr(msg).to_string_lossy().into_owned()
         }
     }
 }

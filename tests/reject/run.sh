@@ -54,6 +54,7 @@ publish = false
 cuda-device = { path = "$root/crates/cuda-device" }
 cuda-core = { path = "$root/crates/cuda-core" }
 cuda-host = { path = "$root/crates/cuda-host" }
+cuda-blas = { path = "$root/crates/cuda-blas" }
 
 [workspace]
 EOF

@@ -1,0 +1,161 @@
+//! The element types a GEMM runs on ([`GemmElement`]: f32, f64, f16, bf16),
+//! the ones cuBLASLt's epilogues take ([`LtElement`]: f32, f16, bf16), and
+//! the scalar type of `alpha` and `beta` ([`Scalar`]: f32, or f64 for f64).
+//!
+//! All three traits are sealed: the set is what cuBLAS computes, and the
+//! CPU reference of the emulator implements exactly these.
+
+use cuda_core::DeviceRepr;
+use cuda_device::half::{bf16, f16};
+
+use crate::sys::{self, cublasComputeType_t, cudaDataType_t};
+
+mod private {
+    pub trait Sealed {}
+}
+
+/// The type of `alpha` and `beta`, and of the accumulation: `f32` for f32,
+/// f16 and bf16 GEMMs (f16 and bf16 accumulate in f32), `f64` for f64.
+pub trait Scalar:
+    Copy + Send + Sync + std::fmt::Debug + PartialEq + std::ops::Add<Output = Self> + std::ops::Mul<Output = Self> + private::Sealed + 'static
+{
+    /// Zero.
+    const ZERO: Self;
+    /// One.
+    const ONE: Self;
+    /// The value rounded to TF32 (10 explicit mantissa bits, to nearest);
+    /// f64 is returned unchanged. The CPU reference of TF32 compute.
+    fn to_tf32(self) -> Self;
+    /// `max(self, 0)` (the ReLU epilogue).
+    fn relu(self) -> Self;
+    /// The tanh approximation of GELU that cuBLASLt's epilogue computes.
+    fn gelu(self) -> Self;
+}
+
+impl private::Sealed for f32 {}
+impl Scalar for f32 {
+    const ZERO: f32 = 0.0;
+    const ONE: f32 = 1.0;
+    fn to_tf32(self) -> f32 {
+        if !self.is_finite() {
+            return self;
+        }
+        // Round to nearest (ties away) at bit 13, then clear the 13 low bits.
+        f32::from_bits(self.to_bits().wrapping_add(0x1000) & !0x1fff)
+    }
+    fn relu(self) -> f32 {
+        self.max(0.0)
+    }
+    fn gelu(self) -> f32 {
+        (self as f64).gelu() as f32
+    }
+}
+
+impl private::Sealed for f64 {}
+impl Scalar for f64 {
+    const ZERO: f64 = 0.0;
+    const ONE: f64 = 1.0;
+    fn to_tf32(self) -> f64 {
+        self
+    }
+    fn relu(self) -> f64 {
+        self.max(0.0)
+    }
+    fn gelu(self) -> f64 {
+        const SQRT_2_OVER_PI: f64 = 0.797_884_560_802_865_4;
+        0.5 * self * (1.0 + (SQRT_2_OVER_PI * (self + 0.044_715 * self * self * self)).tanh())
+    }
+}
+
+/// An element type of a cuBLAS GEMM: `f32`, `f64`, and `cuda_device::half`'s
+/// `f16` and `bf16`.
+///
+/// A GEMM takes A, B and C of one element type (a mismatch does not
+/// compile) and `alpha`, `beta` of its [`Scalar`](GemmElement::Scalar).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an element type cuBLAS multiplies",
+    label = "a GEMM of `{Self}`",
+    note = "cuda-blas GEMMs take f32, f64, f16 or bf16 (cuda_device::half) buffers"
+)]
+pub trait GemmElement: DeviceRepr + Copy + Send + Sync + private::Sealed + 'static {
+    /// The type of `alpha`, `beta` and the accumulation.
+    type Scalar: Scalar;
+    /// The `cudaDataType_t` of the elements.
+    const DATA_TYPE: cudaDataType_t;
+    /// The default `cublasComputeType_t`.
+    const COMPUTE: cublasComputeType_t;
+    /// The Rust name, for errors.
+    const NAME: &'static str;
+    /// The value as the accumulation type.
+    fn to_scalar(self) -> Self::Scalar;
+    /// The accumulation type's value stored as an element (rounded to
+    /// nearest).
+    fn from_scalar(s: Self::Scalar) -> Self;
+}
+
+impl GemmElement for f32 {
+    type Scalar = f32;
+    const DATA_TYPE: cudaDataType_t = sys::CUDA_R_32F;
+    const COMPUTE: cublasComputeType_t = sys::CUBLAS_COMPUTE_32F;
+    const NAME: &'static str = "f32";
+    fn to_scalar(self) -> f32 {
+        self
+    }
+    fn from_scalar(s: f32) -> f32 {
+        s
+    }
+}
+
+impl GemmElement for f64 {
+    type Scalar = f64;
+    const DATA_TYPE: cudaDataType_t = sys::CUDA_R_64F;
+    const COMPUTE: cublasComputeType_t = sys::CUBLAS_COMPUTE_64F;
+    const NAME: &'static str = "f64";
+    fn to_scalar(self) -> f64 {
+        self
+    }
+    fn from_scalar(s: f64) -> f64 {
+        s
+    }
+}
+
+impl private::Sealed for f16 {}
+impl GemmElement for f16 {
+    type Scalar = f32;
+    const DATA_TYPE: cudaDataType_t = sys::CUDA_R_16F;
+    const COMPUTE: cublasComputeType_t = sys::CUBLAS_COMPUTE_32F;
+    const NAME: &'static str = "f16";
+    fn to_scalar(self) -> f32 {
+        self.to_f32()
+    }
+    fn from_scalar(s: f32) -> f16 {
+        f16::from_f32(s)
+    }
+}
+
+impl private::Sealed for bf16 {}
+impl GemmElement for bf16 {
+    type Scalar = f32;
+    const DATA_TYPE: cudaDataType_t = sys::CUDA_R_16BF;
+    const COMPUTE: cublasComputeType_t = sys::CUBLAS_COMPUTE_32F;
+    const NAME: &'static str = "bf16";
+    fn to_scalar(self) -> f32 {
+        self.to_f32()
+    }
+    fn from_scalar(s: f32) -> bf16 {
+        bf16::from_f32(s)
+    }
+}
+
+/// An element type of a cuBLASLt matmul with an epilogue
+/// ([`BlasLt::matmul`](crate::BlasLt::matmul)): `f32`, `f16`, `bf16`, all
+/// with `f32` scalars and accumulation.
+#[diagnostic::on_unimplemented(
+    message = "cuBLASLt epilogues take f32, f16 or bf16, not `{Self}`",
+    label = "a matmul of `{Self}`",
+    note = "for f64 use `Blas::gemm` (no epilogue)"
+)]
+pub trait LtElement: GemmElement<Scalar = f32> {}
+impl LtElement for f32 {}
+impl LtElement for f16 {}
+impl LtElement for bf16 {}
