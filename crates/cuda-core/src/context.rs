@@ -316,7 +316,7 @@ impl CudaContext {
     /// by, all other blocking streams of the context.
     pub fn default_stream(self: &Arc<Self>) -> Arc<CudaStream> {
         Arc::new(CudaStream {
-            handle: Arc::new(StreamHandle { stream: ptr::null_mut(), ctx: self.clone(), owned: false }),
+            handle: Arc::new(StreamHandle { stream: ptr::null_mut(), ctx: self.clone(), owned: false, capture: Mutex::new(None) }),
         })
     }
 
@@ -329,7 +329,7 @@ impl CudaContext {
         // SAFETY: out-pointer to a local; the flags value is valid.
         unsafe { cu!(d, cuStreamCreate(&mut stream, driver::CU_STREAM_DEFAULT))? };
         Ok(Arc::new(CudaStream {
-            handle: Arc::new(StreamHandle { stream, ctx: self.clone(), owned: true }),
+            handle: Arc::new(StreamHandle { stream, ctx: self.clone(), owned: true, capture: Mutex::new(None) }),
         }))
     }
 
@@ -342,7 +342,7 @@ impl CudaContext {
         // SAFETY: out-pointer to a local; the flags value is valid.
         unsafe { cu!(d, cuStreamCreate(&mut stream, driver::CU_STREAM_NON_BLOCKING))? };
         Ok(Arc::new(CudaStream {
-            handle: Arc::new(StreamHandle { stream, ctx: self.clone(), owned: true }),
+            handle: Arc::new(StreamHandle { stream, ctx: self.clone(), owned: true, capture: Mutex::new(None) }),
         }))
     }
 
@@ -410,7 +410,14 @@ impl CudaContext {
     }
 
     /// Waits until all work submitted to this context has finished.
+    ///
+    /// While a stream of this context captures a graph this breaks the
+    /// capture (as the driver does): the call fails, and so does the
+    /// capture's end, naming this call.
     pub fn synchronize(&self) -> Result<(), DriverError> {
+        if crate::graph::break_captures_of(self, "CudaContext::synchronize") {
+            return Err(crate::graph::refused_in_capture("CudaContext::synchronize"));
+        }
         let d = self.bind()?;
         // SAFETY: no arguments; the context is current.
         unsafe { cu!(d, cuCtxSynchronize()) }.map_err(|e| self.explain(e))
@@ -468,6 +475,8 @@ pub(crate) struct StreamHandle {
     stream: CUstream,
     ctx: Arc<CudaContext>,
     owned: bool,
+    /// The capture under way on this stream, if any (graph.rs).
+    capture: Mutex<Option<Arc<crate::graph::CaptureRecord>>>,
 }
 
 // SAFETY: a CUstream is a process-wide handle; the driver API accepts it from
@@ -486,6 +495,16 @@ impl StreamHandle {
     /// The context the stream belongs to.
     pub(crate) fn context(&self) -> &Arc<CudaContext> {
         &self.ctx
+    }
+
+    /// The capture under way on this stream, if any.
+    pub(crate) fn capture(&self) -> Option<Arc<crate::graph::CaptureRecord>> {
+        self.capture.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Starts or ends (None) this stream's part in a capture.
+    pub(crate) fn set_capture(&self, capture: Option<Arc<crate::graph::CaptureRecord>>) {
+        *self.capture.lock().unwrap_or_else(|e| e.into_inner()) = capture;
     }
 }
 
@@ -508,7 +527,12 @@ impl CudaStream {
     }
 
     /// Waits until all work submitted to this stream has finished.
+    ///
+    /// On a stream that captures a graph this breaks the capture (a graph
+    /// cannot record a wait of the host): the call fails, and so does the
+    /// capture's end, naming this call.
     pub fn synchronize(&self) -> Result<(), DriverError> {
+        self.refuse_in_capture("CudaStream::synchronize")?;
         let d = self.handle.ctx.bind()?;
         // SAFETY: the stream is live (owned by self, or the NULL stream).
         unsafe { cu!(d, cuStreamSynchronize(self.handle.stream)) }.map_err(|e| self.handle.ctx.explain(e))
@@ -527,6 +551,7 @@ impl CudaStream {
     /// Whether all work submitted so far has finished (`cuStreamQuery`);
     /// never blocks. A failed kernel is reported as an error.
     pub fn is_complete(&self) -> Result<bool, DriverError> {
+        self.refuse_in_capture("CudaStream::is_complete")?;
         let d = self.handle.ctx.bind()?;
         // SAFETY: the stream is live.
         match unsafe { cu!(d, cuStreamQuery(self.handle.stream)) } {
@@ -598,6 +623,9 @@ impl CudaStream {
                 eprintln!("cuda-core: a stream host function panicked; the panic was caught");
             }
         }
+        // A capture would replay the callback, which runs once: graphs take
+        // theirs through `Graph::add_host`.
+        self.refuse_in_capture("CudaStream::launch_host_fn (a FnOnce, which a graph cannot replay: use Graph::add_host)")?;
         let d = self.handle.ctx.bind()?;
         let data = Box::into_raw(Box::new(Box::new(f) as Callback));
         // SAFETY: the stream is live; `trampoline` takes ownership of `data`

@@ -751,7 +751,7 @@ pub(crate) unsafe fn launch_emulated(
         block_dim: config.block_dim,
         shared_mem_bytes: config.shared_mem_bytes,
     };
-    let launch = cuda_emulator::Launch { function: f.func, grid, cluster, cooperative, params: params.as_ptr(), host_code: host };
+    let launch = cuda_emulator::Launch { function: f.func, grid, cluster, cooperative, params: params.as_ptr(), host_code: host, stream: stream.raw() };
     let op = if cluster.is_some() || cooperative { "cuLaunchKernelEx" } else { "cuLaunchKernel" };
     // SAFETY: the caller's contract.
     match unsafe { cuda_emulator::launch(&launch) } {

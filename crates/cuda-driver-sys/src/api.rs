@@ -176,6 +176,32 @@ driver_api! {
                    *mut *mut c_void, *mut *mut c_void);
     // The config is a `CUlaunchConfig` (types.rs).
     cuLaunchKernelEx(*const c_void, CUfunction, *mut *mut c_void, *mut *mut c_void);
+    // CUDA Graphs. The edge data arguments are `CUgraphEdgeData` arrays;
+    // oxide passes null (plain edges).
+    cuStreamBeginCapture_v2(CUstream, CUstreamCaptureMode);
+    cuStreamBeginCaptureToGraph(CUstream, CUgraph, *const CUgraphNode, *const c_void, usize, CUstreamCaptureMode);
+    cuStreamEndCapture(CUstream, *mut CUgraph);
+    cuStreamIsCapturing(CUstream, *mut CUstreamCaptureStatus);
+    cuStreamGetCaptureInfo_v3(CUstream, *mut CUstreamCaptureStatus, *mut u64, *mut CUgraph, *mut *const CUgraphNode,
+                              *mut *const c_void, *mut usize);
+    cuGraphCreate(*mut CUgraph, c_uint);
+    cuGraphAddKernelNode_v2(*mut CUgraphNode, CUgraph, *const CUgraphNode, usize, *const CUDA_KERNEL_NODE_PARAMS);
+    cuGraphKernelNodeGetParams_v2(CUgraphNode, *mut CUDA_KERNEL_NODE_PARAMS);
+    cuGraphAddMemcpyNode(*mut CUgraphNode, CUgraph, *const CUgraphNode, usize, *const CUDA_MEMCPY3D, CUcontext);
+    cuGraphAddMemsetNode(*mut CUgraphNode, CUgraph, *const CUgraphNode, usize, *const CUDA_MEMSET_NODE_PARAMS, CUcontext);
+    cuGraphAddHostNode(*mut CUgraphNode, CUgraph, *const CUgraphNode, usize, *const CUDA_HOST_NODE_PARAMS);
+    cuGraphAddEmptyNode(*mut CUgraphNode, CUgraph, *const CUgraphNode, usize);
+    cuGraphAddChildGraphNode(*mut CUgraphNode, CUgraph, *const CUgraphNode, usize, CUgraph);
+    cuGraphAddEventRecordNode(*mut CUgraphNode, CUgraph, *const CUgraphNode, usize, CUevent);
+    cuGraphAddEventWaitNode(*mut CUgraphNode, CUgraph, *const CUgraphNode, usize, CUevent);
+    cuGraphGetNodes(CUgraph, *mut CUgraphNode, *mut usize);
+    cuGraphNodeGetType(CUgraphNode, *mut CUgraphNodeType);
+    cuGraphInstantiateWithFlags(*mut CUgraphExec, CUgraph, u64);
+    cuGraphLaunch(CUgraphExec, CUstream);
+    cuGraphExecKernelNodeSetParams_v2(CUgraphExec, CUgraphNode, *const CUDA_KERNEL_NODE_PARAMS);
+    cuGraphExecUpdate_v2(CUgraphExec, CUgraph, *mut CUgraphExecUpdateResultInfo);
+    cuGraphExecDestroy(CUgraphExec);
+    cuGraphDestroy(CUgraph);
 }
 
 impl DriverApi {

@@ -67,6 +67,7 @@ mod driver;
 mod engine;
 mod error;
 pub mod executor;
+mod graph;
 mod hooks;
 mod launch;
 mod mapping;
