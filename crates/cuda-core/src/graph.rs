@@ -204,6 +204,9 @@ impl From<DriverError> for GraphError {
 #[derive(Debug)]
 pub(crate) struct CaptureRecord {
     ctx: usize,
+    /// The thread that began the capture (thread-local mode: only its
+    /// calls break it).
+    thread: std::thread::ThreadId,
     device: usize,
     /// The first call that broke the capture.
     broken: Mutex<Option<String>>,
@@ -242,13 +245,14 @@ fn add_buffer(list: &mut Vec<Weak<OrderShared>>, b: Weak<OrderShared>) {
     }
 }
 
-/// Breaks every capture under way in `ctx` with `what`; whether there was one.
+/// Breaks every capture under way in `ctx` begun by this thread (captures
+/// are thread-local) with `what`; whether there was one.
 pub(crate) fn break_captures_of(ctx: &CudaContext, what: &str) -> bool {
     let mut any = false;
     let mut all = lock(&CAPTURES);
     all.retain(|c| c.strong_count() > 0);
     for c in all.iter().filter_map(Weak::upgrade) {
-        if c.ctx == ctx.raw() as usize {
+        if c.ctx == ctx.raw() as usize && c.thread == std::thread::current().id() {
             c.break_with(what);
             any = true;
         }
@@ -350,6 +354,7 @@ fn start_capture(stream: &CudaStream) -> Result<Arc<CaptureRecord>, GraphError> 
     let d = ctx.bind()?;
     let record = Arc::new(CaptureRecord {
         ctx: ctx.raw() as usize,
+        thread: std::thread::current().id(),
         device: ctx.ordinal(),
         broken: Mutex::new(None),
         foreign: Mutex::new(None),

@@ -32,7 +32,7 @@ use cuda_driver_sys::{
     CUDA_ERROR_STREAM_CAPTURE_UNJOINED as STREAM_CAPTURE_UNJOINED,
     CUDA_ERROR_STREAM_CAPTURE_ISOLATION as STREAM_CAPTURE_ISOLATION, CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE,
     CU_STREAM_CAPTURE_STATUS_NONE, CU_STREAM_CAPTURE_STATUS_ACTIVE, CU_STREAM_CAPTURE_STATUS_INVALIDATED,
-    CU_STREAM_CAPTURE_MODE_RELAXED, CU_MEMORYTYPE_HOST, CU_MEMORYTYPE_DEVICE, CU_GRAPH_EXEC_UPDATE_SUCCESS,
+    CU_MEMORYTYPE_HOST, CU_MEMORYTYPE_DEVICE, CU_GRAPH_EXEC_UPDATE_SUCCESS,
 };
 
 use crate::context::{self, Context};
@@ -317,13 +317,14 @@ unsafe extern "C" fn cuCtxSetCurrent(ctx: CUcontext) -> CUresult {
     SUCCESS
 }
 unsafe extern "C" fn cuCtxSynchronize() -> CUresult {
-    // A context-wide sync while a stream of the context captures (not in
-    // relaxed mode) breaks that capture, as on the GPU.
+    // A context-wide sync while a stream of the context captures breaks
+    // that capture, as on the GPU: in global mode from any thread, in
+    // thread-local mode from the thread that began it.
     if let Some(context) = context::current() {
         let mut refused = false;
         for sequence in lock(&SEQUENCES).iter() {
             let mut sequence = lock(sequence);
-            if std::ptr::eq(sequence.context, context) && sequence.mode != CU_STREAM_CAPTURE_MODE_RELAXED {
+            if std::ptr::eq(sequence.context, context) && sequence.watches_this_thread() {
                 sequence.invalidated = true;
                 refused = true;
             }
@@ -922,6 +923,7 @@ unsafe fn begin_capture(s: CUstream, graph: CUgraph, deps: *const CUgraphNode, n
         context: stream.context,
         id: crate::graph::next_id(),
         mode,
+        thread: std::thread::current().id(),
     }));
     lock(&SEQUENCES).push(sequence.clone());
     *capture = Some(Capture { sequence, deps });

@@ -264,6 +264,21 @@ pub(crate) struct Sequence {
     pub(crate) id: u64,
     /// `CUstreamCaptureMode`.
     pub(crate) mode: i32,
+    /// The thread that began it (thread-local mode watches only its calls).
+    pub(crate) thread: std::thread::ThreadId,
+}
+
+impl Sequence {
+    /// Whether a call that synchronises, made by the calling thread, breaks
+    /// this capture (the capture mode's rule).
+    pub(crate) fn watches_this_thread(&self) -> bool {
+        use cuda_driver_sys::{CU_STREAM_CAPTURE_MODE_GLOBAL, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL};
+        match self.mode {
+            CU_STREAM_CAPTURE_MODE_GLOBAL => true,
+            CU_STREAM_CAPTURE_MODE_THREAD_LOCAL => self.thread == std::thread::current().id(),
+            _ => false,
+        }
+    }
 }
 
 // SAFETY: the graph pointer is owned by the sequence (or by the caller of
