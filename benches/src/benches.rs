@@ -765,7 +765,7 @@ pub fn graph(gpu: &Gpu) -> Result<Vec<Row>, String> {
         let start = Instant::now();
         for _ in 0..ITERATIONS {
             for _ in 0..KERNELS {
-                kernels::launch::bump(&gpu.oxide, s, cfg, data).map_err(he)?;
+                kernels::launch::bump(&gpu.oxide, s, cfg, &mut *data).map_err(he)?;
             }
         }
         s.synchronize().map_err(de)?;

@@ -769,23 +769,19 @@ impl GraphExec {
         if !stream.context().same(&self.ctx) {
             return Err(GraphError::ForeignBuffer { buffer_device: stream.context().ordinal(), graph_device: self.ctx.ordinal() });
         }
-        let mut live = Vec::with_capacity(self.keep.buffers.len());
+        // Every buffer is ordered on the stream as written by the launch
+        // (ordering without the launch, if one turns out dropped, is harmless).
+        let capture = stream.handle().capture();
         let mut dropped = 0;
         for (_, b) in &self.keep.buffers {
-            match b.upgrade() {
-                Some(b) => live.push(b),
-                None => dropped += 1,
+            match (b.upgrade(), &capture) {
+                (None, _) => dropped += 1,
+                (Some(b), Some(c)) => c.note_buffer(&b, stream),
+                (Some(b), None) => b.write_on(stream)?,
             }
         }
         if dropped > 0 {
             return Err(GraphError::BufferDropped { buffers: dropped });
-        }
-        let capture = stream.handle().capture();
-        for b in &live {
-            match &capture {
-                Some(c) => c.note_buffer(b, stream),
-                None => b.write_on(stream)?,
-            }
         }
         if let Some(c) = &capture {
             lock(&c.host_fns).extend(self.keep.host_fns.iter().cloned());
