@@ -54,7 +54,9 @@
 //! memory (a graph would read or write it on every launch, long after the
 //! borrow ended), a `launch_host_fn` (it runs once; [`Graph::add_host`]
 //! takes a function a graph may call again), an allocation on the
-//! capturing stream, or the drop of a buffer allocated on it. The capture
+//! capturing stream, or the drop of a buffer allocated on it; and in a
+//! kernel node ([`Graph::add_kernel`]), a cluster or cooperative launch,
+//! whose attribute the node would not keep. The capture
 //! ends then with [`GraphError::CaptureInvalidated`], and the partial graph
 //! is destroyed. `Graph` and `GraphExec` destroy their driver objects when
 //! dropped.
@@ -214,6 +216,9 @@ pub(crate) struct CaptureRecord {
     foreign: Mutex<Option<usize>>,
     buffers: Mutex<Vec<Weak<OrderShared>>>,
     host_fns: Mutex<Vec<Arc<HostFn>>>,
+    /// A kernel node's capture (`Graph::add_kernel`, `set_kernel_params`),
+    /// which keeps a launch's grid and arguments but not its attributes.
+    plain_launch_only: bool,
 }
 
 /// The captures under way (for [`CudaContext::synchronize`]).
@@ -231,6 +236,16 @@ impl CaptureRecord {
             return;
         }
         add_buffer(&mut lock(&self.buffers), Arc::downgrade(order));
+    }
+
+    /// Refuses a cluster or cooperative launch into a kernel node's capture
+    /// (its attribute would be lost, and a grid-wide sync would hang).
+    pub(crate) fn refuse_launch_attribute(&self, what: &'static str) -> Result<(), DriverError> {
+        if !self.plain_launch_only {
+            return Ok(());
+        }
+        self.break_with(what);
+        Err(refused_in_capture(what))
     }
 
     /// Breaks the capture: `what` is the call that did (the first wins).
@@ -290,7 +305,7 @@ impl CudaStream {
     /// the capture and destroys its graph). The legacy default stream
     /// cannot capture.
     pub fn begin_capture(&self) -> Result<StreamCapture<'_>, GraphError> {
-        let record = start_capture(self)?;
+        let record = start_capture(self, false)?;
         Ok(StreamCapture { stream: self, record: Some(record) })
     }
 
@@ -301,7 +316,16 @@ impl CudaStream {
     where
         E: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
-        let capture = self.begin_capture()?;
+        self.capture_with(false, record)
+    }
+
+    /// [`capture`](Self::capture), for a kernel node's one plain launch
+    /// when `plain_launch_only`.
+    fn capture_with<E>(&self, plain_launch_only: bool, record: impl FnOnce(&CudaStream) -> Result<(), E>) -> Result<Graph, GraphError>
+    where
+        E: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        let capture = StreamCapture { stream: self, record: Some(start_capture(self, plain_launch_only)?) };
         match record(self) {
             Ok(()) => capture.end(),
             Err(e) => {
@@ -343,7 +367,7 @@ impl Drop for StreamCapture<'_> {
 
 /// Begins a capture on `stream` (thread-local mode: unsafe calls from this
 /// thread break it).
-fn start_capture(stream: &CudaStream) -> Result<Arc<CaptureRecord>, GraphError> {
+fn start_capture(stream: &CudaStream, plain_launch_only: bool) -> Result<Arc<CaptureRecord>, GraphError> {
     if stream.is_default() {
         return Err(GraphError::DefaultStream);
     }
@@ -360,6 +384,7 @@ fn start_capture(stream: &CudaStream) -> Result<Arc<CaptureRecord>, GraphError> 
         foreign: Mutex::new(None),
         buffers: Mutex::new(Vec::new()),
         host_fns: Mutex::new(Vec::new()),
+        plain_launch_only,
     });
     // SAFETY: a live stream of the current context; a valid mode.
     unsafe { cu!(d, cuStreamBeginCapture_v2(stream.raw(), CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)) }
@@ -618,7 +643,8 @@ impl Graph {
     /// and before the node is made.
     ///
     /// Only the launch's grid, block, shared memory and arguments make the
-    /// node: cluster and cooperative launches belong in a stream capture.
+    /// node: a cluster or cooperative launch is refused here (record it
+    /// with [`CudaStream::capture`], which keeps its attributes).
     pub fn add_kernel<E>(&mut self, deps: &[GraphNode], launch: impl FnOnce(&CudaStream) -> Result<(), E>) -> Result<GraphNode, GraphError>
     where
         E: Into<Box<dyn std::error::Error + Send + Sync>>,
@@ -718,7 +744,7 @@ impl OneKernel {
     where
         E: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
-        let graph = stream.capture(launch)?;
+        let graph = stream.capture_with(true, launch)?;
         let d = graph.ctx.bind()?;
         let mut n = 0usize;
         // SAFETY: a live graph; a null array asks for the count.

@@ -691,6 +691,12 @@ pub(crate) unsafe fn launch_ex(
     how: &str,
 ) -> Result<(), DriverError> {
     let ctx = stream.context();
+    if let Some(capture) = stream.handle().capture() {
+        capture.refuse_launch_attribute(
+            "a cluster or cooperative launch in Graph::add_kernel or GraphExec::set_kernel_params (which keep no \
+             launch attributes; capture it with CudaStream::capture)",
+        )?;
+    }
     let d = ctx.bind()?;
     if ctx.backend().is_emulated() {
         let (cluster, cooperative) = match attr {

@@ -119,6 +119,23 @@ fn capture_records_instead_of_running_and_replays_in_order() {
 }
 
 #[test]
+fn a_graph_launched_in_a_capture_becomes_a_child_of_it() {
+    let (_ctx, stream, f) = setup();
+    let data = DeviceBuffer::<u32>::zeroed(&stream, N).unwrap();
+    let inner = stream.capture(|s| affine(&f, s, &data, 2, 1)).unwrap().instantiate().unwrap();
+    let outer = stream
+        .capture(|s| {
+            inner.launch(s).map_err(|e| e.to_string())?;
+            affine(&f, s, &data, 1, 10).map_err(|e| e.to_string())?;
+            inner.launch(s).map_err(|e| e.to_string())
+        })
+        .unwrap();
+    all(&data.to_host_vec(&stream).unwrap(), 0);
+    outer.instantiate().unwrap().launch(&stream).unwrap();
+    all(&data.to_host_vec(&stream).unwrap(), (1 + 10) * 2 + 1); // 0 -> 2x+1 -> +10 -> 2x+1
+}
+
+#[test]
 fn explicit_graph_runs_its_nodes_after_their_dependencies() {
     let (ctx, stream, f) = setup();
     let mut data = DeviceBuffer::<u32>::zeroed(&stream, N).unwrap();

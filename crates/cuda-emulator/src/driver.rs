@@ -901,6 +901,7 @@ unsafe fn begin_capture(s: CUstream, graph: CUgraph, deps: *const CUgraphNode, n
         return STREAM_CAPTURE_UNSUPPORTED; // already capturing
     }
     let (graph, owns_graph, deps) = if graph.is_null() {
+        crate::graph::count(&crate::graph::LIVE_GRAPHS, 1);
         (Box::into_raw(Box::<Graph>::default()), true, Vec::new())
     } else {
         // SAFETY: a live graph (caller).
@@ -975,6 +976,7 @@ unsafe extern "C" fn cuStreamEndCapture(s: CUstream, out: *mut CUgraph) -> CUres
     if code != SUCCESS && sequence.owns_graph {
         // SAFETY: made by begin_capture and handed to no one.
         drop(unsafe { Box::from_raw(sequence.graph) });
+        crate::graph::count(&crate::graph::LIVE_GRAPHS, -1);
     }
     // SAFETY: writable out-pointer (caller).
     unsafe { *out = if code == SUCCESS { sequence.graph.cast() } else { ptr::null_mut() } };
@@ -1040,12 +1042,14 @@ unsafe extern "C" fn cuStreamGetCaptureInfo_v3(
 unsafe extern "C" fn cuGraphCreate(out: *mut CUgraph, _flags: c_uint) -> CUresult {
     // SAFETY: writable out-pointer (caller).
     unsafe { *out = Box::into_raw(Box::<Graph>::default()).cast() };
+    crate::graph::count(&crate::graph::LIVE_GRAPHS, 1);
     SUCCESS
 }
 unsafe extern "C" fn cuGraphDestroy(g: CUgraph) -> CUresult {
     if !g.is_null() {
         // SAFETY: made by cuGraphCreate or a capture, destroyed once.
         drop(unsafe { Box::from_raw(g.cast::<Graph>()) });
+        crate::graph::count(&crate::graph::LIVE_GRAPHS, -1);
     }
     SUCCESS
 }
@@ -1210,12 +1214,14 @@ unsafe extern "C" fn cuGraphInstantiateWithFlags(out: *mut CUgraphExec, g: CUgra
     let exec = Exec { graph: g.clone(), handles: (0..g.nodes.len()).map(|i| g.handle(i)).collect() };
     // SAFETY: writable out-pointer (caller).
     unsafe { *out = Box::into_raw(Box::new(exec)).cast() };
+    crate::graph::count(&crate::graph::LIVE_EXECS, 1);
     SUCCESS
 }
 unsafe extern "C" fn cuGraphExecDestroy(e: CUgraphExec) -> CUresult {
     if !e.is_null() {
         // SAFETY: made by cuGraphInstantiateWithFlags, destroyed once.
         drop(unsafe { Box::from_raw(e.cast::<Exec>()) });
+        crate::graph::count(&crate::graph::LIVE_EXECS, -1);
     }
     SUCCESS
 }

@@ -306,3 +306,21 @@ pub(crate) fn next_id() -> u64 {
 pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
+
+/// Graphs made by the driver (created or captured) and not yet destroyed.
+pub(crate) static LIVE_GRAPHS: std::sync::atomic::AtomicIsize = std::sync::atomic::AtomicIsize::new(0);
+/// Instantiated graphs not yet destroyed.
+pub(crate) static LIVE_EXECS: std::sync::atomic::AtomicIsize = std::sync::atomic::AtomicIsize::new(0);
+
+/// Counts one graph (`+1`) or exec made, or one destroyed (`-1`).
+pub(crate) fn count(which: &std::sync::atomic::AtomicIsize, delta: isize) {
+    which.fetch_add(delta, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// How many graphs (created with `cuGraphCreate` or by a capture) and
+/// instantiated graphs the emulated driver holds now: what a test compares
+/// before and after to see that nothing leaked.
+pub fn live_graph_objects() -> (isize, isize) {
+    use std::sync::atomic::Ordering::SeqCst;
+    (LIVE_GRAPHS.load(SeqCst), LIVE_EXECS.load(SeqCst))
+}
