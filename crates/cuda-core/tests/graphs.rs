@@ -165,7 +165,7 @@ fn explicit_graph_runs_its_nodes_after_their_dependencies() {
     }
     stream.synchronize().unwrap();
     assert_eq!(calls.load(Ordering::SeqCst), 10, "the host node runs once per launch");
-    all(&data.to_host_vec(&stream).unwrap(), (0 + 3) * 5);
+    all(&data.to_host_vec(&stream).unwrap(), 3 * 5); // cleared, +3, *5
     all(&copy.to_host_vec(&stream).unwrap(), 15 + 1);
 
     // New arguments for one kernel node, in place.

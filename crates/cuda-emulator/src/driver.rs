@@ -67,8 +67,11 @@ struct Event {
     timing: bool,
     /// Recorded in a capture: the sequence and the nodes before the record
     /// (a stream that waits on it joins the capture there).
-    captured: Mutex<Option<(Arc<Mutex<Sequence>>, Vec<usize>)>>,
+    captured: Mutex<Option<CapturePoint>>,
 }
+
+/// A point of a capture: its sequence and the nodes before it.
+type CapturePoint = (Arc<Mutex<Sequence>>, Vec<usize>);
 
 /// The stream behind a handle (None for the legacy default stream).
 ///
