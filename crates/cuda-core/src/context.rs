@@ -2,7 +2,7 @@
 
 use std::ffi::c_void;
 use std::ptr;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::backend::Backend;
@@ -316,7 +316,7 @@ impl CudaContext {
     /// by, all other blocking streams of the context.
     pub fn default_stream(self: &Arc<Self>) -> Arc<CudaStream> {
         Arc::new(CudaStream {
-            handle: Arc::new(StreamHandle { stream: ptr::null_mut(), ctx: self.clone(), owned: false, capture: Mutex::new(None) }),
+            handle: Arc::new(StreamHandle { stream: ptr::null_mut(), ctx: self.clone(), owned: false, capturing: AtomicBool::new(false), capture: Mutex::new(None) }),
         })
     }
 
@@ -329,7 +329,7 @@ impl CudaContext {
         // SAFETY: out-pointer to a local; the flags value is valid.
         unsafe { cu!(d, cuStreamCreate(&mut stream, driver::CU_STREAM_DEFAULT))? };
         Ok(Arc::new(CudaStream {
-            handle: Arc::new(StreamHandle { stream, ctx: self.clone(), owned: true, capture: Mutex::new(None) }),
+            handle: Arc::new(StreamHandle { stream, ctx: self.clone(), owned: true, capturing: AtomicBool::new(false), capture: Mutex::new(None) }),
         }))
     }
 
@@ -342,7 +342,7 @@ impl CudaContext {
         // SAFETY: out-pointer to a local; the flags value is valid.
         unsafe { cu!(d, cuStreamCreate(&mut stream, driver::CU_STREAM_NON_BLOCKING))? };
         Ok(Arc::new(CudaStream {
-            handle: Arc::new(StreamHandle { stream, ctx: self.clone(), owned: true, capture: Mutex::new(None) }),
+            handle: Arc::new(StreamHandle { stream, ctx: self.clone(), owned: true, capturing: AtomicBool::new(false), capture: Mutex::new(None) }),
         }))
     }
 
@@ -475,6 +475,9 @@ pub(crate) struct StreamHandle {
     stream: CUstream,
     ctx: Arc<CudaContext>,
     owned: bool,
+    /// Whether `capture` holds one: the check every buffer use makes, kept
+    /// off the lock.
+    capturing: AtomicBool,
     /// The capture under way on this stream, if any (graph.rs).
     capture: Mutex<Option<Arc<crate::graph::CaptureRecord>>>,
 }
@@ -499,12 +502,17 @@ impl StreamHandle {
 
     /// The capture under way on this stream, if any.
     pub(crate) fn capture(&self) -> Option<Arc<crate::graph::CaptureRecord>> {
+        if !self.capturing.load(Ordering::Acquire) {
+            return None;
+        }
         self.capture.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// Starts or ends (None) this stream's part in a capture.
     pub(crate) fn set_capture(&self, capture: Option<Arc<crate::graph::CaptureRecord>>) {
-        *self.capture.lock().unwrap_or_else(|e| e.into_inner()) = capture;
+        let mut slot = self.capture.lock().unwrap_or_else(|e| e.into_inner());
+        self.capturing.store(capture.is_some(), Ordering::Release);
+        *slot = capture;
     }
 }
 

@@ -219,6 +219,9 @@ pub(crate) struct CaptureRecord {
     /// A kernel node's capture (`Graph::add_kernel`, `set_kernel_params`),
     /// which keeps a launch's grid and arguments but not its attributes.
     plain_launch_only: bool,
+    /// Buffers of the capturing stream dropped during the capture: freed
+    /// on the stream when it ends, after the other streams' uses.
+    deferred_frees: Mutex<Vec<(u64, Arc<OrderShared>)>>,
 }
 
 /// The captures under way (for [`CudaContext::synchronize`]).
@@ -246,6 +249,13 @@ impl CaptureRecord {
         }
         self.break_with(what);
         Err(refused_in_capture(what))
+    }
+
+    /// Breaks the capture (naming `what`) and frees the stream-ordered
+    /// allocation `ptr` on the stream once the capture has ended.
+    pub(crate) fn defer_free(&self, ptr: u64, order: Arc<OrderShared>, what: &str) {
+        self.break_with(what);
+        lock(&self.deferred_frees).push((ptr, order));
     }
 
     /// Breaks the capture: `what` is the call that did (the first wins).
@@ -385,6 +395,7 @@ fn start_capture(stream: &CudaStream, plain_launch_only: bool) -> Result<Arc<Cap
         buffers: Mutex::new(Vec::new()),
         host_fns: Mutex::new(Vec::new()),
         plain_launch_only,
+        deferred_frees: Mutex::new(Vec::new()),
     });
     // SAFETY: a live stream of the current context; a valid mode.
     unsafe { cu!(d, cuStreamBeginCapture_v2(stream.raw(), CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)) }
@@ -404,6 +415,16 @@ fn finish_capture(stream: &CudaStream, record: &Arc<CaptureRecord>) -> Result<CU
     let mut raw: CUgraph = ptr::null_mut();
     // SAFETY: a live stream that began a capture; out-pointer to a local.
     let ended = unsafe { cu!(d, cuStreamEndCapture(stream.raw(), &mut raw)) };
+    // The frees of buffers dropped during the capture, now on the stream,
+    // after every use of them on other streams.
+    for (ptr, order) in std::mem::take(&mut *lock(&record.deferred_frees)) {
+        if order.write_on(stream).is_ok() {
+            // SAFETY: a stream-ordered allocation of this context whose
+            // buffer was dropped (so freed once, here), ordered after every
+            // use queued through the safe API. Errors ignored, as in Drop.
+            unsafe { (d.cuMemFreeAsync)(ptr, stream.raw()) };
+        }
+    }
     let fail = |e: GraphError| {
         destroy_graph(ctx, raw);
         Err(e)

@@ -386,9 +386,12 @@ impl<T> Drop for DeviceBuffer<T> {
             Some(home) => {
                 let stream = CudaStream::from_handle(home);
                 // A free queued into a capture would become part of the
-                // graph: the capture is broken instead (and the free still
-                // queued, which the capture refuses).
-                let _ = stream.refuse_in_capture("dropping a DeviceBuffer allocated on the capturing stream");
+                // graph: the capture is broken instead, and the free waits
+                // for its end (then queued on the stream as below).
+                if let Some(capture) = stream.handle().capture() {
+                    capture.defer_free(self.ptr, self.order.shared().clone(), "dropping a DeviceBuffer allocated on the capturing stream");
+                    return;
+                }
                 // The free is the last write: it waits for every use on other
                 // streams. If the wait cannot be queued (the context has
                 // failed), the memory is left to the context rather than

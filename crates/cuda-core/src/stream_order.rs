@@ -87,6 +87,11 @@ impl StreamOrder {
         }
     }
 
+    /// The shared order (a free deferred past a capture keeps it).
+    pub(crate) fn shared(&self) -> &Arc<OrderShared> {
+        &self.shared
+    }
+
     /// A weak handle, for a graph node that uses the buffer.
     pub(crate) fn weak(&self) -> std::sync::Weak<OrderShared> {
         Arc::downgrade(&self.shared)

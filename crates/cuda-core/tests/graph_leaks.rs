@@ -75,6 +75,21 @@ fn graphs_and_execs_are_destroyed_on_every_path() {
     drop(capture);
     assert_eq!(live(), (0, 0));
 
+    // A buffer of the capturing stream dropped during the capture breaks it
+    // and is freed when it ends (the pool's use goes back).
+    let pool = ctx.memory_pool().unwrap();
+    stream.synchronize().unwrap();
+    let used = pool.used_bytes().unwrap();
+    let doomed = DeviceBuffer::<u32>::zeroed(&stream, 1 << 16).unwrap();
+    assert!(pool.used_bytes().unwrap() > used);
+    let capture = stream.begin_capture().unwrap();
+    drop(doomed);
+    let e = capture.end().unwrap_err();
+    assert!(e.to_string().contains("dropping a DeviceBuffer allocated on the capturing stream"), "{e}");
+    stream.synchronize().unwrap();
+    assert_eq!(pool.used_bytes().unwrap(), used, "the dropped buffer was freed after the capture");
+    assert_eq!(live(), (0, 0));
+
     // Explicit graphs, kernel nodes that record too much or a cluster launch.
     let mut g = Graph::new(&ctx).unwrap();
     let a = g.add_kernel(&[], |s| inc(&f, s, &p)).unwrap();
