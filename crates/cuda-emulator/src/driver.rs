@@ -1380,6 +1380,7 @@ mod tests {
     fn the_table_names_what_it_implements() {
         assert!(crate::implements("cuLaunchKernelEx"));
         assert!(crate::implements("cuModuleLoadDataEx"));
+        assert!(crate::implements("cuGraphLaunch") && crate::implements("cuStreamBeginCapture_v2"));
         assert!(!crate::implements("cuTensorMapEncodeTiled"));
         assert!(!crate::implements("no\0such"));
     }
