@@ -48,7 +48,9 @@
 //! streams' uses of them, their own free waits for the launch, and a launch
 //! after one of them was dropped is refused with
 //! [`GraphError::BufferDropped`]. A buffer of another context is refused
-//! when the capture ends ([`GraphError::ForeignBuffer`]). What a graph
+//! when the capture ends ([`GraphError::ForeignBuffer`]). The modules of
+//! its kernels stay loaded while a graph or exec holds them, and the host
+//! functions of its host nodes while any may still run. What a graph
 //! cannot replay safely breaks the capture, with the error naming it: a
 //! synchronisation (of the stream or the context), a copy from or to host
 //! memory (a graph would read or write it on every launch, long after the
@@ -73,7 +75,8 @@ use std::fmt;
 use std::ptr;
 use std::sync::{Arc, Mutex, Weak};
 
-use crate::context::{CudaContext, CudaStream};
+use crate::context::{CudaContext, CudaStream, StreamHandle};
+use crate::module::CudaModule;
 use crate::driver::{
     cu, CUgraph, CUgraphExec, CUgraphExecUpdateResultInfo, CUgraphNode, CUDA_ERROR_STREAM_CAPTURE_INVALIDATED,
     CUDA_ERROR_STREAM_CAPTURE_ISOLATION, CUDA_ERROR_STREAM_CAPTURE_UNJOINED, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
@@ -216,6 +219,8 @@ pub(crate) struct CaptureRecord {
     foreign: Mutex<Option<usize>>,
     buffers: Mutex<Vec<Weak<OrderShared>>>,
     host_fns: Mutex<Vec<Arc<HostFn>>>,
+    /// The modules of the kernels launched in the capture.
+    modules: Mutex<Vec<Arc<CudaModule>>>,
     /// A kernel node's capture (`Graph::add_kernel`, `set_kernel_params`),
     /// which keeps a launch's grid and arguments but not its attributes.
     plain_launch_only: bool,
@@ -241,6 +246,12 @@ impl CaptureRecord {
         add_buffer(&mut lock(&self.buffers), Arc::downgrade(order));
     }
 
+    /// Notes the module of a kernel launched in the capture: the graph keeps
+    /// it loaded.
+    pub(crate) fn note_module(&self, module: &Arc<CudaModule>) {
+        add_module(&mut lock(&self.modules), module);
+    }
+
     /// Refuses a cluster or cooperative launch into a kernel node's capture
     /// (its attribute would be lost, and a grid-wide sync would hang).
     pub(crate) fn refuse_launch_attribute(&self, what: &'static str) -> Result<(), DriverError> {
@@ -261,6 +272,12 @@ impl CaptureRecord {
     /// Breaks the capture: `what` is the call that did (the first wins).
     fn break_with(&self, what: &str) {
         lock(&self.broken).get_or_insert_with(|| what.to_string());
+    }
+}
+
+fn add_module(list: &mut Vec<Arc<CudaModule>>, m: &Arc<CudaModule>) {
+    if !list.iter().any(|x| Arc::ptr_eq(x, m)) {
+        list.push(m.clone());
     }
 }
 
@@ -360,7 +377,8 @@ impl StreamCapture<'_> {
         let raw = finish_capture(self.stream, &record)?;
         let buffers = std::mem::take(&mut *lock(&record.buffers));
         let host_fns = std::mem::take(&mut *lock(&record.host_fns));
-        let keep = Keep { buffers: buffers.into_iter().map(|b| (0, b)).collect(), host_fns };
+        let modules = std::mem::take(&mut *lock(&record.modules));
+        let keep = Keep { buffers: buffers.into_iter().map(|b| (0, b)).collect(), host_fns, modules };
         Ok(Graph::from_raw(self.stream.context().clone(), raw, keep))
     }
 }
@@ -395,6 +413,7 @@ fn start_capture(stream: &CudaStream, plain_launch_only: bool) -> Result<Arc<Cap
         buffers: Mutex::new(Vec::new()),
         host_fns: Mutex::new(Vec::new()),
         plain_launch_only,
+        modules: Mutex::new(Vec::new()),
         deferred_frees: Mutex::new(Vec::new()),
     });
     // SAFETY: a live stream of the current context; a valid mode.
@@ -479,11 +498,14 @@ unsafe extern "C" fn host_fn_trampoline(data: *mut c_void) {
 }
 
 /// What a graph's nodes use: buffers (with the node that uses them; 0 for
-/// the whole graph) and host functions.
+/// the whole graph), host functions, and the modules of its kernels (kept
+/// loaded: a module's drop waits for the context's work, so an exec in
+/// flight finishes first).
 #[derive(Clone, Debug, Default)]
 struct Keep {
     buffers: Vec<(usize, Weak<OrderShared>)>,
     host_fns: Vec<Arc<HostFn>>,
+    modules: Vec<Arc<CudaModule>>,
 }
 
 impl Keep {
@@ -498,6 +520,9 @@ impl Keep {
             self.add(0, b.clone());
         }
         self.host_fns.extend(other.host_fns.iter().cloned());
+        for m in &other.modules {
+            add_module(&mut self.modules, m);
+        }
     }
 }
 
@@ -682,6 +707,9 @@ impl Graph {
         for b in &one.buffers {
             self.keep.add(node as usize, b.clone());
         }
+        for m in &one.graph.keep.modules {
+            add_module(&mut self.keep.modules, m);
+        }
         Ok(self.node(node))
     }
 
@@ -731,6 +759,7 @@ impl Graph {
             keep: self.keep.clone(),
             kernel_nodes,
             scratch: self.scratch.clone(),
+            launched_on: Default::default(),
         })
     }
 }
@@ -796,6 +825,9 @@ pub struct GraphExec {
     keep: Keep,
     kernel_nodes: Vec<usize>,
     scratch: Option<Arc<CudaStream>>,
+    /// The streams it was launched on, if it has host nodes: its drop waits
+    /// for them before the host functions go.
+    launched_on: std::cell::RefCell<Vec<Arc<StreamHandle>>>,
 }
 
 // SAFETY: as for `Graph`: a process-wide handle; changes take `&mut self`,
@@ -832,6 +864,11 @@ impl GraphExec {
         }
         if let Some(c) = &capture {
             lock(&c.host_fns).extend(self.keep.host_fns.iter().cloned());
+            for m in &self.keep.modules {
+                c.note_module(m);
+            }
+        } else if !self.keep.host_fns.is_empty() && !self.launched_on.borrow().iter().any(|h| Arc::ptr_eq(h, stream.handle())) {
+            self.launched_on.borrow_mut().push(stream.handle().clone());
         }
         let d = self.ctx.bind()?;
         // SAFETY: a live exec and a live stream of its context; the buffers
@@ -865,6 +902,9 @@ impl GraphExec {
         self.keep.buffers.retain(|(n, _)| *n != node.raw);
         for b in &one.buffers {
             self.keep.add(node.raw, b.clone());
+        }
+        for m in &one.graph.keep.modules {
+            add_module(&mut self.keep.modules, m);
         }
         Ok(())
     }
@@ -908,6 +948,12 @@ fn update_reason(result: i32) -> &'static str {
 impl Drop for GraphExec {
     fn drop(&mut self) {
         if let Ok(d) = self.ctx.bind() {
+            // Its host nodes may still be queued: their functions are freed
+            // with the exec, so wait for the streams that may run them.
+            for stream in self.launched_on.get_mut().drain(..) {
+                // SAFETY: a live stream (the handle keeps it); errors ignored.
+                unsafe { (d.cuStreamSynchronize)(stream.raw()) };
+            }
             // SAFETY: made by cuGraphInstantiateWithFlags, destroyed once;
             // the driver finishes launches in flight first. Errors ignored.
             unsafe { (d.cuGraphExecDestroy)(self.raw) };

@@ -614,6 +614,9 @@ unsafe fn launch(
             "launch_kernel",
         ));
     }
+    if let Some(capture) = stream.handle().capture() {
+        capture.note_module(&f.module); // a graph keeps its kernels loaded
+    }
     let d = stream.context().bind()?;
     if let Backend::Emulator(_) = stream.context().backend() {
         // SAFETY: as below; `host` is the kernel's host code (caller).
@@ -696,6 +699,7 @@ pub(crate) unsafe fn launch_ex(
             "a cluster or cooperative launch in Graph::add_kernel or GraphExec::set_kernel_params (which keep no \
              launch attributes; capture it with CudaStream::capture)",
         )?;
+        capture.note_module(&f.module);
     }
     let d = ctx.bind()?;
     if ctx.backend().is_emulated() {

@@ -119,6 +119,25 @@ fn capture_records_instead_of_running_and_replays_in_order() {
 }
 
 #[test]
+fn a_graph_keeps_the_modules_of_its_kernels_loaded() {
+    let (ctx, stream, _) = setup();
+    let data = DeviceBuffer::<u32>::zeroed(&stream, N).unwrap();
+    let exec = {
+        // A module of its own, dropped (with its function) before the launches.
+        let f = ctx.load_module_ptx(AFFINE_PTX).unwrap().function("affine").unwrap();
+        let mut g = Graph::new(&ctx).unwrap();
+        g.add_kernel(&[], |s| affine(&f, s, &data, 1, 2)).unwrap();
+        let captured = stream.capture(|s| affine(&f, s, &data, 3, 0)).unwrap();
+        g.add_child(&[], &captured).unwrap();
+        g.instantiate().unwrap()
+    };
+    exec.launch(&stream).unwrap();
+    let v = data.to_host_vec(&stream).unwrap();
+    // The two nodes do not depend on each other: either order.
+    assert!(v.iter().all(|&x| x == 2 || x == 6), "{:?}", &v[..4]);
+}
+
+#[test]
 fn a_graph_launched_in_a_capture_becomes_a_child_of_it() {
     let (_ctx, stream, f) = setup();
     let data = DeviceBuffer::<u32>::zeroed(&stream, N).unwrap();
