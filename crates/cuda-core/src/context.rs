@@ -394,6 +394,13 @@ impl CudaContext {
         let _raising = self.stack_raise.lock().unwrap_or_else(|p| p.into_inner());
         let mut current = self.stack_size()?;
         if current < bytes {
+            // The driver waits for the context's work to raise it, which a
+            // capture cannot record: say so rather than a bare invalidation.
+            const WHAT: &str = "raising the per-thread stack size (cuCtxSetLimit) for a kernel's first launch; \
+                                launch the kernel once before capturing, or call CudaContext::ensure_stack_size";
+            if crate::graph::break_captures_of(self, WHAT) {
+                return Err(crate::graph::refused_in_capture(WHAT));
+            }
             let d = self.bind()?;
             // SAFETY: plain values; the context is current.
             unsafe { cu!(d, cuCtxSetLimit(driver::CU_LIMIT_STACK_SIZE, bytes)) }.map_err(|e| {
