@@ -542,6 +542,9 @@ fn next_graph_id() -> u64 {
 #[derive(Debug)]
 pub struct Graph {
     raw: CUgraph,
+    /// Owns `raw`, shared with the execs instantiated from it (whose node
+    /// handles are this graph's).
+    owner: Arc<RawGraph>,
     ctx: Arc<CudaContext>,
     id: u64,
     keep: Keep,
@@ -550,9 +553,30 @@ pub struct Graph {
 }
 
 // SAFETY: a CUgraph is a process-wide handle usable from any thread; every
-// change takes `&mut self`, so no two threads use one at once (`Graph` is
-// not `Sync`).
+// change takes `&mut self` and the owner's lock, so no two threads use one
+// at once (`Graph` is not `Sync`; an exec's use of its nodes takes the lock).
 unsafe impl Send for Graph {}
+
+/// A driver graph, destroyed when its graph and every exec made from it
+/// are gone: an exec names its nodes by the graph's node handles.
+#[derive(Debug)]
+struct RawGraph {
+    raw: CUgraph,
+    ctx: Arc<CudaContext>,
+    /// Held while nodes are added or an exec reads a node.
+    lock: Mutex<()>,
+}
+
+// SAFETY: the handle is only used under `lock` (or by its last owner's drop).
+unsafe impl Send for RawGraph {}
+// SAFETY: see `Send`.
+unsafe impl Sync for RawGraph {}
+
+impl Drop for RawGraph {
+    fn drop(&mut self) {
+        destroy_graph(&self.ctx, self.raw);
+    }
+}
 
 impl Graph {
     /// An empty graph of `ctx`, for building node by node.
@@ -565,7 +589,8 @@ impl Graph {
     }
 
     fn from_raw(ctx: Arc<CudaContext>, raw: CUgraph, keep: Keep) -> Graph {
-        Graph { raw, ctx, id: next_graph_id(), keep, scratch: None }
+        let owner = Arc::new(RawGraph { raw, ctx: ctx.clone(), lock: Mutex::new(()) });
+        Graph { raw, owner, ctx, id: next_graph_id(), keep, scratch: None }
     }
 
     /// The context the graph belongs to.
@@ -596,6 +621,7 @@ impl Graph {
         let deps = self.deps(deps)?;
         let d = self.ctx.bind()?;
         let mut node: CUgraphNode = ptr::null_mut();
+        let _graph = lock(&self.owner.lock);
         add(d, &mut node, self.raw, deps.as_ptr(), deps.len()).map_err(|e| self.ctx.explain(e))?;
         Ok(self.node(node))
     }
@@ -700,6 +726,7 @@ impl Graph {
         let one = OneKernel::capture(&scratch, launch)?;
         let d = self.ctx.bind()?;
         let mut node: CUgraphNode = ptr::null_mut();
+        let _graph = lock(&self.owner.lock);
         // SAFETY: a live graph; live nodes of it; `one.params` points into
         // the scratch graph, alive until `one` drops (the driver copies).
         unsafe { cu!(d, cuGraphAddKernelNode_v2(&mut node, self.raw, deps.as_ptr(), deps.len(), &one.params)) }
@@ -760,15 +787,11 @@ impl Graph {
             kernel_nodes,
             scratch: self.scratch.clone(),
             launched_on: Default::default(),
+            source: self.owner.clone(),
         })
     }
 }
 
-impl Drop for Graph {
-    fn drop(&mut self) {
-        destroy_graph(&self.ctx, self.raw);
-    }
-}
 
 /// The stream kernel nodes are captured on, made on first use.
 fn scratch_stream(slot: &mut Option<Arc<CudaStream>>, ctx: &Arc<CudaContext>) -> Result<Arc<CudaStream>, GraphError> {
@@ -828,6 +851,8 @@ pub struct GraphExec {
     /// The streams it was launched on, if it has host nodes: its drop waits
     /// for them before the host functions go.
     launched_on: std::cell::RefCell<Vec<Arc<StreamHandle>>>,
+    /// The graph it was made from, whose node handles name its nodes.
+    source: Arc<RawGraph>,
 }
 
 // SAFETY: as for `Graph`: a process-wide handle; changes take `&mut self`,
@@ -895,6 +920,7 @@ impl GraphExec {
         let scratch = scratch_stream(&mut self.scratch, &self.ctx)?;
         let one = OneKernel::capture(&scratch, launch)?;
         let d = self.ctx.bind()?;
+        let _graph = lock(&self.source.lock);
         // SAFETY: a live exec; a kernel node of its graph; parameters that
         // point into the live scratch graph (the driver copies them).
         unsafe { cu!(d, cuGraphExecKernelNodeSetParams_v2(self.raw, node.raw as CUgraphNode, &one.params)) }

@@ -59,7 +59,7 @@ fn graphs_and_execs_are_destroyed_on_every_path() {
     exec.set_kernel_params(node, |s| inc(&f, s, &p)).unwrap();
     assert_eq!(live(), (1, 1));
     drop(graph);
-    assert_eq!(live(), (0, 1));
+    assert_eq!(live(), (1, 1), "the exec keeps the graph whose nodes name its nodes");
     drop(exec);
     assert_eq!(live(), (0, 0));
 
@@ -110,6 +110,7 @@ fn graphs_and_execs_are_destroyed_on_every_path() {
     assert_eq!(live(), (2, 0));
     let exec = g.instantiate().unwrap();
     drop((g, child));
+    assert_eq!(live(), (1, 1));
     exec.launch(&stream).unwrap();
     drop(exec);
     assert_eq!(live(), (0, 0));
