@@ -10,8 +10,9 @@
 //!   memsets) instead of running it;
 //! * **explicit build**: [`Graph::new`], then [`Graph::add_kernel`] (a typed
 //!   launch, with the same compile-time argument checks), [`Graph::add_copy`],
-//!   [`Graph::add_memset`], [`Graph::add_host`], [`Graph::add_empty`] and
-//!   [`Graph::add_child`], each after the nodes it depends on.
+//!   [`Graph::add_memset`], [`Graph::add_host`], [`Graph::add_event_record`],
+//!   [`Graph::add_event_wait`], [`Graph::add_empty`] and [`Graph::add_child`],
+//!   each after the nodes it depends on.
 //!
 //! [`Graph::instantiate`] makes a [`GraphExec`], which [`GraphExec::launch`]
 //! runs on a stream as one submission, as often as wanted. The kernel
@@ -75,7 +76,7 @@ use std::fmt;
 use std::ptr;
 use std::sync::{Arc, Mutex, Weak};
 
-use crate::context::{CudaContext, CudaStream, StreamHandle};
+use crate::context::{CudaContext, CudaEvent, CudaStream, StreamHandle};
 use crate::module::CudaModule;
 use crate::driver::{
     cu, CUgraph, CUgraphExec, CUgraphExecUpdateResultInfo, CUgraphNode, CUDA_ERROR_STREAM_CAPTURE_INVALIDATED,
@@ -378,7 +379,7 @@ impl StreamCapture<'_> {
         let buffers = std::mem::take(&mut *lock(&record.buffers));
         let host_fns = std::mem::take(&mut *lock(&record.host_fns));
         let modules = std::mem::take(&mut *lock(&record.modules));
-        let keep = Keep { buffers: buffers.into_iter().map(|b| (0, b)).collect(), host_fns, modules };
+        let keep = Keep { buffers: buffers.into_iter().map(|b| (0, b)).collect(), host_fns, modules, events: Vec::new() };
         Ok(Graph::from_raw(self.stream.context().clone(), raw, keep))
     }
 }
@@ -506,6 +507,7 @@ struct Keep {
     buffers: Vec<(usize, Weak<OrderShared>)>,
     host_fns: Vec<Arc<HostFn>>,
     modules: Vec<Arc<CudaModule>>,
+    events: Vec<Arc<CudaEvent>>,
 }
 
 impl Keep {
@@ -523,6 +525,7 @@ impl Keep {
         for m in &other.modules {
             add_module(&mut self.modules, m);
         }
+        self.events.extend(other.events.iter().cloned());
     }
 }
 
@@ -694,6 +697,38 @@ impl Graph {
         let node = self.add_raw(deps, |d, out, g, deps, n| unsafe { cu!(d, cuGraphAddHostNode(out, g, deps, n, &params)) })?;
         self.keep.host_fns.push(f);
         Ok(node)
+    }
+
+    /// A node that records `event` when the graph reaches it (for timing
+    /// with [`CudaEvent::elapsed_ms`], or for other streams to wait on).
+    /// The graph keeps the event alive.
+    pub fn add_event_record(&mut self, deps: &[GraphNode], event: &Arc<CudaEvent>) -> Result<GraphNode, GraphError> {
+        self.check_event(event)?;
+        let e = event.raw();
+        // SAFETY: as for add_empty; the event is live and kept (below).
+        let node = self.add_raw(deps, |d, out, g, deps, n| unsafe { cu!(d, cuGraphAddEventRecordNode(out, g, deps, n, e)) })?;
+        self.keep.events.push(event.clone());
+        Ok(node)
+    }
+
+    /// A node that waits for the last record of `event` (on a stream, or by
+    /// another graph's record node) before the nodes after it run. The
+    /// graph keeps the event alive.
+    pub fn add_event_wait(&mut self, deps: &[GraphNode], event: &Arc<CudaEvent>) -> Result<GraphNode, GraphError> {
+        self.check_event(event)?;
+        let e = event.raw();
+        // SAFETY: as for add_event_record.
+        let node = self.add_raw(deps, |d, out, g, deps, n| unsafe { cu!(d, cuGraphAddEventWaitNode(out, g, deps, n, e)) })?;
+        self.keep.events.push(event.clone());
+        Ok(node)
+    }
+
+    /// Refuses an event of another context.
+    fn check_event(&self, event: &CudaEvent) -> Result<(), GraphError> {
+        if event.context().same(&self.ctx) {
+            return Ok(());
+        }
+        Err(GraphError::ForeignBuffer { buffer_device: event.context().ordinal(), graph_device: self.ctx.ordinal() })
     }
 
     /// A node that runs a copy of `child` (later changes to `child` do not

@@ -119,6 +119,24 @@ fn capture_records_instead_of_running_and_replays_in_order() {
 }
 
 #[test]
+fn event_nodes_record_when_the_graph_reaches_them() {
+    let (ctx, stream, f) = setup();
+    let data = DeviceBuffer::<u32>::zeroed(&stream, N).unwrap();
+    let (start, end) = (Arc::new(ctx.new_event().unwrap()), Arc::new(ctx.new_event().unwrap()));
+    let mut g = Graph::new(&ctx).unwrap();
+    let a = g.add_event_record(&[], &start).unwrap();
+    let k = g.add_kernel(&[a], |s| affine(&f, s, &data, 1, 1)).unwrap();
+    let w = g.add_event_wait(&[k], &start).unwrap();
+    g.add_event_record(&[w], &end).unwrap();
+    let exec = g.instantiate().unwrap();
+    drop(g);
+    exec.launch(&stream).unwrap();
+    let ms = start.elapsed_ms(&end).unwrap(); // waits for `end`
+    assert!(ms >= 0.0, "{ms}");
+    all(&data.to_host_vec(&stream).unwrap(), 1);
+}
+
+#[test]
 fn a_graph_keeps_the_modules_of_its_kernels_loaded() {
     let (ctx, stream, _) = setup();
     let data = DeviceBuffer::<u32>::zeroed(&stream, N).unwrap();
