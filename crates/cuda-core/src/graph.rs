@@ -104,6 +104,15 @@ pub enum GraphError {
         /// The device of the graph's context.
         graph_device: usize,
     },
+    /// A stream, event or graph of another context (device) than the graph's.
+    ForeignContext {
+        /// What it was: "stream", "event", "child graph", "graph".
+        what: &'static str,
+        /// Its device.
+        device: usize,
+        /// The device of the graph's context.
+        graph_device: usize,
+    },
     /// A stream joined the capture (it waited on an event recorded in it)
     /// and its work was not waited on again by the capturing stream.
     Unjoined,
@@ -151,6 +160,11 @@ impl fmt::Display for GraphError {
                 f,
                 "a buffer of device {buffer_device}'s context was used in a graph of device {graph_device}'s \
                  context; copy it to this device first (DeviceBuffer::copy_from_device)"
+            ),
+            GraphError::ForeignContext { what, device, graph_device } => write!(
+                f,
+                "a {what} of device {device}'s context was used with a graph of device {graph_device}'s context; \
+                 a graph's streams, events and children belong to its own context"
             ),
             GraphError::Unjoined => write!(
                 f,
@@ -728,14 +742,14 @@ impl Graph {
         if event.context().same(&self.ctx) {
             return Ok(());
         }
-        Err(GraphError::ForeignBuffer { buffer_device: event.context().ordinal(), graph_device: self.ctx.ordinal() })
+        Err(GraphError::ForeignContext { what: "event", device: event.context().ordinal(), graph_device: self.ctx.ordinal() })
     }
 
     /// A node that runs a copy of `child` (later changes to `child` do not
     /// reach this graph).
     pub fn add_child(&mut self, deps: &[GraphNode], child: &Graph) -> Result<GraphNode, GraphError> {
         if !child.ctx.same(&self.ctx) {
-            return Err(GraphError::ForeignBuffer { buffer_device: child.ctx.ordinal(), graph_device: self.ctx.ordinal() });
+            return Err(GraphError::ForeignContext { what: "child graph", device: child.ctx.ordinal(), graph_device: self.ctx.ordinal() });
         }
         let c = child.raw;
         // SAFETY: as for add_empty; `c` is a live graph of this context.
@@ -906,7 +920,7 @@ impl GraphExec {
     /// another context.
     pub fn launch(&self, stream: &CudaStream) -> Result<(), GraphError> {
         if !stream.context().same(&self.ctx) {
-            return Err(GraphError::ForeignBuffer { buffer_device: stream.context().ordinal(), graph_device: self.ctx.ordinal() });
+            return Err(GraphError::ForeignContext { what: "stream", device: stream.context().ordinal(), graph_device: self.ctx.ordinal() });
         }
         // Every buffer is ordered on the stream as written by the launch
         // (ordering without the launch, if one turns out dropped, is harmless).
@@ -975,7 +989,7 @@ impl GraphExec {
     /// from (a graph built or captured the same way, with other arguments).
     pub fn update(&mut self, graph: &Graph) -> Result<(), GraphError> {
         if !graph.ctx.same(&self.ctx) {
-            return Err(GraphError::ForeignBuffer { buffer_device: graph.ctx.ordinal(), graph_device: self.ctx.ordinal() });
+            return Err(GraphError::ForeignContext { what: "graph", device: graph.ctx.ordinal(), graph_device: self.ctx.ordinal() });
         }
         let d = self.ctx.bind()?;
         let mut info = CUgraphExecUpdateResultInfo { result: 0, error_node: ptr::null_mut(), error_from_node: ptr::null_mut() };
@@ -1035,6 +1049,8 @@ mod tests {
         assert!(e.to_string().contains("2 device buffer(s)"), "{e}");
         let e = GraphError::ForeignBuffer { buffer_device: 1, graph_device: 0 };
         assert!(e.to_string().contains("device 1's context"), "{e}");
+        let e = GraphError::ForeignContext { what: "stream", device: 1, graph_device: 0 };
+        assert!(e.to_string().starts_with("a stream of device 1's context was used with a graph of device 0's"), "{e}");
         assert_eq!(update_reason(2), "the nodes or their dependencies differ");
     }
 }
