@@ -100,7 +100,9 @@ fn main() {
     println!("cargo:rerun-if-changed={}", source.display());
     let object = out.join("runtime.o");
     let status = Command::new(&nvcc)
-        .args(["-O3", "-c", "-Xcompiler", "-fPIC", "-o"])
+        // Its kernel's launch stub is C++: without exceptions and thread-safe
+        // statics it needs nothing of libstdc++ (the Rust link has none).
+        .args(["-O3", "-c", "-Xcompiler", "-fPIC,-fno-exceptions,-fno-threadsafe-statics", "-o"])
         .arg(&object)
         .arg(source)
         .status()

@@ -30,3 +30,38 @@ extern "C" int oxide_ref_malloc_free_async(void *stream, size_t bytes, int pairs
   *seconds = now_seconds() - start;
   return cudaSuccess;
 }
+
+// The graph benchmark's small kernel, as a CUDA C++ programmer writes it:
+// data[i] += 1 (oxide's `bump`).
+__global__ void oxide_ref_bump(unsigned *data, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) data[i] += 1;
+}
+
+// A graph of `kernels` dependent launches of oxide_ref_bump on `data` (`n`
+// elements, blocks of `block` threads), captured on `stream` and
+// instantiated; then `launches` cudaGraphLaunch back to back and a stream
+// synchronisation, timed (wall seconds in *seconds). Capture and
+// instantiation are not timed. Returns the first cudaError_t that is not
+// cudaSuccess.
+extern "C" int oxide_ref_graph_launches(void *stream, unsigned *data, int n, int block, int kernels, int launches,
+                                        double *seconds) {
+  cudaStream_t s = static_cast<cudaStream_t>(stream);
+  cudaError_t e = cudaStreamSynchronize(s);
+  if (e != cudaSuccess) return e;
+  cudaGraph_t graph = nullptr;
+  if ((e = cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal)) != cudaSuccess) return e;
+  int blocks = (n + block - 1) / block;
+  for (int k = 0; k < kernels; ++k) oxide_ref_bump<<<blocks, block, 0, s>>>(data, n);
+  if ((e = cudaStreamEndCapture(s, &graph)) != cudaSuccess) return e;
+  cudaGraphExec_t exec = nullptr;
+  e = cudaGraphInstantiate(&exec, graph, 0);
+  cudaGraphDestroy(graph);
+  if (e != cudaSuccess) return e;
+  double start = now_seconds();
+  for (int i = 0; i < launches && e == cudaSuccess; ++i) e = cudaGraphLaunch(exec, s);
+  if (e == cudaSuccess) e = cudaStreamSynchronize(s);
+  *seconds = now_seconds() - start;
+  cudaGraphExecDestroy(exec);
+  return e;
+}

@@ -747,3 +747,93 @@ pub fn alloc(gpu: &Gpu) -> Result<Vec<Row>, String> {
         note: format!("per allocate + free pair on one stream: median of {ROUNDS} interleaved rounds of {PAIRS}"),
     }])
 }
+
+/// 100 dependent small kernels (`data[i] += 1` on 256 elements) per
+/// iteration: as 100 typed launches back to back, as one launch of an oxide
+/// graph that captured them, and as one launch of the same graph captured
+/// with the CUDA C++ runtime (`cudaStreamBeginCapture` of 100 `<<<>>>`
+/// launches, `cudaGraphLaunch`).
+pub fn graph(gpu: &Gpu) -> Result<Vec<Row>, String> {
+    const N: usize = 256;
+    const KERNELS: u32 = 100;
+    const ITERATIONS: u32 = 200;
+    const ROUNDS: usize = 15;
+    let s = &gpu.stream;
+    let cfg = LaunchConfig::for_num_elems(N as u32);
+    let mut data = DeviceBuffer::<u32>::zeroed(s, N).map_err(de)?;
+    let exec = s
+        .capture(|c| {
+            for _ in 0..KERNELS {
+                kernels::launch::bump(&gpu.oxide, c, cfg, &mut data)?;
+            }
+            Ok::<_, cuda_host::HostError>(())
+        })
+        .map_err(|e| e.to_string())?
+        .instantiate()
+        .map_err(|e| e.to_string())?;
+    // Every variant adds KERNELS per iteration: the total is checked at the end.
+    let mut expected = 0u64;
+    let mut stream_launches = |data: &mut DeviceBuffer<u32>| -> Result<f64, String> {
+        s.synchronize().map_err(de)?;
+        let start = Instant::now();
+        for _ in 0..ITERATIONS {
+            for _ in 0..KERNELS {
+                kernels::launch::bump(&gpu.oxide, s, cfg, &mut *data).map_err(he)?;
+            }
+        }
+        s.synchronize().map_err(de)?;
+        Ok(start.elapsed().as_secs_f64())
+    };
+    let graph_launches = |_: &mut DeviceBuffer<u32>| -> Result<f64, String> {
+        s.synchronize().map_err(de)?;
+        let start = Instant::now();
+        for _ in 0..ITERATIONS {
+            exec.launch(s).map_err(|e| e.to_string())?;
+        }
+        s.synchronize().map_err(de)?;
+        Ok(start.elapsed().as_secs_f64())
+    };
+    let runtime_launches =
+        |data: &mut DeviceBuffer<u32>| crate::reference::runtime_graph_launches(s, data, BLOCK_1D, KERNELS, ITERATIONS);
+    let mut variants: [Box<dyn FnMut(&mut DeviceBuffer<u32>) -> Result<f64, String> + '_>; 3] =
+        [Box::new(&mut stream_launches), Box::new(graph_launches), Box::new(runtime_launches)];
+    for v in variants.iter_mut() {
+        v(&mut data)?; // warm-up
+        expected += (KERNELS * ITERATIONS) as u64;
+    }
+    let mut times: [Vec<f64>; 3] = Default::default();
+    for round in 0..ROUNDS {
+        for k in 0..variants.len() {
+            let v = (round + k) % variants.len();
+            let seconds = variants[v](&mut data)?;
+            times[v].push(seconds * 1e6 / ITERATIONS as f64);
+            expected += (KERNELS * ITERATIONS) as u64;
+        }
+    }
+    let want = expected as u32; // wrapping, as the kernels add
+    if let Some((i, v)) = data.to_host_vec(s).map_err(de)?.into_iter().enumerate().find(|&(_, v)| v != want) {
+        return Err(format!("graph: element {i} is {v} after every variant ran, the CPU gives {want}"));
+    }
+    let [stream_us, oxide_us, runtime_us] = times.map(|mut t| crate::harness::median(&mut t));
+    let note = format!("per iteration of {KERNELS} dependent kernels: median of {ROUNDS} interleaved rounds of {ITERATIONS}");
+    Ok(vec![
+        Row {
+            name: "graph/oxide".into(),
+            oxide: oxide_us,
+            unit: "µs",
+            reference: "CUDA C++ graph".into(),
+            reference_time: runtime_us,
+            target: Target::TimeAtMost(1.02),
+            note: note.clone(),
+        },
+        Row {
+            name: "graph/stream-launches".into(),
+            oxide: stream_us,
+            unit: "µs",
+            reference: "oxide graph".into(),
+            reference_time: oxide_us,
+            target: Target::TimeRatio,
+            note: format!("{KERNELS} typed launches back to back vs one oxide graph launch; {note}"),
+        },
+    ])
+}

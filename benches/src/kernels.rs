@@ -67,6 +67,15 @@ pub mod kernels {
     #[kernel]
     pub fn empty() {}
 
+    /// data[i] += 1: the small kernel of the graph benchmark (100 of them
+    /// depend on each other through `data`).
+    #[kernel]
+    pub fn bump(mut data: DisjointSlice<u32>) {
+        if let Some(x) = data.get_mut(thread::index_1d()) {
+            *x = x.wrapping_add(1);
+        }
+    }
+
     /// c[i] = a[i] + b[i], one thread per element.
     #[kernel]
     pub fn vecadd(a: &[f32], b: &[f32], mut c: DisjointSlice<f32>) {

@@ -47,6 +47,7 @@ const BENCHES: &[Bench] = &[
     Bench { name: "gemm_bf16_8192", about: "8192³ bf16 GEMM: wgmma kernel vs cuBLAS; simple tiled vs nvcc twin", runner: Runner::Gpu(benches::gemm_bf16_8192) },
     Bench { name: "launch", about: "empty launches back to back: typed launchers vs raw cuLaunchKernel", runner: Runner::Gpu(benches::launch) },
     Bench { name: "alloc", about: "1 MiB allocated and freed on a stream: DeviceBuffer vs cudaMallocAsync/cudaFreeAsync", runner: Runner::Gpu(benches::alloc) },
+    Bench { name: "graph", about: "100 dependent small kernels: typed launches vs an oxide graph vs a CUDA C++ graph", runner: Runner::Gpu(benches::graph) },
     Bench { name: "rebuild", about: "cargo oxide build after a kernel edit vs nvcc (no GPU needed)", runner: Runner::Host },
 ];
 

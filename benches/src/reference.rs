@@ -144,3 +144,50 @@ pub fn runtime_malloc_free_async(stream: &CudaStream, bytes: usize, pairs: u32) 
         e => Err(format!("the CUDA runtime's cudaMallocAsync/cudaFreeAsync failed with cudaError_t {e}")),
     }
 }
+
+extern "C" {
+    /// `cuda/runtime.cu`: a graph of `kernels` dependent `data[i] += 1`
+    /// launches captured with the CUDA runtime, launched `launches` times.
+    fn oxide_ref_graph_launches(
+        stream: *mut c_void,
+        data: *mut u32,
+        n: c_int,
+        block: c_int,
+        kernels: c_int,
+        launches: c_int,
+        seconds: *mut f64,
+    ) -> c_int;
+}
+
+/// The CUDA runtime's graph of `kernels` dependent `data[i] += 1` kernels
+/// (nvcc's, captured with `cudaStreamBeginCapture`), launched `launches`
+/// times on `stream`: the wall time in seconds of the launches and the
+/// final synchronisation. `data` gains `kernels * launches` per element.
+pub fn runtime_graph_launches(
+    stream: &CudaStream,
+    data: &mut cuda_core::DeviceBuffer<u32>,
+    block: u32,
+    kernels: u32,
+    launches: u32,
+) -> Result<f64, String> {
+    let mut seconds = 0.0;
+    // SAFETY: a live stream of the device's primary context (the runtime's
+    // own); `data` is a live device buffer of `len` u32s of that context,
+    // borrowed mutably for the whole call, which synchronises before it
+    // returns.
+    let status = unsafe {
+        oxide_ref_graph_launches(
+            stream.raw(),
+            data.device_ptr() as *mut u32,
+            data.len() as c_int,
+            block as c_int,
+            kernels as c_int,
+            launches as c_int,
+            &mut seconds,
+        )
+    };
+    match status {
+        0 => Ok(seconds),
+        e => Err(format!("the CUDA runtime's graph capture or launch failed with cudaError_t {e}")),
+    }
+}

@@ -12,15 +12,11 @@
 
 use std::ffi::c_void;
 use std::fmt;
-use std::ptr;
 
 use crate::context::CudaStream;
-use crate::driver::{
-    cu, CUlaunchAttribute, CUlaunchAttributeValue, CUlaunchConfig, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED,
-    CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
-};
+use crate::driver::{cu, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED};
 use crate::error::{DriverError, ErrorKind};
-use crate::module::{CudaFunction, LaunchConfig};
+use crate::module::{launch_ex, CudaFunction, LaunchAttr, LaunchConfig};
 
 /// A launch whose blocks are grouped into clusters of `cluster_dim` blocks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -198,55 +194,21 @@ unsafe fn launch_cluster(
 ) -> Result<(), DriverError> {
     config.launch.validate()?;
     config.validate()?;
+    crate::module::check_same_context(f, stream, "launch_kernel_cluster")?;
     let ctx = stream.context();
-    if !f.module.ctx.same(ctx) {
-        return Err(DriverError::new(
-            ErrorKind::InvalidArgument,
-            format!("kernel `{}` and the stream belong to different contexts", f.name),
-            "launch_kernel_cluster",
-        ));
-    }
     let compute_capability = ctx.compute_capability()?;
     if compute_capability.0 < 9 {
         return Err(ClusterShapeError::NeedsSm90 { compute_capability }.into());
     }
-    let d = ctx.bind()?;
-    if ctx.backend().is_emulated() {
-        // SAFETY: the caller's contract.
-        return unsafe { crate::module::launch_emulated(f, config.launch, stream, params, host, Some(config.cluster_dim), false) };
-    }
-    if config.non_portable {
+    if config.non_portable && !ctx.backend().is_emulated() {
+        let d = ctx.bind()?;
         // SAFETY: the function handle is live; the attribute takes an int.
         unsafe { cu!(d, cuFuncSetAttribute(f.func, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1)) }?;
     }
-    let (g, b, c) = (config.launch.grid_dim, config.launch.block_dim, config.cluster_dim);
-    let mut attr = CUlaunchAttribute {
-        id: CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
-        pad: [0; 4],
-        value: CUlaunchAttributeValue { cluster_dim: [c.0, c.1, c.2], pad: [0; 52] },
-    };
-    let launch = CUlaunchConfig {
-        grid_dim: [g.0, g.1, g.2],
-        block_dim: [b.0, b.1, b.2],
-        shared_mem_bytes: config.launch.shared_mem_bytes,
-        stream: stream.raw(),
-        attrs: &mut attr,
-        num_attrs: 1,
-    };
-    let params_ptr = if params.is_empty() { ptr::null_mut() } else { params.as_mut_ptr() };
-    // SAFETY: `launch` and `attr` are laid out as cuda.h's structs and live
-    // across the call; function and stream are of the current context; the
-    // argument pointers are valid for this kernel (caller's contract).
-    unsafe { cu!(d, cuLaunchKernelEx(ptr::addr_of!(launch).cast(), f.func, params_ptr, ptr::null_mut())) }
-        .map_err(|e| ctx.explain(e))
-        .map_err(|e| {
-            e.with_detail(format!(
-                "while launching kernel `{}` with clusters of ({}, {}, {}) blocks",
-                f.name, c.0, c.1, c.2
-            ))
-        })?;
-    ctx.record_launch_of(f, host);
-    Ok(())
+    let c = config.cluster_dim;
+    let how = format!("with clusters of ({}, {}, {}) blocks", c.0, c.1, c.2);
+    // SAFETY: the caller's contract.
+    unsafe { launch_ex(f, config.launch, stream, params, host, LaunchAttr::Cluster(c), &how) }
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 
 use std::ffi::c_void;
 use std::ptr;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::backend::Backend;
@@ -316,7 +316,7 @@ impl CudaContext {
     /// by, all other blocking streams of the context.
     pub fn default_stream(self: &Arc<Self>) -> Arc<CudaStream> {
         Arc::new(CudaStream {
-            handle: Arc::new(StreamHandle { stream: ptr::null_mut(), ctx: self.clone(), owned: false }),
+            handle: Arc::new(StreamHandle { stream: ptr::null_mut(), ctx: self.clone(), owned: false, capturing: AtomicBool::new(false), capture: Mutex::new(None) }),
         })
     }
 
@@ -329,7 +329,7 @@ impl CudaContext {
         // SAFETY: out-pointer to a local; the flags value is valid.
         unsafe { cu!(d, cuStreamCreate(&mut stream, driver::CU_STREAM_DEFAULT))? };
         Ok(Arc::new(CudaStream {
-            handle: Arc::new(StreamHandle { stream, ctx: self.clone(), owned: true }),
+            handle: Arc::new(StreamHandle { stream, ctx: self.clone(), owned: true, capturing: AtomicBool::new(false), capture: Mutex::new(None) }),
         }))
     }
 
@@ -342,7 +342,7 @@ impl CudaContext {
         // SAFETY: out-pointer to a local; the flags value is valid.
         unsafe { cu!(d, cuStreamCreate(&mut stream, driver::CU_STREAM_NON_BLOCKING))? };
         Ok(Arc::new(CudaStream {
-            handle: Arc::new(StreamHandle { stream, ctx: self.clone(), owned: true }),
+            handle: Arc::new(StreamHandle { stream, ctx: self.clone(), owned: true, capturing: AtomicBool::new(false), capture: Mutex::new(None) }),
         }))
     }
 
@@ -394,6 +394,13 @@ impl CudaContext {
         let _raising = self.stack_raise.lock().unwrap_or_else(|p| p.into_inner());
         let mut current = self.stack_size()?;
         if current < bytes {
+            // The driver waits for the context's work to raise it, which a
+            // capture cannot record: say so rather than a bare invalidation.
+            const WHAT: &str = "raising the per-thread stack size (cuCtxSetLimit) for a kernel's first launch; \
+                                launch the kernel once before capturing, or call CudaContext::ensure_stack_size";
+            if crate::graph::break_captures_of(self, WHAT) {
+                return Err(crate::graph::refused_in_capture(WHAT));
+            }
             let d = self.bind()?;
             // SAFETY: plain values; the context is current.
             unsafe { cu!(d, cuCtxSetLimit(driver::CU_LIMIT_STACK_SIZE, bytes)) }.map_err(|e| {
@@ -410,7 +417,14 @@ impl CudaContext {
     }
 
     /// Waits until all work submitted to this context has finished.
+    ///
+    /// While a stream of this context captures a graph this breaks the
+    /// capture (as the driver does): the call fails, and so does the
+    /// capture's end, naming this call.
     pub fn synchronize(&self) -> Result<(), DriverError> {
+        if crate::graph::break_captures_of(self, "CudaContext::synchronize") {
+            return Err(crate::graph::refused_in_capture("CudaContext::synchronize"));
+        }
         let d = self.bind()?;
         // SAFETY: no arguments; the context is current.
         unsafe { cu!(d, cuCtxSynchronize()) }.map_err(|e| self.explain(e))
@@ -468,6 +482,11 @@ pub(crate) struct StreamHandle {
     stream: CUstream,
     ctx: Arc<CudaContext>,
     owned: bool,
+    /// Whether `capture` holds one: the check every buffer use makes, kept
+    /// off the lock.
+    capturing: AtomicBool,
+    /// The capture under way on this stream, if any (graph.rs).
+    capture: Mutex<Option<Arc<crate::graph::CaptureRecord>>>,
 }
 
 // SAFETY: a CUstream is a process-wide handle; the driver API accepts it from
@@ -486,6 +505,21 @@ impl StreamHandle {
     /// The context the stream belongs to.
     pub(crate) fn context(&self) -> &Arc<CudaContext> {
         &self.ctx
+    }
+
+    /// The capture under way on this stream, if any.
+    pub(crate) fn capture(&self) -> Option<Arc<crate::graph::CaptureRecord>> {
+        if !self.capturing.load(Ordering::Acquire) {
+            return None;
+        }
+        self.capture.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Starts or ends (None) this stream's part in a capture.
+    pub(crate) fn set_capture(&self, capture: Option<Arc<crate::graph::CaptureRecord>>) {
+        let mut slot = self.capture.lock().unwrap_or_else(|e| e.into_inner());
+        self.capturing.store(capture.is_some(), Ordering::Release);
+        *slot = capture;
     }
 }
 
@@ -508,7 +542,12 @@ impl CudaStream {
     }
 
     /// Waits until all work submitted to this stream has finished.
+    ///
+    /// On a stream that captures a graph this breaks the capture (a graph
+    /// cannot record a wait of the host): the call fails, and so does the
+    /// capture's end, naming this call.
     pub fn synchronize(&self) -> Result<(), DriverError> {
+        self.refuse_in_capture("CudaStream::synchronize")?;
         let d = self.handle.ctx.bind()?;
         // SAFETY: the stream is live (owned by self, or the NULL stream).
         unsafe { cu!(d, cuStreamSynchronize(self.handle.stream)) }.map_err(|e| self.handle.ctx.explain(e))
@@ -527,6 +566,7 @@ impl CudaStream {
     /// Whether all work submitted so far has finished (`cuStreamQuery`);
     /// never blocks. A failed kernel is reported as an error.
     pub fn is_complete(&self) -> Result<bool, DriverError> {
+        self.refuse_in_capture("CudaStream::is_complete")?;
         let d = self.handle.ctx.bind()?;
         // SAFETY: the stream is live.
         match unsafe { cu!(d, cuStreamQuery(self.handle.stream)) } {
@@ -598,6 +638,9 @@ impl CudaStream {
                 eprintln!("cuda-core: a stream host function panicked; the panic was caught");
             }
         }
+        // A capture would replay the callback, which runs once: graphs take
+        // theirs through `Graph::add_host`.
+        self.refuse_in_capture("CudaStream::launch_host_fn (a FnOnce, which a graph cannot replay: use Graph::add_host)")?;
         let d = self.handle.ctx.bind()?;
         let data = Box::into_raw(Box::new(Box::new(f) as Callback));
         // SAFETY: the stream is live; `trampoline` takes ownership of `data`

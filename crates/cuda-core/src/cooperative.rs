@@ -23,12 +23,10 @@
 
 use std::ffi::c_void;
 use std::fmt;
-use std::ptr;
 
 use crate::context::CudaStream;
-use crate::driver::{cu, CUlaunchAttribute, CUlaunchAttributeValue, CUlaunchConfig, CU_LAUNCH_ATTRIBUTE_COOPERATIVE};
 use crate::error::{DriverError, ErrorKind};
-use crate::module::{CudaFunction, LaunchConfig};
+use crate::module::{launch_ex, CudaFunction, LaunchAttr, LaunchConfig};
 
 /// A launch whose blocks must all be resident at once (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -165,46 +163,11 @@ unsafe fn launch_cooperative(
     host: Option<&cuda_emulator::HostKernel>,
 ) -> Result<(), DriverError> {
     config.launch.validate()?;
-    let ctx = stream.context();
-    if !f.module.ctx.same(ctx) {
-        return Err(DriverError::new(
-            ErrorKind::InvalidArgument,
-            format!("kernel `{}` and the stream belong to different contexts", f.name),
-            "launch_kernel_cooperative",
-        ));
-    }
+    crate::module::check_same_context(f, stream, "launch_kernel_cooperative")?;
     config.check_residency(f, stream)?;
-    let d = ctx.bind()?;
-    if ctx.backend().is_emulated() {
-        // SAFETY: the caller's contract. The emulator keeps every block of a
-        // cooperative grid running at once (within its occupancy, checked
-        // above).
-        return unsafe { crate::module::launch_emulated(f, config.launch, stream, params, host, None, true) };
-    }
-    let (g, b) = (config.launch.grid_dim, config.launch.block_dim);
-    // The attribute's value is the int 1 at the start of the union.
-    let mut attr = CUlaunchAttribute {
-        id: CU_LAUNCH_ATTRIBUTE_COOPERATIVE,
-        pad: [0; 4],
-        value: CUlaunchAttributeValue { cluster_dim: [1, 0, 0], pad: [0; 52] },
-    };
-    let launch = CUlaunchConfig {
-        grid_dim: [g.0, g.1, g.2],
-        block_dim: [b.0, b.1, b.2],
-        shared_mem_bytes: config.launch.shared_mem_bytes,
-        stream: stream.raw(),
-        attrs: &mut attr,
-        num_attrs: 1,
-    };
-    let params_ptr = if params.is_empty() { ptr::null_mut() } else { params.as_mut_ptr() };
-    // SAFETY: `launch` and `attr` are laid out as cuda.h's structs and live
-    // across the call; function and stream are of the current context; the
-    // argument pointers are valid for this kernel (caller's contract).
-    unsafe { cu!(d, cuLaunchKernelEx(ptr::addr_of!(launch).cast(), f.func, params_ptr, ptr::null_mut())) }
-        .map_err(|e| ctx.explain(e))
-        .map_err(|e| e.with_detail(format!("while launching kernel `{}` cooperatively", f.name)))?;
-    ctx.record_launch_of(f, host);
-    Ok(())
+    // SAFETY: the caller's contract. The emulator keeps every block of a
+    // cooperative grid running at once (within its occupancy, checked above).
+    unsafe { launch_ex(f, config.launch, stream, params, host, LaunchAttr::Cooperative, "cooperatively") }
 }
 
 #[cfg(test)]

@@ -201,6 +201,11 @@ impl<T> DeviceBuffer<T> {
         self.order.read_on(stream)
     }
 
+    /// The buffer's stream order (graphs keep a weak handle of it).
+    pub(crate) fn order(&self) -> &StreamOrder {
+        &self.order
+    }
+
     /// Makes work queued on `stream` from now on wait for every read and
     /// write of the buffer queued on other streams (see
     /// [`DeviceSliceMut::order_write`]).
@@ -349,7 +354,8 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         let ctx = stream.context().clone();
         let mut ptr: CUdeviceptr = 0;
         let mut home = None;
-        let order = StreamOrder::default();
+        stream.refuse_in_capture(op)?;
+        let order = StreamOrder::new(&ctx);
         if bytes > 0 {
             let d = ctx.bind()?;
             if ctx.has_memory_pools() {
@@ -379,6 +385,13 @@ impl<T> Drop for DeviceBuffer<T> {
         match self.home.take() {
             Some(home) => {
                 let stream = CudaStream::from_handle(home);
+                // A free queued into a capture would become part of the
+                // graph: the capture is broken instead, and the free waits
+                // for its end (then queued on the stream as below).
+                if let Some(capture) = stream.handle().capture() {
+                    capture.defer_free(self.ptr, self.order.shared().clone(), "dropping a DeviceBuffer allocated on the capturing stream");
+                    return;
+                }
                 // The free is the last write: it waits for every use on other
                 // streams. If the wait cannot be queued (the context has
                 // failed), the memory is left to the context rather than
@@ -571,6 +584,7 @@ impl<'a, T: DeviceRepr> DeviceSlice<'a, T> {
         if self.size_in_bytes() == 0 {
             return Ok(());
         }
+        stream.refuse_in_capture(op)?;
         self.order.read_on(stream)?;
         // Earlier copies from `dst` must not see the new bytes.
         dst.wait_pending();
@@ -586,6 +600,7 @@ impl<'a, T: DeviceRepr> DeviceSlice<'a, T> {
     /// Device → host copy into `len` elements at `dst`, then stream sync.
     fn read(&self, stream: &CudaStream, dst: *mut T, op: &'static str) -> Result<(), DriverError> {
         check_stream(self.ctx, stream, op)?;
+        stream.refuse_in_capture(op)?;
         if self.size_in_bytes() != 0 {
             self.order.read_on(stream)?;
             let d = self.ctx.bind()?;
@@ -739,6 +754,7 @@ impl<'a, T: DeviceRepr> DeviceSliceMut<'a, T> {
         if self.size_in_bytes() == 0 {
             return Ok(());
         }
+        stream.refuse_in_capture(op)?;
         self.order.write_on(stream)?;
         let d = self.ctx.bind()?;
         // SAFETY: `src` holds size_in_bytes() bytes of pinned memory that
@@ -775,6 +791,7 @@ impl<'a, T: DeviceRepr> DeviceSliceMut<'a, T> {
     /// Host → device copy of `data` (same length as the view).
     fn write(&mut self, stream: &CudaStream, data: &[T], op: &'static str) -> Result<(), DriverError> {
         check_stream(self.ctx, stream, op)?;
+        stream.refuse_in_capture(op)?;
         if self.size_in_bytes() == 0 {
             return Ok(());
         }

@@ -614,6 +614,9 @@ unsafe fn launch(
             "launch_kernel",
         ));
     }
+    if let Some(capture) = stream.handle().capture() {
+        capture.note_module(&f.module); // a graph keeps its kernels loaded
+    }
     let d = stream.context().bind()?;
     if let Backend::Emulator(_) = stream.context().backend() {
         // SAFETY: as below; `host` is the kernel's host code (caller).
@@ -651,6 +654,92 @@ unsafe fn launch(
     Ok(())
 }
 
+/// The one extra attribute of a [`launch_ex`]: what makes it more than a
+/// plain `cuLaunchKernel`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum LaunchAttr {
+    /// Thread-block clusters of this many blocks.
+    Cluster((u32, u32, u32)),
+    /// Every block resident at once.
+    Cooperative,
+}
+
+/// Refuses a kernel of another context than `stream`'s (`op` names the
+/// caller in the error).
+pub(crate) fn check_same_context(f: &CudaFunction, stream: &CudaStream, op: &'static str) -> Result<(), DriverError> {
+    if f.module.ctx.same(stream.context()) {
+        return Ok(());
+    }
+    Err(DriverError::new(
+        ErrorKind::InvalidArgument,
+        format!("kernel `{}` and the stream belong to different contexts", f.name),
+        op,
+    ))
+}
+
+/// `cuLaunchKernelEx` of `f` with one attribute, after the caller's checks
+/// (launch shape, same context, whatever the attribute needs): on the CPU
+/// emulator its launch with the same meaning; the error names the kernel
+/// and `how` it was launched ("cooperatively", "with clusters of …").
+///
+/// # Safety
+/// As for [`launch_kernel_with_host_code`].
+pub(crate) unsafe fn launch_ex(
+    f: &CudaFunction,
+    config: LaunchConfig,
+    stream: &CudaStream,
+    params: &mut [*mut c_void],
+    host: Option<&HostKernel>,
+    attr: LaunchAttr,
+    how: &str,
+) -> Result<(), DriverError> {
+    let ctx = stream.context();
+    if let Some(capture) = stream.handle().capture() {
+        capture.refuse_launch_attribute(
+            "a cluster or cooperative launch in Graph::add_kernel or GraphExec::set_kernel_params (which keep no \
+             launch attributes; capture it with CudaStream::capture)",
+        )?;
+        capture.note_module(&f.module);
+    }
+    let d = ctx.bind()?;
+    if ctx.backend().is_emulated() {
+        let (cluster, cooperative) = match attr {
+            LaunchAttr::Cluster(c) => (Some(c), false),
+            LaunchAttr::Cooperative => (None, true),
+        };
+        // SAFETY: the caller's contract.
+        return unsafe { launch_emulated(f, config, stream, params, host, cluster, cooperative) };
+    }
+    let (id, value) = match attr {
+        LaunchAttr::Cluster(c) => (driver::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, [c.0, c.1, c.2]),
+        // The cooperative attribute's value is the int 1 at the start of the union.
+        LaunchAttr::Cooperative => (driver::CU_LAUNCH_ATTRIBUTE_COOPERATIVE, [1, 0, 0]),
+    };
+    let mut attr = driver::CUlaunchAttribute {
+        id,
+        pad: [0; 4],
+        value: driver::CUlaunchAttributeValue { cluster_dim: value, pad: [0; 52] },
+    };
+    let (g, b) = (config.grid_dim, config.block_dim);
+    let launch = driver::CUlaunchConfig {
+        grid_dim: [g.0, g.1, g.2],
+        block_dim: [b.0, b.1, b.2],
+        shared_mem_bytes: config.shared_mem_bytes,
+        stream: stream.raw(),
+        attrs: &mut attr,
+        num_attrs: 1,
+    };
+    let params_ptr = if params.is_empty() { ptr::null_mut() } else { params.as_mut_ptr() };
+    // SAFETY: `launch` and `attr` are laid out as cuda.h's structs and live
+    // across the call; function and stream are of the current context; the
+    // argument pointers are valid for this kernel (caller's contract).
+    unsafe { cu!(d, cuLaunchKernelEx(ptr::addr_of!(launch).cast(), f.func, params_ptr, ptr::null_mut())) }
+        .map_err(|e| ctx.explain(e))
+        .map_err(|e| e.with_detail(format!("while launching kernel `{}` {how}", f.name)))?;
+    ctx.record_launch_of(f, host);
+    Ok(())
+}
+
 /// An emulated launch (in clusters of `cluster` blocks, if given): the
 /// emulator runs it now, with the executor of its mode (the kernel's host
 /// code, or its PTX).
@@ -672,7 +761,7 @@ pub(crate) unsafe fn launch_emulated(
         block_dim: config.block_dim,
         shared_mem_bytes: config.shared_mem_bytes,
     };
-    let launch = cuda_emulator::Launch { function: f.func, grid, cluster, cooperative, params: params.as_ptr(), host_code: host };
+    let launch = cuda_emulator::Launch { function: f.func, grid, cluster, cooperative, params: params.as_ptr(), host_code: host, stream: stream.raw() };
     let op = if cluster.is_some() || cooperative { "cuLaunchKernelEx" } else { "cuLaunchKernel" };
     // SAFETY: the caller's contract.
     match unsafe { cuda_emulator::launch(&launch) } {

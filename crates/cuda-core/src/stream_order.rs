@@ -20,6 +20,14 @@
 //! covers work queued after that, which waits longer than needed but never
 //! too little. That is why the buffer holds the earlier streams' handles
 //! (a [`StreamHandle`] outlives its [`CudaStream`] while a buffer needs it).
+//!
+//! A use queued on a stream that captures a graph (`graph.rs`) waits for
+//! nothing (a capture cannot wait on work outside it): the buffer is noted
+//! in the capture instead, which refuses a buffer of another context, and
+//! the graph keeps a weak handle of the buffer's order. Each launch of the
+//! graph then orders itself as a write of every buffer it uses, on the
+//! stream it runs on, so that other streams' uses, and the buffer's own
+//! free, wait for it; and a launch after one of them was dropped is refused.
 
 use std::sync::{Arc, Mutex};
 
@@ -27,22 +35,88 @@ use crate::context::{CudaStream, StreamHandle};
 use crate::error::DriverError;
 
 /// The streams whose queued work may still touch one buffer.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct StreamOrder {
+    shared: Arc<OrderShared>,
+}
+
+/// A buffer's order, shared with the graphs that use the buffer (weakly:
+/// the buffer's drop ends it).
+#[derive(Debug)]
+pub(crate) struct OrderShared {
     uses: Mutex<Uses<Arc<StreamHandle>>>,
+    /// The ordinal of the device of the buffer's context, and its handle.
+    device: usize,
+    ctx: usize,
 }
 
 impl StreamOrder {
+    /// The order of a new buffer of `ctx`.
+    pub(crate) fn new(ctx: &crate::CudaContext) -> StreamOrder {
+        StreamOrder {
+            shared: Arc::new(OrderShared { uses: Mutex::default(), device: ctx.ordinal(), ctx: ctx.raw() as usize }),
+        }
+    }
+
     /// Makes `stream` wait for the last write on another stream before a
     /// read it is about to queue.
+    pub(crate) fn read_on(&self, stream: &CudaStream) -> Result<(), DriverError> {
+        if self.noted_in_capture(stream) {
+            return Ok(());
+        }
+        self.shared.read_on(stream)
+    }
+
+    /// Makes `stream` wait for the last write and every read since, on
+    /// other streams, before a write it is about to queue.
+    pub(crate) fn write_on(&self, stream: &CudaStream) -> Result<(), DriverError> {
+        if self.noted_in_capture(stream) {
+            return Ok(());
+        }
+        self.shared.write_on(stream)
+    }
+
+    /// Whether `stream` captures: the buffer is then noted in the capture.
+    fn noted_in_capture(&self, stream: &CudaStream) -> bool {
+        match stream.handle().capture() {
+            Some(capture) => {
+                capture.note_buffer(&self.shared, stream);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The shared order (a free deferred past a capture keeps it).
+    pub(crate) fn shared(&self) -> &Arc<OrderShared> {
+        &self.shared
+    }
+
+    /// A weak handle, for a graph node that uses the buffer.
+    pub(crate) fn weak(&self) -> std::sync::Weak<OrderShared> {
+        Arc::downgrade(&self.shared)
+    }
+}
+
+impl OrderShared {
+    /// The ordinal of the device whose context holds the buffer.
+    pub(crate) fn device(&self) -> usize {
+        self.device
+    }
+
+    /// Whether the buffer belongs to the context `ctx` (its raw handle).
+    pub(crate) fn in_context(&self, ctx: &crate::CudaContext) -> bool {
+        self.ctx == ctx.raw() as usize
+    }
+
+    /// [`StreamOrder::read_on`] without the capture check.
     pub(crate) fn read_on(&self, stream: &CudaStream) -> Result<(), DriverError> {
         let mut uses = self.uses.lock().unwrap_or_else(|e| e.into_inner());
         let earlier = uses.read(stream.handle(), Arc::ptr_eq);
         wait_for_all(stream, &earlier)
     }
 
-    /// Makes `stream` wait for the last write and every read since, on
-    /// other streams, before a write it is about to queue.
+    /// [`StreamOrder::write_on`] without the capture check.
     pub(crate) fn write_on(&self, stream: &CudaStream) -> Result<(), DriverError> {
         let mut uses = self.uses.lock().unwrap_or_else(|e| e.into_inner());
         let earlier = uses.write(stream.handle(), Arc::ptr_eq);

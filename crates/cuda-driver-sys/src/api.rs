@@ -75,6 +75,11 @@ macro_rules! driver_api {
         /// The names of the table's entry points, in declaration order.
         pub const ENTRY_POINTS: &[&str] = &[$(stringify!($name)),*];
 
+        /// Entry points newer than the oldest driver oxide runs on (CUDA
+        /// 12.3): a driver without them still loads, and these entries
+        /// return `CUDA_ERROR_NOT_SUPPORTED`.
+        pub const OPTIONAL_ENTRY_POINTS: &[&str] = &["cuStreamBeginCaptureToGraph", "cuStreamGetCaptureInfo_v3"];
+
         impl DriverApi {
             /// Resolves every entry point through `lookup` (`dlsym` on the
             /// driver library, or another implementation's table); a name
@@ -90,7 +95,7 @@ macro_rules! driver_api {
                         let name = CStr::from_bytes_with_nul(sym.as_bytes()).expect("NUL-terminated");
                         let p = lookup(name);
                         if p.is_null() {
-                            if missing == Missing::Fail {
+                            if missing == Missing::Fail && !OPTIONAL_ENTRY_POINTS.contains(&stringify!($name)) {
                                 return Err(LoadError::MissingSymbol(stringify!($name)));
                             }
                             #[allow(non_snake_case)]
@@ -176,6 +181,32 @@ driver_api! {
                    *mut *mut c_void, *mut *mut c_void);
     // The config is a `CUlaunchConfig` (types.rs).
     cuLaunchKernelEx(*const c_void, CUfunction, *mut *mut c_void, *mut *mut c_void);
+    // CUDA Graphs. The edge data arguments are `CUgraphEdgeData` arrays;
+    // oxide passes null (plain edges).
+    cuStreamBeginCapture_v2(CUstream, CUstreamCaptureMode);
+    cuStreamBeginCaptureToGraph(CUstream, CUgraph, *const CUgraphNode, *const c_void, usize, CUstreamCaptureMode);
+    cuStreamEndCapture(CUstream, *mut CUgraph);
+    cuStreamIsCapturing(CUstream, *mut CUstreamCaptureStatus);
+    cuStreamGetCaptureInfo_v3(CUstream, *mut CUstreamCaptureStatus, *mut u64, *mut CUgraph, *mut *const CUgraphNode,
+                              *mut *const c_void, *mut usize);
+    cuGraphCreate(*mut CUgraph, c_uint);
+    cuGraphAddKernelNode_v2(*mut CUgraphNode, CUgraph, *const CUgraphNode, usize, *const CUDA_KERNEL_NODE_PARAMS);
+    cuGraphKernelNodeGetParams_v2(CUgraphNode, *mut CUDA_KERNEL_NODE_PARAMS);
+    cuGraphAddMemcpyNode(*mut CUgraphNode, CUgraph, *const CUgraphNode, usize, *const CUDA_MEMCPY3D, CUcontext);
+    cuGraphAddMemsetNode(*mut CUgraphNode, CUgraph, *const CUgraphNode, usize, *const CUDA_MEMSET_NODE_PARAMS, CUcontext);
+    cuGraphAddHostNode(*mut CUgraphNode, CUgraph, *const CUgraphNode, usize, *const CUDA_HOST_NODE_PARAMS);
+    cuGraphAddEmptyNode(*mut CUgraphNode, CUgraph, *const CUgraphNode, usize);
+    cuGraphAddChildGraphNode(*mut CUgraphNode, CUgraph, *const CUgraphNode, usize, CUgraph);
+    cuGraphAddEventRecordNode(*mut CUgraphNode, CUgraph, *const CUgraphNode, usize, CUevent);
+    cuGraphAddEventWaitNode(*mut CUgraphNode, CUgraph, *const CUgraphNode, usize, CUevent);
+    cuGraphGetNodes(CUgraph, *mut CUgraphNode, *mut usize);
+    cuGraphNodeGetType(CUgraphNode, *mut CUgraphNodeType);
+    cuGraphInstantiateWithFlags(*mut CUgraphExec, CUgraph, u64);
+    cuGraphLaunch(CUgraphExec, CUstream);
+    cuGraphExecKernelNodeSetParams_v2(CUgraphExec, CUgraphNode, *const CUDA_KERNEL_NODE_PARAMS);
+    cuGraphExecUpdate_v2(CUgraphExec, CUgraph, *mut CUgraphExecUpdateResultInfo);
+    cuGraphExecDestroy(CUgraphExec);
+    cuGraphDestroy(CUgraph);
 }
 
 impl DriverApi {
@@ -228,6 +259,27 @@ mod tests {
     }
 
     #[test]
+    fn optional_entry_points_may_be_missing_from_a_real_driver() {
+        // A driver with every symbol but the optional ones.
+        unsafe extern "C" fn any() -> CUresult {
+            0
+        }
+        let lookup = |name: &CStr| {
+            if OPTIONAL_ENTRY_POINTS.contains(&name.to_str().unwrap()) {
+                std::ptr::null_mut()
+            } else {
+                any as *mut c_void
+            }
+        };
+        // SAFETY: the table is made, never called through `any`'s wrong signatures.
+        let api = unsafe { DriverApi::from_lookup(lookup, Missing::Fail) }.unwrap();
+        let mut status = 0;
+        // SAFETY: the filled entry ignores its arguments.
+        let r = unsafe { (api.cuStreamGetCaptureInfo_v3)(std::ptr::null_mut(), &mut status, std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut()) };
+        assert_eq!(r, CUDA_ERROR_NOT_SUPPORTED);
+    }
+
+    #[test]
     fn a_lookup_is_asked_for_every_entry_point() {
         let asked = std::sync::Mutex::new(Vec::new());
         // SAFETY: the lookup returns only nulls.
@@ -241,6 +293,7 @@ mod tests {
             )
         };
         assert_eq!(asked.into_inner().unwrap(), ENTRY_POINTS);
+        assert!(OPTIONAL_ENTRY_POINTS.iter().all(|o| ENTRY_POINTS.contains(o)));
         assert!(ENTRY_POINTS.contains(&"cuDevicePrimaryCtxRelease_v2"));
     }
 }

@@ -44,6 +44,6 @@ mod names;
 pub mod panic_record;
 pub mod types;
 
-pub use api::{DriverApi, LoadError, Missing, ENTRY_POINTS};
+pub use api::{DriverApi, LoadError, Missing, ENTRY_POINTS, OPTIONAL_ENTRY_POINTS};
 pub use names::builtin_name;
 pub use types::*;

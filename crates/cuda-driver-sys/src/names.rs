@@ -106,7 +106,19 @@ pub fn builtin_name(code: i32) -> Option<(&'static str, &'static str)> {
             "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE",
             "forward compatibility not supported on this device",
         ),
+        900 => ("CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED", "operation not permitted when stream is capturing"),
+        901 => (
+            "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED",
+            "operation failed due to a previous error during capture",
+        ),
+        903 => ("CUDA_ERROR_STREAM_CAPTURE_UNMATCHED", "the capture was not initiated in this stream"),
+        904 => ("CUDA_ERROR_STREAM_CAPTURE_UNJOINED", "the capture sequence contains a fork that was not joined to the primary stream"),
+        905 => (
+            "CUDA_ERROR_STREAM_CAPTURE_ISOLATION",
+            "a dependency would have been created which crosses the capture sequence boundary",
+        ),
         909 => ("CUDA_ERROR_TIMEOUT", "wait operation timed out"),
+        910 => ("CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE", "the graph update was not performed because it included changes which violated constraints specific to instantiated graph update"),
         999 => ("CUDA_ERROR_UNKNOWN", "unknown error"),
         _ => return None,
     })

@@ -22,6 +22,18 @@ pub type CUevent = *mut c_void;
 /// `CUmemoryPool`: an opaque memory pool handle (`cuMemAllocAsync` draws
 /// from the device's current pool).
 pub type CUmemoryPool = *mut c_void;
+/// `CUgraph`: an opaque graph handle (a DAG of operations).
+pub type CUgraph = *mut c_void;
+/// `CUgraphNode`: an opaque handle of one node of a graph.
+pub type CUgraphNode = *mut c_void;
+/// `CUgraphExec`: an opaque handle of an instantiated (executable) graph.
+pub type CUgraphExec = *mut c_void;
+/// `CUstreamCaptureStatus` (`CU_STREAM_CAPTURE_STATUS_*`).
+pub type CUstreamCaptureStatus = c_int;
+/// `CUstreamCaptureMode` (`CU_STREAM_CAPTURE_MODE_*`).
+pub type CUstreamCaptureMode = c_int;
+/// `CUgraphNodeType` (`CU_GRAPH_NODE_TYPE_*`).
+pub type CUgraphNodeType = c_int;
 /// `CUhostFn`: a host function run by a stream (`cuLaunchHostFunc`).
 pub type CUhostFn = unsafe extern "C" fn(*mut c_void);
 /// `CUoccupancyB2DSize`: block size → dynamic shared memory bytes.
@@ -57,6 +69,65 @@ pub const CUDA_ERROR_CONTEXT_IS_DESTROYED: CUresult = 709;
 pub const CUDA_ERROR_LAUNCH_FAILED: CUresult = 719;
 /// `CUDA_ERROR_NOT_SUPPORTED`.
 pub const CUDA_ERROR_NOT_SUPPORTED: CUresult = 801;
+/// `CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED`: the operation is not allowed
+/// while the stream captures (a synchronisation); it invalidates the capture.
+pub const CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED: CUresult = 900;
+/// `CUDA_ERROR_STREAM_CAPTURE_INVALIDATED`: an earlier error broke the capture.
+pub const CUDA_ERROR_STREAM_CAPTURE_INVALIDATED: CUresult = 901;
+/// `CUDA_ERROR_STREAM_CAPTURE_UNMATCHED`: the capture was not begun on this stream.
+pub const CUDA_ERROR_STREAM_CAPTURE_UNMATCHED: CUresult = 903;
+/// `CUDA_ERROR_STREAM_CAPTURE_UNJOINED`: a stream forked from the capture
+/// was not joined back into the stream that began it.
+pub const CUDA_ERROR_STREAM_CAPTURE_UNJOINED: CUresult = 904;
+/// `CUDA_ERROR_STREAM_CAPTURE_ISOLATION`: a dependency would cross the
+/// capture's boundary (waiting on an event recorded outside it).
+pub const CUDA_ERROR_STREAM_CAPTURE_ISOLATION: CUresult = 905;
+/// `CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE`: `cuGraphExecUpdate` refused the
+/// new graph (the result info says why).
+pub const CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE: CUresult = 910;
+
+/// `CU_STREAM_CAPTURE_STATUS_NONE`.
+pub const CU_STREAM_CAPTURE_STATUS_NONE: CUstreamCaptureStatus = 0;
+/// `CU_STREAM_CAPTURE_STATUS_ACTIVE`.
+pub const CU_STREAM_CAPTURE_STATUS_ACTIVE: CUstreamCaptureStatus = 1;
+/// `CU_STREAM_CAPTURE_STATUS_INVALIDATED`.
+pub const CU_STREAM_CAPTURE_STATUS_INVALIDATED: CUstreamCaptureStatus = 2;
+/// `CU_STREAM_CAPTURE_MODE_GLOBAL`: unsafe calls from any thread invalidate the capture.
+pub const CU_STREAM_CAPTURE_MODE_GLOBAL: CUstreamCaptureMode = 0;
+/// `CU_STREAM_CAPTURE_MODE_THREAD_LOCAL`.
+pub const CU_STREAM_CAPTURE_MODE_THREAD_LOCAL: CUstreamCaptureMode = 1;
+/// `CU_STREAM_CAPTURE_MODE_RELAXED`.
+pub const CU_STREAM_CAPTURE_MODE_RELAXED: CUstreamCaptureMode = 2;
+/// `CU_GRAPH_NODE_TYPE_KERNEL`.
+pub const CU_GRAPH_NODE_TYPE_KERNEL: CUgraphNodeType = 0;
+/// `CU_GRAPH_NODE_TYPE_MEMCPY`.
+pub const CU_GRAPH_NODE_TYPE_MEMCPY: CUgraphNodeType = 1;
+/// `CU_GRAPH_NODE_TYPE_MEMSET`.
+pub const CU_GRAPH_NODE_TYPE_MEMSET: CUgraphNodeType = 2;
+/// `CU_GRAPH_NODE_TYPE_HOST`.
+pub const CU_GRAPH_NODE_TYPE_HOST: CUgraphNodeType = 3;
+/// `CU_GRAPH_NODE_TYPE_GRAPH` (a child graph).
+pub const CU_GRAPH_NODE_TYPE_GRAPH: CUgraphNodeType = 4;
+/// `CU_GRAPH_NODE_TYPE_EMPTY`.
+pub const CU_GRAPH_NODE_TYPE_EMPTY: CUgraphNodeType = 5;
+/// `CU_GRAPH_NODE_TYPE_WAIT_EVENT`.
+pub const CU_GRAPH_NODE_TYPE_WAIT_EVENT: CUgraphNodeType = 6;
+/// `CU_GRAPH_NODE_TYPE_EVENT_RECORD`.
+pub const CU_GRAPH_NODE_TYPE_EVENT_RECORD: CUgraphNodeType = 7;
+/// `CU_MEMORYTYPE_HOST` (`CUDA_MEMCPY3D`'s memory types).
+pub const CU_MEMORYTYPE_HOST: c_uint = 1;
+/// `CU_MEMORYTYPE_DEVICE`.
+pub const CU_MEMORYTYPE_DEVICE: c_uint = 2;
+/// `CU_GRAPH_EXEC_UPDATE_SUCCESS`.
+pub const CU_GRAPH_EXEC_UPDATE_SUCCESS: c_int = 0;
+/// `CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED`.
+pub const CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED: c_int = 2;
+/// `CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED`.
+pub const CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED: c_int = 3;
+/// `CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED`.
+pub const CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED: c_int = 5;
+/// `CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE`.
+pub const CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE: c_int = 7;
 
 /// `CUresult`s after which a context is unusable: a kernel faulted (illegal
 /// address, timeout, assert, hardware stack error, illegal instruction,
@@ -165,5 +236,132 @@ pub struct CUlaunchConfig {
     pub num_attrs: c_uint,
 }
 
+/// `CUDA_KERNEL_NODE_PARAMS` (`_v2`, what `cuGraphAddKernelNode_v2` takes).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CUDA_KERNEL_NODE_PARAMS {
+    /// The kernel.
+    pub func: CUfunction,
+    /// Blocks in the grid.
+    pub grid_dim: [c_uint; 3],
+    /// Threads per block.
+    pub block_dim: [c_uint; 3],
+    /// Dynamic shared memory per block, bytes.
+    pub shared_mem_bytes: c_uint,
+    /// One pointer per kernel parameter (the driver copies the bytes).
+    pub kernel_params: *mut *mut c_void,
+    /// `extra` (oxide passes null).
+    pub extra: *mut *mut c_void,
+    /// `kern` (a `CUkernel`; oxide passes null and sets `func`).
+    pub kern: *mut c_void,
+    /// `ctx` (ignored when `func` is set).
+    pub ctx: CUcontext,
+}
+
+/// `CUDA_MEMCPY3D`: oxide fills the 1-D case (host or device on each side,
+/// `width_in_bytes`, height and depth 1).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CUDA_MEMCPY3D {
+    /// `srcXInBytes`, `srcY`, `srcZ`, `srcLOD`.
+    pub src_xyz_lod: [usize; 4],
+    /// `srcMemoryType` (`CU_MEMORYTYPE_*`).
+    pub src_memory_type: c_uint,
+    /// `srcHost`.
+    pub src_host: *const c_void,
+    /// `srcDevice`.
+    pub src_device: CUdeviceptr,
+    /// `srcArray`, `reserved0`.
+    pub src_array_reserved: [*mut c_void; 2],
+    /// `srcPitch`, `srcHeight`.
+    pub src_pitch_height: [usize; 2],
+    /// `dstXInBytes`, `dstY`, `dstZ`, `dstLOD`.
+    pub dst_xyz_lod: [usize; 4],
+    /// `dstMemoryType`.
+    pub dst_memory_type: c_uint,
+    /// `dstHost`.
+    pub dst_host: *mut c_void,
+    /// `dstDevice`.
+    pub dst_device: CUdeviceptr,
+    /// `dstArray`, `reserved1`.
+    pub dst_array_reserved: [*mut c_void; 2],
+    /// `dstPitch`, `dstHeight`.
+    pub dst_pitch_height: [usize; 2],
+    /// `WidthInBytes`.
+    pub width_in_bytes: usize,
+    /// `Height`.
+    pub height: usize,
+    /// `Depth`.
+    pub depth: usize,
+}
+
+impl CUDA_MEMCPY3D {
+    /// A copy of `bytes` bytes between two linear ranges (`src_host` or
+    /// `src_device` as `src_memory_type` says; likewise the destination).
+    pub fn linear(src_memory_type: c_uint, src: u64, dst_memory_type: c_uint, dst: u64, bytes: usize) -> Self {
+        let null = std::ptr::null_mut();
+        CUDA_MEMCPY3D {
+            src_xyz_lod: [0; 4],
+            src_memory_type,
+            src_host: if src_memory_type == CU_MEMORYTYPE_HOST { src as *const c_void } else { null },
+            src_device: if src_memory_type == CU_MEMORYTYPE_DEVICE { src } else { 0 },
+            src_array_reserved: [null; 2],
+            src_pitch_height: [0; 2],
+            dst_xyz_lod: [0; 4],
+            dst_memory_type,
+            dst_host: if dst_memory_type == CU_MEMORYTYPE_HOST { dst as *mut c_void } else { null },
+            dst_device: if dst_memory_type == CU_MEMORYTYPE_DEVICE { dst } else { 0 },
+            dst_array_reserved: [null; 2],
+            dst_pitch_height: [0; 2],
+            width_in_bytes: bytes,
+            height: 1,
+            depth: 1,
+        }
+    }
+}
+
+/// `CUDA_MEMSET_NODE_PARAMS`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CUDA_MEMSET_NODE_PARAMS {
+    /// The destination.
+    pub dst: CUdeviceptr,
+    /// Bytes between rows (unused when `height` is 1).
+    pub pitch: usize,
+    /// The value, in its low `element_size` bytes.
+    pub value: c_uint,
+    /// 1, 2 or 4.
+    pub element_size: c_uint,
+    /// Elements per row.
+    pub width: usize,
+    /// Rows.
+    pub height: usize,
+}
+
+/// `CUDA_HOST_NODE_PARAMS`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CUDA_HOST_NODE_PARAMS {
+    /// The function.
+    pub func: CUhostFn,
+    /// Its argument.
+    pub user_data: *mut c_void,
+}
+
+/// `CUgraphExecUpdateResultInfo`: why `cuGraphExecUpdate` refused a graph.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CUgraphExecUpdateResultInfo {
+    /// `CUgraphExecUpdateResult` (`CU_GRAPH_EXEC_UPDATE_*`).
+    pub result: c_int,
+    /// The node (of the new graph) the failure is about, or null.
+    pub error_node: CUgraphNode,
+    /// The other end of a changed edge, or null.
+    pub error_from_node: CUgraphNode,
+}
+
+const _: () = assert!(std::mem::size_of::<CUDA_KERNEL_NODE_PARAMS>() == 72);
+const _: () = assert!(std::mem::size_of::<CUDA_MEMCPY3D>() == 200);
+const _: () = assert!(std::mem::size_of::<CUDA_MEMSET_NODE_PARAMS>() == 40);
 const _: () = assert!(std::mem::size_of::<CUlaunchAttribute>() == 72);
 const _: () = assert!(std::mem::size_of::<CUlaunchConfig>() == 56);

@@ -15,7 +15,7 @@
 use std::ffi::{c_char, c_int, c_uchar, c_uint, c_void, CStr, CString};
 use std::ptr;
 use std::sync::atomic::{AtomicI32, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use cuda_driver_sys::{
@@ -24,10 +24,19 @@ use cuda_driver_sys::{
     CUDA_ERROR_INVALID_VALUE as INVALID_VALUE, CUDA_ERROR_NOT_FOUND as NOT_FOUND,
     CUDA_ERROR_NOT_SUPPORTED as NOT_SUPPORTED, CUDA_ERROR_OUT_OF_MEMORY as OUT_OF_MEMORY, CUDA_SUCCESS as SUCCESS,
     CU_EVENT_DISABLE_TIMING, CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, CU_LAUNCH_ATTRIBUTE_COOPERATIVE,
-    CU_LIMIT_STACK_SIZE,
+    CU_LIMIT_STACK_SIZE, CUgraph, CUgraphNode, CUgraphExec, CUstreamCaptureStatus, CUgraphNodeType, CUDA_KERNEL_NODE_PARAMS,
+    CUDA_MEMCPY3D, CUDA_MEMSET_NODE_PARAMS, CUDA_HOST_NODE_PARAMS, CUgraphExecUpdateResultInfo,
+    CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED as STREAM_CAPTURE_UNSUPPORTED,
+    CUDA_ERROR_STREAM_CAPTURE_INVALIDATED as STREAM_CAPTURE_INVALIDATED,
+    CUDA_ERROR_STREAM_CAPTURE_UNMATCHED as STREAM_CAPTURE_UNMATCHED,
+    CUDA_ERROR_STREAM_CAPTURE_UNJOINED as STREAM_CAPTURE_UNJOINED,
+    CUDA_ERROR_STREAM_CAPTURE_ISOLATION as STREAM_CAPTURE_ISOLATION, CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE,
+    CU_STREAM_CAPTURE_STATUS_NONE, CU_STREAM_CAPTURE_STATUS_ACTIVE, CU_STREAM_CAPTURE_STATUS_INVALIDATED,
+    CU_MEMORYTYPE_HOST, CU_MEMORYTYPE_DEVICE, CU_GRAPH_EXEC_UPDATE_SUCCESS,
 };
 
 use crate::context::{self, Context};
+use crate::graph::{lock, Capture, Exec, Graph, KernelOp, Op, Sequence, SEQUENCES};
 use crate::engine::Grid;
 use crate::error::LaunchError;
 use crate::launch::{launch, Launch};
@@ -45,9 +54,10 @@ fn host_free(p: u64) -> CUresult {
     }
 }
 
-/// A stream: the context it was made in.
+/// A stream: the context it was made in, and its part in a capture.
 struct Stream {
     context: &'static Context,
+    capture: Mutex<Option<Capture>>,
 }
 
 struct Event {
@@ -55,6 +65,89 @@ struct Event {
     recorded: Mutex<Option<Instant>>,
     /// Made without `CU_EVENT_DISABLE_TIMING`: `cuEventElapsedTime` takes it.
     timing: bool,
+    /// Recorded in a capture: the sequence and the nodes before the record
+    /// (a stream that waits on it joins the capture there).
+    captured: Mutex<Option<CapturePoint>>,
+}
+
+/// A point of a capture: its sequence and the nodes before it.
+type CapturePoint = (Arc<Mutex<Sequence>>, Vec<usize>);
+
+/// The stream behind a handle (None for the legacy default stream).
+///
+/// # Safety
+/// `s` must be null or a live stream of this driver.
+unsafe fn stream_ref<'a>(s: CUstream) -> Option<&'a Stream> {
+    // SAFETY: the caller's contract.
+    unsafe { s.cast::<Stream>().as_ref() }
+}
+
+/// Records `op` into the capture of stream `s`, if it captures: `None`
+/// when it does not (the caller runs the operation), else the result.
+/// An `op` that fails invalidates the capture.
+///
+/// # Safety
+/// `s` must be null or a live stream of this driver.
+unsafe fn record_op(s: CUstream, op: impl FnOnce() -> Result<Op, CUresult>) -> Option<CUresult> {
+    // SAFETY: the caller's contract.
+    let stream = unsafe { stream_ref(s) }?;
+    let mut capture = lock(&stream.capture);
+    let c = capture.as_mut()?;
+    let mut sequence = lock(&c.sequence);
+    if sequence.invalidated {
+        return Some(STREAM_CAPTURE_INVALIDATED);
+    }
+    match op() {
+        Ok(op) => {
+            // SAFETY: the sequence's graph lives until the capture ends.
+            let graph = unsafe { &mut *sequence.graph };
+            graph.push(std::mem::take(&mut c.deps), op);
+            c.deps = vec![graph.nodes.len() - 1];
+            Some(SUCCESS)
+        }
+        Err(code) => {
+            sequence.invalidated = true;
+            Some(code)
+        }
+    }
+}
+
+/// Invalidates the capture of `s` if it captures: a call that
+/// synchronises (which a capture cannot record) was made on it.
+///
+/// # Safety
+/// As for [`record_op`].
+unsafe fn refuse_in_capture(s: CUstream) -> Option<CUresult> {
+    // SAFETY: the caller's contract.
+    let stream = unsafe { stream_ref(s) }?;
+    let capture = lock(&stream.capture);
+    lock(&capture.as_ref()?.sequence).invalidated = true;
+    Some(STREAM_CAPTURE_UNSUPPORTED)
+}
+
+/// A launch on a capturing stream, recorded as a kernel node with a copy of
+/// its arguments: `None` if the stream does not capture.
+///
+/// # Safety
+/// As for [`crate::launch`].
+pub(crate) unsafe fn capture_launch(launch: &Launch<'_>) -> Option<Result<(), LaunchError>> {
+    let mut reason = None;
+    // SAFETY: the caller's contract.
+    let code = unsafe {
+        record_op(launch.stream, || {
+            KernelOp::new(launch.function, launch.grid, launch.cluster, launch.cooperative, launch.params, launch.host_code.copied())
+                .map(Op::Kernel)
+                .map_err(|e| {
+                    reason = Some(e);
+                    INVALID_VALUE
+                })
+        })
+    }?;
+    Some(match (code, reason) {
+        (SUCCESS, _) => Ok(()),
+        (_, Some(reason)) => Err(LaunchError::Invalid { reason }),
+        (code, None) => Err(LaunchError::Context(code)),
+    })
 }
 
 /// The status of the context of stream `s` (the calling thread's current
@@ -96,6 +189,12 @@ table!(
     cuOccupancyMaxActiveBlocksPerMultiprocessor, cuOccupancyMaxPotentialBlockSize, cuLaunchKernel,
     cuLaunchKernelEx, cuMemAllocAsync, cuMemFreeAsync, cuDeviceGetDefaultMemPool, cuMemPoolSetAttribute,
     cuMemPoolGetAttribute, cuMemPoolTrimTo,
+    cuStreamBeginCapture_v2, cuStreamBeginCaptureToGraph, cuStreamEndCapture, cuStreamIsCapturing,
+    cuStreamGetCaptureInfo_v3, cuGraphCreate, cuGraphAddKernelNode_v2, cuGraphKernelNodeGetParams_v2,
+    cuGraphAddMemcpyNode, cuGraphAddMemsetNode, cuGraphAddHostNode, cuGraphAddEmptyNode, cuGraphAddChildGraphNode,
+    cuGraphAddEventRecordNode, cuGraphAddEventWaitNode, cuGraphGetNodes, cuGraphNodeGetType,
+    cuGraphInstantiateWithFlags, cuGraphLaunch, cuGraphExecKernelNodeSetParams_v2, cuGraphExecUpdate_v2,
+    cuGraphExecDestroy, cuGraphDestroy,
 );
 
 /// The device totals the emulator reports.
@@ -221,6 +320,22 @@ unsafe extern "C" fn cuCtxSetCurrent(ctx: CUcontext) -> CUresult {
     SUCCESS
 }
 unsafe extern "C" fn cuCtxSynchronize() -> CUresult {
+    // A context-wide sync while a stream of the context captures breaks
+    // that capture, as on the GPU: in global mode from any thread, in
+    // thread-local mode from the thread that began it.
+    if let Some(context) = context::current() {
+        let mut refused = false;
+        for sequence in lock(&SEQUENCES).iter() {
+            let mut sequence = lock(sequence);
+            if std::ptr::eq(sequence.context, context) && sequence.watches_this_thread() {
+                sequence.invalidated = true;
+                refused = true;
+            }
+        }
+        if refused {
+            return STREAM_CAPTURE_UNSUPPORTED;
+        }
+    }
     context::current_status()
 }
 /// The emulator keeps only the stack limit: it accepts and remembers it per
@@ -246,32 +361,83 @@ unsafe extern "C" fn cuCtxSetLimit(limit: c_int, value: usize) -> CUresult {
 unsafe extern "C" fn cuStreamCreate(s: *mut CUstream, _flags: c_uint) -> CUresult {
     let Some(context) = context::current() else { return context::current_status() };
     // SAFETY: writable out-pointer (caller).
-    unsafe { *s = Box::into_raw(Box::new(Stream { context })).cast() };
+    unsafe { *s = Box::into_raw(Box::new(Stream { context, capture: Mutex::new(None) })).cast() };
     SUCCESS
 }
 unsafe extern "C" fn cuStreamDestroy_v2(s: CUstream) -> CUresult {
     if !s.is_null() {
         // SAFETY: made by cuStreamCreate, destroyed once.
-        drop(unsafe { Box::from_raw(s.cast::<Stream>()) });
+        let stream = unsafe { Box::from_raw(s.cast::<Stream>()) };
+        // A stream destroyed in the middle of a capture breaks it.
+        let capture = lock(&stream.capture).take();
+        if let Some(c) = capture {
+            let mut sequence = lock(&c.sequence);
+            sequence.invalidated = true;
+            sequence.forked.retain(|&f| f != s as usize);
+        }
     }
     SUCCESS
 }
 unsafe extern "C" fn cuStreamSynchronize(s: CUstream) -> CUresult {
     // SAFETY: a stream of this driver or null (caller).
+    if let Some(code) = unsafe { refuse_in_capture(s) } {
+        return code;
+    }
+    // SAFETY: a stream of this driver or null (caller).
     unsafe { stream_status(s) }
 }
 unsafe extern "C" fn cuStreamQuery(s: CUstream) -> CUresult {
     // SAFETY: as for cuStreamSynchronize.
-    unsafe { stream_status(s) }
-}
-unsafe extern "C" fn cuStreamWaitEvent(s: CUstream, _e: CUevent, _flags: c_uint) -> CUresult {
+    if let Some(code) = unsafe { refuse_in_capture(s) } {
+        return code;
+    }
     // SAFETY: as for cuStreamSynchronize.
     unsafe { stream_status(s) }
+}
+unsafe extern "C" fn cuStreamWaitEvent(s: CUstream, e: CUevent, _flags: c_uint) -> CUresult {
+    // SAFETY: a live event made by cuEventCreate.
+    let event = unsafe { &*e.cast::<Event>() };
+    // An event of a capture that has ended marks nothing any more.
+    let captured = lock(&event.captured).clone().filter(|(q, _)| lock(&SEQUENCES).iter().any(|l| Arc::ptr_eq(l, q)));
+    // SAFETY: as for cuStreamSynchronize.
+    let stream = unsafe { stream_ref(s) };
+    let mut capture = stream.map(|s| lock(&s.capture));
+    match (capture.as_mut().and_then(|c| c.as_mut()), captured) {
+        // Within one capture: the stream's next work also waits for the
+        // event's nodes, which are joined.
+        (Some(c), Some((sequence, deps))) if Arc::ptr_eq(&c.sequence, &sequence) => {
+            lock(&sequence).joined.extend(deps.iter().copied());
+            c.deps.extend(deps);
+            SUCCESS
+        }
+        // An event of another capture, or of none: the dependency would
+        // cross the capture's boundary.
+        (Some(c), _) => {
+            lock(&c.sequence).invalidated = true;
+            STREAM_CAPTURE_ISOLATION
+        }
+        // A stream outside any capture waits on a captured event: it joins
+        // the capture there (a fork).
+        (None, Some((sequence, deps))) => match capture.as_mut() {
+            Some(slot) => {
+                lock(&sequence).forked.push(s as usize);
+                **slot = Some(Capture { sequence, deps });
+                SUCCESS
+            }
+            None => STREAM_CAPTURE_ISOLATION, // the legacy stream cannot join
+        },
+        // SAFETY: as for cuStreamSynchronize.
+        (None, None) => unsafe { stream_status(s) },
+    }
 }
 unsafe extern "C" fn cuLaunchHostFunc(s: CUstream, f: CUhostFn, data: *mut c_void) -> CUresult {
     // SAFETY: as for cuStreamSynchronize.
     let code = unsafe { stream_status(s) };
     if code != SUCCESS {
+        return code;
+    }
+    // SAFETY: as for cuStreamSynchronize.
+    if let Some(code) = unsafe { record_op(s, || Ok(Op::Host { func: f, data })) } {
         return code;
     }
     // SAFETY: the stream has finished all earlier work (everything runs at
@@ -282,7 +448,7 @@ unsafe extern "C" fn cuLaunchHostFunc(s: CUstream, f: CUhostFn, data: *mut c_voi
 unsafe extern "C" fn cuEventCreate(e: *mut CUevent, flags: c_uint) -> CUresult {
     let Some(context) = context::current() else { return context::current_status() };
     let timing = flags & CU_EVENT_DISABLE_TIMING == 0;
-    let event = Box::new(Event { context, recorded: Mutex::new(None), timing });
+    let event = Box::new(Event { context, recorded: Mutex::new(None), timing, captured: Mutex::new(None) });
     // SAFETY: writable out-pointer (caller).
     unsafe { *e = Box::into_raw(event).cast() };
     SUCCESS
@@ -297,6 +463,15 @@ unsafe extern "C" fn cuEventDestroy_v2(e: CUevent) -> CUresult {
 unsafe extern "C" fn cuEventRecord(e: CUevent, s: CUstream) -> CUresult {
     // SAFETY: a live event made by cuEventCreate.
     let event = unsafe { &*e.cast::<Event>() };
+    // SAFETY: a stream of this driver or null (caller).
+    if let Some(stream) = unsafe { stream_ref(s) } {
+        if let Some(c) = lock(&stream.capture).as_ref() {
+            // In a capture the record marks a point of the graph.
+            *lock(&event.captured) = Some((c.sequence.clone(), c.deps.clone()));
+            return SUCCESS;
+        }
+    }
+    *lock(&event.captured) = None;
     *event.recorded.lock().unwrap_or_else(|p| p.into_inner()) = Some(Instant::now());
     // SAFETY: a stream of this driver or null (caller).
     unsafe { stream_status(s) }
@@ -352,25 +527,37 @@ unsafe fn copy(dst: u64, src: u64, n: usize) -> CUresult {
     }
     SUCCESS
 }
-unsafe extern "C" fn cuMemcpyDtoDAsync_v2(dst: CUdeviceptr, src: CUdeviceptr, n: usize, _s: CUstream) -> CUresult {
+/// [`copy`] on stream `s`, or recorded if it captures.
+///
+/// # Safety
+/// As for [`copy`] when the copy runs; `s` is null or a live stream.
+unsafe fn copy_on(s: CUstream, dst: u64, src: u64, n: usize) -> CUresult {
+    // SAFETY: the caller's contract.
+    if let Some(code) = unsafe { record_op(s, || Ok(Op::Memcpy { dst, src, bytes: n })) } {
+        return code;
+    }
+    // SAFETY: the caller's contract.
+    unsafe { copy(dst, src, n) }
+}
+unsafe extern "C" fn cuMemcpyDtoDAsync_v2(dst: CUdeviceptr, src: CUdeviceptr, n: usize, s: CUstream) -> CUresult {
     // SAFETY: both are emulated device ranges of `n` bytes (cuda-core checks lengths).
-    unsafe { copy(dst, src, n) }
+    unsafe { copy_on(s, dst, src, n) }
 }
-unsafe extern "C" fn cuMemcpyPeerAsync(dst: CUdeviceptr, _dc: CUcontext, src: CUdeviceptr, _sc: CUcontext, n: usize, _s: CUstream) -> CUresult {
+unsafe extern "C" fn cuMemcpyPeerAsync(dst: CUdeviceptr, _dc: CUcontext, src: CUdeviceptr, _sc: CUcontext, n: usize, s: CUstream) -> CUresult {
     // SAFETY: as for cuMemcpyDtoDAsync_v2.
-    unsafe { copy(dst, src, n) }
+    unsafe { copy_on(s, dst, src, n) }
 }
-unsafe extern "C" fn cuMemcpyHtoDAsync_v2(dst: CUdeviceptr, src: *const c_void, n: usize, _s: CUstream) -> CUresult {
+unsafe extern "C" fn cuMemcpyHtoDAsync_v2(dst: CUdeviceptr, src: *const c_void, n: usize, s: CUstream) -> CUresult {
     // SAFETY: as for cuMemcpyDtoDAsync_v2; `src` is host memory of `n` bytes.
-    unsafe { copy(dst, src as u64, n) }
+    unsafe { copy_on(s, dst, src as u64, n) }
 }
 unsafe extern "C" fn cuMemcpyHtoD_v2(dst: CUdeviceptr, src: *const c_void, n: usize) -> CUresult {
     // SAFETY: as for cuMemcpyHtoDAsync_v2.
     unsafe { copy(dst, src as u64, n) }
 }
-unsafe extern "C" fn cuMemcpyDtoHAsync_v2(dst: *mut c_void, src: CUdeviceptr, n: usize, _s: CUstream) -> CUresult {
+unsafe extern "C" fn cuMemcpyDtoHAsync_v2(dst: *mut c_void, src: CUdeviceptr, n: usize, s: CUstream) -> CUresult {
     // SAFETY: as for cuMemcpyHtoDAsync_v2.
-    unsafe { copy(dst as u64, src, n) }
+    unsafe { copy_on(s, dst as u64, src, n) }
 }
 
 /// Fills `n` elements of `T` at `dst`.
@@ -390,17 +577,26 @@ unsafe fn fill<T: Copy>(dst: CUdeviceptr, value: T, n: usize) -> CUresult {
     }
     SUCCESS
 }
-unsafe extern "C" fn cuMemsetD8Async(dst: CUdeviceptr, v: c_uchar, n: usize, _s: CUstream) -> CUresult {
-    // SAFETY: an emulated device range of `n` bytes.
-    unsafe { fill(dst, v, n) }
+/// A fill of `n` elements of `element_size` bytes on stream `s`: recorded
+/// if it captures, else `None` (the caller fills now).
+///
+/// # Safety
+/// `s` is null or a live stream.
+unsafe fn record_fill(s: CUstream, dst: CUdeviceptr, value: u32, element_size: u32, n: usize) -> Option<CUresult> {
+    // SAFETY: the caller's contract.
+    unsafe { record_op(s, || Ok(Op::Memset { dst, pitch: 0, value, element_size, width: n, height: 1 })) }
 }
-unsafe extern "C" fn cuMemsetD16Async(dst: CUdeviceptr, v: u16, n: usize, _s: CUstream) -> CUresult {
-    // SAFETY: an emulated device range of `n` halfwords.
-    unsafe { fill(dst, v, n) }
+unsafe extern "C" fn cuMemsetD8Async(dst: CUdeviceptr, v: c_uchar, n: usize, s: CUstream) -> CUresult {
+    // SAFETY: an emulated device range of `n` bytes; a live stream or null.
+    unsafe { record_fill(s, dst, v.into(), 1, n).unwrap_or_else(|| fill(dst, v, n)) }
 }
-unsafe extern "C" fn cuMemsetD32Async(dst: CUdeviceptr, v: c_uint, n: usize, _s: CUstream) -> CUresult {
-    // SAFETY: an emulated device range of `n` words.
-    unsafe { fill(dst, v, n) }
+unsafe extern "C" fn cuMemsetD16Async(dst: CUdeviceptr, v: u16, n: usize, s: CUstream) -> CUresult {
+    // SAFETY: an emulated device range of `n` halfwords; a live stream or null.
+    unsafe { record_fill(s, dst, v.into(), 2, n).unwrap_or_else(|| fill(dst, v, n)) }
+}
+unsafe extern "C" fn cuMemsetD32Async(dst: CUdeviceptr, v: c_uint, n: usize, s: CUstream) -> CUresult {
+    // SAFETY: an emulated device range of `n` words; a live stream or null.
+    unsafe { record_fill(s, dst, v, 4, n).unwrap_or_else(|| fill(dst, v, n)) }
 }
 unsafe extern "C" fn cuMemAlloc_v2(out: *mut CUdeviceptr, bytes: usize) -> CUresult {
     match host_alloc(bytes) {
@@ -425,6 +621,11 @@ unsafe extern "C" fn cuMemAllocAsync(out: *mut CUdeviceptr, bytes: usize, s: CUs
     if status != SUCCESS {
         return status;
     }
+    // Stream-ordered allocation in a capture (memory nodes) is not emulated.
+    // SAFETY: as above.
+    if let Some(code) = unsafe { refuse_in_capture(s) } {
+        return code;
+    }
     match crate::mem_pool::alloc(bytes) {
         Some(p) => {
             // SAFETY: writable out-pointer (caller).
@@ -434,7 +635,11 @@ unsafe extern "C" fn cuMemAllocAsync(out: *mut CUdeviceptr, bytes: usize, s: CUs
         None => OUT_OF_MEMORY,
     }
 }
-unsafe extern "C" fn cuMemFreeAsync(p: CUdeviceptr, _s: CUstream) -> CUresult {
+unsafe extern "C" fn cuMemFreeAsync(p: CUdeviceptr, s: CUstream) -> CUresult {
+    // SAFETY: the caller passes a live stream or null.
+    if let Some(code) = unsafe { refuse_in_capture(s) } {
+        return code;
+    }
     // The stream's earlier work has run already (streams run at submission).
     match crate::mem_pool::free(p) {
         true => SUCCESS,
@@ -592,7 +797,7 @@ unsafe extern "C" fn cuModuleGetFunction(out: *mut CUfunction, m: CUmodule, name
     let p = match functions.iter().find(|f| f.name == name) {
         Some(f) => &**f as *const Function as CUfunction,
         None => {
-            let f = Box::new(Function { module, name, max_dynamic_shared: AtomicI32::new(48 * 1024) });
+            let f = Box::new(Function { module, name, max_dynamic_shared: AtomicI32::new(48 * 1024), host_code: Mutex::new(None) });
             let p = &*f as *const Function as CUfunction;
             functions.push(f);
             p
@@ -644,11 +849,11 @@ unsafe extern "C" fn cuOccupancyMaxPotentialBlockSize(grid: *mut c_int, block: *
 }
 unsafe extern "C" fn cuLaunchKernel(
     f: CUfunction, gx: c_uint, gy: c_uint, gz: c_uint, bx: c_uint, by: c_uint, bz: c_uint,
-    smem: c_uint, _s: CUstream, params: *mut *mut c_void, _extra: *mut *mut c_void,
+    smem: c_uint, s: CUstream, params: *mut *mut c_void, _extra: *mut *mut c_void,
 ) -> CUresult {
     let grid = Grid { grid_dim: (gx, gy, gz), block_dim: (bx, by, bz), shared_mem_bytes: smem };
     // SAFETY: the caller's contract for cuLaunchKernel.
-    result_of(unsafe { launch(&Launch { function: f, grid, cluster: None, cooperative: false, params, host_code: None }) })
+    result_of(unsafe { launch(&Launch { function: f, grid, cluster: None, cooperative: false, params, host_code: None, stream: s }) })
 }
 unsafe extern "C" fn cuLaunchKernelEx(config: *const c_void, f: CUfunction, params: *mut *mut c_void, _extra: *mut *mut c_void) -> CUresult {
     // SAFETY: a `CUlaunchConfig` (caller).
@@ -675,7 +880,473 @@ unsafe extern "C" fn cuLaunchKernelEx(config: *const c_void, f: CUfunction, para
     let [bx, by, bz] = config.block_dim;
     let grid = Grid { grid_dim: (gx, gy, gz), block_dim: (bx, by, bz), shared_mem_bytes: config.shared_mem_bytes };
     // SAFETY: the caller's contract for cuLaunchKernelEx.
-    result_of(unsafe { launch(&Launch { function: f, grid, cluster, cooperative, params, host_code: None }) })
+    result_of(unsafe { launch(&Launch { function: f, grid, cluster, cooperative, params, host_code: None, stream: config.stream }) })
+}
+
+// ---- CUDA Graphs (graph.rs) ----
+
+/// Begins a capture on `s` into `graph` (null: a new graph) after `deps`.
+///
+/// # Safety
+/// `s` is a live stream; `graph` null or a live graph; `deps` holds `n`
+/// nodes of `graph`.
+unsafe fn begin_capture(s: CUstream, graph: CUgraph, deps: *const CUgraphNode, n: usize, mode: c_int) -> CUresult {
+    // SAFETY: the caller's contract.
+    let Some(stream) = (unsafe { stream_ref(s) }) else {
+        return STREAM_CAPTURE_UNSUPPORTED; // the legacy default stream cannot capture
+    };
+    let code = stream.context.status();
+    if code != SUCCESS {
+        return code;
+    }
+    let mut capture = lock(&stream.capture);
+    if capture.is_some() {
+        return STREAM_CAPTURE_UNSUPPORTED; // already capturing
+    }
+    let (graph, owns_graph, deps) = if graph.is_null() {
+        crate::graph::count(&crate::graph::LIVE_GRAPHS, 1);
+        (Box::into_raw(Box::<Graph>::default()), true, Vec::new())
+    } else {
+        // SAFETY: a live graph (caller).
+        let g = unsafe { &*graph.cast::<Graph>() };
+        let list = match n {
+            0 => &[][..],
+            // SAFETY: `n` handles (caller).
+            _ => unsafe { std::slice::from_raw_parts(deps, n) },
+        };
+        let Some(deps) = list.iter().map(|&d| g.index_of(d)).collect::<Option<Vec<_>>>() else { return INVALID_VALUE };
+        (graph.cast::<Graph>(), false, deps)
+    };
+    let sequence = Arc::new(Mutex::new(Sequence {
+        graph,
+        owns_graph,
+        invalidated: false,
+        origin: s as usize,
+        forked: Vec::new(),
+        joined: Vec::new(),
+        context: stream.context,
+        id: crate::graph::next_id(),
+        mode,
+        thread: std::thread::current().id(),
+    }));
+    lock(&SEQUENCES).push(sequence.clone());
+    *capture = Some(Capture { sequence, deps });
+    SUCCESS
+}
+unsafe extern "C" fn cuStreamBeginCapture_v2(s: CUstream, mode: c_int) -> CUresult {
+    // SAFETY: the caller's contract.
+    unsafe { begin_capture(s, ptr::null_mut(), ptr::null(), 0, mode) }
+}
+unsafe extern "C" fn cuStreamBeginCaptureToGraph(
+    s: CUstream, graph: CUgraph, deps: *const CUgraphNode, _edges: *const c_void, n: usize, mode: c_int,
+) -> CUresult {
+    if graph.is_null() {
+        return INVALID_VALUE;
+    }
+    // SAFETY: the caller's contract.
+    unsafe { begin_capture(s, graph, deps, n, mode) }
+}
+unsafe extern "C" fn cuStreamEndCapture(s: CUstream, out: *mut CUgraph) -> CUresult {
+    // SAFETY: a live stream or null (caller).
+    let Some(stream) = (unsafe { stream_ref(s) }) else { return STREAM_CAPTURE_UNMATCHED };
+    let mut capture = lock(&stream.capture);
+    let Some(c) = capture.as_ref() else { return STREAM_CAPTURE_UNMATCHED };
+    if lock(&c.sequence).origin != s as usize {
+        return STREAM_CAPTURE_UNMATCHED; // a forked stream cannot end it
+    }
+    let Some(c) = capture.take() else { return STREAM_CAPTURE_UNMATCHED };
+    drop(capture);
+    lock(&SEQUENCES).retain(|q| !Arc::ptr_eq(q, &c.sequence));
+    let sequence = lock(&c.sequence);
+    // Every forked stream leaves the capture; its last nodes must have been
+    // waited on by a stream of the capture.
+    let mut unjoined = false;
+    for &f in &sequence.forked {
+        // SAFETY: forked streams remove themselves when destroyed, so `f`
+        // is live.
+        let forked = unsafe { &*(f as *const Stream) };
+        if let Some(fc) = lock(&forked.capture).take() {
+            unjoined |= fc.deps.iter().any(|d| !sequence.joined.contains(d));
+        }
+    }
+    let code = if sequence.invalidated {
+        STREAM_CAPTURE_INVALIDATED
+    } else if unjoined {
+        STREAM_CAPTURE_UNJOINED
+    } else {
+        SUCCESS
+    };
+    if code != SUCCESS && sequence.owns_graph {
+        // SAFETY: made by begin_capture and handed to no one.
+        drop(unsafe { Box::from_raw(sequence.graph) });
+        crate::graph::count(&crate::graph::LIVE_GRAPHS, -1);
+    }
+    // SAFETY: writable out-pointer (caller).
+    unsafe { *out = if code == SUCCESS { sequence.graph.cast() } else { ptr::null_mut() } };
+    code
+}
+unsafe extern "C" fn cuStreamIsCapturing(s: CUstream, status: *mut CUstreamCaptureStatus) -> CUresult {
+    // SAFETY: a live stream or null (caller).
+    let value = match unsafe { stream_ref(s) }.and_then(|st| lock(&st.capture).as_ref().map(|c| lock(&c.sequence).invalidated)) {
+        None => CU_STREAM_CAPTURE_STATUS_NONE,
+        Some(false) => CU_STREAM_CAPTURE_STATUS_ACTIVE,
+        Some(true) => CU_STREAM_CAPTURE_STATUS_INVALIDATED,
+    };
+    // SAFETY: writable out-pointer (caller).
+    unsafe { *status = value };
+    SUCCESS
+}
+unsafe extern "C" fn cuStreamGetCaptureInfo_v3(
+    s: CUstream, status: *mut CUstreamCaptureStatus, id: *mut u64, graph: *mut CUgraph, deps: *mut *const CUgraphNode,
+    edges: *mut *const c_void, n: *mut usize,
+) -> CUresult {
+    // The dependency handles live in a per-thread buffer until the next call.
+    thread_local!(static DEPS: std::cell::RefCell<Vec<CUgraphNode>> = const { std::cell::RefCell::new(Vec::new()) });
+    // SAFETY: a live stream or null (caller).
+    let stream = unsafe { stream_ref(s) };
+    let capture = stream.map(|st| lock(&st.capture));
+    let c = capture.as_ref().and_then(|c| c.as_ref());
+    let sequence = c.map(|c| lock(&c.sequence));
+    // SAFETY: writable out-pointers, each optional but `status` (caller).
+    unsafe {
+        *status = match &sequence {
+            None => CU_STREAM_CAPTURE_STATUS_NONE,
+            Some(q) if q.invalidated => CU_STREAM_CAPTURE_STATUS_INVALIDATED,
+            Some(_) => CU_STREAM_CAPTURE_STATUS_ACTIVE,
+        };
+        if let (Some(q), Some(c)) = (&sequence, c) {
+            if !id.is_null() {
+                *id = q.id;
+            }
+            if !graph.is_null() {
+                *graph = q.graph.cast();
+            }
+            let g = &*q.graph;
+            let handles: Vec<CUgraphNode> = c.deps.iter().map(|&i| g.handle(i)).collect();
+            DEPS.with(|d| {
+                let mut d = d.borrow_mut();
+                *d = handles;
+                if !deps.is_null() {
+                    *deps = d.as_ptr();
+                }
+                if !n.is_null() {
+                    *n = d.len();
+                }
+            });
+        } else if !n.is_null() {
+            *n = 0;
+        }
+        if !edges.is_null() {
+            *edges = ptr::null();
+        }
+    }
+    SUCCESS
+}
+unsafe extern "C" fn cuGraphCreate(out: *mut CUgraph, _flags: c_uint) -> CUresult {
+    // SAFETY: writable out-pointer (caller).
+    unsafe { *out = Box::into_raw(Box::<Graph>::default()).cast() };
+    crate::graph::count(&crate::graph::LIVE_GRAPHS, 1);
+    SUCCESS
+}
+unsafe extern "C" fn cuGraphDestroy(g: CUgraph) -> CUresult {
+    if !g.is_null() {
+        // SAFETY: made by cuGraphCreate or a capture, destroyed once.
+        drop(unsafe { Box::from_raw(g.cast::<Graph>()) });
+        crate::graph::count(&crate::graph::LIVE_GRAPHS, -1);
+    }
+    SUCCESS
+}
+/// Adds `op` to graph `g` after `n` nodes `deps`, writing the handle to `out`.
+///
+/// # Safety
+/// Live graph, `n` handles, writable out-pointer.
+unsafe fn add_node(out: *mut CUgraphNode, g: CUgraph, deps: *const CUgraphNode, n: usize, op: Op) -> CUresult {
+    if g.is_null() || out.is_null() {
+        return INVALID_VALUE;
+    }
+    // SAFETY: the caller's contract.
+    match unsafe { (*g.cast::<Graph>()).add(deps, n, op) } {
+        Ok(node) => {
+            // SAFETY: writable out-pointer (caller).
+            unsafe { *out = node };
+            SUCCESS
+        }
+        Err(code) => code,
+    }
+}
+/// A kernel node from the driver's parameter struct (arguments copied now).
+///
+/// # Safety
+/// `p` points to valid parameters of a live function of this driver.
+unsafe fn kernel_op(p: *const CUDA_KERNEL_NODE_PARAMS) -> Result<KernelOp, CUresult> {
+    // SAFETY: the caller's contract.
+    let p = unsafe { &*p };
+    if p.func.is_null() {
+        return Err(INVALID_VALUE);
+    }
+    let [gx, gy, gz] = p.grid_dim;
+    let [bx, by, bz] = p.block_dim;
+    let grid = Grid { grid_dim: (gx, gy, gz), block_dim: (bx, by, bz), shared_mem_bytes: p.shared_mem_bytes };
+    // SAFETY: the caller's contract.
+    unsafe { KernelOp::new(p.func, grid, None, false, p.kernel_params, None) }.map_err(|_| INVALID_VALUE)
+}
+unsafe extern "C" fn cuGraphAddKernelNode_v2(
+    out: *mut CUgraphNode, g: CUgraph, deps: *const CUgraphNode, n: usize, p: *const CUDA_KERNEL_NODE_PARAMS,
+) -> CUresult {
+    // SAFETY: the caller's contract.
+    match unsafe { kernel_op(p) } {
+        // SAFETY: the caller's contract.
+        Ok(op) => unsafe { add_node(out, g, deps, n, Op::Kernel(op)) },
+        Err(code) => code,
+    }
+}
+unsafe extern "C" fn cuGraphKernelNodeGetParams_v2(node: CUgraphNode, p: *mut CUDA_KERNEL_NODE_PARAMS) -> CUresult {
+    // SAFETY: a live node of a live graph (caller).
+    let node = unsafe { &mut *node.cast::<crate::graph::Node>() };
+    let Op::Kernel(k) = &mut node.op else { return INVALID_VALUE };
+    let g = k.grid;
+    // SAFETY: writable out-pointer (caller).
+    unsafe {
+        *p = CUDA_KERNEL_NODE_PARAMS {
+            func: k.function,
+            grid_dim: [g.grid_dim.0, g.grid_dim.1, g.grid_dim.2],
+            block_dim: [g.block_dim.0, g.block_dim.1, g.block_dim.2],
+            shared_mem_bytes: g.shared_mem_bytes,
+            kernel_params: k.params(),
+            extra: ptr::null_mut(),
+            kern: ptr::null_mut(),
+            ctx: ptr::null_mut(),
+        }
+    };
+    SUCCESS
+}
+unsafe extern "C" fn cuGraphAddMemcpyNode(
+    out: *mut CUgraphNode, g: CUgraph, deps: *const CUgraphNode, n: usize, p: *const CUDA_MEMCPY3D, _ctx: CUcontext,
+) -> CUresult {
+    // SAFETY: valid copy parameters (caller).
+    let p = unsafe { &*p };
+    let address = |kind, host: u64, device| match kind {
+        CU_MEMORYTYPE_HOST => Some(host),
+        CU_MEMORYTYPE_DEVICE => Some(device),
+        _ => None, // arrays are not emulated
+    };
+    let (Some(src), Some(dst)) = (
+        address(p.src_memory_type, p.src_host as u64, p.src_device),
+        address(p.dst_memory_type, p.dst_host as u64, p.dst_device),
+    ) else {
+        return NOT_SUPPORTED;
+    };
+    if p.height > 1 || p.depth > 1 {
+        return NOT_SUPPORTED; // 2-D and 3-D copies are not emulated
+    }
+    let (src, dst) = (src + p.src_xyz_lod[0] as u64, dst + p.dst_xyz_lod[0] as u64);
+    // SAFETY: the caller's contract.
+    unsafe { add_node(out, g, deps, n, Op::Memcpy { dst, src, bytes: p.width_in_bytes }) }
+}
+unsafe extern "C" fn cuGraphAddMemsetNode(
+    out: *mut CUgraphNode, g: CUgraph, deps: *const CUgraphNode, n: usize, p: *const CUDA_MEMSET_NODE_PARAMS, _ctx: CUcontext,
+) -> CUresult {
+    // SAFETY: valid memset parameters (caller).
+    let p = unsafe { &*p };
+    if ![1, 2, 4].contains(&p.element_size) {
+        return INVALID_VALUE;
+    }
+    let op = Op::Memset { dst: p.dst, pitch: p.pitch, value: p.value, element_size: p.element_size, width: p.width, height: p.height };
+    // SAFETY: the caller's contract.
+    unsafe { add_node(out, g, deps, n, op) }
+}
+unsafe extern "C" fn cuGraphAddHostNode(
+    out: *mut CUgraphNode, g: CUgraph, deps: *const CUgraphNode, n: usize, p: *const CUDA_HOST_NODE_PARAMS,
+) -> CUresult {
+    // SAFETY: valid host node parameters (caller).
+    let p = unsafe { &*p };
+    // SAFETY: the caller's contract.
+    unsafe { add_node(out, g, deps, n, Op::Host { func: p.func, data: p.user_data }) }
+}
+unsafe extern "C" fn cuGraphAddEmptyNode(out: *mut CUgraphNode, g: CUgraph, deps: *const CUgraphNode, n: usize) -> CUresult {
+    // SAFETY: the caller's contract.
+    unsafe { add_node(out, g, deps, n, Op::Empty) }
+}
+unsafe extern "C" fn cuGraphAddChildGraphNode(
+    out: *mut CUgraphNode, g: CUgraph, deps: *const CUgraphNode, n: usize, child: CUgraph,
+) -> CUresult {
+    if child.is_null() || child == g {
+        return INVALID_VALUE;
+    }
+    // SAFETY: a live graph (caller); the node keeps a copy, as the driver does.
+    let copy = Box::new(unsafe { &*child.cast::<Graph>() }.clone());
+    // SAFETY: the caller's contract.
+    unsafe { add_node(out, g, deps, n, Op::Child(copy)) }
+}
+unsafe extern "C" fn cuGraphAddEventRecordNode(out: *mut CUgraphNode, g: CUgraph, deps: *const CUgraphNode, n: usize, e: CUevent) -> CUresult {
+    // SAFETY: the caller's contract.
+    unsafe { add_node(out, g, deps, n, Op::EventRecord(e)) }
+}
+unsafe extern "C" fn cuGraphAddEventWaitNode(out: *mut CUgraphNode, g: CUgraph, deps: *const CUgraphNode, n: usize, e: CUevent) -> CUresult {
+    // SAFETY: the caller's contract.
+    unsafe { add_node(out, g, deps, n, Op::EventWait(e)) }
+}
+unsafe extern "C" fn cuGraphGetNodes(g: CUgraph, nodes: *mut CUgraphNode, n: *mut usize) -> CUresult {
+    // SAFETY: a live graph (caller).
+    let g = unsafe { &*g.cast::<Graph>() };
+    // SAFETY: `*n` writable; `nodes` null or room for `*n` handles (caller).
+    unsafe {
+        if nodes.is_null() {
+            *n = g.nodes.len();
+            return SUCCESS;
+        }
+        let count = (*n).min(g.nodes.len());
+        for i in 0..count {
+            *nodes.add(i) = g.handle(i);
+        }
+        *n = count;
+    }
+    SUCCESS
+}
+unsafe extern "C" fn cuGraphNodeGetType(node: CUgraphNode, out: *mut CUgraphNodeType) -> CUresult {
+    // SAFETY: a live node (caller); writable out-pointer.
+    unsafe { *out = (*node.cast::<crate::graph::Node>()).op.kind() };
+    SUCCESS
+}
+unsafe extern "C" fn cuGraphInstantiateWithFlags(out: *mut CUgraphExec, g: CUgraph, _flags: u64) -> CUresult {
+    if g.is_null() {
+        return INVALID_VALUE;
+    }
+    // SAFETY: a live graph (caller).
+    let g = unsafe { &*g.cast::<Graph>() };
+    let exec = Exec { graph: g.clone(), handles: (0..g.nodes.len()).map(|i| g.handle(i)).collect() };
+    // SAFETY: writable out-pointer (caller).
+    unsafe { *out = Box::into_raw(Box::new(exec)).cast() };
+    crate::graph::count(&crate::graph::LIVE_EXECS, 1);
+    SUCCESS
+}
+unsafe extern "C" fn cuGraphExecDestroy(e: CUgraphExec) -> CUresult {
+    if !e.is_null() {
+        // SAFETY: made by cuGraphInstantiateWithFlags, destroyed once.
+        drop(unsafe { Box::from_raw(e.cast::<Exec>()) });
+        crate::graph::count(&crate::graph::LIVE_EXECS, -1);
+    }
+    SUCCESS
+}
+unsafe extern "C" fn cuGraphLaunch(e: CUgraphExec, s: CUstream) -> CUresult {
+    // SAFETY: a live exec (caller).
+    let exec = unsafe { &mut *e.cast::<Exec>() };
+    // Launched into a capture: the graph becomes a child node there.
+    // SAFETY: a live stream or null (caller).
+    if let Some(code) = unsafe { record_op(s, || Ok(Op::Child(Box::new(exec.graph.clone())))) } {
+        return code;
+    }
+    // SAFETY: as above.
+    unsafe { run_graph(&mut exec.graph, s) }
+}
+/// Runs the nodes of `graph` on `s`, in their order (a dependency order).
+///
+/// # Safety
+/// `s` is null or a live stream; the nodes' memory and functions are live.
+unsafe fn run_graph(graph: &mut Graph, s: CUstream) -> CUresult {
+    // SAFETY: the caller's contract.
+    let code = unsafe { stream_status(s) };
+    if code != SUCCESS {
+        return code;
+    }
+    for node in &mut graph.nodes {
+        let code = match &mut node.op {
+            Op::Empty | Op::EventWait(_) => SUCCESS,
+            Op::Kernel(k) => {
+                let params = k.params();
+                let host_code = k.host_code;
+                let launched = Launch {
+                    function: k.function,
+                    grid: k.grid,
+                    cluster: k.cluster,
+                    cooperative: k.cooperative,
+                    params,
+                    host_code: host_code.as_ref(),
+                    stream: s,
+                };
+                // SAFETY: the node's function with its own copy of the arguments.
+                result_of(unsafe { launch(&launched) })
+            }
+            // SAFETY: the ranges were valid when the node was made (the safe
+            // layer keeps them alive while the graph may run).
+            Op::Memcpy { dst, src, bytes } => unsafe { copy(*dst, *src, *bytes) },
+            Op::Memset { dst, pitch, value, element_size, width, height } => {
+                let mut code = SUCCESS;
+                for row in 0..(*height).max(1) {
+                    let at = *dst + (row * *pitch) as u64;
+                    // SAFETY: as for the copy.
+                    code = unsafe {
+                        match element_size {
+                            1 => fill(at, *value as u8, *width),
+                            2 => fill(at, *value as u16, *width),
+                            _ => fill(at, *value, *width),
+                        }
+                    };
+                    if code != SUCCESS {
+                        break;
+                    }
+                }
+                code
+            }
+            Op::Host { func, data } => {
+                // SAFETY: the node's function and argument (the driver's contract).
+                unsafe { func(*data) };
+                SUCCESS
+            }
+            // SAFETY: as for this graph.
+            Op::Child(child) => unsafe { run_graph(child, s) },
+            Op::EventRecord(e) => {
+                // SAFETY: a live event (the driver's contract for the node).
+                let event = unsafe { &*e.cast::<Event>() };
+                *lock(&event.recorded) = Some(Instant::now());
+                SUCCESS
+            }
+        };
+        if code != SUCCESS {
+            return code;
+        }
+    }
+    SUCCESS
+}
+unsafe extern "C" fn cuGraphExecKernelNodeSetParams_v2(e: CUgraphExec, node: CUgraphNode, p: *const CUDA_KERNEL_NODE_PARAMS) -> CUresult {
+    // SAFETY: a live exec (caller).
+    let exec = unsafe { &mut *e.cast::<Exec>() };
+    let Some(i) = exec.handles.iter().position(|&h| h == node) else { return INVALID_VALUE };
+    let Op::Kernel(old) = &exec.graph.nodes[i].op else { return INVALID_VALUE };
+    // SAFETY: the caller's contract.
+    let new = match unsafe { kernel_op(p) } {
+        Ok(k) => k,
+        Err(code) => return code,
+    };
+    if crate::graph::context_of(new.function) != crate::graph::context_of(old.function) {
+        return INVALID_VALUE;
+    }
+    let mut new = new;
+    (new.cluster, new.cooperative) = (old.cluster, old.cooperative);
+    exec.graph.nodes[i].op = Op::Kernel(new);
+    SUCCESS
+}
+unsafe extern "C" fn cuGraphExecUpdate_v2(e: CUgraphExec, g: CUgraph, info: *mut CUgraphExecUpdateResultInfo) -> CUresult {
+    // SAFETY: a live exec and graph (caller).
+    let (exec, graph) = unsafe { (&mut *e.cast::<Exec>(), &*g.cast::<Graph>()) };
+    let result = exec.graph.same_shape(graph);
+    if !info.is_null() {
+        // SAFETY: writable out-pointer (caller).
+        unsafe {
+            *info = CUgraphExecUpdateResultInfo {
+                result: result.err().unwrap_or(CU_GRAPH_EXEC_UPDATE_SUCCESS),
+                error_node: ptr::null_mut(),
+                error_from_node: ptr::null_mut(),
+            }
+        };
+    }
+    match result {
+        Ok(()) => {
+            exec.graph = graph.clone();
+            SUCCESS
+        }
+        Err(_) => CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE,
+    }
 }
 
 /// A launch through the table carries no host code: it runs in device-code
@@ -709,6 +1380,7 @@ mod tests {
     fn the_table_names_what_it_implements() {
         assert!(crate::implements("cuLaunchKernelEx"));
         assert!(crate::implements("cuModuleLoadDataEx"));
+        assert!(crate::implements("cuGraphLaunch") && crate::implements("cuStreamBeginCapture_v2"));
         assert!(!crate::implements("cuTensorMapEncodeTiled"));
         assert!(!crate::implements("no\0such"));
     }

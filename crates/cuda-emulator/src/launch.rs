@@ -7,7 +7,7 @@ use std::ffi::c_void;
 use std::sync::atomic::Ordering;
 use std::sync::OnceLock;
 
-use cuda_driver_sys::{panic_record, CUfunction, CUDA_ERROR_ILLEGAL_ADDRESS, CUDA_ERROR_LAUNCH_FAILED, CUDA_SUCCESS};
+use cuda_driver_sys::{panic_record, CUfunction, CUstream, CUDA_ERROR_ILLEGAL_ADDRESS, CUDA_ERROR_LAUNCH_FAILED, CUDA_SUCCESS};
 
 use crate::engine::{Fault, Grid, HostKernel};
 use crate::error::LaunchError;
@@ -47,6 +47,9 @@ pub struct Launch<'a> {
     pub params: *const *mut c_void,
     /// The kernel's host code, when the launch has it (`cuda-host` does).
     pub host_code: Option<&'a HostKernel>,
+    /// The stream (null: the legacy default stream). A launch on a stream
+    /// that captures is recorded into the capture's graph, not run.
+    pub stream: CUstream,
 }
 
 /// Runs `launch` now. A kernel fault is not an error here, as on the GPU:
@@ -81,6 +84,13 @@ pub unsafe fn launch(launch: &Launch<'_>) -> Result<(), LaunchError> {
                 launch.grid.shared_mem_bytes
             ),
         });
+    }
+    if let Some(host) = launch.host_code {
+        *crate::graph::lock(&function.host_code) = Some(*host);
+    }
+    // SAFETY: the caller's contract (a live function, its parameters).
+    if let Some(code) = unsafe { crate::driver::capture_launch(launch) } {
+        return code;
     }
     let executor = executor::choose(mode(), launch.host_code, launch.cluster, name)?;
     let start = std::time::Instant::now();

@@ -67,6 +67,7 @@ mod driver;
 mod engine;
 mod error;
 pub mod executor;
+pub(crate) mod graph;
 mod hooks;
 mod launch;
 mod mapping;
@@ -78,6 +79,7 @@ mod printf;
 
 pub use context::fault_detail;
 pub use engine::{Fault, Grid, HostKernel, HostPanic};
+pub use graph::live_graph_objects;
 pub use error::LaunchError;
 pub use launch::{launch, mode, Launch};
 pub use mode::{Mode, ModeError, ENV};

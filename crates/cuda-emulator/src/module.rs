@@ -56,6 +56,9 @@ pub(crate) struct Function {
     /// Its PTX entry name.
     pub(crate) name: CString,
     pub(crate) max_dynamic_shared: AtomicI32,
+    /// The host code the kernel was last launched with (a graph node made
+    /// through the driver table runs it in host-code mode).
+    pub(crate) host_code: Mutex<Option<crate::engine::HostKernel>>,
 }
 
 impl Module {

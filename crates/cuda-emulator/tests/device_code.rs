@@ -361,6 +361,7 @@ fn what_the_vm_does_not_model_is_refused_naming_it_and_host_mode() {
         cooperative: false,
         params: params.as_ptr(),
         host_code: None,
+        stream: std::ptr::null_mut(),
     };
     // SAFETY: a live function of the emulated driver with its two parameters.
     let refused = unsafe { cuda_emulator::launch(&launch) }.unwrap_err().to_string();

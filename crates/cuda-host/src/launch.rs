@@ -228,6 +228,13 @@ macro_rules! define_launch {
             // SAFETY: the entry wrapper reads its arguments by value from the
             // pointers and may run on many threads at once, like on the GPU.
             let host = unsafe { HostKernel::new(entry as *const (), $call::<$($P),*>) };
+            /// The bytes of each parameter, for a launch captured into a
+            /// graph (which copies the arguments).
+            struct Sizes<$($P),*>(std::marker::PhantomData<($($P,)*)>);
+            impl<$($P),*> Sizes<$($P),*> {
+                const ALL: &'static [usize] = &[$(std::mem::size_of::<$P>()),*];
+            }
+            let host = host.with_param_sizes(Sizes::<$($P),*>::ALL);
             let needs_cooperative = false $(|| args.$i.needs_cooperative_launch())*;
             launch_entry(module, stream, &config, entry as *const c_void, &mut params, &sizes, &host, needs_cooperative)
         }

@@ -16,6 +16,9 @@ pub struct HostKernel {
     pub(super) data: *const (),
     pub(super) call: unsafe fn(*const (), *const *mut c_void),
     name: &'static str,
+    /// The bytes of each parameter, where the launcher knows them (a
+    /// captured launch copies its arguments by these).
+    param_sizes: Option<&'static [usize]>,
 }
 
 // SAFETY: `data` is a function pointer or a `Sync` closure (see the constructors).
@@ -31,12 +34,25 @@ impl HostKernel {
     /// and the `params` of any launch this kernel is used for, and `data`
     /// must stay valid while launches of it run.
     pub unsafe fn new(data: *const (), call: unsafe fn(*const (), *const *mut c_void)) -> Self {
-        HostKernel { data, call, name: "" }
+        HostKernel { data, call, name: "", param_sizes: None }
     }
 
     /// The same kernel, named `name` (its Rust path) in traces and errors.
     pub fn named(self, name: &'static str) -> Self {
         HostKernel { name, ..self }
+    }
+
+    /// The same kernel, whose parameters have `sizes` bytes each (the
+    /// launcher's argument types): what a launch captured into a graph
+    /// copies, when the module's PTX is not parsed (host-code mode).
+    pub fn with_param_sizes(self, sizes: &'static [usize]) -> Self {
+        HostKernel { param_sizes: Some(sizes), ..self }
+    }
+
+    /// The sizes given with [`with_param_sizes`](Self::with_param_sizes)
+    /// (None if none were given).
+    pub fn param_sizes(&self) -> Option<&'static [usize]> {
+        self.param_sizes
     }
 
     /// The name given with [`named`](Self::named) ("" if none).
@@ -51,7 +67,7 @@ impl HostKernel {
             // SAFETY: `data` is the `&F` given to `from_fn`.
             unsafe { (*data.cast::<F>())() }
         }
-        HostKernel { data: (f as *const F).cast(), call: call::<F>, name: "" }
+        HostKernel { data: (f as *const F).cast(), call: call::<F>, name: "", param_sizes: None }
     }
 }
 

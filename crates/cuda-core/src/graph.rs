@@ -1,0 +1,1056 @@
+//! CUDA Graphs: record work once, launch it many times.
+//!
+//! A [`Graph`] is a set of operations (kernel launches, copies, memsets,
+//! host functions, other graphs) with the dependencies between them. It is
+//! made in one of two ways:
+//!
+//! * **capture**: [`CudaStream::capture`] (or [`CudaStream::begin_capture`]
+//!   and [`StreamCapture::end`]) records what is queued on the stream
+//!   (typed launches, `cuda_launch!`, copies between device buffers,
+//!   memsets) instead of running it;
+//! * **explicit build**: [`Graph::new`], then [`Graph::add_kernel`] (a typed
+//!   launch, with the same compile-time argument checks), [`Graph::add_copy`],
+//!   [`Graph::add_memset`], [`Graph::add_host`], [`Graph::add_event_record`],
+//!   [`Graph::add_event_wait`], [`Graph::add_empty`] and [`Graph::add_child`],
+//!   each after the nodes it depends on.
+//!
+//! [`Graph::instantiate`] makes a [`GraphExec`], which [`GraphExec::launch`]
+//! runs on a stream as one submission, as often as wanted. The kernel
+//! arguments of an instantiated graph change in place with
+//! [`GraphExec::set_kernel_params`] (again a typed launch) or, for every
+//! node at once, with [`GraphExec::update`] from a graph of the same shape.
+//!
+//! ```no_run
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use cuda_core::{CudaContext, DeviceBuffer};
+//!
+//! let ctx = CudaContext::new(0)?;
+//! let stream = ctx.new_stream()?; // the legacy default stream cannot capture
+//! let mut data = DeviceBuffer::<u32>::zeroed(&stream, 1024)?;
+//! let graph = stream.capture(|s| {
+//!     data.memset(s, 0x01)?; // recorded, not run
+//!     // ... typed launches on `s` ...
+//!     Ok::<_, cuda_core::DriverError>(())
+//! })?;
+//! let exec = graph.instantiate()?;
+//! for _ in 0..100 {
+//!     exec.launch(&stream)?;
+//! }
+//! assert_eq!(data.to_host_vec(&stream)?[0], 0x0101_0101);
+//! # Ok(()) }
+//! ```
+//!
+//! # What a graph keeps, and what it refuses
+//!
+//! A graph runs later than the calls that made it, so it cannot borrow what
+//! they used. Device buffers used by a graph's nodes (as kernel arguments,
+//! or by copies and memsets) are noted by their stream order (see
+//! `stream_order.rs`): every launch of the graph is ordered after the other
+//! streams' uses of them, their own free waits for the launch, and a launch
+//! after one of them was dropped is refused with
+//! [`GraphError::BufferDropped`]. A buffer of another context is refused
+//! when the capture ends ([`GraphError::ForeignBuffer`]). The modules of
+//! its kernels stay loaded while a graph or exec holds them, and the host
+//! functions of its host nodes while any may still run. What a graph
+//! cannot replay safely breaks the capture, with the error naming it: a
+//! synchronisation (of the stream or the context), a copy from or to host
+//! memory (a graph would read or write it on every launch, long after the
+//! borrow ended), a `launch_host_fn` (it runs once; [`Graph::add_host`]
+//! takes a function a graph may call again), an allocation on the
+//! capturing stream, or the drop of a buffer allocated on it; and in a
+//! kernel node ([`Graph::add_kernel`]), a cluster or cooperative launch,
+//! whose attribute the node would not keep. The capture
+//! ends then with [`GraphError::CaptureInvalidated`], and the partial graph
+//! is destroyed. `Graph` and `GraphExec` destroy their driver objects when
+//! dropped.
+//!
+//! Raw launches ([`launch_kernel`](crate::launch_kernel)) captured on a
+//! stream are recorded too, but their device pointers are the caller's
+//! concern (as for the launch itself).
+//!
+//! On the CPU emulator a graph is a list of its nodes in a dependency
+//! order; a launch runs them one after another on the stream.
+
+use std::ffi::c_void;
+use std::fmt;
+use std::ptr;
+use std::sync::{Arc, Mutex, Weak};
+
+use crate::context::{CudaContext, CudaEvent, CudaStream, StreamHandle};
+use crate::module::CudaModule;
+use crate::driver::{
+    cu, CUgraph, CUgraphExec, CUgraphExecUpdateResultInfo, CUgraphNode, CUDA_ERROR_STREAM_CAPTURE_INVALIDATED,
+    CUDA_ERROR_STREAM_CAPTURE_ISOLATION, CUDA_ERROR_STREAM_CAPTURE_UNJOINED, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
+    CUDA_HOST_NODE_PARAMS, CUDA_KERNEL_NODE_PARAMS, CUDA_MEMCPY3D, CUDA_MEMSET_NODE_PARAMS, CU_GRAPH_NODE_TYPE_KERNEL,
+    CU_MEMORYTYPE_DEVICE, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
+};
+use crate::error::{DriverError, ErrorKind};
+use crate::memory::DeviceBuffer;
+use crate::stream_order::OrderShared;
+
+/// Why a graph could not be made, changed or launched.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum GraphError {
+    /// The capture was broken by a call a graph cannot record; `by` names it.
+    CaptureInvalidated {
+        /// The call that broke the capture.
+        by: String,
+    },
+    /// A buffer of another context (device) was used in the graph.
+    ForeignBuffer {
+        /// The device of the buffer's context.
+        buffer_device: usize,
+        /// The device of the graph's context.
+        graph_device: usize,
+    },
+    /// A stream, event or graph of another context (device) than the graph's.
+    ForeignContext {
+        /// What it was: "stream", "event", "child graph", "graph".
+        what: &'static str,
+        /// Its device.
+        device: usize,
+        /// The device of the graph's context.
+        graph_device: usize,
+    },
+    /// A stream joined the capture (it waited on an event recorded in it)
+    /// and its work was not waited on again by the capturing stream.
+    Unjoined,
+    /// The legacy default stream was asked to capture.
+    DefaultStream,
+    /// The stream already captures.
+    AlreadyCapturing,
+    /// The closure given to the capture failed; the capture was ended and
+    /// its graph destroyed.
+    Closure(Box<dyn std::error::Error + Send + Sync>),
+    /// [`Graph::add_kernel`] or [`GraphExec::set_kernel_params`] recorded
+    /// something else than exactly one kernel launch.
+    NotOneKernel {
+        /// Nodes the closure recorded.
+        nodes: usize,
+    },
+    /// A node handle of another graph.
+    ForeignNode,
+    /// [`GraphExec::set_kernel_params`] on a node that is not a kernel node
+    /// of the graph the exec was instantiated from.
+    NotAKernelNode,
+    /// A buffer the graph uses was dropped: the graph would touch freed memory.
+    BufferDropped {
+        /// How many of the graph's buffers are gone.
+        buffers: usize,
+    },
+    /// [`GraphExec::update`] was refused; `reason` says what differs.
+    UpdateRefused {
+        /// What the driver found different.
+        reason: &'static str,
+    },
+    /// The driver refused a call.
+    Driver(DriverError),
+}
+
+impl fmt::Display for GraphError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GraphError::CaptureInvalidated { by } => write!(
+                f,
+                "the stream capture was invalidated by {by}: a graph cannot record it; do it before the capture \
+                 begins or after it ends (the partial graph was destroyed)"
+            ),
+            GraphError::ForeignBuffer { buffer_device, graph_device } => write!(
+                f,
+                "a buffer of device {buffer_device}'s context was used in a graph of device {graph_device}'s \
+                 context; copy it to this device first (DeviceBuffer::copy_from_device)"
+            ),
+            GraphError::ForeignContext { what, device, graph_device } => write!(
+                f,
+                "a {what} of device {device}'s context was used with a graph of device {graph_device}'s context; \
+                 a graph's streams, events and children belong to its own context"
+            ),
+            GraphError::Unjoined => write!(
+                f,
+                "a stream joined the capture (it waited on an event recorded during it) and its last work was not \
+                 joined back: record an event on that stream and make the capturing stream wait on it before \
+                 ending the capture"
+            ),
+            GraphError::DefaultStream => write!(
+                f,
+                "the legacy default stream cannot capture a graph: capture on a stream from CudaContext::new_stream"
+            ),
+            GraphError::AlreadyCapturing => write!(f, "the stream is already capturing a graph; end that capture first"),
+            GraphError::Closure(e) => write!(f, "the capture's closure failed (the capture was ended): {e}"),
+            GraphError::NotOneKernel { nodes } => write!(
+                f,
+                "a kernel node's closure must make exactly one kernel launch on the stream it is given; it recorded \
+                 {nodes} node(s) (use CudaStream::capture and Graph::add_child for more)"
+            ),
+            GraphError::ForeignNode => write!(f, "the node belongs to another graph"),
+            GraphError::NotAKernelNode => write!(
+                f,
+                "the node is not a kernel node of the graph this exec was instantiated from"
+            ),
+            GraphError::BufferDropped { buffers } => write!(
+                f,
+                "{buffers} device buffer(s) this graph uses have been dropped: launching it would touch freed \
+                 memory; keep the buffers alive as long as the graph is launched, or rebuild the graph"
+            ),
+            GraphError::UpdateRefused { reason } => write!(
+                f,
+                "the graph update was refused: {reason}; an update may change parameters only, not the nodes, \
+                 their kinds or their dependencies (instantiate the new graph instead)"
+            ),
+            GraphError::Driver(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for GraphError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            GraphError::Driver(e) => Some(e),
+            GraphError::Closure(e) => Some(&**e),
+            _ => None,
+        }
+    }
+}
+
+impl From<DriverError> for GraphError {
+    fn from(e: DriverError) -> Self {
+        GraphError::Driver(e)
+    }
+}
+
+/// What one capture noted, shared by the stream (`StreamHandle`) while it
+/// captures.
+#[derive(Debug)]
+pub(crate) struct CaptureRecord {
+    ctx: usize,
+    /// The thread that began the capture (thread-local mode: only its
+    /// calls break it).
+    thread: std::thread::ThreadId,
+    device: usize,
+    /// The first call that broke the capture.
+    broken: Mutex<Option<String>>,
+    /// The device of the first buffer of another context used.
+    foreign: Mutex<Option<usize>>,
+    buffers: Mutex<Vec<Weak<OrderShared>>>,
+    host_fns: Mutex<Vec<Arc<HostFn>>>,
+    /// The modules of the kernels launched in the capture.
+    modules: Mutex<Vec<Arc<CudaModule>>>,
+    /// A kernel node's capture (`Graph::add_kernel`, `set_kernel_params`),
+    /// which keeps a launch's grid and arguments but not its attributes.
+    plain_launch_only: bool,
+    /// Buffers of the capturing stream dropped during the capture: freed
+    /// on the stream when it ends, after the other streams' uses.
+    deferred_frees: Mutex<Vec<(u64, Arc<OrderShared>)>>,
+}
+
+/// The captures under way (for [`CudaContext::synchronize`]).
+static CAPTURES: Mutex<Vec<Weak<CaptureRecord>>> = Mutex::new(Vec::new());
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl CaptureRecord {
+    /// Notes a buffer used by the capture (`stream` captures).
+    pub(crate) fn note_buffer(&self, order: &Arc<OrderShared>, stream: &CudaStream) {
+        if !order.in_context(stream.context()) {
+            lock(&self.foreign).get_or_insert(order.device());
+            return;
+        }
+        add_buffer(&mut lock(&self.buffers), Arc::downgrade(order));
+    }
+
+    /// Notes the module of a kernel launched in the capture: the graph keeps
+    /// it loaded.
+    pub(crate) fn note_module(&self, module: &Arc<CudaModule>) {
+        add_module(&mut lock(&self.modules), module);
+    }
+
+    /// Refuses a cluster or cooperative launch into a kernel node's capture
+    /// (its attribute would be lost, and a grid-wide sync would hang).
+    pub(crate) fn refuse_launch_attribute(&self, what: &'static str) -> Result<(), DriverError> {
+        if !self.plain_launch_only {
+            return Ok(());
+        }
+        self.break_with(what);
+        Err(refused_in_capture(what))
+    }
+
+    /// Breaks the capture (naming `what`) and frees the stream-ordered
+    /// allocation `ptr` on the stream once the capture has ended.
+    pub(crate) fn defer_free(&self, ptr: u64, order: Arc<OrderShared>, what: &str) {
+        self.break_with(what);
+        lock(&self.deferred_frees).push((ptr, order));
+    }
+
+    /// Breaks the capture: `what` is the call that did (the first wins).
+    fn break_with(&self, what: &str) {
+        lock(&self.broken).get_or_insert_with(|| what.to_string());
+    }
+}
+
+fn add_module(list: &mut Vec<Arc<CudaModule>>, m: &Arc<CudaModule>) {
+    if !list.iter().any(|x| Arc::ptr_eq(x, m)) {
+        list.push(m.clone());
+    }
+}
+
+fn add_buffer(list: &mut Vec<Weak<OrderShared>>, b: Weak<OrderShared>) {
+    if !list.iter().any(|x| x.ptr_eq(&b)) {
+        list.push(b);
+    }
+}
+
+/// Breaks every capture under way in `ctx` begun by this thread (captures
+/// are thread-local) with `what`; whether there was one.
+pub(crate) fn break_captures_of(ctx: &CudaContext, what: &str) -> bool {
+    let mut any = false;
+    let mut all = lock(&CAPTURES);
+    all.retain(|c| c.strong_count() > 0);
+    for c in all.iter().filter_map(Weak::upgrade) {
+        if c.ctx == ctx.raw() as usize && c.thread == std::thread::current().id() {
+            c.break_with(what);
+            any = true;
+        }
+    }
+    any
+}
+
+/// The error of a call refused because it would break a capture.
+pub(crate) fn refused_in_capture(what: &'static str) -> DriverError {
+    DriverError::from_code(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, what).with_detail(format!(
+        "{what} is not allowed while a stream captures a graph; it broke the capture (its end reports it)"
+    ))
+}
+
+impl CudaStream {
+    /// Whether the stream is capturing a graph (between
+    /// [`begin_capture`](Self::begin_capture) and its end).
+    pub fn is_capturing(&self) -> bool {
+        self.handle().capture().is_some()
+    }
+
+    /// Fails (and breaks the capture, naming `what`) if the stream captures.
+    pub(crate) fn refuse_in_capture(&self, what: &'static str) -> Result<(), DriverError> {
+        match self.handle().capture() {
+            Some(capture) => {
+                capture.break_with(what);
+                Err(refused_in_capture(what))
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// Starts recording what is queued on this stream into a graph instead
+    /// of running it, until [`StreamCapture::end`] (dropping the guard ends
+    /// the capture and destroys its graph). The legacy default stream
+    /// cannot capture.
+    pub fn begin_capture(&self) -> Result<StreamCapture<'_>, GraphError> {
+        let record = start_capture(self, false)?;
+        Ok(StreamCapture { stream: self, record: Some(record) })
+    }
+
+    /// Captures what `record` queues on the stream it is given (this one)
+    /// into a [`Graph`]. If `record` fails, the capture ends, its graph is
+    /// destroyed and the error is [`GraphError::Closure`].
+    pub fn capture<E>(&self, record: impl FnOnce(&CudaStream) -> Result<(), E>) -> Result<Graph, GraphError>
+    where
+        E: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        self.capture_with(false, record)
+    }
+
+    /// [`capture`](Self::capture), for a kernel node's one plain launch
+    /// when `plain_launch_only`.
+    fn capture_with<E>(&self, plain_launch_only: bool, record: impl FnOnce(&CudaStream) -> Result<(), E>) -> Result<Graph, GraphError>
+    where
+        E: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        let capture = StreamCapture { stream: self, record: Some(start_capture(self, plain_launch_only)?) };
+        match record(self) {
+            Ok(()) => capture.end(),
+            Err(e) => {
+                drop(capture);
+                Err(GraphError::Closure(e.into()))
+            }
+        }
+    }
+}
+
+/// A capture under way on a stream ([`CudaStream::begin_capture`]).
+#[derive(Debug)]
+pub struct StreamCapture<'a> {
+    stream: &'a CudaStream,
+    record: Option<Arc<CaptureRecord>>,
+}
+
+impl StreamCapture<'_> {
+    /// Ends the capture and returns its graph, or why it broke.
+    pub fn end(mut self) -> Result<Graph, GraphError> {
+        let record = self.record.take().expect("a capture ends once");
+        let raw = finish_capture(self.stream, &record)?;
+        let buffers = std::mem::take(&mut *lock(&record.buffers));
+        let host_fns = std::mem::take(&mut *lock(&record.host_fns));
+        let modules = std::mem::take(&mut *lock(&record.modules));
+        let keep = Keep { buffers: buffers.into_iter().map(|b| (0, b)).collect(), host_fns, modules, events: Vec::new() };
+        Ok(Graph::from_raw(self.stream.context().clone(), raw, keep))
+    }
+}
+
+impl Drop for StreamCapture<'_> {
+    fn drop(&mut self) {
+        if let Some(record) = self.record.take() {
+            if let Ok(raw) = finish_capture(self.stream, &record) {
+                destroy_graph(self.stream.context(), raw);
+            }
+        }
+    }
+}
+
+/// Begins a capture on `stream` (thread-local mode: unsafe calls from this
+/// thread break it).
+fn start_capture(stream: &CudaStream, plain_launch_only: bool) -> Result<Arc<CaptureRecord>, GraphError> {
+    if stream.is_default() {
+        return Err(GraphError::DefaultStream);
+    }
+    if stream.is_capturing() {
+        return Err(GraphError::AlreadyCapturing);
+    }
+    let ctx = stream.context();
+    let d = ctx.bind()?;
+    let record = Arc::new(CaptureRecord {
+        ctx: ctx.raw() as usize,
+        thread: std::thread::current().id(),
+        device: ctx.ordinal(),
+        broken: Mutex::new(None),
+        foreign: Mutex::new(None),
+        buffers: Mutex::new(Vec::new()),
+        host_fns: Mutex::new(Vec::new()),
+        plain_launch_only,
+        modules: Mutex::new(Vec::new()),
+        deferred_frees: Mutex::new(Vec::new()),
+    });
+    // SAFETY: a live stream of the current context; a valid mode.
+    unsafe { cu!(d, cuStreamBeginCapture_v2(stream.raw(), CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)) }
+        .map_err(|e| ctx.explain(e))?;
+    lock(&CAPTURES).push(Arc::downgrade(&record));
+    stream.handle().set_capture(Some(record.clone()));
+    Ok(record)
+}
+
+/// Ends the capture on `stream`: its graph, or why it broke (the graph is
+/// destroyed then).
+fn finish_capture(stream: &CudaStream, record: &Arc<CaptureRecord>) -> Result<CUgraph, GraphError> {
+    let ctx = stream.context();
+    stream.handle().set_capture(None);
+    lock(&CAPTURES).retain(|c| c.strong_count() > 0 && !ptr::eq(c.as_ptr(), Arc::as_ptr(record)));
+    let d = ctx.bind()?;
+    let mut raw: CUgraph = ptr::null_mut();
+    // SAFETY: a live stream that began a capture; out-pointer to a local.
+    let ended = unsafe { cu!(d, cuStreamEndCapture(stream.raw(), &mut raw)) };
+    // The frees of buffers dropped during the capture, now on the stream,
+    // after every use of them on other streams.
+    for (ptr, order) in std::mem::take(&mut *lock(&record.deferred_frees)) {
+        if order.write_on(stream).is_ok() {
+            // SAFETY: a stream-ordered allocation of this context whose
+            // buffer was dropped (so freed once, here), ordered after every
+            // use queued through the safe API. Errors ignored, as in Drop.
+            unsafe { (d.cuMemFreeAsync)(ptr, stream.raw()) };
+        }
+    }
+    let fail = |e: GraphError| {
+        destroy_graph(ctx, raw);
+        Err(e)
+    };
+    if let Some(by) = lock(&record.broken).clone() {
+        return fail(GraphError::CaptureInvalidated { by });
+    }
+    if let Err(e) = ended {
+        return fail(match e.code() {
+            CUDA_ERROR_STREAM_CAPTURE_INVALIDATED | CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED => GraphError::CaptureInvalidated {
+                by: "an operation the driver cannot record (CUDA_ERROR_STREAM_CAPTURE_INVALIDATED)".into(),
+            },
+            CUDA_ERROR_STREAM_CAPTURE_ISOLATION => GraphError::CaptureInvalidated {
+                by: "a wait on an event recorded outside the capture (CUDA_ERROR_STREAM_CAPTURE_ISOLATION)".into(),
+            },
+            CUDA_ERROR_STREAM_CAPTURE_UNJOINED => GraphError::Unjoined,
+            _ => GraphError::Driver(ctx.explain(e)),
+        });
+    }
+    if let Some(buffer_device) = *lock(&record.foreign) {
+        return fail(GraphError::ForeignBuffer { buffer_device, graph_device: record.device });
+    }
+    Ok(raw)
+}
+
+fn destroy_graph(ctx: &CudaContext, raw: CUgraph) {
+    if raw.is_null() {
+        return;
+    }
+    if let Ok(d) = ctx.bind() {
+        // SAFETY: a graph of this context, destroyed once; errors ignored.
+        unsafe { (d.cuGraphDestroy)(raw) };
+    }
+}
+
+/// A host function of a graph, called on every launch.
+pub(crate) struct HostFn(Box<dyn Fn() + Send + Sync>);
+
+impl fmt::Debug for HostFn {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("HostFn")
+    }
+}
+
+unsafe extern "C" fn host_fn_trampoline(data: *mut c_void) {
+    // SAFETY: `data` is an `Arc<HostFn>`'s pointer, kept alive by every
+    // graph and exec that may call it.
+    let f = unsafe { &*data.cast::<HostFn>() };
+    if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (f.0)())).is_err() {
+        eprintln!("cuda-core: a graph host function panicked; the panic was caught");
+    }
+}
+
+/// What a graph's nodes use: buffers (with the node that uses them; 0 for
+/// the whole graph), host functions, and the modules of its kernels (kept
+/// loaded: a module's drop waits for the context's work, so an exec in
+/// flight finishes first).
+#[derive(Clone, Debug, Default)]
+struct Keep {
+    buffers: Vec<(usize, Weak<OrderShared>)>,
+    host_fns: Vec<Arc<HostFn>>,
+    modules: Vec<Arc<CudaModule>>,
+    events: Vec<Arc<CudaEvent>>,
+}
+
+impl Keep {
+    fn add(&mut self, node: usize, b: Weak<OrderShared>) {
+        if !self.buffers.iter().any(|(n, x)| *n == node && x.ptr_eq(&b)) {
+            self.buffers.push((node, b));
+        }
+    }
+
+    fn extend(&mut self, other: &Keep) {
+        for (_, b) in &other.buffers {
+            self.add(0, b.clone());
+        }
+        self.host_fns.extend(other.host_fns.iter().cloned());
+        for m in &other.modules {
+            add_module(&mut self.modules, m);
+        }
+        self.events.extend(other.events.iter().cloned());
+    }
+}
+
+/// A node of a [`Graph`] (a handle: `Copy`, valid as long as its graph).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct GraphNode {
+    raw: usize,
+    graph: u64,
+}
+
+fn next_graph_id() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
+/// A graph of operations with their dependencies (see the module docs).
+#[derive(Debug)]
+pub struct Graph {
+    raw: CUgraph,
+    /// Owns `raw`, shared with the execs instantiated from it (whose node
+    /// handles are this graph's).
+    owner: Arc<RawGraph>,
+    ctx: Arc<CudaContext>,
+    id: u64,
+    keep: Keep,
+    /// The stream kernel nodes are captured on (made on first use).
+    scratch: Option<Arc<CudaStream>>,
+}
+
+// SAFETY: a CUgraph is a process-wide handle usable from any thread; every
+// change takes `&mut self` and the owner's lock, so no two threads use one
+// at once (`Graph` is not `Sync`; an exec's use of its nodes takes the lock).
+unsafe impl Send for Graph {}
+
+/// A driver graph, destroyed when its graph and every exec made from it
+/// are gone: an exec names its nodes by the graph's node handles.
+#[derive(Debug)]
+struct RawGraph {
+    raw: CUgraph,
+    ctx: Arc<CudaContext>,
+    /// Held while nodes are added or an exec reads a node.
+    lock: Mutex<()>,
+}
+
+// SAFETY: the handle is only used under `lock` (or by its last owner's drop).
+unsafe impl Send for RawGraph {}
+// SAFETY: see `Send`.
+unsafe impl Sync for RawGraph {}
+
+impl Drop for RawGraph {
+    fn drop(&mut self) {
+        destroy_graph(&self.ctx, self.raw);
+    }
+}
+
+impl Graph {
+    /// An empty graph of `ctx`, for building node by node.
+    pub fn new(ctx: &Arc<CudaContext>) -> Result<Graph, GraphError> {
+        let d = ctx.bind()?;
+        let mut raw: CUgraph = ptr::null_mut();
+        // SAFETY: out-pointer to a local; flags must be 0.
+        unsafe { cu!(d, cuGraphCreate(&mut raw, 0)) }.map_err(|e| ctx.explain(e))?;
+        Ok(Graph::from_raw(ctx.clone(), raw, Keep::default()))
+    }
+
+    fn from_raw(ctx: Arc<CudaContext>, raw: CUgraph, keep: Keep) -> Graph {
+        let owner = Arc::new(RawGraph { raw, ctx: ctx.clone(), lock: Mutex::new(()) });
+        Graph { raw, owner, ctx, id: next_graph_id(), keep, scratch: None }
+    }
+
+    /// The context the graph belongs to.
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+
+    /// The raw `CUgraph`.
+    pub fn raw(&self) -> *mut c_void {
+        self.raw
+    }
+
+    /// The driver handles of `deps`, which must be nodes of this graph.
+    fn deps(&self, deps: &[GraphNode]) -> Result<Vec<CUgraphNode>, GraphError> {
+        deps.iter().map(|n| if n.graph == self.id { Ok(n.raw as CUgraphNode) } else { Err(GraphError::ForeignNode) }).collect()
+    }
+
+    fn node(&self, raw: CUgraphNode) -> GraphNode {
+        GraphNode { raw: raw as usize, graph: self.id }
+    }
+
+    /// Adds a node through `add(out, graph, deps, n)`.
+    fn add_raw(
+        &mut self,
+        deps: &[GraphNode],
+        add: impl FnOnce(&'static crate::driver::DriverApi, *mut CUgraphNode, CUgraph, *const CUgraphNode, usize) -> Result<(), DriverError>,
+    ) -> Result<GraphNode, GraphError> {
+        let deps = self.deps(deps)?;
+        let d = self.ctx.bind()?;
+        let mut node: CUgraphNode = ptr::null_mut();
+        let _graph = lock(&self.owner.lock);
+        add(d, &mut node, self.raw, deps.as_ptr(), deps.len()).map_err(|e| self.ctx.explain(e))?;
+        Ok(self.node(node))
+    }
+
+    /// Refuses a buffer of another context.
+    fn check_buffer<T>(&self, b: &DeviceBuffer<T>) -> Result<(), GraphError> {
+        if b.context().same(&self.ctx) {
+            return Ok(());
+        }
+        Err(GraphError::ForeignBuffer { buffer_device: b.context().ordinal(), graph_device: self.ctx.ordinal() })
+    }
+
+    /// A node that does nothing: a join point for dependencies.
+    pub fn add_empty(&mut self, deps: &[GraphNode]) -> Result<GraphNode, GraphError> {
+        // SAFETY: a live graph; `n` live nodes of it; out-pointer.
+        self.add_raw(deps, |d, out, g, deps, n| unsafe { cu!(d, cuGraphAddEmptyNode(out, g, deps, n)) })
+    }
+
+    /// A node that sets every byte of `dst` to `byte`.
+    pub fn add_memset<T>(&mut self, deps: &[GraphNode], dst: &mut DeviceBuffer<T>, byte: u8) -> Result<GraphNode, GraphError> {
+        self.check_buffer(dst)?;
+        let params = CUDA_MEMSET_NODE_PARAMS {
+            dst: dst.device_ptr(),
+            pitch: 0,
+            value: byte.into(),
+            element_size: 1,
+            width: dst.size_in_bytes(),
+            height: 1,
+        };
+        let ctx = self.ctx.raw();
+        // SAFETY: as for add_empty; the range lies in `dst`, which the graph
+        // keeps track of (below).
+        let node = self.add_raw(deps, |d, out, g, deps, n| unsafe { cu!(d, cuGraphAddMemsetNode(out, g, deps, n, &params, ctx)) })?;
+        self.keep.add(node.raw, dst.order().weak());
+        Ok(node)
+    }
+
+    /// A node that copies `src` into `dst` (of the same length).
+    pub fn add_copy<T>(&mut self, deps: &[GraphNode], dst: &mut DeviceBuffer<T>, src: &DeviceBuffer<T>) -> Result<GraphNode, GraphError> {
+        self.check_buffer(dst)?;
+        self.check_buffer(src)?;
+        if dst.len() != src.len() {
+            return Err(DriverError::new(
+                ErrorKind::LengthMismatch,
+                format!("a graph copy from {} elements into {}: the lengths must be equal", src.len(), dst.len()),
+                "Graph::add_copy",
+            )
+            .into());
+        }
+        let params = CUDA_MEMCPY3D::linear(CU_MEMORYTYPE_DEVICE, src.device_ptr(), CU_MEMORYTYPE_DEVICE, dst.device_ptr(), src.size_in_bytes());
+        let ctx = self.ctx.raw();
+        // SAFETY: as for add_memset; both ranges lie in live buffers.
+        let node = self.add_raw(deps, |d, out, g, deps, n| unsafe { cu!(d, cuGraphAddMemcpyNode(out, g, deps, n, &params, ctx)) })?;
+        self.keep.add(node.raw, dst.order().weak());
+        self.keep.add(node.raw, src.order().weak());
+        Ok(node)
+    }
+
+    /// A node that calls `f` on a driver thread each time the graph runs,
+    /// after its dependencies. As for [`CudaStream::launch_host_fn`], `f`
+    /// must not call CUDA; a panic in it is caught and printed.
+    pub fn add_host<F>(&mut self, deps: &[GraphNode], f: F) -> Result<GraphNode, GraphError>
+    where
+        F: Fn() + Send + Sync + 'static,
+    {
+        let f = Arc::new(HostFn(Box::new(f)));
+        let params = CUDA_HOST_NODE_PARAMS { func: host_fn_trampoline, user_data: Arc::as_ptr(&f) as *mut c_void };
+        // SAFETY: as for add_empty; `user_data` stays alive with every graph
+        // and exec holding `f` (kept below).
+        let node = self.add_raw(deps, |d, out, g, deps, n| unsafe { cu!(d, cuGraphAddHostNode(out, g, deps, n, &params)) })?;
+        self.keep.host_fns.push(f);
+        Ok(node)
+    }
+
+    /// A node that records `event` when the graph reaches it (for timing
+    /// with [`CudaEvent::elapsed_ms`], or for other streams to wait on).
+    /// The graph keeps the event alive.
+    pub fn add_event_record(&mut self, deps: &[GraphNode], event: &Arc<CudaEvent>) -> Result<GraphNode, GraphError> {
+        self.check_event(event)?;
+        let e = event.raw();
+        // SAFETY: as for add_empty; the event is live and kept (below).
+        let node = self.add_raw(deps, |d, out, g, deps, n| unsafe { cu!(d, cuGraphAddEventRecordNode(out, g, deps, n, e)) })?;
+        self.keep.events.push(event.clone());
+        Ok(node)
+    }
+
+    /// A node that waits for the last record of `event` (on a stream, or by
+    /// another graph's record node) before the nodes after it run. The
+    /// graph keeps the event alive.
+    pub fn add_event_wait(&mut self, deps: &[GraphNode], event: &Arc<CudaEvent>) -> Result<GraphNode, GraphError> {
+        self.check_event(event)?;
+        let e = event.raw();
+        // SAFETY: as for add_event_record.
+        let node = self.add_raw(deps, |d, out, g, deps, n| unsafe { cu!(d, cuGraphAddEventWaitNode(out, g, deps, n, e)) })?;
+        self.keep.events.push(event.clone());
+        Ok(node)
+    }
+
+    /// Refuses an event of another context.
+    fn check_event(&self, event: &CudaEvent) -> Result<(), GraphError> {
+        if event.context().same(&self.ctx) {
+            return Ok(());
+        }
+        Err(GraphError::ForeignContext { what: "event", device: event.context().ordinal(), graph_device: self.ctx.ordinal() })
+    }
+
+    /// A node that runs a copy of `child` (later changes to `child` do not
+    /// reach this graph).
+    pub fn add_child(&mut self, deps: &[GraphNode], child: &Graph) -> Result<GraphNode, GraphError> {
+        if !child.ctx.same(&self.ctx) {
+            return Err(GraphError::ForeignContext { what: "child graph", device: child.ctx.ordinal(), graph_device: self.ctx.ordinal() });
+        }
+        let c = child.raw;
+        // SAFETY: as for add_empty; `c` is a live graph of this context.
+        let node = self.add_raw(deps, |d, out, g, deps, n| unsafe { cu!(d, cuGraphAddChildGraphNode(out, g, deps, n, c)) })?;
+        self.keep.extend(&child.keep);
+        Ok(node)
+    }
+
+    /// A kernel node: `launch` makes one typed launch (`cuda_launch!`, or a
+    /// cuda-host launch function) on the stream it is given, which records
+    /// it; its arguments get the checks of a typed launch, at compile time
+    /// and before the node is made.
+    ///
+    /// Only the launch's grid, block, shared memory and arguments make the
+    /// node: a cluster or cooperative launch is refused here (record it
+    /// with [`CudaStream::capture`], which keeps its attributes).
+    pub fn add_kernel<E>(&mut self, deps: &[GraphNode], launch: impl FnOnce(&CudaStream) -> Result<(), E>) -> Result<GraphNode, GraphError>
+    where
+        E: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        let deps = self.deps(deps)?;
+        let scratch = scratch_stream(&mut self.scratch, &self.ctx)?;
+        let one = OneKernel::capture(&scratch, launch)?;
+        let d = self.ctx.bind()?;
+        let mut node: CUgraphNode = ptr::null_mut();
+        let _graph = lock(&self.owner.lock);
+        // SAFETY: a live graph; live nodes of it; `one.params` points into
+        // the scratch graph, alive until `one` drops (the driver copies).
+        unsafe { cu!(d, cuGraphAddKernelNode_v2(&mut node, self.raw, deps.as_ptr(), deps.len(), &one.params)) }
+            .map_err(|e| self.ctx.explain(e))?;
+        for b in &one.buffers {
+            self.keep.add(node as usize, b.clone());
+        }
+        for m in &one.graph.keep.modules {
+            add_module(&mut self.keep.modules, m);
+        }
+        Ok(self.node(node))
+    }
+
+    /// The kernel nodes of the graph, in the order the driver lists them
+    /// (the order they were recorded, on current drivers and the emulator):
+    /// a captured graph's kernel nodes, for [`GraphExec::set_kernel_params`].
+    pub fn kernel_nodes(&self) -> Result<Vec<GraphNode>, GraphError> {
+        let d = self.ctx.bind()?;
+        let mut n = 0usize;
+        // SAFETY: a live graph; a null array asks for the count.
+        unsafe { cu!(d, cuGraphGetNodes(self.raw, ptr::null_mut(), &mut n)) }?;
+        let mut nodes = vec![ptr::null_mut(); n];
+        // SAFETY: room for `n` handles.
+        unsafe { cu!(d, cuGraphGetNodes(self.raw, nodes.as_mut_ptr(), &mut n)) }?;
+        nodes.truncate(n);
+        let mut kernels = Vec::new();
+        for node in nodes {
+            let mut kind = -1;
+            // SAFETY: a node of this graph; out-pointer to a local.
+            unsafe { cu!(d, cuGraphNodeGetType(node, &mut kind)) }?;
+            if kind == CU_GRAPH_NODE_TYPE_KERNEL {
+                kernels.push(self.node(node));
+            }
+        }
+        Ok(kernels)
+    }
+
+    /// Instantiates the graph: a [`GraphExec`] to launch (the graph may be
+    /// changed or dropped afterwards without changing the exec).
+    pub fn instantiate(&self) -> Result<GraphExec, GraphError> {
+        let d = self.ctx.bind()?;
+        let mut raw: CUgraphExec = ptr::null_mut();
+        // SAFETY: a live graph; out-pointer to a local; flags 0.
+        unsafe { cu!(d, cuGraphInstantiateWithFlags(&mut raw, self.raw, 0)) }.map_err(|e| self.ctx.explain(e))?;
+        let kernel_nodes = match self.kernel_nodes() {
+            Ok(k) => k.into_iter().map(|n| n.raw).collect(),
+            Err(e) => {
+                // SAFETY: made above, destroyed once.
+                unsafe { (d.cuGraphExecDestroy)(raw) };
+                return Err(e);
+            }
+        };
+        Ok(GraphExec {
+            raw,
+            ctx: self.ctx.clone(),
+            graph: self.id,
+            keep: self.keep.clone(),
+            kernel_nodes,
+            scratch: self.scratch.clone(),
+            launched_on: Default::default(),
+            source: self.owner.clone(),
+        })
+    }
+}
+
+
+/// The stream kernel nodes are captured on, made on first use.
+fn scratch_stream(slot: &mut Option<Arc<CudaStream>>, ctx: &Arc<CudaContext>) -> Result<Arc<CudaStream>, GraphError> {
+    if let Some(s) = slot {
+        return Ok(s.clone());
+    }
+    let s = ctx.new_stream_non_blocking()?;
+    *slot = Some(s.clone());
+    Ok(s)
+}
+
+/// One kernel launch captured into a graph of its own: its node's
+/// parameters (pointing into that graph) and the buffers it uses.
+struct OneKernel {
+    #[allow(dead_code)] // kept alive: `params` points into it
+    graph: Graph,
+    params: CUDA_KERNEL_NODE_PARAMS,
+    buffers: Vec<Weak<OrderShared>>,
+}
+
+impl OneKernel {
+    fn capture<E>(stream: &CudaStream, launch: impl FnOnce(&CudaStream) -> Result<(), E>) -> Result<OneKernel, GraphError>
+    where
+        E: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        let graph = stream.capture_with(true, launch)?;
+        let d = graph.ctx.bind()?;
+        let mut n = 0usize;
+        // SAFETY: a live graph; a null array asks for the count.
+        unsafe { cu!(d, cuGraphGetNodes(graph.raw, ptr::null_mut(), &mut n)) }?;
+        let kernels = graph.kernel_nodes()?;
+        if n != 1 || kernels.len() != 1 {
+            return Err(GraphError::NotOneKernel { nodes: n });
+        }
+        // SAFETY: all zeroes is a valid (empty) parameter struct to overwrite.
+        let mut params: CUDA_KERNEL_NODE_PARAMS = unsafe { std::mem::zeroed() };
+        // SAFETY: a kernel node of a live graph; out-pointer to a local.
+        unsafe { cu!(d, cuGraphKernelNodeGetParams_v2(kernels[0].raw as CUgraphNode, &mut params)) }?;
+        let mut graph = graph;
+        let buffers = graph.keep.buffers.drain(..).map(|(_, b)| b).collect();
+        // The graph lives on in `OneKernel` (its parameters point into it).
+        Ok(OneKernel { graph, params, buffers })
+    }
+}
+
+/// An instantiated [`Graph`], launched as one submission
+/// ([`launch`](Self::launch)) as often as wanted.
+#[derive(Debug)]
+pub struct GraphExec {
+    raw: CUgraphExec,
+    ctx: Arc<CudaContext>,
+    /// The id of the graph it was instantiated from (whose nodes name its nodes).
+    graph: u64,
+    keep: Keep,
+    kernel_nodes: Vec<usize>,
+    scratch: Option<Arc<CudaStream>>,
+    /// The streams it was launched on, if it has host nodes: its drop waits
+    /// for them before the host functions go.
+    launched_on: std::cell::RefCell<Vec<Arc<StreamHandle>>>,
+    /// The graph it was made from, whose node handles name its nodes.
+    source: Arc<RawGraph>,
+}
+
+// SAFETY: as for `Graph`: a process-wide handle; changes take `&mut self`,
+// and `GraphExec` is not `Sync`, so launches do not race with them.
+unsafe impl Send for GraphExec {}
+
+impl GraphExec {
+    /// The raw `CUgraphExec`.
+    pub fn raw(&self) -> *mut c_void {
+        self.raw
+    }
+
+    /// Launches the graph on `stream` (after the work already queued
+    /// there, and after other streams' uses of the graph's buffers); it is
+    /// refused if a buffer the graph uses was dropped, or the stream is of
+    /// another context.
+    pub fn launch(&self, stream: &CudaStream) -> Result<(), GraphError> {
+        if !stream.context().same(&self.ctx) {
+            return Err(GraphError::ForeignContext { what: "stream", device: stream.context().ordinal(), graph_device: self.ctx.ordinal() });
+        }
+        // Every buffer is ordered on the stream as written by the launch
+        // (ordering without the launch, if one turns out dropped, is harmless).
+        let capture = stream.handle().capture();
+        let mut dropped = 0;
+        for (_, b) in &self.keep.buffers {
+            match (b.upgrade(), &capture) {
+                (None, _) => dropped += 1,
+                (Some(b), Some(c)) => c.note_buffer(&b, stream),
+                (Some(b), None) => b.write_on(stream)?,
+            }
+        }
+        if dropped > 0 {
+            return Err(GraphError::BufferDropped { buffers: dropped });
+        }
+        if let Some(c) = &capture {
+            lock(&c.host_fns).extend(self.keep.host_fns.iter().cloned());
+            for m in &self.keep.modules {
+                c.note_module(m);
+            }
+        } else if !self.keep.host_fns.is_empty() && !self.launched_on.borrow().iter().any(|h| Arc::ptr_eq(h, stream.handle())) {
+            self.launched_on.borrow_mut().push(stream.handle().clone());
+        }
+        let d = self.ctx.bind()?;
+        // SAFETY: a live exec and a live stream of its context; the buffers
+        // it uses are alive (checked above) and their frees wait for it.
+        unsafe { cu!(d, cuGraphLaunch(self.raw, stream.raw())) }.map_err(|e| self.ctx.explain(e))?;
+        Ok(())
+    }
+
+    /// Replaces the arguments (and grid) of kernel node `node` (a node of
+    /// the graph this exec was instantiated from) with those of the typed
+    /// launch `launch` makes on the stream it is given: the same checks as
+    /// a typed launch, at compile time and before the change. The kernel
+    /// must be of the same context.
+    pub fn set_kernel_params<E>(&mut self, node: GraphNode, launch: impl FnOnce(&CudaStream) -> Result<(), E>) -> Result<(), GraphError>
+    where
+        E: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        if node.graph != self.graph {
+            return Err(GraphError::ForeignNode);
+        }
+        if !self.kernel_nodes.contains(&node.raw) {
+            return Err(GraphError::NotAKernelNode);
+        }
+        let scratch = scratch_stream(&mut self.scratch, &self.ctx)?;
+        let one = OneKernel::capture(&scratch, launch)?;
+        let d = self.ctx.bind()?;
+        let _graph = lock(&self.source.lock);
+        // SAFETY: a live exec; a kernel node of its graph; parameters that
+        // point into the live scratch graph (the driver copies them).
+        unsafe { cu!(d, cuGraphExecKernelNodeSetParams_v2(self.raw, node.raw as CUgraphNode, &one.params)) }
+            .map_err(|e| self.ctx.explain(e))?;
+        self.keep.buffers.retain(|(n, _)| *n != node.raw);
+        for b in &one.buffers {
+            self.keep.add(node.raw, b.clone());
+        }
+        for m in &one.graph.keep.modules {
+            add_module(&mut self.keep.modules, m);
+        }
+        Ok(())
+    }
+
+    /// Updates every node's parameters from `graph`, which must have the
+    /// same nodes, kinds and dependencies as the graph this exec was made
+    /// from (a graph built or captured the same way, with other arguments).
+    pub fn update(&mut self, graph: &Graph) -> Result<(), GraphError> {
+        if !graph.ctx.same(&self.ctx) {
+            return Err(GraphError::ForeignContext { what: "graph", device: graph.ctx.ordinal(), graph_device: self.ctx.ordinal() });
+        }
+        let d = self.ctx.bind()?;
+        let mut info = CUgraphExecUpdateResultInfo { result: 0, error_node: ptr::null_mut(), error_from_node: ptr::null_mut() };
+        // SAFETY: a live exec and graph; out-pointer to a local.
+        match unsafe { cu!(d, cuGraphExecUpdate_v2(self.raw, graph.raw, &mut info)) } {
+            Ok(()) => {
+                self.keep = graph.keep.clone();
+                Ok(())
+            }
+            Err(e) if e.code() == crate::driver::CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE => {
+                Err(GraphError::UpdateRefused { reason: update_reason(info.result) })
+            }
+            Err(e) => Err(self.ctx.explain(e).into()),
+        }
+    }
+}
+
+/// What a `CUgraphExecUpdateResult` means.
+fn update_reason(result: i32) -> &'static str {
+    match result {
+        2 => "the nodes or their dependencies differ",
+        3 => "a node's kind differs",
+        4 | 7 => "a kernel node's function changed in a way the driver cannot apply",
+        5 => "a node's parameters changed in a way the driver cannot apply",
+        6 => "a node of the graph cannot be updated",
+        8 => "a node's attributes changed",
+        _ => "the driver gave no reason",
+    }
+}
+
+impl Drop for GraphExec {
+    fn drop(&mut self) {
+        if let Ok(d) = self.ctx.bind() {
+            // Its host nodes may still be queued: their functions are freed
+            // with the exec, so wait for the streams that may run them.
+            for stream in self.launched_on.get_mut().drain(..) {
+                // SAFETY: a live stream (the handle keeps it); errors ignored.
+                unsafe { (d.cuStreamSynchronize)(stream.raw()) };
+            }
+            // SAFETY: made by cuGraphInstantiateWithFlags, destroyed once;
+            // the driver finishes launches in flight first. Errors ignored.
+            unsafe { (d.cuGraphExecDestroy)(self.raw) };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_say_what_broke_and_what_to_do() {
+        let e = GraphError::CaptureInvalidated { by: "CudaStream::synchronize".into() };
+        assert!(e.to_string().contains("invalidated by CudaStream::synchronize"), "{e}");
+        assert!(e.to_string().contains("before the capture begins"), "{e}");
+        let e = GraphError::BufferDropped { buffers: 2 };
+        assert!(e.to_string().contains("2 device buffer(s)"), "{e}");
+        let e = GraphError::ForeignBuffer { buffer_device: 1, graph_device: 0 };
+        assert!(e.to_string().contains("device 1's context"), "{e}");
+        let e = GraphError::ForeignContext { what: "stream", device: 1, graph_device: 0 };
+        assert!(e.to_string().starts_with("a stream of device 1's context was used with a graph of device 0's"), "{e}");
+        assert_eq!(update_reason(2), "the nodes or their dependencies differ");
+    }
+}

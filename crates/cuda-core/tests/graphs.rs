@@ -1,0 +1,351 @@
+//! CUDA Graphs through cuda-core: on the GPU where there is one, else on the
+//! CPU emulator (device code). Capture records instead of running, replays
+//! run in order, explicit graphs honour their dependencies, parameters
+//! update in place, and what a graph cannot replay breaks the capture with
+//! an error naming it.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Once};
+
+use cuda_core::{launch_kernel, CudaContext, CudaFunction, CudaStream, DeviceBuffer, DriverError, Graph, GraphError, LaunchConfig};
+use cuda_driver_sys::DriverApi;
+
+/// `p[i] = p[i] * mul + add` for `i < n`; parameters (u64, u32, u32, u32).
+const AFFINE_PTX: &str = r#"
+.version 7.0
+.target sm_70
+.address_size 64
+
+.visible .entry affine(
+    .param .u64 affine_p,
+    .param .u32 affine_n,
+    .param .u32 affine_mul,
+    .param .u32 affine_add
+)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<10>;
+    .reg .b64 %rd<5>;
+
+    ld.param.u64 %rd1, [affine_p];
+    ld.param.u32 %r1, [affine_n];
+    ld.param.u32 %r2, [affine_mul];
+    ld.param.u32 %r3, [affine_add];
+    mov.u32 %r4, %ctaid.x;
+    mov.u32 %r5, %ntid.x;
+    mov.u32 %r6, %tid.x;
+    mad.lo.s32 %r7, %r4, %r5, %r6;
+    setp.ge.u32 %p1, %r7, %r1;
+    @%p1 bra DONE;
+    cvta.to.global.u64 %rd2, %rd1;
+    mul.wide.u32 %rd3, %r7, 4;
+    add.s64 %rd4, %rd2, %rd3;
+    ld.global.u32 %r8, [%rd4];
+    mad.lo.s32 %r9, %r8, %r2, %r3;
+    st.global.u32 [%rd4], %r9;
+DONE:
+    ret;
+}
+"#;
+
+const N: usize = 1000;
+
+fn gpu_present() -> bool {
+    let Ok(api) = DriverApi::load_libcuda() else { return false };
+    let mut count = 0;
+    // SAFETY: cuInit takes flags 0; cuDeviceGetCount writes one int.
+    unsafe { (api.cuInit)(0) == 0 && (api.cuDeviceGetCount)(&mut count) == 0 && count > 0 }
+}
+
+/// The context (the emulator's without a GPU), a stream that may capture,
+/// and the `affine` kernel.
+fn setup() -> (Arc<CudaContext>, Arc<CudaStream>, CudaFunction) {
+    static BACKEND: Once = Once::new();
+    BACKEND.call_once(|| {
+        if std::env::var_os("OXIDE_EMULATE").is_none() && !gpu_present() {
+            // SAFETY (edition 2021: safe): before any test of this binary
+            // reaches cuda-core (they all wait for this `Once`).
+            std::env::set_var("OXIDE_EMULATE", "ptx");
+        }
+    });
+    let ctx = CudaContext::new(0).unwrap();
+    let stream = ctx.new_stream().unwrap();
+    let f = ctx.load_module_ptx(AFFINE_PTX).unwrap().function("affine").unwrap();
+    (ctx, stream, f)
+}
+
+/// Queues `p = p * mul + add` on `stream` (a raw launch).
+fn affine(f: &CudaFunction, stream: &CudaStream, p: &DeviceBuffer<u32>, mul: u32, add: u32) -> Result<(), DriverError> {
+    let (mut ptr, mut n, mut mul, mut add) = (p.device_ptr(), N as u32, mul, add);
+    let mut params = [
+        (&mut ptr as *mut u64).cast(),
+        (&mut n as *mut u32).cast(),
+        (&mut mul as *mut u32).cast(),
+        (&mut add as *mut u32).cast(),
+    ];
+    // SAFETY: four parameters of the kernel's types; `p` outlives the
+    // graphs of these tests (each test keeps it until the end).
+    unsafe { launch_kernel(f, LaunchConfig::for_num_elems(N as u32), stream, &mut params) }
+}
+
+fn all(v: &[u32], want: u32) {
+    assert!(v.iter().all(|&x| x == want), "want {want} everywhere, got {:?}…", &v[..4]);
+}
+
+#[test]
+fn capture_records_instead_of_running_and_replays_in_order() {
+    let (_ctx, stream, f) = setup();
+    let data = DeviceBuffer::<u32>::zeroed(&stream, N).unwrap();
+    assert!(!stream.is_capturing());
+    let graph = stream
+        .capture(|s| {
+            assert!(s.is_capturing());
+            affine(&f, s, &data, 3, 1)?;
+            affine(&f, s, &data, 2, 5)
+        })
+        .unwrap();
+    assert!(!stream.is_capturing());
+    all(&data.to_host_vec(&stream).unwrap(), 0); // nothing ran
+    assert_eq!(graph.kernel_nodes().unwrap().len(), 2);
+    let exec = graph.instantiate().unwrap();
+    drop(graph); // the exec does not need it
+    let mut want = 0u32;
+    for _ in 0..5 {
+        exec.launch(&stream).unwrap();
+        want = (want * 3 + 1) * 2 + 5; // in order: 3x+1 first
+    }
+    all(&data.to_host_vec(&stream).unwrap(), want);
+    assert_eq!(want, 6 * (6 * (6 * (6 * 7 + 7) + 7) + 7) + 7);
+}
+
+#[test]
+fn event_nodes_record_when_the_graph_reaches_them() {
+    let (ctx, stream, f) = setup();
+    let data = DeviceBuffer::<u32>::zeroed(&stream, N).unwrap();
+    let (start, end) = (Arc::new(ctx.new_event().unwrap()), Arc::new(ctx.new_event().unwrap()));
+    let mut g = Graph::new(&ctx).unwrap();
+    let a = g.add_event_record(&[], &start).unwrap();
+    let k = g.add_kernel(&[a], |s| affine(&f, s, &data, 1, 1)).unwrap();
+    let w = g.add_event_wait(&[k], &start).unwrap();
+    g.add_event_record(&[w], &end).unwrap();
+    let exec = g.instantiate().unwrap();
+    drop(g);
+    exec.launch(&stream).unwrap();
+    let ms = start.elapsed_ms(&end).unwrap(); // waits for `end`
+    assert!(ms >= 0.0, "{ms}");
+    all(&data.to_host_vec(&stream).unwrap(), 1);
+}
+
+#[test]
+fn a_graph_keeps_the_modules_of_its_kernels_loaded() {
+    let (ctx, stream, _) = setup();
+    let data = DeviceBuffer::<u32>::zeroed(&stream, N).unwrap();
+    let exec = {
+        // A module of its own, dropped (with its function) before the launches.
+        let f = ctx.load_module_ptx(AFFINE_PTX).unwrap().function("affine").unwrap();
+        let mut g = Graph::new(&ctx).unwrap();
+        g.add_kernel(&[], |s| affine(&f, s, &data, 1, 2)).unwrap();
+        let captured = stream.capture(|s| affine(&f, s, &data, 3, 0)).unwrap();
+        g.add_child(&[], &captured).unwrap();
+        g.instantiate().unwrap()
+    };
+    exec.launch(&stream).unwrap();
+    let v = data.to_host_vec(&stream).unwrap();
+    // The two nodes do not depend on each other: either order.
+    assert!(v.iter().all(|&x| x == 2 || x == 6), "{:?}", &v[..4]);
+}
+
+#[test]
+fn a_graph_launched_in_a_capture_becomes_a_child_of_it() {
+    let (_ctx, stream, f) = setup();
+    let data = DeviceBuffer::<u32>::zeroed(&stream, N).unwrap();
+    let inner = stream.capture(|s| affine(&f, s, &data, 2, 1)).unwrap().instantiate().unwrap();
+    let outer = stream
+        .capture(|s| {
+            inner.launch(s).map_err(|e| e.to_string())?;
+            affine(&f, s, &data, 1, 10).map_err(|e| e.to_string())?;
+            inner.launch(s).map_err(|e| e.to_string())
+        })
+        .unwrap();
+    all(&data.to_host_vec(&stream).unwrap(), 0);
+    outer.instantiate().unwrap().launch(&stream).unwrap();
+    all(&data.to_host_vec(&stream).unwrap(), (1 + 10) * 2 + 1); // 0 -> 2x+1 -> +10 -> 2x+1
+}
+
+#[test]
+fn explicit_graph_runs_its_nodes_after_their_dependencies() {
+    let (ctx, stream, f) = setup();
+    let mut data = DeviceBuffer::<u32>::zeroed(&stream, N).unwrap();
+    let mut copy = DeviceBuffer::<u32>::zeroed(&stream, N).unwrap();
+    let calls = Arc::new(AtomicUsize::new(0));
+
+    let mut g = Graph::new(&ctx).unwrap();
+    let clear = g.add_memset(&[], &mut data, 0).unwrap();
+    let plus = g.add_kernel(&[clear], |s| affine(&f, s, &data, 1, 3)).unwrap();
+    let times = g.add_kernel(&[plus], |s| affine(&f, s, &data, 5, 0)).unwrap();
+    let snapshot = g.add_copy(&[times], &mut copy, &data).unwrap();
+    let counted = calls.clone();
+    let host = g.add_host(&[snapshot], move || {
+        counted.fetch_add(1, Ordering::SeqCst);
+    })
+    .unwrap();
+    // A child graph that adds 1 to the copy, after everything.
+    let mut child = Graph::new(&ctx).unwrap();
+    child.add_kernel(&[], |s| affine(&f, s, &copy, 1, 1)).unwrap();
+    let join = g.add_empty(&[host]).unwrap();
+    g.add_child(&[join], &child).unwrap();
+    drop(child);
+
+    let mut exec = g.instantiate().unwrap();
+    for _ in 0..10 {
+        exec.launch(&stream).unwrap();
+    }
+    stream.synchronize().unwrap();
+    assert_eq!(calls.load(Ordering::SeqCst), 10, "the host node runs once per launch");
+    all(&data.to_host_vec(&stream).unwrap(), 3 * 5); // cleared, +3, *5
+    all(&copy.to_host_vec(&stream).unwrap(), 15 + 1);
+
+    // New arguments for one kernel node, in place.
+    exec.set_kernel_params(plus, |s| affine(&f, s, &data, 1, 4)).unwrap();
+    exec.launch(&stream).unwrap();
+    all(&data.to_host_vec(&stream).unwrap(), 4 * 5);
+
+    // A node that is not a kernel, or of another graph, is refused.
+    let e = exec.set_kernel_params(clear, |s| affine(&f, s, &data, 1, 4)).unwrap_err();
+    assert!(matches!(e, GraphError::NotAKernelNode), "{e}");
+    let other = Graph::new(&ctx).unwrap().add_empty(&[]).unwrap();
+    assert!(matches!(g.add_empty(&[other]), Err(GraphError::ForeignNode)));
+
+    // A kernel node records exactly one launch.
+    let e = g
+        .add_kernel(&[], |s| {
+            affine(&f, s, &data, 1, 1)?;
+            affine(&f, s, &data, 1, 1)
+        })
+        .unwrap_err();
+    assert!(matches!(e, GraphError::NotOneKernel { nodes: 2 }), "{e}");
+}
+
+#[test]
+fn update_takes_parameters_from_a_graph_of_the_same_shape_only() {
+    let (_ctx, stream, f) = setup();
+    let data = DeviceBuffer::<u32>::zeroed(&stream, N).unwrap();
+    let build = |mul, add| stream.capture(|s| affine(&f, s, &data, mul, add)).unwrap();
+    let mut exec = build(1, 2).instantiate().unwrap();
+    exec.launch(&stream).unwrap();
+    all(&data.to_host_vec(&stream).unwrap(), 2);
+    exec.update(&build(10, 0)).unwrap();
+    exec.launch(&stream).unwrap();
+    all(&data.to_host_vec(&stream).unwrap(), 20);
+
+    let two = stream
+        .capture(|s| {
+            affine(&f, s, &data, 1, 1)?;
+            affine(&f, s, &data, 1, 1)
+        })
+        .unwrap();
+    let e = exec.update(&two).unwrap_err();
+    assert!(matches!(e, GraphError::UpdateRefused { .. }), "{e}");
+    assert!(e.to_string().contains("the nodes or their dependencies differ"), "{e}");
+    exec.launch(&stream).unwrap(); // still the updated graph
+    all(&data.to_host_vec(&stream).unwrap(), 200);
+}
+
+#[test]
+fn a_sync_during_capture_invalidates_it_and_says_which() {
+    let (ctx, stream, f) = setup();
+    let data = DeviceBuffer::<u32>::zeroed(&stream, N).unwrap();
+
+    let capture = stream.begin_capture().unwrap();
+    affine(&f, &stream, &data, 1, 1).unwrap();
+    let e = stream.synchronize().unwrap_err();
+    assert!(e.to_string().contains("CudaStream::synchronize"), "{e}");
+    let e = capture.end().unwrap_err();
+    assert!(matches!(&e, GraphError::CaptureInvalidated { by } if by == "CudaStream::synchronize"), "{e}");
+    assert!(e.to_string().starts_with("the stream capture was invalidated by CudaStream::synchronize"), "{e}");
+    assert!(!stream.is_capturing());
+
+    let capture = stream.begin_capture().unwrap();
+    assert!(ctx.synchronize().is_err());
+    let e = capture.end().unwrap_err();
+    assert!(matches!(&e, GraphError::CaptureInvalidated { by } if by == "CudaContext::synchronize"), "{e}");
+
+    // Host memory cannot be kept alive by a graph: a copy to the host breaks it.
+    let e = stream.capture(|s| data.to_host_vec(s).map(drop)).unwrap_err();
+    assert!(matches!(&e, GraphError::Closure(_)), "{e}");
+    let capture = stream.begin_capture().unwrap();
+    assert!(data.to_host_vec(&stream).is_err());
+    let e = capture.end().unwrap_err();
+    assert!(matches!(&e, GraphError::CaptureInvalidated { by } if by.contains("to_host")), "{e}");
+
+    // The stream works normally afterwards, and nothing of the broken
+    // captures ran.
+    stream.synchronize().unwrap();
+    all(&data.to_host_vec(&stream).unwrap(), 0);
+
+    // The legacy default stream cannot capture.
+    let e = ctx.default_stream().begin_capture().unwrap_err();
+    assert!(matches!(e, GraphError::DefaultStream), "{e}");
+    // Nor can a stream capture twice.
+    let capture = stream.begin_capture().unwrap();
+    assert!(matches!(stream.begin_capture(), Err(GraphError::AlreadyCapturing)));
+    drop(capture); // ends it, destroying the graph
+    assert!(!stream.is_capturing());
+}
+
+#[test]
+fn a_graph_refuses_to_run_once_a_buffer_it_uses_is_dropped() {
+    let (ctx, stream, _f) = setup();
+    let mut data = DeviceBuffer::<u32>::zeroed(&stream, N).unwrap();
+    let mut g = Graph::new(&ctx).unwrap();
+    g.add_memset(&[], &mut data, 7).unwrap();
+    let exec = g.instantiate().unwrap();
+    exec.launch(&stream).unwrap();
+    all(&data.to_host_vec(&stream).unwrap(), 0x0707_0707);
+    drop(data);
+    let e = exec.launch(&stream).unwrap_err();
+    assert!(matches!(e, GraphError::BufferDropped { buffers: 1 }), "{e}");
+
+    // Captured uses are kept the same way (the memset's stream order notes it).
+    let mut data = DeviceBuffer::<u32>::zeroed(&stream, N).unwrap();
+    let exec = stream.capture(|s| data.memset(s, 1)).unwrap().instantiate().unwrap();
+    exec.launch(&stream).unwrap();
+    all(&data.to_host_vec(&stream).unwrap(), 0x0101_0101);
+    drop(data);
+    assert!(matches!(exec.launch(&stream), Err(GraphError::BufferDropped { buffers: 1 })));
+}
+
+#[test]
+fn a_forked_stream_must_be_joined_before_the_capture_ends() {
+    let (ctx, stream, f) = setup();
+    let side = ctx.new_stream().unwrap();
+    let a = DeviceBuffer::<u32>::zeroed(&stream, N).unwrap();
+    let b = DeviceBuffer::<u32>::zeroed(&stream, N).unwrap();
+
+    // Fork without a join: refused.
+    let capture = stream.begin_capture().unwrap();
+    let fork = ctx.new_event_without_timing().unwrap();
+    fork.record(&stream).unwrap();
+    side.wait(&fork).unwrap();
+    affine(&f, &side, &b, 1, 1).unwrap();
+    let e = capture.end().unwrap_err();
+    assert!(matches!(e, GraphError::Unjoined), "{e}");
+    assert!(e.to_string().contains("make the capturing stream wait on it"), "{e}");
+
+    // Fork and join: both branches are in the graph.
+    let capture = stream.begin_capture().unwrap();
+    fork.record(&stream).unwrap();
+    side.wait(&fork).unwrap();
+    affine(&f, &side, &b, 1, 2).unwrap();
+    affine(&f, &stream, &a, 1, 3).unwrap();
+    let join = ctx.new_event_without_timing().unwrap();
+    join.record(&side).unwrap();
+    stream.wait(&join).unwrap();
+    let graph = capture.end().unwrap();
+    assert_eq!(graph.kernel_nodes().unwrap().len(), 2);
+    let exec = graph.instantiate().unwrap();
+    exec.launch(&stream).unwrap();
+    exec.launch(&stream).unwrap();
+    all(&a.to_host_vec(&stream).unwrap(), 6);
+    all(&b.to_host_vec(&stream).unwrap(), 4);
+}
