@@ -20,7 +20,7 @@
 
 #![allow(non_camel_case_types, non_snake_case)]
 
-use std::ffi::{c_char, c_int, c_longlong, c_void, CStr, CString};
+use std::ffi::{c_int, c_longlong, c_void, CStr, CString};
 use std::path::{Path, PathBuf};
 
 /// `cublasStatus_t`.
@@ -125,13 +125,7 @@ pub struct cublasLtMatmulHeuristicResult_t {
     pub reserved: [c_int; 4],
 }
 
-extern "C" {
-    fn dlopen(filename: *const c_char, flags: c_int) -> *mut c_void;
-    fn dlsym(handle: *mut c_void, symbol: *const c_char) -> *mut c_void;
-    fn dlerror() -> *mut c_char;
-}
-const RTLD_NOW: c_int = 2;
-const RTLD_GLOBAL: c_int = 0x100;
+use cuda_driver_sys::dl::{self, Library, RTLD_GLOBAL, RTLD_NOW};
 
 /// Why a library table could not be made (the result layer turns it into a
 /// [`BlasError`](crate::BlasError)).
@@ -173,14 +167,13 @@ macro_rules! api_table {
             /// Resolves every entry point in the opened library `lib`.
             ///
             /// # Safety
-            /// `lib` is a live `dlopen` handle, never closed, of a library
-            /// whose symbols of these names have these C signatures.
-            unsafe fn resolve(lib: *mut c_void, path: PathBuf) -> Result<Self, LoadError> {
+            /// `lib` is a library whose symbols of these names have these
+            /// C signatures.
+            unsafe fn resolve(lib: Library, path: PathBuf) -> Result<Self, LoadError> {
                 Ok($table {
                     $($name: {
                         let name = CStr::from_bytes_with_nul(concat!(stringify!($name), "\0").as_bytes()).expect("NUL-terminated");
-                        // SAFETY: live handle, NUL-terminated name (caller).
-                        let p = unsafe { dlsym(lib, name.as_ptr()) };
+                        let p = lib.symbol(name);
                         if p.is_null() {
                             return Err(LoadError::MissingSymbol { path, symbol: stringify!($name) });
                         }
@@ -301,29 +294,10 @@ fn candidates(env: &str, names: &[&str]) -> Vec<PathBuf> {
 /// # Safety
 /// Opening runs the library's initialisers: `path` must be a library that
 /// may be loaded into this process (cuBLAS's).
-unsafe fn open(path: &Path, flags: c_int) -> Result<*mut c_void, String> {
+unsafe fn open(path: &Path, flags: c_int) -> Result<Library, String> {
     let c = CString::new(path.to_string_lossy().as_bytes()).map_err(|_| "the path has a NUL byte".to_string())?;
-    // SAFETY: NUL-terminated path, valid flags; the handle is never closed;
-    // the library is the caller's to vouch for.
-    let lib = unsafe { dlopen(c.as_ptr(), flags) };
-    if lib.is_null() {
-        Err(last_dl_error())
-    } else {
-        Ok(lib)
-    }
-}
-
-fn last_dl_error() -> String {
-    // SAFETY: dlerror returns NULL or a NUL-terminated string valid until
-    // the next dl* call on this thread; it is copied at once.
-    unsafe {
-        let msg = dlerror();
-        if msg.is_null() {
-            "unknown dlopen error".to_string()
-        } else {
-            CStr::from_ptr(msg).to_string_lossy().into_owned()
-        }
-    }
+    // SAFETY: the library is the caller's to vouch for.
+    unsafe { dl::open(&c, flags) }
 }
 
 /// The `libcublasLt` file beside a `libcublas` one, if there is one.

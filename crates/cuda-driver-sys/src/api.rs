@@ -10,14 +10,8 @@
 use std::ffi::{c_char, c_int, c_uchar, c_uint, c_void, CStr};
 use std::fmt;
 
+use crate::dl;
 use crate::types::*;
-
-extern "C" {
-    fn dlopen(filename: *const c_char, flags: c_int) -> *mut c_void;
-    fn dlsym(handle: *mut c_void, symbol: *const c_char) -> *mut c_void;
-    fn dlerror() -> *mut c_char;
-}
-const RTLD_NOW: c_int = 2;
 
 /// What [`DriverApi::from_lookup`] does with an entry point its lookup does
 /// not know.
@@ -216,30 +210,19 @@ impl DriverApi {
     pub fn load_libcuda() -> Result<DriverApi, LoadError> {
         let mut first_error = None;
         for name in [c"libcuda.so.1", c"libcuda.so"] {
-            // SAFETY: `name` is NUL-terminated; RTLD_NOW is a valid flag.
-            let lib = unsafe { dlopen(name.as_ptr(), RTLD_NOW) };
-            if !lib.is_null() {
-                // SAFETY: `lib` is a live handle to the NVIDIA driver library,
-                // never closed, whose exported functions have the signatures
-                // declared above; each `name` is NUL-terminated.
-                return unsafe { DriverApi::from_lookup(|name| dlsym(lib, name.as_ptr()), Missing::Fail) };
+            // SAFETY: opening the NVIDIA driver library runs only its own
+            // initialisers.
+            match unsafe { dl::open(name, dl::RTLD_NOW) } {
+                // SAFETY: `lib` is a live handle to the NVIDIA driver
+                // library, never closed, whose exported functions have the
+                // signatures declared above; each `name` is NUL-terminated.
+                Ok(lib) => return unsafe { DriverApi::from_lookup(|name| lib.symbol(name), Missing::Fail) },
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            first_error.get_or_insert_with(last_dl_error);
         }
         Err(LoadError::LibraryNotFound { reason: first_error.unwrap_or_default() })
-    }
-}
-
-fn last_dl_error() -> String {
-    // SAFETY: dlerror returns NULL or a NUL-terminated string that stays
-    // valid until the next dl* call on this thread; we copy it at once.
-    unsafe {
-        let msg = dlerror();
-        if msg.is_null() {
-            "unknown dlopen error".to_string()
-        } else {
-            CStr::from_ptr(msg).to_string_lossy().into_owned()
-        }
     }
 }
 

@@ -40,6 +40,7 @@
 #![warn(missing_docs)]
 
 mod api;
+pub mod dl;
 mod names;
 pub mod panic_record;
 pub mod types;

@@ -100,22 +100,10 @@ pub fn module(ctx: &Arc<CudaContext>) -> Arc<CudaModule> {
 /// into `out[0]`; hands `out` back.
 pub fn spin(
     module: &Arc<CudaModule>,
-    mut out: DeviceBuffer<u32>,
+    out: DeviceBuffer<u32>,
     ms: u64,
 ) -> impl DeviceOperation<Output = DeviceBuffer<u32>> {
-    let module = module.clone();
-    launch(move |stream| {
-        let f = module.function("spin")?;
-        let (mut ptr, mut ns) = (out.device_ptr(), ms * 1_000_000);
-        let mut params = [&mut ptr as *mut u64 as *mut c_void, &mut ns as *mut u64 as *mut c_void];
-        let cfg = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (32, 1, 1), shared_mem_bytes: 0 };
-        // SAFETY: spin takes (u64 pointer, u64); `out` holds one u32 at
-        // least and travels on with the operation's output, so it outlives
-        // the kernel.
-        unsafe { launch_kernel(&f, cfg, stream, &mut params)? };
-        let _ = &mut out;
-        Ok(out)
-    })
+    spin_entry(module, "spin", out, ms)
 }
 
 /// `spin` that also records when it ran: `out` (three `u64`s at least)
@@ -123,19 +111,31 @@ pub fn spin(
 /// kernel's start and at its end.
 pub fn spin_timed(
     module: &Arc<CudaModule>,
-    mut out: DeviceBuffer<u64>,
+    out: DeviceBuffer<u64>,
     ms: u64,
 ) -> impl DeviceOperation<Output = DeviceBuffer<u64>> {
     assert!(out.len() >= 3, "spin_timed writes three u64s");
+    spin_entry(module, "spin_timed", out, ms)
+}
+
+/// Launches the PTX entry `entry(out, ns)` (`spin` or `spin_timed`) on one
+/// warp and hands `out` back.
+fn spin_entry<T: cuda_core::DeviceRepr + Send + 'static>(
+    module: &Arc<CudaModule>,
+    entry: &'static str,
+    mut out: DeviceBuffer<T>,
+    ms: u64,
+) -> impl DeviceOperation<Output = DeviceBuffer<T>> {
     let module = module.clone();
     launch(move |stream| {
-        let f = module.function("spin_timed")?;
+        let f = module.function(entry)?;
         let (mut ptr, mut ns) = (out.device_ptr(), ms * 1_000_000);
         let mut params = [&mut ptr as *mut u64 as *mut c_void, &mut ns as *mut u64 as *mut c_void];
         let cfg = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (32, 1, 1), shared_mem_bytes: 0 };
-        // SAFETY: spin_timed takes (u64 pointer, u64) and writes three u64s,
-        // which `out` holds (asserted above); `out` travels on with the
-        // operation's output, so it outlives the kernel.
+        // SAFETY: both entries take (u64 pointer, u64); `spin` writes one
+        // u32 and `spin_timed` three u64s, which `out` holds (their callers
+        // check); `out` travels on with the operation's output, so it
+        // outlives the kernel.
         unsafe { launch_kernel(&f, cfg, stream, &mut params)? };
         let _ = &mut out;
         Ok(out)
