@@ -18,6 +18,27 @@ fn low_byte(x: u64) -> u8 {
     x as u8
 }
 
+/// Record 4 of tests/fuzz seed 1012 function 388, as the generator wrote it.
+#[inline(never)]
+fn fuzz_s1012_f388(v0: u64, v2: f32, v3: f64) -> i32 {
+    let v6: u32 = (17u32.count_zeros()).wrapping_mul((v3 as f32) as u32);
+    let a8: [i32; 3] = [!(v0 as i32), { let (r, o) = (v2 as i32).overflowing_neg(); if o { !r } else { r } }, 512814470];
+    a8.iter().rev().fold(v6 as i32, |acc, &e| acc.max(e))
+}
+
+/// `max(max(a, -x), b)` with all three unknown to the compiler: the shape
+/// ptxas turned into one VIMNMX3 without the negation.
+#[inline(never)]
+fn max_with_negation(a: i32, x: i32, b: i32) -> i32 {
+    a.max(x.wrapping_neg()).max(b).max(512814470)
+}
+
+/// The same with minima.
+#[inline(never)]
+fn min_with_negation(a: i32, x: i32, b: i32) -> i32 {
+    a.min(x.wrapping_neg()).min(b).min(-512814470)
+}
+
 pub fn run(s: &mut Suite) {
     // Issue 16: ptxas kept `neg.s16` of -32768 as +32768 in its 32-bit
     // register (PtxasHazards.def).
@@ -91,20 +112,16 @@ pub fn run(s: &mut Suite) {
     });
     // tests/fuzz seed 1012 function 388: ptxas fused a `neg.s32` into a
     // three-way signed maximum (VIMNMX3) and dropped the negation, so
-    // max(a, -x, b) came back as max(a, x, b); the same for minimum
-    // (PtxasHazards.def).
-    s.case("regress/i32_negation_in_max_chain", Exact, |a, b| {
-        let v = [b as i32 ^ 5, (a as i32).wrapping_neg(), (b >> 32) as i32];
-        v.iter().fold(i32::MIN, |m, &e| m.max(e)) as u32 as u128
+    // max(a, -x, b) came back as max(a, x, b) (PtxasHazards.def).
+    s.case("regress/fuzz_s1012_f388_negation_in_max_chain", Exact, |a, b| {
+        let v2 = f32::from_bits((b as u32) >> 1 | 0x4000_0000);
+        fuzz_s1012_f388(a, v2, f64::from_bits(a.rotate_left(29))) as u32 as u128
     });
-    s.case("regress/i32_negation_in_min_chain", Exact, |a, b| {
-        let v = [b as i32 ^ 5, (a as i32).wrapping_neg(), (b >> 32) as i32];
-        v.iter().fold(i32::MAX, |m, &e| m.min(e)) as u32 as u128
+    s.case("regress/i32_negation_between_maxima", Exact, |a, b| {
+        max_with_negation(b as i32 ^ 5, a as i32, (b >> 32) as i32) as u32 as u128
     });
-    s.case("regress/i32_saturated_negation_in_max_chain", Exact, |a, b| {
-        let x = f32::from_bits(a as u32) as i32;
-        let n = match x.overflowing_neg() { (r, true) => !r, (r, false) => r };
-        [!(b as i32), n, (b >> 40) as i32].iter().fold(i32::MIN, |m, &e| m.max(e)).wrapping_add(7) as u32 as u128
+    s.case("regress/i32_negation_between_minima", Exact, |a, b| {
+        min_with_negation(b as i32 ^ 5, a as i32, (b >> 32) as i32) as u32 as u128
     });
     // tests/fuzz seed 1019: ptxas folds `abs.f32(x) > c` to true for a
     // negative constant `c`, wrong for a NaN (PtxasHazards.def).
