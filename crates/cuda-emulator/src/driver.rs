@@ -33,6 +33,7 @@ use cuda_driver_sys::{
     CUDA_ERROR_STREAM_CAPTURE_ISOLATION as STREAM_CAPTURE_ISOLATION, CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE,
     CU_STREAM_CAPTURE_STATUS_NONE, CU_STREAM_CAPTURE_STATUS_ACTIVE, CU_STREAM_CAPTURE_STATUS_INVALIDATED,
     CU_MEMORYTYPE_HOST, CU_MEMORYTYPE_DEVICE, CU_GRAPH_EXEC_UPDATE_SUCCESS,
+    CUmemLocation, CUDA_ERROR_PEER_ACCESS_UNSUPPORTED, CUDA_ERROR_PEER_ACCESS_NOT_ENABLED,
 };
 
 use crate::context::{self, Context};
@@ -195,6 +196,8 @@ table!(
     cuGraphAddEventRecordNode, cuGraphAddEventWaitNode, cuGraphGetNodes, cuGraphNodeGetType,
     cuGraphInstantiateWithFlags, cuGraphLaunch, cuGraphExecKernelNodeSetParams_v2, cuGraphExecUpdate_v2,
     cuGraphExecDestroy, cuGraphDestroy,
+    cuMemAllocManaged, cuMemPrefetchAsync_v2, cuMemAdvise_v2, cuMemRangeGetAttribute, cuDeviceCanAccessPeer,
+    cuCtxEnablePeerAccess, cuCtxDisablePeerAccess,
 );
 
 /// The device totals the emulator reports.
@@ -284,6 +287,7 @@ unsafe extern "C" fn cuDeviceGetAttribute(v: *mut c_int, attribute: c_int, _d: C
         76 => 0,
         81 => 228 * 1024,
         97 => 227 * 1024,
+        83 | 89 => 1, // managed memory, and host access while kernels run (managed.rs)
         115 => 1, // memory pools: stream-ordered allocation (mem_pool.rs)
         _ => 0,
     };
@@ -613,7 +617,73 @@ unsafe extern "C" fn cuMemFree_v2(p: CUdeviceptr) -> CUresult {
     if crate::mem_pool::free(p) {
         return SUCCESS;
     }
+    crate::managed::forget(p);
     host_free(p)
+}
+unsafe extern "C" fn cuMemAllocManaged(out: *mut CUdeviceptr, bytes: usize, flags: c_uint) -> CUresult {
+    // CU_MEM_ATTACH_GLOBAL or CU_MEM_ATTACH_HOST, as the driver demands.
+    if bytes == 0 || !(flags == 1 || flags == 2) {
+        return INVALID_VALUE;
+    }
+    match crate::managed::alloc(bytes) {
+        Some(p) => {
+            // SAFETY: writable out-pointer (caller).
+            unsafe { *out = p };
+            SUCCESS
+        }
+        None => OUT_OF_MEMORY,
+    }
+}
+unsafe extern "C" fn cuMemPrefetchAsync_v2(p: CUdeviceptr, n: usize, location: CUmemLocation, flags: c_uint, s: CUstream) -> CUresult {
+    // SAFETY: the caller passes a live stream or null.
+    let status = unsafe { stream_status(s) };
+    if status != SUCCESS {
+        return status;
+    }
+    if flags != 0 {
+        return INVALID_VALUE;
+    }
+    // A prefetch moves nothing here, so a captured one records nothing.
+    crate::managed::prefetch(p, n, location)
+}
+unsafe extern "C" fn cuMemAdvise_v2(p: CUdeviceptr, n: usize, advice: c_int, location: CUmemLocation) -> CUresult {
+    crate::managed::advise(p, n, advice, location)
+}
+unsafe extern "C" fn cuMemRangeGetAttribute(data: *mut c_void, size: usize, attribute: c_int, p: CUdeviceptr, n: usize) -> CUresult {
+    if data.is_null() || size != 4 {
+        return INVALID_VALUE;
+    }
+    match crate::managed::attribute(attribute, p, n) {
+        Ok(v) => {
+            // SAFETY: `data` holds `size` (4) writable bytes (caller).
+            unsafe { data.cast::<c_int>().write_unaligned(v) };
+            SUCCESS
+        }
+        Err(code) => code,
+    }
+}
+/// The emulator has one device: no peer can be reached.
+unsafe extern "C" fn cuDeviceCanAccessPeer(can: *mut c_int, d: CUdevice, peer: CUdevice) -> CUresult {
+    if d != 0 || peer != 0 {
+        return CUDA_ERROR_INVALID_DEVICE;
+    }
+    // SAFETY: writable out-pointer (caller). A device is not its own peer.
+    unsafe { *can = 0 };
+    SUCCESS
+}
+/// Refused as on the driver when `cuDeviceCanAccessPeer` says no: every
+/// context of the emulator is on its one device.
+unsafe extern "C" fn cuCtxEnablePeerAccess(peer: CUcontext, flags: c_uint) -> CUresult {
+    if peer.is_null() || flags != 0 {
+        return INVALID_VALUE;
+    }
+    CUDA_ERROR_PEER_ACCESS_UNSUPPORTED
+}
+unsafe extern "C" fn cuCtxDisablePeerAccess(peer: CUcontext) -> CUresult {
+    if peer.is_null() {
+        return INVALID_VALUE;
+    }
+    CUDA_ERROR_PEER_ACCESS_NOT_ENABLED
 }
 unsafe extern "C" fn cuMemAllocAsync(out: *mut CUdeviceptr, bytes: usize, s: CUstream) -> CUresult {
     // SAFETY: the caller passes a live stream or null.
@@ -1382,6 +1452,8 @@ mod tests {
         assert!(crate::implements("cuModuleLoadDataEx"));
         assert!(crate::implements("cuGraphLaunch") && crate::implements("cuStreamBeginCapture_v2"));
         assert!(!crate::implements("cuTensorMapEncodeTiled"));
+        assert!(crate::implements("cuMemAllocManaged") && crate::implements("cuMemPrefetchAsync_v2"));
+        assert!(crate::implements("cuMemAdvise_v2") && crate::implements("cuCtxEnablePeerAccess"));
         assert!(!crate::implements("no\0such"));
     }
 }
