@@ -125,11 +125,13 @@ mod driver;
 pub mod emulator;
 mod error;
 mod graph;
+mod managed;
 mod mem_pool;
 mod memory;
 mod module;
 mod panic;
 mod panic_message;
+mod peer;
 mod stream_order;
 pub mod tensor_map;
 
@@ -147,10 +149,12 @@ pub use device::Device;
 pub use driver::driver_version;
 pub use error::{builtin_name, DriverError, ErrorKind};
 pub use graph::{Graph, GraphError, GraphExec, GraphNode, StreamCapture};
+pub use managed::{ManagedBuffer, ManagedError, MemAdvice, MemLocation};
 pub use mem_pool::MemPool;
 pub use memory::{DeviceAtomicSlice, DeviceBuffer, DeviceRepr, DeviceSlice, DeviceSliceMut, FillValue, PinnedHostBuffer};
 pub use module::{launch_kernel, launch_kernel_with_host_code, CudaFunction, CudaModule, FunctionAttributes, LaunchConfig};
 pub use panic::DevicePanic;
+pub use peer::PeerError;
 
 #[cfg(test)]
 mod tests {

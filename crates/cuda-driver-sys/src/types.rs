@@ -40,6 +40,7 @@ pub type CUhostFn = unsafe extern "C" fn(*mut c_void);
 pub type CUoccupancyB2DSize = Option<unsafe extern "C" fn(c_int) -> usize>;
 
 /// `CUmem_advise` (`CU_MEM_ADVISE_*`).
+#[allow(non_camel_case_types)]
 pub type CUmem_advise = c_int;
 /// `CUmemLocationType` (`CU_MEM_LOCATION_TYPE_*`).
 pub type CUmemLocationType = c_int;
