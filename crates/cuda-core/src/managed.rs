@@ -40,7 +40,7 @@
 //! let ctx = CudaContext::new(0)?;
 //! let stream = ctx.new_stream()?;
 //! // Written on the host, no copy needed.
-//! let mut data = ManagedBuffer::from_slice(&ctx, &[1.0f32, 2.0, 3.0])?;
+//! let data = ManagedBuffer::from_slice(&ctx, &[1.0f32, 2.0, 3.0])?;
 //! data.advise(MemAdvice::PreferredLocation(MemLocation::device_of(&ctx)))?;
 //! data.prefetch_to(MemLocation::device_of(&ctx), &stream)?;
 //! // ... a kernel on `stream` takes `&mut data` for a `&mut [f32]` parameter ...
