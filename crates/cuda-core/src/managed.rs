@@ -168,6 +168,10 @@ pub enum ManagedError {
         /// The element type.
         element: &'static str,
     },
+    /// [`try_host`](ManagedBuffer::try_host) or
+    /// [`try_host_mut`](ManagedBuffer::try_host_mut) found GPU work still
+    /// queued that uses the buffer.
+    Busy,
     /// The driver (or a check before it) refused the call.
     Driver(DriverError),
 }
@@ -194,6 +198,11 @@ impl fmt::Display for ManagedError {
                 f,
                 "a ManagedBuffer of no bytes (zero elements of {element}, or a zero-sized type) cannot be allocated; \
                  give it at least one element"
+            ),
+            ManagedError::Busy => write!(
+                f,
+                "GPU work that uses this managed buffer is still queued (or its stream is capturing a graph); \
+                 call host()/host_mut() to wait for it, or try again later"
             ),
             ManagedError::Driver(e) => e.fmt(f),
         }
@@ -295,6 +304,27 @@ impl<T: DeviceRepr> ManagedBuffer<T> {
         self.order.wait_on_host(true)?;
         // SAFETY: as in `host`; every GPU use has completed and `&mut self`
         // excludes any new one while the slice lives.
+        Ok(unsafe { std::slice::from_raw_parts_mut(self.ptr as usize as *mut T, self.len) })
+    }
+
+    /// [`host`](Self::host) without blocking: [`ManagedError::Busy`] while
+    /// a stream that wrote the buffer still has queued work (conservative:
+    /// any later work on that stream counts too).
+    pub fn try_host(&self) -> Result<&[T], ManagedError> {
+        if !self.order.idle_for_host(false)? {
+            return Err(ManagedError::Busy);
+        }
+        // SAFETY: as in `host`: every stream of a GPU write has finished.
+        Ok(unsafe { std::slice::from_raw_parts(self.ptr as usize as *const T, self.len) })
+    }
+
+    /// [`host_mut`](Self::host_mut) without blocking: [`ManagedError::Busy`]
+    /// while a stream that used the buffer still has queued work.
+    pub fn try_host_mut(&mut self) -> Result<&mut [T], ManagedError> {
+        if !self.order.idle_for_host(true)? {
+            return Err(ManagedError::Busy);
+        }
+        // SAFETY: as in `host_mut`: every stream of a GPU use has finished.
         Ok(unsafe { std::slice::from_raw_parts_mut(self.ptr as usize as *mut T, self.len) })
     }
 

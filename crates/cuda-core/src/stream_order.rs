@@ -110,6 +110,27 @@ impl StreamOrder {
         Ok(())
     }
 
+    /// [`wait_on_host`](Self::wait_on_host) without blocking: whether the
+    /// conflicting work has finished (every stream that holds some is
+    /// idle; a capturing one counts as busy). On `true` for a write, the
+    /// uses are forgotten as there.
+    pub(crate) fn idle_for_host(&self, write: bool) -> Result<bool, DriverError> {
+        let mut uses = self.shared.uses.lock().unwrap_or_else(|e| e.into_inner());
+        let pending: Vec<Arc<StreamHandle>> = match write {
+            false => uses.writer.iter().cloned().collect(),
+            true => uses.writer.iter().chain(uses.readers.iter()).cloned().collect(),
+        };
+        for handle in pending {
+            if handle.capture().is_some() || !CudaStream::from_handle(handle).is_complete()? {
+                return Ok(false);
+            }
+        }
+        if write {
+            *uses = Uses::default();
+        }
+        Ok(true)
+    }
+
     /// Makes `stream` wait for the last write on another stream before a
     /// read it is about to queue.
     pub(crate) fn read_on(&self, stream: &CudaStream) -> Result<(), DriverError> {

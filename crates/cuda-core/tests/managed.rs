@@ -123,10 +123,17 @@ fn host_access_is_refused_while_a_stream_that_used_the_buffer_captures() {
         let e = m.host().unwrap_err();
         assert!(matches!(e, ManagedError::Driver(_)));
         assert!(e.to_string().contains("end the capture"), "{e}");
+        // Without blocking: busy.
+        assert_eq!(m.try_host().unwrap_err(), ManagedError::Busy);
+        assert_eq!(m.try_host_mut().unwrap_err(), ManagedError::Busy);
         Ok(())
     });
     graph.unwrap();
     assert!(m.host().unwrap().iter().all(|&x| x == 2), "usable again after the capture");
+    stream.synchronize().unwrap();
+    assert!(m.try_host().unwrap().iter().all(|&x| x == 2), "idle: no waiting needed");
+    m.try_host_mut().unwrap()[0] = 5;
+    assert_eq!(m.host().unwrap()[0], 5);
 }
 
 #[test]
