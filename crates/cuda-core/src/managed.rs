@@ -30,25 +30,6 @@
 //!
 //! Dropping the buffer waits for every use queued on any stream, then frees
 //! the memory (`cuMemFree`); unlike a `DeviceBuffer`'s, the drop blocks.
-//!
-//! # Example
-//!
-//! ```no_run
-//! use cuda_core::{CudaContext, ManagedBuffer, MemAdvice, MemLocation};
-//!
-//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let ctx = CudaContext::new(0)?;
-//! let stream = ctx.new_stream()?;
-//! // Written on the host, no copy needed.
-//! let data = ManagedBuffer::from_slice(&ctx, &[1.0f32, 2.0, 3.0])?;
-//! data.advise(MemAdvice::PreferredLocation(MemLocation::device_of(&ctx)))?;
-//! data.prefetch_to(MemLocation::device_of(&ctx), &stream)?;
-//! // ... a kernel on `stream` takes `&mut data` for a `&mut [f32]` parameter ...
-//! data.prefetch_to(MemLocation::Host, &stream)?;
-//! let sum: f32 = data.host()?.iter().sum(); // waits for the kernel
-//! assert!(sum > 0.0);
-//! # Ok(()) }
-//! ```
 
 use std::any::type_name;
 use std::ffi::c_int;
@@ -229,7 +210,34 @@ impl From<DriverError> for ManagedError {
 /// (`&buffer` for `&[T]`, `&mut buffer` for `&mut [T]` and `DisjointSlice<T>`);
 /// the host reads it through [`host`](Self::host) and writes it through
 /// [`host_mut`](Self::host_mut), each of which first waits for the GPU work
-/// that conflicts with it (see [the module docs](self)).
+/// that conflicts with it, on any stream: `host` for the last write, `host_mut`
+/// for every use ([`try_host`](Self::try_host) and
+/// [`try_host_mut`](Self::try_host_mut) refuse instead of waiting). The
+/// slices borrow the buffer, so a launch that would write it under a `&[T]`,
+/// or touch it under a `&mut [T]`, is a borrow error. A capture refuses a
+/// managed buffer (a graph launch is not held back by borrows), devices
+/// whose host may not touch managed memory while kernels run are refused at
+/// allocation, and the drop waits for every queued use. docs/MEMORY.md
+/// has the whole story.
+///
+/// # Example
+///
+/// ```no_run
+/// use cuda_core::{CudaContext, ManagedBuffer, MemAdvice, MemLocation};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let ctx = CudaContext::new(0)?;
+/// let stream = ctx.new_stream()?;
+/// // Written on the host, no copy needed.
+/// let data = ManagedBuffer::from_slice(&ctx, &[1.0f32, 2.0, 3.0])?;
+/// data.advise(MemAdvice::PreferredLocation(MemLocation::device_of(&ctx)))?;
+/// data.prefetch_to(MemLocation::device_of(&ctx), &stream)?;
+/// // ... a kernel on `stream` takes `&mut data` for a `&mut [f32]` parameter ...
+/// data.prefetch_to(MemLocation::Host, &stream)?;
+/// let sum: f32 = data.host()?.iter().sum(); // waits for the kernel
+/// assert!(sum > 0.0);
+/// # Ok(()) }
+/// ```
 #[derive(Debug)]
 pub struct ManagedBuffer<T> {
     ptr: CUdeviceptr,

@@ -13,22 +13,6 @@
 //! On a single GPU (and on the CPU emulator, which has one device) no peer
 //! exists: `can_access_peer` answers `false` and `enable_peer_access`
 //! fails with [`PeerError::SameDevice`] or [`PeerError::Unsupported`].
-//!
-//! ```no_run
-//! use cuda_core::{CudaContext, DeviceBuffer, PeerError};
-//!
-//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let (gpu0, gpu1) = (CudaContext::new(0)?, CudaContext::new(1)?);
-//! if gpu1.can_access_peer(&gpu0)? {
-//!     gpu1.enable_peer_access(&gpu0)?; // gpu1's kernels may read gpu0's buffers
-//! }
-//! let (s0, s1) = (gpu0.new_stream()?, gpu1.new_stream()?);
-//! let src = DeviceBuffer::from_host(&s0, &[1u32, 2, 3])?;
-//! let mut dst = DeviceBuffer::<u32>::zeroed(&s1, 3)?;
-//! dst.copy_from_peer(&s1, &src)?; // waits for the upload on s0
-//! assert_eq!(dst.to_host_vec(&s1)?, [1, 2, 3]);
-//! # Ok(()) }
-//! ```
 
 use std::ffi::c_int;
 use std::fmt;
@@ -147,7 +131,25 @@ impl CudaContext {
 
     /// Lets this context's kernels access `peer`'s memory directly
     /// (`cuCtxEnablePeerAccess`; one direction: enable it on `peer` too for
-    /// the other). Enabling it again is not an error.
+    /// the other). Enabling it again is not an error. Two contexts of one
+    /// device are refused ([`PeerError::SameDevice`]), as are devices with
+    /// no peer path ([`PeerError::Unsupported`]).
+    ///
+    /// ```no_run
+    /// use cuda_core::{CudaContext, DeviceBuffer, PeerError};
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let (gpu0, gpu1) = (CudaContext::new(0)?, CudaContext::new(1)?);
+    /// if gpu1.can_access_peer(&gpu0)? {
+    ///     gpu1.enable_peer_access(&gpu0)?; // gpu1's kernels may read gpu0's buffers
+    /// }
+    /// let (s0, s1) = (gpu0.new_stream()?, gpu1.new_stream()?);
+    /// let src = DeviceBuffer::from_host(&s0, &[1u32, 2, 3])?;
+    /// let mut dst = DeviceBuffer::<u32>::zeroed(&s1, 3)?;
+    /// dst.copy_from_peer(&s1, &src)?; // waits for the upload on s0
+    /// assert_eq!(dst.to_host_vec(&s1)?, [1, 2, 3]);
+    /// # Ok(()) }
+    /// ```
     pub fn enable_peer_access(&self, peer: &CudaContext) -> Result<(), PeerError> {
         let (device, peer_device) = (self.ordinal(), peer.ordinal());
         if self.cu_device() == peer.cu_device() {

@@ -128,7 +128,7 @@ unsafe impl<'b> KernelArg<cuda_device::cooperative::GridGroup> for GridArg<'b> {
     }
 }
 
-/// Device memory that [`slice`] and [`slice_mut`] pass to a kernel: a
+/// Device memory that [`slice()`] and [`slice_mut()`] pass to a kernel: a
 /// [`DeviceBuffer`] or a [`ManagedBuffer`].
 ///
 /// # Safety
