@@ -1456,4 +1456,36 @@ mod tests {
         assert!(crate::implements("cuMemAdvise_v2") && crate::implements("cuCtxEnablePeerAccess"));
         assert!(!crate::implements("no\0such"));
     }
+
+    #[test]
+    fn one_device_has_no_peer_and_managed_memory_follows_the_driver_rules() {
+        use super::*;
+        let mut can = -1;
+        // SAFETY: writable out-pointers and handles of this driver throughout.
+        unsafe {
+            assert_eq!(cuDeviceCanAccessPeer(&mut can, 0, 0), SUCCESS);
+            assert_eq!(can, 0, "a device is not its own peer");
+            assert_eq!(cuDeviceCanAccessPeer(&mut can, 0, 1), CUDA_ERROR_INVALID_DEVICE);
+            let ctx = context::retain_primary().handle();
+            assert_eq!(cuCtxEnablePeerAccess(ctx, 0), CUDA_ERROR_PEER_ACCESS_UNSUPPORTED);
+            assert_eq!(cuCtxEnablePeerAccess(ptr::null_mut(), 0), INVALID_VALUE);
+            assert_eq!(cuCtxDisablePeerAccess(ctx), CUDA_ERROR_PEER_ACCESS_NOT_ENABLED);
+            assert_eq!(cuCtxSetCurrent(ctx), SUCCESS); // the null stream is the current context's
+            let mut p = 0;
+            assert_eq!(cuMemAllocManaged(&mut p, 0, 1), INVALID_VALUE, "no empty ranges");
+            assert_eq!(cuMemAllocManaged(&mut p, 64, 0), INVALID_VALUE, "attach flags required");
+            assert_eq!(cuMemAllocManaged(&mut p, 64, 1), SUCCESS);
+            let host = CUmemLocation { type_: cuda_driver_sys::CU_MEM_LOCATION_TYPE_HOST, id: 0 };
+            assert_eq!(cuMemPrefetchAsync_v2(p, 64, host, 0, ptr::null_mut()), SUCCESS);
+            assert_eq!(cuMemPrefetchAsync_v2(p, 64, host, 1, ptr::null_mut()), INVALID_VALUE);
+            let mut v: c_int = -1;
+            assert_eq!(cuMemAdvise_v2(p, 64, 3, host), SUCCESS);
+            assert_eq!(cuMemRangeGetAttribute((&mut v as *mut c_int).cast(), 4, 2, p, 64), SUCCESS);
+            assert_eq!(v, -1, "CU_DEVICE_CPU");
+            assert_eq!(cuMemFree_v2(p), SUCCESS);
+            assert_eq!(cuMemPrefetchAsync_v2(p, 64, host, 0, ptr::null_mut()), INVALID_VALUE, "freed");
+            assert_eq!(cuCtxSetCurrent(ptr::null_mut()), SUCCESS);
+            context::release_primary();
+        }
+    }
 }
