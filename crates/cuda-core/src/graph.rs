@@ -285,7 +285,7 @@ impl CaptureRecord {
     }
 
     /// Breaks the capture: `what` is the call that did (the first wins).
-    fn break_with(&self, what: &str) {
+    pub(crate) fn break_with(&self, what: &str) {
         lock(&self.broken).get_or_insert_with(|| what.to_string());
     }
 }

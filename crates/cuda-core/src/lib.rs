@@ -77,6 +77,14 @@
 //!   free waits for every kernel or copy queued on any stream, and a drop
 //!   never blocks the host. (A device without memory pools falls back to
 //!   `cuMemAlloc`; a drop then waits for the context's queued work.)
+//! * A [`ManagedBuffer`] (`cuMemAllocManaged`) is shared by kernels and the
+//!   host at one address. Its host slices come from
+//!   [`ManagedBuffer::host`], which first waits for the last GPU write
+//!   queued on any stream, and [`ManagedBuffer::host_mut`], which waits for
+//!   every queued use; the slices borrow the buffer, so a launch that would
+//!   touch it meanwhile is a borrow error, and graphs refuse it (a graph
+//!   launch is not held back by borrows). Peer access between GPUs:
+//!   [`CudaContext::enable_peer_access`], [`DeviceBuffer::copy_from_peer`].
 //! * Drops never panic; errors there are ignored. A kernel fault is *sticky*
 //!   ([`DriverError::is_sticky`]): it is reported by the next call that
 //!   synchronises or submits work, naming the last kernel launched. It
@@ -125,11 +133,13 @@ mod driver;
 pub mod emulator;
 mod error;
 mod graph;
+mod managed;
 mod mem_pool;
 mod memory;
 mod module;
 mod panic;
 mod panic_message;
+mod peer;
 mod stream_order;
 pub mod tensor_map;
 
@@ -147,10 +157,12 @@ pub use device::Device;
 pub use driver::driver_version;
 pub use error::{builtin_name, DriverError, ErrorKind};
 pub use graph::{Graph, GraphError, GraphExec, GraphNode, StreamCapture};
+pub use managed::{ManagedBuffer, ManagedError, MemAdvice, MemLocation};
 pub use mem_pool::MemPool;
 pub use memory::{DeviceAtomicSlice, DeviceBuffer, DeviceRepr, DeviceSlice, DeviceSliceMut, FillValue, PinnedHostBuffer};
 pub use module::{launch_kernel, launch_kernel_with_host_code, CudaFunction, CudaModule, FunctionAttributes, LaunchConfig};
 pub use panic::DevicePanic;
+pub use peer::PeerError;
 
 #[cfg(test)]
 mod tests {

@@ -28,6 +28,14 @@
 //! graph then orders itself as a write of every buffer it uses, on the
 //! stream it runs on, so that other streams' uses, and the buffer's own
 //! free, wait for it; and a launch after one of them was dropped is refused.
+//!
+//! A managed buffer (`managed.rs`) is also read and written by the host,
+//! through slices that borrow it. Before the host reads it,
+//! [`StreamOrder::wait_on_host`] blocks until the last write queued on any
+//! stream has finished; before the host writes it, until every queued use
+//! has. A graph launch is not stopped by a borrow, so a managed buffer is
+//! refused in a capture (it breaks the capture, naming the buffer): no
+//! graph can touch it behind the host's back.
 
 use std::sync::{Arc, Mutex};
 
@@ -48,20 +56,85 @@ pub(crate) struct OrderShared {
     /// The ordinal of the device of the buffer's context, and its handle.
     device: usize,
     ctx: usize,
+    /// A managed buffer: the host reads and writes it too (refused in captures).
+    managed: bool,
 }
+
+/// What a capture that meets a managed buffer reports.
+const MANAGED_IN_CAPTURE: &str = "a ManagedBuffer used while the stream captures a graph (a graph launch would \
+    bypass the borrows that keep the host's slices of the buffer safe; use a DeviceBuffer in graphs)";
 
 impl StreamOrder {
     /// The order of a new buffer of `ctx`.
     pub(crate) fn new(ctx: &crate::CudaContext) -> StreamOrder {
         StreamOrder {
-            shared: Arc::new(OrderShared { uses: Mutex::default(), device: ctx.ordinal(), ctx: ctx.raw() as usize }),
+            shared: Arc::new(OrderShared { uses: Mutex::default(), device: ctx.ordinal(), ctx: ctx.raw() as usize, managed: false }),
         }
+    }
+
+    /// The order of a new managed buffer of `ctx` (refused in captures).
+    pub(crate) fn new_managed(ctx: &crate::CudaContext) -> StreamOrder {
+        StreamOrder {
+            shared: Arc::new(OrderShared { uses: Mutex::default(), device: ctx.ordinal(), ctx: ctx.raw() as usize, managed: true }),
+        }
+    }
+
+    /// Blocks the calling thread until the work queued through the safe API
+    /// that conflicts with a host access has finished: the last write on
+    /// any stream for a read (`write == false`), every use for a write (the
+    /// uses are then forgotten: nothing is pending). Fails, without
+    /// waiting, if one of those streams is capturing a graph now (its
+    /// earlier work cannot be waited for without breaking the capture).
+    pub(crate) fn wait_on_host(&self, write: bool) -> Result<(), DriverError> {
+        let mut uses = self.shared.uses.lock().unwrap_or_else(|e| e.into_inner());
+        let pending: Vec<Arc<StreamHandle>> = match write {
+            false => uses.writer.iter().cloned().collect(),
+            true => uses.writer.iter().chain(uses.readers.iter()).cloned().collect(),
+        };
+        if pending.iter().any(|h| h.capture().is_some()) {
+            return Err(DriverError::new(
+                crate::error::ErrorKind::InvalidArgument,
+                "a stream that used this managed buffer is capturing a graph now, so the host cannot wait for \
+                 its earlier work; end the capture (or synchronise that stream before it begins) and try again",
+                "ManagedBuffer host access",
+            ));
+        }
+        for handle in &pending {
+            let event = handle.context().new_event_without_timing()?;
+            event.record_on(handle)?;
+            event.synchronize()?;
+        }
+        if write {
+            *uses = Uses::default();
+        }
+        Ok(())
+    }
+
+    /// [`wait_on_host`](Self::wait_on_host) without blocking: whether the
+    /// conflicting work has finished (every stream that holds some is
+    /// idle; a capturing one counts as busy). On `true` for a write, the
+    /// uses are forgotten as there.
+    pub(crate) fn idle_for_host(&self, write: bool) -> Result<bool, DriverError> {
+        let mut uses = self.shared.uses.lock().unwrap_or_else(|e| e.into_inner());
+        let pending: Vec<Arc<StreamHandle>> = match write {
+            false => uses.writer.iter().cloned().collect(),
+            true => uses.writer.iter().chain(uses.readers.iter()).cloned().collect(),
+        };
+        for handle in pending {
+            if handle.capture().is_some() || !CudaStream::from_handle(handle).is_complete()? {
+                return Ok(false);
+            }
+        }
+        if write {
+            *uses = Uses::default();
+        }
+        Ok(true)
     }
 
     /// Makes `stream` wait for the last write on another stream before a
     /// read it is about to queue.
     pub(crate) fn read_on(&self, stream: &CudaStream) -> Result<(), DriverError> {
-        if self.noted_in_capture(stream) {
+        if self.noted_in_capture(stream)? {
             return Ok(());
         }
         self.shared.read_on(stream)
@@ -70,20 +143,25 @@ impl StreamOrder {
     /// Makes `stream` wait for the last write and every read since, on
     /// other streams, before a write it is about to queue.
     pub(crate) fn write_on(&self, stream: &CudaStream) -> Result<(), DriverError> {
-        if self.noted_in_capture(stream) {
+        if self.noted_in_capture(stream)? {
             return Ok(());
         }
         self.shared.write_on(stream)
     }
 
-    /// Whether `stream` captures: the buffer is then noted in the capture.
-    fn noted_in_capture(&self, stream: &CudaStream) -> bool {
+    /// Whether `stream` captures: the buffer is then noted in the capture
+    /// (a managed buffer breaks it instead, and is refused).
+    fn noted_in_capture(&self, stream: &CudaStream) -> Result<bool, DriverError> {
         match stream.handle().capture() {
+            Some(capture) if self.shared.managed => {
+                capture.break_with(MANAGED_IN_CAPTURE);
+                Err(crate::graph::refused_in_capture("a ManagedBuffer in a graph"))
+            }
             Some(capture) => {
                 capture.note_buffer(&self.shared, stream);
-                true
+                Ok(true)
             }
-            None => false,
+            None => Ok(false),
         }
     }
 

@@ -161,6 +161,18 @@ driver_api! {
     cuMemHostAlloc(*mut *mut c_void, usize, c_uint);
     cuMemHostGetDevicePointer_v2(*mut CUdeviceptr, *mut c_void, c_uint);
     cuMemFreeHost(*mut c_void);
+    // Managed (unified) memory. The `_v2` forms take a `CUmemLocation` by
+    // value (CUDA 12.2 and later; `cuda.h` maps the plain names to them).
+    cuMemAllocManaged(*mut CUdeviceptr, usize, c_uint);
+    cuMemPrefetchAsync_v2(CUdeviceptr, usize, CUmemLocation, c_uint, CUstream);
+    cuMemAdvise_v2(CUdeviceptr, usize, CUmem_advise, CUmemLocation);
+    // The data points at `usize` bytes the attribute fills (an int for the
+    // attributes oxide asks).
+    cuMemRangeGetAttribute(*mut c_void, usize, c_int, CUdeviceptr, usize);
+    // Peer access between the contexts of two devices.
+    cuDeviceCanAccessPeer(*mut c_int, CUdevice, CUdevice);
+    cuCtxEnablePeerAccess(CUcontext, c_uint);
+    cuCtxDisablePeerAccess(CUcontext);
     cuModuleGetGlobal_v2(*mut CUdeviceptr, *mut usize, CUmodule, *const c_char);
     cuModuleLoadDataEx(*mut CUmodule, *const c_void, c_uint, *mut c_int, *mut *mut c_void);
     cuModuleUnload(CUmodule);

@@ -32,6 +32,7 @@ pub fn builtin_name(code: i32) -> Option<(&'static str, &'static str)> {
             "no kernel image is available for this device",
         ),
         214 => ("CUDA_ERROR_ECC_UNCORRECTABLE", "uncorrectable ECC error"),
+        217 => ("CUDA_ERROR_PEER_ACCESS_UNSUPPORTED", "peer access is not supported between these two devices"),
         218 => ("CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed"),
         221 => (
             "CUDA_ERROR_JIT_COMPILER_NOT_FOUND",
@@ -74,6 +75,8 @@ pub fn builtin_name(code: i32) -> Option<(&'static str, &'static str)> {
             "CUDA_ERROR_LAUNCH_TIMEOUT",
             "the launch timed out and was terminated",
         ),
+        704 => ("CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED", "peer access is already enabled"),
+        705 => ("CUDA_ERROR_PEER_ACCESS_NOT_ENABLED", "peer access has not been enabled"),
         709 => (
             "CUDA_ERROR_CONTEXT_IS_DESTROYED",
             "the context has been destroyed",

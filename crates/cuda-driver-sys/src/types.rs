@@ -39,6 +39,52 @@ pub type CUhostFn = unsafe extern "C" fn(*mut c_void);
 /// `CUoccupancyB2DSize`: block size → dynamic shared memory bytes.
 pub type CUoccupancyB2DSize = Option<unsafe extern "C" fn(c_int) -> usize>;
 
+/// `CUmem_advise` (`CU_MEM_ADVISE_*`).
+#[allow(non_camel_case_types)]
+pub type CUmem_advise = c_int;
+/// `CUmemLocationType` (`CU_MEM_LOCATION_TYPE_*`).
+pub type CUmemLocationType = c_int;
+
+/// `CUmemLocation`: where memory is (or should be): a device by ordinal,
+/// or the host (`id` ignored). Passed by value.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CUmemLocation {
+    /// `CU_MEM_LOCATION_TYPE_DEVICE` or `CU_MEM_LOCATION_TYPE_HOST`, …
+    pub type_: CUmemLocationType,
+    /// The device ordinal for a device location.
+    pub id: c_int,
+}
+
+/// `CU_MEM_LOCATION_TYPE_DEVICE`: `id` is a device ordinal.
+pub const CU_MEM_LOCATION_TYPE_DEVICE: CUmemLocationType = 1;
+/// `CU_MEM_LOCATION_TYPE_HOST`: the host (`id` ignored).
+pub const CU_MEM_LOCATION_TYPE_HOST: CUmemLocationType = 2;
+/// `CU_MEM_ATTACH_GLOBAL`: managed memory any stream of any device may use.
+pub const CU_MEM_ATTACH_GLOBAL: c_uint = 1;
+/// `CU_MEM_ADVISE_SET_READ_MOSTLY`.
+pub const CU_MEM_ADVISE_SET_READ_MOSTLY: CUmem_advise = 1;
+/// `CU_MEM_ADVISE_UNSET_READ_MOSTLY`.
+pub const CU_MEM_ADVISE_UNSET_READ_MOSTLY: CUmem_advise = 2;
+/// `CU_MEM_ADVISE_SET_PREFERRED_LOCATION`.
+pub const CU_MEM_ADVISE_SET_PREFERRED_LOCATION: CUmem_advise = 3;
+/// `CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION`.
+pub const CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION: CUmem_advise = 4;
+/// `CU_MEM_ADVISE_SET_ACCESSED_BY`.
+pub const CU_MEM_ADVISE_SET_ACCESSED_BY: CUmem_advise = 5;
+/// `CU_MEM_ADVISE_UNSET_ACCESSED_BY`.
+pub const CU_MEM_ADVISE_UNSET_ACCESSED_BY: CUmem_advise = 6;
+/// `CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY`: an int, 1 if the range is read-mostly.
+pub const CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY: c_int = 1;
+/// `CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION`: an int, the preferred
+/// device ordinal, `CU_DEVICE_CPU` (-1) for the host, -2 for none.
+pub const CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION: c_int = 2;
+/// `CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY`: the device can allocate managed memory.
+pub const CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY: c_int = 83;
+/// `CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS`: the host may touch
+/// managed memory while kernels run (else only when the device is idle).
+pub const CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS: c_int = 89;
+
 /// `CUDA_SUCCESS`.
 pub const CUDA_SUCCESS: CUresult = 0;
 /// `CUDA_ERROR_INVALID_VALUE`.
@@ -53,6 +99,9 @@ pub const CUDA_ERROR_NO_DEVICE: CUresult = 100;
 pub const CUDA_ERROR_INVALID_DEVICE: CUresult = 101;
 /// `CUDA_ERROR_INVALID_CONTEXT`.
 pub const CUDA_ERROR_INVALID_CONTEXT: CUresult = 201;
+/// `CUDA_ERROR_PEER_ACCESS_UNSUPPORTED`: the two devices cannot reach
+/// each other's memory.
+pub const CUDA_ERROR_PEER_ACCESS_UNSUPPORTED: CUresult = 217;
 /// `CUDA_ERROR_INVALID_PTX`.
 pub const CUDA_ERROR_INVALID_PTX: CUresult = 218;
 /// `CUDA_ERROR_INVALID_HANDLE`.
@@ -63,6 +112,10 @@ pub const CUDA_ERROR_NOT_FOUND: CUresult = 500;
 pub const CUDA_ERROR_NOT_READY: CUresult = 600;
 /// `CUDA_ERROR_ILLEGAL_ADDRESS`: a kernel accessed memory outside every allocation.
 pub const CUDA_ERROR_ILLEGAL_ADDRESS: CUresult = 700;
+/// `CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED`.
+pub const CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED: CUresult = 704;
+/// `CUDA_ERROR_PEER_ACCESS_NOT_ENABLED`.
+pub const CUDA_ERROR_PEER_ACCESS_NOT_ENABLED: CUresult = 705;
 /// `CUDA_ERROR_CONTEXT_IS_DESTROYED`.
 pub const CUDA_ERROR_CONTEXT_IS_DESTROYED: CUresult = 709;
 /// `CUDA_ERROR_LAUNCH_FAILED`: a kernel faulted (a trap, a device panic).

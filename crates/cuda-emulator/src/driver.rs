@@ -33,6 +33,7 @@ use cuda_driver_sys::{
     CUDA_ERROR_STREAM_CAPTURE_ISOLATION as STREAM_CAPTURE_ISOLATION, CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE,
     CU_STREAM_CAPTURE_STATUS_NONE, CU_STREAM_CAPTURE_STATUS_ACTIVE, CU_STREAM_CAPTURE_STATUS_INVALIDATED,
     CU_MEMORYTYPE_HOST, CU_MEMORYTYPE_DEVICE, CU_GRAPH_EXEC_UPDATE_SUCCESS,
+    CUmemLocation, CUDA_ERROR_PEER_ACCESS_UNSUPPORTED, CUDA_ERROR_PEER_ACCESS_NOT_ENABLED,
 };
 
 use crate::context::{self, Context};
@@ -195,6 +196,8 @@ table!(
     cuGraphAddEventRecordNode, cuGraphAddEventWaitNode, cuGraphGetNodes, cuGraphNodeGetType,
     cuGraphInstantiateWithFlags, cuGraphLaunch, cuGraphExecKernelNodeSetParams_v2, cuGraphExecUpdate_v2,
     cuGraphExecDestroy, cuGraphDestroy,
+    cuMemAllocManaged, cuMemPrefetchAsync_v2, cuMemAdvise_v2, cuMemRangeGetAttribute, cuDeviceCanAccessPeer,
+    cuCtxEnablePeerAccess, cuCtxDisablePeerAccess,
 );
 
 /// The device totals the emulator reports.
@@ -284,6 +287,7 @@ unsafe extern "C" fn cuDeviceGetAttribute(v: *mut c_int, attribute: c_int, _d: C
         76 => 0,
         81 => 228 * 1024,
         97 => 227 * 1024,
+        83 | 89 => 1, // managed memory, and host access while kernels run (managed.rs)
         115 => 1, // memory pools: stream-ordered allocation (mem_pool.rs)
         _ => 0,
     };
@@ -613,7 +617,73 @@ unsafe extern "C" fn cuMemFree_v2(p: CUdeviceptr) -> CUresult {
     if crate::mem_pool::free(p) {
         return SUCCESS;
     }
+    crate::managed::forget(p);
     host_free(p)
+}
+unsafe extern "C" fn cuMemAllocManaged(out: *mut CUdeviceptr, bytes: usize, flags: c_uint) -> CUresult {
+    // CU_MEM_ATTACH_GLOBAL or CU_MEM_ATTACH_HOST, as the driver demands.
+    if bytes == 0 || !(flags == 1 || flags == 2) {
+        return INVALID_VALUE;
+    }
+    match crate::managed::alloc(bytes) {
+        Some(p) => {
+            // SAFETY: writable out-pointer (caller).
+            unsafe { *out = p };
+            SUCCESS
+        }
+        None => OUT_OF_MEMORY,
+    }
+}
+unsafe extern "C" fn cuMemPrefetchAsync_v2(p: CUdeviceptr, n: usize, location: CUmemLocation, flags: c_uint, s: CUstream) -> CUresult {
+    // SAFETY: the caller passes a live stream or null.
+    let status = unsafe { stream_status(s) };
+    if status != SUCCESS {
+        return status;
+    }
+    if flags != 0 {
+        return INVALID_VALUE;
+    }
+    // A prefetch moves nothing here, so a captured one records nothing.
+    crate::managed::prefetch(p, n, location)
+}
+unsafe extern "C" fn cuMemAdvise_v2(p: CUdeviceptr, n: usize, advice: c_int, location: CUmemLocation) -> CUresult {
+    crate::managed::advise(p, n, advice, location)
+}
+unsafe extern "C" fn cuMemRangeGetAttribute(data: *mut c_void, size: usize, attribute: c_int, p: CUdeviceptr, n: usize) -> CUresult {
+    if data.is_null() || size != 4 {
+        return INVALID_VALUE;
+    }
+    match crate::managed::attribute(attribute, p, n) {
+        Ok(v) => {
+            // SAFETY: `data` holds `size` (4) writable bytes (caller).
+            unsafe { data.cast::<c_int>().write_unaligned(v) };
+            SUCCESS
+        }
+        Err(code) => code,
+    }
+}
+/// The emulator has one device: no peer can be reached.
+unsafe extern "C" fn cuDeviceCanAccessPeer(can: *mut c_int, d: CUdevice, peer: CUdevice) -> CUresult {
+    if d != 0 || peer != 0 {
+        return CUDA_ERROR_INVALID_DEVICE;
+    }
+    // SAFETY: writable out-pointer (caller). A device is not its own peer.
+    unsafe { *can = 0 };
+    SUCCESS
+}
+/// Refused as on the driver when `cuDeviceCanAccessPeer` says no: every
+/// context of the emulator is on its one device.
+unsafe extern "C" fn cuCtxEnablePeerAccess(peer: CUcontext, flags: c_uint) -> CUresult {
+    if peer.is_null() || flags != 0 {
+        return INVALID_VALUE;
+    }
+    CUDA_ERROR_PEER_ACCESS_UNSUPPORTED
+}
+unsafe extern "C" fn cuCtxDisablePeerAccess(peer: CUcontext) -> CUresult {
+    if peer.is_null() {
+        return INVALID_VALUE;
+    }
+    CUDA_ERROR_PEER_ACCESS_NOT_ENABLED
 }
 unsafe extern "C" fn cuMemAllocAsync(out: *mut CUdeviceptr, bytes: usize, s: CUstream) -> CUresult {
     // SAFETY: the caller passes a live stream or null.
@@ -1382,6 +1452,40 @@ mod tests {
         assert!(crate::implements("cuModuleLoadDataEx"));
         assert!(crate::implements("cuGraphLaunch") && crate::implements("cuStreamBeginCapture_v2"));
         assert!(!crate::implements("cuTensorMapEncodeTiled"));
+        assert!(crate::implements("cuMemAllocManaged") && crate::implements("cuMemPrefetchAsync_v2"));
+        assert!(crate::implements("cuMemAdvise_v2") && crate::implements("cuCtxEnablePeerAccess"));
         assert!(!crate::implements("no\0such"));
+    }
+
+    #[test]
+    fn one_device_has_no_peer_and_managed_memory_follows_the_driver_rules() {
+        use super::*;
+        let mut can = -1;
+        // SAFETY: writable out-pointers and handles of this driver throughout.
+        unsafe {
+            assert_eq!(cuDeviceCanAccessPeer(&mut can, 0, 0), SUCCESS);
+            assert_eq!(can, 0, "a device is not its own peer");
+            assert_eq!(cuDeviceCanAccessPeer(&mut can, 0, 1), CUDA_ERROR_INVALID_DEVICE);
+            let ctx = context::retain_primary().handle();
+            assert_eq!(cuCtxEnablePeerAccess(ctx, 0), CUDA_ERROR_PEER_ACCESS_UNSUPPORTED);
+            assert_eq!(cuCtxEnablePeerAccess(ptr::null_mut(), 0), INVALID_VALUE);
+            assert_eq!(cuCtxDisablePeerAccess(ctx), CUDA_ERROR_PEER_ACCESS_NOT_ENABLED);
+            assert_eq!(cuCtxSetCurrent(ctx), SUCCESS); // the null stream is the current context's
+            let mut p = 0;
+            assert_eq!(cuMemAllocManaged(&mut p, 0, 1), INVALID_VALUE, "no empty ranges");
+            assert_eq!(cuMemAllocManaged(&mut p, 64, 0), INVALID_VALUE, "attach flags required");
+            assert_eq!(cuMemAllocManaged(&mut p, 64, 1), SUCCESS);
+            let host = CUmemLocation { type_: cuda_driver_sys::CU_MEM_LOCATION_TYPE_HOST, id: 0 };
+            assert_eq!(cuMemPrefetchAsync_v2(p, 64, host, 0, ptr::null_mut()), SUCCESS);
+            assert_eq!(cuMemPrefetchAsync_v2(p, 64, host, 1, ptr::null_mut()), INVALID_VALUE);
+            let mut v: c_int = -1;
+            assert_eq!(cuMemAdvise_v2(p, 64, 3, host), SUCCESS);
+            assert_eq!(cuMemRangeGetAttribute((&mut v as *mut c_int).cast(), 4, 2, p, 64), SUCCESS);
+            assert_eq!(v, -1, "CU_DEVICE_CPU");
+            assert_eq!(cuMemFree_v2(p), SUCCESS);
+            assert_eq!(cuMemPrefetchAsync_v2(p, 64, host, 0, ptr::null_mut()), INVALID_VALUE, "freed");
+            assert_eq!(cuCtxSetCurrent(ptr::null_mut()), SUCCESS);
+            context::release_primary();
+        }
     }
 }

@@ -70,6 +70,7 @@ pub mod executor;
 pub(crate) mod graph;
 mod hooks;
 mod launch;
+mod managed;
 mod mapping;
 mod mem_pool;
 mod memory;

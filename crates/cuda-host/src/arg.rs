@@ -4,10 +4,10 @@
 //! type implements [`KernelArg<P>`]. The implementations below are the whole
 //! list of what may cross, so a launch with a wrong argument type does not
 //! compile:
-//! - `&[T]` ← `&buffer` (a `&DeviceBuffer<T>`), a `DeviceSlice<T>` view, or
-//!   [`slice(&buffer)`](slice());
-//! - `&mut [T]` and [`DisjointSlice<T>`] ← `&mut buffer`, a `DeviceSliceMut<T>`
-//!   view, or [`slice_mut(&mut buffer)`](slice_mut());
+//! - `&[T]` ← `&buffer` (a `&DeviceBuffer<T>` or `&ManagedBuffer<T>`), a
+//!   `DeviceSlice<T>` view, or [`slice(&buffer)`](slice());
+//! - `&mut [T]` and [`DisjointSlice<T>`] ← `&mut buffer` (of either kind), a
+//!   `DeviceSliceMut<T>` view, or [`slice_mut(&mut buffer)`](slice_mut());
 //! - `&[A]` for an atomic `A` (`AtomicU32`, `AtomicF32`,
 //!   `Scoped<AtomicU64, scope::Device>`, …: [`AtomicCell`]) ←
 //!   `buffer.as_atomic()` of a `DeviceBuffer` of its value type (a
@@ -35,7 +35,7 @@
 //! reference field, a parameter whose type hides a reference behind an alias
 //! or a generic parameter. Closing those needs an auto trait (unstable).
 
-use cuda_core::{CudaStream, DeviceAtomicSlice, DeviceBuffer, DeviceRepr, DeviceSlice, DeviceSliceMut, DriverError};
+use cuda_core::{CudaStream, DeviceAtomicSlice, DeviceBuffer, DeviceRepr, DeviceSlice, DeviceSliceMut, DriverError, ManagedBuffer};
 use cuda_device::atomic::AtomicCell;
 use cuda_device::__private::{SliceMutParam, SliceParam};
 use cuda_device::DisjointSlice;
@@ -128,35 +128,93 @@ unsafe impl<'b> KernelArg<cuda_device::cooperative::GridGroup> for GridArg<'b> {
     }
 }
 
-/// A `DeviceBuffer` passed read-only, for a `&[T]` parameter.
-#[derive(Debug, Clone, Copy)]
-pub struct SliceArg<'b, T: Copy> {
-    buffer: &'b DeviceBuffer<T>,
+/// Device memory that [`slice()`] and [`slice_mut()`] pass to a kernel: a
+/// [`DeviceBuffer`] or a [`ManagedBuffer`].
+///
+/// # Safety
+/// `device_ptr` and `len` must describe `len` initialised elements of
+/// `Elem` in memory the buffer's kernels may access, for as long as the
+/// buffer is borrowed; `order_read`/`order_write` must order the stream
+/// after the conflicting uses, as cuda-core's buffers do.
+pub unsafe trait DeviceMemory {
+    /// The element type.
+    type Elem: DeviceRepr;
+    /// The device address of the first element.
+    fn device_ptr(&self) -> u64;
+    /// The number of elements.
+    fn len(&self) -> usize;
+    /// Whether there are no elements.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Orders a read on `stream` (see [`DeviceSlice::order_read`]).
+    fn order_read(&self, stream: &CudaStream) -> Result<(), DriverError>;
+    /// Orders a write on `stream`.
+    fn order_write(&mut self, stream: &CudaStream) -> Result<(), DriverError>;
 }
 
-/// A `DeviceBuffer` passed for writing, for a `DisjointSlice<T>` or `&mut [T]` parameter.
+macro_rules! device_memory {
+    ($($buf:ident),*) => {$(
+        // SAFETY: cuda-core's buffer reports its own allocation and orders
+        // its uses (its `order_read` / `order_write`).
+        unsafe impl<T: DeviceRepr> DeviceMemory for $buf<T> {
+            type Elem = T;
+            fn device_ptr(&self) -> u64 {
+                $buf::device_ptr(self)
+            }
+            fn len(&self) -> usize {
+                $buf::len(self)
+            }
+            fn order_read(&self, stream: &CudaStream) -> Result<(), DriverError> {
+                $buf::order_read(self, stream)
+            }
+            fn order_write(&mut self, stream: &CudaStream) -> Result<(), DriverError> {
+                $buf::order_write(self, stream)
+            }
+        }
+    )*};
+}
+device_memory!(DeviceBuffer, ManagedBuffer);
+
+/// A buffer passed read-only, for a `&[T]` parameter.
 #[derive(Debug)]
-pub struct SliceMutArg<'b, T: Copy> {
-    buffer: &'b mut DeviceBuffer<T>,
+pub struct SliceArg<'b, B: DeviceMemory> {
+    buffer: &'b B,
 }
 
-/// Passes `buffer` for a `&[T]` kernel parameter.
-pub fn slice<T: Copy>(buffer: &DeviceBuffer<T>) -> SliceArg<'_, T> {
+impl<B: DeviceMemory> Clone for SliceArg<'_, B> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<B: DeviceMemory> Copy for SliceArg<'_, B> {}
+
+/// A buffer passed for writing, for a `DisjointSlice<T>` or `&mut [T]` parameter.
+#[derive(Debug)]
+pub struct SliceMutArg<'b, B: DeviceMemory> {
+    buffer: &'b mut B,
+}
+
+/// Passes `buffer` (a [`DeviceBuffer`] or a [`ManagedBuffer`]) for a `&[T]`
+/// kernel parameter.
+pub fn slice<B: DeviceMemory>(buffer: &B) -> SliceArg<'_, B> {
     SliceArg { buffer }
 }
 
-/// Passes `buffer` for a `DisjointSlice<T>` (or `&mut [T]`) kernel parameter.
-/// The `&mut` borrow ensures no other argument of the same launch aliases it.
-pub fn slice_mut<T: Copy>(buffer: &mut DeviceBuffer<T>) -> SliceMutArg<'_, T> {
+/// Passes `buffer` (a [`DeviceBuffer`] or a [`ManagedBuffer`]) for a
+/// `DisjointSlice<T>` (or `&mut [T]`) kernel parameter. The `&mut` borrow
+/// ensures no other argument of the same launch aliases it, and no host
+/// slice of a managed buffer lives across the launch.
+pub fn slice_mut<B: DeviceMemory>(buffer: &mut B) -> SliceMutArg<'_, B> {
     SliceMutArg { buffer }
 }
 
 // SAFETY: `*const [T]` has the layout of `&[T]`, and the pointer is the
 // buffer's device address with its length.
-unsafe impl<'a, 'b, T: Copy> KernelArg<&'a [T]> for SliceArg<'b, T> {
-    type Repr = *const [T];
-    fn to_repr(&self) -> *const [T] {
-        std::ptr::slice_from_raw_parts(self.buffer.device_ptr() as *const T, self.buffer.len())
+unsafe impl<'a, 'b, B: DeviceMemory> KernelArg<&'a [B::Elem]> for SliceArg<'b, B> {
+    type Repr = *const [B::Elem];
+    fn to_repr(&self) -> *const [B::Elem] {
+        std::ptr::slice_from_raw_parts(self.buffer.device_ptr() as usize as *const B::Elem, self.buffer.len())
     }
     fn order_on(&mut self, stream: &CudaStream) -> Result<(), DriverError> {
         self.buffer.order_read(stream)
@@ -165,10 +223,10 @@ unsafe impl<'a, 'b, T: Copy> KernelArg<&'a [T]> for SliceArg<'b, T> {
 
 // SAFETY: as above, for `&mut [T]`; the `&mut` borrow of the buffer makes the
 // kernel's unique access real.
-unsafe impl<'a, 'b, T: Copy> KernelArg<&'a mut [T]> for SliceMutArg<'b, T> {
-    type Repr = *mut [T];
-    fn to_repr(&self) -> *mut [T] {
-        std::ptr::slice_from_raw_parts_mut(self.buffer.device_ptr() as *mut T, self.buffer.len())
+unsafe impl<'a, 'b, B: DeviceMemory> KernelArg<&'a mut [B::Elem]> for SliceMutArg<'b, B> {
+    type Repr = *mut [B::Elem];
+    fn to_repr(&self) -> *mut [B::Elem] {
+        std::ptr::slice_from_raw_parts_mut(self.buffer.device_ptr() as usize as *mut B::Elem, self.buffer.len())
     }
     fn order_on(&mut self, stream: &CudaStream) -> Result<(), DriverError> {
         self.buffer.order_write(stream)
@@ -177,12 +235,12 @@ unsafe impl<'a, 'b, T: Copy> KernelArg<&'a mut [T]> for SliceMutArg<'b, T> {
 
 // SAFETY: DisjointSlice is `#[repr(C)] { ptr, len }`, built here from the
 // buffer's device address and length.
-unsafe impl<'b, T: Copy> KernelArg<DisjointSlice<T>> for SliceMutArg<'b, T> {
-    type Repr = DisjointSlice<T>;
-    fn to_repr(&self) -> DisjointSlice<T> {
+unsafe impl<'b, B: DeviceMemory> KernelArg<DisjointSlice<B::Elem>> for SliceMutArg<'b, B> {
+    type Repr = DisjointSlice<B::Elem>;
+    fn to_repr(&self) -> DisjointSlice<B::Elem> {
         // SAFETY: the buffer holds `len` initialised `T`s on the device and is
         // mutably borrowed for the launch.
-        unsafe { DisjointSlice::from_raw_parts(self.buffer.device_ptr() as *mut T, self.buffer.len()) }
+        unsafe { DisjointSlice::from_raw_parts(self.buffer.device_ptr() as usize as *mut B::Elem, self.buffer.len()) }
     }
     fn order_on(&mut self, stream: &CudaStream) -> Result<(), DriverError> {
         self.buffer.order_write(stream)
@@ -295,14 +353,21 @@ unsafe impl<'a, 'b, A: AtomicCell> KernelArg<&'a [A]> for DeviceAtomicSlice<'b, 
     }
 }
 
-read_args!(&'b DeviceBuffer<T>, DeviceSlice<'b, T>, &'b mut DeviceBuffer<T>, DeviceSliceMut<'b, T>);
-write_args!(&'b mut DeviceBuffer<T>, DeviceSliceMut<'b, T>);
+read_args!(
+    &'b DeviceBuffer<T>,
+    DeviceSlice<'b, T>,
+    &'b mut DeviceBuffer<T>,
+    DeviceSliceMut<'b, T>,
+    &'b ManagedBuffer<T>,
+    &'b mut ManagedBuffer<T>
+);
+write_args!(&'b mut DeviceBuffer<T>, DeviceSliceMut<'b, T>, &'b mut ManagedBuffer<T>);
 
 // SAFETY: the slice() / slice_mut() forms, as for `&DeviceBuffer` above.
-unsafe impl<'a, 'b, T: Copy> KernelArg<SliceParam<'a, T>> for SliceArg<'b, T> {
-    type Repr = *const [T];
-    fn to_repr(&self) -> *const [T] {
-        std::ptr::slice_from_raw_parts(self.buffer.device_ptr() as *const T, self.buffer.len())
+unsafe impl<'a, 'b, B: DeviceMemory> KernelArg<SliceParam<'a, B::Elem>> for SliceArg<'b, B> {
+    type Repr = *const [B::Elem];
+    fn to_repr(&self) -> *const [B::Elem] {
+        std::ptr::slice_from_raw_parts(self.buffer.device_ptr() as usize as *const B::Elem, self.buffer.len())
     }
     fn order_on(&mut self, stream: &CudaStream) -> Result<(), DriverError> {
         self.buffer.order_read(stream)
@@ -310,10 +375,10 @@ unsafe impl<'a, 'b, T: Copy> KernelArg<SliceParam<'a, T>> for SliceArg<'b, T> {
 }
 
 // SAFETY: as above, for writing.
-unsafe impl<'a, 'b, T: Copy> KernelArg<SliceMutParam<'a, T>> for SliceMutArg<'b, T> {
-    type Repr = *mut [T];
-    fn to_repr(&self) -> *mut [T] {
-        std::ptr::slice_from_raw_parts_mut(self.buffer.device_ptr() as *mut T, self.buffer.len())
+unsafe impl<'a, 'b, B: DeviceMemory> KernelArg<SliceMutParam<'a, B::Elem>> for SliceMutArg<'b, B> {
+    type Repr = *mut [B::Elem];
+    fn to_repr(&self) -> *mut [B::Elem] {
+        std::ptr::slice_from_raw_parts_mut(self.buffer.device_ptr() as usize as *mut B::Elem, self.buffer.len())
     }
     fn order_on(&mut self, stream: &CudaStream) -> Result<(), DriverError> {
         self.buffer.order_write(stream)

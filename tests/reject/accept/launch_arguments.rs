@@ -1,8 +1,10 @@
 //! Not an error: the argument forms a launch accepts. `&buffer` for `&[T]`,
 //! `&mut buffer` for `DisjointSlice<T>` and `&mut [T]`, views of part of a
 //! buffer, the `slice(..)` / `slice_mut(..)` forms, scalars by value, and a
-//! closure (Copy) for a generic `F: Fn` parameter.
-use cuda_core::{CudaContext, DeviceBuffer, LaunchConfig};
+//! closure (Copy) for a generic `F: Fn` parameter. A `ManagedBuffer` goes
+//! wherever a `DeviceBuffer` does, in every form, and a host slice of it
+//! may be read between launches.
+use cuda_core::{CudaContext, DeviceBuffer, LaunchConfig, ManagedBuffer};
 use cuda_device::{kernel, thread, DisjointSlice};
 use cuda_host::{cuda_launch, load_kernel_module};
 
@@ -50,6 +52,26 @@ fn main() {
     cuda_launch! {
         kernel: map, stream: stream, module: module, config: config,
         args: [move |x| x * factor, &input, &mut out]
+    }
+    .unwrap();
+    let managed_in = ManagedBuffer::from_slice(&ctx, &[1.0f32; 64]).unwrap();
+    let mut managed_out = ManagedBuffer::<f32>::zeroed(&ctx, 64).unwrap();
+    cuda_launch! {
+        kernel: scale, stream: stream, module: module, config: config,
+        args: [&managed_in, 2.5f32, &mut managed_out]
+    }
+    .unwrap();
+    let seen = managed_out.host().unwrap()[0];
+    let read_only = managed_in.host().unwrap();
+    cuda_launch! {
+        kernel: scale, stream: stream, module: module, config: config,
+        args: [slice(managed_in), seen, slice_mut(managed_out)]
+    }
+    .unwrap();
+    assert_eq!(read_only[0], 1.0); // a read-only launch may overlap a host read
+    cuda_launch! {
+        kernel: map, stream: stream, module: module, config: config,
+        args: [move |x| x * factor, &managed_in, &mut out]
     }
     .unwrap();
 }
