@@ -178,3 +178,59 @@ fn set_stream_moves_the_work_and_refuses_another_context() {
     blas.gemm(&GemmConfig::row_major(2, 2, 2), a.as_slice(), a.as_slice(), c.as_slice_mut()).unwrap();
     assert_eq!(c.to_host_vec(&other).unwrap(), [7.0, 10.0, 15.0, 22.0]);
 }
+
+#[test]
+fn gemm_operations_chain_capture_and_replay_in_a_pool() {
+    use cuda_async::{value, DeviceBox, DeviceOperation, StreamPool};
+    use cuda_blas::ops;
+    let stream = stream();
+    let pool = StreamPool::new(stream.context(), 2).unwrap();
+    let s0 = pool.streams()[0].clone();
+    let blas = ops::BlasOps::new();
+    let (m, n, k) = (4, 5, 6);
+    let w = DeviceBox::from_host(&s0, &ints(k * n, 7)).unwrap();
+    let x = DeviceBuffer::from_host(&s0, &ints(m * k, 8)).unwrap();
+    let y = DeviceBuffer::<f32>::zeroed(&s0, m * n).unwrap();
+    let z = DeviceBuffer::<f32>::zeroed(&s0, m * n).unwrap();
+    let cfg = GemmConfig::row_major(m, n, k);
+    // y = x·w, then z = y·I (n×n identity) plus z: two chained GEMMs.
+    let mut eye = vec![0.0f32; n * n];
+    for i in 0..n {
+        eye[i * n + i] = 1.0;
+    }
+    let eye = DeviceBox::from_host(&s0, &eye).unwrap();
+    let op = |x, y, z| {
+        let (blas, w, eye) = (blas.clone(), w.clone(), eye.clone());
+        ops::gemm(&blas, cfg, x, w, y).and_then(move |(x, _w, y)| {
+            ops::gemm(&blas, GemmConfig::row_major(m, n, n).scale(1.0, 1.0), y, eye, z)
+                .map(move |(y, _eye, z)| (x, y, z))
+        })
+    };
+    // As an operation: runs once.
+    let (x, y, z) = op(x, y, z).sync_on(&s0).unwrap();
+    let mut want_y = vec![0.0f32; m * n];
+    gemm_reference(&cfg, &ints(m * k, 8), &ints(k * n, 7), &mut want_y).unwrap();
+    assert_eq!(y.to_host_vec(&s0).unwrap(), want_y);
+    assert_eq!(z.to_host_vec(&s0).unwrap(), want_y);
+
+    // Captured on the pool: a stream without a handle is refused, naming the fix.
+    let fresh = ops::BlasOps::new();
+    let err = ops::gemm(&fresh, cfg, DeviceBox::from_host(&s0, &[0.0f32; 24]).unwrap(), w.clone(),
+                        DeviceBuffer::<f32>::zeroed(&s0, m * n).unwrap())
+        .into_graph(&s0)
+        .unwrap_err();
+    assert!(err.to_string().contains("BlasOps::prepare"), "{err}");
+
+    for s in pool.streams() {
+        blas.prepare(s).unwrap();
+    }
+    let graph = op(x, y, z).into_graph_in(&pool).unwrap();
+    let before = blas.handles();
+    // Three replays: z accumulates y each time.
+    let graph = value(()).and_then(|_| graph.replay()).and_then(|g| g.replay()).and_then(|g| g.replay()).sync_in(&pool).unwrap();
+    assert_eq!(blas.handles(), before, "replays make no handles");
+    let (_, y, z) = graph.output();
+    assert_eq!(y.to_host_vec(&s0).unwrap(), want_y);
+    let want_z: Vec<f32> = want_y.iter().map(|v| v * 4.0).collect();
+    assert_eq!(z.to_host_vec(&s0).unwrap(), want_z);
+}
