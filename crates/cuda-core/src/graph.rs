@@ -56,7 +56,8 @@
 //! synchronisation (of the stream or the context), a copy from or to host
 //! memory (a graph would read or write it on every launch, long after the
 //! borrow ended), a `launch_host_fn` (it runs once; [`Graph::add_host`]
-//! takes a function a graph may call again), an allocation on the
+//! and [`CudaStream::launch_host_fn_replayable`] take a function a graph
+//! may call again), an allocation on the
 //! capturing stream, or the drop of a buffer allocated on it; and in a
 //! kernel node ([`Graph::add_kernel`]), a cluster or cooperative launch,
 //! whose attribute the node would not keep. The capture
