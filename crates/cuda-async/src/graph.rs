@@ -9,11 +9,12 @@
 //! on; it hands the `DeviceGraph` back as its output, like every other
 //! operation hands its buffers on.
 //!
-//! ```no_run
+//! ```
 //! use cuda_async::{value, DeviceGraph, DeviceOperation, StreamPool};
 //! use cuda_core::{CudaContext, DeviceBuffer};
 //!
 //! # fn main() -> Result<(), cuda_async::AsyncError> {
+//! # if std::env::var_os("OXIDE_EMULATE").is_none() { std::env::set_var("OXIDE_EMULATE", "1"); }
 //! let ctx = CudaContext::new(0)?;
 //! let pool = StreamPool::new(&ctx, 2)?;
 //! let stream = &pool.streams()[0];
@@ -56,7 +57,7 @@
 //! The output must not borrow the graph, and the graph is handed from
 //! replay to replay by value, so an output cannot be held across a replay:
 //!
-//! ```compile_fail
+//! ```compile_fail,E0505
 //! # use cuda_async::{DeviceGraph, DeviceOperation};
 //! # fn demo(graph: DeviceGraph<cuda_core::DeviceBuffer<f32>>) {
 //! let out = graph.output();          // borrows the graph …
@@ -68,7 +69,7 @@
 //! A `DeviceGraph` may move to another thread, but not be shared between
 //! threads (`GraphExec` is not `Sync`):
 //!
-//! ```compile_fail
+//! ```compile_fail,E0277
 //! fn shared<T: Sync>(_: &T) {}
 //! fn demo(graph: &cuda_async::DeviceGraph<()>) {
 //!     shared(graph); // error: DeviceGraph is not Sync
@@ -84,7 +85,8 @@
 //! [`join_all`](crate::join_all) (on one stream for [`into_graph`](DeviceOperation::into_graph),
 //! forked over a pool's streams and joined back for
 //! [`into_graph_in`](DeviceOperation::into_graph_in)). What a graph cannot
-//! replay fails the capture with [`AsyncError::Graph`] naming the call: an
+//! replay fails the capture with an error naming the call (the call's own
+//! error, or [`AsyncError::Graph`] where the capture's end finds it): an
 //! allocation on the capturing stream ([`memory::zeroed`](crate::memory::zeroed),
 //! [`memory::upload`](crate::memory::upload)), a copy to or from host
 //! memory ([`memory::to_host`](crate::memory::to_host)), a synchronisation.

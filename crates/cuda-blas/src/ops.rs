@@ -33,6 +33,18 @@
 //! # Ok(()) }
 //! ```
 //!
+//! C is written, so it must be a buffer the operation may write: a shared,
+//! read-only [`DeviceBox`](cuda_async::DeviceBox) is refused at compile time.
+//!
+//! ```compile_fail,E0277
+//! use cuda_async::DeviceBox;
+//! use cuda_blas::{ops, GemmConfig};
+//! use cuda_core::DeviceBuffer;
+//! fn demo(blas: &std::sync::Arc<ops::BlasOps>, a: DeviceBuffer<f32>, b: DeviceBuffer<f32>, shared: DeviceBox<f32>) {
+//!     let _ = ops::gemm(blas, GemmConfig::row_major(2, 2, 2), a, b, shared); // error: C is read-only
+//! }
+//! ```
+//!
 //! # Layering
 //!
 //! This module is in cuda-blas, which depends on cuda-async (not the other
