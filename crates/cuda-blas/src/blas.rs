@@ -112,8 +112,11 @@ impl Blas {
     /// [`BlasError::CaptureNeedsWorkspace`]. Every call orders the
     /// workspace as written on the handle's stream, so a captured graph
     /// launched on another stream waits for the handle's other calls (and
-    /// they for it). NVIDIA advises 32 MiB on Hopper and later, 4 MiB
-    /// before; cuBLAS uses what it is given.
+    /// they for it). A graph captured with it uses it at every launch, so
+    /// keep the handle alive while the graph is launched (a launch after
+    /// the workspace was dropped or replaced is refused with
+    /// `GraphError::BufferDropped`). NVIDIA advises 32 MiB on Hopper and
+    /// later, 4 MiB before; cuBLAS uses what it is given.
     pub fn set_workspace(&self, workspace: DeviceBuffer<u8>) -> Result<(), BlasError> {
         same_context(self.stream.context(), workspace.context(), Operand::Workspace)?;
         if let Engine::Gpu { api, handle } = self.engine {

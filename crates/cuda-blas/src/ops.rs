@@ -71,7 +71,9 @@ use crate::Blas;
 
 /// cuBLAS handles for operations: one per stream, made on first use with
 /// [`Blas::with_workspace`] (so each can be captured), shared by every
-/// operation given this `BlasOps`. Dropping the last `Arc` destroys them.
+/// operation given this `BlasOps`. Dropping the last `Arc` destroys them
+/// (keep it while graphs captured with it are launched: on a GPU they use
+/// the handles' workspaces).
 #[derive(Debug, Default)]
 pub struct BlasOps {
     handles: Mutex<Vec<Blas>>,
