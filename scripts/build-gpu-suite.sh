@@ -61,10 +61,11 @@ done
 case " ${ONLY:- crate_tests } " in *" crate_tests "*) ;; *) du -sh "$carry"; exit 0;; esac
 # cuda-core's own GPU tests (hand-written PTX, no device linker needed): the
 # shared ones, and the kernel-fault one, a program of its own (the fault
-# poisons every context of the device alive beside it), and the event-timing one.
+# poisons every context of the device alive beside it), the event-timing one,
+# and the graph ones.
 for toolchain in $toolchains; do
   echo "== $toolchain: cuda-core GPU tests"
-  for test in gpu fault events; do
+  for test in gpu fault events graphs; do
     bin=$(CARGO_TARGET_DIR="$root/target/$toolchain" cargo "+$toolchain" test -q -p cuda-core --test "$test" \
             --no-run --message-format=json | grep -o '"executable":"[^"]*"' | cut -d'"' -f4 | tail -1)
     cp "$bin" "$carry/$toolchain/cuda_core_${test}_tests"
