@@ -20,6 +20,14 @@
 //! the same order, so the results must agree to the bit), then times one
 //! batch alone, four batches as concurrent tasks, and four batches one
 //! after another, and prints the ratios.
+//!
+//! Second phase: each batch's four layers are captured once into a CUDA
+//! graph (`DeviceOperation::into_graph`; the graph owns the batch's
+//! buffers) and replayed as concurrent tasks, one graph launch per forward
+//! pass followed by the copy to pinned memory; the outputs are checked
+//! against the CPU again (and must equal the first phase's to the bit), and
+//! one batch is timed as a graph launch against the operation of eight
+//! kernel launches.
 
 use cuda_async::{value, AsyncError, DeviceBox, DeviceGraph, DeviceOperation, StreamPool};
 use cuda_core::{CudaContext, CudaStream, DeviceBuffer, LaunchConfig, PinnedHostBuffer};
@@ -426,6 +434,9 @@ fn run() -> Result<(), AsyncError> {
         let t = Instant::now();
         g = rt.block_on(async { forward_graph(g).schedule(&pool).await })?;
         graph_one.push(t.elapsed());
+    }
+    if g.output().output[..] != reference[g.output().index][..] {
+        return Err(AsyncError::host("a timed graph replay's output differs from the checked one"));
     }
     let (exec, mut b) = g.into_parts();
     drop(exec);
