@@ -62,21 +62,22 @@ case " ${ONLY:- crate_tests } " in *" crate_tests "*) ;; *) du -sh "$carry"; exi
 # cuda-core's own GPU tests (hand-written PTX, no device linker needed): the
 # shared ones, and the kernel-fault one, a program of its own (the fault
 # poisons every context of the device alive beside it), the event-timing one,
-# and the managed-memory and peer-access one.
+# the managed-memory and peer-access one, and the graph ones.
 for toolchain in $toolchains; do
   echo "== $toolchain: cuda-core GPU tests"
-  for test in gpu fault events managed; do
+  for test in gpu fault events managed graphs graph_leaks; do
     bin=$(CARGO_TARGET_DIR="$root/target/$toolchain" cargo "+$toolchain" test -q -p cuda-core --test "$test" \
             --no-run --message-format=json | grep -o '"executable":"[^"]*"' | cut -d'"' -f4 | tail -1)
     cp "$bin" "$carry/$toolchain/cuda_core_${test}_tests"
     strip --strip-debug "$carry/$toolchain/cuda_core_${test}_tests"
   done
 done
-# cuda-async's GPU tests (hand-written PTX too): the shared ones, and the
-# kernel-fault one, a program of its own (a fault ruins its process's context).
+# cuda-async's GPU tests (hand-written PTX too): the shared ones, the
+# kernel-fault one, a program of its own (a fault ruins its process's
+# context), and the graph capture/replay ones.
 for toolchain in $toolchains; do
   echo "== $toolchain: cuda-async GPU tests"
-  for test in gpu gpu_fault; do
+  for test in gpu gpu_fault graph; do
     bin=$(CARGO_TARGET_DIR="$root/target/$toolchain" cargo "+$toolchain" test -q -p cuda-async --test "$test" \
             --no-run --message-format=json | grep -o '"executable":"[^"]*"' | cut -d'"' -f4 | tail -1)
     cp "$bin" "$carry/$toolchain/cuda_async_${test}_tests"
@@ -84,13 +85,15 @@ for toolchain in $toolchains; do
   done
 done
 # cuda-blas's tests (cuBLAS and cuBLASLt against the CPU on a GPU; the
-# emulator's CPU reference elsewhere).
+# emulator's CPU reference elsewhere), and its graph-capture tests.
 for toolchain in $toolchains; do
   echo "== $toolchain: cuda-blas GPU tests"
-  bin=$(CARGO_TARGET_DIR="$root/target/$toolchain" cargo "+$toolchain" test -q -p cuda-blas --test gemm \
-          --no-run --message-format=json | grep -o '"executable":"[^"]*"' | cut -d'"' -f4 | tail -1)
-  cp "$bin" "$carry/$toolchain/cuda_blas_gemm_tests"
-  strip --strip-debug "$carry/$toolchain/cuda_blas_gemm_tests"
+  for test in gemm graph; do
+    bin=$(CARGO_TARGET_DIR="$root/target/$toolchain" cargo "+$toolchain" test -q -p cuda-blas --test "$test" \
+            --no-run --message-format=json | grep -o '"executable":"[^"]*"' | cut -d'"' -f4 | tail -1)
+    cp "$bin" "$carry/$toolchain/cuda_blas_${test}_tests"
+    strip --strip-debug "$carry/$toolchain/cuda_blas_${test}_tests"
+  done
 done
 [ -z "${ONLY:-}" ] || { du -sh "$carry"; exit 0; }
 # The debugging path: debug_tools built with device line tables (for

@@ -4,7 +4,7 @@
 use std::fmt;
 use std::process::ExitCode;
 
-use cuda_core::{DriverError, ErrorKind};
+use cuda_core::{DriverError, ErrorKind, GraphError};
 use cuda_host::HostError;
 
 /// Why a device operation failed.
@@ -30,6 +30,11 @@ pub enum AsyncError {
     },
     /// A stream pool cannot be built as asked.
     InvalidPool(String),
+    /// A graph could not be captured, instantiated or launched
+    /// ([`into_graph`](crate::DeviceOperation::into_graph),
+    /// [`DeviceGraph::replay`](crate::DeviceGraph::replay)); the message
+    /// names the call that broke a capture.
+    Graph(GraphError),
     /// A host step of an operation (a [`then`](crate::DeviceOperation::then)
     /// or [`launch`](crate::launch) closure) failed with its own error.
     Host(Box<dyn std::error::Error + Send + Sync>),
@@ -46,7 +51,9 @@ impl AsyncError {
     /// launch error).
     pub fn driver_error(&self) -> Option<&DriverError> {
         match self {
-            AsyncError::Driver(e) | AsyncError::Launch(HostError::Driver(e)) => Some(e),
+            AsyncError::Driver(e)
+            | AsyncError::Launch(HostError::Driver(e))
+            | AsyncError::Graph(GraphError::Driver(e)) => Some(e),
             _ => None,
         }
     }
@@ -82,6 +89,7 @@ impl fmt::Display for AsyncError {
                  on a stream (`.sync_on(&stream)`)"
             ),
             AsyncError::InvalidPool(why) => write!(f, "invalid stream pool: {why}"),
+            AsyncError::Graph(e) => write!(f, "{e}"),
             AsyncError::Host(e) => write!(f, "{e}"),
         }
     }
@@ -92,6 +100,7 @@ impl std::error::Error for AsyncError {
         match self {
             AsyncError::Driver(e) => Some(e),
             AsyncError::Launch(e) => Some(e),
+            AsyncError::Graph(e) => Some(e),
             AsyncError::Host(e) => Some(&**e),
             _ => None,
         }
@@ -101,6 +110,15 @@ impl std::error::Error for AsyncError {
 impl From<DriverError> for AsyncError {
     fn from(e: DriverError) -> Self {
         AsyncError::Driver(e)
+    }
+}
+
+impl From<GraphError> for AsyncError {
+    fn from(e: GraphError) -> Self {
+        match e {
+            GraphError::Driver(d) => AsyncError::Driver(d),
+            other => AsyncError::Graph(other),
+        }
     }
 }
 

@@ -72,6 +72,14 @@
 //! }
 //! ```
 //!
+//! # Capturing an operation into a CUDA graph
+//!
+//! [`into_graph`](DeviceOperation::into_graph) records an operation once
+//! into a CUDA graph; [`DeviceGraph::replay`] launches all of its work as
+//! one submission, as often as wanted. The graph owns the operation's
+//! output (its buffers), so they live as long as it can be launched; see
+//! the [`graph`] module.
+//!
 //! # Memory safety of abandoned work
 //!
 //! Dropping a [`DeviceFuture`] whose work is still on the GPU does not free
@@ -91,6 +99,7 @@
 mod error;
 mod executor;
 mod future;
+pub mod graph;
 mod kernel_op;
 pub mod memory;
 mod operation;
@@ -99,6 +108,7 @@ mod signal;
 
 pub use error::AsyncError;
 pub use executor::block_on;
+pub use graph::{DeviceGraph, Replay};
 pub use future::{pending_releases, release_finished, released_count, DeviceFuture};
 pub use memory::DeviceBox;
 pub use operation::{

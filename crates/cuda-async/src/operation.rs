@@ -6,6 +6,7 @@ use std::sync::Arc;
 use cuda_core::CudaStream;
 
 use crate::future::{run_blocking, DeviceFuture, Target};
+use crate::graph::DeviceGraph;
 use crate::scheduling::{default_pool, StreamPool};
 use crate::AsyncError;
 
@@ -157,6 +158,26 @@ pub trait DeviceOperation: Send + Sized {
     /// the zip waits for both (events; the host never blocks).
     fn zip<B: DeviceOperation>(self, other: B) -> Zip<Self, B> {
         Zip { a: self, b: other }
+    }
+
+    /// Captures the operation into a CUDA graph on `stream` (a stream that
+    /// can capture: not the legacy default stream), instantiates it, and
+    /// returns it with the operation's output, which the graph owns from now
+    /// on: [`DeviceGraph::replay`] then runs the whole operation as one
+    /// submission, as often as wanted. The operation's work is recorded,
+    /// not run; its host steps run once, now. Forks
+    /// ([`zip`](Self::zip), [`join_all`]) stay on `stream`. See
+    /// [`DeviceGraph`] for what can be captured and why the graph keeps
+    /// the output.
+    fn into_graph(self, stream: &Arc<CudaStream>) -> Result<DeviceGraph<Self::Output>, AsyncError> {
+        crate::graph::capture(self, &ExecutionContext::on_stream(stream))
+    }
+
+    /// [`into_graph`](Self::into_graph) on a stream `pool`'s policy picks;
+    /// [`zip`](Self::zip) and [`join_all`] fork onto the pool's other
+    /// streams inside the graph (the graph's branches run concurrently).
+    fn into_graph_in(self, pool: &StreamPool) -> Result<DeviceGraph<Self::Output>, AsyncError> {
+        crate::graph::capture_in(self, pool)
     }
 
     /// Schedules the operation on `pool` (stream picked by its policy) when

@@ -1,12 +1,14 @@
 //! [`Blas`]: a cuBLAS handle bound to one stream, and its GEMMs.
 
 use std::ffi::c_void;
+use std::cell::RefCell;
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
 use cuda_core::{CudaContext, CudaStream, DeviceBuffer, DeviceSlice, DeviceSliceMut};
 
 use crate::cpu::{self, Activation};
+use crate::lt::WORKSPACE_BYTES;
 use crate::element::GemmElement;
 use crate::result::{BlasError, Operand};
 use crate::shape::{Compute, GemmConfig, Plan, StridedBatch};
@@ -59,6 +61,8 @@ enum Engine {
 pub struct Blas {
     stream: Arc<CudaStream>,
     engine: Engine,
+    /// The workspace given to cuBLAS (`cublasSetWorkspace_v2`), if any.
+    workspace: RefCell<Option<DeviceBuffer<u8>>>,
 }
 
 // SAFETY: a cuBLAS handle may be used from any thread, one at a time; every
@@ -73,17 +77,98 @@ impl Blas {
     pub fn new(stream: &Arc<CudaStream>) -> Result<Blas, BlasError> {
         let ctx = stream.context();
         if ctx.backend().is_emulated() {
-            return Ok(Blas { stream: stream.clone(), engine: Engine::Emulated });
+            return Ok(Blas { stream: stream.clone(), engine: Engine::Emulated, workspace: RefCell::new(None) });
         }
         let api = cublas_api()?;
         ctx.bind_to_thread()?;
         let mut handle: cublasHandle_t = std::ptr::null_mut();
         // SAFETY: out-pointer to a local; the context is current.
         BlasError::check("cublasCreate_v2", unsafe { (api.cublasCreate_v2)(&mut handle) })?;
-        let blas = Blas { stream: stream.clone(), engine: Engine::Gpu { api, handle } };
+        let blas = Blas { stream: stream.clone(), engine: Engine::Gpu { api, handle }, workspace: RefCell::new(None) };
         // SAFETY: a live handle and a live stream of the current context.
         BlasError::check("cublasSetStream_v2", unsafe { (api.cublasSetStream_v2)(handle, stream.raw()) })?;
         Ok(blas)
+    }
+
+    /// A handle whose work runs on `stream`, with a workspace of its own
+    /// ([`WORKSPACE_BYTES`], allocated on `stream`): what a handle needs to
+    /// be used while its stream captures a graph. Under the emulator no
+    /// workspace is allocated (the CPU reference needs none).
+    pub fn with_workspace(stream: &Arc<CudaStream>) -> Result<Blas, BlasError> {
+        let blas = Blas::new(stream)?;
+        if !blas.is_emulated() {
+            blas.set_workspace(DeviceBuffer::<u8>::zeroed(stream, WORKSPACE_BYTES)?)?;
+        }
+        Ok(blas)
+    }
+
+    /// Gives cuBLAS `workspace` for its calls (`cublasSetWorkspace_v2`); the
+    /// handle owns it from now on (a previous one is dropped, its free
+    /// ordered after the calls that used it).
+    ///
+    /// cuBLAS needs a workspace of the caller's to be captured into a
+    /// graph: without one it allocates its own, which a capture cannot
+    /// record, so a call on a capturing stream without one is refused with
+    /// [`BlasError::CaptureNeedsWorkspace`]. Every call orders the
+    /// workspace as written on the handle's stream, so a captured graph
+    /// launched on another stream waits for the handle's other calls (and
+    /// they for it). A graph captured with it uses it at every launch, so
+    /// keep the handle alive while the graph is launched (a launch after
+    /// the workspace was dropped or replaced is refused with
+    /// `GraphError::BufferDropped`). NVIDIA advises 32 MiB on Hopper and
+    /// later, 4 MiB before; cuBLAS uses what it is given.
+    pub fn set_workspace(&self, workspace: DeviceBuffer<u8>) -> Result<(), BlasError> {
+        same_context(self.stream.context(), workspace.context(), Operand::Workspace)?;
+        if let Engine::Gpu { api, handle } = self.engine {
+            self.stream.context().bind_to_thread()?;
+            // SAFETY: a live handle; the workspace is live device memory of
+            // its context that the handle keeps until it is replaced or the
+            // handle is destroyed (which waits for the handle's work).
+            BlasError::check("cublasSetWorkspace_v2", unsafe {
+                (api.cublasSetWorkspace_v2)(handle, workspace.device_ptr() as *mut c_void, workspace.size_in_bytes())
+            })?;
+        }
+        *self.workspace.borrow_mut() = Some(workspace);
+        Ok(())
+    }
+
+    /// The size of the handle's own workspace in bytes (`None` without one).
+    pub fn workspace_bytes(&self) -> Option<usize> {
+        self.workspace.borrow().as_ref().map(|w| w.size_in_bytes())
+    }
+
+    /// Moves the handle's work to `stream` (`cublasSetStream_v2`), a stream
+    /// of the same context; the handle's workspace stays in use.
+    pub fn set_stream(&mut self, stream: &Arc<CudaStream>) -> Result<(), BlasError> {
+        if Arc::ptr_eq(stream, &self.stream) {
+            return Ok(());
+        }
+        same_context(self.stream.context(), stream.context(), Operand::Stream)?;
+        if let Engine::Gpu { api, handle } = self.engine {
+            self.stream.context().bind_to_thread()?;
+            // SAFETY: a live handle and a live stream of its context.
+            BlasError::check("cublasSetStream_v2", unsafe { (api.cublasSetStream_v2)(handle, stream.raw()) })?;
+            // cublasSetStream resets the workspace to cuBLAS's own pool.
+            if let Some(ws) = self.workspace.get_mut() {
+                // SAFETY: as in `set_workspace`.
+                BlasError::check("cublasSetWorkspace_v2", unsafe {
+                    (api.cublasSetWorkspace_v2)(handle, ws.device_ptr() as *mut c_void, ws.size_in_bytes())
+                })?;
+            }
+        }
+        self.stream = stream.clone();
+        Ok(())
+    }
+
+    /// Before a cuBLAS call: a capture needs the handle's own workspace,
+    /// which is ordered as written on the handle's stream.
+    fn prepare_gpu_call(&self, call: &'static str) -> Result<(), BlasError> {
+        let mut ws = self.workspace.borrow_mut();
+        match ws.as_mut() {
+            Some(ws) => Ok(ws.order_write(&self.stream)?),
+            None if self.stream.is_capturing() => Err(BlasError::CaptureNeedsWorkspace { call }),
+            None => Ok(()),
+        }
     }
 
     /// The stream the handle's work runs on.
@@ -197,8 +282,8 @@ impl Blas {
                 let tf32 = cfg.compute == Compute::Tf32;
                 let [na, nb, nc] = plan.needed;
                 let (n1, n2) = if plan.swapped { (nb, na) } else { (na, nb) };
-                self.stream.launch_host_fn(move || {
-                    for (x1, x2, cp) in ptrs {
+                self.stream.launch_host_fn_replayable(move || {
+                    for &(x1, x2, cp) in &ptrs {
                         // SAFETY: as in `run`: every entry was checked to hold
                         // its `needed` elements, and the C entries are distinct
                         // mutable borrows, disjoint from every A and B.
@@ -209,6 +294,13 @@ impl Blas {
                 Ok(())
             }
             Engine::Gpu { api, handle } => {
+                if self.stream.is_capturing() {
+                    return Err(BlasError::NotCapturable {
+                        call: "Blas::gemm_batched",
+                        why: "it uploads its pointer arrays from host memory on each call (use gemm_strided_batched)",
+                    });
+                }
+                self.prepare_gpu_call("cublasGemmBatchedEx")?;
                 let upload = |column: &dyn Fn(&(u64, u64, u64)) -> u64| {
                     DeviceBuffer::from_host(&self.stream, &ptrs.iter().map(column).collect::<Vec<u64>>())
                 };
@@ -262,7 +354,9 @@ impl Blas {
                 let [na, nb, nc] = plan.needed;
                 let (n1, n2) = if plan.swapped { (nb, na) } else { (na, nb) };
                 let cp = c.device_ptr();
-                self.stream.launch_host_fn(move || {
+                // Replayable: inside a capture this is a host node that
+                // every launch of the graph runs.
+                self.stream.launch_host_fn_replayable(move || {
                     // SAFETY: the plan checked that each buffer holds its
                     // `needed` elements; the emulator's device memory is host
                     // memory, alive until its buffer is freed, which the
@@ -274,6 +368,7 @@ impl Blas {
                 Ok(())
             }
             Engine::Gpu { api, handle } => {
+                self.prepare_gpu_call(call)?;
                 ctx.bind_to_thread()?;
                 let (alpha, beta) = (&alpha as *const T::Scalar as *const c_void, &beta as *const T::Scalar as *const c_void);
                 let (m, n, k) = (plan.m as i32, plan.n as i32, plan.k as i32);

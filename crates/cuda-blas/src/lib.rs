@@ -13,6 +13,8 @@
 //!   f32 ([`Compute::Tf32`]).
 //! * [`BlasLt`]: cuBLASLt matmuls with a fused [`Epilogue`] (bias, ReLU,
 //!   GELU, and bias + activation) for f32, f16 and bf16.
+//! * [`ops`]: the GEMMs as cuda-async `DeviceOperation`s (chained with
+//!   kernels, scheduled on a stream pool, captured into graphs).
 //! * [`GemmConfig`]: the shape of a call, row-major or column-major
 //!   ([`Layout`]), with transposes, `alpha`/`beta` and leading dimensions.
 //!
@@ -69,6 +71,7 @@ mod blas;
 mod cpu;
 mod element;
 mod lt;
+pub mod ops;
 mod result;
 mod shape;
 pub mod sys;

@@ -160,7 +160,7 @@ impl BlasLt {
                 let [na, nb, nc] = plan.needed;
                 let (n1, n2) = if plan.swapped { (nb, na) } else { (na, nb) };
                 let (cp, has_bias, m) = (c.device_ptr(), bias.is_some(), plan.m);
-                self.stream.launch_host_fn(move || {
+                self.stream.launch_host_fn_replayable(move || {
                     // SAFETY: as in `Blas::gemm`; the bias holds `m`
                     // elements (checked) and is only read.
                     let (x1, x2, c) = unsafe { cpu::views::<T>(x1, n1, x2, n2, cp, nc) };

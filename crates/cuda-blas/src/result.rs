@@ -126,6 +126,10 @@ pub enum Operand {
     C,
     /// The bias vector of a cuBLASLt epilogue.
     Bias,
+    /// The workspace given to [`Blas::set_workspace`](crate::Blas::set_workspace).
+    Workspace,
+    /// The stream given to [`Blas::set_stream`](crate::Blas::set_stream).
+    Stream,
 }
 
 impl fmt::Display for Operand {
@@ -135,6 +139,8 @@ impl fmt::Display for Operand {
             Operand::B => "B",
             Operand::C => "C",
             Operand::Bias => "the bias",
+            Operand::Workspace => "the workspace",
+            Operand::Stream => "the stream",
         })
     }
 }
@@ -223,6 +229,21 @@ pub enum BlasError {
         /// The element type used.
         element: &'static str,
     },
+    /// A cuBLAS call on a stream that captures a graph, by a handle without
+    /// a workspace of its own (cuBLAS would allocate one, which a capture
+    /// cannot record).
+    CaptureNeedsWorkspace {
+        /// The call refused.
+        call: &'static str,
+    },
+    /// A call that cannot be captured into a graph was made on a stream
+    /// that captures one.
+    NotCapturable {
+        /// The call refused.
+        call: &'static str,
+        /// Why a graph cannot record it.
+        why: &'static str,
+    },
 }
 
 impl BlasError {
@@ -302,6 +323,15 @@ impl fmt::Display for BlasError {
             ),
             BlasError::Tf32NeedsF32 { element } => {
                 write!(f, "TF32 compute applies to f32 GEMMs only, not {element}: use Compute::Default")
+            }
+            BlasError::CaptureNeedsWorkspace { call } => write!(
+                f,
+                "{call} was called while its stream captures a graph, but the handle has no workspace of its own \
+                 (cuBLAS cannot allocate one inside a capture): make the handle with Blas::with_workspace, or call \
+                 Blas::set_workspace before the capture begins"
+            ),
+            BlasError::NotCapturable { call, why } => {
+                write!(f, "{call} cannot be captured into a graph: {why}; call it outside the capture")
             }
         }
     }

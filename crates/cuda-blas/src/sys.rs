@@ -193,6 +193,7 @@ api_table! {
         cublasCreate_v2(*mut cublasHandle_t) -> cublasStatus_t;
         cublasDestroy_v2(cublasHandle_t) -> cublasStatus_t;
         cublasSetStream_v2(cublasHandle_t, cudaStream_t) -> cublasStatus_t;
+        cublasSetWorkspace_v2(cublasHandle_t, *mut c_void, usize) -> cublasStatus_t;
         cublasGetVersion_v2(cublasHandle_t, *mut c_int) -> cublasStatus_t;
         cublasGemmEx(cublasHandle_t, cublasOperation_t, cublasOperation_t, c_int, c_int, c_int,
                      *const c_void, *const c_void, cudaDataType_t, c_int,

@@ -56,7 +56,8 @@
 //! synchronisation (of the stream or the context), a copy from or to host
 //! memory (a graph would read or write it on every launch, long after the
 //! borrow ended), a `launch_host_fn` (it runs once; [`Graph::add_host`]
-//! takes a function a graph may call again), an allocation on the
+//! and [`CudaStream::launch_host_fn_replayable`] take a function a graph
+//! may call again), an allocation on the
 //! capturing stream, or the drop of a buffer allocated on it; and in a
 //! kernel node ([`Graph::add_kernel`]), a cluster or cooperative launch,
 //! whose attribute the node would not keep. The capture
@@ -329,6 +330,35 @@ impl CudaStream {
     /// [`begin_capture`](Self::begin_capture) and its end).
     pub fn is_capturing(&self) -> bool {
         self.handle().capture().is_some()
+    }
+
+    /// Runs `f` on a driver thread once the work queued before it has
+    /// finished, like [`launch_host_fn`](Self::launch_host_fn), but `f` may
+    /// be called again, so it may also be queued while the stream captures a
+    /// graph: there it becomes a host node that every launch of the graph
+    /// calls (the graph and its execs keep `f` alive). Outside a capture it
+    /// runs once.
+    ///
+    /// The rules of `launch_host_fn` hold: `f` must not call CUDA nor drop
+    /// a CUDA object; a panic in it is caught and printed. Libraries whose
+    /// stream work runs on the host (cuda-blas's CPU reference under the
+    /// emulator) use this so that their calls can be captured.
+    pub fn launch_host_fn_replayable<F>(&self, f: F) -> Result<(), DriverError>
+    where
+        F: Fn() + Send + Sync + 'static,
+    {
+        let Some(capture) = self.handle().capture() else {
+            return self.launch_host_fn(f);
+        };
+        let f = Arc::new(HostFn(Box::new(f)));
+        let d = self.context().bind()?;
+        // SAFETY: a live stream of the current context; `user_data` is kept
+        // alive by the capture's record, then by its graph and every exec
+        // made from it, as long as a launch may call it.
+        unsafe { cu!(d, cuLaunchHostFunc(self.raw(), host_fn_trampoline, Arc::as_ptr(&f) as *mut c_void)) }
+            .map_err(|e| self.context().explain(e))?;
+        lock(&capture.host_fns).push(f);
+        Ok(())
     }
 
     /// Fails (and breaks the capture, naming `what`) if the stream captures.

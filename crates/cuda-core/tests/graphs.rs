@@ -349,3 +349,42 @@ fn a_forked_stream_must_be_joined_before_the_capture_ends() {
     all(&a.to_host_vec(&stream).unwrap(), 6);
     all(&b.to_host_vec(&stream).unwrap(), 4);
 }
+
+#[test]
+fn a_replayable_host_function_becomes_a_host_node_of_a_capture() {
+    let (_ctx, stream, f) = setup();
+    let p = DeviceBuffer::<u32>::zeroed(&stream, N).unwrap();
+    let hits = Arc::new(AtomicUsize::new(0));
+    let h = hits.clone();
+    let graph = stream
+        .capture(|s| {
+            affine(&f, s, &p, 1, 1)?;
+            s.launch_host_fn_replayable(move || {
+                h.fetch_add(1, Ordering::SeqCst);
+            })?;
+            affine(&f, s, &p, 1, 1)
+        })
+        .unwrap();
+    // Recorded, not run: neither the kernels nor the function.
+    stream.synchronize().unwrap();
+    assert_eq!(hits.load(Ordering::SeqCst), 0);
+    all(&p.to_host_vec(&stream).unwrap(), 0);
+    let exec = graph.instantiate().unwrap();
+    drop(graph); // the exec keeps the function
+    for _ in 0..3 {
+        exec.launch(&stream).unwrap();
+    }
+    stream.synchronize().unwrap();
+    assert_eq!(hits.load(Ordering::SeqCst), 3);
+    all(&p.to_host_vec(&stream).unwrap(), 6);
+    // Outside a capture it runs once, like launch_host_fn.
+    let h = hits.clone();
+    stream.launch_host_fn_replayable(move || {
+        h.fetch_add(10, Ordering::SeqCst);
+    }).unwrap();
+    stream.synchronize().unwrap();
+    assert_eq!(hits.load(Ordering::SeqCst), 13);
+    // The one-shot kind still breaks a capture, naming the replayable one's alternative.
+    let err = stream.capture(|s| s.launch_host_fn(|| ())).unwrap_err();
+    assert!(err.to_string().contains("launch_host_fn"), "{err}");
+}

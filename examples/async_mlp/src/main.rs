@@ -20,8 +20,16 @@
 //! the same order, so the results must agree to the bit), then times one
 //! batch alone, four batches as concurrent tasks, and four batches one
 //! after another, and prints the ratios.
+//!
+//! Second phase: each batch's four layers are captured once into a CUDA
+//! graph (`DeviceOperation::into_graph`; the graph owns the batch's
+//! buffers) and replayed as concurrent tasks, one graph launch per forward
+//! pass followed by the copy to pinned memory; the outputs are checked
+//! against the CPU again (and must equal the first phase's to the bit), and
+//! one batch is timed as a graph launch against the operation of eight
+//! kernel launches.
 
-use cuda_async::{value, AsyncError, DeviceBox, DeviceOperation, StreamPool};
+use cuda_async::{value, AsyncError, DeviceBox, DeviceGraph, DeviceOperation, StreamPool};
 use cuda_core::{CudaContext, CudaStream, DeviceBuffer, LaunchConfig, PinnedHostBuffer};
 use cuda_host::{cuda_module, load_kernel_module, KernelModule};
 use std::process::ExitCode;
@@ -191,17 +199,31 @@ fn layer(
 /// Index of the activation buffer holding the last layer's output.
 const OUT: usize = (LAYERS - 1) % 2;
 
+/// The four layers of one batch, on the device only (what a graph records).
+fn layers(net: &Arc<Net>, batch: Batch) -> impl DeviceOperation<Output = Batch> {
+    value(batch).then(layer(net, 0)).then(layer(net, 1)).then(layer(net, 2)).then(layer(net, 3))
+}
+
+/// Copies the last layer's output to the batch's pinned host buffer.
+fn read_back(stream: &Arc<CudaStream>, mut b: Batch) -> Result<Batch, AsyncError> {
+    b.act[OUT].copy_to_host_async(stream, &mut b.output)?;
+    Ok(b)
+}
+
 /// The forward pass of one batch as one operation.
 fn forward(net: &Arc<Net>, batch: Batch) -> impl DeviceOperation<Output = Batch> {
-    value(batch)
-        .then(layer(net, 0))
-        .then(layer(net, 1))
-        .then(layer(net, 2))
-        .then(layer(net, 3))
-        .then(|stream, mut b| {
-            b.act[OUT].copy_to_host_async(stream, &mut b.output)?;
-            Ok(b)
-        })
+    layers(net, batch).then(read_back)
+}
+
+/// The forward pass of a batch captured as a graph, replayed: eight
+/// kernels in one submission, then the copy to the host (a copy to host
+/// memory is not recorded in a graph: it runs after the replay).
+fn forward_graph(graph: DeviceGraph<Batch>) -> impl DeviceOperation<Output = DeviceGraph<Batch>> {
+    graph.replay().then(|stream, mut g| {
+        let b = g.output_mut();
+        b.act[OUT].copy_to_host_async(stream, &mut b.output)?;
+        Ok(g)
+    })
 }
 
 /// The CPU forward pass of one row, with the GPU's operations in its order.
@@ -365,6 +387,72 @@ fn run() -> Result<(), AsyncError> {
         "4 concurrent / 1 batch = {:.2}× (published design ≈ 1.3×, aim ≤ 1.15×); 4 concurrent / 4 serial = {:.2}",
         conc.as_secs_f64() / one.as_secs_f64(),
         conc.as_secs_f64() / serial.as_secs_f64()
+    );
+
+    // Second phase: each batch's four layers captured once into a CUDA
+    // graph (on its own stream of the pool), then replayed as concurrent
+    // tasks: one graph launch per forward pass. The graphs own the batches.
+    let mut all: Vec<Batch> = timed.into_iter().chain(batches).collect();
+    all.sort_by_key(|b| b.index);
+    for b in all.iter_mut() {
+        b.output.fill(0.0); // the replays must write every output again
+    }
+    let mut graphs = all
+        .into_iter()
+        .enumerate()
+        .map(|(i, b)| layers(&net, b).into_graph(&pool.streams()[i % STREAMS]))
+        .collect::<Result<Vec<_>, AsyncError>>()?;
+    let replay_all = |graphs: Vec<DeviceGraph<Batch>>| -> Result<Vec<DeviceGraph<Batch>>, AsyncError> {
+        rt.block_on(async {
+            let tasks: Vec<_> = graphs
+                .into_iter()
+                .map(|g| {
+                    let pool = pool.clone();
+                    tokio::spawn(async move { forward_graph(g).schedule(&pool).await })
+                })
+                .collect();
+            let mut done = Vec::with_capacity(tasks.len());
+            for t in tasks {
+                done.push(t.await.map_err(AsyncError::host)??);
+            }
+            Ok(done)
+        })
+    };
+    graphs = replay_all(graphs)?;
+    for g in &graphs {
+        check(g.output(), &weights, &biases)?;
+        if g.output().output[..] != reference[g.output().index][..] {
+            return Err(AsyncError::host(format!("batch {}: the graph's output differs from the operation's", g.output().index)));
+        }
+    }
+    println!("{BATCHES} batches replayed as one graph launch each match the CPU");
+    // One batch alone: as a graph launch, then (the graph parted from its
+    // batch) as the operation of eight launches.
+    let mut g = graphs.remove(0);
+    let mut graph_one = Vec::new();
+    for _ in 0..REPEATS {
+        let t = Instant::now();
+        g = rt.block_on(async { forward_graph(g).schedule(&pool).await })?;
+        graph_one.push(t.elapsed());
+    }
+    if g.output().output[..] != reference[g.output().index][..] {
+        return Err(AsyncError::host("a timed graph replay's output differs from the checked one"));
+    }
+    let (exec, mut b) = g.into_parts();
+    drop(exec);
+    let mut op_one = Vec::new();
+    for _ in 0..REPEATS {
+        let t = Instant::now();
+        b = rt.block_on(async { forward(&net, b).schedule(&pool).await })?;
+        op_one.push(t.elapsed());
+    }
+    if b.output[..] != reference[b.index][..] {
+        return Err(AsyncError::host(format!("batch {}: a timed run's output differs from the checked one", b.index)));
+    }
+    println!(
+        "1 batch as a graph launch: {:.3} ms   as an operation (8 launches): {:.3} ms   (median of {REPEATS})",
+        ms(median(graph_one)),
+        ms(median(op_one))
     );
     Ok(())
 }

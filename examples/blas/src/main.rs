@@ -284,6 +284,28 @@ fn run() -> Result<usize, Box<dyn std::error::Error>> {
         Err(e @ BlasError::BufferTooSmall { .. }) => ok(format!(" a 4x4x4 GEMM on 10-element buffers is refused: {e}")),
         other => return Err(format!("a GEMM on too small buffers was not refused: {other:?}").into()),
     }
+    // 6. A GEMM captured into a CUDA graph and replayed (C += A·B at every
+    // launch): cuBLAS with the handle's own workspace, or the CPU reference
+    // as a host node under the emulator.
+    let captured = Blas::with_workspace(&stream)?;
+    let (m, n, k) = (33, 17, 48);
+    let a: Vec<f32> = (0..m * k).map(|i| ((i * 7) % 13) as f32 - 6.0).collect();
+    let b: Vec<f32> = (0..k * n).map(|i| ((i * 5) % 11) as f32 - 5.0).collect();
+    let (da, db) = (DeviceBuffer::from_host(&stream, &a)?, DeviceBuffer::from_host(&stream, &b)?);
+    let mut dc = DeviceBuffer::<f32>::zeroed(&stream, m * n)?;
+    let cfg = GemmConfig::<f32>::row_major(m, n, k).scale(1.0, 1.0);
+    let graph = stream.capture(|_| captured.gemm(&cfg, da.as_slice(), db.as_slice(), dc.as_slice_mut()))?;
+    let exec = graph.instantiate()?;
+    let mut want = vec![0.0f32; m * n];
+    for _ in 0..3 {
+        exec.launch(&stream)?;
+        cuda_blas::gemm_reference(&cfg, &a, &b, &mut want)?;
+    }
+    // Small integers: every sum is exact, so the results must be equal.
+    if dc.to_host_vec(&stream)? != want {
+        return Err("a GEMM captured into a graph and launched three times differs from the CPU".into());
+    }
+    ok(format!(" f32 RowMajor NN {m}x{n}x{k} captured into a graph, launched 3 times (C += A·B): exact"));
     Ok(passed)
 }
 
