@@ -83,6 +83,8 @@ done
 
 for tc in stable nightly; do step "reject tests with $tc (each case's build fails with its message)" env TOOLCHAIN=+$tc bash tests/reject/run.sh; done
 for tc in stable nightly; do step "cargo +$tc oxide in a project with .cargo/config.toml (target-dir, rustflags; check and its JSON)" env TOOLCHAIN=+$tc bash tests/cli/cargo_config.sh; done
+step "a project of one's own: every crate packaged into a registry, cargo oxide new, moved, built and run; no absolute path" bash tests/cli/new_project.sh
+step "crates/oxide-tables/tables is the copy of compiler/include/oxide/*.def" bash scripts/sync-tables.sh --check
 
 cdylib_lookup() {
   cargo oxide build kernlib && cargo oxide build host_app &&
