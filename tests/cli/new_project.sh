@@ -29,7 +29,7 @@ export CARGO_HOME="$work/cargo-home"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 echo "+ scripts/install-crates.sh (CARGO_HOME=$CARGO_HOME)" >&2
-bash "$root/scripts/install-crates.sh" >/dev/null
+out=$(bash "$root/scripts/install-crates.sh" 2>&1) || { echo "$out"; fail "scripts/install-crates.sh"; }
 for c in oxide-tables cuda-macros cuda-device cuda-driver-sys ptx-vm cuda-emulator cuda-core cuda-host cuda-async cuda-blas; do
   [ -f "$CARGO_HOME/oxide-registry/$c-0.1.0.crate" ] || fail "no package of $c in the registry"
 done
@@ -39,7 +39,8 @@ bash "$root/scripts/install-crates.sh" >/dev/null 2>&1
 [ "$(grep -c '^\[registries.oxide\]' "$CARGO_HOME/config.toml")" = 1 ] || fail "install-crates.sh added the registry twice"
 
 mkdir "$work/a" "$work/b"
-(cd "$work/a" && cargo "$toolchain" oxide new mine >/dev/null)
+out=$(cd "$work/a" && cargo "$toolchain" oxide new mine 2>&1) || { echo "$out"; fail "cargo oxide new"; }
+grep -q "warning" <<<"$out" && { echo "$out"; fail "cargo oxide new warned with oxide-link on PATH and the registry installed"; }
 # Nothing in the project names a directory: not this tree, not the cargo home.
 [ "$(cat "$work/a/mine/.gitignore")" = /target ] || fail "the template's .gitignore changed; update this test"
 if grep -rnE --exclude=.gitignore "$root|$work|$HOME|path *=|(^|[\"' =])/[a-z]" "$work/a/mine"; then
