@@ -61,6 +61,13 @@ for name in crates:
         f.write(json.dumps(entry, separators=(",", ":")) + "\n")
 PY
 
+# Cargo unpacks a registry's crate once and trusts the copy from then on, but
+# a reinstall may change a crate without changing its version: drop the
+# unpacked copies (cargo unpacks them again from the packages when needed).
+for c in "${crates[@]}"; do
+  rm -rf "$cargo_home"/registry/src/*/"$c"-[0-9]*
+done
+
 # Name the registry in cargo's configuration: a block between two marker
 # lines, replaced on every run, the rest of the file kept.
 config="$cargo_home/config.toml"
