@@ -20,4 +20,5 @@ fi
 mkdir -p "$dst"
 rm -f "$dst"/*.def
 cp "$src"/*.def "$dst/"
-echo "copied $(ls "$src"/*.def | wc -l) tables into crates/oxide-tables/tables"
+tables=("$src"/*.def)
+echo "copied ${#tables[@]} tables into crates/oxide-tables/tables"
