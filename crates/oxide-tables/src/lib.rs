@@ -24,7 +24,10 @@
 //! ```
 //!
 //! A build script reads a table by its file name ([`Table::read_oxide`]),
-//! which also tells cargo to rerun the script when the table changes.
+//! which also tells cargo to rerun the script when the table changes. Inside
+//! the oxide source tree that is the file in `compiler/include/oxide/`; a
+//! packaged oxide-tables (from a registry) reads its generated copy in
+//! `tables/` instead ([`oxide_include_dir`]), which a test keeps identical.
 
 use std::fmt;
 use std::fmt::Write as _;
