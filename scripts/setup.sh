@@ -2,7 +2,9 @@
 # Sets up a fresh Debian 12 machine for oxide and runs the main job:
 #   1. installs the system packages (LLVM 22, CMake, Ninja, GoogleTest);
 #   2. builds the device linker and cargo-oxide;
-#   3. installs both next to cargo (~/.cargo/bin, already on PATH with rustup);
+#   3. installs both next to cargo (~/.cargo/bin, already on PATH with rustup),
+#      and oxide's crates as the registry `oxide` in cargo's home
+#      (scripts/install-crates.sh), for projects made by `cargo oxide new`;
 #   4. runs `cargo oxide run vecadd`.
 # Without a GPU step 4 still builds vecadd and validates its PTX with ptxas,
 # then runs its kernel on the CPU emulator (saying so) and prints the result;
@@ -12,7 +14,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
 packages=(llvm-22-dev llvm-22-tools clang-22 lld-22 libzstd-dev zlib1g-dev
-          cmake ninja-build libgtest-dev g++ pkg-config
+          cmake ninja-build libgtest-dev g++ pkg-config python3
           librust-tokio-dev)  # examples/async_mlp: tokio from Debian (.cargo/config.toml)
 missing=()
 for p in "${packages[@]}"; do
@@ -34,6 +36,7 @@ bindir="${CARGO_HOME:-$HOME/.cargo}/bin"
 mkdir -p "$bindir"
 install -m 0755 build/bin/oxide-link build/bin/cargo-oxide "$bindir/"
 echo "installed cargo-oxide and oxide-link into $bindir"
+bash scripts/install-crates.sh
 export PATH="$bindir:$PATH"
 
 cargo oxide run vecadd

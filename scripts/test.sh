@@ -9,6 +9,10 @@
 #      so a build that passes has validated its kernels;
 #   4. runs the compile-fail tests (tests/reject/run.sh) with both toolchains:
 #      each case's build must fail with the error its `//~` lines expect;
+#   4b. runs cargo oxide in projects of one's own (tests/cli): cargo's
+#      configuration honoured; every crate packaged into a registry in a
+#      temporary cargo home, and a project from `cargo oxide new` built and
+#      run after being moved, with no absolute path in it;
 #   5. checks that a cdylib's code finds its own embedded image (tests/cdylib);
 #   6. runs every example (the conformance suite included) and GPU test program
 #      on the CPU emulator in device-code mode (`cargo oxide run --emulate`,
@@ -83,6 +87,7 @@ done
 
 for tc in stable nightly; do step "reject tests with $tc (each case's build fails with its message)" env TOOLCHAIN=+$tc bash tests/reject/run.sh; done
 for tc in stable nightly; do step "cargo +$tc oxide in a project with .cargo/config.toml (target-dir, rustflags; check and its JSON)" env TOOLCHAIN=+$tc bash tests/cli/cargo_config.sh; done
+step "a project of one's own: every crate packaged into a registry, cargo oxide new, moved, built and run; no absolute path" bash tests/cli/new_project.sh
 
 cdylib_lookup() {
   cargo oxide build kernlib && cargo oxide build host_app &&

@@ -1,9 +1,11 @@
 //===- New.cpp - cargo oxide new ------------------------------------------===//
 //
 // Part of oxide. Creates a project that builds and runs with `cargo oxide run`
-// as it stands. The project depends on the oxide crates by path (there is no
-// registry release), found under $OXIDE_ROOT or the source tree cargo-oxide
-// was built from.
+// as it stands. The project depends on the oxide crates by version, from the
+// registry `oxide` that scripts/install-crates.sh (run by scripts/setup.sh)
+// installs in cargo's home, and names the device linker by its name, found on
+// PATH: no file of the project holds an absolute path, so it can move and be
+// shared.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +15,7 @@
 
 #include "Commands.h"
 #include "Manifest.h"
+#include "Process.h"
 #include "Toolchain.h"
 
 #include <fstream>
@@ -180,6 +183,14 @@ fn main() -> ExitCode {
 
 constexpr std::string_view GitIgnore = "/target\n";
 
+/// $CARGO_HOME, else ~/.cargo: where scripts/install-crates.sh puts the
+/// registry `oxide` (in oxide-registry/).
+fs::path cargoHome(const Environment &Env) {
+  if (auto Home = Env.getNonEmpty("CARGO_HOME"))
+    return fs::path(*Home);
+  return fs::path(Env.getNonEmpty("HOME").value_or("~")) / ".cargo";
+}
+
 /// Names cargo refuses: Rust keywords, and crate names that would shadow the
 /// standard crates or confuse the test harness.
 constexpr std::string_view ReservedNames[] = {
@@ -250,11 +261,11 @@ std::string tomlString(std::string_view Text) {
   return Out + "\"";
 }
 
-std::string renderCargoToml(std::string_view Name,
-                            const std::filesystem::path &OxideRoot,
-                            bool Async) {
-  auto Crate = [&](const char *Dir) {
-    return tomlString((OxideRoot / "crates" / Dir).string());
+std::string renderCargoToml(std::string_view Name, bool Async) {
+  auto Crate = [&](const char *Package) {
+    return std::string(Package) + " = { version = \"" +
+           std::string(OxideCratesVersion) + "\", registry = \"" +
+           std::string(OxideRegistry) + "\" }\n";
   };
   std::string Text;
   Text += "[package]\n";
@@ -262,12 +273,16 @@ std::string renderCargoToml(std::string_view Name,
   Text += "version = \"0.1.0\"\n"
           "edition = \"2021\"\n"
           "\n"
+          "# oxide's crates, from the registry `oxide` that oxide's "
+          "scripts/setup.sh\n"
+          "# installs in cargo's home (see oxide's README, \"Your own "
+          "project\").\n"
           "[dependencies]\n";
-  Text += "cuda-device = { path = " + Crate("cuda-device") + " }\n";
-  Text += "cuda-host = { path = " + Crate("cuda-host") + " }\n";
-  Text += "cuda-core = { path = " + Crate("cuda-core") + " }\n";
+  Text += Crate("cuda-device");
+  Text += Crate("cuda-host");
+  Text += Crate("cuda-core");
   if (Async)
-    Text += "cuda-async = { path = " + Crate("cuda-async") + " }\n";
+    Text += Crate("cuda-async");
   Text += "\n"
           "# A workspace of its own, so the project builds wherever it is "
           "created,\n"
@@ -286,7 +301,7 @@ std::string renderCargoToml(std::string_view Name,
   return Text;
 }
 
-std::string renderCargoConfig(const std::filesystem::path &Linker) {
+std::string renderCargoConfig() {
   std::string Text;
   Text += "# Written by `cargo oxide new`: plain cargo builds link through "
           "oxide's\n"
@@ -297,9 +312,10 @@ std::string renderCargoConfig(const std::filesystem::path &Linker) {
           std::string(oxide::DefaultTargetName) +
           "; `cargo oxide` also reads\n"
           "# [package.metadata.oxide] arch and the GPU present (--arch first).\n"
-          "[target.x86_64-unknown-linux-gnu]\n";
-  Text += "linker = " + tomlString(Linker.string()) + "\n";
-  Text += "\n"
+          "[target.x86_64-unknown-linux-gnu]\n"
+          "# Found on PATH (scripts/setup.sh installs it next to cargo).\n"
+          "linker = \"oxide-link\"\n"
+          "\n"
           "[build]\n"
           "# The device linker reads the unoptimised bitcode rustc keeps with "
           "save-temps.\n"
@@ -342,38 +358,18 @@ int runNewCommand(const Options &Opts, const Context &Ctx) {
     return 1;
   }
 
-  fs::path OxideRoot = oxideSourceRoot(Ctx.Env);
-  const char *NeededCrate = Opts.Async ? "cuda-async" : "cuda-device";
-  if (OxideRoot.empty() ||
-      !fs::is_directory(OxideRoot / "crates" / NeededCrate, EC)) {
-    printError(
-        {"cannot find the oxide crates" +
-             (OxideRoot.empty() ? std::string()
-                                : " in " + (OxideRoot / "crates").string()),
-         "set OXIDE_ROOT to the oxide source tree (the directory "
-         "holding crates/" +
-             std::string(NeededCrate) + ")"});
-    return 1;
-  }
-
-  // Plain cargo needs oxide-link's path; without it the project still
-  // builds with `cargo oxide`.
-  Expected<fs::path> Linker = locateDeviceLinker(Ctx.Env, Ctx.SelfExe);
-
   struct FileToWrite {
     fs::path Path;
     std::string Content;
   };
   std::vector<FileToWrite> Files = {
-      {Dest / "Cargo.toml", renderCargoToml(Name, OxideRoot, Opts.Async)},
+      {Dest / "Cargo.toml", renderCargoToml(Name, Opts.Async)},
       {Dest / "src" / "main.rs", renderMainRs(Name, Opts.Async)},
       {Dest / ".gitignore", std::string(GitIgnore)},
+      {Dest / ".cargo" / "config.toml", renderCargoConfig()},
   };
-  if (Linker)
-    Files.push_back({Dest / ".cargo" / "config.toml",
-                     renderCargoConfig(fs::absolute(*Linker))});
   fs::create_directories(Dest / "src", EC);
-  if (!EC && Linker)
+  if (!EC)
     fs::create_directories(Dest / ".cargo", EC);
   if (EC) {
     printError({"cannot create " + Dest.string() + ": " + EC.message(),
@@ -392,11 +388,18 @@ int runNewCommand(const Options &Opts, const Context &Ctx) {
 
   printStatus("Created", std::string(Opts.Async ? "oxide cuda-async" : "oxide") +
                              " project `" + Name + "` in " + Dest.string());
-  if (!Linker)
-    printWarning("no .cargo/config.toml written (" + Linker.error().Message +
-                 "), so plain `cargo build` will not compile the kernels; "
-                 "use `cargo oxide build`, or " +
-                 Linker.error().Hint + " and run `cargo oxide new` again");
+  // What the project needs from this machine, said now rather than as a
+  // resolution error at the first build.
+  if (!findProgram("oxide-link", Ctx.Env))
+    printWarning("oxide-link is not on PATH, so plain `cargo build` cannot "
+                 "link the kernels (`cargo oxide build` finds it anyway); "
+                 "run oxide's scripts/setup.sh, or add the directory holding "
+                 "oxide-link to PATH");
+  if (!fs::is_directory(cargoHome(Ctx.Env) / "oxide-registry", EC))
+    printWarning("the registry `oxide` is not installed in " +
+                 cargoHome(Ctx.Env).string() +
+                 ", so cargo will not find the oxide crates; run oxide's "
+                 "scripts/install-crates.sh (scripts/setup.sh runs it)");
   fs::path Shown = Dest.lexically_relative(Ctx.Cwd);
   if (Shown.empty() || Shown.string().rfind("..", 0) == 0)
     Shown = Dest;

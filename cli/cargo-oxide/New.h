@@ -26,17 +26,27 @@ std::optional<Error> checkPackageName(std::string_view Name);
 /// need no escaping).
 std::string tomlString(std::string_view Text);
 
-/// Cargo.toml of a new project depending on the crates under \p OxideRoot
-/// (with \p Async, cuda-async too).
-std::string renderCargoToml(std::string_view Name,
-                            const std::filesystem::path &OxideRoot,
-                            bool Async = false);
+/// The registry a new project takes oxide's crates from: the local registry
+/// scripts/install-crates.sh installs in cargo's home under this name.
+inline constexpr std::string_view OxideRegistry = "oxide";
 
-/// .cargo/config.toml of a new project: oxide-link at \p Linker as the host
-/// linker, `-C save-temps` and no incremental builds, so that plain
-/// `cargo build` / `cargo run` compile the kernels like `cargo oxide build`
-/// (with OXIDE_ARCH from the environment, else Targets.def's default).
-std::string renderCargoConfig(const std::filesystem::path &Linker);
+/// The version requirement a new project puts on oxide's crates: the
+/// workspace version of Cargo.toml ([workspace.package]), as cargo would
+/// write it (`cargo add`). tests/cli/new_project.sh builds a new project
+/// against the installed crates, so a mismatch fails there.
+inline constexpr std::string_view OxideCratesVersion = "0.1";
+
+/// Cargo.toml of a new project: cuda-device, cuda-host and cuda-core (with
+/// \p Async, cuda-async too) by version from the registry `oxide`, and the
+/// emulator's optimisation in debug builds. No paths.
+std::string renderCargoToml(std::string_view Name, bool Async = false);
+
+/// .cargo/config.toml of a new project: oxide-link (by name, found on PATH)
+/// as the host linker, `-C save-temps` and no incremental builds, so that
+/// plain `cargo build` / `cargo run` compile the kernels like
+/// `cargo oxide build` (with OXIDE_ARCH from the environment, else
+/// Targets.def's default).
+std::string renderCargoConfig();
 
 /// src/main.rs of a new project: a vecadd kernel and the host code that runs
 /// and checks it (with \p Async, as cuda-async operations, awaited). \p Name

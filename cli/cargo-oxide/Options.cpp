@@ -624,7 +624,6 @@ std::string overviewHelp() {
       "  OXIDE_CUDA_PATH  CUDA toolkit root (default /usr/local/cuda)\n"
       "  OXIDE_LINK       device linker to use (default: oxide-link next "
       "to cargo-oxide)\n"
-      "  OXIDE_ROOT       oxide source tree whose crates `new` depends on\n"
       "  OXIDE_DEVICE_DEBUG  lines | full: keep device debug info (set by "
       "debug, sanitize)\n"
       "\n"

@@ -28,7 +28,12 @@ cd "$work"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 oxide() { echo "+ cargo $toolchain oxide $*" >&2; cargo "$toolchain" oxide "$@"; }
 
-OXIDE_ROOT=$root cargo "$toolchain" oxide new cfgproj >/dev/null
+# The oxide crates, from the registry `oxide` of a cargo home of this test's
+# own (scripts/install-crates.sh; no network, nothing of ~/.cargo).
+export RUSTUP_HOME=${RUSTUP_HOME:-$(rustup show home)}
+export CARGO_HOME="$work/cargo-home"
+bash "$root/scripts/install-crates.sh" >/dev/null 2>&1 || fail "scripts/install-crates.sh"
+cargo "$toolchain" oxide new cfgproj >/dev/null
 cd cfgproj
 # The user's settings: a target directory of their own and a cfg the code needs.
 sed -i 's/^rustflags = \["-C", "save-temps"\]$/rustflags = ["-C", "save-temps", "--cfg", "oxide_user_cfg"]\ntarget-dir = "out"/' .cargo/config.toml

@@ -649,16 +649,19 @@ TEST_F(CliTest, CleanEverything) {
 }
 
 TEST_F(CliTest, NewCreatesARunnableProject) {
-  fs::path OxideRoot = Tmp / "oxide-src";
-  fs::create_directories(OxideRoot / "crates/cuda-device");
-  Env.set("OXIDE_ROOT", OxideRoot.string());
+  // What setup leaves: the registry in cargo's home, oxide-link on PATH.
+  Env.set("CARGO_HOME", (Tmp / "cargo-home").string());
+  fs::create_directories(Tmp / "cargo-home/oxide-registry");
+  Env.set("PATH", Bin.string() + ":/usr/bin:/bin");
   ProcessResult R = oxide({"new", "my-kernel"}, Tmp.path());
   ASSERT_EQ(R.ExitCode, 0) << R.Output;
   EXPECT_CONTAINS(R.Output, "Created oxide project `my-kernel`");
   EXPECT_CONTAINS(R.Output, "cd my-kernel && cargo oxide run");
+  EXPECT_NOT_CONTAINS(R.Output, "warning");
   std::string Toml = readFile(Tmp / "my-kernel/Cargo.toml");
   EXPECT_CONTAINS(Toml, "name = 'my-kernel'");
-  EXPECT_CONTAINS(Toml, (OxideRoot / "crates/cuda-host").string());
+  EXPECT_CONTAINS(Toml, "cuda-host = { version = \"0.1\", registry = \"oxide\" }");
+  EXPECT_NOT_CONTAINS(Toml, Tmp.path().string());
   EXPECT_CONTAINS(readFile(Tmp / "my-kernel/src/main.rs"),
                   "load_kernel_module(&ctx, \"my_kernel\")");
   EXPECT_EQ(readFile(Tmp / "my-kernel/.gitignore"), "/target\n");
@@ -673,13 +676,14 @@ TEST_F(CliTest, NewCreatesARunnableProject) {
   EXPECT_CONTAINS(Again.Output, "already exists");
 }
 
-TEST_F(CliTest, NewWithoutTheOxideCrates) {
-  Env.set("OXIDE_ROOT", (Tmp / "nowhere").string());
-  ProcessResult R = oxide({"new", "k"}, Tmp.path());
-  EXPECT_EQ(R.ExitCode, 1);
-  EXPECT_CONTAINS(R.Output, "error: cannot find the oxide crates");
-  EXPECT_CONTAINS(R.Output, "hint: set OXIDE_ROOT");
-  EXPECT_FALSE(fs::exists(Tmp / "k"));
+TEST_F(CliTest, NewWithoutSetupSaysWhatIsMissing) {
+  Env.set("CARGO_HOME", (Tmp / "empty-cargo-home").string());
+  ProcessResult R = oxide({"new", "k"}, Tmp.path()); // PATH: /usr/bin:/bin
+  EXPECT_EQ(R.ExitCode, 0) << R.Output; // the files are right; setup is missing
+  EXPECT_CONTAINS(R.Output, "warning: the registry `oxide` is not installed");
+  EXPECT_CONTAINS(R.Output, "scripts/install-crates.sh");
+  EXPECT_CONTAINS(R.Output, "warning: oxide-link is not on PATH");
+  EXPECT_TRUE(fs::exists(Tmp / "k/Cargo.toml"));
 }
 
 TEST_F(CliTest, NewRejectsBadNames) {

@@ -41,7 +41,7 @@ TEST(NewTest, TomlStrings) {
 }
 
 TEST(NewTest, CargoTomlIsAStandalonePackageDependingOnOxide) {
-  std::string Text = renderCargoToml("my-kernel", "/src/oxide");
+  std::string Text = renderCargoToml("my-kernel");
   Expected<Manifest> M = parseManifest(Text);
   ASSERT_TRUE(static_cast<bool>(M)) << M.error().Message << "\n" << Text;
   EXPECT_EQ(M->PackageName, "my-kernel");
@@ -49,19 +49,29 @@ TEST(NewTest, CargoTomlIsAStandalonePackageDependingOnOxide) {
   EXPECT_TRUE(M->HasWorkspace); // builds even inside another workspace
   for (const char *Crate : {"cuda-device", "cuda-host", "cuda-core"})
     EXPECT_TRUE(contains(Text, std::string(Crate) +
-                                   " = { path = '/src/oxide/crates/" + Crate +
-                                   "' }"))
+                                   " = { version = \"0.1\", registry = "
+                                   "\"oxide\" }\n"))
         << Text;
   // Emulated kernels (no GPU) run on an optimised PTX VM in debug builds too.
   EXPECT_TRUE(contains(Text, "[profile.dev.package.ptx-vm]\nopt-level = 3\n"))
       << Text;
+  EXPECT_TRUE(
+      contains(Text, "[profile.dev.package.cuda-emulator]\nopt-level = 2\n"))
+      << Text;
 }
 
-TEST(NewTest, CargoTomlEscapesOddPaths) {
-  std::string Text = renderCargoToml("k", "/home/o'brien/oxide");
-  Expected<Manifest> M = parseManifest(Text);
-  ASSERT_TRUE(static_cast<bool>(M)) << M.error().Message;
-  EXPECT_TRUE(contains(Text, "\"/home/o'brien/oxide/crates/cuda-core\""));
+TEST(NewTest, NoFileOfANewProjectHoldsAPath) {
+  // The project moves and is shared: no absolute path, no path dependency.
+  for (bool Async : {false, true})
+    for (const std::string &Text :
+         {renderCargoToml("k", Async), renderCargoConfig(),
+          renderMainRs("k", Async)}) {
+      EXPECT_FALSE(contains(Text, "path =")) << Text;
+      EXPECT_FALSE(contains(Text, "'/")) << Text;
+      EXPECT_FALSE(contains(Text, "\"/")) << Text;
+      EXPECT_FALSE(contains(Text, "/home")) << Text;
+      EXPECT_FALSE(contains(Text, ".cargo/bin")) << Text;
+    }
 }
 
 TEST(NewTest, MainRsUsesTheCrateNameAsModuleName) {
@@ -87,17 +97,17 @@ TEST(NewTest, MainRsIsTheVecaddProgram) {
 }
 
 TEST(NewTest, AsyncCargoTomlAddsCudaAsync) {
-  std::string Plain = renderCargoToml("k", "/src/oxide");
+  std::string Plain = renderCargoToml("k");
   EXPECT_FALSE(contains(Plain, "cuda-async")) << Plain;
-  std::string Text = renderCargoToml("k", "/src/oxide", /*Async=*/true);
+  std::string Text = renderCargoToml("k", /*Async=*/true);
   Expected<Manifest> M = parseManifest(Text);
   ASSERT_TRUE(static_cast<bool>(M)) << M.error().Message << "\n" << Text;
   EXPECT_TRUE(M->HasWorkspace);
   for (const char *Crate :
        {"cuda-device", "cuda-host", "cuda-core", "cuda-async"})
     EXPECT_TRUE(contains(Text, std::string(Crate) +
-                                   " = { path = '/src/oxide/crates/" + Crate +
-                                   "' }"))
+                                   " = { version = \"0.1\", registry = "
+                                   "\"oxide\" }\n"))
         << Text;
 }
 

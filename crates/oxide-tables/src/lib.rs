@@ -24,7 +24,10 @@
 //! ```
 //!
 //! A build script reads a table by its file name ([`Table::read_oxide`]),
-//! which also tells cargo to rerun the script when the table changes.
+//! which also tells cargo to rerun the script when the table changes. Inside
+//! the oxide source tree that is the file in `compiler/include/oxide/`; a
+//! packaged oxide-tables (from a registry) reads its generated copy in
+//! `tables/` instead ([`oxide_include_dir`]), which a test keeps identical.
 
 use std::fmt;
 use std::fmt::Write as _;
@@ -141,9 +144,9 @@ impl Table {
         Table::parse(&name, &text).unwrap_or_else(|e| panic!("{e}"))
     }
 
-    /// [`read`](Self::read) of `compiler/include/oxide/<name>`, found from the
-    /// calling build script's crate directory (every crate lives in
-    /// `crates/<crate>/`).
+    /// [`read`](Self::read) of the table `<name>` in [`oxide_include_dir`]:
+    /// `compiler/include/oxide/<name>` in the source tree, this crate's
+    /// packaged copy elsewhere.
     pub fn read_oxide(name: &str) -> Table {
         Table::read(&oxide_include_dir().join(name))
     }
@@ -159,11 +162,56 @@ impl Table {
     }
 }
 
-/// `compiler/include/oxide/`, relative to the crate whose build script runs.
+/// The directory of the tables: `compiler/include/oxide/`, their one source,
+/// when this crate is built inside the oxide source tree; else (a packaged
+/// crate, from a registry) the copy in this crate's `tables/`, which
+/// `scripts/sync-tables.sh` refreshes and the test
+/// `packaged_tables_match_source` keeps identical to the source.
 pub fn oxide_include_dir() -> PathBuf {
-    let manifest = std::env::var_os("CARGO_MANIFEST_DIR")
-        .expect("oxide_tables::oxide_include_dir runs in a build script (CARGO_MANIFEST_DIR is unset)");
-    PathBuf::from(manifest).join("../../compiler/include/oxide")
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let source = here.join("../../compiler/include/oxide");
+    if source.join("Abi.def").is_file() {
+        source
+    } else {
+        here.join("tables")
+    }
+}
+
+#[cfg(test)]
+mod packaged_copy {
+    use std::path::Path;
+
+    /// The `.def` file names of a directory, sorted.
+    fn tables(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()))
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|name| name.ends_with(".def"))
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// `tables/` (what the package carries) holds exactly the source tables,
+    /// byte for byte. Outside the source tree (a packaged crate) there is
+    /// nothing to compare with.
+    #[test]
+    fn packaged_tables_match_source() {
+        let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let source = here.join("../../compiler/include/oxide");
+        if !source.is_dir() {
+            return;
+        }
+        let copy = here.join("tables");
+        let stale = "crates/oxide-tables/tables is stale: run `bash scripts/sync-tables.sh`";
+        assert_eq!(tables(&source), tables(&copy), "{stale}");
+        for name in tables(&source) {
+            let a = std::fs::read(source.join(&name)).unwrap();
+            let b = std::fs::read(copy.join(&name)).unwrap();
+            assert!(a == b, "{name} differs from compiler/include/oxide/{name}; {stale}");
+        }
+        assert_eq!(super::oxide_include_dir(), source, "inside the source tree the source tables are read");
+    }
 }
 
 /// Splits `a, "b, c", (d, e)` at the commas outside strings and parentheses.
