@@ -121,6 +121,9 @@ pub enum GraphError {
     DefaultStream,
     /// The stream already captures.
     AlreadyCapturing,
+    /// [`GraphExec::launch`] on a stream that captures: the driver does not
+    /// record a graph launch.
+    LaunchIntoCapture,
     /// The closure given to the capture failed; the capture was ended and
     /// its graph destroyed.
     Closure(Box<dyn std::error::Error + Send + Sync>),
@@ -172,6 +175,11 @@ impl fmt::Display for GraphError {
                 "a stream joined the capture (it waited on an event recorded during it) and its last work was not \
                  joined back: record an event on that stream and make the capturing stream wait on it before \
                  ending the capture"
+            ),
+            GraphError::LaunchIntoCapture => write!(
+                f,
+                "a graph cannot be launched on a stream that is capturing (the driver refuses it): \
+                 end the capture first, or add the graph to the one being built with Graph::add_child"
             ),
             GraphError::DefaultStream => write!(
                 f,
@@ -946,32 +954,29 @@ impl GraphExec {
 
     /// Launches the graph on `stream` (after the work already queued
     /// there, and after other streams' uses of the graph's buffers); it is
-    /// refused if a buffer the graph uses was dropped, or the stream is of
-    /// another context.
+    /// refused if a buffer the graph uses was dropped, the stream is of
+    /// another context, or it is capturing (a graph launch cannot be
+    /// captured; [`Graph::add_child`] puts a graph into another).
     pub fn launch(&self, stream: &CudaStream) -> Result<(), GraphError> {
         if !stream.context().same(&self.ctx) {
             return Err(GraphError::ForeignContext { what: "stream", device: stream.context().ordinal(), graph_device: self.ctx.ordinal() });
         }
         // Every buffer is ordered on the stream as written by the launch
         // (ordering without the launch, if one turns out dropped, is harmless).
-        let capture = stream.handle().capture();
+        if stream.handle().capture().is_some() {
+            return Err(GraphError::LaunchIntoCapture);
+        }
         let mut dropped = 0;
         for (_, b) in &self.keep.buffers {
-            match (b.upgrade(), &capture) {
-                (None, _) => dropped += 1,
-                (Some(b), Some(c)) => c.note_buffer(&b, stream),
-                (Some(b), None) => b.write_on(stream)?,
+            match b.upgrade() {
+                None => dropped += 1,
+                Some(b) => b.write_on(stream)?,
             }
         }
         if dropped > 0 {
             return Err(GraphError::BufferDropped { buffers: dropped });
         }
-        if let Some(c) = &capture {
-            lock(&c.host_fns).extend(self.keep.host_fns.iter().cloned());
-            for m in &self.keep.modules {
-                c.note_module(m);
-            }
-        } else if !self.keep.host_fns.is_empty() && !self.launched_on.borrow().iter().any(|h| Arc::ptr_eq(h, stream.handle())) {
+        if !self.keep.host_fns.is_empty() && !self.launched_on.borrow().iter().any(|h| Arc::ptr_eq(h, stream.handle())) {
             self.launched_on.borrow_mut().push(stream.handle().clone());
         }
         let d = self.ctx.bind()?;

@@ -1301,9 +1301,10 @@ unsafe extern "C" fn cuGraphExecDestroy(e: CUgraphExec) -> CUresult {
 unsafe extern "C" fn cuGraphLaunch(e: CUgraphExec, s: CUstream) -> CUresult {
     // SAFETY: a live exec (caller).
     let exec = unsafe { &mut *e.cast::<Exec>() };
-    // Launched into a capture: the graph becomes a child node there.
+    // Launched into a capture: the driver (CUDA 13, H200) refuses it with
+    // CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED and the capture is invalidated.
     // SAFETY: a live stream or null (caller).
-    if let Some(code) = unsafe { record_op(s, || Ok(Op::Child(Box::new(exec.graph.clone())))) } {
+    if let Some(code) = unsafe { refuse_in_capture(s) } {
         return code;
     }
     // SAFETY: as above.
