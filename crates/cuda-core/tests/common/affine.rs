@@ -1,0 +1,69 @@
+//! Shared by the cuda-core tests that run on the GPU where there is one and
+//! on the CPU emulator (device code) elsewhere: the backend choice and the
+//! hand-written `affine` kernel, `p[i] = p[i] * mul + add` for `i < n`.
+
+use std::sync::{Arc, Once};
+
+use cuda_core::{CudaContext, CudaFunction, CudaStream};
+use cuda_driver_sys::DriverApi;
+
+pub const AFFINE_PTX: &str = r#"
+.version 7.0
+.target sm_70
+.address_size 64
+
+.visible .entry affine(
+    .param .u64 affine_p,
+    .param .u32 affine_n,
+    .param .u32 affine_mul,
+    .param .u32 affine_add
+)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<10>;
+    .reg .b64 %rd<5>;
+
+    ld.param.u64 %rd1, [affine_p];
+    ld.param.u32 %r1, [affine_n];
+    ld.param.u32 %r2, [affine_mul];
+    ld.param.u32 %r3, [affine_add];
+    mov.u32 %r4, %ctaid.x;
+    mov.u32 %r5, %ntid.x;
+    mov.u32 %r6, %tid.x;
+    mad.lo.s32 %r7, %r4, %r5, %r6;
+    setp.ge.u32 %p1, %r7, %r1;
+    @%p1 bra DONE;
+    cvta.to.global.u64 %rd2, %rd1;
+    mul.wide.u32 %rd3, %r7, 4;
+    add.s64 %rd4, %rd2, %rd3;
+    ld.global.u32 %r8, [%rd4];
+    mad.lo.s32 %r9, %r8, %r2, %r3;
+    st.global.u32 [%rd4], %r9;
+DONE:
+    ret;
+}
+"#;
+
+fn gpu_present() -> bool {
+    let Ok(api) = DriverApi::load_libcuda() else { return false };
+    let mut count = 0;
+    // SAFETY: cuInit takes flags 0; cuDeviceGetCount writes one int.
+    unsafe { (api.cuInit)(0) == 0 && (api.cuDeviceGetCount)(&mut count) == 0 && count > 0 }
+}
+
+/// The context (the emulator's without a GPU), a new stream (one that may
+/// capture), and the `affine` kernel.
+pub fn setup() -> (Arc<CudaContext>, Arc<CudaStream>, CudaFunction) {
+    static BACKEND: Once = Once::new();
+    BACKEND.call_once(|| {
+        if std::env::var_os("OXIDE_EMULATE").is_none() && !gpu_present() {
+            // SAFETY (edition 2021: safe): before any test of this binary
+            // reaches cuda-core (they all wait for this `Once`).
+            std::env::set_var("OXIDE_EMULATE", "ptx");
+        }
+    });
+    let ctx = CudaContext::new(0).unwrap();
+    let stream = ctx.new_stream().unwrap();
+    let f = ctx.load_module_ptx(AFFINE_PTX).unwrap().function("affine").unwrap();
+    (ctx, stream, f)
+}
