@@ -134,7 +134,7 @@ impl<T: Send + 'static> DeviceGraph<T> {
         &mut self.output
     }
 
-    /// The instantiated graph (to time it, or launch it into another capture).
+    /// The instantiated graph (to time it, or launch it yourself).
     pub fn exec(&self) -> &GraphExec {
         &self.exec
     }
