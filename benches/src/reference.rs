@@ -126,6 +126,67 @@ impl RawLauncher {
     }
 }
 
+/// `cuMemAllocAsync`'s and `cuMemFreeAsync`'s C signatures.
+type CuMemAllocAsync = unsafe extern "C" fn(*mut u64, usize, *mut c_void) -> c_int;
+type CuMemFreeAsync = unsafe extern "C" fn(u64, *mut c_void) -> c_int;
+
+/// `cuMemAllocAsync` and `cuMemFreeAsync` called directly, as
+/// [`RawLauncher`] calls `cuLaunchKernel`: what a stream-ordered allocation
+/// costs through the driver API with nothing of oxide's around it, so the
+/// `alloc` rows can tell oxide's own overhead from the driver API's.
+pub struct RawAllocator {
+    alloc: CuMemAllocAsync,
+    free: CuMemFreeAsync,
+}
+
+impl RawAllocator {
+    /// Resolves both entry points from `libcuda.so.1`.
+    pub fn new() -> Result<Self, String> {
+        // SAFETY: NUL-terminated names; the handle is never closed.
+        unsafe {
+            let lib = dlopen(c"libcuda.so.1".as_ptr(), RTLD_NOW);
+            if lib.is_null() {
+                return Err("cannot dlopen libcuda.so.1".into());
+            }
+            let (alloc, free) = (dlsym(lib, c"cuMemAllocAsync".as_ptr()), dlsym(lib, c"cuMemFreeAsync".as_ptr()));
+            if alloc.is_null() || free.is_null() {
+                return Err("libcuda.so.1 has no cuMemAllocAsync/cuMemFreeAsync".into());
+            }
+            // SAFETY: the driver's functions have exactly these signatures.
+            Ok(RawAllocator {
+                alloc: std::mem::transmute::<*mut c_void, CuMemAllocAsync>(alloc),
+                free: std::mem::transmute::<*mut c_void, CuMemFreeAsync>(free),
+            })
+        }
+    }
+
+    /// `pairs` × (allocate `bytes`, free) on `stream`, then a
+    /// synchronisation: the wall time in seconds.
+    ///
+    /// # Safety
+    /// `stream`'s context must be current on this thread.
+    pub unsafe fn pairs(&self, stream: &CudaStream, bytes: usize, pairs: u32) -> Result<f64, String> {
+        stream.synchronize().map_err(|e| e.to_string())?;
+        let start = std::time::Instant::now();
+        for _ in 0..pairs {
+            let mut ptr = 0u64;
+            // SAFETY: an out-pointer to a local; a live stream of the current
+            // context; the pointer is freed once, never used.
+            let status = unsafe {
+                match (self.alloc)(&mut ptr, bytes, stream.raw()) {
+                    0 => (self.free)(ptr, stream.raw()),
+                    e => e,
+                }
+            };
+            if status != 0 {
+                return Err(format!("cuMemAllocAsync/cuMemFreeAsync failed with CUresult {status}"));
+            }
+        }
+        stream.synchronize().map_err(|e| e.to_string())?;
+        Ok(start.elapsed().as_secs_f64())
+    }
+}
+
 extern "C" {
     /// `cuda/runtime.cu`: `pairs` × (cudaMallocAsync, cudaFreeAsync) of
     /// `bytes` on `stream`, then a synchronisation; wall seconds in `seconds`.
