@@ -1,7 +1,8 @@
 //! The launch functions `cuda_launch!` expands to, one per number of arguments.
 //!
 //! `cuda_launch!{ kernel: k, … args: [a, b] }` becomes
-//! `launch2(&module, &stream, config, __oxide_kernel_entry_k, (a, b))`. The
+//! `launch2(&module, &stream, config, k::__oxide_entry, (a, b))` (the entry
+//! wrapper, held by the hidden type `#[kernel]` names like the kernel). The
 //! entry wrapper `#[kernel]` generated has the signature
 //! `unsafe fn(*const P0, *const P1)` where `Pi` are the kernel's parameter
 //! types, so rustc infers the kernel's generic arguments from the arguments

@@ -37,11 +37,17 @@ pub fn expand<S: SourceSpan>(
     if errors.is_empty() {
         let mut out = entry_wrapper(&item, &generics, &params, bounds);
         out.extend(keep_entry(&item, &generics));
+        out.extend(kernel_name_type(&item, &generics, &params));
         Ok(out)
     } else {
         Err(errors)
     }
 }
+
+/// The associated constant that holds a kernel's entry wrapper, on the type
+/// named like the kernel ([`kernel_name_type`]): `cuda_launch!` reaches the
+/// entry of `kernel: path::scale` as `path::scale::__oxide_entry`.
+pub const ENTRY_CONST: &str = "__oxide_entry";
 
 /// The name of the entry wrapper of kernel `name` (`r#` prefixes dropped).
 pub fn entry_name(name: &str) -> String {
@@ -563,6 +569,108 @@ fn keep_entry<S: SourceSpan>(item: &FnItem<S>, generics: &[GenericParam<S>]) -> 
     )
 }
 
+/// A type named like the kernel, holding the entry wrapper as the
+/// associated constant [`ENTRY_CONST`]. A function lives in the value
+/// namespace and a braced struct only in the type namespace, so the two
+/// share the kernel's name: wherever the user can name the kernel (its
+/// path, a `use` of it, a glob import, a block it is declared in), the
+/// entry comes with it, and a misspelt `kernel:` is reported against the
+/// user's own name instead of a generated one. Generic kernels give the
+/// type their generics, so `kernel: map::<f32, _>` names
+/// `map::<f32, _>::__oxide_entry`, an instance of the entry. The constant
+/// is the entry itself (same address), which the launch looks up.
+fn kernel_name_type<S: SourceSpan>(item: &FnItem<S>, generics: &[GenericParam<S>], params: &[Param<S>]) -> Vec<Tok<S>> {
+    let kernel_name = item.name.ident_name().expect("parse_fn checked the name");
+    let cfgs: Vec<Tok<S>> = item.cfg_attrs().flat_map(|attr| attr.iter().cloned()).collect();
+    // The type's arguments (`<'a, T, N>`) and what its marker holds: every
+    // lifetime and type parameter, through `fn() -> (..)` so that the
+    // type is always Send, Sync and Copy-free of its parameters.
+    let mut args = Vec::new();
+    let mut phantoms = Vec::new();
+    let (mut lifetimes, mut types) = (Vec::new(), Vec::new());
+    for param in split_list(item.generic_params()).into_iter().map(skip_attributes) {
+        match param {
+            [quote, name, ..] if quote.is_punct('\'') => {
+                let lifetime = vec![quote.clone(), name.clone()];
+                args.push(lifetime.clone());
+                phantoms.push(fill("&#lt ()", &[("lt", lifetime.clone())]));
+                lifetimes.push(lifetime);
+            }
+            [kw, name, ..] if kw.is_ident("const") => args.push(vec![name.clone()]),
+            [name, ..] => {
+                args.push(vec![name.clone()]);
+                phantoms.push(vec![name.clone()]);
+                types.push(name.clone());
+            }
+            [] => {}
+        }
+    }
+    // The entry's parameter types (`SliceParam<'a, T>`) are well-formed in
+    // the entry by implied bounds; the constant's type needs them spelt out.
+    let mut outlives = Vec::new();
+    for ty in &types {
+        for lifetime in &lifetimes {
+            outlives.push(fill("#ty: #lt", &[("ty", vec![ty.clone()]), ("lt", lifetime.clone())]));
+        }
+    }
+    let impl_where = match (item.where_clause.is_empty(), outlives.is_empty()) {
+        (_, true) => item.where_clause.clone(),
+        (true, false) => fill("where #bounds", &[("bounds", comma_separated(outlives))]),
+        (false, false) => {
+            let mut clause = item.where_clause.clone();
+            if !clause.last().is_some_and(|t| t.is_punct(',')) {
+                clause.push(Tok::Punct { ch: ',', joint: false, span: S::call_site() });
+            }
+            clause.extend(comma_separated(outlives));
+            clause
+        }
+    };
+    let type_args = if args.is_empty() { Vec::new() } else { fill("<#args>", &[("args", comma_separated(args))]) };
+    let marker = if phantoms.is_empty() {
+        Vec::new()
+    } else {
+        fill(
+            "__oxide_marker: ::core::marker::PhantomData<fn() -> (#phantoms,)>",
+            &[("phantoms", comma_separated(phantoms))],
+        )
+    };
+    let wires = comma_separated(
+        params.iter().map(|param| fill("*const #wire", &[("wire", entry_param_type(&param.ty))])).collect(),
+    );
+    let doc = vec![Tok::Lit {
+        text: format!("{:?}", format!("The launch handle of the kernel `{kernel_name}` (for `cuda_launch!`).")),
+        span: S::call_site(),
+    }];
+    fill(
+        "#cfgs
+        #[doc = #doc]
+        #[doc(hidden)]
+        #[allow(non_camel_case_types, dead_code)]
+        #vis struct #name #generics #where_clause { #marker }
+        #cfgs
+        #[allow(non_upper_case_globals, clippy::type_complexity)]
+        impl #generics #name #type_args #impl_where {
+            #[doc(hidden)]
+            #vis const #entry_const: unsafe fn(#wires) = #entry #turbofish;
+        }",
+        &[
+            ("cfgs", cfgs),
+            ("doc", doc),
+            ("vis", item.vis.clone()),
+            ("name", vec![item.name.clone()]),
+            ("generics", item.generics.clone()),
+            ("where_clause", item.where_clause.clone()),
+            ("impl_where", impl_where),
+            ("marker", marker),
+            ("type_args", type_args),
+            ("entry_const", vec![Tok::ident(ENTRY_CONST, item.name.span())]),
+            ("wires", wires),
+            ("entry", vec![Tok::ident(&entry_name(kernel_name), item.name.span())]),
+            ("turbofish", turbofish(generics)),
+        ],
+    )
+}
+
 /// Whether `ty` is `&mut …` (`&'a mut [T]` included).
 fn is_mut_reference<S: SourceSpan>(ty: &[Tok<S>]) -> bool {
     let ty = unwrap_invisible(ty);
@@ -738,6 +846,18 @@ mod tests {
         )
     }
 
+    /// The type named like the kernel that holds its entry:
+    /// `struct_head` is `vis struct name<generics> where..`, `impl_head`
+    /// is `impl<generics> name<args> where..`.
+    fn name_type(kernel: &str, struct_head: &str, marker: &str, impl_head: &str, vis: &str, wires: &str, entry: &str) -> String {
+        format!(
+            "#[doc = \"The launch handle of the kernel `{kernel}` (for `cuda_launch!`).\"] #[doc(hidden)] \
+             #[allow(non_camel_case_types, dead_code)] {struct_head} {{ {marker} }} \
+             #[allow(non_upper_case_globals, clippy::type_complexity)] {impl_head} {{ \
+             #[doc(hidden)] {vis} const __oxide_entry: unsafe fn({wires}) = {entry}; }}"
+        )
+    }
+
     fn layout(index: usize, ty: &str) -> String {
         format!(
             "::cuda_device::__private::param_layout({index}u32, \
@@ -761,6 +881,14 @@ mod tests {
             layout(1, "f32"),
             layout(2, "DisjointSlice<f32>"),
             keep("__oxide_kernel_entry_scale"),
+        ) + &name_type(
+            "scale",
+            "pub struct scale",
+            "",
+            "impl scale",
+            "pub",
+            "*const ::cuda_device::__private::SliceParam<'_, f32>, *const f32, *const DisjointSlice<f32>",
+            "__oxide_kernel_entry_scale",
         );
         assert_eq!(got, plain(&want));
     }
@@ -780,6 +908,14 @@ mod tests {
             layout(0, "F"),
             layout(1, "&[T]"),
             layout(2, "DisjointSlice<T>"),
+        ) + &name_type(
+            "map",
+            "pub struct map<T: Copy, F: Fn(T) -> T + Copy>",
+            "__oxide_marker: ::core::marker::PhantomData<fn() -> (T, F,)>",
+            "impl<T: Copy, F: Fn(T) -> T + Copy> map<T, F>",
+            "pub",
+            "*const F, *const ::cuda_device::__private::SliceParam<'_, T>, *const DisjointSlice<T>",
+            "__oxide_kernel_entry_map::<T, F>",
         );
         assert_eq!(got, plain(&want));
     }
@@ -797,6 +933,14 @@ mod tests {
                 k::<T, {{ N }}>(::core::ptr::read(__oxide_p0.cast()), ::core::ptr::read(__oxide_p1)) }} }}",
             layout(0, "&'a [T]"),
             layout(1, "[T; N]"),
+        ) + &name_type(
+            "k",
+            "pub(crate) struct k<'a, T, const N: usize> where T: Copy + core::ops::Mul<Output = T>,",
+            "__oxide_marker: ::core::marker::PhantomData<fn() -> (&'a (), T,)>",
+            "impl<'a, T, const N: usize> k<'a, T, N> where T: Copy + core::ops::Mul<Output = T>, T: 'a",
+            "pub(crate)",
+            "*const ::cuda_device::__private::SliceParam<'a, T>, *const [T; N]",
+            "__oxide_kernel_entry_k::<T, { N }>",
         );
         assert_eq!(got, plain(&want));
     }
@@ -857,8 +1001,9 @@ mod tests {
         assert_eq!(
             got,
             plain(&format!(
-                "{ATTRS} unsafe fn __oxide_kernel_entry_nothing() {{ unsafe {{ nothing() }} }} {}",
-                keep("__oxide_kernel_entry_nothing")
+                "{ATTRS} unsafe fn __oxide_kernel_entry_nothing() {{ unsafe {{ nothing() }} }} {} {}",
+                keep("__oxide_kernel_entry_nothing"),
+                name_type("nothing", "struct nothing", "", "impl nothing", "", "", "__oxide_kernel_entry_nothing"),
             ))
         );
     }

@@ -1,7 +1,7 @@
 //! `cuda_launch!`: reading `key: value` entries and writing the call of
 //! `::cuda_host::__private::launchN`.
 
-use crate::kernel::entry_name;
+use crate::kernel::ENTRY_CONST;
 use crate::split::{angle_close, split_exprs};
 use crate::template::fill;
 use crate::tokens::{is_pair, is_single_colon, unwrap_invisible, Delim, Error, SourceSpan, Tok};
@@ -143,16 +143,18 @@ fn read_entry<S: SourceSpan>(entry: &[Tok<S>]) -> Result<Entry<'_, S>, Error<S>>
 const PATH_USAGE: &str = "`kernel:` expects the path of a `#[kernel]` function, \
      like `scale`, `kernels::scale` or `scale::<f32>`";
 
-/// `a::b::k::<T>` → `a::b::__oxide_kernel_entry_k::<T>`: the last identifier
-/// outside the turbofish is renamed, keeping its span.
+/// `a::b::k::<T>` → `a::b::k::<T>::__oxide_entry`: the entry wrapper, held
+/// by the type `#[kernel]` names like the kernel (`kernel::ENTRY_CONST`).
+/// The user's tokens keep their spans, so an unknown or misspelt kernel is
+/// reported at, and by, the name the user wrote.
 fn rewrite_kernel_path<S: SourceSpan>(path: &[Tok<S>]) -> Result<Vec<Tok<S>>, Error<S>> {
     let path = unwrap_invisible(path);
     let last = last_segment(path).ok_or_else(|| Error::spanning(path, PATH_USAGE))?;
+    let span = path[last].span();
     let mut rewritten = path.to_vec();
-    let name = path[last]
-        .ident_name()
-        .expect("last_segment returns an identifier");
-    rewritten[last] = Tok::ident(&entry_name(name), path[last].span());
+    rewritten.push(Tok::Punct { ch: ':', joint: true, span });
+    rewritten.push(Tok::Punct { ch: ':', joint: false, span });
+    rewritten.push(Tok::ident(ENTRY_CONST, span));
     Ok(rewritten)
 }
 
@@ -301,7 +303,7 @@ mod tests {
              args: [slice(input), 2.5f32, slice_mut(output)]",
         );
         let want = "::cuda_host::__private::launch3(&(module), &(stream), LaunchConfig::for_num_elems(1024), \
-             __oxide_kernel_entry_scale, (::cuda_host::arg::slice(&(input)), 2.5f32, \
+             scale::__oxide_entry, (::cuda_host::arg::slice(&(input)), 2.5f32, \
              ::cuda_host::arg::slice_mut(&mut (output)),))";
         assert_eq!(got, plain(want));
     }
@@ -309,7 +311,7 @@ mod tests {
     #[test]
     fn keys_in_any_order_with_trailing_commas() {
         let got = expand_ok("args: [move |x| x * factor, slice(a.b),], config: cfg, module: &m, stream: s.0, kernel: k::map::<f32, _>,");
-        let want = "::cuda_host::__private::launch2(&(&m), &(s.0), cfg, k::__oxide_kernel_entry_map::<f32, _>, \
+        let want = "::cuda_host::__private::launch2(&(&m), &(s.0), cfg, k::map::<f32, _>::__oxide_entry, \
              (move |x| x * factor, ::cuda_host::arg::slice(&(a.b)),))";
         assert_eq!(got, plain(want));
     }
@@ -319,7 +321,7 @@ mod tests {
         let got = expand_ok("kernel: k, stream: s, module: m, config: c, args: []");
         assert_eq!(
             got,
-            plain("::cuda_host::__private::launch0(&(m), &(s), c, __oxide_kernel_entry_k, ())")
+            plain("::cuda_host::__private::launch0(&(m), &(s), c, k::__oxide_entry, ())")
         );
     }
 
@@ -338,24 +340,24 @@ mod tests {
 
     #[test]
     fn path_rewriting() {
-        assert_eq!(rewrite("scale"), Ok(plain("__oxide_kernel_entry_scale")));
+        assert_eq!(rewrite("scale"), Ok(plain("scale::__oxide_entry")));
         assert_eq!(
             rewrite("kernels::scale"),
-            Ok(plain("kernels::__oxide_kernel_entry_scale"))
+            Ok(plain("kernels::scale::__oxide_entry"))
         );
         assert_eq!(
             rewrite("scale::<f32>"),
-            Ok(plain("__oxide_kernel_entry_scale::<f32>"))
+            Ok(plain("scale::<f32>::__oxide_entry"))
         );
         assert_eq!(
             rewrite("crate::k::map::<f32, _>"),
-            Ok(plain("crate::k::__oxide_kernel_entry_map::<f32, _>"))
+            Ok(plain("crate::k::map::<f32, _>::__oxide_entry"))
         );
         assert_eq!(
             rewrite("::a::b::<Vec<u8>, 3>"),
-            Ok(plain("::a::__oxide_kernel_entry_b::<Vec<u8>, 3>"))
+            Ok(plain("::a::b::<Vec<u8>, 3>::__oxide_entry"))
         );
-        assert_eq!(rewrite("r#type"), Ok(plain("__oxide_kernel_entry_type")));
+        assert_eq!(rewrite("r#type"), Ok(plain("r#type::__oxide_entry")));
         for bad in ["scale<f32>", "a::", "k()", "<T as Tr>::k", "a::<T>b", "2"] {
             assert_eq!(rewrite(bad), Err(PATH_USAGE.to_string()), "{bad}");
         }

@@ -49,12 +49,25 @@
 //! }
 //! ```
 //!
-//! and `cuda_launch!` becomes
+//! and a type named like the kernel (a function and a braced struct share a
+//! name: one lives in the value namespace, the other in the type namespace),
+//! which carries the entry wherever the kernel's name goes (a path, a `use`):
+//!
+//! ```rust,ignore
+//! #[doc(hidden)]
+//! pub struct scale {}
+//! impl scale {
+//!     pub const __oxide_entry: unsafe fn(*const SliceParam<'_, f32>, *const f32, *const DisjointSlice<f32>) =
+//!         __oxide_kernel_entry_scale;
+//! }
+//! ```
+//!
+//! so `cuda_launch!` becomes
 //!
 //! ```rust,ignore
 //! ::cuda_host::__private::launch3(
 //!     &(module), &(stream), LaunchConfig::for_num_elems(1024),
-//!     __oxide_kernel_entry_scale,
+//!     scale::__oxide_entry,
 //!     (::cuda_host::arg::slice(&(input)), 2.5f32, ::cuda_host::arg::slice_mut(&mut (output)),),
 //! )
 //! ```
@@ -105,8 +118,10 @@ use bridge::{compile_errors, from_stream, to_stream, Position};
 ///
 /// The function is kept as written, so rustc checks it (and it can be called
 /// and tested on the host). Next to it the macro writes the hidden entry
-/// wrapper `__oxide_kernel_entry_<name>` (docs/ABI.md §2), which `cuda_launch!`
-/// names and from which the device linker builds the PTX entry: same
+/// wrapper `__oxide_kernel_entry_<name>` (docs/ABI.md §2), from which the
+/// device linker builds the PTX entry, and a hidden type of the kernel's name
+/// through which `cuda_launch!` reaches that entry (so `use a::scale;` then
+/// `kernel: scale` works, and errors name `scale`). The wrapper has the
 /// visibility, generics and where clause; one `*const T` parameter per
 /// parameter; the layout of each parameter; then the call of the kernel.
 ///
