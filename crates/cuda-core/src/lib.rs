@@ -160,6 +160,9 @@ pub use graph::{Graph, GraphError, GraphExec, GraphNode, StreamCapture};
 pub use managed::{ManagedBuffer, ManagedError, MemAdvice, MemLocation};
 pub use mem_pool::MemPool;
 pub use memory::{DeviceAtomicSlice, DeviceBuffer, DeviceRepr, DeviceSlice, DeviceSliceMut, FillValue, PinnedHostBuffer};
+/// `#[derive(DeviceRepr)]`: the impl of [`DeviceRepr`](trait@DeviceRepr), for a type
+/// that checks out (see the trait).
+pub use cuda_macros::DeviceRepr;
 pub use module::{launch_kernel, launch_kernel_with_host_code, CudaFunction, CudaModule, FunctionAttributes, LaunchConfig};
 pub use panic::DevicePanic;
 pub use peer::PeerError;

@@ -57,16 +57,33 @@ use cuda_device::atomic::AtomicCell;
 /// zeros, or whatever a kernel wrote) must be a valid value of `Self`, and
 /// the type must not own resources (it is copied bytewise and never dropped).
 /// Integers, floats (with `cuda_device::half`'s `f16`, `bf16` and their
-/// packed pairs), and arrays, tuples and `#[repr(C)]` structs of them
-/// qualify; `bool`, `char`, enums, references, pointers to host data and
-/// `NonZero*` do not. For your own struct of such fields:
+/// packed pairs), and arrays, tuples and structs of them qualify; `bool`,
+/// `char`, most enums, references, pointers to host data and `NonZero*` do
+/// not. For your own type, `#[derive(DeviceRepr)]` checks that it qualifies
+/// and writes the impl:
 ///
 /// ```
-/// #[derive(Clone, Copy)]
+/// use cuda_core::DeviceRepr; // the trait and its derive
+///
+/// #[derive(Clone, Copy, DeviceRepr)]
 /// #[repr(C)]
 /// struct Particle { pos: [f32; 3], id: u32 }
-/// // SAFETY: every field accepts any bit pattern.
-/// unsafe impl cuda_core::DeviceRepr for Particle {}
+/// ```
+///
+/// A struct or union qualifies when every field does; a field-less enum only
+/// when its variants are every value of its `#[repr(u8)]` or `#[repr(i8)]`.
+/// Other enums are refused with the reason (a kernel could write a byte
+/// that is no variant, and safe code would read it):
+///
+/// ```compile_fail
+/// #[derive(Clone, Copy, cuda_core::DeviceRepr)]
+/// #[repr(u8)]
+/// enum Op { Add, Mul }
+/// ```
+///
+/// ```compile_fail
+/// #[derive(Clone, Copy, cuda_core::DeviceRepr)]
+/// struct Flagged { value: f32, valid: bool }
 /// ```
 ///
 /// References and `bool` are rejected at compile time:
@@ -82,6 +99,12 @@ use cuda_device::atomic::AtomicCell;
 /// let _ = cuda_core::DeviceBuffer::<bool>::zeroed(s, 4);
 /// # }
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot live in device memory: it is not DeviceRepr",
+    label = "not DeviceRepr",
+    note = "device memory may hold any bytes (a kernel or a copy wrote them), so only types valid for every bit pattern qualify: integers, floats, f16/bf16, and arrays, tuples and structs of them",
+    note = "for a struct of such fields, `#[derive(Clone, Copy, cuda_core::DeviceRepr)]`; for a bool, char or enum, store an integer and convert it on the way out"
+)]
 pub unsafe trait DeviceRepr: Copy + 'static {}
 
 macro_rules! device_repr {

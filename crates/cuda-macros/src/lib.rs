@@ -89,6 +89,7 @@ mod bridge;
 mod constant;
 mod device_global;
 mod device;
+mod device_repr;
 mod kernel;
 mod launch;
 #[cfg(test)]
@@ -122,7 +123,7 @@ use bridge::{compile_errors, from_stream, to_stream, Position};
 /// device linker builds the PTX entry, and a hidden type of the kernel's name
 /// through which `cuda_launch!` reaches that entry (so `use a::scale;` then
 /// `kernel: scale` works, and errors name `scale`). The wrapper has the
-/// visibility, generics and where clause; one `*const T` parameter per
+/// kernel's visibility, generics and where clause; one `*const T` parameter per
 /// parameter; the layout of each parameter; then the call of the kernel.
 ///
 /// A kernel is a free, non-`async`, non-`const` function returning `()`, with
@@ -143,6 +144,31 @@ pub fn kernel(args: TokenStream, item: TokenStream) -> TokenStream {
         Err(errors) => out.extend(compile_errors(&errors, Position::Item)),
     }
     out
+}
+
+/// Derives `cuda_core::DeviceRepr` for a type that accepts every bit pattern,
+/// so that it can live in a `DeviceBuffer` (use it as
+/// `#[derive(cuda_core::DeviceRepr)]`, or import `cuda_core::DeviceRepr`,
+/// which names the trait and this derive):
+///
+/// ```rust,ignore
+/// #[derive(Clone, Copy, cuda_core::DeviceRepr)]
+/// #[repr(C)]
+/// struct Particle { pos: [f32; 3], id: u32 }
+/// ```
+///
+/// A struct or union qualifies when every field is `DeviceRepr` (a `bool`
+/// or `char` field is an error naming it); a field-less enum only when its
+/// variants are every value of its `#[repr(u8)]`/`#[repr(i8)]` (256
+/// variants). Any other enum is refused with the number of bit patterns that
+/// are no variant — a kernel could write one, and safe code would read it —
+/// and what to store instead.
+#[proc_macro_derive(DeviceRepr)]
+pub fn derive_device_repr(item: TokenStream) -> TokenStream {
+    match device_repr::expand(&from_stream(item)) {
+        Ok(tokens) => to_stream(tokens),
+        Err(errors) => compile_errors(&errors, Position::Item),
+    }
 }
 
 /// Marks a function called from kernels.
