@@ -1,7 +1,8 @@
 //! typed_launch: `#[cuda_module]` writes `kernels::launch::<kernel>` functions
 //! whose arguments are checked against the kernel's parameters; one
-//! non-generic kernel and one generic kernel (instantiated by inference),
-//! both checked against the CPU.
+//! non-generic kernel, one generic kernel (instantiated by inference) and
+//! one in a nested module (`kernels::rows::launch::..`), all checked against
+//! the CPU.
 
 use cuda_core::{CudaContext, DeviceBuffer, LaunchConfig};
 use cuda_host::{cuda_module, load_kernel_module};
@@ -30,6 +31,20 @@ pub mod kernels {
             *elem = a[i] + b[i];
         }
     }
+
+    /// Kernels of a nested module get launchers in `rows::launch`.
+    pub mod rows {
+        use cuda_device::{kernel, thread, DisjointSlice};
+
+        /// out[i] = i / width: the row of element i of a `width`-wide matrix.
+        #[kernel]
+        pub fn row_of(width: u32, mut out: DisjointSlice<u32>) {
+            let idx = thread::index_1d();
+            if let Some(elem) = out.get_mut(idx) {
+                *elem = idx.get() as u32 / width;
+            }
+        }
+    }
 }
 
 fn run() -> Result<usize, Box<dyn std::error::Error>> {
@@ -52,7 +67,11 @@ fn run() -> Result<usize, Box<dyn std::error::Error>> {
     // `add::<i32>`, inferred from the buffers.
     kernels::launch::add(&module, &stream, config, &a_dev, &b_dev, &mut sum)?;
 
+    let mut rows = DeviceBuffer::<u32>::zeroed(&stream, N)?;
+    kernels::rows::launch::row_of(&module, &stream, config, 48u32, &mut rows)?;
+
     let f_gpu = f_out.to_host_vec(&stream)?;
+    let rows_gpu = rows.to_host_vec(&stream)?;
     let sum_gpu = sum.to_host_vec(&stream)?;
     for i in 0..N {
         let want = floats[i] * 2.5;
@@ -62,14 +81,17 @@ fn run() -> Result<usize, Box<dyn std::error::Error>> {
         if sum_gpu[i] != a[i] + b[i] {
             return Err(format!("add element {i}: GPU {} CPU {}", sum_gpu[i], a[i] + b[i]).into());
         }
+        if rows_gpu[i] != i as u32 / 48 {
+            return Err(format!("row_of element {i}: GPU {} CPU {}", rows_gpu[i], i / 48).into());
+        }
     }
-    Ok(2 * N)
+    Ok(3 * N)
 }
 
 fn main() -> ExitCode {
     match run() {
         Ok(n) => {
-            println!("✓ SUCCESS: launch::scale and launch::add::<i32> matched the CPU ({n} elements)");
+            println!("✓ SUCCESS: launch::scale, launch::add::<i32> and rows::launch::row_of matched the CPU ({n} elements)");
             ExitCode::SUCCESS
         }
         Err(e) => cuda_host::report_failure(&*e),
