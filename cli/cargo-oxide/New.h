@@ -31,10 +31,12 @@ std::string tomlString(std::string_view Text);
 inline constexpr std::string_view OxideRegistry = "oxide";
 
 /// The version requirement a new project puts on oxide's crates: the
-/// workspace version of Cargo.toml ([workspace.package]), as cargo would
-/// write it (`cargo add`). tests/cli/new_project.sh builds a new project
-/// against the installed crates, so a mismatch fails there.
-inline constexpr std::string_view OxideCratesVersion = "0.1";
+/// workspace version of Cargo.toml ([workspace.package]) as cargo would
+/// write it (`cargo add`: major.minor), which CMake reads from there.
+#ifndef OXIDE_CRATES_REQUIREMENT
+#error "OXIDE_CRATES_REQUIREMENT is set by cli/cargo-oxide/CMakeLists.txt"
+#endif
+inline constexpr std::string_view OxideCratesVersion = OXIDE_CRATES_REQUIREMENT;
 
 /// Cargo.toml of a new project: cuda-device, cuda-host and cuda-core (with
 /// \p Async, cuda-async too) by version from the registry `oxide`, and the

@@ -15,8 +15,9 @@
 #include <span>
 #include <cctype>
 
+// OXIDE_VERSION comes from CMake, which reads it from the root Cargo.toml.
 #ifndef OXIDE_VERSION
-#define OXIDE_VERSION "0.1.0"
+#error "OXIDE_VERSION is set by cli/cargo-oxide/CMakeLists.txt"
 #endif
 #ifndef OXIDE_LLVM_MAJOR
 #define OXIDE_LLVM_MAJOR 22

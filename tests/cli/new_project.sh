@@ -17,6 +17,9 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
+# The crates' version, from where it is said once ([workspace.package]).
+version=$(sed -n 's/^version = "\([0-9]*\.[0-9]*\.[0-9]*\)"$/\1/p' "$root/Cargo.toml" | head -n 1)
+requirement=${version%.*}
 toolchain=${TOOLCHAIN:-+stable}
 toolchain=+${toolchain#+}
 export PATH="${OXIDE_BIN:-$root/build/bin}:$PATH"
@@ -31,7 +34,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 echo "+ scripts/install-crates.sh (CARGO_HOME=$CARGO_HOME)" >&2
 out=$(bash "$root/scripts/install-crates.sh" 2>&1) || { echo "$out"; fail "scripts/install-crates.sh"; }
 for c in oxide-tables cuda-macros cuda-device cuda-driver-sys ptx-vm cuda-emulator cuda-core cuda-host cuda-async cuda-blas; do
-  [ -f "$CARGO_HOME/oxide-registry/$c-0.1.0.crate" ] || fail "no package of $c in the registry"
+  [ -f "$CARGO_HOME/oxide-registry/$c-$version.crate" ] || fail "no package of $c in the registry"
 done
 grep -q '^\[registries.oxide\]' "$CARGO_HOME/config.toml" || fail "the registry oxide is not configured"
 # Installing again replaces the block, never adds a second one.
@@ -46,7 +49,7 @@ grep -q "warning" <<<"$out" && { echo "$out"; fail "cargo oxide new warned with 
 if grep -rnE --exclude=.gitignore "$root|$work|$HOME|path *=|(^|[\"' =])/[a-z]" "$work/a/mine"; then
   fail "the new project holds an absolute path (above)"
 fi
-grep -q 'cuda-device = { version = "0.1", registry = "oxide" }' "$work/a/mine/Cargo.toml" ||
+grep -q "cuda-device = { version = \"$requirement\", registry = \"oxide\" }" "$work/a/mine/Cargo.toml" ||
   fail "the new project does not take cuda-device from the registry by version"
 
 mv "$work/a/mine" "$work/b/moved"
