@@ -350,13 +350,14 @@ impl Communicator {
         // SAFETY: out-pointer to a local; the id is the C layout; the
         // configuration is initialised as NCCL_CONFIG_INITIALIZER does.
         let r = unsafe { (api.ncclCommInitRankConfig)(&mut comm, size as c_int, id.raw(), rank as c_int, &mut config) };
-        let comm_ = Communicator::new(ctx.clone(), rank, size, Engine::Gpu { api, comm }, timeout);
         if comm.is_null() {
             NcclError::check("ncclCommInitRankConfig", r, || last_error(api, comm))?;
-            return Err(NcclError::Nccl { call: "ncclCommInitRankConfig", result: NcclResult::InternalError, detail: "no communicator".into() });
+            let detail = "NCCL returned no communicator".to_string();
+            return Err(NcclError::Nccl { call: "ncclCommInitRankConfig", result: NcclResult::InternalError, detail });
         }
-        comm_.settle("ncclCommInitRankConfig", r)?;
-        Ok(comm_)
+        let made = Communicator::new(ctx.clone(), rank, size, Engine::Gpu { api, comm }, timeout);
+        made.settle("ncclCommInitRankConfig", r)?;
+        Ok(made)
     }
 
     /// The rank of this communicator.
@@ -888,11 +889,16 @@ impl Drop for Communicator {
                 let _ = self.ctx.bind_to_thread();
                 // Errors are ignored: drop never panics. A failed
                 // communicator is aborted, not destroyed: destroying waits
-                // for work that may never finish.
+                // for work that may never finish. A healthy one is
+                // finalised first (its queued work completes; on a
+                // non-blocking communicator that is polled, within the
+                // timeout, else it is aborted), then destroyed.
                 // SAFETY: a live communicator, released once.
                 unsafe {
-                    if failed {
-                        (api.ncclCommAbort)(*comm);
+                    if failed || self.settle("ncclCommFinalize", (api.ncclCommFinalize)(*comm)).is_err() {
+                        if !lock(&self.state).aborted {
+                            (api.ncclCommAbort)(*comm);
+                        }
                     } else {
                         (api.ncclCommDestroy)(*comm);
                     }
