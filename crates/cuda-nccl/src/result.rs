@@ -350,6 +350,12 @@ impl fmt::Display for NcclError {
                 if !missing.is_empty() {
                     write!(f, " (rank(s) {missing:?} never joined)")?;
                 }
+                if *call == "ncclCommInitRank" {
+                    f.write_str(
+                        "; under the CPU emulator the ranks of one communicator must be threads of one process \
+                         (a multi-process job needs NCCL and GPUs)",
+                    )?;
+                }
                 f.write_str(
                     "; the communicator was aborted. A peer has likely stopped or failed (check its output), or the \
                      ranks call collectives in different orders; raise the limit with Communicator::set_timeout or \
