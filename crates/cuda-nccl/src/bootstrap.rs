@@ -73,7 +73,7 @@ impl Bootstrap {
     /// The job's unique id, as rank `rank` of `size` sees it: made here
     /// on rank 0 (except for [`Bootstrap::Env`]), received elsewhere,
     /// waiting at most `timeout` for the other side.
-    pub fn unique_id(&self, ctx: &CudaContext, rank: usize, size: usize, timeout: Duration) -> Result<UniqueId, NcclError> {
+    pub fn unique_id(&self, ctx: &Arc<CudaContext>, rank: usize, size: usize, timeout: Duration) -> Result<UniqueId, NcclError> {
         if size == 0 || rank >= size {
             return Err(NcclError::BadWorld(format!("rank {rank} of a world of {size} ranks does not exist")));
         }
@@ -121,7 +121,7 @@ impl Bootstrap {
 
 /// Rank 0's side of the TCP rendezvous: makes the id and hands it to the
 /// `size - 1` other ranks.
-fn serve(ctx: &CudaContext, addr: &str, size: usize, timeout: Duration) -> Result<UniqueId, NcclError> {
+fn serve(ctx: &Arc<CudaContext>, addr: &str, size: usize, timeout: Duration) -> Result<UniqueId, NcclError> {
     let err = |what: String| NcclError::Bootstrap(what);
     let listener = TcpListener::bind(addr).map_err(|e| {
         err(format!("rank 0 cannot listen on {addr}: {e} (is the port free, and the host one of this machine's addresses?)"))

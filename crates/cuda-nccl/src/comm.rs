@@ -82,7 +82,7 @@ pub struct UniqueId([u8; sys::NCCL_UNIQUE_ID_BYTES]);
 impl UniqueId {
     /// A new id (`ncclGetUniqueId`; under the emulator, random bytes that
     /// name an emulated communicator of this process).
-    pub fn new(ctx: &CudaContext) -> Result<UniqueId, NcclError> {
+    pub fn new(ctx: &Arc<CudaContext>) -> Result<UniqueId, NcclError> {
         if ctx.backend().is_emulated() {
             let mut bytes = [0u8; sys::NCCL_UNIQUE_ID_BYTES];
             bytes[..16].copy_from_slice(EMULATED_MAGIC);

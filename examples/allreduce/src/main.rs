@@ -8,7 +8,7 @@
 //! ```text
 //! cargo oxide run allreduce                      # every GPU of this machine (emulated: 4 ranks)
 //! cargo oxide run allreduce -- --ranks 2         # 2 ranks, one thread each
-//! cargo oxide run allreduce -- --sizes 1,4096,16777216
+//! cargo oxide run allreduce -- --sizes 1,4096,16777216   # default: 1,7,1000,65537,4194304 (emulated: up to 4099)
 //! OXIDE_RANK=r OXIDE_WORLD_SIZE=n OXIDE_NCCL_ADDR=host:port allreduce   # one rank of a job
 //! ```
 //!
@@ -201,37 +201,48 @@ fn rank_main(comm: &Communicator, ctx: &Arc<CudaContext>, sizes: &[usize]) -> Re
 
 struct Args {
     ranks: Option<usize>,
-    sizes: Vec<usize>,
+    /// `None`: the default for the backend.
+    sizes: Option<Vec<usize>>,
 }
 
 fn args() -> Result<Args, Error> {
-    let mut a = Args { ranks: None, sizes: vec![1, 7, 1000, 65537] };
+    let mut a = Args { ranks: None, sizes: None };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
         let mut value = || it.next().ok_or_else(|| format!("{arg} needs a value"));
         match arg.as_str() {
             "--ranks" => a.ranks = Some(value()?.parse().map_err(|_| "--ranks takes a number")?),
             "--sizes" => {
-                a.sizes = value()?.split(',').map(|s| s.trim().parse()).collect::<Result<_, _>>().map_err(|_| "--sizes takes numbers")?
+                let sizes: Vec<usize> =
+                    value()?.split(',').map(|s| s.trim().parse()).collect::<Result<_, _>>().map_err(|_| "--sizes takes numbers")?;
+                a.sizes = Some(sizes)
             }
             other => return Err(format!("unknown argument `{other}` (allreduce [--ranks N] [--sizes a,b,c])").into()),
         }
     }
-    if a.sizes.contains(&0) {
+    if a.sizes.as_ref().is_some_and(|s| s.contains(&0)) {
         return Err("--sizes: every size must be at least 1".into());
     }
     Ok(a)
 }
 
 fn run() -> Result<String, Error> {
-    let args = args()?;
+    let mut args = args()?;
+    // The emulator computes on the CPU: smaller sizes keep the run short.
+    let sizes = match args.sizes.take() {
+        Some(s) => s,
+        None if CudaContext::new(0)?.backend().is_emulated() => vec![1, 7, 1000, 4099],
+        None => vec![1, 7, 1000, 65537, 1 << 22],
+    };
+    let args = Args { ranks: args.ranks, sizes: Some(sizes) };
+    let sizes = args.sizes.as_deref().expect("set above");
     let launched = std::env::var_os("OXIDE_RANK").is_some() || std::env::var_os("RANK").is_some();
     if launched {
         // One rank of a multi-process job.
         let world = World::from_env()?;
         let ctx = CudaContext::new(if CudaContext::new(0)?.backend().is_emulated() { 0 } else { world.local_rank })?;
         let comm = Communicator::from_bootstrap(&ctx, &world.bootstrap, world.rank, world.size, Duration::from_secs(120))?;
-        let passed = rank_main(&comm, &ctx, &args.sizes)?;
+        let passed = rank_main(&comm, &ctx, sizes)?;
         return Ok(format!("rank {} of {}: {passed} checks match the CPU", world.rank, world.size));
     }
     let ctx0 = CudaContext::new(0)?;
@@ -248,12 +259,11 @@ fn run() -> Result<String, Error> {
     println!(
         "allreduce: {n} rank(s) on {}, sizes {:?}",
         if emulated { "the CPU emulator".to_string() } else { format!("{n} GPU(s)") },
-        args.sizes
+        sizes
     );
 
     // One thread per rank, meeting through a unique id.
     let id = UniqueId::new(&ctx0)?;
-    let sizes = &args.sizes;
     let results: Vec<Result<usize, Error>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..n)
             .map(|rank| {
