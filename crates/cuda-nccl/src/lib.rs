@@ -34,6 +34,17 @@
 //! an output cannot alias an input (the in-place forms take one buffer).
 //! Buffers are ordered like kernel operands on other streams.
 //!
+//! ```compile_fail,E0502
+//! # use cuda_core::{CudaContext, DeviceBuffer};
+//! # use cuda_nccl::{Communicator, ReduceOp};
+//! # fn demo(comm: &Communicator, stream: &std::sync::Arc<cuda_core::CudaStream>) -> Result<(), cuda_nccl::NcclError> {
+//! let mut buf = DeviceBuffer::<f32>::zeroed(stream, 4)?;
+//! // error: `buf` is borrowed as the input and, mutably, as the output;
+//! // use all_reduce_in_place.
+//! comm.all_reduce(buf.as_slice(), buf.as_slice_mut(), ReduceOp::Sum, stream)?;
+//! # Ok(()) }
+//! ```
+//!
 //! # Without a GPU or NCCL
 //!
 //! Under cuda-core's CPU emulator (`OXIDE_EMULATE`, or `cargo oxide run` on
