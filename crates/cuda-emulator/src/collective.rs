@@ -869,7 +869,7 @@ pub mod fp8 {
             lo += 1;
         }
         let (vlo, vhi) = (decode(f, lo), decode(f, lo + 1));
-        let pick = if a - vlo < vhi - a || (a - vlo == vhi - a && lo % 2 == 0) { lo } else { lo + 1 };
+        let pick = if a - vlo < vhi - a || (a - vlo == vhi - a && lo.is_multiple_of(2)) { lo } else { lo + 1 };
         sign | pick
     }
 }

@@ -611,7 +611,7 @@ impl Communicator {
                     gpu(api, *comm, stream.raw())
                 };
                 if in_group() {
-                    group_note_comm(*api, *comm);
+                    group_note_comm(api, *comm);
                     // Inside a group NCCL answers at ncclGroupEnd.
                     return NcclError::check(call, if r == sys::ncclInProgress { 0 } else { r }, || last_error(api, *comm));
                 }

@@ -495,6 +495,28 @@ mod emulated_only {
     }
 
     #[test]
+    fn a_send_and_receive_that_disagree_fail_on_both_sides() {
+        if skip() {
+            return;
+        }
+        let errors = on_ranks(2, |comm, stream| {
+            if comm.rank() == 0 {
+                let buf = DeviceBuffer::from_host(stream, &[1u32; 4]).unwrap();
+                comm.send(buf.as_slice(), 1, stream).unwrap_err()
+            } else {
+                let mut buf = DeviceBuffer::<u32>::zeroed(stream, 5).unwrap();
+                let e = comm.recv(buf.as_slice_mut(), 0, stream).unwrap_err();
+                assert_eq!(buf.to_host_vec(stream).unwrap(), [0; 5], "nothing was received");
+                e
+            }
+        });
+        for e in errors {
+            let msg = e.to_string();
+            assert!(msg.contains("0: ncclSend of 4 U32 to 1") && msg.contains("1: ncclRecv of 5 U32 from 0"), "{msg}");
+        }
+    }
+
+    #[test]
     fn a_rank_that_never_comes_is_a_timeout_naming_it() {
         if skip() {
             return;
