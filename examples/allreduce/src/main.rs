@@ -306,8 +306,8 @@ fn run() -> Result<String, Error> {
 fn main() -> ExitCode {
     match run() {
         Ok(summary) => {
-            println!("✓ SUCCESS: allreduce: {summary}");
             println!("PASS");
+            println!("✓ SUCCESS: allreduce: {summary}");
             ExitCode::SUCCESS
         }
         Err(e) => {

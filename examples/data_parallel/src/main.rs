@@ -286,8 +286,8 @@ fn run() -> Result<String, Error> {
 fn main() -> ExitCode {
     match run() {
         Ok(summary) => {
-            println!("✓ SUCCESS: data_parallel: {summary}");
             println!("PASS");
+            println!("✓ SUCCESS: data_parallel: {summary}");
             ExitCode::SUCCESS
         }
         Err(e) => {
