@@ -8,8 +8,8 @@
 # Environment, to build part of it (a re-run after a fix):
 #   ONLY        program names, spaces between (default: every example and
 #               tests/gpu program, the crates' GPU tests and debug_tools);
-#               the name crate_tests adds cuda-core's, cuda-async's and
-#               cuda-blas's GPU tests
+#               the name crate_tests adds cuda-core's, cuda-async's,
+#               cuda-blas's and cuda-nccl's GPU tests
 #   TOOLCHAINS  default "stable nightly"
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -93,6 +93,17 @@ for toolchain in $toolchains; do
             --no-run --message-format=json | grep -o '"executable":"[^"]*"' | cut -d'"' -f4 | tail -1)
     cp "$bin" "$carry/$toolchain/cuda_blas_${test}_tests"
     strip --strip-debug "$carry/$toolchain/cuda_blas_${test}_tests"
+  done
+done
+# cuda-nccl's tests (NCCL's collectives against the CPU with as many ranks
+# as GPUs; the emulated communicator elsewhere), and loading NCCL.
+for toolchain in $toolchains; do
+  echo "== $toolchain: cuda-nccl GPU tests"
+  for test in collectives library; do
+    bin=$(CARGO_TARGET_DIR="$root/target/$toolchain" cargo "+$toolchain" test -q -p cuda-nccl --test "$test" \
+            --no-run --message-format=json | grep -o '"executable":"[^"]*"' | cut -d'"' -f4 | tail -1)
+    cp "$bin" "$carry/$toolchain/cuda_nccl_${test}_tests"
+    strip --strip-debug "$carry/$toolchain/cuda_nccl_${test}_tests"
   done
 done
 [ -z "${ONLY:-}" ] || { du -sh "$carry"; exit 0; }

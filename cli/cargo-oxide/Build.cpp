@@ -9,6 +9,7 @@
 #include "Commands.h"
 #include "CudaDriver.h"
 #include "Diagnostic.h"
+#include "Launch.h"
 #include "Metadata.h"
 #include "Toolchain.h"
 
@@ -417,6 +418,32 @@ int runRunCommand(const Options &Opts, const Context &Ctx) {
     printError(*Refusal);
     return 1;
   }
+  // --gpus N: checked before building, like the emulation.
+  if (Opts.Gpus) {
+    std::optional<std::string> Emulate =
+        Emulation.Value ? Emulation.Value : RunEnv.getNonEmpty("OXIDE_EMULATE");
+    bool Emulated = Emulate && *Emulate != "0";
+    if (Emulated && *Opts.Gpus > 1) {
+      printError(Error{
+          "--gpus " + std::to_string(*Opts.Gpus) +
+              ": the ranks would run on the CPU emulator, whose communicator "
+              "lives in one process, so a job of several processes needs GPUs",
+          "under the emulator run the ranks as threads of one process "
+          "(e.g. `cargo oxide run allreduce -- --ranks 4`)"});
+      return 1;
+    }
+    if (!Emulated) {
+      int Count = probeCudaDriver(/*RunKernel=*/false).DeviceCount;
+      if (Count < static_cast<int>(*Opts.Gpus)) {
+        printError(Error{"--gpus " + std::to_string(*Opts.Gpus) +
+                             ": this machine has " + std::to_string(Count) +
+                             " GPU(s)",
+                         "one process runs per GPU; ask for at most " +
+                             std::to_string(Count)});
+        return 1;
+      }
+    }
+  }
 
   // Build first, on its own: a build failure then gets our error and hint,
   // and the exit status of the run below is the program's alone.
@@ -427,6 +454,24 @@ int runRunCommand(const Options &Opts, const Context &Ctx) {
     std::cerr << Emulation.Note << "\n";
   if (Emulation.Value)
     RunEnv.set("OXIDE_EMULATE", *Emulation.Value);
+  if (Opts.Gpus) {
+    fs::path Program = Plan->TargetDir / Plan->profileDir() / Plan->Pkg->name();
+    std::string Rendezvous = freeLocalAddress();
+    if (!fs::exists(Program) || Rendezvous.empty()) {
+      printError(Error{Rendezvous.empty()
+                           ? "--gpus: no local TCP port for the rendezvous"
+                           : "--gpus: the program is not at " + Program.string(),
+                       "run it without --gpus to see what cargo builds"});
+      return 1;
+    }
+    std::cerr << "cargo oxide: " << *Opts.Gpus << " rank(s) of "
+              << Plan->Pkg->name() << ", rendezvous on " << Rendezvous << "\n";
+    std::vector<std::string> Command = {Program.string()};
+    Command.insert(Command.end(), Opts.ProgramArgs.begin(),
+                   Opts.ProgramArgs.end());
+    return launchRanks(Command, RunEnv, *Opts.Gpus, Rendezvous, std::cout,
+                       std::cerr);
+  }
   CargoRunner RunCargo(RunEnv, Opts.Verbose);
 
   // Everything is fresh now, so this only runs the program (`--quiet` keeps

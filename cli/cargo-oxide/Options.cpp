@@ -51,6 +51,7 @@ enum AcceptFlags : unsigned {
   AcceptTestFilters = 1u << 14,  ///< test NAME FILTER...
   AcceptMessageFormat = 1u << 15, ///< check --message-format=json
   AcceptPrint = 1u << 16,         ///< metadata --print WHAT
+  AcceptGpus = 1u << 17,          ///< run --gpus N
 };
 
 /// What cargo-oxide does with one of cargo's flags besides passing it on.
@@ -118,6 +119,7 @@ enum class OxideFlagUse {
   List,          ///< Options::List
   MessageFormat, ///< Options::JsonMessages
   Print,         ///< Options::Print
+  Gpus,          ///< Options::Gpus (a positive count)
 };
 
 constexpr std::string_view EmulateModes[] = {"ptx", "host"};
@@ -163,6 +165,11 @@ constexpr OxideFlagSpec OxideFlags[] = {
      EmulateModes, "emulation mode",
      "use --emulate or --emulate=ptx (the device linker's PTX) or "
      "--emulate=host (the kernels' Rust code)"},
+    {"--gpus", "", "N", AcceptGpus, OxideFlagUse::Gpus,
+     "run N processes, one per GPU, as the ranks of\n"
+     "one job (OXIDE_RANK, OXIDE_WORLD_SIZE,\n"
+     "OXIDE_LOCAL_RANK, OXIDE_NCCL_ADDR set)",
+     {}, {}, {}, "2"},
     {"--sass", "", "", AcceptSass, OxideFlagUse::Sass,
      "also print the SASS of each module (needs ptxas\nand nvdisasm or "
      "cuobjdump)"},
@@ -249,7 +256,8 @@ constexpr std::array<CommandSpec, 13> Commands = {{
      "<workspace>/examples/NAME or a package name; without NAME, the package\n"
      "in the current directory, or at a workspace root every member.\n"},
     {Command::Run, "run", "[NAME]", false,
-     BuildFlags | AcceptCargoTargets | AcceptProgramArgs | AcceptEmulate,
+     BuildFlags | AcceptCargoTargets | AcceptProgramArgs | AcceptEmulate |
+         AcceptGpus,
      "build an example and run it; arguments after `--` go to the program",
      "Builds like `cargo oxide build`, then runs the package's default binary\n"
      "and exits with its exit code. Arguments after `--` are passed to it.\n"
@@ -257,7 +265,13 @@ constexpr std::array<CommandSpec, 13> Commands = {{
      "its kernels run on the CPU emulator (OXIDE_EMULATE=1): the device\n"
      "linker's PTX, on a PTX virtual machine (also --emulate=ptx);\n"
      "--emulate=host runs the kernels' Rust code instead (debuggable with\n"
-     "gdb). OXIDE_EMULATE=0 never emulates.\n"},
+     "gdb). OXIDE_EMULATE=0 never emulates.\n"
+     "With --gpus N it starts N copies of the program at once, rank r on\n"
+     "GPU r, each told its place in the job through OXIDE_RANK,\n"
+     "OXIDE_LOCAL_RANK, OXIDE_WORLD_SIZE and OXIDE_NCCL_ADDR (a free local\n"
+     "port for the rendezvous; cuda-nccl's World::from_env reads them).\n"
+     "Every line of output is prefixed by its rank; when one rank fails the\n"
+     "others are stopped and its exit code is the job's.\n"},
     {Command::Test, "test", "[NAME] [FILTER...]", false,
      BuildFlags | AcceptCargoTargets | AcceptTestFilters | AcceptProgramArgs |
          AcceptEmulate,
@@ -828,6 +842,20 @@ Expected<Options> parseArguments(const std::vector<std::string> &Args) {
       case OxideFlagUse::Print:
         Opts.Print = Value;
         break;
+      case OxideFlagUse::Gpus: {
+        unsigned N = 0;
+        bool Ok = !Value.empty() && Value.size() <= 4 &&
+                  std::all_of(Value.begin(), Value.end(),
+                              [](char C) { return C >= '0' && C <= '9'; });
+        if (Ok)
+          N = static_cast<unsigned>(std::stoul(Value));
+        if (!Ok || N == 0)
+          return Error{"--gpus takes a number of processes, 1 or more, not " +
+                           quoted(Value),
+                       "e.g. `cargo oxide run NAME --gpus 2`"};
+        Opts.Gpus = N;
+        break;
+      }
       }
       continue;
     }

@@ -109,6 +109,8 @@ struct Options {
   /// `run --emulate[=host|ptx]`, `test --emulate[=host|ptx]`: run the
   /// kernels on the CPU emulator (OXIDE_EMULATE for the program).
   EmulateMode Emulate = EmulateMode::Off;
+  /// `run --gpus N`: N processes, the ranks of one job.
+  std::optional<unsigned> Gpus;
 };
 
 /// The hidden subcommand cargo runs each test binary through during

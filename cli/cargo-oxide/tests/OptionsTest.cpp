@@ -193,6 +193,21 @@ TEST(OptionsTest, EmulateOnlyWhereKernelsRun) {
   EXPECT_NE(commandHelp(Command::Run).find("--emulate"), std::string::npos);
 }
 
+TEST(OptionsTest, GpusOnlyForRun) {
+  Options Run = parseOk({"oxide", "run", "allreduce", "--gpus", "4", "--", "--gpus", "9"});
+  EXPECT_EQ(Run.Gpus, 4u);
+  EXPECT_EQ(Run.ProgramArgs, (std::vector<std::string>{"--gpus", "9"}));
+  EXPECT_EQ(parseOk({"oxide", "run", "allreduce", "--gpus=2"}).Gpus, 2u);
+  EXPECT_FALSE(parseOk({"oxide", "run", "allreduce"}).Gpus.has_value());
+  for (const char *Bad : {"0", "two", "-1", "99999"}) {
+    Error E = parseFail({"oxide", "run", "allreduce", "--gpus", Bad});
+    EXPECT_NE(E.Message.find("--gpus takes a number of processes"), std::string::npos) << Bad;
+  }
+  parseFail({"oxide", "test", "--gpus", "2"});
+  parseFail({"oxide", "build", "allreduce", "--gpus", "2"});
+  EXPECT_NE(commandHelp(Command::Run).find("--gpus N"), std::string::npos);
+}
+
 TEST(OptionsTest, EmulateModes) {
   EXPECT_EQ(parseOk({"oxide", "run", "--emulate=host", "vecadd"}).Emulate,
             EmulateMode::HostCode);

@@ -62,6 +62,7 @@
 
 #![warn(missing_docs)]
 
+pub mod collective;
 mod context;
 mod driver;
 mod engine;

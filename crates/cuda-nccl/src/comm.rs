@@ -1,0 +1,1091 @@
+//! [`Communicator`]: one rank of an NCCL communicator, its collectives and
+//! point-to-point calls; [`UniqueId`]; group calls ([`Group`]).
+
+use std::cell::RefCell;
+use std::ffi::{c_int, c_void, CStr};
+use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
+
+use cuda_core::{CudaContext, CudaStream, DeviceSlice, DeviceSliceMut};
+use cuda_emulator::collective::{Clique, Collective, CollectiveError, Outcome, Reduce, Ticket};
+
+use crate::element::{is_fp8, NcclElement};
+use crate::result::{NcclError, NcclResult, Operand};
+use crate::sys::{self, ncclComm_t, ncclResult_t, NcclApi};
+
+/// The NCCL table of this process, loaded on first use.
+pub fn nccl_api() -> Result<&'static NcclApi, NcclError> {
+    static API: OnceLock<Result<NcclApi, sys::LoadError>> = OnceLock::new();
+    API.get_or_init(NcclApi::load).as_ref().map_err(|e| e.clone().into())
+}
+
+/// The version of the NCCL library this process loads (e.g. 22809 for
+/// 2.28.9), loading it if need be.
+pub fn version() -> Result<i32, NcclError> {
+    Ok(nccl_api()?.version)
+}
+
+/// A reduction (`ncclRedOp_t`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ReduceOp {
+    /// `ncclSum`. Integers wrap.
+    Sum,
+    /// `ncclProd`. Integers wrap.
+    Prod,
+    /// `ncclMax`.
+    Max,
+    /// `ncclMin`.
+    Min,
+    /// `ncclAvg`: the sum divided by the number of ranks (integers: the
+    /// wrapped sum divided, rounding toward zero; floats: each value
+    /// multiplied by `1/ranks` before the sum).
+    Avg,
+}
+
+impl ReduceOp {
+    /// Every reduction.
+    pub const ALL: [ReduceOp; 5] = [ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Max, ReduceOp::Min, ReduceOp::Avg];
+
+    fn raw(self) -> sys::ncclRedOp_t {
+        match self {
+            ReduceOp::Sum => sys::ncclSum,
+            ReduceOp::Prod => sys::ncclProd,
+            ReduceOp::Max => sys::ncclMax,
+            ReduceOp::Min => sys::ncclMin,
+            ReduceOp::Avg => sys::ncclAvg,
+        }
+    }
+
+    fn emulated(self) -> Reduce {
+        match self {
+            ReduceOp::Sum => Reduce::Sum,
+            ReduceOp::Prod => Reduce::Prod,
+            ReduceOp::Max => Reduce::Max,
+            ReduceOp::Min => Reduce::Min,
+            ReduceOp::Avg => Reduce::Avg,
+        }
+    }
+}
+
+/// The 16 bytes that open an emulator's unique id.
+const EMULATED_MAGIC: &[u8; 16] = b"oxide-emulated\0\0";
+
+/// An NCCL unique id (`ncclUniqueId`): made by one rank (usually rank 0)
+/// and given to every rank's [`Communicator::init_rank`]; see
+/// [`Bootstrap`](crate::Bootstrap) for the ways to hand it over. Its text
+/// form ([`Display`](fmt::Display), [`FromStr`](std::str::FromStr)) is 256
+/// hex digits.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct UniqueId([u8; sys::NCCL_UNIQUE_ID_BYTES]);
+
+impl UniqueId {
+    /// A new id (`ncclGetUniqueId`; under the emulator, random bytes that
+    /// name an emulated communicator of this process).
+    pub fn new(ctx: &Arc<CudaContext>) -> Result<UniqueId, NcclError> {
+        if ctx.backend().is_emulated() {
+            let mut bytes = [0u8; sys::NCCL_UNIQUE_ID_BYTES];
+            bytes[..16].copy_from_slice(EMULATED_MAGIC);
+            bytes[16..32].copy_from_slice(&random_key());
+            return Ok(UniqueId(bytes));
+        }
+        let api = nccl_api()?;
+        let mut id = sys::ncclUniqueId { internal: [0; sys::NCCL_UNIQUE_ID_BYTES] };
+        // SAFETY: out-pointer to a local of the C layout.
+        let r = unsafe { (api.ncclGetUniqueId)(&mut id) };
+        NcclError::check("ncclGetUniqueId", r, || last_error(api, std::ptr::null_mut()))?;
+        Ok(UniqueId(id.internal.map(|c| c as u8)))
+    }
+
+    /// The id's bytes.
+    pub fn as_bytes(&self) -> &[u8; sys::NCCL_UNIQUE_ID_BYTES] {
+        &self.0
+    }
+
+    /// An id from its bytes (as another rank's [`as_bytes`](Self::as_bytes)).
+    pub fn from_bytes(bytes: [u8; sys::NCCL_UNIQUE_ID_BYTES]) -> UniqueId {
+        UniqueId(bytes)
+    }
+
+    /// Whether the id names an emulated communicator.
+    pub fn is_emulated(&self) -> bool {
+        self.0[..16] == EMULATED_MAGIC[..]
+    }
+
+    fn key(&self) -> [u8; 16] {
+        self.0[16..32].try_into().expect("16 bytes")
+    }
+
+    fn raw(&self) -> sys::ncclUniqueId {
+        sys::ncclUniqueId { internal: self.0.map(|b| b as std::ffi::c_char) }
+    }
+}
+
+impl fmt::Display for UniqueId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.iter().try_for_each(|b| write!(f, "{b:02x}"))
+    }
+}
+
+impl fmt::Debug for UniqueId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "UniqueId({}{})", if self.is_emulated() { "emulated " } else { "" }, &self.to_string()[..16])
+    }
+}
+
+impl std::str::FromStr for UniqueId {
+    type Err = NcclError;
+    fn from_str(s: &str) -> Result<UniqueId, NcclError> {
+        let s = s.trim();
+        let bad = || {
+            NcclError::Bootstrap(format!(
+                "`{}` is not a unique id (one is {} hex digits, as UniqueId's Display writes it)",
+                s.chars().take(40).collect::<String>(),
+                2 * sys::NCCL_UNIQUE_ID_BYTES
+            ))
+        };
+        if s.len() != 2 * sys::NCCL_UNIQUE_ID_BYTES || !s.is_ascii() {
+            return Err(bad());
+        }
+        let mut bytes = [0u8; sys::NCCL_UNIQUE_ID_BYTES];
+        for (i, b) in bytes.iter_mut().enumerate() {
+            *b = u8::from_str_radix(&s[2 * i..2 * i + 2], 16).map_err(|_| bad())?;
+        }
+        Ok(UniqueId(bytes))
+    }
+}
+
+/// 16 bytes no other id of this or another process is likely to have.
+fn random_key() -> [u8; 16] {
+    use std::collections::hash_map::RandomState;
+    use std::hash::{BuildHasher, Hasher};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let mut out = [0u8; 16];
+    for half in out.chunks_mut(8) {
+        let mut h = RandomState::new().build_hasher();
+        h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
+        h.write_u32(std::process::id());
+        h.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos()));
+        half.copy_from_slice(&h.finish().to_le_bytes());
+    }
+    out
+}
+
+/// `ncclGetLastError`'s text (empty if none).
+fn last_error(api: &NcclApi, comm: ncclComm_t) -> String {
+    // SAFETY: NCCL returns a NUL-terminated string of its own (or null),
+    // copied at once.
+    unsafe {
+        let p = (api.ncclGetLastError)(comm);
+        if p.is_null() {
+            String::new()
+        } else {
+            CStr::from_ptr(p).to_string_lossy().into_owned()
+        }
+    }
+}
+
+/// The default limit of a wait: `OXIDE_NCCL_TIMEOUT` seconds, else 300 s.
+fn default_timeout() -> Duration {
+    std::env::var("OXIDE_NCCL_TIMEOUT")
+        .ok()
+        .and_then(|s| s.trim().parse::<f64>().ok())
+        .filter(|s| *s > 0.0 && s.is_finite())
+        .map_or(Duration::from_secs(300), Duration::from_secs_f64)
+}
+
+enum Engine {
+    /// NCCL's communicator.
+    Gpu { api: &'static NcclApi, comm: ncclComm_t },
+    /// The emulator's clique (crates/cuda-emulator, `collective`).
+    Emulated { clique: Arc<Clique> },
+}
+
+#[derive(Default)]
+struct CommState {
+    /// The first asynchronous failure (emulated: of a queued operation).
+    failed: Option<NcclError>,
+    /// Aborted (by this rank, or after a timeout).
+    aborted: bool,
+}
+
+/// One rank of an NCCL communicator, bound to one device (its context).
+///
+/// Made by [`init_all`](Self::init_all) (one process drives every rank),
+/// [`init_rank`](Self::init_rank) (one process, or thread, per rank, with a
+/// [`UniqueId`] shared through a [`Bootstrap`](crate::Bootstrap)) or
+/// [`split`](Self::split). Each collective takes the stream it is queued
+/// on (a stream of the communicator's context) and returns without waiting;
+/// [`wait`](Self::wait) waits for a stream with the communicator's timeout,
+/// polling NCCL's asynchronous error, and aborts on either, so that a dead
+/// peer is an error and never a hang.
+///
+/// Every length, device and rank is checked before NCCL is called; on
+/// error nothing is queued. Buffers are ordered like kernel operands
+/// (cuda-core's stream-ordered tracking): inputs as reads, outputs as writes.
+///
+/// Calls on one communicator are serialised (it is `Sync`, so an
+/// `Arc<Communicator>` can be shared with [`ops`](crate::ops)); as with
+/// NCCL, every rank must issue the same collectives in the same order.
+///
+/// Dropping it destroys the NCCL communicator (`ncclCommDestroy`, which
+/// waits for its queued work); an aborted or failed one is not waited for.
+pub struct Communicator {
+    ctx: Arc<CudaContext>,
+    rank: usize,
+    size: usize,
+    engine: Engine,
+    timeout: Mutex<Duration>,
+    state: Arc<Mutex<CommState>>,
+    calls: Mutex<()>,
+}
+
+// SAFETY: the NCCL communicator is used by one thread at a time (`calls`
+// serialises every NCCL call on it); the other fields are Send and Sync.
+unsafe impl Send for Communicator {}
+// SAFETY: as above.
+unsafe impl Sync for Communicator {}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Communicator {
+    fn new(ctx: Arc<CudaContext>, rank: usize, size: usize, engine: Engine, timeout: Duration) -> Communicator {
+        Communicator {
+            ctx,
+            rank,
+            size,
+            engine,
+            timeout: Mutex::new(timeout),
+            state: Arc::new(Mutex::new(CommState::default())),
+            calls: Mutex::new(()),
+        }
+    }
+
+    /// One communicator over `contexts`, driven by this process
+    /// (`ncclCommInitAll`): rank `i` is on `contexts[i]`'s device. On a
+    /// GPU every device must differ ([`NcclError::DuplicateDevice`]); under
+    /// the emulator any number of ranks share its device. Use a
+    /// [`Group`] to issue one collective on every rank from one thread.
+    pub fn init_all(contexts: &[Arc<CudaContext>]) -> Result<Vec<Communicator>, NcclError> {
+        let Some(first) = contexts.first() else {
+            return Err(NcclError::BadWorld("Communicator::init_all needs at least one context".into()));
+        };
+        let emulated = first.backend().is_emulated();
+        if contexts.iter().any(|c| c.backend().is_emulated() != emulated) {
+            return Err(NcclError::MixedBackends);
+        }
+        let n = contexts.len();
+        let timeout = default_timeout();
+        if emulated {
+            let clique = Clique::new(n);
+            return Ok(contexts
+                .iter()
+                .enumerate()
+                .map(|(r, c)| Communicator::new(c.clone(), r, n, Engine::Emulated { clique: clique.clone() }, timeout))
+                .collect());
+        }
+        let devices: Vec<c_int> = contexts.iter().map(|c| c.ordinal() as c_int).collect();
+        for (i, d) in devices.iter().enumerate() {
+            if devices[..i].contains(d) {
+                return Err(NcclError::DuplicateDevice { device: *d as usize });
+            }
+        }
+        let api = nccl_api()?;
+        first.bind_to_thread()?;
+        let mut comms: Vec<ncclComm_t> = vec![std::ptr::null_mut(); n];
+        // SAFETY: `comms` has room for `n` handles and `devices` holds `n`
+        // distinct device ordinals.
+        let r = unsafe { (api.ncclCommInitAll)(comms.as_mut_ptr(), n as c_int, devices.as_ptr()) };
+        NcclError::check("ncclCommInitAll", r, || last_error(api, std::ptr::null_mut()))?;
+        Ok(contexts
+            .iter()
+            .zip(comms)
+            .enumerate()
+            .map(|(r, (c, comm))| Communicator::new(c.clone(), r, n, Engine::Gpu { api, comm }, timeout))
+            .collect())
+    }
+
+    /// Rank `rank` of a communicator of `size` ranks named by `id`
+    /// (`ncclCommInitRank`), on `ctx`'s device. Every rank calls this with
+    /// the same id and size; it returns when all have joined, or fails
+    /// after the timeout ([`set_timeout`](Self::set_timeout)'s default,
+    /// `OXIDE_NCCL_TIMEOUT` seconds or 300 s) with the communicator aborted.
+    ///
+    /// On a GPU the communicator is non-blocking (`ncclConfig_t.blocking =
+    /// 0`), so that every later call can be bounded by the timeout too.
+    pub fn init_rank(ctx: &Arc<CudaContext>, id: &UniqueId, rank: usize, size: usize) -> Result<Communicator, NcclError> {
+        Communicator::init_rank_with_timeout(ctx, id, rank, size, default_timeout())
+    }
+
+    /// [`init_rank`](Self::init_rank) with `timeout` for the join and as
+    /// the communicator's timeout.
+    pub fn init_rank_with_timeout(
+        ctx: &Arc<CudaContext>,
+        id: &UniqueId,
+        rank: usize,
+        size: usize,
+        timeout: Duration,
+    ) -> Result<Communicator, NcclError> {
+        if size == 0 || rank >= size {
+            return Err(NcclError::BadWorld(format!("rank {rank} of a communicator of {size} ranks does not exist")));
+        }
+        if size > c_int::MAX as usize {
+            return Err(NcclError::BadWorld(format!("{size} ranks are more than NCCL counts")));
+        }
+        let emulated = ctx.backend().is_emulated();
+        if id.is_emulated() != emulated {
+            return Err(NcclError::IdKind { id_emulated: id.is_emulated() });
+        }
+        if emulated {
+            let clique = Clique::join(id.key(), size, rank, timeout)?;
+            return Ok(Communicator::new(ctx.clone(), rank, size, Engine::Emulated { clique }, timeout));
+        }
+        let api = nccl_api()?;
+        ctx.bind_to_thread()?;
+        let mut comm: ncclComm_t = std::ptr::null_mut();
+        let mut config = sys::ncclConfig_t::new(false);
+        // SAFETY: out-pointer to a local; the id is the C layout; the
+        // configuration is initialised as NCCL_CONFIG_INITIALIZER does.
+        let r = unsafe { (api.ncclCommInitRankConfig)(&mut comm, size as c_int, id.raw(), rank as c_int, &mut config) };
+        if comm.is_null() {
+            NcclError::check("ncclCommInitRankConfig", r, || last_error(api, comm))?;
+            let detail = "NCCL returned no communicator".to_string();
+            return Err(NcclError::Nccl { call: "ncclCommInitRankConfig", result: NcclResult::InternalError, detail });
+        }
+        let made = Communicator::new(ctx.clone(), rank, size, Engine::Gpu { api, comm }, timeout);
+        made.settle("ncclCommInitRankConfig", r)?;
+        Ok(made)
+    }
+
+    /// The rank of this communicator.
+    pub fn rank(&self) -> usize {
+        self.rank
+    }
+
+    /// The number of ranks.
+    pub fn size(&self) -> usize {
+        self.size
+    }
+
+    /// The context (device) this rank runs on.
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+
+    /// Whether this is the emulator's communicator.
+    pub fn is_emulated(&self) -> bool {
+        matches!(self.engine, Engine::Emulated { .. })
+    }
+
+    /// The limit of every wait of this communicator.
+    pub fn timeout(&self) -> Duration {
+        *lock(&self.timeout)
+    }
+
+    /// Sets the limit of every later wait (init of a split, [`wait`](Self::wait),
+    /// the emulator's rendezvous).
+    pub fn set_timeout(&self, timeout: Duration) {
+        *lock(&self.timeout) = timeout;
+    }
+
+    /// Aborts the communicator (`ncclCommAbort`): its queued work is
+    /// dropped and, emulated, every peer's pending and later call fails.
+    pub fn abort(self) {
+        self.abort_in_place();
+    }
+
+    fn abort_in_place(&self) {
+        let mut st = lock(&self.state);
+        if st.aborted {
+            return;
+        }
+        st.aborted = true;
+        drop(st);
+        match &self.engine {
+            Engine::Gpu { api, comm } => {
+                let _ = self.ctx.bind_to_thread();
+                let _g = lock(&self.calls);
+                // SAFETY: a live communicator, aborted once (`aborted`).
+                unsafe { (api.ncclCommAbort)(*comm) };
+            }
+            Engine::Emulated { clique } => clique.abort(self.rank),
+        }
+    }
+
+    /// Whether an earlier operation failed asynchronously
+    /// (`ncclCommGetAsyncError`); `Ok` while none has.
+    pub fn async_error(&self) -> Result<(), NcclError> {
+        self.usable()?;
+        if let Engine::Gpu { api, comm } = &self.engine {
+            let mut r: ncclResult_t = 0;
+            let _g = lock(&self.calls);
+            // SAFETY: a live communicator; out-pointer to a local.
+            let q = unsafe { (api.ncclCommGetAsyncError)(*comm, &mut r) };
+            NcclError::check("ncclCommGetAsyncError", q, || last_error(api, *comm))?;
+            if r != sys::ncclInProgress {
+                NcclError::check("an earlier NCCL operation", r, || last_error(api, *comm))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Waits until `stream` has finished everything queued on it, at most
+    /// the communicator's timeout, polling NCCL's asynchronous error. On an
+    /// error or the timeout the communicator is aborted (so that the
+    /// stream's NCCL kernels end) and the error returned: a peer that died
+    /// is an error here, never a hang.
+    pub fn wait(&self, stream: &CudaStream) -> Result<(), NcclError> {
+        let timeout = self.timeout();
+        let start = Instant::now();
+        loop {
+            if let Err(e) = self.async_error() {
+                self.abort_in_place();
+                return Err(e);
+            }
+            if stream.is_complete()? {
+                return Ok(());
+            }
+            if start.elapsed() >= timeout {
+                self.abort_in_place();
+                return Err(NcclError::Timeout { call: "Communicator::wait", waited: timeout, missing: Vec::new() });
+            }
+            std::thread::sleep(Duration::from_micros(200));
+        }
+    }
+
+    /// Splits the communicator (`ncclCommSplit`, a collective of every
+    /// rank): ranks that pass the same `color` form a new communicator,
+    /// ordered by `key` (ties by their rank here); `None` takes no part and
+    /// gets `None`.
+    pub fn split(&self, color: Option<u32>, key: i32) -> Result<Option<Communicator>, NcclError> {
+        self.usable()?;
+        if color.is_some_and(|c| c > c_int::MAX as u32) {
+            return Err(NcclError::BadWorld(format!("split colour {} is larger than NCCL's int", color.unwrap_or(0))));
+        }
+        let timeout = self.timeout();
+        match &self.engine {
+            Engine::Emulated { clique } => {
+                let ticket = clique.post(self.rank, Collective::Split { color, key });
+                match clique.wait(&ticket, timeout) {
+                    Ok(Outcome::Split(Some((clique, rank)))) => {
+                        let size = clique.size();
+                        Ok(Some(Communicator::new(self.ctx.clone(), rank, size, Engine::Emulated { clique }, timeout)))
+                    }
+                    Ok(_) => Ok(None),
+                    Err(e) => Err(self.emulated_failure(clique, e)),
+                }
+            }
+            Engine::Gpu { api, comm } => {
+                self.ctx.bind_to_thread()?;
+                let mut new: ncclComm_t = std::ptr::null_mut();
+                let mut config = sys::ncclConfig_t::new(false);
+                let c = color.map_or(sys::NCCL_SPLIT_NOCOLOR, |c| c as c_int);
+                let r = {
+                    let _g = lock(&self.calls);
+                    // SAFETY: a live communicator; out-pointer to a local;
+                    // an initialised configuration.
+                    unsafe { (api.ncclCommSplit)(*comm, c, key, &mut new, &mut config) }
+                };
+                if new.is_null() {
+                    self.settle("ncclCommSplit", r)?;
+                    return Ok(None);
+                }
+                let mut rank: c_int = 0;
+                let mut size: c_int = 0;
+                let mut child = Communicator::new(self.ctx.clone(), 0, 0, Engine::Gpu { api, comm: new }, timeout);
+                child.settle("ncclCommSplit", r)?;
+                // SAFETY: a live communicator; out-pointers to locals.
+                unsafe {
+                    NcclError::check("ncclCommUserRank", (api.ncclCommUserRank)(new, &mut rank), || last_error(api, new))?;
+                    NcclError::check("ncclCommCount", (api.ncclCommCount)(new, &mut size), || last_error(api, new))?;
+                }
+                child.rank = rank as usize;
+                child.size = size as usize;
+                Ok(Some(child))
+            }
+        }
+    }
+
+    /// After a GPU call returned `r`: `ncclInProgress` (a non-blocking
+    /// communicator) is polled until done, at most the timeout; an error
+    /// aborts the communicator.
+    fn settle(&self, call: &'static str, r: ncclResult_t) -> Result<(), NcclError> {
+        let Engine::Gpu { api, comm } = &self.engine else { return Ok(()) };
+        let (api, comm) = (*api, *comm);
+        let fail = |e: NcclError| {
+            self.abort_in_place();
+            Err(e)
+        };
+        if r != sys::ncclInProgress {
+            if let Err(e) = NcclError::check(call, r, || last_error(api, comm)) {
+                return fail(e);
+            }
+        }
+        let timeout = self.timeout();
+        let start = Instant::now();
+        loop {
+            let mut state: ncclResult_t = 0;
+            // SAFETY: a live communicator; out-pointer to a local.
+            let q = unsafe { (api.ncclCommGetAsyncError)(comm, &mut state) };
+            if let Err(e) = NcclError::check("ncclCommGetAsyncError", q, || last_error(api, comm)) {
+                return fail(e);
+            }
+            match state {
+                sys::ncclSuccess => return Ok(()),
+                sys::ncclInProgress if start.elapsed() < timeout => std::thread::sleep(Duration::from_micros(100)),
+                sys::ncclInProgress => return fail(NcclError::Timeout { call, waited: timeout, missing: Vec::new() }),
+                other => return fail(NcclError::Nccl { call, result: NcclResult::from_raw(other).expect("not success"), detail: last_error(api, comm) }),
+            }
+        }
+    }
+
+    /// Refuses work on an aborted or failed communicator.
+    fn usable(&self) -> Result<(), NcclError> {
+        let st = lock(&self.state);
+        if st.aborted {
+            return Err(NcclError::Aborted { by: None });
+        }
+        if let Some(first) = &st.failed {
+            return Err(NcclError::CommFailed { first: Box::new(first.clone()) });
+        }
+        Ok(())
+    }
+
+    /// An emulated failure: recorded as the communicator's, and a timeout
+    /// aborts it (as [`wait`](Self::wait) does on a GPU).
+    fn emulated_failure(&self, clique: &Clique, e: CollectiveError) -> NcclError {
+        record_failure(clique, self.rank, &self.state, e)
+    }
+
+    fn check_context(&self, call: &'static str, operand: Operand, ctx: &Arc<CudaContext>) -> Result<(), NcclError> {
+        if Arc::ptr_eq(ctx, &self.ctx) || ctx.raw() == self.ctx.raw() {
+            Ok(())
+        } else {
+            Err(NcclError::WrongContext { call, operand, expected: self.ctx.ordinal(), actual: ctx.ordinal() })
+        }
+    }
+
+    fn check_rank(&self, call: &'static str, rank: usize) -> Result<(), NcclError> {
+        if rank < self.size {
+            Ok(())
+        } else {
+            Err(NcclError::RankOutOfRange { call, rank, size: self.size })
+        }
+    }
+
+    fn check_element<T: NcclElement>(&self) -> Result<(), NcclError> {
+        if let Engine::Gpu { api, .. } = &self.engine {
+            if is_fp8::<T>() && api.version < sys::FP8_VERSION {
+                return Err(NcclError::Fp8Unsupported { version: api.version });
+            }
+        }
+        Ok(())
+    }
+
+    /// The checks every call shares: usable, the stream's context, the
+    /// element type.
+    fn prologue<T: NcclElement>(&self, call: &'static str, stream: &CudaStream) -> Result<(), NcclError> {
+        self.usable()?;
+        self.check_context(call, Operand::Stream, stream.context())?;
+        self.check_element::<T>()
+    }
+
+    /// Queues one checked operation on `stream`: `gpu` calls NCCL, `op` is
+    /// the emulator's description of the same.
+    fn submit(
+        &self,
+        call: &'static str,
+        stream: &Arc<CudaStream>,
+        op: Collective,
+        gpu: impl FnOnce(&'static NcclApi, ncclComm_t, sys::cudaStream_t) -> ncclResult_t,
+    ) -> Result<(), NcclError> {
+        match &self.engine {
+            Engine::Gpu { api, comm } => {
+                self.ctx.bind_to_thread()?;
+                let r = {
+                    let _g = lock(&self.calls);
+                    group_note_gpu(api);
+                    gpu(api, *comm, stream.raw())
+                };
+                if in_group() {
+                    group_note_comm(api, *comm);
+                    // Inside a group NCCL answers at ncclGroupEnd.
+                    return NcclError::check(call, if r == sys::ncclInProgress { 0 } else { r }, || last_error(api, *comm));
+                }
+                self.settle(call, r)
+            }
+            Engine::Emulated { clique } => {
+                let _g = lock(&self.calls);
+                let timeout = self.timeout();
+                let slot: Arc<Mutex<Option<NcclError>>> = Arc::default();
+                let ticket: Arc<Mutex<Option<Ticket>>> = Arc::default();
+                let post = {
+                    let (clique, ticket, rank) = (clique.clone(), ticket.clone(), self.rank);
+                    move || *lock(&ticket) = Some(clique.post(rank, op))
+                };
+                let wait = {
+                    let (clique, rank, state, slot) = (clique.clone(), self.rank, self.state.clone(), slot.clone());
+                    move || {
+                        let Some(t) = lock(&ticket).take() else { return };
+                        if let Err(e) = clique.wait(&t, timeout) {
+                            *lock(&slot) = Some(record_failure(&clique, rank, &state, e));
+                        }
+                    }
+                };
+                if in_group() {
+                    stream.launch_host_fn_replayable(post)?;
+                    GROUP.with(|g| g.borrow_mut().waits.push((stream.clone(), Box::new(wait), slot)));
+                    return Ok(());
+                }
+                // Replayable: inside a capture this is a host node that
+                // every launch of the graph runs (each launch a new round).
+                stream.launch_host_fn_replayable(move || {
+                    post();
+                    wait();
+                })?;
+                let failed = lock(&slot).take();
+                failed.map_or(Ok(()), Err)
+            }
+        }
+    }
+
+    /// Every rank's `recv` = the reduction (`op`) of every rank's `send`
+    /// (`ncclAllReduce`). `send` and `recv` must be equally long.
+    pub fn all_reduce<T: NcclElement>(
+        &self,
+        send: DeviceSlice<'_, T>,
+        mut recv: DeviceSliceMut<'_, T>,
+        op: ReduceOp,
+        stream: &Arc<CudaStream>,
+    ) -> Result<(), NcclError> {
+        const CALL: &str = "ncclAllReduce";
+        self.prologue::<T>(CALL, stream)?;
+        self.check_context(CALL, Operand::Send, send.context())?;
+        self.check_context(CALL, Operand::Recv, recv.as_slice().context())?;
+        check_len(CALL, Operand::Recv, send.len(), recv.len())?;
+        send.order_read(stream)?;
+        recv.order_write(stream)?;
+        let (s, r, n) = (send.device_ptr(), recv.device_ptr(), send.len());
+        let op_e = Collective::AllReduce { send: s, recv: r, count: n, element: T::ELEMENT, op: op.emulated() };
+        // SAFETY (closure): both buffers are live device memory of the
+        // communicator's context holding `n` elements of T.
+        self.submit(CALL, stream, op_e, |api, comm, st| unsafe {
+            (api.ncclAllReduce)(s as *const c_void, r as *mut c_void, n, T::DATA_TYPE, op.raw(), comm, st)
+        })
+    }
+
+    /// [`all_reduce`](Self::all_reduce) in place: `buf` = the reduction of
+    /// every rank's `buf` (what data-parallel training does to gradients).
+    pub fn all_reduce_in_place<T: NcclElement>(
+        &self,
+        mut buf: DeviceSliceMut<'_, T>,
+        op: ReduceOp,
+        stream: &Arc<CudaStream>,
+    ) -> Result<(), NcclError> {
+        const CALL: &str = "ncclAllReduce";
+        self.prologue::<T>(CALL, stream)?;
+        self.check_context(CALL, Operand::Recv, buf.as_slice().context())?;
+        buf.order_write(stream)?;
+        let (p, n) = (buf.device_ptr(), buf.len());
+        let op_e = Collective::AllReduce { send: p, recv: p, count: n, element: T::ELEMENT, op: op.emulated() };
+        // SAFETY (closure): live device memory of `n` elements; NCCL
+        // allows sendbuff == recvbuff.
+        self.submit(CALL, stream, op_e, |api, comm, st| unsafe {
+            (api.ncclAllReduce)(p as *const c_void, p as *mut c_void, n, T::DATA_TYPE, op.raw(), comm, st)
+        })
+    }
+
+    /// Every rank's `recv` = rank `root`'s `send` (`ncclBroadcast`). Only
+    /// the root's `send` is read; every `send` must be as long as `recv`.
+    pub fn broadcast<T: NcclElement>(
+        &self,
+        send: DeviceSlice<'_, T>,
+        mut recv: DeviceSliceMut<'_, T>,
+        root: usize,
+        stream: &Arc<CudaStream>,
+    ) -> Result<(), NcclError> {
+        const CALL: &str = "ncclBroadcast";
+        self.prologue::<T>(CALL, stream)?;
+        self.check_rank(CALL, root)?;
+        self.check_context(CALL, Operand::Send, send.context())?;
+        self.check_context(CALL, Operand::Recv, recv.as_slice().context())?;
+        check_len(CALL, Operand::Recv, send.len(), recv.len())?;
+        send.order_read(stream)?;
+        recv.order_write(stream)?;
+        let (s, r, n) = (send.device_ptr(), recv.device_ptr(), send.len());
+        let op_e = Collective::Broadcast { send: s, recv: r, count: n, element: T::ELEMENT, root };
+        // SAFETY (closure): as for all_reduce.
+        self.submit(CALL, stream, op_e, |api, comm, st| unsafe {
+            (api.ncclBroadcast)(s as *const c_void, r as *mut c_void, n, T::DATA_TYPE, root as c_int, comm, st)
+        })
+    }
+
+    /// [`broadcast`](Self::broadcast) in place: every rank's `buf` = the
+    /// root's `buf` (e.g. initial weights from rank 0).
+    pub fn broadcast_in_place<T: NcclElement>(
+        &self,
+        mut buf: DeviceSliceMut<'_, T>,
+        root: usize,
+        stream: &Arc<CudaStream>,
+    ) -> Result<(), NcclError> {
+        const CALL: &str = "ncclBroadcast";
+        self.prologue::<T>(CALL, stream)?;
+        self.check_rank(CALL, root)?;
+        self.check_context(CALL, Operand::Recv, buf.as_slice().context())?;
+        buf.order_write(stream)?;
+        let (p, n) = (buf.device_ptr(), buf.len());
+        let op_e = Collective::Broadcast { send: p, recv: p, count: n, element: T::ELEMENT, root };
+        // SAFETY (closure): as for all_reduce_in_place.
+        self.submit(CALL, stream, op_e, |api, comm, st| unsafe {
+            (api.ncclBroadcast)(p as *const c_void, p as *mut c_void, n, T::DATA_TYPE, root as c_int, comm, st)
+        })
+    }
+
+    /// Rank `root`'s `recv` = the reduction of every rank's `send`
+    /// (`ncclReduce`); other ranks' `recv` is not written. `send` and
+    /// `recv` must be equally long on every rank.
+    pub fn reduce<T: NcclElement>(
+        &self,
+        send: DeviceSlice<'_, T>,
+        mut recv: DeviceSliceMut<'_, T>,
+        op: ReduceOp,
+        root: usize,
+        stream: &Arc<CudaStream>,
+    ) -> Result<(), NcclError> {
+        const CALL: &str = "ncclReduce";
+        self.prologue::<T>(CALL, stream)?;
+        self.check_rank(CALL, root)?;
+        self.check_context(CALL, Operand::Send, send.context())?;
+        self.check_context(CALL, Operand::Recv, recv.as_slice().context())?;
+        check_len(CALL, Operand::Recv, send.len(), recv.len())?;
+        send.order_read(stream)?;
+        recv.order_write(stream)?;
+        let (s, r, n) = (send.device_ptr(), recv.device_ptr(), send.len());
+        let op_e = Collective::Reduce { send: s, recv: r, count: n, element: T::ELEMENT, op: op.emulated(), root };
+        // SAFETY (closure): as for all_reduce.
+        self.submit(CALL, stream, op_e, |api, comm, st| unsafe {
+            (api.ncclReduce)(s as *const c_void, r as *mut c_void, n, T::DATA_TYPE, op.raw(), root as c_int, comm, st)
+        })
+    }
+
+    /// Every rank's `recv` = every rank's `send` concatenated in rank
+    /// order (`ncclAllGather`): `recv` holds `send.len() × size` elements.
+    pub fn all_gather<T: NcclElement>(
+        &self,
+        send: DeviceSlice<'_, T>,
+        mut recv: DeviceSliceMut<'_, T>,
+        stream: &Arc<CudaStream>,
+    ) -> Result<(), NcclError> {
+        const CALL: &str = "ncclAllGather";
+        self.prologue::<T>(CALL, stream)?;
+        self.check_context(CALL, Operand::Send, send.context())?;
+        self.check_context(CALL, Operand::Recv, recv.as_slice().context())?;
+        check_len(CALL, Operand::Recv, send.len().saturating_mul(self.size), recv.len())?;
+        send.order_read(stream)?;
+        recv.order_write(stream)?;
+        let (s, r, n) = (send.device_ptr(), recv.device_ptr(), send.len());
+        let op_e = Collective::AllGather { send: s, recv: r, count: n, element: T::ELEMENT };
+        // SAFETY (closure): `send` holds `n` elements and `recv` `n × size`.
+        self.submit(CALL, stream, op_e, |api, comm, st| unsafe {
+            (api.ncclAllGather)(s as *const c_void, r as *mut c_void, n, T::DATA_TYPE, comm, st)
+        })
+    }
+
+    /// Rank r's `recv` = block r of the reduction of every rank's `send`
+    /// (`ncclReduceScatter`): `send` holds `recv.len() × size` elements.
+    pub fn reduce_scatter<T: NcclElement>(
+        &self,
+        send: DeviceSlice<'_, T>,
+        mut recv: DeviceSliceMut<'_, T>,
+        op: ReduceOp,
+        stream: &Arc<CudaStream>,
+    ) -> Result<(), NcclError> {
+        const CALL: &str = "ncclReduceScatter";
+        self.prologue::<T>(CALL, stream)?;
+        self.check_context(CALL, Operand::Send, send.context())?;
+        self.check_context(CALL, Operand::Recv, recv.as_slice().context())?;
+        check_len(CALL, Operand::Send, recv.len().saturating_mul(self.size), send.len())?;
+        send.order_read(stream)?;
+        recv.order_write(stream)?;
+        let (s, r, n) = (send.device_ptr(), recv.device_ptr(), recv.len());
+        let op_e = Collective::ReduceScatter { send: s, recv: r, count: n, element: T::ELEMENT, op: op.emulated() };
+        // SAFETY (closure): `recv` holds `n` elements and `send` `n × size`.
+        self.submit(CALL, stream, op_e, |api, comm, st| unsafe {
+            (api.ncclReduceScatter)(s as *const c_void, r as *mut c_void, n, T::DATA_TYPE, op.raw(), comm, st)
+        })
+    }
+
+    /// Sends `buf` to rank `peer` (`ncclSend`), whose [`recv`](Self::recv)
+    /// of as many elements of `T` from this rank takes it. Two ranks that
+    /// exchange data both ways put their send and receive in a [`Group`].
+    pub fn send<T: NcclElement>(&self, buf: DeviceSlice<'_, T>, peer: usize, stream: &Arc<CudaStream>) -> Result<(), NcclError> {
+        const CALL: &str = "ncclSend";
+        self.prologue::<T>(CALL, stream)?;
+        self.check_rank(CALL, peer)?;
+        if peer == self.rank && !in_group() {
+            return Err(NcclError::SelfPeer { call: CALL, rank: peer });
+        }
+        self.check_context(CALL, Operand::Send, buf.context())?;
+        buf.order_read(stream)?;
+        let (p, n) = (buf.device_ptr(), buf.len());
+        let op_e = Collective::Send { send: p, count: n, element: T::ELEMENT, peer };
+        // SAFETY (closure): live device memory of `n` elements.
+        self.submit(CALL, stream, op_e, |api, comm, st| unsafe {
+            (api.ncclSend)(p as *const c_void, n, T::DATA_TYPE, peer as c_int, comm, st)
+        })
+    }
+
+    /// Receives `buf.len()` elements from rank `peer` (`ncclRecv`); see
+    /// [`send`](Self::send).
+    pub fn recv<T: NcclElement>(&self, mut buf: DeviceSliceMut<'_, T>, peer: usize, stream: &Arc<CudaStream>) -> Result<(), NcclError> {
+        const CALL: &str = "ncclRecv";
+        self.prologue::<T>(CALL, stream)?;
+        self.check_rank(CALL, peer)?;
+        if peer == self.rank && !in_group() {
+            return Err(NcclError::SelfPeer { call: CALL, rank: peer });
+        }
+        self.check_context(CALL, Operand::Recv, buf.as_slice().context())?;
+        buf.order_write(stream)?;
+        let (p, n) = (buf.device_ptr(), buf.len());
+        let op_e = Collective::Recv { recv: p, count: n, element: T::ELEMENT, peer };
+        // SAFETY (closure): live device memory of `n` elements.
+        self.submit(CALL, stream, op_e, |api, comm, st| unsafe {
+            (api.ncclRecv)(p as *mut c_void, n, T::DATA_TYPE, peer as c_int, comm, st)
+        })
+    }
+}
+
+fn check_len(call: &'static str, operand: Operand, expected: usize, actual: usize) -> Result<(), NcclError> {
+    if expected == actual {
+        Ok(())
+    } else {
+        Err(NcclError::LengthMismatch { call, operand, expected, actual })
+    }
+}
+
+/// Records an emulated failure as the communicator's first (if none is);
+/// a timeout aborts the clique, so that no peer waits on.
+fn record_failure(clique: &Clique, rank: usize, state: &Mutex<CommState>, e: CollectiveError) -> NcclError {
+    if let CollectiveError::Timeout { .. } = e {
+        clique.abort(rank);
+    }
+    let err = NcclError::from(e);
+    let mut st = lock(state);
+    st.failed.get_or_insert_with(|| err.clone());
+    err
+}
+
+impl Drop for Communicator {
+    fn drop(&mut self) {
+        let st = lock(&self.state);
+        let (aborted, failed) = (st.aborted, st.failed.is_some());
+        drop(st);
+        match &self.engine {
+            Engine::Emulated { clique } => clique.leave(self.rank),
+            Engine::Gpu { api, comm } if !aborted => {
+                let _ = self.ctx.bind_to_thread();
+                // Errors are ignored: drop never panics. A failed
+                // communicator is aborted, not destroyed: destroying waits
+                // for work that may never finish. A healthy one is
+                // finalised first (its queued work completes; on a
+                // non-blocking communicator that is polled, within the
+                // timeout, else it is aborted), then destroyed.
+                // SAFETY: a live communicator, released once.
+                unsafe {
+                    if failed || self.settle("ncclCommFinalize", (api.ncclCommFinalize)(*comm)).is_err() {
+                        if !lock(&self.state).aborted {
+                            (api.ncclCommAbort)(*comm);
+                        }
+                    } else {
+                        (api.ncclCommDestroy)(*comm);
+                    }
+                }
+            }
+            Engine::Gpu { .. } => {}
+        }
+    }
+}
+
+impl fmt::Debug for Communicator {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Communicator")
+            .field("rank", &self.rank)
+            .field("size", &self.size)
+            .field("device", &self.ctx.ordinal())
+            .field("emulated", &self.is_emulated())
+            .finish()
+    }
+}
+
+type PendingWait = (Arc<CudaStream>, Box<dyn Fn() + Send + Sync>, Arc<Mutex<Option<NcclError>>>);
+
+#[derive(Default)]
+struct GroupState {
+    /// Open [`Group`]s on this thread.
+    depth: usize,
+    /// How many of them have called `ncclGroupStart` (lazily, at their
+    /// first GPU operation, so that an emulated program never loads NCCL).
+    gpu_depth: usize,
+    /// The GPU communicators used in the group, polled at its end.
+    gpu_comms: Vec<(&'static NcclApi, ncclComm_t)>,
+    /// Emulated operations posted in the group, waited for at its end.
+    waits: Vec<PendingWait>,
+}
+
+thread_local! {
+    static GROUP: RefCell<GroupState> = RefCell::default();
+}
+
+fn in_group() -> bool {
+    GROUP.with(|g| g.borrow().depth > 0)
+}
+
+/// Before a GPU operation: the open groups call `ncclGroupStart` now.
+fn group_note_gpu(api: &NcclApi) {
+    GROUP.with(|g| {
+        let mut g = g.borrow_mut();
+        while g.gpu_depth < g.depth {
+            // SAFETY: no arguments; matched by the group's ncclGroupEnd.
+            unsafe { (api.ncclGroupStart)() };
+            g.gpu_depth += 1;
+        }
+    });
+}
+
+fn group_note_comm(api: &'static NcclApi, comm: ncclComm_t) {
+    GROUP.with(|g| {
+        let mut g = g.borrow_mut();
+        if !g.gpu_comms.iter().any(|(_, c)| *c == comm) {
+            g.gpu_comms.push((api, comm));
+        }
+    });
+}
+
+/// A group of NCCL calls (`ncclGroupStart` … `ncclGroupEnd`): the
+/// collectives and sends/receives issued on this thread until
+/// [`end`](Self::end) are launched together. Needed when one thread drives
+/// several ranks (one collective per rank), and for a send and a receive
+/// that must proceed at once (an exchange between two ranks).
+///
+/// Groups nest; only the outermost end launches. Dropping a group without
+/// `end` ends it and ignores its errors.
+///
+/// ```
+/// # use cuda_core::{CudaContext, DeviceBuffer};
+/// # use cuda_nccl::{Communicator, Group, ReduceOp};
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # if std::env::var_os("OXIDE_EMULATE").is_none() { std::env::set_var("OXIDE_EMULATE", "1"); }
+/// let ctx = CudaContext::new(0)?;
+/// let comms = Communicator::init_all(&[ctx.clone(), ctx.clone()])?; // two emulated ranks
+/// let streams = [ctx.new_stream()?, ctx.new_stream()?];
+/// let mut bufs = vec![
+///     DeviceBuffer::from_host(&streams[0], &[1i32, 2])?,
+///     DeviceBuffer::from_host(&streams[1], &[10i32, 20])?,
+/// ];
+/// let group = Group::start();
+/// for ((comm, stream), buf) in comms.iter().zip(&streams).zip(&mut bufs) {
+///     comm.all_reduce_in_place(buf.as_slice_mut(), ReduceOp::Sum, stream)?;
+/// }
+/// group.end()?;
+/// assert_eq!(bufs[1].to_host_vec(&streams[1])?, [11, 22]);
+/// # Ok(()) }
+/// ```
+#[must_use = "a group launches its calls when it ends"]
+pub struct Group {
+    ended: bool,
+    /// Not Send: a group belongs to the thread that started it.
+    _thread: std::marker::PhantomData<*const ()>,
+}
+
+impl Group {
+    /// Starts a group on this thread.
+    pub fn start() -> Group {
+        GROUP.with(|g| g.borrow_mut().depth += 1);
+        Group { ended: false, _thread: std::marker::PhantomData }
+    }
+
+    /// Ends the group: the outermost one launches every call made in it
+    /// (`ncclGroupEnd`) and reports the first error.
+    pub fn end(mut self) -> Result<(), NcclError> {
+        self.ended = true;
+        finish_group()
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        if !self.ended {
+            let _ = finish_group();
+        }
+    }
+}
+
+/// Runs `f` inside a [`Group`].
+pub fn group<R>(f: impl FnOnce() -> Result<R, NcclError>) -> Result<R, NcclError> {
+    let g = Group::start();
+    let r = f();
+    let end = g.end();
+    let r = r?;
+    end.map(|()| r)
+}
+
+fn finish_group() -> Result<(), NcclError> {
+    let (gpu_end, comms, waits) = GROUP.with(|g| {
+        let mut g = g.borrow_mut();
+        let gpu_end = g.gpu_depth == g.depth && g.gpu_depth > 0;
+        if gpu_end {
+            g.gpu_depth -= 1;
+        }
+        g.depth -= 1;
+        if g.depth == 0 {
+            (gpu_end, std::mem::take(&mut g.gpu_comms), std::mem::take(&mut g.waits))
+        } else {
+            (gpu_end, Vec::new(), Vec::new())
+        }
+    });
+    let mut first: Option<NcclError> = None;
+    if gpu_end {
+        if let Ok(api) = nccl_api() {
+            // SAFETY: matches the ncclGroupStart of this group.
+            let r = unsafe { (api.ncclGroupEnd)() };
+            if r != sys::ncclInProgress {
+                if let Err(e) = NcclError::check("ncclGroupEnd", r, || last_error(api, std::ptr::null_mut())) {
+                    first.get_or_insert(e);
+                }
+            }
+            let timeout = default_timeout();
+            let start = Instant::now();
+            for (api, comm) in comms {
+                loop {
+                    let mut state: ncclResult_t = 0;
+                    // SAFETY: a communicator used in this group, still live
+                    // (its owner is borrowed by the calls made in it).
+                    unsafe { (api.ncclCommGetAsyncError)(comm, &mut state) };
+                    if state == sys::ncclInProgress && start.elapsed() < timeout {
+                        std::thread::sleep(Duration::from_micros(100));
+                        continue;
+                    }
+                    if state == sys::ncclInProgress {
+                        first.get_or_insert(NcclError::Timeout { call: "ncclGroupEnd", waited: timeout, missing: Vec::new() });
+                    } else if let Err(e) = NcclError::check("ncclGroupEnd", state, || last_error(api, comm)) {
+                        first.get_or_insert(e);
+                    }
+                    break;
+                }
+            }
+        }
+    }
+    for (stream, wait, slot) in waits {
+        let wait: Arc<dyn Fn() + Send + Sync> = Arc::from(wait);
+        if let Err(e) = stream.launch_host_fn_replayable(move || wait()) {
+            first.get_or_insert(e.into());
+        }
+        if let Some(e) = lock(&slot).take() {
+            first.get_or_insert(e);
+        }
+    }
+    first.map_or(Ok(()), Err)
+}
