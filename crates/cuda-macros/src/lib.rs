@@ -82,6 +82,7 @@ mod launch;
 mod lexer;
 mod module;
 mod printf;
+mod ptx_asm;
 mod signature;
 mod split;
 mod template;
@@ -279,6 +280,25 @@ pub fn device_global(args: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro]
 pub fn gpu_printf(input: TokenStream) -> TokenStream {
     expand_printf(input, printf::Mode::Print)
+}
+
+/// Inline PTX with typed operands, from a kernel (in an `unsafe` block).
+///
+/// ```rust,ignore
+/// let sum: u32;
+/// unsafe { ptx_asm!("add.u32 {d}, {a}, {b};", d = out(u32) sum, a = in(u32) x, b = in(u32) y) };
+/// ```
+///
+/// Use it through `cuda_device::ptx_asm!`; the module `cuda_device::ptx`
+/// describes the operands (`in`, `out`, `inout`, `const`), their types and
+/// the options (`pure`, `nomem`, `readonly`). Placeholders and operands are
+/// checked here; the device linker turns the expansion into NVPTX inline asm.
+#[proc_macro]
+pub fn ptx_asm(input: TokenStream) -> TokenStream {
+    match ptx_asm::expand(&from_stream(input)) {
+        Ok(block) => to_stream(block),
+        Err(errors) => compile_errors(&errors, Position::Expr),
+    }
 }
 
 /// [`gpu_printf!`] with a newline appended; `gpu_println!()` prints an empty
