@@ -27,7 +27,7 @@ fn main() {
         kernel: sum_all, stream: stream, module: module,
         config: LaunchConfig::for_num_elems(64),
         args: [slice(data), slice_mut(out)]
-    });
+    }
     .unwrap();
 }
 
