@@ -40,7 +40,10 @@
 //!   `return`, `?`, a `continue` of an outer loop; bounds checks the
 //!   optimiser removes are fine); where that fails, the device link fails with an error
 //!   at the hint, asking for a count instead: a full unroll that silently
-//!   did not happen would be a performance bug nobody sees.
+//!   did not happen would be a performance bug nobody sees. LLVM's unroller
+//!   also gives up on some loop shapes it cannot count (seen: a `continue`
+//!   in a debug build's loop whose values are used after it); the same error
+//!   says so, and a count (`unroll!(4, …)`) unrolls such a loop.
 //! - LOOP is a `for`, `while` or `loop` loop, with or without a label.
 //!
 //! The hint changes the code, never the results: the unrolled loop runs the
