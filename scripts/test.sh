@@ -135,10 +135,13 @@ step "cargo oxide run conformance --release --emulate (its PTX on the CPU)" \
 # lane masks, elect_sync and partial-mask shuffles of the warp engine),
 # atomic_params (atomic views of device buffers as host atomics),
 # cooperative_groups (tiles, and a cooperative grid with one worker per
-# block), printf_c_floats (the C float conversions through snprintf).
+# block), printf_c_floats (the C float conversions through snprintf),
+# inline_ptx (inline PTX cannot run as host code: the launch fails, saying
+# so, which the program checks), unroll_hints (the hints do nothing there).
 host_code_runs=(examples/vecadd tests/gpu/spin_wait tests/gpu/device_panics tests/gpu/warp_shared tests/gpu/atomics
   tests/gpu/half_precision tests/gpu/event_timing tests/gpu/device_globals tests/gpu/many_params
-  tests/gpu/warp_masks tests/gpu/atomic_params tests/gpu/cooperative_groups tests/gpu/printf_c_floats)
+  tests/gpu/warp_masks tests/gpu/atomic_params tests/gpu/cooperative_groups tests/gpu/printf_c_floats
+  tests/gpu/inline_ptx tests/gpu/unroll_hints)
 for dir in "${host_code_runs[@]}"; do
   name=$(basename "$dir")
   step "cargo oxide run $name --emulate=host (its Rust code on the CPU)" emulated "$name" "$(arch_of "$dir")" host

@@ -101,6 +101,10 @@ fn host_fallback(stub: &Stub, params: &str) -> String {
         ("Special", "param_layout" | "launch_bounds") => unused,
         // Emulation bookkeeping: nothing to record outside an emulated launch.
         ("Special", "shared_access") => unused,
+        // A hint for the device linker's loop unroller: nothing to do here.
+        ("Special", "unroll") => unused,
+        // Inline PTX has no host code: it runs on a GPU or on the PTX VM.
+        ("Special", "ptx_asm") => format!("{unused}crate::host::inline_ptx_on_host()"),
         // Outside an emulated launch the address is the host static's own.
         ("Identity", _) => format!("{unused}{}", names[0]),
         // Markers for the device linker: the index itself, emulated or not.
@@ -116,7 +120,7 @@ fn host_fallback(stub: &Stub, params: &str) -> String {
 fn without_hook(stub: &Stub) -> bool {
     stub.kind == "Marker"
         || stub.kind == "PureAsm"
-        || (stub.kind == "Special" && (stub.name == "param_layout" || stub.name == "launch_bounds"))
+        || (stub.kind == "Special" && (stub.name == "param_layout" || stub.name == "launch_bounds" || stub.name == "unroll"))
 }
 
 fn render(stub: &Stub) -> String {

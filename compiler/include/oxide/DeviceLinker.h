@@ -138,8 +138,9 @@ llvm::Expected<DeviceImage> compileDeviceImage(const std::vector<std::string> &B
 
 /// Runs ptxas on the PTX when the toolkit has it, and keeps the cubin in
 /// Image.Cubin (unless the PTX carries device debug info). An error carries
-/// ptxas's output.
-llvm::Error assemblePtx(DeviceImage &Image, const LinkerOptions &Opts);
+/// ptxas's output; errors in a `ptx_asm!` template are also reported to
+/// Diags at the user's Rust line (they are the user's, not oxide's).
+llvm::Error assemblePtx(DeviceImage &Image, const LinkerOptions &Opts, DiagnosticSink &Diags);
 
 // PtxasHazards.cpp ---------------------------------------------------------
 

@@ -83,6 +83,33 @@ struct LowerSharedAddressPass : llvm::PassInfoMixin<LowerSharedAddressPass> {
   llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
 };
 
+/// LowerInlinePtx.cpp: each `ptx_asm!` site (a function calling the stub
+/// `ptx_asm` with its spec) → NVPTX inline asm at each of its calls.
+struct LowerInlinePtxPass : llvm::PassInfoMixin<LowerInlinePtxPass> {
+  explicit LowerInlinePtxPass(DiagnosticSink &D) : Diags(D) {}
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
+  DiagnosticSink &Diags;
+};
+
+/// LowerInlinePtx.cpp: the errors of PtxasLog (ptxas's output for Ptx) on
+/// lines of a `ptx_asm!` template, each reported at the user's Rust line.
+void inlinePtxDiagnostics(llvm::StringRef Ptx, llvm::StringRef PtxasLog, llvm::StringRef Arch,
+                          DiagnosticSink &Diags);
+
+/// LowerUnrollHints.cpp: `unroll(N)` markers (unroll!, #[unroll]) →
+/// `llvm.loop.unroll.*` metadata on the loop that holds each.
+struct LowerUnrollHintsPass : llvm::PassInfoMixin<LowerUnrollHintsPass> {
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
+};
+
+/// CheckUnrollHints.cpp: a loop still under a full unroll hint after O3 →
+/// an error at the hint.
+struct CheckUnrollHintsPass : llvm::PassInfoMixin<CheckUnrollHintsPass> {
+  explicit CheckUnrollHintsPass(DiagnosticSink &D) : Diags(D) {}
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
+  DiagnosticSink &Diags;
+};
+
 /// LowerIntrinsicStubs.cpp: every other `__oxide_stub_*` → the NVVM
 /// intrinsic, function or PTX that Stubs.def names.
 struct LowerIntrinsicStubsPass : llvm::PassInfoMixin<LowerIntrinsicStubsPass> {

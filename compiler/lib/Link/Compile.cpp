@@ -307,7 +307,7 @@ Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &
   return Image;
 }
 
-Error oxide::assemblePtx(DeviceImage &Image, const LinkerOptions &Opts) {
+Error oxide::assemblePtx(DeviceImage &Image, const LinkerOptions &Opts, DiagnosticSink &Diags) {
   SmallString<256> Ptxas(Opts.CudaPath);
   sys::path::append(Ptxas, "bin", "ptxas");
   if (!sys::fs::can_execute(Ptxas)) {
@@ -350,6 +350,8 @@ Error oxide::assemblePtx(DeviceImage &Image, const LinkerOptions &Opts) {
   sys::fs::remove(In);
   sys::fs::remove(Out);
   sys::fs::remove(Log);
+  if (RC != 0)
+    inlinePtxDiagnostics(Image.Ptx, Output, Opts.Arch, Diags);
   if (RC != 0)
     return makeError("ptxas rejected the generated PTX for " + Opts.Arch + ":\n" + Output);
   std::map<std::string, uint64_t> Frames = parsePtxasFrames(Output);

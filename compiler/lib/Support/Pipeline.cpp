@@ -11,6 +11,7 @@
 #include "oxide/Pipeline.h"
 #include "oxide/Passes.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Transforms/Scalar/LoopUnrollPass.h"
 
 using namespace llvm;
 using namespace oxide;
@@ -49,6 +50,18 @@ void registerOxidePasses(PassBuilder &PB, PassInstrumentationCallbacks &PIC, con
 #undef OXIDE_PARSE
         return false;
       });
+
+  // Unrolling hints (LowerUnrollHints): a loop under a full hint whose exact
+  // trip count O3 cannot compute but whose maximum it can (a loop that may
+  // leave early, as every debug build's overflow checks do) is unrolled to
+  // that maximum, as nvcc does for `#pragma unroll`, up to LLVM's bound
+  // (`-unroll-max-upperbound`). Only loops with unroll metadata
+  // (OnlyWhenForced): other loops are compiled as before.
+  PB.registerVectorizerStartEPCallback([](FunctionPassManager &FPM, OptimizationLevel Level) {
+    FPM.addPass(LoopUnrollPass(
+        LoopUnrollOptions(Level.getSpeedupLevel(), /*OnlyWhenForced=*/true, /*ForgetSCEV=*/false)
+            .setUpperBound(true)));
+  });
 }
 
 } // namespace

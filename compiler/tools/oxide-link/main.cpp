@@ -176,9 +176,22 @@ int main(int argc, char **argv) {
   // run (`cargo oxide check` builds into a target directory of its own).
   if (Image->Kernels.empty() || Opts.CheckOnly)
     return runSystemLinker(Args);
-  if (Error E = assemblePtx(*Image, Opts))
+  if (Error E = assemblePtx(*Image, Opts, Diags)) {
+    // An error in the user's inline PTX is a compile error at their line.
+    if (Diags.hasErrors()) {
+      consumeError(std::move(E));
+      Diags.print(errs());
+      if (!Opts.DiagnosticsJson.empty()) {
+        std::error_code EC;
+        raw_fd_ostream Json(Opts.DiagnosticsJson, EC, sys::fs::OF_Append);
+        if (!EC)
+          Diags.printJson(Json);
+      }
+      return 1;
+    }
     return fail("oxide-link: " + toString(std::move(E)) +
                 "\n  = note: this is a bug in oxide; please report it with `cargo oxide pipeline`");
+  }
 
   SmallString<128> TableObj;
   if (sys::fs::createTemporaryFile("oxide-kernels", "o", TableObj))

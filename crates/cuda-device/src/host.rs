@@ -35,6 +35,18 @@ pub(crate) fn not_on_device(intrinsic: &str) -> ! {
     )
 }
 
+/// What a kernel's `ptx_asm!` does when its Rust runs on the host outside
+/// an emulated launch (inside one, the emulator's `ptx_asm` hook fails the
+/// launch instead): the PTX has no host code to run.
+#[cold]
+pub(crate) fn inline_ptx_on_host() -> ! {
+    panic!(
+        "oxide: a kernel ran inline PTX (`ptx_asm!`) as host code. Inline PTX runs only on the \
+         GPU or on the PTX VM: run with `cargo oxide run --emulate=ptx` (or OXIDE_EMULATE=ptx), \
+         not `--emulate=host`, or on a GPU."
+    )
+}
+
 /// A stub the installed emulator has no implementation for: its `unmodelled`
 /// hook fails the emulated thread (and so the launch) naming `intrinsic`.
 #[cold]

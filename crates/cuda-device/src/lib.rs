@@ -22,6 +22,8 @@
 //! - half precision ([`half`](mod@half)): [`f16`](struct@f16), [`bf16`] and the packed
 //!   `f16x2`/`bf16x2`, with the GPU's own conversions and paired arithmetic
 //!   and a bit-exact CPU model on the host;
+//! - inline PTX with typed operands ([`ptx`](mod@ptx): `ptx_asm!`) and loop
+//!   unrolling hints ([`unroll`](mod@unroll): `unroll!`, `#[unroll]`);
 //! - the attributes `#[kernel]`, `#[device]`, `#[constant]`, `#[device_global]` (from
 //!   cuda-macros), and [`emulation`], the hooks the CPU emulator installs.
 //!
@@ -68,6 +70,8 @@ pub mod half;
 mod host;
 pub mod mbarrier;
 pub mod printf;
+pub mod ptx;
+pub mod unroll;
 pub mod shared;
 pub mod thread;
 pub mod tma;
@@ -78,6 +82,7 @@ pub use cuda_macros::{constant, device, device_global, kernel};
 pub use constant::Constant;
 pub use global::{DeviceGlobal, GlobalData};
 pub use cuda_macros::{gpu_printf, gpu_println};
+pub use cuda_macros::{ptx_asm, unroll};
 pub use disjoint::DisjointSlice;
 pub use half::{bf16, f16};
 pub use shared::{dynamic_shared, SharedArray};
@@ -94,6 +99,8 @@ pub mod stubs {
 pub mod __private {
     pub use crate::stubs::__oxide_stub_launch_bounds as launch_bounds;
     pub use crate::stubs::__oxide_stub_param_layout as param_layout;
+    pub use crate::stubs::__oxide_stub_ptx_asm as ptx_asm;
+    pub use crate::stubs::__oxide_stub_unroll as unroll;
 
     /// The address of a kernel's entry wrapper, in the `#[used]` static that
     /// `#[kernel]` writes so that every kernel is compiled, launched or not.

@@ -123,6 +123,19 @@ fn trap() -> ! {
     block("trap", |b| b.fail_thread(format!("emulator: block {:?}: the kernel executed a trap", b.block_idx)))
 }
 
+/// Inline PTX has no host code: a kernel that uses `ptx_asm!` runs on the
+/// PTX VM (`--emulate=ptx`) or a GPU, never as host code.
+fn ptx_asm(_spec: *const u8, _len: usize) {
+    block("ptx_asm", |b| {
+        b.fail_thread(format!(
+            "emulator: block {:?}: the kernel runs inline PTX (`ptx_asm!`), which host-code \
+             emulation (--emulate=host) cannot run; run it on the PTX VM \
+             (`cargo oxide run --emulate=ptx`, OXIDE_EMULATE=ptx) or on a GPU",
+            b.block_idx
+        ))
+    })
+}
+
 fn unmodelled(intrinsic: &'static str) -> ! {
     block(intrinsic, |b| {
         b.fail_thread(format!(
@@ -354,6 +367,7 @@ static HOOKS: Hooks = Hooks {
     nanosleep: Some(nanosleep),
     trap: Some(trap),
     unmodelled: Some(unmodelled),
+    ptx_asm: Some(ptx_asm),
     atomic_rmw_u32: Some(atomic_rmw_u32),
     atomic_rmw_u64: Some(atomic_rmw_u64),
     atomic_rmw_f32: Some(atomic_rmw_f32),

@@ -96,10 +96,12 @@ mod launch;
 mod lexer;
 mod module;
 mod printf;
+mod ptx_asm;
 mod signature;
 mod split;
 mod template;
 mod tokens;
+mod unroll;
 
 use proc_macro::TokenStream;
 
@@ -138,7 +140,7 @@ use bridge::{compile_errors, from_stream, to_stream, Position};
 #[proc_macro_attribute]
 pub fn kernel(args: TokenStream, item: TokenStream) -> TokenStream {
     let result = kernel::expand(&from_stream(args), &from_stream(item.clone()));
-    let mut out = item;
+    let mut out = with_unroll_hints(item);
     match result {
         Ok(wrapper) => out.extend(to_stream(wrapper)),
         Err(errors) => out.extend(compile_errors(&errors, Position::Item)),
@@ -185,7 +187,7 @@ pub fn derive_device_repr(item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn device(args: TokenStream, item: TokenStream) -> TokenStream {
     let errors = device::check(&from_stream(args), &from_stream(item.clone()));
-    let mut out = item;
+    let mut out = with_unroll_hints(item);
     out.extend(compile_errors(&errors, Position::Item));
     out
 }
@@ -320,6 +322,59 @@ pub fn device_global(args: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro]
 pub fn gpu_printf(input: TokenStream) -> TokenStream {
     expand_printf(input, printf::Mode::Print)
+}
+
+/// Inline PTX with typed operands, from a kernel (in an `unsafe` block).
+///
+/// ```rust,ignore
+/// let sum: u32;
+/// unsafe { ptx_asm!("add.u32 {d}, {a}, {b};", d = out(u32) sum, a = in(u32) x, b = in(u32) y) };
+/// ```
+///
+/// Use it through `cuda_device::ptx_asm!`; the module `cuda_device::ptx`
+/// describes the operands (`in`, `out`, `inout`, `const`), their types and
+/// the options (`pure`, `nomem`, `readonly`). Placeholders and operands are
+/// checked here; the device linker turns the expansion into NVPTX inline asm.
+#[proc_macro]
+pub fn ptx_asm(input: TokenStream) -> TokenStream {
+    match ptx_asm::expand(&from_stream(input)) {
+        Ok(block) => to_stream(block),
+        Err(errors) => compile_errors(&errors, Position::Expr),
+    }
+}
+
+/// A loop unrolling hint that works on stable Rust, honoured in the PTX.
+///
+/// ```rust,ignore
+/// unroll!(4, for i in 0..n { acc += a[i] * b[i]; });   // unroll by 4
+/// unroll!(full, for k in 0..8 { tile[k] = 0.0; });     // unroll completely
+/// unroll!(1, while x > 1 { x = step(x); });            // never unroll
+/// ```
+///
+/// Inside a `#[kernel]` or `#[device]` function, `#[unroll]` (full) and
+/// `#[unroll(N)]` on a loop say the same. Use it through
+/// `cuda_device::unroll!`; the module `cuda_device::unroll` explains the
+/// rules (a full unroll of a loop whose trip count is not a constant is an
+/// error of the device link).
+#[proc_macro]
+pub fn unroll(input: TokenStream) -> TokenStream {
+    match unroll::expand(&from_stream(input)) {
+        Ok(tokens) => to_stream(tokens),
+        Err(errors) => compile_errors(&errors, Position::Expr),
+    }
+}
+
+/// The item with each `#[unroll]` on a loop replaced by the marker the
+/// device linker reads; the item untouched (tokens and all) without one.
+fn with_unroll_hints(item: TokenStream) -> TokenStream {
+    let tokens = from_stream(item.clone());
+    if !unroll::mentions_unroll(&tokens) {
+        return item;
+    }
+    let (rewritten, errors) = unroll::rewrite_attributes(tokens);
+    let mut out = to_stream(rewritten);
+    out.extend(compile_errors(&errors, Position::Item));
+    out
 }
 
 /// [`gpu_printf!`] with a newline appended; `gpu_println!()` prints an empty
