@@ -37,3 +37,10 @@
 ; A name both parts define is refused.
 ; RUN: not %oxide-opt --link-ptx %S/Inputs/link-ptx/kernels.ptx %S/Inputs/link-ptx/twice.ptx 2>&1 | FileCheck %s --check-prefix=TWICE
 ; TWICE: error: `rust_cube` is defined twice: by the kernels' PTX and by {{.*}}twice.ptx
+
+; A struct passed by value (`.b8 [N]` in nvcc's PTX) is refused with the
+; reason: rustc lowered the Rust side for the host's C ABI.
+; RUN: not %oxide-opt --link-ptx %S/Inputs/link-ptx/kernels.ptx %S/Inputs/link-ptx/by-value.ptx 2>&1 | FileCheck %s --check-prefix=BYVAL
+; BYVAL: error: `cx_fma3` takes a struct by value, which cannot cross between Rust and CUDA C++ device code:
+; BYVAL: by-value.ptx defines it as (.param .align 4 .b8 [8], .param .b32, .param .b32) -> (.param .b32)
+; BYVAL: = help: pass a pointer to it (`*const T` / `const T*`) or its fields as separate arguments

@@ -10,6 +10,12 @@
 // is a C call, which the PTX link (LinkPtx.cpp) binds to nvcc's definition
 // after checking that both agree on the prototype.
 //
+// libdevice's functions may be declared by name too (`fn __nv_sinf(x: f32) ->
+// f32;`): LinkLibDevice links their bodies, and they get a row here (file
+// "libdevice") for the host stub their host references need. MapMath's own
+// `__nv_*` calls get rows as well; the host never refers to those, and the
+// linker drops their stubs (each is in a section of its own).
+//
 // A declaration that no device source defines is left alone; RejectUnsupported
 // reports it, naming the kernel and the symbol.
 //===----------------------------------------------------------------------===//
@@ -23,20 +29,21 @@ using namespace llvm;
 using namespace oxide;
 
 PreservedAnalyses BindDeviceSourcesPass::run(Module &M, ModuleAnalysisManager &) {
-  if (Symbols.empty())
-    return PreservedAnalyses::all();
   LLVMContext &Ctx = M.getContext();
   bool Changed = false;
   for (Function &F : M) {
     if (!F.isDeclaration() || F.isIntrinsic() || F.use_empty())
       continue;
     auto It = Symbols.find(F.getName().str());
-    if (It == Symbols.end())
+    std::string File = It != Symbols.end()              ? It->second
+                       : F.getName().starts_with("__nv_") ? "libdevice"
+                                                          : "";
+    if (File.empty())
       continue;
-    F.addFnAttr(DeviceSourceAttr, It->second);
+    if (It != Symbols.end())
+      F.addFnAttr(DeviceSourceAttr, File);
     M.getOrInsertNamedMetadata(DeviceSourcesMetadata)
-        ->addOperand(MDNode::get(Ctx, {MDString::get(Ctx, F.getName()),
-                                       MDString::get(Ctx, It->second)}));
+        ->addOperand(MDNode::get(Ctx, {MDString::get(Ctx, F.getName()), MDString::get(Ctx, File)}));
     Changed = true;
   }
   return Changed ? PreservedAnalyses::none() : PreservedAnalyses::all();

@@ -317,7 +317,7 @@ Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &
   // image is one module, whichever compiler wrote its parts.
   if (!Units->empty()) {
     for (const DeviceSourceUnit &U : *Units)
-      dumpText(Opts, sys::path::stem(U.Source).str() + ".nvcc.ptx", U.Ptx);
+      dumpText(Opts, "nvcc-" + sys::path::stem(U.Source).str() + ".ptx.txt", U.Ptx);
     auto Linked = linkPtxUnits(Image.Ptx, *Units, Image.Units);
     if (!Linked) {
       Diags.error({toString(Linked.takeError()), "", {}});

@@ -43,12 +43,14 @@ std::vector<std::string> paramTypes(StringRef List) {
     SmallVector<StringRef> Words;
     P.split(Words, ' ', -1, false);
     std::string Norm;
+    bool AfterAlign = false;
     for (StringRef W : Words) {
       W = W.trim();
       if (W.empty())
         continue;
-      if (W.starts_with(".")) {
+      if (W.starts_with(".") || AfterAlign) {
         Norm += (Norm.empty() ? "" : " ") + W.str();
+        AfterAlign = W == ".align";
         continue;
       }
       // The name, perhaps with an array size: keep the size.

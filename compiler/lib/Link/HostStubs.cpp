@@ -39,8 +39,12 @@ Error oxide::writeHostStubObject(const std::map<std::string, std::string> &Calls
   if (!Tgt)
     return createStringError(inconvertibleErrorCode(),
                              "the x86-64 target is missing from this LLVM: " + Err);
-  std::unique_ptr<TargetMachine> TM(
-      Tgt->createTargetMachine(T, "x86-64", "", TargetOptions(), Reloc::PIC_));
+  // A section per stub: the system link drops those nothing refers to
+  // (libdevice functions MapMath called, which host code never names).
+  TargetOptions TO;
+  TO.FunctionSections = true;
+  TO.DataSections = true;
+  std::unique_ptr<TargetMachine> TM(Tgt->createTargetMachine(T, "x86-64", "", TO, Reloc::PIC_));
   M.setTargetTriple(T);
   M.setDataLayout(TM->createDataLayout());
   Type *Ptr = PointerType::getUnqual(Ctx);

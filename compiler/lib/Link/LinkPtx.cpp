@@ -245,15 +245,32 @@ Expected<std::string> oxide::linkPtxUnits(StringRef OxidePtx,
       auto It = Definer.find(Name);
       if (It == Definer.end() || It->second.first == P)
         continue;
-      if (!(It->second.second == Proto))
+      if (!(It->second.second == Proto)) {
+        // A struct by value is `.b8 [N]` in the PTX ABI; rustc lowered the
+        // Rust side for the host's C ABI (x86-64 passes small structs in
+        // registers), which no device compiler shares.
+        auto ByValue = [](const PtxPrototype &P) {
+          for (const std::string &T : P.Params)
+            if (StringRef(T).contains(".b8 ["))
+              return true;
+          return false;
+        };
+        if (ByValue(It->second.second) || ByValue(Proto))
+          return makeError(
+              "`" + Name + "` takes a struct by value, which cannot cross between Rust and CUDA "
+              "C++ device code:\n  " + PartName(P) + " calls it as " + Proto.str() + "\n  " +
+              PartName(It->second.first) + " defines it as " + It->second.second.str() +
+              "\n  = note: rustc lowers a struct argument for the host's C ABI, not the PTX "
+              "ABI nvcc uses\n  = help: pass a pointer to it (`*const T` / `const T*`) or its "
+              "fields as separate arguments");
         return makeError(
             "`" + Name + "` is called with another signature than it is defined with:\n" +
             "  " + PartName(P) + " calls it as " + Proto.str() + "\n  " +
             PartName(It->second.first) + " defines it as " + It->second.second.str() +
             "\n  = help: make the `extern \"C\"` declaration match the C++ function (f32 = "
             "float, f64 = double, i32/u32 = int/unsigned, i64/u64 = long long, *const T / "
-            "*mut T = const T* / T*); a struct passed by value must be #[repr(C)] and have the "
-            "C++ struct's layout");
+            "*mut T = const T* / T*)");
+      }
     }
 
   // A device source's internal symbols that clash with another part's.

@@ -116,6 +116,27 @@ mod tests {
     }
 
     #[test]
+    fn exports_no_mangle_extern_c_functions() {
+        let out = expand::<TestSpan>(&[], &lex("#[no_mangle] pub extern \"C\" fn cube(x: f32) -> f32 { x * x * x }"))
+            .expect("an export");
+        let text = crate::tokens::render_plain(&out);
+        assert!(text.contains("static __oxide_device_export_cube"), "{text}");
+        assert!(text.contains("KeepEntry ( cube as * const () )"), "{text}");
+        let unsafe_attr = expand::<TestSpan>(&[], &lex("#[unsafe(no_mangle)] pub extern \"C\" fn f() {}")).unwrap();
+        assert!(!unsafe_attr.is_empty());
+        // Without #[no_mangle] nothing is exported.
+        assert!(expand::<TestSpan>(&[], &lex("pub extern \"C\" fn f() {}")).unwrap().is_empty());
+    }
+
+    #[test]
+    fn refuses_exports_without_the_c_abi_or_with_generics() {
+        let errors = expand::<TestSpan>(&[], &lex("#[no_mangle] pub fn f() {}")).unwrap_err();
+        assert!(errors[0].message.contains("write `pub extern \"C\" fn`"), "{}", errors[0].message);
+        let errors = expand::<TestSpan>(&[], &lex("#[no_mangle] pub extern \"C\" fn f<T>() {}")).unwrap_err();
+        assert!(errors[0].message.starts_with("an exported `#[device]` function cannot be generic"));
+    }
+
+    #[test]
     fn rejects_async_at_the_keyword() {
         let src = "pub async fn f() {}";
         let errors = check(&[], &lex(src));

@@ -15,7 +15,8 @@ use cuda_host::{cuda_launch, load_kernel_module};
 use std::ffi::c_void;
 use std::process::ExitCode;
 
-/// The C++ `struct Affine` of ops.cu, passed by value.
+/// The C++ `struct Affine` of ops.cu, passed by pointer (a struct by value
+/// cannot cross: the device linker says why).
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct Affine {
@@ -29,7 +30,7 @@ extern "C" {
     /// A multiply-xorshift mix of `h` and `v` (ops.cu).
     fn cxx_mix(h: u32, v: u32) -> u32;
     /// scale·x + shift, rounded once (ops.cu).
-    fn cxx_affine(t: Affine, x: f32) -> f32;
+    fn cxx_affine(t: *const Affine, x: f32) -> f32;
     /// libdevice's sine, by its own name.
     fn __nv_sinf(x: f32) -> f32;
 }
@@ -63,9 +64,10 @@ pub fn mix(keys: &[u32], seed: u32, mut out: DisjointSlice<u32>) {
 pub fn affine_sin(xs: &[f32], t: Affine, mut out: DisjointSlice<f32>) {
     let idx = thread::index_1d();
     if let Some(o) = out.get_mut(idx) {
-        // SAFETY: cxx_affine takes the C++ Affine by value, whose layout
-        // #[repr(C)] Affine has; __nv_sinf is libdevice's sinf.
-        *o = unsafe { __nv_sinf(cxx_affine(t, xs[idx.get()])) };
+        // SAFETY: cxx_affine reads the C++ Affine, whose layout #[repr(C)]
+        // Affine has, through the pointer, during the call; __nv_sinf is
+        // libdevice's sinf.
+        *o = unsafe { __nv_sinf(cxx_affine(&t, xs[idx.get()])) };
     }
 }
 

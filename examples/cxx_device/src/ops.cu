@@ -20,14 +20,16 @@ extern "C" __device__ unsigned int cxx_mix(unsigned int h, unsigned int v) {
     return h ^ (h >> 13);
 }
 
-// A struct passed by value: main.rs's #[repr(C)] Affine has this layout.
+// A struct passed by pointer (here to the Rust kernel's local variable):
+// main.rs's #[repr(C)] Affine has this layout. By value it could not cross:
+// rustc lowers struct arguments for the host's C ABI.
 struct Affine {
     float scale;
     float shift;
 };
 
-extern "C" __device__ float cxx_affine(Affine t, float x) {
-    return __fmaf_rn(t.scale, x, t.shift);
+extern "C" __device__ float cxx_affine(const Affine *t, float x) {
+    return __fmaf_rn(t->scale, x, t->shift);
 }
 
 // The reverse direction inside one link: a CUDA C++ kernel calling the Rust
