@@ -5,6 +5,7 @@
 # C++ project links against oxide's output.
 #
 #   bash tests/gpu/cxx_export/build-cubin.sh [ARCH] [OUT]   # ARCH: sm_90 (default)
+#   TOOLCHAIN=nightly bash tests/gpu/cxx_export/build-cubin.sh …  (cargo +nightly)
 #
 # Needs cargo-oxide and oxide-link on PATH and the CUDA toolkit
 # ($OXIDE_CUDA_PATH, else /usr/local/cuda). Writes OUT (default:
@@ -17,7 +18,7 @@ cd "$here"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # 1. oxide's PTX of the package: the exported functions as `.visible .func`.
-cargo oxide inspect --arch "$arch" > "$work/rust.ptx"
+cargo ${TOOLCHAIN:+"+${TOOLCHAIN#+}"} oxide inspect --arch "$arch" > "$work/rust.ptx"
 grep -q '\.visible \.func .*rust_saxpy' "$work/rust.ptx" || { echo "error: oxide's PTX exports no rust_saxpy" >&2; exit 1; }
 # 2. Both sides as relocatable cubins, 3. linked into one executable cubin.
 "$cuda/bin/ptxas" -c -arch="$arch" "$work/rust.ptx" -o "$work/rust.cubin"
