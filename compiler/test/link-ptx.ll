@@ -44,3 +44,9 @@
 ; BYVAL: error: `cx_fma3` takes a struct by value, which cannot cross between Rust and CUDA C++ device code:
 ; BYVAL: by-value.ptx defines it as (.param .align 4 .b8 [8], .param .b32, .param .b32) -> (.param .b32)
 ; BYVAL: = help: pass a pointer to it (`*const T` / `const T*`) or its fields as separate arguments
+
+; A device source calling what no part defines is refused, naming the file
+; (vprintf, which the driver provides, is not).
+; RUN: not %oxide-opt --link-ptx %S/Inputs/link-ptx/kernels.ptx %S/Inputs/link-ptx/calls-nowhere.ptx 2>&1 | FileCheck %s --check-prefix=NOWHERE
+; NOWHERE: error: the device source {{.*}}calls-nowhere.ptx calls `nowhere`, which neither it, another device source nor a Rust export defines
+; NOWHERE-NOT: vprintf

@@ -210,8 +210,6 @@ oxide::compileDeviceSources(const std::vector<std::string> &Sources, const Linke
     // relocatable object would; -ptx stops before ptxas, which runs once on
     // the linked module.
     std::vector<StringRef> Args = {Nvcc, "-ptx", "-rdc=true", Arch, "-o", Out, Src};
-    if (!Opts.DeviceDebug.empty())
-      Args.insert(Args.begin() + 3, "-lineinfo");
     std::optional<StringRef> Redirects[] = {std::nullopt, StringRef(Log), StringRef(Log)};
     if (Opts.Verbose) {
       errs() << "oxide-link: ";

@@ -225,6 +225,19 @@ Expected<std::string> oxide::linkPtxUnits(StringRef OxidePtx,
                          "is global to the linked module)");
     }
 
+  // What a device source calls must be defined by some part, or be one of
+  // the functions the driver itself provides to every module.
+  for (size_t P = 1; P <= Units.size(); ++P)
+    for (const auto &[Name, Proto] : ptxFunctions(Units[P - 1].Ptx, /*Definitions=*/false))
+      if (!Definer.count(Name) && Name != "vprintf" && Name != "malloc" && Name != "free" &&
+          Name != "__assertfail")
+        return makeError("the device source " + Units[P - 1].Source + " calls `" + Name +
+                         "`, which neither it, another device source nor a Rust export "
+                         "defines\n  = help: define it in a .cu file the build script names, "
+                         "or export it from Rust with `#[device] #[no_mangle] pub extern \"C\" "
+                         "fn " + Name + "(..)`; CUDA's device runtime (cudadevrt) is not "
+                         "linked");
+
   // Each call across parts must use the definition's prototype.
   std::vector<std::string> Texts = {OxidePtx.str()};
   for (const DeviceSourceUnit &U : Units)
