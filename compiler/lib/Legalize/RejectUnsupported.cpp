@@ -619,19 +619,19 @@ private:
       Inside = Called && isLibraryStatic(What);
       break;
     }
-    // The user's own `extern "C"` declaration: most likely CUDA C++ that no
-    // device source of the build defines (BindDeviceSources binds the rest).
-    if (K == Kind::NoBody && Shown == &In && !In.getName().starts_with("_ZN") &&
-        !In.getName().starts_with("_R"))
-      F.Notes.push_back(
-          "`" + In.getName().str() +
-          "` is declared in an `extern` block, and no device source of this build defines it: "
-          "if it is CUDA C++, name its .cu file in the package's build script "
-          "(`println!(\"cargo::rustc-link-arg=" + DeviceSourceArg.str() +
-          "src/FILE.cu\")`; README, \"CUDA C++ device code\"), and check that the C++ "
-          "function is `extern \"C\" __device__` and not `static`");
     if (Inside) {
       StringRef Why = reasonFor(Chain, From);
+      // The user's own `extern "C"` declaration: most likely CUDA C++ that no
+      // device source of the build defines (BindDeviceSources binds the rest).
+      if (K == Kind::NoBody && Shown == &In && Why.empty() && !In.getName().starts_with("_ZN") &&
+          !In.getName().starts_with("_R") && !In.getName().starts_with("__rust_"))
+        F.Notes.push_back(
+            "`" + In.getName().str() +
+            "` is declared in an `extern` block, and no device source of this build defines it: "
+            "if it is CUDA C++, name its .cu file in the package's build script "
+            "(`println!(\"cargo::rustc-link-arg=" + DeviceSourceArg.str() +
+            "src/FILE.cu\")`; README, \"CUDA C++ device code\"), and check that the C++ "
+            "function is `extern \"C\" __device__` and not `static`");
       F.Message = "`" + displayName(Shown) + "` cannot be called on the GPU: " +
                   (Why.empty() ? describe(K, What, true) : Why.str());
       F.Rank = 1;
