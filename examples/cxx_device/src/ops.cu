@@ -20,6 +20,13 @@ extern "C" __device__ unsigned int cxx_mix(unsigned int h, unsigned int v) {
     return h ^ (h >> 13);
 }
 
+// CUDA's sinf, compiled by nvcc: for large arguments it reads the table
+// __cudart_i2opi_f, which the Rust kernels' libdevice sinf brings too (the
+// device linker renames nvcc's copy).
+extern "C" __device__ float cxx_sin(float x) {
+    return sinf(x);
+}
+
 // A struct passed by pointer (here to the Rust kernel's local variable):
 // main.rs's #[repr(C)] Affine has this layout. By value it could not cross:
 // rustc lowers struct arguments for the host's C ABI.
