@@ -53,6 +53,8 @@ struct LinkerOptions {
   // The CUDA C++ files named with --oxide-device-source= on the link line
   // (takeDeviceSourceArgs), absolute.
   std::vector<std::string> DeviceSources;
+  // Extra nvcc options for them (--oxide-nvcc-flag=), in order.
+  std::vector<std::string> NvccFlags;
   /// Reads the OXIDE_* environment variables.
   static LinkerOptions fromEnvironment();
 };
@@ -169,10 +171,11 @@ std::string crateNameOfOutput(const std::string &OutputPath);
 
 // DeviceSources.cpp --------------------------------------------------------
 
-/// Removes every `--oxide-device-source=FILE` from a link line and returns the
-/// files, absolute (a relative one is taken from $CARGO_MANIFEST_DIR, the
-/// package whose build script printed it), each once.
-std::vector<std::string> takeDeviceSourceArgs(std::vector<std::string> &LinkArgs);
+/// Removes every `--oxide-device-source=FILE` and `--oxide-nvcc-flag=FLAG`
+/// from a link line into Opts.DeviceSources (absolute: a relative one is
+/// taken from $CARGO_MANIFEST_DIR, the package whose build script printed
+/// it; each once) and Opts.NvccFlags (`-IDIR` made absolute the same way).
+void takeDeviceSourceArgs(std::vector<std::string> &LinkArgs, LinkerOptions &Opts);
 
 /// Compiles each device source with nvcc to relocatable PTX for Opts.Arch. An
 /// error carries nvcc's messages, which point at the user's file.

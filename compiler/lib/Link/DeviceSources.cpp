@@ -5,7 +5,8 @@
 // `cargo::rustc-link-arg=--oxide-device-source=src/ops.cu`, which cargo hands
 // to this linker for every binary of the package (and relinks when the build
 // script says the file changed). The argument is taken off the link line here,
-// since the system linker does not know it.
+// since the system linker does not know it. `--oxide-nvcc-flag=FLAG` adds an
+// nvcc option (`-I` of a vendor library's headers, `-std=c++17`, `-D…`).
 //
 // Each file is compiled by nvcc, the compiler its users write it for, to
 // relocatable PTX (`-ptx -rdc=true`: every non-static `__device__` function
@@ -156,28 +157,37 @@ std::map<std::string, PtxPrototype> oxide::ptxFunctions(StringRef Ptx, bool Defi
   return Out;
 }
 
-std::vector<std::string> oxide::takeDeviceSourceArgs(std::vector<std::string> &LinkArgs) {
-  std::vector<std::string> Sources;
+void oxide::takeDeviceSourceArgs(std::vector<std::string> &LinkArgs, LinkerOptions &Opts) {
   std::set<std::string> Seen;
   const char *ManifestDir = getenv("CARGO_MANIFEST_DIR");
-  llvm::erase_if(LinkArgs, [&](const std::string &A) {
-    StringRef Arg(A);
-    // rustc may hand link args on as `-Wl,` when it drives cc; accept both.
-    Arg.consume_front("-Wl,");
-    if (!Arg.consume_front(DeviceSourceArg))
-      return false;
-    SmallString<256> Path(Arg);
+  auto Absolute = [&](StringRef P) {
+    SmallString<256> Path(P);
     if (sys::path::is_relative(Path) && ManifestDir && *ManifestDir) {
       SmallString<256> Abs(ManifestDir);
       sys::path::append(Abs, Path);
       Path = Abs;
     }
     sys::path::remove_dots(Path, /*remove_dot_dot=*/true);
-    if (Seen.insert(std::string(Path)).second)
-      Sources.push_back(std::string(Path));
-    return true;
+    return std::string(Path);
+  };
+  llvm::erase_if(LinkArgs, [&](const std::string &A) {
+    StringRef Arg(A);
+    // rustc may hand link args on as `-Wl,` when it drives cc; accept both.
+    Arg.consume_front("-Wl,");
+    if (Arg.consume_front(DeviceSourceArg)) {
+      std::string Path = Absolute(Arg);
+      if (Seen.insert(Path).second)
+        Opts.DeviceSources.push_back(Path);
+      return true;
+    }
+    if (Arg.consume_front(NvccFlagArg)) {
+      Opts.NvccFlags.push_back(Arg.starts_with("-I") && Arg.size() > 2
+                                   ? "-I" + Absolute(Arg.drop_front(2))
+                                   : Arg.str());
+      return true;
+    }
+    return false;
   });
-  return Sources;
 }
 
 Expected<std::vector<DeviceSourceUnit>>
@@ -209,7 +219,10 @@ oxide::compileDeviceSources(const std::vector<std::string> &Sources, const Linke
     // -rdc=true keeps every non-static __device__ function visible, as a
     // relocatable object would; -ptx stops before ptxas, which runs once on
     // the linked module.
-    std::vector<StringRef> Args = {Nvcc, "-ptx", "-rdc=true", Arch, "-o", Out, Src};
+    std::vector<StringRef> Args = {Nvcc, "-ptx", "-rdc=true", Arch};
+    for (const std::string &F : Opts.NvccFlags)
+      Args.push_back(F);
+    Args.insert(Args.end(), {"-o", Out, Src});
     std::optional<StringRef> Redirects[] = {std::nullopt, StringRef(Log), StringRef(Log)};
     if (Opts.Verbose) {
       errs() << "oxide-link: ";

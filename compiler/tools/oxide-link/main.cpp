@@ -145,8 +145,9 @@ int main(int argc, char **argv) {
   std::vector<std::string> Expanded = expandResponseFiles(Args);
   // The system linker must not see them, kernels or not; a response file
   // that held one is replaced by the expanded line.
-  Opts.DeviceSources = takeDeviceSourceArgs(Expanded);
-  if (!Opts.DeviceSources.empty())
+  size_t Before = Expanded.size();
+  takeDeviceSourceArgs(Expanded, Opts);
+  if (Expanded.size() != Before)
     Args = Expanded;
   std::vector<std::string> Bitcode = gatherBitcode(Expanded, Opts.Verbose);
   if (!mentionsKernelEntries(Bitcode))

@@ -1,7 +1,9 @@
 // CUDA C++ device code that the Rust kernels of main.rs call, and a CUDA C++
 // kernel that calls a Rust device function. Compiled by nvcc as part of the
 // device link (build.rs names this file).
-//
+
+#include <affine.h>
+
 // `extern "C"` gives each function an unmangled name, the one the Rust
 // `extern "C"` block declares. Every rounding step is written out
 // (__fmaf_rn, __fmul_rn) so that the CPU check in main.rs can compute the same
@@ -28,12 +30,8 @@ extern "C" __device__ float cxx_sin(float x) {
 }
 
 // A struct passed by pointer (here to the Rust kernel's local variable):
-// main.rs's #[repr(C)] Affine has this layout. By value it could not cross:
-// rustc lowers struct arguments for the host's C ABI.
-struct Affine {
-    float scale;
-    float shift;
-};
+// main.rs's #[repr(C)] Affine has its layout (include/affine.h). By value
+// it could not cross: rustc lowers struct arguments for the host's C ABI.
 
 extern "C" __device__ float cxx_affine(const Affine *t, float x) {
     return __fmaf_rn(t->scale, x, t->shift);
