@@ -45,6 +45,14 @@ for toolchain in $toolchains; do
       cargo "+$toolchain" oxide build "$name" $flag --arch "$own"
     cp "$root/target/$toolchain/$profile/$pkg" "$carry/$toolchain/"
     strip --strip-debug "$carry/$toolchain/$pkg"  # smaller to carry; the kernel table needs no debug info
+    # cxx_export's kernels are CUDA C++ linked by nvlink with the package's
+    # PTX: its cubin travels in <toolchain>.data/, which run-gpu-suite.sh
+    # hands it through CXX_EXPORT_CUBIN.
+    case "$pkg" in cxx_export)
+      mkdir -p "$carry/$toolchain.data"
+      CARGO_TARGET_DIR="$root/target/$toolchain" TOOLCHAIN=$toolchain \
+        bash tests/gpu/cxx_export/build-cubin.sh "$own" "$carry/$toolchain.data/cxx_export.cubin";;
+    esac
     # Programs whose kernels run core's arithmetic and formatting, which the
     # two profiles compile differently (overflow checks, debug assertions,
     # generic instances shared between crates), and half_precision, whose

@@ -23,6 +23,8 @@ limit=${OXIDE_SUITE_TIMEOUT:-120}
 passed=0; failed=0
 for toolchain in stable nightly; do
   [ -d "$here/$toolchain" ] || continue  # a partial build (ONLY/TOOLCHAINS)
+  # What a program needs beside it (build-gpu-suite.sh): cxx_export's cubin.
+  export CXX_EXPORT_CUBIN="$here/$toolchain.data/cxx_export.cubin"
   for bin in "$here/$toolchain"/*; do
     name=$(basename "$bin")
     work=$(mktemp -d)

@@ -77,6 +77,8 @@ for toolchain in $toolchains; do
   if [ ! -d "$carry/$toolchain" ]; then
     echo "FAIL $toolchain: no folder $carry/$toolchain"; failed=$((failed + 1)); continue
   fi
+  # What a program needs beside it (build-gpu-suite.sh): cxx_export's cubin.
+  export CXX_EXPORT_CUBIN="$carry/$toolchain.data/cxx_export.cubin"
   for bin in "$carry/$toolchain"/*; do
     [ -f "$bin" ] && [ -x "$bin" ] || continue
     name=$(basename "$bin")

@@ -95,6 +95,18 @@ cdylib_lookup() {
 }
 step "a cdylib and the executable loading it each find their own device image" cdylib_lookup
 
+# tests/gpu/cxx_export needs a GPU to run; what can be checked here is the
+# link a CUDA C++ build makes against oxide's PTX (nvcc -rdc, ptxas -c, nvlink).
+cxx_export_link() {
+  local out; out=$(mktemp -d)
+  env CARGO_TARGET_DIR="$root/target/stable" TOOLCHAIN=stable \
+    bash tests/gpu/cxx_export/build-cubin.sh sm_90 "$out/cxx_export.cubin" &&
+    readelf -s "$out/cxx_export.cubin" | grep -q ' rust_saxpy$' &&
+    readelf -s "$out/cxx_export.cubin" | grep -q ' cxx_saxpy$'
+  local rc=$?; rm -rf "$out"; return $rc
+}
+step "cxx_export: nvcc's CUDA C++ kernels linked by nvlink against oxide's PTX exports" cxx_export_link
+
 emulated() { # emulated NAME ARCH MODE [ARGS...]: run it on the CPU, reusing the stable build of step 3
   local name=$1 arch=$2 mode=$3; shift 3
   env CARGO_TARGET_DIR="$root/target/stable" cargo +stable oxide run "$name" --arch "$arch" --emulate="$mode" "$@"
@@ -146,6 +158,13 @@ for dir in "${host_code_runs[@]}"; do
   name=$(basename "$dir")
   step "cargo oxide run $name --emulate=host (its Rust code on the CPU)" emulated "$name" "$(arch_of "$dir")" host
 done
+# Host code cannot run CUDA C++: cxx_device's first launch fails saying so.
+cxx_device_on_host() {
+  local out
+  if out=$(emulated cxx_device sm_90 host 2>&1); then echo "$out"; return 1; fi
+  grep -q 'is CUDA C++ device code, which host code cannot run' <<<"$out" || { echo "$out"; return 1; }
+}
+step "cargo oxide run cxx_device --emulate=host fails: CUDA C++ is not host code" cxx_device_on_host
 
 fault_isolation() {
   local out rc

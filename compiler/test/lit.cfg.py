@@ -5,6 +5,8 @@ import lit.formats
 config.name = "oxide-device-linker"
 config.test_format = lit.formats.ShTest(True)
 config.suffixes = [".ll"]
+# Inputs/ holds what tests read (PTX, IR), not tests.
+config.excludes = ["Inputs"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = config.oxide_test_exec_root
 config.substitutions.append(("%oxide-opt", os.path.join(config.oxide_tools_dir, "oxide-opt")))

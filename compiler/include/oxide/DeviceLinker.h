@@ -8,8 +8,12 @@
 //                   NVPTX), emit and validate PTX
 //   StackBound.cpp  the per-thread stack each entry needs, from the call
 //                   graph and ptxas's frames
+//   DeviceSources.cpp  the CUDA C++ files the build names, compiled by nvcc
+//                   to PTX, and what each defines
+//   LinkPtx.cpp     oxide's PTX and nvcc's PTX made one module
 //   Embed.cpp       the host object holding the image and the kernel table,
 //                   and the patch of host addresses after the system link
+//   HostStubs.cpp   host definitions of the CUDA C++ functions kernels call
 //===----------------------------------------------------------------------===//
 #ifndef OXIDE_DEVICELINKER_H
 #define OXIDE_DEVICELINKER_H
@@ -46,6 +50,11 @@ struct LinkerOptions {
   // standard library's): their embedded bitcode may supply what the kernels
   // call (libraryArchives, LinkLibraryBitcode.cpp).
   std::vector<std::string> Libraries;
+  // The CUDA C++ files named with --oxide-device-source= on the link line
+  // (takeDeviceSourceArgs), absolute.
+  std::vector<std::string> DeviceSources;
+  // Extra nvcc options for them (--oxide-nvcc-flag=), in order.
+  std::vector<std::string> NvccFlags;
   /// Reads the OXIDE_* environment variables.
   static LinkerOptions fromEnvironment();
 };
@@ -94,6 +103,34 @@ struct ConstantInfo {
   uint64_t Size = 0;
 };
 
+/// A PTX function prototype without parameter names: what a caller and the
+/// definition must agree on (`(.b32) (.b32,.b64)`).
+struct PtxPrototype {
+  std::vector<std::string> Returns;
+  std::vector<std::string> Params;
+  std::string str() const;
+  bool operator==(const PtxPrototype &O) const {
+    return Returns == O.Returns && Params == O.Params;
+  }
+};
+
+/// One CUDA C++ file of the build, compiled by nvcc (DeviceSources.cpp).
+struct DeviceSourceUnit {
+  std::string Source; // the .cu file, as the build script named it
+  std::string Ptx;    // `nvcc -ptx -rdc=true` of it for the link's target
+  // The `.visible` functions (and kernels) it defines, with their prototypes.
+  std::map<std::string, PtxPrototype> Functions;
+};
+
+/// Where a device source's PTX lies in the linked PTX, to point ptxas's
+/// messages at the user's file (LinkPtx.cpp).
+struct PtxUnitLines {
+  std::string Source;
+  unsigned FirstLine = 0; // 1-based, in the linked PTX
+  unsigned LastLine = 0;
+  int Shift = 0;          // linked line - Shift = line of nvcc's PTX
+};
+
 struct DeviceImage {
   std::string ModuleName; // the crate name of the link output
   std::string Ptx;
@@ -106,6 +143,10 @@ struct DeviceImage {
   std::vector<KernelEntryInfo> Kernels;
   std::vector<ConstantInfo> Constants;
   DeviceCallGraph CallGraph; // of the module the PTX came from
+  // The CUDA C++ functions the kernels call, by name, with their file
+  // (BindDeviceSources): each gets a host stub (HostStubs.cpp).
+  std::map<std::string, std::string> DeviceSourceCalls;
+  std::vector<PtxUnitLines> Units; // empty without device sources
 };
 
 // Gather.cpp ---------------------------------------------------------------
@@ -127,6 +168,48 @@ std::string linkOutput(const std::vector<std::string> &LinkArgs);
 
 /// `scale_example` from `…/deps/scale_example-0123abcd` or `libfoo.so`.
 std::string crateNameOfOutput(const std::string &OutputPath);
+
+// DeviceSources.cpp --------------------------------------------------------
+
+/// Removes every `--oxide-device-source=FILE` and `--oxide-nvcc-flag=FLAG`
+/// from a link line into Opts.DeviceSources (absolute: a relative one is
+/// taken from $CARGO_MANIFEST_DIR, the package whose build script printed
+/// it; each once) and Opts.NvccFlags (`-IDIR` made absolute the same way).
+void takeDeviceSourceArgs(std::vector<std::string> &LinkArgs, LinkerOptions &Opts);
+
+/// Compiles each device source with nvcc to relocatable PTX for Opts.Arch. An
+/// error carries nvcc's messages, which point at the user's file.
+llvm::Expected<std::vector<DeviceSourceUnit>>
+compileDeviceSources(const std::vector<std::string> &Sources, const LinkerOptions &Opts);
+
+/// The module-level functions a PTX text defines (`.visible`/`.weak`, with a
+/// body) or declares `.extern`, by name.
+std::map<std::string, PtxPrototype> ptxFunctions(llvm::StringRef Ptx, bool Definitions);
+
+// LinkPtx.cpp --------------------------------------------------------------
+
+/// Makes one PTX module of oxide's PTX and the device sources' (the higher
+/// `.version`, oxide's `.target`), resolving each `.extern .func` that
+/// another part defines and renaming a device source's internal symbols
+/// where they clash. Fails on a name defined twice and on a call whose
+/// prototype differs from the definition's. Records the units' lines.
+llvm::Expected<std::string> linkPtxUnits(llvm::StringRef OxidePtx,
+                                         const std::vector<DeviceSourceUnit> &Units,
+                                         std::vector<PtxUnitLines> &Lines);
+
+/// ptxas's output with each `line N` inside a device source's PTX followed
+/// by the file it came from and the line of nvcc's PTX.
+std::string annotatePtxasLines(llvm::StringRef PtxasOutput,
+                               const std::vector<PtxUnitLines> &Lines);
+
+// HostStubs.cpp ------------------------------------------------------------
+
+/// Writes an x86-64 object defining each CUDA C++ function the kernels call
+/// as a call of cuda-device's DeviceSourceOnHost with its name: the host
+/// link needs the symbol (kernel bodies are host code too), and host-code
+/// emulation must fail with a message, not run nothing.
+llvm::Error writeHostStubObject(const std::map<std::string, std::string> &Calls,
+                                const std::string &Path);
 
 // Compile.cpp --------------------------------------------------------------
 

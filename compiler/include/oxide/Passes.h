@@ -12,6 +12,7 @@
 #include "oxide/Diagnostics.h"
 #include "oxide/Targets.h"
 #include "llvm/IR/PassManager.h"
+#include <map>
 #include <string>
 #include <vector>
 
@@ -153,6 +154,23 @@ struct RetargetPass : llvm::PassInfoMixin<RetargetPass> {
 /// SelectReachable.cpp: keeps what the kernel entries reach.
 struct SelectReachablePass : llvm::PassInfoMixin<SelectReachablePass> {
   llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
+};
+
+/// MarkDeviceExports.cpp: `#[device]` functions exported to CUDA C++ get
+/// DeviceExportAttr; their marker statics go.
+struct MarkDeviceExportsPass : llvm::PassInfoMixin<MarkDeviceExportsPass> {
+  explicit MarkDeviceExportsPass(DiagnosticSink &D) : Diags(D) {}
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
+  DiagnosticSink &Diags;
+};
+
+/// BindDeviceSources.cpp: declarations a CUDA C++ device source defines get
+/// DeviceSourceAttr and a row of DeviceSourcesMetadata.
+struct BindDeviceSourcesPass : llvm::PassInfoMixin<BindDeviceSourcesPass> {
+  explicit BindDeviceSourcesPass(std::map<std::string, std::string> Symbols)
+      : Symbols(std::move(Symbols)) {}
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
+  std::map<std::string, std::string> Symbols;
 };
 
 /// RejectUnsupported.cpp: what the GPU cannot run → an error naming the

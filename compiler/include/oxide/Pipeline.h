@@ -18,6 +18,7 @@
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Passes/StandardInstrumentations.h"
 #include "llvm/Support/Error.h"
+#include <map>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,9 @@ struct PassOptions {
   /// bitcode LinkLibraryBitcode may link from (Gather.cpp).
   std::vector<std::string> Libraries = {};
   bool Verbose = false;    ///< OXIDE_VERBOSE: passes say what they do
+  /// The functions the build's CUDA C++ files define, each with its file
+  /// (DeviceSources.cpp), which BindDeviceSources binds declarations to.
+  std::map<std::string, std::string> DeviceSymbols = {};
 
   /// The Targets.def row of Arch; null for a name the table lacks (the
   /// tools refuse those before a pipeline runs), which skips the checks.

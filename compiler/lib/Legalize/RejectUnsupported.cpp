@@ -6,7 +6,9 @@
 // ptxas, nor a kernel that fails at run time. Rejected:
 //   * a call to a function that is only declared (its body is host code:
 //     heap allocation, I/O, threads, the environment, clocks, …) other than
-//     target-independent intrinsics, libdevice and vprintf;
+//     target-independent intrinsics, libdevice, vprintf and the CUDA C++
+//     functions of the build's device sources (BindDeviceSources); a
+//     user's own `extern "C"` declaration gets a note on device sources;
 //   * an instruction of the host CPU: an `llvm.x86.*` intrinsic (or another
 //     CPU's), and every function of `core::arch::x86_64` (or another CPU's)
 //     that the user's code calls, even one written in portable IR: the user
@@ -23,7 +25,8 @@
 //     the host would never see the write. The errors point at
 //     `#[device_global]`, whose statics live in GPU memory (AssignAddressSpaces
 //     moves them out of address space 0 before this pass).
-// Code is reached through calls and through function addresses (vtables,
+// Functions exported to CUDA C++ (MarkDeviceExports) are checked as kernels
+// are. Code is reached through calls and through function addresses (vtables,
 // function pointers, thread_local!'s accessor), as SelectReachable keeps it.
 //
 // Each error is in rustc's shape and names what the user's code called, the
@@ -198,7 +201,8 @@ std::string hostCpuOf(const Function &F) {
 bool isDeviceProvided(const Function &F) {
   StringRef N = F.getName();
   return (F.isIntrinsic() && hostCpuOf(F).empty()) || N.starts_with("__nv_") || N == "vprintf" ||
-         N == "malloc" || N == "free" || F.hasFnAttribute(MarkerAttr);
+         N == "malloc" || N == "free" || F.hasFnAttribute(MarkerAttr) ||
+         F.hasFnAttribute(DeviceSourceAttr);
 }
 
 /// A static that lives in host memory and that the program may change: not a
@@ -617,6 +621,17 @@ private:
     }
     if (Inside) {
       StringRef Why = reasonFor(Chain, From);
+      // The user's own `extern "C"` declaration: most likely CUDA C++ that no
+      // device source of the build defines (BindDeviceSources binds the rest).
+      if (K == Kind::NoBody && Shown == &In && Why.empty() && !In.getName().starts_with("_ZN") &&
+          !In.getName().starts_with("_R") && !In.getName().starts_with("__rust_"))
+        F.Notes.push_back(
+            "`" + In.getName().str() +
+            "` is declared in an `extern` block, and no device source of this build defines it: "
+            "if it is CUDA C++, name its .cu file in the package's build script "
+            "(`println!(\"cargo::rustc-link-arg=" + DeviceSourceArg.str() +
+            "src/FILE.cu\")`; README, \"CUDA C++ device code\"), and check that the C++ "
+            "function is `extern \"C\" __device__` and not `static`");
       F.Message = "`" + displayName(Shown) + "` cannot be called on the GPU: " +
                   (Why.empty() ? describe(K, What, true) : Why.str());
       F.Rank = 1;
@@ -664,7 +679,7 @@ private:
 PreservedAnalyses RejectUnsupportedPass::run(Module &M, ModuleAnalysisManager &) {
   Rejecter R(Diags);
   for (Function &F : M)
-    if (F.getCallingConv() == CallingConv::PTX_Kernel)
+    if (F.getCallingConv() == CallingConv::PTX_Kernel || F.hasFnAttribute(DeviceExportAttr))
       R.checkKernel(F);
   R.finish();
   return PreservedAnalyses::all();

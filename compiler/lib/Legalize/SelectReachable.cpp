@@ -5,8 +5,9 @@
 // else either is reached from them or must vanish before anything looks for
 // unsupported constructs (a `println!` in host code is not an error).
 //
-// This pass makes every symbol except the `ptx_kernel` entries (and the
-// globals the host writes: the panic record pointer, constant memory,
+// This pass makes every symbol except the `ptx_kernel` entries, the
+// functions exported to CUDA C++ (MarkDeviceExports), and the
+// globals the host writes (the panic record pointer, constant memory,
 // device globals)
 // internal and lets GlobalDCE delete what no entry reaches.
 //===----------------------------------------------------------------------===//
@@ -29,7 +30,8 @@ PreservedAnalyses SelectReachablePass::run(Module &M, ModuleAnalysisManager &MAM
         (Var && Var->getAddressSpace() == 1 && Var->isExternallyInitialized()))
       return true;
     const auto *F = dyn_cast<Function>(&GV);
-    return F && F->getCallingConv() == CallingConv::PTX_Kernel;
+    return F && (F->getCallingConv() == CallingConv::PTX_Kernel ||
+                 F->hasFnAttribute(DeviceExportAttr));
   });
   GlobalDCEPass().run(M, MAM);
   return PreservedAnalyses::none();

@@ -256,8 +256,19 @@ Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &
   if (!TM)
     return TM.takeError();
 
+  // CUDA C++ device code the kernels may call: compiled first, so the
+  // pipeline knows what it defines (BindDeviceSources).
+  auto Units = compileDeviceSources(Opts.DeviceSources, Opts);
+  if (!Units)
+    return Units.takeError();
+  std::map<std::string, std::string> DeviceSymbols;
+  for (const DeviceSourceUnit &U : *Units)
+    for (const auto &[Name, Proto] : U.Functions)
+      DeviceSymbols.emplace(Name, U.Source);
+
   DevicePipeline Pipeline(Ctx, TM->get(),
-                          {Diags, Opts.Arch, Opts.CudaPath, Opts.DeviceDebug, Opts.Libraries, Opts.Verbose});
+                          {Diags, Opts.Arch, Opts.CudaPath, Opts.DeviceDebug, Opts.Libraries,
+                           Opts.Verbose, DeviceSymbols});
   if (Error E = Pipeline.run(PipelineSection::Legalize, M))
     return std::move(E);
   if (Error E = Pipeline.run(PipelineSection::Link, M))
@@ -284,6 +295,10 @@ Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &
   Image.ModuleName = ModuleName;
   Image.Kernels = kernelsOf(M, EntryCopies);
   Image.Constants = constantsOf(M);
+  if (NamedMDNode *Bound = M.getNamedMetadata(DeviceSourcesMetadata))
+    for (MDNode *N : Bound->operands())
+      Image.DeviceSourceCalls[cast<MDString>(N->getOperand(0))->getString().str()] =
+          cast<MDString>(N->getOperand(1))->getString().str();
   // A check stops here: every check of the user's code has run (one,
   // lower-disjoint-indices, needs the optimised IR); what is left only makes
   // the image, which a check does not keep.
@@ -298,6 +313,18 @@ Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &
   // ptxas miscompiles a few PTX instructions at their edge values, in
   // whatever way the backend came to write them (PtxasHazards.def).
   Image.Ptx = rewritePtxasHazards(*Ptx);
+  // nvcc's PTX of the device sources joins (LinkPtx.cpp): from here on the
+  // image is one module, whichever compiler wrote its parts.
+  if (!Units->empty()) {
+    for (const DeviceSourceUnit &U : *Units)
+      dumpText(Opts, "nvcc-" + sys::path::stem(U.Source).str() + ".ptx.txt", U.Ptx);
+    auto Linked = linkPtxUnits(Image.Ptx, *Units, Image.Units);
+    if (!Linked) {
+      Diags.error({toString(Linked.takeError()), "", {}});
+      return makeError("the device sources could not be linked with the kernels");
+    }
+    Image.Ptx = std::move(*Linked);
+  }
   // Line tables and full debug info both leave `.loc` and DWARF sections in
   // the PTX; this line tells the runtime (cuda-core) which one to ask the
   // driver's JIT to keep (docs/ABI.md §4).
@@ -350,6 +377,9 @@ Error oxide::assemblePtx(DeviceImage &Image, const LinkerOptions &Opts, Diagnost
   sys::fs::remove(In);
   sys::fs::remove(Out);
   sys::fs::remove(Log);
+  if (RC != 0 && !Image.Units.empty())
+    return makeError("ptxas rejected the PTX linked from the kernels and the device sources for " +
+                     Opts.Arch + ":\n" + annotatePtxasLines(Output, Image.Units));
   if (RC != 0)
     inlinePtxDiagnostics(Image.Ptx, Output, Opts.Arch, Diags);
   if (RC != 0)

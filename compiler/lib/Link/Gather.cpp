@@ -99,7 +99,8 @@ std::vector<std::string> oxide::libraryArchives(const std::vector<std::string> &
 bool oxide::mentionsKernelEntries(const std::vector<std::string> &BitcodeFiles) {
   for (const std::string &Path : BitcodeFiles) {
     auto Buf = MemoryBuffer::getFile(Path);
-    if (Buf && (*Buf)->getBuffer().contains(KernelEntryPrefix))
+    if (Buf && ((*Buf)->getBuffer().contains(KernelEntryPrefix) ||
+                (*Buf)->getBuffer().contains(DeviceExportPrefix)))
       return true;
   }
   return false;

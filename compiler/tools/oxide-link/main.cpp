@@ -8,6 +8,7 @@
 // the link, and the kernel table's host addresses are patched afterwards.
 //===----------------------------------------------------------------------===//
 #include "oxide/DeviceLinker.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/ErrorHandling.h"
@@ -142,6 +143,12 @@ int main(int argc, char **argv) {
   LinkerOptions Opts = LinkerOptions::fromEnvironment();
 
   std::vector<std::string> Expanded = expandResponseFiles(Args);
+  // The system linker must not see them, kernels or not; a response file
+  // that held one is replaced by the expanded line.
+  size_t Before = Expanded.size();
+  takeDeviceSourceArgs(Expanded, Opts);
+  if (Expanded.size() != Before)
+    Args = Expanded;
   std::vector<std::string> Bitcode = gatherBitcode(Expanded, Opts.Verbose);
   if (!mentionsKernelEntries(Bitcode))
     return runSystemLinker(Args);
@@ -172,6 +179,19 @@ int main(int argc, char **argv) {
     }
     return fail("oxide-link: " + Msg);
   }
+  // The CUDA C++ functions kernels call need host definitions (HostStubs.cpp).
+  SmallString<128> StubObj;
+  if (!Image->DeviceSourceCalls.empty()) {
+    if (sys::fs::createTemporaryFile("oxide-host-stubs", "o", StubObj))
+      return fail("oxide-link: cannot create a temporary file");
+    if (Error E = writeHostStubObject(Image->DeviceSourceCalls, std::string(StubObj)))
+      return fail("oxide-link: " + toString(std::move(E)));
+    Args.push_back(std::string(StubObj));
+  }
+  auto RemoveStubs = make_scope_exit([&] {
+    if (!StubObj.empty())
+      sys::fs::remove(StubObj);
+  });
   // A check links the host program without its kernels: it is not meant to
   // run (`cargo oxide check` builds into a target directory of its own).
   if (Image->Kernels.empty() || Opts.CheckOnly)
@@ -190,7 +210,11 @@ int main(int argc, char **argv) {
       return 1;
     }
     return fail("oxide-link: " + toString(std::move(E)) +
-                "\n  = note: this is a bug in oxide; please report it with `cargo oxide pipeline`");
+                (Image->Units.empty()
+                     ? "\n  = note: this is a bug in oxide; please report it with `cargo oxide "
+                       "pipeline`"
+                     : "\n  = note: the PTX holds CUDA C++ device code compiled by nvcc; "
+                       "`cargo oxide pipeline` writes both parts"));
   }
 
   SmallString<128> TableObj;

@@ -23,6 +23,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -47,6 +48,15 @@ static cl::list<std::string> Libraries("library",
 static cl::opt<std::string> Arch("arch", cl::init(std::string(oxide::DefaultTargetName)),
                                  cl::desc("the GPU target of Targets.def the kernels are built for"));
 
+static cl::opt<bool> LinkPtx("link-ptx",
+                             cl::desc("link the first PTX file (oxide's) with the others (device "
+                                      "sources' PTX, as nvcc writes it) and print the module"));
+
+static cl::list<std::string>
+    DeviceSymbols("device-symbol",
+                  cl::desc("NAME=FILE: a function a CUDA C++ device source defines, for "
+                           "bind-device-sources (repeatable)"));
+
 int main(int argc, char **argv) {
   InitLLVM X(argc, argv);
   cl::ParseCommandLineOptions(argc, argv, "oxide device transformations\n");
@@ -66,6 +76,32 @@ int main(int argc, char **argv) {
       return 1;
     }
     outs() << rewritePtxasHazards((*Buf)->getBuffer());
+    return 0;
+  }
+
+  if (LinkPtx) {
+    std::vector<std::string> Texts;
+    for (const std::string &In : Inputs) {
+      auto Buf = MemoryBuffer::getFile(In);
+      if (!Buf) {
+        errs() << "oxide-opt: cannot read " << In << "\n";
+        return 1;
+      }
+      Texts.push_back((*Buf)->getBuffer().str());
+    }
+    std::vector<DeviceSourceUnit> Units;
+    for (size_t I = 1; I < Texts.size(); ++I)
+      Units.push_back({Inputs[I], Texts[I], ptxFunctions(Texts[I], /*Definitions=*/true)});
+    std::vector<PtxUnitLines> Lines;
+    Expected<std::string> Linked = linkPtxUnits(Texts[0], Units, Lines);
+    if (!Linked) {
+      errs() << "error: " << toString(Linked.takeError()) << "\n";
+      return 1;
+    }
+    outs() << *Linked;
+    for (const PtxUnitLines &L : Lines)
+      errs() << "unit " << sys::path::filename(L.Source) << " lines " << L.FirstLine << "-"
+             << L.LastLine << "\n";
     return 0;
   }
 
@@ -122,8 +158,12 @@ int main(int argc, char **argv) {
     return 1;
   }
   if (!Passes.empty()) {
+    std::map<std::string, std::string> Symbols;
+    for (StringRef S : DeviceSymbols)
+      Symbols[S.split('=').first.str()] = S.split('=').second.str();
     DevicePipeline Pipeline(Ctx, /*TM=*/nullptr,
-                            {Diags, Opts.Arch, Opts.CudaPath, Opts.DeviceDebug, Opts.Libraries, Opts.Verbose});
+                            {Diags, Opts.Arch, Opts.CudaPath, Opts.DeviceDebug, Opts.Libraries,
+                             Opts.Verbose, Symbols});
     if (Error E = Pipeline.run(Passes, *M)) {
       errs() << "oxide-opt: " << toString(std::move(E)) << "\n";
       return 2;

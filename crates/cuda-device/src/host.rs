@@ -56,3 +56,30 @@ pub(crate) fn unmodelled(hooks: &Hooks, intrinsic: &'static str) -> ! {
         None => not_on_device(intrinsic),
     }
 }
+
+/// The host definition of a CUDA C++ device function that a kernel calls
+/// (the device linker's host stub, HostStubs.cpp, calls this with
+/// `"name (file.cu)"`): kernel bodies are host code too, but only the GPU and
+/// the PTX emulator can run CUDA C++. It panics, so a host-emulated launch
+/// fails with this message; `C-unwind` lets the panic leave through the stub.
+#[doc(hidden)]
+#[export_name = "__oxide_device_source_called_on_host"]
+pub unsafe extern "C-unwind" fn device_source_called_on_host(name: *const u8, len: usize) -> ! {
+    // SAFETY: the stub passes a UTF-8 string of `len` bytes in its read-only
+    // data, which lives as long as the program.
+    let name = unsafe { core::str::from_utf8_unchecked(core::slice::from_raw_parts(name, len)) };
+    panic!(
+        "oxide: `{name}` is CUDA C++ device code, which host code cannot run: a kernel that calls \
+         it runs on a GPU or on the PTX emulator (`cargo oxide run --emulate=ptx`), not as host code \
+         (--emulate=host)"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn host_stub_handler_has_the_abi_name() {
+        // export_name wants a literal; Abi.def is the name's one home.
+        assert_eq!(crate::abi::DEVICE_SOURCE_ON_HOST, "__oxide_device_source_called_on_host");
+    }
+}

@@ -184,11 +184,19 @@ pub fn derive_device_repr(item: TokenStream) -> TokenStream {
 ///
 /// The function is emitted unchanged: the device linker compiles whatever the
 /// kernels reach, marked or not. `async fn` and arguments are rejected.
+///
+/// `#[device] #[no_mangle] pub extern "C" fn name(..)` also exports the
+/// function to CUDA C++: it stays in the PTX as `.visible .func name`, for
+/// nvcc-compiled kernels to call (README, "CUDA C++ device code"). An
+/// exported function must be `extern "C"` and not generic.
 #[proc_macro_attribute]
 pub fn device(args: TokenStream, item: TokenStream) -> TokenStream {
-    let errors = device::check(&from_stream(args), &from_stream(item.clone()));
+    let result = device::expand(&from_stream(args), &from_stream(item.clone()));
     let mut out = with_unroll_hints(item);
-    out.extend(compile_errors(&errors, Position::Item));
+    match result {
+        Ok(marker) => out.extend(to_stream(marker)),
+        Err(errors) => out.extend(compile_errors(&errors, Position::Item)),
+    }
     out
 }
 

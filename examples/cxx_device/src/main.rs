@@ -1,0 +1,182 @@
+//! cxx_device: Rust kernels calling CUDA C++ `__device__` functions, and a
+//! CUDA C++ kernel calling a Rust `#[device]` function, in one device link.
+//!
+//! `src/ops.cu` is CUDA C++; `build.rs` names it with
+//! `cargo::rustc-link-arg=--oxide-device-source=src/ops.cu`, and the device
+//! linker compiles it with nvcc and links it with the kernels into one PTX
+//! module (docs/DESIGN.md, "CUDA C++ device code"). The kernels declare
+//! what they call in an `extern "C"` block, libdevice's `__nv_sinf`
+//! included. Every result is checked against the same computation on the
+//! CPU, bit for bit (the sine within libdevice's documented error).
+
+use cuda_core::{launch_kernel, CudaContext, DeviceBuffer, LaunchConfig};
+use cuda_device::{device, kernel, thread, DisjointSlice};
+use cuda_host::{cuda_launch, load_kernel_module};
+use std::ffi::c_void;
+use std::process::ExitCode;
+
+/// The C++ `struct Affine` of ops.cu, passed by pointer (a struct by value
+/// cannot cross: the device linker says why).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct Affine {
+    scale: f32,
+    shift: f32,
+}
+
+extern "C" {
+    /// (a·x + b)·x + 1, each step rounded once (ops.cu).
+    fn cxx_poly(x: f32, a: f32, b: f32) -> f32;
+    /// A multiply-xorshift mix of `h` and `v` (ops.cu).
+    fn cxx_mix(h: u32, v: u32) -> u32;
+    /// scale·x + shift, rounded once (ops.cu).
+    fn cxx_affine(t: *const Affine, x: f32) -> f32;
+    /// CUDA C++'s `sinf` (ops.cu).
+    fn cxx_sin(x: f32) -> f32;
+    /// libdevice's sine, by its own name.
+    fn __nv_sinf(x: f32) -> f32;
+}
+
+/// x³, exported to CUDA C++: ops.cu's `cxx_cubes` kernel calls it.
+#[device]
+#[no_mangle]
+pub extern "C" fn rust_cube(x: f32) -> f32 {
+    x * x * x
+}
+
+#[kernel]
+pub fn poly(xs: &[f32], a: f32, b: f32, mut out: DisjointSlice<f32>) {
+    let idx = thread::index_1d();
+    if let Some(o) = out.get_mut(idx) {
+        // SAFETY: ops.cu defines cxx_poly with this signature; it reads only its arguments.
+        *o = unsafe { cxx_poly(xs[idx.get()], a, b) };
+    }
+}
+
+#[kernel]
+pub fn mix(keys: &[u32], seed: u32, mut out: DisjointSlice<u32>) {
+    let idx = thread::index_1d();
+    if let Some(o) = out.get_mut(idx) {
+        // SAFETY: as above, for cxx_mix.
+        *o = unsafe { cxx_mix(seed, keys[idx.get()]) };
+    }
+}
+
+#[kernel]
+pub fn affine_sin(xs: &[f32], t: Affine, mut out: DisjointSlice<f32>) {
+    let idx = thread::index_1d();
+    if let Some(o) = out.get_mut(idx) {
+        // SAFETY: cxx_affine reads the C++ Affine, whose layout #[repr(C)]
+        // Affine has, through the pointer, during the call; __nv_sinf is
+        // libdevice's sinf.
+        *o = unsafe { __nv_sinf(cxx_affine(&t, xs[idx.get()])) };
+    }
+}
+
+#[kernel]
+pub fn sines(xs: &[f32], scale: f32, mut out: DisjointSlice<f32>) {
+    let idx = thread::index_1d();
+    if let Some(o) = out.get_mut(idx) {
+        let x = xs[idx.get()] * scale;
+        // SAFETY: cxx_sin and __nv_sinf read only their argument.
+        *o = unsafe { cxx_sin(x) - __nv_sinf(x) };
+    }
+}
+
+/// The CPU's cxx_poly.
+fn cpu_poly(x: f32, a: f32, b: f32) -> f32 {
+    a.mul_add(x, b).mul_add(x, 1.0)
+}
+
+/// The CPU's cxx_mix.
+fn cpu_mix(h: u32, v: u32) -> u32 {
+    let mut h = h ^ v;
+    h = h.wrapping_mul(0x9E37_79B1);
+    h ^= h >> 15;
+    h = h.wrapping_mul(0x85EB_CA77);
+    h ^ (h >> 13)
+}
+
+fn first_mismatch<T: Copy + std::fmt::Debug>(
+    label: &str,
+    got: &[T],
+    want: impl Fn(usize) -> T,
+    same: impl Fn(T, T) -> bool,
+) -> Result<(), String> {
+    match (0..got.len()).find(|&i| !same(got[i], want(i))) {
+        None => Ok(()),
+        Some(i) => Err(format!("{label}[{i}]: GPU {:?}, CPU {:?}", got[i], want(i))),
+    }
+}
+
+fn run() -> Result<usize, Box<dyn std::error::Error>> {
+    const N: usize = 4096;
+    let xs: Vec<f32> = (0..N).map(|i| (i as f32 / N as f32) * 6.0 - 3.0).collect();
+    let keys: Vec<u32> = (0..N as u32).map(|i| i.wrapping_mul(2_654_435_761)).collect();
+    let (a, b, seed) = (0.75f32, -1.25f32, 0xC0FF_EE11u32);
+    let t = Affine { scale: 1.5, shift: 0.25 };
+
+    let ctx = CudaContext::new(0)?;
+    let stream = ctx.default_stream();
+    let x_dev = DeviceBuffer::from_host(&stream, &xs)?;
+    let k_dev = DeviceBuffer::from_host(&stream, &keys)?;
+    let mut f_out = DeviceBuffer::<f32>::zeroed(&stream, N)?;
+    let mut u_out = DeviceBuffer::<u32>::zeroed(&stream, N)?;
+    let module = load_kernel_module(&ctx, "cxx_device")?;
+    let config = LaunchConfig::for_num_elems(N as u32);
+
+    cuda_launch! { kernel: poly, stream: stream, module: module, config: config,
+                   args: [slice(x_dev), a, b, slice_mut(f_out)] }?;
+    let got = f_out.to_host_vec(&stream)?;
+    first_mismatch("poly", &got, |i| cpu_poly(xs[i], a, b), |g, w| g.to_bits() == w.to_bits())?;
+
+    cuda_launch! { kernel: mix, stream: stream, module: module, config: config,
+                   args: [slice(k_dev), seed, slice_mut(u_out)] }?;
+    let got = u_out.to_host_vec(&stream)?;
+    first_mismatch("mix", &got, |i| cpu_mix(seed, keys[i]), |g, w| g == w)?;
+
+    cuda_launch! { kernel: affine_sin, stream: stream, module: module, config: config,
+                   args: [slice(x_dev), t, slice_mut(f_out)] }?;
+    let got = f_out.to_host_vec(&stream)?;
+    // libdevice's sinf is within 2 ulp of the exact sine; the CPU's in f64
+    // rounded to f32 is within half an ulp.
+    first_mismatch(
+        "affine_sin",
+        &got,
+        |i| (t.scale.mul_add(xs[i], t.shift) as f64).sin() as f32,
+        |g, w| (g - w).abs() <= 3.0 * f32::EPSILON * w.abs().max(f32::MIN_POSITIVE),
+    )?;
+
+    // nvcc's sinf and libdevice's, each with its own copy of the reduction
+    // table, on arguments large enough to need it: the same algorithm, so
+    // the same bits.
+    cuda_launch! { kernel: sines, stream: stream, module: module, config: config,
+                   args: [slice(x_dev), 1.0e6f32, slice_mut(f_out)] }?;
+    let got = f_out.to_host_vec(&stream)?;
+    first_mismatch("sines", &got, |_| 0.0f32, |g, w| g.to_bits() == w.to_bits())?;
+
+    // The CUDA C++ kernel, by its PTX name, calling the Rust rust_cube.
+    let cubes = module.cuda_module().function("cxx_cubes")?;
+    let (mut in_ptr, mut out_ptr, mut n) = (x_dev.device_ptr(), f_out.device_ptr(), N as i32);
+    let mut params = [
+        (&mut in_ptr as *mut u64).cast::<c_void>(),
+        (&mut out_ptr as *mut u64).cast::<c_void>(),
+        (&mut n as *mut i32).cast::<c_void>(),
+    ];
+    // SAFETY: cxx_cubes takes (const float*, float*, int); both buffers hold
+    // N floats and live until the copy below has waited for the kernel.
+    unsafe { launch_kernel(&cubes, config, &stream, &mut params)? };
+    let got = f_out.to_host_vec(&stream)?;
+    first_mismatch("cxx_cubes", &got, |i| xs[i] * xs[i] * xs[i], |g, w| g.to_bits() == w.to_bits())?;
+    Ok(N)
+}
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(n) => {
+            println!("✓ SUCCESS: {n} elements each of 4 Rust kernels calling CUDA C++ and 1 CUDA C++ kernel calling Rust matched the CPU");
+            ExitCode::SUCCESS
+        }
+        Err(e) => cuda_host::report_failure(&*e),
+    }
+}
