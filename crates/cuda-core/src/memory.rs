@@ -419,14 +419,14 @@ impl<T> Drop for DeviceBuffer<T> {
                 // streams. If the wait cannot be queued (the context has
                 // failed), the memory is left to the context rather than
                 // freed while work might still use it.
-                if self.order.write_on(&stream).is_ok() {
+                // Binding asks the driver which context is current before
+                // setting it: most drops happen where the context already is,
+                // and setting it costs as much again as asking.
+                if self.order.write_on(&stream).is_ok() && self.ctx.bind().is_ok() {
                     // SAFETY: `ptr` came from cuMemAllocAsync in this context
                     // and is freed once, ordered after every use queued
                     // through the safe API. Errors are ignored: drop never panics.
-                    unsafe {
-                        (d.cuCtxSetCurrent)(self.ctx.raw());
-                        (d.cuMemFreeAsync)(self.ptr, stream.handle().raw());
-                    }
+                    unsafe { (d.cuMemFreeAsync)(self.ptr, stream.handle().raw()) };
                 }
             }
             // SAFETY: `ptr` came from cuMemAlloc_v2 in this context and is
