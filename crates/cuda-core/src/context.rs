@@ -55,6 +55,11 @@ pub struct CudaContext {
     /// at a later synchronisation, and is sticky for the whole context, so the
     /// error then names this kernel.
     last_kernel: Mutex<Option<KernelName>>,
+    /// The address of the text of `last_kernel`'s name (0: none), written
+    /// under its lock: a launch of the kernel already recorded (the usual
+    /// case, back-to-back launches) sees it equal and takes no lock. The
+    /// recorded name keeps its text alive, so no other name can have it.
+    last_kernel_text: AtomicUsize,
     /// Where this context's kernels report a panic (allocated on first use).
     panic_record: OnceLock<Option<PanicRecord>>,
     /// The device's compute capability, asked once: every cluster launch
@@ -106,6 +111,7 @@ impl CudaContext {
             ordinal,
             backend,
             last_kernel: Mutex::new(None),
+            last_kernel_text: AtomicUsize::new(0),
             panic_record: OnceLock::new(),
             compute_capability: OnceLock::new(),
             memory_pools: OnceLock::new(),
@@ -134,11 +140,21 @@ impl CudaContext {
     /// [`record_launch`](Self::record_launch) for a name that lives forever
     /// (cuda-host's kernel table): no allocation on the launch path.
     pub fn record_launch_static(&self, kernel: &'static str) {
-        self.remember(KernelName::Static(kernel));
+        if !self.recorded_last(kernel) {
+            self.remember(KernelName::Static(kernel));
+        }
     }
 
     pub(crate) fn record_launch_shared(&self, kernel: &Arc<str>) {
-        self.remember(KernelName::Shared(kernel.clone()));
+        if !self.recorded_last(kernel) {
+            self.remember(KernelName::Shared(kernel.clone()));
+        }
+    }
+
+    /// Whether `name` (this very text, not an equal one) is recorded as the
+    /// kernel launched last.
+    fn recorded_last(&self, name: &str) -> bool {
+        self.last_kernel_text.load(Ordering::Acquire) == name.as_ptr() as usize
     }
 
     /// Records `f` as launched last under the name a fault report will give:
@@ -152,8 +168,10 @@ impl CudaContext {
     }
 
     fn remember(&self, name: KernelName) {
+        let text = name.as_str().as_ptr() as usize;
         if let Ok(mut last) = self.last_kernel.lock() {
             *last = Some(name);
+            self.last_kernel_text.store(text, Ordering::Release);
         }
     }
 
