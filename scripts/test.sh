@@ -68,8 +68,12 @@ build_cpp() {
 }
 step "build the device linker and cargo-oxide" build_cpp
 step "ctest (lit + gtest)" ctest --test-dir build --output-on-failure
+# cxx_device is left out: its build script hands the device linker its CUDA
+# C++ file (`--oxide-device-source`), which only oxide-link understands, and
+# its kernels call functions only that link provides. It is built and run
+# through cargo oxide below, like every program.
 for tc in stable nightly; do
-  step "cargo +$tc test" env CARGO_TARGET_DIR="$root/target/test-$tc" cargo "+$tc" test --workspace -q
+  step "cargo +$tc test" env CARGO_TARGET_DIR="$root/target/test-$tc" cargo "+$tc" test --workspace --exclude cxx_device -q
 done
 
 export PATH="$root/build/bin:$PATH"
