@@ -66,6 +66,9 @@
 //! rounds returns the canonical NaN.
 
 pub mod model;
+pub mod fp8;
+
+pub use fp8::{f8e4m3, f8e4m3x2, f8e5m2, f8e5m2x2};
 
 use crate::stubs;
 use core::cell::UnsafeCell;
@@ -596,10 +599,12 @@ pair!(f16x2, f16, __oxide_stub_f16x2_add, __oxide_stub_f16x2_mul, __oxide_stub_f
 pair!(bf16x2, bf16, __oxide_stub_bf16x2_add, __oxide_stub_bf16x2_mul, __oxide_stub_bf16x2_fma,
     __oxide_stub_bf16x2_from_f32, __oxide_stub_bf16x2_from_f32_rz);
 
-macro_rules! atomic_pair {
-    ($(#[$doc:meta])* $name:ident, $t:ident, $stub:ident) => {
+/// An atomic half-precision value or pair: `$bits` is the integer atomic of
+/// its size (for loads), `$align` its alignment, `$what` what an add adds to.
+macro_rules! atomic_half {
+    ($(#[$doc:meta])* $name:ident, $t:ident, $stub:ident, $bits:ident, $align:literal, $what:literal) => {
         $(#[$doc])*
-        #[repr(C, align(4))]
+        #[repr(C, align($align))]
         pub struct $name {
             value: UnsafeCell<$t>,
         }
@@ -617,8 +622,8 @@ macro_rules! atomic_pair {
             /// shared array, for example.
             ///
             /// # Safety
-            /// `ptr` is valid for reads and writes for `'a`, aligned to 4
-            /// bytes, and every access to it during `'a` is atomic.
+            /// `ptr` is valid for reads and writes for `'a`, aligned to its
+            /// size, and every access to it during `'a` is atomic.
             #[inline(always)]
             pub const unsafe fn from_ptr<'a>(ptr: *mut $t) -> &'a Self {
                 // SAFETY: same layout as the value; the caller vouches for the rest.
@@ -643,35 +648,47 @@ macro_rules! atomic_pair {
                 self.value.into_inner()
             }
 
-            /// Adds `value` to both lanes in one atomic instruction, each
-            /// lane rounded to nearest even (subnormals kept), and returns
-            /// the pair it replaced. Relaxed, at device scope: order it
+            #[doc = concat!("Adds `value` to ", $what, " in one atomic instruction,")]
+            /// rounded to nearest even (subnormals kept), and returns the
+            /// value it replaced. Relaxed, at device scope: order it
             /// against other memory with [`crate::fence`].
             #[inline(always)]
             pub fn fetch_add(&self, value: $t) -> $t {
                 $t(stubs::$stub(self.as_ptr() as usize as u64, value.0))
             }
 
-            /// Loads the pair (relaxed).
+            /// Loads the value (relaxed).
             #[inline(always)]
             pub fn load(&self) -> $t {
-                // SAFETY: a live atomic's value, 4-byte aligned, only
+                // SAFETY: a live atomic's value, aligned to its size, only
                 // accessed atomically.
-                let bits = unsafe { core::sync::atomic::AtomicU32::from_ptr(self.as_ptr() as *mut u32) };
+                let bits = unsafe { core::sync::atomic::$bits::from_ptr(self.as_ptr().cast()) };
                 $t(bits.load(core::sync::atomic::Ordering::Relaxed))
             }
         }
     };
 }
 
-atomic_pair!(
+atomic_half!(
     /// An [`f16x2`] that threads add to atomically (`atom.add.noftz.f16x2`,
     /// CUDA's `atomicAdd(__half2*)`); the order of concurrent adds decides
     /// the rounding, as on the GPU.
-    AtomicF16x2, f16x2, __oxide_stub_f16x2_atomic_add
+    AtomicF16x2, f16x2, __oxide_stub_f16x2_atomic_add, AtomicU32, 4, "both lanes"
 );
-atomic_pair!(
+atomic_half!(
     /// A [`bf16x2`] that threads add to atomically
     /// (`atom.add.noftz.bf16x2`, sm_90).
-    AtomicBF16x2, bf16x2, __oxide_stub_bf16x2_atomic_add
+    AtomicBF16x2, bf16x2, __oxide_stub_bf16x2_atomic_add, AtomicU32, 4, "both lanes"
+);
+atomic_half!(
+    /// An [`f16`](struct@f16) that threads add to atomically
+    /// (`atom.add.noftz.f16`, CUDA's `atomicAdd(__half*)`); the order of
+    /// concurrent adds decides the rounding, as on the GPU. PTX has no
+    /// scalar f16 atomic min or max.
+    AtomicF16, f16, __oxide_stub_f16_atomic_add, AtomicU16, 2, "the value"
+);
+atomic_half!(
+    /// A [`bf16`] that threads add to atomically (`atom.add.noftz.bf16`,
+    /// sm_90; CUDA's `atomicAdd(__nv_bfloat16*)`).
+    AtomicBF16, bf16, __oxide_stub_bf16_atomic_add, AtomicU16, 2, "the value"
 );
