@@ -1,6 +1,8 @@
 //! Half precision: [`f16`](struct@f16) (IEEE 754 binary16), [`bf16`] (bfloat16) and their
 //! packed pairs [`f16x2`] and [`bf16x2`], for kernels and host code alike,
-//! and atomic adds of pairs ([`AtomicF16x2`], [`AtomicBF16x2`]) in kernels.
+//! atomic adds of pairs and of single values ([`AtomicF16x2`],
+//! [`AtomicBF16x2`], [`AtomicF16`], [`AtomicBF16`]) in kernels, and the FP8
+//! storage formats [`f8e4m3`] and [`f8e5m2`] with their pairs ([`fp8`]).
 //!
 //! Each type is a `u16` (`u32` for a pair) with the format's bits, so a
 //! `DeviceBuffer<f16>` holds what CUDA C++'s `__half` arrays hold and what
@@ -41,8 +43,10 @@
 //! optimiser merges and moves them like arithmetic. bf16 needs sm_80; f16
 //! works on every architecture oxide builds for, except the f32-pair
 //! conversion [`f16x2::from_f32s`], which needs sm_80 as well. The atomics
-//! are `atom.add.noftz.f16x2` and `.bf16x2` (sm_90), relaxed at device
-//! scope; on the CPU emulator they are host atomics around the CPU model.
+//! are `atom.add.noftz.f16x2`, `.f16`, and `.bf16x2`, `.bf16` (sm_90),
+//! relaxed at device scope; on the CPU emulator they are host atomics around
+//! the CPU model. PTX has no scalar f16/bf16 atomic min or max. The FP8
+//! conversions need sm_89 ([`fp8`] says which instructions).
 //!
 //! Division has no PTX instruction: it is an f32 division for f16 (exact
 //! after one rounding, see [`model`]) and an f64 division for bf16, then one
