@@ -144,7 +144,8 @@ step "cargo oxide run conformance --release --emulate (its PTX on the CPU)" \
 # device_panics (panics caught and written to the record), warp_shared (warp
 # rendezvous, the shared-memory race detector), atomics (host atomics, spin
 # points of the fiber scheduler), half_precision (the f16/bf16 instructions
-# as their CPU model, which must give ptx-vm's and the GPU's bits),
+# as their CPU model, which must give ptx-vm's and the GPU's bits), fp8 (the
+# same for the FP8 conversions),
 # event_timing (the emulated events), device_globals (the host reads and
 # writes the host statics the kernels use), many_params (launchers of 32
 # arguments handing the kernel's host code its parameters), warp_masks (the
@@ -155,7 +156,7 @@ step "cargo oxide run conformance --release --emulate (its PTX on the CPU)" \
 # inline_ptx (inline PTX cannot run as host code: the launch fails, saying
 # so, which the program checks), unroll_hints (the hints do nothing there).
 host_code_runs=(examples/vecadd tests/gpu/spin_wait tests/gpu/device_panics tests/gpu/warp_shared tests/gpu/atomics
-  tests/gpu/half_precision tests/gpu/event_timing tests/gpu/device_globals tests/gpu/many_params
+  tests/gpu/half_precision tests/gpu/fp8 tests/gpu/event_timing tests/gpu/device_globals tests/gpu/many_params
   tests/gpu/warp_masks tests/gpu/atomic_params tests/gpu/cooperative_groups tests/gpu/printf_c_floats
   tests/gpu/inline_ptx tests/gpu/unroll_hints)
 for dir in "${host_code_runs[@]}"; do

@@ -56,8 +56,8 @@ use cuda_device::atomic::AtomicCell;
 /// Any sequence of `size_of::<Self>()` initialised bytes (for example all
 /// zeros, or whatever a kernel wrote) must be a valid value of `Self`, and
 /// the type must not own resources (it is copied bytewise and never dropped).
-/// Integers, floats (with `cuda_device::half`'s `f16`, `bf16` and their
-/// packed pairs), and arrays, tuples and structs of them qualify; `bool`,
+/// Integers, floats (with `cuda_device::half`'s `f16`, `bf16`, the FP8
+/// `f8e4m3`, `f8e5m2` and their packed pairs), and arrays, tuples and structs of them qualify; `bool`,
 /// `char`, most enums, references, pointers to host data and `NonZero*` do
 /// not. For your own type, `#[derive(DeviceRepr)]` checks that it qualifies
 /// and writes the impl:
@@ -102,7 +102,7 @@ use cuda_device::atomic::AtomicCell;
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot live in device memory: it is not DeviceRepr",
     label = "not DeviceRepr",
-    note = "device memory may hold any bytes (a kernel or a copy wrote them), so only types valid for every bit pattern qualify: integers, floats, f16/bf16, and arrays, tuples and structs of them",
+    note = "device memory may hold any bytes (a kernel or a copy wrote them), so only types valid for every bit pattern qualify: integers, floats, f16/bf16/fp8, and arrays, tuples and structs of them",
     note = "for a struct of such fields, `#[derive(Clone, Copy, cuda_core::DeviceRepr)]`; for a bool, char or enum, store an integer and convert it on the way out"
 )]
 pub unsafe trait DeviceRepr: Copy + 'static {}
@@ -124,6 +124,15 @@ unsafe impl DeviceRepr for cuda_device::half::bf16 {}
 unsafe impl DeviceRepr for cuda_device::half::f16x2 {}
 // SAFETY: as for f16.
 unsafe impl DeviceRepr for cuda_device::half::bf16x2 {}
+// SAFETY: `repr(transparent)` over u8/u16, and every bit pattern is a value
+// (NaNs included).
+unsafe impl DeviceRepr for cuda_device::half::f8e4m3 {}
+// SAFETY: as for f8e4m3.
+unsafe impl DeviceRepr for cuda_device::half::f8e5m2 {}
+// SAFETY: as for f8e4m3.
+unsafe impl DeviceRepr for cuda_device::half::f8e4m3x2 {}
+// SAFETY: as for f8e4m3.
+unsafe impl DeviceRepr for cuda_device::half::f8e5m2x2 {}
 
 // SAFETY: an array of such elements accepts any bytes element by element.
 unsafe impl<T: DeviceRepr, const N: usize> DeviceRepr for [T; N] {}

@@ -1,6 +1,8 @@
 //! Half precision: [`f16`](struct@f16) (IEEE 754 binary16), [`bf16`] (bfloat16) and their
 //! packed pairs [`f16x2`] and [`bf16x2`], for kernels and host code alike,
-//! and atomic adds of pairs ([`AtomicF16x2`], [`AtomicBF16x2`]) in kernels.
+//! atomic adds of pairs and of single values ([`AtomicF16x2`],
+//! [`AtomicBF16x2`], [`AtomicF16`], [`AtomicBF16`]) in kernels, and the FP8
+//! storage formats [`f8e4m3`] and [`f8e5m2`] with their pairs ([`fp8`]).
 //!
 //! Each type is a `u16` (`u32` for a pair) with the format's bits, so a
 //! `DeviceBuffer<f16>` holds what CUDA C++'s `__half` arrays hold and what
@@ -41,8 +43,10 @@
 //! optimiser merges and moves them like arithmetic. bf16 needs sm_80; f16
 //! works on every architecture oxide builds for, except the f32-pair
 //! conversion [`f16x2::from_f32s`], which needs sm_80 as well. The atomics
-//! are `atom.add.noftz.f16x2` and `.bf16x2` (sm_90), relaxed at device
-//! scope; on the CPU emulator they are host atomics around the CPU model.
+//! are `atom.add.noftz.f16x2`, `.f16`, and `.bf16x2`, `.bf16` (sm_90),
+//! relaxed at device scope; on the CPU emulator they are host atomics around
+//! the CPU model. PTX has no scalar f16/bf16 atomic min or max. The FP8
+//! conversions need sm_89 ([`fp8`] says which instructions).
 //!
 //! Division has no PTX instruction: it is an f32 division for f16 (exact
 //! after one rounding, see [`model`]) and an f64 division for bf16, then one
@@ -66,6 +70,9 @@
 //! rounds returns the canonical NaN.
 
 pub mod model;
+pub mod fp8;
+
+pub use fp8::{f8e4m3, f8e4m3x2, f8e5m2, f8e5m2x2};
 
 use crate::stubs;
 use core::cell::UnsafeCell;
@@ -596,10 +603,12 @@ pair!(f16x2, f16, __oxide_stub_f16x2_add, __oxide_stub_f16x2_mul, __oxide_stub_f
 pair!(bf16x2, bf16, __oxide_stub_bf16x2_add, __oxide_stub_bf16x2_mul, __oxide_stub_bf16x2_fma,
     __oxide_stub_bf16x2_from_f32, __oxide_stub_bf16x2_from_f32_rz);
 
-macro_rules! atomic_pair {
-    ($(#[$doc:meta])* $name:ident, $t:ident, $stub:ident) => {
+/// An atomic half-precision value or pair: `$bits` is the integer atomic of
+/// its size (for loads), `$align` its alignment, `$what` what an add adds to.
+macro_rules! atomic_half {
+    ($(#[$doc:meta])* $name:ident, $t:ident, $stub:ident, $bits:ident, $align:literal, $what:literal) => {
         $(#[$doc])*
-        #[repr(C, align(4))]
+        #[repr(C, align($align))]
         pub struct $name {
             value: UnsafeCell<$t>,
         }
@@ -617,8 +626,8 @@ macro_rules! atomic_pair {
             /// shared array, for example.
             ///
             /// # Safety
-            /// `ptr` is valid for reads and writes for `'a`, aligned to 4
-            /// bytes, and every access to it during `'a` is atomic.
+            /// `ptr` is valid for reads and writes for `'a`, aligned to its
+            /// size, and every access to it during `'a` is atomic.
             #[inline(always)]
             pub const unsafe fn from_ptr<'a>(ptr: *mut $t) -> &'a Self {
                 // SAFETY: same layout as the value; the caller vouches for the rest.
@@ -643,35 +652,47 @@ macro_rules! atomic_pair {
                 self.value.into_inner()
             }
 
-            /// Adds `value` to both lanes in one atomic instruction, each
-            /// lane rounded to nearest even (subnormals kept), and returns
-            /// the pair it replaced. Relaxed, at device scope: order it
+            #[doc = concat!("Adds `value` to ", $what, " in one atomic instruction,")]
+            /// rounded to nearest even (subnormals kept), and returns the
+            /// value it replaced. Relaxed, at device scope: order it
             /// against other memory with [`crate::fence`].
             #[inline(always)]
             pub fn fetch_add(&self, value: $t) -> $t {
                 $t(stubs::$stub(self.as_ptr() as usize as u64, value.0))
             }
 
-            /// Loads the pair (relaxed).
+            /// Loads the value (relaxed).
             #[inline(always)]
             pub fn load(&self) -> $t {
-                // SAFETY: a live atomic's value, 4-byte aligned, only
+                // SAFETY: a live atomic's value, aligned to its size, only
                 // accessed atomically.
-                let bits = unsafe { core::sync::atomic::AtomicU32::from_ptr(self.as_ptr() as *mut u32) };
+                let bits = unsafe { core::sync::atomic::$bits::from_ptr(self.as_ptr().cast()) };
                 $t(bits.load(core::sync::atomic::Ordering::Relaxed))
             }
         }
     };
 }
 
-atomic_pair!(
+atomic_half!(
     /// An [`f16x2`] that threads add to atomically (`atom.add.noftz.f16x2`,
     /// CUDA's `atomicAdd(__half2*)`); the order of concurrent adds decides
     /// the rounding, as on the GPU.
-    AtomicF16x2, f16x2, __oxide_stub_f16x2_atomic_add
+    AtomicF16x2, f16x2, __oxide_stub_f16x2_atomic_add, AtomicU32, 4, "both lanes"
 );
-atomic_pair!(
+atomic_half!(
     /// A [`bf16x2`] that threads add to atomically
     /// (`atom.add.noftz.bf16x2`, sm_90).
-    AtomicBF16x2, bf16x2, __oxide_stub_bf16x2_atomic_add
+    AtomicBF16x2, bf16x2, __oxide_stub_bf16x2_atomic_add, AtomicU32, 4, "both lanes"
+);
+atomic_half!(
+    /// An [`f16`](struct@f16) that threads add to atomically
+    /// (`atom.add.noftz.f16`, CUDA's `atomicAdd(__half*)`); the order of
+    /// concurrent adds decides the rounding, as on the GPU. PTX has no
+    /// scalar f16 atomic min or max.
+    AtomicF16, f16, __oxide_stub_f16_atomic_add, AtomicU16, 2, "the value"
+);
+atomic_half!(
+    /// A [`bf16`] that threads add to atomically (`atom.add.noftz.bf16`,
+    /// sm_90; CUDA's `atomicAdd(__nv_bfloat16*)`).
+    AtomicBF16, bf16, __oxide_stub_bf16_atomic_add, AtomicU16, 2, "the value"
 );

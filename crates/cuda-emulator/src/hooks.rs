@@ -1,12 +1,12 @@
 //! The emulator's answers to the intrinsic stubs (`cuda_device::emulation::Hooks`).
 
-use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering::SeqCst};
+use std::sync::atomic::{fence, AtomicU16, AtomicU32, AtomicU64, Ordering::SeqCst};
 use std::sync::OnceLock;
 use std::time::Instant;
 
 use cuda_device::atomic::code;
 use cuda_device::emulation::Hooks;
-use cuda_device::half::{bf16x2, f16x2};
+use cuda_device::half::{bf16, bf16x2, f16, f16x2};
 
 use super::engine::{suspend_current, with_block, Arrival, BarrierKind, Block, State, WarpOp};
 
@@ -263,6 +263,20 @@ fn f16x2_atomic_add(address: u64, value: u32) -> u32 {
 fn bf16x2_atomic_add(address: u64, value: u32) -> u32 {
     atomic_add_pair(address, value, |a, b| (bf16x2::from_bits(a) + bf16x2::from_bits(b)).to_bits())
 }
+/// `atom.add.noftz.f16`/`.bf16`: the sum rounded by the CPU model.
+fn atomic_add_half(address: u64, value: u16, add: fn(u16, u16) -> u16) -> u16 {
+    super::engine::spin_point();
+    // SAFETY: as for `atomic_rmw_u32` (the address of a live AtomicF16 or
+    // AtomicBF16, 2-byte aligned).
+    let a = unsafe { AtomicU16::from_ptr(address as usize as *mut u16) };
+    a.fetch_update(SeqCst, SeqCst, |old| Some(add(old, value))).unwrap_or_else(|x| x)
+}
+fn f16_atomic_add(address: u64, value: u16) -> u16 {
+    atomic_add_half(address, value, |a, b| (f16::from_bits(a) + f16::from_bits(b)).to_bits())
+}
+fn bf16_atomic_add(address: u64, value: u16) -> u16 {
+    atomic_add_half(address, value, |a, b| (bf16::from_bits(a) + bf16::from_bits(b)).to_bits())
+}
 fn atomic_rmw_f32(ptr: *mut f32, value: f32, op: u32, _scope: u32, _ordering: u32) -> f32 {
     super::engine::spin_point();
     // SAFETY: as for `atomic_rmw_u32`; f32 and u32 have one layout.
@@ -373,6 +387,8 @@ static HOOKS: Hooks = Hooks {
     atomic_rmw_f32: Some(atomic_rmw_f32),
     f16x2_atomic_add: Some(f16x2_atomic_add),
     bf16x2_atomic_add: Some(bf16x2_atomic_add),
+    f16_atomic_add: Some(f16_atomic_add),
+    bf16_atomic_add: Some(bf16_atomic_add),
     atomic_rmw_f64: Some(atomic_rmw_f64),
     atomic_cas_u32: Some(atomic_cas_u32),
     atomic_cas_u64: Some(atomic_cas_u64),

@@ -2124,6 +2124,8 @@ impl<'a> Decoder<'a> {
                 "f64" => CvtTy::F64,
                 "f16x2" => CvtTy::F16x2,
                 "bf16x2" => CvtTy::BF16x2,
+                "e4m3x2" => CvtTy::E4M3x2,
+                "e5m2x2" => CvtTy::E5M2x2,
                 _ => return None,
             })
         };
@@ -2195,8 +2197,50 @@ impl<'a> Decoder<'a> {
                     packed: false,
                     brain: false,
                 },
+                CvtTy::E4M3x2 | CvtTy::E5M2x2 => Ty {
+                    kind: Kind::B,
+                    bits: 16,
+                    packed: false,
+                    brain: false,
+                },
             }
         };
+        let is_fp8 = |t: CvtTy| matches!(t, CvtTy::E4M3x2 | CvtTy::E5M2x2);
+        if is_fp8(dst) || is_fp8(src) {
+            // PTX has these forms only: to FP8 from two f32 or an f16x2
+            // (`.rn.satfinite`), and from FP8 to f16x2 (`.rn`).
+            let to_fp8 = is_fp8(dst);
+            let form_ok = if to_fp8 {
+                satfinite && matches!(src, CvtTy::F32 | CvtTy::F16x2)
+            } else {
+                !satfinite && dst == CvtTy::F16x2
+            };
+            if !form_ok || rnd != Rnd::Rn || relu || ftz || sat {
+                return unsupported(
+                    "cvt with FP8: only cvt.rn.satfinite.{e4m3x2,e5m2x2}.{f32,f16x2} and cvt.rn.f16x2.{e4m3x2,e5m2x2} are implemented",
+                );
+            }
+            let two = to_fp8 && src == CvtTy::F32;
+            if o.len() != if two { 3 } else { 2 } {
+                return unsupported("cvt operand count");
+            }
+            let d = self.dst(&o[0])?;
+            let a = self.src(&o[1], src_ty(src))?;
+            let b = if two { self.src(&o[2], src_ty(src))? } else { SINK_SLOT };
+            self.emit(Op::Cvt {
+                dst,
+                src,
+                rnd,
+                ftz,
+                sat,
+                relu,
+                satfinite,
+                d,
+                a,
+                b,
+            });
+            return Ok(());
+        }
         let packed = matches!(dst, CvtTy::F16x2 | CvtTy::BF16x2);
         if packed && src != CvtTy::F32 {
             return unsupported(

@@ -490,6 +490,20 @@ fn num_ty(t: CvtTy) -> NumTy {
         CvtTy::TF32 => NumTy::Tf32,
         CvtTy::F32 | CvtTy::F16x2 | CvtTy::BF16x2 => NumTy::Float(float::F32),
         CvtTy::F64 => NumTy::Float(float::F64),
+        // Handled by the FP8 arms of `cvt`, which never ask.
+        CvtTy::E4M3x2 | CvtTy::E5M2x2 => NumTy::Int {
+            bits: 16,
+            signed: false,
+        },
+    }
+}
+
+/// The FP8 format of a `cvt` type.
+fn fp8(t: CvtTy) -> float::Fp8 {
+    if t == CvtTy::E4M3x2 {
+        float::Fp8::E4M3
+    } else {
+        float::Fp8::E5M2
     }
 }
 
@@ -1072,6 +1086,19 @@ pub(crate) fn run(
                         }
                         (CvtTy::S(db), CvtTy::U(sb)) if !sat => {
                             r!(a) & mask(sb as u32) & mask(db as u32)
+                        }
+                        (CvtTy::E4M3x2 | CvtTy::E5M2x2, CvtTy::F16x2) => {
+                            let x = r!(a);
+                            let lane = |h: u64| float::to_fp8(float::F16, h & 0xffff, fp8(dst));
+                            lane(x >> 16) << 8 | lane(x)
+                        }
+                        (CvtTy::E4M3x2 | CvtTy::E5M2x2, _) => {
+                            let lane = |f: u64| float::to_fp8(float::F32, f & 0xffff_ffff, fp8(dst));
+                            lane(r!(a)) << 8 | lane(r!(b))
+                        }
+                        (CvtTy::F16x2, CvtTy::E4M3x2 | CvtTy::E5M2x2) => {
+                            let x = r!(a);
+                            float::fp8_to_f16(x >> 8, fp8(src)) << 16 | float::fp8_to_f16(x, fp8(src))
                         }
                         (CvtTy::F16x2 | CvtTy::BF16x2, _) => {
                             let to = if dst == CvtTy::F16x2 {

@@ -517,6 +517,72 @@ pub(crate) fn f64_to(to: Format, v: f64) -> u64 {
     convert_float(F64, to, v.to_bits(), Rnd::Rn)
 }
 
+/// An OCP 8-bit float format of `cvt` (`.e4m3x2`, `.e5m2x2` lanes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fp8 {
+    /// 4 exponent bits, 3 fraction bits: no infinity, NaN only at `0x7f`
+    /// (sign aside), largest finite 448.
+    E4M3,
+    /// 5 exponent bits, 2 fraction bits: binary16's top byte.
+    E5M2,
+}
+
+/// The IEEE-style format whose codes are E4M3's for the value scaled by
+/// 2⁻⁸: one more exponent bit (bias 15 instead of 7) moves E4M3's top
+/// binade, which holds values, below the format's own infinity.
+const E4M3_SCALED: Format = Format {
+    exp_bits: 5,
+    frac_bits: 3,
+};
+const E5M2: Format = Format {
+    exp_bits: 5,
+    frac_bits: 2,
+};
+
+impl Fp8 {
+    /// The IEEE-style format to round in, the scale into it, the code of
+    /// the largest finite magnitude.
+    fn layout(self) -> (Format, i32, u64) {
+        match self {
+            Fp8::E4M3 => (E4M3_SCALED, -8, 0x7e),
+            Fp8::E5M2 => (E5M2, 0, 0x7b),
+        }
+    }
+}
+
+/// `cvt.rn.satfinite` of one `from` value to `to`: rounded once to nearest
+/// even, saturated to the largest finite magnitude (infinities too), any
+/// NaN to `0x7f`.
+pub fn to_fp8(from: Format, b: u64, to: Fp8) -> u64 {
+    let (fmt, scale, max) = to.layout();
+    let (sign, code) = match unpack(from, b) {
+        Val::NaN => return 0x7f,
+        Val::Zero(s) => return (s as u64) << 7,
+        Val::Inf(s) => return (s as u64) << 7 | max,
+        Val::Fin(s, e, m) => (s, round_pack(fmt, s, e + scale, m, Rnd::Rn)),
+    };
+    (sign as u64) << 7 | (code & (fmt.sign_bit() - 1)).min(max)
+}
+
+/// `cvt.rn.f16x2` of one FP8 value: exact; a NaN gives the canonical f16 NaN.
+pub fn fp8_to_f16(b: u64, from: Fp8) -> u64 {
+    let b = b & 0xff;
+    let nan = match from {
+        Fp8::E4M3 => b & 0x7f == 0x7f,
+        Fp8::E5M2 => b & 0x7f > 0x7c,
+    };
+    if nan {
+        return F16.nan();
+    }
+    let (fmt, scale, _) = from.layout();
+    match unpack(fmt, (b & 0x80) << (fmt.width() - 8) | b & 0x7f) {
+        Val::Zero(s) => F16.zero(s),
+        Val::Inf(s) => F16.inf(s),
+        Val::Fin(s, e, m) => round_pack(F16, s, e - scale, m, Rnd::Rn),
+        Val::NaN => F16.nan(),
+    }
+}
+
 /// `f32` → `f16` bits.
 pub fn f32_to_f16(v: f32, mode: Rnd) -> u16 {
     convert_float(F32, F16, v.to_bits() as u64, mode) as u16
@@ -1159,6 +1225,29 @@ mod tests {
             F32.nan(),
         );
         assert_eq!(sat, 0);
+        // FP8: saturation, ties, NaN, and exact widening.
+        let f32b = |x: f32| x.to_bits() as u64;
+        assert_eq!(to_fp8(F32, f32b(448.0), Fp8::E4M3), 0x7e);
+        assert_eq!(to_fp8(F32, f32b(464.0), Fp8::E4M3), 0x7e);
+        assert_eq!(to_fp8(F32, f32b(-1e9), Fp8::E4M3), 0xfe);
+        assert_eq!(to_fp8(F32, f32b(f32::INFINITY), Fp8::E5M2), 0x7b);
+        assert_eq!(to_fp8(F32, f32b(-f32::NAN), Fp8::E5M2), 0x7f);
+        assert_eq!(to_fp8(F32, f32b(1.0625), Fp8::E4M3), 0x38);
+        assert_eq!(to_fp8(F32, f32b(-0.0), Fp8::E4M3), 0x80);
+        assert_eq!(to_fp8(F32, f32b(2f32.powi(-9)), Fp8::E4M3), 0x01);
+        assert_eq!(to_fp8(F16, 0xc200, Fp8::E5M2), 0xc2);
+        assert_eq!(fp8_to_f16(0x7e, Fp8::E4M3), 0x5f00); // 448
+        assert_eq!(fp8_to_f16(0x01, Fp8::E4M3), 0x1800); // 2^-9
+        assert_eq!(fp8_to_f16(0xff, Fp8::E4M3), 0x7fff);
+        assert_eq!(fp8_to_f16(0xfc, Fp8::E5M2), 0xfc00);
+        for b in 0..=255u64 {
+            for fmt in [Fp8::E4M3, Fp8::E5M2] {
+                let h = fp8_to_f16(b, fmt);
+                if !F16.is_nan(h) && h & 0x7fff != 0x7c00 {
+                    assert_eq!(to_fp8(F16, h, fmt), b, "{fmt:?} {b:#x}");
+                }
+            }
+        }
         // f16 round trip of the largest finite half, and overflow.
         assert_eq!(f32_to_f16(65504.0, Rnd::Rn), 0x7BFF);
         assert_eq!(f32_to_f16(65520.0, Rnd::Rn), 0x7C00);

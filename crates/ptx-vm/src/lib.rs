@@ -121,7 +121,8 @@
 //!   `rsqrt ex2 lg2 sin cos tanh` (`.approx`), and `cvt` between every pair
 //!   of `u8..u64 s8..s64 f16 bf16 tf32 f32 f64` with `.rn .rz .rm .rp .rna
 //!   .rni .rzi .rmi .rpi .ftz .sat .relu .satfinite` (and the two-source
-//!   `.f16x2 .bf16x2` forms).
+//!   `.f16x2 .bf16x2` forms), and FP8 pairs: `cvt.rn.satfinite.e4m3x2` /
+//!   `.e5m2x2` from two f32 or an f16x2, `cvt.rn.f16x2.e4m3x2` / `.e5m2x2`.
 //! - Memory: `ld ldu st` in every state space and generic (`.v2 .v4`, `.nc`,
 //!   `.volatile .relaxed .acquire .release` with scopes, cache hints),
 //!   `atom red` (`add and or xor exch cas inc dec min max` on 32/64-bit

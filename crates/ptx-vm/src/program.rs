@@ -273,6 +273,10 @@ pub enum CvtTy {
     /// Two f32 sources packed into one f16x2 / bf16x2 (a high, b low).
     F16x2,
     BF16x2,
+    /// Two FP8 values in 16 bits (a high, b low from two f32; lane by lane
+    /// from an f16x2; or the source of an f16x2).
+    E4M3x2,
+    E5M2x2,
 }
 
 /// `testp` classes.

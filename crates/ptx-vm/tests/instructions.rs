@@ -1132,3 +1132,48 @@ fn nan_conversions_match_the_h200() {
     assert_eq!(r[5], 0x7fff, "f32 → bf16: the canonical NaN");
     assert_eq!(r[10], 0x7fc1_0000, "bf16 → f32: every bit kept");
 }
+
+#[test]
+fn cvt_fp8_pairs() {
+    // f32 pairs (a high, b low), an f16x2, and back to f16x2.
+    let r = eval(
+        "cvt.rn.satfinite.e4m3x2.f32 %rs1, %af0, %af1; cvt.u64.u16 %o0, %rs1;\
+         cvt.rn.satfinite.e5m2x2.f32 %rs2, %af2, %af3; cvt.u64.u16 %o1, %rs2;\
+         cvt.rn.satfinite.e4m3x2.f16x2 %rs3, %ai4; cvt.u64.u16 %o2, %rs3;\
+         cvt.rn.satfinite.e5m2x2.f16x2 %rs4, %ai4; cvt.u64.u16 %o3, %rs4;\
+         cvt.rn.f16x2.e4m3x2 %oi0, %ah5; cvt.rn.f16x2.e5m2x2 %oi1, %ah6;",
+        &[
+            f32b(-1e9),          // E4M3 hi: saturates to -448 (0xfe)
+            f32b(1.0625),        // E4M3 lo: a tie, to even 1.0 (0x38)
+            f32b(f32::NAN),      // E5M2 hi: NaN, 0x7f
+            f32b(f32::INFINITY), // E5M2 lo: saturates to 57344 (0x7b)
+            0xfc00_3c00,         // f16x2 (lo 1.0, hi -inf)
+            0x7f01,              // E4M3 (lo 2^-9, hi NaN)
+            0xfc7b,              // E5M2 (lo 57344, hi -inf)
+        ],
+    );
+    assert_eq!(r[0], 0xfe38);
+    assert_eq!(r[1], 0x7f7b);
+    assert_eq!(r[2], 0xfe38, "E4M3 of (1.0, -inf)");
+    assert_eq!(r[3], 0xfb3c, "E5M2 of (1.0, -inf)");
+    assert_eq!(r[8], 0x7fff_1800, "E4M3 NaN widens to the canonical f16 NaN");
+    assert_eq!(r[9], 0xfc00_7b00, "E5M2 widens by a shift");
+}
+
+#[test]
+fn cvt_fp8_forms_ptx_lacks_are_refused() {
+    for form in [
+        "cvt.rn.e4m3x2.f32 %rs1, %f1, %f2;",
+        "cvt.rz.satfinite.e4m3x2.f32 %rs1, %f1, %f2;",
+        "cvt.rn.satfinite.e5m2x2.f64 %rs1, %fd1, %fd2;",
+        "cvt.rn.f32.e4m3x2 %f1, %rs1;",
+    ] {
+        let ptx = format!(
+            ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{{\n\
+             .reg .b16 %rs<4>;\n.reg .f32 %f<4>;\n.reg .f64 %fd<4>;\n{form}\nret;\n}}\n"
+        );
+        let m = Module::parse(&ptx).unwrap();
+        let err = run(&m, "k", dims((1, 1, 1), (1, 1, 1)), &Params::new(), &Env::new()).unwrap_err();
+        assert!(err.to_string().contains("FP8"), "{form}: {err}");
+    }
+}

@@ -336,3 +336,137 @@ pub(crate) fn f16_to_f64(h: u16) -> f64 {
     }
     widen(F16, h)
 }
+
+/// An OCP FP8 format: 1 sign bit, `exp_bits`, `frac_bits`, and the code of
+/// its largest finite magnitude (E4M3 spends its top exponent on normal
+/// values and keeps only `0x7f` for NaN; E5M2 is IEEE-like, with infinities).
+#[derive(Clone, Copy)]
+pub(crate) struct Fp8 {
+    exp_bits: u32,
+    frac_bits: u32,
+    max_finite: u8,
+}
+
+/// OCP E4M3 (CUDA's `__nv_fp8_e4m3`): largest finite 448, no infinity.
+pub(crate) const E4M3: Fp8 = Fp8 { exp_bits: 4, frac_bits: 3, max_finite: 0x7e };
+/// OCP E5M2 (CUDA's `__nv_fp8_e5m2`): largest finite 57344.
+pub(crate) const E5M2: Fp8 = Fp8 { exp_bits: 5, frac_bits: 2, max_finite: 0x7b };
+
+/// The NaN that a narrowing to FP8 returns for any NaN, in both formats
+/// (the sign is dropped, as `cvt` drops it going to f16).
+pub(crate) const FP8_NAN: u8 = 0x7f;
+
+impl Fp8 {
+    fn bias(self) -> i32 {
+        (1 << (self.exp_bits - 1)) - 1
+    }
+    /// Whether `bits` (sign ignored) is a NaN.
+    pub(crate) fn is_nan(self, bits: u8) -> bool {
+        let magnitude = bits & 0x7f;
+        if self.exp_bits == 4 {
+            magnitude == 0x7f
+        } else {
+            magnitude > 0x7c
+        }
+    }
+}
+
+/// `cvt.rn.satfinite` of an exact value to `fmt`: rounded once to nearest
+/// even, a magnitude past the largest finite one (infinity included)
+/// saturated to it with its sign, any NaN to [`FP8_NAN`].
+pub(crate) fn narrow_fp8(fmt: Fp8, x: f64) -> u8 {
+    if x.is_nan() {
+        return FP8_NAN;
+    }
+    let bits = x.to_bits();
+    let sign = if bits >> 63 != 0 { 0x80u8 } else { 0 };
+    if x == 0.0 {
+        return sign;
+    }
+    let field = ((bits >> 52) & 0x7ff) as i32;
+    let fraction = bits & ((1 << 52) - 1);
+    let (significand, exponent) = if field == 0 { (fraction, -1074) } else { (fraction | 1 << 52, field - 1075) };
+    let top = exponent + 63 - significand.leading_zeros() as i32;
+    // Two binades past the top one round to nothing finite (infinity too).
+    if top > fmt.bias() + 1 {
+        return sign | fmt.max_finite;
+    }
+    let frac_bits = fmt.frac_bits as i32;
+    let min_exponent = 1 - fmt.bias();
+    let quantum = top.max(min_exponent) - frac_bits;
+    // `exponent` is at most `top - 52`, far below `quantum`: shift > 0.
+    let shift = quantum - exponent;
+    let (kept, remainder, half) = if shift > 60 {
+        (0, 1, 1u64 << 60)
+    } else {
+        (significand >> shift, significand & ((1 << shift) - 1), 1u64 << (shift - 1))
+    };
+    let round_up = remainder > half || (remainder == half && kept & 1 == 1);
+    let rounded = kept + round_up as u64;
+    // As in `narrow`: a carry out of the significand lands in the exponent.
+    let steps = (quantum - (min_exponent - frac_bits)) as u64;
+    let encoded = (steps << frac_bits) + rounded;
+    sign | encoded.min(fmt.max_finite as u64) as u8
+}
+
+/// The exact value of `bits` in `fmt` (the canonical f64 NaN for a NaN).
+pub(crate) fn widen_fp8(fmt: Fp8, bits: u8) -> f64 {
+    if fmt.is_nan(bits) {
+        return f64::from_bits(0x7fff_ffff_ffff_ffff);
+    }
+    let magnitude = bits & 0x7f;
+    let exponent = (magnitude >> fmt.frac_bits) as i32;
+    let fraction = (magnitude & ((1 << fmt.frac_bits) - 1)) as f64;
+    let frac_bits = fmt.frac_bits as i32;
+    let value = if fmt.exp_bits == 5 && exponent == 31 {
+        f64::INFINITY
+    } else if exponent == 0 {
+        fraction * pow2(1 - fmt.bias() - frac_bits)
+    } else {
+        (fraction + pow2(frac_bits)) * pow2(exponent - fmt.bias() - frac_bits)
+    };
+    if bits & 0x80 != 0 {
+        -value
+    } else {
+        value
+    }
+}
+
+/// One FP8 value widened to f16 (exact; a NaN becomes the canonical
+/// `0x7fff`, its sign dropped).
+pub(crate) fn fp8_to_f16(fmt: Fp8, bits: u8) -> u16 {
+    if fmt.is_nan(bits) {
+        return CANONICAL_NAN;
+    }
+    narrow(F16, widen_fp8(fmt, bits), Mode::NearestEven)
+}
+
+fn fp8_lanes(x: u16) -> (u8, u8) {
+    (x as u8, (x >> 8) as u8)
+}
+
+fn fp8_pack(lo: u8, hi: u8) -> u16 {
+    lo as u16 | (hi as u16) << 8
+}
+
+macro_rules! fp8_ops {
+    ($fmt:expr, $from_f32:ident, $from_f16x2:ident, $to_f16x2:ident) => {
+        /// `cvt.rn.satfinite` of two f32 into one 16-bit register: `hi` in bits 8–15.
+        pub(crate) fn $from_f32(hi: f32, lo: f32) -> u16 {
+            fp8_pack(narrow_fp8($fmt, lo as f64), narrow_fp8($fmt, hi as f64))
+        }
+        /// `cvt.rn.satfinite` of an f16 pair, lane by lane.
+        pub(crate) fn $from_f16x2(x: u32) -> u16 {
+            let (lo, hi) = lanes(x);
+            fp8_pack(narrow_fp8($fmt, widen(F16, lo)), narrow_fp8($fmt, widen(F16, hi)))
+        }
+        /// `cvt.rn.f16x2` of an FP8 pair (exact), lane by lane.
+        pub(crate) fn $to_f16x2(x: u16) -> u32 {
+            let (lo, hi) = fp8_lanes(x);
+            pack(fp8_to_f16($fmt, lo), fp8_to_f16($fmt, hi))
+        }
+    };
+}
+
+fp8_ops!(E4M3, f8e4m3x2_from_f32, f8e4m3x2_from_f16x2, f8e4m3x2_to_f16x2);
+fp8_ops!(E5M2, f8e5m2x2_from_f32, f8e5m2x2_from_f16x2, f8e5m2x2_to_f16x2);

@@ -10,17 +10,18 @@
 //! exact widening of a NaN (`cvt.f32.f16`) only has to be a NaN, its payload
 //! being the hardware's choice. A second kernel takes `DeviceBuffer<f16>`s
 //! and an `f16` argument directly; a third adds pairs atomically
-//! (`atom.add.noftz.f16x2`/`.bf16x2`) with values whose sums are exact, so
+//! (`atom.add.noftz.f16x2`/`.bf16x2`) and a fourth adds single values
+//! (`atom.add.noftz.f16`/`.bf16`), with values whose sums are exact, so
 //! the result does not depend on the order of the adds.
 //!
 //! Prints one line per operation, then `N results matched` (exit 0), or
 //! every mismatching operation with its first failing input (exit 1).
-//! Needs sm_90 (the bf16x2 atomic add; bf16 and the packed conversions need sm_80).
+//! Needs sm_90 (the bf16 and bf16x2 atomic adds; bf16 and the packed conversions need sm_80).
 
 mod ops;
 
 use cuda_core::{CudaContext, DeviceBuffer, LaunchConfig};
-use cuda_device::half::{bf16, bf16x2, f16, f16x2, AtomicBF16x2, AtomicF16x2};
+use cuda_device::half::{bf16, bf16x2, f16, f16x2, AtomicBF16, AtomicBF16x2, AtomicF16, AtomicF16x2};
 use cuda_device::{kernel, thread, DisjointSlice};
 use cuda_host::{cuda_launch, load_kernel_module};
 use ops::{Check, Shape};
@@ -61,6 +62,27 @@ pub fn accumulate(
         unsafe {
             AtomicF16x2::from_ptr(f16_cells.as_mut_ptr().add(i % cells)).fetch_add(halves[i]);
             AtomicBF16x2::from_ptr(bf16_cells.as_mut_ptr().add(i % cells)).fetch_add(brains[i]);
+        }
+    }
+}
+
+/// Thread `i` adds `halves[i]` and `brains[i]` into cell `i % cells` of
+/// each buffer with the scalar atomics.
+#[kernel]
+pub fn accumulate_scalar(
+    halves: &[f16],
+    brains: &[bf16],
+    cells: usize,
+    mut f16_cells: DisjointSlice<f16>,
+    mut bf16_cells: DisjointSlice<bf16>,
+) {
+    let i = thread::index_1d().get();
+    if i < halves.len() {
+        // SAFETY: the host sized both buffers to `cells` values; during the
+        // launch they are only accessed through these atomics.
+        unsafe {
+            AtomicF16::from_ptr(f16_cells.as_mut_ptr().add(i % cells)).fetch_add(halves[i]);
+            AtomicBF16::from_ptr(bf16_cells.as_mut_ptr().add(i % cells)).fetch_add(brains[i]);
         }
     }
 }
@@ -266,6 +288,41 @@ fn run() -> Result<bool, Box<dyn std::error::Error>> {
     if atomic_ok {
         matched += 2 * cells;
         println!("ok    {:<30} {} results", "AtomicF16x2/AtomicBF16x2 add", 2 * cells);
+    } else {
+        failed = true;
+    }
+
+    // Scalar atomic adds: 768 threads into 6 cells (so neighbouring 16-bit
+    // cells share 32-bit words), multiples of 1/8 (f16) and of 1/2 (bf16)
+    // whose partial sums stay exact.
+    let (threads, cells) = (768usize, 6usize);
+    let halves: Vec<f16> = (0..threads).map(|i| f16::from_f32(0.125 * (i % 7) as f32 - 0.25)).collect();
+    let brains: Vec<bf16> = (0..threads).map(|i| bf16::from_f32(0.5 * (i % 3) as f32 - 0.5 * (i % 2) as f32)).collect();
+    let halves_dev = DeviceBuffer::from_host(&stream, &halves)?;
+    let brains_dev = DeviceBuffer::from_host(&stream, &brains)?;
+    let mut f16_cells = DeviceBuffer::<f16>::zeroed(&stream, cells)?;
+    let mut bf16_cells = DeviceBuffer::<bf16>::zeroed(&stream, cells)?;
+    cuda_launch! {
+        kernel: accumulate_scalar, stream: stream, module: module,
+        config: LaunchConfig::for_num_elems(threads as u32),
+        args: [slice(halves_dev), slice(brains_dev), cells, slice_mut(f16_cells), slice_mut(bf16_cells)]
+    }?;
+    let (f16_got, bf16_got) = (f16_cells.to_host_vec(&stream)?, bf16_cells.to_host_vec(&stream)?);
+    let mut scalar_ok = true;
+    for c in 0..cells {
+        let h: f64 = (c..threads).step_by(cells).map(|i| halves[i].to_f64()).sum();
+        let b: f64 = (c..threads).step_by(cells).map(|i| brains[i].to_f64()).sum();
+        let (h_want, b_want) = (f16::from_f64(h), bf16::from_f64(b));
+        // The test's own premise: the sums are exact in both formats.
+        assert!(h_want.to_f64() == h && b_want.to_f64() == b, "cell {c}: the sums must be exact");
+        if f16_got[c].to_bits() != h_want.to_bits() || bf16_got[c].to_bits() != b_want.to_bits() {
+            scalar_ok = false;
+            println!("FAIL  scalar atomic add cell {c}: GPU {:?} {:?}, exact {h} {b}", f16_got[c], bf16_got[c]);
+        }
+    }
+    if scalar_ok {
+        matched += 2 * cells;
+        println!("ok    {:<30} {} results", "AtomicF16/AtomicBF16 add", 2 * cells);
     } else {
         failed = true;
     }
