@@ -148,7 +148,8 @@ step "cargo oxide run conformance --release --emulate (its PTX on the CPU)" \
 # same for the FP8 conversions),
 # event_timing (the emulated events), device_globals (the host reads and
 # writes the host statics the kernels use), many_params (launchers of 32
-# arguments handing the kernel's host code its parameters), warp_masks (the
+# arguments handing the kernel's host code its parameters), large_params
+# (32 KiB of parameters by value through the same launchers), warp_masks (the
 # lane masks, elect_sync and partial-mask shuffles of the warp engine),
 # atomic_params (atomic views of device buffers as host atomics),
 # cooperative_groups (tiles, and a cooperative grid with one worker per
@@ -156,7 +157,7 @@ step "cargo oxide run conformance --release --emulate (its PTX on the CPU)" \
 # inline_ptx (inline PTX cannot run as host code: the launch fails, saying
 # so, which the program checks), unroll_hints (the hints do nothing there).
 host_code_runs=(examples/vecadd tests/gpu/spin_wait tests/gpu/device_panics tests/gpu/warp_shared tests/gpu/atomics
-  tests/gpu/half_precision tests/gpu/fp8 tests/gpu/event_timing tests/gpu/device_globals tests/gpu/many_params
+  tests/gpu/half_precision tests/gpu/fp8 tests/gpu/event_timing tests/gpu/device_globals tests/gpu/many_params tests/gpu/large_params
   tests/gpu/warp_masks tests/gpu/atomic_params tests/gpu/cooperative_groups tests/gpu/printf_c_floats
   tests/gpu/inline_ptx tests/gpu/unroll_hints)
 for dir in "${host_code_runs[@]}"; do

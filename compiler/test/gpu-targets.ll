@@ -16,13 +16,14 @@
 ; LINK: error: oxide-link: unknown GPU architecture `sm_999`; the known ones are sm_75,
 ; LINK-NOT: warning
 ;
-; The PTX ISA of the table: 8.0 from sm_90 on (elect.sync), 8.8 for sm_100f.
+; The PTX ISA of the table: 8.1 from sm_90 on (elect.sync, the 32764-byte
+; parameter space), 8.8 for sm_100f.
 ; RUN: %oxide-opt --ptx --arch sm_80 %s | FileCheck %s --check-prefix=SM80
 ; RUN: %oxide-opt --ptx --arch sm_90 %s | FileCheck %s --check-prefix=SM90
 ; RUN: %oxide-opt --ptx --arch sm_100f %s | FileCheck %s --check-prefix=SM100F
 ; SM80: .version 7.0
 ; SM80: .target sm_80
-; SM90: .version 8.0
+; SM90: .version 8.1
 ; SM90: .target sm_90
 ; SM100F: .version 8.8
 ; SM100F: .target sm_100f

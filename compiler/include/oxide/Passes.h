@@ -24,9 +24,10 @@ namespace oxide {
 /// `ptx_kernel` entry with byval parameters of the host's layout, listed in
 /// `oxide.kernels`.
 struct BuildKernelEntriesPass : llvm::PassInfoMixin<BuildKernelEntriesPass> {
-  explicit BuildKernelEntriesPass(DiagnosticSink &D) : Diags(D) {}
+  BuildKernelEntriesPass(DiagnosticSink &D, const GpuTarget *Target) : Diags(D), Target(Target) {}
   llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
   DiagnosticSink &Diags;
+  const GpuTarget *Target; ///< its parameter space; null: the smaller one
 };
 
 /// LinkLibraryBitcode.cpp (lib/Link/): the definitions the kernels reach
@@ -171,6 +172,21 @@ struct BindDeviceSourcesPass : llvm::PassInfoMixin<BindDeviceSourcesPass> {
       : Symbols(std::move(Symbols)) {}
   llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
   std::map<std::string, std::string> Symbols;
+};
+
+/// RejectCertainUB.cpp: a kernel every run of which is undefined behaviour
+/// (after O3, each path from its entry ends in an `unreachable` that no
+/// panic leads to) → an error at the Rust code.
+struct RejectCertainUBPass : llvm::PassInfoMixin<RejectCertainUBPass> {
+  explicit RejectCertainUBPass(DiagnosticSink &D) : Diags(D) {}
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
+  DiagnosticSink &Diags;
+};
+
+/// RejectCertainUB.cpp too: each kernel entry's Rust line → an entry
+/// attribute, before the debug info is stripped, for RejectCertainUB's error.
+struct RecordKernelSourcesPass : llvm::PassInfoMixin<RecordKernelSourcesPass> {
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
 };
 
 /// RejectUnsupported.cpp: what the GPU cannot run → an error naming the

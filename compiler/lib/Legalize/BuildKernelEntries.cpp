@@ -14,9 +14,10 @@
 // becomes internal and is inlined away by the optimiser.
 //
 // A kernel whose parameters, laid out in order at their alignments, need
-// more than the parameter space (Abi.def's KernelParamSpace) is a compile
-// error naming the kernel and its byte count: ptxas would refuse the entry,
-// or the driver the launch.
+// more than the parameter space is a compile error naming the kernel and its
+// byte count: ptxas would refuse the entry, or the driver the launch. The
+// space is Abi.def's KernelParamSpace, or KernelParamSpaceLarge when the
+// target's PTX ISA (Targets.def) is new enough to allow it.
 //
 // A `launch_bounds(max_threads, min_blocks)` marker call becomes the entry's
 // `nvvm.maxntid` / `nvvm.minctasm` attributes (PTX `.maxntid`, `.minnctapersm`).
@@ -27,6 +28,7 @@
 #include "oxide/Abi.h"
 #include "oxide/Passes.h"
 #include "oxide/RustNames.h"
+#include "oxide/Targets.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Instructions.h"
@@ -60,7 +62,8 @@ std::string hostSymbol(StringRef Name) {
 
 class EntryBuilder {
 public:
-  EntryBuilder(Module &M, DiagnosticSink &Diags) : M(M), Diags(Diags) {}
+  EntryBuilder(Module &M, DiagnosticSink &Diags, const GpuTarget *Target)
+      : M(M), Diags(Diags), Target(Target) {}
 
   void build(Function &Wrapper) {
     std::string Host = hostSymbol(Wrapper.getName());
@@ -79,6 +82,7 @@ public:
 private:
   Module &M;
   DiagnosticSink &Diags;
+  const GpuTarget *Target;
   std::set<std::string> Built;
 
   bool collectLayouts(Function &Wrapper, std::vector<ParamLayout> &Layouts) {
@@ -121,15 +125,26 @@ private:
     uint64_t End = 0;
     for (const ParamLayout &L : Layouts)
       End = alignTo(End, L.Align) + std::max<uint64_t>(1, L.Size);
-    if (End <= KernelParamSpace)
+    // Abi.def: the space grows with the PTX ISA the target is built with.
+    unsigned Space = Target && Target->PtxIsa >= LargeParamSpacePtxIsa ? KernelParamSpaceLarge
+                                                                        : KernelParamSpace;
+    if (End <= Space)
       return true;
-    Diags.error({"kernel `" + kernelPathOf(Wrapper.getName()) + "` takes " + std::to_string(End) +
-                     " bytes of parameters; a kernel's parameter space holds " +
-                     std::to_string(KernelParamSpace),
-                 "",
-                 {"pass large values through device memory instead: a `&[T]` parameter "
+    std::vector<std::string> Notes;
+    if (Target)
+      Notes.push_back("that is the parameter space of " + std::string(Target->Name) +
+                      ", whose PTX ISA is " + std::to_string(Target->PtxIsa / 10) + "." +
+                      std::to_string(Target->PtxIsa % 10));
+    if (Space < KernelParamSpaceLarge && End <= KernelParamSpaceLarge)
+      Notes.push_back("targets that oxide builds with PTX ISA " + std::to_string(LargeParamSpacePtxIsa / 10) + "." +
+                      std::to_string(LargeParamSpacePtxIsa % 10) + " or newer (sm_90 and up) hold " +
+                      std::to_string(KernelParamSpaceLarge) + " bytes: `--arch sm_90` on a Hopper GPU");
+    Notes.push_back("pass large values through device memory instead: a `&[T]` parameter "
                   "(`slice(buffer)`), or a `#[constant]` or `#[device_global]` static the "
-                  "host writes before the launch"}});
+                  "host writes before the launch");
+    Diags.error({"kernel `" + kernelPathOf(Wrapper.getName()) + "` takes " + std::to_string(End) +
+                     " bytes of parameters; a kernel's parameter space holds " + std::to_string(Space),
+                 "", Notes});
     return false;
   }
 
@@ -206,7 +221,7 @@ PreservedAnalyses BuildKernelEntriesPass::run(Module &M, ModuleAnalysisManager &
     if (!F.isDeclaration() && F.getName().contains(KernelEntryPrefix) &&
         !F.getName().ends_with(KernelBodySuffix))
       Wrappers.push_back(&F);
-  EntryBuilder Builder(M, Diags);
+  EntryBuilder Builder(M, Diags, Target);
   for (Function *W : Wrappers)
     Builder.build(*W);
   return Wrappers.empty() ? PreservedAnalyses::all() : PreservedAnalyses::none();
