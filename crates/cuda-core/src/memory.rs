@@ -428,9 +428,9 @@ impl<T> Drop for DeviceBuffer<T> {
                 // streams. If the wait cannot be queued (the context has
                 // failed), the memory is left to the context rather than
                 // freed while work might still use it.
-                // Binding asks the driver which context is current before
-                // setting it: most drops happen where the context already is,
-                // and setting it costs as much again as asking.
+                // Binding asks the driver which context is current and sets
+                // it only when it differs: asking is the cheaper call, and
+                // most drops happen where the context already is current.
                 if self.order.write_on(&stream).is_ok() && self.ctx.bind().is_ok() {
                     // SAFETY: `ptr` came from cuMemAllocAsync in this context
                     // and is freed once, ordered after every use queued
@@ -868,6 +868,12 @@ impl<T: DeviceRepr> PinnedHostBuffer<T> {
         let bytes = byte_size::<T>(len, op)?;
         let mut ptr: *mut T = ptr::NonNull::dangling().as_ptr();
         if bytes > 0 {
+            // The driver refuses a pinned allocation while this thread
+            // captures a graph on the context, and the capture is then
+            // invalid: refuse it first, naming the call that broke it.
+            if crate::graph::break_captures_of(ctx, op) {
+                return Err(crate::graph::refused_in_capture(op));
+            }
             let d = ctx.bind()?;
             let mut p: *mut std::ffi::c_void = ptr::null_mut();
             // SAFETY: out-pointer to a local; the context is current. The
