@@ -171,15 +171,20 @@ macro_rules! fp8 {
             }
         }
 
+        // Formatting widens with the CPU model, not the sm_89 instruction:
+        // core::fmt calls these through `dyn`, so the device linker keeps
+        // them for every kernel that formats anything (a bounds-check
+        // panic), and an sm_89 instruction here would stop every build for
+        // an older GPU. The model is exact, so the text is the same.
         impl fmt::Display for $t {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                fmt::Display::fmt(&self.to_f32(), f)
+                fmt::Display::fmt(&(super::model::widen_fp8(super::model::$fmt, self.0) as f32), f)
             }
         }
 
         impl fmt::Debug for $t {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                fmt::Debug::fmt(&self.to_f32(), f)
+                fmt::Debug::fmt(&(super::model::widen_fp8(super::model::$fmt, self.0) as f32), f)
             }
         }
 
