@@ -186,6 +186,10 @@ compileDeviceSources(const std::vector<std::string> &Sources, const LinkerOption
 /// body) or declares `.extern`, by name.
 std::map<std::string, PtxPrototype> ptxFunctions(llvm::StringRef Ptx, bool Definitions);
 
+/// PTX text with its comments blanked out (same length, newlines kept), so
+/// offsets and line numbers stay those of the original.
+std::string ptxWithoutComments(llvm::StringRef Ptx);
+
 // LinkPtx.cpp --------------------------------------------------------------
 
 /// Makes one PTX module of oxide's PTX and the device sources' (the higher

@@ -65,9 +65,17 @@ std::vector<std::string> paramTypes(StringRef List) {
   return Out;
 }
 
-/// Text with comments blanked out (same length, newlines kept), so offsets
-/// and line numbers stay those of the original.
-std::string withoutComments(StringRef Ptx) {
+
+} // namespace
+
+std::string PtxPrototype::str() const {
+  std::string S = "(" + join(Params, ", ") + ")";
+  if (!Returns.empty())
+    S += " -> (" + join(Returns, ", ") + ")";
+  return S;
+}
+
+std::string oxide::ptxWithoutComments(StringRef Ptx) {
   std::string S = Ptx.str();
   for (size_t I = 0; I + 1 < S.size(); ++I) {
     if (S[I] == '/' && S[I + 1] == '/') {
@@ -84,18 +92,9 @@ std::string withoutComments(StringRef Ptx) {
   return S;
 }
 
-} // namespace
-
-std::string PtxPrototype::str() const {
-  std::string S = "(" + join(Params, ", ") + ")";
-  if (!Returns.empty())
-    S += " -> (" + join(Returns, ", ") + ")";
-  return S;
-}
-
 std::map<std::string, PtxPrototype> oxide::ptxFunctions(StringRef Ptx, bool Definitions) {
   std::map<std::string, PtxPrototype> Out;
-  std::string Text = withoutComments(Ptx);
+  std::string Text = ptxWithoutComments(Ptx);
   StringRef S(Text);
   int Depth = 0;
   size_t StmtStart = 0;

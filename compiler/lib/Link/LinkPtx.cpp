@@ -48,24 +48,6 @@ struct TopSymbol {
   bool Internal; // neither .visible, .extern, .weak nor .common
 };
 
-/// Comments blanked, length and newlines kept.
-std::string blankComments(StringRef Ptx) {
-  std::string S = Ptx.str();
-  for (size_t I = 0; I + 1 < S.size(); ++I) {
-    if (S[I] == '/' && S[I + 1] == '/') {
-      while (I < S.size() && S[I] != '\n')
-        S[I++] = ' ';
-    } else if (S[I] == '/' && S[I + 1] == '*') {
-      size_t End = S.find("*/", I + 2);
-      End = End == std::string::npos ? S.size() : End + 2;
-      for (; I < End; ++I)
-        if (S[I] != '\n')
-          S[I] = ' ';
-    }
-  }
-  return S;
-}
-
 /// The name a module-level statement head declares, or "".
 std::string declaredName(StringRef Head) {
   if (Head.contains(".func") || Head.contains(".entry")) {
@@ -90,7 +72,7 @@ std::string declaredName(StringRef Head) {
 /// Every module-level symbol a PTX text declares or defines.
 std::vector<TopSymbol> topSymbols(StringRef Ptx) {
   std::vector<TopSymbol> Out;
-  std::string Text = blankComments(Ptx);
+  std::string Text = ptxWithoutComments(Ptx);
   StringRef S(Text);
   int Depth = 0;
   size_t Start = 0;
@@ -157,7 +139,7 @@ std::string renameWords(StringRef Text, const std::map<std::string, std::string>
 /// declaration.
 std::string resolveExterns(StringRef Ptx, const std::set<std::string> &Before,
                            const std::set<std::string> &After) {
-  std::string Text = blankComments(Ptx);
+  std::string Text = ptxWithoutComments(Ptx);
   std::string Out;
   size_t Copied = 0;
   for (size_t At = Text.find(".extern"); At != std::string::npos;
