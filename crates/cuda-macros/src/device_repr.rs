@@ -109,13 +109,8 @@ fn field_types<'a, S: SourceSpan>(body: Option<&'a Tok<S>>) -> Vec<&'a [Tok<S>]>
     split_list(inner)
         .into_iter()
         .filter(|f| !f.is_empty())
-        .map(|mut f| {
-            while let [hash, group, rest @ ..] = f {
-                if !hash.is_punct('#') || group.group_with(Delim::Bracket).is_none() {
-                    break;
-                }
-                f = rest;
-            }
+        .map(|f| {
+            let mut f = crate::kernel::skip_attributes(f);
             if let [vis, rest @ ..] = f {
                 if vis.is_ident("pub") {
                     f = rest;

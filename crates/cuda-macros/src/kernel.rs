@@ -205,7 +205,7 @@ fn top_level_position<S: Copy>(tokens: &[Tok<S>], pred: impl Fn(&Tok<S>) -> bool
 }
 
 /// Drops leading `#[..]` attributes.
-fn skip_attributes<S: Copy>(mut tokens: &[Tok<S>]) -> &[Tok<S>] {
+pub(crate) fn skip_attributes<S: Copy>(mut tokens: &[Tok<S>]) -> &[Tok<S>] {
     while let [hash, group, rest @ ..] = tokens {
         if !hash.is_punct('#') || group.group_with(Delim::Bracket).is_none() {
             break;
