@@ -47,6 +47,13 @@ impl ReduceOp {
     /// Every reduction.
     pub const ALL: [ReduceOp; 5] = [ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Max, ReduceOp::Min, ReduceOp::Avg];
 
+    /// Whether NCCL reduces elements of `T` with this operation: every
+    /// operation of every type, except [`Avg`](Self::Avg) of fp8 (a
+    /// collective asked for it returns [`NcclError::AvgOfFp8`]).
+    pub fn is_available_for<T: NcclElement>(self) -> bool {
+        !(self == ReduceOp::Avg && is_fp8::<T>())
+    }
+
     fn raw(self) -> sys::ncclRedOp_t {
         match self {
             ReduceOp::Sum => sys::ncclSum,
@@ -585,6 +592,24 @@ impl Communicator {
         Ok(())
     }
 
+    /// The operation handed to NCCL for `op` on elements of `T`, or the
+    /// reason NCCL cannot do it (checked before anything is queued, on the
+    /// emulator too, so that a program refused on a GPU is refused there).
+    ///
+    /// - NCCL has no average of fp8 values: it answers `ncclInvalidArgument`
+    ///   without a reason (2.28 on an H200).
+    /// - On one rank every reduction is the identity, and `Avg` is asked of
+    ///   NCCL as `Sum`: NCCL 2.28.3's one-rank average of f64 leaves the
+    ///   last element of a 65,537-element buffer unwritten (a C program
+    ///   calling NCCL directly shows the same), while its one-rank sum is a
+    ///   plain copy.
+    fn reduction<T: NcclElement>(&self, call: &'static str, op: ReduceOp) -> Result<sys::ncclRedOp_t, NcclError> {
+        if !op.is_available_for::<T>() {
+            return Err(NcclError::AvgOfFp8 { call, element: T::NAME });
+        }
+        Ok(if op == ReduceOp::Avg && self.size == 1 { sys::ncclSum } else { op.raw() })
+    }
+
     /// The checks every call shares: usable, the stream's context, the
     /// element type.
     fn prologue<T: NcclElement>(&self, call: &'static str, stream: &CudaStream) -> Result<(), NcclError> {
@@ -663,6 +688,7 @@ impl Communicator {
     ) -> Result<(), NcclError> {
         const CALL: &str = "ncclAllReduce";
         self.prologue::<T>(CALL, stream)?;
+        let nccl_op = self.reduction::<T>(CALL, op)?;
         self.check_context(CALL, Operand::Send, send.context())?;
         self.check_context(CALL, Operand::Recv, recv.as_slice().context())?;
         check_len(CALL, Operand::Recv, send.len(), recv.len())?;
@@ -673,7 +699,7 @@ impl Communicator {
         // SAFETY (closure): both buffers are live device memory of the
         // communicator's context holding `n` elements of T.
         self.submit(CALL, stream, op_e, |api, comm, st| unsafe {
-            (api.ncclAllReduce)(s as *const c_void, r as *mut c_void, n, T::DATA_TYPE, op.raw(), comm, st)
+            (api.ncclAllReduce)(s as *const c_void, r as *mut c_void, n, T::DATA_TYPE, nccl_op, comm, st)
         })
     }
 
@@ -687,6 +713,7 @@ impl Communicator {
     ) -> Result<(), NcclError> {
         const CALL: &str = "ncclAllReduce";
         self.prologue::<T>(CALL, stream)?;
+        let nccl_op = self.reduction::<T>(CALL, op)?;
         self.check_context(CALL, Operand::Recv, buf.as_slice().context())?;
         buf.order_write(stream)?;
         let (p, n) = (buf.device_ptr(), buf.len());
@@ -694,7 +721,7 @@ impl Communicator {
         // SAFETY (closure): live device memory of `n` elements; NCCL
         // allows sendbuff == recvbuff.
         self.submit(CALL, stream, op_e, |api, comm, st| unsafe {
-            (api.ncclAllReduce)(p as *const c_void, p as *mut c_void, n, T::DATA_TYPE, op.raw(), comm, st)
+            (api.ncclAllReduce)(p as *const c_void, p as *mut c_void, n, T::DATA_TYPE, nccl_op, comm, st)
         })
     }
 
@@ -757,6 +784,7 @@ impl Communicator {
     ) -> Result<(), NcclError> {
         const CALL: &str = "ncclReduce";
         self.prologue::<T>(CALL, stream)?;
+        let nccl_op = self.reduction::<T>(CALL, op)?;
         self.check_rank(CALL, root)?;
         self.check_context(CALL, Operand::Send, send.context())?;
         self.check_context(CALL, Operand::Recv, recv.as_slice().context())?;
@@ -767,7 +795,7 @@ impl Communicator {
         let op_e = Collective::Reduce { send: s, recv: r, count: n, element: T::ELEMENT, op: op.emulated(), root };
         // SAFETY (closure): as for all_reduce.
         self.submit(CALL, stream, op_e, |api, comm, st| unsafe {
-            (api.ncclReduce)(s as *const c_void, r as *mut c_void, n, T::DATA_TYPE, op.raw(), root as c_int, comm, st)
+            (api.ncclReduce)(s as *const c_void, r as *mut c_void, n, T::DATA_TYPE, nccl_op, root as c_int, comm, st)
         })
     }
 
@@ -805,6 +833,7 @@ impl Communicator {
     ) -> Result<(), NcclError> {
         const CALL: &str = "ncclReduceScatter";
         self.prologue::<T>(CALL, stream)?;
+        let nccl_op = self.reduction::<T>(CALL, op)?;
         self.check_context(CALL, Operand::Send, send.context())?;
         self.check_context(CALL, Operand::Recv, recv.as_slice().context())?;
         check_len(CALL, Operand::Send, recv.len().saturating_mul(self.size), send.len())?;
@@ -814,7 +843,7 @@ impl Communicator {
         let op_e = Collective::ReduceScatter { send: s, recv: r, count: n, element: T::ELEMENT, op: op.emulated() };
         // SAFETY (closure): `recv` holds `n` elements and `send` `n × size`.
         self.submit(CALL, stream, op_e, |api, comm, st| unsafe {
-            (api.ncclReduceScatter)(s as *const c_void, r as *mut c_void, n, T::DATA_TYPE, op.raw(), comm, st)
+            (api.ncclReduceScatter)(s as *const c_void, r as *mut c_void, n, T::DATA_TYPE, nccl_op, comm, st)
         })
     }
 

@@ -206,6 +206,13 @@ pub enum NcclError {
         /// The library's version code.
         version: i32,
     },
+    /// `ReduceOp::Avg` of fp8 elements, which NCCL does not have.
+    AvgOfFp8 {
+        /// The collective.
+        call: &'static str,
+        /// The element type.
+        element: &'static str,
+    },
     /// A world size or rank that cannot make a communicator.
     BadWorld(String),
     /// Two ranks of one `init_all` on one GPU (NCCL needs one GPU per rank
@@ -329,6 +336,11 @@ impl fmt::Display for NcclError {
                 f,
                 "{call}: rank {rank} names itself as the peer; a send to oneself needs its matching receive in the \
                  same group (Group::start)"
+            ),
+            NcclError::AvgOfFp8 { call, element } => write!(
+                f,
+                "{call}: NCCL has no average of {element} values; reduce with ReduceOp::Sum and scale the result \
+                 by 1/ranks, or reduce in f16/bf16; nothing was queued"
             ),
             NcclError::Fp8Unsupported { version } => write!(
                 f,

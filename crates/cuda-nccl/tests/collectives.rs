@@ -183,6 +183,26 @@ fn close<T: Elem>(got: T, want: f64, n: usize, what: &str) {
 
 const SIZES: [usize; 3] = [1, 5, 1031];
 
+/// An operation NCCL lacks (Avg of fp8) is refused by every reduction
+/// before NCCL is called, on every backend, leaving the outputs untouched.
+fn avg_is_refused<T: Elem>(comm: &Communicator, send: &DeviceBuffer<T>, stream: &Arc<CudaStream>) {
+    let len = send.len();
+    let fill = vec![T::of(100.0); len * comm.size()];
+    let mut out = DeviceBuffer::from_host(stream, &fill).unwrap();
+    let refused = |r: Result<(), NcclError>, call: &str| match r {
+        Err(NcclError::AvgOfFp8 { call: c, element }) => {
+            assert_eq!((c, element), (call, T::NAME));
+        }
+        other => panic!("{call} Avg of {} must be refused, got {other:?}", T::NAME),
+    };
+    refused(comm.all_reduce(send.as_slice(), out.slice_mut(..len), ReduceOp::Avg, stream), "ncclAllReduce");
+    refused(comm.all_reduce_in_place(out.slice_mut(..len), ReduceOp::Avg, stream), "ncclAllReduce");
+    refused(comm.reduce(send.as_slice(), out.slice_mut(..len), ReduceOp::Avg, 0, stream), "ncclReduce");
+    let big = DeviceBuffer::from_host(stream, &fill).unwrap();
+    refused(comm.reduce_scatter(big.as_slice(), out.slice_mut(..len), ReduceOp::Avg, stream), "ncclReduceScatter");
+    assert!(out.to_host_vec(stream).unwrap() == fill, "a refused call wrote");
+}
+
 /// Every collective of one element type on this rank, checked.
 fn every_collective<T: Elem>(comm: &Communicator, stream: &Arc<CudaStream>) {
     let (rank, n) = (comm.rank(), comm.size());
@@ -192,6 +212,10 @@ fn every_collective<T: Elem>(comm: &Communicator, stream: &Arc<CudaStream>) {
         for op in ReduceOp::ALL {
             let what = format!("all_reduce {op:?} of {len} on rank {rank}/{n}");
             let mut recv = DeviceBuffer::<T>::zeroed(stream, len).unwrap();
+            if !op.is_available_for::<T>() {
+                avg_is_refused(comm, &send, stream);
+                continue;
+            }
             comm.all_reduce(send.as_slice(), recv.as_slice_mut(), op, stream).unwrap();
             comm.wait(stream).unwrap();
             for (i, &g) in recv.to_host_vec(stream).unwrap().iter().enumerate() {
@@ -680,4 +704,27 @@ mod bootstrap {
         let e = Bootstrap::Alone.unique_id(&context(0), 0, 2, Duration::from_secs(1)).unwrap_err();
         assert!(e.to_string().contains("OXIDE_NCCL_ADDR"), "{e}");
     }
+}
+
+/// Regression: NCCL 2.28.3's one-rank `Avg` of f64 left the last element
+/// of a 65,537-element buffer unwritten (0) on an H200; one rank's average
+/// is asked of NCCL as its sum, which is a copy.
+#[test]
+fn one_rank_avg_writes_every_element() {
+    on_ranks(1, |comm, stream| {
+        for len in [65_535usize, 65_537, 65_539, (1 << 20) + 1] {
+            let host: Vec<f64> = (0..len).map(|i| (i % 7) as f64 - 3.5).collect();
+            let send = DeviceBuffer::from_host(stream, &host).unwrap();
+            let mut recv = DeviceBuffer::<f64>::zeroed(stream, len).unwrap();
+            comm.all_reduce(send.as_slice(), recv.as_slice_mut(), ReduceOp::Avg, stream).unwrap();
+            let mut reduced = DeviceBuffer::<f64>::zeroed(stream, len).unwrap();
+            comm.reduce(send.as_slice(), reduced.as_slice_mut(), ReduceOp::Avg, 0, stream).unwrap();
+            let mut scattered = DeviceBuffer::<f64>::zeroed(stream, len).unwrap();
+            comm.reduce_scatter(send.as_slice(), scattered.as_slice_mut(), ReduceOp::Avg, stream).unwrap();
+            comm.wait(stream).unwrap();
+            assert!(recv.to_host_vec(stream).unwrap() == host, "all_reduce Avg of {len}");
+            assert!(reduced.to_host_vec(stream).unwrap() == host, "reduce Avg of {len}");
+            assert!(scattered.to_host_vec(stream).unwrap() == host, "reduce_scatter Avg of {len}");
+        }
+    });
 }

@@ -119,6 +119,13 @@ fn every_collective<T: Elem>(comm: &Communicator, stream: &Arc<CudaStream>, size
         let send = DeviceBuffer::from_host(stream, &host)?;
         for op in ReduceOp::ALL {
             let mut recv = DeviceBuffer::<T>::zeroed(stream, len)?;
+            if !op.is_available_for::<T>() {
+                // Refused before NCCL is called, on every backend.
+                match comm.all_reduce(send.as_slice(), recv.as_slice_mut(), op, stream) {
+                    Err(NcclError::AvgOfFp8 { .. }) => continue,
+                    other => return Err(format!("all_reduce {op:?} of {} must be refused, got {other:?}", T::NAME).into()),
+                }
+            }
             comm.all_reduce(send.as_slice(), recv.as_slice_mut(), op, stream)?;
             let mut inplace = DeviceBuffer::from_host(stream, &host)?;
             comm.all_reduce_in_place(inplace.as_slice_mut(), op, stream)?;
