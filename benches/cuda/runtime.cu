@@ -5,6 +5,9 @@
 // so both sides use the same context, stream and memory pool.
 
 #include <cuda_runtime.h>
+#include <dlfcn.h>
+#include <nccl.h>
+#include <stdio.h>
 #include <time.h>
 
 static double now_seconds() {
@@ -64,4 +67,68 @@ extern "C" int oxide_ref_graph_launches(void *stream, unsigned *data, int n, int
   *seconds = now_seconds() - start;
   cudaGraphExecDestroy(exec);
   return e;
+}
+
+// The all-reduce benchmark's reference: NCCL called directly, as a CUDA C++
+// program does. NCCL is opened with dlopen (as oxide's cuda-nccl does), so
+// that oxide-bench runs where NCCL is missing and only this row says so.
+// `ndev` ranks, rank r on `devices[r]` (ncclCommInitAll), each summing the
+// f32 `send[r]` into `recv[r]` (`count` elements) on `streams[r]` (driver
+// streams of the devices' primary contexts). `warmup` unmeasured group
+// calls, then `iters` timed ones and a synchronisation of every stream:
+// the wall time in *seconds. Returns 0, or a message in `why` (at most
+// `why_len` bytes) and nonzero.
+extern "C" int oxide_ref_nccl_all_reduce(int ndev, const int *devices, void *const *send, void *const *recv,
+                                         size_t count, void *const *streams, int warmup, int iters,
+                                         double *seconds, char *why, size_t why_len) {
+  void *lib = dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    snprintf(why, why_len, "dlopen(libnccl.so.2): %s", dlerror());
+    return 1;
+  }
+  auto init_all = reinterpret_cast<decltype(&ncclCommInitAll)>(dlsym(lib, "ncclCommInitAll"));
+  auto all_reduce = reinterpret_cast<decltype(&ncclAllReduce)>(dlsym(lib, "ncclAllReduce"));
+  auto group_start = reinterpret_cast<decltype(&ncclGroupStart)>(dlsym(lib, "ncclGroupStart"));
+  auto group_end = reinterpret_cast<decltype(&ncclGroupEnd)>(dlsym(lib, "ncclGroupEnd"));
+  auto destroy = reinterpret_cast<decltype(&ncclCommDestroy)>(dlsym(lib, "ncclCommDestroy"));
+  if (!init_all || !all_reduce || !group_start || !group_end || !destroy) {
+    snprintf(why, why_len, "libnccl.so.2 lacks a collective's symbol");
+    return 1;
+  }
+  const int max_dev = 64;
+  if (ndev < 1 || ndev > max_dev) {
+    snprintf(why, why_len, "%d ranks (1..%d)", ndev, max_dev);
+    return 1;
+  }
+  ncclComm_t comms[max_dev];
+  ncclResult_t r = init_all(comms, ndev, devices);
+  if (r != ncclSuccess) {
+    snprintf(why, why_len, "ncclCommInitAll: error %d", (int)r);
+    return 1;
+  }
+  int status = 0;
+  double start = 0;
+  for (int i = 0; i < warmup + iters && status == 0; ++i) {
+    if (i == warmup) {
+      for (int d = 0; d < ndev && status == 0; ++d)
+        if (cudaSetDevice(devices[d]) != cudaSuccess ||
+            cudaStreamSynchronize(static_cast<cudaStream_t>(streams[d])) != cudaSuccess)
+          status = 2;
+      start = now_seconds();
+    }
+    group_start();
+    for (int d = 0; d < ndev; ++d)
+      if (all_reduce(send[d], recv[d], count, ncclFloat32, ncclSum, comms[d], static_cast<cudaStream_t>(streams[d])) !=
+          ncclSuccess)
+        status = 3;
+    if (group_end() != ncclSuccess) status = 3;
+  }
+  for (int d = 0; d < ndev && status == 0; ++d)
+    if (cudaSetDevice(devices[d]) != cudaSuccess ||
+        cudaStreamSynchronize(static_cast<cudaStream_t>(streams[d])) != cudaSuccess)
+      status = 2;
+  *seconds = now_seconds() - start;
+  for (int d = 0; d < ndev; ++d) destroy(comms[d]);
+  if (status) snprintf(why, why_len, status == 2 ? "a CUDA call failed" : "ncclAllReduce or ncclGroupEnd failed");
+  return status;
 }

@@ -854,3 +854,102 @@ pub fn graph(gpu: &Gpu) -> Result<Vec<Row>, String> {
         },
     ])
 }
+
+/// f32 sum all-reduce over every GPU of the machine (one rank per GPU, one
+/// thread driving them in a group), 8 MiB to 1 GiB per rank: oxide's
+/// `cuda-nccl` against NCCL called directly from CUDA C++ on the same
+/// buffers and streams, interleaved. The row's figure is the bus bandwidth
+/// (algorithm bandwidth × 2(n−1)/n, as nccl-tests reports it); on one GPU,
+/// where NCCL's all-reduce is a copy and the bus factor is 0, the
+/// algorithm bandwidth.
+pub fn allreduce(gpu: &Gpu) -> Result<Vec<Row>, String> {
+    use cuda_nccl::{Communicator, ReduceOp};
+    const ROUNDS: usize = 5;
+    let n = cuda_core::CudaContext::device_count().map_err(de)?;
+    let mut contexts = vec![gpu.ctx.clone()];
+    for d in 1..n {
+        contexts.push(cuda_core::CudaContext::new(d).map_err(de)?);
+    }
+    let comms = Communicator::init_all(&contexts).map_err(|e| e.to_string())?;
+    let mut streams = vec![gpu.stream.clone()];
+    for c in &contexts[1..] {
+        streams.push(c.new_stream().map_err(de)?);
+    }
+    let sync_all = |streams: &[std::sync::Arc<cuda_core::CudaStream>]| -> Result<(), String> {
+        streams.iter().try_for_each(|s| s.synchronize().map_err(de))
+    };
+    let bus_factor = if n == 1 { 1.0 } else { 2.0 * (n - 1) as f64 / n as f64 };
+    let mut rows = Vec::new();
+    for mib in [8usize, 64, 256, 1024] {
+        let bytes = mib << 20;
+        let count = bytes / 4;
+        // Fewer calls for the larger sizes keep each round near 10–100 ms.
+        let iters: u32 = if mib <= 8 { 200 } else if mib <= 256 { 40 } else { 10 };
+        let mut send = Vec::with_capacity(n);
+        let mut recv = Vec::with_capacity(n);
+        for (r, s) in streams.iter().enumerate() {
+            let mut b = DeviceBuffer::<f32>::zeroed(s, count).map_err(de)?;
+            b.fill(s, (r + 1) as f32).map_err(de)?;
+            send.push(b);
+            recv.push(DeviceBuffer::<f32>::zeroed(s, count).map_err(de)?);
+        }
+        let oxide_calls = |send: &[DeviceBuffer<f32>], recv: &mut [DeviceBuffer<f32>], calls: u32| -> Result<f64, String> {
+            sync_all(&streams)?;
+            let start = Instant::now();
+            for _ in 0..calls {
+                cuda_nccl::group(|| {
+                    for r in 0..n {
+                        comms[r].all_reduce(send[r].as_slice(), recv[r].as_slice_mut(), ReduceOp::Sum, &streams[r])?;
+                    }
+                    Ok(())
+                })
+                .map_err(|e| e.to_string())?;
+            }
+            sync_all(&streams)?;
+            Ok(start.elapsed().as_secs_f64())
+        };
+        // Both sides' results are checked before anything is timed: every
+        // element of every rank is 1 + 2 + … + n.
+        let want = (n * (n + 1) / 2) as f32;
+        oxide_calls(&send, &mut recv, 1)?;
+        let check = |recv: &[DeviceBuffer<f32>], who: &str| -> Result<(), String> {
+            for (r, b) in recv.iter().enumerate() {
+                if let Some(i) = b.to_host_vec(&streams[r]).map_err(de)?.iter().position(|&v| v != want) {
+                    return Err(format!("allreduce/{mib}MiB: {who}'s element {i} on rank {r} is wrong (want {want})"));
+                }
+            }
+            Ok(())
+        };
+        check(&recv, "oxide")?;
+        for b in &mut recv {
+            let s = &streams[b.context().ordinal()];
+            b.fill(s, 0.0).map_err(de)?;
+        }
+        crate::reference::nccl_all_reduce(&send, &mut recv, &streams, 1, 0)?;
+        check(&recv, "NCCL from CUDA C++")?;
+        let mut oxide_ms = Vec::new();
+        let mut nccl_ms = Vec::new();
+        for round in 0..ROUNDS {
+            for k in 0..2 {
+                if (round + k) % 2 == 0 {
+                    oxide_ms.push(oxide_calls(&send, &mut recv, iters)? * 1e3 / iters as f64);
+                } else {
+                    nccl_ms.push(crate::reference::nccl_all_reduce(&send, &mut recv, &streams, 2, iters)? * 1e3 / iters as f64);
+                }
+            }
+        }
+        let (oxide, nccl) = (crate::harness::median(&mut oxide_ms), crate::harness::median(&mut nccl_ms));
+        let gbps = |ms: f64| bytes as f64 / (ms * 1e-3) * bus_factor / 1e9;
+        let what = if n == 1 { "algorithm bandwidth (one GPU: a copy)" } else { "bus bandwidth" };
+        rows.push(Row {
+            name: format!("allreduce/{mib}MiB f32 x{n}"),
+            oxide,
+            unit: "ms",
+            reference: "NCCL (C++)".into(),
+            reference_time: nccl,
+            target: Target::SpeedAtLeast(0.98),
+            note: format!("{what}: oxide {:.0} GB/s, NCCL {:.0} GB/s; median of {ROUNDS} interleaved rounds of {iters}", gbps(oxide), gbps(nccl)),
+        });
+    }
+    Ok(rows)
+}

@@ -48,6 +48,7 @@ const BENCHES: &[Bench] = &[
     Bench { name: "launch", about: "empty launches back to back: typed launchers vs raw cuLaunchKernel", runner: Runner::Gpu(benches::launch) },
     Bench { name: "alloc", about: "1 MiB allocated and freed on a stream: DeviceBuffer vs cudaMallocAsync/cudaFreeAsync", runner: Runner::Gpu(benches::alloc) },
     Bench { name: "graph", about: "100 dependent small kernels: typed launches vs an oxide graph vs a CUDA C++ graph", runner: Runner::Gpu(benches::graph) },
+    Bench { name: "allreduce", about: "f32 sum all-reduce over every GPU, 8 MiB–1 GiB: cuda-nccl vs NCCL called from CUDA C++", runner: Runner::Gpu(benches::allreduce) },
     Bench { name: "rebuild", about: "cargo oxide build after a kernel edit vs nvcc (no GPU needed)", runner: Runner::Host },
 ];
 

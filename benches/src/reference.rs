@@ -252,3 +252,72 @@ pub fn runtime_graph_launches(
         e => Err(format!("the CUDA runtime's graph capture or launch failed with cudaError_t {e}")),
     }
 }
+
+extern "C" {
+    /// `cuda/runtime.cu`: NCCL called directly (opened with dlopen): a
+    /// communicator over `devices`, and `warmup` + `iters` grouped f32 sum
+    /// all-reduces of `count` elements, `send[r]` into `recv[r]` on
+    /// `streams[r]`; the wall seconds of the timed ones in `seconds`.
+    fn oxide_ref_nccl_all_reduce(
+        ndev: c_int,
+        devices: *const c_int,
+        send: *const *mut c_void,
+        recv: *const *mut c_void,
+        count: usize,
+        streams: *const *mut c_void,
+        warmup: c_int,
+        iters: c_int,
+        seconds: *mut f64,
+        why: *mut u8,
+        why_len: usize,
+    ) -> c_int;
+}
+
+/// NCCL's f32 sum all-reduce called from CUDA C++, rank `r` reducing
+/// `send[r]` into `recv[r]` on `streams[r]` (one stream per device, in
+/// device order): the wall time in seconds of `iters` grouped calls after
+/// `warmup` unmeasured ones.
+pub fn nccl_all_reduce(
+    send: &[cuda_core::DeviceBuffer<f32>],
+    recv: &mut [cuda_core::DeviceBuffer<f32>],
+    streams: &[Arc<CudaStream>],
+    warmup: u32,
+    iters: u32,
+) -> Result<f64, String> {
+    let n = streams.len();
+    if send.len() != n || recv.len() != n || send.iter().zip(recv.iter()).any(|(s, r)| s.len() != r.len()) {
+        return Err("one send and one receive buffer of one length per stream".into());
+    }
+    let devices: Vec<c_int> = streams.iter().map(|s| s.context().ordinal() as c_int).collect();
+    let sends: Vec<*mut c_void> = send.iter().map(|b| b.device_ptr() as *mut c_void).collect();
+    let recvs: Vec<*mut c_void> = recv.iter_mut().map(|b| b.device_ptr() as *mut c_void).collect();
+    let raw_streams: Vec<*mut c_void> = streams.iter().map(|s| s.raw()).collect();
+    let mut seconds = 0.0;
+    let mut why = [0u8; 256];
+    // SAFETY: arrays of `n` live device buffers (of `count` f32s each) and
+    // streams of the primary contexts of `devices`, kept borrowed (the
+    // receive buffers mutably) for the whole call, which synchronises every
+    // stream before it returns; out-pointers to locals.
+    let status = unsafe {
+        oxide_ref_nccl_all_reduce(
+            n as c_int,
+            devices.as_ptr(),
+            sends.as_ptr(),
+            recvs.as_ptr(),
+            send.first().map_or(0, |b| b.len()),
+            raw_streams.as_ptr(),
+            warmup as c_int,
+            iters as c_int,
+            &mut seconds,
+            why.as_mut_ptr(),
+            why.len(),
+        )
+    };
+    match status {
+        0 => Ok(seconds),
+        _ => {
+            let end = why.iter().position(|&b| b == 0).unwrap_or(why.len());
+            Err(format!("NCCL from CUDA C++: {}", String::from_utf8_lossy(&why[..end])))
+        }
+    }
+}
