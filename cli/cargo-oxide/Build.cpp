@@ -14,6 +14,7 @@
 #include "Toolchain.h"
 
 #include <csignal>
+#include <unistd.h>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -397,6 +398,51 @@ Error crashError(std::string_view Program, const ProcessResult &Result) {
                Hint};
 }
 
+namespace {
+
+/// Why N ranks cannot start here: more than one under the emulator (its
+/// communicator lives in one process), or more than the GPUs present.
+std::optional<Error> refuseRanks(unsigned Gpus, bool Emulated) {
+  if (Emulated && Gpus > 1)
+    return Error{
+        "--gpus " + std::to_string(Gpus) +
+            ": the ranks would run on the CPU emulator, whose communicator "
+            "lives in one process, so a job of several processes needs GPUs",
+        "under the emulator run the ranks as threads of one process "
+        "(e.g. `cargo oxide run allreduce -- --ranks 4`)"};
+  if (!Emulated) {
+    int Count = probeCudaDriver(/*RunKernel=*/false).DeviceCount;
+    if (Count < static_cast<int>(Gpus))
+      return Error{"--gpus " + std::to_string(Gpus) + ": this machine has " +
+                       std::to_string(Count) + " GPU(s)",
+                   "one process runs per GPU; ask for at most " +
+                       std::to_string(Count)};
+  }
+  return std::nullopt;
+}
+
+/// Starts the ranks of `Program` (the launch shared by `run --gpus` and
+/// `launch`).
+int startRanks(const fs::path &Program, const Options &Opts,
+               const Environment &Env) {
+  std::string Rendezvous = freeLocalAddress();
+  if (Rendezvous.empty()) {
+    printError(Error{"--gpus: no local TCP port for the rendezvous",
+                     "check that this machine allows listening on 127.0.0.1"});
+    return 1;
+  }
+  std::cerr << "cargo oxide: " << *Opts.Gpus << " rank(s) of "
+            << Program.filename().string() << ", rendezvous on " << Rendezvous
+            << "\n";
+  std::vector<std::string> Command = {Program.string()};
+  Command.insert(Command.end(), Opts.ProgramArgs.begin(),
+                 Opts.ProgramArgs.end());
+  return launchRanks(Command, Env, *Opts.Gpus, Rendezvous, std::cout,
+                     std::cerr);
+}
+
+} // namespace
+
 int runRunCommand(const Options &Opts, const Context &Ctx) {
   Expected<BuildPlan> Plan = planBuild(Opts, Ctx, /*AllowWorkspace=*/false);
   if (!Plan) {
@@ -422,26 +468,9 @@ int runRunCommand(const Options &Opts, const Context &Ctx) {
   if (Opts.Gpus) {
     std::optional<std::string> Emulate =
         Emulation.Value ? Emulation.Value : RunEnv.getNonEmpty("OXIDE_EMULATE");
-    bool Emulated = Emulate && *Emulate != "0";
-    if (Emulated && *Opts.Gpus > 1) {
-      printError(Error{
-          "--gpus " + std::to_string(*Opts.Gpus) +
-              ": the ranks would run on the CPU emulator, whose communicator "
-              "lives in one process, so a job of several processes needs GPUs",
-          "under the emulator run the ranks as threads of one process "
-          "(e.g. `cargo oxide run allreduce -- --ranks 4`)"});
+    if (auto Refusal = refuseRanks(*Opts.Gpus, Emulate && *Emulate != "0")) {
+      printError(*Refusal);
       return 1;
-    }
-    if (!Emulated) {
-      int Count = probeCudaDriver(/*RunKernel=*/false).DeviceCount;
-      if (Count < static_cast<int>(*Opts.Gpus)) {
-        printError(Error{"--gpus " + std::to_string(*Opts.Gpus) +
-                             ": this machine has " + std::to_string(Count) +
-                             " GPU(s)",
-                         "one process runs per GPU; ask for at most " +
-                             std::to_string(Count)});
-        return 1;
-      }
     }
   }
 
@@ -456,21 +485,12 @@ int runRunCommand(const Options &Opts, const Context &Ctx) {
     RunEnv.set("OXIDE_EMULATE", *Emulation.Value);
   if (Opts.Gpus) {
     fs::path Program = Plan->TargetDir / Plan->profileDir() / Plan->Pkg->name();
-    std::string Rendezvous = freeLocalAddress();
-    if (!fs::exists(Program) || Rendezvous.empty()) {
-      printError(Error{Rendezvous.empty()
-                           ? "--gpus: no local TCP port for the rendezvous"
-                           : "--gpus: the program is not at " + Program.string(),
+    if (!fs::exists(Program)) {
+      printError(Error{"--gpus: the program is not at " + Program.string(),
                        "run it without --gpus to see what cargo builds"});
       return 1;
     }
-    std::cerr << "cargo oxide: " << *Opts.Gpus << " rank(s) of "
-              << Plan->Pkg->name() << ", rendezvous on " << Rendezvous << "\n";
-    std::vector<std::string> Command = {Program.string()};
-    Command.insert(Command.end(), Opts.ProgramArgs.begin(),
-                   Opts.ProgramArgs.end());
-    return launchRanks(Command, RunEnv, *Opts.Gpus, Rendezvous, std::cout,
-                       std::cerr);
+    return startRanks(Program, Opts, RunEnv);
   }
   CargoRunner RunCargo(RunEnv, Opts.Verbose);
 
@@ -733,6 +753,32 @@ int runCleanCommand(const Options &Opts, const Context &Ctx) {
       printStatus("Removed", P.string());
   }
   return 0;
+}
+
+int runLaunchCommand(const Options &Opts, const Context &Ctx) {
+  if (!Opts.Gpus) {
+    printError(Error{"`cargo oxide launch` needs --gpus N",
+                     "for example: cargo oxide launch --gpus 2 "
+                     "./target/release/my_program -- ARGS"});
+    return 1;
+  }
+  fs::path Program = Ctx.Cwd / *Opts.Name;
+  std::error_code EC;
+  if (!fs::is_regular_file(Program, EC) ||
+      access(Program.c_str(), X_OK) != 0) {
+    printError(Error{"cannot launch `" + *Opts.Name + "`" +
+                         ": no executable file there",
+                     "give the path of a built program, e.g. "
+                     "target/release/NAME (`cargo oxide build --release` "
+                     "makes it)"});
+    return 1;
+  }
+  std::optional<std::string> Emulate = Ctx.Env.getNonEmpty("OXIDE_EMULATE");
+  if (auto Refusal = refuseRanks(*Opts.Gpus, Emulate && *Emulate != "0")) {
+    printError(*Refusal);
+    return 1;
+  }
+  return startRanks(Program, Opts, Ctx.Env);
 }
 
 } // namespace oxide::cli

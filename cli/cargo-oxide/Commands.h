@@ -46,6 +46,7 @@ struct Context {
 
 int runBuildCommand(const Options &Opts, const Context &Ctx);
 int runRunCommand(const Options &Opts, const Context &Ctx);
+int runLaunchCommand(const Options &Opts, const Context &Ctx);
 int runCleanCommand(const Options &Opts, const Context &Ctx);
 int runInspectCommand(const Options &Opts, const Context &Ctx);
 int runPipelineCommand(const Options &Opts, const Context &Ctx);

@@ -238,7 +238,7 @@ struct CommandSpec {
 constexpr unsigned BuildFlags = AcceptRelease | AcceptArch | AcceptVerbose |
                                 AcceptCargoSelect | AcceptCargoBuild;
 
-constexpr std::array<CommandSpec, 13> Commands = {{
+constexpr std::array<CommandSpec, 14> Commands = {{
     {Command::New, "new", "NAME", true, AcceptAsync,
      "create a project with a vecadd kernel, ready for `cargo oxide run`",
      "Creates the directory NAME with a Cargo.toml that depends on the oxide\n"
@@ -272,6 +272,16 @@ constexpr std::array<CommandSpec, 13> Commands = {{
      "port for the rendezvous; cuda-nccl's World::from_env reads them).\n"
      "Every line of output is prefixed by its rank; when one rank fails the\n"
      "others are stopped and its exit code is the job's.\n"},
+    {Command::Launch, "launch", "PROGRAM", true,
+     AcceptGpus | AcceptProgramArgs | AcceptVerbose,
+     "start N ranks of a built program, one per GPU (no build, no cargo)",
+     "Starts N copies of PROGRAM (a path; --gpus N is required), exactly as\n"
+     "`cargo oxide run NAME --gpus N` does after its build: rank r on GPU r,\n"
+     "told its place through OXIDE_RANK, OXIDE_LOCAL_RANK, OXIDE_WORLD_SIZE\n"
+     "and OXIDE_NCCL_ADDR, every line prefixed by its rank, the others\n"
+     "stopped when one fails, whose exit code is the job's. Arguments after\n"
+     "`--` go to every rank. For a program built elsewhere (a machine with\n"
+     "GPUs and no Rust), or by a build of one's own.\n"},
     {Command::Test, "test", "[NAME] [FILTER...]", false,
      BuildFlags | AcceptCargoTargets | AcceptTestFilters | AcceptProgramArgs |
          AcceptEmulate,

@@ -38,6 +38,7 @@ enum class Command {
   Bench,
   Check,
   Metadata,
+  Launch,
   /// The hidden runner `cargo oxide test` gives cargo (TestRunner.cpp).
   TestRunner,
 };

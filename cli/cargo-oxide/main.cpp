@@ -34,6 +34,8 @@ int dispatch(const Options &Opts, const Context &Ctx) {
     return runBuildCommand(Opts, Ctx);
   case Command::Run:
     return runRunCommand(Opts, Ctx);
+  case Command::Launch:
+    return runLaunchCommand(Opts, Ctx);
   case Command::Inspect:
     return runInspectCommand(Opts, Ctx);
   case Command::Pipeline:

@@ -6,12 +6,15 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Commands.h"
 #include "Launch.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 
 using namespace oxide::cli;
@@ -77,6 +80,48 @@ TEST(LaunchTest, AFreeLocalAddressIsOnLoopback) {
   ASSERT_FALSE(Addr.empty());
   EXPECT_EQ(Addr.rfind("127.0.0.1:", 0), 0u) << Addr;
   EXPECT_NE(Addr, "127.0.0.1:0");
+}
+
+/// `cargo oxide launch` on a script of its own, under the emulator (so
+/// that no GPU is probed): the program's status is the job's, and every
+/// refusal comes before anything starts.
+class LaunchCommandTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    Dir = std::filesystem::temp_directory_path() /
+          ("oxide-launch-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(Dir);
+    Marker = Dir / "started";
+    std::ofstream(Dir / "prog") << "#!/bin/sh\ntouch '" << Marker.string()
+                                << "'\nexit \"$1\"\n";
+    std::filesystem::permissions(Dir / "prog",
+                                 std::filesystem::perms::owner_all);
+    Ctx.Env = Environment::current();
+    Ctx.Env.set("OXIDE_EMULATE", "1");
+    Ctx.Cwd = Dir;
+  }
+  void TearDown() override { std::filesystem::remove_all(Dir); }
+  int launch(std::vector<std::string> Args) {
+    Args.insert(Args.begin(), {"oxide", "launch"});
+    Expected<Options> Opts = parseArguments(Args);
+    EXPECT_TRUE(static_cast<bool>(Opts));
+    return runLaunchCommand(*Opts, Ctx);
+  }
+  std::filesystem::path Dir, Marker;
+  Context Ctx;
+};
+
+TEST_F(LaunchCommandTest, TheProgramsStatusIsTheJobs) {
+  EXPECT_EQ(launch({"--gpus", "1", "prog", "--", "0"}), 0);
+  EXPECT_TRUE(std::filesystem::exists(Marker));
+  EXPECT_EQ(launch({"--gpus", "1", "prog", "--", "5"}), 5);
+}
+
+TEST_F(LaunchCommandTest, RefusalsComeBeforeAnyRankStarts) {
+  EXPECT_EQ(launch({"prog"}), 1);                     // no --gpus
+  EXPECT_EQ(launch({"--gpus", "1", "missing"}), 1);   // no such program
+  EXPECT_EQ(launch({"--gpus", "2", "prog"}), 1);      // 2 ranks, emulated
+  EXPECT_FALSE(std::filesystem::exists(Marker));
 }
 
 } // namespace

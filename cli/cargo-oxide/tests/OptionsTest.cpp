@@ -203,6 +203,13 @@ TEST(OptionsTest, GpusOnlyForRun) {
     Error E = parseFail({"oxide", "run", "allreduce", "--gpus", Bad});
     EXPECT_NE(E.Message.find("--gpus takes a number of processes"), std::string::npos) << Bad;
   }
+  Options Launch = parseOk({"oxide", "launch", "--gpus", "2", "target/release/prog", "--", "-x"});
+  EXPECT_EQ(Launch.Cmd, Command::Launch);
+  EXPECT_EQ(Launch.Gpus, 2u);
+  EXPECT_EQ(Launch.Name, "target/release/prog");
+  EXPECT_EQ(Launch.ProgramArgs, (std::vector<std::string>{"-x"}));
+  parseFail({"oxide", "launch", "--gpus", "2"}); // no program
+  parseFail({"oxide", "launch", "--release", "--gpus", "2", "prog"});
   parseFail({"oxide", "test", "--gpus", "2"});
   parseFail({"oxide", "build", "allreduce", "--gpus", "2"});
   EXPECT_NE(commandHelp(Command::Run).find("--gpus N"), std::string::npos);
