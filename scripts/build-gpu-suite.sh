@@ -74,7 +74,7 @@ case " ${ONLY:- crate_tests } " in *" crate_tests "*) ;; *) du -sh "$carry"; exi
 # the managed-memory and peer-access one, and the graph ones.
 for toolchain in $toolchains; do
   echo "== $toolchain: cuda-core GPU tests"
-  for test in gpu fault events managed graphs graph_leaks; do
+  for test in gpu fault events managed graphs graph_leaks capture_threads; do
     bin=$(CARGO_TARGET_DIR="$root/target/$toolchain" cargo "+$toolchain" test -q -p cuda-core --test "$test" \
             --no-run --message-format=json | grep -o '"executable":"[^"]*"' | cut -d'"' -f4 | tail -1)
     cp "$bin" "$carry/$toolchain/cuda_core_${test}_tests"

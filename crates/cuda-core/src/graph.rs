@@ -65,6 +65,23 @@
 //! is destroyed. `Graph` and `GraphExec` destroy their driver objects when
 //! dropped.
 //!
+//! # Other threads while a stream captures
+//!
+//! A capture records the capturing thread's calls only (the driver's
+//! thread-local capture mode): other threads keep working on the context's
+//! other streams — allocating, copying, freeing — without disturbing it.
+//! Two kinds of call of another thread do break a capture in progress, as
+//! the driver decides (seen on an H200): one that waits for the whole
+//! context ([`CudaContext::synchronize`], and so loading or dropping a
+//! [`CudaModule`](crate::CudaModule), which waits for the context before
+//! unloading), and, while a blocking stream ([`CudaContext::new_stream`])
+//! captures, any use of the legacy default stream, which waits for every
+//! blocking stream. The capture then ends with
+//! [`GraphError::CaptureInvalidated`] naming the capturing thread's next
+//! call; nothing runs and nothing leaks. Load modules before capturing, and
+//! capture on a non-blocking stream ([`CudaContext::new_stream_non_blocking`])
+//! in a program whose other threads use the legacy default stream.
+//!
 //! Raw launches ([`launch_kernel`](crate::launch_kernel)) captured on a
 //! stream are recorded too, but their device pointers are the caller's
 //! concern (as for the launch itself).
@@ -835,6 +852,11 @@ impl Graph {
         let mut n = 0usize;
         // SAFETY: a live graph; a null array asks for the count.
         unsafe { cu!(d, cuGraphGetNodes(self.raw, ptr::null_mut(), &mut n)) }?;
+        // The driver refuses an array of room for nothing (an empty capture,
+        // e.g. a one-rank in-place all-reduce, which is no work at all).
+        if n == 0 {
+            return Ok(Vec::new());
+        }
         let mut nodes = vec![ptr::null_mut(); n];
         // SAFETY: room for `n` handles.
         unsafe { cu!(d, cuGraphGetNodes(self.raw, nodes.as_mut_ptr(), &mut n)) }?;

@@ -336,3 +336,17 @@ fn a_replayable_host_function_becomes_a_host_node_of_a_capture() {
     let err = stream.capture(|s| s.launch_host_fn(|| ())).unwrap_err();
     assert!(err.to_string().contains("launch_host_fn"), "{err}");
 }
+
+/// Regression: a capture that recorded nothing (a one-rank in-place
+/// all-reduce, a cuda-async value) failed to instantiate on an H200, the
+/// driver refusing cuGraphGetNodes an array of room for no node.
+#[test]
+fn an_empty_capture_instantiates_and_replays() {
+    let (_ctx, stream, _f) = setup();
+    let graph = stream.capture(|_| Ok::<(), DriverError>(())).unwrap();
+    assert!(graph.kernel_nodes().unwrap().is_empty());
+    let exec = graph.instantiate().unwrap();
+    exec.launch(&stream).unwrap();
+    exec.launch(&stream).unwrap();
+    stream.synchronize().unwrap();
+}

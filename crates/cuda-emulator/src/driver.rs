@@ -1265,6 +1265,11 @@ unsafe extern "C" fn cuGraphGetNodes(g: CUgraph, nodes: *mut CUgraphNode, n: *mu
             *n = g.nodes.len();
             return SUCCESS;
         }
+        // The driver refuses an array with room for nothing (an H200 answered
+        // CUDA_ERROR_INVALID_VALUE for an empty graph's nodes).
+        if *n == 0 {
+            return INVALID_VALUE;
+        }
         let count = (*n).min(g.nodes.len());
         for i in 0..count {
             *nodes.add(i) = g.handle(i);

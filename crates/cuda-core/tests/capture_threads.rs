@@ -1,0 +1,106 @@
+//! A capture on one thread while another thread works on the same context:
+//! the other thread's stream work (allocations, copies, frees on streams of
+//! its own) leaves the capture intact, and so does its use of the legacy
+//! default stream when the capturing stream is non-blocking. What does
+//! break a capture in progress on an H200 — a context-wide synchronisation
+//! (`CudaContext::synchronize`, dropping or loading a `CudaModule`), or the
+//! legacy default stream while a blocking stream captures — is documented
+//! in cuda-core's `graph` module. Runs on the GPU (the emulator does not
+//! model the driver's capture rules).
+
+mod common {
+    pub mod affine;
+}
+
+use std::sync::{Arc, Barrier};
+
+use cuda_core::{launch_kernel, CudaContext, CudaStream, DeviceBuffer, LaunchConfig};
+
+use common::affine::setup;
+
+const N: usize = 1000;
+
+fn affine(f: &cuda_core::CudaFunction, stream: &CudaStream, p: &DeviceBuffer<u32>) -> Result<(), cuda_core::DriverError> {
+    let (mut ptr, mut n, mut mul, mut add) = (p.device_ptr(), N as u32, 3u32, 1u32);
+    let mut params = [
+        (&mut ptr as *mut u64).cast(),
+        (&mut n as *mut u32).cast(),
+        (&mut mul as *mut u32).cast(),
+        (&mut add as *mut u32).cast(),
+    ];
+    // SAFETY: the kernel's four parameters; `p` outlives the test.
+    unsafe { launch_kernel(f, LaunchConfig::for_num_elems(N as u32), stream, &mut params) }
+}
+
+type Interference = (&'static str, fn(&Arc<CudaContext>) -> Result<(), String>);
+
+/// Work of another thread that leaves a capture intact, and whether that
+/// holds only when the capturing stream is non-blocking.
+const INTERFERENCES: [(Interference, bool); 4] = [
+    (
+        ("alloc + drop on its own stream", |ctx| {
+            let s = ctx.new_stream().map_err(|e| e.to_string())?;
+            let b = DeviceBuffer::<u32>::zeroed(&s, 16).map_err(|e| e.to_string())?;
+            drop(b);
+            s.synchronize().map_err(|e| e.to_string())
+        }),
+        false,
+    ),
+    (
+        ("alloc + drop on a non-blocking stream", |ctx| {
+            let s = ctx.new_stream_non_blocking().map_err(|e| e.to_string())?;
+            let b = DeviceBuffer::<u32>::zeroed(&s, 16).map_err(|e| e.to_string())?;
+            drop(b);
+            s.synchronize().map_err(|e| e.to_string())
+        }),
+        false,
+    ),
+    (
+        ("to_host_vec on its own stream", |ctx| {
+            let s = ctx.new_stream().map_err(|e| e.to_string())?;
+            let b = DeviceBuffer::<u32>::zeroed(&s, 16).map_err(|e| e.to_string())?;
+            b.to_host_vec(&s).map(|_| ()).map_err(|e| e.to_string())
+        }),
+        false,
+    ),
+    (("legacy default stream synchronize", |ctx| ctx.default_stream().synchronize().map_err(|e| e.to_string())), true),
+];
+
+#[test]
+fn another_threads_stream_work_leaves_a_capture_intact() {
+    let (ctx, _stream, f) = setup();
+    if ctx.backend().is_emulated() {
+        eprintln!("skipped: the emulator does not model capture invalidation");
+        return;
+    }
+    for blocking in [true, false] {
+        for ((what, op), non_blocking_only) in INTERFERENCES {
+            if blocking && non_blocking_only {
+                continue;
+            }
+            let s = if blocking { ctx.new_stream().unwrap() } else { ctx.new_stream_non_blocking().unwrap() };
+            let data = DeviceBuffer::<u32>::zeroed(&s, N).unwrap();
+            s.synchronize().unwrap();
+            let barrier = Arc::new(Barrier::new(2));
+            let (c2, b2) = (ctx.clone(), barrier.clone());
+            let other = std::thread::spawn(move || {
+                b2.wait();
+                let r = op(&c2);
+                b2.wait();
+                r
+            });
+            let graph = s.capture(|cs| -> Result<(), cuda_core::DriverError> {
+                affine(&f, cs, &data)?;
+                barrier.wait();
+                barrier.wait();
+                affine(&f, cs, &data)
+            });
+            let other = other.join().unwrap();
+            let kind = if blocking { "blocking" } else { "non-blocking" };
+            other.unwrap_or_else(|e| panic!("capture on a {kind} stream; the other thread's {what} failed: {e}"));
+            let exec = graph.unwrap_or_else(|e| panic!("capture on a {kind} stream beside {what}: {e}")).instantiate().unwrap();
+            exec.launch(&s).unwrap();
+            assert!(data.to_host_vec(&s).unwrap().iter().all(|&v| v == 4), "two replayed 3x+1 steps from 0 give 4");
+        }
+    }
+}
