@@ -76,11 +76,12 @@ extern "C" int oxide_ref_graph_launches(void *stream, unsigned *data, int n, int
 // f32 `send[r]` into `recv[r]` (`count` elements) on `streams[r]` (driver
 // streams of the devices' primary contexts). `warmup` unmeasured group
 // calls, then `iters` timed ones and a synchronisation of every stream:
-// the wall time in *seconds. Returns 0, or a message in `why` (at most
+// the wall time in *seconds (and in *submit_seconds, until the last call
+// returned: the host's share). Returns 0, or a message in `why` (at most
 // `why_len` bytes) and nonzero.
 extern "C" int oxide_ref_nccl_all_reduce(int ndev, const int *devices, void *const *send, void *const *recv,
                                          size_t count, void *const *streams, int warmup, int iters,
-                                         double *seconds, char *why, size_t why_len) {
+                                         double *seconds, double *submit_seconds, char *why, size_t why_len) {
   void *lib = dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
     snprintf(why, why_len, "dlopen(libnccl.so.2): %s", dlerror());
@@ -123,6 +124,7 @@ extern "C" int oxide_ref_nccl_all_reduce(int ndev, const int *devices, void *con
         status = 3;
     if (group_end() != ncclSuccess) status = 3;
   }
+  *submit_seconds = now_seconds() - start;
   for (int d = 0; d < ndev && status == 0; ++d)
     if (cudaSetDevice(devices[d]) != cudaSuccess ||
         cudaStreamSynchronize(static_cast<cudaStream_t>(streams[d])) != cudaSuccess)

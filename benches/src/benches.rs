@@ -893,7 +893,8 @@ pub fn allreduce(gpu: &Gpu) -> Result<Vec<Row>, String> {
             send.push(b);
             recv.push(DeviceBuffer::<f32>::zeroed(s, count).map_err(de)?);
         }
-        let oxide_calls = |send: &[DeviceBuffer<f32>], recv: &mut [DeviceBuffer<f32>], calls: u32| -> Result<f64, String> {
+        // The wall time of `calls` calls, and of their submission alone.
+        let oxide_calls = |send: &[DeviceBuffer<f32>], recv: &mut [DeviceBuffer<f32>], calls: u32| -> Result<(f64, f64), String> {
             sync_all(&streams)?;
             let start = Instant::now();
             for _ in 0..calls {
@@ -905,8 +906,9 @@ pub fn allreduce(gpu: &Gpu) -> Result<Vec<Row>, String> {
                 })
                 .map_err(|e| e.to_string())?;
             }
+            let submitted = start.elapsed().as_secs_f64();
             sync_all(&streams)?;
-            Ok(start.elapsed().as_secs_f64())
+            Ok((start.elapsed().as_secs_f64(), submitted))
         };
         // Both sides' results are checked before anything is timed: every
         // element of every rank is 1 + 2 + … + n.
@@ -927,18 +929,22 @@ pub fn allreduce(gpu: &Gpu) -> Result<Vec<Row>, String> {
         }
         crate::reference::nccl_all_reduce(&send, &mut recv, &streams, 1, 0)?;
         check(&recv, "NCCL from CUDA C++")?;
-        let mut oxide_ms = Vec::new();
-        let mut nccl_ms = Vec::new();
+        let (mut oxide_ms, mut nccl_ms) = (Vec::new(), Vec::new());
+        let (mut oxide_submit_us, mut nccl_submit_us) = (Vec::new(), Vec::new());
         for round in 0..ROUNDS {
             for k in 0..2 {
-                if (round + k) % 2 == 0 {
-                    oxide_ms.push(oxide_calls(&send, &mut recv, iters)? * 1e3 / iters as f64);
+                let (times, submits, (wall, submit)) = if (round + k) % 2 == 0 {
+                    (&mut oxide_ms, &mut oxide_submit_us, oxide_calls(&send, &mut recv, iters)?)
                 } else {
-                    nccl_ms.push(crate::reference::nccl_all_reduce(&send, &mut recv, &streams, 2, iters)? * 1e3 / iters as f64);
-                }
+                    (&mut nccl_ms, &mut nccl_submit_us, crate::reference::nccl_all_reduce(&send, &mut recv, &streams, 2, iters)?)
+                };
+                times.push(wall * 1e3 / iters as f64);
+                submits.push(submit * 1e6 / iters as f64);
             }
         }
-        let (oxide, nccl) = (crate::harness::median(&mut oxide_ms), crate::harness::median(&mut nccl_ms));
+        let median = crate::harness::median;
+        let (oxide, nccl) = (median(&mut oxide_ms), median(&mut nccl_ms));
+        let (oxide_submit, nccl_submit) = (median(&mut oxide_submit_us), median(&mut nccl_submit_us));
         let gbps = |ms: f64| bytes as f64 / (ms * 1e-3) * bus_factor / 1e9;
         let what = if n == 1 { "algorithm bandwidth (one GPU: a copy)" } else { "bus bandwidth" };
         rows.push(Row {
@@ -948,7 +954,12 @@ pub fn allreduce(gpu: &Gpu) -> Result<Vec<Row>, String> {
             reference: "NCCL (C++)".into(),
             reference_time: nccl,
             target: Target::SpeedAtLeast(0.98),
-            note: format!("{what}: oxide {:.0} GB/s, NCCL {:.0} GB/s; median of {ROUNDS} interleaved rounds of {iters}", gbps(oxide), gbps(nccl)),
+            note: format!(
+                "{what}: oxide {:.0} GB/s, NCCL {:.0} GB/s; host submission per call: oxide {oxide_submit:.2} µs, \
+                 NCCL {nccl_submit:.2} µs; median of {ROUNDS} interleaved rounds of {iters}",
+                gbps(oxide),
+                gbps(nccl)
+            ),
         });
     }
     Ok(rows)

@@ -268,6 +268,7 @@ extern "C" {
         warmup: c_int,
         iters: c_int,
         seconds: *mut f64,
+        submit_seconds: *mut f64,
         why: *mut u8,
         why_len: usize,
     ) -> c_int;
@@ -276,14 +277,15 @@ extern "C" {
 /// NCCL's f32 sum all-reduce called from CUDA C++, rank `r` reducing
 /// `send[r]` into `recv[r]` on `streams[r]` (one stream per device, in
 /// device order): the wall time in seconds of `iters` grouped calls after
-/// `warmup` unmeasured ones.
+/// `warmup` unmeasured ones, and of their submission alone (until the last
+/// call returned).
 pub fn nccl_all_reduce(
     send: &[cuda_core::DeviceBuffer<f32>],
     recv: &mut [cuda_core::DeviceBuffer<f32>],
     streams: &[Arc<CudaStream>],
     warmup: u32,
     iters: u32,
-) -> Result<f64, String> {
+) -> Result<(f64, f64), String> {
     let n = streams.len();
     if send.len() != n || recv.len() != n || send.iter().zip(recv.iter()).any(|(s, r)| s.len() != r.len()) {
         return Err("one send and one receive buffer of one length per stream".into());
@@ -292,7 +294,7 @@ pub fn nccl_all_reduce(
     let sends: Vec<*mut c_void> = send.iter().map(|b| b.device_ptr() as *mut c_void).collect();
     let recvs: Vec<*mut c_void> = recv.iter_mut().map(|b| b.device_ptr() as *mut c_void).collect();
     let raw_streams: Vec<*mut c_void> = streams.iter().map(|s| s.raw()).collect();
-    let mut seconds = 0.0;
+    let (mut seconds, mut submit_seconds) = (0.0, 0.0);
     let mut why = [0u8; 256];
     // SAFETY: arrays of `n` live device buffers (of `count` f32s each) and
     // streams of the primary contexts of `devices`, kept borrowed (the
@@ -309,12 +311,13 @@ pub fn nccl_all_reduce(
             warmup as c_int,
             iters as c_int,
             &mut seconds,
+            &mut submit_seconds,
             why.as_mut_ptr(),
             why.len(),
         )
     };
     match status {
-        0 => Ok(seconds),
+        0 => Ok((seconds, submit_seconds)),
         _ => {
             let end = why.iter().position(|&b| b == 0).unwrap_or(why.len());
             Err(format!("NCCL from CUDA C++: {}", String::from_utf8_lossy(&why[..end])))

@@ -9,13 +9,26 @@ mod common {
 }
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use cuda_core::{launch_kernel, CudaFunction, CudaStream, DeviceBuffer, DriverError, Graph, GraphError, LaunchConfig};
 
 use common::affine::{setup, AFFINE_PTX};
 
 const N: usize = 1000;
+
+/// A context-wide call (a module unload, a context synchronisation) breaks a
+/// capture in progress on any thread (cuda-core's `graph` docs): the tests
+/// that make one run alone, the others beside each other.
+static CONTEXT_WIDE: RwLock<()> = RwLock::new(());
+
+fn beside_others() -> RwLockReadGuard<'static, ()> {
+    CONTEXT_WIDE.read().unwrap_or_else(|e| e.into_inner())
+}
+
+fn alone() -> RwLockWriteGuard<'static, ()> {
+    CONTEXT_WIDE.write().unwrap_or_else(|e| e.into_inner())
+}
 
 /// Queues `p = p * mul + add` on `stream` (a raw launch).
 fn affine(f: &CudaFunction, stream: &CudaStream, p: &DeviceBuffer<u32>, mul: u32, add: u32) -> Result<(), DriverError> {
@@ -37,6 +50,7 @@ fn all(v: &[u32], want: u32) {
 
 #[test]
 fn capture_records_instead_of_running_and_replays_in_order() {
+    let _order = beside_others();
     let (_ctx, stream, f) = setup();
     let data = DeviceBuffer::<u32>::zeroed(&stream, N).unwrap();
     assert!(!stream.is_capturing());
@@ -63,6 +77,7 @@ fn capture_records_instead_of_running_and_replays_in_order() {
 
 #[test]
 fn event_nodes_record_when_the_graph_reaches_them() {
+    let _order = beside_others();
     let (ctx, stream, f) = setup();
     let data = DeviceBuffer::<u32>::zeroed(&stream, N).unwrap();
     let (start, end) = (Arc::new(ctx.new_event().unwrap()), Arc::new(ctx.new_event().unwrap()));
@@ -81,6 +96,7 @@ fn event_nodes_record_when_the_graph_reaches_them() {
 
 #[test]
 fn a_graph_keeps_the_modules_of_its_kernels_loaded() {
+    let _order = alone();
     let (ctx, stream, _) = setup();
     let data = DeviceBuffer::<u32>::zeroed(&stream, N).unwrap();
     let exec = {
@@ -100,6 +116,7 @@ fn a_graph_keeps_the_modules_of_its_kernels_loaded() {
 
 #[test]
 fn a_graph_launched_in_a_capture_is_refused_and_the_capture_goes_on() {
+    let _order = beside_others();
     // The H200's driver answers cuGraphLaunch on a capturing stream with
     // CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED; cuda-core says so before the
     // call, so the capture stays usable, and the emulator refuses it too.
@@ -122,6 +139,7 @@ fn a_graph_launched_in_a_capture_is_refused_and_the_capture_goes_on() {
 
 #[test]
 fn explicit_graph_runs_its_nodes_after_their_dependencies() {
+    let _order = beside_others();
     let (ctx, stream, f) = setup();
     let mut data = DeviceBuffer::<u32>::zeroed(&stream, N).unwrap();
     let mut copy = DeviceBuffer::<u32>::zeroed(&stream, N).unwrap();
@@ -176,6 +194,7 @@ fn explicit_graph_runs_its_nodes_after_their_dependencies() {
 
 #[test]
 fn update_takes_parameters_from_a_graph_of_the_same_shape_only() {
+    let _order = beside_others();
     let (_ctx, stream, f) = setup();
     let data = DeviceBuffer::<u32>::zeroed(&stream, N).unwrap();
     let build = |mul, add| stream.capture(|s| affine(&f, s, &data, mul, add)).unwrap();
@@ -201,6 +220,7 @@ fn update_takes_parameters_from_a_graph_of_the_same_shape_only() {
 
 #[test]
 fn a_sync_during_capture_invalidates_it_and_says_which() {
+    let _order = alone();
     let (ctx, stream, f) = setup();
     let data = DeviceBuffer::<u32>::zeroed(&stream, N).unwrap();
 
@@ -243,6 +263,7 @@ fn a_sync_during_capture_invalidates_it_and_says_which() {
 
 #[test]
 fn a_graph_refuses_to_run_once_a_buffer_it_uses_is_dropped() {
+    let _order = beside_others();
     let (ctx, stream, _f) = setup();
     let mut data = DeviceBuffer::<u32>::zeroed(&stream, N).unwrap();
     let mut g = Graph::new(&ctx).unwrap();
@@ -265,6 +286,7 @@ fn a_graph_refuses_to_run_once_a_buffer_it_uses_is_dropped() {
 
 #[test]
 fn a_forked_stream_must_be_joined_before_the_capture_ends() {
+    let _order = beside_others();
     let (ctx, stream, f) = setup();
     let side = ctx.new_stream().unwrap();
     let a = DeviceBuffer::<u32>::zeroed(&stream, N).unwrap();
@@ -300,6 +322,7 @@ fn a_forked_stream_must_be_joined_before_the_capture_ends() {
 
 #[test]
 fn a_replayable_host_function_becomes_a_host_node_of_a_capture() {
+    let _order = beside_others();
     let (_ctx, stream, f) = setup();
     let p = DeviceBuffer::<u32>::zeroed(&stream, N).unwrap();
     let hits = Arc::new(AtomicUsize::new(0));
@@ -342,6 +365,7 @@ fn a_replayable_host_function_becomes_a_host_node_of_a_capture() {
 /// driver refusing cuGraphGetNodes an array of room for no node.
 #[test]
 fn an_empty_capture_instantiates_and_replays() {
+    let _order = beside_others();
     let (_ctx, stream, _f) = setup();
     let graph = stream.capture(|_| Ok::<(), DriverError>(())).unwrap();
     assert!(graph.kernel_nodes().unwrap().is_empty());

@@ -2,9 +2,9 @@
 //! on the CPU emulator (device code) elsewhere: the backend choice and the
 //! hand-written `affine` kernel, `p[i] = p[i] * mul + add` for `i < n`.
 
-use std::sync::{Arc, Once};
+use std::sync::{Arc, Once, OnceLock};
 
-use cuda_core::{CudaContext, CudaFunction, CudaStream};
+use cuda_core::{CudaContext, CudaFunction, CudaModule, CudaStream};
 use cuda_driver_sys::DriverApi;
 
 pub const AFFINE_PTX: &str = r#"
@@ -52,7 +52,10 @@ fn gpu_present() -> bool {
 }
 
 /// The context (the emulator's without a GPU), a new stream (one that may
-/// capture), and the `affine` kernel.
+/// capture), and the `affine` kernel, of a module loaded once per test
+/// binary: unloading a module waits for the whole context, which would
+/// break a capture in progress in a test running beside (cuda-core's
+/// `graph` docs).
 pub fn setup() -> (Arc<CudaContext>, Arc<CudaStream>, CudaFunction) {
     static BACKEND: Once = Once::new();
     BACKEND.call_once(|| {
@@ -64,6 +67,7 @@ pub fn setup() -> (Arc<CudaContext>, Arc<CudaStream>, CudaFunction) {
     });
     let ctx = CudaContext::new(0).unwrap();
     let stream = ctx.new_stream().unwrap();
-    let f = ctx.load_module_ptx(AFFINE_PTX).unwrap().function("affine").unwrap();
-    (ctx, stream, f)
+    static MODULE: OnceLock<Arc<CudaModule>> = OnceLock::new();
+    let module = MODULE.get_or_init(|| ctx.load_module_ptx(AFFINE_PTX).unwrap());
+    (ctx, stream, module.function("affine").unwrap())
 }
