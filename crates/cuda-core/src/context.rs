@@ -3,7 +3,7 @@
 use std::ffi::c_void;
 use std::ptr;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use crate::backend::Backend;
 use crate::device::Device;
@@ -88,9 +88,29 @@ impl CudaContext {
     /// Retains the primary context of GPU `ordinal` and makes it current on
     /// this thread. Fails with [`ErrorKind::DriverNotFound`] without a
     /// driver and [`ErrorKind::NoDevice`] without such a GPU.
+    ///
+    /// Every call while a handle of the device's context is alive returns
+    /// that same `Arc`: the context is released (after a wait for its work,
+    /// which would break another thread's graph capture) only when the last
+    /// handle of the process goes, not whenever one of many does.
     pub fn new(ordinal: usize) -> Result<Arc<CudaContext>, DriverError> {
-        let d = driver::initialized()?;
+        static LIVE: Mutex<Vec<(Backend, usize, Weak<CudaContext>)>> = Mutex::new(Vec::new());
+        driver::initialized()?;
         let backend = driver::backend()?;
+        let mut live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
+        live.retain(|(_, _, w)| w.strong_count() > 0);
+        if let Some(ctx) = live.iter().find(|(b, o, _)| *b == backend && *o == ordinal).and_then(|(_, _, w)| w.upgrade()) {
+            ctx.bind_to_thread()?;
+            return Ok(ctx);
+        }
+        let ctx = Self::retain(ordinal, backend)?;
+        live.push((backend, ordinal, Arc::downgrade(&ctx)));
+        Ok(ctx)
+    }
+
+    /// Retains the primary context of GPU `ordinal` (a new handle).
+    fn retain(ordinal: usize, backend: Backend) -> Result<Arc<CudaContext>, DriverError> {
+        let d = driver::initialized()?;
         let device = Device::get(ordinal)?.raw();
         let mut ctx: CUcontext = ptr::null_mut();
         // SAFETY: out-pointer to a local; `device` came from cuDeviceGet.

@@ -69,18 +69,22 @@
 //!
 //! A capture records the capturing thread's calls only (the driver's
 //! thread-local capture mode): other threads keep working on the context's
-//! other streams — allocating, copying, freeing — without disturbing it.
-//! Two kinds of call of another thread do break a capture in progress, as
-//! the driver decides (seen on an H200): one that waits for the whole
-//! context ([`CudaContext::synchronize`], and so loading or dropping a
-//! [`CudaModule`](crate::CudaModule), which waits for the context before
-//! unloading), and, while a blocking stream ([`CudaContext::new_stream`])
-//! captures, any use of the legacy default stream, which waits for every
-//! blocking stream. The capture then ends with
-//! [`GraphError::CaptureInvalidated`] naming the capturing thread's next
-//! call; nothing runs and nothing leaks. Load modules before capturing, and
-//! capture on a non-blocking stream ([`CudaContext::new_stream_non_blocking`])
-//! in a program whose other threads use the legacy default stream.
+//! other streams — allocating, copying, freeing, loading modules — without
+//! disturbing it. The driver invalidates a capture that a wait for the whole
+//! context reaches, whichever thread waits, so cuda-core puts its own such
+//! waits off: a [`CudaModule`](crate::CudaModule) dropped while a capture is
+//! under way on its context is unloaded (after a wait for the context) when
+//! the last capture there ends, and `CudaContext::new` hands out the one
+//! live handle of a device, so that a context is released (after a wait)
+//! only with its last handle. Two calls of another thread still break a
+//! capture in progress, as the driver decides (seen on an H200): an
+//! explicit [`CudaContext::synchronize`], and, while a blocking stream
+//! ([`CudaContext::new_stream`]) captures, any use of the legacy default
+//! stream, which waits for every blocking stream. The capture then ends with
+//! [`GraphError::CaptureInvalidated`] (or the driver's error naming the
+//! capturing thread's next call); nothing runs and nothing leaks. Capture on
+//! a non-blocking stream ([`CudaContext::new_stream_non_blocking`]) in a
+//! program whose other threads use the legacy default stream.
 //!
 //! Raw launches ([`launch_kernel`](crate::launch_kernel)) captured on a
 //! stream are recorded too, but their device pointers are the caller's
@@ -275,6 +279,50 @@ static CAPTURES: Mutex<Vec<Weak<CaptureRecord>>> = Mutex::new(Vec::new());
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Work that waits for a whole context, put off while captures were under
+/// way on it: (the context, the wait and what follows it).
+type AfterCaptures = Vec<(usize, Box<dyn FnOnce() + Send>)>;
+static AFTER_CAPTURES: Mutex<AfterCaptures> = Mutex::new(Vec::new());
+
+/// Whether a capture is under way on the context `ctx` (its raw handle),
+/// on any thread. `all` is the locked registry.
+fn capturing(all: &[Weak<CaptureRecord>], ctx: usize) -> bool {
+    all.iter().filter_map(Weak::upgrade).any(|c| c.ctx == ctx)
+}
+
+/// Runs `work` — a wait for the whole of `ctx` and what must follow it (a
+/// module's unload, a free without a stream) — now, or, while a capture is
+/// under way on `ctx` on any thread, when the last of them ends: the driver
+/// invalidates a capture that a context-wide wait reaches, whichever thread
+/// waits. No capture begins while `work` runs.
+pub(crate) fn after_captures(ctx: &CudaContext, work: Box<dyn FnOnce() + Send>) {
+    let mut all = lock(&CAPTURES);
+    all.retain(|c| c.strong_count() > 0);
+    if capturing(&all, ctx.raw() as usize) {
+        lock(&AFTER_CAPTURES).push((ctx.raw() as usize, work));
+        return;
+    }
+    work();
+}
+
+/// After a capture on `ctx` ended: the work put off for it, if no other
+/// capture is under way there.
+fn run_after_captures(ctx: usize) {
+    let all = lock(&CAPTURES);
+    if capturing(&all, ctx) {
+        return;
+    }
+    let ready: AfterCaptures = {
+        let mut queue = lock(&AFTER_CAPTURES);
+        let (ready, rest) = std::mem::take(&mut *queue).into_iter().partition(|(c, _)| *c == ctx);
+        *queue = rest;
+        ready
+    };
+    for (_, work) in ready {
+        work();
+    }
 }
 
 impl CaptureRecord {
@@ -486,10 +534,14 @@ fn start_capture(stream: &CudaStream, plain_launch_only: bool) -> Result<Arc<Cap
         modules: Mutex::new(Vec::new()),
         deferred_frees: Mutex::new(Vec::new()),
     });
+    // Registered under the registry's lock, so that no context-wide wait of
+    // another thread (`after_captures`) runs between the two.
+    let mut all = lock(&CAPTURES);
     // SAFETY: a live stream of the current context; a valid mode.
     unsafe { cu!(d, cuStreamBeginCapture_v2(stream.raw(), CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)) }
         .map_err(|e| ctx.explain(e))?;
-    lock(&CAPTURES).push(Arc::downgrade(&record));
+    all.push(Arc::downgrade(&record));
+    drop(all);
     stream.handle().set_capture(Some(record.clone()));
     Ok(record)
 }
@@ -504,6 +556,7 @@ fn finish_capture(stream: &CudaStream, record: &Arc<CaptureRecord>) -> Result<CU
     let mut raw: CUgraph = ptr::null_mut();
     // SAFETY: a live stream that began a capture; out-pointer to a local.
     let ended = unsafe { cu!(d, cuStreamEndCapture(stream.raw(), &mut raw)) };
+    run_after_captures(ctx.raw() as usize);
     // The frees of buffers dropped during the capture, now on the stream,
     // after every use of them on other streams.
     for (ptr, order) in std::mem::take(&mut *lock(&record.deferred_frees)) {

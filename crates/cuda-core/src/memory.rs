@@ -438,15 +438,27 @@ impl<T> Drop for DeviceBuffer<T> {
                     unsafe { (d.cuMemFreeAsync)(self.ptr, stream.handle().raw()) };
                 }
             }
-            // SAFETY: `ptr` came from cuMemAlloc_v2 in this context and is
-            // freed once, after every queued kernel or copy of the context
-            // (on any stream) has finished. Errors are ignored: drop never
-            // panics (after a sticky error the context's work is dead anyway).
-            None => unsafe {
-                (d.cuCtxSetCurrent)(self.ctx.raw());
-                (d.cuCtxSynchronize)();
-                (d.cuMemFree_v2)(self.ptr);
-            },
+            // Freed after a wait for the whole context; while another thread
+            // captures a graph on it, after that capture (the wait would
+            // break it).
+            None => {
+                let (ctx, ptr) = (self.ctx.clone(), self.ptr);
+                crate::graph::after_captures(
+                    &self.ctx,
+                    Box::new(move || {
+                        // SAFETY: `ptr` came from cuMemAlloc_v2 in this
+                        // context and is freed once, after every queued
+                        // kernel or copy of the context (on any stream) has
+                        // finished. Errors are ignored: drop never panics
+                        // (after a sticky error the context's work is dead).
+                        unsafe {
+                            (d.cuCtxSetCurrent)(ctx.raw());
+                            (d.cuCtxSynchronize)();
+                            (d.cuMemFree_v2)(ptr);
+                        }
+                    }),
+                );
+            }
         }
     }
 }

@@ -114,16 +114,27 @@ impl CudaModule {
 
 impl Drop for CudaModule {
     fn drop(&mut self) {
-        if let Some(d) = driver::loaded() {
-            // SAFETY: unloading a module with kernels still running is
-            // undefined, so wait for the context first; the module is unloaded
-            // once. Errors are ignored (never panic in drop).
-            unsafe {
-                (d.cuCtxSetCurrent)(self.ctx.raw());
-                (d.cuCtxSynchronize)();
-                (d.cuModuleUnload)(self.module);
-            }
+        if driver::loaded().is_none() {
+            return;
         }
+        // Unloading a module with kernels still running is undefined, so the
+        // unload waits for the context first; while another thread captures
+        // a graph on it, after that capture (the wait would break it).
+        let (ctx, module) = (self.ctx.clone(), self.module as usize);
+        crate::graph::after_captures(
+            &self.ctx,
+            Box::new(move || {
+                let Some(d) = driver::loaded() else { return };
+                // SAFETY: the module is unloaded once, here, after every
+                // queued kernel of the context; errors are ignored (a drop
+                // never panics).
+                unsafe {
+                    (d.cuCtxSetCurrent)(ctx.raw());
+                    (d.cuCtxSynchronize)();
+                    (d.cuModuleUnload)(module as _);
+                }
+            }),
+        );
     }
 }
 

@@ -17,9 +17,10 @@ use common::affine::{setup, AFFINE_PTX};
 
 const N: usize = 1000;
 
-/// A context-wide call (a module unload, a context synchronisation) breaks a
-/// capture in progress on any thread (cuda-core's `graph` docs): the tests
-/// that make one run alone, the others beside each other.
+/// A context synchronisation breaks a capture in progress on any thread
+/// (cuda-core's `graph` docs): the test that makes one runs alone, the
+/// others beside each other (dropping their modules as they end, which
+/// cuda-core puts off past the others' captures).
 static CONTEXT_WIDE: RwLock<()> = RwLock::new(());
 
 fn beside_others() -> RwLockReadGuard<'static, ()> {
@@ -96,7 +97,7 @@ fn event_nodes_record_when_the_graph_reaches_them() {
 
 #[test]
 fn a_graph_keeps_the_modules_of_its_kernels_loaded() {
-    let _order = alone();
+    let _order = beside_others();
     let (ctx, stream, _) = setup();
     let data = DeviceBuffer::<u32>::zeroed(&stream, N).unwrap();
     let exec = {

@@ -193,13 +193,17 @@ fn last_error(api: &NcclApi, comm: ncclComm_t) -> String {
     }
 }
 
-/// The default limit of a wait: `OXIDE_NCCL_TIMEOUT` seconds, else 300 s.
+/// The default limit of a wait: `OXIDE_NCCL_TIMEOUT` seconds, else 300 s,
+/// read once per process (every group's end asks for it).
 fn default_timeout() -> Duration {
-    std::env::var("OXIDE_NCCL_TIMEOUT")
-        .ok()
-        .and_then(|s| s.trim().parse::<f64>().ok())
-        .filter(|s| *s > 0.0 && s.is_finite())
-        .map_or(Duration::from_secs(300), Duration::from_secs_f64)
+    static TIMEOUT: OnceLock<Duration> = OnceLock::new();
+    *TIMEOUT.get_or_init(|| {
+        std::env::var("OXIDE_NCCL_TIMEOUT")
+            .ok()
+            .and_then(|s| s.trim().parse::<f64>().ok())
+            .filter(|s| *s > 0.0 && s.is_finite())
+            .map_or(Duration::from_secs(300), Duration::from_secs_f64)
+    })
 }
 
 enum Engine {

@@ -2,9 +2,9 @@
 //! on the CPU emulator (device code) elsewhere: the backend choice and the
 //! hand-written `affine` kernel, `p[i] = p[i] * mul + add` for `i < n`.
 
-use std::sync::{Arc, Once, OnceLock};
+use std::sync::{Arc, Once};
 
-use cuda_core::{CudaContext, CudaFunction, CudaModule, CudaStream};
+use cuda_core::{CudaContext, CudaFunction, CudaStream};
 use cuda_driver_sys::DriverApi;
 
 pub const AFFINE_PTX: &str = r#"
@@ -52,10 +52,9 @@ fn gpu_present() -> bool {
 }
 
 /// The context (the emulator's without a GPU), a new stream (one that may
-/// capture), and the `affine` kernel, of a module loaded once per test
-/// binary: unloading a module waits for the whole context, which would
-/// break a capture in progress in a test running beside (cuda-core's
-/// `graph` docs).
+/// capture), and the `affine` kernel of a module of the caller's own
+/// (dropped with it: cuda-core puts the unload off past other tests'
+/// captures).
 pub fn setup() -> (Arc<CudaContext>, Arc<CudaStream>, CudaFunction) {
     static BACKEND: Once = Once::new();
     BACKEND.call_once(|| {
@@ -67,7 +66,6 @@ pub fn setup() -> (Arc<CudaContext>, Arc<CudaStream>, CudaFunction) {
     });
     let ctx = CudaContext::new(0).unwrap();
     let stream = ctx.new_stream().unwrap();
-    static MODULE: OnceLock<Arc<CudaModule>> = OnceLock::new();
-    let module = MODULE.get_or_init(|| ctx.load_module_ptx(AFFINE_PTX).unwrap());
-    (ctx, stream, module.function("affine").unwrap())
+    let f = ctx.load_module_ptx(AFFINE_PTX).unwrap().function("affine").unwrap();
+    (ctx, stream, f)
 }
