@@ -134,6 +134,12 @@ for dir in examples/*/ tests/gpu/*/; do
   fi
   step "cargo oxide run $name --emulate (its PTX on the CPU)" emulated "$name" "$arch" ptx
 done
+# The NCCL examples ran above with their emulated default of 4 ranks; the
+# issue's other world sizes, 1 and 2 ranks (threads of one process).
+for ranks in 1 2; do
+  step "cargo oxide run allreduce --emulate -- --ranks $ranks" emulated allreduce "$(arch_of examples/allreduce)" ptx -- --ranks "$ranks"
+  step "cargo oxide run data_parallel --emulate -- --ranks $ranks" emulated data_parallel "$(arch_of examples/data_parallel)" ptx -- --ranks "$ranks"
+done
 # The suite's release build: rustc hands the device linker other bitcode
 # (no overflow checks, no debug assertions), so other passes fire.
 step "cargo oxide run conformance --release --emulate (its PTX on the CPU)" \
