@@ -10,6 +10,7 @@
 //! loaded by another program.
 
 use std::ffi::c_void;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 use crate::abi::{IMAGE_KIND_CUBIN, IMAGE_KIND_PTX, IMAGE_MAGIC};
@@ -195,7 +196,20 @@ pub(crate) fn find_kernel(entry: *const c_void) -> Option<FoundKernel> {
         all
     });
     let addr = entry as usize;
-    let at = index.binary_search_by_key(&addr, |&(a, _, _)| a).ok()?;
+    // The entries launched lately, by address: a launch of one of them
+    // (most launches) skips the search. A slot holds a position in `index`
+    // plus one, written whole, so it is right or names another entry.
+    static RECENT: [AtomicUsize; 64] = [const { AtomicUsize::new(0) }; 64];
+    let slot = &RECENT[(addr >> 4) % RECENT.len()];
+    let cached = slot.load(Ordering::Relaxed).checked_sub(1).filter(|&at| index.get(at).is_some_and(|e| e.0 == addr));
+    let at = match cached {
+        Some(at) => at,
+        None => {
+            let at = index.binary_search_by_key(&addr, |&(a, _, _)| a).ok()?;
+            slot.store(at + 1, Ordering::Relaxed);
+            at
+        }
+    };
     let (_, m, k) = index[at];
     let image = &embedded_modules()[m];
     Some(FoundKernel { image, kernel: &image.kernels[k], index: k })
