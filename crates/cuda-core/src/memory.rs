@@ -32,9 +32,8 @@
 //!   reallocated) memory. A buffer used on that stream alone needs no
 //!   record of its uses (the stream orders them all before the free), so
 //!   it keeps none until a use on another stream or in a capture. A device
-//!   without memory pools falls back to
-//!   `cuMemAlloc`, and a drop then waits for all work on the context
-//!   (`cuCtxSynchronize`) before `cuMemFree`.
+//!   without memory pools falls back to `cuMemAlloc`, and a drop then waits
+//!   for all work on the context (`cuCtxSynchronize`) before `cuMemFree`.
 //! * A device address taken with `device_ptr()` and used by hand (a raw
 //!   launch, a `TensorMap`) is outside that bookkeeping: queue such work on
 //!   the buffer's own stream, or order it with events, before the buffer

@@ -16,9 +16,9 @@
 //! Work on a single stream, the common case, records no event and waits for
 //! nothing: a buffer used only on the stream it was allocated on keeps no
 //! record at all (no lock, no allocation), and only the first use from
-//! another stream pays for the record and one event per stream it must wait
-//! for. The event is recorded on the earlier stream when
-//! the conflict is found, not when the earlier work was queued; it then also
+//! another stream pays for the record and one event per stream it must
+//! wait for. The event is recorded on the earlier stream when the conflict
+//! is found, not when the earlier work was queued; it then also
 //! covers work queued after that, which waits longer than needed but never
 //! too little. That is why the buffer holds the earlier streams' handles
 //! (a [`StreamHandle`] outlives its [`CudaStream`] while a buffer needs it).
@@ -104,7 +104,9 @@ impl StreamOrder {
         self.recorded_read_on(stream)
     }
 
-    #[cold]
+    /// [`read_on`](Self::read_on) where the record is needed (out of
+    /// line: the one-stream path stays small).
+    #[inline(never)]
     fn recorded_read_on(&self, stream: &CudaStream) -> Result<(), DriverError> {
         if self.noted_in_capture(stream) {
             return Ok(());
@@ -122,7 +124,9 @@ impl StreamOrder {
         self.recorded_write_on(stream)
     }
 
-    #[cold]
+    /// [`write_on`](Self::write_on) where the record is needed (out of
+    /// line: the one-stream path stays small).
+    #[inline(never)]
     fn recorded_write_on(&self, stream: &CudaStream) -> Result<(), DriverError> {
         if self.noted_in_capture(stream) {
             return Ok(());
@@ -411,6 +415,15 @@ mod tests {
         uses.read(&'a', same);
         uses.read(&'b', same);
         assert_eq!(uses.write(&'b', same), vec!['a'], "its own stream's read is already in order");
+    }
+
+    #[test]
+    fn a_write_by_the_last_writer_keeps_the_record() {
+        let mut uses = Uses::default();
+        uses.write(&'a', same);
+        assert!(uses.write(&'a', same).is_empty());
+        assert_eq!(uses.writer, Some('a'));
+        assert_eq!(uses.read(&'b', same), vec!['a'], "another stream still waits for it");
     }
 
     #[test]
