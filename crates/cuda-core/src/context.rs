@@ -171,7 +171,9 @@ impl CudaContext {
         }
     }
 
-    #[cold]
+    /// Records `name` under the lock (out of line: back-to-back launches of
+    /// one kernel skip it).
+    #[inline(never)]
     fn remember(&self, name: KernelName) {
         let text = name.as_str().as_ptr() as usize;
         if let Ok(mut last) = self.last_kernel.lock() {
@@ -242,6 +244,7 @@ impl CudaContext {
         }
     }
 
+    /// [`has_memory_pools`](Self::has_memory_pools) the first time.
     #[cold]
     fn ask_memory_pools(&self) -> bool {
         *self.memory_pools.get_or_init(|| {
@@ -566,6 +569,7 @@ impl StreamHandle {
         self.capture_record()
     }
 
+    /// The capture under way, read under its lock.
     #[cold]
     fn capture_record(&self) -> Option<Arc<crate::graph::CaptureRecord>> {
         self.capture.lock().unwrap_or_else(|e| e.into_inner()).clone()

@@ -378,6 +378,7 @@ impl CudaStream {
         self.refuse_capture(what)
     }
 
+    /// [`refuse_in_capture`](Self::refuse_in_capture) on a capturing stream.
     #[cold]
     fn refuse_capture(&self, what: &'static str) -> Result<(), DriverError> {
         match self.handle().capture() {
