@@ -37,7 +37,8 @@
 #      (exit code 2);
 #   9. builds the benchmarks (benches/, with nvcc's references), lists them,
 #      runs `cargo oxide bench vecadd` (exit 2 without a GPU) and the rebuild
-#      benchmark, which needs no GPU.
+#      benchmark, which needs no GPU; runs benches/host-cost (oxide's host
+#      work per allocation and launch, against a driver stub).
 # GPU runs themselves are scripts/build-gpu-suite.sh + the device machine.
 # The last line is the summary: "N passed, M failed".
 set -uo pipefail
@@ -226,6 +227,7 @@ bench_without_gpu() {
 }
 step "cargo oxide bench --list, and bench vecadd (exit 2 without a GPU)" bench_without_gpu
 step "cargo oxide bench rebuild (kernel edit → cargo oxide build vs nvcc)" cargo oxide bench rebuild
+step "benches/host-cost against a driver stub (oxide's host work per allocation and per launch)" bash benches/host-cost/run.sh
 
 echo
 for f in "${failures[@]}"; do echo "failed: $f"; done

@@ -159,12 +159,14 @@ impl CudaContext {
 
     /// [`record_launch`](Self::record_launch) for a name that lives forever
     /// (cuda-host's kernel table): no allocation on the launch path.
+    #[inline]
     pub fn record_launch_static(&self, kernel: &'static str) {
         if !self.recorded_last(kernel) {
             self.remember(KernelName::Static(kernel));
         }
     }
 
+    #[inline]
     pub(crate) fn record_launch_shared(&self, kernel: &Arc<str>) {
         if !self.recorded_last(kernel) {
             self.remember(KernelName::Shared(kernel.clone()));
@@ -173,6 +175,7 @@ impl CudaContext {
 
     /// Whether `name` (this very text, not an equal one) is recorded as the
     /// kernel launched last.
+    #[inline]
     fn recorded_last(&self, name: &str) -> bool {
         self.last_kernel_text.load(Ordering::Acquire) == name.as_ptr() as usize
     }
@@ -180,6 +183,7 @@ impl CudaContext {
     /// Records `f` as launched last under the name a fault report will give:
     /// its host code's (cuda-host's Rust path) if it has one, else the PTX
     /// name. Every launch path of this crate ends here.
+    #[inline]
     pub(crate) fn record_launch_of(&self, f: &crate::CudaFunction, host: Option<&cuda_emulator::HostKernel>) {
         match host.map(|h| h.name()).filter(|n| !n.is_empty()) {
             Some(name) => self.record_launch_static(name),
@@ -187,6 +191,9 @@ impl CudaContext {
         }
     }
 
+    /// Records `name` under the lock (out of line: back-to-back launches of
+    /// one kernel skip it).
+    #[inline(never)]
     fn remember(&self, name: KernelName) {
         let text = name.as_str().as_ptr() as usize;
         if let Ok(mut last) = self.last_kernel.lock() {
@@ -249,7 +256,17 @@ impl CudaContext {
     /// order from the device's memory pool (`cuMemAllocAsync` /
     /// `cuMemFreeAsync`), which every GPU since CUDA 11.2 and the CPU
     /// emulator do; else with `cuMemAlloc`, and a drop waits for the context.
+    #[inline]
     pub fn has_memory_pools(&self) -> bool {
+        match self.memory_pools.get() {
+            Some(&pools) => pools,
+            None => self.ask_memory_pools(),
+        }
+    }
+
+    /// [`has_memory_pools`](Self::has_memory_pools) the first time.
+    #[cold]
+    fn ask_memory_pools(&self) -> bool {
         *self.memory_pools.get_or_init(|| {
             self.device().attribute(driver::CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED).is_ok_and(|v| v == 1)
         })
@@ -336,6 +353,7 @@ impl CudaContext {
     }
 
     /// Binds the context and hands out the driver table.
+    #[inline]
     pub(crate) fn bind(&self) -> Result<&'static DriverApi, DriverError> {
         let d = driver::initialized()?;
         // Asking is cheaper than setting, and every launch binds: most of the
@@ -425,10 +443,18 @@ impl CudaContext {
     /// assert!(ctx.stack_size()? >= 4096);
     /// # Ok(()) }
     /// ```
+    #[inline]
     pub fn ensure_stack_size(&self, bytes: usize) -> Result<(), DriverError> {
         if bytes <= self.stack_size.load(Ordering::Acquire) {
             return Ok(());
         }
+        self.raise_stack_size(bytes)
+    }
+
+    /// [`ensure_stack_size`](Self::ensure_stack_size) past what the context
+    /// is known to have.
+    #[cold]
+    fn raise_stack_size(&self, bytes: usize) -> Result<(), DriverError> {
         let _raising = self.stack_raise.lock().unwrap_or_else(|p| p.into_inner());
         let mut current = self.stack_size()?;
         if current < bytes {
@@ -483,6 +509,7 @@ impl CudaContext {
     }
 
     /// Whether two contexts are the same driver context.
+    #[inline]
     pub(crate) fn same(&self, other: &CudaContext) -> bool {
         self.ctx == other.ctx
     }
@@ -536,20 +563,35 @@ unsafe impl Sync for StreamHandle {}
 
 impl StreamHandle {
     /// The raw `CUstream` (null for the legacy default stream).
+    #[inline]
     pub(crate) fn raw(&self) -> CUstream {
         self.stream
     }
 
     /// The context the stream belongs to.
+    #[inline]
     pub(crate) fn context(&self) -> &Arc<CudaContext> {
         &self.ctx
     }
 
+    /// Whether a capture is under way on this stream (one atomic load).
+    #[inline]
+    pub(crate) fn is_capturing(&self) -> bool {
+        self.capturing.load(Ordering::Acquire)
+    }
+
     /// The capture under way on this stream, if any.
+    #[inline]
     pub(crate) fn capture(&self) -> Option<Arc<crate::graph::CaptureRecord>> {
-        if !self.capturing.load(Ordering::Acquire) {
+        if !self.is_capturing() {
             return None;
         }
+        self.capture_record()
+    }
+
+    /// The capture under way, read under its lock.
+    #[cold]
+    fn capture_record(&self) -> Option<Arc<crate::graph::CaptureRecord>> {
         self.capture.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
@@ -570,11 +612,13 @@ impl CudaStream {
 
     /// The shared handle, for buffers that must be able to order later
     /// work after this stream's.
+    #[inline]
     pub(crate) fn handle(&self) -> &Arc<StreamHandle> {
         &self.handle
     }
 
     /// The context the stream belongs to.
+    #[inline]
     pub fn context(&self) -> &Arc<CudaContext> {
         &self.handle.ctx
     }
@@ -592,6 +636,7 @@ impl CudaStream {
     }
 
     /// The raw `CUstream` handle (null for the default stream).
+    #[inline]
     pub fn raw(&self) -> *mut c_void {
         self.handle.stream
     }

@@ -35,8 +35,22 @@ pub(crate) fn backend() -> Result<Backend, DriverError> {
     Ok(backend::loaded().expect("loaded above").backend)
 }
 
+/// The driver table once [`initialized`] has succeeded: every driver call
+/// of the crate asks for it, and then finds it with one load.
+static READY: OnceLock<&'static DriverApi> = OnceLock::new();
+
 /// The driver, loaded and `cuInit`-ed (once per process).
+#[inline]
 pub(crate) fn initialized() -> Result<&'static DriverApi, DriverError> {
+    match READY.get() {
+        Some(d) => Ok(d),
+        None => initialize(),
+    }
+}
+
+/// [`initialized`] the first time (or after a failure, which is kept).
+#[cold]
+fn initialize() -> Result<&'static DriverApi, DriverError> {
     static INIT: OnceLock<Result<(), DriverError>> = OnceLock::new();
     let d = driver()?;
     INIT.get_or_init(|| {
@@ -54,7 +68,7 @@ pub(crate) fn initialized() -> Result<&'static DriverApi, DriverError> {
         })
     })
     .clone()?;
-    Ok(d)
+    Ok(READY.get_or_init(|| d))
 }
 
 /// The driver table if it has already been loaded successfully (never loads it).

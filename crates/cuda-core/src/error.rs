@@ -200,18 +200,29 @@ impl fmt::Display for DriverError {
 impl std::error::Error for DriverError {}
 
 /// `Ok(())` for `CUDA_SUCCESS`, otherwise the error for `code` from `op`.
+/// Every driver call goes through it, so success is the inlined test
+/// alone and the error is built out of line.
+#[inline]
 pub(crate) fn check(code: CUresult, op: &'static str) -> Result<(), DriverError> {
     if code == 0 {
-        return Ok(());
+        Ok(())
+    } else {
+        Err(failure(code, op))
     }
+}
+
+/// The error of a failed call (see [`check`]).
+#[cold]
+#[inline(never)]
+fn failure(code: CUresult, op: &'static str) -> DriverError {
     let error = DriverError::from_code(code, op);
     let emulated = backend::loaded().is_some_and(|l| l.backend.is_emulated());
     if code == cuda_driver_sys::CUDA_ERROR_NOT_SUPPORTED && emulated && !cuda_emulator::implements(op) {
-        return Err(error.with_detail(format!(
+        return error.with_detail(format!(
             "the CPU emulator does not implement `{op}` (in either mode): run this program on a GPU"
-        )));
+        ));
     }
-    Err(error)
+    error
 }
 
 /// Name and message of a `CUresult`: asked of the driver when it is loaded,

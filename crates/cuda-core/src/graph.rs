@@ -435,7 +435,17 @@ impl CudaStream {
     }
 
     /// Fails (and breaks the capture, naming `what`) if the stream captures.
+    #[inline]
     pub(crate) fn refuse_in_capture(&self, what: &'static str) -> Result<(), DriverError> {
+        if !self.handle().is_capturing() {
+            return Ok(());
+        }
+        self.refuse_capture(what)
+    }
+
+    /// [`refuse_in_capture`](Self::refuse_in_capture) on a capturing stream.
+    #[cold]
+    fn refuse_capture(&self, what: &'static str) -> Result<(), DriverError> {
         match self.handle().capture() {
             Some(capture) => {
                 capture.break_with(what);

@@ -42,7 +42,7 @@ use crate::context::{CudaContext, CudaStream};
 use crate::driver::{self, cu, CUdeviceptr, CUmemLocation};
 use crate::error::DriverError;
 use crate::memory::DeviceRepr;
-use crate::stream_order::StreamOrder;
+use crate::stream_order::ManagedOrder;
 
 /// Where managed memory should be (or is preferred, or is accessed from).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -243,7 +243,7 @@ pub struct ManagedBuffer<T> {
     ptr: CUdeviceptr,
     len: usize,
     ctx: Arc<CudaContext>,
-    order: StreamOrder,
+    order: ManagedOrder,
     _marker: PhantomData<T>,
 }
 
@@ -279,7 +279,7 @@ impl<T: DeviceRepr> ManagedBuffer<T> {
         // GPU work uses yet; the host may write them (concurrent access
         // checked above). All-zero bytes are a valid `T` (DeviceRepr).
         unsafe { std::ptr::write_bytes(ptr as usize as *mut u8, 0, bytes) };
-        Ok(ManagedBuffer { ptr, len, ctx: ctx.clone(), order: StreamOrder::new_managed(ctx), _marker: PhantomData })
+        Ok(ManagedBuffer { ptr, len, ctx: ctx.clone(), order: ManagedOrder::new(ctx), _marker: PhantomData })
     }
 
     /// Allocates managed memory holding a copy of `data` (written by the host).

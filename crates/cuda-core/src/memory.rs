@@ -29,9 +29,11 @@
 //!   another: by the rule above, a use on another stream first waits for
 //!   the allocation, and the free waits for every use queued through the
 //!   safe API on any stream, so no kernel or copy touches freed (or
-//!   reallocated) memory. A device without memory pools falls back to
-//!   `cuMemAlloc`, and a drop then waits for all work on the context
-//!   (`cuCtxSynchronize`) before `cuMemFree`.
+//!   reallocated) memory. A buffer used on that stream alone needs no
+//!   record of its uses (the stream orders them all before the free), so
+//!   it keeps none until a use on another stream or in a capture. A device
+//!   without memory pools falls back to `cuMemAlloc`, and a drop then waits
+//!   for all work on the context (`cuCtxSynchronize`) before `cuMemFree`.
 //! * A device address taken with `device_ptr()` and used by hand (a raw
 //!   launch, a `TensorMap`) is outside that bookkeeping: queue such work on
 //!   the buffer's own stream, or order it with events, before the buffer
@@ -44,7 +46,7 @@ use std::ops::{Bound, Deref, DerefMut, RangeBounds};
 use std::ptr;
 use std::sync::{Arc, Mutex};
 
-use crate::context::{CudaContext, CudaEvent, CudaStream, StreamHandle};
+use crate::context::{CudaContext, CudaEvent, CudaStream};
 use crate::driver::{self, cu, CUdeviceptr};
 use crate::error::{DriverError, ErrorKind};
 use crate::stream_order::StreamOrder;
@@ -193,11 +195,12 @@ fill_value!(u8 => u8, i8 => u8, u16 => u16, i16 => u16, u32 => u32, i32 => u32, 
 pub struct DeviceBuffer<T> {
     ptr: CUdeviceptr,
     len: usize,
-    ctx: Arc<CudaContext>,
+    /// The stream the buffer was made on (which holds its context) and the
+    /// record of its uses on other streams.
     order: StreamOrder,
-    /// The stream the memory came from the pool on, and goes back on; `None`
-    /// for `cuMemAlloc` memory (or none at all).
-    home: Option<Arc<StreamHandle>>,
+    /// Whether the memory came from the pool on the home stream and goes
+    /// back on it; else it is `cuMemAlloc` memory (or none at all).
+    pooled: bool,
     _marker: PhantomData<T>,
 }
 
@@ -224,7 +227,7 @@ impl<T> DeviceBuffer<T> {
 
     /// The context that owns the memory.
     pub fn context(&self) -> &Arc<CudaContext> {
-        &self.ctx
+        self.order.context()
     }
 
     /// Makes work queued on `stream` from now on wait for the writes to the
@@ -334,12 +337,12 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
 
     /// The whole buffer as a read-only view.
     pub fn as_slice(&self) -> DeviceSlice<'_, T> {
-        DeviceSlice { ptr: self.ptr, len: self.len, ctx: &self.ctx, order: &self.order, _marker: PhantomData }
+        DeviceSlice { ptr: self.ptr, len: self.len, ctx: self.order.context(), order: &self.order, _marker: PhantomData }
     }
 
     /// The whole buffer as a writable view.
     pub fn as_slice_mut(&mut self) -> DeviceSliceMut<'_, T> {
-        DeviceSliceMut { ptr: self.ptr, len: self.len, ctx: &self.ctx, order: &self.order, _marker: PhantomData }
+        DeviceSliceMut { ptr: self.ptr, len: self.len, ctx: self.order.context(), order: &self.order, _marker: PhantomData }
     }
 
     /// A read-only view of the elements in `range`.
@@ -370,7 +373,7 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
     /// # Ok(()) }
     /// ```
     pub fn as_atomic<A: AtomicCell<Value = T>>(&mut self) -> DeviceAtomicSlice<'_, A> {
-        DeviceAtomicSlice { ptr: self.ptr, len: self.len, ctx: &self.ctx, order: &self.order, _marker: PhantomData }
+        DeviceAtomicSlice { ptr: self.ptr, len: self.len, ctx: self.order.context(), order: &self.order, _marker: PhantomData }
     }
 
     /// A writable view of the elements in `range`.
@@ -383,11 +386,10 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
 
     fn alloc_raw(stream: &CudaStream, len: usize, op: &'static str) -> Result<Self, DriverError> {
         let bytes = byte_size::<T>(len, op)?;
-        let ctx = stream.context().clone();
+        let ctx = stream.context();
         let mut ptr: CUdeviceptr = 0;
-        let mut home = None;
+        let mut pooled = false;
         stream.refuse_in_capture(op)?;
-        let order = StreamOrder::new(&ctx);
         if bytes > 0 {
             let d = ctx.bind()?;
             if ctx.has_memory_pools() {
@@ -395,16 +397,15 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
                 // this context, which is current.
                 unsafe { cu!(d, cuMemAllocAsync(&mut ptr, bytes, stream.handle().raw())) }
                     .map_err(|e| ctx.explain(e))?;
-                // The memory exists from this point of `stream` on: other
-                // streams wait for it as for a write.
-                order.write_on(stream)?;
-                home = Some(stream.handle().clone());
+                pooled = true;
             } else {
                 // SAFETY: out-pointer to a local; the context is current.
                 unsafe { cu!(d, cuMemAlloc_v2(&mut ptr, bytes)) }.map_err(|e| ctx.explain(e))?;
             }
         }
-        Ok(DeviceBuffer { ptr, len, ctx, order, home, _marker: PhantomData })
+        // The memory exists from this point of `stream` on: to other
+        // streams, `stream` wrote it last (the order's home).
+        Ok(DeviceBuffer { ptr, len, order: StreamOrder::new(stream.handle()), pooled, _marker: PhantomData })
     }
 }
 
@@ -414,51 +415,53 @@ impl<T> Drop for DeviceBuffer<T> {
             return;
         }
         let Some(d) = driver::loaded() else { return };
-        match self.home.take() {
-            Some(home) => {
-                let stream = CudaStream::from_handle(home);
-                // A free queued into a capture would become part of the
-                // graph: the capture is broken instead, and the free waits
-                // for its end (then queued on the stream as below).
-                if let Some(capture) = stream.handle().capture() {
-                    capture.defer_free(self.ptr, self.order.shared().clone(), "dropping a DeviceBuffer allocated on the capturing stream");
-                    return;
-                }
-                // The free is the last write: it waits for every use on other
-                // streams. If the wait cannot be queued (the context has
-                // failed), the memory is left to the context rather than
-                // freed while work might still use it.
-                // Binding asks the driver which context is current and sets
-                // it only when it differs: asking is the cheaper call, and
-                // most drops happen where the context already is current.
-                if self.order.write_on(&stream).is_ok() && self.ctx.bind().is_ok() {
-                    // SAFETY: `ptr` came from cuMemAllocAsync in this context
-                    // and is freed once, ordered after every use queued
-                    // through the safe API. Errors are ignored: drop never panics.
-                    unsafe { (d.cuMemFreeAsync)(self.ptr, stream.handle().raw()) };
-                }
-            }
+        let home = self.order.home();
+        if !self.pooled {
             // Freed after a wait for the whole context; while another thread
             // captures a graph on it, after that capture (the wait would
             // break it).
-            None => {
-                let (ctx, ptr) = (self.ctx.clone(), self.ptr);
-                crate::graph::after_captures(
-                    &self.ctx,
-                    Box::new(move || {
-                        // SAFETY: `ptr` came from cuMemAlloc_v2 in this
-                        // context and is freed once, after every queued
-                        // kernel or copy of the context (on any stream) has
-                        // finished. Errors are ignored: drop never panics
-                        // (after a sticky error the context's work is dead).
-                        unsafe {
-                            (d.cuCtxSetCurrent)(ctx.raw());
-                            (d.cuCtxSynchronize)();
-                            (d.cuMemFree_v2)(ptr);
-                        }
-                    }),
-                );
-            }
+            let (ctx, ptr) = (home.context().clone(), self.ptr);
+            crate::graph::after_captures(
+                home.context(),
+                Box::new(move || {
+                    // SAFETY: `ptr` came from cuMemAlloc_v2 in this context
+                    // and is freed once, after every queued kernel or copy of
+                    // the context (on any stream) has finished. Errors are
+                    // ignored: drop never panics (after a sticky error the
+                    // context's work is dead anyway).
+                    unsafe {
+                        (d.cuCtxSetCurrent)(ctx.raw());
+                        (d.cuCtxSynchronize)();
+                        (d.cuMemFree_v2)(ptr);
+                    }
+                }),
+            );
+            return;
+        }
+        // A free queued into a capture would become part of the graph: the
+        // capture is broken instead, and the free waits for its end (then
+        // queued on the stream as below).
+        if let Some(capture) = home.capture() {
+            capture.defer_free(self.ptr, self.order.shared().clone(), "dropping a DeviceBuffer allocated on the capturing stream");
+            return;
+        }
+        // The free is the last write on the home stream: it waits for every
+        // use on other streams, which the record holds; without a record
+        // every use was queued on the home stream, before the free. If the
+        // wait cannot be queued (the context has failed), the memory is left
+        // to the context rather than freed while work might still use it.
+        let ordered = match self.order.recorded() {
+            None => true,
+            Some(record) => record.write_on(&CudaStream::from_handle(home.clone())).is_ok(),
+        };
+        // Binding asks the driver which context is current and sets it only
+        // when it differs: asking is the cheaper call, and most drops happen
+        // where the context already is current.
+        if ordered && home.context().bind().is_ok() {
+            // SAFETY: `ptr` came from cuMemAllocAsync on the home stream of
+            // this context and is freed once, ordered after every use queued
+            // through the safe API. Errors are ignored: drop never panics.
+            unsafe { (d.cuMemFreeAsync)(self.ptr, home.raw()) };
         }
     }
 }

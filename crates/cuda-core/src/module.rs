@@ -479,6 +479,7 @@ impl LaunchConfig {
     }
 
     /// Threads per block (`x * y * z`).
+    #[inline]
     pub fn threads_per_block(&self) -> u64 {
         let (x, y, z) = self.block_dim;
         x as u64 * y as u64 * z as u64
@@ -486,7 +487,19 @@ impl LaunchConfig {
 
     /// Checks the limits every CUDA GPU shares: no zero dimension, at most
     /// 1024 threads and z ≤ 64 in a block, grid x < 2³¹ and y, z ≤ 65535.
+    #[inline]
     pub fn validate(&self) -> Result<(), DriverError> {
+        let ((gx, gy, gz), (bx, by, bz)) = (self.grid_dim, self.block_dim);
+        let positive = gx.min(gy).min(gz).min(bx).min(by).min(bz) != 0;
+        if positive && self.threads_per_block() <= 1024 && bz <= 64 && gx <= i32::MAX as u32 && gy.max(gz) <= 65535 {
+            return Ok(());
+        }
+        self.invalid()
+    }
+
+    /// Why [`validate`](Self::validate) refuses the configuration.
+    #[cold]
+    fn invalid(&self) -> Result<(), DriverError> {
         let fail = |msg: String| {
             Err(DriverError::new(
                 ErrorKind::InvalidLaunchConfig,
@@ -574,6 +587,7 @@ impl LaunchConfig {
 /// `params` must have exactly one entry per kernel parameter, each pointing
 /// to a value whose size and layout match that parameter; device pointers
 /// among them must stay valid until the kernel has finished.
+#[inline]
 pub unsafe fn launch_kernel(
     f: &CudaFunction,
     config: LaunchConfig,
@@ -592,6 +606,7 @@ pub unsafe fn launch_kernel(
 /// # Safety
 /// As for [`launch_kernel`]; and `host` must be the host code of `f`'s
 /// kernel, taking the same `params`.
+#[inline]
 pub unsafe fn launch_kernel_with_host_code(
     f: &CudaFunction,
     config: LaunchConfig,
@@ -613,23 +628,15 @@ unsafe fn launch(
     host: Option<&HostKernel>,
 ) -> Result<(), DriverError> {
     config.validate()?;
-    if !f.module.ctx.same(stream.context()) {
-        return Err(DriverError::new(
-            ErrorKind::InvalidArgument,
-            format!(
-                "kernel `{}` belongs to the context of device {} but the stream to that of device {}",
-                f.name,
-                f.module.ctx.ordinal(),
-                stream.context().ordinal()
-            ),
-            "launch_kernel",
-        ));
+    let ctx = stream.context();
+    if !f.module.ctx.same(ctx) {
+        return Err(foreign_kernel(f, stream));
     }
-    if let Some(capture) = stream.handle().capture() {
-        capture.note_module(&f.module); // a graph keeps its kernels loaded
+    if stream.handle().is_capturing() {
+        note_kernel_in_capture(f, stream);
     }
-    let d = stream.context().bind()?;
-    if let Backend::Emulator(_) = stream.context().backend() {
+    let d = ctx.bind()?;
+    if let Backend::Emulator(_) = ctx.backend() {
         // SAFETY: as below; `host` is the kernel's host code (caller).
         return unsafe { launch_emulated(f, config, stream, params, host, None, false) };
     }
@@ -659,10 +666,39 @@ unsafe fn launch(
             )
         )
     }
-    .map_err(|e| stream.context().explain(e))
-    .map_err(|e| e.with_detail(format!("while launching kernel `{}`", f.name)))?;
-    stream.context().record_launch_of(f, host);
+    .map_err(|e| launch_failed(f, ctx, e))?;
+    ctx.record_launch_of(f, host);
     Ok(())
+}
+
+/// The error of a launch of `f` on a stream of another context.
+#[cold]
+fn foreign_kernel(f: &CudaFunction, stream: &CudaStream) -> DriverError {
+    DriverError::new(
+        ErrorKind::InvalidArgument,
+        format!(
+            "kernel `{}` belongs to the context of device {} but the stream to that of device {}",
+            f.name,
+            f.module.ctx.ordinal(),
+            stream.context().ordinal()
+        ),
+        "launch_kernel",
+    )
+}
+
+/// Notes `f`'s module in the capture under way on `stream`: a graph keeps
+/// its kernels loaded.
+#[cold]
+fn note_kernel_in_capture(f: &CudaFunction, stream: &CudaStream) {
+    if let Some(capture) = stream.handle().capture() {
+        capture.note_module(&f.module);
+    }
+}
+
+/// A failed `cuLaunchKernel` of `f`, explained and naming the kernel.
+#[cold]
+fn launch_failed(f: &CudaFunction, ctx: &CudaContext, e: DriverError) -> DriverError {
+    ctx.explain(e).with_detail(format!("while launching kernel `{}`", f.name))
 }
 
 /// The one extra attribute of a [`launch_ex`]: what makes it more than a

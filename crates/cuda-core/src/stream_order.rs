@@ -14,9 +14,11 @@
 //! * a write waits for the last write and for every read since.
 //!
 //! Work on a single stream, the common case, records no event and waits for
-//! nothing: only the first use from another stream pays for one event per
-//! stream it must wait for. The event is recorded on the earlier stream when
-//! the conflict is found, not when the earlier work was queued; it then also
+//! nothing: a buffer used only on the stream it was allocated on keeps no
+//! record at all (no lock, no allocation), and only the first use from
+//! another stream pays for the record and one event per stream it must
+//! wait for. The event is recorded on the earlier stream when the conflict
+//! is found, not when the earlier work was queued; it then also
 //! covers work queued after that, which waits longer than needed but never
 //! too little. That is why the buffer holds the earlier streams' handles
 //! (a [`StreamHandle`] outlives its [`CudaStream`] while a buffer needs it).
@@ -31,33 +33,42 @@
 //!
 //! A managed buffer (`managed.rs`) is also read and written by the host,
 //! through slices that borrow it. Before the host reads it,
-//! [`StreamOrder::wait_on_host`] blocks until the last write queued on any
+//! [`ManagedOrder::wait_on_host`] blocks until the last write queued on any
 //! stream has finished; before the host writes it, until every queued use
 //! has. A graph launch is not stopped by a borrow, so a managed buffer is
 //! refused in a capture (it breaks the capture, naming the buffer): no
 //! graph can touch it behind the host's back.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
-use crate::context::{CudaStream, StreamHandle};
+use crate::context::{CudaContext, CudaStream, StreamHandle};
 use crate::error::DriverError;
 
-/// The streams whose queued work may still touch one buffer.
+/// The order of a [`DeviceBuffer`](crate::DeviceBuffer): its home stream
+/// (the one it was allocated on, and is freed on), and the record of the
+/// streams whose queued work may still touch it, made on first need.
+///
+/// While every use has been queued on the home stream, outside captures,
+/// the stream alone orders them (and the free after them), so nothing is
+/// recorded: the record is made, as if the allocation were the last write
+/// on the home stream, by the first use on another stream, the first use
+/// in a capture, or a graph node that takes the buffer. From then on every
+/// use goes through it. Allocating, using and dropping a buffer on one
+/// stream therefore takes no lock and allocates nothing beyond the memory.
 #[derive(Debug)]
 pub(crate) struct StreamOrder {
-    shared: Arc<OrderShared>,
+    home: Arc<StreamHandle>,
+    record: OnceLock<Arc<OrderShared>>,
 }
 
-/// A buffer's order, shared with the graphs that use the buffer (weakly:
-/// the buffer's drop ends it).
+/// The streams whose queued work may still touch one buffer, shared with
+/// the graphs that use the buffer (weakly: the buffer's drop ends it).
 #[derive(Debug)]
 pub(crate) struct OrderShared {
     uses: Mutex<Uses<Arc<StreamHandle>>>,
     /// The ordinal of the device of the buffer's context, and its handle.
     device: usize,
     ctx: usize,
-    /// A managed buffer: the host reads and writes it too (refused in captures).
-    managed: bool,
 }
 
 /// What a capture that meets a managed buffer reports.
@@ -65,18 +76,120 @@ const MANAGED_IN_CAPTURE: &str = "a ManagedBuffer used while the stream captures
     bypass the borrows that keep the host's slices of the buffer safe; use a DeviceBuffer in graphs)";
 
 impl StreamOrder {
-    /// The order of a new buffer of `ctx`.
-    pub(crate) fn new(ctx: &crate::CudaContext) -> StreamOrder {
-        StreamOrder {
-            shared: Arc::new(OrderShared { uses: Mutex::default(), device: ctx.ordinal(), ctx: ctx.raw() as usize, managed: false }),
+    /// The order of a buffer allocated on `home` (the allocation counts as
+    /// a write there).
+    pub(crate) fn new(home: &Arc<StreamHandle>) -> StreamOrder {
+        StreamOrder { home: home.clone(), record: OnceLock::new() }
+    }
+
+    /// The stream the buffer was allocated on.
+    #[inline]
+    pub(crate) fn home(&self) -> &Arc<StreamHandle> {
+        &self.home
+    }
+
+    /// The context of the buffer (its home stream's).
+    #[inline]
+    pub(crate) fn context(&self) -> &Arc<CudaContext> {
+        self.home.context()
+    }
+
+    /// Makes `stream` wait for the last write on another stream before a
+    /// read it is about to queue.
+    #[inline]
+    pub(crate) fn read_on(&self, stream: &CudaStream) -> Result<(), DriverError> {
+        if self.unrecorded_on(stream) {
+            return Ok(());
+        }
+        self.recorded_read_on(stream)
+    }
+
+    /// [`read_on`](Self::read_on) where the record is needed (out of
+    /// line: the one-stream path stays small).
+    #[inline(never)]
+    fn recorded_read_on(&self, stream: &CudaStream) -> Result<(), DriverError> {
+        if self.noted_in_capture(stream) {
+            return Ok(());
+        }
+        self.shared().read_on(stream)
+    }
+
+    /// Makes `stream` wait for the last write and every read since, on
+    /// other streams, before a write it is about to queue.
+    #[inline]
+    pub(crate) fn write_on(&self, stream: &CudaStream) -> Result<(), DriverError> {
+        if self.unrecorded_on(stream) {
+            return Ok(());
+        }
+        self.recorded_write_on(stream)
+    }
+
+    /// [`write_on`](Self::write_on) where the record is needed (out of
+    /// line: the one-stream path stays small).
+    #[inline(never)]
+    fn recorded_write_on(&self, stream: &CudaStream) -> Result<(), DriverError> {
+        if self.noted_in_capture(stream) {
+            return Ok(());
+        }
+        self.shared().write_on(stream)
+    }
+
+    /// Whether a use on `stream` needs no record: nothing is recorded yet
+    /// (every use so far was on the home stream) and this one is on the
+    /// home stream too, outside a capture.
+    #[inline]
+    fn unrecorded_on(&self, stream: &CudaStream) -> bool {
+        self.record.get().is_none() && Arc::ptr_eq(&self.home, stream.handle()) && !stream.handle().is_capturing()
+    }
+
+    /// Whether `stream` captures: the buffer is then noted in the capture.
+    fn noted_in_capture(&self, stream: &CudaStream) -> bool {
+        match stream.handle().capture() {
+            Some(capture) => {
+                capture.note_buffer(self.shared(), stream);
+                true
+            }
+            None => false,
         }
     }
 
-    /// The order of a new managed buffer of `ctx` (refused in captures).
-    pub(crate) fn new_managed(ctx: &crate::CudaContext) -> StreamOrder {
-        StreamOrder {
-            shared: Arc::new(OrderShared { uses: Mutex::default(), device: ctx.ordinal(), ctx: ctx.raw() as usize, managed: true }),
-        }
+    /// The record, made now if the buffer has none yet (a free deferred
+    /// past a capture keeps it).
+    pub(crate) fn shared(&self) -> &Arc<OrderShared> {
+        self.record.get_or_init(|| {
+            let ctx = self.home.context();
+            // Every use so far was queued on the home stream, after the
+            // allocation: to other streams, the home stream wrote last.
+            let uses = Uses { writer: Some(self.home.clone()), readers: Vec::new() };
+            Arc::new(OrderShared { uses: Mutex::new(uses), device: ctx.ordinal(), ctx: ctx.raw() as usize })
+        })
+    }
+
+    /// The record if the buffer has one (a buffer without one was used on
+    /// its home stream only).
+    #[inline]
+    pub(crate) fn recorded(&self) -> Option<&Arc<OrderShared>> {
+        self.record.get()
+    }
+
+    /// A weak handle, for a graph node that uses the buffer.
+    pub(crate) fn weak(&self) -> std::sync::Weak<OrderShared> {
+        Arc::downgrade(self.shared())
+    }
+}
+
+/// The order of a [`ManagedBuffer`](crate::ManagedBuffer), which the host
+/// reads and writes too: always recorded, and refused in captures.
+#[derive(Debug)]
+pub(crate) struct ManagedOrder {
+    shared: Arc<OrderShared>,
+}
+
+impl ManagedOrder {
+    /// The order of a new managed buffer of `ctx`: no use yet.
+    pub(crate) fn new(ctx: &CudaContext) -> ManagedOrder {
+        let shared = OrderShared { uses: Mutex::default(), device: ctx.ordinal(), ctx: ctx.raw() as usize };
+        ManagedOrder { shared: Arc::new(shared) }
     }
 
     /// Blocks the calling thread until the work queued through the safe API
@@ -131,48 +244,29 @@ impl StreamOrder {
         Ok(true)
     }
 
-    /// Makes `stream` wait for the last write on another stream before a
-    /// read it is about to queue.
+    /// [`StreamOrder::read_on`]; refused (breaking the capture) on a
+    /// capturing stream.
     pub(crate) fn read_on(&self, stream: &CudaStream) -> Result<(), DriverError> {
-        if self.noted_in_capture(stream)? {
-            return Ok(());
-        }
+        Self::refuse_capture(stream)?;
         self.shared.read_on(stream)
     }
 
-    /// Makes `stream` wait for the last write and every read since, on
-    /// other streams, before a write it is about to queue.
+    /// [`StreamOrder::write_on`]; refused as [`read_on`](Self::read_on).
     pub(crate) fn write_on(&self, stream: &CudaStream) -> Result<(), DriverError> {
-        if self.noted_in_capture(stream)? {
-            return Ok(());
-        }
+        Self::refuse_capture(stream)?;
         self.shared.write_on(stream)
     }
 
-    /// Whether `stream` captures: the buffer is then noted in the capture
-    /// (a managed buffer breaks it instead, and is refused).
-    fn noted_in_capture(&self, stream: &CudaStream) -> Result<bool, DriverError> {
+    /// A graph launch is not stopped by a host borrow: a managed buffer
+    /// breaks the capture it meets, naming itself.
+    fn refuse_capture(stream: &CudaStream) -> Result<(), DriverError> {
         match stream.handle().capture() {
-            Some(capture) if self.shared.managed => {
+            Some(capture) => {
                 capture.break_with(MANAGED_IN_CAPTURE);
                 Err(crate::graph::refused_in_capture("a ManagedBuffer in a graph"))
             }
-            Some(capture) => {
-                capture.note_buffer(&self.shared, stream);
-                Ok(true)
-            }
-            None => Ok(false),
+            None => Ok(()),
         }
-    }
-
-    /// The shared order (a free deferred past a capture keeps it).
-    pub(crate) fn shared(&self) -> &Arc<OrderShared> {
-        &self.shared
-    }
-
-    /// A weak handle, for a graph node that uses the buffer.
-    pub(crate) fn weak(&self) -> std::sync::Weak<OrderShared> {
-        Arc::downgrade(&self.shared)
     }
 }
 
@@ -254,6 +348,9 @@ impl<S: Clone> Uses<S> {
 
     /// Notes a write on `on`; returns the streams it must wait for.
     fn write(&mut self, on: &S, same: impl Fn(&S, &S) -> bool) -> Vec<S> {
+        if self.readers.is_empty() && self.writer.as_ref().is_some_and(|w| same(w, on)) {
+            return Vec::new(); // the stream wrote last: nothing changes
+        }
         let mut wait: Vec<S> = Vec::new();
         for s in self.writer.iter().chain(self.readers.iter()) {
             if !same(s, on) && !wait.iter().any(|w| same(w, s)) {
@@ -318,6 +415,15 @@ mod tests {
         uses.read(&'a', same);
         uses.read(&'b', same);
         assert_eq!(uses.write(&'b', same), vec!['a'], "its own stream's read is already in order");
+    }
+
+    #[test]
+    fn a_write_by_the_last_writer_keeps_the_record() {
+        let mut uses = Uses::default();
+        uses.write(&'a', same);
+        assert!(uses.write(&'a', same).is_empty());
+        assert_eq!(uses.writer, Some('a'));
+        assert_eq!(uses.read(&'b', same), vec!['a'], "another stream still waits for it");
     }
 
     #[test]

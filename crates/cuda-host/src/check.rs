@@ -74,11 +74,29 @@ pub struct KernelLimits {
 
 /// The checks that need no driver: no zero dimension, and no launch with
 /// threads that the kernel's thread indices cannot tell apart.
+#[inline]
 pub(crate) fn check_shape(
     kernel: &str,
     indices: ThreadIndexKinds,
     config: &LaunchConfig,
 ) -> Result<(), HostError> {
+    // Every launch passes through here: the usual answer is one expression,
+    // the same rules as `refuse_shape`'s (where no dimension is 0, an axis
+    // extends exactly when grid or block is more than 1 along it).
+    let ((gx, gy, gz), (bx, by, bz)) = (config.grid_dim, config.block_dim);
+    let positive = gx.min(gy).min(gz).min(bx).min(by).min(bz) != 0;
+    let (flat_y, flat_z) = (gy == 1 && by == 1, gz == 1 && bz == 1);
+    let one_d_ok = !indices.contains(ThreadIndexKinds::ONE_D) || (flat_y && flat_z);
+    let two_d_ok = !indices.contains(ThreadIndexKinds::TWO_D) || flat_z;
+    if positive && one_d_ok && two_d_ok {
+        return Ok(());
+    }
+    refuse_shape(kernel, indices, config)
+}
+
+/// [`check_shape`]'s refusals, with what to change.
+#[cold]
+fn refuse_shape(kernel: &str, indices: ThreadIndexKinds, config: &LaunchConfig) -> Result<(), HostError> {
     for (what, dims) in [("grid_dim", config.grid_dim), ("block_dim", config.block_dim)] {
         if dims.0 == 0 || dims.1 == 0 || dims.2 == 0 {
             return Err(HostError::ZeroLaunchDimension { kernel: kernel.to_string(), what, dims });
@@ -117,11 +135,23 @@ pub(crate) fn check_cluster(
 }
 
 /// The checks against the compiled kernel's limits.
+#[inline]
 pub(crate) fn check_limits(
     kernel: &str,
     config: &LaunchConfig,
     limits: KernelLimits,
 ) -> Result<(), HostError> {
+    if config.threads_per_block() <= u64::from(limits.max_threads_per_block)
+        && config.shared_mem_bytes <= limits.max_dynamic_shared_bytes
+    {
+        return Ok(());
+    }
+    refuse_limits(kernel, config, limits)
+}
+
+/// [`check_limits`]'s refusals.
+#[cold]
+fn refuse_limits(kernel: &str, config: &LaunchConfig, limits: KernelLimits) -> Result<(), HostError> {
     let threads = config.threads_per_block();
     if threads > u64::from(limits.max_threads_per_block) {
         return Err(HostError::BlockTooLarge {

@@ -70,6 +70,8 @@ enum Step {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LaunchCondition {
     steps: Vec<Step>,
+    /// The most values the program has on its stack at once.
+    depth: usize,
 }
 
 /// A launch-condition program that does not parse: a device linker and a
@@ -147,9 +149,29 @@ impl FromStr for LaunchCondition {
             .split_ascii_whitespace()
             .map(|t| parse_step(t).ok_or_else(|| ConditionParseError { token: t.to_string() }))
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(LaunchCondition { steps })
+        let depth = max_depth(&steps);
+        Ok(LaunchCondition { steps, depth })
     }
 }
+
+/// The deepest the stack of `steps` gets (counting pushes and pops only; a
+/// step short of operands fails at evaluation).
+fn max_depth(steps: &[Step]) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    for step in steps {
+        match step {
+            Step::Const(_) | Step::Param { .. } | Step::BlockDim(_) | Step::GridDim(_) => depth += 1,
+            Step::Trunc(_) | Step::Fits(_) => {}
+            _ => depth = depth.saturating_sub(1),
+        }
+        deepest = deepest.max(depth);
+    }
+    deepest
+}
+
+/// A stack that holds what most conditions need: evaluation with it
+/// zeroes a few words instead of the largest stack's.
+const SMALL_STACK: usize = 8;
 
 /// Whether `v` is below 2^bits.
 fn below(v: u128, bits: u32) -> bool {
@@ -175,9 +197,24 @@ impl LaunchCondition {
     pub(crate) fn evaluate_with(
         &self,
         config: &LaunchConfig,
+        read: impl FnMut(usize, std::ops::Range<usize>) -> Option<u64>,
+    ) -> Option<bool> {
+        // Every launch of a kernel with an unchecked entry evaluates its
+        // condition.
+        if self.depth <= SMALL_STACK {
+            self.run::<SMALL_STACK>(config, read)
+        } else {
+            self.run::<MAX_STACK>(config, read)
+        }
+    }
+
+    /// [`evaluate_with`](Self::evaluate_with) with a stack of `N` values.
+    fn run<const N: usize>(
+        &self,
+        config: &LaunchConfig,
         mut read: impl FnMut(usize, std::ops::Range<usize>) -> Option<u64>,
     ) -> Option<bool> {
-        let mut stack = [0u128; MAX_STACK];
+        let mut stack = [0u128; N];
         let mut depth = 0usize;
         for step in &self.steps {
             let value = match *step {
@@ -205,7 +242,7 @@ impl LaunchCondition {
                     binary(*step, a, b)?
                 }
             };
-            if depth == MAX_STACK {
+            if depth == N {
                 return None;
             }
             stack[depth] = value;
@@ -331,6 +368,18 @@ mod tests {
         assert_eq!(eval("1 2", &[]), None);
         let deep = "1 ".repeat(MAX_STACK + 1);
         assert_eq!(eval(&deep, &[]), None);
+    }
+
+    #[test]
+    fn deep_programs_get_the_large_stack() {
+        // n ones, then n - 1 `and`s: n values on the stack at once.
+        let ones_and = |n: usize| format!("{}{}", "1 ".repeat(n), "and ".repeat(n - 1));
+        for n in [1, SMALL_STACK, SMALL_STACK + 1, MAX_STACK] {
+            let program: LaunchCondition = ones_and(n).parse().unwrap();
+            assert_eq!(program.depth, n);
+            assert_eq!(program.evaluate(&[], &config((1, 1, 1), (1, 1, 1))), Some(true), "depth {n}");
+        }
+        assert_eq!(max_depth(&"1 2 ule 3 4 ule and".parse::<LaunchCondition>().unwrap().steps), 3);
     }
 
     #[test]

@@ -92,7 +92,7 @@ impl LaunchShape for ClusterLaunchConfig {
 fn launch_entry(
     module: &KernelModule,
     stream: &CudaStream,
-    shape: &dyn LaunchShape,
+    shape: &impl LaunchShape,
     entry: *const c_void,
     params: &mut [*mut c_void],
     sizes: &[usize],
@@ -180,13 +180,22 @@ fn read_param(params: &[*mut c_void], sizes: &[usize], param: usize, range: std:
     if range.end > size || range.len() > 8 {
         return None;
     }
-    let mut le = [0u8; 8];
     // SAFETY: `ptr` points to a live argument of `size` bytes (the launch
     // function's `reprs`) and the range lies inside it. The condition reads
     // only bytes the kernel reads as integers (lengths, sizes), never
-    // padding, so they are initialised.
-    unsafe { std::ptr::copy_nonoverlapping((ptr as *const u8).add(range.start), le.as_mut_ptr(), range.len()) };
-    Some(u64::from_le_bytes(le))
+    // padding, so they are initialised. The common widths are one read.
+    unsafe {
+        let at = (ptr as *const u8).add(range.start);
+        Some(match range.len() {
+            8 => u64::from_le(at.cast::<u64>().read_unaligned()),
+            4 => u64::from(u32::from_le(at.cast::<u32>().read_unaligned())),
+            n => {
+                let mut le = [0u8; 8];
+                std::ptr::copy_nonoverlapping(at, le.as_mut_ptr(), n);
+                u64::from_le_bytes(le)
+            }
+        })
+    }
 }
 
 macro_rules! define_launch {

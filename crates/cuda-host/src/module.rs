@@ -244,11 +244,18 @@ impl KernelModule {
 
     /// The function for the image's kernel number `index` and its largest
     /// block, looked up once.
+    #[inline]
     fn function_and_max_block(&self, index: usize) -> Result<&LoadedFunction, HostError> {
-        let slot = &self.functions[index];
-        if let Some(found) = slot.get() {
-            return Ok(found);
+        match self.functions[index].get() {
+            Some(found) => Ok(found),
+            None => self.look_up_function(index),
         }
+    }
+
+    /// [`function_and_max_block`](Self::function_and_max_block) the first time.
+    #[cold]
+    fn look_up_function(&self, index: usize) -> Result<&LoadedFunction, HostError> {
+        let slot = &self.functions[index];
         let f = self.module.function(self.image.kernels[index].ptx_name)?;
         let max_threads = f.max_threads_per_block()?;
         // Two threads may both look it up; either answer is the same function.
@@ -258,6 +265,7 @@ impl KernelModule {
     /// The function and the limits a launch of it must respect. The dynamic
     /// shared memory limit is asked each time (set_max_dynamic_shared_memory
     /// changes it), and only when the launch asks for any.
+    #[inline]
     pub(crate) fn function_with_limits(
         &self,
         index: usize,

@@ -10,6 +10,7 @@
 //! loaded by another program.
 
 use std::ffi::c_void;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 use crate::abi::{IMAGE_KIND_CUBIN, IMAGE_KIND_PTX, IMAGE_MAGIC};
@@ -173,6 +174,7 @@ pub fn embedded_modules() -> &'static [EmbeddedModule] {
 
 /// A kernel found by its entry wrapper: the image, the kernel, and its
 /// index in the image's kernel list (what `KernelModule` caches by).
+#[derive(Clone, Copy)]
 pub(crate) struct FoundKernel {
     pub image: &'static EmbeddedModule,
     pub kernel: &'static EmbeddedKernel,
@@ -183,22 +185,31 @@ pub(crate) struct FoundKernel {
 /// search in an index of every host address, built on first use (launches
 /// ask this every time; a program may hold hundreds of kernel instances).
 pub(crate) fn find_kernel(entry: *const c_void) -> Option<FoundKernel> {
-    static BY_ADDRESS: OnceLock<Vec<(usize, usize, usize)>> = OnceLock::new();
+    static BY_ADDRESS: OnceLock<Vec<(usize, FoundKernel)>> = OnceLock::new();
     let index = BY_ADDRESS.get_or_init(|| {
         let mut all = Vec::new();
-        for (m, module) in embedded_modules().iter().enumerate() {
-            for (k, kernel) in module.kernels.iter().enumerate() {
-                all.extend(kernel.host_addresses.iter().map(|&a| (a, m, k)));
+        for image in embedded_modules() {
+            for (k, kernel) in image.kernels.iter().enumerate() {
+                all.extend(kernel.host_addresses.iter().map(|&a| (a, FoundKernel { image, kernel, index: k })));
             }
         }
-        all.sort_unstable();
+        all.sort_unstable_by_key(|&(a, _)| a);
         all
     });
     let addr = entry as usize;
-    let at = index.binary_search_by_key(&addr, |&(a, _, _)| a).ok()?;
-    let (_, m, k) = index[at];
-    let image = &embedded_modules()[m];
-    Some(FoundKernel { image, kernel: &image.kernels[k], index: k })
+    // The entries launched lately, by address: a launch of one of them
+    // (most launches) skips the search. A slot holds a position in `index`
+    // plus one, written whole, so it is right or names another entry.
+    static RECENT: [AtomicUsize; 64] = [const { AtomicUsize::new(0) }; 64];
+    let slot = &RECENT[(addr >> 4) % RECENT.len()];
+    if let Some(&(a, found)) = slot.load(Ordering::Relaxed).checked_sub(1).and_then(|at| index.get(at)) {
+        if a == addr {
+            return Some(found);
+        }
+    }
+    let at = index.binary_search_by_key(&addr, |&(a, _)| a).ok()?;
+    slot.store(at + 1, Ordering::Relaxed);
+    Some(index[at].1)
 }
 
 /// The module and constant whose host static lives at `address`.

@@ -56,8 +56,13 @@ impl StackNeed {
 
     /// The bytes a launch asks the context for: the bound, or the fallback
     /// ([`fallback_stack_bytes`]).
+    #[inline]
     pub fn bytes(self) -> Result<usize, HostError> {
-        Ok(self.bytes_with_fallback(fallback_stack_bytes()?))
+        match self {
+            // Every launch asks: a bound needs no look at the fallback.
+            StackNeed::Bounded(bytes) => Ok(usize::try_from(bytes).unwrap_or(usize::MAX)),
+            StackNeed::Unknown => fallback_stack_bytes(),
+        }
     }
 }
 

@@ -12,7 +12,9 @@
 //! * read after write: a copy on B of what a kernel on A writes;
 //! * write after read: a memset on B of what a kernel on A still has to read;
 //! * write after write: a fill on B of what a kernel on A writes;
-//! * kernel after kernel: a kernel on B reading what a kernel on A writes.
+//! * kernel after kernel: a kernel on B reading what a kernel on A writes;
+//! * free after use: a buffer of A dropped while a kernel on B writes it
+//!   (its free on A waits, so the memory A allocates next is not written).
 //!
 //! Both streams are non-blocking, so nothing but the buffers' own ordering
 //! orders them. On the CPU emulator every submission runs at once, so there
@@ -124,6 +126,21 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     cuda_launch! { kernel: add_one, stream: b, module: module, config: config,
                    args: [slice(buf), slice_mut(out)] }?;
     expect("kernel on B after a kernel on A writes", &out.to_host_vec(&b)?, |_| 42)?;
+
+    // Free after a kernel on another stream: a buffer allocated on A (and
+    // used there only until then, so it has no record of its uses yet) is
+    // written by a slow kernel on B and dropped at once. Its free on A must
+    // wait for B's kernel: the pool hands the same memory to the next
+    // allocation on A, which A fills before B's kernel would write it.
+    let mut victim = DeviceBuffer::<u32>::zeroed(&a, N)?;
+    a.synchronize()?;
+    cuda_launch! { kernel: slow_fill, stream: b, module: module, config: config,
+                   args: [slice_mut(victim), 9u32, delay_ns] }?;
+    drop(victim);
+    let mut reused = DeviceBuffer::<u32>::zeroed(&a, N)?;
+    reused.fill(&a, 5u32)?;
+    b.synchronize()?;
+    expect("memory freed on A after a kernel on B writes it", &reused.to_host_vec(&a)?, |_| 5)?;
     Ok(())
 }
 

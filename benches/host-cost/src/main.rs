@@ -1,0 +1,185 @@
+//! host-cost: what oxide's host code adds to a stream-ordered allocation and
+//! to a kernel launch, measured on the CPU.
+//!
+//! `bash benches/host-cost/run.sh` builds this program with `cargo oxide`
+//! and runs it against `stub_libcuda.c`, a driver whose every entry point
+//! returns at once: the time of an allocate + free pair or of a launch is
+//! then oxide's own bookkeeping (checks, reference counts, locks, the
+//! stream-order record) plus a few nanoseconds of stub calls, which the raw
+//! rows (the same driver calls made directly) measure. On a GPU the same
+//! work sits on top of the driver's (`cargo oxide bench alloc launch`).
+//!
+//! ```text
+//! host-cost [CASE] [ITERATIONS]   all cases (median of rounds), or one case
+//!                                 ITERATIONS times (for callgrind: run.sh --instructions)
+//! ```
+
+use cuda_core::{CudaContext, CudaFunction, CudaStream, DeviceBuffer, LaunchConfig};
+use cuda_driver_sys::DriverApi;
+use cuda_host::{cuda_launch, load_kernel_module, KernelModule};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Instant;
+
+#[cuda_host::cuda_module]
+mod kernels {
+    use cuda_device::{kernel, thread, DisjointSlice};
+
+    /// Does nothing: a launch's cost is all host work.
+    #[kernel]
+    pub fn empty() {}
+
+    /// out[i] = k * x[i]: a launch with a read buffer, a value and a written
+    /// buffer, each ordered on the launch's stream.
+    #[kernel]
+    pub fn scale(x: &[f32], k: f32, mut out: DisjointSlice<f32>) {
+        let i = thread::index_1d();
+        if let Some(o) = out.get_mut(i) {
+            *o = k * x[i.get()];
+        }
+    }
+}
+
+/// The bytes of one allocation (the size of the GPU benchmark's).
+const BYTES: usize = 1 << 20;
+
+/// What one case needs.
+struct Setup {
+    api: DriverApi,
+    stream: Arc<CudaStream>,
+    module: Option<KernelModule>,
+    empty: CudaFunction,
+    x: DeviceBuffer<f32>,
+    y: DeviceBuffer<f32>,
+}
+
+type Case = fn(&mut Setup) -> Result<(), String>;
+
+fn de(e: impl std::fmt::Display) -> String {
+    e.to_string()
+}
+
+/// The typed launcher's module, or why there is none (a plain `cargo build`
+/// embeds no kernels: build with `cargo oxide build`).
+fn module(s: &Setup) -> Result<&KernelModule, String> {
+    s.module.as_ref().ok_or_else(|| "no embedded kernels: build with `cargo oxide build host-cost`".to_string())
+}
+
+const CFG: LaunchConfig = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+
+/// The cases, each one allocate + free pair or one launch.
+const CASES: &[(&str, &str, Case)] = &[
+    ("alloc/raw", "cuMemAllocAsync + cuMemFreeAsync called directly", |s| {
+        let mut p = 0u64;
+        // SAFETY: out-pointer to a local; a live stream of the current context.
+        let r = unsafe { (s.api.cuMemAllocAsync)(&mut p, BYTES, s.stream.raw()) };
+        // SAFETY: `p` was just allocated on this stream.
+        let f = unsafe { (s.api.cuMemFreeAsync)(p, s.stream.raw()) };
+        if r != 0 || f != 0 {
+            return Err(format!("cuMemAllocAsync/cuMemFreeAsync: {r}/{f}"));
+        }
+        Ok(())
+    }),
+    ("alloc/DeviceBuffer", "DeviceBuffer::alloc of 1 MiB and its drop", |s| {
+        // SAFETY: never read; dropped at once.
+        drop(unsafe { DeviceBuffer::<u8>::alloc(&s.stream, BYTES) }.map_err(de)?);
+        Ok(())
+    }),
+    ("launch/raw", "cuLaunchKernel called directly", |s| {
+        // SAFETY: `empty` takes no parameters; the stream is of the current context.
+        let r = unsafe { (s.api.cuLaunchKernel)(s.empty.raw(), 1, 1, 1, 256, 1, 1, 0, s.stream.raw(), std::ptr::null_mut(), std::ptr::null_mut()) };
+        if r != 0 {
+            return Err(format!("cuLaunchKernel: {r}"));
+        }
+        Ok(())
+    }),
+    ("launch/cuda-core", "cuda_core::launch_kernel, no parameters", |s| {
+        // SAFETY: `empty` takes no parameters.
+        unsafe { cuda_core::launch_kernel(&s.empty, CFG, &s.stream, &mut []) }.map_err(de)
+    }),
+    ("launch/typed", "the #[cuda_module] launcher of `empty`", |s| {
+        kernels::launch::empty(module(s)?, &s.stream, CFG).map_err(de)
+    }),
+    ("launch/cuda_launch!", "cuda_launch! of `empty`", |s| {
+        let (module, stream) = (module(s)?, &s.stream);
+        cuda_launch! { kernel: kernels::empty, stream: stream, module: module, config: CFG, args: [] }.map_err(de)
+    }),
+    ("launch/typed 3 args", "the #[cuda_module] launcher of `scale(&x, 2.0, &mut y)`", |s| {
+        let module = s.module.as_ref().ok_or("no embedded kernels")?;
+        kernels::launch::scale(module, &s.stream, CFG, &s.x, 2.0f32, &mut s.y).map_err(de)
+    }),
+];
+
+fn setup() -> Result<Setup, String> {
+    let ctx = CudaContext::new(0).map_err(de)?;
+    let stream = ctx.new_stream().map_err(de)?;
+    // The driver cuda-core loaded (the stub, on run.sh's LD_LIBRARY_PATH).
+    let api = DriverApi::load_libcuda().map_err(de)?;
+    let module = load_kernel_module(&ctx, "host_cost").ok();
+    let empty = match &module {
+        Some(m) => {
+            let name = m.image().kernels.iter().find(|k| k.rust_path.ends_with("empty")).map(|k| k.ptx_name);
+            m.cuda_module().function(name.ok_or("the image has no `empty`")?).map_err(de)?
+        }
+        // The stub driver loads any text and finds any name.
+        None => ctx.load_module_ptx("// no kernels embedded").map_err(de)?.function("empty").map_err(de)?,
+    };
+    let x = DeviceBuffer::<f32>::zeroed(&stream, 256).map_err(de)?;
+    let y = DeviceBuffer::<f32>::zeroed(&stream, 256).map_err(de)?;
+    ctx.bind_to_thread().map_err(de)?;
+    Ok(Setup { api, stream, module, empty, x, y })
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn run() -> Result<(), String> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut s = setup()?;
+    if let Some(name) = args.first() {
+        // One case, ITERATIONS times, untimed (run.sh counts instructions).
+        let iterations: u64 = args.get(1).map_or(Ok(1), |n| n.parse()).map_err(de)?;
+        let (_, _, case) = CASES.iter().find(|(n, _, _)| n == name).ok_or_else(|| format!("no case `{name}`"))?;
+        for _ in 0..iterations {
+            case(&mut s)?;
+        }
+        return Ok(());
+    }
+    const ITERATIONS: u32 = 100_000;
+    const ROUNDS: usize = 21;
+    println!("{:<22} {:>10}  what", "case", "ns/call");
+    for (name, what, case) in CASES {
+        let mut times = Vec::with_capacity(ROUNDS);
+        let mut skipped = None;
+        for _ in 0..ROUNDS {
+            let start = Instant::now();
+            for _ in 0..ITERATIONS {
+                if let Err(e) = case(&mut s) {
+                    skipped = Some(e);
+                    break;
+                }
+            }
+            times.push(start.elapsed().as_secs_f64() * 1e9 / f64::from(ITERATIONS));
+            if skipped.is_some() {
+                break;
+            }
+        }
+        match skipped {
+            Some(why) => println!("{name:<22} {:>10}  skipped: {why}", "-"),
+            None => println!("{name:<22} {:>10.1}  {what}", median(times)),
+        }
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("host-cost: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
