@@ -500,14 +500,20 @@ impl Communicator {
                     // an initialised configuration.
                     unsafe { (api.ncclCommSplit)(*comm, c, key, &mut new, &mut config) }
                 };
+                // A non-blocking split finishes in the background, and NCCL
+                // may write `new` only then (2.28 on an H200 returned with it
+                // still null): wait for the parent's state first.
+                self.settle("ncclCommSplit", r)?;
+                // SAFETY: a local NCCL wrote (if at all) before the parent's
+                // state said the split was done.
+                let new = unsafe { std::ptr::read_volatile(&new) };
                 if new.is_null() {
-                    self.settle("ncclCommSplit", r)?;
                     return Ok(None);
                 }
                 let mut rank: c_int = 0;
                 let mut size: c_int = 0;
                 let mut child = Communicator::new(self.ctx.clone(), 0, 0, Engine::Gpu { api, comm: new }, timeout);
-                child.settle("ncclCommSplit", r)?;
+                child.settle("ncclCommSplit", sys::ncclInProgress)?;
                 // SAFETY: a live communicator; out-pointers to locals.
                 unsafe {
                     NcclError::check("ncclCommUserRank", (api.ncclCommUserRank)(new, &mut rank), || last_error(api, new))?;
