@@ -411,11 +411,15 @@ pub(crate) fn compute_type<T: GemmElement>(compute: Compute) -> Result<sys::cubl
 impl Drop for Blas {
     fn drop(&mut self) {
         if let Engine::Gpu { api, handle } = self.engine {
-            // Errors are ignored: drop never panics. cublasDestroy waits for
-            // the handle's pending work.
-            let _ = self.stream.context().bind_to_thread();
-            // SAFETY: the handle is live and destroyed once.
-            unsafe { (api.cublasDestroy_v2)(handle) };
+            // cublasDestroy waits for the device, which would break a graph
+            // capture under way on another thread: put off past them.
+            let (ctx, handle) = (self.stream.context().clone(), handle as usize);
+            self.stream.context().run_outside_captures(move || {
+                // Errors are ignored: drop never panics.
+                let _ = ctx.bind_to_thread();
+                // SAFETY: the handle is live and destroyed once.
+                unsafe { (api.cublasDestroy_v2)(handle as _) };
+            });
         }
     }
 }

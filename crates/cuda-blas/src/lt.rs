@@ -301,10 +301,15 @@ fn alignment(ptr: u64) -> u32 {
 impl Drop for BlasLt {
     fn drop(&mut self) {
         if let Engine::Gpu { api, handle, .. } = &self.engine {
-            let _ = self.stream.context().bind_to_thread();
-            // SAFETY: the handle is live and destroyed once. The workspace
-            // is freed after it, on the stream, after the queued matmuls.
-            unsafe { (api.cublasLtDestroy)(*handle) };
+            // Put off past the graph captures under way on the context, as
+            // cublasDestroy (see `Blas`). The workspace is freed on the
+            // stream when the fields drop, after the queued matmuls.
+            let (api, ctx, handle) = (*api, self.stream.context().clone(), *handle as usize);
+            self.stream.context().run_outside_captures(move || {
+                let _ = ctx.bind_to_thread();
+                // SAFETY: the handle is live and destroyed once.
+                unsafe { (api.cublasLtDestroy)(handle as _) };
+            });
         }
     }
 }

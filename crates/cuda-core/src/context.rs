@@ -508,6 +508,16 @@ impl CudaContext {
         module::load_image(self, image)
     }
 
+    /// Runs `work` — something that waits for the whole context, such as a
+    /// library handle's teardown (`cublasDestroy`) — now, or, while a graph
+    /// capture is under way on this context on any thread, when the last of
+    /// them ends: the driver invalidates a capture that a context-wide wait
+    /// reaches, whichever thread waits. No capture begins while `work` runs.
+    /// cuda-core puts its own such waits (a module's unload) off this way.
+    pub fn run_outside_captures(&self, work: impl FnOnce() + Send + 'static) {
+        crate::graph::after_captures(self, Box::new(work));
+    }
+
     /// Whether two contexts are the same driver context.
     #[inline]
     pub(crate) fn same(&self, other: &CudaContext) -> bool {
