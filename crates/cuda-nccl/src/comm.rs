@@ -540,6 +540,9 @@ impl Communicator {
             if let Err(e) = NcclError::check(call, r, || last_error(api, comm)) {
                 return fail(e);
             }
+            // Done: only a call answered `ncclInProgress` goes on in the
+            // background.
+            return Ok(());
         }
         let timeout = self.timeout();
         let start = Instant::now();
@@ -1095,6 +1098,10 @@ fn finish_group() -> Result<(), NcclError> {
                     first.get_or_insert(e);
                 }
             }
+            // Only a group of non-blocking communicators still in progress
+            // needs their states polled; otherwise NCCL's answer is final
+            // (and a later failure shows in `wait`).
+            let comms = if r == sys::ncclInProgress { comms } else { Vec::new() };
             let timeout = default_timeout();
             let start = Instant::now();
             for (api, comm) in comms {
