@@ -491,25 +491,39 @@ impl Communicator {
             }
             Engine::Gpu { api, comm } => {
                 self.ctx.bind_to_thread()?;
-                let mut new: ncclComm_t = std::ptr::null_mut();
+                // Atomic: NCCL may write it from its own thread (below).
+                let new = std::sync::atomic::AtomicPtr::<c_void>::new(std::ptr::null_mut());
                 let mut config = sys::ncclConfig_t::new(false);
                 let c = color.map_or(sys::NCCL_SPLIT_NOCOLOR, |c| c as c_int);
                 let r = {
                     let _g = lock(&self.calls);
-                    // SAFETY: a live communicator; out-pointer to a local;
-                    // an initialised configuration.
-                    unsafe { (api.ncclCommSplit)(*comm, c, key, &mut new, &mut config) }
+                    // SAFETY: a live communicator; an out-pointer to a local
+                    // that outlives the split (awaited below), with the
+                    // layout of a pointer; an initialised configuration.
+                    unsafe { (api.ncclCommSplit)(*comm, c, key, new.as_ptr().cast(), &mut config) }
                 };
-                // A non-blocking split finishes in the background, and NCCL
-                // may write `new` only then (2.28 on an H200 returned with it
-                // still null): wait for the parent's state first.
                 self.settle("ncclCommSplit", r)?;
-                // SAFETY: a local NCCL wrote (if at all) before the parent's
-                // state said the split was done.
-                let new = unsafe { std::ptr::read_volatile(&new) };
-                if new.is_null() {
+                if color.is_none() {
                     return Ok(None);
                 }
+                // A non-blocking split finishes in the background, and NCCL
+                // writes `new` only then: 2.28 on an H200 answered
+                // ncclSuccess with it still null. A rank with a colour gets a
+                // communicator, so wait for it (bounded, and failing with the
+                // parent if the split does).
+                let start = Instant::now();
+                let new: ncclComm_t = loop {
+                    let p = new.load(std::sync::atomic::Ordering::Acquire);
+                    if !p.is_null() {
+                        break p;
+                    }
+                    self.async_error()?;
+                    if start.elapsed() >= timeout {
+                        self.abort_in_place();
+                        return Err(NcclError::Timeout { call: "ncclCommSplit", waited: timeout, missing: Vec::new() });
+                    }
+                    std::thread::sleep(Duration::from_micros(50));
+                };
                 let mut rank: c_int = 0;
                 let mut size: c_int = 0;
                 let mut child = Communicator::new(self.ctx.clone(), 0, 0, Engine::Gpu { api, comm: new }, timeout);
