@@ -1115,10 +1115,11 @@ fn finish_group() -> Result<(), NcclError> {
             // Only a group of non-blocking communicators still in progress
             // needs their states polled; otherwise NCCL's answer is final
             // (and a later failure shows in `wait`).
-            let comms = if r == sys::ncclInProgress { comms } else { Vec::new() };
+            let polled = if r == sys::ncclInProgress { &comms[..] } else { &[] };
             let timeout = default_timeout();
-            let start = Instant::now();
-            for (api, comm) in comms {
+            let start = if polled.is_empty() { None } else { Some(Instant::now()) };
+            for &(api, comm) in polled {
+                let start = start.expect("set when polling");
                 loop {
                     let mut state: ncclResult_t = 0;
                     // SAFETY: a communicator used in this group, still live
@@ -1138,6 +1139,14 @@ fn finish_group() -> Result<(), NcclError> {
             }
         }
     }
+    GROUP.with(|g| {
+        let mut g = g.borrow_mut();
+        if g.gpu_comms.is_empty() {
+            let mut comms = comms;
+            comms.clear();
+            g.gpu_comms = comms;
+        }
+    });
     for (stream, wait, slot) in waits {
         let wait: Arc<dyn Fn() + Send + Sync> = Arc::from(wait);
         if let Err(e) = stream.launch_host_fn_replayable(move || wait()) {
