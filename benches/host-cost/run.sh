@@ -18,6 +18,7 @@ target=${CARGO_TARGET_DIR:-$root/target}
 stub=$target/host-cost-stub
 mkdir -p "$stub"
 ${CC:-cc} -std=gnu17 -O2 -shared -fPIC -o "$stub/libcuda.so.1" "$here/stub_libcuda.c"
+${CC:-cc} -std=gnu17 -O2 -shared -fPIC -o "$stub/libnccl.so.2" "$here/stub_libnccl.c"
 
 cargo_oxide=$(command -v cargo-oxide || true)
 [ -x "$root/build/bin/cargo-oxide" ] && cargo_oxide=$root/build/bin/cargo-oxide
@@ -29,14 +30,14 @@ fi
 bin=$target/release/host-cost
 
 # The stub, never the emulator, is the driver.
-run() { env -u OXIDE_EMULATE LD_LIBRARY_PATH="$stub" "$bin" "$@"; }
+run() { env -u OXIDE_EMULATE LD_LIBRARY_PATH="$stub" OXIDE_NCCL="$stub/libnccl.so.2" "$bin" "$@"; }
 run
 
 if [ "${1:-}" = "--instructions" ]; then
   # Instructions per call: the difference between two runs of one case that
   # differ only in the number of calls, so setup and exit cancel out.
   count() { # count CASE N: instructions of the whole run
-    run_valgrind() { env -u OXIDE_EMULATE LD_LIBRARY_PATH="$stub" valgrind --tool=callgrind \
+    run_valgrind() { env -u OXIDE_EMULATE LD_LIBRARY_PATH="$stub" OXIDE_NCCL="$stub/libnccl.so.2" valgrind --tool=callgrind \
       --callgrind-out-file=/dev/null "$bin" "$@" 2>&1; }
     run_valgrind "$1" "$2" | sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
   }

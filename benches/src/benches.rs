@@ -893,18 +893,26 @@ pub fn allreduce(gpu: &Gpu) -> Result<Vec<Row>, String> {
             send.push(b);
             recv.push(DeviceBuffer::<f32>::zeroed(s, count).map_err(de)?);
         }
-        // The wall time of `calls` calls, and of their submission alone.
-        let oxide_calls = |send: &[DeviceBuffer<f32>], recv: &mut [DeviceBuffer<f32>], calls: u32| -> Result<(f64, f64), String> {
-            sync_all(&streams)?;
-            let start = Instant::now();
-            for _ in 0..calls {
+        // The wall time of `calls` calls after `warmup` unmeasured ones (as
+        // the reference does: the first call after the other side's round
+        // is not the steady state), and of their submission alone.
+        let oxide_calls = |send: &[DeviceBuffer<f32>], recv: &mut [DeviceBuffer<f32>], warmup: u32, calls: u32| -> Result<(f64, f64), String> {
+            let call = |recv: &mut [DeviceBuffer<f32>]| {
                 cuda_nccl::group(|| {
                     for r in 0..n {
                         comms[r].all_reduce(send[r].as_slice(), recv[r].as_slice_mut(), ReduceOp::Sum, &streams[r])?;
                     }
                     Ok(())
                 })
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| e.to_string())
+            };
+            for _ in 0..warmup {
+                call(recv)?;
+            }
+            sync_all(&streams)?;
+            let start = Instant::now();
+            for _ in 0..calls {
+                call(recv)?;
             }
             let submitted = start.elapsed().as_secs_f64();
             sync_all(&streams)?;
@@ -913,7 +921,7 @@ pub fn allreduce(gpu: &Gpu) -> Result<Vec<Row>, String> {
         // Both sides' results are checked before anything is timed: every
         // element of every rank is 1 + 2 + … + n.
         let want = (n * (n + 1) / 2) as f32;
-        oxide_calls(&send, &mut recv, 1)?;
+        oxide_calls(&send, &mut recv, 0, 1)?;
         let check = |recv: &[DeviceBuffer<f32>], who: &str| -> Result<(), String> {
             for (r, b) in recv.iter().enumerate() {
                 if let Some(i) = b.to_host_vec(&streams[r]).map_err(de)?.iter().position(|&v| v != want) {
@@ -934,7 +942,7 @@ pub fn allreduce(gpu: &Gpu) -> Result<Vec<Row>, String> {
         for round in 0..ROUNDS {
             for k in 0..2 {
                 let (times, submits, (wall, submit)) = if (round + k) % 2 == 0 {
-                    (&mut oxide_ms, &mut oxide_submit_us, oxide_calls(&send, &mut recv, iters)?)
+                    (&mut oxide_ms, &mut oxide_submit_us, oxide_calls(&send, &mut recv, 2, iters)?)
                 } else {
                     (&mut nccl_ms, &mut nccl_submit_us, crate::reference::nccl_all_reduce(&send, &mut recv, &streams, 2, iters)?)
                 };

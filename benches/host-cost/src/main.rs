@@ -1,13 +1,14 @@
-//! host-cost: what oxide's host code adds to a stream-ordered allocation and
-//! to a kernel launch, measured on the CPU.
+//! host-cost: what oxide's host code adds to a stream-ordered allocation, to
+//! a kernel launch and to an NCCL all-reduce, measured on the CPU.
 //!
 //! `bash benches/host-cost/run.sh` builds this program with `cargo oxide`
 //! and runs it against `stub_libcuda.c`, a driver whose every entry point
 //! returns at once: the time of an allocate + free pair or of a launch is
 //! then oxide's own bookkeeping (checks, reference counts, locks, the
 //! stream-order record) plus a few nanoseconds of stub calls, which the raw
-//! rows (the same driver calls made directly) measure. On a GPU the same
-//! work sits on top of the driver's (`cargo oxide bench alloc launch`).
+//! rows (the same driver calls made directly) measure. `stub_libnccl.c` does
+//! the same for NCCL. On a GPU the same work sits on top of the driver's
+//! and NCCL's (`cargo oxide bench alloc launch allreduce`).
 //!
 //! ```text
 //! host-cost [CASE] [ITERATIONS]   all cases (median of rounds), or one case
@@ -17,6 +18,7 @@
 use cuda_core::{CudaContext, CudaFunction, CudaStream, DeviceBuffer, LaunchConfig};
 use cuda_driver_sys::DriverApi;
 use cuda_host::{cuda_launch, load_kernel_module, KernelModule};
+use cuda_nccl::{Communicator, ReduceOp};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
@@ -51,6 +53,9 @@ struct Setup {
     empty: CudaFunction,
     x: DeviceBuffer<f32>,
     y: DeviceBuffer<f32>,
+    /// A one-rank communicator of the stub NCCL (run.sh's OXIDE_NCCL), or
+    /// why there is none.
+    nccl: Result<Communicator, String>,
 }
 
 type Case = fn(&mut Setup) -> Result<(), String>;
@@ -108,6 +113,27 @@ const CASES: &[(&str, &str, Case)] = &[
         let module = s.module.as_ref().ok_or("no embedded kernels")?;
         kernels::launch::scale(module, &s.stream, CFG, &s.x, 2.0f32, &mut s.y).map_err(de)
     }),
+    ("allreduce/raw", "ncclGroupStart, ncclAllReduce (256 f32), ncclGroupEnd called directly", |s| {
+        s.nccl.as_ref().map_err(Clone::clone)?;
+        let api = cuda_nccl::nccl_api().map_err(de)?;
+        let (x, y) = (s.x.device_ptr() as *const std::ffi::c_void, s.y.device_ptr() as *mut std::ffi::c_void);
+        // SAFETY: the stub NCCL reads no argument; a real one would get
+        // live buffers of 256 f32 and a live stream.
+        let r = unsafe {
+            (api.ncclGroupStart)()
+                | (api.ncclAllReduce)(x, y, 256, cuda_nccl::sys::ncclFloat32, cuda_nccl::sys::ncclSum, std::ptr::null_mut(), s.stream.raw())
+                | (api.ncclGroupEnd)()
+        };
+        if r != 0 {
+            return Err(format!("NCCL: {r}"));
+        }
+        Ok(())
+    }),
+    ("allreduce/cuda-nccl", "Communicator::all_reduce (256 f32) in a cuda_nccl::group", |s| {
+        let comm = s.nccl.as_ref().map_err(Clone::clone)?;
+        let (x, y, stream) = (&s.x, &mut s.y, &s.stream);
+        cuda_nccl::group(|| comm.all_reduce(x.as_slice(), y.as_slice_mut(), ReduceOp::Sum, stream)).map_err(de)
+    }),
 ];
 
 fn setup() -> Result<Setup, String> {
@@ -126,8 +152,12 @@ fn setup() -> Result<Setup, String> {
     };
     let x = DeviceBuffer::<f32>::zeroed(&stream, 256).map_err(de)?;
     let y = DeviceBuffer::<f32>::zeroed(&stream, 256).map_err(de)?;
+    let nccl = match std::env::var_os("OXIDE_NCCL") {
+        None => Err("no stub NCCL (OXIDE_NCCL; run.sh sets it)".to_string()),
+        Some(_) => Communicator::init_all(std::slice::from_ref(&ctx)).map_err(de).and_then(|mut c| c.pop().ok_or_else(|| "no communicator".into())),
+    };
     ctx.bind_to_thread().map_err(de)?;
-    Ok(Setup { api, stream, module, empty, x, y })
+    Ok(Setup { api, stream, module, empty, x, y, nccl })
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
