@@ -22,6 +22,7 @@
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
@@ -30,7 +31,14 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Triple.h"
+#include "llvm/Bitcode/BitcodeWriter.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/Support/ThreadPool.h"
+#include "llvm/Support/Threading.h"
+#include <atomic>
+#include <chrono>
 #include <map>
+#include <thread>
 
 using namespace llvm;
 using namespace oxide;
@@ -51,6 +59,12 @@ LinkerOptions LinkerOptions::fromEnvironment() {
     O.CheckOnly = true;
   if (const char *J = getenv("OXIDE_DIAGNOSTICS_JSON"); J && *J)
     O.DiagnosticsJson = J;
+  if (const char *C = getenv("OXIDE_CACHE_DIR"); C && *C)
+    O.CacheDir = C;
+  if (const char *J = getenv("OXIDE_JOBS"); J && *J)
+    StringRef(J).getAsInteger(10, O.Jobs);
+  if (const char *S = getenv("OXIDE_SPLIT"); S && StringRef(S) == "0")
+    O.Split = false;
   return O;
 }
 
@@ -80,6 +94,25 @@ void dumpText(const LinkerOptions &Opts, StringRef Name, StringRef Text) {
   if (auto OS = openDump(Opts, Name))
     *OS << Text;
 }
+
+/// With OXIDE_VERBOSE, says how long each stage of the device link took
+/// (where the time of a large link goes; docs/DESIGN.md §2).
+class StageTimer {
+public:
+  explicit StageTimer(bool Verbose) : Verbose(Verbose), Start(Clock::now()) {}
+  void done(const Twine &Stage) {
+    auto Now = Clock::now();
+    if (Verbose)
+      errs() << format("oxide-link: %-28s %7.3f s\n", (Stage + ":").str().c_str(),
+                       std::chrono::duration<double>(Now - Start).count());
+    Start = Now;
+  }
+
+private:
+  using Clock = std::chrono::steady_clock;
+  bool Verbose;
+  Clock::time_point Start;
+};
 
 /// Loads and links every codegen unit, counting how many define each kernel
 /// entry wrapper (each definition is one host copy whose address the kernel
@@ -228,6 +261,91 @@ std::vector<ConstantInfo> constantsOf(Module &M) {
   return Out;
 }
 
+/// Whether the module is compiled in parts (SplitByKernel.cpp). Not with
+/// device debug info: each part would carry its own `.file` table and DWARF
+/// sections, which one module cannot hold twice. Not when stages are written
+/// for `cargo oxide pipeline` (OXIDE_DUMP_DIR): there the backend's output
+/// and what OXIDE_LLVM_ARGS prints stay those of the one module the other
+/// stages show. Not for a single kernel, where there is nothing to share.
+bool splitPays(Module &M, const LinkerOptions &Opts) {
+  if (!Opts.Split || !Opts.DeviceDebug.empty() || !Opts.DumpDir.empty())
+    return false;
+  unsigned Entries = 0;
+  for (const Function &F : M)
+    Entries += !F.isDeclaration() && F.getCallingConv() == CallingConv::PTX_Kernel;
+  return Entries >= 2;
+}
+
+unsigned jobsOf(const LinkerOptions &Opts) {
+  return Opts.Jobs ? Opts.Jobs : std::max(1u, std::thread::hardware_concurrency());
+}
+
+/// The PTX of each part of M, from the cache where the part's bitcode was
+/// compiled before, else by the NVPTX backend, parts in parallel: each
+/// thread reads its part's bitcode into an LLVMContext of its own (a context
+/// is not shared between threads) with a TargetMachine of its own.
+Expected<std::vector<std::string>> compileParts(Module &M, const LinkerOptions &Opts,
+                                                StageTimer &Timer) {
+  std::vector<std::unique_ptr<Module>> Modules = splitByKernel(M);
+  const GpuTarget *Target = findGpuTarget(Opts.Arch);
+  std::string Features = "+ptx" + std::to_string(Target->PtxIsa);
+  struct Part {
+    SmallVector<char, 0> Bitcode;
+    std::string Key, Ptx, Error;
+  };
+  std::vector<Part> Parts(Modules.size());
+  for (size_t I = 0; I < Modules.size(); ++I) {
+    raw_svector_ostream OS(Parts[I].Bitcode);
+    WriteBitcodeToFile(*Modules[I], OS);
+    Modules[I].reset();
+    Parts[I].Key = partCacheKey({StringRef(Parts[I].Bitcode.data(), Parts[I].Bitcode.size()),
+                                 Opts.Arch, Features, LLVM_VERSION_STRING, "ptx"});
+  }
+  Timer.done("split into " + std::to_string(Parts.size()) + " parts");
+  PartCache Cache(Opts.CacheDir);
+  std::atomic<unsigned> Hits{0};
+  {
+    DefaultThreadPool Pool(hardware_concurrency(jobsOf(Opts)));
+    for (Part &P : Parts)
+      Pool.async([&P, &Opts, &Cache, &Hits] {
+        if (auto Cached = Cache.lookup(P.Key, "ptx")) {
+          P.Ptx = std::move(*Cached);
+          ++Hits;
+          return;
+        }
+        LLVMContext Ctx;
+        auto Mod = parseBitcodeFile(
+            MemoryBufferRef(StringRef(P.Bitcode.data(), P.Bitcode.size()), "oxide-part"), Ctx);
+        if (!Mod) {
+          P.Error = toString(Mod.takeError());
+          return;
+        }
+        auto TM = createDeviceTarget(Opts);
+        if (!TM) {
+          P.Error = toString(TM.takeError());
+          return;
+        }
+        auto Ptx = emitPtx(**Mod, **TM);
+        if (!Ptx) {
+          P.Error = toString(Ptx.takeError());
+          return;
+        }
+        P.Ptx = std::move(*Ptx);
+        Cache.store(P.Key, "ptx", P.Ptx);
+      });
+    Pool.wait();
+  }
+  std::vector<std::string> Out;
+  for (Part &P : Parts) {
+    if (!P.Error.empty())
+      return makeError("internal error: a part of the split device module failed: " + P.Error);
+    Out.push_back(std::move(P.Ptx));
+  }
+  Timer.done("PTX of " + std::to_string(Parts.size() - Hits) + " parts (" +
+             std::to_string(unsigned(Hits)) + " cached)");
+  return Out;
+}
+
 } // namespace
 
 Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &Files,
@@ -244,12 +362,14 @@ Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &
   if (!findGpuTarget(Opts.Arch))
     return makeError(unknownTargetMessage(Opts.Arch));
 
+  StageTimer Timer(Opts.Verbose);
   LLVMContext Ctx;
   std::map<std::string, unsigned> EntryCopies;
   auto MOrErr = linkBitcode(Ctx, Files, EntryCopies);
   if (!MOrErr)
     return MOrErr.takeError();
   Module &M = **MOrErr;
+  Timer.done("read and link bitcode");
   dumpModule(Opts, M, "device-input.ll");
 
   auto TM = createDeviceTarget(Opts);
@@ -273,6 +393,7 @@ Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &
     return std::move(E);
   if (Error E = Pipeline.run(PipelineSection::Link, M))
     return std::move(E);
+  Timer.done("legalise and link");
   dumpModule(Opts, M, "device-legal.ll");
 
   std::string VerifyMsg;
@@ -283,6 +404,7 @@ Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &
 
   if (Error E = Pipeline.run(PipelineSection::Optimize, M))
     return std::move(E);
+  Timer.done("O3 and post-O3 passes");
   dumpModule(Opts, M, "device-opt.ll");
   // The passes after O3 rewrite control flow; a mistake there must be an
   // error naming them, not a crash in the NVPTX backend.
@@ -304,15 +426,33 @@ Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &
   // the image, which a check does not keep.
   if (Opts.CheckOnly)
     return Image;
-  auto Ptx = emitPtx(M, **TM);
-  if (!Ptx)
-    return Ptx.takeError();
-  // After emission: NVPTX has given the functions their PTX names, which
-  // are the names ptxas reports frames under (StackBound.cpp).
-  Image.CallGraph = buildDeviceCallGraph(M);
-  // ptxas miscompiles a few PTX instructions at their edge values, in
-  // whatever way the backend came to write them (PtxasHazards.def).
-  Image.Ptx = rewritePtxasHazards(*Ptx);
+  if (splitPays(M, Opts)) {
+    // Named first: the call graph must use the names every part prints.
+    nameForSplit(M);
+    Image.CallGraph = buildDeviceCallGraph(M);
+    auto Parts = compileParts(M, Opts, Timer);
+    if (!Parts)
+      return Parts.takeError();
+    for (std::string &P : *Parts)
+      P = rewritePtxasHazards(P);
+    auto Joined = joinPtxParts(*Parts);
+    if (!Joined)
+      return Joined.takeError();
+    Image.Ptx = std::move(*Joined);
+    Image.PartPtx = std::move(*Parts);
+    Timer.done("join PTX");
+  } else {
+    auto Ptx = emitPtx(M, **TM);
+    if (!Ptx)
+      return Ptx.takeError();
+    Timer.done("PTX emission");
+    // After emission: NVPTX has given the functions their PTX names, which
+    // are the names ptxas reports frames under (StackBound.cpp).
+    Image.CallGraph = buildDeviceCallGraph(M);
+    // ptxas miscompiles a few PTX instructions at their edge values, in
+    // whatever way the backend came to write them (PtxasHazards.def).
+    Image.Ptx = rewritePtxasHazards(*Ptx);
+  }
   // nvcc's PTX of the device sources joins (LinkPtx.cpp): from here on the
   // image is one module, whichever compiler wrote its parts.
   if (!Units->empty()) {
@@ -361,7 +501,9 @@ Error oxide::assemblePtx(DeviceImage &Image, const LinkerOptions &Opts, Diagnost
   // -v: each function's stack frame, for the bound of each entry's stack.
   StringRef Args[] = {Ptxas, Arch, "-v", "-o", Out, In};
   std::optional<StringRef> Redirects[] = {std::nullopt, StringRef(Log), StringRef(Log)};
+  StageTimer Timer(Opts.Verbose);
   int RC = sys::ExecuteAndWait(Ptxas, Args, std::nullopt, Redirects);
+  Timer.done("ptxas");
   auto LogText = MemoryBuffer::getFile(Log);
   std::string Output = LogText ? (*LogText)->getBuffer().str() : "";
   // With device debug info the driver's JIT must compile the PTX (it keeps

@@ -129,6 +129,32 @@ int stripAll(const std::string &File) {
   return 1;
 }
 
+/// Where compiled parts are kept between links (PartCache.cpp): cargo links
+/// into `<target>/<profile>/deps/`, and the cache goes beside that,
+/// `<target>/<profile>/oxide-cache`, so `cargo clean` removes it. OXIDE_CACHE=0
+/// turns it off; OXIDE_CACHE_DIR names another place.
+std::string partCacheDir(const std::string &Output, const LinkerOptions &Opts) {
+  if (const char *C = getenv("OXIDE_CACHE"); C && StringRef(C) == "0")
+    return "";
+  if (!Opts.CacheDir.empty())
+    return Opts.CacheDir;
+  SmallString<256> Dir(sys::path::parent_path(Output));
+  if (sys::path::filename(Dir) == "deps")
+    sys::path::remove_filename(Dir);
+  if (Dir.empty())
+    return "";
+  sys::path::append(Dir, "oxide-cache");
+  return std::string(Dir);
+}
+
+/// The cache's bound: OXIDE_CACHE_LIMIT_MB, else 512 MiB.
+uint64_t partCacheLimit() {
+  uint64_t MB = 512;
+  if (const char *L = getenv("OXIDE_CACHE_LIMIT_MB"); L && *L)
+    StringRef(L).getAsInteger(10, MB);
+  return MB << 20;
+}
+
 int fail(const Twine &Msg) {
   errs() << "error: " << Msg << "\n";
   return 1;
@@ -159,6 +185,7 @@ int main(int argc, char **argv) {
   Opts.Libraries = libraryArchives(Expanded);
   std::string Output = linkOutput(Expanded);
   std::string Module = crateNameOfOutput(Output);
+  Opts.CacheDir = partCacheDir(Output, Opts);
   if (Opts.Verbose)
     errs() << "oxide-link: device link of `" << Module << "` for " << Opts.Arch << " ("
            << Bitcode.size() << " codegen units)\n";
@@ -234,6 +261,7 @@ int main(int argc, char **argv) {
     return fail("oxide-link: " + toString(std::move(E)));
   if (StripAfterPatch && stripAll(Output) != 0)
     return 1;
+  PartCache(Opts.CacheDir).prune(partCacheLimit());
   if (Opts.Verbose)
     errs() << "oxide-link: embedded " << Image->Kernels.size() << " kernel(s), "
            << Image->Ptx.size() << " bytes of PTX\n";
