@@ -31,9 +31,11 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Triple.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/ThreadPool.h"
+#include "llvm/Support/xxhash.h"
 #include "llvm/Support/Threading.h"
 #include <atomic>
 #include <chrono>
@@ -474,6 +476,180 @@ Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &
   return Image;
 }
 
+namespace {
+
+/// Runs a tool with its output to a temporary log; the exit code and the log.
+std::pair<int, std::string> runLogged(StringRef Tool, ArrayRef<StringRef> Args) {
+  SmallString<128> Log;
+  if (sys::fs::createTemporaryFile("oxide-tool", "log", Log))
+    return {-1, "cannot create a temporary file"};
+  std::optional<StringRef> Redirects[] = {std::nullopt, StringRef(Log), StringRef(Log)};
+  int RC = sys::ExecuteAndWait(Tool, Args, std::nullopt, Redirects);
+  auto Text = MemoryBuffer::getFile(Log);
+  sys::fs::remove(Log);
+  return {RC, Text ? (*Text)->getBuffer().str() : ""};
+}
+
+std::optional<std::string> readBinary(StringRef Path) {
+  auto Buf = MemoryBuffer::getFile(Path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  if (!Buf)
+    return std::nullopt;
+  return (*Buf)->getBuffer().str();
+}
+
+/// The identity of a tool for cache keys: its path, size and time.
+std::string toolIdentity(StringRef Path) {
+  sys::fs::file_status St;
+  if (sys::fs::status(Path, St))
+    return Path.str();
+  return (Path + " " + Twine(St.getSize()) + " " +
+          Twine(St.getLastModificationTime().time_since_epoch().count()))
+      .str();
+}
+
+/// How many buckets of kernels ptxas compiles (assembleParts).
+constexpr unsigned PtxasBuckets = 16;
+
+/// ptxas on each part of a split module as relocatable code (`-c`), in
+/// parallel and through the cache, then nvlink joining the objects into the
+/// image's cubin. The frames of every part's log bound the stacks. False
+/// when it could not (a part ptxas refused, no nvlink): the caller then runs
+/// ptxas on the joined PTX, whose messages point into the PTX the user sees.
+bool assembleParts(DeviceImage &Image, const LinkerOptions &Opts, StringRef Ptxas,
+                   std::map<std::string, uint64_t> &Frames) {
+  SmallString<256> Nvlink(sys::path::parent_path(Ptxas));
+  sys::path::append(Nvlink, "nvlink");
+  if (!sys::fs::can_execute(Nvlink))
+    return false;
+  StageTimer Timer(Opts.Verbose);
+  std::string Arch = "-arch=" + Opts.Arch;
+  std::string Tool = toolIdentity(Ptxas);
+  // A ptxas process costs several times what one kernel's compilation
+  // does, so parts go to ptxas in buckets: the common part alone, the
+  // kernels by a hash of their entry's name, which an edit of a kernel does
+  // not change. An edit redoes one bucket; a clean link runs one process
+  // per bucket, as many at a time as there are cores.
+  std::vector<std::vector<size_t>> Buckets(1 + PtxasBuckets);
+  for (size_t I = 0; I < Image.PartPtx.size(); ++I) {
+    StringRef Ptx = Image.PartPtx[I];
+    size_t Entry = Ptx.find(".entry ");
+    if (Entry == StringRef::npos) {
+      Buckets[0].push_back(I);
+      continue;
+    }
+    StringRef Name = Ptx.drop_front(Entry + 7).take_until([](char C) { return C == '('; });
+    Buckets[1 + xxh3_64bits(Name.trim()) % PtxasBuckets].push_back(I);
+  }
+  llvm::erase_if(Buckets, [](const std::vector<size_t> &B) { return B.empty(); });
+  std::vector<std::string> Texts;
+  for (const std::vector<size_t> &B : Buckets) {
+    std::vector<std::string> Members;
+    for (size_t I : B)
+      Members.push_back(Image.PartPtx[I]);
+    auto Joined = joinPtxParts(Members);
+    if (!Joined) {
+      consumeError(Joined.takeError());
+      return false;
+    }
+    Texts.push_back(std::move(*Joined));
+  }
+  struct Part {
+    std::string Key, Cubin, Log;
+    bool Failed = false;
+  };
+  std::vector<Part> Parts(Texts.size());
+  PartCache Cache(Opts.CacheDir);
+  std::atomic<unsigned> Hits{0};
+  {
+    DefaultThreadPool Pool(hardware_concurrency(jobsOf(Opts)));
+    for (size_t I = 0; I < Parts.size(); ++I)
+      Pool.async([&, I] {
+        Part &P = Parts[I];
+        const std::string &Ptx = Texts[I];
+        P.Key = partCacheKey({Ptx, Opts.Arch, Tool, "ptxas -c -v"});
+        auto Cubin = Cache.lookup(P.Key, "cubin");
+        auto Log = Cache.lookup(P.Key, "log");
+        if (Cubin && Log) {
+          P.Cubin = std::move(*Cubin);
+          P.Log = std::move(*Log);
+          ++Hits;
+          return;
+        }
+        SmallString<128> In, Out;
+        int FD;
+        if (sys::fs::createTemporaryFile("oxide-part", "ptx", FD, In)) {
+          P.Failed = true;
+          return;
+        }
+        {
+          raw_fd_ostream OS(FD, true);
+          OS << Ptx;
+        }
+        sys::fs::createTemporaryFile("oxide-part", "cubin", Out);
+        StringRef Args[] = {Ptxas, Arch, "-c", "-v", "-o", Out, In};
+        auto [RC, Text] = runLogged(Ptxas, Args);
+        auto Obj = readBinary(Out);
+        sys::fs::remove(In);
+        sys::fs::remove(Out);
+        if (RC != 0 || !Obj) {
+          P.Failed = true;
+          return;
+        }
+        P.Cubin = std::move(*Obj);
+        P.Log = std::move(Text);
+        Cache.store(P.Key, "cubin", P.Cubin);
+        Cache.store(P.Key, "log", P.Log);
+      });
+    Pool.wait();
+  }
+  for (const Part &P : Parts)
+    if (P.Failed)
+      return false;
+  Timer.done("ptxas -c of " + std::to_string(Parts.size() - Hits) + " buckets (" +
+             std::to_string(unsigned(Hits)) + " cached)");
+
+  std::vector<std::string> Files;
+  auto Cleanup = make_scope_exit([&] {
+    for (const std::string &F : Files)
+      sys::fs::remove(F);
+  });
+  std::vector<StringRef> Args = {Nvlink, Arch};
+  for (const Part &P : Parts) {
+    SmallString<128> Obj;
+    int FD;
+    if (sys::fs::createTemporaryFile("oxide-part", "cubin", FD, Obj))
+      return false;
+    raw_fd_ostream OS(FD, true);
+    OS << P.Cubin;
+    Files.push_back(std::string(Obj));
+  }
+  SmallString<128> Out;
+  if (sys::fs::createTemporaryFile("oxide", "cubin", Out))
+    return false;
+  Files.push_back(std::string(Out));
+  for (size_t I = 0; I + 1 < Files.size(); ++I)
+    Args.push_back(Files[I]);
+  Args.push_back("-o");
+  Args.push_back(Files.back());
+  auto [RC, Text] = runLogged(Nvlink, Args);
+  auto Cubin = readBinary(Files.back());
+  if (RC != 0 || !Cubin) {
+    if (Opts.Verbose)
+      errs() << "oxide-link: nvlink failed; ptxas runs on the joined PTX:\n" << Text;
+    return false;
+  }
+  Timer.done("nvlink");
+  const GpuTarget *Target = findGpuTarget(Opts.Arch);
+  Image.Cubin = std::move(*Cubin);
+  Image.CubinSm = Target ? Target->SM : 0;
+  for (const Part &P : Parts)
+    for (const auto &[Name, Bytes] : parsePtxasFrames(P.Log))
+      Frames[Name] = std::max(Frames[Name], Bytes);
+  return true;
+}
+
+} // namespace
+
 Error oxide::assemblePtx(DeviceImage &Image, const LinkerOptions &Opts, DiagnosticSink &Diags) {
   SmallString<256> Ptxas(Opts.CudaPath);
   sys::path::append(Ptxas, "bin", "ptxas");
@@ -486,6 +662,17 @@ Error oxide::assemblePtx(DeviceImage &Image, const LinkerOptions &Opts, Diagnost
       return Error::success();
     }
     Ptxas = *Found;
+  }
+  // A split module is assembled part by part, unless its PTX holds device
+  // sources (nvcc's PTX is joined into the whole, not into a part) or keeps
+  // debug info for the JIT (no cubin then).
+  if (!Image.PartPtx.empty() && Image.Units.empty() &&
+      !DeviceDebugInfoPass::keepsDebugInfo(Opts.DeviceDebug)) {
+    std::map<std::string, uint64_t> Frames;
+    if (assembleParts(Image, Opts, Ptxas, Frames)) {
+      recordStackBounds(Image, &Frames, Opts.Verbose);
+      return Error::success();
+    }
   }
   SmallString<128> In, Out, Log;
   int FD;
