@@ -265,12 +265,15 @@ std::vector<ConstantInfo> constantsOf(Module &M) {
 
 /// Whether the module is compiled in parts (SplitByKernel.cpp). Not with
 /// device debug info: each part would carry its own `.file` table and DWARF
-/// sections, which one module cannot hold twice. Not when stages are written
-/// for `cargo oxide pipeline` (OXIDE_DUMP_DIR): there the backend's output
-/// and what OXIDE_LLVM_ARGS prints stay those of the one module the other
-/// stages show. Not for a single kernel, where there is nothing to share.
+/// sections, which one module cannot hold twice. Not with OXIDE_LLVM_ARGS:
+/// what LLVM's options print (`-print-after-all` of the backend's passes,
+/// `-time-passes`) is about one module, and threads would interleave it.
+/// Not for a single kernel, where there is nothing to share. The stages
+/// `cargo oxide pipeline` writes are the same either way: the split comes
+/// after the last IR stage, and the PTX written is the joined module.
 bool splitPays(Module &M, const LinkerOptions &Opts) {
-  if (!Opts.Split || !Opts.DeviceDebug.empty() || !Opts.DumpDir.empty())
+  const char *LLVMArgs = getenv("OXIDE_LLVM_ARGS");
+  if (!Opts.Split || !Opts.DeviceDebug.empty() || (LLVMArgs && *LLVMArgs))
     return false;
   unsigned Entries = 0;
   for (const Function &F : M)
