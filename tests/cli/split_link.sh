@@ -69,10 +69,11 @@ cargo "$toolchain" oxide pipeline --release --arch $arch >/dev/null 2>"$work/spl
   { cat "$work/split.log"; fail "the split build failed"; }
 cp "$(pipeline_ptx)" "$work/split.ptx"
 
-# The split names unnamed symbols after their contents; the whole module has
-# NVPTX's numbers: this tells that each build went the way it was asked to.
-grep -q '__oxide_anon_' "$work/split.ptx" || fail "the default build was not compiled in parts"
-grep -q '__oxide_anon_' "$work/whole.ptx" && fail "the OXIDE_SPLIT=0 build was compiled in parts"
+# `mix`, which every kernel calls, is in the common part, external so that
+# the kernels' parts could declare it; compiled whole it stays internal: this
+# tells that each build went the way it was asked to.
+grep -q '^\.visible \.func .*mix' "$work/split.ptx" || fail "the default build was not compiled in parts"
+grep -q '^\.visible \.func .*mix' "$work/whole.ptx" && fail "the OXIDE_SPLIT=0 build was compiled in parts"
 entries_whole=$(grep -c '^\.visible \.entry' "$work/whole.ptx")
 entries_split=$(grep -c '^\.visible \.entry' "$work/split.ptx")
 [ "$entries_whole" -ge 200 ] || fail "the whole module has $entries_whole entries, not 200 or more"
