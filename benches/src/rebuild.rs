@@ -9,6 +9,14 @@
 //! the kernel) and rebuilds; likewise `rebuild/vecadd.cu` with nvcc. The
 //! median of the rounds is reported.
 //!
+//! The `many-kernels` rows time the device link alone, of a generated crate
+//! of 200 kernels (`rebuild/many_kernels.rs`) in `<scratch>/many-kernels/`:
+//! clean (its per-kernel cache, `target/release/oxide-cache`, emptied) and
+//! after one kernel's edit, each against `cargo build --release` of the same
+//! crate after the same edit (rustc alone, with the system linker). The
+//! device link is timed by this program standing in for oxide-link
+//! (`OXIDE_LINK` points at it; [`timed_link`]).
+//!
 //! It needs cargo-oxide and the oxide source tree, which `cargo oxide bench`
 //! passes in `OXIDE_BENCH_CARGO_OXIDE` and `OXIDE_BENCH_ROOT`; without them
 //! (on a GPU machine with no Rust) it is skipped.

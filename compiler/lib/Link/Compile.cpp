@@ -5,14 +5,20 @@
 // add libdevice and settle the debug info, LLVM's O3 for NVPTX, which also
 // runs NVVMReflect for libdevice, and oxide's post-O3 passes), and emit PTX
 // for the chosen sm_XX. Every stage can be written to OXIDE_DUMP_DIR for
-// `cargo oxide pipeline`.
+// `cargo oxide pipeline`. A module of several kernels is emitted in parts,
+// one per kernel, in parallel and through a cache (SplitByKernel.cpp,
+// PartCache.cpp), and ptxas assembles those parts the same way; the image's
+// PTX is their join, one module as before.
 //===----------------------------------------------------------------------===//
 #include "oxide/Abi.h"
 #include "oxide/DeviceLinker.h"
 #include "oxide/Passes.h"
 #include "oxide/Pipeline.h"
 #include "oxide/RustNames.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/Bitcode/BitcodeWriter.h"
+#include "llvm/Config/llvm-config.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -28,15 +34,12 @@
 #include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ThreadPool.h"
+#include "llvm/Support/Threading.h"
+#include "llvm/Support/xxhash.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Triple.h"
-#include "llvm/ADT/ScopeExit.h"
-#include "llvm/Bitcode/BitcodeWriter.h"
-#include "llvm/Config/llvm-config.h"
-#include "llvm/Support/ThreadPool.h"
-#include "llvm/Support/xxhash.h"
-#include "llvm/Support/Threading.h"
 #include <atomic>
 #include <chrono>
 #include <map>
@@ -183,6 +186,11 @@ Error setBackendOptions() {
   return Error::success();
 }
 
+/// The backend options above, as they enter the cache key of a part's PTX
+/// (compileParts): change it with them, or the cache would hand
+/// out PTX made under the old ones.
+const char BackendOptionsKey[] = "expand-fp-convert-bits=64 disable-lsr=true";
+
 Expected<std::unique_ptr<TargetMachine>> createDeviceTarget(const LinkerOptions &Opts) {
   if (Error E = setBackendOptions())
     return std::move(E);
@@ -304,7 +312,8 @@ Expected<std::vector<std::string>> compileParts(Module &M, const LinkerOptions &
     WriteBitcodeToFile(*Modules[I], OS);
     Modules[I].reset();
     Parts[I].Key = partCacheKey({StringRef(Parts[I].Bitcode.data(), Parts[I].Bitcode.size()),
-                                 Opts.Arch, Features, LLVM_VERSION_STRING, "ptx"});
+                                 Opts.Arch, Features, LLVM_VERSION_STRING, BackendOptionsKey,
+                                 "ptx"});
   }
   Timer.done("split into " + std::to_string(Parts.size()) + " parts");
   PartCache Cache(Opts.CacheDir);

@@ -11,6 +11,7 @@
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Process.h"
@@ -18,6 +19,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
+#include <chrono>
 
 using namespace llvm;
 using namespace oxide;
@@ -175,6 +177,16 @@ int main(int argc, char **argv) {
   takeDeviceSourceArgs(Expanded, Opts);
   if (Expanded.size() != Before)
     Args = Expanded;
+  auto Started = std::chrono::steady_clock::now();
+  // With OXIDE_VERBOSE, the seconds since the previous mark (Compile.cpp
+  // times the stages in between).
+  auto Mark = [&, Last = Started](const char *Stage) mutable {
+    auto Now = std::chrono::steady_clock::now();
+    if (Opts.Verbose)
+      errs() << format("oxide-link: %-28s %7.3f s\n", (std::string(Stage) + ":").c_str(),
+                       std::chrono::duration<double>(Now - Last).count());
+    Last = Now;
+  };
   std::vector<std::string> Bitcode = gatherBitcode(Expanded, Opts.Verbose);
   if (!mentionsKernelEntries(Bitcode))
     return runSystemLinker(Args);
@@ -190,6 +202,7 @@ int main(int argc, char **argv) {
     errs() << "oxide-link: device link of `" << Module << "` for " << Opts.Arch << " ("
            << Bitcode.size() << " codegen units)\n";
 
+  Mark("gather bitcode");
   DiagnosticSink Diags;
   Expected<DeviceImage> Image = compileDeviceImage(Bitcode, Module, Opts, Diags);
   if (!Image) {
@@ -244,6 +257,7 @@ int main(int argc, char **argv) {
                        "`cargo oxide pipeline` writes both parts"));
   }
 
+  Mark("compile and assemble");
   SmallString<128> TableObj;
   if (sys::fs::createTemporaryFile("oxide-kernels", "o", TableObj))
     return fail("oxide-link: cannot create a temporary file");
@@ -253,15 +267,18 @@ int main(int argc, char **argv) {
   std::vector<std::string> LinkArgs = Args;
   bool StripAfterPatch = takeStripAll(LinkArgs);
   LinkArgs.push_back(std::string(TableObj));
+  Mark("kernel table");
   int RC = runSystemLinker(LinkArgs);
   sys::fs::remove(TableObj);
   if (RC != 0)
     return RC;
+  Mark("system linker");
   if (Error E = patchHostAddresses(*Image, Output, Opts.Verbose))
     return fail("oxide-link: " + toString(std::move(E)));
   if (StripAfterPatch && stripAll(Output) != 0)
     return 1;
   PartCache(Opts.CacheDir).prune(partCacheLimit());
+  Mark("patch, strip, prune");
   if (Opts.Verbose)
     errs() << "oxide-link: embedded " << Image->Kernels.size() << " kernel(s), "
            << Image->Ptx.size() << " bytes of PTX\n";
