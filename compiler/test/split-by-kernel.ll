@@ -7,6 +7,9 @@
 ; OXIDE_SPLIT=0 compiles the module whole: the same definitions.
 ; RUN: %oxide-opt --ptx --arch sm_90 %s | FileCheck %s --check-prefixes=CHECK,SPLIT
 ; RUN: env OXIDE_SPLIT=0 %oxide-opt --ptx --arch sm_90 %s | FileCheck %s --check-prefixes=CHECK,WHOLE
+; Device debug info and OXIDE_LLVM_ARGS keep the module whole.
+; RUN: env OXIDE_DEVICE_DEBUG=lines %oxide-opt --ptx --arch sm_90 %s | FileCheck %s --check-prefix=WHOLE
+; RUN: env OXIDE_LLVM_ARGS=-verify-each %oxide-opt --ptx --arch sm_90 %s | FileCheck %s --check-prefix=WHOLE
 ; RUN: %if ptxas %{ %oxide-opt --ptx --assemble --arch sm_90 %s | FileCheck %s --check-prefix=PTXAS %}
 
 target triple = "x86_64-unknown-linux-gnu"
