@@ -12,7 +12,9 @@
 #   4b. runs cargo oxide in projects of one's own (tests/cli): cargo's
 #      configuration honoured; every crate packaged into a registry in a
 #      temporary cargo home, and a project from `cargo oxide new` built and
-#      run after being moved, with no absolute path in it;
+#      run after being moved, with no absolute path in it; a crate of 200
+#      kernels compiled in parts (the split device link) is the program
+#      compiled whole, runs emulated, and an edit recompiles one part;
 #   5. checks that a cdylib's code finds its own embedded image (tests/cdylib);
 #   6. runs every example (the conformance suite included) and GPU test program
 #      on the CPU emulator in device-code mode (`cargo oxide run --emulate`,
@@ -93,6 +95,7 @@ done
 for tc in stable nightly; do step "reject tests with $tc (each case's build fails with its message)" env TOOLCHAIN=+$tc bash tests/reject/run.sh; done
 for tc in stable nightly; do step "cargo +$tc oxide in a project with .cargo/config.toml (target-dir, rustflags; check and its JSON)" env TOOLCHAIN=+$tc bash tests/cli/cargo_config.sh; done
 step "a project of one's own: every crate packaged into a registry, cargo oxide new, moved, built and run; no absolute path" bash tests/cli/new_project.sh
+for tc in stable nightly; do step "cargo +$tc oxide: 200 kernels compiled in parts equal the whole module, run emulated, an edit recompiles one part" env TOOLCHAIN=+$tc bash tests/cli/split_link.sh; done
 
 cdylib_lookup() {
   cargo oxide build kernlib && cargo oxide build host_app &&

@@ -9,16 +9,36 @@
 //! the kernel) and rebuilds; likewise `rebuild/vecadd.cu` with nvcc. The
 //! median of the rounds is reported.
 //!
+//! The `many-kernels` rows time the device link alone, of a generated crate
+//! of 200 kernels (`rebuild/many_kernels.rs`) in `<scratch>/many-kernels/`:
+//! clean (its per-kernel cache, `target/release/oxide-cache`, emptied) and
+//! after one kernel's edit, each against `cargo build --release` of the same
+//! crate after the same edit (rustc alone, with the system linker). The
+//! device link is timed by this program standing in for oxide-link
+//! (`OXIDE_LINK` points at it; [`timed_link`]).
+//!
 //! It needs cargo-oxide and the oxide source tree, which `cargo oxide bench`
 //! passes in `OXIDE_BENCH_CARGO_OXIDE` and `OXIDE_BENCH_ROOT`; without them
 //! (on a GPU machine with no Rust) it is skipped.
 
 use crate::harness::{median, Row, Target};
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Command, ExitCode, Stdio};
 use std::time::Instant;
 
+#[path = "../rebuild/many_kernels.rs"]
+mod many_kernels;
+
 const PROGRAM_RS: &str = include_str!("../rebuild/vecadd.rs");
+/// Kernels of the many-kernel crate, and the one its edits change.
+const MANY_KERNELS: usize = 200;
+const EDITED_KERNEL: usize = 100;
+/// Set (to the real device linker) when this program runs as the timing
+/// wrapper of the device linker: `OXIDE_LINK` points at this program.
+pub const LINK_WRAP_ENV: &str = "OXIDE_BENCH_WRAPPED_LINK";
+/// The file the wrapper appends each link's seconds to.
+const LINK_TIMES_ENV: &str = "OXIDE_BENCH_LINK_TIMES";
 const PROGRAM_CU: &str = include_str!("../rebuild/vecadd.cu");
 /// Timed rounds of each side.
 const ROUNDS: usize = 3;
@@ -64,6 +84,131 @@ fn timed(mut command: Command, what: &str) -> Result<f64, String> {
         ));
     }
     Ok(seconds)
+}
+
+/// This program as the device linker's stand-in (`LINK_WRAP_ENV` set):
+/// runs the real oxide-link with rustc's arguments and appends its wall
+/// time to the file `LINK_TIMES_ENV` names, so the many-kernel rows time the
+/// device link alone inside a cargo build.
+pub fn timed_link(real: OsString) -> ExitCode {
+    let start = Instant::now();
+    let status = Command::new(&real).args(std::env::args_os().skip(1)).status();
+    let seconds = start.elapsed().as_secs_f64();
+    let Ok(status) = status else {
+        eprintln!("error: oxide-bench: cannot run the device linker {}", Path::new(&real).display());
+        return ExitCode::FAILURE;
+    };
+    if let Some(file) = std::env::var_os(LINK_TIMES_ENV) {
+        use std::io::Write;
+        if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(file) {
+            let _ = writeln!(f, "{seconds}");
+        }
+    }
+    match status.code() {
+        Some(0) => ExitCode::SUCCESS,
+        Some(c) => ExitCode::from(c.clamp(1, 255) as u8),
+        None => ExitCode::FAILURE,
+    }
+}
+
+/// The last device-link time the wrapper wrote.
+fn last_link_time(file: &Path) -> Result<f64, String> {
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| format!("the device link was not timed ({}): {e}", file.display()))?;
+    text.lines()
+        .last()
+        .and_then(|l| l.trim().parse().ok())
+        .ok_or_else(|| format!("no device-link time in {}", file.display()))
+}
+
+/// The many-kernel rows: the device link of a crate of `MANY_KERNELS`
+/// generated kernels (many_kernels.rs), clean (the per-kernel cache emptied)
+/// and after one kernel's edit, each against rustc alone building the same
+/// crate after the same edit (`cargo build --release`, the system linker).
+fn many_kernel_rows(scratch: &Path, crates: &Path, cargo_oxide: &Path, arch: &str) -> Result<Vec<Row>, String> {
+    let dir = scratch.join("many-kernels");
+    let manifest = format!(
+        "[package]\nname = \"rebuild_many_kernels\"\nversion = \"0.1.0\"\nedition = \"2021\"\npublish = false\n\n\
+         [dependencies]\n\
+         cuda-device = {{ path = {:?} }}\ncuda-core = {{ path = {:?} }}\ncuda-host = {{ path = {:?} }}\n\n\
+         # A workspace of its own, outside oxide's.\n[workspace]\n",
+        crates.join("cuda-device"),
+        crates.join("cuda-core"),
+        crates.join("cuda-host"),
+    );
+    write_if_changed(&dir.join("Cargo.toml"), &manifest)?;
+    let main_rs = dir.join("src/main.rs");
+    let source = |round: usize| {
+        many_kernels::many_kernels_source(MANY_KERNELS, (round % 2 == 1).then_some(EDITED_KERNEL))
+    };
+    let this = std::env::current_exe().map_err(|e| format!("cannot tell where oxide-bench is: {e}"))?;
+    let real_link = cargo_oxide.with_file_name("oxide-link");
+    let times = dir.join("link-times.txt");
+    let oxide_target = dir.join("target");
+    let build = || {
+        let mut c = Command::new(cargo_oxide);
+        c.args(["build", "--release", "--arch", arch])
+            .current_dir(&dir)
+            .env("CARGO_TARGET_DIR", &oxide_target)
+            .env("OXIDE_LINK", &this)
+            .env(LINK_WRAP_ENV, &real_link)
+            .env(LINK_TIMES_ENV, &times);
+        c
+    };
+    let plain = || {
+        let mut c = Command::new("cargo");
+        c.args(["build", "--release"])
+            .current_dir(&dir)
+            .env("CARGO_TARGET_DIR", dir.join("target-rustc"));
+        c
+    };
+    eprintln!("rebuild: building the {MANY_KERNELS}-kernel crate once (untimed) in {}", dir.display());
+    write_if_changed(&main_rs, &source(0))?;
+    timed(build(), "the untimed many-kernel build")?;
+    timed(plain(), "the untimed many-kernel build by cargo alone")?;
+
+    let cache = oxide_target.join("release/oxide-cache");
+    let (mut clean, mut edit, mut rustc) = (Vec::new(), Vec::new(), Vec::new());
+    let mut round = 0;
+    for _ in 0..ROUNDS {
+        // Clean: nothing cached, so every kernel is compiled.
+        round += 1;
+        std::fs::write(&main_rs, source(round)).map_err(|e| format!("cannot write {}: {e}", main_rs.display()))?;
+        let _ = std::fs::remove_dir_all(&cache);
+        timed(build(), "cargo oxide build --release (many kernels, cache emptied)")?;
+        clean.push(last_link_time(&times)?);
+        // One kernel edited, the others cached.
+        round += 1;
+        std::fs::write(&main_rs, source(round)).map_err(|e| format!("cannot write {}: {e}", main_rs.display()))?;
+        timed(build(), "cargo oxide build --release (many kernels, one edited)")?;
+        edit.push(last_link_time(&times)?);
+    }
+    for _ in 0..ROUNDS {
+        round += 1;
+        std::fs::write(&main_rs, source(round)).map_err(|e| format!("cannot write {}: {e}", main_rs.display()))?;
+        rustc.push(timed(plain(), "cargo build --release (many kernels)")?);
+    }
+    let (t_clean, t_edit, t_rustc) = (median(&mut clean), median(&mut edit), median(&mut rustc));
+    Ok(vec![
+        Row {
+            name: "many-kernels clean".into(),
+            oxide: t_clean,
+            unit: "s",
+            reference: "rustc".into(),
+            reference_time: t_rustc,
+            target: Target::TimeAtMost(0.5),
+            note: format!("device link of {MANY_KERNELS} kernels, per-kernel cache emptied, vs cargo build --release of the crate; median of {ROUNDS}"),
+        },
+        Row {
+            name: "many-kernels edit".into(),
+            oxide: t_edit,
+            unit: "s",
+            reference: "rustc".into(),
+            reference_time: t_rustc,
+            target: Target::TimeRatio,
+            note: format!("device link of {MANY_KERNELS} kernels after editing one (target: at most 2 s) vs cargo build --release; median of {ROUNDS}"),
+        },
+    ])
 }
 
 /// The benchmark; `Err(Ok(Skipped))` when it cannot run here.
@@ -147,7 +292,7 @@ pub fn rebuild() -> Result<Vec<Row>, Result<Skipped, String>> {
         }
     }
     let (t_ox, t_nv) = (median(&mut oxide), median(&mut reference));
-    Ok(vec![Row {
+    let mut rows = vec![Row {
         name: "rebuild".into(),
         oxide: t_ox,
         unit: "s",
@@ -155,5 +300,10 @@ pub fn rebuild() -> Result<Vec<Row>, Result<Skipped, String>> {
         reference_time: t_nv,
         target: Target::TimeRatio,
         note: format!("after editing the kernel; median of {ROUNDS}; cargo oxide build --release vs nvcc -O3 -arch={arch}"),
-    }])
+    }];
+    match many_kernel_rows(&scratch, &crates, &cargo_oxide, arch) {
+        Ok(more) => rows.extend(more),
+        Err(e) => return err(e),
+    }
+    Ok(rows)
 }

@@ -15,5 +15,7 @@ config.substitutions.append(("FileCheck", config.filecheck))
 config.environment["OXIDE_CUDA_PATH"] = config.cuda_path
 if os.path.exists(os.path.join(config.cuda_path, "nvvm/libdevice/libdevice.10.bc")):
     config.available_features.add("libdevice")
+if os.access(os.path.join(config.cuda_path, "bin/ptxas"), os.X_OK):
+    config.available_features.add("ptxas")
 # `not`, `FileCheck` and friends come with LLVM's tools.
 config.environment["PATH"] = os.pathsep.join([config.llvm_tools_dir, os.environ.get("PATH", "")])

@@ -106,7 +106,7 @@ done:
 ; PTX-NOT: bra
 ; PTX: ret;
 ; PTX-LABEL: .entry count4(
-; PTX: $L__BB1_{{[0-9]+}}:
+; PTX: $L__BB{{[0-9]+}}_{{[0-9]+}}:
 ; PTX-COUNT-4: add.s32 {{.*}}, 7;
 ; PTX: .pragma "nounroll";
 ; PTX-LABEL: .entry rolled(

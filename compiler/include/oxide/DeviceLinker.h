@@ -10,7 +10,11 @@
 //                   graph and ptxas's frames
 //   DeviceSources.cpp  the CUDA C++ files the build names, compiled by nvcc
 //                   to PTX, and what each defines
-//   LinkPtx.cpp     oxide's PTX and nvcc's PTX made one module
+//   LinkPtx.cpp     oxide's PTX and nvcc's PTX made one module; the PTX of
+//                   the parts of a split module joined again
+//   SplitByKernel.cpp  the optimised module cut into one part per kernel,
+//                   compiled in parallel (Compile.cpp)
+//   PartCache.cpp   each part's PTX and ptxas output, kept by content
 //   Embed.cpp       the host object holding the image and the kernel table,
 //                   and the patch of host addresses after the system link
 //   HostStubs.cpp   host definitions of the CUDA C++ functions kernels call
@@ -21,7 +25,9 @@
 #include "oxide/Diagnostics.h"
 #include "oxide/Targets.h"
 #include "llvm/Support/Error.h"
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
+#include <memory>
 #include <map>
 #include <optional>
 #include <set>
@@ -55,6 +61,14 @@ struct LinkerOptions {
   std::vector<std::string> DeviceSources;
   // Extra nvcc options for them (--oxide-nvcc-flag=), in order.
   std::vector<std::string> NvccFlags;
+  // Where each kernel's compiled PTX and ptxas output are kept between
+  // links (PartCache.cpp): OXIDE_CACHE_DIR, else oxide-link derives it from
+  // the output path (`<target>/<profile>/oxide-cache`); empty = no cache.
+  std::string CacheDir;
+  // OXIDE_JOBS: how many parts are compiled at once; 0 = one per core.
+  unsigned Jobs = 0;
+  // OXIDE_SPLIT=0: compile the module whole, as one part.
+  bool Split = true;
   /// Reads the OXIDE_* environment variables.
   static LinkerOptions fromEnvironment();
 };
@@ -147,6 +161,10 @@ struct DeviceImage {
   // (BindDeviceSources): each gets a host stub (HostStubs.cpp).
   std::map<std::string, std::string> DeviceSourceCalls;
   std::vector<PtxUnitLines> Units; // empty without device sources
+  // The PTX of each part when the module was compiled in parts
+  // (SplitByKernel.cpp), the common part first; Ptx is their join. ptxas
+  // assembles them one by one (assemblePtx). Empty for a module compiled whole.
+  std::vector<std::string> PartPtx;
 };
 
 // Gather.cpp ---------------------------------------------------------------
@@ -205,6 +223,46 @@ llvm::Expected<std::string> linkPtxUnits(llvm::StringRef OxidePtx,
 /// by the file it came from and the line of nvcc's PTX.
 std::string annotatePtxasLines(llvm::StringRef PtxasOutput,
                                const std::vector<PtxUnitLines> &Lines);
+
+/// Joins the PTX of the parts of a split module (SplitByKernel.cpp), the
+/// common part first, into one module: one header, each part's body, and
+/// each `.extern` declaration of a symbol an earlier part defined (or
+/// declared) dropped, as ptxas refuses a declaration after a definition.
+/// Fails on a symbol two parts define, which the split never makes.
+llvm::Expected<std::string> joinPtxParts(const std::vector<std::string> &Parts);
+
+// SplitByKernel.cpp --------------------------------------------------------
+
+/// Gives the module's symbols the names NVPTX would print (private ones made
+/// internal, unnamed ones named after their contents, invalid characters
+/// replaced), so that every part of a split prints the same name for them.
+void nameForSplit(llvm::Module &M);
+
+/// Cuts M (named by nameForSplit) into the common part, first, then one part
+/// per kernel entry (with its unchecked twin) holding what only it reaches.
+/// What one part defines and another uses becomes external in M.
+std::vector<std::unique_ptr<llvm::Module>> splitByKernel(llvm::Module &M);
+
+// PartCache.cpp ------------------------------------------------------------
+
+/// The hash naming a cache entry of everything it was computed from.
+std::string partCacheKey(llvm::ArrayRef<llvm::StringRef> Inputs);
+
+/// A directory of compiled parts, by key; every failure is a miss.
+class PartCache {
+public:
+  /// Dir empty (or not creatable): a cache that holds nothing.
+  explicit PartCache(std::string Dir);
+  bool enabled() const { return !Dir.empty(); }
+  std::optional<std::string> lookup(llvm::StringRef Key, llvm::StringRef Kind) const;
+  void store(llvm::StringRef Key, llvm::StringRef Kind, llvm::StringRef Data) const;
+  /// Removes the least recently used entries until at most MaxBytes remain.
+  void prune(uint64_t MaxBytes) const;
+
+private:
+  std::string pathOf(llvm::StringRef Key, llvm::StringRef Kind) const;
+  std::string Dir;
+};
 
 // HostStubs.cpp ------------------------------------------------------------
 

@@ -5,14 +5,20 @@
 // add libdevice and settle the debug info, LLVM's O3 for NVPTX, which also
 // runs NVVMReflect for libdevice, and oxide's post-O3 passes), and emit PTX
 // for the chosen sm_XX. Every stage can be written to OXIDE_DUMP_DIR for
-// `cargo oxide pipeline`.
+// `cargo oxide pipeline`. A module of several kernels is emitted in parts,
+// one per kernel, in parallel and through a cache (SplitByKernel.cpp,
+// PartCache.cpp), and ptxas assembles those parts the same way; the image's
+// PTX is their join, one module as before.
 //===----------------------------------------------------------------------===//
 #include "oxide/Abi.h"
 #include "oxide/DeviceLinker.h"
 #include "oxide/Passes.h"
 #include "oxide/Pipeline.h"
 #include "oxide/RustNames.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/Bitcode/BitcodeWriter.h"
+#include "llvm/Config/llvm-config.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -22,15 +28,22 @@
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ThreadPool.h"
+#include "llvm/Support/Threading.h"
+#include "llvm/Support/xxhash.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Triple.h"
+#include <atomic>
+#include <chrono>
 #include <map>
+#include <thread>
 
 using namespace llvm;
 using namespace oxide;
@@ -51,6 +64,12 @@ LinkerOptions LinkerOptions::fromEnvironment() {
     O.CheckOnly = true;
   if (const char *J = getenv("OXIDE_DIAGNOSTICS_JSON"); J && *J)
     O.DiagnosticsJson = J;
+  if (const char *C = getenv("OXIDE_CACHE_DIR"); C && *C)
+    O.CacheDir = C;
+  if (const char *J = getenv("OXIDE_JOBS"); J && *J)
+    StringRef(J).getAsInteger(10, O.Jobs);
+  if (const char *S = getenv("OXIDE_SPLIT"); S && StringRef(S) == "0")
+    O.Split = false;
   return O;
 }
 
@@ -80,6 +99,25 @@ void dumpText(const LinkerOptions &Opts, StringRef Name, StringRef Text) {
   if (auto OS = openDump(Opts, Name))
     *OS << Text;
 }
+
+/// With OXIDE_VERBOSE, says how long each stage of the device link took
+/// (where the time of a large link goes; docs/DESIGN.md §2).
+class StageTimer {
+public:
+  explicit StageTimer(bool Verbose) : Verbose(Verbose), Start(Clock::now()) {}
+  void done(const Twine &Stage) {
+    auto Now = Clock::now();
+    if (Verbose)
+      errs() << format("oxide-link: %-28s %7.3f s\n", (Stage + ":").str().c_str(),
+                       std::chrono::duration<double>(Now - Start).count());
+    Start = Now;
+  }
+
+private:
+  using Clock = std::chrono::steady_clock;
+  bool Verbose;
+  Clock::time_point Start;
+};
 
 /// Loads and links every codegen unit, counting how many define each kernel
 /// entry wrapper (each definition is one host copy whose address the kernel
@@ -147,6 +185,11 @@ Error setBackendOptions() {
   Done = true;
   return Error::success();
 }
+
+/// The backend options above, as they enter the cache key of a part's PTX
+/// (compileParts): change it with them, or the cache would hand
+/// out PTX made under the old ones.
+const char BackendOptionsKey[] = "expand-fp-convert-bits=64 disable-lsr=true";
 
 Expected<std::unique_ptr<TargetMachine>> createDeviceTarget(const LinkerOptions &Opts) {
   if (Error E = setBackendOptions())
@@ -228,6 +271,95 @@ std::vector<ConstantInfo> constantsOf(Module &M) {
   return Out;
 }
 
+/// Whether the module is compiled in parts (SplitByKernel.cpp). Not with
+/// device debug info: each part would carry its own `.file` table and DWARF
+/// sections, which one module cannot hold twice. Not with OXIDE_LLVM_ARGS:
+/// what LLVM's options print (`-print-after-all` of the backend's passes,
+/// `-time-passes`) is about one module, and threads would interleave it.
+/// Not for a single kernel, where there is nothing to share. The stages
+/// `cargo oxide pipeline` writes are the same either way: the split comes
+/// after the last IR stage, and the PTX written is the joined module.
+bool splitPays(Module &M, const LinkerOptions &Opts) {
+  const char *LLVMArgs = getenv("OXIDE_LLVM_ARGS");
+  if (!Opts.Split || !Opts.DeviceDebug.empty() || (LLVMArgs && *LLVMArgs))
+    return false;
+  unsigned Entries = 0;
+  for (const Function &F : M)
+    Entries += !F.isDeclaration() && F.getCallingConv() == CallingConv::PTX_Kernel;
+  return Entries >= 2;
+}
+
+unsigned jobsOf(const LinkerOptions &Opts) {
+  return Opts.Jobs ? Opts.Jobs : std::max(1u, std::thread::hardware_concurrency());
+}
+
+/// The PTX of each part of M, from the cache where the part's bitcode was
+/// compiled before, else by the NVPTX backend, parts in parallel: each
+/// thread reads its part's bitcode into an LLVMContext of its own (a context
+/// is not shared between threads) with a TargetMachine of its own.
+Expected<std::vector<std::string>> compileParts(Module &M, const LinkerOptions &Opts,
+                                                StageTimer &Timer) {
+  std::vector<std::unique_ptr<Module>> Modules = splitByKernel(M);
+  const GpuTarget *Target = findGpuTarget(Opts.Arch);
+  std::string Features = "+ptx" + std::to_string(Target->PtxIsa);
+  struct Part {
+    SmallVector<char, 0> Bitcode;
+    std::string Key, Ptx, Error;
+  };
+  std::vector<Part> Parts(Modules.size());
+  for (size_t I = 0; I < Modules.size(); ++I) {
+    raw_svector_ostream OS(Parts[I].Bitcode);
+    WriteBitcodeToFile(*Modules[I], OS);
+    Modules[I].reset();
+    Parts[I].Key = partCacheKey({StringRef(Parts[I].Bitcode.data(), Parts[I].Bitcode.size()),
+                                 Opts.Arch, Features, LLVM_VERSION_STRING, BackendOptionsKey,
+                                 "ptx"});
+  }
+  Timer.done("split into " + std::to_string(Parts.size()) + " parts");
+  PartCache Cache(Opts.CacheDir);
+  std::atomic<unsigned> Hits{0};
+  {
+    DefaultThreadPool Pool(hardware_concurrency(jobsOf(Opts)));
+    for (Part &P : Parts)
+      Pool.async([&P, &Opts, &Cache, &Hits] {
+        if (auto Cached = Cache.lookup(P.Key, "ptx")) {
+          P.Ptx = std::move(*Cached);
+          ++Hits;
+          return;
+        }
+        LLVMContext Ctx;
+        auto Mod = parseBitcodeFile(
+            MemoryBufferRef(StringRef(P.Bitcode.data(), P.Bitcode.size()), "oxide-part"), Ctx);
+        if (!Mod) {
+          P.Error = toString(Mod.takeError());
+          return;
+        }
+        auto TM = createDeviceTarget(Opts);
+        if (!TM) {
+          P.Error = toString(TM.takeError());
+          return;
+        }
+        auto Ptx = emitPtx(**Mod, **TM);
+        if (!Ptx) {
+          P.Error = toString(Ptx.takeError());
+          return;
+        }
+        P.Ptx = std::move(*Ptx);
+        Cache.store(P.Key, "ptx", P.Ptx);
+      });
+    Pool.wait();
+  }
+  std::vector<std::string> Out;
+  for (Part &P : Parts) {
+    if (!P.Error.empty())
+      return makeError("internal error: a part of the split device module failed: " + P.Error);
+    Out.push_back(std::move(P.Ptx));
+  }
+  Timer.done("PTX of " + std::to_string(Parts.size() - Hits) + " parts (" +
+             std::to_string(unsigned(Hits)) + " cached)");
+  return Out;
+}
+
 } // namespace
 
 Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &Files,
@@ -244,12 +376,14 @@ Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &
   if (!findGpuTarget(Opts.Arch))
     return makeError(unknownTargetMessage(Opts.Arch));
 
+  StageTimer Timer(Opts.Verbose);
   LLVMContext Ctx;
   std::map<std::string, unsigned> EntryCopies;
   auto MOrErr = linkBitcode(Ctx, Files, EntryCopies);
   if (!MOrErr)
     return MOrErr.takeError();
   Module &M = **MOrErr;
+  Timer.done("read and link bitcode");
   dumpModule(Opts, M, "device-input.ll");
 
   auto TM = createDeviceTarget(Opts);
@@ -273,6 +407,7 @@ Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &
     return std::move(E);
   if (Error E = Pipeline.run(PipelineSection::Link, M))
     return std::move(E);
+  Timer.done("legalise and link");
   dumpModule(Opts, M, "device-legal.ll");
 
   std::string VerifyMsg;
@@ -283,6 +418,7 @@ Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &
 
   if (Error E = Pipeline.run(PipelineSection::Optimize, M))
     return std::move(E);
+  Timer.done("O3 and post-O3 passes");
   dumpModule(Opts, M, "device-opt.ll");
   // The passes after O3 rewrite control flow; a mistake there must be an
   // error naming them, not a crash in the NVPTX backend.
@@ -304,15 +440,33 @@ Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &
   // the image, which a check does not keep.
   if (Opts.CheckOnly)
     return Image;
-  auto Ptx = emitPtx(M, **TM);
-  if (!Ptx)
-    return Ptx.takeError();
-  // After emission: NVPTX has given the functions their PTX names, which
-  // are the names ptxas reports frames under (StackBound.cpp).
-  Image.CallGraph = buildDeviceCallGraph(M);
-  // ptxas miscompiles a few PTX instructions at their edge values, in
-  // whatever way the backend came to write them (PtxasHazards.def).
-  Image.Ptx = rewritePtxasHazards(*Ptx);
+  if (splitPays(M, Opts)) {
+    // Named first: the call graph must use the names every part prints.
+    nameForSplit(M);
+    Image.CallGraph = buildDeviceCallGraph(M);
+    auto Parts = compileParts(M, Opts, Timer);
+    if (!Parts)
+      return Parts.takeError();
+    for (std::string &P : *Parts)
+      P = rewritePtxasHazards(P);
+    auto Joined = joinPtxParts(*Parts);
+    if (!Joined)
+      return Joined.takeError();
+    Image.Ptx = std::move(*Joined);
+    Image.PartPtx = std::move(*Parts);
+    Timer.done("join PTX");
+  } else {
+    auto Ptx = emitPtx(M, **TM);
+    if (!Ptx)
+      return Ptx.takeError();
+    Timer.done("PTX emission");
+    // After emission: NVPTX has given the functions their PTX names, which
+    // are the names ptxas reports frames under (StackBound.cpp).
+    Image.CallGraph = buildDeviceCallGraph(M);
+    // ptxas miscompiles a few PTX instructions at their edge values, in
+    // whatever way the backend came to write them (PtxasHazards.def).
+    Image.Ptx = rewritePtxasHazards(*Ptx);
+  }
   // nvcc's PTX of the device sources joins (LinkPtx.cpp): from here on the
   // image is one module, whichever compiler wrote its parts.
   if (!Units->empty()) {
@@ -334,6 +488,180 @@ Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &
   return Image;
 }
 
+namespace {
+
+/// Runs a tool with its output to a temporary log; the exit code and the log.
+std::pair<int, std::string> runLogged(StringRef Tool, ArrayRef<StringRef> Args) {
+  SmallString<128> Log;
+  if (sys::fs::createTemporaryFile("oxide-tool", "log", Log))
+    return {-1, "cannot create a temporary file"};
+  std::optional<StringRef> Redirects[] = {std::nullopt, StringRef(Log), StringRef(Log)};
+  int RC = sys::ExecuteAndWait(Tool, Args, std::nullopt, Redirects);
+  auto Text = MemoryBuffer::getFile(Log);
+  sys::fs::remove(Log);
+  return {RC, Text ? (*Text)->getBuffer().str() : ""};
+}
+
+std::optional<std::string> readBinary(StringRef Path) {
+  auto Buf = MemoryBuffer::getFile(Path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  if (!Buf)
+    return std::nullopt;
+  return (*Buf)->getBuffer().str();
+}
+
+/// The identity of a tool for cache keys: its path, size and time.
+std::string toolIdentity(StringRef Path) {
+  sys::fs::file_status St;
+  if (sys::fs::status(Path, St))
+    return Path.str();
+  return (Path + " " + Twine(St.getSize()) + " " +
+          Twine(St.getLastModificationTime().time_since_epoch().count()))
+      .str();
+}
+
+/// How many buckets of kernels ptxas compiles (assembleParts).
+constexpr unsigned PtxasBuckets = 16;
+
+/// ptxas on each part of a split module as relocatable code (`-c`), in
+/// parallel and through the cache, then nvlink joining the objects into the
+/// image's cubin. The frames of every part's log bound the stacks. False
+/// when it could not (a part ptxas refused, no nvlink): the caller then runs
+/// ptxas on the joined PTX, whose messages point into the PTX the user sees.
+bool assembleParts(DeviceImage &Image, const LinkerOptions &Opts, StringRef Ptxas,
+                   std::map<std::string, uint64_t> &Frames) {
+  SmallString<256> Nvlink(sys::path::parent_path(Ptxas));
+  sys::path::append(Nvlink, "nvlink");
+  if (!sys::fs::can_execute(Nvlink))
+    return false;
+  StageTimer Timer(Opts.Verbose);
+  std::string Arch = "-arch=" + Opts.Arch;
+  std::string Tool = toolIdentity(Ptxas);
+  // A ptxas process costs several times what one kernel's compilation
+  // does, so parts go to ptxas in buckets: the common part alone, the
+  // kernels by a hash of their entry's name, which an edit of a kernel does
+  // not change. An edit redoes one bucket; a clean link runs one process
+  // per bucket, as many at a time as there are cores.
+  std::vector<std::vector<size_t>> Buckets(1 + PtxasBuckets);
+  for (size_t I = 0; I < Image.PartPtx.size(); ++I) {
+    StringRef Ptx = Image.PartPtx[I];
+    size_t Entry = Ptx.find(".entry ");
+    if (Entry == StringRef::npos) {
+      Buckets[0].push_back(I);
+      continue;
+    }
+    StringRef Name = Ptx.drop_front(Entry + 7).take_until([](char C) { return C == '('; });
+    Buckets[1 + xxh3_64bits(Name.trim()) % PtxasBuckets].push_back(I);
+  }
+  llvm::erase_if(Buckets, [](const std::vector<size_t> &B) { return B.empty(); });
+  std::vector<std::string> Texts;
+  for (const std::vector<size_t> &B : Buckets) {
+    std::vector<std::string> Members;
+    for (size_t I : B)
+      Members.push_back(Image.PartPtx[I]);
+    auto Joined = joinPtxParts(Members);
+    if (!Joined) {
+      consumeError(Joined.takeError());
+      return false;
+    }
+    Texts.push_back(std::move(*Joined));
+  }
+  struct Part {
+    std::string Key, Cubin, Log;
+    bool Failed = false;
+  };
+  std::vector<Part> Parts(Texts.size());
+  PartCache Cache(Opts.CacheDir);
+  std::atomic<unsigned> Hits{0};
+  {
+    DefaultThreadPool Pool(hardware_concurrency(jobsOf(Opts)));
+    for (size_t I = 0; I < Parts.size(); ++I)
+      Pool.async([&, I] {
+        Part &P = Parts[I];
+        const std::string &Ptx = Texts[I];
+        P.Key = partCacheKey({Ptx, Opts.Arch, Tool, "ptxas -c -v"});
+        auto Cubin = Cache.lookup(P.Key, "cubin");
+        auto Log = Cache.lookup(P.Key, "log");
+        if (Cubin && Log) {
+          P.Cubin = std::move(*Cubin);
+          P.Log = std::move(*Log);
+          ++Hits;
+          return;
+        }
+        SmallString<128> In, Out;
+        int FD;
+        if (sys::fs::createTemporaryFile("oxide-part", "ptx", FD, In)) {
+          P.Failed = true;
+          return;
+        }
+        {
+          raw_fd_ostream OS(FD, true);
+          OS << Ptx;
+        }
+        sys::fs::createTemporaryFile("oxide-part", "cubin", Out);
+        StringRef Args[] = {Ptxas, Arch, "-c", "-v", "-o", Out, In};
+        auto [RC, Text] = runLogged(Ptxas, Args);
+        auto Obj = readBinary(Out);
+        sys::fs::remove(In);
+        sys::fs::remove(Out);
+        if (RC != 0 || !Obj) {
+          P.Failed = true;
+          return;
+        }
+        P.Cubin = std::move(*Obj);
+        P.Log = std::move(Text);
+        Cache.store(P.Key, "cubin", P.Cubin);
+        Cache.store(P.Key, "log", P.Log);
+      });
+    Pool.wait();
+  }
+  for (const Part &P : Parts)
+    if (P.Failed)
+      return false;
+  Timer.done("ptxas -c of " + std::to_string(Parts.size() - Hits) + " buckets (" +
+             std::to_string(unsigned(Hits)) + " cached)");
+
+  std::vector<std::string> Files;
+  auto Cleanup = make_scope_exit([&] {
+    for (const std::string &F : Files)
+      sys::fs::remove(F);
+  });
+  std::vector<StringRef> Args = {Nvlink, Arch};
+  for (const Part &P : Parts) {
+    SmallString<128> Obj;
+    int FD;
+    if (sys::fs::createTemporaryFile("oxide-part", "cubin", FD, Obj))
+      return false;
+    raw_fd_ostream OS(FD, true);
+    OS << P.Cubin;
+    Files.push_back(std::string(Obj));
+  }
+  SmallString<128> Out;
+  if (sys::fs::createTemporaryFile("oxide", "cubin", Out))
+    return false;
+  Files.push_back(std::string(Out));
+  for (size_t I = 0; I + 1 < Files.size(); ++I)
+    Args.push_back(Files[I]);
+  Args.push_back("-o");
+  Args.push_back(Files.back());
+  auto [RC, Text] = runLogged(Nvlink, Args);
+  auto Cubin = readBinary(Files.back());
+  if (RC != 0 || !Cubin) {
+    if (Opts.Verbose)
+      errs() << "oxide-link: nvlink failed; ptxas runs on the joined PTX:\n" << Text;
+    return false;
+  }
+  Timer.done("nvlink");
+  const GpuTarget *Target = findGpuTarget(Opts.Arch);
+  Image.Cubin = std::move(*Cubin);
+  Image.CubinSm = Target ? Target->SM : 0;
+  for (const Part &P : Parts)
+    for (const auto &[Name, Bytes] : parsePtxasFrames(P.Log))
+      Frames[Name] = std::max(Frames[Name], Bytes);
+  return true;
+}
+
+} // namespace
+
 Error oxide::assemblePtx(DeviceImage &Image, const LinkerOptions &Opts, DiagnosticSink &Diags) {
   SmallString<256> Ptxas(Opts.CudaPath);
   sys::path::append(Ptxas, "bin", "ptxas");
@@ -346,6 +674,17 @@ Error oxide::assemblePtx(DeviceImage &Image, const LinkerOptions &Opts, Diagnost
       return Error::success();
     }
     Ptxas = *Found;
+  }
+  // A split module is assembled part by part, unless its PTX holds device
+  // sources (nvcc's PTX is joined into the whole, not into a part) or keeps
+  // debug info for the JIT (no cubin then).
+  if (!Image.PartPtx.empty() && Image.Units.empty() &&
+      !DeviceDebugInfoPass::keepsDebugInfo(Opts.DeviceDebug)) {
+    std::map<std::string, uint64_t> Frames;
+    if (assembleParts(Image, Opts, Ptxas, Frames)) {
+      recordStackBounds(Image, &Frames, Opts.Verbose);
+      return Error::success();
+    }
   }
   SmallString<128> In, Out, Log;
   int FD;
@@ -361,7 +700,9 @@ Error oxide::assemblePtx(DeviceImage &Image, const LinkerOptions &Opts, Diagnost
   // -v: each function's stack frame, for the bound of each entry's stack.
   StringRef Args[] = {Ptxas, Arch, "-v", "-o", Out, In};
   std::optional<StringRef> Redirects[] = {std::nullopt, StringRef(Log), StringRef(Log)};
+  StageTimer Timer(Opts.Verbose);
   int RC = sys::ExecuteAndWait(Ptxas, Args, std::nullopt, Redirects);
+  Timer.done("ptxas");
   auto LogText = MemoryBuffer::getFile(Log);
   std::string Output = LogText ? (*LogText)->getBuffer().str() : "";
   // With device debug info the driver's JIT must compile the PTX (it keeps

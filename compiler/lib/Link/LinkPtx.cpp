@@ -363,3 +363,105 @@ std::string oxide::annotatePtxasLines(StringRef Output, const std::vector<PtxUni
   }
   return Out;
 }
+
+namespace {
+
+/// A module-level statement of a PTX text: [Begin, End) with its name.
+struct TopStatement {
+  size_t Begin = 0, End = 0;
+  std::string Name;
+  bool Extern = false;     // an `.extern` declaration
+  bool Definition = false; // a function with a body, or a variable
+};
+
+/// The module-level statements of a PTX text after its header, in order.
+std::vector<TopStatement> topStatements(StringRef Ptx) {
+  std::vector<TopStatement> Out;
+  std::string Text = ptxWithoutComments(Ptx);
+  StringRef S(Text);
+  int Depth = 0;
+  size_t Start = 0;
+  std::string Head;
+  auto Emit = [&](size_t End, StringRef H, bool Body) {
+    StringRef T = H.trim();
+    std::string Name = declaredName(T);
+    if (!Name.empty() && !T.starts_with(".version") && !T.starts_with(".target") &&
+        !T.starts_with(".address_size")) {
+      TopStatement St;
+      St.Begin = Start;
+      St.End = End;
+      St.Name = Name;
+      St.Extern = T.starts_with(".extern");
+      bool Function = T.contains(".func") || T.contains(".entry");
+      St.Definition = !St.Extern && (Function ? Body : true);
+      Out.push_back(St);
+    }
+    Start = End;
+  };
+  for (size_t I = 0; I < S.size(); ++I) {
+    char C = S[I];
+    if (C == '{') {
+      if (Depth++ == 0)
+        Head = S.slice(Start, I).str();
+    } else if (C == '}') {
+      if (--Depth == 0) {
+        // `= { … };` ends an initialised variable; otherwise a body ends.
+        size_t Next = S.find_first_not_of(" \t\r\n", I + 1);
+        if (Next != StringRef::npos && S[Next] == ';')
+          Emit(Next + 1, Head, /*Body=*/false), I = Next;
+        else
+          Emit(I + 1, Head, /*Body=*/true);
+      }
+    } else if (C == ';' && Depth == 0) {
+      Emit(I + 1, S.slice(Start, I), /*Body=*/false);
+    } else if (C == '\n' && Depth == 0) {
+      StringRef Line = S.slice(Start, I).trim();
+      if (Line.empty() || Line.starts_with(".version") || Line.starts_with(".target") ||
+          Line.starts_with(".address_size") || Line.starts_with(".file"))
+        Start = I + 1;
+    }
+  }
+  return Out;
+}
+
+/// The end of a PTX text's header (after its `.address_size` line).
+size_t headerEnd(StringRef Ptx) {
+  size_t At = Ptx.find(".address_size");
+  if (At == StringRef::npos)
+    return 0;
+  At = Ptx.find('\n', At);
+  return At == StringRef::npos ? Ptx.size() : At + 1;
+}
+
+} // namespace
+
+Expected<std::string> oxide::joinPtxParts(const std::vector<std::string> &Parts) {
+  if (Parts.empty())
+    return std::string();
+  std::string Out = StringRef(Parts[0]).take_front(headerEnd(Parts[0])).str();
+  std::map<std::string, size_t> DefinedBy;
+  std::set<std::string> Known; // defined or declared by an earlier part
+  for (size_t P = 0; P < Parts.size(); ++P) {
+    StringRef Body = StringRef(Parts[P]).drop_front(headerEnd(Parts[P]));
+    std::vector<TopStatement> Stmts = topStatements(Body);
+    size_t Copied = 0;
+    for (const TopStatement &St : Stmts) {
+      if (St.Definition) {
+        auto [It, New] = DefinedBy.try_emplace(St.Name, P);
+        if (!New && It->second != P)
+          return makeError("internal error: parts " + Twine(It->second) + " and " + Twine(P) +
+                           " of the split device module both define `" + St.Name + "`");
+      }
+      if (St.Extern && Known.count(St.Name)) {
+        Out += Body.slice(Copied, St.Begin).str();
+        Copied = St.End;
+      }
+    }
+    Out += Body.drop_front(Copied).str();
+    if (!Out.empty() && Out.back() != '\n')
+      Out += '\n';
+    for (const TopStatement &St : Stmts)
+      Known.insert(St.Name);
+  }
+  return Out;
+}

@@ -11,6 +11,7 @@
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Process.h"
@@ -18,6 +19,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
+#include <chrono>
 
 using namespace llvm;
 using namespace oxide;
@@ -129,6 +131,32 @@ int stripAll(const std::string &File) {
   return 1;
 }
 
+/// Where compiled parts are kept between links (PartCache.cpp): cargo links
+/// into `<target>/<profile>/deps/`, and the cache goes beside that,
+/// `<target>/<profile>/oxide-cache`, so `cargo clean` removes it. OXIDE_CACHE=0
+/// turns it off; OXIDE_CACHE_DIR names another place.
+std::string partCacheDir(const std::string &Output, const LinkerOptions &Opts) {
+  if (const char *C = getenv("OXIDE_CACHE"); C && StringRef(C) == "0")
+    return "";
+  if (!Opts.CacheDir.empty())
+    return Opts.CacheDir;
+  SmallString<256> Dir(sys::path::parent_path(Output));
+  if (sys::path::filename(Dir) == "deps")
+    sys::path::remove_filename(Dir);
+  if (Dir.empty())
+    return "";
+  sys::path::append(Dir, "oxide-cache");
+  return std::string(Dir);
+}
+
+/// The cache's bound: OXIDE_CACHE_LIMIT_MB, else 512 MiB.
+uint64_t partCacheLimit() {
+  uint64_t MB = 512;
+  if (const char *L = getenv("OXIDE_CACHE_LIMIT_MB"); L && *L)
+    StringRef(L).getAsInteger(10, MB);
+  return MB << 20;
+}
+
 int fail(const Twine &Msg) {
   errs() << "error: " << Msg << "\n";
   return 1;
@@ -149,6 +177,16 @@ int main(int argc, char **argv) {
   takeDeviceSourceArgs(Expanded, Opts);
   if (Expanded.size() != Before)
     Args = Expanded;
+  auto Started = std::chrono::steady_clock::now();
+  // With OXIDE_VERBOSE, the seconds since the previous mark (Compile.cpp
+  // times the stages in between).
+  auto Mark = [&, Last = Started](const char *Stage) mutable {
+    auto Now = std::chrono::steady_clock::now();
+    if (Opts.Verbose)
+      errs() << format("oxide-link: %-28s %7.3f s\n", (std::string(Stage) + ":").c_str(),
+                       std::chrono::duration<double>(Now - Last).count());
+    Last = Now;
+  };
   std::vector<std::string> Bitcode = gatherBitcode(Expanded, Opts.Verbose);
   if (!mentionsKernelEntries(Bitcode))
     return runSystemLinker(Args);
@@ -159,10 +197,12 @@ int main(int argc, char **argv) {
   Opts.Libraries = libraryArchives(Expanded);
   std::string Output = linkOutput(Expanded);
   std::string Module = crateNameOfOutput(Output);
+  Opts.CacheDir = partCacheDir(Output, Opts);
   if (Opts.Verbose)
     errs() << "oxide-link: device link of `" << Module << "` for " << Opts.Arch << " ("
            << Bitcode.size() << " codegen units)\n";
 
+  Mark("gather bitcode");
   DiagnosticSink Diags;
   Expected<DeviceImage> Image = compileDeviceImage(Bitcode, Module, Opts, Diags);
   if (!Image) {
@@ -217,6 +257,7 @@ int main(int argc, char **argv) {
                        "`cargo oxide pipeline` writes both parts"));
   }
 
+  Mark("compile and assemble");
   SmallString<128> TableObj;
   if (sys::fs::createTemporaryFile("oxide-kernels", "o", TableObj))
     return fail("oxide-link: cannot create a temporary file");
@@ -226,14 +267,18 @@ int main(int argc, char **argv) {
   std::vector<std::string> LinkArgs = Args;
   bool StripAfterPatch = takeStripAll(LinkArgs);
   LinkArgs.push_back(std::string(TableObj));
+  Mark("kernel table");
   int RC = runSystemLinker(LinkArgs);
   sys::fs::remove(TableObj);
   if (RC != 0)
     return RC;
+  Mark("system linker");
   if (Error E = patchHostAddresses(*Image, Output, Opts.Verbose))
     return fail("oxide-link: " + toString(std::move(E)));
   if (StripAfterPatch && stripAll(Output) != 0)
     return 1;
+  PartCache(Opts.CacheDir).prune(partCacheLimit());
+  Mark("patch, strip, prune");
   if (Opts.Verbose)
     errs() << "oxide-link: embedded " << Image->Kernels.size() << " kernel(s), "
            << Image->Ptx.size() << " bytes of PTX\n";

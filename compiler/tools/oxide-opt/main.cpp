@@ -6,7 +6,7 @@
 //       LLVM's own) and print the IR; with LLVM's -print-after=NAME,
 //       -print-after-all, -time-passes, -print-pipeline-passes and oxide's
 //       -verify-each
-//   oxide-opt --ptx [--arch sm_90] in.ll [more.ll…]
+//   oxide-opt --ptx [--arch sm_90] [--assemble] in.ll [more.ll…]
 //       the whole device compile (oxide-link's), print the PTX
 //   oxide-opt --rewrite-ptxas-hazards in.ptx
 //       PtxasHazards.def's rewrite of a PTX file (PtxasHazards.cpp)
@@ -35,6 +35,9 @@ static cl::opt<std::string> Passes("passes",
                                    cl::desc("the passes to run, comma-separated, in order "
                                             "(oxide's by their Passes.def names, and LLVM's)"));
 static cl::opt<bool> EmitPtx("ptx", cl::desc("run the whole device compile and print PTX"));
+static cl::opt<bool> Assemble("assemble",
+                              cl::desc("with --ptx: run ptxas on the PTX as oxide-link does "
+                                       "(part by part for a split module)"));
 static cl::opt<bool> RewritePtx("rewrite-ptxas-hazards",
                                 cl::desc("rewrite a PTX file's PtxasHazards.def instructions"));
 static cl::opt<bool> StackBoundMode("stack-bound",
@@ -146,7 +149,16 @@ int main(int argc, char **argv) {
     for (const KernelEntryInfo &K : Image->Kernels)
       outs() << "; kernel " << K.PtxName << " host=" << K.HostSymbol << " params=" << K.NumParams
              << " copies=" << K.HostCopies << "\n";
+    if (!Image->PartPtx.empty())
+      outs() << "; compiled in " << Image->PartPtx.size() << " parts\n";
     outs() << Image->Ptx;
+    if (Assemble) {
+      if (Error E = assemblePtx(*Image, Opts, Diags)) {
+        errs() << "oxide-opt: " << toString(std::move(E)) << "\n";
+        return 1;
+      }
+      outs() << "; ptxas accepted it: " << (Image->Cubin.empty() ? "no" : "a") << " cubin\n";
+    }
     return 0;
   }
 

@@ -1,0 +1,232 @@
+//===- SplitByKernel.cpp - The optimised device module, one part per kernel ===//
+//
+// After the pipeline of Passes.def has run on the whole program (every check,
+// link step and optimisation that must see all kernels at once), what is left
+// is code generation and ptxas, which see one function at a time. This step
+// cuts the module into parts that can be compiled in parallel and cached one
+// by one (Compile.cpp, PartCache.cpp); the parts' PTX is joined again into one
+// module (joinPtxParts, LinkPtx.cpp), so the image is the same program:
+//   * every kernel entry (with its `_unchecked` twin, VersionBoundsChecks)
+//     is a part of its own, with every function and variable only it reaches;
+//   * whatever two parts reach (a shared helper, a `#[constant]` table, a
+//     string of panic locations), whatever has external linkage (exports to
+//     CUDA C++, host-visible statics) and whatever those reach is in the
+//     common part, defined once; the other parts declare it, and the join
+//     keeps the one definition;
+//   * nothing is duplicated, so each function keeps its one address, each
+//     static its one storage, and ptxas's frames keep naming the functions
+//     the call graph names (StackBound.cpp).
+// Before cutting, the module's symbols get the names the NVPTX backend would
+// give them (it renames local symbols with characters PTX does not allow and
+// numbers unnamed ones per module, which would differ between parts): private
+// symbols become internal (the same within one module, and declarable from
+// another part), unnamed ones are named after their contents, so an edit of
+// one kernel renames nothing in another part. A symbol one part defines and
+// another declares becomes external, so each part is a valid relocatable PTX
+// module for `ptxas -c` on its own.
+//===----------------------------------------------------------------------===//
+#include "oxide/Abi.h"
+#include "oxide/DeviceLinker.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Bitcode/BitcodeWriter.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/InstIterator.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/BLAKE3.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Transforms/Utils/Cloning.h"
+#include <map>
+
+using namespace llvm;
+using namespace oxide;
+
+namespace {
+
+/// The NVPTX backend's rule for local symbol names (NVPTXAssignValidGlobalNames):
+/// every character other than a letter, digit, `_` or `$` becomes `_$_`.
+std::string validPtxName(StringRef Name) {
+  std::string Out;
+  for (char C : Name)
+    if (isAlnum(C) || C == '_' || C == '$')
+      Out += C;
+    else
+      Out += "_$_";
+  return Out;
+}
+
+/// The global values a constant refers to, through constant expressions and
+/// aggregates.
+void collectGlobals(const Constant *C, SmallPtrSetImpl<const Constant *> &Seen,
+                    SetVector<const GlobalValue *> &Out) {
+  if (!Seen.insert(C).second)
+    return;
+  if (const auto *GV = dyn_cast<GlobalValue>(C)) {
+    Out.insert(GV);
+    return;
+  }
+  for (const Use &U : C->operands())
+    if (const auto *Op = dyn_cast<Constant>(U.get()))
+      collectGlobals(Op, Seen, Out);
+}
+
+/// What a global value's definition refers to.
+SetVector<const GlobalValue *> referencesOf(const GlobalValue &GV) {
+  SetVector<const GlobalValue *> Out;
+  SmallPtrSet<const Constant *, 16> Seen;
+  if (const auto *F = dyn_cast<Function>(&GV)) {
+    for (const Instruction &I : instructions(*F))
+      for (const Use &U : I.operands())
+        if (const auto *C = dyn_cast<Constant>(U.get()))
+          collectGlobals(C, Seen, Out);
+    if (F->hasPersonalityFn())
+      collectGlobals(F->getPersonalityFn(), Seen, Out);
+  } else if (const auto *V = dyn_cast<GlobalVariable>(&GV)) {
+    if (V->hasInitializer())
+      collectGlobals(V->getInitializer(), Seen, Out);
+  } else if (const auto *A = dyn_cast<GlobalAlias>(&GV)) {
+    collectGlobals(A->getAliasee(), Seen, Out);
+  }
+  Out.remove(&GV);
+  return Out;
+}
+
+} // namespace
+
+void oxide::nameForSplit(Module &M) {
+  std::map<std::string, unsigned> Taken;
+  for (GlobalValue &GV : M.global_values()) {
+    if (GV.hasPrivateLinkage())
+      GV.setLinkage(GlobalValue::InternalLinkage);
+    if (GV.isDeclaration() || GV.hasName())
+      continue;
+    // Named after what it holds, not where it stands in the module.
+    std::string Text;
+    raw_string_ostream OS(Text);
+    if (auto *V = dyn_cast<GlobalVariable>(&GV); V && V->hasInitializer())
+      V->getInitializer()->print(OS);
+    else if (auto *F = dyn_cast<Function>(&GV))
+      F->print(OS);
+    auto Hash = BLAKE3::hash<8>(arrayRefFromStringRef(Text));
+    std::string Name = "__oxide_anon_" + toHex(Hash, /*LowerCase=*/true);
+    unsigned N = Taken[Name]++;
+    GV.setName(N ? Name + "_" + std::to_string(N) : Name);
+  }
+  for (GlobalValue &GV : M.global_values())
+    if (GV.hasLocalLinkage() && !GV.getName().starts_with("llvm."))
+      if (std::string Valid = validPtxName(GV.getName()); Valid != GV.getName())
+        GV.setName(Valid);
+}
+
+std::vector<std::unique_ptr<Module>> oxide::splitByKernel(Module &M) {
+  // The roots: each kernel with its unchecked twin (oxide.kernels), then any
+  // other entry on its own.
+  std::vector<std::vector<const Function *>> Roots;
+  std::map<const GlobalValue *, int> Owner; // the part a definition is in; 0 = common
+  if (NamedMDNode *MD = M.getNamedMetadata(KernelsMetadata))
+    for (MDNode *N : MD->operands()) {
+      auto *Entry = mdconst::dyn_extract_or_null<Function>(N->getOperand(0));
+      if (!Entry || Entry->isDeclaration() || Owner.count(Entry))
+        continue;
+      std::vector<const Function *> R = {Entry};
+      if (N->getNumOperands() > 4)
+        if (auto *Unchecked = mdconst::dyn_extract_or_null<Function>(N->getOperand(4)))
+          if (!Unchecked->isDeclaration() && !Owner.count(Unchecked))
+            R.push_back(Unchecked);
+      for (const Function *F : R)
+        Owner[F] = int(Roots.size()) + 1;
+      Roots.push_back(R);
+    }
+  for (const Function &F : M)
+    if (!F.isDeclaration() && F.getCallingConv() == CallingConv::PTX_Kernel && !Owner.count(&F)) {
+      Owner[&F] = int(Roots.size()) + 1;
+      Roots.push_back({&F});
+    }
+
+  std::map<const GlobalValue *, SetVector<const GlobalValue *>> Refs;
+  for (const GlobalValue &GV : M.global_values())
+    if (!GV.isDeclaration())
+      Refs[&GV] = referencesOf(GV);
+
+  // Which parts reach each definition.
+  std::map<const GlobalValue *, std::set<int>> ReachedBy;
+  for (size_t P = 0; P < Roots.size(); ++P) {
+    SmallVector<const GlobalValue *, 32> Work(Roots[P].begin(), Roots[P].end());
+    while (!Work.empty()) {
+      const GlobalValue *GV = Work.pop_back_val();
+      if (GV->isDeclaration() || !ReachedBy[GV].insert(int(P) + 1).second)
+        continue;
+      for (const GlobalValue *R : Refs[GV])
+        Work.push_back(R);
+    }
+  }
+  for (const GlobalValue &GV : M.global_values()) {
+    if (GV.isDeclaration() || Owner.count(&GV))
+      continue;
+    auto It = ReachedBy.find(&GV);
+    bool One = It != ReachedBy.end() && It->second.size() == 1;
+    Owner[&GV] = One && GV.hasLocalLinkage() && isa<GlobalObject>(GV) ? *It->second.begin() : 0;
+  }
+  // What the common part reaches is common too.
+  SmallVector<const GlobalValue *, 64> Work;
+  for (const auto &[GV, P] : Owner)
+    if (P == 0)
+      Work.push_back(GV);
+  while (!Work.empty()) {
+    const GlobalValue *GV = Work.pop_back_val();
+    for (const GlobalValue *R : Refs[GV]) {
+      auto It = Owner.find(R);
+      if (It == Owner.end() || It->second == 0 || isa<Function>(R) &&
+          cast<Function>(R)->getCallingConv() == CallingConv::PTX_Kernel)
+        continue;
+      It->second = 0;
+      Work.push_back(R);
+    }
+  }
+  // A definition another part refers to is external, so that part's
+  // declaration names it.
+  for (const auto &[GV, Refd] : Refs)
+    for (const GlobalValue *R : Refd) {
+      auto It = Owner.find(R);
+      if (It != Owner.end() && It->second != Owner[GV] && R->hasLocalLinkage()) {
+        auto *Mut = const_cast<GlobalValue *>(R);
+        Mut->setLinkage(GlobalValue::ExternalLinkage);
+        Mut->setVisibility(GlobalValue::DefaultVisibility);
+      }
+    }
+
+  std::vector<std::unique_ptr<Module>> Parts;
+  for (size_t P = 0; P <= Roots.size(); ++P) {
+    ValueToValueMapTy VMap;
+    std::unique_ptr<Module> Part = CloneModule(M, VMap, [&](const GlobalValue *GV) {
+      auto It = Owner.find(GV);
+      return It != Owner.end() && It->second == int(P);
+    });
+    Part->setModuleIdentifier("oxide-part");
+    Part->setSourceFileName("oxide-part");
+    // oxide's records were read from the whole module; in a part they would
+    // only tie its contents (and its cache key) to the other kernels.
+    SmallVector<NamedMDNode *> OxideRecords;
+    for (NamedMDNode &N : Part->named_metadata())
+      if (N.getName().starts_with("oxide."))
+        OxideRecords.push_back(&N);
+    for (NamedMDNode *N : OxideRecords)
+      Part->eraseNamedMetadata(N);
+    // Declarations nothing in the part uses, repeatedly (a dropped
+    // initializer may have been their last user).
+    for (bool Changed = true; Changed;) {
+      Changed = false;
+      for (GlobalValue &GV : make_early_inc_range(Part->global_values()))
+        if (GV.isDeclaration() && !GV.isMaterializable()) {
+          GV.removeDeadConstantUsers();
+          if (GV.use_empty()) {
+            GV.eraseFromParent();
+            Changed = true;
+          }
+        }
+    }
+    if (P > 0 || !Part->empty() || !Part->global_empty())
+      Parts.push_back(std::move(Part));
+  }
+  return Parts;
+}

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# The device link of a crate with many kernels (benches/rebuild/many_kernels.rs,
+# 200 kernels sharing a helper and a `#[constant]` table) compiled in parts
+# (Link/SplitByKernel.cpp) is the same program as compiled whole
+# (OXIDE_SPLIT=0): the same kernel entries and device functions, each defined
+# once, and ptxas accepts both; the split build runs on the CPU emulator and
+# every kernel matches the CPU. Then one kernel is edited: the relink compiles
+# that kernel's part again and takes every other part from the cache.
+#
+#   bash tests/cli/split_link.sh            # stable
+#   TOOLCHAIN=+nightly bash tests/cli/split_link.sh
+#
+# cargo-oxide and oxide-link come from $OXIDE_BIN (default build/bin). The
+# scratch crate lives in a temporary directory, removed at the end.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+toolchain=${TOOLCHAIN:-+stable}
+toolchain=+${toolchain#+}
+export PATH="${OXIDE_BIN:-$root/build/bin}:$PATH"
+unset RUSTFLAGS CARGO_ENCODED_RUSTFLAGS CARGO_BUILD_TARGET_DIR CARGO_BUILD_RUSTFLAGS OXIDE_SPLIT OXIDE_CACHE OXIDE_CACHE_DIR
+work=$(mktemp -d "${TMPDIR:-/tmp}/oxide-split-link.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+ptxas=${OXIDE_CUDA_PATH:-/usr/local/cuda}/bin/ptxas
+arch=sm_90
+
+rustc "$toolchain" -O -o "$work/gen" "$root/benches/rebuild/gen_many_kernels.rs"
+mkdir -p "$work/many/src"
+cat > "$work/many/Cargo.toml" <<TOML
+[package]
+name = "many_kernels"
+version = "0.1.0"
+edition = "2021"
+publish = false
+
+[dependencies]
+cuda-device = { path = "$root/crates/cuda-device" }
+cuda-core = { path = "$root/crates/cuda-core" }
+cuda-host = { path = "$root/crates/cuda-host" }
+
+[workspace]
+TOML
+"$work/gen" 200 "$work/many/src/main.rs"
+cd "$work/many"
+export CARGO_TARGET_DIR="${SPLIT_LINK_TARGET:-$work/target}"
+pipeline_ptx() { find "$CARGO_TARGET_DIR/oxide" -path '*pipeline*' -name '*many_kernels.ptx' | head -1; }
+# The functions a PTX module defines (entries and functions with a body),
+# and its module-level variables, one a line, sorted.
+functions() {
+  perl -0777 -ne '
+    while (/^(?:\.visible |\.weak )?(?:\.entry|\.func)\s*(?:\([^)]*\))?\s*([\w\$]+)[^;{]*([;{])/mg) {
+      print "$1\n" if $2 eq "{";
+    }' "$1" | sort
+}
+variables() {
+  perl -0777 -ne '
+    while (/^(?:\.visible |\.weak )?(?:\.global|\.const|\.shared)\s[^;=\n]*?([\w\$]+)\s*(?:\[[^\]]*\])?\s*(?:=|;)/mg) {
+      print "$1\n";
+    }' "$1" | sort
+}
+
+echo "+ cargo $toolchain oxide pipeline --release (whole, OXIDE_SPLIT=0)" >&2
+OXIDE_SPLIT=0 cargo "$toolchain" oxide pipeline --release --arch $arch >/dev/null 2>"$work/whole.log" ||
+  { cat "$work/whole.log"; fail "the whole-module build failed"; }
+cp "$(pipeline_ptx)" "$work/whole.ptx"
+echo "+ cargo $toolchain oxide pipeline --release (in parts)" >&2
+cargo "$toolchain" oxide pipeline --release --arch $arch >/dev/null 2>"$work/split.log" ||
+  { cat "$work/split.log"; fail "the split build failed"; }
+cp "$(pipeline_ptx)" "$work/split.ptx"
+
+# `mix`, which every kernel calls, is in the common part, external so that
+# the kernels' parts could declare it; compiled whole it stays internal: this
+# tells that each build went the way it was asked to.
+grep -q '^\.visible \.func .*mix' "$work/split.ptx" || fail "the default build was not compiled in parts"
+grep -q '^\.visible \.func .*mix' "$work/whole.ptx" && fail "the OXIDE_SPLIT=0 build was compiled in parts"
+entries_whole=$(grep -c '^\.visible \.entry' "$work/whole.ptx")
+entries_split=$(grep -c '^\.visible \.entry' "$work/split.ptx")
+[ "$entries_whole" -ge 200 ] || fail "the whole module has $entries_whole entries, not 200 or more"
+[ "$entries_whole" = "$entries_split" ] || fail "$entries_whole entries whole, $entries_split in parts"
+diff <(grep '^\.visible \.entry' "$work/whole.ptx" | sort) <(grep '^\.visible \.entry' "$work/split.ptx" | sort) >/dev/null ||
+  fail "the kernel entries differ between the whole and the split module"
+# Every function and variable once; the same functions; as many variables
+# (the split names the unnamed ones, which NVPTX numbers per module, after
+# their contents).
+for f in functions variables; do
+  $f "$work/split.ptx" | uniq -d | grep -q . && fail "a symbol is defined twice in the joined PTX ($f)"
+done
+diff <(functions "$work/whole.ptx") <(functions "$work/split.ptx") ||
+  fail "the functions differ between the whole and the split module"
+[ "$(variables "$work/whole.ptx" | wc -l)" = "$(variables "$work/split.ptx" | wc -l)" ] ||
+  fail "the whole and the split module have different numbers of variables"
+if [ -x "$ptxas" ]; then
+  "$ptxas" -arch=$arch -o "$work/whole.cubin" "$work/whole.ptx" || fail "ptxas refused the whole module"
+  "$ptxas" -arch=$arch -o "$work/split.cubin" "$work/split.ptx" || fail "ptxas refused the joined module"
+fi
+
+echo "+ cargo $toolchain oxide run --release --emulate (every kernel against the CPU)" >&2
+cargo "$toolchain" oxide run --release --arch $arch --emulate=ptx 2>"$work/run.log" | tee "$work/run.out" ||
+  { cat "$work/run.log"; fail "the split build does not run on the emulator"; }
+grep -q '^PASS: 200 kernels' "$work/run.out" || fail "the program did not say PASS"
+
+# A cache filled by this source alone (a target directory reused from an
+# earlier run may hold the edited kernel's part already).
+cache="$CARGO_TARGET_DIR/release/oxide-cache"
+rm -rf "$cache"
+touch src/main.rs
+cargo "$toolchain" oxide build --release --arch $arch 2>"$work/fill.log" ||
+  { cat "$work/fill.log"; fail "the build filling the cache failed"; }
+[ -d "$cache" ] || fail "no $cache after the release build"
+before=$(find "$cache" -name '*.ptx' | wc -l)
+[ "$before" -gt 200 ] || fail "the cache holds $before parts after a link of 200 kernels"
+"$work/gen" 200 src/main.rs 100
+echo "+ cargo $toolchain oxide build --release (kernel 100 edited)" >&2
+cargo "$toolchain" oxide build --release --arch $arch 2>"$work/edit.log" ||
+  { cat "$work/edit.log"; fail "the build after the edit failed"; }
+after=$(find "$cache" -name '*.ptx' | wc -l)
+new=$((after - before))
+[ "$new" -ge 1 ] && [ "$new" -le 2 ] ||
+  fail "editing one kernel compiled $new parts again (expected the kernel's part, at most also the common part)"
+echo "PASS: split link: $entries_split entries as compiled whole, ptxas accepts both, emulated run passes, an edit recompiled $new part(s)"
