@@ -1,12 +1,15 @@
 //! The element types a GEMM runs on ([`GemmElement`]: f32, f64, f16, bf16),
-//! the ones cuBLASLt's epilogues take ([`LtElement`]: f32, f16, bf16), and
-//! the scalar type of `alpha` and `beta` ([`Scalar`]: f32, or f64 for f64).
+//! the ones cuBLASLt's epilogues take ([`LtElement`]: f32, f16, bf16), the
+//! scalar type of `alpha` and `beta` ([`Scalar`]: f32, or f64 for f64), and
+//! those of an FP8 matmul: its inputs ([`Fp8Element`], the pairs cuBLASLt
+//! multiplies: [`Fp8Pair`]) and outputs ([`Fp8Output`], with the type of
+//! their bias).
 //!
-//! All three traits are sealed: the set is what cuBLAS computes, and the
-//! CPU reference of the emulator implements exactly these.
+//! Every trait is sealed: the set is what cuBLAS computes, and the CPU
+//! reference of the emulator implements exactly these.
 
 use cuda_core::DeviceRepr;
-use cuda_device::half::{bf16, f16};
+use cuda_device::half::{bf16, f16, f8e4m3, f8e5m2};
 
 use crate::sys::{self, cublasComputeType_t, cudaDataType_t};
 
@@ -159,3 +162,72 @@ pub trait LtElement: GemmElement<Scalar = f32> {}
 impl LtElement for f32 {}
 impl LtElement for f16 {}
 impl LtElement for bf16 {}
+
+/// An FP8 input of [`BlasLt::matmul_fp8`](crate::BlasLt::matmul_fp8):
+/// `cuda_device::half`'s [`f8e4m3`] and [`f8e5m2`], the types kernels use.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an FP8 type cuBLASLt multiplies",
+    label = "an FP8 matmul input of `{Self}`",
+    note = "FP8 matmuls take cuda_device::half::f8e4m3 or f8e5m2 inputs; for f16, bf16 or f32 use `BlasLt::matmul`"
+)]
+pub trait Fp8Element: DeviceRepr + Copy + Send + Sync + private::Sealed + 'static {
+    /// The `cudaDataType_t` of the elements.
+    const DATA_TYPE: cudaDataType_t;
+    /// The Rust name, for errors.
+    const NAME: &'static str;
+    /// The exact value (the host model of the GPU's conversion).
+    fn to_f32(self) -> f32;
+}
+
+impl private::Sealed for f8e4m3 {}
+impl Fp8Element for f8e4m3 {
+    const DATA_TYPE: cudaDataType_t = sys::CUDA_R_8F_E4M3;
+    const NAME: &'static str = "f8e4m3";
+    fn to_f32(self) -> f32 {
+        f8e4m3::to_f32(self)
+    }
+}
+
+impl private::Sealed for f8e5m2 {}
+impl Fp8Element for f8e5m2 {
+    const DATA_TYPE: cudaDataType_t = sys::CUDA_R_8F_E5M2;
+    const NAME: &'static str = "f8e5m2";
+    fn to_f32(self) -> f32 {
+        f8e5m2::to_f32(self)
+    }
+}
+
+/// The FP8 A types cuBLASLt multiplies with a B of type `B`: E4M3 × E4M3,
+/// E4M3 × E5M2 and E5M2 × E4M3. E5M2 × E5M2 has no kernel (both factors
+/// would have two mantissa bits) and does not compile.
+#[diagnostic::on_unimplemented(
+    message = "cuBLASLt has no FP8 matmul of `{Self}` × `{B}`",
+    label = "A is `{Self}`, B is `{B}`",
+    note = "FP8 matmuls take f8e4m3 × f8e4m3, f8e4m3 × f8e5m2 or f8e5m2 × f8e4m3: store one factor as f8e4m3"
+)]
+pub trait Fp8Pair<B: Fp8Element>: Fp8Element {}
+impl Fp8Pair<f8e4m3> for f8e4m3 {}
+impl Fp8Pair<f8e5m2> for f8e4m3 {}
+impl Fp8Pair<f8e4m3> for f8e5m2 {}
+
+/// An output (C and D) type of an FP8 matmul, and the type of its bias:
+/// f32 (with a bf16 bias), f16 (f16 bias), bf16 (bf16 bias), as cuBLASLt's
+/// table of FP8 type combinations has them.
+#[diagnostic::on_unimplemented(
+    message = "an FP8 matmul cannot write `{Self}`",
+    label = "an FP8 matmul into `{Self}`",
+    note = "FP8 matmuls write f32, f16 or bf16 (cuda_device::half)"
+)]
+pub trait Fp8Output: LtElement {
+    /// The element type of an [`Epilogue`](crate::Epilogue)'s bias.
+    type Bias: LtElement;
+}
+impl Fp8Output for f32 {
+    type Bias = bf16;
+}
+impl Fp8Output for f16 {
+    type Bias = f16;
+}
+impl Fp8Output for bf16 {
+    type Bias = bf16;
+}
