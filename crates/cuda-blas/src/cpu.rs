@@ -98,6 +98,9 @@ pub(crate) fn matmul_fp8<X1: Fp8Element, X2: Fp8Element, D: Fp8Output>(
     if plan.is_empty() {
         return;
     }
+    // Decoded once: the loop below reads each element m or n times.
+    let x1: Vec<f32> = x1.iter().map(|x| x.to_f32()).collect();
+    let x2: Vec<f32> = x2.iter().map(|x| x.to_f32()).collect();
     for j in 0..plan.n {
         for i in 0..plan.m {
             let mut acc = 0.0f32;
@@ -110,7 +113,7 @@ pub(crate) fn matmul_fp8<X1: Fp8Element, X2: Fp8Element, D: Fp8Output>(
                     Transpose::No => x2[p + j * plan.ld2],
                     Transpose::Yes => x2[j + p * plan.ld2],
                 };
-                acc += a.to_f32() * b.to_f32();
+                acc += a * b;
             }
             let out = &mut c[i + j * plan.ldc];
             let mut v = alpha * acc;

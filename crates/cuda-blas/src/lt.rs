@@ -570,4 +570,17 @@ mod tests {
         assert_eq!(super::alignment(0x7f00_0000_0130), 16);
         assert_eq!(super::alignment(0), 256);
     }
+
+    #[test]
+    fn fp8_needs_compute_capability_8_9() {
+        use crate::BlasError;
+        for old in [(7, 5), (8, 0), (8, 6), (8, 7)] {
+            let e = super::check_fp8_arch(old).unwrap_err();
+            assert_eq!(e, BlasError::Fp8NeedsSm89 { major: old.0, minor: old.1 });
+            assert!(e.to_string().contains("8.9 or newer") && e.to_string().contains("BlasLt::matmul"), "{e}");
+        }
+        for new in [(8, 9), (9, 0), (10, 0), (12, 0)] {
+            assert_eq!(super::check_fp8_arch(new), Ok(()));
+        }
+    }
 }
