@@ -206,9 +206,21 @@ impl Fp8Element for f8e5m2 {
     note = "FP8 matmuls take f8e4m3 × f8e4m3, f8e4m3 × f8e5m2 or f8e5m2 × f8e4m3: store one factor as f8e4m3"
 )]
 pub trait Fp8Pair<B: Fp8Element>: Fp8Element {}
-impl Fp8Pair<f8e4m3> for f8e4m3 {}
-impl Fp8Pair<f8e5m2> for f8e4m3 {}
-impl Fp8Pair<f8e4m3> for f8e5m2 {}
+// Blanket impls over B, so that B is taken from the argument (a single
+// impl per A would make rustc infer B from it and report a confusing
+// mismatch of B's buffer instead of the rule).
+impl<B: Fp8Element> Fp8Pair<B> for f8e4m3 {}
+impl<B: Fp8TimesE5m2> Fp8Pair<B> for f8e5m2 {}
+
+/// The FP8 types cuBLASLt multiplies with an E5M2 factor: only
+/// [`f8e4m3`] (E5M2 × E5M2 has no kernel).
+#[diagnostic::on_unimplemented(
+    message = "cuBLASLt has no FP8 matmul of `f8e5m2` × `{Self}`",
+    label = "B is `{Self}` and A is `f8e5m2`",
+    note = "FP8 matmuls take f8e4m3 × f8e4m3, f8e4m3 × f8e5m2 or f8e5m2 × f8e4m3: store one factor as f8e4m3"
+)]
+pub trait Fp8TimesE5m2: Fp8Element {}
+impl Fp8TimesE5m2 for f8e4m3 {}
 
 /// An output (C and D) type of an FP8 matmul, and the type of its bias:
 /// f32 (with a bf16 bias), f16 (f16 bias), bf16 (bf16 bias), as cuBLASLt's

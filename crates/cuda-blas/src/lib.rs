@@ -81,7 +81,7 @@ mod shape;
 pub mod sys;
 
 pub use blas::{cublas_api, cublaslt_api, Blas};
-pub use element::{Fp8Element, Fp8Output, Fp8Pair, GemmElement, LtElement, Scalar};
+pub use element::{Fp8Element, Fp8Output, Fp8Pair, Fp8TimesE5m2, GemmElement, LtElement, Scalar};
 pub use lt::{BlasLt, Epilogue, Fp8Scales, WORKSPACE_BYTES};
 pub use result::{BlasError, CublasStatus, Operand};
 pub use shape::{Compute, GemmConfig, Layout, StridedBatch, Transpose};
