@@ -10,6 +10,7 @@
 
 use cuda_core::DeviceRepr;
 use cuda_device::half::{bf16, f16, f8e4m3, f8e5m2};
+use cuda_emulator::collective::fp8;
 
 use crate::sys::{self, cublasComputeType_t, cudaDataType_t};
 
@@ -175,7 +176,12 @@ pub trait Fp8Element: DeviceRepr + Copy + Send + Sync + private::Sealed + 'stati
     const DATA_TYPE: cudaDataType_t;
     /// The Rust name, for errors.
     const NAME: &'static str;
-    /// The exact value (the host model of the GPU's conversion).
+    /// The exact value, decoded on the host (a NaN code gives a NaN).
+    ///
+    /// Unlike `f8e4m3::to_f32`, which is the GPU's conversion instruction
+    /// (sm_89) wherever it is called, so that the device linker refuses it
+    /// in a crate whose kernels are built for an older GPU, this is plain
+    /// host code: host code of any crate may decode FP8 with it.
     fn to_f32(self) -> f32;
 }
 
@@ -184,7 +190,7 @@ impl Fp8Element for f8e4m3 {
     const DATA_TYPE: cudaDataType_t = sys::CUDA_R_8F_E4M3;
     const NAME: &'static str = "f8e4m3";
     fn to_f32(self) -> f32 {
-        f8e4m3::to_f32(self)
+        fp8::decode(fp8::E4M3, self.to_bits())
     }
 }
 
@@ -193,7 +199,7 @@ impl Fp8Element for f8e5m2 {
     const DATA_TYPE: cudaDataType_t = sys::CUDA_R_8F_E5M2;
     const NAME: &'static str = "f8e5m2";
     fn to_f32(self) -> f32 {
-        f8e5m2::to_f32(self)
+        fp8::decode(fp8::E5M2, self.to_bits())
     }
 }
 
@@ -242,4 +248,20 @@ impl Fp8Output for f16 {
 }
 impl Fp8Output for bf16 {
     type Bias = bf16;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Fp8Element;
+    use cuda_device::half::{f8e4m3, f8e5m2};
+
+    #[test]
+    fn host_decoding_matches_cuda_devices_model_for_every_code() {
+        for code in 0..=255u8 {
+            let (a, b) = (Fp8Element::to_f32(f8e4m3::from_bits(code)), f8e4m3::from_bits(code).to_f32());
+            assert!(a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()), "e4m3 {code:#04x}: {a} vs {b}");
+            let (a, b) = (Fp8Element::to_f32(f8e5m2::from_bits(code)), f8e5m2::from_bits(code).to_f32());
+            assert!(a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()), "e5m2 {code:#04x}: {a} vs {b}");
+        }
+    }
 }

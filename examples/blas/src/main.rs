@@ -16,7 +16,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use cuda_blas::{
-    Blas, BlasError, BlasLt, Compute, Epilogue, Fp8Scales, GemmConfig, GemmElement, Layout, StridedBatch, Transpose,
+    Blas, BlasError, BlasLt, Compute, Epilogue, Fp8Element, Fp8Scales, GemmConfig, GemmElement, Layout, StridedBatch, Transpose,
 };
 use cuda_core::{CudaContext, CudaStream, DeviceBuffer, DeviceRepr, LaunchConfig};
 use cuda_device::half::{bf16, f16, f8e4m3, f8e5m2};
@@ -288,9 +288,15 @@ fn run() -> Result<usize, Box<dyn std::error::Error>> {
         println!("  --  FP8 matmuls skipped: this GPU is sm_{major}{minor}, FP8 needs sm_89 or newer");
     } else {
         let (m, n, k) = (64, 96, 128);
-        let x: Vec<f8e4m3> = values(m * k, 8).into_iter().map(|v| f8e4m3::from_f32(v as f32 * 3.0)).collect();
-        let w: Vec<f8e4m3> = values(n * k, 9).into_iter().map(|v| f8e4m3::from_f32(v as f32 * 3.0)).collect();
-        let w2: Vec<f8e5m2> = values(n * k, 10).into_iter().map(|v| f8e5m2::from_f32(v as f32 * 3.0)).collect();
+        // Random codes of magnitude below 4 (subnormals included), built from
+        // bits: `f8e4m3::from_f32` is the GPU's conversion (sm_89), which
+        // this program's kernels (built for older GPUs too) cannot contain.
+        let codes = |len: usize, seed: u64, below: f64| -> Vec<u8> {
+            values(len, seed).into_iter().map(|v| ((v.abs() * below) as u8) | if v < 0.0 { 0x80 } else { 0 }).collect()
+        };
+        let x: Vec<f8e4m3> = codes(m * k, 8, 72.0).into_iter().map(f8e4m3::from_bits).collect(); // 0x48: 4.0
+        let w: Vec<f8e4m3> = codes(n * k, 9, 72.0).into_iter().map(f8e4m3::from_bits).collect();
+        let w2: Vec<f8e5m2> = codes(n * k, 10, 68.0).into_iter().map(f8e5m2::from_bits).collect(); // 0x44: 4.0
         let bias: Vec<bf16> = values(n, 11).into_iter().map(|v| bf16::from_f64(v * 2.0)).collect();
         let (sx, sw) = (0.25f32, 1.5f32);
         let (dx, dw, dw2, dbias) = (
@@ -302,7 +308,8 @@ fn run() -> Result<usize, Box<dyn std::error::Error>> {
         let (dsx, dsw) = (DeviceBuffer::from_host(&stream, &[sx])?, DeviceBuffer::from_host(&stream, &[sw])?);
         let scales = Fp8Scales::new(&dsx, &dsw);
         let cfg = GemmConfig::<f32>::row_major(m, n, k).transpose_b();
-        let fx: Vec<f64> = x.iter().map(|v| v.to_f32() as f64).collect();
+        // Decoded on the host by cuda-blas (exact).
+        let fx: Vec<f64> = x.iter().map(|&v| Fp8Element::to_f32(v) as f64).collect();
         // Checks y against the CPU; `rel` is the output type's rounding.
         let check = |name: &str, fw: &[f64], got: &[f64], act: &dyn Fn(f64) -> f64, with_bias: bool, rel: f64| {
             let mut worst: f64 = 0.0;
@@ -326,13 +333,13 @@ fn run() -> Result<usize, Box<dyn std::error::Error>> {
             }
             Ok(worst)
         };
-        let fw: Vec<f64> = w.iter().map(|v| v.to_f32() as f64).collect();
+        let fw: Vec<f64> = w.iter().map(|&v| Fp8Element::to_f32(v) as f64).collect();
         let mut dy = DeviceBuffer::<bf16>::zeroed(&stream, m * n)?;
         lt.matmul_fp8(&cfg, scales, Epilogue::BiasGelu(dbias.as_slice()), dx.as_slice(), dw.as_slice(), dy.as_slice_mut())?;
         let got: Vec<f64> = dy.to_host_vec(&stream)?.iter().map(|v| v.to_f64()).collect();
         let worst = check("e4m3 x e4m3 -> bf16, bias+gelu", &fw, &got, &gelu, true, 1.0 / 128.0)?;
         ok(format!(" FP8 e4m3·e4m3 -> bf16 cuBLASLt bias+gelu {m}x{n}x{k}, scales {sx}·{sw}: worst error {worst:.3} of tolerance"));
-        let fw2: Vec<f64> = w2.iter().map(|v| v.to_f32() as f64).collect();
+        let fw2: Vec<f64> = w2.iter().map(|&v| Fp8Element::to_f32(v) as f64).collect();
         let mut dy = DeviceBuffer::<f32>::zeroed(&stream, m * n)?;
         lt.matmul_fp8(&cfg, scales, Epilogue::Relu, dx.as_slice(), dw2.as_slice(), dy.as_slice_mut())?;
         let got: Vec<f64> = dy.to_host_vec(&stream)?.iter().map(|&v| v as f64).collect();
