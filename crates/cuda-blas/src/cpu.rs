@@ -1,9 +1,10 @@
 //! The CPU reference: what the emulator runs instead of cuBLAS, and what
 //! tests compare the GPU with. Plain loops over a checked [`Plan`], in
-//! cuBLAS's column-major terms; f16 and bf16 are widened to f32, multiplied
-//! and accumulated in f32, and rounded once when stored.
+//! cuBLAS's column-major terms; f16, bf16 and FP8 are widened to f32
+//! (exactly), multiplied and accumulated in f32, and rounded once when
+//! stored.
 
-use crate::element::{GemmElement, Scalar};
+use crate::element::{Fp8Element, Fp8Output, GemmElement, Scalar};
 use crate::shape::{Plan, Transpose};
 
 /// The pointwise function applied last (cuBLASLt's epilogues).
@@ -77,6 +78,61 @@ pub(crate) fn gemm<T: GemmElement>(
     }
 }
 
+/// The FP8 matmul `C = act(alpha·op1(X1)·op2(X2) + beta·C + bias[i])`, one
+/// batch entry; `alpha` already holds the product of the two scales.
+///
+/// Products of two FP8 values are exact in f32 (at most 4 × 4 significant
+/// bits), so the only roundings are the f32 sums, the scaling and the
+/// final store, as on the tensor cores.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn matmul_fp8<X1: Fp8Element, X2: Fp8Element, D: Fp8Output>(
+    plan: &Plan,
+    alpha: f32,
+    beta: f32,
+    x1: &[X1],
+    x2: &[X2],
+    c: &mut [D],
+    bias: Option<&[D::Bias]>,
+    act: Activation,
+) {
+    if plan.is_empty() {
+        return;
+    }
+    // Decoded once: the loop below reads each element m or n times.
+    let x1: Vec<f32> = x1.iter().map(|x| x.to_f32()).collect();
+    let x2: Vec<f32> = x2.iter().map(|x| x.to_f32()).collect();
+    for j in 0..plan.n {
+        for i in 0..plan.m {
+            let mut acc = 0.0f32;
+            for p in 0..plan.k {
+                let a = match plan.op1 {
+                    Transpose::No => x1[i + p * plan.ld1],
+                    Transpose::Yes => x1[p + i * plan.ld1],
+                };
+                let b = match plan.op2 {
+                    Transpose::No => x2[p + j * plan.ld2],
+                    Transpose::Yes => x2[j + p * plan.ld2],
+                };
+                acc += a * b;
+            }
+            let out = &mut c[i + j * plan.ldc];
+            let mut v = alpha * acc;
+            if beta != 0.0 {
+                v += beta * out.to_scalar();
+            }
+            if let Some(bias) = bias {
+                v += bias[i].to_scalar();
+            }
+            v = match act {
+                Activation::None => v,
+                Activation::Relu => v.relu(),
+                Activation::Gelu => v.gelu(),
+            };
+            *out = D::from_scalar(v);
+        }
+    }
+}
+
 /// Views of the device memory of an emulated call, for [`gemm`].
 ///
 /// # Safety
@@ -86,6 +142,20 @@ pub(crate) fn gemm<T: GemmElement>(
 pub(crate) unsafe fn views<'a, T>(x1: u64, n1: usize, x2: u64, n2: usize, c: u64, nc: usize) -> (&'a [T], &'a [T], &'a mut [T]) {
     // SAFETY: the caller's contract; an empty view needs no memory.
     unsafe { (view(x1, n1), view(x2, n2), if nc == 0 { &mut [] } else { std::slice::from_raw_parts_mut(c as *mut T, nc) }) }
+}
+
+/// A unique view of `n` elements at `p`.
+///
+/// # Safety
+/// As for [`views`]: nothing else reads or writes the memory while the
+/// view lives.
+pub(crate) unsafe fn view_mut<'a, T>(p: u64, n: usize) -> &'a mut [T] {
+    if n == 0 {
+        &mut []
+    } else {
+        // SAFETY: the caller's contract.
+        unsafe { std::slice::from_raw_parts_mut(p as *mut T, n) }
+    }
 }
 
 /// A shared view of `n` elements at `p`.

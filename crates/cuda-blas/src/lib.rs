@@ -12,7 +12,11 @@
 //!   f64, f16 and bf16 (f16/bf16 accumulate in f32), with TF32 compute for
 //!   f32 ([`Compute::Tf32`]).
 //! * [`BlasLt`]: cuBLASLt matmuls with a fused [`Epilogue`] (bias, ReLU,
-//!   GELU, and bias + activation) for f32, f16 and bf16.
+//!   GELU, and bias + activation) for f32, f16 and bf16, and
+//!   [`BlasLt::matmul_fp8`]: FP8 inputs (`f8e4m3`, `f8e5m2` of
+//!   `cuda_device::half`) with per-tensor [`Fp8Scales`], writing f32, f16
+//!   or bf16, on sm_89 and newer (every cuBLASLt FP8 rule is checked
+//!   first).
 //! * [`ops`]: the GEMMs as cuda-async `DeviceOperation`s (chained with
 //!   kernels, scheduled on a stream pool, captured into graphs).
 //! * [`GemmConfig`]: the shape of a call, row-major or column-major
@@ -35,9 +39,9 @@
 //!
 //! Under cuda-core's CPU emulator (`OXIDE_EMULATE`, or `cargo oxide run` on
 //! a machine without a GPU) no library is loaded: the same calls run a CPU
-//! reference implementation (plain loops; f16/bf16 widened to f32, TF32
-//! inputs rounded to 10 mantissa bits) on the emulated device memory, in
-//! stream order.
+//! reference implementation (plain loops; f16, bf16 and FP8 widened to
+//! f32 exactly, TF32 inputs rounded to 10 mantissa bits) on the emulated
+//! device memory, in stream order. The checks are the same as on a GPU.
 //!
 //! # Example
 //!
@@ -77,8 +81,8 @@ mod shape;
 pub mod sys;
 
 pub use blas::{cublas_api, cublaslt_api, Blas};
-pub use element::{GemmElement, LtElement, Scalar};
-pub use lt::{BlasLt, Epilogue, WORKSPACE_BYTES};
+pub use element::{Fp8Element, Fp8Output, Fp8Pair, Fp8TimesE5m2, GemmElement, LtElement, Scalar};
+pub use lt::{BlasLt, Epilogue, Fp8Scales, WORKSPACE_BYTES};
 pub use result::{BlasError, CublasStatus, Operand};
 pub use shape::{Compute, GemmConfig, Layout, StridedBatch, Transpose};
 

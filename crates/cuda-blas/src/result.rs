@@ -126,6 +126,10 @@ pub enum Operand {
     C,
     /// The bias vector of a cuBLASLt epilogue.
     Bias,
+    /// The scale factor of A of an FP8 matmul.
+    ScaleA,
+    /// The scale factor of B of an FP8 matmul.
+    ScaleB,
     /// The workspace given to [`Blas::set_workspace`](crate::Blas::set_workspace).
     Workspace,
     /// The stream given to [`Blas::set_stream`](crate::Blas::set_stream).
@@ -139,6 +143,8 @@ impl fmt::Display for Operand {
             Operand::B => "B",
             Operand::C => "C",
             Operand::Bias => "the bias",
+            Operand::ScaleA => "A's scale",
+            Operand::ScaleB => "B's scale",
             Operand::Workspace => "the workspace",
             Operand::Stream => "the stream",
         })
@@ -244,6 +250,43 @@ pub enum BlasError {
         /// Why a graph cannot record it.
         why: &'static str,
     },
+    /// An FP8 matmul on a GPU without FP8 tensor cores (compute capability
+    /// below 8.9).
+    Fp8NeedsSm89 {
+        /// The GPU's compute capability.
+        major: u32,
+        /// Its minor number.
+        minor: u32,
+    },
+    /// An FP8 matmul in another layout than cuBLASLt's FP8 kernels take:
+    /// "TN" in column-major terms (A transposed, B not), which is, in
+    /// row-major terms, A as stored and B transposed.
+    Fp8Layout {
+        /// The layout of the call.
+        layout: crate::Layout,
+        /// Its `op(A)`.
+        trans_a: crate::Transpose,
+        /// Its `op(B)`.
+        trans_b: crate::Transpose,
+    },
+    /// A dimension or leading dimension of an FP8 matmul that is not a
+    /// multiple of 16 (elements of A and B, 16 bytes of C).
+    Fp8NotMultipleOf16 {
+        /// Which value (`m`, `n`, `k`, `lda`, `ldb`, `ldc`).
+        what: &'static str,
+        /// Its value.
+        value: usize,
+        /// The multiple it must be, in elements.
+        multiple: usize,
+    },
+    /// An operand of an FP8 matmul whose address is not 16-byte aligned
+    /// (a view that starts inside a buffer).
+    Fp8Misaligned {
+        /// Which operand.
+        operand: Operand,
+        /// Its device address.
+        address: u64,
+    },
 }
 
 impl BlasError {
@@ -333,6 +376,39 @@ impl fmt::Display for BlasError {
             BlasError::NotCapturable { call, why } => {
                 write!(f, "{call} cannot be captured into a graph: {why}; call it outside the capture")
             }
+            BlasError::Fp8NeedsSm89 { major, minor } => write!(
+                f,
+                "FP8 matmuls need a GPU of compute capability 8.9 or newer (Ada, Hopper), but this one is \
+                 {major}.{minor}: convert the inputs to f16 or bf16 and use BlasLt::matmul"
+            ),
+            BlasError::Fp8Layout { layout, trans_a, trans_b } => {
+                let fix = match layout {
+                    crate::Layout::RowMajor => {
+                        "in row-major, A is stored m×k as is and B is stored n×k, transposed: \
+                         GemmConfig::row_major(m, n, k).transpose_b()"
+                    }
+                    crate::Layout::ColMajor => {
+                        "in column-major, A is stored k×m, transposed, and B is stored k×n as is: \
+                         GemmConfig::col_major(m, n, k).transpose_a()"
+                    }
+                };
+                write!(
+                    f,
+                    "cuBLASLt's FP8 matmuls take only the \"TN\" layout (A transposed, B not, in column-major \
+                     terms), but this call is {layout:?} with op(A) = {trans_a:?}, op(B) = {trans_b:?}: {fix} \
+                     (transpose the data first if it is stored otherwise)"
+                )
+            }
+            BlasError::Fp8NotMultipleOf16 { what, value, multiple } => write!(
+                f,
+                "{what} of an FP8 matmul is {value}, not a multiple of {multiple} (cuBLASLt's FP8 kernels need \
+                 16-byte rows and tiles): pad the matrices with zeros"
+            ),
+            BlasError::Fp8Misaligned { operand, address } => write!(
+                f,
+                "{operand} of an FP8 matmul is at {address:#x}, not 16-byte aligned (cuBLASLt's FP8 kernels \
+                 need it): pass a view that starts at a multiple of 16 bytes, or copy it into its own buffer"
+            ),
         }
     }
 }

@@ -60,6 +60,10 @@ pub const CUDA_R_64F: cudaDataType_t = 1;
 pub const CUDA_R_16F: cudaDataType_t = 2;
 /// `CUDA_R_16BF`.
 pub const CUDA_R_16BF: cudaDataType_t = 14;
+/// `CUDA_R_8F_E4M3`.
+pub const CUDA_R_8F_E4M3: cudaDataType_t = 28;
+/// `CUDA_R_8F_E5M2`.
+pub const CUDA_R_8F_E5M2: cudaDataType_t = 29;
 /// `CUBLAS_COMPUTE_32F`.
 pub const CUBLAS_COMPUTE_32F: cublasComputeType_t = 68;
 /// `CUBLAS_COMPUTE_32F_FAST_TF32`.
@@ -77,6 +81,10 @@ pub const CUBLASLT_MATMUL_DESC_TRANSB: c_int = 4;
 pub const CUBLASLT_MATMUL_DESC_EPILOGUE: c_int = 7;
 /// `CUBLASLT_MATMUL_DESC_BIAS_POINTER` (a device pointer).
 pub const CUBLASLT_MATMUL_DESC_BIAS_POINTER: c_int = 8;
+/// `CUBLASLT_MATMUL_DESC_A_SCALE_POINTER` (a device pointer to one `float`).
+pub const CUBLASLT_MATMUL_DESC_A_SCALE_POINTER: c_int = 17;
+/// `CUBLASLT_MATMUL_DESC_B_SCALE_POINTER` (a device pointer to one `float`).
+pub const CUBLASLT_MATMUL_DESC_B_SCALE_POINTER: c_int = 18;
 /// `CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE` (an `int32_t` `cudaDataType_t`).
 pub const CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE: c_int = 26;
 /// `CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES` (a `uint64_t`).

@@ -1,14 +1,18 @@
 //! cuda-blas against an independent CPU reference, on the GPU where there
 //! is one (with cuBLAS), else on the CPU emulator: every element type,
 //! layout and transpose, padded leading dimensions, strided batches, TF32,
-//! the cuBLASLt epilogues, and every shape error (which must leave C as it
-//! was: nothing is queued).
+//! the cuBLASLt epilogues, FP8 matmuls (every epilogue, scales, each
+//! allowed type pair and output), and every shape error and FP8 rule
+//! (which must leave C as it was: nothing is queued).
 
 use std::sync::{Arc, Once};
 
-use cuda_blas::{Blas, BlasError, BlasLt, Compute, Epilogue, GemmConfig, GemmElement, Layout, Operand, StridedBatch, Transpose};
-use cuda_core::{CudaContext, CudaStream, DeviceBuffer, DeviceRepr};
-use cuda_device::half::{bf16, f16};
+use cuda_blas::{
+    Blas, BlasError, BlasLt, Compute, Epilogue, Fp8Element, Fp8Output, Fp8Pair, Fp8Scales, GemmConfig, GemmElement, Layout, Operand,
+    StridedBatch, Transpose,
+};
+use cuda_core::{CudaContext, CudaStream, DeviceBuffer, DeviceRepr, DeviceSlice, DeviceSliceMut};
+use cuda_device::half::{bf16, f16, f8e4m3, f8e5m2};
 use cuda_driver_sys::DriverApi;
 
 fn gpu_present() -> bool {
@@ -460,4 +464,256 @@ fn pointer_array_batches_match_one_gemm_per_entry() {
     let mut c: Vec<_> = dc.iter_mut().map(|x| x.as_slice_mut()).collect();
     let e = blas.gemm_batched(&cfg, &a2, &b, &mut c).unwrap_err();
     assert_eq!(e, BlasError::BufferTooSmall { operand: Operand::A, len: k * m - 1, needed: k * m });
+}
+
+/// An FP8 input type, for the tests' own values.
+trait F8: Fp8Element + std::fmt::Debug {
+    fn of(x: f64) -> Self;
+}
+impl F8 for f8e4m3 {
+    fn of(x: f64) -> Self {
+        f8e4m3::from_f32(x as f32)
+    }
+}
+impl F8 for f8e5m2 {
+    fn of(x: f64) -> Self {
+        f8e5m2::from_f32(x as f32)
+    }
+}
+
+/// An epilogue by name (the bias buffer is made per case).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Fp8Epi {
+    None,
+    Relu,
+    Gelu,
+    Bias,
+    BiasRelu,
+    BiasGelu,
+}
+
+const FP8_EPILOGUES: [Fp8Epi; 6] = [Fp8Epi::None, Fp8Epi::Relu, Fp8Epi::Gelu, Fp8Epi::Bias, Fp8Epi::BiasRelu, Fp8Epi::BiasGelu];
+
+fn gelu64(x: f64) -> f64 {
+    0.5 * x * (1.0 + (0.797_884_560_802_865_4 * (x + 0.044_715 * x * x * x)).tanh())
+}
+
+/// One FP8 case: `C = epi(alpha·sa·sb·op(A)·op(B) + beta·C0)` on the device
+/// against f64 on the exactly decoded FP8 inputs. `layout` picks the TN
+/// form of the layout (row-major: B transposed; column-major: A).
+#[allow(clippy::too_many_arguments)]
+fn fp8_case<A, B, D>(
+    stream: &Arc<CudaStream>,
+    lt: &BlasLt,
+    layout: Layout,
+    (m, n, k): (usize, usize, usize),
+    epi: Fp8Epi,
+    (sa, sb): (f32, f32),
+    (alpha, beta): (f32, f32),
+    seed: u64,
+) where
+    A: Fp8Pair<B> + F8,
+    B: F8,
+    D: Fp8Output + Elem,
+    D::Bias: Elem,
+{
+    let cfg = match layout {
+        Layout::RowMajor => GemmConfig::<f32>::row_major(m, n, k).transpose_b(),
+        Layout::ColMajor => GemmConfig::<f32>::col_major(m, n, k).transpose_a(),
+    }
+    .scale(alpha, beta);
+    // Stored: A is m×k row-major (k×m column-major: the same bytes), B is
+    // n×k row-major (k×n column-major): a(i, p) = ha[i*k + p], b(p, j) = hb[j*k + p].
+    let ha: Vec<A> = values(m * k, seed).into_iter().map(|x| A::of(2.0 * x)).collect();
+    let hb: Vec<B> = values(n * k, seed + 1).into_iter().map(|x| B::of(2.0 * x)).collect();
+    let c0: Vec<D> = values(m * n, seed + 2).into_iter().map(D::of).collect();
+    let bias_len = if layout == Layout::RowMajor { n } else { m };
+    let hbias: Vec<D::Bias> = values(bias_len, seed + 3).into_iter().map(|x| <D::Bias as Elem>::of(4.0 * x)).collect();
+    let (da, db, dbias) = (
+        DeviceBuffer::from_host(stream, &ha).unwrap(),
+        DeviceBuffer::from_host(stream, &hb).unwrap(),
+        DeviceBuffer::from_host(stream, &hbias).unwrap(),
+    );
+    let (dsa, dsb) = (DeviceBuffer::from_host(stream, &[sa]).unwrap(), DeviceBuffer::from_host(stream, &[sb]).unwrap());
+    let mut dc = DeviceBuffer::from_host(stream, &c0).unwrap();
+    let bias = dbias.as_slice();
+    let epilogue = match epi {
+        Fp8Epi::None => Epilogue::None,
+        Fp8Epi::Relu => Epilogue::Relu,
+        Fp8Epi::Gelu => Epilogue::Gelu,
+        Fp8Epi::Bias => Epilogue::Bias(bias),
+        Fp8Epi::BiasRelu => Epilogue::BiasRelu(bias),
+        Fp8Epi::BiasGelu => Epilogue::BiasGelu(bias),
+    };
+    lt.matmul_fp8(&cfg, Fp8Scales::new(&dsa, &dsb), epilogue, da.as_slice(), db.as_slice(), dc.as_slice_mut()).unwrap();
+    let got = dc.to_host_vec(stream).unwrap();
+    let factor = alpha as f64 * sa as f64 * sb as f64;
+    let name = format!("{} × {} → {}, {layout:?} {m}×{n}×{k}, {epi:?}", A::NAME, B::NAME, D::NAME);
+    let fa: Vec<f64> = ha.iter().map(|x| x.to_f32() as f64).collect();
+    let fb: Vec<f64> = hb.iter().map(|x| x.to_f32() as f64).collect();
+    for i in 0..m {
+        for j in 0..n {
+            let (mut dot, mut sum_abs) = (0.0f64, 0.0f64);
+            for (x, y) in fa[i * k..][..k].iter().zip(&fb[j * k..][..k]) {
+                dot += x * y;
+                sum_abs += (x * y).abs();
+            }
+            let ci = if layout == Layout::RowMajor { i * n + j } else { i + j * m };
+            let mut v = factor * dot + beta as f64 * c0[ci].f64();
+            let bias_of = |i: usize, j: usize| hbias[if layout == Layout::RowMajor { j } else { i }].f64();
+            v = match epi {
+                Fp8Epi::None => v,
+                Fp8Epi::Relu => v.max(0.0),
+                Fp8Epi::Gelu => gelu64(v),
+                Fp8Epi::Bias => v + bias_of(i, j),
+                Fp8Epi::BiasRelu => (v + bias_of(i, j)).max(0.0),
+                Fp8Epi::BiasGelu => gelu64(v + bias_of(i, j)),
+            };
+            // f32 accumulation (tensor cores keep fewer bits between their
+            // f32 promotions) against sum |a·b|, then C's rounding; a
+            // GELU may use a fast tanh (as in the f32 epilogue test).
+            let scale = factor.abs() * sum_abs + beta.abs() as f64 * c0[ci].f64().abs();
+            let mut tol = 5e-4 * scale + D::TOL * v.abs() + 1e-6;
+            if matches!(epi, Fp8Epi::Gelu | Fp8Epi::BiasGelu) {
+                tol += 2e-3 * (1.0 + v.abs());
+            }
+            let g = got[ci].f64();
+            assert!((g - v).abs() <= tol, "{name}: C({i},{j}) = {g}, expected {v} (tolerance {tol})");
+        }
+    }
+}
+
+#[test]
+fn fp8_every_epilogue_matches_the_reference() {
+    let stream = stream();
+    let lt = BlasLt::new(&stream).unwrap();
+    for (e, epi) in FP8_EPILOGUES.into_iter().enumerate() {
+        let seed = 100 + 10 * e as u64;
+        fp8_case::<f8e4m3, f8e4m3, f32>(&stream, &lt, Layout::RowMajor, (64, 32, 48), epi, (0.5, 3.0), (1.0, 0.0), seed);
+        fp8_case::<f8e4m3, f8e4m3, bf16>(&stream, &lt, Layout::RowMajor, (32, 48, 64), epi, (1.5, 0.25), (1.0, 0.0), seed + 1);
+        fp8_case::<f8e4m3, f8e4m3, f16>(&stream, &lt, Layout::ColMajor, (48, 16, 32), epi, (2.0, 0.125), (1.0, 0.0), seed + 2);
+    }
+}
+
+#[test]
+fn fp8_type_pairs_layouts_and_shapes_match_the_reference() {
+    let stream = stream();
+    let lt = BlasLt::new(&stream).unwrap();
+    let r = Layout::RowMajor;
+    let c = Layout::ColMajor;
+    fp8_case::<f8e4m3, f8e5m2, bf16>(&stream, &lt, r, (64, 32, 48), Fp8Epi::BiasRelu, (0.5, 2.0), (1.0, 0.0), 200);
+    fp8_case::<f8e5m2, f8e4m3, f16>(&stream, &lt, r, (32, 64, 16), Fp8Epi::Bias, (4.0, 0.25), (1.0, 0.0), 201);
+    fp8_case::<f8e5m2, f8e4m3, f32>(&stream, &lt, c, (16, 16, 16), Fp8Epi::None, (1.0, 1.0), (1.0, 0.0), 202);
+    fp8_case::<f8e4m3, f8e5m2, f32>(&stream, &lt, c, (128, 64, 32), Fp8Epi::Gelu, (0.75, 1.25), (1.0, 0.0), 203);
+    // Non-square, larger, and k large enough for several promotions.
+    fp8_case::<f8e4m3, f8e4m3, bf16>(&stream, &lt, r, (256, 128, 512), Fp8Epi::BiasGelu, (0.125, 0.5), (1.0, 0.0), 204);
+    fp8_case::<f8e4m3, f8e4m3, f32>(&stream, &lt, r, (16, 256, 128), Fp8Epi::Relu, (2.0, 2.0), (1.0, 0.0), 205);
+    // alpha and beta beside the scales (C read and scaled).
+    fp8_case::<f8e4m3, f8e4m3, f32>(&stream, &lt, r, (64, 32, 48), Fp8Epi::Bias, (0.5, 3.0), (0.5, 2.0), 206);
+    fp8_case::<f8e4m3, f8e5m2, bf16>(&stream, &lt, c, (32, 32, 64), Fp8Epi::None, (1.0, 1.0), (2.0, -1.0), 207);
+}
+
+#[test]
+fn fp8_small_integers_are_exact() {
+    // Integers up to 4 are exact in both formats, their products and sums
+    // of 512 of them exact in f32, and the scales powers of two: an f32 C
+    // must be exact, bias and ReLU included.
+    let stream = stream();
+    let lt = BlasLt::new(&stream).unwrap();
+    let (m, n, k) = (32, 16, 512);
+    let int = |x: f64| (x * 4.0).round();
+    let ha: Vec<f8e4m3> = values(m * k, 300).into_iter().map(|x| f8e4m3::from_f32(int(x) as f32)).collect();
+    let hb: Vec<f8e5m2> = values(n * k, 301).into_iter().map(|x| f8e5m2::from_f32(int(x) as f32)).collect();
+    let hbias: Vec<bf16> = values(n, 302).into_iter().map(|x| bf16::from_f64(int(x) * 8.0)).collect();
+    let (da, db, dbias) = (
+        DeviceBuffer::from_host(&stream, &ha).unwrap(),
+        DeviceBuffer::from_host(&stream, &hb).unwrap(),
+        DeviceBuffer::from_host(&stream, &hbias).unwrap(),
+    );
+    let (dsa, dsb) = (DeviceBuffer::from_host(&stream, &[0.5f32]).unwrap(), DeviceBuffer::from_host(&stream, &[4.0f32]).unwrap());
+    let mut dc = DeviceBuffer::<f32>::zeroed(&stream, m * n).unwrap();
+    let cfg = GemmConfig::<f32>::row_major(m, n, k).transpose_b();
+    lt.matmul_fp8(&cfg, Fp8Scales::new(&dsa, &dsb), Epilogue::BiasRelu(dbias.as_slice()), da.as_slice(), db.as_slice(), dc.as_slice_mut())
+        .unwrap();
+    let got = dc.to_host_vec(&stream).unwrap();
+    for i in 0..m {
+        for j in 0..n {
+            let dot: f64 = (0..k).map(|p| ha[i * k + p].to_f32() as f64 * hb[j * k + p].to_f32() as f64).sum();
+            let want = (2.0 * dot + hbias[j].to_f64()).max(0.0);
+            assert_eq!(got[i * n + j] as f64, want, "C({i},{j})");
+        }
+    }
+}
+
+#[test]
+fn fp8_misuse_is_refused_with_the_rule_and_nothing_runs() {
+    let stream = stream();
+    let lt = BlasLt::new(&stream).unwrap();
+    let (m, n, k) = (32, 16, 48);
+    // Room for the padded leading dimensions below, so that only the FP8
+    // rule fails.
+    let a = DeviceBuffer::from_host(&stream, &vec![f8e4m3::from_f32(1.0); m * (k + 16)]).unwrap();
+    let b = DeviceBuffer::from_host(&stream, &vec![f8e4m3::from_f32(1.0); n * (k + 16)]).unwrap();
+    let one = DeviceBuffer::from_host(&stream, &[1.0f32]).unwrap();
+    let empty = DeviceBuffer::<f32>::zeroed(&stream, 0).unwrap();
+    let bias = DeviceBuffer::<bf16>::zeroed(&stream, n).unwrap();
+    let mut c = DeviceBuffer::from_host(&stream, &vec![7.0f32; m * (n + 4)]).unwrap();
+    let scales = Fp8Scales::new(&one, &one);
+    let tn = GemmConfig::<f32>::row_major(m, n, k).transpose_b();
+    let run = |cfg: &GemmConfig<f32>,
+               scales: Fp8Scales<'_>,
+               epi: Epilogue<'_, bf16>,
+               a: DeviceSlice<'_, f8e4m3>,
+               b: DeviceSlice<'_, f8e4m3>,
+               c: DeviceSliceMut<'_, f32>| lt.matmul_fp8(cfg, scales, epi, a, b, c);
+
+    // Layouts other than TN, in both layouts, each saying what to write.
+    for cfg in [
+        GemmConfig::<f32>::row_major(m, n, k),
+        GemmConfig::<f32>::row_major(m, n, k).transpose_a().transpose_b(),
+        GemmConfig::<f32>::col_major(m, n, k),
+        GemmConfig::<f32>::col_major(m, n, k).transpose_b(),
+    ] {
+        let e = run(&cfg, scales, Epilogue::None, a.as_slice(), b.as_slice(), c.as_slice_mut()).unwrap_err();
+        assert_eq!(e, BlasError::Fp8Layout { layout: cfg.layout, trans_a: cfg.trans_a, trans_b: cfg.trans_b });
+        let fix = if cfg.layout == Layout::RowMajor { ".transpose_b()" } else { ".transpose_a()" };
+        assert!(e.to_string().contains(fix) && e.to_string().contains("TN"), "{e}");
+    }
+    // Dimensions and leading dimensions not multiples of 16.
+    for (cfg, what, value, multiple) in [
+        (GemmConfig::<f32>::row_major(24, n, k).transpose_b(), "m", 24, 16),
+        (GemmConfig::<f32>::row_major(m, 8, k).transpose_b(), "n", 8, 16),
+        (GemmConfig::<f32>::row_major(m, n, 40).transpose_b(), "k", 40, 16),
+        (tn.leading_dims(k + 8, k, n), "lda", k + 8, 16),
+        (tn.leading_dims(k, k + 1, n), "ldb", k + 1, 16),
+        (tn.leading_dims(k, k, n + 2), "ldc", n + 2, 4),
+    ] {
+        let e = run(&cfg, scales, Epilogue::None, a.as_slice(), b.as_slice(), c.as_slice_mut()).unwrap_err();
+        assert_eq!(e, BlasError::Fp8NotMultipleOf16 { what, value, multiple }, "{what}");
+        assert!(e.to_string().contains("pad"), "{e}");
+    }
+    // Views that start off a 16-byte boundary.
+    let e = run(&tn, scales, Epilogue::None, a.slice(1..), b.as_slice(), c.as_slice_mut()).unwrap_err();
+    assert!(matches!(e, BlasError::Fp8Misaligned { operand: Operand::A, .. }), "{e:?}");
+    let e = run(&tn, scales, Epilogue::None, a.as_slice(), b.slice(8..), c.as_slice_mut()).unwrap_err();
+    assert!(matches!(e, BlasError::Fp8Misaligned { operand: Operand::B, .. }), "{e:?}");
+    let e = run(&tn, scales, Epilogue::None, a.as_slice(), b.as_slice(), c.slice_mut(1..)).unwrap_err();
+    assert!(matches!(e, BlasError::Fp8Misaligned { operand: Operand::C, .. }), "{e:?}");
+    assert!(e.to_string().contains("16-byte aligned"), "{e}");
+    // Empty scales, short buffers, a short bias, TF32.
+    let e = run(&tn, Fp8Scales { a: empty.as_slice(), b: one.as_slice() }, Epilogue::None, a.as_slice(), b.as_slice(), c.as_slice_mut()).unwrap_err();
+    assert_eq!(e, BlasError::BufferTooSmall { operand: Operand::ScaleA, len: 0, needed: 1 });
+    let e = run(&tn, Fp8Scales { a: one.as_slice(), b: empty.as_slice() }, Epilogue::None, a.as_slice(), b.as_slice(), c.as_slice_mut()).unwrap_err();
+    assert_eq!(e, BlasError::BufferTooSmall { operand: Operand::ScaleB, len: 0, needed: 1 });
+    let e = run(&tn, scales, Epilogue::None, a.slice(..m * k - 1), b.as_slice(), c.as_slice_mut()).unwrap_err();
+    assert_eq!(e, BlasError::BufferTooSmall { operand: Operand::A, len: m * k - 1, needed: m * k });
+    let e = run(&tn, scales, Epilogue::Bias(bias.slice(..n - 1)), a.as_slice(), b.as_slice(), c.as_slice_mut()).unwrap_err();
+    assert_eq!(e, BlasError::BufferTooSmall { operand: Operand::Bias, len: n - 1, needed: n });
+    let e = run(&tn.with_compute(Compute::Tf32), scales, Epilogue::None, a.as_slice(), b.as_slice(), c.as_slice_mut()).unwrap_err();
+    assert_eq!(e, BlasError::Tf32NeedsF32 { element: "f8e4m3" });
+    // Nothing ran: C is as it was.
+    assert_eq!(c.to_host_vec(&stream).unwrap(), vec![7.0f32; m * (n + 4)]);
+    // And the TN call itself runs.
+    run(&tn, scales, Epilogue::None, a.as_slice(), b.as_slice(), c.as_slice_mut()).unwrap();
+    assert_eq!(c.to_host_vec(&stream).unwrap()[..m * n], vec![k as f32; m * n][..]);
 }

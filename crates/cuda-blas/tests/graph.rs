@@ -5,8 +5,9 @@
 
 use std::sync::{Arc, Once};
 
-use cuda_blas::{gemm_reference, Blas, BlasError, BlasLt, Epilogue, GemmConfig};
+use cuda_blas::{gemm_reference, Blas, BlasError, BlasLt, Epilogue, Fp8Scales, GemmConfig};
 use cuda_core::{CudaContext, CudaStream, DeviceBuffer, GraphError};
+use cuda_device::half::{bf16, f8e4m3, f8e5m2};
 use cuda_driver_sys::DriverApi;
 
 fn gpu_present() -> bool {
@@ -102,6 +103,44 @@ fn a_captured_strided_batch_and_an_lt_epilogue_replay() {
         for j in 0..n {
             let t = want[i * n + j] + bias_host[j];
             assert_eq!(got[i * n + j], t.max(0.0), "({i}, {j})");
+        }
+    }
+}
+
+#[test]
+fn a_captured_fp8_matmul_reads_the_current_scales_at_each_launch() {
+    let stream = stream();
+    let lt = BlasLt::new(&stream).unwrap();
+    let (m, n, k) = (16, 32, 48);
+    // Small integers: exact in both FP8 formats, every sum exact in f32.
+    let a_host: Vec<f32> = ints(m * k, 6).iter().map(|x| x.clamp(-4.0, 4.0)).collect();
+    let b_host: Vec<f32> = ints(n * k, 7).iter().map(|x| x.clamp(-4.0, 4.0)).collect();
+    let bias_host = ints(n, 8);
+    let a = DeviceBuffer::from_host(&stream, &a_host.iter().map(|&x| f8e4m3::from_f32(x)).collect::<Vec<_>>()).unwrap();
+    let b = DeviceBuffer::from_host(&stream, &b_host.iter().map(|&x| f8e5m2::from_f32(x)).collect::<Vec<_>>()).unwrap();
+    let bias = DeviceBuffer::from_host(&stream, &bias_host.iter().map(|&x| bf16::from_f32(x)).collect::<Vec<_>>()).unwrap();
+    let mut scale_a = DeviceBuffer::from_host(&stream, &[1.0f32]).unwrap();
+    let scale_b = DeviceBuffer::from_host(&stream, &[0.5f32]).unwrap();
+    let mut d = DeviceBuffer::<f32>::zeroed(&stream, m * n).unwrap();
+    // Row-major TN: A is m×k, B is stored n×k.
+    let cfg = GemmConfig::row_major(m, n, k).transpose_b();
+    let graph = stream
+        .capture(|_| {
+            let scales = Fp8Scales::new(&scale_a, &scale_b);
+            lt.matmul_fp8(&cfg, scales, Epilogue::BiasRelu(bias.as_slice()), a.as_slice(), b.as_slice(), d.as_slice_mut())
+        })
+        .unwrap();
+    let exec = graph.instantiate().unwrap();
+    for sa in [1.0f32, 4.0] {
+        scale_a.copy_from_host(&stream, &[sa]).unwrap();
+        exec.launch(&stream).unwrap();
+        let got = d.to_host_vec(&stream).unwrap();
+        for i in 0..m {
+            for j in 0..n {
+                let dot: f32 = (0..k).map(|p| a_host[i * k + p] * b_host[j * k + p]).sum();
+                let want = (sa * 0.5 * dot + bias_host[j]).max(0.0);
+                assert_eq!(got[i * n + j], want, "scale {sa}: ({i}, {j})");
+            }
         }
     }
 }

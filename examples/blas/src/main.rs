@@ -1,9 +1,9 @@
 //! cuBLAS from Rust on oxide's buffers and streams (the `cuda-blas` crate):
 //! GEMMs of every element type (f32, f64, f16, bf16, TF32), layout and
 //! transpose, odd sizes and padded leading dimensions, a strided and a
-//! pointer-array batch, and cuBLASLt matmuls with fused bias/ReLU/GELU
-//! epilogues. Every result is compared with a plain f64 computation on the
-//! CPU.
+//! pointer-array batch, cuBLASLt matmuls with fused bias/ReLU/GELU
+//! epilogues, and FP8 matmuls with per-tensor scales (sm_89 and newer).
+//! Every result is compared with a plain f64 computation on the CPU.
 //!
 //! The inputs of the first GEMM are written by an oxide kernel on another
 //! stream: the GEMM reads them only after the kernel, through cuda-core's
@@ -15,9 +15,11 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use cuda_blas::{Blas, BlasError, BlasLt, Compute, Epilogue, GemmConfig, GemmElement, Layout, StridedBatch, Transpose};
+use cuda_blas::{
+    Blas, BlasError, BlasLt, Compute, Epilogue, Fp8Element, Fp8Scales, GemmConfig, GemmElement, Layout, StridedBatch, Transpose,
+};
 use cuda_core::{CudaContext, CudaStream, DeviceBuffer, DeviceRepr, LaunchConfig};
-use cuda_device::half::{bf16, f16};
+use cuda_device::half::{bf16, f16, f8e4m3, f8e5m2};
 use cuda_device::{kernel, thread, DisjointSlice};
 use cuda_host::{cuda_launch, load_kernel_module};
 
@@ -275,6 +277,79 @@ fn run() -> Result<usize, Box<dyn std::error::Error>> {
         let worst = compare(&cfg, (1.0, 0.0), &a, &b, &zero, &dc.to_host_vec(&stream)?, 4e-3, &post)
             .map_err(|msg| format!("cuBLASLt {name}: {msg}"))?;
         ok(format!(" f16 cuBLASLt {name} {m}x{n}x{k}: worst error {worst:.3} of tolerance"));
+    }
+
+    // 4b. FP8: a linear layer y = act(sx·sw·x·wᵀ + bias) with E4M3
+    // activations x (m×k, row-major) and weights w (n×k: the "TN" layout
+    // cuBLASLt's FP8 kernels take), per-tensor scales as device scalars.
+    // The CPU side decodes the FP8 inputs exactly and sums in f64.
+    let (major, minor) = ctx.compute_capability()?;
+    if (major, minor) < (8, 9) {
+        println!("  --  FP8 matmuls skipped: this GPU is sm_{major}{minor}, FP8 needs sm_89 or newer");
+    } else {
+        let (m, n, k) = (64, 96, 128);
+        // Random codes of magnitude below 4 (subnormals included), built from
+        // bits: `f8e4m3::from_f32` is the GPU's conversion (sm_89), which
+        // this program's kernels (built for older GPUs too) cannot contain.
+        let codes = |len: usize, seed: u64, below: f64| -> Vec<u8> {
+            values(len, seed).into_iter().map(|v| ((v.abs() * below) as u8) | if v < 0.0 { 0x80 } else { 0 }).collect()
+        };
+        let x: Vec<f8e4m3> = codes(m * k, 8, 72.0).into_iter().map(f8e4m3::from_bits).collect(); // 0x48: 4.0
+        let w: Vec<f8e4m3> = codes(n * k, 9, 72.0).into_iter().map(f8e4m3::from_bits).collect();
+        let w2: Vec<f8e5m2> = codes(n * k, 10, 68.0).into_iter().map(f8e5m2::from_bits).collect(); // 0x44: 4.0
+        let bias: Vec<bf16> = values(n, 11).into_iter().map(|v| bf16::from_f64(v * 2.0)).collect();
+        let (sx, sw) = (0.25f32, 1.5f32);
+        let (dx, dw, dw2, dbias) = (
+            DeviceBuffer::from_host(&stream, &x)?,
+            DeviceBuffer::from_host(&stream, &w)?,
+            DeviceBuffer::from_host(&stream, &w2)?,
+            DeviceBuffer::from_host(&stream, &bias)?,
+        );
+        let (dsx, dsw) = (DeviceBuffer::from_host(&stream, &[sx])?, DeviceBuffer::from_host(&stream, &[sw])?);
+        let scales = Fp8Scales::new(&dsx, &dsw);
+        let cfg = GemmConfig::<f32>::row_major(m, n, k).transpose_b();
+        // Decoded on the host by cuda-blas (exact).
+        let fx: Vec<f64> = x.iter().map(|&v| Fp8Element::to_f32(v) as f64).collect();
+        // Checks y against the CPU; `rel` is the output type's rounding.
+        let check = |name: &str, fw: &[f64], got: &[f64], act: &dyn Fn(f64) -> f64, with_bias: bool, rel: f64| {
+            let mut worst: f64 = 0.0;
+            for i in 0..m {
+                for j in 0..n {
+                    let (mut dot, mut mag) = (0.0, 0.0);
+                    for p in 0..k {
+                        dot += fx[i * k + p] * fw[j * k + p];
+                        mag += (fx[i * k + p] * fw[j * k + p]).abs();
+                    }
+                    let s = (sx * sw) as f64;
+                    let want = act(s * dot + if with_bias { bias[j].to_f64() } else { 0.0 });
+                    // f32 accumulation on the tensor cores, C's rounding, a fast tanh.
+                    let allowed = 1e-3 * (s * mag + 1.0) + rel * want.abs() + 2e-3 * (1.0 + want.abs());
+                    let err = (got[i * n + j] - want).abs();
+                    if err > allowed || err.is_nan() {
+                        return Err(format!("FP8 {name}: y({i},{j}) = {}, the CPU gives {want} (tolerance {allowed:.2e})", got[i * n + j]));
+                    }
+                    worst = worst.max(err / allowed);
+                }
+            }
+            Ok(worst)
+        };
+        let fw: Vec<f64> = w.iter().map(|&v| Fp8Element::to_f32(v) as f64).collect();
+        let mut dy = DeviceBuffer::<bf16>::zeroed(&stream, m * n)?;
+        lt.matmul_fp8(&cfg, scales, Epilogue::BiasGelu(dbias.as_slice()), dx.as_slice(), dw.as_slice(), dy.as_slice_mut())?;
+        let got: Vec<f64> = dy.to_host_vec(&stream)?.iter().map(|v| v.to_f64()).collect();
+        let worst = check("e4m3 x e4m3 -> bf16, bias+gelu", &fw, &got, &gelu, true, 1.0 / 128.0)?;
+        ok(format!(" FP8 e4m3·e4m3 -> bf16 cuBLASLt bias+gelu {m}x{n}x{k}, scales {sx}·{sw}: worst error {worst:.3} of tolerance"));
+        let fw2: Vec<f64> = w2.iter().map(|&v| Fp8Element::to_f32(v) as f64).collect();
+        let mut dy = DeviceBuffer::<f32>::zeroed(&stream, m * n)?;
+        lt.matmul_fp8(&cfg, scales, Epilogue::Relu, dx.as_slice(), dw2.as_slice(), dy.as_slice_mut())?;
+        let got: Vec<f64> = dy.to_host_vec(&stream)?.iter().map(|&v| v as f64).collect();
+        let worst = check("e4m3 x e5m2 -> f32, relu", &fw2, &got, &|v: f64| v.max(0.0), false, 1e-6)?;
+        ok(format!(" FP8 e4m3·e5m2 -> f32 cuBLASLt relu {m}x{n}x{k}: worst error {worst:.3} of tolerance"));
+        // B not transposed: not a layout of cuBLASLt's FP8 kernels, refused first.
+        match lt.matmul_fp8(&GemmConfig::<f32>::row_major(m, n, k), scales, Epilogue::None, dx.as_slice(), dw.as_slice(), dy.as_slice_mut()) {
+            Err(e @ BlasError::Fp8Layout { .. }) => ok(format!(" an FP8 matmul in the NN layout is refused: {e}")),
+            other => return Err(format!("an FP8 matmul in the NN layout was not refused: {other:?}").into()),
+        }
     }
 
     // 5. A shape the buffers cannot hold is refused before cuBLAS runs.
