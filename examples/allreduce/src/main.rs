@@ -8,7 +8,7 @@
 //! ```text
 //! cargo oxide run allreduce                      # every GPU of this machine (emulated: 4 ranks)
 //! cargo oxide run allreduce -- --ranks 2         # 2 ranks, one thread each
-//! cargo oxide run allreduce -- --sizes 1,4096,16777216   # default: 1,7,1000,65537,4194304 (emulated: up to 4099)
+//! cargo oxide run allreduce -- --sizes 1,4096,16777216   # default: 1,7,1000,65537,1048576 (emulated: up to 4099)
 //! OXIDE_RANK=r OXIDE_WORLD_SIZE=n OXIDE_NCCL_ADDR=host:port allreduce   # one rank of a job
 //! ```
 //!
@@ -239,7 +239,7 @@ fn run() -> Result<String, Error> {
     let sizes: &[usize] = match &args.sizes {
         Some(s) => s,
         None if CudaContext::new(0)?.backend().is_emulated() => &[1, 7, 1000, 4099],
-        None => &[1, 7, 1000, 65537, 1 << 22],
+        None => &[1, 7, 1000, 65537, 1 << 20],
     };
     let launched = std::env::var_os("OXIDE_RANK").is_some() || std::env::var_os("RANK").is_some();
     if launched {
