@@ -657,13 +657,12 @@ impl Communicator {
         match &self.engine {
             Engine::Gpu { api, comm } => {
                 self.ctx.bind_to_thread()?;
-                let r = {
+                let (r, grouped) = {
                     let _g = lock(&self.calls);
-                    group_note_gpu(api);
-                    gpu(api, *comm, stream.raw())
+                    let grouped = group_note_gpu(api, *comm);
+                    (gpu(api, *comm, stream.raw()), grouped)
                 };
-                if in_group() {
-                    group_note_comm(api, *comm);
+                if grouped {
                     // Inside a group NCCL answers at ncclGroupEnd.
                     return NcclError::check(call, if r == sys::ncclInProgress { 0 } else { r }, || last_error(api, *comm));
                 }
@@ -991,33 +990,40 @@ struct GroupState {
     waits: Vec<PendingWait>,
 }
 
+impl GroupState {
+    const fn new() -> GroupState {
+        GroupState { depth: 0, gpu_depth: 0, gpu_comms: Vec::new(), waits: Vec::new() }
+    }
+}
+
 thread_local! {
-    static GROUP: RefCell<GroupState> = RefCell::default();
+    // Every collective and every group touches it: a const initialiser
+    // spares each access the lazy-initialisation check.
+    static GROUP: RefCell<GroupState> = const { RefCell::new(GroupState::new()) };
 }
 
 fn in_group() -> bool {
     GROUP.with(|g| g.borrow().depth > 0)
 }
 
-/// Before a GPU operation: the open groups call `ncclGroupStart` now.
-fn group_note_gpu(api: &NcclApi) {
+/// Before a GPU operation on `comm`: the open groups call `ncclGroupStart`
+/// now, and `comm` is noted for the group's end; whether a group is open.
+fn group_note_gpu(api: &'static NcclApi, comm: ncclComm_t) -> bool {
     GROUP.with(|g| {
         let mut g = g.borrow_mut();
+        if g.depth == 0 {
+            return false;
+        }
         while g.gpu_depth < g.depth {
             // SAFETY: no arguments; matched by the group's ncclGroupEnd.
             unsafe { (api.ncclGroupStart)() };
             g.gpu_depth += 1;
         }
-    });
-}
-
-fn group_note_comm(api: &'static NcclApi, comm: ncclComm_t) {
-    GROUP.with(|g| {
-        let mut g = g.borrow_mut();
         if !g.gpu_comms.iter().any(|(_, c)| *c == comm) {
             g.gpu_comms.push((api, comm));
         }
-    });
+        true
+    })
 }
 
 /// A group of NCCL calls (`ncclGroupStart` … `ncclGroupEnd`): the
@@ -1059,7 +1065,14 @@ pub struct Group {
 impl Group {
     /// Starts a group on this thread.
     pub fn start() -> Group {
-        GROUP.with(|g| g.borrow_mut().depth += 1);
+        GROUP.with(|g| {
+            let mut g = g.borrow_mut();
+            if g.depth == 0 {
+                // The last group's communicators (kept for their capacity).
+                g.gpu_comms.clear();
+            }
+            g.depth += 1;
+        });
         Group { ended: false, _thread: std::marker::PhantomData }
     }
 
@@ -1089,18 +1102,15 @@ pub fn group<R>(f: impl FnOnce() -> Result<R, NcclError>) -> Result<R, NcclError
 }
 
 fn finish_group() -> Result<(), NcclError> {
-    let (gpu_end, comms, waits) = GROUP.with(|g| {
+    let (gpu_end, waits) = GROUP.with(|g| {
         let mut g = g.borrow_mut();
         let gpu_end = g.gpu_depth == g.depth && g.gpu_depth > 0;
         if gpu_end {
             g.gpu_depth -= 1;
         }
         g.depth -= 1;
-        if g.depth == 0 {
-            (gpu_end, std::mem::take(&mut g.gpu_comms), std::mem::take(&mut g.waits))
-        } else {
-            (gpu_end, Vec::new(), Vec::new())
-        }
+        let waits = if g.depth == 0 && !g.waits.is_empty() { std::mem::take(&mut g.waits) } else { Vec::new() };
+        (gpu_end, waits)
     });
     let mut first: Option<NcclError> = None;
     if gpu_end {
@@ -1115,7 +1125,10 @@ fn finish_group() -> Result<(), NcclError> {
             // Only a group of non-blocking communicators still in progress
             // needs their states polled; otherwise NCCL's answer is final
             // (and a later failure shows in `wait`).
-            let polled = if r == sys::ncclInProgress { &comms[..] } else { &[] };
+            // The outermost group's communicators (cleared when the next
+            // group starts).
+            let comms = if r == sys::ncclInProgress { GROUP.with(|g| g.borrow().gpu_comms.clone()) } else { Vec::new() };
+            let polled = &comms[..];
             let timeout = default_timeout();
             let start = if polled.is_empty() { None } else { Some(Instant::now()) };
             for &(api, comm) in polled {
@@ -1139,14 +1152,6 @@ fn finish_group() -> Result<(), NcclError> {
             }
         }
     }
-    GROUP.with(|g| {
-        let mut g = g.borrow_mut();
-        if g.gpu_comms.is_empty() {
-            let mut comms = comms;
-            comms.clear();
-            g.gpu_comms = comms;
-        }
-    });
     for (stream, wait, slot) in waits {
         let wait: Arc<dyn Fn() + Send + Sync> = Arc::from(wait);
         if let Err(e) = stream.launch_host_fn_replayable(move || wait()) {

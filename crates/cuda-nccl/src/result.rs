@@ -283,6 +283,7 @@ impl From<CollectiveError> for NcclError {
 
 impl NcclError {
     /// `Ok` for `ncclSuccess`, else the error of `call`.
+    #[inline]
     pub(crate) fn check(call: &'static str, raw: ncclResult_t, detail: impl FnOnce() -> String) -> Result<(), NcclError> {
         match NcclResult::from_raw(raw) {
             None => Ok(()),
