@@ -77,6 +77,43 @@ const INTERFERENCES: [(Interference, bool); 6] = [
     (("legacy default stream synchronize", |ctx| ctx.default_stream().synchronize().map_err(|e| e.to_string())), true),
 ];
 
+/// What [`capture_beside`] saw.
+struct Beside {
+    stream: Arc<CudaStream>,
+    data: DeviceBuffer<u32>,
+    graph: Result<cuda_core::Graph, cuda_core::GraphError>,
+    other: Result<(), String>,
+}
+
+/// Captures two `affine` steps on a new (blocking or non-blocking) stream
+/// while another thread runs `op` between them.
+fn capture_beside(
+    ctx: &Arc<CudaContext>,
+    f: &cuda_core::CudaFunction,
+    blocking: bool,
+    op: fn(&Arc<CudaContext>) -> Result<(), String>,
+) -> Beside {
+    let stream = if blocking { ctx.new_stream().unwrap() } else { ctx.new_stream_non_blocking().unwrap() };
+    let data = DeviceBuffer::<u32>::zeroed(&stream, N).unwrap();
+    stream.synchronize().unwrap();
+    let barrier = Arc::new(Barrier::new(2));
+    let (c2, b2) = (ctx.clone(), barrier.clone());
+    let other = std::thread::spawn(move || {
+        b2.wait();
+        let r = op(&c2);
+        b2.wait();
+        r
+    });
+    let graph = stream.capture(|cs| -> Result<(), cuda_core::DriverError> {
+        affine(f, cs, &data)?;
+        barrier.wait();
+        barrier.wait();
+        affine(f, cs, &data)
+    });
+    let other = other.join().unwrap();
+    Beside { stream, data, graph, other }
+}
+
 #[test]
 fn another_threads_stream_work_leaves_a_capture_intact() {
     let (ctx, _stream, f) = setup();
@@ -89,24 +126,7 @@ fn another_threads_stream_work_leaves_a_capture_intact() {
             if blocking && non_blocking_only {
                 continue;
             }
-            let s = if blocking { ctx.new_stream().unwrap() } else { ctx.new_stream_non_blocking().unwrap() };
-            let data = DeviceBuffer::<u32>::zeroed(&s, N).unwrap();
-            s.synchronize().unwrap();
-            let barrier = Arc::new(Barrier::new(2));
-            let (c2, b2) = (ctx.clone(), barrier.clone());
-            let other = std::thread::spawn(move || {
-                b2.wait();
-                let r = op(&c2);
-                b2.wait();
-                r
-            });
-            let graph = s.capture(|cs| -> Result<(), cuda_core::DriverError> {
-                affine(&f, cs, &data)?;
-                barrier.wait();
-                barrier.wait();
-                affine(&f, cs, &data)
-            });
-            let other = other.join().unwrap();
+            let Beside { stream: s, data, graph, other } = capture_beside(&ctx, &f, blocking, op);
             let kind = if blocking { "blocking" } else { "non-blocking" };
             other.unwrap_or_else(|e| panic!("capture on a {kind} stream; the other thread's {what} failed: {e}"));
             let exec = graph.unwrap_or_else(|e| panic!("capture on a {kind} stream beside {what}: {e}")).instantiate().unwrap();
@@ -174,24 +194,7 @@ fn probe_what_breaks_a_capture() {
     let (ctx, _stream, f) = setup();
     for blocking in [true, false] {
         for (what, op) in PROBES {
-            let s = if blocking { ctx.new_stream().unwrap() } else { ctx.new_stream_non_blocking().unwrap() };
-            let data = DeviceBuffer::<u32>::zeroed(&s, N).unwrap();
-            s.synchronize().unwrap();
-            let barrier = Arc::new(Barrier::new(2));
-            let (c2, b2) = (ctx.clone(), barrier.clone());
-            let other = std::thread::spawn(move || {
-                b2.wait();
-                let r = op(&c2);
-                b2.wait();
-                r
-            });
-            let graph = s.capture(|cs| -> Result<(), cuda_core::DriverError> {
-                affine(&f, cs, &data)?;
-                barrier.wait();
-                barrier.wait();
-                affine(&f, cs, &data)
-            });
-            let other = other.join().unwrap();
+            let Beside { graph, other, .. } = capture_beside(&ctx, &f, blocking, op);
             println!(
                 "{:>12} capture | {what}: capture {} | other {}",
                 if blocking { "blocking" } else { "non-blocking" },
