@@ -121,21 +121,27 @@ fn last_link_time(file: &Path) -> Result<f64, String> {
         .ok_or_else(|| format!("no device-link time in {}", file.display()))
 }
 
-/// The many-kernel rows: the device link of a crate of `MANY_KERNELS`
-/// generated kernels (many_kernels.rs), clean (the per-kernel cache emptied)
-/// and after one kernel's edit, each against rustc alone building the same
-/// crate after the same edit (`cargo build --release`, the system linker).
-fn many_kernel_rows(scratch: &Path, crates: &Path, cargo_oxide: &Path, arch: &str) -> Result<Vec<Row>, String> {
-    let dir = scratch.join("many-kernels");
-    let manifest = format!(
-        "[package]\nname = \"rebuild_many_kernels\"\nversion = \"0.1.0\"\nedition = \"2021\"\npublish = false\n\n\
+/// The Cargo.toml of a scratch crate `name` depending on oxide's crates in
+/// `crates`, in a workspace of its own.
+fn scratch_manifest(name: &str, crates: &Path) -> String {
+    format!(
+        "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2021\"\npublish = false\n\n\
          [dependencies]\n\
          cuda-device = {{ path = {:?} }}\ncuda-core = {{ path = {:?} }}\ncuda-host = {{ path = {:?} }}\n\n\
          # A workspace of its own, outside oxide's.\n[workspace]\n",
         crates.join("cuda-device"),
         crates.join("cuda-core"),
         crates.join("cuda-host"),
-    );
+    )
+}
+
+/// The many-kernel rows: the device link of a crate of `MANY_KERNELS`
+/// generated kernels (many_kernels.rs), clean (the per-kernel cache emptied)
+/// and after one kernel's edit, each against rustc alone building the same
+/// crate after the same edit (`cargo build --release`, the system linker).
+fn many_kernel_rows(scratch: &Path, crates: &Path, cargo_oxide: &Path, arch: &str) -> Result<Vec<Row>, String> {
+    let dir = scratch.join("many-kernels");
+    let manifest = scratch_manifest("rebuild_many_kernels", crates);
     write_if_changed(&dir.join("Cargo.toml"), &manifest)?;
     let main_rs = dir.join("src/main.rs");
     let source = |round: usize| {
@@ -229,15 +235,7 @@ pub fn rebuild() -> Result<Vec<Row>, Result<Skipped, String>> {
         .map(PathBuf::from)
         .unwrap_or_else(|| root.join("target/oxide/bench-rebuild"));
     let crates = root.join("crates");
-    let manifest = format!(
-        "[package]\nname = \"rebuild_vecadd\"\nversion = \"0.1.0\"\nedition = \"2021\"\npublish = false\n\n\
-         [dependencies]\n\
-         cuda-device = {{ path = {:?} }}\ncuda-core = {{ path = {:?} }}\ncuda-host = {{ path = {:?} }}\n\n\
-         # A workspace of its own, outside oxide's.\n[workspace]\n",
-        crates.join("cuda-device"),
-        crates.join("cuda-core"),
-        crates.join("cuda-host"),
-    );
+    let manifest = scratch_manifest("rebuild_vecadd", &crates);
     let err = |e: String| Err(Err(e));
     if let Err(e) = write_if_changed(&scratch.join("Cargo.toml"), &manifest) {
         return err(e);
