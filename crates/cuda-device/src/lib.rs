@@ -19,6 +19,7 @@
 //! - Ampere and Hopper features: [`cp_async`], [`cluster`], [`matrix`]
 //!   (`ldmatrix`/`stmatrix`), [`warpgroup`] (`setmaxnreg`), [`mbarrier`],
 //!   [`tma`], [`wgmma`];
+//! - Blackwell, compile-only: [`tcgen05`] (tensor memory and its MMA);
 //! - half precision ([`half`](mod@half)): [`f16`](struct@f16), [`bf16`] and the packed
 //!   `f16x2`/`bf16x2`, with the GPU's own conversions and paired arithmetic
 //!   and a bit-exact CPU model on the host;
@@ -74,6 +75,7 @@ pub mod ptx;
 pub mod unroll;
 pub mod shared;
 pub mod thread;
+pub mod tcgen05;
 pub mod tma;
 pub mod warp;
 pub mod wgmma;

@@ -22,6 +22,18 @@ pub enum HostError {
         /// The format tag found ("OXEDIM02").
         found: String,
     },
+    /// The program's kernels were built for a target whose PTX does not run
+    /// on this GPU: an architecture-specific one (`sm_90a`, `sm_100a`) on
+    /// another architecture, a family one (`sm_100f`) outside its family, or
+    /// any target newer than the GPU.
+    WrongGpu {
+        /// The module's name.
+        module: String,
+        /// The target the kernels were built for (`sm_100a`).
+        built_for: String,
+        /// The GPU's compute capability (major, minor).
+        gpu: (u32, u32),
+    },
     /// The kernel passed to a launch is not in any embedded image: the program
     /// was not linked by oxide (`cargo oxide build`), or the device link dropped it.
     KernelNotEmbedded {
@@ -145,6 +157,13 @@ impl fmt::Display for HostError {
                 "this program's device images were written by another version of oxide-link \
                  (kernel table {found}) than its cuda-host reads; rebuild it with one oxide: \
                  `cargo oxide clean`, then `cargo oxide build`"
+            ),
+            HostError::WrongGpu { module, built_for, gpu: (major, minor) } => write!(
+                f,
+                "the kernels of `{module}` were built for {built_for}, whose PTX does not run on this \
+                 GPU (compute capability {major}.{minor}, sm_{major}{minor}); rebuild for it: \
+                 `cargo oxide build --arch sm_{major}{minor}` (or `arch` under \
+                 [package.metadata.oxide], or OXIDE_ARCH)"
             ),
             HostError::KernelNotEmbedded { kernel } => write!(
                 f,

@@ -91,7 +91,39 @@ pub unsafe fn load_kernel_module_from_ptx(ctx: &Arc<CudaContext>, name: &str, pt
 }
 
 fn load_image_with_ptx(ctx: &Arc<CudaContext>, image: &'static EmbeddedModule, ptx: &str) -> Result<KernelModule, HostError> {
+    refuse_wrong_gpu(ctx, image, ptx)?;
     Ok(KernelModule::new(image, ctx.load_module_ptx(ptx)?, false))
+}
+
+mod targets {
+    include!(concat!(env!("OUT_DIR"), "/targets.rs"));
+}
+
+/// The target a PTX text names on its `.target` line (`sm_100a`).
+fn ptx_target(ptx: &str) -> Option<&str> {
+    let line = ptx.lines().map(str::trim).find(|l| l.starts_with(".target"))?;
+    line[".target".len()..].split(|c: char| c == ',' || c.is_whitespace()).find(|w| !w.is_empty())
+}
+
+/// Refuses PTX that the GPU cannot run, before the driver's JIT would fail
+/// with a bare CUDA_ERROR_INVALID_PTX (or NO_BINARY_FOR_GPU): an
+/// architecture-specific target on another GPU, a family one outside its
+/// family, a target newer than the GPU. Targets the table lacks are left to
+/// the driver; the emulator runs every target's PTX.
+fn refuse_wrong_gpu(ctx: &Arc<CudaContext>, image: &EmbeddedModule, ptx: &str) -> Result<(), HostError> {
+    if ctx.backend().is_emulated() {
+        return Ok(());
+    }
+    let Some(target) = ptx_target(ptx) else { return Ok(()) };
+    let Ok((major, minor)) = ctx.compute_capability() else { return Ok(()) };
+    match targets::target_runs_on(target, major * 10 + minor) {
+        Some(false) => Err(HostError::WrongGpu {
+            module: image.name.to_string(),
+            built_for: target.to_string(),
+            gpu: (major, minor),
+        }),
+        _ => Ok(()),
+    }
 }
 
 /// The embedded image named `name` (or the only one; see [`load_kernel_module`]).
@@ -318,5 +350,36 @@ impl KernelModule {
             }
         }
         Some(f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ptx_target, targets::target_runs_on};
+
+    #[test]
+    fn the_target_is_read_from_the_ptx_header() {
+        assert_eq!(ptx_target("//\n.version 8.6\n.target sm_100a\n.address_size 64\n"), Some("sm_100a"));
+        assert_eq!(ptx_target(".version 8.1\n  .target sm_90a, debug\n"), Some("sm_90a"));
+        assert_eq!(ptx_target(".version 8.1\n.address_size 64\n"), None);
+    }
+
+    #[test]
+    fn each_kind_of_target_runs_where_targets_def_says() {
+        // Portable: this GPU and every newer one.
+        assert_eq!(target_runs_on("sm_80", 80), Some(true));
+        assert_eq!(target_runs_on("sm_80", 90), Some(true));
+        assert_eq!(target_runs_on("sm_90", 80), Some(false));
+        // Architecture-specific: this GPU only.
+        assert_eq!(target_runs_on("sm_90a", 90), Some(true));
+        assert_eq!(target_runs_on("sm_90a", 100), Some(false));
+        assert_eq!(target_runs_on("sm_100a", 90), Some(false));
+        // Family: the GPUs of the family, not older, not the next family.
+        assert_eq!(target_runs_on("sm_100f", 100), Some(true));
+        assert_eq!(target_runs_on("sm_100f", 103), Some(true));
+        assert_eq!(target_runs_on("sm_100f", 90), Some(false));
+        assert_eq!(target_runs_on("sm_100f", 110), Some(false));
+        // Unknown names are left to the driver.
+        assert_eq!(target_runs_on("sm_999", 90), None);
     }
 }

@@ -111,10 +111,10 @@ pub fn lex(src: &str) -> Result<Vec<Token<'_>>, ParseError> {
                 while i < bytes.len() && is_ident_continue(bytes[i]) {
                     i += 1;
                 }
-                // `.shared::cta`, `.mbarrier::complete_tx::bytes`.
+                // `.shared::cta`, `.mbarrier::complete_tx::bytes`, `.cta_group::1`.
                 if bytes.get(i) == Some(&b':')
                     && bytes.get(i + 1) == Some(&b':')
-                    && bytes.get(i + 2).is_some_and(|&b| is_ident_start(b))
+                    && bytes.get(i + 2).is_some_and(|&b| is_ident_start(b) || b.is_ascii_digit())
                 {
                     i += 2;
                     continue;
@@ -333,6 +333,11 @@ mod tests {
                 Tok::Dot(".shared::cta"),
                 Tok::Dot(".b64"),
             ]
+        );
+        // A scope may be a number (Blackwell's `.cta_group::1`).
+        assert_eq!(
+            kinds("tcgen05.alloc.cta_group::1.sync"),
+            vec![Tok::Ident("tcgen05"), Tok::Dot(".alloc"), Tok::Dot(".cta_group::1"), Tok::Dot(".sync")]
         );
         let toks = lex("a\n  b").unwrap();
         assert_eq!((toks[1].line, toks[1].column), (2, 3));
