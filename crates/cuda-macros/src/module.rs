@@ -19,7 +19,7 @@
 //!     pub fn scale(
 //!         module: &::cuda_host::KernelModule,
 //!         stream: &::cuda_core::CudaStream,
-//!         config: ::cuda_core::LaunchConfig,
+//!         config: impl ::cuda_host::LaunchShape,
 //!         input: impl for<'__oxide_l0> ::cuda_host::arg::KernelArg<::cuda_device::__private::SliceParam<'__oxide_l0, f32>>,
 //!         factor: impl ::cuda_host::arg::KernelArg<f32>,
 //!         out: impl ::cuda_host::arg::KernelArg<DisjointSlice<f32>>,
@@ -29,6 +29,10 @@
 //!     }
 //! }
 //! ```
+//!
+//! `config` is anything `cuda_launch!` takes (`cuda_host::LaunchShape`): a
+//! `LaunchConfig`, a cluster launch (`LaunchConfig::with_cluster`) or a
+//! cooperative one, checked the same way.
 //!
 //! The bound of each argument is `KernelArg<P>` with `P` the type of the
 //! entry wrapper's parameter (`kernel::entry_param_type`), so a wrong
@@ -284,7 +288,7 @@ fn launcher<S: SourceSpan>(attr_args: &[Tok<S>], item: &[Tok<S>]) -> Result<Vec<
         #vis fn #name #generics(
             module: &::cuda_host::KernelModule,
             stream: &::cuda_core::CudaStream,
-            config: ::cuda_core::LaunchConfig,
+            config: impl ::cuda_host::LaunchShape,
             #params
         ) -> ::core::result::Result<(), ::cuda_host::HostError> #where_clause {
             ::cuda_host::__private::#launch(module, stream, config, super::#entry #turbofish, (#args))
@@ -410,7 +414,7 @@ mod tests {
         );
         let want = plain(
             "pub fn scale(\
-                module: &::cuda_host::KernelModule, stream: &::cuda_core::CudaStream, config: ::cuda_core::LaunchConfig, \
+                module: &::cuda_host::KernelModule, stream: &::cuda_core::CudaStream, config: impl ::cuda_host::LaunchShape, \
                 input: impl for<'__oxide_l0> ::cuda_host::arg::KernelArg<::cuda_device::__private::SliceParam<'__oxide_l0, f32>>, \
                 factor: impl ::cuda_host::arg::KernelArg<f32>, \
                 out: impl ::cuda_host::arg::KernelArg<DisjointSlice<f32>>\
@@ -498,7 +502,7 @@ mod tests {
     fn no_parameters_and_non_kernels() {
         let got = expand_ok("mod k { fn helper() {} #[device] fn d() {} #[kernel] fn tick() {} struct S { a: u8 } }");
         assert!(
-            got.contains(&plain("pub(super) fn tick(module: &::cuda_host::KernelModule, stream: &::cuda_core::CudaStream, config: ::cuda_core::LaunchConfig,) -> ::core::result::Result<(), ::cuda_host::HostError> { ::cuda_host::__private::launch0(module, stream, config, super::__oxide_kernel_entry_tick, ()) }")),
+            got.contains(&plain("pub(super) fn tick(module: &::cuda_host::KernelModule, stream: &::cuda_core::CudaStream, config: impl ::cuda_host::LaunchShape,) -> ::core::result::Result<(), ::cuda_host::HostError> { ::cuda_host::__private::launch0(module, stream, config, super::__oxide_kernel_entry_tick, ()) }")),
             "{got}"
         );
         assert!(got.contains(&plain("fn helper() {}")), "{got}");

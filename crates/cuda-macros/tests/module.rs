@@ -34,6 +34,15 @@ pub struct KernelModule;
 pub struct CudaStream;
 #[derive(Debug, PartialEq, Clone, Copy)]
 pub struct LaunchConfig(pub u32);
+/// What launchers take: the mock's one kind of configuration.
+pub trait LaunchShape {
+    fn config(&self) -> LaunchConfig;
+}
+impl LaunchShape for LaunchConfig {
+    fn config(&self) -> LaunchConfig {
+        *self
+    }
+}
 #[derive(Debug)]
 pub struct HostError;
 
@@ -99,15 +108,15 @@ pub mod __private {
     macro_rules! launchers {
         ($($launch:ident($($P:ident $A:ident $field:tt),*);)*) => {$(
             #[allow(non_snake_case, clippy::too_many_arguments, unused_variables)]
-            pub fn $launch<$($P, $A: super::arg::KernelArg<$P>),*>(
+            pub fn $launch<L: super::LaunchShape, $($P, $A: super::arg::KernelArg<$P>),*>(
                 _module: &super::KernelModule,
                 _stream: &super::CudaStream,
-                config: super::LaunchConfig,
+                config: L,
                 entry: unsafe fn($(*const $P),*),
                 args: ($($A,)*),
             ) -> Result<(), super::HostError> {
                 let params = ManuallyDrop::new(($(args.$field.into_param(),)*));
-                LAST_CONFIG.with(|c| c.set(Some(config)));
+                LAST_CONFIG.with(|c| c.set(Some(config.config())));
                 // SAFETY: each pointer is to an initialised parameter, read once.
                 unsafe { entry($(&params.$field),*) };
                 Ok(())

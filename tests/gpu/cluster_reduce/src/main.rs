@@ -5,10 +5,16 @@
 //! coordinates are recorded per block. Launched with clusters of 4 and of
 //! 16 blocks (non-portable), checked against the CPU; a cluster shape that
 //! does not divide the grid is refused by cuda-host before the driver.
+//!
+//! The kernel lives in a module nested in a `#[cuda_module]`, so it has a
+//! typed launcher (`kernels::cluster::launch::cluster_sum`); half the shapes
+//! go through `cuda_launch!`, half through the launcher, which takes the
+//! same cluster configurations.
 
 use cuda_core::{ClusterShapeError, CudaContext, DeviceBuffer, LaunchConfig};
 use cuda_device::{cluster, kernel, shared, thread, warp, DisjointSlice};
-use cuda_host::{cuda_launch, load_kernel_module, HostError};
+use cuda_host::{cuda_launch, cuda_module, load_kernel_module, HostError};
+use kernels::cluster::cluster_sum;
 use std::process::ExitCode;
 
 const BLOCK: usize = 256;
@@ -16,65 +22,73 @@ const BLOCKS: usize = 32;
 /// Per block: ctarank, num_ctas, cluster_idx.x, block_in_cluster.x, cluster_dim.x, num_clusters.x.
 const INFO: usize = 6;
 
-#[kernel]
-pub fn cluster_sum(input: &[u32], mut sums: DisjointSlice<u64>, mut info: DisjointSlice<u32>) {
-    shared! {
-        static WARPS: [u32; BLOCK / 32];
-        static PARTIAL: [u64; 1];
-        static GATHER: [u64; 16];
-    }
-    let t = thread::threadIdx_x() as usize;
-    let block = thread::blockIdx_x() as usize;
-    let rank = cluster::ctarank();
-    // Every block of the cluster has started (its shared memory exists)
-    // before anyone maps it; no memory ordering needed for that.
-    cluster::arrive_relaxed();
-    cluster::wait();
+#[cuda_module]
+pub mod kernels {
+    /// Nested: its launcher is `kernels::cluster::launch::cluster_sum`.
+    pub mod cluster {
+        use super::super::*;
 
-    let s = warp::sum(input[block * BLOCK + t]);
-    if warp::lane_id() == 0 {
-        // SAFETY: one writer per warp slot; read after the barrier.
-        unsafe { WARPS.write(t / 32, s) };
-    }
-    thread::sync_threads();
-    if t == 0 {
-        // SAFETY: written before the barrier above.
-        let total: u64 = (0..BLOCK / 32).map(|w| unsafe { WARPS.read(w) } as u64).sum();
-        // SAFETY: one writer (thread 0); remote readers come after cluster::sync.
-        unsafe { PARTIAL.write(0, total) };
-        // Distributed shared memory store: slot `rank` of block 0's GATHER.
-        // SAFETY: each block writes only its own slot; read after cluster::sync.
-        unsafe { cluster::map(&GATHER, 0).write(rank as usize, total) };
-        let (cx, _, _) = cluster::cluster_idx();
-        let (bx, _, _) = cluster::block_in_cluster();
-        let record = [rank, cluster::num_ctas(), cx, bx, cluster::cluster_dim().0, cluster::num_clusters().0];
-        for (k, v) in record.into_iter().enumerate() {
-            // SAFETY: block `block` alone writes its INFO records.
-            unsafe { *info.get_unchecked_mut(block * INFO + k) = v };
-        }
-    }
-    cluster::sync();
-    if rank == 0 && t == 0 {
-        let n = cluster::num_ctas();
-        let mut gathered = 0u64;
-        let mut pulled = 0u64;
-        for r in 0..n {
-            // SAFETY: written before cluster::sync; nobody writes them again,
-            // and every block waits at the cluster barrier below before exiting.
-            unsafe {
-                gathered += GATHER.read(r as usize);
-                pulled += cluster::map(&PARTIAL, r).read(0);
+        #[kernel]
+        pub fn cluster_sum(input: &[u32], mut sums: DisjointSlice<u64>, mut info: DisjointSlice<u32>) {
+            shared! {
+                static WARPS: [u32; BLOCK / 32];
+                static PARTIAL: [u64; 1];
+                static GATHER: [u64; 16];
             }
-        }
-        let (cx, _, _) = cluster::cluster_idx();
-        // SAFETY: cluster cx's rank-0 block alone writes these two.
-        unsafe {
-            *sums.get_unchecked_mut(2 * cx as usize) = gathered;
-            *sums.get_unchecked_mut(2 * cx as usize + 1) = pulled;
+            let t = thread::threadIdx_x() as usize;
+            let block = thread::blockIdx_x() as usize;
+            let rank = cluster::ctarank();
+            // Every block of the cluster has started (its shared memory exists)
+            // before anyone maps it; no memory ordering needed for that.
+            cluster::arrive_relaxed();
+            cluster::wait();
+
+            let s = warp::sum(input[block * BLOCK + t]);
+            if warp::lane_id() == 0 {
+                // SAFETY: one writer per warp slot; read after the barrier.
+                unsafe { WARPS.write(t / 32, s) };
+            }
+            thread::sync_threads();
+            if t == 0 {
+                // SAFETY: written before the barrier above.
+                let total: u64 = (0..BLOCK / 32).map(|w| unsafe { WARPS.read(w) } as u64).sum();
+                // SAFETY: one writer (thread 0); remote readers come after cluster::sync.
+                unsafe { PARTIAL.write(0, total) };
+                // Distributed shared memory store: slot `rank` of block 0's GATHER.
+                // SAFETY: each block writes only its own slot; read after cluster::sync.
+                unsafe { cluster::map(&GATHER, 0).write(rank as usize, total) };
+                let (cx, _, _) = cluster::cluster_idx();
+                let (bx, _, _) = cluster::block_in_cluster();
+                let record = [rank, cluster::num_ctas(), cx, bx, cluster::cluster_dim().0, cluster::num_clusters().0];
+                for (k, v) in record.into_iter().enumerate() {
+                    // SAFETY: block `block` alone writes its INFO records.
+                    unsafe { *info.get_unchecked_mut(block * INFO + k) = v };
+                }
+            }
+            cluster::sync();
+            if rank == 0 && t == 0 {
+                let n = cluster::num_ctas();
+                let mut gathered = 0u64;
+                let mut pulled = 0u64;
+                for r in 0..n {
+                    // SAFETY: written before cluster::sync; nobody writes them again,
+                    // and every block waits at the cluster barrier below before exiting.
+                    unsafe {
+                        gathered += GATHER.read(r as usize);
+                        pulled += cluster::map(&PARTIAL, r).read(0);
+                    }
+                }
+                let (cx, _, _) = cluster::cluster_idx();
+                // SAFETY: cluster cx's rank-0 block alone writes these two.
+                unsafe {
+                    *sums.get_unchecked_mut(2 * cx as usize) = gathered;
+                    *sums.get_unchecked_mut(2 * cx as usize + 1) = pulled;
+                }
+            }
+            // Keep every block's shared memory alive until block 0 has read it.
+            cluster::sync();
         }
     }
-    // Keep every block's shared memory alive until block 0 has read it.
-    cluster::sync();
 }
 
 fn check(input: &[u32], cluster: usize, sums: &[u64], info: &[u32]) -> Result<(), String> {
@@ -113,10 +127,14 @@ fn run() -> Result<String, Box<dyn std::error::Error>> {
         if non_portable {
             config = config.allow_non_portable();
         }
-        cuda_launch! {
-            kernel: cluster_sum, stream: stream, module: module, config: config,
-            args: [slice(din), slice_mut(sums), slice_mut(info)]
-        }?;
+        if cluster <= 4 {
+            cuda_launch! {
+                kernel: cluster_sum, stream: stream, module: module, config: config,
+                args: [slice(din), slice_mut(sums), slice_mut(info)]
+            }?;
+        } else {
+            kernels::cluster::launch::cluster_sum(&module, &stream, config, &din, &mut sums, &mut info)?;
+        }
         check(&input, cluster, &sums.to_host_vec(&stream)?, &info.to_host_vec(&stream)?)?;
         done.push(cluster.to_string());
     }
@@ -128,9 +146,12 @@ fn run() -> Result<String, Box<dyn std::error::Error>> {
         kernel: cluster_sum, stream: stream, module: module, config: bad,
         args: [slice(din), slice_mut(sums), slice_mut(info)]
     };
-    match refused {
-        Err(HostError::ClusterShape { error: ClusterShapeError::DoesNotDivideGrid { .. }, .. }) => {}
-        other => return Err(format!("a cluster of 4 over 30 blocks was not refused: {other:?}").into()),
+    let refused_typed = kernels::cluster::launch::cluster_sum(&module, &stream, bad, &din, &mut sums, &mut info);
+    for (how, refused) in [("cuda_launch!", refused), ("the typed launcher", refused_typed)] {
+        match refused {
+            Err(HostError::ClusterShape { error: ClusterShapeError::DoesNotDivideGrid { .. }, .. }) => {}
+            other => return Err(format!("a cluster of 4 over 30 blocks was not refused by {how}: {other:?}").into()),
+        }
     }
     Ok(format!("clusters of {} blocks", done.join(", ")))
 }
