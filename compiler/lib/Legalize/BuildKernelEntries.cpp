@@ -21,6 +21,12 @@
 //
 // A `launch_bounds(max_threads, min_blocks)` marker call becomes the entry's
 // `nvvm.maxntid` / `nvvm.minctasm` attributes (PTX `.maxntid`, `.minnctapersm`).
+// A `cluster_dims(x, y, z)` marker becomes `nvvm.cluster_dim` (PTX
+// `.explicitcluster` and `.reqnctapercluster`): the kernel runs in clusters
+// of that shape however it is launched, so its cluster intrinsics can trust
+// it. The shape must be constants of at least 1 whose product is a portable
+// cluster size (at most 8: a larger one needs a run-time attribute, which a
+// compile-time shape cannot ask for), on a target with clusters.
 //
 // Each entry is listed in the `oxide.kernels` named metadata with the wrapper's
 // host symbol, for the kernel table the host looks names up in.
@@ -75,7 +81,9 @@ public:
       return;
     }
     Function *Entry = createEntry(Wrapper, Host, Layouts);
-    applyLaunchBounds(Wrapper, *Entry);
+    // The wrapper is renamed by now: messages name the kernel by its host symbol.
+    applyLaunchBounds(Wrapper, *Entry, Host);
+    applyClusterDims(Wrapper, *Entry, Host);
     recordKernel(Entry, Host, Layouts.size());
   }
 
@@ -149,7 +157,7 @@ private:
   }
 
   /// Moves a `launch_bounds` marker's constants onto the entry.
-  void applyLaunchBounds(Function &Wrapper, Function &Entry) {
+  void applyLaunchBounds(Function &Wrapper, Function &Entry, const std::string &Host) {
     for (Instruction &I : make_early_inc_range(instructions(Wrapper))) {
       auto *Call = dyn_cast<CallInst>(&I);
       Function *Callee = Call ? Call->getCalledFunction() : nullptr;
@@ -158,7 +166,7 @@ private:
       auto *Max = dyn_cast<ConstantInt>(Call->getArgOperand(0));
       auto *Min = dyn_cast<ConstantInt>(Call->getArgOperand(1));
       if (!Max || !Min || Max->isZero()) {
-        Diags.error({"launch_bounds of kernel `" + kernelPathOf(Wrapper.getName()) +
+        Diags.error({"launch_bounds of kernel `" + kernelPathOf(Host) +
                          "` must be constants, with max_threads > 0",
                      "",
                      {"write `#[kernel(launch_bounds(256, 2))]`"}});
@@ -166,6 +174,43 @@ private:
         Entry.addFnAttr("nvvm.maxntid", std::to_string(Max->getZExtValue()));
         if (!Min->isZero())
           Entry.addFnAttr("nvvm.minctasm", std::to_string(Min->getZExtValue()));
+      }
+      Call->eraseFromParent();
+    }
+  }
+
+  /// Moves a `cluster_dims` marker's shape onto the entry.
+  void applyClusterDims(Function &Wrapper, Function &Entry, const std::string &Host) {
+    for (Instruction &I : make_early_inc_range(instructions(Wrapper))) {
+      auto *Call = dyn_cast<CallInst>(&I);
+      Function *Callee = Call ? Call->getCalledFunction() : nullptr;
+      if (!Callee || !isStubSymbol(Callee->getName(), "cluster_dims"))
+        continue;
+      std::string Kernel = kernelPathOf(Host);
+      uint64_t Dims[3] = {0, 0, 0};
+      bool Constant = true;
+      for (unsigned D = 0; D < 3; ++D) {
+        auto *C = dyn_cast<ConstantInt>(Call->getArgOperand(D));
+        Constant &= C != nullptr;
+        Dims[D] = C ? C->getZExtValue() : 0;
+      }
+      uint64_t Blocks = Dims[0] * Dims[1] * Dims[2];
+      if (Target && !Target->has(feature::Clusters)) {
+        const GpuTarget *Suggest = suggestTargetWith(feature::Clusters, Target);
+        Diags.error({"kernel `" + Kernel + "` has cluster_dims, but the kernels are being built for " +
+                         std::string(Target->Name) + ", which has no thread-block clusters",
+                     "",
+                     {"clusters need " + targetNamesWith(feature::Clusters) + "; build with `--arch " +
+                      std::string(Suggest ? Suggest->Name : "sm_90") + "`"}});
+      } else if (!Constant || Dims[0] == 0 || Dims[1] == 0 || Dims[2] == 0 || Blocks > 8) {
+        Diags.error({"cluster_dims of kernel `" + Kernel +
+                         "` must be constants of at least 1 with at most 8 blocks in all",
+                     "",
+                     {"write `#[kernel(cluster_dims(2, 1, 1))]`; for a larger, non-portable cluster "
+                      "launch with `config.with_cluster(..).allow_non_portable()` instead"}});
+      } else {
+        Entry.addFnAttr("nvvm.cluster_dim", std::to_string(Dims[0]) + "," + std::to_string(Dims[1]) + "," +
+                                                std::to_string(Dims[2]));
       }
       Call->eraseFromParent();
     }

@@ -99,6 +99,7 @@ pub mod stubs {
 /// Items the macros expand to. Not a public API.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::stubs::__oxide_stub_cluster_dims as cluster_dims;
     pub use crate::stubs::__oxide_stub_launch_bounds as launch_bounds;
     pub use crate::stubs::__oxide_stub_param_layout as param_layout;
     pub use crate::stubs::__oxide_stub_ptx_asm as ptx_asm;

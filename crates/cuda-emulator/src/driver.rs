@@ -886,6 +886,9 @@ unsafe extern "C" fn cuFuncGetAttribute(v: *mut c_int, attribute: c_int, f: CUfu
         4 => 32,
         5 | 6 => 90,
         8 => f.max_dynamic_shared.load(Ordering::Relaxed),
+        // CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH, _HEIGHT, _DEPTH.
+        // SAFETY: a function's module outlives it.
+        11..=13 => unsafe { &*f.module }.required_cluster(&f.name)[(attribute - 11) as usize] as c_int,
         _ => 0,
     };
     // SAFETY: writable out-pointer (caller).

@@ -123,6 +123,13 @@ impl Module {
         }
     }
 
+    /// Kernel `name`'s compile-time cluster shape (`.reqnctapercluster`),
+    /// [0, 0, 0] without one or where the module is not parsed.
+    pub(crate) fn required_cluster(&self, name: &CStr) -> [u32; 3] {
+        let Code::Program(program) = &self.code else { return [0; 3] };
+        name.to_str().ok().and_then(|n| program.kernel(n)).and_then(|k| k.reqnctapercluster).unwrap_or([0; 3])
+    }
+
     /// The address of the context's panic record that cuda-core stored in
     /// the module's slot (0: none, or no slot).
     pub(crate) fn panic_record(&self) -> u64 {

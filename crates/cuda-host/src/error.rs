@@ -34,6 +34,16 @@ pub enum HostError {
         /// The GPU's compute capability (major, minor).
         gpu: (u32, u32),
     },
+    /// A cluster launch of a kernel compiled for clusters of another shape
+    /// (`#[kernel(cluster_dims(..))]`).
+    ClusterDimsFixed {
+        /// The kernel's Rust path.
+        kernel: String,
+        /// Its compile-time cluster shape.
+        compiled: (u32, u32, u32),
+        /// The cluster shape the launch asked for.
+        launched: (u32, u32, u32),
+    },
     /// The kernel passed to a launch is not in any embedded image: the program
     /// was not linked by oxide (`cargo oxide build`), or the device link dropped it.
     KernelNotEmbedded {
@@ -164,6 +174,12 @@ impl fmt::Display for HostError {
                  GPU (compute capability {major}.{minor}, sm_{major}{minor}); rebuild for it: \
                  `cargo oxide build --arch sm_{major}{minor}` (or `arch` under \
                  [package.metadata.oxide], or OXIDE_ARCH)"
+            ),
+            HostError::ClusterDimsFixed { kernel, compiled: (x, y, z), launched: (a, b, c) } => write!(
+                f,
+                "kernel `{kernel}` was compiled for clusters of ({x}, {y}, {z}) blocks \
+                 (`cluster_dims`), but the launch asks for ({a}, {b}, {c}); launch it without \
+                 `with_cluster` (it runs in its own clusters) or with the same shape"
             ),
             HostError::KernelNotEmbedded { kernel } => write!(
                 f,

@@ -117,11 +117,12 @@ fn launch_entry(
         return Err(HostError::NotCooperative { kernel: kernel.rust_path.to_string() });
     }
     check_shape(kernel.rust_path, kernel.thread_indices, &config)?;
+    let (function, limits) = module.function_with_limits(found.index, config.shared_mem_bytes)?;
+    let cluster = launch_cluster(kernel.rust_path, module.required_cluster(found.index)?, cluster, &config, cooperative)?;
     if let Some(cluster) = &cluster {
         let cc = stream.context().compute_capability()?;
         check_cluster(kernel.rust_path, cluster, Some(cc))?;
     }
-    let (function, limits) = module.function_with_limits(found.index, config.shared_mem_bytes)?;
     check_limits(kernel.rust_path, &config, limits)?;
     // The entry without the checks the launch condition implies, where it
     // holds.
@@ -161,6 +162,30 @@ fn launch_entry(
         module.note_unchecked_launch();
     }
     Ok(())
+}
+
+/// The clusters a launch runs in, given the kernel's compile-time shape
+/// (`#[kernel(cluster_dims(..))]`): a launch without clusters takes it (the
+/// driver would too; passing it lets the checks and the CPU emulator see
+/// it), a cluster launch must ask for the same shape.
+fn launch_cluster(
+    kernel: &str,
+    required: Option<(u32, u32, u32)>,
+    asked: Option<ClusterLaunchConfig>,
+    config: &LaunchConfig,
+    cooperative: bool,
+) -> Result<Option<ClusterLaunchConfig>, HostError> {
+    match (required, asked) {
+        (None, asked) => Ok(asked),
+        (Some(compiled), Some(asked)) if asked.cluster_dim != compiled => Err(HostError::ClusterDimsFixed {
+            kernel: kernel.to_string(),
+            compiled,
+            launched: asked.cluster_dim,
+        }),
+        (Some(_), Some(asked)) => Ok(Some(asked)),
+        (Some(compiled), None) if !cooperative => Ok(Some(config.with_cluster(compiled))),
+        (Some(_), None) => Ok(None),
+    }
 }
 
 /// Whether a launch may take a kernel's unchecked entry (where its

@@ -15,6 +15,19 @@ use std::sync::{Arc, OnceLock};
 /// A kernel's function and its largest block, looked up once.
 type LoadedFunction = (CudaFunction, u32);
 
+/// `CUfunction_attribute` numbers of a kernel's compile-time cluster shape
+/// (`#[kernel(cluster_dims(..))]`, PTX `.reqnctapercluster`); 0 without one.
+const CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER: [i32; 3] = [11, 12, 13];
+
+/// A kernel's own entry as launches need it, looked up once.
+struct KernelFunction {
+    function: CudaFunction,
+    /// Its largest block.
+    max_threads: u32,
+    /// Its compile-time cluster shape, if it has one.
+    required_cluster: Option<(u32, u32, u32)>,
+}
+
 /// An embedded device image loaded on one context; launch its kernels with
 /// [`cuda_launch!`](crate::cuda_launch).
 pub struct KernelModule {
@@ -23,7 +36,7 @@ pub struct KernelModule {
     /// Per kernel of the image (same index): its function and largest block,
     /// looked up on first launch. Lock-free afterwards, so a launch borrows
     /// the function instead of cloning it.
-    functions: Box<[OnceLock<LoadedFunction>]>,
+    functions: Box<[OnceLock<KernelFunction>]>,
     /// The same for the kernels' unchecked entries (None: the kernel has
     /// none, or the loaded PTX lacks it).
     unchecked: Box<[OnceLock<Option<LoadedFunction>>]>,
@@ -277,7 +290,7 @@ impl KernelModule {
     /// The function for the image's kernel number `index` and its largest
     /// block, looked up once.
     #[inline]
-    fn function_and_max_block(&self, index: usize) -> Result<&LoadedFunction, HostError> {
+    fn function_and_max_block(&self, index: usize) -> Result<&KernelFunction, HostError> {
         match self.functions[index].get() {
             Some(found) => Ok(found),
             None => self.look_up_function(index),
@@ -286,12 +299,21 @@ impl KernelModule {
 
     /// [`function_and_max_block`](Self::function_and_max_block) the first time.
     #[cold]
-    fn look_up_function(&self, index: usize) -> Result<&LoadedFunction, HostError> {
+    fn look_up_function(&self, index: usize) -> Result<&KernelFunction, HostError> {
         let slot = &self.functions[index];
-        let f = self.module.function(self.image.kernels[index].ptx_name)?;
-        let max_threads = f.max_threads_per_block()?;
+        let function = self.module.function(self.image.kernels[index].ptx_name)?;
+        let max_threads = function.max_threads_per_block()?;
+        let [x, y, z] = CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER.map(|a| function.attribute(a).unwrap_or(0).max(0) as u32);
+        let required_cluster = (x > 0).then_some((x, y.max(1), z.max(1)));
         // Two threads may both look it up; either answer is the same function.
-        Ok(slot.get_or_init(|| (f, max_threads)))
+        Ok(slot.get_or_init(|| KernelFunction { function, max_threads, required_cluster }))
+    }
+
+    /// The compile-time cluster shape of the image's kernel number `index`
+    /// (`#[kernel(cluster_dims(..))]`), if it has one.
+    #[inline]
+    pub(crate) fn required_cluster(&self, index: usize) -> Result<Option<(u32, u32, u32)>, HostError> {
+        Ok(self.function_and_max_block(index)?.required_cluster)
     }
 
     /// The function and the limits a launch of it must respect. The dynamic
@@ -303,8 +325,8 @@ impl KernelModule {
         index: usize,
         shared_mem_bytes: u32,
     ) -> Result<(&CudaFunction, KernelLimits), HostError> {
-        let (f, max_threads_per_block) = self.function_and_max_block(index)?;
-        let max_threads_per_block = *max_threads_per_block;
+        let KernelFunction { function: f, max_threads, .. } = self.function_and_max_block(index)?;
+        let max_threads_per_block = *max_threads;
         let max_dynamic_shared_bytes = if shared_mem_bytes == 0 {
             0
         } else {

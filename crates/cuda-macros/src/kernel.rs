@@ -33,7 +33,8 @@ pub fn expand<S: SourceSpan>(
     errors.extend(check_outline(&item));
     let generics = parse_generics(item.generic_params(), &mut errors);
     let params = parse_params(&item, &mut errors);
-    let bounds = launch_bounds_call(args);
+    let mut bounds = launch_bounds_call(args);
+    bounds.extend(cluster_dims_call(args));
     if errors.is_empty() {
         let mut out = entry_wrapper(&item, &generics, &params, bounds);
         out.extend(keep_entry(&item, &generics));
@@ -57,11 +58,12 @@ pub fn entry_name(name: &str) -> String {
 // ---------------------------------------------------------------------------
 // Checks
 
-/// `#[kernel]` takes one optional argument, `launch_bounds(max_threads[, min_blocks])`.
+/// `#[kernel]` takes two optional arguments, `launch_bounds(max_threads[, min_blocks])`
+/// and `cluster_dims(x[, y[, z]])`.
 fn check_args<S: SourceSpan>(args: &[Tok<S>]) -> Vec<Error<S>> {
     split_list(args)
         .into_iter()
-        .filter(|arg| !is_launch_bounds(arg))
+        .filter(|arg| !is_launch_bounds(arg) && !is_cluster_dims(arg))
         .map(|arg| {
             let shown = match arg.first() {
                 Some(Tok::Ident { name, .. }) => name.clone(),
@@ -71,7 +73,8 @@ fn check_args<S: SourceSpan>(args: &[Tok<S>]) -> Vec<Error<S>> {
                 arg,
                 format!(
                     "unknown `#[kernel]` argument `{shown}`; write plain `#[kernel]` \
-                     or `#[kernel(launch_bounds(max_threads, min_blocks))]` (the only argument: `launch_bounds(..)`)"
+                     or `#[kernel(launch_bounds(max_threads, min_blocks), cluster_dims(x, y, z))]` \
+                     (the only arguments: `launch_bounds(..)`, `cluster_dims(..)`)"
                 ),
             )
         })
@@ -81,6 +84,11 @@ fn check_args<S: SourceSpan>(args: &[Tok<S>]) -> Vec<Error<S>> {
 /// `launch_bounds(..)`: `.maxntid` (and `.minnctapersm`) for the PTX entry.
 fn is_launch_bounds<S: Copy>(arg: &[Tok<S>]) -> bool {
     matches!(arg, [name, group] if name.is_ident("launch_bounds") && group.group_with(Delim::Paren).is_some())
+}
+
+/// `cluster_dims(..)`: `.reqnctapercluster` for the PTX entry.
+fn is_cluster_dims<S: Copy>(arg: &[Tok<S>]) -> bool {
+    matches!(arg, [name, group] if name.is_ident("cluster_dims") && group.group_with(Delim::Paren).is_some())
 }
 
 /// Qualifiers, return type and body.
@@ -461,6 +469,28 @@ fn launch_bounds_call<S: SourceSpan>(args: &[Tok<S>]) -> Vec<Tok<S>> {
     fill(
         "::cuda_device::__private::launch_bounds((#max) as u32, (#min) as u32);",
         &[("max", max), ("min", min)],
+    )
+}
+
+/// `::cuda_device::__private::cluster_dims(X as u32, Y as u32, Z as u32);`
+/// for a `cluster_dims(X[, Y[, Z]])` argument (missing dimensions are 1; the
+/// device linker reads and checks the constants), or nothing.
+fn cluster_dims_call<S: SourceSpan>(args: &[Tok<S>]) -> Vec<Tok<S>> {
+    let Some(arg) = split_list(args).into_iter().find(|arg| is_cluster_dims(arg)) else {
+        return Vec::new();
+    };
+    let inner = match &arg[1] {
+        Tok::Group { inner, .. } => inner.clone(),
+        _ => return Vec::new(),
+    };
+    let one = || vec![Tok::Lit { text: "1".into(), span: S::call_site() }];
+    let mut values = split_list(&inner).into_iter().map(|v| v.to_vec());
+    let x = values.next().unwrap_or_else(one);
+    let y = values.next().unwrap_or_else(one);
+    let z = values.next().unwrap_or_else(one);
+    fill(
+        "::cuda_device::__private::cluster_dims((#x) as u32, (#y) as u32, (#z) as u32);",
+        &[("x", x), ("y", y), ("z", z)],
     )
 }
 
@@ -1036,6 +1066,9 @@ mod tests {
             "launch_bounds(256, 2)",
             "pub unsafe extern \"C\" fn k(x: u8) {}",
         );
+        let both = expand_ok("launch_bounds(128), cluster_dims(2, 1)", "pub fn k(x: u8) {}");
+        assert!(both.contains("launch_bounds"), "{both}");
+        assert!(both.contains(&plain("cluster_dims((2) as u32, (1) as u32, (1) as u32)")), "{both}");
         expand_ok(
             "",
             "fn k(x: &mut [u8], y: &'static [&'static [u8]], f: fn(u8) -> u8, p: *const u8) {}",
@@ -1054,7 +1087,7 @@ mod tests {
             all[1].0.starts_with("unknown `#[kernel]` argument `bar`;"),
             "{all:?}"
         );
-        assert!(all[0].0.contains("launch_bounds(..)"));
+        assert!(all[0].0.contains("launch_bounds(..)") && all[0].0.contains("cluster_dims(..)"));
     }
 
     #[test]

@@ -9,12 +9,14 @@
 //! The kernel lives in a module nested in a `#[cuda_module]`, so it has a
 //! typed launcher (`kernels::cluster::launch::cluster_sum`); half the shapes
 //! go through `cuda_launch!`, half through the launcher, which takes the
-//! same cluster configurations.
+//! same cluster configurations. Its twin `cluster_sum_of_4` has a
+//! compile-time shape (`#[kernel(cluster_dims(4, 1, 1))]`): a plain launch
+//! runs in clusters of 4, a launch asking for another shape is refused.
 
 use cuda_core::{ClusterShapeError, CudaContext, DeviceBuffer, LaunchConfig};
 use cuda_device::{cluster, kernel, shared, thread, warp, DisjointSlice};
 use cuda_host::{cuda_launch, cuda_module, load_kernel_module, HostError};
-use kernels::cluster::cluster_sum;
+use kernels::cluster::{cluster_sum, cluster_sum_of_4};
 use std::process::ExitCode;
 
 const BLOCK: usize = 256;
@@ -28,8 +30,21 @@ pub mod kernels {
     pub mod cluster {
         use super::super::*;
 
+        /// Clusters of the launch's shape.
         #[kernel]
-        pub fn cluster_sum(input: &[u32], mut sums: DisjointSlice<u64>, mut info: DisjointSlice<u32>) {
+        pub fn cluster_sum(input: &[u32], sums: DisjointSlice<u64>, info: DisjointSlice<u32>) {
+            sum_in_clusters(input, sums, info)
+        }
+
+        /// Clusters of 4 blocks whatever the launch says
+        /// (`.reqnctapercluster 4, 1, 1`).
+        #[kernel(cluster_dims(4, 1, 1))]
+        pub fn cluster_sum_of_4(input: &[u32], sums: DisjointSlice<u64>, info: DisjointSlice<u32>) {
+            sum_in_clusters(input, sums, info)
+        }
+
+        #[inline(always)]
+        fn sum_in_clusters(input: &[u32], mut sums: DisjointSlice<u64>, mut info: DisjointSlice<u32>) {
             shared! {
                 static WARPS: [u32; BLOCK / 32];
                 static PARTIAL: [u64; 1];
@@ -153,7 +168,32 @@ fn run() -> Result<String, Box<dyn std::error::Error>> {
             other => return Err(format!("a cluster of 4 over 30 blocks was not refused by {how}: {other:?}").into()),
         }
     }
-    Ok(format!("clusters of {} blocks", done.join(", ")))
+    // A compile-time shape: a plain launch runs in clusters of 4, so does one
+    // that asks for 4; one that asks for 2 is refused, and so is a grid that
+    // 4 does not divide.
+    for (how, asked) in [("a plain launch", None), ("a launch in clusters of 4", Some((4, 1, 1)))] {
+        let mut sums = DeviceBuffer::<u64>::zeroed(&stream, 2 * BLOCKS)?;
+        let mut info = DeviceBuffer::<u32>::zeroed(&stream, BLOCKS * INFO)?;
+        match asked {
+            None => kernels::cluster::launch::cluster_sum_of_4(&module, &stream, launch, &din, &mut sums, &mut info)?,
+            Some(shape) => cuda_launch! {
+                kernel: cluster_sum_of_4, stream: stream, module: module, config: launch.with_cluster(shape),
+                args: [slice(din), slice_mut(sums), slice_mut(info)]
+            }?,
+        }
+        check(&input, 4, &sums.to_host_vec(&stream)?, &info.to_host_vec(&stream)?).map_err(|e| format!("cluster_dims(4), {how}: {e}"))?;
+    }
+    let other = kernels::cluster::launch::cluster_sum_of_4(&module, &stream, launch.with_cluster((2, 1, 1)), &din, &mut sums, &mut info);
+    match other {
+        Err(HostError::ClusterDimsFixed { compiled: (4, 1, 1), launched: (2, 1, 1), .. }) => {}
+        other => return Err(format!("cluster_dims(4) launched in clusters of 2 was not refused: {other:?}").into()),
+    }
+    let ragged = LaunchConfig { grid_dim: (30, 1, 1), ..launch };
+    match kernels::cluster::launch::cluster_sum_of_4(&module, &stream, ragged, &din, &mut sums, &mut info) {
+        Err(HostError::ClusterShape { error: ClusterShapeError::DoesNotDivideGrid { .. }, .. }) => {}
+        other => return Err(format!("cluster_dims(4) over 30 blocks was not refused: {other:?}").into()),
+    }
+    Ok(format!("clusters of {} blocks and a compile-time cluster of 4", done.join(", ")))
 }
 
 fn main() -> ExitCode {
