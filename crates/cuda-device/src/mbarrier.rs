@@ -6,7 +6,9 @@
 //! `count` threads have arrived and every byte announced with
 //! [`MBarrier::arrive_expect_tx`] has landed, the barrier's current *phase*
 //! completes and the next begins; waiters name the phase they wait for by
-//! its parity (0, 1, 0, …).
+//! its parity (0, 1, 0, …), or, without counting phases by hand, by the
+//! token of an arrival ([`MBarrier::arrive_token`], [`MBarrier::wait_for`]:
+//! `bar.wait_for(bar.arrive_token())` is a block-wide barrier on it).
 //!
 //! ```
 //! use cuda_device::mbarrier::{self, MBarrier};
@@ -48,6 +50,17 @@ pub fn shared_address<T>(ptr: *const T) -> u32 {
 #[inline(always)]
 pub fn fence_init() {
     stubs::__oxide_stub_fence_mbarrier_init()
+}
+
+/// The phase of an mbarrier that one arrival belongs to
+/// ([`MBarrier::arrive_token`]), to wait on with [`MBarrier::wait_for`].
+/// Neither `Copy` nor `Clone`: each arrival is waited for once, and a
+/// thread that must wait for a later phase arrives again for a new token.
+#[must_use = "an arrival's token is what `MBarrier::wait_for` waits on"]
+#[derive(Debug)]
+pub struct Arrival {
+    barrier: u32,
+    state: u64,
 }
 
 /// An mbarrier in shared memory, named by its 32-bit shared address.
@@ -111,6 +124,31 @@ impl MBarrier {
     #[inline(always)]
     pub fn arrive_expect_tx(self, bytes: u32) {
         stubs::__oxide_stub_mbarrier_arrive_expect_tx(self.0, bytes)
+    }
+
+    /// Counts this thread's arrival, as [`arrive`](Self::arrive), and returns
+    /// the phase it belongs to, which [`wait_for`](Self::wait_for) waits on:
+    /// no parity to track by hand.
+    #[inline(always)]
+    pub fn arrive_token(self) -> Arrival {
+        Arrival { barrier: self.0, state: stubs::__oxide_stub_mbarrier_arrive_token(self.0) }
+    }
+
+    /// [`arrive_expect_tx`](Self::arrive_expect_tx), returning the phase's
+    /// token.
+    #[inline(always)]
+    pub fn arrive_expect_tx_token(self, bytes: u32) -> Arrival {
+        Arrival { barrier: self.0, state: stubs::__oxide_stub_mbarrier_arrive_expect_tx_token(self.0, bytes) }
+    }
+
+    /// Waits until the phase `arrival` belongs to has completed (acquire
+    /// semantics, as [`wait`](Self::wait)). The token is consumed: an arrival
+    /// is waited for once, and only on the barrier it was made on (a token
+    /// of another barrier is a panic, a trap on the GPU).
+    #[inline(always)]
+    pub fn wait_for(self, arrival: Arrival) {
+        assert!(arrival.barrier == self.0, "mbarrier token waited for on another barrier");
+        while stubs::__oxide_stub_mbarrier_try_wait_token(self.0, arrival.state) == 0 {}
     }
 
     /// Whether the phase of parity `parity` (0 or 1) has completed; the
