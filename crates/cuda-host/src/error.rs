@@ -44,6 +44,25 @@ pub enum HostError {
         /// The cluster shape the launch asked for.
         launched: (u32, u32, u32),
     },
+    /// An `extern_kernels!` launcher names a kernel the module's image does
+    /// not have (no device source defines an `extern "C" __global__` of
+    /// that name).
+    ExternKernelNotFound {
+        /// The kernel's PTX name.
+        kernel: String,
+        /// The module it was looked for in.
+        module: String,
+    },
+    /// An `extern_kernels!` declaration's parameters differ from the
+    /// CUDA C++ kernel's, in number or in size.
+    ExternParams {
+        /// The kernel's PTX name.
+        kernel: String,
+        /// The byte size of each parameter as declared in Rust.
+        declared: Vec<usize>,
+        /// The byte size of each parameter of the kernel's PTX entry.
+        found: Vec<usize>,
+    },
     /// The kernel passed to a launch is not in any embedded image: the program
     /// was not linked by oxide (`cargo oxide build`), or the device link dropped it.
     KernelNotEmbedded {
@@ -180,6 +199,20 @@ impl fmt::Display for HostError {
                 "kernel `{kernel}` was compiled for clusters of ({x}, {y}, {z}) blocks \
                  (`cluster_dims`), but the launch asks for ({a}, {b}, {c}); launch it without \
                  `with_cluster` (it runs in its own clusters) or with the same shape"
+            ),
+            HostError::ExternKernelNotFound { kernel, module } => write!(
+                f,
+                "the image `{module}` has no kernel `{kernel}`: define it in a device source as \
+                 `extern \"C\" __global__ void {kernel}(..)` and name the file in build.rs \
+                 (`cargo::rustc-link-arg=--oxide-device-source=FILE.cu`)"
+            ),
+            HostError::ExternParams { kernel, declared, found } => write!(
+                f,
+                "`extern_kernels!` declares `{kernel}` with {} parameter(s) of {declared:?} bytes, \
+                 but the CUDA C++ kernel takes {} of {found:?} bytes; declare each parameter with the \
+                 Rust type of its C++ one (`*const f32` for `const float*`, `i32` for `int`, …)",
+                declared.len(),
+                found.len()
             ),
             HostError::KernelNotEmbedded { kernel } => write!(
                 f,

@@ -74,6 +74,7 @@ pub mod arg;
 mod check;
 pub mod condition;
 mod error;
+pub mod extern_kernel;
 mod launch;
 mod module;
 mod registry;

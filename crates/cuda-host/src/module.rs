@@ -6,11 +6,12 @@ use crate::check::KernelLimits;
 use crate::HostError;
 
 /// `CUfunction_attribute` number of the dynamic shared memory limit.
-const CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: i32 = 8;
+pub(crate) const CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: i32 = 8;
 use cuda_core::emulator::Mode as EmulationMode;
 use cuda_core::{Backend, CudaContext, CudaFunction, CudaModule, LaunchConfig};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// A kernel's function and its largest block, looked up once.
 type LoadedFunction = (CudaFunction, u32);
@@ -42,6 +43,9 @@ pub struct KernelModule {
     unchecked: Box<[OnceLock<Option<LoadedFunction>>]>,
     /// Launches that ran an unchecked entry.
     unchecked_launches: AtomicU64,
+    /// CUDA C++ kernels launched through `extern_kernels!` launchers: the
+    /// function and its PTX parameters' sizes, by name, looked up once.
+    extern_functions: Mutex<HashMap<String, (CudaFunction, Vec<usize>)>>,
     /// Loaded from the image's cubin (not JIT-compiled from its PTX).
     precompiled: bool,
 }
@@ -159,7 +163,15 @@ impl KernelModule {
     fn new(image: &'static EmbeddedModule, module: Arc<CudaModule>, precompiled: bool) -> KernelModule {
         let functions = image.kernels.iter().map(|_| OnceLock::new()).collect();
         let unchecked = image.kernels.iter().map(|_| OnceLock::new()).collect();
-        KernelModule { image, module, functions, unchecked, unchecked_launches: AtomicU64::new(0), precompiled }
+        KernelModule {
+            image,
+            module,
+            functions,
+            unchecked,
+            unchecked_launches: AtomicU64::new(0),
+            extern_functions: Mutex::new(HashMap::new()),
+            precompiled,
+        }
     }
 
     /// Whether the module was loaded from the device linker's cubin (SASS
@@ -333,6 +345,20 @@ impl KernelModule {
             f.attribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)?.max(0) as u32
         };
         Ok((f, KernelLimits { max_threads_per_block, max_dynamic_shared_bytes }))
+    }
+
+    /// The image's kernel `name` that no `#[kernel]` made (a CUDA C++
+    /// `__global__`), with the byte size of each of its parameters.
+    pub(crate) fn extern_function(&self, name: &str) -> Result<(CudaFunction, Vec<usize>), HostError> {
+        let mut known = self.extern_functions.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(found) = known.get(name) {
+            return Ok(found.clone());
+        }
+        let not_found = || HostError::ExternKernelNotFound { kernel: name.to_string(), module: self.image.name.to_string() };
+        let sizes = crate::extern_kernel::entry_param_sizes(self.image.ptx(), name).ok_or_else(not_found)?;
+        let function = self.module.function(name).map_err(|_| not_found())?;
+        known.insert(name.to_string(), (function.clone(), sizes.clone()));
+        Ok((function, sizes))
     }
 
     /// Counts a launch of an unchecked entry.

@@ -9,11 +9,30 @@
 //! included. Every result is checked against the same computation on the
 //! CPU, bit for bit (the sine within libdevice's documented error).
 
-use cuda_core::{launch_kernel, CudaContext, DeviceBuffer, LaunchConfig};
+use cuda_core::{CudaContext, DeviceBuffer, LaunchConfig};
 use cuda_device::{device, kernel, thread, DisjointSlice};
-use cuda_host::{cuda_launch, load_kernel_module};
-use std::ffi::c_void;
+use cuda_host::{cuda_launch, extern_kernels, load_kernel_module, HostError};
 use std::process::ExitCode;
+
+extern_kernels! {
+    /// ops.cu: `extern "C" __global__ void cxx_cubes(const float *in, float *out, int n)`.
+    fn cxx_cubes(input: *const f32, output: *mut f32, n: i32);
+}
+
+/// Wrong declarations of the same kernel, which its launches refuse.
+mod misdeclared {
+    cuda_host::extern_kernels! {
+        /// `n` declared 64-bit: the C++ `int` is 4 bytes.
+        pub fn cxx_cubes(input: *const f32, output: *mut f32, n: i64);
+    }
+    /// A name no device source defines.
+    pub mod missing {
+        cuda_host::extern_kernels! {
+            /// Not in ops.cu.
+            pub fn cxx_squares(input: *const f32, output: *mut f32, n: i32);
+        }
+    }
+}
 
 /// The C++ `struct Affine` of ops.cu, passed by pointer (a struct by value
 /// cannot cross: the device linker says why).
@@ -155,26 +174,28 @@ fn run() -> Result<usize, Box<dyn std::error::Error>> {
     let got = f_out.to_host_vec(&stream)?;
     first_mismatch("sines", &got, |_| 0.0f32, |g, w| g.to_bits() == w.to_bits())?;
 
-    // The CUDA C++ kernel, by its PTX name, calling the Rust rust_cube.
-    let cubes = module.cuda_module().function("cxx_cubes")?;
-    let (mut in_ptr, mut out_ptr, mut n) = (x_dev.device_ptr(), f_out.device_ptr(), N as i32);
-    let mut params = [
-        (&mut in_ptr as *mut u64).cast::<c_void>(),
-        (&mut out_ptr as *mut u64).cast::<c_void>(),
-        (&mut n as *mut i32).cast::<c_void>(),
-    ];
-    // SAFETY: cxx_cubes takes (const float*, float*, int); both buffers hold
-    // N floats and live until the copy below has waited for the kernel.
-    unsafe { launch_kernel(&cubes, config, &stream, &mut params)? };
+    // The CUDA C++ kernel, through its typed launcher, calling the Rust rust_cube.
+    // SAFETY: cxx_cubes reads n floats of `input` and writes n of `output`;
+    // both buffers hold N.
+    unsafe { cxx_cubes(&module, &stream, config, &x_dev, &mut f_out, N as i32)? };
     let got = f_out.to_host_vec(&stream)?;
     first_mismatch("cxx_cubes", &got, |i| xs[i] * xs[i] * xs[i], |g, w| g.to_bits() == w.to_bits())?;
+    // SAFETY (both): refused before the launch, as checked below.
+    match unsafe { misdeclared::cxx_cubes(&module, &stream, config, &x_dev, &mut f_out, N as i64) } {
+        Err(HostError::ExternParams { declared, found, .. }) if declared == [8, 8, 8] && found == [8, 8, 4] => {}
+        other => return Err(format!("cxx_cubes declared with an i64 count was not refused: {other:?}").into()),
+    }
+    match unsafe { misdeclared::missing::cxx_squares(&module, &stream, config, &x_dev, &mut f_out, N as i32) } {
+        Err(HostError::ExternKernelNotFound { .. }) => {}
+        other => return Err(format!("a kernel no device source defines was not refused: {other:?}").into()),
+    }
     Ok(N)
 }
 
 fn main() -> ExitCode {
     match run() {
         Ok(n) => {
-            println!("✓ SUCCESS: {n} elements each of 4 Rust kernels calling CUDA C++ and 1 CUDA C++ kernel calling Rust matched the CPU");
+            println!("✓ SUCCESS: {n} elements each of 4 Rust kernels calling CUDA C++ and 1 CUDA C++ kernel calling Rust (typed launcher) matched the CPU; 2 misdeclared launchers refused");
             ExitCode::SUCCESS
         }
         Err(e) => cuda_host::report_failure(&*e),
