@@ -6,7 +6,10 @@
 //! linker compiles it with nvcc and links it with the kernels into one PTX
 //! module (docs/DESIGN.md, "CUDA C++ device code"). The kernels declare
 //! what they call in an `extern "C"` block, libdevice's `__nv_sinf`
-//! included. Every result is checked against the same computation on the
+//! included, and one of them calls a vendor device library: CUB's
+//! `BlockReduce`, a header library of the CUDA toolkit that ops.cu includes
+//! and nvcc compiles into the same link. The CUDA C++ kernel `cxx_cubes` is
+//! launched through `extern_kernels!`'s typed launcher. Every result is checked against the same computation on the
 //! CPU, bit for bit (the sine within libdevice's documented error).
 
 use cuda_core::{CudaContext, DeviceBuffer, LaunchConfig};
@@ -52,6 +55,9 @@ extern "C" {
     fn cxx_affine(t: *const Affine, x: f32) -> f32;
     /// CUDA C++'s `sinf` (ops.cu).
     fn cxx_sin(x: f32) -> f32;
+    /// CUB's `BlockReduce` sum over a block of [`CXX_BLOCK`] threads, all of
+    /// which call it; thread 0 gets the sum (ops.cu).
+    fn cxx_block_sum(v: u32) -> u32;
     /// libdevice's sine, by its own name.
     fn __nv_sinf(x: f32) -> f32;
 }
@@ -61,6 +67,24 @@ extern "C" {
 #[no_mangle]
 pub extern "C" fn rust_cube(x: f32) -> f32 {
     x * x * x
+}
+
+/// The block size ops.cu's `cxx_block_sum` is compiled for.
+const CXX_BLOCK: u32 = 256;
+
+/// sums[block] = the sum of this block's keys, by CUB's block reduction
+/// (a vendor device library, through ops.cu). Launched with CXX_BLOCK
+/// threads per block over a multiple of CXX_BLOCK keys.
+#[kernel]
+pub fn block_sums(keys: &[u32], mut sums: DisjointSlice<u32>) {
+    let i = (thread::blockIdx_x() * CXX_BLOCK + thread::threadIdx_x()) as usize;
+    // SAFETY: every thread of the block calls it (the launch covers whole
+    // blocks of keys); it reads only its argument and its own shared memory.
+    let sum = unsafe { cxx_block_sum(keys[i]) };
+    if thread::threadIdx_x() == 0 {
+        // SAFETY: thread 0 of each block alone writes its block's element.
+        unsafe { *sums.get_unchecked_mut(thread::blockIdx_x() as usize) = sum };
+    }
 }
 
 #[kernel]
@@ -174,6 +198,16 @@ fn run() -> Result<usize, Box<dyn std::error::Error>> {
     let got = f_out.to_host_vec(&stream)?;
     first_mismatch("sines", &got, |_| 0.0f32, |g, w| g.to_bits() == w.to_bits())?;
 
+    // CUB's block reduction, called from a Rust kernel.
+    let blocks = N / CXX_BLOCK as usize;
+    let mut sums = DeviceBuffer::<u32>::zeroed(&stream, blocks)?;
+    let whole_blocks = LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (CXX_BLOCK, 1, 1), shared_mem_bytes: 0 };
+    cuda_launch! { kernel: block_sums, stream: stream, module: module, config: whole_blocks,
+                   args: [slice(k_dev), slice_mut(sums)] }?;
+    let got = sums.to_host_vec(&stream)?;
+    let block_sum = |b: usize| keys[b * CXX_BLOCK as usize..(b + 1) * CXX_BLOCK as usize].iter().fold(0u32, |s, &k| s.wrapping_add(k));
+    first_mismatch("block_sums (CUB)", &got, block_sum, |g, w| g == w)?;
+
     // The CUDA C++ kernel, through its typed launcher, calling the Rust rust_cube.
     // SAFETY: cxx_cubes reads n floats of `input` and writes n of `output`;
     // both buffers hold N.
@@ -195,7 +229,7 @@ fn run() -> Result<usize, Box<dyn std::error::Error>> {
 fn main() -> ExitCode {
     match run() {
         Ok(n) => {
-            println!("✓ SUCCESS: {n} elements each of 4 Rust kernels calling CUDA C++ and 1 CUDA C++ kernel calling Rust (typed launcher) matched the CPU; 2 misdeclared launchers refused");
+            println!("✓ SUCCESS: {n} elements each of 4 Rust kernels calling CUDA C++, a block reduction by CUB's headers, and 1 CUDA C++ kernel calling Rust (typed launcher) matched the CPU; 2 misdeclared launchers refused");
             ExitCode::SUCCESS
         }
         Err(e) => cuda_host::report_failure(&*e),

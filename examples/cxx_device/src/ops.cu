@@ -3,6 +3,7 @@
 // device link (build.rs names this file).
 
 #include <affine.h>
+#include <cub/block/block_reduce.cuh>
 
 // `extern "C"` gives each function an unmangled name, the one the Rust
 // `extern "C"` block declares. Every rounding step is written out
@@ -45,4 +46,16 @@ extern "C" __global__ void cxx_cubes(const float *in, float *out, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n)
         out[i] = rust_cube(in[i]);
+}
+
+// A vendor device library: CUB's block-wide reduction (a header library of
+// the CUDA toolkit, compiled here by nvcc like any device source). Every
+// thread of a block of CXX_BLOCK threads calls it together; thread 0 gets
+// the block's sum of `v`, the others an unspecified value. Integers, so the
+// CPU check is exact whatever order CUB adds in.
+#define CXX_BLOCK 256
+extern "C" __device__ unsigned int cxx_block_sum(unsigned int v) {
+    using Reduce = cub::BlockReduce<unsigned int, CXX_BLOCK>;
+    __shared__ typename Reduce::TempStorage temp;
+    return Reduce(temp).Sum(v);
 }
