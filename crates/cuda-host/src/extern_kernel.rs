@@ -55,6 +55,12 @@ use std::ffi::c_void;
 /// # Safety
 /// [`to_param`](Self::to_param) returns a `P` whose bytes mean, on the
 /// device, what the declared C++ parameter expects of a `P`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be passed for a CUDA C++ kernel parameter declared `{P}`",
+    label = "not a valid argument for this parameter",
+    note = "a `*const T` parameter takes `&buffer` of a `DeviceBuffer<T>` (or `ManagedBuffer<T>`), \
+            a `*mut T` parameter takes `&mut buffer`, any other parameter a value of its own type"
+)]
 pub unsafe trait ExternArg<P> {
     /// The parameter's value.
     fn to_param(&self) -> P;
