@@ -101,34 +101,37 @@ pub(crate) fn matmul_fp8<X1: Fp8Element, X2: Fp8Element, D: Fp8Output>(
     // Decoded once: the loop below reads each element m or n times.
     let x1: Vec<f32> = x1.iter().map(|x| x.to_f32()).collect();
     let x2: Vec<f32> = x2.iter().map(|x| x.to_f32()).collect();
-    for j in 0..plan.n {
-        for i in 0..plan.m {
-            let mut acc = 0.0f32;
-            for p in 0..plan.k {
-                let a = match plan.op1 {
-                    Transpose::No => x1[i + p * plan.ld1],
-                    Transpose::Yes => x1[p + i * plan.ld1],
+    for e in 0..plan.count {
+        let (o1, o2, oc) = (e * plan.stride1, e * plan.stride2, e * plan.stride_c);
+        for j in 0..plan.n {
+            for i in 0..plan.m {
+                let mut acc = 0.0f32;
+                for p in 0..plan.k {
+                    let a = match plan.op1 {
+                        Transpose::No => x1[o1 + i + p * plan.ld1],
+                        Transpose::Yes => x1[o1 + p + i * plan.ld1],
+                    };
+                    let b = match plan.op2 {
+                        Transpose::No => x2[o2 + p + j * plan.ld2],
+                        Transpose::Yes => x2[o2 + j + p * plan.ld2],
+                    };
+                    acc += a * b;
+                }
+                let out = &mut c[oc + i + j * plan.ldc];
+                let mut v = alpha * acc;
+                if beta != 0.0 {
+                    v += beta * out.to_scalar();
+                }
+                if let Some(bias) = bias {
+                    v += bias[i].to_scalar();
+                }
+                v = match act {
+                    Activation::None => v,
+                    Activation::Relu => v.relu(),
+                    Activation::Gelu => v.gelu(),
                 };
-                let b = match plan.op2 {
-                    Transpose::No => x2[p + j * plan.ld2],
-                    Transpose::Yes => x2[j + p * plan.ld2],
-                };
-                acc += a * b;
+                *out = D::from_scalar(v);
             }
-            let out = &mut c[i + j * plan.ldc];
-            let mut v = alpha * acc;
-            if beta != 0.0 {
-                v += beta * out.to_scalar();
-            }
-            if let Some(bias) = bias {
-                v += bias[i].to_scalar();
-            }
-            v = match act {
-                Activation::None => v,
-                Activation::Relu => v.relu(),
-                Activation::Gelu => v.gelu(),
-            };
-            *out = D::from_scalar(v);
         }
     }
 }

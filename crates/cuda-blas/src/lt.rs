@@ -316,6 +316,34 @@ impl BlasLt {
         epilogue: Epilogue<'_, D::Bias>,
         a: DeviceSlice<'_, A>,
         b: DeviceSlice<'_, B>,
+        c: DeviceSliceMut<'_, D>,
+    ) -> Result<(), BlasError>
+    where
+        A: Fp8Pair<B>,
+        B: Fp8Element,
+        D: Fp8Output,
+    {
+        self.matmul_fp8_strided_batched(cfg, &StridedBatch::ONE, scales, epilogue, a, b, c)
+    }
+
+    /// [`matmul_fp8`](Self::matmul_fp8) for `batch.count` matmuls at once,
+    /// the `e`-th on the matrices that start `e · stride` elements into A,
+    /// B and C (as [`Blas::gemm_strided_batched`](crate::Blas::gemm_strided_batched);
+    /// [`StridedBatch::packed`] for matrices stored back to back). The
+    /// scales and the bias are the same for every matmul of the batch. Each
+    /// matrix must start 16-byte aligned, so every stride times its
+    /// element's size is a multiple of 16 too
+    /// ([`BlasError::Fp8NotMultipleOf16`]), besides the rules of
+    /// [`matmul_fp8`](Self::matmul_fp8).
+    #[allow(clippy::too_many_arguments)]
+    pub fn matmul_fp8_strided_batched<A, B, D>(
+        &self,
+        cfg: &GemmConfig<f32>,
+        batch: &StridedBatch,
+        scales: Fp8Scales<'_>,
+        epilogue: Epilogue<'_, D::Bias>,
+        a: DeviceSlice<'_, A>,
+        b: DeviceSlice<'_, B>,
         mut c: DeviceSliceMut<'_, D>,
     ) -> Result<(), BlasError>
     where
@@ -338,7 +366,7 @@ impl BlasLt {
         }
         check_fp8_arch(ctx.compute_capability()?)?;
         let (bias, act, raw_epilogue) = epilogue.parts();
-        let plan = Plan::new(cfg, &StridedBatch::ONE, [a.len(), b.len(), c.len()])?;
+        let plan = Plan::new(cfg, batch, [a.len(), b.len(), c.len()])?;
         if let Some(bias) = &bias {
             same_context(ctx, bias.context(), Operand::Bias)?;
             if bias.len() < plan.m {
@@ -347,6 +375,16 @@ impl BlasLt {
         }
         let addresses = [(Operand::A, a.device_ptr()), (Operand::B, b.device_ptr()), (Operand::C, c.device_ptr())];
         check_fp8(cfg, &plan, std::mem::size_of::<D>(), addresses)?;
+        if plan.count > 1 {
+            // Every matrix of the batch starts 16-byte aligned, as the first does.
+            let strides = [("the A stride", batch.stride_a, 1), ("the B stride", batch.stride_b, 1)];
+            for (what, value, size) in strides.into_iter().chain([("the C stride", batch.stride_c, std::mem::size_of::<D>())]) {
+                let multiple = 16 / size;
+                if value % multiple != 0 {
+                    return Err(BlasError::Fp8NotMultipleOf16 { what, value, multiple });
+                }
+            }
+        }
         if plan.is_empty() {
             return Ok(());
         }
@@ -459,6 +497,17 @@ impl BlasLt {
             let l1 = layout(types.x1, r1, c1, plan.ld1)?;
             let l2 = layout(types.x2, r2, c2, plan.ld2)?;
             let lc = layout(types.c, plan.m, plan.n, plan.ldc)?;
+            if plan.count > 1 {
+                let count = plan.count as i32;
+                for (l, stride) in [(&l1, plan.stride1), (&l2, plan.stride2), (&lc, plan.stride_c)] {
+                    let stride = stride as i64;
+                    let set = |attr: i32, value: *const c_void, size: usize| {
+                        check("cublasLtMatrixLayoutSetAttribute", (api.cublasLtMatrixLayoutSetAttribute)(l.ptr, attr, value, size))
+                    };
+                    set(sys::CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, (&count as *const i32).cast(), 4)?;
+                    set(sys::CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, (&stride as *const i64).cast(), 8)?;
+                }
+            }
             let mut pref = Desc { ptr: std::ptr::null_mut(), destroy: api.cublasLtMatmulPreferenceDestroy };
             check("cublasLtMatmulPreferenceCreate", (api.cublasLtMatmulPreferenceCreate)(&mut pref.ptr))?;
             let ws = workspace.len() as u64;

@@ -272,7 +272,7 @@ pub enum BlasError {
     /// A dimension or leading dimension of an FP8 matmul that is not a
     /// multiple of 16 (elements of A and B, 16 bytes of C).
     Fp8NotMultipleOf16 {
-        /// Which value (`m`, `n`, `k`, `lda`, `ldb`, `ldc`).
+        /// Which value (`m`, `n`, `k`, `lda`, `ldb`, `ldc`, a batch stride).
         what: &'static str,
         /// Its value.
         value: usize,

@@ -311,7 +311,7 @@ fn run() -> Result<usize, Box<dyn std::error::Error>> {
         // Decoded on the host by cuda-blas (exact).
         let fx: Vec<f64> = x.iter().map(|&v| Fp8Element::to_f32(v) as f64).collect();
         // Checks y against the CPU; `rel` is the output type's rounding.
-        let check = |name: &str, fw: &[f64], got: &[f64], act: &dyn Fn(f64) -> f64, with_bias: bool, rel: f64| {
+        let check_x = |name: &str, fx: &[f64], fw: &[f64], got: &[f64], act: &dyn Fn(f64) -> f64, with_bias: bool, rel: f64| {
             let mut worst: f64 = 0.0;
             for i in 0..m {
                 for j in 0..n {
@@ -333,6 +333,9 @@ fn run() -> Result<usize, Box<dyn std::error::Error>> {
             }
             Ok(worst)
         };
+        let check = |name: &str, fw: &[f64], got: &[f64], act: &dyn Fn(f64) -> f64, with_bias: bool, rel: f64| {
+            check_x(name, &fx, fw, got, act, with_bias, rel)
+        };
         let fw: Vec<f64> = w.iter().map(|&v| Fp8Element::to_f32(v) as f64).collect();
         let mut dy = DeviceBuffer::<bf16>::zeroed(&stream, m * n)?;
         lt.matmul_fp8(&cfg, scales, Epilogue::BiasGelu(dbias.as_slice()), dx.as_slice(), dw.as_slice(), dy.as_slice_mut())?;
@@ -345,6 +348,30 @@ fn run() -> Result<usize, Box<dyn std::error::Error>> {
         let got: Vec<f64> = dy.to_host_vec(&stream)?.iter().map(|&v| v as f64).collect();
         let worst = check("e4m3 x e5m2 -> f32, relu", &fw2, &got, &|v: f64| v.max(0.0), false, 1e-6)?;
         ok(format!(" FP8 e4m3·e5m2 -> f32 cuBLASLt relu {m}x{n}x{k}: worst error {worst:.3} of tolerance"));
+        // A strided batch: three activation matrices stored back to back, one
+        // weight matrix for all (B stride 0), three outputs.
+        let batches = 3;
+        let xs: Vec<f8e4m3> = codes(batches * m * k, 12, 72.0).into_iter().map(f8e4m3::from_bits).collect();
+        let dxs = DeviceBuffer::from_host(&stream, &xs)?;
+        let mut dys = DeviceBuffer::<f32>::zeroed(&stream, batches * m * n)?;
+        let batch = StridedBatch { count: batches, stride_a: m * k, stride_b: 0, stride_c: m * n };
+        lt.matmul_fp8_strided_batched(&cfg, &batch, scales, Epilogue::Bias(dbias.as_slice()), dxs.as_slice(), dw.as_slice(), dys.as_slice_mut())?;
+        let got: Vec<f64> = dys.to_host_vec(&stream)?.iter().map(|&v| v as f64).collect();
+        let mut worst: f64 = 0.0;
+        for e in 0..batches {
+            let fxe: Vec<f64> = xs[e * m * k..(e + 1) * m * k].iter().map(|&v| Fp8Element::to_f32(v) as f64).collect();
+            let name = format!("batch {e} of {batches}, e4m3 x e4m3 -> f32, bias");
+            worst = worst.max(check_x(&name, &fxe, &fw, &got[e * m * n..(e + 1) * m * n], &|v: f64| v, true, 1e-6)?);
+        }
+        ok(format!(" FP8 strided batch of {batches} e4m3·e4m3 -> f32 cuBLASLt bias {m}x{n}x{k}, shared weights: worst error {worst:.3} of tolerance"));
+        // A batch whose C stride breaks the 16-byte alignment of the next matrix is refused.
+        let skewed = StridedBatch { stride_c: m * n + 1, ..batch };
+        let mut roomy = DeviceBuffer::<f32>::zeroed(&stream, batches * (m * n + 1))?;
+        match lt.matmul_fp8_strided_batched(&cfg, &skewed, scales, Epilogue::None, dxs.as_slice(), dw.as_slice(), roomy.as_slice_mut()) {
+            Err(e @ BlasError::Fp8NotMultipleOf16 { .. }) => ok(format!(" an FP8 batch with a misaligned C stride is refused: {e}")),
+            other => return Err(format!("an FP8 batch with a misaligned C stride was not refused: {other:?}").into()),
+        }
+
         // B not transposed: not a layout of cuBLASLt's FP8 kernels, refused first.
         match lt.matmul_fp8(&GemmConfig::<f32>::row_major(m, n, k), scales, Epilogue::None, dx.as_slice(), dw.as_slice(), dy.as_slice_mut()) {
             Err(e @ BlasError::Fp8Layout { .. }) => ok(format!(" an FP8 matmul in the NN layout is refused: {e}")),
