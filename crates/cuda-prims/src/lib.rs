@@ -16,3 +16,13 @@
 //! striped arrangements.
 
 // Modules are added by the primitives that implement them.
+pub mod block;
+mod error;
+pub mod op;
+pub mod reduce;
+pub mod scan;
+mod temp;
+mod tile;
+pub mod warp;
+
+pub use error::PrimsError;

@@ -7,6 +7,11 @@
 //! it ran or the first failure; the program prints PASS/FAIL per group and
 //! exits non-zero on any failure.
 
+mod building_blocks;
+mod inputs;
+mod reduce;
+mod scan;
+
 use cuda_core::CudaContext;
 use cuda_host::{load_kernel_module, KernelModule};
 use std::process::ExitCode;
@@ -23,7 +28,11 @@ pub struct Sizes {
 }
 
 /// Every group, in the order they run. Groups are added by the primitives.
-const GROUPS: &[Group] = &[];
+const GROUPS: &[Group] = &[
+    ("building blocks (warp, block)", building_blocks::run),
+    ("reduce", reduce::run),
+    ("scan", scan::run),
+];
 
 fn main() -> ExitCode {
     let ctx = match CudaContext::new(0) {
