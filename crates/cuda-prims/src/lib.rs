@@ -21,6 +21,7 @@ mod error;
 pub mod op;
 pub mod reduce;
 pub mod scan;
+pub mod select;
 mod temp;
 mod tile;
 pub mod warp;

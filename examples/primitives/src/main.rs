@@ -11,6 +11,7 @@ mod building_blocks;
 mod inputs;
 mod reduce;
 mod scan;
+mod select;
 
 use cuda_core::CudaContext;
 use cuda_host::{load_kernel_module, KernelModule};
@@ -32,6 +33,7 @@ const GROUPS: &[Group] = &[
     ("building blocks (warp, block)", building_blocks::run),
     ("reduce", reduce::run),
     ("scan", scan::run),
+    ("select, partition", select::run),
 ];
 
 fn main() -> ExitCode {
