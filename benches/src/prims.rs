@@ -199,7 +199,7 @@ fn reduce_rows<T: BenchElem>(gpu: &Gpu, rows: &mut Vec<Row>) -> Result<(), Strin
         let (t_ox, t_cub) = gpu.time_pair(3, repeats(n), || oxide_into(&mut out_ox), &mut cub)?;
         let bytes = (n * std::mem::size_of::<T>()) as f64;
         rows.push(row(
-            format!("prims_reduce/{}/2^{log}", T::NAME),
+            format!("prims_reduce {} 2^{log}", T::NAME),
             t_ox,
             t_cub,
             format!("sum; read {:.0} GB/s vs {:.0}", gbps(bytes, t_ox), gbps(bytes, t_cub)),
@@ -272,7 +272,7 @@ fn scan_rows<T: BenchElem>(gpu: &Gpu, rows: &mut Vec<Row>, inclusive: bool, logs
         let (t_ox, t_cub) = gpu.time_pair(3, repeats(n), || oxide_into(&mut out_ox), &mut cub)?;
         let bytes = (2 * n * std::mem::size_of::<T>()) as f64;
         rows.push(row(
-            format!("prims_scan/{kind}/{}/2^{log}", T::NAME),
+            format!("prims_scan {}{} 2^{log}", if inclusive { "" } else { "ex " }, T::NAME),
             t_ox,
             t_cub,
             format!("sum; read+write {:.0} GB/s vs {:.0}", gbps(bytes, t_ox), gbps(bytes, t_cub)),
@@ -282,13 +282,80 @@ fn scan_rows<T: BenchElem>(gpu: &Gpu, rows: &mut Vec<Row>, inclusive: bool, logs
 }
 
 /// Device-wide inclusive sums of u32, f32 and u64, 2^20 … 2^28 elements,
-/// and exclusive sums of u32.
+/// and exclusive sums of u32 (the rows marked `ex`).
 pub fn prims_scan(gpu: &Gpu) -> Result<Vec<Row>, String> {
     let mut rows = Vec::new();
     scan_rows::<u32>(gpu, &mut rows, true, &LOG_SIZES)?;
     scan_rows::<f32>(gpu, &mut rows, true, &LOG_SIZES)?;
     scan_rows::<u64>(gpu, &mut rows, true, &LOG_SIZES)?;
     scan_rows::<u32>(gpu, &mut rows, false, &[24, 28])?;
+    Ok(rows)
+}
+
+fn select_rows<T: BenchElem>(gpu: &Gpu, rows: &mut Vec<Row>) -> Result<(), String> {
+    let s = &gpu.stream;
+    let t = T::threshold();
+    for log in LOG_SIZES {
+        let n = 1usize << log;
+        let host = samples::<T>(n, 60 + log as u64);
+        let want: Vec<T> = host.iter().copied().filter(|&x| x < t).collect();
+        let input = DeviceBuffer::from_host(s, &host).map_err(de)?;
+        drop(host);
+        let mut out_ox = DeviceBuffer::<T>::zeroed(s, n).map_err(de)?;
+        let mut count_ox = DeviceBuffer::<u64>::zeroed(s, 1).map_err(de)?;
+        let out_cub = DeviceBuffer::<T>::zeroed(s, n).map_err(de)?;
+        let count_cub = DeviceBuffer::<u64>::zeroed(s, 1).map_err(de)?;
+        let (inp, outp, cp) =
+            (input.device_ptr() as *const c_void, out_cub.device_ptr() as *mut c_void, count_cub.device_ptr() as *mut c_void);
+        let th = t.to_f64();
+        // SAFETY (both CUB calls): `input` and `out_cub` hold n T each,
+        // `count_cub` one u64, the temp buffer the bytes CUB asked for.
+        let temp = cub_temp(
+            s,
+            |b| unsafe { oxide_cub_select_if(T::CUB, inp, outp, cp, n, th, std::ptr::null_mut(), b, s.raw()) },
+            "DeviceSelect::If size query",
+        )?;
+        let mut temp_bytes = temp.len();
+        let tp = temp.device_ptr() as *mut c_void;
+        let oxide_into = |out: &mut DeviceBuffer<T>, count: &mut DeviceBuffer<u64>| {
+            cuda_prims::select::select_if_into(&gpu.oxide, s, &input, out, count, move |x: T| x < t).map_err(pe)
+        };
+        let mut cub = || {
+            cub_status("DeviceSelect::If", unsafe { oxide_cub_select_if(T::CUB, inp, outp, cp, n, th, tp, &mut temp_bytes, s.raw()) })
+        };
+        oxide_into(&mut out_ox, &mut count_ox)?;
+        cub()?;
+        for (who, out, count) in [("cuda-prims", &out_ox, &count_ox), ("CUB", &out_cub, &count_cub)] {
+            let kept = count.to_host_vec(s).map_err(de)?[0] as usize;
+            let got = out.to_host_vec(s).map_err(de)?;
+            if kept != want.len() {
+                return Err(format!("prims_select {} 2^{log} ({who}): {kept} selected, CPU {}", T::NAME, want.len()));
+            }
+            if let Some(i) = (0..kept).find(|&i| got[i] != want[i]) {
+                return Err(format!("prims_select {} 2^{log} ({who}): element {i}: GPU {:?}, CPU {:?}", T::NAME, got[i], want[i]));
+            }
+        }
+        let selected = want.len();
+        drop(want);
+        let (t_ox, t_cub) = gpu.time_pair(3, repeats(n), || oxide_into(&mut out_ox, &mut count_ox), &mut cub)?;
+        let bytes = ((n + selected) * std::mem::size_of::<T>()) as f64;
+        rows.push(row(
+            format!("prims_select {} 2^{log}", T::NAME),
+            t_ox,
+            t_cub,
+            format!("x < {t:?}, {:.0}% kept; read+write {:.0} GB/s vs {:.0}", 100.0 * selected as f64 / n as f64, gbps(bytes, t_ox), gbps(bytes, t_cub)),
+        ));
+    }
+    Ok(())
+}
+
+/// Device-wide select_if (x below a threshold that keeps about half) of
+/// u32, f32 and u64, 2^20 … 2^28 elements.
+pub fn prims_select(gpu: &Gpu) -> Result<Vec<Row>, String> {
+    let mut rows = Vec::new();
+    select_rows::<u32>(gpu, &mut rows)?;
+    select_rows::<f32>(gpu, &mut rows)?;
+    select_rows::<u64>(gpu, &mut rows)?;
     Ok(rows)
 }
 
