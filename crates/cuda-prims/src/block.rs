@@ -53,7 +53,7 @@ impl<const BLOCK: usize> Block<BLOCK> {
     /// Warps per block: the least length of the shared array reduce and
     /// scan take.
     pub const WARPS: usize = {
-        assert!(BLOCK % 32 == 0 && BLOCK >= 32 && BLOCK <= 1024, "BLOCK must be a multiple of 32 in 32..=1024");
+        assert!(BLOCK.is_multiple_of(32) && BLOCK >= 32 && BLOCK <= 1024, "BLOCK must be a multiple of 32 in 32..=1024");
         BLOCK / 32
     };
 

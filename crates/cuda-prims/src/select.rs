@@ -77,6 +77,7 @@ impl<T> Selector<T> for Flagged {
 /// One tile of a selection (`PARTITION`: the rejected elements too, from
 /// the end backwards). Launched like [`scan_tiles`](crate::scan::scan_tiles);
 /// `count[0]` receives the number kept.
+#[allow(clippy::too_many_arguments)]
 #[kernel]
 pub fn select_tiles<T: Element, S: Selector<T>, const ITEMS: usize, const PARTITION: bool>(
     input: &[T],
@@ -178,6 +179,7 @@ pub fn select_tiles<T: Element, S: Selector<T>, const ITEMS: usize, const PARTIT
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn run<T: Element, S: Selector<T>, const PARTITION: bool>(
     module: &KernelModule,
     stream: &CudaStream,
