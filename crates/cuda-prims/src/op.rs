@@ -34,6 +34,11 @@ mod sealed {
 /// An element type of the device-wide primitives: 32- and 64-bit integers
 /// and floats (`u32`, `i32`, `f32`, `u64`, `i64`, `f64`). The kernels load
 /// and store them 16 bytes at a time. Sealed.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an element type of cuda-prims' device-wide primitives",
+    label = "not a cuda-prims element type",
+    note = "the device-wide primitives take buffers of u32, i32, u64, i64, f32 or f64"
+)]
 pub trait Element: Shuffle + DeviceRepr + Default + Copy + Send + Sync + Unpin + 'static + sealed::Sealed {
     /// The smallest value (`-inf` for floats): the identity of [`Max`].
     const LOWEST: Self;
