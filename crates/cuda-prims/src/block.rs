@@ -308,6 +308,28 @@ pub(crate) unsafe fn raw_exclusive_scan<T: Shuffle, Op: ReduceOp<T>, const BLOCK
     if warps == 1 {
         return (in_warp, warp_total);
     }
+    let (warp_prefix, total) = raw_exclusive_scan_warps::<T, Op, BLOCK>(warp_total, op, slots);
+    let w = thread::threadIdx_x() as usize / 32;
+    let prefix = if w == 0 { in_warp } else { op.combine(warp_prefix, in_warp) };
+    (prefix, total)
+}
+
+/// The exclusive scan of the warps' totals (`warp_total`, the same in
+/// every lane of a warp) through `slots`: (the combined totals of the
+/// warps before this one, `op.identity()` in warp 0; the block's total).
+///
+/// # Safety
+/// As [`raw_reduce`].
+#[inline(always)]
+pub(crate) unsafe fn raw_exclusive_scan_warps<T: Shuffle, Op: ReduceOp<T>, const BLOCK: usize>(
+    warp_total: T,
+    op: Op,
+    slots: *mut T,
+) -> (T, T) {
+    let warps = BLOCK / 32;
+    if warps == 1 {
+        return (op.identity(), warp_total);
+    }
     let lane = dw::lane_id() as usize;
     let w = thread::threadIdx_x() as usize / 32;
     if lane == 0 {
@@ -319,6 +341,20 @@ pub(crate) unsafe fn raw_exclusive_scan<T: Shuffle, Op: ReduceOp<T>, const BLOCK
     let scanned = warp::inclusive_scan(x, op);
     let total = dw::shfl_idx(FULL_MASK, scanned, warps as u32 - 1);
     let before = dw::shfl_idx(FULL_MASK, scanned, (w as u32).saturating_sub(1));
-    let prefix = if w == 0 { in_warp } else { op.combine(before, in_warp) };
-    (prefix, total)
+    (if w == 0 { op.identity() } else { before }, total)
+}
+
+/// The `len` (> 0) elements at `p` combined in order.
+///
+/// # Safety
+/// `p` points to `len` readable elements.
+#[inline(always)]
+pub(crate) unsafe fn fold_ptr<T: Copy, Op: ReduceOp<T>>(p: *const T, len: usize, op: Op) -> T {
+    let mut acc = p.read();
+    let mut k = 1;
+    while k < len {
+        acc = op.combine(acc, p.add(k).read());
+        k += 1;
+    }
+    acc
 }

@@ -43,11 +43,10 @@
 //! # }
 //! ```
 
-use crate::block::{fold, raw_exclusive_scan, scan_from};
 use crate::error::check_len;
 use crate::op::{Element, ReduceOp};
 use crate::temp;
-use crate::tile::{read_aligned, write_aligned};
+use crate::tile::{self, VECTORS};
 use crate::warp;
 use crate::PrimsError;
 use core::sync::atomic::{AtomicU32, Ordering};
@@ -59,8 +58,6 @@ use cuda_host::{cuda_launch, KernelModule};
 
 /// Threads per block of the scan kernels.
 pub(crate) const BLOCK: usize = 256;
-/// Bytes of input per thread (16 four-byte or 8 eight-byte elements).
-const BYTES_PER_THREAD: usize = 64;
 
 /// A tile's flag: nothing published yet.
 pub(crate) const INVALID: u32 = 0;
@@ -147,12 +144,13 @@ impl<T: Element> TileStatus<'_, T> {
     }
 }
 
-/// One tile of an inclusive (`INCLUSIVE`) or exclusive scan of `input` into
-/// `out`, `ITEMS` elements per thread (64 bytes). Launched with `BLOCK`
-/// threads per block and one block per tile; `status` zeroed, `partials`
-/// and `inclusives` one element per tile.
+/// One tile of an inclusive (`INCLUSIVE_SCAN`) or exclusive scan of `input`
+/// into `out`, 64 bytes per thread in warp-striped vectors
+/// ([`tile`](crate::tile)). Launched with `BLOCK` threads per block and one
+/// block per tile; `status` zeroed, `partials` and `inclusives` one element
+/// per tile.
 #[kernel]
-pub fn scan_tiles<T: Element, Op: ReduceOp<T>, const ITEMS: usize, const INCLUSIVE_SCAN: bool>(
+pub fn scan_tiles<T: Element, Op: ReduceOp<T>, const INCLUSIVE_SCAN: bool>(
     input: &[T],
     op: Op,
     mut out: DisjointSlice<T>,
@@ -166,6 +164,7 @@ pub fn scan_tiles<T: Element, Op: ReduceOp<T>, const ITEMS: usize, const INCLUSI
     shared! { static TILE: [u32; 1]; }
     let tiles = TileStatus { status, partials: partials.as_mut_ptr(), inclusives: inclusives.as_mut_ptr() };
     let tid = thread::threadIdx_x() as usize;
+    let (warp_index, lane) = (tid / 32, tid % 32);
     let tile_slot = TILE.as_mut_ptr();
     if tid == 0 {
         // SAFETY: one thread writes the slot; the others read it after the barrier.
@@ -175,21 +174,14 @@ pub fn scan_tiles<T: Element, Op: ReduceOp<T>, const ITEMS: usize, const INCLUSI
     // SAFETY: written before the barrier above, never again.
     let tile = unsafe { tile_slot.read() } as usize;
     let n = input.len();
-    let tile_start = tile * BLOCK * ITEMS;
-    let first = tile_start + tid * ITEMS;
-    let full = tile_start + BLOCK * ITEMS <= n;
-    let items: [T; ITEMS] = if full {
-        // SAFETY: the whole tile is inside the input; `first` is a multiple
-        // of ITEMS, so its address is a multiple of 64 bytes from the
-        // 16-byte aligned start.
-        unsafe { read_aligned(input.as_ptr().add(first)) }
-    } else {
-        core::array::from_fn(|k| input.get(first + k).copied().unwrap_or(op.identity()))
-    };
+    let tile_start = tile * BLOCK * tile::items::<T>();
+    let full = tile_start + BLOCK * tile::items::<T>() <= n;
+    // SAFETY: the input is a DeviceBuffer's (16-byte aligned; the host checks).
+    let mut v = unsafe { tile::load(input, tile_start, warp_index, lane, full, op.identity()) };
     let slots = WORDS.as_mut_ptr() as *mut T;
     // SAFETY: WORDS holds BLOCK / 32 + 1 Elements; all threads are here;
     // the prefix slot (index BLOCK / 32) is written only after the scan's barrier.
-    let (thread_prefix, tile_total) = unsafe { raw_exclusive_scan::<T, Op, BLOCK>(fold(items, op), op, slots) };
+    let (run_prefixes, tile_total) = unsafe { tile::scan_runs::<T, Op, BLOCK>(tile::run_totals(&v, op), op, slots) };
     let prefix_slot = unsafe { slots.add(BLOCK / 32) };
     if tid < 32 {
         let lane0 = tid == 0;
@@ -221,27 +213,29 @@ pub fn scan_tiles<T: Element, Op: ReduceOp<T>, const ITEMS: usize, const INCLUSI
     thread::sync_threads();
     // SAFETY: written before the barrier above.
     let tile_prefix = unsafe { prefix_slot.read() };
-    let results = scan_from(op.combine(tile_prefix, thread_prefix), items, op, INCLUSIVE_SCAN);
-    let dst = out.as_mut_ptr();
-    if full {
-        // SAFETY: the tile is inside `out` (as long as the input); this
-        // thread's ITEMS elements are its own (tile numbers are unique).
-        unsafe { write_aligned(dst.add(first), results) };
-    } else {
-        let mut k = 0;
-        while k < ITEMS {
-            if first + k < n.min(out.len()) {
-                // SAFETY: in bounds, and this thread's own element.
-                unsafe { dst.add(first + k).write(results[k]) };
+    let mut j = 0;
+    while j < VECTORS {
+        let mut running = op.combine(tile_prefix, run_prefixes[j]);
+        let mut e = 0;
+        while e < tile::lanes::<T>() {
+            let k = j * tile::lanes::<T>() + e;
+            let x = tile::get::<T>(&v, k);
+            if INCLUSIVE_SCAN {
+                running = op.combine(running, x);
+                tile::set(&mut v, k, running);
+            } else {
+                tile::set(&mut v, k, running);
+                running = op.combine(running, x);
             }
-            k += 1;
+            e += 1;
         }
+        j += 1;
     }
-}
-
-/// Elements per thread of the scan kernels for `T`.
-pub(crate) const fn items_per_thread<T>() -> usize {
-    BYTES_PER_THREAD / core::mem::size_of::<T>()
+    let len = n.min(out.len());
+    // SAFETY: `out` is a DeviceBuffer as long as the input (16-byte
+    // aligned); this thread's elements of this tile are its own (tile
+    // numbers are unique).
+    unsafe { tile::store(out.as_mut_ptr(), len, &v, tile_start, warp_index, lane, full) };
 }
 
 /// The scratch of one look-back pass over `tiles` tiles: flags and counter
@@ -284,21 +278,13 @@ fn scan<T: Element, Op: ReduceOp<T>, const INCLUSIVE_SCAN: bool>(
         return Ok(());
     }
     debug_assert_eq!(input.device_ptr() % 16, 0);
-    let tiles = n.div_ceil(BLOCK * items_per_thread::<T>());
+    let tiles = n.div_ceil(BLOCK * tile::items::<T>());
     let mut lb = LookBack::<T>::new(stream, tiles, what)?;
-    let cfg = tile_config(tiles);
     let status = lb.status.as_atomic::<AtomicU32>();
-    if core::mem::size_of::<T>() == 4 {
-        cuda_launch! {
-            kernel: scan_tiles::<T, Op, 16, INCLUSIVE_SCAN>, stream: stream, module: module, config: cfg,
-            args: [slice(*input), op, slice_mut(*out), status, slice_mut(lb.partials), slice_mut(lb.inclusives)]
-        }?;
-    } else {
-        cuda_launch! {
-            kernel: scan_tiles::<T, Op, 8, INCLUSIVE_SCAN>, stream: stream, module: module, config: cfg,
-            args: [slice(*input), op, slice_mut(*out), status, slice_mut(lb.partials), slice_mut(lb.inclusives)]
-        }?;
-    }
+    cuda_launch! {
+        kernel: scan_tiles::<T, Op, INCLUSIVE_SCAN>, stream: stream, module: module, config: tile_config(tiles),
+        args: [slice(*input), op, slice_mut(*out), status, slice_mut(lb.partials), slice_mut(lb.inclusives)]
+    }?;
     Ok(())
 }
 

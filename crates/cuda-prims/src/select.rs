@@ -29,12 +29,11 @@
 //! # }
 //! ```
 
-use crate::block::raw_exclusive_scan;
 use crate::error::check_len;
 use crate::op::{Element, Sum};
-use crate::scan::{items_per_thread, tile_config, LookBack, TileStatus, BLOCK, INCLUSIVE, PARTIAL};
+use crate::scan::{tile_config, LookBack, TileStatus, BLOCK, INCLUSIVE, PARTIAL};
 use crate::temp;
-use crate::tile::read_aligned;
+use crate::tile::{self, VECTORS};
 use crate::PrimsError;
 use core::sync::atomic::AtomicU32;
 use cuda_core::{CudaStream, DeviceBuffer};
@@ -75,11 +74,12 @@ impl<T> Selector<T> for Flagged {
 }
 
 /// One tile of a selection (`PARTITION`: the rejected elements too, from
-/// the end backwards). Launched like [`scan_tiles`](crate::scan::scan_tiles);
-/// `count[0]` receives the number kept.
+/// the end backwards), in the scan's tile layout ([`tile`](crate::tile)).
+/// Launched like [`scan_tiles`](crate::scan::scan_tiles); `count[0]`
+/// receives the number kept.
 #[allow(clippy::too_many_arguments)]
 #[kernel]
-pub fn select_tiles<T: Element, S: Selector<T>, const ITEMS: usize, const PARTITION: bool>(
+pub fn select_tiles<T: Element, S: Selector<T>, const PARTITION: bool>(
     input: &[T],
     flags: &[u8],
     select: S,
@@ -93,6 +93,7 @@ pub fn select_tiles<T: Element, S: Selector<T>, const ITEMS: usize, const PARTIT
     shared! { static TILE: [u32; 1]; }
     let tiles = TileStatus { status, partials: partials.as_mut_ptr(), inclusives: inclusives.as_mut_ptr() };
     let tid = thread::threadIdx_x() as usize;
+    let (warp_index, lane) = (tid / 32, tid % 32);
     let tile_slot = TILE.as_mut_ptr();
     if tid == 0 {
         // SAFETY: one writer; read by all after the barrier.
@@ -102,28 +103,33 @@ pub fn select_tiles<T: Element, S: Selector<T>, const ITEMS: usize, const PARTIT
     // SAFETY: written before the barrier.
     let tile = unsafe { tile_slot.read() } as usize;
     let n = input.len();
-    let tile_start = tile * BLOCK * ITEMS;
-    let first = tile_start + tid * ITEMS;
-    let items: [T; ITEMS] = if tile_start + BLOCK * ITEMS <= n {
-        // SAFETY: inside the input, 64-byte steps from its aligned start.
-        unsafe { read_aligned(input.as_ptr().add(first)) }
-    } else {
-        core::array::from_fn(|k| input.get(first + k).copied().unwrap_or_default())
-    };
-    let mut keep = [false; ITEMS];
-    let mut kept = 0u32;
-    let mut k = 0;
-    while k < ITEMS {
-        let i = first + k;
-        let flag = if S::FLAGS { flags.get(i).copied().unwrap_or(0) } else { 0 };
-        keep[k] = i < n && select.keep(items[k], flag);
-        kept += keep[k] as u32;
-        k += 1;
+    let lanes = tile::lanes::<T>();
+    let tile_start = tile * BLOCK * tile::items::<T>();
+    let full = tile_start + BLOCK * tile::items::<T>() <= n;
+    // SAFETY: the input is a DeviceBuffer's (16-byte aligned).
+    let v = unsafe { tile::load(input, tile_start, warp_index, lane, full, T::default()) };
+    // Bit k: element k of this thread is kept.
+    let mut keep = 0u32;
+    let mut runs = [0u32; VECTORS];
+    let mut j = 0;
+    while j < VECTORS {
+        let first = tile::vector_start::<T>(tile_start, warp_index, lane, j);
+        let mut e = 0;
+        while e < lanes {
+            let i = first + e;
+            let flag = if S::FLAGS { flags.get(i).copied().unwrap_or(0) } else { 0 };
+            if i < n && select.keep(tile::get::<T>(&v, j * lanes + e), flag) {
+                keep |= 1 << (j * lanes + e);
+                runs[j] += 1;
+            }
+            e += 1;
+        }
+        j += 1;
     }
     let slots = COUNTS.as_mut_ptr();
     // SAFETY: COUNTS holds BLOCK / 32 + 1 u32; all threads are here; the
     // last slot is written only after the scan's barrier.
-    let (before_thread, tile_kept) = unsafe { raw_exclusive_scan::<u32, Sum, BLOCK>(kept, Sum, slots) };
+    let (run_prefixes, tile_kept) = unsafe { tile::scan_runs::<u32, Sum, BLOCK>(runs, Sum, slots) };
     let prefix_slot = unsafe { slots.add(BLOCK / 32) };
     if tid < 32 {
         let lane0 = tid == 0;
@@ -155,23 +161,30 @@ pub fn select_tiles<T: Element, S: Selector<T>, const ITEMS: usize, const PARTIT
     // SAFETY: written before the barrier.
     let tile_prefix = unsafe { prefix_slot.read() } as usize;
     let dst = out.as_mut_ptr();
-    let mut selected = tile_prefix + before_thread as usize;
-    k = 0;
-    while k < ITEMS {
-        let i = first + k;
-        if i < n {
-            if keep[k] {
-                // SAFETY: `selected` (elements kept before element i) is
-                // unique to element i and below the number kept <= n = out.len().
-                unsafe { dst.add(selected).write(items[k]) };
-                selected += 1;
-            } else if PARTITION {
-                // SAFETY: i - selected rejected elements lie before element
-                // i: its slot from the end is unique and in bounds.
-                unsafe { dst.add(n - 1 - (i - selected)).write(items[k]) };
+    j = 0;
+    while j < VECTORS {
+        let first = tile::vector_start::<T>(tile_start, warp_index, lane, j);
+        let mut selected = tile_prefix + run_prefixes[j] as usize;
+        let mut e = 0;
+        while e < lanes {
+            let i = first + e;
+            let k = j * lanes + e;
+            if i < n {
+                if keep >> k & 1 != 0 {
+                    // SAFETY: `selected` (elements kept before element i)
+                    // is unique to element i and below the number kept <= n
+                    // = out.len().
+                    unsafe { dst.add(selected).write(tile::get::<T>(&v, k)) };
+                    selected += 1;
+                } else if PARTITION {
+                    // SAFETY: i - selected rejected elements lie before
+                    // element i: its slot from the end is unique and in bounds.
+                    unsafe { dst.add(n - 1 - (i - selected)).write(tile::get::<T>(&v, k)) };
+                }
             }
+            e += 1;
         }
-        k += 1;
+        j += 1;
     }
     if tid == 0 && tile + 1 == thread::gridDim_x() as usize && !count.is_empty() {
         // SAFETY: one thread of the last tile writes the count.
@@ -201,23 +214,14 @@ fn run<T: Element, S: Selector<T>, const PARTITION: bool>(
         return Ok(());
     }
     debug_assert_eq!(input.device_ptr() % 16, 0);
-    let tiles = n.div_ceil(BLOCK * items_per_thread::<T>());
+    let tiles = n.div_ceil(BLOCK * tile::items::<T>());
     let mut lb = LookBack::<u32>::new(stream, tiles, what)?;
-    let cfg = tile_config(tiles);
     let status = lb.status.as_atomic::<AtomicU32>();
-    if core::mem::size_of::<T>() == 4 {
-        cuda_launch! {
-            kernel: select_tiles::<T, S, 16, PARTITION>, stream: stream, module: module, config: cfg,
-            args: [slice(*input), slice(*flags), select, slice_mut(*out), slice_mut(*count), status,
-                   slice_mut(lb.partials), slice_mut(lb.inclusives)]
-        }?;
-    } else {
-        cuda_launch! {
-            kernel: select_tiles::<T, S, 8, PARTITION>, stream: stream, module: module, config: cfg,
-            args: [slice(*input), slice(*flags), select, slice_mut(*out), slice_mut(*count), status,
-                   slice_mut(lb.partials), slice_mut(lb.inclusives)]
-        }?;
-    }
+    cuda_launch! {
+        kernel: select_tiles::<T, S, PARTITION>, stream: stream, module: module, config: tile_config(tiles),
+        args: [slice(*input), slice(*flags), select, slice_mut(*out), slice_mut(*count), status,
+               slice_mut(lb.partials), slice_mut(lb.inclusives)]
+    }?;
     Ok(())
 }
 
