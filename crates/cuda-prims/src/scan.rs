@@ -53,7 +53,7 @@ use core::sync::atomic::{AtomicU32, Ordering};
 use cuda_core::{CudaStream, DeviceBuffer, LaunchConfig};
 use cuda_device::atomic::{Scope, ScopedAtomic};
 use cuda_device::warp::{self as dw, FULL_MASK};
-use cuda_device::{kernel, shared, thread, DisjointSlice};
+use cuda_device::{kernel, shared, thread, unroll, DisjointSlice};
 use cuda_host::{cuda_launch, KernelModule};
 
 /// Threads per block of the scan kernels.
@@ -214,7 +214,7 @@ pub fn scan_tiles<T: Element, Op: ReduceOp<T>, const INCLUSIVE_SCAN: bool>(
     // SAFETY: written before the barrier above.
     let tile_prefix = unsafe { prefix_slot.read() };
     let mut j = 0;
-    while j < VECTORS {
+    unroll!(full, while j < VECTORS {
         let mut running = op.combine(tile_prefix, run_prefixes[j]);
         let mut e = 0;
         while e < tile::lanes::<T>() {
@@ -230,7 +230,7 @@ pub fn scan_tiles<T: Element, Op: ReduceOp<T>, const INCLUSIVE_SCAN: bool>(
             e += 1;
         }
         j += 1;
-    }
+    });
     let len = n.min(out.len());
     // SAFETY: `out` is a DeviceBuffer as long as the input (16-byte
     // aligned); this thread's elements of this tile are its own (tile

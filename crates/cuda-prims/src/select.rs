@@ -37,7 +37,7 @@ use crate::tile::{self, VECTORS};
 use crate::PrimsError;
 use core::sync::atomic::AtomicU32;
 use cuda_core::{CudaStream, DeviceBuffer};
-use cuda_device::{kernel, shared, thread, DisjointSlice};
+use cuda_device::{kernel, shared, thread, unroll, DisjointSlice};
 use cuda_host::{cuda_launch, KernelModule};
 
 /// What decides whether an element is kept: a predicate on it ([`If`]) or
@@ -112,7 +112,7 @@ pub fn select_tiles<T: Element, S: Selector<T>, const PARTITION: bool>(
     let mut keep = 0u32;
     let mut runs = [0u32; VECTORS];
     let mut j = 0;
-    while j < VECTORS {
+    unroll!(full, while j < VECTORS {
         let first = tile::vector_start::<T>(tile_start, warp_index, lane, j);
         let mut e = 0;
         while e < lanes {
@@ -125,7 +125,7 @@ pub fn select_tiles<T: Element, S: Selector<T>, const PARTITION: bool>(
             e += 1;
         }
         j += 1;
-    }
+    });
     let slots = COUNTS.as_mut_ptr();
     // SAFETY: COUNTS holds BLOCK / 32 + 1 u32; all threads are here; the
     // last slot is written only after the scan's barrier.
@@ -162,7 +162,7 @@ pub fn select_tiles<T: Element, S: Selector<T>, const PARTITION: bool>(
     let tile_prefix = unsafe { prefix_slot.read() } as usize;
     let dst = out.as_mut_ptr();
     j = 0;
-    while j < VECTORS {
+    unroll!(full, while j < VECTORS {
         let first = tile::vector_start::<T>(tile_start, warp_index, lane, j);
         let mut selected = tile_prefix + run_prefixes[j] as usize;
         let mut e = 0;
@@ -185,7 +185,7 @@ pub fn select_tiles<T: Element, S: Selector<T>, const PARTITION: bool>(
             e += 1;
         }
         j += 1;
-    }
+    });
     if tid == 0 && tile + 1 == thread::gridDim_x() as usize && !count.is_empty() {
         // SAFETY: one thread of the last tile writes the count.
         unsafe { *count.get_unchecked_mut(0) = (tile_prefix + tile_kept as usize) as u64 };

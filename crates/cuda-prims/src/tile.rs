@@ -13,6 +13,7 @@
 use crate::block::{fold_ptr, raw_exclusive_scan_warps};
 use crate::op::{Element, ReduceOp};
 use crate::warp;
+use cuda_device::unroll;
 use cuda_device::warp::Shuffle;
 
 /// 16 bytes, aligned to 16: one vector load or store.
@@ -85,7 +86,7 @@ pub(crate) fn vector_start<T>(tile_start: usize, warp: usize, lane: usize, j: us
 pub(crate) unsafe fn load<T: Element>(input: &[T], tile_start: usize, warp: usize, lane: usize, full: bool, fill: T) -> Vectors {
     let mut v = [Vector16([0; 4]); VECTORS];
     let mut j = 0;
-    while j < VECTORS {
+    unroll!(full, while j < VECTORS {
         let first = vector_start::<T>(tile_start, warp, lane, j);
         if full {
             // SAFETY: inside the input (full tile), at a multiple of 16
@@ -99,7 +100,7 @@ pub(crate) unsafe fn load<T: Element>(input: &[T], tile_start: usize, warp: usiz
             }
         }
         j += 1;
-    }
+    });
     v
 }
 
@@ -112,7 +113,7 @@ pub(crate) unsafe fn load<T: Element>(input: &[T], tile_start: usize, warp: usiz
 #[inline(always)]
 pub(crate) unsafe fn store<T: Element>(out: *mut T, len: usize, v: &Vectors, tile_start: usize, warp: usize, lane: usize, full: bool) {
     let mut j = 0;
-    while j < VECTORS {
+    unroll!(full, while j < VECTORS {
         let first = vector_start::<T>(tile_start, warp, lane, j);
         if full {
             (out.add(first) as *mut Vector16).write(v[j]);
@@ -126,7 +127,7 @@ pub(crate) unsafe fn store<T: Element>(out: *mut T, len: usize, v: &Vectors, til
             }
         }
         j += 1;
-    }
+    });
 }
 
 /// The exclusive prefixes, in tile order within the block, of this
@@ -147,18 +148,18 @@ pub(crate) unsafe fn scan_runs<T: Shuffle, Op: ReduceOp<T>, const BLOCK: usize>(
     let mut prefixes = runs;
     let mut warp_running = op.identity();
     let mut j = 0;
-    while j < VECTORS {
+    unroll!(full, while j < VECTORS {
         let (before_in_segment, segment_total) = warp::exclusive_scan(runs[j], op);
         prefixes[j] = op.combine(warp_running, before_in_segment);
         warp_running = op.combine(warp_running, segment_total);
         j += 1;
-    }
+    });
     let (warp_prefix, block_total) = raw_exclusive_scan_warps::<T, Op, BLOCK>(warp_running, op, slots);
     j = 0;
-    while j < VECTORS {
+    unroll!(full, while j < VECTORS {
         prefixes[j] = op.combine(warp_prefix, prefixes[j]);
         j += 1;
-    }
+    });
     (prefixes, block_total)
 }
 
