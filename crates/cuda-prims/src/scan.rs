@@ -4,14 +4,16 @@
 //! The input is cut into tiles of 256 threads × 64 bytes (16 four-byte or
 //! 8 eight-byte elements per thread). Each block takes the next tile number
 //! from an atomic counter (so a tile's predecessors were all taken by blocks
-//! that already run), loads its tile with 16-byte vector loads, scans it
-//! (each thread its items in order, then a block scan of the threads'
-//! totals), and publishes the tile's total with a flag: *partial* (the tile
+//! that already run), loads its tile with coalesced 16-byte vector loads
+//! (warp-striped: each thread holds four runs of consecutive elements, see
+//! `src/tile.rs`), scans it (each run in order, one warp scan per
+//! run, then a block scan of the warps' totals), and publishes the tile's total with a flag: *partial* (the tile
 //! alone). Its first warp then looks back over the preceding tiles, 32 at a
 //! time, combining partial totals until it meets a tile flagged *inclusive*
 //! (its total includes everything before it); it publishes its own inclusive
 //! total and every thread adds the prefix to its results. Each element is
-//! read once and written once, so the scan runs at copy speed; a tile waits
+//! read once and written once (a reduce-then-scan design reads it twice);
+//! a tile waits
 //! only for the flags of its predecessors, not for their whole work.
 //!
 //! The flags are published with release stores and read with acquire loads
@@ -146,7 +148,7 @@ impl<T: Element> TileStatus<'_, T> {
 
 /// One tile of an inclusive (`INCLUSIVE_SCAN`) or exclusive scan of `input`
 /// into `out`, 64 bytes per thread in warp-striped vectors
-/// ([`tile`](crate::tile)). Launched with `BLOCK` threads per block and one
+/// (`src/tile.rs`). Launched with `BLOCK` threads per block and one
 /// block per tile; `status` zeroed, `partials` and `inclusives` one element
 /// per tile.
 #[kernel]

@@ -74,7 +74,7 @@ impl<T> Selector<T> for Flagged {
 }
 
 /// One tile of a selection (`PARTITION`: the rejected elements too, from
-/// the end backwards), in the scan's tile layout ([`tile`](crate::tile)).
+/// the end backwards), in the scan's tile layout (`src/tile.rs`).
 /// Launched like [`scan_tiles`](crate::scan::scan_tiles); `count[0]`
 /// receives the number kept.
 #[allow(clippy::too_many_arguments)]

@@ -16,7 +16,7 @@ pub fn lengths(sizes: Sizes) -> Vec<usize> {
     if sizes.emulated {
         v.extend([33 * 2048 + 5, 33 * 4096 + 1]);
     } else {
-        v.extend([(1 << 20) + 3, (1 << 24) + 777]);
+        v.extend([(1 << 20) + 3, (1 << 22) + 777]);
     }
     v
 }
