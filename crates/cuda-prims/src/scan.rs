@@ -240,6 +240,61 @@ pub fn scan_tiles<T: Element, Op: ReduceOp<T>, const INCLUSIVE_SCAN: bool>(
     unsafe { tile::store(out.as_mut_ptr(), len, &v, tile_start, warp_index, lane, full) };
 }
 
+/// The look-back of `tile` over flags and totals the caller prepared, by
+/// one warp: `out[0]` = the combined totals before `tile`. A test hook: in
+/// a running scan the windows beyond the first are rare, so a test sets up
+/// the flags that need them (see [`look_back_probe_run`]). Launch one warp.
+#[doc(hidden)]
+#[kernel]
+pub fn look_back_probe<T: Element, Op: ReduceOp<T>>(
+    status: &[AtomicU32],
+    op: Op,
+    mut partials: DisjointSlice<T>,
+    mut inclusives: DisjointSlice<T>,
+    tile: usize,
+    mut out: DisjointSlice<T>,
+) {
+    let tiles = TileStatus { status, partials: partials.as_mut_ptr(), inclusives: inclusives.as_mut_ptr() };
+    // SAFETY: the host published every tile before `tile` (checked there).
+    let prefix = unsafe { tiles.look_back(tile, op) };
+    if thread::threadIdx_x() == 0 && !out.is_empty() {
+        // SAFETY: one thread writes the one element.
+        unsafe { *out.get_unchecked_mut(0) = prefix };
+    }
+}
+
+/// Runs [`look_back_probe`] for the tile after those described: per tile
+/// before it, whether it is flagged inclusive (else partial) and its two
+/// totals. A test hook.
+#[doc(hidden)]
+pub fn look_back_probe_run<T: Element, Op: ReduceOp<T>>(
+    module: &KernelModule,
+    stream: &CudaStream,
+    inclusive: &[bool],
+    partials: &[T],
+    inclusives: &[T],
+    op: Op,
+) -> Result<T, PrimsError> {
+    let tile = inclusive.len();
+    assert!(tile > 0 && partials.len() == tile && inclusives.len() == tile, "one flag and two totals per tile before the probed one");
+    assert!(inclusive[0], "tile 0 is always inclusive");
+    let mut words = vec![0u32; tile + 2];
+    for (w, &inc) in words[1..=tile].iter_mut().zip(inclusive) {
+        *w = if inc { INCLUSIVE } else { PARTIAL };
+    }
+    let mut status = DeviceBuffer::from_host(stream, &words)?;
+    let mut partials = DeviceBuffer::from_host(stream, partials)?;
+    let mut inclusives = DeviceBuffer::from_host(stream, inclusives)?;
+    let mut out = temp::scratch::<T>(stream, 1)?;
+    let one_warp = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (32, 1, 1), shared_mem_bytes: 0 };
+    let status = status.as_atomic::<AtomicU32>();
+    cuda_launch! {
+        kernel: look_back_probe::<T, Op>, stream: stream, module: module, config: one_warp,
+        args: [status, op, slice_mut(partials), slice_mut(inclusives), tile, slice_mut(out)]
+    }?;
+    Ok(out.to_host_vec(stream)?[0])
+}
+
 /// The scratch of one look-back pass over `tiles` tiles: flags and counter
 /// (zeroed), partial and inclusive totals (written before read: a total is
 /// read only after its flag, which is set after the total is written).

@@ -126,6 +126,31 @@ pub fn run(ctx: &Arc<CudaContext>, module: &KernelModule, sizes: Sizes) -> Resul
         let input = DeviceBuffer::from_host(&stream, &host).map_err(|e| e.to_string())?;
         checks += check_one(module, &stream, "last non-zero (FnOp)", &host, &input, last_nonzero)?;
     }
+    // The look-back's windows: tile 100 over prepared flags, the nearest
+    // inclusive tile in the first window, the second, or only tile 0 (four
+    // windows, the last reaching before the first tile); with an operator
+    // that is not commutative, so the order of the windows shows.
+    let last_nonzero = FnOp::new(0u32, |a: u32, b: u32| if b != 0 { b } else { a });
+    for nearest in [99usize, 80, 37, 5, 0] {
+        let tile = 100;
+        let inclusive: Vec<bool> = (0..tile).map(|t| t == 0 || t == nearest).collect();
+        let partials: Vec<u32> = (0..tile as u32).map(|t| if t % 5 == 3 { 0 } else { t * 7 + 1 }).collect();
+        let inclusives: Vec<u32> = (0..tile as u32).map(|t| 100_000 + t).collect();
+        for (name, sum) in [("Sum", true), ("last non-zero", false)] {
+            let cpu = |a: u32, b: u32| if sum { a.wrapping_add(b) } else { last_nonzero.combine(a, b) };
+            let want = partials[nearest + 1..].iter().fold(inclusives[nearest], |a, &b| cpu(a, b));
+            let got = if sum {
+                scan::look_back_probe_run(module, &stream, &inclusive, &partials, &inclusives, Sum)
+            } else {
+                scan::look_back_probe_run(module, &stream, &inclusive, &partials, &inclusives, last_nonzero)
+            }
+            .map_err(|e| e.to_string())?;
+            if got != want {
+                return Err(format!("look-back of tile {tile} ({name}), nearest inclusive tile {nearest}: GPU {got}, CPU {want}"));
+            }
+            checks += 1;
+        }
+    }
     // The output must be as long as the input.
     let input = DeviceBuffer::from_host(&stream, &[1u32, 2, 3]).map_err(|e| e.to_string())?;
     let mut short = DeviceBuffer::<u32>::zeroed(&stream, 2).map_err(|e| e.to_string())?;
