@@ -46,10 +46,7 @@ impl Check for f32 {
     }
 }
 
-fn bits<T: Element>(v: &[T]) -> Vec<u64>
-where
-    T: Copy,
-{
+fn bits<T: Element>(v: &[T]) -> Vec<u64> {
     // Compared as bit patterns: -0.0 and NaN stay what they were.
     v.iter()
         .map(|x| {
@@ -81,7 +78,8 @@ fn check_type<T: Check>(module: &KernelModule, stream: &CudaStream, sizes: Sizes
             let kept = select::partition_if(module, stream, &input, &mut out, below).map_err(|x| e(&x))?;
             let got = out.to_host_vec(stream).map_err(|x| e(&x))?;
             let mut want_part = want.clone();
-            want_part.extend(host.iter().copied().filter(|&x| !(x < t)).rev());
+            // The rejected: those the predicate refuses (NaN included), last first.
+            want_part.extend(host.iter().copied().filter(|&x| !below(x)).rev());
             if kept != want.len() || bits(&got) != bits(&want_part) {
                 return Err(format!("partition_if of {n} {name} (x < {t:?}): {kept} first, CPU {}", want.len()));
             }
