@@ -1,8 +1,9 @@
 //! Compiles the CUDA C++ kernel references (`cuda/kernels.cu`) with
 //! `nvcc -O3 -arch=<arch> -cubin` into `OUT_DIR`, where `src/reference.rs`
 //! embeds them with `include_bytes!`, and the host-side references
-//! (`cuda/runtime.cu`, the CUDA runtime's own calls) into a static library
-//! linked with the static CUDA runtime.
+//! (`cuda/runtime.cu`, the CUDA runtime's own calls; `cuda/cub.cu`, CUB's
+//! device-wide primitives) into a static library linked with the static
+//! CUDA runtime.
 //!
 //! nvcc is `$OXIDE_CUDA_PATH/bin/nvcc`, else `$CUDA_PATH/bin/nvcc`, else
 //! `/usr/local/cuda/bin/nvcc`, else `nvcc` on PATH. The architecture is
@@ -21,6 +22,15 @@ use std::process::Command;
 
 /// The references, each compiled to `<name>.cubin`.
 const SOURCES: &[&str] = &["kernels"];
+
+/// The host-side references (`cuda/<name>.cu`), each compiled to an object
+/// of oxide-bench's static library; `true`: its kernels are built for the
+/// benchmarks' GPU (`-arch`).
+const HOST_SOURCES: &[(&str, bool)] = &[
+    ("runtime", false),
+    // CUB's DeviceReduce, DeviceScan and DeviceSelect (the prims_* rows).
+    ("cub", true),
+];
 
 fn find_nvcc() -> Option<PathBuf> {
     for var in ["OXIDE_CUDA_PATH", "CUDA_PATH"] {
@@ -94,28 +104,41 @@ fn main() {
             std::process::exit(1);
         }
     }
-    // The host-side references (runtime.cu): an object of host code, linked
-    // with the static CUDA runtime so the GPU machine needs no libcudart.
-    let source = Path::new("cuda/runtime.cu");
-    println!("cargo:rerun-if-changed={}", source.display());
-    let object = out.join("runtime.o");
-    let status = Command::new(&nvcc)
-        // Its kernel's launch stub is C++: without exceptions and thread-safe
-        // statics it needs nothing of libstdc++ (the Rust link has none).
-        .args(["-O3", "-c", "-Xcompiler", "-fPIC,-fno-exceptions,-fno-threadsafe-statics", "-o"])
-        .arg(&object)
-        .arg(source)
-        .status()
-        .unwrap_or_else(|e| panic!("cannot run {}: {e}", nvcc.display()));
-    if !status.success() {
-        eprintln!("error: `{} -O3 -c {}` failed ({status})", nvcc.display(), source.display());
-        std::process::exit(1);
+    // The host-side references: objects of host code, linked with the
+    // static CUDA runtime so the GPU machine needs no libcudart. runtime.cu's
+    // one kernel is a launch-overhead stand-in, built for nvcc's default
+    // target; CUB's kernels (cub.cu, the cuda-prims rows) are built for the
+    // benchmarks' GPU, as a CUDA C++ program using CUB would be.
+    let mut objects = Vec::new();
+    for &(name, for_arch) in HOST_SOURCES {
+        let source = Path::new("cuda").join(format!("{name}.cu"));
+        println!("cargo:rerun-if-changed={}", source.display());
+        let object = out.join(format!("{name}.o"));
+        let mut nvcc_cmd = Command::new(&nvcc);
+        nvcc_cmd.arg("-O3");
+        if for_arch {
+            nvcc_cmd.arg(format!("-arch={arch}"));
+        }
+        let status = nvcc_cmd
+            // Their launch stubs are C++: without exceptions and thread-safe
+            // statics they need little of libstdc++ (linked below for CUB's
+            // headers' static initialisers).
+            .args(["-c", "-Xcompiler", "-fPIC,-fno-exceptions,-fno-threadsafe-statics", "-o"])
+            .arg(&object)
+            .arg(&source)
+            .status()
+            .unwrap_or_else(|e| panic!("cannot run {}: {e}", nvcc.display()));
+        if !status.success() {
+            eprintln!("error: `{} -O3 -c {}` failed ({status})", nvcc.display(), source.display());
+            std::process::exit(1);
+        }
+        objects.push(object);
     }
     let archive = out.join("liboxide_bench_runtime.a");
     let _ = std::fs::remove_file(&archive);
-    let status = Command::new("ar").arg("crs").arg(&archive).arg(&object).status();
+    let status = Command::new("ar").arg("crs").arg(&archive).args(&objects).status();
     if !status.is_ok_and(|s| s.success()) {
-        eprintln!("error: `ar crs {} {}` failed", archive.display(), object.display());
+        eprintln!("error: `ar crs {}` failed", archive.display());
         std::process::exit(1);
     }
     let toolkit_lib = nvcc.parent().and_then(Path::parent).map(|root| root.join("lib64")).expect("nvcc is in <toolkit>/bin");
@@ -123,6 +146,8 @@ fn main() {
     println!("cargo:rustc-link-lib=static=oxide_bench_runtime");
     println!("cargo:rustc-link-search=native={}", toolkit_lib.display());
     println!("cargo:rustc-link-lib=static=cudart_static");
+    // CUB's headers bring <iostream>'s static initialiser.
+    println!("cargo:rustc-link-lib=dylib=stdc++");
     for system in ["dl", "rt", "pthread"] {
         println!("cargo:rustc-link-lib=dylib={system}");
     }

@@ -16,6 +16,7 @@
 mod benches;
 mod harness;
 mod kernels;
+mod prims;
 mod rebuild;
 mod reference;
 
@@ -49,6 +50,9 @@ const BENCHES: &[Bench] = &[
     Bench { name: "alloc", about: "1 MiB allocated and freed on a stream: DeviceBuffer vs cudaMallocAsync/cudaFreeAsync", runner: Runner::Gpu(benches::alloc) },
     Bench { name: "graph", about: "100 dependent small kernels: typed launches vs an oxide graph vs a CUDA C++ graph", runner: Runner::Gpu(benches::graph) },
     Bench { name: "allreduce", about: "f32 sum all-reduce over every GPU, 8 MiB–1 GiB: cuda-nccl vs NCCL called from CUDA C++", runner: Runner::Gpu(benches::allreduce) },
+    Bench { name: "prims_reduce", about: "cuda-prims device-wide sum, u32/f32/u64, 2^20–2^28; vs CUB DeviceReduce", runner: Runner::Gpu(prims::prims_reduce) },
+    Bench { name: "prims_scan", about: "cuda-prims inclusive/exclusive sum (decoupled look-back), u32/f32/u64, 2^20–2^28; vs CUB DeviceScan", runner: Runner::Gpu(prims::prims_scan) },
+    Bench { name: "prims_select", about: "cuda-prims select_if (about half kept), u32/f32/u64, 2^20–2^28; vs CUB DeviceSelect::If", runner: Runner::Gpu(prims::prims_select) },
     Bench { name: "rebuild", about: "cargo oxide build after a kernel edit vs nvcc; the device link of 200 kernels, clean and after one edit, vs rustc (no GPU needed)", runner: Runner::Host },
 ];
 

@@ -55,6 +55,7 @@ cuda-device = { path = "$root/crates/cuda-device" }
 cuda-core = { path = "$root/crates/cuda-core" }
 cuda-host = { path = "$root/crates/cuda-host" }
 cuda-blas = { path = "$root/crates/cuda-blas" }
+cuda-prims = { path = "$root/crates/cuda-prims" }
 
 [workspace]
 EOF

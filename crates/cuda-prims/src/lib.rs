@@ -1,0 +1,29 @@
+//! Device-wide parallel primitives on [`DeviceBuffer`](cuda_core::DeviceBuffer)s,
+//! written in Rust with oxide: what a CUDA C++ programmer takes from CUB.
+//!
+//! The kernels live in this crate; the device linker compiles them into the
+//! program that links it, so they are launched from that program's image
+//! (its [`KernelModule`](cuda_host::KernelModule)). Temporary storage is the
+//! library's business: each call allocates what it needs on the caller's
+//! stream and frees it there.
+//!
+//! Device-wide primitives (host calls, one stream):
+//! reduce, inclusive and exclusive scan, select and partition (stream
+//! compaction), histogram, radix sort, segmented reduce, run-length encode.
+//!
+//! Building blocks for the user's own kernels (device code): warp- and
+//! block-level reduce and scan, block loads and stores in blocked and
+//! striped arrangements.
+
+// Modules are added by the primitives that implement them.
+pub mod block;
+mod error;
+pub mod op;
+pub mod reduce;
+pub mod scan;
+pub mod select;
+mod temp;
+mod tile;
+pub mod warp;
+
+pub use error::PrimsError;

@@ -1,0 +1,174 @@
+//! The device-side loads and stores of the device-wide kernels: whole
+//! 16-byte vectors (`ld.global.v4.u32` / `v2.u64`), one element at a time
+//! only at the ragged end.
+//!
+//! The scan and select kernels hold [`VECTORS`] vectors per thread in a
+//! *warp-striped* arrangement: vector `j` of lane `l` of warp `w` is vector
+//! `(w · VECTORS + j) · 32 + l` of the tile, so each load or store
+//! instruction of a warp covers 512 contiguous bytes (fully coalesced),
+//! with no shared-memory transpose. A thread's elements then form
+//! `VECTORS` runs of consecutive elements; [`scan_runs`] gives every run its
+//! prefix in tile order.
+
+use crate::block::{fold_ptr, raw_exclusive_scan_warps};
+use crate::op::{Element, ReduceOp};
+use crate::warp;
+use cuda_device::unroll;
+use cuda_device::warp::Shuffle;
+
+/// 16 bytes, aligned to 16: one vector load or store.
+#[derive(Clone, Copy)]
+#[repr(C, align(16))]
+pub(crate) struct Vector16(pub [u32; 4]);
+
+/// Vectors per thread of the scan and select kernels (64 bytes).
+pub(crate) const VECTORS: usize = 4;
+
+/// A thread's vectors.
+pub(crate) type Vectors = [Vector16; VECTORS];
+
+/// Elements of `T` in one 16-byte vector.
+#[inline(always)]
+pub(crate) const fn lanes<T>() -> usize {
+    16 / core::mem::size_of::<T>()
+}
+
+/// Elements per thread of the scan and select kernels.
+#[inline(always)]
+pub(crate) const fn items<T>() -> usize {
+    VECTORS * lanes::<T>()
+}
+
+/// `acc` combined with the elements of `v`, in order.
+#[inline(always)]
+pub(crate) fn combine_vector<T: Element, Op: ReduceOp<T>>(acc: T, v: Vector16, op: Op) -> T {
+    let elems = &v as *const Vector16 as *const T;
+    let mut acc = acc;
+    let mut j = 0;
+    while j < lanes::<T>() {
+        // SAFETY: an Element is 4 or 8 bytes, so `lanes` of them fill the
+        // 16 bytes of `v`, and every bit pattern is a valid Element.
+        acc = op.combine(acc, unsafe { elems.add(j).read() });
+        j += 1;
+    }
+    acc
+}
+
+/// Element `k` (`0 .. items::<T>()`) of a thread's vectors.
+#[inline(always)]
+pub(crate) fn get<T: Element>(v: &Vectors, k: usize) -> T {
+    debug_assert!(k < items::<T>());
+    // SAFETY: k < items: inside the 64 bytes, at a multiple of T's size
+    // (and alignment: Elements are 4 or 8 bytes, the vectors 16-aligned).
+    unsafe { (v.as_ptr() as *const T).add(k).read() }
+}
+
+/// Sets element `k` of a thread's vectors.
+#[inline(always)]
+pub(crate) fn set<T: Element>(v: &mut Vectors, k: usize, x: T) {
+    debug_assert!(k < items::<T>());
+    // SAFETY: as in `get`.
+    unsafe { (v.as_mut_ptr() as *mut T).add(k).write(x) }
+}
+
+/// The tile's index of the first element of this thread's vector `j`.
+#[inline(always)]
+pub(crate) fn vector_start<T>(tile_start: usize, warp: usize, lane: usize, j: usize) -> usize {
+    tile_start + ((warp * VECTORS + j) * 32 + lane) * lanes::<T>()
+}
+
+/// Loads this thread's vectors of the tile at `tile_start` of `input`
+/// (`full`: the whole tile is inside it); elements past the end are `fill`.
+///
+/// # Safety
+/// `input`'s data is 16-byte aligned.
+#[inline(always)]
+pub(crate) unsafe fn load<T: Element>(input: &[T], tile_start: usize, warp: usize, lane: usize, full: bool, fill: T) -> Vectors {
+    let mut v = [Vector16([0; 4]); VECTORS];
+    let mut j = 0;
+    unroll!(full, while j < VECTORS {
+        let first = vector_start::<T>(tile_start, warp, lane, j);
+        if full {
+            // SAFETY: inside the input (full tile), at a multiple of 16
+            // bytes from its aligned start.
+            v[j] = (input.as_ptr().add(first) as *const Vector16).read();
+        } else {
+            let mut e = 0;
+            while e < lanes::<T>() {
+                set(&mut v, j * lanes::<T>() + e, input.get(first + e).copied().unwrap_or(fill));
+                e += 1;
+            }
+        }
+        j += 1;
+    });
+    v
+}
+
+/// Stores this thread's vectors into the tile at `tile_start` of `out`
+/// (`len` elements; `full`: the whole tile is inside it).
+///
+/// # Safety
+/// `out` points to `len` elements, 16-byte aligned, and this thread's
+/// elements of the tile are written by no other thread.
+#[inline(always)]
+pub(crate) unsafe fn store<T: Element>(out: *mut T, len: usize, v: &Vectors, tile_start: usize, warp: usize, lane: usize, full: bool) {
+    let mut j = 0;
+    unroll!(full, while j < VECTORS {
+        let first = vector_start::<T>(tile_start, warp, lane, j);
+        if full {
+            (out.add(first) as *mut Vector16).write(v[j]);
+        } else {
+            let mut e = 0;
+            while e < lanes::<T>() {
+                if first + e < len {
+                    out.add(first + e).write(get(v, j * lanes::<T>() + e));
+                }
+                e += 1;
+            }
+        }
+        j += 1;
+    });
+}
+
+/// The exclusive prefixes, in tile order within the block, of this
+/// thread's `VECTORS` runs whose totals are `runs`, and the block's total.
+/// Per run, one warp scan (the runs of a warp's vector `j` are consecutive
+/// across its lanes); the warps' totals then through `slots`.
+///
+/// # Safety
+/// As [`crate::block::raw_reduce`]: all `BLOCK` threads call it, `slots`
+/// holds `BLOCK / 32` elements of block-shared memory used by nothing else
+/// until a barrier after.
+#[inline(always)]
+pub(crate) unsafe fn scan_runs<T: Shuffle, Op: ReduceOp<T>, const BLOCK: usize>(
+    runs: [T; VECTORS],
+    op: Op,
+    slots: *mut T,
+) -> ([T; VECTORS], T) {
+    let mut prefixes = runs;
+    let mut warp_running = op.identity();
+    let mut j = 0;
+    unroll!(full, while j < VECTORS {
+        let (before_in_segment, segment_total) = warp::exclusive_scan(runs[j], op);
+        prefixes[j] = op.combine(warp_running, before_in_segment);
+        warp_running = op.combine(warp_running, segment_total);
+        j += 1;
+    });
+    let (warp_prefix, block_total) = raw_exclusive_scan_warps::<T, Op, BLOCK>(warp_running, op, slots);
+    j = 0;
+    unroll!(full, while j < VECTORS {
+        prefixes[j] = op.combine(warp_prefix, prefixes[j]);
+        j += 1;
+    });
+    (prefixes, block_total)
+}
+
+/// The totals of this thread's runs.
+#[inline(always)]
+pub(crate) fn run_totals<T: Element, Op: ReduceOp<T>>(v: &Vectors, op: Op) -> [T; VECTORS] {
+    core::array::from_fn(|j| {
+        // SAFETY: vector j's elements.
+        unsafe { fold_ptr((v.as_ptr() as *const T).add(j * lanes::<T>()), lanes::<T>(), op) }
+    })
+}
+

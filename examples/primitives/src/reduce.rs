@@ -1,0 +1,127 @@
+//! `cuda_prims::reduce` against the CPU: sums, minima, maxima and a user
+//! operator over several element types and sizes (empty, one element, the
+//! boundaries of a warp, a block and a vector, ragged sizes).
+
+use crate::inputs::{close, samples, Sample};
+use crate::Sizes;
+use cuda_core::{CudaContext, CudaStream, DeviceBuffer};
+use cuda_host::KernelModule;
+use cuda_prims::op::{Element, FnOp, Max, Min, ReduceOp, Sum};
+use cuda_prims::reduce;
+use std::sync::Arc;
+
+/// The sizes a run checks.
+pub fn lengths(sizes: Sizes) -> Vec<usize> {
+    let mut v = vec![0, 1, 2, 3, 31, 32, 33, 255, 256, 257, 1023, 1024, 1025, 4095, 4096, 4097, 5003];
+    if sizes.emulated {
+        v.extend([3 * 4096 + 5, 33 * 1024 + 1]);
+    } else {
+        v.extend([(1 << 20) + 3, (1 << 22) - 1, (1 << 22) + 777]);
+    }
+    v
+}
+
+/// Exact comparison for integers; the reordering bound for floats.
+trait Check: Element + Sample {
+    fn agrees(got: Self, want: Self, abs_sum: f64, terms: usize) -> bool;
+    fn magnitude(self) -> f64;
+}
+macro_rules! exact {
+    ($($t:ty),*) => {$(
+        impl Check for $t {
+            fn agrees(got: Self, want: Self, _: f64, _: usize) -> bool {
+                got == want
+            }
+            fn magnitude(self) -> f64 {
+                0.0
+            }
+        }
+    )*};
+}
+exact!(u32, i32, u64, i64);
+impl Check for f32 {
+    fn agrees(got: Self, want: Self, abs_sum: f64, terms: usize) -> bool {
+        close(got as f64, want as f64, abs_sum, terms, f32::EPSILON as f64)
+    }
+    fn magnitude(self) -> f64 {
+        self.abs() as f64
+    }
+}
+impl Check for f64 {
+    fn agrees(got: Self, want: Self, abs_sum: f64, terms: usize) -> bool {
+        close(got, want, abs_sum, terms, f64::EPSILON)
+    }
+    fn magnitude(self) -> f64 {
+        self.abs()
+    }
+}
+
+fn check_one<T: Check, Op: ReduceOp<T>>(
+    module: &KernelModule,
+    stream: &CudaStream,
+    name: &str,
+    host: &[T],
+    input: &DeviceBuffer<T>,
+    op: Op,
+) -> Result<(), String> {
+    let got = reduce::reduce(module, stream, input, op).map_err(|e| format!("reduce {name}: {e}"))?;
+    // The CPU in f64 for float sums (the GPU's f32 differs by rounding only).
+    let want = host.iter().fold(op.identity(), |a, &b| op.combine(a, b));
+    let abs_sum: f64 = host.iter().map(|x| x.magnitude()).sum();
+    if T::agrees(got, want, abs_sum, host.len()) {
+        Ok(())
+    } else {
+        Err(format!("reduce {name} of {} {}: GPU {got:?}, CPU {want:?}", host.len(), std::any::type_name::<T>()))
+    }
+}
+
+fn check_type<T: Check>(module: &KernelModule, stream: &CudaStream, sizes: Sizes, seed: u64) -> Result<usize, String> {
+    let mut checks = 0;
+    for n in lengths(sizes) {
+        let host = samples::<T>(n, seed + n as u64);
+        let input = DeviceBuffer::from_host(stream, &host).map_err(|e| e.to_string())?;
+        check_one(module, stream, "Sum", &host, &input, Sum)?;
+        check_one(module, stream, "Min", &host, &input, Min)?;
+        check_one(module, stream, "Max", &host, &input, Max)?;
+        checks += 3;
+    }
+    Ok(checks)
+}
+
+/// Runs the reduce checks.
+pub fn run(ctx: &Arc<CudaContext>, module: &KernelModule, sizes: Sizes) -> Result<usize, String> {
+    let stream = ctx.default_stream();
+    let mut checks = 0;
+    checks += check_type::<u32>(module, &stream, sizes, 1)?;
+    checks += check_type::<i32>(module, &stream, sizes, 2)?;
+    checks += check_type::<f32>(module, &stream, sizes, 3)?;
+    checks += check_type::<u64>(module, &stream, sizes, 4)?;
+    if !sizes.emulated {
+        checks += check_type::<i64>(module, &stream, sizes, 5)?;
+        checks += check_type::<f64>(module, &stream, sizes, 6)?;
+    }
+    // One large input on the GPU (the CPU side of the check is a debug
+    // build: the other sizes stay at a few million elements).
+    if !sizes.emulated {
+        let host = samples::<u32>((1 << 24) + 777, 8);
+        let input = DeviceBuffer::from_host(&stream, &host).map_err(|e| e.to_string())?;
+        check_one(module, &stream, "Sum", &host, &input, Sum)?;
+        checks += 1;
+    }
+    // A user operator: the bitwise xor of every word.
+    let xor = FnOp::new(0u64, |a: u64, b: u64| a ^ b);
+    for n in lengths(sizes) {
+        let host = samples::<u64>(n, 99 + n as u64);
+        let input = DeviceBuffer::from_host(&stream, &host).map_err(|e| e.to_string())?;
+        check_one(module, &stream, "xor (FnOp)", &host, &input, xor)?;
+        checks += 1;
+    }
+    // The output buffer must hold one element.
+    let input = DeviceBuffer::from_host(&stream, &[1u32, 2, 3]).map_err(|e| e.to_string())?;
+    let mut two = DeviceBuffer::<u32>::zeroed(&stream, 2).map_err(|e| e.to_string())?;
+    match reduce::reduce_into(module, &stream, &input, &mut two, Sum) {
+        Err(cuda_prims::PrimsError::LengthMismatch { expected: 1, found: 2, .. }) => checks += 1,
+        other => return Err(format!("reduce_into with a 2-element output: expected a length error, got {other:?}")),
+    }
+    Ok(checks)
+}

@@ -1,0 +1,162 @@
+//! `cuda_prims::scan` against the CPU: inclusive and exclusive scans with
+//! sums, maxima and an operator that is not commutative, over several
+//! element types and sizes (tile boundaries, more than 32 tiles so that the
+//! look-back crosses windows, ragged ends).
+
+use crate::inputs::{close, samples, Sample};
+use crate::Sizes;
+use cuda_core::{CudaContext, CudaStream, DeviceBuffer};
+use cuda_host::KernelModule;
+use cuda_prims::op::{Element, FnOp, Max, ReduceOp, Sum};
+use cuda_prims::scan;
+use std::sync::Arc;
+
+/// The sizes a run checks: around the tile sizes (4096 four-byte, 2048
+/// eight-byte elements), and beyond 32 tiles.
+pub fn lengths(sizes: Sizes) -> Vec<usize> {
+    let mut v = vec![0, 1, 2, 31, 32, 33, 255, 256, 257, 2047, 2048, 2049, 4095, 4096, 4097, 3 * 4096 + 17];
+    if sizes.emulated {
+        v.extend([33 * 2048 + 5, 33 * 4096 + 1]);
+    } else {
+        v.extend([40 * 4096 + 1, (1 << 20) + 3, (1 << 22) + 777]);
+    }
+    v
+}
+
+trait Check: Element + Sample {
+    fn agrees(got: Self, want: Self, abs_prefix: f64, terms: usize) -> bool;
+    fn magnitude(self) -> f64;
+}
+macro_rules! exact {
+    ($($t:ty),*) => {$(
+        impl Check for $t {
+            fn agrees(got: Self, want: Self, _: f64, _: usize) -> bool {
+                got == want
+            }
+            fn magnitude(self) -> f64 {
+                0.0
+            }
+        }
+    )*};
+}
+exact!(u32, i32, u64, i64);
+impl Check for f32 {
+    fn agrees(got: Self, want: Self, abs_prefix: f64, terms: usize) -> bool {
+        close(got as f64, want as f64, abs_prefix, terms, f32::EPSILON as f64)
+    }
+    fn magnitude(self) -> f64 {
+        self.abs() as f64
+    }
+}
+impl Check for f64 {
+    fn agrees(got: Self, want: Self, abs_prefix: f64, terms: usize) -> bool {
+        close(got, want, abs_prefix, terms, f64::EPSILON)
+    }
+    fn magnitude(self) -> f64 {
+        self.abs()
+    }
+}
+
+fn check_one<T: Check, Op: ReduceOp<T>>(
+    module: &KernelModule,
+    stream: &CudaStream,
+    name: &str,
+    host: &[T],
+    input: &DeviceBuffer<T>,
+    op: Op,
+) -> Result<usize, String> {
+    let n = host.len();
+    let mut out = DeviceBuffer::<T>::zeroed(stream, n).map_err(|e| e.to_string())?;
+    for inclusive in [true, false] {
+        let kind = if inclusive { "inclusive" } else { "exclusive" };
+        let run = if inclusive { scan::inclusive_scan::<T, Op> } else { scan::exclusive_scan::<T, Op> };
+        run(module, stream, input, &mut out, op).map_err(|e| format!("{kind} scan {name}: {e}"))?;
+        let got = out.to_host_vec(stream).map_err(|e| e.to_string())?;
+        let (mut acc, mut abs) = (op.identity(), 0.0f64);
+        for i in 0..n {
+            let before = acc;
+            acc = op.combine(acc, host[i]);
+            abs += host[i].magnitude();
+            let want = if inclusive { acc } else { before };
+            if !T::agrees(got[i], want, abs, i + 1) {
+                return Err(format!(
+                    "{kind} scan {name} of {n} {}: element {i}: GPU {:?}, CPU {want:?}",
+                    std::any::type_name::<T>(),
+                    got[i]
+                ));
+            }
+        }
+    }
+    Ok(2)
+}
+
+fn check_type<T: Check>(module: &KernelModule, stream: &CudaStream, sizes: Sizes, seed: u64) -> Result<usize, String> {
+    let mut checks = 0;
+    for n in lengths(sizes) {
+        let host = samples::<T>(n, seed + n as u64);
+        let input = DeviceBuffer::from_host(stream, &host).map_err(|e| e.to_string())?;
+        checks += check_one(module, stream, "Sum", &host, &input, Sum)?;
+        checks += check_one(module, stream, "Max", &host, &input, Max)?;
+    }
+    Ok(checks)
+}
+
+/// Runs the scan checks.
+pub fn run(ctx: &Arc<CudaContext>, module: &KernelModule, sizes: Sizes) -> Result<usize, String> {
+    let stream = ctx.default_stream();
+    let mut checks = 0;
+    checks += check_type::<u32>(module, &stream, sizes, 11)?;
+    checks += check_type::<i32>(module, &stream, sizes, 12)?;
+    checks += check_type::<f32>(module, &stream, sizes, 13)?;
+    checks += check_type::<u64>(module, &stream, sizes, 14)?;
+    if !sizes.emulated {
+        checks += check_type::<i64>(module, &stream, sizes, 15)?;
+        checks += check_type::<f64>(module, &stream, sizes, 16)?;
+    }
+    // One large input on the GPU (the CPU side is a debug build).
+    if !sizes.emulated {
+        let host = samples::<u32>((1 << 24) + 777, 18);
+        let input = DeviceBuffer::from_host(&stream, &host).map_err(|e| e.to_string())?;
+        checks += check_one(module, &stream, "Sum", &host, &input, Sum)?;
+    }
+    // An operator that is not commutative: the latest non-zero value.
+    let last_nonzero = FnOp::new(0u32, |a: u32, b: u32| if b != 0 { b } else { a });
+    for n in lengths(sizes) {
+        let host: Vec<u32> = samples::<u32>(n, 77 + n as u64).into_iter().map(|x| if x % 4 == 0 { x } else { 0 }).collect();
+        let input = DeviceBuffer::from_host(&stream, &host).map_err(|e| e.to_string())?;
+        checks += check_one(module, &stream, "last non-zero (FnOp)", &host, &input, last_nonzero)?;
+    }
+    // The look-back's windows: tile 100 over prepared flags, the nearest
+    // inclusive tile in the first window, the second, or only tile 0 (four
+    // windows, the last reaching before the first tile); with an operator
+    // that is not commutative, so the order of the windows shows.
+    let last_nonzero = FnOp::new(0u32, |a: u32, b: u32| if b != 0 { b } else { a });
+    for nearest in [99usize, 80, 37, 5, 0] {
+        let tile = 100;
+        let inclusive: Vec<bool> = (0..tile).map(|t| t == 0 || t == nearest).collect();
+        let partials: Vec<u32> = (0..tile as u32).map(|t| if t % 5 == 3 { 0 } else { t * 7 + 1 }).collect();
+        let inclusives: Vec<u32> = (0..tile as u32).map(|t| 100_000 + t).collect();
+        for (name, sum) in [("Sum", true), ("last non-zero", false)] {
+            let cpu = |a: u32, b: u32| if sum { a.wrapping_add(b) } else { last_nonzero.combine(a, b) };
+            let want = partials[nearest + 1..].iter().fold(inclusives[nearest], |a, &b| cpu(a, b));
+            let got = if sum {
+                scan::look_back_probe_run(module, &stream, &inclusive, &partials, &inclusives, Sum)
+            } else {
+                scan::look_back_probe_run(module, &stream, &inclusive, &partials, &inclusives, last_nonzero)
+            }
+            .map_err(|e| e.to_string())?;
+            if got != want {
+                return Err(format!("look-back of tile {tile} ({name}), nearest inclusive tile {nearest}: GPU {got}, CPU {want}"));
+            }
+            checks += 1;
+        }
+    }
+    // The output must be as long as the input.
+    let input = DeviceBuffer::from_host(&stream, &[1u32, 2, 3]).map_err(|e| e.to_string())?;
+    let mut short = DeviceBuffer::<u32>::zeroed(&stream, 2).map_err(|e| e.to_string())?;
+    match scan::inclusive_scan(module, &stream, &input, &mut short, Sum) {
+        Err(cuda_prims::PrimsError::LengthMismatch { expected: 3, found: 2, .. }) => checks += 1,
+        other => return Err(format!("inclusive_scan into a shorter output: expected a length error, got {other:?}")),
+    }
+    Ok(checks)
+}

@@ -1,0 +1,120 @@
+//! `cuda_prims::select` against the CPU: select_if, select_flagged and
+//! partition_if over several element types and sizes (tile boundaries,
+//! more than 32 tiles, none and all selected).
+
+use crate::inputs::{samples, Sample};
+use crate::Sizes;
+use cuda_core::{CudaContext, CudaStream, DeviceBuffer};
+use cuda_host::KernelModule;
+use cuda_prims::op::Element;
+use cuda_prims::select;
+use std::sync::Arc;
+
+/// The sizes a run checks.
+pub fn lengths(sizes: Sizes) -> Vec<usize> {
+    let mut v = vec![0, 1, 2, 31, 33, 255, 257, 2047, 2049, 4095, 4096, 4097, 3 * 4096 + 17];
+    if sizes.emulated {
+        v.extend([33 * 2048 + 5, 33 * 4096 + 1]);
+    } else {
+        v.extend([(1 << 20) + 3, (1 << 22) + 777]);
+    }
+    v
+}
+
+trait Check: Element + Sample + PartialOrd {
+    /// About `fraction` of the samples lie below the threshold.
+    fn threshold(fraction: f64) -> Self;
+}
+impl Check for u32 {
+    fn threshold(fraction: f64) -> Self {
+        (fraction * u32::MAX as f64) as u32
+    }
+}
+impl Check for i32 {
+    fn threshold(fraction: f64) -> Self {
+        (i32::MIN as f64 + fraction * u32::MAX as f64) as i32
+    }
+}
+impl Check for u64 {
+    fn threshold(fraction: f64) -> Self {
+        (fraction * u64::MAX as f64) as u64
+    }
+}
+impl Check for f32 {
+    fn threshold(fraction: f64) -> Self {
+        (2.0 * fraction - 1.0) as f32
+    }
+}
+
+fn bits<T: Element>(v: &[T]) -> Vec<u64> {
+    // Compared as bit patterns: -0.0 and NaN stay what they were.
+    v.iter()
+        .map(|x| {
+            let mut b = 0u64;
+            // SAFETY: T is 4 or 8 bytes of plain data.
+            unsafe { std::ptr::copy_nonoverlapping(x as *const T as *const u8, &mut b as *mut u64 as *mut u8, std::mem::size_of::<T>()) };
+            b
+        })
+        .collect()
+}
+
+fn check_type<T: Check>(module: &KernelModule, stream: &CudaStream, sizes: Sizes, seed: u64) -> Result<usize, String> {
+    let e = |x: &dyn std::fmt::Display| x.to_string();
+    let name = std::any::type_name::<T>();
+    let mut checks = 0;
+    for n in lengths(sizes) {
+        let host = samples::<T>(n, seed + n as u64);
+        let input = DeviceBuffer::from_host(stream, &host).map_err(|x| e(&x))?;
+        let mut out = DeviceBuffer::<T>::zeroed(stream, n).map_err(|x| e(&x))?;
+        for fraction in [0.0, 0.3, 1.01] {
+            let t = T::threshold(fraction);
+            let below = move |x: T| x < t;
+            let want: Vec<T> = host.iter().copied().filter(|&x| x < t).collect();
+            let kept = select::select_if(module, stream, &input, &mut out, below).map_err(|x| e(&x))?;
+            let got = out.to_host_vec(stream).map_err(|x| e(&x))?;
+            if kept != want.len() || bits(&got[..kept]) != bits(&want) {
+                return Err(format!("select_if of {n} {name} (x < {t:?}): {kept} kept, CPU {}", want.len()));
+            }
+            let kept = select::partition_if(module, stream, &input, &mut out, below).map_err(|x| e(&x))?;
+            let got = out.to_host_vec(stream).map_err(|x| e(&x))?;
+            let mut want_part = want.clone();
+            // The rejected: those the predicate refuses (NaN included), last first.
+            want_part.extend(host.iter().copied().filter(|&x| !below(x)).rev());
+            if kept != want.len() || bits(&got) != bits(&want_part) {
+                return Err(format!("partition_if of {n} {name} (x < {t:?}): {kept} first, CPU {}", want.len()));
+            }
+            checks += 2;
+        }
+        let flags: Vec<u8> = (0..n).map(|i| (i % 3 == 0 || i % 7 == 0) as u8 * (i as u8 | 1)).collect();
+        let flags_dev = DeviceBuffer::from_host(stream, &flags).map_err(|x| e(&x))?;
+        let kept = select::select_flagged(module, stream, &input, &flags_dev, &mut out).map_err(|x| e(&x))?;
+        let want: Vec<T> = host.iter().zip(&flags).filter(|(_, &f)| f != 0).map(|(&x, _)| x).collect();
+        let got = out.to_host_vec(stream).map_err(|x| e(&x))?;
+        if kept != want.len() || bits(&got[..kept]) != bits(&want) {
+            return Err(format!("select_flagged of {n} {name}: {kept} kept, CPU {}", want.len()));
+        }
+        checks += 1;
+    }
+    Ok(checks)
+}
+
+/// Runs the select checks.
+pub fn run(ctx: &Arc<CudaContext>, module: &KernelModule, sizes: Sizes) -> Result<usize, String> {
+    let stream = ctx.default_stream();
+    let mut checks = 0;
+    checks += check_type::<u32>(module, &stream, sizes, 21)?;
+    checks += check_type::<f32>(module, &stream, sizes, 22)?;
+    checks += check_type::<u64>(module, &stream, sizes, 23)?;
+    if !sizes.emulated {
+        checks += check_type::<i32>(module, &stream, sizes, 24)?;
+    }
+    // Flags must be as long as the input.
+    let input = DeviceBuffer::from_host(&stream, &[1u32, 2, 3]).map_err(|e| e.to_string())?;
+    let flags = DeviceBuffer::from_host(&stream, &[1u8, 0]).map_err(|e| e.to_string())?;
+    let mut out = DeviceBuffer::<u32>::zeroed(&stream, 3).map_err(|e| e.to_string())?;
+    match select::select_flagged(module, &stream, &input, &flags, &mut out) {
+        Err(cuda_prims::PrimsError::LengthMismatch { expected: 3, found: 2, .. }) => checks += 1,
+        other => return Err(format!("select_flagged with 2 flags for 3 elements: expected a length error, got {other:?}")),
+    }
+    Ok(checks)
+}
