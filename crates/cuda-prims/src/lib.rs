@@ -16,3 +16,4 @@
 //! striped arrangements.
 
 // Modules are added by the primitives that implement them.
+pub mod sort;

@@ -7,6 +7,8 @@
 //! it ran or the first failure; the program prints PASS/FAIL per group and
 //! exits non-zero on any failure.
 
+mod sort;
+
 use cuda_core::CudaContext;
 use cuda_host::{load_kernel_module, KernelModule};
 use std::process::ExitCode;
@@ -23,7 +25,9 @@ pub struct Sizes {
 }
 
 /// Every group, in the order they run. Groups are added by the primitives.
-const GROUPS: &[Group] = &[];
+const GROUPS: &[Group] = &[
+    ("radix sort", sort::run),
+];
 
 fn main() -> ExitCode {
     let ctx = match CudaContext::new(0) {
