@@ -17,3 +17,4 @@
 
 // Modules are added by the primitives that implement them.
 pub mod sort;
+pub mod histogram;

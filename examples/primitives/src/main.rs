@@ -7,6 +7,7 @@
 //! it ran or the first failure; the program prints PASS/FAIL per group and
 //! exits non-zero on any failure.
 
+mod histogram;
 mod sort;
 
 use cuda_core::CudaContext;
@@ -27,6 +28,7 @@ pub struct Sizes {
 /// Every group, in the order they run. Groups are added by the primitives.
 const GROUPS: &[Group] = &[
     ("radix sort", sort::run),
+    ("histogram", histogram::run),
 ];
 
 fn main() -> ExitCode {
