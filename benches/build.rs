@@ -118,6 +118,33 @@ fn main() {
         eprintln!("error: `ar crs {} {}` failed", archive.display(), object.display());
         std::process::exit(1);
     }
+    // The CUB references of the prims_sort and prims_histogram rows
+    // (cub_sort.cu): host code like runtime.cu, plus CUB's kernels for the
+    // benchmarks' architecture. CUB's headers pull in <iostream>, whose
+    // static initialiser needs libstdc++.
+    let source = Path::new("cuda/cub_sort.cu");
+    println!("cargo:rerun-if-changed={}", source.display());
+    let object = out.join("cub_sort.o");
+    let status = Command::new(&nvcc)
+        .args(["-O3", &format!("-arch={arch}"), "-c", "-Xcompiler", "-fPIC,-fno-exceptions,-fno-threadsafe-statics", "-o"])
+        .arg(&object)
+        .arg(source)
+        .status()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", nvcc.display()));
+    if !status.success() {
+        eprintln!("error: `{} -O3 -arch={arch} -c {}` failed ({status})", nvcc.display(), source.display());
+        std::process::exit(1);
+    }
+    let archive = out.join("liboxide_bench_cub_sort.a");
+    let _ = std::fs::remove_file(&archive);
+    let status = Command::new("ar").arg("crs").arg(&archive).arg(&object).status();
+    if !status.is_ok_and(|s| s.success()) {
+        eprintln!("error: `ar crs {} {}` failed", archive.display(), object.display());
+        std::process::exit(1);
+    }
+    println!("cargo:rustc-link-search=native={}", out.display());
+    println!("cargo:rustc-link-lib=static=oxide_bench_cub_sort");
+    println!("cargo:rustc-link-lib=dylib=stdc++");
     let toolkit_lib = nvcc.parent().and_then(Path::parent).map(|root| root.join("lib64")).expect("nvcc is in <toolkit>/bin");
     println!("cargo:rustc-link-search=native={}", out.display());
     println!("cargo:rustc-link-lib=static=oxide_bench_runtime");

@@ -16,6 +16,7 @@
 mod benches;
 mod harness;
 mod kernels;
+mod prims_sort;
 mod rebuild;
 mod reference;
 
@@ -49,6 +50,8 @@ const BENCHES: &[Bench] = &[
     Bench { name: "alloc", about: "1 MiB allocated and freed on a stream: DeviceBuffer vs cudaMallocAsync/cudaFreeAsync", runner: Runner::Gpu(benches::alloc) },
     Bench { name: "graph", about: "100 dependent small kernels: typed launches vs an oxide graph vs a CUDA C++ graph", runner: Runner::Gpu(benches::graph) },
     Bench { name: "allreduce", about: "f32 sum all-reduce over every GPU, 8 MiB–1 GiB: cuda-nccl vs NCCL called from CUDA C++", runner: Runner::Gpu(benches::allreduce) },
+    Bench { name: "prims_sort", about: "cuda-prims radix sort (u32 keys 2^20–2^28; u64, f32 keys and u32 pairs at 2^24, 2^28) vs CUB DeviceRadixSort", runner: Runner::Gpu(prims_sort::prims_sort) },
+    Bench { name: "prims_histogram", about: "cuda-prims histogram, 256 bins (u32 even 2^20–2^28; range, f32 at 2^28) vs CUB DeviceHistogram", runner: Runner::Gpu(prims_sort::prims_histogram) },
     Bench { name: "rebuild", about: "cargo oxide build after a kernel edit vs nvcc; the device link of 200 kernels, clean and after one edit, vs rustc (no GPU needed)", runner: Runner::Host },
 ];
 
