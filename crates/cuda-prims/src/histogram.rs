@@ -150,6 +150,7 @@ pub fn histogram_kernel<T: Sample>(
         let base = tile * per_tile;
         let mut xs = [T::default(); ITEMS];
         let mut valid = [false; ITEMS];
+        #[unroll]
         for i in 0..ITEMS {
             let idx = base + i * THREADS + tid;
             if idx < n {
@@ -157,12 +158,10 @@ pub fn histogram_kernel<T: Sample>(
                 valid[i] = true;
             }
         }
+        #[unroll]
         for i in 0..ITEMS {
-            if !valid[i] {
-                continue;
-            }
             let bin = if levels.is_empty() { xs[i].even_bin(lower, upper, bins, scale) } else { range_bin(xs[i], levels) };
-            if let Some(b) = bin {
+            if let (true, Some(b)) = (valid[i], bin) {
                 if private {
                     // SAFETY: b < bins <= SHARED_BINS, zeroed before the barrier.
                     unsafe { COUNTS.get_ref(b as usize) }.fetch_add(1, Ordering::Relaxed);

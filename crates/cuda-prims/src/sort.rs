@@ -252,6 +252,7 @@ pub fn radix_histogram<K: RadixKey>(keys: &[K], descending: u32, mut scratch: Di
         // All loads of the tile first, so that they are in flight together.
         let mut ks = [K::default(); ITEMS];
         let mut valid = [false; ITEMS];
+        #[unroll]
         for i in 0..ITEMS {
             let idx = base + i * THREADS + tid;
             if idx < n {
@@ -259,8 +260,10 @@ pub fn radix_histogram<K: RadixKey>(keys: &[K], descending: u32, mut scratch: Di
                 valid[i] = true;
             }
         }
+        #[unroll]
         for i in 0..ITEMS {
             if valid[i] {
+                #[unroll]
                 for p in 0..passes {
                     let d = ks[i].digit(p as u32 * DIGIT_BITS, desc) as usize;
                     // SAFETY: initialised above, before the barrier.
@@ -391,6 +394,7 @@ pub fn radix_scatter<K: RadixKey, V: Copy + Default>(
     // each phase's writes are separated from the next phase's reads by a
     // barrier (or, within a warp's ranking, by `sync_warp`).
     unsafe {
+        #[unroll]
         for i in 0..WARPS {
             *warp_counts.add(i * RADIX + tid) = 0;
         }
@@ -411,6 +415,7 @@ pub fn radix_scatter<K: RadixKey, V: Copy + Default>(
     let warp_base = tile_base + w * 32 * ITEMS;
     let mut keys = [K::default(); ITEMS];
     let mut digits = [RADIX as u32; ITEMS];
+    #[unroll]
     for i in 0..ITEMS {
         let idx = warp_base + i * 32 + lane as usize;
         if idx < n {
@@ -423,6 +428,7 @@ pub fn radix_scatter<K: RadixKey, V: Copy + Default>(
     // consecutive slots after the ones the warp gave that digit before.
     let mut ranks = [0u32; ITEMS];
     let own_counts = unsafe { warp_counts.add(w * RADIX) };
+    #[unroll]
     for i in 0..ITEMS {
         let d = digits[i];
         let peers = warp::match_any(warp::FULL_MASK, d);
@@ -445,11 +451,12 @@ pub fn radix_scatter<K: RadixKey, V: Copy + Default>(
     // Thread d: the tile's count of digit d, each warp's start among them.
     let d = tid;
     let mut count = 0u32;
+    #[unroll]
     for i in 0..WARPS {
         unsafe {
             let c = *warp_counts.add(i * RADIX + d);
             *warp_counts.add(i * RADIX + d) = count;
-            count += c;
+            count = count.wrapping_add(c);
         }
     }
     // Publish this tile's count at once, so later tiles can look back.
@@ -494,6 +501,7 @@ pub fn radix_scatter<K: RadixKey, V: Copy + Default>(
 
     // Each key to its slot of the tile in digit order.
     let keys_exchange = exchange.cast::<K>();
+    #[unroll]
     for i in 0..ITEMS {
         let d = digits[i] as usize;
         if d < RADIX {
@@ -509,6 +517,7 @@ pub fn radix_scatter<K: RadixKey, V: Copy + Default>(
     let in_tile = n.saturating_sub(tile_base).min(TILE);
     let out = keys_out.as_mut_ptr();
     let mut places = [0u32; ITEMS];
+    #[unroll]
     for i in 0..ITEMS {
         let j = i * THREADS + tid;
         if j < in_tile {
@@ -526,6 +535,7 @@ pub fn radix_scatter<K: RadixKey, V: Copy + Default>(
     }
     thread::sync_threads();
     let values_exchange = exchange.cast::<V>();
+    #[unroll]
     for i in 0..ITEMS {
         let idx = warp_base + i * 32 + lane as usize;
         if idx < n {
@@ -534,6 +544,7 @@ pub fn radix_scatter<K: RadixKey, V: Copy + Default>(
     }
     thread::sync_threads();
     let out = values_out.as_mut_ptr();
+    #[unroll]
     for i in 0..ITEMS {
         let j = i * THREADS + tid;
         if j < in_tile {
