@@ -18,3 +18,5 @@
 // Modules are added by the primitives that implement them.
 pub mod sort;
 pub mod histogram;
+pub mod segmented;
+pub mod rle;

@@ -307,7 +307,7 @@ pub(crate) fn shared_ptr<T>(p: *mut T) -> *mut T {
 
 /// Inclusive sum over the lanes of a full warp.
 #[inline(always)]
-fn warp_inclusive_sum(x: u64) -> u64 {
+pub(crate) fn warp_inclusive_sum(x: u64) -> u64 {
     let lane = warp::lane_id();
     let mut sum = x;
     let mut delta = 1;
@@ -329,7 +329,7 @@ fn warp_inclusive_sum(x: u64) -> u64 {
 /// `totals` points to [`WARPS`] slots of shared memory that no other code
 /// touches during the call.
 #[inline(always)]
-unsafe fn block_exclusive_sum(x: u64, totals: *mut u64) -> u64 {
+pub(crate) unsafe fn block_exclusive_sum(x: u64, totals: *mut u64) -> u64 {
     let inclusive = warp_inclusive_sum(x);
     let w = thread::threadIdx_x() as usize / 32;
     if warp::lane_id() == 31 {

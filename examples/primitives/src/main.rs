@@ -8,6 +8,8 @@
 //! exits non-zero on any failure.
 
 mod histogram;
+mod rle;
+mod segmented;
 mod sort;
 
 use cuda_core::CudaContext;
@@ -29,6 +31,8 @@ pub struct Sizes {
 const GROUPS: &[Group] = &[
     ("radix sort", sort::run),
     ("histogram", histogram::run),
+    ("segmented reduce", segmented::run),
+    ("run-length encode", rle::run),
 ];
 
 fn main() -> ExitCode {
