@@ -34,6 +34,7 @@
 
 use crate::sort::SortError;
 use core::sync::atomic::{AtomicU32, Ordering};
+use cuda_device::atomic::{Scope, ScopedAtomic};
 use cuda_core::{CudaStream, DeviceBuffer, DeviceRepr, LaunchConfig};
 use cuda_device::{kernel, shared, thread, DisjointSlice};
 use cuda_host::{cuda_launch, KernelModule};
@@ -164,11 +165,11 @@ pub fn histogram_kernel<T: Sample>(
             if let (true, Some(b)) = (valid[i], bin) {
                 if private {
                     // SAFETY: b < bins <= SHARED_BINS, zeroed before the barrier.
-                    unsafe { COUNTS.get_ref(b as usize) }.fetch_add(1, Ordering::Relaxed);
+                    unsafe { COUNTS.get_ref(b as usize) }.fetch_add_scoped(1, Scope::Block, Ordering::Relaxed);
                 } else {
                     // SAFETY: b < bins = hist.len(); hist is only accessed
                     // atomically during the launch.
-                    unsafe { AtomicU32::from_ptr(global.add(b as usize)) }.fetch_add(1, Ordering::Relaxed);
+                    unsafe { AtomicU32::from_ptr(global.add(b as usize)) }.fetch_add_scoped(1, Scope::Device, Ordering::Relaxed);
                 }
             }
         }
@@ -181,10 +182,10 @@ pub fn histogram_kernel<T: Sample>(
     let mut b = tid;
     while b < bins as usize {
         // SAFETY: as above.
-        let count = unsafe { COUNTS.get_ref(b) }.load(Ordering::Relaxed);
+        let count = unsafe { COUNTS.get_ref(b) }.load_scoped(Scope::Block, Ordering::Relaxed);
         if count > 0 {
             // SAFETY: as above.
-            unsafe { AtomicU32::from_ptr(global.add(b)) }.fetch_add(count, Ordering::Relaxed);
+            unsafe { AtomicU32::from_ptr(global.add(b)) }.fetch_add_scoped(count, Scope::Device, Ordering::Relaxed);
         }
         b += THREADS;
     }

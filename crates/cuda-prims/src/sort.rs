@@ -48,6 +48,7 @@
 //! is allocated on the caller's stream and freed there.
 
 use core::sync::atomic::{AtomicU32, Ordering};
+use cuda_device::atomic::{Scope, ScopedAtomic};
 use cuda_core::{CudaStream, DeviceBuffer, DeviceRepr, DriverError, LaunchConfig};
 use cuda_device::{kernel, shared, thread, warp, DisjointSlice};
 use cuda_host::{cuda_launch, HostError, KernelModule};
@@ -267,7 +268,7 @@ pub fn radix_histogram<K: RadixKey>(keys: &[K], descending: u32, mut scratch: Di
                 for p in 0..passes {
                     let d = ks[i].digit(p as u32 * DIGIT_BITS, desc) as usize;
                     // SAFETY: initialised above, before the barrier.
-                    unsafe { COUNTS.get_ref(p * RADIX + d) }.fetch_add(1, Ordering::Relaxed);
+                    unsafe { COUNTS.get_ref(p * RADIX + d) }.fetch_add_scoped(1, Scope::Block, Ordering::Relaxed);
                 }
             }
         }
@@ -279,12 +280,12 @@ pub fn radix_histogram<K: RadixKey>(keys: &[K], descending: u32, mut scratch: Di
     let mut b = tid;
     while b < passes * RADIX {
         // SAFETY: every bin was initialised before the barriers.
-        let count = unsafe { COUNTS.get_ref(b) }.load(Ordering::Relaxed);
+        let count = unsafe { COUNTS.get_ref(b) }.load_scoped(Scope::Block, Ordering::Relaxed);
         if count > 0 {
             // SAFETY: the scratch buffer holds at least `passes * RADIX`
             // counts (the host allocates it so) and is only accessed
             // atomically during this launch.
-            unsafe { AtomicU32::from_ptr(global.add(b)) }.fetch_add(count, Ordering::Relaxed);
+            unsafe { AtomicU32::from_ptr(global.add(b)) }.fetch_add_scoped(count, Scope::Device, Ordering::Relaxed);
         }
         b += THREADS;
     }
@@ -402,7 +403,7 @@ pub fn radix_scatter<K: RadixKey, V: Copy + Default>(
             // SAFETY: the ticket of this pass is inside the scratch buffer,
             // only accessed atomically.
             let ticket = AtomicU32::from_ptr(scratch.add(passes * RADIX + pass as usize));
-            *shared_ptr(TICKET.as_mut_ptr()) = ticket.fetch_add(1, Ordering::Relaxed);
+            *shared_ptr(TICKET.as_mut_ptr()) = ticket.fetch_add_scoped(1, Scope::Device, Ordering::Relaxed);
         }
     }
     thread::sync_threads();
@@ -464,7 +465,7 @@ pub fn radix_scatter<K: RadixKey, V: Copy + Default>(
     // SAFETY: the statuses of this pass lie inside the scratch buffer and
     // are only accessed atomically.
     let own_status = unsafe { AtomicU32::from_ptr(statuses.add(tile * RADIX + d)) };
-    own_status.store(if tile == 0 { PREFIX } else { AGGREGATE } | count, Ordering::Relaxed);
+    own_status.store_scoped(if tile == 0 { PREFIX } else { AGGREGATE } | count, Scope::Device, Ordering::Relaxed);
 
     // One scan for both the tile's digit starts (low word, < TILE) and the
     // pass's global digit starts (high word), which never carry into each
@@ -482,16 +483,16 @@ pub fn radix_scatter<K: RadixKey, V: Copy + Default>(
             t -= 1;
             // SAFETY: as for `own_status`.
             let status = unsafe { AtomicU32::from_ptr(statuses.add(t * RADIX + d)) };
-            let mut s = status.load(Ordering::Relaxed);
+            let mut s = status.load_scoped(Scope::Device, Ordering::Relaxed);
             while s & (AGGREGATE | PREFIX) == 0 {
-                s = status.load(Ordering::Relaxed);
+                s = status.load_scoped(Scope::Device, Ordering::Relaxed);
             }
             earlier += s & COUNT_MASK;
             if s & PREFIX != 0 {
                 break;
             }
         }
-        own_status.store(PREFIX | (earlier + count), Ordering::Relaxed);
+        own_status.store_scoped(PREFIX | (earlier + count), Scope::Device, Ordering::Relaxed);
     }
     unsafe {
         *local_start.add(d) = tile_start;
