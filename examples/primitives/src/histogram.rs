@@ -48,7 +48,7 @@ fn check<T: Sample + DeviceRepr + std::fmt::Debug>(
 pub fn run(ctx: &Arc<CudaContext>, module: &KernelModule, sizes: Sizes) -> Result<usize, String> {
     let mut rng = Rng::new(0x4157_0641);
     let lens: &[usize] = if sizes.emulated { &[0, 1, 2047, 2049, 5000] } else { &[0, 1, 2049, 1 << 20, (1 << 24) + 3] };
-    let mut checks = 0;
+    let mut checks = misuse(ctx, module)?;
     for &n in lens {
         for bins in [1, 7, 256, SHARED_BINS + 3] {
             let u: Vec<u32> = (0..n).map(|_| (rng.next() % 5000) as u32).collect();
@@ -72,4 +72,26 @@ pub fn run(ctx: &Arc<CudaContext>, module: &KernelModule, sizes: Sizes) -> Resul
         }
     }
     Ok(checks)
+}
+
+/// Misuse is refused before anything runs, with an error that says so.
+fn misuse(ctx: &Arc<CudaContext>, module: &KernelModule) -> Result<usize, String> {
+    let stream = ctx.default_stream();
+    let samples = DeviceBuffer::from_host(&stream, &[1u32, 2]).map_err(|e| e.to_string())?;
+    let mut hist = DeviceBuffer::<u32>::zeroed(&stream, 4).map_err(|e| e.to_string())?;
+    match histogram_even(module, &stream, &samples, &mut hist, 5, 5) {
+        Err(e) if e.to_string().contains("lower < upper") => {}
+        other => return Err(format!("histogram_even over an empty range: {other:?}")),
+    }
+    let unsorted = DeviceBuffer::from_host(&stream, &[0u32, 5, 3, 9, 10]).map_err(|e| e.to_string())?;
+    match histogram_range(module, &stream, &samples, &unsorted, &mut hist) {
+        Err(e) if e.to_string().contains("ascending") => {}
+        other => return Err(format!("histogram_range with unsorted levels: {other:?}")),
+    }
+    let few = DeviceBuffer::from_host(&stream, &[0u32, 5]).map_err(|e| e.to_string())?;
+    match histogram_range(module, &stream, &samples, &few, &mut hist) {
+        Err(e) if e.to_string().contains("levels has 2 elements but must have 5") => {}
+        other => return Err(format!("histogram_range with too few levels: {other:?}")),
+    }
+    Ok(3)
 }

@@ -37,7 +37,7 @@ fn check<T: PartialEq + DeviceRepr + std::fmt::Debug>(
 pub fn run(ctx: &Arc<CudaContext>, module: &KernelModule, sizes: Sizes) -> Result<usize, String> {
     let mut rng = Rng::new(0x41E);
     let lens: &[usize] = if sizes.emulated { &[0, 1, 2, 2047, 2049, 6000] } else { &[0, 1, 2, 2049, 1 << 20, (1 << 24) + 5] };
-    let mut checks = 0;
+    let mut checks = misuse(ctx, module)?;
     for &n in lens {
         // Runs of random lengths (1 to 40), some of one value.
         let mut u = Vec::with_capacity(n);
@@ -54,4 +54,17 @@ pub fn run(ctx: &Arc<CudaContext>, module: &KernelModule, sizes: Sizes) -> Resul
         checks += check(ctx, module, &f, |a: f32, b: f32| a.to_bits() == b.to_bits())?;
     }
     Ok(checks)
+}
+
+/// Misuse is refused before anything runs, with an error that says so.
+fn misuse(ctx: &Arc<CudaContext>, module: &KernelModule) -> Result<usize, String> {
+    let stream = ctx.default_stream();
+    let input = DeviceBuffer::from_host(&stream, &[1u32, 1, 3]).map_err(|e| e.to_string())?;
+    let mut unique = DeviceBuffer::<u32>::zeroed(&stream, 3).map_err(|e| e.to_string())?;
+    let mut counts = DeviceBuffer::<u32>::zeroed(&stream, 2).map_err(|e| e.to_string())?;
+    let mut runs = DeviceBuffer::<u32>::zeroed(&stream, 1).map_err(|e| e.to_string())?;
+    match run_length_encode(module, &stream, &input, &mut unique, &mut counts, &mut runs) {
+        Err(e) if e.to_string().contains("counts has 2 elements but must have 3") => Ok(1),
+        other => Err(format!("run_length_encode into short counts: {other:?}")),
+    }
 }

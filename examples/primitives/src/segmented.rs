@@ -52,7 +52,7 @@ fn check<T: Element + DeviceRepr + std::fmt::Debug, O: SegmentOp<T>>(
 pub fn run(ctx: &Arc<CudaContext>, module: &KernelModule, sizes: Sizes) -> Result<usize, String> {
     let mut rng = Rng::new(0x5E6_0E47);
     let cases: &[(usize, usize)] = if sizes.emulated { &[(0, 0), (1, 5), (13, 300)] } else { &[(0, 0), (1, 5), (1000, 5000), (20000, 100_000)] };
-    let mut checks = 0;
+    let mut checks = misuse(ctx, module)?;
     for &(segments, long) in cases {
         let offs = offsets(segments, long, &mut rng);
         let n = *offs.last().unwrap_or(&0) as usize + 3;
@@ -73,4 +73,27 @@ pub fn run(ctx: &Arc<CudaContext>, module: &KernelModule, sizes: Sizes) -> Resul
         checks += check::<f32, Max>(ctx, module, &f, &offs, |a, b, _| a.to_bits() == b.to_bits())?;
     }
     Ok(checks)
+}
+
+/// Misuse is refused before anything runs, with an error that says so.
+fn misuse(ctx: &Arc<CudaContext>, module: &KernelModule) -> Result<usize, String> {
+    let stream = ctx.default_stream();
+    let input = DeviceBuffer::from_host(&stream, &[1u32, 2, 3]).map_err(|e| e.to_string())?;
+    let mut out = DeviceBuffer::<u32>::zeroed(&stream, 2).map_err(|e| e.to_string())?;
+    let descending = DeviceBuffer::from_host(&stream, &[0u32, 2, 1]).map_err(|e| e.to_string())?;
+    match segmented_reduce::<u32, Sum>(module, &stream, &input, &descending, &mut out) {
+        Err(e) if e.to_string().contains("must ascend") => {}
+        other => return Err(format!("descending offsets: {other:?}")),
+    }
+    let past_end = DeviceBuffer::from_host(&stream, &[0u32, 2, 4]).map_err(|e| e.to_string())?;
+    match segmented_reduce::<u32, Sum>(module, &stream, &input, &past_end, &mut out) {
+        Err(e) if e.to_string().contains("input has 3 elements") => {}
+        other => return Err(format!("offsets past the input: {other:?}")),
+    }
+    let mut short = DeviceBuffer::<u32>::zeroed(&stream, 1).map_err(|e| e.to_string())?;
+    match segmented_reduce::<u32, Sum>(module, &stream, &input, &descending, &mut short) {
+        Err(e) if e.to_string().contains("has 1 elements but must have 2") => {}
+        other => return Err(format!("output shorter than the segments: {other:?}")),
+    }
+    Ok(3)
 }
