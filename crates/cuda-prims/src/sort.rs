@@ -685,14 +685,40 @@ fn radix_sort<K: RadixKey + DeviceRepr, V: DeviceRepr + Default>(
     Ok(())
 }
 
-/// The CPU's stable sort by the same order, for checks: what [`sort_keys`]
-/// and [`sort_pairs`] must produce.
-pub fn sort_on_cpu<K: RadixKey, V: Copy>(keys: &[K], values: &[V], order: Order) -> (Vec<K>, Vec<V>) {
-    let mut idx: Vec<usize> = (0..keys.len()).collect();
-    match order {
-        Order::Ascending => idx.sort_by_key(|&i| keys[i].order_bits()),
-        Order::Descending => idx.sort_by_key(|&i| std::cmp::Reverse(keys[i].order_bits())),
+/// The stable order of `bits` by their low `passes` digits: not generic,
+/// so it is compiled once here, at this crate's optimisation level (the
+/// workspace optimises this crate in debug builds too).
+fn counting_sort_order(bits: &[u64], passes: u32) -> Vec<usize> {
+    let mut idx: Vec<usize> = (0..bits.len()).collect();
+    let mut next = vec![0usize; bits.len()];
+    for pass in 0..passes {
+        let digit = |i: usize| ((bits[i] >> (pass * DIGIT_BITS)) & (RADIX as u64 - 1)) as usize;
+        let mut start = [0usize; RADIX + 1];
+        for &i in &idx {
+            start[digit(i) + 1] += 1;
+        }
+        for d in 0..RADIX {
+            start[d + 1] += start[d];
+        }
+        for &i in &idx {
+            let d = digit(i);
+            next[start[d]] = i;
+            start[d] += 1;
+        }
+        std::mem::swap(&mut idx, &mut next);
     }
+    idx
+}
+
+/// The CPU's stable sort by the same order, for checks: what [`sort_keys`]
+/// and [`sort_pairs`] must produce (`values` moved with their keys when it
+/// has the keys' length, else ignored). A counting sort by 8-bit digits of
+/// the order bits: linear time, so that even a debug build checks millions
+/// of keys in seconds.
+pub fn sort_on_cpu<K: RadixKey, V: Copy>(keys: &[K], values: &[V], order: Order) -> (Vec<K>, Vec<V>) {
+    let flip = if order == Order::Descending { !0u64 } else { 0 };
+    let bits: Vec<u64> = keys.iter().map(|k| k.order_bits() ^ flip).collect();
+    let idx = counting_sort_order(&bits, K::BITS / DIGIT_BITS);
     let ks = idx.iter().map(|&i| keys[i]).collect();
     let vs = if values.len() == keys.len() { idx.iter().map(|&i| values[i]).collect() } else { Vec::new() };
     (ks, vs)
@@ -742,6 +768,37 @@ mod tests {
         assert_eq!(v, [1, 3, 2, 0, 4]);
         let (_, v) = sort_on_cpu(&keys, &values, Order::Descending);
         assert_eq!(v, [0, 4, 2, 1, 3]);
+    }
+
+    #[test]
+    fn cpu_sort_is_the_std_stable_sort() {
+        let mut state = 0x1234_5678_9ABC_DEF1u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let specials = [0.0f32, -0.0, f32::NAN, -f32::NAN, f32::INFINITY, f32::NEG_INFINITY];
+        let keys: Vec<f32> = (0..5000)
+            .map(|i| if i % 7 == 0 { specials[i % 6] } else { ((next() % 200) as f32 - 100.0) / 8.0 })
+            .collect();
+        let values: Vec<u32> = (0..5000).collect();
+        for order in [Order::Ascending, Order::Descending] {
+            let mut idx: Vec<usize> = (0..keys.len()).collect();
+            match order {
+                Order::Ascending => idx.sort_by_key(|&i| keys[i].order_bits()),
+                Order::Descending => idx.sort_by_key(|&i| std::cmp::Reverse(keys[i].order_bits())),
+            }
+            let (k, v) = sort_on_cpu(&keys, &values, order);
+            assert_eq!(v, idx.iter().map(|&i| i as u32).collect::<Vec<_>>());
+            assert!(k.iter().zip(&idx).all(|(a, &i)| a.to_bits() == keys[i].to_bits()));
+        }
+        let wide: Vec<u64> = (0..3000).map(|_| next() % 1000 << 40 | next() % 3).collect();
+        let (k, _) = sort_on_cpu::<u64, u32>(&wide, &[], Order::Ascending);
+        let mut want = wide.clone();
+        want.sort();
+        assert_eq!(k, want);
     }
 
     #[test]

@@ -50,7 +50,10 @@ pub fn run(ctx: &Arc<CudaContext>, module: &KernelModule, sizes: Sizes) -> Resul
     let lens: &[usize] = if sizes.emulated { &[0, 1, 2047, 2049, 5000] } else { &[0, 1, 2049, 1 << 20, (1 << 24) + 3] };
     let mut checks = misuse(ctx, module)?;
     for &n in lens {
-        for bins in [1, 7, 256, SHARED_BINS + 3] {
+        // The CPU's count in a debug build is what takes the time at 2^24.
+        let all_bins = [1, 7, 256, SHARED_BINS + 3];
+        let bins_list: &[usize] = if n > 1 << 20 { &all_bins[2..3] } else { &all_bins };
+        for &bins in bins_list {
             let u: Vec<u32> = (0..n).map(|_| (rng.next() % 5000) as u32).collect();
             let levels: Vec<u32> = (0..=bins as u32).map(|i| 100 + i * 4000 / bins as u32 + i).collect();
             checks += check(ctx, module, &u, bins, 100, 4900, &levels)?;
