@@ -44,8 +44,8 @@
 //! counts, and looks back over the counts of the tiles before it
 //! (decoupled look-back) for each digit's place in the output; the keys are
 //! then exchanged through shared memory into digit order and written out in
-//! runs. Temporary storage (the other half of the double buffer, the counts)
-//! is allocated on the caller's stream and freed there.
+//! runs. Temporary storage (the other half of the double buffer, the counts
+//! and two alternating regions of tile statuses) is allocated on the caller's stream and freed there.
 
 use core::sync::atomic::{AtomicU32, Ordering};
 use cuda_device::atomic::{Scope, ScopedAtomic};
@@ -221,8 +221,11 @@ impl From<DriverError> for SortError {
 // Device code
 
 /// The scratch buffer's layout: `passes * RADIX` digit counts, [`TICKETS`]
-/// tile tickets, then `passes * tiles * RADIX` tile statuses, all zeroed
-/// before the sort.
+/// tile tickets, then two regions of `tiles * RADIX` tile statuses, all
+/// zeroed before the sort. Pass `p` uses region `p % 2`, and each of its
+/// tiles zeroes its own statuses in the other region, which the pass before
+/// used and the pass after will: the sort zeroes two regions, not one per
+/// pass.
 #[inline(always)]
 fn status_base(passes: usize) -> usize {
     passes * RADIX + TICKETS
@@ -461,7 +464,8 @@ pub fn radix_scatter<K: RadixKey, V: Copy + Default>(
         }
     }
     // Publish this tile's count at once, so later tiles can look back.
-    let statuses = unsafe { scratch.add(status_base(passes) + pass as usize * tiles * RADIX) };
+    let region = |p: u32| status_base(passes) + (p as usize % 2) * tiles * RADIX;
+    let statuses = unsafe { scratch.add(region(pass)) };
     // SAFETY: the statuses of this pass lie inside the scratch buffer and
     // are only accessed atomically.
     let own_status = unsafe { AtomicU32::from_ptr(statuses.add(tile * RADIX + d)) };
@@ -494,6 +498,9 @@ pub fn radix_scatter<K: RadixKey, V: Copy + Default>(
         }
         own_status.store_scoped(PREFIX | (earlier + count), Scope::Device, Ordering::Relaxed);
     }
+    // SAFETY: inside the scratch buffer; no block of this launch reads the
+    // other region, and the next pass starts after this launch ends.
+    unsafe { *scratch.add(region(pass + 1) + tile * RADIX + d) = 0 };
     unsafe {
         *local_start.add(d) = tile_start;
         *adjust.add(d) = digit_start.wrapping_add(earlier).wrapping_sub(tile_start);
@@ -616,7 +623,7 @@ pub fn sort_pairs<K: RadixKey + DeviceRepr, V: DeviceRepr + Default>(
 
 /// The scratch words a sort of `n` keys of `passes` digits needs.
 fn scratch_len(n: usize, passes: usize) -> usize {
-    status_base(passes) + passes * n.div_ceil(TILE) * RADIX
+    status_base(passes) + 2 * n.div_ceil(TILE) * RADIX
 }
 
 fn radix_sort<K: RadixKey + DeviceRepr, V: DeviceRepr + Default>(
@@ -803,7 +810,7 @@ mod tests {
 
     #[test]
     fn scratch_fits_every_pass() {
-        assert_eq!(scratch_len(1, 4), 4 * RADIX + TICKETS + 4 * RADIX);
-        assert_eq!(scratch_len(TILE + 1, 8), 8 * RADIX + TICKETS + 8 * 2 * RADIX);
+        assert_eq!(scratch_len(1, 4), 4 * RADIX + TICKETS + 2 * RADIX);
+        assert_eq!(scratch_len(TILE + 1, 8), 8 * RADIX + TICKETS + 2 * 2 * RADIX);
     }
 }
