@@ -58,12 +58,25 @@ pub trait Sample: sealed::Sealed + Copy + Default + PartialOrd + Send + Sync + U
     fn even_bin(self, lower: Self, upper: Self, bins: u32, scale: f32) -> Option<u32>;
 }
 
+/// `offset * bins / range` exactly; in 32 bits where the product fits (a
+/// 64-bit division is a long software routine on the GPU, a 32-bit one a
+/// short one), else in 64.
+#[inline(always)]
+fn scaled_bin(offset: u64, bins: u32, range: u32) -> u32 {
+    let product = offset * bins as u64;
+    if product >> 32 == 0 {
+        product as u32 / range
+    } else {
+        (product / range as u64) as u32
+    }
+}
+
 impl sealed::Sealed for u32 {}
 impl Sample for u32 {
     #[inline(always)]
     fn even_bin(self, lower: u32, upper: u32, bins: u32, _: f32) -> Option<u32> {
         if self >= lower && self < upper {
-            Some(((self - lower) as u64 * bins as u64 / (upper - lower) as u64) as u32)
+            Some(scaled_bin((self - lower) as u64, bins, upper - lower))
         } else {
             None
         }
@@ -74,9 +87,10 @@ impl Sample for i32 {
     #[inline(always)]
     fn even_bin(self, lower: i32, upper: i32, bins: u32, _: f32) -> Option<u32> {
         if self >= lower && self < upper {
+            // Both fit in u32: lower <= self < upper.
             let offset = (self as i64 - lower as i64) as u64;
-            let range = (upper as i64 - lower as i64) as u64;
-            Some((offset * bins as u64 / range) as u32)
+            let range = (upper as i64 - lower as i64) as u32;
+            Some(scaled_bin(offset, bins, range))
         } else {
             None
         }
@@ -296,6 +310,9 @@ mod tests {
         assert_eq!(i32::MIN.even_bin(i32::MIN, i32::MAX, 2, 0.0), Some(0));
         assert_eq!((i32::MAX - 1).even_bin(i32::MIN, i32::MAX, 2, 0.0), Some(1));
         assert_eq!(f32::NAN.even_bin(0.0, 1.0, 4, 4.0), None);
+        // Products past 32 bits take the 64-bit division.
+        assert_eq!((u32::MAX - 1).even_bin(0, u32::MAX, 1000, 0.0), Some(999));
+        assert_eq!(3_000_000_000u32.even_bin(0, u32::MAX, 7, 0.0), Some((3_000_000_000u64 * 7 / u32::MAX as u64) as u32));
         assert_eq!(0.999_999_9f32.even_bin(0.0, 1.0, 4, 4.0), Some(3));
     }
 
