@@ -5,8 +5,11 @@
 //!
 //! CUB's temporary storage is allocated once, before timing, as a CUDA
 //! C++ program that sorts repeatedly would; cuda-prims allocates its own on
-//! the stream inside each call (from the stream's memory pool), and that
-//! time is part of its side.
+//! the stream inside each call (from the device's memory pool), and that
+//! time is part of its side. The rows keep freed memory in the pool while
+//! they run ([`KeepPool`]), as such a program would: with the default
+//! release threshold of 0 every synchronisation would hand the pool's
+//! memory back and the next call map it again.
 
 use crate::harness::{de, Gpu, Row, Target};
 use cuda_core::{CudaStream, DeviceBuffer, DeviceRepr};
@@ -118,6 +121,30 @@ fn random_words(len: usize, seed: u64) -> Vec<u64> {
         }
     });
     out
+}
+
+/// Keeps what the pool holds across synchronisations while it lives, then
+/// puts the pool's release threshold back and trims it.
+struct KeepPool {
+    pool: cuda_core::MemPool,
+    threshold: u64,
+}
+
+impl KeepPool {
+    fn new(gpu: &Gpu) -> Result<Self, String> {
+        let pool = gpu.ctx.memory_pool().map_err(de)?;
+        let threshold = pool.release_threshold().map_err(de)?;
+        pool.set_release_threshold(u64::MAX).map_err(de)?;
+        Ok(KeepPool { pool, threshold })
+    }
+}
+
+impl Drop for KeepPool {
+    fn drop(&mut self) {
+        // Best effort: a failure here leaves only a larger pool behind.
+        let _ = self.pool.set_release_threshold(self.threshold);
+        let _ = self.pool.trim_to(0);
+    }
 }
 
 /// Checks `got` against the CPU's sorted keys, bit for bit.
@@ -237,6 +264,7 @@ fn sort_pairs_row(gpu: &Gpu, n: usize) -> Result<Row, String> {
 /// Radix sort: u32 keys 2^20…2^28, u64 and f32 keys and u32 pairs at 2^24
 /// and 2^28, ascending.
 pub fn prims_sort(gpu: &Gpu) -> Result<Vec<Row>, String> {
+    let _keep = KeepPool::new(gpu)?;
     let raw = gpu.stream.raw();
     let mut rows = Vec::new();
     for log in [20, 22, 24, 26, 28] {
@@ -305,6 +333,7 @@ fn histogram_row(
 /// samples and range bins of u32 samples at 2^28.
 pub fn prims_histogram(gpu: &Gpu) -> Result<Vec<Row>, String> {
     const BINS: usize = 256;
+    let _keep = KeepPool::new(gpu)?;
     let s = &gpu.stream;
     let raw = s.raw();
     let mut rows = Vec::new();

@@ -45,7 +45,11 @@
 //! (decoupled look-back) for each digit's place in the output; the keys are
 //! then exchanged through shared memory into digit order and written out in
 //! runs. Temporary storage (the other half of the double buffer, the counts
-//! and two alternating regions of tile statuses) is allocated on the caller's stream and freed there.
+//! and two alternating regions of tile statuses) is allocated on the
+//! caller's stream and freed there: a program that sorts in a loop keeps
+//! that memory in the device's pool by raising its release threshold
+//! (`ctx.memory_pool()?.set_release_threshold(u64::MAX)`, see
+//! `cuda_core::MemPool`), else each synchronisation hands it back.
 
 use core::sync::atomic::{AtomicU32, Ordering};
 use cuda_device::atomic::{Scope, ScopedAtomic};
