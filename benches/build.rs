@@ -1,8 +1,8 @@
 //! Compiles the CUDA C++ kernel references (`cuda/kernels.cu`) with
 //! `nvcc -O3 -arch=<arch> -cubin` into `OUT_DIR`, where `src/reference.rs`
 //! embeds them with `include_bytes!`, and the host-side references
-//! (`cuda/runtime.cu`, the CUDA runtime's own calls; `cuda/cub.cu`, CUB's
-//! device-wide primitives) into a static library linked with the static
+//! (`cuda/runtime.cu`, the CUDA runtime's own calls; `cuda/cub.cu` and
+//! `cuda/cub_sort.cu`, CUB's device-wide primitives) into a static library linked with the static
 //! CUDA runtime.
 //!
 //! nvcc is `$OXIDE_CUDA_PATH/bin/nvcc`, else `$CUDA_PATH/bin/nvcc`, else
@@ -28,8 +28,10 @@ const SOURCES: &[&str] = &["kernels"];
 /// benchmarks' GPU (`-arch`).
 const HOST_SOURCES: &[(&str, bool)] = &[
     ("runtime", false),
-    // CUB's DeviceReduce, DeviceScan and DeviceSelect (the prims_* rows).
+    // CUB's DeviceReduce, DeviceScan and DeviceSelect (prims_reduce, _scan, _select).
     ("cub", true),
+    // CUB's DeviceRadixSort and DeviceHistogram (prims_sort, prims_histogram).
+    ("cub_sort", true),
 ];
 
 fn find_nvcc() -> Option<PathBuf> {

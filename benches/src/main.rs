@@ -17,6 +17,7 @@ mod benches;
 mod harness;
 mod kernels;
 mod prims;
+mod prims_sort;
 mod rebuild;
 mod reference;
 
@@ -53,6 +54,8 @@ const BENCHES: &[Bench] = &[
     Bench { name: "prims_reduce", about: "cuda-prims device-wide sum, u32/f32/u64, 2^20–2^28; vs CUB DeviceReduce", runner: Runner::Gpu(prims::prims_reduce) },
     Bench { name: "prims_scan", about: "cuda-prims inclusive/exclusive sum (decoupled look-back), u32/f32/u64, 2^20–2^28; vs CUB DeviceScan", runner: Runner::Gpu(prims::prims_scan) },
     Bench { name: "prims_select", about: "cuda-prims select_if (about half kept), u32/f32/u64, 2^20–2^28; vs CUB DeviceSelect::If", runner: Runner::Gpu(prims::prims_select) },
+    Bench { name: "prims_sort", about: "cuda-prims radix sort (u32 keys 2^20–2^28; u64, f32 keys and u32 pairs at 2^24, 2^28) vs CUB DeviceRadixSort", runner: Runner::Gpu(prims_sort::prims_sort) },
+    Bench { name: "prims_histogram", about: "cuda-prims histogram, 256 bins (u32 even 2^20–2^28; range, f32 at 2^28) vs CUB DeviceHistogram", runner: Runner::Gpu(prims_sort::prims_histogram) },
     Bench { name: "rebuild", about: "cargo oxide build after a kernel edit vs nvcc; the device link of 200 kernels, clean and after one edit, vs rustc (no GPU needed)", runner: Runner::Host },
 ];
 

@@ -27,3 +27,7 @@ mod tile;
 pub mod warp;
 
 pub use error::PrimsError;
+pub mod sort;
+pub mod histogram;
+pub mod segmented;
+pub mod rle;

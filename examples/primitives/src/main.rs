@@ -12,6 +12,10 @@ mod inputs;
 mod reduce;
 mod scan;
 mod select;
+mod histogram;
+mod rle;
+mod segmented;
+mod sort;
 
 use cuda_core::CudaContext;
 use cuda_host::{load_kernel_module, KernelModule};
@@ -34,6 +38,10 @@ const GROUPS: &[Group] = &[
     ("reduce", reduce::run),
     ("scan", scan::run),
     ("select, partition", select::run),
+    ("radix sort", sort::run),
+    ("histogram", histogram::run),
+    ("segmented reduce", segmented::run),
+    ("run-length encode", rle::run),
 ];
 
 fn main() -> ExitCode {

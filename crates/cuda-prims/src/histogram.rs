@@ -1,0 +1,328 @@
+//! Device-wide histograms: even bins ([`histogram_even`]) and bins between
+//! given boundaries ([`histogram_range`]), for `u32`, `i32` and `f32`
+//! samples.
+//!
+//! ```no_run
+//! use cuda_core::{CudaContext, DeviceBuffer};
+//! use cuda_prims::histogram::histogram_even;
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let ctx = CudaContext::new(0)?;
+//! let stream = ctx.default_stream();
+//! let module = cuda_host::load_kernel_module(&ctx, "my_program")?;
+//! let samples = DeviceBuffer::from_host(&stream, &[0.5f32, 1.5, 1.7, 9.0, -1.0])?;
+//! // 4 bins of width 1 over [0, 4): -1.0 and 9.0 fall outside and are not counted.
+//! let mut hist = DeviceBuffer::<u32>::zeroed(&stream, 4)?;
+//! histogram_even(&module, &stream, &samples, &mut hist, 0.0, 4.0)?;
+//! assert_eq!(hist.to_host_vec(&stream)?, [1, 2, 0, 0]);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Bins follow CUB's `DeviceHistogram`: a sample `x` is counted when
+//! `lower <= x < upper` (even bins) or `levels[0] <= x < levels[bins]`
+//! (range bins, `levels` sorted ascending); an even bin of an integer
+//! sample is `(x - lower) * bins / (upper - lower)` in exact integer
+//! arithmetic, of a float sample `(x - lower) * (bins / (upper - lower))`
+//! in `f32` (the last bin also takes what rounds up to `bins`); a range bin
+//! is the `i` with `levels[i] <= x < levels[i + 1]`. NaN is never counted.
+//! The histogram is overwritten, not added to.
+//!
+//! Each block counts its samples in shared memory (bins up to
+//! [`SHARED_BINS`]; more bins count in global memory directly), then adds
+//! its nonzero counts to the output with one global atomic per bin.
+
+use crate::sort::SortError;
+use core::sync::atomic::{AtomicU32, Ordering};
+use cuda_device::atomic::{Scope, ScopedAtomic};
+use cuda_core::{CudaStream, DeviceBuffer, DeviceRepr, LaunchConfig};
+use cuda_device::{kernel, shared, thread, DisjointSlice};
+use cuda_host::{cuda_launch, KernelModule};
+
+/// Threads per block of the histogram kernel.
+const THREADS: usize = 256;
+/// Samples per thread loaded together.
+const ITEMS: usize = 8;
+/// The most bins counted in shared memory; more bins are counted with
+/// global atomics (slower where many samples fall in few bins).
+pub const SHARED_BINS: usize = 4096;
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// A sample type the histograms take: `u32`, `i32`, `f32`.
+pub trait Sample: sealed::Sealed + Copy + Default + PartialOrd + Send + Sync + Unpin + 'static {
+    /// The even bin of `self` (see the [module docs](self)); `scale` is
+    /// `bins / (upper - lower)` in `f32`, used by float samples.
+    fn even_bin(self, lower: Self, upper: Self, bins: u32, scale: f32) -> Option<u32>;
+}
+
+/// `offset * bins / range` exactly; in 32 bits where the product fits (a
+/// 64-bit division is a long software routine on the GPU, a 32-bit one a
+/// short one), else in 64.
+#[inline(always)]
+fn scaled_bin(offset: u64, bins: u32, range: u32) -> u32 {
+    let product = offset * bins as u64;
+    if product >> 32 == 0 {
+        product as u32 / range
+    } else {
+        (product / range as u64) as u32
+    }
+}
+
+impl sealed::Sealed for u32 {}
+impl Sample for u32 {
+    #[inline(always)]
+    fn even_bin(self, lower: u32, upper: u32, bins: u32, _: f32) -> Option<u32> {
+        if self >= lower && self < upper {
+            Some(scaled_bin((self - lower) as u64, bins, upper - lower))
+        } else {
+            None
+        }
+    }
+}
+impl sealed::Sealed for i32 {}
+impl Sample for i32 {
+    #[inline(always)]
+    fn even_bin(self, lower: i32, upper: i32, bins: u32, _: f32) -> Option<u32> {
+        if self >= lower && self < upper {
+            // Both fit in u32: lower <= self < upper.
+            let offset = (self as i64 - lower as i64) as u64;
+            let range = (upper as i64 - lower as i64) as u32;
+            Some(scaled_bin(offset, bins, range))
+        } else {
+            None
+        }
+    }
+}
+impl sealed::Sealed for f32 {}
+impl Sample for f32 {
+    #[inline(always)]
+    fn even_bin(self, lower: f32, upper: f32, bins: u32, scale: f32) -> Option<u32> {
+        if self >= lower && self < upper {
+            // `as` saturates; the product of a sample below `upper` can still
+            // round up to `bins`.
+            Some((((self - lower) * scale) as u32).min(bins - 1))
+        } else {
+            None
+        }
+    }
+}
+
+/// The range bin of `x`: the `i` with `levels[i] <= x < levels[i + 1]`.
+#[inline(always)]
+fn range_bin<T: Sample>(x: T, levels: &[T]) -> Option<u32> {
+    let last = levels.len() - 1;
+    if !(x >= levels[0] && x < levels[last]) {
+        return None;
+    }
+    // levels[lo] <= x < levels[hi]
+    let (mut lo, mut hi) = (0usize, last);
+    while hi - lo > 1 {
+        let mid = (lo + hi) / 2;
+        if x < levels[mid] {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Some(lo as u32)
+}
+
+/// Counts `samples` into `hist` (zeroed, `bins` long): even bins when
+/// `levels` is empty, else range bins between `levels`. Launch with
+/// [`THREADS`] threads.
+#[kernel]
+#[allow(clippy::too_many_arguments)]
+pub fn histogram_kernel<T: Sample>(
+    samples: &[T],
+    levels: &[T],
+    lower: T,
+    upper: T,
+    scale: f32,
+    bins: u32,
+    mut hist: DisjointSlice<u32>,
+) {
+    shared! { static COUNTS: [AtomicU32; SHARED_BINS]; }
+    let tid = thread::threadIdx_x() as usize;
+    let private = bins as usize <= SHARED_BINS;
+    let global = hist.as_mut_ptr();
+    if private {
+        let mut b = tid;
+        while b < bins as usize {
+            // SAFETY: each thread zeroes its own bins before the barrier.
+            unsafe { COUNTS.write(b, AtomicU32::new(0)) };
+            b += THREADS;
+        }
+    }
+    thread::sync_threads();
+    let n = samples.len();
+    let per_tile = THREADS * ITEMS;
+    let mut tile = thread::blockIdx_x() as usize;
+    let tiles = n.div_ceil(per_tile);
+    while tile < tiles {
+        let base = tile * per_tile;
+        let mut xs = [T::default(); ITEMS];
+        let mut valid = [false; ITEMS];
+        #[unroll]
+        for i in 0..ITEMS {
+            let idx = base + i * THREADS + tid;
+            if idx < n {
+                xs[i] = samples[idx];
+                valid[i] = true;
+            }
+        }
+        #[unroll]
+        for i in 0..ITEMS {
+            let bin = if levels.is_empty() { xs[i].even_bin(lower, upper, bins, scale) } else { range_bin(xs[i], levels) };
+            if let (true, Some(b)) = (valid[i], bin) {
+                if private {
+                    // SAFETY: b < bins <= SHARED_BINS, zeroed before the barrier.
+                    unsafe { COUNTS.get_ref(b as usize) }.fetch_add_scoped(1, Scope::Block, Ordering::Relaxed);
+                } else {
+                    // SAFETY: b < bins = hist.len(); hist is only accessed
+                    // atomically during the launch.
+                    unsafe { AtomicU32::from_ptr(global.add(b as usize)) }.fetch_add_scoped(1, Scope::Device, Ordering::Relaxed);
+                }
+            }
+        }
+        tile += thread::gridDim_x() as usize;
+    }
+    if !private {
+        return;
+    }
+    thread::sync_threads();
+    let mut b = tid;
+    while b < bins as usize {
+        // SAFETY: as above.
+        let count = unsafe { COUNTS.get_ref(b) }.load_scoped(Scope::Block, Ordering::Relaxed);
+        if count > 0 {
+            // SAFETY: as above.
+            unsafe { AtomicU32::from_ptr(global.add(b)) }.fetch_add_scoped(count, Scope::Device, Ordering::Relaxed);
+        }
+        b += THREADS;
+    }
+}
+
+fn launch<T: Sample + DeviceRepr>(
+    module: &KernelModule,
+    stream: &CudaStream,
+    samples: &DeviceBuffer<T>,
+    levels: &DeviceBuffer<T>,
+    hist: &mut DeviceBuffer<u32>,
+    lower: T,
+    upper: T,
+    scale: f32,
+) -> Result<(), SortError> {
+    hist.memset(stream, 0)?;
+    let bins = hist.len();
+    if samples.is_empty() || bins == 0 {
+        return Ok(());
+    }
+    let tiles = samples.len().div_ceil(THREADS * ITEMS);
+    let sms = stream.context().multiprocessor_count()? as usize;
+    let config = LaunchConfig { grid_dim: (tiles.min(sms * 8) as u32, 1, 1), block_dim: (THREADS as u32, 1, 1), shared_mem_bytes: 0 };
+    let bins = bins as u32;
+    cuda_launch! {
+        kernel: histogram_kernel::<T>, stream: stream, module: module, config: config,
+        args: [slice(*samples), slice(*levels), lower, upper, scale, bins, slice_mut(*hist)]
+    }?;
+    Ok(())
+}
+
+/// Counts `samples` into `hist.len()` bins of equal width over
+/// `lower..upper` (see the [module docs](self) for the exact rule).
+/// `hist` is overwritten. Runs on `stream`.
+pub fn histogram_even<T: Sample + DeviceRepr>(
+    module: &KernelModule,
+    stream: &CudaStream,
+    samples: &DeviceBuffer<T>,
+    hist: &mut DeviceBuffer<u32>,
+    lower: T,
+    upper: T,
+) -> Result<(), SortError> {
+    if !(lower < upper) {
+        return Err(SortError::Invalid("histogram_even needs lower < upper: pass the bins' range as lower..upper".into()));
+    }
+    if hist.len() > u32::MAX as usize {
+        return Err(SortError::Invalid("histogram_even counts at most u32::MAX bins".into()));
+    }
+    let no_levels = DeviceBuffer::<T>::zeroed(stream, 0)?;
+    let scale = even_scale(lower, upper, hist.len());
+    launch(module, stream, samples, &no_levels, hist, lower, upper, scale)
+}
+
+/// `bins / (upper - lower)` in `f32` for float samples (what CUB computes);
+/// unused for integers.
+fn even_scale<T: Sample>(lower: T, upper: T, bins: usize) -> f32 {
+    // The float samples' scale; integers compute exactly and ignore it.
+    let as_f32 = |x: T| -> f32 {
+        let any: &dyn core::any::Any = &x;
+        any.downcast_ref::<f32>().copied().unwrap_or(0.0)
+    };
+    bins as f32 / (as_f32(upper) - as_f32(lower))
+}
+
+/// Counts `samples` into the bins between consecutive `levels` (sorted
+/// ascending, `hist.len() + 1` of them; the host checks both). `hist` is
+/// overwritten. Runs on `stream`; `levels` is read back once for the check.
+pub fn histogram_range<T: Sample + DeviceRepr>(
+    module: &KernelModule,
+    stream: &CudaStream,
+    samples: &DeviceBuffer<T>,
+    levels: &DeviceBuffer<T>,
+    hist: &mut DeviceBuffer<u32>,
+) -> Result<(), SortError> {
+    if levels.len() != hist.len() + 1 {
+        return Err(SortError::LengthMismatch { what: "levels", expected: hist.len() + 1, found: levels.len() });
+    }
+    let host = levels.to_host_vec(stream)?;
+    if host.windows(2).any(|w| !(w[0] < w[1])) {
+        return Err(SortError::Invalid("histogram_range needs strictly ascending levels (no NaN)".into()));
+    }
+    let zero = T::default();
+    launch(module, stream, samples, levels, hist, zero, zero, 0.0)
+}
+
+/// The CPU's histogram by the same rules, for checks: even bins when
+/// `levels` is empty (then `bins`, `lower`, `upper` apply), else range bins.
+pub fn histogram_on_cpu<T: Sample>(samples: &[T], levels: &[T], bins: usize, lower: T, upper: T) -> Vec<u32> {
+    let mut hist = vec![0u32; if levels.is_empty() { bins } else { levels.len() - 1 }];
+    let scale = even_scale(lower, upper, bins);
+    for &x in samples {
+        let bin = if levels.is_empty() { x.even_bin(lower, upper, bins as u32, scale) } else { range_bin(x, levels) };
+        if let Some(b) = bin {
+            hist[b as usize] += 1;
+        }
+    }
+    hist
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn even_bins_are_cubs() {
+        assert_eq!(5u32.even_bin(0, 10, 3, 0.0), Some(1));
+        assert_eq!(10u32.even_bin(0, 10, 3, 0.0), None);
+        assert_eq!(i32::MIN.even_bin(i32::MIN, i32::MAX, 2, 0.0), Some(0));
+        assert_eq!((i32::MAX - 1).even_bin(i32::MIN, i32::MAX, 2, 0.0), Some(1));
+        assert_eq!(f32::NAN.even_bin(0.0, 1.0, 4, 4.0), None);
+        // Products past 32 bits take the 64-bit division.
+        assert_eq!((u32::MAX - 1).even_bin(0, u32::MAX, 1000, 0.0), Some(999));
+        assert_eq!(3_000_000_000u32.even_bin(0, u32::MAX, 7, 0.0), Some((3_000_000_000u64 * 7 / u32::MAX as u64) as u32));
+        assert_eq!(0.999_999_9f32.even_bin(0.0, 1.0, 4, 4.0), Some(3));
+    }
+
+    #[test]
+    fn range_bins() {
+        let levels = [0u32, 10, 20, 100];
+        assert_eq!(range_bin(0u32, &levels), Some(0));
+        assert_eq!(range_bin(19u32, &levels), Some(1));
+        assert_eq!(range_bin(20u32, &levels), Some(2));
+        assert_eq!(range_bin(100u32, &levels), None);
+        assert_eq!(histogram_on_cpu(&[1u32, 15, 99, 100, 5], &levels, 0, 0, 0), [2, 1, 1]);
+    }
+}

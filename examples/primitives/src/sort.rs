@@ -1,0 +1,210 @@
+//! Radix sort (keys, pairs; u32, i32, f32, u64; both orders) against the
+//! CPU's stable sort by the same key order: exact, bits included.
+
+use crate::Sizes;
+use cuda_core::{CudaContext, DeviceBuffer, DeviceRepr};
+use cuda_host::KernelModule;
+use cuda_prims::sort::{sort_keys, sort_on_cpu, sort_pairs, Order, RadixKey, TILE};
+use std::sync::Arc;
+
+/// Deterministic pseudo-random 64-bit words (xorshift64).
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator from a seed.
+    pub fn new(seed: u64) -> Self {
+        Rng(seed | 1)
+    }
+    /// The next word.
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+/// A key type of the checks: how to make keys from random words.
+trait TestKey: RadixKey + DeviceRepr + std::fmt::Debug {
+    const NAME: &'static str;
+    fn from_word(w: u64) -> Self;
+    /// The key's own bits (f32's zeros of both signs differ here).
+    fn bits(self) -> u64;
+    fn same_bits(self, other: Self) -> bool {
+        self.bits() == other.bits()
+    }
+}
+impl TestKey for u32 {
+    const NAME: &'static str = "u32";
+    fn bits(self) -> u64 {
+        self as u64
+    }
+    fn from_word(w: u64) -> Self {
+        w as u32
+    }
+}
+impl TestKey for i32 {
+    const NAME: &'static str = "i32";
+    fn bits(self) -> u64 {
+        self as u32 as u64
+    }
+    fn from_word(w: u64) -> Self {
+        w as i32
+    }
+}
+impl TestKey for u64 {
+    const NAME: &'static str = "u64";
+    fn bits(self) -> u64 {
+        self
+    }
+    fn from_word(w: u64) -> Self {
+        w
+    }
+}
+impl TestKey for f32 {
+    const NAME: &'static str = "f32";
+    fn bits(self) -> u64 {
+        self.to_bits() as u64
+    }
+    fn from_word(w: u64) -> Self {
+        // Mostly ordinary numbers of both signs, with zeros of both signs,
+        // infinities and NaNs of both signs mixed in.
+        match w % 16 {
+            0 => 0.0,
+            1 => -0.0,
+            2 => f32::INFINITY,
+            3 => f32::NEG_INFINITY,
+            4 => f32::from_bits(0x7FC0_0000 | (w >> 40) as u32 & 0xFF),
+            5 => f32::from_bits(0xFFC0_0000 | (w >> 40) as u32 & 0xFF),
+            _ => ((w >> 32) as i32 as f32) / 65536.0,
+        }
+    }
+}
+
+/// The shapes of input every size is checked with.
+#[derive(Clone, Copy, Debug)]
+enum Shape {
+    Random,
+    /// Few distinct keys: long runs of equal digits, stability matters.
+    FewDistinct,
+    AllEqual,
+    Sorted,
+    Reversed,
+}
+
+fn make_keys<K: TestKey>(n: usize, shape: Shape, rng: &mut Rng) -> Vec<K> {
+    let mut keys: Vec<K> = match shape {
+        Shape::Random | Shape::Sorted | Shape::Reversed => (0..n).map(|_| K::from_word(rng.next())).collect(),
+        Shape::FewDistinct => (0..n).map(|_| K::from_word(rng.next() % 5 * 0x0101_0101_0101_0101)).collect(),
+        Shape::AllEqual => vec![K::from_word(0x8765_4321_1234_5678); n],
+    };
+    match shape {
+        Shape::Sorted => keys = sort_on_cpu::<K, u32>(&keys, &[], Order::Ascending).0,
+        Shape::Reversed => keys = sort_on_cpu::<K, u32>(&keys, &[], Order::Descending).0,
+        _ => {}
+    }
+    keys
+}
+
+/// One sort of keys (and pairs with u32 indices as values) of `n` keys.
+fn check<K: TestKey>(
+    ctx: &Arc<CudaContext>,
+    module: &KernelModule,
+    n: usize,
+    shape: Shape,
+    order: Order,
+    rng: &mut Rng,
+) -> Result<usize, String> {
+    let stream = ctx.default_stream();
+    let keys = make_keys::<K>(n, shape, rng);
+    let values: Vec<u32> = (0..n as u32).collect();
+    let (cpu_keys, cpu_values) = sort_on_cpu(&keys, &values, order);
+    let what = format!("{} n={n} {shape:?} {order:?}", K::NAME);
+    let e = |x: &dyn std::fmt::Display| format!("{what}: {x}");
+
+    let d_keys = DeviceBuffer::from_host(&stream, &keys).map_err(|x| e(&x))?;
+    let mut d_out = DeviceBuffer::<K>::zeroed(&stream, n).map_err(|x| e(&x))?;
+    sort_keys(module, &stream, &d_keys, &mut d_out, order).map_err(|x| e(&x))?;
+    let gpu = d_out.to_host_vec(&stream).map_err(|x| e(&x))?;
+    if let Some(i) = (0..n).find(|&i| !gpu[i].same_bits(cpu_keys[i])) {
+        return Err(e(&format!("sort_keys: key {i}: GPU {:?} CPU {:?}", gpu[i], cpu_keys[i])));
+    }
+
+    let d_values = DeviceBuffer::from_host(&stream, &values).map_err(|x| e(&x))?;
+    let mut d_values_out = DeviceBuffer::<u32>::zeroed(&stream, n).map_err(|x| e(&x))?;
+    sort_pairs(module, &stream, &d_keys, &d_values, &mut d_out, &mut d_values_out, order).map_err(|x| e(&x))?;
+    let gpu = d_out.to_host_vec(&stream).map_err(|x| e(&x))?;
+    let gpu_values = d_values_out.to_host_vec(&stream).map_err(|x| e(&x))?;
+    if let Some(i) = (0..n).find(|&i| !gpu[i].same_bits(cpu_keys[i]) || gpu_values[i] != cpu_values[i]) {
+        return Err(e(&format!(
+            "sort_pairs: pair {i}: GPU ({:?}, {}) CPU ({:?}, {})",
+            gpu[i], gpu_values[i], cpu_keys[i], cpu_values[i]
+        )));
+    }
+    Ok(2)
+}
+
+/// Every key type, shape and order at the boundary sizes; on a GPU also
+/// larger sizes, and two types at 2^24 + 12345 (the CPU's sort of a debug
+/// build is what takes the time there).
+pub fn run(ctx: &Arc<CudaContext>, module: &KernelModule, sizes: Sizes) -> Result<usize, String> {
+    let mut rng = Rng::new(0x5EED_0F50_27ED);
+    let small = [0, 1, 2, 33, TILE - 1, TILE + 1, 2 * TILE + 7];
+    let gpu = [0, 1, 2, 1000, TILE - 1, TILE, TILE + 1, 3 * TILE + 5, 100_003];
+    let emulated = sizes.emulated;
+    let lens: &[usize] = if emulated { &small } else { &gpu };
+    let shapes = [Shape::Random, Shape::FewDistinct, Shape::AllEqual, Shape::Sorted, Shape::Reversed];
+    let mut checks = misuse(ctx, module)?;
+    for &n in lens {
+        for (k, &shape) in shapes.iter().enumerate() {
+            // Emulated: every shape once per size, the types and orders in turn.
+            let orders: &[Order] = if emulated { &[[Order::Ascending, Order::Descending][k % 2]] } else { &[Order::Ascending, Order::Descending] };
+            for &order in orders {
+                let pick = if emulated { Some(k % 4) } else { None };
+                if pick.is_none() || pick == Some(0) {
+                    checks += check::<u32>(ctx, module, n, shape, order, &mut rng)?;
+                }
+                if pick.is_none() || pick == Some(1) {
+                    checks += check::<f32>(ctx, module, n, shape, order, &mut rng)?;
+                }
+                if pick.is_none() || pick == Some(2) {
+                    checks += check::<u64>(ctx, module, n, shape, order, &mut rng)?;
+                }
+                if pick.is_none() || pick == Some(3) {
+                    checks += check::<i32>(ctx, module, n, shape, order, &mut rng)?;
+                }
+            }
+        }
+    }
+    if !emulated {
+        checks += check::<u32>(ctx, module, (1 << 24) + 12345, Shape::Random, Order::Ascending, &mut rng)?;
+        checks += check::<f32>(ctx, module, (1 << 22) + 3, Shape::Random, Order::Descending, &mut rng)?;
+        checks += check::<u64>(ctx, module, (1 << 22) + 5, Shape::FewDistinct, Order::Ascending, &mut rng)?;
+    }
+    Ok(checks)
+}
+
+/// Misuse is refused before anything runs, with an error that says so.
+fn misuse(ctx: &Arc<CudaContext>, module: &KernelModule) -> Result<usize, String> {
+    use cuda_prims::sort::SortError;
+    let stream = ctx.default_stream();
+    let keys = DeviceBuffer::from_host(&stream, &[3u32, 1, 2]).map_err(|e| e.to_string())?;
+    let mut short = DeviceBuffer::<u32>::zeroed(&stream, 2).map_err(|e| e.to_string())?;
+    match sort_keys(module, &stream, &keys, &mut short, Order::Ascending) {
+        Err(SortError::LengthMismatch { what: "keys_out", expected: 3, found: 2 }) => {}
+        other => return Err(format!("sort_keys into a short output: {other:?}")),
+    }
+    let values = DeviceBuffer::from_host(&stream, &[0u32; 2]).map_err(|e| e.to_string())?;
+    let mut out = DeviceBuffer::<u32>::zeroed(&stream, 3).map_err(|e| e.to_string())?;
+    match sort_pairs(module, &stream, &keys, &values, &mut out, &mut short, Order::Ascending) {
+        Err(e @ SortError::LengthMismatch { what: "values_in", .. }) if e.to_string().contains("must have 3") => {}
+        other => return Err(format!("sort_pairs with short values: {other:?}")),
+    }
+    let wide = DeviceBuffer::from_host(&stream, &[[0u64; 2]; 3]).map_err(|e| e.to_string())?;
+    let mut wide_out = DeviceBuffer::from_host(&stream, &[[0u64; 2]; 3]).map_err(|e| e.to_string())?;
+    match sort_pairs(module, &stream, &keys, &wide, &mut out, &mut wide_out, Order::Ascending) {
+        Err(SortError::ValueTooWide { size: 16 }) => {}
+        other => return Err(format!("sort_pairs with 16-byte values: {other:?}")),
+    }
+    Ok(3)
+}
