@@ -195,13 +195,13 @@ extern "C" __global__ void sgemm(size_t M, size_t N, size_t K, const float *A,
 
 /// sgemm_fast of examples/sgemm_fast: a 128 x 128 tile of C per block of
 /// 256 threads, 8 x 8 accumulators per thread (rows 4*Ty + {0..3} and
-/// 64 + 4*Ty + {0..3}, columns likewise with Tx), K steps of 8. Each step's
-/// float4 of A and of B are loaded into registers before the previous step's
-/// FMAs and stored after them into the other of two shared buffers (A
-/// transposed, rows padded by 4); one barrier per step. Blocks whose tile
-/// overhangs C (or any block when K % 8, N % 4 or the alignment rule out
-/// float4 accesses) run the same loop instantiated with checked scalar
-/// accesses.
+/// 64 + 4*Ty + {0..3}, columns likewise with Tx; each warp an 8 x 4 patch of
+/// (Tx, Ty)), K steps of 8. Each step's float4 of A and of B are loaded into
+/// registers before the previous step's FMAs and stored after them into the
+/// other of two shared buffers (A transposed, rows padded by 4); one barrier
+/// per step. Blocks whose tile overhangs C (or any block when K % 8, N % 4 or
+/// the alignment rule out float4 accesses) run the same loop instantiated
+/// with checked scalar accesses.
 namespace sgemm_fast_detail {
 constexpr int BM = 128, BN = 128, BK = 8;
 constexpr int AStride = BM + 4;
@@ -293,7 +293,9 @@ __device__ __forceinline__ void blockProduct(size_t M, size_t N, size_t K,
                                              float *C, int Tid, size_t Row0,
                                              size_t Col0, float *ATiles,
                                              float *BTiles) {
-  int Tx = Tid % 16, Ty = Tid / 16;
+  // Each warp an 8 x 4 patch of (Tx, Ty).
+  int Warp = Tid / 32, Lane = Tid % 32;
+  int Tx = (Warp % 2) * 8 + Lane % 8, Ty = (Warp / 2) * 4 + Lane / 8;
   float Acc[8][8] = {};
   size_t Steps = (K + BK - 1) / BK;
   if (Steps == 0) {

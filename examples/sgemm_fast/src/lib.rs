@@ -13,7 +13,8 @@
 //! The algorithm: a block of [`THREADS`] threads computes a [`BM`]×[`BN`]
 //! tile of C; each thread owns an 8×8 piece of it, 64 accumulators in
 //! registers: rows `4·ty + {0..4}` and `64 + 4·ty + {0..4}`, the same for
-//! columns with `tx` (`tx`, `ty` < 16). The block walks K in steps of [`BK`]:
+//! columns with `tx` (`tx`, `ty` < 16; a warp is an 8×4 patch of them).
+//! The block walks K in steps of [`BK`]:
 //! 1. Every thread loads one `float4` of the A tile (BM×BK, a row's 4
 //!    consecutive K) and one of the B tile (BK×BN, 4 consecutive columns) from
 //!    global memory into registers, 128-bit loads, coalesced.
@@ -22,8 +23,9 @@
 //!    scalar stores of a warp hit 32 different banks), so that for each `k`
 //!    the A values a thread needs are consecutive too.
 //! 3. For each `k` of the step, it reads two `float4` of A and two of B from
-//!    shared memory (a warp reads 2 distinct A addresses, broadcast, and 256
-//!    consecutive bytes of B) and does the 64 FMAs of their outer product.
+//!    shared memory (a warp reads 64 consecutive bytes of A and 128 of B,
+//!    each shared by several lanes: one wavefront per load) and does the 64
+//!    FMAs of their outer product.
 //!
 //! The loads of step `s + 1` are issued before the FMAs of step `s` and
 //! stored after them (register prefetch, double buffering), so one barrier
@@ -169,6 +171,16 @@ unsafe fn load_step<const EDGE: bool>(
     staged
 }
 
+/// This thread's `(tx, ty)` (both < 16) for a thread index below THREADS.
+/// Each warp is an 8×4 patch of them: its lanes read 4 distinct `float4` of
+/// A (64 bytes) and 8 of B (128 bytes) per `k`, one shared-memory wavefront
+/// each (a 16×2 patch would need two for B).
+#[inline(always)]
+fn compute_slot(tid: usize) -> (usize, usize) {
+    let (warp, lane) = (tid / 32, tid % 32);
+    ((warp % 2) * 8 + lane % 8, (warp / 2) * 4 + lane / 8)
+}
+
 /// Stores a step's loads into shared buffers `at` and `bt`: A transposed,
 /// B as it is.
 ///
@@ -278,7 +290,7 @@ unsafe fn block_product<const EDGE: bool>(
     }
     let (a_tiles, b_tiles) = (A_TILES.as_mut_ptr(), B_TILES.as_mut_ptr());
     let slot = LoadSlot::of(tid);
-    let (tx, ty) = (tid % 16, tid / 16);
+    let (tx, ty) = compute_slot(tid);
     let mut acc = [[0.0f32; 8]; 8];
     let steps = d.k.div_ceil(BK);
     if steps == 0 {
