@@ -495,23 +495,23 @@ pub fn sgemm_fast(gpu: &Gpu) -> Result<Vec<Row>, String> {
     let mut c_ox = DeviceBuffer::<f32>::zeroed(s, SIZE * SIZE).map_err(de)?;
     let c_nv = DeviceBuffer::<f32>::zeroed(s, SIZE * SIZE).map_err(de)?;
     let mut c_bl = DeviceBuffer::<f32>::zeroed(s, SIZE * SIZE).map_err(de)?;
-    let mut oxide = || sgemm_fast::launch(&gpu.oxide, s, d, &a_d, &b_d, &mut c_ox).map_err(se);
-    let mut nvcc = || nvcc_launch(d, &a_d, &b_d, &c_nv);
-    oxide()?;
-    nvcc()?;
+    sgemm_fast::launch(&gpu.oxide, s, d, &a_d, &b_d, &mut c_ox).map_err(se)?;
+    nvcc_launch(d, &a_d, &b_d, &c_nv)?;
     let dims = (d.m, d.n, d.k);
     let ours = c_ox.to_host_vec(s).map_err(de)?;
     check_gemm_sample("sgemm_fast (oxide)", &ours, dims, |i| a[i] as f64, |i| b[i] as f64, 1.0, 0.0)?;
     check_close("sgemm_fast: oxide vs nvcc", &ours, &c_nv.to_host_vec(s).map_err(de)?, |_| 0.0)?;
     let tflops = |ms: f64| d.flops() / (ms * 1e-3) / 1e12;
+    let mut oxide = || sgemm_fast::launch(&gpu.oxide, s, d, &a_d, &b_d, &mut c_ox).map_err(se);
+    let mut nvcc = || nvcc_launch(d, &a_d, &b_d, &c_nv);
     let mut rows = Vec::new();
     match gpu.cublas() {
         Ok(blas) => {
             let cfg = cuda_blas::GemmConfig::<f32>::row_major(SIZE, SIZE, SIZE);
-            let mut cublas = || blas.gemm(&cfg, a_d.as_slice(), b_d.as_slice(), c_bl.as_slice_mut()).map_err(be);
-            cublas()?;
+            blas.gemm(&cfg, a_d.as_slice(), b_d.as_slice(), c_bl.as_slice_mut()).map_err(be)?;
             let theirs = c_bl.to_host_vec(s).map_err(de)?;
             check_gemm_sample("sgemm_fast (cuBLAS)", &theirs, dims, |i| a[i] as f64, |i| b[i] as f64, 1.0, 0.0)?;
+            let mut cublas = || blas.gemm(&cfg, a_d.as_slice(), b_d.as_slice(), c_bl.as_slice_mut()).map_err(be);
             let (t_ox, t_bl) = gpu.time_pair(3, 20, &mut oxide, &mut cublas)?;
             rows.push(row(
                 "sgemm_fast",
