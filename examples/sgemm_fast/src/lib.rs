@@ -378,7 +378,8 @@ pub fn config(dims: Dims) -> LaunchConfig {
 pub type Error = Box<dyn std::error::Error>;
 
 /// Launches [`sgemm_fast`] (compiled into `module`) on `stream`,
-/// asynchronously: `c` = `a`·`b` for the shape `dims`. Fails if a buffer is
+/// asynchronously: `c` = `a`·`b` for the shape `dims` (nothing when C is
+/// empty; zeros when K is 0). Fails if a buffer is
 /// smaller than the shape needs or the grid is too large (M over 65535·BM),
 /// and on driver errors.
 pub fn launch(
@@ -401,6 +402,10 @@ pub fn launch(
             c.len()
         )
         .into());
+    }
+    if m == 0 || n == 0 {
+        // C is empty: nothing to launch (a grid of zero blocks is an error).
+        return Ok(());
     }
     if m.div_ceil(BM) > 65535 {
         return Err(format!("sgemm_fast: M = {m} needs more than 65535 block rows (at most {} rows)", 65535 * BM).into());
