@@ -247,11 +247,16 @@ unsafe fn store_c<const EDGE: bool>(
     ty: usize,
 ) {
     let base = c.as_mut_ptr();
-    for (i, acc_row) in acc.iter().enumerate() {
+    // Indexed rather than `acc.iter().enumerate()`, which clippy prefers:
+    // that spelling left the body too large for the inliner before the
+    // device linker forced kernel bodies inline (compiler/test/
+    // kernel-body-inline.ll); indexed, the kernel inlines either way.
+    #[allow(clippy::needless_range_loop)]
+    for i in 0..8 {
         let row = row0 + 4 * ty + (i % 4) + (i / 4) * 64;
         for half in 0..2 {
             let col = col0 + 4 * tx + half * 64;
-            let v = [acc_row[4 * half], acc_row[4 * half + 1], acc_row[4 * half + 2], acc_row[4 * half + 3]];
+            let v = [acc[i][4 * half], acc[i][4 * half + 1], acc[i][4 * half + 2], acc[i][4 * half + 3]];
             if !EDGE {
                 // SAFETY: row < m, col + 4 ≤ n (inside the tile), aligned as
                 // `c` is, n and col being multiples of 4.
