@@ -5,10 +5,10 @@
 //! same code: the device linker compiles [`sgemm_fast`] into whichever
 //! program links this crate, and [`launch`] launches it from there.
 //!
-//! A (M×K), B (K×N) and C (M×N) are row-major. Any shape works; the fast
-//! path needs nothing but is taken by the blocks whose tile lies wholly
-//! inside C when K is a multiple of [`BK`], N a multiple of 4 and the
-//! buffers 16-byte aligned (every `DeviceBuffer` is).
+//! A (M×K), B (K×N) and C (M×N) are row-major, of any shape. The fast path
+//! is taken by the blocks whose tile lies wholly inside C when K is a
+//! multiple of [`BK`], N a multiple of 4 and the buffers 16-byte aligned
+//! (every `DeviceBuffer` is).
 //!
 //! The algorithm: a block of [`THREADS`] threads computes a [`BM`]×[`BN`]
 //! tile of C; each thread owns an 8×8 piece of it, 64 accumulators in
