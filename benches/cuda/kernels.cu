@@ -193,6 +193,154 @@ extern "C" __global__ void sgemm(size_t M, size_t N, size_t K, const float *A,
   }
 }
 
+/// sgemm_fast of examples/sgemm_fast: a 128 x 128 tile of C per block of
+/// 256 threads, 8 x 8 accumulators per thread (rows 4*Ty + {0..3} and
+/// 64 + 4*Ty + {0..3}, columns likewise with Tx; each warp an 8 x 4 patch of
+/// (Tx, Ty)), K steps of 8. Each step's float4 of A and of B are loaded into
+/// registers before the previous step's FMAs and stored after them into the
+/// other of two shared buffers (A transposed, rows padded by 4); one barrier
+/// per step. Blocks whose tile overhangs C (or any block when K % 8, N % 4 or
+/// the alignment rule out float4 accesses) run the same loop instantiated
+/// with checked scalar accesses.
+namespace sgemm_fast_detail {
+constexpr int BM = 128, BN = 128, BK = 8;
+constexpr int AStride = BM + 4;
+constexpr int ATile = BK * AStride, BTile = BK * BN;
+
+struct Staged {
+  float4 A, B;
+};
+
+template <bool Edge>
+__device__ __forceinline__ Staged loadStep(size_t M, size_t N, size_t K,
+                                           const float *__restrict__ A,
+                                           const float *__restrict__ B,
+                                           int Tid, size_t Row0, size_t Col0,
+                                           size_t K0) {
+  size_t Row = Row0 + Tid / 2, KA = K0 + (Tid % 2) * 4;
+  size_t KB = K0 + Tid / 32, Col = Col0 + (Tid % 32) * 4;
+  if constexpr (!Edge) {
+    return {*reinterpret_cast<const float4 *>(A + Row * K + KA),
+            *reinterpret_cast<const float4 *>(B + KB * N + Col)};
+  } else {
+    float VA[4], VB[4];
+    for (int J = 0; J < 4; ++J) {
+      VA[J] = Row < M && KA + J < K ? A[Row * K + KA + J] : 0.0f;
+      VB[J] = KB < K && Col + J < N ? B[KB * N + Col + J] : 0.0f;
+    }
+    return {make_float4(VA[0], VA[1], VA[2], VA[3]),
+            make_float4(VB[0], VB[1], VB[2], VB[3])};
+  }
+}
+
+__device__ __forceinline__ void storeStep(float *At, float *Bt, int Tid,
+                                          Staged S) {
+  int ARow = Tid / 2, AK = (Tid % 2) * 4;
+  At[(AK + 0) * AStride + ARow] = S.A.x;
+  At[(AK + 1) * AStride + ARow] = S.A.y;
+  At[(AK + 2) * AStride + ARow] = S.A.z;
+  At[(AK + 3) * AStride + ARow] = S.A.w;
+  *reinterpret_cast<float4 *>(Bt + (Tid / 32) * BN + (Tid % 32) * 4) = S.B;
+}
+
+__device__ __forceinline__ void multiplyStep(const float *At, const float *Bt,
+                                             int Tx, int Ty,
+                                             float (&Acc)[8][8]) {
+#pragma unroll
+  for (int KK = 0; KK < BK; ++KK) {
+    float4 A0 = *reinterpret_cast<const float4 *>(At + KK * AStride + 4 * Ty);
+    float4 A1 =
+        *reinterpret_cast<const float4 *>(At + KK * AStride + 64 + 4 * Ty);
+    float4 B0 = *reinterpret_cast<const float4 *>(Bt + KK * BN + 4 * Tx);
+    float4 B1 = *reinterpret_cast<const float4 *>(Bt + KK * BN + 64 + 4 * Tx);
+    float AV[8] = {A0.x, A0.y, A0.z, A0.w, A1.x, A1.y, A1.z, A1.w};
+    float BV[8] = {B0.x, B0.y, B0.z, B0.w, B1.x, B1.y, B1.z, B1.w};
+#pragma unroll
+    for (int I = 0; I < 8; ++I)
+#pragma unroll
+      for (int J = 0; J < 8; ++J)
+        Acc[I][J] = fmaf(AV[I], BV[J], Acc[I][J]);
+  }
+}
+
+template <bool Edge>
+__device__ __forceinline__ void storeC(size_t M, size_t N, float *C,
+                                       const float (&Acc)[8][8], size_t Row0,
+                                       size_t Col0, int Tx, int Ty) {
+#pragma unroll
+  for (int I = 0; I < 8; ++I) {
+    size_t Row = Row0 + 4 * Ty + I % 4 + (I / 4) * 64;
+#pragma unroll
+    for (int Half = 0; Half < 2; ++Half) {
+      size_t Col = Col0 + 4 * Tx + Half * 64;
+      const float *V = &Acc[I][4 * Half];
+      if constexpr (!Edge) {
+        *reinterpret_cast<float4 *>(C + Row * N + Col) =
+            make_float4(V[0], V[1], V[2], V[3]);
+      } else if (Row < M) {
+        for (int J = 0; J < 4; ++J)
+          if (Col + J < N)
+            C[Row * N + Col + J] = V[J];
+      }
+    }
+  }
+}
+
+template <bool Edge>
+__device__ __forceinline__ void blockProduct(size_t M, size_t N, size_t K,
+                                             const float *__restrict__ A,
+                                             const float *__restrict__ B,
+                                             float *C, int Tid, size_t Row0,
+                                             size_t Col0, float *ATiles,
+                                             float *BTiles) {
+  // Each warp an 8 x 4 patch of (Tx, Ty).
+  int Warp = Tid / 32, Lane = Tid % 32;
+  int Tx = (Warp % 2) * 8 + Lane % 8, Ty = (Warp / 2) * 4 + Lane / 8;
+  float Acc[8][8] = {};
+  size_t Steps = (K + BK - 1) / BK;
+  if (Steps == 0) {
+    storeC<Edge>(M, N, C, Acc, Row0, Col0, Tx, Ty);
+    return;
+  }
+  storeStep(ATiles, BTiles, Tid,
+            loadStep<Edge>(M, N, K, A, B, Tid, Row0, Col0, 0));
+  __syncthreads();
+  for (size_t Step = 0; Step < Steps; ++Step) {
+    size_t Cur = Step % 2;
+    bool HasNext = Step + 1 < Steps;
+    Staged Next = {};
+    if (HasNext)
+      Next = loadStep<Edge>(M, N, K, A, B, Tid, Row0, Col0, (Step + 1) * BK);
+    multiplyStep(ATiles + Cur * ATile, BTiles + Cur * BTile, Tx, Ty, Acc);
+    if (HasNext)
+      storeStep(ATiles + (1 - Cur) * ATile, BTiles + (1 - Cur) * BTile, Tid,
+                Next);
+    __syncthreads();
+  }
+  storeC<Edge>(M, N, C, Acc, Row0, Col0, Tx, Ty);
+}
+} // namespace sgemm_fast_detail
+
+extern "C" __global__ void __launch_bounds__(256, 2)
+    sgemm_fast(size_t M, size_t N, size_t K, const float *__restrict__ A,
+               const float *__restrict__ B, float *__restrict__ C) {
+  using namespace sgemm_fast_detail;
+  __shared__ __align__(16) float ATiles[2 * ATile];
+  __shared__ __align__(16) float BTiles[2 * BTile];
+  int Tid = threadIdx.x;
+  size_t Row0 = static_cast<size_t>(blockIdx.y) * BM;
+  size_t Col0 = static_cast<size_t>(blockIdx.x) * BN;
+  auto Aligned = [](const void *P) {
+    return reinterpret_cast<uintptr_t>(P) % 16 == 0;
+  };
+  bool Interior = Row0 + BM <= M && Col0 + BN <= N && K % BK == 0 &&
+                  N % 4 == 0 && Aligned(A) && Aligned(B) && Aligned(C);
+  if (Interior)
+    blockProduct<false>(M, N, K, A, B, C, Tid, Row0, Col0, ATiles, BTiles);
+  else
+    blockProduct<true>(M, N, K, A, B, C, Tid, Row0, Col0, ATiles, BTiles);
+}
+
 /// The same tiling as sgemm with bf16 inputs (bit patterns) widened to f32
 /// when a tile is loaded, f32 accumulation and an f32 result.
 extern "C" __global__ void gemm_bf16(size_t M, size_t N, size_t K,

@@ -446,6 +446,96 @@ pub fn sgemm(gpu: &Gpu) -> Result<Vec<Row>, String> {
     Ok(rows)
 }
 
+/// A string error from sgemm_fast's host side.
+fn se(e: sgemm_fast::Error) -> String {
+    e.to_string()
+}
+
+/// examples/sgemm_fast's register-blocked SGEMM (128×128×8 tiles, 8×8 per
+/// thread, float4 loads, register-prefetch double buffering) at 4096³
+/// against cuBLAS's sgemm (target ≥ 0.90) and against its nvcc twin (the
+/// compiler check, ≥ 1.00). First a ragged shape (every block on the
+/// checked edge path, plus interior ones): oxide against the CPU and,
+/// element by element, the twin.
+pub fn sgemm_fast(gpu: &Gpu) -> Result<Vec<Row>, String> {
+    let s = &gpu.stream;
+    let f = gpu.nvcc.function("sgemm_fast").map_err(de)?;
+    // SAFETY (both launches): sgemm_fast(size_t, size_t, size_t, const
+    // float*, const float*, float*) with buffers of m·k, k·n, m·n floats.
+    let nvcc_launch = |d: sgemm_fast::Dims, a: &DeviceBuffer<f32>, b: &DeviceBuffer<f32>, c: &DeviceBuffer<f32>| unsafe {
+        RawArgs::new()
+            .usize(d.m)
+            .usize(d.n)
+            .usize(d.k)
+            .u64(a.device_ptr())
+            .u64(b.device_ptr())
+            .u64(c.device_ptr())
+            .launch(&f, sgemm_fast::config(d), s)
+    };
+    {
+        let d = sgemm_fast::Dims { m: 1000, n: 1111, k: 999 };
+        let (a, b) = (random_f32(d.m * d.k, 40), random_f32(d.k * d.n, 41));
+        let a_d = DeviceBuffer::from_host(s, &a).map_err(de)?;
+        let b_d = DeviceBuffer::from_host(s, &b).map_err(de)?;
+        let mut c_ox = DeviceBuffer::<f32>::zeroed(s, d.m * d.n).map_err(de)?;
+        let c_nv = DeviceBuffer::<f32>::zeroed(s, d.m * d.n).map_err(de)?;
+        sgemm_fast::launch(&gpu.oxide, s, d, &a_d, &b_d, &mut c_ox).map_err(se)?;
+        nvcc_launch(d, &a_d, &b_d, &c_nv)?;
+        let got = c_ox.to_host_vec(s).map_err(de)?;
+        let dims = (d.m, d.n, d.k);
+        check_gemm_sample("sgemm_fast 1000×1111×999 (oxide)", &got, dims, |i| a[i] as f64, |i| b[i] as f64, 1.0, 0.0)?;
+        // The same algorithm, so the same sums in the same order.
+        check_close("sgemm_fast 1000×1111×999: oxide vs nvcc", &got, &c_nv.to_host_vec(s).map_err(de)?, |_| 0.0)?;
+    }
+    const SIZE: usize = 4096;
+    let d = sgemm_fast::Dims { m: SIZE, n: SIZE, k: SIZE };
+    let (a, b) = (random_f32(SIZE * SIZE, 8), random_f32(SIZE * SIZE, 9));
+    let a_d = DeviceBuffer::from_host(s, &a).map_err(de)?;
+    let b_d = DeviceBuffer::from_host(s, &b).map_err(de)?;
+    let mut c_ox = DeviceBuffer::<f32>::zeroed(s, SIZE * SIZE).map_err(de)?;
+    let c_nv = DeviceBuffer::<f32>::zeroed(s, SIZE * SIZE).map_err(de)?;
+    let mut c_bl = DeviceBuffer::<f32>::zeroed(s, SIZE * SIZE).map_err(de)?;
+    sgemm_fast::launch(&gpu.oxide, s, d, &a_d, &b_d, &mut c_ox).map_err(se)?;
+    nvcc_launch(d, &a_d, &b_d, &c_nv)?;
+    let dims = (d.m, d.n, d.k);
+    let ours = c_ox.to_host_vec(s).map_err(de)?;
+    check_gemm_sample("sgemm_fast (oxide)", &ours, dims, |i| a[i] as f64, |i| b[i] as f64, 1.0, 0.0)?;
+    check_close("sgemm_fast: oxide vs nvcc", &ours, &c_nv.to_host_vec(s).map_err(de)?, |_| 0.0)?;
+    let tflops = |ms: f64| d.flops() / (ms * 1e-3) / 1e12;
+    let mut oxide = || sgemm_fast::launch(&gpu.oxide, s, d, &a_d, &b_d, &mut c_ox).map_err(se);
+    let mut nvcc = || nvcc_launch(d, &a_d, &b_d, &c_nv);
+    let mut rows = Vec::new();
+    match gpu.cublas() {
+        Ok(blas) => {
+            let cfg = cuda_blas::GemmConfig::<f32>::row_major(SIZE, SIZE, SIZE);
+            blas.gemm(&cfg, a_d.as_slice(), b_d.as_slice(), c_bl.as_slice_mut()).map_err(be)?;
+            let theirs = c_bl.to_host_vec(s).map_err(de)?;
+            check_gemm_sample("sgemm_fast (cuBLAS)", &theirs, dims, |i| a[i] as f64, |i| b[i] as f64, 1.0, 0.0)?;
+            let mut cublas = || blas.gemm(&cfg, a_d.as_slice(), b_d.as_slice(), c_bl.as_slice_mut()).map_err(be);
+            let (t_ox, t_bl) = gpu.time_pair(3, 20, &mut oxide, &mut cublas)?;
+            rows.push(row(
+                "sgemm_fast",
+                t_ox,
+                "cuBLAS",
+                t_bl,
+                Target::SpeedAtLeast(0.90),
+                format!("{:.2} TFLOP/s vs {:.2} (f32 FMA, no tensor cores)", tflops(t_ox), tflops(t_bl)),
+            ));
+        }
+        Err(e) => eprintln!("sgemm_fast: cuBLAS skipped: {e}"),
+    }
+    let (t_ox, t_nv) = gpu.time_pair(3, 20, &mut oxide, &mut nvcc)?;
+    rows.push(row(
+        "sgemm_fast/nvcc",
+        t_ox,
+        "nvcc",
+        t_nv,
+        SAME_ALGORITHM,
+        format!("{:.2} TFLOP/s vs {:.2} (the same algorithm in CUDA C++)", tflops(t_ox), tflops(t_nv)),
+    ));
+    Ok(rows)
+}
+
 /// bf16 bit patterns stored in pairs (the low half first), widened to `f32`.
 fn unpack_bf16_pairs(words: &[u32]) -> Vec<f32> {
     words.iter().flat_map(|&w| [bf16_to_f32(w as u16), bf16_to_f32((w >> 16) as u16)]).collect()

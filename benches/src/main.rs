@@ -45,6 +45,7 @@ const BENCHES: &[Bench] = &[
     Bench { name: "transpose", about: "8192² f32 through 32×33 shared tiles; vs nvcc", runner: Runner::Gpu(benches::transpose) },
     Bench { name: "softmax", about: "row softmax of 4096×4096 f32, one block per row; vs nvcc", runner: Runner::Gpu(benches::softmax) },
     Bench { name: "sgemm", about: "4096³ f32 GEMM, 32×32 shared tiles; vs nvcc (and cuBLAS)", runner: Runner::Gpu(benches::sgemm) },
+    Bench { name: "sgemm_fast", about: "4096³ f32 GEMM, 128×128 tiles, 8×8 per thread (examples/sgemm_fast); vs cuBLAS and its nvcc twin", runner: Runner::Gpu(benches::sgemm_fast) },
     Bench { name: "gemm_bf16_4096", about: "4096³ bf16 GEMM: wgmma kernel vs cuBLAS; simple tiled vs nvcc twin", runner: Runner::Gpu(benches::gemm_bf16_4096) },
     Bench { name: "gemm_bf16_8192", about: "8192³ bf16 GEMM: wgmma kernel vs cuBLAS; simple tiled vs nvcc twin", runner: Runner::Gpu(benches::gemm_bf16_8192) },
     Bench { name: "launch", about: "empty launches back to back: typed launchers vs raw cuLaunchKernel", runner: Runner::Gpu(benches::launch) },

@@ -11,7 +11,11 @@
 // size and alignment (`.param .align A .b8 p[S]` in PTX) and calls the wrapper
 // with pointers to them. So the PTX signature is derived from the same
 // compilation as the host's argument values, byte for byte. The wrapper itself
-// becomes internal and is inlined away by the optimiser.
+// becomes internal and is inlined away by the optimiser, and so is what it
+// calls (the kernel's body): its call sites are marked always-inline, so that
+// however large the body, its parameters are the entry's (`.param`, global
+// pointers) and no call sits between the entry and the work. Inlining a call
+// changes no result.
 //
 // A kernel whose parameters, laid out in order at their alignments, need
 // more than the parameter space is a compile error naming the kernel and its
@@ -216,6 +220,25 @@ private:
     }
   }
 
+  /// Marks the wrapper's calls of defined functions (the kernel's body, the
+  /// `#[kernel]` glue) always-inline, at the call site only: a body left out
+  /// of line takes its slices as generic pointers, so the entry's `.param`
+  /// and global-space facts (`ld.global.nc`, `st.global`) stop at the call,
+  /// and the call's ABI costs registers. A large body (two unrolled copies of
+  /// a GEMM's K loop) is over the inliner's threshold even as the single
+  /// caller of an internal function. Other callers of the same function,
+  /// device code calling a kernel's function directly, keep the inliner's
+  /// choice.
+  static void inlineCallees(Function &Wrapper) {
+    for (Instruction &I : instructions(Wrapper)) {
+      auto *Call = dyn_cast<CallBase>(&I);
+      Function *Callee = Call ? Call->getCalledFunction() : nullptr;
+      if (Callee && !Callee->isDeclaration() && !Callee->isIntrinsic() &&
+          !Call->hasFnAttr(Attribute::NoInline))
+        Call->addFnAttr(Attribute::AlwaysInline);
+    }
+  }
+
   Function *createEntry(Function &Wrapper, const std::string &Host,
                         const std::vector<ParamLayout> &Layouts) {
     LLVMContext &Ctx = M.getContext();
@@ -230,6 +253,7 @@ private:
     // device it must disappear into the entry so parameters stay in .param.
     Wrapper.removeFnAttr(Attribute::NoInline);
     Wrapper.addFnAttr(Attribute::AlwaysInline);
+    inlineCallees(Wrapper);
     Function *Entry = Function::Create(FTy, GlobalValue::ExternalLinkage, EntryName, M);
     Entry->setCallingConv(CallingConv::PTX_Kernel);
     for (unsigned I = 0; I < Layouts.size(); ++I) {
