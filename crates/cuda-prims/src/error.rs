@@ -22,6 +22,14 @@ pub enum PrimsError {
         /// The length it has.
         found: usize,
     },
+    /// `sort_pairs` was given values wider than the 8 bytes it moves.
+    ValueTooWide {
+        /// Their size in bytes.
+        size: usize,
+    },
+    /// An argument outside its domain (histogram bins, levels, segment
+    /// offsets); the message says which and what to pass.
+    Invalid(String),
     /// The input has more elements than the primitive handles in one call.
     TooLarge {
         /// The call.
@@ -47,6 +55,12 @@ impl fmt::Display for PrimsError {
                 "{what} has {found} elements but must have {expected}: allocate it with \
                  `DeviceBuffer::zeroed(&stream, {expected})`"
             ),
+            PrimsError::ValueTooWide { size } => write!(
+                f,
+                "sort_pairs moves values of at most 8 bytes, this one has {size}: sort indices (u32) \
+                 as the values and gather the wide values with them"
+            ),
+            PrimsError::Invalid(why) => write!(f, "{why}"),
             PrimsError::TooLarge { what, len, max } => write!(
                 f,
                 "{what}: {len} elements is more than the {max} one call handles; split the input \

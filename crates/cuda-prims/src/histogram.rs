@@ -32,7 +32,7 @@
 //! [`SHARED_BINS`]; more bins count in global memory directly), then adds
 //! its nonzero counts to the output with one global atomic per bin.
 
-use crate::sort::SortError;
+use crate::PrimsError;
 use core::sync::atomic::{AtomicU32, Ordering};
 use cuda_device::atomic::{Scope, ScopedAtomic};
 use cuda_core::{CudaStream, DeviceBuffer, DeviceRepr, LaunchConfig};
@@ -214,7 +214,7 @@ fn launch<T: Sample + DeviceRepr>(
     lower: T,
     upper: T,
     scale: f32,
-) -> Result<(), SortError> {
+) -> Result<(), PrimsError> {
     hist.memset(stream, 0)?;
     let bins = hist.len();
     if samples.is_empty() || bins == 0 {
@@ -241,12 +241,12 @@ pub fn histogram_even<T: Sample + DeviceRepr>(
     hist: &mut DeviceBuffer<u32>,
     lower: T,
     upper: T,
-) -> Result<(), SortError> {
+) -> Result<(), PrimsError> {
     if !(lower < upper) {
-        return Err(SortError::Invalid("histogram_even needs lower < upper: pass the bins' range as lower..upper".into()));
+        return Err(PrimsError::Invalid("histogram_even needs lower < upper: pass the bins' range as lower..upper".into()));
     }
     if hist.len() > u32::MAX as usize {
-        return Err(SortError::Invalid("histogram_even counts at most u32::MAX bins".into()));
+        return Err(PrimsError::Invalid("histogram_even counts at most u32::MAX bins".into()));
     }
     let no_levels = DeviceBuffer::<T>::zeroed(stream, 0)?;
     let scale = even_scale(lower, upper, hist.len());
@@ -273,13 +273,13 @@ pub fn histogram_range<T: Sample + DeviceRepr>(
     samples: &DeviceBuffer<T>,
     levels: &DeviceBuffer<T>,
     hist: &mut DeviceBuffer<u32>,
-) -> Result<(), SortError> {
+) -> Result<(), PrimsError> {
     if levels.len() != hist.len() + 1 {
-        return Err(SortError::LengthMismatch { what: "levels", expected: hist.len() + 1, found: levels.len() });
+        return Err(PrimsError::LengthMismatch { what: "levels", expected: hist.len() + 1, found: levels.len() });
     }
     let host = levels.to_host_vec(stream)?;
     if host.windows(2).any(|w| !(w[0] < w[1])) {
-        return Err(SortError::Invalid("histogram_range needs strictly ascending levels (no NaN)".into()));
+        return Err(PrimsError::Invalid("histogram_range needs strictly ascending levels (no NaN)".into()));
     }
     let zero = T::default();
     launch(module, stream, samples, levels, hist, zero, zero, 0.0)

@@ -33,7 +33,8 @@
 //! runs); each tile ranks its heads with a block-wide scan and writes each
 //! run's first value and start; a last launch turns starts into lengths.
 
-use crate::sort::{block_exclusive_sum, shared_ptr, SortError};
+use crate::sort::{block_exclusive_sum, shared_ptr};
+use crate::PrimsError;
 use cuda_core::{CudaStream, DeviceBuffer, DeviceRepr, LaunchConfig};
 use cuda_device::{kernel, shared, thread, DisjointSlice};
 use cuda_host::{cuda_launch, KernelModule};
@@ -173,15 +174,15 @@ pub fn run_length_encode<T: PartialEq + DeviceRepr>(
     unique: &mut DeviceBuffer<T>,
     counts: &mut DeviceBuffer<u32>,
     runs: &mut DeviceBuffer<u32>,
-) -> Result<(), SortError> {
+) -> Result<(), PrimsError> {
     let n = input.len();
     for (what, expected, found) in [("unique", n, unique.len()), ("counts", n, counts.len()), ("runs", 1, runs.len())] {
         if found != expected {
-            return Err(SortError::LengthMismatch { what, expected, found });
+            return Err(PrimsError::LengthMismatch { what, expected, found });
         }
     }
     if n > u32::MAX as usize {
-        return Err(SortError::TooLong { len: n });
+        return Err(PrimsError::TooLarge { what: "run_length_encode", len: n, max: crate::sort::MAX_LEN });
     }
     if n == 0 {
         runs.memset(stream, 0)?;

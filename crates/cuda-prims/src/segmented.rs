@@ -32,7 +32,7 @@
 //! One warp reduces one segment: its lanes read the segment in strides of
 //! 32 (coalesced), then combine through shuffles.
 
-use crate::sort::SortError;
+use crate::PrimsError;
 use cuda_core::{CudaStream, DeviceBuffer, DeviceRepr, LaunchConfig};
 use cuda_device::warp::{self, Shuffle};
 use cuda_device::{kernel, thread, DisjointSlice};
@@ -183,17 +183,17 @@ pub fn segmented_reduce<T: Element + DeviceRepr, O: SegmentOp<T>>(
     input: &DeviceBuffer<T>,
     offsets: &DeviceBuffer<u32>,
     output: &mut DeviceBuffer<T>,
-) -> Result<(), SortError> {
+) -> Result<(), PrimsError> {
     let segments = offsets.len().saturating_sub(1);
     if output.len() != segments {
-        return Err(SortError::LengthMismatch { what: "the segmented reduce's output", expected: segments, found: output.len() });
+        return Err(PrimsError::LengthMismatch { what: "the segmented reduce's output", expected: segments, found: output.len() });
     }
     if segments == 0 {
         return Ok(());
     }
     let host = offsets.to_host_vec(stream)?;
     if let Some(i) = (0..segments).find(|&i| host[i] > host[i + 1]) {
-        return Err(SortError::Invalid(format!(
+        return Err(PrimsError::Invalid(format!(
             "segment offsets must ascend, but offsets[{i}] = {} > offsets[{}] = {}",
             host[i],
             i + 1,
@@ -201,7 +201,7 @@ pub fn segmented_reduce<T: Element + DeviceRepr, O: SegmentOp<T>>(
         )));
     }
     if host[segments] as usize > input.len() {
-        return Err(SortError::Invalid(format!(
+        return Err(PrimsError::Invalid(format!(
             "the last segment ends at {} but the input has {} elements",
             host[segments],
             input.len()

@@ -53,10 +53,10 @@
 
 use core::sync::atomic::{AtomicU32, Ordering};
 use cuda_device::atomic::{Scope, ScopedAtomic};
-use cuda_core::{CudaStream, DeviceBuffer, DeviceRepr, DriverError, LaunchConfig};
+use cuda_core::{CudaStream, DeviceBuffer, DeviceRepr, LaunchConfig};
 use cuda_device::{kernel, shared, thread, warp, DisjointSlice};
-use cuda_host::{cuda_launch, HostError, KernelModule};
-use std::fmt;
+use cuda_host::{cuda_launch, KernelModule};
+use crate::PrimsError;
 
 /// Bits of the key one pass sorts by.
 const DIGIT_BITS: u32 = 8;
@@ -148,77 +148,6 @@ pub enum Order {
     Ascending,
     /// Largest key first (equal keys still in input order).
     Descending,
-}
-
-/// Why a sort (or another primitive of this part of the crate) failed.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum SortError {
-    /// A launch or a driver call failed.
-    Host(HostError),
-    /// Two buffers that must have the same length do not.
-    LengthMismatch {
-        /// What the buffer is.
-        what: &'static str,
-        /// The length it must have.
-        expected: usize,
-        /// Its length.
-        found: usize,
-    },
-    /// More keys than one sort takes ([`MAX_LEN`]).
-    TooLong {
-        /// The number of keys given.
-        len: usize,
-    },
-    /// A value type wider than 8 bytes.
-    ValueTooWide {
-        /// Its size in bytes.
-        size: usize,
-    },
-    /// An argument out of its domain (histogram bins, segment offsets).
-    Invalid(String),
-}
-
-impl fmt::Display for SortError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            SortError::Host(e) => write!(f, "{e}"),
-            SortError::LengthMismatch { what, expected, found } => write!(
-                f,
-                "{what} has {found} elements but must have {expected}: allocate it with the input's length"
-            ),
-            SortError::TooLong { len } => write!(
-                f,
-                "{len} keys is more than one radix sort takes ({MAX_LEN}): sort the data in parts and merge them"
-            ),
-            SortError::ValueTooWide { size } => write!(
-                f,
-                "sort_pairs moves values of at most 8 bytes, this one has {size}: sort indices (u32) as the values and gather the wide values with them"
-            ),
-            SortError::Invalid(why) => write!(f, "{why}"),
-        }
-    }
-}
-
-impl std::error::Error for SortError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            SortError::Host(e) => Some(e),
-            _ => None,
-        }
-    }
-}
-
-impl From<HostError> for SortError {
-    fn from(e: HostError) -> Self {
-        SortError::Host(e)
-    }
-}
-
-impl From<DriverError> for SortError {
-    fn from(e: DriverError) -> Self {
-        SortError::Host(HostError::from(e))
-    }
 }
 
 // ---------------------------------------------------------------------------
@@ -594,7 +523,7 @@ pub fn sort_keys<K: RadixKey + DeviceRepr>(
     keys_in: &DeviceBuffer<K>,
     keys_out: &mut DeviceBuffer<K>,
     order: Order,
-) -> Result<(), SortError> {
+) -> Result<(), PrimsError> {
     let no_values = DeviceBuffer::<u32>::zeroed(stream, 0)?;
     let mut no_values_out = DeviceBuffer::<u32>::zeroed(stream, 0)?;
     radix_sort(module, stream, keys_in, keys_out, &no_values, &mut no_values_out, order)
@@ -612,15 +541,15 @@ pub fn sort_pairs<K: RadixKey + DeviceRepr, V: DeviceRepr + Default>(
     keys_out: &mut DeviceBuffer<K>,
     values_out: &mut DeviceBuffer<V>,
     order: Order,
-) -> Result<(), SortError> {
+) -> Result<(), PrimsError> {
     let n = keys_in.len();
     for (what, found) in [("values_in", values_in.len()), ("values_out", values_out.len())] {
         if found != n {
-            return Err(SortError::LengthMismatch { what, expected: n, found });
+            return Err(PrimsError::LengthMismatch { what, expected: n, found });
         }
     }
     if size_of::<V>() > 8 {
-        return Err(SortError::ValueTooWide { size: size_of::<V>() });
+        return Err(PrimsError::ValueTooWide { size: size_of::<V>() });
     }
     radix_sort(module, stream, keys_in, keys_out, values_in, values_out, order)
 }
@@ -638,13 +567,13 @@ fn radix_sort<K: RadixKey + DeviceRepr, V: DeviceRepr + Default>(
     values_in: &DeviceBuffer<V>,
     values_out: &mut DeviceBuffer<V>,
     order: Order,
-) -> Result<(), SortError> {
+) -> Result<(), PrimsError> {
     let n = keys_in.len();
     if keys_out.len() != n {
-        return Err(SortError::LengthMismatch { what: "keys_out", expected: n, found: keys_out.len() });
+        return Err(PrimsError::LengthMismatch { what: "keys_out", expected: n, found: keys_out.len() });
     }
     if n > MAX_LEN {
-        return Err(SortError::TooLong { len: n });
+        return Err(PrimsError::TooLarge { what: "radix sort", len: n, max: MAX_LEN });
     }
     if n == 0 {
         return Ok(());

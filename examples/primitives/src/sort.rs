@@ -186,24 +186,24 @@ pub fn run(ctx: &Arc<CudaContext>, module: &KernelModule, sizes: Sizes) -> Resul
 
 /// Misuse is refused before anything runs, with an error that says so.
 fn misuse(ctx: &Arc<CudaContext>, module: &KernelModule) -> Result<usize, String> {
-    use cuda_prims::sort::SortError;
+    use cuda_prims::PrimsError;
     let stream = ctx.default_stream();
     let keys = DeviceBuffer::from_host(&stream, &[3u32, 1, 2]).map_err(|e| e.to_string())?;
     let mut short = DeviceBuffer::<u32>::zeroed(&stream, 2).map_err(|e| e.to_string())?;
     match sort_keys(module, &stream, &keys, &mut short, Order::Ascending) {
-        Err(SortError::LengthMismatch { what: "keys_out", expected: 3, found: 2 }) => {}
+        Err(PrimsError::LengthMismatch { what: "keys_out", expected: 3, found: 2 }) => {}
         other => return Err(format!("sort_keys into a short output: {other:?}")),
     }
     let values = DeviceBuffer::from_host(&stream, &[0u32; 2]).map_err(|e| e.to_string())?;
     let mut out = DeviceBuffer::<u32>::zeroed(&stream, 3).map_err(|e| e.to_string())?;
     match sort_pairs(module, &stream, &keys, &values, &mut out, &mut short, Order::Ascending) {
-        Err(e @ SortError::LengthMismatch { what: "values_in", .. }) if e.to_string().contains("must have 3") => {}
+        Err(e @ PrimsError::LengthMismatch { what: "values_in", .. }) if e.to_string().contains("must have 3") => {}
         other => return Err(format!("sort_pairs with short values: {other:?}")),
     }
     let wide = DeviceBuffer::from_host(&stream, &[[0u64; 2]; 3]).map_err(|e| e.to_string())?;
     let mut wide_out = DeviceBuffer::from_host(&stream, &[[0u64; 2]; 3]).map_err(|e| e.to_string())?;
     match sort_pairs(module, &stream, &keys, &wide, &mut out, &mut wide_out, Order::Ascending) {
-        Err(SortError::ValueTooWide { size: 16 }) => {}
+        Err(PrimsError::ValueTooWide { size: 16 }) => {}
         other => return Err(format!("sort_pairs with 16-byte values: {other:?}")),
     }
     Ok(3)
