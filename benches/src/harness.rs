@@ -280,7 +280,9 @@ pub fn bf16_to_f32(bits: u16) -> f32 {
     f32::from_bits((bits as u32) << 16)
 }
 
-fn random_with<T: Send + Default + Clone>(len: usize, seed: u64, map: impl Fn(u64) -> T + Sync) -> Vec<T> {
+/// `len` values `map(word)` of deterministic xorshift64 words, made in
+/// parallel chunks (each chunk its own stream of words from `seed`).
+pub fn random_with<T: Send + Default + Clone>(len: usize, seed: u64, map: impl Fn(u64) -> T + Sync) -> Vec<T> {
     let mut out = vec![T::default(); len];
     let threads = std::thread::available_parallelism().map_or(4, |n| n.get()).min(16);
     let chunk = len.div_ceil(threads).max(1);

@@ -113,25 +113,9 @@ impl BenchElem for u64 {
     }
 }
 
-/// `len` deterministic samples, generated in parallel chunks.
+/// `len` deterministic samples.
 fn samples<T: BenchElem>(len: usize, seed: u64) -> Vec<T> {
-    let mut out = vec![T::default(); len];
-    let threads = std::thread::available_parallelism().map_or(4, |n| n.get()).min(16);
-    let chunk = len.div_ceil(threads).max(1);
-    std::thread::scope(|scope| {
-        for (c, part) in out.chunks_mut(chunk).enumerate() {
-            scope.spawn(move || {
-                let mut state = seed ^ (c as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-                for v in part {
-                    state ^= state << 13;
-                    state ^= state >> 7;
-                    state ^= state << 17;
-                    *v = T::sample(state);
-                }
-            });
-        }
-    });
-    out
+    crate::harness::random_with(len, seed, T::sample)
 }
 
 fn pe(e: PrimsError) -> String {

@@ -102,25 +102,9 @@ fn check_cub(status: c_int) -> Result<(), String> {
     }
 }
 
-/// `len` deterministic pseudo-random words (xorshift64), made in parallel.
+/// `len` deterministic pseudo-random words (xorshift64).
 fn random_words(len: usize, seed: u64) -> Vec<u64> {
-    let mut out = vec![0u64; len];
-    let threads = std::thread::available_parallelism().map_or(4, |n| n.get()).min(16);
-    let chunk = len.div_ceil(threads).max(1);
-    std::thread::scope(|scope| {
-        for (c, part) in out.chunks_mut(chunk).enumerate() {
-            scope.spawn(move || {
-                let mut state = seed ^ (c as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-                for v in part {
-                    state ^= state << 13;
-                    state ^= state >> 7;
-                    state ^= state << 17;
-                    *v = state;
-                }
-            });
-        }
-    });
-    out
+    crate::harness::random_with(len, seed, |word| word)
 }
 
 /// Keeps what the pool holds across synchronisations while it lives, then
