@@ -5,7 +5,8 @@ use crate::sort::Rng;
 use crate::Sizes;
 use cuda_core::{CudaContext, DeviceBuffer, DeviceRepr};
 use cuda_host::KernelModule;
-use cuda_prims::segmented::{segmented_reduce, segmented_reduce_on_cpu, Element, Max, Min, SegmentOp, Sum};
+use cuda_prims::op::{Element, Max, Min, ReduceOp, Sum};
+use cuda_prims::segmented::{segmented_reduce, segmented_reduce_on_cpu};
 use std::sync::Arc;
 
 /// Segment lengths: empty, single, around a warp and long ones.
@@ -25,7 +26,7 @@ fn offsets(segments: usize, long: usize, rng: &mut Rng) -> Vec<u32> {
     offsets
 }
 
-fn check<T: Element + DeviceRepr + std::fmt::Debug, O: SegmentOp<T>>(
+fn check<T: Element + DeviceRepr + std::fmt::Debug, O: ReduceOp<T> + Default>(
     ctx: &Arc<CudaContext>,
     module: &KernelModule,
     input: &[T],
@@ -38,9 +39,9 @@ fn check<T: Element + DeviceRepr + std::fmt::Debug, O: SegmentOp<T>>(
     let d_in = DeviceBuffer::from_host(&stream, input).map_err(|x| e(&x))?;
     let d_offs = DeviceBuffer::from_host(&stream, offs).map_err(|x| e(&x))?;
     let mut out = DeviceBuffer::<T>::zeroed(&stream, offs.len() - 1).map_err(|x| e(&x))?;
-    segmented_reduce::<T, O>(module, &stream, &d_in, &d_offs, &mut out).map_err(|x| e(&x))?;
+    segmented_reduce(module, &stream, &d_in, &d_offs, &mut out, O::default()).map_err(|x| e(&x))?;
     let gpu = out.to_host_vec(&stream).map_err(|x| e(&x))?;
-    let cpu = segmented_reduce_on_cpu::<T, O>(input, offs);
+    let cpu = segmented_reduce_on_cpu(input, offs, O::default());
     for s in 0..cpu.len() {
         if !close(gpu[s], cpu[s], (offs[s + 1] - offs[s]) as usize) {
             return Err(e(&format!("segment {s}: GPU {:?} CPU {:?}", gpu[s], cpu[s])));
@@ -81,17 +82,17 @@ fn misuse(ctx: &Arc<CudaContext>, module: &KernelModule) -> Result<usize, String
     let input = DeviceBuffer::from_host(&stream, &[1u32, 2, 3]).map_err(|e| e.to_string())?;
     let mut out = DeviceBuffer::<u32>::zeroed(&stream, 2).map_err(|e| e.to_string())?;
     let descending = DeviceBuffer::from_host(&stream, &[0u32, 2, 1]).map_err(|e| e.to_string())?;
-    match segmented_reduce::<u32, Sum>(module, &stream, &input, &descending, &mut out) {
+    match segmented_reduce(module, &stream, &input, &descending, &mut out, Sum) {
         Err(e) if e.to_string().contains("must ascend") => {}
         other => return Err(format!("descending offsets: {other:?}")),
     }
     let past_end = DeviceBuffer::from_host(&stream, &[0u32, 2, 4]).map_err(|e| e.to_string())?;
-    match segmented_reduce::<u32, Sum>(module, &stream, &input, &past_end, &mut out) {
+    match segmented_reduce(module, &stream, &input, &past_end, &mut out, Sum) {
         Err(e) if e.to_string().contains("input has 3 elements") => {}
         other => return Err(format!("offsets past the input: {other:?}")),
     }
     let mut short = DeviceBuffer::<u32>::zeroed(&stream, 1).map_err(|e| e.to_string())?;
-    match segmented_reduce::<u32, Sum>(module, &stream, &input, &descending, &mut short) {
+    match segmented_reduce(module, &stream, &input, &descending, &mut short, Sum) {
         Err(e) if e.to_string().contains("has 1 elements but must have 2") => {}
         other => return Err(format!("output shorter than the segments: {other:?}")),
     }
