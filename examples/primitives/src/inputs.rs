@@ -62,3 +62,42 @@ pub fn close(got: f64, want: f64, abs_sum: f64, terms: usize, eps: f64) -> bool 
     // Equal covers the infinities (the identities of Min and Max).
     got == want || (got - want).abs() <= (terms.max(4) as f64) * eps * abs_sum.max(1.0)
 }
+
+/// How a group compares a result with the CPU's: exactly for integers,
+/// within the reordering bound ([`close`]) for floats.
+pub trait Check: cuda_prims::op::Element + Sample {
+    /// Whether `got` agrees with `want`, the result of `terms` elements
+    /// whose magnitudes add up to `abs_sum`.
+    fn agrees(got: Self, want: Self, abs_sum: f64, terms: usize) -> bool;
+    /// |self| for the bound (0 for integers, which compare exactly).
+    fn magnitude(self) -> f64;
+}
+macro_rules! exact {
+    ($($t:ty),*) => {$(
+        impl Check for $t {
+            fn agrees(got: Self, want: Self, _: f64, _: usize) -> bool {
+                got == want
+            }
+            fn magnitude(self) -> f64 {
+                0.0
+            }
+        }
+    )*};
+}
+exact!(u32, i32, u64, i64);
+impl Check for f32 {
+    fn agrees(got: Self, want: Self, abs_sum: f64, terms: usize) -> bool {
+        close(got as f64, want as f64, abs_sum, terms, f32::EPSILON as f64)
+    }
+    fn magnitude(self) -> f64 {
+        self.abs() as f64
+    }
+}
+impl Check for f64 {
+    fn agrees(got: Self, want: Self, abs_sum: f64, terms: usize) -> bool {
+        close(got, want, abs_sum, terms, f64::EPSILON)
+    }
+    fn magnitude(self) -> f64 {
+        self.abs()
+    }
+}

@@ -2,11 +2,11 @@
 //! operator over several element types and sizes (empty, one element, the
 //! boundaries of a warp, a block and a vector, ragged sizes).
 
-use crate::inputs::{close, samples, Sample};
+use crate::inputs::{samples, Check};
 use crate::Sizes;
 use cuda_core::{CudaContext, CudaStream, DeviceBuffer};
 use cuda_host::KernelModule;
-use cuda_prims::op::{Element, FnOp, Max, Min, ReduceOp, Sum};
+use cuda_prims::op::{FnOp, Max, Min, ReduceOp, Sum};
 use cuda_prims::reduce;
 use std::sync::Arc;
 
@@ -19,41 +19,6 @@ pub fn lengths(sizes: Sizes) -> Vec<usize> {
         v.extend([(1 << 20) + 3, (1 << 22) - 1, (1 << 22) + 777]);
     }
     v
-}
-
-/// Exact comparison for integers; the reordering bound for floats.
-trait Check: Element + Sample {
-    fn agrees(got: Self, want: Self, abs_sum: f64, terms: usize) -> bool;
-    fn magnitude(self) -> f64;
-}
-macro_rules! exact {
-    ($($t:ty),*) => {$(
-        impl Check for $t {
-            fn agrees(got: Self, want: Self, _: f64, _: usize) -> bool {
-                got == want
-            }
-            fn magnitude(self) -> f64 {
-                0.0
-            }
-        }
-    )*};
-}
-exact!(u32, i32, u64, i64);
-impl Check for f32 {
-    fn agrees(got: Self, want: Self, abs_sum: f64, terms: usize) -> bool {
-        close(got as f64, want as f64, abs_sum, terms, f32::EPSILON as f64)
-    }
-    fn magnitude(self) -> f64 {
-        self.abs() as f64
-    }
-}
-impl Check for f64 {
-    fn agrees(got: Self, want: Self, abs_sum: f64, terms: usize) -> bool {
-        close(got, want, abs_sum, terms, f64::EPSILON)
-    }
-    fn magnitude(self) -> f64 {
-        self.abs()
-    }
 }
 
 fn check_one<T: Check, Op: ReduceOp<T>>(

@@ -3,11 +3,11 @@
 //! element types and sizes (tile boundaries, more than 32 tiles so that the
 //! look-back crosses windows, ragged ends).
 
-use crate::inputs::{close, samples, Sample};
+use crate::inputs::{samples, Check};
 use crate::Sizes;
 use cuda_core::{CudaContext, CudaStream, DeviceBuffer};
 use cuda_host::KernelModule;
-use cuda_prims::op::{Element, FnOp, Max, ReduceOp, Sum};
+use cuda_prims::op::{FnOp, Max, ReduceOp, Sum};
 use cuda_prims::scan;
 use std::sync::Arc;
 
@@ -21,40 +21,6 @@ pub fn lengths(sizes: Sizes) -> Vec<usize> {
         v.extend([40 * 4096 + 1, (1 << 20) + 3, (1 << 22) + 777]);
     }
     v
-}
-
-trait Check: Element + Sample {
-    fn agrees(got: Self, want: Self, abs_prefix: f64, terms: usize) -> bool;
-    fn magnitude(self) -> f64;
-}
-macro_rules! exact {
-    ($($t:ty),*) => {$(
-        impl Check for $t {
-            fn agrees(got: Self, want: Self, _: f64, _: usize) -> bool {
-                got == want
-            }
-            fn magnitude(self) -> f64 {
-                0.0
-            }
-        }
-    )*};
-}
-exact!(u32, i32, u64, i64);
-impl Check for f32 {
-    fn agrees(got: Self, want: Self, abs_prefix: f64, terms: usize) -> bool {
-        close(got as f64, want as f64, abs_prefix, terms, f32::EPSILON as f64)
-    }
-    fn magnitude(self) -> f64 {
-        self.abs() as f64
-    }
-}
-impl Check for f64 {
-    fn agrees(got: Self, want: Self, abs_prefix: f64, terms: usize) -> bool {
-        close(got, want, abs_prefix, terms, f64::EPSILON)
-    }
-    fn magnitude(self) -> f64 {
-        self.abs()
-    }
 }
 
 fn check_one<T: Check, Op: ReduceOp<T>>(
