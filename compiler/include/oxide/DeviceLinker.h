@@ -3,7 +3,9 @@
 // `oxide-link` runs as rustc's linker (docs/DESIGN.md §2). Its steps, each in
 // its own file under compiler/lib/Link/:
 //   Gather.cpp      which unoptimised bitcode belongs to this link
-//   Compile.cpp     link the bitcode, run the device pipeline (Passes.def,
+//   LinkReachable.cpp  the codegen units, read lazily, linked into one
+//                   module of what the device roots reach
+//   Compile.cpp     run the device pipeline (Passes.def,
 //                   Pipeline.h: legalise, link libdevice, optimise for
 //                   NVPTX), emit and validate PTX
 //   StackBound.cpp  the per-thread stack each entry needs, from the call
@@ -35,6 +37,7 @@
 #include <vector>
 
 namespace llvm {
+class LLVMContext;
 class Module;
 }
 
@@ -186,6 +189,16 @@ std::string linkOutput(const std::vector<std::string> &LinkArgs);
 
 /// `scale_example` from `…/deps/scale_example-0123abcd` or `libfoo.so`.
 std::string crateNameOfOutput(const std::string &OutputPath);
+
+// LinkReachable.cpp --------------------------------------------------------
+
+/// Reads the codegen units (lazily where they are bitcode) and links into one
+/// module only what the kernel entries and the other device roots reach,
+/// counting in EntryCopies how many units define each kernel entry wrapper
+/// (its host copies).
+llvm::Expected<std::unique_ptr<llvm::Module>>
+linkReachableBitcode(llvm::LLVMContext &Ctx, const std::vector<std::string> &Files,
+                     std::map<std::string, unsigned> &EntryCopies);
 
 // DeviceSources.cpp --------------------------------------------------------
 

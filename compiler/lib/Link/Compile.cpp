@@ -119,41 +119,6 @@ private:
   Clock::time_point Start;
 };
 
-/// Loads and links every codegen unit, counting how many define each kernel
-/// entry wrapper (each definition is one host copy whose address the kernel
-/// table must be able to resolve).
-Expected<std::unique_ptr<Module>> linkBitcode(LLVMContext &Ctx,
-                                              const std::vector<std::string> &Files,
-                                              std::map<std::string, unsigned> &EntryCopies) {
-  auto Merged = std::make_unique<Module>("oxide-device", Ctx);
-  Linker L(*Merged);
-  for (const std::string &Path : Files) {
-    auto Buf = MemoryBuffer::getFile(Path);
-    if (!Buf)
-      return makeError("cannot read " + Path + ": " + Buf.getError().message());
-    // Bitcode from rustc, or textual IR from the lit tests.
-    SMDiagnostic Diag;
-    std::unique_ptr<Module> M = parseIR((*Buf)->getMemBufferRef(), Diag, Ctx);
-    if (!M) {
-      std::string Msg;
-      raw_string_ostream OS(Msg);
-      Diag.print("oxide-link", OS);
-      return makeError("cannot read " + Path + ": " + Msg +
-                       "(is rustc's LLVM newer than oxide's? run `cargo oxide doctor`)");
-    }
-    for (Function &F : *M)
-      if (!F.isDeclaration() && F.getName().contains(KernelEntryPrefix))
-        ++EntryCopies[F.getName().str()];
-    M->setTargetTriple(Merged->getTargetTriple());
-    M->setDataLayout(Merged->getDataLayout());
-    if (NamedMDNode *Flags = M->getModuleFlagsMetadata())
-      M->eraseNamedMetadata(Flags);
-    if (L.linkInModule(std::move(M)))
-      return makeError("cannot link " + Path + " into the device module");
-  }
-  return std::move(Merged);
-}
-
 /// Sets the LLVM backend options the device target depends on, once per
 /// process: ExpandFp turns float conversions wider than 64 bits into integer
 /// code (NVPTX would otherwise emit compiler-rt calls the GPU lacks;
@@ -379,11 +344,11 @@ Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &
   StageTimer Timer(Opts.Verbose);
   LLVMContext Ctx;
   std::map<std::string, unsigned> EntryCopies;
-  auto MOrErr = linkBitcode(Ctx, Files, EntryCopies);
+  auto MOrErr = linkReachableBitcode(Ctx, Files, EntryCopies);
   if (!MOrErr)
     return MOrErr.takeError();
   Module &M = **MOrErr;
-  Timer.done("read and link bitcode");
+  Timer.done("read and link what is reachable");
   dumpModule(Opts, M, "device-input.ll");
 
   auto TM = createDeviceTarget(Opts);
