@@ -59,12 +59,14 @@
 //! [`Blas::gemm`], every shape is checked before anything is queued.
 
 use std::borrow::{Borrow, BorrowMut};
+use std::marker::PhantomData;
 use std::sync::{Arc, Mutex};
 
 use cuda_async::{AsyncError, DeviceOperation, ExecutionContext};
-use cuda_core::{CudaStream, DeviceBuffer};
+use cuda_core::{CudaStream, DeviceBuffer, DeviceRepr};
 
-use crate::element::GemmElement;
+use crate::element::{Fp8Element, Fp8Output, Fp8Pair, GemmElement, LtElement};
+use crate::lt::{BlasLt, Epilogue, Fp8Scales};
 use crate::result::BlasError;
 use crate::shape::{GemmConfig, StridedBatch};
 use crate::Blas;
@@ -77,6 +79,7 @@ use crate::Blas;
 #[derive(Debug, Default)]
 pub struct BlasOps {
     handles: Mutex<Vec<Blas>>,
+    lt_handles: Mutex<Vec<BlasLt>>,
 }
 
 impl BlasOps {
@@ -98,9 +101,46 @@ impl BlasOps {
         Ok(())
     }
 
+    /// Makes the cuBLASLt handle of `stream` now, if there is none: as
+    /// [`prepare`](Self::prepare), for the [`matmul`] and [`matmul_fp8`]
+    /// operations (a cuBLASLt handle has a workspace of its own, made only
+    /// for streams that run them).
+    pub fn prepare_lt(&self, stream: &Arc<CudaStream>) -> Result<(), BlasError> {
+        let mut handles = self.lt_handles.lock().unwrap_or_else(|e| e.into_inner());
+        if !handles.iter().any(|h| Arc::ptr_eq(h.stream(), stream)) {
+            handles.push(BlasLt::new(stream)?);
+        }
+        Ok(())
+    }
+
     /// How many streams have a handle.
     pub fn handles(&self) -> usize {
         self.handles.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
+    /// How many streams have a cuBLASLt handle.
+    pub fn lt_handles(&self) -> usize {
+        self.lt_handles.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
+    /// Runs `f` with the cuBLASLt handle of `stream`, made on first use.
+    fn with_lt<R>(&self, stream: &Arc<CudaStream>, f: impl FnOnce(&BlasLt) -> Result<R, BlasError>) -> Result<R, BlasError> {
+        let mut handles = self.lt_handles.lock().unwrap_or_else(|e| e.into_inner());
+        let at = match handles.iter().position(|h| Arc::ptr_eq(h.stream(), stream)) {
+            Some(at) => at,
+            None if stream.is_capturing() => {
+                return Err(BlasError::NotCapturable {
+                    call: "a cuda_blas::ops matmul",
+                    why: "the stream has no cuBLASLt handle yet, and making one allocates its workspace; call \
+                          BlasOps::prepare_lt(&stream) before the capture",
+                })
+            }
+            None => {
+                handles.push(BlasLt::new(stream)?);
+                handles.len() - 1
+            }
+        };
+        f(&handles[at])
     }
 
     /// Runs `f` with the handle of `stream`.
@@ -204,5 +244,269 @@ where
     type IntoFuture = cuda_async::DeviceFuture<Self>;
     fn into_future(self) -> Self::IntoFuture {
         self.future()
+    }
+}
+
+/// The activation a [`Matmul`] or [`MatmulFp8`] applies after the product
+/// (and after the bias, when it has one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Activation {
+    /// None.
+    #[default]
+    None,
+    /// `max(x, 0)`.
+    Relu,
+    /// GELU, tanh approximation ([`Epilogue::Gelu`]).
+    Gelu,
+}
+
+/// The [`Epilogue`] of an activation and a borrowed bias.
+fn epilogue<T: DeviceRepr>(act: Activation, bias: Option<&DeviceBuffer<T>>) -> Epilogue<'_, T> {
+    match (act, bias) {
+        (Activation::None, None) => Epilogue::None,
+        (Activation::Relu, None) => Epilogue::Relu,
+        (Activation::Gelu, None) => Epilogue::Gelu,
+        (Activation::None, Some(b)) => Epilogue::Bias(b.as_slice()),
+        (Activation::Relu, Some(b)) => Epilogue::BiasRelu(b.as_slice()),
+        (Activation::Gelu, Some(b)) => Epilogue::BiasGelu(b.as_slice()),
+    }
+}
+
+/// What a [`Matmul`] or [`MatmulFp8`] hands back: its buffers, the bias
+/// only when it was given one.
+#[derive(Debug)]
+pub struct MatmulBuffers<A, B, C, Bias> {
+    /// The first factor.
+    pub a: A,
+    /// The second factor.
+    pub b: B,
+    /// The result.
+    pub c: C,
+    /// The bias, if the matmul had one.
+    pub bias: Option<Bias>,
+}
+
+/// `C = activation(alpha·op(A)·op(B) + beta·C [+ bias])` on cuBLASLt
+/// ([`BlasLt::matmul`]) as an operation on the stream it is scheduled on,
+/// through that stream's cuBLASLt handle in `ops`
+/// ([`BlasOps::prepare_lt`] before a capture). Add a bias with
+/// [`Matmul::bias`] and an activation with [`Matmul::activation`]; shapes
+/// are checked when it is queued, before anything runs.
+///
+/// ```
+/// use cuda_async::DeviceOperation;
+/// use cuda_blas::{ops, GemmConfig};
+/// use cuda_core::{CudaContext, DeviceBuffer};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # if std::env::var_os("OXIDE_EMULATE").is_none() { std::env::set_var("OXIDE_EMULATE", "1"); }
+/// let stream = CudaContext::new(0)?.new_stream()?;
+/// let blas = ops::BlasOps::new();
+/// let x = DeviceBuffer::from_host(&stream, &[1.0f32, -2.0, 3.0, -4.0])?; // 2×2
+/// let w = DeviceBuffer::from_host(&stream, &[1.0f32, 0.0, 0.0, 1.0])?; // identity
+/// let bias = DeviceBuffer::from_host(&stream, &[0.5f32, 0.5])?; // one per column
+/// let y = DeviceBuffer::<f32>::zeroed(&stream, 4)?;
+/// // y = relu(x·w + bias), a linear layer in one call.
+/// let out = ops::matmul(&blas, GemmConfig::row_major(2, 2, 2), x, w, y)
+///     .bias(bias)
+///     .activation(ops::Activation::Relu)
+///     .sync_on(&stream)?;
+/// assert_eq!(out.c.to_host_vec(&stream)?, [1.5, 0.0, 3.5, 0.0]);
+/// assert!(out.bias.is_some());
+/// # Ok(()) }
+/// ```
+pub fn matmul<T, A, B, C>(ops: &Arc<BlasOps>, cfg: GemmConfig<f32>, a: A, b: B, c: C) -> Matmul<T, A, B, C>
+where
+    T: LtElement,
+    A: Borrow<DeviceBuffer<T>> + Send + 'static,
+    B: Borrow<DeviceBuffer<T>> + Send + 'static,
+    C: BorrowMut<DeviceBuffer<T>> + Send + 'static,
+{
+    Matmul { ops: ops.clone(), cfg, activation: Activation::None, bias: None, a, b, c, _t: PhantomData }
+}
+
+/// See [`matmul`].
+#[derive(Debug)]
+pub struct Matmul<T, A, B, C, Bias = DeviceBuffer<T>> {
+    ops: Arc<BlasOps>,
+    cfg: GemmConfig<f32>,
+    activation: Activation,
+    bias: Option<Bias>,
+    a: A,
+    b: B,
+    c: C,
+    _t: PhantomData<fn() -> T>,
+}
+
+impl<T, A, B, C, Bias> Matmul<T, A, B, C, Bias> {
+    /// Adds `bias` to every row of C (row-major; every column in
+    /// column-major) before the activation.
+    pub fn bias<NewBias>(self, bias: NewBias) -> Matmul<T, A, B, C, NewBias>
+    where
+        NewBias: Borrow<DeviceBuffer<T>> + Send + 'static,
+    {
+        let Matmul { ops, cfg, activation, a, b, c, .. } = self;
+        Matmul { ops, cfg, activation, bias: Some(bias), a, b, c, _t: PhantomData }
+    }
+
+    /// Applies `activation` to the result.
+    pub fn activation(mut self, activation: Activation) -> Self {
+        self.activation = activation;
+        self
+    }
+}
+
+impl<T, A, B, C, Bias> DeviceOperation for Matmul<T, A, B, C, Bias>
+where
+    T: LtElement,
+    A: Borrow<DeviceBuffer<T>> + Send + 'static,
+    B: Borrow<DeviceBuffer<T>> + Send + 'static,
+    C: BorrowMut<DeviceBuffer<T>> + Send + 'static,
+    Bias: Borrow<DeviceBuffer<T>> + Send + 'static,
+{
+    type Output = MatmulBuffers<A, B, C, Bias>;
+    fn enqueue(self, ctx: &ExecutionContext<'_>) -> Result<Self::Output, AsyncError> {
+        let stream = ctx.require_stream("a cuBLASLt matmul")?;
+        let Matmul { ops, cfg, activation, bias, a, b, mut c, .. } = self;
+        ops.with_lt(stream, |lt| {
+            let epilogue = epilogue(activation, bias.as_ref().map(|b| b.borrow()));
+            lt.matmul(&cfg, epilogue, a.borrow().as_slice(), b.borrow().as_slice(), c.borrow_mut().as_slice_mut())
+        })
+        .map_err(AsyncError::host)?;
+        Ok(MatmulBuffers { a, b, c, bias })
+    }
+}
+
+/// `D = activation(alpha·scale_a·scale_b·op(A)·op(B) + beta·D [+ bias])`
+/// with FP8 A and B ([`BlasLt::matmul_fp8`], every rule of which is
+/// checked when it is queued) as an operation; the scales are one-element
+/// f32 buffers read when it runs, so a replayed graph uses their current
+/// values. Bias and activation as for [`matmul`]; the bias's element type
+/// is [`Fp8Output::Bias`] of D's.
+///
+/// ```
+/// use cuda_async::DeviceOperation;
+/// use cuda_blas::{ops, GemmConfig};
+/// use cuda_core::{CudaContext, DeviceBuffer};
+/// use cuda_device::half::f8e4m3;
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # if std::env::var_os("OXIDE_EMULATE").is_none() { std::env::set_var("OXIDE_EMULATE", "1"); }
+/// let stream = CudaContext::new(0)?.new_stream()?;
+/// let blas = ops::BlasOps::new();
+/// let (m, n, k) = (16, 16, 32);
+/// let x = DeviceBuffer::from_host(&stream, &vec![f8e4m3::from_f32(0.5); m * k])?;
+/// let w = DeviceBuffer::from_host(&stream, &vec![f8e4m3::from_f32(0.25); n * k])?;
+/// let (sx, sw) = (DeviceBuffer::from_host(&stream, &[2.0f32])?, DeviceBuffer::from_host(&stream, &[4.0f32])?);
+/// let y = DeviceBuffer::<f32>::zeroed(&stream, m * n)?;
+/// let cfg = GemmConfig::row_major(m, n, k).transpose_b();
+/// let out = ops::matmul_fp8(&blas, cfg, (sx, sw), x, w, y).sync_on(&stream)?;
+/// // 32 · 0.5 · 0.25 · (2 · 4)
+/// assert!(out.c.to_host_vec(&stream)?.iter().all(|&v| v == 32.0));
+/// # Ok(()) }
+/// ```
+///
+/// An f32 result takes a bf16 bias, as cuBLASLt's FP8 kernels do; an f32
+/// bias is refused when compiling:
+///
+/// ```compile_fail,E0271
+/// use cuda_blas::{ops, GemmConfig};
+/// use cuda_core::DeviceBuffer;
+/// use cuda_device::half::f8e4m3;
+/// fn demo(blas: &std::sync::Arc<ops::BlasOps>, x: DeviceBuffer<f8e4m3>, w: DeviceBuffer<f8e4m3>,
+///         s: (DeviceBuffer<f32>, DeviceBuffer<f32>), y: DeviceBuffer<f32>, bias: DeviceBuffer<f32>) {
+///     let _ = ops::matmul_fp8(blas, GemmConfig::row_major(16, 16, 16).transpose_b(), s, x, w, y).bias(bias);
+/// }
+/// ```
+pub fn matmul_fp8<EA, EB, D, A, B, C, S>(
+    ops: &Arc<BlasOps>,
+    cfg: GemmConfig<f32>,
+    scales: (S, S),
+    a: A,
+    b: B,
+    c: C,
+) -> MatmulFp8<EA, EB, D, A, B, C, S>
+where
+    EA: Fp8Pair<EB>,
+    EB: Fp8Element,
+    D: Fp8Output,
+    A: Borrow<DeviceBuffer<EA>> + Send + 'static,
+    B: Borrow<DeviceBuffer<EB>> + Send + 'static,
+    C: BorrowMut<DeviceBuffer<D>> + Send + 'static,
+    S: Borrow<DeviceBuffer<f32>> + Send + 'static,
+{
+    MatmulFp8 { ops: ops.clone(), cfg, scales, activation: Activation::None, bias: None, a, b, c, _t: PhantomData }
+}
+
+/// What a [`MatmulFp8`] hands back: its buffers, its scales, the bias
+/// only when it was given one.
+#[derive(Debug)]
+pub struct MatmulFp8Buffers<A, B, C, S, Bias> {
+    /// The first factor.
+    pub a: A,
+    /// The second factor.
+    pub b: B,
+    /// The result.
+    pub c: C,
+    /// The scales of A and of B.
+    pub scales: (S, S),
+    /// The bias, if the matmul had one.
+    pub bias: Option<Bias>,
+}
+
+/// See [`matmul_fp8`].
+#[derive(Debug)]
+#[allow(clippy::type_complexity)]
+pub struct MatmulFp8<EA, EB, D: Fp8Output, A, B, C, S, Bias = DeviceBuffer<<D as Fp8Output>::Bias>> {
+    ops: Arc<BlasOps>,
+    cfg: GemmConfig<f32>,
+    scales: (S, S),
+    activation: Activation,
+    bias: Option<Bias>,
+    a: A,
+    b: B,
+    c: C,
+    _t: PhantomData<fn() -> (EA, EB, D)>,
+}
+
+impl<EA, EB, D: Fp8Output, A, B, C, S, Bias> MatmulFp8<EA, EB, D, A, B, C, S, Bias> {
+    /// Adds `bias` before the activation, as [`Matmul::bias`].
+    pub fn bias<NewBias>(self, bias: NewBias) -> MatmulFp8<EA, EB, D, A, B, C, S, NewBias>
+    where
+        NewBias: Borrow<DeviceBuffer<D::Bias>> + Send + 'static,
+    {
+        let MatmulFp8 { ops, cfg, scales, activation, a, b, c, .. } = self;
+        MatmulFp8 { ops, cfg, scales, activation, bias: Some(bias), a, b, c, _t: PhantomData }
+    }
+
+    /// Applies `activation` to the result.
+    pub fn activation(mut self, activation: Activation) -> Self {
+        self.activation = activation;
+        self
+    }
+}
+
+impl<EA, EB, D, A, B, C, S, Bias> DeviceOperation for MatmulFp8<EA, EB, D, A, B, C, S, Bias>
+where
+    EA: Fp8Pair<EB>,
+    EB: Fp8Element,
+    D: Fp8Output,
+    A: Borrow<DeviceBuffer<EA>> + Send + 'static,
+    B: Borrow<DeviceBuffer<EB>> + Send + 'static,
+    C: BorrowMut<DeviceBuffer<D>> + Send + 'static,
+    S: Borrow<DeviceBuffer<f32>> + Send + 'static,
+    Bias: Borrow<DeviceBuffer<D::Bias>> + Send + 'static,
+{
+    type Output = MatmulFp8Buffers<A, B, C, S, Bias>;
+    fn enqueue(self, ctx: &ExecutionContext<'_>) -> Result<Self::Output, AsyncError> {
+        let stream = ctx.require_stream("a cuBLASLt FP8 matmul")?;
+        let MatmulFp8 { ops, cfg, scales, activation, bias, a, b, mut c, .. } = self;
+        ops.with_lt(stream, |lt| {
+            let epilogue = epilogue(activation, bias.as_ref().map(|b| b.borrow()));
+            let factors = Fp8Scales::new(scales.0.borrow(), scales.1.borrow());
+            lt.matmul_fp8(&cfg, factors, epilogue, a.borrow().as_slice(), b.borrow().as_slice(), c.borrow_mut().as_slice_mut())
+        })
+        .map_err(AsyncError::host)?;
+        Ok(MatmulFp8Buffers { a, b, c, scales, bias })
     }
 }

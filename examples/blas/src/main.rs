@@ -15,8 +15,9 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use cuda_async::DeviceOperation;
 use cuda_blas::{
-    Blas, BlasError, BlasLt, Compute, Epilogue, Fp8Element, Fp8Scales, GemmConfig, GemmElement, Layout, StridedBatch, Transpose,
+    ops, Blas, BlasError, BlasLt, Compute, Epilogue, Fp8Element, Fp8Scales, GemmConfig, GemmElement, Layout, StridedBatch, Transpose,
 };
 use cuda_core::{CudaContext, CudaStream, DeviceBuffer, DeviceRepr, LaunchConfig};
 use cuda_device::half::{bf16, f16, f8e4m3, f8e5m2};
@@ -370,6 +371,39 @@ fn run() -> Result<usize, Box<dyn std::error::Error>> {
         match lt.matmul_fp8_strided_batched(&cfg, &skewed, scales, Epilogue::None, dxs.as_slice(), dw.as_slice(), roomy.as_slice_mut()) {
             Err(e @ BlasError::Fp8NotMultipleOf16 { .. }) => ok(format!(" an FP8 batch with a misaligned C stride is refused: {e}")),
             other => return Err(format!("an FP8 batch with a misaligned C stride was not refused: {other:?}").into()),
+        }
+
+        // 4c. The FP8 layer y = relu(s·x·wᵀ + bias) as a cuda-async operation,
+        // captured once into a graph and replayed: first as built, then after
+        // x's scale was changed in device memory, which the replay reads.
+        let blas_ops = ops::BlasOps::new();
+        blas_ops.prepare_lt(&stream)?;
+        let (dsx1, dsw1) = (DeviceBuffer::from_host(&stream, &[sx])?, DeviceBuffer::from_host(&stream, &[sw])?);
+        let layer = ops::matmul_fp8(&blas_ops, cfg, (dsx1, dsw1), DeviceBuffer::from_host(&stream, &x)?, DeviceBuffer::from_host(&stream, &w)?,
+                                    DeviceBuffer::<f32>::zeroed(&stream, m * n)?)
+            .bias(DeviceBuffer::from_host(&stream, &bias)?)
+            .activation(ops::Activation::Relu);
+        let mut graph = layer.into_graph(&stream)?.replay().sync_on(&stream)?;
+        let relu = |v: f64| v.max(0.0);
+        let got: Vec<f64> = graph.output().c.to_host_vec(&stream)?.iter().map(|&v| v as f64).collect();
+        let first = check("as a graph, e4m3 x e4m3 -> f32, bias+relu", &fw, &got, &relu, true, 1e-6)?;
+        graph.output_mut().scales.0.copy_from_host(&stream, &[2.0 * sx])?;
+        let graph = graph.replay().sync_on(&stream)?;
+        let got: Vec<f64> = graph.output().c.to_host_vec(&stream)?.iter().map(|&v| v as f64).collect();
+        // The CPU side with x's scale doubled: x's values doubled, exactly.
+        let fx2: Vec<f64> = fx.iter().map(|v| 2.0 * v).collect();
+        let second = check_x("replayed with x's scale doubled", &fx2, &fw, &got, &relu, true, 1e-6)?;
+        ok(format!(
+            " FP8 layer as a cuda-async operation in a graph, replayed with a new scale: worst error {:.3} of tolerance",
+            first.max(second)
+        ));
+        // An operation on a stream without a cuBLASLt handle cannot be captured.
+        let fresh = ctx.new_stream()?;
+        let unprepared = ops::matmul_fp8(&blas_ops, cfg, (DeviceBuffer::from_host(&fresh, &[sx])?, DeviceBuffer::from_host(&fresh, &[sw])?),
+                                         DeviceBuffer::from_host(&fresh, &x)?, DeviceBuffer::from_host(&fresh, &w)?, DeviceBuffer::<f32>::zeroed(&fresh, m * n)?);
+        match unprepared.into_graph(&fresh) {
+            Err(e) if e.to_string().contains("prepare_lt") => ok(format!(" an FP8 operation captured on a stream with no cuBLASLt handle is refused: {e}")),
+            other => return Err(format!("an FP8 capture without BlasOps::prepare_lt was not refused: {:?}", other.map(|_| ())).into()),
         }
 
         // B not transposed: not a layout of cuBLASLt's FP8 kernels, refused first.
