@@ -32,6 +32,7 @@
 //! [`SHARED_BINS`]; more bins count in global memory directly), then adds
 //! its nonzero counts to the output with one global atomic per bin.
 
+use crate::temp;
 use crate::PrimsError;
 use core::sync::atomic::{AtomicU32, Ordering};
 use cuda_device::atomic::{Scope, ScopedAtomic};
@@ -248,7 +249,7 @@ pub fn histogram_even<T: Sample + DeviceRepr>(
     if hist.len() > u32::MAX as usize {
         return Err(PrimsError::Invalid("histogram_even counts at most u32::MAX bins".into()));
     }
-    let no_levels = DeviceBuffer::<T>::zeroed(stream, 0)?;
+    let no_levels = temp::zeroed::<T>(stream, 0)?;
     let scale = even_scale(lower, upper, hist.len());
     launch(module, stream, samples, &no_levels, hist, lower, upper, scale)
 }

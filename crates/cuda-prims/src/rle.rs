@@ -34,6 +34,7 @@
 //! run's first value and start; a last launch turns starts into lengths.
 
 use crate::sort::{block_exclusive_sum, shared_ptr};
+use crate::temp;
 use crate::PrimsError;
 use cuda_core::{CudaStream, DeviceBuffer, DeviceRepr, LaunchConfig};
 use cuda_device::{kernel, shared, thread, DisjointSlice};
@@ -189,7 +190,7 @@ pub fn run_length_encode<T: PartialEq + DeviceRepr>(
         return Ok(());
     }
     let tiles = n.div_ceil(TILE);
-    let mut tile_runs = DeviceBuffer::<u32>::zeroed(stream, tiles)?;
+    let mut tile_runs = temp::zeroed::<u32>(stream, tiles)?;
     // SAFETY: rle_write_heads writes a start for every run before
     // rle_lengths reads the starts of runs below the count.
     let mut starts = unsafe { DeviceBuffer::<u32>::alloc(stream, n)? };

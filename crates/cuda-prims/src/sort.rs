@@ -56,6 +56,7 @@ use cuda_device::atomic::{Scope, ScopedAtomic};
 use cuda_core::{CudaStream, DeviceBuffer, DeviceRepr, LaunchConfig};
 use cuda_device::{kernel, shared, thread, warp, DisjointSlice};
 use cuda_host::{cuda_launch, KernelModule};
+use crate::temp;
 use crate::PrimsError;
 
 /// Bits of the key one pass sorts by.
@@ -524,8 +525,8 @@ pub fn sort_keys<K: RadixKey + DeviceRepr>(
     keys_out: &mut DeviceBuffer<K>,
     order: Order,
 ) -> Result<(), PrimsError> {
-    let no_values = DeviceBuffer::<u32>::zeroed(stream, 0)?;
-    let mut no_values_out = DeviceBuffer::<u32>::zeroed(stream, 0)?;
+    let no_values = temp::zeroed::<u32>(stream, 0)?;
+    let mut no_values_out = temp::zeroed::<u32>(stream, 0)?;
     radix_sort(module, stream, keys_in, keys_out, &no_values, &mut no_values_out, order)
 }
 
@@ -581,7 +582,7 @@ fn radix_sort<K: RadixKey + DeviceRepr, V: DeviceRepr + Default>(
     let passes = (K::BITS / DIGIT_BITS) as usize;
     let tiles = n.div_ceil(TILE);
     let descending = u32::from(order == Order::Descending);
-    let mut scratch = DeviceBuffer::<u32>::zeroed(stream, scratch_len(n, passes))?;
+    let mut scratch = temp::zeroed::<u32>(stream, scratch_len(n, passes))?;
     // SAFETY: every pass writes all n elements of its output before the
     // next pass (or the caller) reads them.
     let mut keys_tmp = unsafe { DeviceBuffer::<K>::alloc(stream, n)? };

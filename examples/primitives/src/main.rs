@@ -7,6 +7,7 @@
 //! it ran or the first failure; the program prints PASS/FAIL per group and
 //! exits non-zero on any failure.
 
+mod async_graph;
 mod building_blocks;
 mod inputs;
 mod reduce;
@@ -42,6 +43,7 @@ const GROUPS: &[Group] = &[
     ("histogram", histogram::run),
     ("segmented reduce", segmented::run),
     ("run-length encode", rle::run),
+    ("in cuda-async operations; refused by a graph capture", async_graph::run),
 ];
 
 fn main() -> ExitCode {
