@@ -14,6 +14,13 @@
 //!   [`Graph::add_event_wait`], [`Graph::add_empty`] and [`Graph::add_child`],
 //!   each after the nodes it depends on.
 //!
+//! Conditional nodes decide on the GPU whether ([`Graph::add_conditional_if`])
+//! or how often ([`Graph::add_conditional_while`]) their body runs, from a
+//! [`GraphCondition`] ([`Graph::condition`]) that a kernel of the graph sets
+//! through its [`handle`](GraphCondition::handle) with
+//! `cuda_device::graph::set_condition`. The body is a [`BodyGraph`], filled
+//! with the same `add_*` calls, that borrows the graph until it is dropped.
+//!
 //! [`Graph::instantiate`] makes a [`GraphExec`], which [`GraphExec::launch`]
 //! runs on a stream as one submission, as often as wanted. The kernel
 //! arguments of an instantiated graph change in place with
