@@ -192,3 +192,28 @@ fn a_body_refuses_host_and_event_nodes_through_child_graphs() {
     let e = body.add_empty(&[node]).unwrap_err();
     assert!(matches!(e, GraphError::ForeignNode), "{e}");
 }
+
+#[test]
+fn the_graph_keeps_track_of_what_its_bodies_use() {
+    let (ctx, stream, affine_fn) = setup();
+    let data = DeviceBuffer::<u32>::zeroed(&stream, 1000).unwrap();
+    let mut only_in_body = DeviceBuffer::<u32>::zeroed(&stream, 1000).unwrap();
+    let mut g = Graph::new(&ctx).unwrap();
+    let go = g.condition(1, true).unwrap();
+    let (_, mut then) = g.add_conditional_if(&[], &go).unwrap();
+    // (A raw launch's pointers are the caller's concern; a memset's buffer
+    // is tracked, as a typed launch's are.)
+    let k = then.add_kernel(&[], |s| affine(&affine_fn, s, &data, 1, 1)).unwrap();
+    then.add_memset(&[k], &mut only_in_body, 0x01).unwrap();
+    drop(then);
+    // The module of the body's kernel stays loaded with the graph.
+    drop(affine_fn);
+    let exec = g.instantiate().unwrap();
+    exec.launch(&stream).unwrap();
+    assert!(data.to_host_vec(&stream).unwrap().iter().all(|&x| x == 1));
+    assert!(only_in_body.to_host_vec(&stream).unwrap().iter().all(|&x| x == 0x0101_0101));
+    // A buffer only the body uses, dropped: the launch is refused.
+    drop(only_in_body);
+    let e = exec.launch(&stream).unwrap_err();
+    assert!(matches!(e, GraphError::BufferDropped { buffers: 1 }), "{e}");
+}
