@@ -1011,11 +1011,16 @@ impl Graph {
             return Err(GraphError::ForeignCondition);
         }
         let mut params = CUgraphNodeParams::conditional(condition.raw, kind, 1, self.ctx.raw());
-        let mut body: CUgraph = ptr::null_mut();
-        params.conditional.ph_graph_out = &mut body;
         // SAFETY: as for add_empty; `params` is a conditional node's, with a
-        // handle made for this graph and room for its one body graph.
+        // handle made for this graph; the driver points `ph_graph_out` to
+        // an array of its own, alive as long as the node.
         let node = self.add_raw(deps, |d, out, g, deps, n| unsafe { cu!(d, cuGraphAddNode(out, g, deps, n, &mut params)) })?;
+        let bodies = params.conditional.ph_graph_out;
+        if bodies.is_null() {
+            return Err(DriverError::new(ErrorKind::InvalidArgument, "the driver gave the conditional node no body graph", "cuGraphAddNode").into());
+        }
+        // SAFETY: the driver's array of the node's one body graph.
+        let body: CUgraph = unsafe { *bodies };
         let inner = Graph {
             raw: body,
             owner: self.owner.clone(),

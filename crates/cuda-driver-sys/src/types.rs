@@ -436,7 +436,8 @@ pub struct CUDA_CONDITIONAL_NODE_PARAMS {
     pub type_: c_uint,
     /// How many body graphs: 1 for WHILE, 1 or 2 (else branch) for IF.
     pub size: c_uint,
-    /// Filled by the driver: `size` body graphs, owned by the node.
+    /// Set by the driver: a driver-owned array of the `size` body graphs,
+    /// valid as long as the node (the caller passes null and reads it back).
     pub ph_graph_out: *mut CUgraph,
     /// The context of the handle and of every body node.
     pub ctx: CUcontext,

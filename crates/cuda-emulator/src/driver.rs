@@ -1292,9 +1292,6 @@ unsafe extern "C" fn cuGraphAddNode(
         return NOT_SUPPORTED;
     }
     let c = &mut p.conditional;
-    if c.ph_graph_out.is_null() {
-        return INVALID_VALUE;
-    }
     if ![CU_GRAPH_COND_TYPE_IF, CU_GRAPH_COND_TYPE_WHILE].contains(&c.type_) {
         return NOT_SUPPORTED; // SWITCH is not emulated
     }
@@ -1307,14 +1304,16 @@ unsafe extern "C" fn cuGraphAddNode(
         _ => return INVALID_VALUE,
     }
     let mut body = Box::<Graph>::default();
-    let body_ptr: *mut Graph = &mut *body;
-    let op = Op::Conditional { handle: c.handle, kind: c.type_, body };
+    // The body and the array naming it move with their boxes into the
+    // node, which owns them: the addresses hold as long as the node.
+    let mut bodies = Box::new([(&mut *body as *mut Graph).cast::<c_void>()]);
+    let array = bodies.as_mut_ptr();
+    let op = Op::Conditional { handle: c.handle, kind: c.type_, body, bodies };
     // SAFETY: the caller's contract.
     let code = unsafe { add_node(out, g, deps, n, op) };
     if code == SUCCESS {
-        // The body moved with its box into the node: its address holds.
-        // SAFETY: room for `size` (1) graphs (caller).
-        unsafe { *c.ph_graph_out = body_ptr.cast() };
+        // As the driver does: the parameters point to the node's own array.
+        c.ph_graph_out = array;
     }
     code
 }
@@ -1454,7 +1453,7 @@ unsafe fn run_graph(graph: &mut Graph, s: CUstream) -> CUresult {
             }
             // SAFETY: as for this graph.
             Op::Child(child) => unsafe { run_graph(child, s) },
-            Op::Conditional { handle, kind, body } => {
+            Op::Conditional { handle, kind, body, .. } => {
                 let Some(condition) = crate::graph::condition(*handle) else { return INVALID_VALUE };
                 let nonzero = || condition.value.load(std::sync::atomic::Ordering::SeqCst) != 0;
                 let mut code = SUCCESS;

@@ -38,7 +38,7 @@ use std::ffi::c_void;
 use std::sync::{Arc, Mutex};
 
 use cuda_driver_sys::{
-    CUevent, CUfunction, CUgraphNode, CUhostFn, CUresult, CUDA_ERROR_INVALID_VALUE as INVALID_VALUE,
+    CUevent, CUfunction, CUgraph, CUgraphNode, CUhostFn, CUresult, CUDA_ERROR_INVALID_VALUE as INVALID_VALUE,
     CU_GRAPH_NODE_TYPE_EMPTY, CU_GRAPH_NODE_TYPE_EVENT_RECORD, CU_GRAPH_NODE_TYPE_GRAPH, CU_GRAPH_NODE_TYPE_HOST,
     CU_GRAPH_NODE_TYPE_KERNEL, CU_GRAPH_NODE_TYPE_MEMCPY, CU_GRAPH_NODE_TYPE_MEMSET, CU_GRAPH_NODE_TYPE_WAIT_EVENT,
 };
@@ -143,8 +143,10 @@ pub(crate) enum Op {
     /// Waits for the event: nothing to do where every stream's work has run
     /// by the time the next is submitted.
     EventWait(#[allow(dead_code)] CUevent),
-    /// An IF or WHILE node (`CU_GRAPH_COND_TYPE_*`) on condition `handle`.
-    Conditional { handle: u64, kind: u32, body: Box<Graph> },
+    /// An IF or WHILE node (`CU_GRAPH_COND_TYPE_*`) on condition `handle`;
+    /// `bodies` is the one-entry array of body handles `cuGraphAddNode`
+    /// hands out (the original node's; a copy's is never read).
+    Conditional { handle: u64, kind: u32, body: Box<Graph>, bodies: Box<[CUgraph; 1]> },
 }
 
 impl Op {

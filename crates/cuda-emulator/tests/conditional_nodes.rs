@@ -36,17 +36,17 @@ fn condition(api: &DriverApi, g: CUgraph, flags: u32) -> Result<u64, i32> {
 /// Adds a conditional node; its body, or the driver's code.
 fn conditional(api: &DriverApi, g: CUgraph, handle: u64, kind: u32, size: u32) -> Result<CUgraph, i32> {
     let mut params = CUgraphNodeParams::conditional(handle, kind, size, ptr::null_mut());
-    let mut bodies: [CUgraph; 2] = [ptr::null_mut(); 2];
-    params.conditional.ph_graph_out = bodies.as_mut_ptr();
     let mut node: CUgraphNode = ptr::null_mut();
-    // SAFETY: a live graph, no dependencies, room for two bodies.
+    // SAFETY: a live graph, no dependencies; the driver sets ph_graph_out.
     match unsafe { (api.cuGraphAddNode)(&mut node, g, ptr::null(), 0, &mut params) } {
         SUCCESS => {
             let mut kind = -1;
             // SAFETY: the node just made.
             assert_eq!(unsafe { (api.cuGraphNodeGetType)(node, &mut kind) }, SUCCESS);
             assert_eq!(kind, CU_GRAPH_NODE_TYPE_CONDITIONAL);
-            Ok(bodies[0])
+            assert!(!params.conditional.ph_graph_out.is_null(), "the driver hands out the body array");
+            // SAFETY: the driver's array of `size` (1) bodies, alive with the node.
+            Ok(unsafe { *params.conditional.ph_graph_out })
         }
         code => Err(code),
     }
