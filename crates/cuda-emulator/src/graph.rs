@@ -146,7 +146,13 @@ pub(crate) enum Op {
     /// An IF or WHILE node (`CU_GRAPH_COND_TYPE_*`) on condition `handle`;
     /// `bodies` is the one-entry array of body handles `cuGraphAddNode`
     /// hands out (the original node's; a copy's is never read).
-    Conditional { handle: u64, kind: u32, body: Box<Graph>, bodies: Box<[CUgraph; 1]> },
+    Conditional {
+        handle: u64,
+        kind: u32,
+        body: Box<Graph>,
+        #[allow(dead_code)] // kept alive: the caller's `ph_graph_out` points into it
+        bodies: Box<[CUgraph; 1]>,
+    },
 }
 
 impl Op {
