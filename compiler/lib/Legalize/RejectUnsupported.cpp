@@ -6,8 +6,10 @@
 // ptxas, nor a kernel that fails at run time. Rejected:
 //   * a call to a function that is only declared (its body is host code:
 //     heap allocation, I/O, threads, the environment, clocks, …) other than
-//     target-independent intrinsics, libdevice, vprintf and the CUDA C++
-//     functions of the build's device sources (BindDeviceSources); a
+//     target-independent intrinsics, libdevice, the functions the driver
+//     resolves at load (DriverFunctions.def: vprintf, cudaGraphSetConditional,
+//     …) and the CUDA C++ functions of the build's device sources
+//     (BindDeviceSources); a
 //     user's own `extern "C"` declaration gets a note on device sources;
 //   * an instruction of the host CPU: an `llvm.x86.*` intrinsic (or another
 //     CPU's), and every function of `core::arch::x86_64` (or another CPU's)
@@ -198,10 +200,20 @@ std::string hostCpuOf(const Function &F) {
   return "";
 }
 
+/// A function the CUDA driver resolves when it loads the module.
+bool isDriverFunction(StringRef N) {
+#define OXIDE_DRIVER_FUNCTION(NAME)                                                                \
+  if (N == #NAME)                                                                                  \
+    return true;
+#include "oxide/DriverFunctions.def"
+#undef OXIDE_DRIVER_FUNCTION
+  return false;
+}
+
 bool isDeviceProvided(const Function &F) {
   StringRef N = F.getName();
-  return (F.isIntrinsic() && hostCpuOf(F).empty()) || N.starts_with("__nv_") || N == "vprintf" ||
-         N == "malloc" || N == "free" || F.hasFnAttribute(MarkerAttr) ||
+  return (F.isIntrinsic() && hostCpuOf(F).empty()) || N.starts_with("__nv_") ||
+         isDriverFunction(N) || F.hasFnAttribute(MarkerAttr) ||
          F.hasFnAttribute(DeviceSourceAttr);
 }
 

@@ -38,6 +38,16 @@ using namespace oxide;
 
 namespace {
 
+/// A function the CUDA driver resolves when it loads the module.
+bool isDriverFunction(StringRef N) {
+#define OXIDE_DRIVER_FUNCTION(NAME)                                                                \
+  if (N == #NAME)                                                                                  \
+    return true;
+#include "oxide/DriverFunctions.def"
+#undef OXIDE_DRIVER_FUNCTION
+  return false;
+}
+
 Error makeError(const Twine &Msg) { return createStringError(inconvertibleErrorCode(), Msg); }
 
 bool isWordChar(char C) { return isAlnum(C) || C == '_' || C == '$' || C == '%' || C == '.'; }
@@ -211,8 +221,7 @@ Expected<std::string> oxide::linkPtxUnits(StringRef OxidePtx,
   // the functions the driver itself provides to every module.
   for (size_t P = 1; P <= Units.size(); ++P)
     for (const auto &[Name, Proto] : ptxFunctions(Units[P - 1].Ptx, /*Definitions=*/false))
-      if (!Definer.count(Name) && Name != "vprintf" && Name != "malloc" && Name != "free" &&
-          Name != "__assertfail")
+      if (!Definer.count(Name) && !isDriverFunction(Name))
         return makeError("the device source " + Units[P - 1].Source + " calls `" + Name +
                          "`, which neither it, another device source nor a Rust export "
                          "defines\n  = help: define it in a .cu file the build script names, "

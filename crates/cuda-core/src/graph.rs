@@ -14,6 +14,13 @@
 //!   [`Graph::add_event_wait`], [`Graph::add_empty`] and [`Graph::add_child`],
 //!   each after the nodes it depends on.
 //!
+//! Conditional nodes decide on the GPU whether ([`Graph::add_conditional_if`])
+//! or how often ([`Graph::add_conditional_while`]) their body runs, from a
+//! [`GraphCondition`] ([`Graph::condition`]) that a kernel of the graph sets
+//! through its [`handle`](GraphCondition::handle) with
+//! `cuda_device::graph::set_condition`. The body is a [`BodyGraph`], filled
+//! with the same `add_*` calls, that borrows the graph until it is dropped.
+//!
 //! [`Graph::instantiate`] makes a [`GraphExec`], which [`GraphExec::launch`]
 //! runs on a stream as one submission, as often as wanted. The kernel
 //! arguments of an instantiated graph change in place with
@@ -104,7 +111,8 @@ use crate::driver::{
     cu, CUgraph, CUgraphExec, CUgraphExecUpdateResultInfo, CUgraphNode, CUDA_ERROR_STREAM_CAPTURE_INVALIDATED,
     CUDA_ERROR_STREAM_CAPTURE_ISOLATION, CUDA_ERROR_STREAM_CAPTURE_UNJOINED, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
     CUDA_HOST_NODE_PARAMS, CUDA_KERNEL_NODE_PARAMS, CUDA_MEMCPY3D, CUDA_MEMSET_NODE_PARAMS, CU_GRAPH_NODE_TYPE_KERNEL,
-    CU_MEMORYTYPE_DEVICE, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
+    CU_MEMORYTYPE_DEVICE, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL, CUgraphNodeParams, CU_GRAPH_COND_ASSIGN_DEFAULT,
+    CU_GRAPH_COND_TYPE_IF, CU_GRAPH_COND_TYPE_WHILE,
 };
 use crate::error::{DriverError, ErrorKind};
 use crate::memory::DeviceBuffer;
@@ -169,6 +177,16 @@ pub enum GraphError {
         /// What the driver found different.
         reason: &'static str,
     },
+    /// A condition ([`Graph::condition`]) made for another graph than the
+    /// one the conditional node is added to.
+    ForeignCondition,
+    /// A node a conditional node's body cannot hold (the driver allows
+    /// kernels, copies, memsets, empty nodes, child graphs of those and
+    /// conditional nodes there); `what` names it.
+    NotInBody {
+        /// What was refused.
+        what: &'static str,
+    },
     /// The driver refused a call.
     Driver(DriverError),
 }
@@ -227,6 +245,16 @@ impl fmt::Display for GraphError {
                 f,
                 "the graph update was refused: {reason}; an update may change parameters only, not the nodes, \
                  their kinds or their dependencies (instantiate the new graph instead)"
+            ),
+            GraphError::ForeignCondition => write!(
+                f,
+                "the condition was made for another graph: a conditional node reads a condition of its own graph; \
+                 make it with `condition` on the graph (or body) the node is added to"
+            ),
+            GraphError::NotInBody { what } => write!(
+                f,
+                "a conditional node's body cannot hold {what}: the driver allows only kernels, copies, memsets, \
+                 empty nodes, child graphs of those and conditional nodes there; put it outside the conditional node"
             ),
             GraphError::Driver(e) => e.fmt(f),
         }
@@ -685,6 +713,8 @@ pub struct Graph {
     keep: Keep,
     /// The stream kernel nodes are captured on (made on first use).
     scratch: Option<Arc<CudaStream>>,
+    /// Whether it is a conditional node's body (owned by that node).
+    in_body: bool,
 }
 
 // SAFETY: a CUgraph is a process-wide handle usable from any thread; every
@@ -725,7 +755,7 @@ impl Graph {
 
     fn from_raw(ctx: Arc<CudaContext>, raw: CUgraph, keep: Keep) -> Graph {
         let owner = Arc::new(RawGraph { raw, ctx: ctx.clone(), lock: Mutex::new(()) });
-        Graph { raw, owner, ctx, id: next_graph_id(), keep, scratch: None }
+        Graph { raw, owner, ctx, id: next_graph_id(), keep, scratch: None, in_body: false }
     }
 
     /// The context the graph belongs to.
@@ -869,6 +899,12 @@ impl Graph {
         if !child.ctx.same(&self.ctx) {
             return Err(GraphError::ForeignContext { what: "child graph", device: child.ctx.ordinal(), graph_device: self.ctx.ordinal() });
         }
+        if self.in_body && !child.keep.host_fns.is_empty() {
+            return Err(GraphError::NotInBody { what: "a child graph with host nodes" });
+        }
+        if self.in_body && !child.keep.events.is_empty() {
+            return Err(GraphError::NotInBody { what: "a child graph with event nodes" });
+        }
         let c = child.raw;
         // SAFETY: as for add_empty; `c` is a live graph of this context.
         let node = self.add_raw(deps, |d, out, g, deps, n| unsafe { cu!(d, cuGraphAddChildGraphNode(out, g, deps, n, c)) })?;
@@ -936,6 +972,67 @@ impl Graph {
         Ok(kernels)
     }
 
+    /// A condition for this graph's conditional nodes
+    /// ([`add_conditional_if`](Self::add_conditional_if),
+    /// [`add_conditional_while`](Self::add_conditional_while)), whose
+    /// [`handle`](GraphCondition::handle) kernels of the graph receive to set
+    /// it. It starts as `default`; with `reset_each_launch`, every launch of
+    /// the graph sets it to `default` again before anything runs, else it
+    /// keeps the last value a kernel set.
+    pub fn condition(&mut self, default: u32, reset_each_launch: bool) -> Result<GraphCondition, GraphError> {
+        let d = self.ctx.bind()?;
+        let flags = if reset_each_launch { CU_GRAPH_COND_ASSIGN_DEFAULT } else { 0 };
+        let mut raw = 0;
+        let _graph = lock(&self.owner.lock);
+        // SAFETY: a live graph of the current context; out-pointer to a local.
+        unsafe { cu!(d, cuGraphConditionalHandleCreate(&mut raw, self.raw, self.ctx.raw(), default, flags)) }
+            .map_err(|e| self.ctx.explain(e))?;
+        Ok(GraphCondition { raw, graph: self.id })
+    }
+
+    /// An IF node: after `deps`, its body runs once if `condition` is
+    /// nonzero (as a kernel before it set it, or its default). Returns the
+    /// node and its body, an empty graph to fill with the usual `add_*`
+    /// calls; the body borrows this graph until it is dropped.
+    pub fn add_conditional_if(&mut self, deps: &[GraphNode], condition: &GraphCondition) -> Result<(GraphNode, BodyGraph<'_>), GraphError> {
+        self.add_conditional(deps, condition, CU_GRAPH_COND_TYPE_IF)
+    }
+
+    /// A WHILE node: after `deps`, its body runs as long as `condition` is
+    /// nonzero, tested before each run (a kernel of the body sets it for the
+    /// next test). Returns the node and its body, as
+    /// [`add_conditional_if`](Self::add_conditional_if) does.
+    pub fn add_conditional_while(&mut self, deps: &[GraphNode], condition: &GraphCondition) -> Result<(GraphNode, BodyGraph<'_>), GraphError> {
+        self.add_conditional(deps, condition, CU_GRAPH_COND_TYPE_WHILE)
+    }
+
+    fn add_conditional(&mut self, deps: &[GraphNode], condition: &GraphCondition, kind: u32) -> Result<(GraphNode, BodyGraph<'_>), GraphError> {
+        if condition.graph != self.id {
+            return Err(GraphError::ForeignCondition);
+        }
+        let mut params = CUgraphNodeParams::conditional(condition.raw, kind, 1, self.ctx.raw());
+        // SAFETY: as for add_empty; `params` is a conditional node's, with a
+        // handle made for this graph; the driver points `ph_graph_out` to
+        // an array of its own, alive as long as the node.
+        let node = self.add_raw(deps, |d, out, g, deps, n| unsafe { cu!(d, cuGraphAddNode(out, g, deps, n, &mut params)) })?;
+        let bodies = params.conditional.ph_graph_out;
+        if bodies.is_null() {
+            return Err(DriverError::new(ErrorKind::InvalidArgument, "the driver gave the conditional node no body graph", "cuGraphAddNode").into());
+        }
+        // SAFETY: the driver's array of the node's one body graph.
+        let body: CUgraph = unsafe { *bodies };
+        let inner = Graph {
+            raw: body,
+            owner: self.owner.clone(),
+            ctx: self.ctx.clone(),
+            id: next_graph_id(),
+            keep: Keep::default(),
+            scratch: self.scratch.clone(),
+            in_body: true,
+        };
+        Ok((node, BodyGraph { inner, parent: self }))
+    }
+
     /// Instantiates the graph: a [`GraphExec`] to launch (the graph may be
     /// changed or dropped afterwards without changing the exec).
     pub fn instantiate(&self) -> Result<GraphExec, GraphError> {
@@ -964,6 +1061,105 @@ impl Graph {
     }
 }
 
+
+/// A condition of a graph's conditional nodes ([`Graph::condition`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct GraphCondition {
+    raw: u64,
+    /// The id of the graph (or body) it was made for.
+    graph: u64,
+}
+
+impl GraphCondition {
+    /// The handle to pass to the graph's kernels, which set the condition
+    /// with `cuda_device::graph::set_condition` (see its contract: one
+    /// thread, and only in a launch of this graph).
+    pub fn handle(&self) -> cuda_device::graph::ConditionHandle {
+        // SAFETY: `raw` is what cuGraphConditionalHandleCreate returned for
+        // the graph of `self.graph`; using it only while that graph runs is
+        // the contract of `set_condition`, the one call that reads it.
+        unsafe { cuda_device::graph::ConditionHandle::from_raw(self.raw) }
+    }
+}
+
+/// The body of a conditional node ([`Graph::add_conditional_if`],
+/// [`Graph::add_conditional_while`]): a graph the node owns, filled with
+/// kernels, copies, memsets, empty nodes, child graphs and further
+/// conditional nodes. It borrows the graph it belongs to, so it is filled
+/// before that graph is used again (instantiated, given other nodes, or
+/// dropped); what its nodes use (buffers, modules) is kept by that graph
+/// from then on.
+///
+/// ```compile_fail
+/// # fn f(ctx: &std::sync::Arc<cuda_core::CudaContext>) -> Result<(), cuda_core::GraphError> {
+/// let mut g = cuda_core::Graph::new(ctx)?;
+/// let keep_going = g.condition(1, true)?;
+/// let (_, mut body) = g.add_conditional_while(&[], &keep_going)?;
+/// drop(g); // the body cannot outlive its graph
+/// body.add_empty(&[])?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct BodyGraph<'g> {
+    inner: Graph,
+    parent: &'g mut Graph,
+}
+
+impl BodyGraph<'_> {
+    /// A kernel node in the body ([`Graph::add_kernel`]).
+    pub fn add_kernel<E>(&mut self, deps: &[GraphNode], launch: impl FnOnce(&CudaStream) -> Result<(), E>) -> Result<GraphNode, GraphError>
+    where
+        E: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        self.inner.add_kernel(deps, launch)
+    }
+
+    /// A copy node in the body ([`Graph::add_copy`]).
+    pub fn add_copy<T>(&mut self, deps: &[GraphNode], dst: &mut DeviceBuffer<T>, src: &DeviceBuffer<T>) -> Result<GraphNode, GraphError> {
+        self.inner.add_copy(deps, dst, src)
+    }
+
+    /// A memset node in the body ([`Graph::add_memset`]).
+    pub fn add_memset<T>(&mut self, deps: &[GraphNode], dst: &mut DeviceBuffer<T>, byte: u8) -> Result<GraphNode, GraphError> {
+        self.inner.add_memset(deps, dst, byte)
+    }
+
+    /// An empty node in the body ([`Graph::add_empty`]).
+    pub fn add_empty(&mut self, deps: &[GraphNode]) -> Result<GraphNode, GraphError> {
+        self.inner.add_empty(deps)
+    }
+
+    /// A child graph in the body ([`Graph::add_child`]); one with host or
+    /// event nodes is refused ([`GraphError::NotInBody`]).
+    pub fn add_child(&mut self, deps: &[GraphNode], child: &Graph) -> Result<GraphNode, GraphError> {
+        self.inner.add_child(deps, child)
+    }
+
+    /// A condition for the conditional nodes of this body ([`Graph::condition`]).
+    pub fn condition(&mut self, default: u32, reset_each_launch: bool) -> Result<GraphCondition, GraphError> {
+        self.inner.condition(default, reset_each_launch)
+    }
+
+    /// A nested IF node ([`Graph::add_conditional_if`]), on a condition of this body.
+    pub fn add_conditional_if(&mut self, deps: &[GraphNode], condition: &GraphCondition) -> Result<(GraphNode, BodyGraph<'_>), GraphError> {
+        self.inner.add_conditional_if(deps, condition)
+    }
+
+    /// A nested WHILE node ([`Graph::add_conditional_while`]), on a condition of this body.
+    pub fn add_conditional_while(&mut self, deps: &[GraphNode], condition: &GraphCondition) -> Result<(GraphNode, BodyGraph<'_>), GraphError> {
+        self.inner.add_conditional_while(deps, condition)
+    }
+}
+
+impl Drop for BodyGraph<'_> {
+    fn drop(&mut self) {
+        // The graph that owns the body keeps what the body's nodes use.
+        self.parent.keep.extend(&self.inner.keep);
+        if self.parent.scratch.is_none() {
+            self.parent.scratch = self.inner.scratch.take();
+        }
+    }
+}
 
 /// The stream kernel nodes are captured on, made on first use.
 fn scratch_stream(slot: &mut Option<Arc<CudaStream>>, ctx: &Arc<CudaContext>) -> Result<Arc<CudaStream>, GraphError> {

@@ -67,6 +67,7 @@ mod disjoint;
 pub mod emulation;
 pub mod fence;
 pub mod global;
+pub mod graph;
 pub mod half;
 mod host;
 pub mod mbarrier;

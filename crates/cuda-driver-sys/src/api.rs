@@ -213,6 +213,10 @@ driver_api! {
     cuGraphExecUpdate_v2(CUgraphExec, CUgraph, *mut CUgraphExecUpdateResultInfo);
     cuGraphExecDestroy(CUgraphExec);
     cuGraphDestroy(CUgraph);
+    // Conditional nodes (CUDA 12.3). `cuGraphAddNode` is the unversioned
+    // symbol, without edge data (cuda.h's macro names `_v2`).
+    cuGraphConditionalHandleCreate(*mut CUgraphConditionalHandle, CUgraph, CUcontext, c_uint, c_uint);
+    cuGraphAddNode(*mut CUgraphNode, CUgraph, *const CUgraphNode, usize, *mut CUgraphNodeParams);
 }
 
 impl DriverApi {

@@ -34,6 +34,9 @@ pub type CUstreamCaptureStatus = c_int;
 pub type CUstreamCaptureMode = c_int;
 /// `CUgraphNodeType` (`CU_GRAPH_NODE_TYPE_*`).
 pub type CUgraphNodeType = c_int;
+/// `CUgraphConditionalHandle`: the condition of a conditional node, which
+/// device code sets with `cudaGraphSetConditional`.
+pub type CUgraphConditionalHandle = u64;
 /// `CUhostFn`: a host function run by a stream (`cuLaunchHostFunc`).
 pub type CUhostFn = unsafe extern "C" fn(*mut c_void);
 /// `CUoccupancyB2DSize`: block size → dynamic shared memory bytes.
@@ -167,6 +170,16 @@ pub const CU_GRAPH_NODE_TYPE_EMPTY: CUgraphNodeType = 5;
 pub const CU_GRAPH_NODE_TYPE_WAIT_EVENT: CUgraphNodeType = 6;
 /// `CU_GRAPH_NODE_TYPE_EVENT_RECORD`.
 pub const CU_GRAPH_NODE_TYPE_EVENT_RECORD: CUgraphNodeType = 7;
+/// `CU_GRAPH_NODE_TYPE_CONDITIONAL` (an IF, WHILE or SWITCH node).
+pub const CU_GRAPH_NODE_TYPE_CONDITIONAL: CUgraphNodeType = 13;
+/// `CU_GRAPH_COND_TYPE_IF`: the body runs once if the condition is nonzero.
+pub const CU_GRAPH_COND_TYPE_IF: c_uint = 0;
+/// `CU_GRAPH_COND_TYPE_WHILE`: the body runs while the condition is nonzero
+/// (tested before each run).
+pub const CU_GRAPH_COND_TYPE_WHILE: c_uint = 1;
+/// `CU_GRAPH_COND_ASSIGN_DEFAULT`: the handle's default value is assigned at
+/// the start of every launch of the graph.
+pub const CU_GRAPH_COND_ASSIGN_DEFAULT: c_uint = 1;
 /// `CU_MEMORYTYPE_HOST` (`CUDA_MEMCPY3D`'s memory types).
 pub const CU_MEMORYTYPE_HOST: c_uint = 1;
 /// `CU_MEMORYTYPE_DEVICE`.
@@ -413,6 +426,60 @@ pub struct CUgraphExecUpdateResultInfo {
     pub error_from_node: CUgraphNode,
 }
 
+/// `CUDA_CONDITIONAL_NODE_PARAMS`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CUDA_CONDITIONAL_NODE_PARAMS {
+    /// The condition (`cuGraphConditionalHandleCreate`, of the same graph).
+    pub handle: CUgraphConditionalHandle,
+    /// `CU_GRAPH_COND_TYPE_*`.
+    pub type_: c_uint,
+    /// How many body graphs: 1 for WHILE, 1 or 2 (else branch) for IF.
+    pub size: c_uint,
+    /// Set by the driver: a driver-owned array of the `size` body graphs,
+    /// valid as long as the node (the caller passes null and reads it back).
+    pub ph_graph_out: *mut CUgraph,
+    /// The context of the handle and of every body node.
+    pub ctx: CUcontext,
+}
+
+/// `CUgraphNodeParams`, what `cuGraphAddNode` takes, with its union spelled
+/// as its conditional member followed by the rest of the union's bytes
+/// (oxide adds only conditional nodes this way; the unused bytes must be 0).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CUgraphNodeParams {
+    /// `CU_GRAPH_NODE_TYPE_*`.
+    pub type_: CUgraphNodeType,
+    /// `reserved0`, zero.
+    pub reserved0: [c_int; 3],
+    /// The union's `conditional` member.
+    pub conditional: CUDA_CONDITIONAL_NODE_PARAMS,
+    /// The rest of the union (`reserved1[29]`, 232 bytes), zero.
+    pub union_rest: [i64; 25],
+    /// `reserved2`, zero.
+    pub reserved2: i64,
+}
+
+impl CUgraphNodeParams {
+    /// The parameters of a conditional node: `size` bodies of kind `type_`
+    /// (`CU_GRAPH_COND_TYPE_*`) on `handle`, in `ctx`.
+    pub fn conditional(handle: CUgraphConditionalHandle, type_: c_uint, size: c_uint, ctx: CUcontext) -> Self {
+        CUgraphNodeParams {
+            type_: CU_GRAPH_NODE_TYPE_CONDITIONAL,
+            reserved0: [0; 3],
+            conditional: CUDA_CONDITIONAL_NODE_PARAMS { handle, type_, size, ph_graph_out: std::ptr::null_mut(), ctx },
+            union_rest: [0; 25],
+            reserved2: 0,
+        }
+    }
+}
+
+const _: () = assert!(std::mem::size_of::<CUDA_CONDITIONAL_NODE_PARAMS>() == 32);
+const _: () = assert!(std::mem::size_of::<CUgraphNodeParams>() == 256);
+const _: () = assert!(std::mem::offset_of!(CUgraphNodeParams, conditional) == 16);
+const _: () = assert!(std::mem::offset_of!(CUgraphNodeParams, reserved2) == 248);
+const _: () = assert!(std::mem::offset_of!(CUDA_CONDITIONAL_NODE_PARAMS, ph_graph_out) == 16);
 const _: () = assert!(std::mem::size_of::<CUDA_KERNEL_NODE_PARAMS>() == 72);
 const _: () = assert!(std::mem::size_of::<CUDA_MEMCPY3D>() == 200);
 const _: () = assert!(std::mem::size_of::<CUDA_MEMSET_NODE_PARAMS>() == 40);

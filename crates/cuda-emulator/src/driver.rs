@@ -25,7 +25,8 @@ use cuda_driver_sys::{
     CUDA_ERROR_NOT_SUPPORTED as NOT_SUPPORTED, CUDA_ERROR_OUT_OF_MEMORY as OUT_OF_MEMORY, CUDA_SUCCESS as SUCCESS,
     CU_EVENT_DISABLE_TIMING, CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, CU_LAUNCH_ATTRIBUTE_COOPERATIVE,
     CU_LIMIT_STACK_SIZE, CUgraph, CUgraphNode, CUgraphExec, CUstreamCaptureStatus, CUgraphNodeType, CUDA_KERNEL_NODE_PARAMS,
-    CUDA_MEMCPY3D, CUDA_MEMSET_NODE_PARAMS, CUDA_HOST_NODE_PARAMS, CUgraphExecUpdateResultInfo,
+    CUDA_MEMCPY3D, CUDA_MEMSET_NODE_PARAMS, CUDA_HOST_NODE_PARAMS, CUgraphExecUpdateResultInfo, CUgraphConditionalHandle, CUgraphNodeParams,
+    CU_GRAPH_NODE_TYPE_CONDITIONAL, CU_GRAPH_COND_TYPE_IF, CU_GRAPH_COND_TYPE_WHILE, CU_GRAPH_COND_ASSIGN_DEFAULT,
     CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED as STREAM_CAPTURE_UNSUPPORTED,
     CUDA_ERROR_STREAM_CAPTURE_INVALIDATED as STREAM_CAPTURE_INVALIDATED,
     CUDA_ERROR_STREAM_CAPTURE_UNMATCHED as STREAM_CAPTURE_UNMATCHED,
@@ -195,7 +196,7 @@ table!(
     cuGraphAddMemcpyNode, cuGraphAddMemsetNode, cuGraphAddHostNode, cuGraphAddEmptyNode, cuGraphAddChildGraphNode,
     cuGraphAddEventRecordNode, cuGraphAddEventWaitNode, cuGraphGetNodes, cuGraphNodeGetType,
     cuGraphInstantiateWithFlags, cuGraphLaunch, cuGraphExecKernelNodeSetParams_v2, cuGraphExecUpdate_v2,
-    cuGraphExecDestroy, cuGraphDestroy,
+    cuGraphExecDestroy, cuGraphDestroy, cuGraphConditionalHandleCreate, cuGraphAddNode,
     cuMemAllocManaged, cuMemPrefetchAsync_v2, cuMemAdvise_v2, cuMemRangeGetAttribute, cuDeviceCanAccessPeer,
     cuCtxEnablePeerAccess, cuCtxDisablePeerAccess,
 );
@@ -1259,6 +1260,63 @@ unsafe extern "C" fn cuGraphAddEventWaitNode(out: *mut CUgraphNode, g: CUgraph, 
     // SAFETY: the caller's contract.
     unsafe { add_node(out, g, deps, n, Op::EventWait(e)) }
 }
+unsafe extern "C" fn cuGraphConditionalHandleCreate(
+    out: *mut CUgraphConditionalHandle, g: CUgraph, _ctx: CUcontext, default: c_uint, flags: c_uint,
+) -> CUresult {
+    if out.is_null() || g.is_null() || flags & !CU_GRAPH_COND_ASSIGN_DEFAULT != 0 {
+        return INVALID_VALUE;
+    }
+    let condition = crate::graph::Condition {
+        graph: g as usize,
+        default,
+        reset: flags & CU_GRAPH_COND_ASSIGN_DEFAULT != 0,
+        value: std::sync::atomic::AtomicU32::new(default),
+    };
+    let mut all = lock(&crate::graph::CONDITIONS);
+    all.push(Arc::new(condition));
+    // SAFETY: writable out-pointer (caller).
+    unsafe { *out = all.len() as u64 };
+    SUCCESS
+}
+/// `cuGraphAddNode` for conditional nodes (IF and WHILE with one body);
+/// other node kinds come through their own calls here.
+unsafe extern "C" fn cuGraphAddNode(
+    out: *mut CUgraphNode, g: CUgraph, deps: *const CUgraphNode, n: usize, p: *mut CUgraphNodeParams,
+) -> CUresult {
+    if p.is_null() {
+        return INVALID_VALUE;
+    }
+    // SAFETY: valid node parameters (caller).
+    let p = unsafe { &mut *p };
+    if p.type_ != CU_GRAPH_NODE_TYPE_CONDITIONAL {
+        return NOT_SUPPORTED;
+    }
+    let c = &mut p.conditional;
+    if ![CU_GRAPH_COND_TYPE_IF, CU_GRAPH_COND_TYPE_WHILE].contains(&c.type_) {
+        return NOT_SUPPORTED; // SWITCH is not emulated
+    }
+    if c.size != 1 {
+        return NOT_SUPPORTED; // an ELSE body is not emulated
+    }
+    // The handle must be one made for this graph (the driver's rule).
+    match crate::graph::condition(c.handle) {
+        Some(cond) if cond.graph == g as usize => {}
+        _ => return INVALID_VALUE,
+    }
+    let mut body = Box::<Graph>::default();
+    // The body and the array naming it move with their boxes into the
+    // node, which owns them: the addresses hold as long as the node.
+    let mut bodies = Box::new([(&mut *body as *mut Graph).cast::<c_void>()]);
+    let array = bodies.as_mut_ptr();
+    let op = Op::Conditional { handle: c.handle, kind: c.type_, body, bodies };
+    // SAFETY: the caller's contract.
+    let code = unsafe { add_node(out, g, deps, n, op) };
+    if code == SUCCESS {
+        // As the driver does: the parameters point to the node's own array.
+        c.ph_graph_out = array;
+    }
+    code
+}
 unsafe extern "C" fn cuGraphGetNodes(g: CUgraph, nodes: *mut CUgraphNode, n: *mut usize) -> CUresult {
     // SAFETY: a live graph (caller).
     let g = unsafe { &*g.cast::<Graph>() };
@@ -1292,6 +1350,9 @@ unsafe extern "C" fn cuGraphInstantiateWithFlags(out: *mut CUgraphExec, g: CUgra
     }
     // SAFETY: a live graph (caller).
     let g = unsafe { &*g.cast::<Graph>() };
+    if !bodies_fit(g) {
+        return INVALID_VALUE;
+    }
     let exec = Exec { graph: g.clone(), handles: (0..g.nodes.len()).map(|i| g.handle(i)).collect() };
     // SAFETY: writable out-pointer (caller).
     unsafe { *out = Box::into_raw(Box::new(exec)).cast() };
@@ -1315,8 +1376,26 @@ unsafe extern "C" fn cuGraphLaunch(e: CUgraphExec, s: CUstream) -> CUresult {
     if let Some(code) = unsafe { refuse_in_capture(s) } {
         return code;
     }
+    // A launch starts from the defaults of the conditions made with
+    // CU_GRAPH_COND_ASSIGN_DEFAULT, once the work queued before it is done
+    // (submission runs it here).
+    let mut handles = Vec::new();
+    exec.graph.conditions(&mut handles);
+    for c in handles.into_iter().filter_map(crate::graph::condition) {
+        if c.reset {
+            c.value.store(c.default, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
     // SAFETY: as above.
     unsafe { run_graph(&mut exec.graph, s) }
+}
+/// Whether every conditional body in `g` holds only what a body may.
+fn bodies_fit(g: &Graph) -> bool {
+    g.nodes.iter().all(|n| match &n.op {
+        Op::Conditional { body, .. } => body.fits_a_body(),
+        Op::Child(c) => bodies_fit(c),
+        _ => true,
+    })
 }
 /// Runs the nodes of `graph` on `s`, in their order (a dependency order).
 ///
@@ -1374,6 +1453,23 @@ unsafe fn run_graph(graph: &mut Graph, s: CUstream) -> CUresult {
             }
             // SAFETY: as for this graph.
             Op::Child(child) => unsafe { run_graph(child, s) },
+            Op::Conditional { handle, kind, body, .. } => {
+                let Some(condition) = crate::graph::condition(*handle) else { return INVALID_VALUE };
+                let nonzero = || condition.value.load(std::sync::atomic::Ordering::SeqCst) != 0;
+                let mut code = SUCCESS;
+                if *kind == CU_GRAPH_COND_TYPE_IF {
+                    if nonzero() {
+                        // SAFETY: as for this graph.
+                        code = unsafe { run_graph(body, s) };
+                    }
+                } else {
+                    while code == SUCCESS && nonzero() {
+                        // SAFETY: as for this graph.
+                        code = unsafe { run_graph(body, s) };
+                    }
+                }
+                code
+            }
             Op::EventRecord(e) => {
                 // SAFETY: a live event (the driver's contract for the node).
                 let event = unsafe { &*e.cast::<Event>() };

@@ -20,12 +20,25 @@
 //! A synchronisation of a capturing stream, or of the context while one
 //! captures, invalidates the capture (`CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED`
 //! for the call, `CUDA_ERROR_STREAM_CAPTURE_INVALIDATED` at its end).
+//!
+//! Conditional nodes: a condition (`cuGraphConditionalHandleCreate`) is an
+//! entry of a process-wide table ([`CONDITIONS`]) and its handle the entry's
+//! index plus one; a kernel sets it with `cudaGraphSetConditional` (the
+//! host-code hook, or ptx-vm's builtin in device-code mode). A launch first
+//! assigns their defaults to the conditions of its graph made with
+//! `CU_GRAPH_COND_ASSIGN_DEFAULT`; an IF node then runs its body once if its
+//! condition is nonzero, a WHILE node runs its body as long as it is. The
+//! body is a graph owned by the node (its address is what
+//! `cuGraphAddNode` hands out), filled with the ordinary node calls. The
+//! driver keeps a condition's value per instantiated graph; here the execs
+//! of one graph share it, which differs only for two execs of one graph
+//! running at once, which the emulator's in-order streams never do.
 
 use std::ffi::c_void;
 use std::sync::{Arc, Mutex};
 
 use cuda_driver_sys::{
-    CUevent, CUfunction, CUgraphNode, CUhostFn, CUresult, CUDA_ERROR_INVALID_VALUE as INVALID_VALUE,
+    CUevent, CUfunction, CUgraph, CUgraphNode, CUhostFn, CUresult, CUDA_ERROR_INVALID_VALUE as INVALID_VALUE,
     CU_GRAPH_NODE_TYPE_EMPTY, CU_GRAPH_NODE_TYPE_EVENT_RECORD, CU_GRAPH_NODE_TYPE_GRAPH, CU_GRAPH_NODE_TYPE_HOST,
     CU_GRAPH_NODE_TYPE_KERNEL, CU_GRAPH_NODE_TYPE_MEMCPY, CU_GRAPH_NODE_TYPE_MEMSET, CU_GRAPH_NODE_TYPE_WAIT_EVENT,
 };
@@ -130,6 +143,16 @@ pub(crate) enum Op {
     /// Waits for the event: nothing to do where every stream's work has run
     /// by the time the next is submitted.
     EventWait(#[allow(dead_code)] CUevent),
+    /// An IF or WHILE node (`CU_GRAPH_COND_TYPE_*`) on condition `handle`;
+    /// `bodies` is the one-entry array of body handles `cuGraphAddNode`
+    /// hands out (the original node's; a copy's is never read).
+    Conditional {
+        handle: u64,
+        kind: u32,
+        body: Box<Graph>,
+        #[allow(dead_code)] // kept alive: the caller's `ph_graph_out` points into it
+        bodies: Box<[CUgraph; 1]>,
+    },
 }
 
 impl Op {
@@ -144,6 +167,7 @@ impl Op {
             Op::Child(_) => CU_GRAPH_NODE_TYPE_GRAPH,
             Op::EventRecord(_) => CU_GRAPH_NODE_TYPE_EVENT_RECORD,
             Op::EventWait(_) => CU_GRAPH_NODE_TYPE_WAIT_EVENT,
+            Op::Conditional { .. } => cuda_driver_sys::CU_GRAPH_NODE_TYPE_CONDITIONAL,
         }
     }
 }
@@ -219,12 +243,84 @@ impl Graph {
             }
             match (&a.op, &b.op) {
                 (Op::Child(x), Op::Child(y)) => x.same_shape(y)?,
+                (Op::Conditional { kind: k, body: x, .. }, Op::Conditional { kind: l, body: y, .. }) => {
+                    if k != l {
+                        return Err(TYPE);
+                    }
+                    x.same_shape(y)?
+                }
                 (Op::Kernel(x), Op::Kernel(y)) if context_of(x.function) != context_of(y.function) => return Err(FUNCTION),
                 (x, y) if x.kind() != y.kind() => return Err(TYPE),
                 _ => {}
             }
         }
         Ok(())
+    }
+}
+
+impl Graph {
+    /// The handles of the conditions this graph's conditional nodes read,
+    /// in its bodies and child graphs too.
+    pub(crate) fn conditions(&self, out: &mut Vec<u64>) {
+        for node in &self.nodes {
+            match &node.op {
+                Op::Conditional { handle, body, .. } => {
+                    out.push(*handle);
+                    body.conditions(out);
+                }
+                Op::Child(child) => child.conditions(out),
+                _ => {}
+            }
+        }
+    }
+
+    /// Whether this graph may be a conditional node's body: kernels,
+    /// copies, memsets, empty nodes, child graphs and conditional nodes only
+    /// (what the driver allows there), recursively.
+    pub(crate) fn fits_a_body(&self) -> bool {
+        self.nodes.iter().all(|n| match &n.op {
+            Op::Empty | Op::Kernel(_) | Op::Memcpy { .. } | Op::Memset { .. } => true,
+            Op::Child(g) | Op::Conditional { body: g, .. } => g.fits_a_body(),
+            Op::Host { .. } | Op::EventRecord(_) | Op::EventWait(_) => false,
+        })
+    }
+}
+
+/// A condition of conditional nodes (`cuGraphConditionalHandleCreate`).
+#[derive(Debug)]
+pub(crate) struct Condition {
+    /// The graph whose nodes may use it (its address).
+    pub(crate) graph: usize,
+    /// The value assigned at each launch when `reset`.
+    pub(crate) default: u32,
+    /// `CU_GRAPH_COND_ASSIGN_DEFAULT`.
+    pub(crate) reset: bool,
+    /// The current value (set by kernels from any emulated thread).
+    pub(crate) value: std::sync::atomic::AtomicU32,
+}
+
+/// Every condition made; a handle is its index plus one (0 is no handle).
+/// Entries are never removed: a handle stays a valid index after its graph
+/// is gone (a kernel that uses it then writes a value no graph reads).
+pub(crate) static CONDITIONS: Mutex<Vec<Arc<Condition>>> = Mutex::new(Vec::new());
+
+/// The condition of `handle`, if it is one.
+pub(crate) fn condition(handle: u64) -> Option<Arc<Condition>> {
+    let index = usize::try_from(handle.checked_sub(1)?).ok()?;
+    lock(&CONDITIONS).get(index).cloned()
+}
+
+/// `cudaGraphSetConditional`: sets the value of condition `handle`, or says
+/// why it cannot.
+pub(crate) fn set_conditional(handle: u64, value: u32) -> Result<(), String> {
+    match condition(handle) {
+        Some(c) => {
+            c.value.store(value, std::sync::atomic::Ordering::SeqCst);
+            Ok(())
+        }
+        None => Err(format!(
+            "cudaGraphSetConditional was given {handle:#x}, which no cuGraphConditionalHandleCreate returned"
+        )),
     }
 }
 

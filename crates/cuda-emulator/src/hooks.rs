@@ -119,6 +119,14 @@ fn vprintf(format: *const u8, args: *const u8) -> i32 {
     unsafe { super::printf::print(format, args) }
 }
 
+/// `cudaGraphSetConditional` in host code: a handle no graph made is a
+/// failure of the launch (only `unsafe` code can forge one).
+fn graph_set_conditional(handle: u64, value: u32) {
+    if let Err(reason) = super::graph::set_conditional(handle, value) {
+        block("graph_set_conditional", |b| b.fail_thread(format!("emulator: block {:?}: {reason}", b.block_idx)))
+    }
+}
+
 fn trap() -> ! {
     block("trap", |b| b.fail_thread(format!("emulator: block {:?}: the kernel executed a trap", b.block_idx)))
 }
@@ -378,6 +386,7 @@ static HOOKS: Hooks = Hooks {
     elect_one: Some(elect_one),
     elect_sync: Some(elect_sync),
     vprintf: Some(vprintf),
+    graph_set_conditional: Some(graph_set_conditional),
     nanosleep: Some(nanosleep),
     trap: Some(trap),
     unmodelled: Some(unmodelled),

@@ -25,8 +25,9 @@ pub struct ModuleSymbols {
     pub globals: HashMap<String, (u64, u64)>,
     /// Module-level `.shared` variables: offset in a block's shared memory.
     pub shared: HashMap<String, u32>,
-    /// Functions by name: index, and whether it is the extern `vprintf`.
-    pub functions: HashMap<String, (u32, bool)>,
+    /// Functions by name: index, and the runtime function the VM provides
+    /// when it is one (an extern `vprintf` or `cudaGraphSetConditional`).
+    pub functions: HashMap<String, (u32, Option<Callee>)>,
 }
 
 /// A type as an instruction names it.
@@ -2727,8 +2728,8 @@ impl<'a> Decoder<'a> {
                 Some(Sym::Reg { slot, .. }) => Callee::Indirect(*slot),
                 Some(_) => return unsupported(format!("`{name}` cannot be called")),
                 None => match self.syms.functions.get(name.as_str()) {
-                    Some(&(_, true)) => Callee::Vprintf,
-                    Some(&(index, false)) => Callee::Direct(index),
+                    Some((_, Some(builtin))) => builtin.clone(),
+                    Some(&(index, None)) => Callee::Direct(index),
                     None => return self.name_error(name),
                 },
             },

@@ -1496,6 +1496,21 @@ pub(crate) fn run(
                             pc += 1;
                             continue;
                         }
+                        Callee::SetConditional => {
+                            th.pc = pc as u32;
+                            let arg = |k: usize, size: u8, th: &Thread| {
+                                cs.args
+                                    .get(k)
+                                    .and_then(|&(o, _)| buf_load(&th.params, th.pbase as u64 + o as u64, size))
+                                    .unwrap_or(0)
+                            };
+                            let (handle, value) = (arg(0, 8, th), arg(1, 4, th) as u32);
+                            if let Err(reason) = ctx.env.set_conditional(handle, value) {
+                                fail!(ExecError::Other(reason));
+                            }
+                            pc += 1;
+                            continue;
+                        }
                         Callee::Indirect(s) => {
                             let p = r!(s);
                             match memory::function_index(p)

@@ -43,6 +43,14 @@ pub trait Environment: Sync {
     /// string lives; the pointers are valid only during the call.
     fn printf(&self, format: &[u8], args: *const u8);
 
+    /// `cudaGraphSetConditional(handle, value)`: sets the condition of a
+    /// graph's conditional node. An embedder without graphs answers with
+    /// the reason it cannot (the default), which fails the launch.
+    fn set_conditional(&self, handle: u64, value: u32) -> Result<(), String> {
+        let _ = (handle, value);
+        Err("cudaGraphSetConditional is not emulated by this embedder of the PTX VM".to_string())
+    }
+
     /// `%globaltimer`: nanoseconds. Defaults to the host's wall clock.
     fn globaltimer(&self) -> u64 {
         std::time::SystemTime::now()
@@ -185,7 +193,7 @@ fn check_reachable(module: &Module, kernel: u32, name: &str) -> Result<(), Fault
                             }
                             Callee::Direct(j) => stack.push(j),
                             Callee::Indirect(_) => indirect = true,
-                            Callee::Vprintf => {}
+                            Callee::Vprintf | Callee::SetConditional => {}
                         }
                     }
                     _ => {}

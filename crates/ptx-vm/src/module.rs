@@ -13,7 +13,7 @@ use std::ptr::NonNull;
 use crate::ast::{AstModule, FuncDecl, InitElem, Item, Linkage, Space, Stmt, VarDecl};
 use crate::decode::{decode_function, type_size, ModuleSymbols};
 use crate::memory::function_pointer;
-use crate::program::{Function, ParamLayout};
+use crate::program::{Callee, Function, ParamLayout};
 use crate::ParseError;
 
 /// A `.global` or `.const` variable of a module.
@@ -289,7 +289,15 @@ impl Module {
                 .map(|(k, &i)| {
                     (
                         k.clone(),
-                        (i, funcs[i as usize].body.is_none() && k == "vprintf"),
+                        (i, if funcs[i as usize].body.is_some() {
+                            None
+                        } else {
+                            match k.as_str() {
+                                "vprintf" => Some(Callee::Vprintf),
+                                "cudaGraphSetConditional" => Some(Callee::SetConditional),
+                                _ => None,
+                            }
+                        }),
                     )
                 })
                 .collect(),

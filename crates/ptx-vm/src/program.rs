@@ -352,6 +352,9 @@ pub enum Callee {
     Indirect(Slot),
     /// The CUDA runtime's `vprintf(format, args)`.
     Vprintf,
+    /// The CUDA runtime's `cudaGraphSetConditional(handle, value)`, handed
+    /// to the embedder ([`Environment::set_conditional`](crate::Environment::set_conditional)).
+    SetConditional,
 }
 
 /// A call site: where the arguments are in the caller's parameter area

@@ -563,6 +563,40 @@ fn vprintf_hands_format_and_arguments_to_the_embedder() {
     assert_eq!(out, [2, 2], "vprintf returns the number of arguments");
 }
 
+/// `cudaGraphSetConditional(handle, value)` from thread 1 of a block.
+const SET_CONDITIONAL_PTX: &str = ".version 8.0\n.target sm_80\n.address_size 64\n\
+    .extern .func cudaGraphSetConditional(.param .b64 cudaGraphSetConditional_param_0, .param .b32 cudaGraphSetConditional_param_1);\n\
+    .visible .entry k(.param .u64 h)\n{\n.reg .pred %p<2>;\n.reg .b32 %r<3>;\n.reg .b64 %rd<2>;\n\
+    ld.param.u64 %rd1, [h]; mov.u32 %r1, %tid.x; setp.ne.u32 %p1, %r1, 1; @%p1 bra DONE; add.s32 %r2, %r1, 6;\n\
+    { .param .b64 param0; .param .b32 param1;\n\
+    st.param.b64 [param0], %rd1; st.param.b32 [param1], %r2; call.uni cudaGraphSetConditional, (param0, param1); }\n\
+    DONE: ret;\n}\n";
+
+#[test]
+fn set_conditional_hands_handle_and_value_to_the_embedder() {
+    let m = Module::parse(SET_CONDITIONAL_PTX).unwrap();
+    let env = Env::new();
+    let handle = 0x1234_5678_9abc_def0u64;
+    run(&m, "k", dims((1, 1, 1), (32, 1, 1)), &Params::new().value(handle), &env).unwrap();
+    assert_eq!(*env.conditions.lock().unwrap(), vec![(handle, 7)]);
+}
+
+#[test]
+fn set_conditional_fails_the_launch_where_the_embedder_has_no_graphs() {
+    struct NoGraphs;
+    impl ptx_vm::Environment for NoGraphs {
+        fn valid_regions(&self) -> Vec<std::ops::Range<u64>> {
+            Vec::new()
+        }
+        fn printf(&self, _format: &[u8], _args: *const u8) {}
+    }
+    let m = Module::parse(SET_CONDITIONAL_PTX).unwrap();
+    let params = Params::new().value(1u64);
+    let options = ptx_vm::LaunchOptions::default();
+    let err = ptx_vm::launch(&m, "k", dims((1, 1, 1), (32, 1, 1)), &params.pointers(), &NoGraphs, &options).unwrap_err();
+    assert!(err.to_string().contains("cudaGraphSetConditional is not emulated"), "{err}");
+}
+
 #[test]
 fn vprintf_strings_in_local_and_shared_memory_reach_the_embedder() {
     let ptx = ".version 8.0\n.target sm_80\n.address_size 64\n\

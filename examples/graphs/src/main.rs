@@ -11,12 +11,20 @@
 //! * **update**: one kernel node gets new arguments in place
 //!   (`set_kernel_params`, a typed launch, checked as one), then the whole
 //!   captured chain is updated from a re-capture with other arguments.
+//! * **conditional nodes**: a WHILE node repeats a decay step on every
+//!   element until a kernel finds them all zero (it sets the loop's
+//!   condition with `cuda_device::graph::set_condition`), then an IF node
+//!   runs a report kernel only if the loop took more than a threshold of
+//!   iterations. The graph is launched on two inputs, one that takes the
+//!   IF branch and one that does not; the iteration counts and results are
+//!   those of the same loop on the CPU.
 //!
 //! Every replay's result is compared with the same computation on the CPU.
 
-use cuda_core::{CudaContext, DeviceBuffer, Graph, LaunchConfig};
+use cuda_core::{CudaContext, CudaStream, DeviceBuffer, Graph, LaunchConfig};
+use cuda_device::graph::{self, ConditionHandle};
 use cuda_device::{kernel, thread, DisjointSlice};
-use cuda_host::{cuda_launch, load_kernel_module};
+use cuda_host::{cuda_launch, load_kernel_module, KernelModule};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -39,7 +47,63 @@ pub fn mix(a: &[u32], b: &[u32], mut out: DisjointSlice<u32>) {
     }
 }
 
+/// One decay step: x ← x − x/4 − 1, stopping at 0.
+#[kernel]
+pub fn decay(mut data: DisjointSlice<u32>) {
+    if let Some(x) = data.get_mut(thread::index_1d()) {
+        *x = decay_cpu(*x);
+    }
+}
+
+fn decay_cpu(x: u32) -> u32 {
+    x.saturating_sub(x / 4 + 1)
+}
+
+/// The WHILE loop's test, launched as one block: counts the iteration and
+/// keeps the loop going while an element is nonzero (and the count is below
+/// MAX_ITERATIONS, a guard against a loop that never ends).
+#[kernel]
+pub fn any_left(data: &[u32], mut iterations: DisjointSlice<u32>, keep_going: ConditionHandle) {
+    let mut any = false;
+    let mut i = thread::threadIdx_x() as usize;
+    while i < data.len() {
+        any |= data[i] != 0;
+        i += thread::blockDim_x() as usize;
+    }
+    let any = thread::sync_threads_or(any);
+    // `iterations` has one element: thread 0 alone gets it.
+    if let Some(n) = iterations.get_mut(thread::index_1d()) {
+        *n += 1;
+        // SAFETY: one thread of the launch sets the condition (the one that
+        // owns `iterations[0]`); no other kernel of the graph sets it, and
+        // this kernel runs only in the WHILE node's body of the graph the
+        // handle was made for.
+        unsafe { graph::set_condition(keep_going, (any && *n < MAX_ITERATIONS) as u32) };
+    }
+}
+
+/// Decides the IF node: take it when the loop ran more than `threshold` times.
+#[kernel]
+pub fn decide(iterations: &[u32], threshold: u32, report: ConditionHandle) {
+    // SAFETY: no other kernel of the graph sets `report`, and this one runs
+    // as a node of the graph the handle was made for.
+    unsafe { graph::set_condition_from_first_thread(report, (iterations[0] > threshold) as u32) };
+}
+
+/// The IF node's body: writes the iteration count into every element.
+#[kernel]
+pub fn report(iterations: &[u32], mut out: DisjointSlice<u32>) {
+    if let Some(x) = out.get_mut(thread::index_1d()) {
+        *x = iterations[0];
+    }
+}
+
 const N: usize = 1 << 14;
+/// Elements of the conditional-node section (smaller: the loop runs dozens of times).
+const M: usize = 4096;
+const MAX_ITERATIONS: u32 = 1000;
+/// The IF node runs its body when the loop took more iterations than this.
+const THRESHOLD: u32 = 20;
 
 /// The chain's (mul, add) pairs.
 fn chain(salt: u32) -> Vec<(u32, u32)> {
@@ -155,15 +219,93 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         .map(|&x| (0..10).fold(x, |x, _| chain(17).into_iter().fold(x, step_cpu)))
         .collect();
     check("after a whole-graph update, 10 replays", &data.to_host_vec(&stream)?, |i| want[i])?;
+
+    // 4. Conditional nodes: a WHILE loop driven by a kernel, then an IF.
+    conditional_nodes(&ctx, &stream, &module)
+}
+
+/// The WHILE loop on the CPU: (iterations, the data afterwards). The body
+/// runs once before the first test (the condition's default is 1).
+fn decay_loop_cpu(input: &[u32]) -> (u32, Vec<u32>) {
+    let mut data = input.to_vec();
+    let mut n = 0;
+    loop {
+        data.iter_mut().for_each(|x| *x = decay_cpu(*x));
+        n += 1;
+        if !data.iter().any(|&x| x != 0) || n >= MAX_ITERATIONS {
+            return (n, data);
+        }
+    }
+}
+
+fn conditional_nodes(ctx: &std::sync::Arc<CudaContext>, stream: &CudaStream, module: &KernelModule) -> Result<(), Box<dyn std::error::Error>> {
+    let config = LaunchConfig::for_num_elems(M as u32);
+    let one_block = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+    let one_thread = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1, 1, 1), shared_mem_bytes: 0 };
+    let mut input = DeviceBuffer::<u32>::zeroed(stream, M)?;
+    let mut work = DeviceBuffer::<u32>::zeroed(stream, M)?;
+    let mut iterations = DeviceBuffer::<u32>::zeroed(stream, 1)?;
+    let mut out = DeviceBuffer::<u32>::zeroed(stream, M)?;
+
+    let mut g = Graph::new(ctx)?;
+    // Both conditions start from their default at every launch.
+    let keep_going = g.condition(1, true)?;
+    let take_if = g.condition(0, true)?;
+    let load = g.add_copy(&[], &mut work, &input)?;
+    let zero = g.add_memset(&[], &mut iterations, 0)?;
+    let clear = g.add_memset(&[], &mut out, 0)?;
+    let (lp, mut body) = g.add_conditional_while(&[load, zero], &keep_going)?;
+    let stepped = body.add_kernel(&[], |s| {
+        cuda_launch! { kernel: decay, stream: s, module: module, config: config, args: [slice_mut(work)] }
+    })?;
+    body.add_kernel(&[stepped], |s| {
+        cuda_launch! { kernel: any_left, stream: s, module: module, config: one_block,
+                       args: [slice(work), slice_mut(iterations), keep_going.handle()] }
+    })?;
+    drop(body);
+    let decided = g.add_kernel(&[lp, clear], |s| {
+        cuda_launch! { kernel: decide, stream: s, module: module, config: one_thread,
+                       args: [slice(iterations), THRESHOLD, take_if.handle()] }
+    })?;
+    let (_, mut then) = g.add_conditional_if(&[decided], &take_if)?;
+    then.add_kernel(&[], |s| {
+        cuda_launch! { kernel: report, stream: s, module: module, config: config, args: [slice(iterations), slice_mut(out)] }
+    })?;
+    drop(then);
+    let exec = g.instantiate()?;
+
+    // A wide input takes many iterations (the IF runs), a narrow one few.
+    let wide: Vec<u32> = (0..M as u32).map(|i| i.wrapping_mul(2_654_435_761)).collect();
+    let narrow: Vec<u32> = (0..M as u32).map(|i| i % 50).collect();
+    for (name, host) in [("wide input", &wide), ("narrow input", &narrow)] {
+        input.copy_from_host(stream, host)?;
+        exec.launch(stream)?;
+        let (n, after) = decay_loop_cpu(host);
+        let got = iterations.to_host_vec(stream)?[0];
+        if got != n {
+            return Err(format!("{name}: the WHILE node ran its body {got} times, the CPU loop {n}").into());
+        }
+        check(&format!("{name}: WHILE ran {n} iterations, the data"), &work.to_host_vec(stream)?, |i| after[i])?;
+        let taken = n > THRESHOLD;
+        check(
+            &format!("{name}: IF {} (threshold {THRESHOLD})", if taken { "taken" } else { "not taken" }),
+            &out.to_host_vec(stream)?,
+            |_| if taken { n } else { 0 },
+        )?;
+    }
     Ok(())
 }
 
 fn main() -> ExitCode {
     match run() {
         Ok(()) => {
-            println!("✓ SUCCESS: captured, built, updated and replayed graphs match the CPU");
+            println!("PASS");
+            println!("✓ SUCCESS: captured, built, updated, replayed and conditional graphs match the CPU");
             ExitCode::SUCCESS
         }
-        Err(e) => cuda_host::report_failure(&*e),
+        Err(e) => {
+            println!("FAIL");
+            cuda_host::report_failure(&*e)
+        }
     }
 }

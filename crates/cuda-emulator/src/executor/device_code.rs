@@ -72,6 +72,10 @@ impl ptx_vm::Environment for DriverMemory {
         // `format`, its `%s` arguments host pointers valid during the call.
         unsafe { crate::printf::print_vprintf(format, args) }
     }
+
+    fn set_conditional(&self, handle: u64, value: u32) -> Result<(), String> {
+        crate::graph::set_conditional(handle, value)
+    }
 }
 
 /// Runs `grid` of `function`'s PTX, in clusters of `cluster` blocks if

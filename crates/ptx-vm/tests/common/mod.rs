@@ -15,6 +15,8 @@ pub struct Env {
     pub regions: Vec<Range<u64>>,
     pub printed: Mutex<Vec<(String, Vec<u64>)>>,
     pub strings: Mutex<Vec<String>>,
+    /// `cudaGraphSetConditional` calls: (handle, value).
+    pub conditions: Mutex<Vec<(u64, u32)>>,
 }
 
 impl Env {
@@ -32,6 +34,11 @@ impl Env {
 impl Environment for Env {
     fn valid_regions(&self) -> Vec<Range<u64>> {
         self.regions.clone()
+    }
+
+    fn set_conditional(&self, handle: u64, value: u32) -> Result<(), String> {
+        self.conditions.lock().unwrap().push((handle, value));
+        Ok(())
     }
 
     fn printf(&self, format: &[u8], args: *const u8) {

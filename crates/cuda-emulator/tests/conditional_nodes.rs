@@ -1,0 +1,86 @@
+//! Conditional graph nodes through the emulated driver's own table: what
+//! `cuGraphConditionalHandleCreate` and `cuGraphAddNode` accept and refuse
+//! (the driver's rules the safe API relies on), and that a body holding a
+//! node the driver forbids there fails the instantiation.
+
+use std::ptr;
+
+use cuda_driver_sys::{
+    CUgraph, CUgraphExec, CUgraphNode, CUgraphNodeParams, DriverApi, CUDA_HOST_NODE_PARAMS, CU_GRAPH_COND_TYPE_IF,
+    CU_GRAPH_COND_TYPE_WHILE, CU_GRAPH_NODE_TYPE_CONDITIONAL,
+};
+use cuda_emulator::Mode;
+
+const SUCCESS: i32 = 0;
+const INVALID_VALUE: i32 = 1;
+const NOT_SUPPORTED: i32 = 801;
+/// `CU_GRAPH_COND_TYPE_SWITCH`, which the emulator does not run.
+const SWITCH: u32 = 2;
+
+fn graph(api: &DriverApi) -> CUgraph {
+    let mut g = ptr::null_mut();
+    // SAFETY: out-pointer to a local; flags 0.
+    assert_eq!(unsafe { (api.cuGraphCreate)(&mut g, 0) }, SUCCESS);
+    g
+}
+
+fn condition(api: &DriverApi, g: CUgraph, flags: u32) -> Result<u64, i32> {
+    let mut h = 0;
+    // SAFETY: a live graph; out-pointer to a local.
+    match unsafe { (api.cuGraphConditionalHandleCreate)(&mut h, g, ptr::null_mut(), 1, flags) } {
+        SUCCESS => Ok(h),
+        code => Err(code),
+    }
+}
+
+/// Adds a conditional node; its body, or the driver's code.
+fn conditional(api: &DriverApi, g: CUgraph, handle: u64, kind: u32, size: u32) -> Result<CUgraph, i32> {
+    let mut params = CUgraphNodeParams::conditional(handle, kind, size, ptr::null_mut());
+    let mut node: CUgraphNode = ptr::null_mut();
+    // SAFETY: a live graph, no dependencies; the driver sets ph_graph_out.
+    match unsafe { (api.cuGraphAddNode)(&mut node, g, ptr::null(), 0, &mut params) } {
+        SUCCESS => {
+            let mut kind = -1;
+            // SAFETY: the node just made.
+            assert_eq!(unsafe { (api.cuGraphNodeGetType)(node, &mut kind) }, SUCCESS);
+            assert_eq!(kind, CU_GRAPH_NODE_TYPE_CONDITIONAL);
+            assert!(!params.conditional.ph_graph_out.is_null(), "the driver hands out the body array");
+            // SAFETY: the driver's array of `size` (1) bodies, alive with the node.
+            Ok(unsafe { *params.conditional.ph_graph_out })
+        }
+        code => Err(code),
+    }
+}
+
+unsafe extern "C" fn nothing(_: *mut std::ffi::c_void) {}
+
+#[test]
+fn conditional_nodes_follow_the_drivers_rules() {
+    let api = cuda_emulator::driver_api(Mode::HostCode);
+    let (a, b) = (graph(&api), graph(&api));
+    assert_eq!(condition(&api, a, 2), Err(INVALID_VALUE), "flags other than ASSIGN_DEFAULT");
+    let h = condition(&api, a, 1).unwrap();
+    assert_ne!(h, 0);
+    assert_eq!(conditional(&api, b, h, CU_GRAPH_COND_TYPE_IF, 1), Err(INVALID_VALUE), "a handle of another graph");
+    assert_eq!(conditional(&api, a, h, SWITCH, 1), Err(NOT_SUPPORTED));
+    assert_eq!(conditional(&api, a, h, CU_GRAPH_COND_TYPE_IF, 2), Err(NOT_SUPPORTED), "no ELSE body");
+    assert_eq!(conditional(&api, a, 0, CU_GRAPH_COND_TYPE_IF, 1), Err(INVALID_VALUE), "no handle");
+
+    // A body with a host node cannot be instantiated.
+    let body = conditional(&api, a, h, CU_GRAPH_COND_TYPE_WHILE, 1).unwrap();
+    let mut exec: CUgraphExec = ptr::null_mut();
+    // SAFETY: a live graph; out-pointer to a local.
+    assert_eq!(unsafe { (api.cuGraphInstantiateWithFlags)(&mut exec, a, 0) }, SUCCESS, "an empty body is fine");
+    // SAFETY: made above, destroyed once.
+    assert_eq!(unsafe { (api.cuGraphExecDestroy)(exec) }, SUCCESS);
+    let host = CUDA_HOST_NODE_PARAMS { func: nothing, user_data: ptr::null_mut() };
+    let mut node = ptr::null_mut();
+    // SAFETY: the body is a live graph the node owns.
+    assert_eq!(unsafe { (api.cuGraphAddHostNode)(&mut node, body, ptr::null(), 0, &host) }, SUCCESS);
+    // SAFETY: as above.
+    assert_eq!(unsafe { (api.cuGraphInstantiateWithFlags)(&mut exec, a, 0) }, INVALID_VALUE);
+    for g in [a, b] {
+        // SAFETY: made above, destroyed once (the body goes with its node).
+        assert_eq!(unsafe { (api.cuGraphDestroy)(g) }, SUCCESS);
+    }
+}
