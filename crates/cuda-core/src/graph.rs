@@ -976,16 +976,22 @@ impl Graph {
     /// ([`add_conditional_if`](Self::add_conditional_if),
     /// [`add_conditional_while`](Self::add_conditional_while)), whose
     /// [`handle`](GraphCondition::handle) kernels of the graph receive to set
-    /// it. It starts as `default`; with `reset_each_launch`, every launch of
-    /// the graph sets it to `default` again before anything runs, else it
-    /// keeps the last value a kernel set.
-    pub fn condition(&mut self, default: u32, reset_each_launch: bool) -> Result<GraphCondition, GraphError> {
+    /// it. With `Some(default)`, every launch of the graph sets it to
+    /// `default` before anything runs. With `None` the launches leave it
+    /// alone: it keeps the last value a kernel set, across launches, and a
+    /// kernel must set it before a conditional node first reads it (the
+    /// driver documents no starting value; an H200 starts it at 0, and so
+    /// does the emulator).
+    pub fn condition(&mut self, default: Option<u32>) -> Result<GraphCondition, GraphError> {
         let d = self.ctx.bind()?;
-        let flags = if reset_each_launch { CU_GRAPH_COND_ASSIGN_DEFAULT } else { 0 };
+        let (value, flags) = match default {
+            Some(v) => (v, CU_GRAPH_COND_ASSIGN_DEFAULT),
+            None => (0, 0),
+        };
         let mut raw = 0;
         let _graph = lock(&self.owner.lock);
         // SAFETY: a live graph of the current context; out-pointer to a local.
-        unsafe { cu!(d, cuGraphConditionalHandleCreate(&mut raw, self.raw, self.ctx.raw(), default, flags)) }
+        unsafe { cu!(d, cuGraphConditionalHandleCreate(&mut raw, self.raw, self.ctx.raw(), value, flags)) }
             .map_err(|e| self.ctx.explain(e))?;
         Ok(GraphCondition { raw, graph: self.id })
     }
@@ -1093,7 +1099,7 @@ impl GraphCondition {
 /// ```compile_fail
 /// # fn f(ctx: &std::sync::Arc<cuda_core::CudaContext>) -> Result<(), cuda_core::GraphError> {
 /// let mut g = cuda_core::Graph::new(ctx)?;
-/// let keep_going = g.condition(1, true)?;
+/// let keep_going = g.condition(Some(1))?;
 /// let (_, mut body) = g.add_conditional_while(&[], &keep_going)?;
 /// drop(g); // the body cannot outlive its graph
 /// body.add_empty(&[])?;
@@ -1136,8 +1142,8 @@ impl BodyGraph<'_> {
     }
 
     /// A condition for the conditional nodes of this body ([`Graph::condition`]).
-    pub fn condition(&mut self, default: u32, reset_each_launch: bool) -> Result<GraphCondition, GraphError> {
-        self.inner.condition(default, reset_each_launch)
+    pub fn condition(&mut self, default: Option<u32>) -> Result<GraphCondition, GraphError> {
+        self.inner.condition(default)
     }
 
     /// A nested IF node ([`Graph::add_conditional_if`]), on a condition of this body.

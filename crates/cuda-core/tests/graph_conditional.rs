@@ -104,7 +104,7 @@ fn a_while_node_repeats_its_body_until_a_kernel_clears_the_condition() {
     let mut state = DeviceBuffer::<u32>::zeroed(&stream, 2).unwrap();
 
     let mut g = Graph::new(&ctx).unwrap();
-    let keep_going = g.condition(1, true).unwrap();
+    let keep_going = g.condition(Some(1)).unwrap();
     let load = g.add_copy(&[], &mut state, &start).unwrap();
     let (_, mut body) = g.add_conditional_while(&[load], &keep_going).unwrap();
     body.add_kernel(&[], |s| countdown(&f, s, &state, keep_going.handle().raw())).unwrap();
@@ -126,9 +126,8 @@ fn an_if_node_runs_its_body_only_when_the_condition_is_nonzero() {
     let mut state = DeviceBuffer::<u32>::zeroed(&stream, 2).unwrap();
 
     let mut g = Graph::new(&ctx).unwrap();
-    // Never reset: the first launch starts from 1, then the countdown
-    // kernel's last value (whether state[0] was nonzero) carries over.
-    let go = g.condition(1, false).unwrap();
+    // A default is assigned at every launch: the body runs.
+    let go = g.condition(Some(1)).unwrap();
     let load = g.add_copy(&[], &mut state, &start).unwrap();
     let (_, mut then) = g.add_conditional_if(&[load], &go).unwrap();
     then.add_kernel(&[], |s| affine(&affine_fn, s, &data, 1, 10)).unwrap();
@@ -137,12 +136,22 @@ fn an_if_node_runs_its_body_only_when_the_condition_is_nonzero() {
     exec.launch(&stream).unwrap();
     assert!(data.to_host_vec(&stream).unwrap().iter().all(|&x| x == 10), "the IF body ran (default 1)");
 
+    // Regression (an H200 run): without a default no launch assigns one,
+    // and the value nothing set is 0 there; the body does not run.
+    let mut g = Graph::new(&ctx).unwrap();
+    let unset = g.condition(None).unwrap();
+    let (_, mut then) = g.add_conditional_if(&[], &unset).unwrap();
+    then.add_kernel(&[], |s| affine(&affine_fn, s, &data, 1, 1000)).unwrap();
+    drop(then);
+    g.instantiate().unwrap().launch(&stream).unwrap();
+    assert!(data.to_host_vec(&stream).unwrap().iter().all(|&x| x == 10), "an IF on a condition nothing set ran");
+
     // A kernel before the IF node decides it: from [2, 0] the countdown
     // leaves 1 and sets the condition to 1 (taken), from [1, 0] it leaves 0
     // and sets 0 (not taken).
     let mut start = start;
     let mut g = Graph::new(&ctx).unwrap();
-    let go = g.condition(1, true).unwrap();
+    let go = g.condition(Some(1)).unwrap();
     let load = g.add_copy(&[], &mut state, &start).unwrap();
     let set = g.add_kernel(&[load], |s| countdown(&f, s, &state, go.handle().raw())).unwrap();
     let (_, mut then) = g.add_conditional_if(&[set], &go).unwrap();
@@ -162,7 +171,7 @@ fn a_condition_of_another_graph_is_refused_with_what_to_do() {
     let (ctx, _stream, _) = setup();
     let mut a = Graph::new(&ctx).unwrap();
     let mut b = Graph::new(&ctx).unwrap();
-    let of_a = a.condition(0, true).unwrap();
+    let of_a = a.condition(Some(0)).unwrap();
     let e = b.add_conditional_if(&[], &of_a).unwrap_err();
     assert!(matches!(e, GraphError::ForeignCondition), "{e}");
     assert!(e.to_string().contains("make it with `condition` on the graph (or body) the node is added to"), "{e}");
@@ -171,7 +180,7 @@ fn a_condition_of_another_graph_is_refused_with_what_to_do() {
     let (_, mut body) = a.add_conditional_while(&[], &of_a).unwrap();
     let e = body.add_conditional_if(&[], &of_a).unwrap_err();
     assert!(matches!(e, GraphError::ForeignCondition), "{e}");
-    let inner = body.condition(0, true).unwrap();
+    let inner = body.condition(Some(0)).unwrap();
     body.add_conditional_if(&[], &inner).unwrap();
     drop(body);
     a.instantiate().unwrap();
@@ -181,7 +190,7 @@ fn a_condition_of_another_graph_is_refused_with_what_to_do() {
 fn a_body_refuses_host_and_event_nodes_through_child_graphs() {
     let (ctx, _stream, _) = setup();
     let mut g = Graph::new(&ctx).unwrap();
-    let c = g.condition(0, true).unwrap();
+    let c = g.condition(Some(0)).unwrap();
     let mut child = Graph::new(&ctx).unwrap();
     child.add_host(&[], || {}).unwrap();
     let (node, mut body) = g.add_conditional_if(&[], &c).unwrap();
@@ -199,7 +208,7 @@ fn the_graph_keeps_track_of_what_its_bodies_use() {
     let data = DeviceBuffer::<u32>::zeroed(&stream, 1000).unwrap();
     let mut only_in_body = DeviceBuffer::<u32>::zeroed(&stream, 1000).unwrap();
     let mut g = Graph::new(&ctx).unwrap();
-    let go = g.condition(1, true).unwrap();
+    let go = g.condition(Some(1)).unwrap();
     let (_, mut then) = g.add_conditional_if(&[], &go).unwrap();
     // (A raw launch's pointers are the caller's concern; a memset's buffer
     // is tracked, as a typed launch's are.)

@@ -1270,7 +1270,10 @@ unsafe extern "C" fn cuGraphConditionalHandleCreate(
         graph: g as usize,
         default,
         reset: flags & CU_GRAPH_COND_ASSIGN_DEFAULT != 0,
-        value: std::sync::atomic::AtomicU32::new(default),
+        // Without CU_GRAPH_COND_ASSIGN_DEFAULT the driver never applies the
+        // default: the value starts at 0, as an H200 showed (the driver
+        // documents no starting value).
+        value: std::sync::atomic::AtomicU32::new(if flags & CU_GRAPH_COND_ASSIGN_DEFAULT != 0 { default } else { 0 }),
     };
     let mut all = lock(&crate::graph::CONDITIONS);
     all.push(Arc::new(condition));

@@ -249,8 +249,8 @@ fn conditional_nodes(ctx: &std::sync::Arc<CudaContext>, stream: &CudaStream, mod
 
     let mut g = Graph::new(ctx)?;
     // Both conditions start from their default at every launch.
-    let keep_going = g.condition(1, true)?;
-    let take_if = g.condition(0, true)?;
+    let keep_going = g.condition(Some(1))?;
+    let take_if = g.condition(Some(0))?;
     let load = g.add_copy(&[], &mut work, &input)?;
     let zero = g.add_memset(&[], &mut iterations, 0)?;
     let clear = g.add_memset(&[], &mut out, 0)?;

@@ -19,7 +19,7 @@ fn main() {
     let ctx = CudaContext::new(0).unwrap();
     let module = load_kernel_module(&ctx, "reject_case").unwrap();
     let mut g = Graph::new(&ctx).unwrap();
-    let c = g.condition(1, true).unwrap();
+    let c = g.condition(Some(1)).unwrap();
     let (_, mut body) = g.add_conditional_while(&[], &c).unwrap();
     body.add_kernel(&[], |s| {
         cuda_launch! { kernel: stop_after, stream: s, module: module,

@@ -5,7 +5,7 @@ use cuda_core::{BodyGraph, CudaContext, Graph};
 fn body_of_a_local_graph() -> BodyGraph<'static> {
     let ctx = CudaContext::new(0).unwrap();
     let mut graph = Graph::new(&ctx).unwrap();
-    let c = graph.condition(0, true).unwrap();
+    let c = graph.condition(Some(0)).unwrap();
     let (_node, body) = graph.add_conditional_if(&[], &c).unwrap();
     body
 }

@@ -6,7 +6,7 @@ use cuda_core::{CudaContext, Graph};
 fn main() {
     let ctx = CudaContext::new(0).unwrap();
     let mut graph = Graph::new(&ctx).unwrap();
-    let keep_going = graph.condition(1, true).unwrap();
+    let keep_going = graph.condition(Some(1)).unwrap();
     let (_node, mut body) = graph.add_conditional_while(&[], &keep_going).unwrap();
     drop(graph);
     body.add_empty(&[]).unwrap();

@@ -6,7 +6,7 @@ use cuda_core::{CudaContext, Graph};
 fn main() {
     let ctx = CudaContext::new(0).unwrap();
     let mut graph = Graph::new(&ctx).unwrap();
-    let c = graph.condition(0, true).unwrap();
+    let c = graph.condition(Some(0)).unwrap();
     let (_node, mut body) = graph.add_conditional_if(&[], &c).unwrap();
     let _exec = graph.instantiate().unwrap();
     body.add_empty(&[]).unwrap();

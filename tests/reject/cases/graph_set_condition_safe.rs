@@ -15,7 +15,7 @@ fn main() {
     let ctx = CudaContext::new(0).unwrap();
     let module = load_kernel_module(&ctx, "reject_case").unwrap();
     let mut g = Graph::new(&ctx).unwrap();
-    let c = g.condition(0, true).unwrap();
+    let c = g.condition(Some(0)).unwrap();
     g.add_kernel(&[], |s| {
         cuda_launch! { kernel: every_thread_sets, stream: s, module: module,
                        config: LaunchConfig::for_num_elems(256), args: [c.handle()] }
