@@ -16,10 +16,11 @@
 //! a tile waits
 //! only for the flags of its predecessors, not for their whole work.
 //!
-//! The flags are published with release stores and read with acquire loads
-//! at device scope (cuda-device's scoped atomics), the totals beside them
-//! with ordinary stores and loads: a reader that sees a flag sees the total
-//! written before it.
+//! A tile's flag and total share one 64-bit word (two for 8-byte
+//! elements), published with one relaxed device-scope store and read with
+//! one relaxed load (cuda-device's scoped atomics): a reader that sees a
+//! flag sees the total stored with it, so neither side needs a fence or a
+//! second, dependent load (see [`TileStatus`]).
 //!
 //! The operator must be associative; it need not be commutative (the order
 //! of the elements is kept). The exclusive scan starts from
@@ -51,7 +52,8 @@ use crate::temp;
 use crate::tile::{self, VECTORS};
 use crate::warp;
 use crate::PrimsError;
-use core::sync::atomic::{AtomicU32, Ordering};
+use core::marker::PhantomData;
+use core::sync::atomic::{AtomicU64, Ordering};
 use cuda_core::{CudaStream, DeviceBuffer, LaunchConfig};
 use cuda_device::atomic::{Scope, ScopedAtomic};
 use cuda_device::warp::{self as dw, FULL_MASK};
@@ -68,20 +70,95 @@ pub(crate) const PARTIAL: u32 = 1;
 /// The total of the tile and all before it is published.
 pub(crate) const INCLUSIVE: u32 = 2;
 
-/// Per tile: its flag in `status[1 + tile]`, its own total in `partials`,
-/// its inclusive total in `inclusives`. `status[0]` is the tile counter.
-#[derive(Clone, Copy)]
-pub(crate) struct TileStatus<'a, T> {
-    pub status: &'a [AtomicU32],
-    pub partials: *mut T,
-    pub inclusives: *mut T,
+/// 64-bit status words per tile for elements of `T`: one for 4-byte
+/// elements, two for 8-byte ones.
+#[inline(always)]
+pub(crate) const fn words_per_tile<T>() -> usize {
+    core::mem::size_of::<T>() / 4
 }
 
-impl<T: Element> TileStatus<'_, T> {
-    /// The next tile number (thread 0 of each block takes one).
+/// How the blocks of a look-back pass find their tile and wait for their
+/// predecessors. A measurement knob (see [`LookBackTuning::from_env`]); the
+/// default is the safe and tested one.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LookBackTuning {
+    /// Nanoseconds to sleep (`nanosleep`) between two polls of a window
+    /// whose flags are not all published; 0: poll again at once.
+    pub poll_delay_ns: u32,
+    /// Take tile `blockIdx.x` instead of the next number of the tile
+    /// counter. Saves an atomic and a barrier before the loads, but relies
+    /// on the GPU starting blocks in index order (as CUB does): a block
+    /// waiting for a predecessor that never starts would hang.
+    pub block_order: bool,
+}
+
+impl LookBackTuning {
+    /// The tuning named by `OXIDE_PRIMS_LOOKBACK` (read once): a comma
+    /// list of `delay=NS` and `block-order`; unset or empty: the default.
+    /// For benchmarks comparing variants in one build.
+    pub fn from_env() -> LookBackTuning {
+        static TUNING: std::sync::OnceLock<LookBackTuning> = std::sync::OnceLock::new();
+        *TUNING.get_or_init(|| Self::parse(&std::env::var("OXIDE_PRIMS_LOOKBACK").unwrap_or_default()))
+    }
+
+    /// Parses the `OXIDE_PRIMS_LOOKBACK` syntax; unknown items are ignored
+    /// with a warning on stderr (a measurement knob must not fail a run).
+    pub fn parse(spec: &str) -> LookBackTuning {
+        let mut t = LookBackTuning::default();
+        for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            if item == "block-order" {
+                t.block_order = true;
+            } else if let Some(ns) = item.strip_prefix("delay=").and_then(|s| s.parse().ok()) {
+                t.poll_delay_ns = ns;
+            } else {
+                eprintln!("OXIDE_PRIMS_LOOKBACK: ignoring `{item}` (expected `delay=NS` or `block-order`)");
+            }
+        }
+        t
+    }
+}
+
+/// The look-back state of a pass: the tile counter in `words[0]`, then per
+/// tile [`words_per_tile`] 64-bit words at `words[W·(1 + tile)..]` (`W` =
+/// words per tile). Each word holds the tile's flag in its low 32 bits and
+/// 32 bits of the published total in its high 32 bits (the low half of an
+/// 8-byte total in the first word, the high half in the second). A word is
+/// written and read whole, with one relaxed device-scope store or load, so
+/// a reader that sees a flag sees the total stored with it, with no fence
+/// on either side. For 8-byte totals, a reader takes the pair only when
+/// both words carry the same flag: each flag value is stored once per tile
+/// with its halves, so equal flags mean halves of the same total; any other
+/// pair reads as not yet published and is polled again.
+#[derive(Clone, Copy)]
+pub(crate) struct TileStatus<'a, T> {
+    pub words: &'a [AtomicU64],
+    pub tuning: LookBackTuning,
+    pub _element: PhantomData<T>,
+}
+
+impl<'a, T: Element> TileStatus<'a, T> {
+    pub fn new(words: &'a [AtomicU64], tuning: LookBackTuning) -> Self {
+        TileStatus { words, tuning, _element: PhantomData }
+    }
+
+    /// This block's tile: the next number of the counter (thread 0 takes
+    /// it, the block reads it after a barrier), or the block index with
+    /// `block_order`. All threads of the block call it.
     #[inline(always)]
-    pub fn next_tile(&self) -> usize {
-        self.status[0].fetch_add_scoped(1, Scope::Device, Ordering::Relaxed) as usize
+    pub fn block_tile(&self, slot: *mut u32) -> usize {
+        if self.tuning.block_order {
+            return thread::blockIdx_x() as usize;
+        }
+        if thread::threadIdx_x() == 0 {
+            let tile = self.words[0].fetch_add_scoped(1, Scope::Device, Ordering::Relaxed) as u32;
+            // SAFETY: one thread writes the slot; the others read it after the barrier.
+            unsafe { slot.write(tile) };
+        }
+        thread::sync_threads();
+        // SAFETY: written before the barrier above; the caller does not
+        // write it again in this block.
+        unsafe { slot.read() as usize }
     }
 
     /// Publishes `total` for `tile` with `flag` (one thread).
@@ -90,16 +167,32 @@ impl<T: Element> TileStatus<'_, T> {
     /// `tile` is this block's tile, below the number of tiles.
     #[inline(always)]
     pub unsafe fn publish(&self, tile: usize, flag: u32, total: T) {
-        let values = if flag == INCLUSIVE { self.inclusives } else { self.partials };
-        values.add(tile).write(total);
-        // Release: the total above is visible to whoever sees the flag.
-        self.status[1 + tile].store_scoped(flag, Scope::Device, Ordering::Release);
+        let w = words_per_tile::<T>();
+        let bits = to_bits(total);
+        let first = w * (1 + tile);
+        let mut k = 0;
+        while k < w {
+            let half = (bits >> (32 * k)) & 0xffff_ffff;
+            self.words.get_unchecked(first + k).store_scoped(flag as u64 | half << 32, Scope::Device, Ordering::Relaxed);
+            k += 1;
+        }
     }
 
-    /// The flag of `tile` (acquire: its total is readable after it).
+    /// The flag of `tile` and the total published with it (meaningless
+    /// while the flag is `INVALID`).
     #[inline(always)]
-    fn flag(&self, tile: usize) -> u32 {
-        self.status[1 + tile].load_scoped(Scope::Device, Ordering::Acquire)
+    fn read(&self, tile: usize) -> (u32, T) {
+        let w = words_per_tile::<T>();
+        let first = w * (1 + tile);
+        // SAFETY (of the unchecked gets): the caller passes a tile below
+        // the number of tiles, whose words follow the counter's.
+        let lo = unsafe { self.words.get_unchecked(first) }.load_scoped(Scope::Device, Ordering::Relaxed);
+        if w == 1 {
+            return (lo as u32, from_bits(lo >> 32));
+        }
+        let hi = unsafe { self.words.get_unchecked(first + 1) }.load_scoped(Scope::Device, Ordering::Relaxed);
+        let flag = if lo as u32 == hi as u32 { lo as u32 } else { INVALID };
+        (flag, from_bits(lo >> 32 | hi & 0xffff_ffff_0000_0000))
     }
 
     /// The combined totals of every tile before `tile` (> 0), by the 32
@@ -109,7 +202,8 @@ impl<T: Element> TileStatus<'_, T> {
     /// until it meets one. The result is in every lane.
     ///
     /// # Safety
-    /// Every tile before `tile` is (or will be) published by a running block.
+    /// Every tile before `tile` is (or will be) published by a running
+    /// block, and `tile` is below the number of tiles.
     #[inline(always)]
     pub unsafe fn look_back<Op: ReduceOp<T>>(&self, tile: usize, op: Op) -> T {
         let lane = dw::lane_id() as isize;
@@ -118,19 +212,15 @@ impl<T: Element> TileStatus<'_, T> {
         loop {
             let pred = end - 32 + lane;
             // Tiles before the first count as inclusive and empty.
-            let mut flag = if pred < 0 { INCLUSIVE } else { self.flag(pred as usize) };
+            let (mut flag, mut value) = if pred < 0 { (INCLUSIVE, op.identity()) } else { self.read(pred as usize) };
             while dw::any(FULL_MASK, flag == INVALID) {
+                if self.tuning.poll_delay_ns != 0 {
+                    thread::nanosleep(self.tuning.poll_delay_ns);
+                }
                 if flag == INVALID {
-                    flag = self.flag(pred as usize);
+                    (flag, value) = self.read(pred as usize);
                 }
             }
-            let value = if pred < 0 {
-                op.identity()
-            } else if flag == INCLUSIVE {
-                self.inclusives.add(pred as usize).read()
-            } else {
-                self.partials.add(pred as usize).read()
-            };
             let inclusive = dw::ballot(FULL_MASK, flag == INCLUSIVE);
             // The nearest inclusive tile ends the look-back; tiles before it
             // are already in its total.
@@ -146,35 +236,53 @@ impl<T: Element> TileStatus<'_, T> {
     }
 }
 
+/// The bits of an element, zero-extended to 64.
+#[inline(always)]
+fn to_bits<T: Element>(x: T) -> u64 {
+    // SAFETY: an Element is 4 or 8 bytes of plain data.
+    unsafe {
+        if core::mem::size_of::<T>() == 4 {
+            (&x as *const T as *const u32).read() as u64
+        } else {
+            (&x as *const T as *const u64).read()
+        }
+    }
+}
+
+/// The element whose bits are the low `size_of::<T>()` bytes of `bits`.
+#[inline(always)]
+fn from_bits<T: Element>(bits: u64) -> T {
+    // SAFETY: as in `to_bits`; every bit pattern is a valid Element.
+    unsafe {
+        if core::mem::size_of::<T>() == 4 {
+            (&(bits as u32) as *const u32 as *const T).read()
+        } else {
+            (&bits as *const u64 as *const T).read()
+        }
+    }
+}
+
 /// One tile of an inclusive (`INCLUSIVE_SCAN`) or exclusive scan of `input`
 /// into `out`, 64 bytes per thread in warp-striped vectors
 /// (`src/tile.rs`). Launched with `BLOCK` threads per block and one
-/// block per tile; `status` zeroed, `partials` and `inclusives` one element
-/// per tile.
+/// block per tile; `status` zeroed, 64-bit words for the counter and the
+/// tiles ([`TileStatus`]).
 #[kernel]
 pub fn scan_tiles<T: Element, Op: ReduceOp<T>, const INCLUSIVE_SCAN: bool>(
     input: &[T],
     op: Op,
     mut out: DisjointSlice<T>,
-    status: &[AtomicU32],
-    mut partials: DisjointSlice<T>,
-    mut inclusives: DisjointSlice<T>,
+    status: &[AtomicU64],
+    tuning: LookBackTuning,
 ) {
     // Warp totals (BLOCK / 32) then the tile's prefix, as Elements of at
     // most 8 bytes; and the tile number.
     shared! { static WORDS: [u64; BLOCK / 32 + 1]; }
     shared! { static TILE: [u32; 1]; }
-    let tiles = TileStatus { status, partials: partials.as_mut_ptr(), inclusives: inclusives.as_mut_ptr() };
+    let tiles = TileStatus::<T>::new(status, tuning);
     let tid = thread::threadIdx_x() as usize;
     let (warp_index, lane) = (tid / 32, tid % 32);
-    let tile_slot = TILE.as_mut_ptr();
-    if tid == 0 {
-        // SAFETY: one thread writes the slot; the others read it after the barrier.
-        unsafe { tile_slot.write(tiles.next_tile() as u32) };
-    }
-    thread::sync_threads();
-    // SAFETY: written before the barrier above, never again.
-    let tile = unsafe { tile_slot.read() } as usize;
+    let tile = tiles.block_tile(TILE.as_mut_ptr());
     let n = input.len();
     let tile_start = tile * BLOCK * tile::items::<T>();
     let full = tile_start + BLOCK * tile::items::<T>() <= n;
@@ -247,14 +355,12 @@ pub fn scan_tiles<T: Element, Op: ReduceOp<T>, const INCLUSIVE_SCAN: bool>(
 #[doc(hidden)]
 #[kernel]
 pub fn look_back_probe<T: Element, Op: ReduceOp<T>>(
-    status: &[AtomicU32],
+    status: &[AtomicU64],
     op: Op,
-    mut partials: DisjointSlice<T>,
-    mut inclusives: DisjointSlice<T>,
     tile: usize,
     mut out: DisjointSlice<T>,
 ) {
-    let tiles = TileStatus { status, partials: partials.as_mut_ptr(), inclusives: inclusives.as_mut_ptr() };
+    let tiles = TileStatus::<T>::new(status, LookBackTuning::default());
     // SAFETY: the host published every tile before `tile` (checked there).
     let prefix = unsafe { tiles.look_back(tile, op) };
     if thread::threadIdx_x() == 0 && !out.is_empty() {
@@ -278,30 +384,34 @@ pub fn look_back_probe_run<T: Element, Op: ReduceOp<T>>(
     let tile = inclusive.len();
     assert!(tile > 0 && partials.len() == tile && inclusives.len() == tile, "one flag and two totals per tile before the probed one");
     assert!(inclusive[0], "tile 0 is always inclusive");
-    let mut words = vec![0u32; tile + 2];
-    for (w, &inc) in words[1..=tile].iter_mut().zip(inclusive) {
-        *w = if inc { INCLUSIVE } else { PARTIAL };
+    // The status words as the kernels publish them (flag low, total's
+    // 32-bit halves high), plus the probed tile's, unpublished.
+    let w = words_per_tile::<T>();
+    let mut words = vec![0u64; w * (tile + 2)];
+    for t in 0..tile {
+        let (flag, total) = if inclusive[t] { (INCLUSIVE, inclusives[t]) } else { (PARTIAL, partials[t]) };
+        let bits = to_bits(total);
+        for k in 0..w {
+            words[w * (1 + t) + k] = flag as u64 | ((bits >> (32 * k)) & 0xffff_ffff) << 32;
+        }
     }
     let mut status = DeviceBuffer::from_host(stream, &words)?;
-    let mut partials = DeviceBuffer::from_host(stream, partials)?;
-    let mut inclusives = DeviceBuffer::from_host(stream, inclusives)?;
     let mut out = temp::scratch::<T>(stream, 1)?;
     let one_warp = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (32, 1, 1), shared_mem_bytes: 0 };
-    let status = status.as_atomic::<AtomicU32>();
+    let status = status.as_atomic::<AtomicU64>();
     cuda_launch! {
         kernel: look_back_probe::<T, Op>, stream: stream, module: module, config: one_warp,
-        args: [status, op, slice_mut(partials), slice_mut(inclusives), tile, slice_mut(out)]
+        args: [status, op, tile, slice_mut(out)]
     }?;
     Ok(out.to_host_vec(stream)?[0])
 }
 
-/// The scratch of one look-back pass over `tiles` tiles: flags and counter
-/// (zeroed), partial and inclusive totals (written before read: a total is
-/// read only after its flag, which is set after the total is written).
+/// The scratch of one look-back pass over `tiles` tiles of totals of `T`:
+/// the counter and the tiles' status words ([`TileStatus`]), zeroed (every
+/// flag `INVALID`).
 pub(crate) struct LookBack<T: Element> {
-    pub status: DeviceBuffer<u32>,
-    pub partials: DeviceBuffer<T>,
-    pub inclusives: DeviceBuffer<T>,
+    pub status: DeviceBuffer<u64>,
+    _element: PhantomData<T>,
 }
 
 impl<T: Element> LookBack<T> {
@@ -309,11 +419,7 @@ impl<T: Element> LookBack<T> {
         if tiles >= u32::MAX as usize {
             return Err(PrimsError::TooLarge { what, len: tiles, max: u32::MAX as usize - 1 });
         }
-        Ok(LookBack {
-            status: temp::zeroed(stream, tiles + 1)?,
-            partials: temp::scratch(stream, tiles)?,
-            inclusives: temp::scratch(stream, tiles)?,
-        })
+        Ok(LookBack { status: temp::zeroed(stream, words_per_tile::<T>() * (tiles + 1))?, _element: PhantomData })
     }
 }
 
@@ -337,10 +443,10 @@ fn scan<T: Element, Op: ReduceOp<T>, const INCLUSIVE_SCAN: bool>(
     debug_assert_eq!(input.device_ptr() % 16, 0);
     let tiles = n.div_ceil(BLOCK * tile::items::<T>());
     let mut lb = LookBack::<T>::new(stream, tiles, what)?;
-    let status = lb.status.as_atomic::<AtomicU32>();
+    let status = lb.status.as_atomic::<AtomicU64>();
     cuda_launch! {
         kernel: scan_tiles::<T, Op, INCLUSIVE_SCAN>, stream: stream, module: module, config: tile_config(tiles),
-        args: [slice(*input), op, slice_mut(*out), status, slice_mut(lb.partials), slice_mut(lb.inclusives)]
+        args: [slice(*input), op, slice_mut(*out), status, LookBackTuning::from_env()]
     }?;
     Ok(())
 }

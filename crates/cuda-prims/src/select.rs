@@ -31,11 +31,11 @@
 
 use crate::error::check_len;
 use crate::op::{Element, Sum};
-use crate::scan::{tile_config, LookBack, TileStatus, BLOCK, INCLUSIVE, PARTIAL};
+use crate::scan::{tile_config, LookBack, LookBackTuning, TileStatus, BLOCK, INCLUSIVE, PARTIAL};
 use crate::temp;
 use crate::tile::{self, VECTORS};
 use crate::PrimsError;
-use core::sync::atomic::AtomicU32;
+use core::sync::atomic::AtomicU64;
 use cuda_core::{CudaStream, DeviceBuffer};
 use cuda_device::{kernel, shared, thread, unroll, DisjointSlice};
 use cuda_host::{cuda_launch, KernelModule};
@@ -85,23 +85,15 @@ pub fn select_tiles<T: Element, S: Selector<T>, const PARTITION: bool>(
     select: S,
     mut out: DisjointSlice<T>,
     mut count: DisjointSlice<u64>,
-    status: &[AtomicU32],
-    mut partials: DisjointSlice<u32>,
-    mut inclusives: DisjointSlice<u32>,
+    status: &[AtomicU64],
+    tuning: LookBackTuning,
 ) {
     shared! { static COUNTS: [u32; BLOCK / 32 + 1]; }
     shared! { static TILE: [u32; 1]; }
-    let tiles = TileStatus { status, partials: partials.as_mut_ptr(), inclusives: inclusives.as_mut_ptr() };
+    let tiles = TileStatus::<u32>::new(status, tuning);
     let tid = thread::threadIdx_x() as usize;
     let (warp_index, lane) = (tid / 32, tid % 32);
-    let tile_slot = TILE.as_mut_ptr();
-    if tid == 0 {
-        // SAFETY: one writer; read by all after the barrier.
-        unsafe { tile_slot.write(tiles.next_tile() as u32) };
-    }
-    thread::sync_threads();
-    // SAFETY: written before the barrier.
-    let tile = unsafe { tile_slot.read() } as usize;
+    let tile = tiles.block_tile(TILE.as_mut_ptr());
     let n = input.len();
     let lanes = tile::lanes::<T>();
     let tile_start = tile * BLOCK * tile::items::<T>();
@@ -216,11 +208,10 @@ fn run<T: Element, S: Selector<T>, const PARTITION: bool>(
     debug_assert_eq!(input.device_ptr() % 16, 0);
     let tiles = n.div_ceil(BLOCK * tile::items::<T>());
     let mut lb = LookBack::<u32>::new(stream, tiles, what)?;
-    let status = lb.status.as_atomic::<AtomicU32>();
+    let status = lb.status.as_atomic::<AtomicU64>();
     cuda_launch! {
         kernel: select_tiles::<T, S, PARTITION>, stream: stream, module: module, config: tile_config(tiles),
-        args: [slice(*input), slice(*flags), select, slice_mut(*out), slice_mut(*count), status,
-               slice_mut(lb.partials), slice_mut(lb.inclusives)]
+        args: [slice(*input), slice(*flags), select, slice_mut(*out), slice_mut(*count), status, LookBackTuning::from_env()]
     }?;
     Ok(())
 }
