@@ -195,6 +195,37 @@ impl<'a, T: Element> TileStatus<'a, T> {
         (flag, from_bits(lo >> 32 | hi & 0xffff_ffff_0000_0000))
     }
 
+    /// The tile's exclusive prefix, by the 32 lanes of one warp (in every
+    /// lane): publishes `total` as the tile's partial, looks back, publishes
+    /// its inclusive total; tile 0 publishes its total as inclusive at once.
+    ///
+    /// Each publication is guarded by its own [`first_lane`] test, not one
+    /// `lane0` value kept across the look-back: with one such value, release
+    /// builds threaded the branches on it through the loop, emitting two
+    /// copies of the whole look-back, one for lane 0 and one for the
+    /// others, so that the warp ran it diverged and met at every warp vote
+    /// and shuffle.
+    ///
+    /// # Safety
+    /// As [`look_back`](Self::look_back), and `tile` is this block's.
+    #[inline(always)]
+    pub unsafe fn tile_prefix<Op: ReduceOp<T>>(&self, tile: usize, total: T, op: Op) -> T {
+        if tile == 0 {
+            if first_lane() {
+                self.publish(0, INCLUSIVE, total);
+            }
+            return op.identity();
+        }
+        if first_lane() {
+            self.publish(tile, PARTIAL, total);
+        }
+        let prefix = self.look_back(tile, op);
+        if first_lane() {
+            self.publish(tile, INCLUSIVE, op.combine(prefix, total));
+        }
+        prefix
+    }
+
     /// The combined totals of every tile before `tile` (> 0), by the 32
     /// lanes of one warp: lane 31 reads the nearest predecessor, lane 0 the
     /// 32nd; the window's flags are waited for, its totals combined in tile
@@ -234,6 +265,14 @@ impl<'a, T: Element> TileStatus<'a, T> {
             end -= 32;
         }
     }
+}
+
+/// Whether this thread is lane 0 of its warp: a fresh read of `%laneid`
+/// at each use, a value the optimiser cannot thread branches on before the
+/// device linker sees the warp operations (see [`TileStatus::tile_prefix`]).
+#[inline(always)]
+pub(crate) fn first_lane() -> bool {
+    dw::lane_id() == 0
 }
 
 /// The bits of an element, zero-extended to 64.
@@ -294,28 +333,10 @@ pub fn scan_tiles<T: Element, Op: ReduceOp<T>, const INCLUSIVE_SCAN: bool>(
     let (run_prefixes, tile_total) = unsafe { tile::scan_runs::<T, Op, BLOCK>(tile::run_totals(&v, op), op, slots) };
     let prefix_slot = unsafe { slots.add(BLOCK / 32) };
     if tid < 32 {
-        let lane0 = tid == 0;
-        let prefix = if tile == 0 {
-            if lane0 {
-                // SAFETY: tile 0 is this block's.
-                unsafe { tiles.publish(0, INCLUSIVE, tile_total) };
-            }
-            op.identity()
-        } else {
-            if lane0 {
-                // SAFETY: as above.
-                unsafe { tiles.publish(tile, PARTIAL, tile_total) };
-            }
-            // SAFETY: every tile before this one was taken by a block that
-            // runs (tile numbers come from the counter in start order).
-            let prefix = unsafe { tiles.look_back(tile, op) };
-            if lane0 {
-                // SAFETY: as above.
-                unsafe { tiles.publish(tile, INCLUSIVE, op.combine(prefix, tile_total)) };
-            }
-            prefix
-        };
-        if lane0 {
+        // SAFETY: this block's tile; every tile before it was taken by a
+        // block that runs (tile numbers come from the counter in start order).
+        let prefix = unsafe { tiles.tile_prefix(tile, tile_total, op) };
+        if first_lane() {
             // SAFETY: one writer; read by all after the barrier below.
             unsafe { prefix_slot.write(prefix) };
         }
@@ -473,4 +494,29 @@ pub fn exclusive_scan<T: Element, Op: ReduceOp<T>>(
     op: Op,
 ) -> Result<(), PrimsError> {
     scan::<T, Op, false>(module, stream, input, out, op, "exclusive_scan: output")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tuning_parses_the_knob() {
+        assert_eq!(LookBackTuning::parse(""), LookBackTuning::default());
+        assert_eq!(LookBackTuning::parse("delay=600"), LookBackTuning { poll_delay_ns: 600, block_order: false });
+        assert_eq!(LookBackTuning::parse(" block-order , delay=0"), LookBackTuning { poll_delay_ns: 0, block_order: true });
+        // Unknown items and bad numbers are ignored (with a warning).
+        assert_eq!(LookBackTuning::parse("fast,delay=x"), LookBackTuning::default());
+    }
+
+    #[test]
+    fn totals_round_trip_through_status_bits() {
+        assert_eq!(from_bits::<u32>(to_bits(0xdead_beef_u32)), 0xdead_beef);
+        assert_eq!(to_bits(-1i32), 0xffff_ffff, "4-byte totals fill the low half only");
+        assert_eq!(from_bits::<f32>(to_bits(-2.5f32)), -2.5);
+        assert_eq!(from_bits::<u64>(to_bits(0x0123_4567_89ab_cdef_u64)), 0x0123_4567_89ab_cdef);
+        assert_eq!(from_bits::<f64>(to_bits(f64::MIN_POSITIVE)), f64::MIN_POSITIVE);
+        assert_eq!(words_per_tile::<u32>(), 1);
+        assert_eq!(words_per_tile::<i64>(), 2);
+    }
 }

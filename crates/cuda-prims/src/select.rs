@@ -31,7 +31,7 @@
 
 use crate::error::check_len;
 use crate::op::{Element, Sum};
-use crate::scan::{tile_config, LookBack, LookBackTuning, TileStatus, BLOCK, INCLUSIVE, PARTIAL};
+use crate::scan::{first_lane, tile_config, LookBack, LookBackTuning, TileStatus, BLOCK};
 use crate::temp;
 use crate::tile::{self, VECTORS};
 use crate::PrimsError;
@@ -124,27 +124,10 @@ pub fn select_tiles<T: Element, S: Selector<T>, const PARTITION: bool>(
     let (run_prefixes, tile_kept) = unsafe { tile::scan_runs::<u32, Sum, BLOCK>(runs, Sum, slots) };
     let prefix_slot = unsafe { slots.add(BLOCK / 32) };
     if tid < 32 {
-        let lane0 = tid == 0;
-        let prefix = if tile == 0 {
-            if lane0 {
-                // SAFETY: tile 0 is this block's.
-                unsafe { tiles.publish(0, INCLUSIVE, tile_kept) };
-            }
-            0
-        } else {
-            if lane0 {
-                // SAFETY: as above.
-                unsafe { tiles.publish(tile, PARTIAL, tile_kept) };
-            }
-            // SAFETY: tile numbers come from the counter in start order.
-            let prefix = unsafe { tiles.look_back(tile, Sum) };
-            if lane0 {
-                // SAFETY: as above.
-                unsafe { tiles.publish(tile, INCLUSIVE, prefix + tile_kept) };
-            }
-            prefix
-        };
-        if lane0 {
+        // SAFETY: this block's tile; tile numbers come from the counter in
+        // start order.
+        let prefix = unsafe { tiles.tile_prefix(tile, tile_kept, Sum) };
+        if first_lane() {
             // SAFETY: one writer; read by all after the barrier below.
             unsafe { prefix_slot.write(prefix) };
         }

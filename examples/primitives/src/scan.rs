@@ -117,6 +117,20 @@ pub fn run(ctx: &Arc<CudaContext>, module: &KernelModule, sizes: Sizes) -> Resul
             checks += 1;
         }
     }
+    // 8-byte totals travel as two status words (halves of the total, each
+    // beside the flag): totals above 2^32 show both halves.
+    for nearest in [99usize, 37, 0] {
+        let tile = 100;
+        let inclusive: Vec<bool> = (0..tile).map(|t| t == 0 || t == nearest).collect();
+        let partials: Vec<u64> = (0..tile as u64).map(|t| (t << 33) + t * 7 + 1).collect();
+        let inclusives: Vec<u64> = (0..tile as u64).map(|t| (t << 40) + 100_000 + t).collect();
+        let want = partials[nearest + 1..].iter().fold(inclusives[nearest], |a, &b| a.wrapping_add(b));
+        let got = scan::look_back_probe_run(module, &stream, &inclusive, &partials, &inclusives, Sum).map_err(|e| e.to_string())?;
+        if got != want {
+            return Err(format!("look-back of tile {tile} (u64 Sum), nearest inclusive tile {nearest}: GPU {got}, CPU {want}"));
+        }
+        checks += 1;
+    }
     // The output must be as long as the input.
     let input = DeviceBuffer::from_host(&stream, &[1u32, 2, 3]).map_err(|e| e.to_string())?;
     let mut short = DeviceBuffer::<u32>::zeroed(&stream, 2).map_err(|e| e.to_string())?;
