@@ -86,6 +86,10 @@ pub struct LookBackTuning {
     /// Nanoseconds to sleep (`nanosleep`) between two polls of a window
     /// whose flags are not all published; 0: poll again at once.
     pub poll_delay_ns: u32,
+    /// Nanoseconds to sleep after publishing the tile's partial total,
+    /// before the first poll (giving the nearest predecessors time to
+    /// publish); 0: none.
+    pub first_poll_delay_ns: u32,
     /// Take tile `blockIdx.x` instead of the next number of the tile
     /// counter. Saves an atomic and a barrier before the loads, but relies
     /// on the GPU starting blocks in index order (as CUB does): a block
@@ -95,7 +99,8 @@ pub struct LookBackTuning {
 
 impl LookBackTuning {
     /// The tuning named by `OXIDE_PRIMS_LOOKBACK` (read once): a comma
-    /// list of `delay=NS` and `block-order`; unset or empty: the default.
+    /// list of `delay=NS`, `first=NS` and `block-order`; unset or empty:
+    /// the default.
     /// For benchmarks comparing variants in one build.
     pub fn from_env() -> LookBackTuning {
         static TUNING: std::sync::OnceLock<LookBackTuning> = std::sync::OnceLock::new();
@@ -111,8 +116,10 @@ impl LookBackTuning {
                 t.block_order = true;
             } else if let Some(ns) = item.strip_prefix("delay=").and_then(|s| s.parse().ok()) {
                 t.poll_delay_ns = ns;
+            } else if let Some(ns) = item.strip_prefix("first=").and_then(|s| s.parse().ok()) {
+                t.first_poll_delay_ns = ns;
             } else {
-                eprintln!("OXIDE_PRIMS_LOOKBACK: ignoring `{item}` (expected `delay=NS` or `block-order`)");
+                eprintln!("OXIDE_PRIMS_LOOKBACK: ignoring `{item}` (expected `delay=NS`, `first=NS` or `block-order`)");
             }
         }
         t
@@ -218,6 +225,9 @@ impl<'a, T: Element> TileStatus<'a, T> {
         }
         if first_lane() {
             self.publish(tile, PARTIAL, total);
+        }
+        if self.tuning.first_poll_delay_ns != 0 {
+            thread::nanosleep(self.tuning.first_poll_delay_ns);
         }
         let prefix = self.look_back(tile, op);
         if first_lane() {
@@ -503,8 +513,11 @@ mod tests {
     #[test]
     fn tuning_parses_the_knob() {
         assert_eq!(LookBackTuning::parse(""), LookBackTuning::default());
-        assert_eq!(LookBackTuning::parse("delay=600"), LookBackTuning { poll_delay_ns: 600, block_order: false });
-        assert_eq!(LookBackTuning::parse(" block-order , delay=0"), LookBackTuning { poll_delay_ns: 0, block_order: true });
+        assert_eq!(LookBackTuning::parse("delay=600"), LookBackTuning { poll_delay_ns: 600, ..Default::default() });
+        assert_eq!(
+            LookBackTuning::parse(" block-order , delay=0,first=1200"),
+            LookBackTuning { poll_delay_ns: 0, first_poll_delay_ns: 1200, block_order: true }
+        );
         // Unknown items and bad numbers are ignored (with a warning).
         assert_eq!(LookBackTuning::parse("fast,delay=x"), LookBackTuning::default());
     }
