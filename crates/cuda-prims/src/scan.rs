@@ -20,7 +20,7 @@
 //! elements), published with one relaxed device-scope store and read with
 //! one relaxed load (cuda-device's scoped atomics): a reader that sees a
 //! flag sees the total stored with it, so neither side needs a fence or a
-//! second, dependent load (see [`TileStatus`]).
+//! second, dependent load (the layout is in `TileStatus`, src/scan.rs).
 //!
 //! The operator must be associative; it need not be commutative (the order
 //! of the elements is kept). The exclusive scan starts from
@@ -315,7 +315,7 @@ fn from_bits<T: Element>(bits: u64) -> T {
 /// into `out`, 64 bytes per thread in warp-striped vectors
 /// (`src/tile.rs`). Launched with `BLOCK` threads per block and one
 /// block per tile; `status` zeroed, 64-bit words for the counter and the
-/// tiles ([`TileStatus`]).
+/// tiles (`TileStatus`).
 #[kernel]
 pub fn scan_tiles<T: Element, Op: ReduceOp<T>, const INCLUSIVE_SCAN: bool>(
     input: &[T],
