@@ -207,11 +207,11 @@ impl<'a, T: Element> TileStatus<'a, T> {
     /// its inclusive total; tile 0 publishes its total as inclusive at once.
     ///
     /// Each publication is guarded by its own [`first_lane`] test, not one
-    /// `lane0` value kept across the look-back: with one such value, release
-    /// builds threaded the branches on it through the loop, emitting two
-    /// copies of the whole look-back, one for lane 0 and one for the
-    /// others, so that the warp ran it diverged and met at every warp vote
-    /// and shuffle.
+    /// `lane0` value kept across the look-back: with one such value,
+    /// rustc's MIR jump threading (release builds) threaded the test after
+    /// the look-back through it, leaving two calls, one for lane 0 and one
+    /// for the others, so that the warp ran two copies of the loop diverged
+    /// and met at every warp vote and shuffle.
     ///
     /// # Safety
     /// As [`look_back`](Self::look_back), and `tile` is this block's.
@@ -278,8 +278,8 @@ impl<'a, T: Element> TileStatus<'a, T> {
 }
 
 /// Whether this thread is lane 0 of its warp: a fresh read of `%laneid`
-/// at each use, a value the optimiser cannot thread branches on before the
-/// device linker sees the warp operations (see [`TileStatus::tile_prefix`]).
+/// at each use, a value MIR optimisations cannot thread branches on (see
+/// [`TileStatus::tile_prefix`]).
 #[inline(always)]
 pub(crate) fn first_lane() -> bool {
     dw::lane_id() == 0
