@@ -8,7 +8,7 @@
 //! (warp-striped: each thread holds four runs of consecutive elements, see
 //! `src/tile.rs`), scans it (each run in order, one warp scan per
 //! run, then a block scan of the warps' totals), and publishes the tile's total with a flag: *partial* (the tile
-//! alone). Its first warp then looks back over the preceding tiles, 32 at a
+//! alone). Its first warp then looks back over the preceding tiles, 64 at a
 //! time, combining partial totals until it meets a tile flagged *inclusive*
 //! (its total includes everything before it); it publishes its own inclusive
 //! total and every thread adds the prefix to its results. Each element is
@@ -69,6 +69,18 @@ pub(crate) const INVALID: u32 = 0;
 pub(crate) const PARTIAL: u32 = 1;
 /// The total of the tile and all before it is published.
 pub(crate) const INCLUSIVE: u32 = 2;
+
+/// Predecessors each lane of the look-back warp reads per window. The
+/// window's loads are issued together, so one poll round trip covers
+/// [`WINDOW`] tiles. A look-back that finds no inclusive tile in its window
+/// needs another round trip; the look-backs of a running scan keep up with
+/// the tiles only while fewer than a window of tiles start per round trip,
+/// and a wider window raises that bound at the price of one more load per
+/// lane.
+pub(crate) const TILES_PER_LANE: usize = 2;
+
+/// Tiles read per look-back window (32 lanes × [`TILES_PER_LANE`]).
+pub(crate) const WINDOW: usize = 32 * TILES_PER_LANE;
 
 /// 64-bit status words per tile for elements of `T`: one for 4-byte
 /// elements, two for 8-byte ones.
@@ -237,10 +249,11 @@ impl<'a, T: Element> TileStatus<'a, T> {
     }
 
     /// The combined totals of every tile before `tile` (> 0), by the 32
-    /// lanes of one warp: lane 31 reads the nearest predecessor, lane 0 the
-    /// 32nd; the window's flags are waited for, its totals combined in tile
-    /// order up to the nearest inclusive one, and the window moves back
-    /// until it meets one. The result is in every lane.
+    /// lanes of one warp, [`WINDOW`] predecessors at a time: lane 31 reads
+    /// the nearest [`TILES_PER_LANE`], lane 0 the farthest. The window's
+    /// flags are waited for, its totals combined in tile order from the
+    /// nearest inclusive one on, and the window moves back until it meets
+    /// one. The result is in every lane.
     ///
     /// # Safety
     /// Every tile before `tile` is (or will be) published by a running
@@ -251,30 +264,71 @@ impl<'a, T: Element> TileStatus<'a, T> {
         let mut prefix = op.identity();
         let mut end = tile as isize;
         loop {
-            let pred = end - 32 + lane;
+            // This lane's tiles, in ascending order.
+            let first = end - WINDOW as isize + lane * TILES_PER_LANE as isize;
             // Tiles before the first count as inclusive and empty.
-            let (mut flag, mut value) = if pred < 0 { (INCLUSIVE, op.identity()) } else { self.read(pred as usize) };
-            while dw::any(FULL_MASK, flag == INVALID) {
+            let mut flags = [INCLUSIVE; TILES_PER_LANE];
+            let mut values = [op.identity(); TILES_PER_LANE];
+            let mut k = 0;
+            while k < TILES_PER_LANE {
+                if first + k as isize >= 0 {
+                    (flags[k], values[k]) = self.read((first + k as isize) as usize);
+                }
+                k += 1;
+            }
+            while dw::any(FULL_MASK, any_invalid(&flags)) {
                 if self.tuning.poll_delay_ns != 0 {
                     thread::nanosleep(self.tuning.poll_delay_ns);
                 }
-                if flag == INVALID {
-                    (flag, value) = self.read(pred as usize);
+                k = 0;
+                while k < TILES_PER_LANE {
+                    // Only tiles at or after the first can be INVALID.
+                    if flags[k] == INVALID {
+                        (flags[k], values[k]) = self.read((first + k as isize) as usize);
+                    }
+                    k += 1;
                 }
             }
-            let inclusive = dw::ballot(FULL_MASK, flag == INCLUSIVE);
+            // This lane's totals from its nearest inclusive tile on (all of
+            // them if it has none).
+            let mut own = op.identity();
+            let mut has_inclusive = false;
+            k = 0;
+            while k < TILES_PER_LANE {
+                if flags[k] == INCLUSIVE {
+                    own = values[k];
+                    has_inclusive = true;
+                } else {
+                    own = op.combine(own, values[k]);
+                }
+                k += 1;
+            }
+            let inclusive = dw::ballot(FULL_MASK, has_inclusive);
             // The nearest inclusive tile ends the look-back; tiles before it
             // are already in its total.
             let nearest = if inclusive != 0 { 31 - inclusive.leading_zeros() } else { 0 };
-            let v = if lane as u32 >= nearest { value } else { op.identity() };
+            let v = if lane as u32 >= nearest { own } else { op.identity() };
             let window = dw::shfl_idx(FULL_MASK, warp::inclusive_scan(v, op), 31);
             prefix = op.combine(window, prefix);
             if inclusive != 0 {
                 return prefix;
             }
-            end -= 32;
+            end -= WINDOW as isize;
         }
     }
+}
+
+/// Whether any of `flags` is `INVALID`.
+#[inline(always)]
+fn any_invalid(flags: &[u32; TILES_PER_LANE]) -> bool {
+    let mut k = 0;
+    while k < TILES_PER_LANE {
+        if flags[k] == INVALID {
+            return true;
+        }
+        k += 1;
+    }
+    false
 }
 
 /// Whether this thread is lane 0 of its warp: a fresh read of `%laneid`
