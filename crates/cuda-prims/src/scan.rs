@@ -398,7 +398,8 @@ pub fn scan_tiles<T: Element, Op: ReduceOp<T>, const INCLUSIVE_SCAN: bool>(
     let prefix_slot = unsafe { slots.add(BLOCK / 32) };
     if tid < 32 {
         // SAFETY: this block's tile; every tile before it was taken by a
-        // block that runs (tile numbers come from the counter in start order).
+        // block that runs (tile numbers come from the counter in start
+        // order; with `block_order`, from blocks started in index order).
         let prefix = unsafe { tiles.tile_prefix(tile, tile_total, op) };
         if first_lane() {
             // SAFETY: one writer; read by all after the barrier below.

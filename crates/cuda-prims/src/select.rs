@@ -125,7 +125,7 @@ pub fn select_tiles<T: Element, S: Selector<T>, const PARTITION: bool>(
     let prefix_slot = unsafe { slots.add(BLOCK / 32) };
     if tid < 32 {
         // SAFETY: this block's tile; tile numbers come from the counter in
-        // start order.
+        // start order (with `block_order`, blocks start in index order).
         let prefix = unsafe { tiles.tile_prefix(tile, tile_kept, Sum) };
         if first_lane() {
             // SAFETY: one writer; read by all after the barrier below.
