@@ -163,21 +163,24 @@ impl<'a, T: Element> TileStatus<'a, T> {
 
     /// This block's tile: the next number of the counter (thread 0 takes
     /// it, the block reads it after a barrier), or the block index with
-    /// `block_order`. All threads of the block call it.
+    /// `block_order`.
+    ///
+    /// # Safety
+    /// All threads of the block call it, and `slot` is block-shared memory
+    /// that nothing else in the block accesses.
     #[inline(always)]
-    pub fn block_tile(&self, slot: *mut u32) -> usize {
+    pub unsafe fn block_tile(&self, slot: *mut u32) -> usize {
         if self.tuning.block_order {
             return thread::blockIdx_x() as usize;
         }
         if thread::threadIdx_x() == 0 {
             let tile = self.words[0].fetch_add_scoped(1, Scope::Device, Ordering::Relaxed) as u32;
             // SAFETY: one thread writes the slot; the others read it after the barrier.
-            unsafe { slot.write(tile) };
+            slot.write(tile);
         }
         thread::sync_threads();
-        // SAFETY: written before the barrier above; the caller does not
-        // write it again in this block.
-        unsafe { slot.read() as usize }
+        // SAFETY: written before the barrier above, never again.
+        slot.read() as usize
     }
 
     /// Publishes `total` for `tile` with `flag` (one thread).
@@ -385,7 +388,8 @@ pub fn scan_tiles<T: Element, Op: ReduceOp<T>, const INCLUSIVE_SCAN: bool>(
     let tiles = TileStatus::<T>::new(status, tuning);
     let tid = thread::threadIdx_x() as usize;
     let (warp_index, lane) = (tid / 32, tid % 32);
-    let tile = tiles.block_tile(TILE.as_mut_ptr());
+    // SAFETY: all threads are here; TILE serves nothing else.
+    let tile = unsafe { tiles.block_tile(TILE.as_mut_ptr()) };
     let n = input.len();
     let tile_start = tile * BLOCK * tile::items::<T>();
     let full = tile_start + BLOCK * tile::items::<T>() <= n;

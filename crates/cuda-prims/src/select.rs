@@ -93,7 +93,8 @@ pub fn select_tiles<T: Element, S: Selector<T>, const PARTITION: bool>(
     let tiles = TileStatus::<u32>::new(status, tuning);
     let tid = thread::threadIdx_x() as usize;
     let (warp_index, lane) = (tid / 32, tid % 32);
-    let tile = tiles.block_tile(TILE.as_mut_ptr());
+    // SAFETY: all threads are here; TILE serves nothing else.
+    let tile = unsafe { tiles.block_tile(TILE.as_mut_ptr()) };
     let n = input.len();
     let lanes = tile::lanes::<T>();
     let tile_start = tile * BLOCK * tile::items::<T>();
