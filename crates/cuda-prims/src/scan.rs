@@ -8,7 +8,7 @@
 //! (warp-striped: each thread holds four runs of consecutive elements, see
 //! `src/tile.rs`), scans it (each run in order, one warp scan per
 //! run, then a block scan of the warps' totals), and publishes the tile's total with a flag: *partial* (the tile
-//! alone). Its first warp then looks back over the preceding tiles, 32 at a
+//! alone). Its first warp then looks back over the preceding tiles, 64 at a
 //! time, combining partial totals until it meets a tile flagged *inclusive*
 //! (its total includes everything before it); it publishes its own inclusive
 //! total and every thread adds the prefix to its results. Each element is
@@ -16,10 +16,11 @@
 //! a tile waits
 //! only for the flags of its predecessors, not for their whole work.
 //!
-//! The flags are published with release stores and read with acquire loads
-//! at device scope (cuda-device's scoped atomics), the totals beside them
-//! with ordinary stores and loads: a reader that sees a flag sees the total
-//! written before it.
+//! A tile's flag and total share one 64-bit word (two for 8-byte
+//! elements), published with one relaxed device-scope store and read with
+//! one relaxed load (cuda-device's scoped atomics): a reader that sees a
+//! flag sees the total stored with it, so neither side needs a fence or a
+//! second, dependent load (the layout is in `TileStatus`, src/scan.rs).
 //!
 //! The operator must be associative; it need not be commutative (the order
 //! of the elements is kept). The exclusive scan starts from
@@ -51,7 +52,8 @@ use crate::temp;
 use crate::tile::{self, VECTORS};
 use crate::warp;
 use crate::PrimsError;
-use core::sync::atomic::{AtomicU32, Ordering};
+use core::marker::PhantomData;
+use core::sync::atomic::{AtomicU64, Ordering};
 use cuda_core::{CudaStream, DeviceBuffer, LaunchConfig};
 use cuda_device::atomic::{Scope, ScopedAtomic};
 use cuda_device::warp::{self as dw, FULL_MASK};
@@ -68,20 +70,117 @@ pub(crate) const PARTIAL: u32 = 1;
 /// The total of the tile and all before it is published.
 pub(crate) const INCLUSIVE: u32 = 2;
 
-/// Per tile: its flag in `status[1 + tile]`, its own total in `partials`,
-/// its inclusive total in `inclusives`. `status[0]` is the tile counter.
-#[derive(Clone, Copy)]
-pub(crate) struct TileStatus<'a, T> {
-    pub status: &'a [AtomicU32],
-    pub partials: *mut T,
-    pub inclusives: *mut T,
+/// Predecessors each lane of the look-back warp reads per window. The
+/// window's loads are issued together, so one poll round trip covers
+/// [`WINDOW`] tiles. A look-back that finds no inclusive tile in its window
+/// needs another round trip; the look-backs of a running scan keep up with
+/// the tiles only while fewer than a window of tiles start per round trip,
+/// and a wider window raises that bound at the price of one more load per
+/// lane.
+pub(crate) const TILES_PER_LANE: usize = 2;
+
+/// Tiles read per look-back window (32 lanes × [`TILES_PER_LANE`]).
+pub(crate) const WINDOW: usize = 32 * TILES_PER_LANE;
+
+/// 64-bit status words per tile for elements of `T`: one for 4-byte
+/// elements, two for 8-byte ones.
+#[inline(always)]
+pub(crate) const fn words_per_tile<T>() -> usize {
+    core::mem::size_of::<T>() / 4
 }
 
-impl<T: Element> TileStatus<'_, T> {
-    /// The next tile number (thread 0 of each block takes one).
+/// How the blocks of a look-back pass find their tile and wait for their
+/// predecessors. A measurement knob (see [`LookBackTuning::from_env`]); the
+/// default is the safe and tested one.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LookBackTuning {
+    /// Nanoseconds to sleep (`nanosleep`) between two polls of a window
+    /// whose flags are not all published; 0: poll again at once.
+    pub poll_delay_ns: u32,
+    /// Nanoseconds to sleep after publishing the tile's partial total,
+    /// before the first poll (giving the nearest predecessors time to
+    /// publish); 0: none.
+    pub first_poll_delay_ns: u32,
+    /// Take tile `blockIdx.x` instead of the next number of the tile
+    /// counter. Saves an atomic and a barrier before the loads, but relies
+    /// on the GPU starting blocks in index order (as CUB does): a block
+    /// waiting for a predecessor that never starts would hang.
+    pub block_order: bool,
+}
+
+impl LookBackTuning {
+    /// The tuning named by `OXIDE_PRIMS_LOOKBACK` (read once): a comma
+    /// list of `delay=NS`, `first=NS` and `block-order`; unset or empty:
+    /// the default.
+    /// For benchmarks comparing variants in one build.
+    pub fn from_env() -> LookBackTuning {
+        static TUNING: std::sync::OnceLock<LookBackTuning> = std::sync::OnceLock::new();
+        *TUNING.get_or_init(|| Self::parse(&std::env::var("OXIDE_PRIMS_LOOKBACK").unwrap_or_default()))
+    }
+
+    /// Parses the `OXIDE_PRIMS_LOOKBACK` syntax; unknown items are ignored
+    /// with a warning on stderr (a measurement knob must not fail a run).
+    pub fn parse(spec: &str) -> LookBackTuning {
+        let mut t = LookBackTuning::default();
+        for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            if item == "block-order" {
+                t.block_order = true;
+            } else if let Some(ns) = item.strip_prefix("delay=").and_then(|s| s.parse().ok()) {
+                t.poll_delay_ns = ns;
+            } else if let Some(ns) = item.strip_prefix("first=").and_then(|s| s.parse().ok()) {
+                t.first_poll_delay_ns = ns;
+            } else {
+                eprintln!("OXIDE_PRIMS_LOOKBACK: ignoring `{item}` (expected `delay=NS`, `first=NS` or `block-order`)");
+            }
+        }
+        t
+    }
+}
+
+/// The look-back state of a pass: the tile counter in `words[0]`, then per
+/// tile [`words_per_tile`] 64-bit words at `words[W·(1 + tile)..]` (`W` =
+/// words per tile). Each word holds the tile's flag in its low 32 bits and
+/// 32 bits of the published total in its high 32 bits (the low half of an
+/// 8-byte total in the first word, the high half in the second). A word is
+/// written and read whole, with one relaxed device-scope store or load, so
+/// a reader that sees a flag sees the total stored with it, with no fence
+/// on either side. For 8-byte totals, a reader takes the pair only when
+/// both words carry the same flag: each flag value is stored once per tile
+/// with its halves, so equal flags mean halves of the same total; any other
+/// pair reads as not yet published and is polled again.
+#[derive(Clone, Copy)]
+pub(crate) struct TileStatus<'a, T> {
+    pub words: &'a [AtomicU64],
+    pub tuning: LookBackTuning,
+    pub _element: PhantomData<T>,
+}
+
+impl<'a, T: Element> TileStatus<'a, T> {
+    pub fn new(words: &'a [AtomicU64], tuning: LookBackTuning) -> Self {
+        TileStatus { words, tuning, _element: PhantomData }
+    }
+
+    /// This block's tile: the next number of the counter (thread 0 takes
+    /// it, the block reads it after a barrier), or the block index with
+    /// `block_order`.
+    ///
+    /// # Safety
+    /// All threads of the block call it, and `slot` is block-shared memory
+    /// that nothing else in the block accesses.
     #[inline(always)]
-    pub fn next_tile(&self) -> usize {
-        self.status[0].fetch_add_scoped(1, Scope::Device, Ordering::Relaxed) as usize
+    pub unsafe fn block_tile(&self, slot: *mut u32) -> usize {
+        if self.tuning.block_order {
+            return thread::blockIdx_x() as usize;
+        }
+        if thread::threadIdx_x() == 0 {
+            let tile = self.words[0].fetch_add_scoped(1, Scope::Device, Ordering::Relaxed) as u32;
+            // SAFETY: one thread writes the slot; the others read it after the barrier.
+            slot.write(tile);
+        }
+        thread::sync_threads();
+        // SAFETY: written before the barrier above, never again.
+        slot.read() as usize
     }
 
     /// Publishes `total` for `tile` with `flag` (one thread).
@@ -90,58 +189,181 @@ impl<T: Element> TileStatus<'_, T> {
     /// `tile` is this block's tile, below the number of tiles.
     #[inline(always)]
     pub unsafe fn publish(&self, tile: usize, flag: u32, total: T) {
-        let values = if flag == INCLUSIVE { self.inclusives } else { self.partials };
-        values.add(tile).write(total);
-        // Release: the total above is visible to whoever sees the flag.
-        self.status[1 + tile].store_scoped(flag, Scope::Device, Ordering::Release);
+        let w = words_per_tile::<T>();
+        let bits = to_bits(total);
+        let first = w * (1 + tile);
+        let mut k = 0;
+        while k < w {
+            let half = (bits >> (32 * k)) & 0xffff_ffff;
+            self.words.get_unchecked(first + k).store_scoped(flag as u64 | half << 32, Scope::Device, Ordering::Relaxed);
+            k += 1;
+        }
     }
 
-    /// The flag of `tile` (acquire: its total is readable after it).
+    /// The flag of `tile` and the total published with it (meaningless
+    /// while the flag is `INVALID`).
     #[inline(always)]
-    fn flag(&self, tile: usize) -> u32 {
-        self.status[1 + tile].load_scoped(Scope::Device, Ordering::Acquire)
+    fn read(&self, tile: usize) -> (u32, T) {
+        let w = words_per_tile::<T>();
+        let first = w * (1 + tile);
+        // SAFETY (of the unchecked gets): the caller passes a tile below
+        // the number of tiles, whose words follow the counter's.
+        let lo = unsafe { self.words.get_unchecked(first) }.load_scoped(Scope::Device, Ordering::Relaxed);
+        if w == 1 {
+            return (lo as u32, from_bits(lo >> 32));
+        }
+        let hi = unsafe { self.words.get_unchecked(first + 1) }.load_scoped(Scope::Device, Ordering::Relaxed);
+        let flag = if lo as u32 == hi as u32 { lo as u32 } else { INVALID };
+        (flag, from_bits(lo >> 32 | hi & 0xffff_ffff_0000_0000))
+    }
+
+    /// The tile's exclusive prefix, by the 32 lanes of one warp (in every
+    /// lane): publishes `total` as the tile's partial, looks back, publishes
+    /// its inclusive total; tile 0 publishes its total as inclusive at once.
+    ///
+    /// Each publication is guarded by its own [`first_lane`] test, not one
+    /// `lane0` value kept across the look-back: with one such value,
+    /// rustc's MIR jump threading (release builds) threaded the test after
+    /// the look-back through it, leaving two calls, one for lane 0 and one
+    /// for the others, so that the warp ran two copies of the loop diverged
+    /// and met at every warp vote and shuffle.
+    ///
+    /// # Safety
+    /// As [`look_back`](Self::look_back), and `tile` is this block's.
+    #[inline(always)]
+    pub unsafe fn tile_prefix<Op: ReduceOp<T>>(&self, tile: usize, total: T, op: Op) -> T {
+        if tile == 0 {
+            if first_lane() {
+                self.publish(0, INCLUSIVE, total);
+            }
+            return op.identity();
+        }
+        if first_lane() {
+            self.publish(tile, PARTIAL, total);
+        }
+        if self.tuning.first_poll_delay_ns != 0 {
+            thread::nanosleep(self.tuning.first_poll_delay_ns);
+        }
+        let prefix = self.look_back(tile, op);
+        if first_lane() {
+            self.publish(tile, INCLUSIVE, op.combine(prefix, total));
+        }
+        prefix
     }
 
     /// The combined totals of every tile before `tile` (> 0), by the 32
-    /// lanes of one warp: lane 31 reads the nearest predecessor, lane 0 the
-    /// 32nd; the window's flags are waited for, its totals combined in tile
-    /// order up to the nearest inclusive one, and the window moves back
-    /// until it meets one. The result is in every lane.
+    /// lanes of one warp, [`WINDOW`] predecessors at a time: lane 31 reads
+    /// the nearest [`TILES_PER_LANE`], lane 0 the farthest. The window's
+    /// flags are waited for, its totals combined in tile order from the
+    /// nearest inclusive one on, and the window moves back until it meets
+    /// one. The result is in every lane.
     ///
     /// # Safety
-    /// Every tile before `tile` is (or will be) published by a running block.
+    /// Every tile before `tile` is (or will be) published by a running
+    /// block, and `tile` is below the number of tiles.
     #[inline(always)]
     pub unsafe fn look_back<Op: ReduceOp<T>>(&self, tile: usize, op: Op) -> T {
         let lane = dw::lane_id() as isize;
         let mut prefix = op.identity();
         let mut end = tile as isize;
         loop {
-            let pred = end - 32 + lane;
+            // This lane's tiles, in ascending order.
+            let first = end - WINDOW as isize + lane * TILES_PER_LANE as isize;
             // Tiles before the first count as inclusive and empty.
-            let mut flag = if pred < 0 { INCLUSIVE } else { self.flag(pred as usize) };
-            while dw::any(FULL_MASK, flag == INVALID) {
-                if flag == INVALID {
-                    flag = self.flag(pred as usize);
+            let mut flags = [INCLUSIVE; TILES_PER_LANE];
+            let mut values = [op.identity(); TILES_PER_LANE];
+            let mut k = 0;
+            while k < TILES_PER_LANE {
+                if first + k as isize >= 0 {
+                    (flags[k], values[k]) = self.read((first + k as isize) as usize);
+                }
+                k += 1;
+            }
+            while dw::any(FULL_MASK, any_invalid(&flags)) {
+                if self.tuning.poll_delay_ns != 0 {
+                    thread::nanosleep(self.tuning.poll_delay_ns);
+                }
+                k = 0;
+                while k < TILES_PER_LANE {
+                    // Only tiles at or after the first can be INVALID.
+                    if flags[k] == INVALID {
+                        (flags[k], values[k]) = self.read((first + k as isize) as usize);
+                    }
+                    k += 1;
                 }
             }
-            let value = if pred < 0 {
-                op.identity()
-            } else if flag == INCLUSIVE {
-                self.inclusives.add(pred as usize).read()
-            } else {
-                self.partials.add(pred as usize).read()
-            };
-            let inclusive = dw::ballot(FULL_MASK, flag == INCLUSIVE);
+            // This lane's totals from its nearest inclusive tile on (all of
+            // them if it has none).
+            let mut own = op.identity();
+            let mut has_inclusive = false;
+            k = 0;
+            while k < TILES_PER_LANE {
+                if flags[k] == INCLUSIVE {
+                    own = values[k];
+                    has_inclusive = true;
+                } else {
+                    own = op.combine(own, values[k]);
+                }
+                k += 1;
+            }
+            let inclusive = dw::ballot(FULL_MASK, has_inclusive);
             // The nearest inclusive tile ends the look-back; tiles before it
             // are already in its total.
             let nearest = if inclusive != 0 { 31 - inclusive.leading_zeros() } else { 0 };
-            let v = if lane as u32 >= nearest { value } else { op.identity() };
+            let v = if lane as u32 >= nearest { own } else { op.identity() };
             let window = dw::shfl_idx(FULL_MASK, warp::inclusive_scan(v, op), 31);
             prefix = op.combine(window, prefix);
             if inclusive != 0 {
                 return prefix;
             }
-            end -= 32;
+            end -= WINDOW as isize;
+        }
+    }
+}
+
+/// Whether any of `flags` is `INVALID`.
+#[inline(always)]
+fn any_invalid(flags: &[u32; TILES_PER_LANE]) -> bool {
+    let mut k = 0;
+    while k < TILES_PER_LANE {
+        if flags[k] == INVALID {
+            return true;
+        }
+        k += 1;
+    }
+    false
+}
+
+/// Whether this thread is lane 0 of its warp: a fresh read of `%laneid`
+/// at each use, a value MIR optimisations cannot thread branches on (see
+/// [`TileStatus::tile_prefix`]).
+#[inline(always)]
+pub(crate) fn first_lane() -> bool {
+    dw::lane_id() == 0
+}
+
+/// The bits of an element, zero-extended to 64.
+#[inline(always)]
+fn to_bits<T: Element>(x: T) -> u64 {
+    // SAFETY: an Element is 4 or 8 bytes of plain data.
+    unsafe {
+        if core::mem::size_of::<T>() == 4 {
+            (&x as *const T as *const u32).read() as u64
+        } else {
+            (&x as *const T as *const u64).read()
+        }
+    }
+}
+
+/// The element whose bits are the low `size_of::<T>()` bytes of `bits`.
+#[inline(always)]
+fn from_bits<T: Element>(bits: u64) -> T {
+    // SAFETY: as in `to_bits`; every bit pattern is a valid Element.
+    unsafe {
+        if core::mem::size_of::<T>() == 4 {
+            (&(bits as u32) as *const u32 as *const T).read()
+        } else {
+            (&bits as *const u64 as *const T).read()
         }
     }
 }
@@ -149,32 +371,25 @@ impl<T: Element> TileStatus<'_, T> {
 /// One tile of an inclusive (`INCLUSIVE_SCAN`) or exclusive scan of `input`
 /// into `out`, 64 bytes per thread in warp-striped vectors
 /// (`src/tile.rs`). Launched with `BLOCK` threads per block and one
-/// block per tile; `status` zeroed, `partials` and `inclusives` one element
-/// per tile.
+/// block per tile; `status` zeroed, 64-bit words for the counter and the
+/// tiles (`TileStatus`).
 #[kernel]
 pub fn scan_tiles<T: Element, Op: ReduceOp<T>, const INCLUSIVE_SCAN: bool>(
     input: &[T],
     op: Op,
     mut out: DisjointSlice<T>,
-    status: &[AtomicU32],
-    mut partials: DisjointSlice<T>,
-    mut inclusives: DisjointSlice<T>,
+    status: &[AtomicU64],
+    tuning: LookBackTuning,
 ) {
     // Warp totals (BLOCK / 32) then the tile's prefix, as Elements of at
     // most 8 bytes; and the tile number.
     shared! { static WORDS: [u64; BLOCK / 32 + 1]; }
     shared! { static TILE: [u32; 1]; }
-    let tiles = TileStatus { status, partials: partials.as_mut_ptr(), inclusives: inclusives.as_mut_ptr() };
+    let tiles = TileStatus::<T>::new(status, tuning);
     let tid = thread::threadIdx_x() as usize;
     let (warp_index, lane) = (tid / 32, tid % 32);
-    let tile_slot = TILE.as_mut_ptr();
-    if tid == 0 {
-        // SAFETY: one thread writes the slot; the others read it after the barrier.
-        unsafe { tile_slot.write(tiles.next_tile() as u32) };
-    }
-    thread::sync_threads();
-    // SAFETY: written before the barrier above, never again.
-    let tile = unsafe { tile_slot.read() } as usize;
+    // SAFETY: all threads are here; TILE serves nothing else.
+    let tile = unsafe { tiles.block_tile(TILE.as_mut_ptr()) };
     let n = input.len();
     let tile_start = tile * BLOCK * tile::items::<T>();
     let full = tile_start + BLOCK * tile::items::<T>() <= n;
@@ -186,28 +401,11 @@ pub fn scan_tiles<T: Element, Op: ReduceOp<T>, const INCLUSIVE_SCAN: bool>(
     let (run_prefixes, tile_total) = unsafe { tile::scan_runs::<T, Op, BLOCK>(tile::run_totals(&v, op), op, slots) };
     let prefix_slot = unsafe { slots.add(BLOCK / 32) };
     if tid < 32 {
-        let lane0 = tid == 0;
-        let prefix = if tile == 0 {
-            if lane0 {
-                // SAFETY: tile 0 is this block's.
-                unsafe { tiles.publish(0, INCLUSIVE, tile_total) };
-            }
-            op.identity()
-        } else {
-            if lane0 {
-                // SAFETY: as above.
-                unsafe { tiles.publish(tile, PARTIAL, tile_total) };
-            }
-            // SAFETY: every tile before this one was taken by a block that
-            // runs (tile numbers come from the counter in start order).
-            let prefix = unsafe { tiles.look_back(tile, op) };
-            if lane0 {
-                // SAFETY: as above.
-                unsafe { tiles.publish(tile, INCLUSIVE, op.combine(prefix, tile_total)) };
-            }
-            prefix
-        };
-        if lane0 {
+        // SAFETY: this block's tile; every tile before it was taken by a
+        // block that runs (tile numbers come from the counter in start
+        // order; with `block_order`, from blocks started in index order).
+        let prefix = unsafe { tiles.tile_prefix(tile, tile_total, op) };
+        if first_lane() {
             // SAFETY: one writer; read by all after the barrier below.
             unsafe { prefix_slot.write(prefix) };
         }
@@ -247,14 +445,12 @@ pub fn scan_tiles<T: Element, Op: ReduceOp<T>, const INCLUSIVE_SCAN: bool>(
 #[doc(hidden)]
 #[kernel]
 pub fn look_back_probe<T: Element, Op: ReduceOp<T>>(
-    status: &[AtomicU32],
+    status: &[AtomicU64],
     op: Op,
-    mut partials: DisjointSlice<T>,
-    mut inclusives: DisjointSlice<T>,
     tile: usize,
     mut out: DisjointSlice<T>,
 ) {
-    let tiles = TileStatus { status, partials: partials.as_mut_ptr(), inclusives: inclusives.as_mut_ptr() };
+    let tiles = TileStatus::<T>::new(status, LookBackTuning::default());
     // SAFETY: the host published every tile before `tile` (checked there).
     let prefix = unsafe { tiles.look_back(tile, op) };
     if thread::threadIdx_x() == 0 && !out.is_empty() {
@@ -278,30 +474,34 @@ pub fn look_back_probe_run<T: Element, Op: ReduceOp<T>>(
     let tile = inclusive.len();
     assert!(tile > 0 && partials.len() == tile && inclusives.len() == tile, "one flag and two totals per tile before the probed one");
     assert!(inclusive[0], "tile 0 is always inclusive");
-    let mut words = vec![0u32; tile + 2];
-    for (w, &inc) in words[1..=tile].iter_mut().zip(inclusive) {
-        *w = if inc { INCLUSIVE } else { PARTIAL };
+    // The status words as the kernels publish them (flag low, total's
+    // 32-bit halves high), plus the probed tile's, unpublished.
+    let w = words_per_tile::<T>();
+    let mut words = vec![0u64; w * (tile + 2)];
+    for t in 0..tile {
+        let (flag, total) = if inclusive[t] { (INCLUSIVE, inclusives[t]) } else { (PARTIAL, partials[t]) };
+        let bits = to_bits(total);
+        for k in 0..w {
+            words[w * (1 + t) + k] = flag as u64 | ((bits >> (32 * k)) & 0xffff_ffff) << 32;
+        }
     }
     let mut status = DeviceBuffer::from_host(stream, &words)?;
-    let mut partials = DeviceBuffer::from_host(stream, partials)?;
-    let mut inclusives = DeviceBuffer::from_host(stream, inclusives)?;
     let mut out = temp::scratch::<T>(stream, 1)?;
     let one_warp = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (32, 1, 1), shared_mem_bytes: 0 };
-    let status = status.as_atomic::<AtomicU32>();
+    let status = status.as_atomic::<AtomicU64>();
     cuda_launch! {
         kernel: look_back_probe::<T, Op>, stream: stream, module: module, config: one_warp,
-        args: [status, op, slice_mut(partials), slice_mut(inclusives), tile, slice_mut(out)]
+        args: [status, op, tile, slice_mut(out)]
     }?;
     Ok(out.to_host_vec(stream)?[0])
 }
 
-/// The scratch of one look-back pass over `tiles` tiles: flags and counter
-/// (zeroed), partial and inclusive totals (written before read: a total is
-/// read only after its flag, which is set after the total is written).
+/// The scratch of one look-back pass over `tiles` tiles of totals of `T`:
+/// the counter and the tiles' status words ([`TileStatus`]), zeroed (every
+/// flag `INVALID`).
 pub(crate) struct LookBack<T: Element> {
-    pub status: DeviceBuffer<u32>,
-    pub partials: DeviceBuffer<T>,
-    pub inclusives: DeviceBuffer<T>,
+    pub status: DeviceBuffer<u64>,
+    _element: PhantomData<T>,
 }
 
 impl<T: Element> LookBack<T> {
@@ -309,11 +509,7 @@ impl<T: Element> LookBack<T> {
         if tiles >= u32::MAX as usize {
             return Err(PrimsError::TooLarge { what, len: tiles, max: u32::MAX as usize - 1 });
         }
-        Ok(LookBack {
-            status: temp::zeroed(stream, tiles + 1)?,
-            partials: temp::scratch(stream, tiles)?,
-            inclusives: temp::scratch(stream, tiles)?,
-        })
+        Ok(LookBack { status: temp::zeroed(stream, words_per_tile::<T>() * (tiles + 1))?, _element: PhantomData })
     }
 }
 
@@ -337,10 +533,10 @@ fn scan<T: Element, Op: ReduceOp<T>, const INCLUSIVE_SCAN: bool>(
     debug_assert_eq!(input.device_ptr() % 16, 0);
     let tiles = n.div_ceil(BLOCK * tile::items::<T>());
     let mut lb = LookBack::<T>::new(stream, tiles, what)?;
-    let status = lb.status.as_atomic::<AtomicU32>();
+    let status = lb.status.as_atomic::<AtomicU64>();
     cuda_launch! {
         kernel: scan_tiles::<T, Op, INCLUSIVE_SCAN>, stream: stream, module: module, config: tile_config(tiles),
-        args: [slice(*input), op, slice_mut(*out), status, slice_mut(lb.partials), slice_mut(lb.inclusives)]
+        args: [slice(*input), op, slice_mut(*out), status, LookBackTuning::from_env()]
     }?;
     Ok(())
 }
@@ -367,4 +563,32 @@ pub fn exclusive_scan<T: Element, Op: ReduceOp<T>>(
     op: Op,
 ) -> Result<(), PrimsError> {
     scan::<T, Op, false>(module, stream, input, out, op, "exclusive_scan: output")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tuning_parses_the_knob() {
+        assert_eq!(LookBackTuning::parse(""), LookBackTuning::default());
+        assert_eq!(LookBackTuning::parse("delay=600"), LookBackTuning { poll_delay_ns: 600, ..Default::default() });
+        assert_eq!(
+            LookBackTuning::parse(" block-order , delay=0,first=1200"),
+            LookBackTuning { poll_delay_ns: 0, first_poll_delay_ns: 1200, block_order: true }
+        );
+        // Unknown items and bad numbers are ignored (with a warning).
+        assert_eq!(LookBackTuning::parse("fast,delay=x"), LookBackTuning::default());
+    }
+
+    #[test]
+    fn totals_round_trip_through_status_bits() {
+        assert_eq!(from_bits::<u32>(to_bits(0xdead_beef_u32)), 0xdead_beef);
+        assert_eq!(to_bits(-1i32), 0xffff_ffff, "4-byte totals fill the low half only");
+        assert_eq!(from_bits::<f32>(to_bits(-2.5f32)), -2.5);
+        assert_eq!(from_bits::<u64>(to_bits(0x0123_4567_89ab_cdef_u64)), 0x0123_4567_89ab_cdef);
+        assert_eq!(from_bits::<f64>(to_bits(f64::MIN_POSITIVE)), f64::MIN_POSITIVE);
+        assert_eq!(words_per_tile::<u32>(), 1);
+        assert_eq!(words_per_tile::<i64>(), 2);
+    }
 }

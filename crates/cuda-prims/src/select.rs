@@ -31,11 +31,11 @@
 
 use crate::error::check_len;
 use crate::op::{Element, Sum};
-use crate::scan::{tile_config, LookBack, TileStatus, BLOCK, INCLUSIVE, PARTIAL};
+use crate::scan::{first_lane, tile_config, LookBack, LookBackTuning, TileStatus, BLOCK};
 use crate::temp;
 use crate::tile::{self, VECTORS};
 use crate::PrimsError;
-use core::sync::atomic::AtomicU32;
+use core::sync::atomic::AtomicU64;
 use cuda_core::{CudaStream, DeviceBuffer};
 use cuda_device::{kernel, shared, thread, unroll, DisjointSlice};
 use cuda_host::{cuda_launch, KernelModule};
@@ -85,23 +85,16 @@ pub fn select_tiles<T: Element, S: Selector<T>, const PARTITION: bool>(
     select: S,
     mut out: DisjointSlice<T>,
     mut count: DisjointSlice<u64>,
-    status: &[AtomicU32],
-    mut partials: DisjointSlice<u32>,
-    mut inclusives: DisjointSlice<u32>,
+    status: &[AtomicU64],
+    tuning: LookBackTuning,
 ) {
     shared! { static COUNTS: [u32; BLOCK / 32 + 1]; }
     shared! { static TILE: [u32; 1]; }
-    let tiles = TileStatus { status, partials: partials.as_mut_ptr(), inclusives: inclusives.as_mut_ptr() };
+    let tiles = TileStatus::<u32>::new(status, tuning);
     let tid = thread::threadIdx_x() as usize;
     let (warp_index, lane) = (tid / 32, tid % 32);
-    let tile_slot = TILE.as_mut_ptr();
-    if tid == 0 {
-        // SAFETY: one writer; read by all after the barrier.
-        unsafe { tile_slot.write(tiles.next_tile() as u32) };
-    }
-    thread::sync_threads();
-    // SAFETY: written before the barrier.
-    let tile = unsafe { tile_slot.read() } as usize;
+    // SAFETY: all threads are here; TILE serves nothing else.
+    let tile = unsafe { tiles.block_tile(TILE.as_mut_ptr()) };
     let n = input.len();
     let lanes = tile::lanes::<T>();
     let tile_start = tile * BLOCK * tile::items::<T>();
@@ -132,27 +125,10 @@ pub fn select_tiles<T: Element, S: Selector<T>, const PARTITION: bool>(
     let (run_prefixes, tile_kept) = unsafe { tile::scan_runs::<u32, Sum, BLOCK>(runs, Sum, slots) };
     let prefix_slot = unsafe { slots.add(BLOCK / 32) };
     if tid < 32 {
-        let lane0 = tid == 0;
-        let prefix = if tile == 0 {
-            if lane0 {
-                // SAFETY: tile 0 is this block's.
-                unsafe { tiles.publish(0, INCLUSIVE, tile_kept) };
-            }
-            0
-        } else {
-            if lane0 {
-                // SAFETY: as above.
-                unsafe { tiles.publish(tile, PARTIAL, tile_kept) };
-            }
-            // SAFETY: tile numbers come from the counter in start order.
-            let prefix = unsafe { tiles.look_back(tile, Sum) };
-            if lane0 {
-                // SAFETY: as above.
-                unsafe { tiles.publish(tile, INCLUSIVE, prefix + tile_kept) };
-            }
-            prefix
-        };
-        if lane0 {
+        // SAFETY: this block's tile; tile numbers come from the counter in
+        // start order (with `block_order`, blocks start in index order).
+        let prefix = unsafe { tiles.tile_prefix(tile, tile_kept, Sum) };
+        if first_lane() {
             // SAFETY: one writer; read by all after the barrier below.
             unsafe { prefix_slot.write(prefix) };
         }
@@ -216,11 +192,10 @@ fn run<T: Element, S: Selector<T>, const PARTITION: bool>(
     debug_assert_eq!(input.device_ptr() % 16, 0);
     let tiles = n.div_ceil(BLOCK * tile::items::<T>());
     let mut lb = LookBack::<u32>::new(stream, tiles, what)?;
-    let status = lb.status.as_atomic::<AtomicU32>();
+    let status = lb.status.as_atomic::<AtomicU64>();
     cuda_launch! {
         kernel: select_tiles::<T, S, PARTITION>, stream: stream, module: module, config: tile_config(tiles),
-        args: [slice(*input), slice(*flags), select, slice_mut(*out), slice_mut(*count), status,
-               slice_mut(lb.partials), slice_mut(lb.inclusives)]
+        args: [slice(*input), slice(*flags), select, slice_mut(*out), slice_mut(*count), status, LookBackTuning::from_env()]
     }?;
     Ok(())
 }

@@ -92,13 +92,13 @@ pub fn run(ctx: &Arc<CudaContext>, module: &KernelModule, sizes: Sizes) -> Resul
         let input = DeviceBuffer::from_host(&stream, &host).map_err(|e| e.to_string())?;
         checks += check_one(module, &stream, "last non-zero (FnOp)", &host, &input, last_nonzero)?;
     }
-    // The look-back's windows: tile 100 over prepared flags, the nearest
-    // inclusive tile in the first window, the second, or only tile 0 (four
+    // The look-back's windows (64 tiles, two per lane): tile 100 or 300 over
+    // prepared flags, the nearest inclusive tile in the first window (in a
+    // lane's nearer or farther tile), the second, or only tile 0 (up to five
     // windows, the last reaching before the first tile); with an operator
     // that is not commutative, so the order of the windows shows.
     let last_nonzero = FnOp::new(0u32, |a: u32, b: u32| if b != 0 { b } else { a });
-    for nearest in [99usize, 80, 37, 5, 0] {
-        let tile = 100;
+    for (tile, nearest) in [(100usize, 99usize), (100, 98), (100, 80), (100, 37), (100, 36), (100, 35), (100, 5), (100, 0), (300, 150), (300, 0)] {
         let inclusive: Vec<bool> = (0..tile).map(|t| t == 0 || t == nearest).collect();
         let partials: Vec<u32> = (0..tile as u32).map(|t| if t % 5 == 3 { 0 } else { t * 7 + 1 }).collect();
         let inclusives: Vec<u32> = (0..tile as u32).map(|t| 100_000 + t).collect();
@@ -116,6 +116,20 @@ pub fn run(ctx: &Arc<CudaContext>, module: &KernelModule, sizes: Sizes) -> Resul
             }
             checks += 1;
         }
+    }
+    // 8-byte totals travel as two status words (halves of the total, each
+    // beside the flag): totals above 2^32 show both halves.
+    for nearest in [99usize, 37, 0] {
+        let tile = 100;
+        let inclusive: Vec<bool> = (0..tile).map(|t| t == 0 || t == nearest).collect();
+        let partials: Vec<u64> = (0..tile as u64).map(|t| (t << 33) + t * 7 + 1).collect();
+        let inclusives: Vec<u64> = (0..tile as u64).map(|t| (t << 40) + 100_000 + t).collect();
+        let want = partials[nearest + 1..].iter().fold(inclusives[nearest], |a, &b| a.wrapping_add(b));
+        let got = scan::look_back_probe_run(module, &stream, &inclusive, &partials, &inclusives, Sum).map_err(|e| e.to_string())?;
+        if got != want {
+            return Err(format!("look-back of tile {tile} (u64 Sum), nearest inclusive tile {nearest}: GPU {got}, CPU {want}"));
+        }
+        checks += 1;
     }
     // The output must be as long as the input.
     let input = DeviceBuffer::from_host(&stream, &[1u32, 2, 3]).map_err(|e| e.to_string())?;
