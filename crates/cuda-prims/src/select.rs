@@ -216,7 +216,7 @@ pub fn select_if_into<T: Element, P: Fn(T) -> bool + Copy + Unpin + 'static>(
     count: &mut DeviceBuffer<u64>,
     predicate: P,
 ) -> Result<(), PrimsError> {
-    let no_flags = DeviceBuffer::<u8>::zeroed(stream, 0)?;
+    let no_flags = temp::zeroed::<u8>(stream, 0)?;
     run::<T, If<P>, false>(module, stream, input, &no_flags, If(predicate), out, count, "select_if: output")
 }
 
@@ -259,7 +259,7 @@ pub fn partition_if<T: Element, P: Fn(T) -> bool + Copy + Unpin + 'static>(
     out: &mut DeviceBuffer<T>,
     predicate: P,
 ) -> Result<usize, PrimsError> {
-    let no_flags = DeviceBuffer::<u8>::zeroed(stream, 0)?;
+    let no_flags = temp::zeroed::<u8>(stream, 0)?;
     let mut count = temp::scratch::<u64>(stream, 1)?;
     run::<T, If<P>, true>(module, stream, input, &no_flags, If(predicate), out, &mut count, "partition_if: output")?;
     read_count(stream, &count)
