@@ -32,6 +32,17 @@ inline bool isStubSymbol(llvm::StringRef Symbol, llvm::StringRef Name) {
   return Symbol.consume_front(StubPrefix) && Symbol == Name;
 }
 
+/// Whether N is a device function the CUDA driver resolves when it loads a
+/// module (DriverFunctions.def): PTX may call it without defining it.
+inline bool isDriverFunction(llvm::StringRef N) {
+#define OXIDE_DRIVER_FUNCTION(NAME)                                                                \
+  if (N == #NAME)                                                                                  \
+    return true;
+#include "oxide/DriverFunctions.def"
+#undef OXIDE_DRIVER_FUNCTION
+  return false;
+}
+
 /// The NVPTX target triple and data layout every device module gets.
 inline constexpr llvm::StringLiteral DeviceTriple = "nvptx64-nvidia-cuda";
 inline constexpr llvm::StringLiteral DeviceDataLayout =

@@ -200,16 +200,6 @@ std::string hostCpuOf(const Function &F) {
   return "";
 }
 
-/// A function the CUDA driver resolves when it loads the module.
-bool isDriverFunction(StringRef N) {
-#define OXIDE_DRIVER_FUNCTION(NAME)                                                                \
-  if (N == #NAME)                                                                                  \
-    return true;
-#include "oxide/DriverFunctions.def"
-#undef OXIDE_DRIVER_FUNCTION
-  return false;
-}
-
 bool isDeviceProvided(const Function &F) {
   StringRef N = F.getName();
   return (F.isIntrinsic() && hostCpuOf(F).empty()) || N.starts_with("__nv_") ||

@@ -28,6 +28,7 @@
 // involved beyond the C ABI of the calls, which both compilers lower to the
 // PTX calling convention.
 //===----------------------------------------------------------------------===//
+#include "oxide/Abi.h"
 #include "oxide/DeviceLinker.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Error.h"
@@ -37,16 +38,6 @@ using namespace llvm;
 using namespace oxide;
 
 namespace {
-
-/// A function the CUDA driver resolves when it loads the module.
-bool isDriverFunction(StringRef N) {
-#define OXIDE_DRIVER_FUNCTION(NAME)                                                                \
-  if (N == #NAME)                                                                                  \
-    return true;
-#include "oxide/DriverFunctions.def"
-#undef OXIDE_DRIVER_FUNCTION
-  return false;
-}
 
 Error makeError(const Twine &Msg) { return createStringError(inconvertibleErrorCode(), Msg); }
 

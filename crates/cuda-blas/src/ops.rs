@@ -125,43 +125,40 @@ impl BlasOps {
 
     /// Runs `f` with the cuBLASLt handle of `stream`, made on first use.
     fn with_lt<R>(&self, stream: &Arc<CudaStream>, f: impl FnOnce(&BlasLt) -> Result<R, BlasError>) -> Result<R, BlasError> {
-        let mut handles = self.lt_handles.lock().unwrap_or_else(|e| e.into_inner());
-        let at = match handles.iter().position(|h| Arc::ptr_eq(h.stream(), stream)) {
-            Some(at) => at,
-            None if stream.is_capturing() => {
-                return Err(BlasError::NotCapturable {
-                    call: "a cuda_blas::ops matmul",
-                    why: "the stream has no cuBLASLt handle yet, and making one allocates its workspace; call \
-                          BlasOps::prepare_lt(&stream) before the capture",
-                })
-            }
-            None => {
-                handles.push(BlasLt::new(stream)?);
-                handles.len() - 1
-            }
-        };
-        f(&handles[at])
+        let why = "the stream has no cuBLASLt handle yet, and making one allocates its workspace; call \
+                   BlasOps::prepare_lt(&stream) before the capture";
+        with_handle(&self.lt_handles, stream, BlasLt::stream, || BlasLt::new(stream), ("a cuda_blas::ops matmul", why), f)
     }
 
     /// Runs `f` with the handle of `stream`.
     fn with<R>(&self, stream: &Arc<CudaStream>, f: impl FnOnce(&Blas) -> Result<R, BlasError>) -> Result<R, BlasError> {
-        let mut handles = self.handles.lock().unwrap_or_else(|e| e.into_inner());
-        let at = match handles.iter().position(|h| Arc::ptr_eq(h.stream(), stream)) {
-            Some(at) => at,
-            None if stream.is_capturing() => {
-                return Err(BlasError::NotCapturable {
-                    call: "a cuda_blas::ops operation",
-                    why: "the stream has no cuBLAS handle yet, and making one allocates its workspace; call \
-                          BlasOps::prepare(&stream) before the capture",
-                })
-            }
-            None => {
-                handles.push(Blas::with_workspace(stream)?);
-                handles.len() - 1
-            }
-        };
-        f(&handles[at])
+        let why = "the stream has no cuBLAS handle yet, and making one allocates its workspace; call \
+                   BlasOps::prepare(&stream) before the capture";
+        with_handle(&self.handles, stream, Blas::stream, || Blas::with_workspace(stream), ("a cuda_blas::ops operation", why), f)
     }
+}
+
+/// Runs `f` with the handle in `handles` whose stream is `stream`, made
+/// with `make` on first use; while the stream captures a graph a missing
+/// handle is [`BlasError::NotCapturable`] (`refusal`: the call and why).
+fn with_handle<H, R>(
+    handles: &Mutex<Vec<H>>,
+    stream: &Arc<CudaStream>,
+    stream_of: fn(&H) -> &Arc<CudaStream>,
+    make: impl FnOnce() -> Result<H, BlasError>,
+    (call, why): (&'static str, &'static str),
+    f: impl FnOnce(&H) -> Result<R, BlasError>,
+) -> Result<R, BlasError> {
+    let mut handles = handles.lock().unwrap_or_else(|e| e.into_inner());
+    let at = match handles.iter().position(|h| Arc::ptr_eq(stream_of(h), stream)) {
+        Some(at) => at,
+        None if stream.is_capturing() => return Err(BlasError::NotCapturable { call, why }),
+        None => {
+            handles.push(make()?);
+            handles.len() - 1
+        }
+    };
+    f(&handles[at])
 }
 
 /// `C = alpha·op(A)·op(B) + beta·C` ([`Blas::gemm`]) as an operation on
