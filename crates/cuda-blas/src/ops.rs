@@ -406,7 +406,7 @@ where
 /// An f32 result takes a bf16 bias, as cuBLASLt's FP8 kernels do; an f32
 /// bias is refused when compiling:
 ///
-/// ```compile_fail,E0271
+/// ```compile_fail
 /// use cuda_blas::{ops, GemmConfig};
 /// use cuda_core::DeviceBuffer;
 /// use cuda_device::half::f8e4m3;
