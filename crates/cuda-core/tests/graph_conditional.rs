@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use cuda_core::{launch_kernel, CudaContext, CudaFunction, CudaStream, DeviceBuffer, DriverError, Graph, GraphError, LaunchConfig};
 
-use common::affine::setup;
+use common::affine::{affine, setup};
 
 /// `countdown(p, handle)`: one thread decrements `p[0]`, counts the run in
 /// `p[1]`, and sets the condition to whether `p[0]` is still nonzero.
@@ -81,19 +81,6 @@ fn countdown(f: &CudaFunction, stream: &CudaStream, p: &DeviceBuffer<u32>, handl
     // SAFETY: the kernel's two parameters; `p` outlives the graphs of these
     // tests, and `handle` is a condition of the graph the launch is a node of.
     unsafe { launch_kernel(f, one, stream, &mut params) }
-}
-
-/// Queues `p[i] = p[i] * mul + add` for the first 1000 elements (raw launch).
-fn affine(f: &CudaFunction, stream: &CudaStream, p: &DeviceBuffer<u32>, mul: u32, add: u32) -> Result<(), DriverError> {
-    let (mut ptr, mut n, mut mul, mut add) = (p.device_ptr(), p.len() as u32, mul, add);
-    let mut params = [
-        (&mut ptr as *mut u64).cast(),
-        (&mut n as *mut u32).cast(),
-        (&mut mul as *mut u32).cast(),
-        (&mut add as *mut u32).cast(),
-    ];
-    // SAFETY: four parameters of the kernel's types; `p` outlives the graphs.
-    unsafe { launch_kernel(f, LaunchConfig::for_num_elems(p.len() as u32), stream, &mut params) }
 }
 
 #[test]

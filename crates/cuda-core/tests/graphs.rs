@@ -11,9 +11,9 @@ mod common {
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
-use cuda_core::{launch_kernel, CudaFunction, CudaStream, DeviceBuffer, DriverError, Graph, GraphError, LaunchConfig};
+use cuda_core::{DeviceBuffer, DriverError, Graph, GraphError};
 
-use common::affine::{setup, AFFINE_PTX};
+use common::affine::{affine, setup, AFFINE_PTX};
 
 const N: usize = 1000;
 
@@ -29,20 +29,6 @@ fn beside_others() -> RwLockReadGuard<'static, ()> {
 
 fn alone() -> RwLockWriteGuard<'static, ()> {
     CONTEXT_WIDE.write().unwrap_or_else(|e| e.into_inner())
-}
-
-/// Queues `p = p * mul + add` on `stream` (a raw launch).
-fn affine(f: &CudaFunction, stream: &CudaStream, p: &DeviceBuffer<u32>, mul: u32, add: u32) -> Result<(), DriverError> {
-    let (mut ptr, mut n, mut mul, mut add) = (p.device_ptr(), N as u32, mul, add);
-    let mut params = [
-        (&mut ptr as *mut u64).cast(),
-        (&mut n as *mut u32).cast(),
-        (&mut mul as *mut u32).cast(),
-        (&mut add as *mut u32).cast(),
-    ];
-    // SAFETY: four parameters of the kernel's types; `p` outlives the
-    // graphs of these tests (each test keeps it until the end).
-    unsafe { launch_kernel(f, LaunchConfig::for_num_elems(N as u32), stream, &mut params) }
 }
 
 fn all(v: &[u32], want: u32) {

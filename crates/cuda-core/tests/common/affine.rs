@@ -4,7 +4,7 @@
 
 use std::sync::{Arc, Once};
 
-use cuda_core::{CudaContext, CudaFunction, CudaStream};
+use cuda_core::{launch_kernel, CudaContext, CudaFunction, CudaStream, DeviceBuffer, DriverError, LaunchConfig};
 use cuda_driver_sys::DriverApi;
 
 pub const AFFINE_PTX: &str = r#"
@@ -68,4 +68,22 @@ pub fn setup() -> (Arc<CudaContext>, Arc<CudaStream>, CudaFunction) {
     let stream = ctx.new_stream().unwrap();
     let f = ctx.load_module_ptx(AFFINE_PTX).unwrap().function("affine").unwrap();
     (ctx, stream, f)
+}
+
+/// Queues `p = p * mul + add` over the whole of `p` on `stream` (a raw
+/// launch of `affine`, whose buffer the caller keeps alive as long as the
+/// work or the graphs that record it). Not every test binary that shares
+/// this module launches it that way.
+#[allow(dead_code)]
+pub fn affine(f: &CudaFunction, stream: &CudaStream, p: &DeviceBuffer<u32>, mul: u32, add: u32) -> Result<(), DriverError> {
+    let (mut ptr, mut n, mut mul, mut add) = (p.device_ptr(), p.len() as u32, mul, add);
+    let mut params = [
+        (&mut ptr as *mut u64).cast(),
+        (&mut n as *mut u32).cast(),
+        (&mut mul as *mut u32).cast(),
+        (&mut add as *mut u32).cast(),
+    ];
+    // SAFETY: four parameters of the kernel's types; `p` is `n` elements of
+    // live device memory, kept by the caller until the work is done.
+    unsafe { launch_kernel(f, LaunchConfig::for_num_elems(n), stream, &mut params) }
 }
