@@ -157,12 +157,17 @@ pub(crate) fn test_context() -> &'static Context {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    // One test: the primary context is process-wide.
+    /// Held by every test of this crate that retains the primary context:
+    /// it is process-wide, and tests run on parallel threads (a fault one
+    /// test makes must not fail another's calls).
+    pub(crate) static PRIMARY_CONTEXT: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
     #[test]
     fn a_fault_stays_in_its_context_and_the_next_primary_context_is_fresh() {
+        let _alone = PRIMARY_CONTEXT.lock().unwrap_or_else(|e| e.into_inner());
         let first = retain_primary();
         let again = retain_primary();
         assert!(std::ptr::eq(first, again), "retains share the primary context");

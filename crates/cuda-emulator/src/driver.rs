@@ -1568,6 +1568,7 @@ mod tests {
     #[test]
     fn one_device_has_no_peer_and_managed_memory_follows_the_driver_rules() {
         use super::*;
+        let _alone = context::tests::PRIMARY_CONTEXT.lock().unwrap_or_else(|e| e.into_inner());
         let mut can = -1;
         // SAFETY: writable out-pointers and handles of this driver throughout.
         unsafe {
