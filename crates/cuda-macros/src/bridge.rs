@@ -144,3 +144,17 @@ fn tree(token: impl Into<TokenTree>, span: Span) -> TokenTree {
     tree.set_span(span);
     tree
 }
+
+/// The block `item` is written in, read from its source file (see
+/// [`crate::position`]); [`Enclosing::ItemScope`](crate::position::Enclosing)
+/// when the file cannot be read.
+pub fn enclosing_block(item: &TokenStream) -> crate::position::Enclosing {
+    let unknown = crate::position::Enclosing::ItemScope;
+    let Some(first) = item.clone().into_iter().next() else { return unknown };
+    let span = first.span();
+    let Some(path) = span.local_file() else { return unknown };
+    match std::fs::read_to_string(path) {
+        Ok(src) => crate::position::enclosing_block(&src, span.line(), span.column()),
+        Err(_) => unknown,
+    }
+}

@@ -1,6 +1,7 @@
 //! `#[kernel]`: checking a kernel's signature and writing its entry wrapper
 //! (docs/ABI.md §2).
 
+use crate::position::Enclosing;
 use crate::signature::{parse_fn, FnItem};
 use crate::split::split_list;
 use crate::template::fill;
@@ -43,6 +44,28 @@ pub fn expand<S: SourceSpan>(
     } else {
         Err(errors)
     }
+}
+
+/// Refuses a kernel written among the associated items of an `impl` or a
+/// `trait` (`enclosing`, found by [`crate::position`]): its launch handle is
+/// a type named like it, which only a module or a block can hold, and a
+/// kernel has no receiver the GPU could be handed.
+pub fn check_enclosing<S: SourceSpan>(item: &[Tok<S>], enclosing: Enclosing) -> Result<(), Vec<Error<S>>> {
+    let block = match enclosing {
+        Enclosing::ItemScope => return Ok(()),
+        Enclosing::Impl => "an `impl` block",
+        Enclosing::Trait => "a `trait`",
+    };
+    let item = parse_fn(item, USAGE).map_err(|e| vec![e])?;
+    let name = item.name.ident_name().unwrap_or("kernel");
+    Err(vec![Error::at(
+        item.name.span(),
+        format!(
+            "a `#[kernel]` must be a free function, but `{name}` is in {block}: a kernel is launched by its \
+             own name (`cuda_launch! {{ kernel: {name}, .. }}`), which `#[kernel]` gives a type that only a \
+             module can hold; move `{name}` out of the block (into the same module, or a `mod` of its own)"
+        ),
+    )])
 }
 
 /// The associated constant that holds a kernel's entry wrapper, on the type

@@ -95,6 +95,7 @@ mod launch;
 #[cfg(test)]
 mod lexer;
 mod module;
+mod position;
 mod printf;
 mod ptx_asm;
 mod signature;
@@ -134,12 +135,17 @@ use bridge::{compile_errors, from_stream, to_stream, Position};
 /// `&[T]` / `&mut [T]` backed by device memory. Everything else is a compile
 /// error at the offending tokens, saying what to do instead: `self`, `...`,
 /// references other than slices (`&T`, `&str`), `Box`, `Vec`, `String`, `Rc`,
-/// `Arc`, `impl Trait` and defaults of generic parameters.
+/// `Arc`, `impl Trait` and defaults of generic parameters. A kernel lives in
+/// a module or a function body, not among the associated functions of an
+/// `impl` or a `trait` (its launch handle is a type, which those cannot
+/// hold): written there it is one error saying so.
 ///
 /// Arguments: none yet; `launch_bounds(..)` is reserved and currently ignored.
 #[proc_macro_attribute]
 pub fn kernel(args: TokenStream, item: TokenStream) -> TokenStream {
-    let result = kernel::expand(&from_stream(args), &from_stream(item.clone()));
+    let tokens = from_stream(item.clone());
+    let result = kernel::expand(&from_stream(args), &tokens)
+        .and_then(|wrapper| kernel::check_enclosing(&tokens, bridge::enclosing_block(&item)).map(|()| wrapper));
     let mut out = with_unroll_hints(item);
     match result {
         Ok(wrapper) => out.extend(to_stream(wrapper)),
