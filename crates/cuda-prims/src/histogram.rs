@@ -32,7 +32,9 @@
 //! [`SHARED_BINS`]; more bins count in global memory directly), then adds
 //! its nonzero counts to the output with one global atomic per bin.
 
+use crate::op::Element;
 use crate::temp;
+use crate::tile;
 use crate::PrimsError;
 use core::sync::atomic::{AtomicU32, Ordering};
 use cuda_device::atomic::{Scope, ScopedAtomic};
@@ -42,8 +44,6 @@ use cuda_host::{cuda_launch, KernelModule};
 
 /// Threads per block of the histogram kernel.
 const THREADS: usize = 256;
-/// Samples per thread loaded together.
-const ITEMS: usize = 8;
 /// The most bins counted in shared memory; more bins are counted with
 /// global atomics (slower where many samples fall in few bins).
 pub const SHARED_BINS: usize = 4096;
@@ -53,20 +53,60 @@ mod sealed {
 }
 
 /// A sample type the histograms take: `u32`, `i32`, `f32`.
-pub trait Sample: sealed::Sealed + Copy + Default + PartialOrd + Send + Sync + Unpin + 'static {
-    /// The even bin of `self` (see the [module docs](self)); `scale` is
-    /// `bins / (upper - lower)` in `f32`, used by float samples.
-    fn even_bin(self, lower: Self, upper: Self, bins: u32, scale: f32) -> Option<u32>;
+pub trait Sample: sealed::Sealed + Element + PartialOrd {
+    /// The even bin of `self` (see the [module docs](self)): integer
+    /// samples divide by `upper - lower` through `divisor`, float samples
+    /// multiply by `scale`, `bins / (upper - lower)` in `f32`.
+    #[doc(hidden)]
+    fn even_bin(self, lower: Self, upper: Self, bins: u32, scale: f32, divisor: Divisor) -> Option<u32>;
+    /// `upper - lower` of integer samples (which fits in `u32` when
+    /// `lower < upper`); 1 for floats, which do not divide.
+    #[doc(hidden)]
+    fn range(lower: Self, upper: Self) -> u32;
 }
 
-/// `offset * bins / range` exactly; in 32 bits where the product fits (a
-/// 64-bit division is a long software routine on the GPU, a 32-bit one a
-/// short one), else in 64.
+/// Exact division of any `u32` by a divisor fixed for a launch, as a
+/// multiplication and shifts (a division is a long instruction sequence on
+/// the GPU, run once per sample). With `l = ceil(log2(d))` and
+/// `m = floor(2^32 · (2^l − d) / d) + 1`, `n / d` is
+/// `(n + umulhi(n, m)) >> l` for every 32-bit `n` (Granlund and
+/// Montgomery's round-up method; the sum is taken in 64 bits).
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[repr(C)]
+pub struct Divisor {
+    magic: u32,
+    shift: u32,
+}
+
+// SAFETY: two u32s, every bit pattern valid.
+unsafe impl DeviceRepr for Divisor {}
+
+impl Divisor {
+    /// The multiplier and shift of division by `d` (at least 1).
+    pub fn new(d: u32) -> Divisor {
+        assert!(d >= 1, "a histogram's range is at least 1");
+        let shift = 32 - (d - 1).leading_zeros();
+        let magic = (((1u64 << 32) * ((1u64 << shift) - d as u64)) / d as u64 + 1) as u32;
+        Divisor { magic, shift }
+    }
+
+    /// `n / d`.
+    #[inline(always)]
+    pub fn divide(self, n: u32) -> u32 {
+        let high = ((n as u64 * self.magic as u64) >> 32) as u32;
+        ((n as u64 + high as u64) >> self.shift) as u32
+    }
+}
+
+/// `offset * bins / range` exactly: through `divisor` (division by `range`)
+/// where the product fits in 32 bits, else a 64-bit division (a long
+/// software routine on the GPU, for ranges and bin counts past 2^32).
 #[inline(always)]
-fn scaled_bin(offset: u64, bins: u32, range: u32) -> u32 {
+fn scaled_bin(offset: u64, bins: u32, range: u32, divisor: Divisor) -> u32 {
     let product = offset * bins as u64;
     if product >> 32 == 0 {
-        product as u32 / range
+        divisor.divide(product as u32)
     } else {
         (product / range as u64) as u32
     }
@@ -75,32 +115,38 @@ fn scaled_bin(offset: u64, bins: u32, range: u32) -> u32 {
 impl sealed::Sealed for u32 {}
 impl Sample for u32 {
     #[inline(always)]
-    fn even_bin(self, lower: u32, upper: u32, bins: u32, _: f32) -> Option<u32> {
+    fn even_bin(self, lower: u32, upper: u32, bins: u32, _: f32, divisor: Divisor) -> Option<u32> {
         if self >= lower && self < upper {
-            Some(scaled_bin((self - lower) as u64, bins, upper - lower))
+            Some(scaled_bin((self - lower) as u64, bins, upper - lower, divisor))
         } else {
             None
         }
+    }
+    fn range(lower: u32, upper: u32) -> u32 {
+        upper.wrapping_sub(lower).max(1)
     }
 }
 impl sealed::Sealed for i32 {}
 impl Sample for i32 {
     #[inline(always)]
-    fn even_bin(self, lower: i32, upper: i32, bins: u32, _: f32) -> Option<u32> {
+    fn even_bin(self, lower: i32, upper: i32, bins: u32, _: f32, divisor: Divisor) -> Option<u32> {
         if self >= lower && self < upper {
             // Both fit in u32: lower <= self < upper.
             let offset = (self as i64 - lower as i64) as u64;
             let range = (upper as i64 - lower as i64) as u32;
-            Some(scaled_bin(offset, bins, range))
+            Some(scaled_bin(offset, bins, range, divisor))
         } else {
             None
         }
+    }
+    fn range(lower: i32, upper: i32) -> u32 {
+        (upper as i64 - lower as i64).clamp(1, u32::MAX as i64) as u32
     }
 }
 impl sealed::Sealed for f32 {}
 impl Sample for f32 {
     #[inline(always)]
-    fn even_bin(self, lower: f32, upper: f32, bins: u32, scale: f32) -> Option<u32> {
+    fn even_bin(self, lower: f32, upper: f32, bins: u32, scale: f32, _: Divisor) -> Option<u32> {
         if self >= lower && self < upper {
             // `as` saturates; the product of a sample below `upper` can still
             // round up to `bins`.
@@ -108,6 +154,9 @@ impl Sample for f32 {
         } else {
             None
         }
+    }
+    fn range(_: f32, _: f32) -> u32 {
+        1
     }
 }
 
@@ -133,7 +182,10 @@ fn range_bin<T: Sample>(x: T, levels: &[T]) -> Option<u32> {
 
 /// Counts `samples` into `hist` (zeroed, `bins` long): even bins when
 /// `levels` is empty, else range bins between `levels`. Launch with
-/// [`THREADS`] threads.
+/// [`THREADS`] threads. A block takes tiles of `THREADS ·
+/// tile::items::<T>()` samples, read as whole 16-byte vectors (the order
+/// in which a histogram counts does not matter), the last, ragged tile one
+/// sample at a time.
 #[kernel]
 #[allow(clippy::too_many_arguments)]
 pub fn histogram_kernel<T: Sample>(
@@ -142,11 +194,13 @@ pub fn histogram_kernel<T: Sample>(
     lower: T,
     upper: T,
     scale: f32,
+    divisor: Divisor,
     bins: u32,
     mut hist: DisjointSlice<u32>,
 ) {
     shared! { static COUNTS: [AtomicU32; SHARED_BINS]; }
     let tid = thread::threadIdx_x() as usize;
+    let (warp, lane) = (tid / 32, tid % 32);
     let private = bins as usize <= SHARED_BINS;
     let global = hist.as_mut_ptr();
     if private {
@@ -158,33 +212,39 @@ pub fn histogram_kernel<T: Sample>(
         }
     }
     thread::sync_threads();
+    let count = |x: T| {
+        let bin = if levels.is_empty() { x.even_bin(lower, upper, bins, scale, divisor) } else { range_bin(x, levels) };
+        if let Some(b) = bin {
+            if private {
+                // SAFETY: b < bins <= SHARED_BINS, zeroed before the barrier.
+                unsafe { COUNTS.get_ref(b as usize) }.fetch_add_scoped(1, Scope::Block, Ordering::Relaxed);
+            } else {
+                // SAFETY: b < bins = hist.len(); hist is only accessed
+                // atomically during the launch.
+                unsafe { AtomicU32::from_ptr(global.add(b as usize)) }.fetch_add_scoped(1, Scope::Device, Ordering::Relaxed);
+            }
+        }
+    };
     let n = samples.len();
-    let per_tile = THREADS * ITEMS;
+    let per_tile = THREADS * tile::items::<T>();
     let mut tile = thread::blockIdx_x() as usize;
     let tiles = n.div_ceil(per_tile);
     while tile < tiles {
         let base = tile * per_tile;
-        let mut xs = [T::default(); ITEMS];
-        let mut valid = [false; ITEMS];
-        #[unroll]
-        for i in 0..ITEMS {
-            let idx = base + i * THREADS + tid;
-            if idx < n {
-                xs[i] = samples[idx];
-                valid[i] = true;
+        let full = base + per_tile <= n;
+        // SAFETY: `samples` is a whole DeviceBuffer (the host functions
+        // take nothing else), whose data is 16-byte aligned.
+        let v = unsafe { tile::load(samples, base, warp, lane, full, T::default()) };
+        if full {
+            #[unroll]
+            for k in 0..tile::items::<T>() {
+                count(tile::get(&v, k));
             }
-        }
-        #[unroll]
-        for i in 0..ITEMS {
-            let bin = if levels.is_empty() { xs[i].even_bin(lower, upper, bins, scale) } else { range_bin(xs[i], levels) };
-            if let (true, Some(b)) = (valid[i], bin) {
-                if private {
-                    // SAFETY: b < bins <= SHARED_BINS, zeroed before the barrier.
-                    unsafe { COUNTS.get_ref(b as usize) }.fetch_add_scoped(1, Scope::Block, Ordering::Relaxed);
-                } else {
-                    // SAFETY: b < bins = hist.len(); hist is only accessed
-                    // atomically during the launch.
-                    unsafe { AtomicU32::from_ptr(global.add(b as usize)) }.fetch_add_scoped(1, Scope::Device, Ordering::Relaxed);
+        } else {
+            for k in 0..tile::items::<T>() {
+                let (j, e) = (k / tile::lanes::<T>(), k % tile::lanes::<T>());
+                if tile::vector_start::<T>(base, warp, lane, j) + e < n {
+                    count(tile::get(&v, k));
                 }
             }
         }
@@ -215,19 +275,20 @@ fn launch<T: Sample + DeviceRepr>(
     lower: T,
     upper: T,
     scale: f32,
+    divisor: Divisor,
 ) -> Result<(), PrimsError> {
     hist.memset(stream, 0)?;
     let bins = hist.len();
     if samples.is_empty() || bins == 0 {
         return Ok(());
     }
-    let tiles = samples.len().div_ceil(THREADS * ITEMS);
+    let tiles = samples.len().div_ceil(THREADS * tile::items::<T>());
     let sms = stream.context().multiprocessor_count()? as usize;
     let config = LaunchConfig { grid_dim: (tiles.min(sms * 8) as u32, 1, 1), block_dim: (THREADS as u32, 1, 1), shared_mem_bytes: 0 };
     let bins = bins as u32;
     cuda_launch! {
         kernel: histogram_kernel::<T>, stream: stream, module: module, config: config,
-        args: [slice(*samples), slice(*levels), lower, upper, scale, bins, slice_mut(*hist)]
+        args: [slice(*samples), slice(*levels), lower, upper, scale, divisor, bins, slice_mut(*hist)]
     }?;
     Ok(())
 }
@@ -251,7 +312,8 @@ pub fn histogram_even<T: Sample + DeviceRepr>(
     }
     let no_levels = temp::zeroed::<T>(stream, 0)?;
     let scale = even_scale(lower, upper, hist.len());
-    launch(module, stream, samples, &no_levels, hist, lower, upper, scale)
+    let divisor = Divisor::new(T::range(lower, upper));
+    launch(module, stream, samples, &no_levels, hist, lower, upper, scale, divisor)
 }
 
 /// `bins / (upper - lower)` in `f32` for float samples (what CUB computes);
@@ -283,7 +345,7 @@ pub fn histogram_range<T: Sample + DeviceRepr>(
         return Err(PrimsError::Invalid("histogram_range needs strictly ascending levels (no NaN)".into()));
     }
     let zero = T::default();
-    launch(module, stream, samples, levels, hist, zero, zero, 0.0)
+    launch(module, stream, samples, levels, hist, zero, zero, 0.0, Divisor::new(1))
 }
 
 /// The CPU's histogram by the same rules, for checks: even bins when
@@ -291,8 +353,9 @@ pub fn histogram_range<T: Sample + DeviceRepr>(
 pub fn histogram_on_cpu<T: Sample>(samples: &[T], levels: &[T], bins: usize, lower: T, upper: T) -> Vec<u32> {
     let mut hist = vec![0u32; if levels.is_empty() { bins } else { levels.len() - 1 }];
     let scale = even_scale(lower, upper, bins);
+    let divisor = Divisor::new(T::range(lower, upper));
     for &x in samples {
-        let bin = if levels.is_empty() { x.even_bin(lower, upper, bins as u32, scale) } else { range_bin(x, levels) };
+        let bin = if levels.is_empty() { x.even_bin(lower, upper, bins as u32, scale, divisor) } else { range_bin(x, levels) };
         if let Some(b) = bin {
             hist[b as usize] += 1;
         }
@@ -306,15 +369,57 @@ mod tests {
 
     #[test]
     fn even_bins_are_cubs() {
-        assert_eq!(5u32.even_bin(0, 10, 3, 0.0), Some(1));
-        assert_eq!(10u32.even_bin(0, 10, 3, 0.0), None);
-        assert_eq!(i32::MIN.even_bin(i32::MIN, i32::MAX, 2, 0.0), Some(0));
-        assert_eq!((i32::MAX - 1).even_bin(i32::MIN, i32::MAX, 2, 0.0), Some(1));
-        assert_eq!(f32::NAN.even_bin(0.0, 1.0, 4, 4.0), None);
+        let d = |lower, upper| Divisor::new(u32::range(lower, upper));
+        let di = |lower, upper| Divisor::new(i32::range(lower, upper));
+        let none = Divisor::new(1);
+        assert_eq!(5u32.even_bin(0, 10, 3, 0.0, d(0, 10)), Some(1));
+        assert_eq!(10u32.even_bin(0, 10, 3, 0.0, d(0, 10)), None);
+        assert_eq!(i32::MIN.even_bin(i32::MIN, i32::MAX, 2, 0.0, di(i32::MIN, i32::MAX)), Some(0));
+        assert_eq!((i32::MAX - 1).even_bin(i32::MIN, i32::MAX, 2, 0.0, di(i32::MIN, i32::MAX)), Some(1));
+        assert_eq!(f32::NAN.even_bin(0.0, 1.0, 4, 4.0, none), None);
         // Products past 32 bits take the 64-bit division.
-        assert_eq!((u32::MAX - 1).even_bin(0, u32::MAX, 1000, 0.0), Some(999));
-        assert_eq!(3_000_000_000u32.even_bin(0, u32::MAX, 7, 0.0), Some((3_000_000_000u64 * 7 / u32::MAX as u64) as u32));
-        assert_eq!(0.999_999_9f32.even_bin(0.0, 1.0, 4, 4.0), Some(3));
+        assert_eq!((u32::MAX - 1).even_bin(0, u32::MAX, 1000, 0.0, d(0, u32::MAX)), Some(999));
+        assert_eq!(
+            3_000_000_000u32.even_bin(0, u32::MAX, 7, 0.0, d(0, u32::MAX)),
+            Some((3_000_000_000u64 * 7 / u32::MAX as u64) as u32)
+        );
+        assert_eq!(0.999_999_9f32.even_bin(0.0, 1.0, 4, 4.0, none), Some(3));
+    }
+
+    /// The multiply-and-shift division against `/`, at every divisor's
+    /// edges (powers of two and their neighbours, 1, `u32::MAX`) and on
+    /// random pairs, numerators at 0, the divisor's multiples ±1 and
+    /// `u32::MAX`.
+    #[test]
+    fn divisor_divides_exactly() {
+        let mut divisors = vec![1u32, 2, 3, 5, 7, 10, 641, 3900, 6700417, u32::MAX, u32::MAX - 1, 1 << 31];
+        for p in 1..32 {
+            divisors.extend([(1u32 << p) - 1, 1 << p, (1u32 << p) + 1]);
+        }
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut random = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state as u32
+        };
+        for _ in 0..2000 {
+            divisors.push(random().max(1));
+            divisors.push((random() >> (random() % 32)).max(1));
+        }
+        for &d in &divisors {
+            let div = Divisor::new(d);
+            let mut numerators = vec![0u32, 1, d - 1, d, d.wrapping_add(1), u32::MAX, u32::MAX - 1, u32::MAX / d * d];
+            numerators.extend((0..64).map(|_| random()));
+            for k in [2u64, 3, 1000, 65536] {
+                if let Ok(m) = u32::try_from(d as u64 * k) {
+                    numerators.extend([m - 1, m, m.wrapping_add(1)]);
+                }
+            }
+            for n in numerators {
+                assert_eq!(div.divide(n), n / d, "{n} / {d}");
+            }
+        }
     }
 
     #[test]

@@ -57,6 +57,11 @@ pub fn run(ctx: &Arc<CudaContext>, module: &KernelModule, sizes: Sizes) -> Resul
             let u: Vec<u32> = (0..n).map(|_| (rng.next() % 5000) as u32).collect();
             let levels: Vec<u32> = (0..=bins as u32).map(|i| 100 + i * 4000 / bins as u32 + i).collect();
             checks += check(ctx, module, &u, bins, 100, 4900, &levels)?;
+            // The whole u32 range: past 32 bits for the product of most
+            // samples with the bin count; and a power-of-two range.
+            let wide: Vec<u32> = (0..n).map(|_| rng.next() as u32).collect();
+            checks += check(ctx, module, &wide, bins, 7, u32::MAX - 3, &levels)?;
+            checks += check(ctx, module, &u, bins, 0, 4096, &levels)?;
 
             let i: Vec<i32> = (0..n).map(|_| rng.next() as i32).collect();
             let levels: Vec<i32> = (0..=bins as i64).map(|k| (i32::MIN as i64 / 2 + k * (1 << 31) / bins as i64) as i32).collect();
