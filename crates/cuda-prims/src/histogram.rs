@@ -39,7 +39,7 @@ use crate::PrimsError;
 use core::sync::atomic::{AtomicU32, Ordering};
 use cuda_device::atomic::{Scope, ScopedAtomic};
 use cuda_core::{CudaStream, DeviceBuffer, DeviceRepr, LaunchConfig};
-use cuda_device::{kernel, shared, thread, DisjointSlice};
+use cuda_device::{kernel, shared, thread, unroll, DisjointSlice};
 use cuda_host::{cuda_launch, KernelModule};
 
 /// Threads per block of the histogram kernel.
@@ -77,9 +77,12 @@ pub trait Sample: sealed::Sealed + Element + PartialOrd {
 pub struct Divisor {
     magic: u32,
     shift: u32,
+    /// Nonzero when every product `offset * bins` of the launch fits in 32
+    /// bits, so the kernel needs no 64-bit path ([`Divisor::for_bins`]).
+    narrow: u32,
 }
 
-// SAFETY: two u32s, every bit pattern valid.
+// SAFETY: three u32s, every bit pattern valid.
 unsafe impl DeviceRepr for Divisor {}
 
 impl Divisor {
@@ -88,7 +91,14 @@ impl Divisor {
         assert!(d >= 1, "a histogram's range is at least 1");
         let shift = 32 - (d - 1).leading_zeros();
         let magic = (((1u64 << 32) * ((1u64 << shift) - d as u64)) / d as u64 + 1) as u32;
-        Divisor { magic, shift }
+        Divisor { magic, shift, narrow: 0 }
+    }
+
+    /// Division by `range` for `bins` bins: marked narrow when the largest
+    /// product, `(range - 1) * bins`, fits in 32 bits.
+    pub fn for_bins(range: u32, bins: usize) -> Divisor {
+        let narrow = (range as u64 - 1).checked_mul(bins as u64).is_some_and(|p| p >> 32 == 0);
+        Divisor { narrow: narrow as u32, ..Divisor::new(range) }
     }
 
     /// `n / d`.
@@ -105,7 +115,7 @@ impl Divisor {
 #[inline(always)]
 fn scaled_bin(offset: u64, bins: u32, range: u32, divisor: Divisor) -> u32 {
     let product = offset * bins as u64;
-    if product >> 32 == 0 {
+    if divisor.narrow != 0 || product >> 32 == 0 {
         divisor.divide(product as u32)
     } else {
         (product / range as u64) as u32
@@ -180,12 +190,43 @@ fn range_bin<T: Sample>(x: T, levels: &[T]) -> Option<u32> {
     Some(lo as u32)
 }
 
+/// Calls `count` on every sample of the tiles this block takes: tiles of
+/// `THREADS · tile::items::<T>()` samples read as whole 16-byte vectors
+/// (the order in which a histogram counts does not matter), the last,
+/// ragged tile one sample at a time.
+#[inline(always)]
+fn count_tiles<T: Sample>(samples: &[T], warp: usize, lane: usize, count: impl Fn(T)) {
+    let n = samples.len();
+    let per_tile = THREADS * tile::items::<T>();
+    let mut tile = thread::blockIdx_x() as usize;
+    let tiles = n.div_ceil(per_tile);
+    while tile < tiles {
+        let base = tile * per_tile;
+        let full = base + per_tile <= n;
+        // SAFETY: `samples` is a whole DeviceBuffer (the host functions
+        // take nothing else), whose data is 16-byte aligned.
+        let v = unsafe { tile::load(samples, base, warp, lane, full, T::default()) };
+        if full {
+            let mut k = 0;
+            unroll!(full, while k < tile::items::<T>() {
+                count(tile::get(&v, k));
+                k += 1;
+            });
+        } else {
+            for k in 0..tile::items::<T>() {
+                let (j, e) = (k / tile::lanes::<T>(), k % tile::lanes::<T>());
+                if tile::vector_start::<T>(base, warp, lane, j) + e < n {
+                    count(tile::get(&v, k));
+                }
+            }
+        }
+        tile += thread::gridDim_x() as usize;
+    }
+}
+
 /// Counts `samples` into `hist` (zeroed, `bins` long): even bins when
 /// `levels` is empty, else range bins between `levels`. Launch with
-/// [`THREADS`] threads. A block takes tiles of `THREADS ·
-/// tile::items::<T>()` samples, read as whole 16-byte vectors (the order
-/// in which a histogram counts does not matter), the last, ragged tile one
-/// sample at a time.
+/// [`THREADS`] threads.
 #[kernel]
 #[allow(clippy::too_many_arguments)]
 pub fn histogram_kernel<T: Sample>(
@@ -198,7 +239,9 @@ pub fn histogram_kernel<T: Sample>(
     bins: u32,
     mut hist: DisjointSlice<u32>,
 ) {
-    shared! { static COUNTS: [AtomicU32; SHARED_BINS]; }
+    // Past the bins, one slot per lane: a sample outside every bin is
+    // counted there (never read), so the loop over a tile has no branch.
+    shared! { static COUNTS: [AtomicU32; SHARED_BINS + 32]; }
     let tid = thread::threadIdx_x() as usize;
     let (warp, lane) = (tid / 32, tid % 32);
     let private = bins as usize <= SHARED_BINS;
@@ -210,45 +253,41 @@ pub fn histogram_kernel<T: Sample>(
             unsafe { COUNTS.write(b, AtomicU32::new(0)) };
             b += THREADS;
         }
+        if tid < 32 {
+            // SAFETY: as above, the lanes' slots.
+            unsafe { COUNTS.write(SHARED_BINS + tid, AtomicU32::new(0)) };
+        }
     }
     thread::sync_threads();
-    let count = |x: T| {
-        let bin = if levels.is_empty() { x.even_bin(lower, upper, bins, scale, divisor) } else { range_bin(x, levels) };
-        if let Some(b) = bin {
-            if private {
-                // SAFETY: b < bins <= SHARED_BINS, zeroed before the barrier.
-                unsafe { COUNTS.get_ref(b as usize) }.fetch_add_scoped(1, Scope::Block, Ordering::Relaxed);
-            } else {
-                // SAFETY: b < bins = hist.len(); hist is only accessed
-                // atomically during the launch.
-                unsafe { AtomicU32::from_ptr(global.add(b as usize)) }.fetch_add_scoped(1, Scope::Device, Ordering::Relaxed);
-            }
-        }
-    };
-    let n = samples.len();
-    let per_tile = THREADS * tile::items::<T>();
-    let mut tile = thread::blockIdx_x() as usize;
-    let tiles = n.div_ceil(per_tile);
-    while tile < tiles {
-        let base = tile * per_tile;
-        let full = base + per_tile <= n;
-        // SAFETY: `samples` is a whole DeviceBuffer (the host functions
-        // take nothing else), whose data is 16-byte aligned.
-        let v = unsafe { tile::load(samples, base, warp, lane, full, T::default()) };
-        if full {
-            #[unroll]
-            for k in 0..tile::items::<T>() {
-                count(tile::get(&v, k));
-            }
+    // One loop per way of binning, chosen once per launch (a generic
+    // function, so each is compiled with its binning inlined).
+    #[inline(always)]
+    fn tiles<T: Sample>(samples: &[T], warp: usize, lane: usize, private: bool, global: *mut u32, bin: impl Fn(T) -> Option<u32>) {
+        if private {
+            count_tiles(samples, warp, lane, |x| {
+                let slot = bin(x).map_or(SHARED_BINS + lane, |b| b as usize);
+                // SAFETY: a bin is below bins <= SHARED_BINS, the lane's
+                // slot below SHARED_BINS + 32; both zeroed before the barrier.
+                unsafe { COUNTS.get_ref(slot) }.fetch_add_scoped(1, Scope::Block, Ordering::Relaxed);
+            })
         } else {
-            for k in 0..tile::items::<T>() {
-                let (j, e) = (k / tile::lanes::<T>(), k % tile::lanes::<T>());
-                if tile::vector_start::<T>(base, warp, lane, j) + e < n {
-                    count(tile::get(&v, k));
+            count_tiles(samples, warp, lane, |x| {
+                if let Some(b) = bin(x) {
+                    // SAFETY: b < bins = hist.len(); hist is only accessed
+                    // atomically during the launch.
+                    unsafe { AtomicU32::from_ptr(global.add(b as usize)) }.fetch_add_scoped(1, Scope::Device, Ordering::Relaxed);
                 }
-            }
+            })
         }
-        tile += thread::gridDim_x() as usize;
+    }
+    if !levels.is_empty() {
+        tiles(samples, warp, lane, private, global, |x| range_bin(x, levels));
+    } else if divisor.narrow != 0 {
+        let divisor = Divisor { narrow: 1, ..divisor };
+        tiles(samples, warp, lane, private, global, |x| x.even_bin(lower, upper, bins, scale, divisor));
+    } else {
+        let divisor = Divisor { narrow: 0, ..divisor };
+        tiles(samples, warp, lane, private, global, |x| x.even_bin(lower, upper, bins, scale, divisor));
     }
     if !private {
         return;
@@ -312,7 +351,7 @@ pub fn histogram_even<T: Sample + DeviceRepr>(
     }
     let no_levels = temp::zeroed::<T>(stream, 0)?;
     let scale = even_scale(lower, upper, hist.len());
-    let divisor = Divisor::new(T::range(lower, upper));
+    let divisor = Divisor::for_bins(T::range(lower, upper), hist.len());
     launch(module, stream, samples, &no_levels, hist, lower, upper, scale, divisor)
 }
 
@@ -353,7 +392,7 @@ pub fn histogram_range<T: Sample + DeviceRepr>(
 pub fn histogram_on_cpu<T: Sample>(samples: &[T], levels: &[T], bins: usize, lower: T, upper: T) -> Vec<u32> {
     let mut hist = vec![0u32; if levels.is_empty() { bins } else { levels.len() - 1 }];
     let scale = even_scale(lower, upper, bins);
-    let divisor = Divisor::new(T::range(lower, upper));
+    let divisor = Divisor::for_bins(T::range(lower, upper), bins);
     for &x in samples {
         let bin = if levels.is_empty() { x.even_bin(lower, upper, bins as u32, scale, divisor) } else { range_bin(x, levels) };
         if let Some(b) = bin {
@@ -369,8 +408,8 @@ mod tests {
 
     #[test]
     fn even_bins_are_cubs() {
-        let d = |lower, upper| Divisor::new(u32::range(lower, upper));
-        let di = |lower, upper| Divisor::new(i32::range(lower, upper));
+        let d = |lower, upper| Divisor::for_bins(u32::range(lower, upper), 1000);
+        let di = |lower, upper| Divisor::for_bins(i32::range(lower, upper), 2);
         let none = Divisor::new(1);
         assert_eq!(5u32.even_bin(0, 10, 3, 0.0, d(0, 10)), Some(1));
         assert_eq!(10u32.even_bin(0, 10, 3, 0.0, d(0, 10)), None);
