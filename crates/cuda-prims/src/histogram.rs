@@ -202,11 +202,11 @@ fn count_tiles<T: Sample>(samples: &[T], warp: usize, lane: usize, count: impl F
     let tiles = n.div_ceil(per_tile);
     while tile < tiles {
         let base = tile * per_tile;
-        let full = base + per_tile <= n;
-        // SAFETY: `samples` is a whole DeviceBuffer (the host functions
-        // take nothing else), whose data is 16-byte aligned.
-        let v = unsafe { tile::load(samples, base, warp, lane, full, T::default()) };
-        if full {
+        if base + per_tile <= n {
+            // SAFETY: `samples` is a whole DeviceBuffer (the host functions
+            // take nothing else), whose data is 16-byte aligned.
+            let v = unsafe { tile::load(samples, base, warp, lane, true, T::default()) };
+            // Constant indices only, so the vectors stay in registers.
             let mut k = 0;
             unroll!(full, while k < tile::items::<T>() {
                 count(tile::get(&v, k));
@@ -215,8 +215,8 @@ fn count_tiles<T: Sample>(samples: &[T], warp: usize, lane: usize, count: impl F
         } else {
             for k in 0..tile::items::<T>() {
                 let (j, e) = (k / tile::lanes::<T>(), k % tile::lanes::<T>());
-                if tile::vector_start::<T>(base, warp, lane, j) + e < n {
-                    count(tile::get(&v, k));
+                if let Some(&x) = samples.get(tile::vector_start::<T>(base, warp, lane, j) + e) {
+                    count(x);
                 }
             }
         }
