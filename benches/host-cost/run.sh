@@ -42,9 +42,10 @@ if [ "${1:-}" = "--instructions" ]; then
     run_valgrind "$1" "$2" | sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
   }
   echo
-  printf '%-22s %12s\n' case instructions
-  for case in alloc/raw alloc/DeviceBuffer launch/raw launch/cuda-core launch/typed 'launch/cuda_launch!' 'launch/typed 3 args'; do
+  printf '%-27s %12s\n' case instructions
+  for case in alloc/raw alloc/DeviceBuffer launch/raw launch/cuda-core launch/typed 'launch/cuda_launch!' 'launch/typed 3 args' \
+    allreduce/raw allreduce/cuda-nccl 'allreduce/raw single' 'allreduce/cuda-nccl single'; do
     small=$(count "$case" 1000) large=$(count "$case" 11000)
-    printf '%-22s %12s\n' "$case" "$(( (large - small) / 10000 ))"
+    printf '%-27s %12s\n' "$case" "$(( (large - small) / 10000 ))"
   done
 fi
