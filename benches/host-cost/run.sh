@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Times oxide's host work per stream-ordered allocation and per launch on the
-# CPU: builds stub_libcuda.c (a libcuda.so.1 whose entry points do nothing)
-# and the host-cost program (release, through cargo oxide so that its
-# kernels are embedded), and runs the program with the stub as its driver.
+# Times oxide's host work per stream-ordered allocation, per launch and per
+# all-reduce on the CPU: builds stub_libcuda.c (a libcuda.so.1 whose entry
+# points do nothing), stub_libnccl.c (the same for libnccl.so.2) and the
+# host-cost program (release, through cargo oxide so that its kernels are
+# embedded), and runs the program with the stubs as its driver and NCCL.
 #
 #   bash benches/host-cost/run.sh                  ns per call of every case
 #   bash benches/host-cost/run.sh --instructions   and instructions per call
