@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Times oxide's host work per stream-ordered allocation and per launch on the
-# CPU: builds stub_libcuda.c (a libcuda.so.1 whose entry points do nothing)
-# and the host-cost program (release, through cargo oxide so that its
-# kernels are embedded), and runs the program with the stub as its driver.
+# Times oxide's host work per stream-ordered allocation, per launch and per
+# all-reduce on the CPU: builds stub_libcuda.c (a libcuda.so.1 whose entry
+# points do nothing), stub_libnccl.c (the same for libnccl.so.2) and the
+# host-cost program (release, through cargo oxide so that its kernels are
+# embedded), and runs the program with the stubs as its driver and NCCL.
 #
 #   bash benches/host-cost/run.sh                  ns per call of every case
 #   bash benches/host-cost/run.sh --instructions   and instructions per call
@@ -42,9 +43,10 @@ if [ "${1:-}" = "--instructions" ]; then
     run_valgrind "$1" "$2" | sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
   }
   echo
-  printf '%-22s %12s\n' case instructions
-  for case in alloc/raw alloc/DeviceBuffer launch/raw launch/cuda-core launch/typed 'launch/cuda_launch!' 'launch/typed 3 args'; do
+  printf '%-27s %12s\n' case instructions
+  for case in alloc/raw alloc/DeviceBuffer launch/raw launch/cuda-core launch/typed 'launch/cuda_launch!' 'launch/typed 3 args' \
+    allreduce/raw allreduce/cuda-nccl 'allreduce/raw single' 'allreduce/cuda-nccl single'; do
     small=$(count "$case" 1000) large=$(count "$case" 11000)
-    printf '%-22s %12s\n' "$case" "$(( (large - small) / 10000 ))"
+    printf '%-27s %12s\n' "$case" "$(( (large - small) / 10000 ))"
   done
 fi

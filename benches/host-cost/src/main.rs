@@ -134,6 +134,23 @@ const CASES: &[(&str, &str, Case)] = &[
         let (x, y, stream) = (&s.x, &mut s.y, &s.stream);
         cuda_nccl::group(|| comm.all_reduce(x.as_slice(), y.as_slice_mut(), ReduceOp::Sum, stream)).map_err(de)
     }),
+    ("allreduce/raw single", "ncclAllReduce (256 f32) called directly, no group", |s| {
+        s.nccl.as_ref().map_err(Clone::clone)?;
+        let api = cuda_nccl::nccl_api().map_err(de)?;
+        let (x, y) = (s.x.device_ptr() as *const std::ffi::c_void, s.y.device_ptr() as *mut std::ffi::c_void);
+        // SAFETY: as for allreduce/raw.
+        let r = unsafe {
+            (api.ncclAllReduce)(x, y, 256, cuda_nccl::sys::ncclFloat32, cuda_nccl::sys::ncclSum, std::ptr::null_mut(), s.stream.raw())
+        };
+        if r != 0 {
+            return Err(format!("NCCL: {r}"));
+        }
+        Ok(())
+    }),
+    ("allreduce/cuda-nccl single", "Communicator::all_reduce (256 f32), no group", |s| {
+        let comm = s.nccl.as_ref().map_err(Clone::clone)?;
+        comm.all_reduce(s.x.as_slice(), s.y.as_slice_mut(), ReduceOp::Sum, &s.stream).map_err(de)
+    }),
 ];
 
 fn setup() -> Result<Setup, String> {
@@ -179,7 +196,7 @@ fn run() -> Result<(), String> {
     }
     const ITERATIONS: u32 = 100_000;
     const ROUNDS: usize = 21;
-    println!("{:<22} {:>10}  what", "case", "ns/call");
+    println!("{:<27} {:>10}  what", "case", "ns/call");
     for (name, what, case) in CASES {
         let mut times = Vec::with_capacity(ROUNDS);
         let mut skipped = None;
@@ -197,8 +214,8 @@ fn run() -> Result<(), String> {
             }
         }
         match skipped {
-            Some(why) => println!("{name:<22} {:>10}  skipped: {why}", "-"),
-            None => println!("{name:<22} {:>10.1}  {what}", median(times)),
+            Some(why) => println!("{name:<27} {:>10}  skipped: {why}", "-"),
+            None => println!("{name:<27} {:>10.1}  {what}", median(times)),
         }
     }
     Ok(())

@@ -1,9 +1,10 @@
 //! [`Communicator`]: one rank of an NCCL communicator, its collectives and
 //! point-to-point calls; [`UniqueId`]; group calls ([`Group`]).
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::ffi::{c_int, c_void, CStr};
 use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -14,9 +15,22 @@ use crate::element::{is_fp8, NcclElement};
 use crate::result::{NcclError, NcclResult, Operand};
 use crate::sys::{self, ncclComm_t, ncclResult_t, NcclApi};
 
+static API: OnceLock<Result<NcclApi, sys::LoadError>> = OnceLock::new();
+
 /// The NCCL table of this process, loaded on first use.
+#[inline]
 pub fn nccl_api() -> Result<&'static NcclApi, NcclError> {
-    static API: OnceLock<Result<NcclApi, sys::LoadError>> = OnceLock::new();
+    match API.get() {
+        Some(Ok(api)) => Ok(api),
+        _ => load_api(),
+    }
+}
+
+/// [`nccl_api`]'s first call, and its error (out of line: a loaded table
+/// is one load and a compare).
+#[cold]
+#[inline(never)]
+fn load_api() -> Result<&'static NcclApi, NcclError> {
     API.get_or_init(NcclApi::load).as_ref().map_err(|e| e.clone().into())
 }
 
@@ -193,6 +207,14 @@ fn last_error(api: &NcclApi, comm: ncclComm_t) -> String {
     }
 }
 
+/// The error of `call`, which answered `r` (not `ncclSuccess`).
+#[cold]
+#[inline(never)]
+fn nccl_error(call: &'static str, r: ncclResult_t, api: &NcclApi, comm: ncclComm_t) -> NcclError {
+    let result = NcclResult::from_raw(r).unwrap_or(NcclResult::InternalError);
+    NcclError::Nccl { call, result, detail: last_error(api, comm) }
+}
+
 /// The default limit of a wait: `OXIDE_NCCL_TIMEOUT` seconds, else 300 s,
 /// read once per process (every group's end asks for it).
 fn default_timeout() -> Duration {
@@ -219,6 +241,29 @@ struct CommState {
     failed: Option<NcclError>,
     /// Aborted (by this rank, or after a timeout).
     aborted: bool,
+}
+
+/// A communicator's health, shared with its emulated operations' host
+/// functions (which record their failures in it).
+#[derive(Default)]
+struct Health {
+    /// Set, after `state` says why, once the communicator has failed or is
+    /// aborted: every call reads this one flag, and only a set one takes
+    /// the lock for the reason.
+    broken: AtomicBool,
+    state: Mutex<CommState>,
+}
+
+impl Health {
+    /// Records `f` in the state and raises the flag.
+    fn update<R>(&self, f: impl FnOnce(&mut CommState) -> R) -> R {
+        let mut st = lock(&self.state);
+        let r = f(&mut st);
+        if st.aborted || st.failed.is_some() {
+            self.broken.store(true, Ordering::Release);
+        }
+        r
+    }
 }
 
 /// One rank of an NCCL communicator, bound to one device (its context).
@@ -248,7 +293,7 @@ pub struct Communicator {
     size: usize,
     engine: Engine,
     timeout: Mutex<Duration>,
-    state: Arc<Mutex<CommState>>,
+    health: Arc<Health>,
     calls: Mutex<()>,
 }
 
@@ -270,7 +315,7 @@ impl Communicator {
             size,
             engine,
             timeout: Mutex::new(timeout),
-            state: Arc::new(Mutex::new(CommState::default())),
+            health: Arc::default(),
             calls: Mutex::new(()),
         }
     }
@@ -409,12 +454,12 @@ impl Communicator {
     }
 
     fn abort_in_place(&self) {
-        let mut st = lock(&self.state);
-        if st.aborted {
+        // The flag is up before the lock below is taken: a call that holds
+        // `calls` now finishes first, and any later one sees the flag under
+        // the lock and is refused (NCCL frees an aborted communicator).
+        if self.health.update(|st| std::mem::replace(&mut st.aborted, true)) {
             return;
         }
-        st.aborted = true;
-        drop(st);
         match &self.engine {
             Engine::Gpu { api, comm } => {
                 let _ = self.ctx.bind_to_thread();
@@ -433,6 +478,9 @@ impl Communicator {
         if let Engine::Gpu { api, comm } = &self.engine {
             let mut r: ncclResult_t = 0;
             let _g = lock(&self.calls);
+            // Again under the lock: an abort on another thread since the
+            // first check has freed the communicator.
+            self.usable()?;
             // SAFETY: a live communicator; out-pointer to a local.
             let q = unsafe { (api.ncclCommGetAsyncError)(*comm, &mut r) };
             NcclError::check("ncclCommGetAsyncError", q, || last_error(api, *comm))?;
@@ -497,6 +545,8 @@ impl Communicator {
                 let c = color.map_or(sys::NCCL_SPLIT_NOCOLOR, |c| c as c_int);
                 let r = {
                     let _g = lock(&self.calls);
+                    // Again under the lock, as in `submit`.
+                    self.usable()?;
                     // SAFETY: a live communicator; an out-pointer to a local
                     // that outlives the split (awaited below), with the
                     // layout of a pointer; an initialised configuration.
@@ -562,8 +612,14 @@ impl Communicator {
         let start = Instant::now();
         loop {
             let mut state: ncclResult_t = 0;
-            // SAFETY: a live communicator; out-pointer to a local.
-            let q = unsafe { (api.ncclCommGetAsyncError)(comm, &mut state) };
+            let q = {
+                let _g = lock(&self.calls);
+                // Under the lock, as in `submit`: aborted meanwhile (by
+                // another thread) is freed.
+                self.usable()?;
+                // SAFETY: a live communicator; out-pointer to a local.
+                unsafe { (api.ncclCommGetAsyncError)(comm, &mut state) }
+            };
             if let Err(e) = NcclError::check("ncclCommGetAsyncError", q, || last_error(api, comm)) {
                 return fail(e);
             }
@@ -577,31 +633,47 @@ impl Communicator {
     }
 
     /// Refuses work on an aborted or failed communicator.
+    #[inline]
     fn usable(&self) -> Result<(), NcclError> {
-        let st = lock(&self.state);
-        if st.aborted {
-            return Err(NcclError::Aborted { by: None });
-        }
-        if let Some(first) = &st.failed {
-            return Err(NcclError::CommFailed { first: Box::new(first.clone()) });
+        if self.health.broken.load(Ordering::Acquire) {
+            return Err(self.unusable());
         }
         Ok(())
+    }
+
+    /// Why the communicator may not be used (its flag is up).
+    #[cold]
+    #[inline(never)]
+    fn unusable(&self) -> NcclError {
+        let st = lock(&self.health.state);
+        match &st.failed {
+            Some(first) if !st.aborted => NcclError::CommFailed { first: Box::new(first.clone()) },
+            _ => NcclError::Aborted { by: None },
+        }
     }
 
     /// An emulated failure: recorded as the communicator's, and a timeout
     /// aborts it (as [`wait`](Self::wait) does on a GPU).
     fn emulated_failure(&self, clique: &Clique, e: CollectiveError) -> NcclError {
-        record_failure(clique, self.rank, &self.state, e)
+        record_failure(clique, self.rank, &self.health, e)
     }
 
+    #[inline]
     fn check_context(&self, call: &'static str, operand: Operand, ctx: &Arc<CudaContext>) -> Result<(), NcclError> {
         if Arc::ptr_eq(ctx, &self.ctx) || ctx.raw() == self.ctx.raw() {
             Ok(())
         } else {
-            Err(NcclError::WrongContext { call, operand, expected: self.ctx.ordinal(), actual: ctx.ordinal() })
+            Err(self.wrong_context(call, operand, ctx))
         }
     }
 
+    #[cold]
+    #[inline(never)]
+    fn wrong_context(&self, call: &'static str, operand: Operand, ctx: &CudaContext) -> NcclError {
+        NcclError::WrongContext { call, operand, expected: self.ctx.ordinal(), actual: ctx.ordinal() }
+    }
+
+    #[inline]
     fn check_rank(&self, call: &'static str, rank: usize) -> Result<(), NcclError> {
         if rank < self.size {
             Ok(())
@@ -610,6 +682,7 @@ impl Communicator {
         }
     }
 
+    #[inline]
     fn check_element<T: NcclElement>(&self) -> Result<(), NcclError> {
         if let Engine::Gpu { api, .. } = &self.engine {
             if is_fp8::<T>() && api.version < sys::FP8_VERSION {
@@ -630,6 +703,7 @@ impl Communicator {
     ///   last element of a 65,537-element buffer unwritten (a C program
     ///   calling NCCL directly shows the same), while its one-rank sum is a
     ///   plain copy.
+    #[inline]
     fn reduction<T: NcclElement>(&self, call: &'static str, op: ReduceOp) -> Result<sys::ncclRedOp_t, NcclError> {
         if !op.is_available_for::<T>() {
             return Err(NcclError::AvgOfFp8 { call, element: T::NAME });
@@ -639,68 +713,84 @@ impl Communicator {
 
     /// The checks every call shares: usable, the stream's context, the
     /// element type.
+    #[inline]
     fn prologue<T: NcclElement>(&self, call: &'static str, stream: &CudaStream) -> Result<(), NcclError> {
         self.usable()?;
         self.check_context(call, Operand::Stream, stream.context())?;
         self.check_element::<T>()
     }
 
-    /// Queues one checked operation on `stream`: `gpu` calls NCCL, `op` is
-    /// the emulator's description of the same.
+    /// Queues one checked operation on `stream`: `gpu` calls NCCL, `op`
+    /// makes the emulator's description of the same.
+    ///
+    /// The thread's current context is left as it is: NCCL makes the
+    /// communicator's device current itself where it launches work, and
+    /// needs no device set for a call (NCCL's group calls drive several
+    /// devices from one thread that way); a one-rank communicator's copy
+    /// runs on the stream's device whatever the current one.
+    #[inline]
     fn submit(
         &self,
         call: &'static str,
         stream: &Arc<CudaStream>,
-        op: Collective,
+        op: impl FnOnce() -> Collective,
         gpu: impl FnOnce(&'static NcclApi, ncclComm_t, sys::cudaStream_t) -> ncclResult_t,
     ) -> Result<(), NcclError> {
-        match &self.engine {
-            Engine::Gpu { api, comm } => {
-                self.ctx.bind_to_thread()?;
-                let (r, grouped) = {
-                    let _g = lock(&self.calls);
-                    let grouped = group_note_gpu(api, *comm);
-                    (gpu(api, *comm, stream.raw()), grouped)
-                };
-                if grouped {
-                    // Inside a group NCCL answers at ncclGroupEnd.
-                    return NcclError::check(call, if r == sys::ncclInProgress { 0 } else { r }, || last_error(api, *comm));
-                }
-                self.settle(call, r)
-            }
-            Engine::Emulated { clique } => {
-                let _g = lock(&self.calls);
-                let timeout = self.timeout();
-                let slot: Arc<Mutex<Option<NcclError>>> = Arc::default();
-                let ticket: Arc<Mutex<Option<Ticket>>> = Arc::default();
-                let post = {
-                    let (clique, ticket, rank) = (clique.clone(), ticket.clone(), self.rank);
-                    move || *lock(&ticket) = Some(clique.post(rank, op))
-                };
-                let wait = {
-                    let (clique, rank, state, slot) = (clique.clone(), self.rank, self.state.clone(), slot.clone());
-                    move || {
-                        let Some(t) = lock(&ticket).take() else { return };
-                        if let Err(e) = clique.wait(&t, timeout) {
-                            *lock(&slot) = Some(record_failure(&clique, rank, &state, e));
-                        }
-                    }
-                };
-                if in_group() {
-                    stream.launch_host_fn_replayable(post)?;
-                    GROUP.with(|g| g.borrow_mut().waits.push((stream.clone(), Box::new(wait), slot)));
-                    return Ok(());
-                }
-                // Replayable: inside a capture this is a host node that
-                // every launch of the graph runs (each launch a new round).
-                stream.launch_host_fn_replayable(move || {
-                    post();
-                    wait();
-                })?;
-                let failed = lock(&slot).take();
-                failed.map_or(Ok(()), Err)
-            }
+        let (api, comm) = match &self.engine {
+            Engine::Gpu { api, comm } => (*api, *comm),
+            Engine::Emulated { clique } => return self.submit_emulated(clique, stream, op()),
+        };
+        let (r, grouped) = {
+            let _g = lock(&self.calls);
+            // Again under the lock: an abort on another thread between the
+            // first check and here has freed the communicator.
+            self.usable()?;
+            let grouped = group_note_gpu(api, comm);
+            (gpu(api, comm, stream.raw()), grouped)
+        };
+        if r == sys::ncclSuccess {
+            return Ok(());
         }
+        if grouped {
+            // Inside a group NCCL answers at ncclGroupEnd.
+            return if r == sys::ncclInProgress { Ok(()) } else { Err(nccl_error(call, r, api, comm)) };
+        }
+        self.settle(call, r)
+    }
+
+    /// [`submit`](Self::submit) on the emulator's clique.
+    #[inline(never)]
+    fn submit_emulated(&self, clique: &Arc<Clique>, stream: &Arc<CudaStream>, op: Collective) -> Result<(), NcclError> {
+        let _g = lock(&self.calls);
+        let timeout = self.timeout();
+        let slot: Arc<Mutex<Option<NcclError>>> = Arc::default();
+        let ticket: Arc<Mutex<Option<Ticket>>> = Arc::default();
+        let post = {
+            let (clique, ticket, rank) = (clique.clone(), ticket.clone(), self.rank);
+            move || *lock(&ticket) = Some(clique.post(rank, op))
+        };
+        let wait = {
+            let (clique, rank, health, slot) = (clique.clone(), self.rank, self.health.clone(), slot.clone());
+            move || {
+                let Some(t) = lock(&ticket).take() else { return };
+                if let Err(e) = clique.wait(&t, timeout) {
+                    *lock(&slot) = Some(record_failure(&clique, rank, &health, e));
+                }
+            }
+        };
+        if in_group() {
+            stream.launch_host_fn_replayable(post)?;
+            group_note_wait((stream.clone(), Box::new(wait), slot));
+            return Ok(());
+        }
+        // Replayable: inside a capture this is a host node that every
+        // launch of the graph runs (each launch a new round).
+        stream.launch_host_fn_replayable(move || {
+            post();
+            wait();
+        })?;
+        let failed = lock(&slot).take();
+        failed.map_or(Ok(()), Err)
     }
 
     /// Every rank's `recv` = the reduction (`op`) of every rank's `send`
@@ -721,7 +811,7 @@ impl Communicator {
         send.order_read(stream)?;
         recv.order_write(stream)?;
         let (s, r, n) = (send.device_ptr(), recv.device_ptr(), send.len());
-        let op_e = Collective::AllReduce { send: s, recv: r, count: n, element: T::ELEMENT, op: op.emulated() };
+        let op_e = move || Collective::AllReduce { send: s, recv: r, count: n, element: T::ELEMENT, op: op.emulated() };
         // SAFETY (closure): both buffers are live device memory of the
         // communicator's context holding `n` elements of T.
         self.submit(CALL, stream, op_e, |api, comm, st| unsafe {
@@ -743,7 +833,7 @@ impl Communicator {
         self.check_context(CALL, Operand::Recv, buf.as_slice().context())?;
         buf.order_write(stream)?;
         let (p, n) = (buf.device_ptr(), buf.len());
-        let op_e = Collective::AllReduce { send: p, recv: p, count: n, element: T::ELEMENT, op: op.emulated() };
+        let op_e = move || Collective::AllReduce { send: p, recv: p, count: n, element: T::ELEMENT, op: op.emulated() };
         // SAFETY (closure): live device memory of `n` elements; NCCL
         // allows sendbuff == recvbuff.
         self.submit(CALL, stream, op_e, |api, comm, st| unsafe {
@@ -769,7 +859,7 @@ impl Communicator {
         send.order_read(stream)?;
         recv.order_write(stream)?;
         let (s, r, n) = (send.device_ptr(), recv.device_ptr(), send.len());
-        let op_e = Collective::Broadcast { send: s, recv: r, count: n, element: T::ELEMENT, root };
+        let op_e = move || Collective::Broadcast { send: s, recv: r, count: n, element: T::ELEMENT, root };
         // SAFETY (closure): as for all_reduce.
         self.submit(CALL, stream, op_e, |api, comm, st| unsafe {
             (api.ncclBroadcast)(s as *const c_void, r as *mut c_void, n, T::DATA_TYPE, root as c_int, comm, st)
@@ -790,7 +880,7 @@ impl Communicator {
         self.check_context(CALL, Operand::Recv, buf.as_slice().context())?;
         buf.order_write(stream)?;
         let (p, n) = (buf.device_ptr(), buf.len());
-        let op_e = Collective::Broadcast { send: p, recv: p, count: n, element: T::ELEMENT, root };
+        let op_e = move || Collective::Broadcast { send: p, recv: p, count: n, element: T::ELEMENT, root };
         // SAFETY (closure): as for all_reduce_in_place.
         self.submit(CALL, stream, op_e, |api, comm, st| unsafe {
             (api.ncclBroadcast)(p as *const c_void, p as *mut c_void, n, T::DATA_TYPE, root as c_int, comm, st)
@@ -818,7 +908,7 @@ impl Communicator {
         send.order_read(stream)?;
         recv.order_write(stream)?;
         let (s, r, n) = (send.device_ptr(), recv.device_ptr(), send.len());
-        let op_e = Collective::Reduce { send: s, recv: r, count: n, element: T::ELEMENT, op: op.emulated(), root };
+        let op_e = move || Collective::Reduce { send: s, recv: r, count: n, element: T::ELEMENT, op: op.emulated(), root };
         // SAFETY (closure): as for all_reduce.
         self.submit(CALL, stream, op_e, |api, comm, st| unsafe {
             (api.ncclReduce)(s as *const c_void, r as *mut c_void, n, T::DATA_TYPE, nccl_op, root as c_int, comm, st)
@@ -841,7 +931,7 @@ impl Communicator {
         send.order_read(stream)?;
         recv.order_write(stream)?;
         let (s, r, n) = (send.device_ptr(), recv.device_ptr(), send.len());
-        let op_e = Collective::AllGather { send: s, recv: r, count: n, element: T::ELEMENT };
+        let op_e = move || Collective::AllGather { send: s, recv: r, count: n, element: T::ELEMENT };
         // SAFETY (closure): `send` holds `n` elements and `recv` `n × size`.
         self.submit(CALL, stream, op_e, |api, comm, st| unsafe {
             (api.ncclAllGather)(s as *const c_void, r as *mut c_void, n, T::DATA_TYPE, comm, st)
@@ -866,7 +956,7 @@ impl Communicator {
         send.order_read(stream)?;
         recv.order_write(stream)?;
         let (s, r, n) = (send.device_ptr(), recv.device_ptr(), recv.len());
-        let op_e = Collective::ReduceScatter { send: s, recv: r, count: n, element: T::ELEMENT, op: op.emulated() };
+        let op_e = move || Collective::ReduceScatter { send: s, recv: r, count: n, element: T::ELEMENT, op: op.emulated() };
         // SAFETY (closure): `recv` holds `n` elements and `send` `n × size`.
         self.submit(CALL, stream, op_e, |api, comm, st| unsafe {
             (api.ncclReduceScatter)(s as *const c_void, r as *mut c_void, n, T::DATA_TYPE, nccl_op, comm, st)
@@ -886,7 +976,7 @@ impl Communicator {
         self.check_context(CALL, Operand::Send, buf.context())?;
         buf.order_read(stream)?;
         let (p, n) = (buf.device_ptr(), buf.len());
-        let op_e = Collective::Send { send: p, count: n, element: T::ELEMENT, peer };
+        let op_e = move || Collective::Send { send: p, count: n, element: T::ELEMENT, peer };
         // SAFETY (closure): live device memory of `n` elements.
         self.submit(CALL, stream, op_e, |api, comm, st| unsafe {
             (api.ncclSend)(p as *const c_void, n, T::DATA_TYPE, peer as c_int, comm, st)
@@ -905,7 +995,7 @@ impl Communicator {
         self.check_context(CALL, Operand::Recv, buf.as_slice().context())?;
         buf.order_write(stream)?;
         let (p, n) = (buf.device_ptr(), buf.len());
-        let op_e = Collective::Recv { recv: p, count: n, element: T::ELEMENT, peer };
+        let op_e = move || Collective::Recv { recv: p, count: n, element: T::ELEMENT, peer };
         // SAFETY (closure): live device memory of `n` elements.
         self.submit(CALL, stream, op_e, |api, comm, st| unsafe {
             (api.ncclRecv)(p as *mut c_void, n, T::DATA_TYPE, peer as c_int, comm, st)
@@ -923,19 +1013,20 @@ fn check_len(call: &'static str, operand: Operand, expected: usize, actual: usiz
 
 /// Records an emulated failure as the communicator's first (if none is);
 /// a timeout aborts the clique, so that no peer waits on.
-fn record_failure(clique: &Clique, rank: usize, state: &Mutex<CommState>, e: CollectiveError) -> NcclError {
+fn record_failure(clique: &Clique, rank: usize, health: &Health, e: CollectiveError) -> NcclError {
     if let CollectiveError::Timeout { .. } = e {
         clique.abort(rank);
     }
     let err = NcclError::from(e);
-    let mut st = lock(state);
-    st.failed.get_or_insert_with(|| err.clone());
+    health.update(|st| {
+        st.failed.get_or_insert_with(|| err.clone());
+    });
     err
 }
 
 impl Drop for Communicator {
     fn drop(&mut self) {
-        let st = lock(&self.state);
+        let st = lock(&self.health.state);
         let (aborted, failed) = (st.aborted, st.failed.is_some());
         drop(st);
         match &self.engine {
@@ -951,7 +1042,7 @@ impl Drop for Communicator {
                 // SAFETY: a live communicator, released once.
                 unsafe {
                     if failed || self.settle("ncclCommFinalize", (api.ncclCommFinalize)(*comm)).is_err() {
-                        if !lock(&self.state).aborted {
+                        if !lock(&self.health.state).aborted {
                             (api.ncclCommAbort)(*comm);
                         }
                     } else {
@@ -977,53 +1068,113 @@ impl fmt::Debug for Communicator {
 
 type PendingWait = (Arc<CudaStream>, Box<dyn Fn() + Send + Sync>, Arc<Mutex<Option<NcclError>>>);
 
-#[derive(Default)]
+/// How many GPU communicators a group notes in [`GroupState`]; the rest
+/// go to [`GroupMore`].
+const INLINE_COMMS: usize = 8;
+
+/// This thread's open groups. Plain cells with no destructor, so that an
+/// access is a thread-local address with no lazy-initialisation test (a
+/// type that needs dropping would have its destructor registered on first
+/// use, and every access would test for it): every group and every
+/// collective reads it. What needs the heap is in [`GroupMore`], touched
+/// only when used.
 struct GroupState {
     /// Open [`Group`]s on this thread.
-    depth: usize,
+    depth: Cell<usize>,
     /// How many of them have called `ncclGroupStart` (lazily, at their
     /// first GPU operation, so that an emulated program never loads NCCL).
-    gpu_depth: usize,
-    /// The GPU communicators used in the group, polled at its end.
-    gpu_comms: Vec<(&'static NcclApi, ncclComm_t)>,
-    /// Emulated operations posted in the group, waited for at its end.
-    waits: Vec<PendingWait>,
+    gpu_depth: Cell<usize>,
+    /// The NCCL table of the GPU operations (set with `gpu_depth`).
+    api: Cell<Option<&'static NcclApi>>,
+    /// The GPU communicators used in the outermost group, polled at its end
+    /// when NCCL answers `ncclInProgress`: the first [`INLINE_COMMS`] here,
+    /// the rest in [`GroupMore`].
+    comms: [Cell<ncclComm_t>; INLINE_COMMS],
+    /// How many of `comms` are set.
+    ncomms: Cell<usize>,
+    /// Whether [`GroupMore`] holds anything.
+    more: Cell<bool>,
 }
 
 impl GroupState {
     const fn new() -> GroupState {
-        GroupState { depth: 0, gpu_depth: 0, gpu_comms: Vec::new(), waits: Vec::new() }
+        GroupState {
+            depth: Cell::new(0),
+            gpu_depth: Cell::new(0),
+            api: Cell::new(None),
+            comms: [const { Cell::new(std::ptr::null_mut()) }; INLINE_COMMS],
+            ncomms: Cell::new(0),
+            more: Cell::new(false),
+        }
     }
 }
 
-thread_local! {
-    // Every collective and every group touches it: a const initialiser
-    // spares each access the lazy-initialisation check.
-    static GROUP: RefCell<GroupState> = const { RefCell::new(GroupState::new()) };
+/// The heap part of this thread's groups.
+struct GroupMore {
+    /// GPU communicators past [`INLINE_COMMS`].
+    comms: Vec<ncclComm_t>,
+    /// Emulated operations posted in the group, waited for at its end.
+    waits: Vec<PendingWait>,
 }
 
+thread_local! {
+    static GROUP: GroupState = const { GroupState::new() };
+    static GROUP_MORE: RefCell<GroupMore> = const { RefCell::new(GroupMore { comms: Vec::new(), waits: Vec::new() }) };
+}
+
+#[inline]
 fn in_group() -> bool {
-    GROUP.with(|g| g.borrow().depth > 0)
+    GROUP.with(|g| g.depth.get() > 0)
 }
 
 /// Before a GPU operation on `comm`: the open groups call `ncclGroupStart`
 /// now, and `comm` is noted for the group's end; whether a group is open.
+#[inline]
 fn group_note_gpu(api: &'static NcclApi, comm: ncclComm_t) -> bool {
     GROUP.with(|g| {
-        let mut g = g.borrow_mut();
-        if g.depth == 0 {
+        let depth = g.depth.get();
+        if depth == 0 {
             return false;
         }
-        while g.gpu_depth < g.depth {
-            // SAFETY: no arguments; matched by the group's ncclGroupEnd.
-            unsafe { (api.ncclGroupStart)() };
-            g.gpu_depth += 1;
+        let mut started = g.gpu_depth.get();
+        if started < depth {
+            g.api.set(Some(api));
+            while started < depth {
+                // SAFETY: no arguments; matched by the group's ncclGroupEnd.
+                unsafe { (api.ncclGroupStart)() };
+                started += 1;
+            }
+            g.gpu_depth.set(started);
         }
-        if !g.gpu_comms.iter().any(|(_, c)| *c == comm) {
-            g.gpu_comms.push((api, comm));
+        let n = g.ncomms.get();
+        if !g.comms[..n].iter().any(|c| c.get() == comm) {
+            if n < INLINE_COMMS {
+                g.comms[n].set(comm);
+                g.ncomms.set(n + 1);
+            } else {
+                group_note_more_comm(g, comm);
+            }
         }
         true
     })
+}
+
+/// A communicator past the inline ones.
+#[cold]
+fn group_note_more_comm(g: &GroupState, comm: ncclComm_t) {
+    GROUP_MORE.with(|m| {
+        let mut m = m.borrow_mut();
+        if !m.comms.contains(&comm) {
+            m.comms.push(comm);
+        }
+    });
+    g.more.set(true);
+}
+
+/// An emulated operation posted in the group, waited for at its end.
+fn group_note_wait(wait: PendingWait) {
+    GROUP_MORE.with(|m| m.borrow_mut().waits.push(wait));
+    GROUP.with(|g| g.more.set(true));
 }
 
 /// A group of NCCL calls (`ncclGroupStart` … `ncclGroupEnd`): the
@@ -1064,20 +1215,22 @@ pub struct Group {
 
 impl Group {
     /// Starts a group on this thread.
+    #[inline]
     pub fn start() -> Group {
         GROUP.with(|g| {
-            let mut g = g.borrow_mut();
-            if g.depth == 0 {
-                // The last group's communicators (kept for their capacity).
-                g.gpu_comms.clear();
+            let depth = g.depth.get();
+            if depth == 0 {
+                // The last group's communicators.
+                g.ncomms.set(0);
             }
-            g.depth += 1;
+            g.depth.set(depth + 1);
         });
         Group { ended: false, _thread: std::marker::PhantomData }
     }
 
     /// Ends the group: the outermost one launches every call made in it
     /// (`ncclGroupEnd`) and reports the first error.
+    #[inline]
     pub fn end(mut self) -> Result<(), NcclError> {
         self.ended = true;
         finish_group()
@@ -1085,6 +1238,7 @@ impl Group {
 }
 
 impl Drop for Group {
+    #[inline]
     fn drop(&mut self) {
         if !self.ended {
             let _ = finish_group();
@@ -1093,6 +1247,7 @@ impl Drop for Group {
 }
 
 /// Runs `f` inside a [`Group`].
+#[inline]
 pub fn group<R>(f: impl FnOnce() -> Result<R, NcclError>) -> Result<R, NcclError> {
     let g = Group::start();
     let r = f();
@@ -1101,57 +1256,92 @@ pub fn group<R>(f: impl FnOnce() -> Result<R, NcclError>) -> Result<R, NcclError
     end.map(|()| r)
 }
 
+#[inline]
 fn finish_group() -> Result<(), NcclError> {
-    let (gpu_end, waits) = GROUP.with(|g| {
-        let mut g = g.borrow_mut();
-        let gpu_end = g.gpu_depth == g.depth && g.gpu_depth > 0;
+    let (gpu_api, outermost, more) = GROUP.with(|g| {
+        let (depth, gpu_depth) = (g.depth.get(), g.gpu_depth.get());
+        let gpu_end = gpu_depth == depth && gpu_depth > 0;
         if gpu_end {
-            g.gpu_depth -= 1;
+            g.gpu_depth.set(gpu_depth - 1);
         }
-        g.depth -= 1;
-        let waits = if g.depth == 0 && !g.waits.is_empty() { std::mem::take(&mut g.waits) } else { Vec::new() };
-        (gpu_end, waits)
+        g.depth.set(depth - 1);
+        (if gpu_end { g.api.get() } else { None }, depth == 1, g.more.get())
     });
-    let mut first: Option<NcclError> = None;
-    if gpu_end {
-        if let Ok(api) = nccl_api() {
-            // SAFETY: matches the ncclGroupStart of this group.
-            let r = unsafe { (api.ncclGroupEnd)() };
-            if r != sys::ncclInProgress {
-                if let Err(e) = NcclError::check("ncclGroupEnd", r, || last_error(api, std::ptr::null_mut())) {
-                    first.get_or_insert(e);
-                }
-            }
-            // Only a group of non-blocking communicators still in progress
-            // needs their states polled; otherwise NCCL's answer is final
-            // (and a later failure shows in `wait`).
-            // The outermost group's communicators (cleared when the next
-            // group starts).
-            let comms = if r == sys::ncclInProgress { GROUP.with(|g| g.borrow().gpu_comms.clone()) } else { Vec::new() };
-            let polled = &comms[..];
-            let timeout = default_timeout();
-            let start = if polled.is_empty() { None } else { Some(Instant::now()) };
-            for &(api, comm) in polled {
-                let start = start.expect("set when polling");
-                loop {
-                    let mut state: ncclResult_t = 0;
-                    // SAFETY: a communicator used in this group, still live
-                    // (its owner is borrowed by the calls made in it).
-                    unsafe { (api.ncclCommGetAsyncError)(comm, &mut state) };
-                    if state == sys::ncclInProgress && start.elapsed() < timeout {
-                        std::thread::sleep(Duration::from_micros(100));
-                        continue;
-                    }
-                    if state == sys::ncclInProgress {
-                        first.get_or_insert(NcclError::Timeout { call: "ncclGroupEnd", waited: timeout, missing: Vec::new() });
-                    } else if let Err(e) = NcclError::check("ncclGroupEnd", state, || last_error(api, comm)) {
-                        first.get_or_insert(e);
-                    }
-                    break;
-                }
-            }
+    let more = outermost && more;
+    if let Some(api) = gpu_api {
+        // SAFETY: matches the ncclGroupStart of this group.
+        let r = unsafe { (api.ncclGroupEnd)() };
+        if r != sys::ncclSuccess {
+            return finish_group_slow(Some((api, r)), more);
         }
     }
+    if more {
+        return finish_group_slow(None, true);
+    }
+    Ok(())
+}
+
+/// The rest of [`finish_group`] where there is more to do than NCCL's
+/// success: `gpu`, NCCL's other answer to `ncclGroupEnd`; `more`, the
+/// outermost group's emulated operations to wait for.
+#[inline(never)]
+fn finish_group_slow(gpu: Option<(&'static NcclApi, ncclResult_t)>, more: bool) -> Result<(), NcclError> {
+    let mut first: Option<NcclError> = None;
+    if let Some((api, r)) = gpu {
+        // Only a group of non-blocking communicators still in progress
+        // needs their states polled; otherwise NCCL's answer is final (and
+        // a later failure shows in `wait`).
+        if r == sys::ncclInProgress {
+            poll_group(api, &mut first);
+        } else {
+            first = Some(nccl_error("ncclGroupEnd", r, api, std::ptr::null_mut()));
+        }
+    }
+    if more {
+        finish_more(&mut first);
+    }
+    first.map_or(Ok(()), Err)
+}
+
+/// Polls the outermost group's communicators until none is in progress,
+/// at most the default timeout; the first error into `first`.
+#[cold]
+#[inline(never)]
+fn poll_group(api: &'static NcclApi, first: &mut Option<NcclError>) {
+    let mut comms: Vec<ncclComm_t> = GROUP.with(|g| g.comms[..g.ncomms.get()].iter().map(Cell::get).collect());
+    comms.extend(GROUP_MORE.with(|m| m.borrow().comms.clone()));
+    let timeout = default_timeout();
+    let start = Instant::now();
+    for comm in comms {
+        loop {
+            let mut state: ncclResult_t = 0;
+            // SAFETY: a communicator used in this group, still live (its
+            // owner is borrowed by the calls made in it).
+            unsafe { (api.ncclCommGetAsyncError)(comm, &mut state) };
+            if state == sys::ncclInProgress && start.elapsed() < timeout {
+                std::thread::sleep(Duration::from_micros(100));
+                continue;
+            }
+            if state == sys::ncclInProgress {
+                first.get_or_insert(NcclError::Timeout { call: "ncclGroupEnd", waited: timeout, missing: Vec::new() });
+            } else if let Err(e) = NcclError::check("ncclGroupEnd", state, || last_error(api, comm)) {
+                first.get_or_insert(e);
+            }
+            break;
+        }
+    }
+}
+
+/// At the outermost group's end: waits for its emulated operations and
+/// forgets the communicators past the inline ones.
+#[inline(never)]
+fn finish_more(first: &mut Option<NcclError>) {
+    GROUP.with(|g| g.more.set(false));
+    let waits = GROUP_MORE.with(|m| {
+        let mut m = m.borrow_mut();
+        m.comms.clear();
+        std::mem::take(&mut m.waits)
+    });
     for (stream, wait, slot) in waits {
         let wait: Arc<dyn Fn() + Send + Sync> = Arc::from(wait);
         if let Err(e) = stream.launch_host_fn_replayable(move || wait()) {
@@ -1161,5 +1351,4 @@ fn finish_group() -> Result<(), NcclError> {
             first.get_or_insert(e);
         }
     }
-    first.map_or(Ok(()), Err)
 }
