@@ -19,7 +19,8 @@
 //!   loads one 64-wide K step of A and B with TMA, everyone waits on the
 //!   mbarrier, four m64n128k16 wgmmas, wait, repeat. The correctness
 //!   baseline.
-//! * [`gemm_ws`] — warp-specialised: a 128×256 tile per block of 288 threads.
+//! * [`gemm_ws`] — warp-specialised and persistent: 128×256 tiles, one
+//!   block of 288 threads per multiprocessor taking tile after tile.
 //!   Warps 0–7 are two consumer warpgroups (each owns 64 rows of the tile:
 //!   128 f32 accumulators per thread, m64n256k16), warp 8 is the producer:
 //!   one lane issues the TMA loads into a ring of `STAGES` shared-memory
@@ -27,8 +28,10 @@
 //!   "full" mbarrier (the bytes landed) and an "empty" one (both consumer
 //!   warpgroups are done with it). Consumers keep one wgmma batch in flight
 //!   (`wait_group::<1>`) and release a stage once its batch is complete.
-//!   Blocks walk the tiles in groups of 16 tile rows so that a wave of
-//!   blocks shares A and B panels in L2.
+//!   The ring runs on across a block's tiles, so the producer loads the
+//!   next tile while the consumers store the last. Tiles are numbered in
+//!   groups of 16 tile rows so that the blocks at work share A and B panels
+//!   in L2.
 //!
 //! ```ignore
 //! let module = load_kernel_module(&ctx, "my_program")?;
@@ -179,8 +182,9 @@ pub const WS_SMEM: u32 = STAGES * STAGE_BYTES + 16 * STAGES + 1024;
 /// Tile rows per group of the block order (L2 reuse).
 const GROUP_M: u32 = 16;
 
-/// C = A·Bᵀ, warp-specialised and pipelined (module docs). Launch with 288
-/// threads, `(m/128)·(n/256)` blocks, `WS_SMEM` bytes of dynamic shared
+/// C = A·Bᵀ, warp-specialised, pipelined and persistent (module docs).
+/// Launch with 288 threads, at most `(m/128)·(n/256)` blocks (each takes
+/// every gridDim-th tile), `WS_SMEM` bytes of dynamic shared
 /// memory; `map_a`/`map_b` have boxes of 64×128 and 64×256 and the 128-byte
 /// swizzle. m, n, k must be multiples of 128, 256 and 64.
 #[kernel(launch_bounds(288, 1))]
@@ -206,75 +210,100 @@ pub fn gemm_ws(map_a: u64, map_b: u64, dims: Dims, mut c: DisjointSlice<u32>) {
     }
     thread::sync_threads();
 
-    // Grouped block order: GROUP_M tile rows at a time, column by column.
-    // (Divisors are at least 1, so no division-by-zero panic path: a call
-    // in the kernel would make ptxas serialise the wgmma pipeline.)
+    let k_steps = dims.k / BK;
+    let tiles = (dims.m / WS_BM) * (dims.n / WS_BN);
+    // The warp's role, broadcast from lane 0 so that ptxas sees a
+    // warp-uniform value (a per-thread branch around wgmma serialises it).
+    let warp_index = warp::shfl_idx(warp::FULL_MASK, tid / 32, 0);
+    // Persistent: the block takes tiles blockIdx, blockIdx + gridDim, …;
+    // `step` counts K steps across them, so the ring of stages (and each
+    // barrier's phase) runs on from one tile into the next, and the
+    // producer loads the next tile's first stages during the consumers'
+    // stores.
+    if warp_index >= 8 {
+        // Producer warp: one lane issues every copy.
+        if warp::elect_one(warp::FULL_MASK) {
+            tma::prefetch_tensor_map(map_a);
+            tma::prefetch_tensor_map(map_b);
+            let mut step = 0u32;
+            let mut tile = thread::blockIdx_x();
+            while tile < tiles {
+                let (m0, n0) = ws_tile_origin(tile, dims);
+                let mut kb = 0;
+                while kb < k_steps {
+                    let s = step % STAGES;
+                    if step >= STAGES {
+                        empty(s).wait((step / STAGES - 1) & 1);
+                    }
+                    full(s).arrive_expect_tx(STAGE_BYTES);
+                    // SAFETY: valid maps (host); the stage is free (its
+                    // empty barrier completed, or it was never used) and
+                    // 1024-aligned; `full(s)` expects both boxes' bytes.
+                    unsafe {
+                        tma::load_2d(a_tile(s), map_a, full(s), (kb * BK) as i32, m0 as i32);
+                        tma::load_2d(b_tile(s), map_b, full(s), (kb * BK) as i32, n0 as i32);
+                    }
+                    kb += 1;
+                    step += 1;
+                }
+                tile += thread::gridDim_x();
+            }
+        }
+    } else {
+        // Consumer warpgroup `wg` owns rows 64·wg… of each tile.
+        let wg = warp_index / 4;
+        let mut step = 0u32;
+        let mut tile = thread::blockIdx_x();
+        while tile < tiles {
+            let (m0, n0) = ws_tile_origin(tile, dims);
+            let mut acc = wgmma::zeroed::<128>();
+            let mut kb = 0;
+            while kb < k_steps {
+                let s = step % STAGES;
+                full(s).wait((step / STAGES) & 1);
+                wgmma::fence();
+                for k in 0..4 {
+                    let da = descriptor(a_tile(s) + wg * 64 * ROW_BYTES + 32 * k, 16, GROUP_BYTES, Swizzle::B128);
+                    let db = descriptor(b_tile(s) + 32 * k, 16, GROUP_BYTES, Swizzle::B128);
+                    // SAFETY: the whole warpgroup runs this with the same
+                    // descriptors; the stage is not refilled before this
+                    // warpgroup releases it below, after the batch completed.
+                    unsafe { wgmma::m64n256k16_f32_bf16(&mut acc, da, db, true) };
+                }
+                wgmma::commit_group();
+                // The previous step's batch is complete: release its stage.
+                wgmma::wait_group::<1>();
+                if kb > 0 {
+                    empty((step - 1) % STAGES).arrive();
+                }
+                kb += 1;
+                step += 1;
+            }
+            wgmma::wait_group::<0>();
+            // The tile's last stage, read by the batch just completed.
+            empty((step - 1) % STAGES).arrive();
+            store_fragment(&acc, &mut c, dims.n, m0 + 64 * wg, n0);
+            tile += thread::gridDim_x();
+        }
+    }
+}
+
+/// The origin (first row, first column) of `gemm_ws`'s tile number `id`:
+/// tiles are taken GROUP_M tile rows at a time, column by column, so that
+/// the blocks running at once share A and B panels in L2.
+#[inline(always)]
+fn ws_tile_origin(id: u32, dims: Dims) -> (u32, u32) {
+    // Divisors are at least 1, so no division-by-zero panic path: a call
+    // in the kernel would make ptxas serialise the wgmma pipeline.
     let m_tiles = dims.m / WS_BM;
     let n_tiles = (dims.n / WS_BN).max(1);
-    let id = thread::blockIdx_x();
     let group = id / (GROUP_M * n_tiles);
     let first_m = group * GROUP_M;
     // Not `clamp`: its debug assertion formats a message, which kernels cannot.
     #[allow(clippy::manual_clamp)]
     let rows = m_tiles.saturating_sub(first_m).max(1).min(GROUP_M);
     let in_group = id % (GROUP_M * n_tiles);
-    let m0 = (first_m + in_group % rows) * WS_BM;
-    let n0 = (in_group / rows) * WS_BN;
-    let k_steps = dims.k / BK;
-
-    // The warp's role, broadcast from lane 0 so that ptxas sees a
-    // warp-uniform value (a per-thread branch around wgmma serialises it).
-    let warp_index = warp::shfl_idx(warp::FULL_MASK, tid / 32, 0);
-    if warp_index >= 8 {
-        // Producer warp: one lane issues every copy.
-        if warp::elect_one(warp::FULL_MASK) {
-            tma::prefetch_tensor_map(map_a);
-            tma::prefetch_tensor_map(map_b);
-            let mut kb = 0;
-            while kb < k_steps {
-                let s = kb % STAGES;
-                if kb >= STAGES {
-                    empty(s).wait((kb / STAGES - 1) & 1);
-                }
-                full(s).arrive_expect_tx(STAGE_BYTES);
-                // SAFETY: valid maps (host); the stage is free (its empty
-                // barrier completed, or it was never used) and 1024-aligned;
-                // `full(s)` expects both boxes' bytes.
-                unsafe {
-                    tma::load_2d(a_tile(s), map_a, full(s), (kb * BK) as i32, m0 as i32);
-                    tma::load_2d(b_tile(s), map_b, full(s), (kb * BK) as i32, n0 as i32);
-                }
-                kb += 1;
-            }
-        }
-    } else {
-        // Consumer warpgroup `wg` owns rows 64·wg… of the tile.
-        let wg = warp_index / 4;
-        let mut acc = wgmma::zeroed::<128>();
-        let mut kb = 0;
-        while kb < k_steps {
-            let s = kb % STAGES;
-            full(s).wait((kb / STAGES) & 1);
-            wgmma::fence();
-            for k in 0..4 {
-                let da = descriptor(a_tile(s) + wg * 64 * ROW_BYTES + 32 * k, 16, GROUP_BYTES, Swizzle::B128);
-                let db = descriptor(b_tile(s) + 32 * k, 16, GROUP_BYTES, Swizzle::B128);
-                // SAFETY: the whole warpgroup runs this with the same
-                // descriptors; the stage is not refilled before this
-                // warpgroup releases it below, after the batch completed.
-                unsafe { wgmma::m64n256k16_f32_bf16(&mut acc, da, db, true) };
-            }
-            wgmma::commit_group();
-            // The previous step's batch is complete: release its stage.
-            wgmma::wait_group::<1>();
-            if kb > 0 {
-                empty((kb - 1) % STAGES).arrive();
-            }
-            kb += 1;
-        }
-        wgmma::wait_group::<0>();
-        store_fragment(&acc, &mut c, dims.n, m0 + 64 * wg, n0);
-    }
+    ((first_m + in_group % rows) * WS_BM, (in_group / rows) * WS_BN)
 }
 
 // ---------------------------------------------------------------------------
@@ -317,12 +346,14 @@ impl Kernel {
         }
     }
 
-    /// The launch shape for `dims` (which [`check_dims`] accepted).
-    fn config(self, dims: Dims) -> LaunchConfig {
+    /// The launch shape for `dims` (which [`check_dims`] accepted) on a
+    /// GPU of `sms` multiprocessors: `gemm_ws` is persistent, one block
+    /// per multiprocessor at most.
+    fn config(self, dims: Dims, sms: u32) -> LaunchConfig {
         let (bm, bn) = self.tile();
         let (grid_dim, threads) = match self {
             Kernel::Simple => ((dims.n / bn, dims.m / bm, 1), 128),
-            Kernel::Ws => (((dims.m / bm) * (dims.n / bn), 1, 1), 288),
+            Kernel::Ws => ((((dims.m / bm) * (dims.n / bn)).min(sms.max(1)), 1, 1), 288),
         };
         LaunchConfig { grid_dim, block_dim: (threads, 1, 1), shared_mem_bytes: self.shared_bytes() }
     }
@@ -380,6 +411,8 @@ pub struct Gemm<'a> {
     dims: Dims,
     map_a: DeviceBuffer<TensorMap>,
     map_b: DeviceBuffer<TensorMap>,
+    /// Multiprocessors of the GPU (the persistent kernel's grid).
+    sms: u32,
     inputs: PhantomData<&'a DeviceBuffer<u16>>,
 }
 
@@ -405,7 +438,8 @@ impl<'a> Gemm<'a> {
         let map_a = upload_map(stream, a, dims.m, dims.k, bm)?;
         let map_b = upload_map(stream, b, dims.n, dims.k, bn)?;
         kernel_function(module, kernel.name())?.set_max_dynamic_shared_memory(kernel.shared_bytes())?;
-        Ok(Gemm { kernel, dims, map_a, map_b, inputs: PhantomData })
+        let sms = stream.context().multiprocessor_count()?;
+        Ok(Gemm { kernel, dims, map_a, map_b, sms, inputs: PhantomData })
     }
 
     /// The kernel this product launches.
@@ -431,7 +465,7 @@ impl<'a> Gemm<'a> {
         if c.len() < words {
             return Err(format!("C needs {words} words for {:?}; it has {}", self.dims, c.len()).into());
         }
-        let config = self.kernel.config(self.dims);
+        let config = self.kernel.config(self.dims, self.sms);
         let (pa, pb, dims) = (self.map_a.device_ptr(), self.map_b.device_ptr(), self.dims);
         match self.kernel {
             Kernel::Simple => cuda_launch! { kernel: gemm_simple, stream: stream, module: module, config: config,
