@@ -187,6 +187,22 @@ pub enum GraphError {
         /// What was refused.
         what: &'static str,
     },
+    /// The capture ended while temporaries it allocated
+    /// ([`CudaStream::alloc_temp_zeroed`]) were alive: their memory would
+    /// outlive the graph's launches.
+    TempNotFreed {
+        /// How many were not dropped.
+        buffers: usize,
+    },
+    /// A capture's temporary given to a node of a graph built node by node:
+    /// its memory exists only in its own capture's graph.
+    TempInGraph,
+    /// What the driver refuses for a graph with allocation nodes (one that
+    /// captured temporaries); `what` names it.
+    AllocNodes {
+        /// What was refused.
+        what: &'static str,
+    },
     /// The driver refused a call.
     Driver(DriverError),
 }
@@ -256,6 +272,22 @@ impl fmt::Display for GraphError {
                 "a conditional node's body cannot hold {what}: the driver allows only kernels, copies, memsets, \
                  empty nodes, child graphs of those and conditional nodes there; put it outside the conditional node"
             ),
+            GraphError::TempNotFreed { buffers } => write!(
+                f,
+                "the capture ended while {buffers} temporary buffer(s) it allocated (CudaStream::alloc_temp_zeroed) \
+                 were alive: a graph frees its temporaries before it ends, so drop them inside the capture (the \
+                 graph was destroyed)"
+            ),
+            GraphError::TempInGraph => write!(
+                f,
+                "a capture's temporary buffer was given to a node of another graph: its memory exists only in \
+                 the launches of the graph whose capture allocated it; use a DeviceBuffer"
+            ),
+            GraphError::AllocNodes { what } => write!(
+                f,
+                "the graph has allocation nodes (it captured temporary buffers), and the driver refuses {what} \
+                 for such a graph; capture the work again instead"
+            ),
             GraphError::Driver(e) => e.fmt(f),
         }
     }
@@ -300,6 +332,9 @@ pub(crate) struct CaptureRecord {
     /// Buffers of the capturing stream dropped during the capture: freed
     /// on the stream when it ends, after the other streams' uses.
     deferred_frees: Mutex<Vec<(u64, Arc<OrderShared>)>>,
+    /// The addresses of the capture's temporaries (allocation nodes) not
+    /// yet freed (free nodes), and whether it made any.
+    temps: Mutex<(Vec<u64>, bool)>,
 }
 
 /// The captures under way (for [`CudaContext::synchronize`]).
@@ -384,6 +419,26 @@ impl CaptureRecord {
     pub(crate) fn defer_free(&self, ptr: u64, order: Arc<OrderShared>, what: &str) {
         self.break_with(what);
         lock(&self.deferred_frees).push((ptr, order));
+    }
+
+    /// Notes an allocation node the capture recorded (a temporary at `ptr`).
+    pub(crate) fn note_temp(&self, ptr: u64) {
+        let mut temps = lock(&self.temps);
+        temps.0.push(ptr);
+        temps.1 = true;
+    }
+
+    /// Notes the free node of the temporary at `ptr`: whether it was one of
+    /// the capture's, not yet freed.
+    pub(crate) fn temp_freed(&self, ptr: u64) -> bool {
+        let mut temps = lock(&self.temps);
+        match temps.0.iter().position(|&p| p == ptr) {
+            Some(i) => {
+                temps.0.swap_remove(i);
+                true
+            }
+            None => false,
+        }
     }
 
     /// Breaks the capture: `what` is the call that did (the first wins).
@@ -535,7 +590,9 @@ impl StreamCapture<'_> {
         let host_fns = std::mem::take(&mut *lock(&record.host_fns));
         let modules = std::mem::take(&mut *lock(&record.modules));
         let keep = Keep { buffers: buffers.into_iter().map(|b| (0, b)).collect(), host_fns, modules, events: Vec::new() };
-        Ok(Graph::from_raw(self.stream.context().clone(), raw, keep))
+        let mut graph = Graph::from_raw(self.stream.context().clone(), raw, keep);
+        graph.alloc_nodes = lock(&record.temps).1;
+        Ok(graph)
     }
 }
 
@@ -571,6 +628,7 @@ fn start_capture(stream: &CudaStream, plain_launch_only: bool) -> Result<Arc<Cap
         plain_launch_only,
         modules: Mutex::new(Vec::new()),
         deferred_frees: Mutex::new(Vec::new()),
+        temps: Mutex::new((Vec::new(), false)),
     });
     // Registered under the registry's lock, so that no context-wide wait of
     // another thread (`after_captures`) runs between the two.
@@ -626,6 +684,12 @@ fn finish_capture(stream: &CudaStream, record: &Arc<CaptureRecord>) -> Result<CU
     }
     if let Some(buffer_device) = *lock(&record.foreign) {
         return fail(GraphError::ForeignBuffer { buffer_device, graph_device: record.device });
+    }
+    let alive = lock(&record.temps).0.len();
+    if alive > 0 {
+        // Their drops, later, find the capture over and free nothing: the
+        // memory was never more than the destroyed graph's.
+        return fail(GraphError::TempNotFreed { buffers: alive });
     }
     Ok(raw)
 }
@@ -715,6 +779,12 @@ pub struct Graph {
     scratch: Option<Arc<CudaStream>>,
     /// Whether it is a conditional node's body (owned by that node).
     in_body: bool,
+    /// Whether it has allocation and free nodes (captured temporaries): the
+    /// driver then refuses it as a child graph, and a second exec while one
+    /// lives.
+    alloc_nodes: bool,
+    /// Alive while an exec of a graph with allocation nodes is.
+    exec_alive: Mutex<Weak<()>>,
 }
 
 // SAFETY: a CUgraph is a process-wide handle usable from any thread; every
@@ -755,7 +825,7 @@ impl Graph {
 
     fn from_raw(ctx: Arc<CudaContext>, raw: CUgraph, keep: Keep) -> Graph {
         let owner = Arc::new(RawGraph { raw, ctx: ctx.clone(), lock: Mutex::new(()) });
-        Graph { raw, owner, ctx, id: next_graph_id(), keep, scratch: None, in_body: false }
+        Graph { raw, owner, ctx, id: next_graph_id(), keep, scratch: None, in_body: false, alloc_nodes: false, exec_alive: Mutex::new(Weak::new()) }
     }
 
     /// The context the graph belongs to.
@@ -793,6 +863,9 @@ impl Graph {
 
     /// Refuses a buffer of another context.
     fn check_buffer<T>(&self, b: &DeviceBuffer<T>) -> Result<(), GraphError> {
+        if b.order().temp_of().is_some() {
+            return Err(GraphError::TempInGraph);
+        }
         if b.context().same(&self.ctx) {
             return Ok(());
         }
@@ -898,6 +971,9 @@ impl Graph {
     pub fn add_child(&mut self, deps: &[GraphNode], child: &Graph) -> Result<GraphNode, GraphError> {
         if !child.ctx.same(&self.ctx) {
             return Err(GraphError::ForeignContext { what: "child graph", device: child.ctx.ordinal(), graph_device: self.ctx.ordinal() });
+        }
+        if child.alloc_nodes {
+            return Err(GraphError::AllocNodes { what: "a child graph node" });
         }
         if self.in_body && !child.keep.host_fns.is_empty() {
             return Err(GraphError::NotInBody { what: "a child graph with host nodes" });
@@ -1035,13 +1111,27 @@ impl Graph {
             keep: Keep::default(),
             scratch: self.scratch.clone(),
             in_body: true,
+            alloc_nodes: false,
+            exec_alive: Mutex::new(Weak::new()),
         };
         Ok((node, BodyGraph { inner, parent: self }))
     }
 
     /// Instantiates the graph: a [`GraphExec`] to launch (the graph may be
     /// changed or dropped afterwards without changing the exec).
+    ///
+    /// A graph with allocation nodes (it captured temporaries) has one exec
+    /// at a time, as the driver allows: a second is refused with
+    /// [`GraphError::AllocNodes`] while the first lives.
     pub fn instantiate(&self) -> Result<GraphExec, GraphError> {
+        let mut exec_alive = lock(&self.exec_alive);
+        if self.alloc_nodes && exec_alive.strong_count() > 0 {
+            return Err(GraphError::AllocNodes { what: "a second exec while one lives (drop it first)" });
+        }
+        let alloc_token = self.alloc_nodes.then(|| Arc::new(()));
+        if let Some(token) = &alloc_token {
+            *exec_alive = Arc::downgrade(token);
+        }
         let d = self.ctx.bind()?;
         let mut raw: CUgraphExec = ptr::null_mut();
         // SAFETY: a live graph; out-pointer to a local; flags 0.
@@ -1063,6 +1153,7 @@ impl Graph {
             scratch: self.scratch.clone(),
             launched_on: Default::default(),
             source: self.owner.clone(),
+            _alloc_token: alloc_token,
         })
     }
 }
@@ -1227,6 +1318,9 @@ pub struct GraphExec {
     launched_on: std::cell::RefCell<Vec<Arc<StreamHandle>>>,
     /// The graph it was made from, whose node handles name its nodes.
     source: Arc<RawGraph>,
+    /// For a graph with allocation nodes: alive as long as this exec (the
+    /// graph refuses a second exec meanwhile).
+    _alloc_token: Option<Arc<()>>,
 }
 
 // SAFETY: as for `Graph`: a process-wide handle; changes take `&mut self`,

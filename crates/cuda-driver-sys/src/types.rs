@@ -170,6 +170,10 @@ pub const CU_GRAPH_NODE_TYPE_EMPTY: CUgraphNodeType = 5;
 pub const CU_GRAPH_NODE_TYPE_WAIT_EVENT: CUgraphNodeType = 6;
 /// `CU_GRAPH_NODE_TYPE_EVENT_RECORD`.
 pub const CU_GRAPH_NODE_TYPE_EVENT_RECORD: CUgraphNodeType = 7;
+/// `CU_GRAPH_NODE_TYPE_MEM_ALLOC` (what `cuMemAllocAsync` records in a capture).
+pub const CU_GRAPH_NODE_TYPE_MEM_ALLOC: CUgraphNodeType = 10;
+/// `CU_GRAPH_NODE_TYPE_MEM_FREE` (what `cuMemFreeAsync` records in a capture).
+pub const CU_GRAPH_NODE_TYPE_MEM_FREE: CUgraphNodeType = 11;
 /// `CU_GRAPH_NODE_TYPE_CONDITIONAL` (an IF, WHILE or SWITCH node).
 pub const CU_GRAPH_NODE_TYPE_CONDITIONAL: CUgraphNodeType = 13;
 /// `CU_GRAPH_COND_TYPE_IF`: the body runs once if the condition is nonzero.

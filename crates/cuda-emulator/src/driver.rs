@@ -114,6 +114,30 @@ unsafe fn record_op(s: CUstream, op: impl FnOnce() -> Result<Op, CUresult>) -> O
     }
 }
 
+/// `cuMemFreeAsync` of `p` on `s` if it captures: a free node when an
+/// allocation node of the capture made `p` (and none freed it yet), else the
+/// capture is invalidated (a graph frees only its own allocations here).
+/// `None` if `s` does not capture.
+///
+/// # Safety
+/// As for [`record_op`].
+unsafe fn record_free(s: CUstream, p: CUdeviceptr) -> Option<CUresult> {
+    // SAFETY: the caller's contract.
+    let stream = unsafe { stream_ref(s) }?;
+    let owned = {
+        let capture = lock(&stream.capture);
+        let sequence = lock(&capture.as_ref()?.sequence);
+        // SAFETY: the sequence's graph lives until the capture ends.
+        unsafe { &*sequence.graph }.allocated_unfreed(p)
+    };
+    if !owned {
+        // SAFETY: the caller's contract.
+        return unsafe { refuse_in_capture(s) };
+    }
+    // SAFETY: the caller's contract.
+    unsafe { record_op(s, || Ok(Op::MemFree(p))) }
+}
+
 /// Invalidates the capture of `s` if it captures: a call that
 /// synchronises (which a capture cannot record) was made on it.
 ///
@@ -692,9 +716,21 @@ unsafe extern "C" fn cuMemAllocAsync(out: *mut CUdeviceptr, bytes: usize, s: CUs
     if status != SUCCESS {
         return status;
     }
-    // Stream-ordered allocation in a capture (memory nodes) is not emulated.
+    // In a capture: an allocation node, whose memory the graph owns (mapped
+    // now, at the address every launch uses).
+    let mut made = 0;
     // SAFETY: as above.
-    if let Some(code) = unsafe { refuse_in_capture(s) } {
+    let recorded = unsafe {
+        record_op(s, || {
+            made = crate::memory::alloc(bytes).ok_or(OUT_OF_MEMORY)? as u64;
+            Ok(Op::MemAlloc(Arc::new(crate::graph::GraphMemory { ptr: made, bytes })))
+        })
+    };
+    if let Some(code) = recorded {
+        if code == SUCCESS {
+            // SAFETY: writable out-pointer (caller).
+            unsafe { *out = made };
+        }
         return code;
     }
     match crate::mem_pool::alloc(bytes) {
@@ -708,7 +744,7 @@ unsafe extern "C" fn cuMemAllocAsync(out: *mut CUdeviceptr, bytes: usize, s: CUs
 }
 unsafe extern "C" fn cuMemFreeAsync(p: CUdeviceptr, s: CUstream) -> CUresult {
     // SAFETY: the caller passes a live stream or null.
-    if let Some(code) = unsafe { refuse_in_capture(s) } {
+    if let Some(code) = unsafe { record_free(s, p) } {
         return code;
     }
     // The stream's earlier work has run already (streams run at submission).
@@ -1247,6 +1283,11 @@ unsafe extern "C" fn cuGraphAddChildGraphNode(
     if child.is_null() || child == g {
         return INVALID_VALUE;
     }
+    // The driver refuses a child with allocation or free nodes.
+    // SAFETY: a live graph (caller).
+    if unsafe { &*child.cast::<Graph>() }.has_memory_nodes() {
+        return INVALID_VALUE;
+    }
     // SAFETY: a live graph (caller); the node keeps a copy, as the driver does.
     let copy = Box::new(unsafe { &*child.cast::<Graph>() }.clone());
     // SAFETY: the caller's contract.
@@ -1412,7 +1453,12 @@ unsafe fn run_graph(graph: &mut Graph, s: CUstream) -> CUresult {
     }
     for node in &mut graph.nodes {
         let code = match &mut node.op {
-            Op::Empty | Op::EventWait(_) => SUCCESS,
+            Op::Empty | Op::EventWait(_) | Op::MemFree(_) => SUCCESS,
+            Op::MemAlloc(memory) => {
+                // SAFETY: the graph's own mapping, alive with the node.
+                unsafe { std::ptr::write_bytes(memory.ptr as *mut u8, crate::graph::UNINITIALISED, memory.bytes) };
+                SUCCESS
+            }
             Op::Kernel(k) => {
                 let params = k.params();
                 let host_code = k.host_code;

@@ -21,6 +21,15 @@
 //! captures, invalidates the capture (`CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED`
 //! for the call, `CUDA_ERROR_STREAM_CAPTURE_INVALIDATED` at its end).
 //!
+//! Memory nodes: `cuMemAllocAsync` on a capturing stream records an
+//! allocation node ([`GraphMemory`]) and `cuMemFreeAsync` of its address a
+//! free node. The driver maps a graph's allocations at addresses fixed when
+//! the node is made, and each launch allocates and frees them; here the
+//! memory is mapped once, when the node is recorded, and shared by the graph
+//! and its execs (unmapped with the last of them). Each launch fills it
+//! with a pattern at the allocation node, as uninitialised memory, so that
+//! nothing can rely on what an earlier launch left there.
+//!
 //! Conditional nodes: a condition (`cuGraphConditionalHandleCreate`) is an
 //! entry of a process-wide table ([`CONDITIONS`]) and its handle the entry's
 //! index plus one; a kernel sets it with `cudaGraphSetConditional` (the
@@ -153,7 +162,28 @@ pub(crate) enum Op {
         #[allow(dead_code)] // kept alive: the caller's `ph_graph_out` points into it
         bodies: Box<[CUgraph; 1]>,
     },
+    /// An allocation node: the memory the graph owns.
+    MemAlloc(Arc<GraphMemory>),
+    /// A free node of the allocation at this address.
+    MemFree(u64),
 }
+
+/// The memory of an allocation node, mapped when the node is recorded and
+/// unmapped with the last graph or exec that holds the node.
+#[derive(Debug)]
+pub(crate) struct GraphMemory {
+    pub(crate) ptr: u64,
+    pub(crate) bytes: usize,
+}
+
+impl Drop for GraphMemory {
+    fn drop(&mut self) {
+        crate::memory::free(self.ptr);
+    }
+}
+
+/// The byte an allocation node writes over its memory at each launch.
+pub(crate) const UNINITIALISED: u8 = 0xA5;
 
 impl Op {
     /// The node's `CUgraphNodeType`.
@@ -168,6 +198,8 @@ impl Op {
             Op::EventRecord(_) => CU_GRAPH_NODE_TYPE_EVENT_RECORD,
             Op::EventWait(_) => CU_GRAPH_NODE_TYPE_WAIT_EVENT,
             Op::Conditional { .. } => cuda_driver_sys::CU_GRAPH_NODE_TYPE_CONDITIONAL,
+            Op::MemAlloc(_) => cuda_driver_sys::CU_GRAPH_NODE_TYPE_MEM_ALLOC,
+            Op::MemFree(_) => cuda_driver_sys::CU_GRAPH_NODE_TYPE_MEM_FREE,
         }
     }
 }
@@ -281,8 +313,21 @@ impl Graph {
         self.nodes.iter().all(|n| match &n.op {
             Op::Empty | Op::Kernel(_) | Op::Memcpy { .. } | Op::Memset { .. } => true,
             Op::Child(g) | Op::Conditional { body: g, .. } => g.fits_a_body(),
-            Op::Host { .. } | Op::EventRecord(_) | Op::EventWait(_) => false,
+            Op::Host { .. } | Op::EventRecord(_) | Op::EventWait(_) | Op::MemAlloc(_) | Op::MemFree(_) => false,
         })
+    }
+
+    /// Whether the graph has allocation or free nodes (the driver refuses
+    /// such a graph as a child).
+    pub(crate) fn has_memory_nodes(&self) -> bool {
+        self.nodes.iter().any(|n| matches!(n.op, Op::MemAlloc(_) | Op::MemFree(_)))
+    }
+
+    /// Whether an allocation node of this graph made `ptr` and no free node
+    /// has freed it yet.
+    pub(crate) fn allocated_unfreed(&self, ptr: u64) -> bool {
+        let allocated = self.nodes.iter().any(|n| matches!(&n.op, Op::MemAlloc(m) if m.ptr == ptr));
+        allocated && !self.nodes.iter().any(|n| matches!(n.op, Op::MemFree(p) if p == ptr))
     }
 }
 
