@@ -64,8 +64,10 @@
 //! memory (a graph would read or write it on every launch, long after the
 //! borrow ended), a `launch_host_fn` (it runs once; [`Graph::add_host`]
 //! and [`CudaStream::launch_host_fn_replayable`] take a function a graph
-//! may call again), an allocation on the
-//! capturing stream, or the drop of a buffer allocated on it; and in a
+//! may call again), the allocation of a [`DeviceBuffer`] on the
+//! capturing stream (it could outlive the capture; a temporary the graph
+//! owns, an allocation node, is a [`TempBuffer`](crate::TempBuffer)), or the
+//! drop of a buffer allocated on it; and in a
 //! kernel node ([`Graph::add_kernel`]), a cluster or cooperative launch,
 //! whose attribute the node would not keep. The capture
 //! ends then with [`GraphError::CaptureInvalidated`], and the partial graph

@@ -31,6 +31,11 @@
 //! stream it runs on, so that other streams' uses, and the buffer's own
 //! free, wait for it; and a launch after one of them was dropped is refused.
 //!
+//! A capture's temporary (`temp_buffer.rs`, an allocation node of the
+//! graph) is the exception: its memory is the graph's, so it is neither
+//! noted nor ordered; a use of it is allowed only on a stream that records
+//! that capture, and refused everywhere else.
+//!
 //! A managed buffer (`managed.rs`) is also read and written by the host,
 //! through slices that borrow it. Before the host reads it,
 //! [`ManagedOrder::wait_on_host`] blocks until the last write queued on any

@@ -19,6 +19,11 @@
 //!   IF branch and one that does not; the iteration counts and results are
 //!   those of the same loop on the CPU.
 //!
+//! * **allocation node**: a temporary made on the capturing stream
+//!   (`alloc_temp_zeroed`) is the graph's own memory: an allocation node,
+//!   the kernels that use it, and a free node where it is dropped. Replayed
+//!   on new input written before each launch.
+//!
 //! Every replay's result is compared with the same computation on the CPU.
 
 use cuda_core::{CudaContext, CudaStream, DeviceBuffer, Graph, LaunchConfig};
@@ -221,7 +226,38 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     check("after a whole-graph update, 10 replays", &data.to_host_vec(&stream)?, |i| want[i])?;
 
     // 4. Conditional nodes: a WHILE loop driven by a kernel, then an IF.
-    conditional_nodes(&ctx, &stream, &module)
+    conditional_nodes(&ctx, &stream, &module)?;
+
+    // 5. Temporary memory owned by the graph.
+    allocation_node(&stream, &module)
+}
+
+/// A graph whose scratch buffer is an allocation node: every launch
+/// allocates it (zeroed by a memset node), two kernels use it, and the free
+/// node returns it. New input is written before each launch.
+fn allocation_node(stream: &CudaStream, module: &KernelModule) -> Result<(), Box<dyn std::error::Error>> {
+    let config = LaunchConfig::for_num_elems(N as u32);
+    let mut input = DeviceBuffer::<u32>::zeroed(stream, N)?;
+    let mut out = DeviceBuffer::<u32>::zeroed(stream, N)?;
+    let graph = stream.capture(|s| {
+        let mut scratch = s.alloc_temp_zeroed::<u32>(N)?; // allocation node (+ memset)
+        cuda_launch! { kernel: step, stream: s, module: module, config: config,
+                       args: [slice_mut(scratch), 1u32, 3u32] }?; // 0 * 1 + 3 if zeroed at this launch
+        cuda_launch! { kernel: step, stream: s, module: module, config: config,
+                       args: [slice_mut(input), 5u32, 1u32] }?;
+        cuda_launch! { kernel: mix, stream: s, module: module, config: config,
+                       args: [slice(input), slice(scratch), slice_mut(out)] }?;
+        Ok::<_, cuda_host::HostError>(()) // `scratch` dropped here: the free node
+    })?;
+    let exec = graph.instantiate()?;
+    for replay in 0..5u32 {
+        let host: Vec<u32> = (0..N as u32).map(|i| i.wrapping_mul(0x9e37_79b9) ^ replay).collect();
+        input.copy_from_host(stream, &host)?;
+        exec.launch(stream)?;
+        let case = format!("allocation node, replay {replay}");
+        check(&case, &out.to_host_vec(stream)?, |i| step_cpu(host[i], (5, 1)) ^ 3u32.rotate_left(7))?;
+    }
+    Ok(())
 }
 
 /// The WHILE loop on the CPU: (iterations, the data afterwards). The body
