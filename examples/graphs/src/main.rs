@@ -336,7 +336,7 @@ fn main() -> ExitCode {
     match run() {
         Ok(()) => {
             println!("PASS");
-            println!("✓ SUCCESS: captured, built, updated, replayed and conditional graphs match the CPU");
+            println!("✓ SUCCESS: captured, built, updated, replayed, conditional and allocation-node graphs match the CPU");
             ExitCode::SUCCESS
         }
         Err(e) => {
