@@ -14,12 +14,16 @@
 //!   [`Graph::add_event_wait`], [`Graph::add_empty`] and [`Graph::add_child`],
 //!   each after the nodes it depends on.
 //!
-//! Conditional nodes decide on the GPU whether ([`Graph::add_conditional_if`])
-//! or how often ([`Graph::add_conditional_while`]) their body runs, from a
+//! Conditional nodes decide on the GPU whether ([`Graph::add_conditional_if`],
+//! with an ELSE body [`Graph::add_conditional_if_else`]), which
+//! ([`Graph::add_conditional_switch`]) or how often
+//! ([`Graph::add_conditional_while`]) their body runs, from a
 //! [`GraphCondition`] ([`Graph::condition`]) that a kernel of the graph sets
 //! through its [`handle`](GraphCondition::handle) with
 //! `cuda_device::graph::set_condition`. The body is a [`BodyGraph`], filled
-//! with the same `add_*` calls, that borrows the graph until it is dropped.
+//! with the same `add_*` calls, that borrows the graph until it is dropped;
+//! the bodies of an IF/ELSE or SWITCH node come one at a time from its
+//! [`ConditionalBodies`].
 //!
 //! [`Graph::instantiate`] makes a [`GraphExec`], which [`GraphExec::launch`]
 //! runs on a stream as one submission, as often as wanted. The kernel
@@ -114,7 +118,7 @@ use crate::driver::{
     CUDA_ERROR_STREAM_CAPTURE_ISOLATION, CUDA_ERROR_STREAM_CAPTURE_UNJOINED, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
     CUDA_HOST_NODE_PARAMS, CUDA_KERNEL_NODE_PARAMS, CUDA_MEMCPY3D, CUDA_MEMSET_NODE_PARAMS, CU_GRAPH_NODE_TYPE_KERNEL,
     CU_MEMORYTYPE_DEVICE, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL, CUgraphNodeParams, CU_GRAPH_COND_ASSIGN_DEFAULT,
-    CU_GRAPH_COND_TYPE_IF, CU_GRAPH_COND_TYPE_WHILE,
+    CU_GRAPH_COND_TYPE_IF, CU_GRAPH_COND_TYPE_SWITCH, CU_GRAPH_COND_TYPE_WHILE,
 };
 use crate::error::{DriverError, ErrorKind};
 use crate::memory::DeviceBuffer;
@@ -205,6 +209,14 @@ pub enum GraphError {
         /// What was refused.
         what: &'static str,
     },
+    /// A body a conditional node does not have
+    /// ([`ConditionalBodies::body`]), or a SWITCH node of no case.
+    NoSuchBody {
+        /// The body asked for.
+        index: usize,
+        /// The bodies the node has (or was asked to have).
+        bodies: usize,
+    },
     /// The driver refused a call.
     Driver(DriverError),
 }
@@ -289,6 +301,11 @@ impl fmt::Display for GraphError {
                 f,
                 "the graph has allocation nodes (it captured temporary buffers), and the driver refuses {what} \
                  for such a graph; capture the work again instead"
+            ),
+            GraphError::NoSuchBody { index, bodies } => write!(
+                f,
+                "conditional body {index} was asked of a node with {bodies} bodies: an IF/ELSE node has bodies 0 \
+                 (IF) and 1 (ELSE), a SWITCH node one per case (at least one), numbered from 0"
             ),
             GraphError::Driver(e) => e.fmt(f),
         }
@@ -1090,33 +1107,71 @@ impl Graph {
         self.add_conditional(deps, condition, CU_GRAPH_COND_TYPE_WHILE)
     }
 
+    /// An IF node with an ELSE body: after `deps`, its first body runs once
+    /// if `condition` is nonzero, its second once if it is zero. Returns the
+    /// node and its two bodies ([`ConditionalBodies`]: `body(0)` the IF
+    /// body, `body(1)` the ELSE body). The driver has it from CUDA 12.8 on
+    /// (an older one refuses the node).
+    pub fn add_conditional_if_else(&mut self, deps: &[GraphNode], condition: &GraphCondition) -> Result<(GraphNode, ConditionalBodies<'_>), GraphError> {
+        let (node, raws) = self.add_conditional_node(deps, condition, CU_GRAPH_COND_TYPE_IF, 2)?;
+        Ok((node, ConditionalBodies::new(self, raws)))
+    }
+
+    /// A SWITCH node with `cases` bodies: after `deps`, body `n` runs once
+    /// where `n` is the value of `condition`; none runs when it is `cases`
+    /// or more. Returns the node and its bodies ([`ConditionalBodies`],
+    /// `body(n)` for case `n`). The driver has it from CUDA 12.8 on (an
+    /// older one refuses the node); `cases` must be at least 1.
+    pub fn add_conditional_switch(
+        &mut self,
+        deps: &[GraphNode],
+        condition: &GraphCondition,
+        cases: usize,
+    ) -> Result<(GraphNode, ConditionalBodies<'_>), GraphError> {
+        let size = u32::try_from(cases).ok().filter(|&c| c >= 1).ok_or(GraphError::NoSuchBody { index: 0, bodies: cases })?;
+        let (node, raws) = self.add_conditional_node(deps, condition, CU_GRAPH_COND_TYPE_SWITCH, size)?;
+        Ok((node, ConditionalBodies::new(self, raws)))
+    }
+
     fn add_conditional(&mut self, deps: &[GraphNode], condition: &GraphCondition, kind: u32) -> Result<(GraphNode, BodyGraph<'_>), GraphError> {
+        let (node, raws) = self.add_conditional_node(deps, condition, kind, 1)?;
+        let inner = self.body_graph(raws[0], next_graph_id());
+        Ok((node, BodyGraph { inner, parent: self }))
+    }
+
+    /// Adds a conditional node of `kind` with `size` bodies: the node and
+    /// the bodies' driver graphs (owned by the node).
+    fn add_conditional_node(&mut self, deps: &[GraphNode], condition: &GraphCondition, kind: u32, size: u32) -> Result<(GraphNode, Vec<CUgraph>), GraphError> {
         if condition.graph != self.id {
             return Err(GraphError::ForeignCondition);
         }
-        let mut params = CUgraphNodeParams::conditional(condition.raw, kind, 1, self.ctx.raw());
+        let mut params = CUgraphNodeParams::conditional(condition.raw, kind, size, self.ctx.raw());
         // SAFETY: as for add_empty; `params` is a conditional node's, with a
         // handle made for this graph; the driver points `ph_graph_out` to
-        // an array of its own, alive as long as the node.
+        // an array of its own, of `size` graphs, alive as long as the node.
         let node = self.add_raw(deps, |d, out, g, deps, n| unsafe { cu!(d, cuGraphAddNode(out, g, deps, n, &mut params)) })?;
         let bodies = params.conditional.ph_graph_out;
         if bodies.is_null() {
             return Err(DriverError::new(ErrorKind::InvalidArgument, "the driver gave the conditional node no body graph", "cuGraphAddNode").into());
         }
-        // SAFETY: the driver's array of the node's one body graph.
-        let body: CUgraph = unsafe { *bodies };
-        let inner = Graph {
-            raw: body,
+        // SAFETY: the driver's array of the node's `size` body graphs.
+        Ok((node, unsafe { std::slice::from_raw_parts(bodies, size as usize) }.to_vec()))
+    }
+
+    /// The wrapper of a conditional node's body `raw` (owned by the node),
+    /// named `id`.
+    fn body_graph(&self, raw: CUgraph, id: u64) -> Graph {
+        Graph {
+            raw,
             owner: self.owner.clone(),
             ctx: self.ctx.clone(),
-            id: next_graph_id(),
+            id,
             keep: Keep::default(),
             scratch: self.scratch.clone(),
             in_body: true,
             alloc_nodes: false,
             exec_alive: Mutex::new(Weak::new()),
-        };
-        Ok((node, BodyGraph { inner, parent: self }))
+        }
     }
 
     /// Instantiates the graph: a [`GraphExec`] to launch (the graph may be
@@ -1247,6 +1302,71 @@ impl BodyGraph<'_> {
     /// A nested WHILE node ([`Graph::add_conditional_while`]), on a condition of this body.
     pub fn add_conditional_while(&mut self, deps: &[GraphNode], condition: &GraphCondition) -> Result<(GraphNode, BodyGraph<'_>), GraphError> {
         self.inner.add_conditional_while(deps, condition)
+    }
+
+    /// A nested IF/ELSE node ([`Graph::add_conditional_if_else`]), on a condition of this body.
+    pub fn add_conditional_if_else(&mut self, deps: &[GraphNode], condition: &GraphCondition) -> Result<(GraphNode, ConditionalBodies<'_>), GraphError> {
+        self.inner.add_conditional_if_else(deps, condition)
+    }
+
+    /// A nested SWITCH node ([`Graph::add_conditional_switch`]), on a condition of this body.
+    pub fn add_conditional_switch(
+        &mut self,
+        deps: &[GraphNode],
+        condition: &GraphCondition,
+        cases: usize,
+    ) -> Result<(GraphNode, ConditionalBodies<'_>), GraphError> {
+        self.inner.add_conditional_switch(deps, condition, cases)
+    }
+}
+
+/// The bodies of an IF/ELSE or SWITCH node
+/// ([`Graph::add_conditional_if_else`], [`Graph::add_conditional_switch`]):
+/// graphs the node owns, filled one at a time through
+/// [`body`](Self::body). Like a [`BodyGraph`], it borrows the graph it
+/// belongs to until it is dropped.
+///
+/// ```compile_fail
+/// # fn f(ctx: &std::sync::Arc<cuda_core::CudaContext>) -> Result<(), cuda_core::GraphError> {
+/// let mut g = cuda_core::Graph::new(ctx)?;
+/// let which = g.condition(Some(0))?;
+/// let (_, mut cases) = g.add_conditional_switch(&[], &which, 3)?;
+/// let mut first = cases.body(0)?;
+/// let mut second = cases.body(1)?; // one body at a time: `first` still borrows them
+/// first.add_empty(&[])?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct ConditionalBodies<'g> {
+    /// The bodies' driver graphs and the ids their wrappers carry (the same
+    /// each time a body is filled, so its nodes and conditions stay valid).
+    bodies: Vec<(CUgraph, u64)>,
+    parent: &'g mut Graph,
+}
+
+impl<'g> ConditionalBodies<'g> {
+    fn new(parent: &'g mut Graph, raws: Vec<CUgraph>) -> Self {
+        ConditionalBodies { bodies: raws.into_iter().map(|raw| (raw, next_graph_id())).collect(), parent }
+    }
+
+    /// How many bodies the node has (2 for IF/ELSE, the cases of a SWITCH).
+    pub fn len(&self) -> usize {
+        self.bodies.len()
+    }
+
+    /// Whether the node has no body (never: a node has at least one).
+    pub fn is_empty(&self) -> bool {
+        self.bodies.is_empty()
+    }
+
+    /// Body `index`, to fill with the usual `add_*` calls (it may be taken
+    /// again later). [`GraphError::NoSuchBody`] past the last.
+    pub fn body(&mut self, index: usize) -> Result<BodyGraph<'_>, GraphError> {
+        let Some(&(raw, id)) = self.bodies.get(index) else {
+            return Err(GraphError::NoSuchBody { index, bodies: self.bodies.len() });
+        };
+        let inner = self.parent.body_graph(raw, id);
+        Ok(BodyGraph { inner, parent: &mut *self.parent })
     }
 }
 

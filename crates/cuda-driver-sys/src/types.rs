@@ -181,6 +181,9 @@ pub const CU_GRAPH_COND_TYPE_IF: c_uint = 0;
 /// `CU_GRAPH_COND_TYPE_WHILE`: the body runs while the condition is nonzero
 /// (tested before each run).
 pub const CU_GRAPH_COND_TYPE_WHILE: c_uint = 1;
+/// `CU_GRAPH_COND_TYPE_SWITCH`: body `n` runs once where `n` is the
+/// condition's value; none when it is not below the number of bodies.
+pub const CU_GRAPH_COND_TYPE_SWITCH: c_uint = 2;
 /// `CU_GRAPH_COND_ASSIGN_DEFAULT`: the handle's default value is assigned at
 /// the start of every launch of the graph.
 pub const CU_GRAPH_COND_ASSIGN_DEFAULT: c_uint = 1;

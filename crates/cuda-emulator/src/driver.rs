@@ -26,7 +26,7 @@ use cuda_driver_sys::{
     CU_EVENT_DISABLE_TIMING, CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, CU_LAUNCH_ATTRIBUTE_COOPERATIVE,
     CU_LIMIT_STACK_SIZE, CUgraph, CUgraphNode, CUgraphExec, CUstreamCaptureStatus, CUgraphNodeType, CUDA_KERNEL_NODE_PARAMS,
     CUDA_MEMCPY3D, CUDA_MEMSET_NODE_PARAMS, CUDA_HOST_NODE_PARAMS, CUgraphExecUpdateResultInfo, CUgraphConditionalHandle, CUgraphNodeParams,
-    CU_GRAPH_NODE_TYPE_CONDITIONAL, CU_GRAPH_COND_TYPE_IF, CU_GRAPH_COND_TYPE_WHILE, CU_GRAPH_COND_ASSIGN_DEFAULT,
+    CU_GRAPH_NODE_TYPE_CONDITIONAL, CU_GRAPH_COND_TYPE_IF, CU_GRAPH_COND_TYPE_WHILE, CU_GRAPH_COND_TYPE_SWITCH, CU_GRAPH_COND_ASSIGN_DEFAULT,
     CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED as STREAM_CAPTURE_UNSUPPORTED,
     CUDA_ERROR_STREAM_CAPTURE_INVALIDATED as STREAM_CAPTURE_INVALIDATED,
     CUDA_ERROR_STREAM_CAPTURE_UNMATCHED as STREAM_CAPTURE_UNMATCHED,
@@ -1322,7 +1322,8 @@ unsafe extern "C" fn cuGraphConditionalHandleCreate(
     unsafe { *out = all.len() as u64 };
     SUCCESS
 }
-/// `cuGraphAddNode` for conditional nodes (IF and WHILE with one body);
+/// `cuGraphAddNode` for conditional nodes (IF with one or two bodies,
+/// WHILE with one, SWITCH with any number);
 /// other node kinds come through their own calls here.
 unsafe extern "C" fn cuGraphAddNode(
     out: *mut CUgraphNode, g: CUgraph, deps: *const CUgraphNode, n: usize, p: *mut CUgraphNodeParams,
@@ -1336,23 +1337,28 @@ unsafe extern "C" fn cuGraphAddNode(
         return NOT_SUPPORTED;
     }
     let c = &mut p.conditional;
-    if ![CU_GRAPH_COND_TYPE_IF, CU_GRAPH_COND_TYPE_WHILE].contains(&c.type_) {
-        return NOT_SUPPORTED; // SWITCH is not emulated
-    }
-    if c.size != 1 {
-        return NOT_SUPPORTED; // an ELSE body is not emulated
+    // The driver's sizes: WHILE one body, IF one or two (an ELSE), SWITCH
+    // one or more.
+    let size_fits = match c.type_ {
+        CU_GRAPH_COND_TYPE_IF => matches!(c.size, 1 | 2),
+        CU_GRAPH_COND_TYPE_WHILE => c.size == 1,
+        CU_GRAPH_COND_TYPE_SWITCH => c.size >= 1,
+        _ => return NOT_SUPPORTED,
+    };
+    if !size_fits {
+        return INVALID_VALUE;
     }
     // The handle must be one made for this graph (the driver's rule).
     match crate::graph::condition(c.handle) {
         Some(cond) if cond.graph == g as usize => {}
         _ => return INVALID_VALUE,
     }
-    let mut body = Box::<Graph>::default();
-    // The body and the array naming it move with their boxes into the
+    let mut bodies: Vec<Box<Graph>> = (0..c.size).map(|_| Box::<Graph>::default()).collect();
+    // The bodies and the array naming them move with their boxes into the
     // node, which owns them: the addresses hold as long as the node.
-    let mut bodies = Box::new([(&mut *body as *mut Graph).cast::<c_void>()]);
-    let array = bodies.as_mut_ptr();
-    let op = Op::Conditional { handle: c.handle, kind: c.type_, body, bodies };
+    let mut handles: Box<[CUgraph]> = bodies.iter_mut().map(|b| (&mut **b as *mut Graph).cast::<c_void>()).collect();
+    let array = handles.as_mut_ptr();
+    let op = Op::Conditional { handle: c.handle, kind: c.type_, bodies, handles };
     // SAFETY: the caller's contract.
     let code = unsafe { add_node(out, g, deps, n, op) };
     if code == SUCCESS {
@@ -1436,7 +1442,7 @@ unsafe extern "C" fn cuGraphLaunch(e: CUgraphExec, s: CUstream) -> CUresult {
 /// Whether every conditional body in `g` holds only what a body may.
 fn bodies_fit(g: &Graph) -> bool {
     g.nodes.iter().all(|n| match &n.op {
-        Op::Conditional { body, .. } => body.fits_a_body(),
+        Op::Conditional { bodies, .. } => bodies.iter().all(|b| b.fits_a_body()),
         Op::Child(c) => bodies_fit(c),
         _ => true,
     })
@@ -1502,19 +1508,31 @@ unsafe fn run_graph(graph: &mut Graph, s: CUstream) -> CUresult {
             }
             // SAFETY: as for this graph.
             Op::Child(child) => unsafe { run_graph(child, s) },
-            Op::Conditional { handle, kind, body, .. } => {
+            Op::Conditional { handle, kind, bodies, .. } => {
                 let Some(condition) = crate::graph::condition(*handle) else { return INVALID_VALUE };
-                let nonzero = || condition.value.load(std::sync::atomic::Ordering::SeqCst) != 0;
+                let value = || condition.value.load(std::sync::atomic::Ordering::SeqCst);
                 let mut code = SUCCESS;
-                if *kind == CU_GRAPH_COND_TYPE_IF {
-                    if nonzero() {
-                        // SAFETY: as for this graph.
-                        code = unsafe { run_graph(body, s) };
+                match *kind {
+                    CU_GRAPH_COND_TYPE_IF => {
+                        // The first body when nonzero, the ELSE body (if any) when zero.
+                        let taken = if value() != 0 { bodies.first_mut() } else { bodies.get_mut(1) };
+                        if let Some(body) = taken {
+                            // SAFETY: as for this graph.
+                            code = unsafe { run_graph(body, s) };
+                        }
                     }
-                } else {
-                    while code == SUCCESS && nonzero() {
-                        // SAFETY: as for this graph.
-                        code = unsafe { run_graph(body, s) };
+                    CU_GRAPH_COND_TYPE_WHILE => {
+                        while code == SUCCESS && value() != 0 {
+                            // SAFETY: as for this graph.
+                            code = unsafe { run_graph(&mut bodies[0], s) };
+                        }
+                    }
+                    // SWITCH: body `value`, none past the last.
+                    _ => {
+                        if let Some(body) = bodies.get_mut(value() as usize) {
+                            // SAFETY: as for this graph.
+                            code = unsafe { run_graph(body, s) };
+                        }
                     }
                 }
                 code

@@ -36,8 +36,10 @@
 //! host-code hook, or ptx-vm's builtin in device-code mode). A launch first
 //! assigns their defaults to the conditions of its graph made with
 //! `CU_GRAPH_COND_ASSIGN_DEFAULT`; an IF node then runs its body once if its
-//! condition is nonzero, a WHILE node runs its body as long as it is. The
-//! body is a graph owned by the node (its address is what
+//! condition is nonzero (its second, ELSE, body if it has one and the
+//! condition is zero), a WHILE node runs its body as long as it is, a
+//! SWITCH node the body of the condition's value (none past the last). The
+//! bodies are graphs owned by the node (their addresses are what
 //! `cuGraphAddNode` hands out), filled with the ordinary node calls. The
 //! driver keeps a condition's value per instantiated graph; here the execs
 //! of one graph share it, which differs only for two execs of one graph
@@ -152,15 +154,16 @@ pub(crate) enum Op {
     /// Waits for the event: nothing to do where every stream's work has run
     /// by the time the next is submitted.
     EventWait(#[allow(dead_code)] CUevent),
-    /// An IF or WHILE node (`CU_GRAPH_COND_TYPE_*`) on condition `handle`;
-    /// `bodies` is the one-entry array of body handles `cuGraphAddNode`
-    /// hands out (the original node's; a copy's is never read).
+    /// An IF, WHILE or SWITCH node (`CU_GRAPH_COND_TYPE_*`) on condition
+    /// `handle`, with its bodies (an IF's second is its ELSE); `handles` is
+    /// the array of body handles `cuGraphAddNode` hands out (the original
+    /// node's; a copy's is never read).
     Conditional {
         handle: u64,
         kind: u32,
-        body: Box<Graph>,
+        bodies: Vec<Box<Graph>>,
         #[allow(dead_code)] // kept alive: the caller's `ph_graph_out` points into it
-        bodies: Box<[CUgraph; 1]>,
+        handles: Box<[CUgraph]>,
     },
     /// An allocation node: the memory the graph owns.
     MemAlloc(Arc<GraphMemory>),
@@ -275,11 +278,13 @@ impl Graph {
             }
             match (&a.op, &b.op) {
                 (Op::Child(x), Op::Child(y)) => x.same_shape(y)?,
-                (Op::Conditional { kind: k, body: x, .. }, Op::Conditional { kind: l, body: y, .. }) => {
-                    if k != l {
+                (Op::Conditional { kind: k, bodies: x, .. }, Op::Conditional { kind: l, bodies: y, .. }) => {
+                    if k != l || x.len() != y.len() {
                         return Err(TYPE);
                     }
-                    x.same_shape(y)?
+                    for (x, y) in x.iter().zip(y) {
+                        x.same_shape(y)?
+                    }
                 }
                 (Op::Kernel(x), Op::Kernel(y)) if context_of(x.function) != context_of(y.function) => return Err(FUNCTION),
                 (x, y) if x.kind() != y.kind() => return Err(TYPE),
@@ -296,9 +301,9 @@ impl Graph {
     pub(crate) fn conditions(&self, out: &mut Vec<u64>) {
         for node in &self.nodes {
             match &node.op {
-                Op::Conditional { handle, body, .. } => {
+                Op::Conditional { handle, bodies, .. } => {
                     out.push(*handle);
-                    body.conditions(out);
+                    bodies.iter().for_each(|b| b.conditions(out));
                 }
                 Op::Child(child) => child.conditions(out),
                 _ => {}
@@ -312,7 +317,8 @@ impl Graph {
     pub(crate) fn fits_a_body(&self) -> bool {
         self.nodes.iter().all(|n| match &n.op {
             Op::Empty | Op::Kernel(_) | Op::Memcpy { .. } | Op::Memset { .. } => true,
-            Op::Child(g) | Op::Conditional { body: g, .. } => g.fits_a_body(),
+            Op::Child(g) => g.fits_a_body(),
+            Op::Conditional { bodies, .. } => bodies.iter().all(|g| g.fits_a_body()),
             Op::Host { .. } | Op::EventRecord(_) | Op::EventWait(_) | Op::MemAlloc(_) | Op::MemFree(_) => false,
         })
     }
