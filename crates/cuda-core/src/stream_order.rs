@@ -33,8 +33,9 @@
 //!
 //! A capture's temporary (`temp_buffer.rs`, an allocation node of the
 //! graph) is the exception: its memory is the graph's, so it is neither
-//! noted nor ordered; a use of it is allowed only on a stream that records
-//! that capture, and refused everywhere else.
+//! noted nor ordered; a use of it is allowed only on the stream that
+//! captures, during that capture (so its free node, recorded there, follows
+//! every use), and refused everywhere else.
 //!
 //! A managed buffer (`managed.rs`) is also read and written by the host,
 //! through slices that borrow it. Before the host reads it,

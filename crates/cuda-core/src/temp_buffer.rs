@@ -38,9 +38,11 @@
 //! * It borrows the stream it was made on: in [`CudaStream::capture`]'s
 //!   closure that borrow ends with the closure, so the compiler keeps the
 //!   temporary from escaping the capture (below).
-//! * Its uses (copies, memsets, typed launches) are allowed only on a
-//!   stream that records that same capture: a use on another stream, or
-//!   after the capture ended (reachable with [`CudaStream::begin_capture`],
+//! * Its uses (copies, memsets, typed launches) are allowed only on the
+//!   stream that captures, while that same capture records: its drop, the
+//!   free node, is then ordered after all of them. A use on another stream
+//!   (one that joined the capture through an event included), or after the
+//!   capture ended (reachable with [`CudaStream::begin_capture`],
 //!   whose stream outlives the capture, or by swapping the buffer out of
 //!   its `&mut`), is refused with an error naming it. A node of an
 //!   explicitly built graph refuses it too ([`GraphError::TempInGraph`]).
