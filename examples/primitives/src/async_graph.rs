@@ -15,7 +15,8 @@ use cuda_core::{CudaContext, DeviceBuffer};
 use cuda_host::KernelModule;
 use cuda_prims::op::Sum;
 use cuda_prims::sort::{self, Order};
-use cuda_prims::{reduce, scan};
+use cuda_prims::rle::{run_length_encode, run_length_encode_on_cpu};
+use cuda_prims::{reduce, scan, select};
 use std::sync::Arc;
 
 /// Small values, so that no prefix sum of the sizes checked wraps.
@@ -58,20 +59,28 @@ pub fn run(ctx: &Arc<CudaContext>, module: &KernelModule, sizes: Sizes) -> Resul
     }
     checks += 1;
 
-    // 2. A scan, a reduction and a sort captured into one graph (their
-    // temporary storage as allocation and free nodes), replayed on new input
-    // written before each replay; every replay checked against the CPU.
+    // 2. A scan, a reduction, a sort, a selection and a run-length encoding
+    // captured into one graph (their temporary storage as allocation and
+    // free nodes), replayed on new input written before each replay; every
+    // replay checked against the CPU.
     let mut input = DeviceBuffer::<u32>::zeroed(&stream, n).map_err(|x| e(&x))?;
     let mut scanned = DeviceBuffer::<u32>::zeroed(&stream, n).map_err(|x| e(&x))?;
     let mut total = DeviceBuffer::<u32>::zeroed(&stream, 1).map_err(|x| e(&x))?;
     let mut sorted = DeviceBuffer::<u32>::zeroed(&stream, n).map_err(|x| e(&x))?;
+    let mut selected = DeviceBuffer::<u32>::zeroed(&stream, n).map_err(|x| e(&x))?;
+    let mut count = DeviceBuffer::<u64>::zeroed(&stream, 1).map_err(|x| e(&x))?;
+    let mut unique = DeviceBuffer::<u32>::zeroed(&stream, n).map_err(|x| e(&x))?;
+    let mut lengths = DeviceBuffer::<u32>::zeroed(&stream, n).map_err(|x| e(&x))?;
+    let mut runs = DeviceBuffer::<u32>::zeroed(&stream, 1).map_err(|x| e(&x))?;
     let graph = stream
         .capture(|s| {
             scan::exclusive_scan(module, s, &input, &mut scanned, Sum)?;
             reduce::reduce_into(module, s, &input, &mut total, Sum)?;
-            sort::sort_keys(module, s, &input, &mut sorted, Order::Descending)
+            sort::sort_keys(module, s, &input, &mut sorted, Order::Descending)?;
+            select::select_if_into(module, s, &input, &mut selected, &mut count, |x: u32| x < 5)?;
+            run_length_encode(module, s, &input, &mut unique, &mut lengths, &mut runs)
         })
-        .map_err(|x| format!("capturing a scan, a reduction and a sort: {x}"))?;
+        .map_err(|x| format!("capturing a scan, a reduction, a sort, a selection and a run-length encoding: {x}"))?;
     let exec = graph.instantiate().map_err(|x| e(&x))?;
     for replay in 0..3u64 {
         let host = values(n, 50 + replay);
@@ -92,7 +101,18 @@ pub fn run(ctx: &Arc<CudaContext>, module: &KernelModule, sizes: Sizes) -> Resul
         if sorted.to_host_vec(&stream).map_err(|x| e(&x))? != want {
             return Err(format!("replay {replay}: a captured descending sort of {n} u32 differs from the CPU"));
         }
-        checks += 3;
+        let want: Vec<u32> = host.iter().copied().filter(|&x| x < 5).collect();
+        let kept = count.to_host_vec(&stream).map_err(|x| e(&x))?[0] as usize;
+        if kept != want.len() || selected.to_host_vec(&stream).map_err(|x| e(&x))?[..kept] != want[..] {
+            return Err(format!("replay {replay}: a captured selection kept {kept} of {n}, the CPU {}", want.len()));
+        }
+        let (want_unique, want_lengths) = run_length_encode_on_cpu(&host);
+        let r = runs.to_host_vec(&stream).map_err(|x| e(&x))?[0] as usize;
+        let (got_unique, got_lengths) = (unique.to_host_vec(&stream).map_err(|x| e(&x))?, lengths.to_host_vec(&stream).map_err(|x| e(&x))?);
+        if r != want_unique.len() || got_unique[..r] != want_unique[..] || got_lengths[..r] != want_lengths[..] {
+            return Err(format!("replay {replay}: a captured run-length encoding found {r} runs, the CPU {}", want_unique.len()));
+        }
+        checks += 5;
     }
     Ok(checks)
 }
