@@ -12,7 +12,8 @@
 //!   launch, with the same compile-time argument checks), [`Graph::add_copy`],
 //!   [`Graph::add_memset`], [`Graph::add_host`], [`Graph::add_event_record`],
 //!   [`Graph::add_event_wait`], [`Graph::add_empty`] and [`Graph::add_child`],
-//!   each after the nodes it depends on.
+//!   each after the nodes it depends on; [`Graph::add_temp`] adds temporary
+//!   memory (an allocation node, the nodes that use it, a free node).
 //!
 //! Conditional nodes decide on the GPU whether ([`Graph::add_conditional_if`],
 //! with an ELSE body [`Graph::add_conditional_if_else`]), which
@@ -804,6 +805,9 @@ pub struct Graph {
     alloc_nodes: bool,
     /// Alive while an exec of a graph with allocation nodes is.
     exec_alive: Mutex<Weak<()>>,
+    /// Allocation nodes of [`add_temp`](Self::add_temp) without their free
+    /// node (its `fill` failed): the graph is not instantiated then.
+    unfreed: usize,
 }
 
 // SAFETY: a CUgraph is a process-wide handle usable from any thread; every
@@ -844,7 +848,7 @@ impl Graph {
 
     fn from_raw(ctx: Arc<CudaContext>, raw: CUgraph, keep: Keep) -> Graph {
         let owner = Arc::new(RawGraph { raw, ctx: ctx.clone(), lock: Mutex::new(()) });
-        Graph { raw, owner, ctx, id: next_graph_id(), keep, scratch: None, in_body: false, alloc_nodes: false, exec_alive: Mutex::new(Weak::new()) }
+        Graph { raw, owner, ctx, id: next_graph_id(), keep, scratch: None, in_body: false, alloc_nodes: false, exec_alive: Mutex::new(Weak::new()), unfreed: 0 }
     }
 
     /// The context the graph belongs to.
@@ -1067,6 +1071,60 @@ impl Graph {
         Ok(kernels)
     }
 
+    /// Temporary memory in a graph built node by node: an allocation node
+    /// of `len` values of `T` after `deps`, the nodes `fill` adds through
+    /// the [`TempNodes`] it is given (each after the allocation node, and
+    /// the only nodes that may use the memory), and a free node after all
+    /// of them, which is returned (later nodes depend on it). Each launch
+    /// allocates the memory, runs those nodes and frees it; its contents
+    /// are undefined at the allocation node (write before reading).
+    ///
+    /// The graph then has allocation nodes: it may not be a child graph and
+    /// has one exec at a time ([`GraphError::AllocNodes`]); a conditional
+    /// node's body refuses it ([`GraphError::NotInBody`]). If `fill` fails,
+    /// the graph is left with nodes it cannot free: it refuses to be
+    /// instantiated ([`GraphError::AllocNodes`]).
+    pub fn add_temp<T: crate::DeviceRepr, E>(
+        &mut self,
+        deps: &[GraphNode],
+        len: usize,
+        fill: impl FnOnce(&mut TempNodes<'_, T>) -> Result<(), E>,
+    ) -> Result<GraphNode, GraphError>
+    where
+        E: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        if self.in_body {
+            return Err(GraphError::NotInBody { what: "an allocation node" });
+        }
+        let bytes = len.checked_mul(std::mem::size_of::<T>()).filter(|&b| b > 0).ok_or_else(|| {
+            GraphError::from(DriverError::new(
+                ErrorKind::InvalidArgument,
+                format!("a graph allocation node of {len} elements of {} bytes: it must be 1 to usize::MAX bytes", std::mem::size_of::<T>()),
+                "Graph::add_temp",
+            ))
+        })?;
+        let scratch = scratch_stream(&mut self.scratch, &self.ctx)?;
+        let mut params = crate::driver::CUDA_MEM_ALLOC_NODE_PARAMS::on_device(self.ctx.ordinal() as i32, bytes);
+        // SAFETY: as for add_empty; `params` asks for `bytes` of device
+        // memory of this graph's device, and receives its address.
+        let alloc = self.add_raw(deps, |d, out, g, deps, n| unsafe { cu!(d, cuGraphAddMemAllocNode(out, g, deps, n, &mut params)) })?;
+        // From here on the graph has an allocation node; until the free node
+        // is added it cannot be launched safely.
+        self.alloc_nodes = true;
+        self.unfreed += 1;
+        let ptr = params.dptr;
+        let buffer = DeviceBuffer::graph_node_memory(ptr, len, &scratch);
+        let mut nodes = TempNodes { buffer, ptr, len, bytes, graph: self, alloc, added: Vec::new() };
+        fill(&mut nodes).map_err(|e| GraphError::Closure(e.into()))?;
+        let TempNodes { added, graph, alloc, .. } = nodes;
+        let after = if added.is_empty() { vec![alloc] } else { added };
+        // SAFETY: as for add_empty; `ptr` is the allocation node's address,
+        // freed once, after every node that may use it.
+        let free = graph.add_raw(&after, |d, out, g, deps, n| unsafe { cu!(d, cuGraphAddMemFreeNode(out, g, deps, n, ptr)) })?;
+        graph.unfreed -= 1;
+        Ok(free)
+    }
+
     /// A condition for this graph's conditional nodes
     /// ([`add_conditional_if`](Self::add_conditional_if),
     /// [`add_conditional_while`](Self::add_conditional_while)), whose
@@ -1171,6 +1229,7 @@ impl Graph {
             in_body: true,
             alloc_nodes: false,
             exec_alive: Mutex::new(Weak::new()),
+            unfreed: 0,
         }
     }
 
@@ -1181,6 +1240,9 @@ impl Graph {
     /// at a time, as the driver allows: a second is refused with
     /// [`GraphError::AllocNodes`] while the first lives.
     pub fn instantiate(&self) -> Result<GraphExec, GraphError> {
+        if self.unfreed > 0 {
+            return Err(GraphError::AllocNodes { what: "an instantiation after an add_temp whose nodes failed (its memory has no free node)" });
+        }
         let mut exec_alive = lock(&self.exec_alive);
         if self.alloc_nodes && exec_alive.strong_count() > 0 {
             return Err(GraphError::AllocNodes { what: "a second exec while one lives (drop it first)" });
@@ -1215,6 +1277,151 @@ impl Graph {
     }
 }
 
+
+/// The nodes of a graph that use one allocation node's memory
+/// ([`Graph::add_temp`]): each is added after the allocation node, and the
+/// free node after all of them. The memory is lent to a kernel node's
+/// launch closure only; copies and memsets of it have their own calls.
+///
+/// ```compile_fail
+/// # fn f(ctx: &std::sync::Arc<cuda_core::CudaContext>) -> Result<(), cuda_core::GraphError> {
+/// let mut g = cuda_core::Graph::new(ctx)?;
+/// let mut kept = None;
+/// g.add_temp::<u32, cuda_core::GraphError>(&[], 16, |t| {
+///     kept = Some(t); // the nodes of the memory cannot leave the call
+///     Ok(())
+/// })?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct TempNodes<'g, T> {
+    graph: &'g mut Graph,
+    alloc: GraphNode,
+    /// The memory, refused everywhere but in the kernel node being captured.
+    buffer: DeviceBuffer<T>,
+    /// The allocation's address, length and bytes (kept apart from
+    /// `buffer`, which a launch closure could swap for another).
+    ptr: u64,
+    len: usize,
+    bytes: usize,
+    added: Vec<GraphNode>,
+}
+
+impl<T: crate::DeviceRepr> TempNodes<'_, T> {
+    /// The number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether there are none (never: an allocation node has a size).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// `deps` and the allocation node.
+    fn after(&self, deps: &[GraphNode]) -> Vec<GraphNode> {
+        let mut all = deps.to_vec();
+        all.push(self.alloc);
+        all
+    }
+
+    fn added(&mut self, node: GraphNode) -> GraphNode {
+        self.added.push(node);
+        node
+    }
+
+    /// A kernel node after `deps` (and the allocation): `launch` makes one
+    /// typed launch on the stream it is given, with the memory as the
+    /// buffer it is lent ([`Graph::add_kernel`]'s rules).
+    pub fn add_kernel<E>(
+        &mut self,
+        deps: &[GraphNode],
+        launch: impl FnOnce(&CudaStream, &mut DeviceBuffer<T>) -> Result<(), E>,
+    ) -> Result<GraphNode, GraphError>
+    where
+        E: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        let after = self.after(deps);
+        let buffer = &mut self.buffer;
+        let node = self.graph.add_kernel(&after, |s| {
+            // Only this kernel node's capture may use the memory, and only
+            // while it records.
+            buffer.order().allow_temp_in(s.handle().capture().as_ref());
+            let launched = launch(s, buffer);
+            buffer.order().allow_temp_in(None);
+            launched
+        });
+        self.buffer.order().allow_temp_in(None);
+        let node = node?;
+        Ok(self.added(node))
+    }
+
+    /// A node after `deps` (and the allocation) that sets every byte of the
+    /// memory to `byte`.
+    pub fn add_memset(&mut self, deps: &[GraphNode], byte: u8) -> Result<GraphNode, GraphError> {
+        let after = self.after(deps);
+        let params = CUDA_MEMSET_NODE_PARAMS {
+            dst: self.ptr,
+            pitch: 0,
+            value: byte.into(),
+            element_size: 1,
+            width: self.bytes,
+            height: 1,
+        };
+        let ctx = self.graph.ctx.raw();
+        // SAFETY: as for Graph::add_memset; the range is the allocation's,
+        // and the node lies between its allocation and free nodes.
+        let node = self.graph.add_raw(&after, |d, out, g, deps, n| unsafe { cu!(d, cuGraphAddMemsetNode(out, g, deps, n, &params, ctx)) })?;
+        Ok(self.added(node))
+    }
+
+    /// A node after `deps` (and the allocation) that copies `src` (of the
+    /// same length) into the memory.
+    pub fn add_copy_from(&mut self, deps: &[GraphNode], src: &DeviceBuffer<T>) -> Result<GraphNode, GraphError> {
+        self.graph.check_buffer(src)?;
+        self.check_len(src.len())?;
+        let after = self.after(deps);
+        let params = CUDA_MEMCPY3D::linear(CU_MEMORYTYPE_DEVICE, src.device_ptr(), CU_MEMORYTYPE_DEVICE, self.ptr, self.bytes);
+        let ctx = self.graph.ctx.raw();
+        // SAFETY: as for Graph::add_copy; `src` is kept track of (below).
+        let node = self.graph.add_raw(&after, |d, out, g, deps, n| unsafe { cu!(d, cuGraphAddMemcpyNode(out, g, deps, n, &params, ctx)) })?;
+        self.graph.keep.add(node.raw, src.order().weak());
+        Ok(self.added(node))
+    }
+
+    /// A node after `deps` (and the allocation) that copies the memory into
+    /// `dst` (of the same length).
+    pub fn add_copy_to(&mut self, deps: &[GraphNode], dst: &mut DeviceBuffer<T>) -> Result<GraphNode, GraphError> {
+        self.graph.check_buffer(dst)?;
+        self.check_len(dst.len())?;
+        let after = self.after(deps);
+        let params = CUDA_MEMCPY3D::linear(CU_MEMORYTYPE_DEVICE, self.ptr, CU_MEMORYTYPE_DEVICE, dst.device_ptr(), self.bytes);
+        let ctx = self.graph.ctx.raw();
+        // SAFETY: as for Graph::add_copy; `dst` is kept track of (below).
+        let node = self.graph.add_raw(&after, |d, out, g, deps, n| unsafe { cu!(d, cuGraphAddMemcpyNode(out, g, deps, n, &params, ctx)) })?;
+        self.graph.keep.add(node.raw, dst.order().weak());
+        Ok(self.added(node))
+    }
+
+    /// An empty node after `deps` (and the allocation): a join point.
+    pub fn add_empty(&mut self, deps: &[GraphNode]) -> Result<GraphNode, GraphError> {
+        let after = self.after(deps);
+        let node = self.graph.add_empty(&after)?;
+        Ok(self.added(node))
+    }
+
+    fn check_len(&self, other: usize) -> Result<(), GraphError> {
+        if other == self.len {
+            return Ok(());
+        }
+        Err(DriverError::new(
+            ErrorKind::LengthMismatch,
+            format!("a copy between a graph allocation of {} elements and a buffer of {other}: the lengths must be equal", self.len),
+            "TempNodes copy",
+        )
+        .into())
+    }
+}
 
 /// A condition of a graph's conditional nodes ([`Graph::condition`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

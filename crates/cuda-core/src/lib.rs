@@ -157,7 +157,7 @@ pub use context::{CudaContext, CudaEvent, CudaStream, DeviceLimits};
 pub use device::Device;
 pub use driver::driver_version;
 pub use error::{builtin_name, DriverError, ErrorKind};
-pub use graph::{BodyGraph, ConditionalBodies, Graph, GraphCondition, GraphError, GraphExec, GraphNode, StreamCapture};
+pub use graph::{BodyGraph, ConditionalBodies, Graph, GraphCondition, GraphError, GraphExec, GraphNode, StreamCapture, TempNodes};
 pub use managed::{ManagedBuffer, ManagedError, MemAdvice, MemLocation};
 pub use mem_pool::MemPool;
 pub use temp_buffer::TempBuffer;

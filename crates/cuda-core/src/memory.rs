@@ -433,7 +433,17 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
             unsafe { cu!(d, cuMemAllocAsync(&mut ptr, bytes, stream.handle().raw())) }.map_err(|e| ctx.explain(e))?;
             capture.note_temp(ptr);
         }
-        Ok(DeviceBuffer { ptr, len, order: StreamOrder::new_temp(stream.handle(), &capture), pooled: true, _marker: PhantomData })
+        let order = StreamOrder::new_temp(stream.handle(), Arc::downgrade(&capture));
+        Ok(DeviceBuffer { ptr, len, order, pooled: true, _marker: PhantomData })
+    }
+
+    /// The memory of an allocation node at `ptr` of a graph built node by
+    /// node: usable only while a kernel node's capture is allowed
+    /// (`StreamOrder::allow_temp_in`); its drop frees nothing (the graph's
+    /// free node does). `home` is the stream kernel nodes are captured on.
+    pub(crate) fn graph_node_memory(ptr: CUdeviceptr, len: usize, home: &CudaStream) -> Self {
+        let order = StreamOrder::new_temp(home.handle(), std::sync::Weak::new());
+        DeviceBuffer { ptr, len, order, pooled: true, _marker: PhantomData }
     }
 }
 

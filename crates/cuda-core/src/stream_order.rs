@@ -66,9 +66,11 @@ use crate::graph::CaptureRecord;
 pub(crate) struct StreamOrder {
     home: Arc<StreamHandle>,
     record: OnceLock<Arc<OrderShared>>,
-    /// For a capture's temporary (an allocation node of its graph): that
-    /// capture. Such a buffer is used only by that capture's work.
-    temp_of: Option<Weak<CaptureRecord>>,
+    /// For a temporary (an allocation node of a graph): the capture whose
+    /// work may use it, the one that allocated it, or, for an allocation
+    /// node of a graph built node by node, the kernel node's capture under
+    /// way (none between them). Such a buffer is used only by that work.
+    temp_of: Option<Mutex<Weak<CaptureRecord>>>,
 }
 
 /// The streams whose queued work may still touch one buffer, shared with
@@ -96,15 +98,27 @@ impl StreamOrder {
     /// stream `home`. Its record is made at once, so that no use takes the
     /// one-stream path, which does not look at captures: every use goes
     /// through [`temp_use`](Self::temp_use).
-    pub(crate) fn new_temp(home: &Arc<StreamHandle>, capture: &Arc<CaptureRecord>) -> StreamOrder {
-        let order = StreamOrder { home: home.clone(), record: OnceLock::new(), temp_of: Some(Arc::downgrade(capture)) };
+    /// `capture` is `Weak::new()` for an allocation node of a graph built
+    /// node by node, used only while [`allow_temp_in`](Self::allow_temp_in)
+    /// names a capture.
+    pub(crate) fn new_temp(home: &Arc<StreamHandle>, capture: Weak<CaptureRecord>) -> StreamOrder {
+        let order = StreamOrder { home: home.clone(), record: OnceLock::new(), temp_of: Some(Mutex::new(capture)) };
         order.shared();
         order
     }
 
-    /// The capture whose temporary the buffer is, if it is one.
-    pub(crate) fn temp_of(&self) -> Option<&Weak<CaptureRecord>> {
-        self.temp_of.as_ref()
+    /// The capture whose temporary the buffer is, if it is a temporary
+    /// (dead when no capture may use it now).
+    pub(crate) fn temp_of(&self) -> Option<Weak<CaptureRecord>> {
+        self.temp_of.as_ref().map(|c| c.lock().unwrap_or_else(|e| e.into_inner()).clone())
+    }
+
+    /// For a temporary: lets the work of `capture` use it from now on (none
+    /// with `None`).
+    pub(crate) fn allow_temp_in(&self, capture: Option<&Arc<CaptureRecord>>) {
+        if let Some(slot) = &self.temp_of {
+            *slot.lock().unwrap_or_else(|e| e.into_inner()) = capture.map_or_else(Weak::new, Arc::downgrade);
+        }
     }
 
     /// A use of a capture's temporary on `stream`: allowed only while that
@@ -152,8 +166,8 @@ impl StreamOrder {
     /// line: the one-stream path stays small).
     #[inline(never)]
     fn recorded_read_on(&self, stream: &CudaStream) -> Result<(), DriverError> {
-        if let Some(capture) = &self.temp_of {
-            return Self::temp_use(capture, stream);
+        if let Some(capture) = self.temp_of() {
+            return Self::temp_use(&capture, stream);
         }
         if self.noted_in_capture(stream) {
             return Ok(());
@@ -175,8 +189,8 @@ impl StreamOrder {
     /// line: the one-stream path stays small).
     #[inline(never)]
     fn recorded_write_on(&self, stream: &CudaStream) -> Result<(), DriverError> {
-        if let Some(capture) = &self.temp_of {
-            return Self::temp_use(capture, stream);
+        if let Some(capture) = self.temp_of() {
+            return Self::temp_use(&capture, stream);
         }
         if self.noted_in_capture(stream) {
             return Ok(());

@@ -181,3 +181,66 @@ fn an_ordinary_allocation_in_a_capture_stays_refused() {
         .unwrap_err();
     assert!(matches!(err, GraphError::Closure(_) | GraphError::CaptureInvalidated { .. }), "{err}");
 }
+
+#[test]
+fn an_explicit_allocation_node_is_used_by_its_nodes_and_freed_after_them() {
+    let (ctx, stream, f) = setup();
+    let mut input = DeviceBuffer::<u32>::zeroed(&stream, N).unwrap();
+    let mut out = DeviceBuffer::<u32>::zeroed(&stream, N).unwrap();
+    let mut g = Graph::new(&ctx).unwrap();
+    let start = g.add_empty(&[]).unwrap();
+    let free = g
+        .add_temp::<u32, GraphError>(&[start], N, |t| {
+            assert_eq!(t.len(), N);
+            let load = t.add_copy_from(&[], &input)?;
+            let k = t.add_kernel(&[load], |s, scratch| affine(&f, s, scratch, 3, 1))?;
+            t.add_copy_to(&[k], &mut out)?;
+            Ok(())
+        })
+        .unwrap();
+    g.add_empty(&[free]).unwrap();
+    let exec = g.instantiate().unwrap();
+    for replay in 0..3u32 {
+        let host: Vec<u32> = (0..N as u32).map(|i| i * 5 + replay).collect();
+        input.copy_from_host(&stream, &host).unwrap();
+        exec.launch(&stream).unwrap();
+        assert_eq!(out.to_host_vec(&stream).unwrap(), cpu(&host, 3, 1), "replay {replay}");
+    }
+    // The driver's rules for a graph with allocation nodes.
+    let err = g.instantiate().unwrap_err();
+    assert!(matches!(err, GraphError::AllocNodes { .. }), "{err}");
+    let mut parent = Graph::new(&ctx).unwrap();
+    assert!(matches!(parent.add_child(&[], &g), Err(GraphError::AllocNodes { .. })));
+}
+
+#[test]
+fn explicit_allocation_node_misuse_is_refused() {
+    let (ctx, stream, f) = setup();
+    let mut g = Graph::new(&ctx).unwrap();
+    // Swapped out of its kernel node's closure, the memory is refused.
+    let mut escaped = DeviceBuffer::<u32>::zeroed(&stream, 16).unwrap();
+    g.add_temp::<u32, GraphError>(&[], 16, |t| {
+        t.add_kernel(&[], |s, scratch| {
+            std::mem::swap(scratch, &mut escaped);
+            affine(&f, s, scratch, 1, 1)
+        })?;
+        Ok(())
+    })
+    .unwrap();
+    let err = escaped.memset(&stream, 0).unwrap_err();
+    assert!(err.to_string().contains("used outside that capture"), "{err}");
+    drop(escaped); // frees nothing: the graph's free node does
+    // A copy of another length, and a failed fill, which leaves the graph
+    // unlaunchable.
+    let other = DeviceBuffer::<u32>::zeroed(&stream, 4).unwrap();
+    let mut g = Graph::new(&ctx).unwrap();
+    let err = g.add_temp::<u32, GraphError>(&[], 16, |t| t.add_copy_from(&[], &other).map(drop)).unwrap_err();
+    assert!(err.to_string().contains("the lengths must be equal"), "{err}");
+    let err = g.instantiate().unwrap_err();
+    assert!(matches!(err, GraphError::AllocNodes { .. }), "{err}");
+    assert!(err.to_string().contains("has no free node"), "{err}");
+    // An allocation node of no bytes.
+    let mut g = Graph::new(&ctx).unwrap();
+    let err = g.add_temp::<u32, GraphError>(&[], 0, |_| Ok(())).unwrap_err();
+    assert!(err.to_string().contains("must be 1 to usize::MAX bytes"), "{err}");
+}

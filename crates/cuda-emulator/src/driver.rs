@@ -25,7 +25,7 @@ use cuda_driver_sys::{
     CUDA_ERROR_NOT_SUPPORTED as NOT_SUPPORTED, CUDA_ERROR_OUT_OF_MEMORY as OUT_OF_MEMORY, CUDA_SUCCESS as SUCCESS,
     CU_EVENT_DISABLE_TIMING, CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, CU_LAUNCH_ATTRIBUTE_COOPERATIVE,
     CU_LIMIT_STACK_SIZE, CUgraph, CUgraphNode, CUgraphExec, CUstreamCaptureStatus, CUgraphNodeType, CUDA_KERNEL_NODE_PARAMS,
-    CUDA_MEMCPY3D, CUDA_MEMSET_NODE_PARAMS, CUDA_HOST_NODE_PARAMS, CUgraphExecUpdateResultInfo, CUgraphConditionalHandle, CUgraphNodeParams,
+    CUDA_MEMCPY3D, CUDA_MEMSET_NODE_PARAMS, CUDA_MEM_ALLOC_NODE_PARAMS, CUDA_HOST_NODE_PARAMS, CUgraphExecUpdateResultInfo, CUgraphConditionalHandle, CUgraphNodeParams,
     CU_GRAPH_NODE_TYPE_CONDITIONAL, CU_GRAPH_COND_TYPE_IF, CU_GRAPH_COND_TYPE_WHILE, CU_GRAPH_COND_TYPE_SWITCH, CU_GRAPH_COND_ASSIGN_DEFAULT,
     CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED as STREAM_CAPTURE_UNSUPPORTED,
     CUDA_ERROR_STREAM_CAPTURE_INVALIDATED as STREAM_CAPTURE_INVALIDATED,
@@ -220,7 +220,8 @@ table!(
     cuGraphAddMemcpyNode, cuGraphAddMemsetNode, cuGraphAddHostNode, cuGraphAddEmptyNode, cuGraphAddChildGraphNode,
     cuGraphAddEventRecordNode, cuGraphAddEventWaitNode, cuGraphGetNodes, cuGraphNodeGetType,
     cuGraphInstantiateWithFlags, cuGraphLaunch, cuGraphExecKernelNodeSetParams_v2, cuGraphExecUpdate_v2,
-    cuGraphExecDestroy, cuGraphDestroy, cuGraphConditionalHandleCreate, cuGraphAddNode,
+    cuGraphExecDestroy, cuGraphDestroy, cuGraphConditionalHandleCreate, cuGraphAddNode, cuGraphAddMemAllocNode,
+    cuGraphAddMemFreeNode,
     cuMemAllocManaged, cuMemPrefetchAsync_v2, cuMemAdvise_v2, cuMemRangeGetAttribute, cuDeviceCanAccessPeer,
     cuCtxEnablePeerAccess, cuCtxDisablePeerAccess,
 );
@@ -1292,6 +1293,36 @@ unsafe extern "C" fn cuGraphAddChildGraphNode(
     let copy = Box::new(unsafe { &*child.cast::<Graph>() }.clone());
     // SAFETY: the caller's contract.
     unsafe { add_node(out, g, deps, n, Op::Child(copy)) }
+}
+unsafe extern "C" fn cuGraphAddMemAllocNode(
+    out: *mut CUgraphNode, g: CUgraph, deps: *const CUgraphNode, n: usize, p: *mut CUDA_MEM_ALLOC_NODE_PARAMS,
+) -> CUresult {
+    if p.is_null() {
+        return INVALID_VALUE;
+    }
+    // SAFETY: valid node parameters (caller).
+    let p = unsafe { &mut *p };
+    if p.bytesize == 0 || p.pool_props.location.id != 0 {
+        return INVALID_VALUE;
+    }
+    // The graph owns the memory, mapped now at the address every launch uses.
+    let Some(ptr) = crate::memory::alloc(p.bytesize) else { return OUT_OF_MEMORY };
+    let memory = Arc::new(crate::graph::GraphMemory { ptr: ptr as u64, bytes: p.bytesize });
+    // SAFETY: the caller's contract.
+    let code = unsafe { add_node(out, g, deps, n, Op::MemAlloc(memory)) };
+    if code == SUCCESS {
+        p.dptr = ptr as u64;
+    }
+    code
+}
+unsafe extern "C" fn cuGraphAddMemFreeNode(out: *mut CUgraphNode, g: CUgraph, deps: *const CUgraphNode, n: usize, p: CUdeviceptr) -> CUresult {
+    // A free node frees an allocation node's memory of this graph, once.
+    // SAFETY: a live graph (caller).
+    if g.is_null() || !unsafe { &*g.cast::<Graph>() }.allocated_unfreed(p) {
+        return INVALID_VALUE;
+    }
+    // SAFETY: the caller's contract.
+    unsafe { add_node(out, g, deps, n, Op::MemFree(p)) }
 }
 unsafe extern "C" fn cuGraphAddEventRecordNode(out: *mut CUgraphNode, g: CUgraph, deps: *const CUgraphNode, n: usize, e: CUevent) -> CUresult {
     // SAFETY: the caller's contract.

@@ -23,7 +23,8 @@
 //!
 //! Memory nodes: `cuMemAllocAsync` on a capturing stream records an
 //! allocation node ([`GraphMemory`]) and `cuMemFreeAsync` of its address a
-//! free node. The driver maps a graph's allocations at addresses fixed when
+//! free node; `cuGraphAddMemAllocNode` and `cuGraphAddMemFreeNode` add them
+//! to a graph directly. The driver maps a graph's allocations at addresses fixed when
 //! the node is made, and each launch allocates and frees them; here the
 //! memory is mapped once, when the node is recorded, and shared by the graph
 //! and its execs (unmapped with the last of them). Each launch fills it

@@ -126,3 +126,27 @@ fn a_capture_frees_only_its_own_allocations_and_a_child_has_no_memory_nodes() {
         assert_eq!((api.cuMemFree_v2)(out), SUCCESS);
     }
 }
+
+#[test]
+fn explicit_memory_nodes_free_their_own_allocation_once() {
+    let (api, _s) = driver();
+    let mut g: CUgraph = ptr::null_mut();
+    let (mut alloc, mut free): (CUgraphNode, CUgraphNode) = (ptr::null_mut(), ptr::null_mut());
+    let mut params = cuda_driver_sys::CUDA_MEM_ALLOC_NODE_PARAMS::on_device(0, 256);
+    // SAFETY: a live graph; out-pointers to locals; `params` asks for 256 bytes.
+    unsafe {
+        assert_eq!((api.cuGraphCreate)(&mut g, 0), SUCCESS);
+        assert_eq!((api.cuGraphAddMemAllocNode)(&mut alloc, g, ptr::null(), 0, &mut params), SUCCESS);
+        assert_ne!(params.dptr, 0, "the address is handed out with the node");
+        assert_eq!((api.cuGraphAddMemFreeNode)(&mut free, g, &alloc, 1, params.dptr + 8), INVALID_VALUE, "not an allocation");
+        assert_eq!((api.cuGraphAddMemFreeNode)(&mut free, g, &alloc, 1, params.dptr), SUCCESS);
+        assert_eq!((api.cuGraphAddMemFreeNode)(&mut free, g, &alloc, 1, params.dptr), INVALID_VALUE, "freed twice");
+    }
+    assert_eq!(node_kinds(&api, g), [CU_GRAPH_NODE_TYPE_MEM_ALLOC, CU_GRAPH_NODE_TYPE_MEM_FREE]);
+    let mut empty = cuda_driver_sys::CUDA_MEM_ALLOC_NODE_PARAMS::on_device(0, 0);
+    // SAFETY: as above.
+    unsafe {
+        assert_eq!((api.cuGraphAddMemAllocNode)(&mut alloc, g, ptr::null(), 0, &mut empty), INVALID_VALUE, "no bytes");
+        assert_eq!((api.cuGraphDestroy)(g), SUCCESS);
+    }
+}
