@@ -21,12 +21,13 @@
 //!
 //! * **allocation node**: a temporary made on the capturing stream
 //!   (`alloc_temp_zeroed`) is the graph's own memory: an allocation node,
-//!   the kernels that use it, and a free node where it is dropped. Replayed
+//!   the kernels that use it, and a free node where it is dropped; a graph
+//!   built node by node gets the same with `Graph::add_temp`. Both replayed
 //!   on new input written before each launch.
 //!
 //! Every replay's result is compared with the same computation on the CPU.
 
-use cuda_core::{CudaContext, CudaStream, DeviceBuffer, Graph, LaunchConfig};
+use cuda_core::{CudaContext, CudaStream, DeviceBuffer, Graph, GraphError, LaunchConfig};
 use cuda_device::graph::{self, ConditionHandle};
 use cuda_device::{kernel, thread, DisjointSlice};
 use cuda_host::{cuda_launch, load_kernel_module, KernelModule};
@@ -229,7 +230,36 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     conditional_nodes(&ctx, &stream, &module)?;
 
     // 5. Temporary memory owned by the graph.
-    allocation_node(&stream, &module)
+    allocation_node(&stream, &module)?;
+    explicit_allocation_node(&ctx, &stream, &module)
+}
+
+/// The same in a graph built node by node: the allocation node, a copy of
+/// the input into it, a kernel on it and a copy out, each after the
+/// allocation, and the free node after them (`Graph::add_temp`).
+fn explicit_allocation_node(ctx: &Arc<CudaContext>, stream: &CudaStream, module: &KernelModule) -> Result<(), Box<dyn std::error::Error>> {
+    let config = LaunchConfig::for_num_elems(N as u32);
+    let mut input = DeviceBuffer::<u32>::zeroed(stream, N)?;
+    let mut out = DeviceBuffer::<u32>::zeroed(stream, N)?;
+    let mut g = Graph::new(ctx)?;
+    g.add_temp::<u32, GraphError>(&[], N, |t| {
+        let load = t.add_copy_from(&[], &input)?;
+        let k = t.add_kernel(&[load], |s, scratch| {
+            cuda_launch! { kernel: step, stream: s, module: module, config: config,
+                           args: [slice_mut(*scratch), 9u32, 4u32] }
+        })?;
+        t.add_copy_to(&[k], &mut out)?;
+        Ok(())
+    })?;
+    let exec = g.instantiate()?;
+    for replay in 0..3u32 {
+        let host: Vec<u32> = (0..N as u32).map(|i| i.rotate_left(replay + 3) ^ 0x5bd1_e995).collect();
+        input.copy_from_host(stream, &host)?;
+        exec.launch(stream)?;
+        let case = format!("explicit allocation node, replay {replay}");
+        check(&case, &out.to_host_vec(stream)?, |i| step_cpu(host[i], (9, 4)))?;
+    }
+    Ok(())
 }
 
 /// A graph whose scratch buffer is an allocation node: every launch
