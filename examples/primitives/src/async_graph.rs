@@ -6,11 +6,12 @@
 //! `cuda_async::launch` makes it an operation that chains with others. On a
 //! capturing stream the temporary storage becomes the graph's own
 //! (an allocation node, the call's kernels, a free node), so the calls are
-//! captured once and replayed, each replay on the input written before it.
+//! captured once and replayed, each replay on the input written before it:
+//! by a stream capture, and by a cuda-async operation's `into_graph`.
 
 use crate::inputs::words;
 use crate::Sizes;
-use cuda_async::{launch, AsyncError, DeviceOperation};
+use cuda_async::{launch, value, AsyncError, DeviceOperation};
 use cuda_core::{CudaContext, DeviceBuffer};
 use cuda_host::KernelModule;
 use cuda_prims::op::Sum;
@@ -113,6 +114,33 @@ pub fn run(ctx: &Arc<CudaContext>, module: &KernelModule, sizes: Sizes) -> Resul
             return Err(format!("replay {replay}: a captured run-length encoding found {r} runs, the CPU {}", want_unique.len()));
         }
         checks += 5;
+    }
+
+    // 3. A cuda-async operation whose step scans and sorts, captured with
+    // `into_graph` (the graph owns the buffers it hands on, and the calls'
+    // scratch as allocation nodes) and replayed on new input.
+    let buffers = (0..3).map(|_| DeviceBuffer::<u32>::zeroed(&stream, n)).collect::<Result<Vec<_>, _>>().map_err(|x| e(&x))?;
+    let [input, scanned, sorted]: [DeviceBuffer<u32>; 3] = buffers.try_into().map_err(|_| "three buffers".to_string())?;
+    let op = value((input, scanned, sorted)).then(move |s, (input, mut scanned, mut sorted)| {
+        scan::inclusive_scan(module, s, &input, &mut scanned, Sum).map_err(AsyncError::host)?;
+        sort::sort_keys(module, s, &scanned, &mut sorted, Order::Descending).map_err(AsyncError::host)?;
+        Ok((input, scanned, sorted))
+    });
+    let mut graph = op.into_graph(&stream).map_err(|x| format!("a cuda-async scan and sort into a graph: {x}"))?;
+    for replay in 0..2u64 {
+        let host = values(n, 70 + replay);
+        graph.output_mut().0.copy_from_host(&stream, &host).map_err(|x| e(&x))?;
+        graph = graph.replay().sync_on(&stream).map_err(|x| e(&x))?;
+        let (_, scanned, sorted) = graph.output();
+        let mut want = prefix_sums(&host);
+        if scanned.to_host_vec(&stream).map_err(|x| e(&x))? != want {
+            return Err(format!("replay {replay}: a scan in a cuda-async graph differs from the CPU"));
+        }
+        want.sort_unstable_by(|a, b| b.cmp(a));
+        if sorted.to_host_vec(&stream).map_err(|x| e(&x))? != want {
+            return Err(format!("replay {replay}: a sort in a cuda-async graph differs from the CPU"));
+        }
+        checks += 2;
     }
     Ok(checks)
 }
