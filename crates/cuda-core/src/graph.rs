@@ -1732,9 +1732,15 @@ impl GraphExec {
     /// Updates every node's parameters from `graph`, which must have the
     /// same nodes, kinds and dependencies as the graph this exec was made
     /// from (a graph built or captured the same way, with other arguments).
+    /// A graph with allocation nodes is refused, on either side
+    /// ([`GraphError::AllocNodes`]): the new graph's nodes would use its own
+    /// allocations' addresses, which this exec's allocation nodes do not map.
     pub fn update(&mut self, graph: &Graph) -> Result<(), GraphError> {
         if !graph.ctx.same(&self.ctx) {
             return Err(GraphError::ForeignContext { what: "graph", device: graph.ctx.ordinal(), graph_device: self.ctx.ordinal() });
+        }
+        if graph.alloc_nodes || self._alloc_token.is_some() {
+            return Err(GraphError::AllocNodes { what: "a whole-graph update (instantiate the new graph instead)" });
         }
         let d = self.ctx.bind()?;
         let mut info = CUgraphExecUpdateResultInfo { result: 0, error_node: ptr::null_mut(), error_from_node: ptr::null_mut() };

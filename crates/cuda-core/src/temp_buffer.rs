@@ -69,7 +69,10 @@ use crate::GraphError;
 /// A graph with allocation nodes may not be a child graph, and has one exec
 /// at a time (the driver's rules): [`Graph::add_child`](crate::Graph::add_child)
 /// and a second [`Graph::instantiate`](crate::Graph::instantiate) are
-/// refused with [`GraphError::AllocNodes`]. Launches of one exec run one
+/// refused with [`GraphError::AllocNodes`], and so is a
+/// [`GraphExec::update`](crate::GraphExec::update) to or from such a graph
+/// (its kernels would use addresses the other's allocation nodes do not
+/// map). Launches of one exec run one
 /// after another, so each finds the previous launch's memory freed.
 ///
 /// The graph's memory comes from the driver's graph memory pool, not from

@@ -244,3 +244,30 @@ fn explicit_allocation_node_misuse_is_refused() {
     let err = g.add_temp::<u32, GraphError>(&[], 0, |_| Ok(())).unwrap_err();
     assert!(err.to_string().contains("must be 1 to usize::MAX bytes"), "{err}");
 }
+
+#[test]
+fn a_whole_graph_update_with_allocation_nodes_is_refused() {
+    let (_ctx, stream, f) = setup();
+    let mut data = DeviceBuffer::<u32>::zeroed(&stream, N).unwrap();
+    let mut capture = |add: u32| {
+        stream
+            .capture(|s| {
+                let scratch = s.alloc_temp_zeroed::<u32>(N)?;
+                affine(&f, s, &scratch, 1, add)?;
+                data.copy_from_device(s, &scratch)
+            })
+            .unwrap()
+    };
+    let (first, second) = (capture(1), capture(2));
+    let mut exec = first.instantiate().unwrap();
+    // The second graph's kernel would write its own allocation's address,
+    // which the first graph's allocation node does not map.
+    let err = exec.update(&second).unwrap_err();
+    assert!(matches!(err, GraphError::AllocNodes { .. }), "{err}");
+    assert!(err.to_string().contains("instantiate the new graph instead"), "{err}");
+    let plain = stream.capture(|s| affine(&f, s, &data, 1, 0)).unwrap();
+    let mut plain_exec = plain.instantiate().unwrap();
+    assert!(matches!(plain_exec.update(&second), Err(GraphError::AllocNodes { .. })));
+    exec.launch(&stream).unwrap();
+    assert_eq!(data.to_host_vec(&stream).unwrap(), vec![1; N]);
+}
