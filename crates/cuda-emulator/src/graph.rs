@@ -162,6 +162,8 @@ pub(crate) enum Op {
     Conditional {
         handle: u64,
         kind: u32,
+        // Boxed: a body's handle is its address, which must not move.
+        #[allow(clippy::vec_box)]
         bodies: Vec<Box<Graph>>,
         #[allow(dead_code)] // kept alive: the caller's `ph_graph_out` points into it
         handles: Box<[CUgraph]>,
