@@ -69,6 +69,7 @@ SUCCEED(cuGraphAddMemsetNode)
 SUCCEED(cuGraphAddHostNode)
 SUCCEED(cuGraphAddEmptyNode)
 SUCCEED(cuGraphAddChildGraphNode)
+SUCCEED(cuGraphAddMemFreeNode)
 SUCCEED(cuGraphAddEventRecordNode)
 SUCCEED(cuGraphAddEventWaitNode)
 SUCCEED(cuGraphConditionalHandleCreate)
@@ -165,6 +166,15 @@ static uint64_t bump(size_t bytes) {
 CUresult cuMemAlloc_v2(uint64_t *p, size_t bytes) { *p = bump(bytes); return SUCCESS; }
 CUresult cuMemAllocAsync(uint64_t *p, size_t bytes, void *s) { (void)s; *p = bump(bytes); return SUCCESS; }
 CUresult cuMemAllocManaged(uint64_t *p, size_t bytes, unsigned flags) { (void)flags; *p = bump(bytes); return SUCCESS; }
+// A graph allocation node: CUDA_MEM_ALLOC_NODE_PARAMS's byte size is at
+// offset 104 and the address it answers with at 112.
+CUresult cuGraphAddMemAllocNode(void **node, void *g, const void *deps, size_t n, unsigned char *params) {
+  (void)g; (void)deps; (void)n;
+  size_t bytes; memcpy(&bytes, params + 104, sizeof bytes);
+  uint64_t p = bump(bytes); memcpy(params + 112, &p, sizeof p);
+  *node = handle();
+  return SUCCESS;
+}
 CUresult cuDeviceGetDefaultMemPool(void **pool, int d) { (void)d; *pool = handle(); return SUCCESS; }
 CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total) { *free_bytes = *total = (size_t)80 << 30; return SUCCESS; }
 

@@ -91,7 +91,11 @@
 //! [`memory::upload`](crate::memory::upload)), a copy to or from host
 //! memory ([`memory::to_host`](crate::memory::to_host)), a synchronisation.
 //! Allocate and upload before capturing, and read results back after a
-//! replay. The operation's host steps (the closures of `and_then`, `then`,
+//! replay. Scratch that lives within one step is a temporary
+//! (`stream.alloc_temp_zeroed`, cuda-core's `TempBuffer`): an allocation
+//! node the graph owns, freed by the free node its drop at the end of the
+//! step records; cuda-prims calls take their scratch that way, so a step
+//! that sorts or scans is captured too. The operation's host steps (the closures of `and_then`, `then`,
 //! `map`) run once, during the capture; only the GPU work is replayed.
 
 use std::sync::Arc;

@@ -12,14 +12,19 @@
 //!   launch, with the same compile-time argument checks), [`Graph::add_copy`],
 //!   [`Graph::add_memset`], [`Graph::add_host`], [`Graph::add_event_record`],
 //!   [`Graph::add_event_wait`], [`Graph::add_empty`] and [`Graph::add_child`],
-//!   each after the nodes it depends on.
+//!   each after the nodes it depends on; [`Graph::add_temp`] adds temporary
+//!   memory (an allocation node, the nodes that use it, a free node).
 //!
-//! Conditional nodes decide on the GPU whether ([`Graph::add_conditional_if`])
-//! or how often ([`Graph::add_conditional_while`]) their body runs, from a
+//! Conditional nodes decide on the GPU whether ([`Graph::add_conditional_if`],
+//! with an ELSE body [`Graph::add_conditional_if_else`]), which
+//! ([`Graph::add_conditional_switch`]) or how often
+//! ([`Graph::add_conditional_while`]) their body runs, from a
 //! [`GraphCondition`] ([`Graph::condition`]) that a kernel of the graph sets
 //! through its [`handle`](GraphCondition::handle) with
 //! `cuda_device::graph::set_condition`. The body is a [`BodyGraph`], filled
-//! with the same `add_*` calls, that borrows the graph until it is dropped.
+//! with the same `add_*` calls, that borrows the graph until it is dropped;
+//! the bodies of an IF/ELSE or SWITCH node come one at a time from its
+//! [`ConditionalBodies`].
 //!
 //! [`Graph::instantiate`] makes a [`GraphExec`], which [`GraphExec::launch`]
 //! runs on a stream as one submission, as often as wanted. The kernel
@@ -64,8 +69,10 @@
 //! memory (a graph would read or write it on every launch, long after the
 //! borrow ended), a `launch_host_fn` (it runs once; [`Graph::add_host`]
 //! and [`CudaStream::launch_host_fn_replayable`] take a function a graph
-//! may call again), an allocation on the
-//! capturing stream, or the drop of a buffer allocated on it; and in a
+//! may call again), the allocation of a [`DeviceBuffer`] on the
+//! capturing stream (it could outlive the capture; a temporary the graph
+//! owns, an allocation node, is a [`TempBuffer`](crate::TempBuffer)), or the
+//! drop of a buffer allocated on it; and in a
 //! kernel node ([`Graph::add_kernel`]), a cluster or cooperative launch,
 //! whose attribute the node would not keep. The capture
 //! ends then with [`GraphError::CaptureInvalidated`], and the partial graph
@@ -112,7 +119,7 @@ use crate::driver::{
     CUDA_ERROR_STREAM_CAPTURE_ISOLATION, CUDA_ERROR_STREAM_CAPTURE_UNJOINED, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
     CUDA_HOST_NODE_PARAMS, CUDA_KERNEL_NODE_PARAMS, CUDA_MEMCPY3D, CUDA_MEMSET_NODE_PARAMS, CU_GRAPH_NODE_TYPE_KERNEL,
     CU_MEMORYTYPE_DEVICE, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL, CUgraphNodeParams, CU_GRAPH_COND_ASSIGN_DEFAULT,
-    CU_GRAPH_COND_TYPE_IF, CU_GRAPH_COND_TYPE_WHILE,
+    CU_GRAPH_COND_TYPE_IF, CU_GRAPH_COND_TYPE_SWITCH, CU_GRAPH_COND_TYPE_WHILE,
 };
 use crate::error::{DriverError, ErrorKind};
 use crate::memory::DeviceBuffer;
@@ -187,6 +194,30 @@ pub enum GraphError {
         /// What was refused.
         what: &'static str,
     },
+    /// The capture ended while temporaries it allocated
+    /// ([`CudaStream::alloc_temp_zeroed`]) were alive: their memory would
+    /// outlive the graph's launches.
+    TempNotFreed {
+        /// How many were not dropped.
+        buffers: usize,
+    },
+    /// A capture's temporary given to a node of a graph built node by node:
+    /// its memory exists only in its own capture's graph.
+    TempInGraph,
+    /// What the driver refuses for a graph with allocation nodes (one that
+    /// captured temporaries); `what` names it.
+    AllocNodes {
+        /// What was refused.
+        what: &'static str,
+    },
+    /// A body a conditional node does not have
+    /// ([`ConditionalBodies::body`]), or a SWITCH node of no case.
+    NoSuchBody {
+        /// The body asked for.
+        index: usize,
+        /// The bodies the node has (or was asked to have).
+        bodies: usize,
+    },
     /// The driver refused a call.
     Driver(DriverError),
 }
@@ -256,6 +287,27 @@ impl fmt::Display for GraphError {
                 "a conditional node's body cannot hold {what}: the driver allows only kernels, copies, memsets, \
                  empty nodes, child graphs of those and conditional nodes there; put it outside the conditional node"
             ),
+            GraphError::TempNotFreed { buffers } => write!(
+                f,
+                "the capture ended while {buffers} temporary buffer(s) it allocated (CudaStream::alloc_temp_zeroed) \
+                 were alive: a graph frees its temporaries before it ends, so drop them inside the capture (the \
+                 graph was destroyed)"
+            ),
+            GraphError::TempInGraph => write!(
+                f,
+                "a capture's temporary buffer was given to a node of another graph: its memory exists only in \
+                 the launches of the graph whose capture allocated it; use a DeviceBuffer"
+            ),
+            GraphError::AllocNodes { what } => write!(
+                f,
+                "the graph has allocation nodes (it captured temporary buffers), and the driver refuses {what} \
+                 for such a graph; capture the work again instead"
+            ),
+            GraphError::NoSuchBody { index, bodies } => write!(
+                f,
+                "conditional body {index} was asked of a node with {bodies} bodies: an IF/ELSE node has bodies 0 \
+                 (IF) and 1 (ELSE), a SWITCH node one per case (at least one), numbered from 0"
+            ),
             GraphError::Driver(e) => e.fmt(f),
         }
     }
@@ -300,6 +352,9 @@ pub(crate) struct CaptureRecord {
     /// Buffers of the capturing stream dropped during the capture: freed
     /// on the stream when it ends, after the other streams' uses.
     deferred_frees: Mutex<Vec<(u64, Arc<OrderShared>)>>,
+    /// The addresses of the capture's temporaries (allocation nodes) not
+    /// yet freed (free nodes), and whether it made any.
+    temps: Mutex<(Vec<u64>, bool)>,
 }
 
 /// The captures under way (for [`CudaContext::synchronize`]).
@@ -384,6 +439,26 @@ impl CaptureRecord {
     pub(crate) fn defer_free(&self, ptr: u64, order: Arc<OrderShared>, what: &str) {
         self.break_with(what);
         lock(&self.deferred_frees).push((ptr, order));
+    }
+
+    /// Notes an allocation node the capture recorded (a temporary at `ptr`).
+    pub(crate) fn note_temp(&self, ptr: u64) {
+        let mut temps = lock(&self.temps);
+        temps.0.push(ptr);
+        temps.1 = true;
+    }
+
+    /// Notes the free node of the temporary at `ptr`: whether it was one of
+    /// the capture's, not yet freed.
+    pub(crate) fn temp_freed(&self, ptr: u64) -> bool {
+        let mut temps = lock(&self.temps);
+        match temps.0.iter().position(|&p| p == ptr) {
+            Some(i) => {
+                temps.0.swap_remove(i);
+                true
+            }
+            None => false,
+        }
     }
 
     /// Breaks the capture: `what` is the call that did (the first wins).
@@ -535,7 +610,9 @@ impl StreamCapture<'_> {
         let host_fns = std::mem::take(&mut *lock(&record.host_fns));
         let modules = std::mem::take(&mut *lock(&record.modules));
         let keep = Keep { buffers: buffers.into_iter().map(|b| (0, b)).collect(), host_fns, modules, events: Vec::new() };
-        Ok(Graph::from_raw(self.stream.context().clone(), raw, keep))
+        let mut graph = Graph::from_raw(self.stream.context().clone(), raw, keep);
+        graph.alloc_nodes = lock(&record.temps).1;
+        Ok(graph)
     }
 }
 
@@ -571,6 +648,7 @@ fn start_capture(stream: &CudaStream, plain_launch_only: bool) -> Result<Arc<Cap
         plain_launch_only,
         modules: Mutex::new(Vec::new()),
         deferred_frees: Mutex::new(Vec::new()),
+        temps: Mutex::new((Vec::new(), false)),
     });
     // Registered under the registry's lock, so that no context-wide wait of
     // another thread (`after_captures`) runs between the two.
@@ -626,6 +704,12 @@ fn finish_capture(stream: &CudaStream, record: &Arc<CaptureRecord>) -> Result<CU
     }
     if let Some(buffer_device) = *lock(&record.foreign) {
         return fail(GraphError::ForeignBuffer { buffer_device, graph_device: record.device });
+    }
+    let alive = lock(&record.temps).0.len();
+    if alive > 0 {
+        // Their drops, later, find the capture over and free nothing: the
+        // memory was never more than the destroyed graph's.
+        return fail(GraphError::TempNotFreed { buffers: alive });
     }
     Ok(raw)
 }
@@ -715,6 +799,15 @@ pub struct Graph {
     scratch: Option<Arc<CudaStream>>,
     /// Whether it is a conditional node's body (owned by that node).
     in_body: bool,
+    /// Whether it has allocation and free nodes (captured temporaries): the
+    /// driver then refuses it as a child graph, and a second exec while one
+    /// lives.
+    alloc_nodes: bool,
+    /// Alive while an exec of a graph with allocation nodes is.
+    exec_alive: Mutex<Weak<()>>,
+    /// Allocation nodes of [`add_temp`](Self::add_temp) without their free
+    /// node (its `fill` failed): the graph is not instantiated then.
+    unfreed: usize,
 }
 
 // SAFETY: a CUgraph is a process-wide handle usable from any thread; every
@@ -755,7 +848,7 @@ impl Graph {
 
     fn from_raw(ctx: Arc<CudaContext>, raw: CUgraph, keep: Keep) -> Graph {
         let owner = Arc::new(RawGraph { raw, ctx: ctx.clone(), lock: Mutex::new(()) });
-        Graph { raw, owner, ctx, id: next_graph_id(), keep, scratch: None, in_body: false }
+        Graph { raw, owner, ctx, id: next_graph_id(), keep, scratch: None, in_body: false, alloc_nodes: false, exec_alive: Mutex::new(Weak::new()), unfreed: 0 }
     }
 
     /// The context the graph belongs to.
@@ -793,6 +886,9 @@ impl Graph {
 
     /// Refuses a buffer of another context.
     fn check_buffer<T>(&self, b: &DeviceBuffer<T>) -> Result<(), GraphError> {
+        if b.order().temp_of().is_some() {
+            return Err(GraphError::TempInGraph);
+        }
         if b.context().same(&self.ctx) {
             return Ok(());
         }
@@ -899,6 +995,9 @@ impl Graph {
         if !child.ctx.same(&self.ctx) {
             return Err(GraphError::ForeignContext { what: "child graph", device: child.ctx.ordinal(), graph_device: self.ctx.ordinal() });
         }
+        if child.alloc_nodes {
+            return Err(GraphError::AllocNodes { what: "a child graph node" });
+        }
         if self.in_body && !child.keep.host_fns.is_empty() {
             return Err(GraphError::NotInBody { what: "a child graph with host nodes" });
         }
@@ -972,6 +1071,60 @@ impl Graph {
         Ok(kernels)
     }
 
+    /// Temporary memory in a graph built node by node: an allocation node
+    /// of `len` values of `T` after `deps`, the nodes `fill` adds through
+    /// the [`TempNodes`] it is given (each after the allocation node, and
+    /// the only nodes that may use the memory), and a free node after all
+    /// of them, which is returned (later nodes depend on it). Each launch
+    /// allocates the memory, runs those nodes and frees it; its contents
+    /// are undefined at the allocation node (write before reading).
+    ///
+    /// The graph then has allocation nodes: it may not be a child graph and
+    /// has one exec at a time ([`GraphError::AllocNodes`]); a conditional
+    /// node's body refuses it ([`GraphError::NotInBody`]). If `fill` fails,
+    /// the graph is left with nodes it cannot free: it refuses to be
+    /// instantiated ([`GraphError::AllocNodes`]).
+    pub fn add_temp<T: crate::DeviceRepr, E>(
+        &mut self,
+        deps: &[GraphNode],
+        len: usize,
+        fill: impl FnOnce(&mut TempNodes<'_, T>) -> Result<(), E>,
+    ) -> Result<GraphNode, GraphError>
+    where
+        E: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        if self.in_body {
+            return Err(GraphError::NotInBody { what: "an allocation node" });
+        }
+        let bytes = len.checked_mul(std::mem::size_of::<T>()).filter(|&b| b > 0).ok_or_else(|| {
+            GraphError::from(DriverError::new(
+                ErrorKind::InvalidArgument,
+                format!("a graph allocation node of {len} elements of {} bytes: it must be 1 to usize::MAX bytes", std::mem::size_of::<T>()),
+                "Graph::add_temp",
+            ))
+        })?;
+        let scratch = scratch_stream(&mut self.scratch, &self.ctx)?;
+        let mut params = crate::driver::CUDA_MEM_ALLOC_NODE_PARAMS::on_device(self.ctx.ordinal() as i32, bytes);
+        // SAFETY: as for add_empty; `params` asks for `bytes` of device
+        // memory of this graph's device, and receives its address.
+        let alloc = self.add_raw(deps, |d, out, g, deps, n| unsafe { cu!(d, cuGraphAddMemAllocNode(out, g, deps, n, &mut params)) })?;
+        // From here on the graph has an allocation node; until the free node
+        // is added it cannot be launched safely.
+        self.alloc_nodes = true;
+        self.unfreed += 1;
+        let ptr = params.dptr;
+        let buffer = DeviceBuffer::graph_node_memory(ptr, len, &scratch);
+        let mut nodes = TempNodes { buffer, ptr, len, bytes, graph: self, alloc, added: Vec::new() };
+        fill(&mut nodes).map_err(|e| GraphError::Closure(e.into()))?;
+        let TempNodes { added, graph, alloc, .. } = nodes;
+        let after = if added.is_empty() { vec![alloc] } else { added };
+        // SAFETY: as for add_empty; `ptr` is the allocation node's address,
+        // freed once, after every node that may use it.
+        let free = graph.add_raw(&after, |d, out, g, deps, n| unsafe { cu!(d, cuGraphAddMemFreeNode(out, g, deps, n, ptr)) })?;
+        graph.unfreed -= 1;
+        Ok(free)
+    }
+
     /// A condition for this graph's conditional nodes
     /// ([`add_conditional_if`](Self::add_conditional_if),
     /// [`add_conditional_while`](Self::add_conditional_while)), whose
@@ -1012,36 +1165,92 @@ impl Graph {
         self.add_conditional(deps, condition, CU_GRAPH_COND_TYPE_WHILE)
     }
 
+    /// An IF node with an ELSE body: after `deps`, its first body runs once
+    /// if `condition` is nonzero, its second once if it is zero. Returns the
+    /// node and its two bodies ([`ConditionalBodies`]: `body(0)` the IF
+    /// body, `body(1)` the ELSE body). The driver has it from CUDA 12.8 on
+    /// (an older one refuses the node).
+    pub fn add_conditional_if_else(&mut self, deps: &[GraphNode], condition: &GraphCondition) -> Result<(GraphNode, ConditionalBodies<'_>), GraphError> {
+        let (node, raws) = self.add_conditional_node(deps, condition, CU_GRAPH_COND_TYPE_IF, 2)?;
+        Ok((node, ConditionalBodies::new(self, raws)))
+    }
+
+    /// A SWITCH node with `cases` bodies: after `deps`, body `n` runs once
+    /// where `n` is the value of `condition`; none runs when it is `cases`
+    /// or more. Returns the node and its bodies ([`ConditionalBodies`],
+    /// `body(n)` for case `n`). The driver has it from CUDA 12.8 on (an
+    /// older one refuses the node); `cases` must be at least 1.
+    pub fn add_conditional_switch(
+        &mut self,
+        deps: &[GraphNode],
+        condition: &GraphCondition,
+        cases: usize,
+    ) -> Result<(GraphNode, ConditionalBodies<'_>), GraphError> {
+        let size = u32::try_from(cases).ok().filter(|&c| c >= 1).ok_or(GraphError::NoSuchBody { index: 0, bodies: cases })?;
+        let (node, raws) = self.add_conditional_node(deps, condition, CU_GRAPH_COND_TYPE_SWITCH, size)?;
+        Ok((node, ConditionalBodies::new(self, raws)))
+    }
+
     fn add_conditional(&mut self, deps: &[GraphNode], condition: &GraphCondition, kind: u32) -> Result<(GraphNode, BodyGraph<'_>), GraphError> {
+        let (node, raws) = self.add_conditional_node(deps, condition, kind, 1)?;
+        let inner = self.body_graph(raws[0], next_graph_id());
+        Ok((node, BodyGraph { inner, parent: self }))
+    }
+
+    /// Adds a conditional node of `kind` with `size` bodies: the node and
+    /// the bodies' driver graphs (owned by the node).
+    fn add_conditional_node(&mut self, deps: &[GraphNode], condition: &GraphCondition, kind: u32, size: u32) -> Result<(GraphNode, Vec<CUgraph>), GraphError> {
         if condition.graph != self.id {
             return Err(GraphError::ForeignCondition);
         }
-        let mut params = CUgraphNodeParams::conditional(condition.raw, kind, 1, self.ctx.raw());
+        let mut params = CUgraphNodeParams::conditional(condition.raw, kind, size, self.ctx.raw());
         // SAFETY: as for add_empty; `params` is a conditional node's, with a
         // handle made for this graph; the driver points `ph_graph_out` to
-        // an array of its own, alive as long as the node.
+        // an array of its own, of `size` graphs, alive as long as the node.
         let node = self.add_raw(deps, |d, out, g, deps, n| unsafe { cu!(d, cuGraphAddNode(out, g, deps, n, &mut params)) })?;
         let bodies = params.conditional.ph_graph_out;
         if bodies.is_null() {
             return Err(DriverError::new(ErrorKind::InvalidArgument, "the driver gave the conditional node no body graph", "cuGraphAddNode").into());
         }
-        // SAFETY: the driver's array of the node's one body graph.
-        let body: CUgraph = unsafe { *bodies };
-        let inner = Graph {
-            raw: body,
+        // SAFETY: the driver's array of the node's `size` body graphs.
+        Ok((node, unsafe { std::slice::from_raw_parts(bodies, size as usize) }.to_vec()))
+    }
+
+    /// The wrapper of a conditional node's body `raw` (owned by the node),
+    /// named `id`.
+    fn body_graph(&self, raw: CUgraph, id: u64) -> Graph {
+        Graph {
+            raw,
             owner: self.owner.clone(),
             ctx: self.ctx.clone(),
-            id: next_graph_id(),
+            id,
             keep: Keep::default(),
             scratch: self.scratch.clone(),
             in_body: true,
-        };
-        Ok((node, BodyGraph { inner, parent: self }))
+            alloc_nodes: false,
+            exec_alive: Mutex::new(Weak::new()),
+            unfreed: 0,
+        }
     }
 
     /// Instantiates the graph: a [`GraphExec`] to launch (the graph may be
     /// changed or dropped afterwards without changing the exec).
+    ///
+    /// A graph with allocation nodes (it captured temporaries) has one exec
+    /// at a time, as the driver allows: a second is refused with
+    /// [`GraphError::AllocNodes`] while the first lives.
     pub fn instantiate(&self) -> Result<GraphExec, GraphError> {
+        if self.unfreed > 0 {
+            return Err(GraphError::AllocNodes { what: "an instantiation after an add_temp whose nodes failed (its memory has no free node)" });
+        }
+        let mut exec_alive = lock(&self.exec_alive);
+        if self.alloc_nodes && exec_alive.strong_count() > 0 {
+            return Err(GraphError::AllocNodes { what: "a second exec while one lives (drop it first)" });
+        }
+        let alloc_token = self.alloc_nodes.then(|| Arc::new(()));
+        if let Some(token) = &alloc_token {
+            *exec_alive = Arc::downgrade(token);
+        }
         let d = self.ctx.bind()?;
         let mut raw: CUgraphExec = ptr::null_mut();
         // SAFETY: a live graph; out-pointer to a local; flags 0.
@@ -1063,10 +1272,156 @@ impl Graph {
             scratch: self.scratch.clone(),
             launched_on: Default::default(),
             source: self.owner.clone(),
+            _alloc_token: alloc_token,
         })
     }
 }
 
+
+/// The nodes of a graph that use one allocation node's memory
+/// ([`Graph::add_temp`]): each is added after the allocation node, and the
+/// free node after all of them. The memory is lent to a kernel node's
+/// launch closure only; copies and memsets of it have their own calls.
+///
+/// ```compile_fail
+/// # fn f(ctx: &std::sync::Arc<cuda_core::CudaContext>) -> Result<(), cuda_core::GraphError> {
+/// let mut g = cuda_core::Graph::new(ctx)?;
+/// let mut kept = None;
+/// g.add_temp::<u32, cuda_core::GraphError>(&[], 16, |t| {
+///     kept = Some(t); // the nodes of the memory cannot leave the call
+///     Ok(())
+/// })?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct TempNodes<'g, T> {
+    graph: &'g mut Graph,
+    alloc: GraphNode,
+    /// The memory, refused everywhere but in the kernel node being captured.
+    buffer: DeviceBuffer<T>,
+    /// The allocation's address, length and bytes (kept apart from
+    /// `buffer`, which a launch closure could swap for another).
+    ptr: u64,
+    len: usize,
+    bytes: usize,
+    added: Vec<GraphNode>,
+}
+
+impl<T: crate::DeviceRepr> TempNodes<'_, T> {
+    /// The number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether there are none (never: an allocation node has a size).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// `deps` and the allocation node.
+    fn after(&self, deps: &[GraphNode]) -> Vec<GraphNode> {
+        let mut all = deps.to_vec();
+        all.push(self.alloc);
+        all
+    }
+
+    fn added(&mut self, node: GraphNode) -> GraphNode {
+        self.added.push(node);
+        node
+    }
+
+    /// A kernel node after `deps` (and the allocation): `launch` makes one
+    /// typed launch on the stream it is given, with the memory as the
+    /// buffer it is lent ([`Graph::add_kernel`]'s rules).
+    pub fn add_kernel<E>(
+        &mut self,
+        deps: &[GraphNode],
+        launch: impl FnOnce(&CudaStream, &mut DeviceBuffer<T>) -> Result<(), E>,
+    ) -> Result<GraphNode, GraphError>
+    where
+        E: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        let after = self.after(deps);
+        let buffer = &mut self.buffer;
+        let node = self.graph.add_kernel(&after, |s| {
+            // Only this kernel node's capture may use the memory, and only
+            // while it records.
+            buffer.order().allow_temp_in(s.handle().capture().as_ref());
+            let launched = launch(s, buffer);
+            buffer.order().allow_temp_in(None);
+            launched
+        });
+        self.buffer.order().allow_temp_in(None);
+        let node = node?;
+        Ok(self.added(node))
+    }
+
+    /// A node after `deps` (and the allocation) that sets every byte of the
+    /// memory to `byte`.
+    pub fn add_memset(&mut self, deps: &[GraphNode], byte: u8) -> Result<GraphNode, GraphError> {
+        let after = self.after(deps);
+        let params = CUDA_MEMSET_NODE_PARAMS {
+            dst: self.ptr,
+            pitch: 0,
+            value: byte.into(),
+            element_size: 1,
+            width: self.bytes,
+            height: 1,
+        };
+        let ctx = self.graph.ctx.raw();
+        // SAFETY: as for Graph::add_memset; the range is the allocation's,
+        // and the node lies between its allocation and free nodes.
+        let node = self.graph.add_raw(&after, |d, out, g, deps, n| unsafe { cu!(d, cuGraphAddMemsetNode(out, g, deps, n, &params, ctx)) })?;
+        Ok(self.added(node))
+    }
+
+    /// A node after `deps` (and the allocation) that copies `src` (of the
+    /// same length) into the memory.
+    pub fn add_copy_from(&mut self, deps: &[GraphNode], src: &DeviceBuffer<T>) -> Result<GraphNode, GraphError> {
+        self.graph.check_buffer(src)?;
+        self.check_len(src.len())?;
+        let after = self.after(deps);
+        let params = CUDA_MEMCPY3D::linear(CU_MEMORYTYPE_DEVICE, src.device_ptr(), CU_MEMORYTYPE_DEVICE, self.ptr, self.bytes);
+        let ctx = self.graph.ctx.raw();
+        // SAFETY: as for Graph::add_copy; `src` is kept track of (below).
+        let node = self.graph.add_raw(&after, |d, out, g, deps, n| unsafe { cu!(d, cuGraphAddMemcpyNode(out, g, deps, n, &params, ctx)) })?;
+        self.graph.keep.add(node.raw, src.order().weak());
+        Ok(self.added(node))
+    }
+
+    /// A node after `deps` (and the allocation) that copies the memory into
+    /// `dst` (of the same length).
+    pub fn add_copy_to(&mut self, deps: &[GraphNode], dst: &mut DeviceBuffer<T>) -> Result<GraphNode, GraphError> {
+        self.graph.check_buffer(dst)?;
+        self.check_len(dst.len())?;
+        let after = self.after(deps);
+        let params = CUDA_MEMCPY3D::linear(CU_MEMORYTYPE_DEVICE, self.ptr, CU_MEMORYTYPE_DEVICE, dst.device_ptr(), self.bytes);
+        let ctx = self.graph.ctx.raw();
+        // SAFETY: as for Graph::add_copy; `dst` is kept track of (below).
+        let node = self.graph.add_raw(&after, |d, out, g, deps, n| unsafe { cu!(d, cuGraphAddMemcpyNode(out, g, deps, n, &params, ctx)) })?;
+        self.graph.keep.add(node.raw, dst.order().weak());
+        Ok(self.added(node))
+    }
+
+    /// An empty node after `deps` (and the allocation): a join point.
+    pub fn add_empty(&mut self, deps: &[GraphNode]) -> Result<GraphNode, GraphError> {
+        let after = self.after(deps);
+        let node = self.graph.add_empty(&after)?;
+        Ok(self.added(node))
+    }
+
+    fn check_len(&self, other: usize) -> Result<(), GraphError> {
+        if other == self.len {
+            return Ok(());
+        }
+        Err(DriverError::new(
+            ErrorKind::LengthMismatch,
+            format!("a copy between a graph allocation of {} elements and a buffer of {other}: the lengths must be equal", self.len),
+            "TempNodes copy",
+        )
+        .into())
+    }
+}
 
 /// A condition of a graph's conditional nodes ([`Graph::condition`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -1155,6 +1510,71 @@ impl BodyGraph<'_> {
     pub fn add_conditional_while(&mut self, deps: &[GraphNode], condition: &GraphCondition) -> Result<(GraphNode, BodyGraph<'_>), GraphError> {
         self.inner.add_conditional_while(deps, condition)
     }
+
+    /// A nested IF/ELSE node ([`Graph::add_conditional_if_else`]), on a condition of this body.
+    pub fn add_conditional_if_else(&mut self, deps: &[GraphNode], condition: &GraphCondition) -> Result<(GraphNode, ConditionalBodies<'_>), GraphError> {
+        self.inner.add_conditional_if_else(deps, condition)
+    }
+
+    /// A nested SWITCH node ([`Graph::add_conditional_switch`]), on a condition of this body.
+    pub fn add_conditional_switch(
+        &mut self,
+        deps: &[GraphNode],
+        condition: &GraphCondition,
+        cases: usize,
+    ) -> Result<(GraphNode, ConditionalBodies<'_>), GraphError> {
+        self.inner.add_conditional_switch(deps, condition, cases)
+    }
+}
+
+/// The bodies of an IF/ELSE or SWITCH node
+/// ([`Graph::add_conditional_if_else`], [`Graph::add_conditional_switch`]):
+/// graphs the node owns, filled one at a time through
+/// [`body`](Self::body). Like a [`BodyGraph`], it borrows the graph it
+/// belongs to until it is dropped.
+///
+/// ```compile_fail
+/// # fn f(ctx: &std::sync::Arc<cuda_core::CudaContext>) -> Result<(), cuda_core::GraphError> {
+/// let mut g = cuda_core::Graph::new(ctx)?;
+/// let which = g.condition(Some(0))?;
+/// let (_, mut cases) = g.add_conditional_switch(&[], &which, 3)?;
+/// let mut first = cases.body(0)?;
+/// let mut second = cases.body(1)?; // one body at a time: `first` still borrows them
+/// first.add_empty(&[])?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct ConditionalBodies<'g> {
+    /// The bodies' driver graphs and the ids their wrappers carry (the same
+    /// each time a body is filled, so its nodes and conditions stay valid).
+    bodies: Vec<(CUgraph, u64)>,
+    parent: &'g mut Graph,
+}
+
+impl<'g> ConditionalBodies<'g> {
+    fn new(parent: &'g mut Graph, raws: Vec<CUgraph>) -> Self {
+        ConditionalBodies { bodies: raws.into_iter().map(|raw| (raw, next_graph_id())).collect(), parent }
+    }
+
+    /// How many bodies the node has (2 for IF/ELSE, the cases of a SWITCH).
+    pub fn len(&self) -> usize {
+        self.bodies.len()
+    }
+
+    /// Whether the node has no body (never: a node has at least one).
+    pub fn is_empty(&self) -> bool {
+        self.bodies.is_empty()
+    }
+
+    /// Body `index`, to fill with the usual `add_*` calls (it may be taken
+    /// again later). [`GraphError::NoSuchBody`] past the last.
+    pub fn body(&mut self, index: usize) -> Result<BodyGraph<'_>, GraphError> {
+        let Some(&(raw, id)) = self.bodies.get(index) else {
+            return Err(GraphError::NoSuchBody { index, bodies: self.bodies.len() });
+        };
+        let inner = self.parent.body_graph(raw, id);
+        Ok(BodyGraph { inner, parent: &mut *self.parent })
+    }
 }
 
 impl Drop for BodyGraph<'_> {
@@ -1227,6 +1647,9 @@ pub struct GraphExec {
     launched_on: std::cell::RefCell<Vec<Arc<StreamHandle>>>,
     /// The graph it was made from, whose node handles name its nodes.
     source: Arc<RawGraph>,
+    /// For a graph with allocation nodes: alive as long as this exec (the
+    /// graph refuses a second exec meanwhile).
+    _alloc_token: Option<Arc<()>>,
 }
 
 // SAFETY: as for `Graph`: a process-wide handle; changes take `&mut self`,
@@ -1309,9 +1732,15 @@ impl GraphExec {
     /// Updates every node's parameters from `graph`, which must have the
     /// same nodes, kinds and dependencies as the graph this exec was made
     /// from (a graph built or captured the same way, with other arguments).
+    /// A graph with allocation nodes is refused, on either side
+    /// ([`GraphError::AllocNodes`]): the new graph's nodes would use its own
+    /// allocations' addresses, which this exec's allocation nodes do not map.
     pub fn update(&mut self, graph: &Graph) -> Result<(), GraphError> {
         if !graph.ctx.same(&self.ctx) {
             return Err(GraphError::ForeignContext { what: "graph", device: graph.ctx.ordinal(), graph_device: self.ctx.ordinal() });
+        }
+        if graph.alloc_nodes || self._alloc_token.is_some() {
+            return Err(GraphError::AllocNodes { what: "a whole-graph update (instantiate the new graph instead)" });
         }
         let d = self.ctx.bind()?;
         let mut info = CUgraphExecUpdateResultInfo { result: 0, error_node: ptr::null_mut(), error_from_node: ptr::null_mut() };

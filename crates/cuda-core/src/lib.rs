@@ -141,6 +141,7 @@ mod panic;
 mod panic_message;
 mod peer;
 mod stream_order;
+mod temp_buffer;
 pub mod tensor_map;
 
 pub use backend::Backend;
@@ -156,9 +157,10 @@ pub use context::{CudaContext, CudaEvent, CudaStream, DeviceLimits};
 pub use device::Device;
 pub use driver::driver_version;
 pub use error::{builtin_name, DriverError, ErrorKind};
-pub use graph::{BodyGraph, Graph, GraphCondition, GraphError, GraphExec, GraphNode, StreamCapture};
+pub use graph::{BodyGraph, ConditionalBodies, Graph, GraphCondition, GraphError, GraphExec, GraphNode, StreamCapture, TempNodes};
 pub use managed::{ManagedBuffer, ManagedError, MemAdvice, MemLocation};
 pub use mem_pool::MemPool;
+pub use temp_buffer::TempBuffer;
 pub use memory::{DeviceAtomicSlice, DeviceBuffer, DeviceRepr, DeviceSlice, DeviceSliceMut, FillValue, PinnedHostBuffer};
 /// `#[derive(DeviceRepr)]`: the impl of [`DeviceRepr`](trait@DeviceRepr), for a type
 /// that checks out (see the trait).

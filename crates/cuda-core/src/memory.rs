@@ -407,6 +407,44 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         // streams, `stream` wrote it last (the order's home).
         Ok(DeviceBuffer { ptr, len, order: StreamOrder::new(stream.handle()), pooled, _marker: PhantomData })
     }
+
+    /// A temporary for [`TempBuffer`](crate::TempBuffer): on a capturing
+    /// stream, an allocation node of the capture's graph (the driver records
+    /// `cuMemAllocAsync` as one), noted in the capture until its drop
+    /// records the free node; elsewhere an ordinary buffer.
+    pub(crate) fn alloc_temp_raw(stream: &CudaStream, len: usize, op: &'static str) -> Result<Self, DriverError> {
+        let Some(capture) = stream.handle().capture() else {
+            return Self::alloc_raw(stream, len, op);
+        };
+        let bytes = byte_size::<T>(len, op)?;
+        let ctx = stream.context();
+        if !ctx.has_memory_pools() {
+            // Graph memory nodes need the device's stream-ordered allocator.
+            capture.break_with(op);
+            return Err(crate::graph::refused_in_capture(op));
+        }
+        let mut ptr: CUdeviceptr = 0;
+        if bytes > 0 {
+            let d = ctx.bind()?;
+            // SAFETY: out-pointer to a local; the stream is live, of this
+            // context (current), and captures: the driver records an
+            // allocation node and hands out the address the graph's launches
+            // map; the drop records its free node (below).
+            unsafe { cu!(d, cuMemAllocAsync(&mut ptr, bytes, stream.handle().raw())) }.map_err(|e| ctx.explain(e))?;
+            capture.note_temp(ptr);
+        }
+        let order = StreamOrder::new_temp(stream.handle(), Arc::downgrade(&capture));
+        Ok(DeviceBuffer { ptr, len, order, pooled: true, _marker: PhantomData })
+    }
+
+    /// The memory of an allocation node at `ptr` of a graph built node by
+    /// node: usable only while a kernel node's capture is allowed
+    /// (`StreamOrder::allow_temp_in`); its drop frees nothing (the graph's
+    /// free node does). `home` is the stream kernel nodes are captured on.
+    pub(crate) fn graph_node_memory(ptr: CUdeviceptr, len: usize, home: &CudaStream) -> Self {
+        let order = StreamOrder::new_temp(home.handle(), std::sync::Weak::new());
+        DeviceBuffer { ptr, len, order, pooled: true, _marker: PhantomData }
+    }
 }
 
 impl<T> Drop for DeviceBuffer<T> {
@@ -416,6 +454,25 @@ impl<T> Drop for DeviceBuffer<T> {
         }
         let Some(d) = driver::loaded() else { return };
         let home = self.order.home();
+        if let Some(capture) = self.order.temp_of() {
+            // A capture's temporary: its free node, while the capture still
+            // records on the home stream; after it, there is nothing to free
+            // (the memory is the graph's, and a capture that ended with the
+            // temporary alive was refused and its graph destroyed).
+            let Some(capture) = capture.upgrade() else { return };
+            if !home.capture().is_some_and(|now| Arc::ptr_eq(&now, &capture)) || !capture.temp_freed(self.ptr) {
+                return;
+            }
+            if home.context().bind().is_ok() {
+                // SAFETY: the address of an allocation node of the capture
+                // under way on the home stream, freed once (`temp_freed`);
+                // every use was queued on that stream before (uses elsewhere
+                // are refused). The driver records the free node. Errors
+                // are ignored (the capture's end reports a broken capture).
+                unsafe { (d.cuMemFreeAsync)(self.ptr, home.raw()) };
+            }
+            return;
+        }
         if !self.pooled {
             // Freed after a wait for the whole context; while another thread
             // captures a graph on it, after that capture (the wait would

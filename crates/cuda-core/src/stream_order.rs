@@ -31,6 +31,12 @@
 //! stream it runs on, so that other streams' uses, and the buffer's own
 //! free, wait for it; and a launch after one of them was dropped is refused.
 //!
+//! A capture's temporary (`temp_buffer.rs`, an allocation node of the
+//! graph) is the exception: its memory is the graph's, so it is neither
+//! noted nor ordered; a use of it is allowed only on the stream that
+//! captures, during that capture (so its free node, recorded there, follows
+//! every use), and refused everywhere else.
+//!
 //! A managed buffer (`managed.rs`) is also read and written by the host,
 //! through slices that borrow it. Before the host reads it,
 //! [`ManagedOrder::wait_on_host`] blocks until the last write queued on any
@@ -39,10 +45,11 @@
 //! refused in a capture (it breaks the capture, naming the buffer): no
 //! graph can touch it behind the host's back.
 
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use crate::context::{CudaContext, CudaStream, StreamHandle};
-use crate::error::DriverError;
+use crate::error::{DriverError, ErrorKind};
+use crate::graph::CaptureRecord;
 
 /// The order of a [`DeviceBuffer`](crate::DeviceBuffer): its home stream
 /// (the one it was allocated on, and is freed on), and the record of the
@@ -59,6 +66,11 @@ use crate::error::DriverError;
 pub(crate) struct StreamOrder {
     home: Arc<StreamHandle>,
     record: OnceLock<Arc<OrderShared>>,
+    /// For a temporary (an allocation node of a graph): the capture whose
+    /// work may use it, the one that allocated it, or, for an allocation
+    /// node of a graph built node by node, the kernel node's capture under
+    /// way (none between them). Such a buffer is used only by that work.
+    temp_of: Option<Mutex<Weak<CaptureRecord>>>,
 }
 
 /// The streams whose queued work may still touch one buffer, shared with
@@ -79,7 +91,53 @@ impl StreamOrder {
     /// The order of a buffer allocated on `home` (the allocation counts as
     /// a write there).
     pub(crate) fn new(home: &Arc<StreamHandle>) -> StreamOrder {
-        StreamOrder { home: home.clone(), record: OnceLock::new() }
+        StreamOrder { home: home.clone(), record: OnceLock::new(), temp_of: None }
+    }
+
+    /// The order of a temporary of `capture`, allocated on its capturing
+    /// stream `home`. Its record is made at once, so that no use takes the
+    /// one-stream path, which does not look at captures: every use goes
+    /// through [`temp_use`](Self::temp_use).
+    /// `capture` is `Weak::new()` for an allocation node of a graph built
+    /// node by node, used only while [`allow_temp_in`](Self::allow_temp_in)
+    /// names a capture.
+    pub(crate) fn new_temp(home: &Arc<StreamHandle>, capture: Weak<CaptureRecord>) -> StreamOrder {
+        let order = StreamOrder { home: home.clone(), record: OnceLock::new(), temp_of: Some(Mutex::new(capture)) };
+        order.shared();
+        order
+    }
+
+    /// The capture whose temporary the buffer is, if it is a temporary
+    /// (dead when no capture may use it now).
+    pub(crate) fn temp_of(&self) -> Option<Weak<CaptureRecord>> {
+        self.temp_of.as_ref().map(|c| c.lock().unwrap_or_else(|e| e.into_inner()).clone())
+    }
+
+    /// For a temporary: lets the work of `capture` use it from now on (none
+    /// with `None`).
+    pub(crate) fn allow_temp_in(&self, capture: Option<&Arc<CaptureRecord>>) {
+        if let Some(slot) = &self.temp_of {
+            *slot.lock().unwrap_or_else(|e| e.into_inner()) = capture.map_or_else(Weak::new, Arc::downgrade);
+        }
+    }
+
+    /// A use of a capture's temporary on `stream`: allowed only while that
+    /// capture records on `stream`, which orders it between the
+    /// allocation node and the free node (the graph owns the memory, so it
+    /// is neither noted as a buffer the graph keeps nor ordered with other
+    /// streams).
+    #[cold]
+    fn temp_use(capture: &Weak<CaptureRecord>, stream: &CudaStream) -> Result<(), DriverError> {
+        match (capture.upgrade(), stream.handle().capture()) {
+            (Some(of), Some(now)) if Arc::ptr_eq(&of, &now) => Ok(()),
+            _ => Err(DriverError::new(
+                ErrorKind::InvalidArgument,
+                "a capture's temporary buffer (CudaStream::alloc_temp) was used outside that capture: its memory \
+                 exists only inside the graph's launches, between its allocation node and its free node; use it \
+                 on the capturing stream while the capture records, or allocate a DeviceBuffer",
+                "TempBuffer use",
+            )),
+        }
     }
 
     /// The stream the buffer was allocated on.
@@ -108,6 +166,9 @@ impl StreamOrder {
     /// line: the one-stream path stays small).
     #[inline(never)]
     fn recorded_read_on(&self, stream: &CudaStream) -> Result<(), DriverError> {
+        if let Some(capture) = self.temp_of() {
+            return Self::temp_use(&capture, stream);
+        }
         if self.noted_in_capture(stream) {
             return Ok(());
         }
@@ -128,6 +189,9 @@ impl StreamOrder {
     /// line: the one-stream path stays small).
     #[inline(never)]
     fn recorded_write_on(&self, stream: &CudaStream) -> Result<(), DriverError> {
+        if let Some(capture) = self.temp_of() {
+            return Self::temp_use(&capture, stream);
+        }
         if self.noted_in_capture(stream) {
             return Ok(());
         }

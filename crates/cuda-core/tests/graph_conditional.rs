@@ -1,9 +1,10 @@
-//! Conditional graph nodes (IF and WHILE) through cuda-core: on the GPU where
-//! there is one, else on the CPU emulator (device code, where ptx-vm answers
-//! `cudaGraphSetConditional`). A WHILE node repeats its body until a kernel
-//! clears the condition, an IF node runs its body only when the condition is
-//! nonzero, defaults are assigned at each launch, and misuse is refused with
-//! an error saying what to do.
+//! Conditional graph nodes (IF, IF/ELSE, WHILE, SWITCH) through cuda-core:
+//! on the GPU where there is one, else on the CPU emulator (device code,
+//! where ptx-vm answers `cudaGraphSetConditional`). A WHILE node repeats its
+//! body until a kernel clears the condition, an IF node runs its body only
+//! when the condition is nonzero (its ELSE body when it is zero), a SWITCH
+//! node the body of the condition's value, defaults are assigned at each
+//! launch, and misuse is refused with an error saying what to do.
 
 mod common {
     pub mod affine;
@@ -212,4 +213,120 @@ fn the_graph_keeps_track_of_what_its_bodies_use() {
     drop(only_in_body);
     let e = exec.launch(&stream).unwrap_err();
     assert!(matches!(e, GraphError::BufferDropped { buffers: 1 }), "{e}");
+}
+
+/// `pick(p, handle)`: one thread sets the condition to `p[0]`.
+const PICK_PTX: &str = r#"
+.version 7.0
+.target sm_70
+.address_size 64
+
+.extern .func cudaGraphSetConditional
+(
+    .param .b64 cudaGraphSetConditional_param_0,
+    .param .b32 cudaGraphSetConditional_param_1
+)
+;
+
+.visible .entry pick(
+    .param .u64 pick_p,
+    .param .u64 pick_h
+)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<3>;
+    .reg .b64 %rd<4>;
+
+    ld.param.u64 %rd1, [pick_p];
+    ld.param.u64 %rd2, [pick_h];
+    mov.u32 %r1, %tid.x;
+    setp.ne.u32 %p1, %r1, 0;
+    @%p1 bra DONE;
+    cvta.to.global.u64 %rd3, %rd1;
+    ld.global.u32 %r2, [%rd3];
+    {
+    .param .b64 param0;
+    st.param.b64 [param0+0], %rd2;
+    .param .b32 param1;
+    st.param.b32 [param1+0], %r2;
+    call.uni
+    cudaGraphSetConditional,
+    (
+    param0,
+    param1
+    );
+    }
+DONE:
+    ret;
+}
+"#;
+
+/// Queues `pick(p, handle)` with one thread.
+fn pick(f: &CudaFunction, stream: &CudaStream, p: &DeviceBuffer<u32>, handle: u64) -> Result<(), DriverError> {
+    let (mut ptr, mut h) = (p.device_ptr(), handle);
+    let mut params = [(&mut ptr as *mut u64).cast(), (&mut h as *mut u64).cast()];
+    let one = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1, 1, 1), shared_mem_bytes: 0 };
+    // SAFETY: the kernel's two parameters; `p` outlives the graphs of these
+    // tests, and `handle` is a condition of the graph the launch is a node of.
+    unsafe { launch_kernel(f, one, stream, &mut params) }
+}
+
+#[test]
+fn an_if_else_node_runs_its_else_body_when_the_condition_is_zero() {
+    let (ctx, stream, affine_fn) = setup();
+    let f = ctx.load_module_ptx(PICK_PTX).unwrap().function("pick").unwrap();
+    let data = DeviceBuffer::<u32>::zeroed(&stream, 1000).unwrap();
+    let mut choice = DeviceBuffer::<u32>::zeroed(&stream, 1).unwrap();
+
+    let mut g = Graph::new(&ctx).unwrap();
+    let go = g.condition(Some(0)).unwrap();
+    let set = g.add_kernel(&[], |s| pick(&f, s, &choice, go.handle().raw())).unwrap();
+    let (_, mut bodies) = g.add_conditional_if_else(&[set], &go).unwrap();
+    assert_eq!(bodies.len(), 2);
+    bodies.body(0).unwrap().add_kernel(&[], |s| affine(&affine_fn, s, &data, 1, 100)).unwrap();
+    bodies.body(1).unwrap().add_kernel(&[], |s| affine(&affine_fn, s, &data, 1, 1)).unwrap();
+    let e = bodies.body(2).unwrap_err();
+    assert!(matches!(e, GraphError::NoSuchBody { index: 2, bodies: 2 }), "{e}");
+    assert!(e.to_string().contains("bodies 0 (IF) and 1 (ELSE)"), "{e}");
+    drop(bodies);
+    let exec = g.instantiate().unwrap();
+    let mut want = 0;
+    for pick_value in [1u32, 0, 0, 7, 0] {
+        choice.copy_from_host(&stream, &[pick_value]).unwrap();
+        exec.launch(&stream).unwrap();
+        want += if pick_value != 0 { 100 } else { 1 };
+        let got = data.to_host_vec(&stream).unwrap();
+        assert!(got.iter().all(|&x| x == want), "condition {pick_value}: want {want}, got {}", got[0]);
+    }
+}
+
+#[test]
+fn a_switch_node_runs_the_body_of_the_conditions_value_and_none_past_the_last() {
+    let (ctx, stream, affine_fn) = setup();
+    let f = ctx.load_module_ptx(PICK_PTX).unwrap().function("pick").unwrap();
+    let data = DeviceBuffer::<u32>::zeroed(&stream, 1000).unwrap();
+    let mut choice = DeviceBuffer::<u32>::zeroed(&stream, 1).unwrap();
+
+    let mut g = Graph::new(&ctx).unwrap();
+    let unused = g.condition(Some(0)).unwrap();
+    let e = g.add_conditional_switch(&[], &unused, 0).unwrap_err();
+    assert!(matches!(e, GraphError::NoSuchBody { bodies: 0, .. }), "{e}");
+    let which = g.condition(None).unwrap();
+    let set = g.add_kernel(&[], |s| pick(&f, s, &choice, which.handle().raw())).unwrap();
+    let (_, mut cases) = g.add_conditional_switch(&[set], &which, 3).unwrap();
+    for (case, add) in [1u32, 10, 100].into_iter().enumerate() {
+        // A body taken twice is the same body: its nodes stay valid.
+        let first = cases.body(case).unwrap().add_empty(&[]).unwrap();
+        cases.body(case).unwrap().add_kernel(&[first], |s| affine(&affine_fn, s, &data, 1, add)).unwrap();
+    }
+    drop(cases);
+    let exec = g.instantiate().unwrap();
+    let mut want = 0;
+    for value in [2u32, 0, 1, 3, 2, 1000] {
+        choice.copy_from_host(&stream, &[value]).unwrap();
+        exec.launch(&stream).unwrap();
+        want += [1, 10, 100].get(value as usize).copied().unwrap_or(0);
+        let got = data.to_host_vec(&stream).unwrap();
+        assert!(got.iter().all(|&x| x == want), "condition {value}: want {want}, got {}", got[0]);
+    }
 }

@@ -90,6 +90,29 @@ fn graphs_and_execs_are_destroyed_on_every_path() {
     assert_eq!(pool.used_bytes().unwrap(), used, "the dropped buffer was freed after the capture");
     assert_eq!(live(), (0, 0));
 
+    // Temporaries: a graph with allocation nodes and its exec go with their
+    // owners, and a capture that ends with one alive is destroyed. Graph
+    // memory is not the pool's.
+    stream.synchronize().unwrap();
+    let used = pool.used_bytes().unwrap();
+    let graph = stream
+        .capture(|s| {
+            let scratch = s.alloc_temp_zeroed::<u32>(1 << 16)?;
+            inc(&f, s, &scratch)
+        })
+        .unwrap();
+    let exec = graph.instantiate().unwrap();
+    assert_eq!(live(), (1, 1));
+    exec.launch(&stream).unwrap();
+    stream.synchronize().unwrap();
+    assert_eq!(pool.used_bytes().unwrap(), used, "graph memory is not the pool's");
+    drop((graph, exec));
+    let capture = stream.begin_capture().unwrap();
+    let kept = stream.alloc_temp_zeroed::<u32>(16).unwrap();
+    assert!(matches!(capture.end(), Err(GraphError::TempNotFreed { buffers: 1 })));
+    drop(kept);
+    assert_eq!(live(), (0, 0));
+
     // Explicit graphs, kernel nodes that record too much or a cluster launch.
     let mut g = Graph::new(&ctx).unwrap();
     let a = g.add_kernel(&[], |s| inc(&f, s, &p)).unwrap();

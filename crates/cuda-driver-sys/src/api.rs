@@ -203,6 +203,9 @@ driver_api! {
     cuGraphAddHostNode(*mut CUgraphNode, CUgraph, *const CUgraphNode, usize, *const CUDA_HOST_NODE_PARAMS);
     cuGraphAddEmptyNode(*mut CUgraphNode, CUgraph, *const CUgraphNode, usize);
     cuGraphAddChildGraphNode(*mut CUgraphNode, CUgraph, *const CUgraphNode, usize, CUgraph);
+    // Graph memory nodes (CUDA 11.4).
+    cuGraphAddMemAllocNode(*mut CUgraphNode, CUgraph, *const CUgraphNode, usize, *mut CUDA_MEM_ALLOC_NODE_PARAMS);
+    cuGraphAddMemFreeNode(*mut CUgraphNode, CUgraph, *const CUgraphNode, usize, CUdeviceptr);
     cuGraphAddEventRecordNode(*mut CUgraphNode, CUgraph, *const CUgraphNode, usize, CUevent);
     cuGraphAddEventWaitNode(*mut CUgraphNode, CUgraph, *const CUgraphNode, usize, CUevent);
     cuGraphGetNodes(CUgraph, *mut CUgraphNode, *mut usize);

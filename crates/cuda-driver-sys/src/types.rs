@@ -59,6 +59,72 @@ pub struct CUmemLocation {
     pub id: c_int,
 }
 
+/// `CUmemPoolProps`: the properties of a memory pool, here those of a
+/// graph allocation node's memory.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CUmemPoolProps {
+    /// `CU_MEM_ALLOCATION_TYPE_PINNED`.
+    pub alloc_type: c_int,
+    /// `CU_MEM_HANDLE_TYPE_NONE` (0) for a graph allocation.
+    pub handle_types: c_int,
+    /// Where the memory resides.
+    pub location: CUmemLocation,
+    /// Windows only; null.
+    pub win32_security_attributes: *mut c_void,
+    /// 0: the system's default.
+    pub max_size: usize,
+    /// Intended usage bits; 0.
+    pub usage: u16,
+    /// Must be zero.
+    pub reserved: [u8; 54],
+}
+
+/// `CU_MEM_ALLOCATION_TYPE_PINNED`: device memory that is not paged out.
+pub const CU_MEM_ALLOCATION_TYPE_PINNED: c_int = 1;
+
+/// `CUDA_MEM_ALLOC_NODE_PARAMS`: a graph allocation node's request, and the
+/// address the driver answers with (`dptr`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CUDA_MEM_ALLOC_NODE_PARAMS {
+    /// The memory's properties (pinned, on a device, no handle types).
+    pub pool_props: CUmemPoolProps,
+    /// Peer access descriptors (`CUmemAccessDesc`); null for none.
+    pub access_descs: *const c_void,
+    /// How many `access_descs`.
+    pub access_desc_count: usize,
+    /// Bytes to allocate.
+    pub bytesize: usize,
+    /// Out: the allocation's address, fixed for the graph's launches.
+    pub dptr: CUdeviceptr,
+}
+
+impl CUDA_MEM_ALLOC_NODE_PARAMS {
+    /// A request for `bytesize` bytes of pinned memory on device `device`.
+    pub fn on_device(device: c_int, bytesize: usize) -> Self {
+        CUDA_MEM_ALLOC_NODE_PARAMS {
+            pool_props: CUmemPoolProps {
+                alloc_type: CU_MEM_ALLOCATION_TYPE_PINNED,
+                handle_types: 0,
+                location: CUmemLocation { type_: CU_MEM_LOCATION_TYPE_DEVICE, id: device },
+                win32_security_attributes: std::ptr::null_mut(),
+                max_size: 0,
+                usage: 0,
+                reserved: [0; 54],
+            },
+            access_descs: std::ptr::null(),
+            access_desc_count: 0,
+            bytesize,
+            dptr: 0,
+        }
+    }
+}
+
+const _: () = assert!(std::mem::size_of::<CUmemPoolProps>() == 88);
+const _: () = assert!(std::mem::size_of::<CUDA_MEM_ALLOC_NODE_PARAMS>() == 120);
+const _: () = assert!(std::mem::offset_of!(CUDA_MEM_ALLOC_NODE_PARAMS, dptr) == 112);
+
 /// `CU_MEM_LOCATION_TYPE_DEVICE`: `id` is a device ordinal.
 pub const CU_MEM_LOCATION_TYPE_DEVICE: CUmemLocationType = 1;
 /// `CU_MEM_LOCATION_TYPE_HOST`: the host (`id` ignored).
@@ -170,6 +236,10 @@ pub const CU_GRAPH_NODE_TYPE_EMPTY: CUgraphNodeType = 5;
 pub const CU_GRAPH_NODE_TYPE_WAIT_EVENT: CUgraphNodeType = 6;
 /// `CU_GRAPH_NODE_TYPE_EVENT_RECORD`.
 pub const CU_GRAPH_NODE_TYPE_EVENT_RECORD: CUgraphNodeType = 7;
+/// `CU_GRAPH_NODE_TYPE_MEM_ALLOC` (what `cuMemAllocAsync` records in a capture).
+pub const CU_GRAPH_NODE_TYPE_MEM_ALLOC: CUgraphNodeType = 10;
+/// `CU_GRAPH_NODE_TYPE_MEM_FREE` (what `cuMemFreeAsync` records in a capture).
+pub const CU_GRAPH_NODE_TYPE_MEM_FREE: CUgraphNodeType = 11;
 /// `CU_GRAPH_NODE_TYPE_CONDITIONAL` (an IF, WHILE or SWITCH node).
 pub const CU_GRAPH_NODE_TYPE_CONDITIONAL: CUgraphNodeType = 13;
 /// `CU_GRAPH_COND_TYPE_IF`: the body runs once if the condition is nonzero.
@@ -177,6 +247,9 @@ pub const CU_GRAPH_COND_TYPE_IF: c_uint = 0;
 /// `CU_GRAPH_COND_TYPE_WHILE`: the body runs while the condition is nonzero
 /// (tested before each run).
 pub const CU_GRAPH_COND_TYPE_WHILE: c_uint = 1;
+/// `CU_GRAPH_COND_TYPE_SWITCH`: body `n` runs once where `n` is the
+/// condition's value; none when it is not below the number of bodies.
+pub const CU_GRAPH_COND_TYPE_SWITCH: c_uint = 2;
 /// `CU_GRAPH_COND_ASSIGN_DEFAULT`: the handle's default value is assigned at
 /// the start of every launch of the graph.
 pub const CU_GRAPH_COND_ASSIGN_DEFAULT: c_uint = 1;

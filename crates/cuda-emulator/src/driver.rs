@@ -25,8 +25,8 @@ use cuda_driver_sys::{
     CUDA_ERROR_NOT_SUPPORTED as NOT_SUPPORTED, CUDA_ERROR_OUT_OF_MEMORY as OUT_OF_MEMORY, CUDA_SUCCESS as SUCCESS,
     CU_EVENT_DISABLE_TIMING, CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, CU_LAUNCH_ATTRIBUTE_COOPERATIVE,
     CU_LIMIT_STACK_SIZE, CUgraph, CUgraphNode, CUgraphExec, CUstreamCaptureStatus, CUgraphNodeType, CUDA_KERNEL_NODE_PARAMS,
-    CUDA_MEMCPY3D, CUDA_MEMSET_NODE_PARAMS, CUDA_HOST_NODE_PARAMS, CUgraphExecUpdateResultInfo, CUgraphConditionalHandle, CUgraphNodeParams,
-    CU_GRAPH_NODE_TYPE_CONDITIONAL, CU_GRAPH_COND_TYPE_IF, CU_GRAPH_COND_TYPE_WHILE, CU_GRAPH_COND_ASSIGN_DEFAULT,
+    CUDA_MEMCPY3D, CUDA_MEMSET_NODE_PARAMS, CUDA_MEM_ALLOC_NODE_PARAMS, CUDA_HOST_NODE_PARAMS, CUgraphExecUpdateResultInfo, CUgraphConditionalHandle, CUgraphNodeParams,
+    CU_GRAPH_NODE_TYPE_CONDITIONAL, CU_GRAPH_COND_TYPE_IF, CU_GRAPH_COND_TYPE_WHILE, CU_GRAPH_COND_TYPE_SWITCH, CU_GRAPH_COND_ASSIGN_DEFAULT,
     CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED as STREAM_CAPTURE_UNSUPPORTED,
     CUDA_ERROR_STREAM_CAPTURE_INVALIDATED as STREAM_CAPTURE_INVALIDATED,
     CUDA_ERROR_STREAM_CAPTURE_UNMATCHED as STREAM_CAPTURE_UNMATCHED,
@@ -114,6 +114,30 @@ unsafe fn record_op(s: CUstream, op: impl FnOnce() -> Result<Op, CUresult>) -> O
     }
 }
 
+/// `cuMemFreeAsync` of `p` on `s` if it captures: a free node when an
+/// allocation node of the capture made `p` (and none freed it yet), else the
+/// capture is invalidated (a graph frees only its own allocations here).
+/// `None` if `s` does not capture.
+///
+/// # Safety
+/// As for [`record_op`].
+unsafe fn record_free(s: CUstream, p: CUdeviceptr) -> Option<CUresult> {
+    // SAFETY: the caller's contract.
+    let stream = unsafe { stream_ref(s) }?;
+    let owned = {
+        let capture = lock(&stream.capture);
+        let sequence = lock(&capture.as_ref()?.sequence);
+        // SAFETY: the sequence's graph lives until the capture ends.
+        unsafe { &*sequence.graph }.allocated_unfreed(p)
+    };
+    if !owned {
+        // SAFETY: the caller's contract.
+        return unsafe { refuse_in_capture(s) };
+    }
+    // SAFETY: the caller's contract.
+    unsafe { record_op(s, || Ok(Op::MemFree(p))) }
+}
+
 /// Invalidates the capture of `s` if it captures: a call that
 /// synchronises (which a capture cannot record) was made on it.
 ///
@@ -196,7 +220,8 @@ table!(
     cuGraphAddMemcpyNode, cuGraphAddMemsetNode, cuGraphAddHostNode, cuGraphAddEmptyNode, cuGraphAddChildGraphNode,
     cuGraphAddEventRecordNode, cuGraphAddEventWaitNode, cuGraphGetNodes, cuGraphNodeGetType,
     cuGraphInstantiateWithFlags, cuGraphLaunch, cuGraphExecKernelNodeSetParams_v2, cuGraphExecUpdate_v2,
-    cuGraphExecDestroy, cuGraphDestroy, cuGraphConditionalHandleCreate, cuGraphAddNode,
+    cuGraphExecDestroy, cuGraphDestroy, cuGraphConditionalHandleCreate, cuGraphAddNode, cuGraphAddMemAllocNode,
+    cuGraphAddMemFreeNode,
     cuMemAllocManaged, cuMemPrefetchAsync_v2, cuMemAdvise_v2, cuMemRangeGetAttribute, cuDeviceCanAccessPeer,
     cuCtxEnablePeerAccess, cuCtxDisablePeerAccess,
 );
@@ -692,9 +717,21 @@ unsafe extern "C" fn cuMemAllocAsync(out: *mut CUdeviceptr, bytes: usize, s: CUs
     if status != SUCCESS {
         return status;
     }
-    // Stream-ordered allocation in a capture (memory nodes) is not emulated.
+    // In a capture: an allocation node, whose memory the graph owns (mapped
+    // now, at the address every launch uses).
+    let mut made = 0;
     // SAFETY: as above.
-    if let Some(code) = unsafe { refuse_in_capture(s) } {
+    let recorded = unsafe {
+        record_op(s, || {
+            made = crate::memory::alloc(bytes).ok_or(OUT_OF_MEMORY)? as u64;
+            Ok(Op::MemAlloc(Arc::new(crate::graph::GraphMemory { ptr: made, bytes })))
+        })
+    };
+    if let Some(code) = recorded {
+        if code == SUCCESS {
+            // SAFETY: writable out-pointer (caller).
+            unsafe { *out = made };
+        }
         return code;
     }
     match crate::mem_pool::alloc(bytes) {
@@ -708,7 +745,7 @@ unsafe extern "C" fn cuMemAllocAsync(out: *mut CUdeviceptr, bytes: usize, s: CUs
 }
 unsafe extern "C" fn cuMemFreeAsync(p: CUdeviceptr, s: CUstream) -> CUresult {
     // SAFETY: the caller passes a live stream or null.
-    if let Some(code) = unsafe { refuse_in_capture(s) } {
+    if let Some(code) = unsafe { record_free(s, p) } {
         return code;
     }
     // The stream's earlier work has run already (streams run at submission).
@@ -1247,10 +1284,45 @@ unsafe extern "C" fn cuGraphAddChildGraphNode(
     if child.is_null() || child == g {
         return INVALID_VALUE;
     }
+    // The driver refuses a child with allocation or free nodes.
+    // SAFETY: a live graph (caller).
+    if unsafe { &*child.cast::<Graph>() }.has_memory_nodes() {
+        return INVALID_VALUE;
+    }
     // SAFETY: a live graph (caller); the node keeps a copy, as the driver does.
     let copy = Box::new(unsafe { &*child.cast::<Graph>() }.clone());
     // SAFETY: the caller's contract.
     unsafe { add_node(out, g, deps, n, Op::Child(copy)) }
+}
+unsafe extern "C" fn cuGraphAddMemAllocNode(
+    out: *mut CUgraphNode, g: CUgraph, deps: *const CUgraphNode, n: usize, p: *mut CUDA_MEM_ALLOC_NODE_PARAMS,
+) -> CUresult {
+    if p.is_null() {
+        return INVALID_VALUE;
+    }
+    // SAFETY: valid node parameters (caller).
+    let p = unsafe { &mut *p };
+    if p.bytesize == 0 || p.pool_props.location.id != 0 {
+        return INVALID_VALUE;
+    }
+    // The graph owns the memory, mapped now at the address every launch uses.
+    let Some(ptr) = crate::memory::alloc(p.bytesize) else { return OUT_OF_MEMORY };
+    let memory = Arc::new(crate::graph::GraphMemory { ptr: ptr as u64, bytes: p.bytesize });
+    // SAFETY: the caller's contract.
+    let code = unsafe { add_node(out, g, deps, n, Op::MemAlloc(memory)) };
+    if code == SUCCESS {
+        p.dptr = ptr as u64;
+    }
+    code
+}
+unsafe extern "C" fn cuGraphAddMemFreeNode(out: *mut CUgraphNode, g: CUgraph, deps: *const CUgraphNode, n: usize, p: CUdeviceptr) -> CUresult {
+    // A free node frees an allocation node's memory of this graph, once.
+    // SAFETY: a live graph (caller).
+    if g.is_null() || !unsafe { &*g.cast::<Graph>() }.allocated_unfreed(p) {
+        return INVALID_VALUE;
+    }
+    // SAFETY: the caller's contract.
+    unsafe { add_node(out, g, deps, n, Op::MemFree(p)) }
 }
 unsafe extern "C" fn cuGraphAddEventRecordNode(out: *mut CUgraphNode, g: CUgraph, deps: *const CUgraphNode, n: usize, e: CUevent) -> CUresult {
     // SAFETY: the caller's contract.
@@ -1281,7 +1353,8 @@ unsafe extern "C" fn cuGraphConditionalHandleCreate(
     unsafe { *out = all.len() as u64 };
     SUCCESS
 }
-/// `cuGraphAddNode` for conditional nodes (IF and WHILE with one body);
+/// `cuGraphAddNode` for conditional nodes (IF with one or two bodies,
+/// WHILE with one, SWITCH with any number);
 /// other node kinds come through their own calls here.
 unsafe extern "C" fn cuGraphAddNode(
     out: *mut CUgraphNode, g: CUgraph, deps: *const CUgraphNode, n: usize, p: *mut CUgraphNodeParams,
@@ -1295,23 +1368,28 @@ unsafe extern "C" fn cuGraphAddNode(
         return NOT_SUPPORTED;
     }
     let c = &mut p.conditional;
-    if ![CU_GRAPH_COND_TYPE_IF, CU_GRAPH_COND_TYPE_WHILE].contains(&c.type_) {
-        return NOT_SUPPORTED; // SWITCH is not emulated
-    }
-    if c.size != 1 {
-        return NOT_SUPPORTED; // an ELSE body is not emulated
+    // The driver's sizes: WHILE one body, IF one or two (an ELSE), SWITCH
+    // one or more.
+    let size_fits = match c.type_ {
+        CU_GRAPH_COND_TYPE_IF => matches!(c.size, 1 | 2),
+        CU_GRAPH_COND_TYPE_WHILE => c.size == 1,
+        CU_GRAPH_COND_TYPE_SWITCH => c.size >= 1,
+        _ => return NOT_SUPPORTED,
+    };
+    if !size_fits {
+        return INVALID_VALUE;
     }
     // The handle must be one made for this graph (the driver's rule).
     match crate::graph::condition(c.handle) {
         Some(cond) if cond.graph == g as usize => {}
         _ => return INVALID_VALUE,
     }
-    let mut body = Box::<Graph>::default();
-    // The body and the array naming it move with their boxes into the
+    let mut bodies: Vec<Box<Graph>> = (0..c.size).map(|_| Box::<Graph>::default()).collect();
+    // The bodies and the array naming them move with their boxes into the
     // node, which owns them: the addresses hold as long as the node.
-    let mut bodies = Box::new([(&mut *body as *mut Graph).cast::<c_void>()]);
-    let array = bodies.as_mut_ptr();
-    let op = Op::Conditional { handle: c.handle, kind: c.type_, body, bodies };
+    let mut handles: Box<[CUgraph]> = bodies.iter_mut().map(|b| (&mut **b as *mut Graph).cast::<c_void>()).collect();
+    let array = handles.as_mut_ptr();
+    let op = Op::Conditional { handle: c.handle, kind: c.type_, bodies, handles };
     // SAFETY: the caller's contract.
     let code = unsafe { add_node(out, g, deps, n, op) };
     if code == SUCCESS {
@@ -1395,7 +1473,7 @@ unsafe extern "C" fn cuGraphLaunch(e: CUgraphExec, s: CUstream) -> CUresult {
 /// Whether every conditional body in `g` holds only what a body may.
 fn bodies_fit(g: &Graph) -> bool {
     g.nodes.iter().all(|n| match &n.op {
-        Op::Conditional { body, .. } => body.fits_a_body(),
+        Op::Conditional { bodies, .. } => bodies.iter().all(|b| b.fits_a_body()),
         Op::Child(c) => bodies_fit(c),
         _ => true,
     })
@@ -1412,7 +1490,12 @@ unsafe fn run_graph(graph: &mut Graph, s: CUstream) -> CUresult {
     }
     for node in &mut graph.nodes {
         let code = match &mut node.op {
-            Op::Empty | Op::EventWait(_) => SUCCESS,
+            Op::Empty | Op::EventWait(_) | Op::MemFree(_) => SUCCESS,
+            Op::MemAlloc(memory) => {
+                // SAFETY: the graph's own mapping, alive with the node.
+                unsafe { std::ptr::write_bytes(memory.ptr as *mut u8, crate::graph::UNINITIALISED, memory.bytes) };
+                SUCCESS
+            }
             Op::Kernel(k) => {
                 let params = k.params();
                 let host_code = k.host_code;
@@ -1456,19 +1539,31 @@ unsafe fn run_graph(graph: &mut Graph, s: CUstream) -> CUresult {
             }
             // SAFETY: as for this graph.
             Op::Child(child) => unsafe { run_graph(child, s) },
-            Op::Conditional { handle, kind, body, .. } => {
+            Op::Conditional { handle, kind, bodies, .. } => {
                 let Some(condition) = crate::graph::condition(*handle) else { return INVALID_VALUE };
-                let nonzero = || condition.value.load(std::sync::atomic::Ordering::SeqCst) != 0;
+                let value = || condition.value.load(std::sync::atomic::Ordering::SeqCst);
                 let mut code = SUCCESS;
-                if *kind == CU_GRAPH_COND_TYPE_IF {
-                    if nonzero() {
-                        // SAFETY: as for this graph.
-                        code = unsafe { run_graph(body, s) };
+                match *kind {
+                    CU_GRAPH_COND_TYPE_IF => {
+                        // The first body when nonzero, the ELSE body (if any) when zero.
+                        let taken = if value() != 0 { bodies.first_mut() } else { bodies.get_mut(1) };
+                        if let Some(body) = taken {
+                            // SAFETY: as for this graph.
+                            code = unsafe { run_graph(body, s) };
+                        }
                     }
-                } else {
-                    while code == SUCCESS && nonzero() {
-                        // SAFETY: as for this graph.
-                        code = unsafe { run_graph(body, s) };
+                    CU_GRAPH_COND_TYPE_WHILE => {
+                        while code == SUCCESS && value() != 0 {
+                            // SAFETY: as for this graph.
+                            code = unsafe { run_graph(&mut bodies[0], s) };
+                        }
+                    }
+                    // SWITCH: body `value`, none past the last.
+                    _ => {
+                        if let Some(body) = bodies.get_mut(value() as usize) {
+                            // SAFETY: as for this graph.
+                            code = unsafe { run_graph(body, s) };
+                        }
                     }
                 }
                 code

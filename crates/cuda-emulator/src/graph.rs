@@ -21,14 +21,26 @@
 //! captures, invalidates the capture (`CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED`
 //! for the call, `CUDA_ERROR_STREAM_CAPTURE_INVALIDATED` at its end).
 //!
+//! Memory nodes: `cuMemAllocAsync` on a capturing stream records an
+//! allocation node ([`GraphMemory`]) and `cuMemFreeAsync` of its address a
+//! free node; `cuGraphAddMemAllocNode` and `cuGraphAddMemFreeNode` add them
+//! to a graph directly. The driver maps a graph's allocations at addresses fixed when
+//! the node is made, and each launch allocates and frees them; here the
+//! memory is mapped once, when the node is recorded, and shared by the graph
+//! and its execs (unmapped with the last of them). Each launch fills it
+//! with a pattern at the allocation node, as uninitialised memory, so that
+//! nothing can rely on what an earlier launch left there.
+//!
 //! Conditional nodes: a condition (`cuGraphConditionalHandleCreate`) is an
 //! entry of a process-wide table ([`CONDITIONS`]) and its handle the entry's
 //! index plus one; a kernel sets it with `cudaGraphSetConditional` (the
 //! host-code hook, or ptx-vm's builtin in device-code mode). A launch first
 //! assigns their defaults to the conditions of its graph made with
 //! `CU_GRAPH_COND_ASSIGN_DEFAULT`; an IF node then runs its body once if its
-//! condition is nonzero, a WHILE node runs its body as long as it is. The
-//! body is a graph owned by the node (its address is what
+//! condition is nonzero (its second, ELSE, body if it has one and the
+//! condition is zero), a WHILE node runs its body as long as it is, a
+//! SWITCH node the body of the condition's value (none past the last). The
+//! bodies are graphs owned by the node (their addresses are what
 //! `cuGraphAddNode` hands out), filled with the ordinary node calls. The
 //! driver keeps a condition's value per instantiated graph; here the execs
 //! of one graph share it, which differs only for two execs of one graph
@@ -143,17 +155,41 @@ pub(crate) enum Op {
     /// Waits for the event: nothing to do where every stream's work has run
     /// by the time the next is submitted.
     EventWait(#[allow(dead_code)] CUevent),
-    /// An IF or WHILE node (`CU_GRAPH_COND_TYPE_*`) on condition `handle`;
-    /// `bodies` is the one-entry array of body handles `cuGraphAddNode`
-    /// hands out (the original node's; a copy's is never read).
+    /// An IF, WHILE or SWITCH node (`CU_GRAPH_COND_TYPE_*`) on condition
+    /// `handle`, with its bodies (an IF's second is its ELSE); `handles` is
+    /// the array of body handles `cuGraphAddNode` hands out (the original
+    /// node's; a copy's is never read).
     Conditional {
         handle: u64,
         kind: u32,
-        body: Box<Graph>,
+        // Boxed: a body's handle is its address, which must not move.
+        #[allow(clippy::vec_box)]
+        bodies: Vec<Box<Graph>>,
         #[allow(dead_code)] // kept alive: the caller's `ph_graph_out` points into it
-        bodies: Box<[CUgraph; 1]>,
+        handles: Box<[CUgraph]>,
     },
+    /// An allocation node: the memory the graph owns.
+    MemAlloc(Arc<GraphMemory>),
+    /// A free node of the allocation at this address.
+    MemFree(u64),
 }
+
+/// The memory of an allocation node, mapped when the node is recorded and
+/// unmapped with the last graph or exec that holds the node.
+#[derive(Debug)]
+pub(crate) struct GraphMemory {
+    pub(crate) ptr: u64,
+    pub(crate) bytes: usize,
+}
+
+impl Drop for GraphMemory {
+    fn drop(&mut self) {
+        crate::memory::free(self.ptr);
+    }
+}
+
+/// The byte an allocation node writes over its memory at each launch.
+pub(crate) const UNINITIALISED: u8 = 0xA5;
 
 impl Op {
     /// The node's `CUgraphNodeType`.
@@ -168,6 +204,8 @@ impl Op {
             Op::EventRecord(_) => CU_GRAPH_NODE_TYPE_EVENT_RECORD,
             Op::EventWait(_) => CU_GRAPH_NODE_TYPE_WAIT_EVENT,
             Op::Conditional { .. } => cuda_driver_sys::CU_GRAPH_NODE_TYPE_CONDITIONAL,
+            Op::MemAlloc(_) => cuda_driver_sys::CU_GRAPH_NODE_TYPE_MEM_ALLOC,
+            Op::MemFree(_) => cuda_driver_sys::CU_GRAPH_NODE_TYPE_MEM_FREE,
         }
     }
 }
@@ -243,11 +281,13 @@ impl Graph {
             }
             match (&a.op, &b.op) {
                 (Op::Child(x), Op::Child(y)) => x.same_shape(y)?,
-                (Op::Conditional { kind: k, body: x, .. }, Op::Conditional { kind: l, body: y, .. }) => {
-                    if k != l {
+                (Op::Conditional { kind: k, bodies: x, .. }, Op::Conditional { kind: l, bodies: y, .. }) => {
+                    if k != l || x.len() != y.len() {
                         return Err(TYPE);
                     }
-                    x.same_shape(y)?
+                    for (x, y) in x.iter().zip(y) {
+                        x.same_shape(y)?
+                    }
                 }
                 (Op::Kernel(x), Op::Kernel(y)) if context_of(x.function) != context_of(y.function) => return Err(FUNCTION),
                 (x, y) if x.kind() != y.kind() => return Err(TYPE),
@@ -264,9 +304,9 @@ impl Graph {
     pub(crate) fn conditions(&self, out: &mut Vec<u64>) {
         for node in &self.nodes {
             match &node.op {
-                Op::Conditional { handle, body, .. } => {
+                Op::Conditional { handle, bodies, .. } => {
                     out.push(*handle);
-                    body.conditions(out);
+                    bodies.iter().for_each(|b| b.conditions(out));
                 }
                 Op::Child(child) => child.conditions(out),
                 _ => {}
@@ -280,9 +320,23 @@ impl Graph {
     pub(crate) fn fits_a_body(&self) -> bool {
         self.nodes.iter().all(|n| match &n.op {
             Op::Empty | Op::Kernel(_) | Op::Memcpy { .. } | Op::Memset { .. } => true,
-            Op::Child(g) | Op::Conditional { body: g, .. } => g.fits_a_body(),
-            Op::Host { .. } | Op::EventRecord(_) | Op::EventWait(_) => false,
+            Op::Child(g) => g.fits_a_body(),
+            Op::Conditional { bodies, .. } => bodies.iter().all(|g| g.fits_a_body()),
+            Op::Host { .. } | Op::EventRecord(_) | Op::EventWait(_) | Op::MemAlloc(_) | Op::MemFree(_) => false,
         })
+    }
+
+    /// Whether the graph has allocation or free nodes (the driver refuses
+    /// such a graph as a child).
+    pub(crate) fn has_memory_nodes(&self) -> bool {
+        self.nodes.iter().any(|n| matches!(n.op, Op::MemAlloc(_) | Op::MemFree(_)))
+    }
+
+    /// Whether an allocation node of this graph made `ptr` and no free node
+    /// has freed it yet.
+    pub(crate) fn allocated_unfreed(&self, ptr: u64) -> bool {
+        let allocated = self.nodes.iter().any(|n| matches!(&n.op, Op::MemAlloc(m) if m.ptr == ptr));
+        allocated && !self.nodes.iter().any(|n| matches!(n.op, Op::MemFree(p) if p == ptr))
     }
 }
 

@@ -7,15 +7,13 @@ use std::ptr;
 
 use cuda_driver_sys::{
     CUgraph, CUgraphExec, CUgraphNode, CUgraphNodeParams, DriverApi, CUDA_HOST_NODE_PARAMS, CU_GRAPH_COND_TYPE_IF,
-    CU_GRAPH_COND_TYPE_WHILE, CU_GRAPH_NODE_TYPE_CONDITIONAL,
+    CU_GRAPH_COND_TYPE_SWITCH, CU_GRAPH_COND_TYPE_WHILE, CU_GRAPH_NODE_TYPE_CONDITIONAL,
 };
 use cuda_emulator::Mode;
 
 const SUCCESS: i32 = 0;
 const INVALID_VALUE: i32 = 1;
 const NOT_SUPPORTED: i32 = 801;
-/// `CU_GRAPH_COND_TYPE_SWITCH`, which the emulator does not run.
-const SWITCH: u32 = 2;
 
 fn graph(api: &DriverApi) -> CUgraph {
     let mut g = ptr::null_mut();
@@ -62,8 +60,13 @@ fn conditional_nodes_follow_the_drivers_rules() {
     let h = condition(&api, a, 1).unwrap();
     assert_ne!(h, 0);
     assert_eq!(conditional(&api, b, h, CU_GRAPH_COND_TYPE_IF, 1), Err(INVALID_VALUE), "a handle of another graph");
-    assert_eq!(conditional(&api, a, h, SWITCH, 1), Err(NOT_SUPPORTED));
-    assert_eq!(conditional(&api, a, h, CU_GRAPH_COND_TYPE_IF, 2), Err(NOT_SUPPORTED), "no ELSE body");
+    assert_eq!(conditional(&api, a, h, 7, 1), Err(NOT_SUPPORTED), "no such kind");
+    // The driver's sizes: IF 1 or 2 (an ELSE body), WHILE 1, SWITCH 1 or more.
+    assert!(conditional(&api, a, h, CU_GRAPH_COND_TYPE_IF, 2).is_ok(), "an IF with an ELSE body");
+    assert!(conditional(&api, a, h, CU_GRAPH_COND_TYPE_SWITCH, 5).is_ok(), "a SWITCH of five cases");
+    assert_eq!(conditional(&api, a, h, CU_GRAPH_COND_TYPE_IF, 3), Err(INVALID_VALUE), "an IF of three bodies");
+    assert_eq!(conditional(&api, a, h, CU_GRAPH_COND_TYPE_WHILE, 2), Err(INVALID_VALUE), "a WHILE of two bodies");
+    assert_eq!(conditional(&api, a, h, CU_GRAPH_COND_TYPE_SWITCH, 0), Err(INVALID_VALUE), "a SWITCH of no case");
     assert_eq!(conditional(&api, a, 0, CU_GRAPH_COND_TYPE_IF, 1), Err(INVALID_VALUE), "no handle");
 
     // A body with a host node cannot be instantiated.

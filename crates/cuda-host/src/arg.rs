@@ -129,7 +129,8 @@ unsafe impl<'b> KernelArg<cuda_device::cooperative::GridGroup> for GridArg<'b> {
 }
 
 /// Device memory that [`slice()`] and [`slice_mut()`] pass to a kernel: a
-/// [`DeviceBuffer`] or a [`ManagedBuffer`].
+/// [`DeviceBuffer`], a [`ManagedBuffer`] or a capture's
+/// [`TempBuffer`](cuda_core::TempBuffer).
 ///
 /// # Safety
 /// `device_ptr` and `len` must describe `len` initialised elements of
@@ -175,6 +176,25 @@ macro_rules! device_memory {
     )*};
 }
 device_memory!(DeviceBuffer, ManagedBuffer);
+
+// SAFETY: the temporary's buffer reports its own allocation and orders its
+// uses (refusing those outside the capture that made it, where it is a
+// graph's allocation node).
+unsafe impl<T: DeviceRepr> DeviceMemory for cuda_core::TempBuffer<'_, T> {
+    type Elem = T;
+    fn device_ptr(&self) -> u64 {
+        DeviceBuffer::device_ptr(self)
+    }
+    fn len(&self) -> usize {
+        DeviceBuffer::len(self)
+    }
+    fn order_read(&self, stream: &CudaStream) -> Result<(), DriverError> {
+        DeviceBuffer::order_read(self, stream)
+    }
+    fn order_write(&mut self, stream: &CudaStream) -> Result<(), DriverError> {
+        DeviceBuffer::order_write(self, stream)
+    }
+}
 
 /// A buffer passed read-only, for a `&[T]` parameter.
 #[derive(Debug)]

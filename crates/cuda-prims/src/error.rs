@@ -30,10 +30,6 @@ pub enum PrimsError {
     /// An argument outside its domain (histogram bins, levels, segment
     /// offsets); the message says which and what to pass.
     Invalid(String),
-    /// The call was queued on a stream that captures a CUDA graph: it
-    /// allocates temporary storage on its stream, which a capture cannot
-    /// record (a stream-ordered allocation breaks it).
-    Capturing,
     /// The input has more elements than the primitive handles in one call.
     TooLarge {
         /// The call.
@@ -65,12 +61,6 @@ impl fmt::Display for PrimsError {
                  as the values and gather the wide values with them"
             ),
             PrimsError::Invalid(why) => write!(f, "{why}"),
-            PrimsError::Capturing => write!(
-                f,
-                "a device-wide primitive was called on a stream that captures a graph, but it allocates \
-                 temporary storage on its stream, which a capture cannot record: call it outside the \
-                 capture (as a cuda-async operation, `cuda_async::launch`, it still chains with other work)"
-            ),
             PrimsError::TooLarge { what, len, max } => write!(
                 f,
                 "{what}: {len} elements is more than the {max} one call handles; split the input \

@@ -5,7 +5,11 @@
 //! program that links it, so they are launched from that program's image
 //! (its [`KernelModule`](cuda_host::KernelModule)). Temporary storage is the
 //! library's business: each call allocates what it needs on the caller's
-//! stream and frees it there.
+//! stream and frees it there; on a stream that captures a graph that
+//! storage becomes the graph's allocation and free nodes, so the calls are
+//! captured and replayed like any other work (those that return a value to
+//! the host, such as `reduce`, still break the capture: use their `_into`
+//! forms).
 //!
 //! Device-wide primitives (host calls, one stream):
 //! reduce, inclusive and exclusive scan, select and partition (stream

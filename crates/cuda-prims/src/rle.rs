@@ -191,9 +191,10 @@ pub fn run_length_encode<T: PartialEq + DeviceRepr>(
     }
     let tiles = n.div_ceil(TILE);
     let mut tile_runs = temp::zeroed::<u32>(stream, tiles)?;
-    // SAFETY: rle_write_heads writes a start for every run before
-    // rle_lengths reads the starts of runs below the count.
-    let mut starts = unsafe { DeviceBuffer::<u32>::alloc(stream, n)? };
+    // Scratch (written before read, as `temp::scratch` requires):
+    // rle_write_heads writes a start for every run before rle_lengths reads
+    // the starts of runs below the count.
+    let mut starts = temp::scratch::<u32>(stream, n)?;
     let block = (THREADS as u32, 1, 1);
     let per_tile = LaunchConfig { grid_dim: (tiles as u32, 1, 1), block_dim: block, shared_mem_bytes: 0 };
     cuda_launch! {

@@ -54,7 +54,7 @@ use crate::warp;
 use crate::PrimsError;
 use core::marker::PhantomData;
 use core::sync::atomic::{AtomicU64, Ordering};
-use cuda_core::{CudaStream, DeviceBuffer, LaunchConfig};
+use cuda_core::{CudaStream, DeviceBuffer, LaunchConfig, TempBuffer};
 use cuda_device::atomic::{Scope, ScopedAtomic};
 use cuda_device::warp::{self as dw, FULL_MASK};
 use cuda_device::{kernel, shared, thread, unroll, DisjointSlice};
@@ -518,13 +518,13 @@ pub fn look_back_probe_run<T: Element, Op: ReduceOp<T>>(
 /// The scratch of one look-back pass over `tiles` tiles of totals of `T`:
 /// the counter and the tiles' status words ([`TileStatus`]), zeroed (every
 /// flag `INVALID`).
-pub(crate) struct LookBack<T: Element> {
-    pub status: DeviceBuffer<u64>,
+pub(crate) struct LookBack<'s, T: Element> {
+    pub status: TempBuffer<'s, u64>,
     _element: PhantomData<T>,
 }
 
-impl<T: Element> LookBack<T> {
-    pub(crate) fn new(stream: &CudaStream, tiles: usize, what: &'static str) -> Result<Self, PrimsError> {
+impl<'s, T: Element> LookBack<'s, T> {
+    pub(crate) fn new(stream: &'s CudaStream, tiles: usize, what: &'static str) -> Result<Self, PrimsError> {
         if tiles >= u32::MAX as usize {
             return Err(PrimsError::TooLarge { what, len: tiles, max: u32::MAX as usize - 1 });
         }

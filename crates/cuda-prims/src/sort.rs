@@ -583,10 +583,11 @@ fn radix_sort<K: RadixKey + DeviceRepr, V: DeviceRepr + Default>(
     let tiles = n.div_ceil(TILE);
     let descending = u32::from(order == Order::Descending);
     let mut scratch = temp::zeroed::<u32>(stream, scratch_len(n, passes))?;
-    // SAFETY: every pass writes all n elements of its output before the
-    // next pass (or the caller) reads them.
-    let mut keys_tmp = unsafe { DeviceBuffer::<K>::alloc(stream, n)? };
-    let mut values_tmp = unsafe { DeviceBuffer::<V>::alloc(stream, values_in.len())? };
+    // Scratch (written before read, as `temp::scratch` requires): every
+    // pass writes all n elements of its output before the next pass (or the
+    // caller) reads them.
+    let mut keys_tmp = temp::scratch::<K>(stream, n)?;
+    let mut values_tmp = temp::scratch::<V>(stream, values_in.len())?;
 
     let sms = stream.context().multiprocessor_count()? as usize;
     let config = LaunchConfig {

@@ -5,35 +5,29 @@
 //! there when it returns: the free is queued behind the call's kernels, so
 //! it never waits for the GPU, and the pool hands the same memory to the
 //! next call. The user never sizes temporary storage (CUB's two-phase
-//! `d_temp_storage == nullptr` query has no counterpart). A stream that
-//! captures a graph is refused with [`PrimsError::Capturing`]: the
-//! allocation would break the capture.
+//! `d_temp_storage == nullptr` query has no counterpart).
+//!
+//! On a stream that captures a graph the same storage is a cuda-core
+//! [`TempBuffer`] made there: an allocation node of the graph, with a free
+//! node where the call drops it, so the graph owns its temporary storage
+//! (allocation node, the call's kernels, free node) and every replay gets
+//! its own. A zeroed one gets a memset node, so each replay starts from
+//! zeroed flags and counters.
 
 use crate::PrimsError;
-use cuda_core::{CudaStream, DeviceBuffer, DeviceRepr};
-
-/// Refuses a stream that captures a graph, before anything is queued (an
-/// allocation would break the capture with the driver's less helpful code).
-fn not_capturing(stream: &CudaStream) -> Result<(), PrimsError> {
-    if stream.is_capturing() {
-        return Err(PrimsError::Capturing);
-    }
-    Ok(())
-}
+use cuda_core::{CudaStream, DeviceRepr, TempBuffer};
 
 /// `len` elements of scratch on `stream`, every one of which the kernels
 /// write before they read it.
-pub(crate) fn scratch<T: DeviceRepr>(stream: &CudaStream, len: usize) -> Result<DeviceBuffer<T>, PrimsError> {
-    not_capturing(stream)?;
+pub(crate) fn scratch<T: DeviceRepr>(stream: &CudaStream, len: usize) -> Result<TempBuffer<'_, T>, PrimsError> {
     // SAFETY: the callers' kernels write each element before reading it
     // (each call site says how); nothing reads it back to the host unwritten.
-    Ok(unsafe { DeviceBuffer::alloc(stream, len) }?)
+    Ok(unsafe { stream.alloc_temp(len) }?)
 }
 
 /// `len` zeroed elements on `stream` (flags and counters).
-pub(crate) fn zeroed<T: DeviceRepr>(stream: &CudaStream, len: usize) -> Result<DeviceBuffer<T>, PrimsError> {
-    not_capturing(stream)?;
-    Ok(DeviceBuffer::zeroed(stream, len)?)
+pub(crate) fn zeroed<T: DeviceRepr>(stream: &CudaStream, len: usize) -> Result<TempBuffer<'_, T>, PrimsError> {
+    Ok(stream.alloc_temp_zeroed(len)?)
 }
 
 /// The number of blocks that fill the GPU of `stream` with

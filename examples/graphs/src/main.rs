@@ -19,9 +19,15 @@
 //!   IF branch and one that does not; the iteration counts and results are
 //!   those of the same loop on the CPU.
 //!
+//! * **allocation node**: a temporary made on the capturing stream
+//!   (`alloc_temp_zeroed`) is the graph's own memory: an allocation node,
+//!   the kernels that use it, and a free node where it is dropped; a graph
+//!   built node by node gets the same with `Graph::add_temp`. Both replayed
+//!   on new input written before each launch.
+//!
 //! Every replay's result is compared with the same computation on the CPU.
 
-use cuda_core::{CudaContext, CudaStream, DeviceBuffer, Graph, LaunchConfig};
+use cuda_core::{CudaContext, CudaStream, DeviceBuffer, Graph, GraphError, LaunchConfig};
 use cuda_device::graph::{self, ConditionHandle};
 use cuda_device::{kernel, thread, DisjointSlice};
 use cuda_host::{cuda_launch, load_kernel_module, KernelModule};
@@ -221,7 +227,67 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     check("after a whole-graph update, 10 replays", &data.to_host_vec(&stream)?, |i| want[i])?;
 
     // 4. Conditional nodes: a WHILE loop driven by a kernel, then an IF.
-    conditional_nodes(&ctx, &stream, &module)
+    conditional_nodes(&ctx, &stream, &module)?;
+
+    // 5. Temporary memory owned by the graph.
+    allocation_node(&stream, &module)?;
+    explicit_allocation_node(&ctx, &stream, &module)
+}
+
+/// The same in a graph built node by node: the allocation node, a copy of
+/// the input into it, a kernel on it and a copy out, each after the
+/// allocation, and the free node after them (`Graph::add_temp`).
+fn explicit_allocation_node(ctx: &Arc<CudaContext>, stream: &CudaStream, module: &KernelModule) -> Result<(), Box<dyn std::error::Error>> {
+    let config = LaunchConfig::for_num_elems(N as u32);
+    let mut input = DeviceBuffer::<u32>::zeroed(stream, N)?;
+    let mut out = DeviceBuffer::<u32>::zeroed(stream, N)?;
+    let mut g = Graph::new(ctx)?;
+    g.add_temp::<u32, GraphError>(&[], N, |t| {
+        let load = t.add_copy_from(&[], &input)?;
+        let k = t.add_kernel(&[load], |s, scratch| {
+            cuda_launch! { kernel: step, stream: s, module: module, config: config,
+                           args: [slice_mut(*scratch), 9u32, 4u32] }
+        })?;
+        t.add_copy_to(&[k], &mut out)?;
+        Ok(())
+    })?;
+    let exec = g.instantiate()?;
+    for replay in 0..3u32 {
+        let host: Vec<u32> = (0..N as u32).map(|i| i.rotate_left(replay + 3) ^ 0x5bd1_e995).collect();
+        input.copy_from_host(stream, &host)?;
+        exec.launch(stream)?;
+        let case = format!("explicit allocation node, replay {replay}");
+        check(&case, &out.to_host_vec(stream)?, |i| step_cpu(host[i], (9, 4)))?;
+    }
+    Ok(())
+}
+
+/// A graph whose scratch buffer is an allocation node: every launch
+/// allocates it (zeroed by a memset node), two kernels use it, and the free
+/// node returns it. New input is written before each launch.
+fn allocation_node(stream: &CudaStream, module: &KernelModule) -> Result<(), Box<dyn std::error::Error>> {
+    let config = LaunchConfig::for_num_elems(N as u32);
+    let mut input = DeviceBuffer::<u32>::zeroed(stream, N)?;
+    let mut out = DeviceBuffer::<u32>::zeroed(stream, N)?;
+    let graph = stream.capture(|s| {
+        let mut scratch = s.alloc_temp_zeroed::<u32>(N)?; // allocation node (+ memset)
+        cuda_launch! { kernel: step, stream: s, module: module, config: config,
+                       args: [slice_mut(scratch), 1u32, 3u32] }?; // 0 * 1 + 3 if zeroed at this launch
+        cuda_launch! { kernel: step, stream: s, module: module, config: config,
+                       args: [slice_mut(input), 5u32, 1u32] }?;
+        cuda_launch! { kernel: mix, stream: s, module: module, config: config,
+                       args: [slice(input), slice(scratch), slice_mut(out)] }?;
+        Ok::<_, cuda_host::HostError>(()) // `scratch` dropped here: the free node
+    })?;
+    let exec = graph.instantiate()?;
+    for replay in 0..5u32 {
+        let host: Vec<u32> = (0..N as u32).map(|i| i.wrapping_mul(0x9e37_79b9) ^ replay).collect();
+        input.copy_from_host(stream, &host)?;
+        exec.launch(stream)?;
+        let case = format!("allocation node, replay {replay}");
+        check(&case, &out.to_host_vec(stream)?, |i| step_cpu(host[i], (5, 1)) ^ 3u32.rotate_left(7))?;
+    }
+    Ok(())
 }
 
 /// The WHILE loop on the CPU: (iterations, the data afterwards). The body
@@ -300,7 +366,7 @@ fn main() -> ExitCode {
     match run() {
         Ok(()) => {
             println!("PASS");
-            println!("✓ SUCCESS: captured, built, updated, replayed and conditional graphs match the CPU");
+            println!("✓ SUCCESS: captured, built, updated, replayed, conditional and allocation-node graphs match the CPU");
             ExitCode::SUCCESS
         }
         Err(e) => {

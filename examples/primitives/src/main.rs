@@ -43,7 +43,7 @@ const GROUPS: &[Group] = &[
     ("histogram", histogram::run),
     ("segmented reduce", segmented::run),
     ("run-length encode", rle::run),
-    ("in cuda-async operations; refused by a graph capture", async_graph::run),
+    ("in cuda-async operations; captured into a graph and replayed", async_graph::run),
 ];
 
 fn main() -> ExitCode {
