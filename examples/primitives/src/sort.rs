@@ -4,7 +4,7 @@
 use crate::Sizes;
 use cuda_core::{CudaContext, DeviceBuffer, DeviceRepr};
 use cuda_host::KernelModule;
-use cuda_prims::sort::{sort_keys, sort_on_cpu, sort_pairs, Order, RadixKey, TILE};
+use cuda_prims::sort::{sort_keys, sort_on_cpu, sort_pairs, tile_len, Order, RadixKey};
 use std::sync::Arc;
 
 /// Deterministic pseudo-random 64-bit words (xorshift64).
@@ -149,29 +149,31 @@ fn check<K: TestKey>(
 /// build is what takes the time there).
 pub fn run(ctx: &Arc<CudaContext>, module: &KernelModule, sizes: Sizes) -> Result<usize, String> {
     let mut rng = Rng::new(0x5EED_0F50_27ED);
-    let small = [0, 1, 2, 33, TILE - 1, TILE + 1, 2 * TILE + 7];
-    let gpu = [0, 1, 2, 1000, TILE - 1, TILE, TILE + 1, 3 * TILE + 5, 100_003];
+    // Sizes as functions of the key type's tile (the tile of its keys with
+    // u32 values, which is also its keys-only tile).
+    let small: [fn(usize) -> usize; 7] = [|_| 0, |_| 1, |_| 2, |_| 33, |t| t - 1, |t| t + 1, |t| 2 * t + 7];
+    let gpu: [fn(usize) -> usize; 9] = [|_| 0, |_| 1, |_| 2, |_| 1000, |t| t - 1, |t| t, |t| t + 1, |t| 3 * t + 5, |_| 100_003];
     let emulated = sizes.emulated;
-    let lens: &[usize] = if emulated { &small } else { &gpu };
+    let lens: &[fn(usize) -> usize] = if emulated { &small } else { &gpu };
     let shapes = [Shape::Random, Shape::FewDistinct, Shape::AllEqual, Shape::Sorted, Shape::Reversed];
     let mut checks = misuse(ctx, module)?;
-    for &n in lens {
+    for len in lens {
         for (k, &shape) in shapes.iter().enumerate() {
             // Emulated: every shape once per size, the types and orders in turn.
             let orders: &[Order] = if emulated { &[[Order::Ascending, Order::Descending][k % 2]] } else { &[Order::Ascending, Order::Descending] };
             for &order in orders {
                 let pick = if emulated { Some(k % 4) } else { None };
                 if pick.is_none() || pick == Some(0) {
-                    checks += check::<u32>(ctx, module, n, shape, order, &mut rng)?;
+                    checks += check::<u32>(ctx, module, len(tile_len(4, 4)), shape, order, &mut rng)?;
                 }
                 if pick.is_none() || pick == Some(1) {
-                    checks += check::<f32>(ctx, module, n, shape, order, &mut rng)?;
+                    checks += check::<f32>(ctx, module, len(tile_len(4, 4)), shape, order, &mut rng)?;
                 }
                 if pick.is_none() || pick == Some(2) {
-                    checks += check::<u64>(ctx, module, n, shape, order, &mut rng)?;
+                    checks += check::<u64>(ctx, module, len(tile_len(8, 4)), shape, order, &mut rng)?;
                 }
                 if pick.is_none() || pick == Some(3) {
-                    checks += check::<i32>(ctx, module, n, shape, order, &mut rng)?;
+                    checks += check::<i32>(ctx, module, len(tile_len(4, 4)), shape, order, &mut rng)?;
                 }
             }
         }
