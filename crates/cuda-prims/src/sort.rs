@@ -412,9 +412,13 @@ pub fn radix_scatter<K: RadixKey, V: Copy + Default, const PAIRS: bool, const IT
             }
         }
     }
+    // A key's digit, or the padding's past the end of a ragged tile: a
+    // select, not a branch (`full || ..` made one branch per key).
+    let (lane_first, in_tile32) = ((warp_first + lane as usize) as u32, in_tile as u32);
     let digit = |i: usize, key: K, shift: u32| -> u32 {
-        if full || warp_first + i * 32 + (lane as usize) < in_tile {
-            key.digit(shift, desc)
+        let d = key.digit(shift, desc);
+        if lane_first + ((i * 32) as u32) < in_tile32 {
+            d
         } else {
             PADDING_DIGIT
         }
@@ -534,7 +538,7 @@ pub fn radix_scatter<K: RadixKey, V: Copy + Default, const PAIRS: bool, const IT
     #[unroll]
     for i in 0..ITEMS {
         let j = i * THREADS + tid;
-        if full || j < in_tile {
+        if (j as u32) < in_tile32 {
             unsafe {
                 let key = *keys_exchange.add(j);
                 let d = key.digit(shift, desc);
@@ -561,7 +565,7 @@ pub fn radix_scatter<K: RadixKey, V: Copy + Default, const PAIRS: bool, const IT
     #[unroll]
     for i in 0..ITEMS {
         let j = i * THREADS + tid;
-        if full || j < in_tile {
+        if (j as u32) < in_tile32 {
             let d = (slot_digits[i / 4] >> (8 * (i % 4))) & (RADIX as u32 - 1);
             // SAFETY: as for the keys.
             unsafe { *out.add((*adjust.add(d as usize)).wrapping_add(j as u32) as usize) = *values_exchange.add(j) };

@@ -149,12 +149,26 @@ fn check<K: TestKey>(
 /// build is what takes the time there).
 pub fn run(ctx: &Arc<CudaContext>, module: &KernelModule, sizes: Sizes) -> Result<usize, String> {
     let mut rng = Rng::new(0x5EED_0F50_27ED);
-    // Sizes as functions of the key type's tile (the tile of its keys with
-    // u32 values, which is also its keys-only tile).
-    let small: [fn(usize) -> usize; 7] = [|_| 0, |_| 1, |_| 2, |_| 33, |t| t - 1, |t| t + 1, |t| 2 * t + 7];
-    let gpu: [fn(usize) -> usize; 9] = [|_| 0, |_| 1, |_| 2, |_| 1000, |t| t - 1, |t| t, |t| t + 1, |t| 3 * t + 5, |_| 100_003];
+    // Sizes as functions of the key type's tiles: keys alone (`k`) and
+    // with u32 values (`p`), which differ for 4-byte keys.
+    type Len = fn(usize, usize) -> usize;
+    let small: [Len; 8] = [|_, _| 0, |_, _| 1, |_, _| 2, |_, _| 33, |_, p| p - 1, |k, _| k - 1, |k, _| k + 1, |_, p| 2 * p + 7];
+    let gpu: [Len; 12] = [
+        |_, _| 0,
+        |_, _| 1,
+        |_, _| 2,
+        |_, _| 1000,
+        |_, p| p - 1,
+        |_, p| p,
+        |_, p| p + 1,
+        |k, _| k - 1,
+        |k, _| k,
+        |k, _| k + 1,
+        |k, _| 3 * k + 5,
+        |_, _| 100_003,
+    ];
     let emulated = sizes.emulated;
-    let lens: &[fn(usize) -> usize] = if emulated { &small } else { &gpu };
+    let lens: &[Len] = if emulated { &small } else { &gpu };
     let shapes = [Shape::Random, Shape::FewDistinct, Shape::AllEqual, Shape::Sorted, Shape::Reversed];
     let mut checks = misuse(ctx, module)?;
     for len in lens {
@@ -164,16 +178,16 @@ pub fn run(ctx: &Arc<CudaContext>, module: &KernelModule, sizes: Sizes) -> Resul
             for &order in orders {
                 let pick = if emulated { Some(k % 4) } else { None };
                 if pick.is_none() || pick == Some(0) {
-                    checks += check::<u32>(ctx, module, len(tile_len(4, 4)), shape, order, &mut rng)?;
+                    checks += check::<u32>(ctx, module, len(tile_len(4, 0), tile_len(4, 4)), shape, order, &mut rng)?;
                 }
                 if pick.is_none() || pick == Some(1) {
-                    checks += check::<f32>(ctx, module, len(tile_len(4, 4)), shape, order, &mut rng)?;
+                    checks += check::<f32>(ctx, module, len(tile_len(4, 0), tile_len(4, 4)), shape, order, &mut rng)?;
                 }
                 if pick.is_none() || pick == Some(2) {
-                    checks += check::<u64>(ctx, module, len(tile_len(8, 4)), shape, order, &mut rng)?;
+                    checks += check::<u64>(ctx, module, len(tile_len(8, 0), tile_len(8, 4)), shape, order, &mut rng)?;
                 }
                 if pick.is_none() || pick == Some(3) {
-                    checks += check::<i32>(ctx, module, len(tile_len(4, 4)), shape, order, &mut rng)?;
+                    checks += check::<i32>(ctx, module, len(tile_len(4, 0), tile_len(4, 4)), shape, order, &mut rng)?;
                 }
             }
         }
