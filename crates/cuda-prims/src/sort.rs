@@ -636,6 +636,55 @@ unsafe fn look_back_digit(digit_statuses: *mut u32, tile: usize, look_back: u32)
     }
 }
 
+/// The look-back of one digit over statuses the caller prepared, by one
+/// thread: `out[0]` = the digit's count in the tiles before `tile`, from
+/// the statuses at `statuses[t * RADIX]`. A test hook: in a running sort a
+/// look-back seldom needs a second window, so a test sets up statuses that
+/// need them (see [`look_back_probe_run`]). Launch one thread.
+#[doc(hidden)]
+#[kernel]
+pub fn sort_look_back_probe(mut statuses: DisjointSlice<u32>, tile: u32, look_back: u32, mut out: DisjointSlice<u32>) {
+    if thread::threadIdx_x() == 0 && !out.is_empty() {
+        // SAFETY: the host published every tile before `tile` (checked
+        // there), `tile * RADIX` words long; one thread writes the result.
+        unsafe {
+            let earlier = look_back_digit(statuses.as_mut_ptr(), tile as usize, look_back);
+            *out.get_unchecked_mut(0) = earlier;
+        }
+    }
+}
+
+/// A tile status as the scatter publishes it: the count of a digit in the
+/// tile alone, or (`inclusive`) in the tile and every tile before it. A
+/// test hook, for [`look_back_probe_run`].
+#[doc(hidden)]
+pub fn status_word(inclusive: bool, count: u32) -> u32 {
+    assert!(count <= COUNT_MASK, "a tile status holds a 30-bit count");
+    if inclusive { PREFIX | count } else { AGGREGATE | count }
+}
+
+/// Runs [`sort_look_back_probe`] under `tuning` for the tile after those
+/// whose statuses ([`status_word`]) are given, tile 0 first (tile 0 is
+/// always inclusive). A test hook.
+#[doc(hidden)]
+pub fn look_back_probe_run(module: &KernelModule, stream: &CudaStream, statuses: &[u32], tuning: SortTuning) -> Result<u32, PrimsError> {
+    let tile = statuses.len();
+    assert!(tile > 0 && statuses[0] & PREFIX != 0, "tile 0 is always inclusive");
+    assert!(statuses.iter().all(|s| s & (AGGREGATE | PREFIX) != 0), "every tile before the probed one is published");
+    let mut words = vec![0u32; tile * RADIX];
+    for (t, &s) in statuses.iter().enumerate() {
+        words[t * RADIX] = s;
+    }
+    let mut words = DeviceBuffer::from_host(stream, &words)?;
+    let mut out = temp::zeroed::<u32>(stream, 1)?;
+    let one = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1, 1, 1), shared_mem_bytes: 0 };
+    cuda_launch! {
+        kernel: sort_look_back_probe, stream: stream, module: module, config: one,
+        args: [slice_mut(words), tile as u32, tuning.look_back_word(), slice_mut(out)]
+    }?;
+    Ok(out.to_host_vec(stream)?[0])
+}
+
 // ---------------------------------------------------------------------------
 // Host code
 

@@ -170,7 +170,7 @@ pub fn run(ctx: &Arc<CudaContext>, module: &KernelModule, sizes: Sizes) -> Resul
     let emulated = sizes.emulated;
     let lens: &[Len] = if emulated { &small } else { &gpu };
     let shapes = [Shape::Random, Shape::FewDistinct, Shape::AllEqual, Shape::Sorted, Shape::Reversed];
-    let mut checks = misuse(ctx, module)?;
+    let mut checks = misuse(ctx, module)? + look_back(ctx, module)?;
     for len in lens {
         for (k, &shape) in shapes.iter().enumerate() {
             // Emulated: every shape once per size, the types and orders in turn.
@@ -223,4 +223,43 @@ fn misuse(ctx: &Arc<CudaContext>, module: &KernelModule) -> Result<usize, String
         other => return Err(format!("sort_pairs with 16-byte values: {other:?}")),
     }
     Ok(3)
+}
+
+/// The look-back of one digit over long runs of tiles with only their own
+/// counts published, in every window width: in a running sort most
+/// look-backs end in their first window (in the emulator, always).
+fn look_back(ctx: &Arc<CudaContext>, module: &KernelModule) -> Result<usize, String> {
+    use cuda_prims::sort::{look_back_probe_run, status_word, SortTuning};
+    let stream = ctx.default_stream();
+    let mut rng = Rng::new(0x100C_BAC5);
+    let mut checks = 0;
+    for window in 1..=4 {
+        let tuning = SortTuning { window, ..SortTuning::default() };
+        for tiles in [1usize, 2, 3, 4, 5, 7, 9, 13] {
+            // Inclusive tiles: 0 always; in the second half of the patterns
+            // one more at a random place, so the look-back stops there.
+            for pattern in 0..4 {
+                let extra = if pattern >= 2 { Some((rng.next() as usize) % tiles) } else { None };
+                let mut statuses = Vec::with_capacity(tiles);
+                let mut want = 0u32;
+                let mut stopped = false;
+                let counts: Vec<u32> = (0..tiles).map(|_| (rng.next() % 5000) as u32).collect();
+                for t in 0..tiles {
+                    statuses.push(status_word(t == 0 || extra == Some(t), counts[t]));
+                }
+                for t in (0..tiles).rev() {
+                    if !stopped {
+                        want += counts[t];
+                        stopped = t == 0 || extra == Some(t);
+                    }
+                }
+                let got = look_back_probe_run(module, &stream, &statuses, tuning).map_err(|e| e.to_string())?;
+                if got != want {
+                    return Err(format!("look-back, window {window}, {tiles} tiles, inclusive also at {extra:?}: {got}, want {want}"));
+                }
+                checks += 1;
+            }
+        }
+    }
+    Ok(checks)
 }
