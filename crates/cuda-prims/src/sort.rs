@@ -118,10 +118,16 @@ pub trait RadixKey: sealed::Sealed + Copy + Default + Send + Sync + 'static {
     /// The 8-bit digit at `shift` of the order bits, of their complement
     /// when `descending`.
     fn digit(self, shift: u32, descending: bool) -> u32;
+    /// The key whose every digit is the largest (255) in the given
+    /// direction: the last key of all (order bits all ones, or all zeros
+    /// when `descending`). The sort pads a ragged last tile with it, so
+    /// that its padding ranks after every real key and no key needs a
+    /// bounds test.
+    fn padding(descending: bool) -> Self;
 }
 
 macro_rules! radix_key {
-    ($($t:ty, $bits:ty, $width:literal, |$k:ident| $order:expr;)*) => {$(
+    ($($t:ty, $bits:ty, $width:literal, |$k:ident| $order:expr, |$o:ident| $key:expr;)*) => {$(
         impl sealed::Sealed for $t {}
         impl RadixKey for $t {
             const BITS: u32 = $width;
@@ -138,8 +144,22 @@ macro_rules! radix_key {
                 let o = if descending { !o } else { o };
                 ((o >> shift) as u32) & (RADIX as u32 - 1)
             }
+            #[inline(always)]
+            fn padding(descending: bool) -> Self {
+                let $o: $bits = if descending { 0 } else { !0 };
+                $key
+            }
         }
     )*};
+}
+
+/// The bits of an IEEE float whose order bits are `o` (sign bit `sign`):
+/// [`float_order`]'s inverse, but for `-0.0`, which it reads as `+0.0`.
+macro_rules! float_key {
+    ($o:expr, $sign:expr) => {{
+        let o = $o;
+        if o & $sign != 0 { o & !$sign } else { !o }
+    }};
 }
 
 /// The order bits of an IEEE float's bits `b` with sign bit `sign`:
@@ -152,13 +172,15 @@ macro_rules! float_order {
     }};
 }
 
+// Each type: its order bits from a key `k`, and a key `o` whose order bits
+// are `o` (for floats, the NaN or the key other than -0.0).
 radix_key! {
-    u32, u32, 32, |k| k;
-    i32, u32, 32, |k| (k as u32) ^ (1 << 31);
-    f32, u32, 32, |k| float_order!(k.to_bits(), 1u32 << 31);
-    u64, u64, 64, |k| k;
-    i64, u64, 64, |k| (k as u64) ^ (1 << 63);
-    f64, u64, 64, |k| float_order!(k.to_bits(), 1u64 << 63);
+    u32, u32, 32, |k| k, |o| o;
+    i32, u32, 32, |k| (k as u32) ^ (1 << 31), |o| (o ^ (1 << 31)) as i32;
+    f32, u32, 32, |k| float_order!(k.to_bits(), 1u32 << 31), |o| f32::from_bits(float_key!(o, 1u32 << 31));
+    u64, u64, 64, |k| k, |o| o;
+    i64, u64, 64, |k| (k as u64) ^ (1 << 63), |o| (o ^ (1 << 63)) as i64;
+    f64, u64, 64, |k| float_order!(k.to_bits(), 1u64 << 63), |o| f64::from_bits(float_key!(o, 1u64 << 63));
 }
 
 /// Which way [`sort_keys`] and [`sort_pairs`] order the keys.
@@ -303,11 +325,6 @@ pub(crate) unsafe fn block_exclusive_sum(x: u64, totals: *mut u64) -> u64 {
     before.wrapping_add(inclusive).wrapping_sub(x)
 }
 
-/// A digit that says "no key": the padding of a ragged last tile ranks as
-/// the largest digit, after every real key of the tile (it comes after them
-/// in input order), and is never written out.
-const PADDING_DIGIT: u32 = RADIX as u32 - 1;
-
 /// One pass of the sort: moves each key (and, with `PAIRS`, its value) of
 /// `keys_in` to its place by digit `pass` in `keys_out`. Launch with
 /// [`THREADS`] threads and `tiles` blocks of `THREADS * ITEMS` keys after
@@ -403,32 +420,25 @@ pub fn radix_scatter<K: RadixKey, V: Copy + Default, const PAIRS: bool, const IT
             keys[i] = unsafe { *keys_in.get_unchecked(tile_base + warp_first + i * 32 + lane as usize) };
         }
     } else {
+        // Past the end: the padding key, whose digits are all the largest.
         #[unroll]
         for i in 0..ITEMS {
             let j = warp_first + i * 32 + lane as usize;
-            if j < in_tile {
+            keys[i] = if j < in_tile {
                 // SAFETY: tile_base + j < n.
-                keys[i] = unsafe { *keys_in.get_unchecked(tile_base + j) };
-            }
+                unsafe { *keys_in.get_unchecked(tile_base + j) }
+            } else {
+                K::padding(desc)
+            };
         }
     }
-    // A key's digit, or the padding's past the end of a ragged tile: a
-    // select, not a branch (`full || ..` made one branch per key).
-    let (lane_first, in_tile32) = ((warp_first + lane as usize) as u32, in_tile as u32);
-    let digit = |i: usize, key: K, shift: u32| -> u32 {
-        let d = key.digit(shift, desc);
-        if lane_first + ((i * 32) as u32) < in_tile32 {
-            d
-        } else {
-            PADDING_DIGIT
-        }
-    };
+    let in_tile32 = in_tile as u32;
 
     // The warp's digit counts (ranks come later, once the counts are out).
     let own_counts = unsafe { warp_counts.add(w * RADIX) };
     #[unroll]
     for i in 0..ITEMS {
-        let d = digit(i, keys[i], shift) as usize;
+        let d = keys[i].digit(shift, desc) as usize;
         // SAFETY: zeroed before the barrier above; atomics among the warp.
         unsafe { AtomicU32::from_ptr(own_counts.add(d)) }.fetch_add_scoped(1, Scope::Block, Ordering::Relaxed);
     }
@@ -476,7 +486,7 @@ pub fn radix_scatter<K: RadixKey, V: Copy + Default, const PAIRS: bool, const IT
     let mut ranks = [0u32; ITEMS];
     #[unroll]
     for i in 0..ITEMS {
-        let d = digit(i, keys[i], rank_shift);
+        let d = keys[i].digit(rank_shift, desc);
         let peers = warp::match_any(warp::FULL_MASK, d);
         let below = (peers & warp::lanemask_lt()).count_ones();
         let leader = 31 - peers.leading_zeros();
@@ -988,6 +998,25 @@ mod tests {
         assert!((-5i32).order_bits() < 3i32.order_bits());
         assert!(i64::MIN.order_bits() < i64::MAX.order_bits());
         assert!(i32::MIN.order_bits() < (-1i32).order_bits());
+    }
+
+    #[test]
+    fn padding_is_the_last_key_both_ways() {
+        fn check<K: RadixKey>() {
+            let all = if K::BITS == 64 { u64::MAX } else { (1 << K::BITS) - 1 };
+            assert_eq!(K::padding(false).order_bits(), all);
+            assert_eq!(K::padding(true).order_bits(), 0);
+            for p in 0..K::BITS / DIGIT_BITS {
+                assert_eq!(K::padding(false).digit(p * DIGIT_BITS, false), 255);
+                assert_eq!(K::padding(true).digit(p * DIGIT_BITS, true), 255);
+            }
+        }
+        check::<u32>();
+        check::<i32>();
+        check::<f32>();
+        check::<u64>();
+        check::<i64>();
+        check::<f64>();
     }
 
     #[test]
