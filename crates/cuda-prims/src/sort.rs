@@ -342,7 +342,9 @@ pub(crate) unsafe fn block_exclusive_sum(x: u64, totals: *mut u64) -> u64 {
 // Three blocks per multiprocessor (80 registers) hold every instance but
 // pairs with 8-byte keys or values, which spilled there and get two.
 #[kernel(launch_bounds(THREADS, const { if PAIRS && (size_of::<K>() > 4 || size_of::<V>() > 4) { 2 } else { 3 } }))]
-#[allow(clippy::too_many_arguments)]
+// Per-key loops index arrays: unrolled, every index is a constant and
+// the arrays stay in registers.
+#[allow(clippy::too_many_arguments, clippy::needless_range_loop)]
 pub fn radix_scatter<K: RadixKey, V: Copy + Default, const PAIRS: bool, const ITEMS: usize>(
     keys_in: &[K],
     values_in: &[V],
@@ -594,6 +596,7 @@ pub fn radix_scatter<K: RadixKey, V: Copy + Default, const PAIRS: bool, const IT
 /// `digit_statuses` points to the statuses of one digit of a pass, tiles
 /// `0..tile` of which are (or will be) published by running blocks.
 #[inline(always)]
+#[allow(clippy::needless_range_loop)] // as in `radix_scatter`
 unsafe fn look_back_digit(digit_statuses: *mut u32, tile: usize, look_back: u32) -> u32 {
     let window = (look_back & 0xff) as usize;
     let delay = look_back >> 8;
