@@ -340,8 +340,9 @@ pub(crate) unsafe fn block_exclusive_sum(x: u64, totals: *mut u64) -> u64 {
 /// before the ranking shortens what a later tile waits for; looking back
 /// after it gives the earlier tiles that time to finish theirs.
 // Three blocks per multiprocessor (80 registers) hold every instance but
-// pairs with 8-byte keys or values, which spilled there and get two.
-#[kernel(launch_bounds(THREADS, const { if PAIRS && (size_of::<K>() > 4 || size_of::<V>() > 4) { 2 } else { 3 } }))]
+// pairs with 8-byte keys or values or more than 16 keys per thread, which
+// spilled there and get two.
+#[kernel(launch_bounds(THREADS, const { if PAIRS && (size_of::<K>() > 4 || size_of::<V>() > 4 || ITEMS > 16) { 2 } else { 3 } }))]
 // Per-key loops index arrays: unrolled, every index is a constant and
 // the arrays stay in registers.
 #[allow(clippy::too_many_arguments, clippy::needless_range_loop)]
@@ -764,12 +765,14 @@ fn scratch_len(n: usize, passes: usize, tile: usize) -> usize {
 }
 
 /// Keys per thread of a scatter tile for keys of `key_bytes` and values of
-/// `value_bytes` (0: keys only): 4-byte keys alone take `tuning.items`;
-/// 8-byte keys (which fill the exchange buffer at 16) and pairs (whose
-/// ranks and values stay in registers through the look-back) take 16.
+/// `value_bytes` (0: keys only): 4-byte keys alone take `tuning.items`,
+/// with 4-byte values `tuning.pair_items`; 8-byte keys or values (which
+/// fill the exchange buffer at 16) take 16.
 fn items_per_thread(key_bytes: usize, value_bytes: usize, tuning: SortTuning) -> usize {
-    if key_bytes > 4 || value_bytes > 0 {
+    if key_bytes > 4 || value_bytes > 4 {
         WIDE_ITEMS
+    } else if value_bytes > 0 {
+        tuning.pair_items
     } else {
         tuning.items
     }
@@ -811,10 +814,15 @@ fn scatter_pass<K: RadixKey + DeviceRepr, V: DeviceRepr + Default, const PAIRS: 
             }?
         };
     }
-    // Only the 16-item instance for 8-byte keys and pairs: a branch on a
-    // constant is not compiled into instances it cannot take.
-    if const { PAIRS || K::BITS > 32 } {
+    // Only the instances a sort of K and V can take: a branch on a
+    // constant is not compiled into the instances it cannot reach.
+    if const { K::BITS > 32 || (PAIRS && size_of::<V>() > 4) } {
         launch!(16);
+    } else if const { PAIRS } {
+        match items {
+            24 => launch!(24),
+            _ => launch!(16),
+        }
     } else {
         match items {
             16 => launch!(16),
@@ -888,9 +896,13 @@ fn radix_sort<K: RadixKey + DeviceRepr, V: DeviceRepr + Default, const PAIRS: bo
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SortTuning {
     /// Keys per thread of a tile of 4-byte keys sorted alone: 16, 24 or 32
-    /// (8-byte keys and pairs always take 16). Larger tiles mean fewer
+    /// (8-byte keys or values always take 16). Larger tiles mean fewer
     /// tiles to publish and look back over, and more registers per thread.
     pub items: usize,
+    /// Keys per thread of a tile of 4-byte keys with 4-byte values: 16
+    /// (three blocks per multiprocessor) or 24 (two: the ranks and values
+    /// held through the look-back need the registers).
+    pub pair_items: usize,
     /// Predecessors a look-back reads per poll, 1 to 4 (1: one at a time,
     /// like CUB's onesweep).
     pub window: u32,
@@ -901,13 +913,14 @@ pub struct SortTuning {
 
 impl Default for SortTuning {
     fn default() -> SortTuning {
-        SortTuning { items: DEFAULT_ITEMS, window: DEFAULT_WINDOW, poll_delay_ns: 0 }
+        SortTuning { items: DEFAULT_ITEMS, pair_items: WIDE_ITEMS, window: DEFAULT_WINDOW, poll_delay_ns: 0 }
     }
 }
 
 impl SortTuning {
     /// The tuning named by `OXIDE_PRIMS_SORT` (read once): a comma list of
-    /// `items=16|24|32`, `window=1..4` and `delay=NS` changing the default;
+    /// `items=16|24|32`, `pair-items=16|24`, `window=1..4` and `delay=NS`
+    /// changing the default;
     /// unset or empty: the default. For benchmarks comparing variants in
     /// one build.
     pub fn from_env() -> SortTuning {
@@ -924,12 +937,14 @@ impl SortTuning {
             let value = |name: &str| item.strip_prefix(name).and_then(|s| s.parse::<u32>().ok());
             if let Some(items @ (16 | 24 | 32)) = value("items=") {
                 t.items = items as usize;
+            } else if let Some(items @ (16 | 24)) = value("pair-items=") {
+                t.pair_items = items as usize;
             } else if let Some(window @ 1..=4) = value("window=") {
                 t.window = window;
             } else if let Some(ns) = value("delay=") {
                 t.poll_delay_ns = ns.min(1 << 20);
             } else {
-                eprintln!("OXIDE_PRIMS_SORT: ignoring `{item}` (expected `items=16|24|32`, `window=1..4` or `delay=NS`)");
+                eprintln!("OXIDE_PRIMS_SORT: ignoring `{item}` (expected `items=16|24|32`, `pair-items=16|24`, `window=1..4` or `delay=NS`)");
             }
         }
         t
@@ -1088,8 +1103,9 @@ mod tests {
         let t = SortTuning::default();
         assert_eq!(items_per_thread(8, 0, t), WIDE_ITEMS);
         assert_eq!(items_per_thread(4, 8, t), WIDE_ITEMS);
-        assert_eq!(items_per_thread(4, 4, t), WIDE_ITEMS);
+        assert_eq!(items_per_thread(4, 4, t), t.pair_items);
         assert_eq!(items_per_thread(4, 0, t), t.items);
+        assert_eq!(items_per_thread(4, 4, SortTuning { pair_items: 24, ..t }), 24);
         for items in [16, 24, 32] {
             assert!(THREADS * items * 4 <= EXCHANGE_WORDS * 8);
         }
@@ -1100,11 +1116,11 @@ mod tests {
     fn tuning_parses_the_knob() {
         assert_eq!(SortTuning::parse(""), SortTuning::default());
         assert_eq!(
-            SortTuning::parse(" items=32, window=4 ,delay=300"),
-            SortTuning { items: 32, window: 4, poll_delay_ns: 300 }
+            SortTuning::parse(" items=32, window=4 ,delay=300,pair-items=24"),
+            SortTuning { items: 32, pair_items: 24, window: 4, poll_delay_ns: 300 }
         );
         // Unknown items and values out of range are ignored (with a warning).
-        assert_eq!(SortTuning::parse("items=20,window=0,window=9,fast"), SortTuning::default());
-        assert_eq!(SortTuning { items: 16, window: 3, poll_delay_ns: 2 }.look_back_word(), 3 | 2 << 8);
+        assert_eq!(SortTuning::parse("items=20,pair-items=32,window=0,window=9,fast"), SortTuning::default());
+        assert_eq!(SortTuning { window: 3, poll_delay_ns: 2, ..SortTuning::default() }.look_back_word(), 3 | 2 << 8);
     }
 }
