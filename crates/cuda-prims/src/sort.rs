@@ -369,7 +369,8 @@ pub fn radix_scatter<K: RadixKey, V: Copy + Default, const PAIRS: bool, const IT
     shared! { static TICKET: [u32; 2]; }
 
     let tile_len = THREADS * ITEMS;
-    // Instances the host never launches (a tile wider than the exchange).
+    // A tile wider than the exchange: no instance the host launches has
+    // one (`scatter_pass` picks them); a guard against a future one.
     if tile_len * size_of::<K>().max(if PAIRS { size_of::<V>() } else { 0 }) > EXCHANGE_WORDS * 8 {
         return;
     }
