@@ -37,15 +37,22 @@
 //! # How it runs (one sweep, least significant digit first)
 //! One launch counts the 8-bit digits of every pass at once (a histogram of
 //! 256 bins per pass, privatised in shared memory); then one launch per pass
-//! scatters the keys. A block of the scatter takes the next tile of
-//! [`TILE`] keys (an atomic ticket, so tiles are taken in order), ranks each
-//! key within the tile through per-warp digit counters in shared memory
-//! (`match.any` finds the lanes of equal digits), publishes its 256 digit
-//! counts, and looks back over the counts of the tiles before it
-//! (decoupled look-back) for each digit's place in the output; the keys are
-//! then exchanged through shared memory into digit order and written out in
-//! runs. Temporary storage (the other half of the double buffer, the counts
-//! and two alternating regions of tile statuses) is allocated on the
+//! scatters the keys. A block of the scatter takes the next tile of keys
+//! (an atomic ticket, so tiles are taken in order: 256 threads × 24 keys of
+//! 4 bytes, or × 16 for 8-byte keys and for pairs), loads it with every
+//! load in flight at once, counts its digits per warp (shared-memory
+//! atomics) and publishes its 256 digit counts at once, before any key is
+//! ranked, so that later tiles can look back. It then ranks each key within
+//! its warp (`match.any` finds the lanes of equal digits) straight into its
+//! slot of the tile in digit order in shared memory, and only then looks
+//! back over the counts of the tiles before it (decoupled look-back, one
+//! thread per digit, a few predecessors per poll) for each digit's place in
+//! the output; the tile is then written out from shared memory in runs of
+//! equal digits. A tile's status is one 32-bit word per digit (two flag
+//! bits above a 30-bit count), written and read whole with relaxed
+//! device-scope accesses, no fence. Temporary storage (the other half of
+//! the double buffer, the counts and two alternating regions of tile
+//! statuses) is allocated on the
 //! caller's stream and freed there: a program that sorts in a loop keeps
 //! that memory in the device's pool by raising its release threshold
 //! (`ctx.memory_pool()?.set_release_threshold(u64::MAX)`, see
@@ -67,10 +74,22 @@ const RADIX: usize = 1 << DIGIT_BITS;
 const THREADS: usize = RADIX;
 /// Warps per block.
 const WARPS: usize = THREADS / 32;
-/// Keys per thread and tile in the scatter.
-const ITEMS: usize = 16;
-/// Keys one block of the scatter sorts into place.
-pub const TILE: usize = THREADS * ITEMS;
+/// Keys per thread of the digit count ([`radix_histogram`]).
+const HISTOGRAM_ITEMS: usize = 16;
+/// Keys a block of the digit count reads per step.
+const HISTOGRAM_TILE: usize = THREADS * HISTOGRAM_ITEMS;
+/// 8-byte words of the scatter's exchange buffer, which holds one tile of
+/// keys or values: 16 per thread of 8 bytes, or up to 32 of 4 bytes.
+const EXCHANGE_WORDS: usize = THREADS * 16;
+/// Keys per thread of a scatter tile of 8-byte keys or of pairs.
+const WIDE_ITEMS: usize = 16;
+/// Keys per thread of a scatter tile of 4-byte keys alone, by default
+/// ([`SortTuning::items`]).
+const DEFAULT_ITEMS: usize = 24;
+/// Predecessors one look-back poll reads, by default ([`SortTuning::window`]).
+const DEFAULT_WINDOW: u32 = 2;
+/// The widest look-back window.
+const MAX_WINDOW: usize = 4;
 /// The most passes (64-bit keys).
 const MAX_PASSES: usize = 8;
 /// Slots of the scratch buffer between the histograms and the tile statuses:
@@ -99,10 +118,16 @@ pub trait RadixKey: sealed::Sealed + Copy + Default + Send + Sync + 'static {
     /// The 8-bit digit at `shift` of the order bits, of their complement
     /// when `descending`.
     fn digit(self, shift: u32, descending: bool) -> u32;
+    /// The key whose every digit is the largest (255) in the given
+    /// direction: the last key of all (order bits all ones, or all zeros
+    /// when `descending`). The sort pads a ragged last tile with it, so
+    /// that its padding ranks after every real key and no key needs a
+    /// bounds test.
+    fn padding(descending: bool) -> Self;
 }
 
 macro_rules! radix_key {
-    ($($t:ty, $bits:ty, $width:literal, |$k:ident| $order:expr;)*) => {$(
+    ($($t:ty, $bits:ty, $width:literal, |$k:ident| $order:expr, |$o:ident| $key:expr;)*) => {$(
         impl sealed::Sealed for $t {}
         impl RadixKey for $t {
             const BITS: u32 = $width;
@@ -119,8 +144,22 @@ macro_rules! radix_key {
                 let o = if descending { !o } else { o };
                 ((o >> shift) as u32) & (RADIX as u32 - 1)
             }
+            #[inline(always)]
+            fn padding(descending: bool) -> Self {
+                let $o: $bits = if descending { 0 } else { !0 };
+                $key
+            }
         }
     )*};
+}
+
+/// The bits of an IEEE float whose order bits are `o` (sign bit `sign`):
+/// [`float_order`]'s inverse, but for `-0.0`, which it reads as `+0.0`.
+macro_rules! float_key {
+    ($o:expr, $sign:expr) => {{
+        let o = $o;
+        if o & $sign != 0 { o & !$sign } else { !o }
+    }};
 }
 
 /// The order bits of an IEEE float's bits `b` with sign bit `sign`:
@@ -133,13 +172,15 @@ macro_rules! float_order {
     }};
 }
 
+// Each type: its order bits from a key `k`, and a key `o` whose order bits
+// are `o` (for floats, the NaN or the key other than -0.0).
 radix_key! {
-    u32, u32, 32, |k| k;
-    i32, u32, 32, |k| (k as u32) ^ (1 << 31);
-    f32, u32, 32, |k| float_order!(k.to_bits(), 1u32 << 31);
-    u64, u64, 64, |k| k;
-    i64, u64, 64, |k| (k as u64) ^ (1 << 63);
-    f64, u64, 64, |k| float_order!(k.to_bits(), 1u64 << 63);
+    u32, u32, 32, |k| k, |o| o;
+    i32, u32, 32, |k| (k as u32) ^ (1 << 31), |o| (o ^ (1 << 31)) as i32;
+    f32, u32, 32, |k| float_order!(k.to_bits(), 1u32 << 31), |o| f32::from_bits(float_key!(o, 1u32 << 31));
+    u64, u64, 64, |k| k, |o| o;
+    i64, u64, 64, |k| (k as u64) ^ (1 << 63), |o| (o ^ (1 << 63)) as i64;
+    f64, u64, 64, |k| float_order!(k.to_bits(), 1u64 << 63), |o| f64::from_bits(float_key!(o, 1u64 << 63));
 }
 
 /// Which way [`sort_keys`] and [`sort_pairs`] order the keys.
@@ -183,15 +224,15 @@ pub fn radix_histogram<K: RadixKey>(keys: &[K], descending: u32, mut scratch: Di
     thread::sync_threads();
 
     let n = keys.len();
-    let tiles = n.div_ceil(TILE);
+    let tiles = n.div_ceil(HISTOGRAM_TILE);
     let mut tile = thread::blockIdx_x() as usize;
     while tile < tiles {
-        let base = tile * TILE;
+        let base = tile * HISTOGRAM_TILE;
         // All loads of the tile first, so that they are in flight together.
-        let mut ks = [K::default(); ITEMS];
-        let mut valid = [false; ITEMS];
+        let mut ks = [K::default(); HISTOGRAM_ITEMS];
+        let mut valid = [false; HISTOGRAM_ITEMS];
         #[unroll]
-        for i in 0..ITEMS {
+        for i in 0..HISTOGRAM_ITEMS {
             let idx = base + i * THREADS + tid;
             if idx < n {
                 ks[i] = keys[idx];
@@ -199,7 +240,7 @@ pub fn radix_histogram<K: RadixKey>(keys: &[K], descending: u32, mut scratch: Di
             }
         }
         #[unroll]
-        for i in 0..ITEMS {
+        for i in 0..HISTOGRAM_ITEMS {
             if valid[i] {
                 #[unroll]
                 for p in 0..passes {
@@ -284,13 +325,28 @@ pub(crate) unsafe fn block_exclusive_sum(x: u64, totals: *mut u64) -> u64 {
     before.wrapping_add(inclusive).wrapping_sub(x)
 }
 
-/// One pass of the sort: moves each key (and value, when `values_in` has
-/// the keys' length) of `keys_in` to its place by digit `pass` in
-/// `keys_out`. Launch with [`THREADS`] threads and `tiles` blocks after
-/// [`radix_histogram`] filled the counts of `scratch`.
-#[kernel]
-#[allow(clippy::too_many_arguments)]
-pub fn radix_scatter<K: RadixKey, V: Copy + Default>(
+/// One pass of the sort: moves each key (and, with `PAIRS`, its value) of
+/// `keys_in` to its place by digit `pass` in `keys_out`. Launch with
+/// [`THREADS`] threads and `tiles` blocks of `THREADS * ITEMS` keys after
+/// [`radix_histogram`] filled the counts of `scratch`; `look_back` is a
+/// [`SortTuning::look_back_word`].
+///
+/// A tile, in order: count its digits per warp (shared-memory atomics, no
+/// ranking yet), publish the tile's 256 counts, scan them for the tile's
+/// digit starts, rank each key within its warp (`match.any`) straight into
+/// its slot of the tile in digit order, look back over the tiles before for
+/// each digit's place in the output (thread `d` for digit `d`), then write
+/// the tile out from shared memory in runs of equal digits. Publishing
+/// before the ranking shortens what a later tile waits for; looking back
+/// after it gives the earlier tiles that time to finish theirs.
+// Three blocks per multiprocessor (80 registers) hold every instance but
+// pairs with 8-byte keys or values or more than 16 keys per thread, which
+// spilled there and get two.
+#[kernel(launch_bounds(THREADS, const { if PAIRS && (size_of::<K>() > 4 || size_of::<V>() > 4 || ITEMS > 16) { 2 } else { 3 } }))]
+// Per-key loops index arrays: unrolled, every index is a constant and
+// the arrays stay in registers.
+#[allow(clippy::too_many_arguments, clippy::needless_range_loop)]
+pub fn radix_scatter<K: RadixKey, V: Copy + Default, const PAIRS: bool, const ITEMS: usize>(
     keys_in: &[K],
     values_in: &[V],
     mut keys_out: DisjointSlice<K>,
@@ -299,19 +355,25 @@ pub fn radix_scatter<K: RadixKey, V: Copy + Default>(
     pass: u32,
     descending: u32,
     tiles: u32,
+    look_back: u32,
 ) {
-    // The tile in digit order (keys, then values), 8 bytes a slot.
-    shared! { static EXCHANGE: [u64; TILE]; }
-    // Per warp and digit: the keys of that digit the warp ranked so far,
-    // then the warp's first slot among the tile's keys of that digit.
+    // The tile in digit order: its keys, later its values.
+    shared! { static EXCHANGE: [u64; EXCHANGE_WORDS]; }
+    // Per warp and digit: the warp's count of the digit, then the next free
+    // slot of the tile for the warp's keys of that digit.
     shared! { static WARP_COUNTS: [u32; WARPS * RADIX]; }
-    // Per digit: where the tile's keys of the digit start in the tile.
-    shared! { static LOCAL_START: [u32; RADIX]; }
-    // Per digit: output index minus tile index for the keys of the digit.
+    // Per digit: output index minus slot in the tile for the keys of the digit.
     shared! { static ADJUST: [u32; RADIX]; }
     shared! { static TOTALS: [u64; WARPS]; }
-    shared! { static TICKET: [u32; 1]; }
+    // The tile's number, and the digit's shift again (see the ranking).
+    shared! { static TICKET: [u32; 2]; }
 
+    let tile_len = THREADS * ITEMS;
+    // A tile wider than the exchange: no instance the host launches has
+    // one (`scatter_pass` picks them); a guard against a future one.
+    if tile_len * size_of::<K>().max(if PAIRS { size_of::<V>() } else { 0 }) > EXCHANGE_WORDS * 8 {
+        return;
+    }
     let desc = descending != 0;
     let tid = thread::threadIdx_x() as usize;
     let lane = warp::lane_id();
@@ -319,18 +381,17 @@ pub fn radix_scatter<K: RadixKey, V: Copy + Default>(
     let n = keys_in.len();
     let passes = (K::BITS / DIGIT_BITS) as usize;
     let shift = pass * DIGIT_BITS;
-    let has_values = values_in.len() == n;
     let tiles = tiles as usize;
     let scratch = scratch.as_mut_ptr();
     let exchange = shared_ptr(EXCHANGE.as_mut_ptr());
     let warp_counts = shared_ptr(WARP_COUNTS.as_mut_ptr());
-    let local_start = shared_ptr(LOCAL_START.as_mut_ptr());
     let adjust = shared_ptr(ADJUST.as_mut_ptr());
 
     // SAFETY (shared memory, this whole kernel): every index below is in
-    // bounds by construction (digits < RADIX, ranks < TILE, w < WARPS), and
-    // each phase's writes are separated from the next phase's reads by a
-    // barrier (or, within a warp's ranking, by `sync_warp`).
+    // bounds by construction (digits < RADIX, slots < the tile, w < WARPS,
+    // and the tile fits the exchange, checked above), and each phase's
+    // writes are separated from the next phase's reads by a barrier (or,
+    // within a warp's ranking, by `sync_warp`).
     unsafe {
         #[unroll]
         for i in 0..WARPS {
@@ -341,61 +402,60 @@ pub fn radix_scatter<K: RadixKey, V: Copy + Default>(
             // only accessed atomically.
             let ticket = AtomicU32::from_ptr(scratch.add(passes * RADIX + pass as usize));
             *shared_ptr(TICKET.as_mut_ptr()) = ticket.fetch_add_scoped(1, Scope::Device, Ordering::Relaxed);
+            *shared_ptr(TICKET.as_mut_ptr()).add(1) = shift;
         }
     }
     thread::sync_threads();
     let tile = unsafe { *shared_ptr(TICKET.as_mut_ptr()) } as usize;
-    let tile_base = tile * TILE;
+    let tile_base = tile * tile_len;
+    let in_tile = (n - tile_base).min(tile_len);
+    let full = in_tile == tile_len;
 
     // Load warp-striped: warp w owns 32 * ITEMS consecutive keys, item i of
     // lane l is key 32 * i + l of them, so the ranking below visits a warp's
-    // keys in input order (which keeps the sort stable).
-    let warp_base = tile_base + w * 32 * ITEMS;
+    // keys in input order (which keeps the sort stable). A full tile loads
+    // without bounds checks, every load issued before any is used.
+    let warp_first = w * 32 * ITEMS;
     let mut keys = [K::default(); ITEMS];
-    let mut digits = [RADIX as u32; ITEMS];
-    #[unroll]
-    for i in 0..ITEMS {
-        let idx = warp_base + i * 32 + lane as usize;
-        if idx < n {
-            keys[i] = keys_in[idx];
-            digits[i] = keys[i].digit(shift, desc);
+    if full {
+        #[unroll]
+        for i in 0..ITEMS {
+            // SAFETY: the tile is full, so every index is below n.
+            keys[i] = unsafe { *keys_in.get_unchecked(tile_base + warp_first + i * 32 + lane as usize) };
+        }
+    } else {
+        // Past the end: the padding key, whose digits are all the largest.
+        #[unroll]
+        for i in 0..ITEMS {
+            let j = warp_first + i * 32 + lane as usize;
+            keys[i] = if j < in_tile {
+                // SAFETY: tile_base + j < n.
+                unsafe { *keys_in.get_unchecked(tile_base + j) }
+            } else {
+                K::padding(desc)
+            };
         }
     }
+    let in_tile32 = in_tile as u32;
 
-    // Rank within the warp: lanes with equal digits (match.any) take
-    // consecutive slots after the ones the warp gave that digit before.
-    let mut ranks = [0u32; ITEMS];
+    // The warp's digit counts (ranks come later, once the counts are out).
     let own_counts = unsafe { warp_counts.add(w * RADIX) };
     #[unroll]
     for i in 0..ITEMS {
-        let d = digits[i];
-        let peers = warp::match_any(warp::FULL_MASK, d);
-        let below = (peers & warp::lanemask_lt()).count_ones();
-        let leader = 31 - peers.leading_zeros();
-        let mut before = 0;
-        if lane == leader && (d as usize) < RADIX {
-            // SAFETY: only the leader of a digit's lanes touches its counter.
-            unsafe {
-                before = *own_counts.add(d as usize);
-                *own_counts.add(d as usize) = before + peers.count_ones();
-            }
-        }
-        before = warp::shfl_idx(warp::FULL_MASK, before, leader);
-        ranks[i] = before + below;
-        warp::sync_warp(warp::FULL_MASK);
+        let d = keys[i].digit(shift, desc) as usize;
+        // SAFETY: zeroed before the barrier above; atomics among the warp.
+        unsafe { AtomicU32::from_ptr(own_counts.add(d)) }.fetch_add_scoped(1, Scope::Block, Ordering::Relaxed);
     }
     thread::sync_threads();
 
-    // Thread d: the tile's count of digit d, each warp's start among them.
+    // Thread d: the tile's count of digit d and each warp's start among them.
     let d = tid;
+    let mut warp_start = [0u32; WARPS];
     let mut count = 0u32;
     #[unroll]
     for i in 0..WARPS {
-        unsafe {
-            let c = *warp_counts.add(i * RADIX + d);
-            *warp_counts.add(i * RADIX + d) = count;
-            count = count.wrapping_add(c);
-        }
+        warp_start[i] = count;
+        count = count.wrapping_add(unsafe { *warp_counts.add(i * RADIX + d) });
     }
     // Publish this tile's count at once, so later tiles can look back.
     let region = |p: u32| status_base(passes) + (p as usize % 2) * tiles * RADIX;
@@ -405,95 +465,239 @@ pub fn radix_scatter<K: RadixKey, V: Copy + Default>(
     let own_status = unsafe { AtomicU32::from_ptr(statuses.add(tile * RADIX + d)) };
     own_status.store_scoped(if tile == 0 { PREFIX } else { AGGREGATE } | count, Scope::Device, Ordering::Relaxed);
 
-    // One scan for both the tile's digit starts (low word, < TILE) and the
+    // One scan for both the tile's digit starts (low word, < 2^30) and the
     // pass's global digit starts (high word), which never carry into each
     // other.
     let global_count = unsafe { *scratch.add(pass as usize * RADIX + d) };
     let both = unsafe { block_exclusive_sum((global_count as u64) << 32 | count as u64, shared_ptr(TOTALS.as_mut_ptr())) };
     let tile_start = both as u32;
     let digit_start = (both >> 32) as u32;
+    #[unroll]
+    for i in 0..WARPS {
+        unsafe { *warp_counts.add(i * RADIX + d) = tile_start + warp_start[i] };
+    }
+    thread::sync_threads();
 
-    // Decoupled look-back: the keys of digit d in the tiles before this one.
-    let mut earlier = 0u32;
-    if tile > 0 {
-        let mut t = tile;
-        loop {
-            t -= 1;
-            // SAFETY: as for `own_status`.
-            let status = unsafe { AtomicU32::from_ptr(statuses.add(t * RADIX + d)) };
-            let mut s = status.load_scoped(Scope::Device, Ordering::Relaxed);
-            while s & (AGGREGATE | PREFIX) == 0 {
-                s = status.load_scoped(Scope::Device, Ordering::Relaxed);
-            }
-            earlier += s & COUNT_MASK;
-            if s & PREFIX != 0 {
-                break;
+    // Rank within the warp: lanes with equal digits (match.any) take
+    // consecutive slots after the ones the warp gave that digit before; each
+    // key goes to its slot at once. The digits are computed again, from a
+    // shift read back from shared memory: with the same shift, the compiler
+    // kept every digit of the count above in a register of its own until
+    // here (one more register per key, past the budget of three blocks per
+    // multiprocessor).
+    let rank_shift = unsafe { *shared_ptr(TICKET.as_mut_ptr()).add(1) };
+    let keys_exchange = exchange.cast::<K>();
+    let mut ranks = [0u32; ITEMS];
+    #[unroll]
+    for i in 0..ITEMS {
+        let d = keys[i].digit(rank_shift, desc);
+        let peers = warp::match_any(warp::FULL_MASK, d);
+        let below = (peers & warp::lanemask_lt()).count_ones();
+        let leader = 31 - peers.leading_zeros();
+        let mut before = 0;
+        if warp::lane_id() == leader {
+            // SAFETY: only the leader of a digit's lanes touches its counter.
+            unsafe {
+                before = *own_counts.add(d as usize);
+                *own_counts.add(d as usize) = before + peers.count_ones();
             }
         }
-        own_status.store_scoped(PREFIX | (earlier + count), Scope::Device, Ordering::Relaxed);
+        let rank = warp::shfl_idx(warp::FULL_MASK, before, leader) + below;
+        unsafe { *keys_exchange.add(rank as usize) = keys[i] };
+        if PAIRS {
+            ranks[i] = rank;
+        }
+        warp::sync_warp(warp::FULL_MASK);
     }
+
+    // The values' loads, in flight during the look-back.
+    let mut values = [V::default(); ITEMS];
+    if PAIRS {
+        if full {
+            #[unroll]
+            for i in 0..ITEMS {
+                // SAFETY: as for the keys (the host checks the lengths).
+                values[i] = unsafe { *values_in.get_unchecked(tile_base + warp_first + i * 32 + lane as usize) };
+            }
+        } else {
+            #[unroll]
+            for i in 0..ITEMS {
+                let j = warp_first + i * 32 + lane as usize;
+                if j < in_tile {
+                    values[i] = unsafe { *values_in.get_unchecked(tile_base + j) };
+                }
+            }
+        }
+    }
+
+    // Decoupled look-back: the keys of digit d in the tiles before this one.
+    let earlier = if tile > 0 {
+        // SAFETY: as for `own_status`; only tiles before this one are read.
+        let earlier = unsafe { look_back_digit(statuses.add(d), tile, look_back) };
+        own_status.store_scoped(PREFIX | (earlier + count), Scope::Device, Ordering::Relaxed);
+        earlier
+    } else {
+        0
+    };
     // SAFETY: inside the scratch buffer; no block of this launch reads the
     // other region, and the next pass starts after this launch ends.
     unsafe { *scratch.add(region(pass + 1) + tile * RADIX + d) = 0 };
-    unsafe {
-        *local_start.add(d) = tile_start;
-        *adjust.add(d) = digit_start.wrapping_add(earlier).wrapping_sub(tile_start);
-    }
-    thread::sync_threads();
-
-    // Each key to its slot of the tile in digit order.
-    let keys_exchange = exchange.cast::<K>();
-    #[unroll]
-    for i in 0..ITEMS {
-        let d = digits[i] as usize;
-        if d < RADIX {
-            unsafe {
-                ranks[i] += *local_start.add(d) + *warp_counts.add(w * RADIX + d);
-                *keys_exchange.add(ranks[i] as usize) = keys[i];
-            }
-        }
-    }
+    unsafe { *adjust.add(d) = digit_start.wrapping_add(earlier).wrapping_sub(tile_start) };
     thread::sync_threads();
 
     // Out in runs of equal digits: slot j of the tile goes to adjust[d] + j.
-    let in_tile = n.saturating_sub(tile_base).min(TILE);
     let out = keys_out.as_mut_ptr();
-    let mut places = [0u32; ITEMS];
+    // The slots' digits, four to a word, for the values.
+    let mut slot_digits = [0u32; ITEMS];
     #[unroll]
     for i in 0..ITEMS {
         let j = i * THREADS + tid;
-        if j < in_tile {
+        if (j as u32) < in_tile32 {
             unsafe {
                 let key = *keys_exchange.add(j);
-                let place = (*adjust.add(key.digit(shift, desc) as usize)).wrapping_add(j as u32);
-                places[i] = place;
+                let d = key.digit(shift, desc);
+                if PAIRS {
+                    slot_digits[i / 4] |= d << (8 * (i % 4));
+                }
+                let place = (*adjust.add(d as usize)).wrapping_add(j as u32);
                 // SAFETY: the places of a pass are a permutation of 0..n.
                 *out.add(place as usize) = key;
             }
         }
     }
-    if !has_values {
+    if !PAIRS {
         return;
     }
     thread::sync_threads();
     let values_exchange = exchange.cast::<V>();
     #[unroll]
     for i in 0..ITEMS {
-        let idx = warp_base + i * 32 + lane as usize;
-        if idx < n {
-            unsafe { *values_exchange.add(ranks[i] as usize) = values_in[idx] };
-        }
+        unsafe { *values_exchange.add(ranks[i] as usize) = values[i] };
     }
     thread::sync_threads();
     let out = values_out.as_mut_ptr();
     #[unroll]
     for i in 0..ITEMS {
         let j = i * THREADS + tid;
-        if j < in_tile {
+        if (j as u32) < in_tile32 {
+            let d = (slot_digits[i / 4] >> (8 * (i % 4))) & (RADIX as u32 - 1);
             // SAFETY: as for the keys.
-            unsafe { *out.add(places[i] as usize) = *values_exchange.add(j) };
+            unsafe { *out.add((*adjust.add(d as usize)).wrapping_add(j as u32) as usize) = *values_exchange.add(j) };
         }
     }
+}
+
+/// The count of one digit in every tile before `tile` (> 0): the statuses
+/// of that digit, `digit_statuses[t * RADIX]` for tile `t`, read from the
+/// nearest back to the first that holds an inclusive count. `look_back`
+/// ([`SortTuning::look_back_word`]) says how many predecessors one poll
+/// reads together (a window) and how long to sleep before polling a window
+/// again that has a status not yet published.
+///
+/// # Safety
+/// `digit_statuses` points to the statuses of one digit of a pass, tiles
+/// `0..tile` of which are (or will be) published by running blocks.
+#[inline(always)]
+#[allow(clippy::needless_range_loop)] // as in `radix_scatter`
+unsafe fn look_back_digit(digit_statuses: *mut u32, tile: usize, look_back: u32) -> u32 {
+    let window = (look_back & 0xff) as usize;
+    let delay = look_back >> 8;
+    let status = |t: usize| unsafe { AtomicU32::from_ptr(digit_statuses.add(t * RADIX)) };
+    let mut earlier = 0u32;
+    // Predecessors `end - 1` down to `end - window` are the window.
+    let mut end = tile;
+    loop {
+        // Slot k holds tile end - 1 - k; tiles before 0 read as an
+        // inclusive zero (never reached past tile 0, whose is inclusive).
+        let mut s = [PREFIX; MAX_WINDOW];
+        for k in 0..MAX_WINDOW {
+            if k < window && k < end {
+                s[k] = status(end - 1 - k).load_scoped(Scope::Device, Ordering::Relaxed);
+            }
+        }
+        // Until every status up to the nearest inclusive one is published.
+        loop {
+            let mut pending = false;
+            let mut found = false;
+                for k in 0..MAX_WINDOW {
+                if k < window && !found && !pending {
+                    pending = s[k] & (AGGREGATE | PREFIX) == 0;
+                    found = s[k] & PREFIX != 0;
+                }
+            }
+            if !pending {
+                break;
+            }
+            if delay != 0 {
+                thread::nanosleep(delay);
+            }
+                for k in 0..MAX_WINDOW {
+                if k < window && s[k] & (AGGREGATE | PREFIX) == 0 {
+                    s[k] = status(end - 1 - k).load_scoped(Scope::Device, Ordering::Relaxed);
+                }
+            }
+        }
+        let mut found = false;
+        for k in 0..MAX_WINDOW {
+            if k < window && !found {
+                earlier += s[k] & COUNT_MASK;
+                found = s[k] & PREFIX != 0;
+            }
+        }
+        if found {
+            return earlier;
+        }
+        end -= window;
+    }
+}
+
+/// The look-back of one digit over statuses the caller prepared, by one
+/// thread: `out[0]` = the digit's count in the tiles before `tile`, from
+/// the statuses at `statuses[t * RADIX]`. A test hook: in a running sort a
+/// look-back seldom needs a second window, so a test sets up statuses that
+/// need them (see [`look_back_probe_run`]). Launch one thread.
+#[doc(hidden)]
+#[kernel]
+pub fn sort_look_back_probe(mut statuses: DisjointSlice<u32>, tile: u32, look_back: u32, mut out: DisjointSlice<u32>) {
+    if thread::threadIdx_x() == 0 && !out.is_empty() {
+        // SAFETY: the host published every tile before `tile` (checked
+        // there), `tile * RADIX` words long; one thread writes the result.
+        unsafe {
+            let earlier = look_back_digit(statuses.as_mut_ptr(), tile as usize, look_back);
+            *out.get_unchecked_mut(0) = earlier;
+        }
+    }
+}
+
+/// A tile status as the scatter publishes it: the count of a digit in the
+/// tile alone, or (`inclusive`) in the tile and every tile before it. A
+/// test hook, for [`look_back_probe_run`].
+#[doc(hidden)]
+pub fn status_word(inclusive: bool, count: u32) -> u32 {
+    assert!(count <= COUNT_MASK, "a tile status holds a 30-bit count");
+    if inclusive { PREFIX | count } else { AGGREGATE | count }
+}
+
+/// Runs [`sort_look_back_probe`] under `tuning` for the tile after those
+/// whose statuses ([`status_word`]) are given, tile 0 first (tile 0 is
+/// always inclusive). A test hook.
+#[doc(hidden)]
+pub fn look_back_probe_run(module: &KernelModule, stream: &CudaStream, statuses: &[u32], tuning: SortTuning) -> Result<u32, PrimsError> {
+    let tile = statuses.len();
+    assert!(tile > 0 && statuses[0] & PREFIX != 0, "tile 0 is always inclusive");
+    assert!(statuses.iter().all(|s| s & (AGGREGATE | PREFIX) != 0), "every tile before the probed one is published");
+    let mut words = vec![0u32; tile * RADIX];
+    for (t, &s) in statuses.iter().enumerate() {
+        words[t * RADIX] = s;
+    }
+    let mut words = DeviceBuffer::from_host(stream, &words)?;
+    let mut out = temp::zeroed::<u32>(stream, 1)?;
+    let one = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1, 1, 1), shared_mem_bytes: 0 };
+    cuda_launch! {
+        kernel: sort_look_back_probe, stream: stream, module: module, config: one,
+        args: [slice_mut(words), tile as u32, tuning.look_back_word(), slice_mut(out)]
+    }?;
+    Ok(out.to_host_vec(stream)?[0])
 }
 
 // ---------------------------------------------------------------------------
@@ -527,7 +731,7 @@ pub fn sort_keys<K: RadixKey + DeviceRepr>(
 ) -> Result<(), PrimsError> {
     let no_values = temp::zeroed::<u32>(stream, 0)?;
     let mut no_values_out = temp::zeroed::<u32>(stream, 0)?;
-    radix_sort(module, stream, keys_in, keys_out, &no_values, &mut no_values_out, order)
+    radix_sort::<K, u32, false>(module, stream, keys_in, keys_out, &no_values, &mut no_values_out, order)
 }
 
 /// Sorts `keys_in` into `keys_out` and moves each value of `values_in` with
@@ -552,15 +756,85 @@ pub fn sort_pairs<K: RadixKey + DeviceRepr, V: DeviceRepr + Default>(
     if size_of::<V>() > 8 {
         return Err(PrimsError::ValueTooWide { size: size_of::<V>() });
     }
-    radix_sort(module, stream, keys_in, keys_out, values_in, values_out, order)
+    radix_sort::<K, V, true>(module, stream, keys_in, keys_out, values_in, values_out, order)
 }
 
-/// The scratch words a sort of `n` keys of `passes` digits needs.
-fn scratch_len(n: usize, passes: usize) -> usize {
-    status_base(passes) + 2 * n.div_ceil(TILE) * RADIX
+/// The scratch words a sort of `n` keys of `passes` digits in tiles of
+/// `tile` keys needs.
+fn scratch_len(n: usize, passes: usize, tile: usize) -> usize {
+    status_base(passes) + 2 * n.div_ceil(tile) * RADIX
 }
 
-fn radix_sort<K: RadixKey + DeviceRepr, V: DeviceRepr + Default>(
+/// Keys per thread of a scatter tile for keys of `key_bytes` and values of
+/// `value_bytes` (0: keys only): 4-byte keys alone take `tuning.items`,
+/// with 4-byte values `tuning.pair_items`; 8-byte keys or values (which
+/// fill the exchange buffer at 16) take 16.
+fn items_per_thread(key_bytes: usize, value_bytes: usize, tuning: SortTuning) -> usize {
+    if key_bytes > 4 || value_bytes > 4 {
+        WIDE_ITEMS
+    } else if value_bytes > 0 {
+        tuning.pair_items
+    } else {
+        tuning.items
+    }
+}
+
+/// The keys one block of the scatter sorts into place (one tile) in a sort
+/// of `key_bytes`-byte keys with `value_bytes`-byte values (0 for
+/// [`sort_keys`]), under the tuning of `OXIDE_PRIMS_SORT`
+/// ([`SortTuning::from_env`]). Tests use it for sizes around tile edges.
+pub fn tile_len(key_bytes: usize, value_bytes: usize) -> usize {
+    THREADS * items_per_thread(key_bytes, value_bytes, SortTuning::from_env())
+}
+
+/// One scatter pass from `keys_in`/`values_in` into `keys_out`/`values_out`
+/// with the kernel instance of `items` keys per thread.
+#[allow(clippy::too_many_arguments)]
+fn scatter_pass<K: RadixKey + DeviceRepr, V: DeviceRepr + Default, const PAIRS: bool>(
+    module: &KernelModule,
+    stream: &CudaStream,
+    keys_in: &DeviceBuffer<K>,
+    values_in: &DeviceBuffer<V>,
+    keys_out: &mut DeviceBuffer<K>,
+    values_out: &mut DeviceBuffer<V>,
+    scratch: &mut DeviceBuffer<u32>,
+    pass: u32,
+    descending: u32,
+    tiles: usize,
+    items: usize,
+    look_back: u32,
+) -> Result<(), PrimsError> {
+    let config = LaunchConfig { grid_dim: (tiles as u32, 1, 1), block_dim: (THREADS as u32, 1, 1), shared_mem_bytes: 0 };
+    let tiles = tiles as u32;
+    macro_rules! launch {
+        ($items:literal) => {
+            cuda_launch! {
+                kernel: radix_scatter::<K, V, PAIRS, $items>, stream: stream, module: module, config: config,
+                args: [slice(*keys_in), slice(*values_in), slice_mut(*keys_out), slice_mut(*values_out),
+                       slice_mut(*scratch), pass, descending, tiles, look_back]
+            }?
+        };
+    }
+    // Only the instances a sort of K and V can take: a branch on a
+    // constant is not compiled into the instances it cannot reach.
+    if const { K::BITS > 32 || (PAIRS && size_of::<V>() > 4) } {
+        launch!(16);
+    } else if const { PAIRS } {
+        match items {
+            24 => launch!(24),
+            _ => launch!(16),
+        }
+    } else {
+        match items {
+            16 => launch!(16),
+            24 => launch!(24),
+            _ => launch!(32),
+        }
+    }
+    Ok(())
+}
+
+fn radix_sort<K: RadixKey + DeviceRepr, V: DeviceRepr + Default, const PAIRS: bool>(
     module: &KernelModule,
     stream: &CudaStream,
     keys_in: &DeviceBuffer<K>,
@@ -579,10 +853,12 @@ fn radix_sort<K: RadixKey + DeviceRepr, V: DeviceRepr + Default>(
     if n == 0 {
         return Ok(());
     }
+    let tuning = SortTuning::from_env();
+    let items = items_per_thread(size_of::<K>(), if PAIRS { size_of::<V>() } else { 0 }, tuning);
     let passes = (K::BITS / DIGIT_BITS) as usize;
-    let tiles = n.div_ceil(TILE);
+    let tiles = n.div_ceil(THREADS * items);
     let descending = u32::from(order == Order::Descending);
-    let mut scratch = temp::zeroed::<u32>(stream, scratch_len(n, passes))?;
+    let mut scratch = temp::zeroed::<u32>(stream, scratch_len(n, passes, THREADS * items))?;
     // Scratch (written before read, as `temp::scratch` requires): every
     // pass writes all n elements of its output before the next pass (or the
     // caller) reads them.
@@ -591,7 +867,7 @@ fn radix_sort<K: RadixKey + DeviceRepr, V: DeviceRepr + Default>(
 
     let sms = stream.context().multiprocessor_count()? as usize;
     let config = LaunchConfig {
-        grid_dim: (tiles.min(sms * 8) as u32, 1, 1),
+        grid_dim: (n.div_ceil(HISTOGRAM_TILE).min(sms * 8) as u32, 1, 1),
         block_dim: (THREADS as u32, 1, 1),
         shared_mem_bytes: 0,
     };
@@ -601,30 +877,86 @@ fn radix_sort<K: RadixKey + DeviceRepr, V: DeviceRepr + Default>(
     }?;
 
     // An even number of passes: in -> tmp -> out -> tmp -> ... -> out.
-    let config = LaunchConfig { grid_dim: (tiles as u32, 1, 1), block_dim: (THREADS as u32, 1, 1), shared_mem_bytes: 0 };
-    let tiles = tiles as u32;
+    let look_back = tuning.look_back_word();
     for pass in 0..passes as u32 {
+        let (s, t) = (&mut scratch, &mut keys_tmp);
         if pass == 0 {
-            cuda_launch! {
-                kernel: radix_scatter::<K, V>, stream: stream, module: module, config: config,
-                args: [slice(*keys_in), slice(*values_in), slice_mut(keys_tmp), slice_mut(values_tmp),
-                       slice_mut(scratch), pass, descending, tiles]
-            }?;
+            scatter_pass::<K, V, PAIRS>(module, stream, keys_in, values_in, t, &mut values_tmp, s, pass, descending, tiles, items, look_back)?;
         } else if pass % 2 == 1 {
-            cuda_launch! {
-                kernel: radix_scatter::<K, V>, stream: stream, module: module, config: config,
-                args: [slice(keys_tmp), slice(values_tmp), slice_mut(*keys_out), slice_mut(*values_out),
-                       slice_mut(scratch), pass, descending, tiles]
-            }?;
+            scatter_pass::<K, V, PAIRS>(module, stream, t, &values_tmp, keys_out, values_out, s, pass, descending, tiles, items, look_back)?;
         } else {
-            cuda_launch! {
-                kernel: radix_scatter::<K, V>, stream: stream, module: module, config: config,
-                args: [slice(*keys_out), slice(*values_out), slice_mut(keys_tmp), slice_mut(values_tmp),
-                       slice_mut(scratch), pass, descending, tiles]
-            }?;
+            scatter_pass::<K, V, PAIRS>(module, stream, keys_out, values_out, t, &mut values_tmp, s, pass, descending, tiles, items, look_back)?;
         }
     }
     Ok(())
+}
+
+/// How the scatter passes run: a measurement knob (see
+/// [`SortTuning::from_env`]). The default is the tuning the H200 measured
+/// fastest (benches/README.md).
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SortTuning {
+    /// Keys per thread of a tile of 4-byte keys sorted alone: 16, 24 or 32
+    /// (8-byte keys or values always take 16). Larger tiles mean fewer
+    /// tiles to publish and look back over, and more registers per thread.
+    pub items: usize,
+    /// Keys per thread of a tile of 4-byte keys with 4-byte values: 16
+    /// (three blocks per multiprocessor) or 24 (two: the ranks and values
+    /// held through the look-back need the registers).
+    pub pair_items: usize,
+    /// Predecessors a look-back reads per poll, 1 to 4 (1: one at a time,
+    /// like CUB's onesweep).
+    pub window: u32,
+    /// Nanoseconds to sleep before polling again a window with a status not
+    /// yet published; 0: poll again at once.
+    pub poll_delay_ns: u32,
+}
+
+impl Default for SortTuning {
+    fn default() -> SortTuning {
+        SortTuning { items: DEFAULT_ITEMS, pair_items: WIDE_ITEMS, window: DEFAULT_WINDOW, poll_delay_ns: 0 }
+    }
+}
+
+impl SortTuning {
+    /// The tuning named by `OXIDE_PRIMS_SORT` (read once): a comma list of
+    /// `items=16|24|32`, `pair-items=16|24`, `window=1..4` and `delay=NS`
+    /// changing the default;
+    /// unset or empty: the default. For benchmarks comparing variants in
+    /// one build.
+    pub fn from_env() -> SortTuning {
+        static TUNING: std::sync::OnceLock<SortTuning> = std::sync::OnceLock::new();
+        *TUNING.get_or_init(|| Self::parse(&std::env::var("OXIDE_PRIMS_SORT").unwrap_or_default()))
+    }
+
+    /// Parses the `OXIDE_PRIMS_SORT` syntax; unknown items and values out of
+    /// range are ignored with a warning on stderr (a measurement knob must
+    /// not fail a run).
+    pub fn parse(spec: &str) -> SortTuning {
+        let mut t = SortTuning::default();
+        for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let value = |name: &str| item.strip_prefix(name).and_then(|s| s.parse::<u32>().ok());
+            if let Some(items @ (16 | 24 | 32)) = value("items=") {
+                t.items = items as usize;
+            } else if let Some(items @ (16 | 24)) = value("pair-items=") {
+                t.pair_items = items as usize;
+            } else if let Some(window @ 1..=4) = value("window=") {
+                t.window = window;
+            } else if let Some(ns) = value("delay=") {
+                t.poll_delay_ns = ns.min(1 << 20);
+            } else {
+                eprintln!("OXIDE_PRIMS_SORT: ignoring `{item}` (expected `items=16|24|32`, `pair-items=16|24`, `window=1..4` or `delay=NS`)");
+            }
+        }
+        t
+    }
+
+    /// The look-back's settings as the scatter kernel takes them: the
+    /// window in the low 8 bits, the delay above.
+    pub fn look_back_word(&self) -> u32 {
+        self.window | self.poll_delay_ns << 8
+    }
 }
 
 /// The stable order of `bits` by their low `passes` digits: not generic,
@@ -689,6 +1021,25 @@ mod tests {
     }
 
     #[test]
+    fn padding_is_the_last_key_both_ways() {
+        fn check<K: RadixKey>() {
+            let all = if K::BITS == 64 { u64::MAX } else { (1 << K::BITS) - 1 };
+            assert_eq!(K::padding(false).order_bits(), all);
+            assert_eq!(K::padding(true).order_bits(), 0);
+            for p in 0..K::BITS / DIGIT_BITS {
+                assert_eq!(K::padding(false).digit(p * DIGIT_BITS, false), 255);
+                assert_eq!(K::padding(true).digit(p * DIGIT_BITS, true), 255);
+            }
+        }
+        check::<u32>();
+        check::<i32>();
+        check::<f32>();
+        check::<u64>();
+        check::<i64>();
+        check::<f64>();
+    }
+
+    #[test]
     fn digits_compose_the_order_bits() {
         for k in [0u32, 1, 0xDEAD_BEEF, u32::MAX] {
             let mut bits = 0u64;
@@ -745,7 +1096,33 @@ mod tests {
 
     #[test]
     fn scratch_fits_every_pass() {
-        assert_eq!(scratch_len(1, 4), 4 * RADIX + TICKETS + 2 * RADIX);
-        assert_eq!(scratch_len(TILE + 1, 8), 8 * RADIX + TICKETS + 2 * 2 * RADIX);
+        assert_eq!(scratch_len(1, 4, 6144), 4 * RADIX + TICKETS + 2 * RADIX);
+        assert_eq!(scratch_len(4097, 8, 4096), 8 * RADIX + TICKETS + 2 * 2 * RADIX);
+    }
+
+    #[test]
+    fn tiles_fill_the_exchange() {
+        let t = SortTuning::default();
+        assert_eq!(items_per_thread(8, 0, t), WIDE_ITEMS);
+        assert_eq!(items_per_thread(4, 8, t), WIDE_ITEMS);
+        assert_eq!(items_per_thread(4, 4, t), t.pair_items);
+        assert_eq!(items_per_thread(4, 0, t), t.items);
+        assert_eq!(items_per_thread(4, 4, SortTuning { pair_items: 24, ..t }), 24);
+        for items in [16, 24, 32] {
+            assert!(THREADS * items * 4 <= EXCHANGE_WORDS * 8);
+        }
+        assert!(THREADS * WIDE_ITEMS * 8 <= EXCHANGE_WORDS * 8);
+    }
+
+    #[test]
+    fn tuning_parses_the_knob() {
+        assert_eq!(SortTuning::parse(""), SortTuning::default());
+        assert_eq!(
+            SortTuning::parse(" items=32, window=4 ,delay=300,pair-items=24"),
+            SortTuning { items: 32, pair_items: 24, window: 4, poll_delay_ns: 300 }
+        );
+        // Unknown items and values out of range are ignored (with a warning).
+        assert_eq!(SortTuning::parse("items=20,pair-items=32,window=0,window=9,fast"), SortTuning::default());
+        assert_eq!(SortTuning { window: 3, poll_delay_ns: 2, ..SortTuning::default() }.look_back_word(), 3 | 2 << 8);
     }
 }

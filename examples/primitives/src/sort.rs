@@ -4,7 +4,7 @@
 use crate::Sizes;
 use cuda_core::{CudaContext, DeviceBuffer, DeviceRepr};
 use cuda_host::KernelModule;
-use cuda_prims::sort::{sort_keys, sort_on_cpu, sort_pairs, Order, RadixKey, TILE};
+use cuda_prims::sort::{sort_keys, sort_on_cpu, sort_pairs, tile_len, Order, RadixKey};
 use std::sync::Arc;
 
 /// Deterministic pseudo-random 64-bit words (xorshift64).
@@ -149,29 +149,45 @@ fn check<K: TestKey>(
 /// build is what takes the time there).
 pub fn run(ctx: &Arc<CudaContext>, module: &KernelModule, sizes: Sizes) -> Result<usize, String> {
     let mut rng = Rng::new(0x5EED_0F50_27ED);
-    let small = [0, 1, 2, 33, TILE - 1, TILE + 1, 2 * TILE + 7];
-    let gpu = [0, 1, 2, 1000, TILE - 1, TILE, TILE + 1, 3 * TILE + 5, 100_003];
+    // Sizes as functions of the key type's tiles: keys alone (`k`) and
+    // with u32 values (`p`), which differ for 4-byte keys.
+    type Len = fn(usize, usize) -> usize;
+    let small: [Len; 8] = [|_, _| 0, |_, _| 1, |_, _| 2, |_, _| 33, |_, p| p - 1, |k, _| k - 1, |k, _| k + 1, |_, p| 2 * p + 7];
+    let gpu: [Len; 12] = [
+        |_, _| 0,
+        |_, _| 1,
+        |_, _| 2,
+        |_, _| 1000,
+        |_, p| p - 1,
+        |_, p| p,
+        |_, p| p + 1,
+        |k, _| k - 1,
+        |k, _| k,
+        |k, _| k + 1,
+        |k, _| 3 * k + 5,
+        |_, _| 100_003,
+    ];
     let emulated = sizes.emulated;
-    let lens: &[usize] = if emulated { &small } else { &gpu };
+    let lens: &[Len] = if emulated { &small } else { &gpu };
     let shapes = [Shape::Random, Shape::FewDistinct, Shape::AllEqual, Shape::Sorted, Shape::Reversed];
-    let mut checks = misuse(ctx, module)?;
-    for &n in lens {
+    let mut checks = misuse(ctx, module)? + look_back(ctx, module)?;
+    for len in lens {
         for (k, &shape) in shapes.iter().enumerate() {
             // Emulated: every shape once per size, the types and orders in turn.
             let orders: &[Order] = if emulated { &[[Order::Ascending, Order::Descending][k % 2]] } else { &[Order::Ascending, Order::Descending] };
             for &order in orders {
                 let pick = if emulated { Some(k % 4) } else { None };
                 if pick.is_none() || pick == Some(0) {
-                    checks += check::<u32>(ctx, module, n, shape, order, &mut rng)?;
+                    checks += check::<u32>(ctx, module, len(tile_len(4, 0), tile_len(4, 4)), shape, order, &mut rng)?;
                 }
                 if pick.is_none() || pick == Some(1) {
-                    checks += check::<f32>(ctx, module, n, shape, order, &mut rng)?;
+                    checks += check::<f32>(ctx, module, len(tile_len(4, 0), tile_len(4, 4)), shape, order, &mut rng)?;
                 }
                 if pick.is_none() || pick == Some(2) {
-                    checks += check::<u64>(ctx, module, n, shape, order, &mut rng)?;
+                    checks += check::<u64>(ctx, module, len(tile_len(8, 0), tile_len(8, 4)), shape, order, &mut rng)?;
                 }
                 if pick.is_none() || pick == Some(3) {
-                    checks += check::<i32>(ctx, module, n, shape, order, &mut rng)?;
+                    checks += check::<i32>(ctx, module, len(tile_len(4, 0), tile_len(4, 4)), shape, order, &mut rng)?;
                 }
             }
         }
@@ -207,4 +223,43 @@ fn misuse(ctx: &Arc<CudaContext>, module: &KernelModule) -> Result<usize, String
         other => return Err(format!("sort_pairs with 16-byte values: {other:?}")),
     }
     Ok(3)
+}
+
+/// The look-back of one digit over long runs of tiles with only their own
+/// counts published, in every window width: in a running sort most
+/// look-backs end in their first window (in the emulator, always).
+fn look_back(ctx: &Arc<CudaContext>, module: &KernelModule) -> Result<usize, String> {
+    use cuda_prims::sort::{look_back_probe_run, status_word, SortTuning};
+    let stream = ctx.default_stream();
+    let mut rng = Rng::new(0x100C_BAC5);
+    let mut checks = 0;
+    for window in 1..=4 {
+        let tuning = SortTuning { window, ..SortTuning::default() };
+        for tiles in [1usize, 2, 3, 4, 5, 7, 9, 13] {
+            // Inclusive tiles: 0 always; in the second half of the patterns
+            // one more at a random place, so the look-back stops there.
+            for pattern in 0..4 {
+                let extra = if pattern >= 2 { Some((rng.next() as usize) % tiles) } else { None };
+                let mut statuses = Vec::with_capacity(tiles);
+                let mut want = 0u32;
+                let mut stopped = false;
+                let counts: Vec<u32> = (0..tiles).map(|_| (rng.next() % 5000) as u32).collect();
+                for t in 0..tiles {
+                    statuses.push(status_word(t == 0 || extra == Some(t), counts[t]));
+                }
+                for t in (0..tiles).rev() {
+                    if !stopped {
+                        want += counts[t];
+                        stopped = t == 0 || extra == Some(t);
+                    }
+                }
+                let got = look_back_probe_run(module, &stream, &statuses, tuning).map_err(|e| e.to_string())?;
+                if got != want {
+                    return Err(format!("look-back, window {window}, {tiles} tiles, inclusive also at {extra:?}: {got}, want {want}"));
+                }
+                checks += 1;
+            }
+        }
+    }
+    Ok(checks)
 }
