@@ -194,6 +194,13 @@ pub enum GraphError {
         /// What was refused.
         what: &'static str,
     },
+    /// Conditions made with [`Graph::condition`] (or a body's) that no
+    /// conditional node reads: the driver refuses to instantiate a graph
+    /// with such a handle.
+    UnusedCondition {
+        /// How many.
+        conditions: usize,
+    },
     /// The capture ended while temporaries it allocated
     /// ([`CudaStream::alloc_temp_zeroed`]) were alive: their memory would
     /// outlive the graph's launches.
@@ -286,6 +293,12 @@ impl fmt::Display for GraphError {
                 f,
                 "a conditional node's body cannot hold {what}: the driver allows only kernels, copies, memsets, \
                  empty nodes, child graphs of those and conditional nodes there; put it outside the conditional node"
+            ),
+            GraphError::UnusedCondition { conditions } => write!(
+                f,
+                "{conditions} condition(s) made with `condition` are read by no conditional node, and the driver \
+                 refuses to instantiate a graph with an unused condition: add the conditional node that reads it, \
+                 or do not make the condition"
             ),
             GraphError::TempNotFreed { buffers } => write!(
                 f,
@@ -823,6 +836,9 @@ struct RawGraph {
     ctx: Arc<CudaContext>,
     /// Held while nodes are added or an exec reads a node.
     lock: Mutex<()>,
+    /// The conditions of this graph and its bodies that no conditional
+    /// node reads yet (instantiate refuses the graph while there are any).
+    unused_conditions: Mutex<Vec<u64>>,
 }
 
 // SAFETY: the handle is only used under `lock` (or by its last owner's drop).
@@ -847,7 +863,7 @@ impl Graph {
     }
 
     fn from_raw(ctx: Arc<CudaContext>, raw: CUgraph, keep: Keep) -> Graph {
-        let owner = Arc::new(RawGraph { raw, ctx: ctx.clone(), lock: Mutex::new(()) });
+        let owner = Arc::new(RawGraph { raw, ctx: ctx.clone(), lock: Mutex::new(()), unused_conditions: Mutex::new(Vec::new()) });
         Graph { raw, owner, ctx, id: next_graph_id(), keep, scratch: None, in_body: false, alloc_nodes: false, exec_alive: Mutex::new(Weak::new()), unfreed: 0 }
     }
 
@@ -1134,7 +1150,9 @@ impl Graph {
     /// alone: it keeps the last value a kernel set, across launches, and a
     /// kernel must set it before a conditional node first reads it (the
     /// driver documents no starting value; an H200 starts it at 0, and so
-    /// does the emulator).
+    /// does the emulator). Every condition must be read by a conditional
+    /// node before the graph is instantiated
+    /// ([`GraphError::UnusedCondition`]: the driver refuses the graph).
     pub fn condition(&mut self, default: Option<u32>) -> Result<GraphCondition, GraphError> {
         let d = self.ctx.bind()?;
         let (value, flags) = match default {
@@ -1146,6 +1164,7 @@ impl Graph {
         // SAFETY: a live graph of the current context; out-pointer to a local.
         unsafe { cu!(d, cuGraphConditionalHandleCreate(&mut raw, self.raw, self.ctx.raw(), value, flags)) }
             .map_err(|e| self.ctx.explain(e))?;
+        lock(&self.owner.unused_conditions).push(raw);
         Ok(GraphCondition { raw, graph: self.id })
     }
 
@@ -1208,6 +1227,7 @@ impl Graph {
         // handle made for this graph; the driver points `ph_graph_out` to
         // an array of its own, of `size` graphs, alive as long as the node.
         let node = self.add_raw(deps, |d, out, g, deps, n| unsafe { cu!(d, cuGraphAddNode(out, g, deps, n, &mut params)) })?;
+        lock(&self.owner.unused_conditions).retain(|&c| c != condition.raw);
         let bodies = params.conditional.ph_graph_out;
         if bodies.is_null() {
             return Err(DriverError::new(ErrorKind::InvalidArgument, "the driver gave the conditional node no body graph", "cuGraphAddNode").into());
@@ -1240,6 +1260,10 @@ impl Graph {
     /// at a time, as the driver allows: a second is refused with
     /// [`GraphError::AllocNodes`] while the first lives.
     pub fn instantiate(&self) -> Result<GraphExec, GraphError> {
+        let unused = lock(&self.owner.unused_conditions).len();
+        if unused > 0 {
+            return Err(GraphError::UnusedCondition { conditions: unused });
+        }
         if self.unfreed > 0 {
             return Err(GraphError::AllocNodes { what: "an instantiation after an add_temp whose nodes failed (its memory has no free node)" });
         }

@@ -107,7 +107,14 @@ fn a_temporary_swapped_out_of_its_scope_is_refused() {
             Ok::<_, cuda_core::DriverError>(())
         })
         .unwrap_err();
-    assert!(matches!(err, GraphError::TempNotFreed { buffers: 1 }), "{err}");
+    // The temporary's drop freed the swapped-in buffer on its own stream:
+    // the emulator lets the capture run on to its end (TempNotFreed); an
+    // H200's driver invalidates the capture at that free. Either way the
+    // graph is destroyed and nothing runs.
+    assert!(
+        matches!(err, GraphError::TempNotFreed { buffers: 1 } | GraphError::CaptureInvalidated { .. }),
+        "{err}"
+    );
     let err = escaped.memset(&other, 0).unwrap_err();
     assert!(err.to_string().contains("used outside that capture"), "{err}");
 }

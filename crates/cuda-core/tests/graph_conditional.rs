@@ -311,6 +311,13 @@ fn a_switch_node_runs_the_body_of_the_conditions_value_and_none_past_the_last() 
     let unused = g.condition(Some(0)).unwrap();
     let e = g.add_conditional_switch(&[], &unused, 0).unwrap_err();
     assert!(matches!(e, GraphError::NoSuchBody { bodies: 0, .. }), "{e}");
+    // A condition no node reads fails the driver's instantiation (seen on
+    // an H200: CUDA_ERROR_INVALID_VALUE); cuda-core refuses it first.
+    let e = g.instantiate().unwrap_err();
+    assert!(matches!(e, GraphError::UnusedCondition { conditions: 1 }), "{e}");
+    assert!(e.to_string().contains("read by no conditional node"), "{e}");
+
+    let mut g = Graph::new(&ctx).unwrap();
     let which = g.condition(None).unwrap();
     let set = g.add_kernel(&[], |s| pick(&f, s, &choice, which.handle().raw())).unwrap();
     let (_, mut cases) = g.add_conditional_switch(&[set], &which, 3).unwrap();
