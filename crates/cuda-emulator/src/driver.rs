@@ -1339,7 +1339,7 @@ unsafe extern "C" fn cuGraphConditionalHandleCreate(
         return INVALID_VALUE;
     }
     let condition = crate::graph::Condition {
-        graph: g as usize,
+        graph: std::sync::atomic::AtomicUsize::new(g as usize),
         default,
         reset: flags & CU_GRAPH_COND_ASSIGN_DEFAULT != 0,
         // Without CU_GRAPH_COND_ASSIGN_DEFAULT the driver never applies the
@@ -1381,7 +1381,7 @@ unsafe extern "C" fn cuGraphAddNode(
     }
     // The handle must be one made for this graph (the driver's rule).
     match crate::graph::condition(c.handle) {
-        Some(cond) if cond.graph == g as usize => {}
+        Some(cond) if cond.graph.load(std::sync::atomic::Ordering::Relaxed) == g as usize => {}
         _ => return INVALID_VALUE,
     }
     let mut bodies: Vec<Box<Graph>> = (0..c.size).map(|_| Box::<Graph>::default()).collect();
@@ -1431,7 +1431,7 @@ unsafe extern "C" fn cuGraphInstantiateWithFlags(out: *mut CUgraphExec, g: CUgra
     }
     // SAFETY: a live graph (caller).
     let g = unsafe { &*g.cast::<Graph>() };
-    if !bodies_fit(g) {
+    if !bodies_fit(g) || g.has_unused_condition() {
         return INVALID_VALUE;
     }
     let exec = Exec { graph: g.clone(), handles: (0..g.nodes.len()).map(|i| g.handle(i)).collect() };

@@ -47,6 +47,7 @@
 //! running at once, which the emulator's in-order streams never do.
 
 use std::ffi::c_void;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
 use cuda_driver_sys::{
@@ -314,6 +315,29 @@ impl Graph {
         }
     }
 
+    /// Whether a condition made for this graph or one of its conditional
+    /// nodes' bodies is read by no conditional node: the driver then
+    /// refuses to instantiate it (`CUDA_GRAPH_INSTANTIATE_CONDITIONAL_HANDLE_UNUSED`;
+    /// an H200 answers `CUDA_ERROR_INVALID_VALUE`).
+    pub(crate) fn has_unused_condition(&self) -> bool {
+        fn graphs(g: &Graph, out: &mut Vec<usize>) {
+            out.push(g as *const Graph as usize);
+            for node in &g.nodes {
+                if let Op::Conditional { bodies, .. } = &node.op {
+                    bodies.iter().for_each(|b| graphs(b, out));
+                }
+            }
+        }
+        let (mut mine, mut read) = (Vec::new(), Vec::new());
+        graphs(self, &mut mine);
+        self.conditions(&mut read);
+        let all = lock(&CONDITIONS);
+        // A handle is its condition's index plus one.
+        all.iter()
+            .enumerate()
+            .any(|(i, c)| mine.contains(&c.graph.load(Ordering::Relaxed)) && !read.contains(&(i as u64 + 1)))
+    }
+
     /// Whether this graph may be a conditional node's body: kernels,
     /// copies, memsets, empty nodes, child graphs and conditional nodes only
     /// (what the driver allows there), recursively.
@@ -340,11 +364,23 @@ impl Graph {
     }
 }
 
+impl Drop for Graph {
+    /// Retires the conditions made for this graph (see [`Condition::graph`]).
+    fn drop(&mut self) {
+        let me = self as *const Graph as usize;
+        for c in lock(&CONDITIONS).iter() {
+            let _ = c.graph.compare_exchange(me, 0, Ordering::Relaxed, Ordering::Relaxed);
+        }
+    }
+}
+
 /// A condition of conditional nodes (`cuGraphConditionalHandleCreate`).
 #[derive(Debug)]
 pub(crate) struct Condition {
-    /// The graph whose nodes may use it (its address).
-    pub(crate) graph: usize,
+    /// The graph whose nodes may use it (its address); 0 once that graph
+    /// is gone, so that a later graph at the same address does not
+    /// inherit it.
+    pub(crate) graph: std::sync::atomic::AtomicUsize,
     /// The value assigned at each launch when `reset`.
     pub(crate) default: u32,
     /// `CU_GRAPH_COND_ASSIGN_DEFAULT`.

@@ -87,3 +87,33 @@ fn conditional_nodes_follow_the_drivers_rules() {
         assert_eq!(unsafe { (api.cuGraphDestroy)(g) }, SUCCESS);
     }
 }
+
+/// A condition that no conditional node reads, made for the graph or for a
+/// body of it, fails the instantiation (an H200 answers
+/// CUDA_ERROR_INVALID_VALUE; the driver's reason is
+/// CUDA_GRAPH_INSTANTIATE_CONDITIONAL_HANDLE_UNUSED).
+#[test]
+fn an_unused_condition_fails_the_instantiation() {
+    let api = cuda_emulator::driver_api(Mode::HostCode);
+    let g = graph(&api);
+    let instantiate = |g: CUgraph| {
+        let mut exec: CUgraphExec = ptr::null_mut();
+        // SAFETY: a live graph; out-pointer to a local.
+        let code = unsafe { (api.cuGraphInstantiateWithFlags)(&mut exec, g, 0) };
+        if code == SUCCESS {
+            // SAFETY: made above, destroyed once.
+            assert_eq!(unsafe { (api.cuGraphExecDestroy)(exec) }, SUCCESS);
+        }
+        code
+    };
+    let h = condition(&api, g, 0).unwrap();
+    assert_eq!(instantiate(g), INVALID_VALUE, "a condition no node reads");
+    let body = conditional(&api, g, h, CU_GRAPH_COND_TYPE_IF, 1).unwrap();
+    assert_eq!(instantiate(g), SUCCESS, "read by an IF node");
+    let inner = condition(&api, body, 0).unwrap();
+    assert_eq!(instantiate(g), INVALID_VALUE, "a condition of the body no node reads");
+    conditional(&api, body, inner, CU_GRAPH_COND_TYPE_WHILE, 1).unwrap();
+    assert_eq!(instantiate(g), SUCCESS, "read by a WHILE node in the body");
+    // SAFETY: made above, destroyed once (the bodies go with their nodes).
+    assert_eq!(unsafe { (api.cuGraphDestroy)(g) }, SUCCESS);
+}
