@@ -11,11 +11,11 @@ mod common {
 }
 
 use cuda_core::{
-    launch_kernel, CudaContext, CudaFunction, CudaStream, DeviceBuffer, DriverError, LaunchConfig, ManagedBuffer, ManagedError,
+    CudaContext, CudaFunction, CudaStream, DeviceBuffer, DriverError, ManagedBuffer, ManagedError,
     MemAdvice, MemLocation, PeerError,
 };
 
-use common::affine::setup;
+use common::affine::{affine_raw, setup};
 
 /// Large enough that a host read which did not wait for the kernel would
 /// see old values on a GPU.
@@ -25,16 +25,9 @@ const N: usize = 1 << 20;
 /// a typed launch does for a `&mut [u32]` argument).
 fn affine(f: &CudaFunction, stream: &CudaStream, p: &mut ManagedBuffer<u32>, mul: u32, add: u32) -> Result<(), DriverError> {
     p.order_write(stream)?;
-    let (mut ptr, mut n, mut mul, mut add) = (p.device_ptr(), p.len() as u32, mul, add);
-    let mut params = [
-        (&mut ptr as *mut u64).cast(),
-        (&mut n as *mut u32).cast(),
-        (&mut mul as *mut u32).cast(),
-        (&mut add as *mut u32).cast(),
-    ];
-    // SAFETY: four parameters of the kernel's types; the write is ordered
+    // SAFETY: `p` is `p.len()` u32s of managed memory; the write is ordered
     // in `p`'s stream order, so the host and the free wait for it.
-    unsafe { launch_kernel(f, LaunchConfig::for_num_elems(n), stream, &mut params) }
+    unsafe { affine_raw(f, stream, p.device_ptr(), p.len(), mul, add) }
 }
 
 #[test]

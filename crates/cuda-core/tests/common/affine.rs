@@ -76,14 +76,26 @@ pub fn setup() -> (Arc<CudaContext>, Arc<CudaStream>, CudaFunction) {
 /// this module launches it that way.
 #[allow(dead_code)]
 pub fn affine(f: &CudaFunction, stream: &CudaStream, p: &DeviceBuffer<u32>, mul: u32, add: u32) -> Result<(), DriverError> {
-    let (mut ptr, mut n, mut mul, mut add) = (p.device_ptr(), p.len() as u32, mul, add);
+    // SAFETY: `p` is `p.len()` elements of live device memory, kept by the
+    // caller until the work is done.
+    unsafe { affine_raw(f, stream, p.device_ptr(), p.len(), mul, add) }
+}
+
+/// Queues `affine` over the `len` u32s at device address `ptr`.
+///
+/// # Safety
+/// `ptr` is `len` u32s of device memory the kernel may write, alive until
+/// the work is done.
+#[allow(dead_code)]
+pub unsafe fn affine_raw(f: &CudaFunction, stream: &CudaStream, ptr: u64, len: usize, mul: u32, add: u32) -> Result<(), DriverError> {
+    let (mut ptr, mut n, mut mul, mut add) = (ptr, len as u32, mul, add);
     let mut params = [
         (&mut ptr as *mut u64).cast(),
         (&mut n as *mut u32).cast(),
         (&mut mul as *mut u32).cast(),
         (&mut add as *mut u32).cast(),
     ];
-    // SAFETY: four parameters of the kernel's types; `p` is `n` elements of
-    // live device memory, kept by the caller until the work is done.
+    // SAFETY: four parameters of the kernel's types; the memory is the
+    // caller's promise.
     unsafe { launch_kernel(f, LaunchConfig::for_num_elems(n), stream, &mut params) }
 }
