@@ -10,6 +10,8 @@ target triple = "nvptx64-nvidia-cuda"
 
 declare void @__oxide_stub_wgmma_m64n8k16_f32_bf16(ptr, i64, i64, i32)
 declare void @__oxide_stub_wgmma_m64n256k16_f32_f16(ptr, i64, i64, i32)
+declare void @__oxide_stub_wgmma_m64n16k32_f32_e4m3(ptr, i64, i64, i32)
+declare void @__oxide_stub_wgmma_m64n8k32_f32_e5m2(ptr, i64, i64, i32)
 
 define ptx_kernel void @mma(ptr %out, i64 %da, i64 %db) {
   %acc = alloca [4 x float], align 4
@@ -22,6 +24,13 @@ define ptx_kernel void @mma(ptr %out, i64 %da, i64 %db) {
 
 define void @wide(ptr %acc, i64 %da, i64 %db) {
   call void @__oxide_stub_wgmma_m64n256k16_f32_f16(ptr %acc, i64 %da, i64 %db, i32 1)
+  ret void
+}
+
+; FP8: K = 32 and no transpose operands (FP8 operands are K-major only).
+define void @fp8(ptr %acc, ptr %acc2, i64 %da, i64 %db) {
+  call void @__oxide_stub_wgmma_m64n16k32_f32_e4m3(ptr %acc, i64 %da, i64 %db, i32 1)
+  call void @__oxide_stub_wgmma_m64n8k32_f32_e5m2(ptr %acc2, i64 %da, i64 %db, i32 0)
   ret void
 }
 
@@ -39,6 +48,9 @@ declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)
 ; IR-LABEL: define void @wide(
 ; IR: call { float, {{.*}} } asm sideeffect "{{.*}}wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {$0, {{.*}}, $127}, $256, $257, p, 1, 1, 0, 0;
 ; IR-SAME: "=f,{{.*}},=f,0,1,{{.*}},127,l,l,r"
+; IR-LABEL: define void @fp8(
+; IR: call { float, float, float, float, float, float, float, float } asm sideeffect "{{.*}}wgmma.mma_async.sync.aligned.m64n16k32.f32.e4m3.e4m3 {$0, $1, $2, $3, $4, $5, $6, $7}, $16, $17, p, 1, 1;\0A}", "=f,=f,=f,=f,=f,=f,=f,=f,0,1,2,3,4,5,6,7,l,l,r"
+; IR: call { float, float, float, float } asm sideeffect "{{.*}}wgmma.mma_async.sync.aligned.m64n8k32.f32.e5m2.e5m2 {$0, $1, $2, $3}, $8, $9, p, 1, 1;\0A}"
 ; IR-NOT: __oxide_stub_wgmma
 ; IR: attributes #[[ATTR]] = { convergent }
 

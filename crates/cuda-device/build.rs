@@ -180,16 +180,18 @@ fn render_hooks(stubs: &[Stub]) -> String {
 }
 
 /// `cuda_device::wgmma`'s functions, one per member of the wgmma families:
-/// the `mma!` invocation wgmma.rs includes (name, stub, N, N/2 accumulators,
-/// input type).
+/// the `mma!` invocation wgmma.rs includes (name, stub, N, K, N/2
+/// accumulators, input type).
 fn render_wgmma(table: &Table, prefix: &str) -> String {
     let mut out = String::from("mma! {\n");
     for row in table.rows("OXIDE_STUB_FAMILY").filter(|r| r.ident(0) == "wgmma_m64n") {
+        // The suffix is `k<K>_f32_<type>`.
         let suffix = row.ident(4);
         let ty = suffix.rsplit('_').next().unwrap();
+        let k: u32 = suffix.split('_').next().and_then(|k| k.strip_prefix('k')).and_then(|k| k.parse().ok()).unwrap();
         for n in family_members(row) {
             let name = format!("m64n{n}{suffix}");
-            writeln!(out, "    {name} {prefix}wgmma_{name} {n} {} {ty:?};", n / 2).unwrap();
+            writeln!(out, "    {name} {prefix}wgmma_{name} {n} {k} {} {ty:?};", n / 2).unwrap();
         }
     }
     out.push_str("}\n");

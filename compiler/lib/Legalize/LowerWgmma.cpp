@@ -2,15 +2,19 @@
 //
 // `cuda_device::wgmma` multiplies tiles in shared memory into an accumulator
 // fragment that each thread of the warpgroup holds in registers: N/2 `f32`
-// for `wgmma.mma_async.sync.aligned.m64nNk16.f32.bf16.bf16` (up to 128). Rust
-// passes the fragment as `&mut [f32; N/2]`, so the stub
-// `__oxide_stub_wgmma_m64n<N>k16_f32_<bf16|f16>(acc, desc_a, desc_b, scale_d)`
-// (a member of one of Stubs.def's two wgmma family rows, which give N and
-// the type) gets a pointer. This pass rewrites each call into
+// for `wgmma.mma_async.sync.aligned.m64nNkK.f32.<type>.<type>` (up to 128).
+// Rust passes the fragment as `&mut [f32; N/2]`, so the stub
+// `__oxide_stub_wgmma_m64n<N>k<K>_f32_<type>(acc, desc_a, desc_b, scale_d)`
+// (a member of one of Stubs.def's wgmma family rows, which give N, K and
+// the input type: bf16 and f16 with K = 16, FP8 e4m3 and e5m2 with K = 32)
+// gets a pointer. This pass rewrites each call into
 //   * N/2 loads of the fragment,
 //   * one inline asm of the instruction whose N/2 outputs ("=f") are tied to
 //     those loads ("0", "1", …: CUDA's "+f"), with the descriptors ("l") and
-//     `scale_d` ("r", turned into the instruction's predicate),
+//     `scale_d` ("r", turned into the instruction's predicate); A and B are
+//     not negated (imm-scale 1) and, for the 2-byte types, not transposed
+//     (imm-trans 0: both K-major; the FP8 forms have no transpose operands,
+//     FP8 operands being K-major only),
 //   * N/2 stores of the outputs back.
 // Nothing but these constant-offset loads and stores touches the pointer, so
 // once O3 inlines the wrapper into the kernel, SROA turns the array into
@@ -32,6 +36,7 @@
 #include "llvm/IR/InlineAsm.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Support/ErrorHandling.h"
 
 using namespace llvm;
 using namespace oxide;
@@ -41,8 +46,23 @@ namespace {
 /// The shape of one wgmma stub.
 struct WgmmaShape {
   unsigned N = 0;      // the B tile's width: 8…256, a multiple of 8
-  StringRef InputType; // "bf16" or "f16"
+  unsigned K = 0;      // the reduction per instruction: 16 or 32
+  StringRef InputType; // "bf16", "f16", "e4m3" or "e5m2"
+
+  /// Whether the instruction takes imm-trans-a/b (the 2-byte types only).
+  bool hasTransposeOperands() const { return K == 16; }
 };
+
+/// The shape a family row's suffix `k<K>_f32_<type>` names, with width N.
+WgmmaShape parseShape(unsigned N, StringRef Suffix) {
+  auto [KPart, Rest] = Suffix.split('_');
+  WgmmaShape S;
+  S.N = N;
+  if (!KPart.consume_front("k") || KPart.getAsInteger(10, S.K))
+    report_fatal_error("Stubs.def: wgmma family suffix without k<K>: " + Suffix);
+  S.InputType = Rest.rsplit('_').second;
+  return S;
+}
 
 /// The wgmma stubs by symbol: the members of Stubs.def's `wgmma_m64n`
 /// families (`wgmma_m64n<N>k16_f32_<type>`), their shape read off the row.
@@ -54,7 +74,7 @@ const StringMap<WgmmaShape> &wgmmaStubs() {
                           MIN_SM)                                                                  \
   if (StringRef(#PREFIX) == "wgmma_m64n")                                                          \
     for (unsigned N = FIRST; N <= LAST; N += STEP)                                                 \
-      Out[stubSymbol(#PREFIX + Twine(N) + #SUFFIX)] = {N, StringRef(#SUFFIX).rsplit('_').second};
+      Out[stubSymbol(#PREFIX + Twine(N) + #SUFFIX)] = parseShape(N, #SUFFIX);
 #include "oxide/Stubs.def"
 #undef OXIDE_STUB
 #undef OXIDE_STUB_FAMILY
@@ -71,11 +91,12 @@ std::string asmText(const WgmmaShape &S) {
   std::string Text;
   raw_string_ostream OS(Text);
   OS << "{\n.reg .pred p;\nsetp.ne.b32 p, $" << 2 * R + 2 << ", 0;\n"
-     << "wgmma.mma_async.sync.aligned.m64n" << S.N << "k16.f32." << S.InputType << "."
-     << S.InputType << " {";
+     << "wgmma.mma_async.sync.aligned.m64n" << S.N << "k" << S.K << ".f32." << S.InputType
+     << "." << S.InputType << " {";
   for (unsigned I = 0; I < R; ++I)
     OS << (I ? ", $" : "$") << I;
-  OS << "}, $" << 2 * R << ", $" << 2 * R + 1 << ", p, 1, 1, 0, 0;\n}";
+  OS << "}, $" << 2 * R << ", $" << 2 * R + 1 << ", p, 1, 1"
+     << (S.hasTransposeOperands() ? ", 0, 0" : "") << ";\n}";
   return Text;
 }
 
