@@ -675,6 +675,90 @@ pub fn gemm_bf16_8192(gpu: &Gpu) -> Result<Vec<Row>, String> {
     gemm_bf16(gpu, 8192, 20)
 }
 
+/// One square FP8 GEMM size (`gemm_fp8_<size>`): oxide's `gemm_fp8_ws`
+/// (examples/gemm_bf16: gemm_ws's pipeline with the e4m3 wgmma) against
+/// cuBLASLt's FP8 matmul (cuda-blas `BlasLt::matmul_fp8`) on the same
+/// operands: C (bf16, m×n) = scale_a·scale_b·A·Bᵀ with A m×k and B n×k
+/// e4m3, per-tensor scales in device memory. Both are checked on a sample
+/// against the CPU (the FP8 tensor cores accumulate with fewer bits than
+/// f32: the bound is 2⁻¹¹·Σ|a·b| plus the bf16 rounding, still a few times
+/// below the error of one dropped K step of 128) and against each other on
+/// every element.
+fn gemm_fp8(gpu: &Gpu, size: usize, seed: u64) -> Result<Vec<Row>, String> {
+    use cuda_device::half::f8e4m3;
+    let (m, n, k) = (size, size, size);
+    let s = &gpu.stream;
+    let e4m3 = |len: usize, seed: u64| -> Vec<f8e4m3> {
+        random_bf16(len, seed).into_iter().map(|h| f8e4m3::from_f32(4.0 * bf16_to_f32(h))).collect()
+    };
+    let (a, b) = (e4m3(m * k, seed), e4m3(n * k, seed + 1));
+    let (scale_a, scale_b) = (0.5f32, 0.125f32);
+    let a_d = DeviceBuffer::from_host(s, &a).map_err(de)?;
+    let b_d = DeviceBuffer::from_host(s, &b).map_err(de)?;
+    let sa = DeviceBuffer::from_host(s, &[scale_a]).map_err(de)?;
+    let sb = DeviceBuffer::from_host(s, &[scale_b]).map_err(de)?;
+    let name = format!("gemm_fp8_{size}");
+    let flops = 2.0 * (m * n * k) as f64;
+    let tflops = |ms: f64| flops / (ms * 1e-3) / 1e12;
+    let factor = (scale_a * scale_b) as f64;
+    let fa = |i: usize| a[i].to_f32() as f64 * factor;
+    // check_gemm_sample indexes B as k×n; B is stored n×k.
+    let fb_t = |i: usize| b[(i % n) * k + i / n].to_f32() as f64;
+    let slack = (1.0 / 2048.0) / gamma(k);
+    let shape = gemm_bf16::Dims { m: m as u32, n: n as u32, k: k as u32 };
+    let ours_gemm =
+        gemm_bf16::GemmFp8::new(&gpu.oxide, s, &a_d, &b_d, gemm_bf16::Fp8Scales { a: &sa, b: &sb }, shape).map_err(ge)?;
+    let mut c_ox = DeviceBuffer::<u32>::zeroed(s, m * n / 2).map_err(de)?;
+    ours_gemm.launch(&gpu.oxide, s, &mut c_ox).map_err(ge)?;
+    let ours = unpack_bf16_pairs(&c_ox.to_host_vec(s).map_err(de)?);
+    check_gemm_sample(&format!("{name} (oxide)"), &ours, (m, n, k), fa, fb_t, slack, BF16_RESULT)?;
+    let lt = cuda_blas::BlasLt::new(s).map_err(be);
+    let mut oxide = || ours_gemm.launch(&gpu.oxide, s, &mut c_ox).map_err(ge);
+    let lt = match lt {
+        Ok(lt) => lt,
+        Err(e) => {
+            let t_ox = gpu.time_ms(3, 20, &mut oxide)?;
+            eprintln!("{name}: cuBLASLt skipped ({e}); oxide: {t_ox:.3} ms, {:.1} TFLOP/s", tflops(t_ox));
+            return Ok(Vec::new());
+        }
+    };
+    let mut c_lt = DeviceBuffer::<bf16>::zeroed(s, m * n).map_err(de)?;
+    let cfg = cuda_blas::GemmConfig::<f32>::row_major(m, n, k).transpose_b();
+    let run_lt = |c: &mut DeviceBuffer<bf16>| {
+        lt.matmul_fp8(&cfg, cuda_blas::Fp8Scales::new(&sa, &sb), cuda_blas::Epilogue::None, a_d.as_slice(), b_d.as_slice(), c.as_slice_mut())
+            .map_err(be)
+    };
+    run_lt(&mut c_lt)?;
+    let theirs: Vec<f32> = c_lt.to_host_vec(s).map_err(de)?.into_iter().map(bf16::to_f32).collect();
+    check_gemm_sample(&format!("{name} (cuBLASLt)"), &theirs, (m, n, k), fa, fb_t, slack, BF16_RESULT)?;
+    // Every element: both sides' FP8 accumulation and bf16 rounding, 2⁻⁵
+    // of the larger of the element and the result's RMS (a wrong tile is
+    // off by about the RMS).
+    let rms = (theirs.iter().map(|&x| (x as f64) * (x as f64)).sum::<f64>() / theirs.len() as f64).sqrt();
+    check_close(&format!("{name}: oxide vs cuBLASLt"), &ours, &theirs, |i| (theirs[i].abs() as f64).max(rms) / 32.0)?;
+    let mut cublaslt = || run_lt(&mut c_lt);
+    let (t_ox, t_lt) = gpu.time_pair(3, 20, &mut oxide, &mut cublaslt)?;
+    Ok(vec![row(
+        &name,
+        t_ox,
+        "cuBLASLt",
+        t_lt,
+        Target::SpeedAtLeast(0.95),
+        format!(
+            "{:.1} TFLOP/s vs {:.1}: e4m3 in, per-tensor scales, bf16 out (wgmma k32, TMA, 128×256 tiles, persistent)",
+            tflops(t_ox),
+            tflops(t_lt)
+        ),
+    )])
+}
+
+/// FP8 (e4m3) GEMM, 4096³ and 8192³, against cuBLASLt.
+pub fn gemm_fp8_rows(gpu: &Gpu) -> Result<Vec<Row>, String> {
+    let mut rows = gemm_fp8(gpu, 4096, 30)?;
+    rows.extend(gemm_fp8(gpu, 8192, 40)?);
+    Ok(rows)
+}
+
 /// Back-to-back launches of an empty kernel: oxide's typed launchers
 /// (`#[cuda_module]` and `cuda_launch!`) and cuda-core's `launch_kernel`
 /// against `cuLaunchKernel` called directly. Host wall time for LAUNCHES

@@ -47,6 +47,7 @@ const BENCHES: &[Bench] = &[
     Bench { name: "sgemm", about: "4096³ f32 GEMM, 32×32 shared tiles; vs nvcc (and cuBLAS)", runner: Runner::Gpu(benches::sgemm) },
     Bench { name: "sgemm_fast", about: "4096³ f32 GEMM, 128×128 tiles, 8×8 per thread (examples/sgemm_fast); vs cuBLAS and its nvcc twin", runner: Runner::Gpu(benches::sgemm_fast) },
     Bench { name: "gemm_bf16_4096", about: "4096³ bf16 GEMM: wgmma kernel vs cuBLAS; simple tiled vs nvcc twin", runner: Runner::Gpu(benches::gemm_bf16_4096) },
+    Bench { name: "gemm_fp8", about: "4096³ and 8192³ FP8 (e4m3) GEMM with per-tensor scales: wgmma kernel vs cuBLASLt", runner: Runner::Gpu(benches::gemm_fp8_rows) },
     Bench { name: "gemm_bf16_8192", about: "8192³ bf16 GEMM: wgmma kernel vs cuBLAS; simple tiled vs nvcc twin", runner: Runner::Gpu(benches::gemm_bf16_8192) },
     Bench { name: "launch", about: "empty launches back to back: typed launchers vs raw cuLaunchKernel", runner: Runner::Gpu(benches::launch) },
     Bench { name: "alloc", about: "1 MiB allocated and freed on a stream: DeviceBuffer vs cudaMallocAsync/cudaFreeAsync", runner: Runner::Gpu(benches::alloc) },

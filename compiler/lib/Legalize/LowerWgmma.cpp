@@ -65,7 +65,7 @@ WgmmaShape parseShape(unsigned N, StringRef Suffix) {
 }
 
 /// The wgmma stubs by symbol: the members of Stubs.def's `wgmma_m64n`
-/// families (`wgmma_m64n<N>k16_f32_<type>`), their shape read off the row.
+/// families (`wgmma_m64n<N>k<K>_f32_<type>`), their shape read off the row.
 const StringMap<WgmmaShape> &wgmmaStubs() {
   static const StringMap<WgmmaShape> Stubs = [] {
     StringMap<WgmmaShape> Out;

@@ -47,6 +47,7 @@
 use cuda_core::tensor_map::{TensorDataType, TensorMap, TensorSwizzle};
 use cuda_core::{CudaFunction, CudaStream, DeviceBuffer, LaunchConfig};
 use cuda_device::mbarrier::{self, shared_address, MBarrier};
+use cuda_device::half::f8e4m3;
 use cuda_device::wgmma::{self, descriptor, pack_bf16x2, Swizzle};
 use cuda_device::{dynamic_shared, kernel, thread, tma, warp, DisjointSlice};
 use cuda_host::{cuda_launch, KernelModule};
@@ -83,9 +84,19 @@ fn aligned_dynamic_shared() -> u32 {
 
 /// Stores one warpgroup's 64×N accumulator fragment (N/2 values per thread,
 /// the layout in cuda_device::wgmma's docs) as bf16 into C at row `row0`,
-/// column `col0`. `c` holds C as pairs of bf16 (u32 words).
+/// column `col0`, each value multiplied by `scale` first when `SCALED`
+/// (a compile-time flag, so that the unscaled GEMMs pay nothing for it).
+/// `c` holds C as pairs of bf16 (u32 words).
 #[inline(always)]
-fn store_fragment<const R: usize>(acc: &[f32; R], c: &mut DisjointSlice<u32>, n: u32, row0: u32, col0: u32) {
+fn store_fragment<const R: usize, const SCALED: bool>(
+    acc: &[f32; R],
+    scale: f32,
+    c: &mut DisjointSlice<u32>,
+    n: u32,
+    row0: u32,
+    col0: u32,
+) {
+    let s = |v: f32| if SCALED { v * scale } else { v };
     let t = thread::threadIdx_x() % 128;
     let row = row0 + 16 * (t / 32) + (t % 32) / 4;
     let col = col0 + 2 * (t % 4);
@@ -100,8 +111,8 @@ fn store_fragment<const R: usize>(acc: &[f32; R], c: &mut DisjointSlice<u32>, n:
                     // the tiles of different blocks and warpgroups are
                     // disjoint.
                     unsafe {
-                        *c.get_unchecked_mut(top) = pack_bf16x2(acc[4 * $j], acc[4 * $j + 1]);
-                        *c.get_unchecked_mut(bottom) = pack_bf16x2(acc[4 * $j + 2], acc[4 * $j + 3]);
+                        *c.get_unchecked_mut(top) = pack_bf16x2(s(acc[4 * $j]), s(acc[4 * $j + 1]));
+                        *c.get_unchecked_mut(bottom) = pack_bf16x2(s(acc[4 * $j + 2]), s(acc[4 * $j + 3]));
                     }
                 }
             }
@@ -166,7 +177,7 @@ pub fn gemm_simple(map_a: u64, map_b: u64, dims: Dims, mut c: DisjointSlice<u32>
         thread::sync_threads();
         kb += 1;
     }
-    store_fragment(&acc, &mut c, dims.n, m0, n0);
+    store_fragment::<64, false>(&acc, 1.0, &mut c, dims.n, m0, n0);
 }
 
 /// Rows of `gemm_ws`'s tile (two consumer warpgroups of 64 rows).
@@ -188,7 +199,40 @@ const GROUP_M: u32 = 16;
 /// memory; `map_a`/`map_b` have boxes of 64×128 and 64×256 and the 128-byte
 /// swizzle. m, n, k must be multiples of 128, 256 and 64.
 #[kernel(launch_bounds(288, 1))]
-pub fn gemm_ws(map_a: u64, map_b: u64, dims: Dims, mut c: DisjointSlice<u32>) {
+pub fn gemm_ws(map_a: u64, map_b: u64, dims: Dims, c: DisjointSlice<u32>) {
+    ws_body::<false>(map_a, map_b, dims, 1.0, c);
+}
+
+/// C = scale_a·scale_b·A·Bᵀ for FP8 (e4m3) A and B, bf16 C: `gemm_ws` with
+/// the FP8 wgmma (K = 32 per instruction) on the same stage ring, each K
+/// step 128 elements (one 128-byte swizzle row, as bf16's 64). The scales
+/// are the first elements of `scale_a` and `scale_b` (device memory, as
+/// cuBLASLt takes them, so that a kernel may compute them just before).
+/// Launch as `gemm_ws`, with tensor maps of u8 elements and boxes of
+/// 128×128 and 128×256; k must be a multiple of 128.
+#[kernel(launch_bounds(288, 1))]
+pub fn gemm_fp8_ws(map_a: u64, map_b: u64, dims: Dims, scale_a: &[f32], scale_b: &[f32], c: DisjointSlice<u32>) {
+    // No bounds-check panic path (it would serialise the wgmma pipeline);
+    // the host refuses empty scale buffers.
+    let scale = scale_a.first().copied().unwrap_or(1.0) * scale_b.first().copied().unwrap_or(1.0);
+    ws_body::<true>(map_a, map_b, dims, scale, c);
+}
+
+/// Elements of one K step: a 128-byte row of bf16 or of FP8.
+#[inline(always)]
+const fn k_step<const FP8: bool>() -> u32 {
+    if FP8 {
+        ROW_BYTES
+    } else {
+        BK
+    }
+}
+
+/// The body of `gemm_ws` (bf16) and `gemm_fp8_ws` (e4m3, its product
+/// multiplied by `scale`): the byte layout of a stage is the same for both,
+/// only the wgmma instruction and the elements per K step differ.
+#[inline(always)]
+fn ws_body<const FP8: bool>(map_a: u64, map_b: u64, dims: Dims, scale: f32, mut c: DisjointSlice<u32>) {
     let base = aligned_dynamic_shared();
     let a_tile = |s: u32| base + s * WS_BM * ROW_BYTES;
     let b_tile = |s: u32| base + STAGES * WS_BM * ROW_BYTES + s * WS_BN * ROW_BYTES;
@@ -210,7 +254,7 @@ pub fn gemm_ws(map_a: u64, map_b: u64, dims: Dims, mut c: DisjointSlice<u32>) {
     }
     thread::sync_threads();
 
-    let k_steps = dims.k / BK;
+    let k_steps = dims.k / k_step::<FP8>();
     let tiles = (dims.m / WS_BM) * (dims.n / WS_BN);
     // The warp's role, broadcast from lane 0 so that ptxas sees a
     // warp-uniform value (a per-thread branch around wgmma serialises it).
@@ -240,8 +284,8 @@ pub fn gemm_ws(map_a: u64, map_b: u64, dims: Dims, mut c: DisjointSlice<u32>) {
                     // empty barrier completed, or it was never used) and
                     // 1024-aligned; `full(s)` expects both boxes' bytes.
                     unsafe {
-                        tma::load_2d(a_tile(s), map_a, full(s), (kb * BK) as i32, m0 as i32);
-                        tma::load_2d(b_tile(s), map_b, full(s), (kb * BK) as i32, n0 as i32);
+                        tma::load_2d(a_tile(s), map_a, full(s), (kb * k_step::<FP8>()) as i32, m0 as i32);
+                        tma::load_2d(b_tile(s), map_b, full(s), (kb * k_step::<FP8>()) as i32, n0 as i32);
                     }
                     kb += 1;
                     step += 1;
@@ -268,7 +312,13 @@ pub fn gemm_ws(map_a: u64, map_b: u64, dims: Dims, mut c: DisjointSlice<u32>) {
                     // SAFETY: the whole warpgroup runs this with the same
                     // descriptors; the stage is not refilled before this
                     // warpgroup releases it below, after the batch completed.
-                    unsafe { wgmma::m64n256k16_f32_bf16(&mut acc, da, db, true) };
+                    unsafe {
+                        if FP8 {
+                            wgmma::m64n256k32_f32_e4m3(&mut acc, da, db, true)
+                        } else {
+                            wgmma::m64n256k16_f32_bf16(&mut acc, da, db, true)
+                        }
+                    };
                 }
                 wgmma::commit_group();
                 // The previous step's batch is complete: release its stage.
@@ -282,7 +332,7 @@ pub fn gemm_ws(map_a: u64, map_b: u64, dims: Dims, mut c: DisjointSlice<u32>) {
             wgmma::wait_group::<0>();
             // The tile's last stage, read by the batch just completed.
             empty((step - 1) % STAGES).arrive();
-            store_fragment(&acc, &mut c, dims.n, m0 + 64 * wg, n0);
+            store_fragment::<128, FP8>(&acc, scale, &mut c, dims.n, m0 + 64 * wg, n0);
             tile += thread::gridDim_x();
         }
     }
@@ -385,17 +435,20 @@ pub fn kernel_function(module: &KernelModule, name: &str) -> Result<CudaFunction
     Ok(module.cuda_module().function(kernel.ptx_name)?)
 }
 
-/// A tensor map of a row-major `rows`×`k` bf16 matrix with boxes of
-/// `BK`×`box_rows` elements and the 128-byte swizzle, uploaded to the GPU.
+/// A tensor map of a row-major `rows`×`k` matrix at `address` of `kind`
+/// elements (bf16 or FP8 bytes) with boxes of one 128-byte row × `box_rows`
+/// and the 128-byte swizzle, uploaded to the GPU.
 fn upload_map(
     stream: &CudaStream,
-    matrix: &DeviceBuffer<u16>,
+    kind: TensorDataType,
+    address: u64,
     rows: u32,
     k: u32,
     box_rows: u32,
 ) -> Result<DeviceBuffer<TensorMap>, Error> {
-    let (rows, k) = (rows as u64, k as u64);
-    let map = TensorMap::tiled(TensorDataType::BF16, matrix.device_ptr(), &[k, rows], &[2 * k], &[BK, box_rows])
+    let (rows, k, size) = (rows as u64, k as u64, kind.size() as u64);
+    let box_k = ROW_BYTES as u64 / size;
+    let map = TensorMap::tiled(kind, address, &[k, rows], &[size * k], &[box_k as u32, box_rows])
         .swizzle(TensorSwizzle::B128)
         .encode()?;
     Ok(map.upload(stream)?)
@@ -435,8 +488,8 @@ impl<'a> Gemm<'a> {
             return Err(format!("A needs {} and B {} elements for {dims:?}; they have {} and {}", m * k, n * k, a.len(), b.len()).into());
         }
         let (bm, bn) = kernel.tile();
-        let map_a = upload_map(stream, a, dims.m, dims.k, bm)?;
-        let map_b = upload_map(stream, b, dims.n, dims.k, bn)?;
+        let map_a = upload_map(stream, TensorDataType::BF16, a.device_ptr(), dims.m, dims.k, bm)?;
+        let map_b = upload_map(stream, TensorDataType::BF16, b.device_ptr(), dims.n, dims.k, bn)?;
         kernel_function(module, kernel.name())?.set_max_dynamic_shared_memory(kernel.shared_bytes())?;
         let sms = stream.context().multiprocessor_count()?;
         Ok(Gemm { kernel, dims, map_a, map_b, sms, inputs: PhantomData })
@@ -473,6 +526,102 @@ impl<'a> Gemm<'a> {
             Kernel::Ws => cuda_launch! { kernel: gemm_ws, stream: stream, module: module, config: config,
                 args: [pa, pb, dims, slice_mut(*c)] }?,
         }
+        Ok(())
+    }
+}
+
+/// Whether `gemm_fp8_ws` can compute a product of shape `dims`: M, N, K
+/// non-zero multiples of 128, 256 and 128 (one K step is 128 FP8 values).
+pub fn check_fp8_dims(dims: Dims) -> Result<(), String> {
+    let fits = |x: u32, step: u32| x > 0 && x.is_multiple_of(step);
+    if fits(dims.m, WS_BM) && fits(dims.n, WS_BN) && fits(dims.k, ROW_BYTES) {
+        Ok(())
+    } else {
+        Err(format!("the FP8 kernel needs M, N, K to be multiples of {WS_BM}, {WS_BN}, {ROW_BYTES}; not {dims:?}"))
+    }
+}
+
+/// One FP8 product C = scale_a·scale_b·A·Bᵀ (A m×k and B n×k row-major
+/// e4m3, C m×n bf16, f32 accumulation in the tensor cores) set up for
+/// repeated launches of `gemm_fp8_ws`: the shape checked, the tensor maps
+/// encoded, the shared memory limit raised. The per-tensor scales stay in
+/// device memory (the first element of each buffer) and are read at every
+/// launch, as cuBLASLt's FP8 matmul reads them.
+///
+/// ```ignore
+/// let gemm = GemmFp8::new(&module, &stream, &a, &b, Fp8Scales { a: &sa, b: &sb }, dims)?;
+/// gemm.launch(&module, &stream, &mut c)?; // c: m·n/2 u32 words of bf16 pairs
+/// ```
+pub struct GemmFp8<'a> {
+    dims: Dims,
+    map_a: DeviceBuffer<TensorMap>,
+    map_b: DeviceBuffer<TensorMap>,
+    scale_a: &'a DeviceBuffer<f32>,
+    scale_b: &'a DeviceBuffer<f32>,
+    sms: u32,
+    inputs: PhantomData<&'a DeviceBuffer<f8e4m3>>,
+}
+
+/// The per-tensor factors of an FP8 product (the first element of each).
+#[derive(Clone, Copy)]
+pub struct Fp8Scales<'a> {
+    /// A's factor.
+    pub a: &'a DeviceBuffer<f32>,
+    /// B's factor.
+    pub b: &'a DeviceBuffer<f32>,
+}
+
+impl<'a> GemmFp8<'a> {
+    /// Prepares `gemm_fp8_ws` (compiled into `module`) for A = `a` (m×k)
+    /// and B = `b` (n×k). Fails on a shape it does not support
+    /// ([`check_fp8_dims`]), on buffers shorter than the shape says, on an
+    /// empty scale buffer, and on driver errors.
+    pub fn new(
+        module: &KernelModule,
+        stream: &CudaStream,
+        a: &'a DeviceBuffer<f8e4m3>,
+        b: &'a DeviceBuffer<f8e4m3>,
+        scales: Fp8Scales<'a>,
+        dims: Dims,
+    ) -> Result<GemmFp8<'a>, Error> {
+        check_fp8_dims(dims)?;
+        let (m, n, k) = (dims.m as usize, dims.n as usize, dims.k as usize);
+        if a.len() < m * k || b.len() < n * k {
+            return Err(format!("A needs {} and B {} elements for {dims:?}; they have {} and {}", m * k, n * k, a.len(), b.len()).into());
+        }
+        if scales.a.is_empty() || scales.b.is_empty() {
+            return Err("each FP8 scale buffer needs one element (the factor)".into());
+        }
+        let map_a = upload_map(stream, TensorDataType::U8, a.device_ptr(), dims.m, dims.k, WS_BM)?;
+        let map_b = upload_map(stream, TensorDataType::U8, b.device_ptr(), dims.n, dims.k, WS_BN)?;
+        kernel_function(module, "gemm_fp8_ws")?.set_max_dynamic_shared_memory(WS_SMEM)?;
+        let sms = stream.context().multiprocessor_count()?;
+        Ok(GemmFp8 { dims, map_a, map_b, scale_a: scales.a, scale_b: scales.b, sms, inputs: PhantomData })
+    }
+
+    /// The shape.
+    pub fn dims(&self) -> Dims {
+        self.dims
+    }
+
+    /// Floating-point operations of one product (2·m·n·k).
+    pub fn flops(&self) -> f64 {
+        2.0 * self.dims.m as f64 * self.dims.n as f64 * self.dims.k as f64
+    }
+
+    /// Launches `gemm_fp8_ws` on `stream` (asynchronously): `c` (m·n/2
+    /// words, each two bf16 of a row) = scale_a·scale_b·A·Bᵀ. `module` must
+    /// be the one passed to [`GemmFp8::new`].
+    pub fn launch(&self, module: &KernelModule, stream: &CudaStream, c: &mut DeviceBuffer<u32>) -> Result<(), Error> {
+        let words = self.dims.m as usize * self.dims.n as usize / 2;
+        if c.len() < words {
+            return Err(format!("C needs {words} words for {:?}; it has {}", self.dims, c.len()).into());
+        }
+        let config = Kernel::Ws.config(self.dims, self.sms);
+        let (pa, pb, dims) = (self.map_a.device_ptr(), self.map_b.device_ptr(), self.dims);
+        let (sa, sb) = (self.scale_a, self.scale_b);
+        cuda_launch! { kernel: gemm_fp8_ws, stream: stream, module: module, config: config,
+            args: [pa, pb, dims, slice(*sa), slice(*sb), slice_mut(*c)] }?;
         Ok(())
     }
 }

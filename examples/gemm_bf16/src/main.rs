@@ -1,6 +1,7 @@
 //! gemm_bf16: C = A·Bᵀ in bf16 with f32 accumulation on Hopper (sm_90a),
 //! written in Rust, compared against cuBLAS (`cublasGemmEx`) for 4096³ and
-//! 8192³. The kernels (`gemm_simple`, `gemm_ws`) and their host setup are
+//! 8192³, and its FP8 twin (e4m3 inputs, per-tensor scales, bf16 out)
+//! against the CPU. The kernels (`gemm_simple`, `gemm_ws`, `gemm_fp8_ws`) and their host setup are
 //! this package's library (`src/lib.rs`, whose docs describe them), which
 //! the benchmarks (`benches/`) launch too; this program checks and times
 //! them.
@@ -22,7 +23,8 @@
 
 use cuda_core::{CudaContext, DeviceBuffer};
 use cuda_host::load_kernel_module;
-use gemm_bf16::{check_dims, kernel_function, Dims, Gemm, Kernel};
+use cuda_device::half::f8e4m3;
+use gemm_bf16::{check_dims, check_fp8_dims, kernel_function, Dims, Fp8Scales, Gemm, GemmFp8, Kernel};
 use std::ffi::{c_char, c_int, c_void, CString};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -273,6 +275,66 @@ fn run_size(
     Ok(ok)
 }
 
+/// Deterministic pseudo-random e4m3 values: the bf16 generator's values in
+/// [-1, 1) times 4, rounded to e4m3.
+fn random_e4m3(len: usize, seed: u64) -> Vec<f8e4m3> {
+    random_bf16(len, seed).into_iter().map(|h| f8e4m3::from_f32(4.0 * from_bf16(h))).collect()
+}
+
+/// Runs `gemm_fp8_ws` on one size: 4096 sampled entries against an `f64`
+/// CPU dot product of the same e4m3 inputs times the scales, within
+/// `2⁻⁷·|ref| + 2⁻¹³·Σ|a·b|·scales` (the bf16 rounding of C is at most
+/// 2⁻⁹·|ref|; the FP8 tensor cores accumulate with fewer bits than f32,
+/// which the second term bounds; a dropped or repeated K step errs by
+/// about a K step's share of the sum and fails); returns whether it passed.
+fn run_fp8(ctx: &Arc<CudaContext>, module: &cuda_host::KernelModule, d: Dims) -> Result<bool, BoxError> {
+    let stream = ctx.default_stream();
+    check_fp8_dims(d)?;
+    let (m, n, k) = (d.m as usize, d.n as usize, d.k as usize);
+    let a_host = random_e4m3(m * k, 0x5851_f42d_4c95_7f2d ^ (m as u64));
+    let b_host = random_e4m3(n * k, 0x1405_7b7e_f767_814f ^ (n as u64));
+    let (scale_a, scale_b) = (0.5f32, 0.125f32);
+    let a = DeviceBuffer::from_host(&stream, &a_host)?;
+    let b = DeviceBuffer::from_host(&stream, &b_host)?;
+    let sa = DeviceBuffer::from_host(&stream, &[scale_a])?;
+    let sb = DeviceBuffer::from_host(&stream, &[scale_b])?;
+    let mut c = DeviceBuffer::<u32>::zeroed(&stream, m * n / 2)?;
+    let gemm = GemmFp8::new(module, &stream, &a, &b, Fp8Scales { a: &sa, b: &sb }, d)?;
+    let attrs = kernel_function(module, "gemm_fp8_ws")?.attributes()?;
+    println!("== FP8 e4m3 M = {m}, N = {n}, K = {k}");
+    println!("  gemm_fp8_ws: {} registers, {} bytes local memory per thread", attrs.num_regs, attrs.local_bytes_per_thread);
+    let ms = time_ms(ctx, 10, || gemm.launch(module, &stream, &mut c))?;
+    println!("  gemm_fp8_ws: {ms:.3} ms, {:.1} TFLOP/s", gemm.flops() / ms / 1e9);
+    let host = c.to_host_vec(&stream)?;
+    let factor = (scale_a * scale_b) as f64;
+    let (mut bad, mut worst) = (0usize, 0.0f64);
+    for i in 0..4096u64 {
+        let (r, col) = ((i.wrapping_mul(2654435761) % m as u64) as usize, (i.wrapping_mul(40503) * 7 % n as u64) as usize);
+        let (mut sum, mut mag) = (0.0f64, 0.0f64);
+        for kk in 0..k {
+            let p = a_host[r * k + kk].to_f32() as f64 * b_host[col * k + kk].to_f32() as f64;
+            sum += p;
+            mag += p.abs();
+        }
+        let (sum, mag) = (sum * factor, mag * factor);
+        let idx = r * n + col;
+        let word = host[idx / 2];
+        let got = from_bf16(if idx % 2 == 0 { word as u16 } else { (word >> 16) as u16 }) as f64;
+        let tol = sum.abs() / 128.0 + mag / 8192.0 + 1e-6;
+        let err = (got - sum).abs();
+        worst = worst.max(err / tol);
+        // Written so that a NaN counts as wrong.
+        if !(err <= tol) {
+            if bad < 5 {
+                println!("  gemm_fp8_ws: C[{r}][{col}] = {got}, expected {sum}");
+            }
+            bad += 1;
+        }
+    }
+    println!("  gemm_fp8_ws: 4096 sampled entries vs CPU: {bad} wrong (worst error/tolerance {worst:.3})");
+    Ok(bad == 0)
+}
+
 fn main() -> ExitCode {
     let ctx = match CudaContext::new(0) {
         Ok(c) => c,
@@ -303,8 +365,8 @@ fn main() -> ExitCode {
         }
     };
     // Arguments: sizes (default 4096 8192; 1024 in debug builds, which the
-    // GPU suite and compute-sanitizer run) and kernel names (simple, ws;
-    // default both).
+    // GPU suite and compute-sanitizer run) and kernel names (simple, ws,
+    // fp8; default all).
     let args: Vec<String> = std::env::args().skip(1).collect();
     let sizes: Vec<u32> = args.iter().filter_map(|s| s.parse().ok()).collect();
     let kernels: Vec<String> = args.iter().filter(|s| s.parse::<u32>().is_err()).cloned().collect();
@@ -314,13 +376,26 @@ fn main() -> ExitCode {
         (true, true) => vec![1024],
     };
     let mut all_ok = true;
+    let fp8 = kernels.is_empty() || kernels.iter().any(|k| k == "fp8");
+    let bf16: Vec<String> = kernels.iter().filter(|k| *k != "fp8").cloned().collect();
     for s in sizes {
         let d = Dims { m: s, n: s, k: s };
-        match run_size(&ctx, &module, cublas.as_ref(), d, &kernels) {
-            Ok(ok) => all_ok &= ok,
-            Err(e) => {
-                println!("  error: {e}");
-                all_ok = false;
+        if kernels.is_empty() || !bf16.is_empty() {
+            match run_size(&ctx, &module, cublas.as_ref(), d, &bf16) {
+                Ok(ok) => all_ok &= ok,
+                Err(e) => {
+                    println!("  error: {e}");
+                    all_ok = false;
+                }
+            }
+        }
+        if fp8 {
+            match run_fp8(&ctx, &module, d) {
+                Ok(ok) => all_ok &= ok,
+                Err(e) => {
+                    println!("  FP8 error: {e}");
+                    all_ok = false;
+                }
             }
         }
     }
