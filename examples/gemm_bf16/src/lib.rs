@@ -32,6 +32,11 @@
 //!   next tile while the consumers store the last. Tiles are numbered in
 //!   groups of 16 tile rows so that the blocks at work share A and B panels
 //!   in L2.
+//! * [`gemm_fp8_ws`] — the same pipeline for FP8: A and B e4m3 (one byte
+//!   each, so a K step is 128 values in the same 128-byte rows), the
+//!   m64n256k32 e4m3 wgmma, C = scale_a·scale_b·A·Bᵀ in bf16 with the two
+//!   per-tensor scales read from device memory as cuBLASLt reads them
+//!   ([`GemmFp8`] sets it up).
 //!
 //! ```ignore
 //! let module = load_kernel_module(&ctx, "my_program")?;
