@@ -193,8 +193,20 @@ pub const WS_BN: u32 = 256;
 const STAGES: u32 = 4;
 /// Bytes of one stage: an A and a B tile.
 const STAGE_BYTES: u32 = (WS_BM + WS_BN) * ROW_BYTES;
-/// Dynamic shared memory of `gemm_ws`: the stages, 2·STAGES barriers, slack.
-pub const WS_SMEM: u32 = STAGES * STAGE_BYTES + 16 * STAGES + 1024;
+/// The epilogue stores a consumer's 64×256 part of C in `C_SPLIT` pieces of
+/// 256/C_SPLIT columns through a shared-memory buffer of one piece.
+const C_SPLIT: u32 = 2;
+/// Columns of C in one TMA store box (one 128-byte swizzle row of bf16).
+const C_BOX_COLS: u32 = 64;
+/// Bytes of one box of C: 64 rows × 128 bytes.
+const C_BOX_BYTES: u32 = 64 * ROW_BYTES;
+/// Boxes of C a consumer stores per piece.
+const C_BOXES: u32 = WS_BN / C_SPLIT / C_BOX_COLS;
+/// Bytes of one consumer's C buffer.
+const C_BUFFER_BYTES: u32 = C_BOXES * C_BOX_BYTES;
+/// Dynamic shared memory of `gemm_ws`: the stages, both consumers' C
+/// buffers, 2·STAGES + 2 barriers, slack for the 1024-byte alignment.
+pub const WS_SMEM: u32 = STAGES * STAGE_BYTES + 2 * C_BUFFER_BYTES + 8 * (2 * STAGES + 2) + 1024;
 /// Tile rows per group of the block order (L2 reuse).
 const GROUP_M: u32 = 16;
 
@@ -202,10 +214,11 @@ const GROUP_M: u32 = 16;
 /// Launch with 288 threads, at most `(m/128)·(n/256)` blocks (each takes
 /// every gridDim-th tile), `WS_SMEM` bytes of dynamic shared
 /// memory; `map_a`/`map_b` have boxes of 64×128 and 64×256 and the 128-byte
-/// swizzle. m, n, k must be multiples of 128, 256 and 64.
+/// swizzle, `map_c` is a tensor map of `c` (bf16, m×n) with boxes of 64×64
+/// and the 128-byte swizzle. m, n, k must be multiples of 128, 256 and 64.
 #[kernel(launch_bounds(288, 1))]
-pub fn gemm_ws(map_a: u64, map_b: u64, dims: Dims, c: DisjointSlice<u32>) {
-    ws_body::<false>(map_a, map_b, dims, 1.0, c);
+pub fn gemm_ws(map_a: u64, map_b: u64, map_c: u64, dims: Dims, c: DisjointSlice<u32>) {
+    ws_body::<false>(map_a, map_b, map_c, dims, 1.0, c);
 }
 
 /// C = scale_a·scale_b·A·Bᵀ for FP8 (e4m3) A and B, bf16 C: `gemm_ws` with
@@ -216,11 +229,11 @@ pub fn gemm_ws(map_a: u64, map_b: u64, dims: Dims, c: DisjointSlice<u32>) {
 /// Launch as `gemm_ws`, with tensor maps of u8 elements and boxes of
 /// 128×128 and 128×256; k must be a multiple of 128.
 #[kernel(launch_bounds(288, 1))]
-pub fn gemm_fp8_ws(map_a: u64, map_b: u64, dims: Dims, scale_a: &[f32], scale_b: &[f32], c: DisjointSlice<u32>) {
+pub fn gemm_fp8_ws(map_a: u64, map_b: u64, map_c: u64, dims: Dims, scale_a: &[f32], scale_b: &[f32], c: DisjointSlice<u32>) {
     // No bounds-check panic path (it would serialise the wgmma pipeline);
     // the host refuses empty scale buffers.
     let scale = scale_a.first().copied().unwrap_or(1.0) * scale_b.first().copied().unwrap_or(1.0);
-    ws_body::<true>(map_a, map_b, dims, scale, c);
+    ws_body::<true>(map_a, map_b, map_c, dims, scale, c);
 }
 
 /// Elements of one K step: a 128-byte row of bf16 or of FP8.
@@ -237,15 +250,21 @@ const fn k_step<const FP8: bool>() -> u32 {
 /// multiplied by `scale`): the byte layout of a stage is the same for both,
 /// only the wgmma instruction and the elements per K step differ.
 #[inline(always)]
-fn ws_body<const FP8: bool>(map_a: u64, map_b: u64, dims: Dims, scale: f32, mut c: DisjointSlice<u32>) {
+fn ws_body<const FP8: bool>(map_a: u64, map_b: u64, map_c: u64, dims: Dims, scale: f32, c: DisjointSlice<u32>) {
+    // `c` is written only through `map_c` (the host made it of `c`'s
+    // memory); holding it here is what makes the kernel its only writer.
+    let _ = c;
     let base = aligned_dynamic_shared();
     let a_tile = |s: u32| base + s * WS_BM * ROW_BYTES;
     let b_tile = |s: u32| base + STAGES * WS_BM * ROW_BYTES + s * WS_BN * ROW_BYTES;
-    let bars = base + STAGES * STAGE_BYTES;
+    let c_buffer = |wg: u32| base + STAGES * STAGE_BYTES + wg * C_BUFFER_BYTES;
+    let bars = base + STAGES * STAGE_BYTES + 2 * C_BUFFER_BYTES;
     // SAFETY (both): 8-byte aligned words after the stages, inside the
     // launch's dynamic shared memory, used only as these barriers.
     let full = |s: u32| unsafe { MBarrier::from_address(bars + 8 * s) };
     let empty = |s: u32| unsafe { MBarrier::from_address(bars + 8 * (STAGES + s)) };
+    // Consumer `wg`'s own barrier (its 128 threads), for its C buffer.
+    let c_ready = |wg: u32| unsafe { MBarrier::from_address(bars + 8 * (2 * STAGES + wg)) };
     let tid = thread::threadIdx_x();
     if tid == 0 {
         for s in 0..STAGES {
@@ -254,6 +273,10 @@ fn ws_body<const FP8: bool>(map_a: u64, map_b: u64, dims: Dims, scale: f32, mut 
                 full(s).init(1);
                 empty(s).init(256);
             }
+        }
+        for wg in 0..2 {
+            // SAFETY: as above.
+            unsafe { c_ready(wg).init(128) };
         }
         mbarrier::fence_init();
     }
@@ -301,6 +324,11 @@ fn ws_body<const FP8: bool>(map_a: u64, map_b: u64, dims: Dims, scale: f32, mut 
     } else {
         // Consumer warpgroup `wg` owns rows 64·wg… of each tile.
         let wg = warp_index / 4;
+        // Its first thread issues its C stores; `syncs` counts its uses of
+        // `c_ready` (the barrier's phase).
+        let leader = tid % 128 == 0;
+        let mut syncs = 0u32;
+        let mut stored = false;
         let mut step = 0u32;
         let mut tile = thread::blockIdx_x();
         while tile < tiles {
@@ -337,10 +365,87 @@ fn ws_body<const FP8: bool>(map_a: u64, map_b: u64, dims: Dims, scale: f32, mut 
             wgmma::wait_group::<0>();
             // The tile's last stage, read by the batch just completed.
             empty((step - 1) % STAGES).arrive();
-            store_fragment::<128, FP8>(&acc, scale, &mut c, dims.n, m0 + 64 * wg, n0);
+            // The epilogue, piece by piece: wait until the last TMA store
+            // has read the buffer, fill it, hand it to a TMA store and go on
+            // (the store runs while the next tile is multiplied).
+            let mut piece = 0;
+            while piece < C_SPLIT {
+                if stored {
+                    if leader {
+                        tma::wait_group_read::<0>();
+                    }
+                    c_ready(wg).arrive();
+                    c_ready(wg).wait(syncs & 1);
+                    syncs += 1;
+                }
+                stage_fragment::<128, FP8>(&acc, scale, c_buffer(wg), piece);
+                // The generic-proxy writes above, before the TMA store reads them.
+                tma::fence_proxy_async_shared();
+                c_ready(wg).arrive();
+                c_ready(wg).wait(syncs & 1);
+                syncs += 1;
+                if leader {
+                    let mut b = 0;
+                    while b < C_BOXES {
+                        let col = n0 + piece * (WS_BN / C_SPLIT) + b * C_BOX_COLS;
+                        // SAFETY: `map_c` is a valid map of C (host); the box
+                        // was written and fenced by the whole warpgroup
+                        // (barrier above) and is not written again before
+                        // `wait_group_read` says this store has read it.
+                        unsafe { tma::store_2d(map_c, c_buffer(wg) + b * C_BOX_BYTES, col as i32, (m0 + 64 * wg) as i32) };
+                        b += 1;
+                    }
+                    tma::commit_group();
+                }
+                stored = true;
+                piece += 1;
+            }
             tile += thread::gridDim_x();
         }
+        // The block's shared memory must outlive the stores reading it.
+        if leader {
+            tma::wait_group::<0>();
+        }
     }
+}
+
+/// Writes piece `piece` (columns `piece·256/C_SPLIT`…) of one consumer's
+/// 64×256 accumulator fragment as bf16, times `scale` when `SCALED`, into
+/// its C buffer at shared address `buffer`: boxes of 64 rows × 64 columns
+/// in the 128-byte swizzle a TMA store reads (the 16-byte chunk `k` of row
+/// `r` at chunk `k ^ (r % 8)`), which also spreads a warp's eight rows over
+/// all banks.
+#[inline(always)]
+fn stage_fragment<const R: usize, const SCALED: bool>(acc: &[f32; R], scale: f32, buffer: u32, piece: u32) {
+    let s = |v: f32| if SCALED { v * scale } else { v };
+    // SAFETY: only the address is taken; the writes below stay inside the
+    // consumer's buffer, which the launch's shared memory holds.
+    let (base_ptr, _) = unsafe { dynamic_shared::<u8>() };
+    let generic = |address: u32| -> *mut u32 {
+        // SAFETY: `address` is inside the dynamic shared memory that starts
+        // at `base_ptr`, whose shared address is shared_address(base_ptr).
+        unsafe { base_ptr.add((address - shared_address(base_ptr)) as usize) as *mut u32 }
+    };
+    let t = thread::threadIdx_x() % 128;
+    let row = 16 * (t / 32) + (t % 32) / 4;
+    let blocks_per_piece = (WS_BN / C_SPLIT / 8) as usize;
+    let first = piece as usize * blocks_per_piece;
+    macro_rules! block {
+        ($($j:literal)*) => {$(
+            if 4 * $j < R && $j >= first && $j < first + blocks_per_piece {
+                let col = 8 * ($j - first) as u32 + 2 * (t % 4);
+                let (b, cb) = (col / C_BOX_COLS, col % C_BOX_COLS);
+                let at = |r: u32| buffer + b * C_BOX_BYTES + r * ROW_BYTES + (((cb / 8) ^ (r % 8)) * 16) + (cb % 8) * 2;
+                // SAFETY: inside this consumer's buffer (row < 64, box <
+                // C_BOXES); each (row, column pair) belongs to one thread.
+                unsafe {
+                    generic(at(row)).write(pack_bf16x2(s(acc[4 * $j]), s(acc[4 * $j + 1])));
+                    generic(at(row + 8)).write(pack_bf16x2(s(acc[4 * $j + 2]), s(acc[4 * $j + 3])));
+                }
+            }
+        )*};
+    }
+    block!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31);
 }
 
 /// The origin (first row, first column) of `gemm_ws`'s tile number `id`:
@@ -459,6 +564,29 @@ fn upload_map(
     Ok(map.upload(stream)?)
 }
 
+/// The tensor map of the last C a product was launched on (the persistent
+/// kernels store C with TMA), encoded again only when C is another buffer.
+#[derive(Default)]
+struct OutputMap(std::cell::RefCell<Option<(u64, DeviceBuffer<TensorMap>)>>);
+
+impl OutputMap {
+    /// The device address of the map of `c` (m×n bf16 as u32 pairs):
+    /// boxes of 64×64 with the 128-byte swizzle, the layout the epilogue
+    /// writes into shared memory.
+    fn of(&self, stream: &CudaStream, c: &DeviceBuffer<u32>, dims: Dims) -> Result<u64, Error> {
+        let mut slot = self.0.borrow_mut();
+        if let Some((address, map)) = slot.as_ref() {
+            if *address == c.device_ptr() {
+                return Ok(map.device_ptr());
+            }
+        }
+        let map = upload_map(stream, TensorDataType::BF16, c.device_ptr(), dims.m, dims.n, C_BOX_COLS)?;
+        let pointer = map.device_ptr();
+        *slot = Some((c.device_ptr(), map));
+        Ok(pointer)
+    }
+}
+
 /// One product C = A·Bᵀ set up for repeated launches of one kernel: the
 /// shape checked, the tensor maps of `a` and `b` encoded and uploaded, the
 /// kernel's dynamic shared memory limit raised. It borrows `a` and `b`
@@ -469,6 +597,7 @@ pub struct Gemm<'a> {
     dims: Dims,
     map_a: DeviceBuffer<TensorMap>,
     map_b: DeviceBuffer<TensorMap>,
+    map_c: OutputMap,
     /// Multiprocessors of the GPU (the persistent kernel's grid).
     sms: u32,
     inputs: PhantomData<&'a DeviceBuffer<u16>>,
@@ -497,7 +626,7 @@ impl<'a> Gemm<'a> {
         let map_b = upload_map(stream, TensorDataType::BF16, b.device_ptr(), dims.n, dims.k, bn)?;
         kernel_function(module, kernel.name())?.set_max_dynamic_shared_memory(kernel.shared_bytes())?;
         let sms = stream.context().multiprocessor_count()?;
-        Ok(Gemm { kernel, dims, map_a, map_b, sms, inputs: PhantomData })
+        Ok(Gemm { kernel, dims, map_a, map_b, map_c: OutputMap::default(), sms, inputs: PhantomData })
     }
 
     /// The kernel this product launches.
@@ -528,8 +657,11 @@ impl<'a> Gemm<'a> {
         match self.kernel {
             Kernel::Simple => cuda_launch! { kernel: gemm_simple, stream: stream, module: module, config: config,
                 args: [pa, pb, dims, slice_mut(*c)] }?,
-            Kernel::Ws => cuda_launch! { kernel: gemm_ws, stream: stream, module: module, config: config,
-                args: [pa, pb, dims, slice_mut(*c)] }?,
+            Kernel::Ws => {
+                let pc = self.map_c.of(stream, c, dims)?;
+                cuda_launch! { kernel: gemm_ws, stream: stream, module: module, config: config,
+                    args: [pa, pb, pc, dims, slice_mut(*c)] }?
+            }
         }
         Ok(())
     }
@@ -561,6 +693,7 @@ pub struct GemmFp8<'a> {
     dims: Dims,
     map_a: DeviceBuffer<TensorMap>,
     map_b: DeviceBuffer<TensorMap>,
+    map_c: OutputMap,
     scale_a: &'a DeviceBuffer<f32>,
     scale_b: &'a DeviceBuffer<f32>,
     sms: u32,
@@ -601,7 +734,7 @@ impl<'a> GemmFp8<'a> {
         let map_b = upload_map(stream, TensorDataType::U8, b.device_ptr(), dims.n, dims.k, WS_BN)?;
         kernel_function(module, "gemm_fp8_ws")?.set_max_dynamic_shared_memory(WS_SMEM)?;
         let sms = stream.context().multiprocessor_count()?;
-        Ok(GemmFp8 { dims, map_a, map_b, scale_a: scales.a, scale_b: scales.b, sms, inputs: PhantomData })
+        Ok(GemmFp8 { dims, map_a, map_b, map_c: OutputMap::default(), scale_a: scales.a, scale_b: scales.b, sms, inputs: PhantomData })
     }
 
     /// The shape.
@@ -625,8 +758,9 @@ impl<'a> GemmFp8<'a> {
         let config = Kernel::Ws.config(self.dims, self.sms);
         let (pa, pb, dims) = (self.map_a.device_ptr(), self.map_b.device_ptr(), self.dims);
         let (sa, sb) = (self.scale_a, self.scale_b);
+        let pc = self.map_c.of(stream, c, dims)?;
         cuda_launch! { kernel: gemm_fp8_ws, stream: stream, module: module, config: config,
-            args: [pa, pb, dims, slice(*sa), slice(*sb), slice_mut(*c)] }?;
+            args: [pa, pb, pc, dims, slice(*sa), slice(*sb), slice_mut(*c)] }?;
         Ok(())
     }
 }
