@@ -19,6 +19,8 @@
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/Config/llvm-config.h"
+#include "llvm/IR/Intrinsics.h"
+#include "llvm/IR/IntrinsicsNVPTX.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -233,14 +235,29 @@ std::vector<ConstantInfo> constantsOf(Module &M) {
   return Out;
 }
 
+/// Whether a kernel of M moves registers between its warpgroups
+/// (`setmaxnreg`, cuda_device::warpgroup).
+bool reallocatesRegisters(Module &M) {
+  for (Intrinsic::ID ID : {Intrinsic::nvvm_setmaxnreg_inc_sync_aligned_u32,
+                           Intrinsic::nvvm_setmaxnreg_dec_sync_aligned_u32})
+    if (Function *F = Intrinsic::getDeclarationIfExists(&M, ID); F && !F->use_empty())
+      return true;
+  return false;
+}
+
 /// Whether the module is compiled in parts (SplitByKernel.cpp). Not with
 /// device debug info: each part would carry its own `.file` table and DWARF
 /// sections, which one module cannot hold twice. Not with OXIDE_LLVM_ARGS:
 /// what LLVM's options print (`-print-after-all` of the backend's passes,
 /// `-time-passes`) is about one module, and threads would interleave it.
-/// Not for a single kernel, where there is nothing to share. The stages
-/// `cargo oxide pipeline` writes are the same either way: the split comes
-/// after the last IR stage, and the PTX written is the joined module.
+/// Not for a single kernel, where there is nothing to share. Not when a
+/// kernel uses `setmaxnreg`: parts are assembled as relocatable code, where
+/// ptxas drops `setmaxnreg` ("ignored to maintain compatibility across
+/// compilation units") and the kernel keeps its entry's register budget,
+/// spilling what its warpgroups were meant to have (compiler/test/
+/// split-setmaxnreg.ll). The stages `cargo oxide pipeline` writes are the
+/// same either way: the split comes after the last IR stage, and the PTX
+/// written is the joined module.
 bool splitPays(Module &M, const LinkerOptions &Opts) {
   const char *LLVMArgs = getenv("OXIDE_LLVM_ARGS");
   if (!Opts.Split || !Opts.DeviceDebug.empty() || (LLVMArgs && *LLVMArgs))
@@ -248,7 +265,15 @@ bool splitPays(Module &M, const LinkerOptions &Opts) {
   unsigned Entries = 0;
   for (const Function &F : M)
     Entries += !F.isDeclaration() && F.getCallingConv() == CallingConv::PTX_Kernel;
-  return Entries >= 2;
+  if (Entries < 2)
+    return false;
+  if (reallocatesRegisters(M)) {
+    if (Opts.Verbose)
+      errs() << "oxide-link: compiled as one module: a kernel uses setmaxnreg, which ptxas "
+                "ignores in relocatable parts\n";
+    return false;
+  }
+  return true;
 }
 
 unsigned jobsOf(const LinkerOptions &Opts) {

@@ -54,7 +54,7 @@ use cuda_core::{CudaFunction, CudaStream, DeviceBuffer, LaunchConfig};
 use cuda_device::mbarrier::{self, shared_address, MBarrier};
 use cuda_device::half::f8e4m3;
 use cuda_device::wgmma::{self, descriptor, pack_bf16x2, Swizzle};
-use cuda_device::{dynamic_shared, kernel, thread, tma, warp, DisjointSlice};
+use cuda_device::{dynamic_shared, kernel, thread, tma, warp, warpgroup, DisjointSlice};
 use cuda_host::{cuda_launch, KernelModule};
 use std::marker::PhantomData;
 
@@ -207,16 +207,23 @@ const C_BUFFER_BYTES: u32 = C_BOXES * C_BOX_BYTES;
 /// Dynamic shared memory of `gemm_ws`: the stages, both consumers' C
 /// buffers, 2·STAGES + 2 barriers, slack for the 1024-byte alignment.
 pub const WS_SMEM: u32 = STAGES * STAGE_BYTES + 2 * C_BUFFER_BYTES + 8 * (2 * STAGES + 2) + 1024;
+/// Threads of a `gemm_ws` block: two consumer warpgroups and a producer one.
+pub const WS_THREADS: u32 = 384;
+/// Registers a producer thread keeps (`setmaxnreg`); with the consumers'
+/// the block's total stays at 384 · 168 (65536 / 384, rounded down to 8).
+const PRODUCER_REGISTERS: u32 = 40;
+/// Registers a consumer thread gets: (384 · 168 − 128 · 40) / 256.
+const CONSUMER_REGISTERS: u32 = 232;
 /// Tile rows per group of the block order (L2 reuse).
 const GROUP_M: u32 = 16;
 
 /// C = A·Bᵀ, warp-specialised, pipelined and persistent (module docs).
-/// Launch with 288 threads, at most `(m/128)·(n/256)` blocks (each takes
+/// Launch with 384 threads, at most `(m/128)·(n/256)` blocks (each takes
 /// every gridDim-th tile), `WS_SMEM` bytes of dynamic shared
 /// memory; `map_a`/`map_b` have boxes of 64×128 and 64×256 and the 128-byte
 /// swizzle, `map_c` is a tensor map of `c` (bf16, m×n) with boxes of 64×64
 /// and the 128-byte swizzle. m, n, k must be multiples of 128, 256 and 64.
-#[kernel(launch_bounds(288, 1))]
+#[kernel(launch_bounds(384, 1))]
 pub fn gemm_ws(map_a: u64, map_b: u64, map_c: u64, dims: Dims, c: DisjointSlice<u32>) {
     ws_body::<false>(map_a, map_b, map_c, dims, 1.0, c);
 }
@@ -228,7 +235,7 @@ pub fn gemm_ws(map_a: u64, map_b: u64, map_c: u64, dims: Dims, c: DisjointSlice<
 /// cuBLASLt takes them, so that a kernel may compute them just before).
 /// Launch as `gemm_ws`, with tensor maps of u8 elements and boxes of
 /// 128×128 and 128×256; k must be a multiple of 128.
-#[kernel(launch_bounds(288, 1))]
+#[kernel(launch_bounds(384, 1))]
 pub fn gemm_fp8_ws(map_a: u64, map_b: u64, map_c: u64, dims: Dims, scale_a: &[f32], scale_b: &[f32], c: DisjointSlice<u32>) {
     // No bounds-check panic path (it would serialise the wgmma pipeline);
     // the host refuses empty scale buffers.
@@ -293,8 +300,12 @@ fn ws_body<const FP8: bool>(map_a: u64, map_b: u64, map_c: u64, dims: Dims, scal
     // producer loads the next tile's first stages during the consumers'
     // stores.
     if warp_index >= 8 {
+        // The producer warpgroup (one lane of its first warp works) gives
+        // registers to the consumers, whose 128 accumulators and epilogue
+        // addresses would not fit in the 168 a thread starts with.
+        warpgroup::decrease_max_registers::<PRODUCER_REGISTERS>();
         // Producer warp: one lane issues every copy.
-        if warp::elect_one(warp::FULL_MASK) {
+        if warp_index == 8 && warp::elect_one(warp::FULL_MASK) {
             tma::prefetch_tensor_map(map_a);
             tma::prefetch_tensor_map(map_b);
             let mut step = 0u32;
@@ -322,6 +333,7 @@ fn ws_body<const FP8: bool>(map_a: u64, map_b: u64, map_c: u64, dims: Dims, scal
             }
         }
     } else {
+        warpgroup::increase_max_registers::<CONSUMER_REGISTERS>();
         // Consumer warpgroup `wg` owns rows 64·wg… of each tile.
         let wg = warp_index / 4;
         // Its first thread issues its C stores; `syncs` counts its uses of
@@ -513,7 +525,7 @@ impl Kernel {
         let (bm, bn) = self.tile();
         let (grid_dim, threads) = match self {
             Kernel::Simple => ((dims.n / bn, dims.m / bm, 1), 128),
-            Kernel::Ws => ((((dims.m / bm) * (dims.n / bn)).min(sms.max(1)), 1, 1), 288),
+            Kernel::Ws => ((((dims.m / bm) * (dims.n / bn)).min(sms.max(1)), 1, 1), WS_THREADS),
         };
         LaunchConfig { grid_dim, block_dim: (threads, 1, 1), shared_mem_bytes: self.shared_bytes() }
     }
