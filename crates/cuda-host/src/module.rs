@@ -321,30 +321,25 @@ impl KernelModule {
         Ok(slot.get_or_init(|| KernelFunction { function, max_threads, required_cluster }))
     }
 
-    /// The compile-time cluster shape of the image's kernel number `index`
-    /// (`#[kernel(cluster_dims(..))]`), if it has one.
-    #[inline]
-    pub(crate) fn required_cluster(&self, index: usize) -> Result<Option<(u32, u32, u32)>, HostError> {
-        Ok(self.function_and_max_block(index)?.required_cluster)
-    }
-
-    /// The function and the limits a launch of it must respect. The dynamic
-    /// shared memory limit is asked each time (set_max_dynamic_shared_memory
-    /// changes it), and only when the launch asks for any.
+    /// The function, the limits a launch of it must respect, and its
+    /// compile-time cluster shape (`#[kernel(cluster_dims(..))]`), if it has
+    /// one: all looked up once, but for the dynamic shared memory limit,
+    /// which is asked each time (set_max_dynamic_shared_memory changes it),
+    /// and only when the launch asks for any.
     #[inline]
     pub(crate) fn function_with_limits(
         &self,
         index: usize,
         shared_mem_bytes: u32,
-    ) -> Result<(&CudaFunction, KernelLimits), HostError> {
-        let KernelFunction { function: f, max_threads, .. } = self.function_and_max_block(index)?;
+    ) -> Result<(&CudaFunction, KernelLimits, Option<(u32, u32, u32)>), HostError> {
+        let KernelFunction { function: f, max_threads, required_cluster } = self.function_and_max_block(index)?;
         let max_threads_per_block = *max_threads;
         let max_dynamic_shared_bytes = if shared_mem_bytes == 0 {
             0
         } else {
             f.attribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)?.max(0) as u32
         };
-        Ok((f, KernelLimits { max_threads_per_block, max_dynamic_shared_bytes }))
+        Ok((f, KernelLimits { max_threads_per_block, max_dynamic_shared_bytes }, *required_cluster))
     }
 
     /// The image's kernel `name` that no `#[kernel]` made (a CUDA C++
