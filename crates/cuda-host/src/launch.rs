@@ -242,6 +242,7 @@ fn unchecked_entry_applies(backend: Backend, clustered: bool) -> bool {
 
 /// Reads `range` of parameter `param` (at most 8 bytes, little-endian) for
 /// the launch condition; None past the parameter's end.
+#[inline]
 fn read_param(params: &[*mut c_void], sizes: &[usize], param: usize, range: std::ops::Range<usize>) -> Option<u64> {
     let (&ptr, &size) = (params.get(param)?, sizes.get(param)?);
     if range.end > size || range.len() > 8 {

@@ -369,28 +369,46 @@ impl KernelModule {
     /// (`CudaFunction::set_max_dynamic_shared_memory` on its entry); the
     /// unchecked entry is given the same limit before it runs with more
     /// than its own.
+    #[inline]
     pub(crate) fn unchecked_function(
         &self,
         index: usize,
         config: &LaunchConfig,
         limits: KernelLimits,
     ) -> Option<&CudaFunction> {
-        let (f, max_threads) = self.unchecked[index]
-            .get_or_init(|| {
-                let entry = self.image.kernels[index].unchecked.as_ref()?;
-                let f = self.module.function(entry.ptx_name).ok()?;
-                let max_threads = f.max_threads_per_block().ok()?;
-                Some((f, max_threads))
-            })
-            .as_ref()?;
+        let (f, max_threads) = match self.unchecked[index].get() {
+            Some(found) => found,
+            None => self.look_up_unchecked(index),
+        }
+        .as_ref()?;
         if config.threads_per_block() > u64::from(*max_threads) {
             return None;
         }
         if config.shared_mem_bytes > 0 {
-            let own = f.attribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES).ok()?.max(0) as u32;
-            if own < config.shared_mem_bytes {
-                f.set_max_dynamic_shared_memory(limits.max_dynamic_shared_bytes).ok()?;
-            }
+            return Self::share_limit(f, config, limits);
+        }
+        Some(f)
+    }
+
+    /// [`unchecked_function`](Self::unchecked_function)'s entry, the first time.
+    #[cold]
+    #[inline(never)]
+    fn look_up_unchecked(&self, index: usize) -> &Option<LoadedFunction> {
+        self.unchecked[index].get_or_init(|| {
+            let entry = self.image.kernels[index].unchecked.as_ref()?;
+            let f = self.module.function(entry.ptx_name).ok()?;
+            let max_threads = f.max_threads_per_block().ok()?;
+            Some((f, max_threads))
+        })
+    }
+
+    /// The unchecked entry `f` for a launch with dynamic shared memory: given
+    /// the kernel's own entry's limit where its own is lower.
+    #[inline(never)]
+    fn share_limit<'f>(f: &'f CudaFunction, config: &LaunchConfig, limits: KernelLimits) -> Option<&'f CudaFunction> {
+        let own = f.attribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES).ok()?.max(0) as u32;
+        if own < config.shared_mem_bytes {
+            f.set_max_dynamic_shared_memory(limits.max_dynamic_shared_bytes).ok()?;
         }
         Some(f)
     }
