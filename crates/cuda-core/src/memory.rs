@@ -486,7 +486,8 @@ impl<T> Drop for DeviceBuffer<T> {
         // now: its free is the last write on the home stream, after every
         // use. Anything else takes the general path, out of line.
         let home = self.order.home();
-        if !(self.pooled && self.order.is_plain() && self.order.recorded().is_none() && !home.is_capturing()) {
+        let common = self.pooled && self.order.is_plain() && self.order.recorded().is_none() && !home.is_capturing();
+        if !common {
             return self.drop_general();
         }
         // Binding asks the driver which context is current and sets it only

@@ -638,11 +638,11 @@ unsafe fn launch(
     // stream that captures nothing, a GPU. The same checks as the general
     // path, each one test; everything else, and every error, out of line.
     let ctx = stream.context();
-    if !(config.fits_every_gpu()
+    let common = config.fits_every_gpu()
         && f.module.ctx.same(ctx)
         && !stream.handle().is_capturing()
-        && !ctx.backend().is_emulated())
-    {
+        && !ctx.backend().is_emulated();
+    if !common {
         // SAFETY: the caller's contract.
         return unsafe { launch_general(f, config, stream, params, host) };
     }

@@ -20,6 +20,10 @@ type LoadedFunction = (CudaFunction, u32);
 /// (`#[kernel(cluster_dims(..))]`, PTX `.reqnctapercluster`); 0 without one.
 const CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER: [i32; 3] = [11, 12, 13];
 
+/// What a launch of a kernel's own entry needs: the function, the limits
+/// the launch must respect, its compile-time cluster shape.
+pub(crate) type LaunchFunction<'m> = (&'m CudaFunction, KernelLimits, Option<(u32, u32, u32)>);
+
 /// A kernel's own entry as launches need it, looked up once.
 struct KernelFunction {
     function: CudaFunction,
@@ -331,7 +335,7 @@ impl KernelModule {
         &self,
         index: usize,
         shared_mem_bytes: u32,
-    ) -> Result<(&CudaFunction, KernelLimits, Option<(u32, u32, u32)>), HostError> {
+    ) -> Result<LaunchFunction<'_>, HostError> {
         let KernelFunction { function: f, max_threads, required_cluster } = self.function_and_max_block(index)?;
         let max_threads_per_block = *max_threads;
         let max_dynamic_shared_bytes = if shared_mem_bytes == 0 {
