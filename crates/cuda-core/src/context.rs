@@ -48,6 +48,9 @@ impl KernelName {
 #[derive(Debug)]
 pub struct CudaContext {
     ctx: CUcontext,
+    /// The driver that made the context (initialised then): binds take it
+    /// from here rather than from the process-wide cell.
+    api: Api,
     device: CUdevice,
     ordinal: usize,
     backend: Backend,
@@ -73,6 +76,16 @@ pub struct CudaContext {
     stack_size: AtomicUsize,
     /// Held while the stack is raised, so that two threads do not both.
     stack_raise: Mutex<()>,
+}
+
+/// The driver table a context holds (its `Debug` names it only).
+#[derive(Clone, Copy)]
+struct Api(&'static DriverApi);
+
+impl std::fmt::Debug for Api {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("DriverApi")
+    }
 }
 
 // SAFETY: a CUcontext is a process-wide handle, not tied to the thread that
@@ -127,6 +140,7 @@ impl CudaContext {
         // From here on, Drop releases the retained context.
         let this = Arc::new(CudaContext {
             ctx,
+            api: Api(d),
             device,
             ordinal,
             backend,
@@ -355,16 +369,24 @@ impl CudaContext {
     /// Binds the context and hands out the driver table.
     #[inline]
     pub(crate) fn bind(&self) -> Result<&'static DriverApi, DriverError> {
-        let d = driver::initialized()?;
+        let d = self.api.0;
         // Asking is cheaper than setting, and every launch binds: most of the
         // time the context is current already.
         let mut current: CUcontext = ptr::null_mut();
         // SAFETY: out-pointer to a local.
         unsafe { cu!(d, cuCtxGetCurrent(&mut current))? };
         if current != self.ctx {
-            // SAFETY: `self.ctx` is a retained, live primary context.
-            unsafe { cu!(d, cuCtxSetCurrent(self.ctx))? };
+            return self.make_current(d);
         }
+        Ok(d)
+    }
+
+    /// [`bind`](Self::bind) where another context (or none) is current.
+    #[cold]
+    #[inline(never)]
+    fn make_current(&self, d: &'static DriverApi) -> Result<&'static DriverApi, DriverError> {
+        // SAFETY: `self.ctx` is a retained, live primary context.
+        unsafe { cu!(d, cuCtxSetCurrent(self.ctx))? };
         Ok(d)
     }
 

@@ -384,7 +384,37 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         self.as_slice_mut().into_slice_mut(range)
     }
 
+    #[inline]
     fn alloc_raw(stream: &CudaStream, len: usize, op: &'static str) -> Result<Self, DriverError> {
+        // Most allocations: a non-empty buffer from the device's pool, on a
+        // stream outside captures. The general path's checks hold here too
+        // (the size fits, no capture, the context is bound), each one test;
+        // the rest, and every error, is out of line.
+        let ctx = stream.context();
+        match len.checked_mul(size_of::<T>()) {
+            Some(bytes) if bytes > 0 && !stream.handle().is_capturing() && ctx.has_memory_pools() => {
+                let d = ctx.bind()?;
+                let mut ptr: CUdeviceptr = 0;
+                // SAFETY: out-pointer to a local; the stream is live and of
+                // this context, which is current.
+                let code = unsafe { (d.cuMemAllocAsync)(&mut ptr, bytes, stream.handle().raw()) };
+                if code != 0 {
+                    return Err(alloc_failed(ctx, code));
+                }
+                // The memory exists from this point of `stream` on: to other
+                // streams, `stream` wrote it last (the order's home).
+                Ok(DeviceBuffer { ptr, len, order: StreamOrder::new(stream.handle()), pooled: true, _marker: PhantomData })
+            }
+            _ => Self::alloc_general(stream, len, op),
+        }
+    }
+
+    /// [`alloc_raw`](Self::alloc_raw) off its common path: an empty
+    /// buffer, a capturing stream, a size that overflows, a device without
+    /// memory pools.
+    #[cold]
+    #[inline(never)]
+    fn alloc_general(stream: &CudaStream, len: usize, op: &'static str) -> Result<Self, DriverError> {
         let bytes = byte_size::<T>(len, op)?;
         let ctx = stream.context();
         let mut ptr: CUdeviceptr = 0;
@@ -403,8 +433,6 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
                 unsafe { cu!(d, cuMemAlloc_v2(&mut ptr, bytes)) }.map_err(|e| ctx.explain(e))?;
             }
         }
-        // The memory exists from this point of `stream` on: to other
-        // streams, `stream` wrote it last (the order's home).
         Ok(DeviceBuffer { ptr, len, order: StreamOrder::new(stream.handle()), pooled, _marker: PhantomData })
     }
 
@@ -448,10 +476,41 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
 }
 
 impl<T> Drop for DeviceBuffer<T> {
+    #[inline]
     fn drop(&mut self) {
         if self.ptr == 0 {
             return;
         }
+        // Most drops: a pool allocation that is no capture's temporary,
+        // used on its home stream only (no record), which captures nothing
+        // now: its free is the last write on the home stream, after every
+        // use. Anything else takes the general path, out of line.
+        let home = self.order.home();
+        let common = self.pooled && self.order.is_plain() && self.order.recorded().is_none() && !home.is_capturing();
+        if !common {
+            return self.drop_general();
+        }
+        // Binding asks the driver which context is current and sets it only
+        // when it differs: asking is the cheaper call, and most drops happen
+        // where the context already is current. (The driver is loaded: it
+        // made the allocation.)
+        if let Ok(d) = home.context().bind() {
+            // SAFETY: `ptr` came from cuMemAllocAsync on the home stream of
+            // this context and is freed once, ordered after every use queued
+            // through the safe API (each on the home stream). Errors are
+            // ignored: drop never panics.
+            unsafe { (d.cuMemFreeAsync)(self.ptr, home.raw()) };
+        }
+    }
+}
+
+impl<T> DeviceBuffer<T> {
+    /// The drop of a buffer off the common path: a capture's temporary, a
+    /// `cuMemAlloc` allocation, a buffer used on other streams, or one whose
+    /// home stream captures.
+    #[cold]
+    #[inline(never)]
+    fn drop_general(&mut self) {
         let Some(d) = driver::loaded() else { return };
         let home = self.order.home();
         if let Some(capture) = self.order.temp_of() {
@@ -520,6 +579,16 @@ impl<T> Drop for DeviceBuffer<T> {
             // through the safe API. Errors are ignored: drop never panics.
             unsafe { (d.cuMemFreeAsync)(self.ptr, home.raw()) };
         }
+    }
+}
+
+/// A failed `cuMemAllocAsync`, explained.
+#[cold]
+#[inline(never)]
+fn alloc_failed(ctx: &CudaContext, code: cuda_driver_sys::CUresult) -> DriverError {
+    match crate::error::check(code, "cuMemAllocAsync") {
+        Err(e) => ctx.explain(e),
+        Ok(()) => unreachable!("called with a failure code"),
     }
 }
 

@@ -489,12 +489,18 @@ impl LaunchConfig {
     /// 1024 threads and z ≤ 64 in a block, grid x < 2³¹ and y, z ≤ 65535.
     #[inline]
     pub fn validate(&self) -> Result<(), DriverError> {
-        let ((gx, gy, gz), (bx, by, bz)) = (self.grid_dim, self.block_dim);
-        let positive = gx.min(gy).min(gz).min(bx).min(by).min(bz) != 0;
-        if positive && self.threads_per_block() <= 1024 && bz <= 64 && gx <= i32::MAX as u32 && gy.max(gz) <= 65535 {
+        if self.fits_every_gpu() {
             return Ok(());
         }
         self.invalid()
+    }
+
+    /// Whether [`validate`](Self::validate) accepts the configuration.
+    #[inline]
+    fn fits_every_gpu(&self) -> bool {
+        let ((gx, gy, gz), (bx, by, bz)) = (self.grid_dim, self.block_dim);
+        let positive = gx.min(gy).min(gz).min(bx).min(by).min(bz) != 0;
+        positive && self.threads_per_block() <= 1024 && bz <= 64 && gx <= i32::MAX as u32 && gy.max(gz) <= 65535
     }
 
     /// Why [`validate`](Self::validate) refuses the configuration.
@@ -620,7 +626,59 @@ pub unsafe fn launch_kernel_with_host_code(
 
 /// # Safety
 /// As for [`launch_kernel_with_host_code`].
+#[inline]
 unsafe fn launch(
+    f: &CudaFunction,
+    config: LaunchConfig,
+    stream: &CudaStream,
+    params: &mut [*mut c_void],
+    host: Option<&HostKernel>,
+) -> Result<(), DriverError> {
+    // Most launches: a valid shape, a kernel of the stream's context, a
+    // stream that captures nothing, a GPU. The same checks as the general
+    // path, each one test; everything else, and every error, out of line.
+    let ctx = stream.context();
+    let common = config.fits_every_gpu()
+        && f.module.ctx.same(ctx)
+        && !stream.handle().is_capturing()
+        && !ctx.backend().is_emulated();
+    if !common {
+        // SAFETY: the caller's contract.
+        return unsafe { launch_general(f, config, stream, params, host) };
+    }
+    let d = ctx.bind()?;
+    let (g, b) = (config.grid_dim, config.block_dim);
+    let params_ptr = if params.is_empty() { ptr::null_mut() } else { params.as_mut_ptr() };
+    // SAFETY: function and stream are live and of the current context; the
+    // argument pointers are valid for this kernel (caller's contract).
+    let code = unsafe {
+        (d.cuLaunchKernel)(f.func, g.0, g.1, g.2, b.0, b.1, b.2, config.shared_mem_bytes, stream.raw(), params_ptr, ptr::null_mut())
+    };
+    if code != 0 {
+        return Err(launch_code_failed(f, ctx, code));
+    }
+    ctx.record_launch_of(f, host);
+    Ok(())
+}
+
+/// A `cuLaunchKernel` of `f` that returned `code` (not success), explained.
+#[cold]
+#[inline(never)]
+fn launch_code_failed(f: &CudaFunction, ctx: &CudaContext, code: cuda_driver_sys::CUresult) -> DriverError {
+    match crate::error::check(code, "cuLaunchKernel") {
+        Err(e) => launch_failed(f, ctx, e),
+        Ok(()) => unreachable!("called with a failure code"),
+    }
+}
+
+/// [`launch`] off its common path: an invalid shape, a kernel of another
+/// context, a capturing stream, the CPU emulator.
+///
+/// # Safety
+/// As for [`launch_kernel_with_host_code`].
+#[cold]
+#[inline(never)]
+unsafe fn launch_general(
     f: &CudaFunction,
     config: LaunchConfig,
     stream: &CudaStream,

@@ -107,6 +107,13 @@ impl StreamOrder {
         order
     }
 
+    /// Whether the buffer is no capture's temporary (one test: the common
+    /// drop and use paths ask this first).
+    #[inline]
+    pub(crate) fn is_plain(&self) -> bool {
+        self.temp_of.is_none()
+    }
+
     /// The capture whose temporary the buffer is, if it is a temporary
     /// (dead when no capture may use it now).
     pub(crate) fn temp_of(&self) -> Option<Weak<CaptureRecord>> {

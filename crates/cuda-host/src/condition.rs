@@ -72,6 +72,10 @@ pub struct LaunchCondition {
     steps: Vec<Step>,
     /// The most values the program has on its stack at once.
     depth: usize,
+    /// The same program as a conjunction of `a <= b` over plain operands,
+    /// where it is one (the usual condition: lengths against lengths):
+    /// evaluated without the stack machine, with the same answer.
+    all_ule: Option<Vec<(Step, Step)>>,
 }
 
 /// A launch-condition program that does not parse: a device linker and a
@@ -150,7 +154,47 @@ impl FromStr for LaunchCondition {
             .map(|t| parse_step(t).ok_or_else(|| ConditionParseError { token: t.to_string() }))
             .collect::<Result<Vec<_>, _>>()?;
         let depth = max_depth(&steps);
-        Ok(LaunchCondition { steps, depth })
+        // (A program deeper than the stack machine's stack is undecided there.)
+        let all_ule = conjunction_of_ule(&steps).filter(|_| depth <= MAX_STACK);
+        Ok(LaunchCondition { steps, depth, all_ule })
+    }
+}
+
+/// `steps` as the pairs `(a, b)` of a conjunction of `a <= b`, if the
+/// program is one: each comparison of two operands (a constant, a
+/// parameter's bytes, a grid or block size), the comparisons joined by
+/// `and`, in any order the stack allows.
+fn conjunction_of_ule(steps: &[Step]) -> Option<Vec<(Step, Step)>> {
+    enum Value {
+        Operand(Step),
+        /// The pairs of a conjunction, and its length.
+        All(usize, usize),
+    }
+    let mut pairs = Vec::new();
+    let mut stack: Vec<Value> = Vec::new();
+    for &step in steps {
+        match step {
+            Step::Const(_) | Step::Param { .. } | Step::BlockDim(_) | Step::GridDim(_) => stack.push(Value::Operand(step)),
+            Step::Ule => match (stack.pop()?, stack.pop()?) {
+                (Value::Operand(b), Value::Operand(a)) => {
+                    pairs.push((a, b));
+                    stack.push(Value::All(pairs.len() - 1, 1));
+                }
+                _ => return None,
+            },
+            // Conjunctions are kept as runs of `pairs`: two that are
+            // adjacent there join into one (the order of the comparisons
+            // does not change the answer: every one is evaluated).
+            Step::And => match (stack.pop()?, stack.pop()?) {
+                (Value::All(b, nb), Value::All(a, na)) if a + na == b => stack.push(Value::All(a, na + nb)),
+                _ => return None,
+            },
+            _ => return None,
+        }
+    }
+    match stack.as_slice() {
+        [Value::All(0, n)] if *n == pairs.len() => Some(pairs),
+        _ => None,
     }
 }
 
@@ -201,11 +245,39 @@ impl LaunchCondition {
     ) -> Option<bool> {
         // Every launch of a kernel with an unchecked entry evaluates its
         // condition.
+        if let Some(pairs) = &self.all_ule {
+            return Self::run_all_ule(pairs, config, read);
+        }
         if self.depth <= SMALL_STACK {
             self.run::<SMALL_STACK>(config, read)
         } else {
             self.run::<MAX_STACK>(config, read)
         }
+    }
+
+    /// [`evaluate_with`](Self::evaluate_with) of a conjunction of `a <= b`:
+    /// every operand is read (None if any read fails, as the stack machine
+    /// answers), then whether every comparison holds.
+    #[inline]
+    fn run_all_ule(
+        pairs: &[(Step, Step)],
+        config: &LaunchConfig,
+        mut read: impl FnMut(usize, std::ops::Range<usize>) -> Option<u64>,
+    ) -> Option<bool> {
+        let mut operand = |step: Step| -> Option<u64> {
+            Some(match step {
+                Step::Const(c) => c,
+                Step::Param { param, offset, bytes } => read(param, offset..offset.checked_add(bytes)?)?,
+                Step::BlockDim(axis) => u64::from([config.block_dim.0, config.block_dim.1, config.block_dim.2][axis]),
+                Step::GridDim(axis) => u64::from([config.grid_dim.0, config.grid_dim.1, config.grid_dim.2][axis]),
+                _ => return None,
+            })
+        };
+        let mut all = true;
+        for &(a, b) in pairs {
+            all &= operand(a)? <= operand(b)?;
+        }
+        Some(all)
     }
 
     /// [`evaluate_with`](Self::evaluate_with) with a stack of `N` values.
@@ -307,6 +379,41 @@ mod tests {
         assert_eq!(eval(p, &[&slice(10), &slice(10)]), Some(true));
         assert_eq!(eval(p, &[&slice(11), &slice(10)]), Some(true));
         assert_eq!(eval(p, &[&slice(9), &slice(10)]), Some(false));
+    }
+
+    /// The conjunctions of comparisons, evaluated without the stack machine,
+    /// answer what it answers, a failed read included; anything else runs
+    /// on the stack machine.
+    #[test]
+    fn conjunctions_of_comparisons_answer_as_the_stack_machine() {
+        let conjunctions = [
+            "p1@8:8 p0@8:8 ule",
+            "p2@8:8 p0@8:8 ule p2@8:8 p1@8:8 ule and",
+            "p2@8:8 p0@8:8 ule p2@8:8 p1@8:8 ule p0@8:8 7 ule and and",
+            "p0@8:8 ntid.x ule nctaid.y 2 ule and p2@8:8 p1@8:8 ule and",
+            "p0@8:8 p9@0:8 ule 1 2 ule and",
+        ];
+        let configs = [config((4, 2, 1), (256, 1, 1)), config((1, 1, 1), (1, 1, 1))];
+        let lens = [0u64, 1, 5, 7, 300, u64::MAX];
+        for program in conjunctions {
+            let c: LaunchCondition = program.parse().unwrap();
+            assert!(c.all_ule.is_some(), "{program} takes the direct path");
+            let stack_machine = LaunchCondition { all_ule: None, ..c.clone() };
+            for cfg in &configs {
+                for &a in &lens {
+                    for &b in &lens {
+                        for &d in &lens {
+                            let (pa, pb, pc) = (slice(a), slice(b), slice(d));
+                            let params: [&[u8]; 3] = [&pa, &pb, &pc];
+                            assert_eq!(c.evaluate(&params, cfg), stack_machine.evaluate(&params, cfg), "{program} {a} {b} {d}");
+                        }
+                    }
+                }
+            }
+        }
+        for other in ["p0@0:8 p1@0:8 mulx p2@8:8 ule", "p0@8:8 p1@8:8 ule p0@8:8 or", "1 2 ule 3", "p0@8:8 1 add64 2 ule"] {
+            assert!(other.parse::<LaunchCondition>().unwrap().all_ule.is_none(), "{other}");
+        }
     }
 
     #[test]

@@ -12,7 +12,7 @@
 use crate::arg::KernelArg;
 use crate::check::{check_cluster, check_limits, check_shape};
 use crate::module::KernelModule;
-use crate::registry::find_kernel;
+use crate::registry::{find_kernel, EmbeddedKernel, EmbeddedModule};
 use crate::HostError;
 use cuda_core::emulator::HostKernel;
 use cuda_core::{Backend, ClusterLaunchConfig, CooperativeLaunchConfig, CudaStream, LaunchConfig};
@@ -96,33 +96,28 @@ fn launch_entry(
     entry: *const c_void,
     params: &mut [*mut c_void],
     sizes: &[usize],
-    host: &HostKernel,
+    host: HostKernel,
     needs_cooperative: bool,
 ) -> Result<(), HostError> {
-    let found = find_kernel(entry).ok_or_else(|| HostError::KernelNotEmbedded {
-        kernel: format!("<entry at {entry:p}>"),
-    })?;
+    let Some(found) = find_kernel(entry) else { return Err(not_embedded(entry)) };
     let (image, kernel) = (found.image, found.kernel);
     if !std::ptr::eq(image, module.image()) {
-        return Err(HostError::KernelNotInModule {
-            kernel: kernel.rust_path.to_string(),
-            module: module.name().to_string(),
-            found_in: image.name.to_string(),
-        });
+        return Err(not_in_module(kernel, module, image));
     }
     let config = shape.config();
     let cluster = shape.cluster();
     let cooperative = shape.cooperative();
     if needs_cooperative && !cooperative {
-        return Err(HostError::NotCooperative { kernel: kernel.rust_path.to_string() });
+        return Err(not_cooperative(kernel));
     }
     check_shape(kernel.rust_path, kernel.thread_indices, &config)?;
-    let (function, limits) = module.function_with_limits(found.index, config.shared_mem_bytes)?;
-    let cluster = launch_cluster(kernel.rust_path, module.required_cluster(found.index)?, cluster, &config, cooperative)?;
-    if let Some(cluster) = &cluster {
-        let cc = stream.context().compute_capability()?;
-        check_cluster(kernel.rust_path, cluster, Some(cc))?;
-    }
+    let (function, limits, required) = module.function_with_limits(found.index, config.shared_mem_bytes)?;
+    // Most launches neither ask for clusters nor launch a kernel compiled
+    // for them: one test, the rest out of line.
+    let cluster = match (required, cluster) {
+        (None, None) => None,
+        (required, asked) => checked_cluster(kernel.rust_path, required, asked, &config, cooperative, stream)?,
+    };
     check_limits(kernel.rust_path, &config, limits)?;
     // The entry without the checks the launch condition implies, where it
     // holds.
@@ -164,6 +159,53 @@ fn launch_entry(
     Ok(())
 }
 
+/// The error of a launch whose entry wrapper is in no embedded image.
+#[cold]
+#[inline(never)]
+fn not_embedded(entry: *const c_void) -> HostError {
+    HostError::KernelNotEmbedded { kernel: format!("<entry at {entry:p}>") }
+}
+
+/// The error of a launch of `kernel` (of `image`) with another image's module.
+#[cold]
+#[inline(never)]
+fn not_in_module(kernel: &EmbeddedKernel, module: &KernelModule, image: &EmbeddedModule) -> HostError {
+    HostError::KernelNotInModule {
+        kernel: kernel.rust_path.to_string(),
+        module: module.name().to_string(),
+        found_in: image.name.to_string(),
+    }
+}
+
+/// The error of a plain launch of a kernel that a grid-wide sync needs
+/// launched cooperatively.
+#[cold]
+#[inline(never)]
+fn not_cooperative(kernel: &EmbeddedKernel) -> HostError {
+    HostError::NotCooperative { kernel: kernel.rust_path.to_string() }
+}
+
+/// [`launch_cluster`], then the cluster checks (the shape, and that the
+/// device has clusters): a launch that asks for clusters or launches a
+/// kernel compiled for them.
+#[cold]
+#[inline(never)]
+fn checked_cluster(
+    kernel: &str,
+    required: Option<(u32, u32, u32)>,
+    asked: Option<ClusterLaunchConfig>,
+    config: &LaunchConfig,
+    cooperative: bool,
+    stream: &CudaStream,
+) -> Result<Option<ClusterLaunchConfig>, HostError> {
+    let cluster = launch_cluster(kernel, required, asked, config, cooperative)?;
+    if let Some(cluster) = &cluster {
+        let cc = stream.context().compute_capability()?;
+        check_cluster(kernel, cluster, Some(cc))?;
+    }
+    Ok(cluster)
+}
+
 /// The clusters a launch runs in, given the kernel's compile-time shape
 /// (`#[kernel(cluster_dims(..))]`): a launch without clusters takes it (the
 /// driver would too; passing it lets the checks and the CPU emulator see
@@ -200,6 +242,7 @@ fn unchecked_entry_applies(backend: Backend, clustered: bool) -> bool {
 
 /// Reads `range` of parameter `param` (at most 8 bytes, little-endian) for
 /// the launch condition; None past the parameter's end.
+#[inline]
 fn read_param(params: &[*mut c_void], sizes: &[usize], param: usize, range: std::ops::Range<usize>) -> Option<u64> {
     let (&ptr, &size) = (params.get(param)?, sizes.get(param)?);
     if range.end > size || range.len() > 8 {
@@ -271,7 +314,7 @@ macro_rules! define_launch {
             }
             let host = host.with_param_sizes(Sizes::<$($P),*>::ALL);
             let needs_cooperative = false $(|| args.$i.needs_cooperative_launch())*;
-            launch_entry(module, stream, &config, entry as *const c_void, &mut params, &sizes, &host, needs_cooperative)
+            launch_entry(module, stream, &config, entry as *const c_void, &mut params, &sizes, host, needs_cooperative)
         }
     };
 }

@@ -20,6 +20,10 @@ type LoadedFunction = (CudaFunction, u32);
 /// (`#[kernel(cluster_dims(..))]`, PTX `.reqnctapercluster`); 0 without one.
 const CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER: [i32; 3] = [11, 12, 13];
 
+/// What a launch of a kernel's own entry needs: the function, the limits
+/// the launch must respect, its compile-time cluster shape.
+pub(crate) type LaunchFunction<'m> = (&'m CudaFunction, KernelLimits, Option<(u32, u32, u32)>);
+
 /// A kernel's own entry as launches need it, looked up once.
 struct KernelFunction {
     function: CudaFunction,
@@ -321,30 +325,25 @@ impl KernelModule {
         Ok(slot.get_or_init(|| KernelFunction { function, max_threads, required_cluster }))
     }
 
-    /// The compile-time cluster shape of the image's kernel number `index`
-    /// (`#[kernel(cluster_dims(..))]`), if it has one.
-    #[inline]
-    pub(crate) fn required_cluster(&self, index: usize) -> Result<Option<(u32, u32, u32)>, HostError> {
-        Ok(self.function_and_max_block(index)?.required_cluster)
-    }
-
-    /// The function and the limits a launch of it must respect. The dynamic
-    /// shared memory limit is asked each time (set_max_dynamic_shared_memory
-    /// changes it), and only when the launch asks for any.
+    /// The function, the limits a launch of it must respect, and its
+    /// compile-time cluster shape (`#[kernel(cluster_dims(..))]`), if it has
+    /// one: all looked up once, but for the dynamic shared memory limit,
+    /// which is asked each time (set_max_dynamic_shared_memory changes it),
+    /// and only when the launch asks for any.
     #[inline]
     pub(crate) fn function_with_limits(
         &self,
         index: usize,
         shared_mem_bytes: u32,
-    ) -> Result<(&CudaFunction, KernelLimits), HostError> {
-        let KernelFunction { function: f, max_threads, .. } = self.function_and_max_block(index)?;
+    ) -> Result<LaunchFunction<'_>, HostError> {
+        let KernelFunction { function: f, max_threads, required_cluster } = self.function_and_max_block(index)?;
         let max_threads_per_block = *max_threads;
         let max_dynamic_shared_bytes = if shared_mem_bytes == 0 {
             0
         } else {
             f.attribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)?.max(0) as u32
         };
-        Ok((f, KernelLimits { max_threads_per_block, max_dynamic_shared_bytes }))
+        Ok((f, KernelLimits { max_threads_per_block, max_dynamic_shared_bytes }, *required_cluster))
     }
 
     /// The image's kernel `name` that no `#[kernel]` made (a CUDA C++
@@ -374,28 +373,46 @@ impl KernelModule {
     /// (`CudaFunction::set_max_dynamic_shared_memory` on its entry); the
     /// unchecked entry is given the same limit before it runs with more
     /// than its own.
+    #[inline]
     pub(crate) fn unchecked_function(
         &self,
         index: usize,
         config: &LaunchConfig,
         limits: KernelLimits,
     ) -> Option<&CudaFunction> {
-        let (f, max_threads) = self.unchecked[index]
-            .get_or_init(|| {
-                let entry = self.image.kernels[index].unchecked.as_ref()?;
-                let f = self.module.function(entry.ptx_name).ok()?;
-                let max_threads = f.max_threads_per_block().ok()?;
-                Some((f, max_threads))
-            })
-            .as_ref()?;
+        let (f, max_threads) = match self.unchecked[index].get() {
+            Some(found) => found,
+            None => self.look_up_unchecked(index),
+        }
+        .as_ref()?;
         if config.threads_per_block() > u64::from(*max_threads) {
             return None;
         }
         if config.shared_mem_bytes > 0 {
-            let own = f.attribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES).ok()?.max(0) as u32;
-            if own < config.shared_mem_bytes {
-                f.set_max_dynamic_shared_memory(limits.max_dynamic_shared_bytes).ok()?;
-            }
+            return Self::share_limit(f, config, limits);
+        }
+        Some(f)
+    }
+
+    /// [`unchecked_function`](Self::unchecked_function)'s entry, the first time.
+    #[cold]
+    #[inline(never)]
+    fn look_up_unchecked(&self, index: usize) -> &Option<LoadedFunction> {
+        self.unchecked[index].get_or_init(|| {
+            let entry = self.image.kernels[index].unchecked.as_ref()?;
+            let f = self.module.function(entry.ptx_name).ok()?;
+            let max_threads = f.max_threads_per_block().ok()?;
+            Some((f, max_threads))
+        })
+    }
+
+    /// The unchecked entry `f` for a launch with dynamic shared memory: given
+    /// the kernel's own entry's limit where its own is lower.
+    #[inline(never)]
+    fn share_limit<'f>(f: &'f CudaFunction, config: &LaunchConfig, limits: KernelLimits) -> Option<&'f CudaFunction> {
+        let own = f.attribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES).ok()?.max(0) as u32;
+        if own < config.shared_mem_bytes {
+            f.set_max_dynamic_shared_memory(limits.max_dynamic_shared_bytes).ok()?;
         }
         Some(f)
     }

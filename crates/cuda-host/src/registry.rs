@@ -10,7 +10,7 @@
 //! loaded by another program.
 
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::OnceLock;
 
 use crate::abi::{IMAGE_KIND_CUBIN, IMAGE_KIND_PTX, IMAGE_MAGIC};
@@ -184,8 +184,32 @@ pub(crate) struct FoundKernel {
 /// The module and kernel whose host entry wrapper lives at `entry`: a binary
 /// search in an index of every host address, built on first use (launches
 /// ask this every time; a program may hold hundreds of kernel instances).
+#[inline]
 pub(crate) fn find_kernel(entry: *const c_void) -> Option<FoundKernel> {
-    static BY_ADDRESS: OnceLock<Vec<(usize, FoundKernel)>> = OnceLock::new();
+    let addr = entry as usize;
+    // A launch of an entry launched lately (most launches) reads its slot
+    // and compares one address; the search is out of line.
+    let slot = &RECENT[(addr >> 4) % RECENT.len()];
+    // SAFETY: a slot is null or points into BY_ADDRESS's vector, which is
+    // never changed or dropped once made.
+    match unsafe { slot.load(Ordering::Acquire).as_ref() } {
+        Some(&(a, found)) if a == addr => Some(found),
+        _ => search_kernel(addr, slot),
+    }
+}
+
+/// Every host address of a kernel entry wrapper, sorted, with its kernel.
+static BY_ADDRESS: OnceLock<Vec<(usize, FoundKernel)>> = OnceLock::new();
+
+/// The entries launched lately, by address: each slot null or an entry of
+/// `BY_ADDRESS`, written whole, so it is right or names another entry.
+static RECENT: [AtomicPtr<(usize, FoundKernel)>; 64] = [const { AtomicPtr::new(std::ptr::null_mut()) }; 64];
+
+/// [`find_kernel`] of an entry not in its `slot`: a binary search, which
+/// then fills the slot.
+#[cold]
+#[inline(never)]
+fn search_kernel(addr: usize, slot: &AtomicPtr<(usize, FoundKernel)>) -> Option<FoundKernel> {
     let index = BY_ADDRESS.get_or_init(|| {
         let mut all = Vec::new();
         for image in embedded_modules() {
@@ -196,19 +220,9 @@ pub(crate) fn find_kernel(entry: *const c_void) -> Option<FoundKernel> {
         all.sort_unstable_by_key(|&(a, _)| a);
         all
     });
-    let addr = entry as usize;
-    // The entries launched lately, by address: a launch of one of them
-    // (most launches) skips the search. A slot holds a position in `index`
-    // plus one, written whole, so it is right or names another entry.
-    static RECENT: [AtomicUsize; 64] = [const { AtomicUsize::new(0) }; 64];
-    let slot = &RECENT[(addr >> 4) % RECENT.len()];
-    if let Some(&(a, found)) = slot.load(Ordering::Relaxed).checked_sub(1).and_then(|at| index.get(at)) {
-        if a == addr {
-            return Some(found);
-        }
-    }
     let at = index.binary_search_by_key(&addr, |&(a, _)| a).ok()?;
-    slot.store(at + 1, Ordering::Relaxed);
+    // Only ever read through (find_kernel), never written.
+    slot.store(std::ptr::from_ref(&index[at]).cast_mut(), Ordering::Release);
     Some(index[at].1)
 }
 
