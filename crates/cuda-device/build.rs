@@ -181,15 +181,19 @@ fn render_hooks(stubs: &[Stub]) -> String {
 
 /// `cuda_device::wgmma`'s functions, one per member of the wgmma families:
 /// the `mma!` invocation wgmma.rs includes (name, stub, N, N/2 accumulators,
-/// input type).
+/// input type, B's layout: `k_major` or `mn_major` for the `_trans_b` rows).
 fn render_wgmma(table: &Table, prefix: &str) -> String {
     let mut out = String::from("mma! {\n");
     for row in table.rows("OXIDE_STUB_FAMILY").filter(|r| r.ident(0) == "wgmma_m64n") {
         let suffix = row.ident(4);
-        let ty = suffix.rsplit('_').next().unwrap();
+        let (types, layout) = match suffix.strip_suffix("_trans_b") {
+            Some(types) => (types, "mn_major"),
+            None => (suffix, "k_major"),
+        };
+        let ty = types.rsplit('_').next().unwrap();
         for n in family_members(row) {
             let name = format!("m64n{n}{suffix}");
-            writeln!(out, "    {name} {prefix}wgmma_{name} {n} {} {ty:?};", n / 2).unwrap();
+            writeln!(out, "    {name} {prefix}wgmma_{name} {n} {} {ty:?} {layout};", n / 2).unwrap();
         }
     }
     out.push_str("}\n");

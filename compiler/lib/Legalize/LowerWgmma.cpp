@@ -4,14 +4,16 @@
 // fragment that each thread of the warpgroup holds in registers: N/2 `f32`
 // for `wgmma.mma_async.sync.aligned.m64nNk16.f32.bf16.bf16` (up to 128). Rust
 // passes the fragment as `&mut [f32; N/2]`, so the stub
-// `__oxide_stub_wgmma_m64n<N>k16_f32_<bf16|f16>(acc, desc_a, desc_b, scale_d)`
-// (a member of one of Stubs.def's two wgmma family rows, which give N and
-// the type) gets a pointer. This pass rewrites each call into
+// `__oxide_stub_wgmma_m64n<N>k16_f32_<bf16|f16>[_trans_b](acc, desc_a,
+// desc_b, scale_d)` (a member of one of Stubs.def's wgmma family rows, which
+// give N, the type and whether B is MN-major) gets a pointer. This pass rewrites each call into
 //   * N/2 loads of the fragment,
 //   * one inline asm of the instruction whose N/2 outputs ("=f") are tied to
 //     those loads ("0", "1", …: CUDA's "+f"), with the descriptors ("l") and
 //     `scale_d` ("r", turned into the instruction's predicate),
 //   * N/2 stores of the outputs back.
+// The `_trans_b` members set the instruction's imm-trans-b to 1 (B read
+// MN-major); the others 0 (K-major). A is always K-major (imm-trans-a 0).
 // Nothing but these constant-offset loads and stores touches the pointer, so
 // once O3 inlines the wrapper into the kernel, SROA turns the array into
 // registers and the instruction reads and writes them in place: the PTX has
@@ -42,10 +44,18 @@ namespace {
 struct WgmmaShape {
   unsigned N = 0;      // the B tile's width: 8…256, a multiple of 8
   StringRef InputType; // "bf16" or "f16"
+  bool TransposeB = false; // B is MN-major (imm-trans-b 1)
 };
 
+/// The shape named by a family row's suffix `k16_f32_<type>[_trans_b]`.
+WgmmaShape shapeOf(unsigned N, StringRef Suffix) {
+  bool Transposed = Suffix.consume_back("_trans_b");
+  return {N, Suffix.rsplit('_').second, Transposed};
+}
+
 /// The wgmma stubs by symbol: the members of Stubs.def's `wgmma_m64n`
-/// families (`wgmma_m64n<N>k16_f32_<type>`), their shape read off the row.
+/// families (`wgmma_m64n<N>k16_f32_<type>[_trans_b]`), their shape read off
+/// the row.
 const StringMap<WgmmaShape> &wgmmaStubs() {
   static const StringMap<WgmmaShape> Stubs = [] {
     StringMap<WgmmaShape> Out;
@@ -54,7 +64,7 @@ const StringMap<WgmmaShape> &wgmmaStubs() {
                           MIN_SM)                                                                  \
   if (StringRef(#PREFIX) == "wgmma_m64n")                                                          \
     for (unsigned N = FIRST; N <= LAST; N += STEP)                                                 \
-      Out[stubSymbol(#PREFIX + Twine(N) + #SUFFIX)] = {N, StringRef(#SUFFIX).rsplit('_').second};
+      Out[stubSymbol(#PREFIX + Twine(N) + #SUFFIX)] = shapeOf(N, #SUFFIX);
 #include "oxide/Stubs.def"
 #undef OXIDE_STUB
 #undef OXIDE_STUB_FAMILY
@@ -75,7 +85,8 @@ std::string asmText(const WgmmaShape &S) {
      << S.InputType << " {";
   for (unsigned I = 0; I < R; ++I)
     OS << (I ? ", $" : "$") << I;
-  OS << "}, $" << 2 * R << ", $" << 2 * R + 1 << ", p, 1, 1, 0, 0;\n}";
+  OS << "}, $" << 2 * R << ", $" << 2 * R + 1 << ", p, 1, 1, 0, " << (S.TransposeB ? 1 : 0)
+     << ";\n}";
   return Text;
 }
 
