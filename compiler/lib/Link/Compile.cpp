@@ -638,9 +638,17 @@ Error oxide::assemblePtx(DeviceImage &Image, const LinkerOptions &Opts, Diagnost
     Ptxas = *Found;
   }
   // A split module is assembled part by part, unless its PTX holds device
-  // sources (nvcc's PTX is joined into the whole, not into a part) or keeps
-  // debug info for the JIT (no cubin then).
-  if (!Image.PartPtx.empty() && Image.Units.empty() &&
+  // sources (nvcc's PTX is joined into the whole, not into a part), keeps
+  // debug info for the JIT (no cubin then) or uses setmaxnreg: relocatable
+  // code (`ptxas -c`) ignores setmaxnreg "to maintain compatibility across
+  // compilation units" (ptxas's C7504), so a warp-specialised kernel would
+  // keep the launch's register count in every warpgroup and its consumers
+  // would spill; compiled whole, ptxas honours it.
+  bool SetsRegisterCount = StringRef(Image.Ptx).contains("setmaxnreg.");
+  if (SetsRegisterCount && !Image.PartPtx.empty() && Opts.Verbose)
+    errs() << "oxide-link: the module uses setmaxnreg, which ptxas -c ignores: ptxas compiles it "
+              "whole\n";
+  if (!Image.PartPtx.empty() && Image.Units.empty() && !SetsRegisterCount &&
       !DeviceDebugInfoPass::keepsDebugInfo(Opts.DeviceDebug)) {
     std::map<std::string, uint64_t> Frames;
     if (assembleParts(Image, Opts, Ptxas, Frames)) {
