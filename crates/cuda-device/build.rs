@@ -180,15 +180,21 @@ fn render_hooks(stubs: &[Stub]) -> String {
 }
 
 /// `cuda_device::wgmma`'s functions, one per member of the wgmma families:
-/// the `mma!` invocation wgmma.rs includes (name, stub, N, N/2 accumulators,
-/// input type, B's layout: `k_major` or `mn_major` for the `_trans_b` rows).
+/// the `mma!` (A from shared memory) and `mma_rs!` (A from registers, the
+/// `_rs` rows) invocations wgmma.rs includes (name, stub, N, N/2
+/// accumulators, input type, B's layout: `k_major` or `mn_major` for the
+/// `_trans_b` rows).
 fn render_wgmma(table: &Table, prefix: &str) -> String {
-    let mut out = String::from("mma! {\n");
+    let (mut shared, mut registers) = (String::from("mma! {\n"), String::from("mma_rs! {\n"));
     for row in table.rows("OXIDE_STUB_FAMILY").filter(|r| r.ident(0) == "wgmma_m64n") {
         let suffix = row.ident(4);
         let (types, layout) = match suffix.strip_suffix("_trans_b") {
             Some(types) => (types, "mn_major"),
             None => (suffix, "k_major"),
+        };
+        let (types, out) = match types.strip_suffix("_rs") {
+            Some(types) => (types, &mut registers),
+            None => (types, &mut shared),
         };
         let ty = types.rsplit('_').next().unwrap();
         for n in family_members(row) {
@@ -196,8 +202,9 @@ fn render_wgmma(table: &Table, prefix: &str) -> String {
             writeln!(out, "    {name} {prefix}wgmma_{name} {n} {} {ty:?} {layout};", n / 2).unwrap();
         }
     }
-    out.push_str("}\n");
-    out
+    shared.push_str("}\n");
+    registers.push_str("}\n");
+    shared + &registers
 }
 
 /// `cuda_device::atomic::code`: the numbers the atomic stubs take.
