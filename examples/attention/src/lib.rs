@@ -13,10 +13,12 @@
 //! logarithm of Σ exp(scores/√d). head_dim is 64 or 128, seq a multiple of
 //! 128 ([`check_shape`] refuses a ragged seq rather than masking it).
 //!
-//! The kernel ([`attention_fwd_d64`] and [`attention_fwd_d128`], one body):
-//! a block owns 128 query rows of one (batch, head) and has 288 threads.
-//! Warps 0–7 are two consumer warpgroups of 64 query rows each; warp 8 is
-//! the producer, one lane of which issues TMA copies: Q once, then K and V
+//! The kernels ([`attention_fwd_d64`], [`attention_fwd_d128`] and their
+//! `_smem_` twins, one body):
+//! a block owns 128 query rows of one (batch, head) and has 384 threads.
+//! Warps 0–7 are two consumer warpgroups of 64 query rows each; warps 8–11
+//! are the producer warpgroup, which gives most of its registers to the
+//! consumers (`setmaxnreg`) and of which one lane issues TMA copies: Q once, then K and V
 //! tiles of 128 keys into a ring of `STAGES` shared-memory stages, each
 //! with a "K full", a "V full" and an "empty" mbarrier (K and V have their
 //! own, so Q·Kᵀ starts before V has landed). Every tile is stored with the
@@ -31,12 +33,18 @@
 //!   the 4 lanes of a quad, so its max is two `shfl_xor`s; scores are scaled
 //!   by log2(e)/√d so that `ex2` gives the exponentials; the O accumulators
 //!   and the running sum are rescaled by 2^(old max − new max);
-//! * writes P rounded to bf16 into its own shared-memory tile in the
-//!   128-byte-swizzle layout ([`swizzled_offset`]) so that it is a K-major A
-//!   operand, fences the generic-proxy stores for the async proxy and
-//!   synchronises the warpgroup (named barrier);
-//! * computes O += P·V with the `_trans_b` wgmmas: V's tile is `[keys][d]`,
-//!   rows along the reduction, i.e. an MN-major B;
+//! * rounds P to bf16 and packs it in pairs: the fragment's column blocks
+//!   2k and 2k + 1 are exactly wgmma's register A operand for keys
+//!   16k…16k+15, so P never leaves the registers ([`Variant::RegisterP`],
+//!   the kernels `attention_fwd_d64`/`_d128`). The other variant
+//!   ([`Variant::SharedP`], `attention_fwd_smem_*`) writes P into a
+//!   shared-memory tile in the 128-byte-swizzle layout ([`swizzled_offset`])
+//!   as a K-major A operand, fences the generic-proxy stores for the async
+//!   proxy and synchronises the warpgroup (named barrier): slower, kept as
+//!   a cross-check;
+//! * computes O += P·V with the `_trans_b` wgmmas (`_rs_trans_b` for P in
+//!   registers): V's tile is `[keys][d]`, rows along the reduction, i.e. an
+//!   MN-major B;
 //! * releases the stage once both products are complete.
 //!
 //! The epilogue divides O by the row sums, stores it as bf16 and writes the
@@ -56,7 +64,7 @@ use cuda_core::tensor_map::{TensorDataType, TensorMap, TensorSwizzle};
 use cuda_core::{CudaFunction, CudaStream, DeviceBuffer, LaunchConfig};
 use cuda_device::mbarrier::{self, shared_address, MBarrier};
 use cuda_device::wgmma::{self, descriptor, pack_bf16x2, Swizzle};
-use cuda_device::{dynamic_shared, kernel, ptx_asm, thread, tma, unroll, warp, DisjointSlice};
+use cuda_device::{dynamic_shared, kernel, ptx_asm, thread, tma, unroll, warp, warpgroup, DisjointSlice};
 use cuda_host::{cuda_launch, KernelModule};
 use std::marker::PhantomData;
 
@@ -74,8 +82,16 @@ const GROUP_BYTES: u32 = 8 * ROW_BYTES;
 const STAGES: u32 = 2;
 /// Bytes of one warpgroup's P tile (64 rows × BN keys bf16, BN/64 boxes).
 const P_BYTES: u32 = 64 * BN * 2;
-/// Threads per block: two consumer warpgroups and the producer warp.
-pub const THREADS: u32 = 288;
+/// Threads per block: two consumer warpgroups and the producer warpgroup
+/// (one warp of which issues the copies). A whole producer warpgroup so that
+/// `setmaxnreg` can move its registers to the consumers: ptxas gives each
+/// thread of a 288- or 384-thread block at most 168, too few for the
+/// consumers' S and O fragments at head_dim 128.
+pub const THREADS: u32 = 384;
+/// Registers per thread of the producer warpgroup after `setmaxnreg`.
+const PRODUCER_REGISTERS: u32 = 40;
+/// Registers per thread of the consumer warpgroups: 40 + 2·232 = 3·168.
+const CONSUMER_REGISTERS: u32 = 232;
 
 /// The problem shape.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -193,7 +209,26 @@ fn sync_warpgroup(wg: u32) {
     }
 }
 
-/// O += P·V for one k16 step: the `_trans_b` wgmma of width HD = 2·R.
+/// O += P·V for one k16 step with P in registers (`a`): the `_rs_trans_b`
+/// wgmma of width HD = 2·R.
+///
+/// # Safety
+/// As `wgmma::m64n*k16_f32_bf16_rs_trans_b`; R is 32 or 64.
+#[inline(always)]
+unsafe fn mma_pv_registers<const R: usize>(o: &mut [f32; R], a: [u32; 4], db: u64) {
+    // SAFETY (both casts): R is the array's length, checked by the branch,
+    // so the pointer is to an array of exactly that type.
+    unsafe {
+        if R == 64 {
+            wgmma::m64n128k16_f32_bf16_rs_trans_b(&mut *(o as *mut [f32; R]).cast::<[f32; 64]>(), a, db, true)
+        } else {
+            wgmma::m64n64k16_f32_bf16_rs_trans_b(&mut *(o as *mut [f32; R]).cast::<[f32; 32]>(), a, db, true)
+        }
+    }
+}
+
+/// O += P·V for one k16 step with P in shared memory (`da`): the
+/// `_trans_b` wgmma of width HD = 2·R.
 ///
 /// # Safety
 /// As `wgmma::m64n*k16_f32_bf16_trans_b`; R is 32 or 64.
@@ -211,9 +246,10 @@ unsafe fn mma_pv<const R: usize>(o: &mut [f32; R], da: u64, db: u64) {
 }
 
 /// The kernel's body for head dimension HD (64 or 128; R = HD/2
-/// accumulators per thread). See the module docs.
+/// accumulators per thread), P kept in registers (`P_REGS`) or passed
+/// through shared memory. See the module docs.
 #[inline(always)]
-fn forward<const HD: u32, const R: usize>(
+fn forward<const HD: u32, const R: usize, const P_REGS: bool>(
     map_q: u64,
     map_k: u64,
     map_v: u64,
@@ -262,7 +298,8 @@ fn forward<const HD: u32, const R: usize>(
     let warp_index = warp::shfl_idx(warp::FULL_MASK, tid / 32, 0);
 
     if warp_index >= 8 {
-        if warp::elect_one(warp::FULL_MASK) {
+        warpgroup::decrease_max_registers::<PRODUCER_REGISTERS>();
+        if warp_index == 8 && warp::elect_one(warp::FULL_MASK) {
             tma::prefetch_tensor_map(map_q);
             tma::prefetch_tensor_map(map_k);
             tma::prefetch_tensor_map(map_v);
@@ -303,6 +340,7 @@ fn forward<const HD: u32, const R: usize>(
 
     // Consumer warpgroup `wg`: query rows 64·wg… of the block's tile. This
     // thread holds rows `r` and `r + 8` of the warpgroup's 64 (wgmma docs).
+    warpgroup::increase_max_registers::<CONSUMER_REGISTERS>();
     let wg = warp_index / 4;
     let t = tid % 128;
     let lane = t % 32;
@@ -375,6 +413,9 @@ fn forward<const HD: u32, const R: usize>(
         let (mut sum0, mut sum1) = (0.0f32, 0.0f32);
         let p_base = p_tile(wg);
         let c0 = 2 * (lane % 4);
+        // P as wgmma's register A operand: k step k (keys 16k…16k+15) is
+        // column blocks 2k and 2k + 1 of the fragment, already in A's layout.
+        let mut p_regs = [[0u32; 4]; 8];
         unroll!(full, for i in 0..16u32 {
             let iu = i as usize;
             let p00 = exp2(acc_s[4 * iu] * scale_log2 - n0);
@@ -383,13 +424,19 @@ fn forward<const HD: u32, const R: usize>(
             let p11 = exp2(acc_s[4 * iu + 3] * scale_log2 - n1);
             sum0 += p00 + p01;
             sum1 += p10 + p11;
-            // SAFETY: inside this warpgroup's P tile; each (row, column
-            // pair) belongs to this thread alone, and the last P·V that
-            // read the tile completed (wait_group below, and the wgmma
-            // before this point is warpgroup-collective).
-            unsafe {
-                store_shared(p_base + swizzled_offset(r, 8 * i + c0, 64), pack_bf16x2(p00, p01));
-                store_shared(p_base + swizzled_offset(r + 8, 8 * i + c0, 64), pack_bf16x2(p10, p11));
+            let (top, bottom) = (pack_bf16x2(p00, p01), pack_bf16x2(p10, p11));
+            if P_REGS {
+                p_regs[(i / 2) as usize][2 * (i % 2) as usize] = top;
+                p_regs[(i / 2) as usize][2 * (i % 2) as usize + 1] = bottom;
+            } else {
+                // SAFETY: inside this warpgroup's P tile; each (row, column
+                // pair) belongs to this thread alone, and the last P·V that
+                // read the tile completed (wait_group below, and the wgmma
+                // before this point is warpgroup-collective).
+                unsafe {
+                    store_shared(p_base + swizzled_offset(r, 8 * i + c0, 64), top);
+                    store_shared(p_base + swizzled_offset(r + 8, 8 * i + c0, 64), bottom);
+                }
             }
         });
         l0 = l0 * alpha0 + sum0;
@@ -400,10 +447,12 @@ fn forward<const HD: u32, const R: usize>(
             acc_o[4 * i + 2] *= alpha1;
             acc_o[4 * i + 3] *= alpha1;
         });
-        // P's generic-proxy stores, visible to wgmma (async proxy), from
-        // every warp of the warpgroup.
-        tma::fence_proxy_async_shared();
-        sync_warpgroup(wg);
+        if !P_REGS {
+            // P's generic-proxy stores, visible to wgmma (async proxy),
+            // from every warp of the warpgroup.
+            tma::fence_proxy_async_shared();
+            sync_warpgroup(wg);
+        }
 
         v_full(s).wait(phase);
         wgmma::fence();
@@ -412,11 +461,17 @@ fn forward<const HD: u32, const R: usize>(
             // 64 keys per box. B = V: MN-major (rows = keys), a k step is
             // 16 rows; the leading offset is the distance to the next 64
             // columns of d (the next box).
-            let da = descriptor(p_base + (k / 4) * 64 * ROW_BYTES + 32 * (k % 4), 16, GROUP_BYTES, Swizzle::B128);
             let db = descriptor(v_tile(s) + 16 * k * ROW_BYTES, BN * ROW_BYTES, GROUP_BYTES, Swizzle::B128);
             // SAFETY: warpgroup-wide, same descriptors; P is not rewritten
             // and the stage not released before wait_group.
-            unsafe { mma_pv(&mut acc_o, da, db) };
+            unsafe {
+                if P_REGS {
+                    mma_pv_registers(&mut acc_o, p_regs[k as usize], db);
+                } else {
+                    let da = descriptor(p_base + (k / 4) * 64 * ROW_BYTES + 32 * (k % 4), 16, GROUP_BYTES, Swizzle::B128);
+                    mma_pv(&mut acc_o, da, db);
+                }
+            }
         });
         wgmma::commit_group();
         wgmma::wait_group::<0>();
@@ -460,16 +515,30 @@ fn forward<const HD: u32, const R: usize>(
 /// [`THREADS`] threads, grid (seq/128, batch·heads),
 /// [`shared_bytes`]`(64)` of dynamic shared memory; the maps have boxes of
 /// 64×128 (d × rows) and the 128-byte swizzle.
-#[kernel(launch_bounds(288, 1))]
+#[kernel(launch_bounds(384, 1))]
 pub fn attention_fwd_d64(map_q: u64, map_k: u64, map_v: u64, shape: Shape, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
-    forward::<64, 32>(map_q, map_k, map_v, shape, &mut o, &mut lse);
+    forward::<64, 32, true>(map_q, map_k, map_v, shape, &mut o, &mut lse);
 }
 
 /// Attention forward for head_dim 128; as [`attention_fwd_d64`] with
 /// [`shared_bytes`]`(128)`.
-#[kernel(launch_bounds(288, 1))]
+#[kernel(launch_bounds(384, 1))]
 pub fn attention_fwd_d128(map_q: u64, map_k: u64, map_v: u64, shape: Shape, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
-    forward::<128, 64>(map_q, map_k, map_v, shape, &mut o, &mut lse);
+    forward::<128, 64, true>(map_q, map_k, map_v, shape, &mut o, &mut lse);
+}
+
+/// [`attention_fwd_d64`] with P passed to P·V through shared memory
+/// (128-byte swizzle, [`swizzled_offset`]) instead of registers: the
+/// cross-check of [`Variant::SharedP`].
+#[kernel(launch_bounds(384, 1))]
+pub fn attention_fwd_smem_d64(map_q: u64, map_k: u64, map_v: u64, shape: Shape, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
+    forward::<64, 32, false>(map_q, map_k, map_v, shape, &mut o, &mut lse);
+}
+
+/// [`attention_fwd_d128`] with P through shared memory.
+#[kernel(launch_bounds(384, 1))]
+pub fn attention_fwd_smem_d128(map_q: u64, map_k: u64, map_v: u64, shape: Shape, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
+    forward::<128, 64, false>(map_q, map_k, map_v, shape, &mut o, &mut lse);
 }
 
 // ---------------------------------------------------------------------------
@@ -508,12 +577,29 @@ pub fn check_shape(shape: Shape) -> Result<(), String> {
     Ok(())
 }
 
-/// The kernel function name for `head_dim`.
-pub fn kernel_name(head_dim: u32) -> &'static str {
-    if head_dim == 64 {
-        "attention_fwd_d64"
-    } else {
-        "attention_fwd_d128"
+/// How the kernel hands P (the softmax weights) to the P·V product.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Variant {
+    /// In registers: the S fragment, rounded to bf16 and packed, is
+    /// wgmma's A operand directly (`_rs` wgmma). The default.
+    RegisterP,
+    /// Through shared memory in the 128-byte-swizzle layout, read by a
+    /// descriptor (needs a proxy fence and a warpgroup barrier per tile).
+    SharedP,
+}
+
+impl Variant {
+    /// Both, the default first.
+    pub const ALL: [Variant; 2] = [Variant::RegisterP, Variant::SharedP];
+}
+
+/// The kernel function name for `head_dim` and `variant`.
+pub fn kernel_name(head_dim: u32, variant: Variant) -> &'static str {
+    match (head_dim, variant) {
+        (64, Variant::RegisterP) => "attention_fwd_d64",
+        (_, Variant::RegisterP) => "attention_fwd_d128",
+        (64, Variant::SharedP) => "attention_fwd_smem_d64",
+        (_, Variant::SharedP) => "attention_fwd_smem_d128",
     }
 }
 
@@ -563,16 +649,31 @@ fn upload_map(stream: &CudaStream, tensor: &DeviceBuffer<u16>, shape: Shape) -> 
 /// hold their addresses; each launch reads their current contents.
 pub struct Attention<'a> {
     shape: Shape,
+    variant: Variant,
     maps: [DeviceBuffer<TensorMap>; 3],
     inputs: PhantomData<&'a DeviceBuffer<u16>>,
 }
 
 impl<'a> Attention<'a> {
     /// Prepares the forward pass for `q`, `k`, `v` (bf16 bits,
-    /// `[batch·heads][seq][head_dim]` row-major). Fails on a shape the
-    /// kernels do not support ([`check_shape`]), on buffers shorter than
-    /// the shape says, and on driver errors.
+    /// `[batch·heads][seq][head_dim]` row-major) with the default kernel
+    /// ([`Variant::RegisterP`]). Fails on a shape the kernels do not
+    /// support ([`check_shape`]), on buffers shorter than the shape says,
+    /// and on driver errors.
     pub fn new(
+        module: &KernelModule,
+        stream: &CudaStream,
+        q: &'a DeviceBuffer<u16>,
+        k: &'a DeviceBuffer<u16>,
+        v: &'a DeviceBuffer<u16>,
+        shape: Shape,
+    ) -> Result<Attention<'a>, Error> {
+        Self::with_variant(Variant::RegisterP, module, stream, q, k, v, shape)
+    }
+
+    /// As [`Attention::new`], with the kernel `variant`.
+    pub fn with_variant(
+        variant: Variant,
         module: &KernelModule,
         stream: &CudaStream,
         q: &'a DeviceBuffer<u16>,
@@ -588,13 +689,18 @@ impl<'a> Attention<'a> {
             }
         }
         let maps = [upload_map(stream, q, shape)?, upload_map(stream, k, shape)?, upload_map(stream, v, shape)?];
-        kernel_function(module, kernel_name(shape.head_dim))?.set_max_dynamic_shared_memory(shared_bytes(shape.head_dim))?;
-        Ok(Attention { shape, maps, inputs: PhantomData })
+        kernel_function(module, kernel_name(shape.head_dim, variant))?.set_max_dynamic_shared_memory(shared_bytes(shape.head_dim))?;
+        Ok(Attention { shape, variant, maps, inputs: PhantomData })
     }
 
     /// The shape.
     pub fn shape(&self) -> Shape {
         self.shape
+    }
+
+    /// The kernel variant.
+    pub fn variant(&self) -> Variant {
+        self.variant
     }
 
     /// Launches the forward pass on `stream` (asynchronously): `o`
@@ -615,12 +721,15 @@ impl<'a> Attention<'a> {
         }
         let config = launch_config(shape);
         let (pq, pk, pv) = (self.maps[0].device_ptr(), self.maps[1].device_ptr(), self.maps[2].device_ptr());
-        if shape.head_dim == 64 {
-            cuda_launch! { kernel: attention_fwd_d64, stream: stream, module: module, config: config,
-                args: [pq, pk, pv, shape, slice_mut(*o), slice_mut(*lse)] }?;
-        } else {
-            cuda_launch! { kernel: attention_fwd_d128, stream: stream, module: module, config: config,
-                args: [pq, pk, pv, shape, slice_mut(*o), slice_mut(*lse)] }?;
+        match (shape.head_dim, self.variant) {
+            (64, Variant::RegisterP) => cuda_launch! { kernel: attention_fwd_d64, stream: stream, module: module,
+                config: config, args: [pq, pk, pv, shape, slice_mut(*o), slice_mut(*lse)] }?,
+            (_, Variant::RegisterP) => cuda_launch! { kernel: attention_fwd_d128, stream: stream, module: module,
+                config: config, args: [pq, pk, pv, shape, slice_mut(*o), slice_mut(*lse)] }?,
+            (64, Variant::SharedP) => cuda_launch! { kernel: attention_fwd_smem_d64, stream: stream, module: module,
+                config: config, args: [pq, pk, pv, shape, slice_mut(*o), slice_mut(*lse)] }?,
+            (_, Variant::SharedP) => cuda_launch! { kernel: attention_fwd_smem_d128, stream: stream, module: module,
+                config: config, args: [pq, pk, pv, shape, slice_mut(*o), slice_mut(*lse)] }?,
         }
         Ok(())
     }
@@ -694,7 +803,7 @@ mod tests {
         let shape = Shape { batch_heads: 3, seq: 1024, head_dim: 128, causal: false };
         let c = launch_config(shape);
         assert_eq!(c.grid_dim, (8, 3, 1));
-        assert_eq!(c.block_dim, (288, 1, 1));
+        assert_eq!(c.block_dim, (384, 1, 1));
         // Fits the H200's 227 KiB opt-in limit.
         assert!(shared_bytes(128) <= 227 * 1024 && shared_bytes(64) <= 227 * 1024);
         let (dims, strides, boxes) = map_geometry(shape);

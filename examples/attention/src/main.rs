@@ -2,7 +2,8 @@
 //! (bf16, f32 accumulation, Hopper sm_90a; `src/lib.rs` describes the
 //! kernel) checked against an f32 CPU reference, and timed.
 //!
-//! `attention` (no arguments) runs the check cases: head_dim 64 and 128,
+//! `attention` (no arguments) runs the check cases, each with both kernel
+//! variants (P in registers, P through shared memory): head_dim 64 and 128,
 //! causal and not, seq 128, 256 and 1024, batch·heads 1 and 3, every output
 //! row against `attention::reference_row` (f32 on the CPU from the same bf16
 //! inputs). The bound, per element: |o − ref| ≤ 2⁻⁷·max|V| + 2⁻⁷·|ref|:
@@ -21,7 +22,7 @@
 //!
 //! The exit status is non-zero when any check fails.
 
-use attention::{check_shape, kernel_function, kernel_name, reference_row, Attention, Shape};
+use attention::{check_shape, kernel_function, kernel_name, reference_row, Attention, Shape, Variant};
 use cuda_core::{CudaContext, DeviceBuffer};
 use cuda_host::{load_kernel_module, KernelModule};
 use std::process::ExitCode;
@@ -146,18 +147,29 @@ fn time_ms(ctx: &Arc<CudaContext>, reps: usize, mut launch: impl FnMut() -> Resu
     Ok(times[times.len() / 2])
 }
 
-/// Runs `shape` once; checks `rows` (all when None); with `reps`, times it.
+/// Runs `shape` once with each kernel variant; checks every row, or 64
+/// sampled ones; with `reps`, times it.
 fn run_case(ctx: &Arc<CudaContext>, module: &KernelModule, shape: Shape, sampled: bool, reps: usize) -> Result<bool, BoxError> {
+    let p = Problem::new(ctx, shape)?;
+    let mut ok = true;
+    for variant in Variant::ALL {
+        ok &= run_variant(ctx, module, &p, variant, sampled, reps)?;
+    }
+    Ok(ok)
+}
+
+fn run_variant(ctx: &Arc<CudaContext>, module: &KernelModule, p: &Problem, variant: Variant, sampled: bool, reps: usize) -> Result<bool, BoxError> {
     let stream = ctx.default_stream();
+    let shape = p.shape;
     let label = format!(
-        "hd {} {} seq {} bh {}",
+        "{} hd {} {} seq {} bh {}",
+        kernel_name(shape.head_dim, variant),
         shape.head_dim,
         if shape.causal { "causal" } else { "full" },
         shape.seq,
         shape.batch_heads
     );
-    let p = Problem::new(ctx, shape)?;
-    let attn = Attention::new(module, &stream, &p.q, &p.k, &p.v, shape)?;
+    let attn = Attention::with_variant(variant, module, &stream, &p.q, &p.k, &p.v, shape)?;
     // Filled with NaN bits so that an entry never written fails.
     let mut o = DeviceBuffer::<u32>::zeroed(&stream, shape.elements() / 2)?;
     let mut lse = DeviceBuffer::<f32>::zeroed(&stream, shape.rows())?;
@@ -181,7 +193,8 @@ fn run_case(ctx: &Arc<CudaContext>, module: &KernelModule, shape: Shape, sampled
         let ms = time_ms(ctx, reps, || attn.launch(module, &stream, &mut o, &mut lse))?;
         println!("  {label}: {ms:.3} ms, {:.1} TFLOP/s", shape.flops() / ms / 1e9);
         println!(
-            "attention_fwd hd={} causal={} seq={} batch={} heads={} tflops={:.1}",
+            "attention_fwd {:?} hd={} causal={} seq={} batch={} heads={} tflops={:.1}",
+            variant,
             shape.head_dim,
             shape.causal as u8,
             shape.seq,
@@ -217,9 +230,10 @@ fn main() -> ExitCode {
         }
     };
     for hd in [64, 128] {
-        if let Ok(f) = kernel_function(&module, kernel_name(hd)) {
-            if let Ok(a) = f.attributes() {
-                println!("{}: {} registers, {} bytes local memory per thread", kernel_name(hd), a.num_regs, a.local_bytes_per_thread);
+        for variant in Variant::ALL {
+            let name = kernel_name(hd, variant);
+            if let Ok(a) = kernel_function(&module, name).and_then(|f| Ok(f.attributes()?)) {
+                println!("{name}: {} registers, {} bytes local memory per thread", a.num_regs, a.local_bytes_per_thread);
             }
         }
     }
