@@ -20,8 +20,9 @@
 //! are the producer warpgroup, which gives most of its registers to the
 //! consumers (`setmaxnreg`) and of which one lane issues TMA copies: Q once, then K and V
 //! tiles of 128 keys into a ring of `STAGES` shared-memory stages, each
-//! with a "K full", a "V full" and an "empty" mbarrier (K and V have their
-//! own, so Q·Kᵀ starts before V has landed). Every tile is stored with the
+//! with "full" and "empty" mbarriers for K and for V apart: Q·Kᵀ starts
+//! before V has landed, and a K stage is refilled as soon as its Q·Kᵀ is
+//! done, so the K tiles run ahead of the V tiles. Every tile is stored with the
 //! 128-byte swizzle, in boxes 64 elements (128 bytes) wide: head_dim 128 is
 //! two boxes side by side. Per KV tile a consumer warpgroup
 //! * computes S = Q·Kᵀ (64×128, f32) with `m64n128k16` wgmmas, both
@@ -45,7 +46,16 @@
 //! * computes O += P·V with the `_trans_b` wgmmas (`_rs_trans_b` for P in
 //!   registers): V's tile is `[keys][d]`, rows along the reduction, i.e. an
 //!   MN-major B;
-//! * releases the stage once both products are complete.
+//! * releases each stage once its product is complete.
+//!
+//! With P in registers the consumer loop is software-pipelined
+//! (FlashAttention-3's intra-warpgroup overlap): step j issues Q·K_jᵀ and
+//! then P_{j-1}·V_{j-1}, waits for the first only, and runs the softmax of
+//! S_j while the tensor cores do the second; O is rescaled when that is
+//! done. P alternates between two register sets (the loop is unrolled by
+//! two), as ptxas serialises every wgmma when registers an in-flight wgmma
+//! reads are rewritten. The two consumer warpgroups also overlap each
+//! other's softmax and matmuls.
 //!
 //! The epilogue divides O by the row sums, stores it as bf16 and writes the
 //! log-sum-exp.
@@ -245,6 +255,157 @@ unsafe fn mma_pv<const R: usize>(o: &mut [f32; R], da: u64, db: u64) {
     }
 }
 
+/// The online-softmax state of a thread's two rows (r and r + 8): running
+/// maxima in the log2 domain (scores × log2(e)/√d) and this thread's share
+/// of the running sums.
+#[derive(Clone, Copy)]
+struct Softmax {
+    m0: f32,
+    m1: f32,
+    l0: f32,
+    l1: f32,
+}
+
+/// Issues and commits S = Q·Kᵀ for one KV tile (not waited for): `q` is
+/// the warpgroup's 64 query rows, `k` the K tile, both in 128-byte-swizzled
+/// boxes of 64 columns; head_dim HD is HD/16 k steps, four per box.
+///
+/// # Safety
+/// Warpgroup-wide with the same addresses; the tiles are not rewritten and
+/// `acc_s` not touched until a `wait_group` says the group is done.
+#[inline(always)]
+unsafe fn issue_qk<const HD: u32>(acc_s: &mut [f32; 64], q: u32, k: u32) {
+    wgmma::fence();
+    unroll!(full, for kk in 0..HD / 16 {
+        let da = descriptor(q + (kk / 4) * BM * ROW_BYTES + 32 * (kk % 4), 16, GROUP_BYTES, Swizzle::B128);
+        let db = descriptor(k + (kk / 4) * BN * ROW_BYTES + 32 * (kk % 4), 16, GROUP_BYTES, Swizzle::B128);
+        // SAFETY: the caller's contract; the first step ignores the old S.
+        unsafe { wgmma::m64n128k16_f32_bf16(acc_s, da, db, kk > 0) };
+    });
+    wgmma::commit_group();
+}
+
+/// The B descriptor of P·V's k step `k` (keys 16k…16k+15): V's tile is
+/// MN-major (rows = keys), so a k step is 16 rows further; the leading
+/// offset is the distance to the next 64 columns of d (the next box).
+#[inline(always)]
+fn v_descriptor(v: u32, k: u32) -> u64 {
+    descriptor(v + 16 * k * ROW_BYTES, BN * ROW_BYTES, GROUP_BYTES, Swizzle::B128)
+}
+
+/// Issues and commits O += P·V with P in registers (`p[k]`: the A operand
+/// of k step k).
+///
+/// # Safety
+/// As [`issue_qk`], for `acc_o`, `p` and the V tile.
+#[inline(always)]
+unsafe fn issue_pv_registers<const R: usize>(acc_o: &mut [f32; R], p: &[[u32; 4]; 8], v: u32) {
+    wgmma::fence();
+    unroll!(full, for k in 0..BN / 16 {
+        // SAFETY: the caller's contract.
+        unsafe { mma_pv_registers(acc_o, p[k as usize], v_descriptor(v, k)) };
+    });
+    wgmma::commit_group();
+}
+
+/// Issues and commits O += P·V with P in shared memory at `p` (64 rows,
+/// 128-byte-swizzled boxes of 64 keys: K-major, a k step is 32 bytes along
+/// a row).
+///
+/// # Safety
+/// As [`issue_qk`], for `acc_o`, the P tile and the V tile.
+#[inline(always)]
+unsafe fn issue_pv_shared<const R: usize>(acc_o: &mut [f32; R], p: u32, v: u32) {
+    wgmma::fence();
+    unroll!(full, for k in 0..BN / 16 {
+        let da = descriptor(p + (k / 4) * 64 * ROW_BYTES + 32 * (k % 4), 16, GROUP_BYTES, Swizzle::B128);
+        // SAFETY: the caller's contract.
+        unsafe { mma_pv(acc_o, da, v_descriptor(v, k)) };
+    });
+    wgmma::commit_group();
+}
+
+/// The causal mask of the diagonal tile: key (column) c is visible to query
+/// row q of the tile iff c <= q; the thread's rows are `row` and `row + 8`.
+#[inline(always)]
+fn mask_diagonal(acc_s: &mut [f32; 64], row: u32, lane: u32) {
+    let c0 = 2 * (lane % 4);
+    unroll!(full, for i in 0..16u32 {
+        let c = 8 * i + c0;
+        let i = i as usize;
+        if c > row {
+            acc_s[4 * i] = f32::NEG_INFINITY;
+        }
+        if c + 1 > row {
+            acc_s[4 * i + 1] = f32::NEG_INFINITY;
+        }
+        if c > row + 8 {
+            acc_s[4 * i + 2] = f32::NEG_INFINITY;
+        }
+        if c + 1 > row + 8 {
+            acc_s[4 * i + 3] = f32::NEG_INFINITY;
+        }
+    });
+}
+
+/// One step of the online softmax on a copy of a 64×128 S fragment (a
+/// copy: masking it in place would write the registers of the next Q·Kᵀ
+/// while a P·V is in flight, and ptxas then serialises every wgmma, C7513),
+/// masked when `diagonal` (the thread's rows are `row` and `row + 8`): new row maxima
+/// (over the quad that holds a row), the factors 2^(old − new max) that
+/// rescale O and the sums (returned), and P = 2^(S·scale − max) rounded to
+/// bf16 and packed in wgmma's register-A layout: k step k (keys
+/// 16k…16k+15) is column blocks 2k and 2k + 1 of the fragment.
+#[inline(always)]
+fn softmax(mut acc_s: [f32; 64], diagonal: bool, row: u32, lane: u32, st: &mut Softmax, scale_log2: f32) -> (f32, f32, [[u32; 4]; 8]) {
+    if diagonal {
+        mask_diagonal(&mut acc_s, row, lane);
+    }
+    let (mut x0, mut x1) = (f32::NEG_INFINITY, f32::NEG_INFINITY);
+    unroll!(full, for i in 0..16usize {
+        x0 = x0.max(acc_s[4 * i]).max(acc_s[4 * i + 1]);
+        x1 = x1.max(acc_s[4 * i + 2]).max(acc_s[4 * i + 3]);
+    });
+    x0 = x0.max(warp::shfl_xor(warp::FULL_MASK, x0, 1));
+    x0 = x0.max(warp::shfl_xor(warp::FULL_MASK, x0, 2));
+    x1 = x1.max(warp::shfl_xor(warp::FULL_MASK, x1, 1));
+    x1 = x1.max(warp::shfl_xor(warp::FULL_MASK, x1, 2));
+    // Every row has an unmasked key in the first tile it reads (key 0), so
+    // the new maxima are finite; the first step's factors are 2^-inf = 0.
+    let n0 = st.m0.max(x0 * scale_log2);
+    let n1 = st.m1.max(x1 * scale_log2);
+    let alpha0 = exp2(st.m0 - n0);
+    let alpha1 = exp2(st.m1 - n1);
+    st.m0 = n0;
+    st.m1 = n1;
+    let (mut sum0, mut sum1) = (0.0f32, 0.0f32);
+    let mut p = [[0u32; 4]; 8];
+    unroll!(full, for i in 0..16usize {
+        let p00 = exp2(acc_s[4 * i] * scale_log2 - n0);
+        let p01 = exp2(acc_s[4 * i + 1] * scale_log2 - n0);
+        let p10 = exp2(acc_s[4 * i + 2] * scale_log2 - n1);
+        let p11 = exp2(acc_s[4 * i + 3] * scale_log2 - n1);
+        sum0 += p00 + p01;
+        sum1 += p10 + p11;
+        p[i / 2][2 * (i % 2)] = pack_bf16x2(p00, p01);
+        p[i / 2][2 * (i % 2) + 1] = pack_bf16x2(p10, p11);
+    });
+    st.l0 = st.l0 * alpha0 + sum0;
+    st.l1 = st.l1 * alpha1 + sum1;
+    (alpha0, alpha1, p)
+}
+
+/// O's rows r and r + 8 times `alpha0` and `alpha1`.
+#[inline(always)]
+fn rescale<const R: usize>(acc_o: &mut [f32; R], alpha0: f32, alpha1: f32) {
+    unroll!(full, for i in 0..R / 4 {
+        acc_o[4 * i] *= alpha0;
+        acc_o[4 * i + 1] *= alpha0;
+        acc_o[4 * i + 2] *= alpha1;
+        acc_o[4 * i + 3] *= alpha1;
+    });
+}
+
 /// The kernel's body for head dimension HD (64 or 128; R = HD/2
 /// accumulators per thread), P kept in registers (`P_REGS`) or passed
 /// through shared memory. See the module docs.
@@ -271,7 +432,8 @@ fn forward<const HD: u32, const R: usize, const P_REGS: bool>(
     let q_full = unsafe { MBarrier::from_address(bars) };
     let k_full = |s: u32| unsafe { MBarrier::from_address(bars + 8 * (1 + s)) };
     let v_full = |s: u32| unsafe { MBarrier::from_address(bars + 8 * (1 + STAGES + s)) };
-    let empty = |s: u32| unsafe { MBarrier::from_address(bars + 8 * (1 + 2 * STAGES + s)) };
+    let k_empty = |s: u32| unsafe { MBarrier::from_address(bars + 8 * (1 + 2 * STAGES + s)) };
+    let v_empty = |s: u32| unsafe { MBarrier::from_address(bars + 8 * (1 + 3 * STAGES + s)) };
     let tid = thread::threadIdx_x();
     if tid == 0 {
         // SAFETY: one thread initialises; fence + barrier publish it.
@@ -280,7 +442,8 @@ fn forward<const HD: u32, const R: usize, const P_REGS: bool>(
             for s in 0..STAGES {
                 k_full(s).init(1);
                 v_full(s).init(1);
-                empty(s).init(256);
+                k_empty(s).init(256);
+                v_empty(s).init(256);
             }
         }
         mbarrier::fence_init();
@@ -296,6 +459,8 @@ fn forward<const HD: u32, const R: usize, const P_REGS: bool>(
     // BM == BN: the diagonal tile of query tile qt is KV tile qt.
     let kv_tiles = if shape.causal { qt + 1 } else { shape.seq / BN };
     let warp_index = warp::shfl_idx(warp::FULL_MASK, tid / 32, 0);
+    // The parity of the `j / STAGES`-th completion of a stage's barriers.
+    let phase = |j: u32| (j / STAGES) & 1;
 
     if warp_index >= 8 {
         warpgroup::decrease_max_registers::<PRODUCER_REGISTERS>();
@@ -309,28 +474,29 @@ fn forward<const HD: u32, const R: usize, const P_REGS: bool>(
                 // written once; `q_full` expects every box's bytes.
                 unsafe { tma::load_2d(q_tile + c * BM * ROW_BYTES, map_q, q_full, (c * BOX) as i32, q_row0 as i32) };
             }
+            // K and V stages are released separately (K once Q·Kᵀ is done,
+            // V once P·V is), so K tiles run ahead of the V tiles.
             let mut j = 0;
             while j < kv_tiles {
                 let s = j % STAGES;
-                if j >= STAGES {
-                    empty(s).wait((j / STAGES - 1) & 1);
-                }
                 let row = (kv_row0 + j * BN) as i32;
+                if j >= STAGES {
+                    k_empty(s).wait(phase(j - STAGES));
+                }
                 k_full(s).arrive_expect_tx(kv_bytes);
+                for c in 0..boxes {
+                    // SAFETY: valid map; the stage is free (its empty
+                    // barrier completed, or it was never used) and
+                    // 1024-aligned; the full barrier expects the bytes.
+                    unsafe { tma::load_2d(k_tile(s) + c * BN * ROW_BYTES, map_k, k_full(s), (c * BOX) as i32, row) };
+                }
+                if j >= STAGES {
+                    v_empty(s).wait(phase(j - STAGES));
+                }
                 v_full(s).arrive_expect_tx(kv_bytes);
                 for c in 0..boxes {
-                    // SAFETY: valid maps; the stage is free (its empty
-                    // barrier completed, or it was never used) and
-                    // 1024-aligned; the full barriers expect the bytes.
-                    unsafe {
-                        tma::load_2d(k_tile(s) + c * BN * ROW_BYTES, map_k, k_full(s), (c * BOX) as i32, row);
-                    }
-                }
-                for c in 0..boxes {
                     // SAFETY: as above.
-                    unsafe {
-                        tma::load_2d(v_tile(s) + c * BN * ROW_BYTES, map_v, v_full(s), (c * BOX) as i32, row);
-                    }
+                    unsafe { tma::load_2d(v_tile(s) + c * BN * ROW_BYTES, map_v, v_full(s), (c * BOX) as i32, row) };
                 }
                 j += 1;
             }
@@ -346,138 +512,112 @@ fn forward<const HD: u32, const R: usize, const P_REGS: bool>(
     let lane = t % 32;
     let r = 16 * (t / 32) + lane / 4;
     let row_in_tile = 64 * wg + r;
+    let q_rows = q_tile + wg * 64 * ROW_BYTES;
     let scale_log2 = if HD == 64 { 0.125 * core::f32::consts::LOG2_E } else { 0.088_388_35 * core::f32::consts::LOG2_E };
     let mut acc_o = wgmma::zeroed::<R>();
-    // Running max (log2 domain, scaled) and this thread's share of the
-    // running sum, for rows r and r + 8.
-    let (mut m0, mut m1) = (f32::NEG_INFINITY, f32::NEG_INFINITY);
-    let (mut l0, mut l1) = (0.0f32, 0.0f32);
+    let mut acc_s = wgmma::zeroed::<64>();
+    let mut st = Softmax { m0: f32::NEG_INFINITY, m1: f32::NEG_INFINITY, l0: 0.0, l1: 0.0 };
+    let diagonal = |j: u32| shape.causal && j == qt;
     q_full.wait(0);
-    let mut j = 0;
-    while j < kv_tiles {
-        let s = j % STAGES;
-        let phase = (j / STAGES) & 1;
-        k_full(s).wait(phase);
-        let mut acc_s = wgmma::zeroed::<64>();
-        wgmma::fence();
-        unroll!(full, for k in 0..HD / 16 {
-            let off = (k / 4) * BM * ROW_BYTES + 32 * (k % 4);
-            let da = descriptor(q_tile + wg * 64 * ROW_BYTES + off, 16, GROUP_BYTES, Swizzle::B128);
-            let db = descriptor(k_tile(s) + (k / 4) * BN * ROW_BYTES + 32 * (k % 4), 16, GROUP_BYTES, Swizzle::B128);
-            // SAFETY: the whole warpgroup runs this with the same
-            // descriptors; the stage is not refilled before both
-            // warpgroups release it below.
-            unsafe { wgmma::m64n128k16_f32_bf16(&mut acc_s, da, db, k > 0) };
-        });
-        wgmma::commit_group();
+    if P_REGS {
+        // Software-pipelined (FlashAttention-3's intra-warpgroup overlap):
+        // in step j the tensor cores run Q·K_jᵀ and then P_{j-1}·V_{j-1}
+        // while the warpgroup waits only for the first, and the softmax of
+        // S_j runs during the second. O is rescaled once P_{j-1}·V_{j-1}
+        // is done, before P_j·V_j is issued.
+        k_full(0).wait(0);
+        // SAFETY (every issue_* below): the whole warpgroup runs them with
+        // the same addresses; their operands are not rewritten and their
+        // stages not released before the wait_group that follows.
+        unsafe { issue_qk::<HD>(&mut acc_s, q_rows, k_tile(0)) };
         wgmma::wait_group::<0>();
-
-        if shape.causal && j == qt {
-            // The diagonal tile: key (column) c is visible to row q iff c <= q.
-            let c0 = 2 * (lane % 4);
-            unroll!(full, for jj in 0..16 {
-                let c = 8 * jj + c0;
-                if c > row_in_tile {
-                    acc_s[4 * jj as usize] = f32::NEG_INFINITY;
-                }
-                if c + 1 > row_in_tile {
-                    acc_s[4 * jj as usize + 1] = f32::NEG_INFINITY;
-                }
-                if c > row_in_tile + 8 {
-                    acc_s[4 * jj as usize + 2] = f32::NEG_INFINITY;
-                }
-                if c + 1 > row_in_tile + 8 {
-                    acc_s[4 * jj as usize + 3] = f32::NEG_INFINITY;
-                }
-            });
+        k_empty(0).arrive();
+        let (_, _, first) = softmax(acc_s, diagonal(0), row_in_tile, lane, &mut st, scale_log2);
+        // Step j: Q·K_jᵀ, then P_{j-1}·V_{j-1} with `$p`; returns P_j.
+        macro_rules! step {
+            ($j:expr, $p:expr) => {{
+                let j = $j;
+                let (s, sp) = (j % STAGES, (j - 1) % STAGES);
+                k_full(s).wait(phase(j));
+                unsafe { issue_qk::<HD>(&mut acc_s, q_rows, k_tile(s)) };
+                v_full(sp).wait(phase(j - 1));
+                unsafe { issue_pv_registers(&mut acc_o, &$p, v_tile(sp)) };
+                // S_j is done (groups complete in order); P·V still runs.
+                wgmma::wait_group::<1>();
+                k_empty(s).arrive();
+                let (alpha0, alpha1, next) = softmax(acc_s, diagonal(j), row_in_tile, lane, &mut st, scale_log2);
+                wgmma::wait_group::<0>();
+                v_empty(sp).arrive();
+                rescale(&mut acc_o, alpha0, alpha1);
+                next
+            }};
         }
-
-        // Online softmax. Row maxima over the quad.
-        let (mut x0, mut x1) = (f32::NEG_INFINITY, f32::NEG_INFINITY);
-        unroll!(full, for i in 0..16usize {
-            x0 = x0.max(acc_s[4 * i]).max(acc_s[4 * i + 1]);
-            x1 = x1.max(acc_s[4 * i + 2]).max(acc_s[4 * i + 3]);
-        });
-        x0 = x0.max(warp::shfl_xor(warp::FULL_MASK, x0, 1));
-        x0 = x0.max(warp::shfl_xor(warp::FULL_MASK, x0, 2));
-        x1 = x1.max(warp::shfl_xor(warp::FULL_MASK, x1, 1));
-        x1 = x1.max(warp::shfl_xor(warp::FULL_MASK, x1, 2));
-        // Every row has an unmasked key in the first tile it reads (key 0),
-        // so the new maxima are finite.
-        let n0 = m0.max(x0 * scale_log2);
-        let n1 = m1.max(x1 * scale_log2);
-        let alpha0 = exp2(m0 - n0);
-        let alpha1 = exp2(m1 - n1);
-        m0 = n0;
-        m1 = n1;
-        let (mut sum0, mut sum1) = (0.0f32, 0.0f32);
+        // The last tile's P·V.
+        macro_rules! last {
+            ($p:expr) => {{
+                let sp = (kv_tiles - 1) % STAGES;
+                v_full(sp).wait(phase(kv_tiles - 1));
+                unsafe { issue_pv_registers(&mut acc_o, &$p, v_tile(sp)) };
+                wgmma::wait_group::<0>();
+                v_empty(sp).arrive();
+            }};
+        }
+        // Two P buffers taking turns: the softmax must not write the
+        // registers a P·V in flight reads (ptxas would serialise every
+        // wgmma, C7513), which one loop-carried P would (its next value is
+        // computed while the last one is being multiplied).
+        let mut pa = first;
+        let mut j = 1;
+        loop {
+            if j >= kv_tiles {
+                last!(pa);
+                break;
+            }
+            let pb = step!(j, pa);
+            j += 1;
+            if j >= kv_tiles {
+                last!(pb);
+                break;
+            }
+            pa = step!(j, pb);
+            j += 1;
+        }
+    } else {
         let p_base = p_tile(wg);
         let c0 = 2 * (lane % 4);
-        // P as wgmma's register A operand: k step k (keys 16k…16k+15) is
-        // column blocks 2k and 2k + 1 of the fragment, already in A's layout.
-        let mut p_regs = [[0u32; 4]; 8];
-        unroll!(full, for i in 0..16u32 {
-            let iu = i as usize;
-            let p00 = exp2(acc_s[4 * iu] * scale_log2 - n0);
-            let p01 = exp2(acc_s[4 * iu + 1] * scale_log2 - n0);
-            let p10 = exp2(acc_s[4 * iu + 2] * scale_log2 - n1);
-            let p11 = exp2(acc_s[4 * iu + 3] * scale_log2 - n1);
-            sum0 += p00 + p01;
-            sum1 += p10 + p11;
-            let (top, bottom) = (pack_bf16x2(p00, p01), pack_bf16x2(p10, p11));
-            if P_REGS {
-                p_regs[(i / 2) as usize][2 * (i % 2) as usize] = top;
-                p_regs[(i / 2) as usize][2 * (i % 2) as usize + 1] = bottom;
-            } else {
+        let mut j = 0;
+        while j < kv_tiles {
+            let s = j % STAGES;
+            k_full(s).wait(phase(j));
+            // SAFETY: as above.
+            unsafe { issue_qk::<HD>(&mut acc_s, q_rows, k_tile(s)) };
+            wgmma::wait_group::<0>();
+            k_empty(s).arrive();
+            let (alpha0, alpha1, p) = softmax(acc_s, diagonal(j), row_in_tile, lane, &mut st, scale_log2);
+            unroll!(full, for i in 0..16u32 {
                 // SAFETY: inside this warpgroup's P tile; each (row, column
                 // pair) belongs to this thread alone, and the last P·V that
-                // read the tile completed (wait_group below, and the wgmma
+                // read the tile completed (wait_group below, and the Q·Kᵀ
                 // before this point is warpgroup-collective).
                 unsafe {
-                    store_shared(p_base + swizzled_offset(r, 8 * i + c0, 64), top);
-                    store_shared(p_base + swizzled_offset(r + 8, 8 * i + c0, 64), bottom);
+                    store_shared(p_base + swizzled_offset(r, 8 * i + c0, 64), p[(i / 2) as usize][2 * (i % 2) as usize]);
+                    store_shared(p_base + swizzled_offset(r + 8, 8 * i + c0, 64), p[(i / 2) as usize][2 * (i % 2) as usize + 1]);
                 }
-            }
-        });
-        l0 = l0 * alpha0 + sum0;
-        l1 = l1 * alpha1 + sum1;
-        unroll!(full, for i in 0..R / 4 {
-            acc_o[4 * i] *= alpha0;
-            acc_o[4 * i + 1] *= alpha0;
-            acc_o[4 * i + 2] *= alpha1;
-            acc_o[4 * i + 3] *= alpha1;
-        });
-        if !P_REGS {
+            });
+            rescale(&mut acc_o, alpha0, alpha1);
             // P's generic-proxy stores, visible to wgmma (async proxy),
             // from every warp of the warpgroup.
             tma::fence_proxy_async_shared();
             sync_warpgroup(wg);
+            v_full(s).wait(phase(j));
+            // SAFETY: as above.
+            unsafe { issue_pv_shared(&mut acc_o, p_base, v_tile(s)) };
+            wgmma::wait_group::<0>();
+            v_empty(s).arrive();
+            j += 1;
         }
-
-        v_full(s).wait(phase);
-        wgmma::fence();
-        unroll!(full, for k in 0..BN / 16 {
-            // A = P: K-major, k step = 32 bytes along a 128-byte row,
-            // 64 keys per box. B = V: MN-major (rows = keys), a k step is
-            // 16 rows; the leading offset is the distance to the next 64
-            // columns of d (the next box).
-            let db = descriptor(v_tile(s) + 16 * k * ROW_BYTES, BN * ROW_BYTES, GROUP_BYTES, Swizzle::B128);
-            // SAFETY: warpgroup-wide, same descriptors; P is not rewritten
-            // and the stage not released before wait_group.
-            unsafe {
-                if P_REGS {
-                    mma_pv_registers(&mut acc_o, p_regs[k as usize], db);
-                } else {
-                    let da = descriptor(p_base + (k / 4) * 64 * ROW_BYTES + 32 * (k % 4), 16, GROUP_BYTES, Swizzle::B128);
-                    mma_pv(&mut acc_o, da, db);
-                }
-            }
-        });
-        wgmma::commit_group();
-        wgmma::wait_group::<0>();
-        empty(s).arrive();
-        j += 1;
     }
+    let Softmax { m0, m1, mut l0, mut l1 } = st;
 
     // Epilogue: the row sums over the quad, O / l, log-sum-exp.
     l0 += warp::shfl_xor(warp::FULL_MASK, l0, 1);
@@ -551,7 +691,7 @@ pub type Error = Box<dyn std::error::Error>;
 /// K and V tiles, two P tiles, the barriers, 1024 bytes of alignment slack.
 pub const fn shared_bytes(head_dim: u32) -> u32 {
     let boxes = head_dim / BOX;
-    boxes * BM * ROW_BYTES + STAGES * 2 * boxes * BN * ROW_BYTES + 2 * P_BYTES + 8 * (1 + 3 * STAGES) + 1024
+    boxes * BM * ROW_BYTES + STAGES * 2 * boxes * BN * ROW_BYTES + 2 * P_BYTES + 8 * (1 + 4 * STAGES) + 1024
 }
 
 /// Whether the kernels support `shape`: head_dim 64 or 128, seq a non-zero
