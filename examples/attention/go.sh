@@ -13,7 +13,7 @@ chmod +x ./attention
 status=0
 for args in "$@"; do
   echo "### ./attention $args"
-  timeout ${ATTN_TIMEOUT:-120} ./attention $args; rc=$?; echo "exit $rc"
+  timeout ${ATTN_TIMEOUT:-300} ./attention $args; rc=$?; echo "exit $rc"
   [ $rc -ne 0 ] && status=$rc
 done
 if [ "${TORCH:-0}" = 1 ] && [ -f attention.py ]; then
