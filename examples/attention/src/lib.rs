@@ -955,6 +955,16 @@ mod tests {
     }
 
     #[test]
+    fn every_shape_and_variant_has_its_own_kernel() {
+        let mut names: Vec<&str> =
+            [64, 128].iter().flat_map(|&hd| Variant::ALL.map(|v| kernel_name(hd, v))).collect();
+        assert_eq!(names[0], "attention_fwd_d64");
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), 4);
+    }
+
+    #[test]
     fn reference_is_a_softmax() {
         // V = all ones: every output is 1; Q = 0: lse = ln(keys).
         let shape = Shape { batch_heads: 1, seq: 128, head_dim: 64, causal: true };
