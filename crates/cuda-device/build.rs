@@ -180,22 +180,33 @@ fn render_hooks(stubs: &[Stub]) -> String {
 }
 
 /// `cuda_device::wgmma`'s functions, one per member of the wgmma families:
-/// the `mma!` invocation wgmma.rs includes (name, stub, N, K, N/2
-/// accumulators, input type).
+/// the `mma!` (A from shared memory) and `mma_rs!` (A from registers, the
+/// `_rs` rows) invocations wgmma.rs includes (name, stub, N, K, N/2
+/// accumulators, input type, B's layout: `k_major` or `mn_major` for the
+/// `_trans_b` rows).
 fn render_wgmma(table: &Table, prefix: &str) -> String {
-    let mut out = String::from("mma! {\n");
+    let (mut shared, mut registers) = (String::from("mma! {\n"), String::from("mma_rs! {\n"));
     for row in table.rows("OXIDE_STUB_FAMILY").filter(|r| r.ident(0) == "wgmma_m64n") {
-        // The suffix is `k<K>_f32_<type>`.
+        // The suffix is `k<K>_f32_<type>[_rs][_trans_b]`.
         let suffix = row.ident(4);
-        let ty = suffix.rsplit('_').next().unwrap();
-        let k: u32 = suffix.split('_').next().and_then(|k| k.strip_prefix('k')).and_then(|k| k.parse().ok()).unwrap();
+        let (types, layout) = match suffix.strip_suffix("_trans_b") {
+            Some(types) => (types, "mn_major"),
+            None => (suffix, "k_major"),
+        };
+        let (types, out) = match types.strip_suffix("_rs") {
+            Some(types) => (types, &mut registers),
+            None => (types, &mut shared),
+        };
+        let ty = types.rsplit('_').next().unwrap();
+        let k: u32 = types.split('_').next().and_then(|k| k.strip_prefix('k')).and_then(|k| k.parse().ok()).unwrap();
         for n in family_members(row) {
             let name = format!("m64n{n}{suffix}");
-            writeln!(out, "    {name} {prefix}wgmma_{name} {n} {k} {} {ty:?};", n / 2).unwrap();
+            writeln!(out, "    {name} {prefix}wgmma_{name} {n} {k} {} {ty:?} {layout};", n / 2).unwrap();
         }
     }
-    out.push_str("}\n");
-    out
+    shared.push_str("}\n");
+    registers.push_str("}\n");
+    shared + &registers
 }
 
 /// `cuda_device::atomic::code`: the numbers the atomic stubs take.

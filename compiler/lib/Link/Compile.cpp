@@ -19,8 +19,6 @@
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/Config/llvm-config.h"
-#include "llvm/IR/Intrinsics.h"
-#include "llvm/IR/IntrinsicsNVPTX.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -235,29 +233,14 @@ std::vector<ConstantInfo> constantsOf(Module &M) {
   return Out;
 }
 
-/// Whether a kernel of M moves registers between its warpgroups
-/// (`setmaxnreg`, cuda_device::warpgroup).
-bool reallocatesRegisters(Module &M) {
-  for (Intrinsic::ID ID : {Intrinsic::nvvm_setmaxnreg_inc_sync_aligned_u32,
-                           Intrinsic::nvvm_setmaxnreg_dec_sync_aligned_u32})
-    if (Function *F = Intrinsic::getDeclarationIfExists(&M, ID); F && !F->use_empty())
-      return true;
-  return false;
-}
-
 /// Whether the module is compiled in parts (SplitByKernel.cpp). Not with
 /// device debug info: each part would carry its own `.file` table and DWARF
 /// sections, which one module cannot hold twice. Not with OXIDE_LLVM_ARGS:
 /// what LLVM's options print (`-print-after-all` of the backend's passes,
 /// `-time-passes`) is about one module, and threads would interleave it.
-/// Not for a single kernel, where there is nothing to share. Not when a
-/// kernel uses `setmaxnreg`: parts are assembled as relocatable code, where
-/// ptxas drops `setmaxnreg` ("ignored to maintain compatibility across
-/// compilation units") and the kernel keeps its entry's register budget,
-/// spilling what its warpgroups were meant to have (compiler/test/
-/// split-setmaxnreg.ll). The stages `cargo oxide pipeline` writes are the
-/// same either way: the split comes after the last IR stage, and the PTX
-/// written is the joined module.
+/// Not for a single kernel, where there is nothing to share. The stages
+/// `cargo oxide pipeline` writes are the same either way: the split comes
+/// after the last IR stage, and the PTX written is the joined module.
 bool splitPays(Module &M, const LinkerOptions &Opts) {
   const char *LLVMArgs = getenv("OXIDE_LLVM_ARGS");
   if (!Opts.Split || !Opts.DeviceDebug.empty() || (LLVMArgs && *LLVMArgs))
@@ -265,15 +248,7 @@ bool splitPays(Module &M, const LinkerOptions &Opts) {
   unsigned Entries = 0;
   for (const Function &F : M)
     Entries += !F.isDeclaration() && F.getCallingConv() == CallingConv::PTX_Kernel;
-  if (Entries < 2)
-    return false;
-  if (reallocatesRegisters(M)) {
-    if (Opts.Verbose)
-      errs() << "oxide-link: compiled as one module: a kernel uses setmaxnreg, which ptxas "
-                "ignores in relocatable parts\n";
-    return false;
-  }
-  return true;
+  return Entries >= 2;
 }
 
 unsigned jobsOf(const LinkerOptions &Opts) {
@@ -663,9 +638,17 @@ Error oxide::assemblePtx(DeviceImage &Image, const LinkerOptions &Opts, Diagnost
     Ptxas = *Found;
   }
   // A split module is assembled part by part, unless its PTX holds device
-  // sources (nvcc's PTX is joined into the whole, not into a part) or keeps
-  // debug info for the JIT (no cubin then).
-  if (!Image.PartPtx.empty() && Image.Units.empty() &&
+  // sources (nvcc's PTX is joined into the whole, not into a part), keeps
+  // debug info for the JIT (no cubin then) or uses setmaxnreg: relocatable
+  // code (`ptxas -c`) ignores setmaxnreg "to maintain compatibility across
+  // compilation units" (ptxas's C7504), so a warp-specialised kernel would
+  // keep the launch's register count in every warpgroup and its consumers
+  // would spill; compiled whole, ptxas honours it.
+  bool SetsRegisterCount = StringRef(Image.Ptx).contains("setmaxnreg.");
+  if (SetsRegisterCount && !Image.PartPtx.empty() && Opts.Verbose)
+    errs() << "oxide-link: the module uses setmaxnreg, which ptxas -c ignores: ptxas compiles it "
+              "whole\n";
+  if (!Image.PartPtx.empty() && Image.Units.empty() && !SetsRegisterCount &&
       !DeviceDebugInfoPass::keepsDebugInfo(Opts.DeviceDebug)) {
     std::map<std::string, uint64_t> Frames;
     if (assembleParts(Image, Opts, Ptxas, Frames)) {

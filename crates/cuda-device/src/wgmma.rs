@@ -14,9 +14,16 @@
 //! The instructions are asynchronous: [`fence`] before the first one (and
 //! whenever the accumulators were touched by other code), [`commit_group`]
 //! after a batch, [`wait_group`] before reading the accumulators or reusing
-//! the shared memory. Both operands are K-major here (rows of A and rows of
-//! B's transpose are contiguous along K), the layout TMA writes for
-//! row-major A and a row-major N×K B.
+//! the shared memory. A is always K-major (rows of A contiguous along K, the
+//! layout TMA writes for a row-major A). B is K-major for the plain
+//! functions (`m64n128k16_f32_bf16`: a row-major N×K B, i.e. the product
+//! A·Bᵀ of two row-major matrices) and MN-major for the `_trans_b` ones
+//! (`m64n128k16_f32_bf16_trans_b`: a row-major K×N B, whose rows run along
+//! N — attention's V in P·V). The descriptor's offsets mean different
+//! things in the two layouts: see [`descriptor`]. The `_rs` functions take A
+//! from registers instead (`m64n128k16_f32_bf16_rs_trans_b`): four words per
+//! thread in the accumulator's layout, so a product just computed can be
+//! rounded, packed and multiplied again without going through shared memory.
 //!
 //! ```
 //! use cuda_device::wgmma::{self, descriptor, Swizzle};
@@ -57,10 +64,24 @@ pub enum Swizzle {
 }
 
 /// A matrix descriptor: the operand's 32-bit shared `address`, the leading
-/// and stride byte offsets (between core matrices along K, and between
-/// 8-row groups; for K-major swizzled layouts the stride is 8 rows' bytes,
-/// e.g. 1024 for 128-byte rows, and the leading offset is unused) and the
-/// swizzle. Addresses and offsets are in bytes, multiples of 16.
+/// and stride byte offsets and the swizzle. Addresses and offsets are in
+/// bytes, multiples of 16.
+///
+/// With a swizzle, the tile is made of atoms of 8 rows of the swizzle's
+/// width (1024 bytes for [`Swizzle::B128`]: 8 rows of 128 bytes), and the
+/// offsets say where the next atom starts:
+/// * K-major operand (rows along M or N, each contiguous along K): the
+///   stride offset is the distance between 8-row groups along M/N (8 rows'
+///   bytes, e.g. 1024 for 128-byte rows); the leading offset is unused (a
+///   k16 step stays inside one 128-byte row: move `address` by 32 bytes per
+///   step of 16 bf16).
+/// * MN-major operand (the `_trans_b` functions' B: rows along K, each
+///   contiguous along N): the stride offset is the distance between groups
+///   of 8 K rows (1024 for 128-byte rows), the leading offset the distance
+///   between consecutive swizzle-width chunks along N (64 bf16 for the
+///   128-byte swizzle: for N = 128, the offset from the tile of columns
+///   0–63 to that of columns 64–127, e.g. two TMA boxes). A k16 step is two
+///   whole atoms: move `address` by 16 rows' bytes.
 #[inline(always)]
 pub const fn descriptor(address: u32, leading_byte_offset: u32, stride_byte_offset: u32, swizzle: Swizzle) -> u64 {
     const fn field(bytes: u32) -> u64 {
@@ -114,12 +135,15 @@ pub fn pack_bf16x2(lo: f32, hi: f32) -> u32 {
 }
 
 macro_rules! mma {
-    ($($name:ident $stub:ident $n:literal $k:literal $r:literal $ty:literal;)*) => {$(
-        #[doc = concat!("`acc` (+)= A·B for a 64×", stringify!($k), " A and a ", stringify!($k), "×", stringify!($n), " B of ", $ty, " in shared memory (`wgmma.mma_async.sync.aligned.m64n", stringify!($n), "k", stringify!($k), ".f32.", $ty, ".", $ty, "`); `scale_d` false ignores `acc`'s old values. Asynchronous: see the module docs.")]
+    (@layout k_major) => { "K-major (imm-trans-b 0)" };
+    (@layout mn_major) => { "MN-major (imm-trans-b 1: rows along K, contiguous along N)" };
+    ($($name:ident $stub:ident $n:literal $k:literal $r:literal $ty:literal $layout:ident;)*) => {$(
+        #[doc = concat!("`acc` (+)= A·B for a 64×", stringify!($k), " A and a ", stringify!($k), "×", stringify!($n), " B of ", $ty, " in shared memory (`wgmma.mma_async.sync.aligned.m64n", stringify!($n), "k", stringify!($k), ".f32.", $ty, ".", $ty, "`), A K-major, B ", mma!(@layout $layout), "; `scale_d` false ignores `acc`'s old values. Asynchronous: see the module docs.")]
         ///
         /// # Safety
         /// All 128 threads of a warpgroup call it together with the same
-        /// descriptors, which describe K-major tiles in shared memory that
+        /// descriptors, which describe tiles in shared memory in the layouts
+        /// named above, that
         /// nobody writes until [`wait_group`] says the instruction is done;
         /// `acc` is not read or written by other code until then. Needs
         /// sm_90a.
@@ -129,7 +153,24 @@ macro_rules! mma {
         }
     )*};
 }
+macro_rules! mma_rs {
+    ($($name:ident $stub:ident $n:literal $k:literal $r:literal $ty:literal $layout:ident;)*) => {$(
+        #[doc = concat!("`acc` (+)= A·B for a 64×16 A in registers and a 16×", stringify!($n), " B of ", $ty, " in shared memory (`wgmma.mma_async.sync.aligned.m64n", stringify!($n), "k16.f32.", $ty, ".", $ty, "` with A a register vector), B ", mma!(@layout $layout), "; `scale_d` false ignores `acc`'s old values. `a` is the thread's part of A: four words of two ", $ty, " each (low half first), in the accumulator's layout (module docs) for a 64×16 tile: `a[0]` = A[r][c, c+1], `a[1]` = A[r+8][c, c+1], `a[2]` = A[r][c+8, c+9], `a[3]` = A[r+8][c+8, c+9] (r = 16w + l/4, c = 2(l%4)). So columns 16k…16k+15 of a 64×N accumulator, `acc[8k..8k+8]` packed in pairs ([`pack_bf16x2`]), are such an A. Asynchronous: see the module docs.")]
+        ///
+        /// # Safety
+        /// All 128 threads of a warpgroup call it together with the same
+        /// descriptor, which describes a tile in shared memory in the layout
+        /// named above that nobody writes until [`wait_group`] says the
+        /// instruction is done; `acc` is not read or written by other code
+        /// until then. Needs sm_90a.
+        #[inline(always)]
+        pub unsafe fn $name(acc: &mut [f32; $r], a: [u32; 4], desc_b: u64, scale_d: bool) {
+            stubs::$stub(acc.as_mut_ptr(), a.as_ptr(), desc_b, scale_d as u32)
+        }
+    )*};
+}
 // One function per member of Stubs.def's wgmma families (m64n8k16 … m64n256k16
-// for bf16 and f16, m64n8k32 … m64n256k32 for FP8 e4m3 and e5m2), generated
-// by build.rs from those rows.
+// for bf16 and f16 — A from shared memory or registers, B K-major or
+// MN-major —, m64n8k32 … m64n256k32 for FP8 e4m3 and e5m2, both K-major),
+// generated by build.rs from those rows.
 include!(concat!(env!("OUT_DIR"), "/wgmma_shapes.rs"));

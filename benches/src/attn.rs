@@ -1,0 +1,152 @@
+//! The fused attention forward pass of examples/attention (row
+//! `attention_fwd`): TMA, mbarriers, wgmma for Q·Kᵀ and P·V, online softmax
+//! in registers.
+//!
+//! Shapes of issue 22: heads·head_dim = 2048, batch·seq = 16384, head_dim
+//! 128 and 64, causal and not, seq 2048, 4096, 8192. Each shape is checked
+//! first (sampled rows against an f32 CPU reference, the bound of
+//! examples/attention's program), then timed.
+//!
+//! The reference is PyTorch's `scaled_dot_product_attention` with its
+//! fastest backend, measured by `benches/torch/attention.py` in the same
+//! device call (the carried go.sh runs it first): that script writes one
+//! line per shape, `hd causal seq batch heads backend ms`, into the file
+//! named by `$OXIDE_TORCH_ATTENTION`, which this row reads. Without the
+//! file the rows print oxide's TFLOP/s alone (reference time = oxide's).
+
+use crate::harness::{bf16_to_f32, de, random_bf16, Gpu, Row, Target};
+use attention::{reference_row, Attention, Shape};
+use cuda_core::DeviceBuffer;
+
+/// The variable naming the torch script's results file.
+pub const TORCH_RESULTS_ENV: &str = "OXIDE_TORCH_ATTENTION";
+
+/// The issue's target: at least torch's fastest backend.
+const TORCH_TARGET: Target = Target::SpeedAtLeast(1.0);
+
+/// torch's fastest time (ms) and backend for one shape, from the results file.
+fn torch_best(results: &str, shape: Shape) -> Option<(f64, String)> {
+    let mut best: Option<(f64, String)> = None;
+    for line in results.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.len() != 7 {
+            continue;
+        }
+        let matches = f[0].parse() == Ok(shape.head_dim)
+            && f[1].parse() == Ok(shape.causal as u32)
+            && f[2].parse() == Ok(shape.seq)
+            && f[3].parse::<u32>().ok().zip(f[4].parse::<u32>().ok()).map(|(b, h)| b * h) == Some(shape.batch_heads);
+        if let (true, Ok(ms)) = (matches, f[6].parse::<f64>()) {
+            if best.as_ref().is_none_or(|(b, _)| ms < *b) {
+                best = Some((ms, f[5].to_string()));
+            }
+        }
+    }
+    best
+}
+
+/// Checks `rows` sampled output rows of one launch against the CPU.
+fn check(shape: Shape, q: &[u16], k: &[u16], v: &[u16], o: &[u32], lse: &[f32]) -> Result<(), String> {
+    let f = |h: &[u16]| h.iter().map(|&x| bf16_to_f32(x)).collect::<Vec<f32>>();
+    let (qf, kf, vf) = (f(q), f(k), f(v));
+    let (s, d) = (shape.seq as usize, shape.head_dim as usize);
+    let n = shape.rows();
+    let rows = (0..31u64).map(|i| (i.wrapping_mul(2654435761) % n as u64) as usize).chain([n - 1]);
+    for row in rows {
+        let (want, want_lse) = reference_row(&qf, &kf, &vf, shape, row / s, row % s);
+        for (c, &w) in want.iter().enumerate() {
+            let idx = row * d + c;
+            let got = bf16_to_f32((o[idx / 2] >> (16 * (idx % 2))) as u16);
+            // |V| ≤ 1: P's bf16 rounding and O's, with margin (examples/attention).
+            let tol = 1.0 / 128.0 + w.abs() / 128.0;
+            let err = (got - w).abs();
+            if err.is_nan() || err > tol {
+                return Err(format!("{shape:?}: O[row {row}][col {c}] = {got}, expected {w}"));
+            }
+        }
+        let err = (lse[row] - want_lse).abs();
+        if err.is_nan() || err > 1e-3 * want_lse.abs().max(1.0) {
+            return Err(format!("{shape:?}: LSE[row {row}] = {}, expected {want_lse}", lse[row]));
+        }
+    }
+    Ok(())
+}
+
+/// The `attention_fwd` rows.
+pub fn attention_fwd(gpu: &Gpu) -> Result<Vec<Row>, String> {
+    let s = &gpu.stream;
+    let torch = std::env::var_os(TORCH_RESULTS_ENV).and_then(|p| std::fs::read_to_string(p).ok());
+    if torch.is_none() {
+        eprintln!("attention_fwd: no torch results (${TORCH_RESULTS_ENV}; benches/torch/attention.py writes them): oxide alone");
+    }
+    let mut rows = Vec::new();
+    for head_dim in [128u32, 64] {
+        for causal in [false, true] {
+            for seq in [2048u32, 4096, 8192] {
+                let shape = Shape { batch_heads: (16384 / seq) * (2048 / head_dim), seq, head_dim, causal };
+                let n = shape.elements();
+                let seed = (seq as u64) << 8 ^ head_dim as u64;
+                // Q scaled ×3 so that the softmax is peaked.
+                let q: Vec<u16> = random_bf16(n, seed).iter().map(|&x| crate::harness::f32_to_bf16(3.0 * bf16_to_f32(x))).collect();
+                let (k, v) = (random_bf16(n, seed + 1), random_bf16(n, seed + 2));
+                let (qd, kd, vd) = (
+                    DeviceBuffer::from_host(s, &q).map_err(de)?,
+                    DeviceBuffer::from_host(s, &k).map_err(de)?,
+                    DeviceBuffer::from_host(s, &v).map_err(de)?,
+                );
+                let mut o = DeviceBuffer::<u32>::zeroed(s, n / 2).map_err(de)?;
+                let mut lse = DeviceBuffer::<f32>::zeroed(s, shape.rows()).map_err(de)?;
+                let attn = Attention::new(&gpu.oxide, s, &qd, &kd, &vd, shape).map_err(|e| e.to_string())?;
+                let mut run = || attn.launch(&gpu.oxide, s, &mut o, &mut lse).map_err(|e| e.to_string());
+                run()?;
+                drop(run);
+                check(shape, &q, &k, &v, &o.to_host_vec(s).map_err(de)?, &lse.to_host_vec(s).map_err(de)?)?;
+                let t = gpu.time_ms(3, 20, || attn.launch(&gpu.oxide, s, &mut o, &mut lse).map_err(|e| e.to_string()))?;
+                let tflops = |ms: f64| shape.flops() / (ms * 1e-3) / 1e12;
+                let name = format!("attention_fwd/{head_dim}{}/{seq}", if causal { "c" } else { "" });
+                let batch = 16384 / seq;
+                let what = format!("hd {head_dim}, {} heads, batch {batch}{}", 2048 / head_dim, if causal { ", causal" } else { "" });
+                rows.push(match torch.as_deref().and_then(|r| torch_best(r, shape)) {
+                    Some((t_ref, backend)) => Row {
+                        name,
+                        oxide: t,
+                        unit: "ms",
+                        reference: "torch".into(),
+                        reference_time: t_ref,
+                        target: TORCH_TARGET,
+                        note: format!("{:.1} TFLOP/s vs {:.1} (sdpa {backend}); {what}", tflops(t), tflops(t_ref)),
+                    },
+                    None => Row {
+                        name,
+                        oxide: t,
+                        unit: "ms",
+                        reference: "-".into(),
+                        reference_time: t,
+                        target: Target::None,
+                        note: format!("{:.1} TFLOP/s; {what} (no torch results)", tflops(t)),
+                    },
+                });
+            }
+        }
+    }
+    Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn torch_results_pick_the_fastest_backend_of_the_shape() {
+        let results = "# hd causal seq batch heads backend ms\n\
+                       128 0 4096 4 16 flash 2.5\n\
+                       128 0 4096 4 16 cudnn 1.9\n\
+                       128 1 4096 4 16 cudnn 1.2\n\
+                       64 0 4096 4 32 cudnn 0.9\n\
+                       garbage line\n";
+        let shape = Shape { batch_heads: 64, seq: 4096, head_dim: 128, causal: false };
+        assert_eq!(torch_best(results, shape), Some((1.9, "cudnn".to_string())));
+        assert_eq!(torch_best(results, Shape { causal: true, ..shape }), Some((1.2, "cudnn".to_string())));
+        assert_eq!(torch_best(results, Shape { seq: 2048, ..shape }), None);
+    }
+}

@@ -1,0 +1,290 @@
+//! attention: the fused attention forward pass of this package's library
+//! (bf16, f32 accumulation, Hopper sm_90a; `src/lib.rs` describes the
+//! kernel) checked against an f32 CPU reference, and timed.
+//!
+//! `attention` (no arguments) runs the check cases, each with both kernel
+//! variants (P in registers, P through shared memory): head_dim 64 and 128,
+//! causal and not, seq 128, 256 and 1024 (a debug build: 128 and 256),
+//! batch·heads 1 and 3, every output
+//! row against `attention::reference_row` (f32 on the CPU from the same bf16
+//! inputs). The bound, per element: |o − ref| ≤ 2⁻⁷·max|V| + 2⁻⁷·|ref|:
+//! O's final bf16 rounding is ≤ 2⁻⁹·|ref|; P is rounded to bf16 before P·V,
+//! which moves each weight by ≤ 2⁻⁹ of itself and so the output by
+//! ≤ 2⁻⁹·max|V| (the weights sum to the row sum, which is not rounded);
+//! `ex2.approx` and f32 summation order add far less; twice those, with
+//! margin. A dropped or doubled KV tile, a wrong mask or a swizzle mix-up
+//! moves outputs by much more. The log-sum-exp: |lse − ref| ≤ 10⁻³·max(1, |ref|).
+//! Each case prints PASS/FAIL and, on failure, its first wrong entries.
+//!
+//! `attention --bench [SEQ…]` times the bench shapes (heads·head_dim = 2048,
+//! batch·seq = 16384; seq 512…16384 unless given) for head_dim 128 and 64,
+//! causal and not, after checking 64 sampled rows of each against the CPU,
+//! and prints TFLOP/s (4·b·h·s²·d per pass, half of it causal).
+//!
+//! The exit status is non-zero when any check fails.
+
+use attention::{check_shape, kernel_function, kernel_name, reference_row, Attention, Shape, Variant};
+use cuda_core::{CudaContext, DeviceBuffer};
+use cuda_host::{load_kernel_module, KernelModule};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+type BoxError = attention::Error;
+
+/// bf16 bits of `x`, rounded to nearest even.
+fn to_bf16(x: f32) -> u16 {
+    let bits = x.to_bits();
+    ((bits + 0x7fff + ((bits >> 16) & 1)) >> 16) as u16
+}
+
+/// The f32 value of bf16 bits.
+fn from_bf16(h: u16) -> f32 {
+    f32::from_bits((h as u32) << 16)
+}
+
+/// Deterministic pseudo-random bf16 values in [-scale, scale) (xorshift64).
+fn random_bf16(len: usize, seed: u64, scale: f32) -> Vec<u16> {
+    let mut state = seed | 1;
+    (0..len)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            to_bf16(scale * ((state >> 40) as f32 / (1u64 << 23) as f32 - 1.0))
+        })
+        .collect()
+}
+
+/// One problem's inputs on the host (bf16 bits and their f32 values) and
+/// on the GPU.
+struct Problem {
+    shape: Shape,
+    qf: Vec<f32>,
+    kf: Vec<f32>,
+    vf: Vec<f32>,
+    q: DeviceBuffer<u16>,
+    k: DeviceBuffer<u16>,
+    v: DeviceBuffer<u16>,
+}
+
+impl Problem {
+    fn new(ctx: &Arc<CudaContext>, shape: Shape) -> Result<Problem, BoxError> {
+        check_shape(shape)?;
+        let stream = ctx.default_stream();
+        let n = shape.elements();
+        let seed = (shape.seq as u64) << 20 ^ (shape.batch_heads as u64) << 8 ^ shape.head_dim as u64;
+        // Q scaled up so that the softmax is peaked (scores of a few units),
+        // which exercises the running-max rescaling.
+        let qh = random_bf16(n, 0x2545_f491_4f6c_dd1d ^ seed, 3.0);
+        let kh = random_bf16(n, 0x9e37_79b9_7f4a_7c15 ^ seed, 1.0);
+        let vh = random_bf16(n, 0xd1b5_4a32_d192_ed03 ^ seed, 1.0);
+        let f = |h: &[u16]| h.iter().map(|&x| from_bf16(x)).collect::<Vec<f32>>();
+        Ok(Problem {
+            shape,
+            qf: f(&qh),
+            kf: f(&kh),
+            vf: f(&vh),
+            q: DeviceBuffer::from_host(&stream, &qh)?,
+            k: DeviceBuffer::from_host(&stream, &kh)?,
+            v: DeviceBuffer::from_host(&stream, &vh)?,
+        })
+    }
+
+    /// Compares rows `rows` (global row indices bh·seq + i) of the GPU's
+    /// `o` and `lse` with the CPU reference; prints the first wrong entries.
+    fn check(&self, label: &str, o: &[u32], lse: &[f32], rows: &[usize]) -> bool {
+        let (s, d) = (self.shape.seq as usize, self.shape.head_dim as usize);
+        let vmax = self.vf.iter().fold(0.0f32, |m, x| m.max(x.abs()));
+        let (mut bad, mut worst) = (0usize, 0.0f32);
+        for &row in rows {
+            let (bh, i) = (row / s, row % s);
+            let (want, want_lse) = reference_row(&self.qf, &self.kf, &self.vf, self.shape, bh, i);
+            for (c, &w) in want.iter().enumerate() {
+                let idx = row * d + c;
+                let word = o[idx / 2];
+                let got = from_bf16(if idx % 2 == 0 { word as u16 } else { (word >> 16) as u16 });
+                let tol = vmax / 128.0 + w.abs() / 128.0;
+                let err = (got - w).abs();
+                worst = worst.max(err / tol);
+                if err.is_nan() || err > tol {
+                    if bad < 5 {
+                        println!("  {label}: O[bh {bh}][row {i}][col {c}] = {got}, expected {w} (tolerance {tol:.2e})");
+                    }
+                    bad += 1;
+                }
+            }
+            let got = lse[row];
+            let tol = 1e-3 * want_lse.abs().max(1.0);
+            let err = (got - want_lse).abs();
+            if err.is_nan() || err > tol {
+                if bad < 5 {
+                    println!("  {label}: LSE[bh {bh}][row {i}] = {got}, expected {want_lse}");
+                }
+                bad += 1;
+            }
+        }
+        println!("  {label}: {} rows checked, {bad} wrong entries (worst O error/tolerance {worst:.3})", rows.len());
+        bad == 0
+    }
+}
+
+/// Times `launch` (milliseconds per call, the median of `reps` after warm-up).
+fn time_ms(ctx: &Arc<CudaContext>, reps: usize, mut launch: impl FnMut() -> Result<(), BoxError>) -> Result<f64, BoxError> {
+    let stream = ctx.default_stream();
+    launch()?;
+    launch()?;
+    stream.synchronize()?;
+    let mut times = Vec::new();
+    for _ in 0..reps {
+        let start = ctx.new_event()?;
+        let end = ctx.new_event()?;
+        start.record(&stream)?;
+        launch()?;
+        end.record(&stream)?;
+        end.synchronize()?;
+        times.push(start.elapsed_ms(&end)? as f64);
+    }
+    times.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    Ok(times[times.len() / 2])
+}
+
+/// Runs `shape` once with each kernel variant; checks every row, or 64
+/// sampled ones; with `reps`, times it.
+fn run_case(ctx: &Arc<CudaContext>, module: &KernelModule, shape: Shape, sampled: bool, reps: usize) -> Result<bool, BoxError> {
+    let p = Problem::new(ctx, shape)?;
+    let mut ok = true;
+    for variant in Variant::ALL {
+        ok &= run_variant(ctx, module, &p, variant, sampled, reps)?;
+    }
+    Ok(ok)
+}
+
+fn run_variant(ctx: &Arc<CudaContext>, module: &KernelModule, p: &Problem, variant: Variant, sampled: bool, reps: usize) -> Result<bool, BoxError> {
+    let stream = ctx.default_stream();
+    let shape = p.shape;
+    let label = format!(
+        "{} hd {} {} seq {} bh {}",
+        kernel_name(shape.head_dim, variant),
+        shape.head_dim,
+        if shape.causal { "causal" } else { "full" },
+        shape.seq,
+        shape.batch_heads
+    );
+    let attn = Attention::with_variant(variant, module, &stream, &p.q, &p.k, &p.v, shape)?;
+    // Filled with NaN bits so that an entry never written fails.
+    let mut o = DeviceBuffer::<u32>::zeroed(&stream, shape.elements() / 2)?;
+    let mut lse = DeviceBuffer::<f32>::zeroed(&stream, shape.rows())?;
+    o.memset(&stream, 0xff)?;
+    lse.memset(&stream, 0xff)?;
+    attn.launch(module, &stream, &mut o, &mut lse)?;
+    stream.synchronize()?;
+    let (oh, lh) = (o.to_host_vec(&stream)?, lse.to_host_vec(&stream)?);
+    let rows: Vec<usize> = if sampled {
+        // 64 rows spread over every (batch, head) and position, the last
+        // row (the longest causal one) among them.
+        let n = shape.rows();
+        let mut r: Vec<usize> = (0..63u64).map(|i| (i.wrapping_mul(2654435761) % n as u64) as usize).collect();
+        r.push(n - 1);
+        r
+    } else {
+        (0..shape.rows()).collect()
+    };
+    let ok = p.check(&label, &oh, &lh, &rows);
+    if reps > 0 {
+        let ms = time_ms(ctx, reps, || attn.launch(module, &stream, &mut o, &mut lse))?;
+        println!("  {label}: {ms:.3} ms, {:.1} TFLOP/s", shape.flops() / ms / 1e9);
+        println!(
+            "attention_fwd {:?} hd={} causal={} seq={} batch={} heads={} tflops={:.1}",
+            variant,
+            shape.head_dim,
+            shape.causal as u8,
+            shape.seq,
+            16384 / shape.seq,
+            2048 / shape.head_dim,
+            shape.flops() / ms / 1e9
+        );
+    }
+    println!("{} {label}", if ok { "PASS" } else { "FAIL" });
+    Ok(ok)
+}
+
+fn main() -> ExitCode {
+    let ctx = match CudaContext::new(0) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("no GPU: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match ctx.compute_capability() {
+        Ok((9, _)) => {}
+        other => {
+            eprintln!("attention needs a Hopper GPU (sm_90a), found {other:?}");
+            return ExitCode::from(2);
+        }
+    }
+    let module = match load_kernel_module(&ctx, "attention") {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    for hd in [64, 128] {
+        for variant in Variant::ALL {
+            let name = kernel_name(hd, variant);
+            if let Ok(a) = kernel_function(&module, name).and_then(|f| Ok(f.attributes()?)) {
+                println!("{name}: {} registers, {} bytes local memory per thread", a.num_regs, a.local_bytes_per_thread);
+            }
+        }
+    }
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let bench = args.iter().any(|a| a == "--bench");
+    let mut cases = Vec::new();
+    if bench {
+        let mut seqs: Vec<u32> = args.iter().filter_map(|s| s.parse().ok()).collect();
+        if seqs.is_empty() {
+            seqs = vec![512, 1024, 2048, 4096, 8192, 16384];
+        }
+        for hd in [128, 64] {
+            for causal in [false, true] {
+                for &seq in &seqs {
+                    cases.push((Shape { batch_heads: (16384 / seq) * (2048 / hd), seq, head_dim: hd, causal }, true, 10));
+                }
+            }
+        }
+    } else {
+        // A debug build (the GPU suite's) checks the small shapes only: its
+        // CPU reference is many times slower.
+        let sizes: &[(u32, u32)] = if cfg!(debug_assertions) { &[(128, 1), (256, 3)] } else { &[(128, 1), (256, 3), (1024, 1), (1024, 3)] };
+        for hd in [64, 128] {
+            for causal in [false, true] {
+                for &(seq, bh) in sizes {
+                    cases.push((Shape { batch_heads: bh, seq, head_dim: hd, causal }, false, 0));
+                }
+            }
+        }
+    }
+    let mut failed = 0;
+    for (shape, sampled, reps) in cases {
+        match run_case(&ctx, &module, shape, sampled, reps) {
+            Ok(true) => {}
+            Ok(false) => failed += 1,
+            Err(e) => {
+                println!("FAIL {shape:?}: error: {e}");
+                failed += 1;
+                // A kernel fault poisons the context: stop here.
+                if ctx.default_stream().synchronize().is_err() {
+                    break;
+                }
+            }
+        }
+    }
+    if failed == 0 {
+        println!("✓ SUCCESS: attention matches the CPU reference");
+        ExitCode::SUCCESS
+    } else {
+        println!("✗ FAILED: {failed} case(s)");
+        ExitCode::FAILURE
+    }
+}
