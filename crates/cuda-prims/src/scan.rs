@@ -254,7 +254,7 @@ impl ScanTuning {
         let mut t = self;
         for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
             let value = |name: &str| item.strip_prefix(name).and_then(|s| s.parse::<u32>().ok());
-            let threads = |n: &u32| n % 32 == 0 && (32..=MAX_THREADS as u32).contains(n);
+            let threads = |n: &u32| n.is_multiple_of(32) && (32..=MAX_THREADS as u32).contains(n);
             if let Some(n) = value("threads=").filter(threads) {
                 t.narrow.threads = n;
             } else if let Some(n) = value("wide-threads=").filter(threads) {
