@@ -575,22 +575,14 @@ pub fn scan_tiles<T: Element, Op: ReduceOp<T>, const INCLUSIVE_SCAN: bool, const
     // slot (index MAX_WARPS) is written only after the scan's barrier.
     let (run_prefixes, tile_total) = unsafe { tile::scan_runs::<T, Op, V>(tile::run_totals(&v, op), op, slots, threads / 32) };
     let prefix_slot = unsafe { slots.add(MAX_WARPS) };
-    if tid < 32 {
-        // SAFETY: this block's tile; every tile before it was taken by a
-        // block that runs (tile numbers come from the counter in start
-        // order; with `block_order`, from blocks started in index order).
-        let prefix = unsafe { tiles.tile_prefix(tile, tile_total, op) };
-        if first_lane() {
-            // SAFETY: one writer; read by all after the barrier below.
-            unsafe { prefix_slot.write(prefix) };
-        }
-    }
-    thread::sync_threads();
-    // SAFETY: written before the barrier above.
-    let tile_prefix = unsafe { prefix_slot.read() };
+    // Each element's result within the tile, before the look-back: across
+    // it only the elements stay live, not the runs' prefixes as well (the
+    // look-back's registers count for every thread of the block). The
+    // tile's prefix then goes in front of each result (associativity is
+    // all that needs).
     let mut j = 0;
     unroll!(full, while j < V {
-        let mut running = op.combine(tile_prefix, run_prefixes[j]);
+        let mut running = run_prefixes[j];
         let mut e = 0;
         while e < tile::lanes::<T>() {
             let k = j * tile::lanes::<T>() + e;
@@ -605,6 +597,25 @@ pub fn scan_tiles<T: Element, Op: ReduceOp<T>, const INCLUSIVE_SCAN: bool, const
             e += 1;
         }
         j += 1;
+    });
+    if tid < 32 {
+        // SAFETY: this block's tile; every tile before it was taken by a
+        // block that runs (tile numbers come from the counter in start
+        // order; with `block_order`, from blocks started in index order).
+        let prefix = unsafe { tiles.tile_prefix(tile, tile_total, op) };
+        if first_lane() {
+            // SAFETY: one writer; read by all after the barrier below.
+            unsafe { prefix_slot.write(prefix) };
+        }
+    }
+    thread::sync_threads();
+    // SAFETY: written before the barrier above.
+    let tile_prefix = unsafe { prefix_slot.read() };
+    let (mut k, items) = (0, tile::items::<T, V>());
+    unroll!(full, while k < items {
+        let x = tile::get::<T, V>(&v, k);
+        tile::set(&mut v, k, op.combine(tile_prefix, x));
+        k += 1;
     });
     let len = n.min(out.len());
     // SAFETY: `out` is a DeviceBuffer as long as the input (16-byte
