@@ -326,7 +326,21 @@ pub(crate) unsafe fn raw_exclusive_scan_warps<T: Shuffle, Op: ReduceOp<T>, const
     op: Op,
     slots: *mut T,
 ) -> (T, T) {
-    let warps = BLOCK / 32;
+    raw_exclusive_scan_warps_of::<T, Op>(warp_total, op, slots, BLOCK / 32)
+}
+
+/// [`raw_exclusive_scan_warps`] for a block of `warps` warps, a number
+/// known only at run time (1 ..= 32).
+///
+/// # Safety
+/// As [`raw_reduce`], with all `warps · 32` threads of the block calling.
+#[inline(always)]
+pub(crate) unsafe fn raw_exclusive_scan_warps_of<T: Shuffle, Op: ReduceOp<T>>(
+    warp_total: T,
+    op: Op,
+    slots: *mut T,
+    warps: usize,
+) -> (T, T) {
     if warps == 1 {
         return (op.identity(), warp_total);
     }

@@ -191,13 +191,13 @@ fn range_bin<T: Sample>(x: T, levels: &[T]) -> Option<u32> {
 }
 
 /// Calls `count` on every sample of the tiles this block takes: tiles of
-/// `THREADS · tile::items::<T>()` samples read as whole 16-byte vectors
+/// `THREADS · tile::items::<T, 4>()` samples read as whole 16-byte vectors
 /// (the order in which a histogram counts does not matter), the last,
 /// ragged tile one sample at a time.
 #[inline(always)]
 fn count_tiles<T: Sample>(samples: &[T], warp: usize, lane: usize, count: impl Fn(T)) {
     let n = samples.len();
-    let per_tile = THREADS * tile::items::<T>();
+    let per_tile = THREADS * tile::items::<T, { tile::VECTORS }>();
     let mut tile = thread::blockIdx_x() as usize;
     let tiles = n.div_ceil(per_tile);
     while tile < tiles {
@@ -205,17 +205,17 @@ fn count_tiles<T: Sample>(samples: &[T], warp: usize, lane: usize, count: impl F
         if base + per_tile <= n {
             // SAFETY: `samples` is a whole DeviceBuffer (the host functions
             // take nothing else), whose data is 16-byte aligned.
-            let v = unsafe { tile::load(samples, base, warp, lane, true, T::default()) };
+            let v = unsafe { tile::load::<T, { tile::VECTORS }>(samples, base, warp, lane, true, T::default()) };
             // Constant indices only, so the vectors stay in registers.
-            let mut k = 0;
-            unroll!(full, while k < tile::items::<T>() {
+            let (mut k, items) = (0, tile::items::<T, { tile::VECTORS }>());
+            unroll!(full, while k < items {
                 count(tile::get(&v, k));
                 k += 1;
             });
         } else {
-            for k in 0..tile::items::<T>() {
+            for k in 0..tile::items::<T, { tile::VECTORS }>() {
                 let (j, e) = (k / tile::lanes::<T>(), k % tile::lanes::<T>());
-                if let Some(&x) = samples.get(tile::vector_start::<T>(base, warp, lane, j) + e) {
+                if let Some(&x) = samples.get(tile::vector_start::<T, { tile::VECTORS }>(base, warp, lane, j) + e) {
                     count(x);
                 }
             }
@@ -321,7 +321,7 @@ fn launch<T: Sample + DeviceRepr>(
     if samples.is_empty() || bins == 0 {
         return Ok(());
     }
-    let tiles = samples.len().div_ceil(THREADS * tile::items::<T>());
+    let tiles = samples.len().div_ceil(THREADS * tile::items::<T, { tile::VECTORS }>());
     let sms = stream.context().multiprocessor_count()? as usize;
     let config = LaunchConfig { grid_dim: (tiles.min(sms * 8) as u32, 1, 1), block_dim: (THREADS as u32, 1, 1), shared_mem_bytes: 0 };
     let bins = bins as u32;

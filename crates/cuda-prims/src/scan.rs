@@ -1,8 +1,10 @@
 //! Device-wide inclusive and exclusive scan (CUB's `DeviceScan`), in one
 //! pass over the data: decoupled look-back.
 //!
-//! The input is cut into tiles of 256 threads × 64 bytes (16 four-byte or
-//! 8 eight-byte elements per thread). Each block takes the next tile number
+//! The input is cut into tiles of a block of threads × a few 16-byte
+//! vectors per thread (by default CUB's sm_90 shape for four-byte
+//! elements, 128 threads × 24; 128 threads × 16 eight-byte ones; see
+//! `ScanTuning`). Each block takes the next tile number
 //! from an atomic counter (so a tile's predecessors were all taken by blocks
 //! that already run), loads its tile with coalesced 16-byte vector loads
 //! (warp-striped: each thread holds four runs of consecutive elements, see
@@ -10,6 +12,8 @@
 //! run, then a block scan of the warps' totals), and publishes the tile's total with a flag: *partial* (the tile
 //! alone). Its first warp then looks back over the preceding tiles, 64 at a
 //! time, combining partial totals until it meets a tile flagged *inclusive*
+//! (waiting only for the tiles after the nearest inclusive one: a late
+//! tile before it does not hold the look-back up)
 //! (its total includes everything before it); it publishes its own inclusive
 //! total and every thread adds the prefix to its results. Each element is
 //! read once and written once (a reduce-then-scan design reads it twice);
@@ -49,7 +53,7 @@
 use crate::error::check_len;
 use crate::op::{Element, ReduceOp};
 use crate::temp;
-use crate::tile::{self, VECTORS};
+use crate::tile;
 use crate::warp;
 use crate::PrimsError;
 use core::marker::PhantomData;
@@ -60,8 +64,12 @@ use cuda_device::warp::{self as dw, FULL_MASK};
 use cuda_device::{kernel, shared, thread, unroll, DisjointSlice};
 use cuda_host::{cuda_launch, KernelModule};
 
-/// Threads per block of the scan kernels.
-pub(crate) const BLOCK: usize = 256;
+/// The most threads per block of the scan and select kernels (the size of
+/// their shared arrays of warp totals).
+pub(crate) const MAX_THREADS: usize = 384;
+
+/// Warps per block at most.
+pub(crate) const MAX_WARPS: usize = MAX_THREADS / 32;
 
 /// A tile's flag: nothing published yet.
 pub(crate) const INVALID: u32 = 0;
@@ -90,11 +98,12 @@ pub(crate) const fn words_per_tile<T>() -> usize {
 }
 
 /// How the blocks of a look-back pass find their tile and wait for their
-/// predecessors. A measurement knob (see [`LookBackTuning::from_env`]); the
+/// predecessors. Part of the measurement knob [`ScanTuning`]; the
 /// default keeps the tile counter (every block's predecessors have started,
-/// whatever order the GPU starts blocks in) and waits between polls as
+/// whatever order the GPU starts blocks in), waits between polls as
 /// long as CUB does, which an H200 run measured faster than polling at
-/// once (benches/README.md).
+/// once (benches/README.md), and waits only for the flags that can change
+/// the result.
 #[doc(hidden)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LookBackTuning {
@@ -110,6 +119,9 @@ pub struct LookBackTuning {
     /// on the GPU starting blocks in index order (as CUB does): a block
     /// waiting for a predecessor that never starts would hang.
     pub block_order: bool,
+    /// Wait for every tile of a window to be published (as CUB does)
+    /// instead of only for those after the nearest inclusive one.
+    pub wait_all: bool,
 }
 
 /// The waits of the default tuning, CUB's: a predecessor that has not
@@ -123,37 +135,149 @@ impl Default for LookBackTuning {
             poll_delay_ns: DEFAULT_POLL_DELAY_NS,
             first_poll_delay_ns: DEFAULT_FIRST_POLL_DELAY_NS,
             block_order: false,
+            wait_all: false,
         }
     }
 }
 
 impl LookBackTuning {
-    /// The tuning named by `OXIDE_PRIMS_LOOKBACK` (read once): a comma
-    /// list of `delay=NS`, `first=NS` and `block-order` changing the
-    /// default (`delay=0,first=0`: poll at once); unset or empty: the
-    /// default.
-    /// For benchmarks comparing variants in one build.
-    pub fn from_env() -> LookBackTuning {
-        static TUNING: std::sync::OnceLock<LookBackTuning> = std::sync::OnceLock::new();
-        *TUNING.get_or_init(|| Self::parse(&std::env::var("OXIDE_PRIMS_LOOKBACK").unwrap_or_default()))
+    /// Applies one look-back item of a tuning knob (`delay=NS`,
+    /// `first=NS`, `block-order`, `wait=all|nearest`); false if `item` is
+    /// none of them.
+    fn apply(&mut self, item: &str) -> bool {
+        if item == "block-order" {
+            self.block_order = true;
+        } else if item == "wait=all" || item == "wait=nearest" {
+            self.wait_all = item == "wait=all";
+        } else if let Some(ns) = item.strip_prefix("delay=").and_then(|s| s.parse::<u32>().ok()) {
+            self.poll_delay_ns = ns.min(1 << 20);
+        } else if let Some(ns) = item.strip_prefix("first=").and_then(|s| s.parse::<u32>().ok()) {
+            self.first_poll_delay_ns = ns.min(1 << 20);
+        } else {
+            return false;
+        }
+        true
     }
 
-    /// Parses the `OXIDE_PRIMS_LOOKBACK` syntax; unknown items are ignored
-    /// with a warning on stderr (a measurement knob must not fail a run).
-    pub fn parse(spec: &str) -> LookBackTuning {
-        let mut t = LookBackTuning::default();
+    /// The tuning a launch of `tiles` tiles takes: without the back-offs
+    /// below `sleep_from` tiles (CUB sleeps only in grids of 500 blocks or
+    /// more: in a short grid a predecessor is seldom late).
+    pub(crate) fn for_grid(self, tiles: usize, sleep_from: usize) -> LookBackTuning {
+        if tiles < sleep_from {
+            LookBackTuning { poll_delay_ns: 0, first_poll_delay_ns: 0, ..self }
+        } else {
+            self
+        }
+    }
+}
+
+/// A tile shape: threads per block and 16-byte vectors per thread.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TileShape {
+    /// Threads per block: a multiple of 32, at most 384 (CUB's largest
+    /// among these tunings).
+    pub threads: u32,
+    /// 16-byte vectors per thread (4-byte elements: 4, 6 or 8; 8-byte
+    /// elements: 4, 8 or 12).
+    pub vectors: usize,
+}
+
+/// The tiles and look-back of a scan or a selection. A measurement knob
+/// (see [`ScanTuning::scan_from_env`]); the defaults are CUB's sm_90
+/// tunings for the same primitive (`tuning_scan.cuh`,
+/// `tuning_select_if.cuh`), with the vector counts nearest to CUB's items
+/// per thread.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ScanTuning {
+    /// The tiles of 4-byte elements.
+    pub narrow: TileShape,
+    /// The tiles of 8-byte elements.
+    pub wide: TileShape,
+    /// How the look-back waits.
+    pub look_back: LookBackTuning,
+    /// Grids of fewer tiles than this poll without the back-offs.
+    pub sleep_from: usize,
+}
+
+impl ScanTuning {
+    /// The scan's defaults: CUB's sm_90 `DeviceScan` tiles for 4-byte
+    /// elements (128 threads × 24) and its waits. For 8-byte elements CUB
+    /// takes 224 × 24, but at 24 items this kernel needs 124 registers or
+    /// more (one or two such blocks per SM): 128 × 16 keeps as many bytes
+    /// in flight per SM as the 256 × 8 measured before.
+    pub const SCAN: ScanTuning = ScanTuning {
+        narrow: TileShape { threads: 128, vectors: 6 },
+        wide: TileShape { threads: 128, vectors: 8 },
+        look_back: LookBackTuning {
+            poll_delay_ns: DEFAULT_POLL_DELAY_NS,
+            first_poll_delay_ns: DEFAULT_FIRST_POLL_DELAY_NS,
+            block_order: false,
+            wait_all: false,
+        },
+        sleep_from: 500,
+    };
+
+    /// The selection's defaults: CUB's sm_90 `DeviceSelect::If` tiles
+    /// (384 threads × 17 four-byte elements, here 16; × 11 eight-byte
+    /// ones, here 8) and its waits for 4-byte elements.
+    pub const SELECT: ScanTuning = ScanTuning {
+        narrow: TileShape { threads: 384, vectors: 4 },
+        wide: TileShape { threads: 384, vectors: 4 },
+        look_back: LookBackTuning { poll_delay_ns: 76, first_poll_delay_ns: 1150, block_order: false, wait_all: false },
+        sleep_from: 500,
+    };
+
+    /// The scan's tuning: `OXIDE_PRIMS_SCAN` (read once) applied to
+    /// [`SCAN`](Self::SCAN).
+    pub fn scan_from_env() -> ScanTuning {
+        static TUNING: std::sync::OnceLock<ScanTuning> = std::sync::OnceLock::new();
+        *TUNING.get_or_init(|| Self::SCAN.parse("OXIDE_PRIMS_SCAN", &std::env::var("OXIDE_PRIMS_SCAN").unwrap_or_default()))
+    }
+
+    /// The selection's tuning: `OXIDE_PRIMS_SELECT` (read once) applied
+    /// to [`SELECT`](Self::SELECT).
+    pub fn select_from_env() -> ScanTuning {
+        static TUNING: std::sync::OnceLock<ScanTuning> = std::sync::OnceLock::new();
+        *TUNING.get_or_init(|| Self::SELECT.parse("OXIDE_PRIMS_SELECT", &std::env::var("OXIDE_PRIMS_SELECT").unwrap_or_default()))
+    }
+
+    /// `self` changed by the comma list `spec`: `threads=N`,
+    /// `vectors=4|6|8` (4-byte elements), `wide-threads=N`,
+    /// `wide-vectors=4|8|12` (8-byte elements; N a multiple of 32 up to
+    /// 384), `delay=NS`, `first=NS`, `block-order`, `wait=all|nearest`,
+    /// `sleep-from=TILES`. Unknown items and values out of range are
+    /// ignored with a warning on stderr naming `var` (a measurement knob
+    /// must not fail a run).
+    pub fn parse(self, var: &str, spec: &str) -> ScanTuning {
+        let mut t = self;
         for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-            if item == "block-order" {
-                t.block_order = true;
-            } else if let Some(ns) = item.strip_prefix("delay=").and_then(|s| s.parse().ok()) {
-                t.poll_delay_ns = ns;
-            } else if let Some(ns) = item.strip_prefix("first=").and_then(|s| s.parse().ok()) {
-                t.first_poll_delay_ns = ns;
-            } else {
-                eprintln!("OXIDE_PRIMS_LOOKBACK: ignoring `{item}` (expected `delay=NS`, `first=NS` or `block-order`)");
+            let value = |name: &str| item.strip_prefix(name).and_then(|s| s.parse::<u32>().ok());
+            let threads = |n: &u32| n.is_multiple_of(32) && (32..=MAX_THREADS as u32).contains(n);
+            if let Some(n) = value("threads=").filter(threads) {
+                t.narrow.threads = n;
+            } else if let Some(n) = value("wide-threads=").filter(threads) {
+                t.wide.threads = n;
+            } else if let Some(v @ (4 | 6 | 8)) = value("vectors=") {
+                t.narrow.vectors = v as usize;
+            } else if let Some(v @ (4 | 8 | 12)) = value("wide-vectors=") {
+                t.wide.vectors = v as usize;
+            } else if let Some(n) = value("sleep-from=") {
+                t.sleep_from = n as usize;
+            } else if !t.look_back.apply(item) {
+                eprintln!(
+                    "{var}: ignoring `{item}` (expected `threads=32..384`, `vectors=4|6|8`, `wide-threads=32..384`, \
+                     `wide-vectors=4|8|12`, `delay=NS`, `first=NS`, `block-order`, `wait=all|nearest` or `sleep-from=TILES`)"
+                );
             }
         }
         t
+    }
+
+    /// The tile shape for elements of `T`.
+    pub fn shape<T>(&self) -> TileShape {
+        if core::mem::size_of::<T>() > 4 { self.wide } else { self.narrow }
     }
 }
 
@@ -273,9 +397,11 @@ impl<'a, T: Element> TileStatus<'a, T> {
     /// The combined totals of every tile before `tile` (> 0), by the 32
     /// lanes of one warp, [`WINDOW`] predecessors at a time: lane 31 reads
     /// the nearest [`TILES_PER_LANE`], lane 0 the farthest. The window's
-    /// flags are waited for, its totals combined in tile order from the
-    /// nearest inclusive one on, and the window moves back until it meets
-    /// one. The result is in every lane.
+    /// flags after its nearest inclusive tile (all of them if it has none;
+    /// with `wait_all`, every flag of the window) are waited for, its
+    /// totals combined in tile order from the nearest inclusive one on,
+    /// and the window moves back until it meets one. The result is in
+    /// every lane.
     ///
     /// # Safety
     /// Every tile before `tile` is (or will be) published by a running
@@ -298,7 +424,22 @@ impl<'a, T: Element> TileStatus<'a, T> {
                 }
                 k += 1;
             }
-            while dw::any(FULL_MASK, any_invalid(&flags)) {
+            let (inclusive, nearest) = loop {
+                let lane_flags = LaneFlags::of(&flags);
+                let inclusive = dw::ballot(FULL_MASK, lane_flags.has_inclusive);
+                // The nearest inclusive tile ends the look-back; tiles before
+                // it are already in its total, so only the flags after it
+                // (lanes above, and this lane's after its own inclusive)
+                // are waited for.
+                let nearest = if inclusive != 0 { 31 - inclusive.leading_zeros() } else { 0 };
+                let waits = if self.tuning.wait_all {
+                    lane_flags.any_invalid
+                } else {
+                    lane as u32 >= nearest && lane_flags.invalid_after_inclusive
+                };
+                if !dw::any(FULL_MASK, waits) {
+                    break (inclusive, nearest);
+                }
                 if self.tuning.poll_delay_ns != 0 {
                     thread::nanosleep(self.tuning.poll_delay_ns);
                 }
@@ -310,25 +451,17 @@ impl<'a, T: Element> TileStatus<'a, T> {
                     }
                     k += 1;
                 }
-            }
+            };
             // This lane's totals from its nearest inclusive tile on (all of
-            // them if it has none).
+            // them if it has none). An unpublished tile's total is combined
+            // like the others: only lanes whose tiles after the nearest
+            // inclusive one are all published keep theirs.
             let mut own = op.identity();
-            let mut has_inclusive = false;
             k = 0;
             while k < TILES_PER_LANE {
-                if flags[k] == INCLUSIVE {
-                    own = values[k];
-                    has_inclusive = true;
-                } else {
-                    own = op.combine(own, values[k]);
-                }
+                own = if flags[k] == INCLUSIVE { values[k] } else { op.combine(own, values[k]) };
                 k += 1;
             }
-            let inclusive = dw::ballot(FULL_MASK, has_inclusive);
-            // The nearest inclusive tile ends the look-back; tiles before it
-            // are already in its total.
-            let nearest = if inclusive != 0 { 31 - inclusive.leading_zeros() } else { 0 };
             let v = if lane as u32 >= nearest { own } else { op.identity() };
             let window = dw::shfl_idx(FULL_MASK, warp::inclusive_scan(v, op), 31);
             prefix = op.combine(window, prefix);
@@ -340,17 +473,35 @@ impl<'a, T: Element> TileStatus<'a, T> {
     }
 }
 
-/// Whether any of `flags` is `INVALID`.
-#[inline(always)]
-fn any_invalid(flags: &[u32; TILES_PER_LANE]) -> bool {
-    let mut k = 0;
-    while k < TILES_PER_LANE {
-        if flags[k] == INVALID {
-            return true;
+/// What one lane of the look-back knows of its tiles' flags in a window.
+struct LaneFlags {
+    /// Whether one of its tiles is inclusive.
+    has_inclusive: bool,
+    /// Whether one of its tiles after its nearest inclusive one (any, if
+    /// none is) is not published yet.
+    invalid_after_inclusive: bool,
+    /// Whether one of its tiles is not published yet.
+    any_invalid: bool,
+}
+
+impl LaneFlags {
+    /// The flags of the lane's tiles, in ascending order.
+    #[inline(always)]
+    fn of(flags: &[u32; TILES_PER_LANE]) -> Self {
+        let mut s = LaneFlags { has_inclusive: false, invalid_after_inclusive: false, any_invalid: false };
+        let mut k = 0;
+        while k < TILES_PER_LANE {
+            if flags[k] == INCLUSIVE {
+                s.has_inclusive = true;
+                s.invalid_after_inclusive = false;
+            } else if flags[k] == INVALID {
+                s.invalid_after_inclusive = true;
+                s.any_invalid = true;
+            }
+            k += 1;
         }
-        k += 1;
+        s
     }
-    false
 }
 
 /// Whether this thread is lane 0 of its warp: a fresh read of `%laneid`
@@ -388,37 +539,65 @@ fn from_bits<T: Element>(bits: u64) -> T {
 }
 
 /// One tile of an inclusive (`INCLUSIVE_SCAN`) or exclusive scan of `input`
-/// into `out`, 64 bytes per thread in warp-striped vectors
-/// (`src/tile.rs`). Launched with `BLOCK` threads per block and one
+/// into `out`, `V` 16-byte vectors per thread, warp-striped
+/// (`src/tile.rs`). Launched with a multiple of 32 threads per block, at
+/// most [`MAX_THREADS`] (tiles of `blockDim.x · V` vectors), and one
 /// block per tile; `status` zeroed, 64-bit words for the counter and the
-/// tiles (`TileStatus`).
-#[kernel]
-pub fn scan_tiles<T: Element, Op: ReduceOp<T>, const INCLUSIVE_SCAN: bool>(
+/// tiles (`TileStatus`). Bounded for [`MAX_THREADS`]-thread blocks, so
+/// that every shape the knob allows launches, whatever the registers.
+#[kernel(launch_bounds(MAX_THREADS))]
+pub fn scan_tiles<T: Element, Op: ReduceOp<T>, const INCLUSIVE_SCAN: bool, const V: usize>(
     input: &[T],
     op: Op,
     mut out: DisjointSlice<T>,
     status: &[AtomicU64],
     tuning: LookBackTuning,
 ) {
-    // Warp totals (BLOCK / 32) then the tile's prefix, as Elements of at
-    // most 8 bytes; and the tile number.
-    shared! { static WORDS: [u64; BLOCK / 32 + 1]; }
+    // Warp totals (up to MAX_WARPS) then the tile's prefix, as Elements
+    // of at most 8 bytes; and the tile number.
+    shared! { static WORDS: [u64; MAX_WARPS + 1]; }
     shared! { static TILE: [u32; 1]; }
     let tiles = TileStatus::<T>::new(status, tuning);
     let tid = thread::threadIdx_x() as usize;
     let (warp_index, lane) = (tid / 32, tid % 32);
+    let threads = thread::blockDim_x() as usize;
     // SAFETY: all threads are here; TILE serves nothing else.
     let tile = unsafe { tiles.block_tile(TILE.as_mut_ptr()) };
     let n = input.len();
-    let tile_start = tile * BLOCK * tile::items::<T>();
-    let full = tile_start + BLOCK * tile::items::<T>() <= n;
+    let tile_len = threads * tile::items::<T, V>();
+    let tile_start = tile * tile_len;
+    let full = tile_start + tile_len <= n;
     // SAFETY: the input is a DeviceBuffer's (16-byte aligned; the host checks).
-    let mut v = unsafe { tile::load(input, tile_start, warp_index, lane, full, op.identity()) };
+    let mut v = unsafe { tile::load::<T, V>(input, tile_start, warp_index, lane, full, op.identity()) };
     let slots = WORDS.as_mut_ptr() as *mut T;
-    // SAFETY: WORDS holds BLOCK / 32 + 1 Elements; all threads are here;
-    // the prefix slot (index BLOCK / 32) is written only after the scan's barrier.
-    let (run_prefixes, tile_total) = unsafe { tile::scan_runs::<T, Op, BLOCK>(tile::run_totals(&v, op), op, slots) };
-    let prefix_slot = unsafe { slots.add(BLOCK / 32) };
+    // SAFETY: WORDS holds MAX_WARPS + 1 Elements, the launch at most
+    // MAX_WARPS warps (the host's shapes); all threads are here; the prefix
+    // slot (index MAX_WARPS) is written only after the scan's barrier.
+    let (run_prefixes, tile_total) = unsafe { tile::scan_runs::<T, Op, V>(tile::run_totals(&v, op), op, slots, threads / 32) };
+    let prefix_slot = unsafe { slots.add(MAX_WARPS) };
+    // Each element's result within the tile, before the look-back: across
+    // it only the elements stay live, not the runs' prefixes as well (the
+    // look-back's registers count for every thread of the block). The
+    // tile's prefix then goes in front of each result (associativity is
+    // all that needs).
+    let mut j = 0;
+    unroll!(full, while j < V {
+        let mut running = run_prefixes[j];
+        let mut e = 0;
+        while e < tile::lanes::<T>() {
+            let k = j * tile::lanes::<T>() + e;
+            let x = tile::get::<T, V>(&v, k);
+            if INCLUSIVE_SCAN {
+                running = op.combine(running, x);
+                tile::set(&mut v, k, running);
+            } else {
+                tile::set(&mut v, k, running);
+                running = op.combine(running, x);
+            }
+            e += 1;
+        }
+        j += 1;
+    });
     if tid < 32 {
         // SAFETY: this block's tile; every tile before it was taken by a
         // block that runs (tile numbers come from the counter in start
@@ -432,29 +611,17 @@ pub fn scan_tiles<T: Element, Op: ReduceOp<T>, const INCLUSIVE_SCAN: bool>(
     thread::sync_threads();
     // SAFETY: written before the barrier above.
     let tile_prefix = unsafe { prefix_slot.read() };
-    let mut j = 0;
-    unroll!(full, while j < VECTORS {
-        let mut running = op.combine(tile_prefix, run_prefixes[j]);
-        let mut e = 0;
-        while e < tile::lanes::<T>() {
-            let k = j * tile::lanes::<T>() + e;
-            let x = tile::get::<T>(&v, k);
-            if INCLUSIVE_SCAN {
-                running = op.combine(running, x);
-                tile::set(&mut v, k, running);
-            } else {
-                tile::set(&mut v, k, running);
-                running = op.combine(running, x);
-            }
-            e += 1;
-        }
-        j += 1;
+    let (mut k, items) = (0, tile::items::<T, V>());
+    unroll!(full, while k < items {
+        let x = tile::get::<T, V>(&v, k);
+        tile::set(&mut v, k, op.combine(tile_prefix, x));
+        k += 1;
     });
     let len = n.min(out.len());
     // SAFETY: `out` is a DeviceBuffer as long as the input (16-byte
     // aligned); this thread's elements of this tile are its own (tile
     // numbers are unique).
-    unsafe { tile::store(out.as_mut_ptr(), len, &v, tile_start, warp_index, lane, full) };
+    unsafe { tile::store::<T, V>(out.as_mut_ptr(), len, &v, tile_start, warp_index, lane, full) };
 }
 
 /// The look-back of `tile` over flags and totals the caller prepared, by
@@ -490,15 +657,35 @@ pub fn look_back_probe_run<T: Element, Op: ReduceOp<T>>(
     inclusives: &[T],
     op: Op,
 ) -> Result<T, PrimsError> {
+    look_back_probe_run_with_gaps(module, stream, inclusive, partials, inclusives, &[], op)
+}
+
+/// [`look_back_probe_run`] with the tiles of `unpublished` left
+/// unpublished (flag `INVALID`), each before the last inclusive tile:
+/// the look-back must not wait for them. A test hook.
+#[doc(hidden)]
+pub fn look_back_probe_run_with_gaps<T: Element, Op: ReduceOp<T>>(
+    module: &KernelModule,
+    stream: &CudaStream,
+    inclusive: &[bool],
+    partials: &[T],
+    inclusives: &[T],
+    unpublished: &[usize],
+    op: Op,
+) -> Result<T, PrimsError> {
     let tile = inclusive.len();
     assert!(tile > 0 && partials.len() == tile && inclusives.len() == tile, "one flag and two totals per tile before the probed one");
     assert!(inclusive[0], "tile 0 is always inclusive");
+    let nearest = inclusive.iter().rposition(|&i| i).unwrap_or(0);
+    assert!(unpublished.iter().all(|&t| t < nearest), "only tiles before the nearest inclusive one may stay unpublished (the probe would wait for the others forever)");
     // The status words as the kernels publish them (flag low, total's
     // 32-bit halves high), plus the probed tile's, unpublished.
     let w = words_per_tile::<T>();
     let mut words = vec![0u64; w * (tile + 2)];
     for t in 0..tile {
         let (flag, total) = if inclusive[t] { (INCLUSIVE, inclusives[t]) } else { (PARTIAL, partials[t]) };
+        // An unpublished tile: its flag INVALID, its total some leftover.
+        let flag = if unpublished.contains(&t) { INVALID } else { flag };
         let bits = to_bits(total);
         for k in 0..w {
             words[w * (1 + t) + k] = flag as u64 | ((bits >> (32 * k)) & 0xffff_ffff) << 32;
@@ -532,8 +719,13 @@ impl<'s, T: Element> LookBack<'s, T> {
     }
 }
 
-pub(crate) fn tile_config(tiles: usize) -> LaunchConfig {
-    LaunchConfig { grid_dim: (tiles as u32, 1, 1), block_dim: (BLOCK as u32, 1, 1), shared_mem_bytes: 0 }
+pub(crate) fn tile_config(tiles: usize, shape: TileShape) -> LaunchConfig {
+    LaunchConfig { grid_dim: (tiles as u32, 1, 1), block_dim: (shape.threads, 1, 1), shared_mem_bytes: 0 }
+}
+
+/// Elements per tile of `shape` for elements of `T`.
+pub(crate) fn tile_len<T>(shape: TileShape) -> usize {
+    shape.threads as usize * shape.vectors * tile::lanes::<T>()
 }
 
 fn scan<T: Element, Op: ReduceOp<T>, const INCLUSIVE_SCAN: bool>(
@@ -550,14 +742,44 @@ fn scan<T: Element, Op: ReduceOp<T>, const INCLUSIVE_SCAN: bool>(
         return Ok(());
     }
     debug_assert_eq!(input.device_ptr() % 16, 0);
-    let tiles = n.div_ceil(BLOCK * tile::items::<T>());
+    let tuning = ScanTuning::scan_from_env();
+    let shape = tuning.shape::<T>();
+    let tiles = n.div_ceil(tile_len::<T>(shape));
     let mut lb = LookBack::<T>::new(stream, tiles, what)?;
     let status = lb.status.as_atomic::<AtomicU64>();
-    cuda_launch! {
-        kernel: scan_tiles::<T, Op, INCLUSIVE_SCAN>, stream: stream, module: module, config: tile_config(tiles),
-        args: [slice(*input), op, slice_mut(*out), status, LookBackTuning::from_env()]
-    }?;
+    let look_back = tuning.look_back.for_grid(tiles, tuning.sleep_from);
+    let config = tile_config(tiles, shape);
+    macro_rules! launch {
+        ($v:literal) => {
+            cuda_launch! {
+                kernel: scan_tiles::<T, Op, INCLUSIVE_SCAN, $v>, stream: stream, module: module, config: config,
+                args: [slice(*input), op, slice_mut(*out), status, look_back]
+            }?
+        };
+    }
+    // Only the instances an element size can take: a branch on a constant
+    // is not compiled into the instances it cannot reach.
+    if const { core::mem::size_of::<T>() > 4 } {
+        match shape.vectors {
+            4 => launch!(4),
+            8 => launch!(8),
+            _ => launch!(12),
+        }
+    } else {
+        match shape.vectors {
+            4 => launch!(4),
+            6 => launch!(6),
+            _ => launch!(8),
+        }
+    }
     Ok(())
+}
+
+/// Elements of `T` per tile of the scan under the tuning in force (the
+/// boundaries a test must cover). A test hook.
+#[doc(hidden)]
+pub fn tile_elements<T>() -> usize {
+    tile_len::<T>(ScanTuning::scan_from_env().shape::<T>())
 }
 
 /// `out[i] = input[0] op … op input[i]`, on `stream` (`out` as long as
@@ -590,14 +812,36 @@ mod tests {
 
     #[test]
     fn tuning_parses_the_knob() {
-        assert_eq!(LookBackTuning::parse(""), LookBackTuning::default());
-        assert_eq!(LookBackTuning::parse("delay=600"), LookBackTuning { poll_delay_ns: 600, ..Default::default() });
+        let parse = |spec| ScanTuning::SCAN.parse("OXIDE_PRIMS_SCAN", spec);
+        assert_eq!(parse(""), ScanTuning::SCAN);
+        assert_eq!(parse("delay=600").look_back, LookBackTuning { poll_delay_ns: 600, ..ScanTuning::SCAN.look_back });
         assert_eq!(
-            LookBackTuning::parse(" block-order , delay=0,first=1200"),
-            LookBackTuning { poll_delay_ns: 0, first_poll_delay_ns: 1200, block_order: true }
+            parse(" block-order , delay=0,first=1200,wait=all").look_back,
+            LookBackTuning { poll_delay_ns: 0, first_poll_delay_ns: 1200, block_order: true, wait_all: true }
         );
-        // Unknown items and bad numbers are ignored (with a warning).
-        assert_eq!(LookBackTuning::parse("fast,delay=x"), LookBackTuning::default());
+        let t = parse("threads=256,vectors=4,wide-threads=384,wide-vectors=8,sleep-from=0");
+        assert_eq!(t.narrow, TileShape { threads: 256, vectors: 4 });
+        assert_eq!(t.wide, TileShape { threads: 384, vectors: 8 });
+        assert_eq!(t.sleep_from, 0);
+        assert_eq!(t.shape::<u32>(), t.narrow);
+        assert_eq!(t.shape::<f64>(), t.wide);
+        // Unknown items, bad numbers and shapes the kernels have no
+        // instance for are ignored (with a warning).
+        assert_eq!(parse("fast,delay=x,threads=100,threads=512,vectors=12,wide-vectors=6"), ScanTuning::SCAN);
+    }
+
+    #[test]
+    fn short_grids_poll_without_back_offs() {
+        let lb = ScanTuning::SCAN.look_back;
+        assert_eq!(lb.for_grid(499, 500), LookBackTuning { poll_delay_ns: 0, first_poll_delay_ns: 0, ..lb });
+        assert_eq!(lb.for_grid(500, 500), lb);
+    }
+
+    #[test]
+    fn tile_lengths_follow_the_shape() {
+        assert_eq!(tile_len::<u32>(ScanTuning::SCAN.narrow), 128 * 24);
+        assert_eq!(tile_len::<u64>(ScanTuning::SCAN.wide), 128 * 16);
+        assert_eq!(tile_len::<f32>(TileShape { threads: 384, vectors: 8 }), 384 * 32);
     }
 
     #[test]

@@ -31,9 +31,9 @@
 
 use crate::error::check_len;
 use crate::op::{Element, Sum};
-use crate::scan::{first_lane, tile_config, LookBack, LookBackTuning, TileStatus, BLOCK};
+use crate::scan::{first_lane, tile_config, tile_len, LookBack, LookBackTuning, ScanTuning, TileStatus, MAX_THREADS, MAX_WARPS};
 use crate::temp;
-use crate::tile::{self, VECTORS};
+use crate::tile;
 use crate::PrimsError;
 use core::sync::atomic::AtomicU64;
 use cuda_core::{CudaStream, DeviceBuffer};
@@ -74,12 +74,13 @@ impl<T> Selector<T> for Flagged {
 }
 
 /// One tile of a selection (`PARTITION`: the rejected elements too, from
-/// the end backwards), in the scan's tile layout (`src/tile.rs`).
+/// the end backwards), in the scan's tile layout (`src/tile.rs`), `V`
+/// vectors per thread (at most 64 elements: one bit each).
 /// Launched like [`scan_tiles`](crate::scan::scan_tiles); `count[0]`
 /// receives the number kept.
 #[allow(clippy::too_many_arguments)]
-#[kernel]
-pub fn select_tiles<T: Element, S: Selector<T>, const PARTITION: bool>(
+#[kernel(launch_bounds(MAX_THREADS))]
+pub fn select_tiles<T: Element, S: Selector<T>, const PARTITION: bool, const V: usize>(
     input: &[T],
     flags: &[u8],
     select: S,
@@ -88,7 +89,7 @@ pub fn select_tiles<T: Element, S: Selector<T>, const PARTITION: bool>(
     status: &[AtomicU64],
     tuning: LookBackTuning,
 ) {
-    shared! { static COUNTS: [u32; BLOCK / 32 + 1]; }
+    shared! { static COUNTS: [u32; MAX_WARPS + 1]; }
     shared! { static TILE: [u32; 1]; }
     let tiles = TileStatus::<u32>::new(status, tuning);
     let tid = thread::threadIdx_x() as usize;
@@ -97,21 +98,23 @@ pub fn select_tiles<T: Element, S: Selector<T>, const PARTITION: bool>(
     let tile = unsafe { tiles.block_tile(TILE.as_mut_ptr()) };
     let n = input.len();
     let lanes = tile::lanes::<T>();
-    let tile_start = tile * BLOCK * tile::items::<T>();
-    let full = tile_start + BLOCK * tile::items::<T>() <= n;
+    let threads = thread::blockDim_x() as usize;
+    let tile_len = threads * tile::items::<T, V>();
+    let tile_start = tile * tile_len;
+    let full = tile_start + tile_len <= n;
     // SAFETY: the input is a DeviceBuffer's (16-byte aligned).
-    let v = unsafe { tile::load(input, tile_start, warp_index, lane, full, T::default()) };
+    let v = unsafe { tile::load::<T, V>(input, tile_start, warp_index, lane, full, T::default()) };
     // Bit k: element k of this thread is kept.
-    let mut keep = 0u32;
-    let mut runs = [0u32; VECTORS];
+    let mut keep = 0u64;
+    let mut runs = [0u32; V];
     let mut j = 0;
-    unroll!(full, while j < VECTORS {
-        let first = tile::vector_start::<T>(tile_start, warp_index, lane, j);
+    unroll!(full, while j < V {
+        let first = tile::vector_start::<T, V>(tile_start, warp_index, lane, j);
         let mut e = 0;
         while e < lanes {
             let i = first + e;
             let flag = if S::FLAGS { flags.get(i).copied().unwrap_or(0) } else { 0 };
-            if i < n && select.keep(tile::get::<T>(&v, j * lanes + e), flag) {
+            if (full || i < n) && select.keep(tile::get::<T, V>(&v, j * lanes + e), flag) {
                 keep |= 1 << (j * lanes + e);
                 runs[j] += 1;
             }
@@ -120,10 +123,11 @@ pub fn select_tiles<T: Element, S: Selector<T>, const PARTITION: bool>(
         j += 1;
     });
     let slots = COUNTS.as_mut_ptr();
-    // SAFETY: COUNTS holds BLOCK / 32 + 1 u32; all threads are here; the
+    // SAFETY: COUNTS holds MAX_WARPS + 1 u32, the launch at most MAX_WARPS
+    // warps (the host's shapes); all threads are here; the
     // last slot is written only after the scan's barrier.
-    let (run_prefixes, tile_kept) = unsafe { tile::scan_runs::<u32, Sum, BLOCK>(runs, Sum, slots) };
-    let prefix_slot = unsafe { slots.add(BLOCK / 32) };
+    let (run_prefixes, tile_kept) = unsafe { tile::scan_runs::<u32, Sum, V>(runs, Sum, slots, threads / 32) };
+    let prefix_slot = unsafe { slots.add(MAX_WARPS) };
     if tid < 32 {
         // SAFETY: this block's tile; tile numbers come from the counter in
         // start order (with `block_order`, blocks start in index order).
@@ -138,24 +142,24 @@ pub fn select_tiles<T: Element, S: Selector<T>, const PARTITION: bool>(
     let tile_prefix = unsafe { prefix_slot.read() } as usize;
     let dst = out.as_mut_ptr();
     j = 0;
-    unroll!(full, while j < VECTORS {
-        let first = tile::vector_start::<T>(tile_start, warp_index, lane, j);
+    unroll!(full, while j < V {
+        let first = tile::vector_start::<T, V>(tile_start, warp_index, lane, j);
         let mut selected = tile_prefix + run_prefixes[j] as usize;
         let mut e = 0;
         while e < lanes {
             let i = first + e;
             let k = j * lanes + e;
-            if i < n {
+            if full || i < n {
                 if keep >> k & 1 != 0 {
                     // SAFETY: `selected` (elements kept before element i)
                     // is unique to element i and below the number kept <= n
                     // = out.len().
-                    unsafe { dst.add(selected).write(tile::get::<T>(&v, k)) };
+                    unsafe { dst.add(selected).write(tile::get::<T, V>(&v, k)) };
                     selected += 1;
                 } else if PARTITION {
                     // SAFETY: i - selected rejected elements lie before
                     // element i: its slot from the end is unique and in bounds.
-                    unsafe { dst.add(n - 1 - (i - selected)).write(tile::get::<T>(&v, k)) };
+                    unsafe { dst.add(n - 1 - (i - selected)).write(tile::get::<T, V>(&v, k)) };
                 }
             }
             e += 1;
@@ -190,14 +194,43 @@ fn run<T: Element, S: Selector<T>, const PARTITION: bool>(
         return Ok(());
     }
     debug_assert_eq!(input.device_ptr() % 16, 0);
-    let tiles = n.div_ceil(BLOCK * tile::items::<T>());
+    let tuning = ScanTuning::select_from_env();
+    let shape = tuning.shape::<T>();
+    let tiles = n.div_ceil(tile_len::<T>(shape));
     let mut lb = LookBack::<u32>::new(stream, tiles, what)?;
     let status = lb.status.as_atomic::<AtomicU64>();
-    cuda_launch! {
-        kernel: select_tiles::<T, S, PARTITION>, stream: stream, module: module, config: tile_config(tiles),
-        args: [slice(*input), slice(*flags), select, slice_mut(*out), slice_mut(*count), status, LookBackTuning::from_env()]
-    }?;
+    let look_back: LookBackTuning = tuning.look_back.for_grid(tiles, tuning.sleep_from);
+    let config = tile_config(tiles, shape);
+    macro_rules! launch {
+        ($v:literal) => {
+            cuda_launch! {
+                kernel: select_tiles::<T, S, PARTITION, $v>, stream: stream, module: module, config: config,
+                args: [slice(*input), slice(*flags), select, slice_mut(*out), slice_mut(*count), status, look_back]
+            }?
+        };
+    }
+    // Only the instances an element size can take (see `scan::scan`).
+    if const { core::mem::size_of::<T>() > 4 } {
+        match shape.vectors {
+            4 => launch!(4),
+            8 => launch!(8),
+            _ => launch!(12),
+        }
+    } else {
+        match shape.vectors {
+            4 => launch!(4),
+            6 => launch!(6),
+            _ => launch!(8),
+        }
+    }
     Ok(())
+}
+
+/// Elements of `T` per tile of a selection under the tuning in force (the
+/// boundaries a test must cover). A test hook.
+#[doc(hidden)]
+pub fn tile_elements<T>() -> usize {
+    tile_len::<T>(ScanTuning::select_from_env().shape::<T>())
 }
 
 /// The number in `count` read back (synchronises `stream`).

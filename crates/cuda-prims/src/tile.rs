@@ -2,15 +2,17 @@
 //! 16-byte vectors (`ld.global.v4.u32` / `v2.u64`), one element at a time
 //! only at the ragged end.
 //!
-//! The scan and select kernels hold [`VECTORS`] vectors per thread in a
+//! The scan and select kernels hold `V` vectors per thread (a const
+//! generic: [`VECTORS`] for the histogram; the scan's is a tuning knob) in a
 //! *warp-striped* arrangement: vector `j` of lane `l` of warp `w` is vector
-//! `(w · VECTORS + j) · 32 + l` of the tile, so each load or store
+//! `(w · V + j) · 32 + l` of the tile, so each load or store
 //! instruction of a warp covers 512 contiguous bytes (fully coalesced),
 //! with no shared-memory transpose. A thread's elements then form
-//! `VECTORS` runs of consecutive elements; [`scan_runs`] gives every run its
-//! prefix in tile order.
+//! `V` runs of consecutive elements; [`scan_runs`] gives every run its
+//! prefix in tile order. The block size is the launch's (`blockDim.x`, a
+//! multiple of 32): nothing here depends on it at compile time.
 
-use crate::block::{fold_ptr, raw_exclusive_scan_warps};
+use crate::block::{fold_ptr, raw_exclusive_scan_warps_of};
 use crate::op::{Element, ReduceOp};
 use crate::warp;
 use cuda_device::unroll;
@@ -21,11 +23,11 @@ use cuda_device::warp::Shuffle;
 #[repr(C, align(16))]
 pub(crate) struct Vector16(pub [u32; 4]);
 
-/// Vectors per thread of the scan and select kernels (64 bytes).
+/// Vectors per thread of the histogram (64 bytes).
 pub(crate) const VECTORS: usize = 4;
 
-/// A thread's vectors.
-pub(crate) type Vectors = [Vector16; VECTORS];
+/// A thread's `V` vectors.
+pub(crate) type Vectors<const V: usize> = [Vector16; V];
 
 /// Elements of `T` in one 16-byte vector.
 #[inline(always)]
@@ -33,10 +35,10 @@ pub(crate) const fn lanes<T>() -> usize {
     16 / core::mem::size_of::<T>()
 }
 
-/// Elements per thread of the scan and select kernels.
+/// Elements per thread in `V` vectors.
 #[inline(always)]
-pub(crate) const fn items<T>() -> usize {
-    VECTORS * lanes::<T>()
+pub(crate) const fn items<T, const V: usize>() -> usize {
+    V * lanes::<T>()
 }
 
 /// `acc` combined with the elements of `v`, in order.
@@ -54,10 +56,10 @@ pub(crate) fn combine_vector<T: Element, Op: ReduceOp<T>>(acc: T, v: Vector16, o
     acc
 }
 
-/// Element `k` (`0 .. items::<T>()`) of a thread's vectors.
+/// Element `k` (`0 .. items::<T, V>()`) of a thread's vectors.
 #[inline(always)]
-pub(crate) fn get<T: Element>(v: &Vectors, k: usize) -> T {
-    debug_assert!(k < items::<T>());
+pub(crate) fn get<T: Element, const V: usize>(v: &Vectors<V>, k: usize) -> T {
+    debug_assert!(k < items::<T, V>());
     // SAFETY: k < items: inside the 64 bytes, at a multiple of T's size
     // (and alignment: Elements are 4 or 8 bytes, the vectors 16-aligned).
     unsafe { (v.as_ptr() as *const T).add(k).read() }
@@ -65,16 +67,16 @@ pub(crate) fn get<T: Element>(v: &Vectors, k: usize) -> T {
 
 /// Sets element `k` of a thread's vectors.
 #[inline(always)]
-pub(crate) fn set<T: Element>(v: &mut Vectors, k: usize, x: T) {
-    debug_assert!(k < items::<T>());
+pub(crate) fn set<T: Element, const V: usize>(v: &mut Vectors<V>, k: usize, x: T) {
+    debug_assert!(k < items::<T, V>());
     // SAFETY: as in `get`.
     unsafe { (v.as_mut_ptr() as *mut T).add(k).write(x) }
 }
 
 /// The tile's index of the first element of this thread's vector `j`.
 #[inline(always)]
-pub(crate) fn vector_start<T>(tile_start: usize, warp: usize, lane: usize, j: usize) -> usize {
-    tile_start + ((warp * VECTORS + j) * 32 + lane) * lanes::<T>()
+pub(crate) fn vector_start<T, const V: usize>(tile_start: usize, warp: usize, lane: usize, j: usize) -> usize {
+    tile_start + ((warp * V + j) * 32 + lane) * lanes::<T>()
 }
 
 /// Loads this thread's vectors of the tile at `tile_start` of `input`
@@ -83,11 +85,18 @@ pub(crate) fn vector_start<T>(tile_start: usize, warp: usize, lane: usize, j: us
 /// # Safety
 /// `input`'s data is 16-byte aligned.
 #[inline(always)]
-pub(crate) unsafe fn load<T: Element>(input: &[T], tile_start: usize, warp: usize, lane: usize, full: bool, fill: T) -> Vectors {
-    let mut v = [Vector16([0; 4]); VECTORS];
+pub(crate) unsafe fn load<T: Element, const V: usize>(
+    input: &[T],
+    tile_start: usize,
+    warp: usize,
+    lane: usize,
+    full: bool,
+    fill: T,
+) -> Vectors<V> {
+    let mut v = [Vector16([0; 4]); V];
     let mut j = 0;
-    unroll!(full, while j < VECTORS {
-        let first = vector_start::<T>(tile_start, warp, lane, j);
+    unroll!(full, while j < V {
+        let first = vector_start::<T, V>(tile_start, warp, lane, j);
         if full {
             // SAFETY: inside the input (full tile), at a multiple of 16
             // bytes from its aligned start.
@@ -111,10 +120,18 @@ pub(crate) unsafe fn load<T: Element>(input: &[T], tile_start: usize, warp: usiz
 /// `out` points to `len` elements, 16-byte aligned, and this thread's
 /// elements of the tile are written by no other thread.
 #[inline(always)]
-pub(crate) unsafe fn store<T: Element>(out: *mut T, len: usize, v: &Vectors, tile_start: usize, warp: usize, lane: usize, full: bool) {
+pub(crate) unsafe fn store<T: Element, const V: usize>(
+    out: *mut T,
+    len: usize,
+    v: &Vectors<V>,
+    tile_start: usize,
+    warp: usize,
+    lane: usize,
+    full: bool,
+) {
     let mut j = 0;
-    unroll!(full, while j < VECTORS {
-        let first = vector_start::<T>(tile_start, warp, lane, j);
+    unroll!(full, while j < V {
+        let first = vector_start::<T, V>(tile_start, warp, lane, j);
         if full {
             (out.add(first) as *mut Vector16).write(v[j]);
         } else {
@@ -131,32 +148,33 @@ pub(crate) unsafe fn store<T: Element>(out: *mut T, len: usize, v: &Vectors, til
 }
 
 /// The exclusive prefixes, in tile order within the block, of this
-/// thread's `VECTORS` runs whose totals are `runs`, and the block's total.
+/// thread's `V` runs whose totals are `runs`, and the block's total.
 /// Per run, one warp scan (the runs of a warp's vector `j` are consecutive
 /// across its lanes); the warps' totals then through `slots`.
 ///
 /// # Safety
-/// As [`crate::block::raw_reduce`]: all `BLOCK` threads call it, `slots`
-/// holds `BLOCK / 32` elements of block-shared memory used by nothing else
-/// until a barrier after.
+/// As [`crate::block::raw_reduce`]: all `warps · 32` threads of the block
+/// call it, `slots` holds `warps` elements of block-shared memory used by
+/// nothing else until a barrier after.
 #[inline(always)]
-pub(crate) unsafe fn scan_runs<T: Shuffle, Op: ReduceOp<T>, const BLOCK: usize>(
-    runs: [T; VECTORS],
+pub(crate) unsafe fn scan_runs<T: Shuffle, Op: ReduceOp<T>, const V: usize>(
+    runs: [T; V],
     op: Op,
     slots: *mut T,
-) -> ([T; VECTORS], T) {
+    warps: usize,
+) -> ([T; V], T) {
     let mut prefixes = runs;
     let mut warp_running = op.identity();
     let mut j = 0;
-    unroll!(full, while j < VECTORS {
+    unroll!(full, while j < V {
         let (before_in_segment, segment_total) = warp::exclusive_scan(runs[j], op);
         prefixes[j] = op.combine(warp_running, before_in_segment);
         warp_running = op.combine(warp_running, segment_total);
         j += 1;
     });
-    let (warp_prefix, block_total) = raw_exclusive_scan_warps::<T, Op, BLOCK>(warp_running, op, slots);
+    let (warp_prefix, block_total) = raw_exclusive_scan_warps_of::<T, Op>(warp_running, op, slots, warps);
     j = 0;
-    unroll!(full, while j < VECTORS {
+    unroll!(full, while j < V {
         prefixes[j] = op.combine(warp_prefix, prefixes[j]);
         j += 1;
     });
@@ -165,7 +183,7 @@ pub(crate) unsafe fn scan_runs<T: Shuffle, Op: ReduceOp<T>, const BLOCK: usize>(
 
 /// The totals of this thread's runs.
 #[inline(always)]
-pub(crate) fn run_totals<T: Element, Op: ReduceOp<T>>(v: &Vectors, op: Op) -> [T; VECTORS] {
+pub(crate) fn run_totals<T: Element, Op: ReduceOp<T>, const V: usize>(v: &Vectors<V>, op: Op) -> [T; V] {
     core::array::from_fn(|j| {
         // SAFETY: vector j's elements.
         unsafe { fold_ptr((v.as_ptr() as *const T).add(j * lanes::<T>()), lanes::<T>(), op) }

@@ -13,8 +13,13 @@ use std::sync::Arc;
 
 /// The sizes a run checks: around the tile sizes (4096 four-byte, 2048
 /// eight-byte elements), and beyond 32 tiles.
-pub fn lengths(sizes: Sizes) -> Vec<usize> {
+///
+/// And around the tiles the scan of the element type takes now (`tile`:
+/// its default, or what `OXIDE_PRIMS_SCAN` asks for): one vector short of
+/// or past a tile, one element either side.
+pub fn lengths(sizes: Sizes, tile: usize) -> Vec<usize> {
     let mut v = vec![0, 1, 2, 31, 32, 33, 255, 256, 257, 2047, 2048, 2049, 4095, 4096, 4097, 3 * 4096 + 17];
+    v.extend([tile - 4, tile - 1, tile, tile + 1, tile + 4, 2 * tile + 3, 3 * tile - 1]);
     if sizes.emulated {
         v.extend([33 * 2048 + 5, 33 * 4096 + 1]);
     } else {
@@ -58,7 +63,7 @@ fn check_one<T: Check, Op: ReduceOp<T>>(
 
 fn check_type<T: Check>(module: &KernelModule, stream: &CudaStream, sizes: Sizes, seed: u64) -> Result<usize, String> {
     let mut checks = 0;
-    for n in lengths(sizes) {
+    for n in lengths(sizes, scan::tile_elements::<T>()) {
         let host = samples::<T>(n, seed + n as u64);
         let input = DeviceBuffer::from_host(stream, &host).map_err(|e| e.to_string())?;
         checks += check_one(module, stream, "Sum", &host, &input, Sum)?;
@@ -87,7 +92,7 @@ pub fn run(ctx: &Arc<CudaContext>, module: &KernelModule, sizes: Sizes) -> Resul
     }
     // An operator that is not commutative: the latest non-zero value.
     let last_nonzero = FnOp::new(0u32, |a: u32, b: u32| if b != 0 { b } else { a });
-    for n in lengths(sizes) {
+    for n in lengths(sizes, scan::tile_elements::<u32>()) {
         let host: Vec<u32> = samples::<u32>(n, 77 + n as u64).into_iter().map(|x| if x % 4 == 0 { x } else { 0 }).collect();
         let input = DeviceBuffer::from_host(&stream, &host).map_err(|e| e.to_string())?;
         checks += check_one(module, &stream, "last non-zero (FnOp)", &host, &input, last_nonzero)?;
@@ -116,6 +121,23 @@ pub fn run(ctx: &Arc<CudaContext>, module: &KernelModule, sizes: Sizes) -> Resul
             }
             checks += 1;
         }
+    }
+    // Tiles before the nearest inclusive one left unpublished: the
+    // look-back must not wait for them (it would hang): in a lane below the
+    // nearest inclusive tile's, in the same lane before it, in a window
+    // the look-back never reads, and in the window before.
+    for (nearest, unpublished) in [(80usize, &[79usize, 60, 37][..]), (81, &[80, 40]), (80, &[20, 5]), (30, &[29, 3])] {
+        let tile = 100;
+        let inclusive: Vec<bool> = (0..tile).map(|t| t == 0 || t == nearest).collect();
+        let partials: Vec<u32> = (0..tile as u32).map(|t| t * 7 + 1).collect();
+        let inclusives: Vec<u32> = (0..tile as u32).map(|t| 100_000 + t).collect();
+        let want = partials[nearest + 1..].iter().fold(inclusives[nearest], |a, &b| a.wrapping_add(b));
+        let got = scan::look_back_probe_run_with_gaps(module, &stream, &inclusive, &partials, &inclusives, unpublished, Sum)
+            .map_err(|e| e.to_string())?;
+        if got != want {
+            return Err(format!("look-back of tile {tile}, nearest inclusive tile {nearest}, {unpublished:?} unpublished: GPU {got}, CPU {want}"));
+        }
+        checks += 1;
     }
     // 8-byte totals travel as two status words (halves of the total, each
     // beside the flag): totals above 2^32 show both halves.

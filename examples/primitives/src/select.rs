@@ -10,9 +10,13 @@ use cuda_prims::op::Element;
 use cuda_prims::select;
 use std::sync::Arc;
 
-/// The sizes a run checks.
-pub fn lengths(sizes: Sizes) -> Vec<usize> {
+/// The sizes a run checks: around tiles of 4096 and 2048 elements, and
+/// around the tiles the selection of `T` takes now (`tile`: its default,
+/// or what `OXIDE_PRIMS_SELECT` asks for): one vector short of or past a
+/// tile, one element either side.
+pub fn lengths(sizes: Sizes, tile: usize) -> Vec<usize> {
     let mut v = vec![0, 1, 2, 31, 33, 255, 257, 2047, 2049, 4095, 4096, 4097, 3 * 4096 + 17];
+    v.extend([tile - 4, tile - 1, tile, tile + 1, tile + 4, 2 * tile + 3, 3 * tile - 1]);
     if sizes.emulated {
         v.extend([33 * 2048 + 5, 33 * 4096 + 1]);
     } else {
@@ -62,7 +66,7 @@ fn check_type<T: Check>(module: &KernelModule, stream: &CudaStream, sizes: Sizes
     let e = |x: &dyn std::fmt::Display| x.to_string();
     let name = std::any::type_name::<T>();
     let mut checks = 0;
-    for n in lengths(sizes) {
+    for n in lengths(sizes, select::tile_elements::<T>()) {
         let host = samples::<T>(n, seed + n as u64);
         let input = DeviceBuffer::from_host(stream, &host).map_err(|x| e(&x))?;
         let mut out = DeviceBuffer::<T>::zeroed(stream, n).map_err(|x| e(&x))?;
