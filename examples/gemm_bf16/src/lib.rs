@@ -20,18 +20,22 @@
 //!   mbarrier, four m64n128k16 wgmmas, wait, repeat. The correctness
 //!   baseline.
 //! * [`gemm_ws`] — warp-specialised and persistent: 128×256 tiles, one
-//!   block of 288 threads per multiprocessor taking tile after tile.
+//!   block of 384 threads per multiprocessor taking tile after tile.
 //!   Warps 0–7 are two consumer warpgroups (each owns 64 rows of the tile:
-//!   128 f32 accumulators per thread, m64n256k16), warp 8 is the producer:
-//!   one lane issues the TMA loads into a ring of `STAGES` shared-memory
-//!   stages (A 128×64 and B 256×64 bf16 each, 128-byte swizzle), each with a
-//!   "full" mbarrier (the bytes landed) and an "empty" one (both consumer
-//!   warpgroups are done with it). Consumers keep one wgmma batch in flight
-//!   (`wait_group::<1>`) and release a stage once its batch is complete.
-//!   The ring runs on across a block's tiles, so the producer loads the
-//!   next tile while the consumers store the last. Tiles are numbered in
-//!   groups of 16 tile rows so that the blocks at work share A and B panels
-//!   in L2.
+//!   128 f32 accumulators per thread, m64n256k16), warps 8–11 the producer
+//!   warpgroup, which gives its registers to the consumers (`setmaxnreg`:
+//!   40 and 232) and of which one lane issues the TMA loads into a ring of
+//!   `STAGES` shared-memory stages (A 128×64 and B 256×64 bf16 each,
+//!   128-byte swizzle), each with a "full" mbarrier (the bytes landed) and
+//!   an "empty" one (both consumer warpgroups are done with it). Consumers
+//!   keep one wgmma batch in flight (`wait_group::<1>`) and release a stage
+//!   once its batch is complete. The ring runs on across a block's tiles.
+//!   The epilogue writes a consumer's 64×256 result as bf16 into a
+//!   shared-memory buffer (128-byte swizzle, two pieces of 128 columns)
+//!   and stores it with TMA, which runs while the next tile is multiplied;
+//!   storing straight from registers left the tensor cores idle while
+//!   each tile was written out. Tiles are numbered in groups of 16 tile rows so
+//!   that the blocks at work share A and B panels in L2.
 //! * [`gemm_fp8_ws`] — the same pipeline for FP8: A and B e4m3 (one byte
 //!   each, so a K step is 128 values in the same 128-byte rows), the
 //!   m64n256k32 e4m3 wgmma, C = scale_a·scale_b·A·Bᵀ in bf16 with the two
@@ -89,19 +93,9 @@ fn aligned_dynamic_shared() -> u32 {
 
 /// Stores one warpgroup's 64×N accumulator fragment (N/2 values per thread,
 /// the layout in cuda_device::wgmma's docs) as bf16 into C at row `row0`,
-/// column `col0`, each value multiplied by `scale` first when `SCALED`
-/// (a compile-time flag, so that the unscaled GEMMs pay nothing for it).
-/// `c` holds C as pairs of bf16 (u32 words).
+/// column `col0`. `c` holds C as pairs of bf16 (u32 words).
 #[inline(always)]
-fn store_fragment<const R: usize, const SCALED: bool>(
-    acc: &[f32; R],
-    scale: f32,
-    c: &mut DisjointSlice<u32>,
-    n: u32,
-    row0: u32,
-    col0: u32,
-) {
-    let s = |v: f32| if SCALED { v * scale } else { v };
+fn store_fragment<const R: usize>(acc: &[f32; R], c: &mut DisjointSlice<u32>, n: u32, row0: u32, col0: u32) {
     let t = thread::threadIdx_x() % 128;
     let row = row0 + 16 * (t / 32) + (t % 32) / 4;
     let col = col0 + 2 * (t % 4);
@@ -116,8 +110,8 @@ fn store_fragment<const R: usize, const SCALED: bool>(
                     // the tiles of different blocks and warpgroups are
                     // disjoint.
                     unsafe {
-                        *c.get_unchecked_mut(top) = pack_bf16x2(s(acc[4 * $j]), s(acc[4 * $j + 1]));
-                        *c.get_unchecked_mut(bottom) = pack_bf16x2(s(acc[4 * $j + 2]), s(acc[4 * $j + 3]));
+                        *c.get_unchecked_mut(top) = pack_bf16x2(acc[4 * $j], acc[4 * $j + 1]);
+                        *c.get_unchecked_mut(bottom) = pack_bf16x2(acc[4 * $j + 2], acc[4 * $j + 3]);
                     }
                 }
             }
@@ -182,7 +176,7 @@ pub fn gemm_simple(map_a: u64, map_b: u64, dims: Dims, mut c: DisjointSlice<u32>
         thread::sync_threads();
         kb += 1;
     }
-    store_fragment::<64, false>(&acc, 1.0, &mut c, dims.n, m0, n0);
+    store_fragment(&acc, &mut c, dims.n, m0, n0);
 }
 
 /// Rows of `gemm_ws`'s tile (two consumer warpgroups of 64 rows).
