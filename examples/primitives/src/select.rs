@@ -1,6 +1,8 @@
 //! `cuda_prims::select` against the CPU: select_if, select_flagged and
 //! partition_if over several element types and sizes (tile boundaries,
-//! more than 32 tiles, none and all selected).
+//! more than 32 tiles, none and all selected), and selections and
+//! partitions under fixed keep patterns (runs across tiles, alternating,
+//! sparse) that check every element's place.
 
 use crate::inputs::{samples, Sample};
 use crate::Sizes;
@@ -102,6 +104,114 @@ fn check_type<T: Check>(module: &KernelModule, stream: &CudaStream, sizes: Sizes
     Ok(checks)
 }
 
+/// An element type whose values say whether the pattern keeps them: the
+/// pattern checks select by predicate on the value, so a predicate can
+/// follow any pattern of indices.
+trait Tagged: Element {
+    /// The value at index `i`, kept or not (distinct for every `i`).
+    fn tag(i: usize, keep: bool) -> Self;
+    /// Whether `tag` made this value kept.
+    fn kept(self) -> bool;
+    /// A value no `tag` of the checked lengths makes.
+    fn sentinel() -> Self;
+}
+impl Tagged for u32 {
+    fn tag(i: usize, keep: bool) -> Self {
+        (i as u32) << 1 | keep as u32
+    }
+    fn kept(self) -> bool {
+        self & 1 != 0
+    }
+    fn sentinel() -> Self {
+        u32::MAX - 1
+    }
+}
+impl Tagged for i32 {
+    fn tag(i: usize, keep: bool) -> Self {
+        -((i as i32) << 1 | keep as i32) - 2
+    }
+    fn kept(self) -> bool {
+        self & 1 != 0
+    }
+    fn sentinel() -> Self {
+        0
+    }
+}
+impl Tagged for f32 {
+    fn tag(i: usize, keep: bool) -> Self {
+        ((i as u32) << 1 | keep as u32) as f32
+    }
+    fn kept(self) -> bool {
+        (self as u32) & 1 != 0
+    }
+    fn sentinel() -> Self {
+        -1.0
+    }
+}
+impl Tagged for u64 {
+    fn tag(i: usize, keep: bool) -> Self {
+        // The high half too: a store that moved only 4 of the 8 bytes shows.
+        (i as u64) << 40 | (i as u64) << 1 | keep as u64
+    }
+    fn kept(self) -> bool {
+        self & 1 != 0
+    }
+    fn sentinel() -> Self {
+        u64::MAX - 1
+    }
+}
+
+/// The keep patterns of the two-phase store's regression checks, by name:
+/// whether element `i` of `n` is kept (`tile`: elements per tile).
+const PATTERNS: &[(&str, fn(usize, usize, usize) -> bool)] = &[
+    ("all kept", |_, _, _| true),
+    ("none kept", |_, _, _| false),
+    ("alternating", |i, _, _| i % 2 == 0),
+    ("one run across two tile boundaries", |i, _, t| (t / 2..2 * t + t / 3).contains(&i)),
+    ("runs of 37 kept, 29 not", |i, _, _| i % 66 < 37),
+    ("sparse", |i, _, _| i % 97 == 5),
+    ("only the first and the last", |i, n, _| i == 0 || i + 1 == n),
+];
+
+/// select_if and partition_if of `T` under every pattern, at lengths around
+/// the tile (not multiples of it, and one), against the CPU; the output
+/// past the kept elements of a selection must stay untouched.
+fn check_patterns<T: Tagged>(module: &KernelModule, stream: &CudaStream) -> Result<usize, String> {
+    let e = |x: &dyn std::fmt::Display| x.to_string();
+    let name = std::any::type_name::<T>();
+    let tile = select::tile_elements::<T>();
+    let mut checks = 0;
+    for n in [1, 33, tile - 1, tile, 3 * tile + 5] {
+        for (pattern, keeps) in PATTERNS {
+            let host: Vec<T> = (0..n).map(|i| T::tag(i, keeps(i, n, tile))).collect();
+            let input = DeviceBuffer::from_host(stream, &host).map_err(|x| e(&x))?;
+            let want: Vec<T> = host.iter().copied().filter(|x| x.kept()).collect();
+            let mut out = DeviceBuffer::from_host(stream, &vec![T::sentinel(); n]).map_err(|x| e(&x))?;
+            let kept = select::select_if(module, stream, &input, &mut out, |x: T| x.kept()).map_err(|x| e(&x))?;
+            let got = out.to_host_vec(stream).map_err(|x| e(&x))?;
+            if kept != want.len() || bits(&got[..kept.min(n)]) != bits(&want) {
+                return Err(format!("select_if of {n} {name} ({pattern}): {kept} kept, CPU {}, or the elements differ", want.len()));
+            }
+            if got[kept..].iter().any(|x| bits(&[*x]) != bits(&[T::sentinel()])) {
+                return Err(format!("select_if of {n} {name} ({pattern}): wrote past the {kept} kept elements"));
+            }
+            let kept = select::partition_if(module, stream, &input, &mut out, |x: T| x.kept()).map_err(|x| e(&x))?;
+            let got = out.to_host_vec(stream).map_err(|x| e(&x))?;
+            let mut want_part = want.clone();
+            want_part.extend(host.iter().copied().filter(|x| !x.kept()).rev());
+            if kept != want.len() || bits(&got) != bits(&want_part) {
+                let first_bad = (0..n).find(|&i| bits(&[got[i]]) != bits(&[want_part[i]]));
+                return Err(format!(
+                    "partition_if of {n} {name} ({pattern}): {kept} first, CPU {}; first difference at {first_bad:?}",
+                    want.len()
+                ));
+            }
+            checks += 2;
+        }
+    }
+    Ok(checks)
+}
+
 /// Runs the select checks.
 pub fn run(ctx: &Arc<CudaContext>, module: &KernelModule, sizes: Sizes) -> Result<usize, String> {
     let stream = ctx.default_stream();
@@ -112,6 +222,11 @@ pub fn run(ctx: &Arc<CudaContext>, module: &KernelModule, sizes: Sizes) -> Resul
     if !sizes.emulated {
         checks += check_type::<i32>(module, &stream, sizes, 24)?;
     }
+    // The two-phase store's regression checks (issue 23).
+    checks += check_patterns::<u32>(module, &stream)?;
+    checks += check_patterns::<f32>(module, &stream)?;
+    checks += check_patterns::<u64>(module, &stream)?;
+    checks += check_patterns::<i32>(module, &stream)?;
     // Flags must be as long as the input.
     let input = DeviceBuffer::from_host(&stream, &[1u32, 2, 3]).map_err(|e| e.to_string())?;
     let flags = DeviceBuffer::from_host(&stream, &[1u8, 0]).map_err(|e| e.to_string())?;
