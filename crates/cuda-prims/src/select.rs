@@ -451,3 +451,68 @@ pub fn partition_if<T: Element, P: Fn(T) -> bool + Copy + Unpin + 'static>(
     run::<T, If<P>, true>(module, stream, input, &no_flags, If(predicate), out, &mut count, "partition_if: output")?;
     read_count(stream, &count)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The banks (4 bytes each, 32) that an element of `T` at index `at`
+    /// of shared memory occupies.
+    fn banks<T>(at: usize) -> Vec<usize> {
+        let words = core::mem::size_of::<T>() / 4;
+        (0..words).map(|w| (at * words + w) % 32).collect()
+    }
+
+    /// Whether the 32 lanes' accesses to staged `slots` (lane order) are
+    /// free of bank conflicts: 4-byte ones across the warp, 8-byte ones
+    /// within each half warp (which the hardware serves apart anyway);
+    /// `padded`: with the padding, else at the slots themselves.
+    fn conflict_free<T>(slots: &[usize], padded: bool) -> bool {
+        let group = if core::mem::size_of::<T>() == 4 { 32 } else { 16 };
+        slots.chunks(group).all(|lanes| {
+            let mut seen = [false; 32];
+            lanes
+                .iter()
+                .map(|&s| if padded { stage_slot::<T>(s) } else { s })
+                .flat_map(banks::<T>)
+                .all(|b| !core::mem::replace(&mut seen[b], true))
+        })
+    }
+
+    fn staging_is_conflict_free<T>() {
+        let lanes = tile::lanes::<T>();
+        for vector in [0, 1, 5, 47] {
+            // Every element kept: lane l's element e of a vector goes to
+            // slot base + l·lanes + e.
+            let base = vector * 32 * lanes;
+            for e in 0..lanes {
+                let slots: Vec<usize> = (0..32).map(|l| base + l * lanes + e).collect();
+                assert!(conflict_free::<T>(&slots, true), "phase one, vector {vector}, element {e}");
+                assert!(!conflict_free::<T>(&slots, false), "unpadded, phase one conflicts");
+            }
+        }
+        // Phase two: a warp reads 32 consecutive slots from a multiple of 32.
+        for start in [0, 32, 384, 4096] {
+            let slots: Vec<usize> = (start..start + 32).collect();
+            assert!(conflict_free::<T>(&slots, true), "phase two from {start}");
+        }
+    }
+
+    #[test]
+    fn staging_avoids_bank_conflicts() {
+        staging_is_conflict_free::<u32>();
+        staging_is_conflict_free::<u64>();
+    }
+
+    #[test]
+    fn default_shapes_stage_within_the_default_shared_memory() {
+        let t = ScanTuning::SELECT;
+        assert!(staged::<u32, 4>() && staged::<f32, 6>() && staged::<u64, 4>());
+        assert!(!staged::<u32, 8>() && !staged::<u64, 8>() && !staged::<u64, 12>());
+        assert_eq!(stage_bytes::<u32, 4>(t.narrow.threads), (6144 + 192) * 4);
+        assert_eq!(stage_bytes::<u64, 4>(t.wide.threads), (3072 + 192) * 8);
+        assert_eq!(stage_bytes::<u32, 8>(384), 0);
+        assert!(stage_bytes::<u32, 6>(384) as usize <= STAGE_LIMIT);
+        assert_eq!(stage_bytes::<u32, 4>(32), (512 + 16) * 4);
+    }
+}
