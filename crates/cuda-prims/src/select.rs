@@ -201,10 +201,11 @@ pub fn select_tiles<T: Element, S: Selector<T>, const PARTITION: bool, const V: 
     // Elements of the tile inside the input.
     let valid = tile_len.min(n - tile_start);
     let stage = if staged::<T, V>() {
-        // SAFETY: the host gives a staged instance `stage_bytes` of dynamic
-        // shared memory, enough for the padded tile.
+        // SAFETY: the area is used only as checked next: `len` elements.
         let (stage, len) = unsafe { dynamic_shared::<T>() };
-        debug_assert!(len >= stage_slots::<T>(tile_len));
+        // The host gives `stage_bytes`; a launch with less (by hand) fails
+        // here instead of writing past the area.
+        assert!(len >= stage_slots::<T>(tile_len), "select_tiles: launched with less dynamic shared memory than stage_bytes");
         // Phase one, before the look-back (so that the elements are not
         // live across it): each element to its slot in the tile's output
         // order, the kept ones from the front, in order, and (partition)
