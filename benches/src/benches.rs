@@ -557,13 +557,24 @@ fn ge(e: gemm_bf16::Error) -> String {
 ///   f32 FMA, no tensor cores) against its nvcc twin, C = A·B with B stored
 ///   k×n and f32 results, both checked against the CPU on a sample.
 fn gemm_bf16(gpu: &Gpu, size: usize, seed: u64) -> Result<Vec<Row>, String> {
-    let (m, n, k) = (size, size, size);
+    gemm_bf16_shape(gpu, (size, size, size), &format!("gemm_bf16_{size}"), true, seed)
+}
+
+/// The comparisons of [`gemm_bf16`] for one M×N×K shape under `name`; the
+/// tiled kernel against nvcc only when `with_tiled`.
+fn gemm_bf16_shape(
+    gpu: &Gpu,
+    (m, n, k): (usize, usize, usize),
+    name: &str,
+    with_tiled: bool,
+    seed: u64,
+) -> Result<Vec<Row>, String> {
     let s = &gpu.stream;
     let (a, b) = (random_bf16(m * k, seed), random_bf16(k * n, seed + 1));
     let a_d = DeviceBuffer::from_host(s, &a).map_err(de)?;
     let b_d = DeviceBuffer::from_host(s, &b).map_err(de)?;
     let dims = (m, n, k);
-    let name = format!("gemm_bf16_{size}");
+    let name = name.to_string();
     let flops = 2.0 * (m * n * k) as f64;
     let tflops = |ms: f64| flops / (ms * 1e-3) / 1e12;
     let fa = |i: usize| bf16_to_f32(a[i]) as f64;
@@ -629,10 +640,13 @@ fn gemm_bf16(gpu: &Gpu, size: usize, seed: u64) -> Result<Vec<Row>, String> {
         }
     }
 
+    if !with_tiled {
+        return Ok(rows);
+    }
     // The simple tiled kernel against its nvcc twin.
     let mut c_ox = DeviceBuffer::<f32>::zeroed(s, m * n).map_err(de)?;
     let c_nv = DeviceBuffer::<f32>::zeroed(s, m * n).map_err(de)?;
-    let repeats = if size > 4096 { 3 } else { 5 };
+    let repeats = if m * n * k > 4096 * 4096 * 4096 { 3 } else { 5 };
     let f = gpu.nvcc.function("gemm_bf16").map_err(de)?;
     let cfg = tiled_config(m, n);
     // SAFETY: gemm_bf16(size_t, size_t, size_t, const uint16_t*, const uint16_t*, float*).
@@ -673,6 +687,18 @@ pub fn gemm_bf16_4096(gpu: &Gpu) -> Result<Vec<Row>, String> {
 /// bf16 GEMM, 8192³.
 pub fn gemm_bf16_8192(gpu: &Gpu) -> Result<Vec<Row>, String> {
     gemm_bf16(gpu, 8192, 20)
+}
+
+/// bf16 GEMM on the non-square shapes of a transformer's layers (M×N×K):
+/// an MLP's up-projection (4096 tokens, 4096 → 14336) and a narrow output
+/// (8192 tokens, 8192 → 1024, where a wave of tiles does not fill the
+/// GPU's multiprocessors evenly). The wgmma kernel against cuBLAS only.
+pub fn gemm_bf16_llm(gpu: &Gpu) -> Result<Vec<Row>, String> {
+    let mut rows = Vec::new();
+    for (i, &(m, n, k)) in [(4096, 14336, 4096), (8192, 1024, 8192)].iter().enumerate() {
+        rows.extend(gemm_bf16_shape(gpu, (m, n, k), &format!("gemm_bf16_{m}x{n}x{k}"), false, 30 + 2 * i as u64)?);
+    }
+    Ok(rows)
 }
 
 /// One square FP8 GEMM size (`gemm_fp8_<size>`): oxide's `gemm_fp8_ws`
