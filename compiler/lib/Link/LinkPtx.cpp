@@ -433,6 +433,20 @@ size_t headerEnd(StringRef Ptx) {
   return At == StringRef::npos ? Ptx.size() : At + 1;
 }
 
+/// A statement's text without its comments and the space around its
+/// lines, to compare two parts' definitions of one variable.
+std::string definitionText(StringRef Statement) {
+  std::string Out;
+  SmallVector<StringRef, 4> Lines;
+  Statement.split(Lines, '\n');
+  for (StringRef Line : Lines) {
+    Line = Line.split("//").first.trim();
+    if (!Line.empty())
+      Out += Line.str() + "\n";
+  }
+  return Out;
+}
+
 } // namespace
 
 Expected<std::string> oxide::joinPtxParts(const std::vector<std::string> &Parts) {
@@ -441,18 +455,28 @@ Expected<std::string> oxide::joinPtxParts(const std::vector<std::string> &Parts)
   std::string Out = StringRef(Parts[0]).take_front(headerEnd(Parts[0])).str();
   std::map<std::string, size_t> DefinedBy;
   std::set<std::string> Known; // defined or declared by an earlier part
+  // Shared-memory variables each part that uses them defines alike
+  // (SplitByKernel.cpp): the text of the first definition, the one kept.
+  std::map<std::string, std::string> SharedDefinitions;
   for (size_t P = 0; P < Parts.size(); ++P) {
     StringRef Body = StringRef(Parts[P]).drop_front(headerEnd(Parts[P]));
     std::vector<TopStatement> Stmts = topStatements(Body);
     size_t Copied = 0;
     for (const TopStatement &St : Stmts) {
+      bool Repeated = false;
       if (St.Definition) {
+        std::string Text = definitionText(Body.slice(St.Begin, St.End));
+        StringRef T(Text);
+        bool Shared = T.contains(".shared") && !T.contains(".func") && !T.contains(".entry");
         auto [It, New] = DefinedBy.try_emplace(St.Name, P);
-        if (!New && It->second != P)
+        if (Shared && New)
+          SharedDefinitions[St.Name] = Text;
+        Repeated = !New && Shared && SharedDefinitions.count(St.Name) && SharedDefinitions[St.Name] == Text;
+        if (!New && It->second != P && !Repeated)
           return makeError("internal error: parts " + Twine(It->second) + " and " + Twine(P) +
                            " of the split device module both define `" + St.Name + "`");
       }
-      if (St.Extern && Known.count(St.Name)) {
+      if (Repeated || St.Extern && Known.count(St.Name)) {
         Out += Body.slice(Copied, St.Begin).str();
         Copied = St.End;
       }

@@ -15,7 +15,19 @@
 //     keeps the one definition;
 //   * nothing is duplicated, so each function keeps its one address, each
 //     static its one storage, and ptxas's frames keep naming the functions
-//     the call graph names (StackBound.cpp).
+//     the call graph names (StackBound.cpp); but for
+//   * a shared-memory variable that several kernels reach only through
+//     code of their own parts (a `static` in a generic kernel's body, one
+//     item for all its instances): each of those parts defines it, internal.
+//     A block runs one kernel and has shared memory of its own, so no
+//     kernel can tell its copy from another's, and within a part there is
+//     one. Left in the common part it would be external, and nvlink lays
+//     out external shared variables once for the whole image: each kernel
+//     would get the shared memory of every such variable placed before its
+//     own, kilobytes of other kernels' arrays that lower its limit for
+//     dynamic shared memory and its occupancy. The join keeps one of the
+//     identical definitions.
+//     A shared variable that common code reaches stays common.
 // Before cutting, the module's symbols get the names the NVPTX backend would
 // give them (it renames local symbols with characters PTX does not allow and
 // numbers unnamed ones per module, which would differ between parts): private
@@ -34,6 +46,7 @@
 #include "llvm/IR/InstIterator.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/BLAKE3.h"
+#include "llvm/Support/NVPTXAddrSpace.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Transforms/Utils/Cloning.h"
 #include <map>
@@ -122,7 +135,10 @@ std::vector<std::unique_ptr<Module>> oxide::splitByKernel(Module &M) {
   // The roots: each kernel with its unchecked twin (oxide.kernels), then any
   // other entry on its own.
   std::vector<std::vector<const Function *>> Roots;
-  std::map<const GlobalValue *, int> Owner; // the part a definition is in; 0 = common
+  // The part a definition is in: 0 = common, EachPart = every part that
+  // reaches it (shared-memory variables of several kernels' own code).
+  constexpr int EachPart = -1;
+  std::map<const GlobalValue *, int> Owner;
   if (NamedMDNode *MD = M.getNamedMetadata(KernelsMetadata))
     for (MDNode *N : MD->operands()) {
       auto *Entry = mdconst::dyn_extract_or_null<Function>(N->getOperand(0));
@@ -165,7 +181,12 @@ std::vector<std::unique_ptr<Module>> oxide::splitByKernel(Module &M) {
       continue;
     auto It = ReachedBy.find(&GV);
     bool One = It != ReachedBy.end() && It->second.size() == 1;
-    Owner[&GV] = One && GV.hasLocalLinkage() && isa<GlobalObject>(GV) ? *It->second.begin() : 0;
+    bool Local = GV.hasLocalLinkage() && isa<GlobalObject>(GV);
+    const auto *Var = dyn_cast<GlobalVariable>(&GV);
+    if (Local && !One && It != ReachedBy.end() && Var && Var->getAddressSpace() == NVPTXAS::ADDRESS_SPACE_SHARED)
+      Owner[&GV] = EachPart; // common after all if common code refers to it (below)
+    else
+      Owner[&GV] = One && Local ? *It->second.begin() : 0;
   }
   // What the common part reaches is common too.
   SmallVector<const GlobalValue *, 64> Work;
@@ -188,7 +209,7 @@ std::vector<std::unique_ptr<Module>> oxide::splitByKernel(Module &M) {
   for (const auto &[GV, Refd] : Refs)
     for (const GlobalValue *R : Refd) {
       auto It = Owner.find(R);
-      if (It != Owner.end() && It->second != Owner[GV] && R->hasLocalLinkage()) {
+      if (It != Owner.end() && It->second != EachPart && It->second != Owner[GV] && R->hasLocalLinkage()) {
         auto *Mut = const_cast<GlobalValue *>(R);
         Mut->setLinkage(GlobalValue::ExternalLinkage);
         Mut->setVisibility(GlobalValue::DefaultVisibility);
@@ -200,6 +221,8 @@ std::vector<std::unique_ptr<Module>> oxide::splitByKernel(Module &M) {
     ValueToValueMapTy VMap;
     std::unique_ptr<Module> Part = CloneModule(M, VMap, [&](const GlobalValue *GV) {
       auto It = Owner.find(GV);
+      if (It != Owner.end() && It->second == EachPart)
+        return P > 0 && ReachedBy[GV].count(int(P));
       return It != Owner.end() && It->second == int(P);
     });
     Part->setModuleIdentifier("oxide-part");
