@@ -244,6 +244,23 @@ std::string annotatePtxasLines(llvm::StringRef PtxasOutput,
 /// Fails on a symbol two parts define, which the split never makes.
 llvm::Expected<std::string> joinPtxParts(const std::vector<std::string> &Parts);
 
+/// The kernels a ptxas bucket holds at least (ptxasBucketCount).
+constexpr size_t KernelsPerPtxasBucket = 24;
+
+/// How many buckets the kernels of a split module go to ptxas in: the
+/// largest power of two that leaves each at least KernelsPerPtxasBucket
+/// kernels, and at least two.
+unsigned ptxasBucketCount(size_t Kernels);
+
+/// The buckets in which ptxas assembles the parts of a split module, given
+/// each part's kernel entry name (empty for the common part): the parts
+/// without an entry together, first, then the kernels by a hash of the
+/// entry's name, which an edit of the kernel does not change, into
+/// ptxasBucketCount buckets. Each bucket is one ptxas process and one cache
+/// entry: a clean link runs one process per bucket, an edit one bucket.
+/// Empty buckets are left out; the indices are into Entries.
+std::vector<std::vector<size_t>> planPtxasBuckets(const std::vector<std::string> &Entries);
+
 // SplitByKernel.cpp --------------------------------------------------------
 
 /// Gives the module's symbols the names NVPTX would print (private ones made

@@ -15,7 +15,9 @@
 #include "oxide/Passes.h"
 #include "oxide/Pipeline.h"
 #include "oxide/RustNames.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/bit.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/Config/llvm-config.h"
@@ -40,6 +42,7 @@
 #include <atomic>
 #include <chrono>
 #include <map>
+#include <numeric>
 #include <thread>
 
 using namespace llvm;
@@ -450,6 +453,25 @@ Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &
   return Image;
 }
 
+unsigned oxide::ptxasBucketCount(size_t Kernels) {
+  // A ptxas process costs about what a few kernels' compilation does, and
+  // an edit recompiles its kernel's whole bucket: buckets of 24 to 48
+  // kernels, a power of two of them so that the count, and with it every
+  // bucket's contents, changes only when the number of kernels doubles or
+  // halves; at least two, for two cores.
+  return std::max<unsigned>(2, llvm::bit_floor(Kernels / KernelsPerPtxasBucket));
+}
+
+std::vector<std::vector<size_t>> oxide::planPtxasBuckets(const std::vector<std::string> &Entries) {
+  size_t Kernels = llvm::count_if(Entries, [](const std::string &E) { return !E.empty(); });
+  unsigned Count = ptxasBucketCount(Kernels);
+  std::vector<std::vector<size_t>> Buckets(1 + Count);
+  for (size_t I = 0; I < Entries.size(); ++I)
+    Buckets[Entries[I].empty() ? 0 : 1 + xxh3_64bits(Entries[I]) % Count].push_back(I);
+  llvm::erase_if(Buckets, [](const std::vector<size_t> &B) { return B.empty(); });
+  return Buckets;
+}
+
 namespace {
 
 /// Runs a tool with its output to a temporary log; the exit code and the log.
@@ -481,9 +503,6 @@ std::string toolIdentity(StringRef Path) {
       .str();
 }
 
-/// How many buckets of kernels ptxas compiles (assembleParts).
-constexpr unsigned PtxasBuckets = 16;
-
 /// ptxas on each part of a split module as relocatable code (`-c`), in
 /// parallel and through the cache, then nvlink joining the objects into the
 /// image's cubin. The frames of every part's log bound the stacks. False
@@ -498,23 +517,17 @@ bool assembleParts(DeviceImage &Image, const LinkerOptions &Opts, StringRef Ptxa
   StageTimer Timer(Opts.Verbose);
   std::string Arch = "-arch=" + Opts.Arch;
   std::string Tool = toolIdentity(Ptxas);
-  // A ptxas process costs several times what one kernel's compilation
-  // does, so parts go to ptxas in buckets: the common part alone, the
-  // kernels by a hash of their entry's name, which an edit of a kernel does
-  // not change. An edit redoes one bucket; a clean link runs one process
-  // per bucket, as many at a time as there are cores.
-  std::vector<std::vector<size_t>> Buckets(1 + PtxasBuckets);
-  for (size_t I = 0; I < Image.PartPtx.size(); ++I) {
-    StringRef Ptx = Image.PartPtx[I];
+  std::vector<std::string> Entries;
+  for (StringRef Ptx : Image.PartPtx) {
     size_t Entry = Ptx.find(".entry ");
-    if (Entry == StringRef::npos) {
-      Buckets[0].push_back(I);
-      continue;
-    }
-    StringRef Name = Ptx.drop_front(Entry + 7).take_until([](char C) { return C == '('; });
-    Buckets[1 + xxh3_64bits(Name.trim()) % PtxasBuckets].push_back(I);
+    Entries.push_back(Entry == StringRef::npos
+                          ? std::string()
+                          : Ptx.drop_front(Entry + 7)
+                                .take_until([](char C) { return C == '('; })
+                                .trim()
+                                .str());
   }
-  llvm::erase_if(Buckets, [](const std::vector<size_t> &B) { return B.empty(); });
+  std::vector<std::vector<size_t>> Buckets = planPtxasBuckets(Entries);
   std::vector<std::string> Texts;
   for (const std::vector<size_t> &B : Buckets) {
     std::vector<std::string> Members;
@@ -534,9 +547,14 @@ bool assembleParts(DeviceImage &Image, const LinkerOptions &Opts, StringRef Ptxa
   std::vector<Part> Parts(Texts.size());
   PartCache Cache(Opts.CacheDir);
   std::atomic<unsigned> Hits{0};
+  // The largest buckets first, so that no large one is left to run alone
+  // at the end; nvlink still takes the objects in the plan's order.
+  std::vector<size_t> Order(Texts.size());
+  std::iota(Order.begin(), Order.end(), 0);
+  llvm::stable_sort(Order, [&](size_t A, size_t B) { return Texts[A].size() > Texts[B].size(); });
   {
     DefaultThreadPool Pool(hardware_concurrency(jobsOf(Opts)));
-    for (size_t I = 0; I < Parts.size(); ++I)
+    for (size_t I : Order)
       Pool.async([&, I] {
         Part &P = Parts[I];
         const std::string &Ptx = Texts[I];
