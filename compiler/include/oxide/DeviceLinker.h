@@ -331,6 +331,12 @@ DeviceCallGraph buildDeviceCallGraph(const llvm::Module &M);
 /// The "N bytes stack frame" of each function in ptxas -v's output.
 std::map<std::string, uint64_t> parsePtxasFrames(llvm::StringRef PtxasLog);
 
+/// The same frames read from a cubin ptxas wrote (its `.nv.info` records),
+/// so that ptxas need not run with -v, whose report costs it a tenth of its
+/// time; nullopt where the cubin does not hold one for every function it
+/// defines.
+std::optional<std::map<std::string, uint64_t>> cubinFrames(llvm::StringRef Cubin);
+
 /// The heaviest path by frame bytes from Entry; without Frames (no ptxas) a
 /// bound of 0 when every reachable call is direct, else unknown.
 StackBound boundStack(const DeviceCallGraph &G, const std::string &Entry,
