@@ -287,8 +287,11 @@ Expected<std::vector<std::string>> compileParts(Module &M, const LinkerOptions &
     DefaultThreadPool Pool(hardware_concurrency(jobsOf(Opts)));
     for (Part &P : Parts)
       Pool.async([&P, &Opts, &Cache, &Hits] {
+        // ptxas miscompiles a few PTX instructions at their edge values
+        // (PtxasHazards.def): each part is rewritten here, on its thread;
+        // the cache keeps what NVPTX wrote.
         if (auto Cached = Cache.lookup(P.Key, "ptx")) {
-          P.Ptx = std::move(*Cached);
+          P.Ptx = rewritePtxasHazards(*Cached);
           ++Hits;
           return;
         }
@@ -309,8 +312,8 @@ Expected<std::vector<std::string>> compileParts(Module &M, const LinkerOptions &
           P.Error = toString(Ptx.takeError());
           return;
         }
-        P.Ptx = std::move(*Ptx);
-        Cache.store(P.Key, "ptx", P.Ptx);
+        Cache.store(P.Key, "ptx", *Ptx);
+        P.Ptx = rewritePtxasHazards(*Ptx);
       });
     Pool.wait();
   }
@@ -412,8 +415,6 @@ Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &
     auto Parts = compileParts(M, Opts, Timer);
     if (!Parts)
       return Parts.takeError();
-    for (std::string &P : *Parts)
-      P = rewritePtxasHazards(P);
     auto Joined = joinPtxParts(*Parts);
     if (!Joined)
       return Joined.takeError();
@@ -528,37 +529,37 @@ bool assembleParts(DeviceImage &Image, const LinkerOptions &Opts, StringRef Ptxa
                                 .str());
   }
   std::vector<std::vector<size_t>> Buckets = planPtxasBuckets(Entries);
-  std::vector<std::string> Texts;
-  for (const std::vector<size_t> &B : Buckets) {
-    std::vector<std::string> Members;
-    for (size_t I : B)
-      Members.push_back(Image.PartPtx[I]);
-    auto Joined = joinPtxParts(Members);
-    if (!Joined) {
-      consumeError(Joined.takeError());
-      return false;
-    }
-    Texts.push_back(std::move(*Joined));
-  }
   struct Part {
     std::string Key, Cubin;
     std::map<std::string, uint64_t> Frames;
     bool Failed = false;
   };
-  std::vector<Part> Parts(Texts.size());
+  std::vector<Part> Parts(Buckets.size());
   PartCache Cache(Opts.CacheDir);
   std::atomic<unsigned> Hits{0};
   // The largest buckets first, so that no large one is left to run alone
   // at the end; nvlink still takes the objects in the plan's order.
-  std::vector<size_t> Order(Texts.size());
+  std::vector<size_t> Size(Buckets.size()), Order(Buckets.size());
+  for (size_t I = 0; I < Buckets.size(); ++I)
+    for (size_t Member : Buckets[I])
+      Size[I] += Image.PartPtx[Member].size();
   std::iota(Order.begin(), Order.end(), 0);
-  llvm::stable_sort(Order, [&](size_t A, size_t B) { return Texts[A].size() > Texts[B].size(); });
+  llvm::stable_sort(Order, [&](size_t A, size_t B) { return Size[A] > Size[B]; });
   {
     DefaultThreadPool Pool(hardware_concurrency(jobsOf(Opts)));
     for (size_t I : Order)
       Pool.async([&, I] {
         Part &P = Parts[I];
-        const std::string &Ptx = Texts[I];
+        std::vector<std::string> Members;
+        for (size_t Member : Buckets[I])
+          Members.push_back(Image.PartPtx[Member]);
+        auto Joined = joinPtxParts(Members);
+        if (!Joined) {
+          consumeError(Joined.takeError());
+          P.Failed = true;
+          return;
+        }
+        const std::string &Ptx = *Joined;
         // The frames come from the cubin (cubinFrames), not from ptxas -v,
         // whose report costs ptxas about a tenth of its time; where the
         // cubin does not hold them, from ptxas -v's log, kept beside it.
