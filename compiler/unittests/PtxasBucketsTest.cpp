@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "oxide/DeviceLinker.h"
 #include "gtest/gtest.h"
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -51,6 +52,12 @@ TEST(PtxasBuckets, CommonPartAloneFirstEveryPartOnce) {
       EXPECT_TRUE(Seen.insert(I).second) << "part " << I << " in two buckets";
   }
   EXPECT_EQ(Seen.size(), E.size());
+  // Buckets in the order of their first part, parts in order within each.
+  for (size_t B = 0; B < Plan.size(); ++B) {
+    EXPECT_TRUE(std::is_sorted(Plan[B].begin(), Plan[B].end()));
+    if (B > 0)
+      EXPECT_LT(Plan[B - 1].front(), Plan[B].front());
+  }
 }
 
 // What the per-bucket cache relies on: a kernel's bucket depends on its name,

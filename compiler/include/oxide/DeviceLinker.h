@@ -164,10 +164,13 @@ struct DeviceImage {
   // (BindDeviceSources): each gets a host stub (HostStubs.cpp).
   std::map<std::string, std::string> DeviceSourceCalls;
   std::vector<PtxUnitLines> Units; // empty without device sources
-  // The PTX of each part when the module was compiled in parts
-  // (SplitByKernel.cpp), the common part first; Ptx is their join. ptxas
-  // assembles them one by one (assemblePtx). Empty for a module compiled whole.
+  // The PTX of each ptxas bucket (planPtxasBuckets) when the module was
+  // compiled in parts (SplitByKernel.cpp), the common part's first; Ptx is
+  // their join. ptxas assembles them one by one (assemblePtx). Empty for a
+  // module compiled whole.
   std::vector<std::string> PartPtx;
+  // How many parts the split made (0 when compiled whole).
+  size_t SplitParts = 0;
 };
 
 // Gather.cpp ---------------------------------------------------------------
@@ -256,9 +259,11 @@ unsigned ptxasBucketCount(size_t Kernels);
 /// each part's kernel entry name (empty for the common part): the parts
 /// without an entry together, first, then the kernels by a hash of the
 /// entry's name, which an edit of the kernel does not change, into
-/// ptxasBucketCount buckets. Each bucket is one ptxas process and one cache
-/// entry: a clean link runs one process per bucket, an edit one bucket.
-/// Empty buckets are left out; the indices are into Entries.
+/// ptxasBucketCount buckets. Each bucket is one NVPTX module, one ptxas
+/// process and one cache entry of each: a clean link compiles every bucket,
+/// an edit one. Empty buckets are left out; the others come in the order of
+/// their first part, each with its parts in order; the indices are into
+/// Entries.
 std::vector<std::vector<size_t>> planPtxasBuckets(const std::vector<std::string> &Entries);
 
 // SplitByKernel.cpp --------------------------------------------------------

@@ -25,6 +25,7 @@
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
+#include "llvm/Linker/Linker.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -258,72 +259,105 @@ unsigned jobsOf(const LinkerOptions &Opts) {
   return Opts.Jobs ? Opts.Jobs : std::max(1u, std::thread::hardware_concurrency());
 }
 
-/// The PTX of each part of M, from the cache where the part's bitcode was
-/// compiled before, else by the NVPTX backend, parts in parallel: each
-/// thread reads its part's bitcode into an LLVMContext of its own (a context
-/// is not shared between threads) with a TargetMachine of its own.
+/// The PTX of each ptxas bucket of M's parts (planPtxasBuckets), from the
+/// cache where the bucket's parts were compiled before, else by the NVPTX
+/// backend, buckets in parallel: each thread reads its bucket's parts into
+/// an LLVMContext of its own (a context is not shared between threads),
+/// links them into one module and emits it with a TargetMachine of its own.
+/// One module per bucket rather than per part: what NVPTX costs per module,
+/// whatever its size, made emitting 200 one-kernel parts cost more than half
+/// again as much as the whole module. The parts of a bucket share nothing but
+/// declarations (what two parts reach is in the common part, alone in its
+/// bucket), so the link renames nothing.
 Expected<std::vector<std::string>> compileParts(Module &M, const LinkerOptions &Opts,
-                                                StageTimer &Timer) {
+                                                StageTimer &Timer, size_t &SplitParts) {
   std::vector<std::unique_ptr<Module>> Modules = splitByKernel(M);
+  SplitParts = Modules.size();
+  std::vector<std::string> Entries;
+  for (const std::unique_ptr<Module> &Part : Modules) {
+    std::string Entry;
+    for (const Function &F : *Part)
+      if (!F.isDeclaration() && F.getCallingConv() == CallingConv::PTX_Kernel) {
+        Entry = F.getName().str();
+        break;
+      }
+    Entries.push_back(std::move(Entry));
+  }
+  std::vector<std::vector<size_t>> Plan = planPtxasBuckets(Entries);
   const GpuTarget *Target = findGpuTarget(Opts.Arch);
   std::string Features = "+ptx" + std::to_string(Target->PtxIsa);
-  struct Part {
-    SmallVector<char, 0> Bitcode;
+  struct Bucket {
+    std::vector<SmallVector<char, 0>> Bitcode;
     std::string Key, Ptx, Error;
   };
-  std::vector<Part> Parts(Modules.size());
-  for (size_t I = 0; I < Modules.size(); ++I) {
-    raw_svector_ostream OS(Parts[I].Bitcode);
-    WriteBitcodeToFile(*Modules[I], OS);
-    Modules[I].reset();
-    Parts[I].Key = partCacheKey({StringRef(Parts[I].Bitcode.data(), Parts[I].Bitcode.size()),
-                                 Opts.Arch, Features, LLVM_VERSION_STRING, BackendOptionsKey,
-                                 "ptx"});
+  std::vector<Bucket> Buckets(Plan.size());
+  for (size_t B = 0; B < Plan.size(); ++B) {
+    std::vector<std::string> Keys;
+    for (size_t I : Plan[B]) {
+      SmallVector<char, 0> &Bitcode = Buckets[B].Bitcode.emplace_back();
+      raw_svector_ostream OS(Bitcode);
+      WriteBitcodeToFile(*Modules[I], OS);
+      Modules[I].reset();
+      Keys.push_back(partCacheKey({StringRef(Bitcode.data(), Bitcode.size()), Opts.Arch, Features,
+                                   LLVM_VERSION_STRING, BackendOptionsKey, "ptx"}));
+    }
+    std::vector<StringRef> Inputs(Keys.begin(), Keys.end());
+    Inputs.push_back("ptx of a bucket");
+    Buckets[B].Key = partCacheKey(Inputs);
   }
-  Timer.done("split into " + std::to_string(Parts.size()) + " parts");
+  Timer.done("split into " + std::to_string(SplitParts) + " parts");
   PartCache Cache(Opts.CacheDir);
   std::atomic<unsigned> Hits{0};
   {
     DefaultThreadPool Pool(hardware_concurrency(jobsOf(Opts)));
-    for (Part &P : Parts)
-      Pool.async([&P, &Opts, &Cache, &Hits] {
+    for (Bucket &B : Buckets)
+      Pool.async([&B, &Opts, &Cache, &Hits] {
         // ptxas miscompiles a few PTX instructions at their edge values
-        // (PtxasHazards.def): each part is rewritten here, on its thread;
+        // (PtxasHazards.def): each bucket is rewritten here, on its thread;
         // the cache keeps what NVPTX wrote.
-        if (auto Cached = Cache.lookup(P.Key, "ptx")) {
-          P.Ptx = rewritePtxasHazards(*Cached);
+        if (auto Cached = Cache.lookup(B.Key, "ptx")) {
+          B.Ptx = rewritePtxasHazards(*Cached);
           ++Hits;
           return;
         }
         LLVMContext Ctx;
-        auto Mod = parseBitcodeFile(
-            MemoryBufferRef(StringRef(P.Bitcode.data(), P.Bitcode.size()), "oxide-part"), Ctx);
-        if (!Mod) {
-          P.Error = toString(Mod.takeError());
-          return;
+        std::unique_ptr<Module> Mod;
+        for (const SmallVector<char, 0> &Bitcode : B.Bitcode) {
+          auto Part = parseBitcodeFile(
+              MemoryBufferRef(StringRef(Bitcode.data(), Bitcode.size()), "oxide-part"), Ctx);
+          if (!Part) {
+            B.Error = toString(Part.takeError());
+            return;
+          }
+          if (!Mod)
+            Mod = std::move(*Part);
+          else if (Linker::linkModules(*Mod, std::move(*Part))) {
+            B.Error = "the parts of a bucket could not be linked";
+            return;
+          }
         }
         auto TM = createDeviceTarget(Opts);
         if (!TM) {
-          P.Error = toString(TM.takeError());
+          B.Error = toString(TM.takeError());
           return;
         }
-        auto Ptx = emitPtx(**Mod, **TM);
+        auto Ptx = emitPtx(*Mod, **TM);
         if (!Ptx) {
-          P.Error = toString(Ptx.takeError());
+          B.Error = toString(Ptx.takeError());
           return;
         }
-        Cache.store(P.Key, "ptx", *Ptx);
-        P.Ptx = rewritePtxasHazards(*Ptx);
+        Cache.store(B.Key, "ptx", *Ptx);
+        B.Ptx = rewritePtxasHazards(*Ptx);
       });
     Pool.wait();
   }
   std::vector<std::string> Out;
-  for (Part &P : Parts) {
-    if (!P.Error.empty())
-      return makeError("internal error: a part of the split device module failed: " + P.Error);
-    Out.push_back(std::move(P.Ptx));
+  for (Bucket &B : Buckets) {
+    if (!B.Error.empty())
+      return makeError("internal error: a part of the split device module failed: " + B.Error);
+    Out.push_back(std::move(B.Ptx));
   }
-  Timer.done("PTX of " + std::to_string(Parts.size() - Hits) + " parts (" +
+  Timer.done("PTX of " + std::to_string(Buckets.size() - Hits) + " buckets (" +
              std::to_string(unsigned(Hits)) + " cached)");
   return Out;
 }
@@ -412,7 +446,7 @@ Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &
     // Named first: the call graph must use the names every part prints.
     nameForSplit(M);
     Image.CallGraph = buildDeviceCallGraph(M);
-    auto Parts = compileParts(M, Opts, Timer);
+    auto Parts = compileParts(M, Opts, Timer, Image.SplitParts);
     if (!Parts)
       return Parts.takeError();
     auto Joined = joinPtxParts(*Parts);
@@ -470,6 +504,11 @@ std::vector<std::vector<size_t>> oxide::planPtxasBuckets(const std::vector<std::
   for (size_t I = 0; I < Entries.size(); ++I)
     Buckets[Entries[I].empty() ? 0 : 1 + xxh3_64bits(Entries[I]) % Count].push_back(I);
   llvm::erase_if(Buckets, [](const std::vector<size_t> &B) { return B.empty(); });
+  // In the order of their first parts: the joined PTX keeps the module's
+  // order as far as the buckets allow (the common part's first).
+  llvm::stable_sort(Buckets, [](const std::vector<size_t> &A, const std::vector<size_t> &B) {
+    return A.front() < B.front();
+  });
   return Buckets;
 }
 
@@ -518,48 +557,28 @@ bool assembleParts(DeviceImage &Image, const LinkerOptions &Opts, StringRef Ptxa
   StageTimer Timer(Opts.Verbose);
   std::string Arch = "-arch=" + Opts.Arch;
   std::string Tool = toolIdentity(Ptxas);
-  std::vector<std::string> Entries;
-  for (StringRef Ptx : Image.PartPtx) {
-    size_t Entry = Ptx.find(".entry ");
-    Entries.push_back(Entry == StringRef::npos
-                          ? std::string()
-                          : Ptx.drop_front(Entry + 7)
-                                .take_until([](char C) { return C == '('; })
-                                .trim()
-                                .str());
-  }
-  std::vector<std::vector<size_t>> Buckets = planPtxasBuckets(Entries);
   struct Part {
     std::string Key, Cubin;
     std::map<std::string, uint64_t> Frames;
     bool Failed = false;
   };
+  // Each PTX of the image's parts is one bucket (compileParts).
+  const std::vector<std::string> &Buckets = Image.PartPtx;
   std::vector<Part> Parts(Buckets.size());
   PartCache Cache(Opts.CacheDir);
   std::atomic<unsigned> Hits{0};
   // The largest buckets first, so that no large one is left to run alone
   // at the end; nvlink still takes the objects in the plan's order.
-  std::vector<size_t> Size(Buckets.size()), Order(Buckets.size());
-  for (size_t I = 0; I < Buckets.size(); ++I)
-    for (size_t Member : Buckets[I])
-      Size[I] += Image.PartPtx[Member].size();
+  std::vector<size_t> Order(Buckets.size());
   std::iota(Order.begin(), Order.end(), 0);
-  llvm::stable_sort(Order, [&](size_t A, size_t B) { return Size[A] > Size[B]; });
+  llvm::stable_sort(Order,
+                    [&](size_t A, size_t B) { return Buckets[A].size() > Buckets[B].size(); });
   {
     DefaultThreadPool Pool(hardware_concurrency(jobsOf(Opts)));
     for (size_t I : Order)
       Pool.async([&, I] {
         Part &P = Parts[I];
-        std::vector<std::string> Members;
-        for (size_t Member : Buckets[I])
-          Members.push_back(Image.PartPtx[Member]);
-        auto Joined = joinPtxParts(Members);
-        if (!Joined) {
-          consumeError(Joined.takeError());
-          P.Failed = true;
-          return;
-        }
-        const std::string &Ptx = *Joined;
+        const std::string &Ptx = Buckets[I];
         // The frames come from the cubin (cubinFrames), not from ptxas -v,
         // whose report costs ptxas about a tenth of its time; where the
         // cubin does not hold them, from ptxas -v's log, kept beside it.
