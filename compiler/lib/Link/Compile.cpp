@@ -5,10 +5,10 @@
 // add libdevice and settle the debug info, LLVM's O3 for NVPTX, which also
 // runs NVVMReflect for libdevice, and oxide's post-O3 passes), and emit PTX
 // for the chosen sm_XX. Every stage can be written to OXIDE_DUMP_DIR for
-// `cargo oxide pipeline`. A module of several kernels is emitted in parts,
-// one per kernel, in parallel and through a cache (SplitByKernel.cpp,
-// PartCache.cpp), and ptxas assembles those parts the same way; the image's
-// PTX is their join, one module as before.
+// `cargo oxide pipeline`. A module of several kernels is cut in parts, one
+// per kernel (SplitByKernel.cpp), which are emitted in buckets of parts, in
+// parallel and through a cache (PartCache.cpp); ptxas assembles the buckets
+// the same way; the image's PTX is their join, one module as before.
 //===----------------------------------------------------------------------===//
 #include "oxide/Abi.h"
 #include "oxide/DeviceLinker.h"
