@@ -63,7 +63,7 @@ define void @host_main() #1 {
 attributes #0 = { noinline "target-cpu"="x86-64" }
 attributes #1 = { uwtable "target-cpu"="x86-64" }
 
-; CHECK: ; compiled in 3 parts
+; CHECK: ; compiled in 3 parts, 3 buckets
 ; CHECK-NOT: __unnamed_
 ; CHECK-NOT: .extern
 ; The common part: what both kernels read.

@@ -71,7 +71,7 @@ define void @host_main() #1 {
 attributes #0 = { noinline "target-cpu"="x86-64" }
 attributes #1 = { uwtable "target-cpu"="x86-64" }
 
-; SPLIT: ; compiled in 3 parts
+; SPLIT: ; compiled in 3 parts, 3 buckets
 ; WHOLE-NOT: ; compiled in
 ; CHECK: .target sm_90
 ; CHECK-NOT: .extern
@@ -104,5 +104,5 @@ attributes #1 = { uwtable "target-cpu"="x86-64" }
 ; WHOLE: .visible .entry _ZN4demo22__oxide_kernel_entry_a17h0123456789abcdefE(
 ; WHOLE: .visible .entry _ZN4demo22__oxide_kernel_entry_b17h0123456789abcdefE(
 
-; PTXAS: ; compiled in 3 parts
+; PTXAS: ; compiled in 3 parts, 3 buckets
 ; PTXAS: ; ptxas accepted it: a cubin

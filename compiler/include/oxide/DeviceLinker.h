@@ -164,10 +164,13 @@ struct DeviceImage {
   // (BindDeviceSources): each gets a host stub (HostStubs.cpp).
   std::map<std::string, std::string> DeviceSourceCalls;
   std::vector<PtxUnitLines> Units; // empty without device sources
-  // The PTX of each part when the module was compiled in parts
-  // (SplitByKernel.cpp), the common part first; Ptx is their join. ptxas
-  // assembles them one by one (assemblePtx). Empty for a module compiled whole.
+  // The PTX of each ptxas bucket (planPtxasBuckets) when the module was
+  // compiled in parts (SplitByKernel.cpp), the common part's first; Ptx is
+  // their join. ptxas assembles them one by one (assemblePtx). Empty for a
+  // module compiled whole.
   std::vector<std::string> PartPtx;
+  // How many parts the split made (0 when compiled whole).
+  size_t SplitParts = 0;
 };
 
 // Gather.cpp ---------------------------------------------------------------
@@ -244,6 +247,25 @@ std::string annotatePtxasLines(llvm::StringRef PtxasOutput,
 /// Fails on a symbol two parts define, which the split never makes.
 llvm::Expected<std::string> joinPtxParts(const std::vector<std::string> &Parts);
 
+/// The kernels a ptxas bucket holds at least (ptxasBucketCount).
+constexpr size_t KernelsPerPtxasBucket = 24;
+
+/// How many buckets the kernels of a split module go to ptxas in: the
+/// largest power of two that leaves each at least KernelsPerPtxasBucket
+/// kernels, and at least two.
+unsigned ptxasBucketCount(size_t Kernels);
+
+/// The buckets in which ptxas assembles the parts of a split module, given
+/// each part's kernel entry name (empty for the common part): the parts
+/// without an entry together, first, then the kernels by a hash of the
+/// entry's name, which an edit of the kernel does not change, into
+/// ptxasBucketCount buckets. Each bucket is one NVPTX module, one ptxas
+/// process and one cache entry of each: a clean link compiles every bucket,
+/// an edit one. Empty buckets are left out; the others come in the order of
+/// their first part, each with its parts in order; the indices are into
+/// Entries.
+std::vector<std::vector<size_t>> planPtxasBuckets(const std::vector<std::string> &Entries);
+
 // SplitByKernel.cpp --------------------------------------------------------
 
 /// Gives the module's symbols the names NVPTX would print (private ones made
@@ -313,6 +335,12 @@ DeviceCallGraph buildDeviceCallGraph(const llvm::Module &M);
 
 /// The "N bytes stack frame" of each function in ptxas -v's output.
 std::map<std::string, uint64_t> parsePtxasFrames(llvm::StringRef PtxasLog);
+
+/// The same frames read from a cubin ptxas wrote (its `.nv.info` records),
+/// so that ptxas need not run with -v, whose report costs it a tenth of its
+/// time; nullopt where the cubin does not hold one for every function it
+/// defines.
+std::optional<std::map<std::string, uint64_t>> cubinFrames(llvm::StringRef Cubin);
 
 /// The heaviest path by frame bytes from Entry; without Frames (no ptxas) a
 /// bound of 0 when every reachable call is direct, else unknown.

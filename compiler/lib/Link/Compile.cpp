@@ -5,17 +5,19 @@
 // add libdevice and settle the debug info, LLVM's O3 for NVPTX, which also
 // runs NVVMReflect for libdevice, and oxide's post-O3 passes), and emit PTX
 // for the chosen sm_XX. Every stage can be written to OXIDE_DUMP_DIR for
-// `cargo oxide pipeline`. A module of several kernels is emitted in parts,
-// one per kernel, in parallel and through a cache (SplitByKernel.cpp,
-// PartCache.cpp), and ptxas assembles those parts the same way; the image's
-// PTX is their join, one module as before.
+// `cargo oxide pipeline`. A module of several kernels is cut in parts, one
+// per kernel (SplitByKernel.cpp), which are emitted in buckets of parts, in
+// parallel and through a cache (PartCache.cpp); ptxas assembles the buckets
+// the same way; the image's PTX is their join, one module as before.
 //===----------------------------------------------------------------------===//
 #include "oxide/Abi.h"
 #include "oxide/DeviceLinker.h"
 #include "oxide/Passes.h"
 #include "oxide/Pipeline.h"
 #include "oxide/RustNames.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/bit.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/Config/llvm-config.h"
@@ -23,6 +25,7 @@
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
+#include "llvm/Linker/Linker.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -40,6 +43,7 @@
 #include <atomic>
 #include <chrono>
 #include <map>
+#include <numeric>
 #include <thread>
 
 using namespace llvm;
@@ -255,69 +259,105 @@ unsigned jobsOf(const LinkerOptions &Opts) {
   return Opts.Jobs ? Opts.Jobs : std::max(1u, std::thread::hardware_concurrency());
 }
 
-/// The PTX of each part of M, from the cache where the part's bitcode was
-/// compiled before, else by the NVPTX backend, parts in parallel: each
-/// thread reads its part's bitcode into an LLVMContext of its own (a context
-/// is not shared between threads) with a TargetMachine of its own.
+/// The PTX of each ptxas bucket of M's parts (planPtxasBuckets), from the
+/// cache where the bucket's parts were compiled before, else by the NVPTX
+/// backend, buckets in parallel: each thread reads its bucket's parts into
+/// an LLVMContext of its own (a context is not shared between threads),
+/// links them into one module and emits it with a TargetMachine of its own.
+/// One module per bucket rather than per part: what NVPTX costs per module,
+/// whatever its size, made emitting 200 one-kernel parts cost more than half
+/// again as much as the whole module. The parts of a bucket share nothing but
+/// declarations (what two parts reach is in the common part, alone in its
+/// bucket), so the link renames nothing.
 Expected<std::vector<std::string>> compileParts(Module &M, const LinkerOptions &Opts,
-                                                StageTimer &Timer) {
+                                                StageTimer &Timer, size_t &SplitParts) {
   std::vector<std::unique_ptr<Module>> Modules = splitByKernel(M);
+  SplitParts = Modules.size();
+  std::vector<std::string> Entries;
+  for (const std::unique_ptr<Module> &Part : Modules) {
+    std::string Entry;
+    for (const Function &F : *Part)
+      if (!F.isDeclaration() && F.getCallingConv() == CallingConv::PTX_Kernel) {
+        Entry = F.getName().str();
+        break;
+      }
+    Entries.push_back(std::move(Entry));
+  }
+  std::vector<std::vector<size_t>> Plan = planPtxasBuckets(Entries);
   const GpuTarget *Target = findGpuTarget(Opts.Arch);
   std::string Features = "+ptx" + std::to_string(Target->PtxIsa);
-  struct Part {
-    SmallVector<char, 0> Bitcode;
+  struct Bucket {
+    std::vector<SmallVector<char, 0>> Bitcode;
     std::string Key, Ptx, Error;
   };
-  std::vector<Part> Parts(Modules.size());
-  for (size_t I = 0; I < Modules.size(); ++I) {
-    raw_svector_ostream OS(Parts[I].Bitcode);
-    WriteBitcodeToFile(*Modules[I], OS);
-    Modules[I].reset();
-    Parts[I].Key = partCacheKey({StringRef(Parts[I].Bitcode.data(), Parts[I].Bitcode.size()),
-                                 Opts.Arch, Features, LLVM_VERSION_STRING, BackendOptionsKey,
-                                 "ptx"});
+  std::vector<Bucket> Buckets(Plan.size());
+  for (size_t B = 0; B < Plan.size(); ++B) {
+    std::vector<std::string> Keys;
+    for (size_t I : Plan[B]) {
+      SmallVector<char, 0> &Bitcode = Buckets[B].Bitcode.emplace_back();
+      raw_svector_ostream OS(Bitcode);
+      WriteBitcodeToFile(*Modules[I], OS);
+      Modules[I].reset();
+      Keys.push_back(partCacheKey({StringRef(Bitcode.data(), Bitcode.size()), Opts.Arch, Features,
+                                   LLVM_VERSION_STRING, BackendOptionsKey, "ptx"}));
+    }
+    std::vector<StringRef> Inputs(Keys.begin(), Keys.end());
+    Inputs.push_back("ptx of a bucket");
+    Buckets[B].Key = partCacheKey(Inputs);
   }
-  Timer.done("split into " + std::to_string(Parts.size()) + " parts");
+  Timer.done("split into " + std::to_string(SplitParts) + " parts");
   PartCache Cache(Opts.CacheDir);
   std::atomic<unsigned> Hits{0};
   {
     DefaultThreadPool Pool(hardware_concurrency(jobsOf(Opts)));
-    for (Part &P : Parts)
-      Pool.async([&P, &Opts, &Cache, &Hits] {
-        if (auto Cached = Cache.lookup(P.Key, "ptx")) {
-          P.Ptx = std::move(*Cached);
+    for (Bucket &B : Buckets)
+      Pool.async([&B, &Opts, &Cache, &Hits] {
+        // ptxas miscompiles a few PTX instructions at their edge values
+        // (PtxasHazards.def): each bucket is rewritten here, on its thread;
+        // the cache keeps what NVPTX wrote.
+        if (auto Cached = Cache.lookup(B.Key, "ptx")) {
+          B.Ptx = rewritePtxasHazards(*Cached);
           ++Hits;
           return;
         }
         LLVMContext Ctx;
-        auto Mod = parseBitcodeFile(
-            MemoryBufferRef(StringRef(P.Bitcode.data(), P.Bitcode.size()), "oxide-part"), Ctx);
-        if (!Mod) {
-          P.Error = toString(Mod.takeError());
-          return;
+        std::unique_ptr<Module> Mod;
+        for (const SmallVector<char, 0> &Bitcode : B.Bitcode) {
+          auto Part = parseBitcodeFile(
+              MemoryBufferRef(StringRef(Bitcode.data(), Bitcode.size()), "oxide-part"), Ctx);
+          if (!Part) {
+            B.Error = toString(Part.takeError());
+            return;
+          }
+          if (!Mod)
+            Mod = std::move(*Part);
+          else if (Linker::linkModules(*Mod, std::move(*Part))) {
+            B.Error = "the parts of a bucket could not be linked";
+            return;
+          }
         }
         auto TM = createDeviceTarget(Opts);
         if (!TM) {
-          P.Error = toString(TM.takeError());
+          B.Error = toString(TM.takeError());
           return;
         }
-        auto Ptx = emitPtx(**Mod, **TM);
+        auto Ptx = emitPtx(*Mod, **TM);
         if (!Ptx) {
-          P.Error = toString(Ptx.takeError());
+          B.Error = toString(Ptx.takeError());
           return;
         }
-        P.Ptx = std::move(*Ptx);
-        Cache.store(P.Key, "ptx", P.Ptx);
+        Cache.store(B.Key, "ptx", *Ptx);
+        B.Ptx = rewritePtxasHazards(*Ptx);
       });
     Pool.wait();
   }
   std::vector<std::string> Out;
-  for (Part &P : Parts) {
-    if (!P.Error.empty())
-      return makeError("internal error: a part of the split device module failed: " + P.Error);
-    Out.push_back(std::move(P.Ptx));
+  for (Bucket &B : Buckets) {
+    if (!B.Error.empty())
+      return makeError("internal error: a part of the split device module failed: " + B.Error);
+    Out.push_back(std::move(B.Ptx));
   }
-  Timer.done("PTX of " + std::to_string(Parts.size() - Hits) + " parts (" +
+  Timer.done("PTX of " + std::to_string(Buckets.size() - Hits) + " buckets (" +
              std::to_string(unsigned(Hits)) + " cached)");
   return Out;
 }
@@ -406,11 +446,9 @@ Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &
     // Named first: the call graph must use the names every part prints.
     nameForSplit(M);
     Image.CallGraph = buildDeviceCallGraph(M);
-    auto Parts = compileParts(M, Opts, Timer);
+    auto Parts = compileParts(M, Opts, Timer, Image.SplitParts);
     if (!Parts)
       return Parts.takeError();
-    for (std::string &P : *Parts)
-      P = rewritePtxasHazards(P);
     auto Joined = joinPtxParts(*Parts);
     if (!Joined)
       return Joined.takeError();
@@ -450,6 +488,30 @@ Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &
   return Image;
 }
 
+unsigned oxide::ptxasBucketCount(size_t Kernels) {
+  // A ptxas process costs about what a few kernels' compilation does, and
+  // an edit recompiles its kernel's whole bucket: buckets of 24 to 48
+  // kernels, a power of two of them so that the count, and with it every
+  // bucket's contents, changes only when the number of kernels doubles or
+  // halves; at least two, for two cores.
+  return std::max<unsigned>(2, llvm::bit_floor(Kernels / KernelsPerPtxasBucket));
+}
+
+std::vector<std::vector<size_t>> oxide::planPtxasBuckets(const std::vector<std::string> &Entries) {
+  size_t Kernels = llvm::count_if(Entries, [](const std::string &E) { return !E.empty(); });
+  unsigned Count = ptxasBucketCount(Kernels);
+  std::vector<std::vector<size_t>> Buckets(1 + Count);
+  for (size_t I = 0; I < Entries.size(); ++I)
+    Buckets[Entries[I].empty() ? 0 : 1 + xxh3_64bits(Entries[I]) % Count].push_back(I);
+  llvm::erase_if(Buckets, [](const std::vector<size_t> &B) { return B.empty(); });
+  // In the order of their first parts: the joined PTX keeps the module's
+  // order as far as the buckets allow (the common part's first).
+  llvm::stable_sort(Buckets, [](const std::vector<size_t> &A, const std::vector<size_t> &B) {
+    return A.front() < B.front();
+  });
+  return Buckets;
+}
+
 namespace {
 
 /// Runs a tool with its output to a temporary log; the exit code and the log.
@@ -481,12 +543,9 @@ std::string toolIdentity(StringRef Path) {
       .str();
 }
 
-/// How many buckets of kernels ptxas compiles (assembleParts).
-constexpr unsigned PtxasBuckets = 16;
-
 /// ptxas on each part of a split module as relocatable code (`-c`), in
 /// parallel and through the cache, then nvlink joining the objects into the
-/// image's cubin. The frames of every part's log bound the stacks. False
+/// image's cubin. The frames every part's cubin records bound the stacks. False
 /// when it could not (a part ptxas refused, no nvlink): the caller then runs
 /// ptxas on the joined PTX, whose messages point into the PTX the user sees.
 bool assembleParts(DeviceImage &Image, const LinkerOptions &Opts, StringRef Ptxas,
@@ -498,56 +557,43 @@ bool assembleParts(DeviceImage &Image, const LinkerOptions &Opts, StringRef Ptxa
   StageTimer Timer(Opts.Verbose);
   std::string Arch = "-arch=" + Opts.Arch;
   std::string Tool = toolIdentity(Ptxas);
-  // A ptxas process costs several times what one kernel's compilation
-  // does, so parts go to ptxas in buckets: the common part alone, the
-  // kernels by a hash of their entry's name, which an edit of a kernel does
-  // not change. An edit redoes one bucket; a clean link runs one process
-  // per bucket, as many at a time as there are cores.
-  std::vector<std::vector<size_t>> Buckets(1 + PtxasBuckets);
-  for (size_t I = 0; I < Image.PartPtx.size(); ++I) {
-    StringRef Ptx = Image.PartPtx[I];
-    size_t Entry = Ptx.find(".entry ");
-    if (Entry == StringRef::npos) {
-      Buckets[0].push_back(I);
-      continue;
-    }
-    StringRef Name = Ptx.drop_front(Entry + 7).take_until([](char C) { return C == '('; });
-    Buckets[1 + xxh3_64bits(Name.trim()) % PtxasBuckets].push_back(I);
-  }
-  llvm::erase_if(Buckets, [](const std::vector<size_t> &B) { return B.empty(); });
-  std::vector<std::string> Texts;
-  for (const std::vector<size_t> &B : Buckets) {
-    std::vector<std::string> Members;
-    for (size_t I : B)
-      Members.push_back(Image.PartPtx[I]);
-    auto Joined = joinPtxParts(Members);
-    if (!Joined) {
-      consumeError(Joined.takeError());
-      return false;
-    }
-    Texts.push_back(std::move(*Joined));
-  }
   struct Part {
-    std::string Key, Cubin, Log;
+    std::string Key, Cubin;
+    std::map<std::string, uint64_t> Frames;
     bool Failed = false;
   };
-  std::vector<Part> Parts(Texts.size());
+  // Each PTX of the image's parts is one bucket (compileParts).
+  const std::vector<std::string> &Buckets = Image.PartPtx;
+  std::vector<Part> Parts(Buckets.size());
   PartCache Cache(Opts.CacheDir);
   std::atomic<unsigned> Hits{0};
+  // The largest buckets first, so that no large one is left to run alone
+  // at the end; nvlink still takes the objects in the plan's order.
+  std::vector<size_t> Order(Buckets.size());
+  std::iota(Order.begin(), Order.end(), 0);
+  llvm::stable_sort(Order,
+                    [&](size_t A, size_t B) { return Buckets[A].size() > Buckets[B].size(); });
   {
     DefaultThreadPool Pool(hardware_concurrency(jobsOf(Opts)));
-    for (size_t I = 0; I < Parts.size(); ++I)
+    for (size_t I : Order)
       Pool.async([&, I] {
         Part &P = Parts[I];
-        const std::string &Ptx = Texts[I];
-        P.Key = partCacheKey({Ptx, Opts.Arch, Tool, "ptxas -c -v"});
-        auto Cubin = Cache.lookup(P.Key, "cubin");
-        auto Log = Cache.lookup(P.Key, "log");
-        if (Cubin && Log) {
-          P.Cubin = std::move(*Cubin);
-          P.Log = std::move(*Log);
-          ++Hits;
-          return;
+        const std::string &Ptx = Buckets[I];
+        // The frames come from the cubin (cubinFrames), not from ptxas -v,
+        // whose report costs ptxas about a tenth of its time; where the
+        // cubin does not hold them, from ptxas -v's log, kept beside it.
+        P.Key = partCacheKey({Ptx, Opts.Arch, Tool, "ptxas -c, frames from the cubin"});
+        if (auto Cubin = Cache.lookup(P.Key, "cubin")) {
+          std::optional<std::map<std::string, uint64_t>> Frames = cubinFrames(*Cubin);
+          if (!Frames)
+            if (auto Log = Cache.lookup(P.Key, "log"))
+              Frames = parsePtxasFrames(*Log);
+          if (Frames) {
+            P.Cubin = std::move(*Cubin);
+            P.Frames = std::move(*Frames);
+            ++Hits;
+            return;
+          }
         }
         SmallString<128> In, Out;
         int FD;
@@ -560,19 +606,38 @@ bool assembleParts(DeviceImage &Image, const LinkerOptions &Opts, StringRef Ptxa
           OS << Ptx;
         }
         sys::fs::createTemporaryFile("oxide-part", "cubin", Out);
-        StringRef Args[] = {Ptxas, Arch, "-c", "-v", "-o", Out, In};
-        auto [RC, Text] = runLogged(Ptxas, Args);
-        auto Obj = readBinary(Out);
-        sys::fs::remove(In);
-        sys::fs::remove(Out);
-        if (RC != 0 || !Obj) {
+        auto Cleanup = make_scope_exit([&] {
+          sys::fs::remove(In);
+          sys::fs::remove(Out);
+        });
+        auto Run = [&](bool Verbose) -> std::optional<std::string> {
+          SmallVector<StringRef, 8> Args = {Ptxas, Arch, "-c"};
+          if (Verbose)
+            Args.push_back("-v");
+          Args.append({"-o", Out, In});
+          auto [RC, Text] = runLogged(Ptxas, Args);
+          auto Obj = readBinary(Out);
+          if (RC != 0 || !Obj)
+            return std::nullopt;
+          P.Cubin = std::move(*Obj);
+          return std::move(Text);
+        };
+        if (!Run(/*Verbose=*/false)) {
           P.Failed = true;
           return;
         }
-        P.Cubin = std::move(*Obj);
-        P.Log = std::move(Text);
+        if (auto Frames = cubinFrames(P.Cubin)) {
+          P.Frames = std::move(*Frames);
+        } else {
+          auto Log = Run(/*Verbose=*/true);
+          if (!Log) {
+            P.Failed = true;
+            return;
+          }
+          P.Frames = parsePtxasFrames(*Log);
+          Cache.store(P.Key, "log", *Log);
+        }
         Cache.store(P.Key, "cubin", P.Cubin);
-        Cache.store(P.Key, "log", P.Log);
       });
     Pool.wait();
   }
@@ -617,7 +682,7 @@ bool assembleParts(DeviceImage &Image, const LinkerOptions &Opts, StringRef Ptxa
   Image.Cubin = std::move(*Cubin);
   Image.CubinSm = Target ? Target->SM : 0;
   for (const Part &P : Parts)
-    for (const auto &[Name, Bytes] : parsePtxasFrames(P.Log))
+    for (const auto &[Name, Bytes] : P.Frames)
       Frames[Name] = std::max(Frames[Name], Bytes);
   return true;
 }

@@ -39,6 +39,7 @@
 //===----------------------------------------------------------------------===//
 #include "oxide/Abi.h"
 #include "oxide/DeviceLinker.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
@@ -49,6 +50,7 @@
 #include "llvm/Support/NVPTXAddrSpace.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Transforms/Utils/Cloning.h"
+#include "llvm/Transforms/Utils/ValueMapper.h"
 #include <map>
 
 using namespace llvm;
@@ -102,6 +104,168 @@ SetVector<const GlobalValue *> referencesOf(const GlobalValue &GV) {
   }
   Out.remove(&GV);
   return Out;
+}
+
+/// Adds to Out the global values that metadata attached to GV, or to the
+/// instructions of its body, names.
+void metadataGlobals(const GlobalValue &GV, DenseSet<const GlobalValue *> &Out) {
+  SmallPtrSet<const Metadata *, 16> Seen;
+  SmallVector<const Metadata *, 16> Work;
+  SmallVector<std::pair<unsigned, MDNode *>, 4> MDs;
+  auto Add = [&](const GlobalObject &O) {
+    MDs.clear();
+    O.getAllMetadata(MDs);
+    for (const auto &[Kind, N] : MDs)
+      Work.push_back(N);
+  };
+  if (const auto *O = dyn_cast<GlobalObject>(&GV))
+    Add(*O);
+  if (const auto *F = dyn_cast<Function>(&GV))
+    for (const Instruction &I : instructions(*F)) {
+      if (!I.hasMetadata())
+        continue;
+      MDs.clear();
+      I.getAllMetadata(MDs);
+      for (const auto &[Kind, N] : MDs)
+        Work.push_back(N);
+    }
+  while (!Work.empty()) {
+    const Metadata *MD = Work.pop_back_val();
+    if (!MD || !Seen.insert(MD).second)
+      continue;
+    if (const auto *V = dyn_cast<ValueAsMetadata>(MD)) {
+      SmallPtrSet<const Constant *, 8> SeenC;
+      SetVector<const GlobalValue *> Globals;
+      if (const auto *C = dyn_cast<Constant>(V->getValue()))
+        collectGlobals(C, SeenC, Globals);
+      Out.insert(Globals.begin(), Globals.end());
+    } else if (const auto *N = dyn_cast<MDNode>(MD)) {
+      for (const MDOperand &Op : N->operands())
+        Work.push_back(Op.get());
+    }
+  }
+}
+
+/// A part of M: declarations of the Needed global values, definitions of
+/// those Define accepts. What llvm::CloneModule with the same predicate,
+/// followed by erasing every declaration the part does not use, would give,
+/// in the same order; but its work is that of the part, where CloneModule
+/// first declares every global of M, which made cutting a module of N kernels
+/// cost N times the whole module. Named metadata other than oxide's records
+/// is copied with what it names outside the part left null, as erasing that
+/// declaration would.
+std::unique_ptr<Module> clonePart(const Module &M, const DenseSet<const GlobalValue *> &Needed,
+                                  function_ref<bool(const GlobalValue *)> Define) {
+  auto Part = std::make_unique<Module>(M.getModuleIdentifier(), M.getContext());
+  Part->setSourceFileName(M.getSourceFileName());
+  Part->setDataLayout(M.getDataLayout());
+  Part->setTargetTriple(M.getTargetTriple());
+  Part->setModuleInlineAsm(M.getModuleInlineAsm());
+  ValueToValueMapTy VMap;
+  // Every symbol first, so that bodies and initializers can refer to them.
+  for (const GlobalVariable &G : M.globals())
+    if (Needed.count(&G)) {
+      auto *New = new GlobalVariable(*Part, G.getValueType(), G.isConstant(), G.getLinkage(),
+                                     nullptr, G.getName(), nullptr, G.getThreadLocalMode(),
+                                     G.getAddressSpace());
+      New->copyAttributesFrom(&G);
+      VMap[&G] = New;
+    }
+  for (const Function &F : M)
+    if (Needed.count(&F)) {
+      Function *New = Function::Create(F.getFunctionType(), F.getLinkage(), F.getAddressSpace(),
+                                       F.getName(), Part.get());
+      New->copyAttributesFrom(&F);
+      VMap[&F] = New;
+    }
+  for (const GlobalAlias &A : M.aliases()) {
+    if (!Needed.count(&A))
+      continue;
+    if (Define(&A)) {
+      auto *New = GlobalAlias::create(A.getValueType(), A.getAddressSpace(), A.getLinkage(),
+                                      A.getName(), Part.get());
+      New->copyAttributesFrom(&A);
+      VMap[&A] = New;
+      continue;
+    }
+    // Declared as what it aliases: an alias cannot be a declaration.
+    GlobalValue *Decl;
+    if (auto *FT = dyn_cast<FunctionType>(A.getValueType()))
+      Decl = Function::Create(FT, GlobalValue::ExternalLinkage, A.getAddressSpace(), A.getName(),
+                              Part.get());
+    else
+      Decl = new GlobalVariable(*Part, A.getValueType(), false, GlobalValue::ExternalLinkage,
+                                nullptr, A.getName(), nullptr, A.getThreadLocalMode(),
+                                A.getAddressSpace());
+    VMap[&A] = Decl;
+  }
+  auto CopyComdat = [&](GlobalObject *To, const GlobalObject *From) {
+    if (const Comdat *C = From->getComdat()) {
+      Comdat *New = Part->getOrInsertComdat(C->getName());
+      New->setSelectionKind(C->getSelectionKind());
+      To->setComdat(New);
+    }
+  };
+  SmallVector<std::pair<unsigned, MDNode *>, 1> MDs;
+  for (const GlobalVariable &G : M.globals()) {
+    if (!Needed.count(&G))
+      continue;
+    auto *New = cast<GlobalVariable>(VMap[&G]);
+    MDs.clear();
+    G.getAllMetadata(MDs);
+    for (const auto &[Kind, N] : MDs)
+      New->addMetadata(Kind, *MapMetadata(N, VMap, RF_NullMapMissingGlobalValues));
+    if (G.isDeclaration())
+      continue;
+    if (!Define(&G)) {
+      New->setLinkage(GlobalValue::ExternalLinkage);
+      continue;
+    }
+    if (G.hasInitializer())
+      New->setInitializer(MapValue(G.getInitializer(), VMap));
+    CopyComdat(New, &G);
+  }
+  for (const Function &F : M) {
+    if (!Needed.count(&F))
+      continue;
+    auto *New = cast<Function>(VMap[&F]);
+    if (F.isDeclaration()) {
+      MDs.clear();
+      F.getAllMetadata(MDs);
+      for (const auto &[Kind, N] : MDs)
+        New->addMetadata(Kind, *MapMetadata(N, VMap, RF_NullMapMissingGlobalValues));
+      continue;
+    }
+    if (!Define(&F)) {
+      New->setLinkage(GlobalValue::ExternalLinkage);
+      // copyAttributesFrom took the personality, which a declaration cannot have.
+      New->setPersonalityFn(nullptr);
+      continue;
+    }
+    auto NewArg = New->arg_begin();
+    for (const Argument &A : F.args()) {
+      NewArg->setName(A.getName());
+      VMap[&A] = &*NewArg++;
+    }
+    SmallVector<ReturnInst *, 8> Returns;
+    CloneFunctionInto(New, &F, VMap, CloneFunctionChangeType::ClonedModule, Returns);
+    if (F.hasPersonalityFn())
+      New->setPersonalityFn(MapValue(F.getPersonalityFn(), VMap));
+    CopyComdat(New, &F);
+  }
+  for (const GlobalAlias &A : M.aliases())
+    if (Needed.count(&A) && Define(&A))
+      if (const Constant *C = A.getAliasee())
+        cast<GlobalAlias>(VMap[&A])->setAliasee(MapValue(C, VMap));
+  for (const NamedMDNode &N : M.named_metadata()) {
+    // oxide's records are about the whole module; splitByKernel drops them.
+    if (N.getName().starts_with("oxide."))
+      continue;
+    NamedMDNode *New = Part->getOrInsertNamedMetadata(N.getName());
+    for (const MDNode *Op : N.operands())
+      New->addOperand(MapMetadata(Op, VMap, RF_NullMapMissingGlobalValues));
+  }
+  return Part;
 }
 
 } // namespace
@@ -216,15 +380,33 @@ std::vector<std::unique_ptr<Module>> oxide::splitByKernel(Module &M) {
       }
     }
 
+  // What each part defines, and what it must declare: everything its
+  // definitions refer to, through operands or metadata.
+  std::vector<std::vector<const GlobalValue *>> Defines(Roots.size() + 1);
+  for (const auto &[GV, P] : Owner)
+    if (P != EachPart)
+      Defines[P].push_back(GV);
+    else
+      for (int Reaching : ReachedBy[GV])
+        Defines[Reaching].push_back(GV);
   std::vector<std::unique_ptr<Module>> Parts;
   for (size_t P = 0; P <= Roots.size(); ++P) {
-    ValueToValueMapTy VMap;
-    std::unique_ptr<Module> Part = CloneModule(M, VMap, [&](const GlobalValue *GV) {
+    DenseSet<const GlobalValue *> Needed(Defines[P].begin(), Defines[P].end());
+    for (const GlobalValue *GV : Defines[P]) {
+      for (const GlobalValue *R : Refs[GV])
+        Needed.insert(R);
+      metadataGlobals(*GV, Needed);
+    }
+    auto Define = [&](const GlobalValue *GV) {
       auto It = Owner.find(GV);
       if (It != Owner.end() && It->second == EachPart)
         return P > 0 && ReachedBy[GV].count(int(P));
       return It != Owner.end() && It->second == int(P);
-    });
+    };
+    // clonePart knows no ifuncs, which NVPTX has no use for either.
+    ValueToValueMapTy VMap;
+    std::unique_ptr<Module> Part =
+        M.ifunc_empty() ? clonePart(M, Needed, Define) : CloneModule(M, VMap, Define);
     Part->setModuleIdentifier("oxide-part");
     Part->setSourceFileName("oxide-part");
     // oxide's records were read from the whole module; in a part they would

@@ -34,6 +34,8 @@
 #include "llvm/IR/InstIterator.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Object/ELF.h"
+#include "llvm/Support/Endian.h"
 #include "llvm/Support/raw_ostream.h"
 #include <algorithm>
 
@@ -101,6 +103,96 @@ std::map<std::string, uint64_t> oxide::parsePtxasFrames(StringRef Log) {
       Frames[Current] = Bytes;
       Current.clear();
     }
+  }
+  return Frames;
+}
+
+std::optional<std::map<std::string, uint64_t>> oxide::cubinFrames(StringRef Cubin) {
+  // The records of `.nv.info`: a format byte, an attribute byte, then the
+  // value: none (1), one byte (2), two bytes (3), or a 16-bit size and that
+  // many bytes (4). EIATTR_FRAME_SIZE (0x11) holds a symbol index and the
+  // function's frame in bytes, the figure ptxas -v prints as "bytes stack
+  // frame". Anything else than this layout, or a defined function without a
+  // record, and the caller asks ptxas -v instead.
+  constexpr uint8_t FrameSize = 0x11;
+  auto File = object::ELF64LEFile::create(Cubin);
+  if (!File) {
+    consumeError(File.takeError());
+    return std::nullopt;
+  }
+  auto Sections = File->sections();
+  if (!Sections) {
+    consumeError(Sections.takeError());
+    return std::nullopt;
+  }
+  const object::ELF64LE::Shdr *Symtab = nullptr, *Info = nullptr;
+  for (const auto &Sec : *Sections) {
+    auto Name = File->getSectionName(Sec);
+    if (!Name) {
+      consumeError(Name.takeError());
+      return std::nullopt;
+    }
+    if (Sec.sh_type == ELF::SHT_SYMTAB)
+      Symtab = &Sec;
+    else if (*Name == ".nv.info")
+      Info = &Sec;
+  }
+  if (!Symtab || !Info)
+    return std::nullopt;
+  auto Symbols = File->symbols(Symtab);
+  auto Names = File->getStringTableForSymtab(*Symtab);
+  auto Data = File->getSectionContents(*Info);
+  if (!Symbols || !Names || !Data) {
+    if (!Symbols)
+      consumeError(Symbols.takeError());
+    if (!Names)
+      consumeError(Names.takeError());
+    if (!Data)
+      consumeError(Data.takeError());
+    return std::nullopt;
+  }
+  std::map<uint32_t, uint64_t> BySymbol;
+  ArrayRef<uint8_t> D = *Data;
+  for (size_t I = 0; I + 2 <= D.size();) {
+    uint8_t Format = D[I], Attribute = D[I + 1];
+    I += 2;
+    size_t Size;
+    if (Format == 1)
+      Size = 0;
+    else if (Format == 2)
+      Size = 1;
+    else if (Format == 3)
+      Size = 2;
+    else if (Format == 4) {
+      if (I + 2 > D.size())
+        return std::nullopt;
+      Size = support::endian::read16le(&D[I]);
+      I += 2;
+    } else {
+      return std::nullopt;
+    }
+    if (I + Size > D.size())
+      return std::nullopt;
+    if (Attribute == FrameSize) {
+      if (Format != 4 || Size != 8)
+        return std::nullopt;
+      BySymbol[support::endian::read32le(&D[I])] = support::endian::read32le(&D[I + 4]);
+    }
+    I += Size;
+  }
+  std::map<std::string, uint64_t> Frames;
+  for (size_t Index = 0; Index < Symbols->size(); ++Index) {
+    const auto &Sym = (*Symbols)[Index];
+    if (Sym.getType() != ELF::STT_FUNC || Sym.st_shndx == ELF::SHN_UNDEF)
+      continue;
+    auto Name = Sym.getName(*Names);
+    auto It = BySymbol.find(Index);
+    if (!Name || It == BySymbol.end()) {
+      if (!Name)
+        consumeError(Name.takeError());
+      return std::nullopt;
+    }
+    Frames[Name->str()] = It->second;
   }
   return Frames;
 }

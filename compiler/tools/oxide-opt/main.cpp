@@ -150,7 +150,8 @@ int main(int argc, char **argv) {
       outs() << "; kernel " << K.PtxName << " host=" << K.HostSymbol << " params=" << K.NumParams
              << " copies=" << K.HostCopies << "\n";
     if (!Image->PartPtx.empty())
-      outs() << "; compiled in " << Image->PartPtx.size() << " parts\n";
+      outs() << "; compiled in " << Image->SplitParts << " parts, " << Image->PartPtx.size()
+             << " buckets\n";
     outs() << Image->Ptx;
     if (Assemble) {
       if (Error E = assemblePtx(*Image, Opts, Diags)) {
