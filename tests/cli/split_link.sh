@@ -5,7 +5,8 @@
 # (OXIDE_SPLIT=0): the same kernel entries and device functions, each defined
 # once, and ptxas accepts both; the split build runs on the CPU emulator and
 # every kernel matches the CPU. Then one kernel is edited: the relink compiles
-# that kernel's part again and takes every other part from the cache.
+# that kernel's bucket of parts again (planPtxasBuckets: a few dozen kernels
+# each) and takes every other bucket from the cache.
 #
 #   bash tests/cli/split_link.sh            # stable
 #   TOOLCHAIN=+nightly bash tests/cli/split_link.sh
@@ -109,7 +110,9 @@ cargo "$toolchain" oxide build --release --arch $arch 2>"$work/fill.log" ||
   { cat "$work/fill.log"; fail "the build filling the cache failed"; }
 [ -d "$cache" ] || fail "no $cache after the release build"
 before=$(find "$cache" -name '*.ptx' | wc -l)
-[ "$before" -gt 200 ] || fail "the cache holds $before parts after a link of 200 kernels"
+# The PTX is cached per bucket: 200 kernels make several, so that an edit
+# does not redo most of them.
+[ "$before" -ge 4 ] || fail "the cache holds $before buckets after a link of 200 kernels (want several)"
 "$work/gen" 200 src/main.rs 100
 echo "+ cargo $toolchain oxide build --release (kernel 100 edited)" >&2
 cargo "$toolchain" oxide build --release --arch $arch 2>"$work/edit.log" ||
@@ -117,5 +120,5 @@ cargo "$toolchain" oxide build --release --arch $arch 2>"$work/edit.log" ||
 after=$(find "$cache" -name '*.ptx' | wc -l)
 new=$((after - before))
 [ "$new" -ge 1 ] && [ "$new" -le 2 ] ||
-  fail "editing one kernel compiled $new parts again (expected the kernel's part, at most also the common part)"
-echo "PASS: split link: $entries_split entries as compiled whole, ptxas accepts both, emulated run passes, an edit recompiled $new part(s)"
+  fail "editing one kernel compiled $new buckets again (expected the kernel's bucket, at most also the common part's)"
+echo "PASS: split link: $entries_split entries as compiled whole, ptxas accepts both, emulated run passes, an edit recompiled $new of $before buckets"

@@ -268,7 +268,9 @@ unsigned jobsOf(const LinkerOptions &Opts) {
 /// whatever its size, made emitting 200 one-kernel parts cost more than half
 /// again as much as the whole module. The parts of a bucket share nothing but
 /// declarations (what two parts reach is in the common part, alone in its
-/// bucket), so the link renames nothing.
+/// bucket) and their own copies of a shared-memory variable several kernels
+/// use (SplitByKernel.cpp), which are internal: the link renames them apart
+/// and each kernel keeps its own.
 Expected<std::vector<std::string>> compileParts(Module &M, const LinkerOptions &Opts,
                                                 StageTimer &Timer, size_t &SplitParts) {
   std::vector<std::unique_ptr<Module>> Modules = splitByKernel(M);
