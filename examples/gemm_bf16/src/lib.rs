@@ -80,6 +80,23 @@ pub struct Dims {
     pub k: u32,
 }
 
+impl Dims {
+    /// Floating-point operations of one product (2·m·n·k).
+    pub fn flops(&self) -> f64 {
+        2.0 * self.m as f64 * self.n as f64 * self.k as f64
+    }
+
+    /// Refuses an output C of `words` u32 words (two bf16 of a row each)
+    /// that cannot hold the m×n product.
+    fn check_output(&self, words: usize) -> Result<(), Error> {
+        let need = self.m as usize * self.n as usize / 2;
+        if words < need {
+            return Err(format!("C needs {need} words for {self:?}; it has {words}").into());
+        }
+        Ok(())
+    }
+}
+
 /// The first 1024-byte aligned 32-bit shared address of the dynamic shared
 /// memory (the 128-byte swizzle works on 1024-byte atoms); launches ask for
 /// 1024 bytes more than they use.
@@ -647,17 +664,14 @@ impl<'a> Gemm<'a> {
 
     /// Floating-point operations of one product (2·m·n·k).
     pub fn flops(&self) -> f64 {
-        2.0 * self.dims.m as f64 * self.dims.n as f64 * self.dims.k as f64
+        self.dims.flops()
     }
 
     /// Launches the kernel on `stream` (asynchronously): `c` (m·n/2 words,
     /// each two bf16 of a row) = A·Bᵀ. `module` must be the one passed to
     /// [`Gemm::new`].
     pub fn launch(&self, module: &KernelModule, stream: &CudaStream, c: &mut DeviceBuffer<u32>) -> Result<(), Error> {
-        let words = self.dims.m as usize * self.dims.n as usize / 2;
-        if c.len() < words {
-            return Err(format!("C needs {words} words for {:?}; it has {}", self.dims, c.len()).into());
-        }
+        self.dims.check_output(c.len())?;
         let config = self.kernel.config(self.dims, self.sms);
         let (pa, pb, dims) = (self.map_a.device_ptr(), self.map_b.device_ptr(), self.dims);
         match self.kernel {
@@ -750,17 +764,14 @@ impl<'a> GemmFp8<'a> {
 
     /// Floating-point operations of one product (2·m·n·k).
     pub fn flops(&self) -> f64 {
-        2.0 * self.dims.m as f64 * self.dims.n as f64 * self.dims.k as f64
+        self.dims.flops()
     }
 
     /// Launches `gemm_fp8_ws` on `stream` (asynchronously): `c` (m·n/2
     /// words, each two bf16 of a row) = scale_a·scale_b·A·Bᵀ. `module` must
     /// be the one passed to [`GemmFp8::new`].
     pub fn launch(&self, module: &KernelModule, stream: &CudaStream, c: &mut DeviceBuffer<u32>) -> Result<(), Error> {
-        let words = self.dims.m as usize * self.dims.n as usize / 2;
-        if c.len() < words {
-            return Err(format!("C needs {words} words for {:?}; it has {}", self.dims, c.len()).into());
-        }
+        self.dims.check_output(c.len())?;
         let config = Kernel::Ws.config(self.dims, self.sms);
         let (pa, pb, dims) = (self.map_a.device_ptr(), self.map_b.device_ptr(), self.dims);
         let (sa, sb) = (self.scale_a, self.scale_b);
