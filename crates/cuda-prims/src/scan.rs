@@ -757,21 +757,7 @@ fn scan<T: Element, Op: ReduceOp<T>, const INCLUSIVE_SCAN: bool>(
             }?
         };
     }
-    // Only the instances an element size can take: a branch on a constant
-    // is not compiled into the instances it cannot reach.
-    if const { core::mem::size_of::<T>() > 4 } {
-        match shape.vectors {
-            4 => launch!(4),
-            8 => launch!(8),
-            _ => launch!(12),
-        }
-    } else {
-        match shape.vectors {
-            4 => launch!(4),
-            6 => launch!(6),
-            _ => launch!(8),
-        }
-    }
+    crate::tile::with_vectors!(T, shape.vectors, launch);
     Ok(())
 }
 

@@ -209,20 +209,7 @@ fn run<T: Element, S: Selector<T>, const PARTITION: bool>(
             }?
         };
     }
-    // Only the instances an element size can take (see `scan::scan`).
-    if const { core::mem::size_of::<T>() > 4 } {
-        match shape.vectors {
-            4 => launch!(4),
-            8 => launch!(8),
-            _ => launch!(12),
-        }
-    } else {
-        match shape.vectors {
-            4 => launch!(4),
-            6 => launch!(6),
-            _ => launch!(8),
-        }
-    }
+    crate::tile::with_vectors!(T, shape.vectors, launch);
     Ok(())
 }
 

@@ -190,3 +190,26 @@ pub(crate) fn run_totals<T: Element, Op: ReduceOp<T>, const V: usize>(v: &Vector
     })
 }
 
+/// Expands to `$launch!(V)` for a tile shape's `vectors`, `V` a literal:
+/// 4, 6 or 8 for 4-byte elements, 4, 8 or 12 for 8-byte ones (what
+/// `ScanTuning::parse` accepts). Only the instances an element size can
+/// take are named: a branch on a constant is not compiled into the
+/// instances it cannot reach.
+macro_rules! with_vectors {
+    ($t:ty, $vectors:expr, $launch:ident) => {
+        if const { core::mem::size_of::<$t>() > 4 } {
+            match $vectors {
+                4 => $launch!(4),
+                8 => $launch!(8),
+                _ => $launch!(12),
+            }
+        } else {
+            match $vectors {
+                4 => $launch!(4),
+                6 => $launch!(6),
+                _ => $launch!(8),
+            }
+        }
+    };
+}
+pub(crate) use with_vectors;
