@@ -72,65 +72,97 @@ extern "C" int oxide_ref_graph_launches(void *stream, unsigned *data, int n, int
 // The all-reduce benchmark's reference: NCCL called directly, as a CUDA C++
 // program does. NCCL is opened with dlopen (as oxide's cuda-nccl does), so
 // that oxide-bench runs where NCCL is missing and only this row says so.
-// `ndev` ranks, rank r on `devices[r]` (ncclCommInitAll), each summing the
-// f32 `send[r]` into `recv[r]` (`count` elements) on `streams[r]` (driver
-// streams of the devices' primary contexts). `warmup` unmeasured group
-// calls, then `iters` timed ones and a synchronisation of every stream:
-// the wall time in *seconds (and in *submit_seconds, until the last call
-// returned: the host's share). Returns 0, or a message in `why` (at most
-// `why_len` bytes) and nonzero.
-extern "C" int oxide_ref_nccl_all_reduce(int ndev, const int *devices, void *const *send, void *const *recv,
-                                         size_t count, void *const *streams, int warmup, int iters,
-                                         double *seconds, double *submit_seconds, char *why, size_t why_len) {
+// A program keeps its communicators for its whole run, and so does the
+// reference: oxide_ref_nccl_open makes them once (`ndev` ranks, rank r on
+// `devices[r]`, ncclCommInitAll), oxide_ref_nccl_all_reduce times calls on
+// them, oxide_ref_nccl_close destroys them. (Opening them afresh for every
+// timed round, as the reference once did, compared NCCL's first calls on a
+// new communicator with cuda-nccl's calls on a long-lived one.)
+struct OxideRefNccl {
+  decltype(&ncclAllReduce) all_reduce;
+  decltype(&ncclGroupStart) group_start;
+  decltype(&ncclGroupEnd) group_end;
+  decltype(&ncclCommDestroy) destroy;
+  int ndev;
+  int devices[64];
+  ncclComm_t comms[64];
+};
+
+// Makes the communicators; *out receives the handle for the two calls
+// below. Returns 0, or a message in `why` (at most `why_len` bytes) and
+// nonzero.
+extern "C" int oxide_ref_nccl_open(int ndev, const int *devices, OxideRefNccl **out, char *why, size_t why_len) {
+  *out = nullptr;
   void *lib = dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
     snprintf(why, why_len, "dlopen(libnccl.so.2): %s", dlerror());
     return 1;
   }
   auto init_all = reinterpret_cast<decltype(&ncclCommInitAll)>(dlsym(lib, "ncclCommInitAll"));
-  auto all_reduce = reinterpret_cast<decltype(&ncclAllReduce)>(dlsym(lib, "ncclAllReduce"));
-  auto group_start = reinterpret_cast<decltype(&ncclGroupStart)>(dlsym(lib, "ncclGroupStart"));
-  auto group_end = reinterpret_cast<decltype(&ncclGroupEnd)>(dlsym(lib, "ncclGroupEnd"));
-  auto destroy = reinterpret_cast<decltype(&ncclCommDestroy)>(dlsym(lib, "ncclCommDestroy"));
-  if (!init_all || !all_reduce || !group_start || !group_end || !destroy) {
+  OxideRefNccl ref{};
+  ref.all_reduce = reinterpret_cast<decltype(&ncclAllReduce)>(dlsym(lib, "ncclAllReduce"));
+  ref.group_start = reinterpret_cast<decltype(&ncclGroupStart)>(dlsym(lib, "ncclGroupStart"));
+  ref.group_end = reinterpret_cast<decltype(&ncclGroupEnd)>(dlsym(lib, "ncclGroupEnd"));
+  ref.destroy = reinterpret_cast<decltype(&ncclCommDestroy)>(dlsym(lib, "ncclCommDestroy"));
+  if (!init_all || !ref.all_reduce || !ref.group_start || !ref.group_end || !ref.destroy) {
     snprintf(why, why_len, "libnccl.so.2 lacks a collective's symbol");
     return 1;
   }
-  const int max_dev = 64;
+  const int max_dev = sizeof(ref.devices) / sizeof(ref.devices[0]);
   if (ndev < 1 || ndev > max_dev) {
     snprintf(why, why_len, "%d ranks (1..%d)", ndev, max_dev);
     return 1;
   }
-  ncclComm_t comms[max_dev];
-  ncclResult_t r = init_all(comms, ndev, devices);
+  ref.ndev = ndev;
+  for (int d = 0; d < ndev; ++d) ref.devices[d] = devices[d];
+  ncclResult_t r = init_all(ref.comms, ndev, devices);
   if (r != ncclSuccess) {
     snprintf(why, why_len, "ncclCommInitAll: error %d", (int)r);
     return 1;
   }
+  *out = new OxideRefNccl(ref);
+  return 0;
+}
+
+// On `ref`'s communicators, rank r summing the f32 `send[r]` into `recv[r]`
+// (`count` elements) on `streams[r]` (driver streams of the devices'
+// primary contexts): `warmup` unmeasured group calls, then `iters` timed
+// ones and a synchronisation of every stream: the wall time in *seconds
+// (and in *submit_seconds, until the last call returned: the host's
+// share). Returns 0, or a message in `why` and nonzero.
+extern "C" int oxide_ref_nccl_all_reduce(OxideRefNccl *ref, void *const *send, void *const *recv, size_t count,
+                                         void *const *streams, int warmup, int iters, double *seconds,
+                                         double *submit_seconds, char *why, size_t why_len) {
   int status = 0;
   double start = 0;
   for (int i = 0; i < warmup + iters && status == 0; ++i) {
     if (i == warmup) {
-      for (int d = 0; d < ndev && status == 0; ++d)
-        if (cudaSetDevice(devices[d]) != cudaSuccess ||
+      for (int d = 0; d < ref->ndev && status == 0; ++d)
+        if (cudaSetDevice(ref->devices[d]) != cudaSuccess ||
             cudaStreamSynchronize(static_cast<cudaStream_t>(streams[d])) != cudaSuccess)
           status = 2;
       start = now_seconds();
     }
-    group_start();
-    for (int d = 0; d < ndev; ++d)
-      if (all_reduce(send[d], recv[d], count, ncclFloat32, ncclSum, comms[d], static_cast<cudaStream_t>(streams[d])) !=
-          ncclSuccess)
+    ref->group_start();
+    for (int d = 0; d < ref->ndev; ++d)
+      if (ref->all_reduce(send[d], recv[d], count, ncclFloat32, ncclSum, ref->comms[d],
+                          static_cast<cudaStream_t>(streams[d])) != ncclSuccess)
         status = 3;
-    if (group_end() != ncclSuccess) status = 3;
+    if (ref->group_end() != ncclSuccess) status = 3;
   }
   *submit_seconds = now_seconds() - start;
-  for (int d = 0; d < ndev && status == 0; ++d)
-    if (cudaSetDevice(devices[d]) != cudaSuccess ||
+  for (int d = 0; d < ref->ndev && status == 0; ++d)
+    if (cudaSetDevice(ref->devices[d]) != cudaSuccess ||
         cudaStreamSynchronize(static_cast<cudaStream_t>(streams[d])) != cudaSuccess)
       status = 2;
   *seconds = now_seconds() - start;
-  for (int d = 0; d < ndev; ++d) destroy(comms[d]);
   if (status) snprintf(why, why_len, status == 2 ? "a CUDA call failed" : "ncclAllReduce or ncclGroupEnd failed");
   return status;
+}
+
+// Destroys the communicators of oxide_ref_nccl_open (null: nothing).
+extern "C" void oxide_ref_nccl_close(OxideRefNccl *ref) {
+  if (!ref) return;
+  for (int d = 0; d < ref->ndev; ++d) ref->destroy(ref->comms[d]);
+  delete ref;
 }

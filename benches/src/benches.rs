@@ -1078,6 +1078,8 @@ pub fn allreduce(gpu: &Gpu) -> Result<Vec<Row>, String> {
     let sync_all = |streams: &[std::sync::Arc<cuda_core::CudaStream>]| -> Result<(), String> {
         streams.iter().try_for_each(|s| s.synchronize().map_err(de))
     };
+    // NCCL from C++ keeps its own communicators for the whole run too.
+    let reference = crate::reference::NcclReference::open(&streams)?;
     let bus_factor = if n == 1 { 1.0 } else { 2.0 * (n - 1) as f64 / n as f64 };
     let mut rows = Vec::new();
     for mib in [8usize, 64, 256, 1024] {
@@ -1135,7 +1137,7 @@ pub fn allreduce(gpu: &Gpu) -> Result<Vec<Row>, String> {
             let s = &streams[b.context().ordinal()];
             b.fill(s, 0.0).map_err(de)?;
         }
-        crate::reference::nccl_all_reduce(&send, &mut recv, &streams, 1, 0)?;
+        reference.all_reduce(&send, &mut recv, &streams, 1, 0)?;
         check(&recv, "NCCL from CUDA C++")?;
         let (mut oxide_ms, mut nccl_ms) = (Vec::new(), Vec::new());
         let (mut oxide_submit_us, mut nccl_submit_us) = (Vec::new(), Vec::new());
@@ -1144,7 +1146,7 @@ pub fn allreduce(gpu: &Gpu) -> Result<Vec<Row>, String> {
                 let (times, submits, (wall, submit)) = if (round + k) % 2 == 0 {
                     (&mut oxide_ms, &mut oxide_submit_us, oxide_calls(&send, &mut recv, 2, iters)?)
                 } else {
-                    (&mut nccl_ms, &mut nccl_submit_us, crate::reference::nccl_all_reduce(&send, &mut recv, &streams, 2, iters)?)
+                    (&mut nccl_ms, &mut nccl_submit_us, reference.all_reduce(&send, &mut recv, &streams, 2, iters)?)
                 };
                 times.push(wall * 1e3 / iters as f64);
                 submits.push(submit * 1e6 / iters as f64);

@@ -253,14 +253,21 @@ pub fn runtime_graph_launches(
     }
 }
 
+/// `cuda/runtime.cu`'s communicators (`OxideRefNccl`), opaque here.
+#[repr(C)]
+struct RawNcclReference {
+    _private: [u8; 0],
+}
+
 extern "C" {
-    /// `cuda/runtime.cu`: NCCL called directly (opened with dlopen): a
-    /// communicator over `devices`, and `warmup` + `iters` grouped f32 sum
-    /// all-reduces of `count` elements, `send[r]` into `recv[r]` on
+    /// `cuda/runtime.cu`: NCCL opened with dlopen and a communicator per
+    /// device of `devices` (`ncclCommInitAll`), in `*out`.
+    fn oxide_ref_nccl_open(ndev: c_int, devices: *const c_int, out: *mut *mut RawNcclReference, why: *mut u8, why_len: usize) -> c_int;
+    /// `warmup` + `iters` grouped f32 sum all-reduces of `count` elements
+    /// on `reference`'s communicators, `send[r]` into `recv[r]` on
     /// `streams[r]`; the wall seconds of the timed ones in `seconds`.
     fn oxide_ref_nccl_all_reduce(
-        ndev: c_int,
-        devices: *const c_int,
+        reference: *mut RawNcclReference,
         send: *const *mut c_void,
         recv: *const *mut c_void,
         count: usize,
@@ -272,55 +279,95 @@ extern "C" {
         why: *mut u8,
         why_len: usize,
     ) -> c_int;
+    /// Destroys the communicators of `oxide_ref_nccl_open`.
+    fn oxide_ref_nccl_close(reference: *mut RawNcclReference);
 }
 
-/// NCCL's f32 sum all-reduce called from CUDA C++, rank `r` reducing
-/// `send[r]` into `recv[r]` on `streams[r]` (one stream per device, in
-/// device order): the wall time in seconds of `iters` grouped calls after
-/// `warmup` unmeasured ones, and of their submission alone (until the last
-/// call returned).
-pub fn nccl_all_reduce(
-    send: &[cuda_core::DeviceBuffer<f32>],
-    recv: &mut [cuda_core::DeviceBuffer<f32>],
-    streams: &[Arc<CudaStream>],
-    warmup: u32,
-    iters: u32,
-) -> Result<(f64, f64), String> {
-    let n = streams.len();
-    if send.len() != n || recv.len() != n || send.iter().zip(recv.iter()).any(|(s, r)| s.len() != r.len()) {
-        return Err("one send and one receive buffer of one length per stream".into());
-    }
-    let devices: Vec<c_int> = streams.iter().map(|s| s.context().ordinal() as c_int).collect();
-    let sends: Vec<*mut c_void> = send.iter().map(|b| b.device_ptr() as *mut c_void).collect();
-    let recvs: Vec<*mut c_void> = recv.iter_mut().map(|b| b.device_ptr() as *mut c_void).collect();
-    let raw_streams: Vec<*mut c_void> = streams.iter().map(|s| s.raw()).collect();
-    let (mut seconds, mut submit_seconds) = (0.0, 0.0);
-    let mut why = [0u8; 256];
-    // SAFETY: arrays of `n` live device buffers (of `count` f32s each) and
-    // streams of the primary contexts of `devices`, kept borrowed (the
-    // receive buffers mutably) for the whole call, which synchronises every
-    // stream before it returns; out-pointers to locals.
-    let status = unsafe {
-        oxide_ref_nccl_all_reduce(
-            n as c_int,
-            devices.as_ptr(),
-            sends.as_ptr(),
-            recvs.as_ptr(),
-            send.first().map_or(0, |b| b.len()),
-            raw_streams.as_ptr(),
-            warmup as c_int,
-            iters as c_int,
-            &mut seconds,
-            &mut submit_seconds,
-            why.as_mut_ptr(),
-            why.len(),
-        )
-    };
-    match status {
-        0 => Ok((seconds, submit_seconds)),
-        _ => {
-            let end = why.iter().position(|&b| b == 0).unwrap_or(why.len());
-            Err(format!("NCCL from CUDA C++: {}", String::from_utf8_lossy(&why[..end])))
+/// The text a reference call left in `why` (NUL-terminated).
+fn why_text(why: &[u8]) -> String {
+    let end = why.iter().position(|&b| b == 0).unwrap_or(why.len());
+    format!("NCCL from CUDA C++: {}", String::from_utf8_lossy(&why[..end]))
+}
+
+/// NCCL driven from CUDA C++ with its own communicators, one per stream's
+/// device, made once and kept (as a program keeps them) until drop.
+pub struct NcclReference {
+    raw: *mut RawNcclReference,
+    devices: Vec<c_int>,
+}
+
+impl NcclReference {
+    /// Communicators over the devices of `streams` (one stream per device,
+    /// in device order).
+    pub fn open(streams: &[Arc<CudaStream>]) -> Result<Self, String> {
+        let devices: Vec<c_int> = streams.iter().map(|s| s.context().ordinal() as c_int).collect();
+        let mut raw = std::ptr::null_mut();
+        let mut why = [0u8; 256];
+        // SAFETY: `devices` holds `devices.len()` ordinals; out-pointers to
+        // locals.
+        let status = unsafe { oxide_ref_nccl_open(devices.len() as c_int, devices.as_ptr(), &mut raw, why.as_mut_ptr(), why.len()) };
+        match status {
+            0 => Ok(NcclReference { raw, devices }),
+            _ => Err(why_text(&why)),
         }
+    }
+
+    /// NCCL's f32 sum all-reduce called from CUDA C++, rank `r` reducing
+    /// `send[r]` into `recv[r]` on `streams[r]` (the streams `open` was
+    /// given): the wall time in seconds of `iters` grouped calls after
+    /// `warmup` unmeasured ones, and of their submission alone (until the
+    /// last call returned).
+    pub fn all_reduce(
+        &self,
+        send: &[cuda_core::DeviceBuffer<f32>],
+        recv: &mut [cuda_core::DeviceBuffer<f32>],
+        streams: &[Arc<CudaStream>],
+        warmup: u32,
+        iters: u32,
+    ) -> Result<(f64, f64), String> {
+        let n = self.devices.len();
+        if streams.len() != n || streams.iter().zip(&self.devices).any(|(s, &d)| s.context().ordinal() as c_int != d) {
+            return Err("one stream per device of the communicators, in their order".into());
+        }
+        if send.len() != n || recv.len() != n || send.iter().zip(recv.iter()).any(|(s, r)| s.len() != r.len()) {
+            return Err("one send and one receive buffer of one length per stream".into());
+        }
+        let sends: Vec<*mut c_void> = send.iter().map(|b| b.device_ptr() as *mut c_void).collect();
+        let recvs: Vec<*mut c_void> = recv.iter_mut().map(|b| b.device_ptr() as *mut c_void).collect();
+        let raw_streams: Vec<*mut c_void> = streams.iter().map(|s| s.raw()).collect();
+        let (mut seconds, mut submit_seconds) = (0.0, 0.0);
+        let mut why = [0u8; 256];
+        // SAFETY: `self.raw` is live (dropped only with self); arrays of `n`
+        // live device buffers (of `count` f32s each) and streams of the
+        // primary contexts of the communicators' devices, kept borrowed (the
+        // receive buffers mutably) for the whole call, which synchronises
+        // every stream before it returns; out-pointers to locals.
+        let status = unsafe {
+            oxide_ref_nccl_all_reduce(
+                self.raw,
+                sends.as_ptr(),
+                recvs.as_ptr(),
+                send.first().map_or(0, |b| b.len()),
+                raw_streams.as_ptr(),
+                warmup as c_int,
+                iters as c_int,
+                &mut seconds,
+                &mut submit_seconds,
+                why.as_mut_ptr(),
+                why.len(),
+            )
+        };
+        match status {
+            0 => Ok((seconds, submit_seconds)),
+            _ => Err(why_text(&why)),
+        }
+    }
+}
+
+impl Drop for NcclReference {
+    fn drop(&mut self) {
+        // SAFETY: made by oxide_ref_nccl_open, destroyed once; every call on
+        // it synchronised its streams before returning.
+        unsafe { oxide_ref_nccl_close(self.raw) }
     }
 }
