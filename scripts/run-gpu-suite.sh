@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine: every binary of .device-carry/<toolchain>/, each
 # copied alone into an empty folder first (the binaries must be
-# self-contained: no .ptx beside them). Prints one line per program and a
-# summary line; exits non-zero if any failed.
+# self-contained: no .ptx beside them), then allreduce and data_parallel
+# again through `cargo oxide launch --gpus N` (N: the machine's GPUs).
+# Prints one line per program and a summary line; exits non-zero if any
+# failed.
 #
 # Each program gets OXIDE_SUITE_TIMEOUT seconds (default 120; the slowest
 # takes about 15): a program that hangs fails as timed out (exit 124) and
@@ -56,7 +58,24 @@ for toolchain in stable nightly; do
   else
     for name in $names; do run_one "$toolchain" "$name"; done
   fi
-  for name in $names; do
+  # The multi-process programs once more through the launcher (`cargo
+  # oxide launch`, one rank per GPU of this machine), as a job runs them;
+  # cargo-oxide travels in debug/ (build-gpu-suite.sh).
+  launched=
+  if [ -x "$here/debug/cargo-oxide" ]; then
+    gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU') || gpus=1
+    [ "$gpus" -ge 1 ] || gpus=1
+    for name in allreduce data_parallel; do
+      [ -x "$here/$toolchain/$name" ] || continue
+      work=$(mktemp -d); cp "$here/$toolchain/$name" "$work/"
+      (cd "$work" && timeout -k 5 "$limit" "$here/debug/cargo-oxide" launch --gpus "$gpus" "./$name" \
+         > "$results/$toolchain.launch-$name.out" 2>&1)
+      echo $? > "$results/$toolchain.launch-$name.rc"
+      rm -rf "$work"
+      launched="$launched launch-$name"
+    done
+  fi
+  for name in $names $launched; do
     out=$(cat "$results/$toolchain.$name.out"); rc=$(cat "$results/$toolchain.$name.rc")
     if [ "$rc" -eq 0 ]; then
       passed=$((passed + 1)); echo "PASS $toolchain/$name: $(echo "$out" | tail -1)"
