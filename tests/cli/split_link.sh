@@ -121,4 +121,34 @@ after=$(find "$cache" -name '*.ptx' | wc -l)
 new=$((after - before))
 [ "$new" -ge 1 ] && [ "$new" -le 2 ] ||
   fail "editing one kernel compiled $new buckets again (expected the kernel's bucket, at most also the common part's)"
-echo "PASS: split link: $entries_split entries as compiled whole, ptxas accepts both, emulated run passes, an edit recompiled $new of $before buckets"
+# The stack frames of a split link come from each cubin's `.nv.info`
+# records; where a cubin lacks them, from ptxas -v's report
+# (OXIDE_FRAMES=ptxas-log takes that path on purpose). Both must bound every
+# kernel's stack the same. The device linker's report (OXIDE_VERBOSE) is
+# caught by a wrapper, since cargo shows a linker's output only on failure.
+if [ -x "$ptxas" ]; then
+  cat > "$work/link-wrap.sh" <<WRAP
+#!/usr/bin/env bash
+OXIDE_VERBOSE=1 "$(command -v oxide-link)" "\$@" 2>>"\$FRAMES_LOG"
+WRAP
+  chmod +x "$work/link-wrap.sh"
+  bounds() {
+    rm -rf "$cache"; touch src/main.rs; : > "$work/frames-$1.log"
+    FRAMES_LOG="$work/frames-$1.log" OXIDE_LINK="$work/link-wrap.sh" OXIDE_FRAMES=$2 \
+      cargo "$toolchain" oxide build --release --arch $arch 2>"$work/frames-build-$1.log" ||
+      { cat "$work/frames-build-$1.log" "$work/frames-$1.log"; fail "the build with OXIDE_FRAMES=$2 failed"; }
+    grep 'stack bound of' "$work/frames-$1.log" | sort > "$work/bounds-$1.txt"
+  }
+  echo "+ cargo $toolchain oxide build --release, frames from the cubins, then from ptxas -v" >&2
+  bounds cubin ""
+  [ "$(find "$cache" -name '*.log' | wc -l)" = 0 ] || fail "ptxas -v ran although the cubins hold the frames"
+  bounds log ptxas-log
+  [ "$(find "$cache" -name '*.log' | wc -l)" -ge 4 ] || fail "OXIDE_FRAMES=ptxas-log did not take the frames from ptxas -v"
+  kernels=$(wc -l < "$work/bounds-cubin.txt")
+  [ "$kernels" -ge 200 ] || fail "$kernels stack bounds reported (want one per kernel, 200 or more)"
+  grep -qv ': 0 bytes' "$work/bounds-cubin.txt" || fail "every stack bound is 0: the frames were not read"
+  diff "$work/bounds-cubin.txt" "$work/bounds-log.txt" >&2 ||
+    fail "the stack bounds from the cubins differ from those of ptxas -v"
+  frames="; $kernels stack bounds the same from the cubins and from ptxas -v"
+fi
+echo "PASS: split link: $entries_split entries as compiled whole, ptxas accepts both, emulated run passes, an edit recompiled $new of $before buckets${frames:-}"

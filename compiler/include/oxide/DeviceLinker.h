@@ -72,6 +72,10 @@ struct LinkerOptions {
   unsigned Jobs = 0;
   // OXIDE_SPLIT=0: compile the module whole, as one part.
   bool Split = true;
+  // OXIDE_FRAMES=ptxas-log: a split module's stack frames come from ptxas
+  // -v's report, as where a cubin lacks its `.nv.info` frame records,
+  // instead of from the cubin (to compare the two; ptxas runs twice).
+  bool FramesFromPtxasLog = false;
   /// Reads the OXIDE_* environment variables.
   static LinkerOptions fromEnvironment();
 };

@@ -71,6 +71,8 @@ LinkerOptions LinkerOptions::fromEnvironment() {
     StringRef(J).getAsInteger(10, O.Jobs);
   if (const char *S = getenv("OXIDE_SPLIT"); S && StringRef(S) == "0")
     O.Split = false;
+  if (const char *F = getenv("OXIDE_FRAMES"); F && StringRef(F) == "ptxas-log")
+    O.FramesFromPtxasLog = true;
   return O;
 }
 
@@ -585,8 +587,13 @@ bool assembleParts(DeviceImage &Image, const LinkerOptions &Opts, StringRef Ptxa
         // whose report costs ptxas about a tenth of its time; where the
         // cubin does not hold them, from ptxas -v's log, kept beside it.
         P.Key = partCacheKey({Ptx, Opts.Arch, Tool, "ptxas -c, frames from the cubin"});
+        auto FramesOf = [&](StringRef Cubin) -> std::optional<std::map<std::string, uint64_t>> {
+          if (Opts.FramesFromPtxasLog)
+            return std::nullopt;
+          return cubinFrames(Cubin);
+        };
         if (auto Cubin = Cache.lookup(P.Key, "cubin")) {
-          std::optional<std::map<std::string, uint64_t>> Frames = cubinFrames(*Cubin);
+          std::optional<std::map<std::string, uint64_t>> Frames = FramesOf(*Cubin);
           if (!Frames)
             if (auto Log = Cache.lookup(P.Key, "log"))
               Frames = parsePtxasFrames(*Log);
@@ -628,7 +635,7 @@ bool assembleParts(DeviceImage &Image, const LinkerOptions &Opts, StringRef Ptxa
           P.Failed = true;
           return;
         }
-        if (auto Frames = cubinFrames(P.Cubin)) {
+        if (auto Frames = FramesOf(P.Cubin)) {
           P.Frames = std::move(*Frames);
         } else {
           auto Log = Run(/*Verbose=*/true);
