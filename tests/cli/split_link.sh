@@ -134,7 +134,7 @@ WRAP
   chmod +x "$work/link-wrap.sh"
   bounds() {
     rm -rf "$cache"; touch src/main.rs; : > "$work/frames-$1.log"
-    FRAMES_LOG="$work/frames-$1.log" OXIDE_LINK="$work/link-wrap.sh" OXIDE_FRAMES=$2 \
+    FRAMES_LOG="$work/frames-$1.log" OXIDE_LINK="$work/link-wrap.sh" OXIDE_FRAMES=$2 OXIDE_SPLIT=${3:-1} \
       cargo "$toolchain" oxide build --release --arch $arch 2>"$work/frames-build-$1.log" ||
       { cat "$work/frames-build-$1.log" "$work/frames-$1.log"; fail "the build with OXIDE_FRAMES=$2 failed"; }
     grep 'stack bound of' "$work/frames-$1.log" | sort > "$work/bounds-$1.txt"
@@ -149,6 +149,14 @@ WRAP
   grep -qv ': 0 bytes' "$work/bounds-cubin.txt" || fail "every stack bound is 0: the frames were not read"
   diff "$work/bounds-cubin.txt" "$work/bounds-log.txt" >&2 ||
     fail "the stack bounds from the cubins differ from those of ptxas -v"
-  frames="; $kernels stack bounds the same from the cubins and from ptxas -v"
+  # The module compiled whole reads its frames the same way.
+  echo "+ the same compiled whole (OXIDE_SPLIT=0)" >&2
+  bounds whole-cubin "" 0
+  grep -q 'ptxas -c of' "$work/frames-whole-cubin.log" && fail "OXIDE_SPLIT=0 was compiled in parts"
+  bounds whole-log ptxas-log 0
+  [ "$(wc -l < "$work/bounds-whole-cubin.txt")" = "$kernels" ] || fail "compiled whole, not every kernel has a stack bound"
+  diff "$work/bounds-whole-cubin.txt" "$work/bounds-whole-log.txt" >&2 ||
+    fail "compiled whole, the stack bounds from the cubin differ from those of ptxas -v"
+  frames="; $kernels stack bounds the same from the cubins and from ptxas -v, in parts and whole"
 fi
 echo "PASS: split link: $entries_split entries as compiled whole, ptxas accepts both, emulated run passes, an edit recompiled $new of $before buckets${frames:-}"

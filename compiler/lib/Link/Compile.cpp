@@ -741,11 +741,30 @@ Error oxide::assemblePtx(DeviceImage &Image, const LinkerOptions &Opts, Diagnost
   sys::fs::createTemporaryFile("oxide", "cubin", Out);
   sys::fs::createTemporaryFile("oxide-ptxas", "log", Log);
   std::string Arch = "-arch=" + Opts.Arch;
-  // -v: each function's stack frame, for the bound of each entry's stack.
-  StringRef Args[] = {Ptxas, Arch, "-v", "-o", Out, In};
-  std::optional<StringRef> Redirects[] = {std::nullopt, StringRef(Log), StringRef(Log)};
+  // Each function's stack frame, for the bound of each entry's stack, comes
+  // from the cubin's records, as for a split module (ptxas -v's report
+  // costs it about a tenth of its time); where the cubin lacks them, or with
+  // OXIDE_FRAMES=ptxas-log, from the report of a second run with -v.
   StageTimer Timer(Opts.Verbose);
-  int RC = sys::ExecuteAndWait(Ptxas, Args, std::nullopt, Redirects);
+  auto RunPtxas = [&](bool Verbose) {
+    SmallVector<StringRef, 8> Args = {Ptxas, Arch};
+    if (Verbose)
+      Args.push_back("-v");
+    Args.append({"-o", Out, In});
+    std::optional<StringRef> Redirects[] = {std::nullopt, StringRef(Log), StringRef(Log)};
+    return sys::ExecuteAndWait(Ptxas, Args, std::nullopt, Redirects);
+  };
+  int RC = RunPtxas(/*Verbose=*/false);
+  std::optional<std::map<std::string, uint64_t>> CubinFrames;
+  std::optional<std::string> CubinBytes;
+  if (RC == 0)
+    if (auto Cubin = MemoryBuffer::getFile(Out, /*IsText=*/false, /*RequiresNullTerminator=*/false)) {
+      CubinBytes = (*Cubin)->getBuffer().str();
+      if (!Opts.FramesFromPtxasLog)
+        CubinFrames = cubinFrames(*CubinBytes);
+    }
+  if (RC == 0 && !CubinFrames)
+    RC = RunPtxas(/*Verbose=*/true);
   Timer.done("ptxas");
   auto LogText = MemoryBuffer::getFile(Log);
   std::string Output = LogText ? (*LogText)->getBuffer().str() : "";
@@ -754,11 +773,10 @@ Error oxide::assemblePtx(DeviceImage &Image, const LinkerOptions &Opts, Diagnost
   // none of it.
   const GpuTarget *Target = findGpuTarget(Opts.Arch);
   unsigned Sm = Target ? Target->SM : 0;
-  if (RC == 0 && Sm > 0 && !DeviceDebugInfoPass::keepsDebugInfo(Opts.DeviceDebug))
-    if (auto Cubin = MemoryBuffer::getFile(Out, /*IsText=*/false, /*RequiresNullTerminator=*/false)) {
-      Image.Cubin = (*Cubin)->getBuffer().str();
-      Image.CubinSm = Sm;
-    }
+  if (RC == 0 && Sm > 0 && CubinBytes && !DeviceDebugInfoPass::keepsDebugInfo(Opts.DeviceDebug)) {
+    Image.Cubin = std::move(*CubinBytes);
+    Image.CubinSm = Sm;
+  }
   sys::fs::remove(In);
   sys::fs::remove(Out);
   sys::fs::remove(Log);
@@ -769,7 +787,7 @@ Error oxide::assemblePtx(DeviceImage &Image, const LinkerOptions &Opts, Diagnost
     inlinePtxDiagnostics(Image.Ptx, Output, Opts.Arch, Diags);
   if (RC != 0)
     return makeError("ptxas rejected the generated PTX for " + Opts.Arch + ":\n" + Output);
-  std::map<std::string, uint64_t> Frames = parsePtxasFrames(Output);
+  std::map<std::string, uint64_t> Frames = CubinFrames ? std::move(*CubinFrames) : parsePtxasFrames(Output);
   recordStackBounds(Image, &Frames, Opts.Verbose);
   return Error::success();
 }
