@@ -1,0 +1,797 @@
+//! The backward pass of fused attention (FlashAttention-2/3 structure) on
+//! Hopper: given Q, K, V, the forward's output O and log-sum-exp, and the
+//! gradient dO of the output, it computes dQ, dK and dV (bf16 out, f32
+//! accumulation). Layouts are the forward's (crate docs): Q, K, V, dO are
+//! `[batch·heads][seq][head_dim]` bf16 bits (`u16`); O, dQ, dK, dV are the
+//! same as pairs of bf16 in `u32` words (low half the even column).
+//!
+//! With P = softmax(S), S = Q·Kᵀ·scale (scale = 1/√d), the gradients are
+//! dV = Pᵀ·dO, dP = dO·Vᵀ, dS = P∘(dP − D) with D_i = Σ_j P_ij·dP_ij =
+//! rowsum(dO_i∘O_i), dQ = scale·dS·K, dK = scale·dSᵀ·Q. P is recomputed
+//! from Q, K and the forward's log-sum-exp: P = 2^(S·log2(e) − lse·log2(e)),
+//! no running maximum needed.
+//!
+//! Three kernels, launched in order by [`Backward::launch`] (with a memset
+//! of the dQ accumulator in between):
+//! 1. [`attention_bwd_prep`]: D = rowsum(dO∘O), f32, one warp per row.
+//! 2. [`attention_bwd_d64`] / [`attention_bwd_d128`], the main kernel: a
+//!    block owns [`BWD_BN`] keys of one (batch, head) and 384 threads: two
+//!    consumer warpgroups of 64 keys each and a producer warpgroup (one lane
+//!    issues TMA copies; `setmaxnreg` moves its registers to the consumers
+//!    as in the forward). The producer loads the block's K and V tiles once,
+//!    then Q and dO tiles of [`BWD_BM`] queries through a ring of
+//!    [`BWD_STAGES`] stages (one "full" and one "empty" mbarrier each). The
+//!    block loops over every query tile its keys see (causal: from the
+//!    diagonal on; the blocks of the first keys, which see the most query
+//!    tiles, are launched first). Per query tile a consumer warpgroup
+//!    computes, with the keys as the wgmma's M dimension (the transposed
+//!    products, as FlashAttention-3 does, so that Pᵀ and dSᵀ come out in
+//!    the register layout of the A operand of dV and dK):
+//!    * Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ (`m64n64k16`, both operands K-major from
+//!      the TMA tiles), issued together;
+//!    * Pᵀ = 2^(Sᵀ·scale·log2(e) − lse·log2(e)) (masked to 0 above the
+//!      diagonal when causal), the log-sum-exp and D of the tile's queries
+//!      read from global memory (they are per column of the fragment);
+//!    * dV += Pᵀ·dO with Pᵀ rounded to bf16 in registers (`_rs_trans_b`: dO's
+//!      tile is `[queries][d]`, rows along the reduction, an MN-major B);
+//!    * dSᵀ = Pᵀ∘(dPᵀ − D), rounded to bf16: in registers for
+//!      dK += dSᵀ·Q (`_rs_trans_b`), and stored transposed (queries × keys,
+//!      128-byte-swizzled, [`swizzled_offset`](crate::swizzled_offset)) into
+//!      the warpgroup's dS tile in shared memory, the K-major A operand of
+//!    * dQ_part = dS·K over the warpgroup's 64 keys (`_trans_b`, K's tile
+//!      MN-major), added into an f32 dQ accumulator in global memory with
+//!      device-scope atomic adds (every key block of the (batch, head) adds
+//!      into the same rows).
+//!
+//!    Once the tile's dV and dK products are complete, its stage is
+//!    released. The epilogue writes dK·scale and dV as bf16.
+//! 3. [`attention_bwd_convert`]: dQ = scale·(the accumulator), to bf16.
+//!
+//! This first version does not overlap the softmax-gradient arithmetic of
+//! one tile with the matmuls of the next, and the two warpgroups each add
+//! their own dQ partial product (twice the atomic traffic of splitting dQ's
+//! columns between them after a block-wide barrier).
+//!
+//! ```ignore
+//! let mut bwd = Backward::new(&module, &stream, &q, &k, &v, &d_o, shape)?;
+//! bwd.launch(&module, &stream, &o, &lse, &mut dq, &mut dk, &mut dv)?;
+//! ```
+
+use crate::{aligned_dynamic_shared, check_shape, exp2, kernel_function, mma_pv, mma_pv_registers, swizzled_offset, sync_warpgroup, Error, Shape};
+use crate::{BOX, GROUP_BYTES, ROW_BYTES};
+use core::sync::atomic::Ordering;
+use cuda_core::tensor_map::{TensorDataType, TensorMap, TensorSwizzle};
+use cuda_core::{CudaStream, DeviceBuffer, LaunchConfig};
+use cuda_device::atomic::{AtomicF32, Scope};
+use cuda_device::mbarrier::{self, MBarrier};
+use cuda_device::wgmma::{self, descriptor, pack_bf16x2, Swizzle};
+use cuda_device::{kernel, ptx_asm, thread, tma, unroll, warp, warpgroup, DisjointSlice};
+use cuda_host::{cuda_launch, KernelModule};
+use std::marker::PhantomData;
+
+/// Keys per block (two consumer warpgroups of 64).
+pub const BWD_BN: u32 = 128;
+/// Queries per Q/dO tile (the N of Sᵀ and dPᵀ, the reduction of dV and dK).
+pub const BWD_BM: u32 = 64;
+/// Pipeline depth (Q/dO stages).
+pub const BWD_STAGES: u32 = 2;
+/// Threads per block of the main kernel (as the forward's).
+pub const BWD_THREADS: u32 = 384;
+/// Registers per thread of the producer warpgroup after `setmaxnreg`.
+const PRODUCER_REGISTERS: u32 = 40;
+/// Registers per thread of the consumer warpgroups: 40 + 2·232 = 3·168.
+const CONSUMER_REGISTERS: u32 = 232;
+/// Bytes of one warpgroup's dS tile (64 queries × 64 keys bf16, one box).
+const DS_BYTES: u32 = 64 * 64 * 2;
+/// Rows (warps) per block of the preprocessing kernel.
+const PREP_ROWS: u32 = 8;
+
+/// Stores the 16-bit value `value` at a 32-bit shared address.
+///
+/// # Safety
+/// `address` is 2-byte aligned, inside the launch's dynamic shared memory,
+/// and nobody else accesses it concurrently.
+#[inline(always)]
+unsafe fn store_shared_u16(address: u32, value: u16) {
+    // SAFETY: the caller's contract.
+    unsafe { ptx_asm!("st.shared.u16 [{a}], {v};", a = in(u32) address, v = in(u16) value) };
+}
+
+/// The bf16 bits of `x` (round to nearest even, as [`pack_bf16x2`]).
+#[inline(always)]
+fn bf16_bits(x: f32) -> u16 {
+    pack_bf16x2(x, 0.0) as u16
+}
+
+/// The register-A operand of k step `k` (columns 16k…16k+15) of a 64×64
+/// f32 fragment, rounded to bf16 and packed (the wgmma module's layout).
+#[inline(always)]
+fn a_operand(x: &[f32; 32], k: usize) -> [u32; 4] {
+    [
+        pack_bf16x2(x[8 * k], x[8 * k + 1]),
+        pack_bf16x2(x[8 * k + 2], x[8 * k + 3]),
+        pack_bf16x2(x[8 * k + 4], x[8 * k + 5]),
+        pack_bf16x2(x[8 * k + 6], x[8 * k + 7]),
+    ]
+}
+
+/// D = rowsum(dO∘O) in f32, one warp per row (`rows` = batch·heads·seq
+/// rows of `head_dim` elements). Launch with [`PREP_ROWS`]·32 threads per
+/// block and ⌈rows / PREP_ROWS⌉ blocks.
+#[kernel]
+pub fn attention_bwd_prep(o: &[u32], d_o: &[u16], head_dim: u32, mut delta: DisjointSlice<f32>) {
+    let lane = thread::threadIdx_x() % 32;
+    let row = thread::blockIdx_x() * PREP_ROWS + thread::threadIdx_x() / 32;
+    if row as usize >= delta.len() {
+        return;
+    }
+    let words = head_dim / 2;
+    let mut sum = 0.0f32;
+    let mut w = lane;
+    while w < words {
+        let idx = (row * words + w) as usize;
+        let pair = o[idx];
+        let lo = f32::from_bits(pair << 16);
+        let hi = f32::from_bits(pair & 0xffff_0000);
+        sum += lo * f32::from_bits((d_o[2 * idx] as u32) << 16) + hi * f32::from_bits((d_o[2 * idx + 1] as u32) << 16);
+        w += 32;
+    }
+    sum += warp::shfl_xor(warp::FULL_MASK, sum, 16);
+    sum += warp::shfl_xor(warp::FULL_MASK, sum, 8);
+    sum += warp::shfl_xor(warp::FULL_MASK, sum, 4);
+    sum += warp::shfl_xor(warp::FULL_MASK, sum, 2);
+    sum += warp::shfl_xor(warp::FULL_MASK, sum, 1);
+    if lane == 0 {
+        // SAFETY: row < delta.len(), checked above; one lane of one warp
+        // per row writes it.
+        unsafe { *delta.get_unchecked_mut(row as usize) = sum };
+    }
+}
+
+/// dQ (bf16 pairs) = `scale` · the f32 accumulator `acc`, one thread per
+/// word.
+#[kernel]
+pub fn attention_bwd_convert(acc: &[f32], scale: f32, mut dq: DisjointSlice<u32>) {
+    let idx = thread::index_1d();
+    let i = 2 * idx.get();
+    if let Some(w) = dq.get_mut(idx) {
+        *w = pack_bf16x2(acc[i] * scale, acc[i + 1] * scale);
+    }
+}
+
+/// The softmax scale 1/√d.
+#[inline(always)]
+const fn softmax_scale(head_dim: u32) -> f32 {
+    if head_dim == 64 {
+        0.125
+    } else {
+        0.088_388_35
+    }
+}
+
+/// Issues and commits Xᵀ = A·Bᵀ for the warpgroup's 64 rows of the key
+/// tile at `a` (rows 64·wg… of a [`BWD_BN`]-row tile: K or V) and the
+/// [`BWD_BM`]-row query tile at `b` (Q or dO), both 128-byte-swizzled boxes
+/// of 64 columns; HD/16 k steps.
+///
+/// # Safety
+/// Warpgroup-wide with the same addresses; the tiles are not rewritten and
+/// `acc` not touched until a `wait_group` says the group is done.
+#[inline(always)]
+unsafe fn issue_transposed<const HD: u32>(acc: &mut [f32; 32], a: u32, b: u32) {
+    wgmma::fence();
+    unroll!(
+        full,
+        for kk in 0..HD / 16 {
+            let da = descriptor(a + (kk / 4) * BWD_BN * ROW_BYTES + 32 * (kk % 4), 16, GROUP_BYTES, Swizzle::B128);
+            let db = descriptor(b + (kk / 4) * BWD_BM * ROW_BYTES + 32 * (kk % 4), 16, GROUP_BYTES, Swizzle::B128);
+            // SAFETY: the caller's contract; the first step ignores the old values.
+            unsafe { wgmma::m64n64k16_f32_bf16(acc, da, db, kk > 0) };
+        }
+    );
+    wgmma::commit_group();
+}
+
+/// Issues and commits `acc` += Xᵀ·B for Xᵀ (64 keys × [`BWD_BM`] queries)
+/// in registers (`x`, f32, rounded here) and the query tile B at `b` (Q or
+/// dO: rows along the reduction, an MN-major B; its boxes of 64 columns
+/// are [`BWD_BM`] rows apart).
+///
+/// # Safety
+/// As [`issue_transposed`], for `acc`, the registers of `x`'s bf16 copy and
+/// the tile at `b`.
+#[inline(always)]
+unsafe fn issue_registers_trans_b<const R: usize>(acc: &mut [f32; R], x: &[f32; 32], b: u32) {
+    let a = [a_operand(x, 0), a_operand(x, 1), a_operand(x, 2), a_operand(x, 3)];
+    wgmma::fence();
+    unroll!(
+        full,
+        for k in 0..BWD_BM / 16 {
+            let db = descriptor(b + 16 * k * ROW_BYTES, BWD_BM * ROW_BYTES, GROUP_BYTES, Swizzle::B128);
+            // SAFETY: the caller's contract.
+            unsafe { mma_pv_registers(acc, a[k as usize], db) };
+        }
+    );
+    wgmma::commit_group();
+}
+
+/// The main kernel's body for head dimension HD (R = HD/2 accumulators per
+/// thread). See the module docs.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn backward<const HD: u32, const R: usize>(
+    map_q: u64,
+    map_k: u64,
+    map_v: u64,
+    map_do: u64,
+    shape: Shape,
+    lse: &[f32],
+    delta: &[f32],
+    dq_acc: &[AtomicF32],
+    dk: &mut DisjointSlice<u32>,
+    dv: &mut DisjointSlice<u32>,
+) {
+    let boxes = HD / BOX;
+    let base = aligned_dynamic_shared();
+    // One K or V tile: `boxes` boxes of BWD_BN rows; one Q or dO tile:
+    // `boxes` boxes of BWD_BM rows.
+    let kv_bytes = boxes * BWD_BN * ROW_BYTES;
+    let qd_bytes = boxes * BWD_BM * ROW_BYTES;
+    let k_tile = base;
+    let v_tile = base + kv_bytes;
+    let q_tile = |s: u32| base + 2 * kv_bytes + s * 2 * qd_bytes;
+    let do_tile = |s: u32| q_tile(s) + qd_bytes;
+    let ds_tile = |wg: u32| q_tile(BWD_STAGES) + wg * DS_BYTES;
+    let bars = ds_tile(2);
+    // SAFETY (all three): 8-byte aligned words after the tiles, inside the
+    // launch's dynamic shared memory, used only as these barriers.
+    let kv_full = unsafe { MBarrier::from_address(bars) };
+    let full = |s: u32| unsafe { MBarrier::from_address(bars + 8 * (1 + s)) };
+    let empty = |s: u32| unsafe { MBarrier::from_address(bars + 8 * (1 + BWD_STAGES + s)) };
+    let tid = thread::threadIdx_x();
+    if tid == 0 {
+        // SAFETY: one thread initialises; fence + barrier publish it.
+        unsafe {
+            kv_full.init(1);
+            for s in 0..BWD_STAGES {
+                full(s).init(1);
+                empty(s).init(256);
+            }
+        }
+        mbarrier::fence_init();
+    }
+    thread::sync_threads();
+
+    let kt = thread::blockIdx_x();
+    let bh = thread::blockIdx_y();
+    let seq_row0 = bh * shape.seq;
+    let key0 = kt * BWD_BN;
+    let q_tiles = shape.seq / BWD_BM;
+    // Causal: queries before the block's first key see none of its keys.
+    let j_first = if shape.causal { key0 / BWD_BM } else { 0 };
+    let warp_index = warp::shfl_idx(warp::FULL_MASK, tid / 32, 0);
+    // The parity of the `n / STAGES`-th completion of a stage's barriers.
+    let phase = |n: u32| (n / BWD_STAGES) & 1;
+
+    if warp_index >= 8 {
+        warpgroup::decrease_max_registers::<PRODUCER_REGISTERS>();
+        if warp_index == 8 && warp::elect_one(warp::FULL_MASK) {
+            tma::prefetch_tensor_map(map_q);
+            tma::prefetch_tensor_map(map_k);
+            tma::prefetch_tensor_map(map_v);
+            tma::prefetch_tensor_map(map_do);
+            kv_full.arrive_expect_tx(2 * kv_bytes);
+            for c in 0..boxes {
+                // SAFETY: valid maps (host); the K and V tiles are
+                // 1024-aligned and written once; `kv_full` expects every
+                // box's bytes.
+                unsafe {
+                    tma::load_2d(k_tile + c * BWD_BN * ROW_BYTES, map_k, kv_full, (c * BOX) as i32, (seq_row0 + key0) as i32);
+                    tma::load_2d(v_tile + c * BWD_BN * ROW_BYTES, map_v, kv_full, (c * BOX) as i32, (seq_row0 + key0) as i32);
+                }
+            }
+            let mut n = 0;
+            let mut j = j_first;
+            while j < q_tiles {
+                let s = n % BWD_STAGES;
+                let row = (seq_row0 + j * BWD_BM) as i32;
+                if n >= BWD_STAGES {
+                    empty(s).wait(phase(n - BWD_STAGES));
+                }
+                full(s).arrive_expect_tx(2 * qd_bytes);
+                for c in 0..boxes {
+                    // SAFETY: valid maps; the stage is free (its empty
+                    // barrier completed, or it was never used) and
+                    // 1024-aligned; the full barrier expects the bytes.
+                    unsafe {
+                        tma::load_2d(q_tile(s) + c * BWD_BM * ROW_BYTES, map_q, full(s), (c * BOX) as i32, row);
+                        tma::load_2d(do_tile(s) + c * BWD_BM * ROW_BYTES, map_do, full(s), (c * BOX) as i32, row);
+                    }
+                }
+                n += 1;
+                j += 1;
+            }
+        }
+        return;
+    }
+
+    // Consumer warpgroup `wg`: keys 64·wg… of the block's tile. This thread
+    // holds fragment rows `r` and `r + 8` (keys) and columns c0 + 8i and
+    // c0 + 8i + 1 (queries of the tile, or d for dQ/dK/dV).
+    warpgroup::increase_max_registers::<CONSUMER_REGISTERS>();
+    let wg = warp_index / 4;
+    let t = tid % 128;
+    let lane = t % 32;
+    let r = 16 * (t / 32) + lane / 4;
+    let c0 = 2 * (lane % 4);
+    let my_key = key0 + 64 * wg + r;
+    let k_rows = k_tile + 64 * wg * ROW_BYTES;
+    let v_rows = v_tile + 64 * wg * ROW_BYTES;
+    let ds_base = ds_tile(wg);
+    let log2e = core::f32::consts::LOG2_E;
+    let scale_log2 = softmax_scale(HD) * log2e;
+    let mut acc_dv = wgmma::zeroed::<R>();
+    let mut acc_dk = wgmma::zeroed::<R>();
+    let mut acc_s = wgmma::zeroed::<32>();
+    let mut acc_dp = wgmma::zeroed::<32>();
+    kv_full.wait(0);
+    let mut n = 0;
+    let mut j = j_first;
+    while j < q_tiles {
+        let s = n % BWD_STAGES;
+        let q0 = j * BWD_BM;
+        // The log-sum-exp (log2 domain) and D of this thread's columns.
+        let mut lse2 = [0.0f32; 16];
+        let mut dd = [0.0f32; 16];
+        unroll!(
+            full,
+            for i in 0..8u32 {
+                let q = (seq_row0 + q0 + 8 * i + c0) as usize;
+                let i = i as usize;
+                // SAFETY: q + 1 < batch·heads·seq, the length of both (host
+                // checks).
+                unsafe {
+                    lse2[2 * i] = *lse.get_unchecked(q) * log2e;
+                    lse2[2 * i + 1] = *lse.get_unchecked(q + 1) * log2e;
+                    dd[2 * i] = *delta.get_unchecked(q);
+                    dd[2 * i + 1] = *delta.get_unchecked(q + 1);
+                }
+            }
+        );
+        full(s).wait(phase(n));
+        // SAFETY (every issue_* and wgmma below): the whole warpgroup runs
+        // them with the same addresses; their operands are not rewritten and
+        // their stage not released before the wait_group that follows.
+        unsafe {
+            issue_transposed::<HD>(&mut acc_s, k_rows, q_tile(s));
+            issue_transposed::<HD>(&mut acc_dp, v_rows, do_tile(s));
+        }
+        // Sᵀ is done (groups complete in order); dPᵀ may still run.
+        wgmma::wait_group::<1>();
+        let mask = shape.causal && q0 < key0 + BWD_BN;
+        let mut p = wgmma::zeroed::<32>();
+        unroll!(
+            full,
+            for i in 0..8u32 {
+                let q = q0 + 8 * i + c0;
+                let i = i as usize;
+                let (la, lb) = (lse2[2 * i], lse2[2 * i + 1]);
+                p[4 * i] = exp2(acc_s[4 * i] * scale_log2 - la);
+                p[4 * i + 1] = exp2(acc_s[4 * i + 1] * scale_log2 - lb);
+                p[4 * i + 2] = exp2(acc_s[4 * i + 2] * scale_log2 - la);
+                p[4 * i + 3] = exp2(acc_s[4 * i + 3] * scale_log2 - lb);
+                if mask {
+                    if my_key > q {
+                        p[4 * i] = 0.0;
+                    }
+                    if my_key > q + 1 {
+                        p[4 * i + 1] = 0.0;
+                    }
+                    if my_key + 8 > q {
+                        p[4 * i + 2] = 0.0;
+                    }
+                    if my_key + 8 > q + 1 {
+                        p[4 * i + 3] = 0.0;
+                    }
+                }
+            }
+        );
+        unsafe { issue_registers_trans_b(&mut acc_dv, &p, do_tile(s)) };
+        // dPᵀ is done; dV += Pᵀ·dO may still run.
+        wgmma::wait_group::<1>();
+        let mut ds = wgmma::zeroed::<32>();
+        unroll!(
+            full,
+            for i in 0..8u32 {
+                let c = 8 * i + c0;
+                let i = i as usize;
+                ds[4 * i] = p[4 * i] * (acc_dp[4 * i] - dd[2 * i]);
+                ds[4 * i + 1] = p[4 * i + 1] * (acc_dp[4 * i + 1] - dd[2 * i + 1]);
+                ds[4 * i + 2] = p[4 * i + 2] * (acc_dp[4 * i + 2] - dd[2 * i]);
+                ds[4 * i + 3] = p[4 * i + 3] * (acc_dp[4 * i + 3] - dd[2 * i + 1]);
+                // dS (queries × keys) for dQ's A operand: element (query,
+                // key) of the warpgroup's tile.
+                // SAFETY: inside this warpgroup's dS tile; each element belongs
+                // to this thread alone, and the last dQ product that read the
+                // tile completed (its wait_group, then this tile's warpgroup-
+                // collective wgmmas, came before).
+                unsafe {
+                    store_shared_u16(ds_base + swizzled_offset(c, r, 64), bf16_bits(ds[4 * i]));
+                    store_shared_u16(ds_base + swizzled_offset(c + 1, r, 64), bf16_bits(ds[4 * i + 1]));
+                    store_shared_u16(ds_base + swizzled_offset(c, r + 8, 64), bf16_bits(ds[4 * i + 2]));
+                    store_shared_u16(ds_base + swizzled_offset(c + 1, r + 8, 64), bf16_bits(ds[4 * i + 3]));
+                }
+            }
+        );
+        unsafe { issue_registers_trans_b(&mut acc_dk, &ds, q_tile(s)) };
+        // The dS stores (generic proxy) visible to wgmma (async proxy), from
+        // every warp of the warpgroup.
+        tma::fence_proxy_async_shared();
+        sync_warpgroup(wg);
+        // dV and dK are done: the stage's Q and dO are no longer read.
+        wgmma::wait_group::<0>();
+        empty(s).arrive();
+        let mut acc_dq = wgmma::zeroed::<R>();
+        wgmma::fence();
+        unroll!(
+            full,
+            for k in 0..4u32 {
+                let da = descriptor(ds_base + 32 * k, 16, GROUP_BYTES, Swizzle::B128);
+                // K's rows (keys) along the reduction: MN-major, boxes of 64
+                // columns of d BWD_BN rows apart.
+                let db = descriptor(k_rows + 16 * k * ROW_BYTES, BWD_BN * ROW_BYTES, GROUP_BYTES, Swizzle::B128);
+                unsafe { mma_pv(&mut acc_dq, da, db) };
+            }
+        );
+        wgmma::commit_group();
+        wgmma::wait_group::<0>();
+        // dQ's rows q0 + r and q0 + r + 8 of this (batch, head).
+        let top = ((seq_row0 + q0 + r) * HD + c0) as usize;
+        let bottom = top + 8 * HD as usize;
+        unroll!(
+            full,
+            for i in 0..R / 4 {
+                // SAFETY: inside the accumulator (batch·heads·seq·HD floats,
+                // host checks); concurrent adds are atomic.
+                unsafe {
+                    dq_acc.get_unchecked(top + 8 * i).fetch_add_scoped(acc_dq[4 * i], Scope::Device, Ordering::Relaxed);
+                    dq_acc.get_unchecked(top + 8 * i + 1).fetch_add_scoped(acc_dq[4 * i + 1], Scope::Device, Ordering::Relaxed);
+                    dq_acc.get_unchecked(bottom + 8 * i).fetch_add_scoped(acc_dq[4 * i + 2], Scope::Device, Ordering::Relaxed);
+                    dq_acc.get_unchecked(bottom + 8 * i + 1).fetch_add_scoped(acc_dq[4 * i + 3], Scope::Device, Ordering::Relaxed);
+                }
+            }
+        );
+        n += 1;
+        j += 1;
+    }
+
+    // Epilogue: dK·scale and dV, bf16, rows `r` and `r + 8` of the
+    // warpgroup's keys.
+    let scale = softmax_scale(HD);
+    let row = seq_row0 + my_key;
+    unroll!(
+        full,
+        for i in 0..R / 4 {
+            let top = ((row * HD + c0 + 8 * i as u32) / 2) as usize;
+            let bottom = (((row + 8) * HD + c0 + 8 * i as u32) / 2) as usize;
+            if bottom < dk.len() && bottom < dv.len() {
+                // SAFETY: both indices are below both lengths; the (row,
+                // column pair)s of a fragment belong to this thread alone and
+                // the blocks' and warpgroups' keys are disjoint.
+                unsafe {
+                    *dk.get_unchecked_mut(top) = pack_bf16x2(acc_dk[4 * i] * scale, acc_dk[4 * i + 1] * scale);
+                    *dk.get_unchecked_mut(bottom) = pack_bf16x2(acc_dk[4 * i + 2] * scale, acc_dk[4 * i + 3] * scale);
+                    *dv.get_unchecked_mut(top) = pack_bf16x2(acc_dv[4 * i], acc_dv[4 * i + 1]);
+                    *dv.get_unchecked_mut(bottom) = pack_bf16x2(acc_dv[4 * i + 2], acc_dv[4 * i + 3]);
+                }
+            }
+        }
+    );
+}
+
+/// Attention backward for head_dim 64 (module docs). Launch with
+/// [`BWD_THREADS`] threads, grid (seq/[`BWD_BN`], batch·heads),
+/// [`bwd_shared_bytes`]`(64)` of dynamic shared memory; the maps of K and V
+/// have boxes of 64×[`BWD_BN`] (d × rows), those of Q and dO 64×[`BWD_BM`],
+/// all with the 128-byte swizzle. `lse` and `delta` are per row (f32),
+/// `dq_acc` the zeroed f32 dQ accumulator.
+#[kernel(launch_bounds(384, 1))]
+#[allow(clippy::too_many_arguments)]
+pub fn attention_bwd_d64(
+    map_q: u64,
+    map_k: u64,
+    map_v: u64,
+    map_do: u64,
+    shape: Shape,
+    lse: &[f32],
+    delta: &[f32],
+    dq_acc: &[AtomicF32],
+    mut dk: DisjointSlice<u32>,
+    mut dv: DisjointSlice<u32>,
+) {
+    backward::<64, 32>(map_q, map_k, map_v, map_do, shape, lse, delta, dq_acc, &mut dk, &mut dv);
+}
+
+/// Attention backward for head_dim 128; as [`attention_bwd_d64`] with
+/// [`bwd_shared_bytes`]`(128)`.
+#[kernel(launch_bounds(384, 1))]
+#[allow(clippy::too_many_arguments)]
+pub fn attention_bwd_d128(
+    map_q: u64,
+    map_k: u64,
+    map_v: u64,
+    map_do: u64,
+    shape: Shape,
+    lse: &[f32],
+    delta: &[f32],
+    dq_acc: &[AtomicF32],
+    mut dk: DisjointSlice<u32>,
+    mut dv: DisjointSlice<u32>,
+) {
+    backward::<128, 64>(map_q, map_k, map_v, map_do, shape, lse, delta, dq_acc, &mut dk, &mut dv);
+}
+
+// ---------------------------------------------------------------------------
+// Host side.
+
+/// Dynamic shared memory of the main kernel for `head_dim`: the K and V
+/// tiles, [`BWD_STAGES`] Q and dO tiles, two dS tiles, the barriers, 1024
+/// bytes of alignment slack.
+pub const fn bwd_shared_bytes(head_dim: u32) -> u32 {
+    let boxes = head_dim / BOX;
+    2 * boxes * BWD_BN * ROW_BYTES + BWD_STAGES * 2 * boxes * BWD_BM * ROW_BYTES + 2 * DS_BYTES + 8 * (1 + 2 * BWD_STAGES) + 1024
+}
+
+/// The main kernel's function name for `head_dim`.
+pub fn bwd_kernel_name(head_dim: u32) -> &'static str {
+    if head_dim == 64 {
+        "attention_bwd_d64"
+    } else {
+        "attention_bwd_d128"
+    }
+}
+
+/// The main kernel's launch shape for `shape` (which [`check_shape`]
+/// accepted).
+pub fn bwd_launch_config(shape: Shape) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (shape.seq / BWD_BN, shape.batch_heads, 1),
+        block_dim: (BWD_THREADS, 1, 1),
+        shared_mem_bytes: bwd_shared_bytes(shape.head_dim),
+    }
+}
+
+/// A tensor map of a `[rows][head_dim]` bf16 tensor with boxes of 64
+/// columns × `box_rows` rows and the 128-byte swizzle, uploaded.
+fn upload_map(stream: &CudaStream, tensor: &DeviceBuffer<u16>, shape: Shape, box_rows: u32) -> Result<DeviceBuffer<TensorMap>, Error> {
+    let d = shape.head_dim as u64;
+    let map = TensorMap::tiled(TensorDataType::BF16, tensor.device_ptr(), &[d, shape.rows() as u64], &[2 * d], &[BOX, box_rows])
+        .swizzle(TensorSwizzle::B128)
+        .encode()?;
+    Ok(map.upload(stream)?)
+}
+
+/// One backward problem set up for repeated launches: the shape checked,
+/// the tensor maps of Q, K, V and dO uploaded, the scratch buffers (D and
+/// the f32 dQ accumulator) allocated, the main kernel's shared memory limit
+/// raised. It borrows Q, K, V and dO (the maps hold their addresses).
+pub struct Backward<'a> {
+    shape: Shape,
+    maps: [DeviceBuffer<TensorMap>; 4],
+    d_o: &'a DeviceBuffer<u16>,
+    delta: DeviceBuffer<f32>,
+    dq_acc: DeviceBuffer<f32>,
+    inputs: PhantomData<&'a DeviceBuffer<u16>>,
+}
+
+impl<'a> Backward<'a> {
+    /// Prepares the backward pass for `q`, `k`, `v` and `d_o` (bf16 bits,
+    /// `[batch·heads][seq][head_dim]` row-major). Fails on a shape the
+    /// kernels do not support ([`check_shape`]), on buffers shorter than
+    /// the shape says, and on driver errors.
+    pub fn new(
+        module: &KernelModule,
+        stream: &CudaStream,
+        q: &'a DeviceBuffer<u16>,
+        k: &'a DeviceBuffer<u16>,
+        v: &'a DeviceBuffer<u16>,
+        d_o: &'a DeviceBuffer<u16>,
+        shape: Shape,
+    ) -> Result<Backward<'a>, Error> {
+        check_shape(shape)?;
+        let n = shape.elements();
+        for (name, t) in [("Q", q), ("K", k), ("V", v), ("dO", d_o)] {
+            if t.len() < n {
+                return Err(format!("{name} needs {n} elements for {shape:?}; it has {}", t.len()).into());
+            }
+        }
+        let maps = [
+            upload_map(stream, q, shape, BWD_BM)?,
+            upload_map(stream, k, shape, BWD_BN)?,
+            upload_map(stream, v, shape, BWD_BN)?,
+            upload_map(stream, d_o, shape, BWD_BM)?,
+        ];
+        kernel_function(module, bwd_kernel_name(shape.head_dim))?.set_max_dynamic_shared_memory(bwd_shared_bytes(shape.head_dim))?;
+        Ok(Backward {
+            shape,
+            maps,
+            d_o,
+            delta: DeviceBuffer::zeroed(stream, shape.rows())?,
+            dq_acc: DeviceBuffer::zeroed(stream, n)?,
+            inputs: PhantomData,
+        })
+    }
+
+    /// The shape.
+    pub fn shape(&self) -> Shape {
+        self.shape
+    }
+
+    /// Launches the backward pass on `stream` (asynchronously): from the
+    /// forward's output `o` (elements/2 words) and log-sum-exp `lse` (one
+    /// f32 per row), writes `dq`, `dk`, `dv` (elements/2 words each, bf16
+    /// pairs). `module` must be the one passed to [`Backward::new`].
+    #[allow(clippy::too_many_arguments)]
+    pub fn launch(
+        &mut self,
+        module: &KernelModule,
+        stream: &CudaStream,
+        o: &DeviceBuffer<u32>,
+        lse: &DeviceBuffer<f32>,
+        dq: &mut DeviceBuffer<u32>,
+        dk: &mut DeviceBuffer<u32>,
+        dv: &mut DeviceBuffer<u32>,
+    ) -> Result<(), Error> {
+        let shape = self.shape;
+        let (words, rows) = (shape.elements() / 2, shape.rows());
+        if o.len() < words || lse.len() < rows || dq.len() < words || dk.len() < words || dv.len() < words {
+            return Err(format!(
+                "O, dQ, dK, dV need {words} words and LSE {rows} floats for {shape:?}; they have {}, {}, {}, {} and {}",
+                o.len(),
+                dq.len(),
+                dk.len(),
+                dv.len(),
+                lse.len()
+            )
+            .into());
+        }
+        let d_o = self.d_o;
+        let prep =
+            LaunchConfig { grid_dim: (rows.div_ceil(PREP_ROWS as usize) as u32, 1, 1), block_dim: (32 * PREP_ROWS, 1, 1), shared_mem_bytes: 0 };
+        cuda_launch! { kernel: attention_bwd_prep, stream: stream, module: module, config: prep,
+        args: [slice(*o), slice(*d_o), shape.head_dim, slice_mut(self.delta)] }?;
+        self.dq_acc.memset(stream, 0)?;
+        let (pq, pk, pv, pd) = (self.maps[0].device_ptr(), self.maps[1].device_ptr(), self.maps[2].device_ptr(), self.maps[3].device_ptr());
+        let config = bwd_launch_config(shape);
+        let acc = self.dq_acc.as_atomic();
+        if shape.head_dim == 64 {
+            cuda_launch! { kernel: attention_bwd_d64, stream: stream, module: module, config: config,
+            args: [pq, pk, pv, pd, shape, slice(*lse), slice(self.delta), acc, slice_mut(*dk), slice_mut(*dv)] }?;
+        } else {
+            cuda_launch! { kernel: attention_bwd_d128, stream: stream, module: module, config: config,
+            args: [pq, pk, pv, pd, shape, slice(*lse), slice(self.delta), acc, slice_mut(*dk), slice_mut(*dv)] }?;
+        }
+        cuda_launch! { kernel: attention_bwd_convert, stream: stream, module: module,
+        config: LaunchConfig::for_num_elems(words as u32),
+        args: [slice(self.dq_acc), softmax_scale(shape.head_dim), slice_mut(*dq)] }?;
+        Ok(())
+    }
+}
+
+/// The f32 CPU reference of the backward pass for one (batch, head) `bh`:
+/// (dQ, dK, dV), each `seq × head_dim` row-major, from bf16 inputs given as
+/// f32 (`q`, `k`, `v`, `d_o` hold every (batch, head)). The softmax is
+/// recomputed from Q and K (not from the forward's log-sum-exp), then the
+/// textbook gradients: dV = Pᵀ·dO, dP = dO·Vᵀ, dS = P∘(dP − rowsum(P∘dP)),
+/// dQ = scale·dS·K, dK = scale·dSᵀ·Q.
+pub fn reference_backward(q: &[f32], k: &[f32], v: &[f32], d_o: &[f32], shape: Shape, bh: usize) -> (Vec<f32>, Vec<f32>, Vec<f32>) {
+    let (s, d) = (shape.seq as usize, shape.head_dim as usize);
+    let base = bh * s * d;
+    let row = |t: &[f32], i: usize| -> Vec<f32> { t[base + i * d..base + (i + 1) * d].to_vec() };
+    let (q, k, v, d_o): (Vec<Vec<f32>>, Vec<Vec<f32>>, Vec<Vec<f32>>, Vec<Vec<f32>>) = (
+        (0..s).map(|i| row(q, i)).collect(),
+        (0..s).map(|i| row(k, i)).collect(),
+        (0..s).map(|i| row(v, i)).collect(),
+        (0..s).map(|i| row(d_o, i)).collect(),
+    );
+    let dot = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>();
+    let scale = 1.0 / (d as f32).sqrt();
+    let (mut dq, mut dk, mut dv) = (vec![0.0f32; s * d], vec![0.0f32; s * d], vec![0.0f32; s * d]);
+    for i in 0..s {
+        let keys = if shape.causal { i + 1 } else { s };
+        let scores: Vec<f32> = (0..keys).map(|j| dot(&q[i], &k[j]) * scale).collect();
+        let max = scores.iter().cloned().fold(f32::NEG_INFINITY, f32::max);
+        let mut p: Vec<f32> = scores.iter().map(|x| (x - max).exp()).collect();
+        let sum: f32 = p.iter().sum();
+        p.iter_mut().for_each(|x| *x /= sum);
+        let dp: Vec<f32> = (0..keys).map(|j| dot(&d_o[i], &v[j])).collect();
+        let di: f32 = p.iter().zip(&dp).map(|(a, b)| a * b).sum();
+        for j in 0..keys {
+            let ds = p[j] * (dp[j] - di);
+            for c in 0..d {
+                dv[j * d + c] += p[j] * d_o[i][c];
+                dq[i * d + c] += scale * ds * k[j][c];
+                dk[j * d + c] += scale * ds * q[i][c];
+            }
+        }
+    }
+    (dq, dk, dv)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shared_memory_and_launch_shape() {
+        // Fits the H200's 227 KiB opt-in limit.
+        assert!(bwd_shared_bytes(128) <= 227 * 1024 && bwd_shared_bytes(64) <= 227 * 1024);
+        let shape = Shape { batch_heads: 3, seq: 1024, head_dim: 128, causal: true };
+        let c = bwd_launch_config(shape);
+        assert_eq!(c.grid_dim, (8, 3, 1));
+        assert_eq!(c.block_dim, (384, 1, 1));
+        assert_eq!(bwd_kernel_name(64), "attention_bwd_d64");
+        assert_eq!(bwd_kernel_name(128), "attention_bwd_d128");
+    }
+
+    /// The reference against finite differences of the loss L = Σ dO∘O, O
+    /// from the forward reference: dL/dX for a few entries of Q, K and V.
+    #[test]
+    fn reference_matches_finite_differences() {
+        for causal in [false, true] {
+            let shape = Shape { batch_heads: 1, seq: 128, head_dim: 64, causal };
+            let n = shape.elements();
+            let mut state = 0x1234_5678_9abc_def1u64;
+            let mut rand = || {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                (state >> 40) as f32 / (1u64 << 23) as f32 - 1.0
+            };
+            let mut q: Vec<f32> = (0..n).map(|_| 2.0 * rand()).collect();
+            let mut k: Vec<f32> = (0..n).map(|_| rand()).collect();
+            let mut v: Vec<f32> = (0..n).map(|_| rand()).collect();
+            let d_o: Vec<f32> = (0..n).map(|_| rand()).collect();
+            let (dq, dk, dv) = reference_backward(&q, &k, &v, &d_o, shape, 0);
+            // The loss in f64 over every row, from f32 forward rows.
+            let loss = |q: &[f32], k: &[f32], v: &[f32]| -> f64 {
+                (0..128)
+                    .map(|i| {
+                        let (o, _) = crate::reference_row(q, k, v, shape, 0, i);
+                        o.iter().zip(&d_o[i * 64..(i + 1) * 64]).map(|(a, b)| (*a as f64) * (*b as f64)).sum::<f64>()
+                    })
+                    .sum()
+            };
+            let h = 1e-2f32;
+            for (which, idx) in [(0, 5 * 64 + 3), (0, 100 * 64 + 17), (1, 2 * 64 + 9), (1, 77 * 64 + 40), (2, 64 + 1), (2, 120 * 64 + 63)] {
+                let grad = [&dq, &dk, &dv][which][idx];
+                let t = match which {
+                    0 => &mut q,
+                    1 => &mut k,
+                    _ => &mut v,
+                };
+                let x = t[idx];
+                t[idx] = x + h;
+                let up = loss(&q, &k, &v);
+                let t = match which {
+                    0 => &mut q,
+                    1 => &mut k,
+                    _ => &mut v,
+                };
+                t[idx] = x - h;
+                let down = loss(&q, &k, &v);
+                let t = match which {
+                    0 => &mut q,
+                    1 => &mut k,
+                    _ => &mut v,
+                };
+                t[idx] = x;
+                let numeric = ((up - down) / (2.0 * h as f64)) as f32;
+                assert!(
+                    (numeric - grad).abs() <= 2e-3 + 2e-2 * grad.abs(),
+                    "causal {causal} tensor {which} index {idx}: {grad} vs finite difference {numeric}"
+                );
+            }
+        }
+    }
+}
