@@ -678,25 +678,56 @@ impl<'a> Backward<'a> {
     }
 }
 
-/// The f32 CPU reference of the backward pass for one (batch, head) `bh`:
-/// (dQ, dK, dV), each `seq × head_dim` row-major, from bf16 inputs given as
-/// f32 (`q`, `k`, `v`, `d_o` hold every (batch, head)). The softmax is
-/// recomputed from Q and K (not from the forward's log-sum-exp), then the
-/// textbook gradients: dV = Pᵀ·dO, dP = dO·Vᵀ, dS = P∘(dP − rowsum(P∘dP)),
-/// dQ = scale·dS·K, dK = scale·dSᵀ·Q.
-pub fn reference_backward(q: &[f32], k: &[f32], v: &[f32], d_o: &[f32], shape: Shape, bh: usize) -> (Vec<f32>, Vec<f32>, Vec<f32>) {
+/// Gradients of one (batch, head) from the CPU references: dQ, dK, dV
+/// (`seq × head_dim` row-major), and for each entry the sum of the absolute
+/// values of the terms it adds up (the scale of its rounding error; see
+/// [`Gradients::tolerance`]).
+#[derive(Clone, Debug, Default)]
+pub struct Gradients {
+    /// dQ = scale·dS·K.
+    pub dq: Vec<f32>,
+    /// dK = scale·dSᵀ·Q.
+    pub dk: Vec<f32>,
+    /// dV = Pᵀ·dO.
+    pub dv: Vec<f32>,
+    /// scale·Σ_j a_ij·|K_jc| with a_ij = P_ij·(|dP_ij| + Σ_c |dO_ic·O_ic|).
+    pub dq_abs: Vec<f32>,
+    /// scale·Σ_i a_ij·|Q_ic|.
+    pub dk_abs: Vec<f32>,
+    /// Σ_i P_ij·|dO_ic|.
+    pub dv_abs: Vec<f32>,
+}
+
+impl Gradients {
+    /// The bound on |GPU − reference| for an entry whose reference value is
+    /// `value` and whose terms' absolute values sum to `abs`:
+    /// 2⁻⁷·abs + 2⁻⁷·|value|. The GPU rounds P and dS to bf16 before the
+    /// products (≤ 2⁻⁹ of each term), computes D from the bf16 O (≤ 2⁻⁹ of
+    /// Σ|dO∘O|, which moves dS_ij by ≤ 2⁻⁹·P_ij·Σ|dO∘O|: inside a_ij), and
+    /// rounds the output to bf16 (≤ 2⁻⁹·|value|); `ex2.approx` and the f32
+    /// accumulation order add far less. Twice the sum of those, with
+    /// margin. A dropped or doubled tile, a wrong mask, layout or scale
+    /// moves entries by a large fraction of `abs`.
+    pub fn tolerance(value: f32, abs: f32) -> f32 {
+        (abs + value.abs()) / 128.0
+    }
+}
+
+/// The f32 CPU reference of the backward pass for one (batch, head) `bh`,
+/// from bf16 inputs given as f32 (`q`, `k`, `v`, `d_o` hold every (batch,
+/// head)). The softmax is recomputed from Q and K (not from the forward's
+/// log-sum-exp), then the textbook gradients: dV = Pᵀ·dO, dP = dO·Vᵀ,
+/// dS = P∘(dP − rowsum(P∘dP)), dQ = scale·dS·K, dK = scale·dSᵀ·Q.
+pub fn reference_backward(q: &[f32], k: &[f32], v: &[f32], d_o: &[f32], shape: Shape, bh: usize) -> Gradients {
     let (s, d) = (shape.seq as usize, shape.head_dim as usize);
     let base = bh * s * d;
     let row = |t: &[f32], i: usize| -> Vec<f32> { t[base + i * d..base + (i + 1) * d].to_vec() };
-    let (q, k, v, d_o): (Vec<Vec<f32>>, Vec<Vec<f32>>, Vec<Vec<f32>>, Vec<Vec<f32>>) = (
-        (0..s).map(|i| row(q, i)).collect(),
-        (0..s).map(|i| row(k, i)).collect(),
-        (0..s).map(|i| row(v, i)).collect(),
-        (0..s).map(|i| row(d_o, i)).collect(),
-    );
+    let rows = |t: &[f32]| -> Vec<Vec<f32>> { (0..s).map(|i| row(t, i)).collect() };
+    let (q, k, v, d_o) = (rows(q), rows(k), rows(v), rows(d_o));
     let dot = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>();
     let scale = 1.0 / (d as f32).sqrt();
-    let (mut dq, mut dk, mut dv) = (vec![0.0f32; s * d], vec![0.0f32; s * d], vec![0.0f32; s * d]);
+    let zero = || vec![0.0f32; s * d];
+    let mut g = Gradients { dq: zero(), dk: zero(), dv: zero(), dq_abs: zero(), dk_abs: zero(), dv_abs: zero() };
     for i in 0..s {
         let keys = if shape.causal { i + 1 } else { s };
         let scores: Vec<f32> = (0..keys).map(|j| dot(&q[i], &k[j]) * scale).collect();
@@ -706,16 +737,84 @@ pub fn reference_backward(q: &[f32], k: &[f32], v: &[f32], d_o: &[f32], shape: S
         p.iter_mut().for_each(|x| *x /= sum);
         let dp: Vec<f32> = (0..keys).map(|j| dot(&d_o[i], &v[j])).collect();
         let di: f32 = p.iter().zip(&dp).map(|(a, b)| a * b).sum();
+        // Σ_c |dO_ic·O_ic|, O_i = Σ_j P_ij·V_j.
+        let o: Vec<f32> = (0..d).map(|c| (0..keys).map(|j| p[j] * v[j][c]).sum()).collect();
+        let e: f32 = o.iter().zip(&d_o[i]).map(|(a, b)| (a * b).abs()).sum();
         for j in 0..keys {
             let ds = p[j] * (dp[j] - di);
+            let a = p[j] * (dp[j].abs() + e);
             for c in 0..d {
-                dv[j * d + c] += p[j] * d_o[i][c];
-                dq[i * d + c] += scale * ds * k[j][c];
-                dk[j * d + c] += scale * ds * q[i][c];
+                g.dv[j * d + c] += p[j] * d_o[i][c];
+                g.dq[i * d + c] += scale * ds * k[j][c];
+                g.dk[j * d + c] += scale * ds * q[i][c];
+                g.dv_abs[j * d + c] += p[j] * d_o[i][c].abs();
+                g.dq_abs[i * d + c] += scale * a * k[j][c].abs();
+                g.dk_abs[j * d + c] += scale * a * q[i][c].abs();
             }
         }
     }
-    (dq, dk, dv)
+    g
+}
+
+/// The CPU reference of the gradients' row `r` of one (batch, head) `bh`
+/// (dQ's row of query r, dK's and dV's rows of key r), from the forward's
+/// log-sum-exp `lse` and the output `o` (every row of every (batch, head);
+/// both as the GPU computed them) instead of a recomputed softmax: O(seq·d)
+/// work per row instead of the whole problem's O(seq²·d), for sampled
+/// checks of large shapes. Returns a [`Gradients`] whose vectors are that
+/// one row each (`head_dim` entries).
+#[allow(clippy::too_many_arguments)]
+pub fn reference_gradient_row(q: &[f32], k: &[f32], v: &[f32], d_o: &[f32], o: &[f32], lse: &[f32], shape: Shape, bh: usize, r: usize) -> Gradients {
+    let (s, d) = (shape.seq as usize, shape.head_dim as usize);
+    let base = bh * s * d;
+    fn at(t: &[f32], base: usize, d: usize, i: usize) -> &[f32] {
+        &t[base + i * d..base + (i + 1) * d]
+    }
+    let at = |t, i| at(t, base, d, i);
+    let dot = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>();
+    let scale = 1.0 / (d as f32).sqrt();
+    // P_ij, D_i and Σ_c |dO_ic·O_ic| for query i.
+    let p = |i: usize, j: usize| -> f32 {
+        if shape.causal && j > i {
+            0.0
+        } else {
+            (dot(at(q, i), at(k, j)) * scale - lse[bh * s + i]).exp()
+        }
+    };
+    let delta = |i: usize| dot(at(d_o, i), at(o, i));
+    let delta_abs = |i: usize| at(d_o, i).iter().zip(at(o, i)).map(|(a, b)| (a * b).abs()).sum::<f32>();
+    let zero = || vec![0.0f32; d];
+    let mut g = Gradients { dq: zero(), dk: zero(), dv: zero(), dq_abs: zero(), dk_abs: zero(), dv_abs: zero() };
+    // Query r: dQ_r = scale·Σ_j dS_rj·K_j.
+    let (di, ei) = (delta(r), delta_abs(r));
+    for j in 0..s {
+        let pij = p(r, j);
+        if pij == 0.0 {
+            continue;
+        }
+        let dp = dot(at(d_o, r), at(v, j));
+        let (ds, a) = (pij * (dp - di), pij * (dp.abs() + ei));
+        for c in 0..d {
+            g.dq[c] += scale * ds * at(k, j)[c];
+            g.dq_abs[c] += scale * a * at(k, j)[c].abs();
+        }
+    }
+    // Key r: dV_r = Σ_i P_ir·dO_i, dK_r = scale·Σ_i dS_ir·Q_i.
+    for i in 0..s {
+        let pir = p(i, r);
+        if pir == 0.0 {
+            continue;
+        }
+        let dp = dot(at(d_o, i), at(v, r));
+        let (ds, a) = (pir * (dp - delta(i)), pir * (dp.abs() + delta_abs(i)));
+        for c in 0..d {
+            g.dv[c] += pir * at(d_o, i)[c];
+            g.dv_abs[c] += pir * at(d_o, i)[c].abs();
+            g.dk[c] += scale * ds * at(q, i)[c];
+            g.dk_abs[c] += scale * a * at(q, i)[c].abs();
+        }
+    }
+    g
 }
 
 #[cfg(test)]
@@ -752,7 +851,7 @@ mod tests {
             let mut k: Vec<f32> = (0..n).map(|_| rand()).collect();
             let mut v: Vec<f32> = (0..n).map(|_| rand()).collect();
             let d_o: Vec<f32> = (0..n).map(|_| rand()).collect();
-            let (dq, dk, dv) = reference_backward(&q, &k, &v, &d_o, shape, 0);
+            let Gradients { dq, dk, dv, .. } = reference_backward(&q, &k, &v, &d_o, shape, 0);
             // The loss in f64 over every row, from f32 forward rows.
             let loss = |q: &[f32], k: &[f32], v: &[f32]| -> f64 {
                 (0..128)
@@ -791,6 +890,47 @@ mod tests {
                     (numeric - grad).abs() <= 2e-3 + 2e-2 * grad.abs(),
                     "causal {causal} tensor {which} index {idx}: {grad} vs finite difference {numeric}"
                 );
+            }
+        }
+    }
+
+    /// The sampled-row reference (from O and the log-sum-exp) agrees with
+    /// the full one (softmax recomputed) on every row.
+    #[test]
+    fn row_reference_matches_full_reference() {
+        for causal in [false, true] {
+            let shape = Shape { batch_heads: 2, seq: 128, head_dim: 64, causal };
+            let n = shape.elements();
+            let mut state = 0x0ddb_a11c_afe5_eed5u64;
+            let mut rand = || {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                (state >> 40) as f32 / (1u64 << 23) as f32 - 1.0
+            };
+            let q: Vec<f32> = (0..n).map(|_| 3.0 * rand()).collect();
+            let (k, v, d_o): (Vec<f32>, Vec<f32>, Vec<f32>) =
+                ((0..n).map(|_| rand()).collect(), (0..n).map(|_| rand()).collect(), (0..n).map(|_| rand()).collect());
+            let (mut o, mut lse) = (vec![0.0f32; n], vec![0.0f32; shape.rows()]);
+            for row in 0..shape.rows() {
+                let (out, l) = crate::reference_row(&q, &k, &v, shape, row / 128, row % 128);
+                o[row * 64..(row + 1) * 64].copy_from_slice(&out);
+                lse[row] = l;
+            }
+            let full = reference_backward(&q, &k, &v, &d_o, shape, 1);
+            for r in [0, 1, 63, 64, 127] {
+                let g = reference_gradient_row(&q, &k, &v, &d_o, &o, &lse, shape, 1, r);
+                for c in 0..64 {
+                    let i = r * 64 + c;
+                    for (name, a, b, abs) in [
+                        ("dq", g.dq[c], full.dq[i], full.dq_abs[i]),
+                        ("dk", g.dk[c], full.dk[i], full.dk_abs[i]),
+                        ("dv", g.dv[c], full.dv[i], full.dv_abs[i]),
+                    ] {
+                        assert!((a - b).abs() <= 1e-4 * (1.0 + abs), "causal {causal} {name}[{r}][{c}]: {a} vs {b}");
+                    }
+                    assert!((g.dq_abs[c] - full.dq_abs[i]).abs() <= 1e-3 * (1.0 + full.dq_abs[i]));
+                }
             }
         }
     }
