@@ -180,15 +180,12 @@ const fn softmax_scale(head_dim: u32) -> f32 {
 #[inline(always)]
 unsafe fn issue_transposed<const HD: u32>(acc: &mut [f32; 32], a: u32, b: u32) {
     wgmma::fence();
-    unroll!(
-        full,
-        for kk in 0..HD / 16 {
-            let da = descriptor(a + (kk / 4) * BWD_BN * ROW_BYTES + 32 * (kk % 4), 16, GROUP_BYTES, Swizzle::B128);
-            let db = descriptor(b + (kk / 4) * BWD_BM * ROW_BYTES + 32 * (kk % 4), 16, GROUP_BYTES, Swizzle::B128);
-            // SAFETY: the caller's contract; the first step ignores the old values.
-            unsafe { wgmma::m64n64k16_f32_bf16(acc, da, db, kk > 0) };
-        }
-    );
+    unroll!(full, for kk in 0..HD / 16 {
+        let da = descriptor(a + (kk / 4) * BWD_BN * ROW_BYTES + 32 * (kk % 4), 16, GROUP_BYTES, Swizzle::B128);
+        let db = descriptor(b + (kk / 4) * BWD_BM * ROW_BYTES + 32 * (kk % 4), 16, GROUP_BYTES, Swizzle::B128);
+        // SAFETY: the caller's contract; the first step ignores the old values.
+        unsafe { wgmma::m64n64k16_f32_bf16(acc, da, db, kk > 0) };
+    });
     wgmma::commit_group();
 }
 
@@ -204,14 +201,11 @@ unsafe fn issue_transposed<const HD: u32>(acc: &mut [f32; 32], a: u32, b: u32) {
 unsafe fn issue_registers_trans_b<const R: usize>(acc: &mut [f32; R], x: &[f32; 32], b: u32) {
     let a = [a_operand(x, 0), a_operand(x, 1), a_operand(x, 2), a_operand(x, 3)];
     wgmma::fence();
-    unroll!(
-        full,
-        for k in 0..BWD_BM / 16 {
-            let db = descriptor(b + 16 * k * ROW_BYTES, BWD_BM * ROW_BYTES, GROUP_BYTES, Swizzle::B128);
-            // SAFETY: the caller's contract.
-            unsafe { mma_pv_registers(acc, a[k as usize], db) };
-        }
-    );
+    unroll!(full, for k in 0..BWD_BM / 16 {
+        let db = descriptor(b + 16 * k * ROW_BYTES, BWD_BM * ROW_BYTES, GROUP_BYTES, Swizzle::B128);
+        // SAFETY: the caller's contract.
+        unsafe { mma_pv_registers(acc, a[k as usize], db) };
+    });
     wgmma::commit_group();
 }
 
@@ -340,24 +334,9 @@ fn backward<const HD: u32, const R: usize>(
     while j < q_tiles {
         let s = n % BWD_STAGES;
         let q0 = j * BWD_BM;
-        // The log-sum-exp (log2 domain) and D of this thread's columns.
-        let mut lse2 = [0.0f32; 16];
-        let mut dd = [0.0f32; 16];
-        unroll!(
-            full,
-            for i in 0..8u32 {
-                let q = (seq_row0 + q0 + 8 * i + c0) as usize;
-                let i = i as usize;
-                // SAFETY: q + 1 < batch·heads·seq, the length of both (host
-                // checks).
-                unsafe {
-                    lse2[2 * i] = *lse.get_unchecked(q) * log2e;
-                    lse2[2 * i + 1] = *lse.get_unchecked(q + 1) * log2e;
-                    dd[2 * i] = *delta.get_unchecked(q);
-                    dd[2 * i + 1] = *delta.get_unchecked(q + 1);
-                }
-            }
-        );
+        // This thread's columns' log-sum-exp and D are read where they are
+        // used (fewer live registers than loading them up front).
+        let col = (seq_row0 + q0 + c0) as usize;
         full(s).wait(phase(n));
         // SAFETY (every issue_* and wgmma below): the whole warpgroup runs
         // them with the same addresses; their operands are not rewritten and
@@ -370,59 +349,61 @@ fn backward<const HD: u32, const R: usize>(
         wgmma::wait_group::<1>();
         let mask = shape.causal && q0 < key0 + BWD_BN;
         let mut p = wgmma::zeroed::<32>();
-        unroll!(
-            full,
-            for i in 0..8u32 {
-                let q = q0 + 8 * i + c0;
-                let i = i as usize;
-                let (la, lb) = (lse2[2 * i], lse2[2 * i + 1]);
-                p[4 * i] = exp2(acc_s[4 * i] * scale_log2 - la);
-                p[4 * i + 1] = exp2(acc_s[4 * i + 1] * scale_log2 - lb);
-                p[4 * i + 2] = exp2(acc_s[4 * i + 2] * scale_log2 - la);
-                p[4 * i + 3] = exp2(acc_s[4 * i + 3] * scale_log2 - lb);
-                if mask {
-                    if my_key > q {
-                        p[4 * i] = 0.0;
-                    }
-                    if my_key > q + 1 {
-                        p[4 * i + 1] = 0.0;
-                    }
-                    if my_key + 8 > q {
-                        p[4 * i + 2] = 0.0;
-                    }
-                    if my_key + 8 > q + 1 {
-                        p[4 * i + 3] = 0.0;
-                    }
+        unroll!(full, for i in 0..8u32 {
+            let q = q0 + 8 * i + c0;
+            // SAFETY: col + 8i + 1 < batch·heads·seq, the length of lse
+            // (host checks).
+            let (la, lb) = unsafe { (*lse.get_unchecked(col + 8 * i as usize) * log2e, *lse.get_unchecked(col + 8 * i as usize + 1) * log2e) };
+            let i = i as usize;
+            p[4 * i] = exp2(acc_s[4 * i] * scale_log2 - la);
+            p[4 * i + 1] = exp2(acc_s[4 * i + 1] * scale_log2 - lb);
+            p[4 * i + 2] = exp2(acc_s[4 * i + 2] * scale_log2 - la);
+            p[4 * i + 3] = exp2(acc_s[4 * i + 3] * scale_log2 - lb);
+            if mask {
+                if my_key > q {
+                    p[4 * i] = 0.0;
+                }
+                if my_key > q + 1 {
+                    p[4 * i + 1] = 0.0;
+                }
+                if my_key + 8 > q {
+                    p[4 * i + 2] = 0.0;
+                }
+                if my_key + 8 > q + 1 {
+                    p[4 * i + 3] = 0.0;
                 }
             }
-        );
+        });
         unsafe { issue_registers_trans_b(&mut acc_dv, &p, do_tile(s)) };
         // dPᵀ is done; dV += Pᵀ·dO may still run.
         wgmma::wait_group::<1>();
+        // Every warp of the warpgroup is past the last tile's dQ product,
+        // which read the dS tile's rows of all four warps: only now may it
+        // be rewritten (a warp's wait_group covers its own part of a wgmma).
+        sync_warpgroup(wg);
         let mut ds = wgmma::zeroed::<32>();
-        unroll!(
-            full,
-            for i in 0..8u32 {
-                let c = 8 * i + c0;
-                let i = i as usize;
-                ds[4 * i] = p[4 * i] * (acc_dp[4 * i] - dd[2 * i]);
-                ds[4 * i + 1] = p[4 * i + 1] * (acc_dp[4 * i + 1] - dd[2 * i + 1]);
-                ds[4 * i + 2] = p[4 * i + 2] * (acc_dp[4 * i + 2] - dd[2 * i]);
-                ds[4 * i + 3] = p[4 * i + 3] * (acc_dp[4 * i + 3] - dd[2 * i + 1]);
-                // dS (queries × keys) for dQ's A operand: element (query,
-                // key) of the warpgroup's tile.
-                // SAFETY: inside this warpgroup's dS tile; each element belongs
-                // to this thread alone, and the last dQ product that read the
-                // tile completed (its wait_group, then this tile's warpgroup-
-                // collective wgmmas, came before).
-                unsafe {
-                    store_shared_u16(ds_base + swizzled_offset(c, r, 64), bf16_bits(ds[4 * i]));
-                    store_shared_u16(ds_base + swizzled_offset(c + 1, r, 64), bf16_bits(ds[4 * i + 1]));
-                    store_shared_u16(ds_base + swizzled_offset(c, r + 8, 64), bf16_bits(ds[4 * i + 2]));
-                    store_shared_u16(ds_base + swizzled_offset(c + 1, r + 8, 64), bf16_bits(ds[4 * i + 3]));
-                }
+        unroll!(full, for i in 0..8u32 {
+            let c = 8 * i + c0;
+            // SAFETY: as for lse.
+            let (da, db) = unsafe { (*delta.get_unchecked(col + 8 * i as usize), *delta.get_unchecked(col + 8 * i as usize + 1)) };
+            let i = i as usize;
+            ds[4 * i] = p[4 * i] * (acc_dp[4 * i] - da);
+            ds[4 * i + 1] = p[4 * i + 1] * (acc_dp[4 * i + 1] - db);
+            ds[4 * i + 2] = p[4 * i + 2] * (acc_dp[4 * i + 2] - da);
+            ds[4 * i + 3] = p[4 * i + 3] * (acc_dp[4 * i + 3] - db);
+            // dS (queries × keys) for dQ's A operand: element (query,
+            // key) of the warpgroup's tile.
+            // SAFETY: inside this warpgroup's dS tile; each element belongs
+            // to this thread alone, and the last dQ product that read the
+            // tile completed (its wait_group, then this tile's warpgroup-
+            // collective wgmmas, came before).
+            unsafe {
+                store_shared_u16(ds_base + swizzled_offset(c, r, 64), bf16_bits(ds[4 * i]));
+                store_shared_u16(ds_base + swizzled_offset(c + 1, r, 64), bf16_bits(ds[4 * i + 1]));
+                store_shared_u16(ds_base + swizzled_offset(c, r + 8, 64), bf16_bits(ds[4 * i + 2]));
+                store_shared_u16(ds_base + swizzled_offset(c + 1, r + 8, 64), bf16_bits(ds[4 * i + 3]));
             }
-        );
+        });
         unsafe { issue_registers_trans_b(&mut acc_dk, &ds, q_tile(s)) };
         // The dS stores (generic proxy) visible to wgmma (async proxy), from
         // every warp of the warpgroup.
@@ -433,34 +414,28 @@ fn backward<const HD: u32, const R: usize>(
         empty(s).arrive();
         let mut acc_dq = wgmma::zeroed::<R>();
         wgmma::fence();
-        unroll!(
-            full,
-            for k in 0..4u32 {
-                let da = descriptor(ds_base + 32 * k, 16, GROUP_BYTES, Swizzle::B128);
-                // K's rows (keys) along the reduction: MN-major, boxes of 64
-                // columns of d BWD_BN rows apart.
-                let db = descriptor(k_rows + 16 * k * ROW_BYTES, BWD_BN * ROW_BYTES, GROUP_BYTES, Swizzle::B128);
-                unsafe { mma_pv(&mut acc_dq, da, db) };
-            }
-        );
+        unroll!(full, for k in 0..4u32 {
+            let da = descriptor(ds_base + 32 * k, 16, GROUP_BYTES, Swizzle::B128);
+            // K's rows (keys) along the reduction: MN-major, boxes of 64
+            // columns of d BWD_BN rows apart.
+            let db = descriptor(k_rows + 16 * k * ROW_BYTES, BWD_BN * ROW_BYTES, GROUP_BYTES, Swizzle::B128);
+            unsafe { mma_pv(&mut acc_dq, da, db) };
+        });
         wgmma::commit_group();
         wgmma::wait_group::<0>();
         // dQ's rows q0 + r and q0 + r + 8 of this (batch, head).
         let top = ((seq_row0 + q0 + r) * HD + c0) as usize;
         let bottom = top + 8 * HD as usize;
-        unroll!(
-            full,
-            for i in 0..R / 4 {
-                // SAFETY: inside the accumulator (batch·heads·seq·HD floats,
-                // host checks); concurrent adds are atomic.
-                unsafe {
-                    dq_acc.get_unchecked(top + 8 * i).fetch_add_scoped(acc_dq[4 * i], Scope::Device, Ordering::Relaxed);
-                    dq_acc.get_unchecked(top + 8 * i + 1).fetch_add_scoped(acc_dq[4 * i + 1], Scope::Device, Ordering::Relaxed);
-                    dq_acc.get_unchecked(bottom + 8 * i).fetch_add_scoped(acc_dq[4 * i + 2], Scope::Device, Ordering::Relaxed);
-                    dq_acc.get_unchecked(bottom + 8 * i + 1).fetch_add_scoped(acc_dq[4 * i + 3], Scope::Device, Ordering::Relaxed);
-                }
+        unroll!(full, for i in 0..R / 4 {
+            // SAFETY: inside the accumulator (batch·heads·seq·HD floats,
+            // host checks); concurrent adds are atomic.
+            unsafe {
+                dq_acc.get_unchecked(top + 8 * i).fetch_add_scoped(acc_dq[4 * i], Scope::Device, Ordering::Relaxed);
+                dq_acc.get_unchecked(top + 8 * i + 1).fetch_add_scoped(acc_dq[4 * i + 1], Scope::Device, Ordering::Relaxed);
+                dq_acc.get_unchecked(bottom + 8 * i).fetch_add_scoped(acc_dq[4 * i + 2], Scope::Device, Ordering::Relaxed);
+                dq_acc.get_unchecked(bottom + 8 * i + 1).fetch_add_scoped(acc_dq[4 * i + 3], Scope::Device, Ordering::Relaxed);
             }
-        );
+        });
         n += 1;
         j += 1;
     }
@@ -469,24 +444,21 @@ fn backward<const HD: u32, const R: usize>(
     // warpgroup's keys.
     let scale = softmax_scale(HD);
     let row = seq_row0 + my_key;
-    unroll!(
-        full,
-        for i in 0..R / 4 {
-            let top = ((row * HD + c0 + 8 * i as u32) / 2) as usize;
-            let bottom = (((row + 8) * HD + c0 + 8 * i as u32) / 2) as usize;
-            if bottom < dk.len() && bottom < dv.len() {
-                // SAFETY: both indices are below both lengths; the (row,
-                // column pair)s of a fragment belong to this thread alone and
-                // the blocks' and warpgroups' keys are disjoint.
-                unsafe {
-                    *dk.get_unchecked_mut(top) = pack_bf16x2(acc_dk[4 * i] * scale, acc_dk[4 * i + 1] * scale);
-                    *dk.get_unchecked_mut(bottom) = pack_bf16x2(acc_dk[4 * i + 2] * scale, acc_dk[4 * i + 3] * scale);
-                    *dv.get_unchecked_mut(top) = pack_bf16x2(acc_dv[4 * i], acc_dv[4 * i + 1]);
-                    *dv.get_unchecked_mut(bottom) = pack_bf16x2(acc_dv[4 * i + 2], acc_dv[4 * i + 3]);
-                }
+    unroll!(full, for i in 0..R / 4 {
+        let top = ((row * HD + c0 + 8 * i as u32) / 2) as usize;
+        let bottom = (((row + 8) * HD + c0 + 8 * i as u32) / 2) as usize;
+        if bottom < dk.len() && bottom < dv.len() {
+            // SAFETY: both indices are below both lengths; the (row,
+            // column pair)s of a fragment belong to this thread alone and
+            // the blocks' and warpgroups' keys are disjoint.
+            unsafe {
+                *dk.get_unchecked_mut(top) = pack_bf16x2(acc_dk[4 * i] * scale, acc_dk[4 * i + 1] * scale);
+                *dk.get_unchecked_mut(bottom) = pack_bf16x2(acc_dk[4 * i + 2] * scale, acc_dk[4 * i + 3] * scale);
+                *dv.get_unchecked_mut(top) = pack_bf16x2(acc_dv[4 * i], acc_dv[4 * i + 1]);
+                *dv.get_unchecked_mut(bottom) = pack_bf16x2(acc_dv[4 * i + 2], acc_dv[4 * i + 3]);
             }
         }
-    );
+    });
 }
 
 /// Attention backward for head_dim 64 (module docs). Launch with
