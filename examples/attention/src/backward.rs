@@ -674,12 +674,15 @@ impl Gradients {
     /// The bound on |GPU − reference| for an entry whose reference value is
     /// `value` and whose terms' absolute values sum to `abs`:
     /// 2⁻⁷·abs + 2⁻⁷·|value|. The GPU rounds P and dS to bf16 before the
-    /// products (≤ 2⁻⁹ of each term), computes D from the bf16 O (≤ 2⁻⁹ of
-    /// Σ|dO∘O|, which moves dS_ij by ≤ 2⁻⁹·P_ij·Σ|dO∘O|: inside a_ij), and
-    /// rounds the output to bf16 (≤ 2⁻⁹·|value|); `ex2.approx` and the f32
-    /// accumulation order add far less. Twice the sum of those, with
-    /// margin. A dropped or doubled tile, a wrong mask, layout or scale
-    /// moves entries by a large fraction of `abs`.
+    /// products (≤ 2⁻⁹ of each term) and the output to bf16 (≤ 2⁻⁹·|value|).
+    /// It computes D from the forward's bf16 O: the final rounding moves D_i
+    /// by ≤ 2⁻⁹·Σ_c |dO_ic·O_ic| and so dS_ij by ≤ 2⁻⁹·P_ij·Σ_c |dO_ic·O_ic|
+    /// (inside a_ij); O's own error from the forward's bf16 P is a sum of
+    /// independent roundings over keys and columns, far below that in D
+    /// (not a worst case: the one statistical step of the bound).
+    /// `ex2.approx` and the f32 accumulation order add far less. The bound
+    /// is at least twice the sum of those (2⁻⁸·abs + 2⁻⁹·|value|). A dropped or doubled tile, a wrong
+    /// mask, layout, scale or D moves entries by a large fraction of `abs`.
     pub fn tolerance(value: f32, abs: f32) -> f32 {
         (abs + value.abs()) / 128.0
     }
