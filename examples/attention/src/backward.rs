@@ -681,8 +681,9 @@ impl Gradients {
     /// independent roundings over keys and columns, far below that in D
     /// (not a worst case: the one statistical step of the bound).
     /// `ex2.approx` and the f32 accumulation order add far less. The bound
-    /// is at least twice the sum of those (2⁻⁸·abs + 2⁻⁹·|value|). A dropped or doubled tile, a wrong
-    /// mask, layout, scale or D moves entries by a large fraction of `abs`.
+    /// is at least twice the sum of those (2⁻⁸·abs + 2⁻⁹·|value|). A
+    /// dropped or doubled tile, a wrong mask, layout, scale or D moves
+    /// entries by a large fraction of `abs`.
     pub fn tolerance(value: f32, abs: f32) -> f32 {
         (abs + value.abs()) / 128.0
     }
