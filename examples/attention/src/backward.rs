@@ -59,10 +59,9 @@
 
 use crate::{aligned_dynamic_shared, check_shape, exp2, kernel_function, mma_pv, mma_pv_registers, swizzled_offset, sync_warpgroup, Error, Shape};
 use crate::{BOX, GROUP_BYTES, ROW_BYTES};
-use core::sync::atomic::Ordering;
 use cuda_core::tensor_map::{TensorDataType, TensorMap, TensorSwizzle};
 use cuda_core::{CudaStream, DeviceBuffer, LaunchConfig};
-use cuda_device::atomic::{AtomicF32, Scope};
+use cuda_device::atomic::AtomicF32;
 use cuda_device::mbarrier::{self, MBarrier};
 use cuda_device::wgmma::{self, descriptor, pack_bf16x2, Swizzle};
 use cuda_device::{kernel, ptx_asm, thread, tma, unroll, warp, warpgroup, DisjointSlice};
@@ -95,6 +94,28 @@ const PREP_ROWS: u32 = 8;
 unsafe fn store_shared_u16(address: u32, value: u16) {
     // SAFETY: the caller's contract.
     unsafe { ptx_asm!("st.shared.u16 [{a}], {v};", a = in(u32) address, v = in(u16) value) };
+}
+
+/// Adds `x` and `y` to the f32 pair at `p` (8-byte aligned, global
+/// memory) with one vector reduction, `red.relaxed.gpu.global.add.v2.f32`
+/// (sm_90): half the requests of two scalar atomic adds, for the same
+/// device-scope relaxed semantics ([`AtomicF32`]'s `fetch_add_scoped` has
+/// no vector form).
+///
+/// # Safety
+/// `p` points at two f32 in global memory that every concurrent access
+/// reaches atomically.
+#[inline(always)]
+unsafe fn red_add_pair(p: *const AtomicF32, x: f32, y: f32) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        ptx_asm!(
+            "{{ .reg .u64 g; cvta.to.global.u64 g, {a}; red.relaxed.gpu.global.add.v2.f32 [g], {{{x}, {y}}}; }}",
+            a = in(u64) p as u64,
+            x = in(f32) x,
+            y = in(f32) y
+        )
+    };
 }
 
 /// The bf16 bits of `x` (round to nearest even, as [`pack_bf16x2`]).
@@ -426,14 +447,14 @@ fn backward<const HD: u32, const R: usize>(
         // dQ's rows q0 + r and q0 + r + 8 of this (batch, head).
         let top = ((seq_row0 + q0 + r) * HD + c0) as usize;
         let bottom = top + 8 * HD as usize;
+        let acc = dq_acc.as_ptr();
         unroll!(full, for i in 0..R / 4 {
             // SAFETY: inside the accumulator (batch·heads·seq·HD floats,
-            // host checks); concurrent adds are atomic.
+            // host checks), 8-byte aligned (even index); every access to it
+            // in this kernel is an atomic add.
             unsafe {
-                dq_acc.get_unchecked(top + 8 * i).fetch_add_scoped(acc_dq[4 * i], Scope::Device, Ordering::Relaxed);
-                dq_acc.get_unchecked(top + 8 * i + 1).fetch_add_scoped(acc_dq[4 * i + 1], Scope::Device, Ordering::Relaxed);
-                dq_acc.get_unchecked(bottom + 8 * i).fetch_add_scoped(acc_dq[4 * i + 2], Scope::Device, Ordering::Relaxed);
-                dq_acc.get_unchecked(bottom + 8 * i + 1).fetch_add_scoped(acc_dq[4 * i + 3], Scope::Device, Ordering::Relaxed);
+                red_add_pair(acc.add(top + 8 * i), acc_dq[4 * i], acc_dq[4 * i + 1]);
+                red_add_pair(acc.add(bottom + 8 * i), acc_dq[4 * i + 2], acc_dq[4 * i + 3]);
             }
         });
         n += 1;
