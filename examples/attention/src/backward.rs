@@ -37,20 +37,26 @@
 //!    * dSᵀ = Pᵀ∘(dPᵀ − D), rounded to bf16: in registers for
 //!      dK += dSᵀ·Q (`_rs_trans_b`), and stored transposed (queries × keys,
 //!      128-byte-swizzled, [`swizzled_offset`](crate::swizzled_offset)) into
-//!      the warpgroup's dS tile in shared memory, the K-major A operand of
-//!    * dQ_part = dS·K over the warpgroup's 64 keys (`_trans_b`, K's tile
-//!      MN-major), added into an f32 dQ accumulator in global memory with
-//!      device-scope atomic adds (every key block of the (batch, head) adds
-//!      into the same rows).
+//!      the warpgroup's dS tile in shared memory: the two warpgroups' tiles
+//!      side by side are the block's 64 × 128 dS, the K-major A operand of
+//!    * dQ_part = dS·K (`_trans_b`, K's tile MN-major), added into an f32
+//!      dQ accumulator in global memory with device-scope vector atomic adds
+//!      (`red.global.add.v2.f32`; every key block of the (batch, head) adds
+//!      into the same rows). At head_dim 128 each warpgroup computes 64 of
+//!      dQ's columns over all 128 keys, after a barrier of both warpgroups
+//!      (so each dQ entry is added once per block); at head_dim 64 each
+//!      warpgroup adds its own 64 keys' part of every column (no barrier
+//!      between the warpgroups; a 32-column split would need descriptors
+//!      that start inside a swizzle atom).
 //!
 //!    Once the tile's dV and dK products are complete, its stage is
 //!    released. The epilogue writes dK·scale and dV as bf16.
 //! 3. [`attention_bwd_convert`]: dQ = scale·(the accumulator), to bf16.
 //!
 //! This first version does not overlap the softmax-gradient arithmetic of
-//! one tile with the matmuls of the next, and the two warpgroups each add
-//! their own dQ partial product (twice the atomic traffic of splitting dQ's
-//! columns between them after a block-wide barrier).
+//! one tile with the matmuls of the next, and adds dQ with one atomic per
+//! pair of entries rather than a bulk reduction (`cp.reduce.async.bulk`)
+//! of a shared-memory tile.
 //!
 //! ```ignore
 //! let mut bwd = Backward::new(&module, &stream, &q, &k, &v, &d_o, shape)?;
@@ -116,6 +122,14 @@ unsafe fn red_add_pair(p: *const AtomicF32, x: f32, y: f32) {
             y = in(f32) y
         )
     };
+}
+
+/// Waits until the 256 threads of both consumer warpgroups have arrived
+/// (named barrier 3; 1 and 2 are the warpgroups' own).
+#[inline(always)]
+fn sync_consumers() {
+    // SAFETY: a barrier; both consumer warpgroups call it together.
+    unsafe { ptx_asm!("bar.sync 3, 256;") };
 }
 
 /// The bf16 bits of `x` (round to nearest even, as [`pack_bf16x2`]).
@@ -398,10 +412,15 @@ fn backward<const HD: u32, const R: usize>(
         unsafe { issue_registers_trans_b(&mut acc_dv, &p, do_tile(s)) };
         // dPᵀ is done; dV += Pᵀ·dO may still run.
         wgmma::wait_group::<1>();
-        // Every warp of the warpgroup is past the last tile's dQ product,
-        // which read the dS tile's rows of all four warps: only now may it
-        // be rewritten (a warp's wait_group covers its own part of a wgmma).
-        sync_warpgroup(wg);
+        // Every warp that read the dS tile in the last tile's dQ product
+        // (all four of the warpgroup; at head_dim 128 those of both
+        // warpgroups) is past it: only now may it be rewritten (a warp's
+        // wait_group covers its own part of a wgmma).
+        if HD == 128 {
+            sync_consumers();
+        } else {
+            sync_warpgroup(wg);
+        }
         let mut ds = wgmma::zeroed::<32>();
         unroll!(full, for i in 0..8u32 {
             let c = 8 * i + c0;
@@ -427,36 +446,65 @@ fn backward<const HD: u32, const R: usize>(
         });
         unsafe { issue_registers_trans_b(&mut acc_dk, &ds, q_tile(s)) };
         // The dS stores (generic proxy) visible to wgmma (async proxy), from
-        // every warp of the warpgroup.
+        // every warp of the warpgroup (of both at head_dim 128).
         tma::fence_proxy_async_shared();
-        sync_warpgroup(wg);
+        if HD == 128 {
+            sync_consumers();
+        } else {
+            sync_warpgroup(wg);
+        }
         // dV and dK are done: the stage's Q and dO are no longer read.
         wgmma::wait_group::<0>();
         empty(s).arrive();
-        let mut acc_dq = wgmma::zeroed::<R>();
-        wgmma::fence();
-        unroll!(full, for k in 0..4u32 {
-            let da = descriptor(ds_base + 32 * k, 16, GROUP_BYTES, Swizzle::B128);
-            // K's rows (keys) along the reduction: MN-major, boxes of 64
-            // columns of d BWD_BN rows apart.
-            let db = descriptor(k_rows + 16 * k * ROW_BYTES, BWD_BN * ROW_BYTES, GROUP_BYTES, Swizzle::B128);
-            unsafe { mma_pv(&mut acc_dq, da, db) };
-        });
-        wgmma::commit_group();
-        wgmma::wait_group::<0>();
-        // dQ's rows q0 + r and q0 + r + 8 of this (batch, head).
-        let top = ((seq_row0 + q0 + r) * HD + c0) as usize;
-        let bottom = top + 8 * HD as usize;
         let acc = dq_acc.as_ptr();
-        unroll!(full, for i in 0..R / 4 {
-            // SAFETY: inside the accumulator (batch·heads·seq·HD floats,
-            // host checks), 8-byte aligned (even index); every access to it
-            // in this kernel is an atomic add.
-            unsafe {
-                red_add_pair(acc.add(top + 8 * i), acc_dq[4 * i], acc_dq[4 * i + 1]);
-                red_add_pair(acc.add(bottom + 8 * i), acc_dq[4 * i + 2], acc_dq[4 * i + 3]);
-            }
-        });
+        if HD == 128 {
+            // dQ's columns 64·wg… over all BWD_BN keys: A is the block's
+            // whole dS tile (the two warpgroups' tiles side by side are its
+            // two boxes of 64 keys), B box wg of K (MN-major, BWD_BN rows
+            // along the reduction).
+            let mut acc_dq = wgmma::zeroed::<32>();
+            wgmma::fence();
+            unroll!(full, for k in 0..BWD_BN / 16 {
+                let da = descriptor(ds_tile(0) + (k / 4) * DS_BYTES + 32 * (k % 4), 16, GROUP_BYTES, Swizzle::B128);
+                let db = descriptor(k_tile + wg * BWD_BN * ROW_BYTES + 16 * k * ROW_BYTES, BWD_BN * ROW_BYTES, GROUP_BYTES, Swizzle::B128);
+                unsafe { wgmma::m64n64k16_f32_bf16_trans_b(&mut acc_dq, da, db, true) };
+            });
+            wgmma::commit_group();
+            wgmma::wait_group::<0>();
+            // dQ's rows q0 + r and q0 + r + 8 of this (batch, head).
+            let top = ((seq_row0 + q0 + r) * HD + 64 * wg + c0) as usize;
+            let bottom = top + 8 * HD as usize;
+            unroll!(full, for i in 0..8usize {
+                // SAFETY: inside the accumulator (batch·heads·seq·HD floats,
+                // host checks), 8-byte aligned (even index); every access to
+                // it in this kernel is an atomic add.
+                unsafe {
+                    red_add_pair(acc.add(top + 8 * i), acc_dq[4 * i], acc_dq[4 * i + 1]);
+                    red_add_pair(acc.add(bottom + 8 * i), acc_dq[4 * i + 2], acc_dq[4 * i + 3]);
+                }
+            });
+        } else {
+            // dQ's part from this warpgroup's 64 keys, every column: A its
+            // dS tile, B its 64 rows of K (MN-major).
+            let mut acc_dq = wgmma::zeroed::<R>();
+            wgmma::fence();
+            unroll!(full, for k in 0..4u32 {
+                let da = descriptor(ds_base + 32 * k, 16, GROUP_BYTES, Swizzle::B128);
+                let db = descriptor(k_rows + 16 * k * ROW_BYTES, BWD_BN * ROW_BYTES, GROUP_BYTES, Swizzle::B128);
+                unsafe { mma_pv(&mut acc_dq, da, db) };
+            });
+            wgmma::commit_group();
+            wgmma::wait_group::<0>();
+            let top = ((seq_row0 + q0 + r) * HD + c0) as usize;
+            let bottom = top + 8 * HD as usize;
+            unroll!(full, for i in 0..R / 4 {
+                // SAFETY: as above.
+                unsafe {
+                    red_add_pair(acc.add(top + 8 * i), acc_dq[4 * i], acc_dq[4 * i + 1]);
+                    red_add_pair(acc.add(bottom + 8 * i), acc_dq[4 * i + 2], acc_dq[4 * i + 3]);
+                }
+            });
+        }
         n += 1;
         j += 1;
     }
