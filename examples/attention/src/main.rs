@@ -151,7 +151,7 @@ impl Problem {
 /// The bf16 element `idx` of a tensor stored as pairs in words, as f32.
 fn element(words: &[u32], idx: usize) -> f32 {
     let word = words[idx / 2];
-    from_bf16(if idx % 2 == 0 { word as u16 } else { (word >> 16) as u16 })
+    from_bf16(if idx.is_multiple_of(2) { word as u16 } else { (word >> 16) as u16 })
 }
 
 /// Counts (and prints the first few of) the entries of the GPU's gradients
