@@ -453,9 +453,8 @@ fn backward<const HD: u32, const R: usize>(
         } else {
             sync_warpgroup(wg);
         }
-        // dV and dK are done: the stage's Q and dO are no longer read.
-        wgmma::wait_group::<0>();
-        empty(s).arrive();
+        // dQ is issued behind dV and dK without waiting for them; once all
+        // three are done the stage's Q and dO are no longer read.
         let acc = dq_acc.as_ptr();
         if HD == 128 {
             // dQ's columns 64·wg… over all BWD_BN keys: A is the block's
@@ -471,6 +470,7 @@ fn backward<const HD: u32, const R: usize>(
             });
             wgmma::commit_group();
             wgmma::wait_group::<0>();
+            empty(s).arrive();
             // dQ's rows q0 + r and q0 + r + 8 of this (batch, head).
             let top = ((seq_row0 + q0 + r) * HD + 64 * wg + c0) as usize;
             let bottom = top + 8 * HD as usize;
@@ -495,6 +495,7 @@ fn backward<const HD: u32, const R: usize>(
             });
             wgmma::commit_group();
             wgmma::wait_group::<0>();
+            empty(s).arrive();
             let top = ((seq_row0 + q0 + r) * HD + c0) as usize;
             let bottom = top + 8 * HD as usize;
             unroll!(full, for i in 0..R / 4 {
