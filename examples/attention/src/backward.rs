@@ -14,7 +14,8 @@
 //! Three kernels, launched in order by [`Backward::launch`] (with a memset
 //! of the dQ accumulator in between):
 //! 1. [`attention_bwd_prep`]: D = rowsum(dO∘O), f32, one warp per row.
-//! 2. [`attention_bwd_d64`] / [`attention_bwd_d128`], the main kernel: a
+//! 2. [`attention_bwd_d64`] / [`attention_bwd_d128`] (and
+//!    [`attention_bwd_keys_d128`]), the main kernel: a
 //!    block owns [`BWD_BN`] keys of one (batch, head) and 384 threads: two
 //!    consumer warpgroups of 64 keys each and a producer warpgroup (one lane
 //!    issues TMA copies; `setmaxnreg` moves its registers to the consumers
@@ -42,12 +43,14 @@
 //!    * dQ_part = dS·K (`_trans_b`, K's tile MN-major), added into an f32
 //!      dQ accumulator in global memory with device-scope vector atomic adds
 //!      (`red.global.add.v2.f32`; every key block of the (batch, head) adds
-//!      into the same rows). At head_dim 128 each warpgroup computes 64 of
-//!      dQ's columns over all 128 keys, after a barrier of both warpgroups
-//!      (so each dQ entry is added once per block); at head_dim 64 each
-//!      warpgroup adds its own 64 keys' part of every column (no barrier
-//!      between the warpgroups; a 32-column split would need descriptors
-//!      that start inside a swizzle atom).
+//!      into the same rows). [`DqSplit`]: at head_dim 128 each warpgroup
+//!      computes 64 of dQ's columns over all 128 keys, after a barrier of
+//!      both warpgroups (so each dQ entry is added once per block;
+//!      `attention_bwd_d128`); or, at head_dim 64 and in
+//!      `attention_bwd_keys_d128`, each warpgroup adds its own 64 keys' part
+//!      of every column (no barrier between the warpgroups, which then
+//!      overlap each other's arithmetic and matmuls more freely; twice the
+//!      atomics).
 //!
 //!    Once the tile's dV and dK products are complete, its stage is
 //!    released. The epilogue writes dK·scale and dV as bf16.
@@ -245,10 +248,11 @@ unsafe fn issue_registers_trans_b<const R: usize>(acc: &mut [f32; R], x: &[f32; 
 }
 
 /// The main kernel's body for head dimension HD (R = HD/2 accumulators per
-/// thread). See the module docs.
+/// thread); dQ split between the warpgroups by columns (`DQ_COLUMNS`, head
+/// dim 128 only) or by keys ([`DqSplit`]). See the module docs.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn backward<const HD: u32, const R: usize>(
+fn backward<const HD: u32, const R: usize, const DQ_COLUMNS: bool>(
     map_q: u64,
     map_k: u64,
     map_v: u64,
@@ -416,7 +420,7 @@ fn backward<const HD: u32, const R: usize>(
         // (all four of the warpgroup; at head_dim 128 those of both
         // warpgroups) is past it: only now may it be rewritten (a warp's
         // wait_group covers its own part of a wgmma).
-        if HD == 128 {
+        if DQ_COLUMNS {
             sync_consumers();
         } else {
             sync_warpgroup(wg);
@@ -448,7 +452,7 @@ fn backward<const HD: u32, const R: usize>(
         // The dS stores (generic proxy) visible to wgmma (async proxy), from
         // every warp of the warpgroup (of both at head_dim 128).
         tma::fence_proxy_async_shared();
-        if HD == 128 {
+        if DQ_COLUMNS {
             sync_consumers();
         } else {
             sync_warpgroup(wg);
@@ -456,7 +460,7 @@ fn backward<const HD: u32, const R: usize>(
         // dQ is issued behind dV and dK without waiting for them; once all
         // three are done the stage's Q and dO are no longer read.
         let acc = dq_acc.as_ptr();
-        if HD == 128 {
+        if DQ_COLUMNS {
             // dQ's columns 64·wg… over all BWD_BN keys: A is the block's
             // whole dS tile (the two warpgroups' tiles side by side are its
             // two boxes of 64 keys), B box wg of K (MN-major, BWD_BN rows
@@ -551,7 +555,7 @@ pub fn attention_bwd_d64(
     mut dk: DisjointSlice<u32>,
     mut dv: DisjointSlice<u32>,
 ) {
-    backward::<64, 32>(map_q, map_k, map_v, map_do, shape, lse, delta, dq_acc, &mut dk, &mut dv);
+    backward::<64, 32, false>(map_q, map_k, map_v, map_do, shape, lse, delta, dq_acc, &mut dk, &mut dv);
 }
 
 /// Attention backward for head_dim 128; as [`attention_bwd_d64`] with
@@ -570,11 +574,57 @@ pub fn attention_bwd_d128(
     mut dk: DisjointSlice<u32>,
     mut dv: DisjointSlice<u32>,
 ) {
-    backward::<128, 64>(map_q, map_k, map_v, map_do, shape, lse, delta, dq_acc, &mut dk, &mut dv);
+    backward::<128, 64, true>(map_q, map_k, map_v, map_do, shape, lse, delta, dq_acc, &mut dk, &mut dv);
+}
+
+/// [`attention_bwd_d128`] with dQ split between the warpgroups by keys
+/// ([`DqSplit::Keys`]): no barrier between the warpgroups, twice the atomic
+/// adds.
+#[kernel(launch_bounds(384, 1))]
+#[allow(clippy::too_many_arguments)]
+pub fn attention_bwd_keys_d128(
+    map_q: u64,
+    map_k: u64,
+    map_v: u64,
+    map_do: u64,
+    shape: Shape,
+    lse: &[f32],
+    delta: &[f32],
+    dq_acc: &[AtomicF32],
+    mut dk: DisjointSlice<u32>,
+    mut dv: DisjointSlice<u32>,
+) {
+    backward::<128, 64, false>(map_q, map_k, map_v, map_do, shape, lse, delta, dq_acc, &mut dk, &mut dv);
 }
 
 // ---------------------------------------------------------------------------
 // Host side.
+
+/// How the main kernel's two consumer warpgroups share dQ = dS·K of a query
+/// tile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DqSplit {
+    /// Each computes 64 of dQ's columns over the block's 128 keys, after a
+    /// barrier of both warpgroups (their dS tiles are one operand): one
+    /// atomic add per dQ entry and block. The default at head_dim 128.
+    Columns,
+    /// Each computes every column over its own 64 keys: no barrier between
+    /// the warpgroups, two atomic adds per dQ entry and block. The only
+    /// split at head_dim 64 (64 columns split in two would need descriptors
+    /// that start inside a swizzle atom).
+    Keys,
+}
+
+impl DqSplit {
+    /// The splits that `head_dim` has kernels for, the default first.
+    pub fn available(head_dim: u32) -> &'static [DqSplit] {
+        if head_dim == 64 {
+            &[DqSplit::Keys]
+        } else {
+            &[DqSplit::Columns, DqSplit::Keys]
+        }
+    }
+}
 
 /// Dynamic shared memory of the main kernel for `head_dim`: the K and V
 /// tiles, [`BWD_STAGES`] Q and dO tiles, two dS tiles, the barriers, 1024
@@ -584,12 +634,13 @@ pub const fn bwd_shared_bytes(head_dim: u32) -> u32 {
     2 * boxes * BWD_BN * ROW_BYTES + BWD_STAGES * 2 * boxes * BWD_BM * ROW_BYTES + 2 * DS_BYTES + 8 * (1 + 2 * BWD_STAGES) + 1024
 }
 
-/// The main kernel's function name for `head_dim`.
-pub fn bwd_kernel_name(head_dim: u32) -> &'static str {
-    if head_dim == 64 {
-        "attention_bwd_d64"
-    } else {
-        "attention_bwd_d128"
+/// The main kernel's function name for `head_dim` and `split` (one of
+/// [`DqSplit::available`]`(head_dim)`).
+pub fn bwd_kernel_name(head_dim: u32, split: DqSplit) -> &'static str {
+    match (head_dim, split) {
+        (64, _) => "attention_bwd_d64",
+        (_, DqSplit::Columns) => "attention_bwd_d128",
+        (_, DqSplit::Keys) => "attention_bwd_keys_d128",
     }
 }
 
@@ -619,6 +670,7 @@ fn upload_map(stream: &CudaStream, tensor: &DeviceBuffer<u16>, shape: Shape, box
 /// raised. It borrows Q, K, V and dO (the maps hold their addresses).
 pub struct Backward<'a> {
     shape: Shape,
+    split: DqSplit,
     maps: [DeviceBuffer<TensorMap>; 4],
     d_o: &'a DeviceBuffer<u16>,
     delta: DeviceBuffer<f32>,
@@ -628,7 +680,8 @@ pub struct Backward<'a> {
 
 impl<'a> Backward<'a> {
     /// Prepares the backward pass for `q`, `k`, `v` and `d_o` (bf16 bits,
-    /// `[batch·heads][seq][head_dim]` row-major). Fails on a shape the
+    /// `[batch·heads][seq][head_dim]` row-major) with the default split of
+    /// dQ (the first of [`DqSplit::available`]). Fails on a shape the
     /// kernels do not support ([`check_shape`]), on buffers shorter than
     /// the shape says, and on driver errors.
     pub fn new(
@@ -640,7 +693,27 @@ impl<'a> Backward<'a> {
         d_o: &'a DeviceBuffer<u16>,
         shape: Shape,
     ) -> Result<Backward<'a>, Error> {
+        let split = DqSplit::available(shape.head_dim)[0];
+        Self::with_split(split, module, stream, q, k, v, d_o, shape)
+    }
+
+    /// As [`Backward::new`], with dQ split by `split`; fails if the head
+    /// dimension has no kernel for it ([`DqSplit::available`]).
+    #[allow(clippy::too_many_arguments)]
+    pub fn with_split(
+        split: DqSplit,
+        module: &KernelModule,
+        stream: &CudaStream,
+        q: &'a DeviceBuffer<u16>,
+        k: &'a DeviceBuffer<u16>,
+        v: &'a DeviceBuffer<u16>,
+        d_o: &'a DeviceBuffer<u16>,
+        shape: Shape,
+    ) -> Result<Backward<'a>, Error> {
         check_shape(shape)?;
+        if !DqSplit::available(shape.head_dim).contains(&split) {
+            return Err(format!("head_dim {} has no kernel with dQ split by {split:?}", shape.head_dim).into());
+        }
         let n = shape.elements();
         for (name, t) in [("Q", q), ("K", k), ("V", v), ("dO", d_o)] {
             if t.len() < n {
@@ -653,9 +726,10 @@ impl<'a> Backward<'a> {
             upload_map(stream, v, shape, BWD_BN)?,
             upload_map(stream, d_o, shape, BWD_BM)?,
         ];
-        kernel_function(module, bwd_kernel_name(shape.head_dim))?.set_max_dynamic_shared_memory(bwd_shared_bytes(shape.head_dim))?;
+        kernel_function(module, bwd_kernel_name(shape.head_dim, split))?.set_max_dynamic_shared_memory(bwd_shared_bytes(shape.head_dim))?;
         Ok(Backward {
             shape,
+            split,
             maps,
             d_o,
             delta: DeviceBuffer::zeroed(stream, shape.rows())?,
@@ -667,6 +741,11 @@ impl<'a> Backward<'a> {
     /// The shape.
     pub fn shape(&self) -> Shape {
         self.shape
+    }
+
+    /// The split of dQ between the warpgroups.
+    pub fn split(&self) -> DqSplit {
+        self.split
     }
 
     /// Launches the backward pass on `stream` (asynchronously): from the
@@ -706,12 +785,13 @@ impl<'a> Backward<'a> {
         let (pq, pk, pv, pd) = (self.maps[0].device_ptr(), self.maps[1].device_ptr(), self.maps[2].device_ptr(), self.maps[3].device_ptr());
         let config = bwd_launch_config(shape);
         let acc = self.dq_acc.as_atomic();
-        if shape.head_dim == 64 {
-            cuda_launch! { kernel: attention_bwd_d64, stream: stream, module: module, config: config,
-            args: [pq, pk, pv, pd, shape, slice(*lse), slice(self.delta), acc, slice_mut(*dk), slice_mut(*dv)] }?;
-        } else {
-            cuda_launch! { kernel: attention_bwd_d128, stream: stream, module: module, config: config,
-            args: [pq, pk, pv, pd, shape, slice(*lse), slice(self.delta), acc, slice_mut(*dk), slice_mut(*dv)] }?;
+        match (shape.head_dim, self.split) {
+            (64, _) => cuda_launch! { kernel: attention_bwd_d64, stream: stream, module: module, config: config,
+                args: [pq, pk, pv, pd, shape, slice(*lse), slice(self.delta), acc, slice_mut(*dk), slice_mut(*dv)] }?,
+            (_, DqSplit::Columns) => cuda_launch! { kernel: attention_bwd_d128, stream: stream, module: module, config: config,
+                args: [pq, pk, pv, pd, shape, slice(*lse), slice(self.delta), acc, slice_mut(*dk), slice_mut(*dv)] }?,
+            (_, DqSplit::Keys) => cuda_launch! { kernel: attention_bwd_keys_d128, stream: stream, module: module, config: config,
+                args: [pq, pk, pv, pd, shape, slice(*lse), slice(self.delta), acc, slice_mut(*dk), slice_mut(*dv)] }?,
         }
         cuda_launch! { kernel: attention_bwd_convert, stream: stream, module: module,
         config: LaunchConfig::for_num_elems(words as u32),
@@ -875,8 +955,11 @@ mod tests {
         let c = bwd_launch_config(shape);
         assert_eq!(c.grid_dim, (8, 3, 1));
         assert_eq!(c.block_dim, (384, 1, 1));
-        assert_eq!(bwd_kernel_name(64), "attention_bwd_d64");
-        assert_eq!(bwd_kernel_name(128), "attention_bwd_d128");
+        assert_eq!(bwd_kernel_name(64, DqSplit::Keys), "attention_bwd_d64");
+        assert_eq!(bwd_kernel_name(128, DqSplit::Columns), "attention_bwd_d128");
+        assert_eq!(bwd_kernel_name(128, DqSplit::Keys), "attention_bwd_keys_d128");
+        assert_eq!(DqSplit::available(64), &[DqSplit::Keys]);
+        assert_eq!(DqSplit::available(128)[0], DqSplit::Columns);
     }
 
     /// The reference against finite differences of the loss L = Σ dO∘O, O

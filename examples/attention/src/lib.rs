@@ -82,7 +82,7 @@ use cuda_host::{cuda_launch, KernelModule};
 use std::marker::PhantomData;
 
 pub mod backward;
-pub use backward::{reference_backward, reference_gradient_row, Backward, Gradients};
+pub use backward::{reference_backward, reference_gradient_row, Backward, DqSplit, Gradients};
 
 /// Query rows per block (two consumer warpgroups of 64).
 pub const BM: u32 = 128;

@@ -16,7 +16,8 @@
 //! moves outputs by much more. The log-sum-exp: |lse − ref| ≤ 10⁻³·max(1, |ref|).
 //! Each case prints PASS/FAIL and, on failure, its first wrong entries.
 //!
-//! Each case then runs the backward pass ([`attention::Backward`]) on the
+//! Each case then runs the backward pass ([`attention::Backward`], with each
+//! split of dQ between the warpgroups that the head_dim has) on the
 //! forward's O and log-sum-exp with a random dO and checks dQ, dK, dV,
 //! every entry of every (batch, head), against `attention::reference_backward`
 //! (f32 on the CPU: the softmax recomputed from Q and K, then the textbook
@@ -38,7 +39,7 @@
 //! The exit status is non-zero when any check fails.
 
 use attention::backward::bwd_kernel_name;
-use attention::{check_shape, kernel_function, kernel_name, reference_backward, reference_gradient_row, reference_row, Attention, Backward, Gradients, Shape, Variant};
+use attention::{check_shape, kernel_function, kernel_name, reference_backward, reference_gradient_row, reference_row, Attention, Backward, DqSplit, Gradients, Shape, Variant};
 use cuda_core::{CudaContext, DeviceBuffer};
 use cuda_host::{load_kernel_module, KernelModule};
 use std::process::ExitCode;
@@ -177,17 +178,26 @@ fn compare_gradients(label: &str, got: [&[u32]; 3], g: &Gradients, offset: usize
     }
 }
 
-/// Runs the backward pass of `p` (after the forward, which makes O and the
-/// log-sum-exp) and checks dQ, dK, dV: every entry against
+/// Runs the backward pass of `p` with each split of dQ its head_dim has
+/// kernels for (after the forward, which makes O and the log-sum-exp) and
+/// checks dQ, dK, dV: every entry against
 /// `reference_backward`, or (`sampled`) 16 rows against
 /// `reference_gradient_row` from the GPU's O and log-sum-exp; with `reps`,
 /// times the backward pass alone.
 fn run_backward(ctx: &Arc<CudaContext>, module: &KernelModule, p: &Problem, sampled: bool, reps: usize) -> Result<bool, BoxError> {
+    let mut ok = true;
+    for &split in DqSplit::available(p.shape.head_dim) {
+        ok &= run_backward_split(ctx, module, p, split, sampled, reps)?;
+    }
+    Ok(ok)
+}
+
+fn run_backward_split(ctx: &Arc<CudaContext>, module: &KernelModule, p: &Problem, split: DqSplit, sampled: bool, reps: usize) -> Result<bool, BoxError> {
     let stream = ctx.default_stream();
     let shape = p.shape;
     let label = format!(
         "{} hd {} {} seq {} bh {}",
-        bwd_kernel_name(shape.head_dim),
+        bwd_kernel_name(shape.head_dim, split),
         shape.head_dim,
         if shape.causal { "causal" } else { "full" },
         shape.seq,
@@ -198,7 +208,7 @@ fn run_backward(ctx: &Arc<CudaContext>, module: &KernelModule, p: &Problem, samp
     let mut o = DeviceBuffer::<u32>::zeroed(&stream, words)?;
     let mut lse = DeviceBuffer::<f32>::zeroed(&stream, shape.rows())?;
     attn.launch(module, &stream, &mut o, &mut lse)?;
-    let mut bwd = Backward::new(module, &stream, &p.q, &p.k, &p.v, &p.d_o, shape)?;
+    let mut bwd = Backward::with_split(split, module, &stream, &p.q, &p.k, &p.v, &p.d_o, shape)?;
     // Filled with NaN bits so that an entry never written fails.
     let mut dq = DeviceBuffer::<u32>::zeroed(&stream, words)?;
     let mut dk = DeviceBuffer::<u32>::zeroed(&stream, words)?;
@@ -236,7 +246,7 @@ fn run_backward(ctx: &Arc<CudaContext>, module: &KernelModule, p: &Problem, samp
         let tflops = shape.backward_flops() / ms / 1e9;
         println!("  {label}: {ms:.3} ms, {tflops:.1} TFLOP/s");
         println!(
-            "attention_bwd hd={} causal={} seq={} batch={} heads={} tflops={tflops:.1}",
+            "attention_bwd {split:?} hd={} causal={} seq={} batch={} heads={} tflops={tflops:.1}",
             shape.head_dim,
             shape.causal as u8,
             shape.seq,
@@ -365,9 +375,11 @@ fn main() -> ExitCode {
                 println!("{name}: {} registers, {} bytes local memory per thread", a.num_regs, a.local_bytes_per_thread);
             }
         }
-        let name = bwd_kernel_name(hd);
-        if let Ok(a) = kernel_function(&module, name).and_then(|f| Ok(f.attributes()?)) {
-            println!("{name}: {} registers, {} bytes local memory per thread", a.num_regs, a.local_bytes_per_thread);
+        for &split in DqSplit::available(hd) {
+            let name = bwd_kernel_name(hd, split);
+            if let Ok(a) = kernel_function(&module, name).and_then(|f| Ok(f.attributes()?)) {
+                println!("{name}: {} registers, {} bytes local memory per thread", a.num_regs, a.local_bytes_per_thread);
+            }
         }
     }
     let args: Vec<String> = std::env::args().skip(1).collect();
