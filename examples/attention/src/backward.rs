@@ -192,8 +192,11 @@ pub fn attention_bwd_prep(o: &[u32], d_o: &[u16], head_dim: u32, mut delta: Disj
 pub fn attention_bwd_convert(acc: &[f32], scale: f32, mut dq: DisjointSlice<u32>) {
     let idx = thread::index_1d();
     let i = 2 * idx.get();
-    if let Some(w) = dq.get_mut(idx) {
-        *w = pack_bf16x2(acc[i] * scale, acc[i + 1] * scale);
+    // dQ may be longer than the accumulator's pairs (the launch covers those).
+    if i + 1 < acc.len() {
+        if let Some(w) = dq.get_mut(idx) {
+            *w = pack_bf16x2(acc[i] * scale, acc[i + 1] * scale);
+        }
     }
 }
 
