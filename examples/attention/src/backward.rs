@@ -52,8 +52,10 @@
 //!      overlap each other's arithmetic and matmuls more freely; twice the
 //!      atomics).
 //!
-//!    Once the tile's dV and dK products are complete, its stage is
-//!    released. The epilogue writes dK·scale and dV as bf16.
+//!    The dS tiles alternate between two buffers, so that one barrier per
+//!    query tile (after the dS stores) also orders the next-but-one tile's
+//!    stores after this tile's dQ product. Once the tile's products are
+//!    complete, its stage is released. The epilogue writes dK·scale and dV as bf16.
 //! 3. [`attention_bwd_convert`]: dQ = scale·(the accumulator), to bf16.
 //!
 //! This first version does not overlap the softmax-gradient arithmetic of
@@ -277,8 +279,9 @@ fn backward<const HD: u32, const R: usize, const DQ_COLUMNS: bool>(
     let v_tile = base + kv_bytes;
     let q_tile = |s: u32| base + 2 * kv_bytes + s * 2 * qd_bytes;
     let do_tile = |s: u32| q_tile(s) + qd_bytes;
-    let ds_tile = |wg: u32| q_tile(BWD_STAGES) + wg * DS_BYTES;
-    let bars = ds_tile(2);
+    // Two dS buffers (by tile parity) of two warpgroup tiles each.
+    let ds_tile = |buf: u32, wg: u32| q_tile(BWD_STAGES) + (2 * buf + wg) * DS_BYTES;
+    let bars = ds_tile(2, 0);
     // SAFETY (all three): 8-byte aligned words after the tiles, inside the
     // launch's dynamic shared memory, used only as these barriers.
     let kv_full = unsafe { MBarrier::from_address(bars) };
@@ -363,7 +366,6 @@ fn backward<const HD: u32, const R: usize, const DQ_COLUMNS: bool>(
     let my_key = key0 + 64 * wg + r;
     let k_rows = k_tile + 64 * wg * ROW_BYTES;
     let v_rows = v_tile + 64 * wg * ROW_BYTES;
-    let ds_base = ds_tile(wg);
     let log2e = core::f32::consts::LOG2_E;
     let scale_log2 = softmax_scale(HD) * log2e;
     let mut acc_dv = wgmma::zeroed::<R>();
@@ -419,15 +421,12 @@ fn backward<const HD: u32, const R: usize, const DQ_COLUMNS: bool>(
         unsafe { issue_registers_trans_b(&mut acc_dv, &p, do_tile(s)) };
         // dPᵀ is done; dV += Pᵀ·dO may still run.
         wgmma::wait_group::<1>();
-        // Every warp that read the dS tile in the last tile's dQ product
-        // (all four of the warpgroup; at head_dim 128 those of both
-        // warpgroups) is past it: only now may it be rewritten (a warp's
-        // wait_group covers its own part of a wgmma).
-        if DQ_COLUMNS {
-            sync_consumers();
-        } else {
-            sync_warpgroup(wg);
-        }
+        // The dS buffer of this tile's parity: the dQ product that last
+        // read it (two tiles ago) is complete in every warp that ran it,
+        // since each of them has since passed the barrier after the last
+        // tile's dS stores (a warp's own wait_group covers only its part of
+        // a wgmma; the barrier covers the others').
+        let ds_base = ds_tile(n % 2, wg);
         let mut ds = wgmma::zeroed::<32>();
         unroll!(full, for i in 0..8u32 {
             let c = 8 * i + c0;
@@ -471,7 +470,7 @@ fn backward<const HD: u32, const R: usize, const DQ_COLUMNS: bool>(
             let mut acc_dq = wgmma::zeroed::<32>();
             wgmma::fence();
             unroll!(full, for k in 0..BWD_BN / 16 {
-                let da = descriptor(ds_tile(0) + (k / 4) * DS_BYTES + 32 * (k % 4), 16, GROUP_BYTES, Swizzle::B128);
+                let da = descriptor(ds_tile(n % 2, 0) + (k / 4) * DS_BYTES + 32 * (k % 4), 16, GROUP_BYTES, Swizzle::B128);
                 let db = descriptor(k_tile + wg * BWD_BN * ROW_BYTES + 16 * k * ROW_BYTES, BWD_BN * ROW_BYTES, GROUP_BYTES, Swizzle::B128);
                 unsafe { wgmma::m64n64k16_f32_bf16_trans_b(&mut acc_dq, da, db, true) };
             });
@@ -630,11 +629,11 @@ impl DqSplit {
 }
 
 /// Dynamic shared memory of the main kernel for `head_dim`: the K and V
-/// tiles, [`BWD_STAGES`] Q and dO tiles, two dS tiles, the barriers, 1024
-/// bytes of alignment slack.
+/// tiles, [`BWD_STAGES`] Q and dO tiles, two buffers of two dS tiles, the
+/// barriers, 1024 bytes of alignment slack.
 pub const fn bwd_shared_bytes(head_dim: u32) -> u32 {
     let boxes = head_dim / BOX;
-    2 * boxes * BWD_BN * ROW_BYTES + BWD_STAGES * 2 * boxes * BWD_BM * ROW_BYTES + 2 * DS_BYTES + 8 * (1 + 2 * BWD_STAGES) + 1024
+    2 * boxes * BWD_BN * ROW_BYTES + BWD_STAGES * 2 * boxes * BWD_BM * ROW_BYTES + 4 * DS_BYTES + 8 * (1 + 2 * BWD_STAGES) + 1024
 }
 
 /// The main kernel's function name for `head_dim` and `split` (one of
