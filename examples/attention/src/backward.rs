@@ -381,6 +381,17 @@ fn backward<const HD: u32, const R: usize, const DQ_COLUMNS: bool>(
         // This thread's columns' log-sum-exp and D are read where they are
         // used (fewer live registers than loading them up front).
         let col = (seq_row0 + q0 + c0) as usize;
+        // The log-sum-exp (log2 domain) of this thread's columns, loaded
+        // before the products so that its latency hides behind them.
+        let mut lse2 = [0.0f32; 16];
+        unroll!(full, for i in 0..8usize {
+            // SAFETY: col + 8i + 1 < batch·heads·seq, the length of lse
+            // (host checks).
+            unsafe {
+                lse2[2 * i] = *lse.get_unchecked(col + 8 * i) * log2e;
+                lse2[2 * i + 1] = *lse.get_unchecked(col + 8 * i + 1) * log2e;
+            }
+        });
         full(s).wait(phase(n));
         // SAFETY (every issue_* and wgmma below): the whole warpgroup runs
         // them with the same addresses; their operands are not rewritten and
@@ -395,10 +406,8 @@ fn backward<const HD: u32, const R: usize, const DQ_COLUMNS: bool>(
         let mut p = wgmma::zeroed::<32>();
         unroll!(full, for i in 0..8u32 {
             let q = q0 + 8 * i + c0;
-            // SAFETY: col + 8i + 1 < batch·heads·seq, the length of lse
-            // (host checks).
-            let (la, lb) = unsafe { (*lse.get_unchecked(col + 8 * i as usize) * log2e, *lse.get_unchecked(col + 8 * i as usize + 1) * log2e) };
             let i = i as usize;
+            let (la, lb) = (lse2[2 * i], lse2[2 * i + 1]);
             p[4 * i] = exp2(acc_s[4 * i] * scale_log2 - la);
             p[4 * i + 1] = exp2(acc_s[4 * i + 1] * scale_log2 - lb);
             p[4 * i + 2] = exp2(acc_s[4 * i + 2] * scale_log2 - la);
