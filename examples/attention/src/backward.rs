@@ -84,7 +84,7 @@ pub const BWD_BN: u32 = 128;
 /// Queries per Q/dO tile (the N of Sᵀ and dPᵀ, the reduction of dV and dK).
 pub const BWD_BM: u32 = 64;
 /// Pipeline depth (Q/dO stages).
-pub const BWD_STAGES: u32 = 2;
+pub const BWD_STAGES: u32 = 3;
 /// Threads per block of the main kernel (as the forward's).
 pub const BWD_THREADS: u32 = 384;
 /// Registers per thread of the producer warpgroup after `setmaxnreg`.
