@@ -378,8 +378,9 @@ fn backward<const HD: u32, const R: usize, const DQ_COLUMNS: bool>(
     while j < q_tiles {
         let s = n % BWD_STAGES;
         let q0 = j * BWD_BM;
-        // This thread's columns' log-sum-exp and D are read where they are
-        // used (fewer live registers than loading them up front).
+        // This thread's first column's row in lse and delta. D is read
+        // where it is used (loaded up front it would cost registers the
+        // hd-128 kernels do not have).
         let col = (seq_row0 + q0 + c0) as usize;
         // The log-sum-exp (log2 domain) of this thread's columns, loaded
         // before the products so that its latency hides behind them.
@@ -449,9 +450,8 @@ fn backward<const HD: u32, const R: usize, const DQ_COLUMNS: bool>(
             // dS (queries × keys) for dQ's A operand: element (query,
             // key) of the warpgroup's tile.
             // SAFETY: inside this warpgroup's dS tile; each element belongs
-            // to this thread alone, and the last dQ product that read the
-            // tile completed (its wait_group, then this tile's warpgroup-
-            // collective wgmmas, came before).
+            // to this thread alone, and every warp's part of the last dQ
+            // product that read the buffer is complete (see `ds_base`).
             unsafe {
                 store_shared_u16(ds_base + swizzled_offset(c, r, 64), bf16_bits(ds[4 * i]));
                 store_shared_u16(ds_base + swizzled_offset(c + 1, r, 64), bf16_bits(ds[4 * i + 1]));
