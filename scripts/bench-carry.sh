@@ -2,8 +2,8 @@
 # Collects oxide's benchmark program into a folder that runs on a GPU machine
 # without Rust: the oxide-bench binary (oxide's PTX and nvcc's cubin are
 # embedded in it), the torch reference scripts (benches/torch/) and go.sh,
-# which finds cuBLAS and runs them. When attention_fwd is among the names
-# (or no name is given), go.sh first times torch's scaled_dot_product_attention
+# which finds cuBLAS and runs them. When attention_fwd or attention_bwd is among
+# the names (or no name is given), go.sh first times torch's scaled_dot_product_attention
 # with torch/attention.py (python: $OXIDE_TORCH_PYTHON, default
 # /opt/torch/.venv/bin/python) and hands its results to oxide-bench
 # ($OXIDE_TORCH_ATTENTION), whose rows then compare with torch's fastest backend.
@@ -55,13 +55,13 @@ fi
 echo "OXIDE_CUBLAS=${OXIDE_CUBLAS:-<not found>}"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,power.draw --format=csv,noheader 2>/dev/null || true
 # torch's attention reference, in the same device call, when its row runs.
-if [ $# -eq 0 ] || printf '%s\n' "$@" | grep -qx attention_fwd; then
+if [ $# -eq 0 ] || printf '%s\n' "$@" | grep -qx 'attention_fwd\|attention_bwd'; then
   py=${OXIDE_TORCH_PYTHON:-/opt/torch/.venv/bin/python}
   if [ -x "$py" ]; then
     export OXIDE_TORCH_ATTENTION=$here/torch-attention.txt
     "$py" "$here/torch/attention.py" --out "$OXIDE_TORCH_ATTENTION" || unset OXIDE_TORCH_ATTENTION
   else
-    echo "note: no torch python at $py (set OXIDE_TORCH_PYTHON): attention_fwd runs without torch's times"
+    echo "note: no torch python at $py (set OXIDE_TORCH_PYTHON): the attention rows run without torch's times"
   fi
 fi
 exec "$here/oxide-bench" "$@"

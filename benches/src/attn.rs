@@ -1,6 +1,9 @@
 //! The fused attention forward pass of examples/attention (row
 //! `attention_fwd`): TMA, mbarriers, wgmma for Q·Kᵀ and P·V, online softmax
-//! in registers.
+//! in registers; and its backward pass (row `attention_bwd`: dQ, dK, dV
+//! from dO, O and the log-sum-exp; head_dim 128, causal and not, seq 2048,
+//! 4096, 8192; TFLOP/s from 2.5× the forward's count, five matrix products
+//! to its two).
 //!
 //! Shapes of issue 22: heads·head_dim = 2048, batch·seq = 16384, head_dim
 //! 128 and 64, causal and not, seq 2048, 4096, 8192. Each shape is checked
@@ -11,11 +14,13 @@
 //! fastest backend, measured by `benches/torch/attention.py` in the same
 //! device call (the carried go.sh runs it first): that script writes one
 //! line per shape, `hd causal seq batch heads backend ms`, into the file
-//! named by `$OXIDE_TORCH_ATTENTION`, which this row reads. Without the
-//! file the rows print oxide's TFLOP/s alone (reference time = oxide's).
+//! named by `$OXIDE_TORCH_ATTENTION`, which this row reads (the backward's
+//! lines are the same with `bwd` in front: torch's backward timed alone,
+//! after one forward). Without the file the rows print oxide's TFLOP/s
+//! alone (reference time = oxide's).
 
 use crate::harness::{bf16_to_f32, de, random_bf16, Gpu, Row, Target};
-use attention::{reference_row, Attention, Shape};
+use attention::{reference_gradient_row, reference_row, Attention, Backward, Gradients, Shape};
 use cuda_core::DeviceBuffer;
 
 /// The variable naming the torch script's results file.
@@ -24,11 +29,18 @@ pub const TORCH_RESULTS_ENV: &str = "OXIDE_TORCH_ATTENTION";
 /// The issue's target: at least torch's fastest backend.
 const TORCH_TARGET: Target = Target::SpeedAtLeast(1.0);
 
-/// torch's fastest time (ms) and backend for one shape, from the results file.
-fn torch_best(results: &str, shape: Shape) -> Option<(f64, String)> {
+/// torch's fastest time (ms) and backend for one shape, from the results
+/// file: the forward's lines, or (`backward`) the backward's (`bwd` first).
+fn torch_best(results: &str, shape: Shape, backward: bool) -> Option<(f64, String)> {
     let mut best: Option<(f64, String)> = None;
     for line in results.lines() {
-        let f: Vec<&str> = line.split_whitespace().collect();
+        let mut f: Vec<&str> = line.split_whitespace().collect();
+        if backward {
+            if f.first() != Some(&"bwd") {
+                continue;
+            }
+            f.remove(0);
+        }
         if f.len() != 7 {
             continue;
         }
@@ -106,7 +118,7 @@ pub fn attention_fwd(gpu: &Gpu) -> Result<Vec<Row>, String> {
                 let name = format!("attention_fwd/{head_dim}{}/{seq}", if causal { "c" } else { "" });
                 let batch = 16384 / seq;
                 let what = format!("hd {head_dim}, {} heads, batch {batch}{}", 2048 / head_dim, if causal { ", causal" } else { "" });
-                rows.push(match torch.as_deref().and_then(|r| torch_best(r, shape)) {
+                rows.push(match torch.as_deref().and_then(|r| torch_best(r, shape, false)) {
                     Some((t_ref, backend)) => Row {
                         name,
                         oxide: t,
@@ -132,6 +144,92 @@ pub fn attention_fwd(gpu: &Gpu) -> Result<Vec<Row>, String> {
     Ok(rows)
 }
 
+/// Checks 16 sampled rows of dQ, dK, dV (words) against the CPU, from the
+/// GPU's O and log-sum-exp (examples/attention's bound).
+#[allow(clippy::too_many_arguments)]
+fn check_backward(shape: Shape, q: &[u16], k: &[u16], v: &[u16], d_o: &[u16], o: &[u32], lse: &[f32], grads: [&[u32]; 3]) -> Result<(), String> {
+    let f = |h: &[u16]| h.iter().map(|&x| bf16_to_f32(x)).collect::<Vec<f32>>();
+    let (qf, kf, vf, df) = (f(q), f(k), f(v), f(d_o));
+    let word = |w: &[u32], idx: usize| bf16_to_f32((w[idx / 2] >> (16 * (idx % 2))) as u16);
+    let of: Vec<f32> = (0..shape.elements()).map(|i| word(o, i)).collect();
+    let (s, d) = (shape.seq as usize, shape.head_dim as usize);
+    let n = shape.rows();
+    let rows = (0..15u64).map(|i| (i.wrapping_mul(2654435761) % n as u64) as usize).chain([n - 1]);
+    for row in rows {
+        let g = reference_gradient_row(&qf, &kf, &vf, &df, &of, lse, shape, row / s, row % s);
+        for (t, (name, want, abs)) in [("dQ", &g.dq, &g.dq_abs), ("dK", &g.dk, &g.dk_abs), ("dV", &g.dv, &g.dv_abs)].into_iter().enumerate() {
+            for c in 0..d {
+                let got = word(grads[t], row * d + c);
+                let err = (got - want[c]).abs();
+                if err.is_nan() || err > Gradients::tolerance(want[c], abs[c]) {
+                    return Err(format!("{shape:?}: {name}[row {row}][col {c}] = {got}, expected {}", want[c]));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The `attention_bwd` rows: the backward pass timed alone (the forward
+/// that makes O and the log-sum-exp runs once before).
+pub fn attention_bwd(gpu: &Gpu) -> Result<Vec<Row>, String> {
+    let s = &gpu.stream;
+    let torch = std::env::var_os(TORCH_RESULTS_ENV).and_then(|p| std::fs::read_to_string(p).ok());
+    if torch.is_none() {
+        eprintln!("attention_bwd: no torch results (${TORCH_RESULTS_ENV}; benches/torch/attention.py writes them): oxide alone");
+    }
+    let mut rows = Vec::new();
+    let head_dim = 128u32;
+    for causal in [false, true] {
+        for seq in [2048u32, 4096, 8192] {
+            let shape = Shape { batch_heads: (16384 / seq) * (2048 / head_dim), seq, head_dim, causal };
+            let n = shape.elements();
+            let seed = (seq as u64) << 8 ^ head_dim as u64 ^ 0xb0;
+            // Q scaled ×3 so that the softmax is peaked.
+            let q: Vec<u16> = random_bf16(n, seed).iter().map(|&x| crate::harness::f32_to_bf16(3.0 * bf16_to_f32(x))).collect();
+            let (k, v, d_o) = (random_bf16(n, seed + 1), random_bf16(n, seed + 2), random_bf16(n, seed + 3));
+            let up = |h: &[u16]| DeviceBuffer::from_host(s, h).map_err(de);
+            let (qd, kd, vd, dod) = (up(&q)?, up(&k)?, up(&v)?, up(&d_o)?);
+            let zeroed = || DeviceBuffer::<u32>::zeroed(s, n / 2).map_err(de);
+            let (mut o, mut dq, mut dk, mut dv) = (zeroed()?, zeroed()?, zeroed()?, zeroed()?);
+            let mut lse = DeviceBuffer::<f32>::zeroed(s, shape.rows()).map_err(de)?;
+            let attn = Attention::new(&gpu.oxide, s, &qd, &kd, &vd, shape).map_err(|e| e.to_string())?;
+            attn.launch(&gpu.oxide, s, &mut o, &mut lse).map_err(|e| e.to_string())?;
+            let mut bwd = Backward::new(&gpu.oxide, s, &qd, &kd, &vd, &dod, shape).map_err(|e| e.to_string())?;
+            bwd.launch(&gpu.oxide, s, &o, &lse, &mut dq, &mut dk, &mut dv).map_err(|e| e.to_string())?;
+            let host = |b: &DeviceBuffer<u32>| b.to_host_vec(s).map_err(de);
+            let (oh, dqh, dkh, dvh) = (host(&o)?, host(&dq)?, host(&dk)?, host(&dv)?);
+            check_backward(shape, &q, &k, &v, &d_o, &oh, &lse.to_host_vec(s).map_err(de)?, [&dqh, &dkh, &dvh])?;
+            let t = gpu.time_ms(3, 20, || bwd.launch(&gpu.oxide, s, &o, &lse, &mut dq, &mut dk, &mut dv).map_err(|e| e.to_string()))?;
+            let tflops = |ms: f64| shape.backward_flops() / (ms * 1e-3) / 1e12;
+            let name = format!("attention_bwd/{head_dim}{}/{seq}", if causal { "c" } else { "" });
+            let batch = 16384 / seq;
+            let what = format!("hd {head_dim}, {} heads, batch {batch}{}", 2048 / head_dim, if causal { ", causal" } else { "" });
+            rows.push(match torch.as_deref().and_then(|r| torch_best(r, shape, true)) {
+                Some((t_ref, backend)) => Row {
+                    name,
+                    oxide: t,
+                    unit: "ms",
+                    reference: "torch".into(),
+                    reference_time: t_ref,
+                    target: TORCH_TARGET,
+                    note: format!("{:.1} TFLOP/s vs {:.1} (sdpa {backend} backward); {what}", tflops(t), tflops(t_ref)),
+                },
+                None => Row {
+                    name,
+                    oxide: t,
+                    unit: "ms",
+                    reference: "-".into(),
+                    reference_time: t,
+                    target: Target::None,
+                    note: format!("{:.1} TFLOP/s; {what} (no torch results)", tflops(t)),
+                },
+            });
+        }
+    }
+    Ok(rows)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -143,10 +241,15 @@ mod tests {
                        128 0 4096 4 16 cudnn 1.9\n\
                        128 1 4096 4 16 cudnn 1.2\n\
                        64 0 4096 4 32 cudnn 0.9\n\
+                       bwd 128 0 4096 4 16 flash 6.1\n\
+                       bwd 128 0 4096 4 16 cudnn 5.2\n\
                        garbage line\n";
         let shape = Shape { batch_heads: 64, seq: 4096, head_dim: 128, causal: false };
-        assert_eq!(torch_best(results, shape), Some((1.9, "cudnn".to_string())));
-        assert_eq!(torch_best(results, Shape { causal: true, ..shape }), Some((1.2, "cudnn".to_string())));
-        assert_eq!(torch_best(results, Shape { seq: 2048, ..shape }), None);
+        assert_eq!(torch_best(results, shape, false), Some((1.9, "cudnn".to_string())));
+        assert_eq!(torch_best(results, Shape { causal: true, ..shape }, false), Some((1.2, "cudnn".to_string())));
+        assert_eq!(torch_best(results, Shape { seq: 2048, ..shape }, false), None);
+        // The backward's lines, and only those, for the backward.
+        assert_eq!(torch_best(results, shape, true), Some((5.2, "cudnn".to_string())));
+        assert_eq!(torch_best(results, Shape { causal: true, ..shape }, true), None);
     }
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""torch's reference for oxide's `attention_fwd` rows (issue 22).
+"""torch's reference for oxide's `attention_fwd` and `attention_bwd` rows (issue 22).
 
-Times torch.nn.functional.scaled_dot_product_attention, forward only, bf16,
+Times torch.nn.functional.scaled_dot_product_attention, forward and backward, bf16,
 layout [batch, heads, seq, head_dim], scale 1/sqrt(head_dim), with each
 backend forced through torch.nn.attention.sdpa_kernel (FLASH_ATTENTION,
 CUDNN_ATTENTION, EFFICIENT_ATTENTION; a backend that raises for a shape is
@@ -12,6 +12,14 @@ Prints one line per (shape, backend) with ms and TFLOP/s (4*b*h*s^2*d per
 pass, half of it causal, as oxide counts), and with --out FILE writes
 `hd causal seq batch heads backend ms` lines that oxide-bench's
 attention_fwd row reads through $OXIDE_TORCH_ATTENTION.
+
+The backward (--backward-head-dims, default 128; none with an empty list)
+is timed alone: one forward with requires_grad inputs under the backend,
+then torch.autograd.grad(out, (q, k, v), dO, retain_graph=True) between the
+events (autograd.grad rather than .backward, which would add the
+accumulation of .grad into the time). Its FLOPs are 2.5x the forward's (five
+matrix products to two); its lines in FILE are the forward's with `bwd` in
+front, read by oxide-bench's attention_bwd row.
 
     /opt/torch/.venv/bin/python benches/torch/attention.py [--seq 2048 4096 8192] [--out FILE]
 """
@@ -47,10 +55,44 @@ def time_ms(fn, warmup=3, reps=20):
     return times[len(times) // 2]
 
 
+def time_backward(q, k, v, causal, hd, seq, batch, heads, flops, gen):
+    """Times each backend's backward for one shape; returns the result lines."""
+    lines = []
+    d_o = torch.rand(q.shape, device="cuda", generator=gen, dtype=torch.float32).mul_(2).sub_(1).to(torch.bfloat16)
+    inputs = [t.detach().clone().requires_grad_(True) for t in (q, k, v)]
+    reference = None
+    for name, backend in BACKENDS:
+        try:
+            with sdpa_kernel([backend]):
+                out = F.scaled_dot_product_attention(*inputs, is_causal=causal)
+            run = lambda: torch.autograd.grad(out, inputs, d_o, retain_graph=True)
+            grads = run()
+            ms = time_ms(run)
+        except Exception as e:  # a backend that does not take the shape
+            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            print(f"attention_bwd torch hd={hd} causal={int(causal)} seq={seq} {name}: skipped ({first[:120]})")
+            continue
+        if reference is None:
+            reference = [g.float() for g in grads]
+        else:
+            diff = max((g.float() - r).abs().max().item() for g, r in zip(grads, reference))
+            if diff > 5e-2:
+                print(f"  warning: {name} backward differs from the first backend by {diff:.3g}")
+        print(
+            f"attention_bwd torch hd={hd} causal={int(causal)} seq={seq} batch={batch} heads={heads} "
+            f"{name}: {ms:.3f} ms, {flops / ms / 1e9:.1f} TFLOP/s"
+        )
+        lines.append(f"bwd {hd} {int(causal)} {seq} {batch} {heads} {name} {ms:.6f}")
+        del out, grads
+    del inputs, d_o, reference
+    return lines
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seq", type=int, nargs="+", default=[2048, 4096, 8192])
     parser.add_argument("--head-dims", type=int, nargs="+", default=[128, 64])
+    parser.add_argument("--backward-head-dims", type=int, nargs="*", default=[128])
     parser.add_argument("--out", help="results file for oxide-bench ($OXIDE_TORCH_ATTENTION)")
     args = parser.parse_args()
     if not torch.cuda.is_available():
@@ -93,6 +135,8 @@ def main():
                         f"{name}: {ms:.3f} ms, {flops / ms / 1e9:.1f} TFLOP/s"
                     )
                     lines.append(f"{hd} {int(causal)} {seq} {batch} {heads} {name} {ms:.6f}")
+                if hd in args.backward_head_dims:
+                    lines += time_backward(q, k, v, causal, hd, seq, batch, heads, flops * 2.5, gen)
                 del q, k, v, reference
     if args.out:
         with open(args.out, "w") as f:

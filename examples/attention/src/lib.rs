@@ -67,6 +67,9 @@
 //! attn.launch(&module, &stream, &mut o, &mut lse)?; // o: words, lse: f32
 //! ```
 //!
+//! The backward pass (dQ, dK, dV from dO, the forward's O and
+//! log-sum-exp) is in [`backward`] ([`Backward`], row `attention_bwd`).
+//!
 //! A program that links this crate must be built for sm_90a (wgmma):
 //! `[package.metadata.oxide] arch = "sm_90a"` in its Cargo.toml.
 
@@ -77,6 +80,9 @@ use cuda_device::wgmma::{self, descriptor, pack_bf16x2, Swizzle};
 use cuda_device::{dynamic_shared, kernel, ptx_asm, thread, tma, unroll, warp, warpgroup, DisjointSlice};
 use cuda_host::{cuda_launch, KernelModule};
 use std::marker::PhantomData;
+
+pub mod backward;
+pub use backward::{reference_backward, reference_gradient_row, Backward, DqSplit, Gradients};
 
 /// Query rows per block (two consumer warpgroups of 64).
 pub const BM: u32 = 128;
@@ -138,6 +144,13 @@ impl Shape {
         } else {
             full
         }
+    }
+
+    /// Floating-point operations of the backward pass: 2.5× the forward's
+    /// (five matrix products to its two: Q·Kᵀ again, dO·Vᵀ, Pᵀ·dO, dSᵀ·Q,
+    /// dS·K), half of it when causal.
+    pub fn backward_flops(&self) -> f64 {
+        2.5 * self.flops()
     }
 }
 

@@ -16,14 +16,30 @@
 //! moves outputs by much more. The log-sum-exp: |lse − ref| ≤ 10⁻³·max(1, |ref|).
 //! Each case prints PASS/FAIL and, on failure, its first wrong entries.
 //!
+//! Each case then runs the backward pass ([`attention::Backward`], with each
+//! split of dQ between the warpgroups that the head_dim has) on the
+//! forward's O and log-sum-exp with a random dO and checks dQ, dK, dV,
+//! every entry of every (batch, head), against `attention::reference_backward`
+//! (f32 on the CPU: the softmax recomputed from Q and K, then the textbook
+//! gradients). The bound, per entry: |g − ref| ≤ 2⁻⁷·(Σ|terms| + |ref|),
+//! where Σ|terms| is the sum of the absolute values of the products the
+//! entry adds up (`attention::Gradients::tolerance` explains it: P and dS
+//! are rounded to bf16 before their products, D comes from the bf16 O, the
+//! outputs are rounded to bf16).
+//!
 //! `attention --bench [SEQ…]` times the bench shapes (heads·head_dim = 2048,
 //! batch·seq = 16384; seq 512…16384 unless given) for head_dim 128 and 64,
 //! causal and not, after checking 64 sampled rows of each against the CPU,
-//! and prints TFLOP/s (4·b·h·s²·d per pass, half of it causal).
+//! and prints TFLOP/s (4·b·h·s²·d per pass, half of it causal); then the
+//! backward pass the same way (sampled rows of dQ, dK, dV checked against
+//! `attention::reference_gradient_row`; TFLOP/s from 2.5× the forward's
+//! count). `--bwd` with `--bench` times the backward pass alone (after a
+//! forward launch that makes its O and log-sum-exp).
 //!
 //! The exit status is non-zero when any check fails.
 
-use attention::{check_shape, kernel_function, kernel_name, reference_row, Attention, Shape, Variant};
+use attention::backward::bwd_kernel_name;
+use attention::{check_shape, kernel_function, kernel_name, reference_backward, reference_gradient_row, reference_row, Attention, Backward, DqSplit, Gradients, Shape, Variant};
 use cuda_core::{CudaContext, DeviceBuffer};
 use cuda_host::{load_kernel_module, KernelModule};
 use std::process::ExitCode;
@@ -62,9 +78,11 @@ struct Problem {
     qf: Vec<f32>,
     kf: Vec<f32>,
     vf: Vec<f32>,
+    dof: Vec<f32>,
     q: DeviceBuffer<u16>,
     k: DeviceBuffer<u16>,
     v: DeviceBuffer<u16>,
+    d_o: DeviceBuffer<u16>,
 }
 
 impl Problem {
@@ -78,15 +96,18 @@ impl Problem {
         let qh = random_bf16(n, 0x2545_f491_4f6c_dd1d ^ seed, 3.0);
         let kh = random_bf16(n, 0x9e37_79b9_7f4a_7c15 ^ seed, 1.0);
         let vh = random_bf16(n, 0xd1b5_4a32_d192_ed03 ^ seed, 1.0);
+        let doh = random_bf16(n, 0x94d0_49bb_1331_11eb ^ seed, 1.0);
         let f = |h: &[u16]| h.iter().map(|&x| from_bf16(x)).collect::<Vec<f32>>();
         Ok(Problem {
             shape,
             qf: f(&qh),
             kf: f(&kh),
             vf: f(&vh),
+            dof: f(&doh),
             q: DeviceBuffer::from_host(&stream, &qh)?,
             k: DeviceBuffer::from_host(&stream, &kh)?,
             v: DeviceBuffer::from_host(&stream, &vh)?,
+            d_o: DeviceBuffer::from_host(&stream, &doh)?,
         })
     }
 
@@ -128,6 +149,115 @@ impl Problem {
     }
 }
 
+/// The bf16 element `idx` of a tensor stored as pairs in words, as f32.
+fn element(words: &[u32], idx: usize) -> f32 {
+    let word = words[idx / 2];
+    from_bf16(if idx.is_multiple_of(2) { word as u16 } else { (word >> 16) as u16 })
+}
+
+/// Counts (and prints the first few of) the entries of the GPU's gradients
+/// `dq`, `dk`, `dv` (words) outside the bound of the reference `g`, whose
+/// entry `e` is the GPU's entry `offset + e`; tracks the worst
+/// error/tolerance ratio.
+fn compare_gradients(label: &str, got: [&[u32]; 3], g: &Gradients, offset: usize, head_dim: usize, bad: &mut usize, worst: &mut f32) {
+    let want = [(&g.dq, &g.dq_abs), (&g.dk, &g.dk_abs), (&g.dv, &g.dv_abs)];
+    for (t, (name, (values, abs))) in ["dQ", "dK", "dV"].iter().zip(want).enumerate() {
+        for (e, (&w, &a)) in values.iter().zip(abs.iter()).enumerate() {
+            let x = element(got[t], offset + e);
+            let tol = Gradients::tolerance(w, a);
+            let err = (x - w).abs();
+            *worst = worst.max(err / tol);
+            if err.is_nan() || err > tol {
+                if *bad < 5 {
+                    let row = (offset + e) / head_dim;
+                    println!("  {label}: {name}[row {row}][col {}] = {x}, expected {w} (tolerance {tol:.2e})", (offset + e) % head_dim);
+                }
+                *bad += 1;
+            }
+        }
+    }
+}
+
+/// Runs the backward pass of `p` with each split of dQ its head_dim has
+/// kernels for (after the forward, which makes O and the log-sum-exp) and
+/// checks dQ, dK, dV: every entry against
+/// `reference_backward`, or (`sampled`) 16 rows against
+/// `reference_gradient_row` from the GPU's O and log-sum-exp; with `reps`,
+/// times the backward pass alone.
+fn run_backward(ctx: &Arc<CudaContext>, module: &KernelModule, p: &Problem, sampled: bool, reps: usize) -> Result<bool, BoxError> {
+    let mut ok = true;
+    for &split in DqSplit::available(p.shape.head_dim) {
+        ok &= run_backward_split(ctx, module, p, split, sampled, reps)?;
+    }
+    Ok(ok)
+}
+
+fn run_backward_split(ctx: &Arc<CudaContext>, module: &KernelModule, p: &Problem, split: DqSplit, sampled: bool, reps: usize) -> Result<bool, BoxError> {
+    let stream = ctx.default_stream();
+    let shape = p.shape;
+    let label = format!(
+        "{} hd {} {} seq {} bh {}",
+        bwd_kernel_name(shape.head_dim, split),
+        shape.head_dim,
+        if shape.causal { "causal" } else { "full" },
+        shape.seq,
+        shape.batch_heads
+    );
+    let words = shape.elements() / 2;
+    let attn = Attention::new(module, &stream, &p.q, &p.k, &p.v, shape)?;
+    let mut o = DeviceBuffer::<u32>::zeroed(&stream, words)?;
+    let mut lse = DeviceBuffer::<f32>::zeroed(&stream, shape.rows())?;
+    attn.launch(module, &stream, &mut o, &mut lse)?;
+    let mut bwd = Backward::with_split(split, module, &stream, &p.q, &p.k, &p.v, &p.d_o, shape)?;
+    // Filled with NaN bits so that an entry never written fails.
+    let mut dq = DeviceBuffer::<u32>::zeroed(&stream, words)?;
+    let mut dk = DeviceBuffer::<u32>::zeroed(&stream, words)?;
+    let mut dv = DeviceBuffer::<u32>::zeroed(&stream, words)?;
+    for t in [&mut dq, &mut dk, &mut dv] {
+        t.memset(&stream, 0xff)?;
+    }
+    bwd.launch(module, &stream, &o, &lse, &mut dq, &mut dk, &mut dv)?;
+    stream.synchronize()?;
+    let (dqh, dkh, dvh) = (dq.to_host_vec(&stream)?, dk.to_host_vec(&stream)?, dv.to_host_vec(&stream)?);
+    let (s, d) = (shape.seq as usize, shape.head_dim as usize);
+    let (mut bad, mut worst) = (0usize, 0.0f32);
+    let checked = if sampled {
+        let (oh, lh) = (o.to_host_vec(&stream)?, lse.to_host_vec(&stream)?);
+        let of: Vec<f32> = (0..shape.elements()).map(|i| element(&oh, i)).collect();
+        let n = shape.rows();
+        let mut rows: Vec<usize> = (0..15u64).map(|i| (i.wrapping_mul(2654435761) % n as u64) as usize).collect();
+        rows.push(n - 1);
+        for &row in &rows {
+            let g = reference_gradient_row(&p.qf, &p.kf, &p.vf, &p.dof, &of, &lh, shape, row / s, row % s);
+            compare_gradients(&label, [&dqh, &dkh, &dvh], &g, row * d, d, &mut bad, &mut worst);
+        }
+        format!("{} rows", rows.len())
+    } else {
+        for bh in 0..shape.batch_heads as usize {
+            let g = reference_backward(&p.qf, &p.kf, &p.vf, &p.dof, shape, bh);
+            compare_gradients(&label, [&dqh, &dkh, &dvh], &g, bh * s * d, d, &mut bad, &mut worst);
+        }
+        "every entry".to_string()
+    };
+    println!("  {label}: {checked} checked, {bad} wrong entries (worst error/tolerance {worst:.3})");
+    let ok = bad == 0;
+    if reps > 0 {
+        let ms = time_ms(ctx, reps, || bwd.launch(module, &stream, &o, &lse, &mut dq, &mut dk, &mut dv))?;
+        let tflops = shape.backward_flops() / ms / 1e9;
+        println!("  {label}: {ms:.3} ms, {tflops:.1} TFLOP/s");
+        println!(
+            "attention_bwd {split:?} hd={} causal={} seq={} batch={} heads={} tflops={tflops:.1}",
+            shape.head_dim,
+            shape.causal as u8,
+            shape.seq,
+            16384 / shape.seq,
+            2048 / shape.head_dim
+        );
+    }
+    println!("{} {label}", if ok { "PASS" } else { "FAIL" });
+    Ok(ok)
+}
+
 /// Times `launch` (milliseconds per call, the median of `reps` after warm-up).
 fn time_ms(ctx: &Arc<CudaContext>, reps: usize, mut launch: impl FnMut() -> Result<(), BoxError>) -> Result<f64, BoxError> {
     let stream = ctx.default_stream();
@@ -148,13 +278,21 @@ fn time_ms(ctx: &Arc<CudaContext>, reps: usize, mut launch: impl FnMut() -> Resu
     Ok(times[times.len() / 2])
 }
 
-/// Runs `shape` once with each kernel variant; checks every row, or 64
-/// sampled ones; with `reps`, times it.
-fn run_case(ctx: &Arc<CudaContext>, module: &KernelModule, shape: Shape, sampled: bool, reps: usize) -> Result<bool, BoxError> {
+/// Runs `shape` once with each forward kernel variant (unless
+/// `backward_only`), then the backward pass; checks every row, or sampled
+/// ones; with `reps`, times them.
+fn run_case(ctx: &Arc<CudaContext>, module: &KernelModule, shape: Shape, sampled: bool, reps: usize, backward_only: bool) -> Result<bool, BoxError> {
     let p = Problem::new(ctx, shape)?;
     let mut ok = true;
-    for variant in Variant::ALL {
-        ok &= run_variant(ctx, module, &p, variant, sampled, reps)?;
+    if !backward_only {
+        for variant in Variant::ALL {
+            ok &= run_variant(ctx, module, &p, variant, sampled, reps)?;
+        }
+    }
+    // Without a correct forward (its O and log-sum-exp) the backward's
+    // failures would say nothing new.
+    if ok {
+        ok &= run_backward(ctx, module, &p, sampled, reps)?;
     }
     Ok(ok)
 }
@@ -237,9 +375,16 @@ fn main() -> ExitCode {
                 println!("{name}: {} registers, {} bytes local memory per thread", a.num_regs, a.local_bytes_per_thread);
             }
         }
+        for &split in DqSplit::available(hd) {
+            let name = bwd_kernel_name(hd, split);
+            if let Ok(a) = kernel_function(&module, name).and_then(|f| Ok(f.attributes()?)) {
+                println!("{name}: {} registers, {} bytes local memory per thread", a.num_regs, a.local_bytes_per_thread);
+            }
+        }
     }
     let args: Vec<String> = std::env::args().skip(1).collect();
     let bench = args.iter().any(|a| a == "--bench");
+    let backward_only = args.iter().any(|a| a == "--bwd");
     let mut cases = Vec::new();
     if bench {
         let mut seqs: Vec<u32> = args.iter().filter_map(|s| s.parse().ok()).collect();
@@ -267,7 +412,7 @@ fn main() -> ExitCode {
     }
     let mut failed = 0;
     for (shape, sampled, reps) in cases {
-        match run_case(&ctx, &module, shape, sampled, reps) {
+        match run_case(&ctx, &module, shape, sampled, reps, backward_only) {
             Ok(true) => {}
             Ok(false) => failed += 1,
             Err(e) => {
