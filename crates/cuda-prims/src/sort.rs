@@ -1192,7 +1192,7 @@ mod tests {
         assert_eq!(SortTuning::parse("items=20,pair-items=32,window=0,window=9,fast,match=all"), SortTuning::default());
         assert_eq!(SortTuning { window: 3, poll_delay_ns: 2, ..SortTuning::default() }.look_back_word(), 3 | 2 << 8);
         // The largest delay leaves the ranking's flag alone.
-        let word = SortTuning { window: 4, poll_delay_ns: 1 << 20, match_any: false }.look_back_word();
+        let word = SortTuning { window: 4, poll_delay_ns: 1 << 20, ..SortTuning::default() }.look_back_word();
         assert_eq!(word & MATCH_ANY_FLAG, 0);
         assert_eq!((word >> 8) & ((1 << DELAY_BITS) - 1), 1 << 20);
         let word = SortTuning { match_any: true, ..SortTuning::default() }.look_back_word();
