@@ -45,11 +45,10 @@
 //! ranked, so that later tiles can look back. It then ranks each key within
 //! its warp (eight ballots, one per digit bit, find the lanes of equal
 //! digits) straight into its slot of the tile in digit order in shared
-//! memory, and only then looks
-//! back over the counts of the tiles before it (decoupled look-back, one
-//! thread per digit, a few predecessors per poll) for each digit's place in
-//! the output; the tile is then written out from shared memory in runs of
-//! equal digits. A tile's status is one 32-bit word per digit (two flag
+//! memory, and only then looks back over the counts of the tiles before it
+//! (decoupled look-back, one thread per digit, a few predecessors per poll)
+//! for each digit's place in the output; the tile is then written out from
+//! shared memory in runs of equal digits. A tile's status is one 32-bit word per digit (two flag
 //! bits above a 30-bit count), written and read whole with relaxed
 //! device-scope accesses, no fence. Temporary storage (the other half of
 //! the double buffer, the counts and two alternating regions of tile
@@ -104,12 +103,6 @@ const AGGREGATE: u32 = 1 << 30;
 const PREFIX: u32 = 2 << 30;
 /// The count bits of a tile status.
 const COUNT_MASK: u32 = (1 << 30) - 1;
-/// The scatter's tuning word ([`SortTuning::look_back_word`]): the
-/// look-back window in the low 8 bits, the poll delay in the
-/// [`DELAY_BITS`] above, and this flag: rank with `match.any`.
-const MATCH_ANY_FLAG: u32 = 1 << 31;
-/// Bits of the poll delay in the tuning word (the delay is at most 2^20 ns).
-const DELAY_BITS: u32 = 21;
 
 mod sealed {
     pub trait Sealed {}
@@ -336,7 +329,7 @@ pub(crate) unsafe fn block_exclusive_sum(x: u64, totals: *mut u64) -> u64 {
 /// `keys_in` to its place by digit `pass` in `keys_out`. Launch with
 /// [`THREADS`] threads and `tiles` blocks of `THREADS * ITEMS` keys after
 /// [`radix_histogram`] filled the counts of `scratch`; `look_back` is a
-/// [`SortTuning::look_back_word`] (the look-back's settings and how to rank).
+/// [`SortTuning::look_back_word`].
 ///
 /// A tile, in order: count its digits per warp (shared-memory atomics, no
 /// ranking yet), publish the tile's 256 counts, scan them for the tile's
@@ -495,38 +488,26 @@ pub fn radix_scatter<K: RadixKey, V: Copy + Default, const PAIRS: bool, const IT
     let rank_shift = unsafe { *shared_ptr(TICKET.as_mut_ptr()).add(1) };
     let keys_exchange = exchange.cast::<K>();
     let mut ranks = [0u32; ITEMS];
-    // The lanes of equal digits, by eight ballots (the default) or by one
-    // `match.any` (`OXIDE_PRIMS_SORT=match=any`): the two loops are the
-    // same but for that, and the choice is uniform, taken once per tile.
-    macro_rules! rank_keys {
-        ($peers:expr) => {
-            let peers_of = $peers;
-            cuda_device::unroll!(full, for i in 0..ITEMS {
-                let d = keys[i].digit(rank_shift, desc);
-                let peers = peers_of(d);
-                let below = (peers & warp::lanemask_lt()).count_ones();
-                let leader = 31 - peers.leading_zeros();
-                let mut before = 0;
-                if warp::lane_id() == leader {
-                    // SAFETY: only the leader of a digit's lanes touches its counter.
-                    unsafe {
-                        before = *own_counts.add(d as usize);
-                        *own_counts.add(d as usize) = before + peers.count_ones();
-                    }
-                }
-                let rank = warp::shfl_idx(warp::FULL_MASK, before, leader) + below;
-                unsafe { *keys_exchange.add(rank as usize) = keys[i] };
-                if PAIRS {
-                    ranks[i] = rank;
-                }
-                warp::sync_warp(warp::FULL_MASK);
-            });
-        };
-    }
-    if look_back & MATCH_ANY_FLAG == 0 {
-        rank_keys!(match_digit);
-    } else {
-        rank_keys!(|d: u32| warp::match_any(warp::FULL_MASK, d));
+    #[unroll]
+    for i in 0..ITEMS {
+        let d = keys[i].digit(rank_shift, desc);
+        let peers = match_digit(d);
+        let below = (peers & warp::lanemask_lt()).count_ones();
+        let leader = 31 - peers.leading_zeros();
+        let mut before = 0;
+        if warp::lane_id() == leader {
+            // SAFETY: only the leader of a digit's lanes touches its counter.
+            unsafe {
+                before = *own_counts.add(d as usize);
+                *own_counts.add(d as usize) = before + peers.count_ones();
+            }
+        }
+        let rank = warp::shfl_idx(warp::FULL_MASK, before, leader) + below;
+        unsafe { *keys_exchange.add(rank as usize) = keys[i] };
+        if PAIRS {
+            ranks[i] = rank;
+        }
+        warp::sync_warp(warp::FULL_MASK);
     }
 
     // The values' loads, in flight during the look-back.
@@ -628,10 +609,10 @@ pub fn radix_scatter<K: RadixKey, V: Copy + Default, const PAIRS: bool, const IT
 }
 
 /// The lanes of the warp whose 8-bit digit `d` equals this lane's, by one
-/// ballot per bit: each ballot keeps the lanes that agree on that bit. The
-/// same mask as `match.any` gives, which on sm_70 and later is a much slower
-/// instruction for so few bits (CUB's ranking avoids it the same way);
-/// see benches/README.md, "radix sort: match.any against ballots".
+/// ballot per bit, each keeping the lanes that agree on that bit: the mask
+/// `match.any` gives, without the `MATCH.ANY` instruction, which CUB's
+/// ranking avoids the same way for so few bits (its note: slower). See
+/// benches/README.md, "radix sort: match.any against ballots".
 #[inline(always)]
 fn match_digit(d: u32) -> u32 {
     let mut peers = warp::FULL_MASK;
@@ -657,7 +638,7 @@ fn match_digit(d: u32) -> u32 {
 #[allow(clippy::needless_range_loop)] // as in `radix_scatter`
 unsafe fn look_back_digit(digit_statuses: *mut u32, tile: usize, look_back: u32) -> u32 {
     let window = (look_back & 0xff) as usize;
-    let delay = (look_back >> 8) & ((1 << DELAY_BITS) - 1);
+    let delay = look_back >> 8;
     let status = |t: usize| unsafe { AtomicU32::from_ptr(digit_statuses.add(t * RADIX)) };
     let mut earlier = 0u32;
     // Predecessors `end - 1` down to `end - window` are the window.
@@ -967,22 +948,18 @@ pub struct SortTuning {
     /// Nanoseconds to sleep before polling again a window with a status not
     /// yet published; 0: poll again at once.
     pub poll_delay_ns: u32,
-    /// Rank a warp's equal digits with one `match.any` per key instead of
-    /// eight ballots (the default): the scatter before ballots, for
-    /// comparison.
-    pub match_any: bool,
 }
 
 impl Default for SortTuning {
     fn default() -> SortTuning {
-        SortTuning { items: DEFAULT_ITEMS, pair_items: WIDE_ITEMS, window: DEFAULT_WINDOW, poll_delay_ns: 0, match_any: false }
+        SortTuning { items: DEFAULT_ITEMS, pair_items: WIDE_ITEMS, window: DEFAULT_WINDOW, poll_delay_ns: 0 }
     }
 }
 
 impl SortTuning {
     /// The tuning named by `OXIDE_PRIMS_SORT` (read once): a comma list of
-    /// `items=16|24|32`, `pair-items=16|24`, `window=1..4`, `delay=NS` and
-    /// `match=any|ballot` changing the default;
+    /// `items=16|24|32`, `pair-items=16|24`, `window=1..4` and `delay=NS`
+    /// changing the default;
     /// unset or empty: the default. For benchmarks comparing variants in
     /// one build.
     pub fn from_env() -> SortTuning {
@@ -1005,23 +982,17 @@ impl SortTuning {
                 t.window = window;
             } else if let Some(ns) = value("delay=") {
                 t.poll_delay_ns = ns.min(1 << 20);
-            } else if item == "match=any" || item == "match=ballot" {
-                t.match_any = item == "match=any";
             } else {
-                eprintln!(
-                    "OXIDE_PRIMS_SORT: ignoring `{item}` (expected `items=16|24|32`, `pair-items=16|24`, `window=1..4`, `delay=NS` or `match=any|ballot`)"
-                );
+                eprintln!("OXIDE_PRIMS_SORT: ignoring `{item}` (expected `items=16|24|32`, `pair-items=16|24`, `window=1..4` or `delay=NS`)");
             }
         }
         t
     }
 
-    /// The look-back's settings and the ranking's as the scatter kernel
-    /// takes them: the window in the low 8 bits, the delay in the 21 above,
-    /// the top bit set for `match.any` ranking.
+    /// The look-back's settings as the scatter kernel takes them: the
+    /// window in the low 8 bits, the delay above.
     pub fn look_back_word(&self) -> u32 {
-        const { assert!(1 << 20 < 1 << DELAY_BITS && 8 + DELAY_BITS < 31) };
-        self.window | self.poll_delay_ns << 8 | if self.match_any { MATCH_ANY_FLAG } else { 0 }
+        self.window | self.poll_delay_ns << 8
     }
 }
 
@@ -1184,18 +1155,11 @@ mod tests {
     fn tuning_parses_the_knob() {
         assert_eq!(SortTuning::parse(""), SortTuning::default());
         assert_eq!(
-            SortTuning::parse(" items=32, window=4 ,delay=300,pair-items=24,match=any"),
-            SortTuning { items: 32, pair_items: 24, window: 4, poll_delay_ns: 300, match_any: true }
+            SortTuning::parse(" items=32, window=4 ,delay=300,pair-items=24"),
+            SortTuning { items: 32, pair_items: 24, window: 4, poll_delay_ns: 300 }
         );
-        assert!(!SortTuning::parse("match=any,match=ballot").match_any);
         // Unknown items and values out of range are ignored (with a warning).
-        assert_eq!(SortTuning::parse("items=20,pair-items=32,window=0,window=9,fast,match=all"), SortTuning::default());
+        assert_eq!(SortTuning::parse("items=20,pair-items=32,window=0,window=9,fast"), SortTuning::default());
         assert_eq!(SortTuning { window: 3, poll_delay_ns: 2, ..SortTuning::default() }.look_back_word(), 3 | 2 << 8);
-        // The largest delay leaves the ranking's flag alone.
-        let word = SortTuning { window: 4, poll_delay_ns: 1 << 20, ..SortTuning::default() }.look_back_word();
-        assert_eq!(word & MATCH_ANY_FLAG, 0);
-        assert_eq!((word >> 8) & ((1 << DELAY_BITS) - 1), 1 << 20);
-        let word = SortTuning { match_any: true, ..SortTuning::default() }.look_back_word();
-        assert_eq!(word & !MATCH_ANY_FLAG, SortTuning::default().look_back_word());
     }
 }
