@@ -43,12 +43,12 @@
 //! load in flight at once, counts its digits per warp (shared-memory
 //! atomics) and publishes its 256 digit counts at once, before any key is
 //! ranked, so that later tiles can look back. It then ranks each key within
-//! its warp (`match.any` finds the lanes of equal digits) straight into its
-//! slot of the tile in digit order in shared memory, and only then looks
-//! back over the counts of the tiles before it (decoupled look-back, one
-//! thread per digit, a few predecessors per poll) for each digit's place in
-//! the output; the tile is then written out from shared memory in runs of
-//! equal digits. A tile's status is one 32-bit word per digit (two flag
+//! its warp (eight ballots, one per digit bit, find the lanes of equal
+//! digits) straight into its slot of the tile in digit order in shared
+//! memory, and only then looks back over the counts of the tiles before it
+//! (decoupled look-back, one thread per digit, a few predecessors per poll)
+//! for each digit's place in the output; the tile is then written out from
+//! shared memory in runs of equal digits. A tile's status is one 32-bit word per digit (two flag
 //! bits above a 30-bit count), written and read whole with relaxed
 //! device-scope accesses, no fence. Temporary storage (the other half of
 //! the double buffer, the counts and two alternating regions of tile
@@ -333,7 +333,7 @@ pub(crate) unsafe fn block_exclusive_sum(x: u64, totals: *mut u64) -> u64 {
 ///
 /// A tile, in order: count its digits per warp (shared-memory atomics, no
 /// ranking yet), publish the tile's 256 counts, scan them for the tile's
-/// digit starts, rank each key within its warp (`match.any`) straight into
+/// digit starts, rank each key within its warp ([`match_digit`]) straight into
 /// its slot of the tile in digit order, look back over the tiles before for
 /// each digit's place in the output (thread `d` for digit `d`), then write
 /// the tile out from shared memory in runs of equal digits. Publishing
@@ -478,7 +478,7 @@ pub fn radix_scatter<K: RadixKey, V: Copy + Default, const PAIRS: bool, const IT
     }
     thread::sync_threads();
 
-    // Rank within the warp: lanes with equal digits (match.any) take
+    // Rank within the warp: lanes with equal digits take
     // consecutive slots after the ones the warp gave that digit before; each
     // key goes to its slot at once. The digits are computed again, from a
     // shift read back from shared memory: with the same shift, the compiler
@@ -491,7 +491,7 @@ pub fn radix_scatter<K: RadixKey, V: Copy + Default, const PAIRS: bool, const IT
     #[unroll]
     for i in 0..ITEMS {
         let d = keys[i].digit(rank_shift, desc);
-        let peers = warp::match_any(warp::FULL_MASK, d);
+        let peers = match_digit(d);
         let below = (peers & warp::lanemask_lt()).count_ones();
         let leader = 31 - peers.leading_zeros();
         let mut before = 0;
@@ -546,24 +546,36 @@ pub fn radix_scatter<K: RadixKey, V: Copy + Default, const PAIRS: bool, const IT
     thread::sync_threads();
 
     // Out in runs of equal digits: slot j of the tile goes to adjust[d] + j.
+    // A full tile writes every slot with no bounds check: a test per slot
+    // became a branch per key, with its convergence barrier, about as many
+    // instructions again as the store's own.
     let out = keys_out.as_mut_ptr();
     // The slots' digits, four to a word, for the values.
     let mut slot_digits = [0u32; ITEMS];
-    #[unroll]
-    for i in 0..ITEMS {
-        let j = i * THREADS + tid;
-        if (j as u32) < in_tile32 {
-            unsafe {
-                let key = *keys_exchange.add(j);
-                let d = key.digit(shift, desc);
-                if PAIRS {
-                    slot_digits[i / 4] |= d << (8 * (i % 4));
+    macro_rules! write_keys {
+        ($in_bounds:expr) => {
+            let in_bounds = $in_bounds;
+            cuda_device::unroll!(full, for i in 0..ITEMS {
+                let j = i * THREADS + tid;
+                if in_bounds(j) {
+                    unsafe {
+                        let key = *keys_exchange.add(j);
+                        let d = key.digit(shift, desc);
+                        if PAIRS {
+                            slot_digits[i / 4] |= d << (8 * (i % 4));
+                        }
+                        let place = (*adjust.add(d as usize)).wrapping_add(j as u32);
+                        // SAFETY: the places of a pass are a permutation of 0..n.
+                        *out.add(place as usize) = key;
+                    }
                 }
-                let place = (*adjust.add(d as usize)).wrapping_add(j as u32);
-                // SAFETY: the places of a pass are a permutation of 0..n.
-                *out.add(place as usize) = key;
-            }
-        }
+            });
+        };
+    }
+    if full {
+        write_keys!(|_: usize| true);
+    } else {
+        write_keys!(|j: usize| (j as u32) < in_tile32);
     }
     if !PAIRS {
         return;
@@ -576,15 +588,40 @@ pub fn radix_scatter<K: RadixKey, V: Copy + Default, const PAIRS: bool, const IT
     }
     thread::sync_threads();
     let out = values_out.as_mut_ptr();
-    #[unroll]
-    for i in 0..ITEMS {
-        let j = i * THREADS + tid;
-        if (j as u32) < in_tile32 {
-            let d = (slot_digits[i / 4] >> (8 * (i % 4))) & (RADIX as u32 - 1);
-            // SAFETY: as for the keys.
-            unsafe { *out.add((*adjust.add(d as usize)).wrapping_add(j as u32) as usize) = *values_exchange.add(j) };
-        }
+    macro_rules! write_values {
+        ($in_bounds:expr) => {
+            let in_bounds = $in_bounds;
+            cuda_device::unroll!(full, for i in 0..ITEMS {
+                let j = i * THREADS + tid;
+                if in_bounds(j) {
+                    let d = (slot_digits[i / 4] >> (8 * (i % 4))) & (RADIX as u32 - 1);
+                    // SAFETY: as for the keys.
+                    unsafe { *out.add((*adjust.add(d as usize)).wrapping_add(j as u32) as usize) = *values_exchange.add(j) };
+                }
+            });
+        };
     }
+    if full {
+        write_values!(|_: usize| true);
+    } else {
+        write_values!(|j: usize| (j as u32) < in_tile32);
+    }
+}
+
+/// The lanes of the warp whose 8-bit digit `d` equals this lane's, by one
+/// ballot per bit, each keeping the lanes that agree on that bit: the mask
+/// `match.any` gives, without the `MATCH.ANY` instruction, which CUB's
+/// ranking avoids the same way for so few bits (its note: slower). See
+/// benches/README.md, "radix sort: match.any against ballots".
+#[inline(always)]
+fn match_digit(d: u32) -> u32 {
+    let mut peers = warp::FULL_MASK;
+    cuda_device::unroll!(full, for bit in 0..DIGIT_BITS {
+        let set = d & (1 << bit) != 0;
+        let lanes = warp::ballot(warp::FULL_MASK, set);
+        peers &= if set { lanes } else { !lanes };
+    });
+    peers
 }
 
 /// The count of one digit in every tile before `tile` (> 0): the statuses
