@@ -86,6 +86,11 @@ const WIDE_ITEMS: usize = 16;
 /// Keys per thread of a scatter tile of 4-byte keys alone, by default
 /// ([`SortTuning::items`]).
 const DEFAULT_ITEMS: usize = 24;
+/// Blocks per multiprocessor of a tile of 16 four-byte keys with four-byte
+/// values, by default ([`SortTuning::pair_blocks`]): four fit that
+/// instance in 64 registers with no spills (benches/README.md, "radix
+/// sort: f32 keys and pairs").
+const DEFAULT_PAIR_BLOCKS: u32 = 4;
 /// Predecessors one look-back poll reads, by default ([`SortTuning::window`]).
 const DEFAULT_WINDOW: u32 = 2;
 /// The widest look-back window.
@@ -124,10 +129,34 @@ pub trait RadixKey: sealed::Sealed + Copy + Default + Send + Sync + 'static {
     /// that its padding ranks after every real key and no key needs a
     /// bounds test.
     fn padding(descending: bool) -> Self;
+    /// The key as the scatter holds it between its load and its store, in
+    /// registers and in shared memory: for floats, their order bits but
+    /// for `-0.0`, complemented when `descending` (a reversible map, so
+    /// `-0.0` keeps its bits), so that each digit costs a shift and a mask
+    /// and one test for `-0.0`, not the whole order map again; other keys
+    /// as they are.
+    #[inline(always)]
+    fn twiddle_in(self, descending: bool) -> Self {
+        let _ = descending;
+        self
+    }
+    /// [`twiddle_in`](RadixKey::twiddle_in)'s inverse.
+    #[inline(always)]
+    fn twiddle_out(self, descending: bool) -> Self {
+        let _ = descending;
+        self
+    }
+    /// The 8-bit digit at `shift` of a key that went through
+    /// [`twiddle_in`](RadixKey::twiddle_in): the same digit as
+    /// [`digit`](RadixKey::digit) gives the key before it.
+    #[inline(always)]
+    fn twiddled_digit(self, shift: u32, descending: bool) -> u32 {
+        self.digit(shift, descending)
+    }
 }
 
 macro_rules! radix_key {
-    ($($t:ty, $bits:ty, $width:literal, |$k:ident| $order:expr, |$o:ident| $key:expr;)*) => {$(
+    ($($t:ty, $bits:ty, $width:literal, |$k:ident| $order:expr, |$o:ident| $key:expr, {$($more:tt)*};)*) => {$(
         impl sealed::Sealed for $t {}
         impl RadixKey for $t {
             const BITS: u32 = $width;
@@ -149,6 +178,7 @@ macro_rules! radix_key {
                 let $o: $bits = if descending { 0 } else { !0 };
                 $key
             }
+            $($more)*
         }
     )*};
 }
@@ -172,15 +202,50 @@ macro_rules! float_order {
     }};
 }
 
+/// A float type's [`RadixKey`] twiddle: negative keys (sign bit set)
+/// complemented, others with the sign bit set, so `-0.0` becomes the
+/// complement of `+0.0`'s image (`twiddled_digit` reads it as `+0.0`).
+macro_rules! float_twiddle {
+    ($t:ty, $bits:ty, $signed:ty) => {
+        #[inline(always)]
+        fn twiddle_in(self, descending: bool) -> Self {
+            let b = self.to_bits();
+            // All ones for a negative key, else zero.
+            let negative = ((b as $signed) >> (<$bits>::BITS - 1)) as $bits;
+            let r = b ^ (negative | (1 << (<$bits>::BITS - 1)));
+            <$t>::from_bits(if descending { !r } else { r })
+        }
+        #[inline(always)]
+        fn twiddle_out(self, descending: bool) -> Self {
+            let r = self.to_bits();
+            let r = if descending { !r } else { r };
+            // All ones where the key was not negative (the sign bit set).
+            let kept = ((r as $signed) >> (<$bits>::BITS - 1)) as $bits;
+            <$t>::from_bits(r ^ (!kept | (1 << (<$bits>::BITS - 1))))
+        }
+        #[inline(always)]
+        fn twiddled_digit(self, shift: u32, descending: bool) -> u32 {
+            let r = self.to_bits();
+            // `-0.0` as `+0.0` (whose image is the complement of its own).
+            let minus_zero: $bits = !(1 << (<$bits>::BITS - 1));
+            let minus_zero = if descending { !minus_zero } else { minus_zero };
+            let r = if r == minus_zero { !r } else { r };
+            ((r >> shift) as u32) & (RADIX as u32 - 1)
+        }
+    };
+}
+
 // Each type: its order bits from a key `k`, and a key `o` whose order bits
 // are `o` (for floats, the NaN or the key other than -0.0).
 radix_key! {
-    u32, u32, 32, |k| k, |o| o;
-    i32, u32, 32, |k| (k as u32) ^ (1 << 31), |o| (o ^ (1 << 31)) as i32;
-    f32, u32, 32, |k| float_order!(k.to_bits(), 1u32 << 31), |o| f32::from_bits(float_key!(o, 1u32 << 31));
-    u64, u64, 64, |k| k, |o| o;
-    i64, u64, 64, |k| (k as u64) ^ (1 << 63), |o| (o ^ (1 << 63)) as i64;
-    f64, u64, 64, |k| float_order!(k.to_bits(), 1u64 << 63), |o| f64::from_bits(float_key!(o, 1u64 << 63));
+    u32, u32, 32, |k| k, |o| o, {};
+    i32, u32, 32, |k| (k as u32) ^ (1 << 31), |o| (o ^ (1 << 31)) as i32, {};
+    f32, u32, 32, |k| float_order!(k.to_bits(), 1u32 << 31), |o| f32::from_bits(float_key!(o, 1u32 << 31)),
+        { float_twiddle!(f32, u32, i32); };
+    u64, u64, 64, |k| k, |o| o, {};
+    i64, u64, 64, |k| (k as u64) ^ (1 << 63), |o| (o ^ (1 << 63)) as i64, {};
+    f64, u64, 64, |k| float_order!(k.to_bits(), 1u64 << 63), |o| f64::from_bits(float_key!(o, 1u64 << 63)),
+        { float_twiddle!(f64, u64, i64); };
 }
 
 /// Which way [`sort_keys`] and [`sort_pairs`] order the keys.
@@ -339,14 +404,17 @@ pub(crate) unsafe fn block_exclusive_sum(x: u64, totals: *mut u64) -> u64 {
 /// the tile out from shared memory in runs of equal digits. Publishing
 /// before the ranking shortens what a later tile waits for; looking back
 /// after it gives the earlier tiles that time to finish theirs.
-// Three blocks per multiprocessor (80 registers) hold every instance but
-// pairs with 8-byte keys or values or more than 16 keys per thread, which
-// spilled there and get two.
-#[kernel(launch_bounds(THREADS, const { if PAIRS && (size_of::<K>() > 4 || size_of::<V>() > 4 || ITEMS > 16) { 2 } else { 3 } }))]
+// `BLOCKS` blocks per multiprocessor: the host picks three (80 registers)
+// for every instance but pairs with 8-byte keys or values or more than 16
+// keys per thread, which spilled there and get two; and four (64
+// registers) for four-byte keys alone at 16 or 24 keys per thread and
+// with four-byte values at 16, under `SortTuning::blocks` and
+// `SortTuning::pair_blocks`.
+#[kernel(launch_bounds(THREADS, BLOCKS))]
 // Per-key loops index arrays: unrolled, every index is a constant and
 // the arrays stay in registers.
 #[allow(clippy::too_many_arguments, clippy::needless_range_loop)]
-pub fn radix_scatter<K: RadixKey, V: Copy + Default, const PAIRS: bool, const ITEMS: usize>(
+pub fn radix_scatter<K: RadixKey, V: Copy + Default, const PAIRS: bool, const ITEMS: usize, const BLOCKS: u32>(
     keys_in: &[K],
     values_in: &[V],
     mut keys_out: DisjointSlice<K>,
@@ -436,13 +504,18 @@ pub fn radix_scatter<K: RadixKey, V: Copy + Default, const PAIRS: bool, const IT
             };
         }
     }
+    // Floats to their twiddled form, once (see `RadixKey::twiddle_in`).
+    #[unroll]
+    for i in 0..ITEMS {
+        keys[i] = keys[i].twiddle_in(desc);
+    }
     let in_tile32 = in_tile as u32;
 
     // The warp's digit counts (ranks come later, once the counts are out).
     let own_counts = unsafe { warp_counts.add(w * RADIX) };
     #[unroll]
     for i in 0..ITEMS {
-        let d = keys[i].digit(shift, desc) as usize;
+        let d = keys[i].twiddled_digit(shift, desc) as usize;
         // SAFETY: zeroed before the barrier above; atomics among the warp.
         unsafe { AtomicU32::from_ptr(own_counts.add(d)) }.fetch_add_scoped(1, Scope::Block, Ordering::Relaxed);
     }
@@ -490,7 +563,7 @@ pub fn radix_scatter<K: RadixKey, V: Copy + Default, const PAIRS: bool, const IT
     let mut ranks = [0u32; ITEMS];
     #[unroll]
     for i in 0..ITEMS {
-        let d = keys[i].digit(rank_shift, desc);
+        let d = keys[i].twiddled_digit(rank_shift, desc);
         let peers = match_digit(d);
         let below = (peers & warp::lanemask_lt()).count_ones();
         let leader = 31 - peers.leading_zeros();
@@ -560,13 +633,13 @@ pub fn radix_scatter<K: RadixKey, V: Copy + Default, const PAIRS: bool, const IT
                 if in_bounds(j) {
                     unsafe {
                         let key = *keys_exchange.add(j);
-                        let d = key.digit(shift, desc);
+                        let d = key.twiddled_digit(shift, desc);
                         if PAIRS {
                             slot_digits[i / 4] |= d << (8 * (i % 4));
                         }
                         let place = (*adjust.add(d as usize)).wrapping_add(j as u32);
                         // SAFETY: the places of a pass are a permutation of 0..n.
-                        *out.add(place as usize) = key;
+                        *out.add(place as usize) = key.twiddle_out(desc);
                     }
                 }
             });
@@ -816,6 +889,28 @@ fn items_per_thread(key_bytes: usize, value_bytes: usize, tuning: SortTuning) ->
     }
 }
 
+/// Blocks per multiprocessor of the scatter instance for keys of
+/// `key_bytes` and values of `value_bytes` (0: keys only) under `tuning`:
+/// the instance's launch bound, so its register budget (65536 registers
+/// over `blocks * 256` threads). Four-byte keys alone in tiles of 16 or 24
+/// keys per thread take `tuning.blocks`, with four-byte values in tiles of
+/// 16 `tuning.pair_blocks` (3 or 4); pairs with 8-byte keys or values, or
+/// with more than 16 keys per thread, 2; everything else 3.
+fn scatter_blocks(key_bytes: usize, value_bytes: usize, tuning: SortTuning) -> u32 {
+    let items = items_per_thread(key_bytes, value_bytes, tuning);
+    if value_bytes > 0 && (key_bytes > 4 || value_bytes > 4 || items > 16) {
+        2
+    } else if key_bytes > 4 {
+        3
+    } else if value_bytes > 0 {
+        tuning.pair_blocks
+    } else if items <= 24 {
+        tuning.blocks
+    } else {
+        3
+    }
+}
+
 /// The keys one block of the scatter sorts into place (one tile) in a sort
 /// of `key_bytes`-byte keys with `value_bytes`-byte values (0 for
 /// [`sort_keys`]), under the tuning of `OXIDE_PRIMS_SORT`
@@ -825,7 +920,8 @@ pub fn tile_len(key_bytes: usize, value_bytes: usize) -> usize {
 }
 
 /// One scatter pass from `keys_in`/`values_in` into `keys_out`/`values_out`
-/// with the kernel instance of `items` keys per thread.
+/// with the kernel instance of `items` keys per thread and, where there is
+/// one, of `blocks` blocks per multiprocessor ([`scatter_blocks`]).
 #[allow(clippy::too_many_arguments)]
 fn scatter_pass<K: RadixKey + DeviceRepr, V: DeviceRepr + Default, const PAIRS: bool>(
     module: &KernelModule,
@@ -839,14 +935,15 @@ fn scatter_pass<K: RadixKey + DeviceRepr, V: DeviceRepr + Default, const PAIRS: 
     descending: u32,
     tiles: usize,
     items: usize,
+    blocks: u32,
     look_back: u32,
 ) -> Result<(), PrimsError> {
     let config = LaunchConfig { grid_dim: (tiles as u32, 1, 1), block_dim: (THREADS as u32, 1, 1), shared_mem_bytes: 0 };
     let tiles = tiles as u32;
     macro_rules! launch {
-        ($items:literal) => {
+        ($items:literal, $blocks:literal) => {
             cuda_launch! {
-                kernel: radix_scatter::<K, V, PAIRS, $items>, stream: stream, module: module, config: config,
+                kernel: radix_scatter::<K, V, PAIRS, $items, $blocks>, stream: stream, module: module, config: config,
                 args: [slice(*keys_in), slice(*values_in), slice_mut(*keys_out), slice_mut(*values_out),
                        slice_mut(*scratch), pass, descending, tiles, look_back]
             }?
@@ -854,18 +951,27 @@ fn scatter_pass<K: RadixKey + DeviceRepr, V: DeviceRepr + Default, const PAIRS: 
     }
     // Only the instances a sort of K and V can take: a branch on a
     // constant is not compiled into the instances it cannot reach.
-    if const { K::BITS > 32 || (PAIRS && size_of::<V>() > 4) } {
-        launch!(16);
+    if const { PAIRS && size_of::<V>() > 4 } {
+        launch!(16, 2);
+    } else if const { K::BITS > 32 } {
+        if const { PAIRS } {
+            launch!(16, 2)
+        } else {
+            launch!(16, 3)
+        }
     } else if const { PAIRS } {
-        match items {
-            24 => launch!(24),
-            _ => launch!(16),
+        match (items, blocks) {
+            (24, _) => launch!(24, 2),
+            (_, 4) => launch!(16, 4),
+            _ => launch!(16, 3),
         }
     } else {
-        match items {
-            16 => launch!(16),
-            24 => launch!(24),
-            _ => launch!(32),
+        match (items, blocks) {
+            (16, 4) => launch!(16, 4),
+            (16, _) => launch!(16, 3),
+            (24, 4) => launch!(24, 4),
+            (24, _) => launch!(24, 3),
+            _ => launch!(32, 3),
         }
     }
     Ok(())
@@ -891,7 +997,9 @@ fn radix_sort<K: RadixKey + DeviceRepr, V: DeviceRepr + Default, const PAIRS: bo
         return Ok(());
     }
     let tuning = SortTuning::from_env();
-    let items = items_per_thread(size_of::<K>(), if PAIRS { size_of::<V>() } else { 0 }, tuning);
+    let value_bytes = if PAIRS { size_of::<V>() } else { 0 };
+    let items = items_per_thread(size_of::<K>(), value_bytes, tuning);
+    let blocks = scatter_blocks(size_of::<K>(), value_bytes, tuning);
     let passes = (K::BITS / DIGIT_BITS) as usize;
     let tiles = n.div_ceil(THREADS * items);
     let descending = u32::from(order == Order::Descending);
@@ -918,11 +1026,11 @@ fn radix_sort<K: RadixKey + DeviceRepr, V: DeviceRepr + Default, const PAIRS: bo
     for pass in 0..passes as u32 {
         let (s, t) = (&mut scratch, &mut keys_tmp);
         if pass == 0 {
-            scatter_pass::<K, V, PAIRS>(module, stream, keys_in, values_in, t, &mut values_tmp, s, pass, descending, tiles, items, look_back)?;
+            scatter_pass::<K, V, PAIRS>(module, stream, keys_in, values_in, t, &mut values_tmp, s, pass, descending, tiles, items, blocks, look_back)?;
         } else if pass % 2 == 1 {
-            scatter_pass::<K, V, PAIRS>(module, stream, t, &values_tmp, keys_out, values_out, s, pass, descending, tiles, items, look_back)?;
+            scatter_pass::<K, V, PAIRS>(module, stream, t, &values_tmp, keys_out, values_out, s, pass, descending, tiles, items, blocks, look_back)?;
         } else {
-            scatter_pass::<K, V, PAIRS>(module, stream, keys_out, values_out, t, &mut values_tmp, s, pass, descending, tiles, items, look_back)?;
+            scatter_pass::<K, V, PAIRS>(module, stream, keys_out, values_out, t, &mut values_tmp, s, pass, descending, tiles, items, blocks, look_back)?;
         }
     }
     Ok(())
@@ -942,6 +1050,14 @@ pub struct SortTuning {
     /// (three blocks per multiprocessor) or 24 (two: the ranks and values
     /// held through the look-back need the registers).
     pub pair_items: usize,
+    /// Blocks per multiprocessor, 3 or 4, of a tile of four-byte keys
+    /// sorted alone at 16 or 24 keys per thread (at 32: always 3). Four
+    /// blocks leave 64 registers a thread (three: 80) for a third more
+    /// warps.
+    pub blocks: u32,
+    /// The same for a tile of 16 four-byte keys with four-byte values
+    /// (`pair_items: 16`).
+    pub pair_blocks: u32,
     /// Predecessors a look-back reads per poll, 1 to 4 (1: one at a time,
     /// like CUB's onesweep).
     pub window: u32,
@@ -952,13 +1068,21 @@ pub struct SortTuning {
 
 impl Default for SortTuning {
     fn default() -> SortTuning {
-        SortTuning { items: DEFAULT_ITEMS, pair_items: WIDE_ITEMS, window: DEFAULT_WINDOW, poll_delay_ns: 0 }
+        SortTuning {
+            items: DEFAULT_ITEMS,
+            pair_items: WIDE_ITEMS,
+            blocks: 3,
+            pair_blocks: DEFAULT_PAIR_BLOCKS,
+            window: DEFAULT_WINDOW,
+            poll_delay_ns: 0,
+        }
     }
 }
 
 impl SortTuning {
     /// The tuning named by `OXIDE_PRIMS_SORT` (read once): a comma list of
-    /// `items=16|24|32`, `pair-items=16|24`, `window=1..4` and `delay=NS`
+    /// `items=16|24|32`, `pair-items=16|24`, `blocks=3|4`, `pair-blocks=3|4`,
+    /// `window=1..4` and `delay=NS`
     /// changing the default;
     /// unset or empty: the default. For benchmarks comparing variants in
     /// one build.
@@ -978,12 +1102,16 @@ impl SortTuning {
                 t.items = items as usize;
             } else if let Some(items @ (16 | 24)) = value("pair-items=") {
                 t.pair_items = items as usize;
+            } else if let Some(blocks @ (3 | 4)) = value("blocks=") {
+                t.blocks = blocks;
+            } else if let Some(blocks @ (3 | 4)) = value("pair-blocks=") {
+                t.pair_blocks = blocks;
             } else if let Some(window @ 1..=4) = value("window=") {
                 t.window = window;
             } else if let Some(ns) = value("delay=") {
                 t.poll_delay_ns = ns.min(1 << 20);
             } else {
-                eprintln!("OXIDE_PRIMS_SORT: ignoring `{item}` (expected `items=16|24|32`, `pair-items=16|24`, `window=1..4` or `delay=NS`)");
+                eprintln!("OXIDE_PRIMS_SORT: ignoring `{item}` (expected `items=16|24|32`, `pair-items=16|24`, `blocks=3|4`, `pair-blocks=3|4`, `window=1..4` or `delay=NS`)");
             }
         }
         t
@@ -1131,6 +1259,44 @@ mod tests {
         assert_eq!(k, want);
     }
 
+    /// The scatter's twiddle keeps every key's bits and every digit.
+    fn twiddle_keeps_bits_and_digits<K: RadixKey>(keys: &[K], bits: impl Fn(K) -> u64) {
+        for &k in keys {
+            for desc in [false, true] {
+                let t = k.twiddle_in(desc);
+                assert_eq!(bits(t.twiddle_out(desc)), bits(k));
+                for shift in (0..K::BITS).step_by(DIGIT_BITS as usize) {
+                    assert_eq!(t.twiddled_digit(shift, desc), k.digit(shift, desc));
+                }
+            }
+            for desc in [false, true] {
+                let pad = K::padding(desc).twiddle_in(desc);
+                for shift in (0..K::BITS).step_by(DIGIT_BITS as usize) {
+                    assert_eq!(pad.twiddled_digit(shift, desc), RADIX as u32 - 1);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn twiddle_is_reversible_and_keeps_digits() {
+        let f = [0.0f32, -0.0, 1.5, -1.5, f32::MIN_POSITIVE, -f32::MIN_POSITIVE, f32::INFINITY, f32::NEG_INFINITY,
+            f32::NAN, -f32::NAN, f32::from_bits(0x7fff_ffff), f32::from_bits(0xffff_ffff), f32::from_bits(1), f32::from_bits(0x8000_0001)];
+        twiddle_keeps_bits_and_digits(&f, |k| k.to_bits() as u64);
+        let d: Vec<f64> = f.iter().map(|&x| x as f64).chain([f64::from_bits(1), f64::from_bits(0x8000_0000_0000_0001), -0.0]).collect();
+        twiddle_keeps_bits_and_digits(&d, |k| k.to_bits());
+        twiddle_keeps_bits_and_digits(&[0u32, 1, 0x8000_0000, !0], |k| k as u64);
+        twiddle_keeps_bits_and_digits(&[0i32, -1, i32::MIN, i32::MAX], |k| k as u32 as u64);
+        // `-0.0` and `+0.0`: equal digits, own bits.
+        for desc in [false, true] {
+            let (m, p) = ((-0.0f32).twiddle_in(desc), 0.0f32.twiddle_in(desc));
+            assert_ne!(m.to_bits(), p.to_bits());
+            for shift in [0, 8, 16, 24] {
+                assert_eq!(m.twiddled_digit(shift, desc), p.twiddled_digit(shift, desc));
+            }
+        }
+    }
+
     #[test]
     fn scratch_fits_every_pass() {
         assert_eq!(scratch_len(1, 4, 6144), 4 * RADIX + TICKETS + 2 * RADIX);
@@ -1145,6 +1311,19 @@ mod tests {
         assert_eq!(items_per_thread(4, 4, t), t.pair_items);
         assert_eq!(items_per_thread(4, 0, t), t.items);
         assert_eq!(items_per_thread(4, 4, SortTuning { pair_items: 24, ..t }), 24);
+        // Blocks per multiprocessor: the knob only where an instance has it.
+        let four = SortTuning { blocks: 4, pair_blocks: 4, ..t };
+        let three = SortTuning { blocks: 3, pair_blocks: 3, ..t };
+        for (tuning, blocks) in [(four, 4), (three, 3)] {
+            assert_eq!(scatter_blocks(4, 0, SortTuning { items: 16, ..tuning }), blocks);
+            assert_eq!(scatter_blocks(4, 0, SortTuning { items: 24, ..tuning }), blocks);
+            assert_eq!(scatter_blocks(4, 0, SortTuning { items: 32, ..tuning }), 3);
+            assert_eq!(scatter_blocks(4, 4, SortTuning { pair_items: 16, ..tuning }), blocks);
+            assert_eq!(scatter_blocks(4, 4, SortTuning { pair_items: 24, ..tuning }), 2);
+            assert_eq!(scatter_blocks(8, 0, tuning), 3);
+            assert_eq!(scatter_blocks(8, 4, tuning), 2);
+            assert_eq!(scatter_blocks(4, 8, tuning), 2);
+        }
         for items in [16, 24, 32] {
             assert!(THREADS * items * 4 <= EXCHANGE_WORDS * 8);
         }
@@ -1156,10 +1335,14 @@ mod tests {
         assert_eq!(SortTuning::parse(""), SortTuning::default());
         assert_eq!(
             SortTuning::parse(" items=32, window=4 ,delay=300,pair-items=24"),
-            SortTuning { items: 32, pair_items: 24, window: 4, poll_delay_ns: 300 }
+            SortTuning { items: 32, pair_items: 24, window: 4, poll_delay_ns: 300, ..SortTuning::default() }
         );
         // Unknown items and values out of range are ignored (with a warning).
         assert_eq!(SortTuning::parse("items=20,pair-items=32,window=0,window=9,fast"), SortTuning::default());
+        assert_eq!(
+            SortTuning::parse("blocks=4,pair-blocks=3,blocks=5,pair-blocks=2"),
+            SortTuning { blocks: 4, pair_blocks: 3, ..SortTuning::default() }
+        );
         assert_eq!(SortTuning { window: 3, poll_delay_ns: 2, ..SortTuning::default() }.look_back_word(), 3 | 2 << 8);
     }
 }
