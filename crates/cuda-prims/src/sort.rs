@@ -129,34 +129,10 @@ pub trait RadixKey: sealed::Sealed + Copy + Default + Send + Sync + 'static {
     /// that its padding ranks after every real key and no key needs a
     /// bounds test.
     fn padding(descending: bool) -> Self;
-    /// The key as the scatter holds it between its load and its store, in
-    /// registers and in shared memory: for floats, their order bits but
-    /// for `-0.0`, complemented when `descending` (a reversible map, so
-    /// `-0.0` keeps its bits), so that each digit costs a shift and a mask
-    /// and one test for `-0.0`, not the whole order map again; other keys
-    /// as they are.
-    #[inline(always)]
-    fn twiddle_in(self, descending: bool) -> Self {
-        let _ = descending;
-        self
-    }
-    /// [`twiddle_in`](RadixKey::twiddle_in)'s inverse.
-    #[inline(always)]
-    fn twiddle_out(self, descending: bool) -> Self {
-        let _ = descending;
-        self
-    }
-    /// The 8-bit digit at `shift` of a key that went through
-    /// [`twiddle_in`](RadixKey::twiddle_in): the same digit as
-    /// [`digit`](RadixKey::digit) gives the key before it.
-    #[inline(always)]
-    fn twiddled_digit(self, shift: u32, descending: bool) -> u32 {
-        self.digit(shift, descending)
-    }
 }
 
 macro_rules! radix_key {
-    ($($t:ty, $bits:ty, $width:literal, |$k:ident| $order:expr, |$o:ident| $key:expr, {$($more:tt)*};)*) => {$(
+    ($($t:ty, $bits:ty, $width:literal, |$k:ident| $order:expr, |$o:ident| $key:expr;)*) => {$(
         impl sealed::Sealed for $t {}
         impl RadixKey for $t {
             const BITS: u32 = $width;
@@ -178,7 +154,6 @@ macro_rules! radix_key {
                 let $o: $bits = if descending { 0 } else { !0 };
                 $key
             }
-            $($more)*
         }
     )*};
 }
@@ -202,50 +177,15 @@ macro_rules! float_order {
     }};
 }
 
-/// A float type's [`RadixKey`] twiddle: negative keys (sign bit set)
-/// complemented, others with the sign bit set, so `-0.0` becomes the
-/// complement of `+0.0`'s image (`twiddled_digit` reads it as `+0.0`).
-macro_rules! float_twiddle {
-    ($t:ty, $bits:ty, $signed:ty) => {
-        #[inline(always)]
-        fn twiddle_in(self, descending: bool) -> Self {
-            let b = self.to_bits();
-            // All ones for a negative key, else zero.
-            let negative = ((b as $signed) >> (<$bits>::BITS - 1)) as $bits;
-            let r = b ^ (negative | (1 << (<$bits>::BITS - 1)));
-            <$t>::from_bits(if descending { !r } else { r })
-        }
-        #[inline(always)]
-        fn twiddle_out(self, descending: bool) -> Self {
-            let r = self.to_bits();
-            let r = if descending { !r } else { r };
-            // All ones where the key was not negative (the sign bit set).
-            let kept = ((r as $signed) >> (<$bits>::BITS - 1)) as $bits;
-            <$t>::from_bits(r ^ (!kept | (1 << (<$bits>::BITS - 1))))
-        }
-        #[inline(always)]
-        fn twiddled_digit(self, shift: u32, descending: bool) -> u32 {
-            let r = self.to_bits();
-            // `-0.0` as `+0.0` (whose image is the complement of its own).
-            let minus_zero: $bits = !(1 << (<$bits>::BITS - 1));
-            let minus_zero = if descending { !minus_zero } else { minus_zero };
-            let r = if r == minus_zero { !r } else { r };
-            ((r >> shift) as u32) & (RADIX as u32 - 1)
-        }
-    };
-}
-
 // Each type: its order bits from a key `k`, and a key `o` whose order bits
 // are `o` (for floats, the NaN or the key other than -0.0).
 radix_key! {
-    u32, u32, 32, |k| k, |o| o, {};
-    i32, u32, 32, |k| (k as u32) ^ (1 << 31), |o| (o ^ (1 << 31)) as i32, {};
-    f32, u32, 32, |k| float_order!(k.to_bits(), 1u32 << 31), |o| f32::from_bits(float_key!(o, 1u32 << 31)),
-        { float_twiddle!(f32, u32, i32); };
-    u64, u64, 64, |k| k, |o| o, {};
-    i64, u64, 64, |k| (k as u64) ^ (1 << 63), |o| (o ^ (1 << 63)) as i64, {};
-    f64, u64, 64, |k| float_order!(k.to_bits(), 1u64 << 63), |o| f64::from_bits(float_key!(o, 1u64 << 63)),
-        { float_twiddle!(f64, u64, i64); };
+    u32, u32, 32, |k| k, |o| o;
+    i32, u32, 32, |k| (k as u32) ^ (1 << 31), |o| (o ^ (1 << 31)) as i32;
+    f32, u32, 32, |k| float_order!(k.to_bits(), 1u32 << 31), |o| f32::from_bits(float_key!(o, 1u32 << 31));
+    u64, u64, 64, |k| k, |o| o;
+    i64, u64, 64, |k| (k as u64) ^ (1 << 63), |o| (o ^ (1 << 63)) as i64;
+    f64, u64, 64, |k| float_order!(k.to_bits(), 1u64 << 63), |o| f64::from_bits(float_key!(o, 1u64 << 63));
 }
 
 /// Which way [`sort_keys`] and [`sort_pairs`] order the keys.
@@ -504,18 +444,13 @@ pub fn radix_scatter<K: RadixKey, V: Copy + Default, const PAIRS: bool, const IT
             };
         }
     }
-    // Floats to their twiddled form, once (see `RadixKey::twiddle_in`).
-    #[unroll]
-    for i in 0..ITEMS {
-        keys[i] = keys[i].twiddle_in(desc);
-    }
     let in_tile32 = in_tile as u32;
 
     // The warp's digit counts (ranks come later, once the counts are out).
     let own_counts = unsafe { warp_counts.add(w * RADIX) };
     #[unroll]
     for i in 0..ITEMS {
-        let d = keys[i].twiddled_digit(shift, desc) as usize;
+        let d = keys[i].digit(shift, desc) as usize;
         // SAFETY: zeroed before the barrier above; atomics among the warp.
         unsafe { AtomicU32::from_ptr(own_counts.add(d)) }.fetch_add_scoped(1, Scope::Block, Ordering::Relaxed);
     }
@@ -563,7 +498,7 @@ pub fn radix_scatter<K: RadixKey, V: Copy + Default, const PAIRS: bool, const IT
     let mut ranks = [0u32; ITEMS];
     #[unroll]
     for i in 0..ITEMS {
-        let d = keys[i].twiddled_digit(rank_shift, desc);
+        let d = keys[i].digit(rank_shift, desc);
         let peers = match_digit(d);
         let below = (peers & warp::lanemask_lt()).count_ones();
         let leader = 31 - peers.leading_zeros();
@@ -633,13 +568,13 @@ pub fn radix_scatter<K: RadixKey, V: Copy + Default, const PAIRS: bool, const IT
                 if in_bounds(j) {
                     unsafe {
                         let key = *keys_exchange.add(j);
-                        let d = key.twiddled_digit(shift, desc);
+                        let d = key.digit(shift, desc);
                         if PAIRS {
                             slot_digits[i / 4] |= d << (8 * (i % 4));
                         }
                         let place = (*adjust.add(d as usize)).wrapping_add(j as u32);
                         // SAFETY: the places of a pass are a permutation of 0..n.
-                        *out.add(place as usize) = key.twiddle_out(desc);
+                        *out.add(place as usize) = key;
                     }
                 }
             });
@@ -1257,44 +1192,6 @@ mod tests {
         let mut want = wide.clone();
         want.sort();
         assert_eq!(k, want);
-    }
-
-    /// The scatter's twiddle keeps every key's bits and every digit.
-    fn twiddle_keeps_bits_and_digits<K: RadixKey>(keys: &[K], bits: impl Fn(K) -> u64) {
-        for &k in keys {
-            for desc in [false, true] {
-                let t = k.twiddle_in(desc);
-                assert_eq!(bits(t.twiddle_out(desc)), bits(k));
-                for shift in (0..K::BITS).step_by(DIGIT_BITS as usize) {
-                    assert_eq!(t.twiddled_digit(shift, desc), k.digit(shift, desc));
-                }
-            }
-            for desc in [false, true] {
-                let pad = K::padding(desc).twiddle_in(desc);
-                for shift in (0..K::BITS).step_by(DIGIT_BITS as usize) {
-                    assert_eq!(pad.twiddled_digit(shift, desc), RADIX as u32 - 1);
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn twiddle_is_reversible_and_keeps_digits() {
-        let f = [0.0f32, -0.0, 1.5, -1.5, f32::MIN_POSITIVE, -f32::MIN_POSITIVE, f32::INFINITY, f32::NEG_INFINITY,
-            f32::NAN, -f32::NAN, f32::from_bits(0x7fff_ffff), f32::from_bits(0xffff_ffff), f32::from_bits(1), f32::from_bits(0x8000_0001)];
-        twiddle_keeps_bits_and_digits(&f, |k| k.to_bits() as u64);
-        let d: Vec<f64> = f.iter().map(|&x| x as f64).chain([f64::from_bits(1), f64::from_bits(0x8000_0000_0000_0001), -0.0]).collect();
-        twiddle_keeps_bits_and_digits(&d, |k| k.to_bits());
-        twiddle_keeps_bits_and_digits(&[0u32, 1, 0x8000_0000, !0], |k| k as u64);
-        twiddle_keeps_bits_and_digits(&[0i32, -1, i32::MIN, i32::MAX], |k| k as u32 as u64);
-        // `-0.0` and `+0.0`: equal digits, own bits.
-        for desc in [false, true] {
-            let (m, p) = ((-0.0f32).twiddle_in(desc), 0.0f32.twiddle_in(desc));
-            assert_ne!(m.to_bits(), p.to_bits());
-            for shift in [0, 8, 16, 24] {
-                assert_eq!(m.twiddled_digit(shift, desc), p.twiddled_digit(shift, desc));
-            }
-        }
     }
 
     #[test]
