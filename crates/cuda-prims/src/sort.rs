@@ -86,6 +86,11 @@ const WIDE_ITEMS: usize = 16;
 /// Keys per thread of a scatter tile of 4-byte keys alone, by default
 /// ([`SortTuning::items`]).
 const DEFAULT_ITEMS: usize = 24;
+/// Blocks per multiprocessor of a tile of 16 four-byte keys with four-byte
+/// values, by default ([`SortTuning::pair_blocks`]): four fit that
+/// instance in 64 registers with no spills (benches/README.md, "radix
+/// sort: f32 keys and pairs").
+const DEFAULT_PAIR_BLOCKS: u32 = 4;
 /// Predecessors one look-back poll reads, by default ([`SortTuning::window`]).
 const DEFAULT_WINDOW: u32 = 2;
 /// The widest look-back window.
@@ -339,14 +344,17 @@ pub(crate) unsafe fn block_exclusive_sum(x: u64, totals: *mut u64) -> u64 {
 /// the tile out from shared memory in runs of equal digits. Publishing
 /// before the ranking shortens what a later tile waits for; looking back
 /// after it gives the earlier tiles that time to finish theirs.
-// Three blocks per multiprocessor (80 registers) hold every instance but
-// pairs with 8-byte keys or values or more than 16 keys per thread, which
-// spilled there and get two.
-#[kernel(launch_bounds(THREADS, const { if PAIRS && (size_of::<K>() > 4 || size_of::<V>() > 4 || ITEMS > 16) { 2 } else { 3 } }))]
+// `BLOCKS` blocks per multiprocessor: the host picks three (80 registers)
+// for every instance but pairs with 8-byte keys or values or more than 16
+// keys per thread, which spilled there and get two; and four (64
+// registers) for four-byte keys alone at 16 or 24 keys per thread and
+// with four-byte values at 16, under `SortTuning::blocks` and
+// `SortTuning::pair_blocks`.
+#[kernel(launch_bounds(THREADS, BLOCKS))]
 // Per-key loops index arrays: unrolled, every index is a constant and
 // the arrays stay in registers.
 #[allow(clippy::too_many_arguments, clippy::needless_range_loop)]
-pub fn radix_scatter<K: RadixKey, V: Copy + Default, const PAIRS: bool, const ITEMS: usize>(
+pub fn radix_scatter<K: RadixKey, V: Copy + Default, const PAIRS: bool, const ITEMS: usize, const BLOCKS: u32>(
     keys_in: &[K],
     values_in: &[V],
     mut keys_out: DisjointSlice<K>,
@@ -816,6 +824,28 @@ fn items_per_thread(key_bytes: usize, value_bytes: usize, tuning: SortTuning) ->
     }
 }
 
+/// Blocks per multiprocessor of the scatter instance for keys of
+/// `key_bytes` and values of `value_bytes` (0: keys only) under `tuning`:
+/// the instance's launch bound, so its register budget (65536 registers
+/// over `blocks * 256` threads). Four-byte keys alone in tiles of 16 or 24
+/// keys per thread take `tuning.blocks`, with four-byte values in tiles of
+/// 16 `tuning.pair_blocks` (3 or 4); pairs with 8-byte keys or values, or
+/// with more than 16 keys per thread, 2; everything else 3.
+fn scatter_blocks(key_bytes: usize, value_bytes: usize, tuning: SortTuning) -> u32 {
+    let items = items_per_thread(key_bytes, value_bytes, tuning);
+    if value_bytes > 0 && (key_bytes > 4 || value_bytes > 4 || items > 16) {
+        2
+    } else if key_bytes > 4 {
+        3
+    } else if value_bytes > 0 {
+        tuning.pair_blocks
+    } else if items <= 24 {
+        tuning.blocks
+    } else {
+        3
+    }
+}
+
 /// The keys one block of the scatter sorts into place (one tile) in a sort
 /// of `key_bytes`-byte keys with `value_bytes`-byte values (0 for
 /// [`sort_keys`]), under the tuning of `OXIDE_PRIMS_SORT`
@@ -825,7 +855,8 @@ pub fn tile_len(key_bytes: usize, value_bytes: usize) -> usize {
 }
 
 /// One scatter pass from `keys_in`/`values_in` into `keys_out`/`values_out`
-/// with the kernel instance of `items` keys per thread.
+/// with the kernel instance of `items` keys per thread and, where there is
+/// one, of `blocks` blocks per multiprocessor ([`scatter_blocks`]).
 #[allow(clippy::too_many_arguments)]
 fn scatter_pass<K: RadixKey + DeviceRepr, V: DeviceRepr + Default, const PAIRS: bool>(
     module: &KernelModule,
@@ -839,14 +870,15 @@ fn scatter_pass<K: RadixKey + DeviceRepr, V: DeviceRepr + Default, const PAIRS: 
     descending: u32,
     tiles: usize,
     items: usize,
+    blocks: u32,
     look_back: u32,
 ) -> Result<(), PrimsError> {
     let config = LaunchConfig { grid_dim: (tiles as u32, 1, 1), block_dim: (THREADS as u32, 1, 1), shared_mem_bytes: 0 };
     let tiles = tiles as u32;
     macro_rules! launch {
-        ($items:literal) => {
+        ($items:literal, $blocks:literal) => {
             cuda_launch! {
-                kernel: radix_scatter::<K, V, PAIRS, $items>, stream: stream, module: module, config: config,
+                kernel: radix_scatter::<K, V, PAIRS, $items, $blocks>, stream: stream, module: module, config: config,
                 args: [slice(*keys_in), slice(*values_in), slice_mut(*keys_out), slice_mut(*values_out),
                        slice_mut(*scratch), pass, descending, tiles, look_back]
             }?
@@ -854,18 +886,27 @@ fn scatter_pass<K: RadixKey + DeviceRepr, V: DeviceRepr + Default, const PAIRS: 
     }
     // Only the instances a sort of K and V can take: a branch on a
     // constant is not compiled into the instances it cannot reach.
-    if const { K::BITS > 32 || (PAIRS && size_of::<V>() > 4) } {
-        launch!(16);
+    if const { PAIRS && size_of::<V>() > 4 } {
+        launch!(16, 2);
+    } else if const { K::BITS > 32 } {
+        if const { PAIRS } {
+            launch!(16, 2)
+        } else {
+            launch!(16, 3)
+        }
     } else if const { PAIRS } {
-        match items {
-            24 => launch!(24),
-            _ => launch!(16),
+        match (items, blocks) {
+            (24, _) => launch!(24, 2),
+            (_, 4) => launch!(16, 4),
+            _ => launch!(16, 3),
         }
     } else {
-        match items {
-            16 => launch!(16),
-            24 => launch!(24),
-            _ => launch!(32),
+        match (items, blocks) {
+            (16, 4) => launch!(16, 4),
+            (16, _) => launch!(16, 3),
+            (24, 4) => launch!(24, 4),
+            (24, _) => launch!(24, 3),
+            _ => launch!(32, 3),
         }
     }
     Ok(())
@@ -891,7 +932,9 @@ fn radix_sort<K: RadixKey + DeviceRepr, V: DeviceRepr + Default, const PAIRS: bo
         return Ok(());
     }
     let tuning = SortTuning::from_env();
-    let items = items_per_thread(size_of::<K>(), if PAIRS { size_of::<V>() } else { 0 }, tuning);
+    let value_bytes = if PAIRS { size_of::<V>() } else { 0 };
+    let items = items_per_thread(size_of::<K>(), value_bytes, tuning);
+    let blocks = scatter_blocks(size_of::<K>(), value_bytes, tuning);
     let passes = (K::BITS / DIGIT_BITS) as usize;
     let tiles = n.div_ceil(THREADS * items);
     let descending = u32::from(order == Order::Descending);
@@ -918,11 +961,11 @@ fn radix_sort<K: RadixKey + DeviceRepr, V: DeviceRepr + Default, const PAIRS: bo
     for pass in 0..passes as u32 {
         let (s, t) = (&mut scratch, &mut keys_tmp);
         if pass == 0 {
-            scatter_pass::<K, V, PAIRS>(module, stream, keys_in, values_in, t, &mut values_tmp, s, pass, descending, tiles, items, look_back)?;
+            scatter_pass::<K, V, PAIRS>(module, stream, keys_in, values_in, t, &mut values_tmp, s, pass, descending, tiles, items, blocks, look_back)?;
         } else if pass % 2 == 1 {
-            scatter_pass::<K, V, PAIRS>(module, stream, t, &values_tmp, keys_out, values_out, s, pass, descending, tiles, items, look_back)?;
+            scatter_pass::<K, V, PAIRS>(module, stream, t, &values_tmp, keys_out, values_out, s, pass, descending, tiles, items, blocks, look_back)?;
         } else {
-            scatter_pass::<K, V, PAIRS>(module, stream, keys_out, values_out, t, &mut values_tmp, s, pass, descending, tiles, items, look_back)?;
+            scatter_pass::<K, V, PAIRS>(module, stream, keys_out, values_out, t, &mut values_tmp, s, pass, descending, tiles, items, blocks, look_back)?;
         }
     }
     Ok(())
@@ -942,6 +985,14 @@ pub struct SortTuning {
     /// (three blocks per multiprocessor) or 24 (two: the ranks and values
     /// held through the look-back need the registers).
     pub pair_items: usize,
+    /// Blocks per multiprocessor, 3 or 4, of a tile of four-byte keys
+    /// sorted alone at 16 or 24 keys per thread (at 32: always 3). Four
+    /// blocks leave 64 registers a thread (three: 80) for a third more
+    /// warps.
+    pub blocks: u32,
+    /// The same for a tile of 16 four-byte keys with four-byte values
+    /// (`pair_items: 16`).
+    pub pair_blocks: u32,
     /// Predecessors a look-back reads per poll, 1 to 4 (1: one at a time,
     /// like CUB's onesweep).
     pub window: u32,
@@ -952,13 +1003,21 @@ pub struct SortTuning {
 
 impl Default for SortTuning {
     fn default() -> SortTuning {
-        SortTuning { items: DEFAULT_ITEMS, pair_items: WIDE_ITEMS, window: DEFAULT_WINDOW, poll_delay_ns: 0 }
+        SortTuning {
+            items: DEFAULT_ITEMS,
+            pair_items: WIDE_ITEMS,
+            blocks: 3,
+            pair_blocks: DEFAULT_PAIR_BLOCKS,
+            window: DEFAULT_WINDOW,
+            poll_delay_ns: 0,
+        }
     }
 }
 
 impl SortTuning {
     /// The tuning named by `OXIDE_PRIMS_SORT` (read once): a comma list of
-    /// `items=16|24|32`, `pair-items=16|24`, `window=1..4` and `delay=NS`
+    /// `items=16|24|32`, `pair-items=16|24`, `blocks=3|4`, `pair-blocks=3|4`,
+    /// `window=1..4` and `delay=NS`
     /// changing the default;
     /// unset or empty: the default. For benchmarks comparing variants in
     /// one build.
@@ -978,12 +1037,16 @@ impl SortTuning {
                 t.items = items as usize;
             } else if let Some(items @ (16 | 24)) = value("pair-items=") {
                 t.pair_items = items as usize;
+            } else if let Some(blocks @ (3 | 4)) = value("blocks=") {
+                t.blocks = blocks;
+            } else if let Some(blocks @ (3 | 4)) = value("pair-blocks=") {
+                t.pair_blocks = blocks;
             } else if let Some(window @ 1..=4) = value("window=") {
                 t.window = window;
             } else if let Some(ns) = value("delay=") {
                 t.poll_delay_ns = ns.min(1 << 20);
             } else {
-                eprintln!("OXIDE_PRIMS_SORT: ignoring `{item}` (expected `items=16|24|32`, `pair-items=16|24`, `window=1..4` or `delay=NS`)");
+                eprintln!("OXIDE_PRIMS_SORT: ignoring `{item}` (expected `items=16|24|32`, `pair-items=16|24`, `blocks=3|4`, `pair-blocks=3|4`, `window=1..4` or `delay=NS`)");
             }
         }
         t
@@ -1145,6 +1208,19 @@ mod tests {
         assert_eq!(items_per_thread(4, 4, t), t.pair_items);
         assert_eq!(items_per_thread(4, 0, t), t.items);
         assert_eq!(items_per_thread(4, 4, SortTuning { pair_items: 24, ..t }), 24);
+        // Blocks per multiprocessor: the knob only where an instance has it.
+        let four = SortTuning { blocks: 4, pair_blocks: 4, ..t };
+        let three = SortTuning { blocks: 3, pair_blocks: 3, ..t };
+        for (tuning, blocks) in [(four, 4), (three, 3)] {
+            assert_eq!(scatter_blocks(4, 0, SortTuning { items: 16, ..tuning }), blocks);
+            assert_eq!(scatter_blocks(4, 0, SortTuning { items: 24, ..tuning }), blocks);
+            assert_eq!(scatter_blocks(4, 0, SortTuning { items: 32, ..tuning }), 3);
+            assert_eq!(scatter_blocks(4, 4, SortTuning { pair_items: 16, ..tuning }), blocks);
+            assert_eq!(scatter_blocks(4, 4, SortTuning { pair_items: 24, ..tuning }), 2);
+            assert_eq!(scatter_blocks(8, 0, tuning), 3);
+            assert_eq!(scatter_blocks(8, 4, tuning), 2);
+            assert_eq!(scatter_blocks(4, 8, tuning), 2);
+        }
         for items in [16, 24, 32] {
             assert!(THREADS * items * 4 <= EXCHANGE_WORDS * 8);
         }
@@ -1156,10 +1232,14 @@ mod tests {
         assert_eq!(SortTuning::parse(""), SortTuning::default());
         assert_eq!(
             SortTuning::parse(" items=32, window=4 ,delay=300,pair-items=24"),
-            SortTuning { items: 32, pair_items: 24, window: 4, poll_delay_ns: 300 }
+            SortTuning { items: 32, pair_items: 24, window: 4, poll_delay_ns: 300, ..SortTuning::default() }
         );
         // Unknown items and values out of range are ignored (with a warning).
         assert_eq!(SortTuning::parse("items=20,pair-items=32,window=0,window=9,fast"), SortTuning::default());
+        assert_eq!(
+            SortTuning::parse("blocks=4,pair-blocks=3,blocks=5,pair-blocks=2"),
+            SortTuning { blocks: 4, pair_blocks: 3, ..SortTuning::default() }
+        );
         assert_eq!(SortTuning { window: 3, poll_delay_ns: 2, ..SortTuning::default() }.look_back_word(), 3 | 2 << 8);
     }
 }
