@@ -2,8 +2,8 @@
 //! pass over the data: decoupled look-back.
 //!
 //! The input is cut into tiles of a block of threads × a few 16-byte
-//! vectors per thread (by default CUB's sm_90 shape for four-byte
-//! elements, 128 threads × 24; 128 threads × 16 eight-byte ones; see
+//! vectors per thread (by default 128 threads × 32 four-byte elements,
+//! 256 threads × 16 eight-byte ones, the fastest measured; see
 //! `ScanTuning`). Each block takes the next tile number
 //! from an atomic counter (so a tile's predecessors were all taken by blocks
 //! that already run), loads its tile with coalesced 16-byte vector loads
@@ -202,14 +202,15 @@ pub struct ScanTuning {
 }
 
 impl ScanTuning {
-    /// The scan's defaults: CUB's sm_90 `DeviceScan` tiles for 4-byte
-    /// elements (128 threads × 24) and its waits. For 8-byte elements CUB
-    /// takes 224 × 24, but at 24 items this kernel needs 124 registers or
-    /// more (one or two such blocks per SM): 128 × 16 keeps as many bytes
-    /// in flight per SM as the 256 × 8 measured before.
+    /// The scan's defaults, measured on the H200 (benches/README.md, "H200,
+    /// 2026-12-03, evening"): 128 threads × 32 four-byte elements (CUB's
+    /// sm_90 tile, 128 × 24, ran slower here at most sizes) and 256 × 16
+    /// eight-byte ones (CUB's 224 × 24 needs 124 registers or more in this
+    /// kernel and ran far slower; 128 × 16 ran slower too). The waits are
+    /// CUB's.
     pub const SCAN: ScanTuning = ScanTuning {
-        narrow: TileShape { threads: 128, vectors: 6 },
-        wide: TileShape { threads: 128, vectors: 8 },
+        narrow: TileShape { threads: 128, vectors: 8 },
+        wide: TileShape { threads: 256, vectors: 8 },
         look_back: LookBackTuning {
             poll_delay_ns: DEFAULT_POLL_DELAY_NS,
             first_poll_delay_ns: DEFAULT_FIRST_POLL_DELAY_NS,
@@ -219,12 +220,15 @@ impl ScanTuning {
         sleep_from: 500,
     };
 
-    /// The selection's defaults: CUB's sm_90 `DeviceSelect::If` tiles
-    /// (384 threads × 17 four-byte elements, here 16; × 11 eight-byte
-    /// ones, here 8) and its waits for 4-byte elements.
+    /// The selection's defaults, measured on the H200 (benches/README.md,
+    /// "H200, 2026-12-03, evening"): 256 threads × 24 four-byte elements
+    /// and 256 × 16 eight-byte ones, where CUB's sm_90 `DeviceSelect::If`
+    /// tiles (384 × 17 and 384 × 11, here 384 × 16 and 384 × 8) ran
+    /// slower, the eight-byte one by much; the waits are CUB's for 4-byte
+    /// elements.
     pub const SELECT: ScanTuning = ScanTuning {
-        narrow: TileShape { threads: 384, vectors: 4 },
-        wide: TileShape { threads: 384, vectors: 4 },
+        narrow: TileShape { threads: 256, vectors: 6 },
+        wide: TileShape { threads: 256, vectors: 8 },
         look_back: LookBackTuning { poll_delay_ns: 76, first_poll_delay_ns: 1150, block_order: false, wait_all: false },
         sleep_from: 500,
     };
@@ -825,8 +829,8 @@ mod tests {
 
     #[test]
     fn tile_lengths_follow_the_shape() {
-        assert_eq!(tile_len::<u32>(ScanTuning::SCAN.narrow), 128 * 24);
-        assert_eq!(tile_len::<u64>(ScanTuning::SCAN.wide), 128 * 16);
+        assert_eq!(tile_len::<u32>(ScanTuning::SCAN.narrow), 128 * 32);
+        assert_eq!(tile_len::<u64>(ScanTuning::SCAN.wide), 256 * 16);
         assert_eq!(tile_len::<f32>(TileShape { threads: 384, vectors: 8 }), 384 * 32);
     }
 
