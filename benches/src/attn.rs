@@ -84,18 +84,31 @@ fn check(shape: Shape, q: &[u16], k: &[u16], v: &[u16], o: &[u32], lse: &[f32]) 
     Ok(())
 }
 
+/// torch's results file ($OXIDE_TORCH_ATTENTION), or None, said once for
+/// `row`, whose figures then stand alone.
+fn torch_results(row: &str) -> Option<String> {
+    let torch = std::env::var_os(TORCH_RESULTS_ENV).and_then(|p| std::fs::read_to_string(p).ok());
+    if torch.is_none() {
+        eprintln!("{row}: no torch results (${TORCH_RESULTS_ENV}; benches/torch/attention.py writes them): oxide alone");
+    }
+    torch
+}
+
+/// The benchmarks' shape at `seq` and `head_dim`: batch·seq = 16384 and
+/// heads·head_dim = 2048, as the issue and torch's script take them.
+fn bench_shape(seq: u32, head_dim: u32, causal: bool) -> Shape {
+    Shape { batch_heads: (16384 / seq) * (2048 / head_dim), seq, head_dim, causal }
+}
+
 /// The `attention_fwd` rows.
 pub fn attention_fwd(gpu: &Gpu) -> Result<Vec<Row>, String> {
     let s = &gpu.stream;
-    let torch = std::env::var_os(TORCH_RESULTS_ENV).and_then(|p| std::fs::read_to_string(p).ok());
-    if torch.is_none() {
-        eprintln!("attention_fwd: no torch results (${TORCH_RESULTS_ENV}; benches/torch/attention.py writes them): oxide alone");
-    }
+    let torch = torch_results("attention_fwd");
     let mut rows = Vec::new();
     for head_dim in [128u32, 64] {
         for causal in [false, true] {
             for seq in [2048u32, 4096, 8192] {
-                let shape = Shape { batch_heads: (16384 / seq) * (2048 / head_dim), seq, head_dim, causal };
+                let shape = bench_shape(seq, head_dim, causal);
                 let n = shape.elements();
                 let seed = (seq as u64) << 8 ^ head_dim as u64;
                 // Q scaled ×3 so that the softmax is peaked.
@@ -174,15 +187,12 @@ fn check_backward(shape: Shape, q: &[u16], k: &[u16], v: &[u16], d_o: &[u16], o:
 /// that makes O and the log-sum-exp runs once before).
 pub fn attention_bwd(gpu: &Gpu) -> Result<Vec<Row>, String> {
     let s = &gpu.stream;
-    let torch = std::env::var_os(TORCH_RESULTS_ENV).and_then(|p| std::fs::read_to_string(p).ok());
-    if torch.is_none() {
-        eprintln!("attention_bwd: no torch results (${TORCH_RESULTS_ENV}; benches/torch/attention.py writes them): oxide alone");
-    }
+    let torch = torch_results("attention_bwd");
     let mut rows = Vec::new();
     let head_dim = 128u32;
     for causal in [false, true] {
         for seq in [2048u32, 4096, 8192] {
-            let shape = Shape { batch_heads: (16384 / seq) * (2048 / head_dim), seq, head_dim, causal };
+            let shape = bench_shape(seq, head_dim, causal);
             let n = shape.elements();
             let seed = (seq as u64) << 8 ^ head_dim as u64 ^ 0xb0;
             // Q scaled ×3 so that the softmax is peaked.
