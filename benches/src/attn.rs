@@ -122,9 +122,7 @@ pub fn attention_fwd(gpu: &Gpu) -> Result<Vec<Row>, String> {
                 let mut o = DeviceBuffer::<u32>::zeroed(s, n / 2).map_err(de)?;
                 let mut lse = DeviceBuffer::<f32>::zeroed(s, shape.rows()).map_err(de)?;
                 let attn = Attention::new(&gpu.oxide, s, &qd, &kd, &vd, shape).map_err(|e| e.to_string())?;
-                let mut run = || attn.launch(&gpu.oxide, s, &mut o, &mut lse).map_err(|e| e.to_string());
-                run()?;
-                drop(run);
+                attn.launch(&gpu.oxide, s, &mut o, &mut lse).map_err(|e| e.to_string())?;
                 check(shape, &q, &k, &v, &o.to_host_vec(s).map_err(de)?, &lse.to_host_vec(s).map_err(de)?)?;
                 let t = gpu.time_ms(3, 20, || attn.launch(&gpu.oxide, s, &mut o, &mut lse).map_err(|e| e.to_string()))?;
                 let tflops = |ms: f64| shape.flops() / (ms * 1e-3) / 1e12;

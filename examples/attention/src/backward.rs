@@ -69,12 +69,12 @@
 //! ```
 
 use crate::{aligned_dynamic_shared, check_shape, exp2, kernel_function, mma_pv, mma_pv_registers, swizzled_offset, sync_warpgroup, Error, Shape};
-use crate::{BOX, GROUP_BYTES, ROW_BYTES};
+use crate::{BOX, ROW_BYTES};
 use cuda_core::tensor_map::{TensorDataType, TensorMap, TensorSwizzle};
 use cuda_core::{CudaStream, DeviceBuffer, LaunchConfig};
 use cuda_device::atomic::AtomicF32;
 use cuda_device::mbarrier::{self, MBarrier};
-use cuda_device::wgmma::{self, descriptor, pack_bf16x2, Swizzle};
+use cuda_device::wgmma::{self, pack_bf16x2};
 use cuda_device::{kernel, ptx_asm, thread, tma, unroll, warp, warpgroup, DisjointSlice};
 use cuda_host::{cuda_launch, KernelModule};
 use std::marker::PhantomData;
@@ -224,8 +224,8 @@ const fn softmax_scale(head_dim: u32) -> f32 {
 unsafe fn issue_transposed<const HD: u32>(acc: &mut [f32; 32], a: u32, b: u32) {
     wgmma::fence();
     unroll!(full, for kk in 0..HD / 16 {
-        let da = descriptor(a + (kk / 4) * BWD_BN * ROW_BYTES + 32 * (kk % 4), 16, GROUP_BYTES, Swizzle::B128);
-        let db = descriptor(b + (kk / 4) * BWD_BM * ROW_BYTES + 32 * (kk % 4), 16, GROUP_BYTES, Swizzle::B128);
+        let da = wgmma::kmajor_b128(a, BWD_BN, kk);
+        let db = wgmma::kmajor_b128(b, BWD_BM, kk);
         // SAFETY: the caller's contract; the first step ignores the old values.
         unsafe { wgmma::m64n64k16_f32_bf16(acc, da, db, kk > 0) };
     });
@@ -245,7 +245,7 @@ unsafe fn issue_registers_trans_b<const R: usize>(acc: &mut [f32; R], x: &[f32; 
     let a = [a_operand(x, 0), a_operand(x, 1), a_operand(x, 2), a_operand(x, 3)];
     wgmma::fence();
     unroll!(full, for k in 0..BWD_BM / 16 {
-        let db = descriptor(b + 16 * k * ROW_BYTES, BWD_BM * ROW_BYTES, GROUP_BYTES, Swizzle::B128);
+        let db = wgmma::mnmajor_b128(b, BWD_BM, k);
         // SAFETY: the caller's contract.
         unsafe { mma_pv_registers(acc, a[k as usize], db) };
     });
@@ -479,8 +479,8 @@ fn backward<const HD: u32, const R: usize, const DQ_COLUMNS: bool>(
             let mut acc_dq = wgmma::zeroed::<32>();
             wgmma::fence();
             unroll!(full, for k in 0..BWD_BN / 16 {
-                let da = descriptor(ds_tile(n % 2, 0) + (k / 4) * DS_BYTES + 32 * (k % 4), 16, GROUP_BYTES, Swizzle::B128);
-                let db = descriptor(k_tile + wg * BWD_BN * ROW_BYTES + 16 * k * ROW_BYTES, BWD_BN * ROW_BYTES, GROUP_BYTES, Swizzle::B128);
+                let da = wgmma::kmajor_b128(ds_tile(n % 2, 0), 64, k);
+                let db = wgmma::mnmajor_b128(k_tile + wg * BWD_BN * ROW_BYTES, BWD_BN, k);
                 unsafe { wgmma::m64n64k16_f32_bf16_trans_b(&mut acc_dq, da, db, true) };
             });
             wgmma::commit_group();
@@ -504,8 +504,8 @@ fn backward<const HD: u32, const R: usize, const DQ_COLUMNS: bool>(
             let mut acc_dq = wgmma::zeroed::<R>();
             wgmma::fence();
             unroll!(full, for k in 0..4u32 {
-                let da = descriptor(ds_base + 32 * k, 16, GROUP_BYTES, Swizzle::B128);
-                let db = descriptor(k_rows + 16 * k * ROW_BYTES, BWD_BN * ROW_BYTES, GROUP_BYTES, Swizzle::B128);
+                let da = wgmma::kmajor_b128(ds_base, 64, k);
+                let db = wgmma::mnmajor_b128(k_rows, BWD_BN, k);
                 unsafe { mma_pv(&mut acc_dq, da, db) };
             });
             wgmma::commit_group();

@@ -76,7 +76,7 @@
 use cuda_core::tensor_map::{TensorDataType, TensorMap, TensorSwizzle};
 use cuda_core::{CudaFunction, CudaStream, DeviceBuffer, LaunchConfig};
 use cuda_device::mbarrier::{self, shared_address, MBarrier};
-use cuda_device::wgmma::{self, descriptor, pack_bf16x2, Swizzle};
+use cuda_device::wgmma::{self, pack_bf16x2};
 use cuda_device::{dynamic_shared, kernel, ptx_asm, thread, tma, unroll, warp, warpgroup, DisjointSlice};
 use cuda_host::{cuda_launch, KernelModule};
 use std::marker::PhantomData;
@@ -92,8 +92,6 @@ pub const BN: u32 = 128;
 const BOX: u32 = 64;
 /// Bytes of one 128-byte-swizzled row.
 const ROW_BYTES: u32 = 128;
-/// Bytes between 8-row groups in a swizzled tile (the descriptors' stride).
-const GROUP_BYTES: u32 = 8 * ROW_BYTES;
 /// Pipeline depth (KV stages).
 const STAGES: u32 = 2;
 /// Bytes of one warpgroup's P tile (64 rows × BN keys bf16, BN/64 boxes).
@@ -158,7 +156,7 @@ impl Shape {
 /// boxes of `rows` rows: columns are split into boxes of 64 bf16, each box
 /// `rows`·128 bytes; inside a box the 16-byte chunk index of a row is
 /// XORed with row % 8 (the layout TMA writes with the 128-byte swizzle and
-/// wgmma reads from a descriptor with [`Swizzle::B128`]; boxes must be
+/// wgmma reads from a descriptor with [`wgmma::Swizzle::B128`]; boxes must be
 /// 1024-byte aligned).
 #[inline(always)]
 pub const fn swizzled_offset(row: u32, col: u32, rows: u32) -> u32 {
@@ -290,20 +288,12 @@ struct Softmax {
 unsafe fn issue_qk<const HD: u32>(acc_s: &mut [f32; 64], q: u32, k: u32) {
     wgmma::fence();
     unroll!(full, for kk in 0..HD / 16 {
-        let da = descriptor(q + (kk / 4) * BM * ROW_BYTES + 32 * (kk % 4), 16, GROUP_BYTES, Swizzle::B128);
-        let db = descriptor(k + (kk / 4) * BN * ROW_BYTES + 32 * (kk % 4), 16, GROUP_BYTES, Swizzle::B128);
+        let da = wgmma::kmajor_b128(q, BM, kk);
+        let db = wgmma::kmajor_b128(k, BN, kk);
         // SAFETY: the caller's contract; the first step ignores the old S.
         unsafe { wgmma::m64n128k16_f32_bf16(acc_s, da, db, kk > 0) };
     });
     wgmma::commit_group();
-}
-
-/// The B descriptor of P·V's k step `k` (keys 16k…16k+15): V's tile is
-/// MN-major (rows = keys), so a k step is 16 rows further; the leading
-/// offset is the distance to the next 64 columns of d (the next box).
-#[inline(always)]
-fn v_descriptor(v: u32, k: u32) -> u64 {
-    descriptor(v + 16 * k * ROW_BYTES, BN * ROW_BYTES, GROUP_BYTES, Swizzle::B128)
 }
 
 /// Issues and commits O += P·V with P in registers (`p[k]`: the A operand
@@ -316,7 +306,7 @@ unsafe fn issue_pv_registers<const R: usize>(acc_o: &mut [f32; R], p: &[[u32; 4]
     wgmma::fence();
     unroll!(full, for k in 0..BN / 16 {
         // SAFETY: the caller's contract.
-        unsafe { mma_pv_registers(acc_o, p[k as usize], v_descriptor(v, k)) };
+        unsafe { mma_pv_registers(acc_o, p[k as usize], wgmma::mnmajor_b128(v, BN, k)) };
     });
     wgmma::commit_group();
 }
@@ -331,9 +321,9 @@ unsafe fn issue_pv_registers<const R: usize>(acc_o: &mut [f32; R], p: &[[u32; 4]
 unsafe fn issue_pv_shared<const R: usize>(acc_o: &mut [f32; R], p: u32, v: u32) {
     wgmma::fence();
     unroll!(full, for k in 0..BN / 16 {
-        let da = descriptor(p + (k / 4) * 64 * ROW_BYTES + 32 * (k % 4), 16, GROUP_BYTES, Swizzle::B128);
+        let da = wgmma::kmajor_b128(p, 64, k);
         // SAFETY: the caller's contract.
-        unsafe { mma_pv(acc_o, da, v_descriptor(v, k)) };
+        unsafe { mma_pv(acc_o, da, wgmma::mnmajor_b128(v, BN, k)) };
     });
     wgmma::commit_group();
 }

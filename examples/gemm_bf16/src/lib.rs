@@ -57,7 +57,7 @@ use cuda_core::tensor_map::{TensorDataType, TensorMap, TensorSwizzle};
 use cuda_core::{CudaFunction, CudaStream, DeviceBuffer, LaunchConfig};
 use cuda_device::mbarrier::{self, shared_address, MBarrier};
 use cuda_device::half::f8e4m3;
-use cuda_device::wgmma::{self, descriptor, pack_bf16x2, Swizzle};
+use cuda_device::wgmma::{self, pack_bf16x2};
 use cuda_device::{dynamic_shared, kernel, thread, tma, warp, warpgroup, DisjointSlice};
 use cuda_host::{cuda_launch, KernelModule};
 use std::marker::PhantomData;
@@ -66,8 +66,6 @@ use std::marker::PhantomData;
 pub const BK: u32 = 64;
 /// Bytes of one 128-byte-swizzled row of a K step.
 const ROW_BYTES: u32 = BK * 2;
-/// Bytes between 8-row groups in a swizzled tile (the descriptors' stride).
-const GROUP_BYTES: u32 = 8 * ROW_BYTES;
 
 /// The problem shape: A is m×k, B is n×k, C is m×n.
 #[derive(Clone, Copy, Debug)]
@@ -181,8 +179,8 @@ pub fn gemm_simple(map_a: u64, map_b: u64, dims: Dims, mut c: DisjointSlice<u32>
         bar.wait(kb & 1);
         wgmma::fence();
         for k in 0..4 {
-            let da = descriptor(a_tile + 32 * k, 16, GROUP_BYTES, Swizzle::B128);
-            let db = descriptor(b_tile + 32 * k, 16, GROUP_BYTES, Swizzle::B128);
+            let da = wgmma::kmajor_b128(a_tile, SIMPLE_BM, k);
+            let db = wgmma::kmajor_b128(b_tile, SIMPLE_BN, k);
             // SAFETY: the whole warpgroup (the block) runs this with the same
             // descriptors; the tiles are not written until after wait_group
             // and the barrier below.
@@ -363,8 +361,8 @@ fn ws_body<const FP8: bool>(map_a: u64, map_b: u64, map_c: u64, dims: Dims, scal
                 full(s).wait((step / STAGES) & 1);
                 wgmma::fence();
                 for k in 0..4 {
-                    let da = descriptor(a_tile(s) + wg * 64 * ROW_BYTES + 32 * k, 16, GROUP_BYTES, Swizzle::B128);
-                    let db = descriptor(b_tile(s) + 32 * k, 16, GROUP_BYTES, Swizzle::B128);
+                    let da = wgmma::kmajor_b128(a_tile(s) + wg * 64 * ROW_BYTES, 64, k);
+                    let db = wgmma::kmajor_b128(b_tile(s), WS_BN, k);
                     // SAFETY: the whole warpgroup runs this with the same
                     // descriptors; the stage is not refilled before this
                     // warpgroup releases it below, after the batch completed.
