@@ -240,6 +240,20 @@ impl TensorMap {
         }
     }
 
+    /// Starts describing the map the Hopper matrix kernels read: a row-major
+    /// `rows` × `cols` matrix of `data_type` at `address` (rows contiguous,
+    /// `cols` elements apart), copied in boxes of one 128-byte row's worth
+    /// of columns (64 bf16, 128 bytes) × `box_rows` rows, with the 128-byte
+    /// swizzle. A box lands in shared memory as the layout whose wgmma
+    /// descriptors `cuda_device::wgmma::kmajor_b128` and `mnmajor_b128`
+    /// make; consecutive boxes along the columns are `box_rows` × 128 bytes
+    /// apart when loaded one after another.
+    pub fn matrix_b128(data_type: TensorDataType, address: u64, rows: u64, cols: u64, box_rows: u32) -> TensorMapBuilder {
+        let size = data_type.size();
+        let box_cols = (128 / size) as u32;
+        Self::tiled(data_type, address, &[cols, rows], &[size * cols], &[box_cols, box_rows]).swizzle(TensorSwizzle::B128)
+    }
+
     /// The 128 bytes as 16 words.
     pub fn words(&self) -> &[u64; 16] {
         &self.words
@@ -412,6 +426,17 @@ mod tests {
     #[test]
     fn a_gemm_operand_is_valid() {
         assert_eq!(bf16_matrix().validate(), Ok(()));
+    }
+
+    #[test]
+    fn matrix_b128_is_a_row_major_matrix_in_128_byte_boxes() {
+        let m = TensorMap::matrix_b128(TensorDataType::BF16, 0x1000, 4096, 8192, 128);
+        assert_eq!(format!("{m:?}"), format!("{:?}", bf16_matrix()));
+        // One byte per element: a box row is 128 of them.
+        let fp8 = TensorMap::matrix_b128(TensorDataType::U8, 0x1000, 256, 1024, 64);
+        let spelled = TensorMap::tiled(TensorDataType::U8, 0x1000, &[1024, 256], &[1024], &[128, 64]).swizzle(TensorSwizzle::B128);
+        assert_eq!(format!("{fp8:?}"), format!("{spelled:?}"));
+        assert_eq!(fp8.validate(), Ok(()));
     }
 
     #[test]

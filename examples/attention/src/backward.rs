@@ -70,7 +70,7 @@
 
 use crate::{aligned_dynamic_shared, check_shape, exp2, kernel_function, mma_pv, mma_pv_registers, swizzled_offset, sync_warpgroup, Error, Shape};
 use crate::{BOX, ROW_BYTES};
-use cuda_core::tensor_map::{TensorDataType, TensorMap, TensorSwizzle};
+use cuda_core::tensor_map::{TensorDataType, TensorMap};
 use cuda_core::{CudaStream, DeviceBuffer, LaunchConfig};
 use cuda_device::atomic::AtomicF32;
 use cuda_device::mbarrier::{self, MBarrier};
@@ -668,9 +668,7 @@ pub fn bwd_launch_config(shape: Shape) -> LaunchConfig {
 /// A tensor map of a `[rows][head_dim]` bf16 tensor with boxes of 64
 /// columns × `box_rows` rows and the 128-byte swizzle, uploaded.
 fn upload_map(stream: &CudaStream, tensor: &DeviceBuffer<u16>, shape: Shape, box_rows: u32) -> Result<DeviceBuffer<TensorMap>, Error> {
-    let d = shape.head_dim as u64;
-    let map = TensorMap::tiled(TensorDataType::BF16, tensor.device_ptr(), &[d, shape.rows() as u64], &[2 * d], &[BOX, box_rows])
-        .swizzle(TensorSwizzle::B128)
+    let map = TensorMap::matrix_b128(TensorDataType::BF16, tensor.device_ptr(), shape.rows() as u64, shape.head_dim as u64, box_rows)
         .encode()?;
     Ok(map.upload(stream)?)
 }

@@ -73,7 +73,7 @@
 //! A program that links this crate must be built for sm_90a (wgmma):
 //! `[package.metadata.oxide] arch = "sm_90a"` in its Cargo.toml.
 
-use cuda_core::tensor_map::{TensorDataType, TensorMap, TensorSwizzle};
+use cuda_core::tensor_map::{TensorDataType, TensorMap};
 use cuda_core::{CudaFunction, CudaStream, DeviceBuffer, LaunchConfig};
 use cuda_device::mbarrier::{self, shared_address, MBarrier};
 use cuda_device::wgmma::{self, pack_bf16x2};
@@ -755,13 +755,6 @@ pub fn launch_config(shape: Shape) -> LaunchConfig {
     }
 }
 
-/// The tensor-map geometry of a `[rows][head_dim]` bf16 tensor: dims
-/// (innermost first), row stride in bytes, box (64 elements × 128 rows).
-pub fn map_geometry(shape: Shape) -> ([u64; 2], [u64; 1], [u32; 2]) {
-    let d = shape.head_dim as u64;
-    ([d, shape.rows() as u64], [2 * d], [BOX, BM])
-}
-
 /// The driver function of kernel `name` (one of this crate's kernels,
 /// compiled into `module`): its PTX entry name is mangled, so it is found
 /// by the Rust path's last segment.
@@ -779,9 +772,7 @@ pub fn kernel_function(module: &KernelModule, name: &str) -> Result<CudaFunction
 /// A tensor map of one of Q, K, V (`[rows][head_dim]` bf16) with the
 /// 128-byte swizzle, uploaded to the GPU.
 fn upload_map(stream: &CudaStream, tensor: &DeviceBuffer<u16>, shape: Shape) -> Result<DeviceBuffer<TensorMap>, Error> {
-    let (dims, strides, boxes) = map_geometry(shape);
-    let map = TensorMap::tiled(TensorDataType::BF16, tensor.device_ptr(), &dims, &strides, &boxes)
-        .swizzle(TensorSwizzle::B128)
+    let map = TensorMap::matrix_b128(TensorDataType::BF16, tensor.device_ptr(), shape.rows() as u64, shape.head_dim as u64, BM)
         .encode()?;
     Ok(map.upload(stream)?)
 }
@@ -949,10 +940,6 @@ mod tests {
         assert_eq!(c.block_dim, (384, 1, 1));
         // Fits the H200's 227 KiB opt-in limit.
         assert!(shared_bytes(128) <= 227 * 1024 && shared_bytes(64) <= 227 * 1024);
-        let (dims, strides, boxes) = map_geometry(shape);
-        assert_eq!(dims, [128, 3 * 1024]);
-        assert_eq!(strides, [256]);
-        assert_eq!(boxes, [64, 128]);
         assert_eq!(Shape { causal: true, ..shape }.flops() * 2.0, shape.flops());
         assert_eq!(shape.flops(), 4.0 * 3.0 * 1024.0 * 1024.0 * 128.0);
     }

@@ -53,7 +53,7 @@
 //! `[package.metadata.oxide] arch = "sm_90a"` in its Cargo.toml, or
 //! `--arch sm_90a`.
 
-use cuda_core::tensor_map::{TensorDataType, TensorMap, TensorSwizzle};
+use cuda_core::tensor_map::{TensorDataType, TensorMap};
 use cuda_core::{CudaFunction, CudaStream, DeviceBuffer, LaunchConfig};
 use cuda_device::mbarrier::{self, shared_address, MBarrier};
 use cuda_device::half::f8e4m3;
@@ -577,11 +577,7 @@ fn upload_map(
     k: u32,
     box_rows: u32,
 ) -> Result<DeviceBuffer<TensorMap>, Error> {
-    let (rows, k, size) = (rows as u64, k as u64, kind.size() as u64);
-    let box_k = ROW_BYTES as u64 / size;
-    let map = TensorMap::tiled(kind, address, &[k, rows], &[size * k], &[box_k as u32, box_rows])
-        .swizzle(TensorSwizzle::B128)
-        .encode()?;
+    let map = TensorMap::matrix_b128(kind, address, rows as u64, k as u64, box_rows).encode()?;
     Ok(map.upload(stream)?)
 }
 
