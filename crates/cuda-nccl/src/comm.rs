@@ -858,7 +858,7 @@ impl Communicator {
         gpu: impl FnOnce(&'static NcclApi, ncclComm_t, sys::cudaStream_t) -> ncclResult_t,
     ) -> Result<(), NcclError> {
         match &self.engine {
-            Engine::Gpu { api, comm } => self.submit_gpu(call, *api, *comm, stream, gpu),
+            Engine::Gpu { api, comm } => self.submit_gpu(call, api, *comm, stream, gpu),
             Engine::Emulated { clique } => self.submit_emulated(clique, stream, op()),
         }
     }
