@@ -12,15 +12,17 @@
 #       cache misses per all-reduce call (cachegrind), each call after a walk
 #       over KIB KiB of memory (default 256 and 4096) and over 64 KiB of
 #       code, which stand in for NCCL's own work between two calls: the
-#       lines of oxide's data and code that the call must fetch again. Caches of a server core: 32 KiB
-#       8-way I1, 48 KiB 12-way D1, a 2 MiB 16-way last level (its L2; the
-#       L3 behind it is not simulated). A walk over 48 KiB empties D1, one
-#       over 2 MiB the last level too (of code as well). Columns: instructions, I1 and LL
-#       instruction misses, D1 and LL data read and write misses, each per
-#       call, the walk-only case (`none`) subtracted.
-#   host-cost --walk KIB (the program, with run.sh's environment) times
-#       every case with the walk between calls, and its time over `none`;
-#       the walk's own time swamps it on a shared machine.
+#       lines of oxide's data and code that a call fetches again. The caches
+#       of a server core: 32 KiB 8-way I1, 48 KiB 12-way D1, a 2 MiB 16-way
+#       last level (its L2; the L3 behind it is not simulated). A walk over
+#       48 KiB empties D1, one over 2 MiB the last level too (of code as
+#       well). Columns, per call with the walk-only case (`none`)
+#       subtracted: instructions, I1 and LL instruction misses, D1 and LL
+#       data read and write misses (a line first read then written counts
+#       as a read).
+#   host-cost --walk KIB (the program, in run.sh's environment) times every
+#       case with the walk between calls, and its time over `none`; on a
+#       shared machine the walk's own time swamps the difference.
 #
 # Nothing here needs a GPU; on a machine with one, the stub still stands in
 # for its driver (LD_LIBRARY_PATH), so the numbers are oxide's work alone.
