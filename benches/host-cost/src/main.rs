@@ -11,9 +11,19 @@
 //! and NCCL's (`cargo oxide bench alloc launch allreduce`).
 //!
 //! ```text
-//! host-cost [CASE] [ITERATIONS]   all cases (median of rounds), or one case
-//!                                 ITERATIONS times (for callgrind: run.sh --instructions)
+//! host-cost [--walk KIB] [CASE] [ITERATIONS]
+//!     all cases (median of rounds), or one case ITERATIONS times (for
+//!     valgrind: run.sh --instructions, run.sh --footprint); with --walk,
+//!     KIB KiB of memory are read between two calls
 //! ```
+//!
+//! The walk stands in for what the real driver or NCCL does between two of
+//! oxide's calls: NCCL's all-reduce runs microseconds of its own code over
+//! its own memory, which leaves little of oxide's data in the first-level
+//! cache (and, past its size, the second). A walk larger than a cache
+//! evicts every line of it, so each call then misses on every distinct line
+//! it touches, and a walk-only case (`none`) is the baseline that
+//! `run.sh --footprint` subtracts: what is left is the case's own misses.
 
 use cuda_core::{CudaContext, CudaFunction, CudaStream, DeviceBuffer, LaunchConfig};
 use cuda_driver_sys::DriverApi;
@@ -74,6 +84,7 @@ const CFG: LaunchConfig = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (256, 1
 
 /// The cases, each one allocate + free pair or one launch.
 const CASES: &[(&str, &str, Case)] = &[
+    ("none", "nothing (the loop alone: the baseline of --walk)", |_| Ok(())),
     ("alloc/raw", "cuMemAllocAsync + cuMemFreeAsync called directly", |s| {
         let mut p = 0u64;
         // SAFETY: out-pointer to a local; a live stream of the current context.
@@ -182,39 +193,110 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
+/// Memory read, and code run, between two calls (`--walk`), so that each
+/// call finds its data evicted from the caches the walk is larger than and
+/// its code from the first level.
+struct Walk(Vec<u64>);
+
+impl Walk {
+    fn new(kib: usize) -> Walk {
+        // Distinct values: no page of it is the shared zero page.
+        Walk((0..kib * 1024 / 8).map(|i| i as u64).collect())
+    }
+
+    /// Reads one word of every cache line (64 bytes) of the buffer; out of
+    /// line, so that its misses are its own in a profile.
+    #[inline(never)]
+    fn run(&self) {
+        let mut sum = 0u64;
+        for line in self.0.chunks(8) {
+            // SAFETY: a reference to a live element; volatile so that the
+            // read is made every time.
+            sum = sum.wrapping_add(unsafe { std::ptr::read_volatile(&line[0]) });
+        }
+        std::hint::black_box(sum);
+        walk_code();
+    }
+}
+
+/// Runs 64 KiB of straight-line code (no-ops), twice a server core's
+/// first-level instruction cache: the case's code is then fetched again on
+/// each call, as after NCCL's own code ran. (The data walk, once larger
+/// than the last level, evicts the case's code from there too.)
+#[inline(never)]
+fn walk_code() {
+    // SAFETY: no-ops only: no register, memory or flag is touched.
+    #[cfg(target_arch = "x86_64")]
+    unsafe {
+        std::arch::asm!(".rept 65536", "nop", ".endr", options(nomem, nostack, preserves_flags));
+    }
+    // SAFETY: as above (an aarch64 no-op is four bytes).
+    #[cfg(target_arch = "aarch64")]
+    unsafe {
+        std::arch::asm!(".rept 16384", "nop", ".endr", options(nomem, nostack, preserves_flags));
+    }
+}
+
 fn run() -> Result<(), String> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let walk = match args.iter().position(|a| a == "--walk") {
+        Some(i) => {
+            let kib = args.get(i + 1).ok_or("--walk needs a size in KiB")?.parse::<usize>().map_err(de)?;
+            args.drain(i..i + 2);
+            Some(Walk::new(kib))
+        }
+        None => None,
+    };
+    let between = || {
+        if let Some(w) = &walk {
+            w.run();
+        }
+    };
     let mut s = setup()?;
     if let Some(name) = args.first() {
         // One case, ITERATIONS times, untimed (run.sh counts instructions).
         let iterations: u64 = args.get(1).map_or(Ok(1), |n| n.parse()).map_err(de)?;
         let (_, _, case) = CASES.iter().find(|(n, _, _)| n == name).ok_or_else(|| format!("no case `{name}`"))?;
         for _ in 0..iterations {
+            between();
             case(&mut s)?;
         }
         return Ok(());
     }
-    const ITERATIONS: u32 = 100_000;
+    // With a walk, fewer calls: each walk reads the whole buffer.
+    let iterations: u32 = if walk.is_some() { 2_000 } else { 100_000 };
     const ROUNDS: usize = 21;
-    println!("{:<27} {:>10}  what", "case", "ns/call");
+    // With a walk, each row also gives its time over `none` (the walk
+    // and the loop alone): the case's own work, its misses included.
+    let mut none_ns = None;
+    match walk {
+        Some(_) => println!("{:<27} {:>10} {:>10}  what", "case", "ns/call", "over none"),
+        None => println!("{:<27} {:>10}  what", "case", "ns/call"),
+    }
     for (name, what, case) in CASES {
         let mut times = Vec::with_capacity(ROUNDS);
         let mut skipped = None;
         for _ in 0..ROUNDS {
             let start = Instant::now();
-            for _ in 0..ITERATIONS {
+            for _ in 0..iterations {
+                between();
                 if let Err(e) = case(&mut s) {
                     skipped = Some(e);
                     break;
                 }
             }
-            times.push(start.elapsed().as_secs_f64() * 1e9 / f64::from(ITERATIONS));
+            times.push(start.elapsed().as_secs_f64() * 1e9 / f64::from(iterations));
             if skipped.is_some() {
                 break;
             }
         }
         match skipped {
             Some(why) => println!("{name:<27} {:>10}  skipped: {why}", "-"),
+            None if walk.is_some() => {
+                let ns = median(times);
+                let base = *none_ns.get_or_insert(ns);
+                println!("{name:<27} {ns:>10.1} {:>10.1}  {what}", ns - base);
+            }
             None => println!("{name:<27} {:>10.1}  {what}", median(times)),
         }
     }

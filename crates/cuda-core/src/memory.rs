@@ -727,6 +727,17 @@ impl<'a, T: DeviceRepr> DeviceSlice<'a, T> {
         self.order.read_on(stream)
     }
 
+    /// Whether a read or write of this memory queued on `stream` needs no
+    /// ordering: every use so far was queued on `stream`, the buffer's
+    /// home, outside captures, so [`order_read`](Self::order_read) would
+    /// do nothing (nor would [`DeviceSliceMut::order_write`]). A hot path
+    /// may test this with its other checks and skip the calls; otherwise it
+    /// must make them.
+    #[inline]
+    pub fn is_ordered_on(&self, stream: &CudaStream) -> bool {
+        self.order.unrecorded_on(stream)
+    }
+
     /// Copies the view into a new `Vec` (synchronises `stream`).
     pub fn to_host_vec(&self, stream: &CudaStream) -> Result<Vec<T>, DriverError> {
         let mut out = Vec::<T>::with_capacity(self.len);
@@ -812,6 +823,14 @@ impl<'a, T: DeviceRepr> DeviceSliceMut<'a, T> {
     /// memory queued on other streams (see [`DeviceSlice::order_read`]).
     pub fn order_read(&self, stream: &CudaStream) -> Result<(), DriverError> {
         self.order.read_on(stream)
+    }
+
+    /// Whether a use of this memory queued on `stream` needs no ordering
+    /// (see [`DeviceSlice::is_ordered_on`]): [`order_read`](Self::order_read)
+    /// and [`order_write`](Self::order_write) would do nothing.
+    #[inline]
+    pub fn is_ordered_on(&self, stream: &CudaStream) -> bool {
+        self.order.unrecorded_on(stream)
     }
 
     /// A read-only view of the same elements.

@@ -207,9 +207,10 @@ impl StreamOrder {
 
     /// Whether a use on `stream` needs no record: nothing is recorded yet
     /// (every use so far was on the home stream) and this one is on the
-    /// home stream too, outside a capture.
+    /// home stream too, outside a capture. [`read_on`](Self::read_on) and
+    /// [`write_on`](Self::write_on) then do nothing.
     #[inline]
-    fn unrecorded_on(&self, stream: &CudaStream) -> bool {
+    pub(crate) fn unrecorded_on(&self, stream: &CudaStream) -> bool {
         self.record.get().is_none() && Arc::ptr_eq(&self.home, stream.handle()) && !stream.handle().is_capturing()
     }
 

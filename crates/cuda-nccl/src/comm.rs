@@ -4,8 +4,8 @@
 use std::cell::{Cell, RefCell};
 use std::ffi::{c_int, c_void, CStr};
 use std::fmt;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 use cuda_core::{CudaContext, CudaStream, DeviceSlice, DeviceSliceMut};
@@ -248,8 +248,9 @@ struct CommState {
 #[derive(Default)]
 struct Health {
     /// Set, after `state` says why, once the communicator has failed or is
-    /// aborted: every call reads this one flag, and only a set one takes
-    /// the lock for the reason.
+    /// aborted. A GPU communicator's calls read its own copy instead
+    /// ([`Communicator::broken`], in the line they read anyway); an
+    /// emulated one's read this one too, which its host functions raise.
     broken: AtomicBool,
     state: Mutex<CommState>,
 }
@@ -263,6 +264,85 @@ impl Health {
             self.broken.store(true, Ordering::Release);
         }
         r
+    }
+}
+
+/// The lock that serialises the NCCL calls of one communicator.
+///
+/// Taken by one compare-and-swap of a word and released by one swap when
+/// no other thread waits. `std::sync::Mutex` would do the same work plus a
+/// read of the process's panic count at each lock and unlock, for its
+/// poisoning: that count sits in a cache line of its own, which a call
+/// after NCCL's own work (which evicts it) fetches twice from memory. This
+/// lock guards no data, so poisoning means nothing here. A thread that finds
+/// it held sleeps on a condition variable until the holder lets go.
+struct CallLock {
+    /// [`FREE`](Self::FREE), [`HELD`](Self::HELD) or
+    /// [`CONTENDED`](Self::CONTENDED).
+    state: AtomicU32,
+    /// Held by a waiter from its claim of `state` until it sleeps, and by
+    /// the releaser while it wakes one: no wake-up is lost between them.
+    waiters: Mutex<()>,
+    wake: Condvar,
+}
+
+impl CallLock {
+    const FREE: u32 = 0;
+    const HELD: u32 = 1;
+    /// Held, and another thread may be asleep waiting for it.
+    const CONTENDED: u32 = 2;
+
+    const fn new() -> CallLock {
+        CallLock { state: AtomicU32::new(Self::FREE), waiters: Mutex::new(()), wake: Condvar::new() }
+    }
+
+    /// Takes the lock, waiting while another thread holds it.
+    #[inline]
+    fn lock(&self) -> CallGuard<'_> {
+        if self.state.compare_exchange(Self::FREE, Self::HELD, Ordering::Acquire, Ordering::Relaxed).is_err() {
+            self.lock_contended();
+        }
+        CallGuard(self)
+    }
+
+    /// [`lock`](Self::lock) when the lock is held: marks it contended (so
+    /// that its holder wakes a waiter when it lets go) and sleeps until a
+    /// claim finds it free. A lock taken here stays marked contended, which
+    /// at worst wakes no one once.
+    #[cold]
+    #[inline(never)]
+    fn lock_contended(&self) {
+        let mut waiting = lock(&self.waiters);
+        while self.state.swap(Self::CONTENDED, Ordering::Acquire) != Self::FREE {
+            waiting = self.wake.wait(waiting).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    #[inline]
+    fn unlock(&self) {
+        if self.state.swap(Self::FREE, Ordering::Release) == Self::CONTENDED {
+            self.wake_one();
+        }
+    }
+
+    /// Wakes a waiter: taking `waiters` first, the wake cannot fall between
+    /// a waiter's claim and its sleep.
+    #[cold]
+    #[inline(never)]
+    fn wake_one(&self) {
+        let _waiters = lock(&self.waiters);
+        self.wake.notify_one();
+    }
+}
+
+/// A held [`CallLock`], released on drop.
+#[must_use]
+struct CallGuard<'a>(&'a CallLock);
+
+impl Drop for CallGuard<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        self.0.unlock();
     }
 }
 
@@ -287,14 +367,23 @@ impl Health {
 ///
 /// Dropping it destroys the NCCL communicator (`ncclCommDestroy`, which
 /// waits for its queued work); an aborted or failed one is not waited for.
+// The fields every collective reads come first, in one cache line (the
+// struct is aligned to one): after NCCL's own work between two calls has
+// evicted them, a call fetches that line and no other of the communicator.
+#[repr(C, align(64))]
 pub struct Communicator {
     ctx: Arc<CudaContext>,
-    rank: usize,
-    size: usize,
     engine: Engine,
+    size: usize,
+    calls: CallLock,
+    /// A copy of `health.broken`, raised with it by this communicator's
+    /// own methods ([`update_health`](Self::update_health)): every call
+    /// reads this flag, and only a raised one looks further.
+    broken: AtomicBool,
+    // The rest, read off the collectives' path.
+    rank: usize,
     timeout: Mutex<Duration>,
     health: Arc<Health>,
-    calls: Mutex<()>,
 }
 
 // SAFETY: the NCCL communicator is used by one thread at a time (`calls`
@@ -311,13 +400,24 @@ impl Communicator {
     fn new(ctx: Arc<CudaContext>, rank: usize, size: usize, engine: Engine, timeout: Duration) -> Communicator {
         Communicator {
             ctx,
-            rank,
-            size,
             engine,
+            size,
+            calls: CallLock::new(),
+            broken: AtomicBool::new(false),
+            rank,
             timeout: Mutex::new(timeout),
             health: Arc::default(),
-            calls: Mutex::new(()),
         }
+    }
+
+    /// Records `f` in the health state ([`Health::update`]) and raises this
+    /// communicator's flag with the state's.
+    fn update_health<R>(&self, f: impl FnOnce(&mut CommState) -> R) -> R {
+        let r = self.health.update(f);
+        if self.health.broken.load(Ordering::Acquire) {
+            self.broken.store(true, Ordering::Release);
+        }
+        r
     }
 
     /// One communicator over `contexts`, driven by this process
@@ -457,13 +557,13 @@ impl Communicator {
         // The flag is up before the lock below is taken: a call that holds
         // `calls` now finishes first, and any later one sees the flag under
         // the lock and is refused (NCCL frees an aborted communicator).
-        if self.health.update(|st| std::mem::replace(&mut st.aborted, true)) {
+        if self.update_health(|st| std::mem::replace(&mut st.aborted, true)) {
             return;
         }
         match &self.engine {
             Engine::Gpu { api, comm } => {
                 let _ = self.ctx.bind_to_thread();
-                let _g = lock(&self.calls);
+                let _g = self.calls.lock();
                 // SAFETY: a live communicator, aborted once (`aborted`).
                 unsafe { (api.ncclCommAbort)(*comm) };
             }
@@ -477,7 +577,7 @@ impl Communicator {
         self.usable()?;
         if let Engine::Gpu { api, comm } = &self.engine {
             let mut r: ncclResult_t = 0;
-            let _g = lock(&self.calls);
+            let _g = self.calls.lock();
             // Again under the lock: an abort on another thread since the
             // first check has freed the communicator.
             self.usable()?;
@@ -544,7 +644,7 @@ impl Communicator {
                 let mut config = sys::ncclConfig_t::new(false);
                 let c = color.map_or(sys::NCCL_SPLIT_NOCOLOR, |c| c as c_int);
                 let r = {
-                    let _g = lock(&self.calls);
+                    let _g = self.calls.lock();
                     // Again under the lock, as in `submit`.
                     self.usable()?;
                     // SAFETY: a live communicator; an out-pointer to a local
@@ -613,7 +713,7 @@ impl Communicator {
         loop {
             let mut state: ncclResult_t = 0;
             let q = {
-                let _g = lock(&self.calls);
+                let _g = self.calls.lock();
                 // Under the lock, as in `submit`: aborted meanwhile (by
                 // another thread) is freed.
                 self.usable()?;
@@ -635,10 +735,31 @@ impl Communicator {
     /// Refuses work on an aborted or failed communicator.
     #[inline]
     fn usable(&self) -> Result<(), NcclError> {
-        if self.health.broken.load(Ordering::Acquire) {
-            return Err(self.unusable());
+        if self.is_broken() {
+            return self.refused();
         }
         Ok(())
+    }
+
+    /// Whether the communicator has failed or is aborted.
+    #[inline]
+    fn is_broken(&self) -> bool {
+        self.broken.load(Ordering::Acquire) || self.emulated_broken()
+    }
+
+    /// [`usable`](Self::usable)'s refusal, built out of line straight into
+    /// the caller's result (no error-sized temporary in its frame).
+    #[cold]
+    #[inline(never)]
+    fn refused(&self) -> Result<(), NcclError> {
+        Err(self.unusable())
+    }
+
+    /// Whether an emulated communicator's operations have recorded a
+    /// failure (their host functions raise the shared flag only).
+    #[inline]
+    fn emulated_broken(&self) -> bool {
+        matches!(self.engine, Engine::Emulated { .. }) && self.health.broken.load(Ordering::Acquire)
     }
 
     /// Why the communicator may not be used (its flag is up).
@@ -736,21 +857,44 @@ impl Communicator {
         op: impl FnOnce() -> Collective,
         gpu: impl FnOnce(&'static NcclApi, ncclComm_t, sys::cudaStream_t) -> ncclResult_t,
     ) -> Result<(), NcclError> {
-        let (api, comm) = match &self.engine {
-            Engine::Gpu { api, comm } => (*api, *comm),
-            Engine::Emulated { clique } => return self.submit_emulated(clique, stream, op()),
-        };
-        let (r, grouped) = {
-            let _g = lock(&self.calls);
-            // Again under the lock: an abort on another thread between the
-            // first check and here has freed the communicator.
-            self.usable()?;
-            let grouped = group_note_gpu(api, comm);
-            (gpu(api, comm, stream.raw()), grouped)
-        };
+        match &self.engine {
+            Engine::Gpu { api, comm } => self.submit_gpu(call, api, *comm, stream, gpu),
+            Engine::Emulated { clique } => self.submit_emulated(clique, stream, op()),
+        }
+    }
+
+    /// [`submit`](Self::submit) on a GPU communicator: `gpu` called under
+    /// the lock, after the state's second check and the group's note.
+    #[inline]
+    fn submit_gpu(
+        &self,
+        call: &'static str,
+        api: &'static NcclApi,
+        comm: ncclComm_t,
+        stream: &CudaStream,
+        gpu: impl FnOnce(&'static NcclApi, ncclComm_t, sys::cudaStream_t) -> ncclResult_t,
+    ) -> Result<(), NcclError> {
+        let held = self.calls.lock();
+        // Again under the lock: an abort on another thread between the
+        // first check and here has freed the communicator. (The refusal is
+        // built after the lock is let go, straight into the result.)
+        if self.is_broken() {
+            drop(held);
+            return self.refused();
+        }
+        let grouped = group_note_gpu(api, comm);
+        let r = gpu(api, comm, stream.raw());
+        drop(held);
         if r == sys::ncclSuccess {
             return Ok(());
         }
+        self.answered(call, r, grouped, api, comm)
+    }
+
+    /// NCCL's answer `r` (not success) to `call`, made in a group or not.
+    #[cold]
+    #[inline(never)]
+    fn answered(&self, call: &'static str, r: ncclResult_t, grouped: bool, api: &'static NcclApi, comm: ncclComm_t) -> Result<(), NcclError> {
         if grouped {
             // Inside a group NCCL answers at ncclGroupEnd.
             return if r == sys::ncclInProgress { Ok(()) } else { Err(nccl_error(call, r, api, comm)) };
@@ -758,10 +902,25 @@ impl Communicator {
         self.settle(call, r)
     }
 
+    /// The usual collective's checks in one inlined test, for the path
+    /// that skips the general one: a GPU communicator, not failed nor
+    /// aborted, `stream` of its context (the same `Arc`), an element type
+    /// that is no fp8 (whose version check and lack of `Avg` the general
+    /// path makes). The table, the communicator and NCCL's reduction for
+    /// `op` (as [`reduction`](Self::reduction) gives it); `None` where
+    /// the general path must decide.
+    #[inline]
+    fn usual<T: NcclElement>(&self, stream: &CudaStream, op: ReduceOp) -> Option<(&'static NcclApi, ncclComm_t, sys::ncclRedOp_t)> {
+        let Engine::Gpu { api, comm } = self.engine else { return None };
+        let usual = !self.broken.load(Ordering::Acquire) & Arc::ptr_eq(stream.context(), &self.ctx) & !is_fp8::<T>();
+        let nccl_op = if op == ReduceOp::Avg && self.size == 1 { sys::ncclSum } else { op.raw() };
+        usual.then_some((api, comm, nccl_op))
+    }
+
     /// [`submit`](Self::submit) on the emulator's clique.
     #[inline(never)]
     fn submit_emulated(&self, clique: &Arc<Clique>, stream: &Arc<CudaStream>, op: Collective) -> Result<(), NcclError> {
-        let _g = lock(&self.calls);
+        let _g = self.calls.lock();
         let timeout = self.timeout();
         let slot: Arc<Mutex<Option<NcclError>>> = Arc::default();
         let ticket: Arc<Mutex<Option<Ticket>>> = Arc::default();
@@ -795,7 +954,40 @@ impl Communicator {
 
     /// Every rank's `recv` = the reduction (`op`) of every rank's `send`
     /// (`ncclAllReduce`). `send` and `recv` must be equally long.
+    #[inline]
     pub fn all_reduce<T: NcclElement>(
+        &self,
+        send: DeviceSlice<'_, T>,
+        recv: DeviceSliceMut<'_, T>,
+        op: ReduceOp,
+        stream: &Arc<CudaStream>,
+    ) -> Result<(), NcclError> {
+        const CALL: &str = "ncclAllReduce";
+        // The usual call passes every check of the general path at its
+        // first test (the same context `Arc`s, equal lengths, buffers used
+        // on this stream alone): those tests are made here, together, and
+        // the rest of the path is the lock and NCCL's call. Anything else
+        // takes the general path, which makes every check in full.
+        if let Some((api, comm, nccl_op)) = self.usual::<T>(stream, op) {
+            let usual = Arc::ptr_eq(send.context(), &self.ctx)
+                & Arc::ptr_eq(recv.as_slice().context(), &self.ctx)
+                & (send.len() == recv.len())
+                & send.is_ordered_on(stream)
+                & recv.is_ordered_on(stream);
+            if usual {
+                let (s, r, n) = (send.device_ptr(), recv.device_ptr(), send.len());
+                // SAFETY (closure): as in all_reduce_checked.
+                return self.submit_gpu(CALL, api, comm, stream, |api, comm, st| unsafe {
+                    (api.ncclAllReduce)(s as *const c_void, r as *mut c_void, n, T::DATA_TYPE, nccl_op, comm, st)
+                });
+            }
+        }
+        self.all_reduce_checked(send, recv, op, stream)
+    }
+
+    /// [`all_reduce`](Self::all_reduce)'s general path.
+    #[inline(never)]
+    fn all_reduce_checked<T: NcclElement>(
         &self,
         send: DeviceSlice<'_, T>,
         mut recv: DeviceSliceMut<'_, T>,
@@ -821,7 +1013,30 @@ impl Communicator {
 
     /// [`all_reduce`](Self::all_reduce) in place: `buf` = the reduction of
     /// every rank's `buf` (what data-parallel training does to gradients).
+    #[inline]
     pub fn all_reduce_in_place<T: NcclElement>(
+        &self,
+        buf: DeviceSliceMut<'_, T>,
+        op: ReduceOp,
+        stream: &Arc<CudaStream>,
+    ) -> Result<(), NcclError> {
+        const CALL: &str = "ncclAllReduce";
+        // The usual call in one inlined test, as in all_reduce.
+        if let Some((api, comm, nccl_op)) = self.usual::<T>(stream, op) {
+            if Arc::ptr_eq(buf.as_slice().context(), &self.ctx) & buf.is_ordered_on(stream) {
+                let (p, n) = (buf.device_ptr(), buf.len());
+                // SAFETY (closure): as in all_reduce_in_place_checked.
+                return self.submit_gpu(CALL, api, comm, stream, |api, comm, st| unsafe {
+                    (api.ncclAllReduce)(p as *const c_void, p as *mut c_void, n, T::DATA_TYPE, nccl_op, comm, st)
+                });
+            }
+        }
+        self.all_reduce_in_place_checked(buf, op, stream)
+    }
+
+    /// [`all_reduce_in_place`](Self::all_reduce_in_place)'s general path.
+    #[inline(never)]
+    fn all_reduce_in_place_checked<T: NcclElement>(
         &self,
         mut buf: DeviceSliceMut<'_, T>,
         op: ReduceOp,
@@ -1078,22 +1293,27 @@ const INLINE_COMMS: usize = 8;
 /// use, and every access would test for it): every group and every
 /// collective reads it. What needs the heap is in [`GroupMore`], touched
 /// only when used.
+///
+/// Aligned to a cache line, the counts first: a group of up to five
+/// communicators reads and writes that one line (after NCCL's own work has
+/// evicted it, one fetch).
+#[repr(C, align(64))]
 struct GroupState {
     /// Open [`Group`]s on this thread.
-    depth: Cell<usize>,
+    depth: Cell<u32>,
     /// How many of them have called `ncclGroupStart` (lazily, at their
     /// first GPU operation, so that an emulated program never loads NCCL).
-    gpu_depth: Cell<usize>,
+    gpu_depth: Cell<u32>,
     /// The NCCL table of the GPU operations (set with `gpu_depth`).
     api: Cell<Option<&'static NcclApi>>,
+    /// How many of `comms` are set.
+    ncomms: Cell<u32>,
+    /// Whether [`GroupMore`] holds anything.
+    more: Cell<bool>,
     /// The GPU communicators used in the outermost group, polled at its end
     /// when NCCL answers `ncclInProgress`: the first [`INLINE_COMMS`] here,
     /// the rest in [`GroupMore`].
     comms: [Cell<ncclComm_t>; INLINE_COMMS],
-    /// How many of `comms` are set.
-    ncomms: Cell<usize>,
-    /// Whether [`GroupMore`] holds anything.
-    more: Cell<bool>,
 }
 
 impl GroupState {
@@ -1102,9 +1322,9 @@ impl GroupState {
             depth: Cell::new(0),
             gpu_depth: Cell::new(0),
             api: Cell::new(None),
-            comms: [const { Cell::new(std::ptr::null_mut()) }; INLINE_COMMS],
             ncomms: Cell::new(0),
             more: Cell::new(false),
+            comms: [const { Cell::new(std::ptr::null_mut()) }; INLINE_COMMS],
         }
     }
 }
@@ -1146,13 +1366,13 @@ fn group_note_gpu(api: &'static NcclApi, comm: ncclComm_t) -> bool {
             }
             g.gpu_depth.set(started);
         }
-        let n = g.ncomms.get();
+        let n = g.ncomms.get() as usize;
         if !g.comms[..n].iter().any(|c| c.get() == comm) {
             if n < INLINE_COMMS {
                 g.comms[n].set(comm);
-                g.ncomms.set(n + 1);
+                g.ncomms.set(n as u32 + 1);
             } else {
-                group_note_more_comm(g, comm);
+                group_note_more_comm(comm);
             }
         }
         true
@@ -1161,14 +1381,15 @@ fn group_note_gpu(api: &'static NcclApi, comm: ncclComm_t) -> bool {
 
 /// A communicator past the inline ones.
 #[cold]
-fn group_note_more_comm(g: &GroupState, comm: ncclComm_t) {
+#[inline(never)]
+fn group_note_more_comm(comm: ncclComm_t) {
     GROUP_MORE.with(|m| {
         let mut m = m.borrow_mut();
         if !m.comms.contains(&comm) {
             m.comms.push(comm);
         }
     });
-    g.more.set(true);
+    GROUP.with(|g| g.more.set(true));
 }
 
 /// An emulated operation posted in the group, waited for at its end.
@@ -1308,7 +1529,7 @@ fn finish_group_slow(gpu: Option<(&'static NcclApi, ncclResult_t)>, more: bool) 
 #[cold]
 #[inline(never)]
 fn poll_group(api: &'static NcclApi, first: &mut Option<NcclError>) {
-    let mut comms: Vec<ncclComm_t> = GROUP.with(|g| g.comms[..g.ncomms.get()].iter().map(Cell::get).collect());
+    let mut comms: Vec<ncclComm_t> = GROUP.with(|g| g.comms[..g.ncomms.get() as usize].iter().map(Cell::get).collect());
     comms.extend(GROUP_MORE.with(|m| m.borrow().comms.clone()));
     let timeout = default_timeout();
     let start = Instant::now();
@@ -1349,6 +1570,95 @@ fn finish_more(first: &mut Option<NcclError>) {
         }
         if let Some(e) = lock(&slot).take() {
             first.get_or_insert(e);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::UnsafeCell;
+
+    /// A counter that only the lock keeps from racing.
+    struct Guarded {
+        lock: CallLock,
+        count: UnsafeCell<u64>,
+    }
+
+    // SAFETY: `count` is touched only under `lock` (the test's claim).
+    unsafe impl Sync for Guarded {}
+
+    #[test]
+    fn call_lock_serialises_threads() {
+        const THREADS: u64 = 4;
+        const EACH: u64 = 20_000;
+        let g = Guarded { lock: CallLock::new(), count: UnsafeCell::new(0) };
+        let shared = &g;
+        std::thread::scope(|s| {
+            for _ in 0..THREADS {
+                s.spawn(move || {
+                    let g = shared;
+                    for i in 0..EACH {
+                        let _held = g.lock.lock();
+                        // SAFETY: under the lock.
+                        let c = unsafe { &mut *g.count.get() };
+                        let v = *c;
+                        // A yield now and then, so that others find it held
+                        // and sleep (the contended path).
+                        if i % 512 == 0 {
+                            std::thread::yield_now();
+                        }
+                        *c = v + 1;
+                    }
+                });
+            }
+        });
+        assert_eq!(g.count.into_inner(), THREADS * EACH);
+        assert_eq!(g.lock.state.load(Ordering::Relaxed), CallLock::FREE);
+    }
+
+    #[test]
+    fn call_lock_wakes_a_sleeping_waiter() {
+        let lock = Arc::new(CallLock::new());
+        let held = lock.lock();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let waiter = {
+            let lock = lock.clone();
+            std::thread::spawn(move || {
+                let _held = lock.lock();
+                tx.send(()).unwrap();
+            })
+        };
+        // The waiter marks the lock contended before it sleeps.
+        while lock.state.load(Ordering::Acquire) != CallLock::CONTENDED {
+            std::thread::yield_now();
+        }
+        assert!(rx.try_recv().is_err(), "the waiter took a held lock");
+        drop(held);
+        rx.recv_timeout(Duration::from_secs(10)).expect("the waiter was not woken");
+        waiter.join().unwrap();
+        assert_eq!(lock.state.load(Ordering::Relaxed), CallLock::FREE);
+    }
+
+    #[test]
+    fn hot_fields_share_one_line() {
+        // The collectives' fields sit in the communicator's first 64 bytes.
+        assert_eq!(std::mem::align_of::<Communicator>(), 64);
+        assert!(std::mem::offset_of!(Communicator, broken) < 64);
+        assert!(std::mem::offset_of!(Communicator, calls) + std::mem::size_of::<CallLock>() <= 64);
+        assert!(std::mem::offset_of!(Communicator, size) < 64);
+        assert!(std::mem::offset_of!(Communicator, engine) + std::mem::size_of::<Engine>() <= 64);
+        assert_eq!(std::mem::align_of::<GroupState>(), 64);
+        assert!(std::mem::offset_of!(GroupState, comms) + std::mem::size_of::<ncclComm_t>() <= 64);
+        // The group calls and the collectives but `ncclRecv`: the table's first line.
+        assert_eq!(std::mem::align_of::<NcclApi>(), 64);
+        for offset in [
+            std::mem::offset_of!(NcclApi, ncclGroupStart),
+            std::mem::offset_of!(NcclApi, ncclGroupEnd),
+            std::mem::offset_of!(NcclApi, ncclAllReduce),
+            std::mem::offset_of!(NcclApi, ncclSend),
+        ] {
+            assert!(offset + 8 <= 64, "{offset}");
         }
     }
 }

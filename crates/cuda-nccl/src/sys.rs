@@ -184,20 +184,23 @@ pub enum LoadError {
 }
 
 /// Declares the table of entry points, one field per function named
-/// exactly like the exported symbol, and its resolver.
+/// exactly like the exported symbol, in the order listed, and its resolver.
+/// The table is aligned to a cache line: the first eight entry points
+/// share one.
 macro_rules! api_table {
     ($(#[$doc:meta])* $table:ident { $($name:ident($($arg:ty),*) -> $ret:ty;)* }) => {
         $(#[$doc])*
         #[derive(Clone, Debug)]
+        #[repr(C, align(64))]
         pub struct $table {
-            /// The file the functions come from.
-            pub path: PathBuf,
-            /// `ncclGetVersion`'s answer.
-            pub version: c_int,
             $(
                 #[doc = concat!("`", stringify!($name), "`.")]
                 pub $name: unsafe extern "C" fn($($arg),*) -> $ret,
             )*
+            /// The file the functions come from.
+            pub path: PathBuf,
+            /// `ncclGetVersion`'s answer.
+            pub version: c_int,
         }
 
         impl $table {
@@ -226,8 +229,19 @@ macro_rules! api_table {
 }
 
 api_table! {
-    /// The NCCL entry points this crate calls.
+    /// The NCCL entry points this crate calls. The group calls and the
+    /// collectives come first, in the table's first cache line: a group of
+    /// collectives reads that line alone.
     NcclApi {
+        ncclGroupStart() -> ncclResult_t;
+        ncclGroupEnd() -> ncclResult_t;
+        ncclAllReduce(*const c_void, *mut c_void, usize, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t) -> ncclResult_t;
+        ncclBroadcast(*const c_void, *mut c_void, usize, ncclDataType_t, c_int, ncclComm_t, cudaStream_t) -> ncclResult_t;
+        ncclReduce(*const c_void, *mut c_void, usize, ncclDataType_t, ncclRedOp_t, c_int, ncclComm_t, cudaStream_t) -> ncclResult_t;
+        ncclAllGather(*const c_void, *mut c_void, usize, ncclDataType_t, ncclComm_t, cudaStream_t) -> ncclResult_t;
+        ncclReduceScatter(*const c_void, *mut c_void, usize, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t) -> ncclResult_t;
+        ncclSend(*const c_void, usize, ncclDataType_t, c_int, ncclComm_t, cudaStream_t) -> ncclResult_t;
+        ncclRecv(*mut c_void, usize, ncclDataType_t, c_int, ncclComm_t, cudaStream_t) -> ncclResult_t;
         ncclGetVersion(*mut c_int) -> ncclResult_t;
         ncclGetUniqueId(*mut ncclUniqueId) -> ncclResult_t;
         ncclGetErrorString(ncclResult_t) -> *const c_char;
@@ -242,15 +256,6 @@ api_table! {
         ncclCommCount(ncclComm_t, *mut c_int) -> ncclResult_t;
         ncclCommCuDevice(ncclComm_t, *mut c_int) -> ncclResult_t;
         ncclCommUserRank(ncclComm_t, *mut c_int) -> ncclResult_t;
-        ncclAllReduce(*const c_void, *mut c_void, usize, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t) -> ncclResult_t;
-        ncclBroadcast(*const c_void, *mut c_void, usize, ncclDataType_t, c_int, ncclComm_t, cudaStream_t) -> ncclResult_t;
-        ncclReduce(*const c_void, *mut c_void, usize, ncclDataType_t, ncclRedOp_t, c_int, ncclComm_t, cudaStream_t) -> ncclResult_t;
-        ncclAllGather(*const c_void, *mut c_void, usize, ncclDataType_t, ncclComm_t, cudaStream_t) -> ncclResult_t;
-        ncclReduceScatter(*const c_void, *mut c_void, usize, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t) -> ncclResult_t;
-        ncclSend(*const c_void, usize, ncclDataType_t, c_int, ncclComm_t, cudaStream_t) -> ncclResult_t;
-        ncclRecv(*mut c_void, usize, ncclDataType_t, c_int, ncclComm_t, cudaStream_t) -> ncclResult_t;
-        ncclGroupStart() -> ncclResult_t;
-        ncclGroupEnd() -> ncclResult_t;
     }
 }
 
