@@ -13,12 +13,13 @@
 //! logarithm of Σ exp(scores/√d). head_dim is 64 or 128, seq a multiple of
 //! 128 ([`check_shape`] refuses a ragged seq rather than masking it).
 //!
-//! The kernels ([`attention_fwd_d64`], [`attention_fwd_d128`] and their
-//! `_smem_` twins, one body):
-//! a block owns 128 query rows of one (batch, head) and has 384 threads.
-//! Warps 0–7 are two consumer warpgroups of 64 query rows each; warps 8–11
-//! are the producer warpgroup, which gives most of its registers to the
-//! consumers (`setmaxnreg`) and of which one lane issues TMA copies: Q once, then K and V
+//! The kernels ([`attention_fwd_d64`], [`attention_fwd_d128`], their
+//! `_smem_` twins and the head_dim-64 tile shapes, one body):
+//! by default a block owns 128 query rows of one (batch, head) and has 384
+//! threads. Warps 0–7 are two consumer warpgroups of 64 query rows each;
+//! warps 8–11 are the producer warpgroup, which gives most of its registers
+//! to the consumers (`setmaxnreg`) and of which one lane issues TMA copies:
+//! Q once, then K and V
 //! tiles of 128 keys into a ring of `STAGES` shared-memory stages, each
 //! with "full" and "empty" mbarriers for K and for V apart: Q·Kᵀ starts
 //! before V has landed, and a K stage is refilled as soon as its Q·Kᵀ is
@@ -59,6 +60,19 @@
 //!
 //! The epilogue divides O by the row sums, stores it as bf16 and writes the
 //! log-sum-exp.
+//!
+//! The block's shape is a set of compile-time parameters ([`Tile`]): at
+//! head_dim 64, where a KV tile carries half the matrix work of head_dim
+//! 128 for the same softmax, there are kernels with 3 or 4 stages (the
+//! tiles are half the bytes) and with three consumer warpgroups (192 query
+//! rows, 512 threads, 160 registers per consumer thread), with the
+//! pipeline above or without it (`…n`: each warpgroup runs its softmax and
+//! P·V in turn, and only the warpgroups overlap each other). seq need not
+//! be a multiple of 192: the last block's rows past seq are computed on
+//! whatever TMA loads there and not stored, and a warpgroup whose rows are
+//! all past seq only releases the stages. A causal warpgroup reads the KV
+//! tiles up to its own last row and masks every tile that crosses its
+//! first row.
 //!
 //! ```ignore
 //! let module = load_kernel_module(&ctx, "my_program")?;
@@ -224,7 +238,7 @@ pub const TILE_ENV: &str = "OXIDE_ATTN_FWD";
 pub struct Shape {
     /// batch × heads: the independent attention problems.
     pub batch_heads: u32,
-    /// Sequence length (queries = keys), a multiple of [`BM`].
+    /// Sequence length (queries = keys), a multiple of [`BN`].
     pub seq: u32,
     /// 64 or 128.
     pub head_dim: u32,
