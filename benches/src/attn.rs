@@ -18,9 +18,14 @@
 //! lines are the same with `bwd` in front: torch's backward timed alone,
 //! after one forward). Without the file the rows print oxide's TFLOP/s
 //! alone (reference time = oxide's).
+//!
+//! `OXIDE_ATTN_FWD` (`attention::Tile::select`: `all`, or tile names such
+//! as `m128s2,m192s3`) times the forward with those tiles instead of the
+//! default one, where the head_dim has them; the rows' names then end in
+//! the tile's name (`attention_fwd/64/4096/m192s3`), the default's too.
 
 use crate::harness::{bf16_to_f32, de, random_bf16, Gpu, Row, Target};
-use attention::{reference_gradient_row, reference_row, Attention, Backward, Gradients, Shape};
+use attention::{reference_gradient_row, reference_row, Attention, Backward, Gradients, Shape, Tile, Variant, TILE_ENV};
 use cuda_core::DeviceBuffer;
 
 /// The variable naming the torch script's results file.
@@ -104,6 +109,9 @@ fn bench_shape(seq: u32, head_dim: u32, causal: bool) -> Shape {
 pub fn attention_fwd(gpu: &Gpu) -> Result<Vec<Row>, String> {
     let s = &gpu.stream;
     let torch = torch_results("attention_fwd");
+    // The tiles $OXIDE_ATTN_FWD names (the default without it).
+    let tiled = std::env::var_os(TILE_ENV).is_some();
+    let tiles = |head_dim: u32| if tiled { Tile::from_env(head_dim) } else { vec![Tile::default_for(head_dim)] };
     let mut rows = Vec::new();
     for head_dim in [128u32, 64] {
         for causal in [false, true] {
@@ -121,34 +129,43 @@ pub fn attention_fwd(gpu: &Gpu) -> Result<Vec<Row>, String> {
                 );
                 let mut o = DeviceBuffer::<u32>::zeroed(s, n / 2).map_err(de)?;
                 let mut lse = DeviceBuffer::<f32>::zeroed(s, shape.rows()).map_err(de)?;
-                let attn = Attention::new(&gpu.oxide, s, &qd, &kd, &vd, shape).map_err(|e| e.to_string())?;
-                attn.launch(&gpu.oxide, s, &mut o, &mut lse).map_err(|e| e.to_string())?;
-                check(shape, &q, &k, &v, &o.to_host_vec(s).map_err(de)?, &lse.to_host_vec(s).map_err(de)?)?;
-                let t = gpu.time_ms(3, 20, || attn.launch(&gpu.oxide, s, &mut o, &mut lse).map_err(|e| e.to_string()))?;
-                let tflops = |ms: f64| shape.flops() / (ms * 1e-3) / 1e12;
-                let name = format!("attention_fwd/{head_dim}{}/{seq}", if causal { "c" } else { "" });
-                let batch = 16384 / seq;
-                let what = format!("hd {head_dim}, {} heads, batch {batch}{}", 2048 / head_dim, if causal { ", causal" } else { "" });
-                rows.push(match torch.as_deref().and_then(|r| torch_best(r, shape, false)) {
-                    Some((t_ref, backend)) => Row {
-                        name,
-                        oxide: t,
-                        unit: "ms",
-                        reference: "torch".into(),
-                        reference_time: t_ref,
-                        target: TORCH_TARGET,
-                        note: format!("{:.1} TFLOP/s vs {:.1} (sdpa {backend}); {what}", tflops(t), tflops(t_ref)),
-                    },
-                    None => Row {
-                        name,
-                        oxide: t,
-                        unit: "ms",
-                        reference: "-".into(),
-                        reference_time: t,
-                        target: Target::None,
-                        note: format!("{:.1} TFLOP/s; {what} (no torch results)", tflops(t)),
-                    },
-                });
+                for &tile in &tiles(head_dim) {
+                    let attn = Attention::with_kernel(Variant::RegisterP, tile, &gpu.oxide, s, &qd, &kd, &vd, shape).map_err(|e| e.to_string())?;
+                    // Stale results from the previous tile must not pass.
+                    o.memset(s, 0xff).map_err(de)?;
+                    lse.memset(s, 0xff).map_err(de)?;
+                    attn.launch(&gpu.oxide, s, &mut o, &mut lse).map_err(|e| e.to_string())?;
+                    check(shape, &q, &k, &v, &o.to_host_vec(s).map_err(de)?, &lse.to_host_vec(s).map_err(de)?)
+                        .map_err(|e| format!("{}: {e}", attn.kernel_name()))?;
+                    let t = gpu.time_ms(3, 20, || attn.launch(&gpu.oxide, s, &mut o, &mut lse).map_err(|e| e.to_string()))?;
+                    let tflops = |ms: f64| shape.flops() / (ms * 1e-3) / 1e12;
+                    let mut name = format!("attention_fwd/{head_dim}{}/{seq}", if causal { "c" } else { "" });
+                    if tiled {
+                        name = format!("{name}/{}", tile.name());
+                    }
+                    let batch = 16384 / seq;
+                    let what = format!("hd {head_dim}, {} heads, batch {batch}{}", 2048 / head_dim, if causal { ", causal" } else { "" });
+                    rows.push(match torch.as_deref().and_then(|r| torch_best(r, shape, false)) {
+                        Some((t_ref, backend)) => Row {
+                            name,
+                            oxide: t,
+                            unit: "ms",
+                            reference: "torch".into(),
+                            reference_time: t_ref,
+                            target: TORCH_TARGET,
+                            note: format!("{:.1} TFLOP/s vs {:.1} (sdpa {backend}); {what}", tflops(t), tflops(t_ref)),
+                        },
+                        None => Row {
+                            name,
+                            oxide: t,
+                            unit: "ms",
+                            reference: "-".into(),
+                            reference_time: t,
+                            target: Target::None,
+                            note: format!("{:.1} TFLOP/s; {what} (no torch results)", tflops(t)),
+                        },
+                    });
+                }
             }
         }
     }

@@ -6,6 +6,9 @@
 #   bash go.sh "--bench 4096"    # one bench seq
 # With TORCH=1 it also runs benches/torch/attention.py (if carried beside
 # this script as attention.py) with /opt/torch/.venv/bin/python.
+# OXIDE_ATTN_FWD picks the forward tiles that --bench times (attention::Tile:
+# `all`, or a list such as m128s2,m192s3,m192s3n; the checks run every tile):
+#   OXIDE_ATTN_FWD=all bash go.sh "--bench 2048 4096 8192"
 cd "$(dirname "$0")"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.limit --format=csv,noheader
 chmod +x ./attention

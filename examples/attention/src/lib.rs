@@ -13,12 +13,13 @@
 //! logarithm of Σ exp(scores/√d). head_dim is 64 or 128, seq a multiple of
 //! 128 ([`check_shape`] refuses a ragged seq rather than masking it).
 //!
-//! The kernels ([`attention_fwd_d64`], [`attention_fwd_d128`] and their
-//! `_smem_` twins, one body):
-//! a block owns 128 query rows of one (batch, head) and has 384 threads.
-//! Warps 0–7 are two consumer warpgroups of 64 query rows each; warps 8–11
-//! are the producer warpgroup, which gives most of its registers to the
-//! consumers (`setmaxnreg`) and of which one lane issues TMA copies: Q once, then K and V
+//! The kernels ([`attention_fwd_d64`], [`attention_fwd_d128`], their
+//! `_smem_` twins and the head_dim-64 tile shapes, one body):
+//! by default a block owns 128 query rows of one (batch, head) and has 384
+//! threads. Warps 0–7 are two consumer warpgroups of 64 query rows each;
+//! warps 8–11 are the producer warpgroup, which gives most of its registers
+//! to the consumers (`setmaxnreg`) and of which one lane issues TMA copies:
+//! Q once, then K and V
 //! tiles of 128 keys into a ring of `STAGES` shared-memory stages, each
 //! with "full" and "empty" mbarriers for K and for V apart: Q·Kᵀ starts
 //! before V has landed, and a K stage is refilled as soon as its Q·Kᵀ is
@@ -60,6 +61,19 @@
 //! The epilogue divides O by the row sums, stores it as bf16 and writes the
 //! log-sum-exp.
 //!
+//! The block's shape is a set of compile-time parameters ([`Tile`]): at
+//! head_dim 64, where a KV tile carries half the matrix work of head_dim
+//! 128 for the same softmax, there are kernels with 3 or 4 stages (the
+//! tiles are half the bytes) and with three consumer warpgroups (192 query
+//! rows, 512 threads, 160 registers per consumer thread), with the
+//! pipeline above or without it (`…n`: each warpgroup runs its softmax and
+//! P·V in turn, and only the warpgroups overlap each other). seq need not
+//! be a multiple of 192: the last block's rows past seq are computed on
+//! whatever TMA loads there and not stored, and a warpgroup whose rows are
+//! all past seq only releases the stages. A causal warpgroup reads the KV
+//! tiles up to its own last row and masks every tile that crosses its
+//! first row.
+//!
 //! ```ignore
 //! let module = load_kernel_module(&ctx, "my_program")?;
 //! let shape = Shape { batch_heads: 64, seq: 4096, head_dim: 128, causal: true };
@@ -84,7 +98,8 @@ use std::marker::PhantomData;
 pub mod backward;
 pub use backward::{reference_backward, reference_gradient_row, Backward, DqSplit, Gradients};
 
-/// Query rows per block (two consumer warpgroups of 64).
+/// Query rows per block of the default tile ([`Tile::M128_S2`]: two
+/// consumer warpgroups of 64).
 pub const BM: u32 = 128;
 /// Keys per KV tile.
 pub const BN: u32 = 128;
@@ -92,20 +107,130 @@ pub const BN: u32 = 128;
 const BOX: u32 = 64;
 /// Bytes of one 128-byte-swizzled row.
 const ROW_BYTES: u32 = 128;
-/// Pipeline depth (KV stages).
-const STAGES: u32 = 2;
 /// Bytes of one warpgroup's P tile (64 rows × BN keys bf16, BN/64 boxes).
 const P_BYTES: u32 = 64 * BN * 2;
-/// Threads per block: two consumer warpgroups and the producer warpgroup
-/// (one warp of which issues the copies). A whole producer warpgroup so that
-/// `setmaxnreg` can move its registers to the consumers: ptxas gives each
-/// thread of a 288- or 384-thread block at most 168, too few for the
-/// consumers' S and O fragments at head_dim 128.
+/// Threads per block of the default tile: two consumer warpgroups and the
+/// producer warpgroup (one warp of which issues the copies). A whole
+/// producer warpgroup so that `setmaxnreg` can move its registers to the
+/// consumers: ptxas gives each thread of a 288- or 384-thread block at most
+/// 168, too few for the consumers' S and O fragments at head_dim 128.
 pub const THREADS: u32 = 384;
-/// Registers per thread of the producer warpgroup after `setmaxnreg`.
-const PRODUCER_REGISTERS: u32 = 40;
-/// Registers per thread of the consumer warpgroups: 40 + 2·232 = 3·168.
-const CONSUMER_REGISTERS: u32 = 232;
+
+/// The forward kernel's block shape: `consumers` warpgroups of 64 query
+/// rows each (and the producer warpgroup), `stages` K/V stages in the TMA
+/// ring, and whether each warpgroup overlaps its softmax with its own P·V
+/// (`overlap`, the software pipeline of the module docs) or runs them one
+/// after the other (only the warpgroups overlap each other: fewer live
+/// registers, which three warpgroups of 160 registers need). The kernels
+/// exist for the shapes [`Tile::available`] lists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tile {
+    /// Consumer warpgroups: 2 (128 query rows, 384 threads) or 3 (192
+    /// rows, 512 threads).
+    pub consumers: u32,
+    /// K/V stages: 2 to 4.
+    pub stages: u32,
+    /// Softmax overlapped with the warpgroup's own P·V.
+    pub overlap: bool,
+}
+
+impl Tile {
+    /// 128 rows, 2 stages: the default, and the only shape at head_dim 128
+    /// and for [`Variant::SharedP`].
+    pub const M128_S2: Tile = Tile { consumers: 2, stages: 2, overlap: true };
+    /// The shapes with a head_dim-64 kernel (P in registers), the default
+    /// first: half-size K/V tiles leave room for deeper rings, and three
+    /// consumer warpgroups give the tensor cores more independent work per
+    /// KV tile to overlap with the softmax.
+    pub const D64: [Tile; 8] = [
+        Tile::M128_S2,
+        Tile { consumers: 2, stages: 3, overlap: true },
+        Tile { consumers: 2, stages: 4, overlap: true },
+        Tile { consumers: 3, stages: 2, overlap: true },
+        Tile { consumers: 3, stages: 3, overlap: true },
+        Tile { consumers: 3, stages: 4, overlap: true },
+        Tile { consumers: 3, stages: 2, overlap: false },
+        Tile { consumers: 3, stages: 3, overlap: false },
+    ];
+
+    /// Query rows per block.
+    pub const fn rows(self) -> u32 {
+        64 * self.consumers
+    }
+
+    /// Threads per block: the consumer warpgroups and the producer's.
+    pub const fn threads(self) -> u32 {
+        128 * (self.consumers + 1)
+    }
+
+    /// The tiles with a kernel for `head_dim` and `variant`, the default
+    /// first.
+    pub fn available(head_dim: u32, variant: Variant) -> &'static [Tile] {
+        match (head_dim, variant) {
+            (64, Variant::RegisterP) => &Tile::D64,
+            _ => &[Tile::M128_S2],
+        }
+    }
+
+    /// The tile [`Attention::new`] uses for `head_dim`.
+    pub fn default_for(_head_dim: u32) -> Tile {
+        Tile::M128_S2
+    }
+
+    /// The tile's name, `m{rows}s{stages}`, with `n` after it without the
+    /// overlap (as [`Tile::parse`] reads it).
+    pub fn name(self) -> String {
+        format!("m{}s{}{}", self.rows(), self.stages, if self.overlap { "" } else { "n" })
+    }
+
+    /// Reads a tile name: `m{rows}s{stages}`, `m{rows}` (2 stages) or
+    /// `s{stages}` (128 rows), each with `n` after it for no overlap; None
+    /// for anything else or rows that are not a whole number of warpgroups.
+    pub fn parse(name: &str) -> Option<Tile> {
+        let name = name.trim();
+        let (name, overlap) = match name.strip_suffix('n') {
+            Some(rest) => (rest, false),
+            None => (name, true),
+        };
+        let (rows, stages) = match (name.strip_prefix('m'), name.strip_prefix('s')) {
+            (Some(rest), _) => match rest.split_once('s') {
+                Some((m, s)) => (m.parse::<u32>().ok()?, s.parse::<u32>().ok()?),
+                None => (rest.parse::<u32>().ok()?, 2),
+            },
+            (None, Some(s)) => (BM, s.parse::<u32>().ok()?),
+            _ => return None,
+        };
+        (rows > 0 && rows.is_multiple_of(64)).then_some(Tile { consumers: rows / 64, stages, overlap })
+    }
+
+    /// The tiles that `spec` names for `head_dim` (P in registers): `all`
+    /// (every available one), or tile names separated by commas, those
+    /// without a kernel at this head_dim skipped; the default tile when
+    /// `spec` is None, empty or names none of them.
+    pub fn select(spec: Option<&str>, head_dim: u32) -> Vec<Tile> {
+        let available = Tile::available(head_dim, Variant::RegisterP);
+        let mut tiles: Vec<Tile> = match spec.map(str::trim) {
+            Some("all") => available.to_vec(),
+            Some(list) => list.split(',').filter_map(Tile::parse).filter(|t| available.contains(t)).collect(),
+            None => Vec::new(),
+        };
+        tiles.dedup();
+        if tiles.is_empty() {
+            tiles.push(Tile::default_for(head_dim));
+        }
+        tiles
+    }
+
+    /// [`Tile::select`] of the environment variable [`TILE_ENV`].
+    pub fn from_env(head_dim: u32) -> Vec<Tile> {
+        Tile::select(std::env::var(TILE_ENV).ok().as_deref(), head_dim)
+    }
+}
+
+/// The environment variable with which the example's and the benchmarks'
+/// timing runs pick forward tiles ([`Tile::select`]), e.g.
+/// `OXIDE_ATTN_FWD=all` or `OXIDE_ATTN_FWD=m128s2,m192s3`.
+pub const TILE_ENV: &str = "OXIDE_ATTN_FWD";
 
 /// The problem shape.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -113,7 +238,7 @@ const CONSUMER_REGISTERS: u32 = 232;
 pub struct Shape {
     /// batch × heads: the independent attention problems.
     pub batch_heads: u32,
-    /// Sequence length (queries = keys), a multiple of [`BM`].
+    /// Sequence length (queries = keys), a multiple of [`BN`].
     pub seq: u32,
     /// 64 or 128.
     pub head_dim: u32,
@@ -215,7 +340,7 @@ unsafe fn store_shared(address: u32, value: u32) {
     unsafe { ptx_asm!("st.shared.u32 [{a}], {v};", a = in(u32) address, v = in(u32) value) };
 }
 
-/// Waits until the 128 threads of warpgroup `wg` (0 or 1, warp-uniform)
+/// Waits until the 128 threads of warpgroup `wg` (0, 1 or 2, warp-uniform)
 /// have arrived: named barrier 1 + wg (barrier 0 is `sync_threads`). The
 /// barrier number is an immediate: with a register, ptxas reserves all 16.
 #[inline(always)]
@@ -224,8 +349,10 @@ fn sync_warpgroup(wg: u32) {
     unsafe {
         if wg == 0 {
             ptx_asm!("bar.sync 1, 128;")
-        } else {
+        } else if wg == 1 {
             ptx_asm!("bar.sync 2, 128;")
+        } else {
+            ptx_asm!("bar.sync 3, 128;")
         }
     }
 }
@@ -278,17 +405,19 @@ struct Softmax {
 }
 
 /// Issues and commits S = Q·Kᵀ for one KV tile (not waited for): `q` is
-/// the warpgroup's 64 query rows, `k` the K tile, both in 128-byte-swizzled
-/// boxes of 64 columns; head_dim HD is HD/16 k steps, four per box.
+/// the warpgroup's 64 query rows of the block's Q tile (`q_box_rows` rows
+/// per box),
+/// `k` the K tile, both in 128-byte-swizzled boxes of 64 columns; head_dim
+/// HD is HD/16 k steps, four per box.
 ///
 /// # Safety
 /// Warpgroup-wide with the same addresses; the tiles are not rewritten and
 /// `acc_s` not touched until a `wait_group` says the group is done.
 #[inline(always)]
-unsafe fn issue_qk<const HD: u32>(acc_s: &mut [f32; 64], q: u32, k: u32) {
+unsafe fn issue_qk<const HD: u32>(acc_s: &mut [f32; 64], q: u32, q_box_rows: u32, k: u32) {
     wgmma::fence();
     unroll!(full, for kk in 0..HD / 16 {
-        let da = wgmma::kmajor_b128(q, BM, kk);
+        let da = wgmma::kmajor_b128(q, q_box_rows, kk);
         let db = wgmma::kmajor_b128(k, BN, kk);
         // SAFETY: the caller's contract; the first step ignores the old S.
         unsafe { wgmma::m64n128k16_f32_bf16(acc_s, da, db, kk > 0) };
@@ -328,24 +457,26 @@ unsafe fn issue_pv_shared<const R: usize>(acc_o: &mut [f32; R], p: u32, v: u32) 
     wgmma::commit_group();
 }
 
-/// The causal mask of the diagonal tile: key (column) c is visible to query
-/// row q of the tile iff c <= q; the thread's rows are `row` and `row + 8`.
+/// The causal mask of a tile that crosses the diagonal: key (column) c of
+/// the tile is visible to the thread's first row iff c <= `limit` (the
+/// row's position minus the tile's first key; negative when the row sees
+/// none of the tile), to its second row (8 further) iff c <= `limit` + 8.
 #[inline(always)]
-fn mask_diagonal(acc_s: &mut [f32; 64], row: u32, lane: u32) {
-    let c0 = 2 * (lane % 4);
-    unroll!(full, for i in 0..16u32 {
+fn mask_diagonal(acc_s: &mut [f32; 64], limit: i32, lane: u32) {
+    let c0 = 2 * (lane % 4) as i32;
+    unroll!(full, for i in 0..16i32 {
         let c = 8 * i + c0;
         let i = i as usize;
-        if c > row {
+        if c > limit {
             acc_s[4 * i] = f32::NEG_INFINITY;
         }
-        if c + 1 > row {
+        if c + 1 > limit {
             acc_s[4 * i + 1] = f32::NEG_INFINITY;
         }
-        if c > row + 8 {
+        if c > limit + 8 {
             acc_s[4 * i + 2] = f32::NEG_INFINITY;
         }
-        if c + 1 > row + 8 {
+        if c + 1 > limit + 8 {
             acc_s[4 * i + 3] = f32::NEG_INFINITY;
         }
     });
@@ -354,15 +485,15 @@ fn mask_diagonal(acc_s: &mut [f32; 64], row: u32, lane: u32) {
 /// One step of the online softmax on a copy of a 64×128 S fragment (a
 /// copy: masking it in place would write the registers of the next Q·Kᵀ
 /// while a P·V is in flight, and ptxas then serialises every wgmma, C7513),
-/// masked when `diagonal` (the thread's rows are `row` and `row + 8`): new row maxima
+/// masked when `diagonal` ([`mask_diagonal`]'s `limit`): new row maxima
 /// (over the quad that holds a row), the factors 2^(old − new max) that
 /// rescale O and the sums (returned), and P = 2^(S·scale − max) rounded to
 /// bf16 and packed in wgmma's register-A layout: k step k (keys
 /// 16k…16k+15) is column blocks 2k and 2k + 1 of the fragment.
 #[inline(always)]
-fn softmax(mut acc_s: [f32; 64], diagonal: bool, row: u32, lane: u32, st: &mut Softmax, scale_log2: f32) -> (f32, f32, [[u32; 4]; 8]) {
+fn softmax(mut acc_s: [f32; 64], diagonal: bool, limit: i32, lane: u32, st: &mut Softmax, scale_log2: f32) -> (f32, f32, [[u32; 4]; 8]) {
     if diagonal {
-        mask_diagonal(&mut acc_s, row, lane);
+        mask_diagonal(&mut acc_s, limit, lane);
     }
     let (mut x0, mut x1) = (f32::NEG_INFINITY, f32::NEG_INFINITY);
     unroll!(full, for i in 0..16usize {
@@ -374,7 +505,9 @@ fn softmax(mut acc_s: [f32; 64], diagonal: bool, row: u32, lane: u32, st: &mut S
     x1 = x1.max(warp::shfl_xor(warp::FULL_MASK, x1, 1));
     x1 = x1.max(warp::shfl_xor(warp::FULL_MASK, x1, 2));
     // Every row has an unmasked key in the first tile it reads (key 0), so
-    // the new maxima are finite; the first step's factors are 2^-inf = 0.
+    // the new maxima are finite; the first step's factors are 2^-inf = 0. A
+    // later tile may mask a whole row (three consumer warpgroups): its
+    // maximum stays, its factor is 1 and its weights are 2^-inf = 0.
     let n0 = st.m0.max(x0 * scale_log2);
     let n1 = st.m1.max(x1 * scale_log2);
     let alpha0 = exp2(st.m0 - n0);
@@ -411,9 +544,12 @@ fn rescale<const R: usize>(acc_o: &mut [f32; R], alpha0: f32, alpha1: f32) {
 
 /// The kernel's body for head dimension HD (64 or 128; R = HD/2
 /// accumulators per thread), P kept in registers (`P_REGS`) or passed
-/// through shared memory. See the module docs.
+/// through shared memory, CW consumer warpgroups (2 or 3: 64·CW query rows
+/// per block), a ring of STAGES K/V stages, and (P in registers) the
+/// softmax overlapped with the warpgroup's own P·V or not (OVERLAP). See
+/// the module docs.
 #[inline(always)]
-fn forward<const HD: u32, const R: usize, const P_REGS: bool>(
+fn forward<const HD: u32, const R: usize, const P_REGS: bool, const CW: u32, const STAGES: u32, const OVERLAP: bool>(
     map_q: u64,
     map_k: u64,
     map_v: u64,
@@ -421,15 +557,16 @@ fn forward<const HD: u32, const R: usize, const P_REGS: bool>(
     o: &mut DisjointSlice<u32>,
     lse: &mut DisjointSlice<f32>,
 ) {
+    let bm = 64 * CW;
     let boxes = HD / BOX;
     let base = aligned_dynamic_shared();
     let q_tile = base;
     // One K or V tile: `boxes` boxes of BN rows.
     let kv_bytes = boxes * BN * ROW_BYTES;
-    let k_tile = |s: u32| base + boxes * BM * ROW_BYTES + s * 2 * kv_bytes;
+    let k_tile = |s: u32| base + boxes * bm * ROW_BYTES + s * 2 * kv_bytes;
     let v_tile = |s: u32| k_tile(s) + kv_bytes;
     let p_tile = |wg: u32| k_tile(STAGES) + wg * P_BYTES;
-    let bars = p_tile(2);
+    let bars = if P_REGS { k_tile(STAGES) } else { p_tile(CW) };
     // SAFETY (all four): 8-byte aligned words after the tiles, inside the
     // launch's dynamic shared memory, used only as these barriers.
     let q_full = unsafe { MBarrier::from_address(bars) };
@@ -445,37 +582,50 @@ fn forward<const HD: u32, const R: usize, const P_REGS: bool>(
             for s in 0..STAGES {
                 k_full(s).init(1);
                 v_full(s).init(1);
-                k_empty(s).init(256);
-                v_empty(s).init(256);
+                k_empty(s).init(128 * CW);
+                v_empty(s).init(128 * CW);
             }
         }
         mbarrier::fence_init();
     }
     thread::sync_threads();
 
-    let q_tiles = shape.seq / BM;
+    let q_tiles = shape.seq.div_ceil(bm);
     // Causal blocks of the longest rows first: they finish last otherwise.
     let qt = if shape.causal { q_tiles - 1 - thread::blockIdx_x() } else { thread::blockIdx_x() };
     let bh = thread::blockIdx_y();
     let kv_row0 = bh * shape.seq;
-    let q_row0 = kv_row0 + qt * BM;
-    // BM == BN: the diagonal tile of query tile qt is KV tile qt.
-    let kv_tiles = if shape.causal { qt + 1 } else { shape.seq / BN };
+    // The block's first query (in its head). With 192 rows the last block
+    // may run past seq: its Q rows there are the next head's (or TMA's
+    // zeros past the tensor), computed like the others and never stored.
+    let q0 = qt * bm;
+    let all_tiles = shape.seq / BN;
+    // KV tiles up to the one that holds `last` (a query), for causal.
+    let tiles_to = |last: u32| if shape.causal { (last / BN + 1).min(all_tiles) } else { all_tiles };
+    let kv_tiles = tiles_to(q0 + bm - 1);
     let warp_index = warp::shfl_idx(warp::FULL_MASK, tid / 32, 0);
     // The parity of the `j / STAGES`-th completion of a stage's barriers.
     let phase = |j: u32| (j / STAGES) & 1;
 
-    if warp_index >= 8 {
-        warpgroup::decrease_max_registers::<PRODUCER_REGISTERS>();
-        if warp_index == 8 && warp::elect_one(warp::FULL_MASK) {
+    if warp_index >= 4 * CW {
+        if CW == 2 {
+            // 40 + 2·232 = 3·168: the 384-thread block's registers.
+            warpgroup::decrease_max_registers::<40>();
+        } else {
+            // 32 + 3·160 = 4·128: the 512-thread block's.
+            warpgroup::decrease_max_registers::<32>();
+        }
+        if warp_index == 4 * CW && warp::elect_one(warp::FULL_MASK) {
             tma::prefetch_tensor_map(map_q);
             tma::prefetch_tensor_map(map_k);
             tma::prefetch_tensor_map(map_v);
-            q_full.arrive_expect_tx(boxes * BM * ROW_BYTES);
+            q_full.arrive_expect_tx(boxes * bm * ROW_BYTES);
             for c in 0..boxes {
-                // SAFETY: valid map (host); the Q tile is 1024-aligned and
-                // written once; `q_full` expects every box's bytes.
-                unsafe { tma::load_2d(q_tile + c * BM * ROW_BYTES, map_q, q_full, (c * BOX) as i32, q_row0 as i32) };
+                // SAFETY: valid map (host) with boxes of `bm` rows; the Q
+                // tile is 1024-aligned and written once; `q_full` expects
+                // every box's bytes (TMA counts the zeros it writes for rows
+                // past the tensor too).
+                unsafe { tma::load_2d(q_tile + c * bm * ROW_BYTES, map_q, q_full, (c * BOX) as i32, (kv_row0 + q0) as i32) };
             }
             // K and V stages are released separately (K once Q·Kᵀ is done,
             // V once P·V is), so K tiles run ahead of the V tiles.
@@ -509,20 +659,52 @@ fn forward<const HD: u32, const R: usize, const P_REGS: bool>(
 
     // Consumer warpgroup `wg`: query rows 64·wg… of the block's tile. This
     // thread holds rows `r` and `r + 8` of the warpgroup's 64 (wgmma docs).
-    warpgroup::increase_max_registers::<CONSUMER_REGISTERS>();
+    if CW == 2 {
+        warpgroup::increase_max_registers::<232>();
+    } else {
+        warpgroup::increase_max_registers::<160>();
+    }
     let wg = warp_index / 4;
     let t = tid % 128;
     let lane = t % 32;
     let r = 16 * (t / 32) + lane / 4;
-    let row_in_tile = 64 * wg + r;
+    // The warpgroup's first query (in its head); seq is a multiple of 64,
+    // so its 64 rows are all in the sequence or all past it.
+    let wg_q0 = q0 + 64 * wg;
     let q_rows = q_tile + wg * 64 * ROW_BYTES;
+    if wg_q0 >= shape.seq {
+        // Rows past the sequence (the last block of 192): nothing to
+        // compute or store, but the stages wait for this warpgroup's
+        // arrivals. Each after its tile has landed, so that it counts for
+        // that tile's use of the stage and not an earlier one's.
+        let mut j = 0;
+        while j < kv_tiles {
+            let s = j % STAGES;
+            k_full(s).wait(phase(j));
+            k_empty(s).arrive();
+            v_full(s).wait(phase(j));
+            v_empty(s).arrive();
+            j += 1;
+        }
+        return;
+    }
+    // The KV tiles this warpgroup reads: causal, up to the one that holds
+    // its last row, one fewer than the block's for warpgroup 0 of three.
+    // The producer only waits for the release of tiles j + STAGES <
+    // kv_tiles, which every warpgroup reads (STAGES ≥ 2), so the stages of
+    // the skipped last tile need not be released.
+    let wg_tiles = tiles_to(wg_q0 + 63);
     let scale_log2 = if HD == 64 { 0.125 * core::f32::consts::LOG2_E } else { 0.088_388_35 * core::f32::consts::LOG2_E };
     let mut acc_o = wgmma::zeroed::<R>();
     let mut acc_s = wgmma::zeroed::<64>();
     let mut st = Softmax { m0: f32::NEG_INFINITY, m1: f32::NEG_INFINITY, l0: 0.0, l1: 0.0 };
-    let diagonal = |j: u32| shape.causal && j == qt;
+    // Tile j needs the causal mask when its last key is past the
+    // warpgroup's first row; `limit(j)`: the thread's first row minus the
+    // tile's first key.
+    let diagonal = |j: u32| shape.causal && (j + 1) * BN - 1 > wg_q0;
+    let limit = |j: u32| (wg_q0 + r) as i32 - (j * BN) as i32;
     q_full.wait(0);
-    if P_REGS {
+    if P_REGS && OVERLAP {
         // Software-pipelined (FlashAttention-3's intra-warpgroup overlap):
         // in step j the tensor cores run Q·K_jᵀ and then P_{j-1}·V_{j-1}
         // while the warpgroup waits only for the first, and the softmax of
@@ -532,23 +714,23 @@ fn forward<const HD: u32, const R: usize, const P_REGS: bool>(
         // SAFETY (every issue_* below): the whole warpgroup runs them with
         // the same addresses; their operands are not rewritten and their
         // stages not released before the wait_group that follows.
-        unsafe { issue_qk::<HD>(&mut acc_s, q_rows, k_tile(0)) };
+        unsafe { issue_qk::<HD>(&mut acc_s, q_rows, bm, k_tile(0)) };
         wgmma::wait_group::<0>();
         k_empty(0).arrive();
-        let (_, _, first) = softmax(acc_s, diagonal(0), row_in_tile, lane, &mut st, scale_log2);
+        let (_, _, first) = softmax(acc_s, diagonal(0), limit(0), lane, &mut st, scale_log2);
         // Step j: Q·K_jᵀ, then P_{j-1}·V_{j-1} with `$p`; returns P_j.
         macro_rules! step {
             ($j:expr, $p:expr) => {{
                 let j = $j;
                 let (s, sp) = (j % STAGES, (j - 1) % STAGES);
                 k_full(s).wait(phase(j));
-                unsafe { issue_qk::<HD>(&mut acc_s, q_rows, k_tile(s)) };
+                unsafe { issue_qk::<HD>(&mut acc_s, q_rows, bm, k_tile(s)) };
                 v_full(sp).wait(phase(j - 1));
                 unsafe { issue_pv_registers(&mut acc_o, &$p, v_tile(sp)) };
                 // S_j is done (groups complete in order); P·V still runs.
                 wgmma::wait_group::<1>();
                 k_empty(s).arrive();
-                let (alpha0, alpha1, next) = softmax(acc_s, diagonal(j), row_in_tile, lane, &mut st, scale_log2);
+                let (alpha0, alpha1, next) = softmax(acc_s, diagonal(j), limit(j), lane, &mut st, scale_log2);
                 wgmma::wait_group::<0>();
                 v_empty(sp).arrive();
                 rescale(&mut acc_o, alpha0, alpha1);
@@ -558,8 +740,8 @@ fn forward<const HD: u32, const R: usize, const P_REGS: bool>(
         // The last tile's P·V.
         macro_rules! last {
             ($p:expr) => {{
-                let sp = (kv_tiles - 1) % STAGES;
-                v_full(sp).wait(phase(kv_tiles - 1));
+                let sp = (wg_tiles - 1) % STAGES;
+                v_full(sp).wait(phase(wg_tiles - 1));
                 unsafe { issue_pv_registers(&mut acc_o, &$p, v_tile(sp)) };
                 wgmma::wait_group::<0>();
                 v_empty(sp).arrive();
@@ -572,31 +754,51 @@ fn forward<const HD: u32, const R: usize, const P_REGS: bool>(
         let mut pa = first;
         let mut j = 1;
         loop {
-            if j >= kv_tiles {
+            if j >= wg_tiles {
                 last!(pa);
                 break;
             }
             let pb = step!(j, pa);
             j += 1;
-            if j >= kv_tiles {
+            if j >= wg_tiles {
                 last!(pb);
                 break;
             }
             pa = step!(j, pb);
             j += 1;
         }
+    } else if P_REGS {
+        // One tile after the other: S, its softmax and O's rescaling, then
+        // P·V, each waited for.
+        let mut j = 0;
+        while j < wg_tiles {
+            let s = j % STAGES;
+            k_full(s).wait(phase(j));
+            // SAFETY: as above.
+            unsafe { issue_qk::<HD>(&mut acc_s, q_rows, bm, k_tile(s)) };
+            wgmma::wait_group::<0>();
+            k_empty(s).arrive();
+            let (alpha0, alpha1, p) = softmax(acc_s, diagonal(j), limit(j), lane, &mut st, scale_log2);
+            rescale(&mut acc_o, alpha0, alpha1);
+            v_full(s).wait(phase(j));
+            // SAFETY: as above.
+            unsafe { issue_pv_registers(&mut acc_o, &p, v_tile(s)) };
+            wgmma::wait_group::<0>();
+            v_empty(s).arrive();
+            j += 1;
+        }
     } else {
         let p_base = p_tile(wg);
         let c0 = 2 * (lane % 4);
         let mut j = 0;
-        while j < kv_tiles {
+        while j < wg_tiles {
             let s = j % STAGES;
             k_full(s).wait(phase(j));
             // SAFETY: as above.
-            unsafe { issue_qk::<HD>(&mut acc_s, q_rows, k_tile(s)) };
+            unsafe { issue_qk::<HD>(&mut acc_s, q_rows, bm, k_tile(s)) };
             wgmma::wait_group::<0>();
             k_empty(s).arrive();
-            let (alpha0, alpha1, p) = softmax(acc_s, diagonal(j), row_in_tile, lane, &mut st, scale_log2);
+            let (alpha0, alpha1, p) = softmax(acc_s, diagonal(j), limit(j), lane, &mut st, scale_log2);
             unroll!(full, for i in 0..16u32 {
                 // SAFETY: inside this warpgroup's P tile; each (row, column
                 // pair) belongs to this thread alone, and the last P·V that
@@ -629,7 +831,7 @@ fn forward<const HD: u32, const R: usize, const P_REGS: bool>(
     l1 += warp::shfl_xor(warp::FULL_MASK, l1, 2);
     // l ≥ 1: the row's maximum contributes 2⁰.
     let (inv0, inv1) = (recip(l0), recip(l1));
-    let row = q_row0 + row_in_tile;
+    let row = kv_row0 + wg_q0 + r;
     let col = 2 * (lane % 4);
     unroll!(full, for i in 0..R / 4 {
         let top = ((row * HD + col + 8 * i as u32) / 2) as usize;
@@ -654,20 +856,64 @@ fn forward<const HD: u32, const R: usize, const P_REGS: bool>(
     }
 }
 
-/// Attention forward for head_dim 64 (module docs). Launch with
-/// [`THREADS`] threads, grid (seq/128, batch·heads),
-/// [`shared_bytes`]`(64)` of dynamic shared memory; the maps have boxes of
+/// Attention forward for head_dim 64 (module docs), [`Tile::M128_S2`].
+/// Launch with [`THREADS`] threads, grid (seq/128, batch·heads),
+/// [`shared_bytes`] of dynamic shared memory; the maps have boxes of
 /// 64×128 (d × rows) and the 128-byte swizzle.
 #[kernel(launch_bounds(384, 1))]
 pub fn attention_fwd_d64(map_q: u64, map_k: u64, map_v: u64, shape: Shape, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
-    forward::<64, 32, true>(map_q, map_k, map_v, shape, &mut o, &mut lse);
+    forward::<64, 32, true, 2, 2, true>(map_q, map_k, map_v, shape, &mut o, &mut lse);
 }
 
-/// Attention forward for head_dim 128; as [`attention_fwd_d64`] with
-/// [`shared_bytes`]`(128)`.
+/// [`attention_fwd_d64`] with 3 K/V stages.
+#[kernel(launch_bounds(384, 1))]
+pub fn attention_fwd_d64_m128s3(map_q: u64, map_k: u64, map_v: u64, shape: Shape, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
+    forward::<64, 32, true, 2, 3, true>(map_q, map_k, map_v, shape, &mut o, &mut lse);
+}
+
+/// [`attention_fwd_d64`] with 4 K/V stages.
+#[kernel(launch_bounds(384, 1))]
+pub fn attention_fwd_d64_m128s4(map_q: u64, map_k: u64, map_v: u64, shape: Shape, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
+    forward::<64, 32, true, 2, 4, true>(map_q, map_k, map_v, shape, &mut o, &mut lse);
+}
+
+/// [`attention_fwd_d64`] with 192 query rows per block: three consumer
+/// warpgroups and the producer, 512 threads, grid (⌈seq/192⌉,
+/// batch·heads); the Q map's boxes are 64×192.
+#[kernel(launch_bounds(512, 1))]
+pub fn attention_fwd_d64_m192s2(map_q: u64, map_k: u64, map_v: u64, shape: Shape, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
+    forward::<64, 32, true, 3, 2, true>(map_q, map_k, map_v, shape, &mut o, &mut lse);
+}
+
+/// [`attention_fwd_d64_m192s2`] with 3 K/V stages.
+#[kernel(launch_bounds(512, 1))]
+pub fn attention_fwd_d64_m192s3(map_q: u64, map_k: u64, map_v: u64, shape: Shape, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
+    forward::<64, 32, true, 3, 3, true>(map_q, map_k, map_v, shape, &mut o, &mut lse);
+}
+
+/// [`attention_fwd_d64_m192s2`] with 4 K/V stages.
+#[kernel(launch_bounds(512, 1))]
+pub fn attention_fwd_d64_m192s4(map_q: u64, map_k: u64, map_v: u64, shape: Shape, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
+    forward::<64, 32, true, 3, 4, true>(map_q, map_k, map_v, shape, &mut o, &mut lse);
+}
+
+/// [`attention_fwd_d64_m192s2`] without the overlap of a warpgroup's
+/// softmax and its own P·V ([`Tile::overlap`]).
+#[kernel(launch_bounds(512, 1))]
+pub fn attention_fwd_d64_m192s2n(map_q: u64, map_k: u64, map_v: u64, shape: Shape, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
+    forward::<64, 32, true, 3, 2, false>(map_q, map_k, map_v, shape, &mut o, &mut lse);
+}
+
+/// [`attention_fwd_d64_m192s3`] without the overlap ([`Tile::overlap`]).
+#[kernel(launch_bounds(512, 1))]
+pub fn attention_fwd_d64_m192s3n(map_q: u64, map_k: u64, map_v: u64, shape: Shape, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
+    forward::<64, 32, true, 3, 3, false>(map_q, map_k, map_v, shape, &mut o, &mut lse);
+}
+
+/// Attention forward for head_dim 128; as [`attention_fwd_d64`].
 #[kernel(launch_bounds(384, 1))]
 pub fn attention_fwd_d128(map_q: u64, map_k: u64, map_v: u64, shape: Shape, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
-    forward::<128, 64, true>(map_q, map_k, map_v, shape, &mut o, &mut lse);
+    forward::<128, 64, true, 2, 2, true>(map_q, map_k, map_v, shape, &mut o, &mut lse);
 }
 
 /// [`attention_fwd_d64`] with P passed to P·V through shared memory
@@ -675,13 +921,13 @@ pub fn attention_fwd_d128(map_q: u64, map_k: u64, map_v: u64, shape: Shape, mut 
 /// cross-check of [`Variant::SharedP`].
 #[kernel(launch_bounds(384, 1))]
 pub fn attention_fwd_smem_d64(map_q: u64, map_k: u64, map_v: u64, shape: Shape, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
-    forward::<64, 32, false>(map_q, map_k, map_v, shape, &mut o, &mut lse);
+    forward::<64, 32, false, 2, 2, true>(map_q, map_k, map_v, shape, &mut o, &mut lse);
 }
 
 /// [`attention_fwd_d128`] with P through shared memory.
 #[kernel(launch_bounds(384, 1))]
 pub fn attention_fwd_smem_d128(map_q: u64, map_k: u64, map_v: u64, shape: Shape, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
-    forward::<128, 64, false>(map_q, map_k, map_v, shape, &mut o, &mut lse);
+    forward::<128, 64, false, 2, 2, true>(map_q, map_k, map_v, shape, &mut o, &mut lse);
 }
 
 // ---------------------------------------------------------------------------
@@ -690,24 +936,30 @@ pub fn attention_fwd_smem_d128(map_q: u64, map_k: u64, map_v: u64, shape: Shape,
 /// The error type of the host functions.
 pub type Error = Box<dyn std::error::Error>;
 
-/// Dynamic shared memory of the kernel for `head_dim`: the Q tile, STAGES
-/// K and V tiles, two P tiles, the barriers, 1024 bytes of alignment slack.
-pub const fn shared_bytes(head_dim: u32) -> u32 {
+/// Dynamic shared memory of the kernel for `head_dim`, `tile` and
+/// `variant`: the Q tile, the stages' K and V tiles, a P tile per consumer
+/// warpgroup ([`Variant::SharedP`] only), the barriers, 1024 bytes of
+/// alignment slack.
+pub const fn shared_bytes(head_dim: u32, tile: Tile, variant: Variant) -> u32 {
     let boxes = head_dim / BOX;
-    boxes * BM * ROW_BYTES + STAGES * 2 * boxes * BN * ROW_BYTES + 2 * P_BYTES + 8 * (1 + 4 * STAGES) + 1024
+    let p = match variant {
+        Variant::RegisterP => 0,
+        Variant::SharedP => tile.consumers * P_BYTES,
+    };
+    boxes * tile.rows() * ROW_BYTES + tile.stages * 2 * boxes * BN * ROW_BYTES + p + 8 * (1 + 4 * tile.stages) + 1024
 }
 
 /// Whether the kernels support `shape`: head_dim 64 or 128, seq a non-zero
-/// multiple of 128 (a ragged last tile is not masked: pad the sequence), at
-/// least one (batch, head), and every element addressable with 32-bit
-/// indices.
+/// multiple of 128 (a ragged last KV tile is not masked: pad the sequence;
+/// a block of 192 query rows may run past seq), at least one (batch,
+/// head), and every element addressable with 32-bit indices.
 pub fn check_shape(shape: Shape) -> Result<(), String> {
     if shape.head_dim != 64 && shape.head_dim != 128 {
         return Err(format!("head_dim must be 64 or 128, not {} ({shape:?})", shape.head_dim));
     }
-    if shape.seq == 0 || !shape.seq.is_multiple_of(BM) {
+    if shape.seq == 0 || !shape.seq.is_multiple_of(BN) {
         return Err(format!(
-            "seq must be a non-zero multiple of {BM} (the kernels do not mask a ragged last tile; pad the sequence), not {} ({shape:?})",
+            "seq must be a non-zero multiple of {BN} (the kernels do not mask a ragged last tile; pad the sequence), not {} ({shape:?})",
             shape.seq
         ));
     }
@@ -736,22 +988,34 @@ impl Variant {
     pub const ALL: [Variant; 2] = [Variant::RegisterP, Variant::SharedP];
 }
 
-/// The kernel function name for `head_dim` and `variant`.
-pub fn kernel_name(head_dim: u32, variant: Variant) -> &'static str {
-    match (head_dim, variant) {
-        (64, Variant::RegisterP) => "attention_fwd_d64",
-        (_, Variant::RegisterP) => "attention_fwd_d128",
-        (64, Variant::SharedP) => "attention_fwd_smem_d64",
-        (_, Variant::SharedP) => "attention_fwd_smem_d128",
-    }
+/// Every forward kernel: head_dim, variant, tile, function name.
+const KERNELS: [(u32, Variant, Tile, &str); 11] = [
+    (64, Variant::RegisterP, Tile::M128_S2, "attention_fwd_d64"),
+    (64, Variant::RegisterP, Tile::D64[1], "attention_fwd_d64_m128s3"),
+    (64, Variant::RegisterP, Tile::D64[2], "attention_fwd_d64_m128s4"),
+    (64, Variant::RegisterP, Tile::D64[3], "attention_fwd_d64_m192s2"),
+    (64, Variant::RegisterP, Tile::D64[4], "attention_fwd_d64_m192s3"),
+    (64, Variant::RegisterP, Tile::D64[5], "attention_fwd_d64_m192s4"),
+    (64, Variant::RegisterP, Tile::D64[6], "attention_fwd_d64_m192s2n"),
+    (64, Variant::RegisterP, Tile::D64[7], "attention_fwd_d64_m192s3n"),
+    (128, Variant::RegisterP, Tile::M128_S2, "attention_fwd_d128"),
+    (64, Variant::SharedP, Tile::M128_S2, "attention_fwd_smem_d64"),
+    (128, Variant::SharedP, Tile::M128_S2, "attention_fwd_smem_d128"),
+];
+
+/// The kernel function name for `head_dim`, `variant` and `tile`, or None
+/// where there is no such kernel ([`Tile::available`]).
+pub fn kernel_name(head_dim: u32, variant: Variant, tile: Tile) -> Option<&'static str> {
+    KERNELS.iter().find(|k| k.0 == head_dim && k.1 == variant && k.2 == tile).map(|k| k.3)
 }
 
-/// The launch shape for `shape` (which [`check_shape`] accepted).
-pub fn launch_config(shape: Shape) -> LaunchConfig {
+/// The launch shape for `shape` (which [`check_shape`] accepted) and
+/// `tile`, for `variant`.
+pub fn launch_config(shape: Shape, tile: Tile, variant: Variant) -> LaunchConfig {
     LaunchConfig {
-        grid_dim: (shape.seq / BM, shape.batch_heads, 1),
-        block_dim: (THREADS, 1, 1),
-        shared_mem_bytes: shared_bytes(shape.head_dim),
+        grid_dim: (shape.seq.div_ceil(tile.rows()), shape.batch_heads, 1),
+        block_dim: (tile.threads(), 1, 1),
+        shared_mem_bytes: shared_bytes(shape.head_dim, tile, variant),
     }
 }
 
@@ -770,9 +1034,9 @@ pub fn kernel_function(module: &KernelModule, name: &str) -> Result<CudaFunction
 }
 
 /// A tensor map of one of Q, K, V (`[rows][head_dim]` bf16) with the
-/// 128-byte swizzle, uploaded to the GPU.
-fn upload_map(stream: &CudaStream, tensor: &DeviceBuffer<u16>, shape: Shape) -> Result<DeviceBuffer<TensorMap>, Error> {
-    let map = TensorMap::matrix_b128(TensorDataType::BF16, tensor.device_ptr(), shape.rows() as u64, shape.head_dim as u64, BM)
+/// 128-byte swizzle and boxes of `box_rows` rows, uploaded to the GPU.
+fn upload_map(stream: &CudaStream, tensor: &DeviceBuffer<u16>, shape: Shape, box_rows: u32) -> Result<DeviceBuffer<TensorMap>, Error> {
+    let map = TensorMap::matrix_b128(TensorDataType::BF16, tensor.device_ptr(), shape.rows() as u64, shape.head_dim as u64, box_rows)
         .encode()?;
     Ok(map.upload(stream)?)
 }
@@ -784,6 +1048,8 @@ fn upload_map(stream: &CudaStream, tensor: &DeviceBuffer<u16>, shape: Shape) -> 
 pub struct Attention<'a> {
     shape: Shape,
     variant: Variant,
+    tile: Tile,
+    kernel: &'static str,
     maps: [DeviceBuffer<TensorMap>; 3],
     inputs: PhantomData<&'a DeviceBuffer<u16>>,
 }
@@ -791,9 +1057,9 @@ pub struct Attention<'a> {
 impl<'a> Attention<'a> {
     /// Prepares the forward pass for `q`, `k`, `v` (bf16 bits,
     /// `[batch·heads][seq][head_dim]` row-major) with the default kernel
-    /// ([`Variant::RegisterP`]). Fails on a shape the kernels do not
-    /// support ([`check_shape`]), on buffers shorter than the shape says,
-    /// and on driver errors.
+    /// ([`Variant::RegisterP`], [`Tile::default_for`] the head_dim). Fails
+    /// on a shape the kernels do not support ([`check_shape`]), on buffers
+    /// shorter than the shape says, and on driver errors.
     pub fn new(
         module: &KernelModule,
         stream: &CudaStream,
@@ -802,10 +1068,10 @@ impl<'a> Attention<'a> {
         v: &'a DeviceBuffer<u16>,
         shape: Shape,
     ) -> Result<Attention<'a>, Error> {
-        Self::with_variant(Variant::RegisterP, module, stream, q, k, v, shape)
+        Self::with_kernel(Variant::RegisterP, Tile::default_for(shape.head_dim), module, stream, q, k, v, shape)
     }
 
-    /// As [`Attention::new`], with the kernel `variant`.
+    /// As [`Attention::new`], with the kernel `variant` (default tile).
     pub fn with_variant(
         variant: Variant,
         module: &KernelModule,
@@ -815,16 +1081,35 @@ impl<'a> Attention<'a> {
         v: &'a DeviceBuffer<u16>,
         shape: Shape,
     ) -> Result<Attention<'a>, Error> {
+        let tile = if variant == Variant::RegisterP { Tile::default_for(shape.head_dim) } else { Tile::M128_S2 };
+        Self::with_kernel(variant, tile, module, stream, q, k, v, shape)
+    }
+
+    /// As [`Attention::new`], with the kernel `variant` and `tile`; fails
+    /// where there is no such kernel for the head_dim ([`Tile::available`]).
+    #[allow(clippy::too_many_arguments)]
+    pub fn with_kernel(
+        variant: Variant,
+        tile: Tile,
+        module: &KernelModule,
+        stream: &CudaStream,
+        q: &'a DeviceBuffer<u16>,
+        k: &'a DeviceBuffer<u16>,
+        v: &'a DeviceBuffer<u16>,
+        shape: Shape,
+    ) -> Result<Attention<'a>, Error> {
         check_shape(shape)?;
+        let kernel = kernel_name(shape.head_dim, variant, tile)
+            .ok_or_else(|| format!("no {variant:?} kernel with tile {} for head_dim {}", tile.name(), shape.head_dim))?;
         let n = shape.elements();
         for (name, t) in [("Q", q), ("K", k), ("V", v)] {
             if t.len() < n {
                 return Err(format!("{name} needs {n} elements for {shape:?}; it has {}", t.len()).into());
             }
         }
-        let maps = [upload_map(stream, q, shape)?, upload_map(stream, k, shape)?, upload_map(stream, v, shape)?];
-        kernel_function(module, kernel_name(shape.head_dim, variant))?.set_max_dynamic_shared_memory(shared_bytes(shape.head_dim))?;
-        Ok(Attention { shape, variant, maps, inputs: PhantomData })
+        let maps = [upload_map(stream, q, shape, tile.rows())?, upload_map(stream, k, shape, BN)?, upload_map(stream, v, shape, BN)?];
+        kernel_function(module, kernel)?.set_max_dynamic_shared_memory(shared_bytes(shape.head_dim, tile, variant))?;
+        Ok(Attention { shape, variant, tile, kernel, maps, inputs: PhantomData })
     }
 
     /// The shape.
@@ -835,6 +1120,16 @@ impl<'a> Attention<'a> {
     /// The kernel variant.
     pub fn variant(&self) -> Variant {
         self.variant
+    }
+
+    /// The kernel's tile.
+    pub fn tile(&self) -> Tile {
+        self.tile
+    }
+
+    /// The kernel's function name.
+    pub fn kernel_name(&self) -> &'static str {
+        self.kernel
     }
 
     /// Launches the forward pass on `stream` (asynchronously): `o`
@@ -853,18 +1148,31 @@ impl<'a> Attention<'a> {
             )
             .into());
         }
-        let config = launch_config(shape);
+        let config = launch_config(shape, self.tile, self.variant);
         let (pq, pk, pv) = (self.maps[0].device_ptr(), self.maps[1].device_ptr(), self.maps[2].device_ptr());
-        match (shape.head_dim, self.variant) {
-            (64, Variant::RegisterP) => cuda_launch! { kernel: attention_fwd_d64, stream: stream, module: module,
-                config: config, args: [pq, pk, pv, shape, slice_mut(*o), slice_mut(*lse)] }?,
-            (_, Variant::RegisterP) => cuda_launch! { kernel: attention_fwd_d128, stream: stream, module: module,
-                config: config, args: [pq, pk, pv, shape, slice_mut(*o), slice_mut(*lse)] }?,
-            (64, Variant::SharedP) => cuda_launch! { kernel: attention_fwd_smem_d64, stream: stream, module: module,
-                config: config, args: [pq, pk, pv, shape, slice_mut(*o), slice_mut(*lse)] }?,
-            (_, Variant::SharedP) => cuda_launch! { kernel: attention_fwd_smem_d128, stream: stream, module: module,
-                config: config, args: [pq, pk, pv, shape, slice_mut(*o), slice_mut(*lse)] }?,
+        // The kernel whose name `new` looked up in KERNELS.
+        macro_rules! launch_by_name {
+            ($($kernel:ident),*) => {
+                match self.kernel {
+                    $(stringify!($kernel) => cuda_launch! { kernel: $kernel, stream: stream, module: module,
+                        config: config, args: [pq, pk, pv, shape, slice_mut(*o), slice_mut(*lse)] }?,)*
+                    other => return Err(format!("kernel {other} has no launch").into()),
+                }
+            };
         }
+        launch_by_name!(
+            attention_fwd_d64,
+            attention_fwd_d64_m128s3,
+            attention_fwd_d64_m128s4,
+            attention_fwd_d64_m192s2,
+            attention_fwd_d64_m192s3,
+            attention_fwd_d64_m192s4,
+            attention_fwd_d64_m192s2n,
+            attention_fwd_d64_m192s3n,
+            attention_fwd_d128,
+            attention_fwd_smem_d64,
+            attention_fwd_smem_d128
+        );
         Ok(())
     }
 }
@@ -935,23 +1243,74 @@ mod tests {
     #[test]
     fn launch_geometry() {
         let shape = Shape { batch_heads: 3, seq: 1024, head_dim: 128, causal: false };
-        let c = launch_config(shape);
+        let c = launch_config(shape, Tile::M128_S2, Variant::RegisterP);
         assert_eq!(c.grid_dim, (8, 3, 1));
         assert_eq!(c.block_dim, (384, 1, 1));
-        // Fits the H200's 227 KiB opt-in limit.
-        assert!(shared_bytes(128) <= 227 * 1024 && shared_bytes(64) <= 227 * 1024);
+        // 192 rows: the last block runs past seq.
+        let m192 = Tile { consumers: 3, stages: 3, overlap: true };
+        let c = launch_config(Shape { head_dim: 64, ..shape }, m192, Variant::RegisterP);
+        assert_eq!(c.grid_dim, (6, 3, 1));
+        assert_eq!(c.block_dim, (512, 1, 1));
+        // Every kernel fits the H200's 227 KiB opt-in limit.
+        for &(hd, variant, tile, _) in &KERNELS {
+            assert!(shared_bytes(hd, tile, variant) <= 227 * 1024, "{hd} {variant:?} {tile:?}");
+        }
+        // The default kernels' layout: Q, two stages of K and V, two P tiles
+        // for SharedP, 9 barriers, the slack.
+        assert_eq!(shared_bytes(128, Tile::M128_S2, Variant::SharedP), 32768 + 2 * 65536 + 2 * 16384 + 72 + 1024);
+        assert_eq!(shared_bytes(64, m192, Variant::RegisterP), 24576 + 3 * 32768 + 8 * 13 + 1024);
         assert_eq!(Shape { causal: true, ..shape }.flops() * 2.0, shape.flops());
         assert_eq!(shape.flops(), 4.0 * 3.0 * 1024.0 * 1024.0 * 128.0);
     }
 
     #[test]
-    fn every_shape_and_variant_has_its_own_kernel() {
-        let mut names: Vec<&str> =
-            [64, 128].iter().flat_map(|&hd| Variant::ALL.map(|v| kernel_name(hd, v))).collect();
+    fn every_shape_variant_and_tile_has_its_own_kernel() {
+        let mut names = Vec::new();
+        for hd in [64, 128] {
+            for variant in Variant::ALL {
+                let tiles = Tile::available(hd, variant);
+                assert_eq!(tiles[0], Tile::M128_S2);
+                for &tile in tiles {
+                    names.push(kernel_name(hd, variant, tile).unwrap());
+                }
+            }
+        }
         assert_eq!(names[0], "attention_fwd_d64");
+        assert_eq!(names.len(), KERNELS.len());
         names.sort();
         names.dedup();
-        assert_eq!(names.len(), 4);
+        assert_eq!(names.len(), KERNELS.len());
+        assert_eq!(kernel_name(128, Variant::RegisterP, Tile { consumers: 3, stages: 2, overlap: true }), None);
+        assert_eq!(kernel_name(64, Variant::SharedP, Tile { consumers: 2, stages: 3, overlap: true }), None);
+        assert_eq!(kernel_name(64, Variant::RegisterP, Tile { consumers: 3, stages: 4, overlap: true }), Some("attention_fwd_d64_m192s4"));
+        assert_eq!(kernel_name(64, Variant::RegisterP, Tile { consumers: 3, stages: 3, overlap: false }), Some("attention_fwd_d64_m192s3n"));
+    }
+
+    #[test]
+    fn tiles_are_named_and_selected() {
+        for tile in Tile::D64 {
+            assert_eq!(Tile::parse(&tile.name()), Some(tile));
+        }
+        assert_eq!(Tile::M128_S2.name(), "m128s2");
+        assert_eq!(Tile::parse("m192"), Some(Tile { consumers: 3, stages: 2, overlap: true }));
+        assert_eq!(Tile::parse("s3"), Some(Tile { consumers: 2, stages: 3, overlap: true }));
+        assert_eq!(Tile::parse(" m192s4 "), Some(Tile { consumers: 3, stages: 4, overlap: true }));
+        assert_eq!(Tile::parse("m192s3n"), Some(Tile { consumers: 3, stages: 3, overlap: false }));
+        assert_eq!(Tile::parse("m192n"), Some(Tile { consumers: 3, stages: 2, overlap: false }));
+        assert_eq!(Tile::parse("m100s2"), None);
+        assert_eq!(Tile::parse("x"), None);
+        assert_eq!(Tile::parse("m192sx"), None);
+        assert_eq!(Tile::select(None, 64), vec![Tile::M128_S2]);
+        assert_eq!(Tile::select(Some("all"), 64), Tile::D64.to_vec());
+        assert_eq!(Tile::select(Some("all"), 128), vec![Tile::M128_S2]);
+        let three = vec![
+            Tile { consumers: 3, stages: 3, overlap: true },
+            Tile { consumers: 2, stages: 4, overlap: true },
+            Tile { consumers: 3, stages: 2, overlap: false },
+        ];
+        assert_eq!(Tile::select(Some("m192s3,s4,m256s2,junk,m192n,s3n"), 64), three);
+        // None of them exists at head_dim 128: the default.
+        assert_eq!(Tile::select(Some("m192s3,s4"), 128), vec![Tile::M128_S2]);
     }
 
     #[test]

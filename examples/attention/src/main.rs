@@ -3,8 +3,11 @@
 //! kernel) checked against an f32 CPU reference, and timed.
 //!
 //! `attention` (no arguments) runs the check cases, each with both kernel
-//! variants (P in registers, P through shared memory): head_dim 64 and 128,
-//! causal and not, seq 128, 256 and 1024 (a debug build: 128 and 256),
+//! variants (P in registers, P through shared memory) and, with P in
+//! registers, every tile shape of the head_dim (`attention::Tile`; at
+//! head_dim 64: 128 or 192 query rows per block, 2 to 4 K/V stages):
+//! head_dim 64 and 128, causal and not, seq 128, 256, 384 and 1024 (a
+//! debug build: 128, 256 and 384),
 //! batch·heads 1 and 3, every output
 //! row against `attention::reference_row` (f32 on the CPU from the same bf16
 //! inputs). The bound, per element: |o − ref| ≤ 2⁻⁷·max|V| + 2⁻⁷·|ref|:
@@ -30,7 +33,9 @@
 //! `attention --bench [SEQ…]` times the bench shapes (heads·head_dim = 2048,
 //! batch·seq = 16384; seq 512…16384 unless given) for head_dim 128 and 64,
 //! causal and not, after checking 64 sampled rows of each against the CPU,
-//! and prints TFLOP/s (4·b·h·s²·d per pass, half of it causal); then the
+//! and prints TFLOP/s (4·b·h·s²·d per pass, half of it causal), with P in
+//! registers for the tiles that `OXIDE_ATTN_FWD` names (`all`, or a comma
+//! list such as `m128s2,m192s3`; unset: the default tile); then the
 //! backward pass the same way (sampled rows of dQ, dK, dV checked against
 //! `attention::reference_gradient_row`; TFLOP/s from 2.5× the forward's
 //! count). `--bwd` with `--bench` times the backward pass alone (after a
@@ -39,7 +44,7 @@
 //! The exit status is non-zero when any check fails.
 
 use attention::backward::bwd_kernel_name;
-use attention::{check_shape, kernel_function, kernel_name, reference_backward, reference_gradient_row, reference_row, Attention, Backward, DqSplit, Gradients, Shape, Variant};
+use attention::{check_shape, kernel_function, kernel_name, reference_backward, reference_gradient_row, reference_row, Attention, Backward, DqSplit, Gradients, Shape, Tile, Variant};
 use cuda_core::{CudaContext, DeviceBuffer};
 use cuda_host::{load_kernel_module, KernelModule};
 use std::process::ExitCode;
@@ -278,15 +283,23 @@ fn time_ms(ctx: &Arc<CudaContext>, reps: usize, mut launch: impl FnMut() -> Resu
     Ok(times[times.len() / 2])
 }
 
-/// Runs `shape` once with each forward kernel variant (unless
-/// `backward_only`), then the backward pass; checks every row, or sampled
-/// ones; with `reps`, times them.
-fn run_case(ctx: &Arc<CudaContext>, module: &KernelModule, shape: Shape, sampled: bool, reps: usize, backward_only: bool) -> Result<bool, BoxError> {
+/// Runs `shape` once with each forward kernel (unless `backward_only`):
+/// each variant, and with P in registers each tile the head_dim has
+/// (`tiles`: only those $OXIDE_ATTN_FWD names, [`Tile::from_env`]); then
+/// the backward pass; checks every row, or sampled ones; with `reps`, times
+/// them.
+fn run_case(ctx: &Arc<CudaContext>, module: &KernelModule, shape: Shape, sampled: bool, reps: usize, backward_only: bool, from_env: bool) -> Result<bool, BoxError> {
     let p = Problem::new(ctx, shape)?;
     let mut ok = true;
     if !backward_only {
         for variant in Variant::ALL {
-            ok &= run_variant(ctx, module, &p, variant, sampled, reps)?;
+            let tiles = match variant {
+                Variant::RegisterP if from_env => Tile::from_env(shape.head_dim),
+                _ => Tile::available(shape.head_dim, variant).to_vec(),
+            };
+            for tile in tiles {
+                ok &= run_variant(ctx, module, &p, variant, tile, sampled, reps)?;
+            }
         }
     }
     // Without a correct forward (its O and log-sum-exp) the backward's
@@ -297,18 +310,18 @@ fn run_case(ctx: &Arc<CudaContext>, module: &KernelModule, shape: Shape, sampled
     Ok(ok)
 }
 
-fn run_variant(ctx: &Arc<CudaContext>, module: &KernelModule, p: &Problem, variant: Variant, sampled: bool, reps: usize) -> Result<bool, BoxError> {
+fn run_variant(ctx: &Arc<CudaContext>, module: &KernelModule, p: &Problem, variant: Variant, tile: Tile, sampled: bool, reps: usize) -> Result<bool, BoxError> {
     let stream = ctx.default_stream();
     let shape = p.shape;
+    let attn = Attention::with_kernel(variant, tile, module, &stream, &p.q, &p.k, &p.v, shape)?;
     let label = format!(
         "{} hd {} {} seq {} bh {}",
-        kernel_name(shape.head_dim, variant),
+        attn.kernel_name(),
         shape.head_dim,
         if shape.causal { "causal" } else { "full" },
         shape.seq,
         shape.batch_heads
     );
-    let attn = Attention::with_variant(variant, module, &stream, &p.q, &p.k, &p.v, shape)?;
     // Filled with NaN bits so that an entry never written fails.
     let mut o = DeviceBuffer::<u32>::zeroed(&stream, shape.elements() / 2)?;
     let mut lse = DeviceBuffer::<f32>::zeroed(&stream, shape.rows())?;
@@ -332,8 +345,9 @@ fn run_variant(ctx: &Arc<CudaContext>, module: &KernelModule, p: &Problem, varia
         let ms = time_ms(ctx, reps, || attn.launch(module, &stream, &mut o, &mut lse))?;
         println!("  {label}: {ms:.3} ms, {:.1} TFLOP/s", shape.flops() / ms / 1e9);
         println!(
-            "attention_fwd {:?} hd={} causal={} seq={} batch={} heads={} tflops={:.1}",
+            "attention_fwd {:?} tile={} hd={} causal={} seq={} batch={} heads={} tflops={:.1}",
             variant,
+            tile.name(),
             shape.head_dim,
             shape.causal as u8,
             shape.seq,
@@ -370,9 +384,11 @@ fn main() -> ExitCode {
     };
     for hd in [64, 128] {
         for variant in Variant::ALL {
-            let name = kernel_name(hd, variant);
-            if let Ok(a) = kernel_function(&module, name).and_then(|f| Ok(f.attributes()?)) {
-                println!("{name}: {} registers, {} bytes local memory per thread", a.num_regs, a.local_bytes_per_thread);
+            for &tile in Tile::available(hd, variant) {
+                let Some(name) = kernel_name(hd, variant, tile) else { continue };
+                if let Ok(a) = kernel_function(&module, name).and_then(|f| Ok(f.attributes()?)) {
+                    println!("{name}: {} registers, {} bytes local memory per thread", a.num_regs, a.local_bytes_per_thread);
+                }
             }
         }
         for &split in DqSplit::available(hd) {
@@ -401,7 +417,10 @@ fn main() -> ExitCode {
     } else {
         // A debug build (the GPU suite's) checks the small shapes only: its
         // CPU reference is many times slower.
-        let sizes: &[(u32, u32)] = if cfg!(debug_assertions) { &[(128, 1), (256, 3)] } else { &[(128, 1), (256, 3), (1024, 1), (1024, 3)] };
+        // 384 is a whole number of 192-row blocks; the others end in a
+        // ragged one.
+        let sizes: &[(u32, u32)] =
+            if cfg!(debug_assertions) { &[(128, 1), (256, 3), (384, 2)] } else { &[(128, 1), (256, 3), (384, 2), (1024, 1), (1024, 3)] };
         for hd in [64, 128] {
             for causal in [false, true] {
                 for &(seq, bh) in sizes {
@@ -412,7 +431,7 @@ fn main() -> ExitCode {
     }
     let mut failed = 0;
     for (shape, sampled, reps) in cases {
-        match run_case(&ctx, &module, shape, sampled, reps, backward_only) {
+        match run_case(&ctx, &module, shape, sampled, reps, backward_only, bench) {
             Ok(true) => {}
             Ok(false) => failed += 1,
             Err(e) => {
