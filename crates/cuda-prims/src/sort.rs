@@ -160,8 +160,8 @@ pub trait RadixKey: sealed::Sealed + Copy + Default + Send + Sync + 'static {
     /// [`to_ordered`](RadixKey::to_ordered)'s inverse.
     fn from_ordered(bits: Self::Bits) -> Self;
     /// Ordered bits ([`to_ordered`](RadixKey::to_ordered)) with `-0.0`'s
-    /// read as `+0.0`'s: the order bits. Only needed when the keys hold a
-    /// `-0.0` (a sort without one never meets its ordered bits).
+    /// read as `+0.0`'s: the order bits. The scatter applies it to each
+    /// digit only in a sort whose keys hold a `-0.0`.
     fn merge_zeros(bits: Self::Bits) -> Self::Bits;
     /// Whether the key is `-0.0` (never, but for floats).
     fn is_minus_zero(self) -> bool;
