@@ -48,7 +48,14 @@
 //! memory, and only then looks back over the counts of the tiles before it
 //! (decoupled look-back, one thread per digit, a few predecessors per poll)
 //! for each digit's place in the output; the tile is then written out from
-//! shared memory in runs of equal digits. A tile's status is one 32-bit word per digit (two flag
+//! shared memory in runs of equal digits. Keys travel between passes as
+//! their *ordered bits* ([`RadixKey::to_ordered`]): the first pass maps
+//! each key once on load, the last maps it back once on store, and the
+//! passes between move bare unsigned integers, so a digit of any key type
+//! costs a shift and a mask. Ordered bits keep `-0.0` one below `+0.0` (the
+//! map must be reversible to keep its bits); when the digit count meets a
+//! `-0.0`, the passes read it as `+0.0` in every digit, in a copy of their
+//! code that only such sorts run. A tile's status is one 32-bit word per digit (two flag
 //! bits above a 30-bit count), written and read whole with relaxed
 //! device-scope accesses, no fence. Temporary storage (the other half of
 //! the double buffer, the counts and two alternating regions of tile
@@ -61,7 +68,7 @@
 use core::sync::atomic::{AtomicU32, Ordering};
 use cuda_device::atomic::{Scope, ScopedAtomic};
 use cuda_core::{CudaStream, DeviceBuffer, DeviceRepr, LaunchConfig};
-use cuda_device::{kernel, shared, thread, warp, DisjointSlice};
+use cuda_device::{device, kernel, shared, thread, warp, DisjointSlice};
 use cuda_host::{cuda_launch, KernelModule};
 use crate::temp;
 use crate::PrimsError;
@@ -98,8 +105,13 @@ const MAX_WINDOW: usize = 4;
 /// The most passes (64-bit keys).
 const MAX_PASSES: usize = 8;
 /// Slots of the scratch buffer between the histograms and the tile statuses:
-/// one tile ticket per pass.
+/// one tile ticket per pass, and [`MINUS_ZERO_SLOT`].
 const TICKETS: usize = 32;
+/// The slot among [`TICKETS`] that the digit count sets to 1 when a key is
+/// `-0.0`: then the scatter passes read `-0.0`'s ordered bits as `+0.0`'s
+/// for every digit ([`RadixKey::merge_zeros`]); without one they skip that
+/// test.
+const MINUS_ZERO_SLOT: usize = TICKETS - 1;
 /// The most keys one sort takes: a tile status packs a 30-bit count.
 pub const MAX_LEN: usize = (1 << 30) - 1;
 /// Tile status: this tile's own digit count is published.
@@ -129,13 +141,61 @@ pub trait RadixKey: sealed::Sealed + Copy + Default + Send + Sync + 'static {
     /// that its padding ranks after every real key and no key needs a
     /// bounds test.
     fn padding(descending: bool) -> Self;
+    /// The unsigned integer of the key's width (`u32` or `u64`) that the
+    /// scatter passes hold the key as ([`to_ordered`](RadixKey::to_ordered)).
+    type Bits: RadixKey;
+    /// Whether [`to_ordered`](RadixKey::to_ordered) changes the bits (not
+    /// for unsigned keys): the first pass maps on load and the last maps
+    /// back on store only where it does.
+    const MAPPED: bool;
+    /// Whether the key has two zeros (`-0.0` and `+0.0`) that the sort
+    /// takes as equal: floats.
+    const SIGNED_ZERO: bool;
+    /// The key as the scatter passes hold it, from the first pass's load to
+    /// the last pass's store (and in the buffers between passes, which are
+    /// the sort's own): its order bits, but `-0.0` one below `+0.0`, so
+    /// that the map is reversible and keeps `-0.0`'s bits. Each digit is
+    /// then a shift and a mask, as for unsigned keys.
+    fn to_ordered(self) -> Self::Bits;
+    /// [`to_ordered`](RadixKey::to_ordered)'s inverse.
+    fn from_ordered(bits: Self::Bits) -> Self;
+    /// Ordered bits ([`to_ordered`](RadixKey::to_ordered)) with `-0.0`'s
+    /// read as `+0.0`'s: the order bits. The scatter applies it to each
+    /// digit only in a sort whose keys hold a `-0.0`.
+    fn merge_zeros(bits: Self::Bits) -> Self::Bits;
+    /// Whether the key is `-0.0` (never, but for floats).
+    fn is_minus_zero(self) -> bool;
 }
 
 macro_rules! radix_key {
-    ($($t:ty, $bits:ty, $width:literal, |$k:ident| $order:expr, |$o:ident| $key:expr;)*) => {$(
+    ($($t:ty, $bits:ty, $width:literal, |$k:ident| $order:expr, |$o:ident| $key:expr,
+       $mapped:literal, $signed_zero:literal, |$tk:ident| $to:expr, |$fb:ident| $from:expr;)*) => {$(
         impl sealed::Sealed for $t {}
         impl RadixKey for $t {
             const BITS: u32 = $width;
+            type Bits = $bits;
+            const MAPPED: bool = $mapped;
+            const SIGNED_ZERO: bool = $signed_zero;
+            #[inline(always)]
+            fn to_ordered(self) -> $bits {
+                let $tk = self;
+                $to
+            }
+            #[inline(always)]
+            fn from_ordered($fb: $bits) -> Self {
+                $from
+            }
+            #[inline(always)]
+            fn merge_zeros(bits: $bits) -> $bits {
+                // `-0.0`'s ordered bits are `+0.0`'s less one (see
+                // `float_ordered`); nothing else maps there.
+                const MINUS: $bits = (1 << ($width - 1)) - 1;
+                if $signed_zero && bits == MINUS { MINUS + 1 } else { bits }
+            }
+            #[inline(always)]
+            fn is_minus_zero(self) -> bool {
+                $signed_zero && self.to_ordered() == (1 << ($width - 1)) - 1
+            }
             #[inline(always)]
             fn order_bits(self) -> u64 {
                 let $k = self;
@@ -177,15 +237,45 @@ macro_rules! float_order {
     }};
 }
 
+/// The ordered bits ([`RadixKey::to_ordered`]) of an IEEE float's bits
+/// `b` (of the unsigned integer `$bits`, whose signed integer is
+/// `$signed`): negative numbers flipped entirely, others by sign; `-0.0`
+/// so becomes `+0.0`'s image less one. A shift and one three-input logic
+/// operation.
+macro_rules! float_ordered {
+    ($b:expr, $bits:ty, $signed:ty) => {{
+        let b: $bits = $b;
+        // All ones for a negative key, else zero.
+        let negative = ((b as $signed) >> (<$bits>::BITS - 1)) as $bits;
+        b ^ (negative | 1 << (<$bits>::BITS - 1))
+    }};
+}
+
+/// [`float_ordered!`]'s inverse: the float's bits from ordered bits `r`.
+macro_rules! float_unordered {
+    ($r:expr, $bits:ty, $signed:ty) => {{
+        let r: $bits = $r;
+        // All ones where the key was negative (the sign bit clear here).
+        let negative = !((r as $signed) >> (<$bits>::BITS - 1)) as $bits;
+        r ^ (negative | 1 << (<$bits>::BITS - 1))
+    }};
+}
+
 // Each type: its order bits from a key `k`, and a key `o` whose order bits
-// are `o` (for floats, the NaN or the key other than -0.0).
+// are `o` (for floats, the NaN or the key other than -0.0); whether its
+// ordered bits differ from its bits and whether it has two zeros; its
+// ordered bits from a key `k`, and the key from ordered bits `r`.
 radix_key! {
-    u32, u32, 32, |k| k, |o| o;
-    i32, u32, 32, |k| (k as u32) ^ (1 << 31), |o| (o ^ (1 << 31)) as i32;
-    f32, u32, 32, |k| float_order!(k.to_bits(), 1u32 << 31), |o| f32::from_bits(float_key!(o, 1u32 << 31));
-    u64, u64, 64, |k| k, |o| o;
-    i64, u64, 64, |k| (k as u64) ^ (1 << 63), |o| (o ^ (1 << 63)) as i64;
-    f64, u64, 64, |k| float_order!(k.to_bits(), 1u64 << 63), |o| f64::from_bits(float_key!(o, 1u64 << 63));
+    u32, u32, 32, |k| k, |o| o, false, false, |k| k, |r| r;
+    i32, u32, 32, |k| (k as u32) ^ (1 << 31), |o| (o ^ (1 << 31)) as i32,
+        true, false, |k| (k as u32) ^ (1 << 31), |r| (r ^ (1 << 31)) as i32;
+    f32, u32, 32, |k| float_order!(k.to_bits(), 1u32 << 31), |o| f32::from_bits(float_key!(o, 1u32 << 31)),
+        true, true, |k| float_ordered!(k.to_bits(), u32, i32), |r| f32::from_bits(float_unordered!(r, u32, i32));
+    u64, u64, 64, |k| k, |o| o, false, false, |k| k, |r| r;
+    i64, u64, 64, |k| (k as u64) ^ (1 << 63), |o| (o ^ (1 << 63)) as i64,
+        true, false, |k| (k as u64) ^ (1 << 63), |r| (r ^ (1 << 63)) as i64;
+    f64, u64, 64, |k| float_order!(k.to_bits(), 1u64 << 63), |o| f64::from_bits(float_key!(o, 1u64 << 63)),
+        true, true, |k| float_ordered!(k.to_bits(), u64, i64), |r| f64::from_bits(float_unordered!(r, u64, i64));
 }
 
 /// Which way [`sort_keys`] and [`sort_pairs`] order the keys.
@@ -212,7 +302,8 @@ fn status_base(passes: usize) -> usize {
 }
 
 /// Counts the digits of every pass of every key: `scratch[p * 256 + d]` +=
-/// the keys whose digit `p` is `d`. Launch with [`THREADS`] threads.
+/// the keys whose digit `p` is `d`; sets the slot [`MINUS_ZERO_SLOT`] when
+/// a key is `-0.0`. Launch with [`THREADS`] threads.
 #[kernel]
 pub fn radix_histogram<K: RadixKey>(keys: &[K], descending: u32, mut scratch: DisjointSlice<u32>) {
     shared! { static COUNTS: [AtomicU32; MAX_PASSES * RADIX]; }
@@ -231,6 +322,8 @@ pub fn radix_histogram<K: RadixKey>(keys: &[K], descending: u32, mut scratch: Di
     let n = keys.len();
     let tiles = n.div_ceil(HISTOGRAM_TILE);
     let mut tile = thread::blockIdx_x() as usize;
+    // Whether this thread met a `-0.0` (see `MINUS_ZERO_SLOT`).
+    let mut minus_zero = false;
     while tile < tiles {
         let base = tile * HISTOGRAM_TILE;
         // All loads of the tile first, so that they are in flight together.
@@ -247,6 +340,9 @@ pub fn radix_histogram<K: RadixKey>(keys: &[K], descending: u32, mut scratch: Di
         #[unroll]
         for i in 0..HISTOGRAM_ITEMS {
             if valid[i] {
+                if K::SIGNED_ZERO {
+                    minus_zero |= ks[i].is_minus_zero();
+                }
                 #[unroll]
                 for p in 0..passes {
                     let d = ks[i].digit(p as u32 * DIGIT_BITS, desc) as usize;
@@ -260,6 +356,11 @@ pub fn radix_histogram<K: RadixKey>(keys: &[K], descending: u32, mut scratch: Di
     thread::sync_threads();
 
     let global = scratch.as_mut_ptr();
+    if minus_zero {
+        // SAFETY: the slot lies inside the scratch buffer (after the
+        // counts) and is only accessed atomically during this launch.
+        unsafe { AtomicU32::from_ptr(global.add(passes * RADIX + MINUS_ZERO_SLOT)) }.store_scoped(1, Scope::Device, Ordering::Relaxed);
+    }
     let mut b = tid;
     while b < passes * RADIX {
         // SAFETY: every bin was initialised before the barriers.
@@ -334,7 +435,18 @@ pub(crate) unsafe fn block_exclusive_sum(x: u64, totals: *mut u64) -> u64 {
 /// `keys_in` to its place by digit `pass` in `keys_out`. Launch with
 /// [`THREADS`] threads and `tiles` blocks of `THREADS * ITEMS` keys after
 /// [`radix_histogram`] filled the counts of `scratch`; `look_back` is a
-/// [`SortTuning::look_back_word`].
+/// [`SortTuning::look_back_word`]. With `EARLY` the values are loaded with
+/// the keys, else after the ranking ([`SortTuning::early_values`]).
+///
+/// Between the first pass's load and the last pass's store the keys are
+/// their ordered bits ([`RadixKey::to_ordered`]): the first pass maps them
+/// on load, the last maps them back on store, and the passes between read
+/// and write the ordered bits (in the sort's own buffer and, for odd
+/// passes, in `keys_out` before the last pass overwrites it). Each digit is
+/// then a shift and a mask as for unsigned keys, but when the keys hold a
+/// `-0.0` ([`MINUS_ZERO_SLOT`]): then every digit reads `-0.0` as `+0.0`,
+/// in a second copy of the pass's code, so that the usual one has no such
+/// test.
 ///
 /// A tile, in order: count its digits per warp (shared-memory atomics, no
 /// ranking yet), publish the tile's 256 counts, scan them for the tile's
@@ -351,10 +463,8 @@ pub(crate) unsafe fn block_exclusive_sum(x: u64, totals: *mut u64) -> u64 {
 // with four-byte values at 16, under `SortTuning::blocks` and
 // `SortTuning::pair_blocks`.
 #[kernel(launch_bounds(THREADS, BLOCKS))]
-// Per-key loops index arrays: unrolled, every index is a constant and
-// the arrays stay in registers.
-#[allow(clippy::too_many_arguments, clippy::needless_range_loop)]
-pub fn radix_scatter<K: RadixKey, V: Copy + Default, const PAIRS: bool, const ITEMS: usize, const BLOCKS: u32>(
+#[allow(clippy::too_many_arguments)]
+pub fn radix_scatter<K: RadixKey, V: Copy + Default, const PAIRS: bool, const ITEMS: usize, const BLOCKS: u32, const EARLY: bool>(
     keys_in: &[K],
     values_in: &[V],
     mut keys_out: DisjointSlice<K>,
@@ -376,12 +486,78 @@ pub fn radix_scatter<K: RadixKey, V: Copy + Default, const PAIRS: bool, const IT
     // The tile's number, and the digit's shift again (see the ranking).
     shared! { static TICKET: [u32; 2]; }
 
-    let tile_len = THREADS * ITEMS;
     // A tile wider than the exchange: no instance the host launches has
     // one (`scatter_pass` picks them); a guard against a future one.
-    if tile_len * size_of::<K>().max(if PAIRS { size_of::<V>() } else { 0 }) > EXCHANGE_WORDS * 8 {
+    if THREADS * ITEMS * size_of::<K>().max(if PAIRS { size_of::<V>() } else { 0 }) > EXCHANGE_WORDS * 8 {
         return;
     }
+    let passes = (K::BITS / DIGIT_BITS) as usize;
+    let scratch = scratch.as_mut_ptr();
+    let shared = Shared {
+        exchange: shared_ptr(EXCHANGE.as_mut_ptr()),
+        warp_counts: shared_ptr(WARP_COUNTS.as_mut_ptr()),
+        adjust: shared_ptr(ADJUST.as_mut_ptr()),
+        totals: shared_ptr(TOTALS.as_mut_ptr()),
+        ticket: shared_ptr(TICKET.as_mut_ptr()),
+    };
+    let (keys_out, values_out) = (keys_out.as_mut_ptr(), values_out.as_mut_ptr());
+    // SAFETY: the slot lies inside the scratch buffer; the digit count
+    // wrote it before this launch and nothing writes it during it.
+    let minus_zero = K::SIGNED_ZERO && unsafe { *scratch.add(passes * RADIX + MINUS_ZERO_SLOT) } != 0;
+    // SAFETY: the host's buffers and this block's shared arrays, as
+    // `scatter_tile` requires.
+    unsafe {
+        if minus_zero {
+            scatter_tile::<K, V, PAIRS, ITEMS, EARLY, true>(keys_in, values_in, keys_out, values_out, scratch, shared, pass, descending, tiles, look_back);
+        } else {
+            scatter_tile::<K, V, PAIRS, ITEMS, EARLY, false>(keys_in, values_in, keys_out, values_out, scratch, shared, pass, descending, tiles, look_back);
+        }
+    }
+}
+
+/// The shared arrays of [`radix_scatter`], for [`scatter_tile`].
+#[derive(Clone, Copy)]
+struct Shared {
+    exchange: *mut u64,
+    warp_counts: *mut u32,
+    adjust: *mut u32,
+    totals: *mut u64,
+    ticket: *mut u32,
+}
+
+/// The digit at `shift` of ordered bits `bits`; with `MERGE`, `-0.0`'s read
+/// as `+0.0`'s ([`RadixKey::merge_zeros`]).
+#[inline(always)]
+fn ordered_digit<K: RadixKey, const MERGE: bool>(bits: K::Bits, shift: u32, descending: bool) -> u32 {
+    let bits = if MERGE { K::merge_zeros(bits) } else { bits };
+    bits.digit(shift, descending)
+}
+
+/// One tile of [`radix_scatter`], whose arguments it takes (the outputs as
+/// pointers, the shared arrays in `shared`); `MERGE`: read `-0.0` as `+0.0`
+/// in every digit (the keys hold one).
+///
+/// # Safety
+/// As [`radix_scatter`]'s launch: the buffers the host passes, `shared`
+/// this block's arrays; every thread of the block calls it.
+#[device]
+#[inline(always)]
+// Per-key loops index arrays: unrolled, every index is a constant and
+// the arrays stay in registers.
+#[allow(clippy::too_many_arguments, clippy::needless_range_loop)]
+unsafe fn scatter_tile<K: RadixKey, V: Copy + Default, const PAIRS: bool, const ITEMS: usize, const EARLY: bool, const MERGE: bool>(
+    keys_in: &[K],
+    values_in: &[V],
+    keys_out: *mut K,
+    values_out: *mut V,
+    scratch: *mut u32,
+    shared: Shared,
+    pass: u32,
+    descending: u32,
+    tiles: u32,
+    look_back: u32,
+) {
+    let tile_len = THREADS * ITEMS;
     let desc = descending != 0;
     let tid = thread::threadIdx_x() as usize;
     let lane = warp::lane_id();
@@ -389,17 +565,17 @@ pub fn radix_scatter<K: RadixKey, V: Copy + Default, const PAIRS: bool, const IT
     let n = keys_in.len();
     let passes = (K::BITS / DIGIT_BITS) as usize;
     let shift = pass * DIGIT_BITS;
+    // Map on load in the first pass, back on store in the last.
+    let first = pass == 0;
+    let last = pass as usize == passes - 1;
     let tiles = tiles as usize;
-    let scratch = scratch.as_mut_ptr();
-    let exchange = shared_ptr(EXCHANGE.as_mut_ptr());
-    let warp_counts = shared_ptr(WARP_COUNTS.as_mut_ptr());
-    let adjust = shared_ptr(ADJUST.as_mut_ptr());
+    let Shared { exchange, warp_counts, adjust, totals, ticket } = shared;
 
-    // SAFETY (shared memory, this whole kernel): every index below is in
+    // SAFETY (shared memory, this whole function): every index below is in
     // bounds by construction (digits < RADIX, slots < the tile, w < WARPS,
-    // and the tile fits the exchange, checked above), and each phase's
-    // writes are separated from the next phase's reads by a barrier (or,
-    // within a warp's ranking, by `sync_warp`).
+    // and the tile fits the exchange, checked by the kernel), and each
+    // phase's writes are separated from the next phase's reads by a
+    // barrier (or, within a warp's ranking, by `sync_warp`).
     unsafe {
         #[unroll]
         for i in 0..WARPS {
@@ -408,13 +584,13 @@ pub fn radix_scatter<K: RadixKey, V: Copy + Default, const PAIRS: bool, const IT
         if tid == 0 {
             // SAFETY: the ticket of this pass is inside the scratch buffer,
             // only accessed atomically.
-            let ticket = AtomicU32::from_ptr(scratch.add(passes * RADIX + pass as usize));
-            *shared_ptr(TICKET.as_mut_ptr()) = ticket.fetch_add_scoped(1, Scope::Device, Ordering::Relaxed);
-            *shared_ptr(TICKET.as_mut_ptr()).add(1) = shift;
+            let next = AtomicU32::from_ptr(scratch.add(passes * RADIX + pass as usize));
+            *ticket = next.fetch_add_scoped(1, Scope::Device, Ordering::Relaxed);
+            *ticket.add(1) = shift;
         }
     }
     thread::sync_threads();
-    let tile = unsafe { *shared_ptr(TICKET.as_mut_ptr()) } as usize;
+    let tile = unsafe { *ticket } as usize;
     let tile_base = tile * tile_len;
     let in_tile = (n - tile_base).min(tile_len);
     let full = in_tile == tile_len;
@@ -422,27 +598,59 @@ pub fn radix_scatter<K: RadixKey, V: Copy + Default, const PAIRS: bool, const IT
     // Load warp-striped: warp w owns 32 * ITEMS consecutive keys, item i of
     // lane l is key 32 * i + l of them, so the ranking below visits a warp's
     // keys in input order (which keeps the sort stable). A full tile loads
-    // without bounds checks, every load issued before any is used.
+    // without bounds checks, every load issued before any is used. Past the
+    // end of a ragged tile: the padding, whose digits are all the largest.
+    // The first pass reads keys and maps them; later passes read the
+    // ordered bits the pass before wrote.
     let warp_first = w * 32 * ITEMS;
-    let mut keys = [K::default(); ITEMS];
-    if full {
-        #[unroll]
-        for i in 0..ITEMS {
-            // SAFETY: the tile is full, so every index is below n.
-            keys[i] = unsafe { *keys_in.get_unchecked(tile_base + warp_first + i * 32 + lane as usize) };
-        }
-    } else {
-        // Past the end: the padding key, whose digits are all the largest.
-        #[unroll]
-        for i in 0..ITEMS {
-            let j = warp_first + i * 32 + lane as usize;
-            keys[i] = if j < in_tile {
-                // SAFETY: tile_base + j < n.
-                unsafe { *keys_in.get_unchecked(tile_base + j) }
+    let ordered_in = keys_in.as_ptr().cast::<K::Bits>();
+    let mut keys = [K::Bits::default(); ITEMS];
+    macro_rules! load_keys {
+        ($read:expr) => {
+            let read = $read;
+            if full {
+                cuda_device::unroll!(full, for i in 0..ITEMS {
+                    // The tile is full, so every index is below n.
+                    keys[i] = read(tile_base + warp_first + i * 32 + lane as usize);
+                });
             } else {
-                K::padding(desc)
-            };
-        }
+                cuda_device::unroll!(full, for i in 0..ITEMS {
+                    let j = warp_first + i * 32 + lane as usize;
+                    // tile_base + j < n.
+                    keys[i] = if j < in_tile { read(tile_base + j) } else { K::Bits::padding(desc) };
+                });
+            }
+        };
+    }
+    // SAFETY (the reads): only indices below n (see `load_keys`); `K::Bits`
+    // has `K`'s size, and the pass before wrote ordered bits there (or, for
+    // unsigned keys, they are the keys).
+    if K::MAPPED && first {
+        load_keys!(|j: usize| unsafe { (*keys_in.get_unchecked(j)).to_ordered() });
+    } else {
+        load_keys!(|j: usize| unsafe { *ordered_in.add(j) });
+    }
+    // The values with the keys (`EARLY`), or after the ranking.
+    let mut values = [V::default(); ITEMS];
+    macro_rules! load_values {
+        () => {
+            if full {
+                cuda_device::unroll!(full, for i in 0..ITEMS {
+                    // SAFETY: as for the keys (the host checks the lengths).
+                    values[i] = unsafe { *values_in.get_unchecked(tile_base + warp_first + i * 32 + lane as usize) };
+                });
+            } else {
+                cuda_device::unroll!(full, for i in 0..ITEMS {
+                    let j = warp_first + i * 32 + lane as usize;
+                    if j < in_tile {
+                        values[i] = unsafe { *values_in.get_unchecked(tile_base + j) };
+                    }
+                });
+            }
+        };
+    }
+    if PAIRS && EARLY {
+        load_values!();
     }
     let in_tile32 = in_tile as u32;
 
@@ -450,7 +658,7 @@ pub fn radix_scatter<K: RadixKey, V: Copy + Default, const PAIRS: bool, const IT
     let own_counts = unsafe { warp_counts.add(w * RADIX) };
     #[unroll]
     for i in 0..ITEMS {
-        let d = keys[i].digit(shift, desc) as usize;
+        let d = ordered_digit::<K, MERGE>(keys[i], shift, desc) as usize;
         // SAFETY: zeroed before the barrier above; atomics among the warp.
         unsafe { AtomicU32::from_ptr(own_counts.add(d)) }.fetch_add_scoped(1, Scope::Block, Ordering::Relaxed);
     }
@@ -477,7 +685,7 @@ pub fn radix_scatter<K: RadixKey, V: Copy + Default, const PAIRS: bool, const IT
     // pass's global digit starts (high word), which never carry into each
     // other.
     let global_count = unsafe { *scratch.add(pass as usize * RADIX + d) };
-    let both = unsafe { block_exclusive_sum((global_count as u64) << 32 | count as u64, shared_ptr(TOTALS.as_mut_ptr())) };
+    let both = unsafe { block_exclusive_sum((global_count as u64) << 32 | count as u64, totals) };
     let tile_start = both as u32;
     let digit_start = (both >> 32) as u32;
     #[unroll]
@@ -493,12 +701,12 @@ pub fn radix_scatter<K: RadixKey, V: Copy + Default, const PAIRS: bool, const IT
     // kept every digit of the count above in a register of its own until
     // here (one more register per key, past the budget of three blocks per
     // multiprocessor).
-    let rank_shift = unsafe { *shared_ptr(TICKET.as_mut_ptr()).add(1) };
-    let keys_exchange = exchange.cast::<K>();
+    let rank_shift = unsafe { *ticket.add(1) };
+    let keys_exchange = exchange.cast::<K::Bits>();
     let mut ranks = [0u32; ITEMS];
     #[unroll]
     for i in 0..ITEMS {
-        let d = keys[i].digit(rank_shift, desc);
+        let d = ordered_digit::<K, MERGE>(keys[i], rank_shift, desc);
         let peers = match_digit(d);
         let below = (peers & warp::lanemask_lt()).count_ones();
         let leader = 31 - peers.leading_zeros();
@@ -519,23 +727,8 @@ pub fn radix_scatter<K: RadixKey, V: Copy + Default, const PAIRS: bool, const IT
     }
 
     // The values' loads, in flight during the look-back.
-    let mut values = [V::default(); ITEMS];
-    if PAIRS {
-        if full {
-            #[unroll]
-            for i in 0..ITEMS {
-                // SAFETY: as for the keys (the host checks the lengths).
-                values[i] = unsafe { *values_in.get_unchecked(tile_base + warp_first + i * 32 + lane as usize) };
-            }
-        } else {
-            #[unroll]
-            for i in 0..ITEMS {
-                let j = warp_first + i * 32 + lane as usize;
-                if j < in_tile {
-                    values[i] = unsafe { *values_in.get_unchecked(tile_base + j) };
-                }
-            }
-        }
+    if PAIRS && !EARLY {
+        load_values!();
     }
 
     // Decoupled look-back: the keys of digit d in the tiles before this one.
@@ -556,34 +749,46 @@ pub fn radix_scatter<K: RadixKey, V: Copy + Default, const PAIRS: bool, const IT
     // Out in runs of equal digits: slot j of the tile goes to adjust[d] + j.
     // A full tile writes every slot with no bounds check: a test per slot
     // became a branch per key, with its convergence barrier, about as many
-    // instructions again as the store's own.
-    let out = keys_out.as_mut_ptr();
+    // instructions again as the store's own. The last pass maps the keys
+    // back; the passes before store their ordered bits.
+    let ordered_out = keys_out.cast::<K::Bits>();
     // The slots' digits, four to a word, for the values.
     let mut slot_digits = [0u32; ITEMS];
     macro_rules! write_keys {
-        ($in_bounds:expr) => {
+        ($in_bounds:expr, $store:expr) => {
             let in_bounds = $in_bounds;
+            let store = $store;
             cuda_device::unroll!(full, for i in 0..ITEMS {
                 let j = i * THREADS + tid;
                 if in_bounds(j) {
-                    unsafe {
-                        let key = *keys_exchange.add(j);
-                        let d = key.digit(shift, desc);
-                        if PAIRS {
-                            slot_digits[i / 4] |= d << (8 * (i % 4));
-                        }
-                        let place = (*adjust.add(d as usize)).wrapping_add(j as u32);
-                        // SAFETY: the places of a pass are a permutation of 0..n.
-                        *out.add(place as usize) = key;
+                    let key = unsafe { *keys_exchange.add(j) };
+                    let d = ordered_digit::<K, MERGE>(key, shift, desc);
+                    if PAIRS {
+                        slot_digits[i / 4] |= d << (8 * (i % 4));
                     }
+                    let place = unsafe { *adjust.add(d as usize) }.wrapping_add(j as u32);
+                    store(place as usize, key);
                 }
             });
         };
     }
-    if full {
-        write_keys!(|_: usize| true);
-    } else {
-        write_keys!(|j: usize| (j as u32) < in_tile32);
+    // SAFETY (the stores): the places of a pass are a permutation of 0..n;
+    // `K::Bits` has `K`'s size.
+    let store_key = |place: usize, bits: K::Bits| unsafe { *keys_out.add(place) = K::from_ordered(bits) };
+    let store_bits = |place: usize, bits: K::Bits| unsafe { *ordered_out.add(place) = bits };
+    match (full, K::MAPPED && last) {
+        (true, true) => {
+            write_keys!(|_: usize| true, store_key);
+        }
+        (true, false) => {
+            write_keys!(|_: usize| true, store_bits);
+        }
+        (false, true) => {
+            write_keys!(|j: usize| (j as u32) < in_tile32, store_key);
+        }
+        (false, false) => {
+            write_keys!(|j: usize| (j as u32) < in_tile32, store_bits);
+        }
     }
     if !PAIRS {
         return;
@@ -595,7 +800,6 @@ pub fn radix_scatter<K: RadixKey, V: Copy + Default, const PAIRS: bool, const IT
         unsafe { *values_exchange.add(ranks[i] as usize) = values[i] };
     }
     thread::sync_threads();
-    let out = values_out.as_mut_ptr();
     macro_rules! write_values {
         ($in_bounds:expr) => {
             let in_bounds = $in_bounds;
@@ -604,7 +808,7 @@ pub fn radix_scatter<K: RadixKey, V: Copy + Default, const PAIRS: bool, const IT
                 if in_bounds(j) {
                     let d = (slot_digits[i / 4] >> (8 * (i % 4))) & (RADIX as u32 - 1);
                     // SAFETY: as for the keys.
-                    unsafe { *out.add((*adjust.add(d as usize)).wrapping_add(j as u32) as usize) = *values_exchange.add(j) };
+                    unsafe { *values_out.add((*adjust.add(d as usize)).wrapping_add(j as u32) as usize) = *values_exchange.add(j) };
                 }
             });
         };
@@ -856,7 +1060,8 @@ pub fn tile_len(key_bytes: usize, value_bytes: usize) -> usize {
 
 /// One scatter pass from `keys_in`/`values_in` into `keys_out`/`values_out`
 /// with the kernel instance of `items` keys per thread and, where there is
-/// one, of `blocks` blocks per multiprocessor ([`scatter_blocks`]).
+/// one, of `blocks` blocks per multiprocessor ([`scatter_blocks`]) and of
+/// values loaded with the keys (`early_values`, four-byte pairs).
 #[allow(clippy::too_many_arguments)]
 fn scatter_pass<K: RadixKey + DeviceRepr, V: DeviceRepr + Default, const PAIRS: bool>(
     module: &KernelModule,
@@ -871,21 +1076,26 @@ fn scatter_pass<K: RadixKey + DeviceRepr, V: DeviceRepr + Default, const PAIRS: 
     tiles: usize,
     items: usize,
     blocks: u32,
+    early_values: bool,
     look_back: u32,
 ) -> Result<(), PrimsError> {
     let config = LaunchConfig { grid_dim: (tiles as u32, 1, 1), block_dim: (THREADS as u32, 1, 1), shared_mem_bytes: 0 };
     let tiles = tiles as u32;
     macro_rules! launch {
         ($items:literal, $blocks:literal) => {
+            launch!($items, $blocks, false)
+        };
+        ($items:literal, $blocks:literal, $early:literal) => {
             cuda_launch! {
-                kernel: radix_scatter::<K, V, PAIRS, $items, $blocks>, stream: stream, module: module, config: config,
+                kernel: radix_scatter::<K, V, PAIRS, $items, $blocks, $early>, stream: stream, module: module, config: config,
                 args: [slice(*keys_in), slice(*values_in), slice_mut(*keys_out), slice_mut(*values_out),
                        slice_mut(*scratch), pass, descending, tiles, look_back]
             }?
         };
     }
     // Only the instances a sort of K and V can take: a branch on a
-    // constant is not compiled into the instances it cannot reach.
+    // constant is not compiled into the instances it cannot reach. Values
+    // loaded early only for four-byte keys and values.
     if const { PAIRS && size_of::<V>() > 4 } {
         launch!(16, 2);
     } else if const { K::BITS > 32 } {
@@ -895,10 +1105,13 @@ fn scatter_pass<K: RadixKey + DeviceRepr, V: DeviceRepr + Default, const PAIRS: 
             launch!(16, 3)
         }
     } else if const { PAIRS } {
-        match (items, blocks) {
-            (24, _) => launch!(24, 2),
-            (_, 4) => launch!(16, 4),
-            _ => launch!(16, 3),
+        match (items, blocks, early_values) {
+            (24, _, false) => launch!(24, 2),
+            (24, _, true) => launch!(24, 2, true),
+            (_, 4, false) => launch!(16, 4),
+            (_, 4, true) => launch!(16, 4, true),
+            (_, _, false) => launch!(16, 3),
+            (_, _, true) => launch!(16, 3, true),
         }
     } else {
         match (items, blocks) {
@@ -961,11 +1174,11 @@ fn radix_sort<K: RadixKey + DeviceRepr, V: DeviceRepr + Default, const PAIRS: bo
     for pass in 0..passes as u32 {
         let (s, t) = (&mut scratch, &mut keys_tmp);
         if pass == 0 {
-            scatter_pass::<K, V, PAIRS>(module, stream, keys_in, values_in, t, &mut values_tmp, s, pass, descending, tiles, items, blocks, look_back)?;
+            scatter_pass::<K, V, PAIRS>(module, stream, keys_in, values_in, t, &mut values_tmp, s, pass, descending, tiles, items, blocks, tuning.early_values, look_back)?;
         } else if pass % 2 == 1 {
-            scatter_pass::<K, V, PAIRS>(module, stream, t, &values_tmp, keys_out, values_out, s, pass, descending, tiles, items, blocks, look_back)?;
+            scatter_pass::<K, V, PAIRS>(module, stream, t, &values_tmp, keys_out, values_out, s, pass, descending, tiles, items, blocks, tuning.early_values, look_back)?;
         } else {
-            scatter_pass::<K, V, PAIRS>(module, stream, keys_out, values_out, t, &mut values_tmp, s, pass, descending, tiles, items, blocks, look_back)?;
+            scatter_pass::<K, V, PAIRS>(module, stream, keys_out, values_out, t, &mut values_tmp, s, pass, descending, tiles, items, blocks, tuning.early_values, look_back)?;
         }
     }
     Ok(())
@@ -999,6 +1212,11 @@ pub struct SortTuning {
     /// Nanoseconds to sleep before polling again a window with a status not
     /// yet published; 0: poll again at once.
     pub poll_delay_ns: u32,
+    /// Whether a tile of four-byte keys with four-byte values loads its
+    /// values with its keys (more loads in flight, values held in registers
+    /// through the count and the ranking) rather than after the ranking
+    /// (in flight during the look-back).
+    pub early_values: bool,
 }
 
 impl Default for SortTuning {
@@ -1010,6 +1228,7 @@ impl Default for SortTuning {
             pair_blocks: DEFAULT_PAIR_BLOCKS,
             window: DEFAULT_WINDOW,
             poll_delay_ns: 0,
+            early_values: false,
         }
     }
 }
@@ -1017,7 +1236,7 @@ impl Default for SortTuning {
 impl SortTuning {
     /// The tuning named by `OXIDE_PRIMS_SORT` (read once): a comma list of
     /// `items=16|24|32`, `pair-items=16|24`, `blocks=3|4`, `pair-blocks=3|4`,
-    /// `window=1..4` and `delay=NS`
+    /// `window=1..4`, `delay=NS` and `values=early|late`
     /// changing the default;
     /// unset or empty: the default. For benchmarks comparing variants in
     /// one build.
@@ -1045,8 +1264,10 @@ impl SortTuning {
                 t.window = window;
             } else if let Some(ns) = value("delay=") {
                 t.poll_delay_ns = ns.min(1 << 20);
+            } else if item == "values=early" || item == "values=late" {
+                t.early_values = item == "values=early";
             } else {
-                eprintln!("OXIDE_PRIMS_SORT: ignoring `{item}` (expected `items=16|24|32`, `pair-items=16|24`, `blocks=3|4`, `pair-blocks=3|4`, `window=1..4` or `delay=NS`)");
+                eprintln!("OXIDE_PRIMS_SORT: ignoring `{item}` (expected `items=16|24|32`, `pair-items=16|24`, `blocks=3|4`, `pair-blocks=3|4`, `window=1..4`, `delay=NS` or `values=early|late`)");
             }
         }
         t
@@ -1111,6 +1332,108 @@ mod tests {
         assert_eq!((-0.0f32).order_bits(), 0.0f32.order_bits());
         assert_eq!((-0.0f64).order_bits(), 0.0f64.order_bits());
         assert!((-1.0f64).order_bits() < (-0.5f64).order_bits());
+    }
+
+    /// Float keys at the edges of the order, in increasing order bits:
+    /// NaNs and infinities of both signs, extremes, smallest normals,
+    /// subnormals, zeros.
+    fn f32_edges() -> Vec<f32> {
+        [
+            0xFFFF_FFFFu32, 0xFFC0_0000, 0xFF80_0001, 0xFF80_0000, 0xFF7F_FFFF, 0xBF80_0000, 0x8080_0000, 0x807F_FFFF,
+            0x8000_0100, 0x8000_0001, 0x8000_0000, 0x0000_0000, 0x0000_0001, 0x0000_0100, 0x007F_FFFF, 0x0080_0000,
+            0x3F80_0000, 0x7F7F_FFFF, 0x7F80_0000, 0x7F80_0001, 0x7FC0_0000, 0x7FFF_FFFF,
+        ]
+        .iter()
+        .map(|&b| f32::from_bits(b))
+        .collect()
+    }
+
+    #[test]
+    fn ordered_bits_are_the_order_bits_but_minus_zero() {
+        let edges = f32_edges();
+        for &k in &edges {
+            let o = k.to_ordered();
+            // Reversible, bits and all.
+            assert_eq!(f32::from_ordered(o).to_bits(), k.to_bits(), "{k:?}");
+            // The order bits once -0.0 is read as +0.0.
+            assert_eq!(f32::merge_zeros(o) as u64, k.order_bits(), "{k:?}");
+            assert_eq!(k.is_minus_zero(), k.to_bits() == 0x8000_0000);
+            if !k.is_minus_zero() {
+                assert_eq!(o as u64, k.order_bits(), "{k:?}");
+                // So every digit is the key's own, both ways.
+                for p in 0..4 {
+                    for desc in [false, true] {
+                        assert_eq!(o.digit(p * 8, desc), k.digit(p * 8, desc), "{k:?} pass {p} desc {desc}");
+                    }
+                }
+            }
+        }
+        // -0.0 sits just below +0.0, and sorts among the others as it should.
+        assert_eq!((-0.0f32).to_ordered() + 1, 0.0f32.to_ordered());
+        for pair in edges.windows(2) {
+            assert!(pair[0].to_ordered() < pair[1].to_ordered(), "{pair:?}");
+        }
+        // The same for f64, and the integer keys (their ordered bits are
+        // their order bits).
+        for k in [f64::NEG_INFINITY, -1.5, -f64::from_bits(1), -0.0, 0.0, f64::from_bits(1), f64::MAX, f64::NAN, -f64::NAN] {
+            assert_eq!(f64::from_ordered(k.to_ordered()).to_bits(), k.to_bits());
+            assert_eq!(f64::merge_zeros(k.to_ordered()), k.order_bits());
+            assert_eq!(k.is_minus_zero(), k.to_bits() == 1 << 63);
+        }
+        assert_eq!((-0.0f64).to_ordered() + 1, 0.0f64.to_ordered());
+        for k in [i32::MIN, -1, 0, 1, i32::MAX] {
+            assert_eq!(k.to_ordered() as u64, k.order_bits());
+            assert_eq!(i32::from_ordered(k.to_ordered()), k);
+        }
+        for k in [i64::MIN, -1, 0, i64::MAX] {
+            assert_eq!(k.to_ordered(), k.order_bits());
+            assert_eq!(i64::from_ordered(k.to_ordered()), k);
+        }
+        assert_eq!(0xDEAD_BEEFu32.to_ordered(), 0xDEAD_BEEF);
+        assert!(!u32::MAPPED && !u64::MAPPED && i32::MAPPED && f32::MAPPED && f64::MAPPED);
+        assert!(f32::SIGNED_ZERO && f64::SIGNED_ZERO && !i32::SIGNED_ZERO && !u64::SIGNED_ZERO);
+        assert!(MINUS_ZERO_SLOT >= MAX_PASSES);
+    }
+
+    /// The scatter's digits on the CPU: an LSD sort by the digits of the
+    /// ordered bits (with `merge`, -0.0's read as +0.0's), as the passes
+    /// take them. Without a -0.0 the plain digits give the sort's order;
+    /// with one only the merged digits do.
+    #[test]
+    fn ordered_digits_sort_as_the_keys() {
+        fn lsd(keys: &[f32], desc: bool, merge: bool) -> Vec<u32> {
+            let mut idx: Vec<u32> = (0..keys.len() as u32).collect();
+            for p in 0..4 {
+                let digit = |i: u32| {
+                    let o = keys[i as usize].to_ordered();
+                    let o = if merge { f32::merge_zeros(o) } else { o };
+                    o.digit(p * 8, desc)
+                };
+                // A stable sort by the digit is one counting-sort pass.
+                idx.sort_by_key(|&i| digit(i));
+            }
+            idx
+        }
+        let edges = f32_edges();
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let mixed: Vec<f32> = (0..200)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                edges[(state % edges.len() as u64) as usize]
+            })
+            .collect();
+        assert!(mixed.iter().any(|k| k.is_minus_zero()) && mixed.iter().any(|k| k.to_bits() == 0));
+        let plus: Vec<f32> = mixed.iter().map(|&k| if k.is_minus_zero() { 0.0 } else { k }).collect();
+        let values: Vec<u32> = (0..200).collect();
+        for order in [Order::Ascending, Order::Descending] {
+            let desc = order == Order::Descending;
+            assert_eq!(lsd(&mixed, desc, true), sort_on_cpu(&mixed, &values, order).1);
+            assert_eq!(lsd(&plus, desc, false), sort_on_cpu(&plus, &values, order).1);
+            // Unmerged digits take -0.0 before +0.0: not the sort's order.
+            assert_ne!(lsd(&mixed, desc, false), sort_on_cpu(&mixed, &values, order).1);
+        }
     }
 
     #[test]
@@ -1241,5 +1564,12 @@ mod tests {
             SortTuning { blocks: 4, pair_blocks: 3, ..SortTuning::default() }
         );
         assert_eq!(SortTuning { window: 3, poll_delay_ns: 2, ..SortTuning::default() }.look_back_word(), 3 | 2 << 8);
+        assert!(!SortTuning::default().early_values);
+        assert_eq!(
+            SortTuning::parse("values=early,pair-blocks=3"),
+            SortTuning { early_values: true, pair_blocks: 3, ..SortTuning::default() }
+        );
+        assert_eq!(SortTuning::parse("values=early,values=late"), SortTuning::default());
+        assert_eq!(SortTuning::parse("values=soon"), SortTuning::default());
     }
 }

@@ -1,4 +1,4 @@
-//! Radix sort (keys, pairs; u32, i32, f32, u64; both orders) against the
+//! Radix sort (keys, pairs; u32, i32, f32, u64, f64; both orders) against the
 //! CPU's stable sort by the same key order: exact, bits included.
 
 use crate::Sizes;
@@ -81,6 +81,94 @@ impl TestKey for f32 {
     }
 }
 
+impl TestKey for f64 {
+    const NAME: &'static str = "f64";
+    fn bits(self) -> u64 {
+        self.to_bits()
+    }
+    fn from_word(w: u64) -> Self {
+        ((w >> 32) as i32 as f64) / 65536.0
+    }
+}
+
+/// Which zeros a set of float keys holds: the scatter takes a path of its
+/// own (every digit reads `-0.0` as `+0.0`) only when a key is `-0.0`.
+#[derive(Clone, Copy, Debug)]
+enum Zeros {
+    /// Only `+0.0`: the usual path.
+    Plus,
+    /// Only `-0.0`.
+    Minus,
+    /// Both, mixed: equal keys, which keep their input order and bits.
+    Both,
+}
+
+/// A float type's keys at the edges of its order: zeros, infinities, NaNs
+/// of both signs (quiet and signalling, with payloads), subnormals, the
+/// smallest normals, the extremes and their neighbours.
+trait BoundaryKey: TestKey {
+    fn specials() -> Vec<Self>;
+    fn zero(minus: bool) -> Self;
+}
+impl BoundaryKey for f32 {
+    fn specials() -> Vec<f32> {
+        let bits = [
+            0x7F80_0000u32, 0xFF80_0000, 0x7FC0_0000, 0xFFC0_0000, 0x7FFF_FFFF, 0xFFFF_FFFF, 0x7F80_0001, 0xFF80_0001,
+            0x7FBF_FFFF, 0x0000_0001, 0x8000_0001, 0x007F_FFFF, 0x807F_FFFF, 0x0080_0000, 0x8080_0000, 0x7F7F_FFFF,
+            0xFF7F_FFFF, 0x3F80_0000, 0xBF80_0000, 0x0000_0100, 0x8000_0100,
+        ];
+        bits.iter().map(|&b| f32::from_bits(b)).collect()
+    }
+    fn zero(minus: bool) -> f32 {
+        if minus { -0.0 } else { 0.0 }
+    }
+}
+impl BoundaryKey for f64 {
+    fn specials() -> Vec<f64> {
+        let bits = [
+            0x7FF0_0000_0000_0000u64, 0xFFF0_0000_0000_0000, 0x7FF8_0000_0000_0000, 0xFFF8_0000_0000_0000,
+            0x7FFF_FFFF_FFFF_FFFF, 0xFFFF_FFFF_FFFF_FFFF, 0x7FF0_0000_0000_0001, 0x0000_0000_0000_0001,
+            0x8000_0000_0000_0001, 0x000F_FFFF_FFFF_FFFF, 0x800F_FFFF_FFFF_FFFF, 0x0010_0000_0000_0000,
+            0x8010_0000_0000_0000, 0x7FEF_FFFF_FFFF_FFFF, 0xFFEF_FFFF_FFFF_FFFF, 0x3FF0_0000_0000_0000,
+        ];
+        bits.iter().map(|&b| f64::from_bits(b)).collect()
+    }
+    fn zero(minus: bool) -> f64 {
+        if minus { -0.0 } else { 0.0 }
+    }
+}
+
+/// Float keys at the edges of the order, with zeros as `zeros` says, in
+/// both orders, keys and pairs, at sizes that end mid-tile: exact bits,
+/// values in input order among equal keys.
+fn boundary<K: BoundaryKey>(ctx: &Arc<CudaContext>, module: &KernelModule, lens: &[usize], rng: &mut Rng) -> Result<usize, String> {
+    let specials = K::specials();
+    let mut checks = 0;
+    for &n in lens {
+        for zeros in [Zeros::Plus, Zeros::Minus, Zeros::Both] {
+            // A quarter zeros, a quarter specials, half ordinary numbers.
+            let keys: Vec<K> = (0..n)
+                .map(|i| {
+                    let w = rng.next();
+                    match w % 4 {
+                        0 => K::zero(match zeros {
+                            Zeros::Plus => false,
+                            Zeros::Minus => true,
+                            Zeros::Both => i % 2 == 1 || (w >> 9) & 3 == 0,
+                        }),
+                        1 => specials[(w >> 8) as usize % specials.len()],
+                        _ => K::from_word(w),
+                    }
+                })
+                .collect();
+            for order in [Order::Ascending, Order::Descending] {
+                checks += check_keys(ctx, module, &keys, &format!("{} boundary n={n} zeros {zeros:?} {order:?}", K::NAME), order)?;
+            }
+        }
+    }
+    Ok(checks)
+}
+
 /// The shapes of input every size is checked with.
 #[derive(Clone, Copy, Debug)]
 enum Shape {
@@ -115,14 +203,20 @@ fn check<K: TestKey>(
     order: Order,
     rng: &mut Rng,
 ) -> Result<usize, String> {
-    let stream = ctx.default_stream();
     let keys = make_keys::<K>(n, shape, rng);
+    check_keys(ctx, module, &keys, &format!("{} n={n} {shape:?} {order:?}", K::NAME), order)
+}
+
+/// One sort of `keys` (and pairs with u32 indices as values) against the
+/// CPU's; `what` names the check in an error.
+fn check_keys<K: TestKey>(ctx: &Arc<CudaContext>, module: &KernelModule, keys: &[K], what: &str, order: Order) -> Result<usize, String> {
+    let stream = ctx.default_stream();
+    let n = keys.len();
     let values: Vec<u32> = (0..n as u32).collect();
-    let (cpu_keys, cpu_values) = sort_on_cpu(&keys, &values, order);
-    let what = format!("{} n={n} {shape:?} {order:?}", K::NAME);
+    let (cpu_keys, cpu_values) = sort_on_cpu(keys, &values, order);
     let e = |x: &dyn std::fmt::Display| format!("{what}: {x}");
 
-    let d_keys = DeviceBuffer::from_host(&stream, &keys).map_err(|x| e(&x))?;
+    let d_keys = DeviceBuffer::from_host(&stream, keys).map_err(|x| e(&x))?;
     let mut d_out = DeviceBuffer::<K>::zeroed(&stream, n).map_err(|x| e(&x))?;
     sort_keys(module, &stream, &d_keys, &mut d_out, order).map_err(|x| e(&x))?;
     let gpu = d_out.to_host_vec(&stream).map_err(|x| e(&x))?;
@@ -192,7 +286,13 @@ pub fn run(ctx: &Arc<CudaContext>, module: &KernelModule, sizes: Sizes) -> Resul
             }
         }
     }
+    // Floats at the edges of the order, each set of zeros: sizes that end
+    // mid-tile (two tiles and a bit, for the look-back) and one short tile.
+    let (k4, p4, k8) = (tile_len(4, 0), tile_len(4, 4), tile_len(8, 0));
+    checks += boundary::<f32>(ctx, module, &[33, k4 + 5, 2 * p4 + 7], &mut rng)?;
+    checks += boundary::<f64>(ctx, module, &[k8 + 3], &mut rng)?;
     if !emulated {
+        checks += boundary::<f32>(ctx, module, &[3 * k4 + 100, 100_003], &mut rng)?;
         checks += check::<u32>(ctx, module, (1 << 24) + 12345, Shape::Random, Order::Ascending, &mut rng)?;
         checks += check::<f32>(ctx, module, (1 << 22) + 3, Shape::Random, Order::Descending, &mut rng)?;
         checks += check::<u64>(ctx, module, (1 << 22) + 5, Shape::FewDistinct, Order::Ascending, &mut rng)?;
