@@ -72,7 +72,10 @@
 //! whatever TMA loads there and not stored, and a warpgroup whose rows are
 //! all past seq only releases the stages. A causal warpgroup reads the KV
 //! tiles up to its own last row and masks every tile that crosses its
-//! first row.
+//! first row. [`Tile::default_for`] picks the shape: 128 rows at head_dim
+//! 128, 192 rows and 3 stages without the in-warpgroup pipeline
+//! (`m192s3n`) at head_dim 64, the fastest on the H200; `OXIDE_ATTN_FWD`
+//! ([`TILE_ENV`]) names others for the example and the benchmarks.
 //!
 //! ```ignore
 //! let module = load_kernel_module(&ctx, "my_program")?;
@@ -98,8 +101,8 @@ use std::marker::PhantomData;
 pub mod backward;
 pub use backward::{reference_backward, reference_gradient_row, Backward, DqSplit, Gradients};
 
-/// Query rows per block of the default tile ([`Tile::M128_S2`]: two
-/// consumer warpgroups of 64).
+/// Query rows per block of the 128-row tiles ([`Tile::M128_S2`]: two
+/// consumer warpgroups of 64); seq must be a multiple of it.
 pub const BM: u32 = 128;
 /// Keys per KV tile.
 pub const BN: u32 = 128;
@@ -135,14 +138,19 @@ pub struct Tile {
 }
 
 impl Tile {
-    /// 128 rows, 2 stages: the default, and the only shape at head_dim 128
-    /// and for [`Variant::SharedP`].
+    /// 128 rows, 2 stages: the default at head_dim 128, and the only shape
+    /// there and for [`Variant::SharedP`].
     pub const M128_S2: Tile = Tile { consumers: 2, stages: 2, overlap: true };
+    /// 192 rows, 3 stages, no overlap within a warpgroup: the default at
+    /// head_dim 64, the fastest of [`Tile::D64`] on the H200
+    /// (benches/README.md).
+    pub const M192_S3N: Tile = Tile { consumers: 3, stages: 3, overlap: false };
     /// The shapes with a head_dim-64 kernel (P in registers), the default
     /// first: half-size K/V tiles leave room for deeper rings, and three
     /// consumer warpgroups give the tensor cores more independent work per
     /// KV tile to overlap with the softmax.
     pub const D64: [Tile; 8] = [
+        Tile::M192_S3N,
         Tile::M128_S2,
         Tile { consumers: 2, stages: 3, overlap: true },
         Tile { consumers: 2, stages: 4, overlap: true },
@@ -150,7 +158,6 @@ impl Tile {
         Tile { consumers: 3, stages: 3, overlap: true },
         Tile { consumers: 3, stages: 4, overlap: true },
         Tile { consumers: 3, stages: 2, overlap: false },
-        Tile { consumers: 3, stages: 3, overlap: false },
     ];
 
     /// Query rows per block.
@@ -173,8 +180,8 @@ impl Tile {
     }
 
     /// The tile [`Attention::new`] uses for `head_dim`.
-    pub fn default_for(_head_dim: u32) -> Tile {
-        Tile::M128_S2
+    pub fn default_for(head_dim: u32) -> Tile {
+        if head_dim == 64 { Tile::M192_S3N } else { Tile::M128_S2 }
     }
 
     /// The tile's name, `m{rows}s{stages}`, with `n` after it without the
@@ -991,13 +998,13 @@ impl Variant {
 /// Every forward kernel: head_dim, variant, tile, function name.
 const KERNELS: [(u32, Variant, Tile, &str); 11] = [
     (64, Variant::RegisterP, Tile::M128_S2, "attention_fwd_d64"),
-    (64, Variant::RegisterP, Tile::D64[1], "attention_fwd_d64_m128s3"),
-    (64, Variant::RegisterP, Tile::D64[2], "attention_fwd_d64_m128s4"),
-    (64, Variant::RegisterP, Tile::D64[3], "attention_fwd_d64_m192s2"),
-    (64, Variant::RegisterP, Tile::D64[4], "attention_fwd_d64_m192s3"),
-    (64, Variant::RegisterP, Tile::D64[5], "attention_fwd_d64_m192s4"),
-    (64, Variant::RegisterP, Tile::D64[6], "attention_fwd_d64_m192s2n"),
-    (64, Variant::RegisterP, Tile::D64[7], "attention_fwd_d64_m192s3n"),
+    (64, Variant::RegisterP, Tile { consumers: 2, stages: 3, overlap: true }, "attention_fwd_d64_m128s3"),
+    (64, Variant::RegisterP, Tile { consumers: 2, stages: 4, overlap: true }, "attention_fwd_d64_m128s4"),
+    (64, Variant::RegisterP, Tile { consumers: 3, stages: 2, overlap: true }, "attention_fwd_d64_m192s2"),
+    (64, Variant::RegisterP, Tile { consumers: 3, stages: 3, overlap: true }, "attention_fwd_d64_m192s3"),
+    (64, Variant::RegisterP, Tile { consumers: 3, stages: 4, overlap: true }, "attention_fwd_d64_m192s4"),
+    (64, Variant::RegisterP, Tile { consumers: 3, stages: 2, overlap: false }, "attention_fwd_d64_m192s2n"),
+    (64, Variant::RegisterP, Tile::M192_S3N, "attention_fwd_d64_m192s3n"),
     (128, Variant::RegisterP, Tile::M128_S2, "attention_fwd_d128"),
     (64, Variant::SharedP, Tile::M128_S2, "attention_fwd_smem_d64"),
     (128, Variant::SharedP, Tile::M128_S2, "attention_fwd_smem_d128"),
@@ -1269,13 +1276,13 @@ mod tests {
         for hd in [64, 128] {
             for variant in Variant::ALL {
                 let tiles = Tile::available(hd, variant);
-                assert_eq!(tiles[0], Tile::M128_S2);
+                assert_eq!(tiles[0], if variant == Variant::RegisterP { Tile::default_for(hd) } else { Tile::M128_S2 });
                 for &tile in tiles {
                     names.push(kernel_name(hd, variant, tile).unwrap());
                 }
             }
         }
-        assert_eq!(names[0], "attention_fwd_d64");
+        assert_eq!(names[0], "attention_fwd_d64_m192s3n");
         assert_eq!(names.len(), KERNELS.len());
         names.sort();
         names.dedup();
@@ -1300,7 +1307,8 @@ mod tests {
         assert_eq!(Tile::parse("m100s2"), None);
         assert_eq!(Tile::parse("x"), None);
         assert_eq!(Tile::parse("m192sx"), None);
-        assert_eq!(Tile::select(None, 64), vec![Tile::M128_S2]);
+        assert_eq!(Tile::select(None, 64), vec![Tile::M192_S3N]);
+        assert_eq!(Tile::select(None, 128), vec![Tile::M128_S2]);
         assert_eq!(Tile::select(Some("all"), 64), Tile::D64.to_vec());
         assert_eq!(Tile::select(Some("all"), 128), vec![Tile::M128_S2]);
         let three = vec![
