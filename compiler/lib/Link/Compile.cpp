@@ -366,6 +366,107 @@ Expected<std::vector<std::string>> compileParts(Module &M, const LinkerOptions &
   return Out;
 }
 
+/// Kernels a piece of the front must have at least (frontPieces): below
+/// that, what a piece costs beyond its O3 (two bitcode round trips, the
+/// shared helpers optimised in each piece that inlines them) is not won back.
+constexpr unsigned FrontKernelsPerPiece = 8;
+
+/// In how many pieces LLVM's O3 runs (optimizeInPieces): one per job, each
+/// with FrontKernelsPerPiece kernels or more; 1 (the whole module, as one
+/// pass pipeline) where the module is not compiled in parts after O3 either
+/// (splitPays: debug info, OXIDE_LLVM_ARGS, OXIDE_SPLIT=0), so that what
+/// those ask for is about one module optimised whole.
+unsigned frontPieces(Module &M, const LinkerOptions &Opts) {
+  if (!splitPays(M, Opts))
+    return 1;
+  unsigned Kernels = 0;
+  for (const Function &F : M)
+    Kernels += !F.isDeclaration() && F.getCallingConv() == CallingConv::PTX_Kernel;
+  return std::max(1u, std::min(jobsOf(Opts), Kernels / FrontKernelsPerPiece));
+}
+
+/// LLVM's O3 on M in Pieces pieces at once (cutFront): M, piece 0, on this
+/// thread, each other piece on a thread of its own in an LLVMContext of its
+/// own (it travels there and back as bitcode), then linked into M again,
+/// where the post-O3 passes see the whole module as before. The number of
+/// pieces that ran; 1 where the module could not be cut.
+Expected<unsigned> optimizeInPieces(Module &M, unsigned Pieces, DevicePipeline &Pipeline,
+                                    const LinkerOptions &Opts) {
+  FrontCut Cut = cutFront(M, Pieces);
+  if (Cut.Pieces.empty()) {
+    if (Error E = Pipeline.run(PipelineSection::O3, M))
+      return std::move(E);
+    return 1;
+  }
+  struct Piece {
+    SmallVector<char, 0> Bitcode;
+    std::string Error;
+  };
+  std::vector<Piece> Out(Cut.Pieces.size());
+  for (size_t I = 0; I < Cut.Pieces.size(); ++I) {
+    raw_svector_ostream OS(Out[I].Bitcode);
+    WriteBitcodeToFile(*Cut.Pieces[I], OS);
+    // Gone from M's context before O3 runs there: a context is not shared
+    // between threads, and the writing above used it.
+    Cut.Pieces[I].reset();
+  }
+  std::vector<std::thread> Threads;
+  for (Piece &P : Out)
+    Threads.emplace_back([&P, &Opts] {
+      LLVMContext Ctx;
+      auto Mod = parseBitcodeFile(
+          MemoryBufferRef(StringRef(P.Bitcode.data(), P.Bitcode.size()), "oxide-piece"), Ctx);
+      if (!Mod) {
+        P.Error = toString(Mod.takeError());
+        return;
+      }
+      auto TM = createDeviceTarget(Opts);
+      if (!TM) {
+        P.Error = toString(TM.takeError());
+        return;
+      }
+      // O3 reports nothing; the sink is the piece's own all the same, since
+      // a DiagnosticSink is not shared between threads.
+      DiagnosticSink Diags;
+      {
+        DevicePipeline Piece(Ctx, TM->get(), {Diags, Opts.Arch, Opts.CudaPath, Opts.DeviceDebug});
+        if (Error E = Piece.run(PipelineSection::O3, **Mod)) {
+          P.Error = toString(std::move(E));
+          return;
+        }
+      }
+      P.Bitcode.clear();
+      raw_svector_ostream OS(P.Bitcode);
+      WriteBitcodeToFile(**Mod, OS);
+    });
+  Error Own = Pipeline.run(PipelineSection::O3, M);
+  for (std::thread &T : Threads)
+    T.join();
+  if (Own)
+    return std::move(Own);
+  // M's cached analyses name functions the link below replaces.
+  Pipeline.clearAnalyses();
+  for (Piece &P : Out) {
+    if (!P.Error.empty())
+      return makeError("internal error: a piece of the device module failed in O3: " + P.Error);
+    auto Mod = parseBitcodeFile(
+        MemoryBufferRef(StringRef(P.Bitcode.data(), P.Bitcode.size()), "oxide-piece"),
+        M.getContext());
+    if (!Mod)
+      return Mod.takeError();
+    if (Linker::linkModules(M, std::move(*Mod)))
+      return makeError("internal error: the optimised pieces of the device module could not be "
+                       "linked again");
+  }
+  restoreFront(M, Cut);
+  // What M lent and no piece still calls (inlined everywhere) goes, as O3
+  // would have removed it from the whole module.
+  if (Error E = Pipeline.run("globaldce", M))
+    return std::move(E);
+  Pipeline.clearAnalyses();
+  return unsigned(Out.size() + 1);
+}
+
 } // namespace
 
 Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &Files,
@@ -422,9 +523,20 @@ Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &
     return makeError("internal error: the device module is invalid after legalisation:\n" +
                      VerifyMsg);
 
-  if (Error E = Pipeline.run(PipelineSection::Optimize, M))
-    return std::move(E);
-  Timer.done("O3 and post-O3 passes");
+  unsigned Pieces = frontPieces(M, Opts);
+  if (Pieces < 2) {
+    if (Error E = Pipeline.run(PipelineSection::Optimize, M))
+      return std::move(E);
+    Timer.done("O3 and post-O3 passes");
+  } else {
+    auto Ran = optimizeInPieces(M, Pieces, Pipeline, Opts);
+    if (!Ran)
+      return Ran.takeError();
+    Timer.done("O3 in " + std::to_string(*Ran) + " pieces");
+    if (Error E = Pipeline.run(PipelineSection::AfterO3, M))
+      return std::move(E);
+    Timer.done("post-O3 passes");
+  }
   dumpModule(Opts, M, "device-opt.ll");
   // The passes after O3 rewrite control flow; a mistake there must be an
   // error naming them, not a crash in the NVPTX backend.
