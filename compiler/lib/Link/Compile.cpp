@@ -391,16 +391,18 @@ unsigned frontPieces(Module &M, const LinkerOptions &Opts) {
 /// where the post-O3 passes see the whole module as before. The number of
 /// pieces that ran; 1 where the module could not be cut.
 Expected<unsigned> optimizeInPieces(Module &M, unsigned Pieces, DevicePipeline &Pipeline,
-                                    const LinkerOptions &Opts) {
+                                    const LinkerOptions &Opts, StageTimer &Timer) {
   FrontCut Cut = cutFront(M, Pieces);
   if (Cut.Pieces.empty()) {
     if (Error E = Pipeline.run(PipelineSection::O3, M))
       return std::move(E);
+    Timer.done("O3");
     return 1;
   }
   struct Piece {
     SmallVector<char, 0> Bitcode;
     std::string Error;
+    double Seconds = 0;
   };
   std::vector<Piece> Out(Cut.Pieces.size());
   for (size_t I = 0; I < Cut.Pieces.size(); ++I) {
@@ -410,9 +412,11 @@ Expected<unsigned> optimizeInPieces(Module &M, unsigned Pieces, DevicePipeline &
     // between threads, and the writing above used it.
     Cut.Pieces[I].reset();
   }
+  Timer.done("cut in " + std::to_string(Out.size() + 1) + " pieces for O3");
   std::vector<std::thread> Threads;
   for (Piece &P : Out)
     Threads.emplace_back([&P, &Opts] {
+      auto Start = std::chrono::steady_clock::now();
       LLVMContext Ctx;
       auto Mod = parseBitcodeFile(
           MemoryBufferRef(StringRef(P.Bitcode.data(), P.Bitcode.size()), "oxide-piece"), Ctx);
@@ -438,12 +442,23 @@ Expected<unsigned> optimizeInPieces(Module &M, unsigned Pieces, DevicePipeline &
       P.Bitcode.clear();
       raw_svector_ostream OS(P.Bitcode);
       WriteBitcodeToFile(**Mod, OS);
+      P.Seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - Start).count();
     });
+  auto Start = std::chrono::steady_clock::now();
   Error Own = Pipeline.run(PipelineSection::O3, M);
+  if (Opts.Verbose) {
+    errs() << format("oxide-link:   O3 of piece 0 (this thread) %.3f s\n",
+                     std::chrono::duration<double>(std::chrono::steady_clock::now() - Start).count());
+  }
   for (std::thread &T : Threads)
     T.join();
+  if (Opts.Verbose)
+    for (size_t I = 0; I < Out.size(); ++I)
+      errs() << format("oxide-link:   piece %zu (own thread, bitcode both ways) %.3f s\n", I + 1,
+                       Out[I].Seconds);
   if (Own)
     return std::move(Own);
+  Timer.done("O3 in " + std::to_string(Out.size() + 1) + " pieces");
   // M's cached analyses name functions the link below replaces.
   Pipeline.clearAnalyses();
   for (Piece &P : Out) {
@@ -464,6 +479,7 @@ Expected<unsigned> optimizeInPieces(Module &M, unsigned Pieces, DevicePipeline &
   if (Error E = Pipeline.run("globaldce", M))
     return std::move(E);
   Pipeline.clearAnalyses();
+  Timer.done("pieces linked again");
   return unsigned(Out.size() + 1);
 }
 
@@ -529,10 +545,9 @@ Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &
       return std::move(E);
     Timer.done("O3 and post-O3 passes");
   } else {
-    auto Ran = optimizeInPieces(M, Pieces, Pipeline, Opts);
+    auto Ran = optimizeInPieces(M, Pieces, Pipeline, Opts, Timer);
     if (!Ran)
       return Ran.takeError();
-    Timer.done("O3 in " + std::to_string(*Ran) + " pieces");
     if (Error E = Pipeline.run(PipelineSection::AfterO3, M))
       return std::move(E);
     Timer.done("post-O3 passes");
