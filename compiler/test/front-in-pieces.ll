@@ -3,11 +3,12 @@
 ; kernels: kernels by a hash of their name, each piece in a context of its
 ; own, linked into the whole module again before the post-O3 passes. What
 ; kernels of two pieces share stays one definition: the helper `shared` (M
-; keeps its body; the other piece may inline an available_externally copy),
+; keeps its body; the other piece optimises a copy it may inline, then drops),
 ; the table `TABLE` it reads, the `#[device_global]` `HITS` every kernel
 ; counts in, and the block-shared `SCRATCH`, internal, which M lends the
-; other piece under its own name while O3 runs and then keeps internal. Each kernel keeps its own code
-; (`own_N`, reached by kernel N alone, moved into its piece). The records
+; other piece under its own name while O3 runs and then keeps internal.
+; Each kernel keeps its own code (`own_N`, reached by kernel N alone, moved
+; into its piece). The records
 ; name every kernel, and each kernel still reads its launch's thread index.
 ; OXIDE_JOBS=1, OXIDE_SPLIT=0 and fewer kernels than two pieces need keep
 ; the front whole.

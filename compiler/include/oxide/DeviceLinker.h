@@ -287,8 +287,9 @@ std::vector<std::unique_ptr<llvm::Module>> splitByKernel(llvm::Module &M);
 /// other than M itself, and what M lent them under an external name.
 struct FrontCut {
   /// Pieces 1, 2, …, in M's context: each kernel of the piece with what
-  /// only that piece reaches; what M keeps and the piece reaches is there
-  /// available_externally (functions, constants) or declared (variables).
+  /// only that piece reaches; what M keeps and the piece reaches is there a
+  /// copy under M's linkage (functions, constants: dropBorrowed after O3)
+  /// or declared (variables).
   std::vector<std::unique_ptr<llvm::Module>> Pieces;
   /// A local symbol of M that several pieces reach, made external while O3
   /// runs so that each piece can name M's one definition; restoreFront
@@ -312,6 +313,10 @@ struct FrontCut {
 /// Nothing is cut where the module has aliases or ifuncs, or fewer pieces
 /// than two would have kernels: Pieces is then empty.
 FrontCut cutFront(llvm::Module &M, unsigned Count);
+
+/// Makes a piece's copies of M's definitions (FrontCut::Pieces)
+/// declarations again, once O3 is done with them: M's own are the ones kept.
+void dropBorrowed(llvm::Module &Piece);
 
 /// After the optimised pieces were linked into M: the symbols M lent get
 /// their own linkage back.

@@ -439,6 +439,7 @@ Expected<unsigned> optimizeInPieces(Module &M, unsigned Pieces, DevicePipeline &
           return;
         }
       }
+      dropBorrowed(**Mod);
       P.Bitcode.clear();
       raw_svector_ostream OS(P.Bitcode);
       WriteBitcodeToFile(**Mod, OS);

@@ -155,12 +155,13 @@ void metadataGlobals(const GlobalValue &GV, DenseSet<const GlobalValue *> &Out) 
 /// first declares every global of M, which made cutting a module of N kernels
 /// cost N times the whole module. Named metadata other than oxide's records
 /// is copied with what it names outside the part left null, as erasing that
-/// declaration would. What Available accepts among what the part does not
-/// define keeps its body or initializer, available_externally: a piece of the
-/// front (cutFront) may inline or fold it, and O3 then makes it a declaration.
+/// declaration would. What Borrow accepts among what the part does not
+/// define keeps its body or initializer and its linkage, without a comdat: a
+/// piece of the front (cutFront) optimises its own copy, so that it may
+/// inline or fold it as M would, and drops it after O3 (dropBorrowed).
 std::unique_ptr<Module> clonePart(const Module &M, const DenseSet<const GlobalValue *> &Needed,
                                   function_ref<bool(const GlobalValue *)> Define,
-                                  function_ref<bool(const GlobalValue *)> Available = nullptr) {
+                                  function_ref<bool(const GlobalValue *)> Borrow = nullptr) {
   auto Part = std::make_unique<Module>(M.getModuleIdentifier(), M.getContext());
   Part->setSourceFileName(M.getSourceFileName());
   Part->setDataLayout(M.getDataLayout());
@@ -223,9 +224,8 @@ std::unique_ptr<Module> clonePart(const Module &M, const DenseSet<const GlobalVa
     if (G.isDeclaration())
       continue;
     if (!Define(&G)) {
-      if (Available && Available(&G)) {
+      if (Borrow && Borrow(&G)) {
         New->setInitializer(MapValue(G.getInitializer(), VMap));
-        New->setLinkage(GlobalValue::AvailableExternallyLinkage);
         continue;
       }
       New->setLinkage(GlobalValue::ExternalLinkage);
@@ -246,8 +246,8 @@ std::unique_ptr<Module> clonePart(const Module &M, const DenseSet<const GlobalVa
         New->addMetadata(Kind, *MapMetadata(N, VMap, RF_NullMapMissingGlobalValues));
       continue;
     }
-    bool AvailableBody = !Define(&F) && Available && Available(&F);
-    if (!Define(&F) && !AvailableBody) {
+    bool Borrowed = !Define(&F) && Borrow && Borrow(&F);
+    if (!Define(&F) && !Borrowed) {
       New->setLinkage(GlobalValue::ExternalLinkage);
       // copyAttributesFrom took the personality, which a declaration cannot have.
       New->setPersonalityFn(nullptr);
@@ -262,9 +262,7 @@ std::unique_ptr<Module> clonePart(const Module &M, const DenseSet<const GlobalVa
     CloneFunctionInto(New, &F, VMap, CloneFunctionChangeType::ClonedModule, Returns);
     if (F.hasPersonalityFn())
       New->setPersonalityFn(MapValue(F.getPersonalityFn(), VMap));
-    if (AvailableBody)
-      New->setLinkage(GlobalValue::AvailableExternallyLinkage);
-    else
+    if (!Borrowed)
       CopyComdat(New, &F);
   }
   for (const GlobalAlias &A : M.aliases())
@@ -561,9 +559,13 @@ FrontCut oxide::cutFront(Module &M, unsigned Count) {
     }
   }
 
-  // What a piece may see of M's definitions: a function's body (to inline)
-  // or a constant's initializer (to fold), not a variable's, which only M's
-  // one definition may hold.
+  // What a piece may copy of M's definitions: a function's body (to inline,
+  // and to know what it reads and writes, as M does: LLVM infers no
+  // attributes from an available_externally body, which would leave the
+  // piece's calls to a shared helper less optimised than M's) or a
+  // constant's initializer (to fold); not a variable's, which only M's one
+  // definition may hold. The copies are external, as M's definitions are
+  // while O3 runs, and dropBorrowed makes them declarations after it.
   auto Lendable = [](const GlobalValue *GV) {
     if (GV->isInterposable())
       return false;
@@ -585,8 +587,7 @@ FrontCut oxide::cutFront(Module &M, unsigned Count) {
       auto It = Owner.find(GV);
       return It != Owner.end() && It->second == P;
     };
-    auto Available = [&](const GlobalValue *GV) { return Lendable(GV); };
-    std::unique_ptr<Module> Piece = clonePart(M, Needed, Define, Available);
+    std::unique_ptr<Module> Piece = clonePart(M, Needed, Define, Lendable);
     // O3 needs none of the module's records; the link back into M would
     // only append copies of them.
     SmallVector<NamedMDNode *> Records;
@@ -652,5 +653,24 @@ void oxide::restoreFront(Module &M, const FrontCut &Cut) {
     SmallVector<Metadata *> Ops(N->operands());
     Ops[0] = ValueAsMetadata::get(Entry);
     MD->setOperand(Row, MDNode::get(M.getContext(), Ops));
+  }
+}
+
+void oxide::dropBorrowed(Module &Piece) {
+  // A piece defines its kernels and local symbols; any other definition is
+  // a copy of M's.
+  for (GlobalValue &GV : Piece.global_values()) {
+    if (GV.isDeclaration() || GV.hasLocalLinkage())
+      continue;
+    if (auto *F = dyn_cast<Function>(&GV)) {
+      if (F->getCallingConv() == CallingConv::PTX_Kernel)
+        continue;
+      F->deleteBody();
+    } else if (auto *V = dyn_cast<GlobalVariable>(&GV)) {
+      V->setInitializer(nullptr);
+    }
+    if (auto *O = dyn_cast<GlobalObject>(&GV))
+      O->setComdat(nullptr);
+    GV.setLinkage(GlobalValue::ExternalLinkage);
   }
 }
