@@ -36,6 +36,14 @@
 // one kernel renames nothing in another part. A symbol one part defines and
 // another declares becomes external, so each part is a valid relocatable PTX
 // module for `ptxas -c` on its own.
+//
+// Before O3, cutFront cuts the legalised module in a few pieces of many
+// kernels each, for LLVM's O3 on several threads, by other rules: a piece
+// has its kernels and what only it reaches; what several pieces reach stays
+// in the module (piece 0) under one definition, which the other pieces
+// copy to optimise against and drop after O3 (dropBorrowed); the pieces are
+// linked into the module again before the post-O3 passes (docs/DESIGN.md,
+// "Build time with many kernels").
 //===----------------------------------------------------------------------===//
 #include "oxide/Abi.h"
 #include "oxide/DeviceLinker.h"
