@@ -7,10 +7,10 @@
 // for the chosen sm_XX. Every stage can be written to OXIDE_DUMP_DIR for
 // `cargo oxide pipeline`. A module of many kernels runs O3 in pieces, one
 // per thread (cutFront, optimizeInPieces), joined again before the post-O3
-// passes. A module of several kernels is cut in parts, one
-// per kernel (SplitByKernel.cpp), which are emitted in buckets of parts, in
-// parallel and through a cache (PartCache.cpp); ptxas assembles the buckets
-// the same way; the image's PTX is their join, one module as before.
+// passes. A module of several kernels is cut in parts, one per kernel
+// (SplitByKernel.cpp), which are emitted in buckets of parts, in parallel
+// and through a cache (PartCache.cpp); ptxas assembles the buckets the same
+// way; the image's PTX is their join, one module as before.
 //===----------------------------------------------------------------------===//
 #include "oxide/Abi.h"
 #include "oxide/DeviceLinker.h"
