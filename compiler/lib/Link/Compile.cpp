@@ -44,6 +44,7 @@
 #include "llvm/TargetParser/Triple.h"
 #include <atomic>
 #include <chrono>
+#include <ctime>
 #include <map>
 #include <numeric>
 #include <thread>
@@ -368,6 +369,18 @@ Expected<std::vector<std::string>> compileParts(Module &M, const LinkerOptions &
   return Out;
 }
 
+/// The CPU time of the calling thread so far, for OXIDE_VERBOSE's account
+/// of the pieces of O3 (how evenly they share the work, whatever else the
+/// machine runs); 0 where the system cannot tell.
+double threadCpuSeconds() {
+#ifdef CLOCK_THREAD_CPUTIME_ID
+  timespec T;
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &T) == 0)
+    return double(T.tv_sec) + double(T.tv_nsec) * 1e-9;
+#endif
+  return 0;
+}
+
 /// Kernels a piece of the front must have at least (frontPieces): below
 /// that, what a piece costs beyond its O3 (two bitcode round trips, the
 /// shared helpers optimised in each piece that inlines them) is not won back.
@@ -404,7 +417,7 @@ Expected<unsigned> optimizeInPieces(Module &M, unsigned Pieces, DevicePipeline &
   struct Piece {
     SmallVector<char, 0> Bitcode;
     std::string Error;
-    double Seconds = 0;
+    double Seconds = 0, CpuSeconds = 0;
   };
   std::vector<Piece> Out(Cut.Pieces.size());
   for (size_t I = 0; I < Cut.Pieces.size(); ++I) {
@@ -446,19 +459,22 @@ Expected<unsigned> optimizeInPieces(Module &M, unsigned Pieces, DevicePipeline &
       raw_svector_ostream OS(P.Bitcode);
       WriteBitcodeToFile(**Mod, OS);
       P.Seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - Start).count();
+      P.CpuSeconds = threadCpuSeconds();
     });
   auto Start = std::chrono::steady_clock::now();
+  double Cpu = threadCpuSeconds();
   Error Own = Pipeline.run(PipelineSection::O3, M);
-  if (Opts.Verbose) {
-    errs() << format("oxide-link:   O3 of piece 0 (this thread) %.3f s\n",
-                     std::chrono::duration<double>(std::chrono::steady_clock::now() - Start).count());
-  }
+  if (Opts.Verbose)
+    errs() << format("oxide-link:   piece 0, this thread: %.3f s (%.3f s of CPU)\n",
+                     std::chrono::duration<double>(std::chrono::steady_clock::now() - Start).count(),
+                     threadCpuSeconds() - Cpu);
   for (std::thread &T : Threads)
     T.join();
   if (Opts.Verbose)
     for (size_t I = 0; I < Out.size(); ++I)
-      errs() << format("oxide-link:   piece %zu (own thread, bitcode both ways) %.3f s\n", I + 1,
-                       Out[I].Seconds);
+      errs() << format("oxide-link:   piece %zu, its thread, bitcode both ways: %.3f s (%.3f s of "
+                       "CPU)\n",
+                       I + 1, Out[I].Seconds, Out[I].CpuSeconds);
   if (Own)
     return std::move(Own);
   Timer.done("O3 in " + std::to_string(Out.size() + 1) + " pieces");
