@@ -381,16 +381,16 @@ double threadCpuSeconds() {
   return 0;
 }
 
-/// Kernels a piece of the front must have at least (frontPieces): below
+/// Kernels per piece of the front (frontPieces), on average: below
 /// that, what a piece costs beyond its O3 (two bitcode round trips, the
 /// shared helpers optimised in each piece that inlines them) is not won back.
 constexpr unsigned FrontKernelsPerPiece = 8;
 
-/// In how many pieces LLVM's O3 runs (optimizeInPieces): one per job, each
-/// with FrontKernelsPerPiece kernels or more; 1 (the whole module, as one
-/// pass pipeline) where the module is not compiled in parts after O3 either
-/// (splitPays: debug info, OXIDE_LLVM_ARGS, OXIDE_SPLIT=0), so that what
-/// those ask for is about one module optimised whole.
+/// In how many pieces LLVM's O3 runs (optimizeInPieces): one per job, but
+/// no more than one per FrontKernelsPerPiece kernels; 1 (the whole module,
+/// as one pass pipeline) where the module is not compiled in parts after O3
+/// either (splitPays: debug info, OXIDE_LLVM_ARGS, OXIDE_SPLIT=0), so that
+/// what those ask for is about one module optimised whole.
 unsigned frontPieces(Module &M, const LinkerOptions &Opts) {
   if (!splitPays(M, Opts))
     return 1;
