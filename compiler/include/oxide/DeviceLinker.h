@@ -29,6 +29,7 @@
 #include "llvm/Support/Error.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/IR/GlobalValue.h"
 #include <memory>
 #include <map>
 #include <optional>
@@ -281,6 +282,45 @@ void nameForSplit(llvm::Module &M);
 /// per kernel entry (with its unchecked twin) holding what only it reaches.
 /// What one part defines and another uses becomes external in M.
 std::vector<std::unique_ptr<llvm::Module>> splitByKernel(llvm::Module &M);
+
+/// The front of a device link cut in pieces for O3 (cutFront): the pieces
+/// other than M itself, and what M lent them under an external name.
+struct FrontCut {
+  /// Pieces 1, 2, …, in M's context: each kernel of the piece with what
+  /// only that piece reaches; what M keeps and the piece reaches is there a
+  /// copy under M's linkage (functions, constants: dropBorrowed after O3)
+  /// or declared (variables).
+  std::vector<std::unique_ptr<llvm::Module>> Pieces;
+  /// A local symbol of M that several pieces reach, made external while O3
+  /// runs so that each piece can name M's one definition; restoreFront
+  /// gives it back its linkage (and its lack of a name).
+  struct LentSymbol {
+    std::string Name;
+    llvm::GlobalValue::LinkageTypes Linkage;
+    bool Unnamed;
+  };
+  std::vector<LentSymbol> Lent;
+  /// The `oxide.kernels` rows (by index) whose entry is another piece's
+  /// kernel, with its name: O3 in M drops the declaration left there, and
+  /// restoreFront points the row at the definition linked in its place.
+  std::vector<std::pair<unsigned, std::string>> Rows;
+};
+
+/// Cuts the legalised module M into Count pieces for LLVM's O3 on several
+/// threads (Compile.cpp), kernels by a hash of their entry's name; M stays
+/// piece 0 and loses the kernels and the code of the others (each kernel of
+/// another piece stays declared, so the module's records still name it).
+/// Nothing is cut where the module has aliases or ifuncs, or fewer pieces
+/// than two would have kernels: Pieces is then empty.
+FrontCut cutFront(llvm::Module &M, unsigned Count);
+
+/// Makes a piece's copies of M's definitions (FrontCut::Pieces)
+/// declarations again, once O3 is done with them: M's own are the ones kept.
+void dropBorrowed(llvm::Module &Piece);
+
+/// After the optimised pieces were linked into M: the symbols M lent get
+/// their own linkage back.
+void restoreFront(llvm::Module &M, const FrontCut &Cut);
 
 // PartCache.cpp ------------------------------------------------------------
 

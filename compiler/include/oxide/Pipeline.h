@@ -44,8 +44,11 @@ struct PassOptions {
   const GpuTarget *target() const { return findGpuTarget(Arch); }
 };
 
-/// The sections of Passes.def, in the order they run.
-enum class PipelineSection { Legalize, Link, Optimize };
+/// The sections of Passes.def, in the order they run. Optimize is LLVM's O3
+/// and then oxide's post-O3 passes; O3 and AfterO3 are its two halves, for
+/// a device link that runs O3 on pieces of the module in parallel and the
+/// passes after it on the whole (Link/Compile.cpp).
+enum class PipelineSection { Legalize, Link, Optimize, O3, AfterO3 };
 
 /// Analysis managers, instrumentation and a PassBuilder that knows oxide's
 /// passes, for one module's run through the device pipeline.
@@ -63,6 +66,11 @@ public:
   /// Runs a textual pipeline (`lower-panics,instcombine`) on M: oxide's
   /// passes by their Passes.def names, and LLVM's own.
   llvm::Error run(llvm::StringRef Passes, llvm::Module &M);
+
+  /// Forgets every cached analysis: for a module whose functions were
+  /// replaced behind the pass managers' back (pieces linked into it), whose
+  /// cached results may name functions that are gone.
+  void clearAnalyses();
 
 private:
   PassOptions Opts;

@@ -5,10 +5,12 @@
 // add libdevice and settle the debug info, LLVM's O3 for NVPTX, which also
 // runs NVVMReflect for libdevice, and oxide's post-O3 passes), and emit PTX
 // for the chosen sm_XX. Every stage can be written to OXIDE_DUMP_DIR for
-// `cargo oxide pipeline`. A module of several kernels is cut in parts, one
-// per kernel (SplitByKernel.cpp), which are emitted in buckets of parts, in
-// parallel and through a cache (PartCache.cpp); ptxas assembles the buckets
-// the same way; the image's PTX is their join, one module as before.
+// `cargo oxide pipeline`. A module of many kernels runs O3 in pieces, one
+// per thread (cutFront, optimizeInPieces), joined again before the post-O3
+// passes. A module of several kernels is cut in parts, one per kernel
+// (SplitByKernel.cpp), which are emitted in buckets of parts, in parallel
+// and through a cache (PartCache.cpp); ptxas assembles the buckets the same
+// way; the image's PTX is their join, one module as before.
 //===----------------------------------------------------------------------===//
 #include "oxide/Abi.h"
 #include "oxide/DeviceLinker.h"
@@ -42,6 +44,7 @@
 #include "llvm/TargetParser/Triple.h"
 #include <atomic>
 #include <chrono>
+#include <ctime>
 #include <map>
 #include <numeric>
 #include <thread>
@@ -366,6 +369,139 @@ Expected<std::vector<std::string>> compileParts(Module &M, const LinkerOptions &
   return Out;
 }
 
+/// The CPU time of the calling thread so far, for OXIDE_VERBOSE's account
+/// of the pieces of O3 (how evenly they share the work, whatever else the
+/// machine runs); 0 where the system cannot tell.
+double threadCpuSeconds() {
+#ifdef CLOCK_THREAD_CPUTIME_ID
+  timespec T;
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &T) == 0)
+    return double(T.tv_sec) + double(T.tv_nsec) * 1e-9;
+#endif
+  return 0;
+}
+
+/// Kernels per piece of the front (frontPieces), on average: below
+/// that, what a piece costs beyond its O3 (two bitcode round trips, the
+/// shared helpers optimised in each piece that inlines them) is not won back.
+constexpr unsigned FrontKernelsPerPiece = 8;
+
+/// In how many pieces LLVM's O3 runs (optimizeInPieces): one per job, but
+/// no more than one per FrontKernelsPerPiece kernels; 1 (the whole module,
+/// as one pass pipeline) where the module is not compiled in parts after O3
+/// either (splitPays: debug info, OXIDE_LLVM_ARGS, OXIDE_SPLIT=0), so that
+/// what those ask for is about one module optimised whole.
+unsigned frontPieces(Module &M, const LinkerOptions &Opts) {
+  if (!splitPays(M, Opts))
+    return 1;
+  unsigned Kernels = 0;
+  for (const Function &F : M)
+    Kernels += !F.isDeclaration() && F.getCallingConv() == CallingConv::PTX_Kernel;
+  return std::max(1u, std::min(jobsOf(Opts), Kernels / FrontKernelsPerPiece));
+}
+
+/// LLVM's O3 on M in Pieces pieces at once (cutFront): M, piece 0, on this
+/// thread, each other piece on a thread of its own in an LLVMContext of its
+/// own (it travels there and back as bitcode), then linked into M again,
+/// where the post-O3 passes see the whole module as before. The number of
+/// pieces that ran; 1 where the module could not be cut.
+Expected<unsigned> optimizeInPieces(Module &M, unsigned Pieces, DevicePipeline &Pipeline,
+                                    const LinkerOptions &Opts, StageTimer &Timer) {
+  FrontCut Cut = cutFront(M, Pieces);
+  if (Cut.Pieces.empty()) {
+    if (Error E = Pipeline.run(PipelineSection::O3, M))
+      return std::move(E);
+    Timer.done("O3");
+    return 1;
+  }
+  struct Piece {
+    SmallVector<char, 0> Bitcode;
+    std::string Error;
+    double Seconds = 0, CpuSeconds = 0;
+  };
+  std::vector<Piece> Out(Cut.Pieces.size());
+  for (size_t I = 0; I < Cut.Pieces.size(); ++I) {
+    raw_svector_ostream OS(Out[I].Bitcode);
+    WriteBitcodeToFile(*Cut.Pieces[I], OS);
+    // Gone from M's context before O3 runs there: a context is not shared
+    // between threads, and the writing above used it.
+    Cut.Pieces[I].reset();
+  }
+  Timer.done("cut in " + std::to_string(Out.size() + 1) + " pieces for O3");
+  std::vector<std::thread> Threads;
+  for (Piece &P : Out)
+    Threads.emplace_back([&P, &Opts] {
+      auto Start = std::chrono::steady_clock::now();
+      LLVMContext Ctx;
+      auto Mod = parseBitcodeFile(
+          MemoryBufferRef(StringRef(P.Bitcode.data(), P.Bitcode.size()), "oxide-piece"), Ctx);
+      if (!Mod) {
+        P.Error = toString(Mod.takeError());
+        return;
+      }
+      auto TM = createDeviceTarget(Opts);
+      if (!TM) {
+        P.Error = toString(TM.takeError());
+        return;
+      }
+      // O3 reports nothing; the sink is the piece's own all the same, since
+      // a DiagnosticSink is not shared between threads.
+      DiagnosticSink Diags;
+      {
+        DevicePipeline Piece(Ctx, TM->get(), {Diags, Opts.Arch, Opts.CudaPath, Opts.DeviceDebug});
+        if (Error E = Piece.run(PipelineSection::O3, **Mod)) {
+          P.Error = toString(std::move(E));
+          return;
+        }
+      }
+      dropBorrowed(**Mod);
+      P.Bitcode.clear();
+      raw_svector_ostream OS(P.Bitcode);
+      WriteBitcodeToFile(**Mod, OS);
+      P.Seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - Start).count();
+      P.CpuSeconds = threadCpuSeconds();
+    });
+  auto Start = std::chrono::steady_clock::now();
+  double Cpu = threadCpuSeconds();
+  Error Own = Pipeline.run(PipelineSection::O3, M);
+  if (Opts.Verbose)
+    errs() << format("oxide-link:   piece 0, this thread: %.3f s (%.3f s of CPU)\n",
+                     std::chrono::duration<double>(std::chrono::steady_clock::now() - Start).count(),
+                     threadCpuSeconds() - Cpu);
+  for (std::thread &T : Threads)
+    T.join();
+  if (Opts.Verbose)
+    for (size_t I = 0; I < Out.size(); ++I)
+      errs() << format("oxide-link:   piece %zu, its thread, bitcode both ways: %.3f s (%.3f s of "
+                       "CPU)\n",
+                       I + 1, Out[I].Seconds, Out[I].CpuSeconds);
+  if (Own)
+    return std::move(Own);
+  Timer.done("O3 in " + std::to_string(Out.size() + 1) + " pieces");
+  // M's cached analyses name functions the link below replaces.
+  Pipeline.clearAnalyses();
+  for (Piece &P : Out) {
+    if (!P.Error.empty())
+      return makeError("internal error: a piece of the device module failed in O3: " + P.Error);
+    auto Mod = parseBitcodeFile(
+        MemoryBufferRef(StringRef(P.Bitcode.data(), P.Bitcode.size()), "oxide-piece"),
+        M.getContext());
+    if (!Mod)
+      return Mod.takeError();
+    if (Linker::linkModules(M, std::move(*Mod)))
+      return makeError("internal error: the optimised pieces of the device module could not be "
+                       "linked again");
+  }
+  restoreFront(M, Cut);
+  // What M lent and no piece still calls (inlined everywhere) goes, as O3
+  // would have removed it from the whole module.
+  if (Error E = Pipeline.run("globaldce", M))
+    return std::move(E);
+  Pipeline.clearAnalyses();
+  Timer.done("pieces linked again");
+  return unsigned(Out.size() + 1);
+}
+
 } // namespace
 
 Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &Files,
@@ -422,9 +558,19 @@ Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &
     return makeError("internal error: the device module is invalid after legalisation:\n" +
                      VerifyMsg);
 
-  if (Error E = Pipeline.run(PipelineSection::Optimize, M))
-    return std::move(E);
-  Timer.done("O3 and post-O3 passes");
+  unsigned Pieces = frontPieces(M, Opts);
+  if (Pieces < 2) {
+    if (Error E = Pipeline.run(PipelineSection::Optimize, M))
+      return std::move(E);
+    Timer.done("O3 and post-O3 passes");
+  } else {
+    auto Ran = optimizeInPieces(M, Pieces, Pipeline, Opts, Timer);
+    if (!Ran)
+      return Ran.takeError();
+    if (Error E = Pipeline.run(PipelineSection::AfterO3, M))
+      return std::move(E);
+    Timer.done("post-O3 passes");
+  }
   dumpModule(Opts, M, "device-opt.ll");
   // The passes after O3 rewrite control flow; a mistake there must be an
   // error naming them, not a crash in the NVPTX backend.

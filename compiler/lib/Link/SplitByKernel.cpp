@@ -36,10 +36,19 @@
 // one kernel renames nothing in another part. A symbol one part defines and
 // another declares becomes external, so each part is a valid relocatable PTX
 // module for `ptxas -c` on its own.
+//
+// Before O3, cutFront cuts the legalised module in a few pieces of many
+// kernels each, for LLVM's O3 on several threads, by other rules: a piece
+// has its kernels and what only it reaches; what several pieces reach stays
+// in the module (piece 0) under one definition, which the other pieces
+// copy to optimise against and drop after O3 (dropBorrowed); the pieces are
+// linked into the module again before the post-O3 passes (docs/DESIGN.md,
+// "Build time with many kernels").
 //===----------------------------------------------------------------------===//
 #include "oxide/Abi.h"
 #include "oxide/DeviceLinker.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallBitVector.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
@@ -49,6 +58,7 @@
 #include "llvm/Support/BLAKE3.h"
 #include "llvm/Support/NVPTXAddrSpace.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/xxhash.h"
 #include "llvm/Transforms/Utils/Cloning.h"
 #include "llvm/Transforms/Utils/ValueMapper.h"
 #include <map>
@@ -153,9 +163,13 @@ void metadataGlobals(const GlobalValue &GV, DenseSet<const GlobalValue *> &Out) 
 /// first declares every global of M, which made cutting a module of N kernels
 /// cost N times the whole module. Named metadata other than oxide's records
 /// is copied with what it names outside the part left null, as erasing that
-/// declaration would.
+/// declaration would. What Borrow accepts among what the part does not
+/// define keeps its body or initializer and its linkage, without a comdat: a
+/// piece of the front (cutFront) optimises its own copy, so that it may
+/// inline or fold it as M would, and drops it after O3 (dropBorrowed).
 std::unique_ptr<Module> clonePart(const Module &M, const DenseSet<const GlobalValue *> &Needed,
-                                  function_ref<bool(const GlobalValue *)> Define) {
+                                  function_ref<bool(const GlobalValue *)> Define,
+                                  function_ref<bool(const GlobalValue *)> Borrow = nullptr) {
   auto Part = std::make_unique<Module>(M.getModuleIdentifier(), M.getContext());
   Part->setSourceFileName(M.getSourceFileName());
   Part->setDataLayout(M.getDataLayout());
@@ -218,6 +232,10 @@ std::unique_ptr<Module> clonePart(const Module &M, const DenseSet<const GlobalVa
     if (G.isDeclaration())
       continue;
     if (!Define(&G)) {
+      if (Borrow && Borrow(&G)) {
+        New->setInitializer(MapValue(G.getInitializer(), VMap));
+        continue;
+      }
       New->setLinkage(GlobalValue::ExternalLinkage);
       continue;
     }
@@ -236,7 +254,8 @@ std::unique_ptr<Module> clonePart(const Module &M, const DenseSet<const GlobalVa
         New->addMetadata(Kind, *MapMetadata(N, VMap, RF_NullMapMissingGlobalValues));
       continue;
     }
-    if (!Define(&F)) {
+    bool Borrowed = !Define(&F) && Borrow && Borrow(&F);
+    if (!Define(&F) && !Borrowed) {
       New->setLinkage(GlobalValue::ExternalLinkage);
       // copyAttributesFrom took the personality, which a declaration cannot have.
       New->setPersonalityFn(nullptr);
@@ -251,7 +270,8 @@ std::unique_ptr<Module> clonePart(const Module &M, const DenseSet<const GlobalVa
     CloneFunctionInto(New, &F, VMap, CloneFunctionChangeType::ClonedModule, Returns);
     if (F.hasPersonalityFn())
       New->setPersonalityFn(MapValue(F.getPersonalityFn(), VMap));
-    CopyComdat(New, &F);
+    if (!Borrowed)
+      CopyComdat(New, &F);
   }
   for (const GlobalAlias &A : M.aliases())
     if (Needed.count(&A) && Define(&A))
@@ -434,4 +454,231 @@ std::vector<std::unique_ptr<Module>> oxide::splitByKernel(Module &M) {
       Parts.push_back(std::move(Part));
   }
   return Parts;
+}
+
+FrontCut oxide::cutFront(Module &M, unsigned Count) {
+  FrontCut Cut;
+  if (Count < 2 || !M.alias_empty() || !M.ifunc_empty())
+    return Cut;
+  // The roots of each piece: its kernels; piece 0 also has every other
+  // symbol M exports (device exports, host-visible statics, llvm.used) and
+  // whatever named metadata names, which stay with M.
+  std::vector<SmallVector<const GlobalValue *, 16>> Roots(Count);
+  std::map<const GlobalValue *, unsigned> KernelPiece;
+  for (const Function &F : M)
+    if (!F.isDeclaration() && F.getCallingConv() == CallingConv::PTX_Kernel) {
+      unsigned P = xxh3_64bits(F.getName()) % Count;
+      KernelPiece[&F] = P;
+      Roots[P].push_back(&F);
+    }
+  unsigned Used = llvm::count_if(Roots, [](const auto &R) { return !R.empty(); });
+  if (Used < 2)
+    return Cut;
+  for (const GlobalValue &GV : M.global_values())
+    if (!GV.isDeclaration() && !GV.hasLocalLinkage() && !KernelPiece.count(&GV))
+      Roots[0].push_back(&GV);
+  for (const NamedMDNode &N : M.named_metadata()) {
+    if (N.getName() == KernelsMetadata)
+      continue;
+    DenseSet<const GlobalValue *> Named;
+    SmallPtrSet<const Metadata *, 16> Seen;
+    SmallVector<const Metadata *, 16> Work(N.operands().begin(), N.operands().end());
+    while (!Work.empty()) {
+      const Metadata *MD = Work.pop_back_val();
+      if (!MD || !Seen.insert(MD).second)
+        continue;
+      if (const auto *V = dyn_cast<ValueAsMetadata>(MD)) {
+        if (const auto *C = dyn_cast<Constant>(V->getValue())) {
+          SmallPtrSet<const Constant *, 8> SeenC;
+          SetVector<const GlobalValue *> Globals;
+          collectGlobals(C, SeenC, Globals);
+          Named.insert(Globals.begin(), Globals.end());
+        }
+      } else if (const auto *Node = dyn_cast<MDNode>(MD)) {
+        for (const MDOperand &Op : Node->operands())
+          Work.push_back(Op.get());
+      }
+    }
+    for (const GlobalValue *GV : Named)
+      if (!GV->isDeclaration() && !KernelPiece.count(GV))
+        Roots[0].push_back(GV);
+  }
+
+  // What each definition refers to, through operands and attached metadata.
+  std::map<const GlobalValue *, SmallVector<const GlobalValue *, 8>> Refs;
+  for (const GlobalValue &GV : M.global_values()) {
+    if (GV.isDeclaration())
+      continue;
+    SetVector<const GlobalValue *> Direct = referencesOf(GV);
+    DenseSet<const GlobalValue *> ByMetadata;
+    metadataGlobals(GV, ByMetadata);
+    Direct.insert(ByMetadata.begin(), ByMetadata.end());
+    Refs[&GV].assign(Direct.begin(), Direct.end());
+  }
+  // Which pieces reach each definition, as a bit set.
+  std::map<const GlobalValue *, SmallBitVector> ReachedBy;
+  for (unsigned P = 0; P < Count; ++P) {
+    SmallVector<const GlobalValue *, 64> Work(Roots[P].begin(), Roots[P].end());
+    while (!Work.empty()) {
+      const GlobalValue *GV = Work.pop_back_val();
+      if (GV->isDeclaration())
+        continue;
+      SmallBitVector &By = ReachedBy[GV];
+      if (By.empty())
+        By.resize(Count);
+      if (By.test(P))
+        continue;
+      By.set(P);
+      for (const GlobalValue *R : Refs[GV])
+        Work.push_back(R);
+    }
+  }
+
+  // The piece that defines each definition: a kernel its own; a local
+  // symbol only one other piece reaches, that piece; everything else M,
+  // where a local symbol another piece reaches is lent under an external
+  // name for the time of O3.
+  std::map<const GlobalValue *, unsigned> Owner;
+  unsigned Anonymous = 0;
+  for (GlobalValue &GV : M.global_values()) {
+    if (GV.isDeclaration())
+      continue;
+    if (auto K = KernelPiece.find(&GV); K != KernelPiece.end()) {
+      Owner[&GV] = K->second;
+      continue;
+    }
+    auto It = ReachedBy.find(&GV);
+    if (It == ReachedBy.end()) {
+      Owner[&GV] = 0; // reached by nothing: dead, erased from M below
+      continue;
+    }
+    const SmallBitVector &By = It->second;
+    if (GV.hasLocalLinkage() && By.count() == 1 && !By.test(0)) {
+      Owner[&GV] = By.find_first();
+      continue;
+    }
+    Owner[&GV] = 0;
+    if (GV.hasLocalLinkage() && By.find_next(0) != -1) {
+      Cut.Lent.push_back({GV.getName().str(), GV.getLinkage(), !GV.hasName()});
+      if (!GV.hasName())
+        GV.setName("__oxide_front_lent_" + Twine(Anonymous++));
+      Cut.Lent.back().Name = GV.getName().str();
+      GV.setLinkage(GlobalValue::ExternalLinkage);
+    }
+  }
+
+  // What a piece may copy of M's definitions: a function's body (to inline,
+  // and to know what it reads and writes, as M does: LLVM infers no
+  // attributes from an available_externally body, which would leave the
+  // piece's calls to a shared helper less optimised than M's) or a
+  // constant's initializer (to fold); not a variable's, which only M's one
+  // definition may hold. The copies are external, as M's definitions are
+  // while O3 runs, and dropBorrowed makes them declarations after it.
+  auto Lendable = [](const GlobalValue *GV) {
+    if (GV->isInterposable())
+      return false;
+    if (const auto *F = dyn_cast<Function>(GV))
+      return F->getCallingConv() != CallingConv::PTX_Kernel;
+    const auto *V = dyn_cast<GlobalVariable>(GV);
+    return V && V->isConstant() && V->hasInitializer() && !V->isExternallyInitialized();
+  };
+  for (unsigned P = 1; P < Count; ++P) {
+    if (Roots[P].empty())
+      continue;
+    DenseSet<const GlobalValue *> Needed;
+    for (const auto &[GV, By] : ReachedBy)
+      if (By.test(P)) {
+        Needed.insert(GV);
+        Needed.insert(Refs[GV].begin(), Refs[GV].end());
+      }
+    auto Define = [&](const GlobalValue *GV) {
+      auto It = Owner.find(GV);
+      return It != Owner.end() && It->second == P;
+    };
+    std::unique_ptr<Module> Piece = clonePart(M, Needed, Define, Lendable);
+    // O3 needs none of the module's records; the link back into M would
+    // only append copies of them.
+    SmallVector<NamedMDNode *> Records;
+    for (NamedMDNode &N : Piece->named_metadata())
+      if (N.getName() != "llvm.module.flags")
+        Records.push_back(&N);
+    for (NamedMDNode *N : Records)
+      Piece->eraseNamedMetadata(N);
+    Cut.Pieces.push_back(std::move(Piece));
+  }
+
+  if (NamedMDNode *MD = M.getNamedMetadata(KernelsMetadata))
+    for (unsigned I = 0; I < MD->getNumOperands(); ++I)
+      if (auto *Entry = mdconst::dyn_extract_or_null<Function>(MD->getOperand(I)->getOperand(0)))
+        if (auto K = KernelPiece.find(Entry); K != KernelPiece.end() && K->second != 0)
+          Cut.Rows.push_back({I, Entry->getName().str()});
+  // M keeps piece 0: the other pieces' kernels become declarations, and
+  // what only they reach, or nothing does, goes.
+  SmallVector<GlobalValue *, 64> Erase;
+  for (GlobalValue &GV : M.global_values()) {
+    if (GV.isDeclaration())
+      continue;
+    unsigned P = Owner[&GV];
+    if (KernelPiece.count(&GV)) {
+      if (P != 0)
+        cast<Function>(GV).deleteBody();
+      continue;
+    }
+    if (P != 0 || !ReachedBy.count(&GV))
+      Erase.push_back(&GV);
+  }
+  for (GlobalValue *GV : Erase)
+    if (auto *F = dyn_cast<Function>(GV))
+      F->deleteBody();
+    else
+      cast<GlobalVariable>(GV)->setInitializer(nullptr);
+  for (GlobalValue *GV : Erase) {
+    GV->removeDeadConstantUsers();
+    if (GV->use_empty())
+      GV->eraseFromParent();
+    else
+      GV->setLinkage(GlobalValue::ExternalLinkage); // still named: stays declared
+  }
+  return Cut;
+}
+
+void oxide::restoreFront(Module &M, const FrontCut &Cut) {
+  for (const FrontCut::LentSymbol &L : Cut.Lent) {
+    GlobalValue *GV = M.getNamedValue(L.Name);
+    if (!GV || GV->isDeclaration())
+      continue;
+    GV->setLinkage(L.Linkage);
+    GV->setVisibility(GlobalValue::DefaultVisibility);
+    if (L.Unnamed)
+      GV->setName("");
+  }
+  NamedMDNode *MD = M.getNamedMetadata(KernelsMetadata);
+  for (const auto &[Row, Name] : Cut.Rows) {
+    Function *Entry = M.getFunction(Name);
+    if (!MD || Row >= MD->getNumOperands() || !Entry)
+      continue;
+    MDNode *N = MD->getOperand(Row);
+    SmallVector<Metadata *> Ops(N->operands());
+    Ops[0] = ValueAsMetadata::get(Entry);
+    MD->setOperand(Row, MDNode::get(M.getContext(), Ops));
+  }
+}
+
+void oxide::dropBorrowed(Module &Piece) {
+  // A piece defines its kernels and local symbols; any other definition is
+  // a copy of M's.
+  for (GlobalValue &GV : Piece.global_values()) {
+    if (GV.isDeclaration() || GV.hasLocalLinkage())
+      continue;
+    if (auto *F = dyn_cast<Function>(&GV)) {
+      if (F->getCallingConv() == CallingConv::PTX_Kernel)
+        continue;
+      F->deleteBody();
+    } else if (auto *V = dyn_cast<GlobalVariable>(&GV)) {
+      V->setInitializer(nullptr);
+    }
+    if (auto *O = dyn_cast<GlobalObject>(&GV))
+      O->setComdat(nullptr);
+    GV.setLinkage(GlobalValue::ExternalLinkage);
+  }
 }

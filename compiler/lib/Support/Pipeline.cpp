@@ -85,7 +85,9 @@ DevicePipeline::~DevicePipeline() {
 
 Error DevicePipeline::run(PipelineSection Section, Module &M) {
   ModulePassManager MPM;
-  if (Section == PipelineSection::Optimize)
+  bool WithO3 = Section == PipelineSection::Optimize || Section == PipelineSection::O3;
+  bool AfterO3 = Section == PipelineSection::Optimize || Section == PipelineSection::AfterO3;
+  if (WithO3)
     MPM = PB.buildPerModuleDefaultPipeline(OptimizationLevel::O3);
   // Runs the passes added since the last stop, then stops if they failed.
   auto RunToHere = [&](StringRef Message) -> Error {
@@ -104,13 +106,20 @@ Error DevicePipeline::run(PipelineSection Section, Module &M) {
   if (Section == PipelineSection::Link)                                                            \
     MPM.addPass(CLASS ARGS);
 #define OXIDE_OPTIMIZE_PASS(NAME, CLASS, ARGS)                                                     \
-  if (Section == PipelineSection::Optimize)                                                        \
+  if (AfterO3)                                                                                     \
     MPM.addPass(CLASS ARGS);
 #define OXIDE_STOP_ON_ERRORS(MESSAGE)                                                              \
   if (Error E = RunToHere(MESSAGE))                                                                \
     return E;
 #include "oxide/Passes.def"
   return RunToHere("the device pipeline reported errors");
+}
+
+void DevicePipeline::clearAnalyses() {
+  LAM.clear();
+  FAM.clear();
+  CGAM.clear();
+  MAM.clear();
 }
 
 Error DevicePipeline::run(StringRef Passes, Module &M) {
