@@ -1149,8 +1149,8 @@ impl Graph {
     /// `default` before anything runs. With `None` the launches leave it
     /// alone: it keeps the last value a kernel set, across launches, and a
     /// kernel must set it before a conditional node first reads it (the
-    /// driver documents no starting value; an H200 starts it at 0, and so
-    /// does the emulator). Every condition must be read by a conditional
+    /// driver documents no starting value: an H200 usually starts it at 0,
+    /// but not always; the emulator starts it at 0). Every condition must be read by a conditional
     /// node before the graph is instantiated
     /// ([`GraphError::UnusedCondition`]: the driver refuses the graph).
     pub fn condition(&mut self, default: Option<u32>) -> Result<GraphCondition, GraphError> {
