@@ -101,6 +101,39 @@ fn torch_results(row: &str) -> Option<String> {
 
 /// The benchmarks' shape at `seq` and `head_dim`: batch·seq = 16384 and
 /// heads·head_dim = 2048, as the issue and torch's script take them.
+/// The shape in words for a row's note: head_dim, heads, batch, the mask.
+fn describe(seq: u32, head_dim: u32, causal: bool) -> String {
+    let batch = 16384 / seq;
+    format!("hd {head_dim}, {} heads, batch {batch}{}", 2048 / head_dim, if causal { ", causal" } else { "" })
+}
+
+/// A row of oxide's time `ms` for `flops` against torch's fastest backend
+/// (`torch`: its time and name; None without torch's results), in TFLOP/s;
+/// `pass` follows the backend's name in the note (" backward").
+fn torch_row(name: String, ms: f64, flops: f64, torch: Option<(f64, String)>, pass: &str, what: &str) -> Row {
+    let tflops = |ms: f64| flops / (ms * 1e-3) / 1e12;
+    match torch {
+        Some((t_ref, backend)) => Row {
+            name,
+            oxide: ms,
+            unit: "ms",
+            reference: "torch".into(),
+            reference_time: t_ref,
+            target: TORCH_TARGET,
+            note: format!("{:.1} TFLOP/s vs {:.1} (sdpa {backend}{pass}); {what}", tflops(ms), tflops(t_ref)),
+        },
+        None => Row {
+            name,
+            oxide: ms,
+            unit: "ms",
+            reference: "-".into(),
+            reference_time: ms,
+            target: Target::None,
+            note: format!("{:.1} TFLOP/s; {what} (no torch results)", tflops(ms)),
+        },
+    }
+}
+
 fn bench_shape(seq: u32, head_dim: u32, causal: bool) -> Shape {
     Shape { batch_heads: (16384 / seq) * (2048 / head_dim), seq, head_dim, causal }
 }
@@ -138,33 +171,12 @@ pub fn attention_fwd(gpu: &Gpu) -> Result<Vec<Row>, String> {
                     check(shape, &q, &k, &v, &o.to_host_vec(s).map_err(de)?, &lse.to_host_vec(s).map_err(de)?)
                         .map_err(|e| format!("{}: {e}", attn.kernel_name()))?;
                     let t = gpu.time_ms(3, 20, || attn.launch(&gpu.oxide, s, &mut o, &mut lse).map_err(|e| e.to_string()))?;
-                    let tflops = |ms: f64| shape.flops() / (ms * 1e-3) / 1e12;
                     let mut name = format!("attention_fwd/{head_dim}{}/{seq}", if causal { "c" } else { "" });
                     if tiled {
                         name = format!("{name}/{}", tile.name());
                     }
-                    let batch = 16384 / seq;
-                    let what = format!("hd {head_dim}, {} heads, batch {batch}{}", 2048 / head_dim, if causal { ", causal" } else { "" });
-                    rows.push(match torch.as_deref().and_then(|r| torch_best(r, shape, false)) {
-                        Some((t_ref, backend)) => Row {
-                            name,
-                            oxide: t,
-                            unit: "ms",
-                            reference: "torch".into(),
-                            reference_time: t_ref,
-                            target: TORCH_TARGET,
-                            note: format!("{:.1} TFLOP/s vs {:.1} (sdpa {backend}); {what}", tflops(t), tflops(t_ref)),
-                        },
-                        None => Row {
-                            name,
-                            oxide: t,
-                            unit: "ms",
-                            reference: "-".into(),
-                            reference_time: t,
-                            target: Target::None,
-                            note: format!("{:.1} TFLOP/s; {what} (no torch results)", tflops(t)),
-                        },
-                    });
+                    let torch_ref = torch.as_deref().and_then(|r| torch_best(r, shape, false));
+                    rows.push(torch_row(name, t, shape.flops(), torch_ref, "", &describe(seq, head_dim, causal)));
                 }
             }
         }
@@ -226,30 +238,9 @@ pub fn attention_bwd(gpu: &Gpu) -> Result<Vec<Row>, String> {
             let (oh, dqh, dkh, dvh) = (host(&o)?, host(&dq)?, host(&dk)?, host(&dv)?);
             check_backward(shape, &q, &k, &v, &d_o, &oh, &lse.to_host_vec(s).map_err(de)?, [&dqh, &dkh, &dvh])?;
             let t = gpu.time_ms(3, 20, || bwd.launch(&gpu.oxide, s, &o, &lse, &mut dq, &mut dk, &mut dv).map_err(|e| e.to_string()))?;
-            let tflops = |ms: f64| shape.backward_flops() / (ms * 1e-3) / 1e12;
             let name = format!("attention_bwd/{head_dim}{}/{seq}", if causal { "c" } else { "" });
-            let batch = 16384 / seq;
-            let what = format!("hd {head_dim}, {} heads, batch {batch}{}", 2048 / head_dim, if causal { ", causal" } else { "" });
-            rows.push(match torch.as_deref().and_then(|r| torch_best(r, shape, true)) {
-                Some((t_ref, backend)) => Row {
-                    name,
-                    oxide: t,
-                    unit: "ms",
-                    reference: "torch".into(),
-                    reference_time: t_ref,
-                    target: TORCH_TARGET,
-                    note: format!("{:.1} TFLOP/s vs {:.1} (sdpa {backend} backward); {what}", tflops(t), tflops(t_ref)),
-                },
-                None => Row {
-                    name,
-                    oxide: t,
-                    unit: "ms",
-                    reference: "-".into(),
-                    reference_time: t,
-                    target: Target::None,
-                    note: format!("{:.1} TFLOP/s; {what} (no torch results)", tflops(t)),
-                },
-            });
+            let torch_ref = torch.as_deref().and_then(|r| torch_best(r, shape, true));
+            rows.push(torch_row(name, t, shape.backward_flops(), torch_ref, " backward", &describe(seq, head_dim, causal)));
         }
     }
     Ok(rows)
