@@ -70,7 +70,9 @@
 //! P·V in turn, and only the warpgroups overlap each other). seq need not
 //! be a multiple of 192: the last block's rows past seq are computed on
 //! whatever TMA loads there and not stored, and a warpgroup whose rows are
-//! all past seq only releases the stages. A causal warpgroup reads the KV
+//! all past seq only releases the stages. At head_dim 128 the choice is
+//! smaller: 2 or 3 stages (3 fill the shared memory), with the pipeline or
+//! without it. A causal warpgroup reads the KV
 //! tiles up to its own last row and masks every tile that crosses its
 //! first row. [`Tile::default_for`] picks the shape: 128 rows at head_dim
 //! 128, 192 rows and 3 stages without the in-warpgroup pipeline
@@ -139,12 +141,22 @@ pub struct Tile {
 
 impl Tile {
     /// 128 rows, 2 stages: the default at head_dim 128, and the only shape
-    /// there and for [`Variant::SharedP`].
+    /// for [`Variant::SharedP`].
     pub const M128_S2: Tile = Tile { consumers: 2, stages: 2, overlap: true };
     /// 192 rows, 3 stages, no overlap within a warpgroup: the default at
     /// head_dim 64, the fastest of [`Tile::D64`] on the H200
     /// (benches/README.md).
     pub const M192_S3N: Tile = Tile { consumers: 3, stages: 3, overlap: false };
+    /// The shapes with a head_dim-128 kernel (P in registers), the
+    /// default first: a full K/V tile is twice the bytes of head_dim 64's,
+    /// so three stages just fit the shared memory and three consumer
+    /// warpgroups would not fit the registers.
+    pub const D128: [Tile; 4] = [
+        Tile::M128_S2,
+        Tile { consumers: 2, stages: 3, overlap: true },
+        Tile { consumers: 2, stages: 2, overlap: false },
+        Tile { consumers: 2, stages: 3, overlap: false },
+    ];
     /// The shapes with a head_dim-64 kernel (P in registers), the default
     /// first: half-size K/V tiles leave room for deeper rings, and three
     /// consumer warpgroups give the tensor cores more independent work per
@@ -175,6 +187,7 @@ impl Tile {
     pub fn available(head_dim: u32, variant: Variant) -> &'static [Tile] {
         match (head_dim, variant) {
             (64, Variant::RegisterP) => &Tile::D64,
+            (128, Variant::RegisterP) => &Tile::D128,
             _ => &[Tile::M128_S2],
         }
     }
@@ -923,6 +936,25 @@ pub fn attention_fwd_d128(map_q: u64, map_k: u64, map_v: u64, shape: Shape, mut 
     forward::<128, 64, true, 2, 2, true>(map_q, map_k, map_v, shape, &mut o, &mut lse);
 }
 
+/// [`attention_fwd_d128`] with 3 K/V stages (the most that fit the
+/// shared memory at head_dim 128).
+#[kernel(launch_bounds(384, 1))]
+pub fn attention_fwd_d128_m128s3(map_q: u64, map_k: u64, map_v: u64, shape: Shape, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
+    forward::<128, 64, true, 2, 3, true>(map_q, map_k, map_v, shape, &mut o, &mut lse);
+}
+
+/// [`attention_fwd_d128`] without the overlap ([`Tile::overlap`]).
+#[kernel(launch_bounds(384, 1))]
+pub fn attention_fwd_d128_m128s2n(map_q: u64, map_k: u64, map_v: u64, shape: Shape, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
+    forward::<128, 64, true, 2, 2, false>(map_q, map_k, map_v, shape, &mut o, &mut lse);
+}
+
+/// [`attention_fwd_d128_m128s3`] without the overlap ([`Tile::overlap`]).
+#[kernel(launch_bounds(384, 1))]
+pub fn attention_fwd_d128_m128s3n(map_q: u64, map_k: u64, map_v: u64, shape: Shape, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
+    forward::<128, 64, true, 2, 3, false>(map_q, map_k, map_v, shape, &mut o, &mut lse);
+}
+
 /// [`attention_fwd_d64`] with P passed to P·V through shared memory
 /// (128-byte swizzle, [`swizzled_offset`]) instead of registers: the
 /// cross-check of [`Variant::SharedP`].
@@ -996,7 +1028,7 @@ impl Variant {
 }
 
 /// Every forward kernel: head_dim, variant, tile, function name.
-const KERNELS: [(u32, Variant, Tile, &str); 11] = [
+const KERNELS: [(u32, Variant, Tile, &str); 14] = [
     (64, Variant::RegisterP, Tile::M128_S2, "attention_fwd_d64"),
     (64, Variant::RegisterP, Tile { consumers: 2, stages: 3, overlap: true }, "attention_fwd_d64_m128s3"),
     (64, Variant::RegisterP, Tile { consumers: 2, stages: 4, overlap: true }, "attention_fwd_d64_m128s4"),
@@ -1006,6 +1038,9 @@ const KERNELS: [(u32, Variant, Tile, &str); 11] = [
     (64, Variant::RegisterP, Tile { consumers: 3, stages: 2, overlap: false }, "attention_fwd_d64_m192s2n"),
     (64, Variant::RegisterP, Tile::M192_S3N, "attention_fwd_d64_m192s3n"),
     (128, Variant::RegisterP, Tile::M128_S2, "attention_fwd_d128"),
+    (128, Variant::RegisterP, Tile { consumers: 2, stages: 3, overlap: true }, "attention_fwd_d128_m128s3"),
+    (128, Variant::RegisterP, Tile { consumers: 2, stages: 2, overlap: false }, "attention_fwd_d128_m128s2n"),
+    (128, Variant::RegisterP, Tile { consumers: 2, stages: 3, overlap: false }, "attention_fwd_d128_m128s3n"),
     (64, Variant::SharedP, Tile::M128_S2, "attention_fwd_smem_d64"),
     (128, Variant::SharedP, Tile::M128_S2, "attention_fwd_smem_d128"),
 ];
@@ -1295,7 +1330,7 @@ mod tests {
 
     #[test]
     fn tiles_are_named_and_selected() {
-        for tile in Tile::D64 {
+        for tile in Tile::D64.into_iter().chain(Tile::D128) {
             assert_eq!(Tile::parse(&tile.name()), Some(tile));
         }
         assert_eq!(Tile::M128_S2.name(), "m128s2");
@@ -1310,7 +1345,8 @@ mod tests {
         assert_eq!(Tile::select(None, 64), vec![Tile::M192_S3N]);
         assert_eq!(Tile::select(None, 128), vec![Tile::M128_S2]);
         assert_eq!(Tile::select(Some("all"), 64), Tile::D64.to_vec());
-        assert_eq!(Tile::select(Some("all"), 128), vec![Tile::M128_S2]);
+        assert_eq!(Tile::select(Some("all"), 128), Tile::D128.to_vec());
+        assert_eq!(Tile::select(Some("m128s3n,m192s3"), 128), vec![Tile { consumers: 2, stages: 3, overlap: false }]);
         let three = vec![
             Tile { consumers: 3, stages: 3, overlap: true },
             Tile { consumers: 2, stages: 4, overlap: true },
