@@ -1045,6 +1045,38 @@ const KERNELS: [(u32, Variant, Tile, &str); 14] = [
     (128, Variant::SharedP, Tile::M128_S2, "attention_fwd_smem_d128"),
 ];
 
+/// Calls macro `$then` with every forward kernel's identifier: the one list
+/// from which [`Attention::launch`] dispatches and [`LAUNCHED`] is made (a
+/// test checks that it covers [`KERNELS`]).
+macro_rules! forward_kernels {
+    ($then:ident) => {
+        $then!(
+            attention_fwd_d64,
+            attention_fwd_d64_m128s3,
+            attention_fwd_d64_m128s4,
+            attention_fwd_d64_m192s2,
+            attention_fwd_d64_m192s3,
+            attention_fwd_d64_m192s4,
+            attention_fwd_d64_m192s2n,
+            attention_fwd_d64_m192s3n,
+            attention_fwd_d128,
+            attention_fwd_d128_m128s3,
+            attention_fwd_d128_m128s2n,
+            attention_fwd_d128_m128s3n,
+            attention_fwd_smem_d64,
+            attention_fwd_smem_d128
+        )
+    };
+}
+
+/// The names of the kernels [`Attention::launch`] can launch.
+const LAUNCHED: &[&str] = {
+    macro_rules! names {
+        ($($kernel:ident),*) => { &[$(stringify!($kernel)),*] };
+    }
+    forward_kernels!(names)
+};
+
 /// The kernel function name for `head_dim`, `variant` and `tile`, or None
 /// where there is no such kernel ([`Tile::available`]).
 pub fn kernel_name(head_dim: u32, variant: Variant, tile: Tile) -> Option<&'static str> {
@@ -1202,19 +1234,7 @@ impl<'a> Attention<'a> {
                 }
             };
         }
-        launch_by_name!(
-            attention_fwd_d64,
-            attention_fwd_d64_m128s3,
-            attention_fwd_d64_m128s4,
-            attention_fwd_d64_m192s2,
-            attention_fwd_d64_m192s3,
-            attention_fwd_d64_m192s4,
-            attention_fwd_d64_m192s2n,
-            attention_fwd_d64_m192s3n,
-            attention_fwd_d128,
-            attention_fwd_smem_d64,
-            attention_fwd_smem_d128
-        );
+        forward_kernels!(launch_by_name);
         Ok(())
     }
 }
@@ -1322,6 +1342,10 @@ mod tests {
         names.sort();
         names.dedup();
         assert_eq!(names.len(), KERNELS.len());
+        // Every kernel in the table can be launched, and nothing else.
+        let mut launched = LAUNCHED.to_vec();
+        launched.sort();
+        assert_eq!(names, launched);
         assert_eq!(kernel_name(128, Variant::RegisterP, Tile { consumers: 3, stages: 2, overlap: true }), None);
         assert_eq!(kernel_name(64, Variant::SharedP, Tile { consumers: 2, stages: 3, overlap: true }), None);
         assert_eq!(kernel_name(64, Variant::RegisterP, Tile { consumers: 3, stages: 4, overlap: true }), Some("attention_fwd_d64_m192s4"));
