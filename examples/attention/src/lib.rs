@@ -72,12 +72,13 @@
 //! whatever TMA loads there and not stored, and a warpgroup whose rows are
 //! all past seq only releases the stages. At head_dim 128 the choice is
 //! smaller: 2 or 3 stages (3 fill the shared memory), with the pipeline or
-//! without it. A causal warpgroup reads the KV
-//! tiles up to its own last row and masks every tile that crosses its
-//! first row. [`Tile::default_for`] picks the shape: 128 rows at head_dim
-//! 128, 192 rows and 3 stages without the in-warpgroup pipeline
-//! (`m192s3n`) at head_dim 64, the fastest on the H200; `OXIDE_ATTN_FWD`
-//! ([`TILE_ENV`]) names others for the example and the benchmarks.
+//! without it. A causal warpgroup reads the KV tiles up to its own last
+//! row and masks every tile that crosses its first row.
+//! [`Tile::default_for`] picks the shape, the fastest on the H200: 128
+//! rows and 3 stages with the pipeline (`m128s3`) at head_dim 128, 192
+//! rows and 3 stages without it (`m192s3n`) at head_dim 64;
+//! `OXIDE_ATTN_FWD` ([`TILE_ENV`]) names others for the example and the
+//! benchmarks.
 //!
 //! ```ignore
 //! let module = load_kernel_module(&ctx, "my_program")?;
@@ -140,9 +141,11 @@ pub struct Tile {
 }
 
 impl Tile {
-    /// 128 rows, 2 stages: the default at head_dim 128, and the only shape
-    /// for [`Variant::SharedP`].
+    /// 128 rows, 2 stages: the only shape for [`Variant::SharedP`].
     pub const M128_S2: Tile = Tile { consumers: 2, stages: 2, overlap: true };
+    /// 128 rows, 3 stages: the default at head_dim 128, the fastest of
+    /// [`Tile::D128`] on the H200 (benches/README.md).
+    pub const M128_S3: Tile = Tile { consumers: 2, stages: 3, overlap: true };
     /// 192 rows, 3 stages, no overlap within a warpgroup: the default at
     /// head_dim 64, the fastest of [`Tile::D64`] on the H200
     /// (benches/README.md).
@@ -152,8 +155,8 @@ impl Tile {
     /// so three stages just fit the shared memory and three consumer
     /// warpgroups would not fit the registers.
     pub const D128: [Tile; 4] = [
+        Tile::M128_S3,
         Tile::M128_S2,
-        Tile { consumers: 2, stages: 3, overlap: true },
         Tile { consumers: 2, stages: 2, overlap: false },
         Tile { consumers: 2, stages: 3, overlap: false },
     ];
@@ -194,7 +197,7 @@ impl Tile {
 
     /// The tile [`Attention::new`] uses for `head_dim`.
     pub fn default_for(head_dim: u32) -> Tile {
-        if head_dim == 64 { Tile::M192_S3N } else { Tile::M128_S2 }
+        if head_dim == 64 { Tile::M192_S3N } else { Tile::M128_S3 }
     }
 
     /// The tile's name, `m{rows}s{stages}`, with `n` after it without the
@@ -1038,7 +1041,7 @@ const KERNELS: [(u32, Variant, Tile, &str); 14] = [
     (64, Variant::RegisterP, Tile { consumers: 3, stages: 2, overlap: false }, "attention_fwd_d64_m192s2n"),
     (64, Variant::RegisterP, Tile::M192_S3N, "attention_fwd_d64_m192s3n"),
     (128, Variant::RegisterP, Tile::M128_S2, "attention_fwd_d128"),
-    (128, Variant::RegisterP, Tile { consumers: 2, stages: 3, overlap: true }, "attention_fwd_d128_m128s3"),
+    (128, Variant::RegisterP, Tile::M128_S3, "attention_fwd_d128_m128s3"),
     (128, Variant::RegisterP, Tile { consumers: 2, stages: 2, overlap: false }, "attention_fwd_d128_m128s2n"),
     (128, Variant::RegisterP, Tile { consumers: 2, stages: 3, overlap: false }, "attention_fwd_d128_m128s3n"),
     (64, Variant::SharedP, Tile::M128_S2, "attention_fwd_smem_d64"),
@@ -1367,7 +1370,7 @@ mod tests {
         assert_eq!(Tile::parse("x"), None);
         assert_eq!(Tile::parse("m192sx"), None);
         assert_eq!(Tile::select(None, 64), vec![Tile::M192_S3N]);
-        assert_eq!(Tile::select(None, 128), vec![Tile::M128_S2]);
+        assert_eq!(Tile::select(None, 128), vec![Tile::M128_S3]);
         assert_eq!(Tile::select(Some("all"), 64), Tile::D64.to_vec());
         assert_eq!(Tile::select(Some("all"), 128), Tile::D128.to_vec());
         assert_eq!(Tile::select(Some("m128s3n,m192s3"), 128), vec![Tile { consumers: 2, stages: 3, overlap: false }]);
@@ -1378,7 +1381,7 @@ mod tests {
         ];
         assert_eq!(Tile::select(Some("m192s3,s4,m256s2,junk,m192n,s3n"), 64), three);
         // None of them exists at head_dim 128: the default.
-        assert_eq!(Tile::select(Some("m192s3,s4"), 128), vec![Tile::M128_S2]);
+        assert_eq!(Tile::select(Some("m192s3,s4"), 128), vec![Tile::M128_S3]);
     }
 
     #[test]
