@@ -39,7 +39,8 @@
 //! 256 bins per pass, privatised in shared memory); then one launch per pass
 //! scatters the keys. A block of the scatter takes the next tile of keys
 //! (an atomic ticket, so tiles are taken in order: 256 threads × 24 keys of
-//! 4 bytes, or × 16 for 8-byte keys and for pairs), loads it with every
+//! 4 bytes, alone or with 4-byte values, or × 16 for 8-byte keys or
+//! values), loads it with every
 //! load in flight at once, counts its digits per warp (shared-memory
 //! atomics) and publishes its 256 digit counts at once, before any key is
 //! ranked, so that later tiles can look back. It then ranks each key within
@@ -48,7 +49,10 @@
 //! memory, and only then looks back over the counts of the tiles before it
 //! (decoupled look-back, one thread per digit, a few predecessors per poll)
 //! for each digit's place in the output; the tile is then written out from
-//! shared memory in runs of equal digits. Keys travel between passes as
+//! shared memory in runs of equal digits; a tile with values then loads
+//! them, exchanges them through the same shared memory by the keys' ranks
+//! and writes them out the same way (a thread never holds keys and values
+//! at once). Keys travel between passes as
 //! their *ordered bits* ([`RadixKey::to_ordered`]): the first pass maps
 //! each key once on load, the last maps it back once on store, and the
 //! passes between move bare unsigned integers, so a digit of any key type
@@ -93,11 +97,22 @@ const WIDE_ITEMS: usize = 16;
 /// Keys per thread of a scatter tile of 4-byte keys alone, by default
 /// ([`SortTuning::items`]).
 const DEFAULT_ITEMS: usize = 24;
-/// Blocks per multiprocessor of a tile of 16 four-byte keys with four-byte
-/// values, by default ([`SortTuning::pair_blocks`]): four fit that
-/// instance in 64 registers with no spills (benches/README.md, "radix
-/// sort: f32 keys and pairs").
+/// Keys per thread of a scatter tile of 4-byte keys with 4-byte values,
+/// by default ([`SortTuning::pair_items`]): with the values loaded once the
+/// keys are out ([`ValueLoad::After`]) a thread never holds keys, ranks and
+/// values at once, and this tile fits four blocks per multiprocessor with
+/// no spills (benches/README.md, "radix sort: pairs, values after the
+/// keys").
+const DEFAULT_PAIR_ITEMS: usize = 24;
+/// Blocks per multiprocessor of a tile of four-byte keys with four-byte
+/// values, by default ([`SortTuning::pair_blocks`]).
 const DEFAULT_PAIR_BLOCKS: u32 = 4;
+/// [`ValueLoad::Early`] as [`radix_scatter`]'s `VALUES`.
+const VALUES_EARLY: u32 = 0;
+/// [`ValueLoad::Late`] as [`radix_scatter`]'s `VALUES`.
+const VALUES_LATE: u32 = 1;
+/// [`ValueLoad::After`] as [`radix_scatter`]'s `VALUES`.
+const VALUES_AFTER: u32 = 2;
 /// Predecessors one look-back poll reads, by default ([`SortTuning::window`]).
 const DEFAULT_WINDOW: u32 = 2;
 /// The widest look-back window.
@@ -435,8 +450,8 @@ pub(crate) unsafe fn block_exclusive_sum(x: u64, totals: *mut u64) -> u64 {
 /// `keys_in` to its place by digit `pass` in `keys_out`. Launch with
 /// [`THREADS`] threads and `tiles` blocks of `THREADS * ITEMS` keys after
 /// [`radix_histogram`] filled the counts of `scratch`; `look_back` is a
-/// [`SortTuning::look_back_word`]. With `EARLY` the values are loaded with
-/// the keys, else after the ranking ([`SortTuning::early_values`]).
+/// [`SortTuning::look_back_word`]. `VALUES` says when a tile loads its
+/// values ([`ValueLoad`] as a number: [`ValueLoad::word`]).
 ///
 /// Between the first pass's load and the last pass's store the keys are
 /// their ordered bits ([`RadixKey::to_ordered`]): the first pass maps them
@@ -457,14 +472,14 @@ pub(crate) unsafe fn block_exclusive_sum(x: u64, totals: *mut u64) -> u64 {
 /// before the ranking shortens what a later tile waits for; looking back
 /// after it gives the earlier tiles that time to finish theirs.
 // `BLOCKS` blocks per multiprocessor: the host picks three (80 registers)
-// for every instance but pairs with 8-byte keys or values or more than 16
-// keys per thread, which spilled there and get two; and four (64
-// registers) for four-byte keys alone at 16 or 24 keys per thread and
-// with four-byte values at 16, under `SortTuning::blocks` and
-// `SortTuning::pair_blocks`.
+// for every instance but pairs with 8-byte keys or values, and four-byte
+// pairs of more than 16 keys per thread that hold their values through the
+// look-back, which spilled there and get two; and four (64 registers) for
+// four-byte keys alone at 16 or 24 keys per thread and four-byte pairs
+// under `SortTuning::blocks` and `SortTuning::pair_blocks`.
 #[kernel(launch_bounds(THREADS, BLOCKS))]
 #[allow(clippy::too_many_arguments)]
-pub fn radix_scatter<K: RadixKey, V: Copy + Default, const PAIRS: bool, const ITEMS: usize, const BLOCKS: u32, const EARLY: bool>(
+pub fn radix_scatter<K: RadixKey, V: Copy + Default, const PAIRS: bool, const ITEMS: usize, const BLOCKS: u32, const VALUES: u32>(
     keys_in: &[K],
     values_in: &[V],
     mut keys_out: DisjointSlice<K>,
@@ -508,9 +523,9 @@ pub fn radix_scatter<K: RadixKey, V: Copy + Default, const PAIRS: bool, const IT
     // `scatter_tile` requires.
     unsafe {
         if minus_zero {
-            scatter_tile::<K, V, PAIRS, ITEMS, EARLY, true>(keys_in, values_in, keys_out, values_out, scratch, shared, pass, descending, tiles, look_back);
+            scatter_tile::<K, V, PAIRS, ITEMS, VALUES, true>(keys_in, values_in, keys_out, values_out, scratch, shared, pass, descending, tiles, look_back);
         } else {
-            scatter_tile::<K, V, PAIRS, ITEMS, EARLY, false>(keys_in, values_in, keys_out, values_out, scratch, shared, pass, descending, tiles, look_back);
+            scatter_tile::<K, V, PAIRS, ITEMS, VALUES, false>(keys_in, values_in, keys_out, values_out, scratch, shared, pass, descending, tiles, look_back);
         }
     }
 }
@@ -545,7 +560,7 @@ fn ordered_digit<K: RadixKey, const MERGE: bool>(bits: K::Bits, shift: u32, desc
 // Per-key loops index arrays: unrolled, every index is a constant and
 // the arrays stay in registers.
 #[allow(clippy::too_many_arguments, clippy::needless_range_loop)]
-unsafe fn scatter_tile<K: RadixKey, V: Copy + Default, const PAIRS: bool, const ITEMS: usize, const EARLY: bool, const MERGE: bool>(
+unsafe fn scatter_tile<K: RadixKey, V: Copy + Default, const PAIRS: bool, const ITEMS: usize, const VALUES: u32, const MERGE: bool>(
     keys_in: &[K],
     values_in: &[V],
     keys_out: *mut K,
@@ -630,7 +645,8 @@ unsafe fn scatter_tile<K: RadixKey, V: Copy + Default, const PAIRS: bool, const 
     } else {
         load_keys!(|j: usize| unsafe { *ordered_in.add(j) });
     }
-    // The values with the keys (`EARLY`), or after the ranking.
+    // The values with the keys (`ValueLoad::Early`), after the ranking
+    // (`Late`) or once the keys are out (`After`).
     let mut values = [V::default(); ITEMS];
     macro_rules! load_values {
         () => {
@@ -649,7 +665,7 @@ unsafe fn scatter_tile<K: RadixKey, V: Copy + Default, const PAIRS: bool, const 
             }
         };
     }
-    if PAIRS && EARLY {
+    if PAIRS && VALUES == VALUES_EARLY {
         load_values!();
     }
     let in_tile32 = in_tile as u32;
@@ -727,7 +743,7 @@ unsafe fn scatter_tile<K: RadixKey, V: Copy + Default, const PAIRS: bool, const 
     }
 
     // The values' loads, in flight during the look-back.
-    if PAIRS && !EARLY {
+    if PAIRS && VALUES == VALUES_LATE {
         load_values!();
     }
 
@@ -792,6 +808,12 @@ unsafe fn scatter_tile<K: RadixKey, V: Copy + Default, const PAIRS: bool, const 
     }
     if !PAIRS {
         return;
+    }
+    // Loaded here, the values and the ranks are all a thread holds: no
+    // keys, no look-back state; the loads are in flight through the
+    // barrier.
+    if VALUES == VALUES_AFTER {
+        load_values!();
     }
     thread::sync_threads();
     let values_exchange = exchange.cast::<V>();
@@ -1032,12 +1054,14 @@ fn items_per_thread(key_bytes: usize, value_bytes: usize, tuning: SortTuning) ->
 /// `key_bytes` and values of `value_bytes` (0: keys only) under `tuning`:
 /// the instance's launch bound, so its register budget (65536 registers
 /// over `blocks * 256` threads). Four-byte keys alone in tiles of 16 or 24
-/// keys per thread take `tuning.blocks`, with four-byte values in tiles of
-/// 16 `tuning.pair_blocks` (3 or 4); pairs with 8-byte keys or values, or
-/// with more than 16 keys per thread, 2; everything else 3.
+/// keys per thread take `tuning.blocks`, with four-byte values
+/// `tuning.pair_blocks` (3 or 4); but 2 for pairs with 8-byte keys or
+/// values, and for four-byte pairs of more than 16 keys per thread that
+/// hold their values through the look-back (not [`ValueLoad::After`]);
+/// everything else 3.
 fn scatter_blocks(key_bytes: usize, value_bytes: usize, tuning: SortTuning) -> u32 {
     let items = items_per_thread(key_bytes, value_bytes, tuning);
-    if value_bytes > 0 && (key_bytes > 4 || value_bytes > 4 || items > 16) {
+    if value_bytes > 0 && (key_bytes > 4 || value_bytes > 4 || (items > 16 && tuning.values != ValueLoad::After)) {
         2
     } else if key_bytes > 4 {
         3
@@ -1061,7 +1085,8 @@ pub fn tile_len(key_bytes: usize, value_bytes: usize) -> usize {
 /// One scatter pass from `keys_in`/`values_in` into `keys_out`/`values_out`
 /// with the kernel instance of `items` keys per thread and, where there is
 /// one, of `blocks` blocks per multiprocessor ([`scatter_blocks`]) and of
-/// values loaded with the keys (`early_values`, four-byte pairs).
+/// values loaded at `values` (four-byte pairs; others load them after the
+/// ranking).
 #[allow(clippy::too_many_arguments)]
 fn scatter_pass<K: RadixKey + DeviceRepr, V: DeviceRepr + Default, const PAIRS: bool>(
     module: &KernelModule,
@@ -1076,26 +1101,28 @@ fn scatter_pass<K: RadixKey + DeviceRepr, V: DeviceRepr + Default, const PAIRS: 
     tiles: usize,
     items: usize,
     blocks: u32,
-    early_values: bool,
+    values: ValueLoad,
     look_back: u32,
 ) -> Result<(), PrimsError> {
     let config = LaunchConfig { grid_dim: (tiles as u32, 1, 1), block_dim: (THREADS as u32, 1, 1), shared_mem_bytes: 0 };
     let tiles = tiles as u32;
     macro_rules! launch {
         ($items:literal, $blocks:literal) => {
-            launch!($items, $blocks, false)
+            launch!($items, $blocks, 1)
         };
-        ($items:literal, $blocks:literal, $early:literal) => {
+        // `$values`: `VALUES_EARLY`, `VALUES_LATE` or `VALUES_AFTER` as a
+        // literal (the launch names the instance by its tokens).
+        ($items:literal, $blocks:literal, $values:literal) => {
             cuda_launch! {
-                kernel: radix_scatter::<K, V, PAIRS, $items, $blocks, $early>, stream: stream, module: module, config: config,
+                kernel: radix_scatter::<K, V, PAIRS, $items, $blocks, $values>, stream: stream, module: module, config: config,
                 args: [slice(*keys_in), slice(*values_in), slice_mut(*keys_out), slice_mut(*values_out),
                        slice_mut(*scratch), pass, descending, tiles, look_back]
             }?
         };
     }
     // Only the instances a sort of K and V can take: a branch on a
-    // constant is not compiled into the instances it cannot reach. Values
-    // loaded early only for four-byte keys and values.
+    // constant is not compiled into the instances it cannot reach. Where
+    // the values load is a choice only for four-byte keys and values.
     if const { PAIRS && size_of::<V>() > 4 } {
         launch!(16, 2);
     } else if const { K::BITS > 32 } {
@@ -1105,13 +1132,18 @@ fn scatter_pass<K: RadixKey + DeviceRepr, V: DeviceRepr + Default, const PAIRS: 
             launch!(16, 3)
         }
     } else if const { PAIRS } {
-        match (items, blocks, early_values) {
-            (24, _, false) => launch!(24, 2),
-            (24, _, true) => launch!(24, 2, true),
-            (_, 4, false) => launch!(16, 4),
-            (_, 4, true) => launch!(16, 4, true),
-            (_, _, false) => launch!(16, 3),
-            (_, _, true) => launch!(16, 3, true),
+        use ValueLoad::{After, Early, Late};
+        match (items, blocks, values) {
+            (24, 4, After) => launch!(24, 4, 2),
+            (24, _, After) => launch!(24, 3, 2),
+            (24, _, Late) => launch!(24, 2, 1),
+            (24, _, Early) => launch!(24, 2, 0),
+            (_, 4, After) => launch!(16, 4, 2),
+            (_, 4, Late) => launch!(16, 4, 1),
+            (_, 4, Early) => launch!(16, 4, 0),
+            (_, _, After) => launch!(16, 3, 2),
+            (_, _, Late) => launch!(16, 3, 1),
+            (_, _, Early) => launch!(16, 3, 0),
         }
     } else {
         match (items, blocks) {
@@ -1174,11 +1206,11 @@ fn radix_sort<K: RadixKey + DeviceRepr, V: DeviceRepr + Default, const PAIRS: bo
     for pass in 0..passes as u32 {
         let (s, t) = (&mut scratch, &mut keys_tmp);
         if pass == 0 {
-            scatter_pass::<K, V, PAIRS>(module, stream, keys_in, values_in, t, &mut values_tmp, s, pass, descending, tiles, items, blocks, tuning.early_values, look_back)?;
+            scatter_pass::<K, V, PAIRS>(module, stream, keys_in, values_in, t, &mut values_tmp, s, pass, descending, tiles, items, blocks, tuning.values, look_back)?;
         } else if pass % 2 == 1 {
-            scatter_pass::<K, V, PAIRS>(module, stream, t, &values_tmp, keys_out, values_out, s, pass, descending, tiles, items, blocks, tuning.early_values, look_back)?;
+            scatter_pass::<K, V, PAIRS>(module, stream, t, &values_tmp, keys_out, values_out, s, pass, descending, tiles, items, blocks, tuning.values, look_back)?;
         } else {
-            scatter_pass::<K, V, PAIRS>(module, stream, keys_out, values_out, t, &mut values_tmp, s, pass, descending, tiles, items, blocks, tuning.early_values, look_back)?;
+            scatter_pass::<K, V, PAIRS>(module, stream, keys_out, values_out, t, &mut values_tmp, s, pass, descending, tiles, items, blocks, tuning.values, look_back)?;
         }
     }
     Ok(())
@@ -1194,17 +1226,18 @@ pub struct SortTuning {
     /// (8-byte keys or values always take 16). Larger tiles mean fewer
     /// tiles to publish and look back over, and more registers per thread.
     pub items: usize,
-    /// Keys per thread of a tile of 4-byte keys with 4-byte values: 16
-    /// (three blocks per multiprocessor) or 24 (two: the ranks and values
-    /// held through the look-back need the registers).
+    /// Keys per thread of a tile of 4-byte keys with 4-byte values: 16 or
+    /// 24 (at 24, values loaded before the look-back, [`ValueLoad::Early`]
+    /// or [`ValueLoad::Late`], run two blocks per multiprocessor: the ranks
+    /// and values held through it need the registers).
     pub pair_items: usize,
     /// Blocks per multiprocessor, 3 or 4, of a tile of four-byte keys
     /// sorted alone at 16 or 24 keys per thread (at 32: always 3). Four
     /// blocks leave 64 registers a thread (three: 80) for a third more
     /// warps.
     pub blocks: u32,
-    /// The same for a tile of 16 four-byte keys with four-byte values
-    /// (`pair_items: 16`).
+    /// The same for a tile of four-byte keys with four-byte values (but at
+    /// `pair_items: 24` with values loaded before the look-back: 2).
     pub pair_blocks: u32,
     /// Predecessors a look-back reads per poll, 1 to 4 (1: one at a time,
     /// like CUB's onesweep).
@@ -1212,23 +1245,40 @@ pub struct SortTuning {
     /// Nanoseconds to sleep before polling again a window with a status not
     /// yet published; 0: poll again at once.
     pub poll_delay_ns: u32,
-    /// Whether a tile of four-byte keys with four-byte values loads its
-    /// values with its keys (more loads in flight, values held in registers
-    /// through the count and the ranking) rather than after the ranking
-    /// (in flight during the look-back).
-    pub early_values: bool,
+    /// When a tile of four-byte keys with four-byte values loads its
+    /// values.
+    pub values: ValueLoad,
+}
+
+/// When a scatter tile of four-byte keys with four-byte values loads its
+/// values (a measurement knob, [`SortTuning::values`]); each choice trades
+/// loads in flight against registers held.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ValueLoad {
+    /// With the keys: the most loads in flight at once; the values are
+    /// held through the count, the ranking and the look-back.
+    Early,
+    /// After the ranking: in flight during the look-back; held with the
+    /// ranks through it and through the keys' write-out.
+    Late,
+    /// Once the keys are written out, as CUB's onesweep does: a thread
+    /// then holds only the ranks, the values and the slots' digits, so a
+    /// tile can be wider at the same registers; the loads are in flight
+    /// only through the barrier before the values' exchange.
+    After,
 }
 
 impl Default for SortTuning {
     fn default() -> SortTuning {
         SortTuning {
             items: DEFAULT_ITEMS,
-            pair_items: WIDE_ITEMS,
+            pair_items: DEFAULT_PAIR_ITEMS,
             blocks: 3,
             pair_blocks: DEFAULT_PAIR_BLOCKS,
             window: DEFAULT_WINDOW,
             poll_delay_ns: 0,
-            early_values: false,
+            values: ValueLoad::After,
         }
     }
 }
@@ -1236,7 +1286,7 @@ impl Default for SortTuning {
 impl SortTuning {
     /// The tuning named by `OXIDE_PRIMS_SORT` (read once): a comma list of
     /// `items=16|24|32`, `pair-items=16|24`, `blocks=3|4`, `pair-blocks=3|4`,
-    /// `window=1..4`, `delay=NS` and `values=early|late`
+    /// `window=1..4`, `delay=NS` and `values=early|late|after`
     /// changing the default;
     /// unset or empty: the default. For benchmarks comparing variants in
     /// one build.
@@ -1264,10 +1314,15 @@ impl SortTuning {
                 t.window = window;
             } else if let Some(ns) = value("delay=") {
                 t.poll_delay_ns = ns.min(1 << 20);
-            } else if item == "values=early" || item == "values=late" {
-                t.early_values = item == "values=early";
+            } else if let Some(values) = item.strip_prefix("values=").and_then(|v| match v {
+                "early" => Some(ValueLoad::Early),
+                "late" => Some(ValueLoad::Late),
+                "after" => Some(ValueLoad::After),
+                _ => None,
+            }) {
+                t.values = values;
             } else {
-                eprintln!("OXIDE_PRIMS_SORT: ignoring `{item}` (expected `items=16|24|32`, `pair-items=16|24`, `blocks=3|4`, `pair-blocks=3|4`, `window=1..4`, `delay=NS` or `values=early|late`)");
+                eprintln!("OXIDE_PRIMS_SORT: ignoring `{item}` (expected `items=16|24|32`, `pair-items=16|24`, `blocks=3|4`, `pair-blocks=3|4`, `window=1..4`, `delay=NS` or `values=early|late|after`)");
             }
         }
         t
@@ -1538,8 +1593,14 @@ mod tests {
             assert_eq!(scatter_blocks(4, 0, SortTuning { items: 16, ..tuning }), blocks);
             assert_eq!(scatter_blocks(4, 0, SortTuning { items: 24, ..tuning }), blocks);
             assert_eq!(scatter_blocks(4, 0, SortTuning { items: 32, ..tuning }), 3);
-            assert_eq!(scatter_blocks(4, 4, SortTuning { pair_items: 16, ..tuning }), blocks);
-            assert_eq!(scatter_blocks(4, 4, SortTuning { pair_items: 24, ..tuning }), 2);
+            for values in [ValueLoad::Early, ValueLoad::Late, ValueLoad::After] {
+                assert_eq!(scatter_blocks(4, 4, SortTuning { pair_items: 16, values, ..tuning }), blocks);
+            }
+            // Wide pair tiles keep three or four blocks only with the
+            // values loaded after the keys are out.
+            assert_eq!(scatter_blocks(4, 4, SortTuning { pair_items: 24, values: ValueLoad::After, ..tuning }), blocks);
+            assert_eq!(scatter_blocks(4, 4, SortTuning { pair_items: 24, values: ValueLoad::Late, ..tuning }), 2);
+            assert_eq!(scatter_blocks(4, 4, SortTuning { pair_items: 24, values: ValueLoad::Early, ..tuning }), 2);
             assert_eq!(scatter_blocks(8, 0, tuning), 3);
             assert_eq!(scatter_blocks(8, 4, tuning), 2);
             assert_eq!(scatter_blocks(4, 8, tuning), 2);
@@ -1564,12 +1625,18 @@ mod tests {
             SortTuning { blocks: 4, pair_blocks: 3, ..SortTuning::default() }
         );
         assert_eq!(SortTuning { window: 3, poll_delay_ns: 2, ..SortTuning::default() }.look_back_word(), 3 | 2 << 8);
-        assert!(!SortTuning::default().early_values);
+        assert_eq!(SortTuning::default().values, ValueLoad::After);
         assert_eq!(
             SortTuning::parse("values=early,pair-blocks=3"),
-            SortTuning { early_values: true, pair_blocks: 3, ..SortTuning::default() }
+            SortTuning { values: ValueLoad::Early, pair_blocks: 3, ..SortTuning::default() }
         );
-        assert_eq!(SortTuning::parse("values=early,values=late"), SortTuning::default());
+        assert_eq!(SortTuning::parse("values=late").values, ValueLoad::Late);
+        assert_eq!(SortTuning::parse("values=early,values=after"), SortTuning::default());
         assert_eq!(SortTuning::parse("values=soon"), SortTuning::default());
+        // The pairs' tiles before values loaded after the keys, by name.
+        assert_eq!(
+            SortTuning::parse("pair-items=16,pair-blocks=4,values=late"),
+            SortTuning { pair_items: 16, pair_blocks: 4, values: ValueLoad::Late, ..SortTuning::default() }
+        );
     }
 }
