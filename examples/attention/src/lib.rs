@@ -1073,6 +1073,7 @@ macro_rules! forward_kernels {
 }
 
 /// The names of the kernels [`Attention::launch`] can launch.
+#[cfg(test)]
 const LAUNCHED: &[&str] = {
     macro_rules! names {
         ($($kernel:ident),*) => { &[$(stringify!($kernel)),*] };
