@@ -15,7 +15,8 @@
 //! of the dQ accumulator in between):
 //! 1. [`attention_bwd_prep`]: D = rowsum(dO∘O), f32, one warp per row.
 //! 2. [`attention_bwd_d64`] / [`attention_bwd_d128`] (and
-//!    [`attention_bwd_keys_d128`]), the main kernel: a
+//!    [`attention_bwd_keys_d128`], [`attention_bwd_wide_d128`]: the
+//!    kernels [`DqSplit`] names), the main kernel: a
 //!    block owns [`BWD_BN`] keys of one (batch, head) and 384 threads: two
 //!    consumer warpgroups of 64 keys each and a producer warpgroup (one lane
 //!    issues TMA copies; `setmaxnreg` moves its registers to the consumers
@@ -91,6 +92,13 @@ pub const BWD_THREADS: u32 = 384;
 const PRODUCER_REGISTERS: u32 = 40;
 /// Registers per thread of the consumer warpgroups: 40 + 2·232 = 3·168.
 const CONSUMER_REGISTERS: u32 = 232;
+/// The producer's registers in [`DqSplit::ColumnsWide`]: the fewest
+/// `setmaxnreg` allows, which its TMA loop fits without spilling.
+const WIDE_PRODUCER_REGISTERS: u32 = 24;
+/// The consumers' registers in [`DqSplit::ColumnsWide`]: 24 + 2·240 is
+/// within the 3·168 the launch bounds give the block's threads (each count
+/// a multiple of 8).
+const WIDE_CONSUMER_REGISTERS: u32 = 240;
 /// Bytes of one warpgroup's dS tile (64 queries × 64 keys bf16, one box).
 const DS_BYTES: u32 = 64 * 64 * 2;
 /// Rows (warps) per block of the preprocessing kernel.
@@ -254,10 +262,12 @@ unsafe fn issue_registers_trans_b<const R: usize>(acc: &mut [f32; R], x: &[f32; 
 
 /// The main kernel's body for head dimension HD (R = HD/2 accumulators per
 /// thread); dQ split between the warpgroups by columns (`DQ_COLUMNS`, head
-/// dim 128 only) or by keys ([`DqSplit`]). See the module docs.
+/// dim 128 only) or by keys ([`DqSplit`]); the producer warpgroup keeps
+/// `PRODUCER_REGS` registers per thread and the consumers get
+/// `CONSUMER_REGS` (`setmaxnreg`). See the module docs.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn backward<const HD: u32, const R: usize, const DQ_COLUMNS: bool>(
+fn backward<const HD: u32, const R: usize, const DQ_COLUMNS: bool, const PRODUCER_REGS: u32, const CONSUMER_REGS: u32>(
     map_q: u64,
     map_k: u64,
     map_v: u64,
@@ -313,7 +323,7 @@ fn backward<const HD: u32, const R: usize, const DQ_COLUMNS: bool>(
     let phase = |n: u32| (n / BWD_STAGES) & 1;
 
     if warp_index >= 8 {
-        warpgroup::decrease_max_registers::<PRODUCER_REGISTERS>();
+        warpgroup::decrease_max_registers::<PRODUCER_REGS>();
         if warp_index == 8 && warp::elect_one(warp::FULL_MASK) {
             tma::prefetch_tensor_map(map_q);
             tma::prefetch_tensor_map(map_k);
@@ -357,7 +367,7 @@ fn backward<const HD: u32, const R: usize, const DQ_COLUMNS: bool>(
     // Consumer warpgroup `wg`: keys 64·wg… of the block's tile. This thread
     // holds fragment rows `r` and `r + 8` (keys) and columns c0 + 8i and
     // c0 + 8i + 1 (queries of the tile, or d for dQ/dK/dV).
-    warpgroup::increase_max_registers::<CONSUMER_REGISTERS>();
+    warpgroup::increase_max_registers::<CONSUMER_REGS>();
     let wg = warp_index / 4;
     let t = tid % 128;
     let lane = t % 32;
@@ -566,7 +576,7 @@ pub fn attention_bwd_d64(
     mut dk: DisjointSlice<u32>,
     mut dv: DisjointSlice<u32>,
 ) {
-    backward::<64, 32, false>(map_q, map_k, map_v, map_do, shape, lse, delta, dq_acc, &mut dk, &mut dv);
+    backward::<64, 32, false, PRODUCER_REGISTERS, CONSUMER_REGISTERS>(map_q, map_k, map_v, map_do, shape, lse, delta, dq_acc, &mut dk, &mut dv);
 }
 
 /// Attention backward for head_dim 128; as [`attention_bwd_d64`] with
@@ -585,7 +595,7 @@ pub fn attention_bwd_d128(
     mut dk: DisjointSlice<u32>,
     mut dv: DisjointSlice<u32>,
 ) {
-    backward::<128, 64, true>(map_q, map_k, map_v, map_do, shape, lse, delta, dq_acc, &mut dk, &mut dv);
+    backward::<128, 64, true, PRODUCER_REGISTERS, CONSUMER_REGISTERS>(map_q, map_k, map_v, map_do, shape, lse, delta, dq_acc, &mut dk, &mut dv);
 }
 
 /// [`attention_bwd_d128`] with dQ split between the warpgroups by keys
@@ -605,7 +615,28 @@ pub fn attention_bwd_keys_d128(
     mut dk: DisjointSlice<u32>,
     mut dv: DisjointSlice<u32>,
 ) {
-    backward::<128, 64, false>(map_q, map_k, map_v, map_do, shape, lse, delta, dq_acc, &mut dk, &mut dv);
+    backward::<128, 64, false, PRODUCER_REGISTERS, CONSUMER_REGISTERS>(map_q, map_k, map_v, map_do, shape, lse, delta, dq_acc, &mut dk, &mut dv);
+}
+
+/// [`attention_bwd_d128`] with the registers moved from the producer
+/// warpgroup to the consumers ([`DqSplit::ColumnsWide`]): the same code
+/// and launch, `setmaxnreg` to 24 registers for the producer and 240 for
+/// the consumers.
+#[kernel(launch_bounds(384, 1))]
+#[allow(clippy::too_many_arguments)]
+pub fn attention_bwd_wide_d128(
+    map_q: u64,
+    map_k: u64,
+    map_v: u64,
+    map_do: u64,
+    shape: Shape,
+    lse: &[f32],
+    delta: &[f32],
+    dq_acc: &[AtomicF32],
+    mut dk: DisjointSlice<u32>,
+    mut dv: DisjointSlice<u32>,
+) {
+    backward::<128, 64, true, WIDE_PRODUCER_REGISTERS, WIDE_CONSUMER_REGISTERS>(map_q, map_k, map_v, map_do, shape, lse, delta, dq_acc, &mut dk, &mut dv);
 }
 
 // ---------------------------------------------------------------------------
@@ -624,7 +655,19 @@ pub enum DqSplit {
     /// split at head_dim 64 (64 columns split in two would need descriptors
     /// that start inside a swizzle atom).
     Keys,
+    /// [`DqSplit::Columns`] with 240 registers per consumer thread and 24
+    /// for the producer instead of 232 and 40 (head_dim 128 only). At 232
+    /// ptxas cannot keep the accumulators of the wgmma groups in flight
+    /// (dV, dK, Sᵀ, dPᵀ, dQ) in registers and serialises every wgmma of the
+    /// kernel (its info message C7512: each is issued after a wait for the
+    /// one before); at 240 the groups overlap as the code asks.
+    ColumnsWide,
 }
+
+/// The environment variable with which the example's and the benchmarks'
+/// timing runs pick the backward kernels ([`DqSplit::select`]), e.g.
+/// `OXIDE_ATTN_BWD=all` or `OXIDE_ATTN_BWD=columns,wide`.
+pub const BWD_ENV: &str = "OXIDE_ATTN_BWD";
 
 impl DqSplit {
     /// The splits that `head_dim` has kernels for, the default first.
@@ -632,8 +675,46 @@ impl DqSplit {
         if head_dim == 64 {
             &[DqSplit::Keys]
         } else {
-            &[DqSplit::Columns, DqSplit::Keys]
+            &[DqSplit::Columns, DqSplit::Keys, DqSplit::ColumnsWide]
         }
+    }
+
+    /// The split's name, as [`DqSplit::parse`] reads it: `columns`, `keys`
+    /// or `wide`.
+    pub fn name(self) -> &'static str {
+        match self {
+            DqSplit::Columns => "columns",
+            DqSplit::Keys => "keys",
+            DqSplit::ColumnsWide => "wide",
+        }
+    }
+
+    /// Reads a split's name ([`DqSplit::name`]); None for anything else.
+    pub fn parse(name: &str) -> Option<DqSplit> {
+        [DqSplit::Columns, DqSplit::Keys, DqSplit::ColumnsWide].into_iter().find(|s| s.name() == name.trim())
+    }
+
+    /// The splits that `spec` names for `head_dim`: `all` (every available
+    /// one), or names separated by commas, those without a kernel at this
+    /// head_dim skipped; the default (the first available) when `spec` is
+    /// None, empty or names none of them.
+    pub fn select(spec: Option<&str>, head_dim: u32) -> Vec<DqSplit> {
+        let available = DqSplit::available(head_dim);
+        let mut splits: Vec<DqSplit> = match spec.map(str::trim) {
+            Some("all") => available.to_vec(),
+            Some(list) => list.split(',').filter_map(DqSplit::parse).filter(|s| available.contains(s)).collect(),
+            None => Vec::new(),
+        };
+        splits.dedup();
+        if splits.is_empty() {
+            splits.push(available[0]);
+        }
+        splits
+    }
+
+    /// [`DqSplit::select`] of the environment variable [`BWD_ENV`].
+    pub fn from_env(head_dim: u32) -> Vec<DqSplit> {
+        DqSplit::select(std::env::var(BWD_ENV).ok().as_deref(), head_dim)
     }
 }
 
@@ -652,6 +733,7 @@ pub fn bwd_kernel_name(head_dim: u32, split: DqSplit) -> &'static str {
         (64, _) => "attention_bwd_d64",
         (_, DqSplit::Columns) => "attention_bwd_d128",
         (_, DqSplit::Keys) => "attention_bwd_keys_d128",
+        (_, DqSplit::ColumnsWide) => "attention_bwd_wide_d128",
     }
 }
 
@@ -800,6 +882,8 @@ impl<'a> Backward<'a> {
             (_, DqSplit::Columns) => cuda_launch! { kernel: attention_bwd_d128, stream: stream, module: module, config: config,
                 args: [pq, pk, pv, pd, shape, slice(*lse), slice(self.delta), acc, slice_mut(*dk), slice_mut(*dv)] }?,
             (_, DqSplit::Keys) => cuda_launch! { kernel: attention_bwd_keys_d128, stream: stream, module: module, config: config,
+                args: [pq, pk, pv, pd, shape, slice(*lse), slice(self.delta), acc, slice_mut(*dk), slice_mut(*dv)] }?,
+            (_, DqSplit::ColumnsWide) => cuda_launch! { kernel: attention_bwd_wide_d128, stream: stream, module: module, config: config,
                 args: [pq, pk, pv, pd, shape, slice(*lse), slice(self.delta), acc, slice_mut(*dk), slice_mut(*dv)] }?,
         }
         cuda_launch! { kernel: attention_bwd_convert, stream: stream, module: module,
@@ -967,8 +1051,26 @@ mod tests {
         assert_eq!(bwd_kernel_name(64, DqSplit::Keys), "attention_bwd_d64");
         assert_eq!(bwd_kernel_name(128, DqSplit::Columns), "attention_bwd_d128");
         assert_eq!(bwd_kernel_name(128, DqSplit::Keys), "attention_bwd_keys_d128");
+        assert_eq!(bwd_kernel_name(128, DqSplit::ColumnsWide), "attention_bwd_wide_d128");
         assert_eq!(DqSplit::available(64), &[DqSplit::Keys]);
         assert_eq!(DqSplit::available(128)[0], DqSplit::Columns);
+    }
+
+    #[test]
+    fn split_names_and_selection() {
+        for &s in DqSplit::available(128) {
+            assert_eq!(DqSplit::parse(s.name()), Some(s));
+        }
+        assert_eq!(DqSplit::parse(" wide "), Some(DqSplit::ColumnsWide));
+        assert_eq!(DqSplit::parse("rows"), None);
+        assert_eq!(DqSplit::select(None, 128), vec![DqSplit::Columns]);
+        assert_eq!(DqSplit::select(Some("all"), 128), DqSplit::available(128).to_vec());
+        assert_eq!(DqSplit::select(Some("wide,columns"), 128), vec![DqSplit::ColumnsWide, DqSplit::Columns]);
+        // head_dim 64 has only the keys split: the others are skipped and
+        // its default stands in when nothing is left.
+        assert_eq!(DqSplit::select(Some("wide"), 64), vec![DqSplit::Keys]);
+        assert_eq!(DqSplit::select(Some("all"), 64), vec![DqSplit::Keys]);
+        assert_eq!(DqSplit::select(Some("nonsense"), 128), vec![DqSplit::Columns]);
     }
 
     /// The reference against finite differences of the loss L = Σ dO∘O, O
