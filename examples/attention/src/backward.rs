@@ -16,7 +16,7 @@
 //! 1. [`attention_bwd_prep`]: D = rowsum(dO∘O), f32, one warp per row.
 //! 2. [`attention_bwd_d64`] / [`attention_bwd_d128`] (and
 //!    [`attention_bwd_keys_d128`], [`attention_bwd_wide_d128`],
-//!    [`attention_bwd_staged_d128`]: the
+//!    [`attention_bwd_staged_d128`], [`attention_bwd_red4_d128`]: the
 //!    kernels [`DqSplit`] names), the main kernel: a
 //!    block owns [`BWD_BN`] keys of one (batch, head) and 384 threads: two
 //!    consumer warpgroups of 64 keys each and a producer warpgroup (one lane
@@ -180,6 +180,29 @@ unsafe fn red_add_pair(p: *const AtomicF32, x: f32, y: f32) {
     };
 }
 
+/// Adds the four f32 in `v` to the four at `p` (16-byte aligned, global
+/// memory) with one vector reduction, `red.relaxed.gpu.global.add.v4.f32`
+/// (sm_90, PTX ISA 8.1): as [`red_add_pair`], half its requests for the
+/// same entries.
+///
+/// # Safety
+/// `p` points at four f32 in global memory that every concurrent access
+/// reaches atomically.
+#[inline(always)]
+unsafe fn red_add_quad(p: *const AtomicF32, v: [f32; 4]) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        ptx_asm!(
+            "{{ .reg .u64 g; cvta.to.global.u64 g, {a}; red.relaxed.gpu.global.add.v4.f32 [g], {{{x}, {y}, {z}, {w}}}; }}",
+            a = in(u64) p as u64,
+            x = in(f32) v[0],
+            y = in(f32) v[1],
+            z = in(f32) v[2],
+            w = in(f32) v[3]
+        )
+    };
+}
+
 /// Waits until the 256 threads of both consumer warpgroups have arrived
 /// (named barrier 3; 1 and 2 are the warpgroups' own).
 #[inline(always)]
@@ -310,10 +333,20 @@ unsafe fn issue_registers_trans_b<const R: usize>(acc: &mut [f32; R], x: &[f32; 
 /// `CONSUMER_REGS` (`setmaxnreg`). With `STAGED` the producer also copies
 /// each query tile's log-sum-exp and D rows into the tile's stage, from
 /// where the consumers read them ([`DqSplit::Staged`]); without it the
-/// consumers load them from global memory. See the module docs.
+/// consumers load them from global memory. With `RED4` (`DQ_COLUMNS`
+/// only) dQ is added four columns at a time ([`DqSplit::Red4`]). See the
+/// module docs.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn backward<const HD: u32, const R: usize, const DQ_COLUMNS: bool, const PRODUCER_REGS: u32, const CONSUMER_REGS: u32, const STAGED: bool>(
+fn backward<
+    const HD: u32,
+    const R: usize,
+    const DQ_COLUMNS: bool,
+    const PRODUCER_REGS: u32,
+    const CONSUMER_REGS: u32,
+    const STAGED: bool,
+    const RED4: bool,
+>(
     map_q: u64,
     map_k: u64,
     map_v: u64,
@@ -576,15 +609,42 @@ fn backward<const HD: u32, const R: usize, const DQ_COLUMNS: bool, const PRODUCE
             // dQ's rows q0 + r and q0 + r + 8 of this (batch, head).
             let top = ((seq_row0 + q0 + r) * HD + 64 * wg + c0) as usize;
             let bottom = top + 8 * HD as usize;
-            unroll!(full, for i in 0..8usize {
-                // SAFETY: inside the accumulator (batch·heads·seq·HD floats,
-                // host checks), 8-byte aligned (even index); every access to
-                // it in this kernel is an atomic add.
-                unsafe {
-                    red_add_pair(acc.add(top + 8 * i), acc_dq[4 * i], acc_dq[4 * i + 1]);
-                    red_add_pair(acc.add(bottom + 8 * i), acc_dq[4 * i + 2], acc_dq[4 * i + 3]);
-                }
-            });
+            if RED4 {
+                // Lanes 2m and 2m+1 hold columns c0, c0+1 and c0+2, c0+3
+                // (c0 of the even lane a multiple of 4) of rows r and r+8:
+                // the even lane takes the odd one's row-r pair and adds row
+                // r's four columns, the odd lane the even one's row-(r+8)
+                // pair and adds row r+8's.
+                // Chosen by bit masks rather than branches, so that the
+                // shuffles stay in code every lane runs.
+                let odd = lane % 2;
+                let mask = 0u32.wrapping_sub(odd);
+                let pick = |when_odd: f32, when_even: f32| f32::from_bits((when_odd.to_bits() & mask) | (when_even.to_bits() & !mask));
+                let base = top + odd as usize * (8 * HD as usize - 2);
+                unroll!(full, for i in 0..8usize {
+                    let (t0, t1, b0, b1) = (acc_dq[4 * i], acc_dq[4 * i + 1], acc_dq[4 * i + 2], acc_dq[4 * i + 3]);
+                    let got0 = warp::shfl_xor(warp::FULL_MASK, pick(t0, b0), 1);
+                    let got1 = warp::shfl_xor(warp::FULL_MASK, pick(t1, b1), 1);
+                    let at = base + 8 * i;
+                    let v = [pick(got0, t0), pick(got1, t1), pick(b0, got0), pick(b1, got1)];
+                    // SAFETY: inside the accumulator (batch·heads·seq·HD
+                    // floats, host checks); 16-byte aligned: the index is a
+                    // multiple of 4 (HD, 64, 8i and the even lane's c0 are;
+                    // the odd lane's c0 - 2 is the even lane's c0); every
+                    // access to it in this kernel is an atomic add.
+                    unsafe { red_add_quad(acc.add(at), v) };
+                });
+            } else {
+                unroll!(full, for i in 0..8usize {
+                    // SAFETY: inside the accumulator (batch·heads·seq·HD
+                    // floats, host checks), 8-byte aligned (even index);
+                    // every access to it in this kernel is an atomic add.
+                    unsafe {
+                        red_add_pair(acc.add(top + 8 * i), acc_dq[4 * i], acc_dq[4 * i + 1]);
+                        red_add_pair(acc.add(bottom + 8 * i), acc_dq[4 * i + 2], acc_dq[4 * i + 3]);
+                    }
+                });
+            }
         } else {
             // dQ's part from this warpgroup's 64 keys, every column: A its
             // dS tile, B its 64 rows of K (MN-major).
@@ -653,7 +713,7 @@ pub fn attention_bwd_d64(
     mut dk: DisjointSlice<u32>,
     mut dv: DisjointSlice<u32>,
 ) {
-    backward::<64, 32, false, PRODUCER_REGISTERS, CONSUMER_REGISTERS, false>(map_q, map_k, map_v, map_do, shape, lse, delta, dq_acc, &mut dk, &mut dv);
+    backward::<64, 32, false, PRODUCER_REGISTERS, CONSUMER_REGISTERS, false, false>(map_q, map_k, map_v, map_do, shape, lse, delta, dq_acc, &mut dk, &mut dv);
 }
 
 /// Attention backward for head_dim 128; as [`attention_bwd_d64`] with
@@ -672,7 +732,7 @@ pub fn attention_bwd_d128(
     mut dk: DisjointSlice<u32>,
     mut dv: DisjointSlice<u32>,
 ) {
-    backward::<128, 64, true, PRODUCER_REGISTERS, CONSUMER_REGISTERS, false>(map_q, map_k, map_v, map_do, shape, lse, delta, dq_acc, &mut dk, &mut dv);
+    backward::<128, 64, true, PRODUCER_REGISTERS, CONSUMER_REGISTERS, false, false>(map_q, map_k, map_v, map_do, shape, lse, delta, dq_acc, &mut dk, &mut dv);
 }
 
 /// [`attention_bwd_d128`] with dQ split between the warpgroups by keys
@@ -692,7 +752,7 @@ pub fn attention_bwd_keys_d128(
     mut dk: DisjointSlice<u32>,
     mut dv: DisjointSlice<u32>,
 ) {
-    backward::<128, 64, false, PRODUCER_REGISTERS, CONSUMER_REGISTERS, false>(map_q, map_k, map_v, map_do, shape, lse, delta, dq_acc, &mut dk, &mut dv);
+    backward::<128, 64, false, PRODUCER_REGISTERS, CONSUMER_REGISTERS, false, false>(map_q, map_k, map_v, map_do, shape, lse, delta, dq_acc, &mut dk, &mut dv);
 }
 
 /// [`attention_bwd_d128`] with the registers moved from the producer
@@ -713,7 +773,7 @@ pub fn attention_bwd_wide_d128(
     mut dk: DisjointSlice<u32>,
     mut dv: DisjointSlice<u32>,
 ) {
-    backward::<128, 64, true, WIDE_PRODUCER_REGISTERS, WIDE_CONSUMER_REGISTERS, false>(map_q, map_k, map_v, map_do, shape, lse, delta, dq_acc, &mut dk, &mut dv);
+    backward::<128, 64, true, WIDE_PRODUCER_REGISTERS, WIDE_CONSUMER_REGISTERS, false, false>(map_q, map_k, map_v, map_do, shape, lse, delta, dq_acc, &mut dk, &mut dv);
 }
 
 /// [`attention_bwd_wide_d128`] with each query tile's log-sum-exp and D
@@ -732,7 +792,26 @@ pub fn attention_bwd_staged_d128(
     mut dk: DisjointSlice<u32>,
     mut dv: DisjointSlice<u32>,
 ) {
-    backward::<128, 64, true, WIDE_PRODUCER_REGISTERS, WIDE_CONSUMER_REGISTERS, true>(map_q, map_k, map_v, map_do, shape, lse, delta, dq_acc, &mut dk, &mut dv);
+    backward::<128, 64, true, WIDE_PRODUCER_REGISTERS, WIDE_CONSUMER_REGISTERS, true, false>(map_q, map_k, map_v, map_do, shape, lse, delta, dq_acc, &mut dk, &mut dv);
+}
+
+/// [`attention_bwd_staged_d128`] with dQ added four columns at a time
+/// ([`DqSplit::Red4`]).
+#[kernel(launch_bounds(384, 1))]
+#[allow(clippy::too_many_arguments)]
+pub fn attention_bwd_red4_d128(
+    map_q: u64,
+    map_k: u64,
+    map_v: u64,
+    map_do: u64,
+    shape: Shape,
+    lse: &[f32],
+    delta: &[f32],
+    dq_acc: &[AtomicF32],
+    mut dk: DisjointSlice<u32>,
+    mut dv: DisjointSlice<u32>,
+) {
+    backward::<128, 64, true, WIDE_PRODUCER_REGISTERS, WIDE_CONSUMER_REGISTERS, true, true>(map_q, map_k, map_v, map_do, shape, lse, delta, dq_acc, &mut dk, &mut dv);
 }
 
 // ---------------------------------------------------------------------------
@@ -766,6 +845,11 @@ pub enum DqSplit {
     /// across the Sᵀ and dPᵀ products and do not wait for D's global loads
     /// between dPᵀ and dS.
     Staged,
+    /// [`DqSplit::Staged`] with dQ added into global memory four columns
+    /// at a time (`red.global.add.v4.f32`, after one exchange of a pair
+    /// between neighbouring lanes) instead of two: half the reductions
+    /// (head_dim 128 only).
+    Red4,
 }
 
 /// The environment variable with which the example's and the benchmarks'
@@ -779,24 +863,25 @@ impl DqSplit {
         if head_dim == 64 {
             &[DqSplit::Keys]
         } else {
-            &[DqSplit::Columns, DqSplit::Keys, DqSplit::ColumnsWide, DqSplit::Staged]
+            &[DqSplit::Columns, DqSplit::Keys, DqSplit::ColumnsWide, DqSplit::Staged, DqSplit::Red4]
         }
     }
 
     /// The split's name, as [`DqSplit::parse`] reads it: `columns`, `keys`
-    /// `wide` or `staged`.
+    /// `wide`, `staged` or `red4`.
     pub fn name(self) -> &'static str {
         match self {
             DqSplit::Columns => "columns",
             DqSplit::Keys => "keys",
             DqSplit::ColumnsWide => "wide",
             DqSplit::Staged => "staged",
+            DqSplit::Red4 => "red4",
         }
     }
 
     /// Reads a split's name ([`DqSplit::name`]); None for anything else.
     pub fn parse(name: &str) -> Option<DqSplit> {
-        [DqSplit::Columns, DqSplit::Keys, DqSplit::ColumnsWide, DqSplit::Staged].into_iter().find(|s| s.name() == name.trim())
+        [DqSplit::Columns, DqSplit::Keys, DqSplit::ColumnsWide, DqSplit::Staged, DqSplit::Red4].into_iter().find(|s| s.name() == name.trim())
     }
 
     /// The splits that `spec` names for `head_dim`: `all` (every available
@@ -841,6 +926,7 @@ pub fn bwd_kernel_name(head_dim: u32, split: DqSplit) -> &'static str {
         (_, DqSplit::Keys) => "attention_bwd_keys_d128",
         (_, DqSplit::ColumnsWide) => "attention_bwd_wide_d128",
         (_, DqSplit::Staged) => "attention_bwd_staged_d128",
+        (_, DqSplit::Red4) => "attention_bwd_red4_d128",
     }
 }
 
@@ -993,6 +1079,8 @@ impl<'a> Backward<'a> {
             (_, DqSplit::ColumnsWide) => cuda_launch! { kernel: attention_bwd_wide_d128, stream: stream, module: module, config: config,
                 args: [pq, pk, pv, pd, shape, slice(*lse), slice(self.delta), acc, slice_mut(*dk), slice_mut(*dv)] }?,
             (_, DqSplit::Staged) => cuda_launch! { kernel: attention_bwd_staged_d128, stream: stream, module: module, config: config,
+                args: [pq, pk, pv, pd, shape, slice(*lse), slice(self.delta), acc, slice_mut(*dk), slice_mut(*dv)] }?,
+            (_, DqSplit::Red4) => cuda_launch! { kernel: attention_bwd_red4_d128, stream: stream, module: module, config: config,
                 args: [pq, pk, pv, pd, shape, slice(*lse), slice(self.delta), acc, slice_mut(*dk), slice_mut(*dv)] }?,
         }
         cuda_launch! { kernel: attention_bwd_convert, stream: stream, module: module,
@@ -1162,6 +1250,7 @@ mod tests {
         assert_eq!(bwd_kernel_name(128, DqSplit::Keys), "attention_bwd_keys_d128");
         assert_eq!(bwd_kernel_name(128, DqSplit::ColumnsWide), "attention_bwd_wide_d128");
         assert_eq!(bwd_kernel_name(128, DqSplit::Staged), "attention_bwd_staged_d128");
+        assert_eq!(bwd_kernel_name(128, DqSplit::Red4), "attention_bwd_red4_d128");
 
         assert_eq!(DqSplit::available(64), &[DqSplit::Keys]);
         assert_eq!(DqSplit::available(128)[0], DqSplit::Columns);
