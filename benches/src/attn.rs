@@ -23,9 +23,12 @@
 //! as `m128s2,m192s3`) times the forward with those tiles instead of the
 //! default one, where the head_dim has them; the rows' names then end in
 //! the tile's name (`attention_fwd/64/4096/m192s3`), the default's too.
+//! `OXIDE_ATTN_BWD` (`attention::DqSplit::select`: `all`, or kernel names
+//! such as `columns,wide`) does the same for the backward's kernels
+//! (`attention_bwd/128/4096/wide`).
 
 use crate::harness::{bf16_to_f32, de, random_bf16, Gpu, Row, Target};
-use attention::{reference_gradient_row, reference_row, Attention, Backward, Gradients, Shape, Tile, Variant, TILE_ENV};
+use attention::{reference_gradient_row, reference_row, Attention, Backward, DqSplit, Gradients, Shape, Tile, Variant, BWD_ENV, TILE_ENV};
 use cuda_core::DeviceBuffer;
 
 /// The variable naming the torch script's results file.
@@ -215,8 +218,11 @@ fn check_backward(shape: Shape, q: &[u16], k: &[u16], v: &[u16], d_o: &[u16], o:
 pub fn attention_bwd(gpu: &Gpu) -> Result<Vec<Row>, String> {
     let s = &gpu.stream;
     let torch = torch_results("attention_bwd");
+    // The kernels $OXIDE_ATTN_BWD names (the default without it).
+    let chosen = std::env::var_os(BWD_ENV).is_some();
     let mut rows = Vec::new();
     let head_dim = 128u32;
+    let splits = if chosen { DqSplit::from_env(head_dim) } else { vec![DqSplit::available(head_dim)[0]] };
     for causal in [false, true] {
         for seq in [2048u32, 4096, 8192] {
             let shape = bench_shape(seq, head_dim, causal);
@@ -232,15 +238,26 @@ pub fn attention_bwd(gpu: &Gpu) -> Result<Vec<Row>, String> {
             let mut lse = DeviceBuffer::<f32>::zeroed(s, shape.rows()).map_err(de)?;
             let attn = Attention::new(&gpu.oxide, s, &qd, &kd, &vd, shape).map_err(|e| e.to_string())?;
             attn.launch(&gpu.oxide, s, &mut o, &mut lse).map_err(|e| e.to_string())?;
-            let mut bwd = Backward::new(&gpu.oxide, s, &qd, &kd, &vd, &dod, shape).map_err(|e| e.to_string())?;
-            bwd.launch(&gpu.oxide, s, &o, &lse, &mut dq, &mut dk, &mut dv).map_err(|e| e.to_string())?;
             let host = |b: &DeviceBuffer<u32>| b.to_host_vec(s).map_err(de);
-            let (oh, dqh, dkh, dvh) = (host(&o)?, host(&dq)?, host(&dk)?, host(&dv)?);
-            check_backward(shape, &q, &k, &v, &d_o, &oh, &lse.to_host_vec(s).map_err(de)?, [&dqh, &dkh, &dvh])?;
-            let t = gpu.time_ms(3, 20, || bwd.launch(&gpu.oxide, s, &o, &lse, &mut dq, &mut dk, &mut dv).map_err(|e| e.to_string()))?;
-            let name = format!("attention_bwd/{head_dim}{}/{seq}", if causal { "c" } else { "" });
-            let torch_ref = torch.as_deref().and_then(|r| torch_best(r, shape, true));
-            rows.push(torch_row(name, t, shape.backward_flops(), torch_ref, " backward", &describe(seq, head_dim, causal)));
+            let oh = host(&o)?;
+            let lseh = lse.to_host_vec(s).map_err(de)?;
+            for &split in &splits {
+                let mut bwd = Backward::with_split(split, &gpu.oxide, s, &qd, &kd, &vd, &dod, shape).map_err(|e| e.to_string())?;
+                // Stale results from the previous kernel must not pass.
+                for t in [&mut dq, &mut dk, &mut dv] {
+                    t.memset(s, 0xff).map_err(de)?;
+                }
+                bwd.launch(&gpu.oxide, s, &o, &lse, &mut dq, &mut dk, &mut dv).map_err(|e| e.to_string())?;
+                let (dqh, dkh, dvh) = (host(&dq)?, host(&dk)?, host(&dv)?);
+                check_backward(shape, &q, &k, &v, &d_o, &oh, &lseh, [&dqh, &dkh, &dvh]).map_err(|e| format!("{}: {e}", split.name()))?;
+                let t = gpu.time_ms(3, 20, || bwd.launch(&gpu.oxide, s, &o, &lse, &mut dq, &mut dk, &mut dv).map_err(|e| e.to_string()))?;
+                let mut name = format!("attention_bwd/{head_dim}{}/{seq}", if causal { "c" } else { "" });
+                if chosen {
+                    name = format!("{name}/{}", split.name());
+                }
+                let torch_ref = torch.as_deref().and_then(|r| torch_best(r, shape, true));
+                rows.push(torch_row(name, t, shape.backward_flops(), torch_ref, " backward", &describe(seq, head_dim, causal)));
+            }
         }
     }
     Ok(rows)

@@ -15,7 +15,9 @@
 //! of the dQ accumulator in between):
 //! 1. [`attention_bwd_prep`]: D = rowsum(dO∘O), f32, one warp per row.
 //! 2. [`attention_bwd_d64`] / [`attention_bwd_d128`] (and
-//!    [`attention_bwd_keys_d128`]), the main kernel: a
+//!    [`attention_bwd_keys_d128`], [`attention_bwd_wide_d128`],
+//!    [`attention_bwd_staged_d128`], [`attention_bwd_red4_d128`]: the
+//!    kernels [`DqSplit`] names), the main kernel: a
 //!    block owns [`BWD_BN`] keys of one (batch, head) and 384 threads: two
 //!    consumer warpgroups of 64 keys each and a producer warpgroup (one lane
 //!    issues TMA copies; `setmaxnreg` moves its registers to the consumers
@@ -91,10 +93,24 @@ pub const BWD_THREADS: u32 = 384;
 const PRODUCER_REGISTERS: u32 = 40;
 /// Registers per thread of the consumer warpgroups: 40 + 2·232 = 3·168.
 const CONSUMER_REGISTERS: u32 = 232;
+/// The producer's registers in [`DqSplit::ColumnsWide`]: the fewest
+/// `setmaxnreg` allows, which its TMA loop fits without spilling.
+const WIDE_PRODUCER_REGISTERS: u32 = 24;
+/// The consumers' registers in [`DqSplit::ColumnsWide`]: 24 + 2·240 is
+/// within the 3·168 the launch bounds give the block's threads (each count
+/// a multiple of 8).
+const WIDE_CONSUMER_REGISTERS: u32 = 240;
 /// Bytes of one warpgroup's dS tile (64 queries × 64 keys bf16, one box).
 const DS_BYTES: u32 = 64 * 64 * 2;
 /// Rows (warps) per block of the preprocessing kernel.
 const PREP_ROWS: u32 = 8;
+/// Bytes of one stage's log-sum-exp and D rows in shared memory
+/// ([`DqSplit::Staged`]): [`BWD_BM`] f32 of each.
+const STATS_BYTES: u32 = 2 * BWD_BM * 4;
+/// Offset of the first stage's log-sum-exp and D rows from the barriers
+/// (past them, 128-byte aligned).
+const STATS_OFFSET: u32 = 128;
+const _: () = assert!(8 * (1 + 2 * BWD_STAGES) <= STATS_OFFSET, "the barriers overlap the stats tiles");
 
 /// Stores the 16-bit value `value` at a 32-bit shared address.
 ///
@@ -105,6 +121,41 @@ const PREP_ROWS: u32 = 8;
 unsafe fn store_shared_u16(address: u32, value: u16) {
     // SAFETY: the caller's contract.
     unsafe { ptx_asm!("st.shared.u16 [{a}], {v};", a = in(u32) address, v = in(u16) value) };
+}
+
+/// Loads the f32 pair at a 32-bit shared address (8-byte aligned).
+///
+/// # Safety
+/// `address` is inside the launch's dynamic shared memory, and no write to
+/// it is in flight.
+#[inline(always)]
+unsafe fn load_shared_f32x2(address: u32) -> (f32, f32) {
+    let (x, y): (f32, f32);
+    // SAFETY: the caller's contract.
+    unsafe { ptx_asm!("ld.shared.v2.f32 {{{x}, {y}}}, [{a}];", x = out(f32) x, y = out(f32) y, a = in(u32) address) };
+    (x, y)
+}
+
+/// Copies `bytes` bytes from global memory at `src` to shared memory at
+/// `dst` with the bulk-copy engine (`cp.async.bulk`, non-tensor), counted
+/// in `bar`'s transaction bytes as a TMA tile load is.
+///
+/// # Safety
+/// `src` and `dst` are 16-byte aligned and `bytes` a multiple of 16, both
+/// ranges inside their allocations; nothing reads or writes `dst` until
+/// `bar` completes; `bar` expects the bytes (`arrive_expect_tx`).
+#[inline(always)]
+unsafe fn bulk_load(dst: u32, src: *const f32, bytes: u32, bar: MBarrier) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        ptx_asm!(
+            "{{ .reg .u64 g; cvta.to.global.u64 g, {s}; cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [{d}], [g], {n}, [{b}]; }}",
+            d = in(u32) dst,
+            s = in(u64) src as u64,
+            n = in(u32) bytes,
+            b = in(u32) bar.address()
+        )
+    };
 }
 
 /// Adds `x` and `y` to the f32 pair at `p` (8-byte aligned, global
@@ -125,6 +176,29 @@ unsafe fn red_add_pair(p: *const AtomicF32, x: f32, y: f32) {
             a = in(u64) p as u64,
             x = in(f32) x,
             y = in(f32) y
+        )
+    };
+}
+
+/// Adds the four f32 in `v` to the four at `p` (16-byte aligned, global
+/// memory) with one vector reduction, `red.relaxed.gpu.global.add.v4.f32`
+/// (sm_90, PTX ISA 8.1): as [`red_add_pair`], half its requests for the
+/// same entries.
+///
+/// # Safety
+/// `p` points at four f32 in global memory that every concurrent access
+/// reaches atomically.
+#[inline(always)]
+unsafe fn red_add_quad(p: *const AtomicF32, v: [f32; 4]) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        ptx_asm!(
+            "{{ .reg .u64 g; cvta.to.global.u64 g, {a}; red.relaxed.gpu.global.add.v4.f32 [g], {{{x}, {y}, {z}, {w}}}; }}",
+            a = in(u64) p as u64,
+            x = in(f32) v[0],
+            y = in(f32) v[1],
+            z = in(f32) v[2],
+            w = in(f32) v[3]
         )
     };
 }
@@ -254,10 +328,25 @@ unsafe fn issue_registers_trans_b<const R: usize>(acc: &mut [f32; R], x: &[f32; 
 
 /// The main kernel's body for head dimension HD (R = HD/2 accumulators per
 /// thread); dQ split between the warpgroups by columns (`DQ_COLUMNS`, head
-/// dim 128 only) or by keys ([`DqSplit`]). See the module docs.
+/// dim 128 only) or by keys ([`DqSplit`]); the producer warpgroup keeps
+/// `PRODUCER_REGS` registers per thread and the consumers get
+/// `CONSUMER_REGS` (`setmaxnreg`). With `STAGED` the producer also copies
+/// each query tile's log-sum-exp and D rows into the tile's stage, from
+/// where the consumers read them ([`DqSplit::Staged`]); without it the
+/// consumers load them from global memory. With `RED4` (`DQ_COLUMNS`
+/// only) dQ is added four columns at a time ([`DqSplit::Red4`]). See the
+/// module docs.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn backward<const HD: u32, const R: usize, const DQ_COLUMNS: bool>(
+fn backward<
+    const HD: u32,
+    const R: usize,
+    const DQ_COLUMNS: bool,
+    const PRODUCER_REGS: u32,
+    const CONSUMER_REGS: u32,
+    const STAGED: bool,
+    const RED4: bool,
+>(
     map_q: u64,
     map_k: u64,
     map_v: u64,
@@ -282,6 +371,8 @@ fn backward<const HD: u32, const R: usize, const DQ_COLUMNS: bool>(
     // Two dS buffers (by tile parity) of two warpgroup tiles each.
     let ds_tile = |buf: u32, wg: u32| q_tile(BWD_STAGES) + (2 * buf + wg) * DS_BYTES;
     let bars = ds_tile(2, 0);
+    // Stage s's log-sum-exp (BWD_BM f32), then its D (STAGED only).
+    let stats_tile = |s: u32| bars + STATS_OFFSET + s * STATS_BYTES;
     // SAFETY (all three): 8-byte aligned words after the tiles, inside the
     // launch's dynamic shared memory, used only as these barriers.
     let kv_full = unsafe { MBarrier::from_address(bars) };
@@ -313,7 +404,7 @@ fn backward<const HD: u32, const R: usize, const DQ_COLUMNS: bool>(
     let phase = |n: u32| (n / BWD_STAGES) & 1;
 
     if warp_index >= 8 {
-        warpgroup::decrease_max_registers::<PRODUCER_REGISTERS>();
+        warpgroup::decrease_max_registers::<PRODUCER_REGS>();
         if warp_index == 8 && warp::elect_one(warp::FULL_MASK) {
             tma::prefetch_tensor_map(map_q);
             tma::prefetch_tensor_map(map_k);
@@ -337,7 +428,7 @@ fn backward<const HD: u32, const R: usize, const DQ_COLUMNS: bool>(
                 if n >= BWD_STAGES {
                     empty(s).wait(phase(n - BWD_STAGES));
                 }
-                full(s).arrive_expect_tx(2 * qd_bytes);
+                full(s).arrive_expect_tx(2 * qd_bytes + if STAGED { STATS_BYTES } else { 0 });
                 for c in 0..boxes {
                     // SAFETY: valid maps; the stage is free (its empty
                     // barrier completed, or it was never used) and
@@ -345,6 +436,18 @@ fn backward<const HD: u32, const R: usize, const DQ_COLUMNS: bool>(
                     unsafe {
                         tma::load_2d(q_tile(s) + c * BWD_BM * ROW_BYTES, map_q, full(s), (c * BOX) as i32, row);
                         tma::load_2d(do_tile(s) + c * BWD_BM * ROW_BYTES, map_do, full(s), (c * BOX) as i32, row);
+                    }
+                }
+                if STAGED {
+                    let first = row as usize;
+                    // SAFETY: rows first…first+BWD_BM of lse and delta exist
+                    // (both are batch·heads·seq long: host checks, and the
+                    // kernel's own scratch); their byte offsets are
+                    // multiples of 256 and the stats tiles 128-aligned; the
+                    // stage is free as above and `full(s)` expects the bytes.
+                    unsafe {
+                        bulk_load(stats_tile(s), lse.as_ptr().add(first), BWD_BM * 4, full(s));
+                        bulk_load(stats_tile(s) + BWD_BM * 4, delta.as_ptr().add(first), BWD_BM * 4, full(s));
                     }
                 }
                 n += 1;
@@ -357,7 +460,7 @@ fn backward<const HD: u32, const R: usize, const DQ_COLUMNS: bool>(
     // Consumer warpgroup `wg`: keys 64·wg… of the block's tile. This thread
     // holds fragment rows `r` and `r + 8` (keys) and columns c0 + 8i and
     // c0 + 8i + 1 (queries of the tile, or d for dQ/dK/dV).
-    warpgroup::increase_max_registers::<CONSUMER_REGISTERS>();
+    warpgroup::increase_max_registers::<CONSUMER_REGS>();
     let wg = warp_index / 4;
     let t = tid % 128;
     let lane = t % 32;
@@ -385,14 +488,17 @@ fn backward<const HD: u32, const R: usize, const DQ_COLUMNS: bool>(
         // The log-sum-exp (log2 domain) of this thread's columns, loaded
         // before the products so that its latency hides behind them.
         let mut lse2 = [0.0f32; 16];
-        unroll!(full, for i in 0..8usize {
-            // SAFETY: col + 8i + 1 < batch·heads·seq, the length of lse
-            // (host checks).
-            unsafe {
-                lse2[2 * i] = *lse.get_unchecked(col + 8 * i) * log2e;
-                lse2[2 * i + 1] = *lse.get_unchecked(col + 8 * i + 1) * log2e;
-            }
-        });
+        // STAGED: read from the stage once it is full (below).
+        if !STAGED {
+            unroll!(full, for i in 0..8usize {
+                // SAFETY: col + 8i + 1 < batch·heads·seq, the length of lse
+                // (host checks).
+                unsafe {
+                    lse2[2 * i] = *lse.get_unchecked(col + 8 * i) * log2e;
+                    lse2[2 * i + 1] = *lse.get_unchecked(col + 8 * i + 1) * log2e;
+                }
+            });
+        }
         full(s).wait(phase(n));
         // SAFETY (every issue_* and wgmma below): the whole warpgroup runs
         // them with the same addresses; their operands are not rewritten and
@@ -408,7 +514,16 @@ fn backward<const HD: u32, const R: usize, const DQ_COLUMNS: bool>(
         unroll!(full, for i in 0..8u32 {
             let q = q0 + 8 * i + c0;
             let i = i as usize;
-            let (la, lb) = (lse2[2 * i], lse2[2 * i + 1]);
+            let (la, lb) = if STAGED {
+                // SAFETY: this thread's two columns of the stage's
+                // log-sum-exp, 8-byte aligned (c0 is even), complete since
+                // `full(s)` completed; rewritten only after this tile
+                // releases the stage.
+                let (a, b) = unsafe { load_shared_f32x2(stats_tile(s) + 4 * (c0 + 8 * i as u32)) };
+                (a * log2e, b * log2e)
+            } else {
+                (lse2[2 * i], lse2[2 * i + 1])
+            };
             p[4 * i] = exp2(acc_s[4 * i] * scale_log2 - la);
             p[4 * i + 1] = exp2(acc_s[4 * i + 1] * scale_log2 - lb);
             p[4 * i + 2] = exp2(acc_s[4 * i + 2] * scale_log2 - la);
@@ -440,8 +555,13 @@ fn backward<const HD: u32, const R: usize, const DQ_COLUMNS: bool>(
         let mut ds = wgmma::zeroed::<32>();
         unroll!(full, for i in 0..8u32 {
             let c = 8 * i + c0;
-            // SAFETY: as for lse.
-            let (da, db) = unsafe { (*delta.get_unchecked(col + 8 * i as usize), *delta.get_unchecked(col + 8 * i as usize + 1)) };
+            let (da, db) = if STAGED {
+                // SAFETY: as for the log-sum-exp above, the stage's D.
+                unsafe { load_shared_f32x2(stats_tile(s) + BWD_BM * 4 + 4 * c) }
+            } else {
+                // SAFETY: as for lse.
+                unsafe { (*delta.get_unchecked(col + 8 * i as usize), *delta.get_unchecked(col + 8 * i as usize + 1)) }
+            };
             let i = i as usize;
             ds[4 * i] = p[4 * i] * (acc_dp[4 * i] - da);
             ds[4 * i + 1] = p[4 * i + 1] * (acc_dp[4 * i + 1] - db);
@@ -489,15 +609,42 @@ fn backward<const HD: u32, const R: usize, const DQ_COLUMNS: bool>(
             // dQ's rows q0 + r and q0 + r + 8 of this (batch, head).
             let top = ((seq_row0 + q0 + r) * HD + 64 * wg + c0) as usize;
             let bottom = top + 8 * HD as usize;
-            unroll!(full, for i in 0..8usize {
-                // SAFETY: inside the accumulator (batch·heads·seq·HD floats,
-                // host checks), 8-byte aligned (even index); every access to
-                // it in this kernel is an atomic add.
-                unsafe {
-                    red_add_pair(acc.add(top + 8 * i), acc_dq[4 * i], acc_dq[4 * i + 1]);
-                    red_add_pair(acc.add(bottom + 8 * i), acc_dq[4 * i + 2], acc_dq[4 * i + 3]);
-                }
-            });
+            if RED4 {
+                // Lanes 2m and 2m+1 hold columns c0, c0+1 and c0+2, c0+3
+                // (c0 of the even lane a multiple of 4) of rows r and r+8:
+                // the even lane takes the odd one's row-r pair and adds row
+                // r's four columns, the odd lane the even one's row-(r+8)
+                // pair and adds row r+8's.
+                // Chosen by bit masks rather than branches, so that the
+                // shuffles stay in code every lane runs.
+                let odd = lane % 2;
+                let mask = 0u32.wrapping_sub(odd);
+                let pick = |when_odd: f32, when_even: f32| f32::from_bits((when_odd.to_bits() & mask) | (when_even.to_bits() & !mask));
+                let base = top + odd as usize * (8 * HD as usize - 2);
+                unroll!(full, for i in 0..8usize {
+                    let (t0, t1, b0, b1) = (acc_dq[4 * i], acc_dq[4 * i + 1], acc_dq[4 * i + 2], acc_dq[4 * i + 3]);
+                    let got0 = warp::shfl_xor(warp::FULL_MASK, pick(t0, b0), 1);
+                    let got1 = warp::shfl_xor(warp::FULL_MASK, pick(t1, b1), 1);
+                    let at = base + 8 * i;
+                    let v = [pick(got0, t0), pick(got1, t1), pick(b0, got0), pick(b1, got1)];
+                    // SAFETY: inside the accumulator (batch·heads·seq·HD
+                    // floats, host checks); 16-byte aligned: the index is a
+                    // multiple of 4 (HD, 64, 8i and the even lane's c0 are;
+                    // the odd lane's c0 - 2 is the even lane's c0); every
+                    // access to it in this kernel is an atomic add.
+                    unsafe { red_add_quad(acc.add(at), v) };
+                });
+            } else {
+                unroll!(full, for i in 0..8usize {
+                    // SAFETY: inside the accumulator (batch·heads·seq·HD
+                    // floats, host checks), 8-byte aligned (even index);
+                    // every access to it in this kernel is an atomic add.
+                    unsafe {
+                        red_add_pair(acc.add(top + 8 * i), acc_dq[4 * i], acc_dq[4 * i + 1]);
+                        red_add_pair(acc.add(bottom + 8 * i), acc_dq[4 * i + 2], acc_dq[4 * i + 3]);
+                    }
+                });
+            }
         } else {
             // dQ's part from this warpgroup's 64 keys, every column: A its
             // dS tile, B its 64 rows of K (MN-major).
@@ -566,7 +713,7 @@ pub fn attention_bwd_d64(
     mut dk: DisjointSlice<u32>,
     mut dv: DisjointSlice<u32>,
 ) {
-    backward::<64, 32, false>(map_q, map_k, map_v, map_do, shape, lse, delta, dq_acc, &mut dk, &mut dv);
+    backward::<64, 32, false, PRODUCER_REGISTERS, CONSUMER_REGISTERS, false, false>(map_q, map_k, map_v, map_do, shape, lse, delta, dq_acc, &mut dk, &mut dv);
 }
 
 /// Attention backward for head_dim 128; as [`attention_bwd_d64`] with
@@ -585,7 +732,7 @@ pub fn attention_bwd_d128(
     mut dk: DisjointSlice<u32>,
     mut dv: DisjointSlice<u32>,
 ) {
-    backward::<128, 64, true>(map_q, map_k, map_v, map_do, shape, lse, delta, dq_acc, &mut dk, &mut dv);
+    backward::<128, 64, true, PRODUCER_REGISTERS, CONSUMER_REGISTERS, false, false>(map_q, map_k, map_v, map_do, shape, lse, delta, dq_acc, &mut dk, &mut dv);
 }
 
 /// [`attention_bwd_d128`] with dQ split between the warpgroups by keys
@@ -605,7 +752,66 @@ pub fn attention_bwd_keys_d128(
     mut dk: DisjointSlice<u32>,
     mut dv: DisjointSlice<u32>,
 ) {
-    backward::<128, 64, false>(map_q, map_k, map_v, map_do, shape, lse, delta, dq_acc, &mut dk, &mut dv);
+    backward::<128, 64, false, PRODUCER_REGISTERS, CONSUMER_REGISTERS, false, false>(map_q, map_k, map_v, map_do, shape, lse, delta, dq_acc, &mut dk, &mut dv);
+}
+
+/// [`attention_bwd_d128`] with the registers moved from the producer
+/// warpgroup to the consumers ([`DqSplit::ColumnsWide`]): the same code
+/// and launch, `setmaxnreg` to 24 registers for the producer and 240 for
+/// the consumers.
+#[kernel(launch_bounds(384, 1))]
+#[allow(clippy::too_many_arguments)]
+pub fn attention_bwd_wide_d128(
+    map_q: u64,
+    map_k: u64,
+    map_v: u64,
+    map_do: u64,
+    shape: Shape,
+    lse: &[f32],
+    delta: &[f32],
+    dq_acc: &[AtomicF32],
+    mut dk: DisjointSlice<u32>,
+    mut dv: DisjointSlice<u32>,
+) {
+    backward::<128, 64, true, WIDE_PRODUCER_REGISTERS, WIDE_CONSUMER_REGISTERS, false, false>(map_q, map_k, map_v, map_do, shape, lse, delta, dq_acc, &mut dk, &mut dv);
+}
+
+/// [`attention_bwd_wide_d128`] with each query tile's log-sum-exp and D
+/// copied into its stage by the producer ([`DqSplit::Staged`]).
+#[kernel(launch_bounds(384, 1))]
+#[allow(clippy::too_many_arguments)]
+pub fn attention_bwd_staged_d128(
+    map_q: u64,
+    map_k: u64,
+    map_v: u64,
+    map_do: u64,
+    shape: Shape,
+    lse: &[f32],
+    delta: &[f32],
+    dq_acc: &[AtomicF32],
+    mut dk: DisjointSlice<u32>,
+    mut dv: DisjointSlice<u32>,
+) {
+    backward::<128, 64, true, WIDE_PRODUCER_REGISTERS, WIDE_CONSUMER_REGISTERS, true, false>(map_q, map_k, map_v, map_do, shape, lse, delta, dq_acc, &mut dk, &mut dv);
+}
+
+/// [`attention_bwd_staged_d128`] with dQ added four columns at a time
+/// ([`DqSplit::Red4`]).
+#[kernel(launch_bounds(384, 1))]
+#[allow(clippy::too_many_arguments)]
+pub fn attention_bwd_red4_d128(
+    map_q: u64,
+    map_k: u64,
+    map_v: u64,
+    map_do: u64,
+    shape: Shape,
+    lse: &[f32],
+    delta: &[f32],
+    dq_acc: &[AtomicF32],
+    mut dk: DisjointSlice<u32>,
+    mut dv: DisjointSlice<u32>,
+) {
+    backward::<128, 64, true, WIDE_PRODUCER_REGISTERS, WIDE_CONSUMER_REGISTERS, true, true>(map_q, map_k, map_v, map_do, shape, lse, delta, dq_acc, &mut dk, &mut dv);
 }
 
 // ---------------------------------------------------------------------------
@@ -624,7 +830,32 @@ pub enum DqSplit {
     /// split at head_dim 64 (64 columns split in two would need descriptors
     /// that start inside a swizzle atom).
     Keys,
+    /// [`DqSplit::Columns`] with 240 registers per consumer thread and 24
+    /// for the producer instead of 232 and 40 (head_dim 128 only). At 232
+    /// ptxas cannot keep the accumulators of the wgmma groups in flight
+    /// (dV, dK, Sᵀ, dPᵀ, dQ) in registers and serialises every wgmma of the
+    /// kernel (its info message C7512: each is issued after a wait for the
+    /// one before); at 240 the groups overlap as the code asks.
+    ColumnsWide,
+    /// [`DqSplit::ColumnsWide`] with each query tile's log-sum-exp and D
+    /// (64 f32 each) copied by the producer into the tile's stage with the
+    /// bulk-copy engine, counted in the stage's full barrier, and read by
+    /// the consumers from shared memory where they are used (head_dim 128
+    /// only). The consumers then hold no registers for the log-sum-exp
+    /// across the Sᵀ and dPᵀ products and do not wait for D's global loads
+    /// between dPᵀ and dS.
+    Staged,
+    /// [`DqSplit::Staged`] with dQ added into global memory four columns
+    /// at a time (`red.global.add.v4.f32`, after one exchange of a pair
+    /// between neighbouring lanes) instead of two: half the reductions
+    /// (head_dim 128 only).
+    Red4,
 }
+
+/// The environment variable with which the example's and the benchmarks'
+/// timing runs pick the backward kernels ([`DqSplit::select`]), e.g.
+/// `OXIDE_ATTN_BWD=all` or `OXIDE_ATTN_BWD=columns,wide`.
+pub const BWD_ENV: &str = "OXIDE_ATTN_BWD";
 
 impl DqSplit {
     /// The splits that `head_dim` has kernels for, the default first.
@@ -632,17 +863,58 @@ impl DqSplit {
         if head_dim == 64 {
             &[DqSplit::Keys]
         } else {
-            &[DqSplit::Columns, DqSplit::Keys]
+            &[DqSplit::Columns, DqSplit::Keys, DqSplit::ColumnsWide, DqSplit::Staged, DqSplit::Red4]
         }
+    }
+
+    /// The split's name, as [`DqSplit::parse`] reads it: `columns`, `keys`
+    /// `wide`, `staged` or `red4`.
+    pub fn name(self) -> &'static str {
+        match self {
+            DqSplit::Columns => "columns",
+            DqSplit::Keys => "keys",
+            DqSplit::ColumnsWide => "wide",
+            DqSplit::Staged => "staged",
+            DqSplit::Red4 => "red4",
+        }
+    }
+
+    /// Reads a split's name ([`DqSplit::name`]); None for anything else.
+    pub fn parse(name: &str) -> Option<DqSplit> {
+        [DqSplit::Columns, DqSplit::Keys, DqSplit::ColumnsWide, DqSplit::Staged, DqSplit::Red4].into_iter().find(|s| s.name() == name.trim())
+    }
+
+    /// The splits that `spec` names for `head_dim`: `all` (every available
+    /// one), or names separated by commas, those without a kernel at this
+    /// head_dim skipped; the default (the first available) when `spec` is
+    /// None, empty or names none of them.
+    pub fn select(spec: Option<&str>, head_dim: u32) -> Vec<DqSplit> {
+        let available = DqSplit::available(head_dim);
+        let mut splits: Vec<DqSplit> = match spec.map(str::trim) {
+            Some("all") => available.to_vec(),
+            Some(list) => list.split(',').filter_map(DqSplit::parse).filter(|s| available.contains(s)).collect(),
+            None => Vec::new(),
+        };
+        splits.dedup();
+        if splits.is_empty() {
+            splits.push(available[0]);
+        }
+        splits
+    }
+
+    /// [`DqSplit::select`] of the environment variable [`BWD_ENV`].
+    pub fn from_env(head_dim: u32) -> Vec<DqSplit> {
+        DqSplit::select(std::env::var(BWD_ENV).ok().as_deref(), head_dim)
     }
 }
 
 /// Dynamic shared memory of the main kernel for `head_dim`: the K and V
 /// tiles, [`BWD_STAGES`] Q and dO tiles, two buffers of two dS tiles, the
-/// barriers, 1024 bytes of alignment slack.
+/// barriers, each stage's log-sum-exp and D rows (used by
+/// [`DqSplit::Staged`] only), 1024 bytes of alignment slack.
 pub const fn bwd_shared_bytes(head_dim: u32) -> u32 {
     let boxes = head_dim / BOX;
-    2 * boxes * BWD_BN * ROW_BYTES + BWD_STAGES * 2 * boxes * BWD_BM * ROW_BYTES + 4 * DS_BYTES + 8 * (1 + 2 * BWD_STAGES) + 1024
+    2 * boxes * BWD_BN * ROW_BYTES + BWD_STAGES * 2 * boxes * BWD_BM * ROW_BYTES + 4 * DS_BYTES + STATS_OFFSET + BWD_STAGES * STATS_BYTES + 1024
 }
 
 /// The main kernel's function name for `head_dim` and `split` (one of
@@ -652,6 +924,9 @@ pub fn bwd_kernel_name(head_dim: u32, split: DqSplit) -> &'static str {
         (64, _) => "attention_bwd_d64",
         (_, DqSplit::Columns) => "attention_bwd_d128",
         (_, DqSplit::Keys) => "attention_bwd_keys_d128",
+        (_, DqSplit::ColumnsWide) => "attention_bwd_wide_d128",
+        (_, DqSplit::Staged) => "attention_bwd_staged_d128",
+        (_, DqSplit::Red4) => "attention_bwd_red4_d128",
     }
 }
 
@@ -800,6 +1075,12 @@ impl<'a> Backward<'a> {
             (_, DqSplit::Columns) => cuda_launch! { kernel: attention_bwd_d128, stream: stream, module: module, config: config,
                 args: [pq, pk, pv, pd, shape, slice(*lse), slice(self.delta), acc, slice_mut(*dk), slice_mut(*dv)] }?,
             (_, DqSplit::Keys) => cuda_launch! { kernel: attention_bwd_keys_d128, stream: stream, module: module, config: config,
+                args: [pq, pk, pv, pd, shape, slice(*lse), slice(self.delta), acc, slice_mut(*dk), slice_mut(*dv)] }?,
+            (_, DqSplit::ColumnsWide) => cuda_launch! { kernel: attention_bwd_wide_d128, stream: stream, module: module, config: config,
+                args: [pq, pk, pv, pd, shape, slice(*lse), slice(self.delta), acc, slice_mut(*dk), slice_mut(*dv)] }?,
+            (_, DqSplit::Staged) => cuda_launch! { kernel: attention_bwd_staged_d128, stream: stream, module: module, config: config,
+                args: [pq, pk, pv, pd, shape, slice(*lse), slice(self.delta), acc, slice_mut(*dk), slice_mut(*dv)] }?,
+            (_, DqSplit::Red4) => cuda_launch! { kernel: attention_bwd_red4_d128, stream: stream, module: module, config: config,
                 args: [pq, pk, pv, pd, shape, slice(*lse), slice(self.delta), acc, slice_mut(*dk), slice_mut(*dv)] }?,
         }
         cuda_launch! { kernel: attention_bwd_convert, stream: stream, module: module,
@@ -967,8 +1248,30 @@ mod tests {
         assert_eq!(bwd_kernel_name(64, DqSplit::Keys), "attention_bwd_d64");
         assert_eq!(bwd_kernel_name(128, DqSplit::Columns), "attention_bwd_d128");
         assert_eq!(bwd_kernel_name(128, DqSplit::Keys), "attention_bwd_keys_d128");
+        assert_eq!(bwd_kernel_name(128, DqSplit::ColumnsWide), "attention_bwd_wide_d128");
+        assert_eq!(bwd_kernel_name(128, DqSplit::Staged), "attention_bwd_staged_d128");
+        assert_eq!(bwd_kernel_name(128, DqSplit::Red4), "attention_bwd_red4_d128");
+
         assert_eq!(DqSplit::available(64), &[DqSplit::Keys]);
         assert_eq!(DqSplit::available(128)[0], DqSplit::Columns);
+    }
+
+    #[test]
+    fn split_names_and_selection() {
+        for &s in DqSplit::available(128) {
+            assert_eq!(DqSplit::parse(s.name()), Some(s));
+        }
+        assert_eq!(DqSplit::parse(" wide "), Some(DqSplit::ColumnsWide));
+        assert_eq!(DqSplit::parse("staged"), Some(DqSplit::Staged));
+        assert_eq!(DqSplit::parse("rows"), None);
+        assert_eq!(DqSplit::select(None, 128), vec![DqSplit::Columns]);
+        assert_eq!(DqSplit::select(Some("all"), 128), DqSplit::available(128).to_vec());
+        assert_eq!(DqSplit::select(Some("wide,columns"), 128), vec![DqSplit::ColumnsWide, DqSplit::Columns]);
+        // head_dim 64 has only the keys split: the others are skipped and
+        // its default stands in when nothing is left.
+        assert_eq!(DqSplit::select(Some("wide"), 64), vec![DqSplit::Keys]);
+        assert_eq!(DqSplit::select(Some("all"), 64), vec![DqSplit::Keys]);
+        assert_eq!(DqSplit::select(Some("nonsense"), 128), vec![DqSplit::Columns]);
     }
 
     /// The reference against finite differences of the loss L = Σ dO∘O, O

@@ -102,7 +102,7 @@ use cuda_host::{cuda_launch, KernelModule};
 use std::marker::PhantomData;
 
 pub mod backward;
-pub use backward::{reference_backward, reference_gradient_row, Backward, DqSplit, Gradients};
+pub use backward::{reference_backward, reference_gradient_row, Backward, DqSplit, Gradients, BWD_ENV};
 
 /// Query rows per block of the 128-row tiles ([`Tile::M128_S2`]: two
 /// consumer warpgroups of 64); seq must be a multiple of it.

@@ -38,13 +38,18 @@
 //! list such as `m128s2,m192s3`; unset: the default tile); then the
 //! backward pass the same way (sampled rows of dQ, dK, dV checked against
 //! `attention::reference_gradient_row`; TFLOP/s from 2.5× the forward's
-//! count). `--bwd` with `--bench` times the backward pass alone (after a
-//! forward launch that makes its O and log-sum-exp).
+//! count), with each of the head_dim's backward kernels ([`DqSplit`]), or
+//! those `OXIDE_ATTN_BWD` names (`all`, or a comma list such as
+//! `columns,wide`). `--bwd` with `--bench` times the backward pass alone
+//! (after a forward launch that makes its O and log-sum-exp). The checks
+//! without `--bench` run every backward kernel.
 //!
 //! The exit status is non-zero when any check fails.
 
 use attention::backward::bwd_kernel_name;
-use attention::{check_shape, kernel_function, kernel_name, reference_backward, reference_gradient_row, reference_row, Attention, Backward, DqSplit, Gradients, Shape, Tile, Variant};
+use attention::{
+    check_shape, kernel_function, kernel_name, reference_backward, reference_gradient_row, reference_row, Attention, Backward, DqSplit, Gradients, Shape, Tile, Variant, BWD_ENV,
+};
 use cuda_core::{CudaContext, DeviceBuffer};
 use cuda_host::{load_kernel_module, KernelModule};
 use std::process::ExitCode;
@@ -183,15 +188,15 @@ fn compare_gradients(label: &str, got: [&[u32]; 3], g: &Gradients, offset: usize
     }
 }
 
-/// Runs the backward pass of `p` with each split of dQ its head_dim has
-/// kernels for (after the forward, which makes O and the log-sum-exp) and
+/// Runs the backward pass of `p` with each split of dQ in `splits` (after
+/// the forward, which makes O and the log-sum-exp) and
 /// checks dQ, dK, dV: every entry against
 /// `reference_backward`, or (`sampled`) 16 rows against
 /// `reference_gradient_row` from the GPU's O and log-sum-exp; with `reps`,
 /// times the backward pass alone.
-fn run_backward(ctx: &Arc<CudaContext>, module: &KernelModule, p: &Problem, sampled: bool, reps: usize) -> Result<bool, BoxError> {
+fn run_backward(ctx: &Arc<CudaContext>, module: &KernelModule, p: &Problem, splits: &[DqSplit], sampled: bool, reps: usize) -> Result<bool, BoxError> {
     let mut ok = true;
-    for &split in DqSplit::available(p.shape.head_dim) {
+    for &split in splits {
         ok &= run_backward_split(ctx, module, p, split, sampled, reps)?;
     }
     Ok(ok)
@@ -285,9 +290,11 @@ fn time_ms(ctx: &Arc<CudaContext>, reps: usize, mut launch: impl FnMut() -> Resu
 
 /// Runs `shape` once with each forward kernel (unless `backward_only`):
 /// each variant, and with P in registers each tile the head_dim has
-/// (`tiles`: only those $OXIDE_ATTN_FWD names, [`Tile::from_env`]); then
-/// the backward pass; checks every row, or sampled ones; with `reps`, times
-/// them.
+/// (`from_env`: only those $OXIDE_ATTN_FWD names, [`Tile::from_env`]);
+/// then the backward pass with each split of dQ the head_dim has
+/// (`from_env` and $OXIDE_ATTN_BWD set: only those it names,
+/// [`DqSplit::from_env`]); checks every row, or sampled ones; with `reps`,
+/// times them.
 fn run_case(ctx: &Arc<CudaContext>, module: &KernelModule, shape: Shape, sampled: bool, reps: usize, backward_only: bool, from_env: bool) -> Result<bool, BoxError> {
     let p = Problem::new(ctx, shape)?;
     let mut ok = true;
@@ -305,7 +312,12 @@ fn run_case(ctx: &Arc<CudaContext>, module: &KernelModule, shape: Shape, sampled
     // Without a correct forward (its O and log-sum-exp) the backward's
     // failures would say nothing new.
     if ok {
-        ok &= run_backward(ctx, module, &p, sampled, reps)?;
+        let splits = if from_env && std::env::var_os(BWD_ENV).is_some() {
+            DqSplit::from_env(shape.head_dim)
+        } else {
+            DqSplit::available(shape.head_dim).to_vec()
+        };
+        ok &= run_backward(ctx, module, &p, &splits, sampled, reps)?;
     }
     Ok(ok)
 }
