@@ -2,9 +2,12 @@
 //! elements a predicate or a flag keeps, in their order, and how many.
 //!
 //! One pass, on the scan's machinery: each block takes the next tile, loads
-//! it (16-byte vectors), decides per element, counts what it keeps (a block
-//! scan of the threads' counts gives each thread its offset within the
-//! tile), looks back over the preceding tiles' counts (decoupled
+//! it (16-byte vectors), decides per element, counts what it keeps (each
+//! thread's offset within the tile: by default from warp ballots of the
+//! bits of its per-vector counts and their population counts, then one
+//! barrier for the warps' totals; `rank=scan` in `OXIDE_PRIMS_SELECT`
+//! takes the generic block scan of the counts instead, one warp scan per
+//! vector), looks back over the preceding tiles' counts (decoupled
 //! look-back, as [`scan`](crate::scan)) for the number kept before the tile,
 //! and writes its kept elements there. The last tile writes the total.
 //!
@@ -37,7 +40,7 @@ use crate::tile;
 use crate::PrimsError;
 use core::sync::atomic::AtomicU64;
 use cuda_core::{CudaStream, DeviceBuffer};
-use cuda_device::{kernel, shared, thread, unroll, DisjointSlice};
+use cuda_device::{kernel, shared, thread, unroll, warp, DisjointSlice};
 use cuda_host::{cuda_launch, KernelModule};
 
 /// What decides whether an element is kept: a predicate on it ([`If`]) or
@@ -73,14 +76,138 @@ impl<T> Selector<T> for Flagged {
     }
 }
 
+/// How a tile's threads find their offsets among the tile's kept elements.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rank {
+    /// Warp ballots of the bits of each thread's per-vector counts and
+    /// their population counts below the lane; the warps' totals summed by
+    /// every thread from shared memory after one barrier. No shuffles.
+    Ballot,
+    /// The generic block scan of the counts ([`tile::scan_runs`]): one
+    /// warp scan of shuffles per vector, then a warp scan of the warps'
+    /// totals.
+    Scan,
+}
+
+/// The selection's knobs: the tiles and look-back of [`ScanTuning`] and
+/// how threads are ranked.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SelectTuning {
+    /// Tiles and look-back.
+    pub scan: ScanTuning,
+    /// How offsets within a tile are found.
+    pub rank: Rank,
+}
+
+impl SelectTuning {
+    /// The defaults: [`ScanTuning::SELECT`], ranked by ballots.
+    pub const DEFAULT: SelectTuning = SelectTuning { scan: ScanTuning::SELECT, rank: Rank::Ballot };
+
+    /// `OXIDE_PRIMS_SELECT` (read once) applied to [`DEFAULT`](Self::DEFAULT).
+    pub fn from_env() -> SelectTuning {
+        static TUNING: std::sync::OnceLock<SelectTuning> = std::sync::OnceLock::new();
+        *TUNING.get_or_init(|| Self::DEFAULT.parse(&std::env::var("OXIDE_PRIMS_SELECT").unwrap_or_default()))
+    }
+
+    /// `self` changed by the comma list `spec`: `rank=ballot|scan`, and
+    /// every item [`ScanTuning::parse`] takes (unknown items are ignored
+    /// with a warning, as there).
+    pub fn parse(self, spec: &str) -> SelectTuning {
+        let mut t = self;
+        let mut rest = Vec::new();
+        for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            match item {
+                "rank=ballot" => t.rank = Rank::Ballot,
+                "rank=scan" => t.rank = Rank::Scan,
+                _ => rest.push(item),
+            }
+        }
+        t.scan = t.scan.parse("OXIDE_PRIMS_SELECT", &rest.join(","));
+        t
+    }
+}
+
+/// Bits of a count of kept elements in one vector (0 ..= `lanes`).
+#[inline(always)]
+const fn count_bits<T>() -> u32 {
+    u32::BITS - (tile::lanes::<T>() as u32).leading_zeros()
+}
+
+/// The exclusive prefixes, in tile order within the block, of this
+/// thread's `V` runs whose counts of kept elements are `runs` (each at
+/// most `lanes::<T>()`), and the block's total: [`tile::scan_runs`]'s
+/// result, found by ballots. Per vector, one ballot per bit of the counts
+/// gives, with the population counts of the lanes below, the kept
+/// elements of the warp's vector before this lane; after one barrier every
+/// thread sums the warps' totals before its own from shared memory
+/// (uniform addresses: broadcasts), so no step waits on a shuffle.
+///
+/// # Safety
+/// All `warps · 32` threads of the block call it (`warps` ≤ `MAX_WARPS`),
+/// `slots` holds `warps` u32 of block-shared memory used by nothing else
+/// until a barrier after.
+#[inline(always)]
+unsafe fn ballot_runs<T, const V: usize>(runs: [u32; V], slots: *mut u32, warps: usize) -> ([u32; V], u32) {
+    let below = warp::lanemask_lt();
+    let mut prefixes = [0u32; V];
+    let mut warp_total = 0u32;
+    let mut j = 0;
+    unroll!(full, while j < V {
+        let mut before = 0u32;
+        let mut total = 0u32;
+        let mut b = 0;
+        while b < count_bits::<T>() {
+            let set = warp::ballot(warp::FULL_MASK, runs[j] >> b & 1 != 0);
+            before += (set & below).count_ones() << b;
+            total += set.count_ones() << b;
+            b += 1;
+        }
+        prefixes[j] = warp_total + before;
+        warp_total += total;
+        j += 1;
+    });
+    if warps == 1 {
+        return (prefixes, warp_total);
+    }
+    let w = thread::threadIdx_x() as usize / 32;
+    if first_lane() {
+        // SAFETY: one writer per warp, slot w < warps; read after the barrier.
+        unsafe { slots.add(w).write(warp_total) };
+    }
+    thread::sync_threads();
+    let mut warp_prefix = 0u32;
+    let mut block_total = 0u32;
+    let mut k = 0;
+    unroll!(full, while k < MAX_WARPS {
+        if k < warps {
+            // SAFETY: slot k < warps was written before the barrier.
+            let t = unsafe { slots.add(k).read() };
+            if k < w {
+                warp_prefix += t;
+            }
+            block_total += t;
+        }
+        k += 1;
+    });
+    j = 0;
+    unroll!(full, while j < V {
+        prefixes[j] += warp_prefix;
+        j += 1;
+    });
+    (prefixes, block_total)
+}
+
 /// One tile of a selection (`PARTITION`: the rejected elements too, from
 /// the end backwards), in the scan's tile layout (`src/tile.rs`), `V`
-/// vectors per thread (at most 64 elements: one bit each).
+/// vectors per thread (at most 64 elements: one bit each); `BALLOT`: ranked
+/// by [`Rank::Ballot`], else by [`Rank::Scan`].
 /// Launched like [`scan_tiles`](crate::scan::scan_tiles); `count[0]`
 /// receives the number kept.
 #[allow(clippy::too_many_arguments)]
 #[kernel(launch_bounds(MAX_THREADS))]
-pub fn select_tiles<T: Element, S: Selector<T>, const PARTITION: bool, const V: usize>(
+pub fn select_tiles<T: Element, S: Selector<T>, const PARTITION: bool, const V: usize, const BALLOT: bool>(
     input: &[T],
     flags: &[u8],
     select: S,
@@ -126,7 +253,11 @@ pub fn select_tiles<T: Element, S: Selector<T>, const PARTITION: bool, const V: 
     // SAFETY: COUNTS holds MAX_WARPS + 1 u32, the launch at most MAX_WARPS
     // warps (the host's shapes); all threads are here; the
     // last slot is written only after the scan's barrier.
-    let (run_prefixes, tile_kept) = unsafe { tile::scan_runs::<u32, Sum, V>(runs, Sum, slots, threads / 32) };
+    let (run_prefixes, tile_kept) = if BALLOT {
+        unsafe { ballot_runs::<T, V>(runs, slots, threads / 32) }
+    } else {
+        unsafe { tile::scan_runs::<u32, Sum, V>(runs, Sum, slots, threads / 32) }
+    };
     let prefix_slot = unsafe { slots.add(MAX_WARPS) };
     if tid < 32 {
         // SAFETY: this block's tile; tile numbers come from the counter in
@@ -194,22 +325,34 @@ fn run<T: Element, S: Selector<T>, const PARTITION: bool>(
         return Ok(());
     }
     debug_assert_eq!(input.device_ptr() % 16, 0);
-    let tuning = ScanTuning::select_from_env();
+    let select_tuning = SelectTuning::from_env();
+    let tuning = select_tuning.scan;
     let shape = tuning.shape::<T>();
     let tiles = n.div_ceil(tile_len::<T>(shape));
     let mut lb = LookBack::<u32>::new(stream, tiles, what)?;
     let status = lb.status.as_atomic::<AtomicU64>();
     let look_back: LookBackTuning = tuning.look_back.for_grid(tiles, tuning.sleep_from);
     let config = tile_config(tiles, shape);
-    macro_rules! launch {
+    macro_rules! launch_ballot {
         ($v:literal) => {
             cuda_launch! {
-                kernel: select_tiles::<T, S, PARTITION, $v>, stream: stream, module: module, config: config,
+                kernel: select_tiles::<T, S, PARTITION, $v, true>, stream: stream, module: module, config: config,
                 args: [slice(*input), slice(*flags), select, slice_mut(*out), slice_mut(*count), status, look_back]
             }?
         };
     }
-    crate::tile::with_vectors!(T, shape.vectors, launch);
+    macro_rules! launch_scan {
+        ($v:literal) => {
+            cuda_launch! {
+                kernel: select_tiles::<T, S, PARTITION, $v, false>, stream: stream, module: module, config: config,
+                args: [slice(*input), slice(*flags), select, slice_mut(*out), slice_mut(*count), status, look_back]
+            }?
+        };
+    }
+    match select_tuning.rank {
+        Rank::Ballot => crate::tile::with_vectors!(T, shape.vectors, launch_ballot),
+        Rank::Scan => crate::tile::with_vectors!(T, shape.vectors, launch_scan),
+    }
     Ok(())
 }
 
@@ -217,7 +360,7 @@ fn run<T: Element, S: Selector<T>, const PARTITION: bool>(
 /// boundaries a test must cover). A test hook.
 #[doc(hidden)]
 pub fn tile_elements<T>() -> usize {
-    tile_len::<T>(ScanTuning::select_from_env().shape::<T>())
+    tile_len::<T>(SelectTuning::from_env().scan.shape::<T>())
 }
 
 /// The number in `count` read back (synchronises `stream`).
@@ -283,4 +426,29 @@ pub fn partition_if<T: Element, P: Fn(T) -> bool + Copy + Unpin + 'static>(
     let mut count = temp::scratch::<u64>(stream, 1)?;
     run::<T, If<P>, true>(module, stream, input, &no_flags, If(predicate), out, &mut count, "partition_if: output")?;
     read_count(stream, &count)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tuning_parses_rank_and_passes_the_rest_on() {
+        assert_eq!(SelectTuning::DEFAULT.parse("").rank, Rank::Ballot);
+        let t = SelectTuning::DEFAULT.parse("rank=scan, threads=128,vectors=8,block-order");
+        assert_eq!(t.rank, Rank::Scan);
+        assert_eq!(t.scan.narrow.threads, 128);
+        assert_eq!(t.scan.narrow.vectors, 8);
+        assert!(t.scan.look_back.block_order);
+        assert_eq!(t.scan.wide, ScanTuning::SELECT.wide);
+        assert_eq!(SelectTuning::DEFAULT.parse("rank=scan,rank=ballot").rank, Rank::Ballot);
+        // An unknown rank is ignored (with a warning), as unknown items are.
+        assert_eq!(SelectTuning::DEFAULT.parse("rank=other").rank, Rank::Ballot);
+    }
+
+    #[test]
+    fn count_bits_hold_a_vector_count() {
+        assert_eq!(count_bits::<u32>(), 3);
+        assert_eq!(count_bits::<u64>(), 2);
+    }
 }
