@@ -99,11 +99,24 @@ pub struct SelectTuning {
     pub scan: ScanTuning,
     /// How offsets within a tile are found.
     pub rank: Rank,
+    /// Whether blocks of at most [`BOUNDED_THREADS`] threads (with
+    /// [`Rank::Ballot`]) run the instance compiled for
+    /// [`BOUNDED_BLOCKS`] blocks per multiprocessor: ptxas then fits its
+    /// registers to that many blocks (spilling if it must).
+    pub bounded: bool,
 }
+
+/// Threads per block of the register-bounded instances (`bounded` in
+/// [`SelectTuning`]).
+pub const BOUNDED_THREADS: u32 = 256;
+/// Blocks per multiprocessor the register-bounded instances are compiled
+/// for: all the registers of a multiprocessor over this many blocks of
+/// [`BOUNDED_THREADS`].
+pub const BOUNDED_BLOCKS: u32 = 4;
 
 impl SelectTuning {
     /// The defaults: [`ScanTuning::SELECT`], ranked by ballots.
-    pub const DEFAULT: SelectTuning = SelectTuning { scan: ScanTuning::SELECT, rank: Rank::Ballot };
+    pub const DEFAULT: SelectTuning = SelectTuning { scan: ScanTuning::SELECT, rank: Rank::Ballot, bounded: false };
 
     /// `OXIDE_PRIMS_SELECT` (read once) applied to [`DEFAULT`](Self::DEFAULT).
     pub fn from_env() -> SelectTuning {
@@ -111,9 +124,11 @@ impl SelectTuning {
         *TUNING.get_or_init(|| Self::DEFAULT.parse(&std::env::var("OXIDE_PRIMS_SELECT").unwrap_or_default()))
     }
 
-    /// `self` changed by the comma list `spec`: `rank=ballot|scan`, and
-    /// every item [`ScanTuning::parse`] takes (unknown items are ignored
-    /// with a warning, as there).
+    /// `self` changed by the comma list `spec`: `rank=ballot|scan`,
+    /// `bounded` / `unbounded` (the register-bounded instances for blocks
+    /// of at most [`BOUNDED_THREADS`], ranked by ballots), and every item
+    /// [`ScanTuning::parse`] takes (unknown items are ignored with a
+    /// warning, as there).
     pub fn parse(self, spec: &str) -> SelectTuning {
         let mut t = self;
         let mut rest = Vec::new();
@@ -121,6 +136,8 @@ impl SelectTuning {
             match item {
                 "rank=ballot" => t.rank = Rank::Ballot,
                 "rank=scan" => t.rank = Rank::Scan,
+                "bounded" => t.bounded = true,
+                "unbounded" => t.bounded = false,
                 _ => rest.push(item),
             }
         }
@@ -201,13 +218,23 @@ unsafe fn ballot_runs<T, const V: usize>(runs: [u32; V], slots: *mut u32, warps:
 
 /// One tile of a selection (`PARTITION`: the rejected elements too, from
 /// the end backwards), in the scan's tile layout (`src/tile.rs`), `V`
-/// vectors per thread (at most 64 elements: one bit each); `BALLOT`: ranked
-/// by [`Rank::Ballot`], else by [`Rank::Scan`].
+/// vectors per thread (at most 32 elements: one bit each); `BALLOT`: ranked
+/// by [`Rank::Ballot`], else by [`Rank::Scan`]; compiled for blocks of at
+/// most `MAX_T` threads, `MIN_B` of them per multiprocessor (0: no bound
+/// on the registers).
 /// Launched like [`scan_tiles`](crate::scan::scan_tiles); `count[0]`
 /// receives the number kept.
 #[allow(clippy::too_many_arguments)]
-#[kernel(launch_bounds(MAX_THREADS))]
-pub fn select_tiles<T: Element, S: Selector<T>, const PARTITION: bool, const V: usize, const BALLOT: bool>(
+#[kernel(launch_bounds(MAX_T, MIN_B))]
+pub fn select_tiles<
+    T: Element,
+    S: Selector<T>,
+    const PARTITION: bool,
+    const V: usize,
+    const BALLOT: bool,
+    const MAX_T: u32,
+    const MIN_B: u32,
+>(
     input: &[T],
     flags: &[u8],
     select: S,
@@ -231,8 +258,11 @@ pub fn select_tiles<T: Element, S: Selector<T>, const PARTITION: bool, const V: 
     let full = tile_start + tile_len <= n;
     // SAFETY: the input is a DeviceBuffer's (16-byte aligned).
     let v = unsafe { tile::load::<T, V>(input, tile_start, warp_index, lane, full, T::default()) };
+    // The host launches only the instances whose items fit the bits of
+    // `keep` (`tile::with_vectors!`); the others exist but never run.
+    debug_assert!(tile::items::<T, V>() <= 32);
     // Bit k: element k of this thread is kept.
-    let mut keep = 0u64;
+    let mut keep = 0u32;
     let mut runs = [0u32; V];
     let mut j = 0;
     unroll!(full, while j < V {
@@ -333,10 +363,19 @@ fn run<T: Element, S: Selector<T>, const PARTITION: bool>(
     let status = lb.status.as_atomic::<AtomicU64>();
     let look_back: LookBackTuning = tuning.look_back.for_grid(tiles, tuning.sleep_from);
     let config = tile_config(tiles, shape);
+    macro_rules! launch_bounded {
+        ($v:literal) => {
+            cuda_launch! {
+                kernel: select_tiles::<T, S, PARTITION, $v, true, BOUNDED_THREADS, BOUNDED_BLOCKS>,
+                stream: stream, module: module, config: config,
+                args: [slice(*input), slice(*flags), select, slice_mut(*out), slice_mut(*count), status, look_back]
+            }?
+        };
+    }
     macro_rules! launch_ballot {
         ($v:literal) => {
             cuda_launch! {
-                kernel: select_tiles::<T, S, PARTITION, $v, true>, stream: stream, module: module, config: config,
+                kernel: select_tiles::<T, S, PARTITION, $v, true, { MAX_THREADS as u32 }, 0>, stream: stream, module: module, config: config,
                 args: [slice(*input), slice(*flags), select, slice_mut(*out), slice_mut(*count), status, look_back]
             }?
         };
@@ -344,12 +383,15 @@ fn run<T: Element, S: Selector<T>, const PARTITION: bool>(
     macro_rules! launch_scan {
         ($v:literal) => {
             cuda_launch! {
-                kernel: select_tiles::<T, S, PARTITION, $v, false>, stream: stream, module: module, config: config,
+                kernel: select_tiles::<T, S, PARTITION, $v, false, { MAX_THREADS as u32 }, 0>, stream: stream, module: module, config: config,
                 args: [slice(*input), slice(*flags), select, slice_mut(*out), slice_mut(*count), status, look_back]
             }?
         };
     }
     match select_tuning.rank {
+        Rank::Ballot if select_tuning.bounded && shape.threads <= BOUNDED_THREADS => {
+            crate::tile::with_vectors!(T, shape.vectors, launch_bounded)
+        }
         Rank::Ballot => crate::tile::with_vectors!(T, shape.vectors, launch_ballot),
         Rank::Scan => crate::tile::with_vectors!(T, shape.vectors, launch_scan),
     }
@@ -444,6 +486,9 @@ mod tests {
         assert_eq!(SelectTuning::DEFAULT.parse("rank=scan,rank=ballot").rank, Rank::Ballot);
         // An unknown rank is ignored (with a warning), as unknown items are.
         assert_eq!(SelectTuning::DEFAULT.parse("rank=other").rank, Rank::Ballot);
+        assert!(!SelectTuning::DEFAULT.parse("").bounded);
+        assert!(SelectTuning::DEFAULT.parse("bounded,threads=256").bounded);
+        assert!(!SelectTuning::DEFAULT.parse("bounded,unbounded").bounded);
     }
 
     #[test]
