@@ -9,7 +9,9 @@
 //! takes the generic block scan of the counts instead, one warp scan per
 //! vector), looks back over the preceding tiles' counts (decoupled
 //! look-back, as [`scan`](crate::scan)) for the number kept before the tile,
-//! and writes its kept elements there. The last tile writes the total.
+//! and writes its kept elements there (one store per element from
+//! registers; `store=warp` stages each warp's vector in shared memory and
+//! writes it with consecutive lanes). The last tile writes the total.
 //!
 //! [`partition_if`] also writes the rejected elements, after the selected
 //! ones, in reverse order (as CUB's `DevicePartition::If`): the output is a
@@ -104,6 +106,10 @@ pub struct SelectTuning {
     /// [`BOUNDED_BLOCKS`] blocks per multiprocessor: ptxas then fits its
     /// registers to that many blocks (spilling if it must).
     pub bounded: bool,
+    /// Whether kept elements go out through a staging area per warp
+    /// ([`store_by_warp`]; ballot ranking, selections only) instead of
+    /// one store per element from registers.
+    pub warp_store: bool,
 }
 
 /// Threads per block of the register-bounded instances (`bounded` in
@@ -116,7 +122,7 @@ pub const BOUNDED_BLOCKS: u32 = 4;
 
 impl SelectTuning {
     /// The defaults: [`ScanTuning::SELECT`], ranked by ballots.
-    pub const DEFAULT: SelectTuning = SelectTuning { scan: ScanTuning::SELECT, rank: Rank::Ballot, bounded: false };
+    pub const DEFAULT: SelectTuning = SelectTuning { scan: ScanTuning::SELECT, rank: Rank::Ballot, bounded: false, warp_store: false };
 
     /// `OXIDE_PRIMS_SELECT` (read once) applied to [`DEFAULT`](Self::DEFAULT).
     pub fn from_env() -> SelectTuning {
@@ -126,7 +132,8 @@ impl SelectTuning {
 
     /// `self` changed by the comma list `spec`: `rank=ballot|scan`,
     /// `bounded` / `unbounded` (the register-bounded instances for blocks
-    /// of at most [`BOUNDED_THREADS`], ranked by ballots), and every item
+    /// of at most [`BOUNDED_THREADS`], ranked by ballots),
+    /// `store=warp|direct` (with ballots), and every item
     /// [`ScanTuning::parse`] takes (unknown items are ignored with a
     /// warning, as there).
     pub fn parse(self, spec: &str) -> SelectTuning {
@@ -138,6 +145,8 @@ impl SelectTuning {
                 "rank=scan" => t.rank = Rank::Scan,
                 "bounded" => t.bounded = true,
                 "unbounded" => t.bounded = false,
+                "store=warp" => t.warp_store = true,
+                "store=direct" => t.warp_store = false,
                 _ => rest.push(item),
             }
         }
@@ -216,10 +225,72 @@ unsafe fn ballot_runs<T, const V: usize>(runs: [u32; V], slots: *mut u32, warps:
     (prefixes, block_total)
 }
 
+/// Writes this thread's kept elements (bit `j · lanes + e` of `keep`: element
+/// `e` of vector `j`, whose exclusive prefix in the tile is `prefixes[j]`)
+/// to `dst` from `tile_prefix` on, a warp's vector at a time: each lane puts
+/// its kept elements at their rank within the warp's vector in the warp's
+/// staging area, then the warp writes the vector's run of kept elements
+/// out with consecutive lanes at consecutive addresses (whole sectors,
+/// where one store per element from registers leaves each warp store
+/// instruction a part of every sector it touches). No block barrier: the
+/// area is the warp's own.
+///
+/// # Safety
+/// All 32 lanes of the warp call it with the same `tile_prefix`; `stage`
+/// is this warp's `32 · lanes` elements of block-shared memory, used by
+/// nothing else; `dst` holds the selection (every slot written is the
+/// kept element's own, as in the direct store).
+#[inline(always)]
+unsafe fn store_by_warp<T: Element, const V: usize>(
+    dst: *mut T,
+    stage: *mut T,
+    v: &tile::Vectors<V>,
+    keep: u32,
+    prefixes: [u32; V],
+    tile_prefix: usize,
+    lane: usize,
+) {
+    let lanes = tile::lanes::<T>();
+    let mut j = 0;
+    unroll!(full, while j < V {
+        let mine = keep >> (j * lanes) & ((1u32 << lanes) - 1);
+        // The warp's vector keeps the tile's elements start .. end.
+        let start = warp::shfl_idx(warp::FULL_MASK, prefixes[j], 0);
+        let end = warp::shfl_idx(warp::FULL_MASK, prefixes[j] + mine.count_ones(), 31);
+        let mut r = (prefixes[j] - start) as usize;
+        let mut e = 0;
+        while e < lanes {
+            if mine >> e & 1 != 0 {
+                // SAFETY: r < end - start <= 32 · lanes: inside the warp's area.
+                unsafe { stage.add(r).write(tile::get::<T, V>(v, j * lanes + e)) };
+                r += 1;
+            }
+            e += 1;
+        }
+        warp::sync_warp(warp::FULL_MASK);
+        let total = (end - start) as usize;
+        let base = tile_prefix + start as usize;
+        let mut q = 0;
+        while q < lanes {
+            let p = q * 32 + lane;
+            if p < total {
+                // SAFETY: slot p of the area was written before the warp's
+                // barrier; base + p is the p-th kept element's own slot.
+                unsafe { dst.add(base + p).write(stage.add(p).read()) };
+            }
+            q += 1;
+        }
+        // The next vector reuses the area.
+        warp::sync_warp(warp::FULL_MASK);
+        j += 1;
+    });
+}
+
 /// One tile of a selection (`PARTITION`: the rejected elements too, from
 /// the end backwards), in the scan's tile layout (`src/tile.rs`), `V`
 /// vectors per thread (at most 32 elements: one bit each); `BALLOT`: ranked
-/// by [`Rank::Ballot`], else by [`Rank::Scan`]; compiled for blocks of at
+/// by [`Rank::Ballot`], else by [`Rank::Scan`]; `STAGE` (selections with
+/// `BALLOT`): stored by [`store_by_warp`]; compiled for blocks of at
 /// most `MAX_T` threads, `MIN_B` of them per multiprocessor (0: no bound
 /// on the registers).
 /// Launched like [`scan_tiles`](crate::scan::scan_tiles); `count[0]`
@@ -232,6 +303,7 @@ pub fn select_tiles<
     const PARTITION: bool,
     const V: usize,
     const BALLOT: bool,
+    const STAGE: bool,
     const MAX_T: u32,
     const MIN_B: u32,
 >(
@@ -303,6 +375,18 @@ pub fn select_tiles<
     let tile_prefix = unsafe { prefix_slot.read() } as usize;
     let dst = out.as_mut_ptr();
     j = 0;
+    if STAGE && BALLOT && !PARTITION {
+        // A warp's 32 vectors of 16 bytes.
+        shared! { static STAGE_AREA: [u64; MAX_WARPS * 64]; }
+        // SAFETY: every lane of every warp is here; the area's slice
+        // `warp_index` is this warp's alone (warp_index < MAX_WARPS), 8-byte
+        // aligned; the prefixes are the tile's exclusive ones.
+        unsafe {
+            let stage = (STAGE_AREA.as_mut_ptr() as *mut T).add(warp_index * 32 * lanes);
+            store_by_warp::<T, V>(dst, stage, &v, keep, run_prefixes, tile_prefix, lane);
+        }
+        j = V;
+    }
     unroll!(full, while j < V {
         let first = tile::vector_start::<T, V>(tile_start, warp_index, lane, j);
         let mut selected = tile_prefix + run_prefixes[j] as usize;
@@ -364,18 +448,18 @@ fn run<T: Element, S: Selector<T>, const PARTITION: bool>(
     let look_back: LookBackTuning = tuning.look_back.for_grid(tiles, tuning.sleep_from);
     let config = tile_config(tiles, shape);
     macro_rules! launch_bounded {
-        ($v:literal) => {
+        ($v:literal, $stage:literal) => {
             cuda_launch! {
-                kernel: select_tiles::<T, S, PARTITION, $v, true, BOUNDED_THREADS, BOUNDED_BLOCKS>,
+                kernel: select_tiles::<T, S, PARTITION, $v, true, $stage, BOUNDED_THREADS, BOUNDED_BLOCKS>,
                 stream: stream, module: module, config: config,
                 args: [slice(*input), slice(*flags), select, slice_mut(*out), slice_mut(*count), status, look_back]
             }?
         };
     }
     macro_rules! launch_ballot {
-        ($v:literal) => {
+        ($v:literal, $stage:literal) => {
             cuda_launch! {
-                kernel: select_tiles::<T, S, PARTITION, $v, true, { MAX_THREADS as u32 }, 0>, stream: stream, module: module, config: config,
+                kernel: select_tiles::<T, S, PARTITION, $v, true, $stage, { MAX_THREADS as u32 }, 0>, stream: stream, module: module, config: config,
                 args: [slice(*input), slice(*flags), select, slice_mut(*out), slice_mut(*count), status, look_back]
             }?
         };
@@ -383,17 +467,40 @@ fn run<T: Element, S: Selector<T>, const PARTITION: bool>(
     macro_rules! launch_scan {
         ($v:literal) => {
             cuda_launch! {
-                kernel: select_tiles::<T, S, PARTITION, $v, false, { MAX_THREADS as u32 }, 0>, stream: stream, module: module, config: config,
+                kernel: select_tiles::<T, S, PARTITION, $v, false, false, { MAX_THREADS as u32 }, 0>, stream: stream, module: module, config: config,
                 args: [slice(*input), slice(*flags), select, slice_mut(*out), slice_mut(*count), status, look_back]
             }?
         };
     }
-    match select_tuning.rank {
-        Rank::Ballot if select_tuning.bounded && shape.threads <= BOUNDED_THREADS => {
-            crate::tile::with_vectors!(T, shape.vectors, launch_bounded)
-        }
-        Rank::Ballot => crate::tile::with_vectors!(T, shape.vectors, launch_ballot),
-        Rank::Scan => crate::tile::with_vectors!(T, shape.vectors, launch_scan),
+    macro_rules! launch_bounded_direct {
+        ($v:literal) => {
+            launch_bounded!($v, false)
+        };
+    }
+    macro_rules! launch_bounded_staged {
+        ($v:literal) => {
+            launch_bounded!($v, true)
+        };
+    }
+    macro_rules! launch_ballot_direct {
+        ($v:literal) => {
+            launch_ballot!($v, false)
+        };
+    }
+    macro_rules! launch_ballot_staged {
+        ($v:literal) => {
+            launch_ballot!($v, true)
+        };
+    }
+    let bounded = select_tuning.bounded && shape.threads <= BOUNDED_THREADS;
+    // Partitions store directly (their rejected elements go from the end).
+    let staged = select_tuning.warp_store && !PARTITION;
+    match (select_tuning.rank, bounded, staged) {
+        (Rank::Ballot, true, false) => crate::tile::with_vectors!(T, shape.vectors, launch_bounded_direct),
+        (Rank::Ballot, true, true) => crate::tile::with_vectors!(T, shape.vectors, launch_bounded_staged),
+        (Rank::Ballot, false, false) => crate::tile::with_vectors!(T, shape.vectors, launch_ballot_direct),
+        (Rank::Ballot, false, true) => crate::tile::with_vectors!(T, shape.vectors, launch_ballot_staged),
+        (Rank::Scan, ..) => crate::tile::with_vectors!(T, shape.vectors, launch_scan),
     }
     Ok(())
 }
@@ -489,6 +596,9 @@ mod tests {
         assert!(!SelectTuning::DEFAULT.parse("").bounded);
         assert!(SelectTuning::DEFAULT.parse("bounded,threads=256").bounded);
         assert!(!SelectTuning::DEFAULT.parse("bounded,unbounded").bounded);
+        assert!(!SelectTuning::DEFAULT.parse("").warp_store);
+        assert!(SelectTuning::DEFAULT.parse("store=warp").warp_store);
+        assert!(!SelectTuning::DEFAULT.parse("store=warp,store=direct").warp_store);
     }
 
     #[test]
