@@ -2,11 +2,16 @@
 //! elements a predicate or a flag keeps, in their order, and how many.
 //!
 //! One pass, on the scan's machinery: each block takes the next tile, loads
-//! it (16-byte vectors), decides per element, counts what it keeps (a block
-//! scan of the threads' counts gives each thread its offset within the
-//! tile), looks back over the preceding tiles' counts (decoupled
+//! it (16-byte vectors), decides per element, counts what it keeps (each
+//! thread's offset within the tile: by default from warp ballots of the
+//! bits of its per-vector counts and their population counts, then one
+//! barrier for the warps' totals; `rank=scan` in `OXIDE_PRIMS_SELECT`
+//! takes the generic block scan of the counts instead, one warp scan per
+//! vector), looks back over the preceding tiles' counts (decoupled
 //! look-back, as [`scan`](crate::scan)) for the number kept before the tile,
-//! and writes its kept elements there. The last tile writes the total.
+//! and writes its kept elements there (one store per element from
+//! registers; `store=warp` stages each warp's vector in shared memory and
+//! writes it with consecutive lanes). The last tile writes the total.
 //!
 //! [`partition_if`] also writes the rejected elements, after the selected
 //! ones, in reverse order (as CUB's `DevicePartition::If`): the output is a
@@ -37,7 +42,7 @@ use crate::tile;
 use crate::PrimsError;
 use core::sync::atomic::AtomicU64;
 use cuda_core::{CudaStream, DeviceBuffer};
-use cuda_device::{kernel, shared, thread, unroll, DisjointSlice};
+use cuda_device::{kernel, shared, thread, unroll, warp, DisjointSlice};
 use cuda_host::{cuda_launch, KernelModule};
 
 /// What decides whether an element is kept: a predicate on it ([`If`]) or
@@ -73,14 +78,235 @@ impl<T> Selector<T> for Flagged {
     }
 }
 
+/// How a tile's threads find their offsets among the tile's kept elements.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rank {
+    /// Warp ballots of the bits of each thread's per-vector counts and
+    /// their population counts below the lane; the warps' totals summed by
+    /// every thread from shared memory after one barrier. No shuffles.
+    Ballot,
+    /// The generic block scan of the counts ([`tile::scan_runs`]): one
+    /// warp scan of shuffles per vector, then a warp scan of the warps'
+    /// totals.
+    Scan,
+}
+
+/// The selection's knobs: the tiles and look-back of [`ScanTuning`] and
+/// how threads are ranked.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SelectTuning {
+    /// Tiles and look-back.
+    pub scan: ScanTuning,
+    /// How offsets within a tile are found.
+    pub rank: Rank,
+    /// Whether blocks of at most [`BOUNDED_THREADS`] threads (with
+    /// [`Rank::Ballot`]) run the instance compiled for
+    /// [`BOUNDED_BLOCKS`] blocks per multiprocessor: ptxas then fits its
+    /// registers to that many blocks (spilling if it must).
+    pub bounded: bool,
+    /// Whether kept elements go out through a staging area per warp
+    /// ([`store_by_warp`]; ballot ranking, selections only) instead of
+    /// one store per element from registers.
+    pub warp_store: bool,
+}
+
+/// Threads per block of the register-bounded instances (`bounded` in
+/// [`SelectTuning`]).
+pub const BOUNDED_THREADS: u32 = 256;
+/// Blocks per multiprocessor the register-bounded instances are compiled
+/// for: all the registers of a multiprocessor over this many blocks of
+/// [`BOUNDED_THREADS`].
+pub const BOUNDED_BLOCKS: u32 = 4;
+
+impl SelectTuning {
+    /// The defaults: [`ScanTuning::SELECT`], ranked by ballots.
+    pub const DEFAULT: SelectTuning = SelectTuning { scan: ScanTuning::SELECT, rank: Rank::Ballot, bounded: false, warp_store: false };
+
+    /// `OXIDE_PRIMS_SELECT` (read once) applied to [`DEFAULT`](Self::DEFAULT).
+    pub fn from_env() -> SelectTuning {
+        static TUNING: std::sync::OnceLock<SelectTuning> = std::sync::OnceLock::new();
+        *TUNING.get_or_init(|| Self::DEFAULT.parse(&std::env::var("OXIDE_PRIMS_SELECT").unwrap_or_default()))
+    }
+
+    /// `self` changed by the comma list `spec`: `rank=ballot|scan`,
+    /// `bounded` / `unbounded` (the register-bounded instances for blocks
+    /// of at most [`BOUNDED_THREADS`], ranked by ballots),
+    /// `store=warp|direct` (with ballots), and every item
+    /// [`ScanTuning::parse`] takes (unknown items are ignored with a
+    /// warning, as there).
+    pub fn parse(self, spec: &str) -> SelectTuning {
+        let mut t = self;
+        let mut rest = Vec::new();
+        for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            match item {
+                "rank=ballot" => t.rank = Rank::Ballot,
+                "rank=scan" => t.rank = Rank::Scan,
+                "bounded" => t.bounded = true,
+                "unbounded" => t.bounded = false,
+                "store=warp" => t.warp_store = true,
+                "store=direct" => t.warp_store = false,
+                _ => rest.push(item),
+            }
+        }
+        t.scan = t.scan.parse("OXIDE_PRIMS_SELECT", &rest.join(","));
+        t
+    }
+}
+
+/// Bits of a count of kept elements in one vector (0 ..= `lanes`).
+#[inline(always)]
+const fn count_bits<T>() -> u32 {
+    u32::BITS - (tile::lanes::<T>() as u32).leading_zeros()
+}
+
+/// The exclusive prefixes, in tile order within the block, of this
+/// thread's `V` runs whose counts of kept elements are `runs` (each at
+/// most `lanes::<T>()`), and the block's total: [`tile::scan_runs`]'s
+/// result, found by ballots. Per vector, one ballot per bit of the counts
+/// gives, with the population counts of the lanes below, the kept
+/// elements of the warp's vector before this lane; after one barrier every
+/// thread sums the warps' totals before its own from shared memory
+/// (uniform addresses: broadcasts), so no step waits on a shuffle.
+///
+/// # Safety
+/// All `warps · 32` threads of the block call it (`warps` ≤ `MAX_WARPS`),
+/// `slots` holds `warps` u32 of block-shared memory used by nothing else
+/// until a barrier after.
+#[inline(always)]
+unsafe fn ballot_runs<T, const V: usize>(runs: [u32; V], slots: *mut u32, warps: usize) -> ([u32; V], u32) {
+    let below = warp::lanemask_lt();
+    let mut prefixes = [0u32; V];
+    let mut warp_total = 0u32;
+    let mut j = 0;
+    unroll!(full, while j < V {
+        let mut before = 0u32;
+        let mut total = 0u32;
+        let mut b = 0;
+        while b < count_bits::<T>() {
+            let set = warp::ballot(warp::FULL_MASK, runs[j] >> b & 1 != 0);
+            before += (set & below).count_ones() << b;
+            total += set.count_ones() << b;
+            b += 1;
+        }
+        prefixes[j] = warp_total + before;
+        warp_total += total;
+        j += 1;
+    });
+    if warps == 1 {
+        return (prefixes, warp_total);
+    }
+    let w = thread::threadIdx_x() as usize / 32;
+    if first_lane() {
+        // SAFETY: one writer per warp, slot w < warps; read after the barrier.
+        unsafe { slots.add(w).write(warp_total) };
+    }
+    thread::sync_threads();
+    let mut warp_prefix = 0u32;
+    let mut block_total = 0u32;
+    let mut k = 0;
+    unroll!(full, while k < MAX_WARPS {
+        if k < warps {
+            // SAFETY: slot k < warps was written before the barrier.
+            let t = unsafe { slots.add(k).read() };
+            if k < w {
+                warp_prefix += t;
+            }
+            block_total += t;
+        }
+        k += 1;
+    });
+    j = 0;
+    unroll!(full, while j < V {
+        prefixes[j] += warp_prefix;
+        j += 1;
+    });
+    (prefixes, block_total)
+}
+
+/// Writes this thread's kept elements (bit `j · lanes + e` of `keep`: element
+/// `e` of vector `j`, whose exclusive prefix in the tile is `prefixes[j]`)
+/// to `dst` from `tile_prefix` on, a warp's vector at a time: each lane puts
+/// its kept elements at their rank within the warp's vector in the warp's
+/// staging area, then the warp writes the vector's run of kept elements
+/// out with consecutive lanes at consecutive addresses (whole sectors,
+/// where one store per element from registers leaves each warp store
+/// instruction a part of every sector it touches). No block barrier: the
+/// area is the warp's own.
+///
+/// # Safety
+/// All 32 lanes of the warp call it with the same `tile_prefix`; `stage`
+/// is this warp's `32 · lanes` elements of block-shared memory, used by
+/// nothing else; `dst` holds the selection (every slot written is the
+/// kept element's own, as in the direct store).
+#[inline(always)]
+unsafe fn store_by_warp<T: Element, const V: usize>(
+    dst: *mut T,
+    stage: *mut T,
+    v: &tile::Vectors<V>,
+    keep: u32,
+    prefixes: [u32; V],
+    tile_prefix: usize,
+    lane: usize,
+) {
+    let lanes = tile::lanes::<T>();
+    let mut j = 0;
+    unroll!(full, while j < V {
+        let mine = keep >> (j * lanes) & ((1u32 << lanes) - 1);
+        // The warp's vector keeps the tile's elements start .. end.
+        let start = warp::shfl_idx(warp::FULL_MASK, prefixes[j], 0);
+        let end = warp::shfl_idx(warp::FULL_MASK, prefixes[j] + mine.count_ones(), 31);
+        let mut r = (prefixes[j] - start) as usize;
+        let mut e = 0;
+        while e < lanes {
+            if mine >> e & 1 != 0 {
+                // SAFETY: r < end - start <= 32 · lanes: inside the warp's area.
+                unsafe { stage.add(r).write(tile::get::<T, V>(v, j * lanes + e)) };
+                r += 1;
+            }
+            e += 1;
+        }
+        warp::sync_warp(warp::FULL_MASK);
+        let total = (end - start) as usize;
+        let base = tile_prefix + start as usize;
+        let mut q = 0;
+        while q < lanes {
+            let p = q * 32 + lane;
+            if p < total {
+                // SAFETY: slot p of the area was written before the warp's
+                // barrier; base + p is the p-th kept element's own slot.
+                unsafe { dst.add(base + p).write(stage.add(p).read()) };
+            }
+            q += 1;
+        }
+        // The next vector reuses the area.
+        warp::sync_warp(warp::FULL_MASK);
+        j += 1;
+    });
+}
+
 /// One tile of a selection (`PARTITION`: the rejected elements too, from
 /// the end backwards), in the scan's tile layout (`src/tile.rs`), `V`
-/// vectors per thread (at most 64 elements: one bit each).
+/// vectors per thread (at most 32 elements: one bit each); `BALLOT`: ranked
+/// by [`Rank::Ballot`], else by [`Rank::Scan`]; `STAGE` (selections with
+/// `BALLOT`): stored by [`store_by_warp`]; compiled for blocks of at
+/// most `MAX_T` threads, `MIN_B` of them per multiprocessor (0: no bound
+/// on the registers).
 /// Launched like [`scan_tiles`](crate::scan::scan_tiles); `count[0]`
 /// receives the number kept.
 #[allow(clippy::too_many_arguments)]
-#[kernel(launch_bounds(MAX_THREADS))]
-pub fn select_tiles<T: Element, S: Selector<T>, const PARTITION: bool, const V: usize>(
+#[kernel(launch_bounds(MAX_T, MIN_B))]
+pub fn select_tiles<
+    T: Element,
+    S: Selector<T>,
+    const PARTITION: bool,
+    const V: usize,
+    const BALLOT: bool,
+    const STAGE: bool,
+    const MAX_T: u32,
+    const MIN_B: u32,
+>(
     input: &[T],
     flags: &[u8],
     select: S,
@@ -104,8 +330,11 @@ pub fn select_tiles<T: Element, S: Selector<T>, const PARTITION: bool, const V: 
     let full = tile_start + tile_len <= n;
     // SAFETY: the input is a DeviceBuffer's (16-byte aligned).
     let v = unsafe { tile::load::<T, V>(input, tile_start, warp_index, lane, full, T::default()) };
+    // The host launches only the instances whose items fit the bits of
+    // `keep` (`tile::with_vectors!`); the others exist but never run.
+    debug_assert!(tile::items::<T, V>() <= 32);
     // Bit k: element k of this thread is kept.
-    let mut keep = 0u64;
+    let mut keep = 0u32;
     let mut runs = [0u32; V];
     let mut j = 0;
     unroll!(full, while j < V {
@@ -126,7 +355,11 @@ pub fn select_tiles<T: Element, S: Selector<T>, const PARTITION: bool, const V: 
     // SAFETY: COUNTS holds MAX_WARPS + 1 u32, the launch at most MAX_WARPS
     // warps (the host's shapes); all threads are here; the
     // last slot is written only after the scan's barrier.
-    let (run_prefixes, tile_kept) = unsafe { tile::scan_runs::<u32, Sum, V>(runs, Sum, slots, threads / 32) };
+    let (run_prefixes, tile_kept) = if BALLOT {
+        unsafe { ballot_runs::<T, V>(runs, slots, threads / 32) }
+    } else {
+        unsafe { tile::scan_runs::<u32, Sum, V>(runs, Sum, slots, threads / 32) }
+    };
     let prefix_slot = unsafe { slots.add(MAX_WARPS) };
     if tid < 32 {
         // SAFETY: this block's tile; tile numbers come from the counter in
@@ -142,6 +375,18 @@ pub fn select_tiles<T: Element, S: Selector<T>, const PARTITION: bool, const V: 
     let tile_prefix = unsafe { prefix_slot.read() } as usize;
     let dst = out.as_mut_ptr();
     j = 0;
+    if STAGE && BALLOT && !PARTITION {
+        // A warp's 32 vectors of 16 bytes.
+        shared! { static STAGE_AREA: [u64; MAX_WARPS * 64]; }
+        // SAFETY: every lane of every warp is here; the area's slice
+        // `warp_index` is this warp's alone (warp_index < MAX_WARPS), 8-byte
+        // aligned; the prefixes are the tile's exclusive ones.
+        unsafe {
+            let stage = (STAGE_AREA.as_mut_ptr() as *mut T).add(warp_index * 32 * lanes);
+            store_by_warp::<T, V>(dst, stage, &v, keep, run_prefixes, tile_prefix, lane);
+        }
+        j = V;
+    }
     unroll!(full, while j < V {
         let first = tile::vector_start::<T, V>(tile_start, warp_index, lane, j);
         let mut selected = tile_prefix + run_prefixes[j] as usize;
@@ -194,22 +439,69 @@ fn run<T: Element, S: Selector<T>, const PARTITION: bool>(
         return Ok(());
     }
     debug_assert_eq!(input.device_ptr() % 16, 0);
-    let tuning = ScanTuning::select_from_env();
+    let select_tuning = SelectTuning::from_env();
+    let tuning = select_tuning.scan;
     let shape = tuning.shape::<T>();
     let tiles = n.div_ceil(tile_len::<T>(shape));
     let mut lb = LookBack::<u32>::new(stream, tiles, what)?;
     let status = lb.status.as_atomic::<AtomicU64>();
     let look_back: LookBackTuning = tuning.look_back.for_grid(tiles, tuning.sleep_from);
     let config = tile_config(tiles, shape);
-    macro_rules! launch {
-        ($v:literal) => {
+    macro_rules! launch_bounded {
+        ($v:literal, $stage:literal) => {
             cuda_launch! {
-                kernel: select_tiles::<T, S, PARTITION, $v>, stream: stream, module: module, config: config,
+                kernel: select_tiles::<T, S, PARTITION, $v, true, $stage, BOUNDED_THREADS, BOUNDED_BLOCKS>,
+                stream: stream, module: module, config: config,
                 args: [slice(*input), slice(*flags), select, slice_mut(*out), slice_mut(*count), status, look_back]
             }?
         };
     }
-    crate::tile::with_vectors!(T, shape.vectors, launch);
+    macro_rules! launch_ballot {
+        ($v:literal, $stage:literal) => {
+            cuda_launch! {
+                kernel: select_tiles::<T, S, PARTITION, $v, true, $stage, { MAX_THREADS as u32 }, 0>, stream: stream, module: module, config: config,
+                args: [slice(*input), slice(*flags), select, slice_mut(*out), slice_mut(*count), status, look_back]
+            }?
+        };
+    }
+    macro_rules! launch_scan {
+        ($v:literal) => {
+            cuda_launch! {
+                kernel: select_tiles::<T, S, PARTITION, $v, false, false, { MAX_THREADS as u32 }, 0>, stream: stream, module: module, config: config,
+                args: [slice(*input), slice(*flags), select, slice_mut(*out), slice_mut(*count), status, look_back]
+            }?
+        };
+    }
+    macro_rules! launch_bounded_direct {
+        ($v:literal) => {
+            launch_bounded!($v, false)
+        };
+    }
+    macro_rules! launch_bounded_staged {
+        ($v:literal) => {
+            launch_bounded!($v, true)
+        };
+    }
+    macro_rules! launch_ballot_direct {
+        ($v:literal) => {
+            launch_ballot!($v, false)
+        };
+    }
+    macro_rules! launch_ballot_staged {
+        ($v:literal) => {
+            launch_ballot!($v, true)
+        };
+    }
+    let bounded = select_tuning.bounded && shape.threads <= BOUNDED_THREADS;
+    // Partitions store directly (their rejected elements go from the end).
+    let staged = select_tuning.warp_store && !PARTITION;
+    match (select_tuning.rank, bounded, staged) {
+        (Rank::Ballot, true, false) => crate::tile::with_vectors!(T, shape.vectors, launch_bounded_direct),
+        (Rank::Ballot, true, true) => crate::tile::with_vectors!(T, shape.vectors, launch_bounded_staged),
+        (Rank::Ballot, false, false) => crate::tile::with_vectors!(T, shape.vectors, launch_ballot_direct),
+        (Rank::Ballot, false, true) => crate::tile::with_vectors!(T, shape.vectors, launch_ballot_staged),
+        (Rank::Scan, ..) => crate::tile::with_vectors!(T, shape.vectors, launch_scan),
+    }
     Ok(())
 }
 
@@ -217,7 +509,7 @@ fn run<T: Element, S: Selector<T>, const PARTITION: bool>(
 /// boundaries a test must cover). A test hook.
 #[doc(hidden)]
 pub fn tile_elements<T>() -> usize {
-    tile_len::<T>(ScanTuning::select_from_env().shape::<T>())
+    tile_len::<T>(SelectTuning::from_env().scan.shape::<T>())
 }
 
 /// The number in `count` read back (synchronises `stream`).
@@ -283,4 +575,35 @@ pub fn partition_if<T: Element, P: Fn(T) -> bool + Copy + Unpin + 'static>(
     let mut count = temp::scratch::<u64>(stream, 1)?;
     run::<T, If<P>, true>(module, stream, input, &no_flags, If(predicate), out, &mut count, "partition_if: output")?;
     read_count(stream, &count)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tuning_parses_rank_and_passes_the_rest_on() {
+        assert_eq!(SelectTuning::DEFAULT.parse("").rank, Rank::Ballot);
+        let t = SelectTuning::DEFAULT.parse("rank=scan, threads=128,vectors=8,block-order");
+        assert_eq!(t.rank, Rank::Scan);
+        assert_eq!(t.scan.narrow.threads, 128);
+        assert_eq!(t.scan.narrow.vectors, 8);
+        assert!(t.scan.look_back.block_order);
+        assert_eq!(t.scan.wide, ScanTuning::SELECT.wide);
+        assert_eq!(SelectTuning::DEFAULT.parse("rank=scan,rank=ballot").rank, Rank::Ballot);
+        // An unknown rank is ignored (with a warning), as unknown items are.
+        assert_eq!(SelectTuning::DEFAULT.parse("rank=other").rank, Rank::Ballot);
+        assert!(!SelectTuning::DEFAULT.parse("").bounded);
+        assert!(SelectTuning::DEFAULT.parse("bounded,threads=256").bounded);
+        assert!(!SelectTuning::DEFAULT.parse("bounded,unbounded").bounded);
+        assert!(!SelectTuning::DEFAULT.parse("").warp_store);
+        assert!(SelectTuning::DEFAULT.parse("store=warp").warp_store);
+        assert!(!SelectTuning::DEFAULT.parse("store=warp,store=direct").warp_store);
+    }
+
+    #[test]
+    fn count_bits_hold_a_vector_count() {
+        assert_eq!(count_bits::<u32>(), 3);
+        assert_eq!(count_bits::<u64>(), 2);
+    }
 }
