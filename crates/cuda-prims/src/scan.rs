@@ -50,6 +50,7 @@
 //! # }
 //! ```
 
+use crate::block::raw_exclusive_scan_warps_of;
 use crate::error::check_len;
 use crate::op::{Element, ReduceOp};
 use crate::temp;
@@ -199,6 +200,29 @@ pub struct ScanTuning {
     pub look_back: LookBackTuning,
     /// Grids of fewer tiles than this poll without the back-offs.
     pub sleep_from: usize,
+    /// How the scan combines a thread's runs across the warp, for 4-byte
+    /// elements (select ignores it).
+    pub runs: RunScan,
+    /// The same for 8-byte elements.
+    pub wide_runs: RunScan,
+}
+
+/// How a tile's runs (a thread's vectors, `src/tile.rs`) get their
+/// prefixes within the warp. A scan knob (`runs=`, `wide-runs=`).
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunScan {
+    /// One warp scan (`shfl.up` steps) per run: `V` scans per thread, each
+    /// shuffle moving 32 bits, so an 8-byte element doubles them and the
+    /// scans of all runs are live at once (registers).
+    Shuffle,
+    /// The warp's run totals through shared memory (the launch's dynamic
+    /// shared memory, a padded row of 32 runs per vector): each lane then
+    /// combines `V` consecutive runs in order, the warp does one warp scan
+    /// of the lanes' totals, and the runs' prefixes go back the same way.
+    /// Two shared-memory round trips of `V` elements per thread instead of
+    /// `V - 1` further warp scans.
+    Shared,
 }
 
 impl ScanTuning {
@@ -218,6 +242,8 @@ impl ScanTuning {
             wait_all: false,
         },
         sleep_from: 500,
+        runs: RunScan::Shuffle,
+        wide_runs: RunScan::Shuffle,
     };
 
     /// The selection's defaults, measured on the H200 (benches/README.md,
@@ -231,13 +257,15 @@ impl ScanTuning {
         wide: TileShape { threads: 256, vectors: 8 },
         look_back: LookBackTuning { poll_delay_ns: 76, first_poll_delay_ns: 1150, block_order: false, wait_all: false },
         sleep_from: 500,
+        runs: RunScan::Shuffle,
+        wide_runs: RunScan::Shuffle,
     };
 
     /// The scan's tuning: `OXIDE_PRIMS_SCAN` (read once) applied to
     /// [`SCAN`](Self::SCAN).
     pub fn scan_from_env() -> ScanTuning {
         static TUNING: std::sync::OnceLock<ScanTuning> = std::sync::OnceLock::new();
-        *TUNING.get_or_init(|| Self::SCAN.parse("OXIDE_PRIMS_SCAN", &std::env::var("OXIDE_PRIMS_SCAN").unwrap_or_default()))
+        *TUNING.get_or_init(|| Self::SCAN.parse_scan("OXIDE_PRIMS_SCAN", &std::env::var("OXIDE_PRIMS_SCAN").unwrap_or_default()))
     }
 
     /// The selection's tuning: `OXIDE_PRIMS_SELECT` (read once) applied
@@ -255,7 +283,24 @@ impl ScanTuning {
     /// ignored with a warning on stderr naming `var` (a measurement knob
     /// must not fail a run).
     pub fn parse(self, var: &str, spec: &str) -> ScanTuning {
+        self.parse_items(var, spec, false)
+    }
+
+    /// [`parse`](Self::parse) for the scan, which takes three items more:
+    /// `wide-vectors=6` (8-byte elements; CUB's sm_90 tile for them is
+    /// 224 threads × 12), `runs=shuffle|shared` and
+    /// `wide-runs=shuffle|shared` ([`RunScan`], 4- and 8-byte elements).
+    pub fn parse_scan(self, var: &str, spec: &str) -> ScanTuning {
+        self.parse_items(var, spec, true)
+    }
+
+    fn parse_items(self, var: &str, spec: &str, scan: bool) -> ScanTuning {
         let mut t = self;
+        let run_scan = |s: &str| match s {
+            "shuffle" => Some(RunScan::Shuffle),
+            "shared" => Some(RunScan::Shared),
+            _ => None,
+        };
         for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
             let value = |name: &str| item.strip_prefix(name).and_then(|s| s.parse::<u32>().ok());
             let threads = |n: &u32| n.is_multiple_of(32) && (32..=MAX_THREADS as u32).contains(n);
@@ -267,12 +312,19 @@ impl ScanTuning {
                 t.narrow.vectors = v as usize;
             } else if let Some(v @ (4 | 8 | 12)) = value("wide-vectors=") {
                 t.wide.vectors = v as usize;
+            } else if let Some(6) = value("wide-vectors=").filter(|_| scan) {
+                t.wide.vectors = 6;
+            } else if let Some(r) = item.strip_prefix("runs=").and_then(run_scan).filter(|_| scan) {
+                t.runs = r;
+            } else if let Some(r) = item.strip_prefix("wide-runs=").and_then(run_scan).filter(|_| scan) {
+                t.wide_runs = r;
             } else if let Some(n) = value("sleep-from=") {
                 t.sleep_from = n as usize;
             } else if !t.look_back.apply(item) {
+                let scan_items = if scan { ", `wide-vectors=6`, `runs=shuffle|shared`, `wide-runs=shuffle|shared`" } else { "" };
                 eprintln!(
                     "{var}: ignoring `{item}` (expected `threads=32..384`, `vectors=4|6|8`, `wide-threads=32..384`, \
-                     `wide-vectors=4|8|12`, `delay=NS`, `first=NS`, `block-order`, `wait=all|nearest` or `sleep-from=TILES`)"
+                     `wide-vectors=4|8|12`, `delay=NS`, `first=NS`, `block-order`, `wait=all|nearest` or `sleep-from=TILES`{scan_items})"
                 );
             }
         }
@@ -282,6 +334,11 @@ impl ScanTuning {
     /// The tile shape for elements of `T`.
     pub fn shape<T>(&self) -> TileShape {
         if core::mem::size_of::<T>() > 4 { self.wide } else { self.narrow }
+    }
+
+    /// How the scan combines the runs of elements of `T`.
+    pub fn run_scan<T>(&self) -> RunScan {
+        if core::mem::size_of::<T>() > 4 { self.wide_runs } else { self.runs }
     }
 }
 
@@ -549,8 +606,12 @@ fn from_bits<T: Element>(bits: u64) -> T {
 /// block per tile; `status` zeroed, 64-bit words for the counter and the
 /// tiles (`TileStatus`). Bounded for [`MAX_THREADS`]-thread blocks, so
 /// that every shape the knob allows launches, whatever the registers.
+///
+/// `SHARED_RUNS`: the runs get their prefixes through shared memory
+/// ([`RunScan::Shared`]; the launch provides [`shared_runs_bytes`] of
+/// dynamic shared memory), else by one warp scan each.
 #[kernel(launch_bounds(MAX_THREADS))]
-pub fn scan_tiles<T: Element, Op: ReduceOp<T>, const INCLUSIVE_SCAN: bool, const V: usize>(
+pub fn scan_tiles<T: Element, Op: ReduceOp<T>, const INCLUSIVE_SCAN: bool, const V: usize, const SHARED_RUNS: bool>(
     input: &[T],
     op: Op,
     mut out: DisjointSlice<T>,
@@ -577,7 +638,17 @@ pub fn scan_tiles<T: Element, Op: ReduceOp<T>, const INCLUSIVE_SCAN: bool, const
     // SAFETY: WORDS holds MAX_WARPS + 1 Elements, the launch at most
     // MAX_WARPS warps (the host's shapes); all threads are here; the prefix
     // slot (index MAX_WARPS) is written only after the scan's barrier.
-    let (run_prefixes, tile_total) = unsafe { tile::scan_runs::<T, Op, V>(tile::run_totals(&v, op), op, slots, threads / 32) };
+    let (run_prefixes, tile_total) = if SHARED_RUNS {
+        // SAFETY: as above; the launch provides `shared_runs_bytes` of
+        // dynamic shared memory for this block's `threads` and `V`, which
+        // nothing else uses.
+        unsafe {
+            let (runs, _) = cuda_device::dynamic_shared::<T>();
+            scan_runs_shared::<T, Op, V>(tile::run_totals(&v, op), op, slots, threads / 32, runs)
+        }
+    } else {
+        unsafe { tile::scan_runs::<T, Op, V>(tile::run_totals(&v, op), op, slots, threads / 32) }
+    };
     let prefix_slot = unsafe { slots.add(MAX_WARPS) };
     // Each element's result within the tile, before the look-back: across
     // it only the elements stay live, not the runs' prefixes as well (the
@@ -626,6 +697,83 @@ pub fn scan_tiles<T: Element, Op: ReduceOp<T>, const INCLUSIVE_SCAN: bool, const
     // aligned); this thread's elements of this tile are its own (tile
     // numbers are unique).
     unsafe { tile::store::<T, V>(out.as_mut_ptr(), len, &v, tile_start, warp_index, lane, full) };
+}
+
+/// Elements of a warp's row of run totals in [`scan_runs_shared`]: `V`
+/// rows of 32 runs, each padded by one element.
+#[inline(always)]
+const fn shared_runs_per_warp(vectors: usize) -> usize {
+    vectors * 33
+}
+
+/// The position in a warp's padded row (see [`scan_runs_shared`]) of the
+/// warp's run `i` in tile order.
+#[inline(always)]
+const fn shared_run_slot(i: usize) -> usize {
+    i + i / 32
+}
+
+/// Bytes of dynamic shared memory a [`RunScan::Shared`] launch of `shape`
+/// needs for elements of `T`.
+pub(crate) fn shared_runs_bytes<T>(shape: TileShape) -> usize {
+    (shape.threads as usize / 32) * shared_runs_per_warp(shape.vectors) * core::mem::size_of::<T>()
+}
+
+/// [`tile::scan_runs`] with the runs' prefixes within the warp found
+/// through shared memory instead of one warp scan per run.
+///
+/// A warp's runs in tile order are vector `j` of lane `l` at `i = 32·j +
+/// l`. Each lane stores its `V` run totals at their tile-order places
+/// (consecutive lanes, consecutive places), then reads back the `V`
+/// consecutive runs `V·l ..` and combines them in order; one warp scan of
+/// the lanes' totals gives each lane the prefix of its first run, and the
+/// runs' prefixes go back to the places they came from for their owners
+/// to read. Each row of 32 places is padded by one so that both the
+/// stores and the strided reads hit distinct banks. Only a warp barrier
+/// separates the stores from the reads: a warp's rows are its own.
+///
+/// # Safety
+/// As [`tile::scan_runs`], and `runs` is this block's dynamic shared
+/// memory of [`shared_runs_bytes`] for `warps` warps and `V`, used by
+/// nothing else.
+#[inline(always)]
+pub(crate) unsafe fn scan_runs_shared<T: Element, Op: ReduceOp<T>, const V: usize>(
+    totals: [T; V],
+    op: Op,
+    slots: *mut T,
+    warps: usize,
+    runs: *mut T,
+) -> ([T; V], T) {
+    let lane = dw::lane_id() as usize;
+    let row = runs.add((thread::threadIdx_x() as usize / 32) * shared_runs_per_warp(V));
+    let mut j = 0;
+    unroll!(full, while j < V {
+        row.add(shared_run_slot(32 * j + lane)).write(totals[j]);
+        j += 1;
+    });
+    dw::sync_warp(FULL_MASK);
+    // This lane's consecutive runs, in order, and their total.
+    let mine: [T; V] = core::array::from_fn(|k| row.add(shared_run_slot(V * lane + k)).read());
+    let mut lane_total = mine[0];
+    let mut k = 1;
+    unroll!(full, while k < V {
+        lane_total = op.combine(lane_total, mine[k]);
+        k += 1;
+    });
+    let (before, warp_total) = warp::exclusive_scan(lane_total, op);
+    // The places written here are those this lane read: no other lane's
+    // reads to wait for.
+    let mut running = before;
+    k = 0;
+    unroll!(full, while k < V {
+        row.add(shared_run_slot(V * lane + k)).write(running);
+        running = op.combine(running, mine[k]);
+        k += 1;
+    });
+    dw::sync_warp(FULL_MASK);
+    let (warp_prefix, block_total) = raw_exclusive_scan_warps_of::<T, Op>(warp_total, op, slots, warps);
+    let prefixes: [T; V] = core::array::from_fn(|j| op.combine(warp_prefix, row.add(shared_run_slot(32 * j + lane)).read()));
+    (prefixes, block_total)
 }
 
 /// The look-back of `tile` over flags and totals the caller prepared, by
@@ -753,15 +901,39 @@ fn scan<T: Element, Op: ReduceOp<T>, const INCLUSIVE_SCAN: bool>(
     let status = lb.status.as_atomic::<AtomicU64>();
     let look_back = tuning.look_back.for_grid(tiles, tuning.sleep_from);
     let config = tile_config(tiles, shape);
+    let shared_runs = tuning.run_scan::<T>() == RunScan::Shared;
+    let shared_config = LaunchConfig { shared_mem_bytes: shared_runs_bytes::<T>(shape) as u32, ..config };
     macro_rules! launch {
         ($v:literal) => {
-            cuda_launch! {
-                kernel: scan_tiles::<T, Op, INCLUSIVE_SCAN, $v>, stream: stream, module: module, config: config,
-                args: [slice(*input), op, slice_mut(*out), status, look_back]
-            }?
+            if shared_runs {
+                cuda_launch! {
+                    kernel: scan_tiles::<T, Op, INCLUSIVE_SCAN, $v, true>, stream: stream, module: module, config: shared_config,
+                    args: [slice(*input), op, slice_mut(*out), status, look_back]
+                }?
+            } else {
+                cuda_launch! {
+                    kernel: scan_tiles::<T, Op, INCLUSIVE_SCAN, $v, false>, stream: stream, module: module, config: config,
+                    args: [slice(*input), op, slice_mut(*out), status, look_back]
+                }?
+            }
         };
     }
-    crate::tile::with_vectors!(T, shape.vectors, launch);
+    // The vector counts `ScanTuning::parse_scan` accepts: those of
+    // `tile::with_vectors!` and 6 for 8-byte elements.
+    if const { core::mem::size_of::<T>() > 4 } {
+        match shape.vectors {
+            4 => launch!(4),
+            6 => launch!(6),
+            8 => launch!(8),
+            _ => launch!(12),
+        }
+    } else {
+        match shape.vectors {
+            4 => launch!(4),
+            6 => launch!(6),
+            _ => launch!(8),
+        }
+    }
     Ok(())
 }
 
@@ -821,6 +993,50 @@ mod tests {
     }
 
     #[test]
+    fn scan_knob_takes_run_scans_and_cubs_wide_tile() {
+        let scan = |spec| ScanTuning::SCAN.parse_scan("OXIDE_PRIMS_SCAN", spec);
+        let t = scan("wide-threads=224,wide-vectors=6,wide-runs=shared");
+        assert_eq!(t.wide, TileShape { threads: 224, vectors: 6 });
+        assert_eq!((t.runs, t.wide_runs), (RunScan::Shuffle, RunScan::Shared));
+        assert_eq!(t.run_scan::<u32>(), RunScan::Shuffle);
+        assert_eq!(t.run_scan::<f64>(), RunScan::Shared);
+        assert_eq!(scan("runs=shared,wide-runs=shuffle").runs, RunScan::Shared);
+        assert_eq!(scan("runs=smem,vectors=12"), ScanTuning::SCAN, "unknown run scans and 4-byte vectors=12 are ignored");
+        // Select has no instance of six 8-byte vectors nor a run scan
+        // choice: its knob ignores them.
+        let select = ScanTuning::SELECT.parse("OXIDE_PRIMS_SELECT", "wide-vectors=6,runs=shared,wide-runs=shared");
+        assert_eq!(select, ScanTuning::SELECT);
+    }
+
+    #[test]
+    fn shared_runs_slots_are_distinct_and_fit() {
+        for vectors in [4usize, 6, 8, 12] {
+            let per_warp = shared_runs_per_warp(vectors);
+            let mut seen = vec![false; per_warp];
+            for i in 0..32 * vectors {
+                let slot = shared_run_slot(i);
+                assert!(slot < per_warp && !seen[slot], "run {i} of {vectors} vectors: slot {slot} taken or past the row");
+                seen[slot] = true;
+            }
+            // A warp's stores (run 32·j + lane) and its reads (run V·lane + k)
+            // each touch 32 distinct 4-byte banks for 4-byte elements.
+            for j in 0..vectors {
+                let banks: std::collections::HashSet<usize> = (0..32).map(|l| shared_run_slot(32 * j + l) % 32).collect();
+                assert_eq!(banks.len(), 32);
+            }
+            if vectors % 2 == 0 {
+                for k in 0..vectors {
+                    let banks: std::collections::HashSet<usize> = (0..32).map(|l| shared_run_slot(vectors * l + k) % 32).collect();
+                    assert!(banks.len() >= 16, "{vectors} vectors, read {k}: {} banks", banks.len());
+                }
+            }
+        }
+        let shape = TileShape { threads: 224, vectors: 6 };
+        assert_eq!(shared_runs_bytes::<u64>(shape), 7 * 6 * 33 * 8);
+        assert!(shared_runs_bytes::<u64>(TileShape { threads: MAX_THREADS as u32, vectors: 12 }) <= 48 * 1024, "within the static limit");
+    }
+
+    #[test]
     fn short_grids_poll_without_back_offs() {
         let lb = ScanTuning::SCAN.look_back;
         assert_eq!(lb.for_grid(499, 500), LookBackTuning { poll_delay_ns: 0, first_poll_delay_ns: 0, ..lb });
@@ -832,6 +1048,7 @@ mod tests {
         assert_eq!(tile_len::<u32>(ScanTuning::SCAN.narrow), 128 * 32);
         assert_eq!(tile_len::<u64>(ScanTuning::SCAN.wide), 256 * 16);
         assert_eq!(tile_len::<f32>(TileShape { threads: 384, vectors: 8 }), 384 * 32);
+        assert_eq!(tile_len::<u64>(TileShape { threads: 224, vectors: 6 }), 224 * 12, "CUB's sm_90 tile for 8-byte sums");
     }
 
     #[test]
