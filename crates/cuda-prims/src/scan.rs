@@ -229,8 +229,12 @@ impl ScanTuning {
     /// The scan's defaults, measured on the H200 (benches/README.md, "H200,
     /// 2026-12-03, evening"): 128 threads × 32 four-byte elements (CUB's
     /// sm_90 tile, 128 × 24, ran slower here at most sizes) and 256 × 16
-    /// eight-byte ones (CUB's 224 × 24 needs 124 registers or more in this
-    /// kernel and ran far slower; 128 × 16 ran slower too). The waits are
+    /// eight-byte ones (224 × 24 needs far more registers in this kernel
+    /// and ran far slower; 128 × 16 ran slower too). CUB's tuning table
+    /// names 224 × 24 for 8-byte sums, but its memory-bound scaling halves
+    /// the items of 8-byte elements: CUB runs 224 × 12, which is
+    /// `wide-threads=224,wide-vectors=6` here. Runs get their prefixes by
+    /// warp shuffles ([`RunScan::Shuffle`]) for both sizes. The waits are
     /// CUB's.
     pub const SCAN: ScanTuning = ScanTuning {
         narrow: TileShape { threads: 128, vectors: 8 },
@@ -699,24 +703,34 @@ pub fn scan_tiles<T: Element, Op: ReduceOp<T>, const INCLUSIVE_SCAN: bool, const
     unsafe { tile::store::<T, V>(out.as_mut_ptr(), len, &v, tile_start, warp_index, lane, full) };
 }
 
-/// Elements of a warp's row of run totals in [`scan_runs_shared`]: `V`
-/// rows of 32 runs, each padded by one element.
+/// Runs of `T` between two pads in a warp's rows of [`scan_runs_shared`]:
+/// a pad after every 32 four-byte runs keeps both the row stores (32
+/// consecutive runs) and the strided reads (every `V`-th run) on distinct
+/// banks; eight-byte runs are read by half-warps of 16 lanes, and a pad
+/// after every 8 does the same for each vector count the knob allows.
 #[inline(always)]
-const fn shared_runs_per_warp(vectors: usize) -> usize {
-    vectors * 33
+const fn shared_run_period<T>() -> usize {
+    if core::mem::size_of::<T>() > 4 { 8 } else { 32 }
 }
 
-/// The position in a warp's padded row (see [`scan_runs_shared`]) of the
+/// Elements of a warp's rows of run totals in [`scan_runs_shared`]: `V`
+/// rows of 32 runs and their pads.
+#[inline(always)]
+const fn shared_runs_per_warp<T>(vectors: usize) -> usize {
+    32 * vectors + 32 * vectors / shared_run_period::<T>()
+}
+
+/// The position in a warp's padded rows (see [`scan_runs_shared`]) of the
 /// warp's run `i` in tile order.
 #[inline(always)]
-const fn shared_run_slot(i: usize) -> usize {
-    i + i / 32
+const fn shared_run_slot<T>(i: usize) -> usize {
+    i + i / shared_run_period::<T>()
 }
 
 /// Bytes of dynamic shared memory a [`RunScan::Shared`] launch of `shape`
 /// needs for elements of `T`.
 pub(crate) fn shared_runs_bytes<T>(shape: TileShape) -> usize {
-    (shape.threads as usize / 32) * shared_runs_per_warp(shape.vectors) * core::mem::size_of::<T>()
+    (shape.threads as usize / 32) * shared_runs_per_warp::<T>(shape.vectors) * core::mem::size_of::<T>()
 }
 
 /// [`tile::scan_runs`] with the runs' prefixes within the warp found
@@ -728,7 +742,7 @@ pub(crate) fn shared_runs_bytes<T>(shape: TileShape) -> usize {
 /// consecutive runs `V·l ..` and combines them in order; one warp scan of
 /// the lanes' totals gives each lane the prefix of its first run, and the
 /// runs' prefixes go back to the places they came from for their owners
-/// to read. Each row of 32 places is padded by one so that both the
+/// to read. The rows are padded ([`shared_run_period`]) so that both the
 /// stores and the strided reads hit distinct banks. Only a warp barrier
 /// separates the stores from the reads: a warp's rows are its own.
 ///
@@ -745,15 +759,15 @@ pub(crate) unsafe fn scan_runs_shared<T: Element, Op: ReduceOp<T>, const V: usiz
     runs: *mut T,
 ) -> ([T; V], T) {
     let lane = dw::lane_id() as usize;
-    let row = runs.add((thread::threadIdx_x() as usize / 32) * shared_runs_per_warp(V));
+    let row = runs.add((thread::threadIdx_x() as usize / 32) * shared_runs_per_warp::<T>(V));
     let mut j = 0;
     unroll!(full, while j < V {
-        row.add(shared_run_slot(32 * j + lane)).write(totals[j]);
+        row.add(shared_run_slot::<T>(32 * j + lane)).write(totals[j]);
         j += 1;
     });
     dw::sync_warp(FULL_MASK);
     // This lane's consecutive runs, in order, and their total.
-    let mine: [T; V] = core::array::from_fn(|k| row.add(shared_run_slot(V * lane + k)).read());
+    let mine: [T; V] = core::array::from_fn(|k| row.add(shared_run_slot::<T>(V * lane + k)).read());
     let mut lane_total = mine[0];
     let mut k = 1;
     unroll!(full, while k < V {
@@ -766,13 +780,13 @@ pub(crate) unsafe fn scan_runs_shared<T: Element, Op: ReduceOp<T>, const V: usiz
     let mut running = before;
     k = 0;
     unroll!(full, while k < V {
-        row.add(shared_run_slot(V * lane + k)).write(running);
+        row.add(shared_run_slot::<T>(V * lane + k)).write(running);
         running = op.combine(running, mine[k]);
         k += 1;
     });
     dw::sync_warp(FULL_MASK);
     let (warp_prefix, block_total) = raw_exclusive_scan_warps_of::<T, Op>(warp_total, op, slots, warps);
-    let prefixes: [T; V] = core::array::from_fn(|j| op.combine(warp_prefix, row.add(shared_run_slot(32 * j + lane)).read()));
+    let prefixes: [T; V] = core::array::from_fn(|j| op.combine(warp_prefix, row.add(shared_run_slot::<T>(32 * j + lane)).read()));
     (prefixes, block_total)
 }
 
@@ -1010,30 +1024,44 @@ mod tests {
 
     #[test]
     fn shared_runs_slots_are_distinct_and_fit() {
-        for vectors in [4usize, 6, 8, 12] {
-            let per_warp = shared_runs_per_warp(vectors);
-            let mut seen = vec![false; per_warp];
-            for i in 0..32 * vectors {
-                let slot = shared_run_slot(i);
-                assert!(slot < per_warp && !seen[slot], "run {i} of {vectors} vectors: slot {slot} taken or past the row");
-                seen[slot] = true;
-            }
-            // A warp's stores (run 32·j + lane) and its reads (run V·lane + k)
-            // each touch 32 distinct 4-byte banks for 4-byte elements.
-            for j in 0..vectors {
-                let banks: std::collections::HashSet<usize> = (0..32).map(|l| shared_run_slot(32 * j + l) % 32).collect();
-                assert_eq!(banks.len(), 32);
-            }
-            if vectors % 2 == 0 {
-                for k in 0..vectors {
-                    let banks: std::collections::HashSet<usize> = (0..32).map(|l| shared_run_slot(vectors * l + k) % 32).collect();
-                    assert!(banks.len() >= 16, "{vectors} vectors, read {k}: {} banks", banks.len());
+        fn check<T>() {
+            let size = core::mem::size_of::<T>();
+            // Lanes served together: a warp for 4-byte accesses, a
+            // half-warp for 8-byte ones (128 bytes, 32 banks of 4 bytes,
+            // i.e. `group` element-wide bank sets).
+            let group = if size > 4 { 16 } else { 32 };
+            let distinct = |slots: &mut dyn Iterator<Item = usize>| {
+                slots.map(|slot| slot % group).collect::<std::collections::HashSet<_>>().len()
+            };
+            for vectors in [4usize, 6, 8, 12] {
+                let per_warp = shared_runs_per_warp::<T>(vectors);
+                let mut seen = vec![false; per_warp];
+                for i in 0..32 * vectors {
+                    let slot = shared_run_slot::<T>(i);
+                    assert!(slot < per_warp && !seen[slot], "run {i} of {vectors} vectors: slot {slot} taken or past the rows");
+                    seen[slot] = true;
+                }
+                for first in (0..32).step_by(group) {
+                    let lanes = first..first + group;
+                    // The stores of vector j: distinct banks for all but at
+                    // most one lane of the group.
+                    for j in 0..vectors {
+                        let got = distinct(&mut lanes.clone().map(|l| shared_run_slot::<T>(32 * j + l)));
+                        assert!(got * 16 >= group * 15, "{size}-byte runs, {vectors} vectors, store {j}: {got} banks");
+                    }
+                    // The strided reads: at most a few lanes share a bank.
+                    for k in 0..vectors {
+                        let got = distinct(&mut lanes.clone().map(|l| shared_run_slot::<T>(vectors * l + k)));
+                        assert!(got * 16 >= group * 12, "{size}-byte runs, {vectors} vectors, read {k}: {got} banks");
+                    }
                 }
             }
         }
-        let shape = TileShape { threads: 224, vectors: 6 };
-        assert_eq!(shared_runs_bytes::<u64>(shape), 7 * 6 * 33 * 8);
-        assert!(shared_runs_bytes::<u64>(TileShape { threads: MAX_THREADS as u32, vectors: 12 }) <= 48 * 1024, "within the static limit");
+        check::<u32>();
+        check::<u64>();
+        assert_eq!(shared_runs_bytes::<u64>(TileShape { threads: 224, vectors: 6 }), 7 * (6 * 32 + 6 * 4) * 8);
+        assert_eq!(shared_runs_bytes::<u32>(TileShape { threads: 128, vectors: 8 }), 4 * 8 * 33 * 4);
+        assert!(shared_runs_bytes::<u64>(TileShape { threads: MAX_THREADS as u32, vectors: 12 }) <= 48 * 1024, "within the default limit");
     }
 
     #[test]
