@@ -9,9 +9,12 @@
 //! takes the generic block scan of the counts instead, one warp scan per
 //! vector), looks back over the preceding tiles' counts (decoupled
 //! look-back, as [`scan`](crate::scan)) for the number kept before the tile,
-//! and writes its kept elements there (one store per element from
-//! registers; `store=warp` stages each warp's vector in shared memory and
-//! writes it with consecutive lanes). The last tile writes the total.
+//! and writes its kept elements there: a selection stages each warp's
+//! vector in shared memory and writes it with consecutive lanes
+//! (`store=direct` stores each element from registers, as partitions do).
+//! The last tile writes the total. By default blocks of up to
+//! [`BOUNDED_THREADS`] run kernels whose registers ptxas fits to
+//! [`BOUNDED_BLOCKS`] blocks per multiprocessor (`unbounded` lifts that).
 //!
 //! [`partition_if`] also writes the rejected elements, after the selected
 //! ones, in reverse order (as CUB's `DevicePartition::If`): the output is a
@@ -121,8 +124,10 @@ pub const BOUNDED_THREADS: u32 = 256;
 pub const BOUNDED_BLOCKS: u32 = 4;
 
 impl SelectTuning {
-    /// The defaults: [`ScanTuning::SELECT`], ranked by ballots.
-    pub const DEFAULT: SelectTuning = SelectTuning { scan: ScanTuning::SELECT, rank: Rank::Ballot, bounded: false, warp_store: false };
+    /// The defaults: [`ScanTuning::SELECT`], ranked by ballots, the
+    /// register-bounded instances, stores staged per warp (the fastest
+    /// against CUB on the H200, benches/README.md).
+    pub const DEFAULT: SelectTuning = SelectTuning { scan: ScanTuning::SELECT, rank: Rank::Ballot, bounded: true, warp_store: true };
 
     /// `OXIDE_PRIMS_SELECT` (read once) applied to [`DEFAULT`](Self::DEFAULT).
     pub fn from_env() -> SelectTuning {
@@ -593,10 +598,12 @@ mod tests {
         assert_eq!(SelectTuning::DEFAULT.parse("rank=scan,rank=ballot").rank, Rank::Ballot);
         // An unknown rank is ignored (with a warning), as unknown items are.
         assert_eq!(SelectTuning::DEFAULT.parse("rank=other").rank, Rank::Ballot);
-        assert!(!SelectTuning::DEFAULT.parse("").bounded);
-        assert!(SelectTuning::DEFAULT.parse("bounded,threads=256").bounded);
+        assert!(SelectTuning::DEFAULT.parse("").bounded);
+        assert!(!SelectTuning::DEFAULT.parse("unbounded").bounded);
+        assert!(SelectTuning::DEFAULT.parse("unbounded,bounded,threads=256").bounded);
         assert!(!SelectTuning::DEFAULT.parse("bounded,unbounded").bounded);
-        assert!(!SelectTuning::DEFAULT.parse("").warp_store);
+        assert!(SelectTuning::DEFAULT.parse("").warp_store);
+        assert!(!SelectTuning::DEFAULT.parse("store=direct").warp_store);
         assert!(SelectTuning::DEFAULT.parse("store=warp").warp_store);
         assert!(!SelectTuning::DEFAULT.parse("store=warp,store=direct").warp_store);
     }

@@ -823,7 +823,7 @@ pub fn attention_bwd_red4_d128(
 pub enum DqSplit {
     /// Each computes 64 of dQ's columns over the block's 128 keys, after a
     /// barrier of both warpgroups (their dS tiles are one operand): one
-    /// atomic add per dQ entry and block. The default at head_dim 128.
+    /// atomic add per dQ entry and block.
     Columns,
     /// Each computes every column over its own 64 keys: no barrier between
     /// the warpgroups, two atomic adds per dQ entry and block. The only
@@ -843,7 +843,8 @@ pub enum DqSplit {
     /// the consumers from shared memory where they are used (head_dim 128
     /// only). The consumers then hold no registers for the log-sum-exp
     /// across the Sᵀ and dPᵀ products and do not wait for D's global loads
-    /// between dPᵀ and dS.
+    /// between dPᵀ and dS. The default at head_dim 128, the fastest on the
+    /// H200 (benches/README.md).
     Staged,
     /// [`DqSplit::Staged`] with dQ added into global memory four columns
     /// at a time (`red.global.add.v4.f32`, after one exchange of a pair
@@ -863,7 +864,7 @@ impl DqSplit {
         if head_dim == 64 {
             &[DqSplit::Keys]
         } else {
-            &[DqSplit::Columns, DqSplit::Keys, DqSplit::ColumnsWide, DqSplit::Staged, DqSplit::Red4]
+            &[DqSplit::Staged, DqSplit::Columns, DqSplit::Keys, DqSplit::ColumnsWide, DqSplit::Red4]
         }
     }
 
@@ -1253,7 +1254,7 @@ mod tests {
         assert_eq!(bwd_kernel_name(128, DqSplit::Red4), "attention_bwd_red4_d128");
 
         assert_eq!(DqSplit::available(64), &[DqSplit::Keys]);
-        assert_eq!(DqSplit::available(128)[0], DqSplit::Columns);
+        assert_eq!(DqSplit::available(128)[0], DqSplit::Staged);
     }
 
     #[test]
@@ -1264,14 +1265,14 @@ mod tests {
         assert_eq!(DqSplit::parse(" wide "), Some(DqSplit::ColumnsWide));
         assert_eq!(DqSplit::parse("staged"), Some(DqSplit::Staged));
         assert_eq!(DqSplit::parse("rows"), None);
-        assert_eq!(DqSplit::select(None, 128), vec![DqSplit::Columns]);
+        assert_eq!(DqSplit::select(None, 128), vec![DqSplit::Staged]);
         assert_eq!(DqSplit::select(Some("all"), 128), DqSplit::available(128).to_vec());
         assert_eq!(DqSplit::select(Some("wide,columns"), 128), vec![DqSplit::ColumnsWide, DqSplit::Columns]);
         // head_dim 64 has only the keys split: the others are skipped and
         // its default stands in when nothing is left.
         assert_eq!(DqSplit::select(Some("wide"), 64), vec![DqSplit::Keys]);
         assert_eq!(DqSplit::select(Some("all"), 64), vec![DqSplit::Keys]);
-        assert_eq!(DqSplit::select(Some("nonsense"), 128), vec![DqSplit::Columns]);
+        assert_eq!(DqSplit::select(Some("nonsense"), 128), vec![DqSplit::Staged]);
     }
 
     /// The reference against finite differences of the loss L = Σ dO∘O, O
