@@ -727,20 +727,30 @@ fn forward<const HD: u32, const R: usize, const P_REGS: bool, const CW: u32, con
     let diagonal = |j: u32| shape.causal && (j + 1) * BN - 1 > wg_q0;
     let limit = |j: u32| (wg_q0 + r) as i32 - (j * BN) as i32;
     q_full.wait(0);
+    // S_j = Q·K_jᵀ, waited for, K_j's stage released, and its softmax:
+    // (alpha0, alpha1, P_j). Every variant's step begins so.
+    macro_rules! scores {
+        ($j:expr) => {{
+            let j = $j;
+            let s = j % STAGES;
+            k_full(s).wait(phase(j));
+            // SAFETY (this and every issue_* below): the whole warpgroup
+            // runs them with the same addresses; their operands are not
+            // rewritten and their stages not released before the
+            // wait_group that follows.
+            unsafe { issue_qk::<HD>(&mut acc_s, q_rows, bm, k_tile(s)) };
+            wgmma::wait_group::<0>();
+            k_empty(s).arrive();
+            softmax(acc_s, diagonal(j), limit(j), lane, &mut st, scale_log2)
+        }};
+    }
     if P_REGS && OVERLAP {
         // Software-pipelined (FlashAttention-3's intra-warpgroup overlap):
         // in step j the tensor cores run Q·K_jᵀ and then P_{j-1}·V_{j-1}
         // while the warpgroup waits only for the first, and the softmax of
         // S_j runs during the second. O is rescaled once P_{j-1}·V_{j-1}
         // is done, before P_j·V_j is issued.
-        k_full(0).wait(0);
-        // SAFETY (every issue_* below): the whole warpgroup runs them with
-        // the same addresses; their operands are not rewritten and their
-        // stages not released before the wait_group that follows.
-        unsafe { issue_qk::<HD>(&mut acc_s, q_rows, bm, k_tile(0)) };
-        wgmma::wait_group::<0>();
-        k_empty(0).arrive();
-        let (_, _, first) = softmax(acc_s, diagonal(0), limit(0), lane, &mut st, scale_log2);
+        let (_, _, first) = scores!(0);
         // Step j: Q·K_jᵀ, then P_{j-1}·V_{j-1} with `$p`; returns P_j.
         macro_rules! step {
             ($j:expr, $p:expr) => {{
@@ -796,12 +806,7 @@ fn forward<const HD: u32, const R: usize, const P_REGS: bool, const CW: u32, con
         let mut j = 0;
         while j < wg_tiles {
             let s = j % STAGES;
-            k_full(s).wait(phase(j));
-            // SAFETY: as above.
-            unsafe { issue_qk::<HD>(&mut acc_s, q_rows, bm, k_tile(s)) };
-            wgmma::wait_group::<0>();
-            k_empty(s).arrive();
-            let (alpha0, alpha1, p) = softmax(acc_s, diagonal(j), limit(j), lane, &mut st, scale_log2);
+            let (alpha0, alpha1, p) = scores!(j);
             rescale(&mut acc_o, alpha0, alpha1);
             v_full(s).wait(phase(j));
             // SAFETY: as above.
@@ -816,12 +821,7 @@ fn forward<const HD: u32, const R: usize, const P_REGS: bool, const CW: u32, con
         let mut j = 0;
         while j < wg_tiles {
             let s = j % STAGES;
-            k_full(s).wait(phase(j));
-            // SAFETY: as above.
-            unsafe { issue_qk::<HD>(&mut acc_s, q_rows, bm, k_tile(s)) };
-            wgmma::wait_group::<0>();
-            k_empty(s).arrive();
-            let (alpha0, alpha1, p) = softmax(acc_s, diagonal(j), limit(j), lane, &mut st, scale_log2);
+            let (alpha0, alpha1, p) = scores!(j);
             unroll!(full, for i in 0..16u32 {
                 // SAFETY: inside this warpgroup's P tile; each (row, column
                 // pair) belongs to this thread alone, and the last P·V that
