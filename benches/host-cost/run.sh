@@ -72,7 +72,8 @@ if [ "${1:-}" = "--footprint" ]; then
     echo "walk of $kib KiB between calls; per call, the walk alone subtracted:"
     printf '%-27s %8s %6s %6s %7s %7s %7s %7s\n' case instr I1 LLi D1rd D1wr LLrd LLwr
     base_s=$(misses none $small "$kib") base_l=$(misses none $large "$kib")
-    for case in allreduce/raw allreduce/cuda-nccl 'allreduce/raw single' 'allreduce/cuda-nccl single'; do
+    for case in allreduce/raw allreduce/cuda-nccl 'allreduce/raw single' 'allreduce/cuda-nccl single' \
+      'bcast/cuda-nccl single' 'rscatter/cuda-nccl single'; do
       s=$(misses "$case" $small "$kib") l=$(misses "$case" $large "$kib")
       echo "$base_s $base_l $s $l" | awk -v name="$case" -v n=$((large - small)) '{
         printf "%-27s", name
@@ -96,7 +97,8 @@ if [ "${1:-}" = "--instructions" ]; then
   echo
   printf '%-27s %12s\n' case instructions
   for case in alloc/raw alloc/DeviceBuffer launch/raw launch/cuda-core launch/typed 'launch/cuda_launch!' 'launch/typed 3 args' \
-    allreduce/raw allreduce/cuda-nccl 'allreduce/raw single' 'allreduce/cuda-nccl single'; do
+    allreduce/raw allreduce/cuda-nccl 'allreduce/raw single' 'allreduce/cuda-nccl single' \
+    'bcast/cuda-nccl single' 'rscatter/cuda-nccl single'; do
     small=$(count "$case" 1000) large=$(count "$case" 11000)
     printf '%-27s %12s\n' "$case" "$(( (large - small) / 10000 ))"
   done

@@ -162,6 +162,14 @@ const CASES: &[(&str, &str, Case)] = &[
         let comm = s.nccl.as_ref().map_err(Clone::clone)?;
         comm.all_reduce(s.x.as_slice(), s.y.as_slice_mut(), ReduceOp::Sum, &s.stream).map_err(de)
     }),
+    ("bcast/cuda-nccl single", "Communicator::broadcast (256 f32, root 0), no group", |s| {
+        let comm = s.nccl.as_ref().map_err(Clone::clone)?;
+        comm.broadcast(s.x.as_slice(), s.y.as_slice_mut(), 0, &s.stream).map_err(de)
+    }),
+    ("rscatter/cuda-nccl single", "Communicator::reduce_scatter (256 f32 on one rank), no group", |s| {
+        let comm = s.nccl.as_ref().map_err(Clone::clone)?;
+        comm.reduce_scatter(s.x.as_slice(), s.y.as_slice_mut(), ReduceOp::Sum, &s.stream).map_err(de)
+    }),
 ];
 
 fn setup() -> Result<Setup, String> {
