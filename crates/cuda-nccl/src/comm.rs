@@ -829,7 +829,18 @@ impl Communicator {
         if !op.is_available_for::<T>() {
             return Err(NcclError::AvgOfFp8 { call, element: T::NAME });
         }
-        Ok(if op == ReduceOp::Avg && self.size == 1 { sys::ncclSum } else { op.raw() })
+        Ok(self.raw_op(op))
+    }
+
+    /// NCCL's operation for `op` on this communicator, unchecked (see
+    /// [`reduction`](Self::reduction)): `Avg` on one rank is `Sum`.
+    #[inline]
+    fn raw_op(&self, op: ReduceOp) -> sys::ncclRedOp_t {
+        if op == ReduceOp::Avg && self.size == 1 {
+            sys::ncclSum
+        } else {
+            op.raw()
+        }
     }
 
     /// The checks every call shares: usable, the stream's context, the
@@ -865,7 +876,9 @@ impl Communicator {
 
     /// [`submit`](Self::submit) on a GPU communicator: `gpu` called under
     /// the lock, after the state's second check and the group's note.
-    #[inline]
+    /// Always inlined, as [`collective`](Self::collective) is: the usual
+    /// call is then one body with no call of oxide's own.
+    #[inline(always)]
     fn submit_gpu(
         &self,
         call: &'static str,
@@ -902,19 +915,47 @@ impl Communicator {
         self.settle(call, r)
     }
 
-    /// The usual collective's checks in one inlined test, for the path
-    /// that skips the general one: a GPU communicator, not failed nor
-    /// aborted, `stream` of its context (the same `Arc`), an element type
-    /// that is no fp8 (whose version check and lack of `Avg` the general
-    /// path makes). The table, the communicator and NCCL's reduction for
-    /// `op` (as [`reduction`](Self::reduction) gives it); `None` where
-    /// the general path must decide.
+    /// The usual call's checks in one inlined test, for the path that
+    /// skips the general one: a GPU communicator, not failed nor aborted,
+    /// `stream` of its context (the same `Arc`), an element type that is
+    /// no fp8 (whose version check and lack of `Avg` the general path
+    /// makes). The table and the communicator; `None` where the general
+    /// path must decide.
     #[inline]
-    fn usual<T: NcclElement>(&self, stream: &CudaStream, op: ReduceOp) -> Option<(&'static NcclApi, ncclComm_t, sys::ncclRedOp_t)> {
+    fn usual<T: NcclElement>(&self, stream: &CudaStream) -> Option<(&'static NcclApi, ncclComm_t)> {
         let Engine::Gpu { api, comm } = self.engine else { return None };
         let usual = !self.broken.load(Ordering::Acquire) & Arc::ptr_eq(stream.context(), &self.ctx) & !is_fp8::<T>();
-        let nccl_op = if op == ReduceOp::Avg && self.size == 1 { sys::ncclSum } else { op.raw() };
-        usual.then_some((api, comm, nccl_op))
+        usual.then_some((api, comm))
+    }
+
+    /// One call of every collective and point-to-point method: the usual
+    /// call passes every check of the general path at its first test, so
+    /// those tests are made here, together, and the rest of its path is
+    /// the lock and NCCL's call (`gpu`). The usual call is
+    /// [`usual`](Self::usual)'s, with `buffers` of the communicator's
+    /// context (the same `Arc`) used on `stream` alone (no ordering to
+    /// add) and `fits`, the call's own checks (lengths, ranks), true.
+    /// Anything else goes to `general`, which makes every check in full.
+    ///
+    /// Always inlined: a caller that makes the same call from two places
+    /// would otherwise get one out-of-line copy, with its closures' values
+    /// passed through memory.
+    #[inline(always)]
+    fn collective<T: NcclElement, B: Buffers>(
+        &self,
+        call: &'static str,
+        stream: &Arc<CudaStream>,
+        fits: bool,
+        buffers: B,
+        gpu: impl FnOnce(&'static NcclApi, ncclComm_t, sys::cudaStream_t) -> ncclResult_t,
+        general: impl FnOnce(B) -> Result<(), NcclError>,
+    ) -> Result<(), NcclError> {
+        if let Some((api, comm)) = self.usual::<T>(stream) {
+            if fits & buffers.usual_on(&self.ctx, stream) {
+                return self.submit_gpu(call, api, comm, stream, gpu);
+            }
+        }
+        general(buffers)
     }
 
     /// [`submit`](Self::submit) on the emulator's clique.
@@ -962,27 +1003,15 @@ impl Communicator {
         op: ReduceOp,
         stream: &Arc<CudaStream>,
     ) -> Result<(), NcclError> {
-        const CALL: &str = "ncclAllReduce";
-        // The usual call passes every check of the general path at its
-        // first test (the same context `Arc`s, equal lengths, buffers used
-        // on this stream alone): those tests are made here, together, and
-        // the rest of the path is the lock and NCCL's call. Anything else
-        // takes the general path, which makes every check in full.
-        if let Some((api, comm, nccl_op)) = self.usual::<T>(stream, op) {
-            let usual = Arc::ptr_eq(send.context(), &self.ctx)
-                & Arc::ptr_eq(recv.as_slice().context(), &self.ctx)
-                & (send.len() == recv.len())
-                & send.is_ordered_on(stream)
-                & recv.is_ordered_on(stream);
-            if usual {
-                let (s, r, n) = (send.device_ptr(), recv.device_ptr(), send.len());
-                // SAFETY (closure): as in all_reduce_checked.
-                return self.submit_gpu(CALL, api, comm, stream, |api, comm, st| unsafe {
-                    (api.ncclAllReduce)(s as *const c_void, r as *mut c_void, n, T::DATA_TYPE, nccl_op, comm, st)
-                });
-            }
-        }
-        self.all_reduce_checked(send, recv, op, stream)
+        let (s, r, n, nccl_op) = (send.device_ptr(), recv.device_ptr(), send.len(), self.raw_op(op));
+        let fits = send.len() == recv.len();
+        // SAFETY (closure): as in all_reduce_checked.
+        let gpu = move |api: &NcclApi, comm, st| unsafe {
+            (api.ncclAllReduce)(s as *const c_void, r as *mut c_void, n, T::DATA_TYPE, nccl_op, comm, st)
+        };
+        self.collective::<T, _>("ncclAllReduce", stream, fits, (send, recv), gpu, |(send, recv)| {
+            self.all_reduce_checked(send, recv, op, stream)
+        })
     }
 
     /// [`all_reduce`](Self::all_reduce)'s general path.
@@ -1020,18 +1049,12 @@ impl Communicator {
         op: ReduceOp,
         stream: &Arc<CudaStream>,
     ) -> Result<(), NcclError> {
-        const CALL: &str = "ncclAllReduce";
-        // The usual call in one inlined test, as in all_reduce.
-        if let Some((api, comm, nccl_op)) = self.usual::<T>(stream, op) {
-            if Arc::ptr_eq(buf.as_slice().context(), &self.ctx) & buf.is_ordered_on(stream) {
-                let (p, n) = (buf.device_ptr(), buf.len());
-                // SAFETY (closure): as in all_reduce_in_place_checked.
-                return self.submit_gpu(CALL, api, comm, stream, |api, comm, st| unsafe {
-                    (api.ncclAllReduce)(p as *const c_void, p as *mut c_void, n, T::DATA_TYPE, nccl_op, comm, st)
-                });
-            }
-        }
-        self.all_reduce_in_place_checked(buf, op, stream)
+        let (p, n, nccl_op) = (buf.device_ptr(), buf.len(), self.raw_op(op));
+        // SAFETY (closure): as in all_reduce_in_place_checked.
+        let gpu = move |api: &NcclApi, comm, st| unsafe {
+            (api.ncclAllReduce)(p as *const c_void, p as *mut c_void, n, T::DATA_TYPE, nccl_op, comm, st)
+        };
+        self.collective::<T, _>("ncclAllReduce", stream, true, buf, gpu, |buf| self.all_reduce_in_place_checked(buf, op, stream))
     }
 
     /// [`all_reduce_in_place`](Self::all_reduce_in_place)'s general path.
@@ -1058,7 +1081,28 @@ impl Communicator {
 
     /// Every rank's `recv` = rank `root`'s `send` (`ncclBroadcast`). Only
     /// the root's `send` is read; every `send` must be as long as `recv`.
+    #[inline]
     pub fn broadcast<T: NcclElement>(
+        &self,
+        send: DeviceSlice<'_, T>,
+        recv: DeviceSliceMut<'_, T>,
+        root: usize,
+        stream: &Arc<CudaStream>,
+    ) -> Result<(), NcclError> {
+        let (s, r, n) = (send.device_ptr(), recv.device_ptr(), send.len());
+        let fits = (root < self.size) & (send.len() == recv.len());
+        // SAFETY (closure): as in broadcast_checked.
+        let gpu = move |api: &NcclApi, comm, st| unsafe {
+            (api.ncclBroadcast)(s as *const c_void, r as *mut c_void, n, T::DATA_TYPE, root as c_int, comm, st)
+        };
+        self.collective::<T, _>("ncclBroadcast", stream, fits, (send, recv), gpu, |(send, recv)| {
+            self.broadcast_checked(send, recv, root, stream)
+        })
+    }
+
+    /// [`broadcast`](Self::broadcast)'s general path.
+    #[inline(never)]
+    fn broadcast_checked<T: NcclElement>(
         &self,
         send: DeviceSlice<'_, T>,
         mut recv: DeviceSliceMut<'_, T>,
@@ -1083,7 +1127,26 @@ impl Communicator {
 
     /// [`broadcast`](Self::broadcast) in place: every rank's `buf` = the
     /// root's `buf` (e.g. initial weights from rank 0).
+    #[inline]
     pub fn broadcast_in_place<T: NcclElement>(
+        &self,
+        buf: DeviceSliceMut<'_, T>,
+        root: usize,
+        stream: &Arc<CudaStream>,
+    ) -> Result<(), NcclError> {
+        let (p, n) = (buf.device_ptr(), buf.len());
+        // SAFETY (closure): as in broadcast_in_place_checked.
+        let gpu = move |api: &NcclApi, comm, st| unsafe {
+            (api.ncclBroadcast)(p as *const c_void, p as *mut c_void, n, T::DATA_TYPE, root as c_int, comm, st)
+        };
+        self.collective::<T, _>("ncclBroadcast", stream, root < self.size, buf, gpu, |buf| {
+            self.broadcast_in_place_checked(buf, root, stream)
+        })
+    }
+
+    /// [`broadcast_in_place`](Self::broadcast_in_place)'s general path.
+    #[inline(never)]
+    fn broadcast_in_place_checked<T: NcclElement>(
         &self,
         mut buf: DeviceSliceMut<'_, T>,
         root: usize,
@@ -1105,7 +1168,29 @@ impl Communicator {
     /// Rank `root`'s `recv` = the reduction of every rank's `send`
     /// (`ncclReduce`); other ranks' `recv` is not written. `send` and
     /// `recv` must be equally long on every rank.
+    #[inline]
     pub fn reduce<T: NcclElement>(
+        &self,
+        send: DeviceSlice<'_, T>,
+        recv: DeviceSliceMut<'_, T>,
+        op: ReduceOp,
+        root: usize,
+        stream: &Arc<CudaStream>,
+    ) -> Result<(), NcclError> {
+        let (s, r, n, nccl_op) = (send.device_ptr(), recv.device_ptr(), send.len(), self.raw_op(op));
+        let fits = (root < self.size) & (send.len() == recv.len());
+        // SAFETY (closure): as in reduce_checked.
+        let gpu = move |api: &NcclApi, comm, st| unsafe {
+            (api.ncclReduce)(s as *const c_void, r as *mut c_void, n, T::DATA_TYPE, nccl_op, root as c_int, comm, st)
+        };
+        self.collective::<T, _>("ncclReduce", stream, fits, (send, recv), gpu, |(send, recv)| {
+            self.reduce_checked(send, recv, op, root, stream)
+        })
+    }
+
+    /// [`reduce`](Self::reduce)'s general path.
+    #[inline(never)]
+    fn reduce_checked<T: NcclElement>(
         &self,
         send: DeviceSlice<'_, T>,
         mut recv: DeviceSliceMut<'_, T>,
@@ -1132,7 +1217,27 @@ impl Communicator {
 
     /// Every rank's `recv` = every rank's `send` concatenated in rank
     /// order (`ncclAllGather`): `recv` holds `send.len() × size` elements.
+    #[inline]
     pub fn all_gather<T: NcclElement>(
+        &self,
+        send: DeviceSlice<'_, T>,
+        recv: DeviceSliceMut<'_, T>,
+        stream: &Arc<CudaStream>,
+    ) -> Result<(), NcclError> {
+        let (s, r, n) = (send.device_ptr(), recv.device_ptr(), send.len());
+        let fits = send.len().saturating_mul(self.size) == recv.len();
+        // SAFETY (closure): as in all_gather_checked.
+        let gpu = move |api: &NcclApi, comm, st| unsafe {
+            (api.ncclAllGather)(s as *const c_void, r as *mut c_void, n, T::DATA_TYPE, comm, st)
+        };
+        self.collective::<T, _>("ncclAllGather", stream, fits, (send, recv), gpu, |(send, recv)| {
+            self.all_gather_checked(send, recv, stream)
+        })
+    }
+
+    /// [`all_gather`](Self::all_gather)'s general path.
+    #[inline(never)]
+    fn all_gather_checked<T: NcclElement>(
         &self,
         send: DeviceSlice<'_, T>,
         mut recv: DeviceSliceMut<'_, T>,
@@ -1155,7 +1260,28 @@ impl Communicator {
 
     /// Rank r's `recv` = block r of the reduction of every rank's `send`
     /// (`ncclReduceScatter`): `send` holds `recv.len() × size` elements.
+    #[inline]
     pub fn reduce_scatter<T: NcclElement>(
+        &self,
+        send: DeviceSlice<'_, T>,
+        recv: DeviceSliceMut<'_, T>,
+        op: ReduceOp,
+        stream: &Arc<CudaStream>,
+    ) -> Result<(), NcclError> {
+        let (s, r, n, nccl_op) = (send.device_ptr(), recv.device_ptr(), recv.len(), self.raw_op(op));
+        let fits = recv.len().saturating_mul(self.size) == send.len();
+        // SAFETY (closure): as in reduce_scatter_checked.
+        let gpu = move |api: &NcclApi, comm, st| unsafe {
+            (api.ncclReduceScatter)(s as *const c_void, r as *mut c_void, n, T::DATA_TYPE, nccl_op, comm, st)
+        };
+        self.collective::<T, _>("ncclReduceScatter", stream, fits, (send, recv), gpu, |(send, recv)| {
+            self.reduce_scatter_checked(send, recv, op, stream)
+        })
+    }
+
+    /// [`reduce_scatter`](Self::reduce_scatter)'s general path.
+    #[inline(never)]
+    fn reduce_scatter_checked<T: NcclElement>(
         &self,
         send: DeviceSlice<'_, T>,
         mut recv: DeviceSliceMut<'_, T>,
@@ -1181,7 +1307,22 @@ impl Communicator {
     /// Sends `buf` to rank `peer` (`ncclSend`), whose [`recv`](Self::recv)
     /// of as many elements of `T` from this rank takes it. Two ranks that
     /// exchange data both ways put their send and receive in a [`Group`].
+    #[inline]
     pub fn send<T: NcclElement>(&self, buf: DeviceSlice<'_, T>, peer: usize, stream: &Arc<CudaStream>) -> Result<(), NcclError> {
+        let (p, n) = (buf.device_ptr(), buf.len());
+        // A send to this rank itself (allowed in a group) is left to the
+        // general path.
+        let fits = (peer < self.size) & (peer != self.rank);
+        // SAFETY (closure): as in send_checked.
+        let gpu = move |api: &NcclApi, comm, st| unsafe {
+            (api.ncclSend)(p as *const c_void, n, T::DATA_TYPE, peer as c_int, comm, st)
+        };
+        self.collective::<T, _>("ncclSend", stream, fits, buf, gpu, |buf| self.send_checked(buf, peer, stream))
+    }
+
+    /// [`send`](Self::send)'s general path.
+    #[inline(never)]
+    fn send_checked<T: NcclElement>(&self, buf: DeviceSlice<'_, T>, peer: usize, stream: &Arc<CudaStream>) -> Result<(), NcclError> {
         const CALL: &str = "ncclSend";
         self.prologue::<T>(CALL, stream)?;
         self.check_rank(CALL, peer)?;
@@ -1200,7 +1341,21 @@ impl Communicator {
 
     /// Receives `buf.len()` elements from rank `peer` (`ncclRecv`); see
     /// [`send`](Self::send).
-    pub fn recv<T: NcclElement>(&self, mut buf: DeviceSliceMut<'_, T>, peer: usize, stream: &Arc<CudaStream>) -> Result<(), NcclError> {
+    #[inline]
+    pub fn recv<T: NcclElement>(&self, buf: DeviceSliceMut<'_, T>, peer: usize, stream: &Arc<CudaStream>) -> Result<(), NcclError> {
+        let (p, n) = (buf.device_ptr(), buf.len());
+        // As in send: a receive from this rank itself takes the general path.
+        let fits = (peer < self.size) & (peer != self.rank);
+        // SAFETY (closure): as in recv_checked.
+        let gpu = move |api: &NcclApi, comm, st| unsafe {
+            (api.ncclRecv)(p as *mut c_void, n, T::DATA_TYPE, peer as c_int, comm, st)
+        };
+        self.collective::<T, _>("ncclRecv", stream, fits, buf, gpu, |buf| self.recv_checked(buf, peer, stream))
+    }
+
+    /// [`recv`](Self::recv)'s general path.
+    #[inline(never)]
+    fn recv_checked<T: NcclElement>(&self, mut buf: DeviceSliceMut<'_, T>, peer: usize, stream: &Arc<CudaStream>) -> Result<(), NcclError> {
         const CALL: &str = "ncclRecv";
         self.prologue::<T>(CALL, stream)?;
         self.check_rank(CALL, peer)?;
@@ -1215,6 +1370,35 @@ impl Communicator {
         self.submit(CALL, stream, op_e, |api, comm, st| unsafe {
             (api.ncclRecv)(p as *mut c_void, n, T::DATA_TYPE, peer as c_int, comm, st)
         })
+    }
+}
+
+/// The buffers of one call, as [`Communicator::collective`]'s test of the
+/// usual call sees them: one slice, or a pair.
+trait Buffers {
+    /// Whether every buffer is of `ctx` (the same `Arc`) and needs no
+    /// ordering on `stream` (every use so far queued there).
+    fn usual_on(&self, ctx: &Arc<CudaContext>, stream: &CudaStream) -> bool;
+}
+
+impl<T: NcclElement> Buffers for DeviceSlice<'_, T> {
+    #[inline]
+    fn usual_on(&self, ctx: &Arc<CudaContext>, stream: &CudaStream) -> bool {
+        Arc::ptr_eq(self.context(), ctx) & self.is_ordered_on(stream)
+    }
+}
+
+impl<T: NcclElement> Buffers for DeviceSliceMut<'_, T> {
+    #[inline]
+    fn usual_on(&self, ctx: &Arc<CudaContext>, stream: &CudaStream) -> bool {
+        Arc::ptr_eq(self.as_slice().context(), ctx) & self.is_ordered_on(stream)
+    }
+}
+
+impl<A: Buffers, B: Buffers> Buffers for (A, B) {
+    #[inline]
+    fn usual_on(&self, ctx: &Arc<CudaContext>, stream: &CudaStream) -> bool {
+        self.0.usual_on(ctx, stream) & self.1.usual_on(ctx, stream)
     }
 }
 
