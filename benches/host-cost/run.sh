@@ -8,6 +8,9 @@
 #   bash benches/host-cost/run.sh                  ns per call of every case
 #   bash benches/host-cost/run.sh --instructions   and instructions per call
 #                                                  (valgrind; exact, unlike time)
+#   bash benches/host-cost/run.sh --check          every cuda-nccl call on NCCL's
+#                                                  path (the stub's), usual and
+#                                                  misused, and its result
 #   bash benches/host-cost/run.sh --footprint [KIB...]
 #       cache misses per all-reduce call (cachegrind), each call after a walk
 #       over KIB KiB of memory (default 256 and 4096) and over 64 KiB of
@@ -47,6 +50,11 @@ bin=$target/release/host-cost
 
 # The stub, never the emulator, is the driver.
 run() { env -u OXIDE_EMULATE LD_LIBRARY_PATH="$stub" OXIDE_NCCL="$stub/libnccl.so.2" "$bin" "$@"; }
+
+if [ "${1:-}" = "--check" ]; then
+  run --check
+  exit 0
+fi
 
 if [ "${1:-}" = "--footprint" ]; then
   shift
