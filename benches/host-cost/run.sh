@@ -52,7 +52,7 @@ bin=$target/release/host-cost
 run() { env -u OXIDE_EMULATE LD_LIBRARY_PATH="$stub" OXIDE_NCCL="$stub/libnccl.so.2" "$bin" "$@"; }
 
 if [ "${1:-}" = "--check" ]; then
-  run --check
+  env -u OXIDE_EMULATE LD_LIBRARY_PATH="$stub" OXIDE_NCCL="$stub/libnccl.so.2" "$target/release/nccl-check"
   exit 0
 fi
 

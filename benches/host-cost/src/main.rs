@@ -15,9 +15,6 @@
 //!     all cases (median of rounds), or one case ITERATIONS times (for
 //!     valgrind: run.sh --instructions, run.sh --footprint); with --walk,
 //!     KIB KiB of memory are read between two calls
-//! host-cost --check
-//!     every cuda-nccl call on the stub's communicator, usual and misused,
-//!     and its result (run.sh --check)
 //! ```
 //!
 //! The walk stands in for what the real driver or NCCL does between two of
@@ -27,6 +24,10 @@
 //! evicts every line of it, so each call then misses on every distinct line
 //! it touches, and a walk-only case (`none`) is the baseline that
 //! `run.sh --footprint` subtracts: what is left is the case's own misses.
+//!
+//! `src/bin/nccl-check.rs` (`run.sh --check`) is a program of its own: its
+//! many calls of each collective would change how the compiler inlines the
+//! calls measured here.
 
 use cuda_core::{CudaContext, CudaFunction, CudaStream, DeviceBuffer, LaunchConfig};
 use cuda_driver_sys::DriverApi;
@@ -199,60 +200,6 @@ fn setup() -> Result<Setup, String> {
     Ok(Setup { api, stream, module, empty, x, y, nccl })
 }
 
-/// `--check`: every collective and point-to-point call of the stub NCCL's
-/// communicator (NCCL's path, not the emulator's), in its usual form and
-/// in each misuse its checks refuse, one line per call with its result.
-/// The lines of two builds compared (`diff`) show whether a change to the
-/// calls' paths changed any answer.
-fn check(s: &mut Setup) -> Result<(), String> {
-    use cuda_nccl::{group, F8E4M3};
-    let comm = s.nccl.as_ref().map_err(Clone::clone)?;
-    let st = &s.stream;
-    // A stream of a second context of the same device (another `Arc`, the
-    // same driver context), and a second stream of this one.
-    let other_ctx = CudaContext::new(0).map_err(de)?;
-    let other_ctx_stream = other_ctx.new_stream().map_err(de)?;
-    let st2 = st.context().new_stream().map_err(de)?;
-    let mut a = DeviceBuffer::<f32>::zeroed(st, 256).map_err(de)?;
-    let mut b = DeviceBuffer::<f32>::zeroed(st, 256).map_err(de)?;
-    let mut f8a = DeviceBuffer::<F8E4M3>::zeroed(st, 256).map_err(de)?;
-    let mut f8b = DeviceBuffer::<F8E4M3>::zeroed(st, 256).map_err(de)?;
-    let (rank, size) = (comm.rank(), comm.size());
-    let show = |what: &str, r: Result<(), cuda_nccl::NcclError>| println!("{what:<44} {r:?}");
-    for (name, stream) in [("own stream", st), ("second stream", &st2), ("other context's stream", &other_ctx_stream)] {
-        println!("-- {name} (rank {rank} of {size})");
-        show("all_reduce", comm.all_reduce(a.as_slice(), b.as_slice_mut(), ReduceOp::Sum, stream));
-        show("all_reduce Avg", comm.all_reduce(a.as_slice(), b.as_slice_mut(), ReduceOp::Avg, stream));
-        show("all_reduce short recv", comm.all_reduce(a.as_slice(), b.slice_mut(..128), ReduceOp::Sum, stream));
-        show("all_reduce fp8 Max", comm.all_reduce(f8a.as_slice(), f8b.as_slice_mut(), ReduceOp::Max, stream));
-        show("all_reduce fp8 Avg", comm.all_reduce(f8a.as_slice(), f8b.as_slice_mut(), ReduceOp::Avg, stream));
-        show("all_reduce_in_place", comm.all_reduce_in_place(a.as_slice_mut(), ReduceOp::Prod, stream));
-        show("all_reduce_in_place fp8 Avg", comm.all_reduce_in_place(f8a.as_slice_mut(), ReduceOp::Avg, stream));
-        show("broadcast", comm.broadcast(a.as_slice(), b.as_slice_mut(), 0, stream));
-        show("broadcast root = size", comm.broadcast(a.as_slice(), b.as_slice_mut(), size, stream));
-        show("broadcast short recv", comm.broadcast(a.as_slice(), b.slice_mut(..128), 0, stream));
-        show("broadcast_in_place", comm.broadcast_in_place(a.as_slice_mut(), 0, stream));
-        show("broadcast_in_place root = size", comm.broadcast_in_place(a.as_slice_mut(), size, stream));
-        show("reduce", comm.reduce(a.as_slice(), b.as_slice_mut(), ReduceOp::Min, 0, stream));
-        show("reduce root = size", comm.reduce(a.as_slice(), b.as_slice_mut(), ReduceOp::Min, size, stream));
-        show("reduce short recv", comm.reduce(a.as_slice(), b.slice_mut(..128), ReduceOp::Min, 0, stream));
-        show("reduce fp8 Avg", comm.reduce(f8a.as_slice(), f8b.as_slice_mut(), ReduceOp::Avg, 0, stream));
-        show("all_gather", comm.all_gather(a.as_slice(), b.slice_mut(..256 * size), stream));
-        show("all_gather short recv", comm.all_gather(a.as_slice(), b.slice_mut(..128), stream));
-        show("reduce_scatter", comm.reduce_scatter(a.as_slice(), b.slice_mut(..256 / size), ReduceOp::Max, stream));
-        show("reduce_scatter short send", comm.reduce_scatter(a.slice(..128), b.as_slice_mut(), ReduceOp::Max, stream));
-        show("reduce_scatter fp8 Avg", comm.reduce_scatter(f8a.as_slice(), f8b.as_slice_mut(), ReduceOp::Avg, stream));
-        show("send to self", comm.send(a.as_slice(), rank, stream));
-        show("send to self in a group", group(|| comm.send(a.as_slice(), rank, stream)));
-        show("send peer = size", comm.send(a.as_slice(), size, stream));
-        show("recv from self", comm.recv(a.as_slice_mut(), rank, stream));
-        show("recv from self in a group", group(|| comm.recv(a.as_slice_mut(), rank, stream)));
-        show("recv peer = size", comm.recv(a.as_slice_mut(), size, stream));
-        show("all_reduce in a group", group(|| comm.all_reduce(a.as_slice(), b.as_slice_mut(), ReduceOp::Sum, stream)));
-    }
-    Ok(())
-}
-
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -318,9 +265,6 @@ fn run() -> Result<(), String> {
         }
     };
     let mut s = setup()?;
-    if args.first().is_some_and(|a| a == "--check") {
-        return check(&mut s);
-    }
     if let Some(name) = args.first() {
         // One case, ITERATIONS times, untimed (run.sh counts instructions).
         let iterations: u64 = args.get(1).map_or(Ok(1), |n| n.parse()).map_err(de)?;
