@@ -936,6 +936,8 @@ impl Communicator {
     /// context (the same `Arc`) used on `stream` alone (no ordering to
     /// add) and `fits`, the call's own checks (lengths, ranks), true.
     /// Anything else goes to `general`, which makes every check in full.
+    /// `gpu` is called only on the usual path: the `SAFETY` of its NCCL
+    /// call rests on these tests, as the general path's rests on its own.
     ///
     /// Always inlined: a caller that makes the same call from two places
     /// would otherwise get one out-of-line copy, with its closures' values
