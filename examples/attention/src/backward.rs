@@ -890,17 +890,7 @@ impl DqSplit {
     /// head_dim skipped; the default (the first available) when `spec` is
     /// None, empty or names none of them.
     pub fn select(spec: Option<&str>, head_dim: u32) -> Vec<DqSplit> {
-        let available = DqSplit::available(head_dim);
-        let mut splits: Vec<DqSplit> = match spec.map(str::trim) {
-            Some("all") => available.to_vec(),
-            Some(list) => list.split(',').filter_map(DqSplit::parse).filter(|s| available.contains(s)).collect(),
-            None => Vec::new(),
-        };
-        splits.dedup();
-        if splits.is_empty() {
-            splits.push(available[0]);
-        }
-        splits
+        crate::select_named(spec, DqSplit::available(head_dim), DqSplit::parse)
     }
 
     /// [`DqSplit::select`] of the environment variable [`BWD_ENV`].

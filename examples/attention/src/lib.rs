@@ -231,23 +231,32 @@ impl Tile {
     /// without a kernel at this head_dim skipped; the default tile when
     /// `spec` is None, empty or names none of them.
     pub fn select(spec: Option<&str>, head_dim: u32) -> Vec<Tile> {
-        let available = Tile::available(head_dim, Variant::RegisterP);
-        let mut tiles: Vec<Tile> = match spec.map(str::trim) {
-            Some("all") => available.to_vec(),
-            Some(list) => list.split(',').filter_map(Tile::parse).filter(|t| available.contains(t)).collect(),
-            None => Vec::new(),
-        };
-        tiles.dedup();
-        if tiles.is_empty() {
-            tiles.push(Tile::default_for(head_dim));
-        }
-        tiles
+        // The first available tile is the default (a test checks it).
+        select_named(spec, Tile::available(head_dim, Variant::RegisterP), Tile::parse)
     }
 
     /// [`Tile::select`] of the environment variable [`TILE_ENV`].
     pub fn from_env(head_dim: u32) -> Vec<Tile> {
         Tile::select(std::env::var(TILE_ENV).ok().as_deref(), head_dim)
     }
+}
+
+/// The kernels that `spec` names among `available` (the default first):
+/// `all` (every one), or names separated by commas that `parse` reads,
+/// those not available skipped; the default when `spec` is None, empty or
+/// names none of them. Shared by [`Tile::select`] and
+/// [`DqSplit::select`].
+pub(crate) fn select_named<T: Copy + PartialEq>(spec: Option<&str>, available: &[T], parse: impl Fn(&str) -> Option<T>) -> Vec<T> {
+    let mut chosen: Vec<T> = match spec.map(str::trim) {
+        Some("all") => available.to_vec(),
+        Some(list) => list.split(',').filter_map(parse).filter(|k| available.contains(k)).collect(),
+        None => Vec::new(),
+    };
+    chosen.dedup();
+    if chosen.is_empty() {
+        chosen.push(available[0]);
+    }
+    chosen
 }
 
 /// The environment variable with which the example's and the benchmarks'
