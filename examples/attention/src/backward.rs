@@ -17,8 +17,8 @@
 //! 2. [`attention_bwd_d64`] / [`attention_bwd_d128`] (and
 //!    [`attention_bwd_keys_d128`], [`attention_bwd_wide_d128`],
 //!    [`attention_bwd_staged_d128`], [`attention_bwd_red4_d128`],
-//!    [`attention_bwd_tma_d128`]: the kernels [`DqSplit`] names), the main
-//!    kernel: a
+//!    [`attention_bwd_tma_d128`], [`attention_bwd_tmaeager_d128`]: the
+//!    kernels [`DqSplit`] names), the main kernel: a
 //!    block owns [`BWD_BN`] keys of one (batch, head) and 384 threads: two
 //!    consumer warpgroups of 64 keys each and a producer warpgroup (one lane
 //!    issues TMA copies; `setmaxnreg` moves its registers to the consumers
@@ -69,8 +69,9 @@
 //! adds the buffer into the accumulator with two bulk tensor reductions
 //! (`cp.reduce.async.bulk.tensor`, one bulk group); it waits for the group
 //! to have read the buffer before the consumers' barrier that precedes the
-//! next stores. The other kernels add dQ with one atomic per pair (or
-//! quad) of entries.
+//! next stores. [`attention_bwd_tmaeager_d128`] issues them right after
+//! the stores instead. The other kernels add dQ with one atomic per pair
+//! (or quad) of entries.
 //!
 //! This version does not overlap the softmax-gradient arithmetic of one
 //! tile with the matmuls of the next.
@@ -476,8 +477,10 @@ unsafe fn issue_registers_trans_b<const R: usize>(acc: &mut [f32; R], x: &[f32; 
 /// only) dQ is added four columns at a time ([`DqSplit::Red4`]). With
 /// `TMA_DQ` (`DQ_COLUMNS` only) each warpgroup stores its dQ part to
 /// shared memory and one thread adds it into the accumulator through
-/// `map_dq` with a bulk tensor reduction ([`DqSplit::TmaReduce`]); the
-/// other kernels ignore `map_dq`. See the module docs.
+/// `map_dq` with a bulk tensor reduction, at the next tile's start behind
+/// its Sᵀ and dPᵀ ([`DqSplit::TmaReduce`]), or with `TMA_EAGER` right after
+/// the stores ([`DqSplit::TmaEager`]); the other kernels ignore `map_dq`.
+/// See the module docs.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn backward<
@@ -489,6 +492,7 @@ fn backward<
     const STAGED: bool,
     const RED4: bool,
     const TMA_DQ: bool,
+    const TMA_EAGER: bool,
 >(
     map_q: u64,
     map_k: u64,
@@ -657,7 +661,7 @@ fn backward<
             issue_transposed::<HD>(&mut acc_s, k_rows, q_tile(s));
             issue_transposed::<HD>(&mut acc_dp, v_rows, do_tile(s));
         }
-        if TMA_DQ && n > 0 {
+        if TMA_DQ && !TMA_EAGER && n > 0 {
             // The last tile's dQ part, in this warpgroup's buffer since its
             // end, is added into the accumulator now, behind this tile's Sᵀ
             // and dPᵀ: the products start before the reduction is issued
@@ -781,8 +785,8 @@ fn backward<
                 // c / 32 of columns, row-major rows of 128 bytes whose
                 // 16-byte chunks are swizzled by the row (each of a warp's
                 // stores then touches every bank twice, the fewest for its
-                // 256 bytes). Issued as one reduction at the next tile's
-                // start (or after the loop).
+                // 256 bytes). Added by one bulk group at the next tile's
+                // start (or after the loop), or TMA_EAGER right below.
                 // The pairs' places are one base register XORed and offset
                 // by constants ([`dq_thread_base`]); the buffer is
                 // 1024-aligned, so adding it changes none of the bits the
@@ -804,6 +808,11 @@ fn backward<
                 // This thread's stores visible to the bulk reduction
                 // (async proxy) that one thread issues after a barrier.
                 tma::fence_proxy_async_shared();
+                if TMA_EAGER {
+                    // SAFETY: as at the loop's start (every thread has
+                    // stored and fenced its part just above).
+                    unsafe { reduce_dq(wg, t, map_dq, dq_tile(wg), seq_row0 + q0) };
+                }
             } else if RED4 {
                 // Lanes 2m and 2m+1 hold columns c0, c0+1 and c0+2, c0+3
                 // (c0 of the even lane a multiple of 4) of rows r and r+8:
@@ -867,10 +876,13 @@ fn backward<
         j += 1;
     }
     if TMA_DQ && n > 0 {
-        // The last tile's dQ part; its reduction must have read the buffer
-        // before the block's shared memory goes.
-        // SAFETY: as in the loop; the buffer is not written again.
-        unsafe { reduce_dq(wg, t, map_dq, dq_tile(wg), seq_row0 + (j - 1) * BWD_BM) };
+        // The last tile's dQ part (TMA_EAGER: issued already); the
+        // reductions must have read the buffer before the block's shared
+        // memory goes.
+        if !TMA_EAGER {
+            // SAFETY: as in the loop; the buffer is not written again.
+            unsafe { reduce_dq(wg, t, map_dq, dq_tile(wg), seq_row0 + (j - 1) * BWD_BM) };
+        }
         if t == 0 {
             tma::wait_group::<0>();
         }
@@ -917,7 +929,7 @@ pub fn attention_bwd_d64(
     mut dk: DisjointSlice<u32>,
     mut dv: DisjointSlice<u32>,
 ) {
-    backward::<64, 32, false, PRODUCER_REGISTERS, CONSUMER_REGISTERS, false, false, false>(map_q, map_k, map_v, map_do, 0, shape, lse, delta, dq_acc, &mut dk, &mut dv);
+    backward::<64, 32, false, PRODUCER_REGISTERS, CONSUMER_REGISTERS, false, false, false, false>(map_q, map_k, map_v, map_do, 0, shape, lse, delta, dq_acc, &mut dk, &mut dv);
 }
 
 /// Attention backward for head_dim 128; as [`attention_bwd_d64`] with
@@ -936,7 +948,7 @@ pub fn attention_bwd_d128(
     mut dk: DisjointSlice<u32>,
     mut dv: DisjointSlice<u32>,
 ) {
-    backward::<128, 64, true, PRODUCER_REGISTERS, CONSUMER_REGISTERS, false, false, false>(map_q, map_k, map_v, map_do, 0, shape, lse, delta, dq_acc, &mut dk, &mut dv);
+    backward::<128, 64, true, PRODUCER_REGISTERS, CONSUMER_REGISTERS, false, false, false, false>(map_q, map_k, map_v, map_do, 0, shape, lse, delta, dq_acc, &mut dk, &mut dv);
 }
 
 /// [`attention_bwd_d128`] with dQ split between the warpgroups by keys
@@ -956,7 +968,7 @@ pub fn attention_bwd_keys_d128(
     mut dk: DisjointSlice<u32>,
     mut dv: DisjointSlice<u32>,
 ) {
-    backward::<128, 64, false, PRODUCER_REGISTERS, CONSUMER_REGISTERS, false, false, false>(map_q, map_k, map_v, map_do, 0, shape, lse, delta, dq_acc, &mut dk, &mut dv);
+    backward::<128, 64, false, PRODUCER_REGISTERS, CONSUMER_REGISTERS, false, false, false, false>(map_q, map_k, map_v, map_do, 0, shape, lse, delta, dq_acc, &mut dk, &mut dv);
 }
 
 /// [`attention_bwd_d128`] with the registers moved from the producer
@@ -977,7 +989,7 @@ pub fn attention_bwd_wide_d128(
     mut dk: DisjointSlice<u32>,
     mut dv: DisjointSlice<u32>,
 ) {
-    backward::<128, 64, true, WIDE_PRODUCER_REGISTERS, WIDE_CONSUMER_REGISTERS, false, false, false>(map_q, map_k, map_v, map_do, 0, shape, lse, delta, dq_acc, &mut dk, &mut dv);
+    backward::<128, 64, true, WIDE_PRODUCER_REGISTERS, WIDE_CONSUMER_REGISTERS, false, false, false, false>(map_q, map_k, map_v, map_do, 0, shape, lse, delta, dq_acc, &mut dk, &mut dv);
 }
 
 /// [`attention_bwd_wide_d128`] with each query tile's log-sum-exp and D
@@ -996,7 +1008,7 @@ pub fn attention_bwd_staged_d128(
     mut dk: DisjointSlice<u32>,
     mut dv: DisjointSlice<u32>,
 ) {
-    backward::<128, 64, true, WIDE_PRODUCER_REGISTERS, WIDE_CONSUMER_REGISTERS, true, false, false>(map_q, map_k, map_v, map_do, 0, shape, lse, delta, dq_acc, &mut dk, &mut dv);
+    backward::<128, 64, true, WIDE_PRODUCER_REGISTERS, WIDE_CONSUMER_REGISTERS, true, false, false, false>(map_q, map_k, map_v, map_do, 0, shape, lse, delta, dq_acc, &mut dk, &mut dv);
 }
 
 /// [`attention_bwd_staged_d128`] with dQ added four columns at a time
@@ -1015,7 +1027,7 @@ pub fn attention_bwd_red4_d128(
     mut dk: DisjointSlice<u32>,
     mut dv: DisjointSlice<u32>,
 ) {
-    backward::<128, 64, true, WIDE_PRODUCER_REGISTERS, WIDE_CONSUMER_REGISTERS, true, true, false>(map_q, map_k, map_v, map_do, 0, shape, lse, delta, dq_acc, &mut dk, &mut dv);
+    backward::<128, 64, true, WIDE_PRODUCER_REGISTERS, WIDE_CONSUMER_REGISTERS, true, true, false, false>(map_q, map_k, map_v, map_do, 0, shape, lse, delta, dq_acc, &mut dk, &mut dv);
 }
 
 /// [`attention_bwd_staged_d128`] with dQ added by bulk tensor reductions
@@ -1038,7 +1050,28 @@ pub fn attention_bwd_tma_d128(
     mut dk: DisjointSlice<u32>,
     mut dv: DisjointSlice<u32>,
 ) {
-    backward::<128, 64, true, WIDE_PRODUCER_REGISTERS, WIDE_CONSUMER_REGISTERS, true, false, true>(map_q, map_k, map_v, map_do, map_dq, shape, lse, delta, dq_acc, &mut dk, &mut dv);
+    backward::<128, 64, true, WIDE_PRODUCER_REGISTERS, WIDE_CONSUMER_REGISTERS, true, false, true, false>(map_q, map_k, map_v, map_do, map_dq, shape, lse, delta, dq_acc, &mut dk, &mut dv);
+}
+
+/// [`attention_bwd_tma_d128`] with each tile's dQ reductions issued right
+/// after its stores rather than at the next tile's start
+/// ([`DqSplit::TmaEager`]); the same parameters and shared memory.
+#[kernel(launch_bounds(384, 1))]
+#[allow(clippy::too_many_arguments)]
+pub fn attention_bwd_tmaeager_d128(
+    map_q: u64,
+    map_k: u64,
+    map_v: u64,
+    map_do: u64,
+    map_dq: u64,
+    shape: Shape,
+    lse: &[f32],
+    delta: &[f32],
+    dq_acc: &[AtomicF32],
+    mut dk: DisjointSlice<u32>,
+    mut dv: DisjointSlice<u32>,
+) {
+    backward::<128, 64, true, WIDE_PRODUCER_REGISTERS, WIDE_CONSUMER_REGISTERS, true, false, true, true>(map_q, map_k, map_v, map_do, map_dq, shape, lse, delta, dq_acc, &mut dk, &mut dv);
 }
 
 // ---------------------------------------------------------------------------
@@ -1087,6 +1120,11 @@ pub enum DqSplit {
     /// (head_dim 128 only; the most shared memory of the kernels,
     /// [`bwd_shared_bytes_for`]).
     TmaReduce,
+    /// [`DqSplit::TmaReduce`] with each tile's reductions issued right
+    /// after its dQ stores (a barrier of the warpgroup between), not behind
+    /// the next tile's Sᵀ and dPᵀ: what the deferral is worth (head_dim 128
+    /// only).
+    TmaEager,
 }
 
 /// The environment variable with which the example's and the benchmarks'
@@ -1100,12 +1138,12 @@ impl DqSplit {
         if head_dim == 64 {
             &[DqSplit::Keys]
         } else {
-            &[DqSplit::Staged, DqSplit::Columns, DqSplit::Keys, DqSplit::ColumnsWide, DqSplit::Red4, DqSplit::TmaReduce]
+            &[DqSplit::Staged, DqSplit::Columns, DqSplit::Keys, DqSplit::ColumnsWide, DqSplit::Red4, DqSplit::TmaReduce, DqSplit::TmaEager]
         }
     }
 
     /// The split's name, as [`DqSplit::parse`] reads it: `columns`, `keys`
-    /// `wide`, `staged`, `red4` or `tma`.
+    /// `wide`, `staged`, `red4`, `tma` or `tmaeager`.
     pub fn name(self) -> &'static str {
         match self {
             DqSplit::Columns => "columns",
@@ -1114,12 +1152,13 @@ impl DqSplit {
             DqSplit::Staged => "staged",
             DqSplit::Red4 => "red4",
             DqSplit::TmaReduce => "tma",
+            DqSplit::TmaEager => "tmaeager",
         }
     }
 
     /// Reads a split's name ([`DqSplit::name`]); None for anything else.
     pub fn parse(name: &str) -> Option<DqSplit> {
-        [DqSplit::Columns, DqSplit::Keys, DqSplit::ColumnsWide, DqSplit::Staged, DqSplit::Red4, DqSplit::TmaReduce]
+        [DqSplit::Columns, DqSplit::Keys, DqSplit::ColumnsWide, DqSplit::Staged, DqSplit::Red4, DqSplit::TmaReduce, DqSplit::TmaEager]
             .into_iter().find(|s| s.name() == name.trim())
     }
 
@@ -1157,11 +1196,12 @@ pub const fn bwd_shared_bytes(head_dim: u32) -> u32 {
 }
 
 /// Dynamic shared memory of the main kernel for `head_dim` and `split`:
-/// [`bwd_shared_bytes`], and for [`DqSplit::TmaReduce`] the two
+/// [`bwd_shared_bytes`], and for [`DqSplit::TmaReduce`] and
+/// [`DqSplit::TmaEager`] the two
 /// warpgroups' f32 dQ buffers (16 KiB each, before the barriers). The
 /// other kernels keep the smaller size (and so more of the L1 cache).
 pub const fn bwd_shared_bytes_for(head_dim: u32, split: DqSplit) -> u32 {
-    bwd_shared_bytes(head_dim) + if matches!(split, DqSplit::TmaReduce) { 2 * DQ_TILE_BYTES } else { 0 }
+    bwd_shared_bytes(head_dim) + if matches!(split, DqSplit::TmaReduce | DqSplit::TmaEager) { 2 * DQ_TILE_BYTES } else { 0 }
 }
 
 /// The main kernel's function name for `head_dim` and `split` (one of
@@ -1175,6 +1215,7 @@ pub fn bwd_kernel_name(head_dim: u32, split: DqSplit) -> &'static str {
         (_, DqSplit::Staged) => "attention_bwd_staged_d128",
         (_, DqSplit::Red4) => "attention_bwd_red4_d128",
         (_, DqSplit::TmaReduce) => "attention_bwd_tma_d128",
+        (_, DqSplit::TmaEager) => "attention_bwd_tmaeager_d128",
     }
 }
 
@@ -1197,7 +1238,8 @@ fn upload_map(stream: &CudaStream, tensor: &DeviceBuffer<u16>, shape: Shape, box
 }
 
 /// The tensor map of the f32 dQ accumulator (`[rows][head_dim]`) that
-/// [`attention_bwd_tma_d128`] reduces into: boxes of 32 columns (128 bytes)
+/// [`attention_bwd_tma_d128`] and [`attention_bwd_tmaeager_d128`] reduce
+/// into: boxes of 32 columns (128 bytes)
 /// × [`BWD_BM`] rows with the 128-byte swizzle, uploaded.
 fn upload_accumulator_map(stream: &CudaStream, acc: &DeviceBuffer<f32>, shape: Shape) -> Result<DeviceBuffer<TensorMap>, Error> {
     let map = TensorMap::matrix_b128(TensorDataType::F32, acc.device_ptr(), shape.rows() as u64, shape.head_dim as u64, BWD_BM).encode()?;
@@ -1212,7 +1254,8 @@ pub struct Backward<'a> {
     shape: Shape,
     split: DqSplit,
     maps: [DeviceBuffer<TensorMap>; 4],
-    /// The tensor map of `dq_acc` ([`DqSplit::TmaReduce`] only).
+    /// The tensor map of `dq_acc` ([`DqSplit::TmaReduce`] and
+    /// [`DqSplit::TmaEager`] only).
     dq_map: Option<DeviceBuffer<TensorMap>>,
     d_o: &'a DeviceBuffer<u16>,
     delta: DeviceBuffer<f32>,
@@ -1273,7 +1316,7 @@ impl<'a> Backward<'a> {
         let dq_acc = DeviceBuffer::zeroed(stream, n)?;
         // The map holds the accumulator's address: the buffer lives as long
         // as the map and is never reallocated.
-        let dq_map = if split == DqSplit::TmaReduce { Some(upload_accumulator_map(stream, &dq_acc, shape)?) } else { None };
+        let dq_map = if matches!(split, DqSplit::TmaReduce | DqSplit::TmaEager) { Some(upload_accumulator_map(stream, &dq_acc, shape)?) } else { None };
         Ok(Backward { shape, split, maps, dq_map, d_o, delta: DeviceBuffer::zeroed(stream, shape.rows())?, dq_acc, inputs: PhantomData })
     }
 
@@ -1339,6 +1382,8 @@ impl<'a> Backward<'a> {
             (_, DqSplit::Red4) => cuda_launch! { kernel: attention_bwd_red4_d128, stream: stream, module: module, config: config,
                 args: [pq, pk, pv, pd, shape, slice(*lse), slice(self.delta), acc, slice_mut(*dk), slice_mut(*dv)] }?,
             (_, DqSplit::TmaReduce) => cuda_launch! { kernel: attention_bwd_tma_d128, stream: stream, module: module, config: config,
+                args: [pq, pk, pv, pd, pq_acc, shape, slice(*lse), slice(self.delta), acc, slice_mut(*dk), slice_mut(*dv)] }?,
+            (_, DqSplit::TmaEager) => cuda_launch! { kernel: attention_bwd_tmaeager_d128, stream: stream, module: module, config: config,
                 args: [pq, pk, pv, pd, pq_acc, shape, slice(*lse), slice(self.delta), acc, slice_mut(*dk), slice_mut(*dv)] }?,
         }
         cuda_launch! { kernel: attention_bwd_convert, stream: stream, module: module,
@@ -1516,6 +1561,7 @@ mod tests {
         assert_eq!(c.block_dim, (384, 1, 1));
         assert_eq!(c.shared_mem_bytes, bwd_shared_bytes(128));
         assert_eq!(bwd_launch_config(shape, DqSplit::TmaReduce).shared_mem_bytes, bwd_shared_bytes_for(128, DqSplit::TmaReduce));
+        assert_eq!(bwd_shared_bytes_for(128, DqSplit::TmaEager), bwd_shared_bytes_for(128, DqSplit::TmaReduce));
         assert_eq!(bwd_kernel_name(64, DqSplit::Keys), "attention_bwd_d64");
         assert_eq!(bwd_kernel_name(128, DqSplit::Columns), "attention_bwd_d128");
         assert_eq!(bwd_kernel_name(128, DqSplit::Keys), "attention_bwd_keys_d128");
@@ -1523,6 +1569,7 @@ mod tests {
         assert_eq!(bwd_kernel_name(128, DqSplit::Staged), "attention_bwd_staged_d128");
         assert_eq!(bwd_kernel_name(128, DqSplit::Red4), "attention_bwd_red4_d128");
         assert_eq!(bwd_kernel_name(128, DqSplit::TmaReduce), "attention_bwd_tma_d128");
+        assert_eq!(bwd_kernel_name(128, DqSplit::TmaEager), "attention_bwd_tmaeager_d128");
 
         assert_eq!(DqSplit::available(64), &[DqSplit::Keys]);
         assert_eq!(DqSplit::available(128)[0], DqSplit::Staged);
@@ -1536,6 +1583,7 @@ mod tests {
         assert_eq!(DqSplit::parse(" wide "), Some(DqSplit::ColumnsWide));
         assert_eq!(DqSplit::parse("staged"), Some(DqSplit::Staged));
         assert_eq!(DqSplit::parse("tma"), Some(DqSplit::TmaReduce));
+        assert_eq!(DqSplit::parse("tmaeager"), Some(DqSplit::TmaEager));
         assert_eq!(DqSplit::parse("rows"), None);
         assert_eq!(DqSplit::select(None, 128), vec![DqSplit::Staged]);
         assert_eq!(DqSplit::select(Some("all"), 128), DqSplit::available(128).to_vec());
