@@ -182,7 +182,7 @@ unsafe fn store_shared_f32x2_at(base: u32, flip: u32, offset: u32, x: f32, y: f3
 /// (column, row) of the 2-D f32 tensor map `map`, in global memory, with
 /// the bulk-copy engine (`cp.reduce.async.bulk.tensor.2d…add.tile`, sm_90),
 /// in the current bulk group of this thread: each element is added as by
-/// a relaxed atomic add. [`tma::commit_group`] closes the group;
+/// a relaxed device-scope atomic add. [`tma::commit_group`] closes the group;
 /// [`tma::wait_group_read`] says when `src` may be rewritten.
 ///
 /// # Safety
