@@ -10,7 +10,7 @@
 # `all`, or a list such as m128s2,m192s3,m192s3n; the checks run every tile):
 #   OXIDE_ATTN_FWD=all bash go.sh "--bench 2048 4096 8192"
 # OXIDE_ATTN_BWD picks the backward kernels that --bench times
-# (attention::DqSplit: `all`, or a list such as columns,wide,staged,red4; the
+# (attention::DqSplit: `all`, or a list such as columns,wide,staged,red4,tma; the
 # checks run every kernel):
 #   OXIDE_ATTN_BWD=all bash go.sh "--bench --bwd 2048 4096 8192"
 cd "$(dirname "$0")"

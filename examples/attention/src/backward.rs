@@ -16,7 +16,8 @@
 //! 1. [`attention_bwd_prep`]: D = rowsum(dO∘O), f32, one warp per row.
 //! 2. [`attention_bwd_d64`] / [`attention_bwd_d128`] (and
 //!    [`attention_bwd_keys_d128`], [`attention_bwd_wide_d128`],
-//!    [`attention_bwd_staged_d128`], [`attention_bwd_red4_d128`]: the
+//!    [`attention_bwd_staged_d128`], [`attention_bwd_red4_d128`],
+//!    [`attention_bwd_tma_d128`], [`attention_bwd_tmaeager_d128`]: the
 //!    kernels [`DqSplit`] names), the main kernel: a
 //!    block owns [`BWD_BN`] keys of one (batch, head) and 384 threads: two
 //!    consumer warpgroups of 64 keys each and a producer warpgroup (one lane
@@ -60,10 +61,20 @@
 //!    complete, its stage is released. The epilogue writes dK·scale and dV as bf16.
 //! 3. [`attention_bwd_convert`]: dQ = scale·(the accumulator), to bf16.
 //!
-//! This first version does not overlap the softmax-gradient arithmetic of
-//! one tile with the matmuls of the next, and adds dQ with one atomic per
-//! pair of entries rather than a bulk reduction (`cp.reduce.async.bulk`)
-//! of a shared-memory tile.
+//! [`attention_bwd_tma_d128`] ([`DqSplit::TmaReduce`]) adds dQ differently:
+//! each warpgroup stores its 64 × 64 f32 part into a buffer of its own in
+//! shared memory (in the swizzled layout of two boxes of a tensor map over
+//! the accumulator), and at the next tile's start, once that tile's Sᵀ and
+//! dPᵀ are issued and a barrier of the warpgroup has passed, one thread
+//! adds the buffer into the accumulator with two bulk tensor reductions
+//! (`cp.reduce.async.bulk.tensor`, one bulk group); it waits for the group
+//! to have read the buffer before the consumers' barrier that precedes the
+//! next stores. [`attention_bwd_tmaeager_d128`] issues them right after
+//! the stores instead. The other kernels add dQ with one atomic per pair
+//! (or quad) of entries.
+//!
+//! This version does not overlap the softmax-gradient arithmetic of one
+//! tile with the matmuls of the next.
 //!
 //! ```ignore
 //! let mut bwd = Backward::new(&module, &stream, &q, &k, &v, &d_o, shape)?;
@@ -102,6 +113,12 @@ const WIDE_PRODUCER_REGISTERS: u32 = 24;
 const WIDE_CONSUMER_REGISTERS: u32 = 240;
 /// Bytes of one warpgroup's dS tile (64 queries × 64 keys bf16, one box).
 const DS_BYTES: u32 = 64 * 64 * 2;
+/// Bytes of one box of the dQ accumulator's tensor map ([`DqSplit::TmaReduce`]):
+/// 32 f32 columns (128 bytes) × [`BWD_BM`] rows, 128-byte swizzled.
+const DQ_BOX_BYTES: u32 = 32 * 4 * BWD_BM;
+/// Bytes of one warpgroup's f32 dQ part in shared memory
+/// ([`DqSplit::TmaReduce`]): its 64 columns, two boxes.
+const DQ_TILE_BYTES: u32 = 2 * DQ_BOX_BYTES;
 /// Rows (warps) per block of the preprocessing kernel.
 const PREP_ROWS: u32 = 8;
 /// Bytes of one stage's log-sum-exp and D rows in shared memory
@@ -134,6 +151,60 @@ unsafe fn load_shared_f32x2(address: u32) -> (f32, f32) {
     // SAFETY: the caller's contract.
     unsafe { ptx_asm!("ld.shared.v2.f32 {{{x}, {y}}}, [{a}];", x = out(f32) x, y = out(f32) y, a = in(u32) address) };
     (x, y)
+}
+
+/// Stores the f32 pair (`x`, `y`) at the 32-bit shared address
+/// (`base` ^ `flip`) + `offset` (8-byte aligned), computed inside the PTX:
+/// with `flip` and `offset` constants, the compiler keeps `base` alone in
+/// a register across a loop rather than hoisting each store's address
+/// into one of its own.
+///
+/// # Safety
+/// The address is inside the launch's dynamic shared memory, and nobody
+/// else accesses it concurrently (no asynchronous read of it in flight
+/// either).
+#[inline(always)]
+unsafe fn store_shared_f32x2_at(base: u32, flip: u32, offset: u32, x: f32, y: f32) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        ptx_asm!(
+            "{{ .reg .b32 a; xor.b32 a, {b}, {f}; add.u32 a, a, {o}; st.shared.v2.f32 [a], {{{x}, {y}}}; }}",
+            b = in(u32) base,
+            f = in(u32) flip,
+            o = in(u32) offset,
+            x = in(f32) x,
+            y = in(f32) y
+        )
+    };
+}
+
+/// Adds the box of f32 at shared address `src` into the box at (`x`, `y`)
+/// (column, row) of the 2-D f32 tensor map `map`, in global memory, with
+/// the bulk-copy engine (`cp.reduce.async.bulk.tensor.2d…add.tile`, sm_90),
+/// in the current bulk group of this thread: each element is added as by
+/// a relaxed device-scope atomic add. [`tma::commit_group`] closes the group;
+/// [`tma::wait_group_read`] says when `src` may be rewritten.
+///
+/// # Safety
+/// `map` is the generic address of a valid 2-D f32 tensor map whose box
+/// `src` holds (in the map's swizzled layout, 1024-byte aligned for the
+/// 128-byte swizzle), over memory that every concurrent access reaches
+/// atomically; the box's contents were written before a
+/// [`tma::fence_proxy_async_shared`] of each writing thread and a barrier
+/// with them; nobody writes `src` until a `wait_group_read` of this thread
+/// covers the group.
+#[inline(always)]
+unsafe fn bulk_reduce_add_2d(map: u64, src: u32, x: i32, y: i32) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        ptx_asm!(
+            "cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group [{m}, {{{x}, {y}}}], [{s}];",
+            m = in(u64) map,
+            x = in(i32) x,
+            y = in(i32) y,
+            s = in(u32) src
+        )
+    };
 }
 
 /// Copies `bytes` bytes from global memory at `src` to shared memory at
@@ -209,6 +280,75 @@ unsafe fn red_add_quad(p: *const AtomicF32, v: [f32; 4]) {
 fn sync_consumers() {
     // SAFETY: a barrier; both consumer warpgroups call it together.
     unsafe { ptx_asm!("bar.sync 3, 256;") };
+}
+
+/// Byte offset of dQ entry (`row`, `col`) (row < [`BWD_BM`], col < 64) in a
+/// warpgroup's dQ buffer ([`DqSplit::TmaReduce`]): the layout a TMA box of
+/// the accumulator's map has in shared memory, box `col / 32` of 32 f32
+/// columns, rows of 128 bytes, the 16-byte chunk index XORed with `row % 8`
+/// (the 128-byte swizzle; the buffer is 1024-aligned).
+const fn dq_buffer_offset(row: u32, col: u32) -> u32 {
+    (col / 32) * DQ_BOX_BYTES + row * 128 + (((col % 32) / 4) ^ (row % 8)) * 16 + (col % 32 % 4) * 4
+}
+
+/// The fragment thread with row `r` and first column `c0` (module docs)
+/// stores its pair of dQ columns 8i + c0, 8i + c0 + 1 of row `r` at
+/// (`base` ^ `flip`) + `offset` of the buffer, `base` = this function's
+/// value and (`flip`, `offset`) = [`dq_pair_place`]`(i)`; row `r + 8`'s
+/// pair 1024 bytes further ([`dq_buffer_offset`] written so: with
+/// (c % 32) / 4 = 2·(i % 4) + c0 / 4, bits that do not overlap, the
+/// chunk's XOR splits into the thread's part and 32·(i % 4)).
+const fn dq_thread_base(r: u32, c0: u32) -> u32 {
+    r * 128 + 16 * ((c0 / 4) ^ (r % 8)) + 4 * (c0 % 4)
+}
+
+/// The XOR and the offset of pair `i` (0…7) for [`dq_thread_base`].
+const fn dq_pair_place(i: u32) -> (u32, u32) {
+    (32 * (i % 4), (i / 4) * DQ_BOX_BYTES)
+}
+
+// The stores' places are the map's layout, for every consumer thread and
+// pair (checked when the crate compiles).
+const _: () = {
+    let mut t = 0;
+    while t < 128 {
+        let (r, c0) = (16 * (t / 32) + t % 32 / 4, 2 * (t % 4));
+        let mut i = 0;
+        while i < 8 {
+            let (flip, offset) = dq_pair_place(i);
+            let at = (dq_thread_base(r, c0) ^ flip) + offset;
+            assert!(at == dq_buffer_offset(r, 8 * i + c0) && at + 1024 == dq_buffer_offset(r + 8, 8 * i + c0), "a dQ store misses its place");
+            i += 1;
+        }
+        t += 1;
+    }
+};
+
+/// Adds warpgroup `wg`'s dQ part into the accumulator
+/// ([`DqSplit::TmaReduce`]): its buffer at `buffer` holds the two boxes of
+/// the accumulator's map `map_dq` at columns 64·wg… and rows `row`…; after
+/// a barrier of the warpgroup, its thread `t` = 0 issues both boxes'
+/// reductions as one bulk group. Warpgroup-wide.
+///
+/// # Safety
+/// `map_dq` is the generic address of the dQ accumulator's tensor map (f32,
+/// boxes of 32 columns × [`BWD_BM`] rows, 128-byte swizzle) and `row` a
+/// row of it; every thread of the warpgroup stored its part of the buffer
+/// in that layout and then ran [`tma::fence_proxy_async_shared`]; nobody
+/// writes the buffer until thread 0 waits for the group
+/// ([`tma::wait_group_read`]) and a barrier tells the others.
+#[inline(always)]
+unsafe fn reduce_dq(wg: u32, t: u32, map_dq: u64, buffer: u32, row: u32) {
+    sync_warpgroup(wg);
+    if t == 0 {
+        // SAFETY: the caller's contract; both boxes lie in the buffer
+        // (1024-aligned, DQ_BOX_BYTES each).
+        unsafe {
+            bulk_reduce_add_2d(map_dq, buffer, (64 * wg) as i32, row as i32);
+            bulk_reduce_add_2d(map_dq, buffer + DQ_BOX_BYTES, (64 * wg + 32) as i32, row as i32);
+        }
+        tma::commit_group();
+    }
 }
 
 /// The bf16 bits of `x` (round to nearest even, as [`pack_bf16x2`]).
@@ -334,8 +474,13 @@ unsafe fn issue_registers_trans_b<const R: usize>(acc: &mut [f32; R], x: &[f32; 
 /// each query tile's log-sum-exp and D rows into the tile's stage, from
 /// where the consumers read them ([`DqSplit::Staged`]); without it the
 /// consumers load them from global memory. With `RED4` (`DQ_COLUMNS`
-/// only) dQ is added four columns at a time ([`DqSplit::Red4`]). See the
-/// module docs.
+/// only) dQ is added four columns at a time ([`DqSplit::Red4`]). With
+/// `TMA_DQ` (`DQ_COLUMNS` only) each warpgroup stores its dQ part to
+/// shared memory and one thread adds it into the accumulator through
+/// `map_dq` with a bulk tensor reduction, at the next tile's start behind
+/// its Sᵀ and dPᵀ ([`DqSplit::TmaReduce`]), or with `TMA_EAGER` right after
+/// the stores ([`DqSplit::TmaEager`]); the other kernels ignore `map_dq`.
+/// See the module docs.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn backward<
@@ -346,11 +491,14 @@ fn backward<
     const CONSUMER_REGS: u32,
     const STAGED: bool,
     const RED4: bool,
+    const TMA_DQ: bool,
+    const TMA_EAGER: bool,
 >(
     map_q: u64,
     map_k: u64,
     map_v: u64,
     map_do: u64,
+    map_dq: u64,
     shape: Shape,
     lse: &[f32],
     delta: &[f32],
@@ -370,7 +518,10 @@ fn backward<
     let do_tile = |s: u32| q_tile(s) + qd_bytes;
     // Two dS buffers (by tile parity) of two warpgroup tiles each.
     let ds_tile = |buf: u32, wg: u32| q_tile(BWD_STAGES) + (2 * buf + wg) * DS_BYTES;
-    let bars = ds_tile(2, 0);
+    // TMA_DQ: each warpgroup's f32 dQ part (two boxes of the accumulator's
+    // map), 1024-aligned as the 128-byte swizzle needs; then the barriers.
+    let dq_tile = |wg: u32| ds_tile(2, 0) + wg * DQ_TILE_BYTES;
+    let bars = ds_tile(2, 0) + if TMA_DQ { 2 * DQ_TILE_BYTES } else { 0 };
     // Stage s's log-sum-exp (BWD_BM f32), then its D (STAGED only).
     let stats_tile = |s: u32| bars + STATS_OFFSET + s * STATS_BYTES;
     // SAFETY (all three): 8-byte aligned words after the tiles, inside the
@@ -410,6 +561,9 @@ fn backward<
             tma::prefetch_tensor_map(map_k);
             tma::prefetch_tensor_map(map_v);
             tma::prefetch_tensor_map(map_do);
+            if TMA_DQ {
+                tma::prefetch_tensor_map(map_dq);
+            }
             kv_full.arrive_expect_tx(2 * kv_bytes);
             for c in 0..boxes {
                 // SAFETY: valid maps (host); the K and V tiles are
@@ -507,6 +661,18 @@ fn backward<
             issue_transposed::<HD>(&mut acc_s, k_rows, q_tile(s));
             issue_transposed::<HD>(&mut acc_dp, v_rows, do_tile(s));
         }
+        if TMA_DQ && !TMA_EAGER && n > 0 {
+            // The last tile's dQ part, in this warpgroup's buffer since its
+            // end, is added into the accumulator now, behind this tile's Sᵀ
+            // and dPᵀ: the products start before the reduction is issued
+            // (dQ's accumulators are dead already, so nothing more is
+            // held across them).
+            // SAFETY: the host passes the accumulator's map with TMA_DQ;
+            // every thread stored and fenced its part at the last tile's
+            // end; the buffer is rewritten only after thread 0's
+            // wait_group_read and the consumers' barrier below.
+            unsafe { reduce_dq(wg, t, map_dq, dq_tile(wg), seq_row0 + q0 - BWD_BM) };
+        }
         // Sᵀ is done (groups complete in order); dPᵀ may still run.
         wgmma::wait_group::<1>();
         let mask = shape.causal && q0 < key0 + BWD_BN;
@@ -583,6 +749,11 @@ fn backward<
         // The dS stores (generic proxy) visible to wgmma (async proxy), from
         // every warp of the warpgroup (of both at head_dim 128).
         tma::fence_proxy_async_shared();
+        if TMA_DQ && t == 0 {
+            // The reduction of the last tile's dQ part has read its buffer
+            // (the barrier below tells the warpgroup, which then rewrites it).
+            tma::wait_group_read::<0>();
+        }
         if DQ_COLUMNS {
             sync_consumers();
         } else {
@@ -609,7 +780,40 @@ fn backward<
             // dQ's rows q0 + r and q0 + r + 8 of this (batch, head).
             let top = ((seq_row0 + q0 + r) * HD + 64 * wg + c0) as usize;
             let bottom = top + 8 * HD as usize;
-            if RED4 {
+            if TMA_DQ {
+                // Into the warpgroup's buffer in the map's layout: box
+                // c / 32 of columns, row-major rows of 128 bytes whose
+                // 16-byte chunks are swizzled by the row (each of a warp's
+                // stores then touches every bank twice, the fewest for its
+                // 256 bytes). Added by one bulk group at the next tile's
+                // start (or after the loop), or TMA_EAGER right below.
+                // The pairs' places are one base register XORed and offset
+                // by constants ([`dq_thread_base`]); the buffer is
+                // 1024-aligned, so adding it changes none of the bits the
+                // XOR flips.
+                let dq_base = dq_tile(wg) + dq_thread_base(r, c0);
+                unroll!(full, for i in 0..8u32 {
+                    let (flip, offset) = dq_pair_place(i);
+                    let i = i as usize;
+                    // SAFETY: inside this warpgroup's buffer (rows < 64,
+                    // columns < 64), 8-byte aligned (c0 even); each pair
+                    // belongs to this thread alone; the last reduction
+                    // that read the buffer is done (its issuing thread
+                    // waited before the barrier above).
+                    unsafe {
+                        store_shared_f32x2_at(dq_base, flip, offset, acc_dq[4 * i], acc_dq[4 * i + 1]);
+                        store_shared_f32x2_at(dq_base, flip, offset + 8 * 128, acc_dq[4 * i + 2], acc_dq[4 * i + 3]);
+                    }
+                });
+                // This thread's stores visible to the bulk reduction
+                // (async proxy) that one thread issues after a barrier.
+                tma::fence_proxy_async_shared();
+                if TMA_EAGER {
+                    // SAFETY: as at the loop's start (every thread has
+                    // stored and fenced its part just above).
+                    unsafe { reduce_dq(wg, t, map_dq, dq_tile(wg), seq_row0 + q0) };
+                }
+            } else if RED4 {
                 // Lanes 2m and 2m+1 hold columns c0, c0+1 and c0+2, c0+3
                 // (c0 of the even lane a multiple of 4) of rows r and r+8:
                 // the even lane takes the odd one's row-r pair and adds row
@@ -671,6 +875,18 @@ fn backward<
         n += 1;
         j += 1;
     }
+    if TMA_DQ && n > 0 {
+        // The last tile's dQ part (TMA_EAGER: issued already); the
+        // reductions must have read the buffer before the block's shared
+        // memory goes.
+        if !TMA_EAGER {
+            // SAFETY: as in the loop; the buffer is not written again.
+            unsafe { reduce_dq(wg, t, map_dq, dq_tile(wg), seq_row0 + (j - 1) * BWD_BM) };
+        }
+        if t == 0 {
+            tma::wait_group::<0>();
+        }
+    }
 
     // Epilogue: dK·scale and dV, bf16, rows `r` and `r + 8` of the
     // warpgroup's keys.
@@ -713,7 +929,7 @@ pub fn attention_bwd_d64(
     mut dk: DisjointSlice<u32>,
     mut dv: DisjointSlice<u32>,
 ) {
-    backward::<64, 32, false, PRODUCER_REGISTERS, CONSUMER_REGISTERS, false, false>(map_q, map_k, map_v, map_do, shape, lse, delta, dq_acc, &mut dk, &mut dv);
+    backward::<64, 32, false, PRODUCER_REGISTERS, CONSUMER_REGISTERS, false, false, false, false>(map_q, map_k, map_v, map_do, 0, shape, lse, delta, dq_acc, &mut dk, &mut dv);
 }
 
 /// Attention backward for head_dim 128; as [`attention_bwd_d64`] with
@@ -732,7 +948,7 @@ pub fn attention_bwd_d128(
     mut dk: DisjointSlice<u32>,
     mut dv: DisjointSlice<u32>,
 ) {
-    backward::<128, 64, true, PRODUCER_REGISTERS, CONSUMER_REGISTERS, false, false>(map_q, map_k, map_v, map_do, shape, lse, delta, dq_acc, &mut dk, &mut dv);
+    backward::<128, 64, true, PRODUCER_REGISTERS, CONSUMER_REGISTERS, false, false, false, false>(map_q, map_k, map_v, map_do, 0, shape, lse, delta, dq_acc, &mut dk, &mut dv);
 }
 
 /// [`attention_bwd_d128`] with dQ split between the warpgroups by keys
@@ -752,7 +968,7 @@ pub fn attention_bwd_keys_d128(
     mut dk: DisjointSlice<u32>,
     mut dv: DisjointSlice<u32>,
 ) {
-    backward::<128, 64, false, PRODUCER_REGISTERS, CONSUMER_REGISTERS, false, false>(map_q, map_k, map_v, map_do, shape, lse, delta, dq_acc, &mut dk, &mut dv);
+    backward::<128, 64, false, PRODUCER_REGISTERS, CONSUMER_REGISTERS, false, false, false, false>(map_q, map_k, map_v, map_do, 0, shape, lse, delta, dq_acc, &mut dk, &mut dv);
 }
 
 /// [`attention_bwd_d128`] with the registers moved from the producer
@@ -773,7 +989,7 @@ pub fn attention_bwd_wide_d128(
     mut dk: DisjointSlice<u32>,
     mut dv: DisjointSlice<u32>,
 ) {
-    backward::<128, 64, true, WIDE_PRODUCER_REGISTERS, WIDE_CONSUMER_REGISTERS, false, false>(map_q, map_k, map_v, map_do, shape, lse, delta, dq_acc, &mut dk, &mut dv);
+    backward::<128, 64, true, WIDE_PRODUCER_REGISTERS, WIDE_CONSUMER_REGISTERS, false, false, false, false>(map_q, map_k, map_v, map_do, 0, shape, lse, delta, dq_acc, &mut dk, &mut dv);
 }
 
 /// [`attention_bwd_wide_d128`] with each query tile's log-sum-exp and D
@@ -792,7 +1008,7 @@ pub fn attention_bwd_staged_d128(
     mut dk: DisjointSlice<u32>,
     mut dv: DisjointSlice<u32>,
 ) {
-    backward::<128, 64, true, WIDE_PRODUCER_REGISTERS, WIDE_CONSUMER_REGISTERS, true, false>(map_q, map_k, map_v, map_do, shape, lse, delta, dq_acc, &mut dk, &mut dv);
+    backward::<128, 64, true, WIDE_PRODUCER_REGISTERS, WIDE_CONSUMER_REGISTERS, true, false, false, false>(map_q, map_k, map_v, map_do, 0, shape, lse, delta, dq_acc, &mut dk, &mut dv);
 }
 
 /// [`attention_bwd_staged_d128`] with dQ added four columns at a time
@@ -811,7 +1027,51 @@ pub fn attention_bwd_red4_d128(
     mut dk: DisjointSlice<u32>,
     mut dv: DisjointSlice<u32>,
 ) {
-    backward::<128, 64, true, WIDE_PRODUCER_REGISTERS, WIDE_CONSUMER_REGISTERS, true, true>(map_q, map_k, map_v, map_do, shape, lse, delta, dq_acc, &mut dk, &mut dv);
+    backward::<128, 64, true, WIDE_PRODUCER_REGISTERS, WIDE_CONSUMER_REGISTERS, true, true, false, false>(map_q, map_k, map_v, map_do, 0, shape, lse, delta, dq_acc, &mut dk, &mut dv);
+}
+
+/// [`attention_bwd_staged_d128`] with dQ added by bulk tensor reductions
+/// ([`DqSplit::TmaReduce`]): `map_dq` is the tensor map of `dq_acc` (f32,
+/// `[batch·heads·seq][128]`, boxes of 32 columns × [`BWD_BM`] rows, the
+/// 128-byte swizzle); [`bwd_shared_bytes_for`]`(128, DqSplit::TmaReduce)`
+/// of dynamic shared memory.
+#[kernel(launch_bounds(384, 1))]
+#[allow(clippy::too_many_arguments)]
+pub fn attention_bwd_tma_d128(
+    map_q: u64,
+    map_k: u64,
+    map_v: u64,
+    map_do: u64,
+    map_dq: u64,
+    shape: Shape,
+    lse: &[f32],
+    delta: &[f32],
+    dq_acc: &[AtomicF32],
+    mut dk: DisjointSlice<u32>,
+    mut dv: DisjointSlice<u32>,
+) {
+    backward::<128, 64, true, WIDE_PRODUCER_REGISTERS, WIDE_CONSUMER_REGISTERS, true, false, true, false>(map_q, map_k, map_v, map_do, map_dq, shape, lse, delta, dq_acc, &mut dk, &mut dv);
+}
+
+/// [`attention_bwd_tma_d128`] with each tile's dQ reductions issued right
+/// after its stores rather than at the next tile's start
+/// ([`DqSplit::TmaEager`]); the same parameters and shared memory.
+#[kernel(launch_bounds(384, 1))]
+#[allow(clippy::too_many_arguments)]
+pub fn attention_bwd_tmaeager_d128(
+    map_q: u64,
+    map_k: u64,
+    map_v: u64,
+    map_do: u64,
+    map_dq: u64,
+    shape: Shape,
+    lse: &[f32],
+    delta: &[f32],
+    dq_acc: &[AtomicF32],
+    mut dk: DisjointSlice<u32>,
+    mut dv: DisjointSlice<u32>,
+) {
+    backward::<128, 64, true, WIDE_PRODUCER_REGISTERS, WIDE_CONSUMER_REGISTERS, true, false, true, true>(map_q, map_k, map_v, map_do, map_dq, shape, lse, delta, dq_acc, &mut dk, &mut dv);
 }
 
 // ---------------------------------------------------------------------------
@@ -851,6 +1111,20 @@ pub enum DqSplit {
     /// between neighbouring lanes) instead of two: half the reductions
     /// (head_dim 128 only).
     Red4,
+    /// [`DqSplit::Staged`] with each warpgroup's dQ part stored (f32) to a
+    /// 16 KiB buffer in shared memory and added into the accumulator by one
+    /// thread with two bulk tensor reductions (`cp.reduce.async.bulk.tensor`,
+    /// a tensor map over the accumulator) instead of 32 vector atomics a
+    /// thread. dQ's accumulators are free once stored, and the reduction is
+    /// issued at the next tile's start, behind its Sᵀ and dPᵀ products
+    /// (head_dim 128 only; the most shared memory of the kernels,
+    /// [`bwd_shared_bytes_for`]).
+    TmaReduce,
+    /// [`DqSplit::TmaReduce`] with each tile's reductions issued right
+    /// after its dQ stores (a barrier of the warpgroup between), not behind
+    /// the next tile's Sᵀ and dPᵀ: what the deferral is worth (head_dim 128
+    /// only).
+    TmaEager,
 }
 
 /// The environment variable with which the example's and the benchmarks'
@@ -864,12 +1138,12 @@ impl DqSplit {
         if head_dim == 64 {
             &[DqSplit::Keys]
         } else {
-            &[DqSplit::Staged, DqSplit::Columns, DqSplit::Keys, DqSplit::ColumnsWide, DqSplit::Red4]
+            &[DqSplit::Staged, DqSplit::Columns, DqSplit::Keys, DqSplit::ColumnsWide, DqSplit::Red4, DqSplit::TmaReduce, DqSplit::TmaEager]
         }
     }
 
     /// The split's name, as [`DqSplit::parse`] reads it: `columns`, `keys`
-    /// `wide`, `staged` or `red4`.
+    /// `wide`, `staged`, `red4`, `tma` or `tmaeager`.
     pub fn name(self) -> &'static str {
         match self {
             DqSplit::Columns => "columns",
@@ -877,12 +1151,15 @@ impl DqSplit {
             DqSplit::ColumnsWide => "wide",
             DqSplit::Staged => "staged",
             DqSplit::Red4 => "red4",
+            DqSplit::TmaReduce => "tma",
+            DqSplit::TmaEager => "tmaeager",
         }
     }
 
     /// Reads a split's name ([`DqSplit::name`]); None for anything else.
     pub fn parse(name: &str) -> Option<DqSplit> {
-        [DqSplit::Columns, DqSplit::Keys, DqSplit::ColumnsWide, DqSplit::Staged, DqSplit::Red4].into_iter().find(|s| s.name() == name.trim())
+        [DqSplit::Columns, DqSplit::Keys, DqSplit::ColumnsWide, DqSplit::Staged, DqSplit::Red4, DqSplit::TmaReduce, DqSplit::TmaEager]
+            .into_iter().find(|s| s.name() == name.trim())
     }
 
     /// The splits that `spec` names for `head_dim`: `all` (every available
@@ -908,6 +1185,15 @@ pub const fn bwd_shared_bytes(head_dim: u32) -> u32 {
     2 * boxes * BWD_BN * ROW_BYTES + BWD_STAGES * 2 * boxes * BWD_BM * ROW_BYTES + 4 * DS_BYTES + STATS_OFFSET + BWD_STAGES * STATS_BYTES + 1024
 }
 
+/// Dynamic shared memory of the main kernel for `head_dim` and `split`:
+/// [`bwd_shared_bytes`], and for [`DqSplit::TmaReduce`] and
+/// [`DqSplit::TmaEager`] the two
+/// warpgroups' f32 dQ buffers (16 KiB each, before the barriers). The
+/// other kernels keep the smaller size (and so more of the L1 cache).
+pub const fn bwd_shared_bytes_for(head_dim: u32, split: DqSplit) -> u32 {
+    bwd_shared_bytes(head_dim) + if matches!(split, DqSplit::TmaReduce | DqSplit::TmaEager) { 2 * DQ_TILE_BYTES } else { 0 }
+}
+
 /// The main kernel's function name for `head_dim` and `split` (one of
 /// [`DqSplit::available`]`(head_dim)`).
 pub fn bwd_kernel_name(head_dim: u32, split: DqSplit) -> &'static str {
@@ -918,16 +1204,18 @@ pub fn bwd_kernel_name(head_dim: u32, split: DqSplit) -> &'static str {
         (_, DqSplit::ColumnsWide) => "attention_bwd_wide_d128",
         (_, DqSplit::Staged) => "attention_bwd_staged_d128",
         (_, DqSplit::Red4) => "attention_bwd_red4_d128",
+        (_, DqSplit::TmaReduce) => "attention_bwd_tma_d128",
+        (_, DqSplit::TmaEager) => "attention_bwd_tmaeager_d128",
     }
 }
 
 /// The main kernel's launch shape for `shape` (which [`check_shape`]
-/// accepted).
-pub fn bwd_launch_config(shape: Shape) -> LaunchConfig {
+/// accepted) and `split`.
+pub fn bwd_launch_config(shape: Shape, split: DqSplit) -> LaunchConfig {
     LaunchConfig {
         grid_dim: (shape.seq / BWD_BN, shape.batch_heads, 1),
         block_dim: (BWD_THREADS, 1, 1),
-        shared_mem_bytes: bwd_shared_bytes(shape.head_dim),
+        shared_mem_bytes: bwd_shared_bytes_for(shape.head_dim, split),
     }
 }
 
@@ -939,6 +1227,15 @@ fn upload_map(stream: &CudaStream, tensor: &DeviceBuffer<u16>, shape: Shape, box
     Ok(map.upload(stream)?)
 }
 
+/// The tensor map of the f32 dQ accumulator (`[rows][head_dim]`) that
+/// [`attention_bwd_tma_d128`] and [`attention_bwd_tmaeager_d128`] reduce
+/// into: boxes of 32 columns (128 bytes)
+/// × [`BWD_BM`] rows with the 128-byte swizzle, uploaded.
+fn upload_accumulator_map(stream: &CudaStream, acc: &DeviceBuffer<f32>, shape: Shape) -> Result<DeviceBuffer<TensorMap>, Error> {
+    let map = TensorMap::matrix_b128(TensorDataType::F32, acc.device_ptr(), shape.rows() as u64, shape.head_dim as u64, BWD_BM).encode()?;
+    Ok(map.upload(stream)?)
+}
+
 /// One backward problem set up for repeated launches: the shape checked,
 /// the tensor maps of Q, K, V and dO uploaded, the scratch buffers (D and
 /// the f32 dQ accumulator) allocated, the main kernel's shared memory limit
@@ -947,6 +1244,9 @@ pub struct Backward<'a> {
     shape: Shape,
     split: DqSplit,
     maps: [DeviceBuffer<TensorMap>; 4],
+    /// The tensor map of `dq_acc` ([`DqSplit::TmaReduce`] and
+    /// [`DqSplit::TmaEager`] only).
+    dq_map: Option<DeviceBuffer<TensorMap>>,
     d_o: &'a DeviceBuffer<u16>,
     delta: DeviceBuffer<f32>,
     dq_acc: DeviceBuffer<f32>,
@@ -1001,16 +1301,13 @@ impl<'a> Backward<'a> {
             upload_map(stream, v, shape, BWD_BN)?,
             upload_map(stream, d_o, shape, BWD_BM)?,
         ];
-        kernel_function(module, bwd_kernel_name(shape.head_dim, split))?.set_max_dynamic_shared_memory(bwd_shared_bytes(shape.head_dim))?;
-        Ok(Backward {
-            shape,
-            split,
-            maps,
-            d_o,
-            delta: DeviceBuffer::zeroed(stream, shape.rows())?,
-            dq_acc: DeviceBuffer::zeroed(stream, n)?,
-            inputs: PhantomData,
-        })
+        kernel_function(module, bwd_kernel_name(shape.head_dim, split))?
+            .set_max_dynamic_shared_memory(bwd_shared_bytes_for(shape.head_dim, split))?;
+        let dq_acc = DeviceBuffer::zeroed(stream, n)?;
+        // The map holds the accumulator's address: the buffer lives as long
+        // as the map and is never reallocated.
+        let dq_map = if matches!(split, DqSplit::TmaReduce | DqSplit::TmaEager) { Some(upload_accumulator_map(stream, &dq_acc, shape)?) } else { None };
+        Ok(Backward { shape, split, maps, dq_map, d_o, delta: DeviceBuffer::zeroed(stream, shape.rows())?, dq_acc, inputs: PhantomData })
     }
 
     /// The shape.
@@ -1058,7 +1355,8 @@ impl<'a> Backward<'a> {
         args: [slice(*o), slice(*d_o), shape.head_dim, slice_mut(self.delta)] }?;
         self.dq_acc.memset(stream, 0)?;
         let (pq, pk, pv, pd) = (self.maps[0].device_ptr(), self.maps[1].device_ptr(), self.maps[2].device_ptr(), self.maps[3].device_ptr());
-        let config = bwd_launch_config(shape);
+        let config = bwd_launch_config(shape, self.split);
+        let pq_acc = self.dq_map.as_ref().map_or(0, |m| m.device_ptr());
         let acc = self.dq_acc.as_atomic();
         match (shape.head_dim, self.split) {
             (64, _) => cuda_launch! { kernel: attention_bwd_d64, stream: stream, module: module, config: config,
@@ -1073,6 +1371,10 @@ impl<'a> Backward<'a> {
                 args: [pq, pk, pv, pd, shape, slice(*lse), slice(self.delta), acc, slice_mut(*dk), slice_mut(*dv)] }?,
             (_, DqSplit::Red4) => cuda_launch! { kernel: attention_bwd_red4_d128, stream: stream, module: module, config: config,
                 args: [pq, pk, pv, pd, shape, slice(*lse), slice(self.delta), acc, slice_mut(*dk), slice_mut(*dv)] }?,
+            (_, DqSplit::TmaReduce) => cuda_launch! { kernel: attention_bwd_tma_d128, stream: stream, module: module, config: config,
+                args: [pq, pk, pv, pd, pq_acc, shape, slice(*lse), slice(self.delta), acc, slice_mut(*dk), slice_mut(*dv)] }?,
+            (_, DqSplit::TmaEager) => cuda_launch! { kernel: attention_bwd_tmaeager_d128, stream: stream, module: module, config: config,
+                args: [pq, pk, pv, pd, pq_acc, shape, slice(*lse), slice(self.delta), acc, slice_mut(*dk), slice_mut(*dv)] }?,
         }
         cuda_launch! { kernel: attention_bwd_convert, stream: stream, module: module,
         config: LaunchConfig::for_num_elems(words as u32),
@@ -1230,18 +1532,34 @@ mod tests {
 
     #[test]
     fn shared_memory_and_launch_shape() {
-        // Fits the H200's 227 KiB opt-in limit.
-        assert!(bwd_shared_bytes(128) <= 227 * 1024 && bwd_shared_bytes(64) <= 227 * 1024);
+        // Every kernel fits the H200's 227 KiB opt-in limit; only the
+        // bulk-reduction kernel asks for its dQ buffers.
+        for hd in [64, 128] {
+            for &split in DqSplit::available(hd) {
+                assert!(bwd_shared_bytes_for(hd, split) <= 227 * 1024, "{hd} {split:?}");
+            }
+        }
+        assert_eq!(bwd_shared_bytes_for(128, DqSplit::Staged), bwd_shared_bytes(128));
+        assert_eq!(bwd_shared_bytes_for(128, DqSplit::TmaReduce), bwd_shared_bytes(128) + 2 * 64 * 64 * 4);
+        // The dQ buffers start 1024-aligned (the 128-byte swizzle), right
+        // after the dS tiles, which end 1024-aligned.
+        assert_eq!((2 * 2 * BWD_BN * ROW_BYTES + BWD_STAGES * 2 * 2 * BWD_BM * ROW_BYTES + 4 * DS_BYTES) % 1024, 0);
+        assert_eq!(DQ_TILE_BYTES % 1024, 0);
         let shape = Shape { batch_heads: 3, seq: 1024, head_dim: 128, causal: true };
-        let c = bwd_launch_config(shape);
+        let c = bwd_launch_config(shape, DqSplit::Staged);
         assert_eq!(c.grid_dim, (8, 3, 1));
         assert_eq!(c.block_dim, (384, 1, 1));
+        assert_eq!(c.shared_mem_bytes, bwd_shared_bytes(128));
+        assert_eq!(bwd_launch_config(shape, DqSplit::TmaReduce).shared_mem_bytes, bwd_shared_bytes_for(128, DqSplit::TmaReduce));
+        assert_eq!(bwd_shared_bytes_for(128, DqSplit::TmaEager), bwd_shared_bytes_for(128, DqSplit::TmaReduce));
         assert_eq!(bwd_kernel_name(64, DqSplit::Keys), "attention_bwd_d64");
         assert_eq!(bwd_kernel_name(128, DqSplit::Columns), "attention_bwd_d128");
         assert_eq!(bwd_kernel_name(128, DqSplit::Keys), "attention_bwd_keys_d128");
         assert_eq!(bwd_kernel_name(128, DqSplit::ColumnsWide), "attention_bwd_wide_d128");
         assert_eq!(bwd_kernel_name(128, DqSplit::Staged), "attention_bwd_staged_d128");
         assert_eq!(bwd_kernel_name(128, DqSplit::Red4), "attention_bwd_red4_d128");
+        assert_eq!(bwd_kernel_name(128, DqSplit::TmaReduce), "attention_bwd_tma_d128");
+        assert_eq!(bwd_kernel_name(128, DqSplit::TmaEager), "attention_bwd_tmaeager_d128");
 
         assert_eq!(DqSplit::available(64), &[DqSplit::Keys]);
         assert_eq!(DqSplit::available(128)[0], DqSplit::Staged);
@@ -1254,15 +1572,55 @@ mod tests {
         }
         assert_eq!(DqSplit::parse(" wide "), Some(DqSplit::ColumnsWide));
         assert_eq!(DqSplit::parse("staged"), Some(DqSplit::Staged));
+        assert_eq!(DqSplit::parse("tma"), Some(DqSplit::TmaReduce));
+        assert_eq!(DqSplit::parse("tmaeager"), Some(DqSplit::TmaEager));
         assert_eq!(DqSplit::parse("rows"), None);
         assert_eq!(DqSplit::select(None, 128), vec![DqSplit::Staged]);
         assert_eq!(DqSplit::select(Some("all"), 128), DqSplit::available(128).to_vec());
         assert_eq!(DqSplit::select(Some("wide,columns"), 128), vec![DqSplit::ColumnsWide, DqSplit::Columns]);
+        assert_eq!(DqSplit::select(Some("staged,tma"), 128), vec![DqSplit::Staged, DqSplit::TmaReduce]);
+        assert_eq!(DqSplit::select(Some("tma"), 64), vec![DqSplit::Keys]);
         // head_dim 64 has only the keys split: the others are skipped and
         // its default stands in when nothing is left.
         assert_eq!(DqSplit::select(Some("wide"), 64), vec![DqSplit::Keys]);
         assert_eq!(DqSplit::select(Some("all"), 64), vec![DqSplit::Keys]);
         assert_eq!(DqSplit::select(Some("nonsense"), 128), vec![DqSplit::Staged]);
+    }
+
+    /// The dQ buffer's stores ([`DqSplit::TmaReduce`]): every thread's
+    /// places, base ^ flip + offset, are the map's swizzled layout of its
+    /// fragment entries; together they cover the 16 KiB buffer once; and
+    /// each warp's store of one pair touches every 16-byte bank group
+    /// twice (the fewest for 256 bytes: no bank conflicts beyond that).
+    #[test]
+    fn dq_buffer_places() {
+        let mut seen = vec![false; (DQ_TILE_BYTES / 8) as usize];
+        for warp in 0..4u32 {
+            for i in 0..8u32 {
+                for half in 0..2u32 {
+                    let mut groups = [0u32; 8];
+                    for lane in 0..32u32 {
+                        let (r, c0) = (16 * warp + lane / 4, 2 * (lane % 4));
+                        let (flip, offset) = dq_pair_place(i);
+                        let at = (dq_thread_base(r, c0) ^ flip) + offset + 1024 * half;
+                        assert_eq!(at, dq_buffer_offset(r + 8 * half, 8 * i + c0), "warp {warp} lane {lane} i {i} half {half}");
+                        assert_eq!(at + 4, dq_buffer_offset(r + 8 * half, 8 * i + c0 + 1));
+                        assert_eq!(at % 8, 0);
+                        assert!(at < DQ_TILE_BYTES);
+                        assert!(!std::mem::replace(&mut seen[(at / 8) as usize], true), "{at} stored twice");
+                        groups[(at % 128 / 16) as usize] += 1;
+                    }
+                    // 32 lanes × 8 bytes over 8 groups of 16 bytes: 4 lanes
+                    // (two 16-byte chunks) a group.
+                    assert_eq!(groups, [4; 8], "warp {warp} i {i} half {half}");
+                }
+            }
+        }
+        assert!(seen.iter().all(|&s| s));
+        // The layout is TMA's 128-byte swizzle of 32-column boxes.
+        assert_eq!(dq_buffer_offset(0, 0), 0);
+        assert_eq!(dq_buffer_offset(1, 0), 128 + 16);
+        assert_eq!(dq_buffer_offset(3, 37), DQ_BOX_BYTES + 3 * 128 + 16 * (1 ^ 3) + 4);
     }
 
     /// The reference against finite differences of the loss L = Σ dO∘O, O
