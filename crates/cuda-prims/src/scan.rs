@@ -235,9 +235,11 @@ impl ScanTuning {
     /// and ran far slower; 128 × 16 ran slower too). CUB's tuning table
     /// names 224 × 24 for 8-byte sums, but its memory-bound scaling halves
     /// the items of 8-byte elements: CUB runs 224 × 12, which is
-    /// `wide-threads=224,wide-vectors=6` here. Runs get their prefixes by
-    /// warp shuffles ([`RunScan::Shuffle`]) for both sizes. The waits are
-    /// CUB's.
+    /// `wide-threads=224,wide-vectors=6` here. Runs of 4-byte elements get
+    /// their prefixes by warp shuffles ([`RunScan::Shuffle`]), runs of
+    /// 8-byte ones through shared memory ([`RunScan::Shared`], "H200,
+    /// 2026-12-04": the 8-byte sums' shuffles doubled the warp scans). The
+    /// waits are CUB's.
     pub const SCAN: ScanTuning = ScanTuning {
         narrow: TileShape { threads: 128, vectors: 8 },
         wide: TileShape { threads: 256, vectors: 8 },
@@ -249,7 +251,7 @@ impl ScanTuning {
         },
         sleep_from: 500,
         runs: RunScan::Shuffle,
-        wide_runs: RunScan::Shuffle,
+        wide_runs: RunScan::Shared,
     };
 
     /// The selection's defaults, measured on the H200 (benches/README.md,

@@ -61,7 +61,8 @@
 //!    complete, its stage is released. The epilogue writes dK·scale and dV as bf16.
 //! 3. [`attention_bwd_convert`]: dQ = scale·(the accumulator), to bf16.
 //!
-//! [`attention_bwd_tma_d128`] ([`DqSplit::TmaReduce`]) adds dQ differently:
+//! [`attention_bwd_tma_d128`] ([`DqSplit::TmaReduce`], the default at
+//! head_dim 128) adds dQ differently:
 //! each warpgroup stores its 64 × 64 f32 part into a buffer of its own in
 //! shared memory (in the swizzled layout of two boxes of a tensor map over
 //! the accumulator), and at the next tile's start, once that tile's Sᵀ and
@@ -1103,8 +1104,7 @@ pub enum DqSplit {
     /// the consumers from shared memory where they are used (head_dim 128
     /// only). The consumers then hold no registers for the log-sum-exp
     /// across the Sᵀ and dPᵀ products and do not wait for D's global loads
-    /// between dPᵀ and dS. The default at head_dim 128, the fastest on the
-    /// H200 (benches/README.md).
+    /// between dPᵀ and dS.
     Staged,
     /// [`DqSplit::Staged`] with dQ added into global memory four columns
     /// at a time (`red.global.add.v4.f32`, after one exchange of a pair
@@ -1118,7 +1118,8 @@ pub enum DqSplit {
     /// thread. dQ's accumulators are free once stored, and the reduction is
     /// issued at the next tile's start, behind its Sᵀ and dPᵀ products
     /// (head_dim 128 only; the most shared memory of the kernels,
-    /// [`bwd_shared_bytes_for`]).
+    /// [`bwd_shared_bytes_for`]). The default at head_dim 128, the fastest
+    /// on the H200 (benches/README.md).
     TmaReduce,
     /// [`DqSplit::TmaReduce`] with each tile's reductions issued right
     /// after its dQ stores (a barrier of the warpgroup between), not behind
@@ -1138,7 +1139,7 @@ impl DqSplit {
         if head_dim == 64 {
             &[DqSplit::Keys]
         } else {
-            &[DqSplit::Staged, DqSplit::Columns, DqSplit::Keys, DqSplit::ColumnsWide, DqSplit::Red4, DqSplit::TmaReduce, DqSplit::TmaEager]
+            &[DqSplit::TmaReduce, DqSplit::Staged, DqSplit::Columns, DqSplit::Keys, DqSplit::ColumnsWide, DqSplit::Red4, DqSplit::TmaEager]
         }
     }
 
@@ -1562,7 +1563,7 @@ mod tests {
         assert_eq!(bwd_kernel_name(128, DqSplit::TmaEager), "attention_bwd_tmaeager_d128");
 
         assert_eq!(DqSplit::available(64), &[DqSplit::Keys]);
-        assert_eq!(DqSplit::available(128)[0], DqSplit::Staged);
+        assert_eq!(DqSplit::available(128)[0], DqSplit::TmaReduce);
     }
 
     #[test]
@@ -1575,7 +1576,7 @@ mod tests {
         assert_eq!(DqSplit::parse("tma"), Some(DqSplit::TmaReduce));
         assert_eq!(DqSplit::parse("tmaeager"), Some(DqSplit::TmaEager));
         assert_eq!(DqSplit::parse("rows"), None);
-        assert_eq!(DqSplit::select(None, 128), vec![DqSplit::Staged]);
+        assert_eq!(DqSplit::select(None, 128), vec![DqSplit::TmaReduce]);
         assert_eq!(DqSplit::select(Some("all"), 128), DqSplit::available(128).to_vec());
         assert_eq!(DqSplit::select(Some("wide,columns"), 128), vec![DqSplit::ColumnsWide, DqSplit::Columns]);
         assert_eq!(DqSplit::select(Some("staged,tma"), 128), vec![DqSplit::Staged, DqSplit::TmaReduce]);
@@ -1584,7 +1585,7 @@ mod tests {
         // its default stands in when nothing is left.
         assert_eq!(DqSplit::select(Some("wide"), 64), vec![DqSplit::Keys]);
         assert_eq!(DqSplit::select(Some("all"), 64), vec![DqSplit::Keys]);
-        assert_eq!(DqSplit::select(Some("nonsense"), 128), vec![DqSplit::Staged]);
+        assert_eq!(DqSplit::select(Some("nonsense"), 128), vec![DqSplit::TmaReduce]);
     }
 
     /// The dQ buffer's stores ([`DqSplit::TmaReduce`]): every thread's
