@@ -910,169 +910,111 @@ fn backward<
     });
 }
 
-/// Attention backward for head_dim 64 (module docs). Launch with
-/// [`BWD_THREADS`] threads, grid (seq/[`BWD_BN`], batch·heads),
-/// [`bwd_shared_bytes`]`(64)` of dynamic shared memory; the maps of K and V
-/// have boxes of 64×[`BWD_BN`] (d × rows), those of Q and dO 64×[`BWD_BM`],
-/// all with the 128-byte swizzle. `lse` and `delta` are per row (f32),
-/// `dq_acc` the zeroed f32 dQ accumulator.
-#[kernel(launch_bounds(384, 1))]
-#[allow(clippy::too_many_arguments)]
-pub fn attention_bwd_d64(
-    map_q: u64,
-    map_k: u64,
-    map_v: u64,
-    map_do: u64,
-    shape: Shape,
-    lse: &[f32],
-    delta: &[f32],
-    dq_acc: &[AtomicF32],
-    mut dk: DisjointSlice<u32>,
-    mut dv: DisjointSlice<u32>,
-) {
-    backward::<64, 32, false, PRODUCER_REGISTERS, CONSUMER_REGISTERS, false, false, false, false>(map_q, map_k, map_v, map_do, 0, shape, lse, delta, dq_acc, &mut dk, &mut dv);
+/// Defines one backward kernel: a `#[kernel]` wrapper of [`backward`]
+/// with its const parameters (in `backward`'s order) and, with `map_dq`,
+/// the tensor map of the dQ accumulator ([`DqSplit::TmaReduce`]); the
+/// kernels without it pass 0. One definition keeps every variant's
+/// parameter list and launch bounds the same, so that
+/// [`Backward::launch`] passes the same arguments to each.
+macro_rules! bwd_kernel {
+    ($(#[$doc:meta])* $name:ident <$($param:tt),*>) => {
+        $(#[$doc])*
+        #[kernel(launch_bounds(384, 1))]
+        #[allow(clippy::too_many_arguments)]
+        pub fn $name(
+            map_q: u64,
+            map_k: u64,
+            map_v: u64,
+            map_do: u64,
+            shape: Shape,
+            lse: &[f32],
+            delta: &[f32],
+            dq_acc: &[AtomicF32],
+            mut dk: DisjointSlice<u32>,
+            mut dv: DisjointSlice<u32>,
+        ) {
+            backward::<$($param),*>(map_q, map_k, map_v, map_do, 0, shape, lse, delta, dq_acc, &mut dk, &mut dv);
+        }
+    };
+    ($(#[$doc:meta])* $name:ident <$($param:tt),*> map_dq) => {
+        $(#[$doc])*
+        #[kernel(launch_bounds(384, 1))]
+        #[allow(clippy::too_many_arguments)]
+        pub fn $name(
+            map_q: u64,
+            map_k: u64,
+            map_v: u64,
+            map_do: u64,
+            map_dq: u64,
+            shape: Shape,
+            lse: &[f32],
+            delta: &[f32],
+            dq_acc: &[AtomicF32],
+            mut dk: DisjointSlice<u32>,
+            mut dv: DisjointSlice<u32>,
+        ) {
+            backward::<$($param),*>(map_q, map_k, map_v, map_do, map_dq, shape, lse, delta, dq_acc, &mut dk, &mut dv);
+        }
+    };
 }
 
-/// Attention backward for head_dim 128; as [`attention_bwd_d64`] with
-/// [`bwd_shared_bytes`]`(128)`.
-#[kernel(launch_bounds(384, 1))]
-#[allow(clippy::too_many_arguments)]
-pub fn attention_bwd_d128(
-    map_q: u64,
-    map_k: u64,
-    map_v: u64,
-    map_do: u64,
-    shape: Shape,
-    lse: &[f32],
-    delta: &[f32],
-    dq_acc: &[AtomicF32],
-    mut dk: DisjointSlice<u32>,
-    mut dv: DisjointSlice<u32>,
-) {
-    backward::<128, 64, true, PRODUCER_REGISTERS, CONSUMER_REGISTERS, false, false, false, false>(map_q, map_k, map_v, map_do, 0, shape, lse, delta, dq_acc, &mut dk, &mut dv);
+bwd_kernel! {
+    /// Attention backward for head_dim 64 (module docs). Launch with
+    /// [`BWD_THREADS`] threads, grid (seq/[`BWD_BN`], batch·heads),
+    /// [`bwd_shared_bytes`]`(64)` of dynamic shared memory; the maps of K and V
+    /// have boxes of 64×[`BWD_BN`] (d × rows), those of Q and dO 64×[`BWD_BM`],
+    /// all with the 128-byte swizzle. `lse` and `delta` are per row (f32),
+    /// `dq_acc` the zeroed f32 dQ accumulator.
+    attention_bwd_d64 <64, 32, false, PRODUCER_REGISTERS, CONSUMER_REGISTERS, false, false, false, false>
 }
 
-/// [`attention_bwd_d128`] with dQ split between the warpgroups by keys
-/// ([`DqSplit::Keys`]): no barrier between the warpgroups, twice the atomic
-/// adds.
-#[kernel(launch_bounds(384, 1))]
-#[allow(clippy::too_many_arguments)]
-pub fn attention_bwd_keys_d128(
-    map_q: u64,
-    map_k: u64,
-    map_v: u64,
-    map_do: u64,
-    shape: Shape,
-    lse: &[f32],
-    delta: &[f32],
-    dq_acc: &[AtomicF32],
-    mut dk: DisjointSlice<u32>,
-    mut dv: DisjointSlice<u32>,
-) {
-    backward::<128, 64, false, PRODUCER_REGISTERS, CONSUMER_REGISTERS, false, false, false, false>(map_q, map_k, map_v, map_do, 0, shape, lse, delta, dq_acc, &mut dk, &mut dv);
+bwd_kernel! {
+    /// Attention backward for head_dim 128; as [`attention_bwd_d64`] with
+    /// [`bwd_shared_bytes`]`(128)`.
+    attention_bwd_d128 <128, 64, true, PRODUCER_REGISTERS, CONSUMER_REGISTERS, false, false, false, false>
 }
 
-/// [`attention_bwd_d128`] with the registers moved from the producer
-/// warpgroup to the consumers ([`DqSplit::ColumnsWide`]): the same code
-/// and launch, `setmaxnreg` to 24 registers for the producer and 240 for
-/// the consumers.
-#[kernel(launch_bounds(384, 1))]
-#[allow(clippy::too_many_arguments)]
-pub fn attention_bwd_wide_d128(
-    map_q: u64,
-    map_k: u64,
-    map_v: u64,
-    map_do: u64,
-    shape: Shape,
-    lse: &[f32],
-    delta: &[f32],
-    dq_acc: &[AtomicF32],
-    mut dk: DisjointSlice<u32>,
-    mut dv: DisjointSlice<u32>,
-) {
-    backward::<128, 64, true, WIDE_PRODUCER_REGISTERS, WIDE_CONSUMER_REGISTERS, false, false, false, false>(map_q, map_k, map_v, map_do, 0, shape, lse, delta, dq_acc, &mut dk, &mut dv);
+bwd_kernel! {
+    /// [`attention_bwd_d128`] with dQ split between the warpgroups by keys
+    /// ([`DqSplit::Keys`]): no barrier between the warpgroups, twice the atomic
+    /// adds.
+    attention_bwd_keys_d128 <128, 64, false, PRODUCER_REGISTERS, CONSUMER_REGISTERS, false, false, false, false>
 }
 
-/// [`attention_bwd_wide_d128`] with each query tile's log-sum-exp and D
-/// copied into its stage by the producer ([`DqSplit::Staged`]).
-#[kernel(launch_bounds(384, 1))]
-#[allow(clippy::too_many_arguments)]
-pub fn attention_bwd_staged_d128(
-    map_q: u64,
-    map_k: u64,
-    map_v: u64,
-    map_do: u64,
-    shape: Shape,
-    lse: &[f32],
-    delta: &[f32],
-    dq_acc: &[AtomicF32],
-    mut dk: DisjointSlice<u32>,
-    mut dv: DisjointSlice<u32>,
-) {
-    backward::<128, 64, true, WIDE_PRODUCER_REGISTERS, WIDE_CONSUMER_REGISTERS, true, false, false, false>(map_q, map_k, map_v, map_do, 0, shape, lse, delta, dq_acc, &mut dk, &mut dv);
+bwd_kernel! {
+    /// [`attention_bwd_d128`] with the registers moved from the producer
+    /// warpgroup to the consumers ([`DqSplit::ColumnsWide`]): the same code
+    /// and launch, `setmaxnreg` to 24 registers for the producer and 240 for
+    /// the consumers.
+    attention_bwd_wide_d128 <128, 64, true, WIDE_PRODUCER_REGISTERS, WIDE_CONSUMER_REGISTERS, false, false, false, false>
 }
 
-/// [`attention_bwd_staged_d128`] with dQ added four columns at a time
-/// ([`DqSplit::Red4`]).
-#[kernel(launch_bounds(384, 1))]
-#[allow(clippy::too_many_arguments)]
-pub fn attention_bwd_red4_d128(
-    map_q: u64,
-    map_k: u64,
-    map_v: u64,
-    map_do: u64,
-    shape: Shape,
-    lse: &[f32],
-    delta: &[f32],
-    dq_acc: &[AtomicF32],
-    mut dk: DisjointSlice<u32>,
-    mut dv: DisjointSlice<u32>,
-) {
-    backward::<128, 64, true, WIDE_PRODUCER_REGISTERS, WIDE_CONSUMER_REGISTERS, true, true, false, false>(map_q, map_k, map_v, map_do, 0, shape, lse, delta, dq_acc, &mut dk, &mut dv);
+bwd_kernel! {
+    /// [`attention_bwd_wide_d128`] with each query tile's log-sum-exp and D
+    /// copied into its stage by the producer ([`DqSplit::Staged`]).
+    attention_bwd_staged_d128 <128, 64, true, WIDE_PRODUCER_REGISTERS, WIDE_CONSUMER_REGISTERS, true, false, false, false>
 }
 
-/// [`attention_bwd_staged_d128`] with dQ added by bulk tensor reductions
-/// ([`DqSplit::TmaReduce`]): `map_dq` is the tensor map of `dq_acc` (f32,
-/// `[batch·heads·seq][128]`, boxes of 32 columns × [`BWD_BM`] rows, the
-/// 128-byte swizzle); [`bwd_shared_bytes_for`]`(128, DqSplit::TmaReduce)`
-/// of dynamic shared memory.
-#[kernel(launch_bounds(384, 1))]
-#[allow(clippy::too_many_arguments)]
-pub fn attention_bwd_tma_d128(
-    map_q: u64,
-    map_k: u64,
-    map_v: u64,
-    map_do: u64,
-    map_dq: u64,
-    shape: Shape,
-    lse: &[f32],
-    delta: &[f32],
-    dq_acc: &[AtomicF32],
-    mut dk: DisjointSlice<u32>,
-    mut dv: DisjointSlice<u32>,
-) {
-    backward::<128, 64, true, WIDE_PRODUCER_REGISTERS, WIDE_CONSUMER_REGISTERS, true, false, true, false>(map_q, map_k, map_v, map_do, map_dq, shape, lse, delta, dq_acc, &mut dk, &mut dv);
+bwd_kernel! {
+    /// [`attention_bwd_staged_d128`] with dQ added four columns at a time
+    /// ([`DqSplit::Red4`]).
+    attention_bwd_red4_d128 <128, 64, true, WIDE_PRODUCER_REGISTERS, WIDE_CONSUMER_REGISTERS, true, true, false, false>
 }
 
-/// [`attention_bwd_tma_d128`] with each tile's dQ reductions issued right
-/// after its stores rather than at the next tile's start
-/// ([`DqSplit::TmaEager`]); the same parameters and shared memory.
-#[kernel(launch_bounds(384, 1))]
-#[allow(clippy::too_many_arguments)]
-pub fn attention_bwd_tmaeager_d128(
-    map_q: u64,
-    map_k: u64,
-    map_v: u64,
-    map_do: u64,
-    map_dq: u64,
-    shape: Shape,
-    lse: &[f32],
-    delta: &[f32],
-    dq_acc: &[AtomicF32],
-    mut dk: DisjointSlice<u32>,
-    mut dv: DisjointSlice<u32>,
-) {
-    backward::<128, 64, true, WIDE_PRODUCER_REGISTERS, WIDE_CONSUMER_REGISTERS, true, false, true, true>(map_q, map_k, map_v, map_do, map_dq, shape, lse, delta, dq_acc, &mut dk, &mut dv);
+bwd_kernel! {
+    /// [`attention_bwd_staged_d128`] with dQ added by bulk tensor reductions
+    /// ([`DqSplit::TmaReduce`]): `map_dq` is the tensor map of `dq_acc` (f32,
+    /// `[batch·heads·seq][128]`, boxes of 32 columns × [`BWD_BM`] rows, the
+    /// 128-byte swizzle); [`bwd_shared_bytes_for`]`(128, DqSplit::TmaReduce)`
+    /// of dynamic shared memory.
+    attention_bwd_tma_d128 <128, 64, true, WIDE_PRODUCER_REGISTERS, WIDE_CONSUMER_REGISTERS, true, false, true, false> map_dq
+}
+
+bwd_kernel! {
+    /// [`attention_bwd_tma_d128`] with each tile's dQ reductions issued right
+    /// after its stores rather than at the next tile's start
+    /// ([`DqSplit::TmaEager`]); the same parameters and shared memory.
+    attention_bwd_tmaeager_d128 <128, 64, true, WIDE_PRODUCER_REGISTERS, WIDE_CONSUMER_REGISTERS, true, false, true, true> map_dq
 }
 
 // ---------------------------------------------------------------------------
@@ -1359,23 +1301,23 @@ impl<'a> Backward<'a> {
         let config = bwd_launch_config(shape, self.split);
         let pq_acc = self.dq_map.as_ref().map_or(0, |m| m.device_ptr());
         let acc = self.dq_acc.as_atomic();
+        // Every backward kernel takes the arguments `bwd_kernel!` gives it;
+        // those of the bulk reductions take the dQ accumulator's map too.
+        macro_rules! launch {
+            ($kernel:ident $(, $map_dq:expr)?) => {
+                cuda_launch! { kernel: $kernel, stream: stream, module: module, config: config,
+                    args: [pq, pk, pv, pd, $($map_dq,)? shape, slice(*lse), slice(self.delta), acc, slice_mut(*dk), slice_mut(*dv)] }?
+            };
+        }
         match (shape.head_dim, self.split) {
-            (64, _) => cuda_launch! { kernel: attention_bwd_d64, stream: stream, module: module, config: config,
-                args: [pq, pk, pv, pd, shape, slice(*lse), slice(self.delta), acc, slice_mut(*dk), slice_mut(*dv)] }?,
-            (_, DqSplit::Columns) => cuda_launch! { kernel: attention_bwd_d128, stream: stream, module: module, config: config,
-                args: [pq, pk, pv, pd, shape, slice(*lse), slice(self.delta), acc, slice_mut(*dk), slice_mut(*dv)] }?,
-            (_, DqSplit::Keys) => cuda_launch! { kernel: attention_bwd_keys_d128, stream: stream, module: module, config: config,
-                args: [pq, pk, pv, pd, shape, slice(*lse), slice(self.delta), acc, slice_mut(*dk), slice_mut(*dv)] }?,
-            (_, DqSplit::ColumnsWide) => cuda_launch! { kernel: attention_bwd_wide_d128, stream: stream, module: module, config: config,
-                args: [pq, pk, pv, pd, shape, slice(*lse), slice(self.delta), acc, slice_mut(*dk), slice_mut(*dv)] }?,
-            (_, DqSplit::Staged) => cuda_launch! { kernel: attention_bwd_staged_d128, stream: stream, module: module, config: config,
-                args: [pq, pk, pv, pd, shape, slice(*lse), slice(self.delta), acc, slice_mut(*dk), slice_mut(*dv)] }?,
-            (_, DqSplit::Red4) => cuda_launch! { kernel: attention_bwd_red4_d128, stream: stream, module: module, config: config,
-                args: [pq, pk, pv, pd, shape, slice(*lse), slice(self.delta), acc, slice_mut(*dk), slice_mut(*dv)] }?,
-            (_, DqSplit::TmaReduce) => cuda_launch! { kernel: attention_bwd_tma_d128, stream: stream, module: module, config: config,
-                args: [pq, pk, pv, pd, pq_acc, shape, slice(*lse), slice(self.delta), acc, slice_mut(*dk), slice_mut(*dv)] }?,
-            (_, DqSplit::TmaEager) => cuda_launch! { kernel: attention_bwd_tmaeager_d128, stream: stream, module: module, config: config,
-                args: [pq, pk, pv, pd, pq_acc, shape, slice(*lse), slice(self.delta), acc, slice_mut(*dk), slice_mut(*dv)] }?,
+            (64, _) => launch!(attention_bwd_d64),
+            (_, DqSplit::Columns) => launch!(attention_bwd_d128),
+            (_, DqSplit::Keys) => launch!(attention_bwd_keys_d128),
+            (_, DqSplit::ColumnsWide) => launch!(attention_bwd_wide_d128),
+            (_, DqSplit::Staged) => launch!(attention_bwd_staged_d128),
+            (_, DqSplit::Red4) => launch!(attention_bwd_red4_d128),
+            (_, DqSplit::TmaReduce) => launch!(attention_bwd_tma_d128, pq_acc),
+            (_, DqSplit::TmaEager) => launch!(attention_bwd_tmaeager_d128, pq_acc),
         }
         cuda_launch! { kernel: attention_bwd_convert, stream: stream, module: module,
         config: LaunchConfig::for_num_elems(words as u32),
