@@ -6,9 +6,10 @@
 # Prints one line per program and a summary line; exits non-zero if any
 # failed.
 #
-# Each program gets OXIDE_SUITE_TIMEOUT seconds (default 120; the slowest
-# takes about 15): a program that hangs fails as timed out (exit 124) and
-# the rest still run, instead of one hang using up the device call.
+# Each program gets OXIDE_SUITE_TIMEOUT seconds (default 120; most take
+# under 15): a program that hangs fails as timed out (exit 124) and the
+# rest still run, instead of one hang using up the device call. The
+# programs in LONG below get OXIDE_SUITE_LONG_TIMEOUT (default 300).
 #
 # OXIDE_SUITE_JOBS=N (default 1) runs N programs at a time on the one GPU,
 # which cuts the call's device time to about a third at 8; the programs that
@@ -33,18 +34,24 @@ jobs=${OXIDE_SUITE_JOBS:-1}
 # accounting (leak checks).
 SERIAL=" cuda_core_gpu_tests cuda_core_events_tests cuda_core_graphs_tests cuda_core_graph_leaks_tests
   cuda_async_gpu_tests cuda_async_gpu_fault_tests cuda_nccl_collectives_tests event_timing "
+# Programs that check far more than the others: attention's debug build
+# runs every forward and backward kernel against a debug-built CPU
+# reference, over two minutes beside seven other programs.
+LONG=" attention "
+long_limit=${OXIDE_SUITE_LONG_TIMEOUT:-300}
 results=$(mktemp -d)
 # run_one TOOLCHAIN NAME: runs one program alone in an empty folder; its
 # output and exit status go to $results.
 run_one() {
-  local toolchain=$1 name=$2 work
+  local toolchain=$1 name=$2 work own=$limit
+  case "$LONG" in *" $name "*) own=$long_limit;; esac
   work=$(mktemp -d)
   cp "$here/$toolchain/$name" "$work/"
-  (cd "$work" && timeout -k 5 "$limit" "./$name" > "$results/$toolchain.$name.out" 2>&1)
+  (cd "$work" && timeout -k 5 "$own" "./$name" > "$results/$toolchain.$name.out" 2>&1)
   echo $? > "$results/$toolchain.$name.rc"
   rm -rf "$work"
 }
-export -f run_one; export here limit results
+export -f run_one; export here limit long_limit LONG results
 passed=0; failed=0
 for toolchain in stable nightly; do
   [ -d "$here/$toolchain" ] || continue  # a partial build (ONLY/TOOLCHAINS)
@@ -80,7 +87,8 @@ for toolchain in stable nightly; do
     if [ "$rc" -eq 0 ]; then
       passed=$((passed + 1)); echo "PASS $toolchain/$name: $(echo "$out" | tail -1)"
     else
-      why="exit $rc"; [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ] && why="timed out after ${limit} s"
+      own=$limit; case "$LONG" in *" $name "*) own=$long_limit;; esac
+      why="exit $rc"; [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ] && why="timed out after ${own} s"
       failed=$((failed + 1)); echo "FAIL $toolchain/$name ($why):"; echo "$out" | sed 's/^/    /'
     fi
     if [ -n "${VERBOSE:-}" ]; then echo "$out" | sed 's/^/    | /'; fi
