@@ -207,6 +207,25 @@ pub struct ScanTuning {
     pub runs: RunScan,
     /// The same for 8-byte elements.
     pub wide_runs: RunScan,
+    /// How the pass's status words are zeroed before its tiles run.
+    pub init: StatusInit,
+}
+
+/// How a look-back pass's status words (the tile counter and every tile's
+/// flag) are zeroed before its tiles run: a fixed cost of every call,
+/// which counts most where the data fits in L2 and the call takes a few
+/// µs. A knob (`init=memset|kernel` in `OXIDE_PRIMS_SCAN` and
+/// `OXIDE_PRIMS_SELECT`).
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StatusInit {
+    /// A driver memset (`cuMemsetD8Async`; in a capture, a memset node).
+    Memset,
+    /// A kernel of this crate, [`clear_status`] (one thread per word), as
+    /// CUB zeroes its tile states: a launch on the compute engine like the
+    /// tiles' kernel after it, where the memset is the driver's own
+    /// operation.
+    Kernel,
 }
 
 /// How a tile's runs (a thread's vectors, `src/tile.rs`) get their
@@ -252,6 +271,7 @@ impl ScanTuning {
         sleep_from: 500,
         runs: RunScan::Shuffle,
         wide_runs: RunScan::Shared,
+        init: StatusInit::Memset,
     };
 
     /// The selection's defaults, measured on the H200 (benches/README.md,
@@ -267,6 +287,7 @@ impl ScanTuning {
         sleep_from: 500,
         runs: RunScan::Shuffle,
         wide_runs: RunScan::Shuffle,
+        init: StatusInit::Memset,
     };
 
     /// The scan's tuning: `OXIDE_PRIMS_SCAN` (read once) applied to
@@ -287,7 +308,8 @@ impl ScanTuning {
     /// `vectors=4|6|8` (4-byte elements), `wide-threads=N`,
     /// `wide-vectors=4|8|12` (8-byte elements; N a multiple of 32 up to
     /// 384), `delay=NS`, `first=NS`, `block-order`, `wait=all|nearest`,
-    /// `sleep-from=TILES`. Unknown items and values out of range are
+    /// `sleep-from=TILES`, `init=memset|kernel` ([`StatusInit`]). Unknown
+    /// items and values out of range are
     /// ignored with a warning on stderr naming `var` (a measurement knob
     /// must not fail a run).
     pub fn parse(self, var: &str, spec: &str) -> ScanTuning {
@@ -328,11 +350,13 @@ impl ScanTuning {
                 t.wide_runs = r;
             } else if let Some(n) = value("sleep-from=") {
                 t.sleep_from = n as usize;
+            } else if item == "init=memset" || item == "init=kernel" {
+                t.init = if item == "init=kernel" { StatusInit::Kernel } else { StatusInit::Memset };
             } else if !t.look_back.apply(item) {
                 let scan_items = if scan { ", `wide-vectors=6`, `runs=shuffle|shared`, `wide-runs=shuffle|shared`" } else { "" };
                 eprintln!(
                     "{var}: ignoring `{item}` (expected `threads=32..384`, `vectors=4|6|8`, `wide-threads=32..384`, \
-                     `wide-vectors=4|8|12`, `delay=NS`, `first=NS`, `block-order`, `wait=all|nearest` or `sleep-from=TILES`{scan_items})"
+                     `wide-vectors=4|8|12`, `delay=NS`, `first=NS`, `block-order`, `wait=all|nearest`, `sleep-from=TILES` or `init=memset|kernel`{scan_items})"
                 );
             }
         }
@@ -876,20 +900,59 @@ pub fn look_back_probe_run_with_gaps<T: Element, Op: ReduceOp<T>>(
     Ok(out.to_host_vec(stream)?[0])
 }
 
+/// Threads per block of [`clear_status`].
+const CLEAR_THREADS: u32 = 256;
+
+/// Zeroes `words`, one word per thread: the counter and status words of a
+/// look-back pass ([`StatusInit::Kernel`]), every flag `INVALID`. Launched
+/// 1-D over at least `words.len()` threads.
+#[kernel]
+pub fn clear_status(mut words: DisjointSlice<u64>) {
+    let i = thread::index_1d();
+    if let Some(w) = words.get_mut(i) {
+        *w = 0;
+    }
+}
+
 /// The scratch of one look-back pass over `tiles` tiles of totals of `T`:
 /// the counter and the tiles' status words ([`TileStatus`]), zeroed (every
-/// flag `INVALID`).
+/// flag `INVALID`) on the stream before anything queued after it.
 pub(crate) struct LookBack<'s, T: Element> {
     pub status: TempBuffer<'s, u64>,
     _element: PhantomData<T>,
 }
 
 impl<'s, T: Element> LookBack<'s, T> {
-    pub(crate) fn new(stream: &'s CudaStream, tiles: usize, what: &'static str) -> Result<Self, PrimsError> {
+    pub(crate) fn new(
+        module: &KernelModule,
+        stream: &'s CudaStream,
+        tiles: usize,
+        init: StatusInit,
+        what: &'static str,
+    ) -> Result<Self, PrimsError> {
         if tiles >= u32::MAX as usize {
             return Err(PrimsError::TooLarge { what, len: tiles, max: u32::MAX as usize - 1 });
         }
-        Ok(LookBack { status: temp::zeroed(stream, words_per_tile::<T>() * (tiles + 1))?, _element: PhantomData })
+        let len = words_per_tile::<T>() * (tiles + 1);
+        let status = match init {
+            StatusInit::Memset => temp::zeroed(stream, len)?,
+            StatusInit::Kernel => {
+                // Every word is written by the launch below, queued before
+                // the pass that reads them.
+                let mut status = temp::scratch::<u64>(stream, len)?;
+                let config = LaunchConfig {
+                    grid_dim: (len.div_ceil(CLEAR_THREADS as usize) as u32, 1, 1),
+                    block_dim: (CLEAR_THREADS, 1, 1),
+                    shared_mem_bytes: 0,
+                };
+                cuda_launch! {
+                    kernel: clear_status, stream: stream, module: module, config: config,
+                    args: [slice_mut(status)]
+                }?;
+                status
+            }
+        };
+        Ok(LookBack { status, _element: PhantomData })
     }
 }
 
@@ -919,7 +982,7 @@ fn scan<T: Element, Op: ReduceOp<T>, const INCLUSIVE_SCAN: bool>(
     let tuning = ScanTuning::scan_from_env();
     let shape = tuning.shape::<T>();
     let tiles = n.div_ceil(tile_len::<T>(shape));
-    let mut lb = LookBack::<T>::new(stream, tiles, what)?;
+    let mut lb = LookBack::<T>::new(module, stream, tiles, tuning.init, what)?;
     let status = lb.status.as_atomic::<AtomicU64>();
     let look_back = tuning.look_back.for_grid(tiles, tuning.sleep_from);
     let config = tile_config(tiles, shape);
@@ -1011,7 +1074,19 @@ mod tests {
         assert_eq!(t.shape::<f64>(), t.wide);
         // Unknown items, bad numbers and shapes the kernels have no
         // instance for are ignored (with a warning).
-        assert_eq!(parse("fast,delay=x,threads=100,threads=512,vectors=12,wide-vectors=6"), ScanTuning::SCAN);
+        assert_eq!(parse("fast,delay=x,threads=100,threads=512,vectors=12,wide-vectors=6,init=none"), ScanTuning::SCAN);
+    }
+
+    #[test]
+    fn both_knobs_choose_how_the_status_is_zeroed() {
+        assert_eq!(ScanTuning::SCAN.init, StatusInit::Memset);
+        assert_eq!(ScanTuning::SELECT.init, StatusInit::Memset);
+        let scan = ScanTuning::SCAN.parse_scan("OXIDE_PRIMS_SCAN", "init=kernel");
+        assert_eq!(scan, ScanTuning { init: StatusInit::Kernel, ..ScanTuning::SCAN });
+        assert_eq!(scan.parse_scan("OXIDE_PRIMS_SCAN", "init=memset"), ScanTuning::SCAN);
+        let select = ScanTuning::SELECT.parse("OXIDE_PRIMS_SELECT", "threads=128, init=kernel");
+        assert_eq!(select.init, StatusInit::Kernel);
+        assert_eq!(select.narrow.threads, 128);
     }
 
     #[test]

@@ -448,7 +448,7 @@ fn run<T: Element, S: Selector<T>, const PARTITION: bool>(
     let tuning = select_tuning.scan;
     let shape = tuning.shape::<T>();
     let tiles = n.div_ceil(tile_len::<T>(shape));
-    let mut lb = LookBack::<u32>::new(stream, tiles, what)?;
+    let mut lb = LookBack::<u32>::new(module, stream, tiles, tuning.init, what)?;
     let status = lb.status.as_atomic::<AtomicU64>();
     let look_back: LookBackTuning = tuning.look_back.for_grid(tiles, tuning.sleep_from);
     let config = tile_config(tiles, shape);
