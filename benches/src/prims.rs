@@ -8,9 +8,15 @@
 //! equal the CPU's exactly whatever order a side adds in. cuda-prims'
 //! temporary storage is allocated inside each timed call, from the stream's
 //! pool (as a user calls it); CUB's is allocated once before timing (as a
-//! CUB user who sized it does).
+//! CUB user who sized it does). The pool keeps its default release
+//! threshold (0), so each timed call's allocation maps memory the previous
+//! synchronisation handed back; with [`KEEP_POOL_ENV`] set the rows keep
+//! freed memory in the pool while they run, as the sort rows always do
+//! (`prims_sort.rs`), which leaves a call's scratch mapped between calls:
+//! the difference is what that mapping costs a call.
 
 use crate::harness::{de, Gpu, Row, Target};
+use crate::prims_sort::KeepPool;
 use cuda_core::{CudaStream, DeviceBuffer};
 use cuda_prims::op::{Element, Sum};
 use cuda_prims::PrimsError;
@@ -21,6 +27,23 @@ const AT_LEAST_CUB: Target = Target::SpeedAtLeast(1.0);
 
 /// log2 of the sizes of every row.
 const LOG_SIZES: [u32; 5] = [20, 22, 24, 26, 28];
+
+/// Set (to anything), the reduce, scan and select rows keep freed memory in
+/// the device's pool while they run (see the module docs).
+const KEEP_POOL_ENV: &str = "OXIDE_BENCH_KEEP_POOL";
+
+/// The pool kept for the rows' lifetime if [`KEEP_POOL_ENV`] asks for it.
+fn keep_pool(gpu: &Gpu) -> Result<Option<KeepPool>, String> {
+    if std::env::var_os(KEEP_POOL_ENV).is_none() {
+        return Ok(None);
+    }
+    Ok(Some(KeepPool::new(gpu)?))
+}
+
+/// What the rows' notes add when the pool is kept.
+fn pool_note() -> &'static str {
+    if std::env::var_os(KEEP_POOL_ENV).is_some() { "; pool kept" } else { "" }
+}
 
 extern "C" {
     /// `cuda/cub.cu`: cub::DeviceReduce::Sum/Min/Max (op 0/1/2).
@@ -186,7 +209,7 @@ fn reduce_rows<T: BenchElem>(gpu: &Gpu, rows: &mut Vec<Row>) -> Result<(), Strin
             format!("prims_reduce {} 2^{log}", T::NAME),
             t_ox,
             t_cub,
-            format!("sum; read {:.0} GB/s vs {:.0}", gbps(bytes, t_ox), gbps(bytes, t_cub)),
+            format!("sum; read {:.0} GB/s vs {:.0}{}", gbps(bytes, t_ox), gbps(bytes, t_cub), pool_note()),
         ));
     }
     Ok(())
@@ -194,6 +217,7 @@ fn reduce_rows<T: BenchElem>(gpu: &Gpu, rows: &mut Vec<Row>) -> Result<(), Strin
 
 /// Device-wide sum of u32, f32 and u64, 2^20 … 2^28 elements.
 pub fn prims_reduce(gpu: &Gpu) -> Result<Vec<Row>, String> {
+    let _keep = keep_pool(gpu)?;
     let mut rows = Vec::new();
     reduce_rows::<u32>(gpu, &mut rows)?;
     reduce_rows::<f32>(gpu, &mut rows)?;
@@ -259,7 +283,7 @@ fn scan_rows<T: BenchElem>(gpu: &Gpu, rows: &mut Vec<Row>, inclusive: bool, logs
             format!("prims_scan {}{} 2^{log}", if inclusive { "" } else { "ex " }, T::NAME),
             t_ox,
             t_cub,
-            format!("sum; read+write {:.0} GB/s vs {:.0}", gbps(bytes, t_ox), gbps(bytes, t_cub)),
+            format!("sum; read+write {:.0} GB/s vs {:.0}{}", gbps(bytes, t_ox), gbps(bytes, t_cub), pool_note()),
         ));
     }
     Ok(())
@@ -268,6 +292,7 @@ fn scan_rows<T: BenchElem>(gpu: &Gpu, rows: &mut Vec<Row>, inclusive: bool, logs
 /// Device-wide inclusive sums of u32, f32 and u64, 2^20 … 2^28 elements,
 /// and exclusive sums of u32 (the rows marked `ex`).
 pub fn prims_scan(gpu: &Gpu) -> Result<Vec<Row>, String> {
+    let _keep = keep_pool(gpu)?;
     let mut rows = Vec::new();
     scan_rows::<u32>(gpu, &mut rows, true, &LOG_SIZES)?;
     scan_rows::<f32>(gpu, &mut rows, true, &LOG_SIZES)?;
@@ -327,7 +352,13 @@ fn select_rows<T: BenchElem>(gpu: &Gpu, rows: &mut Vec<Row>) -> Result<(), Strin
             format!("prims_select {} 2^{log}", T::NAME),
             t_ox,
             t_cub,
-            format!("x < {t:?}, {:.0}% kept; read+write {:.0} GB/s vs {:.0}", 100.0 * selected as f64 / n as f64, gbps(bytes, t_ox), gbps(bytes, t_cub)),
+            format!(
+                "x < {t:?}, {:.0}% kept; read+write {:.0} GB/s vs {:.0}{}",
+                100.0 * selected as f64 / n as f64,
+                gbps(bytes, t_ox),
+                gbps(bytes, t_cub),
+                pool_note()
+            ),
         ));
     }
     Ok(())
@@ -336,6 +367,7 @@ fn select_rows<T: BenchElem>(gpu: &Gpu, rows: &mut Vec<Row>) -> Result<(), Strin
 /// Device-wide select_if (x below a threshold that keeps about half) of
 /// u32, f32 and u64, 2^20 … 2^28 elements.
 pub fn prims_select(gpu: &Gpu) -> Result<Vec<Row>, String> {
+    let _keep = keep_pool(gpu)?;
     let mut rows = Vec::new();
     select_rows::<u32>(gpu, &mut rows)?;
     select_rows::<f32>(gpu, &mut rows)?;

@@ -109,13 +109,13 @@ fn random_words(len: usize, seed: u64) -> Vec<u64> {
 
 /// Keeps what the pool holds across synchronisations while it lives, then
 /// puts the pool's release threshold back and trims it.
-struct KeepPool {
+pub(crate) struct KeepPool {
     pool: cuda_core::MemPool,
     threshold: u64,
 }
 
 impl KeepPool {
-    fn new(gpu: &Gpu) -> Result<Self, String> {
+    pub(crate) fn new(gpu: &Gpu) -> Result<Self, String> {
         let pool = gpu.ctx.memory_pool().map_err(de)?;
         let threshold = pool.release_threshold().map_err(de)?;
         pool.set_release_threshold(u64::MAX).map_err(de)?;

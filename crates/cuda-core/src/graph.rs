@@ -521,6 +521,25 @@ impl CudaStream {
         self.handle().capture().is_some()
     }
 
+    /// Whether the driver counts the stream as capturing
+    /// (`cuStreamIsCapturing`): as [`is_capturing`](Self::is_capturing),
+    /// and also while it takes part in another stream's capture, having
+    /// waited on an event recorded in it, which this crate does not track.
+    /// For a library call that must not be recorded into a graph; it asks
+    /// the driver each time.
+    pub fn is_capturing_in_driver(&self) -> Result<bool, DriverError> {
+        if self.is_capturing() {
+            return Ok(true);
+        }
+        let ctx = self.context();
+        let d = ctx.bind()?;
+        let mut status = crate::driver::CU_STREAM_CAPTURE_STATUS_NONE;
+        // SAFETY: out-pointer to a local; the stream is live and of this
+        // context, which is current.
+        unsafe { cu!(d, cuStreamIsCapturing(self.raw(), &mut status)) }.map_err(|e| ctx.explain(e))?;
+        Ok(status != crate::driver::CU_STREAM_CAPTURE_STATUS_NONE)
+    }
+
     /// Runs `f` on a driver thread once the work queued before it has
     /// finished, like [`launch_host_fn`](Self::launch_host_fn), but `f` may
     /// be called again, so it may also be queued while the stream captures a

@@ -290,15 +290,21 @@ fn a_forked_stream_must_be_joined_before_the_capture_ends() {
     assert!(e.to_string().contains("make the capturing stream wait on it"), "{e}");
 
     // Fork and join: both branches are in the graph.
+    assert!(!side.is_capturing_in_driver().unwrap());
     let capture = stream.begin_capture().unwrap();
+    assert!(stream.is_capturing_in_driver().unwrap());
     fork.record(&stream).unwrap();
     side.wait(&fork).unwrap();
+    // The joined stream captures too, which only the driver knows.
+    assert!(!side.is_capturing());
+    assert!(side.is_capturing_in_driver().unwrap());
     affine(&f, &side, &b, 1, 2).unwrap();
     affine(&f, &stream, &a, 1, 3).unwrap();
     let join = ctx.new_event_without_timing().unwrap();
     join.record(&side).unwrap();
     stream.wait(&join).unwrap();
     let graph = capture.end().unwrap();
+    assert!(!side.is_capturing_in_driver().unwrap() && !stream.is_capturing_in_driver().unwrap());
     assert_eq!(graph.kernel_nodes().unwrap().len(), 2);
     let exec = graph.instantiate().unwrap();
     exec.launch(&stream).unwrap();

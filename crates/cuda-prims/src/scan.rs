@@ -207,6 +207,29 @@ pub struct ScanTuning {
     pub runs: RunScan,
     /// The same for 8-byte elements.
     pub wide_runs: RunScan,
+    /// How the pass's status words are zeroed before its tiles run.
+    pub init: StatusInit,
+    /// Whether the passes on a stream share status words kept between
+    /// calls ([`Pass`]) instead of zeroing words of their own.
+    pub keep_status: bool,
+}
+
+/// How a look-back pass's status words (the tile counter and every tile's
+/// flag) are zeroed before its tiles run: a fixed cost of every call,
+/// which counts most where the data fits in L2 and the call takes a few
+/// µs. A knob (`init=memset|kernel` in `OXIDE_PRIMS_SCAN` and
+/// `OXIDE_PRIMS_SELECT`). `status=kept` zeroes none per call (see
+/// [`Pass`]).
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StatusInit {
+    /// A driver memset (`cuMemsetD8Async`; in a capture, a memset node).
+    Memset,
+    /// A kernel of this crate, [`clear_status`] (one thread per word), as
+    /// CUB zeroes its tile states: a launch on the compute engine like the
+    /// tiles' kernel after it, where the memset is the driver's own
+    /// operation.
+    Kernel,
 }
 
 /// How a tile's runs (a thread's vectors, `src/tile.rs`) get their
@@ -252,6 +275,8 @@ impl ScanTuning {
         sleep_from: 500,
         runs: RunScan::Shuffle,
         wide_runs: RunScan::Shared,
+        init: StatusInit::Memset,
+        keep_status: false,
     };
 
     /// The selection's defaults, measured on the H200 (benches/README.md,
@@ -267,6 +292,8 @@ impl ScanTuning {
         sleep_from: 500,
         runs: RunScan::Shuffle,
         wide_runs: RunScan::Shuffle,
+        init: StatusInit::Memset,
+        keep_status: false,
     };
 
     /// The scan's tuning: `OXIDE_PRIMS_SCAN` (read once) applied to
@@ -287,7 +314,9 @@ impl ScanTuning {
     /// `vectors=4|6|8` (4-byte elements), `wide-threads=N`,
     /// `wide-vectors=4|8|12` (8-byte elements; N a multiple of 32 up to
     /// 384), `delay=NS`, `first=NS`, `block-order`, `wait=all|nearest`,
-    /// `sleep-from=TILES`. Unknown items and values out of range are
+    /// `sleep-from=TILES`, `init=memset|kernel` ([`StatusInit`]),
+    /// `status=temp|kept` (`keep_status`). Unknown items and values out of
+    /// range are
     /// ignored with a warning on stderr naming `var` (a measurement knob
     /// must not fail a run).
     pub fn parse(self, var: &str, spec: &str) -> ScanTuning {
@@ -328,11 +357,15 @@ impl ScanTuning {
                 t.wide_runs = r;
             } else if let Some(n) = value("sleep-from=") {
                 t.sleep_from = n as usize;
+            } else if item == "init=memset" || item == "init=kernel" {
+                t.init = if item == "init=kernel" { StatusInit::Kernel } else { StatusInit::Memset };
+            } else if item == "status=temp" || item == "status=kept" {
+                t.keep_status = item == "status=kept";
             } else if !t.look_back.apply(item) {
                 let scan_items = if scan { ", `wide-vectors=6`, `runs=shuffle|shared`, `wide-runs=shuffle|shared`" } else { "" };
                 eprintln!(
                     "{var}: ignoring `{item}` (expected `threads=32..384`, `vectors=4|6|8`, `wide-threads=32..384`, \
-                     `wide-vectors=4|8|12`, `delay=NS`, `first=NS`, `block-order`, `wait=all|nearest` or `sleep-from=TILES`{scan_items})"
+                     `wide-vectors=4|8|12`, `delay=NS`, `first=NS`, `block-order`, `wait=all|nearest`, `sleep-from=TILES`, `init=memset|kernel` or `status=temp|kept`{scan_items})"
                 );
             }
         }
@@ -350,9 +383,44 @@ impl ScanTuning {
     }
 }
 
+/// Which pass over a set of status words a launch is. A pass on words
+/// zeroed for it alone is [`Pass::FRESH`]; words kept between passes
+/// (`status=kept`, [`StatusInit`]'s alternative; `KeptStatus` in
+/// src/scan.rs) are
+/// zeroed once and then serve pass after pass: each pass tags its flags with
+/// its own epoch (the flag's bits above the lowest two), so that a word of
+/// an earlier pass reads as `INVALID`, and takes its tiles' tickets from
+/// the counter after those the earlier passes took.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pass {
+    /// This pass's tag, below 2^30 (`MAX_EPOCH`); 0 on words zeroed for it
+    /// alone.
+    pub epoch: u32,
+    /// The counter's value when this pass starts.
+    pub ticket_base: u64,
+}
+
+/// The epochs a pass can have: a flag's 32 bits hold its state in the
+/// lowest two and the epoch above them.
+pub(crate) const MAX_EPOCH: u32 = 1 << 30;
+
+impl Pass {
+    /// A pass on words zeroed for it.
+    pub const FRESH: Pass = Pass { epoch: 0, ticket_base: 0 };
+
+    /// The state of a published flag word's low half, `INVALID` when
+    /// another pass wrote it.
+    #[inline(always)]
+    fn flag_of(self, tagged: u32) -> u32 {
+        if tagged >> 2 == self.epoch { tagged & 3 } else { INVALID }
+    }
+}
+
 /// The look-back state of a pass: the tile counter in `words[0]`, then per
 /// tile [`words_per_tile`] 64-bit words at `words[W·(1 + tile)..]` (`W` =
-/// words per tile). Each word holds the tile's flag in its low 32 bits and
+/// words per tile). Each word holds the tile's flag in its low 32 bits (its
+/// state, tagged with the [`Pass`]'s epoch above the lowest two bits) and
 /// 32 bits of the published total in its high 32 bits (the low half of an
 /// 8-byte total in the first word, the high half in the second). A word is
 /// written and read whole, with one relaxed device-scope store or load, so
@@ -365,12 +433,13 @@ impl ScanTuning {
 pub(crate) struct TileStatus<'a, T> {
     pub words: &'a [AtomicU64],
     pub tuning: LookBackTuning,
+    pub pass: Pass,
     pub _element: PhantomData<T>,
 }
 
 impl<'a, T: Element> TileStatus<'a, T> {
-    pub fn new(words: &'a [AtomicU64], tuning: LookBackTuning) -> Self {
-        TileStatus { words, tuning, _element: PhantomData }
+    pub fn new(words: &'a [AtomicU64], tuning: LookBackTuning, pass: Pass) -> Self {
+        TileStatus { words, tuning, pass, _element: PhantomData }
     }
 
     /// This block's tile: the next number of the counter (thread 0 takes
@@ -386,7 +455,9 @@ impl<'a, T: Element> TileStatus<'a, T> {
             return thread::blockIdx_x() as usize;
         }
         if thread::threadIdx_x() == 0 {
-            let tile = self.words[0].fetch_add_scoped(1, Scope::Device, Ordering::Relaxed) as u32;
+            // Tickets before `ticket_base` were taken by earlier passes.
+            let ticket = self.words[0].fetch_add_scoped(1, Scope::Device, Ordering::Relaxed);
+            let tile = ticket.wrapping_sub(self.pass.ticket_base) as u32;
             // SAFETY: one thread writes the slot; the others read it after the barrier.
             slot.write(tile);
         }
@@ -407,13 +478,15 @@ impl<'a, T: Element> TileStatus<'a, T> {
         let mut k = 0;
         while k < w {
             let half = (bits >> (32 * k)) & 0xffff_ffff;
-            self.words.get_unchecked(first + k).store_scoped(flag as u64 | half << 32, Scope::Device, Ordering::Relaxed);
+            let tagged = flag | self.pass.epoch << 2;
+            self.words.get_unchecked(first + k).store_scoped(tagged as u64 | half << 32, Scope::Device, Ordering::Relaxed);
             k += 1;
         }
     }
 
     /// The flag of `tile` and the total published with it (meaningless
-    /// while the flag is `INVALID`).
+    /// while the flag is `INVALID`). A word tagged with another pass's
+    /// epoch reads as `INVALID`.
     #[inline(always)]
     fn read(&self, tile: usize) -> (u32, T) {
         let w = words_per_tile::<T>();
@@ -422,10 +495,10 @@ impl<'a, T: Element> TileStatus<'a, T> {
         // the number of tiles, whose words follow the counter's.
         let lo = unsafe { self.words.get_unchecked(first) }.load_scoped(Scope::Device, Ordering::Relaxed);
         if w == 1 {
-            return (lo as u32, from_bits(lo >> 32));
+            return (self.pass.flag_of(lo as u32), from_bits(lo >> 32));
         }
         let hi = unsafe { self.words.get_unchecked(first + 1) }.load_scoped(Scope::Device, Ordering::Relaxed);
-        let flag = if lo as u32 == hi as u32 { lo as u32 } else { INVALID };
+        let flag = if lo as u32 == hi as u32 { self.pass.flag_of(lo as u32) } else { INVALID };
         (flag, from_bits(lo >> 32 | hi & 0xffff_ffff_0000_0000))
     }
 
@@ -611,9 +684,10 @@ fn from_bits<T: Element>(bits: u64) -> T {
 /// into `out`, `V` 16-byte vectors per thread, warp-striped
 /// (`src/tile.rs`). Launched with a multiple of 32 threads per block, at
 /// most [`MAX_THREADS`] (tiles of `blockDim.x · V` vectors), and one
-/// block per tile; `status` zeroed, 64-bit words for the counter and the
-/// tiles (`TileStatus`). Bounded for [`MAX_THREADS`]-thread blocks, so
-/// that every shape the knob allows launches, whatever the registers.
+/// block per tile; `status` 64-bit words for the counter and the tiles
+/// (`TileStatus`), zeroed or kept for `pass` ([`Pass`]). Bounded for
+/// [`MAX_THREADS`]-thread blocks, so that every shape the knob allows
+/// launches, whatever the registers.
 ///
 /// `SHARED_RUNS`: the runs get their prefixes through shared memory
 /// ([`RunScan::Shared`]; the launch provides [`shared_runs_bytes`] of
@@ -625,12 +699,13 @@ pub fn scan_tiles<T: Element, Op: ReduceOp<T>, const INCLUSIVE_SCAN: bool, const
     mut out: DisjointSlice<T>,
     status: &[AtomicU64],
     tuning: LookBackTuning,
+    pass: Pass,
 ) {
     // Warp totals (up to MAX_WARPS) then the tile's prefix, as Elements
     // of at most 8 bytes; and the tile number.
     shared! { static WORDS: [u64; MAX_WARPS + 1]; }
     shared! { static TILE: [u32; 1]; }
-    let tiles = TileStatus::<T>::new(status, tuning);
+    let tiles = TileStatus::<T>::new(status, tuning, pass);
     let tid = thread::threadIdx_x() as usize;
     let (warp_index, lane) = (tid / 32, tid % 32);
     let threads = thread::blockDim_x() as usize;
@@ -810,7 +885,7 @@ pub fn look_back_probe<T: Element, Op: ReduceOp<T>>(
     tile: usize,
     mut out: DisjointSlice<T>,
 ) {
-    let tiles = TileStatus::<T>::new(status, LookBackTuning::default());
+    let tiles = TileStatus::<T>::new(status, LookBackTuning::default(), Pass::FRESH);
     // SAFETY: the host published every tile before `tile` (checked there).
     let prefix = unsafe { tiles.look_back(tile, op) };
     if thread::threadIdx_x() == 0 && !out.is_empty() {
@@ -876,20 +951,134 @@ pub fn look_back_probe_run_with_gaps<T: Element, Op: ReduceOp<T>>(
     Ok(out.to_host_vec(stream)?[0])
 }
 
-/// The scratch of one look-back pass over `tiles` tiles of totals of `T`:
-/// the counter and the tiles' status words ([`TileStatus`]), zeroed (every
-/// flag `INVALID`).
-pub(crate) struct LookBack<'s, T: Element> {
-    pub status: TempBuffer<'s, u64>,
-    _element: PhantomData<T>,
+/// Threads per block of [`clear_status`].
+const CLEAR_THREADS: u32 = 256;
+
+/// Zeroes `words`, one word per thread: the counter and status words of a
+/// look-back pass ([`StatusInit::Kernel`]), every flag `INVALID`. Launched
+/// 1-D over at least `words.len()` threads.
+#[kernel]
+pub fn clear_status(mut words: DisjointSlice<u64>) {
+    let i = thread::index_1d();
+    if let Some(w) = words.get_mut(i) {
+        *w = 0;
+    }
 }
 
-impl<'s, T: Element> LookBack<'s, T> {
-    pub(crate) fn new(stream: &'s CudaStream, tiles: usize, what: &'static str) -> Result<Self, PrimsError> {
-        if tiles >= u32::MAX as usize {
-            return Err(PrimsError::TooLarge { what, len: tiles, max: u32::MAX as usize - 1 });
+/// Zeroed status words of one look-back pass over `tiles` tiles of
+/// totals of `T` (the counter and the tiles' words, [`TileStatus`]): a
+/// temporary of the stream, zeroed as `init` says before anything queued
+/// after it.
+fn fresh_status<'s, T: Element>(
+    module: &KernelModule,
+    stream: &'s CudaStream,
+    tiles: usize,
+    init: StatusInit,
+) -> Result<TempBuffer<'s, u64>, PrimsError> {
+    let len = words_per_tile::<T>() * (tiles + 1);
+    Ok(match init {
+        StatusInit::Memset => temp::zeroed(stream, len)?,
+        StatusInit::Kernel => {
+            // Every word is written by the launch below, queued before the
+            // pass that reads them.
+            let mut status = temp::scratch::<u64>(stream, len)?;
+            let config = LaunchConfig {
+                grid_dim: (len.div_ceil(CLEAR_THREADS as usize) as u32, 1, 1),
+                block_dim: (CLEAR_THREADS, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            cuda_launch! {
+                kernel: clear_status, stream: stream, module: module, config: config,
+                args: [slice_mut(status)]
+            }?;
+            status
         }
-        Ok(LookBack { status: temp::zeroed(stream, words_per_tile::<T>() * (tiles + 1))?, _element: PhantomData })
+    })
+}
+
+/// Runs `launch`, the one launch of a look-back pass over `tiles` tiles of
+/// totals of `T` on `stream`, with the pass's status words and [`Pass`]:
+/// words zeroed for it ([`Pass::FRESH`]), or with `tuning.keep_status` the
+/// stream's kept words ([`KeptStatus`]) where they can serve (not while the
+/// stream captures a graph: each replay of a graph would run the same pass
+/// again).
+pub(crate) fn with_look_back<T: Element>(
+    module: &KernelModule,
+    stream: &CudaStream,
+    tiles: usize,
+    tuning: &ScanTuning,
+    what: &'static str,
+    launch: impl FnOnce(&mut DeviceBuffer<u64>, Pass) -> Result<(), PrimsError>,
+) -> Result<(), PrimsError> {
+    if tiles >= u32::MAX as usize {
+        return Err(PrimsError::TooLarge { what, len: tiles, max: u32::MAX as usize - 1 });
+    }
+    if tuning.keep_status && !stream.is_capturing_in_driver()? {
+        // A block-order pass takes no tickets.
+        let tickets = if tuning.look_back.block_order { 0 } else { tiles as u64 };
+        return KeptStatus::pass(stream, words_per_tile::<T>() * (tiles + 1), tickets, launch);
+    }
+    let mut status = fresh_status::<T>(module, stream, tiles, tuning.init)?;
+    launch(&mut status, Pass::FRESH)
+}
+
+/// The status words kept for one stream between passes (`status=kept`):
+/// zeroed once, then each pass on the stream gets the next epoch and the
+/// counter's tickets after the earlier passes' ([`Pass`]), so that a call
+/// neither allocates nor zeroes anything: one launch per call. Kept for the
+/// process's life, with the stream (the words' home) and its context,
+/// which are thus never destroyed; a measurement knob, not the default.
+struct KeptStatus {
+    /// The stream's context and handle (both kept alive by `words`, so
+    /// neither names another stream while the entry lives).
+    key: (usize, usize),
+    words: DeviceBuffer<u64>,
+    /// The last pass's epoch (0: none since the words were zeroed).
+    epoch: u32,
+    /// Tickets the passes since the zeroing took from the counter.
+    tickets: u64,
+}
+
+/// Every stream's kept words.
+static KEPT: std::sync::Mutex<Vec<KeptStatus>> = std::sync::Mutex::new(Vec::new());
+
+impl KeptStatus {
+    /// Runs `launch` (a pass taking `tickets` tickets) on `stream`'s kept
+    /// words, at least `len` of them.
+    fn pass(
+        stream: &CudaStream,
+        len: usize,
+        tickets: u64,
+        launch: impl FnOnce(&mut DeviceBuffer<u64>, Pass) -> Result<(), PrimsError>,
+    ) -> Result<(), PrimsError> {
+        let key = (stream.context().raw() as usize, stream.raw() as usize);
+        // Held across the launch, so that the passes queue on the stream in
+        // the order of their epochs and tickets.
+        let mut kept = KEPT.lock().unwrap_or_else(|e| e.into_inner());
+        let i = match kept.iter().position(|k| k.key == key) {
+            Some(i) => i,
+            None => {
+                kept.push(KeptStatus { key, words: DeviceBuffer::zeroed(stream, len)?, epoch: 0, tickets: 0 });
+                kept.len() - 1
+            }
+        };
+        let entry = &mut kept[i];
+        if entry.words.len() < len {
+            // Freed on the stream after the passes that used them.
+            entry.words = DeviceBuffer::zeroed(stream, len.max(2 * entry.words.len()))?;
+            (entry.epoch, entry.tickets) = (0, 0);
+        } else if entry.epoch + 1 >= MAX_EPOCH {
+            // Every epoch used: zeroed again, after the passes before.
+            entry.words.memset(stream, 0)?;
+            (entry.epoch, entry.tickets) = (0, 0);
+        }
+        let pass = Pass { epoch: entry.epoch + 1, ticket_base: entry.tickets };
+        // The epoch is spent whatever happens; the tickets are taken only
+        // by a pass that was queued.
+        entry.epoch = pass.epoch;
+        launch(&mut entry.words, pass)?;
+        entry.tickets += tickets;
+        Ok(())
     }
 }
 
@@ -919,44 +1108,45 @@ fn scan<T: Element, Op: ReduceOp<T>, const INCLUSIVE_SCAN: bool>(
     let tuning = ScanTuning::scan_from_env();
     let shape = tuning.shape::<T>();
     let tiles = n.div_ceil(tile_len::<T>(shape));
-    let mut lb = LookBack::<T>::new(stream, tiles, what)?;
-    let status = lb.status.as_atomic::<AtomicU64>();
     let look_back = tuning.look_back.for_grid(tiles, tuning.sleep_from);
     let config = tile_config(tiles, shape);
     let shared_runs = tuning.run_scan::<T>() == RunScan::Shared;
     let shared_config = LaunchConfig { shared_mem_bytes: shared_runs_bytes::<T>(shape) as u32, ..config };
-    macro_rules! launch {
-        ($v:literal) => {
-            if shared_runs {
-                cuda_launch! {
-                    kernel: scan_tiles::<T, Op, INCLUSIVE_SCAN, $v, true>, stream: stream, module: module, config: shared_config,
-                    args: [slice(*input), op, slice_mut(*out), status, look_back]
-                }?
-            } else {
-                cuda_launch! {
-                    kernel: scan_tiles::<T, Op, INCLUSIVE_SCAN, $v, false>, stream: stream, module: module, config: config,
-                    args: [slice(*input), op, slice_mut(*out), status, look_back]
-                }?
+    with_look_back::<T>(module, stream, tiles, &tuning, what, |words, pass| {
+        let status = words.as_atomic::<AtomicU64>();
+        macro_rules! launch {
+            ($v:literal) => {
+                if shared_runs {
+                    cuda_launch! {
+                        kernel: scan_tiles::<T, Op, INCLUSIVE_SCAN, $v, true>, stream: stream, module: module, config: shared_config,
+                        args: [slice(*input), op, slice_mut(*out), status, look_back, pass]
+                    }?
+                } else {
+                    cuda_launch! {
+                        kernel: scan_tiles::<T, Op, INCLUSIVE_SCAN, $v, false>, stream: stream, module: module, config: config,
+                        args: [slice(*input), op, slice_mut(*out), status, look_back, pass]
+                    }?
+                }
+            };
+        }
+        // The vector counts `ScanTuning::parse_scan` accepts: those of
+        // `tile::with_vectors!` and 6 for 8-byte elements.
+        if const { core::mem::size_of::<T>() > 4 } {
+            match shape.vectors {
+                4 => launch!(4),
+                6 => launch!(6),
+                8 => launch!(8),
+                _ => launch!(12),
             }
-        };
-    }
-    // The vector counts `ScanTuning::parse_scan` accepts: those of
-    // `tile::with_vectors!` and 6 for 8-byte elements.
-    if const { core::mem::size_of::<T>() > 4 } {
-        match shape.vectors {
-            4 => launch!(4),
-            6 => launch!(6),
-            8 => launch!(8),
-            _ => launch!(12),
+        } else {
+            match shape.vectors {
+                4 => launch!(4),
+                6 => launch!(6),
+                _ => launch!(8),
+            }
         }
-    } else {
-        match shape.vectors {
-            4 => launch!(4),
-            6 => launch!(6),
-            _ => launch!(8),
-        }
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 /// Elements of `T` per tile of the scan under the tuning in force (the
@@ -1011,7 +1201,42 @@ mod tests {
         assert_eq!(t.shape::<f64>(), t.wide);
         // Unknown items, bad numbers and shapes the kernels have no
         // instance for are ignored (with a warning).
-        assert_eq!(parse("fast,delay=x,threads=100,threads=512,vectors=12,wide-vectors=6"), ScanTuning::SCAN);
+        assert_eq!(parse("fast,delay=x,threads=100,threads=512,vectors=12,wide-vectors=6,init=none"), ScanTuning::SCAN);
+    }
+
+    #[test]
+    fn both_knobs_choose_how_the_status_is_zeroed() {
+        assert_eq!(ScanTuning::SCAN.init, StatusInit::Memset);
+        assert_eq!(ScanTuning::SELECT.init, StatusInit::Memset);
+        let scan = ScanTuning::SCAN.parse_scan("OXIDE_PRIMS_SCAN", "init=kernel");
+        assert_eq!(scan, ScanTuning { init: StatusInit::Kernel, ..ScanTuning::SCAN });
+        assert_eq!(scan.parse_scan("OXIDE_PRIMS_SCAN", "init=memset"), ScanTuning::SCAN);
+        let select = ScanTuning::SELECT.parse("OXIDE_PRIMS_SELECT", "threads=128, init=kernel");
+        assert_eq!(select.init, StatusInit::Kernel);
+        assert_eq!(select.narrow.threads, 128);
+        assert!(!ScanTuning::SCAN.keep_status && !ScanTuning::SELECT.keep_status);
+        let kept = ScanTuning::SELECT.parse("OXIDE_PRIMS_SELECT", "status=kept");
+        assert_eq!(kept, ScanTuning { keep_status: true, ..ScanTuning::SELECT });
+        assert_eq!(kept.parse("OXIDE_PRIMS_SELECT", "status=temp"), ScanTuning::SELECT);
+        assert!(ScanTuning::SCAN.parse_scan("OXIDE_PRIMS_SCAN", "status=kept,status=other").keep_status);
+    }
+
+    #[test]
+    fn a_pass_reads_only_its_own_epochs_flags() {
+        // Zeroed words: epoch 0, the flags as published.
+        let fresh = Pass::FRESH;
+        assert_eq!((fresh.flag_of(0), fresh.flag_of(PARTIAL), fresh.flag_of(INCLUSIVE)), (INVALID, PARTIAL, INCLUSIVE));
+        // Kept words: the flags of this pass's epoch count, those of any
+        // other pass (and zeroed words) read as unpublished.
+        let pass = Pass { epoch: 7, ticket_base: 1 << 40 };
+        assert_eq!(pass.flag_of(7 << 2 | PARTIAL), PARTIAL);
+        assert_eq!(pass.flag_of(7 << 2 | INCLUSIVE), INCLUSIVE);
+        for stale in [0, PARTIAL, INCLUSIVE, 6 << 2 | INCLUSIVE, 8 << 2 | PARTIAL, (MAX_EPOCH - 1) << 2 | INCLUSIVE] {
+            assert_eq!(pass.flag_of(stale), INVALID, "{stale:#x}");
+        }
+        // The largest epoch still fits the flag with its state.
+        let last = Pass { epoch: MAX_EPOCH - 1, ticket_base: 0 };
+        assert_eq!(last.flag_of(INCLUSIVE | last.epoch << 2), INCLUSIVE);
     }
 
     #[test]

@@ -39,7 +39,7 @@
 
 use crate::error::check_len;
 use crate::op::{Element, Sum};
-use crate::scan::{first_lane, tile_config, tile_len, LookBack, LookBackTuning, ScanTuning, TileStatus, MAX_THREADS, MAX_WARPS};
+use crate::scan::{first_lane, tile_config, tile_len, with_look_back, LookBackTuning, Pass, ScanTuning, TileStatus, MAX_THREADS, MAX_WARPS};
 use crate::temp;
 use crate::tile;
 use crate::PrimsError;
@@ -319,10 +319,11 @@ pub fn select_tiles<
     mut count: DisjointSlice<u64>,
     status: &[AtomicU64],
     tuning: LookBackTuning,
+    pass: Pass,
 ) {
     shared! { static COUNTS: [u32; MAX_WARPS + 1]; }
     shared! { static TILE: [u32; 1]; }
-    let tiles = TileStatus::<u32>::new(status, tuning);
+    let tiles = TileStatus::<u32>::new(status, tuning, pass);
     let tid = thread::threadIdx_x() as usize;
     let (warp_index, lane) = (tid / 32, tid % 32);
     // SAFETY: all threads are here; TILE serves nothing else.
@@ -448,66 +449,67 @@ fn run<T: Element, S: Selector<T>, const PARTITION: bool>(
     let tuning = select_tuning.scan;
     let shape = tuning.shape::<T>();
     let tiles = n.div_ceil(tile_len::<T>(shape));
-    let mut lb = LookBack::<u32>::new(stream, tiles, what)?;
-    let status = lb.status.as_atomic::<AtomicU64>();
     let look_back: LookBackTuning = tuning.look_back.for_grid(tiles, tuning.sleep_from);
     let config = tile_config(tiles, shape);
-    macro_rules! launch_bounded {
-        ($v:literal, $stage:literal) => {
-            cuda_launch! {
-                kernel: select_tiles::<T, S, PARTITION, $v, true, $stage, BOUNDED_THREADS, BOUNDED_BLOCKS>,
-                stream: stream, module: module, config: config,
-                args: [slice(*input), slice(*flags), select, slice_mut(*out), slice_mut(*count), status, look_back]
-            }?
-        };
-    }
-    macro_rules! launch_ballot {
-        ($v:literal, $stage:literal) => {
-            cuda_launch! {
-                kernel: select_tiles::<T, S, PARTITION, $v, true, $stage, { MAX_THREADS as u32 }, 0>, stream: stream, module: module, config: config,
-                args: [slice(*input), slice(*flags), select, slice_mut(*out), slice_mut(*count), status, look_back]
-            }?
-        };
-    }
-    macro_rules! launch_scan {
-        ($v:literal) => {
-            cuda_launch! {
-                kernel: select_tiles::<T, S, PARTITION, $v, false, false, { MAX_THREADS as u32 }, 0>, stream: stream, module: module, config: config,
-                args: [slice(*input), slice(*flags), select, slice_mut(*out), slice_mut(*count), status, look_back]
-            }?
-        };
-    }
-    macro_rules! launch_bounded_direct {
-        ($v:literal) => {
-            launch_bounded!($v, false)
-        };
-    }
-    macro_rules! launch_bounded_staged {
-        ($v:literal) => {
-            launch_bounded!($v, true)
-        };
-    }
-    macro_rules! launch_ballot_direct {
-        ($v:literal) => {
-            launch_ballot!($v, false)
-        };
-    }
-    macro_rules! launch_ballot_staged {
-        ($v:literal) => {
-            launch_ballot!($v, true)
-        };
-    }
     let bounded = select_tuning.bounded && shape.threads <= BOUNDED_THREADS;
     // Partitions store directly (their rejected elements go from the end).
     let staged = select_tuning.warp_store && !PARTITION;
-    match (select_tuning.rank, bounded, staged) {
-        (Rank::Ballot, true, false) => crate::tile::with_vectors!(T, shape.vectors, launch_bounded_direct),
-        (Rank::Ballot, true, true) => crate::tile::with_vectors!(T, shape.vectors, launch_bounded_staged),
-        (Rank::Ballot, false, false) => crate::tile::with_vectors!(T, shape.vectors, launch_ballot_direct),
-        (Rank::Ballot, false, true) => crate::tile::with_vectors!(T, shape.vectors, launch_ballot_staged),
-        (Rank::Scan, ..) => crate::tile::with_vectors!(T, shape.vectors, launch_scan),
-    }
-    Ok(())
+    with_look_back::<u32>(module, stream, tiles, &tuning, what, |words, pass| {
+        let status = words.as_atomic::<AtomicU64>();
+        macro_rules! launch_bounded {
+            ($v:literal, $stage:literal) => {
+                cuda_launch! {
+                    kernel: select_tiles::<T, S, PARTITION, $v, true, $stage, BOUNDED_THREADS, BOUNDED_BLOCKS>,
+                    stream: stream, module: module, config: config,
+                    args: [slice(*input), slice(*flags), select, slice_mut(*out), slice_mut(*count), status, look_back, pass]
+                }?
+            };
+        }
+        macro_rules! launch_ballot {
+            ($v:literal, $stage:literal) => {
+                cuda_launch! {
+                    kernel: select_tiles::<T, S, PARTITION, $v, true, $stage, { MAX_THREADS as u32 }, 0>, stream: stream, module: module, config: config,
+                    args: [slice(*input), slice(*flags), select, slice_mut(*out), slice_mut(*count), status, look_back, pass]
+                }?
+            };
+        }
+        macro_rules! launch_scan {
+            ($v:literal) => {
+                cuda_launch! {
+                    kernel: select_tiles::<T, S, PARTITION, $v, false, false, { MAX_THREADS as u32 }, 0>, stream: stream, module: module, config: config,
+                    args: [slice(*input), slice(*flags), select, slice_mut(*out), slice_mut(*count), status, look_back, pass]
+                }?
+            };
+        }
+        macro_rules! launch_bounded_direct {
+            ($v:literal) => {
+                launch_bounded!($v, false)
+            };
+        }
+        macro_rules! launch_bounded_staged {
+            ($v:literal) => {
+                launch_bounded!($v, true)
+            };
+        }
+        macro_rules! launch_ballot_direct {
+            ($v:literal) => {
+                launch_ballot!($v, false)
+            };
+        }
+        macro_rules! launch_ballot_staged {
+            ($v:literal) => {
+                launch_ballot!($v, true)
+            };
+        }
+        match (select_tuning.rank, bounded, staged) {
+            (Rank::Ballot, true, false) => crate::tile::with_vectors!(T, shape.vectors, launch_bounded_direct),
+            (Rank::Ballot, true, true) => crate::tile::with_vectors!(T, shape.vectors, launch_bounded_staged),
+            (Rank::Ballot, false, false) => crate::tile::with_vectors!(T, shape.vectors, launch_ballot_direct),
+            (Rank::Ballot, false, true) => crate::tile::with_vectors!(T, shape.vectors, launch_ballot_staged),
+            (Rank::Scan, ..) => crate::tile::with_vectors!(T, shape.vectors, launch_scan),
+        }
+        Ok(())
+    })
 }
 
 /// Elements of `T` per tile of a selection under the tuning in force (the

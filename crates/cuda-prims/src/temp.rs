@@ -13,6 +13,11 @@
 //! (allocation node, the call's kernels, free node) and every replay gets
 //! its own. A zeroed one gets a memset node, so each replay starts from
 //! zeroed flags and counters.
+//!
+//! One exception, a measurement knob and not the default: with
+//! `status=kept` in `OXIDE_PRIMS_SCAN` / `OXIDE_PRIMS_SELECT`, the scan's
+//! and the selection's look-back status words are kept per stream between
+//! calls instead (`scan::Pass`; never while the stream captures).
 
 use crate::PrimsError;
 use cuda_core::{CudaStream, DeviceRepr, TempBuffer};
