@@ -358,12 +358,7 @@ impl<T: DeviceRepr> ManagedBuffer<T> {
     }
 
     /// Gives the driver a hint about how the buffer is used
-    /// (`cuMemAdvise`); takes effect at once, not in stream order. A
-    /// [`prefetch_to`](Self::prefetch_to) of the buffer still queued or
-    /// running may not see it: on the H200, [`is_read_mostly`](Self::is_read_mostly)
-    /// once read `false` right after `ReadMostly` was advised while a
-    /// prefetch to the host was in flight. Synchronize the prefetch's
-    /// stream first where the advice must hold from here on.
+    /// (`cuMemAdvise`); takes effect at once, not in stream order.
     pub fn advise(&self, advice: MemAdvice) -> Result<(), ManagedError> {
         if let Some(l) = advice.location() {
             self.check_location(l)?;

@@ -90,9 +90,9 @@ fn prefetch_and_advice_are_accepted_and_read_back() {
     let gpu = MemLocation::device_of(&ctx);
     m.prefetch_to(gpu, &stream).unwrap();
     m.prefetch_to(MemLocation::Host, &stream).unwrap();
-    // The prefetches complete before the advice: the GPU suite once read
-    // ReadMostly back as false with the prefetch to the host still in
-    // flight (advice is not stream-ordered; see `advise`).
+    // The prefetches are done before the advice is read back. (On the
+    // H200 the ReadMostly read-back below has failed about one run in ten,
+    // with and without this wait: the cause is not known yet.)
     stream.synchronize().unwrap();
     assert!(!m.is_read_mostly().unwrap());
     m.advise(MemAdvice::ReadMostly).unwrap();
