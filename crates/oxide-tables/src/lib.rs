@@ -25,9 +25,10 @@
 //!
 //! A build script reads a table by its file name ([`Table::read_oxide`]),
 //! which also tells cargo to rerun the script when the table changes. Inside
-//! the oxide source tree that is the file in `compiler/include/oxide/`; a
-//! packaged oxide-tables (from a registry) reads its generated copy in
-//! `tables/` instead ([`oxide_include_dir`]), which a test keeps identical.
+//! the oxide source tree that is the file in `compiler/include/oxide/` of
+//! the tree the building package is in; a packaged oxide-tables (from a
+//! registry) reads its generated copy in `tables/` instead
+//! ([`oxide_include_dir`]), which a test keeps identical.
 
 use std::fmt;
 use std::fmt::Write as _;
@@ -163,18 +164,27 @@ impl Table {
 }
 
 /// The directory of the tables: `compiler/include/oxide/`, their one source,
-/// when this crate is built inside the oxide source tree; else (a packaged
-/// crate, from a registry) the copy in this crate's `tables/`, which
-/// `scripts/sync-tables.sh` refreshes and the test
+/// when the package whose build script asks is inside an oxide source tree;
+/// else (packaged crates, from a registry) the copy in this crate's
+/// `tables/`, which `scripts/sync-tables.sh` refreshes and the test
 /// `packaged_tables_match_source` keeps identical to the source.
+///
+/// The source tree is found from the asking package's directory (cargo's
+/// `CARGO_MANIFEST_DIR` when the build script runs), not from where this
+/// crate was compiled: cargo shares a path dependency's compiled artifacts
+/// between checkouts that build into one target directory (its hashes take
+/// the path relative to the workspace), so a directory fixed when this
+/// crate was compiled could name another checkout's tables, or one since
+/// deleted.
 pub fn oxide_include_dir() -> PathBuf {
-    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let source = here.join("../../compiler/include/oxide");
-    if source.join("Abi.def").is_file() {
-        source
-    } else {
-        here.join("tables")
-    }
+    let asking = std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from);
+    source_tables_above(asking.as_deref()).unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("tables"))
+}
+
+/// The source tables of the oxide tree that holds `dir`: the first ancestor
+/// of `dir` with `compiler/include/oxide/Abi.def`; None outside a tree.
+fn source_tables_above(dir: Option<&Path>) -> Option<PathBuf> {
+    dir?.ancestors().map(|a| a.join("compiler/include/oxide")).find(|d| d.join("Abi.def").is_file())
 }
 
 #[cfg(test)]
@@ -210,7 +220,29 @@ mod packaged_copy {
             let b = std::fs::read(copy.join(&name)).unwrap();
             assert!(a == b, "{name} differs from compiler/include/oxide/{name}; {stale}");
         }
-        assert_eq!(super::oxide_include_dir(), source, "inside the source tree the source tables are read");
+        let found = super::oxide_include_dir().canonicalize().unwrap();
+        assert_eq!(found, source.canonicalize().unwrap(), "inside the source tree the source tables are read");
+    }
+
+    /// Regression: the tables were looked for where oxide-tables was
+    /// compiled, so a build in one checkout read another checkout's tables
+    /// when the two shared a target directory (and failed once that
+    /// checkout was deleted). They are found from the asking package's
+    /// directory: that of its own tree, or none outside a tree.
+    #[test]
+    fn tables_are_found_from_the_asking_package() {
+        let root = std::env::temp_dir().join(format!("oxide-tables-lookup-{}", std::process::id()));
+        let tree = root.join("checkout");
+        let tables = tree.join("compiler/include/oxide");
+        std::fs::create_dir_all(&tables).unwrap();
+        std::fs::create_dir_all(tree.join("crates/cuda-device")).unwrap();
+        std::fs::create_dir_all(root.join("elsewhere/cuda-device")).unwrap();
+        std::fs::write(tables.join("Abi.def"), "").unwrap();
+        assert_eq!(super::source_tables_above(Some(&tree.join("crates/cuda-device"))), Some(tables.clone()));
+        assert_eq!(super::source_tables_above(Some(&tree)), Some(tables));
+        assert_eq!(super::source_tables_above(Some(&root.join("elsewhere/cuda-device"))), None);
+        assert_eq!(super::source_tables_above(None), None);
+        std::fs::remove_dir_all(&root).unwrap();
     }
 }
 
