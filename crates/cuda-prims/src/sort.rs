@@ -190,10 +190,10 @@ pub trait RadixKey: sealed::Sealed + Copy + Default + Send + Sync + 'static {
     const MINUS_ZERO_BITS: Self::Bits;
     /// [`merge_zeros`](RadixKey::merge_zeros) with `-0.0`'s ordered bits
     /// given as `minus` ([`MINUS_ZERO_BITS`](RadixKey::MINUS_ZERO_BITS)):
-    /// the scatter's ranking passes them read back from shared memory, so
-    /// that the compiler cannot reuse the merged keys of the digit count
-    /// there and hold them, one register a key, from the count to the
-    /// ranking.
+    /// the scatter's ranking under fewer registers passes them read back
+    /// from shared memory, so that the compiler cannot reuse the merged
+    /// keys of the digit count there and hold them, one register a key,
+    /// from the count to the ranking.
     fn merge_zeros_from(bits: Self::Bits, minus: Self::Bits) -> Self::Bits;
     /// Whether the key is `-0.0` (never, but for floats).
     fn is_minus_zero(self) -> bool;
@@ -540,7 +540,7 @@ pub fn radix_scatter<K: RadixKey, V: Copy + Default, const PAIRS: bool, const IT
     // fewer registers, with the direction above it; see the ranking).
     shared! { static TICKET: [u32; 2]; }
     // `-0.0`'s ordered bits, read back by the ranking of a sort that holds
-    // one (see `RadixKey::merge_zeros_from`); float keys only.
+    // one in an instance of fewer registers (see `RadixKey::merge_zeros_from`).
     shared! { static MINUS_ZERO: [u64; 1]; }
 
     // A tile wider than the exchange: no instance the host launches has
@@ -657,7 +657,7 @@ unsafe fn scatter_tile<K: RadixKey, V: Copy + Default, const PAIRS: bool, const 
             let next = AtomicU32::from_ptr(scratch.add(passes * RADIX + pass as usize));
             *ticket = next.fetch_add_scoped(1, Scope::Device, Ordering::Relaxed);
             *ticket.add(1) = if tight { shift | descending << 8 } else { shift };
-            if MERGE {
+            if MERGE && tight {
                 // A `K::Bits` (4 or 8 bytes) in a slot of 8.
                 *minus_zero.cast::<K::Bits>() = K::MINUS_ZERO_BITS;
             }
@@ -801,14 +801,14 @@ unsafe fn scatter_tile<K: RadixKey, V: Copy + Default, const PAIRS: bool, const 
     // shift read back from shared memory: with the same shift, the compiler
     // kept every digit of the count above in a register of its own until
     // here (one more register per key, past the budget of three blocks per
-    // multiprocessor). Likewise a sort that holds a `-0.0` merges the zeros
-    // again with `-0.0`'s bits read back: the count's merged keys, reused
-    // here, were one more register per key, and spilled at four blocks.
-    // Under fewer registers the direction is read back too: the count's
-    // keys flipped for the direction were reused the same way.
+    // multiprocessor). Under fewer registers (`tight`) two more values are
+    // read back, for the same reason: the direction (the count's keys
+    // flipped for it were reused here, held in between), and, in a sort
+    // that holds a `-0.0`, `-0.0`'s bits to merge the zeros with (likewise
+    // the count's merged keys; both spilled at four blocks).
     let rank_word = unsafe { *ticket.add(1) };
     let (rank_shift, rank_desc) = if tight { (rank_word & 0xff, rank_word >> 8 != 0) } else { (rank_word, desc) };
-    let rank_minus = if MERGE { unsafe { *minus_zero.cast::<K::Bits>() } } else { K::Bits::default() };
+    let rank_minus = if MERGE && tight { unsafe { *minus_zero.cast::<K::Bits>() } } else { K::MINUS_ZERO_BITS };
     let keys_exchange = exchange.cast::<K::Bits>();
     let mut ranks = [0u32; ITEMS];
     #[unroll]
