@@ -543,13 +543,10 @@ pub fn radix_scatter<K: RadixKey, V: Copy + Default, const PAIRS: bool, const IT
     // one in an instance of fewer registers (see `RadixKey::merge_zeros_from`).
     shared! { static MINUS_ZERO: [u64; 1]; }
 
-    // A tile wider than the exchange: no instance the host launches has
-    // one (`scatter_pass` picks them); a guard against a future one.
-    if BT * ITEMS * size_of::<K>().max(if PAIRS { size_of::<V>() } else { 0 }) > EXCHANGE_WORDS * 8
-        || BT % 32 != 0
-        || BT < RADIX
-        || BT > WIDE_THREADS
-    {
+    // A tile wider than the exchange, or a block of another width: no
+    // instance the host launches has one (`scatter_pass` picks them); a
+    // guard against a future one.
+    if BT * ITEMS * size_of::<K>().max(if PAIRS { size_of::<V>() } else { 0 }) > EXCHANGE_WORDS * 8 || (BT != THREADS && BT != WIDE_THREADS) {
         return;
     }
     let wide = BT > THREADS;
