@@ -1129,9 +1129,14 @@ fn scratch_len(n: usize, passes: usize, tile: usize) -> usize {
 
 /// Threads a block of the scatter for keys of `key_bytes` and values of
 /// `value_bytes` (0: keys only): `tuning.threads` for 4-byte keys alone,
-/// else [`THREADS`].
+/// `tuning.pair_threads` for 4-byte keys with 4-byte values loaded after
+/// the keys are out ([`ValueLoad::After`]), else [`THREADS`].
 fn block_threads(key_bytes: usize, value_bytes: usize, tuning: SortTuning) -> usize {
-    if key_bytes == 4 && value_bytes == 0 { tuning.threads } else { THREADS }
+    match (key_bytes, value_bytes) {
+        (4, 0) => tuning.threads,
+        (4, 4) if tuning.values == ValueLoad::After => tuning.pair_threads,
+        _ => THREADS,
+    }
 }
 
 /// Keys per thread of a scatter tile for keys of `key_bytes` and values of
@@ -1143,7 +1148,13 @@ fn items_per_thread(key_bytes: usize, value_bytes: usize, tuning: SortTuning) ->
     if key_bytes > 4 || value_bytes > 4 {
         WIDE_ITEMS
     } else if value_bytes > 0 {
-        tuning.pair_items
+        if block_threads(key_bytes, value_bytes, tuning) == WIDE_THREADS {
+            if tuning.pair_items == 16 { 16 } else { 20 }
+        } else if tuning.pair_items == 20 {
+            DEFAULT_PAIR_ITEMS
+        } else {
+            tuning.pair_items
+        }
     } else if block_threads(key_bytes, value_bytes, tuning) == WIDE_THREADS {
         if tuning.items == 16 { 16 } else { 20 }
     } else if tuning.items == 20 {
@@ -1169,8 +1180,10 @@ fn scatter_blocks(key_bytes: usize, value_bytes: usize, tuning: SortTuning) -> u
         2
     } else if key_bytes > 4 {
         3
+    } else if value_bytes > 0 && block_threads(key_bytes, value_bytes, tuning) == WIDE_THREADS {
+        if tuning.pair_blocks == 2 { 2 } else { 3 }
     } else if value_bytes > 0 {
-        tuning.pair_blocks
+        tuning.pair_blocks.max(3)
     } else if block_threads(key_bytes, value_bytes, tuning) == WIDE_THREADS {
         if tuning.blocks == 2 { 2 } else { 3 }
     } else if items <= 24 {
@@ -1246,6 +1259,15 @@ fn scatter_pass<K: RadixKey + DeviceRepr, V: DeviceRepr + Default, const PAIRS: 
         }
     } else if const { PAIRS } {
         use ValueLoad::{After, Early, Late};
+        if threads == WIDE_THREADS {
+            // Only with the values after the keys (`block_threads`).
+            match (items, blocks) {
+                (16, _) => launch!(16, 3, 2, 384),
+                (_, 2) => launch!(20, 2, 2, 384),
+                _ => launch!(20, 3, 2, 384),
+            }
+            return Ok(());
+        }
         match (items, blocks, values) {
             (24, 4, After) => launch!(24, 4, 2),
             (24, _, After) => launch!(24, 3, 2),
@@ -1354,6 +1376,11 @@ pub struct SortTuning {
     /// multiprocessor (56 registers; 36 warps where 256 × 3 is 24), or two
     /// at `blocks: 2`.
     pub threads: usize,
+    /// The same for 4-byte keys with 4-byte values loaded once the keys
+    /// are out ([`ValueLoad::After`]): 256, or 384 with 16 or 20 pairs a
+    /// thread (`pair_items` 24 read as 20) and `pair_blocks` 2 or 3 (4 read
+    /// as 3).
+    pub pair_threads: usize,
     /// Keys per thread of a tile of 4-byte keys with 4-byte values: 16 or
     /// 24 (at 24, values loaded before the look-back, [`ValueLoad::Early`]
     /// or [`ValueLoad::Late`], run two blocks per multiprocessor: the ranks
@@ -1403,6 +1430,7 @@ impl Default for SortTuning {
         SortTuning {
             items: DEFAULT_ITEMS,
             threads: THREADS,
+            pair_threads: THREADS,
             pair_items: DEFAULT_PAIR_ITEMS,
             blocks: 3,
             pair_blocks: DEFAULT_PAIR_BLOCKS,
@@ -1415,8 +1443,9 @@ impl Default for SortTuning {
 
 impl SortTuning {
     /// The tuning named by `OXIDE_PRIMS_SORT` (read once): a comma list of
-    /// `items=16|20|24|32`, `threads=256|384`, `pair-items=16|24`,
-    /// `blocks=2|3|4` (2: wide blocks only), `pair-blocks=3|4`,
+    /// `items=16|20|24|32`, `threads=256|384`, `pair-threads=256|384`,
+    /// `pair-items=16|20|24` (20: wide blocks only), `blocks=2|3|4` and
+    /// `pair-blocks=2|3|4` (2: wide blocks only),
     /// `window=1..4`, `delay=NS` and `values=early|late|after`
     /// changing the default;
     /// unset or empty: the default. For benchmarks comparing variants in
@@ -1437,11 +1466,13 @@ impl SortTuning {
                 t.items = items as usize;
             } else if let Some(threads @ (256 | 384)) = value("threads=") {
                 t.threads = threads as usize;
-            } else if let Some(items @ (16 | 24)) = value("pair-items=") {
+            } else if let Some(threads @ (256 | 384)) = value("pair-threads=") {
+                t.pair_threads = threads as usize;
+            } else if let Some(items @ (16 | 20 | 24)) = value("pair-items=") {
                 t.pair_items = items as usize;
             } else if let Some(blocks @ (2..=4)) = value("blocks=") {
                 t.blocks = blocks;
-            } else if let Some(blocks @ (3 | 4)) = value("pair-blocks=") {
+            } else if let Some(blocks @ (2..=4)) = value("pair-blocks=") {
                 t.pair_blocks = blocks;
             } else if let Some(window @ 1..=4) = value("window=") {
                 t.window = window;
@@ -1455,7 +1486,7 @@ impl SortTuning {
             }) {
                 t.values = values;
             } else {
-                eprintln!("OXIDE_PRIMS_SORT: ignoring `{item}` (expected `items=16|20|24|32`, `threads=256|384`, `pair-items=16|24`, `blocks=2|3|4`, `pair-blocks=3|4`, `window=1..4`, `delay=NS` or `values=early|late|after`)");
+                eprintln!("OXIDE_PRIMS_SORT: ignoring `{item}` (expected `items=16|20|24|32`, `threads=256|384`, `pair-threads=256|384`, `pair-items=16|20|24`, `blocks=2|3|4`, `pair-blocks=2|3|4`, `window=1..4`, `delay=NS` or `values=early|late|after`)");
             }
         }
         t
@@ -1768,6 +1799,21 @@ mod tests {
         for items in [16, 20] {
             assert!(WIDE_THREADS * items * 4 <= EXCHANGE_WORDS * 8);
         }
+        // Wide pairs only with the values loaded after the keys.
+        let wide_pairs = SortTuning { pair_threads: WIDE_THREADS, ..t };
+        assert_eq!(block_threads(4, 4, wide_pairs), WIDE_THREADS);
+        assert_eq!(items_per_thread(4, 4, wide_pairs), 20);
+        assert_eq!(items_per_thread(4, 4, SortTuning { pair_items: 16, ..wide_pairs }), 16);
+        assert_eq!(scatter_blocks(4, 4, wide_pairs), 3);
+        assert_eq!(scatter_blocks(4, 4, SortTuning { pair_blocks: 2, ..wide_pairs }), 2);
+        for values in [ValueLoad::Early, ValueLoad::Late] {
+            let narrow = SortTuning { values, ..wide_pairs };
+            assert_eq!(block_threads(4, 4, narrow), THREADS);
+            assert_eq!(items_per_thread(4, 4, narrow), 24);
+            assert_eq!(scatter_blocks(4, 4, narrow), 2);
+        }
+        assert_eq!(items_per_thread(4, 4, SortTuning { pair_items: 20, ..t }), 24);
+        assert_eq!(block_threads(8, 4, wide_pairs), THREADS);
         // Every warp's counts zeroed by `RADIX / 32` words a thread.
         assert_eq!(WIDE_WARPS * RADIX, RADIX / 32 * WIDE_THREADS);
         assert_eq!(WARPS * RADIX, RADIX / 32 * THREADS);
@@ -1781,13 +1827,17 @@ mod tests {
             SortTuning { items: 32, pair_items: 24, window: 4, poll_delay_ns: 300, ..SortTuning::default() }
         );
         // Unknown items and values out of range are ignored (with a warning).
-        assert_eq!(SortTuning::parse("items=18,pair-items=32,threads=320,window=0,window=9,fast"), SortTuning::default());
+        assert_eq!(SortTuning::parse("items=18,pair-items=32,threads=320,pair-threads=128,window=0,window=9,fast"), SortTuning::default());
+        assert_eq!(
+            SortTuning::parse("pair-threads=384,pair-items=20,pair-blocks=2"),
+            SortTuning { pair_threads: WIDE_THREADS, pair_items: 20, pair_blocks: 2, ..SortTuning::default() }
+        );
         assert_eq!(
             SortTuning::parse("threads=384,items=20,blocks=2"),
             SortTuning { threads: WIDE_THREADS, items: 20, blocks: 2, ..SortTuning::default() }
         );
         assert_eq!(
-            SortTuning::parse("blocks=4,pair-blocks=3,blocks=5,pair-blocks=2"),
+            SortTuning::parse("blocks=4,pair-blocks=3,blocks=5,pair-blocks=1"),
             SortTuning { blocks: 4, pair_blocks: 3, ..SortTuning::default() }
         );
         assert_eq!(SortTuning { window: 3, poll_delay_ns: 2, ..SortTuning::default() }.look_back_word(), 3 | 2 << 8);
