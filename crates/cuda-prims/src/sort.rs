@@ -85,6 +85,13 @@ const RADIX: usize = 1 << DIGIT_BITS;
 const THREADS: usize = RADIX;
 /// Warps per block.
 const WARPS: usize = THREADS / 32;
+/// Threads per block of the wide scatter instances of four-byte keys
+/// ([`SortTuning::threads`]): CUB's onesweep block on sm_90. The first
+/// [`RADIX`] threads take a digit each; the others only load, count, rank
+/// and store keys.
+const WIDE_THREADS: usize = 384;
+/// Warps per block of the wide scatter.
+const WIDE_WARPS: usize = WIDE_THREADS / 32;
 /// Keys per thread of the digit count ([`radix_histogram`]).
 const HISTOGRAM_ITEMS: usize = 16;
 /// Keys a block of the digit count reads per step.
@@ -178,6 +185,16 @@ pub trait RadixKey: sealed::Sealed + Copy + Default + Send + Sync + 'static {
     /// read as `+0.0`'s: the order bits. The scatter applies it to each
     /// digit only in a sort whose keys hold a `-0.0`.
     fn merge_zeros(bits: Self::Bits) -> Self::Bits;
+    /// `-0.0`'s ordered bits ([`to_ordered`](RadixKey::to_ordered)), `+0.0`'s
+    /// less one (floats; no key of other types is mapped there).
+    const MINUS_ZERO_BITS: Self::Bits;
+    /// [`merge_zeros`](RadixKey::merge_zeros) with `-0.0`'s ordered bits
+    /// given as `minus` ([`MINUS_ZERO_BITS`](RadixKey::MINUS_ZERO_BITS)):
+    /// the scatter's ranking under fewer registers passes them read back
+    /// from shared memory, so that the compiler cannot reuse the merged
+    /// keys of the digit count there and hold them, one register a key,
+    /// from the count to the ranking.
+    fn merge_zeros_from(bits: Self::Bits, minus: Self::Bits) -> Self::Bits;
     /// Whether the key is `-0.0` (never, but for floats).
     fn is_minus_zero(self) -> bool;
 }
@@ -206,6 +223,11 @@ macro_rules! radix_key {
                 // `float_ordered`); nothing else maps there.
                 const MINUS: $bits = (1 << ($width - 1)) - 1;
                 if $signed_zero && bits == MINUS { MINUS + 1 } else { bits }
+            }
+            const MINUS_ZERO_BITS: $bits = (1 << ($width - 1)) - 1;
+            #[inline(always)]
+            fn merge_zeros_from(bits: $bits, minus: $bits) -> $bits {
+                if $signed_zero && bits == minus { minus.wrapping_add(1) } else { bits }
             }
             #[inline(always)]
             fn is_minus_zero(self) -> bool {
@@ -430,6 +452,16 @@ pub(crate) fn warp_inclusive_sum(x: u64) -> u64 {
 /// touches during the call.
 #[inline(always)]
 pub(crate) unsafe fn block_exclusive_sum(x: u64, totals: *mut u64) -> u64 {
+    block_exclusive_sum_of::<THREADS>(x, totals)
+}
+
+/// [`block_exclusive_sum`] for a block of `BT` threads (a multiple of 32);
+/// `totals` has `BT / 32` slots.
+///
+/// # Safety
+/// As [`block_exclusive_sum`]'s.
+#[inline(always)]
+unsafe fn block_exclusive_sum_of<const BT: usize>(x: u64, totals: *mut u64) -> u64 {
     let inclusive = warp_inclusive_sum(x);
     let w = thread::threadIdx_x() as usize / 32;
     if warp::lane_id() == 31 {
@@ -437,7 +469,7 @@ pub(crate) unsafe fn block_exclusive_sum(x: u64, totals: *mut u64) -> u64 {
     }
     thread::sync_threads();
     let mut before = 0u64;
-    for i in 0..WARPS {
+    for i in 0..BT / 32 {
         if i < w {
             before = before.wrapping_add(*totals.add(i));
         }
@@ -448,7 +480,7 @@ pub(crate) unsafe fn block_exclusive_sum(x: u64, totals: *mut u64) -> u64 {
 
 /// One pass of the sort: moves each key (and, with `PAIRS`, its value) of
 /// `keys_in` to its place by digit `pass` in `keys_out`. Launch with
-/// [`THREADS`] threads and `tiles` blocks of `THREADS * ITEMS` keys after
+/// `BT` threads and `tiles` blocks of `BT * ITEMS` keys after
 /// [`radix_histogram`] filled the counts of `scratch`; `look_back` is a
 /// [`SortTuning::look_back_word`]. `VALUES` says when a tile loads its
 /// values ([`ValueLoad`] as a number: [`ValueLoad::word`]).
@@ -476,10 +508,12 @@ pub(crate) unsafe fn block_exclusive_sum(x: u64, totals: *mut u64) -> u64 {
 // pairs of more than 16 keys per thread that hold their values through the
 // look-back, which spilled there and get two; and four (64 registers) for
 // four-byte keys alone at 16 or 24 keys per thread and four-byte pairs
-// under `SortTuning::blocks` and `SortTuning::pair_blocks`.
-#[kernel(launch_bounds(THREADS, BLOCKS))]
+// under `SortTuning::blocks` and `SortTuning::pair_blocks`. `BT` threads a
+// block: `THREADS`, or `WIDE_THREADS` for four-byte keys alone under
+// `SortTuning::threads` (three blocks, 56 registers: CUB's shape for f32).
+#[kernel(launch_bounds(BT, BLOCKS))]
 #[allow(clippy::too_many_arguments)]
-pub fn radix_scatter<K: RadixKey, V: Copy + Default, const PAIRS: bool, const ITEMS: usize, const BLOCKS: u32, const VALUES: u32>(
+pub fn radix_scatter<K: RadixKey, V: Copy + Default, const PAIRS: bool, const ITEMS: usize, const BLOCKS: u32, const VALUES: u32, const BT: usize>(
     keys_in: &[K],
     values_in: &[V],
     mut keys_out: DisjointSlice<K>,
@@ -498,22 +532,33 @@ pub fn radix_scatter<K: RadixKey, V: Copy + Default, const PAIRS: bool, const IT
     // Per digit: output index minus slot in the tile for the keys of the digit.
     shared! { static ADJUST: [u32; RADIX]; }
     shared! { static TOTALS: [u64; WARPS]; }
-    // The tile's number, and the digit's shift again (see the ranking).
+    // `WARP_COUNTS` and `TOTALS` of a wide block, arrays of their own so
+    // that the 256-thread instances keep their shared memory.
+    shared! { static WIDE_WARP_COUNTS: [u32; WIDE_WARPS * RADIX]; }
+    shared! { static WIDE_TOTALS: [u64; WIDE_WARPS]; }
+    // The tile's number, and the digit's shift again (in an instance of
+    // fewer registers, with the direction above it; see the ranking).
     shared! { static TICKET: [u32; 2]; }
+    // `-0.0`'s ordered bits, read back by the ranking of a sort that holds
+    // one in an instance of fewer registers (see `RadixKey::merge_zeros_from`).
+    shared! { static MINUS_ZERO: [u64; 1]; }
 
-    // A tile wider than the exchange: no instance the host launches has
-    // one (`scatter_pass` picks them); a guard against a future one.
-    if THREADS * ITEMS * size_of::<K>().max(if PAIRS { size_of::<V>() } else { 0 }) > EXCHANGE_WORDS * 8 {
+    // A tile wider than the exchange, or a block of another width: no
+    // instance the host launches has one (`scatter_pass` picks them); a
+    // guard against a future one.
+    if BT * ITEMS * size_of::<K>().max(if PAIRS { size_of::<V>() } else { 0 }) > EXCHANGE_WORDS * 8 || (BT != THREADS && BT != WIDE_THREADS) {
         return;
     }
+    let wide = BT > THREADS;
     let passes = (K::BITS / DIGIT_BITS) as usize;
     let scratch = scratch.as_mut_ptr();
     let shared = Shared {
         exchange: shared_ptr(EXCHANGE.as_mut_ptr()),
-        warp_counts: shared_ptr(WARP_COUNTS.as_mut_ptr()),
+        warp_counts: shared_ptr(if wide { WIDE_WARP_COUNTS.as_mut_ptr() } else { WARP_COUNTS.as_mut_ptr() }),
         adjust: shared_ptr(ADJUST.as_mut_ptr()),
-        totals: shared_ptr(TOTALS.as_mut_ptr()),
+        totals: shared_ptr(if wide { WIDE_TOTALS.as_mut_ptr() } else { TOTALS.as_mut_ptr() }),
         ticket: shared_ptr(TICKET.as_mut_ptr()),
+        minus_zero: shared_ptr(MINUS_ZERO.as_mut_ptr()),
     };
     let (keys_out, values_out) = (keys_out.as_mut_ptr(), values_out.as_mut_ptr());
     // SAFETY: the slot lies inside the scratch buffer; the digit count
@@ -523,9 +568,9 @@ pub fn radix_scatter<K: RadixKey, V: Copy + Default, const PAIRS: bool, const IT
     // `scatter_tile` requires.
     unsafe {
         if minus_zero {
-            scatter_tile::<K, V, PAIRS, ITEMS, VALUES, true>(keys_in, values_in, keys_out, values_out, scratch, shared, pass, descending, tiles, look_back);
+            scatter_tile::<K, V, PAIRS, ITEMS, VALUES, true, BT, BLOCKS>(keys_in, values_in, keys_out, values_out, scratch, shared, pass, descending, tiles, look_back);
         } else {
-            scatter_tile::<K, V, PAIRS, ITEMS, VALUES, false>(keys_in, values_in, keys_out, values_out, scratch, shared, pass, descending, tiles, look_back);
+            scatter_tile::<K, V, PAIRS, ITEMS, VALUES, false, BT, BLOCKS>(keys_in, values_in, keys_out, values_out, scratch, shared, pass, descending, tiles, look_back);
         }
     }
 }
@@ -538,6 +583,7 @@ struct Shared {
     adjust: *mut u32,
     totals: *mut u64,
     ticket: *mut u32,
+    minus_zero: *mut u64,
 }
 
 /// The digit at `shift` of ordered bits `bits`; with `MERGE`, `-0.0`'s read
@@ -560,7 +606,7 @@ fn ordered_digit<K: RadixKey, const MERGE: bool>(bits: K::Bits, shift: u32, desc
 // Per-key loops index arrays: unrolled, every index is a constant and
 // the arrays stay in registers.
 #[allow(clippy::too_many_arguments, clippy::needless_range_loop)]
-unsafe fn scatter_tile<K: RadixKey, V: Copy + Default, const PAIRS: bool, const ITEMS: usize, const VALUES: u32, const MERGE: bool>(
+unsafe fn scatter_tile<K: RadixKey, V: Copy + Default, const PAIRS: bool, const ITEMS: usize, const VALUES: u32, const MERGE: bool, const BT: usize, const BLOCKS: u32>(
     keys_in: &[K],
     values_in: &[V],
     keys_out: *mut K,
@@ -572,7 +618,12 @@ unsafe fn scatter_tile<K: RadixKey, V: Copy + Default, const PAIRS: bool, const 
     tiles: u32,
     look_back: u32,
 ) {
-    let tile_len = THREADS * ITEMS;
+    let tile_len = BT * ITEMS;
+    // A block wider than one thread a digit.
+    let wide = BT > THREADS;
+    // Keys alone under fewer than the 80 registers of three blocks of 256
+    // (see the ranking; pairs keep their code).
+    let tight = wide || (BLOCKS > 3 && !PAIRS);
     let desc = descending != 0;
     let tid = thread::threadIdx_x() as usize;
     let lane = warp::lane_id();
@@ -584,7 +635,7 @@ unsafe fn scatter_tile<K: RadixKey, V: Copy + Default, const PAIRS: bool, const 
     let first = pass == 0;
     let last = pass as usize == passes - 1;
     let tiles = tiles as usize;
-    let Shared { exchange, warp_counts, adjust, totals, ticket } = shared;
+    let Shared { exchange, warp_counts, adjust, totals, ticket, minus_zero } = shared;
 
     // SAFETY (shared memory, this whole function): every index below is in
     // bounds by construction (digits < RADIX, slots < the tile, w < WARPS,
@@ -592,16 +643,21 @@ unsafe fn scatter_tile<K: RadixKey, V: Copy + Default, const PAIRS: bool, const 
     // phase's writes are separated from the next phase's reads by a
     // barrier (or, within a warp's ranking, by `sync_warp`).
     unsafe {
+        // `BT / 32` warps of `RADIX` counts: `RADIX / 32` a thread.
         #[unroll]
-        for i in 0..WARPS {
-            *warp_counts.add(i * RADIX + tid) = 0;
+        for i in 0..RADIX / 32 {
+            *warp_counts.add(i * BT + tid) = 0;
         }
         if tid == 0 {
             // SAFETY: the ticket of this pass is inside the scratch buffer,
             // only accessed atomically.
             let next = AtomicU32::from_ptr(scratch.add(passes * RADIX + pass as usize));
             *ticket = next.fetch_add_scoped(1, Scope::Device, Ordering::Relaxed);
-            *ticket.add(1) = shift;
+            *ticket.add(1) = if tight { shift | descending << 8 } else { shift };
+            if MERGE && tight {
+                // A `K::Bits` (4 or 8 bytes) in a slot of 8.
+                *minus_zero.cast::<K::Bits>() = K::MINUS_ZERO_BITS;
+            }
         }
     }
     thread::sync_threads();
@@ -681,13 +737,26 @@ unsafe fn scatter_tile<K: RadixKey, V: Copy + Default, const PAIRS: bool, const 
     thread::sync_threads();
 
     // Thread d: the tile's count of digit d and each warp's start among them.
-    let d = tid;
+    // A wide block's threads past the digits (`has_digit` false) take no
+    // part but in the block's scan, with a count of zero; their `d` names
+    // a digit's slots that they never touch.
+    let has_digit = !wide || tid < RADIX;
+    let d = if wide { tid % RADIX } else { tid };
     let mut warp_start = [0u32; WARPS];
     let mut count = 0u32;
-    #[unroll]
-    for i in 0..WARPS {
-        warp_start[i] = count;
-        count = count.wrapping_add(unsafe { *warp_counts.add(i * RADIX + d) });
+    if !wide {
+        #[unroll]
+        for i in 0..WARPS {
+            warp_start[i] = count;
+            count = count.wrapping_add(unsafe { *warp_counts.add(i * RADIX + d) });
+        }
+    } else if has_digit {
+        // The warps' starts are taken after the scan, from the counts read
+        // again: held through it, they were one register per warp.
+        #[unroll]
+        for i in 0..BT / 32 {
+            count = count.wrapping_add(unsafe { *warp_counts.add(i * RADIX + d) });
+        }
     }
     // Publish this tile's count at once, so later tiles can look back.
     let region = |p: u32| status_base(passes) + (p as usize % 2) * tiles * RADIX;
@@ -695,18 +764,31 @@ unsafe fn scatter_tile<K: RadixKey, V: Copy + Default, const PAIRS: bool, const 
     // SAFETY: the statuses of this pass lie inside the scratch buffer and
     // are only accessed atomically.
     let own_status = unsafe { AtomicU32::from_ptr(statuses.add(tile * RADIX + d)) };
-    own_status.store_scoped(if tile == 0 { PREFIX } else { AGGREGATE } | count, Scope::Device, Ordering::Relaxed);
+    if has_digit {
+        own_status.store_scoped(if tile == 0 { PREFIX } else { AGGREGATE } | count, Scope::Device, Ordering::Relaxed);
+    }
 
     // One scan for both the tile's digit starts (low word, < 2^30) and the
     // pass's global digit starts (high word), which never carry into each
     // other.
-    let global_count = unsafe { *scratch.add(pass as usize * RADIX + d) };
-    let both = unsafe { block_exclusive_sum((global_count as u64) << 32 | count as u64, totals) };
+    let global_count = if has_digit { unsafe { *scratch.add(pass as usize * RADIX + d) } } else { 0 };
+    let both = unsafe { block_exclusive_sum_of::<BT>((global_count as u64) << 32 | count as u64, totals) };
     let tile_start = both as u32;
     let digit_start = (both >> 32) as u32;
-    #[unroll]
-    for i in 0..WARPS {
-        unsafe { *warp_counts.add(i * RADIX + d) = tile_start + warp_start[i] };
+    if !wide {
+        #[unroll]
+        for i in 0..WARPS {
+            unsafe { *warp_counts.add(i * RADIX + d) = tile_start + warp_start[i] };
+        }
+    } else if has_digit {
+        let mut start = tile_start;
+        #[unroll]
+        for i in 0..BT / 32 {
+            let slot = unsafe { warp_counts.add(i * RADIX + d) };
+            let warp_count = unsafe { *slot };
+            unsafe { *slot = start };
+            start = start.wrapping_add(warp_count);
+        }
     }
     thread::sync_threads();
 
@@ -716,13 +798,20 @@ unsafe fn scatter_tile<K: RadixKey, V: Copy + Default, const PAIRS: bool, const 
     // shift read back from shared memory: with the same shift, the compiler
     // kept every digit of the count above in a register of its own until
     // here (one more register per key, past the budget of three blocks per
-    // multiprocessor).
-    let rank_shift = unsafe { *ticket.add(1) };
+    // multiprocessor). Under fewer registers (`tight`) two more values are
+    // read back, for the same reason: the direction (the count's keys
+    // flipped for it were reused here, held in between), and, in a sort
+    // that holds a `-0.0`, `-0.0`'s bits to merge the zeros with (likewise
+    // the count's merged keys; both spilled at four blocks).
+    let rank_word = unsafe { *ticket.add(1) };
+    let (rank_shift, rank_desc) = if tight { (rank_word & 0xff, rank_word >> 8 != 0) } else { (rank_word, desc) };
+    let rank_minus = if MERGE && tight { unsafe { *minus_zero.cast::<K::Bits>() } } else { K::MINUS_ZERO_BITS };
     let keys_exchange = exchange.cast::<K::Bits>();
     let mut ranks = [0u32; ITEMS];
     #[unroll]
     for i in 0..ITEMS {
-        let d = ordered_digit::<K, MERGE>(keys[i], rank_shift, desc);
+        let bits = if MERGE { K::merge_zeros_from(keys[i], rank_minus) } else { keys[i] };
+        let d = bits.digit(rank_shift, rank_desc);
         let peers = match_digit(d);
         let below = (peers & warp::lanemask_lt()).count_ones();
         let leader = 31 - peers.leading_zeros();
@@ -748,18 +837,20 @@ unsafe fn scatter_tile<K: RadixKey, V: Copy + Default, const PAIRS: bool, const 
     }
 
     // Decoupled look-back: the keys of digit d in the tiles before this one.
-    let earlier = if tile > 0 {
-        // SAFETY: as for `own_status`; only tiles before this one are read.
-        let earlier = unsafe { look_back_digit(statuses.add(d), tile, look_back) };
-        own_status.store_scoped(PREFIX | (earlier + count), Scope::Device, Ordering::Relaxed);
-        earlier
-    } else {
-        0
-    };
-    // SAFETY: inside the scratch buffer; no block of this launch reads the
-    // other region, and the next pass starts after this launch ends.
-    unsafe { *scratch.add(region(pass + 1) + tile * RADIX + d) = 0 };
-    unsafe { *adjust.add(d) = digit_start.wrapping_add(earlier).wrapping_sub(tile_start) };
+    if has_digit {
+        let earlier = if tile > 0 {
+            // SAFETY: as for `own_status`; only tiles before this one are read.
+            let earlier = unsafe { look_back_digit(statuses.add(d), tile, look_back) };
+            own_status.store_scoped(PREFIX | (earlier + count), Scope::Device, Ordering::Relaxed);
+            earlier
+        } else {
+            0
+        };
+        // SAFETY: inside the scratch buffer; no block of this launch reads the
+        // other region, and the next pass starts after this launch ends.
+        unsafe { *scratch.add(region(pass + 1) + tile * RADIX + d) = 0 };
+        unsafe { *adjust.add(d) = digit_start.wrapping_add(earlier).wrapping_sub(tile_start) };
+    }
     thread::sync_threads();
 
     // Out in runs of equal digits: slot j of the tile goes to adjust[d] + j.
@@ -775,7 +866,7 @@ unsafe fn scatter_tile<K: RadixKey, V: Copy + Default, const PAIRS: bool, const 
             let in_bounds = $in_bounds;
             let store = $store;
             cuda_device::unroll!(full, for i in 0..ITEMS {
-                let j = i * THREADS + tid;
+                let j = i * BT + tid;
                 if in_bounds(j) {
                     let key = unsafe { *keys_exchange.add(j) };
                     let d = ordered_digit::<K, MERGE>(key, shift, desc);
@@ -826,7 +917,7 @@ unsafe fn scatter_tile<K: RadixKey, V: Copy + Default, const PAIRS: bool, const 
         ($in_bounds:expr) => {
             let in_bounds = $in_bounds;
             cuda_device::unroll!(full, for i in 0..ITEMS {
-                let j = i * THREADS + tid;
+                let j = i * BT + tid;
                 if in_bounds(j) {
                     let d = (slot_digits[i / 4] >> (8 * (i % 4))) & (RADIX as u32 - 1);
                     // SAFETY: as for the keys.
@@ -1036,15 +1127,38 @@ fn scratch_len(n: usize, passes: usize, tile: usize) -> usize {
     status_base(passes) + 2 * n.div_ceil(tile) * RADIX
 }
 
+/// Threads a block of the scatter for keys of `key_bytes` and values of
+/// `value_bytes` (0: keys only): `tuning.threads` for 4-byte keys alone,
+/// `tuning.pair_threads` for 4-byte keys with 4-byte values loaded after
+/// the keys are out ([`ValueLoad::After`]), else [`THREADS`].
+fn block_threads(key_bytes: usize, value_bytes: usize, tuning: SortTuning) -> usize {
+    match (key_bytes, value_bytes) {
+        (4, 0) => tuning.threads,
+        (4, 4) if tuning.values == ValueLoad::After => tuning.pair_threads,
+        _ => THREADS,
+    }
+}
+
 /// Keys per thread of a scatter tile for keys of `key_bytes` and values of
-/// `value_bytes` (0: keys only): 4-byte keys alone take `tuning.items`,
-/// with 4-byte values `tuning.pair_items`; 8-byte keys or values (which
-/// fill the exchange buffer at 16) take 16.
+/// `value_bytes` (0: keys only): 4-byte keys alone take `tuning.items`
+/// (in a block of [`THREADS`] 16, 24 or 32, 20 read as 24; in a wide block
+/// 16 or 20, others read as 20), with 4-byte values `tuning.pair_items`;
+/// 8-byte keys or values (which fill the exchange buffer at 16) take 16.
 fn items_per_thread(key_bytes: usize, value_bytes: usize, tuning: SortTuning) -> usize {
     if key_bytes > 4 || value_bytes > 4 {
         WIDE_ITEMS
     } else if value_bytes > 0 {
-        tuning.pair_items
+        if block_threads(key_bytes, value_bytes, tuning) == WIDE_THREADS {
+            if tuning.pair_items == 16 { 16 } else { 20 }
+        } else if tuning.pair_items == 20 {
+            DEFAULT_PAIR_ITEMS
+        } else {
+            tuning.pair_items
+        }
+    } else if block_threads(key_bytes, value_bytes, tuning) == WIDE_THREADS {
+        if tuning.items == 16 { 16 } else { 20 }
+    } else if tuning.items == 20 {
+        DEFAULT_ITEMS
     } else {
         tuning.items
     }
@@ -1058,17 +1172,22 @@ fn items_per_thread(key_bytes: usize, value_bytes: usize, tuning: SortTuning) ->
 /// `tuning.pair_blocks` (3 or 4); but 2 for pairs with 8-byte keys or
 /// values, and for four-byte pairs of more than 16 keys per thread that
 /// hold their values through the look-back (not [`ValueLoad::After`]);
-/// everything else 3.
+/// four-byte keys alone in a wide block ([`WIDE_THREADS`]) 3 (56 registers)
+/// or, at `tuning.blocks` 2, 2 (80 registers); everything else 3.
 fn scatter_blocks(key_bytes: usize, value_bytes: usize, tuning: SortTuning) -> u32 {
     let items = items_per_thread(key_bytes, value_bytes, tuning);
     if value_bytes > 0 && (key_bytes > 4 || value_bytes > 4 || (items > 16 && tuning.values != ValueLoad::After)) {
         2
     } else if key_bytes > 4 {
         3
+    } else if value_bytes > 0 && block_threads(key_bytes, value_bytes, tuning) == WIDE_THREADS {
+        if tuning.pair_blocks == 2 { 2 } else { 3 }
     } else if value_bytes > 0 {
-        tuning.pair_blocks
+        tuning.pair_blocks.max(3)
+    } else if block_threads(key_bytes, value_bytes, tuning) == WIDE_THREADS {
+        if tuning.blocks == 2 { 2 } else { 3 }
     } else if items <= 24 {
-        tuning.blocks
+        tuning.blocks.max(3)
     } else {
         3
     }
@@ -1079,11 +1198,13 @@ fn scatter_blocks(key_bytes: usize, value_bytes: usize, tuning: SortTuning) -> u
 /// [`sort_keys`]), under the tuning of `OXIDE_PRIMS_SORT`
 /// ([`SortTuning::from_env`]). Tests use it for sizes around tile edges.
 pub fn tile_len(key_bytes: usize, value_bytes: usize) -> usize {
-    THREADS * items_per_thread(key_bytes, value_bytes, SortTuning::from_env())
+    let tuning = SortTuning::from_env();
+    block_threads(key_bytes, value_bytes, tuning) * items_per_thread(key_bytes, value_bytes, tuning)
 }
 
 /// One scatter pass from `keys_in`/`values_in` into `keys_out`/`values_out`
-/// with the kernel instance of `items` keys per thread and, where there is
+/// with the kernel instance of `threads` threads a block
+/// ([`block_threads`]), `items` keys per thread and, where there is
 /// one, of `blocks` blocks per multiprocessor ([`scatter_blocks`]) and of
 /// values loaded at `values` (four-byte pairs; others load them after the
 /// ranking).
@@ -1099,22 +1220,27 @@ fn scatter_pass<K: RadixKey + DeviceRepr, V: DeviceRepr + Default, const PAIRS: 
     pass: u32,
     descending: u32,
     tiles: usize,
+    threads: usize,
     items: usize,
     blocks: u32,
     values: ValueLoad,
     look_back: u32,
 ) -> Result<(), PrimsError> {
-    let config = LaunchConfig { grid_dim: (tiles as u32, 1, 1), block_dim: (THREADS as u32, 1, 1), shared_mem_bytes: 0 };
+    let config = LaunchConfig { grid_dim: (tiles as u32, 1, 1), block_dim: (threads as u32, 1, 1), shared_mem_bytes: 0 };
     let tiles = tiles as u32;
     macro_rules! launch {
         ($items:literal, $blocks:literal) => {
             launch!($items, $blocks, 1)
         };
-        // `$values`: `VALUES_EARLY`, `VALUES_LATE` or `VALUES_AFTER` as a
-        // literal (the launch names the instance by its tokens).
         ($items:literal, $blocks:literal, $values:literal) => {
+            launch!($items, $blocks, $values, 256)
+        };
+        // `$values`: `VALUES_EARLY`, `VALUES_LATE` or `VALUES_AFTER` as a
+        // literal, `$threads` `THREADS` or `WIDE_THREADS` (the launch names
+        // the instance by its tokens).
+        ($items:literal, $blocks:literal, $values:literal, $threads:literal) => {
             cuda_launch! {
-                kernel: radix_scatter::<K, V, PAIRS, $items, $blocks, $values>, stream: stream, module: module, config: config,
+                kernel: radix_scatter::<K, V, PAIRS, $items, $blocks, $values, $threads>, stream: stream, module: module, config: config,
                 args: [slice(*keys_in), slice(*values_in), slice_mut(*keys_out), slice_mut(*values_out),
                        slice_mut(*scratch), pass, descending, tiles, look_back]
             }?
@@ -1133,6 +1259,15 @@ fn scatter_pass<K: RadixKey + DeviceRepr, V: DeviceRepr + Default, const PAIRS: 
         }
     } else if const { PAIRS } {
         use ValueLoad::{After, Early, Late};
+        if threads == WIDE_THREADS {
+            // Only with the values after the keys (`block_threads`).
+            match (items, blocks) {
+                (16, _) => launch!(16, 3, 2, 384),
+                (_, 2) => launch!(20, 2, 2, 384),
+                _ => launch!(20, 3, 2, 384),
+            }
+            return Ok(());
+        }
         match (items, blocks, values) {
             (24, 4, After) => launch!(24, 4, 2),
             (24, _, After) => launch!(24, 3, 2),
@@ -1144,6 +1279,12 @@ fn scatter_pass<K: RadixKey + DeviceRepr, V: DeviceRepr + Default, const PAIRS: 
             (_, _, After) => launch!(16, 3, 2),
             (_, _, Late) => launch!(16, 3, 1),
             (_, _, Early) => launch!(16, 3, 0),
+        }
+    } else if threads == WIDE_THREADS {
+        match (items, blocks) {
+            (16, _) => launch!(16, 3, 1, 384),
+            (_, 2) => launch!(20, 2, 1, 384),
+            _ => launch!(20, 3, 1, 384),
         }
     } else {
         match (items, blocks) {
@@ -1178,12 +1319,13 @@ fn radix_sort<K: RadixKey + DeviceRepr, V: DeviceRepr + Default, const PAIRS: bo
     }
     let tuning = SortTuning::from_env();
     let value_bytes = if PAIRS { size_of::<V>() } else { 0 };
+    let threads = block_threads(size_of::<K>(), value_bytes, tuning);
     let items = items_per_thread(size_of::<K>(), value_bytes, tuning);
     let blocks = scatter_blocks(size_of::<K>(), value_bytes, tuning);
     let passes = (K::BITS / DIGIT_BITS) as usize;
-    let tiles = n.div_ceil(THREADS * items);
+    let tiles = n.div_ceil(threads * items);
     let descending = u32::from(order == Order::Descending);
-    let mut scratch = temp::zeroed::<u32>(stream, scratch_len(n, passes, THREADS * items))?;
+    let mut scratch = temp::zeroed::<u32>(stream, scratch_len(n, passes, threads * items))?;
     // Scratch (written before read, as `temp::scratch` requires): every
     // pass writes all n elements of its output before the next pass (or the
     // caller) reads them.
@@ -1206,11 +1348,11 @@ fn radix_sort<K: RadixKey + DeviceRepr, V: DeviceRepr + Default, const PAIRS: bo
     for pass in 0..passes as u32 {
         let (s, t) = (&mut scratch, &mut keys_tmp);
         if pass == 0 {
-            scatter_pass::<K, V, PAIRS>(module, stream, keys_in, values_in, t, &mut values_tmp, s, pass, descending, tiles, items, blocks, tuning.values, look_back)?;
+            scatter_pass::<K, V, PAIRS>(module, stream, keys_in, values_in, t, &mut values_tmp, s, pass, descending, tiles, threads, items, blocks, tuning.values, look_back)?;
         } else if pass % 2 == 1 {
-            scatter_pass::<K, V, PAIRS>(module, stream, t, &values_tmp, keys_out, values_out, s, pass, descending, tiles, items, blocks, tuning.values, look_back)?;
+            scatter_pass::<K, V, PAIRS>(module, stream, t, &values_tmp, keys_out, values_out, s, pass, descending, tiles, threads, items, blocks, tuning.values, look_back)?;
         } else {
-            scatter_pass::<K, V, PAIRS>(module, stream, keys_out, values_out, t, &mut values_tmp, s, pass, descending, tiles, items, blocks, tuning.values, look_back)?;
+            scatter_pass::<K, V, PAIRS>(module, stream, keys_out, values_out, t, &mut values_tmp, s, pass, descending, tiles, threads, items, blocks, tuning.values, look_back)?;
         }
     }
     Ok(())
@@ -1223,9 +1365,22 @@ fn radix_sort<K: RadixKey + DeviceRepr, V: DeviceRepr + Default, const PAIRS: bo
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SortTuning {
     /// Keys per thread of a tile of 4-byte keys sorted alone: 16, 24 or 32
-    /// (8-byte keys or values always take 16). Larger tiles mean fewer
-    /// tiles to publish and look back over, and more registers per thread.
+    /// in a block of 256 threads, 16 or 20 in a wide one (see
+    /// [`threads`](SortTuning::threads); 8-byte keys or values always take
+    /// 16). Larger tiles mean fewer tiles to publish and look back over,
+    /// and more registers per thread.
     pub items: usize,
+    /// Threads a block of the scatter of 4-byte keys sorted alone: 256 (one
+    /// a digit), or 384, CUB's block on sm_90, whose threads past the 256
+    /// digits only load, count, rank and store keys; it runs three blocks a
+    /// multiprocessor (56 registers; 36 warps where 256 × 3 is 24), or two
+    /// at `blocks: 2`.
+    pub threads: usize,
+    /// The same for 4-byte keys with 4-byte values loaded once the keys
+    /// are out ([`ValueLoad::After`]): 256, or 384 with 16 or 20 pairs a
+    /// thread (`pair_items` 24 read as 20) and `pair_blocks` 2 or 3 (4 read
+    /// as 3).
+    pub pair_threads: usize,
     /// Keys per thread of a tile of 4-byte keys with 4-byte values: 16 or
     /// 24 (at 24, values loaded before the look-back, [`ValueLoad::Early`]
     /// or [`ValueLoad::Late`], run two blocks per multiprocessor: the ranks
@@ -1234,7 +1389,8 @@ pub struct SortTuning {
     /// Blocks per multiprocessor, 3 or 4, of a tile of four-byte keys
     /// sorted alone at 16 or 24 keys per thread (at 32: always 3). Four
     /// blocks leave 64 registers a thread (three: 80) for a third more
-    /// warps.
+    /// warps. In a wide block ([`threads`](SortTuning::threads) 384): 2 or
+    /// 3 (4 read as 3).
     pub blocks: u32,
     /// The same for a tile of four-byte keys with four-byte values (but at
     /// `pair_items: 24` with values loaded before the look-back: 2).
@@ -1273,6 +1429,8 @@ impl Default for SortTuning {
     fn default() -> SortTuning {
         SortTuning {
             items: DEFAULT_ITEMS,
+            threads: THREADS,
+            pair_threads: THREADS,
             pair_items: DEFAULT_PAIR_ITEMS,
             blocks: 3,
             pair_blocks: DEFAULT_PAIR_BLOCKS,
@@ -1285,7 +1443,9 @@ impl Default for SortTuning {
 
 impl SortTuning {
     /// The tuning named by `OXIDE_PRIMS_SORT` (read once): a comma list of
-    /// `items=16|24|32`, `pair-items=16|24`, `blocks=3|4`, `pair-blocks=3|4`,
+    /// `items=16|20|24|32`, `threads=256|384`, `pair-threads=256|384`,
+    /// `pair-items=16|20|24` (20: wide blocks only), `blocks=2|3|4` and
+    /// `pair-blocks=2|3|4` (2: wide blocks only),
     /// `window=1..4`, `delay=NS` and `values=early|late|after`
     /// changing the default;
     /// unset or empty: the default. For benchmarks comparing variants in
@@ -1302,13 +1462,17 @@ impl SortTuning {
         let mut t = SortTuning::default();
         for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
             let value = |name: &str| item.strip_prefix(name).and_then(|s| s.parse::<u32>().ok());
-            if let Some(items @ (16 | 24 | 32)) = value("items=") {
+            if let Some(items @ (16 | 20 | 24 | 32)) = value("items=") {
                 t.items = items as usize;
-            } else if let Some(items @ (16 | 24)) = value("pair-items=") {
+            } else if let Some(threads @ (256 | 384)) = value("threads=") {
+                t.threads = threads as usize;
+            } else if let Some(threads @ (256 | 384)) = value("pair-threads=") {
+                t.pair_threads = threads as usize;
+            } else if let Some(items @ (16 | 20 | 24)) = value("pair-items=") {
                 t.pair_items = items as usize;
-            } else if let Some(blocks @ (3 | 4)) = value("blocks=") {
+            } else if let Some(blocks @ (2..=4)) = value("blocks=") {
                 t.blocks = blocks;
-            } else if let Some(blocks @ (3 | 4)) = value("pair-blocks=") {
+            } else if let Some(blocks @ (2..=4)) = value("pair-blocks=") {
                 t.pair_blocks = blocks;
             } else if let Some(window @ 1..=4) = value("window=") {
                 t.window = window;
@@ -1322,7 +1486,7 @@ impl SortTuning {
             }) {
                 t.values = values;
             } else {
-                eprintln!("OXIDE_PRIMS_SORT: ignoring `{item}` (expected `items=16|24|32`, `pair-items=16|24`, `blocks=3|4`, `pair-blocks=3|4`, `window=1..4`, `delay=NS` or `values=early|late|after`)");
+                eprintln!("OXIDE_PRIMS_SORT: ignoring `{item}` (expected `items=16|20|24|32`, `threads=256|384`, `pair-threads=256|384`, `pair-items=16|20|24`, `blocks=2|3|4`, `pair-blocks=2|3|4`, `window=1..4`, `delay=NS` or `values=early|late|after`)");
             }
         }
         t
@@ -1612,6 +1776,50 @@ mod tests {
     }
 
     #[test]
+    fn wide_blocks_only_for_four_byte_keys_alone() {
+        let t = SortTuning::default();
+        let wide = SortTuning { threads: WIDE_THREADS, ..t };
+        assert_eq!(block_threads(4, 0, t), THREADS);
+        assert_eq!(block_threads(4, 0, wide), WIDE_THREADS);
+        for (key_bytes, value_bytes) in [(4, 4), (8, 0), (8, 4), (4, 8)] {
+            assert_eq!(block_threads(key_bytes, value_bytes, wide), THREADS);
+            assert_eq!(items_per_thread(key_bytes, value_bytes, wide), items_per_thread(key_bytes, value_bytes, t));
+            assert_eq!(scatter_blocks(key_bytes, value_bytes, wide), scatter_blocks(key_bytes, value_bytes, t));
+        }
+        // A wide block takes 16 or 20 keys a thread, at two or three blocks
+        // per multiprocessor; a block of 256 reads 20 as 24 and 2 as 3.
+        for (items, wide_items, items_256) in [(16, 16, 16), (20, 20, 24), (24, 20, 24), (32, 20, 32)] {
+            assert_eq!(items_per_thread(4, 0, SortTuning { items, ..wide }), wide_items);
+            assert_eq!(items_per_thread(4, 0, SortTuning { items, ..t }), items_256);
+        }
+        for (blocks, wide_blocks, blocks_256) in [(2, 2, 3), (3, 3, 3), (4, 3, 4)] {
+            assert_eq!(scatter_blocks(4, 0, SortTuning { blocks, ..wide }), wide_blocks);
+            assert_eq!(scatter_blocks(4, 0, SortTuning { blocks, ..t }), blocks_256);
+        }
+        for items in [16, 20] {
+            assert!(WIDE_THREADS * items * 4 <= EXCHANGE_WORDS * 8);
+        }
+        // Wide pairs only with the values loaded after the keys.
+        let wide_pairs = SortTuning { pair_threads: WIDE_THREADS, ..t };
+        assert_eq!(block_threads(4, 4, wide_pairs), WIDE_THREADS);
+        assert_eq!(items_per_thread(4, 4, wide_pairs), 20);
+        assert_eq!(items_per_thread(4, 4, SortTuning { pair_items: 16, ..wide_pairs }), 16);
+        assert_eq!(scatter_blocks(4, 4, wide_pairs), 3);
+        assert_eq!(scatter_blocks(4, 4, SortTuning { pair_blocks: 2, ..wide_pairs }), 2);
+        for values in [ValueLoad::Early, ValueLoad::Late] {
+            let narrow = SortTuning { values, ..wide_pairs };
+            assert_eq!(block_threads(4, 4, narrow), THREADS);
+            assert_eq!(items_per_thread(4, 4, narrow), 24);
+            assert_eq!(scatter_blocks(4, 4, narrow), 2);
+        }
+        assert_eq!(items_per_thread(4, 4, SortTuning { pair_items: 20, ..t }), 24);
+        assert_eq!(block_threads(8, 4, wide_pairs), THREADS);
+        // Every warp's counts zeroed by `RADIX / 32` words a thread.
+        assert_eq!(WIDE_WARPS * RADIX, RADIX / 32 * WIDE_THREADS);
+        assert_eq!(WARPS * RADIX, RADIX / 32 * THREADS);
+    }
+
+    #[test]
     fn tuning_parses_the_knob() {
         assert_eq!(SortTuning::parse(""), SortTuning::default());
         assert_eq!(
@@ -1619,9 +1827,17 @@ mod tests {
             SortTuning { items: 32, pair_items: 24, window: 4, poll_delay_ns: 300, ..SortTuning::default() }
         );
         // Unknown items and values out of range are ignored (with a warning).
-        assert_eq!(SortTuning::parse("items=20,pair-items=32,window=0,window=9,fast"), SortTuning::default());
+        assert_eq!(SortTuning::parse("items=18,pair-items=32,threads=320,pair-threads=128,window=0,window=9,fast"), SortTuning::default());
         assert_eq!(
-            SortTuning::parse("blocks=4,pair-blocks=3,blocks=5,pair-blocks=2"),
+            SortTuning::parse("pair-threads=384,pair-items=20,pair-blocks=2"),
+            SortTuning { pair_threads: WIDE_THREADS, pair_items: 20, pair_blocks: 2, ..SortTuning::default() }
+        );
+        assert_eq!(
+            SortTuning::parse("threads=384,items=20,blocks=2"),
+            SortTuning { threads: WIDE_THREADS, items: 20, blocks: 2, ..SortTuning::default() }
+        );
+        assert_eq!(
+            SortTuning::parse("blocks=4,pair-blocks=3,blocks=5,pair-blocks=1"),
             SortTuning { blocks: 4, pair_blocks: 3, ..SortTuning::default() }
         );
         assert_eq!(SortTuning { window: 3, poll_delay_ns: 2, ..SortTuning::default() }.look_back_word(), 3 | 2 << 8);
