@@ -393,9 +393,13 @@ impl CudaContext {
     /// The legacy default (NULL) stream: it waits for, and is waited for
     /// by, all other blocking streams of the context.
     pub fn default_stream(self: &Arc<Self>) -> Arc<CudaStream> {
-        Arc::new(CudaStream {
-            handle: Arc::new(StreamHandle { stream: ptr::null_mut(), ctx: self.clone(), owned: false, capturing: AtomicBool::new(false), capture: Mutex::new(None) }),
-        })
+        Arc::new(CudaStream::from_handle(Arc::new(StreamHandle {
+            stream: ptr::null_mut(),
+            ctx: self.clone(),
+            owned: false,
+            capturing: AtomicBool::new(false),
+            capture: Mutex::new(None),
+        })))
     }
 
     /// Creates a new stream. It is a blocking stream (`CU_STREAM_DEFAULT`):
@@ -406,9 +410,13 @@ impl CudaContext {
         let mut stream: CUstream = ptr::null_mut();
         // SAFETY: out-pointer to a local; the flags value is valid.
         unsafe { cu!(d, cuStreamCreate(&mut stream, driver::CU_STREAM_DEFAULT))? };
-        Ok(Arc::new(CudaStream {
-            handle: Arc::new(StreamHandle { stream, ctx: self.clone(), owned: true, capturing: AtomicBool::new(false), capture: Mutex::new(None) }),
-        }))
+        Ok(Arc::new(CudaStream::from_handle(Arc::new(StreamHandle {
+            stream,
+            ctx: self.clone(),
+            owned: true,
+            capturing: AtomicBool::new(false),
+            capture: Mutex::new(None),
+        }))))
     }
 
     /// Creates a stream that does not synchronise with the legacy default
@@ -419,9 +427,13 @@ impl CudaContext {
         let mut stream: CUstream = ptr::null_mut();
         // SAFETY: out-pointer to a local; the flags value is valid.
         unsafe { cu!(d, cuStreamCreate(&mut stream, driver::CU_STREAM_NON_BLOCKING))? };
-        Ok(Arc::new(CudaStream {
-            handle: Arc::new(StreamHandle { stream, ctx: self.clone(), owned: true, capturing: AtomicBool::new(false), capture: Mutex::new(None) }),
-        }))
+        Ok(Arc::new(CudaStream::from_handle(Arc::new(StreamHandle {
+            stream,
+            ctx: self.clone(),
+            owned: true,
+            capturing: AtomicBool::new(false),
+            capture: Mutex::new(None),
+        }))))
     }
 
     /// Creates an event that can time work ([`CudaEvent::elapsed_ms`]).
@@ -568,6 +580,9 @@ impl Drop for CudaContext {
 #[derive(Debug)]
 pub struct CudaStream {
     handle: Arc<StreamHandle>,
+    /// What libraries keep on this stream between calls
+    /// ([`CudaStream::with_local`]); dropped with it.
+    locals: crate::stream_local::StreamLocals,
 }
 
 /// The driver's stream, destroyed (if created here) when its last holder
@@ -636,10 +651,17 @@ impl StreamHandle {
 }
 
 impl CudaStream {
-    /// A stream for a handle held elsewhere (a buffer freeing itself on the
-    /// stream it was allocated on).
+    /// A stream over `handle`: one just created, or one held elsewhere (a
+    /// buffer freeing itself on the stream it was allocated on), which keeps
+    /// no values of its own.
     pub(crate) fn from_handle(handle: Arc<StreamHandle>) -> CudaStream {
-        CudaStream { handle }
+        CudaStream { handle, locals: Default::default() }
+    }
+
+    /// The values kept on this stream (stream_local.rs).
+    #[inline]
+    pub(crate) fn locals(&self) -> &crate::stream_local::StreamLocals {
+        &self.locals
     }
 
     /// The shared handle, for buffers that must be able to order later

@@ -140,6 +140,7 @@ mod module;
 mod panic;
 mod panic_message;
 mod peer;
+mod stream_local;
 mod stream_order;
 mod temp_buffer;
 pub mod tensor_map;

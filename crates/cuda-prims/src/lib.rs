@@ -5,7 +5,9 @@
 //! program that links it, so they are launched from that program's image
 //! (its [`KernelModule`](cuda_host::KernelModule)). Temporary storage is the
 //! library's business: each call allocates what it needs on the caller's
-//! stream and frees it there; on a stream that captures a graph that
+//! stream and frees it there, except the small status words of the scans'
+//! and selections' look-back, which the stream keeps between calls and
+//! frees when it is dropped; on a stream that captures a graph that
 //! storage becomes the graph's allocation and free nodes, so the calls are
 //! captured and replayed like any other work (those that return a value to
 //! the host, such as `reduce`, still break the capture: use their `_into`

@@ -209,8 +209,9 @@ pub struct ScanTuning {
     pub wide_runs: RunScan,
     /// How the pass's status words are zeroed before its tiles run.
     pub init: StatusInit,
-    /// Whether the passes on a stream share status words kept between
-    /// calls ([`Pass`]) instead of zeroing words of their own.
+    /// Whether the passes on a stream share status words the stream keeps
+    /// between calls ([`Pass`], the default) instead of zeroing words of
+    /// their own (`status=temp`).
     pub keep_status: bool,
 }
 
@@ -218,8 +219,9 @@ pub struct ScanTuning {
 /// flag) are zeroed before its tiles run: a fixed cost of every call,
 /// which counts most where the data fits in L2 and the call takes a few
 /// µs. A knob (`init=memset|kernel` in `OXIDE_PRIMS_SCAN` and
-/// `OXIDE_PRIMS_SELECT`). `status=kept` zeroes none per call (see
-/// [`Pass`]).
+/// `OXIDE_PRIMS_SELECT`), read with `status=temp` only: the default,
+/// `status=kept`, zeroes none per call (see [`Pass`]); a capture zeroes
+/// words of its own either way.
 #[doc(hidden)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StatusInit {
@@ -276,7 +278,7 @@ impl ScanTuning {
         runs: RunScan::Shuffle,
         wide_runs: RunScan::Shared,
         init: StatusInit::Memset,
-        keep_status: false,
+        keep_status: true,
     };
 
     /// The selection's defaults, measured on the H200 (benches/README.md,
@@ -293,7 +295,7 @@ impl ScanTuning {
         runs: RunScan::Shuffle,
         wide_runs: RunScan::Shuffle,
         init: StatusInit::Memset,
-        keep_status: false,
+        keep_status: true,
     };
 
     /// The scan's tuning: `OXIDE_PRIMS_SCAN` (read once) applied to
@@ -384,9 +386,9 @@ impl ScanTuning {
 }
 
 /// Which pass over a set of status words a launch is. A pass on words
-/// zeroed for it alone is [`Pass::FRESH`]; words kept between passes
-/// (`status=kept`, [`StatusInit`]'s alternative; `KeptStatus` in
-/// src/scan.rs) are
+/// zeroed for it alone is [`Pass::FRESH`] (in a capture, or with the knob
+/// `status=temp`); words the stream keeps between passes (`KeptStatus` in
+/// src/scan.rs, the default) are
 /// zeroed once and then serve pass after pass: each pass tags its flags with
 /// its own epoch (the flag's bits above the lowest two), so that a word of
 /// an earlier pass reads as `INVALID`, and takes its tiles' tickets from
@@ -1022,25 +1024,21 @@ pub(crate) fn with_look_back<T: Element>(
     launch(&mut status, Pass::FRESH)
 }
 
-/// The status words kept for one stream between passes (`status=kept`):
+/// The status words a stream keeps between passes (`status=kept`, the
+/// default), in the stream's own storage ([`CudaStream::with_local`]):
 /// zeroed once, then each pass on the stream gets the next epoch and the
 /// counter's tickets after the earlier passes' ([`Pass`]), so that a call
-/// neither allocates nor zeroes anything: one launch per call. Kept for the
-/// process's life, with the stream (the words' home) and its context,
-/// which are thus never destroyed; a measurement knob, not the default.
+/// neither allocates nor zeroes anything: one launch per call. One set
+/// serves every element type and primitive: a word holds its flag in its
+/// low half whatever the layout, so a word of another pass's layout reads
+/// as another epoch's. The words are freed with the stream.
 struct KeptStatus {
-    /// The stream's context and handle (both kept alive by `words`, so
-    /// neither names another stream while the entry lives).
-    key: (usize, usize),
     words: DeviceBuffer<u64>,
     /// The last pass's epoch (0: none since the words were zeroed).
     epoch: u32,
     /// Tickets the passes since the zeroing took from the counter.
     tickets: u64,
 }
-
-/// Every stream's kept words.
-static KEPT: std::sync::Mutex<Vec<KeptStatus>> = std::sync::Mutex::new(Vec::new());
 
 impl KeptStatus {
     /// Runs `launch` (a pass taking `tickets` tickets) on `stream`'s kept
@@ -1051,34 +1049,28 @@ impl KeptStatus {
         tickets: u64,
         launch: impl FnOnce(&mut DeviceBuffer<u64>, Pass) -> Result<(), PrimsError>,
     ) -> Result<(), PrimsError> {
-        let key = (stream.context().raw() as usize, stream.raw() as usize);
-        // Held across the launch, so that the passes queue on the stream in
-        // the order of their epochs and tickets.
-        let mut kept = KEPT.lock().unwrap_or_else(|e| e.into_inner());
-        let i = match kept.iter().position(|k| k.key == key) {
-            Some(i) => i,
-            None => {
-                kept.push(KeptStatus { key, words: DeviceBuffer::zeroed(stream, len)?, epoch: 0, tickets: 0 });
-                kept.len() - 1
+        // The stream's value stays locked across the launch, so that the
+        // passes queue on the stream in the order of their epochs and
+        // tickets.
+        let init = || Ok(KeptStatus { words: DeviceBuffer::zeroed(stream, len)?, epoch: 0, tickets: 0 });
+        stream.with_local(init, |entry: &mut KeptStatus| {
+            if entry.words.len() < len {
+                // Freed on the stream after the passes that used them.
+                entry.words = DeviceBuffer::zeroed(stream, len.max(2 * entry.words.len()))?;
+                (entry.epoch, entry.tickets) = (0, 0);
+            } else if entry.epoch + 1 >= MAX_EPOCH {
+                // Every epoch used: zeroed again, after the passes before.
+                entry.words.memset(stream, 0)?;
+                (entry.epoch, entry.tickets) = (0, 0);
             }
-        };
-        let entry = &mut kept[i];
-        if entry.words.len() < len {
-            // Freed on the stream after the passes that used them.
-            entry.words = DeviceBuffer::zeroed(stream, len.max(2 * entry.words.len()))?;
-            (entry.epoch, entry.tickets) = (0, 0);
-        } else if entry.epoch + 1 >= MAX_EPOCH {
-            // Every epoch used: zeroed again, after the passes before.
-            entry.words.memset(stream, 0)?;
-            (entry.epoch, entry.tickets) = (0, 0);
-        }
-        let pass = Pass { epoch: entry.epoch + 1, ticket_base: entry.tickets };
-        // The epoch is spent whatever happens; the tickets are taken only
-        // by a pass that was queued.
-        entry.epoch = pass.epoch;
-        launch(&mut entry.words, pass)?;
-        entry.tickets += tickets;
-        Ok(())
+            let pass = Pass { epoch: entry.epoch + 1, ticket_base: entry.tickets };
+            // The epoch is spent whatever happens; the tickets are taken
+            // only by a pass that was queued.
+            entry.epoch = pass.epoch;
+            launch(&mut entry.words, pass)?;
+            entry.tickets += tickets;
+            Ok(())
+        })
     }
 }
 
@@ -1214,11 +1206,11 @@ mod tests {
         let select = ScanTuning::SELECT.parse("OXIDE_PRIMS_SELECT", "threads=128, init=kernel");
         assert_eq!(select.init, StatusInit::Kernel);
         assert_eq!(select.narrow.threads, 128);
-        assert!(!ScanTuning::SCAN.keep_status && !ScanTuning::SELECT.keep_status);
-        let kept = ScanTuning::SELECT.parse("OXIDE_PRIMS_SELECT", "status=kept");
-        assert_eq!(kept, ScanTuning { keep_status: true, ..ScanTuning::SELECT });
-        assert_eq!(kept.parse("OXIDE_PRIMS_SELECT", "status=temp"), ScanTuning::SELECT);
-        assert!(ScanTuning::SCAN.parse_scan("OXIDE_PRIMS_SCAN", "status=kept,status=other").keep_status);
+        assert!(ScanTuning::SCAN.keep_status && ScanTuning::SELECT.keep_status);
+        let temp = ScanTuning::SELECT.parse("OXIDE_PRIMS_SELECT", "status=temp");
+        assert_eq!(temp, ScanTuning { keep_status: false, ..ScanTuning::SELECT });
+        assert_eq!(temp.parse("OXIDE_PRIMS_SELECT", "status=kept"), ScanTuning::SELECT);
+        assert!(!ScanTuning::SCAN.parse_scan("OXIDE_PRIMS_SCAN", "status=temp,status=other").keep_status);
     }
 
     #[test]

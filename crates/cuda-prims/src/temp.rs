@@ -14,10 +14,12 @@
 //! its own. A zeroed one gets a memset node, so each replay starts from
 //! zeroed flags and counters.
 //!
-//! One exception, a measurement knob and not the default: with
-//! `status=kept` in `OXIDE_PRIMS_SCAN` / `OXIDE_PRIMS_SELECT`, the scan's
-//! and the selection's look-back status words are kept per stream between
-//! calls instead (`scan::Pass`; never while the stream captures).
+//! One exception: the scan's and the selection's look-back status words
+//! are kept by the stream between calls (`scan::KeptStatus`, in the
+//! stream's own storage, `CudaStream::with_local`, freed with the stream),
+//! where zeroing a fresh set costs more than a small call's kernel;
+//! never while the stream captures, and not with the measurement knob
+//! `status=temp` in `OXIDE_PRIMS_SCAN` / `OXIDE_PRIMS_SELECT`.
 
 use crate::PrimsError;
 use cuda_core::{CudaStream, DeviceRepr, TempBuffer};
