@@ -1371,13 +1371,13 @@ pub struct SortTuning {
     /// and more registers per thread.
     pub items: usize,
     /// Threads a block of the scatter of 4-byte keys sorted alone: 256 (one
-    /// a digit), or 384, CUB's block on sm_90, whose threads past the 256
+    /// a digit), or 384 (the default), CUB's block on sm_90, whose threads past the 256
     /// digits only load, count, rank and store keys; it runs three blocks a
     /// multiprocessor (56 registers; 36 warps where 256 × 3 is 24), or two
     /// at `blocks: 2`.
     pub threads: usize,
     /// The same for 4-byte keys with 4-byte values loaded once the keys
-    /// are out ([`ValueLoad::After`]): 256, or 384 with 16 or 20 pairs a
+    /// are out ([`ValueLoad::After`]): 256, or 384 (the default) with 16 or 20 pairs a
     /// thread (`pair_items` 24 read as 20) and `pair_blocks` 2 or 3 (4 read
     /// as 3).
     pub pair_threads: usize,
@@ -1428,9 +1428,14 @@ pub enum ValueLoad {
 impl Default for SortTuning {
     fn default() -> SortTuning {
         SortTuning {
+            // The wide block (CUB's shape), for keys alone and for pairs:
+            // the H200 measured it faster at 2^24 and up (benches/README.md,
+            // "H200, 2026-12-04, evening"). It reads `items` 24 as 20 and
+            // `pair_blocks` 4 as 3, so that `threads=256,pair-threads=256`
+            // gives back the tiles of 256 threads whole.
             items: DEFAULT_ITEMS,
-            threads: THREADS,
-            pair_threads: THREADS,
+            threads: WIDE_THREADS,
+            pair_threads: WIDE_THREADS,
             pair_items: DEFAULT_PAIR_ITEMS,
             blocks: 3,
             pair_blocks: DEFAULT_PAIR_BLOCKS,
@@ -1742,9 +1747,26 @@ mod tests {
         assert_eq!(scratch_len(4097, 8, 4096), 8 * RADIX + TICKETS + 2 * 2 * RADIX);
     }
 
+    /// The default's tiles in blocks of 256 threads.
+    fn narrow() -> SortTuning {
+        SortTuning { threads: THREADS, pair_threads: THREADS, ..SortTuning::default() }
+    }
+
+    #[test]
+    fn the_default_takes_the_wide_blocks() {
+        let t = SortTuning::default();
+        assert_eq!((block_threads(4, 0, t), items_per_thread(4, 0, t), scatter_blocks(4, 0, t)), (WIDE_THREADS, 20, 3));
+        assert_eq!((block_threads(4, 4, t), items_per_thread(4, 4, t), scatter_blocks(4, 4, t)), (WIDE_THREADS, 20, 3));
+        // The knob brings the blocks of 256 back whole.
+        let n = SortTuning::parse("threads=256,pair-threads=256");
+        assert_eq!(n, narrow());
+        assert_eq!((block_threads(4, 0, n), items_per_thread(4, 0, n), scatter_blocks(4, 0, n)), (THREADS, 24, 3));
+        assert_eq!((block_threads(4, 4, n), items_per_thread(4, 4, n), scatter_blocks(4, 4, n)), (THREADS, 24, 4));
+    }
+
     #[test]
     fn tiles_fill_the_exchange() {
-        let t = SortTuning::default();
+        let t = narrow();
         assert_eq!(items_per_thread(8, 0, t), WIDE_ITEMS);
         assert_eq!(items_per_thread(4, 8, t), WIDE_ITEMS);
         assert_eq!(items_per_thread(4, 4, t), t.pair_items);
@@ -1777,7 +1799,7 @@ mod tests {
 
     #[test]
     fn wide_blocks_only_for_four_byte_keys_alone() {
-        let t = SortTuning::default();
+        let t = narrow();
         let wide = SortTuning { threads: WIDE_THREADS, ..t };
         assert_eq!(block_threads(4, 0, t), THREADS);
         assert_eq!(block_threads(4, 0, wide), WIDE_THREADS);
