@@ -23,16 +23,17 @@
 //! as `m128s2,m192s3`) times the forward with those tiles instead of the
 //! default one, where the head_dim has them; the rows' names then end in
 //! the tile's name (`attention_fwd/64/4096/m192s3`), the default's too.
-//! `OXIDE_ATTN_GROUP` (`attention::Group::select`: `auto`, or numbers of
-//! heads such as `1,8,16,32`; a bad entry fails the row rather than timing
-//! the default) times the forward with the (batch, head)s interleaved in
-//! those groups (`attention::launch_config`: `auto` is the default, sized
-//! to the L2, and 1 is one head after the other); the rows' names then end
-//! in the group (`attention_fwd/128c/2048/g16`, after the tile's name when
-//! both are set) and their notes give the group's size.
 //! `OXIDE_ATTN_BWD` (`attention::DqSplit::select`: `all`, or kernel names
 //! such as `columns,wide`) does the same for the backward's kernels
 //! (`attention_bwd/128/4096/wide`).
+//! `OXIDE_ATTN_GROUP` (`attention::Group::select`: `auto`, or numbers of
+//! heads such as `1,8,16,32`; a bad entry fails the row rather than timing
+//! the default) times both passes with the (batch, head)s interleaved in
+//! those groups (`attention::launch_config`: `auto` is the default, sized
+//! to the L2, and 1 is one head after the other); the rows' names then end
+//! in the group (`attention_fwd/128c/2048/g16`, after the tile's or
+//! kernel's name when that is chosen too) and their notes give the group's
+//! size.
 
 use crate::harness::{bf16_to_f32, de, random_bf16, Gpu, Row, Target};
 use attention::{
@@ -244,6 +245,9 @@ pub fn attention_bwd(gpu: &Gpu) -> Result<Vec<Row>, String> {
     let mut rows = Vec::new();
     let head_dim = 128u32;
     let splits = if chosen { DqSplit::from_env(head_dim) } else { vec![DqSplit::available(head_dim)[0]] };
+    // The head groups $OXIDE_ATTN_GROUP names (the default without it).
+    let grouped = std::env::var_os(GROUP_ENV).is_some();
+    let groups = Group::from_env()?;
     for causal in [false, true] {
         for seq in [2048u32, 4096, 8192] {
             let shape = bench_shape(seq, head_dim, causal);
@@ -263,21 +267,30 @@ pub fn attention_bwd(gpu: &Gpu) -> Result<Vec<Row>, String> {
             let oh = host(&o)?;
             let lseh = lse.to_host_vec(s).map_err(de)?;
             for &split in &splits {
-                let mut bwd = Backward::with_split(split, &gpu.oxide, s, &qd, &kd, &vd, &dod, shape).map_err(|e| e.to_string())?;
-                // Stale results from the previous kernel must not pass.
-                for t in [&mut dq, &mut dk, &mut dv] {
-                    t.memset(s, 0xff).map_err(de)?;
+                for &group in &groups {
+                    let mut bwd = Backward::with_split(split, &gpu.oxide, s, &qd, &kd, &vd, &dod, shape).map_err(|e| e.to_string())?;
+                    bwd.set_group(group);
+                    // Stale results from the previous kernel must not pass.
+                    for t in [&mut dq, &mut dk, &mut dv] {
+                        t.memset(s, 0xff).map_err(de)?;
+                    }
+                    bwd.launch(&gpu.oxide, s, &o, &lse, &mut dq, &mut dk, &mut dv).map_err(|e| e.to_string())?;
+                    let (dqh, dkh, dvh) = (host(&dq)?, host(&dk)?, host(&dv)?);
+                    check_backward(shape, &q, &k, &v, &d_o, &oh, &lseh, [&dqh, &dkh, &dvh])
+                        .map_err(|e| format!("{} g{}: {e}", split.name(), bwd.group()))?;
+                    let t = gpu.time_ms(3, 20, || bwd.launch(&gpu.oxide, s, &o, &lse, &mut dq, &mut dk, &mut dv).map_err(|e| e.to_string()))?;
+                    let mut name = format!("attention_bwd/{head_dim}{}/{seq}", if causal { "c" } else { "" });
+                    if chosen {
+                        name = format!("{name}/{}", split.name());
+                    }
+                    let mut what = describe(seq, head_dim, causal);
+                    if grouped {
+                        name = format!("{name}/{}", group.name());
+                        what = format!("{what}, heads in groups of {}", bwd.group());
+                    }
+                    let torch_ref = torch.as_deref().and_then(|r| torch_best(r, shape, true));
+                    rows.push(torch_row(name, t, shape.backward_flops(), torch_ref, " backward", &what));
                 }
-                bwd.launch(&gpu.oxide, s, &o, &lse, &mut dq, &mut dk, &mut dv).map_err(|e| e.to_string())?;
-                let (dqh, dkh, dvh) = (host(&dq)?, host(&dk)?, host(&dv)?);
-                check_backward(shape, &q, &k, &v, &d_o, &oh, &lseh, [&dqh, &dkh, &dvh]).map_err(|e| format!("{}: {e}", split.name()))?;
-                let t = gpu.time_ms(3, 20, || bwd.launch(&gpu.oxide, s, &o, &lse, &mut dq, &mut dk, &mut dv).map_err(|e| e.to_string()))?;
-                let mut name = format!("attention_bwd/{head_dim}{}/{seq}", if causal { "c" } else { "" });
-                if chosen {
-                    name = format!("{name}/{}", split.name());
-                }
-                let torch_ref = torch.as_deref().and_then(|r| torch_best(r, shape, true));
-                rows.push(torch_row(name, t, shape.backward_flops(), torch_ref, " backward", &describe(seq, head_dim, causal)));
             }
         }
     }

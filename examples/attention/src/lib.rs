@@ -295,21 +295,23 @@ const L2_CACHE_SIZE_ATTRIBUTE: i32 = 38;
 /// emulator): a Hopper's, which the kernels need anyway.
 const FALLBACK_L2_BYTES: u64 = 50 << 20;
 
-/// The share of the L2 that a group's K and V may fill (one part in this
-/// many): the rest is for what streams through it once (Q tiles, O rows,
-/// the log-sum-exp), which would otherwise evict K and V tiles that other
-/// blocks of the group still read. [`GROUP_ENV`] measures other sizes.
-const L2_SHARE_FOR_KV: u64 = 2;
+/// The share of the L2 (one part in this many) that the data a group's
+/// blocks share (the forward's K and V) may fill: the rest is for what
+/// streams through it once (the forward's Q tiles, O rows and log-sum-exp),
+/// which would otherwise evict tiles that other blocks of the group still
+/// read. [`GROUP_ENV`] measures other sizes.
+const L2_SHARE: u64 = 2;
 
-/// How many (batch, head)s the forward's launch interleaves ([`launch_config`]):
-/// the heads are taken in groups of G, and within a group the blocks are
-/// dispatched query tile by query tile (for causal, the heaviest tile of
-/// every head of the group first), then the next group. G = 1 is one head
-/// after the other.
+/// How many (batch, head)s a launch interleaves ([`launch_config`], and
+/// the backward's [`backward::bwd_launch_config`]): the heads are taken in
+/// groups of G, and within a group the blocks are dispatched tile by tile
+/// (for causal, the heaviest tile of every head of the group first), then
+/// the next group. G = 1 is one head after the other.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Group {
-    /// [`default_group`]: as many heads as keep their K and V in a share
-    /// of the L2, for causal; one head for non-causal.
+    /// The pass's default ([`default_group`], [`backward::bwd_default_group`]):
+    /// as many heads as keep the data their blocks share in a share of the
+    /// L2, for causal; one head for non-causal.
     Auto,
     /// This many heads (at least 1), at most batch·heads (more are
     /// clamped).
@@ -317,13 +319,14 @@ pub enum Group {
 }
 
 impl Group {
-    /// The group size for `shape` on a GPU with `l2_bytes` of L2, in
-    /// 1..=batch·heads.
-    pub fn heads(self, shape: Shape, l2_bytes: u64) -> u32 {
-        match self {
-            Group::Auto => default_group(shape, l2_bytes),
-            Group::Heads(g) => g.clamp(1, shape.batch_heads.max(1)),
-        }
+    /// The group size for `shape`, in 1..=batch·heads: `auto` (the pass's
+    /// default for the shape) for [`Group::Auto`].
+    pub fn heads(self, shape: Shape, auto: u32) -> u32 {
+        let g = match self {
+            Group::Auto => auto,
+            Group::Heads(g) => g,
+        };
+        g.clamp(1, shape.batch_heads.max(1))
     }
 
     /// The group's name in benchmark rows: `gauto` or `g{heads}`.
@@ -375,19 +378,24 @@ impl Group {
 /// i + 1 KV tiles), so with one head at a time the launch's tail is the
 /// light tiles of the last heads mixed with their heavy ones; interleaving
 /// G heads puts the heavy tiles of all of them first (the longest work
-/// first), while G heads' K and V (2·seq·head_dim bf16 each) still fit
-/// [`L2_SHARE_FOR_KV`]'s share of the L2, as the blocks of the group read
-/// them in the same order at about the same time. The groups are then
-/// evened out (as many groups, G as small as that allows) so that the last
-/// one has few empty blocks. Non-causal: 1, as the work is uniform and
-/// the concurrent blocks of one head share its K and V best.
+/// first), while G heads' K and V (seq·head_dim bf16 each), which every
+/// block of a head reads, still fit [`L2_SHARE`]'s share of the L2.
+/// Non-causal: 1, as the work is uniform and the concurrent blocks of one
+/// head share its K and V best.
 pub fn default_group(shape: Shape, l2_bytes: u64) -> u32 {
+    group_fitting(shape, l2_bytes, 2 * 2 * shape.seq as u64 * shape.head_dim as u64)
+}
+
+/// The head group of [`default_group`] for heads of which every block
+/// reads `head_bytes`: for causal, as many heads as fit the L2's share,
+/// then evened out (as many groups, G as small as that allows) so that the
+/// last group has few empty blocks; 1 for non-causal.
+pub(crate) fn group_fitting(shape: Shape, l2_bytes: u64, head_bytes: u64) -> u32 {
     let heads = shape.batch_heads.max(1);
     if !shape.causal {
         return 1;
     }
-    let kv_bytes = 2 * 2 * shape.seq as u64 * shape.head_dim as u64;
-    let fit = (l2_bytes / L2_SHARE_FOR_KV / kv_bytes.max(1)).clamp(1, heads as u64) as u32;
+    let fit = (l2_bytes / L2_SHARE / head_bytes.max(1)).clamp(1, heads as u64) as u32;
     heads.div_ceil(heads.div_ceil(fit))
 }
 
@@ -1365,14 +1373,14 @@ impl<'a> Attention<'a> {
         let maps = [upload_map(stream, q, shape, tile.rows())?, upload_map(stream, k, shape, BN)?, upload_map(stream, v, shape, BN)?];
         kernel_function(module, kernel)?.set_max_dynamic_shared_memory(shared_bytes(shape.head_dim, tile, variant))?;
         let l2_bytes = l2_bytes(stream);
-        let group = Group::Auto.heads(shape, l2_bytes);
+        let group = default_group(shape, l2_bytes);
         Ok(Attention { shape, variant, tile, kernel, maps, l2_bytes, group, inputs: PhantomData })
     }
 
-    /// Launches from now on with the head group `group` ([`Group::heads`]
-    /// for this shape and the GPU's L2).
+    /// Launches from now on with the head group `group` ([`Group::heads`]:
+    /// [`Group::Auto`] is [`default_group`] for this shape and the GPU's L2).
     pub fn set_group(&mut self, group: Group) {
-        self.group = group.heads(self.shape, self.l2_bytes);
+        self.group = group.heads(self.shape, default_group(self.shape, self.l2_bytes));
     }
 
     /// The number of heads per group the launches interleave
@@ -1603,12 +1611,13 @@ mod tests {
         assert_eq!(default_group(shape, 0), 1);
         // Non-causal: one head at a time.
         assert_eq!(default_group(Shape { causal: false, ..shape }, l2), 1);
-        // Group::heads: Auto is the default; explicit sizes clamp.
-        assert_eq!(Group::Auto.heads(shape, l2), 22);
-        assert_eq!(Group::Heads(16).heads(shape, l2), 16);
-        assert_eq!(Group::Heads(1000).heads(shape, l2), 128);
-        assert_eq!(Group::Heads(0).heads(shape, l2), 1);
-        assert_eq!(Group::Heads(8).heads(Shape { causal: false, ..shape }, l2), 8);
+        // Group::heads: Auto is the pass's default; explicit sizes clamp.
+        assert_eq!(Group::Auto.heads(shape, 22), 22);
+        assert_eq!(Group::Auto.heads(shape, 1000), 128);
+        assert_eq!(Group::Heads(16).heads(shape, 22), 16);
+        assert_eq!(Group::Heads(1000).heads(shape, 22), 128);
+        assert_eq!(Group::Heads(0).heads(shape, 22), 1);
+        assert_eq!(Group::Heads(8).heads(Shape { causal: false, ..shape }, 1), 8);
     }
 
     #[test]
