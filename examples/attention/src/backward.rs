@@ -86,7 +86,7 @@
 //! ```
 
 use crate::{
-    aligned_dynamic_shared, check_shape, exp2, group_fitting, kernel_function, l2_bytes, mma_pv, mma_pv_registers, swizzled_offset, sync_warpgroup, Error,
+    aligned_dynamic_shared, block_work, check_shape, exp2, group_fitting, kernel_function, l2_bytes, mma_pv, mma_pv_registers, swizzled_offset, sync_warpgroup, Error,
     Group, Shape,
 };
 use crate::{BOX, ROW_BYTES};
@@ -536,11 +536,17 @@ fn backward<
     let kv_full = unsafe { MBarrier::from_address(bars) };
     let full = |s: u32| unsafe { MBarrier::from_address(bars + 8 * (1 + s)) };
     let empty = |s: u32| unsafe { MBarrier::from_address(bars + 8 * (1 + BWD_STAGES + s)) };
-    // Heads in groups of gridDim.x, key tiles along y ([`bwd_launch_config`]).
+    // Heads in groups of gridDim.x, key tiles along y ([`bwd_launch_config`]),
+    // key tile 0 first: causal, it sees the most query tiles.
+    let (bh, kt) = block_work(
+        (thread::blockIdx_x(), thread::blockIdx_y(), thread::blockIdx_z()),
+        thread::gridDim_x(),
+        shape.seq / BWD_BN,
+        false,
+    );
     // The last group's blocks past the last head leave before anything
     // another thread waits for (the barriers' initialisation and
     // `sync_threads` below), all threads of the block alike.
-    let bh = thread::blockIdx_z() * thread::gridDim_x() + thread::blockIdx_x();
     if bh >= shape.batch_heads {
         return;
     }
@@ -558,8 +564,6 @@ fn backward<
     }
     thread::sync_threads();
 
-    // Key tile 0 first: causal, it sees the most query tiles.
-    let kt = thread::blockIdx_y();
     let seq_row0 = bh * shape.seq;
     let key0 = kt * BWD_BN;
     let q_tiles = shape.seq / BWD_BM;
@@ -1550,6 +1554,19 @@ mod tests {
         assert_eq!(bwd_launch_config(shape, DqSplit::Staged, 3).grid_dim, (3, 8, 1));
         assert_eq!(bwd_launch_config(shape, DqSplit::Staged, 9).grid_dim, (3, 8, 1));
         assert_eq!(bwd_launch_config(shape, DqSplit::Staged, 0).grid_dim, (1, 8, 3));
+        // The kernels' reading of the grid, in dispatch order (x fastest):
+        // key tile 0 of both heads of the first group, then key tile 1, …,
+        // then the partial group's head 2; nothing twice, nothing missed.
+        let (gx, gy, gz) = bwd_launch_config(shape, DqSplit::Staged, 2).grid_dim;
+        let order: Vec<(u32, u32)> = (0..gz)
+            .flat_map(|z| (0..gy).flat_map(move |y| (0..gx).map(move |x| block_work((x, y, z), gx, shape.seq / BWD_BN, false))))
+            .filter(|&(bh, _)| bh < shape.batch_heads)
+            .collect();
+        assert_eq!(&order[..4], &[(0, 0), (1, 0), (0, 1), (1, 1)]);
+        assert_eq!(&order[16..19], &[(2, 0), (2, 1), (2, 2)]);
+        let mut sorted = order.clone();
+        sorted.sort();
+        assert_eq!(sorted, (0..3).flat_map(|bh| (0..8).map(move |kt| (bh, kt))).collect::<Vec<_>>());
         // The default: Q, dO, the dQ accumulator, the log-sum-exp and D of
         // a head at seq 2048, head_dim 128: 2 MiB + 16 KiB; 11 fit in
         // half of 48 MiB, and 128 heads in 12 groups need 11 each.

@@ -379,7 +379,7 @@ impl Group {
 /// light tiles of the last heads mixed with their heavy ones; interleaving
 /// G heads puts the heavy tiles of all of them first (the longest work
 /// first), while G heads' K and V (seq·head_dim bf16 each), which every
-/// block of a head reads, still fit [`L2_SHARE`]'s share of the L2.
+/// block of a head reads, still fit a share of the L2 (`L2_SHARE`).
 /// Non-causal: 1, as the work is uniform and the concurrent blocks of one
 /// head share its K and V best.
 pub fn default_group(shape: Shape, l2_bytes: u64) -> u32 {
@@ -400,7 +400,7 @@ pub(crate) fn group_fitting(shape: Shape, l2_bytes: u64, head_bytes: u64) -> u32
 }
 
 /// The L2 size of the stream's GPU in bytes, as the driver reports it
-/// ([`FALLBACK_L2_BYTES`] where it does not).
+/// (a Hopper's, `FALLBACK_L2_BYTES`, where it does not).
 pub fn l2_bytes(stream: &CudaStream) -> u64 {
     match stream.context().attribute(L2_CACHE_SIZE_ATTRIBUTE) {
         Ok(bytes) if bytes > 0 => bytes as u64,
@@ -718,6 +718,19 @@ fn rescale<const R: usize>(acc_o: &mut [f32; R], alpha0: f32, alpha1: f32) {
     });
 }
 
+/// The (batch·head, query tile) of the forward's block `block` (its
+/// blockIdx x, y, z) in a grid `grid_x` wide ([`launch_config`]): heads in
+/// groups of `grid_x`, z the group and x the head in it, y the query tile
+/// (of `q_tiles`), so that the hardware, which dispatches x fastest, runs
+/// every head of a group on one query tile before the next. Causal: the
+/// last query tile (the longest rows) first, as it finishes last otherwise.
+/// The head may be past the last one (a partial last group).
+#[inline(always)]
+pub(crate) const fn block_work(block: (u32, u32, u32), grid_x: u32, q_tiles: u32, causal: bool) -> (u32, u32) {
+    let (x, y, z) = block;
+    (z * grid_x + x, if causal { q_tiles - 1 - y } else { y })
+}
+
 /// The kernel's body for head dimension HD (64 or 128; R = HD/2
 /// accumulators per thread), P kept in registers (`P_REGS`) or passed
 /// through shared memory, CW consumer warpgroups (2 or 3: 64·CW query rows
@@ -750,14 +763,17 @@ fn forward<const HD: u32, const R: usize, const P_REGS: bool, const CW: u32, con
     let v_full = |s: u32| unsafe { MBarrier::from_address(bars + 8 * (1 + STAGES + s)) };
     let k_empty = |s: u32| unsafe { MBarrier::from_address(bars + 8 * (1 + 2 * STAGES + s)) };
     let v_empty = |s: u32| unsafe { MBarrier::from_address(bars + 8 * (1 + 3 * STAGES + s)) };
-    // Heads in groups of gridDim.x ([`launch_config`]): z picks the group,
-    // x the head in it, y the query tile, so that the hardware, which
-    // dispatches x fastest, starts every head of a group on one query tile
-    // before the next. The last group may be partial: its blocks past the
-    // last head leave before anything another thread waits for (the
-    // barriers' initialisation and `sync_threads` below), all threads of
-    // the block alike.
-    let bh = thread::blockIdx_z() * thread::gridDim_x() + thread::blockIdx_x();
+    let q_tiles = shape.seq.div_ceil(bm);
+    let (bh, qt) = block_work(
+        (thread::blockIdx_x(), thread::blockIdx_y(), thread::blockIdx_z()),
+        thread::gridDim_x(),
+        q_tiles,
+        shape.causal,
+    );
+    // The last group may be partial: its blocks past the last head leave
+    // before anything another thread waits for (the barriers'
+    // initialisation and `sync_threads` below), all threads of the block
+    // alike.
     if bh >= shape.batch_heads {
         return;
     }
@@ -777,10 +793,6 @@ fn forward<const HD: u32, const R: usize, const P_REGS: bool, const CW: u32, con
     }
     thread::sync_threads();
 
-    let q_tiles = shape.seq.div_ceil(bm);
-    // Causal blocks of the longest rows first (of every head of the
-    // group): they finish last otherwise.
-    let qt = if shape.causal { q_tiles - 1 - thread::blockIdx_y() } else { thread::blockIdx_y() };
     let kv_row0 = bh * shape.seq;
     // The block's first query (in its head). With 192 rows the last block
     // may run past seq: its Q rows there are the next head's (or TMA's
@@ -1544,7 +1556,7 @@ mod tests {
 
     /// The blocks of a launch in the hardware's dispatch order (x fastest,
     /// then y, then z), each as the (head, query tile) the kernel reads from
-    /// its indices (`forward`), the blocks past the last head left out.
+    /// its indices ([`block_work`]), the blocks past the last head left out.
     fn dispatch_order(shape: Shape, tile: Tile, group: u32) -> Vec<(u32, u32)> {
         let (gx, gy, gz) = launch_config(shape, tile, Variant::RegisterP, group).grid_dim;
         let q_tiles = shape.seq.div_ceil(tile.rows());
@@ -1553,9 +1565,9 @@ mod tests {
         for z in 0..gz {
             for y in 0..gy {
                 for x in 0..gx {
-                    let bh = z * gx + x;
+                    let (bh, qt) = block_work((x, y, z), gx, q_tiles, shape.causal);
                     if bh < shape.batch_heads {
-                        order.push((bh, if shape.causal { q_tiles - 1 - y } else { y }));
+                        order.push((bh, qt));
                     }
                 }
             }
