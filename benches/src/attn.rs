@@ -26,9 +26,19 @@
 //! `OXIDE_ATTN_BWD` (`attention::DqSplit::select`: `all`, or kernel names
 //! such as `columns,wide`) does the same for the backward's kernels
 //! (`attention_bwd/128/4096/wide`).
+//! `OXIDE_ATTN_GROUP` (`attention::Group::select`: `auto`, or numbers of
+//! heads such as `1,8,16,32`; a bad entry fails the row rather than timing
+//! the default) times both passes with the (batch, head)s interleaved in
+//! those groups (`attention::launch_config`: `auto` is the default, sized
+//! to the L2, and 1 is one head after the other); the rows' names then end
+//! in the group (`attention_fwd/128c/2048/g16`, after the tile's or
+//! kernel's name when that is chosen too) and their notes give the group's
+//! size.
 
 use crate::harness::{bf16_to_f32, de, random_bf16, Gpu, Row, Target};
-use attention::{reference_gradient_row, reference_row, Attention, Backward, DqSplit, Gradients, Shape, Tile, Variant, BWD_ENV, TILE_ENV};
+use attention::{
+    reference_gradient_row, reference_row, Attention, Backward, DqSplit, Gradients, Group, Shape, Tile, Variant, BWD_ENV, GROUP_ENV, TILE_ENV,
+};
 use cuda_core::DeviceBuffer;
 
 /// The variable naming the torch script's results file.
@@ -148,6 +158,9 @@ pub fn attention_fwd(gpu: &Gpu) -> Result<Vec<Row>, String> {
     // The tiles $OXIDE_ATTN_FWD names (the default without it).
     let tiled = std::env::var_os(TILE_ENV).is_some();
     let tiles = |head_dim: u32| if tiled { Tile::from_env(head_dim) } else { vec![Tile::default_for(head_dim)] };
+    // The head groups $OXIDE_ATTN_GROUP names (the default without it).
+    let grouped = std::env::var_os(GROUP_ENV).is_some();
+    let groups = Group::from_env()?;
     let mut rows = Vec::new();
     for head_dim in [128u32, 64] {
         for causal in [false, true] {
@@ -166,20 +179,29 @@ pub fn attention_fwd(gpu: &Gpu) -> Result<Vec<Row>, String> {
                 let mut o = DeviceBuffer::<u32>::zeroed(s, n / 2).map_err(de)?;
                 let mut lse = DeviceBuffer::<f32>::zeroed(s, shape.rows()).map_err(de)?;
                 for &tile in &tiles(head_dim) {
-                    let attn = Attention::with_kernel(Variant::RegisterP, tile, &gpu.oxide, s, &qd, &kd, &vd, shape).map_err(|e| e.to_string())?;
-                    // Stale results from the previous tile must not pass.
-                    o.memset(s, 0xff).map_err(de)?;
-                    lse.memset(s, 0xff).map_err(de)?;
-                    attn.launch(&gpu.oxide, s, &mut o, &mut lse).map_err(|e| e.to_string())?;
-                    check(shape, &q, &k, &v, &o.to_host_vec(s).map_err(de)?, &lse.to_host_vec(s).map_err(de)?)
-                        .map_err(|e| format!("{}: {e}", attn.kernel_name()))?;
-                    let t = gpu.time_ms(3, 20, || attn.launch(&gpu.oxide, s, &mut o, &mut lse).map_err(|e| e.to_string()))?;
-                    let mut name = format!("attention_fwd/{head_dim}{}/{seq}", if causal { "c" } else { "" });
-                    if tiled {
-                        name = format!("{name}/{}", tile.name());
+                    for &group in &groups {
+                        let mut attn =
+                            Attention::with_kernel(Variant::RegisterP, tile, &gpu.oxide, s, &qd, &kd, &vd, shape).map_err(|e| e.to_string())?;
+                        attn.set_group(group);
+                        // Stale results from the previous kernel must not pass.
+                        o.memset(s, 0xff).map_err(de)?;
+                        lse.memset(s, 0xff).map_err(de)?;
+                        attn.launch(&gpu.oxide, s, &mut o, &mut lse).map_err(|e| e.to_string())?;
+                        check(shape, &q, &k, &v, &o.to_host_vec(s).map_err(de)?, &lse.to_host_vec(s).map_err(de)?)
+                            .map_err(|e| format!("{} g{}: {e}", attn.kernel_name(), attn.group()))?;
+                        let t = gpu.time_ms(3, 20, || attn.launch(&gpu.oxide, s, &mut o, &mut lse).map_err(|e| e.to_string()))?;
+                        let mut name = format!("attention_fwd/{head_dim}{}/{seq}", if causal { "c" } else { "" });
+                        if tiled {
+                            name = format!("{name}/{}", tile.name());
+                        }
+                        let mut what = describe(seq, head_dim, causal);
+                        if grouped {
+                            name = format!("{name}/{}", group.name());
+                            what = format!("{what}, heads in groups of {}", attn.group());
+                        }
+                        let torch_ref = torch.as_deref().and_then(|r| torch_best(r, shape, false));
+                        rows.push(torch_row(name, t, shape.flops(), torch_ref, "", &what));
                     }
-                    let torch_ref = torch.as_deref().and_then(|r| torch_best(r, shape, false));
-                    rows.push(torch_row(name, t, shape.flops(), torch_ref, "", &describe(seq, head_dim, causal)));
                 }
             }
         }
@@ -223,6 +245,9 @@ pub fn attention_bwd(gpu: &Gpu) -> Result<Vec<Row>, String> {
     let mut rows = Vec::new();
     let head_dim = 128u32;
     let splits = if chosen { DqSplit::from_env(head_dim) } else { vec![DqSplit::available(head_dim)[0]] };
+    // The head groups $OXIDE_ATTN_GROUP names (the default without it).
+    let grouped = std::env::var_os(GROUP_ENV).is_some();
+    let groups = Group::from_env()?;
     for causal in [false, true] {
         for seq in [2048u32, 4096, 8192] {
             let shape = bench_shape(seq, head_dim, causal);
@@ -242,21 +267,30 @@ pub fn attention_bwd(gpu: &Gpu) -> Result<Vec<Row>, String> {
             let oh = host(&o)?;
             let lseh = lse.to_host_vec(s).map_err(de)?;
             for &split in &splits {
-                let mut bwd = Backward::with_split(split, &gpu.oxide, s, &qd, &kd, &vd, &dod, shape).map_err(|e| e.to_string())?;
-                // Stale results from the previous kernel must not pass.
-                for t in [&mut dq, &mut dk, &mut dv] {
-                    t.memset(s, 0xff).map_err(de)?;
+                for &group in &groups {
+                    let mut bwd = Backward::with_split(split, &gpu.oxide, s, &qd, &kd, &vd, &dod, shape).map_err(|e| e.to_string())?;
+                    bwd.set_group(group);
+                    // Stale results from the previous kernel must not pass.
+                    for t in [&mut dq, &mut dk, &mut dv] {
+                        t.memset(s, 0xff).map_err(de)?;
+                    }
+                    bwd.launch(&gpu.oxide, s, &o, &lse, &mut dq, &mut dk, &mut dv).map_err(|e| e.to_string())?;
+                    let (dqh, dkh, dvh) = (host(&dq)?, host(&dk)?, host(&dv)?);
+                    check_backward(shape, &q, &k, &v, &d_o, &oh, &lseh, [&dqh, &dkh, &dvh])
+                        .map_err(|e| format!("{} g{}: {e}", split.name(), bwd.group()))?;
+                    let t = gpu.time_ms(3, 20, || bwd.launch(&gpu.oxide, s, &o, &lse, &mut dq, &mut dk, &mut dv).map_err(|e| e.to_string()))?;
+                    let mut name = format!("attention_bwd/{head_dim}{}/{seq}", if causal { "c" } else { "" });
+                    if chosen {
+                        name = format!("{name}/{}", split.name());
+                    }
+                    let mut what = describe(seq, head_dim, causal);
+                    if grouped {
+                        name = format!("{name}/{}", group.name());
+                        what = format!("{what}, heads in groups of {}", bwd.group());
+                    }
+                    let torch_ref = torch.as_deref().and_then(|r| torch_best(r, shape, true));
+                    rows.push(torch_row(name, t, shape.backward_flops(), torch_ref, " backward", &what));
                 }
-                bwd.launch(&gpu.oxide, s, &o, &lse, &mut dq, &mut dk, &mut dv).map_err(|e| e.to_string())?;
-                let (dqh, dkh, dvh) = (host(&dq)?, host(&dk)?, host(&dv)?);
-                check_backward(shape, &q, &k, &v, &d_o, &oh, &lseh, [&dqh, &dkh, &dvh]).map_err(|e| format!("{}: {e}", split.name()))?;
-                let t = gpu.time_ms(3, 20, || bwd.launch(&gpu.oxide, s, &o, &lse, &mut dq, &mut dk, &mut dv).map_err(|e| e.to_string()))?;
-                let mut name = format!("attention_bwd/{head_dim}{}/{seq}", if causal { "c" } else { "" });
-                if chosen {
-                    name = format!("{name}/{}", split.name());
-                }
-                let torch_ref = torch.as_deref().and_then(|r| torch_best(r, shape, true));
-                rows.push(torch_row(name, t, shape.backward_flops(), torch_ref, " backward", &describe(seq, head_dim, causal)));
             }
         }
     }

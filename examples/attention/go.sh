@@ -13,6 +13,10 @@
 # (attention::DqSplit: `all`, or a list such as columns,wide,staged,red4,tma; the
 # checks run every kernel):
 #   OXIDE_ATTN_BWD=all bash go.sh "--bench --bwd 2048 4096 8192"
+# OXIDE_ATTN_GROUP picks the head groups that --bench times both passes with
+# (attention::Group: `auto`, or numbers of heads; 1 is one head after the
+# other; a bad entry is an error):
+#   OXIDE_ATTN_GROUP=1,8,16,32,auto bash go.sh "--bench 2048 4096 8192"
 cd "$(dirname "$0")"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.limit --format=csv,noheader
 chmod +x ./attention

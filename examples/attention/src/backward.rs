@@ -27,7 +27,10 @@
 //!    [`BWD_STAGES`] stages (one "full" and one "empty" mbarrier each). The
 //!    block loops over every query tile its keys see (causal: from the
 //!    diagonal on; the blocks of the first keys, which see the most query
-//!    tiles, are launched first). Per query tile a consumer warpgroup
+//!    tiles, are launched first: the grid is (G, key tiles, ⌈batch·heads/G⌉)
+//!    and, as in the forward, the (batch, head)s run in groups of G, one key
+//!    tile of every head of the group before the next, [`bwd_launch_config`],
+//!    [`bwd_default_group`]). Per query tile a consumer warpgroup
 //!    computes, with the keys as the wgmma's M dimension (the transposed
 //!    products, as FlashAttention-3 does, so that Pᵀ and dSᵀ come out in
 //!    the register layout of the A operand of dV and dK):
@@ -82,7 +85,10 @@
 //! bwd.launch(&module, &stream, &o, &lse, &mut dq, &mut dk, &mut dv)?;
 //! ```
 
-use crate::{aligned_dynamic_shared, check_shape, exp2, kernel_function, mma_pv, mma_pv_registers, swizzled_offset, sync_warpgroup, Error, Shape};
+use crate::{
+    aligned_dynamic_shared, block_work, check_shape, exp2, group_fitting, kernel_function, l2_bytes, mma_pv, mma_pv_registers, swizzled_offset, sync_warpgroup, Error,
+    Group, Shape,
+};
 use crate::{BOX, ROW_BYTES};
 use cuda_core::tensor_map::{TensorDataType, TensorMap};
 use cuda_core::{CudaStream, DeviceBuffer, LaunchConfig};
@@ -530,6 +536,20 @@ fn backward<
     let kv_full = unsafe { MBarrier::from_address(bars) };
     let full = |s: u32| unsafe { MBarrier::from_address(bars + 8 * (1 + s)) };
     let empty = |s: u32| unsafe { MBarrier::from_address(bars + 8 * (1 + BWD_STAGES + s)) };
+    // Heads in groups of gridDim.x, key tiles along y ([`bwd_launch_config`]),
+    // key tile 0 first: causal, it sees the most query tiles.
+    let (bh, kt) = block_work(
+        (thread::blockIdx_x(), thread::blockIdx_y(), thread::blockIdx_z()),
+        thread::gridDim_x(),
+        shape.seq / BWD_BN,
+        false,
+    );
+    // The last group's blocks past the last head leave before anything
+    // another thread waits for (the barriers' initialisation and
+    // `sync_threads` below), all threads of the block alike.
+    if bh >= shape.batch_heads {
+        return;
+    }
     let tid = thread::threadIdx_x();
     if tid == 0 {
         // SAFETY: one thread initialises; fence + barrier publish it.
@@ -544,8 +564,6 @@ fn backward<
     }
     thread::sync_threads();
 
-    let kt = thread::blockIdx_x();
-    let bh = thread::blockIdx_y();
     let seq_row0 = bh * shape.seq;
     let key0 = kt * BWD_BN;
     let q_tiles = shape.seq / BWD_BM;
@@ -960,7 +978,8 @@ macro_rules! bwd_kernel {
 
 bwd_kernel! {
     /// Attention backward for head_dim 64 (module docs). Launch with
-    /// [`BWD_THREADS`] threads, grid (seq/[`BWD_BN`], batch·heads),
+    /// [`BWD_THREADS`] threads, grid (G, seq/[`BWD_BN`], ⌈batch·heads/G⌉)
+    /// for a group of G heads ([`bwd_launch_config`]),
     /// [`bwd_shared_bytes`]`(64)` of dynamic shared memory; the maps of K and V
     /// have boxes of 64×[`BWD_BN`] (d × rows), those of Q and dO 64×[`BWD_BM`],
     /// all with the 128-byte swizzle. `lse` and `delta` are per row (f32),
@@ -1153,13 +1172,29 @@ pub fn bwd_kernel_name(head_dim: u32, split: DqSplit) -> &'static str {
 }
 
 /// The main kernel's launch shape for `shape` (which [`check_shape`]
-/// accepted) and `split`.
-pub fn bwd_launch_config(shape: Shape, split: DqSplit) -> LaunchConfig {
+/// accepted) and `split`, with the (batch, head)s in groups of `group`
+/// (clamped to 1..=batch·heads; [`Group`]): grid (G, key tiles,
+/// ⌈batch·heads/G⌉), read by the kernels as head z·G + x and key tile y,
+/// so that the hardware (x fastest) runs key tile 0 of every head of a
+/// group, then key tile 1, and so on; G = 1 is one head after the other.
+pub fn bwd_launch_config(shape: Shape, split: DqSplit, group: u32) -> LaunchConfig {
+    let g = group.clamp(1, shape.batch_heads.max(1));
     LaunchConfig {
-        grid_dim: (shape.seq / BWD_BN, shape.batch_heads, 1),
+        grid_dim: (g, shape.seq / BWD_BN, shape.batch_heads.div_ceil(g)),
         block_dim: (BWD_THREADS, 1, 1),
         shared_mem_bytes: bwd_shared_bytes_for(shape.head_dim, split),
     }
+}
+
+/// The backward's default head group for `shape` on a GPU with `l2_bytes`
+/// of L2 (as the forward's [`default_group`](crate::default_group)): every
+/// key block of a head reads the head's Q and dO tiles (bf16), its
+/// log-sum-exp and D (f32 a row), and adds into its f32 dQ accumulator, so
+/// for causal as many heads as keep those in the L2's share; 1 for
+/// non-causal.
+pub fn bwd_default_group(shape: Shape, l2_bytes: u64) -> u32 {
+    let (seq, d) = (shape.seq as u64, shape.head_dim as u64);
+    group_fitting(shape, l2_bytes, seq * d * (2 + 2 + 4) + seq * 2 * 4)
 }
 
 /// A tensor map of a `[rows][head_dim]` bf16 tensor with boxes of 64
@@ -1182,10 +1217,14 @@ fn upload_accumulator_map(stream: &CudaStream, acc: &DeviceBuffer<f32>, shape: S
 /// One backward problem set up for repeated launches: the shape checked,
 /// the tensor maps of Q, K, V and dO uploaded, the scratch buffers (D and
 /// the f32 dQ accumulator) allocated, the main kernel's shared memory limit
-/// raised. It borrows Q, K, V and dO (the maps hold their addresses).
+/// raised, the head group chosen ([`bwd_default_group`] for the GPU's L2
+/// unless [`Backward::set_group`] says otherwise). It borrows Q, K, V and
+/// dO (the maps hold their addresses).
 pub struct Backward<'a> {
     shape: Shape,
     split: DqSplit,
+    l2_bytes: u64,
+    group: u32,
     maps: [DeviceBuffer<TensorMap>; 4],
     /// The tensor map of `dq_acc` ([`DqSplit::TmaReduce`] and
     /// [`DqSplit::TmaEager`] only).
@@ -1250,7 +1289,23 @@ impl<'a> Backward<'a> {
         // The map holds the accumulator's address: the buffer lives as long
         // as the map and is never reallocated.
         let dq_map = if matches!(split, DqSplit::TmaReduce | DqSplit::TmaEager) { Some(upload_accumulator_map(stream, &dq_acc, shape)?) } else { None };
-        Ok(Backward { shape, split, maps, dq_map, d_o, delta: DeviceBuffer::zeroed(stream, shape.rows())?, dq_acc, inputs: PhantomData })
+        let delta = DeviceBuffer::zeroed(stream, shape.rows())?;
+        let l2_bytes = l2_bytes(stream);
+        let group = bwd_default_group(shape, l2_bytes);
+        Ok(Backward { shape, split, l2_bytes, group, maps, dq_map, d_o, delta, dq_acc, inputs: PhantomData })
+    }
+
+    /// Launches the main kernel from now on with the head group `group`
+    /// ([`Group::heads`]: [`Group::Auto`] is [`bwd_default_group`] for this
+    /// shape and the GPU's L2).
+    pub fn set_group(&mut self, group: Group) {
+        self.group = group.heads(self.shape, bwd_default_group(self.shape, self.l2_bytes));
+    }
+
+    /// The number of heads per group the main kernel's launches interleave
+    /// ([`bwd_launch_config`]).
+    pub fn group(&self) -> u32 {
+        self.group
     }
 
     /// The shape.
@@ -1298,7 +1353,7 @@ impl<'a> Backward<'a> {
         args: [slice(*o), slice(*d_o), shape.head_dim, slice_mut(self.delta)] }?;
         self.dq_acc.memset(stream, 0)?;
         let (pq, pk, pv, pd) = (self.maps[0].device_ptr(), self.maps[1].device_ptr(), self.maps[2].device_ptr(), self.maps[3].device_ptr());
-        let config = bwd_launch_config(shape, self.split);
+        let config = bwd_launch_config(shape, self.split, self.group);
         let pq_acc = self.dq_map.as_ref().map_or(0, |m| m.device_ptr());
         let acc = self.dq_acc.as_atomic();
         // Every backward kernel takes the arguments `bwd_kernel!` gives it;
@@ -1489,11 +1544,36 @@ mod tests {
         assert_eq!((2 * 2 * BWD_BN * ROW_BYTES + BWD_STAGES * 2 * 2 * BWD_BM * ROW_BYTES + 4 * DS_BYTES) % 1024, 0);
         assert_eq!(DQ_TILE_BYTES % 1024, 0);
         let shape = Shape { batch_heads: 3, seq: 1024, head_dim: 128, causal: true };
-        let c = bwd_launch_config(shape, DqSplit::Staged);
-        assert_eq!(c.grid_dim, (8, 3, 1));
+        let c = bwd_launch_config(shape, DqSplit::Staged, 1);
+        assert_eq!(c.grid_dim, (1, 8, 3));
         assert_eq!(c.block_dim, (384, 1, 1));
         assert_eq!(c.shared_mem_bytes, bwd_shared_bytes(128));
-        assert_eq!(bwd_launch_config(shape, DqSplit::TmaReduce).shared_mem_bytes, bwd_shared_bytes_for(128, DqSplit::TmaReduce));
+        assert_eq!(bwd_launch_config(shape, DqSplit::TmaReduce, 1).shared_mem_bytes, bwd_shared_bytes_for(128, DqSplit::TmaReduce));
+        // Head groups: a partial last group, all heads, clamped sizes.
+        assert_eq!(bwd_launch_config(shape, DqSplit::Staged, 2).grid_dim, (2, 8, 2));
+        assert_eq!(bwd_launch_config(shape, DqSplit::Staged, 3).grid_dim, (3, 8, 1));
+        assert_eq!(bwd_launch_config(shape, DqSplit::Staged, 9).grid_dim, (3, 8, 1));
+        assert_eq!(bwd_launch_config(shape, DqSplit::Staged, 0).grid_dim, (1, 8, 3));
+        // The kernels' reading of the grid, in dispatch order (x fastest):
+        // key tile 0 of both heads of the first group, then key tile 1, …,
+        // then the partial group's head 2; nothing twice, nothing missed.
+        let (gx, gy, gz) = bwd_launch_config(shape, DqSplit::Staged, 2).grid_dim;
+        let order: Vec<(u32, u32)> = (0..gz)
+            .flat_map(|z| (0..gy).flat_map(move |y| (0..gx).map(move |x| block_work((x, y, z), gx, shape.seq / BWD_BN, false))))
+            .filter(|&(bh, _)| bh < shape.batch_heads)
+            .collect();
+        assert_eq!(&order[..4], &[(0, 0), (1, 0), (0, 1), (1, 1)]);
+        assert_eq!(&order[16..19], &[(2, 0), (2, 1), (2, 2)]);
+        let mut sorted = order.clone();
+        sorted.sort();
+        assert_eq!(sorted, (0..3).flat_map(|bh| (0..8).map(move |kt| (bh, kt))).collect::<Vec<_>>());
+        // The default: Q, dO, the dQ accumulator, the log-sum-exp and D of
+        // a head at seq 2048, head_dim 128: 2 MiB + 16 KiB; 11 fit in
+        // half of 48 MiB, and 128 heads in 12 groups need 11 each.
+        let bench = Shape { batch_heads: 128, seq: 2048, head_dim: 128, causal: true };
+        assert_eq!(bwd_default_group(bench, 48 << 20), 11);
+        assert_eq!(bwd_default_group(Shape { causal: false, ..bench }, 48 << 20), 1);
+        assert_eq!(bwd_default_group(Shape { batch_heads: 3, ..bench }, 48 << 20), 3);
         assert_eq!(bwd_shared_bytes_for(128, DqSplit::TmaEager), bwd_shared_bytes_for(128, DqSplit::TmaReduce));
         assert_eq!(bwd_kernel_name(64, DqSplit::Keys), "attention_bwd_d64");
         assert_eq!(bwd_kernel_name(128, DqSplit::Columns), "attention_bwd_d128");

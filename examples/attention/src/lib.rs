@@ -30,7 +30,7 @@
 //!   operands K-major as in gemm_bf16;
 //! * masks the diagonal tile when causal (tiles above the diagonal are never
 //!   loaded: a block's query tile `i` reads KV tiles `0..=i`, and causal
-//!   blocks start with the longest rows);
+//!   blocks start with the longest rows, see the order below);
 //! * runs the online softmax on the fragment in registers: a row lives in
 //!   the 4 lanes of a quad, so its max is two `shfl_xor`s; scores are scaled
 //!   by log2(e)/√d so that `ex2` gives the exponentials; the O accumulators
@@ -80,10 +80,26 @@
 //! `OXIDE_ATTN_FWD` ([`TILE_ENV`]) names others for the example and the
 //! benchmarks.
 //!
+//! The order of the blocks ([`launch_config`], [`Group`]): the grid is
+//! (G, query tiles, ⌈batch·heads/G⌉), a block's head is z·G + x and its
+//! query tile y (the last first when causal), so the hardware, which
+//! dispatches x fastest, runs the (batch, head)s in groups of G, and within
+//! a group one query tile of every head before the next tile. Causal query
+//! tiles differ in work (tile i reads i + 1 KV tiles): one head at a time
+//! (G = 1) ends the launch with the last heads' heavy and light tiles mixed,
+//! and SMs idle while the last heavy ones finish; a group starts all its
+//! heads' heaviest tiles first (the longest work first, as
+//! FlashAttention-3 schedules it), and G is kept small enough that the
+//! group's K and V stay in the L2 ([`default_group`]). Non-causal work is
+//! uniform: G = 1, where the concurrent blocks of one head share its K and
+//! V. `OXIDE_ATTN_GROUP` ([`GROUP_ENV`]) names other groups for the example's
+//! and the benchmarks' timing runs.
+//!
 //! ```ignore
 //! let module = load_kernel_module(&ctx, "my_program")?;
 //! let shape = Shape { batch_heads: 64, seq: 4096, head_dim: 128, causal: true };
-//! let attn = Attention::new(&module, &stream, &q, &k, &v, shape)?;
+//! let mut attn = Attention::new(&module, &stream, &q, &k, &v, shape)?;
+//! attn.set_group(Group::Heads(8)); // optional: Group::Auto is the default
 //! attn.launch(&module, &stream, &mut o, &mut lse)?; // o: words, lse: f32
 //! ```
 //!
@@ -263,6 +279,134 @@ pub(crate) fn select_named<T: Copy + PartialEq>(spec: Option<&str>, available: &
 /// timing runs pick forward tiles ([`Tile::select`]), e.g.
 /// `OXIDE_ATTN_FWD=all` or `OXIDE_ATTN_FWD=m128s2,m192s3`.
 pub const TILE_ENV: &str = "OXIDE_ATTN_FWD";
+
+/// The environment variable with which the example's and the benchmarks'
+/// timing runs pick the forward's head groups ([`Group::select`]), e.g.
+/// `OXIDE_ATTN_GROUP=1,8,16,auto`.
+pub const GROUP_ENV: &str = "OXIDE_ATTN_GROUP";
+
+/// The largest grid y and z the hardware launches.
+const MAX_GRID_YZ: u32 = 65535;
+
+/// `CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE` (cuda.h): the L2's size in bytes.
+const L2_CACHE_SIZE_ATTRIBUTE: i32 = 38;
+
+/// The L2 size assumed where the driver does not report one (the
+/// emulator): a Hopper's, which the kernels need anyway.
+const FALLBACK_L2_BYTES: u64 = 50 << 20;
+
+/// The share of the L2 (one part in this many) that the data a group's
+/// blocks share (the forward's K and V) may fill: the rest is for what
+/// streams through it once (the forward's Q tiles, O rows and log-sum-exp),
+/// which would otherwise evict tiles that other blocks of the group still
+/// read. [`GROUP_ENV`] measures other sizes.
+const L2_SHARE: u64 = 2;
+
+/// How many (batch, head)s a launch interleaves ([`launch_config`], and
+/// the backward's [`backward::bwd_launch_config`]): the heads are taken in
+/// groups of G, and within a group the blocks are dispatched tile by tile
+/// (for causal, the heaviest tile of every head of the group first), then
+/// the next group. G = 1 is one head after the other.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Group {
+    /// The pass's default ([`default_group`], [`backward::bwd_default_group`]):
+    /// as many heads as keep the data their blocks share in a share of the
+    /// L2, for causal; one head for non-causal.
+    Auto,
+    /// This many heads (at least 1), at most batch·heads (more are
+    /// clamped).
+    Heads(u32),
+}
+
+impl Group {
+    /// The group size for `shape`, in 1..=batch·heads: `auto` (the pass's
+    /// default for the shape) for [`Group::Auto`].
+    pub fn heads(self, shape: Shape, auto: u32) -> u32 {
+        let g = match self {
+            Group::Auto => auto,
+            Group::Heads(g) => g,
+        };
+        g.clamp(1, shape.batch_heads.max(1))
+    }
+
+    /// The group's name in benchmark rows: `gauto` or `g{heads}`.
+    pub fn name(self) -> String {
+        match self {
+            Group::Auto => "gauto".to_string(),
+            Group::Heads(g) => format!("g{g}"),
+        }
+    }
+
+    /// Reads one group: `auto` or a positive number of heads.
+    pub fn parse(text: &str) -> Result<Group, String> {
+        let text = text.trim();
+        if text == "auto" {
+            return Ok(Group::Auto);
+        }
+        match text.parse::<u32>() {
+            Ok(g) if g > 0 => Ok(Group::Heads(g)),
+            _ => Err(format!("{GROUP_ENV}: {text:?} is not a head group (`auto` or a number of heads ≥ 1)")),
+        }
+    }
+
+    /// The groups that `spec` names, separated by commas, in order without
+    /// repeats: [`Group::Auto`] alone when `spec` is None or blank; an
+    /// error naming the first entry that is not a group, so that a typo in
+    /// a measurement does not silently time the default instead.
+    pub fn select(spec: Option<&str>) -> Result<Vec<Group>, String> {
+        let Some(spec) = spec.filter(|s| !s.trim().is_empty()) else {
+            return Ok(vec![Group::Auto]);
+        };
+        let mut chosen = Vec::new();
+        for entry in spec.split(',') {
+            let group = Group::parse(entry)?;
+            if !chosen.contains(&group) {
+                chosen.push(group);
+            }
+        }
+        Ok(chosen)
+    }
+
+    /// [`Group::select`] of the environment variable [`GROUP_ENV`].
+    pub fn from_env() -> Result<Vec<Group>, String> {
+        Group::select(std::env::var(GROUP_ENV).ok().as_deref())
+    }
+}
+
+/// The forward's default head group for `shape` on a GPU with `l2_bytes`
+/// of L2. Causal: the query tiles of one head differ in work (tile i reads
+/// i + 1 KV tiles), so with one head at a time the launch's tail is the
+/// light tiles of the last heads mixed with their heavy ones; interleaving
+/// G heads puts the heavy tiles of all of them first (the longest work
+/// first), while G heads' K and V (seq·head_dim bf16 each), which every
+/// block of a head reads, still fit a share of the L2 (`L2_SHARE`).
+/// Non-causal: 1, as the work is uniform and the concurrent blocks of one
+/// head share its K and V best.
+pub fn default_group(shape: Shape, l2_bytes: u64) -> u32 {
+    group_fitting(shape, l2_bytes, 2 * 2 * shape.seq as u64 * shape.head_dim as u64)
+}
+
+/// The head group of [`default_group`] for heads of which every block
+/// reads `head_bytes`: for causal, as many heads as fit the L2's share,
+/// then evened out (as many groups, G as small as that allows) so that the
+/// last group has few empty blocks; 1 for non-causal.
+pub(crate) fn group_fitting(shape: Shape, l2_bytes: u64, head_bytes: u64) -> u32 {
+    let heads = shape.batch_heads.max(1);
+    if !shape.causal {
+        return 1;
+    }
+    let fit = (l2_bytes / L2_SHARE / head_bytes.max(1)).clamp(1, heads as u64) as u32;
+    heads.div_ceil(heads.div_ceil(fit))
+}
+
+/// The L2 size of the stream's GPU in bytes, as the driver reports it
+/// (a Hopper's, `FALLBACK_L2_BYTES`, where it does not).
+pub fn l2_bytes(stream: &CudaStream) -> u64 {
+    match stream.context().attribute(L2_CACHE_SIZE_ATTRIBUTE) {
+        Ok(bytes) if bytes > 0 => bytes as u64,
+        _ => FALLBACK_L2_BYTES,
+    }
+}
 
 /// The problem shape.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -574,6 +718,19 @@ fn rescale<const R: usize>(acc_o: &mut [f32; R], alpha0: f32, alpha1: f32) {
     });
 }
 
+/// The (batch·head, query tile) of the forward's block `block` (its
+/// blockIdx x, y, z) in a grid `grid_x` wide ([`launch_config`]): heads in
+/// groups of `grid_x`, z the group and x the head in it, y the query tile
+/// (of `q_tiles`), so that the hardware, which dispatches x fastest, runs
+/// every head of a group on one query tile before the next. Causal: the
+/// last query tile (the longest rows) first, as it finishes last otherwise.
+/// The head may be past the last one (a partial last group).
+#[inline(always)]
+pub(crate) const fn block_work(block: (u32, u32, u32), grid_x: u32, q_tiles: u32, causal: bool) -> (u32, u32) {
+    let (x, y, z) = block;
+    (z * grid_x + x, if causal { q_tiles - 1 - y } else { y })
+}
+
 /// The kernel's body for head dimension HD (64 or 128; R = HD/2
 /// accumulators per thread), P kept in registers (`P_REGS`) or passed
 /// through shared memory, CW consumer warpgroups (2 or 3: 64·CW query rows
@@ -606,6 +763,20 @@ fn forward<const HD: u32, const R: usize, const P_REGS: bool, const CW: u32, con
     let v_full = |s: u32| unsafe { MBarrier::from_address(bars + 8 * (1 + STAGES + s)) };
     let k_empty = |s: u32| unsafe { MBarrier::from_address(bars + 8 * (1 + 2 * STAGES + s)) };
     let v_empty = |s: u32| unsafe { MBarrier::from_address(bars + 8 * (1 + 3 * STAGES + s)) };
+    let q_tiles = shape.seq.div_ceil(bm);
+    let (bh, qt) = block_work(
+        (thread::blockIdx_x(), thread::blockIdx_y(), thread::blockIdx_z()),
+        thread::gridDim_x(),
+        q_tiles,
+        shape.causal,
+    );
+    // The last group may be partial: its blocks past the last head leave
+    // before anything another thread waits for (the barriers'
+    // initialisation and `sync_threads` below), all threads of the block
+    // alike.
+    if bh >= shape.batch_heads {
+        return;
+    }
     let tid = thread::threadIdx_x();
     if tid == 0 {
         // SAFETY: one thread initialises; fence + barrier publish it.
@@ -622,10 +793,6 @@ fn forward<const HD: u32, const R: usize, const P_REGS: bool, const CW: u32, con
     }
     thread::sync_threads();
 
-    let q_tiles = shape.seq.div_ceil(bm);
-    // Causal blocks of the longest rows first: they finish last otherwise.
-    let qt = if shape.causal { q_tiles - 1 - thread::blockIdx_x() } else { thread::blockIdx_x() };
-    let bh = thread::blockIdx_y();
     let kv_row0 = bh * shape.seq;
     // The block's first query (in its head). With 192 rows the last block
     // may run past seq: its Q rows there are the next head's (or TMA's
@@ -889,8 +1056,9 @@ fn forward<const HD: u32, const R: usize, const P_REGS: bool, const CW: u32, con
 }
 
 /// Attention forward for head_dim 64 (module docs), [`Tile::M128_S2`].
-/// Launch with [`THREADS`] threads, grid (seq/128, batch·heads),
-/// [`shared_bytes`] of dynamic shared memory; the maps have boxes of
+/// Launch with [`THREADS`] threads, grid (G, seq/128, ⌈batch·heads/G⌉)
+/// for a group of G heads ([`launch_config`]), [`shared_bytes`] of dynamic
+/// shared memory; the maps have boxes of
 /// 64×128 (d × rows) and the 128-byte swizzle.
 #[kernel(launch_bounds(384, 1))]
 pub fn attention_fwd_d64(map_q: u64, map_k: u64, map_v: u64, shape: Shape, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
@@ -910,8 +1078,8 @@ pub fn attention_fwd_d64_m128s4(map_q: u64, map_k: u64, map_v: u64, shape: Shape
 }
 
 /// [`attention_fwd_d64`] with 192 query rows per block: three consumer
-/// warpgroups and the producer, 512 threads, grid (⌈seq/192⌉,
-/// batch·heads); the Q map's boxes are 64×192.
+/// warpgroups and the producer, 512 threads, grid (G, ⌈seq/192⌉,
+/// ⌈batch·heads/G⌉); the Q map's boxes are 64×192.
 #[kernel(launch_bounds(512, 1))]
 pub fn attention_fwd_d64_m192s2(map_q: u64, map_k: u64, map_v: u64, shape: Shape, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
     forward::<64, 32, true, 3, 2, true>(map_q, map_k, map_v, shape, &mut o, &mut lse);
@@ -1014,8 +1182,18 @@ pub fn check_shape(shape: Shape) -> Result<(), String> {
             shape.seq
         ));
     }
-    if shape.batch_heads == 0 || shape.batch_heads > 65535 {
-        return Err(format!("batch·heads must be 1..=65535 (the grid's y), not {} ({shape:?})", shape.batch_heads));
+    if shape.batch_heads == 0 || shape.batch_heads > MAX_GRID_YZ {
+        return Err(format!(
+            "batch·heads must be 1..={MAX_GRID_YZ} (the grid's z counts groups of heads, of one head at worst), not {} ({shape:?})",
+            shape.batch_heads
+        ));
+    }
+    if shape.seq / BM > MAX_GRID_YZ {
+        return Err(format!(
+            "seq must be at most {} (the grid's y counts query tiles, at most {MAX_GRID_YZ}), not {} ({shape:?})",
+            MAX_GRID_YZ * BM,
+            shape.seq
+        ));
     }
     if shape.elements() >= 1 << 31 {
         return Err(format!("{shape:?} has {} elements per tensor; the kernels index with 32 bits (< 2³¹)", shape.elements()));
@@ -1096,11 +1274,18 @@ pub fn kernel_name(head_dim: u32, variant: Variant, tile: Tile) -> Option<&'stat
     KERNELS.iter().find(|k| k.0 == head_dim && k.1 == variant && k.2 == tile).map(|k| k.3)
 }
 
-/// The launch shape for `shape` (which [`check_shape`] accepted) and
-/// `tile`, for `variant`.
-pub fn launch_config(shape: Shape, tile: Tile, variant: Variant) -> LaunchConfig {
+/// The launch shape for `shape` (which [`check_shape`] accepted), `tile`
+/// and `variant`, with the (batch, head)s in groups of `group` (clamped to
+/// 1..=batch·heads; [`Group`]): grid (G, query tiles, ⌈batch·heads/G⌉),
+/// which the kernels read as head z·G + x and query tile y. The hardware
+/// dispatches x fastest, then y, then z: G = 1 is query tile by query tile
+/// of one head, then the next head; a larger G runs a query tile of every
+/// head of the group before the next tile. The last group's blocks past
+/// batch·heads return at once.
+pub fn launch_config(shape: Shape, tile: Tile, variant: Variant, group: u32) -> LaunchConfig {
+    let g = group.clamp(1, shape.batch_heads.max(1));
     LaunchConfig {
-        grid_dim: (shape.seq.div_ceil(tile.rows()), shape.batch_heads, 1),
+        grid_dim: (g, shape.seq.div_ceil(tile.rows()), shape.batch_heads.div_ceil(g)),
         block_dim: (tile.threads(), 1, 1),
         shared_mem_bytes: shared_bytes(shape.head_dim, tile, variant),
     }
@@ -1130,7 +1315,8 @@ fn upload_map(stream: &CudaStream, tensor: &DeviceBuffer<u16>, shape: Shape, box
 
 /// One attention problem set up for repeated launches: the shape checked,
 /// the tensor maps of Q, K, V encoded and uploaded, the kernel's dynamic
-/// shared memory limit raised. It borrows Q, K, V because the tensor maps
+/// shared memory limit raised, the head group chosen ([`Group::Auto`] for
+/// the GPU's L2 unless [`Attention::set_group`] says otherwise). It borrows Q, K, V because the tensor maps
 /// hold their addresses; each launch reads their current contents.
 pub struct Attention<'a> {
     shape: Shape,
@@ -1138,6 +1324,8 @@ pub struct Attention<'a> {
     tile: Tile,
     kernel: &'static str,
     maps: [DeviceBuffer<TensorMap>; 3],
+    l2_bytes: u64,
+    group: u32,
     inputs: PhantomData<&'a DeviceBuffer<u16>>,
 }
 
@@ -1196,7 +1384,21 @@ impl<'a> Attention<'a> {
         }
         let maps = [upload_map(stream, q, shape, tile.rows())?, upload_map(stream, k, shape, BN)?, upload_map(stream, v, shape, BN)?];
         kernel_function(module, kernel)?.set_max_dynamic_shared_memory(shared_bytes(shape.head_dim, tile, variant))?;
-        Ok(Attention { shape, variant, tile, kernel, maps, inputs: PhantomData })
+        let l2_bytes = l2_bytes(stream);
+        let group = default_group(shape, l2_bytes);
+        Ok(Attention { shape, variant, tile, kernel, maps, l2_bytes, group, inputs: PhantomData })
+    }
+
+    /// Launches from now on with the head group `group` ([`Group::heads`]:
+    /// [`Group::Auto`] is [`default_group`] for this shape and the GPU's L2).
+    pub fn set_group(&mut self, group: Group) {
+        self.group = group.heads(self.shape, default_group(self.shape, self.l2_bytes));
+    }
+
+    /// The number of heads per group the launches interleave
+    /// ([`launch_config`]).
+    pub fn group(&self) -> u32 {
+        self.group
     }
 
     /// The shape.
@@ -1235,7 +1437,7 @@ impl<'a> Attention<'a> {
             )
             .into());
         }
-        let config = launch_config(shape, self.tile, self.variant);
+        let config = launch_config(shape, self.tile, self.variant, self.group);
         let (pq, pk, pv) = (self.maps[0].device_ptr(), self.maps[1].device_ptr(), self.maps[2].device_ptr());
         // The kernel whose name `new` looked up in KERNELS.
         macro_rules! launch_by_name {
@@ -1313,19 +1515,33 @@ mod tests {
         assert!(check_shape(Shape { batch_heads: 0, ..ok }).is_err());
         let e = check_shape(Shape { batch_heads: 4096, seq: 16384, ..ok }).unwrap_err();
         assert!(e.contains("32 bits"), "{e}");
+        assert!(check_shape(Shape { batch_heads: 65535, seq: 128, ..ok }).is_ok());
+        let e = check_shape(Shape { batch_heads: 65536, seq: 128, ..ok }).unwrap_err();
+        assert!(e.contains("1..=65535"), "{e}");
+        // Few enough elements, but more query tiles than the grid's y holds.
+        let long = Shape { batch_heads: 1, seq: 65535 * 128, head_dim: 64, causal: true };
+        assert!(check_shape(long).is_ok());
+        let e = check_shape(Shape { seq: 65536 * 128, ..long }).unwrap_err();
+        assert!(e.contains("grid's y"), "{e}");
     }
 
     #[test]
     fn launch_geometry() {
         let shape = Shape { batch_heads: 3, seq: 1024, head_dim: 128, causal: false };
-        let c = launch_config(shape, Tile::M128_S2, Variant::RegisterP);
-        assert_eq!(c.grid_dim, (8, 3, 1));
+        let c = launch_config(shape, Tile::M128_S2, Variant::RegisterP, 1);
+        assert_eq!(c.grid_dim, (1, 8, 3));
         assert_eq!(c.block_dim, (384, 1, 1));
         // 192 rows: the last block runs past seq.
         let m192 = Tile { consumers: 3, stages: 3, overlap: true };
-        let c = launch_config(Shape { head_dim: 64, ..shape }, m192, Variant::RegisterP);
-        assert_eq!(c.grid_dim, (6, 3, 1));
+        let c = launch_config(Shape { head_dim: 64, ..shape }, m192, Variant::RegisterP, 1);
+        assert_eq!(c.grid_dim, (1, 6, 3));
         assert_eq!(c.block_dim, (512, 1, 1));
+        // Groups of 2 of the 3 heads: the second group is partial.
+        assert_eq!(launch_config(shape, Tile::M128_S2, Variant::RegisterP, 2).grid_dim, (2, 8, 2));
+        // A group of every head; larger ones are clamped, 0 is 1.
+        assert_eq!(launch_config(shape, Tile::M128_S2, Variant::RegisterP, 3).grid_dim, (3, 8, 1));
+        assert_eq!(launch_config(shape, Tile::M128_S2, Variant::RegisterP, 64).grid_dim, (3, 8, 1));
+        assert_eq!(launch_config(shape, Tile::M128_S2, Variant::RegisterP, 0).grid_dim, (1, 8, 3));
         // Every kernel fits the H200's 227 KiB opt-in limit.
         for &(hd, variant, tile, _) in &KERNELS {
             assert!(shared_bytes(hd, tile, variant) <= 227 * 1024, "{hd} {variant:?} {tile:?}");
@@ -1336,6 +1552,106 @@ mod tests {
         assert_eq!(shared_bytes(64, m192, Variant::RegisterP), 24576 + 3 * 32768 + 8 * 13 + 1024);
         assert_eq!(Shape { causal: true, ..shape }.flops() * 2.0, shape.flops());
         assert_eq!(shape.flops(), 4.0 * 3.0 * 1024.0 * 1024.0 * 128.0);
+    }
+
+    /// The blocks of a launch in the hardware's dispatch order (x fastest,
+    /// then y, then z), each as the (head, query tile) the kernel reads from
+    /// its indices ([`block_work`]), the blocks past the last head left out.
+    fn dispatch_order(shape: Shape, tile: Tile, group: u32) -> Vec<(u32, u32)> {
+        let (gx, gy, gz) = launch_config(shape, tile, Variant::RegisterP, group).grid_dim;
+        let q_tiles = shape.seq.div_ceil(tile.rows());
+        assert_eq!(gy, q_tiles);
+        let mut order = Vec::new();
+        for z in 0..gz {
+            for y in 0..gy {
+                for x in 0..gx {
+                    let (bh, qt) = block_work((x, y, z), gx, q_tiles, shape.causal);
+                    if bh < shape.batch_heads {
+                        order.push((bh, qt));
+                    }
+                }
+            }
+        }
+        order
+    }
+
+    #[test]
+    fn head_groups_cover_every_block_once_in_order() {
+        let causal = Shape { batch_heads: 5, seq: 512, head_dim: 128, causal: true };
+        let tile = Tile::M128_S3;
+        // G = 1: the order before groups, each head's tiles (the heaviest
+        // first when causal) and then the next head.
+        let one: Vec<(u32, u32)> = (0..5).flat_map(|bh| (0..4).rev().map(move |qt| (bh, qt))).collect();
+        assert_eq!(dispatch_order(causal, tile, 1), one);
+        let plain = Shape { causal: false, ..causal };
+        assert_eq!(dispatch_order(plain, tile, 1), (0..5).flat_map(|bh| (0..4).map(move |qt| (bh, qt))).collect::<Vec<_>>());
+        // G = 2: heads 0 and 1 tile by tile, heaviest first; then 2 and 3;
+        // then head 4 alone (the partial group).
+        let two = dispatch_order(causal, tile, 2);
+        assert_eq!(&two[..8], &[(0, 3), (1, 3), (0, 2), (1, 2), (0, 1), (1, 1), (0, 0), (1, 0)]);
+        assert_eq!(&two[8..10], &[(2, 3), (3, 3)]);
+        assert_eq!(&two[16..], &[(4, 3), (4, 2), (4, 1), (4, 0)]);
+        // Every G (clamped past batch·heads) launches each block once.
+        for g in [1, 2, 3, 4, 5, 6, 100] {
+            let mut blocks = dispatch_order(causal, tile, g);
+            blocks.sort();
+            let want: Vec<(u32, u32)> = (0..5).flat_map(|bh| (0..4).map(move |qt| (bh, qt))).collect();
+            assert_eq!(blocks, want, "group {g}");
+        }
+        // G ≥ batch·heads: all heads' heaviest tiles first.
+        assert_eq!(dispatch_order(causal, tile, 100)[..5], [(0, 3), (1, 3), (2, 3), (3, 3), (4, 3)]);
+        // 192-row tiles: ⌈seq/192⌉ query tiles per head.
+        let m192 = Shape { head_dim: 64, seq: 640, ..causal };
+        assert_eq!(dispatch_order(m192, Tile::M192_S3N, 4).len(), 5 * 4);
+    }
+
+    #[test]
+    fn default_groups_fit_a_share_of_the_l2() {
+        let l2 = 48u64 << 20;
+        // K and V of a head at seq 2048, head_dim 128: 1 MiB; half the L2
+        // holds 24 such heads, and 128 heads in 6 groups need 22 each.
+        let shape = Shape { batch_heads: 128, seq: 2048, head_dim: 128, causal: true };
+        assert_eq!(default_group(shape, l2), 22);
+        // 2 MiB a head: 12 fit; 64 heads in 6 groups of 11.
+        assert_eq!(default_group(Shape { batch_heads: 64, seq: 4096, ..shape }, l2), 11);
+        // Exactly divisible: 4 MiB a head, 6 fit, 36 heads in 6 groups.
+        assert_eq!(default_group(Shape { batch_heads: 36, seq: 8192, ..shape }, l2), 6);
+        // Fewer heads than fit: all of them.
+        assert_eq!(default_group(Shape { batch_heads: 5, ..shape }, l2), 5);
+        // A head larger than the share: one at a time.
+        assert_eq!(default_group(Shape { seq: 1 << 20, ..shape }, l2), 1);
+        assert_eq!(default_group(shape, 0), 1);
+        // Non-causal: one head at a time.
+        assert_eq!(default_group(Shape { causal: false, ..shape }, l2), 1);
+        // Group::heads: Auto is the pass's default; explicit sizes clamp.
+        assert_eq!(Group::Auto.heads(shape, 22), 22);
+        assert_eq!(Group::Auto.heads(shape, 1000), 128);
+        assert_eq!(Group::Heads(16).heads(shape, 22), 16);
+        assert_eq!(Group::Heads(1000).heads(shape, 22), 128);
+        assert_eq!(Group::Heads(0).heads(shape, 22), 1);
+        assert_eq!(Group::Heads(8).heads(Shape { causal: false, ..shape }, 1), 8);
+    }
+
+    #[test]
+    fn groups_are_parsed_or_refused() {
+        assert_eq!(Group::select(None), Ok(vec![Group::Auto]));
+        assert_eq!(Group::select(Some(" ")), Ok(vec![Group::Auto]));
+        assert_eq!(Group::select(Some("8")), Ok(vec![Group::Heads(8)]));
+        assert_eq!(
+            Group::select(Some("1, 8,16,32,auto,8")),
+            Ok(vec![Group::Heads(1), Group::Heads(8), Group::Heads(16), Group::Heads(32), Group::Auto])
+        );
+        for bad in ["0", "-1", "x", "8,,16", "8;16", "1.5", "g8"] {
+            let e = Group::select(Some(bad)).unwrap_err();
+            assert!(e.contains(GROUP_ENV) && e.contains("not a head group"), "{bad}: {e}");
+        }
+        let e = Group::select(Some("1,sixteen")).unwrap_err();
+        assert!(e.contains("\"sixteen\""), "{e}");
+        assert_eq!(Group::Heads(16).name(), "g16");
+        assert_eq!(Group::Auto.name(), "gauto");
+        for g in [Group::Auto, Group::Heads(3)] {
+            assert_eq!(Group::parse(g.name().trim_start_matches('g')), Ok(g));
+        }
     }
 
     #[test]

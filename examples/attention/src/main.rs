@@ -17,6 +17,9 @@
 //! `ex2.approx` and f32 summation order add far less; twice those, with
 //! margin. A dropped or doubled KV tile, a wrong mask or a swizzle mix-up
 //! moves outputs by much more. The log-sum-exp: |lse − ref| ≤ 10⁻³·max(1, |ref|).
+//! The default tile (and backward kernel) of a case with 3 (batch, head)s
+//! also runs with the heads in groups of 2 (`attention::Group`), whose last
+//! group is partial.
 //! Each case prints PASS/FAIL and, on failure, its first wrong entries.
 //!
 //! Each case then runs the backward pass ([`attention::Backward`], with each
@@ -35,12 +38,15 @@
 //! causal and not, after checking 64 sampled rows of each against the CPU,
 //! and prints TFLOP/s (4·b·h·s²·d per pass, half of it causal), with P in
 //! registers for the tiles that `OXIDE_ATTN_FWD` names (`all`, or a comma
-//! list such as `m128s2,m192s3`; unset: the default tile); then the
-//! backward pass the same way (sampled rows of dQ, dK, dV checked against
+//! list such as `m128s2,m192s3`; unset: the default tile), each with the
+//! head groups that `OXIDE_ATTN_GROUP` names (`auto`, or numbers of heads,
+//! e.g. `1,8,16,auto`; unset: the default group; a bad entry is an
+//! error); then the backward pass the same way (sampled rows of dQ, dK, dV checked against
 //! `attention::reference_gradient_row`; TFLOP/s from 2.5× the forward's
 //! count), with each of the head_dim's backward kernels ([`DqSplit`]), or
 //! those `OXIDE_ATTN_BWD` names (`all`, or a comma list such as
-//! `columns,wide`). `--bwd` with `--bench` times the backward pass alone
+//! `columns,wide`), each with the groups of `OXIDE_ATTN_GROUP`. `--bwd`
+//! with `--bench` times the backward pass alone
 //! (after a forward launch that makes its O and log-sum-exp). The checks
 //! without `--bench` run every backward kernel.
 //!
@@ -48,7 +54,7 @@
 
 use attention::backward::bwd_kernel_name;
 use attention::{
-    check_shape, kernel_function, kernel_name, reference_backward, reference_gradient_row, reference_row, Attention, Backward, DqSplit, Gradients, Shape, Tile, Variant, BWD_ENV,
+    check_shape, kernel_function, kernel_name, reference_backward, reference_gradient_row, reference_row, Attention, Backward, DqSplit, Gradients, Group, Shape, Tile, Variant, BWD_ENV,
 };
 use cuda_core::{CudaContext, DeviceBuffer};
 use cuda_host::{load_kernel_module, KernelModule};
@@ -194,31 +200,52 @@ fn compare_gradients(label: &str, got: [&[u32]; 3], g: &Gradients, offset: usize
 /// `reference_backward`, or (`sampled`) 16 rows against
 /// `reference_gradient_row` from the GPU's O and log-sum-exp; with `reps`,
 /// times the backward pass alone.
-fn run_backward(ctx: &Arc<CudaContext>, module: &KernelModule, p: &Problem, splits: &[DqSplit], sampled: bool, reps: usize) -> Result<bool, BoxError> {
+fn run_backward(
+    ctx: &Arc<CudaContext>,
+    module: &KernelModule,
+    p: &Problem,
+    splits: &[DqSplit],
+    groups: &[Group],
+    sampled: bool,
+    reps: usize,
+) -> Result<bool, BoxError> {
     let mut ok = true;
     for &split in splits {
-        ok &= run_backward_split(ctx, module, p, split, sampled, reps)?;
+        for &group in groups {
+            ok &= run_backward_split(ctx, module, p, split, group, sampled, reps)?;
+        }
     }
     Ok(ok)
 }
 
-fn run_backward_split(ctx: &Arc<CudaContext>, module: &KernelModule, p: &Problem, split: DqSplit, sampled: bool, reps: usize) -> Result<bool, BoxError> {
+#[allow(clippy::too_many_arguments)]
+fn run_backward_split(
+    ctx: &Arc<CudaContext>,
+    module: &KernelModule,
+    p: &Problem,
+    split: DqSplit,
+    group: Group,
+    sampled: bool,
+    reps: usize,
+) -> Result<bool, BoxError> {
     let stream = ctx.default_stream();
     let shape = p.shape;
+    let attn = Attention::new(module, &stream, &p.q, &p.k, &p.v, shape)?;
+    let mut bwd = Backward::with_split(split, module, &stream, &p.q, &p.k, &p.v, &p.d_o, shape)?;
+    bwd.set_group(group);
     let label = format!(
-        "{} hd {} {} seq {} bh {}",
+        "{} g{} hd {} {} seq {} bh {}",
         bwd_kernel_name(shape.head_dim, split),
+        bwd.group(),
         shape.head_dim,
         if shape.causal { "causal" } else { "full" },
         shape.seq,
         shape.batch_heads
     );
     let words = shape.elements() / 2;
-    let attn = Attention::new(module, &stream, &p.q, &p.k, &p.v, shape)?;
     let mut o = DeviceBuffer::<u32>::zeroed(&stream, words)?;
     let mut lse = DeviceBuffer::<f32>::zeroed(&stream, shape.rows())?;
     attn.launch(module, &stream, &mut o, &mut lse)?;
-    let mut bwd = Backward::with_split(split, module, &stream, &p.q, &p.k, &p.v, &p.d_o, shape)?;
     // Filled with NaN bits so that an entry never written fails.
     let mut dq = DeviceBuffer::<u32>::zeroed(&stream, words)?;
     let mut dk = DeviceBuffer::<u32>::zeroed(&stream, words)?;
@@ -256,7 +283,8 @@ fn run_backward_split(ctx: &Arc<CudaContext>, module: &KernelModule, p: &Problem
         let tflops = shape.backward_flops() / ms / 1e9;
         println!("  {label}: {ms:.3} ms, {tflops:.1} TFLOP/s");
         println!(
-            "attention_bwd {split:?} hd={} causal={} seq={} batch={} heads={} tflops={tflops:.1}",
+            "attention_bwd {split:?} group={} hd={} causal={} seq={} batch={} heads={} tflops={tflops:.1}",
+            bwd.group(),
             shape.head_dim,
             shape.causal as u8,
             shape.seq,
@@ -290,11 +318,15 @@ fn time_ms(ctx: &Arc<CudaContext>, reps: usize, mut launch: impl FnMut() -> Resu
 
 /// Runs `shape` once with each forward kernel (unless `backward_only`):
 /// each variant, and with P in registers each tile the head_dim has
-/// (`from_env`: only those $OXIDE_ATTN_FWD names, [`Tile::from_env`]);
+/// (`from_env`: only those $OXIDE_ATTN_FWD names, [`Tile::from_env`], each
+/// with the groups $OXIDE_ATTN_GROUP names, [`Group::from_env`]; else the
+/// default group, and groups of 2 for the default tile of 3 heads);
 /// then the backward pass with each split of dQ the head_dim has
 /// (`from_env` and $OXIDE_ATTN_BWD set: only those it names,
-/// [`DqSplit::from_env`]); checks every row, or sampled ones; with `reps`,
-/// times them.
+/// [`DqSplit::from_env`]; `from_env`: each with the groups
+/// $OXIDE_ATTN_GROUP names; else the default group, and groups of 2 for the
+/// default split of 3 heads); checks every row, or sampled ones; with
+/// `reps`, times them.
 fn run_case(ctx: &Arc<CudaContext>, module: &KernelModule, shape: Shape, sampled: bool, reps: usize, backward_only: bool, from_env: bool) -> Result<bool, BoxError> {
     let p = Problem::new(ctx, shape)?;
     let mut ok = true;
@@ -305,7 +337,18 @@ fn run_case(ctx: &Arc<CudaContext>, module: &KernelModule, shape: Shape, sampled
                 _ => Tile::available(shape.head_dim, variant).to_vec(),
             };
             for tile in tiles {
-                ok &= run_variant(ctx, module, &p, variant, tile, sampled, reps)?;
+                let groups = if from_env {
+                    Group::from_env()?
+                } else if variant == Variant::RegisterP && tile == Tile::default_for(shape.head_dim) && shape.batch_heads == 3 {
+                    // A partial last group: its blocks past the last head
+                    // must leave without disturbing the others.
+                    vec![Group::Auto, Group::Heads(2)]
+                } else {
+                    vec![Group::Auto]
+                };
+                for group in groups {
+                    ok &= run_variant(ctx, module, &p, variant, tile, group, sampled, reps)?;
+                }
             }
         }
     }
@@ -317,18 +360,38 @@ fn run_case(ctx: &Arc<CudaContext>, module: &KernelModule, shape: Shape, sampled
         } else {
             DqSplit::available(shape.head_dim).to_vec()
         };
-        ok &= run_backward(ctx, module, &p, &splits, sampled, reps)?;
+        if from_env {
+            ok &= run_backward(ctx, module, &p, &splits, &Group::from_env()?, sampled, reps)?;
+        } else {
+            ok &= run_backward(ctx, module, &p, &splits, &[Group::Auto], sampled, reps)?;
+            // A partial last group (of the default kernel), as for the forward.
+            if shape.batch_heads == 3 {
+                ok &= run_backward(ctx, module, &p, &splits[..1], &[Group::Heads(2)], sampled, reps)?;
+            }
+        }
     }
     Ok(ok)
 }
 
-fn run_variant(ctx: &Arc<CudaContext>, module: &KernelModule, p: &Problem, variant: Variant, tile: Tile, sampled: bool, reps: usize) -> Result<bool, BoxError> {
+#[allow(clippy::too_many_arguments)]
+fn run_variant(
+    ctx: &Arc<CudaContext>,
+    module: &KernelModule,
+    p: &Problem,
+    variant: Variant,
+    tile: Tile,
+    group: Group,
+    sampled: bool,
+    reps: usize,
+) -> Result<bool, BoxError> {
     let stream = ctx.default_stream();
     let shape = p.shape;
-    let attn = Attention::with_kernel(variant, tile, module, &stream, &p.q, &p.k, &p.v, shape)?;
+    let mut attn = Attention::with_kernel(variant, tile, module, &stream, &p.q, &p.k, &p.v, shape)?;
+    attn.set_group(group);
     let label = format!(
-        "{} hd {} {} seq {} bh {}",
+        "{} g{} hd {} {} seq {} bh {}",
         attn.kernel_name(),
+        attn.group(),
         shape.head_dim,
         if shape.causal { "causal" } else { "full" },
         shape.seq,
@@ -357,9 +420,10 @@ fn run_variant(ctx: &Arc<CudaContext>, module: &KernelModule, p: &Problem, varia
         let ms = time_ms(ctx, reps, || attn.launch(module, &stream, &mut o, &mut lse))?;
         println!("  {label}: {ms:.3} ms, {:.1} TFLOP/s", shape.flops() / ms / 1e9);
         println!(
-            "attention_fwd {:?} tile={} hd={} causal={} seq={} batch={} heads={} tflops={:.1}",
+            "attention_fwd {:?} tile={} group={} hd={} causal={} seq={} batch={} heads={} tflops={:.1}",
             variant,
             tile.name(),
+            attn.group(),
             shape.head_dim,
             shape.causal as u8,
             shape.seq,
