@@ -77,7 +77,8 @@ impl CudaStream {
     /// let stream = ctx.new_stream()?;
     /// for _ in 0..3 {
     ///     // Allocated by the first call only.
-    ///     let len = stream.with_local(|| Ok(Scratch(DeviceBuffer::zeroed(&stream, 1024)?)), |s| Ok(s.0.len()))?;
+    ///     let make = || Ok(Scratch(DeviceBuffer::zeroed(&stream, 1024)?));
+    ///     let len = stream.with_local(make, |s: &mut Scratch| Ok::<_, cuda_core::DriverError>(s.0.len()))?;
     ///     assert_eq!(len, 1024);
     /// }
     /// drop(stream); // frees the scratch after the stream's work
