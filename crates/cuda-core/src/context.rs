@@ -393,10 +393,16 @@ impl CudaContext {
     /// The legacy default (NULL) stream: it waits for, and is waited for
     /// by, all other blocking streams of the context.
     pub fn default_stream(self: &Arc<Self>) -> Arc<CudaStream> {
+        self.wrap_stream(ptr::null_mut(), false)
+    }
+
+    /// The `CudaStream` over the driver's `stream` of this context, which
+    /// it destroys when the last holder lets go if `owned`.
+    fn wrap_stream(self: &Arc<Self>, stream: CUstream, owned: bool) -> Arc<CudaStream> {
         Arc::new(CudaStream::from_handle(Arc::new(StreamHandle {
-            stream: ptr::null_mut(),
+            stream,
             ctx: self.clone(),
-            owned: false,
+            owned,
             capturing: AtomicBool::new(false),
             capture: Mutex::new(None),
         })))
@@ -410,13 +416,7 @@ impl CudaContext {
         let mut stream: CUstream = ptr::null_mut();
         // SAFETY: out-pointer to a local; the flags value is valid.
         unsafe { cu!(d, cuStreamCreate(&mut stream, driver::CU_STREAM_DEFAULT))? };
-        Ok(Arc::new(CudaStream::from_handle(Arc::new(StreamHandle {
-            stream,
-            ctx: self.clone(),
-            owned: true,
-            capturing: AtomicBool::new(false),
-            capture: Mutex::new(None),
-        }))))
+        Ok(self.wrap_stream(stream, true))
     }
 
     /// Creates a stream that does not synchronise with the legacy default
@@ -427,13 +427,7 @@ impl CudaContext {
         let mut stream: CUstream = ptr::null_mut();
         // SAFETY: out-pointer to a local; the flags value is valid.
         unsafe { cu!(d, cuStreamCreate(&mut stream, driver::CU_STREAM_NON_BLOCKING))? };
-        Ok(Arc::new(CudaStream::from_handle(Arc::new(StreamHandle {
-            stream,
-            ctx: self.clone(),
-            owned: true,
-            capturing: AtomicBool::new(false),
-            capture: Mutex::new(None),
-        }))))
+        Ok(self.wrap_stream(stream, true))
     }
 
     /// Creates an event that can time work ([`CudaEvent::elapsed_ms`]).
