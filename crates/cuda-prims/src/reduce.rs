@@ -1,17 +1,27 @@
 //! Device-wide reduce: the elements of a buffer combined into one value
 //! (CUB's `DeviceReduce`).
 //!
-//! Two launches. The first runs as many blocks as the GPU holds at once
-//! (a grid-stride loop): every thread loads 16-byte vectors, four in
-//! flight, combines them into its own partial, the block combines its
-//! threads' partials (warp shuffles, one barrier) and writes one partial
-//! per block. The second launch, one block, combines those partials. An
-//! input small enough for one block skips the second launch.
+//! One launch of as many blocks as the GPU holds at once (a grid-stride
+//! loop): every thread loads 16-byte vectors, four in flight, combines them
+//! into its own partial, and the block combines its threads' partials (warp
+//! shuffles, one barrier). Each block stores its partial and counts itself
+//! in; the block that arrives last combines the partials, in block order,
+//! into the output and sets the count back to zero for the next call. The
+//! partials and the count are kept by the stream between calls
+//! ([`CudaStream::with_local`], freed with the stream), so a call allocates
+//! nothing and launches once, where CUB launches twice.
+//!
+//! While the stream captures a graph (a replay may run beside another
+//! stream's use of the stream's words), and with the measurement knob
+//! `launches=two` in `OXIDE_PRIMS_REDUCE`, the partials go to scratch of
+//! the call's own instead and a second launch of one block combines them.
+//! An input small enough for one block is one launch of one block either way.
 //!
 //! The operator must be associative and commutative: a thread combines the
 //! elements it loads in grid-stride order. Float sums therefore differ from
 //! a sequential sum by rounding, within the usual reordering bound
-//! (`n · ε · Σ|x|`), and are the same from run to run on one GPU.
+//! (`n · ε · Σ|x|`), and are the same from run to run on one GPU (the last
+//! block combines the partials in block order, whichever block it is).
 //!
 //! ```no_run
 //! use cuda_core::{CudaContext, DeviceBuffer};
@@ -34,25 +44,31 @@ use crate::block::raw_reduce;
 use crate::error::check_len;
 use crate::op::{Element, ReduceOp};
 use crate::temp;
-use crate::tile::{combine_vector, lanes, Vector16};
+use crate::tile::{combine_vector, from_bits, lanes, to_bits, Vector16};
 use crate::PrimsError;
+use core::sync::atomic::{AtomicU64, Ordering};
 use cuda_core::{CudaStream, DeviceBuffer, LaunchConfig};
-use cuda_device::{kernel, shared, thread, DisjointSlice};
+use cuda_device::atomic::{Scope, ScopedAtomic};
+use cuda_device::{fence, kernel, shared, thread, DisjointSlice};
 use cuda_host::{cuda_launch, KernelModule};
 
-/// Threads per block of the reduce kernel.
+/// Threads per block of the reduce kernels.
 const BLOCK: usize = 256;
 /// 16-byte vectors each thread has in flight per loop iteration.
 const UNROLL: usize = 4;
 /// Blocks per multiprocessor of the first launch (a full SM of 256-thread blocks).
 const BLOCKS_PER_SM: usize = 8;
 
-/// Combines `input` into one partial per block, `partials[blockIdx.x]`:
-/// launched with `BLOCK` threads per block; any grid size.
-#[kernel]
-pub fn reduce_partials<T: Element, Op: ReduceOp<T>>(input: &[T], op: Op, mut partials: DisjointSlice<T>) {
-    // One slot per warp (an Element is at most 8 bytes).
-    shared! { static SLOTS: [u64; BLOCK / 32]; }
+/// The block's partial of its grid-stride share of `input`, in every
+/// thread of the block.
+///
+/// # Safety
+/// All `BLOCK` threads of a `BLOCK`-thread block call it; `slots` points to
+/// `BLOCK / 32` elements of block-shared memory that nothing else accesses
+/// from the barrier before this call until a barrier after it; `input`
+/// starts 16-byte aligned.
+#[inline(always)]
+unsafe fn block_partial<T: Element, Op: ReduceOp<T>>(input: &[T], op: Op, slots: *mut T) -> T {
     let n = input.len();
     let tid = thread::threadIdx_x() as usize;
     let threads = thread::gridDim_x() as usize * BLOCK;
@@ -66,9 +82,8 @@ pub fn reduce_partials<T: Element, Op: ReduceOp<T>>(input: &[T], op: Op, mut par
         let mut k = 0;
         while k < UNROLL {
             // SAFETY: v + k·threads < vectors: the vector lies inside the
-            // input, whose device allocation is 16-byte aligned (checked by
-            // the host).
-            chunk[k] = unsafe { base.add(v + k * threads).read() };
+            // input, which starts 16-byte aligned (the caller's promise).
+            chunk[k] = base.add(v + k * threads).read();
             k += 1;
         }
         k = 0;
@@ -80,7 +95,7 @@ pub fn reduce_partials<T: Element, Op: ReduceOp<T>>(input: &[T], op: Op, mut par
     }
     while v < vectors {
         // SAFETY: as above.
-        acc = combine_vector(acc, unsafe { base.add(v).read() }, op);
+        acc = combine_vector(acc, base.add(v).read(), op);
         v += threads;
     }
     // The ragged end: fewer than one vector's worth, one per thread.
@@ -88,19 +103,121 @@ pub fn reduce_partials<T: Element, Op: ReduceOp<T>>(input: &[T], op: Op, mut par
     if rest < n {
         acc = op.combine(acc, input[rest]);
     }
+    // SAFETY: the caller's promise about slots and the block.
+    raw_reduce::<T, Op, BLOCK>(acc, op, slots)
+}
+
+/// Combines `input` into one partial per block, `partials[blockIdx.x]`:
+/// launched with `BLOCK` threads per block; any grid size.
+#[kernel]
+pub fn reduce_partials<T: Element, Op: ReduceOp<T>>(input: &[T], op: Op, mut partials: DisjointSlice<T>) {
+    // One slot per warp (an Element is at most 8 bytes).
+    shared! { static SLOTS: [u64; BLOCK / 32]; }
     // SAFETY: SLOTS is block-shared with BLOCK / 32 slots of 8 bytes, which
     // hold BLOCK / 32 Elements; every thread of the BLOCK-thread block is
-    // here, and nothing else in this kernel touches SLOTS.
-    let total = unsafe { raw_reduce::<T, Op, BLOCK>(acc, op, SLOTS.as_mut_ptr() as *mut T) };
+    // here, and nothing else in this kernel touches SLOTS; the host launches
+    // on inputs whose allocation is 16-byte aligned.
+    let total = unsafe { block_partial(input, op, SLOTS.as_mut_ptr() as *mut T) };
     let b = thread::blockIdx_x() as usize;
-    if tid == 0 && b < partials.len() {
+    if thread::threadIdx_x() == 0 && b < partials.len() {
         // SAFETY: in bounds; only thread 0 of block b writes element b.
         unsafe { *partials.get_unchecked_mut(b) = total };
     }
 }
 
+/// Combines `input` into `out[0]` in one launch of `BLOCK`-thread blocks.
+/// `words` holds the arrival count in `words[0]`, zero at launch, and a
+/// partial per block after it (`words[1 + b]`, at least as many as the
+/// grid has blocks); the last block to arrive sets the count back to zero.
+///
+/// Each block's thread 0 stores the block's partial and then counts the
+/// block in with a device-scope acquire-release add, so the block that
+/// takes the last count has seen every partial stored before the counts
+/// it follows; its other threads see them through the barrier after that
+/// add and a device-scope fence.
+#[kernel]
+pub fn reduce_last_block<T: Element, Op: ReduceOp<T>>(input: &[T], op: Op, words: &[AtomicU64], mut out: DisjointSlice<T>) {
+    shared! { static SLOTS: [u64; BLOCK / 32]; }
+    shared! { static LAST: [u32; 1]; }
+    // SAFETY: as in `reduce_partials`.
+    let total = unsafe { block_partial(input, op, SLOTS.as_mut_ptr() as *mut T) };
+    let tid = thread::threadIdx_x() as usize;
+    let blocks = thread::gridDim_x() as usize;
+    if tid == 0 {
+        words[1 + thread::blockIdx_x() as usize].store_scoped(to_bits(total), Scope::Device, Ordering::Relaxed);
+        let arrived = words[0].fetch_add_scoped(1, Scope::Device, Ordering::AcqRel);
+        // SAFETY: one thread writes LAST; the block reads it after the barrier.
+        unsafe { LAST.as_mut_ptr().write((arrived + 1 == blocks as u64) as u32) };
+    }
+    // Also orders block_partial's reads of SLOTS before the reuse below.
+    thread::sync_threads();
+    // SAFETY: written before the barrier, not again.
+    if unsafe { LAST.as_mut_ptr().read() } == 0 {
+        return;
+    }
+    fence::device();
+    if tid == 0 {
+        // Every block has counted itself in; the next launch on the stream starts from zero.
+        words[0].store_scoped(0, Scope::Device, Ordering::Relaxed);
+    }
+    let mut acc = op.identity();
+    let mut b = tid;
+    while b < blocks {
+        acc = op.combine(acc, from_bits(words[1 + b].load_scoped(Scope::Device, Ordering::Relaxed)));
+        b += BLOCK;
+    }
+    // SAFETY: as above; the barrier after LAST's write ended the first use of SLOTS.
+    let total = unsafe { raw_reduce::<T, Op, BLOCK>(acc, op, SLOTS.as_mut_ptr() as *mut T) };
+    if tid == 0 && !out.is_empty() {
+        // SAFETY: in bounds; only thread 0 of the last block writes.
+        unsafe { *out.get_unchecked_mut(0) = total };
+    }
+}
+
 fn config(blocks: usize) -> LaunchConfig {
     LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (BLOCK as u32, 1, 1), shared_mem_bytes: 0 }
+}
+
+/// How a reduce of more than one block's worth combines its partials
+/// (`OXIDE_PRIMS_REDUCE`, a measurement knob).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Launches {
+    /// One launch; the last block combines the partials, kept by the
+    /// stream. The default.
+    One,
+    /// The first launch's partials in the call's own scratch, a second
+    /// launch of one block to combine them: what a capturing stream gets.
+    Two,
+}
+
+impl Launches {
+    /// `OXIDE_PRIMS_REDUCE` (read once): `launches=one|two`; anything else
+    /// is ignored with a warning on stderr.
+    pub fn from_env() -> Launches {
+        static LAUNCHES: std::sync::OnceLock<Launches> = std::sync::OnceLock::new();
+        *LAUNCHES.get_or_init(|| Self::parse(&std::env::var("OXIDE_PRIMS_REDUCE").unwrap_or_default()))
+    }
+
+    /// Parses the `OXIDE_PRIMS_REDUCE` syntax.
+    pub fn parse(spec: &str) -> Launches {
+        let mut launches = Launches::One;
+        for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            match item {
+                "launches=one" => launches = Launches::One,
+                "launches=two" => launches = Launches::Two,
+                _ => eprintln!("OXIDE_PRIMS_REDUCE: ignoring `{item}` (expected `launches=one|two`)"),
+            }
+        }
+        launches
+    }
+}
+
+/// The partials and arrival count a stream keeps for [`reduce_last_block`]
+/// (`words[0]` the count, zero between calls; a partial per block after
+/// it), in the stream's own storage: zeroed once, grown when a GPU with
+/// more blocks asks, freed with the stream.
+struct KeptPartials {
+    words: DeviceBuffer<u64>,
 }
 
 /// Combines the elements of `input` with `op` into `out[0]` (`out` has one
@@ -124,6 +241,23 @@ pub fn reduce_into<T: Element, Op: ReduceOp<T>>(
             args: [slice(*input), op, slice_mut(*out)]
         }?;
         return Ok(());
+    }
+    if Launches::from_env() == Launches::One && !stream.is_capturing_in_driver()? {
+        let init = || Ok(KeptPartials { words: DeviceBuffer::zeroed(stream, 1 + blocks)? });
+        // The stream's words stay locked across the launch, so that the
+        // launches using them queue on the stream one after another.
+        return stream.with_local(init, |kept: &mut KeptPartials| {
+            if kept.words.len() < 1 + blocks {
+                // Freed on the stream after the launches that used them.
+                kept.words = DeviceBuffer::zeroed(stream, 1 + blocks)?;
+            }
+            let words = kept.words.as_atomic::<AtomicU64>();
+            cuda_launch! {
+                kernel: reduce_last_block::<T, Op>, stream: stream, module: module, config: config(blocks),
+                args: [slice(*input), op, words, slice_mut(*out)]
+            }?;
+            Ok(())
+        });
     }
     // Written by the first launch, one element per block, before the second reads them.
     let mut partials = temp::scratch::<T>(stream, blocks)?;
@@ -149,4 +283,17 @@ pub fn reduce<T: Element, Op: ReduceOp<T>>(
     let mut out = temp::scratch::<T>(stream, 1)?;
     reduce_into(module, stream, input, &mut out, op)?;
     Ok(out.to_host_vec(stream)?[0])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_knob_reads_launches_and_ignores_the_rest() {
+        assert_eq!(Launches::parse(""), Launches::One);
+        assert_eq!(Launches::parse("launches=two"), Launches::Two);
+        assert_eq!(Launches::parse("launches=two, launches=one"), Launches::One);
+        assert_eq!(Launches::parse("launches=three,blocks=4"), Launches::One, "unknown items are ignored");
+    }
 }

@@ -56,7 +56,7 @@ use crate::block::raw_exclusive_scan_warps_of;
 use crate::error::check_len;
 use crate::op::{Element, ReduceOp};
 use crate::temp;
-use crate::tile;
+use crate::tile::{self, from_bits, to_bits};
 use crate::warp;
 use crate::PrimsError;
 use core::marker::PhantomData;
@@ -654,32 +654,6 @@ impl LaneFlags {
 #[inline(always)]
 pub(crate) fn first_lane() -> bool {
     dw::lane_id() == 0
-}
-
-/// The bits of an element, zero-extended to 64.
-#[inline(always)]
-fn to_bits<T: Element>(x: T) -> u64 {
-    // SAFETY: an Element is 4 or 8 bytes of plain data.
-    unsafe {
-        if core::mem::size_of::<T>() == 4 {
-            (&x as *const T as *const u32).read() as u64
-        } else {
-            (&x as *const T as *const u64).read()
-        }
-    }
-}
-
-/// The element whose bits are the low `size_of::<T>()` bytes of `bits`.
-#[inline(always)]
-fn from_bits<T: Element>(bits: u64) -> T {
-    // SAFETY: as in `to_bits`; every bit pattern is a valid Element.
-    unsafe {
-        if core::mem::size_of::<T>() == 4 {
-            (&(bits as u32) as *const u32 as *const T).read()
-        } else {
-            (&bits as *const u64 as *const T).read()
-        }
-    }
 }
 
 /// One tile of an inclusive (`INCLUSIVE_SCAN`) or exclusive scan of `input`

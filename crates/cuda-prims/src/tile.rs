@@ -213,3 +213,29 @@ macro_rules! with_vectors {
     };
 }
 pub(crate) use with_vectors;
+
+/// The bits of an element, zero-extended to 64.
+#[inline(always)]
+pub(crate) fn to_bits<T: Element>(x: T) -> u64 {
+    // SAFETY: an Element is 4 or 8 bytes of plain data.
+    unsafe {
+        if core::mem::size_of::<T>() == 4 {
+            (&x as *const T as *const u32).read() as u64
+        } else {
+            (&x as *const T as *const u64).read()
+        }
+    }
+}
+
+/// The element whose bits are the low `size_of::<T>()` bytes of `bits`.
+#[inline(always)]
+pub(crate) fn from_bits<T: Element>(bits: u64) -> T {
+    // SAFETY: as in `to_bits`; every bit pattern is a valid Element.
+    unsafe {
+        if core::mem::size_of::<T>() == 4 {
+            (&(bits as u32) as *const u32 as *const T).read()
+        } else {
+            (&bits as *const u64 as *const T).read()
+        }
+    }
+}

@@ -86,7 +86,7 @@
 //! ```
 
 use crate::{
-    aligned_dynamic_shared, block_work, check_shape, exp2, group_fitting, kernel_function, l2_bytes, mma_pv, mma_pv_registers, swizzled_offset, sync_warpgroup, Error,
+    aligned_dynamic_shared, block_work, check_shape, exp2, kernel_function, mma_pv, mma_pv_registers, swizzled_offset, sync_warpgroup, Error,
     Group, Shape,
 };
 use crate::{BOX, ROW_BYTES};
@@ -1186,15 +1186,22 @@ pub fn bwd_launch_config(shape: Shape, split: DqSplit, group: u32) -> LaunchConf
     }
 }
 
-/// The backward's default head group for `shape` on a GPU with `l2_bytes`
-/// of L2 (as the forward's [`default_group`](crate::default_group)): every
-/// key block of a head reads the head's Q and dO tiles (bf16), its
-/// log-sum-exp and D (f32 a row), and adds into its f32 dQ accumulator, so
-/// for causal as many heads as keep those in the L2's share; 1 for
-/// non-causal.
-pub fn bwd_default_group(shape: Shape, l2_bytes: u64) -> u32 {
-    let (seq, d) = (shape.seq as u64, shape.head_dim as u64);
-    group_fitting(shape, l2_bytes, seq * d * (2 + 2 + 4) + seq * 2 * 4)
+/// Heads per group of the backward's causal launches by default.
+///
+/// Measured, not modelled: on the H200, sweeping G over 1…32 (twice, at
+/// seq 2048, 4096 and 8192, head_dim 128) put 8 within 1 % of the best G
+/// at every shape, where the forward's L2 model (`group_fitting` with a
+/// head's Q, dO, dQ accumulator, log-sum-exp and D) chose 13, 7 and 3 heads
+/// and was the slowest choice but G = 1 at 4096 and 8192: a group size
+/// that leaves a ragged last group (64 heads in groups of 7) costs more
+/// than the L2 it saves. benches/README.md has the sweep.
+pub const BWD_CAUSAL_GROUP: u32 = 8;
+
+/// The backward's default head group for `shape`: [`BWD_CAUSAL_GROUP`]
+/// heads (at most batch·heads) for causal, 1 for non-causal (uniform work;
+/// the concurrent blocks of one head share its Q and dO best).
+pub fn bwd_default_group(shape: Shape) -> u32 {
+    if shape.causal { BWD_CAUSAL_GROUP.min(shape.batch_heads.max(1)) } else { 1 }
 }
 
 /// A tensor map of a `[rows][head_dim]` bf16 tensor with boxes of 64
@@ -1217,13 +1224,12 @@ fn upload_accumulator_map(stream: &CudaStream, acc: &DeviceBuffer<f32>, shape: S
 /// One backward problem set up for repeated launches: the shape checked,
 /// the tensor maps of Q, K, V and dO uploaded, the scratch buffers (D and
 /// the f32 dQ accumulator) allocated, the main kernel's shared memory limit
-/// raised, the head group chosen ([`bwd_default_group`] for the GPU's L2
-/// unless [`Backward::set_group`] says otherwise). It borrows Q, K, V and
+/// raised, the head group chosen ([`bwd_default_group`] unless
+/// [`Backward::set_group`] says otherwise). It borrows Q, K, V and
 /// dO (the maps hold their addresses).
 pub struct Backward<'a> {
     shape: Shape,
     split: DqSplit,
-    l2_bytes: u64,
     group: u32,
     maps: [DeviceBuffer<TensorMap>; 4],
     /// The tensor map of `dq_acc` ([`DqSplit::TmaReduce`] and
@@ -1290,16 +1296,15 @@ impl<'a> Backward<'a> {
         // as the map and is never reallocated.
         let dq_map = if matches!(split, DqSplit::TmaReduce | DqSplit::TmaEager) { Some(upload_accumulator_map(stream, &dq_acc, shape)?) } else { None };
         let delta = DeviceBuffer::zeroed(stream, shape.rows())?;
-        let l2_bytes = l2_bytes(stream);
-        let group = bwd_default_group(shape, l2_bytes);
-        Ok(Backward { shape, split, l2_bytes, group, maps, dq_map, d_o, delta, dq_acc, inputs: PhantomData })
+        let group = bwd_default_group(shape);
+        Ok(Backward { shape, split, group, maps, dq_map, d_o, delta, dq_acc, inputs: PhantomData })
     }
 
     /// Launches the main kernel from now on with the head group `group`
     /// ([`Group::heads`]: [`Group::Auto`] is [`bwd_default_group`] for this
-    /// shape and the GPU's L2).
+    /// shape).
     pub fn set_group(&mut self, group: Group) {
-        self.group = group.heads(self.shape, bwd_default_group(self.shape, self.l2_bytes));
+        self.group = group.heads(self.shape, bwd_default_group(self.shape));
     }
 
     /// The number of heads per group the main kernel's launches interleave
@@ -1567,13 +1572,14 @@ mod tests {
         let mut sorted = order.clone();
         sorted.sort();
         assert_eq!(sorted, (0..3).flat_map(|bh| (0..8).map(move |kt| (bh, kt))).collect::<Vec<_>>());
-        // The default: Q, dO, the dQ accumulator, the log-sum-exp and D of
-        // a head at seq 2048, head_dim 128: 2 MiB + 16 KiB; 11 fit in
-        // half of 48 MiB, and 128 heads in 12 groups need 11 each.
+        // The default: BWD_CAUSAL_GROUP heads for causal, at most all of
+        // them; one for non-causal.
         let bench = Shape { batch_heads: 128, seq: 2048, head_dim: 128, causal: true };
-        assert_eq!(bwd_default_group(bench, 48 << 20), 11);
-        assert_eq!(bwd_default_group(Shape { causal: false, ..bench }, 48 << 20), 1);
-        assert_eq!(bwd_default_group(Shape { batch_heads: 3, ..bench }, 48 << 20), 3);
+        assert_eq!(bwd_default_group(bench), 8);
+        assert_eq!(bwd_default_group(Shape { seq: 8192, batch_heads: 32, ..bench }), 8);
+        assert_eq!(bwd_default_group(Shape { causal: false, ..bench }), 1);
+        assert_eq!(bwd_default_group(Shape { batch_heads: 3, ..bench }), 3);
+        assert_eq!(bwd_default_group(Shape { batch_heads: 0, ..bench }), 1);
         assert_eq!(bwd_shared_bytes_for(128, DqSplit::TmaEager), bwd_shared_bytes_for(128, DqSplit::TmaReduce));
         assert_eq!(bwd_kernel_name(64, DqSplit::Keys), "attention_bwd_d64");
         assert_eq!(bwd_kernel_name(128, DqSplit::Columns), "attention_bwd_d128");

@@ -310,8 +310,9 @@ const L2_SHARE: u64 = 2;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Group {
     /// The pass's default ([`default_group`], [`backward::bwd_default_group`]):
-    /// as many heads as keep the data their blocks share in a share of the
-    /// L2, for causal; one head for non-causal.
+    /// for causal, the forward takes as many heads as keep the data their
+    /// blocks share in a share of the L2 and the backward
+    /// [`backward::BWD_CAUSAL_GROUP`] heads; one head for non-causal.
     Auto,
     /// This many heads (at least 1), at most batch·heads (more are
     /// clamped).

@@ -81,6 +81,7 @@ pub fn run(ctx: &Arc<CudaContext>, module: &KernelModule, sizes: Sizes) -> Resul
         check_one(module, &stream, "xor (FnOp)", &host, &input, xor)?;
         checks += 1;
     }
+    checks += back_to_back_on_two_streams(ctx, module, sizes)?;
     // The output buffer must hold one element.
     let input = DeviceBuffer::from_host(&stream, &[1u32, 2, 3]).map_err(|e| e.to_string())?;
     let mut two = DeviceBuffer::<u32>::zeroed(&stream, 2).map_err(|e| e.to_string())?;
@@ -89,4 +90,44 @@ pub fn run(ctx: &Arc<CudaContext>, module: &KernelModule, sizes: Sizes) -> Resul
         other => return Err(format!("reduce_into with a 2-element output: expected a length error, got {other:?}")),
     }
     Ok(checks)
+}
+
+/// Reductions queued without a synchronisation in between, on two streams
+/// at once, growing and shrinking from call to call: each stream keeps its
+/// own partials and arrival count between calls, and every call must start
+/// from a count of zero and read only its own launch's partials.
+fn back_to_back_on_two_streams(ctx: &Arc<CudaContext>, module: &KernelModule, sizes: Sizes) -> Result<usize, String> {
+    let e = |x: &dyn std::fmt::Display| x.to_string();
+    let streams = [ctx.new_stream().map_err(|x| e(&x))?, ctx.new_stream().map_err(|x| e(&x))?];
+    let top = if sizes.emulated { 33 * 1024 + 1 } else { (1 << 22) + 5 };
+    let lengths = [top, 4097, top / 2, 5003, top, 8193];
+    let mut inputs = Vec::new();
+    let mut outs = Vec::new();
+    for (k, &n) in lengths.iter().enumerate() {
+        let host = samples::<u32>(n, 700 + k as u64);
+        let stream = &streams[k % 2];
+        let input = DeviceBuffer::from_host(stream, &host).map_err(|x| e(&x))?;
+        inputs.push((host, input));
+        outs.push(DeviceBuffer::<u32>::zeroed(stream, 1).map_err(|x| e(&x))?);
+    }
+    // The second round reduces each input on the other stream.
+    for stream in &streams {
+        stream.synchronize().map_err(|x| e(&x))?;
+    }
+    for round in 0..2 {
+        for (k, ((_, input), out)) in inputs.iter().zip(outs.iter_mut()).enumerate() {
+            reduce::reduce_into(module, &streams[(k + round) % 2], input, out, Sum).map_err(|x| e(&x))?;
+        }
+        for stream in &streams {
+            stream.synchronize().map_err(|x| e(&x))?;
+        }
+        for ((host, _), out) in inputs.iter().zip(&outs) {
+            let got = out.to_host_vec(&streams[0]).map_err(|x| e(&x))?[0];
+            let want = host.iter().fold(0u32, |a, &b| a.wrapping_add(b));
+            if got != want {
+                return Err(format!("round {round}: a reduce of {} u32 queued beside others on two streams gave {got}, the CPU {want}", host.len()));
+            }
+        }
+    }
+    Ok(2 * lengths.len())
 }
