@@ -171,6 +171,28 @@ pub fn ballot(mask: u32, predicate: bool) -> u32 {
     stubs::__oxide_stub_vote_ballot(mask, predicate)
 }
 
+/// The lanes of `mask` whose `value != 0` agrees with this lane's: the
+/// [`ballot`] of `value != 0` where it holds, its complement where it does
+/// not. The complement is the whole word's: it also sets the bits of lanes
+/// outside `mask`, so keep `& mask` where `mask` is not [`FULL_MASK`].
+///
+/// One predicate for the vote and the complement (CUB's `MatchAny` step):
+/// `ballot(mask, v != 0)` followed by `if v != 0 { b } else { !b }` compiles
+/// to two bit tests a call. Eight calls, one per bit of a digit, give the
+/// lanes whose digits equal this lane's (what [`match_any`] gives, without
+/// the `match` instruction, whose time grows with the distinct values).
+///
+/// ```ignore
+/// let mut peers = FULL_MASK;
+/// for bit in 0..8 {
+///     peers &= warp::ballot_agree(FULL_MASK, digit & (1 << bit));
+/// }
+/// ```
+#[inline(always)]
+pub fn ballot_agree(mask: u32, value: u32) -> u32 {
+    stubs::__oxide_stub_vote_ballot_agree(mask, value)
+}
+
 /// A value `match_any` can compare: 32 or 64 bits.
 pub trait MatchValue: Copy {
     #[doc(hidden)]

@@ -98,6 +98,10 @@ fn shfl_xor(m: u32, v: u32, x: u32, c: u32) -> u32 { warp(WarpOp::ShflXor, m, v 
 fn vote_all(m: u32, p: bool) -> bool { warp(WarpOp::All, m, p as u64, 0, 0) != 0 }
 fn vote_any(m: u32, p: bool) -> bool { warp(WarpOp::Any, m, p as u64, 0, 0) != 0 }
 fn vote_ballot(m: u32, p: bool) -> u32 { warp(WarpOp::Ballot, m, p as u64, 0, 0) as u32 }
+fn vote_ballot_agree(m: u32, v: u32) -> u32 {
+    let lanes = vote_ballot(m, v != 0);
+    if v != 0 { lanes } else { !lanes }
+}
 fn match_any_u32(m: u32, v: u32) -> u32 { warp(WarpOp::Match, m, v as u64, 0, 0) as u32 }
 fn match_any_u64(m: u32, v: u64) -> u32 { warp(WarpOp::Match, m, v, 0, 0) as u32 }
 fn redux_add(v: u32, m: u32) -> u32 { warp(WarpOp::ReduxAdd, m, v as u64, 0, 0) as u32 }
@@ -373,6 +377,7 @@ static HOOKS: Hooks = Hooks {
     vote_all: Some(vote_all),
     vote_any: Some(vote_any),
     vote_ballot: Some(vote_ballot),
+    vote_ballot_agree: Some(vote_ballot_agree),
     match_any_u32: Some(match_any_u32),
     match_any_u64: Some(match_any_u64),
     redux_add_u32: Some(redux_add),

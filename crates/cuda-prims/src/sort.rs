@@ -934,7 +934,7 @@ unsafe fn scatter_tile<K: RadixKey, V: Copy + Default, const PAIRS: bool, const 
 }
 
 /// The lanes of the warp whose 8-bit digit `d` equals this lane's, by one
-/// ballot per bit, each keeping the lanes that agree on that bit: the mask
+/// ballot per bit ([`warp::ballot_agree`]), each keeping the lanes that agree on that bit: the mask
 /// `match.any` gives, without the `MATCH.ANY` instruction, which CUB's
 /// ranking avoids the same way for so few bits (its note: slower). See
 /// benches/README.md, "radix sort: match.any against ballots".
@@ -942,9 +942,7 @@ unsafe fn scatter_tile<K: RadixKey, V: Copy + Default, const PAIRS: bool, const 
 fn match_digit(d: u32) -> u32 {
     let mut peers = warp::FULL_MASK;
     cuda_device::unroll!(full, for bit in 0..DIGIT_BITS {
-        let set = d & (1 << bit) != 0;
-        let lanes = warp::ballot(warp::FULL_MASK, set);
-        peers &= if set { lanes } else { !lanes };
+        peers &= warp::ballot_agree(warp::FULL_MASK, d & (1 << bit));
     });
     peers
 }

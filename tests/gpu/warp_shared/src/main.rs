@@ -10,7 +10,7 @@ use std::process::ExitCode;
 const BLOCK: usize = 128;
 const BLOCKS: usize = 2;
 /// Results per thread.
-const OUTS: usize = 14;
+const OUTS: usize = 15;
 
 fn input(i: usize) -> u64 {
     (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 20
@@ -56,6 +56,12 @@ pub fn collectives(data: &[u64], mut out: DisjointSlice<u64>) {
         thread::sync_threads();
         r[13] = if len == BLOCK { dynamic.add((t + 1) % BLOCK).read() } else { u64::MAX };
     }
+    // Lanes whose bit 2 of v % 7 agrees with this lane's; a half mask keeps
+    // the complement's bits of the other half (the word's complement).
+    r[14] = warp::ballot_agree(m, (v % 7) as u32 & 4) as u64;
+    if lane < 16 {
+        r[14] |= (warp::ballot_agree(0xffff, (v % 5) as u32) as u64) << 32;
+    }
     for (k, value) in r.iter().enumerate() {
         // SAFETY: thread g alone writes elements g*OUTS .. g*OUTS+OUTS.
         unsafe { *out.get_unchecked_mut(g * OUTS + k) = *value };
@@ -89,6 +95,11 @@ fn expected(data: &[u64]) -> Vec<u64> {
             | (blk.iter().any(|&x| x % 1000 == 7) as u64) << 33;
         r[12] = blk[BLOCK - 1 - t] as u32 as u64;
         r[13] = blk[(t + 1) % BLOCK] ^ 0xabcd;
+        let agree = |mask: u32, bit: &dyn Fn(u64) -> bool| {
+            let lanes: u32 = (0..32).filter(|&l| mask >> l & 1 == 1 && bit(w(l))).map(|l| 1u32 << l).sum();
+            if bit(v) { lanes } else { !lanes }
+        };
+        r[14] = agree(u32::MAX, &|x| x % 7 & 4 != 0) as u64 | if lane < 16 { (agree(0xffff, &|x| x % 5 != 0) as u64) << 32 } else { 0 };
     }
     out
 }
@@ -115,7 +126,7 @@ fn run() -> Result<usize, Box<dyn std::error::Error>> {
     const NAMES: [&str; OUTS] = [
         "shfl_idx u64", "shfl_up", "shfl_down", "shfl_xor f64", "ballot", "any/all", "match_any",
         "redux add", "redux max", "warp::sum", "elect_one", "sync_threads_count/and/or",
-        "shared stage/sync/get", "dynamic shared",
+        "shared stage/sync/get", "dynamic shared", "ballot_agree",
     ];
     let mut failures = Vec::new();
     for k in 0..OUTS {
