@@ -151,6 +151,23 @@ fn bench_shape(seq: u32, head_dim: u32, causal: bool) -> Shape {
     Shape { batch_heads: (16384 / seq) * (2048 / head_dim), seq, head_dim, causal }
 }
 
+/// A row's name and description: `pass/{head_dim}[c]/{seq}`, then the
+/// kernel variant's name where the run names variants, then the head
+/// group's (its name, and the heads it gave) where the run names groups.
+fn label(pass: &str, shape: Shape, variant: Option<String>, group: Option<(String, u32)>) -> (String, String) {
+    let (seq, head_dim, causal) = (shape.seq, shape.head_dim, shape.causal);
+    let mut name = format!("{pass}/{head_dim}{}/{seq}", if causal { "c" } else { "" });
+    let mut what = describe(seq, head_dim, causal);
+    if let Some(variant) = variant {
+        name = format!("{name}/{variant}");
+    }
+    if let Some((group, heads)) = group {
+        name = format!("{name}/{group}");
+        what = format!("{what}, heads in groups of {heads}");
+    }
+    (name, what)
+}
+
 /// The `attention_fwd` rows.
 pub fn attention_fwd(gpu: &Gpu) -> Result<Vec<Row>, String> {
     let s = &gpu.stream;
@@ -190,15 +207,12 @@ pub fn attention_fwd(gpu: &Gpu) -> Result<Vec<Row>, String> {
                         check(shape, &q, &k, &v, &o.to_host_vec(s).map_err(de)?, &lse.to_host_vec(s).map_err(de)?)
                             .map_err(|e| format!("{} g{}: {e}", attn.kernel_name(), attn.group()))?;
                         let t = gpu.time_ms(3, 20, || attn.launch(&gpu.oxide, s, &mut o, &mut lse).map_err(|e| e.to_string()))?;
-                        let mut name = format!("attention_fwd/{head_dim}{}/{seq}", if causal { "c" } else { "" });
-                        if tiled {
-                            name = format!("{name}/{}", tile.name());
-                        }
-                        let mut what = describe(seq, head_dim, causal);
-                        if grouped {
-                            name = format!("{name}/{}", group.name());
-                            what = format!("{what}, heads in groups of {}", attn.group());
-                        }
+                        let (name, what) = label(
+                            "attention_fwd",
+                            shape,
+                            tiled.then(|| tile.name()),
+                            grouped.then(|| (group.name(), attn.group())),
+                        );
                         let torch_ref = torch.as_deref().and_then(|r| torch_best(r, shape, false));
                         rows.push(torch_row(name, t, shape.flops(), torch_ref, "", &what));
                     }
@@ -279,15 +293,12 @@ pub fn attention_bwd(gpu: &Gpu) -> Result<Vec<Row>, String> {
                     check_backward(shape, &q, &k, &v, &d_o, &oh, &lseh, [&dqh, &dkh, &dvh])
                         .map_err(|e| format!("{} g{}: {e}", split.name(), bwd.group()))?;
                     let t = gpu.time_ms(3, 20, || bwd.launch(&gpu.oxide, s, &o, &lse, &mut dq, &mut dk, &mut dv).map_err(|e| e.to_string()))?;
-                    let mut name = format!("attention_bwd/{head_dim}{}/{seq}", if causal { "c" } else { "" });
-                    if chosen {
-                        name = format!("{name}/{}", split.name());
-                    }
-                    let mut what = describe(seq, head_dim, causal);
-                    if grouped {
-                        name = format!("{name}/{}", group.name());
-                        what = format!("{what}, heads in groups of {}", bwd.group());
-                    }
+                    let (name, what) = label(
+                        "attention_bwd",
+                        shape,
+                        chosen.then(|| split.name().to_string()),
+                        grouped.then(|| (group.name(), bwd.group())),
+                    );
                     let torch_ref = torch.as_deref().and_then(|r| torch_best(r, shape, true));
                     rows.push(torch_row(name, t, shape.backward_flops(), torch_ref, " backward", &what));
                 }
