@@ -359,6 +359,12 @@ impl<T: DeviceRepr> ManagedBuffer<T> {
 
     /// Gives the driver a hint about how the buffer is used
     /// (`cuMemAdvise`); takes effect at once, not in stream order.
+    ///
+    /// Advice belongs to pages, not to buffers: a small buffer may share a
+    /// page with another managed allocation, and then shares that page's
+    /// advice, and the read-backs ([`is_read_mostly`](Self::is_read_mostly),
+    /// [`preferred_location`](Self::preferred_location)) describe every page
+    /// the buffer touches.
     pub fn advise(&self, advice: MemAdvice) -> Result<(), ManagedError> {
         if let Some(l) = advice.location() {
             self.check_location(l)?;
