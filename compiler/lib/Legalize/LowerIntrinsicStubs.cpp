@@ -9,7 +9,9 @@
 // control flow, replaces calls of `Identity` entries (host-emulation hooks)
 // with their first argument, and then deletes the stubs. `InlineAsm` entries
 // become a call of the table's PTX template with its constraint string
-// instead, for instructions LLVM 22 has no intrinsic for (wgmma, …).
+// instead, for instructions LLVM 22 has no intrinsic for (wgmma, …);
+// `ConvergentAsm` entries the same for warp collectives, convergent but
+// reaching only inaccessible memory, like the vote intrinsics.
 // `PureAsm` entries become the same kind of call without side effects and
 // not convergent, reading and writing no memory: arithmetic LLVM 22 can only
 // reach through `half`/`bfloat` types that Rust's stable toolchain cannot
@@ -53,6 +55,7 @@ enum class StubKind {
   Function,
   Special,
   InlineAsm,
+  ConvergentAsm,
   PureAsm,
   Identity,
   Marker
@@ -289,9 +292,13 @@ private:
   /// Replaces the calls with the entry's PTX template. The stub's own type
   /// is the asm's type: its arguments are the inputs, its result the output.
   /// A `PureAsm` template is a function of its operands alone: no side
-  /// effect, no memory, no convergence, so O3 treats it as arithmetic.
+  /// effect, no memory, no convergence, so O3 treats it as arithmetic. A
+  /// `ConvergentAsm` template is a warp collective: convergent, touching
+  /// only memory no other code can name (as the vote intrinsics are), so
+  /// loads and stores move across it but it is never merged or deleted.
   bool emitInlineAsm(Function &F, const StubEntry &Stub) {
     bool Pure = Stub.Kind == StubKind::PureAsm;
+    bool Collective = Stub.Kind == StubKind::ConvergentAsm;
     FunctionType *Ty = F.getFunctionType();
     if (Error E = InlineAsm::verify(Ty, Stub.Immediates)) {
       Diags.error({("stub `" + Stub.Name + "` has constraints \"" + Stub.Immediates +
@@ -302,7 +309,7 @@ private:
       return false;
     }
     InlineAsm *Asm = InlineAsm::get(Ty, Stub.IntrinsicName, Stub.Immediates,
-                                    /*hasSideEffects=*/!Pure);
+                                    /*hasSideEffects=*/!Pure && !Collective);
     for (CallInst *C : callsTo(F)) {
       IRBuilder<> B(C);
       SmallVector<Value *> Args(C->arg_begin(), C->arg_end());
@@ -311,6 +318,10 @@ private:
         New->setDoesNotAccessMemory();
         New->setDoesNotThrow();
         New->addFnAttr(Attribute::WillReturn);
+      } else if (Collective) {
+        New->setOnlyAccessesInaccessibleMemory();
+        New->setDoesNotThrow();
+        New->addFnAttr(Attribute::Convergent);
       } else {
         New->addFnAttr(Attribute::Convergent);
       }
@@ -391,7 +402,7 @@ private:
   bool rewriteCalls(Function &F, const StubEntry &Stub) {
     if (Stub.Kind == StubKind::Function)
       return redirectCalls(F, Stub);
-    if (Stub.Kind == StubKind::InlineAsm || Stub.Kind == StubKind::PureAsm)
+    if (Stub.Kind == StubKind::InlineAsm || Stub.Kind == StubKind::ConvergentAsm || Stub.Kind == StubKind::PureAsm)
       return emitInlineAsm(F, Stub);
     Intrinsic::ID Id = Intrinsic::lookupIntrinsicID(Stub.IntrinsicName);
     if (Id == Intrinsic::not_intrinsic) {
