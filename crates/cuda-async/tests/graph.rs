@@ -8,18 +8,11 @@ use std::sync::{Arc, Once};
 use cuda_async::{block_on, join_all, launch, memory, value, AsyncError, DeviceGraph, DeviceOperation, StreamPool};
 use cuda_core::{CudaContext, DeviceBuffer, GraphError};
 
-fn gpu_present() -> bool {
-    let Ok(api) = cuda_driver_sys::DriverApi::load_libcuda() else { return false };
-    let mut count = 0;
-    // SAFETY: cuInit takes flags 0; cuDeviceGetCount writes one int.
-    unsafe { (api.cuInit)(0) == 0 && (api.cuDeviceGetCount)(&mut count) == 0 && count > 0 }
-}
-
 /// GPU 0, or the CPU emulator without one.
 fn ctx() -> Arc<CudaContext> {
     static INIT: Once = Once::new();
     INIT.call_once(|| {
-        if std::env::var_os("OXIDE_EMULATE").is_none() && !gpu_present() {
+        if std::env::var_os("OXIDE_EMULATE").is_none() && !cuda_driver_sys::DriverApi::gpu_present() {
             // SAFETY (edition 2021: safe): set once, before cuda-core is used again.
             std::env::set_var("OXIDE_EMULATE", "1");
         }

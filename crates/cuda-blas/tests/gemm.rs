@@ -15,18 +15,11 @@ use cuda_core::{CudaContext, CudaStream, DeviceBuffer, DeviceRepr, DeviceSlice, 
 use cuda_device::half::{bf16, f16, f8e4m3, f8e5m2};
 use cuda_driver_sys::DriverApi;
 
-fn gpu_present() -> bool {
-    let Ok(api) = DriverApi::load_libcuda() else { return false };
-    let mut count = 0;
-    // SAFETY: cuInit takes flags 0; cuDeviceGetCount writes one int.
-    unsafe { (api.cuInit)(0) == 0 && (api.cuDeviceGetCount)(&mut count) == 0 && count > 0 }
-}
-
 /// The stream every test uses: the GPU's, else the emulator's.
 fn stream() -> Arc<CudaStream> {
     static INIT: Once = Once::new();
     INIT.call_once(|| {
-        if std::env::var_os("OXIDE_EMULATE").is_none() && !gpu_present() {
+        if std::env::var_os("OXIDE_EMULATE").is_none() && !DriverApi::gpu_present() {
             // SAFETY (edition 2021: safe): set once, before cuda-core reads it.
             std::env::set_var("OXIDE_EMULATE", "1");
         }

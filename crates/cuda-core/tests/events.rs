@@ -6,17 +6,10 @@
 use cuda_core::{CudaContext, ErrorKind};
 use cuda_driver_sys::DriverApi;
 
-fn gpu_present() -> bool {
-    let Ok(api) = DriverApi::load_libcuda() else { return false };
-    let mut count = 0;
-    // SAFETY: cuInit takes flags 0; cuDeviceGetCount writes one int.
-    unsafe { (api.cuInit)(0) == 0 && (api.cuDeviceGetCount)(&mut count) == 0 && count > 0 }
-}
-
 // One test in this binary: it chooses the backend for the process.
 #[test]
 fn recorded_events_time_and_elapsed_waits_for_the_end_event() {
-    if std::env::var_os("OXIDE_EMULATE").is_none() && !gpu_present() {
+    if std::env::var_os("OXIDE_EMULATE").is_none() && !DriverApi::gpu_present() {
         // SAFETY (edition 2021: safe): the only test of its binary, before
         // cuda-core reads the variable.
         std::env::set_var("OXIDE_EMULATE", "ptx");

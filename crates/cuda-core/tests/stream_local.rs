@@ -10,13 +10,6 @@ use std::sync::Arc;
 use cuda_core::{CudaContext, DeviceBuffer, DriverError};
 use cuda_driver_sys::DriverApi;
 
-fn gpu_present() -> bool {
-    let Ok(api) = DriverApi::load_libcuda() else { return false };
-    let mut count = 0;
-    // SAFETY: cuInit takes flags 0; cuDeviceGetCount writes one int.
-    unsafe { (api.cuInit)(0) == 0 && (api.cuDeviceGetCount)(&mut count) == 0 && count > 0 }
-}
-
 /// A value that counts its drops, with a buffer on the stream.
 struct Counted {
     calls: u32,
@@ -36,7 +29,7 @@ struct Other(u64);
 // One test in this binary: it chooses the backend for the process.
 #[test]
 fn a_stream_keeps_one_value_per_type_until_it_is_dropped() {
-    if std::env::var_os("OXIDE_EMULATE").is_none() && !gpu_present() {
+    if std::env::var_os("OXIDE_EMULATE").is_none() && !DriverApi::gpu_present() {
         // SAFETY (edition 2021: safe): the only test of its binary, before
         // cuda-core reads the variable.
         std::env::set_var("OXIDE_EMULATE", "ptx");

@@ -243,6 +243,17 @@ impl DriverApi {
         }
         Err(LoadError::LibraryNotFound { reason: first_error.unwrap_or_default() })
     }
+
+    /// Whether the NVIDIA driver loads and reports at least one GPU
+    /// (`cuInit`, then `cuDeviceGetCount`, on the raw table): what a test
+    /// asks before it chooses between a GPU and the emulator. No context
+    /// is made, so a process's choice of cuda-core's backend stays open.
+    pub fn gpu_present() -> bool {
+        let Ok(api) = DriverApi::load_libcuda() else { return false };
+        let mut count = 0;
+        // SAFETY: cuInit takes flags 0; cuDeviceGetCount writes one int.
+        unsafe { (api.cuInit)(0) == 0 && (api.cuDeviceGetCount)(&mut count) == 0 && count > 0 }
+    }
 }
 
 #[cfg(test)]

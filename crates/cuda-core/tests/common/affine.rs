@@ -44,13 +44,6 @@ DONE:
 }
 "#;
 
-fn gpu_present() -> bool {
-    let Ok(api) = DriverApi::load_libcuda() else { return false };
-    let mut count = 0;
-    // SAFETY: cuInit takes flags 0; cuDeviceGetCount writes one int.
-    unsafe { (api.cuInit)(0) == 0 && (api.cuDeviceGetCount)(&mut count) == 0 && count > 0 }
-}
-
 /// The context (the emulator's without a GPU), a new stream (one that may
 /// capture), and the `affine` kernel of a module of the caller's own
 /// (dropped with it: cuda-core puts the unload off past other tests'
@@ -58,7 +51,7 @@ fn gpu_present() -> bool {
 pub fn setup() -> (Arc<CudaContext>, Arc<CudaStream>, CudaFunction) {
     static BACKEND: Once = Once::new();
     BACKEND.call_once(|| {
-        if std::env::var_os("OXIDE_EMULATE").is_none() && !gpu_present() {
+        if std::env::var_os("OXIDE_EMULATE").is_none() && !DriverApi::gpu_present() {
             // SAFETY (edition 2021: safe): before any test of this binary
             // reaches cuda-core (they all wait for this `Once`).
             std::env::set_var("OXIDE_EMULATE", "ptx");

@@ -43,22 +43,13 @@ const PTX: &str = r#"
 }
 "#;
 
-/// Whether the NVIDIA driver is here and sees a GPU (asked of the raw
-/// table, so that cuda-core's one choice of backend is still open).
-fn gpu_present() -> bool {
-    let Ok(api) = DriverApi::load_libcuda() else { return false };
-    let mut count = 0;
-    // SAFETY: cuInit takes flags 0; cuDeviceGetCount writes one int.
-    unsafe { (api.cuInit)(0) == 0 && (api.cuDeviceGetCount)(&mut count) == 0 && count > 0 }
-}
-
 fn config() -> LaunchConfig {
     LaunchConfig { grid_dim: (1, 1, 1), block_dim: (32, 1, 1), shared_mem_bytes: 0 }
 }
 
 /// The scenario, emulated in `mode` where there is no GPU.
 pub fn a_fault_poisons_its_context_and_on_a_gpu_its_process(mode: Mode) {
-    if std::env::var_os("OXIDE_EMULATE").is_none() && !gpu_present() {
+    if std::env::var_os("OXIDE_EMULATE").is_none() && !DriverApi::gpu_present() {
         // SAFETY (edition 2021: safe): the only test of its binary, before
         // cuda-core reads the variable.
         std::env::set_var("OXIDE_EMULATE", mode.env_value());
