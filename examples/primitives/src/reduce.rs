@@ -94,13 +94,16 @@ pub fn run(ctx: &Arc<CudaContext>, module: &KernelModule, sizes: Sizes) -> Resul
 
 /// Reductions queued without a synchronisation in between, on two streams
 /// at once, growing and shrinking from call to call: each stream keeps its
-/// own partials and arrival count between calls, and every call must start
-/// from a count of zero and read only its own launch's partials.
+/// own partials and arrival count between calls (grown when a call needs
+/// more blocks), and every call must start from a count of zero and read
+/// only its own launch's partials.
 fn back_to_back_on_two_streams(ctx: &Arc<CudaContext>, module: &KernelModule, sizes: Sizes) -> Result<usize, String> {
     let e = |x: &dyn std::fmt::Display| x.to_string();
     let streams = [ctx.new_stream().map_err(|x| e(&x))?, ctx.new_stream().map_err(|x| e(&x))?];
     let top = if sizes.emulated { 33 * 1024 + 1 } else { (1 << 22) + 5 };
-    let lengths = [top, 4097, top / 2, 5003, top, 8193];
+    // Each stream's first reduce is small (two and three blocks), so that a
+    // later, larger one grows the stream's kept partials.
+    let lengths = [4097, 8193, top, 5003, top / 2, top];
     let mut inputs = Vec::new();
     let mut outs = Vec::new();
     for (k, &n) in lengths.iter().enumerate() {
