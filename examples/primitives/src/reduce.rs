@@ -2,7 +2,7 @@
 //! operator over several element types and sizes (empty, one element, the
 //! boundaries of a warp, a block and a vector, ragged sizes).
 
-use crate::inputs::{samples, Check};
+use crate::inputs::{samples, words, Check};
 use crate::Sizes;
 use cuda_core::{CudaContext, CudaStream, DeviceBuffer};
 use cuda_host::KernelModule;
@@ -82,6 +82,8 @@ pub fn run(ctx: &Arc<CudaContext>, module: &KernelModule, sizes: Sizes) -> Resul
         checks += 1;
     }
     checks += back_to_back_on_two_streams(ctx, module, sizes)?;
+    checks += special_floats::<f32>(module, &stream, sizes)?;
+    checks += special_floats::<f64>(module, &stream, sizes)?;
     // The output buffer must hold one element.
     let input = DeviceBuffer::from_host(&stream, &[1u32, 2, 3]).map_err(|e| e.to_string())?;
     let mut two = DeviceBuffer::<u32>::zeroed(&stream, 2).map_err(|e| e.to_string())?;
@@ -133,4 +135,104 @@ fn back_to_back_on_two_streams(ctx: &Arc<CudaContext>, module: &KernelModule, si
         }
     }
     Ok(2 * lengths.len())
+}
+
+/// A float type with the boundary values a reduction must get right.
+trait Special: Check + std::ops::Neg<Output = Self> {
+    const NAN: Self;
+    const INFINITY: Self;
+    const MAX: Self;
+    const MIN_POSITIVE: Self;
+    /// The smallest positive subnormal.
+    const TINIEST: Self;
+    const ZERO: Self;
+    fn is_nan(self) -> bool;
+}
+macro_rules! special {
+    ($($t:ident, $bits:ty),*) => {$(
+        impl Special for $t {
+            const NAN: Self = $t::NAN;
+            const INFINITY: Self = $t::INFINITY;
+            const MAX: Self = $t::MAX;
+            const MIN_POSITIVE: Self = $t::MIN_POSITIVE;
+            const TINIEST: Self = $t::from_bits(1);
+            const ZERO: Self = 0.0;
+            fn is_nan(self) -> bool {
+                $t::is_nan(self)
+            }
+        }
+    )*};
+}
+special!(f32, u32, f64, u64);
+
+/// Min, Max and Sum over floats sprinkled with NaN, ±inf, ±0, ±MAX,
+/// ±MIN_POSITIVE and subnormals, at random places in inputs that span
+/// several blocks. Min and Max ignore NaN (op's rule) and must equal the
+/// CPU's exactly (`-0.0 == 0.0`: which zero wins is the order's); a Sum
+/// with a NaN, or with both infinities, is NaN; with +inf alone, +inf;
+/// with only zeros and subnormals besides ordinary values, within the
+/// reordering bound.
+fn special_floats<T: Special>(module: &KernelModule, stream: &CudaStream, sizes: Sizes) -> Result<usize, String> {
+    let e = |x: &dyn std::fmt::Display| x.to_string();
+    let specials = [T::NAN, T::INFINITY, -T::INFINITY, T::ZERO, -T::ZERO, T::MAX, -T::MAX, T::MIN_POSITIVE, -T::MIN_POSITIVE, T::TINIEST, -T::TINIEST];
+    let lengths: &[usize] = if sizes.emulated { &[31, 4097, 33 * 1024 + 1] } else { &[31, 4097, (1 << 22) + 3] };
+    let name = std::any::type_name::<T>();
+    let mut checks = 0;
+    for (k, &n) in lengths.iter().enumerate() {
+        let seed = 900 + k as u64;
+        let picks = words(n / 16 + 2, seed);
+        // Random ones of the allowed special values at random places, then
+        // every one of them once more at places of its own (n ≥ 31 > their
+        // number), so that none is overwritten.
+        let sprinkle = |mut host: Vec<T>, allowed: &dyn Fn(T) -> bool| {
+            let chosen: Vec<T> = specials.iter().copied().filter(|&x| allowed(x)).collect();
+            for &w in &picks {
+                host[w as usize % n] = chosen[(w >> 40) as usize % chosen.len()];
+            }
+            let stride = n / chosen.len();
+            for (j, &value) in chosen.iter().enumerate() {
+                host[(picks[0] as usize + j * stride) % n] = value;
+            }
+            host
+        };
+        let run = |host: &[T], op_name: &str, got_of: &dyn Fn(&DeviceBuffer<T>) -> Result<T, String>| -> Result<T, String> {
+            let input = DeviceBuffer::from_host(stream, host).map_err(|x| e(&x))?;
+            got_of(&input).map_err(|x| format!("reduce {op_name} of {n} {name} with special values: {x}"))
+        };
+        let all = sprinkle(samples::<T>(n, seed), &|_| true);
+        for (op_name, want) in [
+            ("Min", all.iter().fold(Min.identity(), |a, &b| Min.combine(a, b))),
+            ("Max", all.iter().fold(Max.identity(), |a, &b| Max.combine(a, b))),
+        ] {
+            let got = run(&all, op_name, &|d| {
+                if op_name == "Min" { reduce::reduce(module, stream, d, Min) } else { reduce::reduce(module, stream, d, Max) }.map_err(|x| e(&x))
+            })?;
+            if got != want {
+                return Err(format!("reduce {op_name} of {n} {name} with NaN, ±inf, ±0, ±MAX, subnormals: GPU {got:?}, CPU {want:?}"));
+            }
+            checks += 1;
+        }
+        let sum = |host: &[T]| run(host, "Sum", &|d| reduce::reduce(module, stream, d, Sum).map_err(|x| e(&x)));
+        // A NaN anywhere: NaN.
+        let got = sum(&all)?;
+        if !got.is_nan() {
+            return Err(format!("reduce Sum of {n} {name} holding NaN: GPU {got:?}, expected NaN"));
+        }
+        // +inf with finite values (no MAX, whose sums could overflow to -inf first): +inf.
+        let finite_or_plus_inf = sprinkle(samples::<T>(n, seed), &|x| !x.is_nan() && x != -T::INFINITY && x != T::MAX && x != -T::MAX);
+        let got = sum(&finite_or_plus_inf)?;
+        if got != T::INFINITY {
+            return Err(format!("reduce Sum of {n} {name} holding +inf and finite values: GPU {got:?}, expected +inf"));
+        }
+        // Zeros, subnormals and MIN_POSITIVE among ordinary values: the bound.
+        let small = sprinkle(samples::<T>(n, seed), &|x| x == T::ZERO || x == -T::ZERO || x == T::TINIEST || x == -T::TINIEST || x == T::MIN_POSITIVE || x == -T::MIN_POSITIVE);
+        let got = sum(&small)?;
+        let want = small.iter().fold(Sum.identity(), |a: T, &b| Sum.combine(a, b));
+        let abs_sum: f64 = small.iter().map(|x| x.magnitude()).sum();
+        if !T::agrees(got, want, abs_sum, n) {
+            return Err(format!("reduce Sum of {n} {name} with zeros and subnormals: GPU {got:?}, CPU {want:?}"));
+        }
+        checks += 3;
+    }
+    Ok(checks)
 }
