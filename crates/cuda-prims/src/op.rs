@@ -22,7 +22,9 @@
 //! they differ from a sequential sum by the reordering bound. [`Min`] and
 //! [`Max`] of floats replace a value only by one that compares smaller
 //! (larger), and every reduction starts from the identity, so NaN elements
-//! are ignored.
+//! are ignored (an input of NaNs alone gives the identity). Neither of
+//! `-0.0` and `+0.0` compares smaller than the other, so which of them a
+//! [`Min`] or [`Max`] of both returns depends on the order of combining.
 
 use cuda_core::DeviceRepr;
 use cuda_device::warp::Shuffle;
