@@ -214,8 +214,8 @@ impl Launches {
 
 /// The partials and arrival count a stream keeps for [`reduce_last_block`]
 /// (`words[0]` the count, zero between calls; a partial per block after
-/// it), in the stream's own storage: zeroed once, grown when a GPU with
-/// more blocks asks, freed with the stream.
+/// it), in the stream's own storage: zeroed once, grown when a call needs
+/// more blocks than it holds partials for, freed with the stream.
 struct KeptPartials {
     words: DeviceBuffer<u64>,
 }

@@ -195,38 +195,36 @@ fn special_floats<T: Special>(module: &KernelModule, stream: &CudaStream, sizes:
             }
             host
         };
-        let run = |host: &[T], op_name: &str, got_of: &dyn Fn(&DeviceBuffer<T>) -> Result<T, String>| -> Result<T, String> {
-            let input = DeviceBuffer::from_host(stream, host).map_err(|x| e(&x))?;
-            got_of(&input).map_err(|x| format!("reduce {op_name} of {n} {name} with special values: {x}"))
-        };
+        let upload = |host: &[T]| DeviceBuffer::from_host(stream, host).map_err(|x| e(&x));
+        let failed = |op_name: &str, x: cuda_prims::PrimsError| format!("reduce {op_name} of {n} {name} with special values: {x}");
         let all = sprinkle(samples::<T>(n, seed), &|_| true);
-        for (op_name, want) in [
-            ("Min", all.iter().fold(Min.identity(), |a, &b| Min.combine(a, b))),
-            ("Max", all.iter().fold(Max.identity(), |a, &b| Max.combine(a, b))),
+        let all_on_gpu = upload(&all)?;
+        let min = reduce::reduce(module, stream, &all_on_gpu, Min).map_err(|x| failed("Min", x))?;
+        let max = reduce::reduce(module, stream, &all_on_gpu, Max).map_err(|x| failed("Max", x))?;
+        for (op_name, got, want) in [
+            ("Min", min, all.iter().fold(Min.identity(), |a, &b| Min.combine(a, b))),
+            ("Max", max, all.iter().fold(Max.identity(), |a, &b| Max.combine(a, b))),
         ] {
-            let got = run(&all, op_name, &|d| {
-                if op_name == "Min" { reduce::reduce(module, stream, d, Min) } else { reduce::reduce(module, stream, d, Max) }.map_err(|x| e(&x))
-            })?;
             if got != want {
                 return Err(format!("reduce {op_name} of {n} {name} with NaN, ±inf, ±0, ±MAX, subnormals: GPU {got:?}, CPU {want:?}"));
             }
             checks += 1;
         }
-        let sum = |host: &[T]| run(host, "Sum", &|d| reduce::reduce(module, stream, d, Sum).map_err(|x| e(&x)));
+        let sum = |input: &DeviceBuffer<T>| reduce::reduce(module, stream, input, Sum).map_err(|x| failed("Sum", x));
         // A NaN anywhere: NaN.
-        let got = sum(&all)?;
+        let got = sum(&all_on_gpu)?;
         if !got.is_nan() {
             return Err(format!("reduce Sum of {n} {name} holding NaN: GPU {got:?}, expected NaN"));
         }
         // +inf with finite values (no MAX, whose sums could overflow to -inf first): +inf.
         let finite_or_plus_inf = sprinkle(samples::<T>(n, seed), &|x| !x.is_nan() && x != -T::INFINITY && x != T::MAX && x != -T::MAX);
-        let got = sum(&finite_or_plus_inf)?;
+        let got = sum(&upload(&finite_or_plus_inf)?)?;
         if got != T::INFINITY {
             return Err(format!("reduce Sum of {n} {name} holding +inf and finite values: GPU {got:?}, expected +inf"));
         }
         // Zeros, subnormals and MIN_POSITIVE among ordinary values: the bound.
         let small = sprinkle(samples::<T>(n, seed), &|x| x == T::ZERO || x == -T::ZERO || x == T::TINIEST || x == -T::TINIEST || x == T::MIN_POSITIVE || x == -T::MIN_POSITIVE);
-        let got = sum(&small)?;
+        let got = sum(&upload(&small)?)?;
         let want = small.iter().fold(Sum.identity(), |a: T, &b| Sum.combine(a, b));
         let abs_sum: f64 = small.iter().map(|x| x.magnitude()).sum();
         if !T::agrees(got, want, abs_sum, n) {
