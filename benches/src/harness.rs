@@ -145,6 +145,23 @@ impl Gpu {
     }
 }
 
+/// Set to a comma-separated list of log2 sizes (`22,28`), the rows that
+/// sweep sizes (the cuda-prims rows) run only those: a profiler run of one
+/// size, or a quick A/B of the sizes that miss.
+pub const SIZES_ENV: &str = "OXIDE_BENCH_SIZES";
+
+/// The log2 sizes of `all` that [`SIZES_ENV`] keeps (all of them when it
+/// is unset); an entry that is not a number is an error naming it.
+pub fn sizes(all: &[u32]) -> Result<Vec<u32>, String> {
+    let Ok(spec) = std::env::var(SIZES_ENV) else { return Ok(all.to_vec()) };
+    let mut keep = Vec::new();
+    for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let log = item.parse::<u32>().map_err(|_| format!("{SIZES_ENV}: `{item}` is not a log2 size (e.g. 22,28)"))?;
+        keep.push(log);
+    }
+    Ok(all.iter().copied().filter(|log| keep.contains(log)).collect())
+}
+
 /// The median of `values` (the mean of the middle two for an even count).
 pub fn median(values: &mut [f64]) -> f64 {
     assert!(!values.is_empty(), "median of nothing");

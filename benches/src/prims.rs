@@ -15,7 +15,7 @@
 //! (`prims_sort.rs`), which leaves a call's scratch mapped between calls:
 //! the difference is what that mapping costs a call.
 
-use crate::harness::{de, Gpu, Row, Target};
+use crate::harness::{de, sizes, Gpu, Row, Target};
 use crate::prims_sort::KeepPool;
 use cuda_core::{CudaStream, DeviceBuffer};
 use cuda_prims::op::{Element, Sum};
@@ -174,7 +174,7 @@ fn row(name: String, oxide: f64, cub: f64, note: String) -> Row {
 
 fn reduce_rows<T: BenchElem>(gpu: &Gpu, rows: &mut Vec<Row>) -> Result<(), String> {
     let s = &gpu.stream;
-    for log in LOG_SIZES {
+    for log in sizes(&LOG_SIZES)? {
         let n = 1usize << log;
         let host = samples::<T>(n, 40 + log as u64);
         let want = host.iter().fold(T::default(), |a, &b| <Sum as cuda_prims::op::ReduceOp<T>>::combine(&Sum, a, b));
@@ -243,7 +243,7 @@ fn check_scan<T: BenchElem>(host: &[T], got: &[T], inclusive: bool) -> Option<(u
 fn scan_rows<T: BenchElem>(gpu: &Gpu, rows: &mut Vec<Row>, inclusive: bool, logs: &[u32]) -> Result<(), String> {
     let s = &gpu.stream;
     let kind = if inclusive { "inclusive" } else { "exclusive" };
-    for &log in logs {
+    for log in sizes(logs)? {
         let n = 1usize << log;
         let host = samples::<T>(n, 50 + log as u64);
         let input = DeviceBuffer::from_host(s, &host).map_err(de)?;
@@ -304,7 +304,7 @@ pub fn prims_scan(gpu: &Gpu) -> Result<Vec<Row>, String> {
 fn select_rows<T: BenchElem>(gpu: &Gpu, rows: &mut Vec<Row>) -> Result<(), String> {
     let s = &gpu.stream;
     let t = T::threshold();
-    for log in LOG_SIZES {
+    for log in sizes(&LOG_SIZES)? {
         let n = 1usize << log;
         let host = samples::<T>(n, 60 + log as u64);
         let want: Vec<T> = host.iter().copied().filter(|&x| x < t).collect();

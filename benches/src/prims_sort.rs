@@ -11,7 +11,7 @@
 //! release threshold of 0 every synchronisation would hand the pool's
 //! memory back and the next call map it again.
 
-use crate::harness::{de, Gpu, Row, Target};
+use crate::harness::{de, sizes, Gpu, Row, Target};
 use cuda_core::{CudaStream, DeviceBuffer, DeviceRepr};
 use cuda_prims::histogram::{histogram_even, histogram_on_cpu, histogram_range};
 use cuda_prims::sort::{sort_keys, sort_pairs, Order, RadixKey};
@@ -251,7 +251,7 @@ pub fn prims_sort(gpu: &Gpu) -> Result<Vec<Row>, String> {
     let _keep = KeepPool::new(gpu)?;
     let raw = gpu.stream.raw();
     let mut rows = Vec::new();
-    for log in [20, 22, 24, 26, 28] {
+    for log in sizes(&[20, 22, 24, 26, 28])? {
         let n = 1usize << log;
         let keys: Vec<u32> = random_words(n, log as u64).into_iter().map(|w| (w >> 32) as u32).collect();
         // SAFETY (every CUB call below): the pointers are the row's device
@@ -260,7 +260,7 @@ pub fn prims_sort(gpu: &Gpu) -> Result<Vec<Row>, String> {
             oxide_cub_sort_keys_u32(t, b, i, o, n, 0, raw)
         })?);
     }
-    for log in [24, 28] {
+    for log in sizes(&[24, 28])? {
         let n = 1usize << log;
         let keys = random_words(n, 100 + log as u64);
         rows.push(sort_keys_row(gpu, &format!("prims_sort u64 2^{log}"), &keys, |t, b, i, o| unsafe {
@@ -321,7 +321,7 @@ pub fn prims_histogram(gpu: &Gpu) -> Result<Vec<Row>, String> {
     let s = &gpu.stream;
     let raw = s.raw();
     let mut rows = Vec::new();
-    for log in [20, 24, 28] {
+    for log in sizes(&[20, 24, 28])? {
         let n = 1usize << log;
         // Samples over a range a little wider than the bins' (some fall out).
         let samples: Vec<u32> = random_words(n, 300 + log as u64).into_iter().map(|w| (w >> 52) as u32).collect();

@@ -4,9 +4,10 @@
 //! The input is cut into tiles of a block of threads × a few 16-byte
 //! vectors per thread (by default 128 threads × 32 four-byte elements,
 //! 256 threads × 16 eight-byte ones, the fastest measured; see
-//! `ScanTuning`). Each block takes the next tile number
-//! from an atomic counter (so a tile's predecessors were all taken by blocks
-//! that already run), loads its tile with coalesced 16-byte vector loads
+//! `ScanTuning`). Block `b` takes tile `b` (a grid's blocks start in
+//! index order, on the GPU as in the emulators, so a tile's predecessors
+//! belong to blocks that already run; CUB's scan relies on the same
+//! order), loads its tile with coalesced 16-byte vector loads
 //! (warp-striped: each thread holds four runs of consecutive elements, see
 //! `src/tile.rs`), scans it (each run in order, one warp scan per
 //! run, or with the `runs=shared` / `wide-runs=shared` knob one warp scan
@@ -102,11 +103,12 @@ pub(crate) const fn words_per_tile<T>() -> usize {
 
 /// How the blocks of a look-back pass find their tile and wait for their
 /// predecessors. Part of the measurement knob [`ScanTuning`]; the
-/// default keeps the tile counter (every block's predecessors have started,
-/// whatever order the GPU starts blocks in), waits between polls as
-/// long as CUB does, which an H200 run measured faster than polling at
-/// once (benches/README.md), and waits only for the flags that can change
-/// the result.
+/// default takes tiles in block order, as CUB does (the tile counter's
+/// atomic and barrier before the first load measured 0.01–0.02 of CUB's
+/// time at 2^28 elements and 0.08–0.14 at 2^22 on the H200,
+/// benches/README.md), waits between polls as long as CUB does, which an
+/// H200 run measured faster than polling at once, and waits only for the
+/// flags that can change the result.
 #[doc(hidden)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LookBackTuning {
@@ -117,10 +119,14 @@ pub struct LookBackTuning {
     /// before the first poll (giving the nearest predecessors time to
     /// publish); 0: none.
     pub first_poll_delay_ns: u32,
-    /// Take tile `blockIdx.x` instead of the next number of the tile
-    /// counter. Saves an atomic and a barrier before the loads, but relies
-    /// on the GPU starting blocks in index order (as CUB does): a block
-    /// waiting for a predecessor that never starts would hang.
+    /// Take tile `blockIdx.x` (the default) instead of the next number of
+    /// the tile counter (`ticket` in the knob). Saves an atomic and a
+    /// barrier before the loads, and relies on the blocks of a grid
+    /// starting in index order, as CUB's look-back does: NVIDIA GPUs and
+    /// both of oxide's emulators start them so (a block waiting for a
+    /// predecessor that never started would wait for ever). The ticket
+    /// needs no such order: whatever order blocks start in, a tile's
+    /// predecessors were taken by blocks that already run.
     pub block_order: bool,
     /// Wait for every tile of a window to be published (as CUB does)
     /// instead of only for those after the nearest inclusive one.
@@ -137,7 +143,7 @@ impl Default for LookBackTuning {
         LookBackTuning {
             poll_delay_ns: DEFAULT_POLL_DELAY_NS,
             first_poll_delay_ns: DEFAULT_FIRST_POLL_DELAY_NS,
-            block_order: false,
+            block_order: true,
             wait_all: false,
         }
     }
@@ -145,11 +151,11 @@ impl Default for LookBackTuning {
 
 impl LookBackTuning {
     /// Applies one look-back item of a tuning knob (`delay=NS`,
-    /// `first=NS`, `block-order`, `wait=all|nearest`); false if `item` is
-    /// none of them.
+    /// `first=NS`, `block-order`, `ticket`, `wait=all|nearest`); false if
+    /// `item` is none of them.
     fn apply(&mut self, item: &str) -> bool {
-        if item == "block-order" {
-            self.block_order = true;
+        if item == "block-order" || item == "ticket" {
+            self.block_order = item == "block-order";
         } else if item == "wait=all" || item == "wait=nearest" {
             self.wait_all = item == "wait=all";
         } else if let Some(ns) = item.strip_prefix("delay=").and_then(|s| s.parse::<u32>().ok()) {
@@ -271,7 +277,7 @@ impl ScanTuning {
         look_back: LookBackTuning {
             poll_delay_ns: DEFAULT_POLL_DELAY_NS,
             first_poll_delay_ns: DEFAULT_FIRST_POLL_DELAY_NS,
-            block_order: false,
+            block_order: true,
             wait_all: false,
         },
         sleep_from: 500,
@@ -290,7 +296,7 @@ impl ScanTuning {
     pub const SELECT: ScanTuning = ScanTuning {
         narrow: TileShape { threads: 256, vectors: 6 },
         wide: TileShape { threads: 256, vectors: 8 },
-        look_back: LookBackTuning { poll_delay_ns: 76, first_poll_delay_ns: 1150, block_order: false, wait_all: false },
+        look_back: LookBackTuning { poll_delay_ns: 76, first_poll_delay_ns: 1150, block_order: true, wait_all: false },
         sleep_from: 500,
         runs: RunScan::Shuffle,
         wide_runs: RunScan::Shuffle,
@@ -367,7 +373,7 @@ impl ScanTuning {
                 let scan_items = if scan { ", `wide-vectors=6`, `runs=shuffle|shared`, `wide-runs=shuffle|shared`" } else { "" };
                 eprintln!(
                     "{var}: ignoring `{item}` (expected `threads=32..384`, `vectors=4|6|8`, `wide-threads=32..384`, \
-                     `wide-vectors=4|8|12`, `delay=NS`, `first=NS`, `block-order`, `wait=all|nearest`, `sleep-from=TILES`, `init=memset|kernel` or `status=temp|kept`{scan_items})"
+                     `wide-vectors=4|8|12`, `delay=NS`, `first=NS`, `block-order|ticket`, `wait=all|nearest`, `sleep-from=TILES`, `init=memset|kernel` or `status=temp|kept`{scan_items})"
                 );
             }
         }
@@ -444,9 +450,9 @@ impl<'a, T: Element> TileStatus<'a, T> {
         TileStatus { words, tuning, pass, _element: PhantomData }
     }
 
-    /// This block's tile: the next number of the counter (thread 0 takes
-    /// it, the block reads it after a barrier), or the block index with
-    /// `block_order`.
+    /// This block's tile: the block index with `block_order` (the
+    /// default), else the next number of the counter (thread 0 takes it,
+    /// the block reads it after a barrier).
     ///
     /// # Safety
     /// All threads of the block call it, and `slot` is block-shared memory
@@ -735,8 +741,9 @@ pub fn scan_tiles<T: Element, Op: ReduceOp<T>, const INCLUSIVE_SCAN: bool, const
     });
     if tid < 32 {
         // SAFETY: this block's tile; every tile before it was taken by a
-        // block that runs (tile numbers come from the counter in start
-        // order; with `block_order`, from blocks started in index order).
+        // block that runs (with `block_order`, the default, blocks start in
+        // index order; else tile numbers come from the counter in start
+        // order).
         let prefix = unsafe { tiles.tile_prefix(tile, tile_total, op) };
         if first_lane() {
             // SAFETY: one writer; read by all after the barrier below.
@@ -1063,6 +1070,7 @@ fn scan<T: Element, Op: ReduceOp<T>, const INCLUSIVE_SCAN: bool>(
     input: &DeviceBuffer<T>,
     out: &mut DeviceBuffer<T>,
     op: Op,
+    tuning: &ScanTuning,
     what: &'static str,
 ) -> Result<(), PrimsError> {
     check_len(what, input.len(), out.len())?;
@@ -1071,14 +1079,13 @@ fn scan<T: Element, Op: ReduceOp<T>, const INCLUSIVE_SCAN: bool>(
         return Ok(());
     }
     debug_assert_eq!(input.device_ptr() % 16, 0);
-    let tuning = ScanTuning::scan_from_env();
     let shape = tuning.shape::<T>();
     let tiles = n.div_ceil(tile_len::<T>(shape));
     let look_back = tuning.look_back.for_grid(tiles, tuning.sleep_from);
     let config = tile_config(tiles, shape);
     let shared_runs = tuning.run_scan::<T>() == RunScan::Shared;
     let shared_config = LaunchConfig { shared_mem_bytes: shared_runs_bytes::<T>(shape) as u32, ..config };
-    with_look_back::<T>(module, stream, tiles, &tuning, what, |words, pass| {
+    with_look_back::<T>(module, stream, tiles, tuning, what, |words, pass| {
         let status = words.as_atomic::<AtomicU64>();
         macro_rules! launch {
             ($v:literal) => {
@@ -1131,7 +1138,7 @@ pub fn inclusive_scan<T: Element, Op: ReduceOp<T>>(
     out: &mut DeviceBuffer<T>,
     op: Op,
 ) -> Result<(), PrimsError> {
-    scan::<T, Op, true>(module, stream, input, out, op, "inclusive_scan: output")
+    scan::<T, Op, true>(module, stream, input, out, op, &ScanTuning::scan_from_env(), "inclusive_scan: output")
 }
 
 /// `out[0] = op.identity()`, `out[i] = input[0] op … op input[i - 1]`, on
@@ -1143,7 +1150,28 @@ pub fn exclusive_scan<T: Element, Op: ReduceOp<T>>(
     out: &mut DeviceBuffer<T>,
     op: Op,
 ) -> Result<(), PrimsError> {
-    scan::<T, Op, false>(module, stream, input, out, op, "exclusive_scan: output")
+    scan::<T, Op, false>(module, stream, input, out, op, &ScanTuning::scan_from_env(), "exclusive_scan: output")
+}
+
+/// [`inclusive_scan`] (`inclusive`) or [`exclusive_scan`] under `tuning`
+/// instead of the one in force: a test hook, so that a test reaches the
+/// paths the default does not take (the tile counter, `ticket`) in the
+/// same process.
+#[doc(hidden)]
+pub fn scan_with_tuning<T: Element, Op: ReduceOp<T>>(
+    module: &KernelModule,
+    stream: &CudaStream,
+    input: &DeviceBuffer<T>,
+    out: &mut DeviceBuffer<T>,
+    op: Op,
+    inclusive: bool,
+    tuning: &ScanTuning,
+) -> Result<(), PrimsError> {
+    if inclusive {
+        scan::<T, Op, true>(module, stream, input, out, op, tuning, "inclusive_scan: output")
+    } else {
+        scan::<T, Op, false>(module, stream, input, out, op, tuning, "exclusive_scan: output")
+    }
 }
 
 #[cfg(test)]
@@ -1156,9 +1184,11 @@ mod tests {
         assert_eq!(parse(""), ScanTuning::SCAN);
         assert_eq!(parse("delay=600").look_back, LookBackTuning { poll_delay_ns: 600, ..ScanTuning::SCAN.look_back });
         assert_eq!(
-            parse(" block-order , delay=0,first=1200,wait=all").look_back,
-            LookBackTuning { poll_delay_ns: 0, first_poll_delay_ns: 1200, block_order: true, wait_all: true }
+            parse(" ticket , delay=0,first=1200,wait=all").look_back,
+            LookBackTuning { poll_delay_ns: 0, first_poll_delay_ns: 1200, block_order: false, wait_all: true }
         );
+        assert!(ScanTuning::SCAN.look_back.block_order && ScanTuning::SELECT.look_back.block_order);
+        assert!(parse("ticket,block-order").look_back.block_order);
         let t = parse("threads=256,vectors=4,wide-threads=384,wide-vectors=8,sleep-from=0");
         assert_eq!(t.narrow, TileShape { threads: 256, vectors: 4 });
         assert_eq!(t.wide, TileShape { threads: 384, vectors: 8 });

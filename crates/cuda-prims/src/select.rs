@@ -368,8 +368,9 @@ pub fn select_tiles<
     };
     let prefix_slot = unsafe { slots.add(MAX_WARPS) };
     if tid < 32 {
-        // SAFETY: this block's tile; tile numbers come from the counter in
-        // start order (with `block_order`, blocks start in index order).
+        // SAFETY: this block's tile; with `block_order` (the default)
+        // blocks start in index order, else tile numbers come from the
+        // counter in start order.
         let prefix = unsafe { tiles.tile_prefix(tile, tile_kept, Sum) };
         if first_lane() {
             // SAFETY: one writer; read by all after the barrier below.
@@ -432,6 +433,7 @@ fn run<T: Element, S: Selector<T>, const PARTITION: bool>(
     select: S,
     out: &mut DeviceBuffer<T>,
     count: &mut DeviceBuffer<u64>,
+    select_tuning: &SelectTuning,
     what: &'static str,
 ) -> Result<(), PrimsError> {
     check_len(what, input.len(), out.len())?;
@@ -445,7 +447,6 @@ fn run<T: Element, S: Selector<T>, const PARTITION: bool>(
         return Ok(());
     }
     debug_assert_eq!(input.device_ptr() % 16, 0);
-    let select_tuning = SelectTuning::from_env();
     let tuning = select_tuning.scan;
     let shape = tuning.shape::<T>();
     let tiles = n.div_ceil(tile_len::<T>(shape));
@@ -536,7 +537,24 @@ pub fn select_if_into<T: Element, P: Fn(T) -> bool + Copy + Unpin + 'static>(
     predicate: P,
 ) -> Result<(), PrimsError> {
     let no_flags = temp::zeroed::<u8>(stream, 0)?;
-    run::<T, If<P>, false>(module, stream, input, &no_flags, If(predicate), out, count, "select_if: output")
+    run::<T, If<P>, false>(module, stream, input, &no_flags, If(predicate), out, count, &SelectTuning::from_env(), "select_if: output")
+}
+
+/// [`select_if_into`] under `tuning` instead of the one in force: a test
+/// hook, so that a test reaches the paths the default does not take (the
+/// tile counter, `ticket`) in the same process.
+#[doc(hidden)]
+pub fn select_if_into_with_tuning<T: Element, P: Fn(T) -> bool + Copy + Unpin + 'static>(
+    module: &KernelModule,
+    stream: &CudaStream,
+    input: &DeviceBuffer<T>,
+    out: &mut DeviceBuffer<T>,
+    count: &mut DeviceBuffer<u64>,
+    predicate: P,
+    tuning: &SelectTuning,
+) -> Result<(), PrimsError> {
+    let no_flags = temp::zeroed::<u8>(stream, 0)?;
+    run::<T, If<P>, false>(module, stream, input, &no_flags, If(predicate), out, count, tuning, "select_if: output")
 }
 
 /// [`select_if_into`], returning the number selected (synchronises `stream`).
@@ -564,7 +582,7 @@ pub fn select_flagged<T: Element>(
 ) -> Result<usize, PrimsError> {
     check_len("select_flagged: flags", input.len(), flags.len())?;
     let mut count = temp::scratch::<u64>(stream, 1)?;
-    run::<T, Flagged, false>(module, stream, input, flags, Flagged, out, &mut count, "select_flagged: output")?;
+    run::<T, Flagged, false>(module, stream, input, flags, Flagged, out, &mut count, &SelectTuning::from_env(), "select_flagged: output")?;
     read_count(stream, &count)
 }
 
@@ -580,7 +598,7 @@ pub fn partition_if<T: Element, P: Fn(T) -> bool + Copy + Unpin + 'static>(
 ) -> Result<usize, PrimsError> {
     let no_flags = temp::zeroed::<u8>(stream, 0)?;
     let mut count = temp::scratch::<u64>(stream, 1)?;
-    run::<T, If<P>, true>(module, stream, input, &no_flags, If(predicate), out, &mut count, "partition_if: output")?;
+    run::<T, If<P>, true>(module, stream, input, &no_flags, If(predicate), out, &mut count, &SelectTuning::from_env(), "partition_if: output")?;
     read_count(stream, &count)
 }
 
@@ -591,7 +609,7 @@ mod tests {
     #[test]
     fn tuning_parses_rank_and_passes_the_rest_on() {
         assert_eq!(SelectTuning::DEFAULT.parse("").rank, Rank::Ballot);
-        let t = SelectTuning::DEFAULT.parse("rank=scan, threads=128,vectors=8,block-order");
+        let t = SelectTuning::DEFAULT.parse("rank=scan, threads=128,vectors=8,ticket,block-order");
         assert_eq!(t.rank, Rank::Scan);
         assert_eq!(t.scan.narrow.threads, 128);
         assert_eq!(t.scan.narrow.vectors, 8);

@@ -72,6 +72,44 @@ fn check_type<T: Check>(module: &KernelModule, stream: &CudaStream, sizes: Sizes
     Ok(checks)
 }
 
+/// Both ways a tile finds its number, on one stream, each pass after
+/// passes of the other kind (the kept status words' tickets and epochs):
+/// block order (the default) and the tile counter (`ticket`), over several
+/// tiles and more than a look-back window of them on the GPU.
+fn check_tile_order<T: Check>(module: &KernelModule, stream: &CudaStream, sizes: Sizes, seed: u64) -> Result<usize, String> {
+    let tile = scan::tile_elements::<T>();
+    let mut lens = vec![tile + 1, 3 * tile - 1];
+    if !sizes.emulated {
+        lens.extend([70 * tile + 5, (1 << 22) + 777]);
+    }
+    let default = scan::ScanTuning::scan_from_env();
+    let orders = [("block order", default.parse_scan("check", "block-order")), ("ticket", default.parse_scan("check", "ticket"))];
+    let mut checks = 0;
+    for n in lens {
+        let host = samples::<T>(n, seed + n as u64);
+        let input = DeviceBuffer::from_host(stream, &host).map_err(|e| e.to_string())?;
+        let mut out = DeviceBuffer::<T>::zeroed(stream, n).map_err(|e| e.to_string())?;
+        for (name, tuning) in orders.iter().chain(orders.iter()) {
+            scan::scan_with_tuning(module, stream, &input, &mut out, Sum, true, tuning).map_err(|e| format!("scan ({name}): {e}"))?;
+            let got = out.to_host_vec(stream).map_err(|e| e.to_string())?;
+            let (mut acc, mut abs) = (<Sum as ReduceOp<T>>::identity(&Sum), 0.0f64);
+            for i in 0..n {
+                acc = Sum.combine(acc, host[i]);
+                abs += host[i].magnitude();
+                if !T::agrees(got[i], acc, abs, i + 1) {
+                    return Err(format!(
+                        "inclusive scan ({name}) of {n} {}: element {i}: GPU {:?}, CPU {acc:?}",
+                        std::any::type_name::<T>(),
+                        got[i]
+                    ));
+                }
+            }
+            checks += 1;
+        }
+    }
+    Ok(checks)
+}
+
 /// Runs the scan checks.
 pub fn run(ctx: &Arc<CudaContext>, module: &KernelModule, sizes: Sizes) -> Result<usize, String> {
     let stream = ctx.default_stream();
@@ -153,6 +191,8 @@ pub fn run(ctx: &Arc<CudaContext>, module: &KernelModule, sizes: Sizes) -> Resul
         }
         checks += 1;
     }
+    checks += check_tile_order::<u32>(module, &stream, sizes, 31)?;
+    checks += check_tile_order::<u64>(module, &stream, sizes, 32)?;
     // The output must be as long as the input.
     let input = DeviceBuffer::from_host(&stream, &[1u32, 2, 3]).map_err(|e| e.to_string())?;
     let mut short = DeviceBuffer::<u32>::zeroed(&stream, 2).map_err(|e| e.to_string())?;

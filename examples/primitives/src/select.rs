@@ -104,6 +104,41 @@ fn check_type<T: Check>(module: &KernelModule, stream: &CudaStream, sizes: Sizes
     Ok(checks)
 }
 
+/// Both ways a tile finds its number, on one stream, each pass after
+/// passes of the other kind (the kept status words' tickets and epochs):
+/// block order (the default) and the tile counter (`ticket`), over several
+/// tiles and more than a look-back window of them on the GPU.
+fn check_tile_order<T: Check>(module: &KernelModule, stream: &CudaStream, sizes: Sizes, seed: u64) -> Result<usize, String> {
+    let e = |x: &dyn std::fmt::Display| x.to_string();
+    let tile = select::tile_elements::<T>();
+    let mut lens = vec![tile + 1, 3 * tile - 1];
+    if !sizes.emulated {
+        lens.extend([70 * tile + 5, (1 << 22) + 777]);
+    }
+    let default = select::SelectTuning::from_env();
+    let orders = [("block order", default.parse("block-order")), ("ticket", default.parse("ticket"))];
+    let t = T::threshold(0.5);
+    let mut checks = 0;
+    for n in lens {
+        let host = samples::<T>(n, seed + n as u64);
+        let want: Vec<T> = host.iter().copied().filter(|&x| x < t).collect();
+        let input = DeviceBuffer::from_host(stream, &host).map_err(|x| e(&x))?;
+        let mut out = DeviceBuffer::<T>::zeroed(stream, n).map_err(|x| e(&x))?;
+        let mut count = DeviceBuffer::<u64>::zeroed(stream, 1).map_err(|x| e(&x))?;
+        for (name, tuning) in orders.iter().chain(orders.iter()) {
+            select::select_if_into_with_tuning(module, stream, &input, &mut out, &mut count, move |x: T| x < t, tuning)
+                .map_err(|x| format!("select_if ({name}): {x}"))?;
+            let kept = count.to_host_vec(stream).map_err(|x| e(&x))?[0] as usize;
+            let got = out.to_host_vec(stream).map_err(|x| e(&x))?;
+            if kept != want.len() || bits(&got[..kept]) != bits(&want) {
+                return Err(format!("select_if ({name}) of {n} {} (x < {t:?}): {kept} kept, CPU {}", std::any::type_name::<T>(), want.len()));
+            }
+            checks += 1;
+        }
+    }
+    Ok(checks)
+}
+
 /// An element type whose values say whether the pattern keeps them: the
 /// pattern checks select by predicate on the value, so a predicate can
 /// follow any pattern of indices.
@@ -222,6 +257,8 @@ pub fn run(ctx: &Arc<CudaContext>, module: &KernelModule, sizes: Sizes) -> Resul
     if !sizes.emulated {
         checks += check_type::<i32>(module, &stream, sizes, 24)?;
     }
+    checks += check_tile_order::<u32>(module, &stream, sizes, 25)?;
+    checks += check_tile_order::<u64>(module, &stream, sizes, 26)?;
     // The two-phase store's regression checks (issue 23).
     checks += check_patterns::<u32>(module, &stream)?;
     checks += check_patterns::<f32>(module, &stream)?;
