@@ -536,8 +536,7 @@ pub fn select_if_into<T: Element, P: Fn(T) -> bool + Copy + Unpin + 'static>(
     count: &mut DeviceBuffer<u64>,
     predicate: P,
 ) -> Result<(), PrimsError> {
-    let no_flags = temp::zeroed::<u8>(stream, 0)?;
-    run::<T, If<P>, false>(module, stream, input, &no_flags, If(predicate), out, count, &SelectTuning::from_env(), "select_if: output")
+    select_if_into_with_tuning(module, stream, input, out, count, predicate, &SelectTuning::from_env())
 }
 
 /// [`select_if_into`] under `tuning` instead of the one in force: a test
