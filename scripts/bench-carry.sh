@@ -11,6 +11,7 @@
 #   bash scripts/bench-carry.sh [DEST]     (default: .carry-bench/)
 #   # on the GPU machine:
 #   bash DEST/go.sh [NAME...]              (all benchmarks without NAME)
+#   bash DEST/profile/profile.sh ...       (ncu of a row's two kernels; see there)
 #
 # The rebuild benchmark needs Rust and is skipped there; run it here with
 # `cargo oxide bench rebuild`.
@@ -31,8 +32,9 @@ fi
 target=${CARGO_TARGET_DIR:-$root/target}
 mkdir -p "$dest"
 cp "$target/release/oxide-bench" "$dest/oxide-bench"
-mkdir -p "$dest/torch"
+mkdir -p "$dest/torch" "$dest/profile"
 cp "$root"/benches/torch/*.py "$dest/torch/"
+cp "$root"/benches/profile/profile.sh "$root"/benches/profile/summary.py "$dest/profile/"
 
 cat > "$dest/go.sh" <<'GO'
 #!/usr/bin/env bash
