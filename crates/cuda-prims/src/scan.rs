@@ -397,8 +397,8 @@ impl ScanTuning {
 /// src/scan.rs, the default) are
 /// zeroed once and then serve pass after pass: each pass tags its flags with
 /// its own epoch (the flag's bits above the lowest two), so that a word of
-/// an earlier pass reads as `INVALID`, and takes its tiles' tickets from
-/// the counter after those the earlier passes took.
+/// an earlier pass reads as `INVALID`, and (under the `ticket` knob) takes
+/// its tiles' tickets from the counter after those the earlier passes took.
 #[doc(hidden)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Pass {
@@ -1007,8 +1007,8 @@ pub(crate) fn with_look_back<T: Element>(
 
 /// The status words a stream keeps between passes (`status=kept`, the
 /// default), in the stream's own storage ([`CudaStream::with_local`]):
-/// zeroed once, then each pass on the stream gets the next epoch and the
-/// counter's tickets after the earlier passes' ([`Pass`]), so that a call
+/// zeroed once, then each pass on the stream gets the next epoch (and, under
+/// `ticket`, the counter's tickets after the earlier passes') ([`Pass`]), so that a call
 /// neither allocates nor zeroes anything: one launch per call. One set
 /// serves every element type and primitive: a word holds its flag in its
 /// low half whatever the layout, so a word of another pass's layout reads
