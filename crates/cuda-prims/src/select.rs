@@ -44,7 +44,7 @@ use crate::temp;
 use crate::tile;
 use crate::PrimsError;
 use core::sync::atomic::AtomicU64;
-use cuda_core::{CudaStream, DeviceBuffer};
+use cuda_core::{CudaStream, DeviceBuffer, LaunchConfig};
 use cuda_device::{kernel, shared, thread, unroll, warp, DisjointSlice};
 use cuda_host::{cuda_launch, KernelModule};
 
@@ -109,11 +109,37 @@ pub struct SelectTuning {
     /// [`BOUNDED_BLOCKS`] blocks per multiprocessor: ptxas then fits its
     /// registers to that many blocks (spilling if it must).
     pub bounded: bool,
-    /// Whether kept elements go out through a staging area per warp
-    /// ([`store_by_warp`]; ballot ranking, selections only) instead of
-    /// one store per element from registers.
-    pub warp_store: bool,
+    /// How kept elements reach memory (ballot ranking, selections only;
+    /// partitions store directly).
+    pub store: Store,
 }
+
+/// How a selection's kept elements reach memory. A knob (`store=` in
+/// `OXIDE_PRIMS_SELECT`).
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Store {
+    /// One store per kept element, from registers (`store=direct`).
+    Direct,
+    /// Through a staging area per warp, one vector of the warp at a time
+    /// ([`store_by_warp`], `store=warp`, the default).
+    Warp,
+    /// Through a staging area per warp that holds all its vectors
+    /// ([`store_by_warp_run`], `store=run`): the warp's whole run of kept
+    /// elements is written in one pass, so its store instructions each
+    /// cover 32 elements and only the run's two ends share sectors with
+    /// other warps. Needs `threads · V · 16` bytes of dynamic shared
+    /// memory; a shape that needs more than 48 KiB stores by `Warp`.
+    Run,
+}
+
+/// `select_tiles`' `STAGE` values, one per [`Store`].
+const STAGE_DIRECT: u8 = 0;
+const STAGE_VECTOR: u8 = 1;
+const STAGE_RUN: u8 = 2;
+
+/// The dynamic shared memory a launch may take without opting in.
+const DEFAULT_SHARED_LIMIT: usize = 48 * 1024;
 
 /// Threads per block of the register-bounded instances (`bounded` in
 /// [`SelectTuning`]).
@@ -127,7 +153,7 @@ impl SelectTuning {
     /// The defaults: [`ScanTuning::SELECT`], ranked by ballots, the
     /// register-bounded instances, stores staged per warp (the fastest
     /// against CUB on the H200, benches/README.md).
-    pub const DEFAULT: SelectTuning = SelectTuning { scan: ScanTuning::SELECT, rank: Rank::Ballot, bounded: true, warp_store: true };
+    pub const DEFAULT: SelectTuning = SelectTuning { scan: ScanTuning::SELECT, rank: Rank::Ballot, bounded: true, store: Store::Warp };
 
     /// `OXIDE_PRIMS_SELECT` (read once) applied to [`DEFAULT`](Self::DEFAULT).
     pub fn from_env() -> SelectTuning {
@@ -138,7 +164,7 @@ impl SelectTuning {
     /// `self` changed by the comma list `spec`: `rank=ballot|scan`,
     /// `bounded` / `unbounded` (the register-bounded instances for blocks
     /// of at most [`BOUNDED_THREADS`], ranked by ballots),
-    /// `store=warp|direct` (with ballots), and every item
+    /// `store=warp|run|direct` (with ballots), and every item
     /// [`ScanTuning::parse`] takes (unknown items are ignored with a
     /// warning, as there).
     pub fn parse(self, spec: &str) -> SelectTuning {
@@ -150,8 +176,9 @@ impl SelectTuning {
                 "rank=scan" => t.rank = Rank::Scan,
                 "bounded" => t.bounded = true,
                 "unbounded" => t.bounded = false,
-                "store=warp" => t.warp_store = true,
-                "store=direct" => t.warp_store = false,
+                "store=warp" => t.store = Store::Warp,
+                "store=run" => t.store = Store::Run,
+                "store=direct" => t.store = Store::Direct,
                 _ => rest.push(item),
             }
         }
@@ -291,11 +318,73 @@ unsafe fn store_by_warp<T: Element, const V: usize>(
     });
 }
 
+/// [`store_by_warp`] for all `V` vectors at once: the warp's vectors are
+/// consecutive pieces of the tile, so its kept elements are one run of the
+/// output, from the first lane's prefix of vector 0 to the last lane's end
+/// of vector `V - 1`. Each lane puts its kept elements at their rank within
+/// that run in the warp's staging area, then the warp writes the run out,
+/// 32 consecutive elements a store, as many stores as the run needs (one
+/// per 32 kept elements, where `store_by_warp` issues `lanes` per vector,
+/// kept or not). No block barrier: the area is the warp's own.
+///
+/// # Safety
+/// As [`store_by_warp`], with `stage` this warp's `V · 32 · lanes`
+/// elements of block-shared memory.
+#[inline(always)]
+unsafe fn store_by_warp_run<T: Element, const V: usize>(
+    dst: *mut T,
+    stage: *mut T,
+    v: &tile::Vectors<V>,
+    keep: u32,
+    prefixes: [u32; V],
+    tile_prefix: usize,
+    lane: usize,
+) {
+    let lanes = tile::lanes::<T>();
+    let lane_mask = (1u32 << lanes) - 1;
+    let last = keep >> ((V - 1) * lanes) & lane_mask;
+    // The warp keeps the tile's elements start .. end.
+    let start = warp::shfl_idx(warp::FULL_MASK, prefixes[0], 0);
+    let end = warp::shfl_idx(warp::FULL_MASK, prefixes[V - 1] + last.count_ones(), 31);
+    let mut j = 0;
+    unroll!(full, while j < V {
+        let mine = keep >> (j * lanes) & lane_mask;
+        let mut r = (prefixes[j] - start) as usize;
+        let mut e = 0;
+        while e < lanes {
+            if mine >> e & 1 != 0 {
+                // SAFETY: r < end - start <= V · 32 · lanes: inside the warp's area.
+                unsafe { stage.add(r).write(tile::get::<T, V>(v, j * lanes + e)) };
+                r += 1;
+            }
+            e += 1;
+        }
+        j += 1;
+    });
+    warp::sync_warp(warp::FULL_MASK);
+    let total = (end - start) as usize;
+    let base = tile_prefix + start as usize;
+    // The same for every lane: the warp's stores stay converged.
+    let rounds = total.div_ceil(32);
+    let mut q = 0;
+    while q < rounds {
+        let p = q * 32 + lane;
+        if p < total {
+            // SAFETY: slot p of the area was written before the warp's
+            // barrier; base + p is the p-th kept element's own slot.
+            unsafe { dst.add(base + p).write(stage.add(p).read()) };
+        }
+        q += 1;
+    }
+}
+
 /// One tile of a selection (`PARTITION`: the rejected elements too, from
 /// the end backwards), in the scan's tile layout (`src/tile.rs`), `V`
 /// vectors per thread (at most 32 elements: one bit each); `BALLOT`: ranked
 /// by [`Rank::Ballot`], else by [`Rank::Scan`]; `STAGE` (selections with
-/// `BALLOT`): stored by [`store_by_warp`]; compiled for blocks of at
+/// `BALLOT`): stored directly ([`Store::Direct`]), by [`store_by_warp`]
+/// ([`Store::Warp`]) or by [`store_by_warp_run`] in the launch's dynamic
+/// shared memory ([`Store::Run`], `threads · V · 16` bytes); compiled for blocks of at
 /// most `MAX_T` threads, `MIN_B` of them per multiprocessor (0: no bound
 /// on the registers).
 /// Launched like [`scan_tiles`](crate::scan::scan_tiles); `count[0]`
@@ -308,7 +397,7 @@ pub fn select_tiles<
     const PARTITION: bool,
     const V: usize,
     const BALLOT: bool,
-    const STAGE: bool,
+    const STAGE: u8,
     const MAX_T: u32,
     const MIN_B: u32,
 >(
@@ -382,7 +471,18 @@ pub fn select_tiles<
     let tile_prefix = unsafe { prefix_slot.read() } as usize;
     let dst = out.as_mut_ptr();
     j = 0;
-    if STAGE && BALLOT && !PARTITION {
+    if STAGE == STAGE_RUN && BALLOT && !PARTITION {
+        // SAFETY: every lane of every warp is here; the launch provides
+        // `threads · V · 16` bytes (16-byte aligned), of which slice
+        // `warp_index` (V warp vectors) is this warp's alone; the prefixes
+        // are the tile's exclusive ones.
+        unsafe {
+            let (area, _) = cuda_device::dynamic_shared::<T>();
+            let stage = area.add(warp_index * V * 32 * lanes);
+            store_by_warp_run::<T, V>(dst, stage, &v, keep, run_prefixes, tile_prefix, lane);
+        }
+        j = V;
+    } else if STAGE == STAGE_VECTOR && BALLOT && !PARTITION {
         // A warp's 32 vectors of 16 bytes.
         shared! { static STAGE_AREA: [u64; MAX_WARPS * 64]; }
         // SAFETY: every lane of every warp is here; the area's slice
@@ -453,23 +553,30 @@ fn run<T: Element, S: Selector<T>, const PARTITION: bool>(
     let look_back: LookBackTuning = tuning.look_back.for_grid(tiles, tuning.sleep_from);
     let config = tile_config(tiles, shape);
     let bounded = select_tuning.bounded && shape.threads <= BOUNDED_THREADS;
-    // Partitions store directly (their rejected elements go from the end).
-    let staged = select_tuning.warp_store && !PARTITION;
+    // Partitions store directly (their rejected elements go from the end);
+    // a run's area must fit the launch's shared memory without opting in.
+    let run_area = shape.threads as usize * shape.vectors * 16;
+    let store = match select_tuning.store {
+        _ if PARTITION => Store::Direct,
+        Store::Run if run_area > DEFAULT_SHARED_LIMIT => Store::Warp,
+        store => store,
+    };
+    let run_config = LaunchConfig { shared_mem_bytes: run_area as u32, ..config };
     with_look_back::<u32>(module, stream, tiles, &tuning, what, |words, pass| {
         let status = words.as_atomic::<AtomicU64>();
         macro_rules! launch_bounded {
-            ($v:literal, $stage:literal) => {
+            ($v:literal, $stage:expr, $config:expr) => {
                 cuda_launch! {
-                    kernel: select_tiles::<T, S, PARTITION, $v, true, $stage, BOUNDED_THREADS, BOUNDED_BLOCKS>,
-                    stream: stream, module: module, config: config,
+                    kernel: select_tiles::<T, S, PARTITION, $v, true, { $stage }, BOUNDED_THREADS, BOUNDED_BLOCKS>,
+                    stream: stream, module: module, config: $config,
                     args: [slice(*input), slice(*flags), select, slice_mut(*out), slice_mut(*count), status, look_back, pass]
                 }?
             };
         }
         macro_rules! launch_ballot {
-            ($v:literal, $stage:literal) => {
+            ($v:literal, $stage:expr, $config:expr) => {
                 cuda_launch! {
-                    kernel: select_tiles::<T, S, PARTITION, $v, true, $stage, { MAX_THREADS as u32 }, 0>, stream: stream, module: module, config: config,
+                    kernel: select_tiles::<T, S, PARTITION, $v, true, { $stage }, { MAX_THREADS as u32 }, 0>, stream: stream, module: module, config: $config,
                     args: [slice(*input), slice(*flags), select, slice_mut(*out), slice_mut(*count), status, look_back, pass]
                 }?
             };
@@ -477,36 +584,48 @@ fn run<T: Element, S: Selector<T>, const PARTITION: bool>(
         macro_rules! launch_scan {
             ($v:literal) => {
                 cuda_launch! {
-                    kernel: select_tiles::<T, S, PARTITION, $v, false, false, { MAX_THREADS as u32 }, 0>, stream: stream, module: module, config: config,
+                    kernel: select_tiles::<T, S, PARTITION, $v, false, STAGE_DIRECT, { MAX_THREADS as u32 }, 0>, stream: stream, module: module, config: config,
                     args: [slice(*input), slice(*flags), select, slice_mut(*out), slice_mut(*count), status, look_back, pass]
                 }?
             };
         }
         macro_rules! launch_bounded_direct {
             ($v:literal) => {
-                launch_bounded!($v, false)
+                launch_bounded!($v, STAGE_DIRECT, config)
             };
         }
-        macro_rules! launch_bounded_staged {
+        macro_rules! launch_bounded_vector {
             ($v:literal) => {
-                launch_bounded!($v, true)
+                launch_bounded!($v, STAGE_VECTOR, config)
+            };
+        }
+        macro_rules! launch_bounded_run {
+            ($v:literal) => {
+                launch_bounded!($v, STAGE_RUN, run_config)
             };
         }
         macro_rules! launch_ballot_direct {
             ($v:literal) => {
-                launch_ballot!($v, false)
+                launch_ballot!($v, STAGE_DIRECT, config)
             };
         }
-        macro_rules! launch_ballot_staged {
+        macro_rules! launch_ballot_vector {
             ($v:literal) => {
-                launch_ballot!($v, true)
+                launch_ballot!($v, STAGE_VECTOR, config)
             };
         }
-        match (select_tuning.rank, bounded, staged) {
-            (Rank::Ballot, true, false) => crate::tile::with_vectors!(T, shape.vectors, launch_bounded_direct),
-            (Rank::Ballot, true, true) => crate::tile::with_vectors!(T, shape.vectors, launch_bounded_staged),
-            (Rank::Ballot, false, false) => crate::tile::with_vectors!(T, shape.vectors, launch_ballot_direct),
-            (Rank::Ballot, false, true) => crate::tile::with_vectors!(T, shape.vectors, launch_ballot_staged),
+        macro_rules! launch_ballot_run {
+            ($v:literal) => {
+                launch_ballot!($v, STAGE_RUN, run_config)
+            };
+        }
+        match (select_tuning.rank, bounded, store) {
+            (Rank::Ballot, true, Store::Direct) => crate::tile::with_vectors!(T, shape.vectors, launch_bounded_direct),
+            (Rank::Ballot, true, Store::Warp) => crate::tile::with_vectors!(T, shape.vectors, launch_bounded_vector),
+            (Rank::Ballot, true, Store::Run) => crate::tile::with_vectors!(T, shape.vectors, launch_bounded_run),
+            (Rank::Ballot, false, Store::Direct) => crate::tile::with_vectors!(T, shape.vectors, launch_ballot_direct),
+            (Rank::Ballot, false, Store::Warp) => crate::tile::with_vectors!(T, shape.vectors, launch_ballot_vector),
+            (Rank::Ballot, false, Store::Run) => crate::tile::with_vectors!(T, shape.vectors, launch_ballot_run),
             (Rank::Scan, ..) => crate::tile::with_vectors!(T, shape.vectors, launch_scan),
         }
         Ok(())
@@ -621,10 +740,11 @@ mod tests {
         assert!(!SelectTuning::DEFAULT.parse("unbounded").bounded);
         assert!(SelectTuning::DEFAULT.parse("unbounded,bounded,threads=256").bounded);
         assert!(!SelectTuning::DEFAULT.parse("bounded,unbounded").bounded);
-        assert!(SelectTuning::DEFAULT.parse("").warp_store);
-        assert!(!SelectTuning::DEFAULT.parse("store=direct").warp_store);
-        assert!(SelectTuning::DEFAULT.parse("store=warp").warp_store);
-        assert!(!SelectTuning::DEFAULT.parse("store=warp,store=direct").warp_store);
+        assert_eq!(SelectTuning::DEFAULT.parse("").store, Store::Warp);
+        assert_eq!(SelectTuning::DEFAULT.parse("store=direct").store, Store::Direct);
+        assert_eq!(SelectTuning::DEFAULT.parse("store=direct,store=warp").store, Store::Warp);
+        assert_eq!(SelectTuning::DEFAULT.parse("store=run").store, Store::Run);
+        assert_eq!(SelectTuning::DEFAULT.parse("store=run,store=direct").store, Store::Direct);
     }
 
     #[test]

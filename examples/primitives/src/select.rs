@@ -116,7 +116,11 @@ fn check_tile_order<T: Check>(module: &KernelModule, stream: &CudaStream, sizes:
         lens.extend([70 * tile + 5, (1 << 22) + 777]);
     }
     let default = select::SelectTuning::from_env();
-    let orders = [("block order", default.parse("block-order")), ("ticket", default.parse("ticket"))];
+    let orders = [
+        ("block order", default.parse("block-order")),
+        ("ticket", default.parse("ticket")),
+        ("block order, store=run", default.parse("block-order,store=run")),
+    ];
     let t = T::threshold(0.5);
     let mut checks = 0;
     for n in lens {
@@ -211,6 +215,27 @@ const PATTERNS: &[(&str, fn(usize, usize, usize) -> bool)] = &[
 /// select_if and partition_if of `T` under every pattern, at lengths around
 /// the tile (not multiples of it, and one), against the CPU; the output
 /// past the kept elements of a selection must stay untouched.
+/// The tunings of each way kept elements reach memory
+/// (`select::Store`), on the tuning in force.
+fn stores() -> [(&'static str, select::SelectTuning); 3] {
+    let now = select::SelectTuning::from_env();
+    [("store=direct", now.parse("store=direct")), ("store=warp", now.parse("store=warp")), ("store=run", now.parse("store=run"))]
+}
+
+/// Whether `out` holds `want` in its first `kept` elements and the
+/// sentinel after them (nothing written past the selection).
+fn check_stored<T: Tagged>(out: &DeviceBuffer<T>, kept: usize, want: &[T], stream: &CudaStream) -> Result<(), String> {
+    let got = out.to_host_vec(stream).map_err(|x| x.to_string())?;
+    let n = got.len();
+    if kept != want.len() || bits(&got[..kept.min(n)]) != bits(want) {
+        return Err(format!("{kept} kept, CPU {}, or the elements differ", want.len()));
+    }
+    if got[kept..].iter().any(|x| bits(&[*x]) != bits(&[T::sentinel()])) {
+        return Err(format!("wrote past the {kept} kept elements"));
+    }
+    Ok(())
+}
+
 fn check_patterns<T: Tagged>(module: &KernelModule, stream: &CudaStream) -> Result<usize, String> {
     let e = |x: &dyn std::fmt::Display| x.to_string();
     let name = std::any::type_name::<T>();
@@ -223,12 +248,16 @@ fn check_patterns<T: Tagged>(module: &KernelModule, stream: &CudaStream) -> Resu
             let want: Vec<T> = host.iter().copied().filter(|x| x.kept()).collect();
             let mut out = DeviceBuffer::from_host(stream, &vec![T::sentinel(); n]).map_err(|x| e(&x))?;
             let kept = select::select_if(module, stream, &input, &mut out, |x: T| x.kept()).map_err(|x| e(&x))?;
-            let got = out.to_host_vec(stream).map_err(|x| e(&x))?;
-            if kept != want.len() || bits(&got[..kept.min(n)]) != bits(&want) {
-                return Err(format!("select_if of {n} {name} ({pattern}): {kept} kept, CPU {}, or the elements differ", want.len()));
-            }
-            if got[kept..].iter().any(|x| bits(&[*x]) != bits(&[T::sentinel()])) {
-                return Err(format!("select_if of {n} {name} ({pattern}): wrote past the {kept} kept elements"));
+            check_stored(&out, kept, &want, stream).map_err(|why| format!("select_if of {n} {name} ({pattern}): {why}"))?;
+            // Every way of storing, whatever the one in force.
+            for (how, tuning) in stores() {
+                let mut out = DeviceBuffer::from_host(stream, &vec![T::sentinel(); n]).map_err(|x| e(&x))?;
+                let mut count = DeviceBuffer::<u64>::zeroed(stream, 1).map_err(|x| e(&x))?;
+                select::select_if_into_with_tuning(module, stream, &input, &mut out, &mut count, |x: T| x.kept(), &tuning)
+                    .map_err(|x| e(&x))?;
+                let kept = count.to_host_vec(stream).map_err(|x| e(&x))?[0] as usize;
+                check_stored(&out, kept, &want, stream).map_err(|why| format!("select_if ({how}) of {n} {name} ({pattern}): {why}"))?;
+                checks += 1;
             }
             let kept = select::partition_if(module, stream, &input, &mut out, |x: T| x.kept()).map_err(|x| e(&x))?;
             let got = out.to_host_vec(stream).map_err(|x| e(&x))?;
