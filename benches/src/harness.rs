@@ -151,9 +151,14 @@ impl Gpu {
 pub const SIZES_ENV: &str = "OXIDE_BENCH_SIZES";
 
 /// The log2 sizes of `all` that [`SIZES_ENV`] keeps (all of them when it
-/// is unset); an entry that is not a number is an error naming it.
+/// is unset or empty); an entry that is not a number is an error naming it.
 pub fn sizes(all: &[u32]) -> Result<Vec<u32>, String> {
-    let Ok(spec) = std::env::var(SIZES_ENV) else { return Ok(all.to_vec()) };
+    sizes_in(all, std::env::var(SIZES_ENV).ok().as_deref())
+}
+
+/// The log2 sizes of `all` that `spec` (a [`SIZES_ENV`] value) keeps.
+fn sizes_in(all: &[u32], spec: Option<&str>) -> Result<Vec<u32>, String> {
+    let Some(spec) = spec.filter(|s| !s.trim().is_empty()) else { return Ok(all.to_vec()) };
     let mut keep = Vec::new();
     for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         let log = item.parse::<u32>().map_err(|_| format!("{SIZES_ENV}: `{item}` is not a log2 size (e.g. 22,28)"))?;
@@ -383,6 +388,20 @@ pub fn he(e: cuda_host::HostError) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sizes_keep_what_the_variable_names() {
+        let all = [20, 22, 24, 26, 28];
+        assert_eq!(sizes_in(&all, None).unwrap(), all);
+        assert_eq!(sizes_in(&all, Some("28")).unwrap(), [28]);
+        assert_eq!(sizes_in(&all, Some(" 22, 28 ,")).unwrap(), [22, 28]);
+        // A size the row does not sweep is no row; the order is the row's.
+        assert_eq!(sizes_in(&all, Some("28,21,20")).unwrap(), [20, 28]);
+        // Set but empty: as if unset.
+        assert_eq!(sizes_in(&all, Some(" ")).unwrap(), all);
+        let err = sizes_in(&all, Some("22,2^28")).unwrap_err();
+        assert!(err.contains("`2^28`") && err.contains(SIZES_ENV), "{err}");
+    }
 
     fn row(oxide: f64, reference_time: f64, target: Target) -> Row {
         Row {
