@@ -7,7 +7,8 @@
 #   NAME   a name for the reports (files NAME.* in $PROFILE_OUT, default
 #          ./profile-out)
 #   ROW    the benchmark to run (prims_scan, prims_select, …)
-#   LOG2   the one size of the sweeping rows to run (OXIDE_BENCH_SIZES)
+#   LOG2   the one size of the sweeping rows to run (OXIDE_BENCH_SIZES;
+#          OXIDE_BENCH_TYPES=u64, set by the caller, keeps one element type)
 #   REGEX  the kernels to profile, matched against their demangled names
 #          (oxide's kernels demangle to `crate::module::__oxide_kernel_entry_NAME`,
 #          so `scan_tiles|DeviceScanKernel` picks both sides of prims_scan)

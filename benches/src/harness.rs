@@ -156,6 +156,25 @@ pub fn sizes(all: &[u32]) -> Result<Vec<u32>, String> {
     sizes_in(all, std::env::var(SIZES_ENV).ok().as_deref())
 }
 
+/// Set to a comma-separated list of element types (`u64`, `u32,f32`), the
+/// cuda-prims reduce, scan and select rows run only those: with
+/// [`SIZES_ENV`], one row a profiler can pick out.
+pub const TYPES_ENV: &str = "OXIDE_BENCH_TYPES";
+
+/// Whether [`TYPES_ENV`] keeps the rows of element type `name` (every type
+/// when it is unset or empty).
+pub fn wants_type(name: &str) -> bool {
+    type_in(name, std::env::var(TYPES_ENV).ok().as_deref())
+}
+
+/// Whether `spec` (a [`TYPES_ENV`] value) keeps element type `name`.
+fn type_in(name: &str, spec: Option<&str>) -> bool {
+    match spec.filter(|s| !s.trim().is_empty()) {
+        None => true,
+        Some(spec) => spec.split(',').any(|t| t.trim() == name),
+    }
+}
+
 /// The log2 sizes of `all` that `spec` (a [`SIZES_ENV`] value) keeps.
 fn sizes_in(all: &[u32], spec: Option<&str>) -> Result<Vec<u32>, String> {
     let Some(spec) = spec.filter(|s| !s.trim().is_empty()) else { return Ok(all.to_vec()) };
@@ -388,6 +407,14 @@ pub fn he(e: cuda_host::HostError) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn types_keep_what_the_variable_names() {
+        assert!(type_in("u64", None) && type_in("u64", Some("")));
+        assert!(type_in("u64", Some("u32, u64")));
+        assert!(!type_in("u64", Some("u32,f32")));
+        assert!(!type_in("u6", Some("u64")));
+    }
 
     #[test]
     fn sizes_keep_what_the_variable_names() {

@@ -15,7 +15,7 @@
 //! (`prims_sort.rs`), which leaves a call's scratch mapped between calls:
 //! the difference is what that mapping costs a call.
 
-use crate::harness::{de, sizes, Gpu, Row, Target};
+use crate::harness::{de, sizes, wants_type, Gpu, Row, Target};
 use crate::prims_sort::KeepPool;
 use cuda_core::{CudaStream, DeviceBuffer};
 use cuda_prims::op::{Element, Sum};
@@ -173,6 +173,9 @@ fn row(name: String, oxide: f64, cub: f64, note: String) -> Row {
 }
 
 fn reduce_rows<T: BenchElem>(gpu: &Gpu, rows: &mut Vec<Row>) -> Result<(), String> {
+    if !wants_type(T::NAME) {
+        return Ok(());
+    }
     let s = &gpu.stream;
     for log in sizes(&LOG_SIZES)? {
         let n = 1usize << log;
@@ -241,6 +244,9 @@ fn check_scan<T: BenchElem>(host: &[T], got: &[T], inclusive: bool) -> Option<(u
 }
 
 fn scan_rows<T: BenchElem>(gpu: &Gpu, rows: &mut Vec<Row>, inclusive: bool, logs: &[u32]) -> Result<(), String> {
+    if !wants_type(T::NAME) {
+        return Ok(());
+    }
     let s = &gpu.stream;
     let kind = if inclusive { "inclusive" } else { "exclusive" };
     for log in sizes(logs)? {
@@ -302,6 +308,9 @@ pub fn prims_scan(gpu: &Gpu) -> Result<Vec<Row>, String> {
 }
 
 fn select_rows<T: BenchElem>(gpu: &Gpu, rows: &mut Vec<Row>) -> Result<(), String> {
+    if !wants_type(T::NAME) {
+        return Ok(());
+    }
     let s = &gpu.stream;
     let t = T::threshold();
     for log in sizes(&LOG_SIZES)? {
