@@ -651,8 +651,11 @@ unsafe fn scatter_tile<K: RadixKey, V: Copy + Default, const PAIRS: bool, const 
         if tid == 0 {
             // SAFETY: the ticket of this pass is inside the scratch buffer,
             // only accessed atomically.
-            let next = AtomicU32::from_ptr(scratch.add(passes * RADIX + pass as usize));
-            *ticket = next.fetch_add_scoped(1, Scope::Device, Ordering::Relaxed);
+            *ticket = if look_back & BLOCK_ORDER_BIT != 0 {
+                thread::blockIdx_x()
+            } else {
+                AtomicU32::from_ptr(scratch.add(passes * RADIX + pass as usize)).fetch_add_scoped(1, Scope::Device, Ordering::Relaxed)
+            };
             *ticket.add(1) = if tight { shift | descending << 8 } else { shift };
             if MERGE && tight {
                 // A `K::Bits` (4 or 8 bytes) in a slot of 8.
@@ -961,7 +964,7 @@ fn match_digit(d: u32) -> u32 {
 #[allow(clippy::needless_range_loop)] // as in `radix_scatter`
 unsafe fn look_back_digit(digit_statuses: *mut u32, tile: usize, look_back: u32) -> u32 {
     let window = (look_back & 0xff) as usize;
-    let delay = look_back >> 8;
+    let delay = (look_back & !BLOCK_ORDER_BIT) >> 8;
     let status = |t: usize| unsafe { AtomicU32::from_ptr(digit_statuses.add(t * RADIX)) };
     let mut earlier = 0u32;
     // Predecessors `end - 1` down to `end - window` are the window.
@@ -1402,7 +1405,18 @@ pub struct SortTuning {
     /// When a tile of four-byte keys with four-byte values loads its
     /// values.
     pub values: ValueLoad,
+    /// Take tile `blockIdx.x` instead of the pass's next ticket
+    /// (`block-order`): saves thread 0 the ticket's atomic before the
+    /// block's first barrier, and relies on a grid's blocks starting in
+    /// index order, as the scan's and the select's default does
+    /// ([`LookBackTuning::block_order`](crate::scan::LookBackTuning)).
+    /// Off by default: not yet measured for the sort.
+    pub block_order: bool,
 }
+
+/// The bit of [`SortTuning::look_back_word`] that asks for tiles in block
+/// order (the delay is at most 2^20 ns, far below it).
+const BLOCK_ORDER_BIT: u32 = 1 << 31;
 
 /// When a scatter tile of four-byte keys with four-byte values loads its
 /// values (a measurement knob, [`SortTuning::values`]); each choice trades
@@ -1440,6 +1454,7 @@ impl Default for SortTuning {
             window: DEFAULT_WINDOW,
             poll_delay_ns: 0,
             values: ValueLoad::After,
+            block_order: false,
         }
     }
 }
@@ -1449,8 +1464,8 @@ impl SortTuning {
     /// `items=16|20|24|32`, `threads=256|384`, `pair-threads=256|384`,
     /// `pair-items=16|20|24` (20: wide blocks only), `blocks=2|3|4` and
     /// `pair-blocks=2|3|4` (2: wide blocks only),
-    /// `window=1..4`, `delay=NS` and `values=early|late|after`
-    /// changing the default;
+    /// `window=1..4`, `delay=NS`, `values=early|late|after` and
+    /// `block-order` / `ticket` changing the default;
     /// unset or empty: the default. For benchmarks comparing variants in
     /// one build.
     pub fn from_env() -> SortTuning {
@@ -1488,17 +1503,20 @@ impl SortTuning {
                 _ => None,
             }) {
                 t.values = values;
+            } else if item == "block-order" || item == "ticket" {
+                t.block_order = item == "block-order";
             } else {
-                eprintln!("OXIDE_PRIMS_SORT: ignoring `{item}` (expected `items=16|20|24|32`, `threads=256|384`, `pair-threads=256|384`, `pair-items=16|20|24`, `blocks=2|3|4`, `pair-blocks=2|3|4`, `window=1..4`, `delay=NS` or `values=early|late|after`)");
+                eprintln!("OXIDE_PRIMS_SORT: ignoring `{item}` (expected `items=16|20|24|32`, `threads=256|384`, `pair-threads=256|384`, `pair-items=16|20|24`, `blocks=2|3|4`, `pair-blocks=2|3|4`, `window=1..4`, `delay=NS`, `values=early|late|after`, `block-order` or `ticket`)");
             }
         }
         t
     }
 
     /// The look-back's settings as the scatter kernel takes them: the
-    /// window in the low 8 bits, the delay above.
+    /// window in the low 8 bits, the delay above, and [`BLOCK_ORDER_BIT`]
+    /// with `block_order`.
     pub fn look_back_word(&self) -> u32 {
-        self.window | self.poll_delay_ns << 8
+        self.window | self.poll_delay_ns.min(1 << 20) << 8 | if self.block_order { BLOCK_ORDER_BIT } else { 0 }
     }
 }
 
@@ -1861,6 +1879,12 @@ mod tests {
             SortTuning { blocks: 4, pair_blocks: 3, ..SortTuning::default() }
         );
         assert_eq!(SortTuning { window: 3, poll_delay_ns: 2, ..SortTuning::default() }.look_back_word(), 3 | 2 << 8);
+        // Block order is the word's top bit, clear of the largest delay.
+        assert!(!SortTuning::default().block_order);
+        let ordered = SortTuning::parse("block-order,delay=9999999");
+        assert!(ordered.block_order && ordered.poll_delay_ns == 1 << 20);
+        assert_eq!(ordered.look_back_word(), DEFAULT_WINDOW | (1 << 20) << 8 | BLOCK_ORDER_BIT);
+        assert!(!SortTuning::parse("block-order,ticket").block_order);
         assert_eq!(SortTuning::default().values, ValueLoad::After);
         assert_eq!(
             SortTuning::parse("values=early,pair-blocks=3"),
