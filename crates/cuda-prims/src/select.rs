@@ -289,16 +289,9 @@ unsafe fn store_by_warp<T: Element, const V: usize>(
         // The warp's vector keeps the tile's elements start .. end.
         let start = warp::shfl_idx(warp::FULL_MASK, prefixes[j], 0);
         let end = warp::shfl_idx(warp::FULL_MASK, prefixes[j] + mine.count_ones(), 31);
-        let mut r = (prefixes[j] - start) as usize;
-        let mut e = 0;
-        while e < lanes {
-            if mine >> e & 1 != 0 {
-                // SAFETY: r < end - start <= 32 · lanes: inside the warp's area.
-                unsafe { stage.add(r).write(tile::get::<T, V>(v, j * lanes + e)) };
-                r += 1;
-            }
-            e += 1;
-        }
+        // SAFETY: the ranks from prefixes[j] - start on stay below
+        // end - start <= 32 · lanes: inside the warp's area.
+        unsafe { stage_kept::<T, V>(stage, v, j, mine, (prefixes[j] - start) as usize) };
         warp::sync_warp(warp::FULL_MASK);
         let total = (end - start) as usize;
         let base = tile_prefix + start as usize;
@@ -316,6 +309,28 @@ unsafe fn store_by_warp<T: Element, const V: usize>(
         warp::sync_warp(warp::FULL_MASK);
         j += 1;
     });
+}
+
+/// Puts this lane's kept elements of vector `j` (bit `e` of `mine`: its
+/// element `e`) at ranks `first`, `first + 1`, … of the warp's staging
+/// area, in order.
+///
+/// # Safety
+/// `stage` holds `first + mine.count_ones()` elements, which no other lane
+/// writes.
+#[inline(always)]
+unsafe fn stage_kept<T: Element, const V: usize>(stage: *mut T, v: &tile::Vectors<V>, j: usize, mine: u32, first: usize) {
+    let lanes = tile::lanes::<T>();
+    let mut r = first;
+    let mut e = 0;
+    while e < lanes {
+        if mine >> e & 1 != 0 {
+            // SAFETY: r < first + mine.count_ones(): the caller's promise.
+            unsafe { stage.add(r).write(tile::get::<T, V>(v, j * lanes + e)) };
+            r += 1;
+        }
+        e += 1;
+    }
 }
 
 /// [`store_by_warp`] for all `V` vectors at once: the warp's vectors are
@@ -349,16 +364,9 @@ unsafe fn store_by_warp_run<T: Element, const V: usize>(
     let mut j = 0;
     unroll!(full, while j < V {
         let mine = keep >> (j * lanes) & lane_mask;
-        let mut r = (prefixes[j] - start) as usize;
-        let mut e = 0;
-        while e < lanes {
-            if mine >> e & 1 != 0 {
-                // SAFETY: r < end - start <= V · 32 · lanes: inside the warp's area.
-                unsafe { stage.add(r).write(tile::get::<T, V>(v, j * lanes + e)) };
-                r += 1;
-            }
-            e += 1;
-        }
+        // SAFETY: the ranks from prefixes[j] - start on stay below
+        // end - start <= V · 32 · lanes: inside the warp's area.
+        unsafe { stage_kept::<T, V>(stage, v, j, mine, (prefixes[j] - start) as usize) };
         j += 1;
     });
     warp::sync_warp(warp::FULL_MASK);
