@@ -9,9 +9,11 @@
 //! takes the generic block scan of the counts instead, one warp scan per
 //! vector), looks back over the preceding tiles' counts (decoupled
 //! look-back, as [`scan`](crate::scan)) for the number kept before the tile,
-//! and writes its kept elements there: a selection stages each warp's
-//! vector in shared memory and writes it with consecutive lanes
-//! (`store=direct` stores each element from registers, as partitions do).
+//! and writes its kept elements there: a selection stages each warp's kept
+//! elements in shared memory and writes them with consecutive lanes, all
+//! the warp's vectors at once for elements of up to 4 bytes and one vector
+//! at a time for wider ones ([`Store`]; `store=direct` stores each element
+//! from registers, as partitions do).
 //! The last tile writes the total. By default blocks of up to
 //! [`BOUNDED_THREADS`] run kernels whose registers ptxas fits to
 //! [`BOUNDED_BLOCKS`] blocks per multiprocessor (`unbounded` lifts that).
@@ -122,7 +124,7 @@ pub enum Store {
     /// One store per kept element, from registers (`store=direct`).
     Direct,
     /// Through a staging area per warp, one vector of the warp at a time
-    /// ([`store_by_warp`], `store=warp`, the default).
+    /// ([`store_by_warp`], `store=warp`).
     Warp,
     /// Through a staging area per warp that holds all its vectors
     /// ([`store_by_warp_run`], `store=run`): the warp's whole run of kept
@@ -131,6 +133,11 @@ pub enum Store {
     /// other warps. Needs `threads · V · 16` bytes of dynamic shared
     /// memory; a shape that needs more than 48 KiB stores by `Warp`.
     Run,
+    /// `Run` for elements of at most 4 bytes, `Warp` for wider ones
+    /// (`store=auto`, the default): on the H200 the whole run is the faster
+    /// of the two for 4-byte elements and the slower for 8-byte ones
+    /// (benches/README.md).
+    Auto,
 }
 
 /// `select_tiles`' `STAGE` values, one per [`Store`].
@@ -151,9 +158,10 @@ pub const BOUNDED_BLOCKS: u32 = 4;
 
 impl SelectTuning {
     /// The defaults: [`ScanTuning::SELECT`], ranked by ballots, the
-    /// register-bounded instances, stores staged per warp (the fastest
-    /// against CUB on the H200, benches/README.md).
-    pub const DEFAULT: SelectTuning = SelectTuning { scan: ScanTuning::SELECT, rank: Rank::Ballot, bounded: true, store: Store::Warp };
+    /// register-bounded instances, stores staged per warp as
+    /// [`Store::Auto`] picks (the fastest against CUB on the H200,
+    /// benches/README.md).
+    pub const DEFAULT: SelectTuning = SelectTuning { scan: ScanTuning::SELECT, rank: Rank::Ballot, bounded: true, store: Store::Auto };
 
     /// `OXIDE_PRIMS_SELECT` (read once) applied to [`DEFAULT`](Self::DEFAULT).
     pub fn from_env() -> SelectTuning {
@@ -164,7 +172,7 @@ impl SelectTuning {
     /// `self` changed by the comma list `spec`: `rank=ballot|scan`,
     /// `bounded` / `unbounded` (the register-bounded instances for blocks
     /// of at most [`BOUNDED_THREADS`], ranked by ballots),
-    /// `store=warp|run|direct` (with ballots), and every item
+    /// `store=auto|warp|run|direct` (with ballots), and every item
     /// [`ScanTuning::parse`] takes (unknown items are ignored with a
     /// warning, as there).
     pub fn parse(self, spec: &str) -> SelectTuning {
@@ -179,6 +187,7 @@ impl SelectTuning {
                 "store=warp" => t.store = Store::Warp,
                 "store=run" => t.store = Store::Run,
                 "store=direct" => t.store = Store::Direct,
+                "store=auto" => t.store = Store::Auto,
                 _ => rest.push(item),
             }
         }
@@ -566,7 +575,9 @@ fn run<T: Element, S: Selector<T>, const PARTITION: bool>(
     let run_area = shape.threads as usize * shape.vectors * 16;
     let store = match select_tuning.store {
         _ if PARTITION => Store::Direct,
-        Store::Run if run_area > DEFAULT_SHARED_LIMIT => Store::Warp,
+        Store::Auto if size_of::<T>() > 4 => Store::Warp,
+        Store::Run | Store::Auto if run_area > DEFAULT_SHARED_LIMIT => Store::Warp,
+        Store::Auto => Store::Run,
         store => store,
     };
     let run_config = LaunchConfig { shared_mem_bytes: run_area as u32, ..config };
@@ -635,6 +646,7 @@ fn run<T: Element, S: Selector<T>, const PARTITION: bool>(
             (Rank::Ballot, false, Store::Warp) => crate::tile::with_vectors!(T, shape.vectors, launch_ballot_vector),
             (Rank::Ballot, false, Store::Run) => crate::tile::with_vectors!(T, shape.vectors, launch_ballot_run),
             (Rank::Scan, ..) => crate::tile::with_vectors!(T, shape.vectors, launch_scan),
+            (Rank::Ballot, _, Store::Auto) => unreachable!("`store` resolves Store::Auto"),
         }
         Ok(())
     })
@@ -748,7 +760,8 @@ mod tests {
         assert!(!SelectTuning::DEFAULT.parse("unbounded").bounded);
         assert!(SelectTuning::DEFAULT.parse("unbounded,bounded,threads=256").bounded);
         assert!(!SelectTuning::DEFAULT.parse("bounded,unbounded").bounded);
-        assert_eq!(SelectTuning::DEFAULT.parse("").store, Store::Warp);
+        assert_eq!(SelectTuning::DEFAULT.parse("").store, Store::Auto);
+        assert_eq!(SelectTuning::DEFAULT.parse("store=warp,store=auto").store, Store::Auto);
         assert_eq!(SelectTuning::DEFAULT.parse("store=direct").store, Store::Direct);
         assert_eq!(SelectTuning::DEFAULT.parse("store=direct,store=warp").store, Store::Warp);
         assert_eq!(SelectTuning::DEFAULT.parse("store=run").store, Store::Run);
