@@ -31,6 +31,7 @@
 //===----------------------------------------------------------------------===//
 #include "oxide/Abi.h"
 #include "oxide/Passes.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/DebugInfoMetadata.h"
 #include "llvm/IR/IRBuilder.h"
@@ -467,10 +468,37 @@ private:
 
 } // namespace
 
+/// A stub the table does not name comes from a cuda-device newer than this
+/// device linker: left alone, its host body (an emulator hook, or nothing
+/// at all for a hint) would be compiled for the GPU in the instruction's
+/// place, and the kernel would run without it and without a word. Reported
+/// at its first call, once per stub.
+static void reportUnknownStubs(Module &M, DiagnosticSink &Diags) {
+  StringSet<> Known;
+  for (const StubEntry &Stub : stubTable())
+    Known.insert(Stub.Name);
+  for (Function &F : M) {
+    StringRef Name = F.getName();
+    if (!Name.consume_front(StubPrefix) || Known.contains(Name))
+      continue;
+    const CallInst *FirstCall = nullptr;
+    for (const User *U : F.users())
+      if (const auto *C = dyn_cast<CallInst>(U); C && !FirstCall)
+        FirstCall = C;
+    Diags.error({("`cuda-device` calls the intrinsic stub `" + Name +
+                  "`, which this device linker does not know (it is older than the cuda-device crate)")
+                     .str(),
+                 FirstCall ? userLocation(*FirstCall) : "",
+                 {"rebuild oxide from the checkout the crates come from (`bash scripts/setup.sh`, or "
+                  "`ninja -C build oxide-link`), or use the cuda-device of this oxide's release"}});
+  }
+}
+
 PreservedAnalyses LowerIntrinsicStubsPass::run(Module &M, ModuleAnalysisManager &) {
   StubLowering Lowering(M, Diags, Target);
   bool Changed = false;
   for (const StubEntry &Stub : stubTable())
     Changed |= Lowering.lower(Stub);
+  reportUnknownStubs(M, Diags);
   return Changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
 }
