@@ -12,7 +12,7 @@
 //! - [`DisjointSlice`]: an output slice each thread writes its own element of;
 //! - shared memory ([`shared`](mod@shared): `shared!`, [`SharedArray`],
 //!   [`dynamic_shared`]), warp collectives ([`warp`]), scoped atomics
-//!   ([`atomic`]), memory fences ([`fence`]), constant memory
+//!   ([`atomic`]), memory fences ([`fence`]), cache hints ([`cache`]), constant memory
 //!   (`#[constant]`, [`Constant`]), device globals (`#[device_global]`,
 //!   [`DeviceGlobal`], [`global`](mod@global)) and `gpu_printf!`/`gpu_println!`
 //!   ([`printf`]);
@@ -56,6 +56,7 @@ mod abi {
 }
 
 pub mod atomic;
+pub mod cache;
 // Hopper (and sm_80) features: cp.async, clusters, ldmatrix/stmatrix, setmaxnreg.
 pub mod cluster;
 pub mod cp_async;

@@ -131,6 +131,12 @@ pub struct LookBackTuning {
     /// Wait for every tile of a window to be published (as CUB does)
     /// instead of only for those after the nearest inclusive one.
     pub wait_all: bool,
+    /// As a block starts its tile, its threads ask L2 for the input of the
+    /// tile this many further on ([`tile::prefetch`]; 0: none), so that
+    /// DRAM keeps reading while the blocks on the multiprocessors wait on
+    /// their look-backs. Set per launch from the tuning's distance per
+    /// multiprocessor ([`ScanTuning::prefetch_ahead`]).
+    pub prefetch_tiles: u32,
 }
 
 /// The waits of the default tuning, CUB's: a predecessor that has not
@@ -145,6 +151,7 @@ impl Default for LookBackTuning {
             first_poll_delay_ns: DEFAULT_FIRST_POLL_DELAY_NS,
             block_order: true,
             wait_all: false,
+            prefetch_tiles: 0,
         }
     }
 }
@@ -219,7 +226,22 @@ pub struct ScanTuning {
     /// between calls ([`Pass`], the default) instead of zeroing words of
     /// their own (`status=temp`).
     pub keep_status: bool,
+    /// How far ahead a block asks L2 for a later tile's 4-byte elements,
+    /// in tiles per [`PREFETCH_PER`] multiprocessors (0: no prefetch; see
+    /// [`LookBackTuning::prefetch_tiles`]).
+    pub prefetch: u32,
+    /// The same for 8-byte elements.
+    pub wide_prefetch: u32,
 }
+
+/// The multiprocessors [`ScanTuning::prefetch`] counts its tiles per: a
+/// distance that grows with the blocks a GPU holds at once, so that a
+/// prefetched tile is read before later tiles' data evicts it from L2.
+pub const PREFETCH_PER: u32 = 8;
+
+/// The largest distance the knob takes (`prefetch=`), in tiles per
+/// [`PREFETCH_PER`] multiprocessors.
+const MAX_PREFETCH: u32 = 64;
 
 /// How a look-back pass's status words (the tile counter and every tile's
 /// flag) are zeroed before its tiles run: a fixed cost of every call,
@@ -270,7 +292,11 @@ impl ScanTuning {
     /// their prefixes by warp shuffles ([`RunScan::Shuffle`]), runs of
     /// 8-byte ones through shared memory ([`RunScan::Shared`], "H200,
     /// 2026-12-04": the 8-byte sums' shuffles doubled the warp scans). The
-    /// waits are CUB's.
+    /// waits are CUB's. No prefetch yet: `prefetch=6,wide-prefetch=3`
+    /// (about 100 and 50 tiles ahead on the H200's 132 multiprocessors) are
+    /// the distances that ran fastest there as hand-written PTX (one bulk
+    /// prefetch per block, "H200, 2026-12-04, evening"); this crate's own
+    /// per-thread prefetch at those distances waits for its measurement.
     pub const SCAN: ScanTuning = ScanTuning {
         narrow: TileShape { threads: 128, vectors: 8 },
         wide: TileShape { threads: 256, vectors: 8 },
@@ -279,12 +305,15 @@ impl ScanTuning {
             first_poll_delay_ns: DEFAULT_FIRST_POLL_DELAY_NS,
             block_order: true,
             wait_all: false,
+            prefetch_tiles: 0,
         },
         sleep_from: 500,
         runs: RunScan::Shuffle,
         wide_runs: RunScan::Shared,
         init: StatusInit::Memset,
         keep_status: true,
+        prefetch: 0,
+        wide_prefetch: 0,
     };
 
     /// The selection's defaults, measured on the H200 (benches/README.md,
@@ -296,12 +325,14 @@ impl ScanTuning {
     pub const SELECT: ScanTuning = ScanTuning {
         narrow: TileShape { threads: 256, vectors: 6 },
         wide: TileShape { threads: 256, vectors: 8 },
-        look_back: LookBackTuning { poll_delay_ns: 76, first_poll_delay_ns: 1150, block_order: true, wait_all: false },
+        look_back: LookBackTuning { poll_delay_ns: 76, first_poll_delay_ns: 1150, block_order: true, wait_all: false, prefetch_tiles: 0 },
         sleep_from: 500,
         runs: RunScan::Shuffle,
         wide_runs: RunScan::Shuffle,
         init: StatusInit::Memset,
         keep_status: true,
+        prefetch: 0,
+        wide_prefetch: 0,
     };
 
     /// The scan's tuning: `OXIDE_PRIMS_SCAN` (read once) applied to
@@ -322,7 +353,9 @@ impl ScanTuning {
     /// `vectors=4|6|8` (4-byte elements), `wide-threads=N`,
     /// `wide-vectors=4|8|12` (8-byte elements; N a multiple of 32 up to
     /// 384), `delay=NS`, `first=NS`, `block-order`, `wait=all|nearest`,
-    /// `sleep-from=TILES`, `init=memset|kernel` ([`StatusInit`]),
+    /// `sleep-from=TILES`, `prefetch=N` and `wide-prefetch=N` (tiles per
+    /// [`PREFETCH_PER`] multiprocessors, at most 64; 0 turns the prefetch
+    /// off), `init=memset|kernel` ([`StatusInit`]),
     /// `status=temp|kept` (`keep_status`). Unknown items and values out of
     /// range are
     /// ignored with a warning on stderr naming `var` (a measurement knob
@@ -363,6 +396,10 @@ impl ScanTuning {
                 t.runs = r;
             } else if let Some(r) = item.strip_prefix("wide-runs=").and_then(run_scan).filter(|_| scan) {
                 t.wide_runs = r;
+            } else if let Some(n) = value("prefetch=").filter(|n| *n <= MAX_PREFETCH) {
+                t.prefetch = n;
+            } else if let Some(n) = value("wide-prefetch=").filter(|n| *n <= MAX_PREFETCH) {
+                t.wide_prefetch = n;
             } else if let Some(n) = value("sleep-from=") {
                 t.sleep_from = n as usize;
             } else if item == "init=memset" || item == "init=kernel" {
@@ -373,11 +410,34 @@ impl ScanTuning {
                 let scan_items = if scan { ", `wide-vectors=6`, `runs=shuffle|shared`, `wide-runs=shuffle|shared`" } else { "" };
                 eprintln!(
                     "{var}: ignoring `{item}` (expected `threads=32..384`, `vectors=4|6|8`, `wide-threads=32..384`, \
-                     `wide-vectors=4|8|12`, `delay=NS`, `first=NS`, `block-order|ticket`, `wait=all|nearest`, `sleep-from=TILES`, `init=memset|kernel` or `status=temp|kept`{scan_items})"
+                     `wide-vectors=4|8|12`, `delay=NS`, `first=NS`, `block-order|ticket`, `wait=all|nearest`, `sleep-from=TILES`, `prefetch=0..64`, `wide-prefetch=0..64`, `init=memset|kernel` or `status=temp|kept`{scan_items})"
                 );
             }
         }
         t
+    }
+
+    /// The look-back tuning of a grid of `tiles` tiles of `T` on `stream`'s
+    /// GPU: [`LookBackTuning::for_grid`] with the prefetch distance for
+    /// its multiprocessors.
+    pub(crate) fn look_back_for<T>(&self, stream: &CudaStream, tiles: usize) -> Result<LookBackTuning, PrimsError> {
+        let mut look_back = self.look_back.for_grid(tiles, self.sleep_from);
+        if self.prefetch_per::<T>() != 0 {
+            look_back.prefetch_tiles = self.prefetch_tiles::<T>(stream.context().multiprocessor_count()?);
+        }
+        Ok(look_back)
+    }
+
+    /// The tiles ahead a block of a grid on `multiprocessors` asks L2 for,
+    /// for elements of `T` ([`LookBackTuning::prefetch_tiles`]).
+    pub fn prefetch_tiles<T>(&self, multiprocessors: u32) -> u32 {
+        self.prefetch_per::<T>() * multiprocessors / PREFETCH_PER
+    }
+
+    /// [`prefetch`](Self::prefetch) or [`wide_prefetch`](Self::wide_prefetch),
+    /// as `T` is 4 or 8 bytes.
+    fn prefetch_per<T>(&self) -> u32 {
+        if core::mem::size_of::<T>() > 4 { self.wide_prefetch } else { self.prefetch }
     }
 
     /// The tile shape for elements of `T`.
@@ -693,6 +753,9 @@ pub fn scan_tiles<T: Element, Op: ReduceOp<T>, const INCLUSIVE_SCAN: bool, const
     let threads = thread::blockDim_x() as usize;
     // SAFETY: all threads are here; TILE serves nothing else.
     let tile = unsafe { tiles.block_tile(TILE.as_mut_ptr()) };
+    if tuning.prefetch_tiles != 0 {
+        tile::prefetch::<T, V>(input, tile + tuning.prefetch_tiles as usize, threads);
+    }
     let n = input.len();
     let tile_len = threads * tile::items::<T, V>();
     let tile_start = tile * tile_len;
@@ -1081,7 +1144,7 @@ fn scan<T: Element, Op: ReduceOp<T>, const INCLUSIVE_SCAN: bool>(
     debug_assert_eq!(input.device_ptr() % 16, 0);
     let shape = tuning.shape::<T>();
     let tiles = n.div_ceil(tile_len::<T>(shape));
-    let look_back = tuning.look_back.for_grid(tiles, tuning.sleep_from);
+    let look_back = tuning.look_back_for::<T>(stream, tiles)?;
     let config = tile_config(tiles, shape);
     let shared_runs = tuning.run_scan::<T>() == RunScan::Shared;
     let shared_config = LaunchConfig { shared_mem_bytes: shared_runs_bytes::<T>(shape) as u32, ..config };
@@ -1185,7 +1248,7 @@ mod tests {
         assert_eq!(parse("delay=600").look_back, LookBackTuning { poll_delay_ns: 600, ..ScanTuning::SCAN.look_back });
         assert_eq!(
             parse(" ticket , delay=0,first=1200,wait=all").look_back,
-            LookBackTuning { poll_delay_ns: 0, first_poll_delay_ns: 1200, block_order: false, wait_all: true }
+            LookBackTuning { poll_delay_ns: 0, first_poll_delay_ns: 1200, block_order: false, wait_all: true, prefetch_tiles: 0 }
         );
         assert!(ScanTuning::SCAN.look_back.block_order && ScanTuning::SELECT.look_back.block_order);
         assert!(parse("ticket,block-order").look_back.block_order);
@@ -1198,6 +1261,29 @@ mod tests {
         // Unknown items, bad numbers and shapes the kernels have no
         // instance for are ignored (with a warning).
         assert_eq!(parse("fast,delay=x,threads=100,threads=512,vectors=12,wide-vectors=6,init=none"), ScanTuning::SCAN);
+    }
+
+    #[test]
+    fn the_prefetch_distance_grows_with_the_multiprocessors() {
+        // The H200's 132 multiprocessors: about 100 tiles of 4-byte
+        // elements ahead, 50 of 8-byte ones.
+        let h200 = ScanTuning::SCAN.parse_scan("OXIDE_PRIMS_SCAN", "prefetch=6,wide-prefetch=3");
+        assert_eq!(h200.prefetch_tiles::<u32>(132), 99);
+        assert_eq!(h200.prefetch_tiles::<f32>(132), 99);
+        assert_eq!(h200.prefetch_tiles::<u64>(132), 49);
+        assert_eq!(h200.prefetch_tiles::<u32>(16), 12);
+        // Neither prefetches unless the knob says so.
+        assert_eq!(ScanTuning::SCAN.prefetch_tiles::<u32>(132), 0);
+        assert_eq!(ScanTuning::SCAN.prefetch_tiles::<u64>(132), 0);
+        assert_eq!(ScanTuning::SELECT.prefetch_tiles::<u32>(132), 0);
+        let t = ScanTuning::SELECT.parse("OXIDE_PRIMS_SELECT", "prefetch=6,wide-prefetch=2");
+        assert_eq!((t.prefetch_tiles::<u32>(132), t.prefetch_tiles::<u64>(132)), (99, 33));
+        let off = h200.parse_scan("OXIDE_PRIMS_SCAN", "prefetch=0,wide-prefetch=0");
+        assert_eq!(off, ScanTuning::SCAN);
+        // Out of range or not a number: ignored (with a warning).
+        assert_eq!(ScanTuning::SCAN.parse_scan("OXIDE_PRIMS_SCAN", "prefetch=65,wide-prefetch=x"), ScanTuning::SCAN);
+        // Every launch's look-back starts with none; the host sets it.
+        assert_eq!(ScanTuning::SCAN.look_back.prefetch_tiles, 0);
     }
 
     #[test]

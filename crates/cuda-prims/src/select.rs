@@ -434,9 +434,12 @@ pub fn select_tiles<
     let (warp_index, lane) = (tid / 32, tid % 32);
     // SAFETY: all threads are here; TILE serves nothing else.
     let tile = unsafe { tiles.block_tile(TILE.as_mut_ptr()) };
+    let threads = thread::blockDim_x() as usize;
+    if tuning.prefetch_tiles != 0 {
+        tile::prefetch::<T, V>(input, tile + tuning.prefetch_tiles as usize, threads);
+    }
     let n = input.len();
     let lanes = tile::lanes::<T>();
-    let threads = thread::blockDim_x() as usize;
     let tile_len = threads * tile::items::<T, V>();
     let tile_start = tile * tile_len;
     let full = tile_start + tile_len <= n;
@@ -567,7 +570,7 @@ fn run<T: Element, S: Selector<T>, const PARTITION: bool>(
     let tuning = select_tuning.scan;
     let shape = tuning.shape::<T>();
     let tiles = n.div_ceil(tile_len::<T>(shape));
-    let look_back: LookBackTuning = tuning.look_back.for_grid(tiles, tuning.sleep_from);
+    let look_back: LookBackTuning = tuning.look_back_for::<T>(stream, tiles)?;
     let config = tile_config(tiles, shape);
     let bounded = select_tuning.bounded && shape.threads <= BOUNDED_THREADS;
     // Partitions store directly (their rejected elements go from the end);

@@ -15,7 +15,7 @@
 use crate::block::{fold_ptr, raw_exclusive_scan_warps_of};
 use crate::op::{Element, ReduceOp};
 use crate::warp;
-use cuda_device::unroll;
+use cuda_device::{cache, thread, unroll};
 use cuda_device::warp::Shuffle;
 
 /// 16 bytes, aligned to 16: one vector load or store.
@@ -77,6 +77,40 @@ pub(crate) fn set<T: Element, const V: usize>(v: &mut Vectors<V>, k: usize, x: T
 #[inline(always)]
 pub(crate) fn vector_start<T, const V: usize>(tile_start: usize, warp: usize, lane: usize, j: usize) -> usize {
     tile_start + ((warp * V + j) * 32 + lane) * lanes::<T>()
+}
+
+/// Bytes of the L2 line [`prefetch`] asks for at each address.
+const PREFETCH_LINE: usize = 128;
+
+/// Asks L2 (`cache::prefetch_l2`) for the input of tile `tile` of
+/// `threads · V` vectors, if it starts inside `input`: each thread takes
+/// the lines of its own `V · 16` consecutive bytes of the tile (one line
+/// at 8 vectors), so the block's requests cover the tile once. Only a
+/// hint: no value changes, and every address asked for is inside `input`.
+#[inline(always)]
+pub(crate) fn prefetch<T, const V: usize>(input: &[T], tile: usize, threads: usize) {
+    let tid = thread::threadIdx_x() as usize;
+    let mut k = 0;
+    while k < prefetch_lines::<V>() {
+        let index = prefetch_index::<T, V>(tile, threads, tid, k);
+        if index < input.len() {
+            cache::prefetch_l2(input.as_ptr().wrapping_add(index));
+        }
+        k += 1;
+    }
+}
+
+/// The lines each thread asks for in [`prefetch`]: enough to start one
+/// in every line its `V · 16` bytes touch.
+#[inline(always)]
+const fn prefetch_lines<const V: usize>() -> usize {
+    (V * 16).div_ceil(PREFETCH_LINE)
+}
+
+/// The element whose line thread `tid` asks for `k`-th in [`prefetch`].
+#[inline(always)]
+fn prefetch_index<T, const V: usize>(tile: usize, threads: usize, tid: usize, k: usize) -> usize {
+    (tile * threads + tid) * V * lanes::<T>() + k * (PREFETCH_LINE / core::mem::size_of::<T>())
 }
 
 /// Loads this thread's vectors of the tile at `tile_start` of `input`
@@ -237,5 +271,51 @@ pub(crate) fn from_bits<T: Element>(bits: u64) -> T {
         } else {
             (&bits as *const u64 as *const T).read()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The L2 lines of tile `tile` that [`prefetch`]'s addresses fall in,
+    /// against every line the tile's bytes touch.
+    fn lines_asked_and_touched<T, const V: usize>(tile: usize, threads: usize) -> (Vec<usize>, Vec<usize>) {
+        let size = core::mem::size_of::<T>();
+        let mut asked: Vec<usize> = (0..threads)
+            .flat_map(|tid| (0..prefetch_lines::<V>()).map(move |k| prefetch_index::<T, V>(tile, threads, tid, k) * size / PREFETCH_LINE))
+            .collect();
+        asked.sort_unstable();
+        asked.dedup();
+        let (start, end) = (tile * threads * V * 16, (tile + 1) * threads * V * 16);
+        let touched = (start / PREFETCH_LINE..end.div_ceil(PREFETCH_LINE)).collect();
+        (asked, touched)
+    }
+
+    #[test]
+    fn prefetch_asks_for_every_line_of_the_tile_and_no_other() {
+        for tile in [0, 1, 7] {
+            for threads in [32, 96, 128, 224, 256, 384] {
+                let cases = [
+                    lines_asked_and_touched::<u32, 4>(tile, threads),
+                    lines_asked_and_touched::<u32, 6>(tile, threads),
+                    lines_asked_and_touched::<u32, 8>(tile, threads),
+                    lines_asked_and_touched::<u64, 4>(tile, threads),
+                    lines_asked_and_touched::<u64, 6>(tile, threads),
+                    lines_asked_and_touched::<u64, 8>(tile, threads),
+                    lines_asked_and_touched::<u64, 12>(tile, threads),
+                ];
+                for (k, (asked, touched)) in cases.into_iter().enumerate() {
+                    assert_eq!(asked, touched, "case {k}, tile {tile}, {threads} threads");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_thread_of_eight_vectors_asks_for_one_line() {
+        assert_eq!(prefetch_lines::<8>(), 1);
+        assert_eq!(prefetch_lines::<12>(), 2);
+        assert_eq!(prefetch_lines::<4>(), 1);
     }
 }

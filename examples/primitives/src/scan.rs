@@ -74,8 +74,9 @@ fn check_type<T: Check>(module: &KernelModule, stream: &CudaStream, sizes: Sizes
 
 /// Both ways a tile finds its number, on one stream, each pass after
 /// passes of the other kind (the kept status words' tickets and epochs):
-/// block order (the default) and the tile counter (`ticket`), over several
-/// tiles and more than a look-back window of them on the GPU.
+/// block order (the default) and the tile counter (`ticket`), and block
+/// order with the L2 prefetch of a later tile, over several tiles and more
+/// than a look-back window of them on the GPU.
 fn check_tile_order<T: Check>(module: &KernelModule, stream: &CudaStream, sizes: Sizes, seed: u64) -> Result<usize, String> {
     let tile = scan::tile_elements::<T>();
     let mut lens = vec![tile + 1, 3 * tile - 1];
@@ -83,7 +84,13 @@ fn check_tile_order<T: Check>(module: &KernelModule, stream: &CudaStream, sizes:
         lens.extend([70 * tile + 5, (1 << 22) + 777]);
     }
     let default = scan::ScanTuning::scan_from_env();
-    let orders = [("block order", default.parse_scan("check", "block-order")), ("ticket", default.parse_scan("check", "ticket"))];
+    // The L2 prefetch (one tile ahead per multiprocessor) asks for lines
+    // up to the input's end and past no tile boundary it should not.
+    let orders = [
+        ("block order", default.parse_scan("check", "block-order")),
+        ("ticket", default.parse_scan("check", "ticket")),
+        ("prefetch", default.parse_scan("check", "block-order,prefetch=8,wide-prefetch=8")),
+    ];
     let mut checks = 0;
     for n in lens {
         let host = samples::<T>(n, seed + n as u64);
