@@ -12,6 +12,8 @@
 #   # on the GPU machine:
 #   bash DEST/go.sh [NAME...]              (all benchmarks without NAME)
 #   bash DEST/profile/profile.sh ...       (ncu of a row's two kernels; see there)
+#   bash DEST/profile/knobs.sh ...         (a row under several knob settings)
+#   bash DEST/profile/ptx-ab.sh ...        (a row under several PTX builds)
 #
 # The rebuild benchmark needs Rust and is skipped there; run it here with
 # `cargo oxide bench rebuild`.
@@ -34,7 +36,8 @@ mkdir -p "$dest"
 cp "$target/release/oxide-bench" "$dest/oxide-bench"
 mkdir -p "$dest/torch" "$dest/profile"
 cp "$root"/benches/torch/*.py "$dest/torch/"
-cp "$root"/benches/profile/profile.sh "$root"/benches/profile/summary.py "$dest/profile/"
+cp "$root"/benches/profile/profile.sh "$root"/benches/profile/summary.py \
+   "$root"/benches/profile/knobs.sh "$root"/benches/profile/ptx-ab.sh "$dest/profile/"
 
 cat > "$dest/go.sh" <<'GO'
 #!/usr/bin/env bash
