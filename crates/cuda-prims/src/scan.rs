@@ -135,8 +135,11 @@ pub struct LookBackTuning {
     /// tile this many further on ([`tile::prefetch`]; 0: none), so that
     /// DRAM keeps reading while the blocks on the multiprocessors wait on
     /// their look-backs. Set per launch from the tuning's distance per
-    /// multiprocessor ([`ScanTuning::prefetch_ahead`]).
+    /// multiprocessor ([`ScanTuning::prefetch_tiles`]).
     pub prefetch_tiles: u32,
+    /// Bytes between two addresses a thread asks L2 for (32, 64 or 128):
+    /// how much one request is trusted to fetch ([`ScanTuning::prefetch_step`]).
+    pub prefetch_step: u32,
 }
 
 /// The waits of the default tuning, CUB's: a predecessor that has not
@@ -152,6 +155,7 @@ impl Default for LookBackTuning {
             block_order: true,
             wait_all: false,
             prefetch_tiles: 0,
+            prefetch_step: DEFAULT_PREFETCH_STEP,
         }
     }
 }
@@ -232,7 +236,15 @@ pub struct ScanTuning {
     pub prefetch: u32,
     /// The same for 8-byte elements.
     pub wide_prefetch: u32,
+    /// Bytes between two addresses a thread asks L2 for: 32 (a sector, the
+    /// default: every sector of the tile asked for, whatever one request
+    /// fetches), 64 or 128 (a line: a quarter of the requests, enough if a
+    /// request fills the line). `prefetch-step=` in the knobs.
+    pub prefetch_step: u32,
 }
+
+/// [`ScanTuning::prefetch_step`]'s default.
+const DEFAULT_PREFETCH_STEP: u32 = 32;
 
 /// The multiprocessors [`ScanTuning::prefetch`] counts its tiles per: a
 /// distance that grows with the blocks a GPU holds at once, so that a
@@ -306,6 +318,7 @@ impl ScanTuning {
             block_order: true,
             wait_all: false,
             prefetch_tiles: 0,
+            prefetch_step: DEFAULT_PREFETCH_STEP,
         },
         sleep_from: 500,
         runs: RunScan::Shuffle,
@@ -314,6 +327,7 @@ impl ScanTuning {
         keep_status: true,
         prefetch: 0,
         wide_prefetch: 0,
+        prefetch_step: DEFAULT_PREFETCH_STEP,
     };
 
     /// The selection's defaults, measured on the H200 (benches/README.md,
@@ -325,7 +339,7 @@ impl ScanTuning {
     pub const SELECT: ScanTuning = ScanTuning {
         narrow: TileShape { threads: 256, vectors: 6 },
         wide: TileShape { threads: 256, vectors: 8 },
-        look_back: LookBackTuning { poll_delay_ns: 76, first_poll_delay_ns: 1150, block_order: true, wait_all: false, prefetch_tiles: 0 },
+        look_back: LookBackTuning { poll_delay_ns: 76, first_poll_delay_ns: 1150, block_order: true, wait_all: false, prefetch_tiles: 0, prefetch_step: DEFAULT_PREFETCH_STEP },
         sleep_from: 500,
         runs: RunScan::Shuffle,
         wide_runs: RunScan::Shuffle,
@@ -333,6 +347,7 @@ impl ScanTuning {
         keep_status: true,
         prefetch: 0,
         wide_prefetch: 0,
+        prefetch_step: DEFAULT_PREFETCH_STEP,
     };
 
     /// The scan's tuning: `OXIDE_PRIMS_SCAN` (read once) applied to
@@ -355,7 +370,7 @@ impl ScanTuning {
     /// 384), `delay=NS`, `first=NS`, `block-order`, `wait=all|nearest`,
     /// `sleep-from=TILES`, `prefetch=N` and `wide-prefetch=N` (tiles per
     /// [`PREFETCH_PER`] multiprocessors, at most 64; 0 turns the prefetch
-    /// off), `init=memset|kernel` ([`StatusInit`]),
+    /// off), `prefetch-step=32|64|128` (bytes), `init=memset|kernel` ([`StatusInit`]),
     /// `status=temp|kept` (`keep_status`). Unknown items and values out of
     /// range are
     /// ignored with a warning on stderr naming `var` (a measurement knob
@@ -400,6 +415,8 @@ impl ScanTuning {
                 t.prefetch = n;
             } else if let Some(n) = value("wide-prefetch=").filter(|n| *n <= MAX_PREFETCH) {
                 t.wide_prefetch = n;
+            } else if let Some(n @ (32 | 64 | 128)) = value("prefetch-step=") {
+                t.prefetch_step = n;
             } else if let Some(n) = value("sleep-from=") {
                 t.sleep_from = n as usize;
             } else if item == "init=memset" || item == "init=kernel" {
@@ -410,7 +427,7 @@ impl ScanTuning {
                 let scan_items = if scan { ", `wide-vectors=6`, `runs=shuffle|shared`, `wide-runs=shuffle|shared`" } else { "" };
                 eprintln!(
                     "{var}: ignoring `{item}` (expected `threads=32..384`, `vectors=4|6|8`, `wide-threads=32..384`, \
-                     `wide-vectors=4|8|12`, `delay=NS`, `first=NS`, `block-order|ticket`, `wait=all|nearest`, `sleep-from=TILES`, `prefetch=0..64`, `wide-prefetch=0..64`, `init=memset|kernel` or `status=temp|kept`{scan_items})"
+                     `wide-vectors=4|8|12`, `delay=NS`, `first=NS`, `block-order|ticket`, `wait=all|nearest`, `sleep-from=TILES`, `prefetch=0..64`, `wide-prefetch=0..64`, `prefetch-step=32|64|128`, `init=memset|kernel` or `status=temp|kept`{scan_items})"
                 );
             }
         }
@@ -424,6 +441,7 @@ impl ScanTuning {
         let mut look_back = self.look_back.for_grid(tiles, self.sleep_from);
         if self.prefetch_per::<T>() != 0 {
             look_back.prefetch_tiles = self.prefetch_tiles::<T>(stream.context().multiprocessor_count()?);
+            look_back.prefetch_step = self.prefetch_step;
         }
         Ok(look_back)
     }
@@ -754,7 +772,7 @@ pub fn scan_tiles<T: Element, Op: ReduceOp<T>, const INCLUSIVE_SCAN: bool, const
     // SAFETY: all threads are here; TILE serves nothing else.
     let tile = unsafe { tiles.block_tile(TILE.as_mut_ptr()) };
     if tuning.prefetch_tiles != 0 {
-        tile::prefetch::<T, V>(input, tile + tuning.prefetch_tiles as usize, threads);
+        tile::prefetch::<T, V>(input, tile + tuning.prefetch_tiles as usize, threads, tuning.prefetch_step as usize);
     }
     let n = input.len();
     let tile_len = threads * tile::items::<T, V>();
@@ -1248,7 +1266,7 @@ mod tests {
         assert_eq!(parse("delay=600").look_back, LookBackTuning { poll_delay_ns: 600, ..ScanTuning::SCAN.look_back });
         assert_eq!(
             parse(" ticket , delay=0,first=1200,wait=all").look_back,
-            LookBackTuning { poll_delay_ns: 0, first_poll_delay_ns: 1200, block_order: false, wait_all: true, prefetch_tiles: 0 }
+            LookBackTuning { poll_delay_ns: 0, first_poll_delay_ns: 1200, block_order: false, wait_all: true, prefetch_tiles: 0, prefetch_step: DEFAULT_PREFETCH_STEP }
         );
         assert!(ScanTuning::SCAN.look_back.block_order && ScanTuning::SELECT.look_back.block_order);
         assert!(parse("ticket,block-order").look_back.block_order);
@@ -1280,6 +1298,10 @@ mod tests {
         assert_eq!((t.prefetch_tiles::<u32>(132), t.prefetch_tiles::<u64>(132)), (99, 33));
         let off = h200.parse_scan("OXIDE_PRIMS_SCAN", "prefetch=0,wide-prefetch=0");
         assert_eq!(off, ScanTuning::SCAN);
+        // The step between a thread's requests: a sector unless told.
+        assert_eq!(ScanTuning::SCAN.prefetch_step, 32);
+        assert_eq!(h200.parse_scan("OXIDE_PRIMS_SCAN", "prefetch-step=128").prefetch_step, 128);
+        assert_eq!(h200.parse_scan("OXIDE_PRIMS_SCAN", "prefetch-step=48").prefetch_step, 32);
         // Out of range or not a number: ignored (with a warning).
         assert_eq!(ScanTuning::SCAN.parse_scan("OXIDE_PRIMS_SCAN", "prefetch=65,wide-prefetch=x"), ScanTuning::SCAN);
         // Every launch's look-back starts with none; the host sets it.

@@ -436,7 +436,7 @@ pub fn select_tiles<
     let tile = unsafe { tiles.block_tile(TILE.as_mut_ptr()) };
     let threads = thread::blockDim_x() as usize;
     if tuning.prefetch_tiles != 0 {
-        tile::prefetch::<T, V>(input, tile + tuning.prefetch_tiles as usize, threads);
+        tile::prefetch::<T, V>(input, tile + tuning.prefetch_tiles as usize, threads, tuning.prefetch_step as usize);
     }
     let n = input.len();
     let lanes = tile::lanes::<T>();

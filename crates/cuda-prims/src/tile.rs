@@ -79,20 +79,19 @@ pub(crate) fn vector_start<T, const V: usize>(tile_start: usize, warp: usize, la
     tile_start + ((warp * V + j) * 32 + lane) * lanes::<T>()
 }
 
-/// Bytes of the L2 line [`prefetch`] asks for at each address.
-const PREFETCH_LINE: usize = 128;
-
 /// Asks L2 (`cache::prefetch_l2`) for the input of tile `tile` of
 /// `threads · V` vectors, if it starts inside `input`: each thread takes
-/// the lines of its own `V · 16` consecutive bytes of the tile (one line
-/// at 8 vectors), so the block's requests cover the tile once. Only a
-/// hint: no value changes, and every address asked for is inside `input`.
+/// its own `V · 16` consecutive bytes of the tile, one request every
+/// `step` bytes (32: every sector; 128: every line, one request at 8
+/// vectors), so the block's requests cover the tile once at that
+/// granularity. Only a hint: no value changes, and every address asked
+/// for is inside `input`.
 #[inline(always)]
-pub(crate) fn prefetch<T, const V: usize>(input: &[T], tile: usize, threads: usize) {
+pub(crate) fn prefetch<T, const V: usize>(input: &[T], tile: usize, threads: usize, step: usize) {
     let tid = thread::threadIdx_x() as usize;
     let mut k = 0;
-    while k < prefetch_lines::<V>() {
-        let index = prefetch_index::<T, V>(tile, threads, tid, k);
+    while k < prefetch_requests::<V>(step) {
+        let index = prefetch_index::<T, V>(tile, threads, tid, k, step);
         if index < input.len() {
             cache::prefetch_l2(input.as_ptr().wrapping_add(index));
         }
@@ -100,17 +99,17 @@ pub(crate) fn prefetch<T, const V: usize>(input: &[T], tile: usize, threads: usi
     }
 }
 
-/// The lines each thread asks for in [`prefetch`]: enough to start one
-/// in every line its `V · 16` bytes touch.
+/// The requests each thread makes in [`prefetch`]: one starting in every
+/// `step` bytes its `V · 16` bytes touch.
 #[inline(always)]
-const fn prefetch_lines<const V: usize>() -> usize {
-    (V * 16).div_ceil(PREFETCH_LINE)
+fn prefetch_requests<const V: usize>(step: usize) -> usize {
+    (V * 16).div_ceil(step)
 }
 
-/// The element whose line thread `tid` asks for `k`-th in [`prefetch`].
+/// The element thread `tid` asks for `k`-th in [`prefetch`].
 #[inline(always)]
-fn prefetch_index<T, const V: usize>(tile: usize, threads: usize, tid: usize, k: usize) -> usize {
-    (tile * threads + tid) * V * lanes::<T>() + k * (PREFETCH_LINE / core::mem::size_of::<T>())
+fn prefetch_index<T, const V: usize>(tile: usize, threads: usize, tid: usize, k: usize, step: usize) -> usize {
+    (tile * threads + tid) * V * lanes::<T>() + k * (step / core::mem::size_of::<T>())
 }
 
 /// Loads this thread's vectors of the tile at `tile_start` of `input`
@@ -278,44 +277,48 @@ pub(crate) fn from_bits<T: Element>(bits: u64) -> T {
 mod tests {
     use super::*;
 
-    /// The L2 lines of tile `tile` that [`prefetch`]'s addresses fall in,
-    /// against every line the tile's bytes touch.
-    fn lines_asked_and_touched<T, const V: usize>(tile: usize, threads: usize) -> (Vec<usize>, Vec<usize>) {
+    /// The `step`-byte pieces of tile `tile` that [`prefetch`]'s addresses
+    /// fall in, against every piece the tile's bytes touch.
+    fn pieces_asked_and_touched<T, const V: usize>(tile: usize, threads: usize, step: usize) -> (Vec<usize>, Vec<usize>) {
         let size = core::mem::size_of::<T>();
         let mut asked: Vec<usize> = (0..threads)
-            .flat_map(|tid| (0..prefetch_lines::<V>()).map(move |k| prefetch_index::<T, V>(tile, threads, tid, k) * size / PREFETCH_LINE))
+            .flat_map(|tid| (0..prefetch_requests::<V>(step)).map(move |k| prefetch_index::<T, V>(tile, threads, tid, k, step) * size / step))
             .collect();
         asked.sort_unstable();
         asked.dedup();
         let (start, end) = (tile * threads * V * 16, (tile + 1) * threads * V * 16);
-        let touched = (start / PREFETCH_LINE..end.div_ceil(PREFETCH_LINE)).collect();
+        let touched = (start / step..end.div_ceil(step)).collect();
         (asked, touched)
     }
 
     #[test]
-    fn prefetch_asks_for_every_line_of_the_tile_and_no_other() {
-        for tile in [0, 1, 7] {
-            for threads in [32, 96, 128, 224, 256, 384] {
-                let cases = [
-                    lines_asked_and_touched::<u32, 4>(tile, threads),
-                    lines_asked_and_touched::<u32, 6>(tile, threads),
-                    lines_asked_and_touched::<u32, 8>(tile, threads),
-                    lines_asked_and_touched::<u64, 4>(tile, threads),
-                    lines_asked_and_touched::<u64, 6>(tile, threads),
-                    lines_asked_and_touched::<u64, 8>(tile, threads),
-                    lines_asked_and_touched::<u64, 12>(tile, threads),
-                ];
-                for (k, (asked, touched)) in cases.into_iter().enumerate() {
-                    assert_eq!(asked, touched, "case {k}, tile {tile}, {threads} threads");
+    fn prefetch_asks_for_every_piece_of_the_tile_and_no_other() {
+        for step in [32, 64, 128] {
+            for tile in [0, 1, 7] {
+                for threads in [32, 96, 128, 224, 256, 384] {
+                    let cases = [
+                        pieces_asked_and_touched::<u32, 4>(tile, threads, step),
+                        pieces_asked_and_touched::<u32, 6>(tile, threads, step),
+                        pieces_asked_and_touched::<u32, 8>(tile, threads, step),
+                        pieces_asked_and_touched::<u64, 4>(tile, threads, step),
+                        pieces_asked_and_touched::<u64, 6>(tile, threads, step),
+                        pieces_asked_and_touched::<u64, 8>(tile, threads, step),
+                        pieces_asked_and_touched::<u64, 12>(tile, threads, step),
+                    ];
+                    for (k, (asked, touched)) in cases.into_iter().enumerate() {
+                        assert_eq!(asked, touched, "case {k}, step {step}, tile {tile}, {threads} threads");
+                    }
                 }
             }
         }
     }
 
     #[test]
-    fn a_thread_of_eight_vectors_asks_for_one_line() {
-        assert_eq!(prefetch_lines::<8>(), 1);
-        assert_eq!(prefetch_lines::<12>(), 2);
-        assert_eq!(prefetch_lines::<4>(), 1);
+    fn requests_per_thread_follow_the_step() {
+        assert_eq!(prefetch_requests::<8>(128), 1);
+        assert_eq!(prefetch_requests::<8>(32), 4);
+        assert_eq!(prefetch_requests::<12>(128), 2);
+        assert_eq!(prefetch_requests::<6>(64), 2);
+        assert_eq!(prefetch_requests::<4>(128), 1);
     }
 }

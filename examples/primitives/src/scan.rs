@@ -90,6 +90,7 @@ fn check_tile_order<T: Check>(module: &KernelModule, stream: &CudaStream, sizes:
         ("block order", default.parse_scan("check", "block-order")),
         ("ticket", default.parse_scan("check", "ticket")),
         ("prefetch", default.parse_scan("check", "block-order,prefetch=8,wide-prefetch=8")),
+        ("prefetch by lines", default.parse_scan("check", "block-order,prefetch=8,wide-prefetch=8,prefetch-step=128")),
     ];
     let mut checks = 0;
     for n in lens {
