@@ -10,7 +10,7 @@
 #
 #   ROW    the benchmark (prims_scan, prims_select, …)
 #   VAR    the knob's variable (OXIDE_PRIMS_SCAN, OXIDE_PRIMS_SELECT, …)
-#   SPEC   its values; "" runs the defaults
+#   SPEC   its values; "" runs with VAR unset (the defaults)
 #
 # OXIDE_BENCH_SIZES and OXIDE_BENCH_TYPES pass through. Prints the row's
 # result lines under a "### VAR=SPEC (round K)" header each.
@@ -26,6 +26,7 @@ shift 2
 for round in $(seq 1 "${ROUNDS:-2}"); do
   for spec in "$@"; do
     echo "### $var=$spec (round $round)"
-    env "$var=$spec" "$here/oxide-bench" "$row" 2>&1 | grep -E "^$row|rror|^no "
+    if [ -z "$spec" ]; then setting=(-u "$var"); else setting=("$var=$spec"); fi
+    env "${setting[@]}" "$here/oxide-bench" "$row" 2>&1 | grep -E "^$row|rror|^no "
   done
 done

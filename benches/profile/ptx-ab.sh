@@ -11,15 +11,14 @@
 #   OXIDE_BENCH_SIZES=24,28 bash profile/ptx-ab.sh prims_scan variants/*.ptx.xz
 #
 # OXIDE_BENCH_SIZES, OXIDE_BENCH_TYPES and the OXIDE_PRIMS_* knobs pass
-# through. Prints the row's result lines under a "### NAME (round K)"
-# header each ("embedded" for the binary's own kernels).
+# through. Prints the row's result lines under a "### OXIDE_BENCH_PTX=FILE
+# (round K)" header each (profile/knobs.sh; empty for the embedded kernels).
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 if [ $# -lt 2 ]; then
   sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
   exit 2
 fi
-export LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 row=$1
 shift
 unpacked=$(mktemp -d)
@@ -31,11 +30,5 @@ for f in "$@"; do
     *) ptx+=("$f") ;;
   esac
 done
-for round in $(seq 1 "${ROUNDS:-2}"); do
-  echo "### embedded (round $round)"
-  "$here/oxide-bench" "$row" 2>&1 | grep -E "^$row|rror|^no "
-  for p in "${ptx[@]}"; do
-    echo "### $(basename "$p") (round $round)"
-    OXIDE_BENCH_PTX=$p "$here/oxide-bench" "$row" 2>&1 | grep -E "^$row|rror|^no "
-  done
-done
+# The embedded kernels are knobs.sh's "" (the variable unset).
+bash "$here/profile/knobs.sh" "$row" OXIDE_BENCH_PTX "" "${ptx[@]}"
