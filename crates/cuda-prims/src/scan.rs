@@ -179,6 +179,16 @@ impl LookBackTuning {
         true
     }
 
+    /// Asks L2 for the input of the tile [`prefetch_tiles`](Self::prefetch_tiles)
+    /// after `tile` ([`tile::prefetch`]), if the launch prefetches; every
+    /// thread of a block of `threads` calls it as the block starts `tile`.
+    #[inline(always)]
+    pub(crate) fn prefetch_ahead<T, const V: usize>(&self, input: &[T], tile: usize, threads: usize) {
+        if self.prefetch_tiles != 0 {
+            tile::prefetch::<T, V>(input, tile + self.prefetch_tiles as usize, threads, self.prefetch_step as usize);
+        }
+    }
+
     /// The tuning a launch of `tiles` tiles takes: without the back-offs
     /// below `sleep_from` tiles (CUB sleeps only in grids of 500 blocks or
     /// more: in a short grid a predecessor is seldom late).
@@ -771,9 +781,7 @@ pub fn scan_tiles<T: Element, Op: ReduceOp<T>, const INCLUSIVE_SCAN: bool, const
     let threads = thread::blockDim_x() as usize;
     // SAFETY: all threads are here; TILE serves nothing else.
     let tile = unsafe { tiles.block_tile(TILE.as_mut_ptr()) };
-    if tuning.prefetch_tiles != 0 {
-        tile::prefetch::<T, V>(input, tile + tuning.prefetch_tiles as usize, threads, tuning.prefetch_step as usize);
-    }
+    tuning.prefetch_ahead::<T, V>(input, tile, threads);
     let n = input.len();
     let tile_len = threads * tile::items::<T, V>();
     let tile_start = tile * tile_len;

@@ -435,9 +435,7 @@ pub fn select_tiles<
     // SAFETY: all threads are here; TILE serves nothing else.
     let tile = unsafe { tiles.block_tile(TILE.as_mut_ptr()) };
     let threads = thread::blockDim_x() as usize;
-    if tuning.prefetch_tiles != 0 {
-        tile::prefetch::<T, V>(input, tile + tuning.prefetch_tiles as usize, threads, tuning.prefetch_step as usize);
-    }
+    tuning.prefetch_ahead::<T, V>(input, tile, threads);
     let n = input.len();
     let lanes = tile::lanes::<T>();
     let tile_len = threads * tile::items::<T, V>();
