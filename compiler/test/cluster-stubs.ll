@@ -4,7 +4,7 @@
 ; stub's generic pointer; after O3 the loads through it are ld.shared::cluster.
 ; RUN: %oxide-opt --arch sm_90 -passes=lower-intrinsic-stubs %s | FileCheck %s --check-prefix=IR
 ; RUN: %oxide-opt --ptx --arch sm_90 %s | FileCheck %s --check-prefix=PTX
-; RUN: not %oxide-opt --arch sm_80 -passes=lower-intrinsic-stubs %s 2>&1 >/dev/null | FileCheck %s --check-prefix=OLD
+; RUN: not %oxide-opt --arch sm_80 -passes=lower-intrinsic-stubs,reject-unavailable-stubs %s 2>&1 >/dev/null | FileCheck %s --check-prefix=OLD
 
 target triple = "nvptx64-nvidia-cuda"
 

@@ -7,8 +7,8 @@
 ; RUN: %oxide-opt --arch sm_90a -passes=lower-intrinsic-stubs %s | FileCheck %s --check-prefix=IR
 ; RUN: %oxide-opt --arch sm_100f -passes=lower-intrinsic-stubs %s | FileCheck %s --check-prefix=IR
 ; RUN: %oxide-opt --ptx --arch sm_90a %s | FileCheck %s --check-prefix=PTX
-; RUN: not %oxide-opt --arch sm_90 -passes=lower-intrinsic-stubs %s 2>&1 >/dev/null | FileCheck %s --check-prefix=PLAIN
-; RUN: not %oxide-opt --arch sm_120 -passes=lower-intrinsic-stubs %s 2>&1 >/dev/null | FileCheck %s --check-prefix=BLACKWELL
+; RUN: not %oxide-opt --arch sm_90 -passes=lower-intrinsic-stubs,reject-unavailable-stubs %s 2>&1 >/dev/null | FileCheck %s --check-prefix=PLAIN
+; RUN: not %oxide-opt --arch sm_120 -passes=lower-intrinsic-stubs,reject-unavailable-stubs %s 2>&1 >/dev/null | FileCheck %s --check-prefix=BLACKWELL
 
 target triple = "nvptx64-nvidia-cuda"
 

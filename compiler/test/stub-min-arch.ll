@@ -1,6 +1,6 @@
 ; A stub whose instruction the target architecture lacks is a compile error
 ; pointing at the call, not a backend crash.
-; RUN: not %oxide-opt --arch sm_80 -passes=lower-intrinsic-stubs %s 2>&1 >/dev/null | FileCheck %s
+; RUN: not %oxide-opt --arch sm_80 -passes=lower-intrinsic-stubs,reject-unavailable-stubs %s 2>&1 >/dev/null | FileCheck %s
 
 declare i1 @__oxide_stub_elect_one(i32)
 

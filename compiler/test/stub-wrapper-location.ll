@@ -3,7 +3,7 @@
 ; dependency outside the workspace (file names relative to its directory:
 ; `src/warpgroup.rs` in `/deps/cuda-device`): through a call of the wrapper,
 ; and through the frame the wrapper was inlined into.
-; RUN: not %oxide-opt --arch sm_90 -passes=lower-intrinsic-stubs %s 2>&1 >/dev/null | FileCheck %s
+; RUN: not %oxide-opt --arch sm_90 -passes=lower-intrinsic-stubs,reject-unavailable-stubs %s 2>&1 >/dev/null | FileCheck %s
 
 declare void @__oxide_stub_setmaxnreg_inc(i32)
 declare void @__oxide_stub_setmaxnreg_dec(i32)

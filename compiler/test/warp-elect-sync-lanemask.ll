@@ -5,7 +5,7 @@
 ; On sm_80 (no elect.sync) elect_sync is an error naming the target to build for.
 ; RUN: %oxide-opt --arch sm_90 -passes=lower-intrinsic-stubs %s | FileCheck %s
 ; RUN: %oxide-opt --ptx --arch sm_90 %s | FileCheck %s --check-prefix=PTX
-; RUN: not %oxide-opt --arch sm_80 -passes=lower-intrinsic-stubs %s 2>&1 >/dev/null | FileCheck %s --check-prefix=OLD
+; RUN: not %oxide-opt --arch sm_80 -passes=lower-intrinsic-stubs,reject-unavailable-stubs %s 2>&1 >/dev/null | FileCheck %s --check-prefix=OLD
 
 target triple = "nvptx64-nvidia-cuda"
 

@@ -174,6 +174,14 @@ struct BindDeviceSourcesPass : llvm::PassInfoMixin<BindDeviceSourcesPass> {
   std::map<std::string, std::string> Symbols;
 };
 
+/// RejectUnavailableStubs.cpp: a call O3 left of a stub the target lacks
+/// (LowerIntrinsicStubs' placeholders) → an error at the user's call.
+struct RejectUnavailableStubsPass : llvm::PassInfoMixin<RejectUnavailableStubsPass> {
+  explicit RejectUnavailableStubsPass(DiagnosticSink &D) : Diags(D) {}
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
+  DiagnosticSink &Diags;
+};
+
 /// RejectCertainUB.cpp: a kernel every run of which is undefined behaviour
 /// (after O3, each path from its entry ends in an `unreachable` that no
 /// panic leads to) → an error at the Rust code.

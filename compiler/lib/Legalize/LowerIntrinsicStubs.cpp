@@ -21,6 +21,13 @@
 // reads and writes no memory and is not convergent (MarkerAttr), so O3 may
 // move, merge or delete its calls like arithmetic, and a pass after O3 reads
 // what the surviving calls say before replacing each by its first argument.
+// `Target` entries (`arch::compute_capability()`) become the target's
+// compute capability, a constant, so O3 deletes the code behind a test of it
+// that the target fails, as nvcc's preprocessor does with `__CUDA_ARCH__`.
+// That is why a stub the target lacks (Stubs.def's MIN_SM) is not an error
+// here: its calls go to a placeholder that carries the error, and
+// RejectUnavailableStubs reports those O3 left, that is, those the kernel
+// can reach on this target.
 //
 // Rust has only generic pointers and no multi-value results, so an intrinsic
 // may differ from its stub in two ways: a pointer operand of a specific
@@ -59,7 +66,8 @@ enum class StubKind {
   ConvergentAsm,
   PureAsm,
   Identity,
-  Marker
+  Marker,
+  Target
 };
 
 struct StubEntry {
@@ -142,8 +150,11 @@ public:
       // Read after O3; until then a pure declaration.
       keepAsMarker(*F);
       return true;
+    } else if (Stub.Kind == StubKind::Target) {
+      if (!foldTargetQuery(*F, Stub))
+        return true;
     } else if (!checkArchitecture(*F, Stub)) {
-      // Calls already removed; fall through to delete the stub.
+      // Calls redirected to the error's placeholder; delete the stub.
     } else if (!rewriteCalls(*F, Stub)) {
       return true;
     }
@@ -160,10 +171,12 @@ private:
   const GpuTarget *Target;
 
   /// A stub whose instruction the target lacks is the user's error (ptxas or
-  /// the backend would otherwise fail on it without naming the Rust code).
-  /// MIN_SM is a compute capability (every target from it on has the
-  /// instruction) or a feature of Targets.def (setmaxnreg: only the targets
-  /// that list it, architecture- or family-specific ones).
+  /// the backend would otherwise fail on it without naming the Rust code)
+  /// if the optimised kernel still calls it: false, and the calls redirected
+  /// (redirectToUnavailable). MIN_SM is a compute capability (every target
+  /// from it on has the instruction) or a feature of Targets.def
+  /// (setmaxnreg: only the targets that list it, architecture- or
+  /// family-specific ones).
   bool checkArchitecture(Function &F, const StubEntry &Stub) {
     if (!Target)
       return true;
@@ -195,17 +208,46 @@ private:
                  : Suggested->Kind == TargetKind::Family ? "; its PTX runs only on that GPU family"
                                                          : "");
     }
-    bool Reported = false;
+    redirectToUnavailable(F, Stub, Message, Fix);
+    return false;
+  }
+
+  /// The calls of a stub the target lacks, pointed at a declaration that
+  /// carries the error (UnavailableStubAttr: the message, a newline, the
+  /// fix) for RejectUnavailableStubs to report after O3, each with the
+  /// user's line (UnavailableMetadata: the debug info is gone by then).
+  /// Until then the call is an opaque call with side effects: O3 keeps it
+  /// wherever it can run and deletes it only where it cannot, behind a test
+  /// of `arch::compute_capability()` (a `Target` stub) that the target
+  /// fails.
+  void redirectToUnavailable(Function &F, const StubEntry &Stub, StringRef Message, StringRef Fix) {
+    FunctionCallee Placeholder =
+        M.getOrInsertFunction(("__oxide_unavailable." + Stub.Name).str(), F.getFunctionType());
+    auto *Declared = cast<Function>(Placeholder.getCallee());
+    Declared->addFnAttr(UnavailableStubAttr, (Message + "\n" + Fix).str());
+    Declared->setDoesNotThrow();
     for (CallInst *C : callsTo(F)) {
-      if (!Reported)
-        Diags.error({Message, userLocation(*C), {Fix}});
-      Reported = true;
-      // The build fails anyway; drop the call so later passes report nothing
-      // about the stub's host body.
-      C->replaceAllUsesWith(PoisonValue::get(C->getType()));
+      C->setCalledFunction(Placeholder);
+      C->setAttributes(AttributeList());
+      C->setMetadata(UnavailableMetadata,
+                     MDNode::get(M.getContext(), MDString::get(M.getContext(), userLocation(*C))));
+    }
+  }
+
+  /// Replaces every call of a `Target` stub with the compute capability of
+  /// the target (Targets.def's SM: 90 for sm_90 and sm_90a).
+  bool foldTargetQuery(Function &F, const StubEntry &Stub) {
+    if (!Target) {
+      Diags.error({("`" + Stub.Name + "` asks for the target, but no target was given").str(),
+                   "",
+                   {"give the device linker a target (`--arch`)"}});
+      return false;
+    }
+    for (CallInst *C : callsTo(F)) {
+      C->replaceAllUsesWith(ConstantInt::get(C->getType(), Target->SM));
       C->eraseFromParent();
     }
-    return !Reported;
+    return true;
   }
 
   static SmallVector<CallInst *> callsTo(Function &F) {

@@ -204,7 +204,7 @@ bool isDeviceProvided(const Function &F) {
   StringRef N = F.getName();
   return (F.isIntrinsic() && hostCpuOf(F).empty()) || N.starts_with("__nv_") ||
          isDriverFunction(N) || F.hasFnAttribute(MarkerAttr) ||
-         F.hasFnAttribute(DeviceSourceAttr);
+         F.hasFnAttribute(DeviceSourceAttr) || F.hasFnAttribute(UnavailableStubAttr);
 }
 
 /// A static that lives in host memory and that the program may change: not a
