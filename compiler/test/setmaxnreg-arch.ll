@@ -41,9 +41,11 @@ inc:
 ; PTX-LABEL: .entry specialised(
 ; PTX: setmaxnreg.dec.sync.aligned.u32 40;
 ; PTX: setmaxnreg.inc.sync.aligned.u32 232;
-; PLAIN-DAG: error: `setmaxnreg_inc` needs a target with setmaxnreg (sm_90a, sm_100a, sm_100f, {{.*}}), but the kernels are being built for sm_90
-; PLAIN-DAG: error: `setmaxnreg_dec` needs a target with setmaxnreg (sm_90a, {{.*}}), but the kernels are being built for sm_90
-; PLAIN: --> src/main.rs:5:9
+; Each stub's error at its call, in the order of the code.
+; PLAIN: error: `setmaxnreg_dec` needs a target with setmaxnreg (sm_90a, sm_100a, sm_100f, {{.*}}), but the kernels are being built for sm_90
+; PLAIN-NEXT: --> src/main.rs:5:9
 ; PLAIN-NEXT: = note: build for one: `cargo oxide build --arch sm_90a` (or `arch` under [package.metadata.oxide], or OXIDE_ARCH); its PTX runs only on that GPU
+; PLAIN: error: `setmaxnreg_inc` needs a target with setmaxnreg (sm_90a, {{.*}}), but the kernels are being built for sm_90
+; PLAIN-NEXT: --> src/main.rs:7:9
 ; BLACKWELL: error: `setmaxnreg_{{inc|dec}}` needs a target with setmaxnreg ({{.*}}), but the kernels are being built for sm_120
 ; BLACKWELL: = note: build for one: `cargo oxide build --arch sm_120a`
