@@ -103,8 +103,8 @@ fn host_fallback(stub: &Stub, params: &str) -> String {
         ("Special", "shared_access") => unused,
         // A hint for the device linker's loop unroller: nothing to do here.
         ("Special", "unroll") => unused,
-        // A cache hint: the host has no L2 to fill, emulated or not.
-        ("InlineAsm", "prefetch_l2") => unused,
+        // Cache hints: the host has no L2 to fill, emulated or not.
+        ("InlineAsm", "prefetch_l2" | "prefetch_l2_bulk") => unused,
         // Inline PTX has no host code: it runs on a GPU or on the PTX VM.
         ("Special", "ptx_asm") => format!("{unused}crate::host::inline_ptx_on_host()"),
         // Outside an emulated launch the address is the host static's own.
@@ -123,7 +123,7 @@ fn without_hook(stub: &Stub) -> bool {
     stub.kind == "Marker"
         || stub.kind == "PureAsm"
         || (stub.kind == "Special" && (stub.name == "param_layout" || stub.name == "launch_bounds" || stub.name == "unroll"))
-        || (stub.kind == "InlineAsm" && stub.name == "prefetch_l2")
+        || (stub.kind == "InlineAsm" && (stub.name == "prefetch_l2" || stub.name == "prefetch_l2_bulk"))
 }
 
 fn render(stub: &Stub) -> String {

@@ -16,6 +16,9 @@
 //!   (`#[constant]`, [`Constant`]), device globals (`#[device_global]`,
 //!   [`DeviceGlobal`], [`global`](mod@global)) and `gpu_printf!`/`gpu_println!`
 //!   ([`printf`]);
+//! - the target being built for, a constant of the device code ([`arch`]:
+//!   `compute_capability()`, for code that uses newer GPUs' instructions
+//!   behind a test of it);
 //! - Ampere and Hopper features: [`cp_async`], [`cluster`], [`matrix`]
 //!   (`ldmatrix`/`stmatrix`), [`warpgroup`] (`setmaxnreg`), [`mbarrier`],
 //!   [`tma`], [`wgmma`];
@@ -55,6 +58,7 @@ mod abi {
     include!(concat!(env!("OUT_DIR"), "/abi.rs"));
 }
 
+pub mod arch;
 pub mod atomic;
 pub mod cache;
 // Hopper (and sm_80) features: cp.async, clusters, ldmatrix/stmatrix, setmaxnreg.

@@ -296,6 +296,11 @@ unsafe extern "C" fn cuDeviceGetName(buf: *mut c_char, len: c_int, _d: CUdevice)
     unsafe { ptr::copy_nonoverlapping(name.as_ptr().cast(), buf, n) };
     SUCCESS
 }
+/// The compute capability of the GPU the emulator models (major, minor):
+/// what `cuDeviceGetAttribute` reports and what `arch::compute_capability()`
+/// answers in the host-code emulator (hooks.rs).
+pub(crate) const COMPUTE_CAPABILITY: (i32, i32) = (9, 0);
+
 unsafe extern "C" fn cuDeviceGetAttribute(v: *mut c_int, attribute: c_int, _d: CUdevice) -> CUresult {
     let value = match attribute {
         1 => 1024,
@@ -309,8 +314,8 @@ unsafe extern "C" fn cuDeviceGetAttribute(v: *mut c_int, attribute: c_int, _d: C
         12 => 65536,
         16 => cores(),
         39 => 2048,
-        75 => 9,
-        76 => 0,
+        75 => COMPUTE_CAPABILITY.0,
+        76 => COMPUTE_CAPABILITY.1,
         81 => 228 * 1024,
         97 => 227 * 1024,
         83 | 89 => 1, // managed memory, and host access while kernels run (managed.rs)

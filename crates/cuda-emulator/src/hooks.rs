@@ -49,6 +49,12 @@ fn lanemask_le() -> u32 { lanemask_lt() | lanemask_eq() }
 fn lanemask_gt() -> u32 { !lanemask_le() }
 fn lanemask_ge() -> u32 { !lanemask_lt() }
 fn dynamic_smem_size() -> u32 { block("dynamic_smem_size", |b| b.grid().shared_mem_bytes) }
+/// The modelled GPU's, as `cuDeviceGetAttribute` reports it: the host-code
+/// emulator runs the kernel's Rust, not PTX built for a target.
+fn target_sm() -> u32 {
+    let (major, minor) = crate::driver::COMPUTE_CAPABILITY;
+    (major * 10 + minor) as u32
+}
 
 fn nanos() -> u64 {
     static START: OnceLock<Instant> = OnceLock::new();
@@ -357,6 +363,7 @@ static HOOKS: Hooks = Hooks {
     lanemask_le: Some(lanemask_le),
     lanemask_gt: Some(lanemask_gt),
     lanemask_ge: Some(lanemask_ge),
+    target_sm: Some(target_sm),
     dynamic_smem_size: Some(dynamic_smem_size),
     clock: Some(clock),
     clock64: Some(clock64),

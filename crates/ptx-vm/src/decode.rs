@@ -2597,6 +2597,11 @@ impl<'a> Decoder<'a> {
         if m.first() != Some(&"async") {
             return unsupported(format!("`{text}` is not implemented"));
         }
+        if m.contains(&"bulk") && m.contains(&"prefetch") && !m.contains(&"tensor") {
+            // A hint to L2, which the VM does not model: no value changes.
+            self.emit(Op::Nop);
+            return Ok(());
+        }
         if m.contains(&"bulk") {
             return unsupported("cp.async.bulk (TMA) is not implemented");
         }

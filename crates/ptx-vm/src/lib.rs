@@ -95,8 +95,8 @@
 //! - `cp.async` copies at once; `mbarrier` is modelled (without TMA
 //!   transactions); `%clock`/`%clock64` count the thread's instructions.
 //! - Not implemented (a launch that can reach them fails with
-//!   [`Fault::Unsupported`] before running): `wgmma`, `cp.async.bulk`
-//!   (TMA), `mma`, texture and surface instructions, and anything else the
+//!   [`Fault::Unsupported`] before running): `wgmma`, the `cp.async.bulk`
+//!   copies and tensor prefetches (TMA), `mma`, texture and surface instructions, and anything else the
 //!   decoder does not know.
 //!
 //! # What runs
@@ -128,7 +128,8 @@
 //!   `atom red` (`add and or xor exch cas inc dec min max` on 32/64-bit
 //!   integers, `add` on `f32 f64 f16 bf16 f16x2 bf16x2`, `min max` on `f32`,
 //!   `cas exch` on 16 bits; `.sem .scope` accepted), `cvta cvta.to isspacep
-//!   mapa getctarank fence membar prefetch`, `cp.async` (with its groups),
+//!   mapa getctarank fence membar prefetch cp.async.bulk.prefetch.L2` (the
+//!   prefetches as no-ops), `cp.async` (with its groups),
 //!   `mbarrier` (`init inval arrive expect_tx complete_tx test_wait try_wait
 //!   pending_count`).
 //! - Control: `bra brx.idx call` (direct, indirect through a prototype,

@@ -1177,3 +1177,32 @@ fn cvt_fp8_forms_ptx_lacks_are_refused() {
         assert!(err.to_string().contains("FP8"), "{form}: {err}");
     }
 }
+
+#[test]
+fn bulk_prefetch_to_l2_is_a_hint_and_bulk_copies_stay_refused() {
+    // `cache::prefetch_l2_bulk` as the device linker emits it: the request
+    // only for a global address, which changes no value; the thread goes on.
+    let r = eval(
+        "{ .reg .pred p; .reg .u64 g; isspacep.global p, %rdin; @p cvta.to.global.u64 g, %rdin; \
+         @p cp.async.bulk.prefetch.L2.global [g], 64; selp.u64 %o1, 1, 0, p; }\
+         ld.global.u64 %o0, [%rdin];",
+        &[0x1234_5678_9abc_def0],
+    );
+    assert_eq!(r[0], 0x1234_5678_9abc_def0);
+    assert_eq!(r[1], 1, "the input is in global memory");
+    // The copies and the tensor prefetch are still refused (TMA).
+    for form in [
+        "cp.async.bulk.prefetch.tensor.1d.L2.global.tile [%rd1, {%r1}];",
+        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1], 16, [%r2];",
+    ] {
+        let ptx = format!(
+            ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{{\n\
+             .reg .b32 %r<4>;\n.reg .b64 %rd<4>;\n{form}\nret;\n}}\n"
+        );
+        let err = Module::parse(&ptx)
+            .map_err(|e| e.to_string())
+            .and_then(|m| run(&m, "k", dims((1, 1, 1), (1, 1, 1)), &Params::new(), &Env::new()).map_err(|e| e.to_string()))
+            .unwrap_err();
+        assert!(err.contains("not implemented") || err.contains("TMA"), "{form}: {err}");
+    }
+}

@@ -1,0 +1,46 @@
+//! The GPU the kernels are being built for, as a constant of the device code.
+//!
+//! oxide compiles each kernel once, from the Rust the host build sees, for
+//! the target `cargo oxide` picks (`--arch`, `[package.metadata.oxide]
+//! arch`, `OXIDE_ARCH`, the GPU it finds, or sm_80). [`compute_capability`]
+//! is that target's compute capability, folded by the device linker into a
+//! constant, so a branch the target fails is deleted before the kernel is
+//! compiled: as in CUDA C++ behind `#if __CUDA_ARCH__ >= 900`, code there may
+//! use instructions the target lacks (an instruction of newer GPUs outside
+//! such a branch is a compile error at its call).
+//!
+//! ```
+//! use cuda_device::{arch, cache};
+//!
+//! /// Asks L2 for a tile: one bulk request on Hopper and newer, one request
+//! /// per 128-byte line before.
+//! fn ask_for(tile: &[u32]) {
+//!     if arch::compute_capability() >= 90 {
+//!         cache::prefetch_l2_bulk(tile);
+//!     } else {
+//!         for line in tile.chunks(32) {
+//!             cache::prefetch_l2(line.as_ptr());
+//!         }
+//!     }
+//! }
+//! # let _ = ask_for;
+//! ```
+//!
+//! In an emulated launch (`cargo oxide run --emulate`) the device-code
+//! emulator runs the PTX built for the target, so the branch is the
+//! target's; the host-code emulator (`OXIDE_EMULATE=host`) answers the
+//! compute capability of the GPU it models (9.0).
+
+use crate::stubs;
+
+/// The compute capability of the target the kernels are built for, major ·
+/// 10 + minor: 80 for sm_80, 90 for sm_90 and sm_90a, 100 for sm_100a (CUDA
+/// C++'s `__CUDA_ARCH__` is ten times this). A constant once the device
+/// linker has built the kernel; a test of it costs nothing at run time.
+///
+/// # Panics
+/// On the host outside an emulated launch: device code only.
+#[inline(always)]
+pub fn compute_capability() -> u32 {
+    stubs::__oxide_stub_target_sm()
+}
