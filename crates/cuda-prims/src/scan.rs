@@ -65,7 +65,7 @@ use core::sync::atomic::{AtomicU64, Ordering};
 use cuda_core::{CudaStream, DeviceBuffer, LaunchConfig, TempBuffer};
 use cuda_device::atomic::{Scope, ScopedAtomic};
 use cuda_device::warp::{self as dw, FULL_MASK};
-use cuda_device::{kernel, shared, thread, unroll, DisjointSlice};
+use cuda_device::{arch, kernel, shared, thread, unroll, DisjointSlice};
 use cuda_host::{cuda_launch, KernelModule};
 
 /// The most threads per block of the scan and select kernels (the size of
@@ -138,7 +138,8 @@ pub struct LookBackTuning {
     /// multiprocessor ([`ScanTuning::prefetch_tiles`]).
     pub prefetch_tiles: u32,
     /// Bytes between two addresses a thread asks L2 for (32, 64 or 128):
-    /// how much one request is trusted to fetch ([`ScanTuning::prefetch_step`]).
+    /// how much one request is trusted to fetch ([`ScanTuning::prefetch_step`]);
+    /// or [`PREFETCH_BULK`]: one request for the whole tile.
     pub prefetch_step: u32,
 }
 
@@ -182,10 +183,24 @@ impl LookBackTuning {
     /// Asks L2 for the input of the tile [`prefetch_tiles`](Self::prefetch_tiles)
     /// after `tile` ([`tile::prefetch`]), if the launch prefetches; every
     /// thread of a block of `threads` calls it as the block starts `tile`.
+    /// With [`PREFETCH_BULK`] the block's first thread asks for the whole
+    /// tile in one request where the target has the instruction (sm_90 and
+    /// newer, a test the device linker folds), and every thread asks for
+    /// each sector of its part elsewhere.
     #[inline(always)]
     pub(crate) fn prefetch_ahead<T, const V: usize>(&self, input: &[T], tile: usize, threads: usize) {
-        if self.prefetch_tiles != 0 {
-            tile::prefetch::<T, V>(input, tile + self.prefetch_tiles as usize, threads, self.prefetch_step as usize);
+        if self.prefetch_tiles == 0 {
+            return;
+        }
+        let ahead = tile + self.prefetch_tiles as usize;
+        if self.prefetch_step != PREFETCH_BULK {
+            tile::prefetch::<T, V>(input, ahead, threads, self.prefetch_step as usize);
+        } else if arch::compute_capability() >= 90 {
+            if thread::threadIdx_x() == 0 {
+                tile::prefetch_whole::<T, V>(input, ahead, threads);
+            }
+        } else {
+            tile::prefetch::<T, V>(input, ahead, threads, DEFAULT_PREFETCH_STEP as usize);
         }
     }
 
@@ -249,12 +264,19 @@ pub struct ScanTuning {
     /// Bytes between two addresses a thread asks L2 for: 32 (a sector, the
     /// default: every sector of the tile asked for, whatever one request
     /// fetches), 64 or 128 (a line: a quarter of the requests, enough if a
-    /// request fills the line). `prefetch-step=` in the knobs.
+    /// request fills the line), or [`PREFETCH_BULK`] (one request per tile).
+    /// `prefetch-step=` in the knobs.
     pub prefetch_step: u32,
 }
 
 /// [`ScanTuning::prefetch_step`]'s default.
 const DEFAULT_PREFETCH_STEP: u32 = 32;
+
+/// [`ScanTuning::prefetch_step`] for one bulk request per tile
+/// (`cache::prefetch_l2_bulk`) from the block's first thread, on targets
+/// that have it (sm_90 and newer; sector by sector before).
+/// `prefetch-step=bulk` in the knobs.
+pub const PREFETCH_BULK: u32 = 0;
 
 /// The multiprocessors [`ScanTuning::prefetch`] counts its tiles per: a
 /// distance that grows with the blocks a GPU holds at once, so that a
@@ -380,7 +402,7 @@ impl ScanTuning {
     /// 384), `delay=NS`, `first=NS`, `block-order`, `wait=all|nearest`,
     /// `sleep-from=TILES`, `prefetch=N` and `wide-prefetch=N` (tiles per
     /// [`PREFETCH_PER`] multiprocessors, at most 64; 0 turns the prefetch
-    /// off), `prefetch-step=32|64|128` (bytes), `init=memset|kernel` ([`StatusInit`]),
+    /// off), `prefetch-step=32|64|128|bulk` (bytes, or [`PREFETCH_BULK`]), `init=memset|kernel` ([`StatusInit`]),
     /// `status=temp|kept` (`keep_status`). Unknown items and values out of
     /// range are
     /// ignored with a warning on stderr naming `var` (a measurement knob
@@ -427,6 +449,8 @@ impl ScanTuning {
                 t.wide_prefetch = n;
             } else if let Some(n @ (32 | 64 | 128)) = value("prefetch-step=") {
                 t.prefetch_step = n;
+            } else if item == "prefetch-step=bulk" {
+                t.prefetch_step = PREFETCH_BULK;
             } else if let Some(n) = value("sleep-from=") {
                 t.sleep_from = n as usize;
             } else if item == "init=memset" || item == "init=kernel" {
@@ -437,7 +461,7 @@ impl ScanTuning {
                 let scan_items = if scan { ", `wide-vectors=6`, `runs=shuffle|shared`, `wide-runs=shuffle|shared`" } else { "" };
                 eprintln!(
                     "{var}: ignoring `{item}` (expected `threads=32..384`, `vectors=4|6|8`, `wide-threads=32..384`, \
-                     `wide-vectors=4|8|12`, `delay=NS`, `first=NS`, `block-order|ticket`, `wait=all|nearest`, `sleep-from=TILES`, `prefetch=0..64`, `wide-prefetch=0..64`, `prefetch-step=32|64|128`, `init=memset|kernel` or `status=temp|kept`{scan_items})"
+                     `wide-vectors=4|8|12`, `delay=NS`, `first=NS`, `block-order|ticket`, `wait=all|nearest`, `sleep-from=TILES`, `prefetch=0..64`, `wide-prefetch=0..64`, `prefetch-step=32|64|128|bulk`, `init=memset|kernel` or `status=temp|kept`{scan_items})"
                 );
             }
         }
@@ -1310,6 +1334,9 @@ mod tests {
         assert_eq!(ScanTuning::SCAN.prefetch_step, 32);
         assert_eq!(h200.parse_scan("OXIDE_PRIMS_SCAN", "prefetch-step=128").prefetch_step, 128);
         assert_eq!(h200.parse_scan("OXIDE_PRIMS_SCAN", "prefetch-step=48").prefetch_step, 32);
+        // One bulk request per tile, for select too.
+        assert_eq!(h200.parse_scan("OXIDE_PRIMS_SCAN", "prefetch-step=bulk").prefetch_step, PREFETCH_BULK);
+        assert_eq!(ScanTuning::SELECT.parse("OXIDE_PRIMS_SELECT", "prefetch-step=bulk").prefetch_step, PREFETCH_BULK);
         // Out of range or not a number: ignored (with a warning).
         assert_eq!(ScanTuning::SCAN.parse_scan("OXIDE_PRIMS_SCAN", "prefetch=65,wide-prefetch=x"), ScanTuning::SCAN);
         // Every launch's look-back starts with none; the host sets it.

@@ -99,6 +99,27 @@ pub(crate) fn prefetch<T, const V: usize>(input: &[T], tile: usize, threads: usi
     }
 }
 
+/// Asks L2 (`cache::prefetch_l2_bulk`, sm_90 and newer) for the input of
+/// tile `tile` of `threads · V` vectors in one request, from the calling
+/// thread alone: the part of the tile inside `input`, nothing if it starts
+/// past the end. Only a hint, as [`prefetch`].
+#[inline(always)]
+pub(crate) fn prefetch_whole<T, const V: usize>(input: &[T], tile: usize, threads: usize) {
+    if let Some(part) = input.get(tile_range::<T, V>(input.len(), tile, threads)) {
+        cache::prefetch_l2_bulk(part);
+    }
+}
+
+/// The elements of tile `tile` of `threads · V` vectors inside an input of
+/// `len` elements (a start past `len`: an empty or reversed range, which
+/// `get` refuses or makes empty).
+#[inline(always)]
+fn tile_range<T, const V: usize>(len: usize, tile: usize, threads: usize) -> core::ops::Range<usize> {
+    let per_tile = threads * V * lanes::<T>();
+    let start = tile * per_tile;
+    start..len.min(start + per_tile)
+}
+
 /// The requests each thread makes in [`prefetch`]: one starting in every
 /// `step` bytes its `V · 16` bytes touch.
 #[inline(always)]
@@ -311,6 +332,17 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn the_whole_tile_request_ends_with_the_input() {
+        // 128 threads × 8 vectors of 4 u32 = 4096 elements per tile.
+        assert_eq!(tile_range::<u32, 8>(1 << 20, 3, 128), 3 * 4096..4 * 4096);
+        assert_eq!(tile_range::<u32, 8>(3 * 4096 + 5, 3, 128), 3 * 4096..3 * 4096 + 5);
+        assert_eq!(tile_range::<u64, 12>(1 << 20, 1, 224), 224 * 12 * 2..2 * 224 * 12 * 2);
+        let data = [0u32; 100];
+        assert!(data.get(tile_range::<u32, 8>(data.len(), 1, 128)).is_none(), "a tile past the end asks for nothing");
+        assert_eq!(data.get(tile_range::<u32, 8>(data.len(), 0, 128)).map(<[u32]>::len), Some(100));
     }
 
     #[test]

@@ -85,12 +85,15 @@ fn check_tile_order<T: Check>(module: &KernelModule, stream: &CudaStream, sizes:
     }
     let default = scan::ScanTuning::scan_from_env();
     // The L2 prefetch (one tile ahead per multiprocessor) asks for lines
-    // up to the input's end and past no tile boundary it should not.
+    // up to the input's end and past no tile boundary it should not; in
+    // bulk (one request per tile on sm_90 and newer) for the tile's part
+    // inside the input.
     let orders = [
         ("block order", default.parse_scan("check", "block-order")),
         ("ticket", default.parse_scan("check", "ticket")),
         ("prefetch", default.parse_scan("check", "block-order,prefetch=8,wide-prefetch=8")),
         ("prefetch by lines", default.parse_scan("check", "block-order,prefetch=8,wide-prefetch=8,prefetch-step=128")),
+        ("prefetch in bulk", default.parse_scan("check", "block-order,prefetch=8,wide-prefetch=8,prefetch-step=bulk")),
     ];
     let mut checks = 0;
     for n in lens {

@@ -121,6 +121,7 @@ fn check_tile_order<T: Check>(module: &KernelModule, stream: &CudaStream, sizes:
         ("ticket", default.parse("ticket")),
         ("block order, store=run", default.parse("block-order,store=run")),
         ("block order, prefetch", default.parse("block-order,prefetch=8,wide-prefetch=8")),
+        ("block order, prefetch in bulk", default.parse("block-order,prefetch=8,wide-prefetch=8,prefetch-step=bulk")),
     ];
     let t = T::threshold(0.5);
     let mut checks = 0;
