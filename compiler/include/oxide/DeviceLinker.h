@@ -40,6 +40,7 @@
 namespace llvm {
 class LLVMContext;
 class Module;
+class TargetMachine;
 }
 
 namespace oxide {
@@ -359,6 +360,12 @@ llvm::Error writeHostStubObject(const std::map<std::string, std::string> &Calls,
 llvm::Expected<DeviceImage> compileDeviceImage(const std::vector<std::string> &BitcodeFiles,
                                                const std::string &ModuleName,
                                                const LinkerOptions &Opts, DiagnosticSink &Diags);
+
+/// The NVPTX target machine the device link compiles for Opts.Arch (its
+/// PTX ISA from Targets.def, the link's backend options), the NVPTX target
+/// initialised first. Also what the passes' analyses ask about the target
+/// (branch divergence), so oxide-opt's `-passes` runs with it too.
+llvm::Expected<std::unique_ptr<llvm::TargetMachine>> createDeviceTarget(const LinkerOptions &Opts);
 
 /// Runs ptxas on the PTX when the toolkit has it, and keeps the cubin in
 /// Image.Cubin (unless the PTX carries device debug info). An error carries

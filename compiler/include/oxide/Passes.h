@@ -182,6 +182,14 @@ struct RejectUnavailableStubsPass : llvm::PassInfoMixin<RejectUnavailableStubsPa
   DiagnosticSink &Diags;
 };
 
+/// ThreadUniformBranches.cpp: a block that re-tests a block-uniform
+/// condition its predecessor already decided → a copy in that predecessor
+/// that goes straight on.
+/// Does nothing unless `-oxide-thread-uniform-branches` is given.
+struct ThreadUniformBranchesPass : llvm::PassInfoMixin<ThreadUniformBranchesPass> {
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
+};
+
 /// RejectCertainUB.cpp: a kernel every run of which is undefined behaviour
 /// (after O3, each path from its entry ends in an `unreachable` that no
 /// panic leads to) → an error at the Rust code.

@@ -131,6 +131,14 @@ private:
 /// LowerWideConversions.cpp), and loop strength reduction stays off. An
 /// option this LLVM does not have is an error naming it: without it the
 /// device code would silently be different.
+/// Makes LLVM's NVPTX target known (idempotent).
+void initializeNvptx() {
+  LLVMInitializeNVPTXTargetInfo();
+  LLVMInitializeNVPTXTarget();
+  LLVMInitializeNVPTXTargetMC();
+  LLVMInitializeNVPTXAsmPrinter();
+}
+
 Error setBackendOptions() {
   static bool Done = false;
   if (Done)
@@ -162,28 +170,6 @@ Error setBackendOptions() {
 /// out PTX made under the old ones.
 const char BackendOptionsKey[] = "expand-fp-convert-bits=64 disable-lsr=true";
 
-Expected<std::unique_ptr<TargetMachine>> createDeviceTarget(const LinkerOptions &Opts) {
-  if (Error E = setBackendOptions())
-    return std::move(E);
-  Triple T(DeviceTriple);
-  std::string Err;
-  const Target *Tgt = TargetRegistry::lookupTarget(T, Err);
-  if (!Tgt)
-    return makeError("the NVPTX target is missing from this LLVM: " + Err);
-  TargetOptions TO;
-  // The PTX ISA of Targets.def: LLVM would pick the oldest the architecture
-  // allows (7.8 for sm_90), which lacks Hopper instructions such as
-  // elect.sync.
-  const GpuTarget *Target = findGpuTarget(Opts.Arch);
-  if (!Target)
-    return makeError(unknownTargetMessage(Opts.Arch));
-  std::string Features = "+ptx" + std::to_string(Target->PtxIsa);
-  std::unique_ptr<TargetMachine> TM(Tgt->createTargetMachine(
-      T, Opts.Arch, Features, TO, Reloc::PIC_, std::nullopt, CodeGenOptLevel::Aggressive));
-  if (!TM)
-    return makeError("cannot create an NVPTX target for " + Opts.Arch);
-  return std::move(TM);
-}
 
 Expected<std::string> emitPtx(Module &M, TargetMachine &TM) {
   SmallString<0> Ptx;
@@ -504,14 +490,35 @@ Expected<unsigned> optimizeInPieces(Module &M, unsigned Pieces, DevicePipeline &
 
 } // namespace
 
+Expected<std::unique_ptr<TargetMachine>> oxide::createDeviceTarget(const LinkerOptions &Opts) {
+  initializeNvptx();
+  if (Error E = setBackendOptions())
+    return std::move(E);
+  Triple T(DeviceTriple);
+  std::string Err;
+  const Target *Tgt = TargetRegistry::lookupTarget(T, Err);
+  if (!Tgt)
+    return makeError("the NVPTX target is missing from this LLVM: " + Err);
+  TargetOptions TO;
+  // The PTX ISA of Targets.def: LLVM would pick the oldest the architecture
+  // allows (7.8 for sm_90), which lacks Hopper instructions such as
+  // elect.sync.
+  const GpuTarget *Target = findGpuTarget(Opts.Arch);
+  if (!Target)
+    return makeError(unknownTargetMessage(Opts.Arch));
+  std::string Features = "+ptx" + std::to_string(Target->PtxIsa);
+  std::unique_ptr<TargetMachine> TM(Tgt->createTargetMachine(
+      T, Opts.Arch, Features, TO, Reloc::PIC_, std::nullopt, CodeGenOptLevel::Aggressive));
+  if (!TM)
+    return makeError("cannot create an NVPTX target for " + Opts.Arch);
+  return std::move(TM);
+}
+
 Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &Files,
                                                 const std::string &ModuleName,
                                                 const LinkerOptions &Opts,
                                                 DiagnosticSink &Diags) {
-  LLVMInitializeNVPTXTargetInfo();
-  LLVMInitializeNVPTXTarget();
-  LLVMInitializeNVPTXTargetMC();
-  LLVMInitializeNVPTXAsmPrinter();
+  initializeNvptx();
 
   // Refused before any work: LLVM would only warn about a CPU it does not
   // know and emit PTX that ptxas then rejects.

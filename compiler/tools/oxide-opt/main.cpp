@@ -26,6 +26,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
 
 using namespace llvm;
 using namespace oxide;
@@ -174,7 +175,14 @@ int main(int argc, char **argv) {
     std::map<std::string, std::string> Symbols;
     for (StringRef S : DeviceSymbols)
       Symbols[S.split('=').first.str()] = S.split('=').second.str();
-    DevicePipeline Pipeline(Ctx, /*TM=*/nullptr,
+    // The link's target machine, so that the passes' analyses see the GPU
+    // (branch divergence) as they do in a link.
+    auto TM = createDeviceTarget(Opts);
+    if (!TM) {
+      errs() << "oxide-opt: " << toString(TM.takeError()) << "\n";
+      return 2;
+    }
+    DevicePipeline Pipeline(Ctx, TM->get(),
                             {Diags, Opts.Arch, Opts.CudaPath, Opts.DeviceDebug, Opts.Libraries,
                              Opts.Verbose, Symbols});
     if (Error E = Pipeline.run(Passes, *M)) {
