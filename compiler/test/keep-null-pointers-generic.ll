@@ -58,3 +58,29 @@ define i1 @global_or_none(i1 %c) {
   ret i1 %n
 }
 
+
+; A null check of a pointer into shared memory (a debug build's
+; `slice::from_raw_parts` of a `shared!` array): compared with the opaque
+; null, so the backend does not compare in the shared space against
+; `cvta.to.shared` of 0 (null-check-shared-ptx.ll has the whole compile).
+; CHECK-LABEL: define i1 @shared_checked(
+; CHECK-NEXT: %oxide.null.bits = call i64 asm
+; CHECK: %n = icmp ne ptr %e, %oxide.null
+; CHECK: %m = icmp eq ptr %oxide.null, %e
+define i1 @shared_checked(i64 %i) {
+  %g = addrspacecast ptr addrspace(3) @tile to ptr
+  %e = getelementptr i8, ptr %g, i64 %i
+  %n = icmp ne ptr %e, null
+  %m = icmp eq ptr null, %e
+  %r = and i1 %n, %m
+  ret i1 %r
+}
+
+; A null check of a global pointer is left alone.
+; CHECK-LABEL: define i1 @global_checked(
+; CHECK-NOT: oxide.null
+; CHECK: icmp ne ptr %p, null
+define i1 @global_checked(ptr %p) {
+  %n = icmp ne ptr %p, null
+  ret i1 %n
+}

@@ -11,12 +11,17 @@
 // the `None` path is taken as `Some`, and the read through the pointer
 // faults or returns whatever is there.
 //
-// This pass hands such a phi or select a null the backend cannot see
-// through: `inttoptr` of an inline-asm `mov.b64 $0, 0` (one per function,
+// The same happens to a null check of such a pointer: a debug build's
+// `slice::from_raw_parts` or `ptr::read` of shared memory checks that the
+// pointer is not null, and the inference compares it in the shared space
+// with `cvta.to.shared` of 0.
+//
+// This pass hands such a phi, select or comparison a null the backend
+// cannot see through: `inttoptr` of an inline-asm `mov.b64 $0, 0` (one per function,
 // after its entry's stack slots). Its value is null as before, so the program means the same,
-// but the inference keeps the phi generic, where null is null. Only phis
-// and selects that join null with a pointer into the stack or shared memory
-// are touched; runs after O3, which would fold the opaque null away.
+// but the inference keeps the phi generic, where null is null. Only phis,
+// selects and comparisons that meet null with a pointer into the stack or
+// shared memory are touched; runs after O3, which would fold the opaque null away.
 //===----------------------------------------------------------------------===//
 #include "oxide/Passes.h"
 #include "llvm/Analysis/ValueTracking.h"
@@ -46,10 +51,21 @@ bool pointsOutsideGenericWindow(Value *V) {
   });
 }
 
-/// The operands of a generic-pointer phi or select that are the constant
-/// null, if another operand points into the stack or shared memory.
+/// The operands of a generic-pointer phi, select or comparison that are the
+/// constant null, if another operand points into the stack or shared memory.
 SmallVector<Use *> nullsBesideLocalPointers(Instruction &I) {
   SmallVector<Use *> Nulls;
+  if (auto *Cmp = dyn_cast<ICmpInst>(&I)) {
+    // A null check of such a pointer: compared in the inferred space, null
+    // would become a conversion of 0 out of the generic window as above.
+    if (!Cmp->getOperand(0)->getType()->isPointerTy() ||
+        Cmp->getOperand(0)->getType()->getPointerAddressSpace() != 0)
+      return Nulls;
+    for (unsigned K = 0; K < 2; ++K)
+      if (isa<ConstantPointerNull>(Cmp->getOperand(K)) && pointsOutsideGenericWindow(Cmp->getOperand(1 - K)))
+        Nulls.push_back(&Cmp->getOperandUse(K));
+    return Nulls;
+  }
   if (!I.getType()->isPointerTy() || I.getType()->getPointerAddressSpace() != 0)
     return Nulls;
   if (!isa<PHINode>(I) && !isa<SelectInst>(I))
