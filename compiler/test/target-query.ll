@@ -7,12 +7,16 @@
 ; RUN: %oxide-opt --arch sm_80 -passes=lower-intrinsic-stubs %s | FileCheck %s --check-prefix=FOLD80
 ; RUN: %oxide-opt --arch sm_90 -passes=lower-intrinsic-stubs %s | FileCheck %s --check-prefix=FOLD90
 ; RUN: %oxide-opt --arch sm_90a -passes=lower-intrinsic-stubs %s | FileCheck %s --check-prefix=FOLD90
+; RUN: %oxide-opt --arch sm_90 -passes=lower-intrinsic-stubs %s | FileCheck %s --check-prefix=FEAT90
+; RUN: %oxide-opt --arch sm_90a -passes=lower-intrinsic-stubs %s | FileCheck %s --check-prefix=FEAT90A
+; RUN: %oxide-opt --arch sm_100a -passes=lower-intrinsic-stubs %s | FileCheck %s --check-prefix=FEAT100A
 ; RUN: %oxide-opt --ptx --arch sm_80 %s | FileCheck %s --check-prefix=PTX80
 ; RUN: %oxide-opt --ptx --arch sm_90 %s | FileCheck %s --check-prefix=PTX90
 
 target triple = "nvptx64-nvidia-cuda"
 
 declare i32 @__oxide_stub_target_sm()
+declare i32 @__oxide_stub_target_features()
 declare void @__oxide_stub_prefetch_l2(i64)
 declare void @__oxide_stub_prefetch_l2_bulk(i64, i32)
 
@@ -48,6 +52,8 @@ done:
 ; error.
 ; FOLD80-LABEL: define internal void @prefetch_bulk(
 ; FOLD80-NEXT: call void @__oxide_unavailable.prefetch_l2_bulk(i64 %a, i32 %bytes), !oxide.unavailable
+; FOLD80-LABEL: define i32 @features(
+; FOLD80-NEXT: ret i32 0
 ; FOLD80: declare void @__oxide_unavailable.prefetch_l2_bulk(i64, i32) #[[U:[0-9]+]]
 ; FOLD80: attributes #[[U]] = { {{.*}}"oxide-unavailable"="`prefetch_l2_bulk` needs sm_90 or newer, but the kernels are being built for sm_80{{.*}}" }
 
@@ -69,3 +75,19 @@ done:
 ; PTX90: cp.async.bulk.prefetch.L2.global [g], %r{{[0-9]+}};
 ; PTX90-NOT: prefetch.L2 [
 ; PTX90: ret;
+
+; cuda_device::arch::has: bit K is Targets.def's K-th feature (clusters,
+; tma, setmaxnreg, wgmma, tcgen05).
+define i32 @features() {
+  %f = call i32 @__oxide_stub_target_features()
+  ret i32 %f
+}
+
+; sm_90: clusters and tma; sm_90a: and setmaxnreg and wgmma; sm_100a:
+; clusters, tma, setmaxnreg and tcgen05.
+; FEAT90-LABEL: define i32 @features(
+; FEAT90-NEXT: ret i32 3
+; FEAT90A-LABEL: define i32 @features(
+; FEAT90A-NEXT: ret i32 15
+; FEAT100A-LABEL: define i32 @features(
+; FEAT100A-NEXT: ret i32 23

@@ -212,6 +212,54 @@ fn render_wgmma(table: &Table, prefix: &str) -> String {
     shared + &registers
 }
 
+/// `cuda_device::arch`'s `Feature` (one variant per OXIDE_TARGET_FEATURE
+/// row of Targets.def, bit K for the K-th, as the device linker's
+/// `target_features` folds them) and `features_of_target` (each
+/// OXIDE_TARGET row's features, for the host-code emulator's answer).
+fn render_arch(table: &Table) -> String {
+    let features: Vec<&str> = table.rows("OXIDE_TARGET_FEATURE").map(|r| r.ident(0)).collect();
+    let mut variants = String::new();
+    let mut bits = String::new();
+    for (k, row) in table.rows("OXIDE_TARGET_FEATURE").enumerate() {
+        writeln!(variants, "    /// {} (`{}` in Targets.def).\n    {},", row.string(2), row.string(1), row.ident(0)).unwrap();
+        writeln!(bits, "            Feature::{} => 1 << {k},", row.ident(0)).unwrap();
+    }
+    let mut arms = String::new();
+    for row in table.rows("OXIDE_TARGET") {
+        let named = row.raw(4);
+        let mask: Vec<String> = if named == "0" {
+            Vec::new()
+        } else {
+            named
+                .split('|')
+                .map(|f| {
+                    let f = f.trim();
+                    let k = features.iter().position(|x| *x == f).unwrap_or_else(|| panic!("{}: no feature {f}", row.location));
+                    format!("1 << {k}")
+                })
+                .collect()
+        };
+        let mask = if mask.is_empty() { "0".to_string() } else { mask.join(" | ") };
+        writeln!(arms, "        {:?} => Some({mask}),", row.ident(0)).unwrap();
+    }
+    format!(
+        "/// A feature that only some targets have (Targets.def), asked for with\n\
+         /// [`has`].\n\
+         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]\n\
+         #[non_exhaustive]\n\
+         pub enum Feature {{\n{variants}}}\n\n\
+         impl Feature {{\n    \
+             /// Its bit in the target's features (`target_features`).\n    \
+             #[inline(always)]\n    \
+             pub(crate) const fn bit(self) -> u32 {{\n        match self {{\n{bits}        }}\n    }}\n\
+         }}\n\n\
+         /// The feature bits of the target named `name` (`sm_90a`), `None` for a\n\
+         /// name Targets.def lacks.\n\
+         #[doc(hidden)]\n\
+         pub fn features_of_target(name: &str) -> Option<u32> {{\n    match name {{\n{arms}        _ => None,\n    }}\n}}\n"
+    )
+}
+
 /// `cuda_device::atomic::code`: the numbers the atomic stubs take.
 fn render_atomic_codes(table: &Table) -> String {
     let mut out = String::new();
@@ -250,6 +298,9 @@ fn main() {
     fs::write(out_dir.join("stubs.rs"), generated("Stubs.def", out)).unwrap();
     fs::write(out_dir.join("hooks.rs"), generated("Stubs.def", render_hooks(&stubs))).unwrap();
     fs::write(out_dir.join("wgmma_shapes.rs"), generated("Stubs.def", render_wgmma(&table, stub_prefix))).unwrap();
+
+    let targets = Table::read_oxide("Targets.def");
+    fs::write(out_dir.join("arch.rs"), generated("Targets.def", render_arch(&targets))).unwrap();
 
     let atomics = Table::read_oxide("Atomics.def");
     fs::write(out_dir.join("atomic_codes.rs"), generated("Atomics.def", render_atomic_codes(&atomics))).unwrap();

@@ -21,9 +21,9 @@
 // reads and writes no memory and is not convergent (MarkerAttr), so O3 may
 // move, merge or delete its calls like arithmetic, and a pass after O3 reads
 // what the surviving calls say before replacing each by its first argument.
-// `Target` entries (`arch::compute_capability()`) become the target's
-// compute capability, a constant, so O3 deletes the code behind a test of it
-// that the target fails, as nvcc's preprocessor does with `__CUDA_ARCH__`.
+// `Target` entries (`arch::compute_capability()`, `arch::has`) become the
+// target's compute capability or feature bits, constants, so O3 deletes the
+// code behind a test of them that the target fails, as nvcc's preprocessor does with `__CUDA_ARCH__`.
 // That is why a stub the target lacks (Stubs.def's MIN_SM) is not an error
 // here: its calls go to a placeholder that carries the error, and
 // RejectUnavailableStubs reports those O3 left, that is, those the kernel
@@ -36,6 +36,7 @@
 // result is cast back to generic, and a result struct of N integers (ldmatrix
 // .x2/.x4) is packed into the stub's wider integer, field 0 in the low bits.
 //===----------------------------------------------------------------------===//
+#include "DeferUnavailable.h"
 #include "oxide/Abi.h"
 #include "oxide/Passes.h"
 #include "llvm/ADT/StringSet.h"
@@ -172,8 +173,8 @@ private:
 
   /// A stub whose instruction the target lacks is the user's error (ptxas or
   /// the backend would otherwise fail on it without naming the Rust code)
-  /// if the optimised kernel still calls it: false, and the calls redirected
-  /// (redirectToUnavailable). MIN_SM is a compute capability (every target
+  /// if the optimised kernel still calls it: false, and the calls deferred
+  /// to RejectUnavailableStubs (deferUnavailable). MIN_SM is a compute capability (every target
   /// from it on has the instruction) or a feature of Targets.def
   /// (setmaxnreg: only the targets that list it, architecture- or
   /// family-specific ones).
@@ -208,34 +209,14 @@ private:
                  : Suggested->Kind == TargetKind::Family ? "; its PTX runs only on that GPU family"
                                                          : "");
     }
-    redirectToUnavailable(F, Stub, Message, Fix);
+    deferUnavailable(F, Stub.Name, Message, Fix, userLocation);
     return false;
   }
 
-  /// The calls of a stub the target lacks, pointed at a declaration that
-  /// carries the error (UnavailableStubAttr: the message, a newline, the
-  /// fix) for RejectUnavailableStubs to report after O3, each with the
-  /// user's line (UnavailableMetadata: the debug info is gone by then).
-  /// Until then the call is an opaque call with side effects: O3 keeps it
-  /// wherever it can run and deletes it only where it cannot, behind a test
-  /// of `arch::compute_capability()` (a `Target` stub) that the target
-  /// fails.
-  void redirectToUnavailable(Function &F, const StubEntry &Stub, StringRef Message, StringRef Fix) {
-    FunctionCallee Placeholder =
-        M.getOrInsertFunction(("__oxide_unavailable." + Stub.Name).str(), F.getFunctionType());
-    auto *Declared = cast<Function>(Placeholder.getCallee());
-    Declared->addFnAttr(UnavailableStubAttr, (Message + "\n" + Fix).str());
-    Declared->setDoesNotThrow();
-    for (CallInst *C : callsTo(F)) {
-      C->setCalledFunction(Placeholder);
-      C->setAttributes(AttributeList());
-      C->setMetadata(UnavailableMetadata,
-                     MDNode::get(M.getContext(), MDString::get(M.getContext(), userLocation(*C))));
-    }
-  }
-
-  /// Replaces every call of a `Target` stub with the compute capability of
-  /// the target (Targets.def's SM: 90 for sm_90 and sm_90a).
+  /// Replaces every call of a `Target` stub with the fact of the target its
+  /// INTRINSIC column names: `sm`, the compute capability (Targets.def's
+  /// SM: 90 for sm_90 and sm_90a); `features`, the bits of its features
+  /// (TargetFeature: the rows of OXIDE_TARGET_FEATURE in order).
   bool foldTargetQuery(Function &F, const StubEntry &Stub) {
     if (!Target) {
       Diags.error({("`" + Stub.Name + "` asks for the target, but no target was given").str(),
@@ -243,8 +224,16 @@ private:
                    {"give the device linker a target (`--arch`)"}});
       return false;
     }
+    uint64_t Fact;
+    if (Stub.IntrinsicName == "sm")
+      Fact = Target->SM;
+    else if (Stub.IntrinsicName == "features")
+      Fact = Target->Features;
+    else
+      report_fatal_error("Stubs.def: the Target stub `" + Stub.Name + "` asks for `" +
+                         Stub.IntrinsicName + "`, which is neither `sm` nor `features`");
     for (CallInst *C : callsTo(F)) {
-      C->replaceAllUsesWith(ConstantInt::get(C->getType(), Target->SM));
+      C->replaceAllUsesWith(ConstantInt::get(C->getType(), Fact));
       C->eraseFromParent();
     }
     return true;

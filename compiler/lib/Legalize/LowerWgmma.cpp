@@ -31,10 +31,13 @@
 // The asm is convergent, has side effects and carries `oxide.stub.asm`
 // (RejectUnsupported lets it through). wgmma exists only on the targets
 // with the `wgmma` feature in Targets.def (sm_90a; not sm_90, not sm_100a):
-// for any other --arch each call is an error naming the Rust code, rather
-// than a ptxas failure. Runs before LowerIntrinsicStubs,
+// for any other --arch a call is an error naming the Rust code, rather than
+// a ptxas failure, where the optimised kernel still makes it (behind a
+// test of `arch::has(Feature::Wgmma)` it may sit: DeferUnavailable.h).
+// Runs before LowerIntrinsicStubs,
 // which deletes the leftover Special stubs.
 //===----------------------------------------------------------------------===//
+#include "DeferUnavailable.h"
 #include "oxide/Abi.h"
 #include "oxide/Passes.h"
 #include "llvm/ADT/StringExtras.h"
@@ -187,10 +190,10 @@ void lowerCall(CallInst &C, const WgmmaShape &S) {
   C.eraseFromParent();
 }
 
-/// The error for a wgmma call on an architecture without it.
-Diagnostic wrongArchitecture(const CallInst &C, const GpuTarget &Target) {
+/// Where to point the user for a wgmma call: the call, or, inside
+/// cuda-device's wrapper, the wrapper's caller.
+std::string userLine(const CallInst &C) {
   SourceLoc Loc = sourceLocation(&C);
-  // Inside cuda-device's wrapper: point at its caller, the user's code.
   if (Loc.File.find("cuda-device/src/") != std::string::npos)
     for (const User *U : C.getFunction()->users())
       if (const auto *Caller = dyn_cast<CallInst>(U))
@@ -198,21 +201,28 @@ Diagnostic wrongArchitecture(const CallInst &C, const GpuTarget &Target) {
           Loc = L;
           break;
         }
-  std::string With = targetNamesWith(feature::Wgmma);
+  return Loc.empty() ? "" : Loc.str();
+}
+
+/// The calls of a wgmma stub on a target without wgmma: an error where
+/// the optimised kernel still makes them (a test of `arch::has` that the
+/// target fails rules them out; DeferUnavailable.h).
+void deferWrongArchitecture(Function &Stub, const GpuTarget &Target) {
   const GpuTarget *Suggested = suggestTargetWith(feature::Wgmma, nullptr);
-  return {"wgmma needs " + With + ", but the kernels are being built for " +
-              std::string(Target.Name),
-          Loc.empty() ? "" : Loc.str(),
-          {"build with `--arch " + std::string(Suggested->Name) +
-           "` or set `arch = \"" + std::string(Suggested->Name) +
-           "\"` under [package.metadata.oxide] (no other target has wgmma: Targets.def)"}};
+  std::string Message = "wgmma needs " + targetNamesWith(feature::Wgmma) +
+                        ", but the kernels are being built for " + std::string(Target.Name);
+  std::string Fix = "build with `--arch " + std::string(Suggested->Name) + "` or set `arch = \"" +
+                    std::string(Suggested->Name) +
+                    "\"` under [package.metadata.oxide] (no other target has wgmma: Targets.def)";
+  StringRef Name = Stub.getName();
+  Name.consume_front(StubPrefix);
+  deferUnavailable(Stub, Name, Message, Fix, userLine);
 }
 
 } // namespace
 
 PreservedAnalyses LowerWgmmaPass::run(Module &M, ModuleAnalysisManager &) {
   bool Changed = false;
-  bool Reported = false;
   for (Function &F : M) {
     auto It = wgmmaStubs().find(F.getName());
     if (It == wgmmaStubs().end())
@@ -222,16 +232,13 @@ PreservedAnalyses LowerWgmmaPass::run(Module &M, ModuleAnalysisManager &) {
     for (User *U : F.users())
       if (auto *C = dyn_cast<CallInst>(U); C && C->getCalledFunction() == &F)
         Calls.push_back(C);
-    for (CallInst *C : Calls) {
-      if (Target && !Target->has(feature::Wgmma)) {
-        if (!Reported)
-          Diags.error(wrongArchitecture(*C, *Target));
-        Reported = true;
-        C->eraseFromParent();
-        continue;
-      }
-      lowerCall(*C, *S);
+    if (!Calls.empty() && Target && !Target->has(feature::Wgmma)) {
+      deferWrongArchitecture(F, *Target);
+      Changed = true;
+      continue;
     }
+    for (CallInst *C : Calls)
+      lowerCall(*C, *S);
     Changed |= !Calls.empty();
   }
   return Changed ? PreservedAnalyses::none() : PreservedAnalyses::all();

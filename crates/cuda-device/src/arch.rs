@@ -26,10 +26,16 @@
 //! # let _ = ask_for;
 //! ```
 //!
+//! [`has`] asks for a [`Feature`] that only some targets have, as CUDA
+//! C++'s `__CUDA_ARCH_FEAT_SM90_ALL` does for sm_90a: a kernel may use
+//! wgmma where `has(Feature::Wgmma)` and another path elsewhere, and build
+//! for every target.
+//!
 //! In an emulated launch (`cargo oxide run --emulate`) the device-code
 //! emulator runs the PTX built for the target, so the branch is the
-//! target's; the host-code emulator (`OXIDE_EMULATE=host`) answers the
-//! compute capability of the GPU it models (9.0).
+//! target's; the host-code emulator (`OXIDE_EMULATE=host`) answers for
+//! the GPU it models, sm_90 (compute capability 9.0, the features of the
+//! portable `sm_90` target).
 
 use crate::stubs;
 
@@ -44,3 +50,30 @@ use crate::stubs;
 pub fn compute_capability() -> u32 {
     stubs::__oxide_stub_target_sm()
 }
+
+/// Whether the target the kernels are built for has `feature`: for
+/// [`Feature::Wgmma`] only sm_90a, for [`Feature::Setmaxnreg`] the
+/// architecture- and family-specific targets (sm_90a, sm_100f, …), for
+/// [`Feature::Clusters`] and [`Feature::Tma`] every target from sm_90 on
+/// (Targets.def).
+/// A constant once the device linker has built the kernel, like
+/// [`compute_capability`]; code behind a `false` answer may use the
+/// feature's instructions.
+///
+/// ```
+/// use cuda_device::arch::{self, Feature};
+///
+/// fn tensor_cores() -> &'static str {
+///     if arch::has(Feature::Wgmma) { "wgmma" } else { "mma.sync" }
+/// }
+/// # let _ = tensor_cores;
+/// ```
+///
+/// # Panics
+/// On the host outside an emulated launch: device code only.
+#[inline(always)]
+pub fn has(feature: Feature) -> bool {
+    stubs::__oxide_stub_target_features() & feature.bit() != 0
+}
+
+include!(concat!(env!("OUT_DIR"), "/arch.rs"));

@@ -55,6 +55,11 @@ fn target_sm() -> u32 {
     let (major, minor) = crate::driver::COMPUTE_CAPABILITY;
     (major * 10 + minor) as u32
 }
+/// The features of the portable target of that compute capability: the
+/// emulator models no architecture-specific instruction (wgmma).
+fn target_features() -> u32 {
+    cuda_device::arch::features_of_target(&format!("sm_{}", target_sm())).unwrap_or(0)
+}
 
 fn nanos() -> u64 {
     static START: OnceLock<Instant> = OnceLock::new();
@@ -364,6 +369,7 @@ static HOOKS: Hooks = Hooks {
     lanemask_gt: Some(lanemask_gt),
     lanemask_ge: Some(lanemask_ge),
     target_sm: Some(target_sm),
+    target_features: Some(target_features),
     dynamic_smem_size: Some(dynamic_smem_size),
     clock: Some(clock),
     clock64: Some(clock64),

@@ -390,19 +390,23 @@ fn many_blocks_of_the_largest_size() {
 #[test]
 fn the_target_query_answers_the_modelled_gpu_and_bulk_prefetch_is_a_hint() {
     // The host-code emulator runs the kernel's Rust, built for no target:
-    // it answers the compute capability cuDeviceGetAttribute reports (9.0),
-    // so code behind `compute_capability() >= 90` runs, and its bulk
-    // prefetch changes nothing.
+    // it answers the compute capability cuDeviceGetAttribute reports (9.0)
+    // and the portable sm_90's features, so code behind
+    // `compute_capability() >= 90` runs, and its bulk prefetch changes
+    // nothing.
     let data: Vec<u32> = (0..256).collect();
     let seen = cells(4);
     let body = || {
         let t = thread::threadIdx_x() as usize;
-        let sm = cuda_device::arch::compute_capability();
-        if sm >= 90 {
+        let sm = cuda_device::arch::compute_capability()
+            + 1000 * cuda_device::arch::has(cuda_device::arch::Feature::Clusters) as u32
+            + 2000 * cuda_device::arch::has(cuda_device::arch::Feature::Wgmma) as u32;
+        if sm % 1000 >= 90 {
             cuda_device::cache::prefetch_l2_bulk(&data[t * 64..(t + 1) * 64]);
         }
         seen[t].store(sm + data[t * 64 + 1], Relaxed);
     };
     run(grid(1, 4), &HostKernel::from_fn(&body)).unwrap();
-    assert_eq!(values(&seen), vec![91, 155, 219, 283]);
+    // 9.0 with clusters (every sm_90 target), without wgmma (sm_90a only).
+    assert_eq!(values(&seen), vec![1091, 1155, 1219, 1283]);
 }

@@ -1,5 +1,6 @@
-//! GPU test: `arch::compute_capability()` and `cache::prefetch_l2_bulk`.
-//! Built for sm_90 (Cargo.toml), the query is 90 in every thread, on the
+//! GPU test: `arch::compute_capability()`, `arch::has` and
+//! `cache::prefetch_l2_bulk`. Built for sm_90 (Cargo.toml), the queries are
+//! 90 and clusters and tma without wgmma (sm_90a's) in every thread, on the
 //! GPU and in both emulators. Each block asks L2 for slices of the input
 //! before reading it, in bulk behind a test of the target (the sm_80 branch
 //! asks line by line): whole tiles, tiles cut at an element that is not
@@ -9,7 +10,8 @@
 //! against the CPU.
 
 use cuda_core::{CudaContext, DeviceBuffer, LaunchConfig};
-use cuda_device::{arch, cache, kernel, shared, thread, DisjointSlice};
+use cuda_device::arch::{self, Feature};
+use cuda_device::{cache, kernel, shared, thread, DisjointSlice};
 use cuda_host::{cuda_launch, load_kernel_module};
 use std::process::ExitCode;
 
@@ -20,7 +22,11 @@ const BLOCKS: usize = 24;
 pub fn query(mut out: DisjointSlice<u32>) {
     let i = thread::index_1d();
     if let Some(o) = out.get_mut(i) {
-        *o = arch::compute_capability();
+        // The compute capability, and the features as thousands: 1 clusters,
+        // 2 tma, 4 wgmma.
+        let features = arch::has(Feature::Clusters) as u32 + 2 * arch::has(Feature::Tma) as u32
+            + 4 * arch::has(Feature::Wgmma) as u32;
+        *o = arch::compute_capability() + 1000 * features;
     }
 }
 
@@ -82,8 +88,13 @@ fn run() -> Result<usize, Box<dyn std::error::Error>> {
         args: [slice_mut(dq)]
     }?;
     for (i, sm) in dq.to_host_vec(&stream)?.into_iter().enumerate() {
-        if sm != 90 {
-            return Err(format!("thread {i}: compute_capability() = {sm}, built for sm_90").into());
+        if sm != 3090 {
+            return Err(format!(
+                "thread {i}: compute_capability() = {}, features {} (1 clusters, 2 tma, 4 wgmma); built for sm_90: 90 and 3",
+                sm % 1000,
+                sm / 1000
+            )
+            .into());
         }
         checks += 1;
     }
@@ -116,7 +127,7 @@ fn run() -> Result<usize, Box<dyn std::error::Error>> {
 fn main() -> ExitCode {
     match run() {
         Ok(n) => {
-            println!("✓ SUCCESS: target_query: compute_capability() = 90 everywhere, bulk L2 prefetches changed nothing ({n} checks)");
+            println!("✓ SUCCESS: target_query: compute_capability() = 90 and sm_90's features everywhere, bulk L2 prefetches changed nothing ({n} checks)");
             ExitCode::SUCCESS
         }
         Err(e) => cuda_host::report_failure(&*e),
