@@ -52,7 +52,9 @@ struct LinkerOptions {
   bool Verbose = false;                 // OXIDE_VERBOSE
   std::string DeviceDebug;              // OXIDE_DEVICE_DEBUG: "" (strip), lines, full
   // OXIDE_CHECK=1 (`cargo oxide check`): run the legality checks and report
-  // their diagnostics, then stop: no optimisation, PTX, ptxas or embedding.
+  // their diagnostics, then stop: O3 runs (the checks after it, such as
+  // lower-disjoint-indices and reject-unavailable-stubs, need the optimised
+  // kernels), but no PTX, ptxas or embedding.
   bool CheckOnly = false;
   // OXIDE_DIAGNOSTICS_JSON: a file the errors are appended to as rustc JSON
   // diagnostics (one a line), besides being printed.
