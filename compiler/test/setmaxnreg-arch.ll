@@ -49,3 +49,6 @@ inc:
 ; PLAIN-NEXT: --> src/main.rs:7:9
 ; BLACKWELL: error: `setmaxnreg_{{inc|dec}}` needs a target with setmaxnreg ({{.*}}), but the kernels are being built for sm_120
 ; BLACKWELL: = note: build for one: `cargo oxide build --arch sm_120a`
+; The way out names the feature to test:
+; RUN: not %oxide-opt --ptx --arch sm_90 %s 2>&1 | FileCheck %s --check-prefix=HINT
+; HINT: = note: or keep the call behind `if arch::has(Feature::Setmaxnreg) { … }` (cuda_device::arch), which this target fails

@@ -43,6 +43,6 @@ done:
 ; CHECK: error: `prefetch_l2_bulk` needs sm_90 or newer, but the kernels are being built for sm_80
 ; CHECK-NEXT: --> src/main.rs:7:9
 ; CHECK-NEXT: = note: build for a newer GPU: `cargo oxide build --arch sm_90` (or `arch` under [package.metadata.oxide], or OXIDE_ARCH)
-; CHECK-NEXT: = note: or keep the call behind a test of `cuda_device::arch::compute_capability()` that this target fails
+; CHECK-NEXT: = note: or keep the call behind `if arch::compute_capability() >= 90 { … }` (cuda_device::arch), which this target fails
 ; CHECK-NOT: needs sm_90
 ; CHECK: error: oxide could not compile the kernels for the GPU (1 error)

@@ -30,3 +30,4 @@ define ptx_kernel void @mma(ptr %acc, i64 %da, i64 %db) {
 ; CHECK: build with `--arch sm_90a`
 ; SM80: error: wgmma needs sm_90a, but the kernels are being built for sm_80
 ; SM100A: error: wgmma needs sm_90a, but the kernels are being built for sm_100a
+; CHECK: = note: or keep the call behind `if arch::has(Feature::Wgmma) { … }` (cuda_device::arch), which this target fails

@@ -44,6 +44,7 @@ struct TargetFeatureInfo {
   unsigned Bit;            ///< feature:: value
   std::string_view Name;   ///< "wgmma"
   std::string_view What;   ///< what it is, for messages
+  std::string_view Id;     ///< "Wgmma": the enumerator, and cuda_device::arch::Feature's variant
 };
 
 namespace detail {
@@ -54,7 +55,7 @@ inline constexpr GpuTarget TargetTable[] = {
 #include "oxide/Targets.def"
 };
 inline constexpr TargetFeatureInfo FeatureTable[] = {
-#define OXIDE_TARGET_FEATURE(ID, SPELLING, WHAT) {feature::ID, SPELLING, WHAT},
+#define OXIDE_TARGET_FEATURE(ID, SPELLING, WHAT) {feature::ID, SPELLING, WHAT, #ID},
 #include "oxide/Targets.def"
 };
 #define OXIDE_DEFAULT_TARGET(NAME) inline constexpr std::string_view DefaultTargetName = #NAME;

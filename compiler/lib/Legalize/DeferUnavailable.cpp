@@ -12,13 +12,13 @@
 using namespace llvm;
 
 void oxide::deferUnavailable(Function &Stub, StringRef Name, StringRef Message, StringRef Fix,
-                             function_ref<std::string(const CallInst &)> Where) {
+                             StringRef Test, function_ref<std::string(const CallInst &)> Where) {
   Module &M = *Stub.getParent();
   LLVMContext &Ctx = M.getContext();
   FunctionCallee Placeholder =
       M.getOrInsertFunction(("__oxide_unavailable." + Name).str(), Stub.getFunctionType());
   auto *Declared = cast<Function>(Placeholder.getCallee());
-  Declared->addFnAttr(UnavailableStubAttr, (Message + "\n" + Fix).str());
+  Declared->addFnAttr(UnavailableStubAttr, (Message + "\n" + Fix + "\n" + Test).str());
   Declared->setDoesNotThrow();
   SmallVector<CallInst *> Calls;
   for (User *U : Stub.users())

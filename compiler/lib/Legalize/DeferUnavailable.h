@@ -23,12 +23,13 @@ namespace oxide {
 
 /// Points every call of Stub (named Name in Stubs.def) at the placeholder
 /// `__oxide_unavailable.<Name>`, a declaration of the stub's type whose
-/// UnavailableStubAttr holds Message and Fix, and records on each call the
+/// UnavailableStubAttr holds Message, Fix and Test (the Rust test of the
+/// target that would rule the call out), and records on each call the
 /// user's line that Where gives (UnavailableMetadata: the debug info is
 /// stripped before O3). Until O3 the call is opaque, with side effects: it
 /// stays wherever it can run and goes only where it cannot.
 void deferUnavailable(llvm::Function &Stub, llvm::StringRef Name, llvm::StringRef Message,
-                      llvm::StringRef Fix,
+                      llvm::StringRef Fix, llvm::StringRef Test,
                       llvm::function_ref<std::string(const llvm::CallInst &)> Where);
 
 } // namespace oxide

@@ -181,7 +181,7 @@ private:
   bool checkArchitecture(Function &F, const StubEntry &Stub) {
     if (!Target)
       return true;
-    std::string Message, Fix;
+    std::string Message, Fix, Test;
     std::string Building = ", but the kernels are being built for " + std::string(Target->Name);
     unsigned MinSM = 0;
     if (!Stub.MinSM.getAsInteger(10, MinSM)) {
@@ -191,6 +191,7 @@ private:
       Fix = ("build for a newer GPU: `cargo oxide build --arch sm_" + Stub.MinSM +
              "` (or `arch` under [package.metadata.oxide], or OXIDE_ARCH)")
                 .str();
+      Test = ("arch::compute_capability() >= " + Stub.MinSM).str();
     } else {
       const TargetFeatureInfo *Needed = findTargetFeature(Stub.MinSM);
       if (!Needed)
@@ -199,6 +200,7 @@ private:
       if (Target->has(Needed->Bit))
         return true;
       const GpuTarget *Suggested = suggestTargetWith(Needed->Bit, Target);
+      Test = "arch::has(Feature::" + std::string(Needed->Id) + ")";
       Message = ("`" + Stub.Name + "` needs a target with " + Stub.MinSM + " (" +
                  targetNamesWith(Needed->Bit) + ")" + Building)
                     .str();
@@ -209,7 +211,7 @@ private:
                  : Suggested->Kind == TargetKind::Family ? "; its PTX runs only on that GPU family"
                                                          : "");
     }
-    deferUnavailable(F, Stub.Name, Message, Fix, userLocation);
+    deferUnavailable(F, Stub.Name, Message, Fix, Test, userLocation);
     return false;
   }
 

@@ -216,7 +216,7 @@ void deferWrongArchitecture(Function &Stub, const GpuTarget &Target) {
                     "\"` under [package.metadata.oxide] (no other target has wgmma: Targets.def)";
   StringRef Name = Stub.getName();
   Name.consume_front(StubPrefix);
-  deferUnavailable(Stub, Name, Message, Fix, userLine);
+  deferUnavailable(Stub, Name, Message, Fix, "arch::has(Feature::Wgmma)", userLine);
 }
 
 } // namespace

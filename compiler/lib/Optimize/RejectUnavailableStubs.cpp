@@ -49,15 +49,17 @@ PreservedAnalyses RejectUnavailableStubsPass::run(Module &M, ModuleAnalysisManag
       if (!Placeholder || !Placeholder->hasFnAttribute(UnavailableStubAttr) ||
           !Reported.insert(Placeholder).second)
         continue;
-      auto [Message, Fix] =
+      auto [Message, Rest] =
           Placeholder->getFnAttribute(UnavailableStubAttr).getValueAsString().split('\n');
+      auto [Fix, Test] = Rest.split('\n');
       std::string Where = recordedLocation(*Call);
       std::vector<std::string> Notes;
       if (Where.empty())
         Notes.push_back("in `" + demangleRust(F.getName()) + "`");
       Notes.push_back(Fix.str());
-      Notes.push_back("or keep the call behind a test of `cuda_device::arch::compute_capability()` "
-                      "that this target fails");
+      Notes.push_back(("or keep the call behind `if " + Test +
+                       " { … }` (cuda_device::arch), which this target fails")
+                          .str());
       Diags.error({Message.str(), Where, Notes});
     }
   return PreservedAnalyses::all();
