@@ -77,3 +77,26 @@ pub fn has(feature: Feature) -> bool {
 }
 
 include!(concat!(env!("OUT_DIR"), "/arch.rs"));
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn features_follow_targets_def() {
+        let has = |target: &str, f: Feature| features_of_target(target).unwrap() & f.bit() != 0;
+        assert_eq!(features_of_target("sm_80"), Some(0));
+        assert!(has("sm_90", Feature::Clusters) && has("sm_90", Feature::Tma));
+        assert!(!has("sm_90", Feature::Wgmma) && !has("sm_90", Feature::Setmaxnreg));
+        assert!(has("sm_90a", Feature::Wgmma) && has("sm_90a", Feature::Setmaxnreg));
+        assert!(has("sm_100a", Feature::Tcgen05) && !has("sm_100a", Feature::Wgmma));
+        assert_eq!(features_of_target("sm_42"), None);
+        // One bit per feature.
+        let all = [Feature::Clusters, Feature::Tma, Feature::Setmaxnreg, Feature::Wgmma, Feature::Tcgen05];
+        let bits = all.iter().fold(0u32, |acc, f| {
+            assert_eq!(acc & f.bit(), 0, "{f:?} shares a bit");
+            acc | f.bit()
+        });
+        assert_eq!(bits.count_ones() as usize, all.len());
+    }
+}
