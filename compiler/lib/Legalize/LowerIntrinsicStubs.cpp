@@ -23,11 +23,11 @@
 // what the surviving calls say before replacing each by its first argument.
 // `Target` entries (`arch::compute_capability()`, `arch::has`) become the
 // target's compute capability or feature bits, constants, so O3 deletes the
-// code behind a test of them that the target fails, as nvcc's preprocessor does with `__CUDA_ARCH__`.
-// That is why a stub the target lacks (Stubs.def's MIN_SM) is not an error
-// here: its calls go to a placeholder that carries the error, and
-// RejectUnavailableStubs reports those O3 left, that is, those the kernel
-// can reach on this target.
+// code behind a test of them that the target fails, as nvcc's preprocessor
+// does with `__CUDA_ARCH__`. That is why a stub the target lacks (Stubs.def's
+// MIN_SM) is not an error here: its calls go to a placeholder that carries
+// the error, and RejectUnavailableStubs reports those O3 left, that is,
+// those the kernel can reach on this target.
 //
 // Rust has only generic pointers and no multi-value results, so an intrinsic
 // may differ from its stub in two ways: a pointer operand of a specific
@@ -174,10 +174,10 @@ private:
   /// A stub whose instruction the target lacks is the user's error (ptxas or
   /// the backend would otherwise fail on it without naming the Rust code)
   /// if the optimised kernel still calls it: false, and the calls deferred
-  /// to RejectUnavailableStubs (deferUnavailable). MIN_SM is a compute capability (every target
-  /// from it on has the instruction) or a feature of Targets.def
-  /// (setmaxnreg: only the targets that list it, architecture- or
-  /// family-specific ones).
+  /// to RejectUnavailableStubs (deferUnavailable). MIN_SM is a compute
+  /// capability (every target from it on has the instruction) or a feature
+  /// of Targets.def (setmaxnreg: only the targets that list it,
+  /// architecture- or family-specific ones).
   bool checkArchitecture(Function &F, const StubEntry &Stub) {
     if (!Target)
       return true;

@@ -125,20 +125,26 @@ private:
   Clock::time_point Start;
 };
 
+/// Makes LLVM's NVPTX target known, once per process: the link creates
+/// target machines on several threads (optimizeInPieces, compileParts),
+/// and LLVM's registration of a target is not safe to run concurrently.
+void initializeNvptx() {
+  static const bool Initialized = [] {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+    return true;
+  }();
+  (void)Initialized;
+}
+
 /// Sets the LLVM backend options the device target depends on, once per
 /// process: ExpandFp turns float conversions wider than 64 bits into integer
 /// code (NVPTX would otherwise emit compiler-rt calls the GPU lacks;
 /// LowerWideConversions.cpp), and loop strength reduction stays off. An
 /// option this LLVM does not have is an error naming it: without it the
 /// device code would silently be different.
-/// Makes LLVM's NVPTX target known (idempotent).
-void initializeNvptx() {
-  LLVMInitializeNVPTXTargetInfo();
-  LLVMInitializeNVPTXTarget();
-  LLVMInitializeNVPTXTargetMC();
-  LLVMInitializeNVPTXAsmPrinter();
-}
-
 Error setBackendOptions() {
   static bool Done = false;
   if (Done)
@@ -169,7 +175,6 @@ Error setBackendOptions() {
 /// (compileParts): change it with them, or the cache would hand
 /// out PTX made under the old ones.
 const char BackendOptionsKey[] = "expand-fp-convert-bits=64 disable-lsr=true";
-
 
 Expected<std::string> emitPtx(Module &M, TargetMachine &TM) {
   SmallString<0> Ptx;
@@ -518,8 +523,6 @@ Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &
                                                 const std::string &ModuleName,
                                                 const LinkerOptions &Opts,
                                                 DiagnosticSink &Diags) {
-  initializeNvptx();
-
   // Refused before any work: LLVM would only warn about a CPU it does not
   // know and emit PTX that ptxas then rejects.
   if (!findGpuTarget(Opts.Arch))
