@@ -33,6 +33,7 @@
 // with a block that cannot reach an exit (an endless loop: no post-dominator
 // information) are left alone.
 //===----------------------------------------------------------------------===//
+#include "BlockCoordinates.h"
 #include "oxide/Passes.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallPtrSet.h"
@@ -49,23 +50,6 @@ using namespace llvm;
 using namespace oxide;
 
 namespace {
-
-bool isBlockWideCoordinate(Intrinsic::ID Id) {
-  switch (Id) {
-  case Intrinsic::nvvm_read_ptx_sreg_ctaid_x:
-  case Intrinsic::nvvm_read_ptx_sreg_ctaid_y:
-  case Intrinsic::nvvm_read_ptx_sreg_ctaid_z:
-  case Intrinsic::nvvm_read_ptx_sreg_nctaid_x:
-  case Intrinsic::nvvm_read_ptx_sreg_nctaid_y:
-  case Intrinsic::nvvm_read_ptx_sreg_nctaid_z:
-  case Intrinsic::nvvm_read_ptx_sreg_ntid_x:
-  case Intrinsic::nvvm_read_ptx_sreg_ntid_y:
-  case Intrinsic::nvvm_read_ptx_sreg_ntid_z:
-    return true;
-  default:
-    return false;
-  }
-}
 
 /// Whether P points into the kernel's parameters (byval arguments).
 bool isParamAddress(const Value *P, const Function &F) {

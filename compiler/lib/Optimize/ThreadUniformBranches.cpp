@@ -44,13 +44,13 @@
 // too. Nothing is added to any path: each instruction runs as often as
 // before, in the same order.
 //===----------------------------------------------------------------------===//
+#include "BlockCoordinates.h"
 #include "oxide/Passes.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Analysis/LoopInfo.h"
 #include "llvm/IR/Dominators.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/IntrinsicInst.h"
-#include "llvm/IR/IntrinsicsNVPTX.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/PassManager.h"
 #include "llvm/Support/CommandLine.h"
@@ -89,11 +89,16 @@ constexpr unsigned MaxThreadsPerFunction = 512;
 /// pure instructions from constants, the kernel's parameters, the block's
 /// and grid's coordinates and sizes, and loads at such addresses (a
 /// parameter's bytes, a block's shared tile number after its barrier). A
-/// phi is when its values are and every branch between its block and the
-/// block that dominates it is. LLVM's uniformity analysis cannot serve:
+/// phi is when its values are and every thread enters its block by the
+/// same edge (joinsUniformly). LLVM's uniformity analysis cannot serve:
 /// for NVPTX every load through a generic pointer is divergent, and each
-/// of a kernel's parameters is such a load. Only a heuristic of where
-/// threading pays: threading keeps the semantics whatever the answer.
+/// of a kernel's parameters is such a load. Nor can AlignBarriers', which
+/// must be sound (a barrier it aligns wrongly hangs the block), so it takes
+/// no load but of parameters and invariant memory, and no phi after a
+/// branch only some threads take: the tile number a look-back block's
+/// first thread takes and shares would count as divergent, and so would
+/// every tile's `full`. This is only a heuristic of where threading pays:
+/// threading keeps the semantics whatever the answer.
 class BlockUniformity {
 public:
   explicit BlockUniformity(const DominatorTree &DT) : DT(DT) {}
@@ -125,7 +130,7 @@ private:
 
   bool computeUniform(const Instruction &I, unsigned Depth) {
     if (auto *Call = dyn_cast<IntrinsicInst>(&I))
-      return blockCoordinate(Call->getIntrinsicID());
+      return isBlockWideCoordinate(Call->getIntrinsicID());
     if (isa<CallBase>(I) || I.isAtomic() || I.mayWriteToMemory())
       return false;
     if (auto *Load = dyn_cast<LoadInst>(&I))
@@ -188,24 +193,6 @@ private:
       }
     }
     return Entries.size();
-  }
-
-  /// The special registers that are one value for a whole block.
-  static bool blockCoordinate(Intrinsic::ID Id) {
-    switch (Id) {
-    case Intrinsic::nvvm_read_ptx_sreg_ctaid_x:
-    case Intrinsic::nvvm_read_ptx_sreg_ctaid_y:
-    case Intrinsic::nvvm_read_ptx_sreg_ctaid_z:
-    case Intrinsic::nvvm_read_ptx_sreg_nctaid_x:
-    case Intrinsic::nvvm_read_ptx_sreg_nctaid_y:
-    case Intrinsic::nvvm_read_ptx_sreg_nctaid_z:
-    case Intrinsic::nvvm_read_ptx_sreg_ntid_x:
-    case Intrinsic::nvvm_read_ptx_sreg_ntid_y:
-    case Intrinsic::nvvm_read_ptx_sreg_ntid_z:
-      return true;
-    default:
-      return false;
-    }
   }
 };
 
