@@ -227,19 +227,15 @@ fn render_arch(table: &Table) -> String {
     let mut arms = String::new();
     for row in table.rows("OXIDE_TARGET") {
         let named = row.raw(4);
-        let mask: Vec<String> = if named == "0" {
-            Vec::new()
+        let mask = if named == "0" {
+            named.to_string()
         } else {
-            named
-                .split('|')
-                .map(|f| {
-                    let f = f.trim();
-                    let k = features.iter().position(|x| *x == f).unwrap_or_else(|| panic!("{}: no feature {f}", row.location));
-                    format!("1 << {k}")
-                })
-                .collect()
+            let bit = |f: &str| {
+                let k = features.iter().position(|x| *x == f).unwrap_or_else(|| panic!("{}: no feature {f}", row.location));
+                format!("1 << {k}")
+            };
+            named.split('|').map(|f| bit(f.trim())).collect::<Vec<_>>().join(" | ")
         };
-        let mask = if mask.is_empty() { "0".to_string() } else { mask.join(" | ") };
         writeln!(arms, "        {:?} => Some({mask}),", row.ident(0)).unwrap();
     }
     format!(

@@ -56,9 +56,11 @@ fn target_sm() -> u32 {
     (major * 10 + minor) as u32
 }
 /// The features of the portable target of that compute capability: the
-/// emulator models no architecture-specific instruction (wgmma).
+/// emulator models no architecture-specific instruction (wgmma). Looked up
+/// once: a kernel may ask in every thread.
 fn target_features() -> u32 {
-    cuda_device::arch::features_of_target(&format!("sm_{}", target_sm())).unwrap_or(0)
+    static FEATURES: OnceLock<u32> = OnceLock::new();
+    *FEATURES.get_or_init(|| cuda_device::arch::features_of_target(&format!("sm_{}", target_sm())).unwrap_or(0))
 }
 
 fn nanos() -> u64 {

@@ -115,7 +115,7 @@ pub(crate) fn prefetch_whole<T, const V: usize>(input: &[T], tile: usize, thread
 /// `get` refuses or makes empty).
 #[inline(always)]
 fn tile_range<T, const V: usize>(len: usize, tile: usize, threads: usize) -> core::ops::Range<usize> {
-    let per_tile = threads * V * lanes::<T>();
+    let per_tile = threads * items::<T, V>();
     let start = tile * per_tile;
     start..len.min(start + per_tile)
 }
@@ -130,7 +130,7 @@ fn prefetch_requests<const V: usize>(step: usize) -> usize {
 /// The element thread `tid` asks for `k`-th in [`prefetch`].
 #[inline(always)]
 fn prefetch_index<T, const V: usize>(tile: usize, threads: usize, tid: usize, k: usize, step: usize) -> usize {
-    (tile * threads + tid) * V * lanes::<T>() + k * (step / core::mem::size_of::<T>())
+    (tile * threads + tid) * items::<T, V>() + k * (step / core::mem::size_of::<T>())
 }
 
 /// Loads this thread's vectors of the tile at `tile_start` of `input`
