@@ -17,11 +17,12 @@
 // with `cvta.to.shared` of 0.
 //
 // This pass hands such a phi, select or comparison a null the backend
-// cannot see through: `inttoptr` of an inline-asm `mov.b64 $0, 0` (one per function,
-// after its entry's stack slots). Its value is null as before, so the program means the same,
-// but the inference keeps the phi generic, where null is null. Only phis,
-// selects and comparisons that meet null with a pointer into the stack or
-// shared memory are touched; runs after O3, which would fold the opaque null away.
+// cannot see through: `inttoptr` of an inline-asm `mov.b64 $0, 0` (one per
+// function, after its entry's stack slots). Its value is null as before, so
+// the program means the same, but the inference keeps the phi or the
+// comparison generic, where null is null. Only phis, selects and
+// comparisons that meet null with a pointer into the stack or shared memory
+// are touched; runs after O3, which would fold the opaque null away.
 //===----------------------------------------------------------------------===//
 #include "oxide/Passes.h"
 #include "llvm/Analysis/ValueTracking.h"

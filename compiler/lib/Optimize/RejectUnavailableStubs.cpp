@@ -1,11 +1,12 @@
 //===- RejectUnavailableStubs.cpp - stubs the target lacks, left by O3 → errors -===//
 //
 // A kernel may test the target it is built for (`arch::compute_capability()`,
-// a constant once LowerIntrinsicStubs has folded it) and use an instruction
-// of newer GPUs only behind that test, as CUDA C++ does with `__CUDA_ARCH__`.
-// So LowerIntrinsicStubs does not refuse a stub the target lacks: it points
-// its calls at a placeholder carrying the error (UnavailableStubAttr) and
-// the user's line (UnavailableMetadata). O3 deletes the calls the target's
+// `arch::has`: constants once LowerIntrinsicStubs has folded them) and use
+// an instruction of newer GPUs only behind that test, as CUDA C++ does with
+// `__CUDA_ARCH__`. So LowerIntrinsicStubs and LowerWgmma do not refuse a
+// stub the target lacks: they point its calls at a placeholder carrying the
+// error (UnavailableStubAttr) and the user's line (UnavailableMetadata;
+// Legalize/DeferUnavailable.h). O3 deletes the calls the target's
 // test rules out; a call that is left can run, and is an error here, once
 // per stub, at the first such call, before the backend or ptxas would fail
 // on the instruction without naming the Rust code. Nothing is rewritten
