@@ -72,11 +72,11 @@ struct LowerAtomicStubsPass : llvm::PassInfoMixin<LowerAtomicStubsPass> {
 /// LowerWgmma.cpp: the wgmma stubs → the instruction on the accumulator
 /// fragment, loaded before and stored after (SROA keeps it in registers).
 /// Target: what the kernels are built for (Targets.def); wgmma on a target
-/// without the `wgmma` feature is an error. Null skips the check.
+/// without the `wgmma` feature is an error where the optimised kernel still
+/// calls it (RejectUnavailableStubs). Null skips the check.
 struct LowerWgmmaPass : llvm::PassInfoMixin<LowerWgmmaPass> {
-  LowerWgmmaPass(DiagnosticSink &D, const GpuTarget *Target) : Diags(D), Target(Target) {}
+  explicit LowerWgmmaPass(const GpuTarget *Target) : Target(Target) {}
   llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
-  DiagnosticSink &Diags;
   const GpuTarget *Target;
 };
 
