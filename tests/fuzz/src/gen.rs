@@ -28,6 +28,15 @@ pub fn function(seed: u64, index: u64) -> Function {
     Function { name: format!("f{index}"), params, body }
 }
 
+/// A function named `name` whose parameters have the given types, drawn
+/// from stream `stream` of `seed` (a phase of a block program, `block.rs`).
+pub fn function_over(seed: u64, stream: u64, name: String, types: &[Ty], statements: u64) -> Function {
+    let mut g = Gen { r: Rng::new(seed, stream), scope: Vec::new(), next: 0 };
+    let params = types.iter().map(|&t| g.fresh(t)).collect();
+    let body = (0..statements).map(|_| g.statement()).collect();
+    Function { name, params, body }
+}
+
 /// Input bits for every parameter of `f`, `runs` times.
 pub fn inputs(f: &Function, seed: u64, index: u64, runs: usize) -> Vec<Vec<u128>> {
     let mut r = Rng::new(seed ^ 0x1A9B_55E3, index + 1);

@@ -6,8 +6,15 @@
 //! each as a kernel and on the CPU in one program, and compares every
 //! intermediate value. A mismatch shrinks to a few lines with `reduce`.
 //!
+//! With `--block` it writes block programs instead (`block.rs`): threads
+//! that exchange values through shared memory, barriers, shuffles, votes and
+//! shared atomics, under branches uniform over the block, the warp or
+//! nothing, launched with many block shapes; every thread's values are
+//! compared with a CPU model of the block.
+//!
 //! ```text
 //! oxide-fuzz run --seeds 1..4 --emulate          # CI: kernels on the CPU emulator
+//! oxide-fuzz run --block --seeds 1..4 --emulate  # threads that talk to each other
 //! oxide-fuzz run --seed 7 --release              # on the GPU of this machine
 //! oxide-fuzz campaign --seeds 1..40 --functions 250 --out DIR   # build for a GPU machine
 //! oxide-fuzz reduce --seed 7 --function 12 --emulate
@@ -18,6 +25,7 @@
 //! on every machine.
 
 mod ast;
+mod block;
 mod gen;
 mod program;
 mod reduce;
@@ -25,17 +33,18 @@ mod rng;
 mod runner;
 mod ty;
 
-use program::Case;
+use program::{BlockCase, Case};
 use runner::{Mismatch, Options};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 const USAGE: &str = "usage:
-  oxide-fuzz run (--seed S | --seeds A..B) [--functions N] [--runs R] [--release] [--arch sm_XX] [--emulate[=MODE]] [--work DIR]
-  oxide-fuzz campaign --seeds A..B --out DIR [--functions N] [--runs R] [--arch sm_XX] [--work DIR]
+  oxide-fuzz run (--seed S | --seeds A..B) [--block] [--functions N] [--runs R] [--release] [--arch sm_XX] [--emulate[=MODE]] [--work DIR]
+  oxide-fuzz campaign --seeds A..B --out DIR [--block] [--functions N] [--runs R] [--arch sm_XX] [--work DIR]
   oxide-fuzz reduce --seed S --function K [--input I] [--runs R] [--release] [--arch sm_XX] [--emulate[=MODE]] [--work DIR]
-  oxide-fuzz show --seed S --function K
-  oxide-fuzz gen --seed S --out DIR [--functions N] [--runs R]";
+  oxide-fuzz show --seed S --function K [--block]
+  oxide-fuzz gen --seed S --out DIR [--block] [--functions N] [--runs R]
+With --block, R is the number of blocks each program launches (at most 8).";
 
 /// The command line, parsed.
 struct Args {
@@ -46,6 +55,8 @@ struct Args {
     function: Option<u64>,
     input: Option<usize>,
     out: Option<PathBuf>,
+    /// Block programs instead of scalar functions.
+    block: bool,
     opts: Options,
 }
 
@@ -60,6 +71,7 @@ fn parse_args() -> Result<Args, String> {
         function: None,
         input: None,
         out: None,
+        block: false,
         opts: Options {
             release: false,
             arch: "sm_90".into(),
@@ -95,6 +107,7 @@ fn parse_args() -> Result<Args, String> {
             "--work" => a.opts.work = it.next().ok_or("--work needs a directory")?.into(),
             "--arch" => a.opts.arch = it.next().ok_or("--arch needs sm_XX")?,
             "--release" => a.opts.release = true,
+            "--block" => a.block = true,
             "--verbose" | "-v" => a.opts.verbose = true,
             "--emulate" => a.opts.emulate = Some("1".into()),
             s if s.starts_with("--emulate=") => a.opts.emulate = Some(s["--emulate=".len()..].to_string()),
@@ -113,6 +126,26 @@ fn crates_dir() -> PathBuf {
     })
 }
 
+/// Blocks a block program launches, at most.
+const MAX_BLOCKS: usize = 8;
+
+/// The source of the program of `seed` (scalar or block functions).
+fn source(a: &Args, seed: u64) -> String {
+    let name = package(a, seed);
+    if a.block {
+        let cases: Vec<BlockCase> = (0..a.functions)
+            .map(|k| {
+                let program = block::program(seed, k);
+                let inputs = block::inputs(&program, seed, k, a.runs.min(MAX_BLOCKS));
+                BlockCase { program, inputs }
+            })
+            .collect();
+        program::block_source(&name, &cases)
+    } else {
+        program::source(&name, &cases(seed, a.functions, a.runs))
+    }
+}
+
 /// The program of `seed`: its functions, each with its inputs.
 fn cases(seed: u64, functions: u64, runs: usize) -> Vec<Case> {
     (0..functions)
@@ -124,17 +157,17 @@ fn cases(seed: u64, functions: u64, runs: usize) -> Vec<Case> {
         .collect()
 }
 
-fn package(seed: u64) -> String {
-    format!("fuzz_s{seed}")
+fn package(a: &Args, seed: u64) -> String {
+    if a.block { format!("fuzz_block_s{seed}") } else { format!("fuzz_s{seed}") }
 }
 
-fn write_program(dir: &Path, name: &str, cases: &[Case]) -> Result<(), String> {
-    program::write(dir, name, cases, &crates_dir()).map_err(|e| format!("cannot write {}: {e}", dir.display()))
+fn write_program(dir: &Path, name: &str, source: &str) -> Result<(), String> {
+    program::write(dir, name, source, &crates_dir()).map_err(|e| format!("cannot write {}: {e}", dir.display()))
 }
 
-fn build_and_run(name: &str, cases: &[Case], opts: &Options) -> Result<runner::Outcome, String> {
+fn build_and_run(name: &str, source: &str, opts: &Options) -> Result<runner::Outcome, String> {
     let dir = opts.work.join(name);
-    write_program(&dir, name, cases)?;
+    write_program(&dir, name, source)?;
     let binary = runner::build(&dir, name, opts)?;
     runner::run(&binary, opts)
 }
@@ -143,8 +176,7 @@ fn cmd_run(a: &Args) -> Result<bool, String> {
     let mut all_clean = true;
     let profile = if a.opts.release { "release" } else { "debug" };
     for seed in a.seeds.clone() {
-        let cases = cases(seed, a.functions, a.runs);
-        let outcome = build_and_run(&package(seed), &cases, &a.opts)?;
+        let outcome = build_and_run(&package(a, seed), &source(a, seed), &a.opts)?;
         if outcome.clean() {
             println!("ok    seed {seed} ({profile}): {}", outcome.summary.as_deref().unwrap_or(""));
             continue;
@@ -161,7 +193,9 @@ fn cmd_run(a: &Args) -> Result<bool, String> {
         if outcome.summary.is_none() && outcome.errors.is_empty() {
             println!("      the program stopped early (exit {:?}):\n{}", outcome.exit_code, outcome.output);
         }
-        if let Some(m) = outcome.mismatches.first() {
+        if let (Some(m), true) = (outcome.mismatches.first(), a.block) {
+            println!("      see it: oxide-fuzz show --block --seed {seed} --function {}", m.function.trim_start_matches('b'));
+        } else if let Some(m) = outcome.mismatches.first() {
             let k: u64 = m.function.trim_start_matches('f').parse().unwrap_or(0);
             println!("      shrink it: oxide-fuzz reduce --seed {seed} --function {k} --input {}{}", m.input,
                 if a.opts.release { " --release" } else { "" });
@@ -206,15 +240,14 @@ fn cmd_campaign(a: &Args) -> Result<bool, String> {
     }
     std::fs::write(out.join("run.sh"), CAMPAIGN_SCRIPT).map_err(|e| e.to_string())?;
     for seed in a.seeds.clone() {
-        let name = package(seed);
+        let name = package(a, seed);
         let done = |profile: &str| out.join(profile).join(format!("{name}.xz")).exists();
         if done("debug") && done("release") {
             println!("have {name} (debug and release)");
             continue;
         }
-        let cases = cases(seed, a.functions, a.runs);
         let dir = a.opts.work.join(&name);
-        write_program(&dir, &name, &cases)?;
+        write_program(&dir, &name, &source(a, seed))?;
         for (profile, release) in [("debug", false), ("release", true)] {
             if done(profile) {
                 continue;
@@ -239,12 +272,16 @@ fn cmd_campaign(a: &Args) -> Result<bool, String> {
 }
 
 fn cmd_reduce(a: &Args) -> Result<bool, String> {
+    if a.block {
+        return Err("reduce shrinks scalar functions; see a block program with `show --block`".into());
+    }
     let seed = a.seeds.start;
     let k = a.function.ok_or("reduce needs --function K")?;
     let func = gen::function(seed, k);
     let all_inputs = gen::inputs(&func, seed, k, a.runs);
     // Find the failing input: run the function alone on all of them.
-    let first = build_and_run(&format!("fuzz_reduce_s{seed}_f{k}"), &[Case { func: func.clone(), inputs: all_inputs.clone() }], &a.opts)?;
+    let name = format!("fuzz_reduce_s{seed}_f{k}");
+    let first = build_and_run(&name, &program::source(&name, &[Case { func: func.clone(), inputs: all_inputs.clone() }]), &a.opts)?;
     let m: Mismatch = match a.input {
         Some(i) => first.mismatches.iter().find(|m| m.input == i).cloned(),
         None => first.mismatches.first().cloned(),
@@ -256,7 +293,7 @@ fn cmd_reduce(a: &Args) -> Result<bool, String> {
     let mut oracle = |cases: &[Case]| -> Vec<Option<Mismatch>> {
         round += 1;
         let name = format!("fuzz_reduce_s{seed}_f{k}_round");
-        match build_and_run(&name, cases, &opts) {
+        match build_and_run(&name, &program::source(&name, cases), &opts) {
             Ok(o) => cases.iter().map(|c| o.mismatches.iter().find(|m| m.function == c.func.name).cloned()).collect(),
             Err(e) => {
                 eprintln!("oxide-fuzz: round {round}: {e}");
@@ -286,11 +323,15 @@ fn main() -> ExitCode {
         "reduce" => cmd_reduce(&a),
         "show" => {
             let k = a.function.unwrap_or(0);
-            print!("{}", gen::function(a.seeds.start, k).render());
+            if a.block {
+                print!("{}", block::program(a.seeds.start, k).render());
+            } else {
+                print!("{}", gen::function(a.seeds.start, k).render());
+            }
             Ok(true)
         }
         "gen" => match &a.out {
-            Some(out) => write_program(out, &package(a.seeds.start), &cases(a.seeds.start, a.functions, a.runs)).map(|_| true),
+            Some(out) => write_program(out, &package(&a, a.seeds.start), &source(&a, a.seeds.start)).map(|_| true),
             None => Err("gen needs --out DIR".into()),
         },
         other => Err(format!("unknown command `{other}`\n{USAGE}")),

@@ -10,6 +10,7 @@
 //! Exit code 0 when everything matched, 1 otherwise, 2 without a GPU.
 
 use crate::ast::Function;
+use crate::block::{self, BlockProgram};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -22,8 +23,14 @@ pub struct Case {
     pub inputs: Vec<Vec<u128>>,
 }
 
-/// Writes `dir/Cargo.toml` and `dir/src/main.rs` for package `name`.
-pub fn write(dir: &Path, name: &str, cases: &[Case], crates: &Path) -> std::io::Result<()> {
+/// One block program (`block.rs`) and its blocks' inputs.
+pub struct BlockCase {
+    pub program: BlockProgram,
+    pub inputs: Vec<Vec<u128>>,
+}
+
+/// Writes `dir/Cargo.toml` and `dir/src/main.rs` (`source`) for package `name`.
+pub fn write(dir: &Path, name: &str, source: &str, crates: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(dir.join("src"))?;
     let manifest = format!(
         "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2021\"\npublish = false\n\n\
@@ -35,7 +42,7 @@ pub fn write(dir: &Path, name: &str, cases: &[Case], crates: &Path) -> std::io::
         d = crates.display()
     );
     write_if_changed(&dir.join("Cargo.toml"), &manifest)?;
-    write_if_changed(&dir.join("src/main.rs"), &source(name, cases))
+    write_if_changed(&dir.join("src/main.rs"), source)
 }
 
 fn write_if_changed(path: &Path, text: &str) -> std::io::Result<()> {
@@ -145,7 +152,8 @@ fn finish(runs: usize, bad: usize) -> ExitCode {
 }
 "#;
 
-fn source(name: &str, cases: &[Case]) -> String {
+/// The program of scalar functions `cases`.
+pub fn source(name: &str, cases: &[Case]) -> String {
     let mut out = PRELUDE.replace("@RECORDS@", &RECORDS.to_string());
     writeln!(out, "const FUNCTIONS: usize = {};\n", cases.len()).unwrap();
     for case in cases {
@@ -190,6 +198,148 @@ fn source(name: &str, cases: &[Case]) -> String {
         let n = &f.name;
         let params: Vec<String> = f.params.iter().map(|(v, _)| format!("p{v}")).collect();
         writeln!(out, "    check!(ctx, stream, module, runs, bad, \"{n}\", k_{n}, INPUTS_{n}, {n}, ({}));", params.join(", ")).unwrap();
+    }
+    out.push_str("    finish(runs, bad)\n}\n");
+    out
+}
+
+/// What block programs add to the prelude: each thread's trace, the mixing
+/// of a phase's record into one value, and the check of a whole launch.
+const BLOCK_PRELUDE: &str = r#"
+use core::sync::atomic::{AtomicU64, Ordering};
+use cuda_device::{shared, warp};
+
+const FULL: u32 = u32::MAX;
+const BRECORDS: usize = @BRECORDS@;
+
+/// Every value one thread of a block program computed: the first
+/// `BRECORDS` one by one, all of them in `all`.
+#[derive(Clone, Copy, PartialEq)]
+#[repr(C)]
+pub struct BTrace {
+    pub n: u64,
+    pub all: u64,
+    pub vals: [u64; BRECORDS],
+}
+// SAFETY: plain integers, no padding; every byte pattern is a valid BTrace.
+unsafe impl DeviceRepr for BTrace {}
+
+impl BTrace {
+    #[inline(always)]
+    fn new() -> BTrace {
+        BTrace { n: 0, all: 0, vals: [0; BRECORDS] }
+    }
+    #[inline(always)]
+    fn rec(&mut self, v: u64) {
+        if (self.n as usize) < BRECORDS {
+            self.vals[self.n as usize] = v;
+        }
+        self.all = (self.all ^ v).wrapping_mul(0x100_0000_01B3).rotate_left(29);
+        self.n += 1;
+    }
+}
+
+/// A phase's whole record as one value.
+#[inline(always)]
+fn digest(t: &Trace) -> u64 {
+    let mut h = t.n as u64 ^ 0xCBF2_9CE4_8422_2325;
+    for i in 0..(t.n as usize).min(RECORDS) {
+        h = (h ^ t.vals[i] as u64).wrapping_mul(0x100_0000_01B3);
+        h = (h ^ (t.vals[i] >> 64) as u64).wrapping_mul(0x100_0000_01B3);
+    }
+    h
+}
+
+/// What a phase sees of the thread's state.
+#[inline(always)]
+fn mix(r: u64, u: u64, w: u64) -> u64 {
+    r ^ u.rotate_left(21) ^ w.rotate_left(42)
+}
+
+/// The block-uniform value a block starts with.
+#[inline(always)]
+fn start_uniform(bid: usize) -> u64 {
+    (bid as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0x5555
+}
+
+fn bhex(t: &BTrace) -> String {
+    let n = (t.n as usize).min(BRECORDS);
+    let mut v: Vec<String> = t.vals[..n].iter().map(|v| format!("{v:#x}")).collect();
+    v.push(format!("{:#x}", t.all));
+    v.join(",")
+}
+
+/// Compares every thread of a launch; prints and counts the threads that differ.
+fn compare_block(name: &str, threads: usize, gpu: &[BTrace], cpu: &[BTrace]) -> usize {
+    let mut bad = 0;
+    for (i, (g, c)) in gpu.iter().zip(cpu).enumerate() {
+        if g != c {
+            let n = (g.n.max(c.n) as usize).min(BRECORDS);
+            let record = (0..n).find(|&r| g.vals[r] != c.vals[r]).unwrap_or(n);
+            if bad < 4 {
+                println!("MISMATCH {name} input {i} record {record} n={}/{} gpu={} cpu={} (block {}, thread {})",
+                    g.n, c.n, bhex(g), bhex(c), i / threads, i % threads);
+            }
+            bad += 1;
+        }
+    }
+    if bad > 4 {
+        println!("MISMATCH {name}: {} more threads differ", bad - 4);
+    }
+    bad.min(1)
+}
+
+macro_rules! check_block {
+    ($stream:ident, $module:ident, $runs:ident, $bad:ident, $name:literal, $kernel:ident, $inputs:ident, $cpu:ident, $threads:expr) => {{
+        let cpu: Vec<BTrace> = $inputs.iter().enumerate().flat_map(|(b, x)| $cpu(x, b)).collect();
+        let result = (|| -> Result<Vec<BTrace>, Box<dyn std::error::Error>> {
+            let input = DeviceBuffer::from_host(&$stream, &$inputs[..])?;
+            let mut out = DeviceBuffer::<BTrace>::zeroed(&$stream, cpu.len())?;
+            let config = LaunchConfig { grid_dim: ($inputs.len() as u32, 1, 1), block_dim: ($threads, 1, 1), shared_mem_bytes: 0 };
+            cuda_launch! {
+                kernel: $kernel, stream: $stream, module: $module,
+                config: config,
+                args: [slice(input), slice_mut(out)]
+            }?;
+            Ok(out.to_host_vec(&$stream)?)
+        })();
+        match result {
+            Ok(gpu) => { $bad += compare_block($name, $threads as usize, &gpu, &cpu); $runs += cpu.len(); }
+            Err(e) => { println!("ERROR {}: {e}", $name); $bad += 1; return finish($runs, $bad); }
+        }
+    }};
+}
+"#;
+
+/// The program of block programs `cases`: each runs one launch of its
+/// blocks, one block per input, compared thread by thread with the CPU.
+pub fn block_source(name: &str, cases: &[BlockCase]) -> String {
+    let mut out = PRELUDE.replace("@RECORDS@", &RECORDS.to_string());
+    out.push_str(&BLOCK_PRELUDE.replace("@BRECORDS@", &block::RECORDS.to_string()));
+    writeln!(out, "const FUNCTIONS: usize = {};\n", cases.len()).unwrap();
+    for case in cases {
+        let p = &case.program;
+        out.push_str(&p.render());
+        writeln!(out, "const INPUTS_{}: [In_{}; {}] = [", p.name, p.name, case.inputs.len()).unwrap();
+        for run in &case.inputs {
+            write!(out, "    In_{} {{ ", p.name).unwrap();
+            for (k, (t, bits)) in p.params.iter().zip(run).enumerate() {
+                write!(out, "p{k}: {}, ", t.literal(*bits)).unwrap();
+            }
+            out.push_str("},\n");
+        }
+        out.push_str("];\n");
+    }
+    writeln!(
+        out,
+        "fn main() -> ExitCode {{\n    let ctx = match CudaContext::new(0) {{ Ok(c) => c, Err(e) => return cuda_host::report_failure(&e) }};\n    \
+         let stream = ctx.default_stream();\n    let module = match load_kernel_module(&ctx, \"{name}\") {{ Ok(m) => m, Err(e) => return cuda_host::report_failure(&e) }};\n    \
+         let (mut runs, mut bad) = (0usize, 0usize);"
+    )
+    .unwrap();
+    for case in cases {
+        let n = &case.program.name;
+        writeln!(out, "    check_block!(stream, module, runs, bad, \"{n}\", k_{n}, INPUTS_{n}, cpu_{n}, THREADS_{n});").unwrap();
     }
     out.push_str("    finish(runs, bad)\n}\n");
     out
