@@ -6,7 +6,13 @@
 //!   its warp, then its warp counts as arrived; the barrier completes when
 //!   every warp with non-exited threads has arrived (or, with a count, when
 //!   that many threads' warps have). Threads may reach a barrier from
-//!   different instructions (non-`.aligned` `barrier.sync`).
+//!   different instructions (non-`.aligned` `barrier.sync`). An `.aligned`
+//!   barrier (`bar.sync`, `barrier.sync.aligned`) is a promise that every
+//!   lane of a warp executes that one instruction: lanes of one warp that
+//!   reach a barrier from two instructions, one of them aligned, fault
+//!   (on the GPU the warp would be counted twice or never: undefined).
+//!   Different warps may still use different instructions (a producer's
+//!   `bar.arrive` and a consumer's `bar.sync`), as the PTX ISA allows.
 //! - warp collectives (`shfl vote match redux elect bar.warp.sync ldmatrix
 //!   stmatrix` `.sync`): each lane waits until every non-exited lane of its
 //!   member mask waits at a collective of the same kind with the same mask;
@@ -57,6 +63,9 @@ impl WarpState {
 pub(crate) struct BarrierState {
     /// Lanes arrived, per warp.
     arrived: Vec<u32>,
+    /// Per warp, the instruction (function, pc) its first lane arrived
+    /// from in this phase and whether that instruction is aligned.
+    arrived_at: Vec<Option<(u32, u32, bool)>>,
     counted: Vec<bool>,
     count: u32,
     expected: Option<u32>,
@@ -72,6 +81,8 @@ impl BarrierState {
     fn reset(&mut self, warps: usize) {
         self.arrived.clear();
         self.arrived.resize(warps, 0);
+        self.arrived_at.clear();
+        self.arrived_at.resize(warps, None);
         self.counted.clear();
         self.counted.resize(warps, false);
         self.count = 0;
@@ -133,6 +144,7 @@ pub(crate) fn arrive(
     match coll {
         Collective::Barrier {
             kind,
+            aligned,
             id,
             count,
             pred,
@@ -164,6 +176,26 @@ pub(crate) fn arrive(
                     t,
                     format!("arrived at barrier {id_v} twice before it completed"),
                 ));
+            }
+            let here = (blk.threads[t].func, blk.threads[t].pc);
+            match bar.arrived_at[w] {
+                None => bar.arrived_at[w] = Some((here.0, here.1, aligned)),
+                Some((func, pc, first_aligned)) if (func, pc) != here && (aligned || first_aligned) => {
+                    let other = ctx.location(func, pc);
+                    return Err(exec_fault(
+                        ctx,
+                        blk,
+                        t,
+                        format!(
+                            "reached barrier {id_v} while lanes of its warp wait at it from another instruction, \
+                             {other}; an aligned barrier (`bar`, `barrier.*.aligned`) must be executed by every lane \
+                             of the warp at the same instruction (undefined on the GPU: the warp can be counted \
+                             twice or hang). A compiler that made it aligned proved the branches above it uniform \
+                             wrongly; code written by hand wants `barrier.sync` here"
+                        ),
+                    ));
+                }
+                Some(_) => {}
             }
             bar.arrived[w] |= 1 << lane;
             if let Some(c) = count_v {

@@ -1475,7 +1475,7 @@ impl<'a> Decoder<'a> {
             "membar" => self.emit(Op::Fence {
                 order: Order::SeqCst,
             }),
-            "bar" | "barrier" => self.barrier(&m, o)?,
+            "bar" | "barrier" => self.barrier(i.opcode == "bar" || m.contains(&"aligned"), &m, o)?,
             "shfl" => {
                 if !has("sync") {
                     return unsupported("shfl without .sync (sm_6x) is not supported");
@@ -2519,9 +2519,10 @@ impl<'a> Decoder<'a> {
         Ok(())
     }
 
-    /// `bar`/`barrier` (`bar.sync` is `barrier.sync.aligned`; the VM
-    /// treats both alike), `bar.warp.sync`, `barrier.cluster`.
-    fn barrier(&mut self, m: &[&str], o: &[Operand]) -> DResult<()> {
+    /// `bar`/`barrier` (`bar.sync` is `barrier.sync.aligned`: `aligned`
+    /// says which, for the check that a warp's lanes meet at one
+    /// instruction), `bar.warp.sync`, `barrier.cluster`.
+    fn barrier(&mut self, aligned: bool, m: &[&str], o: &[Operand]) -> DResult<()> {
         let u32t = ty("u32").ok_or(Unsupported("u32".into()))?;
         if m.contains(&"warp") {
             if o.len() != 1 {
@@ -2584,6 +2585,7 @@ impl<'a> Decoder<'a> {
         };
         self.collective(Collective::Barrier {
             kind,
+            aligned,
             id,
             count,
             d,

@@ -415,6 +415,9 @@ pub enum BarKind {
 pub enum Collective {
     Barrier {
         kind: BarKind,
+        /// `bar.*` and `barrier.*.aligned`: every lane of a warp must
+        /// execute this same instruction.
+        aligned: bool,
         id: Slot,
         count: Option<Slot>,
         d: Slot,

@@ -44,6 +44,51 @@ fn a_barrier_reached_from_two_instructions_synchronises_the_block() {
     }
 }
 
+/// The PTX of the test above with `bar.sync` (aligned) on both paths: the
+/// odd and even lanes of every warp meet at barrier 0 from two instructions,
+/// which an aligned barrier forbids (a compiler that marks a barrier aligned
+/// below a branch it wrongly thought uniform writes exactly this).
+#[test]
+fn an_aligned_barrier_reached_from_two_instructions_by_one_warp_faults() {
+    let m = module(
+        ".param .u64 out",
+        ".shared .align 4 .b32 slot[256];\n\
+         ld.param.u64 %rd1, [out]; mov.u32 %r1, %tid.x; mov.u32 %r9, slot; shl.b32 %r2, %r1, 2; add.u32 %r3, %r9, %r2;\n\
+         and.b32 %r4, %r1, 1; setp.eq.u32 %p1, %r4, 1; @%p1 bra ODD;\n\
+         st.shared.u32 [%r3], %r1; bar.sync 0; bra.uni JOIN;\n\
+         ODD: st.shared.u32 [%r3], %r1; barrier.sync.aligned 0;\n\
+         JOIN: ret;",
+    );
+    let out = vec![0u32; 64];
+    let env = Env::new().with(&out);
+    let err = run(&m, "k", dims((1, 1, 1), (64, 1, 1)), &Params::new().value(out.as_ptr() as u64), &env).unwrap_err();
+    let text = err.to_string();
+    assert!(matches!(err, Fault::ExecutionError { .. }), "{text}");
+    assert!(text.contains("from another instruction") && text.contains("aligned barrier"), "{text}");
+    assert!(text.contains("bar.sync 0") && text.contains("barrier.sync.aligned 0"), "{text}");
+}
+
+/// Different warps may reach one aligned barrier from different
+/// instructions: producers announce with `bar.arrive`, consumers wait with
+/// `bar.sync` (the PTX ISA's producer/consumer example).
+#[test]
+fn warps_may_meet_at_an_aligned_barrier_from_different_instructions() {
+    let m = module(
+        ".param .u64 out",
+        ".shared .align 4 .b32 v[32];\n\
+         ld.param.u64 %rd1, [out]; mov.u32 %r1, %tid.x; mov.u32 %r3, v; setp.ge.u32 %p1, %r1, 32; @%p1 bra CONSUME;\n\
+         shl.b32 %r2, %r1, 2; add.u32 %r4, %r3, %r2; mul.lo.u32 %r5, %r1, 7; st.shared.u32 [%r4], %r5; bar.arrive 1, 64; ret;\n\
+         CONSUME: bar.sync 1, 64; sub.u32 %r6, %r1, 32; shl.b32 %r7, %r6, 2; add.u32 %r8, %r3, %r7; ld.shared.u32 %r9, [%r8];\n\
+         mul.wide.u32 %rd2, %r6, 4; add.s64 %rd3, %rd1, %rd2; st.global.u32 [%rd3], %r9; ret;",
+    );
+    let mut out = vec![0u32; 32];
+    let env = Env::new().with(&out);
+    run(&m, "k", dims((1, 1, 1), (64, 1, 1)), &Params::new().value(out.as_mut_ptr() as u64), &env).unwrap();
+    for t in 0..32u32 {
+        assert_eq!(out[t as usize], t * 7);
+    }
+}
+
 #[test]
 fn an_intra_block_spin_wait_completes() {
     // Thread 0 spins until the last thread of the block (the last to run in

@@ -87,6 +87,23 @@ pub enum Exchange {
     Barrier { kind: BarrierVote, bit: u32 },
     /// `u` = `init` combined with every thread's `d` through one shared atomic.
     SharedAtomic { op: Op, init: u64 },
+    /// `r` = a hash of `per_thread` elements of type `ty` that thread `from`
+    /// wrote into a shared array (slices of its `d`), `blocked` (each
+    /// thread's elements together) or striped (element `j` of every thread
+    /// together): narrow, unrolled stores for the shared-store passes.
+    Scatter { ty: Ty, per_thread: u32, blocked: bool, from: Perm },
+    /// `r` = a scan or reduction over the lanes whose bit `bit` of `d` is set
+    /// (their ballot is the mask), in lane order. Only those lanes call it
+    /// unless `all_call` (the others then take no part and get their own value,
+    /// or the identity for an exclusive scan).
+    Masked { kind: MaskedKind, op: Op, bit: u32, all_call: bool },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum MaskedKind {
+    Inclusive,
+    Exclusive,
+    Reduce,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -114,10 +131,25 @@ pub enum Op {
     And,
     Min,
     Max,
+    /// Composition of affine maps `x -> m x + c` on u32 (`m` the high half,
+    /// `c` the low): associative but not commutative, so it checks lane order.
+    Affine,
 }
 
 impl Op {
+    /// The commutative ones (butterflies, atomics and `redux` combine in no
+    /// particular order).
     const ALL: [Op; 6] = [Op::Add, Op::Xor, Op::Or, Op::And, Op::Min, Op::Max];
+    const IN_ORDER: [Op; 7] = [Op::Add, Op::Xor, Op::Or, Op::And, Op::Min, Op::Max, Op::Affine];
+
+    /// The identity of the operation on u64.
+    fn identity(self) -> &'static str {
+        match self {
+            Op::Add | Op::Xor | Op::Or | Op::Max => "0u64",
+            Op::And | Op::Min => "u64::MAX",
+            Op::Affine => "1u64 << 32",
+        }
+    }
 
     /// `a op b` as a Rust expression of type `ty`.
     fn apply(self, a: &str, b: &str) -> String {
@@ -128,6 +160,7 @@ impl Op {
             Op::And => format!("({a} & {b})"),
             Op::Min => format!("{a}.min({b})"),
             Op::Max => format!("{a}.max({b})"),
+            Op::Affine => format!("affine({a}, {b})"),
         }
     }
 
@@ -139,6 +172,7 @@ impl Op {
             Op::And => "reduce_and_u32",
             Op::Min => "reduce_min_u32",
             Op::Max => "reduce_max_u32",
+            Op::Affine => unreachable!("redux takes commutative operations"),
         }
     }
 
@@ -150,6 +184,7 @@ impl Op {
             Op::And => "fetch_and",
             Op::Min => "fetch_min",
             Op::Max => "fetch_max",
+            Op::Affine => unreachable!("atomics take commutative operations"),
         }
     }
 }
@@ -181,6 +216,29 @@ impl Perm {
     }
 }
 
+/// The slot of element `j` of thread `T` (replaced by the thread's name).
+fn scatter_index(blocked: bool, per_thread: u32) -> String {
+    if blocked { format!("T * {per_thread} + j") } else { "j * n + T".into() }
+}
+
+/// Element `j` a thread writes: a slice of its value `d`.
+fn scatter_value(ty: Ty, d: &str) -> String {
+    match ty {
+        Ty::F32 => format!("f32::from_bits(({d} >> (j * 13 % 33)) as u32)"),
+        _ => format!("({d} >> (j * 13 % 57)) as {}", ty.name()),
+    }
+}
+
+/// An element's bits, for the hash (a NaN as one NaN: the element is only
+/// stored and loaded, so its payload survives, but keep the rule of `Rec`).
+fn scatter_bits(ty: Ty, x: &str) -> String {
+    match ty {
+        Ty::F32 => format!("({{ let x = {x}; if x.is_nan() {{ 0x7FC0_0000 }} else {{ x.to_bits() }} }} as u64)"),
+        Ty::I16 => format!("({x} as u16 as u64)"),
+        _ => format!("({x} as u64)"),
+    }
+}
+
 /// Block program `index` of the program with `seed`.
 pub fn program(seed: u64, index: u64) -> BlockProgram {
     let mut r = Rng::new(seed ^ SALT, index + 1);
@@ -191,7 +249,7 @@ pub fn program(seed: u64, index: u64) -> BlockProgram {
         *r.pick(&[1, 2, 7, 33, 100, 255, 320])
     };
     let params: Vec<Ty> = (0..1 + r.below(3)).map(|_| *r.pick(&Ty::ALL[..14])).collect();
-    let mut b = Builder { r, warps, phases: 0 };
+    let mut b = Builder { r, warps, threads, phases: 0, scatter_bytes: 0 };
     let top = 2 + b.r.below(6);
     // A phase first, so the first exchange has something to exchange.
     let mut steps = vec![b.phase()];
@@ -230,7 +288,10 @@ enum Scope {
 struct Builder {
     r: Rng,
     warps: bool,
+    threads: u32,
     phases: usize,
+    /// Shared memory the `Scatter` arrays take so far.
+    scatter_bytes: u32,
 }
 
 impl Builder {
@@ -280,7 +341,12 @@ impl Builder {
     }
 
     fn warp_exchange(&mut self) -> Exchange {
-        match self.r.below(8) {
+        match self.r.below(10) {
+            8 | 9 => {
+                let kind = *self.r.pick(&[MaskedKind::Inclusive, MaskedKind::Exclusive, MaskedKind::Reduce]);
+                let op = *self.r.pick(&Op::IN_ORDER);
+                Exchange::Masked { kind, op, bit: self.r.below(64) as u32, all_call: self.r.chance(30) }
+            }
             0 | 1 => {
                 let kind = match self.r.below(4) {
                     0 => Shuffle::Xor(1 + self.r.below(31) as u32),
@@ -291,7 +357,7 @@ impl Builder {
                 Exchange::Shuffle { kind, narrow: self.r.chance(30) }
             }
             2 => Exchange::WarpReduce(self.op()),
-            3 => Exchange::WarpScan(self.op()),
+            3 => Exchange::WarpScan(*self.r.pick(&Op::IN_ORDER)),
             4 => Exchange::Ballot(self.r.below(64) as u32),
             5 => Exchange::Vote { all: self.r.chance(50), bit: self.r.below(64) as u32 },
             6 => Exchange::Redux(self.op()),
@@ -302,22 +368,32 @@ impl Builder {
         }
     }
 
-    fn block_exchange(&mut self) -> Exchange {
+    fn perm(&mut self) -> Perm {
         match self.r.below(6) {
-            0..=2 => {
-                let perm = match self.r.below(6) {
-                    0 => Perm::Reverse,
-                    1 => Perm::Rotate(1 + self.r.below(1100) as u32),
-                    2 => Perm::Affine(1 + 2 * self.r.below(20) as u32, self.r.below(64) as u32),
-                    3 => Perm::Xor(1 + self.r.below(1023) as u32),
-                    4 => Perm::FromValue,
-                    _ => Perm::Broadcast(self.r.below(1100) as u32),
-                };
-                Exchange::Shared(perm)
-            }
+            0 => Perm::Reverse,
+            1 => Perm::Rotate(1 + self.r.below(1100) as u32),
+            2 => Perm::Affine(1 + 2 * self.r.below(20) as u32, self.r.below(64) as u32),
+            3 => Perm::Xor(1 + self.r.below(1023) as u32),
+            4 => Perm::FromValue,
+            _ => Perm::Broadcast(self.r.below(1100) as u32),
+        }
+    }
+
+    fn block_exchange(&mut self) -> Exchange {
+        match self.r.below(7) {
+            0..=2 => Exchange::Shared(self.perm()),
             3 | 4 => {
                 let kind = *self.r.pick(&[BarrierVote::Count, BarrierVote::And, BarrierVote::Or]);
                 Exchange::Barrier { kind, bit: self.r.below(64) as u32 }
+            }
+            5 if self.scatter_bytes < 16 * 1024 => {
+                let ty = *self.r.pick(&[Ty::U8, Ty::U16, Ty::U32, Ty::U64, Ty::I16, Ty::F32]);
+                let size = ty.bits() / 8;
+                let most = (8192 / (self.threads * size)).clamp(1, 8);
+                let per_thread = 1 + self.r.below(most as u64) as u32;
+                self.scatter_bytes += per_thread * size * self.threads;
+                let from = self.perm();
+                Exchange::Scatter { ty, per_thread, blocked: self.r.chance(50), from }
             }
             _ => {
                 let op = self.op();
@@ -425,6 +501,33 @@ impl BlockProgram {
                             BarrierVote::And => format!("u = thread::sync_threads_and({p}) as u64; o.rec(u);"),
                             BarrierVote::Or => format!("u = thread::sync_threads_or({p}) as u64; o.rec(u);"),
                         }
+                    }
+                    Exchange::Scatter { ty, per_thread: k, blocked, from } => {
+                        let a = *atomics;
+                        *atomics += 1;
+                        let (at, tyn) = (scatter_index(*blocked, *k), ty.name());
+                        format!(
+                            "{{ shared! {{ static SC{a}: [{tyn}; {len}]; }}\n{pad}  for j in 0..{k}usize {{ unsafe {{ SC{a}.write({w}, {val}) }} }}\n{pad}  thread::sync_threads();\n\
+                             {pad}  let from = {src};\n{pad}  let mut h = 0xCBF2_9CE4_8422_2325u64;\n\
+                             {pad}  for j in 0..{k}usize {{ h = (h ^ {bits}).wrapping_mul(0x100_0000_01B3); }}\n{pad}  thread::sync_threads();\n{pad}  r = h; o.rec(r); }}",
+                            len = k * self.threads,
+                            w = at.replace("T", "t"),
+                            val = scatter_value(*ty, "d"),
+                            src = from.index("d"),
+                            bits = scatter_bits(*ty, &format!("unsafe {{ SC{a}.read({}) }}", at.replace("T", "from"))),
+                        )
+                    }
+                    Exchange::Masked { kind, op, bit, all_call } => {
+                        let f = |a: &str, b: &str| op.apply(a, b);
+                        let call = match kind {
+                            MaskedKind::Inclusive => format!("warp::inclusive_scan(mask, d, |a: u64, b: u64| {})", f("a", "b")),
+                            MaskedKind::Exclusive => {
+                                format!("warp::exclusive_scan(mask, d, {}, |a: u64, b: u64| {})", op.identity(), f("a", "b"))
+                            }
+                            MaskedKind::Reduce => format!("warp::reduce_masked(mask, d, |a: u64, b: u64| {})", f("a", "b")),
+                        };
+                        let guard = if *all_call { "" } else { "if c " };
+                        format!("{{ let c = (d >> {bit}) & 1 == 1; let mask = warp::ballot(FULL, c); let _ = c; {guard}{{ r = {call}; }} o.rec(r); }}")
                     }
                     Exchange::SharedAtomic { op, init } => {
                         let a = *atomics;
@@ -546,6 +649,37 @@ impl BlockProgram {
                     "u[t] = v.iter().fold({init:#x}u64, |a, &b| {}); o[t].rec(u[t]);",
                     op.apply("a", "b")
                 )),
+                Exchange::Scatter { ty, per_thread: k, blocked: _, from } => {
+                    // Where the elements lie does not change what is read back.
+                    each(&format!(
+                        "let from = {}; let mut h = 0xCBF2_9CE4_8422_2325u64; \
+                         for j in 0..{k}usize {{ let x: {} = {}; h = (h ^ {}).wrapping_mul(0x100_0000_01B3); }} r[t] = h; o[t].rec(r[t]);",
+                        from.index("v[t]"),
+                        ty.name(),
+                        scatter_value(*ty, "v[from]"),
+                        scatter_bits(*ty, "x")
+                    ))
+                }
+                Exchange::Masked { kind, op, bit, all_call } => {
+                    // The members' values in lane order, and this lane's rank.
+                    let fold = |range: &str| format!("members[{range}].iter().fold({}, |a, &b| {})", op.identity(), op.apply("a", "b"));
+                    let value = match kind {
+                        MaskedKind::Inclusive => fold("..=rank"),
+                        MaskedKind::Exclusive => fold("..rank"),
+                        MaskedKind::Reduce => fold(".."),
+                    };
+                    let outside = match (all_call, kind) {
+                        (false, _) => "r[t]",
+                        (true, MaskedKind::Exclusive) => op.identity(),
+                        (true, _) => "v[t]",
+                    };
+                    each(&format!(
+                        "let member = |j: usize| (v[base + j] >> {bit}) & 1 == 1; \
+                         let members: Vec<u64> = (0..32).filter(|&j| member(j)).map(|j| v[base + j]).collect(); \
+                         let rank = (0..lane).filter(|&j| member(j)).count(); \
+                         r[t] = if member(lane) {{ {value} }} else {{ {outside} }}; o[t].rec(r[t]);"
+                    ))
+                }
             },
             Step::BlockIf { bit, then, els } => {
                 // Every thread of the block is here and `u` is the same in all.

@@ -256,6 +256,15 @@ fn mix(r: u64, u: u64, w: u64) -> u64 {
     r ^ u.rotate_left(21) ^ w.rotate_left(42)
 }
 
+/// Composition of the affine maps `x -> m x + c` on u32 that `a` and `b`
+/// hold (`m` in the high half): first `a`, then `b`.
+#[inline(always)]
+fn affine(a: u64, b: u64) -> u64 {
+    let (m1, c1) = ((a >> 32) as u32, a as u32);
+    let (m2, c2) = ((b >> 32) as u32, b as u32);
+    ((m1.wrapping_mul(m2) as u64) << 32) | c1.wrapping_mul(m2).wrapping_add(c2) as u64
+}
+
 /// The block-uniform value a block starts with.
 #[inline(always)]
 fn start_uniform(bid: usize) -> u64 {
