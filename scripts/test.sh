@@ -33,7 +33,8 @@
 #   7b. runs the random differential tester (tests/fuzz, oxide-fuzz) on a
 #      fixed set of seeds, debug and release builds, kernels in device-code
 #      mode: every intermediate value of each generated function, run as PTX
-#      on the VM, must equal the same Rust on the CPU;
+#      on the VM, must equal the same Rust on the CPU; then block programs
+#      (`--block`: threads exchanging values), against a CPU model of the block;
 #   8. runs vecadd as the README does: without a GPU `cargo oxide run` runs it
 #      on the CPU emulator and it must pass; OXIDE_EMULATE=0 must refuse plainly
 #      (exit code 2);
@@ -207,6 +208,19 @@ fuzz() { # fuzz [--release]
 }
 step "oxide-fuzz: seeds $fuzz_first to $fuzz_last, $fuzz_functions functions each, debug build, PTX on the CPU vs the CPU" fuzz
 step "oxide-fuzz: seeds $fuzz_first to $fuzz_last, $fuzz_functions functions each, release build, PTX on the CPU vs the CPU" fuzz --release
+
+# Block programs (oxide-fuzz --block): threads that exchange values through
+# shared memory, barriers, shuffles, votes and shared atomics, under branches
+# uniform over the block, the warp or nothing, in 1-, 2- and 3-D blocks;
+# every thread's values against a CPU model of the block. The VM faults on
+# an aligned barrier that one warp reaches from two instructions.
+block_first=1; block_last=3; block_programs=40
+fuzz_block() { # fuzz_block [--release]
+  env CARGO_TARGET_DIR="$root/target/stable" cargo +stable run -q -p oxide-fuzz -- run --block \
+    --seeds "$block_first..$((block_last + 1))" --functions "$block_programs" --runs 4 --emulate=ptx --work "$root/target/fuzz" "$@"
+}
+step "oxide-fuzz --block: seeds $block_first to $block_last, $block_programs block programs each, debug build, PTX on the CPU vs a CPU model" fuzz_block
+step "oxide-fuzz --block: seeds $block_first to $block_last, $block_programs block programs each, release build, PTX on the CPU vs a CPU model" fuzz_block --release
 
 run_vecadd() {
   local out rc

@@ -41,6 +41,9 @@ pub struct BlockProgram {
     pub params: Vec<Ty>,
     /// Threads per block (a multiple of 32 when any warp-level step is used).
     pub threads: u32,
+    /// The block's shape, `x * y * z == threads` (warps are formed from the
+    /// linear index, `x` fastest, whatever the shape).
+    pub shape: (u32, u32, u32),
     /// Phase `k` is `{name}_p{k}(inputs…, mixed state: u64, thread: u32)`.
     pub phases: Vec<Function>,
     /// The inlining attribute of each phase.
@@ -249,6 +252,7 @@ pub fn program(seed: u64, index: u64) -> BlockProgram {
         *r.pick(&[1, 2, 7, 33, 100, 255, 320])
     };
     let params: Vec<Ty> = (0..1 + r.below(3)).map(|_| *r.pick(&Ty::ALL[..14])).collect();
+    let shape = block_shape(&mut r, threads);
     let mut b = Builder { r, warps, threads, phases: 0, scatter_bytes: 0 };
     let top = 2 + b.r.below(6);
     // A phase first, so the first exchange has something to exchange.
@@ -265,7 +269,24 @@ pub fn program(seed: u64, index: u64) -> BlockProgram {
         phases.push(gen::function_over(seed ^ SALT, stream, format!("{name}_p{k}"), &types, statements));
         inline.push(*b.r.pick(&["#[inline(never)]", "#[inline(always)]", "#[inline]"]));
     }
-    BlockProgram { name, params, threads, phases, inline, steps }
+    BlockProgram { name, params, threads, shape, phases, inline, steps }
+}
+
+/// A shape of `threads` threads: mostly flat, often 2-D, sometimes 3-D
+/// (z at most 64, as CUDA allows).
+fn block_shape(r: &mut Rng, threads: u32) -> (u32, u32, u32) {
+    let divisors = |n: u32| (1..=n).filter(|d| n % d == 0).collect::<Vec<u32>>();
+    if r.chance(50) {
+        return (threads, 1, 1);
+    }
+    let x = *r.pick(&divisors(threads));
+    let rest = threads / x;
+    if r.chance(60) {
+        return (x, rest, 1);
+    }
+    let y = *r.pick(&divisors(rest));
+    let z = rest / y;
+    if z <= 64 { (x, y, z) } else { (x, rest, 1) }
 }
 
 /// The input values of program `p`'s blocks: `blocks` sets of bits.
@@ -418,6 +439,7 @@ impl BlockProgram {
         }
         writeln!(out, "}}\n// SAFETY: plain numbers.\nunsafe impl DeviceRepr for In_{n} {{}}").unwrap();
         writeln!(out, "const THREADS_{n}: u32 = {};", self.threads).unwrap();
+        writeln!(out, "const SHAPE_{n}: (u32, u32, u32) = {:?};", self.shape).unwrap();
         let args: String = (0..self.params.len()).map(|k| format!("x.p{k}, ")).collect();
 
         // The kernel.
@@ -425,7 +447,8 @@ impl BlockProgram {
             out,
             "#[kernel]\npub fn k_{n}(inputs: &[In_{n}], mut out: DisjointSlice<BTrace>) {{\n    \
              shared! {{ static XS: [u64; {threads}]; }}\n    \
-             let idx = thread::index_1d();\n    let t = thread::block_linear_index();\n    let n = thread::block_size();\n    \
+             let idx = thread::index_3d(thread::gridDim_x() as usize * thread::blockDim_x() as usize, thread::blockDim_y() as usize);\n    \
+             let t = thread::block_linear_index();\n    let n = thread::block_size();\n    \
              let bid = thread::blockIdx_x() as usize;\n    let x = inputs[bid];\n    \
              let (mut d, mut r, mut u, mut w) = (0u64, 0u64, start_uniform(bid), 0u64);\n    let mut o = BTrace::new();",
             threads = self.threads

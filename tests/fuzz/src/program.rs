@@ -278,16 +278,29 @@ fn bhex(t: &BTrace) -> String {
     v.join(",")
 }
 
-/// Compares every thread of a launch; prints and counts the threads that differ.
-fn compare_block(name: &str, threads: usize, gpu: &[BTrace], cpu: &[BTrace]) -> usize {
+/// Where thread `t` (linear index in its block) of block `b` writes its
+/// trace: the row-major `thread::index_3d` of a grid of `blocks` blocks
+/// along x.
+fn slot(shape: (u32, u32, u32), blocks: usize, b: usize, t: usize) -> usize {
+    let (bx, by) = (shape.0 as usize, shape.1 as usize);
+    let (x, y, z) = (t % bx, t / bx % by, t / (bx * by));
+    (z * by + y) * blocks * bx + b * bx + x
+}
+
+/// Compares every thread of a launch (`cpu[b][t]` is thread `t` of block
+/// `b`); prints the first threads that differ; 1 if any did.
+fn compare_block(name: &str, shape: (u32, u32, u32), gpu: &[BTrace], cpu: &[Vec<BTrace>]) -> usize {
     let mut bad = 0;
-    for (i, (g, c)) in gpu.iter().zip(cpu).enumerate() {
+    let blocks = cpu.len();
+    let order = cpu.iter().enumerate().flat_map(|(b, ts)| (0..ts.len()).map(move |t| (b, t)));
+    for (i, (b, t)) in order.enumerate() {
+        let (g, c) = (&gpu[slot(shape, blocks, b, t)], &cpu[b][t]);
         if g != c {
             let n = (g.n.max(c.n) as usize).min(BRECORDS);
             let record = (0..n).find(|&r| g.vals[r] != c.vals[r]).unwrap_or(n);
             if bad < 4 {
-                println!("MISMATCH {name} input {i} record {record} n={}/{} gpu={} cpu={} (block {}, thread {})",
-                    g.n, c.n, bhex(g), bhex(c), i / threads, i % threads);
+                println!("MISMATCH {name} input {i} record {record} n={}/{} gpu={} cpu={} (block {b}, thread {t} of {shape:?})",
+                    g.n, c.n, bhex(g), bhex(c));
             }
             bad += 1;
         }
@@ -299,12 +312,13 @@ fn compare_block(name: &str, threads: usize, gpu: &[BTrace], cpu: &[BTrace]) -> 
 }
 
 macro_rules! check_block {
-    ($stream:ident, $module:ident, $runs:ident, $bad:ident, $name:literal, $kernel:ident, $inputs:ident, $cpu:ident, $threads:expr) => {{
-        let cpu: Vec<BTrace> = $inputs.iter().enumerate().flat_map(|(b, x)| $cpu(x, b)).collect();
+    ($stream:ident, $module:ident, $runs:ident, $bad:ident, $name:literal, $kernel:ident, $inputs:ident, $cpu:ident, $shape:expr) => {{
+        let cpu: Vec<Vec<BTrace>> = $inputs.iter().enumerate().map(|(b, x)| $cpu(x, b)).collect();
+        let threads: usize = cpu.iter().map(Vec::len).sum();
         let result = (|| -> Result<Vec<BTrace>, Box<dyn std::error::Error>> {
             let input = DeviceBuffer::from_host(&$stream, &$inputs[..])?;
-            let mut out = DeviceBuffer::<BTrace>::zeroed(&$stream, cpu.len())?;
-            let config = LaunchConfig { grid_dim: ($inputs.len() as u32, 1, 1), block_dim: ($threads, 1, 1), shared_mem_bytes: 0 };
+            let mut out = DeviceBuffer::<BTrace>::zeroed(&$stream, threads)?;
+            let config = LaunchConfig { grid_dim: ($inputs.len() as u32, 1, 1), block_dim: $shape, shared_mem_bytes: 0 };
             cuda_launch! {
                 kernel: $kernel, stream: $stream, module: $module,
                 config: config,
@@ -313,7 +327,7 @@ macro_rules! check_block {
             Ok(out.to_host_vec(&$stream)?)
         })();
         match result {
-            Ok(gpu) => { $bad += compare_block($name, $threads as usize, &gpu, &cpu); $runs += cpu.len(); }
+            Ok(gpu) => { $bad += compare_block($name, $shape, &gpu, &cpu); $runs += threads; }
             Err(e) => { println!("ERROR {}: {e}", $name); $bad += 1; return finish($runs, $bad); }
         }
     }};
@@ -348,7 +362,7 @@ pub fn block_source(name: &str, cases: &[BlockCase]) -> String {
     .unwrap();
     for case in cases {
         let n = &case.program.name;
-        writeln!(out, "    check_block!(stream, module, runs, bad, \"{n}\", k_{n}, INPUTS_{n}, cpu_{n}, THREADS_{n});").unwrap();
+        writeln!(out, "    check_block!(stream, module, runs, bad, \"{n}\", k_{n}, INPUTS_{n}, cpu_{n}, SHAPE_{n});").unwrap();
     }
     out.push_str("    finish(runs, bad)\n}\n");
     out
