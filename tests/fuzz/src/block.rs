@@ -48,6 +48,8 @@ pub struct BlockProgram {
     pub phases: Vec<Function>,
     /// The inlining attribute of each phase.
     pub inline: Vec<&'static str>,
+    /// Dynamic shared memory the launch provides (the largest dynamic scatter).
+    pub dynamic_bytes: u32,
     pub steps: Vec<Step>,
 }
 
@@ -94,7 +96,8 @@ pub enum Exchange {
     /// wrote into a shared array (slices of its `d`), `blocked` (each
     /// thread's elements together) or striped (element `j` of every thread
     /// together): narrow, unrolled stores for the shared-store passes.
-    Scatter { ty: Ty, per_thread: u32, blocked: bool, from: Perm },
+    /// `dynamic`: in the launch's dynamic shared memory, through raw pointers.
+    Scatter { ty: Ty, per_thread: u32, blocked: bool, from: Perm, dynamic: bool },
     /// `r` = a scan or reduction over the lanes whose bit `bit` of `d` is set
     /// (their ballot is the mask), in lane order. Only those lanes call it
     /// unless `all_call` (the others then take no part and get their own value,
@@ -253,7 +256,7 @@ pub fn program(seed: u64, index: u64) -> BlockProgram {
     };
     let params: Vec<Ty> = (0..1 + r.below(3)).map(|_| *r.pick(&Ty::ALL[..14])).collect();
     let shape = block_shape(&mut r, threads);
-    let mut b = Builder { r, warps, threads, phases: 0, scatter_bytes: 0 };
+    let mut b = Builder { r, warps, threads, phases: 0, scatter_bytes: 0, dynamic_bytes: 0 };
     let top = 2 + b.r.below(6);
     // A phase first, so the first exchange has something to exchange.
     let mut steps = vec![b.phase()];
@@ -269,7 +272,8 @@ pub fn program(seed: u64, index: u64) -> BlockProgram {
         phases.push(gen::function_over(seed ^ SALT, stream, format!("{name}_p{k}"), &types, statements));
         inline.push(*b.r.pick(&["#[inline(never)]", "#[inline(always)]", "#[inline]"]));
     }
-    BlockProgram { name, params, threads, shape, phases, inline, steps }
+    let dynamic_bytes = b.dynamic_bytes;
+    BlockProgram { name, params, threads, shape, phases, inline, dynamic_bytes, steps }
 }
 
 /// A shape of `threads` threads: mostly flat, often 2-D, sometimes 3-D
@@ -311,8 +315,10 @@ struct Builder {
     warps: bool,
     threads: u32,
     phases: usize,
-    /// Shared memory the `Scatter` arrays take so far.
+    /// Shared memory the static `Scatter` arrays take so far.
     scatter_bytes: u32,
+    /// The largest dynamic `Scatter`.
+    dynamic_bytes: u32,
 }
 
 impl Builder {
@@ -412,9 +418,15 @@ impl Builder {
                 let size = ty.bits() / 8;
                 let most = (8192 / (self.threads * size)).clamp(1, 8);
                 let per_thread = 1 + self.r.below(most as u64) as u32;
-                self.scatter_bytes += per_thread * size * self.threads;
+                let bytes = per_thread * size * self.threads;
+                let dynamic = self.r.chance(35);
+                if dynamic {
+                    self.dynamic_bytes = self.dynamic_bytes.max(bytes);
+                } else {
+                    self.scatter_bytes += bytes;
+                }
                 let from = self.perm();
-                Exchange::Scatter { ty, per_thread, blocked: self.r.chance(50), from }
+                Exchange::Scatter { ty, per_thread, blocked: self.r.chance(50), from, dynamic }
             }
             _ => {
                 let op = self.op();
@@ -440,6 +452,7 @@ impl BlockProgram {
         writeln!(out, "}}\n// SAFETY: plain numbers.\nunsafe impl DeviceRepr for In_{n} {{}}").unwrap();
         writeln!(out, "const THREADS_{n}: u32 = {};", self.threads).unwrap();
         writeln!(out, "const SHAPE_{n}: (u32, u32, u32) = {:?};", self.shape).unwrap();
+        writeln!(out, "const DYNAMIC_{n}: u32 = {};", self.dynamic_bytes).unwrap();
         let args: String = (0..self.params.len()).map(|k| format!("x.p{k}, ")).collect();
 
         // The kernel.
@@ -525,7 +538,24 @@ impl BlockProgram {
                             BarrierVote::Or => format!("u = thread::sync_threads_or({p}) as u64; o.rec(u);"),
                         }
                     }
-                    Exchange::Scatter { ty, per_thread: k, blocked, from } => {
+                    Exchange::Scatter { ty, per_thread: k, blocked, from, dynamic: true } => {
+                        let (at, tyn) = (scatter_index(*blocked, *k), ty.name());
+                        // SAFETY (in the generated code): the launch gives
+                        // DYNAMIC bytes, at least n * k elements; each thread
+                        // writes its own slots, reads after the barrier, and the
+                        // last barrier ends the reads before the area is reused.
+                        format!(
+                            "{{ let (base, len) = unsafe {{ dynamic_shared::<{tyn}>() }}; assert!(len >= n * {k});\n\
+                             {pad}  for j in 0..{k}usize {{ unsafe {{ base.add({w}).write({val}) }} }}\n{pad}  thread::sync_threads();\n\
+                             {pad}  let from = {src};\n{pad}  let mut h = 0xCBF2_9CE4_8422_2325u64;\n\
+                             {pad}  for j in 0..{k}usize {{ h = (h ^ {bits}).wrapping_mul(0x100_0000_01B3); }}\n{pad}  thread::sync_threads();\n{pad}  r = h; o.rec(r); }}",
+                            w = at.replace("T", "t"),
+                            val = scatter_value(*ty, "d"),
+                            src = from.index("d"),
+                            bits = scatter_bits(*ty, &format!("unsafe {{ base.add({}).read() }}", at.replace("T", "from"))),
+                        )
+                    }
+                    Exchange::Scatter { ty, per_thread: k, blocked, from, dynamic: false } => {
                         let a = *atomics;
                         *atomics += 1;
                         let (at, tyn) = (scatter_index(*blocked, *k), ty.name());
@@ -672,7 +702,7 @@ impl BlockProgram {
                     "u[t] = v.iter().fold({init:#x}u64, |a, &b| {}); o[t].rec(u[t]);",
                     op.apply("a", "b")
                 )),
-                Exchange::Scatter { ty, per_thread: k, blocked: _, from } => {
+                Exchange::Scatter { ty, per_thread: k, from, .. } => {
                     // Where the elements lie does not change what is read back.
                     each(&format!(
                         "let from = {}; let mut h = 0xCBF2_9CE4_8422_2325u64; \

@@ -207,7 +207,7 @@ pub fn source(name: &str, cases: &[Case]) -> String {
 /// of a phase's record into one value, and the check of a whole launch.
 const BLOCK_PRELUDE: &str = r#"
 use core::sync::atomic::{AtomicU64, Ordering};
-use cuda_device::{shared, warp};
+use cuda_device::{dynamic_shared, shared, warp};
 
 const FULL: u32 = u32::MAX;
 const BRECORDS: usize = @BRECORDS@;
@@ -312,13 +312,13 @@ fn compare_block(name: &str, shape: (u32, u32, u32), gpu: &[BTrace], cpu: &[Vec<
 }
 
 macro_rules! check_block {
-    ($stream:ident, $module:ident, $runs:ident, $bad:ident, $name:literal, $kernel:ident, $inputs:ident, $cpu:ident, $shape:expr) => {{
+    ($stream:ident, $module:ident, $runs:ident, $bad:ident, $name:literal, $kernel:ident, $inputs:ident, $cpu:ident, $shape:expr, $dynamic:expr) => {{
         let cpu: Vec<Vec<BTrace>> = $inputs.iter().enumerate().map(|(b, x)| $cpu(x, b)).collect();
         let threads: usize = cpu.iter().map(Vec::len).sum();
         let result = (|| -> Result<Vec<BTrace>, Box<dyn std::error::Error>> {
             let input = DeviceBuffer::from_host(&$stream, &$inputs[..])?;
             let mut out = DeviceBuffer::<BTrace>::zeroed(&$stream, threads)?;
-            let config = LaunchConfig { grid_dim: ($inputs.len() as u32, 1, 1), block_dim: $shape, shared_mem_bytes: 0 };
+            let config = LaunchConfig { grid_dim: ($inputs.len() as u32, 1, 1), block_dim: $shape, shared_mem_bytes: $dynamic };
             cuda_launch! {
                 kernel: $kernel, stream: $stream, module: $module,
                 config: config,
@@ -362,7 +362,7 @@ pub fn block_source(name: &str, cases: &[BlockCase]) -> String {
     .unwrap();
     for case in cases {
         let n = &case.program.name;
-        writeln!(out, "    check_block!(stream, module, runs, bad, \"{n}\", k_{n}, INPUTS_{n}, cpu_{n}, SHAPE_{n});").unwrap();
+        writeln!(out, "    check_block!(stream, module, runs, bad, \"{n}\", k_{n}, INPUTS_{n}, cpu_{n}, SHAPE_{n}, DYNAMIC_{n});").unwrap();
     }
     out.push_str("    finish(runs, bad)\n}\n");
     out
