@@ -788,3 +788,103 @@ impl BlockProgram {
         s
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Whether `e` needs the whole block (a barrier) rather than one warp.
+    fn block_wide(e: &Exchange) -> bool {
+        matches!(e, Exchange::Shared(_) | Exchange::Barrier { .. } | Exchange::SharedAtomic { .. } | Exchange::Scatter { .. })
+    }
+
+    /// Checks the uniformity rules of `steps` at `scope`; returns the static
+    /// shared bytes of their scatters.
+    fn check(p: &BlockProgram, steps: &[Step], scope: Scope) -> u32 {
+        let mut bytes = 0;
+        for s in steps {
+            match s {
+                Step::Phase(k) => assert!(*k < p.phases.len()),
+                Step::Exchange(e) => {
+                    assert!(scope != Scope::Thread, "{}: an exchange where threads diverge", p.name);
+                    if block_wide(e) {
+                        assert!(scope == Scope::Block, "{}: a block-wide exchange inside a warp branch", p.name);
+                    } else {
+                        assert_eq!(p.threads % 32, 0, "{}: a warp exchange in a block of partial warps", p.name);
+                    }
+                    if let Exchange::Scatter { ty, per_thread, dynamic, .. } = e {
+                        let b = per_thread * ty.bits() / 8 * p.threads;
+                        if *dynamic {
+                            assert!(b <= p.dynamic_bytes, "{}: the launch gives too little dynamic shared memory", p.name);
+                        } else {
+                            bytes += b;
+                        }
+                    }
+                }
+                Step::BlockIf { then, els, .. } => {
+                    assert!(scope == Scope::Block);
+                    bytes += check(p, then, Scope::Block) + check(p, els, Scope::Block);
+                }
+                Step::Repeat { body, .. } => {
+                    assert!(scope == Scope::Block);
+                    bytes += check(p, body, Scope::Block);
+                }
+                Step::WarpIf { then, els, .. } => {
+                    assert!(scope >= Scope::Warp && p.threads % 32 == 0);
+                    bytes += check(p, then, Scope::Warp) + check(p, els, Scope::Warp);
+                }
+                Step::ThreadIf { then, els, .. } => {
+                    bytes += check(p, then, Scope::Thread) + check(p, els, Scope::Thread);
+                }
+            }
+        }
+        bytes
+    }
+
+    #[test]
+    fn programs_keep_collectives_where_their_threads_are_together() {
+        for seed in 0..40 {
+            for k in 0..40 {
+                let p = program(seed, k);
+                let (x, y, z) = p.shape;
+                assert_eq!(x * y * z, p.threads, "{}", p.name);
+                assert!(z <= 64 && p.threads <= 1024);
+                assert!(matches!(p.steps[0], Step::Phase(0)), "a phase comes first");
+                let bytes = check(&p, &p.steps, Scope::Block);
+                // The block's own array (u64 per thread) and the atomics come on top.
+                assert!(bytes + 8 * p.threads <= 40 * 1024, "{}: {bytes} bytes of static scatters", p.name);
+            }
+        }
+    }
+
+    #[test]
+    fn the_same_seed_writes_the_same_program() {
+        assert_eq!(program(9, 3).render(), program(9, 3).render());
+        assert_ne!(program(9, 3).render(), program(9, 4).render());
+    }
+
+    #[test]
+    fn the_cpu_model_follows_the_warp_semantics_of_each_shuffle() {
+        // The CPU side of each shuffle names the source lane as the PTX ISA
+        // defines it (out-of-range lanes keep their own value).
+        let p = BlockProgram {
+            name: "b0".into(),
+            params: vec![Ty::U32],
+            threads: 32,
+            shape: (32, 1, 1),
+            phases: vec![],
+            inline: vec![],
+            dynamic_bytes: 0,
+            steps: vec![
+                Step::Exchange(Exchange::Shuffle { kind: Shuffle::Down(5), narrow: false }),
+                Step::Exchange(Exchange::Shuffle { kind: Shuffle::Up(3), narrow: true }),
+            ],
+        };
+        let text = p.render();
+        assert!(text.contains("warp::shfl_down(FULL, d, 5)"), "{text}");
+        assert!(text.contains("if lane + 5 < 32 { lane + 5 } else { lane }"), "{text}");
+        assert!(text.contains("warp::shfl_up(FULL, (d as u32), 3)"), "{text}");
+        assert!(text.contains("if lane >= 3 { lane - 3 } else { lane }"), "{text}");
+        assert!(text.contains("(v[base + src] as u32) as u64"), "{text}");
+    }
+}
