@@ -98,11 +98,65 @@ pub enum Exchange {
     /// together): narrow, unrolled stores for the shared-store passes.
     /// `dynamic`: in the launch's dynamic shared memory, through raw pointers.
     Scatter { ty: Ty, per_thread: u32, blocked: bool, from: Perm, dynamic: bool },
+    /// Every thread that gets here combines its `d` into global counter
+    /// `op.slot()` with an atomic of `scope` (none: `core`'s, system scope)
+    /// and `order`; the host compares the counters after the launch. No
+    /// value comes back: what a thread reads depends on the order. Allowed
+    /// anywhere, divergent code included.
+    GlobalAtomic { op: CounterOp, scope: Option<&'static str>, order: &'static str },
     /// `r` = a scan or reduction over the lanes whose bit `bit` of `d` is set
     /// (their ballot is the mask), in lane order. Only those lanes call it
     /// unless `all_call` (the others then take no part and get their own value,
     /// or the identity for an exclusive scan).
     Masked { kind: MaskedKind, op: Op, bit: u32, all_call: bool },
+}
+
+/// A commutative operation on a global counter; the signed ones compare
+/// as i64.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum CounterOp {
+    Unsigned(Op),
+    SignedMin,
+    SignedMax,
+}
+
+/// Global counters a block program has: one per [`CounterOp`], so that the
+/// operations on one counter commute.
+pub const COUNTERS: usize = 8;
+
+impl CounterOp {
+    pub fn slot(self) -> usize {
+        match self {
+            CounterOp::Unsigned(op) => Op::ALL.iter().position(|&o| o == op).expect("a commutative operation"),
+            CounterOp::SignedMin => 6,
+            CounterOp::SignedMax => 7,
+        }
+    }
+
+    /// The atomic type and the value's type.
+    fn types(self) -> (&'static str, &'static str) {
+        match self {
+            CounterOp::Unsigned(_) => ("AtomicU64", "u64"),
+            _ => ("AtomicI64", "i64"),
+        }
+    }
+
+    fn method(self) -> &'static str {
+        match self {
+            CounterOp::Unsigned(op) => op.atomic(),
+            CounterOp::SignedMin => "fetch_min",
+            CounterOp::SignedMax => "fetch_max",
+        }
+    }
+
+    /// `a op b` for the CPU model, on u64 bits.
+    fn apply(self, a: &str, b: &str) -> String {
+        match self {
+            CounterOp::Unsigned(op) => op.apply(a, b),
+            CounterOp::SignedMin => format!("({a} as i64).min({b} as i64) as u64"),
+            CounterOp::SignedMax => format!("({a} as i64).max({b} as i64) as u64"),
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -334,8 +388,11 @@ impl Builder {
 
     fn step(&mut self, scope: Scope, depth: u32) -> Step {
         let roll = self.r.below(100);
-        if roll < 35 || scope == Scope::Thread && roll < 80 {
+        if roll < 35 || scope == Scope::Thread && roll < 75 {
             return self.phase();
+        }
+        if scope == Scope::Thread && roll < 85 || roll < 40 {
+            return Step::Exchange(self.global_atomic());
         }
         if depth > 0 && roll >= 85 {
             let inner = depth - 1;
@@ -361,6 +418,17 @@ impl Builder {
         }
         let warp_level = self.warps && (scope == Scope::Warp || self.r.chance(55));
         Step::Exchange(if warp_level { self.warp_exchange() } else { self.block_exchange() })
+    }
+
+    fn global_atomic(&mut self) -> Exchange {
+        let op = match self.r.below(8) {
+            6 => CounterOp::SignedMin,
+            7 => CounterOp::SignedMax,
+            _ => CounterOp::Unsigned(self.op()),
+        };
+        let scope = *self.r.pick(&[None, Some("Device"), Some("System")]);
+        let order = *self.r.pick(&["Relaxed", "Relaxed", "AcqRel", "SeqCst"]);
+        Exchange::GlobalAtomic { op, scope, order }
     }
 
     fn op(&mut self) -> Op {
@@ -458,7 +526,7 @@ impl BlockProgram {
         // The kernel.
         writeln!(
             out,
-            "#[kernel]\npub fn k_{n}(inputs: &[In_{n}], mut out: DisjointSlice<BTrace>) {{\n    \
+            "#[kernel]\npub fn k_{n}(inputs: &[In_{n}], mut out: DisjointSlice<BTrace>, mut counters: DisjointSlice<u64>) {{\n    \
              shared! {{ static XS: [u64; {threads}]; }}\n    \
              let idx = thread::index_3d(thread::gridDim_x() as usize * thread::blockDim_x() as usize, thread::blockDim_y() as usize);\n    \
              let t = thread::block_linear_index();\n    let n = thread::block_size();\n    \
@@ -476,7 +544,7 @@ impl BlockProgram {
         // The CPU model: every thread's trace for block `bid`.
         writeln!(
             out,
-            "fn cpu_{n}(x: &In_{n}, bid: usize) -> Vec<BTrace> {{\n    let n = THREADS_{n} as usize;\n    \
+            "fn cpu_{n}(x: &In_{n}, bid: usize, counters: &mut [u64]) -> Vec<BTrace> {{\n    let n = THREADS_{n} as usize;\n    \
              let mut d = vec![0u64; n];\n    let mut r = vec![0u64; n];\n    let mut u = vec![start_uniform(bid); n];\n    \
              let mut w = vec![0u64; n];\n    let mut o = vec![BTrace::new(); n];\n    let m0 = vec![true; n];"
         )
@@ -568,6 +636,19 @@ impl BlockProgram {
                             val = scatter_value(*ty, "d"),
                             src = from.index("d"),
                             bits = scatter_bits(*ty, &format!("unsafe {{ SC{a}.read({}) }}", at.replace("T", "from"))),
+                        )
+                    }
+                    Exchange::GlobalAtomic { op, scope, order } => {
+                        let (atomic, value) = op.types();
+                        let call = match scope {
+                            Some(s) => format!("{}_scoped(d as {value}, Scope::{s}, Ordering::{order})", op.method()),
+                            None => format!("{}(d as {value}, Ordering::{order})", op.method()),
+                        };
+                        // SAFETY (in the generated code): the slot is inside the
+                        // counters, and every access to them is atomic.
+                        format!(
+                            "{{ let c = unsafe {{ {atomic}::from_ptr(counters.as_mut_ptr().add({}).cast()) }}; c.{call}; }}",
+                            op.slot()
                         )
                     }
                     Exchange::Masked { kind, op, bit, all_call } => {
@@ -713,6 +794,10 @@ impl BlockProgram {
                         scatter_bits(*ty, "x")
                     ))
                 }
+                Exchange::GlobalAtomic { op, .. } => {
+                    let slot = op.slot();
+                    each(&format!("counters[{slot}] = {};", op.apply(&format!("counters[{slot}]"), "v[t]")))
+                }
                 Exchange::Masked { kind, op, bit, all_call } => {
                     // The members' values in lane order, and this lane's rank.
                     let fold = |range: &str| format!("members[{range}].iter().fold({}, |a, &b| {})", op.identity(), op.apply("a", "b"));
@@ -805,6 +890,7 @@ mod tests {
         for s in steps {
             match s {
                 Step::Phase(k) => assert!(*k < p.phases.len()),
+                Step::Exchange(Exchange::GlobalAtomic { .. }) => {}
                 Step::Exchange(e) => {
                     assert!(scope != Scope::Thread, "{}: an exchange where threads diverge", p.name);
                     if block_wide(e) {

@@ -206,8 +206,12 @@ pub fn source(name: &str, cases: &[Case]) -> String {
 /// What block programs add to the prelude: each thread's trace, the mixing
 /// of a phase's record into one value, and the check of a whole launch.
 const BLOCK_PRELUDE: &str = r#"
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use cuda_device::atomic::{Scope, ScopedAtomic};
 use cuda_device::{dynamic_shared, shared, warp};
+
+/// The global counters' values before each launch.
+const COUNTERS_START: [u64; @COUNTERS@] = [0x0123_4567_89AB_CDEF, 0x5555_5555_5555_5555, 0, u64::MAX, u64::MAX, 0, i64::MAX as u64, i64::MIN as u64];
 
 const FULL: u32 = u32::MAX;
 const BRECORDS: usize = @BRECORDS@;
@@ -313,21 +317,33 @@ fn compare_block(name: &str, shape: (u32, u32, u32), gpu: &[BTrace], cpu: &[Vec<
 
 macro_rules! check_block {
     ($stream:ident, $module:ident, $runs:ident, $bad:ident, $name:literal, $kernel:ident, $inputs:ident, $cpu:ident, $shape:expr, $dynamic:expr) => {{
-        let cpu: Vec<Vec<BTrace>> = $inputs.iter().enumerate().map(|(b, x)| $cpu(x, b)).collect();
+        let mut cpu_counters = COUNTERS_START;
+        let cpu: Vec<Vec<BTrace>> = $inputs.iter().enumerate().map(|(b, x)| $cpu(x, b, &mut cpu_counters)).collect();
         let threads: usize = cpu.iter().map(Vec::len).sum();
-        let result = (|| -> Result<Vec<BTrace>, Box<dyn std::error::Error>> {
+        let result = (|| -> Result<(Vec<BTrace>, Vec<u64>), Box<dyn std::error::Error>> {
             let input = DeviceBuffer::from_host(&$stream, &$inputs[..])?;
             let mut out = DeviceBuffer::<BTrace>::zeroed(&$stream, threads)?;
+            let mut counters = DeviceBuffer::from_host(&$stream, &COUNTERS_START[..])?;
             let config = LaunchConfig { grid_dim: ($inputs.len() as u32, 1, 1), block_dim: $shape, shared_mem_bytes: $dynamic };
             cuda_launch! {
                 kernel: $kernel, stream: $stream, module: $module,
                 config: config,
-                args: [slice(input), slice_mut(out)]
+                args: [slice(input), slice_mut(out), slice_mut(counters)]
             }?;
-            Ok(out.to_host_vec(&$stream)?)
+            Ok((out.to_host_vec(&$stream)?, counters.to_host_vec(&$stream)?))
         })();
         match result {
-            Ok(gpu) => { $bad += compare_block($name, $shape, &gpu, &cpu); $runs += threads; }
+            Ok((gpu, gpu_counters)) => {
+                let mut wrong = compare_block($name, $shape, &gpu, &cpu);
+                for (k, (g, c)) in gpu_counters.iter().zip(&cpu_counters).enumerate() {
+                    if g != c {
+                        println!("MISMATCH {} input {k} record 0 n=1/1 gpu={g:#x} cpu={c:#x} (global counter {k})", $name);
+                        wrong = 1;
+                    }
+                }
+                $bad += wrong;
+                $runs += threads;
+            }
             Err(e) => { println!("ERROR {}: {e}", $name); $bad += 1; return finish($runs, $bad); }
         }
     }};
@@ -338,7 +354,7 @@ macro_rules! check_block {
 /// blocks, one block per input, compared thread by thread with the CPU.
 pub fn block_source(name: &str, cases: &[BlockCase]) -> String {
     let mut out = PRELUDE.replace("@RECORDS@", &RECORDS.to_string());
-    out.push_str(&BLOCK_PRELUDE.replace("@BRECORDS@", &block::RECORDS.to_string()));
+    out.push_str(&BLOCK_PRELUDE.replace("@BRECORDS@", &block::RECORDS.to_string()).replace("@COUNTERS@", &block::COUNTERS.to_string()));
     writeln!(out, "const FUNCTIONS: usize = {};\n", cases.len()).unwrap();
     for case in cases {
         let p = &case.program;
