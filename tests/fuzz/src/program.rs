@@ -186,6 +186,18 @@ pub fn source(name: &str, cases: &[Case]) -> String {
         )
         .unwrap();
     }
+    let checks = cases.iter().map(|case| {
+        let n = &case.func.name;
+        let params: Vec<String> = case.func.params.iter().map(|(v, _)| format!("p{v}")).collect();
+        format!("check!(ctx, stream, module, runs, bad, \"{n}\", k_{n}, INPUTS_{n}, {n}, ({}));", params.join(", "))
+    });
+    write_main(&mut out, name, checks);
+    out
+}
+
+/// The program's `main`: the context, the stream and the module, then each
+/// check (one statement a function), then the summary.
+fn write_main(out: &mut String, name: &str, checks: impl Iterator<Item = String>) {
     writeln!(
         out,
         "fn main() -> ExitCode {{\n    let ctx = match CudaContext::new(0) {{ Ok(c) => c, Err(e) => return cuda_host::report_failure(&e) }};\n    \
@@ -193,14 +205,10 @@ pub fn source(name: &str, cases: &[Case]) -> String {
          let (mut runs, mut bad) = (0usize, 0usize);"
     )
     .unwrap();
-    for case in cases {
-        let f = &case.func;
-        let n = &f.name;
-        let params: Vec<String> = f.params.iter().map(|(v, _)| format!("p{v}")).collect();
-        writeln!(out, "    check!(ctx, stream, module, runs, bad, \"{n}\", k_{n}, INPUTS_{n}, {n}, ({}));", params.join(", ")).unwrap();
+    for check in checks {
+        writeln!(out, "    {check}").unwrap();
     }
     out.push_str("    finish(runs, bad)\n}\n");
-    out
 }
 
 /// What block programs add to the prelude: each thread's trace, the mixing
@@ -369,17 +377,10 @@ pub fn block_source(name: &str, cases: &[BlockCase]) -> String {
         }
         out.push_str("];\n");
     }
-    writeln!(
-        out,
-        "fn main() -> ExitCode {{\n    let ctx = match CudaContext::new(0) {{ Ok(c) => c, Err(e) => return cuda_host::report_failure(&e) }};\n    \
-         let stream = ctx.default_stream();\n    let module = match load_kernel_module(&ctx, \"{name}\") {{ Ok(m) => m, Err(e) => return cuda_host::report_failure(&e) }};\n    \
-         let (mut runs, mut bad) = (0usize, 0usize);"
-    )
-    .unwrap();
-    for case in cases {
+    let checks = cases.iter().map(|case| {
         let n = &case.program.name;
-        writeln!(out, "    check_block!(stream, module, runs, bad, \"{n}\", k_{n}, INPUTS_{n}, cpu_{n}, SHAPE_{n}, DYNAMIC_{n});").unwrap();
-    }
-    out.push_str("    finish(runs, bad)\n}\n");
+        format!("check_block!(stream, module, runs, bad, \"{n}\", k_{n}, INPUTS_{n}, cpu_{n}, SHAPE_{n}, DYNAMIC_{n});")
+    });
+    write_main(&mut out, name, checks);
     out
 }
