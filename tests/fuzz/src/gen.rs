@@ -8,7 +8,9 @@
 //! tripping them); divisors are `| 1`; shift amounts of a plain `<<` are
 //! masked to the width; float values whose NaN payload or sign Rust leaves
 //! unspecified never reach an integer or a sign test (`canon_f32`), and
-//! `min`/`max` see `x + 0.0` (no signalling NaN, no -0.0); transcendental
+//! `min`/`max` see `x + 0.0` (no signalling NaN, no -0.0); half-precision
+//! arithmetic (f16, bf16 and their pairs) works on bits held in u16/u32, so
+//! NaN payloads and zeros' signs are compared; transcendental
 //! functions, whose last bit libdevice and the host's libm may round
 //! differently, are not used.
 
@@ -208,6 +210,7 @@ impl Gen {
         let d = depth - 1;
         let signed = ty.is_signed();
         match self.r.below(20) {
+            0 | 1 if ty == Ty::U16 && self.r.chance(40) => self.half_expr(ty, d),
             0 | 1 => {
                 let m = *self.r.pick(&["wrapping_add", "wrapping_sub", "wrapping_mul"]);
                 let (a, b) = (self.expr(ty, d), self.expr(ty, d));
@@ -332,6 +335,7 @@ impl Gen {
                     self.method(a, "abs_diff", vec![b], ty)
                 }
             }
+            19 if ty == Ty::U16 || ty == Ty::U32 && self.r.chance(30) => self.half_expr(ty, d),
             19 if ty == Ty::U32 => {
                 let from = *self.r.pick(&Ty::INTS);
                 let a = self.expr(from, d);
@@ -391,6 +395,17 @@ impl Gen {
                 let e = self.expr(from, d);
                 self.cast(e, ty)
             }
+            12 if self.r.chance(30) => {
+                // A half value widened (exact), from its bits.
+                let bf = self.r.chance(50);
+                let func = match (ty, bf) {
+                    (Ty::F32, false) => "h_to_f32",
+                    (Ty::F32, true) => "b_to_f32",
+                    (_, false) => "h_to_f64",
+                    (_, true) => "b_to_f64",
+                };
+                Expr::Call { func, args: vec![self.expr(Ty::U16, d)], ty }
+            }
             12 => {
                 let (func, bits) = if ty == Ty::F32 { ("f32::from_bits", Ty::U32) } else { ("f64::from_bits", Ty::U64) };
                 Expr::Call { func, args: vec![self.expr(bits, d)], ty }
@@ -400,6 +415,31 @@ impl Gen {
                 Expr::If { cond: Box::new(cond), then: Box::new(self.expr(ty, d)), els: Box::new(self.expr(ty, d)), ty }
             }
         }
+    }
+
+    /// An f16 or bf16 operation on bits: a u16 result (one value) or a u32
+    /// (a pair). Inputs are any bits, NaNs and subnormals included.
+    fn half_expr(&mut self, ty: Ty, d: u32) -> Expr {
+        let p = if self.r.chance(50) { "h" } else { "b" };
+        if ty == Ty::U32 {
+            let (name, arity) = *self.r.pick(&[("2_add", 2), ("2_sub", 2), ("2_mul", 2), ("2_fma", 3), ("2_from_f32s", 0)]);
+            let args = if arity == 0 {
+                vec![self.expr(Ty::F32, d), self.expr(Ty::F32, d)]
+            } else {
+                (0..arity).map(|_| self.expr(Ty::U32, d)).collect()
+            };
+            return Expr::Call { func: half_name(p, name), args, ty };
+        }
+        let (name, arity) = *self.r.pick(&[
+            ("add", 2), ("sub", 2), ("mul", 2), ("div", 2), ("fma", 3), ("sqrt", 1), ("neg", 1), ("abs", 1),
+            ("from_f32", 0), ("from_f64", 0),
+        ]);
+        let args = match name {
+            "from_f32" => vec![self.expr(Ty::F32, d), Expr::Lit(Ty::U8, self.r.below(4) as u128)],
+            "from_f64" => vec![self.expr(Ty::F64, d)],
+            _ => (0..arity).map(|_| self.expr(Ty::U16, d)).collect(),
+        };
+        Expr::Call { func: half_name(p, name), args, ty }
     }
 
     fn bool_expr(&mut self, depth: u32) -> Expr {
@@ -415,6 +455,12 @@ impl Gen {
                 Expr::Infix { op, l: Box::new(self.expr(Ty::Bool, d)), r: Box::new(self.expr(Ty::Bool, d)), ty: Ty::Bool }
             }
             4 => Expr::Prefix { op: "!", e: Box::new(self.expr(Ty::Bool, d)), ty: Ty::Bool },
+            5 if self.r.chance(25) => {
+                let p = if self.r.chance(50) { "h" } else { "b" };
+                let (name, arity) = *self.r.pick(&[("lt", 2), ("eq", 2), ("is_nan", 1)]);
+                let args = (0..arity).map(|_| self.expr(Ty::U16, d)).collect();
+                Expr::Call { func: half_name(p, name), args, ty: Ty::Bool }
+            }
             5 => {
                 let t = *self.r.pick(&[Ty::F32, Ty::F64]);
                 let a = self.expr(t, d);
@@ -443,6 +489,19 @@ impl Gen {
             }
         }
     }
+}
+
+/// The prelude's helper `{prefix}_{name}` (`h_add`, `b2_fma`…), as a
+/// static name for the syntax tree.
+fn half_name(prefix: &str, name: &str) -> &'static str {
+    const NAMES: &[&str] = &[
+        "h_add", "h_sub", "h_mul", "h_div", "h_fma", "h_sqrt", "h_neg", "h_abs", "h_from_f32", "h_from_f64", "h_lt", "h_eq",
+        "h_is_nan", "h2_add", "h2_sub", "h2_mul", "h2_fma", "h2_from_f32s", "b_add", "b_sub", "b_mul", "b_div", "b_fma",
+        "b_sqrt", "b_neg", "b_abs", "b_from_f32", "b_from_f64", "b_lt", "b_eq", "b_is_nan", "b2_add", "b2_sub", "b2_mul",
+        "b2_fma", "b2_from_f32s",
+    ];
+    let full = if name.starts_with('2') { format!("{prefix}{name}") } else { format!("{prefix}_{name}") };
+    NAMES.iter().copied().find(|n| *n == full).unwrap_or_else(|| panic!("no half helper {full}"))
 }
 
 /// 0.5 in the type's bits.

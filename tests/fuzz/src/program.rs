@@ -101,6 +101,44 @@ impl Rec for bool { #[inline(always)] fn bits(self) -> u128 { self as u128 } }
 impl Rec for f32 { #[inline(always)] fn bits(self) -> u128 { if self.is_nan() { 0x7FC0_0000 } else { self.to_bits() as u128 } } }
 impl Rec for f64 { #[inline(always)] fn bits(self) -> u128 { if self.is_nan() { 0x7FF8_0000_0000_0000 } else { self.to_bits() as u128 } } }
 
+/// Half precision, on bits (a u16 holds an f16 or a bf16, a u32 a pair), so
+/// NaN payloads and signed zeros are compared too: the GPU's instructions
+/// and the CPU model of `cuda_device::half` must give the same bits.
+use cuda_device::half::{bf16, bf16x2, f16, f16x2, Rounding};
+#[inline(always)]
+fn rounding(m: u8) -> Rounding {
+    match m & 3 { 0 => Rounding::NearestEven, 1 => Rounding::TowardZero, 2 => Rounding::Down, _ => Rounding::Up }
+}
+macro_rules! half_fns {
+    ($t:ident, $pair:ident, $add:ident, $sub:ident, $mul:ident, $div:ident, $fma:ident, $sqrt:ident, $neg:ident, $abs:ident,
+     $from32:ident, $from64:ident, $to32:ident, $to64:ident, $lt:ident, $eq:ident, $nan:ident, $padd:ident, $psub:ident, $pmul:ident, $pfma:ident, $pfrom:ident) => {
+        #[inline(always)] fn $add(a: u16, b: u16) -> u16 { ($t::from_bits(a) + $t::from_bits(b)).to_bits() }
+        #[inline(always)] fn $sub(a: u16, b: u16) -> u16 { ($t::from_bits(a) - $t::from_bits(b)).to_bits() }
+        #[inline(always)] fn $mul(a: u16, b: u16) -> u16 { ($t::from_bits(a) * $t::from_bits(b)).to_bits() }
+        #[inline(always)] fn $div(a: u16, b: u16) -> u16 { ($t::from_bits(a) / $t::from_bits(b)).to_bits() }
+        #[inline(always)] fn $fma(a: u16, b: u16, c: u16) -> u16 { $t::from_bits(a).mul_add($t::from_bits(b), $t::from_bits(c)).to_bits() }
+        #[inline(always)] fn $sqrt(a: u16) -> u16 { $t::from_bits(a).sqrt().to_bits() }
+        #[inline(always)] fn $neg(a: u16) -> u16 { (-$t::from_bits(a)).to_bits() }
+        #[inline(always)] fn $abs(a: u16) -> u16 { $t::from_bits(a).abs().to_bits() }
+        #[inline(always)] fn $from32(x: f32, m: u8) -> u16 { $t::from_f32_rounded(x, rounding(m)).to_bits() }
+        #[inline(always)] fn $from64(x: f64) -> u16 { $t::from_f64(x).to_bits() }
+        #[inline(always)] fn $to32(a: u16) -> f32 { $t::from_bits(a).to_f32() }
+        #[inline(always)] fn $to64(a: u16) -> f64 { $t::from_bits(a).to_f64() }
+        #[inline(always)] fn $lt(a: u16, b: u16) -> bool { $t::from_bits(a) < $t::from_bits(b) }
+        #[inline(always)] fn $eq(a: u16, b: u16) -> bool { $t::from_bits(a) == $t::from_bits(b) }
+        #[inline(always)] fn $nan(a: u16) -> bool { $t::from_bits(a).is_nan() }
+        #[inline(always)] fn $padd(a: u32, b: u32) -> u32 { ($pair::from_bits(a) + $pair::from_bits(b)).to_bits() }
+        #[inline(always)] fn $psub(a: u32, b: u32) -> u32 { ($pair::from_bits(a) - $pair::from_bits(b)).to_bits() }
+        #[inline(always)] fn $pmul(a: u32, b: u32) -> u32 { ($pair::from_bits(a) * $pair::from_bits(b)).to_bits() }
+        #[inline(always)] fn $pfma(a: u32, b: u32, c: u32) -> u32 { $pair::from_bits(a).mul_add($pair::from_bits(b), $pair::from_bits(c)).to_bits() }
+        #[inline(always)] fn $pfrom(lo: f32, hi: f32) -> u32 { $pair::from_f32s(lo, hi).to_bits() }
+    };
+}
+half_fns!(f16, f16x2, h_add, h_sub, h_mul, h_div, h_fma, h_sqrt, h_neg, h_abs, h_from_f32, h_from_f64, h_to_f32, h_to_f64,
+    h_lt, h_eq, h_is_nan, h2_add, h2_sub, h2_mul, h2_fma, h2_from_f32s);
+half_fns!(bf16, bf16x2, b_add, b_sub, b_mul, b_div, b_fma, b_sqrt, b_neg, b_abs, b_from_f32, b_from_f64, b_to_f32, b_to_f64,
+    b_lt, b_eq, b_is_nan, b2_add, b2_sub, b2_mul, b2_fma, b2_from_f32s);
+
 /// A NaN as +0.0, for the operations that read a float's sign.
 #[inline(always)]
 fn canon_f32(x: f32) -> f32 { if x.is_nan() { 0.0 } else { x } }
