@@ -2,7 +2,8 @@
 //! well-defined Rust functions over every scalar type (wrapping, checked,
 //! saturating and overflowing arithmetic, shifts, rotates, bit operations,
 //! casts between every pair of types, float arithmetic with and without
-//! `mul_add`, control flow, loops, arrays and iterators, Options), runs
+//! `mul_add`, f16 and bf16 arithmetic and conversions on their bits, control
+//! flow, loops, arrays and iterators, Options), runs
 //! each as a kernel and on the CPU in one program, and compares every
 //! intermediate value. A mismatch shrinks to a few lines with `reduce`.
 //!
