@@ -16,7 +16,8 @@
 //! - warp collectives (`shfl vote match redux elect bar.warp.sync ldmatrix
 //!   stmatrix` `.sync`): each lane waits until every non-exited lane of its
 //!   member mask waits at a collective of the same kind with the same mask;
-//!   lanes with disjoint masks form independent groups.
+//!   lanes with disjoint masks form independent groups. A lane whose own
+//!   bit is not in the mask it passes faults (undefined in the PTX ISA).
 //! - `activemask`: the lanes of the warp that reached the same instruction
 //!   in the same scheduling round.
 //! - the cluster barrier (`barrier.cluster.arrive/wait`).
@@ -256,8 +257,18 @@ pub(crate) fn arrive(
                 // .sync.aligned over the whole warp.
                 _ => blk.warps[w].live,
             };
-            // A lane always takes part in its own collective.
-            let mask = mask | 1 << lane;
+            if mask & 1 << lane == 0 {
+                return Err(exec_fault(
+                    ctx,
+                    blk,
+                    t,
+                    format!(
+                        "lane {lane} executes a warp collective whose member mask {mask:#010x} leaves it out; \
+                         the PTX ISA leaves that undefined (on the GPU it can hang or read another group's values): \
+                         a lane outside the mask must not make the call"
+                    ),
+                ));
+            }
             blk.warps[w].pending[lane] = Some(Pending {
                 key: coll.kind_key(),
                 mask,
