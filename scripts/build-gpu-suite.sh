@@ -9,7 +9,8 @@
 #   ONLY        program names, spaces between (default: every example and
 #               tests/gpu program, the crates' GPU tests and debug_tools);
 #               the name crate_tests adds cuda-core's, cuda-async's,
-#               cuda-blas's and cuda-nccl's GPU tests
+#               cuda-blas's and cuda-nccl's GPU tests, the name fuzz the
+#               random programs of tests/fuzz
 #   TOOLCHAINS  default "stable nightly"
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -67,6 +68,27 @@ for toolchain in $toolchains; do
     esac
   done
 done
+# Random programs (tests/fuzz, oxide-fuzz): one block program seed (threads
+# exchanging values: barriers, shuffles, votes, atomics) and one scalar seed
+# (half precision included), each built debug and release with the stable
+# toolchain, so every suite run also checks ptxas and the GPU on code nobody
+# wrote by hand. Each prints `fuzz: … 0 mismatches` and exits 0 when every
+# value matched the CPU. The name `fuzz` in ONLY builds just these.
+case " ${ONLY:- fuzz } " in *" fuzz "*)
+  fuzz_out=$(mktemp -d)
+  for seeds in "--block --seeds 1..2" "--seeds 400..401 --functions 120"; do
+    echo "== stable: oxide-fuzz campaign $seeds"
+    # shellcheck disable=SC2086 # the words of $seeds are separate arguments
+    CARGO_TARGET_DIR="$root/target/stable" cargo +stable run -q -p oxide-fuzz -- campaign $seeds \
+      --out "$fuzz_out" --work "$root/target/fuzz-suite" --arch "$arch"
+  done
+  mkdir -p "$carry/stable"
+  for packed in "$fuzz_out"/debug/*.xz "$fuzz_out"/release/*.xz; do
+    name=$(basename "$packed" .xz)_$(basename "$(dirname "$packed")")
+    xz -dc "$packed" > "$carry/stable/$name" && chmod +x "$carry/stable/$name"
+  done
+  rm -rf "$fuzz_out";;
+esac
 case " ${ONLY:- crate_tests } " in *" crate_tests "*) ;; *) du -sh "$carry"; exit 0;; esac
 # cuda-core's own GPU tests (hand-written PTX, no device linker needed): the
 # shared ones, and the kernel-fault one, a program of its own (the fault
