@@ -27,6 +27,6 @@ define ptx_kernel void @init(ptr %out, ptr %p) {
 ; PTX-LABEL: .entry init(
 ; PTX: mov.b64 %rd[[S:[0-9]+]], _ZN1k3BAR17h0000000000000000E;
 ; PTX: cvt.u32.u64 %r[[A:[0-9]+]], %rd[[S]];
-; PTX: mbarrier.init.shared::cta.b64 [%r[[A]]], %r{{[0-9]+}};
+; PTX: mbarrier.init.shared.b64 [%r[[A]]], %r{{[0-9]+}};
 ; PTX: cvta.to.shared.u64 %rd[[G:[0-9]+]],
 ; PTX: st.global.b32 [%rd{{[0-9]+}}], %rd[[G]];

@@ -3,6 +3,13 @@
 ; (`r`), and back. Each becomes its one `cvt` with the table's constraints
 ; (LLVM 22 prints f32 operands in `%r` registers too).
 ; RUN: %oxide-opt -passes=lower-intrinsic-stubs --ptx --arch sm_90 %s | FileCheck %s
+;
+; sm_89, the oldest target with them, writes a PTX ISA version that has
+; them there (8.1; 7.8 had them from sm_90 only, and ptxas refused this
+; module for sm_89).
+; RUN: %if ptxas %{ %oxide-opt -passes=lower-intrinsic-stubs --ptx --assemble --arch sm_89 %s | FileCheck %s --check-prefix=SM89 %}
+; SM89: .version 8.1
+; SM89: .target sm_89
 
 target triple = "nvptx64-nvidia-cuda"
 

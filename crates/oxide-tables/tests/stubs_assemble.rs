@@ -1,0 +1,176 @@
+//! Every inline-PTX stub of Stubs.def (kinds `InlineAsm`, `ConvergentAsm`,
+//! `PureAsm`) assembles with ptxas on every target of Targets.def that has
+//! it, at the PTX ISA version the table gives that target.
+//!
+//! A stub's MIN_SM says which targets may call it, and Targets.def says
+//! which PTX ISA version oxide writes for each target; an instruction that
+//! needs a newer ISA than some such target's version is PTX that ptxas
+//! refuses at link time ("this is a bug in oxide"), for valid Rust. This
+//! test holds the two tables against each other and against ptxas, one
+//! module per target with one function per stub.
+//!
+//! It needs ptxas (`$OXIDE_CUDA_PATH`, `$CUDA_PATH` or `/usr/local/cuda`)
+//! and says so where there is none.
+
+use oxide_tables::Table;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::process::Command;
+
+/// A target of Targets.def.
+struct Target {
+    name: String,
+    sm: u64,
+    /// The PTX ISA version times ten (70 is 7.0).
+    ptx: u64,
+    /// Its features, by the names stubs use (`setmaxnreg`, `tcgen05`…).
+    features: Vec<String>,
+}
+
+/// An inline-PTX stub of Stubs.def.
+struct AsmStub {
+    name: String,
+    template: String,
+    constraints: String,
+    /// MIN_SM: a compute capability, or a feature's name.
+    min: String,
+}
+
+fn ptxas() -> Option<PathBuf> {
+    ["OXIDE_CUDA_PATH", "CUDA_PATH"]
+        .iter()
+        .filter_map(|v| std::env::var_os(v).map(PathBuf::from))
+        .chain([PathBuf::from("/usr/local/cuda")])
+        .map(|dir| dir.join("bin/ptxas"))
+        .find(|p| p.is_file())
+}
+
+fn targets() -> Vec<Target> {
+    let table = Table::read_oxide("Targets.def");
+    // `Clusters` (the identifier rows use) → `clusters` (what MIN_SM says).
+    let names: Vec<(String, String)> = table
+        .rows("OXIDE_TARGET_FEATURE")
+        .map(|r| (r.ident(0).to_string(), r.string(1).to_string()))
+        .collect();
+    table
+        .rows("OXIDE_TARGET")
+        .map(|r| {
+            let features = r
+                .raw(4)
+                .split('|')
+                .map(str::trim)
+                .filter(|f| *f != "0")
+                .map(|f| {
+                    names.iter().find(|(ident, _)| ident == f).map(|(_, name)| name.clone()).unwrap_or_else(|| {
+                        panic!("{}: feature {f} is not an OXIDE_TARGET_FEATURE", r.location)
+                    })
+                })
+                .collect();
+            Target { name: r.ident(0).to_string(), sm: r.integer(1), ptx: r.integer(2), features }
+        })
+        .collect()
+}
+
+fn asm_stubs() -> Vec<AsmStub> {
+    Table::read_oxide("Stubs.def")
+        .rows("OXIDE_STUB")
+        .filter(|r| matches!(r.ident(2), "InlineAsm" | "ConvergentAsm" | "PureAsm"))
+        .map(|r| AsmStub {
+            name: r.ident(0).to_string(),
+            template: r.string(3).to_string(),
+            constraints: r.string(4).to_string(),
+            min: r.raw(5).to_string(),
+        })
+        .collect()
+}
+
+impl AsmStub {
+    fn available_on(&self, t: &Target) -> bool {
+        match self.min.parse::<u64>() {
+            Ok(sm) => t.sm >= sm,
+            Err(_) => t.features.iter().any(|f| *f == self.min),
+        }
+    }
+
+    /// `.func <name>() { … }` around the template, each operand a register
+    /// of its constraint's width (inputs set to zero first).
+    fn function(&self) -> String {
+        let mut regs = String::new();
+        let mut init = String::new();
+        let mut operands = Vec::new();
+        for (i, c) in self.constraints.split(',').filter(|c| !c.starts_with('~')).enumerate() {
+            let output = c.starts_with('=');
+            let letter = c.trim_start_matches(['=', '&', '+']);
+            let (ty, mov) = match letter {
+                "h" => (".b16", "mov.b16"),
+                "r" => (".b32", "mov.b32"),
+                "l" => (".b64", "mov.b64"),
+                "f" => (".f32", "mov.f32"),
+                "d" => (".f64", "mov.f64"),
+                other => panic!("stub {}: constraint `{other}` is new to this test", self.name),
+            };
+            let reg = format!("%o{i}");
+            writeln!(regs, "    .reg {ty} {reg};").unwrap();
+            if !output {
+                let zero = if letter == "f" { "0f00000000" } else if letter == "d" { "0d0000000000000000" } else { "0" };
+                writeln!(init, "    {mov} {reg}, {zero};").unwrap();
+            }
+            operands.push(reg);
+        }
+        // $10 before $1: replace the longest numbers first.
+        let mut body = self.template.clone();
+        for (i, reg) in operands.iter().enumerate().rev() {
+            body = body.replace(&format!("${i}"), reg);
+        }
+        format!(".visible .func stub_{}()\n{{\n{regs}{init}    {body}\n    ret;\n}}\n", self.name)
+    }
+}
+
+#[test]
+fn every_inline_ptx_stub_assembles_on_every_target_that_has_it() {
+    let Some(ptxas) = ptxas() else {
+        eprintln!("skipped: no ptxas (set OXIDE_CUDA_PATH to a CUDA toolkit)");
+        return;
+    };
+    let stubs = asm_stubs();
+    assert!(stubs.len() > 50, "Stubs.def has {} inline-PTX stubs: the reader lost rows", stubs.len());
+    let dir = std::env::temp_dir().join(format!("oxide-stubs-assemble-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for target in targets() {
+        let mut ptx = format!(".version {}.{}\n.target {}\n.address_size 64\n\n", target.ptx / 10, target.ptx % 10, target.name);
+        // Which stub each line of the module belongs to, for ptxas's messages.
+        let mut owners: Vec<(usize, &str)> = Vec::new();
+        for stub in stubs.iter().filter(|s| s.available_on(&target)) {
+            owners.push((ptx.lines().count() + 1, &stub.name));
+            ptx.push_str(&stub.function());
+            checked += 1;
+        }
+        let file = dir.join(format!("{}.ptx", target.name));
+        std::fs::write(&file, &ptx).unwrap();
+        let out = Command::new(&ptxas)
+            .args([&format!("-arch={}", target.name), "-c", "-o"])
+            .arg(dir.join(format!("{}.cubin", target.name)))
+            .arg(&file)
+            .output()
+            .unwrap();
+        if out.status.success() {
+            continue;
+        }
+        // `ptxas FILE, line N; error   : …`: name the stub that line is in.
+        for line in String::from_utf8_lossy(&out.stderr).lines() {
+            let at = line.split(", line ").nth(1).and_then(|rest| rest.split(';').next()).and_then(|n| n.parse::<usize>().ok());
+            let stub = at.and_then(|n| owners.iter().rev().find(|(first, _)| *first <= n)).map_or("?", |(_, name)| *name);
+            failures.push(format!("{} (PTX ISA {}.{}): stub `{stub}`: {line}", target.name, target.ptx / 10, target.ptx % 10));
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+    assert!(
+        failures.is_empty(),
+        "ptxas refuses inline-PTX stubs on targets whose MIN_SM admits them (raise the stub's MIN_SM, or write \
+         the instruction so that the target's PTX ISA version has it):\n{}",
+        failures.join("\n")
+    );
+    eprintln!("{checked} stub functions assembled");
+}
