@@ -206,7 +206,9 @@ fuzz() { # fuzz [--release]
   env CARGO_TARGET_DIR="$root/target/stable" cargo +stable run -q -p oxide-fuzz -- run --seeds "$fuzz_first..$((fuzz_last + 1))" \
     --functions "$fuzz_functions" --emulate=ptx --work "$root/target/fuzz" "$@"
 }
-step "oxide-fuzz: seeds $fuzz_first to $fuzz_last, $fuzz_functions functions each, debug build, PTX on the CPU vs the CPU" fuzz
+# The debug builds for sm_80 (the default target, the oldest PTX ISA), the
+# release builds for sm_90 (the fuzzer's default).
+step "oxide-fuzz: seeds $fuzz_first to $fuzz_last, $fuzz_functions functions each, debug build for sm_80, PTX on the CPU vs the CPU" fuzz --arch sm_80
 step "oxide-fuzz: seeds $fuzz_first to $fuzz_last, $fuzz_functions functions each, release build, PTX on the CPU vs the CPU" fuzz --release
 
 # Block programs (oxide-fuzz --block): threads that exchange values through
@@ -219,7 +221,7 @@ fuzz_block() { # fuzz_block [--release]
   env CARGO_TARGET_DIR="$root/target/stable" cargo +stable run -q -p oxide-fuzz -- run --block \
     --seeds "$block_first..$((block_last + 1))" --functions "$block_programs" --runs 4 --emulate=ptx --work "$root/target/fuzz" "$@"
 }
-step "oxide-fuzz --block: seeds $block_first to $block_last, $block_programs block programs each, debug build, PTX on the CPU vs a CPU model" fuzz_block
+step "oxide-fuzz --block: seeds $block_first to $block_last, $block_programs block programs each, debug build for sm_80, PTX on the CPU vs a CPU model" fuzz_block --arch sm_80
 step "oxide-fuzz --block: seeds $block_first to $block_last, $block_programs block programs each, release build, PTX on the CPU vs a CPU model" fuzz_block --release
 
 run_vecadd() {
