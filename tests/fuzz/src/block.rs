@@ -125,6 +125,7 @@ pub enum CounterOp {
 pub const COUNTERS: usize = 8;
 
 impl CounterOp {
+    /// The counter this operation combines into.
     pub fn slot(self) -> usize {
         match self {
             CounterOp::Unsigned(op) => Op::ALL.iter().position(|&o| o == op).expect("a commutative operation"),
@@ -159,6 +160,7 @@ impl CounterOp {
     }
 }
 
+/// What a masked warp collective computes.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum MaskedKind {
     Inclusive,
@@ -166,6 +168,8 @@ pub enum MaskedKind {
     Reduce,
 }
 
+/// A warp shuffle and its argument (PTX's source-lane rules: a lane whose
+/// source is outside the warp keeps its own value).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Shuffle {
     Xor(u32),
@@ -175,6 +179,7 @@ pub enum Shuffle {
     FromValue,
 }
 
+/// `sync_threads_count`, `_and` or `_or`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum BarrierVote {
     Count,
@@ -535,9 +540,10 @@ impl BlockProgram {
             threads = self.threads
         )
         .unwrap();
-        let mut next_atomic = 0;
+        // Each shared static (`ACC<k>`, `SC<k>`) gets the next number.
+        let mut statics = 0;
         for s in &self.steps {
-            self.kernel_step(s, &args, 1, &mut next_atomic, &mut out);
+            self.kernel_step(s, &args, 1, &mut statics, &mut out);
         }
         out.push_str("    let _ = (d, r, u, w);\n    if let Some(slot) = out.get_mut(idx) {\n        *slot = o;\n    }\n}\n");
 
@@ -557,7 +563,7 @@ impl BlockProgram {
         out
     }
 
-    fn kernel_step(&self, s: &Step, args: &str, depth: usize, atomics: &mut usize, out: &mut String) {
+    fn kernel_step(&self, s: &Step, args: &str, depth: usize, statics: &mut usize, out: &mut String) {
         let pad = "    ".repeat(depth);
         match s {
             Step::Phase(k) => {
@@ -624,8 +630,8 @@ impl BlockProgram {
                         )
                     }
                     Exchange::Scatter { ty, per_thread: k, blocked, from, dynamic: false } => {
-                        let a = *atomics;
-                        *atomics += 1;
+                        let a = *statics;
+                        *statics += 1;
                         let (at, tyn) = (scatter_index(*blocked, *k), ty.name());
                         format!(
                             "{{ shared! {{ static SC{a}: [{tyn}; {len}]; }}\n{pad}  for j in 0..{k}usize {{ unsafe {{ SC{a}.write({w}, {val}) }} }}\n{pad}  thread::sync_threads();\n\
@@ -664,8 +670,8 @@ impl BlockProgram {
                         format!("{{ let c = (d >> {bit}) & 1 == 1; let mask = warp::ballot(FULL, c); let _ = c; {guard}{{ r = {call}; }} o.rec(r); }}")
                     }
                     Exchange::SharedAtomic { op, init } => {
-                        let a = *atomics;
-                        *atomics += 1;
+                        let a = *statics;
+                        *statics += 1;
                         // SAFETY (in the generated code): thread 0 initialises the
                         // slot before the first barrier, every other access is
                         // atomic, and the last barrier ends the slot's use before
@@ -682,38 +688,38 @@ impl BlockProgram {
             }
             Step::BlockIf { bit, then, els } => {
                 writeln!(out, "{pad}if (u >> {bit}) & 1 == 1 {{").unwrap();
-                self.kernel_steps(then, args, depth, atomics, out);
+                self.kernel_steps(then, args, depth, statics, out);
                 writeln!(out, "{pad}}} else {{").unwrap();
-                self.kernel_steps(els, args, depth, atomics, out);
+                self.kernel_steps(els, args, depth, statics, out);
                 writeln!(out, "{pad}}}").unwrap();
             }
             Step::WarpIf { on_warp_number, bit, then, els } => {
                 let on = if *on_warp_number { "(t / 32) as u64" } else { "w" };
                 writeln!(out, "{pad}if ({on} >> {bit}) & 1 == 1 {{").unwrap();
-                self.kernel_steps(then, args, depth, atomics, out);
+                self.kernel_steps(then, args, depth, statics, out);
                 writeln!(out, "{pad}}} else {{").unwrap();
-                self.kernel_steps(els, args, depth, atomics, out);
+                self.kernel_steps(els, args, depth, statics, out);
                 writeln!(out, "{pad}}}").unwrap();
             }
             Step::ThreadIf { bit, then, els } => {
                 writeln!(out, "{pad}if (d >> {bit}) & 1 == 1 {{").unwrap();
-                self.kernel_steps(then, args, depth, atomics, out);
+                self.kernel_steps(then, args, depth, statics, out);
                 writeln!(out, "{pad}}} else {{").unwrap();
-                self.kernel_steps(els, args, depth, atomics, out);
+                self.kernel_steps(els, args, depth, statics, out);
                 writeln!(out, "{pad}}}").unwrap();
             }
             Step::Repeat { times, body } => {
                 let count = if *times == 0 { "1 + u % 3".to_string() } else { times.to_string() };
                 writeln!(out, "{pad}for _ in 0..{count} {{").unwrap();
-                self.kernel_steps(body, args, depth, atomics, out);
+                self.kernel_steps(body, args, depth, statics, out);
                 writeln!(out, "{pad}}}").unwrap();
             }
         }
     }
 
-    fn kernel_steps(&self, steps: &[Step], args: &str, depth: usize, atomics: &mut usize, out: &mut String) {
+    fn kernel_steps(&self, steps: &[Step], args: &str, depth: usize, statics: &mut usize, out: &mut String) {
         for s in steps {
-            self.kernel_step(s, args, depth + 1, atomics, out);
+            self.kernel_step(s, args, depth + 1, statics, out);
         }
     }
 
