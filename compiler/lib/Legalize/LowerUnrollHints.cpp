@@ -36,15 +36,19 @@ namespace {
 MDNode *hintedLoopID(Loop &L, unsigned Count, const std::string &Where) {
   LLVMContext &Ctx = L.getHeader()->getContext();
   SmallVector<Metadata *> Ops{nullptr};
-  if (MDNode *Old = L.getLoopID())
-    for (const MDOperand &Op : drop_begin(Old->operands()))
-      if (auto *Prop = dyn_cast<MDNode>(Op.get()); Prop && Prop->getNumOperands() > 0)
-        if (auto *Name = dyn_cast<MDString>(Prop->getOperand(0));
-            Name && (Name->getString().starts_with("llvm.loop.unroll.") ||
-                     Name->getString() == UnrollFullMetadata))
-          continue;
-        else
-          Ops.push_back(Prop);
+  // The old ID's properties but its unroll hints, which the new one replaces.
+  if (MDNode *Old = L.getLoopID()) {
+    for (const MDOperand &Op : drop_begin(Old->operands())) {
+      auto *Prop = dyn_cast<MDNode>(Op.get());
+      if (!Prop || Prop->getNumOperands() == 0)
+        continue;
+      auto *Name = dyn_cast<MDString>(Prop->getOperand(0));
+      bool UnrollHint = Name && (Name->getString().starts_with("llvm.loop.unroll.") ||
+                                 Name->getString() == UnrollFullMetadata);
+      if (!UnrollHint)
+        Ops.push_back(Prop);
+    }
+  }
   if (Count == 0) {
     Ops.push_back(MDNode::get(Ctx, MDString::get(Ctx, "llvm.loop.unroll.full")));
     Ops.push_back(MDNode::get(Ctx, {MDString::get(Ctx, UnrollFullMetadata), MDString::get(Ctx, Where)}));
