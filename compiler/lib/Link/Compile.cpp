@@ -771,7 +771,7 @@ bool assembleParts(DeviceImage &Image, const LinkerOptions &Opts, StringRef Ptxa
           OS << Ptx;
         }
         sys::fs::createTemporaryFile("oxide-part", "cubin", Out);
-        auto Cleanup = make_scope_exit([&] {
+        scope_exit Cleanup([&] {
           sys::fs::remove(In);
           sys::fs::remove(Out);
         });
@@ -813,7 +813,7 @@ bool assembleParts(DeviceImage &Image, const LinkerOptions &Opts, StringRef Ptxa
              std::to_string(unsigned(Hits)) + " cached)");
 
   std::vector<std::string> Files;
-  auto Cleanup = make_scope_exit([&] {
+  scope_exit Cleanup([&] {
     for (const std::string &F : Files)
       sys::fs::remove(F);
   });

@@ -228,7 +228,7 @@ int main(int argc, char **argv) {
       return fail("oxide-link: " + toString(std::move(E)));
     Args.push_back(std::string(StubObj));
   }
-  auto RemoveStubs = make_scope_exit([&] {
+  scope_exit RemoveStubs([&] {
     if (!StubObj.empty())
       sys::fs::remove(StubObj);
   });
