@@ -9,8 +9,14 @@
 //! test holds the two tables against each other and against ptxas, one
 //! module per target with one function per stub.
 //!
+//! The stubs that call an LLVM intrinsic (`Intrinsic`, `Convergent`,
+//! `ConvergentField1`) are held to the same rule through the device linker:
+//! each target's module of calls goes through `oxide-opt --ptx --assemble`,
+//! where an instruction LLVM cannot select at that PTX ISA is a crash.
+//!
 //! It needs ptxas (`$OXIDE_CUDA_PATH`, `$CUDA_PATH` or `/usr/local/cuda`)
-//! and says so where there is none.
+//! and, for the intrinsic stubs, oxide-opt (`$OXIDE_OPT`, else the tree's
+//! `build/bin/oxide-opt`), and says so where they are missing.
 
 use oxide_tables::Table;
 use std::fmt::Write as _;
@@ -173,4 +179,142 @@ fn every_inline_ptx_stub_assembles_on_every_target_that_has_it() {
         failures.join("\n")
     );
     eprintln!("{checked} stub functions assembled");
+}
+
+/// A stub that calls an LLVM intrinsic.
+struct IntrinsicStub {
+    name: String,
+    /// `(a: u32, p: *const u8) -> u64`.
+    signature: String,
+    min: String,
+}
+
+impl IntrinsicStub {
+    fn available_on(&self, t: &Target) -> bool {
+        AsmStub { name: String::new(), template: String::new(), constraints: String::new(), min: self.min.clone() }
+            .available_on(t)
+    }
+}
+
+fn intrinsic_stubs() -> Vec<IntrinsicStub> {
+    Table::read_oxide("Stubs.def")
+        .rows("OXIDE_STUB")
+        .filter(|r| matches!(r.ident(2), "Intrinsic" | "Convergent" | "ConvergentField1"))
+        .map(|r| IntrinsicStub { name: r.ident(0).to_string(), signature: r.string(1).to_string(), min: r.raw(5).to_string() })
+        .collect()
+}
+
+/// The LLVM type of a Rust type of a stub signature.
+fn llvm_type(rust: &str) -> &'static str {
+    match rust.trim() {
+        "" | "()" | "!" => "void",
+        "bool" => "i1",
+        "u8" | "i8" => "i8",
+        "u16" | "i16" => "i16",
+        "u32" | "i32" => "i32",
+        "u64" | "i64" | "usize" | "isize" => "i64",
+        "u128" | "i128" => "i128",
+        "f32" => "float",
+        "f64" => "double",
+        t if t.starts_with('*') => "ptr",
+        other => panic!("a stub signature type this test does not know: `{other}`"),
+    }
+}
+
+/// An integer argument the instruction accepts (a constant: some intrinsics
+/// take immediates): by the parameter's name, else 1.
+fn integer_argument(parameter: &str) -> &'static str {
+    match parameter {
+        "count" | "threads" => "64",
+        "mask" | "membermask" => "-1",
+        "registers" | "regs" => "240",
+        _ => "1",
+    }
+}
+
+fn oxide_opt() -> Option<PathBuf> {
+    std::env::var_os("OXIDE_OPT")
+        .map(PathBuf::from)
+        .or_else(|| Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../build/bin/oxide-opt")))
+        .filter(|p| p.is_file())
+}
+
+impl IntrinsicStub {
+    /// A kernel calling the stub once: integer arguments constant, pointers
+    /// and floats the kernel's parameters, the result stored.
+    fn kernel(&self) -> (String, String) {
+        let (params, ret) = self.signature.split_once("->").unwrap_or((&self.signature, ""));
+        let params = params.trim().trim_start_matches('(').trim_end_matches(')');
+        let ret = llvm_type(ret);
+        let mut kernel_params = vec!["ptr %out".to_string()];
+        let mut types = Vec::new();
+        let mut args = Vec::new();
+        for (i, p) in params.split(',').map(str::trim).filter(|p| !p.is_empty()).enumerate() {
+            let (name, ty) = p.split_once(':').unwrap_or_else(|| panic!("stub {}: parameter `{p}`", self.name));
+            let ty = llvm_type(ty);
+            let arg = match ty {
+                "ptr" | "float" | "double" => {
+                    kernel_params.push(format!("{ty} %p{i}"));
+                    format!("%p{i}")
+                }
+                "i1" => "true".into(),
+                _ => integer_argument(name.trim()).into(),
+            };
+            types.push(ty);
+            args.push(format!("{ty} {arg}"));
+        }
+        let symbol = format!("__oxide_stub_{}", self.name);
+        let declare = format!("declare {ret} @{symbol}({})\n", types.join(", "));
+        let call = format!("call {ret} @{symbol}({})", args.join(", "));
+        let body = if ret == "void" {
+            format!("  {call}\n")
+        } else {
+            format!("  %r = {call}\n  store {ret} %r, ptr %out\n")
+        };
+        (declare, format!("define ptx_kernel void @k_{}({}) {{\n{body}  ret void\n}}\n", self.name, kernel_params.join(", ")))
+    }
+}
+
+#[test]
+fn every_intrinsic_stub_compiles_on_every_target_that_has_it() {
+    let (Some(oxide_opt), Some(_)) = (oxide_opt(), ptxas()) else {
+        eprintln!("skipped: no oxide-opt (build the tree, or set OXIDE_OPT) or no ptxas");
+        return;
+    };
+    let stubs = intrinsic_stubs();
+    assert!(stubs.len() > 50, "Stubs.def has {} intrinsic stubs: the reader lost rows", stubs.len());
+    let dir = std::env::temp_dir().join(format!("oxide-stubs-compile-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for target in targets() {
+        let mut declares = String::new();
+        let mut kernels = String::new();
+        for stub in stubs.iter().filter(|s| s.available_on(&target)) {
+            let (declare, kernel) = stub.kernel();
+            declares.push_str(&declare);
+            kernels.push_str(&kernel);
+            checked += 1;
+        }
+        let file = dir.join(format!("{}.ll", target.name));
+        std::fs::write(&file, format!("target triple = \"nvptx64-nvidia-cuda\"\n\n{declares}\n{kernels}")).unwrap();
+        let out = Command::new(&oxide_opt)
+            .args(["--ptx", "--assemble", "--arch", &target.name])
+            .arg(&file)
+            .output()
+            .unwrap();
+        if !out.status.success() {
+            let err = String::from_utf8_lossy(&out.stderr);
+            let first: Vec<&str> = err.lines().filter(|l| !l.starts_with(' ') && !l.starts_with('#')).take(4).collect();
+            failures.push(format!("{} (PTX ISA {}.{}): {}", target.name, target.ptx / 10, target.ptx % 10, first.join(" | ")));
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+    assert!(
+        failures.is_empty(),
+        "the device linker cannot compile intrinsic stubs on targets whose MIN_SM admits them (raise the stub's \
+         MIN_SM or the target's PTX ISA):\n{}",
+        failures.join("\n")
+    );
+    eprintln!("{checked} stub calls compiled and assembled");
 }
