@@ -216,7 +216,7 @@ step "oxide-fuzz: seeds $fuzz_first to $fuzz_last, $fuzz_functions functions eac
 # uniform over the block, the warp or nothing, in 1-, 2- and 3-D blocks;
 # every thread's values against a CPU model of the block. The VM faults on
 # an aligned barrier that one warp reaches from two instructions.
-block_first=1; block_last=3; block_programs=40
+block_first=1; block_last=6; block_programs=40
 fuzz_block() { # fuzz_block [--release]
   env CARGO_TARGET_DIR="$root/target/stable" cargo +stable run -q -p oxide-fuzz -- run --block \
     --seeds "$block_first..$((block_last + 1))" --functions "$block_programs" --runs 4 --emulate=ptx --work "$root/target/fuzz" "$@"
