@@ -90,6 +90,10 @@
 //!   ([`Environment::valid_regions`]) and the module's variables is a
 //!   [`Fault::MemoryViolation`]. Shared and local memory are bounds-checked
 //!   per block and per thread. Misaligned accesses fault.
+//! - Where the PTX ISA leaves a collective undefined, the launch faults with
+//!   the reason: lanes of one warp reaching an `.aligned` barrier from two
+//!   instructions, and a lane making a warp collective whose member mask
+//!   leaves it out.
 //! - Generic addresses of shared and local memory live in windows far above
 //!   user-space host addresses; `cvta` maps them.
 //! - `cp.async` copies at once; `mbarrier` is modelled (without TMA
