@@ -90,14 +90,16 @@ fn asm_stubs() -> Vec<AsmStub> {
         .collect()
 }
 
-impl AsmStub {
-    fn available_on(&self, t: &Target) -> bool {
-        match self.min.parse::<u64>() {
-            Ok(sm) => t.sm >= sm,
-            Err(_) => t.features.iter().any(|f| *f == self.min),
-        }
+/// Whether a stub whose MIN_SM is `min` (a compute capability, or a
+/// feature's name) may be called on `t`.
+fn admits(min: &str, t: &Target) -> bool {
+    match min.parse::<u64>() {
+        Ok(sm) => t.sm >= sm,
+        Err(_) => t.features.iter().any(|f| f == min),
     }
+}
 
+impl AsmStub {
     /// `.func <name>() { … }` around the template, each operand a register
     /// of its constraint's width (inputs set to zero first).
     fn function(&self) -> String {
@@ -148,7 +150,7 @@ fn every_inline_ptx_stub_assembles_on_every_target_that_has_it() {
         let mut ptx = format!(".version {}.{}\n.target {}\n.address_size 64\n\n", target.ptx / 10, target.ptx % 10, target.name);
         // Which stub each line of the module belongs to, for ptxas's messages.
         let mut owners: Vec<(usize, &str)> = Vec::new();
-        for stub in stubs.iter().filter(|s| s.available_on(&target)) {
+        for stub in stubs.iter().filter(|s| admits(&s.min, &target)) {
             owners.push((ptx.lines().count() + 1, &stub.name));
             ptx.push_str(&stub.function());
             checked += 1;
@@ -189,13 +191,6 @@ struct IntrinsicStub {
     min: String,
 }
 
-impl IntrinsicStub {
-    fn available_on(&self, t: &Target) -> bool {
-        AsmStub { name: String::new(), template: String::new(), constraints: String::new(), min: self.min.clone() }
-            .available_on(t)
-    }
-}
-
 fn intrinsic_stubs() -> Vec<IntrinsicStub> {
     Table::read_oxide("Stubs.def")
         .rows("OXIDE_STUB")
@@ -233,10 +228,10 @@ fn integer_argument(parameter: &str) -> &'static str {
 }
 
 fn oxide_opt() -> Option<PathBuf> {
-    std::env::var_os("OXIDE_OPT")
+    let path = std::env::var_os("OXIDE_OPT")
         .map(PathBuf::from)
-        .or_else(|| Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../build/bin/oxide-opt")))
-        .filter(|p| p.is_file())
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../build/bin/oxide-opt"));
+    path.is_file().then_some(path)
 }
 
 impl IntrinsicStub {
@@ -290,7 +285,7 @@ fn every_intrinsic_stub_compiles_on_every_target_that_has_it() {
     for target in targets() {
         let mut declares = String::new();
         let mut kernels = String::new();
-        for stub in stubs.iter().filter(|s| s.available_on(&target)) {
+        for stub in stubs.iter().filter(|s| admits(&s.min, &target)) {
             let (declare, kernel) = stub.kernel();
             declares.push_str(&declare);
             kernels.push_str(&kernel);
