@@ -420,26 +420,30 @@ impl Gen {
     /// An f16 or bf16 operation on bits: a u16 result (one value) or a u32
     /// (a pair). Inputs are any bits, NaNs and subnormals included.
     fn half_expr(&mut self, ty: Ty, d: u32) -> Expr {
-        let p = if self.r.chance(50) { "h" } else { "b" };
+        let f16 = self.r.chance(50);
         if ty == Ty::U32 {
-            let (name, arity) = *self.r.pick(&[("2_add", 2), ("2_sub", 2), ("2_mul", 2), ("2_fma", 3), ("2_from_f32s", 0)]);
+            let (h, b, arity) = *self.r.pick(&[
+                ("h2_add", "b2_add", 2), ("h2_sub", "b2_sub", 2), ("h2_mul", "b2_mul", 2), ("h2_fma", "b2_fma", 3),
+                ("h2_from_f32s", "b2_from_f32s", 0),
+            ]);
             let args = if arity == 0 {
                 vec![self.expr(Ty::F32, d), self.expr(Ty::F32, d)]
             } else {
                 (0..arity).map(|_| self.expr(Ty::U32, d)).collect()
             };
-            return Expr::Call { func: half_name(p, name), args, ty };
+            return Expr::Call { func: if f16 { h } else { b }, args, ty };
         }
-        let (name, arity) = *self.r.pick(&[
-            ("add", 2), ("sub", 2), ("mul", 2), ("div", 2), ("fma", 3), ("sqrt", 1), ("neg", 1), ("abs", 1),
-            ("from_f32", 0), ("from_f64", 0),
+        let (h, b, arity) = *self.r.pick(&[
+            ("h_add", "b_add", 2), ("h_sub", "b_sub", 2), ("h_mul", "b_mul", 2), ("h_div", "b_div", 2), ("h_fma", "b_fma", 3),
+            ("h_sqrt", "b_sqrt", 1), ("h_neg", "b_neg", 1), ("h_abs", "b_abs", 1), ("h_from_f32", "b_from_f32", 0),
+            ("h_from_f64", "b_from_f64", 0),
         ]);
-        let args = match name {
-            "from_f32" => vec![self.expr(Ty::F32, d), Expr::Lit(Ty::U8, self.r.below(4) as u128)],
-            "from_f64" => vec![self.expr(Ty::F64, d)],
+        let args = match h {
+            "h_from_f32" => vec![self.expr(Ty::F32, d), Expr::Lit(Ty::U8, self.r.below(4) as u128)],
+            "h_from_f64" => vec![self.expr(Ty::F64, d)],
             _ => (0..arity).map(|_| self.expr(Ty::U16, d)).collect(),
         };
-        Expr::Call { func: half_name(p, name), args, ty }
+        Expr::Call { func: if f16 { h } else { b }, args, ty }
     }
 
     fn bool_expr(&mut self, depth: u32) -> Expr {
@@ -456,10 +460,10 @@ impl Gen {
             }
             4 => Expr::Prefix { op: "!", e: Box::new(self.expr(Ty::Bool, d)), ty: Ty::Bool },
             5 if self.r.chance(25) => {
-                let p = if self.r.chance(50) { "h" } else { "b" };
-                let (name, arity) = *self.r.pick(&[("lt", 2), ("eq", 2), ("is_nan", 1)]);
+                let f16 = self.r.chance(50);
+                let (h, b, arity) = *self.r.pick(&[("h_lt", "b_lt", 2), ("h_eq", "b_eq", 2), ("h_is_nan", "b_is_nan", 1)]);
                 let args = (0..arity).map(|_| self.expr(Ty::U16, d)).collect();
-                Expr::Call { func: half_name(p, name), args, ty: Ty::Bool }
+                Expr::Call { func: if f16 { h } else { b }, args, ty: Ty::Bool }
             }
             5 => {
                 let t = *self.r.pick(&[Ty::F32, Ty::F64]);
@@ -489,19 +493,6 @@ impl Gen {
             }
         }
     }
-}
-
-/// The prelude's helper `{prefix}_{name}` (`h_add`, `b2_fma`…), as a
-/// static name for the syntax tree.
-fn half_name(prefix: &str, name: &str) -> &'static str {
-    const NAMES: &[&str] = &[
-        "h_add", "h_sub", "h_mul", "h_div", "h_fma", "h_sqrt", "h_neg", "h_abs", "h_from_f32", "h_from_f64", "h_lt", "h_eq",
-        "h_is_nan", "h2_add", "h2_sub", "h2_mul", "h2_fma", "h2_from_f32s", "b_add", "b_sub", "b_mul", "b_div", "b_fma",
-        "b_sqrt", "b_neg", "b_abs", "b_from_f32", "b_from_f64", "b_lt", "b_eq", "b_is_nan", "b2_add", "b2_sub", "b2_mul",
-        "b2_fma", "b2_from_f32s",
-    ];
-    let full = if name.starts_with('2') { format!("{prefix}{name}") } else { format!("{prefix}_{name}") };
-    NAMES.iter().copied().find(|n| *n == full).unwrap_or_else(|| panic!("no half helper {full}"))
 }
 
 /// 0.5 in the type's bits.
