@@ -179,7 +179,7 @@ fn config(blocks: usize) -> LaunchConfig {
 }
 
 /// How a reduce of more than one block's worth combines its partials
-/// (`OXIDE_PRIMS_REDUCE`, a measurement knob).
+/// ([`ReduceTuning::launches`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Launches {
     /// One launch; the last block combines the partials, kept by the
@@ -190,25 +190,41 @@ pub enum Launches {
     Two,
 }
 
-impl Launches {
-    /// `OXIDE_PRIMS_REDUCE` (read once): `launches=one|two`; anything else
-    /// is ignored with a warning on stderr.
-    pub fn from_env() -> Launches {
-        static LAUNCHES: std::sync::OnceLock<Launches> = std::sync::OnceLock::new();
-        *LAUNCHES.get_or_init(|| Self::parse(&std::env::var("OXIDE_PRIMS_REDUCE").unwrap_or_default()))
+/// The reduce's measurement knobs (`OXIDE_PRIMS_REDUCE`), read once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReduceTuning {
+    /// How the partials are combined (`launches=one|two`).
+    pub launches: Launches,
+    /// The most blocks a multiprocessor is given (`blocks-per-sm=1..8`):
+    /// fewer, longer blocks with fewer partials to combine.
+    pub blocks_per_sm: usize,
+}
+
+impl ReduceTuning {
+    /// The defaults.
+    pub const DEFAULT: ReduceTuning = ReduceTuning { launches: Launches::One, blocks_per_sm: BLOCKS_PER_SM };
+
+    /// `OXIDE_PRIMS_REDUCE` (read once): comma-separated `launches=one|two`
+    /// and `blocks-per-sm=N`; anything else is ignored with a warning on stderr.
+    pub fn from_env() -> ReduceTuning {
+        static TUNING: std::sync::OnceLock<ReduceTuning> = std::sync::OnceLock::new();
+        *TUNING.get_or_init(|| Self::parse(&std::env::var("OXIDE_PRIMS_REDUCE").unwrap_or_default()))
     }
 
     /// Parses the `OXIDE_PRIMS_REDUCE` syntax.
-    pub fn parse(spec: &str) -> Launches {
-        let mut launches = Launches::One;
+    pub fn parse(spec: &str) -> ReduceTuning {
+        let mut tuning = Self::DEFAULT;
         for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-            match item {
-                "launches=one" => launches = Launches::One,
-                "launches=two" => launches = Launches::Two,
-                _ => eprintln!("OXIDE_PRIMS_REDUCE: ignoring `{item}` (expected `launches=one|two`)"),
+            match item.split_once('=') {
+                Some(("launches", "one")) => tuning.launches = Launches::One,
+                Some(("launches", "two")) => tuning.launches = Launches::Two,
+                Some(("blocks-per-sm", n)) if matches!(n.parse::<usize>(), Ok(1..=BLOCKS_PER_SM)) => {
+                    tuning.blocks_per_sm = n.parse().unwrap_or(BLOCKS_PER_SM)
+                }
+                _ => eprintln!("OXIDE_PRIMS_REDUCE: ignoring `{item}` (expected `launches=one|two` or `blocks-per-sm=1..{BLOCKS_PER_SM}`)"),
             }
         }
-        launches
+        tuning
     }
 }
 
@@ -234,7 +250,8 @@ pub fn reduce_into<T: Element, Op: ReduceOp<T>>(
     // Allocations of DeviceBuffer are 256-byte aligned; the vector loads need 16.
     debug_assert_eq!(input.device_ptr() % 16, 0);
     let per_block = BLOCK * lanes::<T>() * UNROLL;
-    let blocks = input.len().div_ceil(per_block).clamp(1, temp::resident_blocks(stream, BLOCKS_PER_SM)?);
+    let tuning = ReduceTuning::from_env();
+    let blocks = input.len().div_ceil(per_block).clamp(1, temp::resident_blocks(stream, tuning.blocks_per_sm)?);
     if blocks == 1 {
         cuda_launch! {
             kernel: reduce_partials::<T, Op>, stream: stream, module: module, config: config(1),
@@ -242,7 +259,7 @@ pub fn reduce_into<T: Element, Op: ReduceOp<T>>(
         }?;
         return Ok(());
     }
-    if Launches::from_env() == Launches::One && !stream.is_capturing_in_driver()? {
+    if tuning.launches == Launches::One && !stream.is_capturing_in_driver()? {
         let init = || Ok(KeptPartials { words: DeviceBuffer::zeroed(stream, 1 + blocks)? });
         // The stream's words stay locked across the launch, so that the
         // launches using them queue on the stream one after another.
@@ -290,10 +307,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_knob_reads_launches_and_ignores_the_rest() {
-        assert_eq!(Launches::parse(""), Launches::One);
-        assert_eq!(Launches::parse("launches=two"), Launches::Two);
-        assert_eq!(Launches::parse("launches=two, launches=one"), Launches::One);
-        assert_eq!(Launches::parse("launches=three,blocks=4"), Launches::One, "unknown items are ignored");
+    fn the_knob_reads_launches_and_blocks_and_ignores_the_rest() {
+        assert_eq!(ReduceTuning::parse(""), ReduceTuning::DEFAULT);
+        assert_eq!(ReduceTuning::parse("launches=two").launches, Launches::Two);
+        assert_eq!(ReduceTuning::parse("launches=two, launches=one").launches, Launches::One);
+        assert_eq!(ReduceTuning::parse("blocks-per-sm=2"), ReduceTuning { launches: Launches::One, blocks_per_sm: 2 });
+        assert_eq!(ReduceTuning::parse("launches=three,blocks=4,blocks-per-sm=0,blocks-per-sm=9"), ReduceTuning::DEFAULT, "unknown or out-of-range items are ignored");
     }
 }
