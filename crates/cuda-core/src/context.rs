@@ -331,6 +331,11 @@ impl CudaContext {
         self.device().multiprocessor_count()
     }
 
+    /// Bytes of L2 cache (0 where the driver does not say).
+    pub fn l2_cache_bytes(&self) -> Result<usize, DriverError> {
+        self.device().l2_cache_bytes()
+    }
+
     /// Total device memory in bytes.
     pub fn total_memory(&self) -> Result<usize, DriverError> {
         self.device().total_memory()

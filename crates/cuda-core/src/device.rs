@@ -125,6 +125,11 @@ impl Device {
         Ok(self.attribute(driver::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32)
     }
 
+    /// Bytes of L2 cache (0 where the driver does not say).
+    pub fn l2_cache_bytes(&self) -> Result<usize, DriverError> {
+        Ok(self.attribute(driver::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)?.max(0) as usize)
+    }
+
     /// Total device memory in bytes.
     pub fn total_memory(&self) -> Result<usize, DriverError> {
         let d = driver::initialized()?;

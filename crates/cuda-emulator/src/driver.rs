@@ -313,6 +313,7 @@ unsafe extern "C" fn cuDeviceGetAttribute(v: *mut c_int, attribute: c_int, _d: C
         10 => 32,
         12 => 65536,
         16 => cores(),
+        38 => 0, // the L2's size: no cache is modelled (cuda-prims then prefetches at every size)
         39 => 2048,
         75 => COMPUTE_CAPABILITY.0,
         76 => COMPUTE_CAPABILITY.1,

@@ -185,8 +185,9 @@ impl LookBackTuning {
     /// thread of a block of `threads` calls it as the block starts `tile`.
     /// With [`PREFETCH_BULK`] the block's first thread asks for the whole
     /// tile in one request where the target has the instruction (sm_90 and
-    /// newer, a test the device linker folds), and every thread asks for
-    /// each sector of its part elsewhere.
+    /// newer, a test the device linker folds); elsewhere nothing is asked
+    /// for (the per-thread requests of a step in bytes are a knob of their
+    /// own, and lost to no prefetch at all on the H200).
     #[inline(always)]
     pub(crate) fn prefetch_ahead<T, const V: usize>(&self, input: &[T], tile: usize, threads: usize) {
         if self.prefetch_tiles == 0 {
@@ -195,12 +196,8 @@ impl LookBackTuning {
         let ahead = tile + self.prefetch_tiles as usize;
         if self.prefetch_step != PREFETCH_BULK {
             tile::prefetch::<T, V>(input, ahead, threads, self.prefetch_step as usize);
-        } else if arch::compute_capability() >= 90 {
-            if thread::threadIdx_x() == 0 {
-                tile::prefetch_whole::<T, V>(input, ahead, threads);
-            }
-        } else {
-            tile::prefetch::<T, V>(input, ahead, threads, DEFAULT_PREFETCH_STEP as usize);
+        } else if arch::compute_capability() >= 90 && thread::threadIdx_x() == 0 {
+            tile::prefetch_whole::<T, V>(input, ahead, threads);
         }
     }
 
@@ -267,14 +264,20 @@ pub struct ScanTuning {
     /// request fills the line), or [`PREFETCH_BULK`] (one request per tile).
     /// `prefetch-step=` in the knobs.
     pub prefetch_step: u32,
+    /// Prefetch only inputs larger than the GPU's L2 (`prefetch-when=past-l2`,
+    /// the default) or at every size (`prefetch-when=always`). An input that
+    /// fits in L2 is usually there already (written by the kernel before),
+    /// and its calls lost 2–5 % to the requests on the H200.
+    pub prefetch_past_l2: bool,
 }
 
-/// [`ScanTuning::prefetch_step`]'s default.
+/// The step of the per-thread requests when none is named
+/// (`prefetch-step=` a number in the knobs): a sector.
 const DEFAULT_PREFETCH_STEP: u32 = 32;
 
 /// [`ScanTuning::prefetch_step`] for one bulk request per tile
 /// (`cache::prefetch_l2_bulk`) from the block's first thread, on targets
-/// that have it (sm_90 and newer; sector by sector before).
+/// that have it (sm_90 and newer; none before). The default;
 /// `prefetch-step=bulk` in the knobs.
 pub const PREFETCH_BULK: u32 = 0;
 
@@ -336,11 +339,11 @@ impl ScanTuning {
     /// their prefixes by warp shuffles ([`RunScan::Shuffle`]), runs of
     /// 8-byte ones through shared memory ([`RunScan::Shared`], "H200,
     /// 2026-12-04": the 8-byte sums' shuffles doubled the warp scans). The
-    /// waits are CUB's. No prefetch yet: `prefetch=6,wide-prefetch=3`
-    /// (about 100 and 50 tiles ahead on the H200's 132 multiprocessors) are
-    /// the distances that ran fastest there as hand-written PTX (one bulk
-    /// prefetch per block, "H200, 2026-12-04, evening"); this crate's own
-    /// per-thread prefetch at those distances waits for its measurement.
+    /// waits are CUB's. Each block asks L2 for a later tile in one bulk
+    /// request, 6 and 3 tiles per [`PREFETCH_PER`] multiprocessors ahead
+    /// (about 100 and 50 on the H200's 132), for inputs larger than the L2
+    /// ("H200, 2026-12-05": 2^24 elements and up gained 4–14 %, 2^22 lost
+    /// 2–5 %).
     pub const SCAN: ScanTuning = ScanTuning {
         narrow: TileShape { threads: 128, vectors: 8 },
         wide: TileShape { threads: 256, vectors: 8 },
@@ -357,9 +360,10 @@ impl ScanTuning {
         wide_runs: RunScan::Shared,
         init: StatusInit::Memset,
         keep_status: true,
-        prefetch: 0,
-        wide_prefetch: 0,
-        prefetch_step: DEFAULT_PREFETCH_STEP,
+        prefetch: 6,
+        wide_prefetch: 3,
+        prefetch_step: PREFETCH_BULK,
+        prefetch_past_l2: true,
     };
 
     /// The selection's defaults, measured on the H200 (benches/README.md,
@@ -367,7 +371,7 @@ impl ScanTuning {
     /// and 256 × 16 eight-byte ones, where CUB's sm_90 `DeviceSelect::If`
     /// tiles (384 × 17 and 384 × 11, here 384 × 16 and 384 × 8) ran
     /// slower, the eight-byte one by much; the waits are CUB's for 4-byte
-    /// elements.
+    /// elements; the prefetch is the scan's.
     pub const SELECT: ScanTuning = ScanTuning {
         narrow: TileShape { threads: 256, vectors: 6 },
         wide: TileShape { threads: 256, vectors: 8 },
@@ -377,9 +381,10 @@ impl ScanTuning {
         wide_runs: RunScan::Shuffle,
         init: StatusInit::Memset,
         keep_status: true,
-        prefetch: 0,
-        wide_prefetch: 0,
-        prefetch_step: DEFAULT_PREFETCH_STEP,
+        prefetch: 6,
+        wide_prefetch: 3,
+        prefetch_step: PREFETCH_BULK,
+        prefetch_past_l2: true,
     };
 
     /// The scan's tuning: `OXIDE_PRIMS_SCAN` (read once) applied to
@@ -402,7 +407,8 @@ impl ScanTuning {
     /// 384), `delay=NS`, `first=NS`, `block-order`, `wait=all|nearest`,
     /// `sleep-from=TILES`, `prefetch=N` and `wide-prefetch=N` (tiles per
     /// [`PREFETCH_PER`] multiprocessors, at most 64; 0 turns the prefetch
-    /// off), `prefetch-step=32|64|128|bulk` (bytes, or [`PREFETCH_BULK`]), `init=memset|kernel` ([`StatusInit`]),
+    /// off), `prefetch-step=32|64|128|bulk` (bytes, or [`PREFETCH_BULK`]),
+    /// `prefetch-when=past-l2|always`, `init=memset|kernel` ([`StatusInit`]),
     /// `status=temp|kept` (`keep_status`). Unknown items and values out of
     /// range are
     /// ignored with a warning on stderr naming `var` (a measurement knob
@@ -451,6 +457,8 @@ impl ScanTuning {
                 t.prefetch_step = n;
             } else if item == "prefetch-step=bulk" {
                 t.prefetch_step = PREFETCH_BULK;
+            } else if item == "prefetch-when=past-l2" || item == "prefetch-when=always" {
+                t.prefetch_past_l2 = item == "prefetch-when=past-l2";
             } else if let Some(n) = value("sleep-from=") {
                 t.sleep_from = n as usize;
             } else if item == "init=memset" || item == "init=kernel" {
@@ -461,23 +469,31 @@ impl ScanTuning {
                 let scan_items = if scan { ", `wide-vectors=6`, `runs=shuffle|shared`, `wide-runs=shuffle|shared`" } else { "" };
                 eprintln!(
                     "{var}: ignoring `{item}` (expected `threads=32..384`, `vectors=4|6|8`, `wide-threads=32..384`, \
-                     `wide-vectors=4|8|12`, `delay=NS`, `first=NS`, `block-order|ticket`, `wait=all|nearest`, `sleep-from=TILES`, `prefetch=0..64`, `wide-prefetch=0..64`, `prefetch-step=32|64|128|bulk`, `init=memset|kernel` or `status=temp|kept`{scan_items})"
+                     `wide-vectors=4|8|12`, `delay=NS`, `first=NS`, `block-order|ticket`, `wait=all|nearest`, `sleep-from=TILES`, `prefetch=0..64`, `wide-prefetch=0..64`, `prefetch-step=32|64|128|bulk`, `prefetch-when=past-l2|always`, `init=memset|kernel` or `status=temp|kept`{scan_items})"
                 );
             }
         }
         t
     }
 
-    /// The look-back tuning of a grid of `tiles` tiles of `T` on `stream`'s
-    /// GPU: [`LookBackTuning::for_grid`] with the prefetch distance for
-    /// its multiprocessors.
-    pub(crate) fn look_back_for<T>(&self, stream: &CudaStream, tiles: usize) -> Result<LookBackTuning, PrimsError> {
+    /// The look-back tuning of a grid of `tiles` tiles over `len` elements
+    /// of `T` on `stream`'s GPU: [`LookBackTuning::for_grid`] with the
+    /// prefetch distance for its multiprocessors, if this input is
+    /// prefetched at all ([`prefetches`](Self::prefetches)).
+    pub(crate) fn look_back_for<T>(&self, stream: &CudaStream, tiles: usize, len: usize) -> Result<LookBackTuning, PrimsError> {
         let mut look_back = self.look_back.for_grid(tiles, self.sleep_from);
-        if self.prefetch_per::<T>() != 0 {
-            look_back.prefetch_tiles = self.prefetch_tiles::<T>(stream.context().multiprocessor_count()?);
+        let ctx = stream.context();
+        if self.prefetch_per::<T>() != 0 && self.prefetches(len * core::mem::size_of::<T>(), ctx.l2_cache_bytes()?) {
+            look_back.prefetch_tiles = self.prefetch_tiles::<T>(ctx.multiprocessor_count()?);
             look_back.prefetch_step = self.prefetch_step;
         }
         Ok(look_back)
+    }
+
+    /// Whether an input of `bytes` is prefetched on a GPU whose L2 holds
+    /// `l2_bytes` (0: a size the driver does not report, where every input is).
+    pub fn prefetches(&self, bytes: usize, l2_bytes: usize) -> bool {
+        !self.prefetch_past_l2 || bytes > l2_bytes
     }
 
     /// The tiles ahead a block of a grid on `multiprocessors` asks L2 for,
@@ -1194,7 +1210,7 @@ fn scan<T: Element, Op: ReduceOp<T>, const INCLUSIVE_SCAN: bool>(
     debug_assert_eq!(input.device_ptr() % 16, 0);
     let shape = tuning.shape::<T>();
     let tiles = n.div_ceil(tile_len::<T>(shape));
-    let look_back = tuning.look_back_for::<T>(stream, tiles)?;
+    let look_back = tuning.look_back_for::<T>(stream, tiles, n)?;
     let config = tile_config(tiles, shape);
     let shared_runs = tuning.run_scan::<T>() == RunScan::Shared;
     let shared_config = LaunchConfig { shared_mem_bytes: shared_runs_bytes::<T>(shape) as u32, ..config };
@@ -1314,29 +1330,42 @@ mod tests {
     }
 
     #[test]
+    fn only_inputs_larger_than_the_l2_are_prefetched_by_default() {
+        let l2 = 50 << 20;
+        // The H200's L2: 2^22 four-byte elements fit (and lost to the
+        // requests), 2^24 do not.
+        assert!(!ScanTuning::SCAN.prefetches(4 << 22, l2));
+        assert!(!ScanTuning::SCAN.prefetches(l2, l2));
+        assert!(ScanTuning::SCAN.prefetches(l2 + 1, l2));
+        assert!(ScanTuning::SELECT.prefetches(4 << 24, l2));
+        // A GPU that does not report its L2 (0) prefetches every input.
+        assert!(ScanTuning::SCAN.prefetches(16, 0));
+        let always = ScanTuning::SCAN.parse_scan("OXIDE_PRIMS_SCAN", "prefetch-when=always");
+        assert!(always.prefetches(16, l2) && !always.prefetch_past_l2);
+        assert_eq!(always.parse_scan("OXIDE_PRIMS_SCAN", "prefetch-when=past-l2"), ScanTuning::SCAN);
+        assert_eq!(ScanTuning::SCAN.parse_scan("OXIDE_PRIMS_SCAN", "prefetch-when=never"), ScanTuning::SCAN);
+    }
+
+    #[test]
     fn the_prefetch_distance_grows_with_the_multiprocessors() {
         // The H200's 132 multiprocessors: about 100 tiles of 4-byte
-        // elements ahead, 50 of 8-byte ones.
-        let h200 = ScanTuning::SCAN.parse_scan("OXIDE_PRIMS_SCAN", "prefetch=6,wide-prefetch=3");
+        // elements ahead, 50 of 8-byte ones (the defaults).
+        let h200 = ScanTuning::SCAN;
         assert_eq!(h200.prefetch_tiles::<u32>(132), 99);
         assert_eq!(h200.prefetch_tiles::<f32>(132), 99);
         assert_eq!(h200.prefetch_tiles::<u64>(132), 49);
         assert_eq!(h200.prefetch_tiles::<u32>(16), 12);
-        // Neither prefetches unless the knob says so.
-        assert_eq!(ScanTuning::SCAN.prefetch_tiles::<u32>(132), 0);
-        assert_eq!(ScanTuning::SCAN.prefetch_tiles::<u64>(132), 0);
-        assert_eq!(ScanTuning::SELECT.prefetch_tiles::<u32>(132), 0);
+        assert_eq!(ScanTuning::SELECT.prefetch_tiles::<u32>(132), 99);
         let t = ScanTuning::SELECT.parse("OXIDE_PRIMS_SELECT", "prefetch=6,wide-prefetch=2");
         assert_eq!((t.prefetch_tiles::<u32>(132), t.prefetch_tiles::<u64>(132)), (99, 33));
         let off = h200.parse_scan("OXIDE_PRIMS_SCAN", "prefetch=0,wide-prefetch=0");
-        assert_eq!(off, ScanTuning::SCAN);
-        // The step between a thread's requests: a sector unless told.
-        assert_eq!(ScanTuning::SCAN.prefetch_step, 32);
+        assert_eq!((off.prefetch_tiles::<u32>(132), off.prefetch_tiles::<u64>(132)), (0, 0));
+        // One bulk request per tile unless a step in bytes is named.
+        assert_eq!(ScanTuning::SCAN.prefetch_step, PREFETCH_BULK);
+        assert_eq!(ScanTuning::SELECT.prefetch_step, PREFETCH_BULK);
         assert_eq!(h200.parse_scan("OXIDE_PRIMS_SCAN", "prefetch-step=128").prefetch_step, 128);
-        assert_eq!(h200.parse_scan("OXIDE_PRIMS_SCAN", "prefetch-step=48").prefetch_step, 32);
-        // One bulk request per tile, for select too.
-        assert_eq!(h200.parse_scan("OXIDE_PRIMS_SCAN", "prefetch-step=bulk").prefetch_step, PREFETCH_BULK);
-        assert_eq!(ScanTuning::SELECT.parse("OXIDE_PRIMS_SELECT", "prefetch-step=bulk").prefetch_step, PREFETCH_BULK);
+        assert_eq!(h200.parse_scan("OXIDE_PRIMS_SCAN", "prefetch-step=48").prefetch_step, PREFETCH_BULK);
+        assert_eq!(h200.parse_scan("OXIDE_PRIMS_SCAN", "prefetch-step=32,prefetch-step=bulk"), ScanTuning::SCAN);
         // Out of range or not a number: ignored (with a warning).
         assert_eq!(ScanTuning::SCAN.parse_scan("OXIDE_PRIMS_SCAN", "prefetch=65,wide-prefetch=x"), ScanTuning::SCAN);
         // Every launch's look-back starts with none; the host sets it.

@@ -568,7 +568,7 @@ fn run<T: Element, S: Selector<T>, const PARTITION: bool>(
     let tuning = select_tuning.scan;
     let shape = tuning.shape::<T>();
     let tiles = n.div_ceil(tile_len::<T>(shape));
-    let look_back: LookBackTuning = tuning.look_back_for::<T>(stream, tiles)?;
+    let look_back: LookBackTuning = tuning.look_back_for::<T>(stream, tiles, n)?;
     let config = tile_config(tiles, shape);
     let bounded = select_tuning.bounded && shape.threads <= BOUNDED_THREADS;
     // Partitions store directly (their rejected elements go from the end);

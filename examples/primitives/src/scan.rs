@@ -84,16 +84,18 @@ fn check_tile_order<T: Check>(module: &KernelModule, stream: &CudaStream, sizes:
         lens.extend([70 * tile + 5, (1 << 22) + 777]);
     }
     let default = scan::ScanTuning::scan_from_env();
-    // The L2 prefetch (one tile ahead per multiprocessor) asks for lines
-    // up to the input's end and past no tile boundary it should not; in
-    // bulk (one request per tile on sm_90 and newer) for the tile's part
-    // inside the input.
+    // The L2 prefetch (one tile ahead per multiprocessor, at every size:
+    // these inputs fit in a GPU's L2) asks for sectors or lines up to the
+    // input's end and past no tile boundary it should not; in bulk (one
+    // request per tile on sm_90 and newer, the default) for the tile's
+    // part inside the input; and none at all.
     let orders = [
         ("block order", default.parse_scan("check", "block-order")),
         ("ticket", default.parse_scan("check", "ticket")),
-        ("prefetch", default.parse_scan("check", "block-order,prefetch=8,wide-prefetch=8")),
-        ("prefetch by lines", default.parse_scan("check", "block-order,prefetch=8,wide-prefetch=8,prefetch-step=128")),
-        ("prefetch in bulk", default.parse_scan("check", "block-order,prefetch=8,wide-prefetch=8,prefetch-step=bulk")),
+        ("no prefetch", default.parse_scan("check", "block-order,prefetch=0,wide-prefetch=0")),
+        ("prefetch by sectors", default.parse_scan("check", "block-order,prefetch=8,wide-prefetch=8,prefetch-step=32,prefetch-when=always")),
+        ("prefetch by lines", default.parse_scan("check", "block-order,prefetch=8,wide-prefetch=8,prefetch-step=128,prefetch-when=always")),
+        ("prefetch in bulk", default.parse_scan("check", "block-order,prefetch=8,wide-prefetch=8,prefetch-step=bulk,prefetch-when=always")),
     ];
     let mut checks = 0;
     for n in lens {

@@ -120,8 +120,9 @@ fn check_tile_order<T: Check>(module: &KernelModule, stream: &CudaStream, sizes:
         ("block order", default.parse("block-order")),
         ("ticket", default.parse("ticket")),
         ("block order, store=run", default.parse("block-order,store=run")),
-        ("block order, prefetch", default.parse("block-order,prefetch=8,wide-prefetch=8")),
-        ("block order, prefetch in bulk", default.parse("block-order,prefetch=8,wide-prefetch=8,prefetch-step=bulk")),
+        ("block order, no prefetch", default.parse("block-order,prefetch=0,wide-prefetch=0")),
+        ("block order, prefetch by sectors", default.parse("block-order,prefetch=8,wide-prefetch=8,prefetch-step=32,prefetch-when=always")),
+        ("block order, prefetch in bulk", default.parse("block-order,prefetch=8,wide-prefetch=8,prefetch-step=bulk,prefetch-when=always")),
     ];
     let t = T::threshold(0.5);
     let mut checks = 0;

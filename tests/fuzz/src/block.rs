@@ -528,10 +528,13 @@ impl BlockProgram {
         writeln!(out, "const DYNAMIC_{n}: u32 = {};", self.dynamic_bytes).unwrap();
         let args: String = (0..self.params.len()).map(|k| format!("x.p{k}, ")).collect();
 
-        // The kernel.
+        // The kernel. Large blocks say so, as a user must: without the
+        // bound a kernel's registers may allow fewer threads than the
+        // block has, and the launch is refused.
+        let bounds = if self.threads > 256 { format!("(launch_bounds({}))", self.threads) } else { String::new() };
         writeln!(
             out,
-            "#[kernel]\npub fn k_{n}(inputs: &[In_{n}], mut out: DisjointSlice<BTrace>, mut counters: DisjointSlice<u64>) {{\n    \
+            "#[kernel{bounds}]\npub fn k_{n}(inputs: &[In_{n}], mut out: DisjointSlice<BTrace>, mut counters: DisjointSlice<u64>) {{\n    \
              shared! {{ static XS: [u64; {threads}]; }}\n    \
              let idx = thread::index_3d(thread::gridDim_x() as usize * thread::blockDim_x() as usize, thread::blockDim_y() as usize);\n    \
              let t = thread::block_linear_index();\n    let n = thread::block_size();\n    \
@@ -947,6 +950,29 @@ mod tests {
                 assert!(bytes + 8 * p.threads <= 40 * 1024, "{}: {bytes} bytes of static scatters", p.name);
             }
         }
+    }
+
+    #[test]
+    fn large_blocks_carry_their_launch_bound() {
+        // Regression: on the H200, 1,024-thread blocks of seeds 2, 6, 7 and
+        // 10 were refused at launch (the kernels' registers allowed 640 to
+        // 896 threads) and the rest of those programs did not run.
+        let (mut large, mut small) = (0, 0);
+        for seed in [2, 6, 7, 10] {
+            for k in 0..40 {
+                let p = program(seed, k);
+                let text = p.render();
+                let bound = format!("#[kernel(launch_bounds({}))]", p.threads);
+                if p.threads > 256 {
+                    assert!(text.contains(&bound), "{}: {} threads, no launch bound", p.name, p.threads);
+                    large += 1;
+                } else {
+                    assert!(text.contains("#[kernel]\npub fn k_"), "{}", p.name);
+                    small += 1;
+                }
+            }
+        }
+        assert!(large > 0 && small > 0, "both kinds generated: {large} large, {small} small");
     }
 
     #[test]
