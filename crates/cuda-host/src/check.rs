@@ -288,8 +288,16 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "cannot launch kernel `k::big` with block_dim (32, 32, 1) = 1024 threads per block: \
-             this kernel can run at most 512 (its register use limits it); use smaller blocks \
-             and more of them, or lower its register use with #[kernel(launch_bounds(512))]"
+             this kernel can run at most 512 (its register use, or its launch_bounds, limits it); \
+             use smaller blocks and more of them, or declare the block you launch with \
+             #[kernel(launch_bounds(N))] so that the compiler keeps the registers within what N threads allow"
+        );
+        // Past the GPU's own limit, a bound would not help.
+        let err = check_limits("k", &config((1, 1, 1), (2048, 1, 1), 0), KernelLimits { max_threads_per_block: 1024, ..LIMITS }).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "cannot launch kernel `k` with block_dim (2048, 1, 1) = 2048 threads per block: \
+             a block holds at most 1024 threads on this GPU; use smaller blocks and more of them"
         );
     }
 

@@ -248,13 +248,22 @@ impl fmt::Display for HostError {
                 "cannot launch kernel `{kernel}`: {what} ({x}, {y}, {z}) has a zero dimension; \
                  every grid and block dimension must be at least 1 (use 1 for unused dimensions)"
             ),
-            HostError::BlockTooLarge { kernel, block_dim: (x, y, z), max_threads_per_block: max } => write!(
-                f,
-                "cannot launch kernel `{kernel}` with block_dim ({x}, {y}, {z}) = {} threads per block: \
-                 this kernel can run at most {max} (its register use limits it); use smaller blocks \
-                 and more of them, or lower its register use with #[kernel(launch_bounds({max}))]",
-                u64::from(*x) * u64::from(*y) * u64::from(*z)
-            ),
+            HostError::BlockTooLarge { kernel, block_dim: (x, y, z), max_threads_per_block: max } => {
+                let threads = u64::from(*x) * u64::from(*y) * u64::from(*z);
+                write!(f, "cannot launch kernel `{kernel}` with block_dim ({x}, {y}, {z}) = {threads} threads per block: ")?;
+                if *max >= 1024 {
+                    write!(f, "a block holds at most {max} threads on this GPU; use smaller blocks and more of them")
+                } else {
+                    // The kernel's registers or its own launch_bounds set
+                    // the limit; a bound of the block wanted fixes either.
+                    write!(
+                        f,
+                        "this kernel can run at most {max} (its register use, or its launch_bounds, limits it); \
+                         use smaller blocks and more of them, or declare the block you launch with \
+                         #[kernel(launch_bounds(N))] so that the compiler keeps the registers within what N threads allow"
+                    )
+                }
+            }
             HostError::SharedMemoryTooLarge { kernel, requested, max } => write!(
                 f,
                 "cannot launch kernel `{kernel}` with {requested} bytes of dynamic shared memory: \

@@ -73,6 +73,7 @@ mod abi {
 pub mod arg;
 mod check;
 pub mod condition;
+mod cubin;
 mod error;
 pub mod extern_kernel;
 mod launch;

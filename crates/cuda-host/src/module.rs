@@ -52,6 +52,10 @@ pub struct KernelModule {
     extern_functions: Mutex<HashMap<String, (CudaFunction, Vec<usize>)>>,
     /// Loaded from the image's cubin (not JIT-compiled from its PTX).
     precompiled: bool,
+    /// On the CPU emulator, running the image's own PTX: the cubin the
+    /// device linker assembled from it, whose register counts limit each
+    /// kernel's block as the GPU would ([`crate::cubin`]).
+    registers_from: Option<&'static [u8]>,
 }
 
 impl std::fmt::Debug for KernelModule {
@@ -76,7 +80,11 @@ pub fn load_kernel_module(ctx: &Arc<CudaContext>, name: &str) -> Result<KernelMo
     if let Some(module) = load_cubin(ctx, image) {
         return Ok(KernelModule::new(image, module, true));
     }
-    load_image_with_ptx(ctx, image, image.ptx())
+    let mut module = load_image_with_ptx(ctx, image, image.ptx())?;
+    if ctx.backend().is_emulated() {
+        module.registers_from = image.cubin.map(|c| c.bytes);
+    }
+    Ok(module)
 }
 
 /// The image's cubin loaded on `ctx`, where it suits the GPU.
@@ -175,7 +183,17 @@ impl KernelModule {
             unchecked_launches: AtomicU64::new(0),
             extern_functions: Mutex::new(HashMap::new()),
             precompiled,
+            registers_from: None,
         }
+    }
+
+    /// The largest block of `function` (PTX name `name`): the driver's
+    /// answer, and on the emulator also what the kernel's registers allow on
+    /// a GPU, so that an emulated launch is refused where the GPU's would be.
+    fn max_block(&self, function: &CudaFunction, name: &str) -> Result<u32, HostError> {
+        let driver = function.max_threads_per_block()?;
+        let registers = self.registers_from.and_then(|cubin| crate::cubin::register_count(cubin, name));
+        Ok(registers.map_or(driver, |r| driver.min(crate::cubin::max_threads_for_registers(r))))
     }
 
     /// Whether the module was loaded from the device linker's cubin (SASS
@@ -317,8 +335,9 @@ impl KernelModule {
     #[cold]
     fn look_up_function(&self, index: usize) -> Result<&KernelFunction, HostError> {
         let slot = &self.functions[index];
-        let function = self.module.function(self.image.kernels[index].ptx_name)?;
-        let max_threads = function.max_threads_per_block()?;
+        let name = self.image.kernels[index].ptx_name;
+        let function = self.module.function(name)?;
+        let max_threads = self.max_block(&function, name)?;
         let [x, y, z] = CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER.map(|a| function.attribute(a).unwrap_or(0).max(0) as u32);
         let required_cluster = (x > 0).then_some((x, y.max(1), z.max(1)));
         // Two threads may both look it up; either answer is the same function.
@@ -401,7 +420,7 @@ impl KernelModule {
         self.unchecked[index].get_or_init(|| {
             let entry = self.image.kernels[index].unchecked.as_ref()?;
             let f = self.module.function(entry.ptx_name).ok()?;
-            let max_threads = f.max_threads_per_block().ok()?;
+            let max_threads = self.max_block(&f, entry.ptx_name).ok()?;
             Some((f, max_threads))
         })
     }

@@ -15,7 +15,7 @@
 //! shapes stop at the driver instead, and are reported as skipped).
 
 use cuda_core::{CudaContext, CudaStream, DeviceBuffer, LaunchConfig};
-use cuda_device::{kernel, thread, DisjointSlice};
+use cuda_device::{kernel, thread, unroll, DisjointSlice};
 use cuda_host::{cuda_launch, load_kernel_module, HostError, KernelModule};
 use std::process::ExitCode;
 
@@ -26,6 +26,41 @@ pub fn iota(mut out: DisjointSlice<u32>) {
     if let Some(o) = out.get_mut(idx) {
         *o = idx.get() as u32;
     }
+}
+
+/// Values [`many_live`] holds at once.
+const LIVE: usize = 96;
+
+/// Holds [`LIVE`] loaded values at once (all of them are summed before any
+/// is combined with the sum), so that ptxas gives it more than 64
+/// registers: a GPU refuses it blocks of 1,024 threads, and so must the
+/// CPU emulator (which reads the count from the image's cubin).
+#[kernel]
+pub fn many_live(input: &[u32], mut out: DisjointSlice<u32>) {
+    let idx = thread::index_1d();
+    let base = idx.get() * LIVE;
+    let mut v = [0u32; LIVE];
+    unroll!(full, for k in 0..LIVE {
+        v[k] = input.get(base + k).copied().unwrap_or(k as u32);
+    });
+    let mut sum = 0u32;
+    unroll!(full, for k in 0..LIVE {
+        sum = sum.wrapping_add(v[k]);
+    });
+    let mut acc = 0u32;
+    unroll!(full, for k in 0..LIVE {
+        acc = acc.rotate_left(5) ^ v[k].wrapping_mul(sum | 1);
+    });
+    if let Some(o) = out.get_mut(idx) {
+        *o = acc;
+    }
+}
+
+/// [`many_live`] on the CPU, for thread `i`.
+fn many_live_on_cpu(input: &[u32], i: usize) -> u32 {
+    let v: Vec<u32> = (0..LIVE).map(|k| input.get(i * LIVE + k).copied().unwrap_or(k as u32)).collect();
+    let sum = v.iter().fold(0u32, |a, &x| a.wrapping_add(x));
+    v.iter().fold(0u32, |acc, &x| acc.rotate_left(5) ^ x.wrapping_mul(sum | 1))
 }
 
 /// The thread's global coordinates, one 10-bit field each, plus one (so an
@@ -199,6 +234,35 @@ fn run() -> Result<(usize, usize), Box<dyn std::error::Error>> {
     let got = out.to_host_vec(&stream)?;
     if let Some(i) = (0..4096).find(|&i| got[i] != i as u32) {
         return Err(format!("element {i}: {}", got[i]).into());
+    }
+
+    // A kernel whose registers allow fewer than 1,024 threads a block: the
+    // GPU's driver says so and the emulator reads it from the cubin, so a
+    // program that passes emulated is not refused on the GPU. Then it runs
+    // at the limit the error gave.
+    let input: Vec<u32> = (0..4096u32 * LIVE as u32).map(|k| k.wrapping_mul(2654435761)).collect();
+    let input_on_gpu = DeviceBuffer::from_host(&stream, &input)?;
+    let heavy = |block: u32| config((4096 / block, 1, 1), (block, 1, 1), 0);
+    let limit = match cuda_launch! { kernel: many_live, stream: stream, module: module, config: heavy(1024), args: [&input_on_gpu, &mut out] } {
+        Err(HostError::BlockTooLarge { max_threads_per_block, .. }) if max_threads_per_block < 1024 => max_threads_per_block,
+        Err(e) => return Err(format!("1,024 threads of a kernel with more than 64 registers: wrong error: {e}").into()),
+        Ok(()) => match module.image().cubin {
+            None => {
+                println!("skipped (a block over the registers' limit): no cubin to read the registers from");
+                0
+            }
+            Some(_) => return Err("1,024 threads of a kernel with more than 64 registers: the launch was accepted".into()),
+        },
+    };
+    if limit > 0 {
+        println!("refused (a block over what the registers allow): at most {limit} threads");
+        refusals += 1;
+        let block = 1 << limit.ilog2();
+        cuda_launch! { kernel: many_live, stream: stream, module: module, config: heavy(block), args: [&input_on_gpu, &mut out] }?;
+        let got = out.to_host_vec(&stream)?;
+        if let Some(i) = (0..4096).find(|&i| got[i] != many_live_on_cpu(&input, i)) {
+            return Err(format!("many_live in blocks of {block}, element {i}: {} (CPU {})", got[i], many_live_on_cpu(&input, i)).into());
+        }
     }
 
     // Thread indices: the shapes each constructor cannot tell apart.
