@@ -68,6 +68,10 @@ pub struct CudaContext {
     /// The device's compute capability, asked once: every cluster launch
     /// checks it (cuda-host, then cuda-core), and it never changes.
     compute_capability: OnceLock<(u32, u32)>,
+    /// The multiprocessors and the L2's size, asked once: cuda-prims sizes
+    /// every reduce's grid and every scan's prefetch by them.
+    multiprocessor_count: OnceLock<u32>,
+    l2_cache_bytes: OnceLock<usize>,
     /// Whether the device allocates on streams (`cuMemAllocAsync`), asked
     /// once: every buffer allocation checks it.
     memory_pools: OnceLock<bool>,
@@ -148,6 +152,8 @@ impl CudaContext {
             last_kernel_text: AtomicUsize::new(0),
             panic_record: OnceLock::new(),
             compute_capability: OnceLock::new(),
+            multiprocessor_count: OnceLock::new(),
+            l2_cache_bytes: OnceLock::new(),
             memory_pools: OnceLock::new(),
             stack_size: AtomicUsize::new(0),
             stack_raise: Mutex::new(()),
@@ -328,12 +334,20 @@ impl CudaContext {
 
     /// Number of streaming multiprocessors.
     pub fn multiprocessor_count(&self) -> Result<u32, DriverError> {
-        self.device().multiprocessor_count()
+        if let Some(&count) = self.multiprocessor_count.get() {
+            return Ok(count);
+        }
+        let count = self.device().multiprocessor_count()?;
+        Ok(*self.multiprocessor_count.get_or_init(|| count))
     }
 
     /// Bytes of L2 cache (0 where the driver does not say).
     pub fn l2_cache_bytes(&self) -> Result<usize, DriverError> {
-        self.device().l2_cache_bytes()
+        if let Some(&bytes) = self.l2_cache_bytes.get() {
+            return Ok(bytes);
+        }
+        let bytes = self.device().l2_cache_bytes()?;
+        Ok(*self.l2_cache_bytes.get_or_init(|| bytes))
     }
 
     /// Total device memory in bytes.
