@@ -99,21 +99,24 @@ fn tasks_scheduled_round_robin_run_concurrently_and_are_woken() {
     let _timed = timed();
     let m = module(&ctx);
     let pool = StreamPool::with_policy(&ctx, 4, RoundRobin::new()).unwrap();
-    let stream0 = pool.streams()[0].clone();
-    // The buffers are allocated up front: an allocation is ordered on its
-    // stream, and one made on a stream another task keeps busy would wait
-    // for that task.
-    let bufs: Vec<DeviceBuffer<u64>> = (0..4).map(|_| DeviceBuffer::zeroed(&stream0, 3).unwrap()).collect();
-    stream0.synchronize().unwrap();
+    // The buffers are allocated up front, on a stream no task runs on: a
+    // buffer's first use on another stream waits for the work queued on its
+    // home stream, and a home stream that runs a task (or a read-back
+    // waiting for one) would serialise the tasks that follow it (the GPU
+    // suite saw them run one, one, then two at a time).
+    let home = ctx.new_stream_non_blocking().unwrap();
+    let bufs: Vec<DeviceBuffer<u64>> = (0..4).map(|_| DeviceBuffer::zeroed(&home, 3).unwrap()).collect();
+    home.synchronize().unwrap();
     // Four independent tasks, each on its own thread with block_on, which
-    // returns only if the task's completion wakes it.
+    // returns only if the task's completion wakes it; each reads its buffer
+    // back on a stream of its own, for the same reason.
     let handles: Vec<_> = bufs
         .into_iter()
         .map(|buf| {
-            let (m, pool, s) = (m.clone(), pool.clone(), stream0.clone());
+            let (m, pool, ctx) = (m.clone(), pool.clone(), ctx.clone());
             std::thread::spawn(move || {
                 let buf = block_on(spin_timed(&m, buf, 100).schedule(&pool)).unwrap();
-                buf.to_host_vec(&s).unwrap()
+                buf.to_host_vec(&ctx.new_stream_non_blocking().unwrap()).unwrap()
             })
         })
         .collect();
