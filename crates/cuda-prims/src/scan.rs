@@ -267,7 +267,7 @@ pub struct ScanTuning {
     /// Prefetch only inputs larger than the GPU's L2 (`prefetch-when=past-l2`,
     /// the default) or at every size (`prefetch-when=always`). An input that
     /// fits in L2 is usually there already (written by the kernel before),
-    /// and its calls lost 2–5 % to the requests on the H200.
+    /// and its calls lost to the requests on the H200.
     pub prefetch_past_l2: bool,
 }
 
@@ -342,8 +342,8 @@ impl ScanTuning {
     /// waits are CUB's. Each block asks L2 for a later tile in one bulk
     /// request, 6 and 3 tiles per [`PREFETCH_PER`] multiprocessors ahead
     /// (about 100 and 50 on the H200's 132), for inputs larger than the L2
-    /// ("H200, 2026-12-05": 2^24 elements and up gained 4–14 %, 2^22 lost
-    /// 2–5 %).
+    /// (benches/README.md, "H200, 2026-12-05": inputs past the L2 gained,
+    /// smaller ones lost).
     pub const SCAN: ScanTuning = ScanTuning {
         narrow: TileShape { threads: 128, vectors: 8 },
         wide: TileShape { threads: 256, vectors: 8 },
