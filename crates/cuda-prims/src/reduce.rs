@@ -215,12 +215,11 @@ impl ReduceTuning {
     pub fn parse(spec: &str) -> ReduceTuning {
         let mut tuning = Self::DEFAULT;
         for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-            match item.split_once('=') {
-                Some(("launches", "one")) => tuning.launches = Launches::One,
-                Some(("launches", "two")) => tuning.launches = Launches::Two,
-                Some(("blocks-per-sm", n)) if matches!(n.parse::<usize>(), Ok(1..=BLOCKS_PER_SM)) => {
-                    tuning.blocks_per_sm = n.parse().unwrap_or(BLOCKS_PER_SM)
-                }
+            let blocks = item.strip_prefix("blocks-per-sm=").and_then(|n| n.parse::<usize>().ok());
+            match (item, blocks) {
+                ("launches=one", _) => tuning.launches = Launches::One,
+                ("launches=two", _) => tuning.launches = Launches::Two,
+                (_, Some(n @ 1..=BLOCKS_PER_SM)) => tuning.blocks_per_sm = n,
                 _ => eprintln!("OXIDE_PRIMS_REDUCE: ignoring `{item}` (expected `launches=one|two` or `blocks-per-sm=1..{BLOCKS_PER_SM}`)"),
             }
         }
