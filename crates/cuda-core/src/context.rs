@@ -325,29 +325,17 @@ impl CudaContext {
 
     /// Compute capability `(major, minor)`, e.g. `(9, 0)` for an H100/H200.
     pub fn compute_capability(&self) -> Result<(u32, u32), DriverError> {
-        if let Some(&cc) = self.compute_capability.get() {
-            return Ok(cc);
-        }
-        let cc = self.device().compute_capability()?;
-        Ok(*self.compute_capability.get_or_init(|| cc))
+        asked_once(&self.compute_capability, || self.device().compute_capability())
     }
 
     /// Number of streaming multiprocessors.
     pub fn multiprocessor_count(&self) -> Result<u32, DriverError> {
-        if let Some(&count) = self.multiprocessor_count.get() {
-            return Ok(count);
-        }
-        let count = self.device().multiprocessor_count()?;
-        Ok(*self.multiprocessor_count.get_or_init(|| count))
+        asked_once(&self.multiprocessor_count, || self.device().multiprocessor_count())
     }
 
     /// Bytes of L2 cache (0 where the driver does not say).
     pub fn l2_cache_bytes(&self) -> Result<usize, DriverError> {
-        if let Some(&bytes) = self.l2_cache_bytes.get() {
-            return Ok(bytes);
-        }
-        let bytes = self.device().l2_cache_bytes()?;
-        Ok(*self.l2_cache_bytes.get_or_init(|| bytes))
+        asked_once(&self.l2_cache_bytes, || self.device().l2_cache_bytes())
     }
 
     /// Total device memory in bytes.
@@ -972,4 +960,15 @@ impl Drop for StreamHandle {
             }
         }
     }
+}
+
+/// The device's answer kept in `cell`: asked the first time, read after
+/// (two threads may both ask; the device gives both the same answer).
+#[inline]
+fn asked_once<T: Copy>(cell: &OnceLock<T>, ask: impl FnOnce() -> Result<T, DriverError>) -> Result<T, DriverError> {
+    if let Some(&known) = cell.get() {
+        return Ok(known);
+    }
+    let answer = ask()?;
+    Ok(*cell.get_or_init(|| answer))
 }
