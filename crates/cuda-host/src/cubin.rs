@@ -155,12 +155,24 @@ mod tests {
         assert_eq!(register_count(&header, "k"), None, "section table out of the file");
     }
 
+    /// The CUDA toolkit's ptxas, found where the device linker looks
+    /// (`$OXIDE_CUDA_PATH`, `$CUDA_PATH`, /usr/local/cuda), as
+    /// crates/oxide-tables/tests/stubs_assemble.rs does.
+    fn ptxas() -> Option<std::path::PathBuf> {
+        ["OXIDE_CUDA_PATH", "CUDA_PATH"]
+            .iter()
+            .filter_map(|v| std::env::var_os(v).map(std::path::PathBuf::from))
+            .chain([std::path::PathBuf::from("/usr/local/cuda")])
+            .map(|dir| dir.join("bin/ptxas"))
+            .find(|p| p.is_file())
+    }
+
     /// The counts ptxas prints with `-v` are the counts read from its cubin
     /// (skipped, saying so, where the CUDA toolkit's ptxas is not installed).
     #[test]
     fn register_counts_read_from_a_cubin_match_ptxas() {
-        let Some(ptxas) = ["/usr/local/cuda/bin/ptxas"].into_iter().map(std::path::PathBuf::from).find(|p| p.exists()) else {
-            eprintln!("SKIPPED register_counts_read_from_a_cubin_match_ptxas: no ptxas at /usr/local/cuda/bin");
+        let Some(ptxas) = ptxas() else {
+            eprintln!("SKIPPED register_counts_read_from_a_cubin_match_ptxas: no ptxas in $OXIDE_CUDA_PATH, $CUDA_PATH or /usr/local/cuda");
             return;
         };
         let dir = std::env::temp_dir().join(format!("cuda-host-cubin-{}", std::process::id()));
