@@ -308,7 +308,7 @@ unsafe extern "C" fn cuDeviceGetAttribute(v: *mut c_int, attribute: c_int, _d: C
         4 => 64,
         5 => i32::MAX,
         6 | 7 => 65535,
-        8 => 48 * 1024,
+        8 => crate::module::SHARED_PER_BLOCK,
         9 => 64 * 1024,
         10 => 32,
         12 => 65536,
@@ -318,7 +318,7 @@ unsafe extern "C" fn cuDeviceGetAttribute(v: *mut c_int, attribute: c_int, _d: C
         75 => COMPUTE_CAPABILITY.0,
         76 => COMPUTE_CAPABILITY.1,
         81 => 228 * 1024,
-        97 => 227 * 1024,
+        97 => crate::module::SHARED_PER_BLOCK_OPTIN,
         83 | 89 => 1, // managed memory, and host access while kernels run (managed.rs)
         115 => 1, // memory pools: stream-ordered allocation (mem_pool.rs)
         _ => 0,
@@ -911,7 +911,16 @@ unsafe extern "C" fn cuModuleGetFunction(out: *mut CUfunction, m: CUmodule, name
     let p = match functions.iter().find(|f| f.name == name) {
         Some(f) => &**f as *const Function as CUfunction,
         None => {
-            let f = Box::new(Function { module, name, max_dynamic_shared: AtomicI32::new(48 * 1024), host_code: Mutex::new(None) });
+            // SAFETY: a live module.
+            let static_shared = unsafe { &*module }.static_shared(&name);
+            let unraised = (crate::module::SHARED_PER_BLOCK as i64 - i64::from(static_shared)).max(0) as i32;
+            let f = Box::new(Function {
+                module,
+                name,
+                static_shared,
+                max_dynamic_shared: AtomicI32::new(unraised),
+                host_code: Mutex::new(None),
+            });
             let p = &*f as *const Function as CUfunction;
             functions.push(f);
             p
@@ -927,6 +936,7 @@ unsafe extern "C" fn cuFuncGetAttribute(v: *mut c_int, attribute: c_int, f: CUfu
     let value = match attribute {
         // SAFETY: a function's module outlives it.
         0 => unsafe { &*f.module }.max_threads_per_block(&f.name) as c_int,
+        1 => f.static_shared.min(i32::MAX as u32) as c_int,
         4 => 32,
         5 | 6 => 90,
         8 => f.max_dynamic_shared.load(Ordering::Relaxed),
@@ -943,7 +953,10 @@ unsafe extern "C" fn cuFuncSetAttribute(f: CUfunction, attribute: c_int, value: 
     // SAFETY: a live function made by cuModuleGetFunction.
     let f = unsafe { &*f.cast::<Function>() };
     if attribute == 8 {
-        if value < 0 || value > 227 * 1024 {
+        // The driver refuses a raise that leaves no room for the kernel's
+        // static shared memory under the opt-in maximum.
+        let room = i64::from(crate::module::SHARED_PER_BLOCK_OPTIN) - i64::from(f.static_shared);
+        if value < 0 || i64::from(value) > room {
             return INVALID_VALUE;
         }
         f.max_dynamic_shared.store(value, Ordering::Relaxed);

@@ -136,7 +136,7 @@ fn param_sizes(f: &Function, host_code: Option<&HostKernel>) -> Result<Vec<usize
             .kernel_params(&name)
             .map(|layout| layout.iter().map(|p| p.size).collect())
             .ok_or_else(|| format!("the module has no kernel `{name}`")),
-        Code::Unparsed | Code::Binary => Err(format!(
+        Code::Unparsed { .. } | Code::Binary => Err(format!(
             "cannot capture kernel `{name}` into a graph: its parameter sizes are unknown (in host-code mode \
              only launches through cuda-host's typed launch carry them)"
         )),

@@ -75,12 +75,27 @@ pub unsafe fn launch(launch: &Launch<'_>) -> Result<(), LaunchError> {
     }
     let ptx_name = function.name.to_string_lossy();
     let name = launch.host_code.map(HostKernel::name).filter(|n| !n.is_empty()).unwrap_or(&ptx_name);
+    let static_shared = function.static_shared;
+    if static_shared > crate::module::SHARED_PER_BLOCK as u32 {
+        return Err(LaunchError::Invalid {
+            reason: format!(
+                "kernel `{name}` declares {static_shared} bytes of static shared memory, more than the {} a GPU \
+                 allows (ptxas refuses it); move the largest arrays to dynamic shared memory",
+                crate::module::SHARED_PER_BLOCK
+            ),
+        });
+    }
     let limit = function.max_dynamic_shared.load(Ordering::Relaxed);
     if i64::from(launch.grid.shared_mem_bytes) > i64::from(limit) {
+        let beside = if static_shared > 0 {
+            format!(", beside its {static_shared} bytes of static shared memory")
+        } else {
+            String::new()
+        };
         return Err(LaunchError::Invalid {
             reason: format!(
                 "kernel `{name}`: the launch asks for {} bytes of dynamic shared memory, more than the kernel's \
-                 limit of {limit} (raise it with CudaFunction::set_max_dynamic_shared_memory)",
+                 limit of {limit}{beside} (raise it with CudaFunction::set_max_dynamic_shared_memory)",
                 launch.grid.shared_mem_bytes
             ),
         });

@@ -7,19 +7,28 @@
 //! `cuModuleGetGlobal` answers, what `set_constant` writes and the device
 //! code reads, the panic-record slot the device code's panics go through.
 //!
-//! In host-code mode the PTX is not parsed ([`Code::Unparsed`]): the kernel's
-//! host code comes with each launch, and `#[constant]` statics are the host
-//! statics themselves. The one global such a module answers is the
+//! In host-code mode the PTX is not parsed to run ([`Code::Unparsed`]): the
+//! kernel's host code comes with each launch, and `#[constant]` statics are
+//! the host statics themselves. The one global such a module answers is the
 //! panic-record slot, through which the engine writes a panic into the
-//! context's record.
+//! context's record. Its text is kept for one question, asked when a kernel
+//! is first looked up: how much static shared memory a GPU gives the kernel.
+//!
+//! Each [`Function`] gets the GPU's shared memory limits: a block's static
+//! and dynamic shared memory together within 48 KiB unless the kernel's
+//! dynamic limit is raised, and no raise past the device's opt-in maximum
+//! less the static part, the static part being what ptxas allocates to that
+//! kernel (`ptx_vm::static_shared_per_kernel`), not the whole module's. A
+//! launch that passes emulated is then not refused on the GPU for it.
 //!
 //! A binary image (cubin, fatbin) is kept as [`Code::Binary`]: the emulator
 //! cannot run it in device-code mode, and says so at the launch. cuda-host
 //! never hands one to the emulator (it loads the PTX).
 
+use std::collections::HashMap;
 use std::ffi::{c_void, CStr, CString};
 use std::sync::atomic::AtomicI32;
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 use cuda_driver_sys::panic_record::RECORD_GLOBAL;
 
@@ -30,8 +39,10 @@ use crate::mode::Mode;
 pub(crate) enum Code {
     /// The PTX, parsed and decoded (device-code mode).
     Program(ptx_vm::Module),
-    /// PTX, not parsed (host-code mode, where the kernels' host code runs).
-    Unparsed,
+    /// PTX, not parsed to run (host-code mode, where the kernels' host code
+    /// runs): the text, and each kernel's static shared memory, measured from
+    /// it on the first lookup of a kernel.
+    Unparsed { ptx: String, static_shared: OnceLock<HashMap<String, u32>> },
     /// A cubin or fatbin.
     Binary,
 }
@@ -50,11 +61,24 @@ pub(crate) struct Module {
     pub(crate) functions: Mutex<Vec<Box<Function>>>,
 }
 
+/// Bytes of shared memory a block may have without a raised limit (static
+/// and dynamic together): `CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK`.
+pub(crate) const SHARED_PER_BLOCK: i32 = 48 * 1024;
+
+/// The most shared memory a block may have with a raised limit:
+/// `CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN` (Hopper's).
+pub(crate) const SHARED_PER_BLOCK_OPTIN: i32 = 227 * 1024;
+
 /// A kernel looked up in a module.
 pub(crate) struct Function {
     pub(crate) module: *const Module,
     /// Its PTX entry name.
     pub(crate) name: CString,
+    /// Bytes of static shared memory a GPU gives a block of it.
+    pub(crate) static_shared: u32,
+    /// Its dynamic shared memory limit
+    /// (`CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`): what
+    /// [`SHARED_PER_BLOCK`] leaves beside the static part until raised.
     pub(crate) max_dynamic_shared: AtomicI32,
     /// The host code the kernel was last launched with (a graph node made
     /// through the driver table runs it in host-code mode).
@@ -83,7 +107,11 @@ impl Module {
                     let text = unsafe { CStr::from_ptr(image.cast()) }.to_string_lossy();
                     Code::Program(ptx_vm::Module::parse(&text).map_err(|e| e.to_string())?)
                 }
-                Mode::HostCode => Code::Unparsed,
+                Mode::HostCode => {
+                    // SAFETY: as above.
+                    let ptx = unsafe { CStr::from_ptr(image.cast()) }.to_string_lossy().into_owned();
+                    Code::Unparsed { ptx, static_shared: OnceLock::new() }
+                }
             }
         };
         Ok(Module { context, code, slot: Box::new(0), functions: Mutex::new(Vec::new()) })
@@ -97,7 +125,7 @@ impl Module {
                 let g = program.global(name.to_str().ok()?)?;
                 Some((g.address, g.size))
             }
-            Code::Unparsed | Code::Binary => {
+            Code::Unparsed { .. } | Code::Binary => {
                 (name == RECORD_GLOBAL).then_some((&*self.slot as *const u64 as u64, std::mem::size_of::<u64>()))
             }
         }
@@ -108,7 +136,22 @@ impl Module {
     pub(crate) fn has_kernel(&self, name: &CStr) -> Option<bool> {
         match &self.code {
             Code::Program(program) => Some(name.to_str().is_ok_and(|n| program.kernel(n).is_some())),
-            Code::Unparsed | Code::Binary => None,
+            Code::Unparsed { .. } | Code::Binary => None,
+        }
+    }
+
+    /// Bytes of static shared memory a GPU gives a block of kernel `name`;
+    /// 0 for a binary image, or PTX that does not parse (a launch of it
+    /// fails anyway).
+    pub(crate) fn static_shared(&self, name: &CStr) -> u32 {
+        let Ok(name) = name.to_str() else { return 0 };
+        match &self.code {
+            Code::Program(program) => program.kernel_static_shared(name).unwrap_or(0),
+            Code::Unparsed { ptx, static_shared } => {
+                let sizes = static_shared.get_or_init(|| ptx_vm::static_shared_per_kernel(ptx).unwrap_or_default());
+                sizes.get(name).copied().unwrap_or(0)
+            }
+            Code::Binary => 0,
         }
     }
 
@@ -157,7 +200,7 @@ mod tests {
     fn host_code_does_not_parse_and_answers_the_panic_slot() {
         // SAFETY: a NUL-terminated PTX text.
         let m = unsafe { Module::load(context(), PTX.as_ptr().cast(), Mode::HostCode) }.unwrap();
-        assert!(matches!(&m.code, Code::Unparsed));
+        assert!(matches!(&m.code, Code::Unparsed { .. }));
         assert_eq!(m.panic_record(), 0);
         let (address, size) = m.global(RECORD_GLOBAL).unwrap();
         assert_eq!(size, 8);

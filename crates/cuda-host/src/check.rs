@@ -329,7 +329,8 @@ mod tests {
             err.to_string(),
             "cannot launch kernel `k::tile` with 65536 bytes of dynamic shared memory: its limit is \
              49152 bytes; ask for less in LaunchConfig::shared_mem_bytes, or raise the limit with \
-             CudaFunction::set_max_dynamic_shared_memory (above 48 KiB, up to the device's opt-in maximum)"
+             CudaFunction::set_max_dynamic_shared_memory (up to the device's opt-in maximum less the kernel's \
+             static shared memory)"
         );
     }
 }

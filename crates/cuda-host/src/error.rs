@@ -268,8 +268,8 @@ impl fmt::Display for HostError {
                 f,
                 "cannot launch kernel `{kernel}` with {requested} bytes of dynamic shared memory: \
                  its limit is {max} bytes; ask for less in LaunchConfig::shared_mem_bytes, or raise \
-                 the limit with CudaFunction::set_max_dynamic_shared_memory (above 48 KiB, up to the \
-                 device's opt-in maximum)"
+                 the limit with CudaFunction::set_max_dynamic_shared_memory (up to the device's opt-in \
+                 maximum less the kernel's static shared memory)"
             ),
             HostError::SharedThreadIndices { kernel, index, dimension, block_dim, grid_dim } => {
                 let axis = |(_, y, z): (u32, u32, u32)| if *dimension == 'y' { y } else { z };

@@ -168,12 +168,14 @@ mod module;
 pub mod parser;
 pub mod program;
 mod scheduler;
+mod shared_usage;
 mod vprintf;
 
 pub use fault::{Fault, Location, StuckThread, ThreadRef};
 pub use launch::{launch, Environment, LaunchDims, LaunchOptions, LaunchStats};
 pub use module::{GlobalSymbol, Module};
 pub use program::ParamLayout;
+pub use shared_usage::static_shared_per_kernel;
 
 /// A PTX text that does not parse: where, and why.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -78,8 +78,11 @@ pub struct Module {
     pub(crate) by_name: HashMap<String, u32>,
     globals: HashMap<String, GlobalSymbol>,
     storage: Storage,
-    /// Bytes of static shared memory per block.
+    /// Bytes of static shared memory per block: every shared variable of
+    /// the module, laid out once for all its kernels.
     pub(crate) static_shared: u32,
+    /// What a GPU gives each kernel of them ([`Module::kernel_static_shared`]).
+    kernel_static_shared: HashMap<String, u32>,
     /// Where dynamic shared memory starts.
     pub(crate) dynamic_shared_offset: u32,
     /// Functions whose address a variable's initialiser takes (vtables).
@@ -106,19 +109,19 @@ impl std::fmt::Debug for Module {
 /// The most memory a module's `.global` and `.const` variables may take.
 const MAX_VARIABLE_BYTES: u64 = 1 << 30;
 
-fn align_up(x: u64, a: u64) -> u64 {
+pub(crate) fn align_up(x: u64, a: u64) -> u64 {
     let a = a.max(1);
     x.div_ceil(a).saturating_mul(a)
 }
 
-fn var_size(v: &VarDecl) -> u64 {
+pub(crate) fn var_size(v: &VarDecl) -> u64 {
     let elem = type_size(&v.ty).unwrap_or(0) * v.vector as u64;
     v.dims
         .iter()
         .fold(elem, |acc, d| acc.saturating_mul(d.unwrap_or(0)))
 }
 
-fn var_align(v: &VarDecl) -> u64 {
+pub(crate) fn var_align(v: &VarDecl) -> u64 {
     v.align
         .map(|a| a as u64)
         .unwrap_or_else(|| (type_size(&v.ty).unwrap_or(1) * v.vector as u64).max(1))
@@ -144,6 +147,7 @@ impl Module {
     }
 
     fn build(ptx: &str, ast: AstModule) -> Result<Module, ParseError> {
+        let kernel_static_shared = crate::shared_usage::of_module(&ast);
         if ast.address_size != 64 {
             return Err(ParseError {
                 line: 1,
@@ -355,6 +359,7 @@ impl Module {
             globals,
             storage,
             static_shared: shared_size as u32,
+            kernel_static_shared,
             dynamic_shared_offset: dynamic_offset as u32,
             address_taken,
         })
@@ -380,6 +385,15 @@ impl Module {
     pub fn kernel(&self, name: &str) -> Option<&Function> {
         let f = &self.functions[*self.by_name.get(name)? as usize];
         f.is_entry.then_some(f)
+    }
+
+    /// Bytes of static shared memory a block of kernel `name` gets on a GPU
+    /// (what ptxas allocates to it: [`static_shared_per_kernel`]); `None`
+    /// if there is no such kernel.
+    ///
+    /// [`static_shared_per_kernel`]: crate::static_shared_per_kernel
+    pub fn kernel_static_shared(&self, name: &str) -> Option<u32> {
+        self.kernel_static_shared.get(name).copied()
     }
 
     /// A `.global` or `.const` variable by name: its host address and size.

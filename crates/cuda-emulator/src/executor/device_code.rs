@@ -105,7 +105,7 @@ pub(super) unsafe fn run(
                  (load the PTX: cuda-host's load_kernel_module does)",
             ))
         }
-        Code::Unparsed => return Err(unavailable("its module was loaded in host-code mode, without parsing its PTX")),
+        Code::Unparsed { .. } => return Err(unavailable("its module was loaded in host-code mode, without parsing its PTX")),
     };
     let ptx_name = function.name.to_string_lossy();
     let Some(kernel) = program.kernel(&ptx_name) else {

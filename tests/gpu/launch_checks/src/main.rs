@@ -13,9 +13,15 @@
 //! cuda-host's check on the kernel table, so they are the same on the CPU
 //! emulator (which has no cluster launches: there the accepted cluster
 //! shapes stop at the driver instead, and are reported as skipped).
+//!
+//! The GPU's own limits, which the CPU emulator must apply too so that a
+//! program that passes emulated is not refused on the GPU: a kernel whose
+//! registers allow fewer than 1,024 threads a block, and a kernel whose
+//! static shared memory leaves less than 48 KiB for dynamic shared memory
+//! (and less than the opt-in maximum for a raised limit).
 
 use cuda_core::{CudaContext, CudaStream, DeviceBuffer, LaunchConfig};
-use cuda_device::{kernel, thread, unroll, DisjointSlice};
+use cuda_device::{dynamic_shared, kernel, shared, thread, unroll, DisjointSlice};
 use cuda_host::{cuda_launch, load_kernel_module, HostError, KernelModule};
 use std::process::ExitCode;
 
@@ -61,6 +67,33 @@ fn many_live_on_cpu(input: &[u32], i: usize) -> u32 {
     let v: Vec<u32> = (0..LIVE).map(|k| input.get(i * LIVE + k).copied().unwrap_or(k as u32)).collect();
     let sum = v.iter().fold(0u32, |a, &x| a.wrapping_add(x));
     v.iter().fold(0u32, |acc, &x| acc.rotate_left(5) ^ x.wrapping_mul(sum | 1))
+}
+
+/// Words of [`staged_in_shared`]'s static array: 40 KiB, which leave a
+/// block 8 KiB of dynamic shared memory until the kernel's limit is raised.
+const STAGED_WORDS: usize = 10 * 1024;
+
+/// out[i] = the global index of the thread that mirrors i's in its block,
+/// passed through a 40 KiB static shared array, plus the launch's dynamic
+/// shared memory in words.
+#[kernel]
+pub fn staged_in_shared(mut out: DisjointSlice<u32>) {
+    shared! { static STAGE: [u32; STAGED_WORDS]; }
+    let idx = thread::index_1d();
+    let view = STAGE.stage(idx.get() as u32).sync();
+    let mirrored = view.get(thread::blockDim_x() as usize - 1 - thread::threadIdx_x() as usize);
+    view.done();
+    // SAFETY: only the length is used, and it is the launch's own size.
+    let (_, dynamic_words) = unsafe { dynamic_shared::<u32>() };
+    if let Some(o) = out.get_mut(idx) {
+        *o = mirrored.wrapping_add(dynamic_words as u32);
+    }
+}
+
+/// [`staged_in_shared`] on the CPU: element `i` of blocks of `block`
+/// threads launched with `dynamic` bytes of dynamic shared memory.
+fn staged_on_cpu(i: usize, block: usize, dynamic: u32) -> u32 {
+    (i / block * block + block - 1 - i % block) as u32 + dynamic / 4
 }
 
 /// The thread's global coordinates, one 10-bit field each, plus one (so an
@@ -265,6 +298,8 @@ fn run() -> Result<(usize, usize), Box<dyn std::error::Error>> {
         }
     }
 
+    refusals += static_shared_limits(&stream, &module, &mut out)?;
+
     // Thread indices: the shapes each constructor cannot tell apart.
     let on = (&*stream, &module);
     let d1 = |grid, block| config(grid, block, 0);
@@ -325,6 +360,58 @@ fn run() -> Result<(usize, usize), Box<dyn std::error::Error>> {
         Err(e) => return Err(format!("index_3d in clusters: {e}").into()),
     }
     Ok((refusals, runs))
+}
+
+/// A kernel with 40 KiB of static shared memory: the driver's dynamic limit
+/// is what they leave of 48 KiB, a launch past it is refused, one within it
+/// runs; a raise past the opt-in maximum less the static part is refused,
+/// one to it is taken and a launch that uses it runs. Returns the refusals.
+fn static_shared_limits(
+    stream: &CudaStream,
+    module: &KernelModule,
+    out: &mut DeviceBuffer<u32>,
+) -> Result<usize, Box<dyn std::error::Error>> {
+    const BLOCK: u32 = 256;
+    let static_bytes = (STAGED_WORDS * 4) as u32;
+    let unraised = 48 * 1024 - static_bytes;
+    let ptx_name = module.image().kernels.iter().find(|k| k.rust_path.ends_with("::staged_in_shared")).ok_or("no staged_in_shared")?.ptx_name;
+    let function = module.cuda_module().function(ptx_name)?;
+    let attributes = function.attributes()?;
+    if (attributes.static_shared_bytes, attributes.max_dynamic_shared_bytes) != (static_bytes, unraised) {
+        return Err(format!(
+            "staged_in_shared: the driver reports {} bytes of static shared memory and a dynamic limit of {}; \
+             expected {static_bytes} and {unraised}",
+            attributes.static_shared_bytes, attributes.max_dynamic_shared_bytes
+        )
+        .into());
+    }
+    let len = out.len();
+    let staged = |dynamic| config((len as u32 / BLOCK, 1, 1), (BLOCK, 1, 1), dynamic);
+    match cuda_launch! { kernel: staged_in_shared, stream: stream, module: module, config: staged(unraised + 16), args: [&mut *out] } {
+        Err(e @ HostError::SharedMemoryTooLarge { max, .. }) if max == unraised => {
+            println!("refused (dynamic shared memory past what {static_bytes} bytes of static leave): {e}")
+        }
+        Err(e) => return Err(format!("dynamic shared memory past what the static part leaves: wrong error: {e}").into()),
+        Ok(()) => return Err("dynamic shared memory past what the static part leaves: the launch was accepted".into()),
+    }
+    let mut run = |dynamic: u32, what: &str| -> Result<(), Box<dyn std::error::Error>> {
+        out.memset(stream, 0)?;
+        cuda_launch! { kernel: staged_in_shared, stream: stream, module: module, config: staged(dynamic), args: [&mut *out] }?;
+        let got = out.to_host_vec(stream)?;
+        match (0..len).find(|&i| got[i] != staged_on_cpu(i, BLOCK as usize, dynamic)) {
+            Some(i) => Err(format!("{what}: element {i} is {}, the CPU says {}", got[i], staged_on_cpu(i, BLOCK as usize, dynamic)).into()),
+            None => Ok(println!("ran ({what}): {len} elements as on the CPU")),
+        }
+    };
+    run(unraised, "8 KiB of dynamic shared memory beside 40 KiB of static")?;
+    let optin = stream.context().limits()?.max_shared_memory_per_block_optin;
+    match function.set_max_dynamic_shared_memory(optin - static_bytes + 16) {
+        Err(e) => println!("refused (a dynamic limit past the opt-in maximum less the static part): {e}"),
+        Ok(()) => return Err("a dynamic limit past the opt-in maximum less the static part was taken".into()),
+    }
+    function.set_max_dynamic_shared_memory(optin - static_bytes)?;
+    run(optin - static_bytes, "the opt-in maximum of shared memory, static and dynamic")?;
+    Ok(2)
 }
 
 fn main() -> ExitCode {

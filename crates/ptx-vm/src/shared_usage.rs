@@ -1,0 +1,315 @@
+//! The static shared memory of each kernel, as ptxas allocates it.
+//!
+//! A GPU gives a block of a kernel only the `.shared` variables that kernel
+//! can reach: those declared in its own body, the module-scope ones it or a
+//! function it calls names, and those declared in the functions it calls.
+//! The driver's limits count that size, not the module's: a block's static
+//! and dynamic shared memory together may not pass 48 KiB unless the
+//! kernel's limit is raised, and a raise may not pass the device's opt-in
+//! maximum less the static part. The VM itself lays out every shared
+//! variable of the module once, for all kernels (`module.rs`), which is
+//! right for running the code but too large for those limits; an emulator
+//! that refuses what a GPU refuses asks this module instead.
+//!
+//! The layout follows ptxas (compared with `ptxas -v` in
+//! `tests/shared_usage.rs`), each variable at its alignment: the kernel's
+//! own declarations that its instructions name, in order; the module-scope
+//! variables it reaches, in declaration order; those the functions it
+//! reaches name, function by function in definition order; then the
+//! declarations nothing names, the kernel's and then its callees'. A
+//! declaration counts even where nothing names it, and a reference counts
+//! even in code that never runs. In a module that declares
+//! an unsized `.extern .shared` array (dynamic shared memory), a non-zero
+//! total is rounded up to where that array would begin: the largest such
+//! alignment, at least 16 bytes.
+//!
+//! A function whose address is taken (named outside a `call`, or in a
+//! variable's initialiser that a reached function names) counts as reached
+//! by the function that names it, which covers indirect calls.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::ast::{AstModule, FuncDecl, Item, Linkage, Operand, Space, Stmt, VarDecl};
+use crate::module::{align_up, var_align, var_size};
+
+/// Bytes of static shared memory a block of each kernel (`.entry`) of the
+/// PTX text `ptx` gets on a GPU, by kernel name (saturated at `u32::MAX`).
+///
+/// Only parses the text (no decoding), so PTX the VM cannot run is
+/// measured too.
+pub fn static_shared_per_kernel(ptx: &str) -> Result<HashMap<String, u32>, crate::ParseError> {
+    Ok(of_module(&crate::parser::parse_module(ptx)?))
+}
+
+/// [`static_shared_per_kernel`] of a parsed module.
+pub(crate) fn of_module(ast: &AstModule) -> HashMap<String, u32> {
+    let module = ModuleView::new(ast);
+    module
+        .functions
+        .iter()
+        .filter(|f| f.entry && f.body.is_some())
+        .map(|kernel| (kernel.name.clone(), module.static_shared_of(kernel)))
+        .collect()
+}
+
+/// The module's functions and variables, by name.
+struct ModuleView<'a> {
+    /// Definitions win over declarations of the same name, in the order of
+    /// first appearance.
+    functions: Vec<&'a FuncDecl>,
+    function_index: HashMap<&'a str, usize>,
+    /// Sized module-scope `.shared` variables, in declaration order.
+    shared: Vec<&'a VarDecl>,
+    shared_index: HashMap<&'a str, usize>,
+    /// Module-scope variables with initialisers (vtables and the like).
+    initialised: HashMap<&'a str, &'a VarDecl>,
+    /// Where dynamic shared memory would begin: None without an unsized
+    /// `.extern .shared` array.
+    dynamic_align: Option<u64>,
+}
+
+impl<'a> ModuleView<'a> {
+    fn new(ast: &'a AstModule) -> ModuleView<'a> {
+        let mut view = ModuleView {
+            functions: Vec::new(),
+            function_index: HashMap::new(),
+            shared: Vec::new(),
+            shared_index: HashMap::new(),
+            initialised: HashMap::new(),
+            dynamic_align: None,
+        };
+        for item in &ast.items {
+            match item {
+                Item::Func(f) => match view.function_index.get(f.name.as_str()) {
+                    Some(&i) if f.body.is_some() => view.functions[i] = f,
+                    Some(_) => {}
+                    None => {
+                        view.function_index.insert(&f.name, view.functions.len());
+                        view.functions.push(f);
+                    }
+                },
+                Item::Var(v) if v.space == Space::Shared => {
+                    if v.linkage == Linkage::Extern || v.dims.iter().any(Option::is_none) {
+                        let align = var_align(v).max(16);
+                        view.dynamic_align = Some(view.dynamic_align.map_or(align, |a| a.max(align)));
+                    } else {
+                        view.shared_index.insert(&v.name, view.shared.len());
+                        view.shared.push(v);
+                    }
+                }
+                Item::Var(v) if v.init.is_some() => {
+                    view.initialised.insert(&v.name, v);
+                }
+                Item::Var(_) => {}
+            }
+        }
+        view
+    }
+
+    fn static_shared_of(&self, kernel: &FuncDecl) -> u32 {
+        let (functions, shared) = self.reached_from(kernel);
+        let callees = || functions.iter().map(|&i| self.functions[i]).filter(|f| !std::ptr::eq(*f, kernel));
+        let mut size = 0u64;
+        let mut place = |v: &VarDecl| size = align_up(size, var_align(v)).saturating_add(var_size(v));
+        declarations(kernel, Named::Yes).into_iter().for_each(&mut place);
+        shared.into_iter().map(|i| self.shared[i]).for_each(&mut place);
+        callees().flat_map(|f| declarations(f, Named::Yes)).for_each(&mut place);
+        declarations(kernel, Named::No).into_iter().for_each(&mut place);
+        callees().flat_map(|f| declarations(f, Named::No)).for_each(&mut place);
+        if let Some(align) = self.dynamic_align.filter(|_| size > 0) {
+            size = align_up(size, align);
+        }
+        size.min(u64::from(u32::MAX)) as u32
+    }
+
+    /// The functions `kernel` reaches (itself included) and the module-scope
+    /// shared variables they name, each as indices in definition order.
+    fn reached_from(&self, kernel: &'a FuncDecl) -> (Vec<usize>, Vec<usize>) {
+        let mut functions = HashSet::new();
+        let mut shared = HashSet::new();
+        let mut variables_seen = HashSet::new();
+        let mut pending = vec![kernel];
+        if let Some(&i) = self.function_index.get(kernel.name.as_str()) {
+            functions.insert(i);
+        }
+        while let Some(f) = pending.pop() {
+            let mut names = Vec::new();
+            for stmt in f.body.iter().flatten() {
+                names_in(stmt, &mut names);
+            }
+            while let Some(name) = names.pop() {
+                if let Some(&i) = self.shared_index.get(name) {
+                    shared.insert(i);
+                } else if let Some(&i) = self.function_index.get(name) {
+                    if functions.insert(i) {
+                        pending.push(self.functions[i]);
+                    }
+                } else if let Some(v) = self.initialised.get(name) {
+                    if variables_seen.insert(name) {
+                        names.extend(initialiser_names(v));
+                    }
+                }
+            }
+        }
+        let mut functions: Vec<usize> = functions.into_iter().collect();
+        let mut shared: Vec<usize> = shared.into_iter().collect();
+        functions.sort_unstable();
+        shared.sort_unstable();
+        (functions, shared)
+    }
+}
+
+/// Whether an instruction of the function names a declaration.
+#[derive(Clone, Copy, PartialEq)]
+enum Named {
+    Yes,
+    No,
+}
+
+/// The sized `.shared` variables declared in `f`'s body that its
+/// instructions name (or, with [`Named::No`], that none names), in order.
+fn declarations(f: &FuncDecl, named: Named) -> Vec<&VarDecl> {
+    fn collect<'s>(stmts: &'s [Stmt], out: &mut Vec<&'s VarDecl>) {
+        for stmt in stmts {
+            match stmt {
+                Stmt::Decl(v) if v.space == Space::Shared && v.dims.iter().all(Option::is_some) => out.push(v),
+                Stmt::Block(inner) => collect(inner, out),
+                _ => {}
+            }
+        }
+    }
+    let body = f.body.as_deref().unwrap_or_default();
+    let mut declared = Vec::new();
+    collect(body, &mut declared);
+    if declared.is_empty() {
+        return declared;
+    }
+    let mut names = Vec::new();
+    body.iter().for_each(|stmt| names_in(stmt, &mut names));
+    let names: HashSet<&str> = names.into_iter().collect();
+    declared.retain(|v| names.contains(v.name.as_str()) == (named == Named::Yes));
+    declared
+}
+
+/// Every name an instruction of `stmt` mentions (registers too: the caller
+/// keeps those that are functions or variables).
+fn names_in<'s>(stmt: &'s Stmt, out: &mut Vec<&'s str>) {
+    fn operand<'s>(op: &'s Operand, out: &mut Vec<&'s str>) {
+        match op {
+            Operand::Name(n) | Operand::SymbolOffset(n, _) | Operand::Address { base: Some(n), .. } => out.push(n),
+            Operand::AddressList(ops) | Operand::Vector(ops) | Operand::List(ops) => {
+                ops.iter().for_each(|o| operand(o, out))
+            }
+            Operand::Not(o) => operand(o, out),
+            Operand::Pair(a, b) => {
+                operand(a, out);
+                operand(b, out);
+            }
+            Operand::Component(..) | Operand::Int(_) | Operand::F32(_) | Operand::F64(_) | Operand::Address { base: None, .. } => {}
+        }
+    }
+    match stmt {
+        Stmt::Inst(inst) => inst.operands.iter().for_each(|o| operand(o, out)),
+        Stmt::Block(inner) => inner.iter().for_each(|s| names_in(s, out)),
+        Stmt::Decl(v) => out.extend(initialiser_names(v)),
+        Stmt::Label { .. } | Stmt::BranchTargets { .. } | Stmt::CallPrototype { .. } => {}
+    }
+}
+
+/// The symbols a variable's initialiser takes the address of.
+fn initialiser_names(v: &VarDecl) -> impl Iterator<Item = &str> {
+    v.init.iter().flatten().filter_map(|e| match e {
+        crate::ast::InitElem::Symbol { name, .. } => Some(name.as_str()),
+        _ => None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sizes(body: &str) -> HashMap<String, u32> {
+        let ptx = format!(".version 8.0\n.target sm_90\n.address_size 64\n{body}");
+        static_shared_per_kernel(&ptx).unwrap()
+    }
+
+    #[test]
+    fn each_kernel_counts_only_what_it_reaches() {
+        let got = sizes(
+            ".shared .align 4 .b8 a[4];
+             .shared .align 16 .b8 b[1000];
+             .func f() { .reg .b32 %r<2>; .shared .align 8 .b8 fl[24]; st.shared.u32 [fl], %r1; ret; }
+             .visible .entry uses_a() { .reg .b32 %r<2>; st.shared.u32 [a], %r1; ret; }
+             .visible .entry uses_b_and_f() { .reg .b32 %r<2>; st.shared.u32 [b+4], %r1; call f, (); ret; }
+             .visible .entry none() { ret; }",
+        );
+        assert_eq!(got["uses_a"], 4);
+        assert_eq!(got["uses_b_and_f"], 1024, "b at 0, f's 24 bytes at 1000");
+        assert_eq!(got["none"], 0);
+    }
+
+    #[test]
+    fn own_declarations_come_first_then_module_variables_then_callees() {
+        // The three orders give 30 bytes only as ptxas lays them out:
+        // kl 0..2, m1 4..8, m2 8..16, fl 16..28, gl 28..30.
+        let got = sizes(
+            ".shared .align 4 .b8 m1[4];
+             .shared .align 8 .b8 m2[8];
+             .func f() { .reg .b32 %r<2>; .shared .align 4 .b8 fl[12]; st.shared.u32 [fl], %r1; st.shared.u32 [m2], %r1; ret; }
+             .func g() { .reg .b32 %r<2>; .shared .align 2 .b8 gl[2]; st.shared.u32 [gl], %r1; ret; }
+             .visible .entry k() { .reg .b32 %r<2>; .shared .align 2 .b8 kl[2]; st.shared.u16 [kl], %r1; call g, (); call f, (); st.shared.u32 [m1], %r1; ret; }",
+        );
+        assert_eq!(got["k"], 30);
+    }
+
+    #[test]
+    fn declarations_nothing_names_come_last() {
+        // Unnamed, the 128-byte-aligned array goes after the module's byte
+        // (129 bytes); named, before it (2 bytes).
+        let got = sizes(
+            ".shared .align 1 .b8 m[1];
+             .visible .entry unnamed() { .reg .b32 %r<2>; .shared .align 128 .b8 w[1]; st.shared.u8 [m], %r1; ret; }
+             .visible .entry named() { .reg .b32 %r<2>; .shared .align 128 .b8 w[1]; st.shared.u8 [w], %r1; st.shared.u8 [m], %r1; ret; }",
+        );
+        assert_eq!(got["unnamed"], 129);
+        assert_eq!(got["named"], 2);
+    }
+
+    #[test]
+    fn dynamic_shared_memory_rounds_the_static_part_up_to_where_it_begins() {
+        let with = |align: u32| {
+            sizes(&format!(
+                ".shared .align 2 .b8 s[6];
+                 .extern .shared .align {align} .b8 dyn[];
+                 .visible .entry k() {{ .reg .b32 %r<2>; st.shared.u32 [s], %r1; ret; }}
+                 .visible .entry only_dynamic() {{ .reg .b64 %rd<2>; mov.u64 %rd1, dyn; ret; }}"
+            ))
+        };
+        assert_eq!(with(4)["k"], 16);
+        assert_eq!(with(128)["k"], 128);
+        assert_eq!(with(128)["only_dynamic"], 0);
+    }
+
+    #[test]
+    fn unused_declarations_and_address_taken_functions_count() {
+        let got = sizes(
+            ".shared .align 4 .b8 seen[8];
+             .func target() { .reg .b32 %r<2>; st.shared.u32 [seen], %r1; ret; }
+             .global .align 8 .u64 table[1] = {target};
+             .visible .entry declared() { .shared .align 4 .b8 idle[400]; ret; }
+             .visible .entry through_a_table() { .reg .b64 %rd<2>; mov.u64 %rd1, table; ret; }
+             .visible .entry through_a_pointer() { .reg .b64 %rd<2>; mov.u64 %rd1, target; ret; }
+             .visible .entry recursive() { call recursive, (); ret; }",
+        );
+        assert_eq!(got["declared"], 400);
+        assert_eq!(got["through_a_table"], 8);
+        assert_eq!(got["through_a_pointer"], 8);
+        assert_eq!(got["recursive"], 0);
+    }
+
+    #[test]
+    fn sizes_saturate() {
+        let got = sizes(".visible .entry huge() { .shared .align 4 .b8 h[8589934592]; ret; }");
+        assert_eq!(got["huge"], u32::MAX);
+    }
+}
