@@ -52,18 +52,29 @@ started=$SECONDS
 # The builds below (C++, two toolchains, debug and release, every program)
 # fill build/ and target/ with several GiB. Running out of disk midway fails
 # every later step with "No space left on device", which hides the cause, so
-# say it first. disk_needed_gib is what a full run was seen to use, rounded up.
+# say it first. disk_needed_gib is the most a full run was seen to hold at
+# once, rounded up. To keep it low, each target directory goes once nothing
+# later reads it, and rustc keeps no incremental caches (every crate is
+# built once here; they only cost disk).
 disk_needed_gib=12
+export CARGO_INCREMENTAL=0
 disk_free_gib=$(df -P -BG "$root" | awk 'NR == 2 { sub("G", "", $4); print $4 }')
 if [ -n "$disk_free_gib" ] && [ "$disk_free_gib" -lt "$disk_needed_gib" ]; then
   echo "::: warning: $disk_free_gib GiB free on $root; a full run needs about $disk_needed_gib GiB (build/ and target/)"
 fi
+# The filesystem's used KiB (what this run adds to it, on a machine that
+# runs nothing else), sampled after every step; the peak is reported last.
+disk_used_kib() { df -P -k "$root" | awk 'NR == 2 { print $3 }'; }
+disk_at_start=$(disk_used_kib); disk_peak=$disk_at_start
 step() { # step NAME COMMAND...
   local name=$1; shift
   local t0=$SECONDS
   echo "::: $name"
   if "$@"; then passed=$((passed + 1)); echo "::: ok: $name ($((SECONDS - t0)) s)"
   else failed=$((failed + 1)); failures+=("$name"); echo "::: FAILED: $name ($((SECONDS - t0)) s)"; fi
+  local used; used=$(disk_used_kib)
+  [ -n "$used" ] && [ "$used" -gt "$disk_peak" ] && disk_peak=$used
+  return 0
 }
 
 build_cpp() {
@@ -78,6 +89,7 @@ step "ctest (lit + gtest)" ctest --test-dir build --output-on-failure
 # through cargo oxide below, like every program.
 for tc in stable nightly; do
   step "cargo +$tc test" env CARGO_TARGET_DIR="$root/target/test-$tc" cargo "+$tc" test --workspace --exclude cxx_device -q
+  rm -rf "$root/target/test-$tc"
 done
 
 export PATH="$root/build/bin:$PATH"
@@ -92,6 +104,7 @@ for tc in stable nightly; do
       env CARGO_TARGET_DIR="$root/target/$tc" cargo "+$tc" oxide build "$name" --arch "$arch"
   done
 done
+rm -rf "$root/target/nightly"  # the emulated runs below use the stable builds
 
 for tc in stable nightly; do step "reject tests with $tc (each case's build fails with its message)" env TOOLCHAIN=+$tc bash tests/reject/run.sh; done
 for tc in stable nightly; do step "cargo +$tc oxide in a project with .cargo/config.toml (target-dir, rustflags; check and its JSON)" env TOOLCHAIN=+$tc bash tests/cli/cargo_config.sh; done
@@ -252,7 +265,7 @@ echo
 for f in "${failures[@]}"; do echo "failed: $f"; done
 for s in "${skipped[@]}"; do echo "not emulated: $s"; done
 for h in "${as_host[@]}"; do echo "emulated as host code only: $h"; done
-echo "disk used by build/ and target/: $(du -sh "$root/build" "$root/target" 2>/dev/null | awk '{ print $1 }' | paste -sd+ -)"
+echo "disk used by build/ and target/: $(du -sh "$root/build" "$root/target" 2>/dev/null | awk '{ print $1 }' | paste -sd+ -) at the end, at most $(( (disk_peak - disk_at_start) / 1024 / 1024 )) GiB more than at the start"
 echo "total: $(( (SECONDS - started) / 60 )) min $(( (SECONDS - started) % 60 )) s"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
