@@ -317,9 +317,10 @@ unsafe extern "C" fn cuDeviceGetAttribute(v: *mut c_int, attribute: c_int, _d: C
         39 => 2048,
         75 => COMPUTE_CAPABILITY.0,
         76 => COMPUTE_CAPABILITY.1,
-        81 => 228 * 1024,
+        81 => crate::occupancy::SHARED_PER_MULTIPROCESSOR as c_int,
         97 => crate::module::SHARED_PER_BLOCK_OPTIN,
         83 | 89 => 1, // managed memory, and host access while kernels run (managed.rs)
+        111 => crate::occupancy::RESERVED_SHARED_PER_BLOCK as c_int,
         115 => 1, // memory pools: stream-ordered allocation (mem_pool.rs)
         _ => 0,
     };
@@ -938,7 +939,9 @@ unsafe extern "C" fn cuFuncGetAttribute(v: *mut c_int, attribute: c_int, f: CUfu
         0 => unsafe { &*f.module }.max_threads_per_block(&f.name) as c_int,
         1 => f.static_shared.min(i32::MAX as u32) as c_int,
         4 => 32,
-        5 | 6 => 90,
+        // SAFETY: a function's module outlives it.
+        5 => unsafe { &*f.module }.ptx_version() as c_int,
+        6 => COMPUTE_CAPABILITY.0 * 10 + COMPUTE_CAPABILITY.1,
         8 => f.max_dynamic_shared.load(Ordering::Relaxed),
         // CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH, _HEIGHT, _DEPTH.
         // SAFETY: a function's module outlives it.
@@ -963,17 +966,35 @@ unsafe extern "C" fn cuFuncSetAttribute(f: CUfunction, attribute: c_int, value: 
     }
     SUCCESS
 }
-unsafe extern "C" fn cuOccupancyMaxActiveBlocksPerMultiprocessor(n: *mut c_int, _f: CUfunction, block: c_int, _smem: usize) -> CUresult {
+/// What occupancy depends on, of the function `f` (crate::occupancy).
+///
+/// # Safety
+/// `f` is a live function made by cuModuleGetFunction.
+unsafe fn occupancy_of(f: CUfunction) -> crate::occupancy::Kernel {
+    // SAFETY: the caller's contract; a function's module outlives it.
+    let f = unsafe { &*f.cast::<Function>() };
+    let max_threads = unsafe { &*f.module }.max_threads_per_block(&f.name);
+    crate::occupancy::Kernel { max_threads, static_shared: f.static_shared }
+}
+unsafe extern "C" fn cuOccupancyMaxActiveBlocksPerMultiprocessor(n: *mut c_int, f: CUfunction, block: c_int, smem: usize) -> CUresult {
+    if block < 0 {
+        return INVALID_VALUE;
+    }
+    // SAFETY: a live function (caller).
+    let kernel = unsafe { occupancy_of(f) };
+    let blocks = crate::occupancy::blocks_per_multiprocessor(kernel, block as u32, smem as u64);
     // SAFETY: writable out-pointer (caller).
-    unsafe { *n = (2048 / block.max(1)).clamp(1, 32) };
+    unsafe { *n = blocks as c_int };
     SUCCESS
 }
-unsafe extern "C" fn cuOccupancyMaxPotentialBlockSize(grid: *mut c_int, block: *mut c_int, _f: CUfunction, _b2d: CUoccupancyB2DSize, _smem: usize, limit: c_int) -> CUresult {
-    let b = if limit > 0 { limit.min(1024) } else { 1024 };
+unsafe extern "C" fn cuOccupancyMaxPotentialBlockSize(grid: *mut c_int, block: *mut c_int, f: CUfunction, _b2d: CUoccupancyB2DSize, smem: usize, limit: c_int) -> CUresult {
+    // SAFETY: a live function (caller).
+    let kernel = unsafe { occupancy_of(f) };
+    let (g, b) = crate::occupancy::potential_block_size(kernel, smem as u64, limit.max(0) as u32, cores() as u32);
     // SAFETY: writable out-pointers (caller).
     unsafe {
-        *block = b;
-        *grid = cores() * (2048 / b).max(1);
+        *block = b as c_int;
+        *grid = g.min(i32::MAX as u32) as c_int;
     }
     SUCCESS
 }

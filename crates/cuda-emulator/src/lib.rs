@@ -77,6 +77,7 @@ mod mem_pool;
 mod memory;
 mod mode;
 mod module;
+mod occupancy;
 mod printf;
 
 pub use context::fault_detail;

@@ -140,6 +140,23 @@ impl Module {
         }
     }
 
+    /// The PTX ISA version the text declares (`.version 8.7` is 87), as
+    /// `CU_FUNC_ATTRIBUTE_PTX_VERSION` gives it; 0 for a binary image.
+    pub(crate) fn ptx_version(&self) -> u32 {
+        let text = match &self.code {
+            Code::Program(program) => program.source(),
+            Code::Unparsed { ptx, .. } => ptx.as_str(),
+            Code::Binary => return 0,
+        };
+        let version = text.lines().find_map(|l| l.trim().strip_prefix(".version")).map(str::trim);
+        let Some((major, minor)) = version.and_then(|v| v.split_once('.')) else { return 0 };
+        let digits = |s: &str| s.trim().parse::<u32>().ok();
+        match (digits(major), digits(minor)) {
+            (Some(major), Some(minor)) => major * 10 + minor,
+            _ => 0,
+        }
+    }
+
     /// Bytes of static shared memory a GPU gives a block of kernel `name`;
     /// 0 for a binary image, or PTX that does not parse (a launch of it
     /// fails anyway).

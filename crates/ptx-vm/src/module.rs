@@ -387,6 +387,11 @@ impl Module {
         f.is_entry.then_some(f)
     }
 
+    /// The PTX text the module was parsed from.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
     /// Bytes of static shared memory a block of kernel `name` gets on a GPU
     /// (what ptxas allocates to it: [`static_shared_per_kernel`]); `None`
     /// if there is no such kernel.
