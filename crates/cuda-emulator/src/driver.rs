@@ -308,7 +308,7 @@ unsafe extern "C" fn cuDeviceGetAttribute(v: *mut c_int, attribute: c_int, _d: C
         4 => 64,
         5 => i32::MAX,
         6 | 7 => 65535,
-        8 => crate::module::SHARED_PER_BLOCK,
+        8 => crate::limits::SHARED_PER_BLOCK as c_int,
         9 => 64 * 1024,
         10 => 32,
         12 => 65536,
@@ -317,10 +317,10 @@ unsafe extern "C" fn cuDeviceGetAttribute(v: *mut c_int, attribute: c_int, _d: C
         39 => 2048,
         75 => COMPUTE_CAPABILITY.0,
         76 => COMPUTE_CAPABILITY.1,
-        81 => crate::occupancy::SHARED_PER_MULTIPROCESSOR as c_int,
-        97 => crate::module::SHARED_PER_BLOCK_OPTIN,
+        81 => crate::limits::SHARED_PER_MULTIPROCESSOR as c_int,
+        97 => crate::limits::SHARED_PER_BLOCK_OPTIN as c_int,
         83 | 89 => 1, // managed memory, and host access while kernels run (managed.rs)
-        111 => crate::occupancy::RESERVED_SHARED_PER_BLOCK as c_int,
+        111 => crate::limits::RESERVED_SHARED_PER_BLOCK as c_int,
         115 => 1, // memory pools: stream-ordered allocation (mem_pool.rs)
         _ => 0,
     };
@@ -914,7 +914,7 @@ unsafe extern "C" fn cuModuleGetFunction(out: *mut CUfunction, m: CUmodule, name
         None => {
             // SAFETY: a live module.
             let static_shared = unsafe { &*module }.static_shared(&name);
-            let unraised = (crate::module::SHARED_PER_BLOCK as i64 - i64::from(static_shared)).max(0) as i32;
+            let unraised = crate::limits::SHARED_PER_BLOCK.saturating_sub(static_shared) as i32;
             let f = Box::new(Function {
                 module,
                 name,
@@ -958,7 +958,7 @@ unsafe extern "C" fn cuFuncSetAttribute(f: CUfunction, attribute: c_int, value: 
     if attribute == 8 {
         // The driver refuses a raise that leaves no room for the kernel's
         // static shared memory under the opt-in maximum.
-        let room = i64::from(crate::module::SHARED_PER_BLOCK_OPTIN) - i64::from(f.static_shared);
+        let room = i64::from(crate::limits::SHARED_PER_BLOCK_OPTIN) - i64::from(f.static_shared);
         if value < 0 || i64::from(value) > room {
             return INVALID_VALUE;
         }
@@ -966,15 +966,16 @@ unsafe extern "C" fn cuFuncSetAttribute(f: CUfunction, attribute: c_int, value: 
     }
     SUCCESS
 }
-/// What occupancy depends on, of the function `f` (crate::occupancy).
+/// What occupancy depends on, of the function `f` (crate::limits).
 ///
 /// # Safety
 /// `f` is a live function made by cuModuleGetFunction.
-unsafe fn occupancy_of(f: CUfunction) -> crate::occupancy::Kernel {
-    // SAFETY: the caller's contract; a function's module outlives it.
+unsafe fn occupancy_of(f: CUfunction) -> crate::limits::Kernel {
+    // SAFETY: the caller's contract.
     let f = unsafe { &*f.cast::<Function>() };
+    // SAFETY: a function's module outlives it.
     let max_threads = unsafe { &*f.module }.max_threads_per_block(&f.name);
-    crate::occupancy::Kernel { max_threads, static_shared: f.static_shared }
+    crate::limits::Kernel { max_threads, static_shared: f.static_shared }
 }
 unsafe extern "C" fn cuOccupancyMaxActiveBlocksPerMultiprocessor(n: *mut c_int, f: CUfunction, block: c_int, smem: usize) -> CUresult {
     if block < 0 {
@@ -982,7 +983,7 @@ unsafe extern "C" fn cuOccupancyMaxActiveBlocksPerMultiprocessor(n: *mut c_int, 
     }
     // SAFETY: a live function (caller).
     let kernel = unsafe { occupancy_of(f) };
-    let blocks = crate::occupancy::blocks_per_multiprocessor(kernel, block as u32, smem as u64);
+    let blocks = crate::limits::blocks_per_multiprocessor(kernel, block as u32, smem as u64);
     // SAFETY: writable out-pointer (caller).
     unsafe { *n = blocks as c_int };
     SUCCESS
@@ -990,7 +991,7 @@ unsafe extern "C" fn cuOccupancyMaxActiveBlocksPerMultiprocessor(n: *mut c_int, 
 unsafe extern "C" fn cuOccupancyMaxPotentialBlockSize(grid: *mut c_int, block: *mut c_int, f: CUfunction, _b2d: CUoccupancyB2DSize, smem: usize, limit: c_int) -> CUresult {
     // SAFETY: a live function (caller).
     let kernel = unsafe { occupancy_of(f) };
-    let (g, b) = crate::occupancy::potential_block_size(kernel, smem as u64, limit.max(0) as u32, cores() as u32);
+    let (g, b) = crate::limits::potential_block_size(kernel, smem as u64, limit.max(0) as u32, cores() as u32);
     // SAFETY: writable out-pointers (caller).
     unsafe {
         *block = b as c_int;

@@ -76,12 +76,12 @@ pub unsafe fn launch(launch: &Launch<'_>) -> Result<(), LaunchError> {
     let ptx_name = function.name.to_string_lossy();
     let name = launch.host_code.map(HostKernel::name).filter(|n| !n.is_empty()).unwrap_or(&ptx_name);
     let static_shared = function.static_shared;
-    if static_shared > crate::module::SHARED_PER_BLOCK as u32 {
+    if static_shared > crate::limits::SHARED_PER_BLOCK {
         return Err(LaunchError::Invalid {
             reason: format!(
                 "kernel `{name}` declares {static_shared} bytes of static shared memory, more than the {} a GPU \
                  allows (ptxas refuses it); move the largest arrays to dynamic shared memory",
-                crate::module::SHARED_PER_BLOCK
+                crate::limits::SHARED_PER_BLOCK
             ),
         });
     }

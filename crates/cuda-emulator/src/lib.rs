@@ -76,8 +76,8 @@ mod mapping;
 mod mem_pool;
 mod memory;
 mod mode;
+mod limits;
 mod module;
-mod occupancy;
 mod printf;
 
 pub use context::fault_detail;

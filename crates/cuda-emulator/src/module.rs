@@ -61,14 +61,6 @@ pub(crate) struct Module {
     pub(crate) functions: Mutex<Vec<Box<Function>>>,
 }
 
-/// Bytes of shared memory a block may have without a raised limit (static
-/// and dynamic together): `CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK`.
-pub(crate) const SHARED_PER_BLOCK: i32 = 48 * 1024;
-
-/// The most shared memory a block may have with a raised limit:
-/// `CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN` (Hopper's).
-pub(crate) const SHARED_PER_BLOCK_OPTIN: i32 = 227 * 1024;
-
 /// A kernel looked up in a module.
 pub(crate) struct Function {
     pub(crate) module: *const Module,
@@ -78,7 +70,8 @@ pub(crate) struct Function {
     pub(crate) static_shared: u32,
     /// Its dynamic shared memory limit
     /// (`CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`): what
-    /// [`SHARED_PER_BLOCK`] leaves beside the static part until raised.
+    /// [`SHARED_PER_BLOCK`](crate::limits::SHARED_PER_BLOCK) leaves beside
+    /// the static part until raised.
     pub(crate) max_dynamic_shared: AtomicI32,
     /// The host code the kernel was last launched with (a graph node made
     /// through the driver table runs it in host-code mode).

@@ -169,6 +169,53 @@ fn device_code_scenarios_each_on_a_fresh_context() {
     what_the_vm_does_not_model_is_refused_naming_it_and_host_mode();
     events_time_unless_made_without_timing_as_the_driver_answers();
     a_write_just_past_an_allocation_is_an_illegal_address();
+    shared_memory_limits_count_each_kernels_static_part();
+}
+
+/// Two kernels of one module, each with its own static array: 40 KiB
+/// (`tile`) and 49 KiB (`too_much`, which ptxas would refuse).
+const STATIC_SHARED_PTX: &str = ".version 8.0\n.target sm_90\n.address_size 64\n\
+    .shared .align 16 .b8 tile[40960];\n\
+    .shared .align 16 .b8 huge[50176];\n\
+    .visible .entry uses_tile() { .reg .b32 %r<2>; mov.u32 %r1, 7; st.shared.u32 [tile], %r1; ret; }\n\
+    .visible .entry too_much() { .reg .b32 %r<2>; mov.u32 %r1, 7; st.shared.u32 [huge], %r1; ret; }\n";
+
+fn shared_memory_limits_count_each_kernels_static_part() {
+    const SHARED_SIZE_BYTES: c_int = 1;
+    const MAX_DYNAMIC_SHARED_SIZE_BYTES: c_int = 8;
+    let d = Driver::new();
+    let m = d.load(STATIC_SHARED_PTX).unwrap();
+    let f = d.function(m, "uses_tile").unwrap();
+    let attribute = |f: CUfunction, which: c_int| {
+        let mut v = 0;
+        // SAFETY: out-pointer to a local; a live function.
+        assert_eq!(unsafe { (d.api.cuFuncGetAttribute)(&mut v, which, f) }, 0);
+        v
+    };
+    // Its own 40 KiB, not the module's 89: 8 KiB of dynamic memory left.
+    assert_eq!(attribute(f, SHARED_SIZE_BYTES), 40960);
+    assert_eq!(attribute(f, MAX_DYNAMIC_SHARED_SIZE_BYTES), 8192);
+    let launch = |f: CUfunction, dynamic: u32| {
+        // SAFETY: the kernels take no parameters.
+        unsafe { (d.api.cuLaunchKernel)(f, 1, 1, 1, 32, 1, 1, dynamic, ptr::null_mut(), ptr::null_mut(), ptr::null_mut()) }
+    };
+    assert_eq!(launch(f, 8193), CUDA_ERROR_INVALID_VALUE);
+    assert_eq!(launch(f, 8192), 0);
+    // A raise past the opt-in maximum (227 KiB) less the static part is refused.
+    let set = |value: c_int| {
+        // SAFETY: a live function.
+        unsafe { (d.api.cuFuncSetAttribute)(f, MAX_DYNAMIC_SHARED_SIZE_BYTES, value) }
+    };
+    assert_eq!(set(227 * 1024 - 40960 + 1), CUDA_ERROR_INVALID_VALUE);
+    assert_eq!(attribute(f, MAX_DYNAMIC_SHARED_SIZE_BYTES), 8192, "a refused raise changes nothing");
+    assert_eq!(set(227 * 1024 - 40960), 0);
+    assert_eq!(launch(f, 227 * 1024 - 40960), 0);
+    // More than 48 KiB of static shared memory does not run at all.
+    let too_much = d.function(m, "too_much").unwrap();
+    assert_eq!(attribute(too_much, SHARED_SIZE_BYTES), 50176);
+    assert_eq!(attribute(too_much, MAX_DYNAMIC_SHARED_SIZE_BYTES), 0);
+    assert_eq!(launch(too_much, 0), CUDA_ERROR_INVALID_VALUE);
+    assert_eq!(d.status(), 0, "refused launches leave the context healthy");
 }
 
 fn a_write_just_past_an_allocation_is_an_illegal_address() {

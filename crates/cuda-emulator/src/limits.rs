@@ -1,6 +1,7 @@
-//! Occupancy as the driver computes it for a Hopper multiprocessor
+//! The emulated device's limits on a block and on a multiprocessor (a
+//! Hopper GPU's), and occupancy as the driver computes it from them
 //! (`cuOccupancyMaxActiveBlocksPerMultiprocessor`,
-//! `cuOccupancyMaxPotentialBlockSize`), from what the emulator knows of a
+//! `cuOccupancyMaxPotentialBlockSize`) with what the emulator knows of a
 //! kernel: its largest block and its static shared memory.
 //!
 //! Programs size grids from these answers (a cooperative grid must fit on
@@ -14,6 +15,12 @@
 //! emulator has none (cuda-host applies their limit to launches from the
 //! image's cubin).
 
+/// Bytes of shared memory a block may have without a raised limit (static
+/// and dynamic together): `CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK`.
+pub(crate) const SHARED_PER_BLOCK: u32 = 48 * 1024;
+/// The most shared memory a block may have with a raised limit:
+/// `CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`.
+pub(crate) const SHARED_PER_BLOCK_OPTIN: u32 = 227 * 1024;
 /// Warps a multiprocessor holds at once.
 const WARPS_PER_MULTIPROCESSOR: u32 = 64;
 /// Blocks a multiprocessor holds at once.
