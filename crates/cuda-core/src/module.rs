@@ -363,10 +363,12 @@ impl CudaFunction {
 
     /// Allows launches of this kernel with up to `bytes` of dynamic shared
     /// memory (`CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`); needed
-    /// above 48 KiB, up to
+    /// past what the kernel's static shared memory leaves of 48 KiB, up to
     /// [`DeviceLimits::max_shared_memory_per_block_optin`](crate::DeviceLimits::max_shared_memory_per_block_optin)
-    /// minus the kernel's static shared memory.
+    /// minus the kernel's static shared memory. A refused limit's error says
+    /// how much the kernel may have.
     pub fn set_max_dynamic_shared_memory(&self, bytes: u32) -> Result<(), DriverError> {
+        let requested = bytes;
         let bytes = c_int::try_from(bytes).map_err(|_| {
             DriverError::new(
                 ErrorKind::InvalidArgument,
@@ -376,7 +378,31 @@ impl CudaFunction {
         })?;
         let d = self.module.ctx.bind()?;
         // SAFETY: the function handle is live; attribute 8 takes an int.
-        unsafe { cu!(d, cuFuncSetAttribute(self.func, 8, bytes)) }
+        unsafe { cu!(d, cuFuncSetAttribute(self.func, 8, bytes)) }.map_err(|e| self.explain_shared_limit(e, requested))
+    }
+
+    /// The driver's refusal `e` of a dynamic shared memory limit of `bytes`,
+    /// with what the kernel may have where its static shared memory and the
+    /// device's opt-in maximum tell why (the driver says only "invalid
+    /// argument").
+    #[cold]
+    fn explain_shared_limit(&self, e: DriverError, bytes: u32) -> DriverError {
+        const CUDA_ERROR_INVALID_VALUE: i32 = 1;
+        if e.code() != CUDA_ERROR_INVALID_VALUE {
+            return e;
+        }
+        let static_bytes = self.attribute(driver::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES).map(|b| b.max(0) as u32);
+        let (Ok(static_bytes), Ok(limits)) = (static_bytes, self.module.ctx.limits()) else { return e };
+        let optin = limits.max_shared_memory_per_block_optin;
+        if u64::from(bytes) + u64::from(static_bytes) <= u64::from(optin) {
+            return e;
+        }
+        e.with_detail(format!(
+            "kernel `{}` has {static_bytes} bytes of static shared memory, which count against the device's \
+             {optin} bytes per block: its dynamic shared memory limit can be at most {}",
+            self.name,
+            optin.saturating_sub(static_bytes)
+        ))
     }
 
     /// How many blocks of `block_size` threads, each with
