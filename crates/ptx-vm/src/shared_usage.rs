@@ -23,13 +23,14 @@
 //! total is rounded up to where that array would begin: the largest such
 //! alignment, at least 16 bytes.
 //!
-//! A function whose address is taken (named outside a `call`, or in a
-//! variable's initialiser that a reached function names) counts as reached
-//! by the function that names it, which covers indirect calls.
+//! A kernel that reaches a call through a register, or takes a function's
+//! address (names one outside a `call`, or names a variable whose
+//! initialiser does), reaches every function whose address the module takes
+//! anywhere: ptxas cannot tell which of them such a call runs.
 
 use std::collections::{HashMap, HashSet};
 
-use crate::ast::{AstModule, FuncDecl, Item, Linkage, Operand, Space, Stmt, VarDecl};
+use crate::ast::{AstModule, FuncDecl, Inst, Item, Linkage, Operand, Space, Stmt, VarDecl};
 use crate::module::{align_up, var_align, var_size};
 
 /// Bytes of static shared memory a block of each kernel (`.entry`) of the
@@ -66,6 +67,10 @@ struct ModuleView<'a> {
     /// Where dynamic shared memory would begin: None without an unsized
     /// `.extern .shared` array.
     dynamic_align: Option<u64>,
+    /// Functions whose address the module takes (named by an instruction
+    /// other than as a direct call's target, or by an initialiser): what
+    /// an indirect call may reach.
+    address_taken: Vec<usize>,
 }
 
 impl<'a> ModuleView<'a> {
@@ -77,6 +82,7 @@ impl<'a> ModuleView<'a> {
             shared_index: HashMap::new(),
             initialised: HashMap::new(),
             dynamic_align: None,
+            address_taken: Vec::new(),
         };
         for item in &ast.items {
             match item {
@@ -103,6 +109,22 @@ impl<'a> ModuleView<'a> {
                 Item::Var(_) => {}
             }
         }
+        let mut taken = HashSet::new();
+        for item in &ast.items {
+            let names: Vec<&str> = match item {
+                Item::Var(v) => initialiser_names(v).collect(),
+                Item::Func(f) => {
+                    let mut names = Vec::new();
+                    for stmt in f.body.iter().flatten() {
+                        names_in(stmt, Targets::Left, &mut names);
+                    }
+                    names
+                }
+            };
+            taken.extend(names.into_iter().filter_map(|n| view.function_index.get(n).copied()));
+        }
+        view.address_taken = taken.into_iter().collect();
+        view.address_taken.sort_unstable();
         view
     }
 
@@ -132,10 +154,15 @@ impl<'a> ModuleView<'a> {
         if let Some(&i) = self.function_index.get(kernel.name.as_str()) {
             functions.insert(i);
         }
+        let mut indirect_seen = false;
         while let Some(f) = pending.pop() {
             let mut names = Vec::new();
             for stmt in f.body.iter().flatten() {
-                names_in(stmt, &mut names);
+                names_in(stmt, Targets::Kept, &mut names);
+            }
+            if !indirect_seen && self.may_call_indirectly(f) {
+                indirect_seen = true;
+                names.extend(self.address_taken.iter().map(|&i| self.functions[i].name.as_str()));
             }
             while let Some(name) = names.pop() {
                 if let Some(&i) = self.shared_index.get(name) {
@@ -157,6 +184,53 @@ impl<'a> ModuleView<'a> {
         shared.sort_unstable();
         (functions, shared)
     }
+
+    /// Whether `f` calls through a register, or takes a function's address
+    /// (names one other than as a call's target, or names a variable whose
+    /// initialiser does): ptxas then gives it every function whose address
+    /// the module takes.
+    fn may_call_indirectly(&self, f: &FuncDecl) -> bool {
+        let body = f.body.as_deref().unwrap_or_default();
+        if body.iter().any(|stmt| self.calls_indirectly(stmt)) {
+            return true;
+        }
+        let mut names = Vec::new();
+        body.iter().for_each(|stmt| names_in(stmt, Targets::Left, &mut names));
+        names.iter().any(|n| {
+            self.function_index.contains_key(n)
+                || self.initialised.get(n).is_some_and(|v| initialiser_names(v).any(|i| self.function_index.contains_key(i)))
+        })
+    }
+
+    /// Whether `stmt` holds a `call` through a register (a target that is
+    /// no function of the module).
+    fn calls_indirectly(&self, stmt: &Stmt) -> bool {
+        match stmt {
+            Stmt::Inst(inst) => call_target(inst).is_some_and(|t| !self.function_index.contains_key(t)),
+            Stmt::Block(inner) => inner.iter().any(|s| self.calls_indirectly(s)),
+            _ => false,
+        }
+    }
+}
+
+/// The target operand of a `call` instruction: its first name outside the
+/// return and argument lists.
+fn call_target(inst: &Inst) -> Option<&str> {
+    if inst.opcode != "call" {
+        return None;
+    }
+    inst.operands.iter().find_map(|op| match op {
+        Operand::Name(n) => Some(n.as_str()),
+        _ => None,
+    })
+}
+
+/// Whether [`names_in`] keeps the targets of calls.
+#[derive(Clone, Copy, PartialEq)]
+enum Targets {
+    Kept,
+    /// Only the names an instruction uses otherwise: addresses taken.
+    Left,
 }
 
 /// Whether an instruction of the function names a declaration.
@@ -185,15 +259,16 @@ fn declarations(f: &FuncDecl, named: Named) -> Vec<&VarDecl> {
         return declared;
     }
     let mut names = Vec::new();
-    body.iter().for_each(|stmt| names_in(stmt, &mut names));
+    body.iter().for_each(|stmt| names_in(stmt, Targets::Kept, &mut names));
     let names: HashSet<&str> = names.into_iter().collect();
     declared.retain(|v| names.contains(v.name.as_str()) == (named == Named::Yes));
     declared
 }
 
 /// Every name an instruction of `stmt` mentions (registers too: the caller
-/// keeps those that are functions or variables).
-fn names_in<'s>(stmt: &'s Stmt, out: &mut Vec<&'s str>) {
+/// keeps those that are functions or variables), with or without the
+/// targets of calls.
+fn names_in<'s>(stmt: &'s Stmt, targets: Targets, out: &mut Vec<&'s str>) {
     fn operand<'s>(op: &'s Operand, out: &mut Vec<&'s str>) {
         match op {
             Operand::Name(n) | Operand::SymbolOffset(n, _) | Operand::Address { base: Some(n), .. } => out.push(n),
@@ -209,8 +284,20 @@ fn names_in<'s>(stmt: &'s Stmt, out: &mut Vec<&'s str>) {
         }
     }
     match stmt {
-        Stmt::Inst(inst) => inst.operands.iter().for_each(|o| operand(o, out)),
-        Stmt::Block(inner) => inner.iter().for_each(|s| names_in(s, out)),
+        Stmt::Inst(inst) => {
+            let target = if targets == Targets::Left { call_target(inst) } else { None };
+            let mut target_skipped = false;
+            for op in &inst.operands {
+                if let (Some(t), Operand::Name(n), false) = (target, op, target_skipped) {
+                    if t == n {
+                        target_skipped = true;
+                        continue;
+                    }
+                }
+                operand(op, out);
+            }
+        }
+        Stmt::Block(inner) => inner.iter().for_each(|s| names_in(s, targets, out)),
         Stmt::Decl(v) => out.extend(initialiser_names(v)),
         Stmt::Label { .. } | Stmt::BranchTargets { .. } | Stmt::CallPrototype { .. } => {}
     }
@@ -305,6 +392,37 @@ mod tests {
         assert_eq!(got["through_a_table"], 8);
         assert_eq!(got["through_a_pointer"], 8);
         assert_eq!(got["recursive"], 0);
+    }
+
+    #[test]
+    fn an_indirect_call_reaches_every_function_whose_address_is_taken() {
+        let module = |taken: &str| {
+            sizes(&format!(
+                ".shared .align 4 .b8 x[4000];
+                 .shared .align 4 .b8 y[300];
+                 .func f() {{ .reg .b32 %r<2>; st.shared.u32 [x], %r1; ret; }}
+                 .func g() {{ .reg .b32 %r<2>; st.shared.u32 [y], %r1; ret; }}
+                 {taken}
+                 .visible .entry indirect(.param .u64 p) {{ .reg .b64 %rd<2>; ld.param.u64 %rd1, [p];
+                     proto: .callprototype _ (); call %rd1, (), proto; ret; }}
+                 .visible .entry direct() {{ call g, (); ret; }}"
+            ))
+        };
+        // Nothing takes an address: the indirect call reaches nothing.
+        assert_eq!(module("")["indirect"], 0);
+        assert_eq!(module("")["direct"], 300, "a direct call takes no address");
+        // f's address in a table: every indirect call may reach f.
+        assert_eq!(module(".global .align 8 .u64 table[1] = {f};")["indirect"], 4000);
+        assert_eq!(
+            module(".visible .entry takes() { .reg .b64 %rd<2>; mov.u64 %rd1, f; ret; }")["indirect"],
+            4000
+        );
+        // Taking one address opens them all: `takes_g` gets f's array too.
+        let taking = module(
+            ".visible .entry takes_f() { .reg .b64 %rd<2>; mov.u64 %rd1, f; ret; }
+             .visible .entry takes_g() { .reg .b64 %rd<2>; mov.u64 %rd1, g; ret; }",
+        );
+        assert_eq!((taking["takes_f"], taking["takes_g"], taking["direct"]), (4300, 4300, 300));
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! `static_shared_per_kernel` against ptxas: random modules of module-scope
 //! and function-local `.shared` variables (every alignment PTX code uses,
-//! odd sizes), functions that name some of them and call each other, and
-//! kernels that do the same, with and without a dynamic shared array; each
+//! odd sizes), functions that name some of them and call each other
+//! (directly, and through addresses stored in memory), and kernels that do
+//! the same, with and without a dynamic shared array; each
 //! kernel's size must be the "bytes smem" `ptxas -v` reports for it, for
 //! sm_80 and sm_90. The same for every kernel of the fixtures (the device
 //! linker's own output).
@@ -51,10 +52,12 @@ fn random_module(random: &mut Random, arch: &str) -> (String, Vec<String>) {
         let align = [4, 8, 16, 64, 256][random.below(5) as usize];
         writeln!(ptx, ".extern .shared .align {align} .b8 dynamic[];").unwrap();
     }
+    // Where code stores and loads function addresses.
+    writeln!(ptx, ".global .align 8 .u64 slot;").unwrap();
     // Functions may call those defined before them (no recursion: ptxas
     // would need a stack for it).
     let mut body = |random: &mut Random, callable: usize, own: &str| {
-        let mut text = String::from("{ .reg .b32 %r<2>;\n");
+        let mut text = String::from("{ .reg .b32 %r<2>; .reg .b64 %rd<2>;\n");
         for d in 0..random.below(3) {
             writeln!(text, "{}", random.declaration(&format!("{own}_l{d}"))).unwrap();
             if random.chance(70) {
@@ -70,6 +73,12 @@ fn random_module(random: &mut Random, arch: &str) -> (String, Vec<String>) {
             if random.chance(30) {
                 writeln!(text, "call f{f}, ();").unwrap();
             }
+            if random.chance(10) {
+                writeln!(text, "mov.u64 %rd1, f{f}; st.global.u64 [slot], %rd1;").unwrap();
+            }
+        }
+        if callable > 0 && random.chance(15) {
+            writeln!(text, "ld.global.u64 %rd1, [slot]; proto: .callprototype _ (); call %rd1, (), proto;").unwrap();
         }
         text.push_str("ret; }\n");
         text
