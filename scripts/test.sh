@@ -56,7 +56,7 @@ started=$SECONDS
 # once, rounded up. To keep it low, each target directory goes once nothing
 # later reads it, and rustc keeps no incremental caches (every crate is
 # built once here; they only cost disk).
-disk_needed_gib=12
+disk_needed_gib=7
 export CARGO_INCREMENTAL=0
 disk_free_gib=$(df -P -BG "$root" | awk 'NR == 2 { sub("G", "", $4); print $4 }')
 if [ -n "$disk_free_gib" ] && [ "$disk_free_gib" -lt "$disk_needed_gib" ]; then
