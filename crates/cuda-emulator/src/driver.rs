@@ -14,7 +14,6 @@
 
 use std::ffi::{c_char, c_int, c_uchar, c_uint, c_void, CStr, CString};
 use std::ptr;
-use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -912,16 +911,7 @@ unsafe extern "C" fn cuModuleGetFunction(out: *mut CUfunction, m: CUmodule, name
     let p = match functions.iter().find(|f| f.name == name) {
         Some(f) => &**f as *const Function as CUfunction,
         None => {
-            // SAFETY: a live module.
-            let static_shared = unsafe { &*module }.static_shared(&name);
-            let unraised = crate::limits::SHARED_PER_BLOCK.saturating_sub(static_shared) as i32;
-            let f = Box::new(Function {
-                module,
-                name,
-                static_shared,
-                max_dynamic_shared: AtomicI32::new(unraised),
-                host_code: Mutex::new(None),
-            });
+            let f = Box::new(Function::new(module, name));
             let p = &*f as *const Function as CUfunction;
             functions.push(f);
             p
@@ -937,12 +927,12 @@ unsafe extern "C" fn cuFuncGetAttribute(v: *mut c_int, attribute: c_int, f: CUfu
     let value = match attribute {
         // SAFETY: a function's module outlives it.
         0 => unsafe { &*f.module }.max_threads_per_block(&f.name) as c_int,
-        1 => f.static_shared.min(i32::MAX as u32) as c_int,
+        1 => f.static_shared().min(i32::MAX as u32) as c_int,
         4 => 32,
         // SAFETY: a function's module outlives it.
         5 => unsafe { &*f.module }.ptx_version() as c_int,
         6 => COMPUTE_CAPABILITY.0 * 10 + COMPUTE_CAPABILITY.1,
-        8 => f.max_dynamic_shared.load(Ordering::Relaxed),
+        8 => f.max_dynamic_shared().min(i32::MAX as u32) as c_int,
         // CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH, _HEIGHT, _DEPTH.
         // SAFETY: a function's module outlives it.
         11..=13 => unsafe { &*f.module }.required_cluster(&f.name)[(attribute - 11) as usize] as c_int,
@@ -955,14 +945,10 @@ unsafe extern "C" fn cuFuncGetAttribute(v: *mut c_int, attribute: c_int, f: CUfu
 unsafe extern "C" fn cuFuncSetAttribute(f: CUfunction, attribute: c_int, value: c_int) -> CUresult {
     // SAFETY: a live function made by cuModuleGetFunction.
     let f = unsafe { &*f.cast::<Function>() };
-    if attribute == 8 {
-        // The driver refuses a raise that leaves no room for the kernel's
-        // static shared memory under the opt-in maximum.
-        let room = i64::from(crate::limits::SHARED_PER_BLOCK_OPTIN) - i64::from(f.static_shared);
-        if value < 0 || i64::from(value) > room {
-            return INVALID_VALUE;
-        }
-        f.max_dynamic_shared.store(value, Ordering::Relaxed);
+    // The driver refuses a raise that leaves no room for the kernel's static
+    // shared memory under the opt-in maximum.
+    if attribute == 8 && (value < 0 || !f.raise_dynamic_shared(value as u32)) {
+        return INVALID_VALUE;
     }
     SUCCESS
 }
@@ -975,7 +961,7 @@ unsafe fn occupancy_of(f: CUfunction) -> crate::limits::Kernel {
     let f = unsafe { &*f.cast::<Function>() };
     // SAFETY: a function's module outlives it.
     let max_threads = unsafe { &*f.module }.max_threads_per_block(&f.name);
-    crate::limits::Kernel { max_threads, static_shared: f.static_shared }
+    crate::limits::Kernel { max_threads, static_shared: f.static_shared() }
 }
 unsafe extern "C" fn cuOccupancyMaxActiveBlocksPerMultiprocessor(n: *mut c_int, f: CUfunction, block: c_int, smem: usize) -> CUresult {
     if block < 0 {

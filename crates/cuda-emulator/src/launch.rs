@@ -4,7 +4,6 @@
 //! context as a GPU's would be.
 
 use std::ffi::c_void;
-use std::sync::atomic::Ordering;
 use std::sync::OnceLock;
 
 use cuda_driver_sys::{panic_record, CUfunction, CUstream, CUDA_ERROR_ILLEGAL_ADDRESS, CUDA_ERROR_LAUNCH_FAILED, CUDA_SUCCESS};
@@ -75,8 +74,10 @@ pub unsafe fn launch(launch: &Launch<'_>) -> Result<(), LaunchError> {
     }
     let ptx_name = function.name.to_string_lossy();
     let name = launch.host_code.map(HostKernel::name).filter(|n| !n.is_empty()).unwrap_or(&ptx_name);
-    let static_shared = function.static_shared;
-    if static_shared > crate::limits::SHARED_PER_BLOCK {
+    // Known for free in device-code mode; host-code mode measures it only
+    // for a launch with dynamic shared memory (ptxas refuses a kernel past
+    // the limit anyway, when the build had it).
+    if let Some(static_shared) = function.static_shared_if_known().filter(|&s| s > crate::limits::SHARED_PER_BLOCK) {
         return Err(LaunchError::Invalid {
             reason: format!(
                 "kernel `{name}` declares {static_shared} bytes of static shared memory, more than the {} a GPU \
@@ -85,8 +86,9 @@ pub unsafe fn launch(launch: &Launch<'_>) -> Result<(), LaunchError> {
             ),
         });
     }
-    let limit = function.max_dynamic_shared.load(Ordering::Relaxed);
-    if i64::from(launch.grid.shared_mem_bytes) > i64::from(limit) {
+    let dynamic = launch.grid.shared_mem_bytes;
+    if dynamic > 0 && dynamic > function.max_dynamic_shared() {
+        let static_shared = function.static_shared();
         let beside = if static_shared > 0 {
             format!(", beside its {static_shared} bytes of static shared memory")
         } else {
@@ -94,9 +96,9 @@ pub unsafe fn launch(launch: &Launch<'_>) -> Result<(), LaunchError> {
         };
         return Err(LaunchError::Invalid {
             reason: format!(
-                "kernel `{name}`: the launch asks for {} bytes of dynamic shared memory, more than the kernel's \
-                 limit of {limit}{beside} (raise it with CudaFunction::set_max_dynamic_shared_memory)",
-                launch.grid.shared_mem_bytes
+                "kernel `{name}`: the launch asks for {dynamic} bytes of dynamic shared memory, more than the \
+                 kernel's limit of {}{beside} (raise it with CudaFunction::set_max_dynamic_shared_memory)",
+                function.max_dynamic_shared()
             ),
         });
     }

@@ -27,7 +27,7 @@
 
 use std::collections::HashMap;
 use std::ffi::{c_void, CStr, CString};
-use std::sync::atomic::AtomicI32;
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use cuda_driver_sys::panic_record::RECORD_GLOBAL;
@@ -66,16 +66,76 @@ pub(crate) struct Function {
     pub(crate) module: *const Module,
     /// Its PTX entry name.
     pub(crate) name: CString,
-    /// Bytes of static shared memory a GPU gives a block of it.
-    pub(crate) static_shared: u32,
+    /// Bytes of static shared memory a GPU gives a block of it, measured
+    /// when first asked ([`Function::static_shared`]).
+    static_shared: OnceLock<u32>,
     /// Its dynamic shared memory limit
-    /// (`CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`): what
-    /// [`SHARED_PER_BLOCK`](crate::limits::SHARED_PER_BLOCK) leaves beside
-    /// the static part until raised.
-    pub(crate) max_dynamic_shared: AtomicI32,
+    /// (`CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`) once raised;
+    /// [`UNRAISED`] until then ([`Function::max_dynamic_shared`]).
+    raised_dynamic_shared: AtomicI32,
     /// The host code the kernel was last launched with (a graph node made
     /// through the driver table runs it in host-code mode).
     pub(crate) host_code: Mutex<Option<crate::engine::HostKernel>>,
+}
+
+/// [`Function::raised_dynamic_shared`] before any raise.
+const UNRAISED: i32 = -1;
+
+impl Function {
+    /// The kernel `name` of `module`.
+    pub(crate) fn new(module: *const Module, name: CString) -> Function {
+        Function {
+            module,
+            name,
+            static_shared: OnceLock::new(),
+            raised_dynamic_shared: AtomicI32::new(UNRAISED),
+            host_code: Mutex::new(None),
+        }
+    }
+
+    fn module(&self) -> &Module {
+        // SAFETY: a function's module outlives it.
+        unsafe { &*self.module }
+    }
+
+    /// Bytes of static shared memory a GPU gives a block of this kernel. In
+    /// host-code mode the first call measures the module's PTX (parsing it,
+    /// once for the module), so launches without dynamic shared memory and
+    /// programs that ask no attribute never pay for it.
+    pub(crate) fn static_shared(&self) -> u32 {
+        *self.static_shared.get_or_init(|| self.module().static_shared(&self.name))
+    }
+
+    /// [`static_shared`](Function::static_shared) where it costs nothing to
+    /// know: always in device-code mode, in host-code mode once measured.
+    pub(crate) fn static_shared_if_known(&self) -> Option<u32> {
+        match self.static_shared.get() {
+            Some(&known) => Some(known),
+            None => matches!(self.module().code, Code::Program(_)).then(|| self.static_shared()),
+        }
+    }
+
+    /// The dynamic shared memory limit: as raised, else what
+    /// [`SHARED_PER_BLOCK`](crate::limits::SHARED_PER_BLOCK) leaves beside
+    /// the static part.
+    pub(crate) fn max_dynamic_shared(&self) -> u32 {
+        match self.raised_dynamic_shared.load(Ordering::Relaxed) {
+            UNRAISED => crate::limits::SHARED_PER_BLOCK.saturating_sub(self.static_shared()),
+            raised => raised as u32,
+        }
+    }
+
+    /// Sets the dynamic shared memory limit; false (nothing changed) past
+    /// what the opt-in maximum leaves beside the static part, as the driver
+    /// refuses it.
+    pub(crate) fn raise_dynamic_shared(&self, bytes: u32) -> bool {
+        let room = crate::limits::SHARED_PER_BLOCK_OPTIN.saturating_sub(self.static_shared());
+        if bytes > room {
+            return false;
+        }
+        self.raised_dynamic_shared.store(bytes as i32, Ordering::Relaxed);
+        true
+    }
 }
 
 impl Module {

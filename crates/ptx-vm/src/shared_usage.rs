@@ -45,20 +45,21 @@ pub fn static_shared_per_kernel(ptx: &str) -> Result<HashMap<String, u32>, crate
 /// [`static_shared_per_kernel`] of a parsed module.
 pub(crate) fn of_module(ast: &AstModule) -> HashMap<String, u32> {
     let module = ModuleView::new(ast);
-    module
-        .functions
-        .iter()
-        .filter(|f| f.entry && f.body.is_some())
-        .map(|kernel| (kernel.name.clone(), module.static_shared_of(kernel)))
+    (0..module.functions.len())
+        .filter(|&i| module.functions[i].entry && module.functions[i].body.is_some())
+        .map(|kernel| (module.functions[kernel].name.clone(), module.static_shared_of(kernel)))
         .collect()
 }
 
-/// The module's functions and variables, by name.
+/// The module's functions and variables, by name, and what each function
+/// names (read once: a module of hundreds of kernels shares its functions).
 struct ModuleView<'a> {
     /// Definitions win over declarations of the same name, in the order of
     /// first appearance.
     functions: Vec<&'a FuncDecl>,
     function_index: HashMap<&'a str, usize>,
+    /// Per function (same index).
+    facts: Vec<Facts<'a>>,
     /// Sized module-scope `.shared` variables, in declaration order.
     shared: Vec<&'a VarDecl>,
     shared_index: HashMap<&'a str, usize>,
@@ -73,11 +74,28 @@ struct ModuleView<'a> {
     address_taken: Vec<usize>,
 }
 
+/// What one function's body names.
+#[derive(Default)]
+struct Facts<'a> {
+    /// Module-scope shared variables (indices), directly or through the
+    /// initialisers of variables it names.
+    shared: Vec<usize>,
+    /// Functions it calls or names (indices), likewise.
+    callees: Vec<usize>,
+    /// Whether it calls through a register or takes a function's address.
+    may_call_indirectly: bool,
+    /// Its own sized `.shared` declarations that its instructions name, in
+    /// order, then those none names.
+    named_declarations: Vec<&'a VarDecl>,
+    unnamed_declarations: Vec<&'a VarDecl>,
+}
+
 impl<'a> ModuleView<'a> {
     fn new(ast: &'a AstModule) -> ModuleView<'a> {
         let mut view = ModuleView {
             functions: Vec::new(),
             function_index: HashMap::new(),
+            facts: Vec::new(),
             shared: Vec::new(),
             shared_index: HashMap::new(),
             initialised: HashMap::new(),
@@ -110,34 +128,71 @@ impl<'a> ModuleView<'a> {
             }
         }
         let mut taken = HashSet::new();
-        for item in &ast.items {
-            let names: Vec<&str> = match item {
-                Item::Var(v) => initialiser_names(v).collect(),
-                Item::Func(f) => {
-                    let mut names = Vec::new();
-                    for stmt in f.body.iter().flatten() {
-                        names_in(stmt, Targets::Left, &mut names);
-                    }
-                    names
-                }
-            };
-            taken.extend(names.into_iter().filter_map(|n| view.function_index.get(n).copied()));
+        for v in view.initialised.values() {
+            taken.extend(initialiser_names(v).filter_map(|n| view.function_index.get(n).copied()));
         }
+        view.facts = view.functions.iter().map(|f| view.facts_of(f, &mut taken)).collect();
         view.address_taken = taken.into_iter().collect();
         view.address_taken.sort_unstable();
         view
     }
 
-    fn static_shared_of(&self, kernel: &FuncDecl) -> u32 {
+    /// What `f`'s body names; adds the functions whose address it takes to
+    /// `taken`.
+    fn facts_of(&self, f: &'a FuncDecl, taken: &mut HashSet<usize>) -> Facts<'a> {
+        let body = f.body.as_deref().unwrap_or_default();
+        let mut facts = Facts::default();
+        let (mut named, mut addresses) = (Vec::new(), Vec::new());
+        for stmt in body {
+            names_in(stmt, Targets::Kept, &mut named);
+            names_in(stmt, Targets::Left, &mut addresses);
+        }
+        // Names reached through initialisers, each variable once.
+        let mut seen = HashSet::new();
+        let mut through_initialisers = Vec::new();
+        for name in named.iter().chain(&addresses) {
+            if let Some(v) = self.initialised.get(name) {
+                if seen.insert(*name) {
+                    through_initialisers.extend(initialiser_names(v));
+                }
+            }
+        }
+        let is_function = |n: &&str| self.function_index.contains_key(n);
+        facts.may_call_indirectly = body.iter().any(|stmt| self.calls_indirectly(stmt))
+            || addresses.iter().chain(&through_initialisers).any(is_function);
+        taken.extend(addresses.iter().filter_map(|n| self.function_index.get(n).copied()));
+        let mut shared = HashSet::new();
+        let mut callees = HashSet::new();
+        for name in named.iter().chain(&through_initialisers) {
+            if let Some(&i) = self.shared_index.get(name) {
+                shared.insert(i);
+            } else if let Some(&i) = self.function_index.get(name) {
+                callees.insert(i);
+            }
+        }
+        facts.shared = shared.into_iter().collect();
+        facts.callees = callees.into_iter().collect();
+        let named: HashSet<&str> = named.into_iter().collect();
+        for v in declarations(body) {
+            if named.contains(v.name.as_str()) {
+                facts.named_declarations.push(v);
+            } else {
+                facts.unnamed_declarations.push(v);
+            }
+        }
+        facts
+    }
+
+    fn static_shared_of(&self, kernel: usize) -> u32 {
         let (functions, shared) = self.reached_from(kernel);
-        let callees = || functions.iter().map(|&i| self.functions[i]).filter(|f| !std::ptr::eq(*f, kernel));
+        let callees = || functions.iter().filter(|&&i| i != kernel).map(|&i| &self.facts[i]);
         let mut size = 0u64;
         let mut place = |v: &VarDecl| size = align_up(size, var_align(v)).saturating_add(var_size(v));
-        declarations(kernel, Named::Yes).into_iter().for_each(&mut place);
-        shared.into_iter().map(|i| self.shared[i]).for_each(&mut place);
-        callees().flat_map(|f| declarations(f, Named::Yes)).for_each(&mut place);
-        declarations(kernel, Named::No).into_iter().for_each(&mut place);
-        callees().flat_map(|f| declarations(f, Named::No)).for_each(&mut place);
+        self.facts[kernel].named_declarations.iter().for_each(|v| place(v));
+        shared.into_iter().for_each(|i| place(self.shared[i]));
+        callees().flat_map(|f| &f.named_declarations).for_each(|v| place(v));
+        self.facts[kernel].unnamed_declarations.iter().for_each(|v| place(v));
+        callees().flat_map(|f| &f.unnamed_declarations).for_each(|v| place(v));
         if let Some(align) = self.dynamic_align.filter(|_| size > 0) {
             size = align_up(size, align);
         }
@@ -146,35 +201,20 @@ impl<'a> ModuleView<'a> {
 
     /// The functions `kernel` reaches (itself included) and the module-scope
     /// shared variables they name, each as indices in definition order.
-    fn reached_from(&self, kernel: &'a FuncDecl) -> (Vec<usize>, Vec<usize>) {
-        let mut functions = HashSet::new();
+    fn reached_from(&self, kernel: usize) -> (Vec<usize>, Vec<usize>) {
+        let mut functions = HashSet::from([kernel]);
         let mut shared = HashSet::new();
-        let mut variables_seen = HashSet::new();
         let mut pending = vec![kernel];
-        if let Some(&i) = self.function_index.get(kernel.name.as_str()) {
-            functions.insert(i);
-        }
         let mut indirect_seen = false;
         while let Some(f) = pending.pop() {
-            let mut names = Vec::new();
-            for stmt in f.body.iter().flatten() {
-                names_in(stmt, Targets::Kept, &mut names);
-            }
-            if !indirect_seen && self.may_call_indirectly(f) {
-                indirect_seen = true;
-                names.extend(self.address_taken.iter().map(|&i| self.functions[i].name.as_str()));
-            }
-            while let Some(name) = names.pop() {
-                if let Some(&i) = self.shared_index.get(name) {
-                    shared.insert(i);
-                } else if let Some(&i) = self.function_index.get(name) {
-                    if functions.insert(i) {
-                        pending.push(self.functions[i]);
-                    }
-                } else if let Some(v) = self.initialised.get(name) {
-                    if variables_seen.insert(name) {
-                        names.extend(initialiser_names(v));
-                    }
+            let facts = &self.facts[f];
+            shared.extend(facts.shared.iter().copied());
+            let indirect = facts.may_call_indirectly && !indirect_seen;
+            indirect_seen |= indirect;
+            let reachable = facts.callees.iter().chain(if indirect { &self.address_taken[..] } else { &[] });
+            for &callee in reachable {
+                if functions.insert(callee) {
+                    pending.push(callee);
                 }
             }
         }
@@ -183,23 +223,6 @@ impl<'a> ModuleView<'a> {
         functions.sort_unstable();
         shared.sort_unstable();
         (functions, shared)
-    }
-
-    /// Whether `f` calls through a register, or takes a function's address
-    /// (names one other than as a call's target, or names a variable whose
-    /// initialiser does): ptxas then gives it every function whose address
-    /// the module takes.
-    fn may_call_indirectly(&self, f: &FuncDecl) -> bool {
-        let body = f.body.as_deref().unwrap_or_default();
-        if body.iter().any(|stmt| self.calls_indirectly(stmt)) {
-            return true;
-        }
-        let mut names = Vec::new();
-        body.iter().for_each(|stmt| names_in(stmt, Targets::Left, &mut names));
-        names.iter().any(|n| {
-            self.function_index.contains_key(n)
-                || self.initialised.get(n).is_some_and(|v| initialiser_names(v).any(|i| self.function_index.contains_key(i)))
-        })
     }
 
     /// Whether `stmt` holds a `call` through a register (a target that is
@@ -233,16 +256,8 @@ enum Targets {
     Left,
 }
 
-/// Whether an instruction of the function names a declaration.
-#[derive(Clone, Copy, PartialEq)]
-enum Named {
-    Yes,
-    No,
-}
-
-/// The sized `.shared` variables declared in `f`'s body that its
-/// instructions name (or, with [`Named::No`], that none names), in order.
-fn declarations(f: &FuncDecl, named: Named) -> Vec<&VarDecl> {
+/// The sized `.shared` variables declared in a function body, in order.
+fn declarations(body: &[Stmt]) -> Vec<&VarDecl> {
     fn collect<'s>(stmts: &'s [Stmt], out: &mut Vec<&'s VarDecl>) {
         for stmt in stmts {
             match stmt {
@@ -252,17 +267,9 @@ fn declarations(f: &FuncDecl, named: Named) -> Vec<&VarDecl> {
             }
         }
     }
-    let body = f.body.as_deref().unwrap_or_default();
-    let mut declared = Vec::new();
-    collect(body, &mut declared);
-    if declared.is_empty() {
-        return declared;
-    }
-    let mut names = Vec::new();
-    body.iter().for_each(|stmt| names_in(stmt, Targets::Kept, &mut names));
-    let names: HashSet<&str> = names.into_iter().collect();
-    declared.retain(|v| names.contains(v.name.as_str()) == (named == Named::Yes));
-    declared
+    let mut out = Vec::new();
+    collect(body, &mut out);
+    out
 }
 
 /// Every name an instruction of `stmt` mentions (registers too: the caller
