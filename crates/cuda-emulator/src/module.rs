@@ -11,8 +11,9 @@
 //! kernel's host code comes with each launch, and `#[constant]` statics are
 //! the host statics themselves. The one global such a module answers is the
 //! panic-record slot, through which the engine writes a panic into the
-//! context's record. Its text is kept for one question, asked when a kernel
-//! is first looked up: how much static shared memory a GPU gives the kernel.
+//! context's record. Its text is kept for one question, asked only when a
+//! launch or a query needs the answer: how much static shared memory a GPU
+//! gives a kernel.
 //!
 //! Each [`Function`] gets the GPU's shared memory limits: a block's static
 //! and dynamic shared memory together within 48 KiB unless the kernel's
@@ -41,7 +42,7 @@ pub(crate) enum Code {
     Program(ptx_vm::Module),
     /// PTX, not parsed to run (host-code mode, where the kernels' host code
     /// runs): the text, and each kernel's static shared memory, measured from
-    /// it on the first lookup of a kernel.
+    /// it when first needed ([`Function::static_shared`]).
     Unparsed { ptx: String, static_shared: OnceLock<HashMap<String, u32>> },
     /// A cubin or fatbin.
     Binary,
