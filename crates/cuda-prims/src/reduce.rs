@@ -93,10 +93,27 @@ unsafe fn block_partial<T: Element, Op: ReduceOp<T>>(input: &[T], op: Op, slots:
         }
         v += UNROLL * threads;
     }
-    while v < vectors {
-        // SAFETY: as above.
-        acc = combine_vector(acc, base.add(v).read(), op);
-        v += threads;
+    // The thread's last vectors, fewer than UNROLL, loaded together too: a
+    // loop of one load at a time waits a round trip per vector, and on inputs
+    // that give each thread only a few vectors those waits were most of the
+    // kernel. Each index is clamped into the input, so that the loads need
+    // no branch to stay in bounds (a clamped one reloads the last vector),
+    // and only the vectors below the end are combined.
+    if v < vectors {
+        let mut tail = [Vector16([0; 4]); UNROLL - 1];
+        let mut k = 0;
+        while k < UNROLL - 1 {
+            // SAFETY: the index is below vectors, as above.
+            tail[k] = base.add((v + k * threads).min(vectors - 1)).read();
+            k += 1;
+        }
+        k = 0;
+        while k < UNROLL - 1 {
+            if v + k * threads < vectors {
+                acc = combine_vector(acc, tail[k], op);
+            }
+            k += 1;
+        }
     }
     // The ragged end: fewer than one vector's worth, one per thread.
     let rest = vectors * lanes::<T>() + thread::blockIdx_x() as usize * BLOCK + tid;
