@@ -10,7 +10,9 @@
 //!
 //! An instruction the VM does not implement decodes to
 //! [`Op::Unsupported`], recording why: the module still loads, and a launch
-//! whose kernel can reach it is refused before anything runs.
+//! whose kernel can reach it is refused before anything runs. A name that is
+//! not a PTX instruction at all ([`crate::opcodes`]) is an error of the
+//! module, as the driver's JIT makes it.
 
 use std::collections::HashMap;
 
@@ -1708,6 +1710,12 @@ impl<'a> Decoder<'a> {
             "trap" => self.emit(Op::Trap),
             "brkpt" => self.emit(Op::Nop),
             "nanosleep" => self.emit(Op::Yield),
+            // The driver's JIT refuses a module holding a name PTX does not
+            // have; one it has but the VM does not run refuses only the
+            // launches that reach it (crate::opcodes).
+            other if !crate::opcodes::is_instruction(other) => {
+                return unsupported(format!("error: `{other}` is not the name of a PTX instruction"))
+            }
             other => return unsupported(format!("`{other}` is not implemented")),
         }
         Ok(())

@@ -165,6 +165,7 @@ mod launch;
 pub mod lexer;
 mod memory;
 mod module;
+pub mod opcodes;
 pub mod parser;
 pub mod program;
 mod scheduler;

@@ -574,6 +574,27 @@ fn unsupported_instructions_fault_only_when_reachable() {
     }
 }
 
+/// Regression (cuda-core's `module_errors_are_reported` under the emulator):
+/// a name that is no PTX instruction loaded, and only a launch reaching it
+/// was refused, where the driver's JIT refuses the module, so a program whose
+/// `ptx_asm!` held a typo ran its other kernels emulated and none on the GPU.
+#[test]
+fn names_outside_ptx_fail_the_module_load_as_the_jit_does() {
+    let module = |body: &str| {
+        format!(
+            ".version 8.0\n.target sm_90\n.address_size 64\n\
+             .func helper()\n{{\n{body}\nret;\n}}\n.visible .entry clean()\n{{\nret;\n}}\n"
+        )
+    };
+    let err = Module::parse(&module("bogus.instruction;")).map(drop).unwrap_err().to_string();
+    assert!(err.contains("`bogus` is not the name of a PTX instruction"), "{err}");
+    assert!(err.contains("line 6"), "the error names the instruction's line: {err}");
+    // A PTX instruction the VM does not run keeps the module loadable: the
+    // kernels that do not reach it run.
+    let m = Module::parse(&module("pmevent 1;")).unwrap();
+    run(&m, "clean", dims((1, 1, 1), (1, 1, 1)), &Params::new(), &Env::new()).unwrap();
+}
+
 #[test]
 fn vprintf_hands_format_and_arguments_to_the_embedder() {
     let ptx = ".version 8.0\n.target sm_80\n.address_size 64\n\

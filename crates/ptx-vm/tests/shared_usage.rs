@@ -10,15 +10,13 @@
 //! Skips, saying so, where no ptxas is found ($OXIDE_CUDA_PATH, $CUDA_PATH,
 //! /usr/local/cuda).
 
+mod common;
+
+use common::ptxas;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::Command;
-
-fn ptxas() -> Option<PathBuf> {
-    let roots = ["OXIDE_CUDA_PATH", "CUDA_PATH"].into_iter().filter_map(|v| std::env::var_os(v)).map(PathBuf::from);
-    roots.chain([PathBuf::from("/usr/local/cuda")]).map(|r| r.join("bin/ptxas")).find(|p| p.is_file())
-}
 
 /// xorshift64*: the same modules on every run.
 struct Random(u64);
@@ -56,7 +54,7 @@ fn random_module(random: &mut Random, arch: &str) -> (String, Vec<String>) {
     writeln!(ptx, ".global .align 8 .u64 slot;").unwrap();
     // Functions may call those defined before them (no recursion: ptxas
     // would need a stack for it).
-    let mut body = |random: &mut Random, callable: usize, own: &str| {
+    let body = |random: &mut Random, callable: usize, own: &str| {
         let mut text = String::from("{ .reg .b32 %r<2>; .reg .b64 %rd<2>;\n");
         for d in 0..random.below(3) {
             writeln!(text, "{}", random.declaration(&format!("{own}_l{d}"))).unwrap();

@@ -202,3 +202,12 @@ pub fn kernel_ptx(params: &str, body: &str) -> String {
          .reg .pred %p<16>;\n.reg .b16 %rs<16>;\n.reg .b32 %r<64>;\n.reg .b64 %rd<64>;\n.reg .f32 %f<16>;\n.reg .f64 %fd<16>;\n{body}\n}}\n"
     )
 }
+
+/// The CUDA toolkit's ptxas, where the device linker looks for it
+/// (`$OXIDE_CUDA_PATH`, `$CUDA_PATH`, `/usr/local/cuda`): the tests that
+/// check the VM's facts against it skip, saying so, without one.
+pub fn ptxas() -> Option<std::path::PathBuf> {
+    use std::path::PathBuf;
+    let roots = ["OXIDE_CUDA_PATH", "CUDA_PATH"].into_iter().filter_map(|v| std::env::var_os(v)).map(PathBuf::from);
+    roots.chain([PathBuf::from("/usr/local/cuda")]).map(|r| r.join("bin/ptxas")).find(|p| p.is_file())
+}
