@@ -64,9 +64,21 @@ pub fn segmented_reduce_kernel<T: Element, O: ReduceOp<T>>(input: &[T], offsets:
         acc = op.combine(acc, op.combine(op.combine(a, b), op.combine(c, d)));
         i += 128;
     }
-    while i < end {
-        acc = op.combine(acc, input[i]);
-        i += 32;
+    // The lane's last elements, fewer than four: loaded together too (one
+    // at a time, each waited a round trip, and a segment shorter than 128
+    // elements is nothing but these). Indices clamped into the segment keep
+    // the loads free of branches; only those below its end are combined, in
+    // the loop's order.
+    if i < end {
+        let at = |k: usize| input[(i + 32 * k).min(end - 1)];
+        let (a, b, c) = (at(0), at(1), at(2));
+        acc = op.combine(acc, a);
+        if i + 32 < end {
+            acc = op.combine(acc, b);
+        }
+        if i + 64 < end {
+            acc = op.combine(acc, c);
+        }
     }
     let mut width = 16;
     while width > 0 {
