@@ -2,8 +2,9 @@
 //! (CUB's `DeviceReduce`).
 //!
 //! One launch of as many blocks as the GPU holds at once (a grid-stride
-//! loop): every thread loads 16-byte vectors, four in flight, combines them
-//! into its own partial, and the block combines its threads' partials (warp
+//! loop): every thread loads 16-byte vectors, four in flight (its last
+//! three or fewer in flight together too), combines them into its own
+//! partial, and the block combines its threads' partials (warp
 //! shuffles, one barrier). Each block stores its partial and counts itself
 //! in; the block that arrives last combines the partials, in block order,
 //! into the output and sets the count back to zero for the next call. The
