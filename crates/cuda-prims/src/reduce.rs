@@ -2,9 +2,8 @@
 //! (CUB's `DeviceReduce`).
 //!
 //! One launch of as many blocks as the GPU holds at once (a grid-stride
-//! loop): every thread loads 16-byte vectors, four in flight (its last
-//! three or fewer in flight together too), combines them into its own
-//! partial, and the block combines its threads' partials (warp
+//! loop): every thread loads 16-byte vectors, four in flight, combines them
+//! into its own partial, and the block combines its threads' partials (warp
 //! shuffles, one barrier). Each block stores its partial and counts itself
 //! in; the block that arrives last combines the partials, in block order,
 //! into the output and sets the count back to zero for the next call. The
@@ -94,27 +93,10 @@ unsafe fn block_partial<T: Element, Op: ReduceOp<T>>(input: &[T], op: Op, slots:
         }
         v += UNROLL * threads;
     }
-    // The thread's last vectors, fewer than UNROLL, loaded together too: a
-    // loop of one load at a time waits a round trip per vector, and on inputs
-    // that give each thread only a few vectors those waits were most of the
-    // kernel. Each index is clamped into the input, so that the loads need
-    // no branch to stay in bounds (a clamped one reloads the last vector),
-    // and only the vectors below the end are combined.
-    if v < vectors {
-        let mut tail = [Vector16([0; 4]); UNROLL - 1];
-        let mut k = 0;
-        while k < UNROLL - 1 {
-            // SAFETY: the index is below vectors, as above.
-            tail[k] = base.add((v + k * threads).min(vectors - 1)).read();
-            k += 1;
-        }
-        k = 0;
-        while k < UNROLL - 1 {
-            if v + k * threads < vectors {
-                acc = combine_vector(acc, tail[k], op);
-            }
-            k += 1;
-        }
+    while v < vectors {
+        // SAFETY: as above.
+        acc = combine_vector(acc, base.add(v).read(), op);
+        v += threads;
     }
     // The ragged end: fewer than one vector's worth, one per thread.
     let rest = vectors * lanes::<T>() + thread::blockIdx_x() as usize * BLOCK + tid;
