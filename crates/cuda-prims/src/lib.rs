@@ -20,10 +20,23 @@
 //! Building blocks for the user's own kernels (device code): warp- and
 //! block-level reduce and scan, block loads and stores in blocked and
 //! striped arrangements.
+//!
+//! # Features
+//!
+//! - `tuning`: the measurement knobs. The variables `OXIDE_PRIMS_SCAN`,
+//!   `OXIDE_PRIMS_SELECT`, `OXIDE_PRIMS_SORT` and `OXIDE_PRIMS_REDUCE`
+//!   change tile shapes, rankings and stores for benchmarks, and each such
+//!   choice is another instance of a generic kernel. Without the feature (the
+//!   default) a program compiles the one instance each call's defaults run,
+//!   for each element type and operator it uses, and the variables are
+//!   ignored with a warning; with it, every instance a knob can pick (several
+//!   times the kernels of each call). The defaults run the same kernels either
+//!   way.
 
 // Modules are added by the primitives that implement them.
 pub mod block;
 mod error;
+mod knobs;
 pub mod op;
 pub mod reduce;
 pub mod scan;

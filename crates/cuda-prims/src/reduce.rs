@@ -208,7 +208,7 @@ impl ReduceTuning {
     /// and `blocks-per-sm=N`; anything else is ignored with a warning on stderr.
     pub fn from_env() -> ReduceTuning {
         static TUNING: std::sync::OnceLock<ReduceTuning> = std::sync::OnceLock::new();
-        *TUNING.get_or_init(|| Self::parse(&std::env::var("OXIDE_PRIMS_REDUCE").unwrap_or_default()))
+        *TUNING.get_or_init(|| Self::parse(&crate::knobs::spec("OXIDE_PRIMS_REDUCE")))
     }
 
     /// Parses the `OXIDE_PRIMS_REDUCE` syntax.

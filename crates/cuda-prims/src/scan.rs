@@ -55,6 +55,7 @@
 
 use crate::block::raw_exclusive_scan_warps_of;
 use crate::error::check_len;
+use crate::knobs;
 use crate::op::{Element, ReduceOp};
 use crate::temp;
 use crate::tile::{self, from_bits, to_bits};
@@ -391,14 +392,14 @@ impl ScanTuning {
     /// [`SCAN`](Self::SCAN).
     pub fn scan_from_env() -> ScanTuning {
         static TUNING: std::sync::OnceLock<ScanTuning> = std::sync::OnceLock::new();
-        *TUNING.get_or_init(|| Self::SCAN.parse_scan("OXIDE_PRIMS_SCAN", &std::env::var("OXIDE_PRIMS_SCAN").unwrap_or_default()))
+        *TUNING.get_or_init(|| Self::SCAN.parse_scan("OXIDE_PRIMS_SCAN", &knobs::spec("OXIDE_PRIMS_SCAN")))
     }
 
     /// The selection's tuning: `OXIDE_PRIMS_SELECT` (read once) applied
     /// to [`SELECT`](Self::SELECT).
     pub fn select_from_env() -> ScanTuning {
         static TUNING: std::sync::OnceLock<ScanTuning> = std::sync::OnceLock::new();
-        *TUNING.get_or_init(|| Self::SELECT.parse("OXIDE_PRIMS_SELECT", &std::env::var("OXIDE_PRIMS_SELECT").unwrap_or_default()))
+        *TUNING.get_or_init(|| Self::SELECT.parse("OXIDE_PRIMS_SELECT", &knobs::spec("OXIDE_PRIMS_SELECT")))
     }
 
     /// `self` changed by the comma list `spec`: `threads=N`,
@@ -509,13 +510,21 @@ impl ScanTuning {
     }
 
     /// The tile shape for elements of `T`.
-    pub fn shape<T>(&self) -> TileShape {
+    pub const fn shape<T>(&self) -> TileShape {
         if core::mem::size_of::<T>() > 4 { self.wide } else { self.narrow }
     }
 
     /// How the scan combines the runs of elements of `T`.
-    pub fn run_scan<T>(&self) -> RunScan {
+    pub const fn run_scan<T>(&self) -> RunScan {
         if core::mem::size_of::<T>() > 4 { self.wide_runs } else { self.runs }
+    }
+
+    /// Whether a scan of `T` under `self` runs the `scan_tiles` instance of
+    /// `vectors` vectors a thread, with its runs through shared memory or
+    /// not: with [`SCAN`](Self::SCAN), the one instance a build without the
+    /// `tuning` feature compiles (see the [crate docs](crate#features)).
+    const fn runs_scan_instance<T>(&self, vectors: usize, shared_runs: bool) -> bool {
+        self.shape::<T>().vectors == vectors && matches!(self.run_scan::<T>(), RunScan::Shared) == shared_runs
     }
 }
 
@@ -1216,18 +1225,27 @@ fn scan<T: Element, Op: ReduceOp<T>, const INCLUSIVE_SCAN: bool>(
     let shared_config = LaunchConfig { shared_mem_bytes: shared_runs_bytes::<T>(shape) as u32, ..config };
     with_look_back::<T>(module, stream, tiles, tuning, what, |words, pass| {
         let status = words.as_atomic::<AtomicU64>();
+        // Only the default's instance without the `tuning` feature: a
+        // branch on a constant is not compiled into the instances it
+        // cannot reach.
         macro_rules! launch {
             ($v:literal) => {
                 if shared_runs {
-                    cuda_launch! {
-                        kernel: scan_tiles::<T, Op, INCLUSIVE_SCAN, $v, true>, stream: stream, module: module, config: shared_config,
-                        args: [slice(*input), op, slice_mut(*out), status, look_back, pass]
-                    }?
-                } else {
+                    if const { knobs::EVERY_INSTANCE || ScanTuning::SCAN.runs_scan_instance::<T>($v, true) } {
+                        cuda_launch! {
+                            kernel: scan_tiles::<T, Op, INCLUSIVE_SCAN, $v, true>, stream: stream, module: module, config: shared_config,
+                            args: [slice(*input), op, slice_mut(*out), status, look_back, pass]
+                        }?
+                    } else {
+                        return Err(knobs::not_compiled(what));
+                    }
+                } else if const { knobs::EVERY_INSTANCE || ScanTuning::SCAN.runs_scan_instance::<T>($v, false) } {
                     cuda_launch! {
                         kernel: scan_tiles::<T, Op, INCLUSIVE_SCAN, $v, false>, stream: stream, module: module, config: config,
                         args: [slice(*input), op, slice_mut(*out), status, look_back, pass]
                     }?
+                } else {
+                    return Err(knobs::not_compiled(what));
                 }
             };
         }
@@ -1285,8 +1303,10 @@ pub fn exclusive_scan<T: Element, Op: ReduceOp<T>>(
 /// [`inclusive_scan`] (`inclusive`) or [`exclusive_scan`] under `tuning`
 /// instead of the one in force: a test hook, so that a test reaches the
 /// paths the default does not take (the tile counter, `ticket`) in the
-/// same process.
+/// same process. Only with the `tuning` feature (see the [crate
+/// docs](crate#features)).
 #[doc(hidden)]
+#[cfg(feature = "tuning")]
 pub fn scan_with_tuning<T: Element, Op: ReduceOp<T>>(
     module: &KernelModule,
     stream: &CudaStream,

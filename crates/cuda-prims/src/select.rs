@@ -40,8 +40,9 @@
 //! ```
 
 use crate::error::check_len;
+use crate::knobs;
 use crate::op::{Element, Sum};
-use crate::scan::{first_lane, tile_config, tile_len, with_look_back, LookBackTuning, Pass, ScanTuning, TileStatus, MAX_THREADS, MAX_WARPS};
+use crate::scan::{first_lane, tile_config, tile_len, with_look_back, LookBackTuning, Pass, ScanTuning, TileShape, TileStatus, MAX_THREADS, MAX_WARPS};
 use crate::temp;
 use crate::tile;
 use crate::PrimsError;
@@ -148,6 +149,12 @@ const STAGE_RUN: u8 = 2;
 /// The dynamic shared memory a launch may take without opting in.
 const DEFAULT_SHARED_LIMIT: usize = 48 * 1024;
 
+/// Bytes of the staging area of a whole run ([`Store::Run`]) in tiles of
+/// `shape`.
+const fn run_area(shape: TileShape) -> usize {
+    shape.threads as usize * shape.vectors * 16
+}
+
 /// Threads per block of the register-bounded instances (`bounded` in
 /// [`SelectTuning`]).
 pub const BOUNDED_THREADS: u32 = 256;
@@ -163,10 +170,55 @@ impl SelectTuning {
     /// benches/README.md).
     pub const DEFAULT: SelectTuning = SelectTuning { scan: ScanTuning::SELECT, rank: Rank::Ballot, bounded: true, store: Store::Auto };
 
+    /// Whether tiles of `shape` run the register-bounded instance.
+    const fn bounded_for(&self, shape: TileShape) -> bool {
+        self.bounded && shape.threads <= BOUNDED_THREADS
+    }
+
+    /// How a selection (or, with `PARTITION`, a partition) of `T` stores
+    /// under `self`: [`Store::Auto`] resolved. Partitions store directly
+    /// (their rejected elements go from the end); a run's area must fit the
+    /// launch's shared memory without opting in.
+    const fn store_for<T, const PARTITION: bool>(&self) -> Store {
+        let wide = core::mem::size_of::<T>() > 4;
+        let fits = run_area(self.scan.shape::<T>()) <= DEFAULT_SHARED_LIMIT;
+        match self.store {
+            _ if PARTITION => Store::Direct,
+            Store::Auto if wide => Store::Warp,
+            Store::Run | Store::Auto if !fits => Store::Warp,
+            Store::Auto => Store::Run,
+            store => store,
+        }
+    }
+
+    /// Whether a selection (`PARTITION`: a partition) of `T` under `self`
+    /// runs the `select_tiles` instance of `vectors` vectors a thread,
+    /// ranked by ballots or not, register-bounded or not, storing by
+    /// `stage`: with [`DEFAULT`](Self::DEFAULT), the one instance a build
+    /// without the `tuning` feature compiles (see the [crate
+    /// docs](crate#features)).
+    const fn runs_select_instance<T, const PARTITION: bool>(&self, vectors: usize, ballot: bool, bounded: bool, stage: u8) -> bool {
+        let shape = self.scan.shape::<T>();
+        if shape.vectors != vectors {
+            return false;
+        }
+        match self.rank {
+            Rank::Scan => !ballot && stage == STAGE_DIRECT,
+            Rank::Ballot => {
+                let want = match self.store_for::<T, PARTITION>() {
+                    Store::Direct => STAGE_DIRECT,
+                    Store::Warp => STAGE_VECTOR,
+                    _ => STAGE_RUN,
+                };
+                ballot && bounded == self.bounded_for(shape) && stage == want
+            }
+        }
+    }
+
     /// `OXIDE_PRIMS_SELECT` (read once) applied to [`DEFAULT`](Self::DEFAULT).
     pub fn from_env() -> SelectTuning {
         static TUNING: std::sync::OnceLock<SelectTuning> = std::sync::OnceLock::new();
-        *TUNING.get_or_init(|| Self::DEFAULT.parse(&std::env::var("OXIDE_PRIMS_SELECT").unwrap_or_default()))
+        *TUNING.get_or_init(|| Self::DEFAULT.parse(&knobs::spec("OXIDE_PRIMS_SELECT")))
     }
 
     /// `self` changed by the comma list `spec`: `rank=ballot|scan`,
@@ -570,43 +622,55 @@ fn run<T: Element, S: Selector<T>, const PARTITION: bool>(
     let tiles = n.div_ceil(tile_len::<T>(shape));
     let look_back: LookBackTuning = tuning.look_back_for::<T>(stream, tiles, n)?;
     let config = tile_config(tiles, shape);
-    let bounded = select_tuning.bounded && shape.threads <= BOUNDED_THREADS;
-    // Partitions store directly (their rejected elements go from the end);
-    // a run's area must fit the launch's shared memory without opting in.
-    let run_area = shape.threads as usize * shape.vectors * 16;
-    let store = match select_tuning.store {
-        _ if PARTITION => Store::Direct,
-        Store::Auto if size_of::<T>() > 4 => Store::Warp,
-        Store::Run | Store::Auto if run_area > DEFAULT_SHARED_LIMIT => Store::Warp,
-        Store::Auto => Store::Run,
-        store => store,
-    };
-    let run_config = LaunchConfig { shared_mem_bytes: run_area as u32, ..config };
+    let bounded = select_tuning.bounded_for(shape);
+    let store = select_tuning.store_for::<T, PARTITION>();
+    let run_bytes = run_area(shape);
+    let run_config = LaunchConfig { shared_mem_bytes: run_bytes as u32, ..config };
     with_look_back::<u32>(module, stream, tiles, &tuning, what, |words, pass| {
         let status = words.as_atomic::<AtomicU64>();
+        // Only the default's instance without the `tuning` feature: a
+        // branch on a constant is not compiled into the instances it
+        // cannot reach.
+        macro_rules! compiled {
+            ($v:literal, $ballot:literal, $bounded:literal, $stage:expr) => {
+                knobs::EVERY_INSTANCE || SelectTuning::DEFAULT.runs_select_instance::<T, PARTITION>($v, $ballot, $bounded, $stage)
+            };
+        }
         macro_rules! launch_bounded {
             ($v:literal, $stage:expr, $config:expr) => {
-                cuda_launch! {
-                    kernel: select_tiles::<T, S, PARTITION, $v, true, { $stage }, BOUNDED_THREADS, BOUNDED_BLOCKS>,
-                    stream: stream, module: module, config: $config,
-                    args: [slice(*input), slice(*flags), select, slice_mut(*out), slice_mut(*count), status, look_back, pass]
-                }?
+                if const { compiled!($v, true, true, $stage) } {
+                    cuda_launch! {
+                        kernel: select_tiles::<T, S, PARTITION, $v, true, { $stage }, BOUNDED_THREADS, BOUNDED_BLOCKS>,
+                        stream: stream, module: module, config: $config,
+                        args: [slice(*input), slice(*flags), select, slice_mut(*out), slice_mut(*count), status, look_back, pass]
+                    }?
+                } else {
+                    return Err(knobs::not_compiled(what));
+                }
             };
         }
         macro_rules! launch_ballot {
             ($v:literal, $stage:expr, $config:expr) => {
-                cuda_launch! {
-                    kernel: select_tiles::<T, S, PARTITION, $v, true, { $stage }, { MAX_THREADS as u32 }, 0>, stream: stream, module: module, config: $config,
-                    args: [slice(*input), slice(*flags), select, slice_mut(*out), slice_mut(*count), status, look_back, pass]
-                }?
+                if const { compiled!($v, true, false, $stage) } {
+                    cuda_launch! {
+                        kernel: select_tiles::<T, S, PARTITION, $v, true, { $stage }, { MAX_THREADS as u32 }, 0>, stream: stream, module: module, config: $config,
+                        args: [slice(*input), slice(*flags), select, slice_mut(*out), slice_mut(*count), status, look_back, pass]
+                    }?
+                } else {
+                    return Err(knobs::not_compiled(what));
+                }
             };
         }
         macro_rules! launch_scan {
             ($v:literal) => {
-                cuda_launch! {
-                    kernel: select_tiles::<T, S, PARTITION, $v, false, STAGE_DIRECT, { MAX_THREADS as u32 }, 0>, stream: stream, module: module, config: config,
-                    args: [slice(*input), slice(*flags), select, slice_mut(*out), slice_mut(*count), status, look_back, pass]
-                }?
+                if const { compiled!($v, false, false, STAGE_DIRECT) } {
+                    cuda_launch! {
+                        kernel: select_tiles::<T, S, PARTITION, $v, false, STAGE_DIRECT, { MAX_THREADS as u32 }, 0>, stream: stream, module: module, config: config,
+                        args: [slice(*input), slice(*flags), select, slice_mut(*out), slice_mut(*count), status, look_back, pass]
+                    }?
+                } else {
+                    return Err(knobs::not_compiled(what));
+                }
             };
         }
         macro_rules! launch_bounded_direct {
@@ -676,13 +740,16 @@ pub fn select_if_into<T: Element, P: Fn(T) -> bool + Copy + Unpin + 'static>(
     count: &mut DeviceBuffer<u64>,
     predicate: P,
 ) -> Result<(), PrimsError> {
-    select_if_into_with_tuning(module, stream, input, out, count, predicate, &SelectTuning::from_env())
+    let no_flags = temp::zeroed::<u8>(stream, 0)?;
+    run::<T, If<P>, false>(module, stream, input, &no_flags, If(predicate), out, count, &SelectTuning::from_env(), "select_if: output")
 }
 
 /// [`select_if_into`] under `tuning` instead of the one in force: a test
 /// hook, so that a test reaches the paths the default does not take (the
-/// tile counter, `ticket`) in the same process.
+/// tile counter, `ticket`) in the same process. Only with the `tuning`
+/// feature (see the [crate docs](crate#features)).
 #[doc(hidden)]
+#[cfg(feature = "tuning")]
 pub fn select_if_into_with_tuning<T: Element, P: Fn(T) -> bool + Copy + Unpin + 'static>(
     module: &KernelModule,
     stream: &CudaStream,

@@ -74,6 +74,7 @@ use cuda_device::atomic::{Scope, ScopedAtomic};
 use cuda_core::{CudaStream, DeviceBuffer, DeviceRepr, LaunchConfig};
 use cuda_device::{device, kernel, shared, thread, warp, DisjointSlice};
 use cuda_host::{cuda_launch, KernelModule};
+use crate::knobs;
 use crate::temp;
 use crate::PrimsError;
 
@@ -1132,10 +1133,10 @@ fn scratch_len(n: usize, passes: usize, tile: usize) -> usize {
 /// `value_bytes` (0: keys only): `tuning.threads` for 4-byte keys alone,
 /// `tuning.pair_threads` for 4-byte keys with 4-byte values loaded after
 /// the keys are out ([`ValueLoad::After`]), else [`THREADS`].
-fn block_threads(key_bytes: usize, value_bytes: usize, tuning: SortTuning) -> usize {
+const fn block_threads(key_bytes: usize, value_bytes: usize, tuning: SortTuning) -> usize {
     match (key_bytes, value_bytes) {
         (4, 0) => tuning.threads,
-        (4, 4) if tuning.values == ValueLoad::After => tuning.pair_threads,
+        (4, 4) if matches!(tuning.values, ValueLoad::After) => tuning.pair_threads,
         _ => THREADS,
     }
 }
@@ -1145,7 +1146,7 @@ fn block_threads(key_bytes: usize, value_bytes: usize, tuning: SortTuning) -> us
 /// (in a block of [`THREADS`] 16, 24 or 32, 20 read as 24; in a wide block
 /// 16 or 20, others read as 20), with 4-byte values `tuning.pair_items`;
 /// 8-byte keys or values (which fill the exchange buffer at 16) take 16.
-fn items_per_thread(key_bytes: usize, value_bytes: usize, tuning: SortTuning) -> usize {
+const fn items_per_thread(key_bytes: usize, value_bytes: usize, tuning: SortTuning) -> usize {
     if key_bytes > 4 || value_bytes > 4 {
         WIDE_ITEMS
     } else if value_bytes > 0 {
@@ -1174,24 +1175,49 @@ fn items_per_thread(key_bytes: usize, value_bytes: usize, tuning: SortTuning) ->
 /// values, and for four-byte pairs of more than 16 keys per thread that
 /// hold their values through the look-back (not [`ValueLoad::After`]);
 /// four-byte keys alone in a wide block ([`WIDE_THREADS`]) 3 (56 registers)
-/// or, at `tuning.blocks` 2, 2 (80 registers); everything else 3.
-fn scatter_blocks(key_bytes: usize, value_bytes: usize, tuning: SortTuning) -> u32 {
+/// or, at `tuning.blocks` 2, 2 (80 registers); four-byte pairs in a wide
+/// block 2, or 3 at `tuning.pair_blocks` 3; everything else 3.
+const fn scatter_blocks(key_bytes: usize, value_bytes: usize, tuning: SortTuning) -> u32 {
     let items = items_per_thread(key_bytes, value_bytes, tuning);
-    if value_bytes > 0 && (key_bytes > 4 || value_bytes > 4 || (items > 16 && tuning.values != ValueLoad::After)) {
+    if value_bytes > 0 && (key_bytes > 4 || value_bytes > 4 || (items > 16 && !matches!(tuning.values, ValueLoad::After))) {
         2
     } else if key_bytes > 4 {
         3
     } else if value_bytes > 0 && block_threads(key_bytes, value_bytes, tuning) == WIDE_THREADS {
-        if tuning.pair_blocks == 2 { 2 } else { 3 }
+        if tuning.pair_blocks == 3 { 3 } else { 2 }
     } else if value_bytes > 0 {
-        tuning.pair_blocks.max(3)
+        if tuning.pair_blocks > 3 { tuning.pair_blocks } else { 3 }
     } else if block_threads(key_bytes, value_bytes, tuning) == WIDE_THREADS {
         if tuning.blocks == 2 { 2 } else { 3 }
     } else if items <= 24 {
-        tuning.blocks.max(3)
+        if tuning.blocks > 3 { tuning.blocks } else { 3 }
     } else {
         3
     }
+}
+
+/// Whether a sort of `K` keys (with `V` values where `PAIRS`) under
+/// `tuning` runs the `radix_scatter` instance of `items` keys a thread,
+/// `blocks` blocks a multiprocessor, values loaded at `values` (a
+/// `VALUES_*`; four-byte pairs only, the others' instances take
+/// [`VALUES_LATE`]) and `threads` threads a block: with
+/// `SortTuning::default()`, the one instance a build without the `tuning`
+/// feature compiles (see the [crate docs](crate#features)).
+const fn runs_scatter_instance<K, V, const PAIRS: bool>(tuning: SortTuning, items: usize, blocks: u32, values: u32, threads: usize) -> bool {
+    let (key_bytes, value_bytes) = (size_of::<K>(), if PAIRS { size_of::<V>() } else { 0 });
+    let wanted_values = if PAIRS && key_bytes == 4 && value_bytes <= 4 {
+        match tuning.values {
+            ValueLoad::Early => VALUES_EARLY,
+            ValueLoad::Late => VALUES_LATE,
+            ValueLoad::After => VALUES_AFTER,
+        }
+    } else {
+        VALUES_LATE
+    };
+    items == items_per_thread(key_bytes, value_bytes, tuning)
+        && blocks == scatter_blocks(key_bytes, value_bytes, tuning)
+        && threads == block_threads(key_bytes, value_bytes, tuning)
+        && values == wanted_values
 }
 
 /// The keys one block of the scatter sorts into place (one tile) in a sort
@@ -1239,12 +1265,19 @@ fn scatter_pass<K: RadixKey + DeviceRepr, V: DeviceRepr + Default, const PAIRS: 
         // `$values`: `VALUES_EARLY`, `VALUES_LATE` or `VALUES_AFTER` as a
         // literal, `$threads` `THREADS` or `WIDE_THREADS` (the launch names
         // the instance by its tokens).
+        // Without the `tuning` feature only the default's instance: a
+        // branch on a constant is not compiled into the instances it
+        // cannot reach.
         ($items:literal, $blocks:literal, $values:literal, $threads:literal) => {
-            cuda_launch! {
-                kernel: radix_scatter::<K, V, PAIRS, $items, $blocks, $values, $threads>, stream: stream, module: module, config: config,
-                args: [slice(*keys_in), slice(*values_in), slice_mut(*keys_out), slice_mut(*values_out),
-                       slice_mut(*scratch), pass, descending, tiles, look_back]
-            }?
+            if const { knobs::EVERY_INSTANCE || runs_scatter_instance::<K, V, PAIRS>(SortTuning::DEFAULT, $items, $blocks, $values, $threads) } {
+                cuda_launch! {
+                    kernel: radix_scatter::<K, V, PAIRS, $items, $blocks, $values, $threads>, stream: stream, module: module, config: config,
+                    args: [slice(*keys_in), slice(*values_in), slice_mut(*keys_out), slice_mut(*values_out),
+                           slice_mut(*scratch), pass, descending, tiles, look_back]
+                }?
+            } else {
+                return Err(knobs::not_compiled("radix sort"));
+            }
         };
     }
     // Only the instances a sort of K and V can take: a branch on a
@@ -1379,8 +1412,8 @@ pub struct SortTuning {
     pub threads: usize,
     /// The same for 4-byte keys with 4-byte values loaded once the keys
     /// are out ([`ValueLoad::After`]): 256, or 384 (the default) with 16 or 20 pairs a
-    /// thread (`pair_items` 24 read as 20) and `pair_blocks` 2 or 3 (4 read
-    /// as 3).
+    /// thread (`pair_items` 24 read as 20) and `pair_blocks` 3, or 2 (the
+    /// default; 4 read as 2).
     pub pair_threads: usize,
     /// Keys per thread of a tile of 4-byte keys with 4-byte values: 16 or
     /// 24 (at 24, values loaded before the look-back, [`ValueLoad::Early`]
@@ -1394,7 +1427,12 @@ pub struct SortTuning {
     /// 3 (4 read as 3).
     pub blocks: u32,
     /// The same for a tile of four-byte keys with four-byte values (but at
-    /// `pair_items: 24` with values loaded before the look-back: 2).
+    /// `pair_items: 24` with values loaded before the look-back: 2). In a
+    /// wide block 3, or 2 otherwise: the default 4 is the 256-thread
+    /// tile's, so that `pair-threads=256` gives it back whole, and runs the
+    /// wide tile at 2, which an H100 measured faster than 3 by 0.08–0.09 of
+    /// CUB's time and an H200 within a few hundredths of it
+    /// (benches/README.md, "H100, 2026-12-05").
     pub pair_blocks: u32,
     /// Predecessors a look-back reads per poll, 1 to 4 (1: one at a time,
     /// like CUB's onesweep).
@@ -1439,27 +1477,30 @@ pub enum ValueLoad {
 
 impl Default for SortTuning {
     fn default() -> SortTuning {
-        SortTuning {
-            // The wide block (CUB's shape), for keys alone and for pairs:
-            // the H200 measured it faster at 2^24 and up (benches/README.md,
-            // "H200, 2026-12-04, evening"). It reads `items` 24 as 20 and
-            // `pair_blocks` 4 as 3, so that `threads=256,pair-threads=256`
-            // gives back the tiles of 256 threads whole.
-            items: DEFAULT_ITEMS,
-            threads: WIDE_THREADS,
-            pair_threads: WIDE_THREADS,
-            pair_items: DEFAULT_PAIR_ITEMS,
-            blocks: 3,
-            pair_blocks: DEFAULT_PAIR_BLOCKS,
-            window: DEFAULT_WINDOW,
-            poll_delay_ns: 0,
-            values: ValueLoad::After,
-            block_order: false,
-        }
+        SortTuning::DEFAULT
     }
 }
 
 impl SortTuning {
+    /// The defaults ([`SortTuning::default`] in constant contexts).
+    pub const DEFAULT: SortTuning = SortTuning {
+        // The wide block (CUB's shape), for keys alone and for pairs: the
+        // H200 measured it faster at 2^24 and up (benches/README.md, "H200,
+        // 2026-12-04, evening"). It reads `items` 24 as 20 and `pair_blocks`
+        // 4 as 2, so that `threads=256,pair-threads=256` gives back the
+        // tiles of 256 threads whole.
+        items: DEFAULT_ITEMS,
+        threads: WIDE_THREADS,
+        pair_threads: WIDE_THREADS,
+        pair_items: DEFAULT_PAIR_ITEMS,
+        blocks: 3,
+        pair_blocks: DEFAULT_PAIR_BLOCKS,
+        window: DEFAULT_WINDOW,
+        poll_delay_ns: 0,
+        values: ValueLoad::After,
+        block_order: false,
+    };
+
     /// The tuning named by `OXIDE_PRIMS_SORT` (read once): a comma list of
     /// `items=16|20|24|32`, `threads=256|384`, `pair-threads=256|384`,
     /// `pair-items=16|20|24` (20: wide blocks only), `blocks=2|3|4` and
@@ -1470,7 +1511,7 @@ impl SortTuning {
     /// one build.
     pub fn from_env() -> SortTuning {
         static TUNING: std::sync::OnceLock<SortTuning> = std::sync::OnceLock::new();
-        *TUNING.get_or_init(|| Self::parse(&std::env::var("OXIDE_PRIMS_SORT").unwrap_or_default()))
+        *TUNING.get_or_init(|| Self::parse(&knobs::spec("OXIDE_PRIMS_SORT")))
     }
 
     /// Parses the `OXIDE_PRIMS_SORT` syntax; unknown items and values out of
@@ -1772,7 +1813,9 @@ mod tests {
     fn the_default_takes_the_wide_blocks() {
         let t = SortTuning::default();
         assert_eq!((block_threads(4, 0, t), items_per_thread(4, 0, t), scatter_blocks(4, 0, t)), (WIDE_THREADS, 20, 3));
-        assert_eq!((block_threads(4, 4, t), items_per_thread(4, 4, t), scatter_blocks(4, 4, t)), (WIDE_THREADS, 20, 3));
+        // Pairs at two blocks a multiprocessor (80 registers): on an H100
+        // three missed CUB's 0.90 (benches/README.md, "H100, 2026-12-05").
+        assert_eq!((block_threads(4, 4, t), items_per_thread(4, 4, t), scatter_blocks(4, 4, t)), (WIDE_THREADS, 20, 2));
         // The knob brings the blocks of 256 back whole.
         let n = SortTuning::parse("threads=256,pair-threads=256");
         assert_eq!(n, narrow());
@@ -1842,8 +1885,11 @@ mod tests {
         assert_eq!(block_threads(4, 4, wide_pairs), WIDE_THREADS);
         assert_eq!(items_per_thread(4, 4, wide_pairs), 20);
         assert_eq!(items_per_thread(4, 4, SortTuning { pair_items: 16, ..wide_pairs }), 16);
-        assert_eq!(scatter_blocks(4, 4, wide_pairs), 3);
+        // Two blocks a multiprocessor but at `pair_blocks: 3` (4, the
+        // default, is the 256-thread tile's).
+        assert_eq!(scatter_blocks(4, 4, wide_pairs), 2);
         assert_eq!(scatter_blocks(4, 4, SortTuning { pair_blocks: 2, ..wide_pairs }), 2);
+        assert_eq!(scatter_blocks(4, 4, SortTuning { pair_blocks: 3, ..wide_pairs }), 3);
         for values in [ValueLoad::Early, ValueLoad::Late] {
             let narrow = SortTuning { values, ..wide_pairs };
             assert_eq!(block_threads(4, 4, narrow), THREADS);
