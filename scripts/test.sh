@@ -2,7 +2,8 @@
 # Runs every test that needs no GPU, in this order:
 #   1. builds the C++ parts (CMake + Ninja) and runs ctest: the device
 #      linker's lit/FileCheck tests and cargo-oxide's GoogleTest tests;
-#   2. cargo test of the Rust crates, with the stable and the nightly toolchain;
+#   2. cargo test of the Rust crates, with the stable and the nightly toolchain
+#      (and cuda-prims' own tests again without its `tuning` feature);
 #   3. builds every example and GPU test program through the oxide device
 #      linker with both toolchains for sm_90 (or the arch a program's Cargo.toml
 #      names); the linker runs ptxas on each PTX,
@@ -91,6 +92,12 @@ for tc in stable nightly; do
   step "cargo +$tc test" env CARGO_TARGET_DIR="$root/target/test-$tc" cargo "+$tc" test --workspace --exclude cxx_device -q
   rm -rf "$root/target/test-$tc"
 done
+# The workspace's members turn cuda-prims' `tuning` feature on for all of
+# them; its own tests run once more without it, as a program that depends
+# on cuda-prims gets it (its lib only: the doc tests ran above).
+step "cargo +stable test -p cuda-prims --lib (without its tuning feature)" \
+  env CARGO_TARGET_DIR="$root/target/test-prims" cargo +stable test -p cuda-prims --lib -q
+rm -rf "$root/target/test-prims"
 
 export PATH="$root/build/bin:$PATH"
 # A program that needs another architecture says so in its Cargo.toml

@@ -47,3 +47,19 @@ pub(crate) fn not_compiled(what: &'static str) -> PrimsError {
         "{what}: the tuning asks for a kernel instance compiled only with cuda-prims' `tuning` feature"
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_set_variable_is_read_only_with_the_feature() {
+        // A name no other test reads: the environment is the process's.
+        let var = "OXIDE_PRIMS_KNOBS_UNIT_TEST";
+        std::env::set_var(var, "vectors=4");
+        let read = spec(var);
+        std::env::remove_var(var);
+        assert_eq!(read, if cfg!(feature = "tuning") { "vectors=4" } else { "" });
+        assert_eq!(spec(var), "");
+    }
+}
