@@ -112,8 +112,9 @@ const DEFAULT_ITEMS: usize = 24;
 /// no spills (benches/README.md, "radix sort: pairs, values after the
 /// keys").
 const DEFAULT_PAIR_ITEMS: usize = 24;
-/// Blocks per multiprocessor of a tile of four-byte keys with four-byte
-/// values, by default ([`SortTuning::pair_blocks`]).
+/// Blocks per multiprocessor of a 256-thread tile of four-byte keys with
+/// four-byte values, by default ([`SortTuning::pair_blocks`]; the wide
+/// tile, the default, reads it as 2).
 const DEFAULT_PAIR_BLOCKS: u32 = 4;
 /// [`ValueLoad::Early`] as [`radix_scatter`]'s `VALUES`.
 const VALUES_EARLY: u32 = 0;
@@ -1430,9 +1431,8 @@ pub struct SortTuning {
     /// `pair_items: 24` with values loaded before the look-back: 2). In a
     /// wide block 3, or 2 otherwise: the default 4 is the 256-thread
     /// tile's, so that `pair-threads=256` gives it back whole, and runs the
-    /// wide tile at 2, which an H100 measured faster than 3 by 0.08–0.09 of
-    /// CUB's time and an H200 within a few hundredths of it
-    /// (benches/README.md, "H100, 2026-12-05").
+    /// wide tile at 2, which measured faster than 3 on an H100 and within a
+    /// few hundredths of it on an H200 (benches/README.md, "H100, 2026-12-05").
     pub pair_blocks: u32,
     /// Predecessors a look-back reads per poll, 1 to 4 (1: one at a time,
     /// like CUB's onesweep).
@@ -1813,8 +1813,8 @@ mod tests {
     fn the_default_takes_the_wide_blocks() {
         let t = SortTuning::default();
         assert_eq!((block_threads(4, 0, t), items_per_thread(4, 0, t), scatter_blocks(4, 0, t)), (WIDE_THREADS, 20, 3));
-        // Pairs at two blocks a multiprocessor (80 registers): on an H100
-        // three missed CUB's 0.90 (benches/README.md, "H100, 2026-12-05").
+        // Pairs at two blocks a multiprocessor: on an H100 three missed
+        // the target against CUB (benches/README.md, "H100, 2026-12-05").
         assert_eq!((block_threads(4, 4, t), items_per_thread(4, 4, t), scatter_blocks(4, 4, t)), (WIDE_THREADS, 20, 2));
         // The knob brings the blocks of 256 back whole.
         let n = SortTuning::parse("threads=256,pair-threads=256");
