@@ -12,16 +12,17 @@
 //! `src/tile.rs`), scans it (each run in order, one warp scan per
 //! run, or with the `runs=shared` / `wide-runs=shared` knob one warp scan
 //! per thread over runs staged in shared memory, see `RunScan`; then a
-//! block scan of the warps' totals), and publishes the tile's total with a flag: *partial* (the tile
-//! alone). Its first warp then looks back over the preceding tiles, 64 at a
-//! time, combining partial totals until it meets a tile flagged *inclusive*
-//! (waiting only for the tiles after the nearest inclusive one: a late
-//! tile before it does not hold the look-back up)
-//! (its total includes everything before it); it publishes its own inclusive
-//! total and every thread adds the prefix to its results. Each element is
-//! read once and written once (a reduce-then-scan design reads it twice);
-//! a tile waits
-//! only for the flags of its predecessors, not for their whole work.
+//! block scan of the warps' totals), and publishes the tile's total with a
+//! flag: *partial* (the tile alone), as soon as it is known, before the
+//! elements' results within the tile are computed. Its first warp then
+//! looks back over the preceding tiles, 64 at a time, combining partial
+//! totals until it meets a tile flagged *inclusive* (its total includes
+//! everything before it), waiting only for the tiles after the nearest
+//! inclusive one (a late tile before it does not hold the look-back up);
+//! it publishes its own inclusive total and every thread adds the prefix
+//! to its results. Each element is read once and written once (a
+//! reduce-then-scan design reads it twice); a tile waits only for the
+//! flags of its predecessors, not for their whole work.
 //!
 //! A tile's flag and total share one 64-bit word (two for 8-byte
 //! elements), published with one relaxed device-scope store and read with
@@ -395,13 +396,6 @@ impl ScanTuning {
         *TUNING.get_or_init(|| Self::SCAN.parse_scan("OXIDE_PRIMS_SCAN", &knobs::spec("OXIDE_PRIMS_SCAN")))
     }
 
-    /// The selection's tuning: `OXIDE_PRIMS_SELECT` (read once) applied
-    /// to [`SELECT`](Self::SELECT).
-    pub fn select_from_env() -> ScanTuning {
-        static TUNING: std::sync::OnceLock<ScanTuning> = std::sync::OnceLock::new();
-        *TUNING.get_or_init(|| Self::SELECT.parse("OXIDE_PRIMS_SELECT", &knobs::spec("OXIDE_PRIMS_SELECT")))
-    }
-
     /// `self` changed by the comma list `spec`: `threads=N`,
     /// `vectors=4|6|8` (4-byte elements), `wide-threads=N`,
     /// `wide-vectors=4|8|12` (8-byte elements; N a multiple of 32 up to
@@ -648,8 +642,22 @@ impl<'a, T: Element> TileStatus<'a, T> {
     }
 
     /// The tile's exclusive prefix, by the 32 lanes of one warp (in every
-    /// lane): publishes `total` as the tile's partial, looks back, publishes
-    /// its inclusive total; tile 0 publishes its total as inclusive at once.
+    /// lane): [`publish_own`](Self::publish_own) then
+    /// [`prefix_after_publish`](Self::prefix_after_publish).
+    ///
+    /// # Safety
+    /// As [`look_back`](Self::look_back), and `tile` is this block's.
+    #[inline(always)]
+    pub unsafe fn tile_prefix<Op: ReduceOp<T>>(&self, tile: usize, total: T, op: Op) -> T {
+        self.publish_own(tile, total);
+        self.prefix_after_publish(tile, total, op)
+    }
+
+    /// Publishes the tile's own `total` (lane 0 of the calling warp): as
+    /// its partial, or for tile 0 as its inclusive total. A kernel can call
+    /// it as soon as it knows the total and do other work before
+    /// [`prefix_after_publish`](Self::prefix_after_publish), so that the
+    /// tiles after it see the total earlier.
     ///
     /// Each publication is guarded by its own [`first_lane`] test, not one
     /// `lane0` value kept across the look-back: with one such value,
@@ -659,17 +667,26 @@ impl<'a, T: Element> TileStatus<'a, T> {
     /// and met at every warp vote and shuffle.
     ///
     /// # Safety
-    /// As [`look_back`](Self::look_back), and `tile` is this block's.
+    /// `tile` is this block's tile, below the number of tiles.
     #[inline(always)]
-    pub unsafe fn tile_prefix<Op: ReduceOp<T>>(&self, tile: usize, total: T, op: Op) -> T {
-        if tile == 0 {
-            if first_lane() {
-                self.publish(0, INCLUSIVE, total);
-            }
-            return op.identity();
-        }
+    pub unsafe fn publish_own(&self, tile: usize, total: T) {
         if first_lane() {
-            self.publish(tile, PARTIAL, total);
+            self.publish(tile, if tile == 0 { INCLUSIVE } else { PARTIAL }, total);
+        }
+    }
+
+    /// The tile's exclusive prefix once [`publish_own`](Self::publish_own)
+    /// has published `total`, by the 32 lanes of one warp (in every lane):
+    /// waits the first poll delay, looks back and publishes the tile's
+    /// inclusive total; tile 0's prefix is the identity.
+    ///
+    /// # Safety
+    /// As [`look_back`](Self::look_back), `tile` is this block's, and its
+    /// total is published.
+    #[inline(always)]
+    pub unsafe fn prefix_after_publish<Op: ReduceOp<T>>(&self, tile: usize, total: T, op: Op) -> T {
+        if tile == 0 {
+            return op.identity();
         }
         if self.tuning.first_poll_delay_ns != 0 {
             thread::nanosleep(self.tuning.first_poll_delay_ns);
@@ -854,6 +871,12 @@ pub fn scan_tiles<T: Element, Op: ReduceOp<T>, const INCLUSIVE_SCAN: bool, const
         unsafe { tile::scan_runs::<T, Op, V>(tile::run_totals(&v, op), op, slots, threads / 32) }
     };
     let prefix_slot = unsafe { slots.add(MAX_WARPS) };
+    if tid < 32 {
+        // The tiles after this one wait for its total: it goes out before
+        // this warp's share of the element work below, not after it.
+        // SAFETY: this block's tile.
+        unsafe { tiles.publish_own(tile, tile_total) };
+    }
     // Each element's result within the tile, before the look-back: across
     // it only the elements stay live, not the runs' prefixes as well (the
     // look-back's registers count for every thread of the block). The
@@ -882,7 +905,7 @@ pub fn scan_tiles<T: Element, Op: ReduceOp<T>, const INCLUSIVE_SCAN: bool, const
         // block that runs (with `block_order`, the default, blocks start in
         // index order; else tile numbers come from the counter in start
         // order).
-        let prefix = unsafe { tiles.tile_prefix(tile, tile_total, op) };
+        let prefix = unsafe { tiles.prefix_after_publish(tile, tile_total, op) };
         if first_lane() {
             // SAFETY: one writer; read by all after the barrier below.
             unsafe { prefix_slot.write(prefix) };
