@@ -3,7 +3,8 @@
 #   1. builds the C++ parts (CMake + Ninja) and runs ctest: the device
 #      linker's lit/FileCheck tests and cargo-oxide's GoogleTest tests;
 #   2. cargo test of the Rust crates, with the stable and the nightly toolchain
-#      (and cuda-prims' own tests again without its `tuning` feature);
+#      (and cuda-prims' own tests again without its `tuning` feature), and
+#      the workspace's rustdoc with its warnings as errors;
 #   3. builds every example and GPU test program through the oxide device
 #      linker with both toolchains for sm_90 (or the arch a program's Cargo.toml
 #      names); the linker runs ptxas on each PTX,
@@ -98,6 +99,11 @@ done
 step "cargo +stable test -p cuda-prims --lib (without its tuning feature)" \
   env CARGO_TARGET_DIR="$root/target/test-prims" cargo +stable test -p cuda-prims --lib -q
 rm -rf "$root/target/test-prims"
+# What a user reads with `cargo doc`: a broken or private intra-doc link is
+# an error here, not a warning nobody sees.
+step "cargo +stable doc --workspace --no-deps (rustdoc's warnings are errors)" \
+  env CARGO_TARGET_DIR="$root/target/doc" RUSTDOCFLAGS="-D warnings" cargo +stable doc --workspace --exclude cxx_device --no-deps -q
+rm -rf "$root/target/doc"
 
 export PATH="$root/build/bin:$PATH"
 # A program that needs another architecture says so in its Cargo.toml

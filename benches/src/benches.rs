@@ -560,7 +560,7 @@ fn gemm_bf16(gpu: &Gpu, size: usize, seed: u64) -> Result<Vec<Row>, String> {
     gemm_bf16_shape(gpu, (size, size, size), &format!("gemm_bf16_{size}"), true, seed)
 }
 
-/// The comparisons of [`gemm_bf16`] for one M×N×K shape under `name`; the
+/// The comparisons of [`gemm_bf16()`] for one M×N×K shape under `name`; the
 /// tiled kernel against nvcc only when `with_tiled`.
 fn gemm_bf16_shape(
     gpu: &Gpu,

@@ -35,7 +35,7 @@ pub mod kernels {
     type Tile = SharedArray<f32, { TILE * TILE }>;
 
     /// The multiply step of the tiled GEMMs, between their two barriers:
-    /// acc[i] += A[(ty + i·BLOCK_ROWS)][kk] · B[kk][tx] over the tiles' k.
+    /// `acc[i] += A[ty + i·BLOCK_ROWS][kk] · B[kk][tx]` over the tiles' k.
     #[inline(always)]
     fn multiply_tiles(a_tile: &Tile, b_tile: &Tile, tx: usize, ty: usize, acc: &mut [f32; ROWS_PER_THREAD]) {
         for kk in 0..TILE {
@@ -67,7 +67,7 @@ pub mod kernels {
     #[kernel]
     pub fn empty() {}
 
-    /// data[i] += 1: the small kernel of the graph benchmark (100 of them
+    /// `data[i] += 1`: the small kernel of the graph benchmark (100 of them
     /// depend on each other through `data`).
     #[kernel]
     pub fn bump(mut data: DisjointSlice<u32>) {
@@ -76,7 +76,7 @@ pub mod kernels {
         }
     }
 
-    /// c[i] = a[i] + b[i], one thread per element.
+    /// `c[i] = a[i] + b[i]`, one thread per element.
     #[kernel]
     pub fn vecadd(a: &[f32], b: &[f32], mut c: DisjointSlice<f32>) {
         let idx = thread::index_1d();
@@ -86,7 +86,7 @@ pub mod kernels {
         }
     }
 
-    /// y[i] = alpha·x[i] + y[i] (one fused multiply-add), one thread per element.
+    /// `y[i] = alpha·x[i] + y[i]` (one fused multiply-add), one thread per element.
     #[kernel]
     pub fn saxpy(alpha: f32, x: &[f32], mut y: DisjointSlice<f32>) {
         let idx = thread::index_1d();
@@ -96,7 +96,7 @@ pub mod kernels {
         }
     }
 
-    /// partial[block] = the sum of this block's grid-stride share of
+    /// `partial[block]` = the sum of this block's grid-stride share of
     /// `input`: each warp sums with shuffles, warp 0 sums the warp sums.
     /// Launch with `REDUCE_BLOCK` threads per block.
     #[kernel(launch_bounds(REDUCE_BLOCK, 4))]
@@ -280,7 +280,7 @@ pub mod kernels {
         w
     }
 
-    /// out[row] = softmax(input[row]) for a row-major matrix with `cols`
+    /// `out[row] = softmax(input[row])` for a row-major matrix with `cols`
     /// columns; one block of SOFTMAX_BLOCK threads per row, each striding over
     /// the columns: the row maximum, Σ exp(x − max), then exp(x − max) / Σ.
     #[kernel]

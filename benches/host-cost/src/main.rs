@@ -45,7 +45,7 @@ mod kernels {
     #[kernel]
     pub fn empty() {}
 
-    /// out[i] = k * x[i]: a launch with a read buffer, a value and a written
+    /// `out[i] = k * x[i]`: a launch with a read buffer, a value and a written
     /// buffer, each ordered on the launch's stream.
     #[kernel]
     pub fn scale(x: &[f32], k: f32, mut out: DisjointSlice<f32>) {

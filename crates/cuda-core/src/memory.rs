@@ -189,8 +189,8 @@ fill_value!(u8 => u8, i8 => u8, u16 => u16, i16 => u16, u32 => u32, i32 => u32, 
 ///
 /// The constructors need `T:` [`DeviceRepr`], so every value read back is a
 /// valid `T`. The buffer is allocated on the stream it is made with and
-/// freed on that stream when dropped, after every use queued on other
-/// streams; a drop never blocks (see [the module docs](self)).
+/// freed on that stream when dropped (`cuMemFreeAsync`), after every use
+/// queued on other streams: a drop never blocks the host.
 #[derive(Debug)]
 pub struct DeviceBuffer<T> {
     ptr: CUdeviceptr,

@@ -50,7 +50,7 @@ macro_rules! alignments {
 alignments!(Align16 = 16, Align32 = 32, Align64 = 64, Align128 = 128, Align256 = 256);
 
 /// `N` elements of `T` in block-shared memory, aligned to `A` (16 bytes by
-/// default). Declare one with [`shared!`](crate::shared).
+/// default). Declare one with [`shared!`](macro@crate::shared).
 #[repr(C)]
 pub struct SharedArray<T, const N: usize, A: Alignment = Align16> {
     _align: [A; 0],

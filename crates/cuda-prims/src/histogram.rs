@@ -226,7 +226,7 @@ fn count_tiles<T: Sample>(samples: &[T], warp: usize, lane: usize, count: impl F
 
 /// Counts `samples` into `hist` (zeroed, `bins` long): even bins when
 /// `levels` is empty, else range bins between `levels`. Launch with
-/// [`THREADS`] threads.
+/// `THREADS` threads.
 #[kernel]
 #[allow(clippy::too_many_arguments)]
 pub fn histogram_kernel<T: Sample>(

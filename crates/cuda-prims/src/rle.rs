@@ -54,7 +54,7 @@ fn is_head<T: PartialEq>(input: &[T], i: usize) -> bool {
 }
 
 /// `heads[t]` = the run heads in tile `t`. Launch with one block of
-/// [`THREADS`] threads per tile.
+/// `THREADS` threads per tile.
 #[kernel]
 pub fn rle_count_heads<T: PartialEq + Copy>(input: &[T], mut heads: DisjointSlice<u32>) {
     shared! { static TOTALS: [u64; THREADS / 32]; }
@@ -76,7 +76,7 @@ pub fn rle_count_heads<T: PartialEq + Copy>(input: &[T], mut heads: DisjointSlic
 }
 
 /// Exclusive sum of `heads` in place, and the total into `runs[0]`. Launch
-/// with one block of [`THREADS`] threads.
+/// with one block of `THREADS` threads.
 #[kernel]
 pub fn rle_scan_tiles(mut heads: DisjointSlice<u32>, mut runs: DisjointSlice<u32>) {
     shared! { static TOTALS: [u64; THREADS / 32]; }
@@ -113,7 +113,7 @@ pub fn rle_scan_tiles(mut heads: DisjointSlice<u32>, mut runs: DisjointSlice<u32
 
 /// Writes each run's first value to `unique[r]` and its start to
 /// `starts[r]`, `r` its rank among the runs. Launch with one block of
-/// [`THREADS`] threads per tile, after [`rle_scan_tiles`].
+/// `THREADS` threads per tile, after [`rle_scan_tiles`].
 #[kernel]
 pub fn rle_write_heads<T: PartialEq + Copy>(
     input: &[T],

@@ -819,14 +819,14 @@ pub(crate) fn first_lane() -> bool {
 /// One tile of an inclusive (`INCLUSIVE_SCAN`) or exclusive scan of `input`
 /// into `out`, `V` 16-byte vectors per thread, warp-striped
 /// (`src/tile.rs`). Launched with a multiple of 32 threads per block, at
-/// most [`MAX_THREADS`] (tiles of `blockDim.x · V` vectors), and one
+/// most `MAX_THREADS` (tiles of `blockDim.x · V` vectors), and one
 /// block per tile; `status` 64-bit words for the counter and the tiles
 /// (`TileStatus`), zeroed or kept for `pass` ([`Pass`]). Bounded for
-/// [`MAX_THREADS`]-thread blocks, so that every shape the knob allows
+/// `MAX_THREADS`-thread blocks, so that every shape the knob allows
 /// launches, whatever the registers.
 ///
 /// `SHARED_RUNS`: the runs get their prefixes through shared memory
-/// ([`RunScan::Shared`]; the launch provides [`shared_runs_bytes`] of
+/// ([`RunScan::Shared`]; the launch provides `shared_runs_bytes` of
 /// dynamic shared memory), else by one warp scan each.
 #[kernel(launch_bounds(MAX_THREADS))]
 pub fn scan_tiles<T: Element, Op: ReduceOp<T>, const INCLUSIVE_SCAN: bool, const V: usize, const SHARED_RUNS: bool>(

@@ -45,7 +45,7 @@ use cuda_host::{cuda_launch, KernelModule};
 const THREADS: usize = 256;
 
 /// `out[s]` = the reduction by `O` of segment `s` of `input`. Launch with
-/// [`THREADS`] threads, one warp per segment.
+/// `THREADS` threads, one warp per segment.
 #[kernel]
 pub fn segmented_reduce_kernel<T: Element, O: ReduceOp<T>>(input: &[T], offsets: &[u32], op: O, mut out: DisjointSlice<T>) {
     let segments = offsets.len().saturating_sub(1);

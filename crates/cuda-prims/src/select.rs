@@ -451,8 +451,8 @@ unsafe fn store_by_warp_run<T: Element, const V: usize>(
 /// the end backwards), in the scan's tile layout (`src/tile.rs`), `V`
 /// vectors per thread (at most 32 elements: one bit each); `BALLOT`: ranked
 /// by [`Rank::Ballot`], else by [`Rank::Scan`]; `STAGE` (selections with
-/// `BALLOT`): stored directly ([`Store::Direct`]), by [`store_by_warp`]
-/// ([`Store::Warp`]) or by [`store_by_warp_run`] in the launch's dynamic
+/// `BALLOT`): stored directly ([`Store::Direct`]), by `store_by_warp`
+/// ([`Store::Warp`]) or by `store_by_warp_run` in the launch's dynamic
 /// shared memory ([`Store::Run`], `threads · V · 16` bytes); compiled for blocks of at
 /// most `MAX_T` threads, `MIN_B` of them per multiprocessor (0: no bound
 /// on the registers).

@@ -341,8 +341,8 @@ fn status_base(passes: usize) -> usize {
 }
 
 /// Counts the digits of every pass of every key: `scratch[p * 256 + d]` +=
-/// the keys whose digit `p` is `d`; sets the slot [`MINUS_ZERO_SLOT`] when
-/// a key is `-0.0`. Launch with [`THREADS`] threads.
+/// the keys whose digit `p` is `d`; sets the slot `MINUS_ZERO_SLOT` when
+/// a key is `-0.0`. Launch with `THREADS` threads.
 #[kernel]
 pub fn radix_histogram<K: RadixKey>(keys: &[K], descending: u32, mut scratch: DisjointSlice<u32>) {
     shared! { static COUNTS: [AtomicU32; MAX_PASSES * RADIX]; }
@@ -485,7 +485,7 @@ unsafe fn block_exclusive_sum_of<const BT: usize>(x: u64, totals: *mut u64) -> u
 /// `BT` threads and `tiles` blocks of `BT * ITEMS` keys after
 /// [`radix_histogram`] filled the counts of `scratch`; `look_back` is a
 /// [`SortTuning::look_back_word`]. `VALUES` says when a tile loads its
-/// values ([`ValueLoad`] as a number: [`ValueLoad::word`]).
+/// values ([`ValueLoad`] as a number: `ValueLoad::word`).
 ///
 /// Between the first pass's load and the last pass's store the keys are
 /// their ordered bits ([`RadixKey::to_ordered`]): the first pass maps them
@@ -493,13 +493,13 @@ unsafe fn block_exclusive_sum_of<const BT: usize>(x: u64, totals: *mut u64) -> u
 /// and write the ordered bits (in the sort's own buffer and, for odd
 /// passes, in `keys_out` before the last pass overwrites it). Each digit is
 /// then a shift and a mask as for unsigned keys, but when the keys hold a
-/// `-0.0` ([`MINUS_ZERO_SLOT`]): then every digit reads `-0.0` as `+0.0`,
+/// `-0.0` (`MINUS_ZERO_SLOT`): then every digit reads `-0.0` as `+0.0`,
 /// in a second copy of the pass's code, so that the usual one has no such
 /// test.
 ///
 /// A tile, in order: count its digits per warp (shared-memory atomics, no
 /// ranking yet), publish the tile's 256 counts, scan them for the tile's
-/// digit starts, rank each key within its warp ([`match_digit`]) straight into
+/// digit starts, rank each key within its warp (`match_digit`) straight into
 /// its slot of the tile in digit order, look back over the tiles before for
 /// each digit's place in the output (thread `d` for digit `d`), then write
 /// the tile out from shared memory in runs of equal digits. Publishing

@@ -38,7 +38,7 @@ fn input(rank: usize, i: usize) -> f64 {
     ((rank * 7 + i * 3 + i / 5) % 2 + 1) as f64
 }
 
-/// out[i] = input(rank, i), on the GPU.
+/// `out[i] = input(rank, i)`, on the GPU.
 #[kernel]
 pub fn fill(mut out: DisjointSlice<f32>, rank: u32) {
     let idx = thread::index_1d();

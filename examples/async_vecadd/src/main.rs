@@ -20,7 +20,7 @@ use std::sync::Arc;
 pub mod kernels {
     use cuda_device::{kernel, thread, DisjointSlice};
 
-    /// c[i] = a[i] + b[i], one thread per element.
+    /// `c[i] = a[i] + b[i]`, one thread per element.
     #[kernel]
     pub fn vecadd(a: &[f32], b: &[f32], mut c: DisjointSlice<f32>) {
         let idx = thread::index_1d();

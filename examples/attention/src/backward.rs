@@ -43,7 +43,7 @@
 //!      tile is `[queries][d]`, rows along the reduction, an MN-major B);
 //!    * dSᵀ = Pᵀ∘(dPᵀ − D), rounded to bf16: in registers for
 //!      dK += dSᵀ·Q (`_rs_trans_b`), and stored transposed (queries × keys,
-//!      128-byte-swizzled, [`swizzled_offset`](crate::swizzled_offset)) into
+//!      128-byte-swizzled, `swizzled_offset`) into
 //!      the warpgroup's dS tile in shared memory: the two warpgroups' tiles
 //!      side by side are the block's 64 × 128 dS, the K-major A operand of
 //!    * dQ_part = dS·K (`_trans_b`, K's tile MN-major), added into an f32
@@ -377,7 +377,7 @@ fn a_operand(x: &[f32; 32], k: usize) -> [u32; 4] {
 }
 
 /// D = rowsum(dO∘O) in f32, one warp per row (`rows` = batch·heads·seq
-/// rows of `head_dim` elements). Launch with [`PREP_ROWS`]·32 threads per
+/// rows of `head_dim` elements). Launch with `PREP_ROWS`·32 threads per
 /// block and ⌈rows / PREP_ROWS⌉ blocks.
 #[kernel]
 pub fn attention_bwd_prep(o: &[u32], d_o: &[u16], head_dim: u32, mut delta: DisjointSlice<f32>) {

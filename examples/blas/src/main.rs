@@ -29,7 +29,7 @@ fn pattern(i: u32, seed: u32) -> f32 {
     (i.wrapping_mul(7919).wrapping_add(seed) % 97) as f32 / 48.5 - 1.0
 }
 
-/// out[i] = pattern(i, seed).
+/// `out[i] = pattern(i, seed)`.
 #[kernel]
 pub fn fill(mut out: DisjointSlice<f32>, seed: u32) {
     let idx = thread::index_1d();

@@ -22,7 +22,7 @@ fn horner(coeffs: &[f32; DEGREE], x: f32) -> f32 {
     coeffs.iter().rev().fold(0.0, |acc, &c| acc.mul_add(x, c))
 }
 
-/// out[i] = COEFFS(x[i]).
+/// `out[i] = COEFFS(x[i])`.
 #[kernel]
 pub fn polynomial(x: &[f32], mut out: DisjointSlice<f32>) {
     let idx = thread::index_1d();

@@ -46,7 +46,7 @@ const BATCH: usize = 96;
 const STEPS: usize = 60;
 const LR: f32 = 0.2;
 
-/// h[s·H + j] = relu(b1[j] + Σ_d W1[j, d]·x[s, d]), one thread per (s, j).
+/// `h[s·H + j] = relu(b1[j] + Σ_d W1[j, d]·x[s, d])`, one thread per (s, j).
 #[kernel]
 pub fn hidden(x: &[f32], p: &[f32], mut h: DisjointSlice<f32>) {
     let idx = thread::index_1d();
@@ -61,7 +61,7 @@ pub fn hidden(x: &[f32], p: &[f32], mut h: DisjointSlice<f32>) {
     }
 }
 
-/// err[s] = b2 + Σ_j W2[j]·h[s, j] − y[s], one thread per sample.
+/// `err[s] = b2 + Σ_j W2[j]·h[s, j] − y[s]`, one thread per sample.
 #[kernel]
 pub fn output(h: &[f32], p: &[f32], y: &[f32], mut err: DisjointSlice<f32>) {
     let idx = thread::index_1d();
@@ -75,7 +75,7 @@ pub fn output(h: &[f32], p: &[f32], y: &[f32], mut err: DisjointSlice<f32>) {
     }
 }
 
-/// g[k] = scale · Σ_s ∂(err_s²/2)/∂p[k] over this rank's `samples`, one
+/// `g[k] = scale · Σ_s ∂(err_s²/2)/∂p[k]` over this rank's `samples`, one
 /// thread per parameter (backpropagation through the two layers).
 #[kernel]
 pub fn gradient(x: &[f32], h: &[f32], err: &[f32], p: &[f32], samples: u32, scale: f32, mut g: DisjointSlice<f32>) {
@@ -105,7 +105,7 @@ pub fn gradient(x: &[f32], h: &[f32], err: &[f32], p: &[f32], samples: u32, scal
     }
 }
 
-/// p[k] −= lr · g[k].
+/// `p[k] −= lr · g[k]`.
 #[kernel]
 pub fn sgd(g: &[f32], lr: f32, mut p: DisjointSlice<f32>) {
     let idx = thread::index_1d();

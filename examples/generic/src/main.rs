@@ -7,7 +7,7 @@ use cuda_host::{cuda_launch, load_kernel_module};
 use std::ops::Mul;
 use std::process::ExitCode;
 
-/// out[i] = input[i] * factor, for any multiplicable `Copy` element.
+/// `out[i] = input[i] * factor`, for any multiplicable `Copy` element.
 #[kernel]
 pub fn scale<T: Copy + Mul<Output = T>>(input: &[T], factor: T, mut out: DisjointSlice<T>) {
     let idx = thread::index_1d();

@@ -35,7 +35,7 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-/// data[i] = data[i] * mul + add (wrapping).
+/// `data[i] = data[i] * mul + add` (wrapping).
 #[kernel]
 pub fn step(mut data: DisjointSlice<u32>, mul: u32, add: u32) {
     if let Some(x) = data.get_mut(thread::index_1d()) {
@@ -43,7 +43,7 @@ pub fn step(mut data: DisjointSlice<u32>, mul: u32, add: u32) {
     }
 }
 
-/// out[i] = a[i] ^ b[i].rotate_left(7).
+/// `out[i] = a[i] ^ b[i].rotate_left(7)`.
 #[kernel]
 pub fn mix(a: &[u32], b: &[u32], mut out: DisjointSlice<u32>) {
     let idx = thread::index_1d();

@@ -9,7 +9,7 @@ use cuda_device::{kernel, thread, DisjointSlice};
 use cuda_host::{cuda_launch, load_kernel_module};
 use std::process::ExitCode;
 
-/// out[i] = f(input[i]) for any `Copy` closure `f`.
+/// `out[i] = f(input[i])` for any `Copy` closure `f`.
 #[kernel]
 pub fn map<T: Copy, F: Fn(T) -> T + Copy>(f: F, input: &[T], mut out: DisjointSlice<T>) {
     let idx = thread::index_1d();

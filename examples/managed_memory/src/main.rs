@@ -21,7 +21,7 @@ use cuda_device::{kernel, thread, DisjointSlice};
 use cuda_host::{cuda_launch, load_kernel_module};
 use std::process::ExitCode;
 
-/// y[i] = a * x[i] + y[i].
+/// `y[i] = a * x[i] + y[i]`.
 #[kernel]
 pub fn saxpy(a: f32, x: &[f32], mut y: DisjointSlice<f32>) {
     let idx = thread::index_1d();
@@ -31,7 +31,7 @@ pub fn saxpy(a: f32, x: &[f32], mut y: DisjointSlice<f32>) {
     }
 }
 
-/// out[i] = x[i] * y[i].
+/// `out[i] = x[i] * y[i]`.
 #[kernel]
 pub fn product(x: &[f32], y: &[f32], mut out: DisjointSlice<f32>) {
     let idx = thread::index_1d();

@@ -14,7 +14,7 @@ use std::process::ExitCode;
 const BLOCK: u32 = 256;
 const WARPS: usize = (BLOCK / 32) as usize;
 
-/// partial[block] = the sum of this block's grid-stride share of `input`.
+/// `partial[block]` = the sum of this block's grid-stride share of `input`.
 /// Launched with exactly BLOCK threads per block, which the launch bounds
 /// promise the compiler.
 #[kernel(launch_bounds(BLOCK, 4))]

@@ -6,7 +6,7 @@ use cuda_device::{kernel, thread, DisjointSlice};
 use cuda_host::{cuda_launch, load_kernel_module};
 use std::process::ExitCode;
 
-/// out[i] = input[i] * factor.
+/// `out[i] = input[i] * factor`.
 #[kernel]
 pub fn scale(input: &[f32], factor: f32, mut out: DisjointSlice<f32>) {
     let idx = thread::index_1d();

@@ -32,7 +32,7 @@ fn wait_ns(delay_ns: u64) {
     while thread::globaltimer().wrapping_sub(start) < delay_ns {}
 }
 
-/// After the delay, out[i] = src[i].
+/// After the delay, `out[i] = src[i]`.
 #[kernel]
 pub fn slow_copy(src: &[u32], mut out: DisjointSlice<u32>, delay_ns: u64) {
     wait_ns(delay_ns);
@@ -43,7 +43,7 @@ pub fn slow_copy(src: &[u32], mut out: DisjointSlice<u32>, delay_ns: u64) {
     }
 }
 
-/// out[i] = 3 * i + 1.
+/// `out[i] = 3 * i + 1`.
 #[kernel]
 pub fn affine(mut out: DisjointSlice<u32>) {
     let idx = thread::index_1d();

@@ -13,7 +13,7 @@ pub mod kernels {
     use cuda_device::{kernel, thread, DisjointSlice};
     use std::ops::Add;
 
-    /// out[i] = input[i] * factor.
+    /// `out[i] = input[i] * factor`.
     #[kernel]
     pub fn scale(input: &[f32], factor: f32, mut out: DisjointSlice<f32>) {
         let idx = thread::index_1d();
@@ -22,7 +22,7 @@ pub mod kernels {
         }
     }
 
-    /// out[i] = a[i] + b[i], for any addable `Copy` element.
+    /// `out[i] = a[i] + b[i]`, for any addable `Copy` element.
     #[kernel]
     pub fn add<T: Copy + Add<Output = T>>(a: &[T], b: &[T], mut out: DisjointSlice<T>) {
         let idx = thread::index_1d();
@@ -36,7 +36,7 @@ pub mod kernels {
     pub mod rows {
         use cuda_device::{kernel, thread, DisjointSlice};
 
-        /// out[i] = i / width: the row of element i of a `width`-wide matrix.
+        /// `out[i] = i / width`: the row of element i of a `width`-wide matrix.
         #[kernel]
         pub fn row_of(width: u32, mut out: DisjointSlice<u32>) {
             let idx = thread::index_1d();

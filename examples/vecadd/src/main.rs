@@ -9,7 +9,7 @@ use cuda_device::{kernel, thread, DisjointSlice};
 use cuda_host::{cuda_launch, load_kernel_module};
 use std::process::ExitCode;
 
-/// c[i] = a[i] + b[i], one thread per element.
+/// `c[i] = a[i] + b[i]`, one thread per element.
 #[kernel]
 pub fn vecadd(a: &[f32], b: &[f32], mut c: DisjointSlice<f32>) {
     let idx = thread::index_1d();

@@ -39,7 +39,7 @@
 //! these functions, and `cvt.f32.f16` gives the canonical f32 NaN. The
 //! conversions to and from f64 keep the NaN instead, as the H200 does: the
 //! sign and the leading fraction bits, with the quiet bit set
-//! ([`f16_from_f64`], [`f16_to_f64`]; ptx-vm's `cvt` follows the same rules).
+//! (`f16_from_f64`, `f16_to_f64`; ptx-vm's `cvt` follows the same rules).
 //! `neg`, `abs` and comparisons are bit operations in `half` itself and keep
 //! payloads.
 

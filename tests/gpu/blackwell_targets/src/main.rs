@@ -77,7 +77,7 @@ pub fn tensor_memory_tile(da: u64, db: u64, idesc: u32, mut out: DisjointSlice<u
     }
 }
 
-/// out[i] = 3·i + 1.
+/// `out[i] = 3·i + 1`.
 #[kernel]
 pub fn fill(mut out: DisjointSlice<u32>) {
     let i = thread::index_1d();

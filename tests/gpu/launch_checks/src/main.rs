@@ -25,7 +25,7 @@ use cuda_device::{dynamic_shared, kernel, shared, thread, unroll, DisjointSlice}
 use cuda_host::{cuda_launch, load_kernel_module, HostError, KernelModule};
 use std::process::ExitCode;
 
-/// out[i] = i, indexed with x coordinates only.
+/// `out[i] = i`, indexed with x coordinates only.
 #[kernel]
 pub fn iota(mut out: DisjointSlice<u32>) {
     let idx = thread::index_1d();
@@ -73,7 +73,7 @@ fn many_live_on_cpu(input: &[u32], i: usize) -> u32 {
 /// block 8 KiB of dynamic shared memory until the kernel's limit is raised.
 const STAGED_WORDS: usize = 10 * 1024;
 
-/// out[i] = the global index of the thread that mirrors i's in its block,
+/// `out[i]` = the global index of the thread that mirrors i's in its block,
 /// passed through a 40 KiB static shared array, plus the launch's dynamic
 /// shared memory in words.
 #[kernel]

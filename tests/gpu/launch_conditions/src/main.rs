@@ -18,7 +18,7 @@ use cuda_device::{kernel, thread, DisjointSlice};
 use cuda_host::{cuda_launch, load_kernel_module, EmbeddedKernel, KernelModule};
 use std::process::ExitCode;
 
-/// c[i] = a[i] + b[i]: unchecked where c.len() <= a.len() and <= b.len().
+/// `c[i] = a[i] + b[i]`: unchecked where c.len() <= a.len() and <= b.len().
 #[kernel]
 pub fn add(a: &[f32], b: &[f32], mut c: DisjointSlice<f32>) {
     let idx = thread::index_1d();
@@ -47,7 +47,7 @@ pub fn double_tile(input: &[f32], rows: usize, cols: usize, mut out: DisjointSli
     }
 }
 
-/// c[i] = a[i] + b[i] through this thread's word of dynamic shared memory
+/// `c[i] = a[i] + b[i]` through this thread's word of dynamic shared memory
 /// (launched with more than the default 48 KiB).
 #[kernel]
 pub fn add_staged(a: &[f32], b: &[f32], mut c: DisjointSlice<f32>) {

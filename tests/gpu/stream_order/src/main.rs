@@ -31,7 +31,7 @@ fn wait_ns(delay_ns: u64) {
     while thread::globaltimer().wrapping_sub(start) < delay_ns {}
 }
 
-/// After the delay, out[i] = value.
+/// After the delay, `out[i] = value`.
 #[kernel]
 pub fn slow_fill(mut out: DisjointSlice<u32>, value: u32, delay_ns: u64) {
     wait_ns(delay_ns);
@@ -40,7 +40,7 @@ pub fn slow_fill(mut out: DisjointSlice<u32>, value: u32, delay_ns: u64) {
     }
 }
 
-/// After the delay, out[i] = src[i].
+/// After the delay, `out[i] = src[i]`.
 #[kernel]
 pub fn slow_copy(src: &[u32], mut out: DisjointSlice<u32>, delay_ns: u64) {
     wait_ns(delay_ns);
@@ -51,7 +51,7 @@ pub fn slow_copy(src: &[u32], mut out: DisjointSlice<u32>, delay_ns: u64) {
     }
 }
 
-/// out[i] = src[i] + 1, at once.
+/// `out[i] = src[i] + 1`, at once.
 #[kernel]
 pub fn add_one(src: &[u32], mut out: DisjointSlice<u32>) {
     let idx = thread::index_1d();
