@@ -174,6 +174,28 @@ pub fn reduce_last_block<T: Element, Op: ReduceOp<T>>(input: &[T], op: Op, words
     }
 }
 
+/// The reduce's grid for `len` elements with at most `resident` blocks,
+/// and the steps (`UNROLL` vectors a thread, loaded together) each thread
+/// takes: as few steps as `resident` blocks need, then as few blocks as
+/// take the input in that many steps. A grid of `resident` blocks would
+/// leave some threads a ragged share, ended by vectors loaded one at a
+/// time, each a memory round trip, and the reduce ends with its slowest
+/// block: for 2^22 eight-byte elements on 1,056 resident blocks that was
+/// one step and three single loads, where 1,024 blocks take two steps and
+/// no single load.
+fn grid<T: Element>(len: usize, resident: usize) -> (usize, usize) {
+    let resident = resident.max(1);
+    let step = BLOCK * UNROLL;
+    let vectors = len / lanes::<T>();
+    let fewest = vectors.div_ceil(resident * step).max(1);
+    // A few more steps a thread may divide the input exactly, so that no
+    // thread's last step is ragged either (2^28 four-byte elements on 1,056
+    // resident blocks: 64 steps on 1,024 blocks rather than 63 on 1,041).
+    let exact = (fewest..=fewest + (fewest / 8).min(64)).find(|&s| vectors % (s * step) == 0 && vectors / (s * step) <= resident);
+    let steps = exact.unwrap_or(fewest);
+    (vectors.div_ceil(steps * step).clamp(1, resident), steps)
+}
+
 fn config(blocks: usize) -> LaunchConfig {
     LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (BLOCK as u32, 1, 1), shared_mem_bytes: 0 }
 }
@@ -248,9 +270,8 @@ pub fn reduce_into<T: Element, Op: ReduceOp<T>>(
     check_len("reduce: output", 1, out.len())?;
     // Allocations of DeviceBuffer are 256-byte aligned; the vector loads need 16.
     debug_assert_eq!(input.device_ptr() % 16, 0);
-    let per_block = BLOCK * lanes::<T>() * UNROLL;
     let tuning = ReduceTuning::from_env();
-    let blocks = input.len().div_ceil(per_block).clamp(1, temp::resident_blocks(stream, tuning.blocks_per_sm)?);
+    let (blocks, _) = grid::<T>(input.len(), temp::resident_blocks(stream, tuning.blocks_per_sm)?);
     if blocks == 1 {
         cuda_launch! {
             kernel: reduce_partials::<T, Op>, stream: stream, module: module, config: config(1),
@@ -304,6 +325,34 @@ pub fn reduce<T: Element, Op: ReduceOp<T>>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_grid_gives_every_thread_whole_steps_where_the_input_allows() {
+        // H100 and H200: 132 multiprocessors × 8 blocks.
+        let resident = 1056;
+        assert_eq!(grid::<u64>(1 << 22, resident), (1024, 2));
+        assert_eq!(grid::<u32>(1 << 22, resident), (1024, 1));
+        assert_eq!(grid::<u32>(1 << 24, resident), (1024, 4));
+        assert_eq!(grid::<u32>(1 << 28, resident), (1024, 64));
+        assert_eq!(grid::<u64>(1 << 28, resident), (1024, 128));
+        // No exact split within an eighth more steps: the fewest steps.
+        assert_eq!(grid::<u32>((1 << 28) + 4, resident), (1041, 63));
+        assert_eq!(grid::<u32>(0, resident), (1, 1));
+        assert_eq!(grid::<u32>(3, resident), (1, 1));
+        assert_eq!(grid::<u32>(5000, resident), (2, 1));
+        assert_eq!(grid::<u64>(1 << 22, 0), (1, 2048));
+        for len in [1usize, 4095, 4096, 4097, 777_777, 1 << 20, (1 << 28) + 13, 3 << 27] {
+            for resident in [1, 7, 132, 1056] {
+                let (blocks, steps) = grid::<u32>(len, resident);
+                let per_step = BLOCK * UNROLL;
+                assert!((1..=resident).contains(&blocks), "{len} on {resident}: {blocks} blocks");
+                // The grid covers the input in `steps` steps a thread, and
+                // one block fewer would not.
+                assert!(blocks * per_step * steps >= len / 4, "{len} on {resident}");
+                assert!(blocks == 1 || (blocks - 1) * per_step * steps < len / 4, "{len} on {resident}");
+            }
+        }
+    }
 
     #[test]
     fn the_knob_reads_launches_and_blocks_and_ignores_the_rest() {
