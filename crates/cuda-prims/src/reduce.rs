@@ -1,9 +1,11 @@
 //! Device-wide reduce: the elements of a buffer combined into one value
 //! (CUB's `DeviceReduce`).
 //!
-//! One launch of as many blocks as the GPU holds at once (a grid-stride
-//! loop): every thread loads 16-byte vectors, four in flight, combines them
-//! into its own partial, and the block combines its threads' partials (warp
+//! One launch of at most as many blocks as the GPU holds at once (a
+//! grid-stride loop; as few blocks as give every thread the same number of
+//! whole steps where the input allows): every thread loads 16-byte
+//! vectors, four in flight, combines them into its own partial, and the
+//! block combines its threads' partials (warp
 //! shuffles, one barrier). Each block stores its partial and counts itself
 //! in; the block that arrives last combines the partials, in block order,
 //! into the output and sets the count back to zero for the next call. The
