@@ -11,8 +11,9 @@
 //!
 //! The `many-kernels` rows time the device link alone, of a generated crate
 //! of 200 kernels (`rebuild/many_kernels.rs`) in `<scratch>/many-kernels/`:
-//! clean (its per-kernel cache, `target/release/oxide-cache`, emptied) and
-//! after one kernel's edit, each against `cargo build --release` of the same
+//! clean (its per-kernel cache, `target/release/oxide-cache`, emptied),
+//! after one kernel's edit, and after an edit of host code alone (which
+//! gives O3 the module it was given before), each against `cargo build --release` of the same
 //! crate after the same edit (rustc alone, with the system linker). The
 //! device link is timed by this program standing in for oxide-link
 //! (`OXIDE_LINK` points at it; [`timed_link`]).
@@ -174,7 +175,7 @@ fn many_kernel_rows(scratch: &Path, crates: &Path, cargo_oxide: &Path, arch: &st
     timed(plain(), "the untimed many-kernel build by cargo alone")?;
 
     let cache = oxide_target.join("release/oxide-cache");
-    let (mut clean, mut edit, mut rustc) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut clean, mut edit, mut host, mut rustc) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut round = 0;
     for _ in 0..ROUNDS {
         // Clean: nothing cached, so every kernel is compiled.
@@ -188,13 +189,18 @@ fn many_kernel_rows(scratch: &Path, crates: &Path, cargo_oxide: &Path, arch: &st
         std::fs::write(&main_rs, source(round)).map_err(|e| format!("cannot write {}: {e}", main_rs.display()))?;
         timed(build(), "cargo oxide build --release (many kernels, one edited)")?;
         edit.push(last_link_time(&times)?);
+        // Host code alone edited: O3's result and every part cached.
+        let edited_host = format!("{}\n#[allow(dead_code)]\nfn host_only_edit() -> usize {{\n    {round}\n}}\n", source(round));
+        std::fs::write(&main_rs, edited_host).map_err(|e| format!("cannot write {}: {e}", main_rs.display()))?;
+        timed(build(), "cargo oxide build --release (many kernels, host code edited)")?;
+        host.push(last_link_time(&times)?);
     }
     for _ in 0..ROUNDS {
         round += 1;
         std::fs::write(&main_rs, source(round)).map_err(|e| format!("cannot write {}: {e}", main_rs.display()))?;
         rustc.push(timed(plain(), "cargo build --release (many kernels)")?);
     }
-    let (t_clean, t_edit, t_rustc) = (median(&mut clean), median(&mut edit), median(&mut rustc));
+    let (t_clean, t_edit, t_host, t_rustc) = (median(&mut clean), median(&mut edit), median(&mut host), median(&mut rustc));
     Ok(vec![
         Row {
             name: "many-kernels clean".into(),
@@ -213,6 +219,15 @@ fn many_kernel_rows(scratch: &Path, crates: &Path, cargo_oxide: &Path, arch: &st
             reference_time: t_rustc,
             target: Target::TimeRatio,
             note: format!("device link of {MANY_KERNELS} kernels after editing one (target: at most 2 s) vs cargo build --release; median of {ROUNDS}"),
+        },
+        Row {
+            name: "many-kernels host edit".into(),
+            oxide: t_host,
+            unit: "s",
+            reference: "rustc".into(),
+            reference_time: t_rustc,
+            target: Target::TimeRatio,
+            note: format!("device link of {MANY_KERNELS} kernels after editing host code alone (O3's result from the cache) vs cargo build --release; median of {ROUNDS}"),
         },
     ])
 }

@@ -6,7 +6,9 @@
 # once, and ptxas accepts both; the split build runs on the CPU emulator and
 # every kernel matches the CPU. Then one kernel is edited: the relink compiles
 # that kernel's bucket of parts again (planPtxasBuckets: a few dozen kernels
-# each) and takes every other bucket from the cache.
+# each) and takes every other bucket from the cache. Then host code alone is
+# edited: the relink takes O3's result and every bucket from the cache, and
+# the program still passes on the emulator.
 #
 #   bash tests/cli/split_link.sh            # stable
 #   TOOLCHAIN=+nightly bash tests/cli/split_link.sh
@@ -113,25 +115,47 @@ before=$(find "$cache" -name '*.ptx' | wc -l)
 # The PTX is cached per bucket: 200 kernels make several, so that an edit
 # does not redo most of them.
 [ "$before" -ge 4 ] || fail "the cache holds $before buckets after a link of 200 kernels (want several)"
+# The device linker's report (OXIDE_VERBOSE) is caught by a wrapper, since
+# cargo shows a linker's output only on failure.
+cat > "$work/link-wrap.sh" <<WRAP
+#!/usr/bin/env bash
+OXIDE_VERBOSE=1 "$(command -v oxide-link)" "\$@" 2>>"\$FRAMES_LOG"
+WRAP
+chmod +x "$work/link-wrap.sh"
 "$work/gen" 200 src/main.rs 100
 echo "+ cargo $toolchain oxide build --release (kernel 100 edited)" >&2
-cargo "$toolchain" oxide build --release --arch $arch 2>"$work/edit.log" ||
-  { cat "$work/edit.log"; fail "the build after the edit failed"; }
+: > "$work/edit-report.log"
+FRAMES_LOG="$work/edit-report.log" OXIDE_LINK="$work/link-wrap.sh" \
+  cargo "$toolchain" oxide build --release --arch $arch 2>"$work/edit.log" ||
+  { cat "$work/edit.log" "$work/edit-report.log"; fail "the build after the edit failed"; }
 after=$(find "$cache" -name '*.ptx' | wc -l)
 new=$((after - before))
 [ "$new" -ge 1 ] && [ "$new" -le 2 ] ||
   fail "editing one kernel compiled $new buckets again (expected the kernel's bucket, at most also the common part's)"
+grep -q 'optimised module from the cache' "$work/edit-report.log" &&
+  fail "the kernel edit took the optimised module of the unedited crate from the cache"
+# An edit of host code alone gives O3 the same device module: the link
+# takes O3's result from the cache (OptimizedModuleCache.cpp), and the parts
+# cut from it are those the link before cut, every bucket's PTX cached.
+printf '\n#[allow(dead_code)]\nfn host_only_edit() -> u32 {\n    7\n}\n' >> src/main.rs
+echo "+ cargo $toolchain oxide build --release (host code edited)" >&2
+: > "$work/host-report.log"
+FRAMES_LOG="$work/host-report.log" OXIDE_LINK="$work/link-wrap.sh" \
+  cargo "$toolchain" oxide build --release --arch $arch 2>"$work/host.log" ||
+  { cat "$work/host.log" "$work/host-report.log"; fail "the build after the host edit failed"; }
+grep -q 'optimised module from the cache' "$work/host-report.log" ||
+  { cat "$work/host-report.log"; fail "a host-only edit ran O3 again"; }
+grep -Eq 'PTX of 0 buckets \([0-9]+ cached\)' "$work/host-report.log" ||
+  { cat "$work/host-report.log"; fail "after a host-only edit, the parts cut from the cached module missed the PTX cache"; }
+echo "+ cargo $toolchain oxide run --release --emulate (after the host edit)" >&2
+cargo "$toolchain" oxide run --release --arch $arch --emulate=ptx 2>"$work/run2.log" | tee "$work/run2.out" ||
+  { cat "$work/run2.log"; fail "the build from the cached module does not run on the emulator"; }
+grep -q '^PASS: 200 kernels' "$work/run2.out" || fail "the build from the cached module did not say PASS"
 # The stack frames of a split link come from each cubin's `.nv.info`
 # records; where a cubin lacks them, from ptxas -v's report
 # (OXIDE_FRAMES=ptxas-log takes that path on purpose). Both must bound every
-# kernel's stack the same. The device linker's report (OXIDE_VERBOSE) is
-# caught by a wrapper, since cargo shows a linker's output only on failure.
+# kernel's stack the same.
 if [ -x "$ptxas" ]; then
-  cat > "$work/link-wrap.sh" <<WRAP
-#!/usr/bin/env bash
-OXIDE_VERBOSE=1 "$(command -v oxide-link)" "\$@" 2>>"\$FRAMES_LOG"
-WRAP
-  chmod +x "$work/link-wrap.sh"
   bounds() {
     rm -rf "$cache"; touch src/main.rs; : > "$work/frames-$1.log"
     FRAMES_LOG="$work/frames-$1.log" OXIDE_LINK="$work/link-wrap.sh" OXIDE_FRAMES=$2 OXIDE_SPLIT=${3:-1} \
@@ -159,4 +183,4 @@ WRAP
     fail "compiled whole, the stack bounds from the cubin differ from those of ptxas -v"
   frames="; $kernels stack bounds the same from the cubins and from ptxas -v, in parts and whole"
 fi
-echo "PASS: split link: $entries_split entries as compiled whole, ptxas accepts both, emulated run passes, an edit recompiled $new of $before buckets${frames:-}"
+echo "PASS: split link: $entries_split entries as compiled whole, ptxas accepts both, emulated run passes, an edit recompiled $new of $before buckets, a host-only edit took O3's result and every bucket from the cache${frames:-}"

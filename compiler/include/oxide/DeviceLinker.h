@@ -346,6 +346,28 @@ private:
   std::string Dir;
 };
 
+// OptimizedModuleCache.cpp -------------------------------------------------
+
+/// The cache key of what O3 and the post-O3 passes, in Pieces pieces, make
+/// of M, the legalised and linked device module: its bitcode, the options
+/// their result depends on, LLVM's version and oxide-link's own executable.
+/// Empty (no caching) where OXIDE_LLVM_ARGS is set or the executable cannot
+/// be read.
+std::string optimizedModuleKey(const llvm::Module &M, const LinkerOptions &Opts, unsigned Pieces);
+
+/// The optimised module stored under Key, read into Ctx (a context no other
+/// module uses, so its type names come back unchanged) and named Identifier;
+/// null on a miss.
+std::unique_ptr<llvm::Module> lookupOptimizedModule(const PartCache &Cache, llvm::StringRef Key,
+                                                    llvm::LLVMContext &Ctx,
+                                                    llvm::StringRef Identifier);
+
+/// Stores M, the optimised module, under Key, with its use-list order; its
+/// intrinsics' declarations first get the attributes a reader of the entry
+/// will give them, so this link and one that hits cut the same parts. False
+/// where there is nothing to store under (no key, no cache).
+bool storeOptimizedModule(const PartCache &Cache, llvm::StringRef Key, llvm::Module &M);
+
 // HostStubs.cpp ------------------------------------------------------------
 
 /// Writes an x86-64 object defining each CUDA C++ function the kernels call

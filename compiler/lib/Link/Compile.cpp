@@ -530,13 +530,17 @@ Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &
 
   StageTimer Timer(Opts.Verbose);
   LLVMContext Ctx;
+  // Where a module from the optimised-module cache is read: a context of its
+  // own, whose type names the linked module has not taken. Declared before
+  // the module, so it outlives it.
+  LLVMContext CachedCtx;
   std::map<std::string, unsigned> EntryCopies;
   auto MOrErr = linkReachableBitcode(Ctx, Files, EntryCopies);
   if (!MOrErr)
     return MOrErr.takeError();
-  Module &M = **MOrErr;
+  std::unique_ptr<Module> Linked = std::move(*MOrErr);
   Timer.done("read and link what is reachable");
-  dumpModule(Opts, M, "device-input.ll");
+  dumpModule(Opts, *Linked, "device-input.ll");
 
   auto TM = createDeviceTarget(Opts);
   if (!TM)
@@ -555,39 +559,58 @@ Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &
   DevicePipeline Pipeline(Ctx, TM->get(),
                           {Diags, Opts.Arch, Opts.CudaPath, Opts.DeviceDebug, Opts.Libraries,
                            Opts.Verbose, DeviceSymbols});
-  if (Error E = Pipeline.run(PipelineSection::Legalize, M))
+  if (Error E = Pipeline.run(PipelineSection::Legalize, *Linked))
     return std::move(E);
-  if (Error E = Pipeline.run(PipelineSection::Link, M))
+  if (Error E = Pipeline.run(PipelineSection::Link, *Linked))
     return std::move(E);
   Timer.done("legalise and link");
-  dumpModule(Opts, M, "device-legal.ll");
+  dumpModule(Opts, *Linked, "device-legal.ll");
 
   std::string VerifyMsg;
   raw_string_ostream VOS(VerifyMsg);
-  if (verifyModule(M, &VOS))
+  if (verifyModule(*Linked, &VOS))
     return makeError("internal error: the device module is invalid after legalisation:\n" +
                      VerifyMsg);
 
-  unsigned Pieces = frontPieces(M, Opts);
-  if (Pieces < 2) {
-    if (Error E = Pipeline.run(PipelineSection::Optimize, M))
-      return std::move(E);
-    Timer.done("O3 and post-O3 passes");
+  // O3 and the post-O3 passes, or what they made of this same module in an
+  // earlier link (OptimizedModuleCache.cpp).
+  unsigned Pieces = frontPieces(*Linked, Opts);
+  PartCache Cache(Opts.CacheDir);
+  std::string OptimizedKey = Cache.enabled() ? optimizedModuleKey(*Linked, Opts, Pieces) : "";
+  bool FromCache = false;
+  if (auto Cached = lookupOptimizedModule(Cache, OptimizedKey, CachedCtx,
+                                          Linked->getModuleIdentifier())) {
+    // The pipeline's analyses name the linked module's functions.
+    Pipeline.clearAnalyses();
+    Linked = std::move(Cached);
+    FromCache = true;
+    Timer.done("optimised module from the cache");
   } else {
-    auto Ran = optimizeInPieces(M, Pieces, Pipeline, Opts, Timer);
-    if (!Ran)
-      return Ran.takeError();
-    if (Error E = Pipeline.run(PipelineSection::AfterO3, M))
-      return std::move(E);
-    Timer.done("post-O3 passes");
+    if (Pieces < 2) {
+      if (Error E = Pipeline.run(PipelineSection::Optimize, *Linked))
+        return std::move(E);
+      Timer.done("O3 and post-O3 passes");
+    } else {
+      auto Ran = optimizeInPieces(*Linked, Pieces, Pipeline, Opts, Timer);
+      if (!Ran)
+        return Ran.takeError();
+      if (Error E = Pipeline.run(PipelineSection::AfterO3, *Linked))
+        return std::move(E);
+      Timer.done("post-O3 passes");
+    }
   }
-  dumpModule(Opts, M, "device-opt.ll");
+  dumpModule(Opts, *Linked, "device-opt.ll");
   // The passes after O3 rewrite control flow; a mistake there must be an
   // error naming them, not a crash in the NVPTX backend.
   VerifyMsg.clear();
-  if (verifyModule(M, &VOS))
-    return makeError("internal error: the device module is invalid after the post-O3 passes:\n" +
-                     VerifyMsg);
+  if (verifyModule(*Linked, &VOS))
+    return makeError(Twine("internal error: the device module is invalid ") +
+                     (FromCache ? "as read from the cache" : "after the post-O3 passes") +
+                     ":\n" + VerifyMsg);
+  // Stored once verified: an entry is a module the later stages may take as is.
+  if (!FromCache && storeOptimizedModule(Cache, OptimizedKey, *Linked))
+    Timer.done("optimised module stored");
+  Module &M = *Linked;
 
   DeviceImage Image;
   Image.ModuleName = ModuleName;
