@@ -10,9 +10,14 @@
 #include "oxide/Targets.h"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <thread>
 #include <cctype>
 #include <sys/ioctl.h>
 #include <unistd.h>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -322,6 +327,66 @@ const std::vector<std::string> &emulatorProfileArgs() {
   return Args;
 }
 
+namespace {
+
+/// The device linker's output of links that succeed (its warnings; with
+/// --verbose, its report too) as the build goes: rustc shows a linker's
+/// output only when the link fails, so oxide-link also appends it to the
+/// file OXIDE_LINK_LOG names (its main.cpp), and this prints what each
+/// link added, until finish() prints the rest.
+class LinkReportFollower {
+public:
+  LinkReportFollower() {
+    std::string Pattern =
+        (std::filesystem::temp_directory_path() / "oxide-link-report-XXXXXX").string();
+    int FD = mkstemp(Pattern.data());
+    if (FD < 0)
+      return;
+    close(FD);
+    Path = Pattern;
+    Follower = std::thread([this] {
+      while (!Done.load()) {
+        printNew();
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      }
+    });
+  }
+  ~LinkReportFollower() { finish(); }
+
+  /// The file to set OXIDE_LINK_LOG to; empty where none could be made.
+  const std::string &path() const { return Path; }
+
+  void finish() {
+    if (Path.empty())
+      return;
+    Done = true;
+    if (Follower.joinable())
+      Follower.join();
+    printNew();
+    std::error_code EC;
+    std::filesystem::remove(Path, EC);
+    Path.clear();
+  }
+
+private:
+  void printNew() {
+    std::ifstream In(Path, std::ios::binary);
+    In.seekg(static_cast<std::streamoff>(Shown));
+    std::string Text((std::istreambuf_iterator<char>(In)), std::istreambuf_iterator<char>());
+    if (Text.empty())
+      return;
+    Shown += Text.size();
+    std::cerr << Text << std::flush;
+  }
+
+  std::string Path;
+  size_t Shown = 0;
+  std::atomic<bool> Done{false};
+  std::thread Follower;
+};
+
+} // namespace
+
 ProcessResult CargoRunner::run(const std::vector<std::string> &Args) const {
   std::vector<std::string> Argv = {cargoProgram(Env)};
   Argv.insert(Argv.end(), Args.begin(), Args.end());
@@ -350,8 +415,12 @@ ProcessResult CargoRunner::run(const std::vector<std::string> &Args) const {
     }
     printStatus("Running", Line + formatCommandLine(Argv));
   }
+  LinkReportFollower Report;
+  Environment WithReport = Env;
+  if (!Report.path().empty())
+    WithReport.set("OXIDE_LINK_LOG", Report.path());
   RunOptions Options;
-  Options.Env = &Env;
+  Options.Env = &WithReport;
   // Only commands that build and run nothing: a program's or a test's own
   // stderr is left connected as it was.
   bool Builds = !Args.empty() &&
@@ -362,7 +431,7 @@ ProcessResult CargoRunner::run(const std::vector<std::string> &Args) const {
     return runProcess(Argv, Options);
 
   // cargo sees a pipe now: keep what it would show on the terminal.
-  Environment Piped = Env;
+  Environment Piped = WithReport;
   if (isatty(STDERR_FILENO)) {
     if (!Piped.getNonEmpty("CARGO_TERM_COLOR"))
       Piped.set("CARGO_TERM_COLOR", "always");

@@ -6,7 +6,8 @@
 # honour both: build, run, inspect and pipeline find their output in the
 # configured target directory, --target-dir overrides it, the rustflags reach
 # rustc beside oxide's own (in build.rustflags, then in
-# target.<host>.rustflags), and `check` reports a device error without
+# target.<host>.rustflags), `build -v` shows the device linker's report,
+# and `check` reports a device error without
 # building the GPU binary, as rustc-style JSON with --message-format=json.
 #
 #   bash tests/cli/cargo_config.sh            # stable
@@ -56,6 +57,15 @@ grep -q 'user_cfg::EXTRA' src/main.rs || fail "the template's kernel changed; up
 oxide build
 [ -x out/debug/cfgproj ] || fail "build: no out/debug/cfgproj (build.target-dir ignored)"
 [ ! -e target ] || fail "build wrote to ./target although build.target-dir says out"
+# --verbose shows the device linker's report, which rustc keeps to itself
+# when a link succeeds, without rebuilding what the build before it built
+# (no flag of rustc's changes), and leaves no report file behind.
+touch src/main.rs
+mkdir -p "$work/tmp"
+out=$(TMPDIR="$work/tmp" oxide build -v 2>&1) || { echo "$out"; fail "build -v"; }
+grep -q '^oxide-link: embedded 1 kernel' <<<"$out" || { echo "$out"; fail "build -v did not show the device linker's report"; }
+grep -q 'Compiling cuda-core' <<<"$out" && { echo "$out"; fail "build -v rebuilt the dependencies"; }
+[ -z "$(ls -A "$work/tmp")" ] || { ls -A "$work/tmp"; fail "build -v left files in TMPDIR"; }
 out=$(oxide run --emulate 2>&1) || { echo "$out"; fail "run --emulate"; }
 grep -q "SUCCESS" <<<"$out" || { echo "$out"; fail "run: the program did not succeed"; }
 

@@ -18,8 +18,12 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
+#include "llvm/Support/Signals.h"
 #include "llvm/Support/raw_ostream.h"
 #include <chrono>
+#include <cstdlib>
+#include <fcntl.h>
+#include <unistd.h>
 
 using namespace llvm;
 using namespace oxide;
@@ -162,11 +166,77 @@ int fail(const Twine &Msg) {
   return 1;
 }
 
+/// OXIDE_LINK_LOG=FILE (cargo oxide sets it): what a link that succeeds
+/// prints, its warnings and, with OXIDE_VERBOSE, its report, is also
+/// appended to FILE, which cargo-oxide shows as the build goes. rustc shows
+/// a linker's output only when the link fails (or with its linker-messages
+/// lint, a flag that would rebuild every crate); a failed link's output is
+/// left to rustc alone, so it is not shown twice. Until the process exits,
+/// fd 2 (this program's and its tools': ptxas, nvlink, the system linker)
+/// is a temporary file; at exit its contents go to the real stderr, for
+/// rustc, and to FILE in one appending write, so that links running at once
+/// do not interleave.
+struct StderrCopy {
+  int RealStderr = -1;
+  std::string Temp, Log;
+  bool Succeeded = false; // main returned 0
+};
+StderrCopy Copy;
+
+void copyStderrAtExit() {
+  if (Copy.Temp.empty())
+    return;
+  errs().flush();
+  if (auto Buf = MemoryBuffer::getFile(Copy.Temp, /*IsText=*/false,
+                                       /*RequiresNullTerminator=*/false)) {
+    StringRef Text = (*Buf)->getBuffer();
+    int LogFD = Copy.Succeeded && !Text.empty()
+                    ? ::open(Copy.Log.c_str(), O_WRONLY | O_APPEND | O_CREAT, 0644)
+                    : -1;
+    for (int FD : {Copy.RealStderr, LogFD}) {
+      if (FD < 0)
+        continue;
+      for (StringRef Rest = Text; !Rest.empty();) {
+        ssize_t N = ::write(FD, Rest.data(), Rest.size());
+        if (N <= 0)
+          break;
+        Rest = Rest.drop_front(N);
+      }
+      if (FD != Copy.RealStderr)
+        ::close(FD);
+    }
+  }
+  sys::fs::remove(Copy.Temp);
+  Copy.Temp.clear();
+}
+
+void copyStderrTo(const char *Log) {
+  SmallString<128> Temp;
+  int TempFD;
+  if (sys::fs::createTemporaryFile("oxide-link-stderr", "txt", TempFD, Temp))
+    return;
+  errs().flush();
+  Copy.RealStderr = ::dup(2);
+  if (Copy.RealStderr < 0 || ::dup2(TempFD, 2) < 0) {
+    ::close(TempFD);
+    sys::fs::remove(Temp);
+    return;
+  }
+  ::close(TempFD);
+  Copy.Temp = std::string(Temp);
+  Copy.Log = Log;
+  std::atexit(copyStderrAtExit);
+  // A crash's stack trace (InitLLVM's handler, which runs first) is not lost.
+  sys::AddSignalHandler([](void *) { copyStderrAtExit(); }, nullptr);
+}
+
 } // namespace
 
-int main(int argc, char **argv) {
+int linkMain(int argc, char **argv) {
   InitLLVM X(argc, argv);
   install_fatal_error_handler(reportInternalError);
+  if (const char *Log = getenv("OXIDE_LINK_LOG"); Log && *Log)
+    copyStderrTo(Log);
   std::vector<std::string> Args(argv + 1, argv + argc);
   LinkerOptions Opts = LinkerOptions::fromEnvironment();
 
@@ -283,4 +353,10 @@ int main(int argc, char **argv) {
     errs() << "oxide-link: embedded " << Image->Kernels.size() << " kernel(s), "
            << Image->Ptx.size() << " bytes of PTX\n";
   return 0;
+}
+
+int main(int argc, char **argv) {
+  int RC = linkMain(argc, argv);
+  Copy.Succeeded = RC == 0;
+  return RC;
 }
