@@ -13,6 +13,7 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <mutex>
 #include <thread>
 #include <cctype>
 #include <sys/ioctl.h>
@@ -363,13 +364,19 @@ public:
     if (Follower.joinable())
       Follower.join();
     printNew();
+    std::lock_guard<std::mutex> Lock(Printing);
     std::error_code EC;
     std::filesystem::remove(Path, EC);
     Path.clear();
   }
 
-private:
+  /// Prints what links added since the last call (from the follower and
+  /// from whoever prints cargo's own output, so that a link's lines come
+  /// before cargo's that follow the link).
   void printNew() {
+    std::lock_guard<std::mutex> Lock(Printing);
+    if (Path.empty())
+      return;
     std::ifstream In(Path, std::ios::binary);
     In.seekg(static_cast<std::streamoff>(Shown));
     std::string Text((std::istreambuf_iterator<char>(In)), std::istreambuf_iterator<char>());
@@ -379,8 +386,10 @@ private:
     std::cerr << Text << std::flush;
   }
 
+private:
   std::string Path;
   size_t Shown = 0;
+  std::mutex Printing;
   std::atomic<bool> Done{false};
   std::thread Follower;
 };
@@ -450,7 +459,10 @@ ProcessResult CargoRunner::run(const std::vector<std::string> &Args) const {
       std::cerr.flush();
     }
   };
-  Options.StderrSink = [&](std::string_view Chunk) { Print(Filter.feed(Chunk)); };
+  Options.StderrSink = [&](std::string_view Chunk) {
+    Report.printNew();
+    Print(Filter.feed(Chunk));
+  };
   ProcessResult Result = runProcess(Argv, Options);
   Print(Filter.finish());
   if (Filter.rewrote())
