@@ -72,7 +72,7 @@ pub extern "C" fn rust_cube(x: f32) -> f32 {
 /// The block size ops.cu's `cxx_block_sum` is compiled for.
 const CXX_BLOCK: u32 = 256;
 
-/// sums[block] = the sum of this block's keys, by CUB's block reduction
+/// `sums[block]` = the sum of this block's keys, by CUB's block reduction
 /// (a vendor device library, through ops.cu). Launched with CXX_BLOCK
 /// threads per block over a multiple of CXX_BLOCK keys.
 #[kernel]
