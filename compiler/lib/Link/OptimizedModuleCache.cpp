@@ -15,7 +15,8 @@
 // Why a hit is the same program: O3 and the post-O3 passes are a function
 // of the module and of those options, and a link that reported an error
 // never reaches the store, so a module taken from the cache is one that
-// passed every check the pipeline makes; they have no warnings to replay.
+// passed every check the pipeline makes (whose findings are all errors:
+// there are no warnings to replay).
 // The module is written with its use-list order and read into a context of
 // its own (whose type names nothing else has taken), and the link that
 // stores it first gives its intrinsics' declarations the attributes a reader
@@ -31,9 +32,8 @@
 #include "llvm/Config/llvm-config.h"
 #include "llvm/IR/Intrinsics.h"
 #include "llvm/IR/Module.h"
-#include "llvm/Support/BLAKE3.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 #include <cstdlib>
 
@@ -50,7 +50,7 @@ const char Kind[] = "opt.bc";
 /// cannot be read, which turns the cache off.
 const std::string &linkerIdentity() {
   static const std::string Identity = [] {
-    // Any function of this binary will do for the address.
+    // Any symbol of this binary will do for the address.
     static int Anchor;
     std::string Exe = sys::fs::getMainExecutable(nullptr, &Anchor);
     auto Buf = MemoryBuffer::getFile(Exe, /*IsText=*/false, /*RequiresNullTerminator=*/false);
