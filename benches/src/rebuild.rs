@@ -174,30 +174,31 @@ fn many_kernel_rows(scratch: &Path, crates: &Path, cargo_oxide: &Path, arch: &st
     timed(build(), "the untimed many-kernel build")?;
     timed(plain(), "the untimed many-kernel build by cargo alone")?;
 
+    let write_main = |text: &str| std::fs::write(&main_rs, text).map_err(|e| format!("cannot write {}: {e}", main_rs.display()));
     let cache = oxide_target.join("release/oxide-cache");
     let (mut clean, mut edit, mut host, mut rustc) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut round = 0;
     for _ in 0..ROUNDS {
         // Clean: nothing cached, so every kernel is compiled.
         round += 1;
-        std::fs::write(&main_rs, source(round)).map_err(|e| format!("cannot write {}: {e}", main_rs.display()))?;
+        write_main(&source(round))?;
         let _ = std::fs::remove_dir_all(&cache);
         timed(build(), "cargo oxide build --release (many kernels, cache emptied)")?;
         clean.push(last_link_time(&times)?);
         // One kernel edited, the others cached.
         round += 1;
-        std::fs::write(&main_rs, source(round)).map_err(|e| format!("cannot write {}: {e}", main_rs.display()))?;
+        write_main(&source(round))?;
         timed(build(), "cargo oxide build --release (many kernels, one edited)")?;
         edit.push(last_link_time(&times)?);
         // Host code alone edited: O3's result and every part cached.
         let edited_host = format!("{}\n#[allow(dead_code)]\nfn host_only_edit() -> usize {{\n    {round}\n}}\n", source(round));
-        std::fs::write(&main_rs, edited_host).map_err(|e| format!("cannot write {}: {e}", main_rs.display()))?;
+        write_main(&edited_host)?;
         timed(build(), "cargo oxide build --release (many kernels, host code edited)")?;
         host.push(last_link_time(&times)?);
     }
     for _ in 0..ROUNDS {
         round += 1;
-        std::fs::write(&main_rs, source(round)).map_err(|e| format!("cannot write {}: {e}", main_rs.display()))?;
+        write_main(&source(round))?;
         rustc.push(timed(plain(), "cargo build --release (many kernels)")?);
     }
     let (t_clean, t_edit, t_host, t_rustc) = (median(&mut clean), median(&mut edit), median(&mut host), median(&mut rustc));

@@ -60,17 +60,18 @@ protected:
     ASSERT_FALSE(sys::fs::createUniqueDirectory("oxide-optimized-module-test", Dir));
     unsetenv("OXIDE_LLVM_ARGS");
     Opts.Arch = "sm_90";
+    M = parse(Ctx, Source);
+    ASSERT_TRUE(M);
   }
   void TearDown() override { sys::fs::remove_directories(Dir); }
 
   SmallString<128> Dir;
   LinkerOptions Opts;
+  LLVMContext Ctx;
+  std::unique_ptr<Module> M; // Source, parsed
 };
 
 TEST_F(OptimizedModuleCacheTest, KeyFollowsTheModuleAndTheOptions) {
-  LLVMContext Ctx;
-  auto M = parse(Ctx, Source);
-  ASSERT_TRUE(M);
   std::string Key = optimizedModuleKey(*M, Opts, 2);
   ASSERT_FALSE(Key.empty());
   EXPECT_EQ(Key, optimizedModuleKey(*M, Opts, 2));
@@ -102,9 +103,6 @@ TEST_F(OptimizedModuleCacheTest, KeyFollowsTheModuleAndTheOptions) {
 
 TEST_F(OptimizedModuleCacheTest, StoredModuleIsReadBackAsTheSameBitcode) {
   PartCache Cache{std::string(Dir)};
-  LLVMContext Ctx;
-  auto M = parse(Ctx, Source);
-  ASSERT_TRUE(M);
   std::string Key = optimizedModuleKey(*M, Opts, 1);
   LLVMContext ReadCtx;
   EXPECT_FALSE(lookupOptimizedModule(Cache, Key, ReadCtx, "oxide-device"));
@@ -128,9 +126,6 @@ TEST_F(OptimizedModuleCacheTest, StoredModuleIsReadBackAsTheSameBitcode) {
 
 TEST_F(OptimizedModuleCacheTest, EntryThatIsNotBitcodeIsAMiss) {
   PartCache Cache{std::string(Dir)};
-  LLVMContext Ctx;
-  auto M = parse(Ctx, Source);
-  ASSERT_TRUE(M);
   std::string Key = optimizedModuleKey(*M, Opts, 1);
   // A whole entry (its hash checks) whose data is not bitcode.
   Cache.store(Key, "opt.bc", "not bitcode");
@@ -140,9 +135,6 @@ TEST_F(OptimizedModuleCacheTest, EntryThatIsNotBitcodeIsAMiss) {
 
 TEST_F(OptimizedModuleCacheTest, NoCacheStoresNothing) {
   PartCache Off{std::string()};
-  LLVMContext Ctx;
-  auto M = parse(Ctx, Source);
-  ASSERT_TRUE(M);
   std::string Key = optimizedModuleKey(*M, Opts, 1);
   EXPECT_FALSE(storeOptimizedModule(Off, Key, *M));
   LLVMContext ReadCtx;
