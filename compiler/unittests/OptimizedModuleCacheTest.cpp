@@ -141,4 +141,32 @@ TEST_F(OptimizedModuleCacheTest, NoCacheStoresNothing) {
   EXPECT_FALSE(lookupOptimizedModule(Off, Key, ReadCtx, "oxide-device"));
 }
 
+TEST_F(OptimizedModuleCacheTest, PartIndexIsReadBackInOrder) {
+  PartCache Cache{std::string(Dir)};
+  std::string Key = optimizedModuleKey(*M, Opts, 1);
+  EXPECT_FALSE(lookupPartIndex(Cache, Key));
+  storePartIndex(Cache, Key, {887, {"c0ffee", "beef", "0a"}});
+  std::optional<PartIndex> Index = lookupPartIndex(Cache, Key);
+  ASSERT_TRUE(Index);
+  EXPECT_EQ(Index->SplitParts, 887u);
+  EXPECT_EQ(Index->BucketKeys, (std::vector<std::string>{"c0ffee", "beef", "0a"}));
+  // Kept apart from the module stored under the same key.
+  LLVMContext ReadCtx;
+  EXPECT_FALSE(lookupOptimizedModule(Cache, Key, ReadCtx, "oxide-device"));
+}
+
+TEST_F(OptimizedModuleCacheTest, PartIndexOfAnotherFormatOrNoKeyIsAMiss) {
+  PartCache Cache{std::string(Dir)};
+  std::string Key = optimizedModuleKey(*M, Opts, 1);
+  Cache.store(Key, "parts", "oxide part index 2\n3\nabc\n");
+  EXPECT_FALSE(lookupPartIndex(Cache, Key));
+  Cache.store(Key, "parts", "oxide part index 1\nmany\nabc\n");
+  EXPECT_FALSE(lookupPartIndex(Cache, Key));
+  Cache.store(Key, "parts", "oxide part index 1\n3\n");
+  EXPECT_FALSE(lookupPartIndex(Cache, Key));
+  // No key (OXIDE_LLVM_ARGS): nothing stored, nothing found.
+  storePartIndex(Cache, "", {1, {"abc"}});
+  EXPECT_FALSE(lookupPartIndex(Cache, ""));
+}
+
 } // namespace

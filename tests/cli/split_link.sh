@@ -7,8 +7,10 @@
 # every kernel matches the CPU. Then one kernel is edited: the relink compiles
 # that kernel's bucket of parts again (planPtxasBuckets: a few dozen kernels
 # each) and takes every other bucket from the cache. Then host code alone is
-# edited: the relink takes O3's result and every bucket from the cache, and
-# the program still passes on the emulator.
+# edited: the relink takes O3's result and, by its part index, every bucket
+# from the cache without cutting it again, and the program still passes on
+# the emulator; with one bucket pruned from the cache, it cuts the module and
+# compiles that bucket alone.
 #
 #   bash tests/cli/split_link.sh            # stable
 #   TOOLCHAIN=+nightly bash tests/cli/split_link.sh
@@ -135,8 +137,9 @@ new=$((after - before))
 grep -q 'optimised module from the cache' "$work/edit-report.log" &&
   fail "the kernel edit took the optimised module of the unedited crate from the cache"
 # An edit of host code alone gives O3 the same device module: the link
-# takes O3's result from the cache (OptimizedModuleCache.cpp), and the parts
-# cut from it are those the link before cut, every bucket's PTX cached.
+# takes O3's result from the cache (OptimizedModuleCache.cpp), and with it
+# the index of the buckets the link before cut it into, every bucket's PTX
+# cached: it does not cut the module again.
 printf '\n#[allow(dead_code)]\nfn host_only_edit() -> u32 {\n    7\n}\n' >> src/main.rs
 echo "+ cargo $toolchain oxide build --release (host code edited)" >&2
 : > "$work/host-report.log"
@@ -145,8 +148,24 @@ FRAMES_LOG="$work/host-report.log" OXIDE_LINK="$work/link-wrap.sh" \
   { cat "$work/host.log" "$work/host-report.log"; fail "the build after the host edit failed"; }
 grep -q 'optimised module from the cache' "$work/host-report.log" ||
   { cat "$work/host-report.log"; fail "a host-only edit ran O3 again"; }
-grep -Eq 'PTX of 0 buckets \([0-9]+ cached\)' "$work/host-report.log" ||
-  { cat "$work/host-report.log"; fail "after a host-only edit, the parts cut from the cached module missed the PTX cache"; }
+grep -Eq 'PTX of [0-9]+ buckets from the cache, by the module.s part index' "$work/host-report.log" ||
+  { cat "$work/host-report.log"; fail "after a host-only edit, the buckets of the cached module were not taken by its part index"; }
+grep -q 'split into' "$work/host-report.log" &&
+  { cat "$work/host-report.log"; fail "after a host-only edit, the cached module was cut again"; }
+# A bucket pruned from the cache: the index is no use, the module is cut
+# again, and the parts are those of before (every other bucket cached).
+index=$(ls -t $(find "$cache" -name '*.parts') | head -1)
+key=$(tail -1 "$index")
+[ -f "$cache/${key:0:2}/$key.ptx" ] || fail "the part index $index names no cached bucket ($key)"
+rm -f "$cache/${key:0:2}/$key.ptx"
+printf '\n#[allow(dead_code)]\nfn second_host_only_edit() -> u32 {\n    8\n}\n' >> src/main.rs
+echo "+ cargo $toolchain oxide build --release (host code edited, one bucket pruned)" >&2
+: > "$work/pruned-report.log"
+FRAMES_LOG="$work/pruned-report.log" OXIDE_LINK="$work/link-wrap.sh" \
+  cargo "$toolchain" oxide build --release --arch $arch 2>"$work/pruned.log" ||
+  { cat "$work/pruned.log" "$work/pruned-report.log"; fail "the build with a pruned bucket failed"; }
+grep -Eq 'PTX of 1 buckets \([0-9]+ cached\)' "$work/pruned-report.log" ||
+  { cat "$work/pruned-report.log"; fail "with one bucket pruned, the relink did not compile that bucket alone"; }
 echo "+ cargo $toolchain oxide run --release --emulate (after the host edit)" >&2
 cargo "$toolchain" oxide run --release --arch $arch --emulate=ptx 2>"$work/run2.log" | tee "$work/run2.out" ||
   { cat "$work/run2.log"; fail "the build from the cached module does not run on the emulator"; }
@@ -183,4 +202,4 @@ if [ -x "$ptxas" ]; then
     fail "compiled whole, the stack bounds from the cubin differ from those of ptxas -v"
   frames="; $kernels stack bounds the same from the cubins and from ptxas -v, in parts and whole"
 fi
-echo "PASS: split link: $entries_split entries as compiled whole, ptxas accepts both, emulated run passes, an edit recompiled $new of $before buckets, a host-only edit took O3's result and every bucket from the cache${frames:-}"
+echo "PASS: split link: $entries_split entries as compiled whole, ptxas accepts both, emulated run passes, an edit recompiled $new of $before buckets, a host-only edit took O3's result and every bucket from the cache (one pruned bucket alone compiled again)${frames:-}"

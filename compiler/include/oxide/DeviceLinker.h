@@ -368,6 +368,22 @@ std::unique_ptr<llvm::Module> lookupOptimizedModule(const PartCache &Cache, llvm
 /// where there is nothing to store under (no key, no cache).
 bool storeOptimizedModule(const PartCache &Cache, llvm::StringRef Key, llvm::Module &M);
 
+/// What the split (compileParts) made of an optimised module: how many parts
+/// it cut, and the part-cache keys of its buckets' PTX, in the joined PTX's
+/// order. Stored under the optimised module's key, it lets a relink that
+/// took the module from the cache take its PTX too without cutting it again.
+struct PartIndex {
+  size_t SplitParts = 0;
+  std::vector<std::string> BucketKeys;
+};
+
+/// The index stored under Key (an optimizedModuleKey); none on a miss or
+/// an entry this linker did not write.
+std::optional<PartIndex> lookupPartIndex(const PartCache &Cache, llvm::StringRef Key);
+
+/// Stores Index under Key (an optimizedModuleKey); nothing where Key is empty.
+void storePartIndex(const PartCache &Cache, llvm::StringRef Key, const PartIndex &Index);
+
 // HostStubs.cpp ------------------------------------------------------------
 
 /// Writes an x86-64 object defining each CUDA C++ function the kernels call

@@ -267,8 +267,47 @@ unsigned jobsOf(const LinkerOptions &Opts) {
 /// bucket) and their own copies of a shared-memory variable several kernels
 /// use (SplitByKernel.cpp), which are internal: the link renames them apart
 /// and each kernel keeps its own.
+/// The buckets' PTX of an earlier split of the module OptimizedKey names
+/// (lookupPartIndex), every bucket taken from the part cache and rewritten
+/// as compileParts rewrites it; none where the index or a bucket is missing.
+std::optional<std::vector<std::string>> ptxFromPartIndex(const PartCache &Cache,
+                                                         StringRef OptimizedKey,
+                                                         const LinkerOptions &Opts,
+                                                         size_t &SplitParts) {
+  std::optional<PartIndex> Index = lookupPartIndex(Cache, OptimizedKey);
+  if (!Index)
+    return std::nullopt;
+  std::vector<std::optional<std::string>> Ptx(Index->BucketKeys.size());
+  {
+    DefaultThreadPool Pool(hardware_concurrency(jobsOf(Opts)));
+    for (size_t B = 0; B < Ptx.size(); ++B)
+      Pool.async([&, B] {
+        if (auto Cached = Cache.lookup(Index->BucketKeys[B], "ptx"))
+          Ptx[B] = rewritePtxasHazards(*Cached);
+      });
+    Pool.wait();
+  }
+  std::vector<std::string> Out;
+  for (std::optional<std::string> &P : Ptx) {
+    if (!P)
+      return std::nullopt;
+    Out.push_back(std::move(*P));
+  }
+  SplitParts = Index->SplitParts;
+  return Out;
+}
+
+/// OptimizedKey: the key M was (or would have been) cached under by
+/// storeOptimizedModule, under which the split's index is kept; empty for none.
 Expected<std::vector<std::string>> compileParts(Module &M, const LinkerOptions &Opts,
-                                                StageTimer &Timer, size_t &SplitParts) {
+                                                StringRef OptimizedKey, StageTimer &Timer,
+                                                size_t &SplitParts) {
+  PartCache Cache(Opts.CacheDir);
+  if (auto Indexed = ptxFromPartIndex(Cache, OptimizedKey, Opts, SplitParts)) {
+    Timer.done("PTX of " + std::to_string(Indexed->size()) +
+               " buckets from the cache, by the module's part index");
+    return std::move(*Indexed);
+  }
   std::vector<std::unique_ptr<Module>> Modules = splitByKernel(M);
   SplitParts = Modules.size();
   std::vector<std::string> Entries;
@@ -304,7 +343,6 @@ Expected<std::vector<std::string>> compileParts(Module &M, const LinkerOptions &
     Buckets[B].Key = partCacheKey(Inputs);
   }
   Timer.done("split into " + std::to_string(SplitParts) + " parts");
-  PartCache Cache(Opts.CacheDir);
   std::atomic<unsigned> Hits{0};
   {
     DefaultThreadPool Pool(hardware_concurrency(jobsOf(Opts)));
@@ -350,11 +388,14 @@ Expected<std::vector<std::string>> compileParts(Module &M, const LinkerOptions &
     Pool.wait();
   }
   std::vector<std::string> Out;
+  PartIndex Index{SplitParts, {}};
   for (Bucket &B : Buckets) {
     if (!B.Error.empty())
       return makeError("internal error: a part of the split device module failed: " + B.Error);
     Out.push_back(std::move(B.Ptx));
+    Index.BucketKeys.push_back(B.Key);
   }
+  storePartIndex(Cache, OptimizedKey, Index);
   Timer.done("PTX of " + std::to_string(Buckets.size() - Hits) + " buckets (" +
              std::to_string(unsigned(Hits)) + " cached)");
   return Out;
@@ -629,7 +670,7 @@ Expected<DeviceImage> oxide::compileDeviceImage(const std::vector<std::string> &
     // Named first: the call graph must use the names every part prints.
     nameForSplit(M);
     Image.CallGraph = buildDeviceCallGraph(M);
-    auto Parts = compileParts(M, Opts, Timer, Image.SplitParts);
+    auto Parts = compileParts(M, Opts, OptimizedKey, Timer, Image.SplitParts);
     if (!Parts)
       return Parts.takeError();
     auto Joined = joinPtxParts(*Parts);

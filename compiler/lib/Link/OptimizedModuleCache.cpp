@@ -23,6 +23,13 @@
 // gives them, so a hit cuts parts of the same bitcode as the link that
 // stored the entry, and they hit the part cache in turn.
 //
+// The split of that module is indexed under the same key: the number of
+// parts and the part-cache keys of its buckets' PTX (the buckets are a
+// function of the module, the architecture and the linker's own code, all
+// in the key). A hit whose buckets are all still cached takes them without
+// cutting the module again, which is most of what a relink after a host-only
+// edit had left to do; where one has been pruned, the split runs as before.
+//
 // Not used where OXIDE_LLVM_ARGS is set: what it asks LLVM to print or time
 // is the run of O3 itself.
 //===----------------------------------------------------------------------===//
@@ -43,6 +50,9 @@ using namespace oxide;
 namespace {
 
 const char Kind[] = "opt.bc";
+const char IndexKind[] = "parts";
+/// The first line of an index: a later linker's format is a miss, not a misreading.
+const char IndexHeader[] = "oxide part index 1";
 
 /// A hash of this process's executable: oxide-link's passes and O3's
 /// configuration are its code, so a rebuilt linker (another revision, or a
@@ -122,4 +132,29 @@ bool oxide::storeOptimizedModule(const PartCache &Cache, StringRef Key, Module &
   WriteBitcodeToFile(M, OS, /*ShouldPreserveUseListOrder=*/true);
   Cache.store(Key, Kind, StringRef(Bitcode.data(), Bitcode.size()));
   return true;
+}
+
+std::optional<PartIndex> oxide::lookupPartIndex(const PartCache &Cache, StringRef Key) {
+  if (Key.empty())
+    return std::nullopt;
+  std::optional<std::string> Text = Cache.lookup(Key, IndexKind);
+  if (!Text)
+    return std::nullopt;
+  SmallVector<StringRef, 0> Lines;
+  StringRef(*Text).split(Lines, '\n', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
+  PartIndex Index;
+  if (Lines.size() < 3 || Lines[0] != IndexHeader || Lines[1].getAsInteger(10, Index.SplitParts))
+    return std::nullopt;
+  for (StringRef Line : ArrayRef(Lines).drop_front(2))
+    Index.BucketKeys.push_back(Line.str());
+  return Index;
+}
+
+void oxide::storePartIndex(const PartCache &Cache, StringRef Key, const PartIndex &Index) {
+  if (Key.empty() || Index.BucketKeys.empty())
+    return;
+  std::string Text = std::string(IndexHeader) + "\n" + std::to_string(Index.SplitParts) + "\n";
+  for (const std::string &K : Index.BucketKeys)
+    Text += K + "\n";
+  Cache.store(Key, IndexKind, Text);
 }
