@@ -140,32 +140,34 @@ grep -q 'optimised module from the cache' "$work/edit-report.log" &&
 # takes O3's result from the cache (OptimizedModuleCache.cpp), and with it
 # the index of the buckets the link before cut it into, every bucket's PTX
 # cached: it does not cut the module again.
-printf '\n#[allow(dead_code)]\nfn host_only_edit() -> u32 {\n    7\n}\n' >> src/main.rs
-echo "+ cargo $toolchain oxide build --release (host code edited)" >&2
-: > "$work/host-report.log"
-FRAMES_LOG="$work/host-report.log" OXIDE_LINK="$work/link-wrap.sh" \
-  cargo "$toolchain" oxide build --release --arch $arch 2>"$work/host.log" ||
-  { cat "$work/host.log" "$work/host-report.log"; fail "the build after the host edit failed"; }
-grep -q 'optimised module from the cache' "$work/host-report.log" ||
-  { cat "$work/host-report.log"; fail "a host-only edit ran O3 again"; }
-grep -Eq 'PTX of [0-9]+ buckets from the cache, by the module.s part index' "$work/host-report.log" ||
-  { cat "$work/host-report.log"; fail "after a host-only edit, the buckets of the cached module were not taken by its part index"; }
-grep -q 'split into' "$work/host-report.log" &&
-  { cat "$work/host-report.log"; fail "after a host-only edit, the cached module was cut again"; }
+# Appends a host function NAME to main.rs and relinks, the device linker's
+# report in $work/NAME-report.log.
+host_edit() {
+  printf '\n#[allow(dead_code)]\nfn %s() -> u32 {\n    7\n}\n' "$1" >> src/main.rs
+  echo "+ cargo $toolchain oxide build --release (host code edited: $1)" >&2
+  : > "$work/$1-report.log"
+  FRAMES_LOG="$work/$1-report.log" OXIDE_LINK="$work/link-wrap.sh" \
+    cargo "$toolchain" oxide build --release --arch $arch 2>"$work/$1.log" ||
+    { cat "$work/$1.log" "$work/$1-report.log"; fail "the build after the host edit $1 failed"; }
+}
+host_edit host_only_edit
+report=$work/host_only_edit-report.log
+grep -q 'optimised module from the cache' "$report" ||
+  { cat "$report"; fail "a host-only edit ran O3 again"; }
+grep -Eq 'PTX of [0-9]+ buckets from the cache, by the module.s part index' "$report" ||
+  { cat "$report"; fail "after a host-only edit, the buckets of the cached module were not taken by its part index"; }
+grep -q 'split into' "$report" &&
+  { cat "$report"; fail "after a host-only edit, the cached module was cut again"; }
 # A bucket pruned from the cache: the index is no use, the module is cut
 # again, and the parts are those of before (every other bucket cached).
 index=$(ls -t $(find "$cache" -name '*.parts') | head -1)
 key=$(tail -1 "$index")
 [ -f "$cache/${key:0:2}/$key.ptx" ] || fail "the part index $index names no cached bucket ($key)"
 rm -f "$cache/${key:0:2}/$key.ptx"
-printf '\n#[allow(dead_code)]\nfn second_host_only_edit() -> u32 {\n    8\n}\n' >> src/main.rs
-echo "+ cargo $toolchain oxide build --release (host code edited, one bucket pruned)" >&2
-: > "$work/pruned-report.log"
-FRAMES_LOG="$work/pruned-report.log" OXIDE_LINK="$work/link-wrap.sh" \
-  cargo "$toolchain" oxide build --release --arch $arch 2>"$work/pruned.log" ||
-  { cat "$work/pruned.log" "$work/pruned-report.log"; fail "the build with a pruned bucket failed"; }
-grep -Eq 'PTX of 1 buckets \([0-9]+ cached\)' "$work/pruned-report.log" ||
-  { cat "$work/pruned-report.log"; fail "with one bucket pruned, the relink did not compile that bucket alone"; }
+host_edit edit_with_a_bucket_pruned
+report=$work/edit_with_a_bucket_pruned-report.log
+grep -Eq 'PTX of 1 buckets \([0-9]+ cached\)' "$report" ||
+  { cat "$report"; fail "with one bucket pruned, the relink did not compile that bucket alone"; }
 echo "+ cargo $toolchain oxide run --release --emulate (after the host edit)" >&2
 cargo "$toolchain" oxide run --release --arch $arch --emulate=ptx 2>"$work/run2.log" | tee "$work/run2.out" ||
   { cat "$work/run2.log"; fail "the build from the cached module does not run on the emulator"; }
