@@ -60,6 +60,9 @@ const BLOCK: usize = 256;
 const UNROLL: usize = 4;
 /// Blocks per multiprocessor of the first launch (a full SM of 256-thread blocks).
 const BLOCKS_PER_SM: usize = 8;
+/// Partials a thread of the last block loads at once (enough that one
+/// round covers the partials of a GPU of up to 256 multiprocessors).
+const PARTIALS_IN_FLIGHT: usize = 8;
 
 /// The block's partial of its grid-stride share of `input`, in every
 /// thread of the block.
@@ -162,11 +165,29 @@ pub fn reduce_last_block<T: Element, Op: ReduceOp<T>>(input: &[T], op: Op, words
         // Every block has counted itself in; the next launch on the stream starts from zero.
         words[0].store_scoped(0, Scope::Device, Ordering::Relaxed);
     }
+    // The partials are the reduce's tail: a thread loads all of its share
+    // before combining any, so that the loads take one memory round trip
+    // rather than one each. Combined in the same order as loaded, so that
+    // the result does not depend on how many are loaded together.
     let mut acc = op.identity();
     let mut b = tid;
     while b < blocks {
-        acc = op.combine(acc, from_bits(words[1 + b].load_scoped(Scope::Device, Ordering::Relaxed)));
-        b += BLOCK;
+        let mut parts = [op.identity(); PARTIALS_IN_FLIGHT];
+        let mut k = 0;
+        while k < PARTIALS_IN_FLIGHT {
+            if b + k * BLOCK < blocks {
+                parts[k] = from_bits(words[1 + b + k * BLOCK].load_scoped(Scope::Device, Ordering::Relaxed));
+            }
+            k += 1;
+        }
+        k = 0;
+        while k < PARTIALS_IN_FLIGHT {
+            if b + k * BLOCK < blocks {
+                acc = op.combine(acc, parts[k]);
+            }
+            k += 1;
+        }
+        b += PARTIALS_IN_FLIGHT * BLOCK;
     }
     // SAFETY: as above; the barrier after LAST's write ended the first use of SLOTS.
     let total = unsafe { raw_reduce::<T, Op, BLOCK>(acc, op, SLOTS.as_mut_ptr() as *mut T) };
