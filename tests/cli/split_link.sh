@@ -136,10 +136,6 @@ new=$((after - before))
   fail "editing one kernel compiled $new buckets again (expected the kernel's bucket, at most also the common part's)"
 grep -q 'optimised module from the cache' "$work/edit-report.log" &&
   fail "the kernel edit took the optimised module of the unedited crate from the cache"
-# An edit of host code alone gives O3 the same device module: the link
-# takes O3's result from the cache (OptimizedModuleCache.cpp), and with it
-# the index of the buckets the link before cut it into, every bucket's PTX
-# cached: it does not cut the module again.
 # Appends a host function NAME to main.rs and relinks, the device linker's
 # report in $work/NAME-report.log.
 host_edit() {
@@ -150,6 +146,10 @@ host_edit() {
     cargo "$toolchain" oxide build --release --arch $arch 2>"$work/$1.log" ||
     { cat "$work/$1.log" "$work/$1-report.log"; fail "the build after the host edit $1 failed"; }
 }
+# An edit of host code alone gives O3 the same device module: the link
+# takes O3's result from the cache (OptimizedModuleCache.cpp), and with it
+# the index of the buckets the link before cut it into, every bucket's PTX
+# cached: it does not cut the module again.
 host_edit host_only_edit
 report=$work/host_only_edit-report.log
 grep -q 'optimised module from the cache' "$report" ||

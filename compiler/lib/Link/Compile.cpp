@@ -255,21 +255,17 @@ unsigned jobsOf(const LinkerOptions &Opts) {
   return Opts.Jobs ? Opts.Jobs : std::max(1u, std::thread::hardware_concurrency());
 }
 
-/// The PTX of each ptxas bucket of M's parts (planPtxasBuckets), from the
-/// cache where the bucket's parts were compiled before, else by the NVPTX
-/// backend, buckets in parallel: each thread reads its bucket's parts into
-/// an LLVMContext of its own (a context is not shared between threads),
-/// links them into one module and emits it with a TargetMachine of its own.
-/// One module per bucket rather than per part: what NVPTX costs per module,
-/// whatever its size, made emitting 200 one-kernel parts cost more than half
-/// again as much as the whole module. The parts of a bucket share nothing but
-/// declarations (what two parts reach is in the common part, alone in its
-/// bucket) and their own copies of a shared-memory variable several kernels
-/// use (SplitByKernel.cpp), which are internal: the link renames them apart
-/// and each kernel keeps its own.
+/// A bucket's PTX from the part cache, rewritten for ptxas's hazards
+/// (PtxasHazards.def: the cache keeps what NVPTX wrote); none on a miss.
+std::optional<std::string> cachedBucketPtx(const PartCache &Cache, StringRef Key) {
+  if (auto Cached = Cache.lookup(Key, "ptx"))
+    return rewritePtxasHazards(*Cached);
+  return std::nullopt;
+}
+
 /// The buckets' PTX of an earlier split of the module OptimizedKey names
-/// (lookupPartIndex), every bucket taken from the part cache and rewritten
-/// as compileParts rewrites it; none where the index or a bucket is missing.
+/// (lookupPartIndex), every bucket by cachedBucketPtx; none where the index
+/// or a bucket is missing.
 std::optional<std::vector<std::string>> ptxFromPartIndex(const PartCache &Cache,
                                                          StringRef OptimizedKey,
                                                          const LinkerOptions &Opts,
@@ -282,8 +278,7 @@ std::optional<std::vector<std::string>> ptxFromPartIndex(const PartCache &Cache,
     DefaultThreadPool Pool(hardware_concurrency(jobsOf(Opts)));
     for (size_t B = 0; B < Ptx.size(); ++B)
       Pool.async([&, B] {
-        if (auto Cached = Cache.lookup(Index->BucketKeys[B], "ptx"))
-          Ptx[B] = rewritePtxasHazards(*Cached);
+        Ptx[B] = cachedBucketPtx(Cache, Index->BucketKeys[B]);
       });
     Pool.wait();
   }
@@ -297,6 +292,18 @@ std::optional<std::vector<std::string>> ptxFromPartIndex(const PartCache &Cache,
   return Out;
 }
 
+/// The PTX of each ptxas bucket of M's parts (planPtxasBuckets), from the
+/// cache where the bucket's parts were compiled before, else by the NVPTX
+/// backend, buckets in parallel: each thread reads its bucket's parts into
+/// an LLVMContext of its own (a context is not shared between threads),
+/// links them into one module and emits it with a TargetMachine of its own.
+/// One module per bucket rather than per part: what NVPTX costs per module,
+/// whatever its size, made emitting 200 one-kernel parts cost more than half
+/// again as much as the whole module. The parts of a bucket share nothing but
+/// declarations (what two parts reach is in the common part, alone in its
+/// bucket) and their own copies of a shared-memory variable several kernels
+/// use (SplitByKernel.cpp), which are internal: the link renames them apart
+/// and each kernel keeps its own.
 /// OptimizedKey: the key M was (or would have been) cached under by
 /// storeOptimizedModule, under which the split's index is kept; empty for none.
 Expected<std::vector<std::string>> compileParts(Module &M, const LinkerOptions &Opts,
@@ -351,8 +358,8 @@ Expected<std::vector<std::string>> compileParts(Module &M, const LinkerOptions &
         // ptxas miscompiles a few PTX instructions at their edge values
         // (PtxasHazards.def): each bucket is rewritten here, on its thread;
         // the cache keeps what NVPTX wrote.
-        if (auto Cached = Cache.lookup(B.Key, "ptx")) {
-          B.Ptx = rewritePtxasHazards(*Cached);
+        if (auto Cached = cachedBucketPtx(Cache, B.Key)) {
+          B.Ptx = std::move(*Cached);
           ++Hits;
           return;
         }
