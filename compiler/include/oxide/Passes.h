@@ -330,13 +330,6 @@ struct KeepNullPointersGenericPass : llvm::PassInfoMixin<KeepNullPointersGeneric
   llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
 };
 
-/// LowerSaturatingCasts.cpp: Rust's saturating float → integer casts
-/// (`llvm.fptosi.sat` / `fptoui.sat` from f32 or f64 to 8–64 bits) → PTX's
-/// `cvt.rzi`, which saturates and maps NaN to 0 itself.
-struct LowerSaturatingCastsPass : llvm::PassInfoMixin<LowerSaturatingCastsPass> {
-  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
-};
-
 /// KeepNaNPayloads.cpp: last before code generation, `select (fcmp x, C),
 /// C, x` shapes that hand a NaN `x` back → a merge of the bits under a
 /// mask, so ptxas cannot make them a NaN-canonicalising FMNMX.NAN.
