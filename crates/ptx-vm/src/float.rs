@@ -851,10 +851,14 @@ fn int_range(bits: u8, signed: bool) -> (i128, i128) {
 }
 
 /// Float → integer: round in `mode` (default toward zero), saturate to the
-/// destination's range, NaN to 0.
+/// destination's range. NaN gives what an H100 gives (measured with
+/// `cvt.rzi` of every pair, 2026-12-06): 0 from f32 or a half to at most 32
+/// bits; from f64, or to 64 bits, the destination's sign bit alone
+/// (0x8000…), for unsigned destinations too.
 fn float_to_int(fmt: Format, b: u64, mode: Rnd, bits: u8, signed: bool) -> u64 {
     let (lo, hi) = int_range(bits, signed);
     let v: i128 = match unpack(fmt, b) {
+        Val::NaN if fmt == F64 || bits == 64 => return 1u64 << (bits - 1),
         Val::NaN | Val::Zero(_) => 0,
         Val::Inf(s) => {
             if s {
@@ -1119,6 +1123,36 @@ mod tests {
         );
     }
 
+    /// NaN to an integer, pair by pair, as an H100 converts it (`cvt.rzi`
+    /// of each pair in a CUDA C++ probe): 0 from f32 and f16 to 8–32 bits,
+    /// the sign bit alone from f64 or to 64 bits, signed or not. Every other
+    /// value rounds toward zero and saturates there, as Rust's `as` does.
+    #[test]
+    fn nan_to_integer_as_the_gpu_gives_it() {
+        let nan32 = f32::NAN.to_bits() as u64;
+        let nan64 = f64::NAN.to_bits();
+        let nan16 = 0x7e00u64;
+        let cvt = |src: NumTy, bits: u8, signed: bool, v: u64| {
+            convert(NumTy::Int { bits, signed }, src, Rnd::Rzi, false, false, false, false, v)
+        };
+        for signed in [true, false] {
+            assert_eq!(cvt(NumTy::Float(F32), 8, signed, nan32), 0);
+            assert_eq!(cvt(NumTy::Float(F32), 16, signed, nan32), 0);
+            assert_eq!(cvt(NumTy::Float(F32), 32, signed, nan32), 0);
+            assert_eq!(cvt(NumTy::Float(F16), 32, signed, nan16), 0);
+            assert_eq!(cvt(NumTy::Float(F32), 64, signed, nan32), 0x8000_0000_0000_0000);
+            assert_eq!(cvt(NumTy::Float(F16), 64, signed, nan16), 0x8000_0000_0000_0000);
+            assert_eq!(cvt(NumTy::Float(F64), 16, signed, nan64), 0x8000);
+            assert_eq!(cvt(NumTy::Float(F64), 32, signed, nan64), 0x8000_0000);
+            assert_eq!(cvt(NumTy::Float(F64), 64, signed, nan64), 0x8000_0000_0000_0000);
+            assert_eq!(cvt(NumTy::Float(F64), 64, signed, nan64 | 1 << 63), 0x8000_0000_0000_0000);
+        }
+        // Not NaN: saturation, whatever the pair.
+        assert_eq!(cvt(NumTy::Float(F64), 32, false, (-1e30f64).to_bits()), 0);
+        assert_eq!(cvt(NumTy::Float(F64), 64, false, 1.9e19f64.to_bits()), u64::MAX);
+        assert_eq!(cvt(NumTy::Float(F32), 64, true, f32::NEG_INFINITY.to_bits() as u64), 1 << 63);
+    }
+
     #[test]
     fn conversions_round_and_saturate() {
         let f = |x: f32| x.to_bits() as u64;
@@ -1144,6 +1178,7 @@ mod tests {
         assert_eq!(to_s32(Rnd::Rzi, 1e20), i32::MAX);
         assert_eq!(to_s32(Rnd::Rzi, -1e20), i32::MIN);
         assert_eq!(to_s32(Rnd::Rzi, f32::NAN), 0);
+        assert_eq!(to_s32(Rnd::Rzi, -f32::NAN), 0);
         let to_u8 = |x: f32| {
             convert(
                 NumTy::Int {
