@@ -17,7 +17,9 @@
 //!   `.sat` (clamp to [0, 1], NaN to +0).
 //! - conversions (`cvt`) between every pair of integer and float types with
 //!   `.rn .rz .rm .rp .rna` and `.rni .rzi .rmi .rpi`, saturation of
-//!   float-to-integer results (NaN becomes 0), `.sat`, `.relu`,
+//!   float-to-integer results (NaN becomes 0 from f32 and halves to 8–32
+//!   bits, the sign bit alone from f64 or to 64 bits, as an H100 gives it),
+//!   `.sat`, `.relu`,
 //!   `.satfinite`.
 //! - the `.approx` instructions (`rcp sqrt rsqrt ex2 lg2 sin cos tanh`,
 //!   `div.approx`, `div.full`): computed with the host's f64 math and rounded
