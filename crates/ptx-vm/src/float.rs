@@ -853,10 +853,10 @@ fn int_range(bits: u8, signed: bool) -> (i128, i128) {
 }
 
 /// Float → integer: round in `mode` (default toward zero), saturate to the
-/// destination's range. NaN gives what an H100 gives (measured with
-/// `cvt.rzi` of every pair, 2026-12-06): 0 from f32 or a half to at most 32
-/// bits; from f64, or to 64 bits, the destination's sign bit alone
-/// (0x8000…), for unsigned destinations too.
+/// destination's range. NaN gives what an H100 gives (`cvt.rzi` of each
+/// source and width, measured): 0 from f32 or a half (f16, bf16) to at most
+/// 32 bits; from f64, or to 64 bits, the destination's sign bit alone
+/// (0x80, 0x8000, …), for unsigned destinations too.
 fn float_to_int(fmt: Format, b: u64, mode: Rnd, bits: u8, signed: bool) -> u64 {
     let (lo, hi) = int_range(bits, signed);
     let v: i128 = match unpack(fmt, b) {
@@ -1126,7 +1126,8 @@ mod tests {
     }
 
     /// NaN to an integer, pair by pair, as an H100 converts it (`cvt.rzi`
-    /// of each pair in a CUDA C++ probe): 0 from f32 and f16 to 8–32 bits,
+    /// of each pair in a CUDA C++ probe, every pair below measured): 0 from
+    /// f32, f16 and bf16 to 8–32 bits,
     /// the sign bit alone from f64 or to 64 bits, signed or not. Every other
     /// value rounds toward zero and saturates there, as Rust's `as` does.
     #[test]
@@ -1144,6 +1145,9 @@ mod tests {
             assert_eq!(cvt(NumTy::Float(F16), 32, signed, nan16), 0);
             assert_eq!(cvt(NumTy::Float(F32), 64, signed, nan32), 0x8000_0000_0000_0000);
             assert_eq!(cvt(NumTy::Float(F16), 64, signed, nan16), 0x8000_0000_0000_0000);
+            assert_eq!(cvt(NumTy::Float(BF16), 32, signed, 0x7fc0), 0);
+            assert_eq!(cvt(NumTy::Float(BF16), 64, signed, 0x7fc0), 0x8000_0000_0000_0000);
+            assert_eq!(cvt(NumTy::Float(F64), 8, signed, nan64), 0x80);
             assert_eq!(cvt(NumTy::Float(F64), 16, signed, nan64), 0x8000);
             assert_eq!(cvt(NumTy::Float(F64), 32, signed, nan64), 0x8000_0000);
             assert_eq!(cvt(NumTy::Float(F64), 64, signed, nan64), 0x8000_0000_0000_0000);
