@@ -1127,9 +1127,9 @@ mod tests {
 
     /// NaN to an integer, pair by pair, as an H100 converts it (`cvt.rzi`
     /// of each pair in a CUDA C++ probe, every pair below measured): 0 from
-    /// f32, f16 and bf16 to 8–32 bits,
-    /// the sign bit alone from f64 or to 64 bits, signed or not. Every other
-    /// value rounds toward zero and saturates there, as Rust's `as` does.
+    /// f32, f16 and bf16 to 8–32 bits, the sign bit alone from f64 or to 64
+    /// bits, signed or not. Every other value rounds toward zero and
+    /// saturates there, as Rust's `as` does.
     #[test]
     fn nan_to_integer_as_the_gpu_gives_it() {
         let nan32 = f32::NAN.to_bits() as u64;

@@ -31,7 +31,6 @@ pub fn float_to_int_cvt(xs: &[f64], mut out: DisjointSlice<[u64; RESULTS]>) {
     }
     let d = xs[i];
     let f = d as f32;
-    let r = &mut [0u64; RESULTS];
     let (fs8, fu8, fs16, fu16, fs32, fu32): (u32, u32, u16, u16, u32, u32);
     let (ds8, du8, ds16, du16, ds32, du32): (u32, u32, u16, u16, u32, u32);
     let (fs64, fu64, ds64, du64): (u64, u64, u64, u64);
@@ -55,12 +54,12 @@ pub fn float_to_int_cvt(xs: &[f64], mut out: DisjointSlice<[u64; RESULTS]>) {
         ptx_asm!("cvt.rzi.s64.f64 {d}, {x};", d = out(u64) ds64, x = in(f64) d, options(pure, nomem));
         ptx_asm!("cvt.rzi.u64.f64 {d}, {x};", d = out(u64) du64, x = in(f64) d, options(pure, nomem));
     }
-    *r = [
+    let r = [
         fs8 as u64, fu8 as u64, fs16 as u64, fu16 as u64, fs32 as u64, fu32 as u64, fs64, fu64,
         ds8 as u64, du8 as u64, ds16 as u64, du16 as u64, ds32 as u64, du32 as u64, ds64, du64,
     ];
     if let Some(slot) = out.get_mut(idx) {
-        *slot = *r;
+        *slot = r;
     }
 }
 
