@@ -74,11 +74,28 @@
 //! smaller: 2 or 3 stages (3 fill the shared memory), with the pipeline or
 //! without it. A causal warpgroup reads the KV tiles up to its own last
 //! row and masks every tile that crosses its first row.
-//! [`Tile::default_for`] picks the shape, the fastest on the H200: 128
-//! rows and 3 stages with the pipeline (`m128s3`) at head_dim 128, 192
-//! rows and 3 stages without it (`m192s3n`) at head_dim 64;
-//! `OXIDE_ATTN_FWD` ([`TILE_ENV`]) names others for the example and the
-//! benchmarks.
+//! [`Tile::default_for`] picks the shape, the fastest measured: 128
+//! rows and 3 stages with the pipeline at head_dim 128, 192 rows and 3
+//! stages without it at head_dim 64, both persistent (`m128s3p`,
+//! `m192s3np`, below); `OXIDE_ATTN_FWD` ([`TILE_ENV`]) names others for
+//! the example and the benchmarks.
+//!
+//! A persistent kernel ([`Tile::persistent`], [`Schedule`]) launches one
+//! block per multiprocessor; each block's producer takes work items (a
+//! query tile of a head) from a counter in device memory, in the order the
+//! grid below would dispatch its blocks, until none is left, so a block
+//! that finishes early takes more, as the hardware's dispatch would give
+//! it. The producer loads the next item's Q as soon as both consumer
+//! warpgroups have issued their last Q·Kᵀ (an mbarrier, `q_empty`) and its
+//! K and V into the ring as stages free up, while the consumers finish the
+//! last P·V and store O: a new block would instead start with its pipeline
+//! empty, a cost that weighs most where a query tile has few KV tiles
+//! (short sequences, causal). The item's number travels to the
+//! consumers in a shared word written before the producer's arrival on
+//! Q's barrier. The launch's last fetch from the counter (each block
+//! fetches exactly once past the last item) sets it back to 0;
+//! [`Attention::launch`] makes a launch on another stream wait for the
+//! last one (an event), as two launches at once would share it.
 //!
 //! The order of the blocks ([`launch_config`], [`Group`]): the grid is
 //! (G, query tiles, ⌈batch·heads/G⌉), a block's head is z·G + x and its
@@ -110,11 +127,13 @@
 //! `[package.metadata.oxide] arch = "sm_90a"` in its Cargo.toml.
 
 use cuda_core::tensor_map::{TensorDataType, TensorMap};
-use cuda_core::{CudaFunction, CudaStream, DeviceBuffer, LaunchConfig};
+use cuda_core::{CudaEvent, CudaFunction, CudaStream, DeviceBuffer, LaunchConfig};
 use cuda_device::mbarrier::{self, shared_address, MBarrier};
 use cuda_device::wgmma::{self, pack_bf16x2};
 use cuda_device::{dynamic_shared, kernel, ptx_asm, thread, tma, unroll, warp, warpgroup, DisjointSlice};
 use cuda_host::{cuda_launch, KernelModule};
+use core::sync::atomic::{AtomicU32, Ordering};
+use cuda_device::atomic::{Scope, ScopedAtomic};
 use std::marker::PhantomData;
 
 pub mod backward;
@@ -143,8 +162,10 @@ pub const THREADS: u32 = 384;
 /// ring, and whether each warpgroup overlaps its softmax with its own P·V
 /// (`overlap`, the software pipeline of the module docs) or runs them one
 /// after the other (only the warpgroups overlap each other: fewer live
-/// registers, which three warpgroups of 160 registers need). The kernels
-/// exist for the shapes [`Tile::available`] lists.
+/// registers, which three warpgroups of 160 registers need), and whether
+/// the kernel is persistent (`persistent`: a block per multiprocessor
+/// taking work items until none is left, [`Schedule`]). The kernels exist
+/// for the shapes [`Tile::available`] lists.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Tile {
     /// Consumer warpgroups: 2 (128 query rows, 384 threads) or 3 (192
@@ -154,41 +175,55 @@ pub struct Tile {
     pub stages: u32,
     /// Softmax overlapped with the warpgroup's own P·V.
     pub overlap: bool,
+    /// One block per multiprocessor, each taking work items (a query tile
+    /// of a head) until none is left ([`Schedule`]), instead of one block
+    /// per work item: a block loads the next item's tiles while its
+    /// consumers finish the last one, where a new block would start with
+    /// its pipeline empty.
+    pub persistent: bool,
 }
 
 impl Tile {
     /// 128 rows, 2 stages: the only shape for [`Variant::SharedP`].
-    pub const M128_S2: Tile = Tile { consumers: 2, stages: 2, overlap: true };
-    /// 128 rows, 3 stages: the default at head_dim 128, the fastest of
-    /// [`Tile::D128`] on the H200 (benches/README.md).
-    pub const M128_S3: Tile = Tile { consumers: 2, stages: 3, overlap: true };
-    /// 192 rows, 3 stages, no overlap within a warpgroup: the default at
-    /// head_dim 64, the fastest of [`Tile::D64`] on the H200
+    pub const M128_S2: Tile = Tile { consumers: 2, stages: 2, overlap: true, persistent: false };
+    /// 128 rows, 3 stages: the fastest of [`Tile::D128`] on the H200 one
+    /// block per work item (benches/README.md).
+    pub const M128_S3: Tile = Tile { consumers: 2, stages: 3, overlap: true, persistent: false };
+    /// 192 rows, 3 stages, no overlap within a warpgroup: the fastest of
+    /// [`Tile::D64`] on the H200 one block per work item
     /// (benches/README.md).
-    pub const M192_S3N: Tile = Tile { consumers: 3, stages: 3, overlap: false };
+    pub const M192_S3N: Tile = Tile { consumers: 3, stages: 3, overlap: false, persistent: false };
+    /// [`Tile::M128_S3`], persistent: the default at head_dim 128, faster
+    /// than it at every bench shape (benches/README.md).
+    pub const M128_S3P: Tile = Tile { persistent: true, ..Tile::M128_S3 };
+    /// [`Tile::M192_S3N`], persistent: the default at head_dim 64, faster
+    /// than it at every bench shape (benches/README.md).
+    pub const M192_S3NP: Tile = Tile { persistent: true, ..Tile::M192_S3N };
     /// The shapes with a head_dim-128 kernel (P in registers), the
     /// default first: a full K/V tile is twice the bytes of head_dim 64's,
     /// so three stages just fit the shared memory and three consumer
     /// warpgroups would not fit the registers.
-    pub const D128: [Tile; 4] = [
+    pub const D128: [Tile; 5] = [
+        Tile::M128_S3P,
         Tile::M128_S3,
         Tile::M128_S2,
-        Tile { consumers: 2, stages: 2, overlap: false },
-        Tile { consumers: 2, stages: 3, overlap: false },
+        Tile { consumers: 2, stages: 2, overlap: false, persistent: false },
+        Tile { consumers: 2, stages: 3, overlap: false, persistent: false },
     ];
     /// The shapes with a head_dim-64 kernel (P in registers), the default
     /// first: half-size K/V tiles leave room for deeper rings, and three
     /// consumer warpgroups give the tensor cores more independent work per
     /// KV tile to overlap with the softmax.
-    pub const D64: [Tile; 8] = [
+    pub const D64: [Tile; 9] = [
+        Tile::M192_S3NP,
         Tile::M192_S3N,
         Tile::M128_S2,
-        Tile { consumers: 2, stages: 3, overlap: true },
-        Tile { consumers: 2, stages: 4, overlap: true },
-        Tile { consumers: 3, stages: 2, overlap: true },
-        Tile { consumers: 3, stages: 3, overlap: true },
-        Tile { consumers: 3, stages: 4, overlap: true },
-        Tile { consumers: 3, stages: 2, overlap: false },
+        Tile { consumers: 2, stages: 3, overlap: true, persistent: false },
+        Tile { consumers: 2, stages: 4, overlap: true, persistent: false },
+        Tile { consumers: 3, stages: 2, overlap: true, persistent: false },
+        Tile { consumers: 3, stages: 3, overlap: true, persistent: false },
+        Tile { consumers: 3, stages: 4, overlap: true, persistent: false },
+        Tile { consumers: 3, stages: 2, overlap: false, persistent: false },
     ];
 
     /// Query rows per block.
@@ -213,20 +248,31 @@ impl Tile {
 
     /// The tile [`Attention::new`] uses for `head_dim`.
     pub fn default_for(head_dim: u32) -> Tile {
-        if head_dim == 64 { Tile::M192_S3N } else { Tile::M128_S3 }
+        if head_dim == 64 { Tile::M192_S3NP } else { Tile::M128_S3P }
     }
 
     /// The tile's name, `m{rows}s{stages}`, with `n` after it without the
-    /// overlap (as [`Tile::parse`] reads it).
+    /// overlap and then `p` when persistent (as [`Tile::parse`] reads it).
     pub fn name(self) -> String {
-        format!("m{}s{}{}", self.rows(), self.stages, if self.overlap { "" } else { "n" })
+        format!(
+            "m{}s{}{}{}",
+            self.rows(),
+            self.stages,
+            if self.overlap { "" } else { "n" },
+            if self.persistent { "p" } else { "" }
+        )
     }
 
     /// Reads a tile name: `m{rows}s{stages}`, `m{rows}` (2 stages) or
-    /// `s{stages}` (128 rows), each with `n` after it for no overlap; None
-    /// for anything else or rows that are not a whole number of warpgroups.
+    /// `s{stages}` (128 rows), each with `n` after it for no overlap and
+    /// then `p` for persistent; None for anything else or rows that are not
+    /// a whole number of warpgroups.
     pub fn parse(name: &str) -> Option<Tile> {
         let name = name.trim();
+        let (name, persistent) = match name.strip_suffix('p') {
+            Some(rest) => (rest, true),
+            None => (name, false),
+        };
         let (name, overlap) = match name.strip_suffix('n') {
             Some(rest) => (rest, false),
             None => (name, true),
@@ -239,7 +285,7 @@ impl Tile {
             (None, Some(s)) => (BM, s.parse::<u32>().ok()?),
             _ => return None,
         };
-        (rows > 0 && rows.is_multiple_of(64)).then_some(Tile { consumers: rows / 64, stages, overlap })
+        (rows > 0 && rows.is_multiple_of(64)).then_some(Tile { consumers: rows / 64, stages, overlap, persistent })
     }
 
     /// The tiles that `spec` names for `head_dim` (P in registers): `all`
@@ -454,6 +500,28 @@ impl Shape {
     }
 }
 
+/// How a persistent forward kernel ([`Tile::persistent`]) takes its work:
+/// every block fetches the next work item from a counter in device memory
+/// until none is left, so the blocks that finish early take more (the
+/// hardware's dynamic dispatch of a non-persistent grid, kept by a grid of
+/// one block per multiprocessor), and a block loads the next item's Q, K
+/// and V while its consumers finish the last one. Item `v` is the block the
+/// non-persistent grid of the same head group would dispatch `v`-th
+/// ([`virtual_block`]). The kernels that are not persistent ignore it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C)]
+pub struct Schedule {
+    /// The device address of the launch's work counter, a `u32` that is 0
+    /// when the launch starts (the launch's last fetch sets it back to 0);
+    /// 0 for a kernel that is not persistent.
+    pub counter: u64,
+    /// The heads per group, G ([`Group`]).
+    pub group: u32,
+    /// The work items: G × query tiles × ⌈batch·heads / G⌉, those past the
+    /// last head skipped.
+    pub items: u32,
+}
+
 /// Byte offset of element (`row`, `col`) in a tile of 128-byte-swizzled
 /// boxes of `rows` rows: columns are split into boxes of 64 bf16, each box
 /// `rows`·128 bytes; inside a box the 16-byte chunk index of a row is
@@ -515,6 +583,19 @@ fn recip(x: f32) -> f32 {
 unsafe fn store_shared(address: u32, value: u32) {
     // SAFETY: the caller's contract.
     unsafe { ptx_asm!("st.shared.u32 [{a}], {v};", a = in(u32) address, v = in(u32) value) };
+}
+
+/// Loads a 32-bit word from a 32-bit shared address.
+///
+/// # Safety
+/// `address` is 4-byte aligned, inside the launch's dynamic shared memory,
+/// and nobody writes it concurrently.
+#[inline(always)]
+unsafe fn load_shared(address: u32) -> u32 {
+    let value: u32;
+    // SAFETY: the caller's contract.
+    unsafe { ptx_asm!("ld.shared.u32 {v}, [{a}];", v = out(u32) value, a = in(u32) address) };
+    value
 }
 
 /// Waits until the 128 threads of warpgroup `wg` (0, 1 or 2, warp-uniform)
@@ -719,6 +800,23 @@ fn rescale<const R: usize>(acc_o: &mut [f32; R], alpha0: f32, alpha1: f32) {
     });
 }
 
+/// The grid indices (x, y, z) that block `v` of the non-persistent grid
+/// for head groups of `group` and `q_tiles` query tiles has, in the
+/// hardware's dispatch order (x fastest, then y, then z): a persistent
+/// kernel takes its work items in that order ([`Schedule`]).
+#[inline(always)]
+pub(crate) const fn virtual_block(v: u32, group: u32, q_tiles: u32) -> (u32, u32, u32) {
+    // Both are at least 1 (the host's grid); saying so spares the kernel
+    // a division-by-zero panic path.
+    let (group, q_tiles) = (if group == 0 { 1 } else { group }, if q_tiles == 0 { 1 } else { q_tiles });
+    let rest = v / group;
+    (v % group, rest % q_tiles, rest / q_tiles)
+}
+
+/// The slot value that tells a persistent kernel's consumers that no work
+/// item is left.
+const NO_ITEM: u32 = u32::MAX;
+
 /// The (batch·head, query tile) of the forward's block `block` (its
 /// blockIdx x, y, z) in a grid `grid_x` wide ([`launch_config`]): heads in
 /// groups of `grid_x`, z the group and x the head in it, y the query tile
@@ -735,15 +833,17 @@ pub(crate) const fn block_work(block: (u32, u32, u32), grid_x: u32, q_tiles: u32
 /// The kernel's body for head dimension HD (64 or 128; R = HD/2
 /// accumulators per thread), P kept in registers (`P_REGS`) or passed
 /// through shared memory, CW consumer warpgroups (2 or 3: 64·CW query rows
-/// per block), a ring of STAGES K/V stages, and (P in registers) the
-/// softmax overlapped with the warpgroup's own P·V or not (OVERLAP). See
-/// the module docs.
+/// per block), a ring of STAGES K/V stages, (P in registers) the softmax
+/// overlapped with the warpgroup's own P·V or not (OVERLAP), and one work
+/// item per block or as many as the block takes from `schedule`
+/// (PERSISTENT). See the module docs.
 #[inline(always)]
-fn forward<const HD: u32, const R: usize, const P_REGS: bool, const CW: u32, const STAGES: u32, const OVERLAP: bool>(
+fn forward<const HD: u32, const R: usize, const P_REGS: bool, const CW: u32, const STAGES: u32, const OVERLAP: bool, const PERSISTENT: bool>(
     map_q: u64,
     map_k: u64,
     map_v: u64,
     shape: Shape,
+    schedule: Schedule,
     o: &mut DisjointSlice<u32>,
     lse: &mut DisjointSlice<f32>,
 ) {
@@ -757,27 +857,44 @@ fn forward<const HD: u32, const R: usize, const P_REGS: bool, const CW: u32, con
     let v_tile = |s: u32| k_tile(s) + kv_bytes;
     let p_tile = |wg: u32| k_tile(STAGES) + wg * P_BYTES;
     let bars = if P_REGS { k_tile(STAGES) } else { p_tile(CW) };
-    // SAFETY (all four): 8-byte aligned words after the tiles, inside the
+    // SAFETY (all six): 8-byte aligned words after the tiles, inside the
     // launch's dynamic shared memory, used only as these barriers.
     let q_full = unsafe { MBarrier::from_address(bars) };
     let k_full = |s: u32| unsafe { MBarrier::from_address(bars + 8 * (1 + s)) };
     let v_full = |s: u32| unsafe { MBarrier::from_address(bars + 8 * (1 + STAGES + s)) };
     let k_empty = |s: u32| unsafe { MBarrier::from_address(bars + 8 * (1 + 2 * STAGES + s)) };
     let v_empty = |s: u32| unsafe { MBarrier::from_address(bars + 8 * (1 + 3 * STAGES + s)) };
+    // Persistent only: Q's tile released by every consumer thread, and the
+    // work item whose Q the producer loads (`NO_ITEM`: none is left).
+    let q_empty = unsafe { MBarrier::from_address(bars + 8 * (1 + 4 * STAGES)) };
+    let item_slot = bars + 8 * (2 + 4 * STAGES);
     let q_tiles = shape.seq.div_ceil(bm);
-    let (bh, qt) = block_work(
-        (thread::blockIdx_x(), thread::blockIdx_y(), thread::blockIdx_z()),
-        thread::gridDim_x(),
-        q_tiles,
-        shape.causal,
-    );
-    // The last group may be partial: its blocks past the last head leave
-    // before anything another thread waits for (the barriers'
-    // initialisation and `sync_threads` below), all threads of the block
-    // alike.
-    if bh >= shape.batch_heads {
-        return;
+    if !PERSISTENT {
+        let (bh, _) = block_work(
+            (thread::blockIdx_x(), thread::blockIdx_y(), thread::blockIdx_z()),
+            thread::gridDim_x(),
+            q_tiles,
+            shape.causal,
+        );
+        // The last group may be partial: its blocks past the last head
+        // leave before anything another thread waits for (the barriers'
+        // initialisation and `sync_threads` below), all threads of the
+        // block alike.
+        if bh >= shape.batch_heads {
+            return;
+        }
     }
+    // The (batch·head, query tile) of a work item: the block's own, or
+    // item `v` of the persistent schedule (the hardware's dispatch order
+    // of the non-persistent grid, [`virtual_block`]).
+    let work = |v: u32| {
+        let block = if PERSISTENT {
+            virtual_block(v, schedule.group, q_tiles)
+        } else {
+            (thread::blockIdx_x(), thread::blockIdx_y(), thread::blockIdx_z())
+        };
+        block_work(block, if PERSISTENT { schedule.group } else { thread::gridDim_x() }, q_tiles, shape.causal)
+    };
     let tid = thread::threadIdx_x();
     if tid == 0 {
         // SAFETY: one thread initialises; fence + barrier publish it.
@@ -789,23 +906,22 @@ fn forward<const HD: u32, const R: usize, const P_REGS: bool, const CW: u32, con
                 k_empty(s).init(128 * CW);
                 v_empty(s).init(128 * CW);
             }
+            if PERSISTENT {
+                q_empty.init(128 * CW);
+            }
         }
         mbarrier::fence_init();
     }
     thread::sync_threads();
 
-    let kv_row0 = bh * shape.seq;
-    // The block's first query (in its head). With 192 rows the last block
-    // may run past seq: its Q rows there are the next head's (or TMA's
-    // zeros past the tensor), computed like the others and never stored.
-    let q0 = qt * bm;
     let all_tiles = shape.seq / BN;
     // KV tiles up to the one that holds `last` (a query), for causal.
     let tiles_to = |last: u32| if shape.causal { (last / BN + 1).min(all_tiles) } else { all_tiles };
-    let kv_tiles = tiles_to(q0 + bm - 1);
     let warp_index = warp::shfl_idx(warp::FULL_MASK, tid / 32, 0);
-    // The parity of the `j / STAGES`-th completion of a stage's barriers.
-    let phase = |j: u32| (j / STAGES) & 1;
+    // The ring's position of the block's `g`-th KV tile (over all its work
+    // items): its stage and the parity of that stage's barriers' phase.
+    let stage = |g: u32| g % STAGES;
+    let phase = |g: u32| (g / STAGES) & 1;
 
     if warp_index >= 4 * CW {
         if CW == 2 {
@@ -819,39 +935,93 @@ fn forward<const HD: u32, const R: usize, const P_REGS: bool, const CW: u32, con
             tma::prefetch_tensor_map(map_q);
             tma::prefetch_tensor_map(map_k);
             tma::prefetch_tensor_map(map_v);
-            q_full.arrive_expect_tx(boxes * bm * ROW_BYTES);
-            for c in 0..boxes {
-                // SAFETY: valid map (host) with boxes of `bm` rows; the Q
-                // tile is 1024-aligned and written once; `q_full` expects
-                // every box's bytes (TMA counts the zeros it writes for rows
-                // past the tensor too).
-                unsafe { tma::load_2d(q_tile + c * bm * ROW_BYTES, map_q, q_full, (c * BOX) as i32, (kv_row0 + q0) as i32) };
-            }
-            // K and V stages are released separately (K once Q·Kᵀ is done,
-            // V once P·V is), so K tiles run ahead of the V tiles.
-            let mut j = 0;
-            while j < kv_tiles {
-                let s = j % STAGES;
-                let row = (kv_row0 + j * BN) as i32;
-                if j >= STAGES {
-                    k_empty(s).wait(phase(j - STAGES));
+            let mut items = 0u32;
+            let mut g = 0u32;
+            loop {
+                let (bh, qt, v) = if PERSISTENT {
+                    // SAFETY: the launch's counter (`Attention` passes a
+                    // device word of its own, 0 when the launch starts), only
+                    // ever accessed atomically.
+                    let counter = unsafe { AtomicU32::from_ptr(schedule.counter as *mut u32) };
+                    let v = counter.fetch_add_scoped(1, Scope::Device, Ordering::Relaxed);
+                    if v >= schedule.items {
+                        // Each block takes exactly one number past the
+                        // work: the last of them is the launch's last
+                        // take, after which the counter is 0 again for the
+                        // next launch (stream order).
+                        if v == schedule.items + thread::gridDim_x() - 1 {
+                            counter.store_scoped(0, Scope::Device, Ordering::Relaxed);
+                        }
+                        if items > 0 {
+                            q_empty.wait((items - 1) & 1);
+                        }
+                        // SAFETY: the slot is the producer's until q_full
+                        // completes; every consumer has read the last item
+                        // (q_empty).
+                        unsafe { store_shared(item_slot, NO_ITEM) };
+                        q_full.arrive();
+                        break;
+                    }
+                    let (bh, qt) = work(v);
+                    if bh >= shape.batch_heads {
+                        continue;
+                    }
+                    (bh, qt, v)
+                } else {
+                    if items > 0 {
+                        break;
+                    }
+                    let (bh, qt) = work(0);
+                    (bh, qt, 0)
+                };
+                let kv_row0 = bh * shape.seq;
+                let q0 = qt * bm;
+                let kv_tiles = tiles_to(q0 + bm - 1);
+                if PERSISTENT {
+                    if items > 0 {
+                        // The consumers are done with the last item's Q.
+                        q_empty.wait((items - 1) & 1);
+                    }
+                    // SAFETY: as above; q_full's arrival below publishes it.
+                    unsafe { store_shared(item_slot, v) };
                 }
-                k_full(s).arrive_expect_tx(kv_bytes);
+                q_full.arrive_expect_tx(boxes * bm * ROW_BYTES);
                 for c in 0..boxes {
-                    // SAFETY: valid map; the stage is free (its empty
-                    // barrier completed, or it was never used) and
-                    // 1024-aligned; the full barrier expects the bytes.
-                    unsafe { tma::load_2d(k_tile(s) + c * BN * ROW_BYTES, map_k, k_full(s), (c * BOX) as i32, row) };
+                    // SAFETY: valid map (host) with boxes of `bm` rows; the
+                    // Q tile is 1024-aligned and free (the first item's, or
+                    // released by q_empty); `q_full` expects every box's
+                    // bytes (TMA counts the zeros it writes for rows past
+                    // the tensor too).
+                    unsafe { tma::load_2d(q_tile + c * bm * ROW_BYTES, map_q, q_full, (c * BOX) as i32, (kv_row0 + q0) as i32) };
                 }
-                if j >= STAGES {
-                    v_empty(s).wait(phase(j - STAGES));
+                // K and V stages are released separately (K once Q·Kᵀ is
+                // done, V once P·V is), so K tiles run ahead of the V tiles.
+                let mut j = 0;
+                while j < kv_tiles {
+                    let s = stage(g);
+                    let row = (kv_row0 + j * BN) as i32;
+                    if g >= STAGES {
+                        k_empty(s).wait(phase(g - STAGES));
+                    }
+                    k_full(s).arrive_expect_tx(kv_bytes);
+                    for c in 0..boxes {
+                        // SAFETY: valid map; the stage is free (its empty
+                        // barrier completed, or it was never used) and
+                        // 1024-aligned; the full barrier expects the bytes.
+                        unsafe { tma::load_2d(k_tile(s) + c * BN * ROW_BYTES, map_k, k_full(s), (c * BOX) as i32, row) };
+                    }
+                    if g >= STAGES {
+                        v_empty(s).wait(phase(g - STAGES));
+                    }
+                    v_full(s).arrive_expect_tx(kv_bytes);
+                    for c in 0..boxes {
+                        // SAFETY: as above.
+                        unsafe { tma::load_2d(v_tile(s) + c * BN * ROW_BYTES, map_v, v_full(s), (c * BOX) as i32, row) };
+                    }
+                    j += 1;
+                    g += 1;
                 }
-                v_full(s).arrive_expect_tx(kv_bytes);
-                for c in 0..boxes {
-                    // SAFETY: as above.
-                    unsafe { tma::load_2d(v_tile(s) + c * BN * ROW_BYTES, map_v, v_full(s), (c * BOX) as i32, row) };
-                }
-                j += 1;
+                items += 1;
             }
         }
         return;
@@ -868,193 +1038,245 @@ fn forward<const HD: u32, const R: usize, const P_REGS: bool, const CW: u32, con
     let t = tid % 128;
     let lane = t % 32;
     let r = 16 * (t / 32) + lane / 4;
-    // The warpgroup's first query (in its head); seq is a multiple of 64,
-    // so its 64 rows are all in the sequence or all past it.
-    let wg_q0 = q0 + 64 * wg;
     let q_rows = q_tile + wg * 64 * ROW_BYTES;
-    if wg_q0 >= shape.seq {
-        // Rows past the sequence (the last block of 192): nothing to
-        // compute or store, but the stages wait for this warpgroup's
-        // arrivals. Each after its tile has landed, so that it counts for
-        // that tile's use of the stage and not an earlier one's.
-        let mut j = 0;
-        while j < kv_tiles {
-            let s = j % STAGES;
-            k_full(s).wait(phase(j));
-            k_empty(s).arrive();
-            v_full(s).wait(phase(j));
-            v_empty(s).arrive();
-            j += 1;
-        }
-        return;
-    }
-    // The KV tiles this warpgroup reads: causal, up to the one that holds
-    // its last row, one fewer than the block's for warpgroup 0 of three.
-    // The producer only waits for the release of tiles j + STAGES <
-    // kv_tiles, which every warpgroup reads (STAGES ≥ 2), so the stages of
-    // the skipped last tile need not be released.
-    let wg_tiles = tiles_to(wg_q0 + 63);
     let scale_log2 = if HD == 64 { 0.125 * core::f32::consts::LOG2_E } else { 0.088_388_35 * core::f32::consts::LOG2_E };
-    let mut acc_o = wgmma::zeroed::<R>();
-    let mut acc_s = wgmma::zeroed::<64>();
-    let mut st = Softmax { m0: f32::NEG_INFINITY, m1: f32::NEG_INFINITY, l0: 0.0, l1: 0.0 };
-    // Tile j needs the causal mask when its last key is past the
-    // warpgroup's first row; `limit(j)`: the thread's first row minus the
-    // tile's first key.
-    let diagonal = |j: u32| shape.causal && (j + 1) * BN - 1 > wg_q0;
-    let limit = |j: u32| (wg_q0 + r) as i32 - (j * BN) as i32;
-    q_full.wait(0);
-    // S_j = Q·K_jᵀ, waited for, K_j's stage released, and its softmax:
-    // (alpha0, alpha1, P_j). Every variant's step begins so.
-    macro_rules! scores {
-        ($j:expr) => {{
-            let j = $j;
-            let s = j % STAGES;
-            k_full(s).wait(phase(j));
-            // SAFETY (this and every issue_* below): the whole warpgroup
-            // runs them with the same addresses; their operands are not
-            // rewritten and their stages not released before the
-            // wait_group that follows.
-            unsafe { issue_qk::<HD>(&mut acc_s, q_rows, bm, k_tile(s)) };
-            wgmma::wait_group::<0>();
-            k_empty(s).arrive();
-            softmax(acc_s, diagonal(j), limit(j), lane, &mut st, scale_log2)
-        }};
-    }
-    if P_REGS && OVERLAP {
-        // Software-pipelined (FlashAttention-3's intra-warpgroup overlap):
-        // in step j the tensor cores run Q·K_jᵀ and then P_{j-1}·V_{j-1}
-        // while the warpgroup waits only for the first, and the softmax of
-        // S_j runs during the second. O is rescaled once P_{j-1}·V_{j-1}
-        // is done, before P_j·V_j is issued.
-        let (_, _, first) = scores!(0);
-        // Step j: Q·K_jᵀ, then P_{j-1}·V_{j-1} with `$p`; returns P_j.
-        macro_rules! step {
-            ($j:expr, $p:expr) => {{
-                let j = $j;
-                let (s, sp) = (j % STAGES, (j - 1) % STAGES);
-                k_full(s).wait(phase(j));
-                unsafe { issue_qk::<HD>(&mut acc_s, q_rows, bm, k_tile(s)) };
-                v_full(sp).wait(phase(j - 1));
-                unsafe { issue_pv_registers(&mut acc_o, &$p, v_tile(sp)) };
-                // S_j is done (groups complete in order); P·V still runs.
-                wgmma::wait_group::<1>();
+    let mut items = 0u32;
+    // The block's KV tiles before this item's (the ring's position).
+    let mut g0 = 0u32;
+    loop {
+        if !PERSISTENT && items > 0 {
+            break;
+        }
+        q_full.wait(items & 1);
+        let (bh, qt) = if PERSISTENT {
+            // SAFETY: the producer wrote the slot before its arrival on
+            // q_full, whose completion this thread has waited for; it does
+            // not rewrite it before q_empty.
+            let v = unsafe { load_shared(item_slot) };
+            if v == NO_ITEM {
+                break;
+            }
+            work(v)
+        } else {
+            work(0)
+        };
+        let kv_row0 = bh * shape.seq;
+        // The block's first query (in its head). With 192 rows the last
+        // block may run past seq: its Q rows there are the next head's (or
+        // TMA's zeros past the tensor), computed like the others and never
+        // stored.
+        let q0 = qt * bm;
+        let kv_tiles = tiles_to(q0 + bm - 1);
+        // The warpgroup's first query (in its head); seq is a multiple of
+        // 64, so its 64 rows are all in the sequence or all past it.
+        let wg_q0 = q0 + 64 * wg;
+        // The KV tiles this warpgroup reads: causal, up to the one that
+        // holds its last row, one fewer than the block's for warpgroup 0 of
+        // three; none for rows past the sequence (the last block of 192).
+        let wg_tiles = if wg_q0 >= shape.seq { 0 } else { tiles_to(wg_q0 + 63) };
+        // The tiles from `from` on, which the warpgroup does not read: their
+        // stages still wait for its arrivals when a later tile of this item
+        // or (persistent) of a later item reuses them. Each after its tile
+        // has landed, so that it counts for that tile's use of the stage
+        // and not an earlier one's. Without persistence the producer only
+        // waits for the release of tiles j + STAGES < kv_tiles, which every
+        // warpgroup with rows in the sequence reads (STAGES ≥ 2): only a
+        // warpgroup without rows releases any.
+        let release_skipped = |from: u32| {
+            let mut j = from;
+            while j < kv_tiles {
+                let s = stage(g0 + j);
+                k_full(s).wait(phase(g0 + j));
                 k_empty(s).arrive();
-                let (alpha0, alpha1, next) = softmax(acc_s, diagonal(j), limit(j), lane, &mut st, scale_log2);
+                v_full(s).wait(phase(g0 + j));
+                v_empty(s).arrive();
+                j += 1;
+            }
+        };
+        if wg_tiles == 0 {
+            if PERSISTENT {
+                q_empty.arrive();
+            }
+            release_skipped(0);
+            g0 += kv_tiles;
+            items += 1;
+            continue;
+        }
+        let mut acc_o = wgmma::zeroed::<R>();
+        let mut acc_s = wgmma::zeroed::<64>();
+        let mut st = Softmax { m0: f32::NEG_INFINITY, m1: f32::NEG_INFINITY, l0: 0.0, l1: 0.0 };
+        // Tile j needs the causal mask when its last key is past the
+        // warpgroup's first row; `limit(j)`: the thread's first row minus
+        // the tile's first key.
+        let diagonal = |j: u32| shape.causal && (j + 1) * BN - 1 > wg_q0;
+        let limit = |j: u32| (wg_q0 + r) as i32 - (j * BN) as i32;
+        // S_j = Q·K_jᵀ, waited for, K_j's stage released, and its softmax:
+        // (alpha0, alpha1, P_j). Every variant's step begins so.
+        macro_rules! scores {
+            ($j:expr) => {{
+                let j = $j;
+                let s = stage(g0 + j);
+                k_full(s).wait(phase(g0 + j));
+                // SAFETY (this and every issue_* below): the whole
+                // warpgroup runs them with the same addresses; their
+                // operands are not rewritten and their stages not released
+                // before the wait_group that follows.
+                unsafe { issue_qk::<HD>(&mut acc_s, q_rows, bm, k_tile(s)) };
                 wgmma::wait_group::<0>();
-                v_empty(sp).arrive();
-                rescale(&mut acc_o, alpha0, alpha1);
-                next
+                k_empty(s).arrive();
+                softmax(acc_s, diagonal(j), limit(j), lane, &mut st, scale_log2)
             }};
         }
-        // The last tile's P·V.
-        macro_rules! last {
-            ($p:expr) => {{
-                let sp = (wg_tiles - 1) % STAGES;
-                v_full(sp).wait(phase(wg_tiles - 1));
-                unsafe { issue_pv_registers(&mut acc_o, &$p, v_tile(sp)) };
-                wgmma::wait_group::<0>();
-                v_empty(sp).arrive();
-            }};
-        }
-        // Two P buffers taking turns: the softmax must not write the
-        // registers a P·V in flight reads (ptxas would serialise every
-        // wgmma, C7513), which one loop-carried P would (its next value is
-        // computed while the last one is being multiplied).
-        let mut pa = first;
-        let mut j = 1;
-        loop {
-            if j >= wg_tiles {
-                last!(pa);
-                break;
+        if P_REGS && OVERLAP {
+            // Software-pipelined (FlashAttention-3's intra-warpgroup
+            // overlap): in step j the tensor cores run Q·K_jᵀ and then
+            // P_{j-1}·V_{j-1} while the warpgroup waits only for the first,
+            // and the softmax of S_j runs during the second. O is rescaled
+            // once P_{j-1}·V_{j-1} is done, before P_j·V_j is issued.
+            let (_, _, first) = scores!(0);
+            // Step j: Q·K_jᵀ, then P_{j-1}·V_{j-1} with `$p`; returns P_j.
+            macro_rules! step {
+                ($j:expr, $p:expr) => {{
+                    let j = $j;
+                    let (s, sp) = (stage(g0 + j), stage(g0 + j - 1));
+                    k_full(s).wait(phase(g0 + j));
+                    unsafe { issue_qk::<HD>(&mut acc_s, q_rows, bm, k_tile(s)) };
+                    v_full(sp).wait(phase(g0 + j - 1));
+                    unsafe { issue_pv_registers(&mut acc_o, &$p, v_tile(sp)) };
+                    // S_j is done (groups complete in order); P·V still runs.
+                    wgmma::wait_group::<1>();
+                    k_empty(s).arrive();
+                    let (alpha0, alpha1, next) = softmax(acc_s, diagonal(j), limit(j), lane, &mut st, scale_log2);
+                    wgmma::wait_group::<0>();
+                    v_empty(sp).arrive();
+                    rescale(&mut acc_o, alpha0, alpha1);
+                    next
+                }};
             }
-            let pb = step!(j, pa);
-            j += 1;
-            if j >= wg_tiles {
-                last!(pb);
-                break;
+            // The last tile's P·V; Q is no longer read.
+            macro_rules! last {
+                ($p:expr) => {{
+                    let sp = stage(g0 + wg_tiles - 1);
+                    if PERSISTENT {
+                        q_empty.arrive();
+                    }
+                    v_full(sp).wait(phase(g0 + wg_tiles - 1));
+                    unsafe { issue_pv_registers(&mut acc_o, &$p, v_tile(sp)) };
+                    wgmma::wait_group::<0>();
+                    v_empty(sp).arrive();
+                }};
             }
-            pa = step!(j, pb);
-            j += 1;
-        }
-    } else if P_REGS {
-        // One tile after the other: S, its softmax and O's rescaling, then
-        // P·V, each waited for.
-        let mut j = 0;
-        while j < wg_tiles {
-            let s = j % STAGES;
-            let (alpha0, alpha1, p) = scores!(j);
-            rescale(&mut acc_o, alpha0, alpha1);
-            v_full(s).wait(phase(j));
-            // SAFETY: as above.
-            unsafe { issue_pv_registers(&mut acc_o, &p, v_tile(s)) };
-            wgmma::wait_group::<0>();
-            v_empty(s).arrive();
-            j += 1;
-        }
-    } else {
-        let p_base = p_tile(wg);
-        let c0 = 2 * (lane % 4);
-        let mut j = 0;
-        while j < wg_tiles {
-            let s = j % STAGES;
-            let (alpha0, alpha1, p) = scores!(j);
-            unroll!(full, for i in 0..16u32 {
-                // SAFETY: inside this warpgroup's P tile; each (row, column
-                // pair) belongs to this thread alone, and the last P·V that
-                // read the tile completed (wait_group below, and the Q·Kᵀ
-                // before this point is warpgroup-collective).
-                unsafe {
-                    store_shared(p_base + swizzled_offset(r, 8 * i + c0, 64), p[(i / 2) as usize][2 * (i % 2) as usize]);
-                    store_shared(p_base + swizzled_offset(r + 8, 8 * i + c0, 64), p[(i / 2) as usize][2 * (i % 2) as usize + 1]);
+            // Two P buffers taking turns: the softmax must not write the
+            // registers a P·V in flight reads (ptxas would serialise every
+            // wgmma, C7513), which one loop-carried P would (its next value
+            // is computed while the last one is being multiplied).
+            let mut pa = first;
+            let mut j = 1;
+            loop {
+                if j >= wg_tiles {
+                    last!(pa);
+                    break;
                 }
-            });
-            rescale(&mut acc_o, alpha0, alpha1);
-            // P's generic-proxy stores, visible to wgmma (async proxy),
-            // from every warp of the warpgroup.
-            tma::fence_proxy_async_shared();
-            sync_warpgroup(wg);
-            v_full(s).wait(phase(j));
-            // SAFETY: as above.
-            unsafe { issue_pv_shared(&mut acc_o, p_base, v_tile(s)) };
-            wgmma::wait_group::<0>();
-            v_empty(s).arrive();
-            j += 1;
-        }
-    }
-    let Softmax { m0, m1, mut l0, mut l1 } = st;
-
-    // Epilogue: the row sums over the quad, O / l, log-sum-exp.
-    l0 += warp::shfl_xor(warp::FULL_MASK, l0, 1);
-    l0 += warp::shfl_xor(warp::FULL_MASK, l0, 2);
-    l1 += warp::shfl_xor(warp::FULL_MASK, l1, 1);
-    l1 += warp::shfl_xor(warp::FULL_MASK, l1, 2);
-    // l ≥ 1: the row's maximum contributes 2⁰.
-    let (inv0, inv1) = (recip(l0), recip(l1));
-    let row = kv_row0 + wg_q0 + r;
-    let col = 2 * (lane % 4);
-    unroll!(full, for i in 0..R / 4 {
-        let top = ((row * HD + col + 8 * i as u32) / 2) as usize;
-        let bottom = (((row + 8) * HD + col + 8 * i as u32) / 2) as usize;
-        if bottom < o.len() {
-            // SAFETY: both indices are below o.len(); the (row, column
-            // pair)s of a fragment belong to this thread alone and the
-            // blocks' and warpgroups' rows are disjoint.
-            unsafe {
-                *o.get_unchecked_mut(top) = pack_bf16x2(acc_o[4 * i] * inv0, acc_o[4 * i + 1] * inv0);
-                *o.get_unchecked_mut(bottom) = pack_bf16x2(acc_o[4 * i + 2] * inv1, acc_o[4 * i + 3] * inv1);
+                let pb = step!(j, pa);
+                j += 1;
+                if j >= wg_tiles {
+                    last!(pb);
+                    break;
+                }
+                pa = step!(j, pb);
+                j += 1;
+            }
+        } else if P_REGS {
+            // One tile after the other: S, its softmax and O's rescaling,
+            // then P·V, each waited for.
+            let mut j = 0;
+            while j < wg_tiles {
+                let s = stage(g0 + j);
+                let (alpha0, alpha1, p) = scores!(j);
+                if PERSISTENT && j + 1 == wg_tiles {
+                    q_empty.arrive();
+                }
+                rescale(&mut acc_o, alpha0, alpha1);
+                v_full(s).wait(phase(g0 + j));
+                // SAFETY: as above.
+                unsafe { issue_pv_registers(&mut acc_o, &p, v_tile(s)) };
+                wgmma::wait_group::<0>();
+                v_empty(s).arrive();
+                j += 1;
+            }
+        } else {
+            let p_base = p_tile(wg);
+            let c0 = 2 * (lane % 4);
+            let mut j = 0;
+            while j < wg_tiles {
+                let s = stage(g0 + j);
+                let (alpha0, alpha1, p) = scores!(j);
+                if PERSISTENT && j + 1 == wg_tiles {
+                    q_empty.arrive();
+                }
+                unroll!(full, for i in 0..16u32 {
+                    // SAFETY: inside this warpgroup's P tile; each (row,
+                    // column pair) belongs to this thread alone, and the last
+                    // P·V that read the tile completed (wait_group below, and
+                    // the Q·Kᵀ before this point is warpgroup-collective).
+                    unsafe {
+                        store_shared(p_base + swizzled_offset(r, 8 * i + c0, 64), p[(i / 2) as usize][2 * (i % 2) as usize]);
+                        store_shared(p_base + swizzled_offset(r + 8, 8 * i + c0, 64), p[(i / 2) as usize][2 * (i % 2) as usize + 1]);
+                    }
+                });
+                rescale(&mut acc_o, alpha0, alpha1);
+                // P's generic-proxy stores, visible to wgmma (async proxy),
+                // from every warp of the warpgroup.
+                tma::fence_proxy_async_shared();
+                sync_warpgroup(wg);
+                v_full(s).wait(phase(g0 + j));
+                // SAFETY: as above.
+                unsafe { issue_pv_shared(&mut acc_o, p_base, v_tile(s)) };
+                wgmma::wait_group::<0>();
+                v_empty(s).arrive();
+                j += 1;
             }
         }
-    });
-    if lane.is_multiple_of(4) && ((row + 8) as usize) < lse.len() {
-        let ln2 = core::f32::consts::LN_2;
-        // SAFETY: both below lse.len(); one lane per row writes it.
-        unsafe {
-            *lse.get_unchecked_mut(row as usize) = (m0 + log2(l0)) * ln2;
-            *lse.get_unchecked_mut(row as usize + 8) = (m1 + log2(l1)) * ln2;
+        if PERSISTENT {
+            release_skipped(wg_tiles);
         }
+        let Softmax { m0, m1, mut l0, mut l1 } = st;
+
+        // Epilogue: the row sums over the quad, O / l, log-sum-exp.
+        l0 += warp::shfl_xor(warp::FULL_MASK, l0, 1);
+        l0 += warp::shfl_xor(warp::FULL_MASK, l0, 2);
+        l1 += warp::shfl_xor(warp::FULL_MASK, l1, 1);
+        l1 += warp::shfl_xor(warp::FULL_MASK, l1, 2);
+        // l ≥ 1: the row's maximum contributes 2⁰.
+        let (inv0, inv1) = (recip(l0), recip(l1));
+        let row = kv_row0 + wg_q0 + r;
+        let col = 2 * (lane % 4);
+        unroll!(full, for i in 0..R / 4 {
+            let top = ((row * HD + col + 8 * i as u32) / 2) as usize;
+            let bottom = (((row + 8) * HD + col + 8 * i as u32) / 2) as usize;
+            if bottom < o.len() {
+                // SAFETY: both indices are below o.len(); the (row, column
+                // pair)s of a fragment belong to this thread alone and the
+                // work items' and warpgroups' rows are disjoint.
+                unsafe {
+                    *o.get_unchecked_mut(top) = pack_bf16x2(acc_o[4 * i] * inv0, acc_o[4 * i + 1] * inv0);
+                    *o.get_unchecked_mut(bottom) = pack_bf16x2(acc_o[4 * i + 2] * inv1, acc_o[4 * i + 3] * inv1);
+                }
+            }
+        });
+        if lane.is_multiple_of(4) && ((row + 8) as usize) < lse.len() {
+            let ln2 = core::f32::consts::LN_2;
+            // SAFETY: both below lse.len(); one lane per row writes it.
+            unsafe {
+                *lse.get_unchecked_mut(row as usize) = (m0 + log2(l0)) * ln2;
+                *lse.get_unchecked_mut(row as usize + 8) = (m1 + log2(l1)) * ln2;
+            }
+        }
+        g0 += kv_tiles;
+        items += 1;
     }
 }
+
 
 /// Attention forward for head_dim 64 (module docs), [`Tile::M128_S2`].
 /// Launch with [`THREADS`] threads, grid (G, seq/128, ⌈batch·heads/G⌉)
@@ -1062,92 +1284,108 @@ fn forward<const HD: u32, const R: usize, const P_REGS: bool, const CW: u32, con
 /// shared memory; the maps have boxes of
 /// 64×128 (d × rows) and the 128-byte swizzle.
 #[kernel(launch_bounds(384, 1))]
-pub fn attention_fwd_d64(map_q: u64, map_k: u64, map_v: u64, shape: Shape, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
-    forward::<64, 32, true, 2, 2, true>(map_q, map_k, map_v, shape, &mut o, &mut lse);
+pub fn attention_fwd_d64(map_q: u64, map_k: u64, map_v: u64, shape: Shape, schedule: Schedule, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
+    forward::<64, 32, true, 2, 2, true, false>(map_q, map_k, map_v, shape, schedule, &mut o, &mut lse);
 }
 
 /// [`attention_fwd_d64`] with 3 K/V stages.
 #[kernel(launch_bounds(384, 1))]
-pub fn attention_fwd_d64_m128s3(map_q: u64, map_k: u64, map_v: u64, shape: Shape, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
-    forward::<64, 32, true, 2, 3, true>(map_q, map_k, map_v, shape, &mut o, &mut lse);
+pub fn attention_fwd_d64_m128s3(map_q: u64, map_k: u64, map_v: u64, shape: Shape, schedule: Schedule, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
+    forward::<64, 32, true, 2, 3, true, false>(map_q, map_k, map_v, shape, schedule, &mut o, &mut lse);
 }
 
 /// [`attention_fwd_d64`] with 4 K/V stages.
 #[kernel(launch_bounds(384, 1))]
-pub fn attention_fwd_d64_m128s4(map_q: u64, map_k: u64, map_v: u64, shape: Shape, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
-    forward::<64, 32, true, 2, 4, true>(map_q, map_k, map_v, shape, &mut o, &mut lse);
+pub fn attention_fwd_d64_m128s4(map_q: u64, map_k: u64, map_v: u64, shape: Shape, schedule: Schedule, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
+    forward::<64, 32, true, 2, 4, true, false>(map_q, map_k, map_v, shape, schedule, &mut o, &mut lse);
 }
 
 /// [`attention_fwd_d64`] with 192 query rows per block: three consumer
 /// warpgroups and the producer, 512 threads, grid (G, ⌈seq/192⌉,
 /// ⌈batch·heads/G⌉); the Q map's boxes are 64×192.
 #[kernel(launch_bounds(512, 1))]
-pub fn attention_fwd_d64_m192s2(map_q: u64, map_k: u64, map_v: u64, shape: Shape, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
-    forward::<64, 32, true, 3, 2, true>(map_q, map_k, map_v, shape, &mut o, &mut lse);
+pub fn attention_fwd_d64_m192s2(map_q: u64, map_k: u64, map_v: u64, shape: Shape, schedule: Schedule, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
+    forward::<64, 32, true, 3, 2, true, false>(map_q, map_k, map_v, shape, schedule, &mut o, &mut lse);
 }
 
 /// [`attention_fwd_d64_m192s2`] with 3 K/V stages.
 #[kernel(launch_bounds(512, 1))]
-pub fn attention_fwd_d64_m192s3(map_q: u64, map_k: u64, map_v: u64, shape: Shape, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
-    forward::<64, 32, true, 3, 3, true>(map_q, map_k, map_v, shape, &mut o, &mut lse);
+pub fn attention_fwd_d64_m192s3(map_q: u64, map_k: u64, map_v: u64, shape: Shape, schedule: Schedule, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
+    forward::<64, 32, true, 3, 3, true, false>(map_q, map_k, map_v, shape, schedule, &mut o, &mut lse);
 }
 
 /// [`attention_fwd_d64_m192s2`] with 4 K/V stages.
 #[kernel(launch_bounds(512, 1))]
-pub fn attention_fwd_d64_m192s4(map_q: u64, map_k: u64, map_v: u64, shape: Shape, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
-    forward::<64, 32, true, 3, 4, true>(map_q, map_k, map_v, shape, &mut o, &mut lse);
+pub fn attention_fwd_d64_m192s4(map_q: u64, map_k: u64, map_v: u64, shape: Shape, schedule: Schedule, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
+    forward::<64, 32, true, 3, 4, true, false>(map_q, map_k, map_v, shape, schedule, &mut o, &mut lse);
 }
 
 /// [`attention_fwd_d64_m192s2`] without the overlap of a warpgroup's
 /// softmax and its own P·V ([`Tile::overlap`]).
 #[kernel(launch_bounds(512, 1))]
-pub fn attention_fwd_d64_m192s2n(map_q: u64, map_k: u64, map_v: u64, shape: Shape, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
-    forward::<64, 32, true, 3, 2, false>(map_q, map_k, map_v, shape, &mut o, &mut lse);
+pub fn attention_fwd_d64_m192s2n(map_q: u64, map_k: u64, map_v: u64, shape: Shape, schedule: Schedule, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
+    forward::<64, 32, true, 3, 2, false, false>(map_q, map_k, map_v, shape, schedule, &mut o, &mut lse);
 }
 
 /// [`attention_fwd_d64_m192s3`] without the overlap ([`Tile::overlap`]).
 #[kernel(launch_bounds(512, 1))]
-pub fn attention_fwd_d64_m192s3n(map_q: u64, map_k: u64, map_v: u64, shape: Shape, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
-    forward::<64, 32, true, 3, 3, false>(map_q, map_k, map_v, shape, &mut o, &mut lse);
+pub fn attention_fwd_d64_m192s3n(map_q: u64, map_k: u64, map_v: u64, shape: Shape, schedule: Schedule, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
+    forward::<64, 32, true, 3, 3, false, false>(map_q, map_k, map_v, shape, schedule, &mut o, &mut lse);
+}
+
+/// [`attention_fwd_d64_m192s3n`], persistent ([`Tile::persistent`]):
+/// launch one block per multiprocessor with the [`Schedule`] of
+/// [`Attention::launch`].
+#[kernel(launch_bounds(512, 1))]
+pub fn attention_fwd_d64_m192s3np(map_q: u64, map_k: u64, map_v: u64, shape: Shape, schedule: Schedule, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
+    forward::<64, 32, true, 3, 3, false, true>(map_q, map_k, map_v, shape, schedule, &mut o, &mut lse);
 }
 
 /// Attention forward for head_dim 128; as [`attention_fwd_d64`].
 #[kernel(launch_bounds(384, 1))]
-pub fn attention_fwd_d128(map_q: u64, map_k: u64, map_v: u64, shape: Shape, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
-    forward::<128, 64, true, 2, 2, true>(map_q, map_k, map_v, shape, &mut o, &mut lse);
+pub fn attention_fwd_d128(map_q: u64, map_k: u64, map_v: u64, shape: Shape, schedule: Schedule, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
+    forward::<128, 64, true, 2, 2, true, false>(map_q, map_k, map_v, shape, schedule, &mut o, &mut lse);
 }
 
 /// [`attention_fwd_d128`] with 3 K/V stages (the most that fit the
 /// shared memory at head_dim 128).
 #[kernel(launch_bounds(384, 1))]
-pub fn attention_fwd_d128_m128s3(map_q: u64, map_k: u64, map_v: u64, shape: Shape, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
-    forward::<128, 64, true, 2, 3, true>(map_q, map_k, map_v, shape, &mut o, &mut lse);
+pub fn attention_fwd_d128_m128s3(map_q: u64, map_k: u64, map_v: u64, shape: Shape, schedule: Schedule, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
+    forward::<128, 64, true, 2, 3, true, false>(map_q, map_k, map_v, shape, schedule, &mut o, &mut lse);
+}
+
+/// [`attention_fwd_d128_m128s3`], persistent ([`Tile::persistent`]):
+/// launch one block per multiprocessor with the [`Schedule`] of
+/// [`Attention::launch`].
+#[kernel(launch_bounds(384, 1))]
+pub fn attention_fwd_d128_m128s3p(map_q: u64, map_k: u64, map_v: u64, shape: Shape, schedule: Schedule, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
+    forward::<128, 64, true, 2, 3, true, true>(map_q, map_k, map_v, shape, schedule, &mut o, &mut lse);
 }
 
 /// [`attention_fwd_d128`] without the overlap ([`Tile::overlap`]).
 #[kernel(launch_bounds(384, 1))]
-pub fn attention_fwd_d128_m128s2n(map_q: u64, map_k: u64, map_v: u64, shape: Shape, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
-    forward::<128, 64, true, 2, 2, false>(map_q, map_k, map_v, shape, &mut o, &mut lse);
+pub fn attention_fwd_d128_m128s2n(map_q: u64, map_k: u64, map_v: u64, shape: Shape, schedule: Schedule, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
+    forward::<128, 64, true, 2, 2, false, false>(map_q, map_k, map_v, shape, schedule, &mut o, &mut lse);
 }
 
 /// [`attention_fwd_d128_m128s3`] without the overlap ([`Tile::overlap`]).
 #[kernel(launch_bounds(384, 1))]
-pub fn attention_fwd_d128_m128s3n(map_q: u64, map_k: u64, map_v: u64, shape: Shape, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
-    forward::<128, 64, true, 2, 3, false>(map_q, map_k, map_v, shape, &mut o, &mut lse);
+pub fn attention_fwd_d128_m128s3n(map_q: u64, map_k: u64, map_v: u64, shape: Shape, schedule: Schedule, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
+    forward::<128, 64, true, 2, 3, false, false>(map_q, map_k, map_v, shape, schedule, &mut o, &mut lse);
 }
 
 /// [`attention_fwd_d64`] with P passed to P·V through shared memory
 /// (128-byte swizzle, [`swizzled_offset`]) instead of registers: the
 /// cross-check of [`Variant::SharedP`].
 #[kernel(launch_bounds(384, 1))]
-pub fn attention_fwd_smem_d64(map_q: u64, map_k: u64, map_v: u64, shape: Shape, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
-    forward::<64, 32, false, 2, 2, true>(map_q, map_k, map_v, shape, &mut o, &mut lse);
+pub fn attention_fwd_smem_d64(map_q: u64, map_k: u64, map_v: u64, shape: Shape, schedule: Schedule, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
+    forward::<64, 32, false, 2, 2, true, false>(map_q, map_k, map_v, shape, schedule, &mut o, &mut lse);
 }
 
 /// [`attention_fwd_d128`] with P through shared memory.
 #[kernel(launch_bounds(384, 1))]
-pub fn attention_fwd_smem_d128(map_q: u64, map_k: u64, map_v: u64, shape: Shape, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
-    forward::<128, 64, false, 2, 2, true>(map_q, map_k, map_v, shape, &mut o, &mut lse);
+pub fn attention_fwd_smem_d128(map_q: u64, map_k: u64, map_v: u64, shape: Shape, schedule: Schedule, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
+    forward::<128, 64, false, 2, 2, true, false>(map_q, map_k, map_v, shape, schedule, &mut o, &mut lse);
 }
 
 // ---------------------------------------------------------------------------
@@ -1166,7 +1404,9 @@ pub const fn shared_bytes(head_dim: u32, tile: Tile, variant: Variant) -> u32 {
         Variant::RegisterP => 0,
         Variant::SharedP => tile.consumers * P_BYTES,
     };
-    boxes * tile.rows() * ROW_BYTES + tile.stages * 2 * boxes * BN * ROW_BYTES + p + 8 * (1 + 4 * tile.stages) + 1024
+    // A persistent kernel's Q-empty barrier and work-item slot.
+    let persistent = if tile.persistent { 16 } else { 0 };
+    boxes * tile.rows() * ROW_BYTES + tile.stages * 2 * boxes * BN * ROW_BYTES + p + 8 * (1 + 4 * tile.stages) + persistent + 1024
 }
 
 /// Whether the kernels support `shape`: head_dim 64 or 128, seq a non-zero
@@ -1219,19 +1459,21 @@ impl Variant {
 }
 
 /// Every forward kernel: head_dim, variant, tile, function name.
-const KERNELS: [(u32, Variant, Tile, &str); 14] = [
+const KERNELS: [(u32, Variant, Tile, &str); 16] = [
     (64, Variant::RegisterP, Tile::M128_S2, "attention_fwd_d64"),
-    (64, Variant::RegisterP, Tile { consumers: 2, stages: 3, overlap: true }, "attention_fwd_d64_m128s3"),
-    (64, Variant::RegisterP, Tile { consumers: 2, stages: 4, overlap: true }, "attention_fwd_d64_m128s4"),
-    (64, Variant::RegisterP, Tile { consumers: 3, stages: 2, overlap: true }, "attention_fwd_d64_m192s2"),
-    (64, Variant::RegisterP, Tile { consumers: 3, stages: 3, overlap: true }, "attention_fwd_d64_m192s3"),
-    (64, Variant::RegisterP, Tile { consumers: 3, stages: 4, overlap: true }, "attention_fwd_d64_m192s4"),
-    (64, Variant::RegisterP, Tile { consumers: 3, stages: 2, overlap: false }, "attention_fwd_d64_m192s2n"),
+    (64, Variant::RegisterP, Tile { consumers: 2, stages: 3, overlap: true, persistent: false }, "attention_fwd_d64_m128s3"),
+    (64, Variant::RegisterP, Tile { consumers: 2, stages: 4, overlap: true, persistent: false }, "attention_fwd_d64_m128s4"),
+    (64, Variant::RegisterP, Tile { consumers: 3, stages: 2, overlap: true, persistent: false }, "attention_fwd_d64_m192s2"),
+    (64, Variant::RegisterP, Tile { consumers: 3, stages: 3, overlap: true, persistent: false }, "attention_fwd_d64_m192s3"),
+    (64, Variant::RegisterP, Tile { consumers: 3, stages: 4, overlap: true, persistent: false }, "attention_fwd_d64_m192s4"),
+    (64, Variant::RegisterP, Tile { consumers: 3, stages: 2, overlap: false, persistent: false }, "attention_fwd_d64_m192s2n"),
     (64, Variant::RegisterP, Tile::M192_S3N, "attention_fwd_d64_m192s3n"),
+    (64, Variant::RegisterP, Tile::M192_S3NP, "attention_fwd_d64_m192s3np"),
     (128, Variant::RegisterP, Tile::M128_S2, "attention_fwd_d128"),
     (128, Variant::RegisterP, Tile::M128_S3, "attention_fwd_d128_m128s3"),
-    (128, Variant::RegisterP, Tile { consumers: 2, stages: 2, overlap: false }, "attention_fwd_d128_m128s2n"),
-    (128, Variant::RegisterP, Tile { consumers: 2, stages: 3, overlap: false }, "attention_fwd_d128_m128s3n"),
+    (128, Variant::RegisterP, Tile::M128_S3P, "attention_fwd_d128_m128s3p"),
+    (128, Variant::RegisterP, Tile { consumers: 2, stages: 2, overlap: false, persistent: false }, "attention_fwd_d128_m128s2n"),
+    (128, Variant::RegisterP, Tile { consumers: 2, stages: 3, overlap: false, persistent: false }, "attention_fwd_d128_m128s3n"),
     (64, Variant::SharedP, Tile::M128_S2, "attention_fwd_smem_d64"),
     (128, Variant::SharedP, Tile::M128_S2, "attention_fwd_smem_d128"),
 ];
@@ -1250,8 +1492,10 @@ macro_rules! forward_kernels {
             attention_fwd_d64_m192s4,
             attention_fwd_d64_m192s2n,
             attention_fwd_d64_m192s3n,
+            attention_fwd_d64_m192s3np,
             attention_fwd_d128,
             attention_fwd_d128_m128s3,
+            attention_fwd_d128_m128s3p,
             attention_fwd_d128_m128s2n,
             attention_fwd_d128_m128s3n,
             attention_fwd_smem_d64,
@@ -1327,7 +1571,21 @@ pub struct Attention<'a> {
     maps: [DeviceBuffer<TensorMap>; 3],
     l2_bytes: u64,
     group: u32,
+    /// The persistent kernels' work counter; None for the others.
+    work: Option<WorkCounter>,
     inputs: PhantomData<&'a DeviceBuffer<u16>>,
+}
+
+/// A persistent kernel's work counter ([`Schedule::counter`]) and what keeps
+/// two launches from sharing it at once: each launch leaves it 0 at its
+/// end, so a launch must not start before the last one has ended. On one
+/// stream that is the stream's order; a launch on another stream waits for
+/// `done`, recorded after every launch.
+struct WorkCounter {
+    word: DeviceBuffer<u32>,
+    done: CudaEvent,
+    /// The GPU's multiprocessors: the grid of a persistent launch.
+    sms: u32,
 }
 
 impl<'a> Attention<'a> {
@@ -1387,7 +1645,16 @@ impl<'a> Attention<'a> {
         kernel_function(module, kernel)?.set_max_dynamic_shared_memory(shared_bytes(shape.head_dim, tile, variant))?;
         let l2_bytes = l2_bytes(stream);
         let group = default_group(shape, l2_bytes);
-        Ok(Attention { shape, variant, tile, kernel, maps, l2_bytes, group, inputs: PhantomData })
+        let work = if tile.persistent {
+            Some(WorkCounter {
+                word: DeviceBuffer::zeroed(stream, 1)?,
+                done: stream.context().new_event_without_timing()?,
+                sms: stream.context().multiprocessor_count()?,
+            })
+        } else {
+            None
+        };
+        Ok(Attention { shape, variant, tile, kernel, maps, l2_bytes, group, work, inputs: PhantomData })
     }
 
     /// Launches from now on with the head group `group` ([`Group::heads`]:
@@ -1438,19 +1705,37 @@ impl<'a> Attention<'a> {
             )
             .into());
         }
-        let config = launch_config(shape, self.tile, self.variant, self.group);
+        let mut config = launch_config(shape, self.tile, self.variant, self.group);
+        let (gx, gy, gz) = config.grid_dim;
+        let mut schedule = Schedule { counter: 0, group: gx, items: gx * gy * gz };
+        if let Some(work) = &self.work {
+            // One block per multiprocessor takes the grid's blocks as work
+            // items, in the order the hardware would dispatch them.
+            config.grid_dim = (work.sms.min(schedule.items), 1, 1);
+            schedule.counter = work.word.device_ptr();
+            // The counter is 0 only once the last launch has ended (a
+            // capture's launches are ordered by its graph instead).
+            if !stream.is_capturing() {
+                stream.wait(&work.done)?;
+            }
+        }
         let (pq, pk, pv) = (self.maps[0].device_ptr(), self.maps[1].device_ptr(), self.maps[2].device_ptr());
         // The kernel whose name `new` looked up in KERNELS.
         macro_rules! launch_by_name {
             ($($kernel:ident),*) => {
                 match self.kernel {
                     $(stringify!($kernel) => cuda_launch! { kernel: $kernel, stream: stream, module: module,
-                        config: config, args: [pq, pk, pv, shape, slice_mut(*o), slice_mut(*lse)] }?,)*
+                        config: config, args: [pq, pk, pv, shape, schedule, slice_mut(*o), slice_mut(*lse)] }?,)*
                     other => return Err(format!("kernel {other} has no launch").into()),
                 }
             };
         }
         forward_kernels!(launch_by_name);
+        if let Some(work) = &self.work {
+            if !stream.is_capturing() {
+                work.done.record(stream)?;
+            }
+        }
         Ok(())
     }
 }
@@ -1533,7 +1818,7 @@ mod tests {
         assert_eq!(c.grid_dim, (1, 8, 3));
         assert_eq!(c.block_dim, (384, 1, 1));
         // 192 rows: the last block runs past seq.
-        let m192 = Tile { consumers: 3, stages: 3, overlap: true };
+        let m192 = Tile { consumers: 3, stages: 3, overlap: true, persistent: false };
         let c = launch_config(Shape { head_dim: 64, ..shape }, m192, Variant::RegisterP, 1);
         assert_eq!(c.grid_dim, (1, 6, 3));
         assert_eq!(c.block_dim, (512, 1, 1));
@@ -1574,6 +1859,23 @@ mod tests {
             }
         }
         order
+    }
+
+    #[test]
+    fn persistent_items_are_the_grid_in_dispatch_order() {
+        for causal in [false, true] {
+            for (tile, bh) in [(Tile::M128_S3, 5), (Tile::M192_S3N, 7)] {
+                let shape = Shape { batch_heads: bh, seq: 1024, head_dim: 128, causal };
+                for group in [1, 2, 3, 100] {
+                    let (gx, gy, gz) = launch_config(shape, tile, Variant::RegisterP, group).grid_dim;
+                    let taken: Vec<(u32, u32)> = (0..gx * gy * gz)
+                        .map(|v| block_work(virtual_block(v, gx, gy), gx, gy, causal))
+                        .filter(|&(h, _)| h < bh)
+                        .collect();
+                    assert_eq!(taken, dispatch_order(shape, tile, group), "{tile:?} causal {causal} group {group}");
+                }
+            }
+        }
     }
 
     #[test]
@@ -1667,7 +1969,7 @@ mod tests {
                 }
             }
         }
-        assert_eq!(names[0], "attention_fwd_d64_m192s3n");
+        assert_eq!(names[0], "attention_fwd_d64_m192s3np");
         assert_eq!(names.len(), KERNELS.len());
         names.sort();
         names.dedup();
@@ -1676,10 +1978,11 @@ mod tests {
         let mut launched = LAUNCHED.to_vec();
         launched.sort();
         assert_eq!(names, launched);
-        assert_eq!(kernel_name(128, Variant::RegisterP, Tile { consumers: 3, stages: 2, overlap: true }), None);
-        assert_eq!(kernel_name(64, Variant::SharedP, Tile { consumers: 2, stages: 3, overlap: true }), None);
-        assert_eq!(kernel_name(64, Variant::RegisterP, Tile { consumers: 3, stages: 4, overlap: true }), Some("attention_fwd_d64_m192s4"));
-        assert_eq!(kernel_name(64, Variant::RegisterP, Tile { consumers: 3, stages: 3, overlap: false }), Some("attention_fwd_d64_m192s3n"));
+        assert_eq!(kernel_name(128, Variant::RegisterP, Tile { consumers: 3, stages: 2, overlap: true, persistent: false }), None);
+        assert_eq!(kernel_name(64, Variant::SharedP, Tile { consumers: 2, stages: 3, overlap: true, persistent: false }), None);
+        assert_eq!(kernel_name(64, Variant::RegisterP, Tile { consumers: 3, stages: 4, overlap: true, persistent: false }), Some("attention_fwd_d64_m192s4"));
+        assert_eq!(kernel_name(64, Variant::RegisterP, Tile { consumers: 3, stages: 3, overlap: false, persistent: false }), Some("attention_fwd_d64_m192s3n"));
+        assert_eq!(kernel_name(128, Variant::RegisterP, Tile::M128_S3P), Some("attention_fwd_d128_m128s3p"));
     }
 
     #[test]
@@ -1688,27 +1991,31 @@ mod tests {
             assert_eq!(Tile::parse(&tile.name()), Some(tile));
         }
         assert_eq!(Tile::M128_S2.name(), "m128s2");
-        assert_eq!(Tile::parse("m192"), Some(Tile { consumers: 3, stages: 2, overlap: true }));
-        assert_eq!(Tile::parse("s3"), Some(Tile { consumers: 2, stages: 3, overlap: true }));
-        assert_eq!(Tile::parse(" m192s4 "), Some(Tile { consumers: 3, stages: 4, overlap: true }));
-        assert_eq!(Tile::parse("m192s3n"), Some(Tile { consumers: 3, stages: 3, overlap: false }));
-        assert_eq!(Tile::parse("m192n"), Some(Tile { consumers: 3, stages: 2, overlap: false }));
+        assert_eq!(Tile::parse("m192"), Some(Tile { consumers: 3, stages: 2, overlap: true, persistent: false }));
+        assert_eq!(Tile::parse("s3"), Some(Tile { consumers: 2, stages: 3, overlap: true, persistent: false }));
+        assert_eq!(Tile::parse(" m192s4 "), Some(Tile { consumers: 3, stages: 4, overlap: true, persistent: false }));
+        assert_eq!(Tile::parse("m192s3n"), Some(Tile { consumers: 3, stages: 3, overlap: false, persistent: false }));
+        assert_eq!(Tile::parse("m192n"), Some(Tile { consumers: 3, stages: 2, overlap: false, persistent: false }));
+        assert_eq!(Tile::parse("m128s3p"), Some(Tile::M128_S3P));
+        assert_eq!(Tile::parse("m192s3np"), Some(Tile::M192_S3NP));
+        assert_eq!(Tile::M192_S3NP.name(), "m192s3np");
+        assert_eq!(Tile::parse("m128s3pn"), None);
         assert_eq!(Tile::parse("m100s2"), None);
         assert_eq!(Tile::parse("x"), None);
         assert_eq!(Tile::parse("m192sx"), None);
-        assert_eq!(Tile::select(None, 64), vec![Tile::M192_S3N]);
-        assert_eq!(Tile::select(None, 128), vec![Tile::M128_S3]);
+        assert_eq!(Tile::select(None, 64), vec![Tile::M192_S3NP]);
+        assert_eq!(Tile::select(None, 128), vec![Tile::M128_S3P]);
         assert_eq!(Tile::select(Some("all"), 64), Tile::D64.to_vec());
         assert_eq!(Tile::select(Some("all"), 128), Tile::D128.to_vec());
-        assert_eq!(Tile::select(Some("m128s3n,m192s3"), 128), vec![Tile { consumers: 2, stages: 3, overlap: false }]);
+        assert_eq!(Tile::select(Some("m128s3n,m192s3"), 128), vec![Tile { consumers: 2, stages: 3, overlap: false, persistent: false }]);
         let three = vec![
-            Tile { consumers: 3, stages: 3, overlap: true },
-            Tile { consumers: 2, stages: 4, overlap: true },
-            Tile { consumers: 3, stages: 2, overlap: false },
+            Tile { consumers: 3, stages: 3, overlap: true, persistent: false },
+            Tile { consumers: 2, stages: 4, overlap: true, persistent: false },
+            Tile { consumers: 3, stages: 2, overlap: false, persistent: false },
         ];
         assert_eq!(Tile::select(Some("m192s3,s4,m256s2,junk,m192n,s3n"), 64), three);
         // None of them exists at head_dim 128: the default.
-        assert_eq!(Tile::select(Some("m192s3,s4"), 128), vec![Tile::M128_S3]);
+        assert_eq!(Tile::select(Some("m192s3,s4"), 128), vec![Tile::M128_S3P]);
     }
 
     #[test]

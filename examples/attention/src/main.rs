@@ -19,7 +19,10 @@
 //! moves outputs by much more. The log-sum-exp: |lse − ref| ≤ 10⁻³·max(1, |ref|).
 //! The default tile (and backward kernel) of a case with 3 (batch, head)s
 //! also runs with the heads in groups of 2 (`attention::Group`), whose last
-//! group is partial.
+//! group is partial, and so does each persistent tile, which also runs
+//! twice more, at once on its stream and on another one, into separate
+//! outputs (its work counter must be 0 again after each launch, and the
+//! second launch must wait for the first).
 //! Each case prints PASS/FAIL and, on failure, its first wrong entries.
 //!
 //! Each case then runs the backward pass ([`attention::Backward`], with each
@@ -339,9 +342,10 @@ fn run_case(ctx: &Arc<CudaContext>, module: &KernelModule, shape: Shape, sampled
             for tile in tiles {
                 let groups = if from_env {
                     Group::from_env()?
-                } else if variant == Variant::RegisterP && tile == Tile::default_for(shape.head_dim) && shape.batch_heads == 3 {
-                    // A partial last group: its blocks past the last head
-                    // must leave without disturbing the others.
+                } else if variant == Variant::RegisterP && (tile == Tile::default_for(shape.head_dim) || tile.persistent) && shape.batch_heads == 3 {
+                    // A partial last group: its blocks (a persistent
+                    // kernel's work items) past the last head must leave
+                    // without disturbing the others.
                     vec![Group::Auto, Group::Heads(2)]
                 } else {
                     vec![Group::Auto]
@@ -415,7 +419,29 @@ fn run_variant(
     } else {
         (0..shape.rows()).collect()
     };
-    let ok = p.check(&label, &oh, &lh, &rows);
+    let mut ok = p.check(&label, &oh, &lh, &rows);
+    if tile.persistent {
+        // The work counter is 0 again after a launch, and a launch on
+        // another stream waits for the last one: launch again on this
+        // stream and, right behind it, on a new one into buffers of its
+        // own (nothing else orders the two), and check both outputs.
+        let other = ctx.new_stream_non_blocking()?;
+        let mut o2 = DeviceBuffer::<u32>::zeroed(&other, shape.elements() / 2)?;
+        let mut lse2 = DeviceBuffer::<f32>::zeroed(&other, shape.rows())?;
+        o2.memset(&other, 0xff)?;
+        lse2.memset(&other, 0xff)?;
+        o.memset(&stream, 0xff)?;
+        lse.memset(&stream, 0xff)?;
+        other.synchronize()?;
+        attn.launch(module, &stream, &mut o, &mut lse)?;
+        attn.launch(module, &other, &mut o2, &mut lse2)?;
+        stream.synchronize()?;
+        other.synchronize()?;
+        let (oh, lh) = (o.to_host_vec(&stream)?, lse.to_host_vec(&stream)?);
+        ok &= p.check(&format!("{label}, launched again"), &oh, &lh, &rows);
+        let (oh, lh) = (o2.to_host_vec(&other)?, lse2.to_host_vec(&other)?);
+        ok &= p.check(&format!("{label}, then on another stream"), &oh, &lh, &rows);
+    }
     if reps > 0 {
         let ms = time_ms(ctx, reps, || attn.launch(module, &stream, &mut o, &mut lse))?;
         println!("  {label}: {ms:.3} ms, {:.1} TFLOP/s", shape.flops() / ms / 1e9);
