@@ -89,7 +89,7 @@ use crate::{
     aligned_dynamic_shared, block_work, check_shape, exp2, kernel_function, mma_pv, mma_pv_registers, swizzled_offset, sync_warpgroup, Error,
     Group, Shape,
 };
-use crate::{BOX, ROW_BYTES};
+use crate::{order_tma_reads, BOX, ROW_BYTES};
 use cuda_core::tensor_map::{TensorDataType, TensorMap};
 use cuda_core::{CudaStream, DeviceBuffer, LaunchConfig};
 use cuda_device::atomic::AtomicF32;
@@ -97,7 +97,6 @@ use cuda_device::mbarrier::{self, MBarrier};
 use cuda_device::wgmma::{self, pack_bf16x2};
 use cuda_device::{kernel, ptx_asm, thread, tma, unroll, warp, warpgroup, DisjointSlice};
 use cuda_host::{cuda_launch, KernelModule};
-use std::marker::PhantomData;
 
 /// Keys per block (two consumer warpgroups of 64).
 pub const BWD_BN: u32 = 128;
@@ -1238,7 +1237,8 @@ pub struct Backward<'a> {
     d_o: &'a DeviceBuffer<u16>,
     delta: DeviceBuffer<f32>,
     dq_acc: DeviceBuffer<f32>,
-    inputs: PhantomData<&'a DeviceBuffer<u16>>,
+    /// Q, K and V, which the main kernel reads through the maps (with dO).
+    inputs: [&'a DeviceBuffer<u16>; 3],
 }
 
 impl<'a> Backward<'a> {
@@ -1297,7 +1297,7 @@ impl<'a> Backward<'a> {
         let dq_map = if matches!(split, DqSplit::TmaReduce | DqSplit::TmaEager) { Some(upload_accumulator_map(stream, &dq_acc, shape)?) } else { None };
         let delta = DeviceBuffer::zeroed(stream, shape.rows())?;
         let group = bwd_default_group(shape);
-        Ok(Backward { shape, split, group, maps, dq_map, d_o, delta, dq_acc, inputs: PhantomData })
+        Ok(Backward { shape, split, group, maps, dq_map, d_o, delta, dq_acc, inputs: [q, k, v] })
     }
 
     /// Launches the main kernel from now on with the head group `group`
@@ -1357,6 +1357,12 @@ impl<'a> Backward<'a> {
         cuda_launch! { kernel: attention_bwd_prep, stream: stream, module: module, config: prep,
         args: [slice(*o), slice(*d_o), shape.head_dim, slice_mut(self.delta)] }?;
         self.dq_acc.memset(stream, 0)?;
+        order_tma_reads(stream, &self.maps, &[self.inputs[0], self.inputs[1], self.inputs[2], d_o])?;
+        if let Some(map) = &self.dq_map {
+            // Its tensor, the accumulator, is ordered as a write by the
+            // typed launch (`acc`).
+            map.order_read(stream)?;
+        }
         let (pq, pk, pv, pd) = (self.maps[0].device_ptr(), self.maps[1].device_ptr(), self.maps[2].device_ptr(), self.maps[3].device_ptr());
         let config = bwd_launch_config(shape, self.split, self.group);
         let pq_acc = self.dq_map.as_ref().map_or(0, |m| m.device_ptr());

@@ -94,8 +94,9 @@
 //! consumers in a shared word written before the producer's arrival on
 //! Q's barrier. The launch's last fetch from the counter (each block
 //! fetches exactly once past the last item) sets it back to 0;
-//! [`Attention::launch`] makes a launch on another stream wait for the
-//! last one (an event), as two launches at once would share it.
+//! [`Attention::launch`] orders each launch as a write of the counter's
+//! buffer, so a launch on another stream waits for the last one, as two
+//! launches at once would share it.
 //!
 //! The order of the blocks ([`launch_config`], [`Group`]): the grid is
 //! (G, query tiles, ⌈batch·heads/G⌉), a block's head is z·G + x and its
@@ -127,14 +128,14 @@
 //! `[package.metadata.oxide] arch = "sm_90a"` in its Cargo.toml.
 
 use cuda_core::tensor_map::{TensorDataType, TensorMap};
-use cuda_core::{CudaEvent, CudaFunction, CudaStream, DeviceBuffer, LaunchConfig};
+use cuda_core::{CudaFunction, CudaStream, DeviceBuffer, LaunchConfig};
 use cuda_device::mbarrier::{self, shared_address, MBarrier};
 use cuda_device::wgmma::{self, pack_bf16x2};
 use cuda_device::{dynamic_shared, kernel, ptx_asm, thread, tma, unroll, warp, warpgroup, DisjointSlice};
 use cuda_host::{cuda_launch, KernelModule};
 use core::sync::atomic::{AtomicU32, Ordering};
 use cuda_device::atomic::{Scope, ScopedAtomic};
-use std::marker::PhantomData;
+use std::sync::Mutex;
 
 pub mod backward;
 pub use backward::{reference_backward, reference_gradient_row, Backward, DqSplit, Gradients, BWD_ENV};
@@ -1573,19 +1574,36 @@ pub struct Attention<'a> {
     group: u32,
     /// The persistent kernels' work counter; None for the others.
     work: Option<WorkCounter>,
-    inputs: PhantomData<&'a DeviceBuffer<u16>>,
+    /// Q, K and V, which the kernels read through the maps.
+    inputs: [&'a DeviceBuffer<u16>; 3],
 }
 
-/// A persistent kernel's work counter ([`Schedule::counter`]) and what keeps
-/// two launches from sharing it at once: each launch leaves it 0 at its
-/// end, so a launch must not start before the last one has ended. On one
-/// stream that is the stream's order; a launch on another stream waits for
-/// `done`, recorded after every launch.
+/// A persistent kernel's work counter ([`Schedule::counter`]). Each launch
+/// leaves it 0 at its end, so a launch must not start before the last one
+/// has ended: every launch orders itself as a write of the word
+/// ([`DeviceBuffer::order_write`]), which on another stream waits for the
+/// last launch (and holds the word's free back until the launch is done),
+/// under the lock, so that two threads' launches are ordered one after the
+/// other.
 struct WorkCounter {
-    word: DeviceBuffer<u32>,
-    done: CudaEvent,
+    word: Mutex<DeviceBuffer<u32>>,
     /// The GPU's multiprocessors: the grid of a persistent launch.
     sms: u32,
+}
+
+/// Orders a launch on `stream` that reads `tensors` through their tensor
+/// `maps` (TMA): the launch arguments are addresses, which the typed
+/// launch cannot see, so the buffers are ordered here as the launch's
+/// reads: it waits for their last writes on other streams, and their later
+/// writes and frees (on other streams) wait for it.
+pub(crate) fn order_tma_reads(stream: &CudaStream, maps: &[DeviceBuffer<TensorMap>], tensors: &[&DeviceBuffer<u16>]) -> Result<(), Error> {
+    for map in maps {
+        map.order_read(stream)?;
+    }
+    for tensor in tensors {
+        tensor.order_read(stream)?;
+    }
+    Ok(())
 }
 
 impl<'a> Attention<'a> {
@@ -1646,15 +1664,11 @@ impl<'a> Attention<'a> {
         let l2_bytes = l2_bytes(stream);
         let group = default_group(shape, l2_bytes);
         let work = if tile.persistent {
-            Some(WorkCounter {
-                word: DeviceBuffer::zeroed(stream, 1)?,
-                done: stream.context().new_event_without_timing()?,
-                sms: stream.context().multiprocessor_count()?,
-            })
+            Some(WorkCounter { word: Mutex::new(DeviceBuffer::zeroed(stream, 1)?), sms: stream.context().multiprocessor_count()? })
         } else {
             None
         };
-        Ok(Attention { shape, variant, tile, kernel, maps, l2_bytes, group, work, inputs: PhantomData })
+        Ok(Attention { shape, variant, tile, kernel, maps, l2_bytes, group, work, inputs: [q, k, v] })
     }
 
     /// Launches from now on with the head group `group` ([`Group::heads`]:
@@ -1708,17 +1722,18 @@ impl<'a> Attention<'a> {
         let mut config = launch_config(shape, self.tile, self.variant, self.group);
         let (gx, gy, gz) = config.grid_dim;
         let mut schedule = Schedule { counter: 0, group: gx, items: gx * gy * gz };
+        // Held until the kernel is queued (`WorkCounter`).
+        let mut counter = None;
         if let Some(work) = &self.work {
             // One block per multiprocessor takes the grid's blocks as work
             // items, in the order the hardware would dispatch them.
             config.grid_dim = (work.sms.min(schedule.items), 1, 1);
-            schedule.counter = work.word.device_ptr();
-            // The counter is 0 only once the last launch has ended (a
-            // capture's launches are ordered by its graph instead).
-            if !stream.is_capturing() {
-                stream.wait(&work.done)?;
-            }
+            let mut word = work.word.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            word.order_write(stream)?;
+            schedule.counter = word.device_ptr();
+            counter = Some(word);
         }
+        order_tma_reads(stream, &self.maps, &self.inputs)?;
         let (pq, pk, pv) = (self.maps[0].device_ptr(), self.maps[1].device_ptr(), self.maps[2].device_ptr());
         // The kernel whose name `new` looked up in KERNELS.
         macro_rules! launch_by_name {
@@ -1731,11 +1746,7 @@ impl<'a> Attention<'a> {
             };
         }
         forward_kernels!(launch_by_name);
-        if let Some(work) = &self.work {
-            if !stream.is_capturing() {
-                work.done.record(stream)?;
-            }
-        }
+        drop(counter);
         Ok(())
     }
 }
