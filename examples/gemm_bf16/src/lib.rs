@@ -60,7 +60,6 @@ use cuda_device::half::f8e4m3;
 use cuda_device::wgmma::{self, pack_bf16x2};
 use cuda_device::{dynamic_shared, kernel, thread, tma, warp, warpgroup, DisjointSlice};
 use cuda_host::{cuda_launch, KernelModule};
-use std::marker::PhantomData;
 
 /// K step of every tile (64 bf16 = 128 bytes: one 128-byte swizzle row).
 pub const BK: u32 = 64;
@@ -589,19 +588,38 @@ struct OutputMap(std::cell::RefCell<Option<(u64, DeviceBuffer<TensorMap>)>>);
 impl OutputMap {
     /// The device address of the map of `c` (m×n bf16 as u32 pairs):
     /// boxes of 64×64 with the 128-byte swizzle, the layout the epilogue
-    /// writes into shared memory.
+    /// writes into shared memory; ordered as a read of the launch about to
+    /// be queued on `stream` ([`order_tma_reads`]: a map replaced here is
+    /// freed only after the launches that read it).
     fn of(&self, stream: &CudaStream, c: &DeviceBuffer<u32>, dims: Dims) -> Result<u64, Error> {
         let mut slot = self.0.borrow_mut();
         if let Some((address, map)) = slot.as_ref() {
             if *address == c.device_ptr() {
+                map.order_read(stream)?;
                 return Ok(map.device_ptr());
             }
         }
         let map = upload_map(stream, TensorDataType::BF16, c.device_ptr(), dims.m, dims.n, C_BOX_COLS)?;
+        map.order_read(stream)?;
         let pointer = map.device_ptr();
         *slot = Some((c.device_ptr(), map));
         Ok(pointer)
     }
+}
+
+/// Orders a launch on `stream` that reads A and B through their tensor
+/// maps (TMA): the launch arguments are addresses, which the typed launch
+/// cannot see, so the maps and the matrices are ordered here as the
+/// launch's reads: it waits for their last writes on other streams, and
+/// their later writes and frees (on other streams) wait for it.
+fn order_tma_reads<T>(stream: &CudaStream, maps: [&DeviceBuffer<TensorMap>; 2], inputs: [&DeviceBuffer<T>; 2]) -> Result<(), Error> {
+    for map in maps {
+        map.order_read(stream)?;
+    }
+    for input in inputs {
+        input.order_read(stream)?;
+    }
+    Ok(())
 }
 
 /// One product C = A·Bᵀ set up for repeated launches of one kernel: the
@@ -617,7 +635,8 @@ pub struct Gemm<'a> {
     map_c: OutputMap,
     /// Multiprocessors of the GPU (the persistent kernel's grid).
     sms: u32,
-    inputs: PhantomData<&'a DeviceBuffer<u16>>,
+    /// A and B, which the kernels read through the maps.
+    inputs: [&'a DeviceBuffer<u16>; 2],
 }
 
 impl<'a> Gemm<'a> {
@@ -643,7 +662,7 @@ impl<'a> Gemm<'a> {
         let map_b = upload_map(stream, TensorDataType::BF16, b.device_ptr(), dims.n, dims.k, bn)?;
         kernel_function(module, kernel.name())?.set_max_dynamic_shared_memory(kernel.shared_bytes())?;
         let sms = stream.context().multiprocessor_count()?;
-        Ok(Gemm { kernel, dims, map_a, map_b, map_c: OutputMap::default(), sms, inputs: PhantomData })
+        Ok(Gemm { kernel, dims, map_a, map_b, map_c: OutputMap::default(), sms, inputs: [a, b] })
     }
 
     /// The kernel this product launches.
@@ -667,6 +686,7 @@ impl<'a> Gemm<'a> {
     pub fn launch(&self, module: &KernelModule, stream: &CudaStream, c: &mut DeviceBuffer<u32>) -> Result<(), Error> {
         self.dims.check_output(c.len())?;
         let config = self.kernel.config(self.dims, self.sms);
+        order_tma_reads(stream, [&self.map_a, &self.map_b], self.inputs)?;
         let (pa, pb, dims) = (self.map_a.device_ptr(), self.map_b.device_ptr(), self.dims);
         match self.kernel {
             Kernel::Simple => cuda_launch! { kernel: gemm_simple, stream: stream, module: module, config: config,
@@ -711,7 +731,8 @@ pub struct GemmFp8<'a> {
     scale_a: &'a DeviceBuffer<f32>,
     scale_b: &'a DeviceBuffer<f32>,
     sms: u32,
-    inputs: PhantomData<&'a DeviceBuffer<f8e4m3>>,
+    /// A and B, which the kernel reads through the maps.
+    inputs: [&'a DeviceBuffer<f8e4m3>; 2],
 }
 
 /// The per-tensor factors of an FP8 product (the first element of each).
@@ -748,7 +769,7 @@ impl<'a> GemmFp8<'a> {
         let map_b = upload_map(stream, TensorDataType::U8, b.device_ptr(), dims.n, dims.k, WS_BN)?;
         kernel_function(module, "gemm_fp8_ws")?.set_max_dynamic_shared_memory(WS_SMEM)?;
         let sms = stream.context().multiprocessor_count()?;
-        Ok(GemmFp8 { dims, map_a, map_b, map_c: OutputMap::default(), scale_a: scales.a, scale_b: scales.b, sms, inputs: PhantomData })
+        Ok(GemmFp8 { dims, map_a, map_b, map_c: OutputMap::default(), scale_a: scales.a, scale_b: scales.b, sms, inputs: [a, b] })
     }
 
     /// The shape.
@@ -767,6 +788,7 @@ impl<'a> GemmFp8<'a> {
     pub fn launch(&self, module: &KernelModule, stream: &CudaStream, c: &mut DeviceBuffer<u32>) -> Result<(), Error> {
         self.dims.check_output(c.len())?;
         let config = Kernel::Ws.config(self.dims, self.sms);
+        order_tma_reads(stream, [&self.map_a, &self.map_b], self.inputs)?;
         let (pa, pb, dims) = (self.map_a.device_ptr(), self.map_b.device_ptr(), self.dims);
         let (sa, sb) = (self.scale_a, self.scale_b);
         let pc = self.map_c.of(stream, c, dims)?;
