@@ -508,7 +508,7 @@ impl Shape {
 /// one block per multiprocessor), and a block loads the next item's Q, K
 /// and V while its consumers finish the last one. Item `v` is the block the
 /// non-persistent grid of the same head group would dispatch `v`-th
-/// ([`virtual_block`]). The kernels that are not persistent ignore it.
+/// (`virtual_block`). The kernels that are not persistent ignore it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(C)]
 pub struct Schedule {
