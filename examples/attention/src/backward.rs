@@ -64,8 +64,8 @@
 //!    complete, its stage is released. The epilogue writes dK·scale and dV as bf16.
 //! 3. [`attention_bwd_convert`]: dQ = scale·(the accumulator), to bf16.
 //!
-//! [`attention_bwd_tma_d128`] ([`DqSplit::TmaReduce`], the default at
-//! head_dim 128) adds dQ differently:
+//! [`attention_bwd_tma_d128`] ([`DqSplit::TmaReduce`]) adds dQ
+//! differently:
 //! each warpgroup stores its 64 × 64 f32 part into a buffer of its own in
 //! shared memory (in the swizzled layout of two boxes of a tensor map over
 //! the accumulator), and at the next tile's start, once that tile's Sᵀ and
@@ -76,6 +76,15 @@
 //! next stores. [`attention_bwd_tmaeager_d128`] issues them right after
 //! the stores instead. The other kernels add dQ with one atomic per pair
 //! (or quad) of entries.
+//!
+//! [`attention_bwd_tmap_d128`] ([`DqSplit::TmaPersistent`], the default at
+//! head_dim 128) is `attention_bwd_tma_d128` in persistent blocks, one per
+//! multiprocessor, each taking key tiles from a work counter as the
+//! persistent forward takes query tiles (crate docs): the producer loads
+//! the next item's K and V once both consumer warpgroups have released the
+//! last ones (an mbarrier, `kv_empty`, after the item's last dQ product),
+//! and its Q and dO tiles into the ring as before; the ring's stages and
+//! dS buffers count on across items.
 //!
 //! This version does not overlap the softmax-gradient arithmetic of one
 //! tile with the matmuls of the next.
@@ -89,7 +98,9 @@ use crate::{
     aligned_dynamic_shared, block_work, check_shape, exp2, kernel_function, mma_pv, mma_pv_registers, swizzled_offset, sync_warpgroup, Error,
     Group, Shape,
 };
-use crate::{order_tma_reads, BOX, ROW_BYTES};
+use crate::{load_shared, order_tma_reads, store_shared, virtual_block, Schedule, WorkCounter, BOX, NO_ITEM, ROW_BYTES};
+use core::sync::atomic::{AtomicU32, Ordering};
+use cuda_device::atomic::{Scope, ScopedAtomic};
 use cuda_core::tensor_map::{TensorDataType, TensorMap};
 use cuda_core::{CudaStream, DeviceBuffer, LaunchConfig};
 use cuda_device::atomic::AtomicF32;
@@ -133,7 +144,7 @@ const STATS_BYTES: u32 = 2 * BWD_BM * 4;
 /// Offset of the first stage's log-sum-exp and D rows from the barriers
 /// (past them, 128-byte aligned).
 const STATS_OFFSET: u32 = 128;
-const _: () = assert!(8 * (1 + 2 * BWD_STAGES) <= STATS_OFFSET, "the barriers overlap the stats tiles");
+const _: () = assert!(8 * (3 + 2 * BWD_STAGES) <= STATS_OFFSET, "the barriers overlap the stats tiles");
 
 /// Stores the 16-bit value `value` at a 32-bit shared address.
 ///
@@ -499,6 +510,7 @@ fn backward<
     const RED4: bool,
     const TMA_DQ: bool,
     const TMA_EAGER: bool,
+    const PERSISTENT: bool,
 >(
     map_q: u64,
     map_k: u64,
@@ -506,6 +518,7 @@ fn backward<
     map_do: u64,
     map_dq: u64,
     shape: Shape,
+    schedule: Schedule,
     lse: &[f32],
     delta: &[f32],
     dq_acc: &[AtomicF32],
@@ -535,18 +548,26 @@ fn backward<
     let kv_full = unsafe { MBarrier::from_address(bars) };
     let full = |s: u32| unsafe { MBarrier::from_address(bars + 8 * (1 + s)) };
     let empty = |s: u32| unsafe { MBarrier::from_address(bars + 8 * (1 + BWD_STAGES + s)) };
-    // Heads in groups of gridDim.x, key tiles along y ([`bwd_launch_config`]),
-    // key tile 0 first: causal, it sees the most query tiles.
-    let (bh, kt) = block_work(
-        (thread::blockIdx_x(), thread::blockIdx_y(), thread::blockIdx_z()),
-        thread::gridDim_x(),
-        shape.seq / BWD_BN,
-        false,
-    );
+    // Persistent only: K and V released by every consumer thread, and the
+    // work item whose K and V the producer loads (`NO_ITEM`: none left).
+    let kv_empty = unsafe { MBarrier::from_address(bars + 8 * (1 + 2 * BWD_STAGES)) };
+    let item_slot = bars + 8 * (2 + 2 * BWD_STAGES);
+    let key_tiles = shape.seq / BWD_BN;
+    // The (batch·head, key tile) of a work item: heads in groups of G, key
+    // tiles along y ([`bwd_launch_config`]), key tile 0 first (causal, it
+    // sees the most query tiles); the block's own, or item `v` of the
+    // persistent schedule in the grid's dispatch order.
+    let work = |v: u32| {
+        if PERSISTENT {
+            block_work(virtual_block(v, schedule.group, key_tiles), schedule.group, key_tiles, false)
+        } else {
+            block_work((thread::blockIdx_x(), thread::blockIdx_y(), thread::blockIdx_z()), thread::gridDim_x(), key_tiles, false)
+        }
+    };
     // The last group's blocks past the last head leave before anything
     // another thread waits for (the barriers' initialisation and
     // `sync_threads` below), all threads of the block alike.
-    if bh >= shape.batch_heads {
+    if !PERSISTENT && work(0).0 >= shape.batch_heads {
         return;
     }
     let tid = thread::threadIdx_x();
@@ -558,18 +579,20 @@ fn backward<
                 full(s).init(1);
                 empty(s).init(256);
             }
+            if PERSISTENT {
+                kv_empty.init(256);
+            }
         }
         mbarrier::fence_init();
     }
     thread::sync_threads();
 
-    let seq_row0 = bh * shape.seq;
-    let key0 = kt * BWD_BN;
     let q_tiles = shape.seq / BWD_BM;
-    // Causal: queries before the block's first key see none of its keys.
-    let j_first = if shape.causal { key0 / BWD_BM } else { 0 };
+    // Causal: queries before an item's first key see none of its keys.
+    let first_tile = |key0: u32| if shape.causal { key0 / BWD_BM } else { 0 };
     let warp_index = warp::shfl_idx(warp::FULL_MASK, tid / 32, 0);
-    // The parity of the `n / STAGES`-th completion of a stage's barriers.
+    // The parity of the `n / STAGES`-th completion of a stage's barriers
+    // (`n` counts the block's Q/dO tiles over all its items).
     let phase = |n: u32| (n / BWD_STAGES) & 1;
 
     if warp_index >= 8 {
@@ -582,48 +605,94 @@ fn backward<
             if TMA_DQ {
                 tma::prefetch_tensor_map(map_dq);
             }
-            kv_full.arrive_expect_tx(2 * kv_bytes);
-            for c in 0..boxes {
-                // SAFETY: valid maps (host); the K and V tiles are
-                // 1024-aligned and written once; `kv_full` expects every
-                // box's bytes.
-                unsafe {
-                    tma::load_2d(k_tile + c * BWD_BN * ROW_BYTES, map_k, kv_full, (c * BOX) as i32, (seq_row0 + key0) as i32);
-                    tma::load_2d(v_tile + c * BWD_BN * ROW_BYTES, map_v, kv_full, (c * BOX) as i32, (seq_row0 + key0) as i32);
-                }
-            }
+            let mut items = 0u32;
             let mut n = 0;
-            let mut j = j_first;
-            while j < q_tiles {
-                let s = n % BWD_STAGES;
-                let row = (seq_row0 + j * BWD_BM) as i32;
-                if n >= BWD_STAGES {
-                    empty(s).wait(phase(n - BWD_STAGES));
+            loop {
+                let (bh, kt, v) = if PERSISTENT {
+                    // SAFETY: the launch's counter (`Backward` passes a device
+                    // word of its own, 0 when the launch starts), only ever
+                    // accessed atomically.
+                    let counter = unsafe { AtomicU32::from_ptr(schedule.counter as *mut u32) };
+                    let v = counter.fetch_add_scoped(1, Scope::Device, Ordering::Relaxed);
+                    if v >= schedule.items {
+                        // As the forward's: the launch's last take resets it.
+                        if v == schedule.items + thread::gridDim_x() - 1 {
+                            counter.store_scoped(0, Scope::Device, Ordering::Relaxed);
+                        }
+                        if items > 0 {
+                            kv_empty.wait((items - 1) & 1);
+                        }
+                        // SAFETY: the slot is the producer's until kv_full
+                        // completes; every consumer has read the last item.
+                        unsafe { store_shared(item_slot, NO_ITEM) };
+                        kv_full.arrive();
+                        break;
+                    }
+                    let (bh, kt) = work(v);
+                    if bh >= shape.batch_heads {
+                        continue;
+                    }
+                    (bh, kt, v)
+                } else {
+                    if items > 0 {
+                        break;
+                    }
+                    let (bh, kt) = work(0);
+                    (bh, kt, 0)
+                };
+                let seq_row0 = bh * shape.seq;
+                let key0 = kt * BWD_BN;
+                if PERSISTENT {
+                    if items > 0 {
+                        // The consumers are done with the last item's K and V.
+                        kv_empty.wait((items - 1) & 1);
+                    }
+                    // SAFETY: as above; kv_full's arrival below publishes it.
+                    unsafe { store_shared(item_slot, v) };
                 }
-                full(s).arrive_expect_tx(2 * qd_bytes + if STAGED { STATS_BYTES } else { 0 });
+                kv_full.arrive_expect_tx(2 * kv_bytes);
                 for c in 0..boxes {
-                    // SAFETY: valid maps; the stage is free (its empty
-                    // barrier completed, or it was never used) and
-                    // 1024-aligned; the full barrier expects the bytes.
+                    // SAFETY: valid maps (host); the K and V tiles are
+                    // 1024-aligned and free (the first item's, or released by
+                    // kv_empty); `kv_full` expects every box's bytes.
                     unsafe {
-                        tma::load_2d(q_tile(s) + c * BWD_BM * ROW_BYTES, map_q, full(s), (c * BOX) as i32, row);
-                        tma::load_2d(do_tile(s) + c * BWD_BM * ROW_BYTES, map_do, full(s), (c * BOX) as i32, row);
+                        tma::load_2d(k_tile + c * BWD_BN * ROW_BYTES, map_k, kv_full, (c * BOX) as i32, (seq_row0 + key0) as i32);
+                        tma::load_2d(v_tile + c * BWD_BN * ROW_BYTES, map_v, kv_full, (c * BOX) as i32, (seq_row0 + key0) as i32);
                     }
                 }
-                if STAGED {
-                    let first = row as usize;
-                    // SAFETY: rows first…first+BWD_BM of lse and delta exist
-                    // (both are batch·heads·seq long: host checks, and the
-                    // kernel's own scratch); their byte offsets are
-                    // multiples of 256 and the stats tiles 128-aligned; the
-                    // stage is free as above and `full(s)` expects the bytes.
-                    unsafe {
-                        bulk_load(stats_tile(s), lse.as_ptr().add(first), BWD_BM * 4, full(s));
-                        bulk_load(stats_tile(s) + BWD_BM * 4, delta.as_ptr().add(first), BWD_BM * 4, full(s));
+                let mut j = first_tile(key0);
+                while j < q_tiles {
+                    let s = n % BWD_STAGES;
+                    let row = (seq_row0 + j * BWD_BM) as i32;
+                    if n >= BWD_STAGES {
+                        empty(s).wait(phase(n - BWD_STAGES));
                     }
+                    full(s).arrive_expect_tx(2 * qd_bytes + if STAGED { STATS_BYTES } else { 0 });
+                    for c in 0..boxes {
+                        // SAFETY: valid maps; the stage is free (its empty
+                        // barrier completed, or it was never used) and
+                        // 1024-aligned; the full barrier expects the bytes.
+                        unsafe {
+                            tma::load_2d(q_tile(s) + c * BWD_BM * ROW_BYTES, map_q, full(s), (c * BOX) as i32, row);
+                            tma::load_2d(do_tile(s) + c * BWD_BM * ROW_BYTES, map_do, full(s), (c * BOX) as i32, row);
+                        }
+                    }
+                    if STAGED {
+                        let first = row as usize;
+                        // SAFETY: rows first…first+BWD_BM of lse and delta exist
+                        // (both are batch·heads·seq long: host checks, and the
+                        // kernel's own scratch); their byte offsets are
+                        // multiples of 256 and the stats tiles 128-aligned; the
+                        // stage is free as above and `full(s)` expects the bytes.
+                        unsafe {
+                            bulk_load(stats_tile(s), lse.as_ptr().add(first), BWD_BM * 4, full(s));
+                            bulk_load(stats_tile(s) + BWD_BM * 4, delta.as_ptr().add(first), BWD_BM * 4, full(s));
+                        }
+                    }
+                    n += 1;
+                    j += 1;
                 }
-                n += 1;
-                j += 1;
+                items += 1;
             }
         }
         return;
@@ -638,293 +707,319 @@ fn backward<
     let lane = t % 32;
     let r = 16 * (t / 32) + lane / 4;
     let c0 = 2 * (lane % 4);
-    let my_key = key0 + 64 * wg + r;
     let k_rows = k_tile + 64 * wg * ROW_BYTES;
     let v_rows = v_tile + 64 * wg * ROW_BYTES;
     let log2e = core::f32::consts::LOG2_E;
     let scale_log2 = softmax_scale(HD) * log2e;
-    let mut acc_dv = wgmma::zeroed::<R>();
-    let mut acc_dk = wgmma::zeroed::<R>();
     let mut acc_s = wgmma::zeroed::<32>();
     let mut acc_dp = wgmma::zeroed::<32>();
-    kv_full.wait(0);
+    let mut items = 0u32;
     let mut n = 0;
-    let mut j = j_first;
-    while j < q_tiles {
-        let s = n % BWD_STAGES;
-        let q0 = j * BWD_BM;
-        // This thread's first column's row in lse and delta. D is read
-        // where it is used (loaded up front it would cost registers the
-        // hd-128 kernels do not have).
-        let col = (seq_row0 + q0 + c0) as usize;
-        // The log-sum-exp (log2 domain) of this thread's columns, loaded
-        // before the products so that its latency hides behind them.
-        let mut lse2 = [0.0f32; 16];
-        // STAGED: read from the stage once it is full (below).
-        if !STAGED {
-            unroll!(full, for i in 0..8usize {
-                // SAFETY: col + 8i + 1 < batch·heads·seq, the length of lse
-                // (host checks).
-                unsafe {
-                    lse2[2 * i] = *lse.get_unchecked(col + 8 * i) * log2e;
-                    lse2[2 * i + 1] = *lse.get_unchecked(col + 8 * i + 1) * log2e;
-                }
-            });
+    loop {
+        if !PERSISTENT && items > 0 {
+            break;
         }
-        full(s).wait(phase(n));
-        // SAFETY (every issue_* and wgmma below): the whole warpgroup runs
-        // them with the same addresses; their operands are not rewritten and
-        // their stage not released before the wait_group that follows.
-        unsafe {
-            issue_transposed::<HD>(&mut acc_s, k_rows, q_tile(s));
-            issue_transposed::<HD>(&mut acc_dp, v_rows, do_tile(s));
-        }
-        if TMA_DQ && !TMA_EAGER && n > 0 {
-            // The last tile's dQ part, in this warpgroup's buffer since its
-            // end, is added into the accumulator now, behind this tile's Sᵀ
-            // and dPᵀ: the products start before the reduction is issued
-            // (dQ's accumulators are dead already, so nothing more is
-            // held across them).
-            // SAFETY: the host passes the accumulator's map with TMA_DQ;
-            // every thread stored and fenced its part at the last tile's
-            // end; the buffer is rewritten only after thread 0's
-            // wait_group_read and the consumers' barrier below.
-            unsafe { reduce_dq(wg, t, map_dq, dq_tile(wg), seq_row0 + q0 - BWD_BM) };
-        }
-        // Sᵀ is done (groups complete in order); dPᵀ may still run.
-        wgmma::wait_group::<1>();
-        let mask = shape.causal && q0 < key0 + BWD_BN;
-        let mut p = wgmma::zeroed::<32>();
-        unroll!(full, for i in 0..8u32 {
-            let q = q0 + 8 * i + c0;
-            let i = i as usize;
-            let (la, lb) = if STAGED {
-                // SAFETY: this thread's two columns of the stage's
-                // log-sum-exp, 8-byte aligned (c0 is even), complete since
-                // `full(s)` completed; rewritten only after this tile
-                // releases the stage.
-                let (a, b) = unsafe { load_shared_f32x2(stats_tile(s) + 4 * (c0 + 8 * i as u32)) };
-                (a * log2e, b * log2e)
-            } else {
-                (lse2[2 * i], lse2[2 * i + 1])
-            };
-            p[4 * i] = exp2(acc_s[4 * i] * scale_log2 - la);
-            p[4 * i + 1] = exp2(acc_s[4 * i + 1] * scale_log2 - lb);
-            p[4 * i + 2] = exp2(acc_s[4 * i + 2] * scale_log2 - la);
-            p[4 * i + 3] = exp2(acc_s[4 * i + 3] * scale_log2 - lb);
-            if mask {
-                if my_key > q {
-                    p[4 * i] = 0.0;
-                }
-                if my_key > q + 1 {
-                    p[4 * i + 1] = 0.0;
-                }
-                if my_key + 8 > q {
-                    p[4 * i + 2] = 0.0;
-                }
-                if my_key + 8 > q + 1 {
-                    p[4 * i + 3] = 0.0;
-                }
+        kv_full.wait(items & 1);
+        let (bh, kt) = if PERSISTENT {
+            // SAFETY: the producer wrote the slot before its arrival on
+            // kv_full, whose completion this thread has waited for; it does
+            // not rewrite it before kv_empty.
+            let v = unsafe { load_shared(item_slot) };
+            if v == NO_ITEM {
+                break;
             }
-        });
-        unsafe { issue_registers_trans_b(&mut acc_dv, &p, do_tile(s)) };
-        // dPᵀ is done; dV += Pᵀ·dO may still run.
-        wgmma::wait_group::<1>();
-        // The dS buffer of this tile's parity: the dQ product that last
-        // read it (two tiles ago) is complete in every warp that ran it,
-        // since each of them has since passed the barrier after the last
-        // tile's dS stores (a warp's own wait_group covers only its part of
-        // a wgmma; the barrier covers the others').
-        let ds_base = ds_tile(n % 2, wg);
-        let mut ds = wgmma::zeroed::<32>();
-        unroll!(full, for i in 0..8u32 {
-            let c = 8 * i + c0;
-            let (da, db) = if STAGED {
-                // SAFETY: as for the log-sum-exp above, the stage's D.
-                unsafe { load_shared_f32x2(stats_tile(s) + BWD_BM * 4 + 4 * c) }
-            } else {
-                // SAFETY: as for lse.
-                unsafe { (*delta.get_unchecked(col + 8 * i as usize), *delta.get_unchecked(col + 8 * i as usize + 1)) }
-            };
-            let i = i as usize;
-            ds[4 * i] = p[4 * i] * (acc_dp[4 * i] - da);
-            ds[4 * i + 1] = p[4 * i + 1] * (acc_dp[4 * i + 1] - db);
-            ds[4 * i + 2] = p[4 * i + 2] * (acc_dp[4 * i + 2] - da);
-            ds[4 * i + 3] = p[4 * i + 3] * (acc_dp[4 * i + 3] - db);
-            // dS (queries × keys) for dQ's A operand: element (query,
-            // key) of the warpgroup's tile.
-            // SAFETY: inside this warpgroup's dS tile; each element belongs
-            // to this thread alone, and every warp's part of the last dQ
-            // product that read the buffer is complete (see `ds_base`).
-            unsafe {
-                store_shared_u16(ds_base + swizzled_offset(c, r, 64), bf16_bits(ds[4 * i]));
-                store_shared_u16(ds_base + swizzled_offset(c + 1, r, 64), bf16_bits(ds[4 * i + 1]));
-                store_shared_u16(ds_base + swizzled_offset(c, r + 8, 64), bf16_bits(ds[4 * i + 2]));
-                store_shared_u16(ds_base + swizzled_offset(c + 1, r + 8, 64), bf16_bits(ds[4 * i + 3]));
-            }
-        });
-        unsafe { issue_registers_trans_b(&mut acc_dk, &ds, q_tile(s)) };
-        // The dS stores (generic proxy) visible to wgmma (async proxy), from
-        // every warp of the warpgroup (of both at head_dim 128).
-        tma::fence_proxy_async_shared();
-        if TMA_DQ && t == 0 {
-            // The reduction of the last tile's dQ part has read its buffer
-            // (the barrier below tells the warpgroup, which then rewrites it).
-            tma::wait_group_read::<0>();
-        }
-        if DQ_COLUMNS {
-            sync_consumers();
+            work(v)
         } else {
-            sync_warpgroup(wg);
-        }
-        // dQ is issued behind dV and dK without waiting for them; once all
-        // three are done the stage's Q and dO are no longer read.
-        let acc = dq_acc.as_ptr();
-        if DQ_COLUMNS {
-            // dQ's columns 64·wg… over all BWD_BN keys: A is the block's
-            // whole dS tile (the two warpgroups' tiles side by side are its
-            // two boxes of 64 keys), B box wg of K (MN-major, BWD_BN rows
-            // along the reduction).
-            let mut acc_dq = wgmma::zeroed::<32>();
-            wgmma::fence();
-            unroll!(full, for k in 0..BWD_BN / 16 {
-                let da = wgmma::kmajor_b128(ds_tile(n % 2, 0), 64, k);
-                let db = wgmma::mnmajor_b128(k_tile + wg * BWD_BN * ROW_BYTES, BWD_BN, k);
-                unsafe { wgmma::m64n64k16_f32_bf16_trans_b(&mut acc_dq, da, db, true) };
-            });
-            wgmma::commit_group();
-            wgmma::wait_group::<0>();
-            empty(s).arrive();
-            // dQ's rows q0 + r and q0 + r + 8 of this (batch, head).
-            let top = ((seq_row0 + q0 + r) * HD + 64 * wg + c0) as usize;
-            let bottom = top + 8 * HD as usize;
-            if TMA_DQ {
-                // Into the warpgroup's buffer in the map's layout: box
-                // c / 32 of columns, row-major rows of 128 bytes whose
-                // 16-byte chunks are swizzled by the row (each of a warp's
-                // stores then touches every bank twice, the fewest for its
-                // 256 bytes). Added by one bulk group at the next tile's
-                // start (or after the loop), or TMA_EAGER right below.
-                // The pairs' places are one base register XORed and offset
-                // by constants ([`dq_thread_base`]); the buffer is
-                // 1024-aligned, so adding it changes none of the bits the
-                // XOR flips.
-                let dq_base = dq_tile(wg) + dq_thread_base(r, c0);
-                unroll!(full, for i in 0..8u32 {
-                    let (flip, offset) = dq_pair_place(i);
-                    let i = i as usize;
-                    // SAFETY: inside this warpgroup's buffer (rows < 64,
-                    // columns < 64), 8-byte aligned (c0 even); each pair
-                    // belongs to this thread alone; the last reduction
-                    // that read the buffer is done (its issuing thread
-                    // waited before the barrier above).
+            work(0)
+        };
+        let seq_row0 = bh * shape.seq;
+        let key0 = kt * BWD_BN;
+        let my_key = key0 + 64 * wg + r;
+        let mut acc_dv = wgmma::zeroed::<R>();
+        let mut acc_dk = wgmma::zeroed::<R>();
+        let mut j = first_tile(key0);
+        while j < q_tiles {
+            let s = n % BWD_STAGES;
+            let q0 = j * BWD_BM;
+            // This thread's first column's row in lse and delta. D is read
+            // where it is used (loaded up front it would cost registers the
+            // hd-128 kernels do not have).
+            let col = (seq_row0 + q0 + c0) as usize;
+            // The log-sum-exp (log2 domain) of this thread's columns, loaded
+            // before the products so that its latency hides behind them.
+            let mut lse2 = [0.0f32; 16];
+            // STAGED: read from the stage once it is full (below).
+            if !STAGED {
+                unroll!(full, for i in 0..8usize {
+                    // SAFETY: col + 8i + 1 < batch·heads·seq, the length of lse
+                    // (host checks).
                     unsafe {
-                        store_shared_f32x2_at(dq_base, flip, offset, acc_dq[4 * i], acc_dq[4 * i + 1]);
-                        store_shared_f32x2_at(dq_base, flip, offset + 8 * 128, acc_dq[4 * i + 2], acc_dq[4 * i + 3]);
+                        lse2[2 * i] = *lse.get_unchecked(col + 8 * i) * log2e;
+                        lse2[2 * i + 1] = *lse.get_unchecked(col + 8 * i + 1) * log2e;
                     }
                 });
-                // This thread's stores visible to the bulk reduction
-                // (async proxy) that one thread issues after a barrier.
-                tma::fence_proxy_async_shared();
-                if TMA_EAGER {
-                    // SAFETY: as at the loop's start (every thread has
-                    // stored and fenced its part just above).
-                    unsafe { reduce_dq(wg, t, map_dq, dq_tile(wg), seq_row0 + q0) };
+            }
+            full(s).wait(phase(n));
+            // SAFETY (every issue_* and wgmma below): the whole warpgroup runs
+            // them with the same addresses; their operands are not rewritten and
+            // their stage not released before the wait_group that follows.
+            unsafe {
+                issue_transposed::<HD>(&mut acc_s, k_rows, q_tile(s));
+                issue_transposed::<HD>(&mut acc_dp, v_rows, do_tile(s));
+            }
+            if TMA_DQ && !TMA_EAGER && j > first_tile(key0) {
+                // The last tile's dQ part, in this warpgroup's buffer since its
+                // end, is added into the accumulator now, behind this tile's Sᵀ
+                // and dPᵀ: the products start before the reduction is issued
+                // (dQ's accumulators are dead already, so nothing more is
+                // held across them).
+                // SAFETY: the host passes the accumulator's map with TMA_DQ;
+                // every thread stored and fenced its part at the last tile's
+                // end; the buffer is rewritten only after thread 0's
+                // wait_group_read and the consumers' barrier below.
+                unsafe { reduce_dq(wg, t, map_dq, dq_tile(wg), seq_row0 + q0 - BWD_BM) };
+            }
+            // Sᵀ is done (groups complete in order); dPᵀ may still run.
+            wgmma::wait_group::<1>();
+            let mask = shape.causal && q0 < key0 + BWD_BN;
+            let mut p = wgmma::zeroed::<32>();
+            unroll!(full, for i in 0..8u32 {
+                let q = q0 + 8 * i + c0;
+                let i = i as usize;
+                let (la, lb) = if STAGED {
+                    // SAFETY: this thread's two columns of the stage's
+                    // log-sum-exp, 8-byte aligned (c0 is even), complete since
+                    // `full(s)` completed; rewritten only after this tile
+                    // releases the stage.
+                    let (a, b) = unsafe { load_shared_f32x2(stats_tile(s) + 4 * (c0 + 8 * i as u32)) };
+                    (a * log2e, b * log2e)
+                } else {
+                    (lse2[2 * i], lse2[2 * i + 1])
+                };
+                p[4 * i] = exp2(acc_s[4 * i] * scale_log2 - la);
+                p[4 * i + 1] = exp2(acc_s[4 * i + 1] * scale_log2 - lb);
+                p[4 * i + 2] = exp2(acc_s[4 * i + 2] * scale_log2 - la);
+                p[4 * i + 3] = exp2(acc_s[4 * i + 3] * scale_log2 - lb);
+                if mask {
+                    if my_key > q {
+                        p[4 * i] = 0.0;
+                    }
+                    if my_key > q + 1 {
+                        p[4 * i + 1] = 0.0;
+                    }
+                    if my_key + 8 > q {
+                        p[4 * i + 2] = 0.0;
+                    }
+                    if my_key + 8 > q + 1 {
+                        p[4 * i + 3] = 0.0;
+                    }
                 }
-            } else if RED4 {
-                // Lanes 2m and 2m+1 hold columns c0, c0+1 and c0+2, c0+3
-                // (c0 of the even lane a multiple of 4) of rows r and r+8:
-                // the even lane takes the odd one's row-r pair and adds row
-                // r's four columns, the odd lane the even one's row-(r+8)
-                // pair and adds row r+8's.
-                // Chosen by bit masks rather than branches, so that the
-                // shuffles stay in code every lane runs.
-                let odd = lane % 2;
-                let mask = 0u32.wrapping_sub(odd);
-                let pick = |when_odd: f32, when_even: f32| f32::from_bits((when_odd.to_bits() & mask) | (when_even.to_bits() & !mask));
-                let base = top + odd as usize * (8 * HD as usize - 2);
-                unroll!(full, for i in 0..8usize {
-                    let (t0, t1, b0, b1) = (acc_dq[4 * i], acc_dq[4 * i + 1], acc_dq[4 * i + 2], acc_dq[4 * i + 3]);
-                    let got0 = warp::shfl_xor(warp::FULL_MASK, pick(t0, b0), 1);
-                    let got1 = warp::shfl_xor(warp::FULL_MASK, pick(t1, b1), 1);
-                    let at = base + 8 * i;
-                    let v = [pick(got0, t0), pick(got1, t1), pick(b0, got0), pick(b1, got1)];
-                    // SAFETY: inside the accumulator (batch·heads·seq·HD
-                    // floats, host checks); 16-byte aligned: the index is a
-                    // multiple of 4 (HD, 64, 8i and the even lane's c0 are;
-                    // the odd lane's c0 - 2 is the even lane's c0); every
-                    // access to it in this kernel is an atomic add.
-                    unsafe { red_add_quad(acc.add(at), v) };
-                });
+            });
+            unsafe { issue_registers_trans_b(&mut acc_dv, &p, do_tile(s)) };
+            // dPᵀ is done; dV += Pᵀ·dO may still run.
+            wgmma::wait_group::<1>();
+            // The dS buffer of this tile's parity: the dQ product that last
+            // read it (two tiles ago) is complete in every warp that ran it,
+            // since each of them has since passed the barrier after the last
+            // tile's dS stores (a warp's own wait_group covers only its part of
+            // a wgmma; the barrier covers the others').
+            let ds_base = ds_tile(n % 2, wg);
+            let mut ds = wgmma::zeroed::<32>();
+            unroll!(full, for i in 0..8u32 {
+                let c = 8 * i + c0;
+                let (da, db) = if STAGED {
+                    // SAFETY: as for the log-sum-exp above, the stage's D.
+                    unsafe { load_shared_f32x2(stats_tile(s) + BWD_BM * 4 + 4 * c) }
+                } else {
+                    // SAFETY: as for lse.
+                    unsafe { (*delta.get_unchecked(col + 8 * i as usize), *delta.get_unchecked(col + 8 * i as usize + 1)) }
+                };
+                let i = i as usize;
+                ds[4 * i] = p[4 * i] * (acc_dp[4 * i] - da);
+                ds[4 * i + 1] = p[4 * i + 1] * (acc_dp[4 * i + 1] - db);
+                ds[4 * i + 2] = p[4 * i + 2] * (acc_dp[4 * i + 2] - da);
+                ds[4 * i + 3] = p[4 * i + 3] * (acc_dp[4 * i + 3] - db);
+                // dS (queries × keys) for dQ's A operand: element (query,
+                // key) of the warpgroup's tile.
+                // SAFETY: inside this warpgroup's dS tile; each element belongs
+                // to this thread alone, and every warp's part of the last dQ
+                // product that read the buffer is complete (see `ds_base`).
+                unsafe {
+                    store_shared_u16(ds_base + swizzled_offset(c, r, 64), bf16_bits(ds[4 * i]));
+                    store_shared_u16(ds_base + swizzled_offset(c + 1, r, 64), bf16_bits(ds[4 * i + 1]));
+                    store_shared_u16(ds_base + swizzled_offset(c, r + 8, 64), bf16_bits(ds[4 * i + 2]));
+                    store_shared_u16(ds_base + swizzled_offset(c + 1, r + 8, 64), bf16_bits(ds[4 * i + 3]));
+                }
+            });
+            unsafe { issue_registers_trans_b(&mut acc_dk, &ds, q_tile(s)) };
+            // The dS stores (generic proxy) visible to wgmma (async proxy), from
+            // every warp of the warpgroup (of both at head_dim 128).
+            tma::fence_proxy_async_shared();
+            if TMA_DQ && t == 0 {
+                // The reduction of the last tile's dQ part has read its buffer
+                // (the barrier below tells the warpgroup, which then rewrites it).
+                tma::wait_group_read::<0>();
+            }
+            if DQ_COLUMNS {
+                sync_consumers();
             } else {
-                unroll!(full, for i in 0..8usize {
-                    // SAFETY: inside the accumulator (batch·heads·seq·HD
-                    // floats, host checks), 8-byte aligned (even index);
-                    // every access to it in this kernel is an atomic add.
+                sync_warpgroup(wg);
+            }
+            // dQ is issued behind dV and dK without waiting for them; once all
+            // three are done the stage's Q and dO are no longer read.
+            let acc = dq_acc.as_ptr();
+            if DQ_COLUMNS {
+                // dQ's columns 64·wg… over all BWD_BN keys: A is the block's
+                // whole dS tile (the two warpgroups' tiles side by side are its
+                // two boxes of 64 keys), B box wg of K (MN-major, BWD_BN rows
+                // along the reduction).
+                let mut acc_dq = wgmma::zeroed::<32>();
+                wgmma::fence();
+                unroll!(full, for k in 0..BWD_BN / 16 {
+                    let da = wgmma::kmajor_b128(ds_tile(n % 2, 0), 64, k);
+                    let db = wgmma::mnmajor_b128(k_tile + wg * BWD_BN * ROW_BYTES, BWD_BN, k);
+                    unsafe { wgmma::m64n64k16_f32_bf16_trans_b(&mut acc_dq, da, db, true) };
+                });
+                wgmma::commit_group();
+                wgmma::wait_group::<0>();
+                empty(s).arrive();
+                // dQ's rows q0 + r and q0 + r + 8 of this (batch, head).
+                let top = ((seq_row0 + q0 + r) * HD + 64 * wg + c0) as usize;
+                let bottom = top + 8 * HD as usize;
+                if TMA_DQ {
+                    // Into the warpgroup's buffer in the map's layout: box
+                    // c / 32 of columns, row-major rows of 128 bytes whose
+                    // 16-byte chunks are swizzled by the row (each of a warp's
+                    // stores then touches every bank twice, the fewest for its
+                    // 256 bytes). Added by one bulk group at the next tile's
+                    // start (or after the loop), or TMA_EAGER right below.
+                    // The pairs' places are one base register XORed and offset
+                    // by constants ([`dq_thread_base`]); the buffer is
+                    // 1024-aligned, so adding it changes none of the bits the
+                    // XOR flips.
+                    let dq_base = dq_tile(wg) + dq_thread_base(r, c0);
+                    unroll!(full, for i in 0..8u32 {
+                        let (flip, offset) = dq_pair_place(i);
+                        let i = i as usize;
+                        // SAFETY: inside this warpgroup's buffer (rows < 64,
+                        // columns < 64), 8-byte aligned (c0 even); each pair
+                        // belongs to this thread alone; the last reduction
+                        // that read the buffer is done (its issuing thread
+                        // waited before the barrier above).
+                        unsafe {
+                            store_shared_f32x2_at(dq_base, flip, offset, acc_dq[4 * i], acc_dq[4 * i + 1]);
+                            store_shared_f32x2_at(dq_base, flip, offset + 8 * 128, acc_dq[4 * i + 2], acc_dq[4 * i + 3]);
+                        }
+                    });
+                    // This thread's stores visible to the bulk reduction
+                    // (async proxy) that one thread issues after a barrier.
+                    tma::fence_proxy_async_shared();
+                    if TMA_EAGER {
+                        // SAFETY: as at the loop's start (every thread has
+                        // stored and fenced its part just above).
+                        unsafe { reduce_dq(wg, t, map_dq, dq_tile(wg), seq_row0 + q0) };
+                    }
+                } else if RED4 {
+                    // Lanes 2m and 2m+1 hold columns c0, c0+1 and c0+2, c0+3
+                    // (c0 of the even lane a multiple of 4) of rows r and r+8:
+                    // the even lane takes the odd one's row-r pair and adds row
+                    // r's four columns, the odd lane the even one's row-(r+8)
+                    // pair and adds row r+8's.
+                    // Chosen by bit masks rather than branches, so that the
+                    // shuffles stay in code every lane runs.
+                    let odd = lane % 2;
+                    let mask = 0u32.wrapping_sub(odd);
+                    let pick = |when_odd: f32, when_even: f32| f32::from_bits((when_odd.to_bits() & mask) | (when_even.to_bits() & !mask));
+                    let base = top + odd as usize * (8 * HD as usize - 2);
+                    unroll!(full, for i in 0..8usize {
+                        let (t0, t1, b0, b1) = (acc_dq[4 * i], acc_dq[4 * i + 1], acc_dq[4 * i + 2], acc_dq[4 * i + 3]);
+                        let got0 = warp::shfl_xor(warp::FULL_MASK, pick(t0, b0), 1);
+                        let got1 = warp::shfl_xor(warp::FULL_MASK, pick(t1, b1), 1);
+                        let at = base + 8 * i;
+                        let v = [pick(got0, t0), pick(got1, t1), pick(b0, got0), pick(b1, got1)];
+                        // SAFETY: inside the accumulator (batch·heads·seq·HD
+                        // floats, host checks); 16-byte aligned: the index is a
+                        // multiple of 4 (HD, 64, 8i and the even lane's c0 are;
+                        // the odd lane's c0 - 2 is the even lane's c0); every
+                        // access to it in this kernel is an atomic add.
+                        unsafe { red_add_quad(acc.add(at), v) };
+                    });
+                } else {
+                    unroll!(full, for i in 0..8usize {
+                        // SAFETY: inside the accumulator (batch·heads·seq·HD
+                        // floats, host checks), 8-byte aligned (even index);
+                        // every access to it in this kernel is an atomic add.
+                        unsafe {
+                            red_add_pair(acc.add(top + 8 * i), acc_dq[4 * i], acc_dq[4 * i + 1]);
+                            red_add_pair(acc.add(bottom + 8 * i), acc_dq[4 * i + 2], acc_dq[4 * i + 3]);
+                        }
+                    });
+                }
+            } else {
+                // dQ's part from this warpgroup's 64 keys, every column: A its
+                // dS tile, B its 64 rows of K (MN-major).
+                let mut acc_dq = wgmma::zeroed::<R>();
+                wgmma::fence();
+                unroll!(full, for k in 0..4u32 {
+                    let da = wgmma::kmajor_b128(ds_base, 64, k);
+                    let db = wgmma::mnmajor_b128(k_rows, BWD_BN, k);
+                    unsafe { mma_pv(&mut acc_dq, da, db) };
+                });
+                wgmma::commit_group();
+                wgmma::wait_group::<0>();
+                empty(s).arrive();
+                let top = ((seq_row0 + q0 + r) * HD + c0) as usize;
+                let bottom = top + 8 * HD as usize;
+                unroll!(full, for i in 0..R / 4 {
+                    // SAFETY: as above.
                     unsafe {
                         red_add_pair(acc.add(top + 8 * i), acc_dq[4 * i], acc_dq[4 * i + 1]);
                         red_add_pair(acc.add(bottom + 8 * i), acc_dq[4 * i + 2], acc_dq[4 * i + 3]);
                     }
                 });
             }
-        } else {
-            // dQ's part from this warpgroup's 64 keys, every column: A its
-            // dS tile, B its 64 rows of K (MN-major).
-            let mut acc_dq = wgmma::zeroed::<R>();
-            wgmma::fence();
-            unroll!(full, for k in 0..4u32 {
-                let da = wgmma::kmajor_b128(ds_base, 64, k);
-                let db = wgmma::mnmajor_b128(k_rows, BWD_BN, k);
-                unsafe { mma_pv(&mut acc_dq, da, db) };
-            });
-            wgmma::commit_group();
-            wgmma::wait_group::<0>();
-            empty(s).arrive();
-            let top = ((seq_row0 + q0 + r) * HD + c0) as usize;
-            let bottom = top + 8 * HD as usize;
-            unroll!(full, for i in 0..R / 4 {
-                // SAFETY: as above.
-                unsafe {
-                    red_add_pair(acc.add(top + 8 * i), acc_dq[4 * i], acc_dq[4 * i + 1]);
-                    red_add_pair(acc.add(bottom + 8 * i), acc_dq[4 * i + 2], acc_dq[4 * i + 3]);
-                }
-            });
+            n += 1;
+            j += 1;
         }
-        n += 1;
-        j += 1;
-    }
-    if TMA_DQ && n > 0 {
-        // The last tile's dQ part (TMA_EAGER: issued already); the
-        // reductions must have read the buffer before the block's shared
-        // memory goes.
-        if !TMA_EAGER {
-            // SAFETY: as in the loop; the buffer is not written again.
-            unsafe { reduce_dq(wg, t, map_dq, dq_tile(wg), seq_row0 + (j - 1) * BWD_BM) };
-        }
-        if t == 0 {
-            tma::wait_group::<0>();
-        }
-    }
-
-    // Epilogue: dK·scale and dV, bf16, rows `r` and `r + 8` of the
-    // warpgroup's keys.
-    let scale = softmax_scale(HD);
-    let row = seq_row0 + my_key;
-    unroll!(full, for i in 0..R / 4 {
-        let top = ((row * HD + c0 + 8 * i as u32) / 2) as usize;
-        let bottom = (((row + 8) * HD + c0 + 8 * i as u32) / 2) as usize;
-        if bottom < dk.len() && bottom < dv.len() {
-            // SAFETY: both indices are below both lengths; the (row,
-            // column pair)s of a fragment belong to this thread alone and
-            // the blocks' and warpgroups' keys are disjoint.
-            unsafe {
-                *dk.get_unchecked_mut(top) = pack_bf16x2(acc_dk[4 * i] * scale, acc_dk[4 * i + 1] * scale);
-                *dk.get_unchecked_mut(bottom) = pack_bf16x2(acc_dk[4 * i + 2] * scale, acc_dk[4 * i + 3] * scale);
-                *dv.get_unchecked_mut(top) = pack_bf16x2(acc_dv[4 * i], acc_dv[4 * i + 1]);
-                *dv.get_unchecked_mut(bottom) = pack_bf16x2(acc_dv[4 * i + 2], acc_dv[4 * i + 3]);
+        if TMA_DQ && j > first_tile(key0) {
+            // The last tile's dQ part (TMA_EAGER: issued already); the
+            // reductions must have read the buffer before the block's shared
+            // memory goes.
+            if !TMA_EAGER {
+                // SAFETY: as in the loop; the buffer is not written again.
+                unsafe { reduce_dq(wg, t, map_dq, dq_tile(wg), seq_row0 + (j - 1) * BWD_BM) };
+            }
+            if t == 0 {
+                tma::wait_group::<0>();
             }
         }
-    });
+
+        if PERSISTENT {
+            // K and V are read no more (every product of the item is done).
+            kv_empty.arrive();
+        }
+
+        // Epilogue: dK·scale and dV, bf16, rows `r` and `r + 8` of the
+        // warpgroup's keys.
+        let scale = softmax_scale(HD);
+        let row = seq_row0 + my_key;
+        unroll!(full, for i in 0..R / 4 {
+            let top = ((row * HD + c0 + 8 * i as u32) / 2) as usize;
+            let bottom = (((row + 8) * HD + c0 + 8 * i as u32) / 2) as usize;
+            if bottom < dk.len() && bottom < dv.len() {
+                // SAFETY: both indices are below both lengths; the (row,
+                // column pair)s of a fragment belong to this thread alone and
+                // the blocks' and warpgroups' keys are disjoint.
+                unsafe {
+                    *dk.get_unchecked_mut(top) = pack_bf16x2(acc_dk[4 * i] * scale, acc_dk[4 * i + 1] * scale);
+                    *dk.get_unchecked_mut(bottom) = pack_bf16x2(acc_dk[4 * i + 2] * scale, acc_dk[4 * i + 3] * scale);
+                    *dv.get_unchecked_mut(top) = pack_bf16x2(acc_dv[4 * i], acc_dv[4 * i + 1]);
+                    *dv.get_unchecked_mut(bottom) = pack_bf16x2(acc_dv[4 * i + 2], acc_dv[4 * i + 3]);
+                }
+            }
+        });
+        items += 1;
+    }
 }
 
 /// Defines one backward kernel: a `#[kernel]` wrapper of [`backward`]
@@ -944,13 +1039,14 @@ macro_rules! bwd_kernel {
             map_v: u64,
             map_do: u64,
             shape: Shape,
+            schedule: Schedule,
             lse: &[f32],
             delta: &[f32],
             dq_acc: &[AtomicF32],
             mut dk: DisjointSlice<u32>,
             mut dv: DisjointSlice<u32>,
         ) {
-            backward::<$($param),*>(map_q, map_k, map_v, map_do, 0, shape, lse, delta, dq_acc, &mut dk, &mut dv);
+            backward::<$($param),*>(map_q, map_k, map_v, map_do, 0, shape, schedule, lse, delta, dq_acc, &mut dk, &mut dv);
         }
     };
     ($(#[$doc:meta])* $name:ident <$($param:tt),*> map_dq) => {
@@ -964,13 +1060,14 @@ macro_rules! bwd_kernel {
             map_do: u64,
             map_dq: u64,
             shape: Shape,
+            schedule: Schedule,
             lse: &[f32],
             delta: &[f32],
             dq_acc: &[AtomicF32],
             mut dk: DisjointSlice<u32>,
             mut dv: DisjointSlice<u32>,
         ) {
-            backward::<$($param),*>(map_q, map_k, map_v, map_do, map_dq, shape, lse, delta, dq_acc, &mut dk, &mut dv);
+            backward::<$($param),*>(map_q, map_k, map_v, map_do, map_dq, shape, schedule, lse, delta, dq_acc, &mut dk, &mut dv);
         }
     };
 }
@@ -983,20 +1080,20 @@ bwd_kernel! {
     /// have boxes of 64×[`BWD_BN`] (d × rows), those of Q and dO 64×[`BWD_BM`],
     /// all with the 128-byte swizzle. `lse` and `delta` are per row (f32),
     /// `dq_acc` the zeroed f32 dQ accumulator.
-    attention_bwd_d64 <64, 32, false, PRODUCER_REGISTERS, CONSUMER_REGISTERS, false, false, false, false>
+    attention_bwd_d64 <64, 32, false, PRODUCER_REGISTERS, CONSUMER_REGISTERS, false, false, false, false, false>
 }
 
 bwd_kernel! {
     /// Attention backward for head_dim 128; as [`attention_bwd_d64`] with
     /// [`bwd_shared_bytes`]`(128)`.
-    attention_bwd_d128 <128, 64, true, PRODUCER_REGISTERS, CONSUMER_REGISTERS, false, false, false, false>
+    attention_bwd_d128 <128, 64, true, PRODUCER_REGISTERS, CONSUMER_REGISTERS, false, false, false, false, false>
 }
 
 bwd_kernel! {
     /// [`attention_bwd_d128`] with dQ split between the warpgroups by keys
     /// ([`DqSplit::Keys`]): no barrier between the warpgroups, twice the atomic
     /// adds.
-    attention_bwd_keys_d128 <128, 64, false, PRODUCER_REGISTERS, CONSUMER_REGISTERS, false, false, false, false>
+    attention_bwd_keys_d128 <128, 64, false, PRODUCER_REGISTERS, CONSUMER_REGISTERS, false, false, false, false, false>
 }
 
 bwd_kernel! {
@@ -1004,19 +1101,19 @@ bwd_kernel! {
     /// warpgroup to the consumers ([`DqSplit::ColumnsWide`]): the same code
     /// and launch, `setmaxnreg` to 24 registers for the producer and 240 for
     /// the consumers.
-    attention_bwd_wide_d128 <128, 64, true, WIDE_PRODUCER_REGISTERS, WIDE_CONSUMER_REGISTERS, false, false, false, false>
+    attention_bwd_wide_d128 <128, 64, true, WIDE_PRODUCER_REGISTERS, WIDE_CONSUMER_REGISTERS, false, false, false, false, false>
 }
 
 bwd_kernel! {
     /// [`attention_bwd_wide_d128`] with each query tile's log-sum-exp and D
     /// copied into its stage by the producer ([`DqSplit::Staged`]).
-    attention_bwd_staged_d128 <128, 64, true, WIDE_PRODUCER_REGISTERS, WIDE_CONSUMER_REGISTERS, true, false, false, false>
+    attention_bwd_staged_d128 <128, 64, true, WIDE_PRODUCER_REGISTERS, WIDE_CONSUMER_REGISTERS, true, false, false, false, false>
 }
 
 bwd_kernel! {
     /// [`attention_bwd_staged_d128`] with dQ added four columns at a time
     /// ([`DqSplit::Red4`]).
-    attention_bwd_red4_d128 <128, 64, true, WIDE_PRODUCER_REGISTERS, WIDE_CONSUMER_REGISTERS, true, true, false, false>
+    attention_bwd_red4_d128 <128, 64, true, WIDE_PRODUCER_REGISTERS, WIDE_CONSUMER_REGISTERS, true, true, false, false, false>
 }
 
 bwd_kernel! {
@@ -1025,14 +1122,21 @@ bwd_kernel! {
     /// `[batch·heads·seq][128]`, boxes of 32 columns × [`BWD_BM`] rows, the
     /// 128-byte swizzle); [`bwd_shared_bytes_for`]`(128, DqSplit::TmaReduce)`
     /// of dynamic shared memory.
-    attention_bwd_tma_d128 <128, 64, true, WIDE_PRODUCER_REGISTERS, WIDE_CONSUMER_REGISTERS, true, false, true, false> map_dq
+    attention_bwd_tma_d128 <128, 64, true, WIDE_PRODUCER_REGISTERS, WIDE_CONSUMER_REGISTERS, true, false, true, false, false> map_dq
 }
 
 bwd_kernel! {
     /// [`attention_bwd_tma_d128`] with each tile's dQ reductions issued right
     /// after its stores rather than at the next tile's start
     /// ([`DqSplit::TmaEager`]); the same parameters and shared memory.
-    attention_bwd_tmaeager_d128 <128, 64, true, WIDE_PRODUCER_REGISTERS, WIDE_CONSUMER_REGISTERS, true, false, true, true> map_dq
+    attention_bwd_tmaeager_d128 <128, 64, true, WIDE_PRODUCER_REGISTERS, WIDE_CONSUMER_REGISTERS, true, false, true, true, false> map_dq
+}
+
+bwd_kernel! {
+    /// [`attention_bwd_tma_d128`], persistent ([`DqSplit::TmaPersistent`]):
+    /// launch one block per multiprocessor with the [`Schedule`] of
+    /// [`Backward::launch`]; the same shared memory.
+    attention_bwd_tmap_d128 <128, 64, true, WIDE_PRODUCER_REGISTERS, WIDE_CONSUMER_REGISTERS, true, false, true, false, true> map_dq
 }
 
 // ---------------------------------------------------------------------------
@@ -1078,14 +1182,24 @@ pub enum DqSplit {
     /// thread. dQ's accumulators are free once stored, and the reduction is
     /// issued at the next tile's start, behind its Sᵀ and dPᵀ products
     /// (head_dim 128 only; the most shared memory of the kernels,
-    /// [`bwd_shared_bytes_for`]). The default at head_dim 128, the fastest
-    /// on the H200 (benches/README.md).
+    /// [`bwd_shared_bytes_for`]). The fastest on the H200 of the kernels
+    /// with one block per key tile (benches/README.md).
     TmaReduce,
     /// [`DqSplit::TmaReduce`] with each tile's reductions issued right
     /// after its dQ stores (a barrier of the warpgroup between), not behind
     /// the next tile's Sᵀ and dPᵀ: what the deferral is worth (head_dim 128
     /// only).
     TmaEager,
+    /// [`DqSplit::TmaReduce`] in persistent blocks: one per multiprocessor,
+    /// each taking work items (a key tile of a head) from a counter in
+    /// device memory until none is left, loading the next item's K and V
+    /// once both consumer warpgroups are done with the last one's, as the
+    /// persistent forward does ([`crate::Tile::persistent`]; head_dim 128
+    /// only). The default at head_dim 128, a little faster than
+    /// [`DqSplit::TmaReduce`] at most bench shapes on the H100
+    /// (benches/README.md): a backward block's loop is long enough that the
+    /// pipeline's start and drain matter less than in the forward.
+    TmaPersistent,
 }
 
 /// The environment variable with which the example's and the benchmarks'
@@ -1099,12 +1213,12 @@ impl DqSplit {
         if head_dim == 64 {
             &[DqSplit::Keys]
         } else {
-            &[DqSplit::TmaReduce, DqSplit::Staged, DqSplit::Columns, DqSplit::Keys, DqSplit::ColumnsWide, DqSplit::Red4, DqSplit::TmaEager]
+            &[DqSplit::TmaPersistent, DqSplit::TmaReduce, DqSplit::Staged, DqSplit::Columns, DqSplit::Keys, DqSplit::ColumnsWide, DqSplit::Red4, DqSplit::TmaEager]
         }
     }
 
     /// The split's name, as [`DqSplit::parse`] reads it: `columns`, `keys`
-    /// `wide`, `staged`, `red4`, `tma` or `tmaeager`.
+    /// `wide`, `staged`, `red4`, `tma`, `tmaeager` or `tmap`.
     pub fn name(self) -> &'static str {
         match self {
             DqSplit::Columns => "columns",
@@ -1114,12 +1228,13 @@ impl DqSplit {
             DqSplit::Red4 => "red4",
             DqSplit::TmaReduce => "tma",
             DqSplit::TmaEager => "tmaeager",
+            DqSplit::TmaPersistent => "tmap",
         }
     }
 
     /// Reads a split's name ([`DqSplit::name`]); None for anything else.
     pub fn parse(name: &str) -> Option<DqSplit> {
-        [DqSplit::Columns, DqSplit::Keys, DqSplit::ColumnsWide, DqSplit::Staged, DqSplit::Red4, DqSplit::TmaReduce, DqSplit::TmaEager]
+        [DqSplit::Columns, DqSplit::Keys, DqSplit::ColumnsWide, DqSplit::Staged, DqSplit::Red4, DqSplit::TmaReduce, DqSplit::TmaEager, DqSplit::TmaPersistent]
             .into_iter().find(|s| s.name() == name.trim())
     }
 
@@ -1129,6 +1244,12 @@ impl DqSplit {
     /// None, empty or names none of them.
     pub fn select(spec: Option<&str>, head_dim: u32) -> Vec<DqSplit> {
         crate::select_named(spec, DqSplit::available(head_dim), DqSplit::parse)
+    }
+
+    /// Whether the kernel adds dQ by bulk tensor reductions (it takes the
+    /// accumulator's tensor map and the shared memory for its buffers).
+    pub const fn reduces_in_bulk(self) -> bool {
+        matches!(self, DqSplit::TmaReduce | DqSplit::TmaEager | DqSplit::TmaPersistent)
     }
 
     /// [`DqSplit::select`] of the environment variable [`BWD_ENV`].
@@ -1152,7 +1273,7 @@ pub const fn bwd_shared_bytes(head_dim: u32) -> u32 {
 /// warpgroups' f32 dQ buffers (16 KiB each, before the barriers). The
 /// other kernels keep the smaller size (and so more of the L1 cache).
 pub const fn bwd_shared_bytes_for(head_dim: u32, split: DqSplit) -> u32 {
-    bwd_shared_bytes(head_dim) + if matches!(split, DqSplit::TmaReduce | DqSplit::TmaEager) { 2 * DQ_TILE_BYTES } else { 0 }
+    bwd_shared_bytes(head_dim) + if split.reduces_in_bulk() { 2 * DQ_TILE_BYTES } else { 0 }
 }
 
 /// The main kernel's function name for `head_dim` and `split` (one of
@@ -1167,6 +1288,7 @@ pub fn bwd_kernel_name(head_dim: u32, split: DqSplit) -> &'static str {
         (_, DqSplit::Red4) => "attention_bwd_red4_d128",
         (_, DqSplit::TmaReduce) => "attention_bwd_tma_d128",
         (_, DqSplit::TmaEager) => "attention_bwd_tmaeager_d128",
+        (_, DqSplit::TmaPersistent) => "attention_bwd_tmap_d128",
     }
 }
 
@@ -1231,14 +1353,16 @@ pub struct Backward<'a> {
     split: DqSplit,
     group: u32,
     maps: [DeviceBuffer<TensorMap>; 4],
-    /// The tensor map of `dq_acc` ([`DqSplit::TmaReduce`] and
-    /// [`DqSplit::TmaEager`] only).
+    /// The tensor map of `dq_acc` (the splits that
+    /// [`DqSplit::reduces_in_bulk`] only).
     dq_map: Option<DeviceBuffer<TensorMap>>,
     d_o: &'a DeviceBuffer<u16>,
     delta: DeviceBuffer<f32>,
     dq_acc: DeviceBuffer<f32>,
     /// Q, K and V, which the main kernel reads through the maps (with dO).
     inputs: [&'a DeviceBuffer<u16>; 3],
+    /// The persistent kernel's work counter; None for the others.
+    work: Option<WorkCounter>,
 }
 
 impl<'a> Backward<'a> {
@@ -1294,10 +1418,11 @@ impl<'a> Backward<'a> {
         let dq_acc = DeviceBuffer::zeroed(stream, n)?;
         // The map holds the accumulator's address: the buffer lives as long
         // as the map and is never reallocated.
-        let dq_map = if matches!(split, DqSplit::TmaReduce | DqSplit::TmaEager) { Some(upload_accumulator_map(stream, &dq_acc, shape)?) } else { None };
+        let dq_map = if split.reduces_in_bulk() { Some(upload_accumulator_map(stream, &dq_acc, shape)?) } else { None };
         let delta = DeviceBuffer::zeroed(stream, shape.rows())?;
         let group = bwd_default_group(shape);
-        Ok(Backward { shape, split, group, maps, dq_map, d_o, delta, dq_acc, inputs: [q, k, v] })
+        let work = if split == DqSplit::TmaPersistent { Some(WorkCounter::new(stream)?) } else { None };
+        Ok(Backward { shape, split, group, maps, dq_map, d_o, delta, dq_acc, inputs: [q, k, v], work })
     }
 
     /// Launches the main kernel from now on with the head group `group`
@@ -1364,7 +1489,20 @@ impl<'a> Backward<'a> {
             map.order_read(stream)?;
         }
         let (pq, pk, pv, pd) = (self.maps[0].device_ptr(), self.maps[1].device_ptr(), self.maps[2].device_ptr(), self.maps[3].device_ptr());
-        let config = bwd_launch_config(shape, self.split, self.group);
+        let mut config = bwd_launch_config(shape, self.split, self.group);
+        let (gx, gy, gz) = config.grid_dim;
+        let mut schedule = Schedule { counter: 0, group: gx, items: gx * gy * gz };
+        // Held until the kernel is queued (`WorkCounter`).
+        let mut counter = None;
+        if let Some(work) = &self.work {
+            // One block per multiprocessor takes the grid's blocks as work
+            // items, in the order the hardware would dispatch them.
+            config.grid_dim = (work.sms.min(schedule.items), 1, 1);
+            let mut word = work.word.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            word.order_write(stream)?;
+            schedule.counter = word.device_ptr();
+            counter = Some(word);
+        }
         let pq_acc = self.dq_map.as_ref().map_or(0, |m| m.device_ptr());
         let acc = self.dq_acc.as_atomic();
         // Every backward kernel takes the arguments `bwd_kernel!` gives it;
@@ -1372,7 +1510,7 @@ impl<'a> Backward<'a> {
         macro_rules! launch {
             ($kernel:ident $(, $map_dq:expr)?) => {
                 cuda_launch! { kernel: $kernel, stream: stream, module: module, config: config,
-                    args: [pq, pk, pv, pd, $($map_dq,)? shape, slice(*lse), slice(self.delta), acc, slice_mut(*dk), slice_mut(*dv)] }?
+                    args: [pq, pk, pv, pd, $($map_dq,)? shape, schedule, slice(*lse), slice(self.delta), acc, slice_mut(*dk), slice_mut(*dv)] }?
             };
         }
         match (shape.head_dim, self.split) {
@@ -1384,7 +1522,9 @@ impl<'a> Backward<'a> {
             (_, DqSplit::Red4) => launch!(attention_bwd_red4_d128),
             (_, DqSplit::TmaReduce) => launch!(attention_bwd_tma_d128, pq_acc),
             (_, DqSplit::TmaEager) => launch!(attention_bwd_tmaeager_d128, pq_acc),
+            (_, DqSplit::TmaPersistent) => launch!(attention_bwd_tmap_d128, pq_acc),
         }
+        drop(counter);
         cuda_launch! { kernel: attention_bwd_convert, stream: stream, module: module,
         config: LaunchConfig::for_num_elems(words as u32),
         args: [slice(self.dq_acc), softmax_scale(shape.head_dim), slice_mut(*dq)] }?;
@@ -1587,6 +1727,7 @@ mod tests {
         assert_eq!(bwd_default_group(Shape { batch_heads: 3, ..bench }), 3);
         assert_eq!(bwd_default_group(Shape { batch_heads: 0, ..bench }), 1);
         assert_eq!(bwd_shared_bytes_for(128, DqSplit::TmaEager), bwd_shared_bytes_for(128, DqSplit::TmaReduce));
+        assert_eq!(bwd_shared_bytes_for(128, DqSplit::TmaPersistent), bwd_shared_bytes_for(128, DqSplit::TmaReduce));
         assert_eq!(bwd_kernel_name(64, DqSplit::Keys), "attention_bwd_d64");
         assert_eq!(bwd_kernel_name(128, DqSplit::Columns), "attention_bwd_d128");
         assert_eq!(bwd_kernel_name(128, DqSplit::Keys), "attention_bwd_keys_d128");
@@ -1595,9 +1736,10 @@ mod tests {
         assert_eq!(bwd_kernel_name(128, DqSplit::Red4), "attention_bwd_red4_d128");
         assert_eq!(bwd_kernel_name(128, DqSplit::TmaReduce), "attention_bwd_tma_d128");
         assert_eq!(bwd_kernel_name(128, DqSplit::TmaEager), "attention_bwd_tmaeager_d128");
+        assert_eq!(bwd_kernel_name(128, DqSplit::TmaPersistent), "attention_bwd_tmap_d128");
 
         assert_eq!(DqSplit::available(64), &[DqSplit::Keys]);
-        assert_eq!(DqSplit::available(128)[0], DqSplit::TmaReduce);
+        assert_eq!(DqSplit::available(128)[0], DqSplit::TmaPersistent);
     }
 
     #[test]
@@ -1609,8 +1751,9 @@ mod tests {
         assert_eq!(DqSplit::parse("staged"), Some(DqSplit::Staged));
         assert_eq!(DqSplit::parse("tma"), Some(DqSplit::TmaReduce));
         assert_eq!(DqSplit::parse("tmaeager"), Some(DqSplit::TmaEager));
+        assert_eq!(DqSplit::parse("tmap"), Some(DqSplit::TmaPersistent));
         assert_eq!(DqSplit::parse("rows"), None);
-        assert_eq!(DqSplit::select(None, 128), vec![DqSplit::TmaReduce]);
+        assert_eq!(DqSplit::select(None, 128), vec![DqSplit::TmaPersistent]);
         assert_eq!(DqSplit::select(Some("all"), 128), DqSplit::available(128).to_vec());
         assert_eq!(DqSplit::select(Some("wide,columns"), 128), vec![DqSplit::ColumnsWide, DqSplit::Columns]);
         assert_eq!(DqSplit::select(Some("staged,tma"), 128), vec![DqSplit::Staged, DqSplit::TmaReduce]);
@@ -1619,7 +1762,7 @@ mod tests {
         // its default stands in when nothing is left.
         assert_eq!(DqSplit::select(Some("wide"), 64), vec![DqSplit::Keys]);
         assert_eq!(DqSplit::select(Some("all"), 64), vec![DqSplit::Keys]);
-        assert_eq!(DqSplit::select(Some("nonsense"), 128), vec![DqSplit::TmaReduce]);
+        assert_eq!(DqSplit::select(Some("nonsense"), 128), vec![DqSplit::TmaPersistent]);
     }
 
     /// The dQ buffer's stores ([`DqSplit::TmaReduce`]): every thread's

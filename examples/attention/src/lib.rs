@@ -581,7 +581,7 @@ fn recip(x: f32) -> f32 {
 /// `address` is 4-byte aligned, inside the launch's dynamic shared memory,
 /// and nobody else accesses it concurrently.
 #[inline(always)]
-unsafe fn store_shared(address: u32, value: u32) {
+pub(crate) unsafe fn store_shared(address: u32, value: u32) {
     // SAFETY: the caller's contract.
     unsafe { ptx_asm!("st.shared.u32 [{a}], {v};", a = in(u32) address, v = in(u32) value) };
 }
@@ -592,7 +592,7 @@ unsafe fn store_shared(address: u32, value: u32) {
 /// `address` is 4-byte aligned, inside the launch's dynamic shared memory,
 /// and nobody writes it concurrently.
 #[inline(always)]
-unsafe fn load_shared(address: u32) -> u32 {
+pub(crate) unsafe fn load_shared(address: u32) -> u32 {
     let value: u32;
     // SAFETY: the caller's contract.
     unsafe { ptx_asm!("ld.shared.u32 {v}, [{a}];", v = out(u32) value, a = in(u32) address) };
@@ -816,7 +816,7 @@ pub(crate) const fn virtual_block(v: u32, group: u32, q_tiles: u32) -> (u32, u32
 
 /// The slot value that tells a persistent kernel's consumers that no work
 /// item is left.
-const NO_ITEM: u32 = u32::MAX;
+pub(crate) const NO_ITEM: u32 = u32::MAX;
 
 /// The (batch·head, query tile) of the forward's block `block` (its
 /// blockIdx x, y, z) in a grid `grid_x` wide ([`launch_config`]): heads in
@@ -1585,10 +1585,17 @@ pub struct Attention<'a> {
 /// last launch (and holds the word's free back until the launch is done),
 /// under the lock, so that two threads' launches are ordered one after the
 /// other.
-struct WorkCounter {
-    word: Mutex<DeviceBuffer<u32>>,
+pub(crate) struct WorkCounter {
+    pub(crate) word: Mutex<DeviceBuffer<u32>>,
     /// The GPU's multiprocessors: the grid of a persistent launch.
-    sms: u32,
+    pub(crate) sms: u32,
+}
+
+impl WorkCounter {
+    /// A zeroed counter on `stream`'s device.
+    pub(crate) fn new(stream: &CudaStream) -> Result<WorkCounter, Error> {
+        Ok(WorkCounter { word: Mutex::new(DeviceBuffer::zeroed(stream, 1)?), sms: stream.context().multiprocessor_count()? })
+    }
 }
 
 /// Orders a launch on `stream` that reads `tensors` through their tensor
@@ -1664,7 +1671,7 @@ impl<'a> Attention<'a> {
         let l2_bytes = l2_bytes(stream);
         let group = default_group(shape, l2_bytes);
         let work = if tile.persistent {
-            Some(WorkCounter { word: Mutex::new(DeviceBuffer::zeroed(stream, 1)?), sms: stream.context().multiprocessor_count()? })
+            Some(WorkCounter::new(stream)?)
         } else {
             None
         };

@@ -34,7 +34,9 @@
 //! where Σ|terms| is the sum of the absolute values of the products the
 //! entry adds up (`attention::Gradients::tolerance` explains it: P and dS
 //! are rounded to bf16 before their products, D comes from the bf16 O, the
-//! outputs are rounded to bf16).
+//! outputs are rounded to bf16). The persistent split runs twice more and
+//! its last output is checked again (its work counter must be 0 after each
+//! launch).
 //!
 //! `attention --bench [SEQ…]` times the bench shapes (heads·head_dim = 2048,
 //! batch·seq = 16384; seq 512…16384 unless given) for head_dim 128 and 64,
@@ -258,28 +260,48 @@ fn run_backward_split(
     }
     bwd.launch(module, &stream, &o, &lse, &mut dq, &mut dk, &mut dv)?;
     stream.synchronize()?;
-    let (dqh, dkh, dvh) = (dq.to_host_vec(&stream)?, dk.to_host_vec(&stream)?, dv.to_host_vec(&stream)?);
     let (s, d) = (shape.seq as usize, shape.head_dim as usize);
-    let (mut bad, mut worst) = (0usize, 0.0f32);
-    let checked = if sampled {
-        let (oh, lh) = (o.to_host_vec(&stream)?, lse.to_host_vec(&stream)?);
-        let of: Vec<f32> = (0..shape.elements()).map(|i| element(&oh, i)).collect();
-        let n = shape.rows();
-        let mut rows: Vec<usize> = (0..15u64).map(|i| (i.wrapping_mul(2654435761) % n as u64) as usize).collect();
-        rows.push(n - 1);
-        for &row in &rows {
-            let g = reference_gradient_row(&p.qf, &p.kf, &p.vf, &p.dof, &of, &lh, shape, row / s, row % s);
-            compare_gradients(&label, [&dqh, &dkh, &dvh], &g, row * d, d, &mut bad, &mut worst);
-        }
-        format!("{} rows", rows.len())
-    } else {
-        for bh in 0..shape.batch_heads as usize {
-            let g = reference_backward(&p.qf, &p.kf, &p.vf, &p.dof, shape, bh);
-            compare_gradients(&label, [&dqh, &dkh, &dvh], &g, bh * s * d, d, &mut bad, &mut worst);
-        }
-        "every entry".to_string()
+    let (oh, lh) = (o.to_host_vec(&stream)?, lse.to_host_vec(&stream)?);
+    let of: Vec<f32> = (0..shape.elements()).map(|i| element(&oh, i)).collect();
+    // dQ, dK and dV (device buffers) against the reference: what was
+    // checked, the wrong entries and the worst error over its tolerance.
+    let check = |label: &str, dq: &DeviceBuffer<u32>, dk: &DeviceBuffer<u32>, dv: &DeviceBuffer<u32>| -> Result<(String, usize, f32), BoxError> {
+        let (dqh, dkh, dvh) = (dq.to_host_vec(&stream)?, dk.to_host_vec(&stream)?, dv.to_host_vec(&stream)?);
+        let (mut bad, mut worst) = (0usize, 0.0f32);
+        let checked = if sampled {
+            let n = shape.rows();
+            let mut rows: Vec<usize> = (0..15u64).map(|i| (i.wrapping_mul(2654435761) % n as u64) as usize).collect();
+            rows.push(n - 1);
+            for &row in &rows {
+                let g = reference_gradient_row(&p.qf, &p.kf, &p.vf, &p.dof, &of, &lh, shape, row / s, row % s);
+                compare_gradients(label, [&dqh, &dkh, &dvh], &g, row * d, d, &mut bad, &mut worst);
+            }
+            format!("{} rows", rows.len())
+        } else {
+            for bh in 0..shape.batch_heads as usize {
+                let g = reference_backward(&p.qf, &p.kf, &p.vf, &p.dof, shape, bh);
+                compare_gradients(label, [&dqh, &dkh, &dvh], &g, bh * s * d, d, &mut bad, &mut worst);
+            }
+            "every entry".to_string()
+        };
+        Ok((checked, bad, worst))
     };
+    let (checked, mut bad, worst) = check(&label, &dq, &dk, &dv)?;
     println!("  {label}: {checked} checked, {bad} wrong entries (worst error/tolerance {worst:.3})");
+    if split == DqSplit::TmaPersistent {
+        // The work counter is 0 again after a launch: launch twice more,
+        // the second time into fresh outputs, and check that one.
+        bwd.launch(module, &stream, &o, &lse, &mut dq, &mut dk, &mut dv)?;
+        for t in [&mut dq, &mut dk, &mut dv] {
+            t.memset(&stream, 0xff)?;
+        }
+        bwd.launch(module, &stream, &o, &lse, &mut dq, &mut dk, &mut dv)?;
+        stream.synchronize()?;
+        let again = format!("{label}, launched twice more");
+        let (checked, wrong, worst) = check(&again, &dq, &dk, &dv)?;
+        println!("  {again}: {checked} checked, {wrong} wrong entries (worst error/tolerance {worst:.3})");
+        bad += wrong;
+    }
     let ok = bad == 0;
     if reps > 0 {
         let ms = time_ms(ctx, reps, || bwd.launch(module, &stream, &o, &lse, &mut dq, &mut dk, &mut dv))?;
