@@ -8,7 +8,9 @@
 //! Shapes of issue 22: heads·head_dim = 2048, batch·seq = 16384, head_dim
 //! 128 and 64, causal and not, seq 2048, 4096, 8192. Each shape is checked
 //! first (sampled rows against an f32 CPU reference, the bound of
-//! examples/attention's program), then timed.
+//! examples/attention's program), then timed, then checked again on one
+//! more launch into cleared outputs (the persistent kernels' work counter
+//! must have been reset by every timed launch).
 //!
 //! The reference is PyTorch's `scaled_dot_product_attention` with its
 //! fastest backend, measured by `benches/torch/attention.py` in the same
@@ -207,6 +209,15 @@ pub fn attention_fwd(gpu: &Gpu) -> Result<Vec<Row>, String> {
                         check(shape, &q, &k, &v, &o.to_host_vec(s).map_err(de)?, &lse.to_host_vec(s).map_err(de)?)
                             .map_err(|e| format!("{} g{}: {e}", attn.kernel_name(), attn.group()))?;
                         let t = gpu.time_ms(3, 20, || attn.launch(&gpu.oxide, s, &mut o, &mut lse).map_err(|e| e.to_string()))?;
+                        // And once more after the timed launches, into
+                        // cleared outputs: a persistent kernel whose work
+                        // counter were left wrong would time launches that
+                        // do nothing.
+                        o.memset(s, 0xff).map_err(de)?;
+                        lse.memset(s, 0xff).map_err(de)?;
+                        attn.launch(&gpu.oxide, s, &mut o, &mut lse).map_err(|e| e.to_string())?;
+                        check(shape, &q, &k, &v, &o.to_host_vec(s).map_err(de)?, &lse.to_host_vec(s).map_err(de)?)
+                            .map_err(|e| format!("{} g{} after the timed launches: {e}", attn.kernel_name(), attn.group()))?;
                         let (name, what) = label(
                             "attention_fwd",
                             shape,
@@ -293,6 +304,15 @@ pub fn attention_bwd(gpu: &Gpu) -> Result<Vec<Row>, String> {
                     check_backward(shape, &q, &k, &v, &d_o, &oh, &lseh, [&dqh, &dkh, &dvh])
                         .map_err(|e| format!("{} g{}: {e}", split.name(), bwd.group()))?;
                     let t = gpu.time_ms(3, 20, || bwd.launch(&gpu.oxide, s, &o, &lse, &mut dq, &mut dk, &mut dv).map_err(|e| e.to_string()))?;
+                    // And once more after the timed launches (as the
+                    // forward's rows).
+                    for t in [&mut dq, &mut dk, &mut dv] {
+                        t.memset(s, 0xff).map_err(de)?;
+                    }
+                    bwd.launch(&gpu.oxide, s, &o, &lse, &mut dq, &mut dk, &mut dv).map_err(|e| e.to_string())?;
+                    let (dqh, dkh, dvh) = (host(&dq)?, host(&dk)?, host(&dv)?);
+                    check_backward(shape, &q, &k, &v, &d_o, &oh, &lseh, [&dqh, &dkh, &dvh])
+                        .map_err(|e| format!("{} g{} after the timed launches: {e}", split.name(), bwd.group()))?;
                     let (name, what) = label(
                         "attention_bwd",
                         shape,
