@@ -98,9 +98,7 @@ use crate::{
     aligned_dynamic_shared, block_work, check_shape, exp2, kernel_function, mma_pv, mma_pv_registers, swizzled_offset, sync_warpgroup, Error,
     Group, Shape,
 };
-use crate::{load_shared, order_tma_reads, store_shared, virtual_block, Schedule, WorkCounter, BOX, NO_ITEM, ROW_BYTES};
-use core::sync::atomic::{AtomicU32, Ordering};
-use cuda_device::atomic::{Scope, ScopedAtomic};
+use crate::{hand_out_item, order_tma_reads, received_item, virtual_block, Schedule, WorkCounter, BOX, ROW_BYTES};
 use cuda_core::tensor_map::{TensorDataType, TensorMap};
 use cuda_core::{CudaStream, DeviceBuffer, LaunchConfig};
 use cuda_device::atomic::AtomicF32;
@@ -608,48 +606,23 @@ fn backward<
             let mut items = 0u32;
             let mut n = 0;
             loop {
-                let (bh, kt, v) = if PERSISTENT {
-                    // SAFETY: the launch's counter (`Backward` passes a device
-                    // word of its own, 0 when the launch starts), only ever
-                    // accessed atomically.
-                    let counter = unsafe { AtomicU32::from_ptr(schedule.counter as *mut u32) };
-                    let v = counter.fetch_add_scoped(1, Scope::Device, Ordering::Relaxed);
-                    if v >= schedule.items {
-                        // As the forward's: the launch's last take resets it.
-                        if v == schedule.items + thread::gridDim_x() - 1 {
-                            counter.store_scoped(0, Scope::Device, Ordering::Relaxed);
-                        }
-                        if items > 0 {
-                            kv_empty.wait((items - 1) & 1);
-                        }
-                        // SAFETY: the slot is the producer's until kv_full
-                        // completes; every consumer has read the last item.
-                        unsafe { store_shared(item_slot, NO_ITEM) };
-                        kv_full.arrive();
-                        break;
-                    }
-                    let (bh, kt) = work(v);
-                    if bh >= shape.batch_heads {
-                        continue;
-                    }
-                    (bh, kt, v)
+                let (bh, kt) = if PERSISTENT {
+                    // SAFETY: this lane alone hands out items, `items` so
+                    // far, each followed by kv_full's arrival below; the
+                    // counter is `Backward`'s own word (0 when the launch
+                    // starts); kv_empty completes once every consumer thread
+                    // is done with an item's K and V.
+                    let item = unsafe { hand_out_item(schedule, items, kv_full, kv_empty, item_slot, |v| work(v).0 < shape.batch_heads) };
+                    let Some(v) = item else { break };
+                    work(v)
                 } else {
                     if items > 0 {
                         break;
                     }
-                    let (bh, kt) = work(0);
-                    (bh, kt, 0)
+                    work(0)
                 };
                 let seq_row0 = bh * shape.seq;
                 let key0 = kt * BWD_BN;
-                if PERSISTENT {
-                    if items > 0 {
-                        // The consumers are done with the last item's K and V.
-                        kv_empty.wait((items - 1) & 1);
-                    }
-                    // SAFETY: as above; kv_full's arrival below publishes it.
-                    unsafe { store_shared(item_slot, v) };
-                }
                 kv_full.arrive_expect_tx(2 * kv_bytes);
                 for c in 0..boxes {
                     // SAFETY: valid maps (host); the K and V tiles are
@@ -721,13 +694,9 @@ fn backward<
         }
         kv_full.wait(items & 1);
         let (bh, kt) = if PERSISTENT {
-            // SAFETY: the producer wrote the slot before its arrival on
-            // kv_full, whose completion this thread has waited for; it does
-            // not rewrite it before kv_empty.
-            let v = unsafe { load_shared(item_slot) };
-            if v == NO_ITEM {
-                break;
-            }
+            // SAFETY: kv_full completed (waited for just above) after the
+            // producer wrote the slot; this thread releases the item later.
+            let Some(v) = (unsafe { received_item(item_slot) }) else { break };
             work(v)
         } else {
             work(0)

@@ -592,7 +592,7 @@ pub(crate) unsafe fn store_shared(address: u32, value: u32) {
 /// `address` is 4-byte aligned, inside the launch's dynamic shared memory,
 /// and nobody writes it concurrently.
 #[inline(always)]
-pub(crate) unsafe fn load_shared(address: u32) -> u32 {
+unsafe fn load_shared(address: u32) -> u32 {
     let value: u32;
     // SAFETY: the caller's contract.
     unsafe { ptx_asm!("ld.shared.u32 {v}, [{a}];", v = out(u32) value, a = in(u32) address) };
@@ -816,7 +816,73 @@ pub(crate) const fn virtual_block(v: u32, group: u32, q_tiles: u32) -> (u32, u32
 
 /// The slot value that tells a persistent kernel's consumers that no work
 /// item is left.
-pub(crate) const NO_ITEM: u32 = u32::MAX;
+const NO_ITEM: u32 = u32::MAX;
+
+/// The producer's side of a persistent kernel's hand-off ([`Schedule`]):
+/// takes work items from the launch's counter until one that `usable`
+/// accepts (the grid's blocks past the last head are not), waits until the
+/// consumers are done with the last item (`released`, its
+/// `handed - 1`-th phase) and writes the item into `slot`, for the
+/// consumers to read once the producer's next arrival on its `loaded`
+/// barrier completes. None: no item is left; `slot` then holds
+/// [`NO_ITEM`], published by an arrival on `loaded`. Each block takes
+/// exactly one number past the work, so the last of those is the launch's
+/// last take, after which the counter is set back to 0 for the next launch
+/// (stream order).
+///
+/// # Safety
+/// One thread of the block calls it, `handed` times before (each time
+/// followed by one arrival on `loaded`); `schedule.counter` is a device
+/// word only ever accessed atomically, 0 when the launch started; `slot` a
+/// 4-byte aligned shared word that only this hand-off uses; `released`
+/// completes a phase once every consumer is done with an item.
+#[inline(always)]
+pub(crate) unsafe fn hand_out_item(
+    schedule: Schedule,
+    handed: u32,
+    loaded: MBarrier,
+    released: MBarrier,
+    slot: u32,
+    usable: impl Fn(u32) -> bool,
+) -> Option<u32> {
+    // SAFETY: the caller's contract.
+    let counter = unsafe { AtomicU32::from_ptr(schedule.counter as *mut u32) };
+    loop {
+        let v = counter.fetch_add_scoped(1, Scope::Device, Ordering::Relaxed);
+        if v < schedule.items && !usable(v) {
+            continue;
+        }
+        if v >= schedule.items && v == schedule.items + thread::gridDim_x() - 1 {
+            counter.store_scoped(0, Scope::Device, Ordering::Relaxed);
+        }
+        if handed > 0 {
+            released.wait((handed - 1) & 1);
+        }
+        let item = if v < schedule.items { v } else { NO_ITEM };
+        // SAFETY: every consumer has read the last item (`released`), and
+        // none reads the slot again before `loaded` completes.
+        unsafe { store_shared(slot, item) };
+        if item == NO_ITEM {
+            loaded.arrive();
+            return None;
+        }
+        return Some(item);
+    }
+}
+
+/// The consumers' side of [`hand_out_item`]: the item in `slot`, None when
+/// none is left.
+///
+/// # Safety
+/// The producer's arrival on the hand-off's `loaded` barrier that followed
+/// its write of `slot` has completed (the caller waited for it), and the
+/// caller has not yet released the item.
+#[inline(always)]
+pub(crate) unsafe fn received_item(slot: u32) -> Option<u32> {
+    // SAFETY: the caller's contract.
+    let v = unsafe { load_shared(slot) };
+    (v != NO_ITEM).then_some(v)
+}
 
 /// The (batch·head, query tile) of the forward's block `block` (its
 /// blockIdx x, y, z) in a grid `grid_x` wide ([`launch_config`]): heads in
@@ -939,53 +1005,24 @@ fn forward<const HD: u32, const R: usize, const P_REGS: bool, const CW: u32, con
             let mut items = 0u32;
             let mut g = 0u32;
             loop {
-                let (bh, qt, v) = if PERSISTENT {
-                    // SAFETY: the launch's counter (`Attention` passes a
-                    // device word of its own, 0 when the launch starts), only
-                    // ever accessed atomically.
-                    let counter = unsafe { AtomicU32::from_ptr(schedule.counter as *mut u32) };
-                    let v = counter.fetch_add_scoped(1, Scope::Device, Ordering::Relaxed);
-                    if v >= schedule.items {
-                        // Each block takes exactly one number past the
-                        // work: the last of them is the launch's last
-                        // take, after which the counter is 0 again for the
-                        // next launch (stream order).
-                        if v == schedule.items + thread::gridDim_x() - 1 {
-                            counter.store_scoped(0, Scope::Device, Ordering::Relaxed);
-                        }
-                        if items > 0 {
-                            q_empty.wait((items - 1) & 1);
-                        }
-                        // SAFETY: the slot is the producer's until q_full
-                        // completes; every consumer has read the last item
-                        // (q_empty).
-                        unsafe { store_shared(item_slot, NO_ITEM) };
-                        q_full.arrive();
-                        break;
-                    }
-                    let (bh, qt) = work(v);
-                    if bh >= shape.batch_heads {
-                        continue;
-                    }
-                    (bh, qt, v)
+                let (bh, qt) = if PERSISTENT {
+                    // SAFETY: this lane alone hands out items, `items` so
+                    // far, each followed by q_full's arrival below; the
+                    // counter is `Attention`'s own word (0 when the launch
+                    // starts); q_empty completes once every consumer thread
+                    // is done with an item's Q.
+                    let item = unsafe { hand_out_item(schedule, items, q_full, q_empty, item_slot, |v| work(v).0 < shape.batch_heads) };
+                    let Some(v) = item else { break };
+                    work(v)
                 } else {
                     if items > 0 {
                         break;
                     }
-                    let (bh, qt) = work(0);
-                    (bh, qt, 0)
+                    work(0)
                 };
                 let kv_row0 = bh * shape.seq;
                 let q0 = qt * bm;
                 let kv_tiles = tiles_to(q0 + bm - 1);
-                if PERSISTENT {
-                    if items > 0 {
-                        // The consumers are done with the last item's Q.
-                        q_empty.wait((items - 1) & 1);
-                    }
-                    // SAFETY: as above; q_full's arrival below publishes it.
-                    unsafe { store_shared(item_slot, v) };
-                }
                 q_full.arrive_expect_tx(boxes * bm * ROW_BYTES);
                 for c in 0..boxes {
                     // SAFETY: valid map (host) with boxes of `bm` rows; the
@@ -1050,13 +1087,9 @@ fn forward<const HD: u32, const R: usize, const P_REGS: bool, const CW: u32, con
         }
         q_full.wait(items & 1);
         let (bh, qt) = if PERSISTENT {
-            // SAFETY: the producer wrote the slot before its arrival on
-            // q_full, whose completion this thread has waited for; it does
-            // not rewrite it before q_empty.
-            let v = unsafe { load_shared(item_slot) };
-            if v == NO_ITEM {
-                break;
-            }
+            // SAFETY: q_full completed (waited for just above) after the
+            // producer wrote the slot; this thread releases the item later.
+            let Some(v) = (unsafe { received_item(item_slot) }) else { break };
             work(v)
         } else {
             work(0)
