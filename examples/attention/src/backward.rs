@@ -98,7 +98,7 @@ use crate::{
     aligned_dynamic_shared, block_work, check_shape, exp2, kernel_function, mma_pv, mma_pv_registers, swizzled_offset, sync_warpgroup, Error,
     Group, Shape,
 };
-use crate::{hand_out_item, order_tma_reads, received_item, virtual_block, Schedule, WorkCounter, BOX, ROW_BYTES};
+use crate::{hand_out_item, order_tma_reads, received_item, schedule_launch, virtual_block, Schedule, WorkCounter, BOX, ROW_BYTES};
 use cuda_core::tensor_map::{TensorDataType, TensorMap};
 use cuda_core::{CudaStream, DeviceBuffer, LaunchConfig};
 use cuda_device::atomic::AtomicF32;
@@ -1459,19 +1459,8 @@ impl<'a> Backward<'a> {
         }
         let (pq, pk, pv, pd) = (self.maps[0].device_ptr(), self.maps[1].device_ptr(), self.maps[2].device_ptr(), self.maps[3].device_ptr());
         let mut config = bwd_launch_config(shape, self.split, self.group);
-        let (gx, gy, gz) = config.grid_dim;
-        let mut schedule = Schedule { counter: 0, group: gx, items: gx * gy * gz };
-        // Held until the kernel is queued (`WorkCounter`).
-        let mut counter = None;
-        if let Some(work) = &self.work {
-            // One block per multiprocessor takes the grid's blocks as work
-            // items, in the order the hardware would dispatch them.
-            config.grid_dim = (work.sms.min(schedule.items), 1, 1);
-            let mut word = work.word.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-            word.order_write(stream)?;
-            schedule.counter = word.device_ptr();
-            counter = Some(word);
-        }
+        // The counter's guard is held until the kernel is queued.
+        let (schedule, counter) = schedule_launch(self.work.as_ref(), &mut config, stream)?;
         let pq_acc = self.dq_map.as_ref().map_or(0, |m| m.device_ptr());
         let acc = self.dq_acc.as_atomic();
         // Every backward kernel takes the arguments `bwd_kernel!` gives it;

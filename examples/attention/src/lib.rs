@@ -135,7 +135,7 @@ use cuda_device::{dynamic_shared, kernel, ptx_asm, thread, tma, unroll, warp, wa
 use cuda_host::{cuda_launch, KernelModule};
 use core::sync::atomic::{AtomicU32, Ordering};
 use cuda_device::atomic::{Scope, ScopedAtomic};
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 
 pub mod backward;
 pub use backward::{reference_backward, reference_gradient_row, Backward, DqSplit, Gradients, BWD_ENV};
@@ -1631,6 +1631,28 @@ impl WorkCounter {
     }
 }
 
+/// The [`Schedule`] of a launch whose non-persistent grid is `config`'s;
+/// with a work counter (a persistent kernel), the grid becomes one block
+/// per multiprocessor (at most one per item), the counter is ordered as
+/// the launch's write on `stream`, and its lock is returned, to be held
+/// until the kernel is queued ([`WorkCounter`]).
+pub(crate) fn schedule_launch<'w>(
+    work: Option<&'w WorkCounter>,
+    config: &mut LaunchConfig,
+    stream: &CudaStream,
+) -> Result<(Schedule, Option<MutexGuard<'w, DeviceBuffer<u32>>>), Error> {
+    let (gx, gy, gz) = config.grid_dim;
+    let mut schedule = Schedule { counter: 0, group: gx, items: gx * gy * gz };
+    let Some(work) = work else { return Ok((schedule, None)) };
+    // The blocks take the grid's blocks as work items, in the order the
+    // hardware would dispatch them.
+    config.grid_dim = (work.sms.min(schedule.items), 1, 1);
+    let mut word = work.word.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    word.order_write(stream)?;
+    schedule.counter = word.device_ptr();
+    Ok((schedule, Some(word)))
+}
+
 /// Orders a launch on `stream` that reads `tensors` through their tensor
 /// `maps` (TMA): the launch arguments are addresses, which the typed
 /// launch cannot see, so the buffers are ordered here as the launch's
@@ -1760,19 +1782,8 @@ impl<'a> Attention<'a> {
             .into());
         }
         let mut config = launch_config(shape, self.tile, self.variant, self.group);
-        let (gx, gy, gz) = config.grid_dim;
-        let mut schedule = Schedule { counter: 0, group: gx, items: gx * gy * gz };
-        // Held until the kernel is queued (`WorkCounter`).
-        let mut counter = None;
-        if let Some(work) = &self.work {
-            // One block per multiprocessor takes the grid's blocks as work
-            // items, in the order the hardware would dispatch them.
-            config.grid_dim = (work.sms.min(schedule.items), 1, 1);
-            let mut word = work.word.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-            word.order_write(stream)?;
-            schedule.counter = word.device_ptr();
-            counter = Some(word);
-        }
+        // The counter's guard is held until the kernel is queued.
+        let (schedule, counter) = schedule_launch(self.work.as_ref(), &mut config, stream)?;
         order_tma_reads(stream, &self.maps, &self.inputs)?;
         let (pq, pk, pv) = (self.maps[0].device_ptr(), self.maps[1].device_ptr(), self.maps[2].device_ptr());
         // The kernel whose name `new` looked up in KERNELS.

@@ -261,8 +261,14 @@ fn run_backward_split(
     bwd.launch(module, &stream, &o, &lse, &mut dq, &mut dk, &mut dv)?;
     stream.synchronize()?;
     let (s, d) = (shape.seq as usize, shape.head_dim as usize);
-    let (oh, lh) = (o.to_host_vec(&stream)?, lse.to_host_vec(&stream)?);
-    let of: Vec<f32> = (0..shape.elements()).map(|i| element(&oh, i)).collect();
+    // O and the log-sum-exp for the sampled rows' reference (the full
+    // check recomputes the forward).
+    let (of, lh) = if sampled {
+        let oh = o.to_host_vec(&stream)?;
+        ((0..shape.elements()).map(|i| element(&oh, i)).collect(), lse.to_host_vec(&stream)?)
+    } else {
+        (Vec::new(), Vec::new())
+    };
     // dQ, dK and dV (device buffers) against the reference: what was
     // checked, the wrong entries and the worst error over its tolerance.
     let check = |label: &str, dq: &DeviceBuffer<u32>, dk: &DeviceBuffer<u32>, dv: &DeviceBuffer<u32>| -> Result<(String, usize, f32), BoxError> {
