@@ -41,10 +41,13 @@
 //!      read from global memory (they are per column of the fragment);
 //!    * dV += Pᵀ·dO with Pᵀ rounded to bf16 in registers (`_rs_trans_b`: dO's
 //!      tile is `[queries][d]`, rows along the reduction, an MN-major B);
-//!    * dSᵀ = Pᵀ∘(dPᵀ − D), rounded to bf16: in registers for
-//!      dK += dSᵀ·Q (`_rs_trans_b`), and stored transposed (queries × keys,
-//!      128-byte-swizzled, `swizzled_offset`) into
-//!      the warpgroup's dS tile in shared memory: the two warpgroups' tiles
+//!    * dSᵀ = Pᵀ∘(dPᵀ − D), rounded to bf16 and packed in pairs: in
+//!      registers for dK += dSᵀ·Q (`_rs_trans_b`), and the same registers
+//!      stored transposed by `stmatrix …trans` (four 8 × 8 matrices a warp
+//!      instruction; queries × keys, 128-byte-swizzled, `swizzled_offset`)
+//!      into the warpgroup's dS tile in shared memory (a 16-bit store per
+//!      element, with its address and conversion, cost eight times the
+//!      instructions): the two warpgroups' tiles
 //!      side by side are the block's 64 × 128 dS, the K-major A operand of
 //!    * dQ_part = dS·K (`_trans_b`, K's tile MN-major), added into an f32
 //!      dQ accumulator in global memory with device-scope vector atomic adds
@@ -144,16 +147,72 @@ const STATS_BYTES: u32 = 2 * BWD_BM * 4;
 const STATS_OFFSET: u32 = 128;
 const _: () = assert!(8 * (3 + 2 * BWD_STAGES) <= STATS_OFFSET, "the barriers overlap the stats tiles");
 
-/// Stores the 16-bit value `value` at a 32-bit shared address.
+/// Stores four 8×8 matrices of bf16, transposed, from this warp's fragments
+/// (`stmatrix.sync.aligned.m8n8.x4.trans.shared.b16`): lane `l` gives the
+/// 32-bit shared address of row `l % 8` of matrix `l / 8` (16 contiguous,
+/// 16-byte-aligned bytes), and `f[m]` is its fragment of matrix `m`: the two
+/// elements it holds in row `l / 4`, columns `2·(l % 4)` and `+1` (low half
+/// first), which land in that column of memory rows `2·(l % 4)` and `+1`.
 ///
 /// # Safety
-/// `address` is 2-byte aligned, inside the launch's dynamic shared memory,
-/// and nobody else accesses it concurrently.
+/// Warp-wide (every lane, converged); each lane's row lies inside the
+/// launch's dynamic shared memory and nobody else accesses the rows
+/// concurrently.
 #[inline(always)]
-unsafe fn store_shared_u16(address: u32, value: u16) {
+unsafe fn store_matrices_x4_trans(address: u32, f: [u32; 4]) {
     // SAFETY: the caller's contract.
-    unsafe { ptx_asm!("st.shared.u16 [{a}], {v};", a = in(u32) address, v = in(u16) value) };
+    unsafe {
+        ptx_asm!(
+            "stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [{a}], {{{f0}, {f1}, {f2}, {f3}}};",
+            a = in(u32) address,
+            f0 = in(u32) f[0],
+            f1 = in(u32) f[1],
+            f2 = in(u32) f[2],
+            f3 = in(u32) f[3]
+        )
+    };
 }
+
+/// The shared address, relative to a warpgroup's dS tile (queries × keys,
+/// one 128-byte-swizzled box of 64 × 64), of the row that lane `lane` of
+/// warp `warp` gives to the first [`store_matrices_x4_trans`] of its part
+/// of dSᵀ; the `k`-th store's rows are `2048·k` bytes further. Store `k`
+/// writes the fragments [`a_operand`]`(dsᵀ, k)`: matrices `m` = 0…3 of
+/// keys 16·warp + 8·(m % 2)… and queries 16·k + 8·(m / 2)…, each query's
+/// 8 keys one 16-byte chunk of its row.
+const fn ds_row_offset(warp: u32, lane: u32) -> u32 {
+    let (m, j) = (lane / 8, lane % 8);
+    swizzled_offset(8 * (m / 2) + j, 16 * warp + 8 * (m % 2), 64)
+}
+
+// Every element of a thread's dSᵀ fragment lands at (query, key) of the
+// tile (checked when the crate compiles): element
+// 4i + 2h + e of thread (warp, lane) is key 16·warp + 8h + lane/4, query
+// 8i + 2·(lane % 4) + e; it is fragment half e of matrix 2·(i % 2) + h of
+// store i / 2, which the lane 8·m + 2·(lane % 4) + e gives the row of.
+const _: () = {
+    let mut t = 0;
+    while t < 128 {
+        let (warp, lane) = (t / 32, t % 32);
+        let mut i = 0;
+        while i < 8 {
+            let mut h = 0;
+            while h < 2 {
+                let mut e = 0;
+                while e < 2 {
+                    let (key, query) = (16 * warp + 8 * h + lane / 4, 8 * i + 2 * (lane % 4) + e);
+                    let m = 2 * (i % 2) + h;
+                    let at = ds_row_offset(warp, 8 * m + 2 * (lane % 4) + e) + 2048 * (i / 2) + 2 * (lane / 4);
+                    assert!(at == swizzled_offset(query, key, 64), "a dS element misses its place");
+                    e += 1;
+                }
+                h += 1;
+            }
+            i += 1;
+        }
+        t += 1;
+    }
+};
 
 /// Loads the f32 pair at a 32-bit shared address (8-byte aligned).
 ///
@@ -307,19 +366,33 @@ const fn dq_buffer_offset(row: u32, col: u32) -> u32 {
 }
 
 /// The fragment thread with row `r` and first column `c0` (module docs)
-/// stores its pair of dQ columns 8i + c0, 8i + c0 + 1 of row `r` at
-/// (`base` ^ `flip`) + `offset` of the buffer, `base` = this function's
-/// value and (`flip`, `offset`) = [`dq_pair_place`]`(i)`; row `r + 8`'s
-/// pair 1024 bytes further ([`dq_buffer_offset`] written so: with
-/// (c % 32) / 4 = 2·(i % 4) + c0 / 4, bits that do not overlap, the
-/// chunk's XOR splits into the thread's part and 32·(i % 4)).
+/// stores, in its store `k` (0…7), its pair i = [`dq_pair_of`]`(k, c0)`
+/// of dQ columns 8i + c0, 8i + c0 + 1 of row `r` at (`base` ^ `flip`) +
+/// `offset` of the buffer, `base` = this function's value and (`flip`,
+/// `offset`) = [`dq_pair_place`]`(k)`; row `r + 8`'s pair 1024 bytes
+/// further ([`dq_buffer_offset`] written so: with (c % 32) / 4 =
+/// 2·(i % 4) + c0 / 4, bits that do not overlap, the chunk's XOR splits
+/// into the thread's part and 32·(k % 4)).
+///
+/// Why the order: a warp's 8-byte stores go to the banks half a warp at a
+/// time. Half a warp holds 4 rows (chunk XORs `r % 8` of 0…3 or 4…7) and
+/// two column chunks (`c0 / 4`): stored in the same order, its 16 pairs
+/// would fill 4 of the row's 8 chunks, two pairs a bank, twice the
+/// wavefronts. The lanes with `c0 / 4` = 1 store pair k ^ 2 instead
+/// (chunk bit 2 flipped, the XOR by 64 here), and the half warp fills all 8.
 const fn dq_thread_base(r: u32, c0: u32) -> u32 {
-    r * 128 + 16 * ((c0 / 4) ^ (r % 8)) + 4 * (c0 % 4)
+    (r * 128 + 16 * ((c0 / 4) ^ (r % 8)) + 4 * (c0 % 4)) ^ (64 * (c0 / 4))
 }
 
-/// The XOR and the offset of pair `i` (0…7) for [`dq_thread_base`].
-const fn dq_pair_place(i: u32) -> (u32, u32) {
-    (32 * (i % 4), (i / 4) * DQ_BOX_BYTES)
+/// The pair (0…7) that the thread with first column `c0` stores in its
+/// store `k` ([`dq_thread_base`]).
+const fn dq_pair_of(k: u32, c0: u32) -> u32 {
+    k ^ (2 * (c0 / 4))
+}
+
+/// The XOR and the offset of store `k` (0…7) for [`dq_thread_base`].
+const fn dq_pair_place(k: u32) -> (u32, u32) {
+    (32 * (k % 4), (k / 4) * DQ_BOX_BYTES)
 }
 
 // The stores' places are the map's layout, for every consumer thread and
@@ -328,12 +401,12 @@ const _: () = {
     let mut t = 0;
     while t < 128 {
         let (r, c0) = (16 * (t / 32) + t % 32 / 4, 2 * (t % 4));
-        let mut i = 0;
-        while i < 8 {
-            let (flip, offset) = dq_pair_place(i);
-            let at = (dq_thread_base(r, c0) ^ flip) + offset;
+        let mut k = 0;
+        while k < 8 {
+            let (flip, offset) = dq_pair_place(k);
+            let (at, i) = ((dq_thread_base(r, c0) ^ flip) + offset, dq_pair_of(k, c0));
             assert!(at == dq_buffer_offset(r, 8 * i + c0) && at + 1024 == dq_buffer_offset(r + 8, 8 * i + c0), "a dQ store misses its place");
-            i += 1;
+            k += 1;
         }
         t += 1;
     }
@@ -364,12 +437,6 @@ unsafe fn reduce_dq(wg: u32, t: u32, map_dq: u64, buffer: u32, row: u32) {
         }
         tma::commit_group();
     }
-}
-
-/// The bf16 bits of `x` (round to nearest even, as [`pack_bf16x2`]).
-#[inline(always)]
-fn bf16_bits(x: f32) -> u16 {
-    pack_bf16x2(x, 0.0) as u16
 }
 
 /// The register-A operand of k step `k` (columns 16k…16k+15) of a 64×64
@@ -461,17 +528,23 @@ unsafe fn issue_transposed<const HD: u32>(acc: &mut [f32; 32], a: u32, b: u32) {
     wgmma::commit_group();
 }
 
+/// The register-A operands of all four k steps of a 64×64 f32 fragment
+/// ([`a_operand`]).
+#[inline(always)]
+fn a_operands(x: &[f32; 32]) -> [[u32; 4]; 4] {
+    [a_operand(x, 0), a_operand(x, 1), a_operand(x, 2), a_operand(x, 3)]
+}
+
 /// Issues and commits `acc` += Xᵀ·B for Xᵀ (64 keys × [`BWD_BM`] queries)
-/// in registers (`x`, f32, rounded here) and the query tile B at `b` (Q or
-/// dO: rows along the reduction, an MN-major B; its boxes of 64 columns
-/// are [`BWD_BM`] rows apart).
+/// in registers (`a`: bf16, packed by [`a_operands`]) and the query tile B
+/// at `b` (Q or dO: rows along the reduction, an MN-major B; its boxes of
+/// 64 columns are [`BWD_BM`] rows apart).
 ///
 /// # Safety
-/// As [`issue_transposed`], for `acc`, the registers of `x`'s bf16 copy and
-/// the tile at `b`.
+/// As [`issue_transposed`], for `acc`, the registers of `a` and the tile
+/// at `b`.
 #[inline(always)]
-unsafe fn issue_registers_trans_b<const R: usize>(acc: &mut [f32; R], x: &[f32; 32], b: u32) {
-    let a = [a_operand(x, 0), a_operand(x, 1), a_operand(x, 2), a_operand(x, 3)];
+unsafe fn issue_registers_trans_b<const R: usize>(acc: &mut [f32; R], a: &[[u32; 4]; 4], b: u32) {
     wgmma::fence();
     unroll!(full, for k in 0..BWD_BM / 16 {
         let db = wgmma::mnmajor_b128(b, BWD_BM, k);
@@ -784,7 +857,7 @@ fn backward<
                     }
                 }
             });
-            unsafe { issue_registers_trans_b(&mut acc_dv, &p, do_tile(s)) };
+            unsafe { issue_registers_trans_b(&mut acc_dv, &a_operands(&p), do_tile(s)) };
             // dPᵀ is done; dV += Pᵀ·dO may still run.
             wgmma::wait_group::<1>();
             // The dS buffer of this tile's parity: the dQ product that last
@@ -808,19 +881,19 @@ fn backward<
                 ds[4 * i + 1] = p[4 * i + 1] * (acc_dp[4 * i + 1] - db);
                 ds[4 * i + 2] = p[4 * i + 2] * (acc_dp[4 * i + 2] - da);
                 ds[4 * i + 3] = p[4 * i + 3] * (acc_dp[4 * i + 3] - db);
-                // dS (queries × keys) for dQ's A operand: element (query,
-                // key) of the warpgroup's tile.
-                // SAFETY: inside this warpgroup's dS tile; each element belongs
-                // to this thread alone, and every warp's part of the last dQ
-                // product that read the buffer is complete (see `ds_base`).
-                unsafe {
-                    store_shared_u16(ds_base + swizzled_offset(c, r, 64), bf16_bits(ds[4 * i]));
-                    store_shared_u16(ds_base + swizzled_offset(c + 1, r, 64), bf16_bits(ds[4 * i + 1]));
-                    store_shared_u16(ds_base + swizzled_offset(c, r + 8, 64), bf16_bits(ds[4 * i + 2]));
-                    store_shared_u16(ds_base + swizzled_offset(c + 1, r + 8, 64), bf16_bits(ds[4 * i + 3]));
-                }
             });
-            unsafe { issue_registers_trans_b(&mut acc_dk, &ds, q_tile(s)) };
+            // dSᵀ in bf16: the A operand of dK += dSᵀ·Q, and, transposed by
+            // `stmatrix` into the warpgroup's dS tile (queries × keys), dQ's.
+            let ds_a = a_operands(&ds);
+            let ds_rows = ds_base + ds_row_offset(t / 32, lane);
+            unroll!(full, for k in 0..4u32 {
+                // SAFETY: the whole warp stores (every lane runs the loop);
+                // the rows lie in this warpgroup's dS tile, and no one reads
+                // it: every warp's part of the last dQ product that read the
+                // buffer is complete (see `ds_base`).
+                unsafe { store_matrices_x4_trans(ds_rows + 2048 * k, ds_a[k as usize]) };
+            });
+            unsafe { issue_registers_trans_b(&mut acc_dk, &ds_a, q_tile(s)) };
             // The dS stores (generic proxy) visible to wgmma (async proxy), from
             // every warp of the warpgroup (of both at head_dim 128).
             tma::fence_proxy_async_shared();
@@ -867,17 +940,22 @@ fn backward<
                     // 1024-aligned, so adding it changes none of the bits the
                     // XOR flips.
                     let dq_base = dq_tile(wg) + dq_thread_base(r, c0);
-                    unroll!(full, for i in 0..8u32 {
-                        let (flip, offset) = dq_pair_place(i);
-                        let i = i as usize;
+                    // The lanes whose pairs go in the other order
+                    // ([`dq_thread_base`]): the pairs are picked by selects,
+                    // as registers cannot be indexed by a lane's value.
+                    let swapped = dq_pair_of(0, c0) != 0;
+                    unroll!(full, for k in 0..8u32 {
+                        let (flip, offset) = dq_pair_place(k);
+                        let (mine, other) = (4 * k as usize, 4 * dq_pair_of(k, 4) as usize);
+                        let pair = |e: usize| if swapped { acc_dq[other + e] } else { acc_dq[mine + e] };
                         // SAFETY: inside this warpgroup's buffer (rows < 64,
                         // columns < 64), 8-byte aligned (c0 even); each pair
                         // belongs to this thread alone; the last reduction
                         // that read the buffer is done (its issuing thread
                         // waited before the barrier above).
                         unsafe {
-                            store_shared_f32x2_at(dq_base, flip, offset, acc_dq[4 * i], acc_dq[4 * i + 1]);
-                            store_shared_f32x2_at(dq_base, flip, offset + 8 * 128, acc_dq[4 * i + 2], acc_dq[4 * i + 3]);
+                            store_shared_f32x2_at(dq_base, flip, offset, pair(0), pair(1));
+                            store_shared_f32x2_at(dq_base, flip, offset + 8 * 128, pair(2), pair(3));
                         }
                     });
                     // This thread's stores visible to the bulk reduction
@@ -1726,29 +1804,34 @@ mod tests {
     /// The dQ buffer's stores ([`DqSplit::TmaReduce`]): every thread's
     /// places, base ^ flip + offset, are the map's swizzled layout of its
     /// fragment entries; together they cover the 16 KiB buffer once; and
-    /// each warp's store of one pair touches every 16-byte bank group
-    /// twice (the fewest for 256 bytes: no bank conflicts beyond that).
+    /// each half warp's store (8-byte stores reach the banks half a warp
+    /// at a time) touches every 16-byte bank group with two lanes: one
+    /// wavefront, no bank conflict (regression: in one order for every
+    /// lane, half a warp filled 4 groups with 4 lanes each, and ncu counted
+    /// four wavefronts a store where two do).
     #[test]
     fn dq_buffer_places() {
         let mut seen = vec![false; (DQ_TILE_BYTES / 8) as usize];
         for warp in 0..4u32 {
-            for i in 0..8u32 {
+            for k in 0..8u32 {
                 for half in 0..2u32 {
-                    let mut groups = [0u32; 8];
-                    for lane in 0..32u32 {
-                        let (r, c0) = (16 * warp + lane / 4, 2 * (lane % 4));
-                        let (flip, offset) = dq_pair_place(i);
-                        let at = (dq_thread_base(r, c0) ^ flip) + offset + 1024 * half;
-                        assert_eq!(at, dq_buffer_offset(r + 8 * half, 8 * i + c0), "warp {warp} lane {lane} i {i} half {half}");
-                        assert_eq!(at + 4, dq_buffer_offset(r + 8 * half, 8 * i + c0 + 1));
-                        assert_eq!(at % 8, 0);
-                        assert!(at < DQ_TILE_BYTES);
-                        assert!(!std::mem::replace(&mut seen[(at / 8) as usize], true), "{at} stored twice");
-                        groups[(at % 128 / 16) as usize] += 1;
+                    for half_warp in 0..2u32 {
+                        let mut groups = [0u32; 8];
+                        for lane in 16 * half_warp..16 * half_warp + 16 {
+                            let (r, c0) = (16 * warp + lane / 4, 2 * (lane % 4));
+                            let (flip, offset) = dq_pair_place(k);
+                            let i = dq_pair_of(k, c0);
+                            let at = (dq_thread_base(r, c0) ^ flip) + offset + 1024 * half;
+                            assert_eq!(at, dq_buffer_offset(r + 8 * half, 8 * i + c0), "warp {warp} lane {lane} k {k} half {half}");
+                            assert_eq!(at + 4, dq_buffer_offset(r + 8 * half, 8 * i + c0 + 1));
+                            assert_eq!(at % 8, 0);
+                            assert!(at < DQ_TILE_BYTES);
+                            assert!(!std::mem::replace(&mut seen[(at / 8) as usize], true), "{at} stored twice");
+                            groups[(at % 128 / 16) as usize] += 1;
+                        }
+                        // 16 lanes × 8 bytes over 8 groups of 16 bytes.
+                        assert_eq!(groups, [2; 8], "warp {warp} k {k} half {half} half warp {half_warp}");
                     }
-                    // 32 lanes × 8 bytes over 8 groups of 16 bytes: 4 lanes
-                    // (two 16-byte chunks) a group.
-                    assert_eq!(groups, [4; 8], "warp {warp} i {i} half {half}");
                 }
             }
         }

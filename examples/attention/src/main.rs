@@ -22,7 +22,8 @@
 //! group is partial, and so does each persistent tile, which also runs
 //! twice more, at once on its stream and on another one, into separate
 //! outputs (its work counter must be 0 again after each launch, and the
-//! second launch must wait for the first).
+//! second launch must wait for the first), then is captured into a CUDA
+//! graph that is replayed twice.
 //! Each case prints PASS/FAIL and, on failure, its first wrong entries.
 //!
 //! Each case then runs the backward pass ([`attention::Backward`], with each
@@ -36,7 +37,7 @@
 //! are rounded to bf16 before their products, D comes from the bf16 O, the
 //! outputs are rounded to bf16). The persistent split runs twice more and
 //! its last output is checked again (its work counter must be 0 after each
-//! launch).
+//! launch), and so does a graph of its launch, replayed twice.
 //!
 //! `attention --bench [SEQ…]` times the bench shapes (heads·head_dim = 2048,
 //! batch·seq = 16384; seq 512…16384 unless given) for head_dim 128 and 64,
@@ -307,6 +308,22 @@ fn run_backward_split(
         let (checked, wrong, worst) = check(&again, &dq, &dk, &dv)?;
         println!("  {again}: {checked} checked, {wrong} wrong entries (worst error/tolerance {worst:.3})");
         bad += wrong;
+        // Captured into a graph (the accumulator's memset and the three
+        // kernels) and replayed twice, the second time into cleared outputs.
+        // (On a stream of its own: the legacy default stream cannot capture.)
+        let capturing = ctx.new_stream()?;
+        let graph = capturing.capture(|s| bwd.launch(module, s, &o, &lse, &mut dq, &mut dk, &mut dv).map_err(|e| e.to_string()))?;
+        let exec = graph.instantiate()?;
+        exec.launch(&capturing)?;
+        for t in [&mut dq, &mut dk, &mut dv] {
+            t.memset(&capturing, 0xff)?;
+        }
+        exec.launch(&capturing)?;
+        capturing.synchronize()?;
+        let replayed = format!("{label}, replayed from a graph");
+        let (checked, wrong, worst) = check(&replayed, &dq, &dk, &dv)?;
+        println!("  {replayed}: {checked} checked, {wrong} wrong entries (worst error/tolerance {worst:.3})");
+        bad += wrong;
     }
     let ok = bad == 0;
     if reps > 0 {
@@ -469,6 +486,20 @@ fn run_variant(
         ok &= p.check(&format!("{label}, launched again"), &oh, &lh, &rows);
         let (oh, lh) = (o2.to_host_vec(&other)?, lse2.to_host_vec(&other)?);
         ok &= p.check(&format!("{label}, then on another stream"), &oh, &lh, &rows);
+        // Captured into a graph (on a stream of its own: the legacy default
+        // stream cannot capture) and replayed twice, the second time into
+        // cleared outputs: a replay runs the launch as recorded, so the
+        // counter must be 0 again after each replay as after a launch.
+        let capturing = ctx.new_stream()?;
+        let graph = capturing.capture(|s| attn.launch(module, s, &mut o, &mut lse).map_err(|e| e.to_string()))?;
+        let exec = graph.instantiate()?;
+        exec.launch(&capturing)?;
+        o.memset(&capturing, 0xff)?;
+        lse.memset(&capturing, 0xff)?;
+        exec.launch(&capturing)?;
+        capturing.synchronize()?;
+        let (oh, lh) = (o.to_host_vec(&stream)?, lse.to_host_vec(&stream)?);
+        ok &= p.check(&format!("{label}, replayed from a graph"), &oh, &lh, &rows);
     }
     if reps > 0 {
         let ms = time_ms(ctx, reps, || attn.launch(module, &stream, &mut o, &mut lse))?;
