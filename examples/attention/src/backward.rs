@@ -80,14 +80,18 @@
 //! the stores instead. The other kernels add dQ with one atomic per pair
 //! (or quad) of entries.
 //!
-//! [`attention_bwd_tmap_d128`] ([`DqSplit::TmaPersistent`], the default at
-//! head_dim 128) is `attention_bwd_tma_d128` in persistent blocks, one per
+//! [`attention_bwd_tmap_d128`] ([`DqSplit::TmaPersistent`]) is
+//! `attention_bwd_tma_d128` (the default at head_dim 128) in persistent blocks, one per
 //! multiprocessor, each taking key tiles from a work counter as the
 //! persistent forward takes query tiles (crate docs): the producer loads
 //! the next item's K and V once both consumer warpgroups have released the
 //! last ones (an mbarrier, `kv_empty`, after the item's last dQ product),
 //! and its Q and dO tiles into the ring as before; the ring's stages and
-//! dS buffers count on across items.
+//! dS buffers count on across items. A block's loop over 32 or more query
+//! tiles is long enough that its start and drain cost little, and what the
+//! persistent kernel must keep across items costs its 240-register
+//! consumers a spill inside the loop: `tma` has been the faster of the two
+//! since the dS stores became `stmatrix` (benches/README.md).
 //!
 //! This version does not overlap the softmax-gradient arithmetic of one
 //! tile with the matmuls of the next.
@@ -1229,8 +1233,8 @@ pub enum DqSplit {
     /// thread. dQ's accumulators are free once stored, and the reduction is
     /// issued at the next tile's start, behind its Sᵀ and dPᵀ products
     /// (head_dim 128 only; the most shared memory of the kernels,
-    /// [`bwd_shared_bytes_for`]). The fastest on the H200 of the kernels
-    /// with one block per key tile (benches/README.md).
+    /// [`bwd_shared_bytes_for`]). The default at head_dim 128: the fastest
+    /// of the kernels on the H100 and the H200 (benches/README.md).
     TmaReduce,
     /// [`DqSplit::TmaReduce`] with each tile's reductions issued right
     /// after its dQ stores (a barrier of the warpgroup between), not behind
@@ -1242,10 +1246,10 @@ pub enum DqSplit {
     /// device memory until none is left, loading the next item's K and V
     /// once both consumer warpgroups are done with the last one's, as the
     /// persistent forward does ([`crate::Tile::persistent`]; head_dim 128
-    /// only). The default at head_dim 128, a little faster than
-    /// [`DqSplit::TmaReduce`] at most bench shapes on the H100
-    /// (benches/README.md): a backward block's loop is long enough that the
-    /// pipeline's start and drain matter less than in the forward.
+    /// only). A backward block's loop is long enough that the pipeline's
+    /// start and drain matter less than in the forward, and the state kept
+    /// across items costs a register spill in the loop: 1–3 % slower than
+    /// [`DqSplit::TmaReduce`] on the H100 (benches/README.md).
     TmaPersistent,
 }
 
@@ -1260,7 +1264,7 @@ impl DqSplit {
         if head_dim == 64 {
             &[DqSplit::Keys]
         } else {
-            &[DqSplit::TmaPersistent, DqSplit::TmaReduce, DqSplit::Staged, DqSplit::Columns, DqSplit::Keys, DqSplit::ColumnsWide, DqSplit::Red4, DqSplit::TmaEager]
+            &[DqSplit::TmaReduce, DqSplit::TmaPersistent, DqSplit::Staged, DqSplit::Columns, DqSplit::Keys, DqSplit::ColumnsWide, DqSplit::Red4, DqSplit::TmaEager]
         }
     }
 
@@ -1775,7 +1779,7 @@ mod tests {
         assert_eq!(bwd_kernel_name(128, DqSplit::TmaPersistent), "attention_bwd_tmap_d128");
 
         assert_eq!(DqSplit::available(64), &[DqSplit::Keys]);
-        assert_eq!(DqSplit::available(128)[0], DqSplit::TmaPersistent);
+        assert_eq!(DqSplit::available(128)[0], DqSplit::TmaReduce);
     }
 
     #[test]
@@ -1789,7 +1793,7 @@ mod tests {
         assert_eq!(DqSplit::parse("tmaeager"), Some(DqSplit::TmaEager));
         assert_eq!(DqSplit::parse("tmap"), Some(DqSplit::TmaPersistent));
         assert_eq!(DqSplit::parse("rows"), None);
-        assert_eq!(DqSplit::select(None, 128), vec![DqSplit::TmaPersistent]);
+        assert_eq!(DqSplit::select(None, 128), vec![DqSplit::TmaReduce]);
         assert_eq!(DqSplit::select(Some("all"), 128), DqSplit::available(128).to_vec());
         assert_eq!(DqSplit::select(Some("wide,columns"), 128), vec![DqSplit::ColumnsWide, DqSplit::Columns]);
         assert_eq!(DqSplit::select(Some("staged,tma"), 128), vec![DqSplit::Staged, DqSplit::TmaReduce]);
@@ -1798,7 +1802,7 @@ mod tests {
         // its default stands in when nothing is left.
         assert_eq!(DqSplit::select(Some("wide"), 64), vec![DqSplit::Keys]);
         assert_eq!(DqSplit::select(Some("all"), 64), vec![DqSplit::Keys]);
-        assert_eq!(DqSplit::select(Some("nonsense"), 128), vec![DqSplit::TmaPersistent]);
+        assert_eq!(DqSplit::select(Some("nonsense"), 128), vec![DqSplit::TmaReduce]);
     }
 
     /// The dQ buffer's stores ([`DqSplit::TmaReduce`]): every thread's

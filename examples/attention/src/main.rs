@@ -37,7 +37,8 @@
 //! are rounded to bf16 before their products, D comes from the bf16 O, the
 //! outputs are rounded to bf16). The persistent split runs twice more and
 //! its last output is checked again (its work counter must be 0 after each
-//! launch), and so does a graph of its launch, replayed twice.
+//! launch); a graph of its launch, and of the default split's, is replayed
+//! twice and checked.
 //!
 //! `attention --bench [SEQ…]` times the bench shapes (heads·head_dim = 2048,
 //! batch·seq = 16384; seq 512…16384 unless given) for head_dim 128 and 64,
@@ -308,6 +309,8 @@ fn run_backward_split(
         let (checked, wrong, worst) = check(&again, &dq, &dk, &dv)?;
         println!("  {again}: {checked} checked, {wrong} wrong entries (worst error/tolerance {worst:.3})");
         bad += wrong;
+    }
+    if split == DqSplit::TmaPersistent || split == DqSplit::available(shape.head_dim)[0] {
         // Captured into a graph (the accumulator's memset and the three
         // kernels) and replayed twice, the second time into cleared outputs.
         // (On a stream of its own: the legacy default stream cannot capture.)
