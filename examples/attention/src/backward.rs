@@ -842,10 +842,11 @@ fn backward<
                 } else {
                     (lse2[2 * i], lse2[2 * i + 1])
                 };
-                p[4 * i] = exp2(acc_s[4 * i] * scale_log2 - la);
-                p[4 * i + 1] = exp2(acc_s[4 * i + 1] * scale_log2 - lb);
-                p[4 * i + 2] = exp2(acc_s[4 * i + 2] * scale_log2 - la);
-                p[4 * i + 3] = exp2(acc_s[4 * i + 3] * scale_log2 - lb);
+                // Sᵀ·scale − lse in one rounding (`fma`), as the forward.
+                p[4 * i] = exp2(acc_s[4 * i].mul_add(scale_log2, -la));
+                p[4 * i + 1] = exp2(acc_s[4 * i + 1].mul_add(scale_log2, -lb));
+                p[4 * i + 2] = exp2(acc_s[4 * i + 2].mul_add(scale_log2, -la));
+                p[4 * i + 3] = exp2(acc_s[4 * i + 3].mul_add(scale_log2, -lb));
                 if mask {
                     if my_key > q {
                         p[4 * i] = 0.0;

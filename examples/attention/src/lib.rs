@@ -775,11 +775,14 @@ fn softmax(mut acc_s: [f32; 64], diagonal: bool, limit: i32, lane: u32, st: &mut
     st.m1 = n1;
     let (mut sum0, mut sum1) = (0.0f32, 0.0f32);
     let mut p = [[0u32; 4]; 8];
+    // S·scale − max in one rounding (`fma`): one instruction an element
+    // where the product and the difference are two, on the path between
+    // two matrix products.
     unroll!(full, for i in 0..16usize {
-        let p00 = exp2(acc_s[4 * i] * scale_log2 - n0);
-        let p01 = exp2(acc_s[4 * i + 1] * scale_log2 - n0);
-        let p10 = exp2(acc_s[4 * i + 2] * scale_log2 - n1);
-        let p11 = exp2(acc_s[4 * i + 3] * scale_log2 - n1);
+        let p00 = exp2(acc_s[4 * i].mul_add(scale_log2, -n0));
+        let p01 = exp2(acc_s[4 * i + 1].mul_add(scale_log2, -n0));
+        let p10 = exp2(acc_s[4 * i + 2].mul_add(scale_log2, -n1));
+        let p11 = exp2(acc_s[4 * i + 3].mul_add(scale_log2, -n1));
         sum0 += p00 + p01;
         sum1 += p10 + p11;
         p[i / 2][2 * (i % 2)] = pack_bf16x2(p00, p01);
