@@ -52,7 +52,7 @@ const BENCHES: &[Bench] = &[
     Bench { name: "gemm_bf16_8192", about: "8192³ bf16 GEMM: wgmma kernel vs cuBLAS; simple tiled vs nvcc twin", runner: Runner::Gpu(benches::gemm_bf16_8192) },
     Bench { name: "gemm_bf16_llm", about: "bf16 GEMM on non-square LLM shapes (4096×14336×4096, 8192×1024×8192): wgmma kernel vs cuBLAS", runner: Runner::Gpu(benches::gemm_bf16_llm) },
     Bench { name: "attention_fwd", about: "fused attention forward (examples/attention: TMA, wgmma, online softmax), bf16, hd 128/64, causal and not, seq 2048–8192; vs torch sdpa's fastest backend (benches/torch/attention.py)", runner: Runner::Gpu(attn::attention_fwd) },
-    Bench { name: "attention_bwd", about: "fused attention backward (examples/attention: dQ, dK, dV; TMA, wgmma, dQ by f32 atomics), bf16, hd 128, causal and not, seq 2048–8192; vs torch sdpa's fastest backend's backward (benches/torch/attention.py)", runner: Runner::Gpu(attn::attention_bwd) },
+    Bench { name: "attention_bwd", about: "fused attention backward (examples/attention: dQ, dK, dV; TMA, wgmma, dQ by bulk f32 reductions), bf16, hd 128, causal and not, seq 2048–8192; vs torch sdpa's fastest backend's backward (benches/torch/attention.py)", runner: Runner::Gpu(attn::attention_bwd) },
     Bench { name: "launch", about: "empty launches back to back: typed launchers vs raw cuLaunchKernel", runner: Runner::Gpu(benches::launch) },
     Bench { name: "alloc", about: "1 MiB allocated and freed on a stream: DeviceBuffer vs cudaMallocAsync/cudaFreeAsync", runner: Runner::Gpu(benches::alloc) },
     Bench { name: "graph", about: "100 dependent small kernels: typed launches vs an oxide graph vs a CUDA C++ graph", runner: Runner::Gpu(benches::graph) },
