@@ -250,8 +250,20 @@ impl Keeper {
     fn run(&'static self) {
         loop {
             self.release_finished();
-            let mut state = self.lock();
-            state.watches.retain(|w| !w.signal.is_set());
+            // The watches of finished work go, and are dropped outside the
+            // lock: a watch may hold the last handle of its stream, whose
+            // drop destroys the stream (a driver call), and a host function
+            // that completes a buried signal takes this lock (`nudge`) on
+            // the driver's one callback thread, which no driver call made
+            // under the lock may wait for.
+            let ended: Vec<Watch> = {
+                let mut state = self.lock();
+                let (ended, live) = std::mem::take(&mut state.watches).into_iter().partition(|w| w.signal.is_set());
+                state.watches = live;
+                ended
+            };
+            drop(ended);
+            let state = self.lock();
             let busy = !state.watches.is_empty() || !state.graves.is_empty();
             // Each stream is asked once, however much work waits on it.
             let mut streams: Vec<Arc<CudaStream>> = Vec::new();
