@@ -1429,7 +1429,11 @@ pub fn attention_fwd_smem_d128(map_q: u64, map_k: u64, map_v: u64, shape: Shape,
 // Host side: shape check, tensor maps, shared memory, launch shape.
 
 /// The error type of the host functions.
-pub type Error = Box<dyn std::error::Error>;
+///
+/// `Send` and `Sync`, so that a launch can run inside
+/// `CudaStream::capture` (which records it into a CUDA graph) or on
+/// another thread and hand its error back.
+pub type Error = Box<dyn std::error::Error + Send + Sync>;
 
 /// Dynamic shared memory of the kernel for `head_dim`, `tile` and
 /// `variant`: the Q tile, the stages' K and V tiles, a P tile per consumer

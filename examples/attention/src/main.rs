@@ -315,7 +315,7 @@ fn run_backward_split(
         // kernels) and replayed twice, the second time into cleared outputs.
         // (On a stream of its own: the legacy default stream cannot capture.)
         let capturing = ctx.new_stream()?;
-        let graph = capturing.capture(|s| bwd.launch(module, s, &o, &lse, &mut dq, &mut dk, &mut dv).map_err(|e| e.to_string()))?;
+        let graph = capturing.capture(|s| bwd.launch(module, s, &o, &lse, &mut dq, &mut dk, &mut dv))?;
         let exec = graph.instantiate()?;
         exec.launch(&capturing)?;
         for t in [&mut dq, &mut dk, &mut dv] {
@@ -494,7 +494,7 @@ fn run_variant(
         // cleared outputs: a replay runs the launch as recorded, so the
         // counter must be 0 again after each replay as after a launch.
         let capturing = ctx.new_stream()?;
-        let graph = capturing.capture(|s| attn.launch(module, s, &mut o, &mut lse).map_err(|e| e.to_string()))?;
+        let graph = capturing.capture(|s| attn.launch(module, s, &mut o, &mut lse))?;
         let exec = graph.instantiate()?;
         exec.launch(&capturing)?;
         o.memset(&capturing, 0xff)?;

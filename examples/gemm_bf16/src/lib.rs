@@ -490,7 +490,11 @@ fn ws_tile_origin(id: u32, dims: Dims) -> (u32, u32) {
 // Host side: tensor maps, shared memory, launch shape.
 
 /// The error type of the host functions.
-pub type Error = Box<dyn std::error::Error>;
+///
+/// `Send` and `Sync`, so that a launch can run inside
+/// `CudaStream::capture` (which records it into a CUDA graph) or on
+/// another thread and hand its error back.
+pub type Error = Box<dyn std::error::Error + Send + Sync>;
 
 /// Which kernel a [`Gemm`] launches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

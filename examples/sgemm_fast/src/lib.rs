@@ -380,7 +380,11 @@ pub fn config(dims: Dims) -> LaunchConfig {
 }
 
 /// What [`launch`] returns on failure.
-pub type Error = Box<dyn std::error::Error>;
+///
+/// `Send` and `Sync`, so that a launch can run inside
+/// `CudaStream::capture` (which records it into a CUDA graph) or on
+/// another thread and hand its error back.
+pub type Error = Box<dyn std::error::Error + Send + Sync>;
 
 /// Launches [`sgemm_fast`] (compiled into `module`) on `stream`,
 /// asynchronously: `c` = `a`·`b` for the shape `dims` (nothing when C is
