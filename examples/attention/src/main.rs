@@ -271,9 +271,10 @@ fn run_backward_split(
     } else {
         (Vec::new(), Vec::new())
     };
-    // dQ, dK and dV (device buffers) against the reference: what was
-    // checked, the wrong entries and the worst error over its tolerance.
-    let check = |label: &str, dq: &DeviceBuffer<u32>, dk: &DeviceBuffer<u32>, dv: &DeviceBuffer<u32>| -> Result<(String, usize, f32), BoxError> {
+    // dQ, dK and dV (device buffers) against the reference: prints what was
+    // checked, the wrong entries and the worst error over its tolerance, and
+    // returns the number of wrong entries.
+    let check = |label: &str, dq: &DeviceBuffer<u32>, dk: &DeviceBuffer<u32>, dv: &DeviceBuffer<u32>| -> Result<usize, BoxError> {
         let (dqh, dkh, dvh) = (dq.to_host_vec(&stream)?, dk.to_host_vec(&stream)?, dv.to_host_vec(&stream)?);
         let (mut bad, mut worst) = (0usize, 0.0f32);
         let checked = if sampled {
@@ -292,10 +293,10 @@ fn run_backward_split(
             }
             "every entry".to_string()
         };
-        Ok((checked, bad, worst))
+        println!("  {label}: {checked} checked, {bad} wrong entries (worst error/tolerance {worst:.3})");
+        Ok(bad)
     };
-    let (checked, mut bad, worst) = check(&label, &dq, &dk, &dv)?;
-    println!("  {label}: {checked} checked, {bad} wrong entries (worst error/tolerance {worst:.3})");
+    let mut bad = check(&label, &dq, &dk, &dv)?;
     if split == DqSplit::TmaPersistent {
         // The work counter is 0 again after a launch: launch twice more,
         // the second time into fresh outputs, and check that one.
@@ -305,10 +306,7 @@ fn run_backward_split(
         }
         bwd.launch(module, &stream, &o, &lse, &mut dq, &mut dk, &mut dv)?;
         stream.synchronize()?;
-        let again = format!("{label}, launched twice more");
-        let (checked, wrong, worst) = check(&again, &dq, &dk, &dv)?;
-        println!("  {again}: {checked} checked, {wrong} wrong entries (worst error/tolerance {worst:.3})");
-        bad += wrong;
+        bad += check(&format!("{label}, launched twice more"), &dq, &dk, &dv)?;
     }
     if split == DqSplit::TmaPersistent || split == DqSplit::available(shape.head_dim)[0] {
         // Captured into a graph (the accumulator's memset and the three
@@ -323,10 +321,7 @@ fn run_backward_split(
         }
         exec.launch(&capturing)?;
         capturing.synchronize()?;
-        let replayed = format!("{label}, replayed from a graph");
-        let (checked, wrong, worst) = check(&replayed, &dq, &dk, &dv)?;
-        println!("  {replayed}: {checked} checked, {wrong} wrong entries (worst error/tolerance {worst:.3})");
-        bad += wrong;
+        bad += check(&format!("{label}, replayed from a graph"), &dq, &dk, &dv)?;
     }
     let ok = bad == 0;
     if reps > 0 {
