@@ -25,8 +25,9 @@
 #      Under [package.metadata.oxide] in its Cargo.toml a program may say
 #      `emulate = "no: <why>"` (it uses what no emulator mode models; listed
 #      as not emulated) or `emulate = "host: <why>"` (run as host code
-#      instead; listed as such). Then the conformance suite again, built
-#      --release, in device-code mode; then a few programs as host code
+#      instead; listed as such). Then the conformance suite and
+#      tests/gpu/distinct_entries again, built --release, in device-code
+#      mode; then a few programs as host code
 #      (`--emulate=host`; `host_code_runs` below says which and why);
 #   7. runs `cargo oxide test fault_isolation` (tests/harness): without a GPU
 #      it falls back to the CPU emulator, and one test's kernel fault fails no
@@ -175,6 +176,10 @@ done
 # (no overflow checks, no debug assertions), so other passes fire.
 step "cargo oxide run conformance --release --emulate (its PTX on the CPU)" \
   emulated conformance sm_90 ptx --release
+# Kernels whose host code is the same launch their own PTX: only an
+# optimised host build folds functions (the address a launch is found by).
+step "cargo oxide run distinct_entries --release --emulate (kernels with the same host code, each its own PTX)" \
+  emulated distinct_entries "$(arch_of tests/gpu/distinct_entries)" ptx --release
 # Host-code mode (the kernels' Rust code, what `--emulate=host` debugs with
 # gdb) on the programs that exercise its engine: vecadd (the README's path),
 # spin_wait (the watchdog: a bare core-atomic spin is reported, not hung),

@@ -99,6 +99,11 @@ fn host_fallback(stub: &Stub, params: &str) -> String {
     match (stub.kind.as_str(), stub.name.as_str()) {
         // Harmless on the host: the entry wrapper that calls them only runs emulated.
         ("Special", "param_layout" | "launch_bounds") => unused,
+        // The host copy's identity: its name must stay in the code, so that
+        // no optimisation (LTO included) finds two wrappers the same.
+        ("Special", "entry_identity") => format!("::core::hint::black_box(({}));", names.join(", ")),
+        // An inline PTX output's place: opaque, so that it counts as written.
+        ("Special", "ptx_asm_output") => format!("::core::hint::black_box({});", names[0]),
         // Emulation bookkeeping: nothing to record outside an emulated launch.
         ("Special", "shared_access") => unused,
         // A hint for the device linker's loop unroller: nothing to do here.
@@ -122,7 +127,8 @@ fn host_fallback(stub: &Stub, params: &str) -> String {
 fn without_hook(stub: &Stub) -> bool {
     stub.kind == "Marker"
         || stub.kind == "PureAsm"
-        || (stub.kind == "Special" && (stub.name == "param_layout" || stub.name == "launch_bounds" || stub.name == "unroll"))
+        || (stub.kind == "Special"
+            && (stub.name == "param_layout" || stub.name == "launch_bounds" || stub.name == "unroll" || stub.name == "entry_identity" || stub.name == "ptx_asm_output"))
         || (stub.kind == "InlineAsm" && (stub.name == "prefetch_l2" || stub.name == "prefetch_l2_bulk"))
 }
 

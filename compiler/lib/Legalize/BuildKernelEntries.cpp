@@ -32,6 +32,11 @@
 // cluster size (at most 8: a larger one needs a run-time attribute, which a
 // compile-time shape cannot ask for), on a target with clusters.
 //
+// An `entry_identity(name, len)` marker is deleted: it exists for the host,
+// where it gives each wrapper code of its own (the instance's name), so that
+// rustc never folds two wrappers into one address, the key the host finds a
+// kernel's PTX entry by (docs/ABI.md §2). On the device it has no meaning.
+//
 // Each entry is listed in the `oxide.kernels` named metadata with the wrapper's
 // host symbol, for the kernel table the host looks names up in.
 //===----------------------------------------------------------------------===//
@@ -48,6 +53,7 @@
 #include <set>
 #include "llvm/IR/InlineAsm.h"
 #include "llvm/Support/MathExtras.h"
+#include "llvm/Transforms/Utils/Local.h"
 
 using namespace llvm;
 using namespace oxide;
@@ -88,6 +94,7 @@ public:
     // The wrapper is renamed by now: messages name the kernel by its host symbol.
     applyLaunchBounds(Wrapper, *Entry, Host);
     applyClusterDims(Wrapper, *Entry, Host);
+    removeIdentity(Wrapper);
     recordKernel(Entry, Host, Layouts.size());
   }
 
@@ -180,6 +187,21 @@ private:
           Entry.addFnAttr("nvvm.minctasm", std::to_string(Min->getZExtValue()));
       }
       Call->eraseFromParent();
+    }
+  }
+
+  /// Deletes the `entry_identity` marker and, where nothing else uses
+  /// them, the instructions that computed its arguments.
+  static void removeIdentity(Function &Wrapper) {
+    for (Instruction &I : make_early_inc_range(instructions(Wrapper))) {
+      auto *Call = dyn_cast<CallInst>(&I);
+      Function *Callee = Call ? Call->getCalledFunction() : nullptr;
+      if (!Callee || !isStubSymbol(Callee->getName(), "entry_identity"))
+        continue;
+      SmallVector<Value *, 2> Operands(Call->args());
+      Call->eraseFromParent();
+      for (Value *V : Operands)
+        RecursivelyDeleteTriviallyDeadInstructions(V);
     }
   }
 

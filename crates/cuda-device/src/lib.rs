@@ -106,9 +106,11 @@ pub mod stubs {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::stubs::__oxide_stub_cluster_dims as cluster_dims;
+    pub use crate::stubs::__oxide_stub_entry_identity as entry_identity;
     pub use crate::stubs::__oxide_stub_launch_bounds as launch_bounds;
     pub use crate::stubs::__oxide_stub_param_layout as param_layout;
     pub use crate::stubs::__oxide_stub_ptx_asm as ptx_asm;
+    pub use crate::stubs::__oxide_stub_ptx_asm_output as ptx_asm_output;
     pub use crate::stubs::__oxide_stub_unroll as unroll;
 
     /// The address of a kernel's entry wrapper, in the `#[used]` static that

@@ -575,6 +575,8 @@ fn entry_wrapper<S: SourceSpan>(
             unsafe {
                 #bounds
                 #layouts
+                let __oxide_instance = ::core::any::type_name::<#kernel #turbofish>();
+                ::cuda_device::__private::entry_identity(__oxide_instance.as_ptr(), __oxide_instance.len());
                 #exclusive
                 #kernel #turbofish(#reads)
             }
@@ -911,6 +913,14 @@ mod tests {
         )
     }
 
+    /// The wrapper's `entry_identity` call for the launch handle `handle`.
+    fn identity(handle: &str) -> String {
+        format!(
+            "let __oxide_instance = ::core::any::type_name::<{handle}>(); \
+             ::cuda_device::__private::entry_identity(__oxide_instance.as_ptr(), __oxide_instance.len());"
+        )
+    }
+
     fn layout(index: usize, ty: &str) -> String {
         format!(
             "::cuda_device::__private::param_layout({index}u32, \
@@ -927,12 +937,13 @@ mod tests {
         let want = format!(
             "{ATTRS} pub unsafe fn __oxide_kernel_entry_scale(\
                 __oxide_p0: *const ::cuda_device::__private::SliceParam<'_, f32>, __oxide_p1: *const f32, __oxide_p2: *const DisjointSlice<f32>) {{ unsafe {{ \
-                {} {} {} \
+                {} {} {} {} \
                 scale(::core::ptr::read(__oxide_p0.cast()), ::core::ptr::read(__oxide_p1), ::core::ptr::read(__oxide_p2)) \
             }} }} {}",
             layout(0, "&[f32]"),
             layout(1, "f32"),
             layout(2, "DisjointSlice<f32>"),
+            identity("scale"),
             keep("__oxide_kernel_entry_scale"),
         ) + &name_type(
             "scale",
@@ -955,12 +966,13 @@ mod tests {
         let want = format!(
             "{ATTRS} pub unsafe fn __oxide_kernel_entry_map<T: Copy, F: Fn(T) -> T + Copy>(\
                 __oxide_p0: *const F, __oxide_p1: *const ::cuda_device::__private::SliceParam<'_, T>, __oxide_p2: *const DisjointSlice<T>) {{ unsafe {{ \
-                {} {} {} \
+                {} {} {} {} \
                 map::<T, F>(::core::ptr::read(__oxide_p0), ::core::ptr::read(__oxide_p1.cast()), ::core::ptr::read(__oxide_p2)) \
             }} }}",
             layout(0, "F"),
             layout(1, "&[T]"),
             layout(2, "DisjointSlice<T>"),
+            identity("map::<T, F>"),
         ) + &name_type(
             "map",
             "pub struct map<T: Copy, F: Fn(T) -> T + Copy>",
@@ -982,10 +994,11 @@ mod tests {
         let want = format!(
             "{ATTRS} pub(crate) unsafe fn __oxide_kernel_entry_k<'a, T, const N: usize>(\
                 __oxide_p0: *const ::cuda_device::__private::SliceParam<'a, T>, __oxide_p1: *const [T; N]) \
-                where T: Copy + core::ops::Mul<Output = T>, {{ unsafe {{ {} {} \
+                where T: Copy + core::ops::Mul<Output = T>, {{ unsafe {{ {} {} {} \
                 k::<T, {{ N }}>(::core::ptr::read(__oxide_p0.cast()), ::core::ptr::read(__oxide_p1)) }} }}",
             layout(0, "&'a [T]"),
             layout(1, "[T; N]"),
+            identity("k::<T, { N }>"),
         ) + &name_type(
             "k",
             "pub(crate) struct k<'a, T, const N: usize> where T: Copy + core::ops::Mul<Output = T>,",
@@ -1054,7 +1067,8 @@ mod tests {
         assert_eq!(
             got,
             plain(&format!(
-                "{ATTRS} unsafe fn __oxide_kernel_entry_nothing() {{ unsafe {{ nothing() }} }} {} {}",
+                "{ATTRS} unsafe fn __oxide_kernel_entry_nothing() {{ unsafe {{ {} nothing() }} }} {} {}",
+                identity("nothing"),
                 keep("__oxide_kernel_entry_nothing"),
                 name_type("nothing", "struct nothing", "", "impl nothing", "", "", "__oxide_kernel_entry_nothing"),
             ))

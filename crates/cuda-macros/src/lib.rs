@@ -127,7 +127,9 @@ use bridge::{compile_errors, from_stream, to_stream, Position};
 /// through which `cuda_launch!` reaches that entry (so `use a::scale;` then
 /// `kernel: scale` works, and errors name `scale`). The wrapper has the
 /// kernel's visibility, generics and where clause; one `*const T` parameter per
-/// parameter; the layout of each parameter; then the call of the kernel.
+/// parameter; the layout of each parameter; the instance's name (so that no
+/// two wrappers get one host address, by which launches find their PTX); then
+/// the call of the kernel.
 ///
 /// A kernel is a free, non-`async`, non-`const` function returning `()`, with
 /// parameters that can be copied to the GPU: by-value types (`f32`,

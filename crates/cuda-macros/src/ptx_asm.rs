@@ -14,7 +14,11 @@
 //! template with its placeholders numbered as LLVM numbers asm operands
 //! (outputs and in-out operands first, in the order written, then inputs and
 //! immediates). The device linker replaces each call of the site with inline
-//! asm; on the host the stub refuses to run.
+//! asm; on the host the stub refuses to run. After the stub call the body
+//! hands each output's place to the stub `ptx_asm_output`, opaque on the
+//! host: without it the outputs never written there make the host code that
+//! reads them undefined, and the optimiser folded that code away, giving two
+//! kernels that differ only after their PTX one host wrapper (docs/ABI.md §2).
 
 use crate::split::split_exprs;
 use crate::template::fill;
@@ -332,6 +336,12 @@ fn expansion<S: SourceSpan>(operands: &[Operand<S>], spec: &[u8]) -> Vec<Tok<S>>
     let mut prelude = Vec::new();
     let mut args = Vec::new();
     let mut writeback = Vec::new();
+    // The host body hands each output's place to `ptx_asm_output`, opaque
+    // there, so that the optimiser cannot take the outputs for never
+    // written: reading them would be undefined, and the host code after
+    // the PTX could be folded away (two kernels that differ only there
+    // would get one host wrapper, the address a launch finds its PTX by).
+    let mut outputs = Vec::new();
     let comma = || S::parse(",");
     for (i, o) in operands.iter().enumerate() {
         let param = S::parse(&format!("__oxide_operand{i}"));
@@ -347,6 +357,7 @@ fn expansion<S: SourceSpan>(operands: &[Operand<S>], spec: &[u8]) -> Vec<Tok<S>>
                 args.extend(fill("const { (#e) as i64 },", &[("e", o.expr.unwrap().to_vec())]));
             }
             Dir::Out => {
+                outputs.extend(fill("::cuda_device::__private::ptx_asm_output(#p.cast::<u8>());", &[("p", param.clone())]));
                 params.extend(fill("#p: *mut #ty,", &[("p", param.clone()), ("ty", ty.clone())]));
                 prelude.extend(fill(
                     "let mut #t = ::core::mem::MaybeUninit::<#ty>::uninit();",
@@ -359,6 +370,7 @@ fn expansion<S: SourceSpan>(operands: &[Operand<S>], spec: &[u8]) -> Vec<Tok<S>>
                 }
             }
             Dir::InOut => {
+                outputs.extend(fill("::cuda_device::__private::ptx_asm_output(#p.cast::<u8>());", &[("p", param.clone())]));
                 params.extend(fill("#p: *mut #ty,", &[("p", param.clone()), ("ty", ty.clone())]));
                 prelude.extend(fill("let mut #t: #ty = #e;", &[("t", temp.clone()), ("ty", ty), ("e", o.expr.unwrap().to_vec())]));
                 args.extend(fill("&raw mut #t,", &[("t", temp.clone())]));
@@ -378,6 +390,7 @@ fn expansion<S: SourceSpan>(operands: &[Operand<S>], spec: &[u8]) -> Vec<Tok<S>>
                     static __OXIDE_PTX_ASM_SPEC: [u8; {spec_len}] = *{bytes};
                     let _ = (#unused);
                     ::cuda_device::__private::ptx_asm(&raw const __OXIDE_PTX_ASM_SPEC as *const u8, {spec_len}usize);
+                    #outputs
                 }}
                 #prelude
                 __oxide_ptx_asm_site(#args);
@@ -385,7 +398,7 @@ fn expansion<S: SourceSpan>(operands: &[Operand<S>], spec: &[u8]) -> Vec<Tok<S>>
             }}",
             bytes = byte_string(spec)
         ),
-        &[("params", params), ("unused", unused), ("prelude", prelude), ("args", args), ("writeback", writeback)],
+        &[("params", params), ("unused", unused), ("outputs", outputs), ("prelude", prelude), ("args", args), ("writeback", writeback)],
     )
 }
 
@@ -412,6 +425,21 @@ mod tests {
         let out = expand_src(r#""add.s32 {d}, {a}, {b}; setp {p} {k} // {{x}} $", a = in(i32) x, d = out(i32) r, b = in(u64) y, p = out(bool) q, k = const 4"#).unwrap();
         assert_eq!(spec_of(&out), r"\x00r,=r,l,=b,n\x00add.s32 $0, $2, $3; setp $1 $4 // {x} $$");
         assert!(out.contains("r = unsafe"), "{out}");
+    }
+
+    /// Each output's and in-out operand's place, and no input, is handed
+    /// to `ptx_asm_output` in the site's body (after the stub call).
+    #[test]
+    fn the_host_body_hands_over_every_output_place() {
+        let out = expand_src(r#""add.s32 {d}, {a}, {b};", d = out(i32) r, a = in(i32) x, b = inout(i32) y"#).unwrap();
+        let plain = out.replace(' ', "");
+        let stub = plain.find("__private::ptx_asm(").expect("the stub call");
+        for operand in ["__oxide_operand0", "__oxide_operand2"] {
+            let call = format!("__private::ptx_asm_output({operand}.cast::<u8>());");
+            let at = plain.find(&call).unwrap_or_else(|| panic!("no {call} in {out}"));
+            assert!(at > stub, "{call} before the stub call: {out}");
+        }
+        assert_eq!(plain.matches("ptx_asm_output(").count(), 2, "{out}");
     }
 
     #[test]

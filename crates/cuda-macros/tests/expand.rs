@@ -43,6 +43,12 @@ pub struct LaunchConfig(u32);
 thread_local! {
     static LAYOUTS: RefCell<Vec<(u32, usize, usize)>> = const { RefCell::new(Vec::new()) };
     static BOUNDS: RefCell<Option<(u32, u32)>> = const { RefCell::new(None) };
+    static IDENTITIES: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The `entry_identity` names since the last call of this function.
+fn take_identities() -> Vec<String> {
+    IDENTITIES.with(|l| std::mem::take(&mut *l.borrow_mut()))
 }
 
 /// The last `launch_bounds` call, taken.
@@ -60,6 +66,14 @@ pub mod __private {
 
     pub fn param_layout(index: u32, size: usize, align: usize) {
         super::LAYOUTS.with(|l| l.borrow_mut().push((index, size, align)));
+    }
+
+    /// # Safety
+    /// `name` points to `len` bytes of UTF-8 (the wrapper's `type_name`).
+    pub unsafe fn entry_identity(name: *const u8, len: usize) {
+        // SAFETY: the caller's contract.
+        let name = unsafe { std::str::from_utf8_unchecked(std::slice::from_raw_parts(name, len)) };
+        super::IDENTITIES.with(|l| l.borrow_mut().push(name.to_string()));
     }
 
     /// What #[kernel]'s `#[used]` static holds: the entry's address.
@@ -306,6 +320,39 @@ fn generic_kernel_with_closure_and_turbofish() {
     assert_eq!(output, [10.0, 20.0]);
     let layouts = take_layouts();
     assert_eq!(layouts[0], (0, 4, 4), "the closure captures one f32");
+}
+
+/// Each instance's wrapper names itself (`entry_identity`), generic
+/// arguments included: the host finds a kernel by its wrapper's address, and
+/// wrappers whose host code is the same would share one (rustc's
+/// MergeFunctions), so each carries its own name.
+#[test]
+fn every_instance_names_itself() {
+    let (module, stream) = module_and_stream();
+    let mut output = vec![0u32; 3];
+    take_identities();
+    for _ in 0..2 {
+        cuda_launch! {
+            kernel: fill::<3>, stream: stream, module: module, config: LaunchConfig(1),
+            args: [[1, 2, 3], (0, 1), slice_mut(output)]
+        }
+        .unwrap();
+    }
+    cuda_launch! {
+        kernel: fill::<2>, stream: stream, module: module, config: LaunchConfig(1),
+        args: [[1, 2], (0, 1), slice_mut(output)]
+    }
+    .unwrap();
+    let input = vec![1u64, 2];
+    let mut total = vec![0u64];
+    cuda_launch! { args: [slice(input), slice_mut(total)], kernel: sum, stream: stream, module: module, config: LaunchConfig(1) }
+        .unwrap();
+    let names = take_identities();
+    assert_eq!(names.len(), 4, "{names:?}");
+    assert_eq!(names[0], names[1], "one instance, one name");
+    assert!(names[0].ends_with("fill<3>") && names[2].ends_with("fill<2>"), "{names:?}");
+    // Lifetimes are erased: `sum<'_, u64>`.
+    assert!(names[3].contains("sum<") && names[3].ends_with("u64>"), "{names:?}");
 }
 
 #[test]
