@@ -101,7 +101,7 @@ fn host_fallback(stub: &Stub, params: &str) -> String {
         ("Special", "param_layout" | "launch_bounds") => unused,
         // The host copy's identity: its name must stay in the code, so that
         // no optimisation (LTO included) finds two wrappers the same.
-        ("Special", "entry_identity") => format!("::core::hint::black_box(({}));", names.join(", ")),
+        ("Special", "entry_identity") => format!("::core::hint::black_box({});", names[0]),
         // An inline PTX output's place: opaque, so that it counts as written.
         ("Special", "ptx_asm_output") => format!("::core::hint::black_box({});", names[0]),
         // Emulation bookkeeping: nothing to record outside an emulated launch.

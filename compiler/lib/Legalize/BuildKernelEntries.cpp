@@ -32,8 +32,9 @@
 // cluster size (at most 8: a larger one needs a run-time attribute, which a
 // compile-time shape cannot ask for), on a target with clusters.
 //
-// An `entry_identity(name, len)` marker is deleted: it exists for the host,
-// where it gives each wrapper code of its own (the instance's name), so that
+// An `entry_identity(instance)` marker is deleted: it exists for the host,
+// where it gives each wrapper code of its own (the address of the function
+// `type_name::<instance>`, which returns the instance's name), so that
 // rustc never folds two wrappers into one address, the key the host finds a
 // kernel's PTX entry by (docs/ABI.md §2). On the device it has no meaning.
 //
@@ -53,7 +54,6 @@
 #include <set>
 #include "llvm/IR/InlineAsm.h"
 #include "llvm/Support/MathExtras.h"
-#include "llvm/Transforms/Utils/Local.h"
 
 using namespace llvm;
 using namespace oxide;
@@ -190,18 +190,15 @@ private:
     }
   }
 
-  /// Deletes the `entry_identity` marker and, where nothing else uses
-  /// them, the instructions that computed its arguments.
+  /// Deletes the `entry_identity` marker (its operand, a function's
+  /// address, is then unused, and the function goes where nothing else
+  /// calls it).
   static void removeIdentity(Function &Wrapper) {
     for (Instruction &I : make_early_inc_range(instructions(Wrapper))) {
       auto *Call = dyn_cast<CallInst>(&I);
       Function *Callee = Call ? Call->getCalledFunction() : nullptr;
-      if (!Callee || !isStubSymbol(Callee->getName(), "entry_identity"))
-        continue;
-      SmallVector<Value *, 2> Operands(Call->args());
-      Call->eraseFromParent();
-      for (Value *V : Operands)
-        RecursivelyDeleteTriviallyDeadInstructions(V);
+      if (Callee && isStubSymbol(Callee->getName(), "entry_identity"))
+        Call->eraseFromParent();
     }
   }
 

@@ -575,8 +575,9 @@ fn entry_wrapper<S: SourceSpan>(
             unsafe {
                 #bounds
                 #layouts
-                let __oxide_instance = ::core::any::type_name::<#kernel #turbofish>();
-                ::cuda_device::__private::entry_identity(__oxide_instance.as_ptr(), __oxide_instance.len());
+                ::cuda_device::__private::entry_identity(
+                    ::core::any::type_name::<#kernel #turbofish> as fn() -> &'static str as *const u8
+                );
                 #exclusive
                 #kernel #turbofish(#reads)
             }
@@ -916,8 +917,8 @@ mod tests {
     /// The wrapper's `entry_identity` call for the launch handle `handle`.
     fn identity(handle: &str) -> String {
         format!(
-            "let __oxide_instance = ::core::any::type_name::<{handle}>(); \
-             ::cuda_device::__private::entry_identity(__oxide_instance.as_ptr(), __oxide_instance.len());"
+            "::cuda_device::__private::entry_identity(\
+             ::core::any::type_name::<{handle}> as fn() -> &'static str as *const u8);"
         )
     }
 

@@ -69,10 +69,10 @@ pub mod __private {
     }
 
     /// # Safety
-    /// `name` points to `len` bytes of UTF-8 (the wrapper's `type_name`).
-    pub unsafe fn entry_identity(name: *const u8, len: usize) {
+    /// `instance` is a `fn() -> &'static str` (the wrapper's `type_name`).
+    pub unsafe fn entry_identity(instance: *const u8) {
         // SAFETY: the caller's contract.
-        let name = unsafe { std::str::from_utf8_unchecked(std::slice::from_raw_parts(name, len)) };
+        let name = unsafe { std::mem::transmute::<*const u8, fn() -> &'static str>(instance) }();
         super::IDENTITIES.with(|l| l.borrow_mut().push(name.to_string()));
     }
 

@@ -89,7 +89,7 @@ pub mod __private {
     }
 
     pub fn param_layout(_index: u32, _size: usize, _align: usize) {}
-    pub fn entry_identity(_name: *const u8, _len: usize) {}
+    pub fn entry_identity(_instance: *const u8) {}
     pub fn launch_bounds(_max_threads: u32, _min_blocks: u32) {}
     // A `&mut` parameter's check: the launches here are of one thread.
     pub fn single_thread_launch() -> bool {
