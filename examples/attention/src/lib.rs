@@ -182,34 +182,46 @@ pub struct Tile {
     /// consumers finish the last one, where a new block would start with
     /// its pipeline empty.
     pub persistent: bool,
+    /// The two consumer warpgroups take turns at the tensor cores
+    /// (FlashAttention-3's ping-pong): one issues its Q·Kᵀ and P·V only
+    /// after the other has issued its own, so that one's softmax runs under
+    /// the other's matrix products, where without turns both warpgroups'
+    /// products tend to run together and then both softmaxes. Two consumer
+    /// warpgroups with the overlap only.
+    pub ping_pong: bool,
 }
 
 impl Tile {
     /// 128 rows, 2 stages: the only shape for [`Variant::SharedP`].
-    pub const M128_S2: Tile = Tile { consumers: 2, stages: 2, overlap: true, persistent: false };
+    pub const M128_S2: Tile = Tile { consumers: 2, stages: 2, overlap: true, persistent: false, ping_pong: false };
     /// 128 rows, 3 stages: the fastest of [`Tile::D128`] on the H200 one
     /// block per work item (benches/README.md).
-    pub const M128_S3: Tile = Tile { consumers: 2, stages: 3, overlap: true, persistent: false };
+    pub const M128_S3: Tile = Tile { consumers: 2, stages: 3, overlap: true, persistent: false, ping_pong: false };
     /// 192 rows, 3 stages, no overlap within a warpgroup: the fastest of
     /// [`Tile::D64`] on the H200 one block per work item
     /// (benches/README.md).
-    pub const M192_S3N: Tile = Tile { consumers: 3, stages: 3, overlap: false, persistent: false };
+    pub const M192_S3N: Tile = Tile { consumers: 3, stages: 3, overlap: false, persistent: false, ping_pong: false };
     /// [`Tile::M128_S3`], persistent: the default at head_dim 128, faster
     /// than it at every bench shape (benches/README.md).
     pub const M128_S3P: Tile = Tile { persistent: true, ..Tile::M128_S3 };
     /// [`Tile::M192_S3N`], persistent: the default at head_dim 64, faster
     /// than it at every bench shape (benches/README.md).
     pub const M192_S3NP: Tile = Tile { persistent: true, ..Tile::M192_S3N };
+    /// [`Tile::M128_S3P`] with the consumer warpgroups taking turns
+    /// ([`Tile::ping_pong`]): 0.3–4 % slower than it at every bench shape
+    /// on the H100 (benches/README.md), kept for other GPUs and shapes.
+    pub const M128_S3PT: Tile = Tile { ping_pong: true, ..Tile::M128_S3P };
     /// The shapes with a head_dim-128 kernel (P in registers), the
     /// default first: a full K/V tile is twice the bytes of head_dim 64's,
     /// so three stages just fit the shared memory and three consumer
     /// warpgroups would not fit the registers.
-    pub const D128: [Tile; 5] = [
+    pub const D128: [Tile; 6] = [
         Tile::M128_S3P,
+        Tile::M128_S3PT,
         Tile::M128_S3,
         Tile::M128_S2,
-        Tile { consumers: 2, stages: 2, overlap: false, persistent: false },
-        Tile { consumers: 2, stages: 3, overlap: false, persistent: false },
+        Tile { consumers: 2, stages: 2, overlap: false, persistent: false, ping_pong: false },
+        Tile { consumers: 2, stages: 3, overlap: false, persistent: false, ping_pong: false },
     ];
     /// The shapes with a head_dim-64 kernel (P in registers), the default
     /// first: half-size K/V tiles leave room for deeper rings, and three
@@ -219,12 +231,12 @@ impl Tile {
         Tile::M192_S3NP,
         Tile::M192_S3N,
         Tile::M128_S2,
-        Tile { consumers: 2, stages: 3, overlap: true, persistent: false },
-        Tile { consumers: 2, stages: 4, overlap: true, persistent: false },
-        Tile { consumers: 3, stages: 2, overlap: true, persistent: false },
-        Tile { consumers: 3, stages: 3, overlap: true, persistent: false },
-        Tile { consumers: 3, stages: 4, overlap: true, persistent: false },
-        Tile { consumers: 3, stages: 2, overlap: false, persistent: false },
+        Tile { consumers: 2, stages: 3, overlap: true, persistent: false, ping_pong: false },
+        Tile { consumers: 2, stages: 4, overlap: true, persistent: false, ping_pong: false },
+        Tile { consumers: 3, stages: 2, overlap: true, persistent: false, ping_pong: false },
+        Tile { consumers: 3, stages: 3, overlap: true, persistent: false, ping_pong: false },
+        Tile { consumers: 3, stages: 4, overlap: true, persistent: false, ping_pong: false },
+        Tile { consumers: 3, stages: 2, overlap: false, persistent: false, ping_pong: false },
     ];
 
     /// Query rows per block.
@@ -253,23 +265,29 @@ impl Tile {
     }
 
     /// The tile's name, `m{rows}s{stages}`, with `n` after it without the
-    /// overlap and then `p` when persistent (as [`Tile::parse`] reads it).
+    /// overlap, then `p` when persistent and then `t` when the warpgroups
+    /// take turns (as [`Tile::parse`] reads it).
     pub fn name(self) -> String {
         format!(
-            "m{}s{}{}{}",
+            "m{}s{}{}{}{}",
             self.rows(),
             self.stages,
             if self.overlap { "" } else { "n" },
-            if self.persistent { "p" } else { "" }
+            if self.persistent { "p" } else { "" },
+            if self.ping_pong { "t" } else { "" }
         )
     }
 
     /// Reads a tile name: `m{rows}s{stages}`, `m{rows}` (2 stages) or
-    /// `s{stages}` (128 rows), each with `n` after it for no overlap and
-    /// then `p` for persistent; None for anything else or rows that are not
-    /// a whole number of warpgroups.
+    /// `s{stages}` (128 rows), each with `n` after it for no overlap, then
+    /// `p` for persistent and then `t` for turns; None for anything else or
+    /// rows that are not a whole number of warpgroups.
     pub fn parse(name: &str) -> Option<Tile> {
         let name = name.trim();
+        let (name, ping_pong) = match name.strip_suffix('t') {
+            Some(rest) => (rest, true),
+            None => (name, false),
+        };
         let (name, persistent) = match name.strip_suffix('p') {
             Some(rest) => (rest, true),
             None => (name, false),
@@ -286,7 +304,7 @@ impl Tile {
             (None, Some(s)) => (BM, s.parse::<u32>().ok()?),
             _ => return None,
         };
-        (rows > 0 && rows.is_multiple_of(64)).then_some(Tile { consumers: rows / 64, stages, overlap, persistent })
+        (rows > 0 && rows.is_multiple_of(64)).then_some(Tile { consumers: rows / 64, stages, overlap, persistent, ping_pong })
     }
 
     /// The tiles that `spec` names for `head_dim` (P in registers): `all`
@@ -616,6 +634,40 @@ fn sync_warpgroup(wg: u32) {
     }
 }
 
+/// Waits for consumer warpgroup `wg`'s (0 or 1, warp-uniform) turn to
+/// issue matrix products ([`Tile::ping_pong`]): named barrier 4 + wg,
+/// complete once its 128 threads wait there and the other warpgroup's 128
+/// have passed it the turn ([`pass_turn`]). Turns strictly alternate: a
+/// warpgroup passes only after taking, and takes only after the other
+/// passed.
+#[inline(always)]
+fn take_turn(wg: u32) {
+    // SAFETY: a barrier that only the two consumer warpgroups use, each
+    // whole warpgroup together.
+    unsafe {
+        if wg == 0 {
+            ptx_asm!("bar.sync 4, 256;")
+        } else {
+            ptx_asm!("bar.sync 5, 256;")
+        }
+    }
+}
+
+/// Gives the turn from consumer warpgroup `wg` to the other one (arrives
+/// on its barrier without waiting, [`take_turn`]). Issued products run on
+/// after it: only their issue order is arranged.
+#[inline(always)]
+fn pass_turn(wg: u32) {
+    // SAFETY: as take_turn.
+    unsafe {
+        if wg == 0 {
+            ptx_asm!("bar.arrive 5, 256;")
+        } else {
+            ptx_asm!("bar.arrive 4, 256;")
+        }
+    }
+}
+
 /// O += P·V for one k16 step with P in registers (`a`): the `_rs_trans_b`
 /// wgmma of width HD = 2·R.
 ///
@@ -906,9 +958,20 @@ pub(crate) const fn block_work(block: (u32, u32, u32), grid_x: u32, q_tiles: u32
 /// per block), a ring of STAGES K/V stages, (P in registers) the softmax
 /// overlapped with the warpgroup's own P·V or not (OVERLAP), and one work
 /// item per block or as many as the block takes from `schedule`
-/// (PERSISTENT). See the module docs.
+/// (PERSISTENT), and (two overlapping warpgroups) the warpgroups taking
+/// turns at the tensor cores or not (PING_PONG, [`Tile::ping_pong`]). See
+/// the module docs.
 #[inline(always)]
-fn forward<const HD: u32, const R: usize, const P_REGS: bool, const CW: u32, const STAGES: u32, const OVERLAP: bool, const PERSISTENT: bool>(
+fn forward<
+    const HD: u32,
+    const R: usize,
+    const P_REGS: bool,
+    const CW: u32,
+    const STAGES: u32,
+    const OVERLAP: bool,
+    const PERSISTENT: bool,
+    const PING_PONG: bool,
+>(
     map_q: u64,
     map_k: u64,
     map_v: u64,
@@ -917,6 +980,10 @@ fn forward<const HD: u32, const R: usize, const P_REGS: bool, const CW: u32, con
     o: &mut DisjointSlice<u32>,
     lse: &mut DisjointSlice<f32>,
 ) {
+    // Turns alternate between exactly two warpgroups that issue as many
+    // products per item: with 128-row blocks and 128-key tiles both read
+    // the same KV tiles, causal or not.
+    const { assert!(!PING_PONG || (CW == 2 && P_REGS && OVERLAP && BM == BN)) };
     let bm = 64 * CW;
     let boxes = HD / BOX;
     let base = aligned_dynamic_shared();
@@ -1081,6 +1148,12 @@ fn forward<const HD: u32, const R: usize, const P_REGS: bool, const CW: u32, con
     let r = 16 * (t / 32) + lane / 4;
     let q_rows = q_tile + wg * 64 * ROW_BYTES;
     let scale_log2 = if HD == 64 { 0.125 * core::f32::consts::LOG2_E } else { 0.088_388_35 * core::f32::consts::LOG2_E };
+    // Ping-pong: each issue of products (a Q·Kᵀ and the P·V before it, or
+    // one alone at an item's start and end) is a turn; warpgroup 0 takes
+    // the first, warpgroup 1's pass of a turn it never took lets it.
+    if PING_PONG && wg == 1 {
+        pass_turn(wg);
+    }
     let mut items = 0u32;
     // The block's KV tiles before this item's (the ring's position).
     let mut g0 = 0u32;
@@ -1154,11 +1227,17 @@ fn forward<const HD: u32, const R: usize, const P_REGS: bool, const CW: u32, con
                 let j = $j;
                 let s = stage(g0 + j);
                 k_full(s).wait(phase(g0 + j));
+                if PING_PONG {
+                    take_turn(wg);
+                }
                 // SAFETY (this and every issue_* below): the whole
                 // warpgroup runs them with the same addresses; their
                 // operands are not rewritten and their stages not released
                 // before the wait_group that follows.
                 unsafe { issue_qk::<HD>(&mut acc_s, q_rows, bm, k_tile(s)) };
+                if PING_PONG {
+                    pass_turn(wg);
+                }
                 wgmma::wait_group::<0>();
                 k_empty(s).arrive();
                 softmax(acc_s, diagonal(j), limit(j), lane, &mut st, scale_log2)
@@ -1169,7 +1248,9 @@ fn forward<const HD: u32, const R: usize, const P_REGS: bool, const CW: u32, con
             // overlap): in step j the tensor cores run Q·K_jᵀ and then
             // P_{j-1}·V_{j-1} while the warpgroup waits only for the first,
             // and the softmax of S_j runs during the second. O is rescaled
-            // once P_{j-1}·V_{j-1} is done, before P_j·V_j is issued.
+            // once P_{j-1}·V_{j-1} is done, before P_j·V_j is issued (after
+            // Q·K_{j+1}ᵀ's issue instead, as FlashAttention-3 does, measured
+            // 0.5–1 % slower on the H100: benches/README.md).
             let (_, _, first) = scores!(0);
             // Step j: Q·K_jᵀ, then P_{j-1}·V_{j-1} with `$p`; returns P_j.
             macro_rules! step {
@@ -1177,9 +1258,15 @@ fn forward<const HD: u32, const R: usize, const P_REGS: bool, const CW: u32, con
                     let j = $j;
                     let (s, sp) = (stage(g0 + j), stage(g0 + j - 1));
                     k_full(s).wait(phase(g0 + j));
+                    if PING_PONG {
+                        take_turn(wg);
+                    }
                     unsafe { issue_qk::<HD>(&mut acc_s, q_rows, bm, k_tile(s)) };
                     v_full(sp).wait(phase(g0 + j - 1));
                     unsafe { issue_pv_registers(&mut acc_o, &$p, v_tile(sp)) };
+                    if PING_PONG {
+                        pass_turn(wg);
+                    }
                     // S_j is done (groups complete in order); P·V still runs.
                     wgmma::wait_group::<1>();
                     k_empty(s).arrive();
@@ -1198,7 +1285,13 @@ fn forward<const HD: u32, const R: usize, const P_REGS: bool, const CW: u32, con
                         q_empty.arrive();
                     }
                     v_full(sp).wait(phase(g0 + wg_tiles - 1));
+                    if PING_PONG {
+                        take_turn(wg);
+                    }
                     unsafe { issue_pv_registers(&mut acc_o, &$p, v_tile(sp)) };
+                    if PING_PONG {
+                        pass_turn(wg);
+                    }
                     wgmma::wait_group::<0>();
                     v_empty(sp).arrive();
                 }};
@@ -1322,19 +1415,19 @@ fn forward<const HD: u32, const R: usize, const P_REGS: bool, const CW: u32, con
 /// 64×128 (d × rows) and the 128-byte swizzle.
 #[kernel(launch_bounds(384, 1))]
 pub fn attention_fwd_d64(map_q: u64, map_k: u64, map_v: u64, shape: Shape, schedule: Schedule, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
-    forward::<64, 32, true, 2, 2, true, false>(map_q, map_k, map_v, shape, schedule, &mut o, &mut lse);
+    forward::<64, 32, true, 2, 2, true, false, false>(map_q, map_k, map_v, shape, schedule, &mut o, &mut lse);
 }
 
 /// [`attention_fwd_d64`] with 3 K/V stages.
 #[kernel(launch_bounds(384, 1))]
 pub fn attention_fwd_d64_m128s3(map_q: u64, map_k: u64, map_v: u64, shape: Shape, schedule: Schedule, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
-    forward::<64, 32, true, 2, 3, true, false>(map_q, map_k, map_v, shape, schedule, &mut o, &mut lse);
+    forward::<64, 32, true, 2, 3, true, false, false>(map_q, map_k, map_v, shape, schedule, &mut o, &mut lse);
 }
 
 /// [`attention_fwd_d64`] with 4 K/V stages.
 #[kernel(launch_bounds(384, 1))]
 pub fn attention_fwd_d64_m128s4(map_q: u64, map_k: u64, map_v: u64, shape: Shape, schedule: Schedule, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
-    forward::<64, 32, true, 2, 4, true, false>(map_q, map_k, map_v, shape, schedule, &mut o, &mut lse);
+    forward::<64, 32, true, 2, 4, true, false, false>(map_q, map_k, map_v, shape, schedule, &mut o, &mut lse);
 }
 
 /// [`attention_fwd_d64`] with 192 query rows per block: three consumer
@@ -1342,32 +1435,32 @@ pub fn attention_fwd_d64_m128s4(map_q: u64, map_k: u64, map_v: u64, shape: Shape
 /// ⌈batch·heads/G⌉); the Q map's boxes are 64×192.
 #[kernel(launch_bounds(512, 1))]
 pub fn attention_fwd_d64_m192s2(map_q: u64, map_k: u64, map_v: u64, shape: Shape, schedule: Schedule, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
-    forward::<64, 32, true, 3, 2, true, false>(map_q, map_k, map_v, shape, schedule, &mut o, &mut lse);
+    forward::<64, 32, true, 3, 2, true, false, false>(map_q, map_k, map_v, shape, schedule, &mut o, &mut lse);
 }
 
 /// [`attention_fwd_d64_m192s2`] with 3 K/V stages.
 #[kernel(launch_bounds(512, 1))]
 pub fn attention_fwd_d64_m192s3(map_q: u64, map_k: u64, map_v: u64, shape: Shape, schedule: Schedule, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
-    forward::<64, 32, true, 3, 3, true, false>(map_q, map_k, map_v, shape, schedule, &mut o, &mut lse);
+    forward::<64, 32, true, 3, 3, true, false, false>(map_q, map_k, map_v, shape, schedule, &mut o, &mut lse);
 }
 
 /// [`attention_fwd_d64_m192s2`] with 4 K/V stages.
 #[kernel(launch_bounds(512, 1))]
 pub fn attention_fwd_d64_m192s4(map_q: u64, map_k: u64, map_v: u64, shape: Shape, schedule: Schedule, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
-    forward::<64, 32, true, 3, 4, true, false>(map_q, map_k, map_v, shape, schedule, &mut o, &mut lse);
+    forward::<64, 32, true, 3, 4, true, false, false>(map_q, map_k, map_v, shape, schedule, &mut o, &mut lse);
 }
 
 /// [`attention_fwd_d64_m192s2`] without the overlap of a warpgroup's
 /// softmax and its own P·V ([`Tile::overlap`]).
 #[kernel(launch_bounds(512, 1))]
 pub fn attention_fwd_d64_m192s2n(map_q: u64, map_k: u64, map_v: u64, shape: Shape, schedule: Schedule, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
-    forward::<64, 32, true, 3, 2, false, false>(map_q, map_k, map_v, shape, schedule, &mut o, &mut lse);
+    forward::<64, 32, true, 3, 2, false, false, false>(map_q, map_k, map_v, shape, schedule, &mut o, &mut lse);
 }
 
 /// [`attention_fwd_d64_m192s3`] without the overlap ([`Tile::overlap`]).
 #[kernel(launch_bounds(512, 1))]
 pub fn attention_fwd_d64_m192s3n(map_q: u64, map_k: u64, map_v: u64, shape: Shape, schedule: Schedule, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
-    forward::<64, 32, true, 3, 3, false, false>(map_q, map_k, map_v, shape, schedule, &mut o, &mut lse);
+    forward::<64, 32, true, 3, 3, false, false, false>(map_q, map_k, map_v, shape, schedule, &mut o, &mut lse);
 }
 
 /// [`attention_fwd_d64_m192s3n`], persistent ([`Tile::persistent`]):
@@ -1375,20 +1468,20 @@ pub fn attention_fwd_d64_m192s3n(map_q: u64, map_k: u64, map_v: u64, shape: Shap
 /// [`Attention::launch`].
 #[kernel(launch_bounds(512, 1))]
 pub fn attention_fwd_d64_m192s3np(map_q: u64, map_k: u64, map_v: u64, shape: Shape, schedule: Schedule, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
-    forward::<64, 32, true, 3, 3, false, true>(map_q, map_k, map_v, shape, schedule, &mut o, &mut lse);
+    forward::<64, 32, true, 3, 3, false, true, false>(map_q, map_k, map_v, shape, schedule, &mut o, &mut lse);
 }
 
 /// Attention forward for head_dim 128; as [`attention_fwd_d64`].
 #[kernel(launch_bounds(384, 1))]
 pub fn attention_fwd_d128(map_q: u64, map_k: u64, map_v: u64, shape: Shape, schedule: Schedule, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
-    forward::<128, 64, true, 2, 2, true, false>(map_q, map_k, map_v, shape, schedule, &mut o, &mut lse);
+    forward::<128, 64, true, 2, 2, true, false, false>(map_q, map_k, map_v, shape, schedule, &mut o, &mut lse);
 }
 
 /// [`attention_fwd_d128`] with 3 K/V stages (the most that fit the
 /// shared memory at head_dim 128).
 #[kernel(launch_bounds(384, 1))]
 pub fn attention_fwd_d128_m128s3(map_q: u64, map_k: u64, map_v: u64, shape: Shape, schedule: Schedule, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
-    forward::<128, 64, true, 2, 3, true, false>(map_q, map_k, map_v, shape, schedule, &mut o, &mut lse);
+    forward::<128, 64, true, 2, 3, true, false, false>(map_q, map_k, map_v, shape, schedule, &mut o, &mut lse);
 }
 
 /// [`attention_fwd_d128_m128s3`], persistent ([`Tile::persistent`]):
@@ -1396,19 +1489,26 @@ pub fn attention_fwd_d128_m128s3(map_q: u64, map_k: u64, map_v: u64, shape: Shap
 /// [`Attention::launch`].
 #[kernel(launch_bounds(384, 1))]
 pub fn attention_fwd_d128_m128s3p(map_q: u64, map_k: u64, map_v: u64, shape: Shape, schedule: Schedule, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
-    forward::<128, 64, true, 2, 3, true, true>(map_q, map_k, map_v, shape, schedule, &mut o, &mut lse);
+    forward::<128, 64, true, 2, 3, true, true, false>(map_q, map_k, map_v, shape, schedule, &mut o, &mut lse);
+}
+
+/// [`attention_fwd_d128_m128s3p`] with the consumer warpgroups taking
+/// turns ([`Tile::ping_pong`]).
+#[kernel(launch_bounds(384, 1))]
+pub fn attention_fwd_d128_m128s3pt(map_q: u64, map_k: u64, map_v: u64, shape: Shape, schedule: Schedule, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
+    forward::<128, 64, true, 2, 3, true, true, true>(map_q, map_k, map_v, shape, schedule, &mut o, &mut lse);
 }
 
 /// [`attention_fwd_d128`] without the overlap ([`Tile::overlap`]).
 #[kernel(launch_bounds(384, 1))]
 pub fn attention_fwd_d128_m128s2n(map_q: u64, map_k: u64, map_v: u64, shape: Shape, schedule: Schedule, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
-    forward::<128, 64, true, 2, 2, false, false>(map_q, map_k, map_v, shape, schedule, &mut o, &mut lse);
+    forward::<128, 64, true, 2, 2, false, false, false>(map_q, map_k, map_v, shape, schedule, &mut o, &mut lse);
 }
 
 /// [`attention_fwd_d128_m128s3`] without the overlap ([`Tile::overlap`]).
 #[kernel(launch_bounds(384, 1))]
 pub fn attention_fwd_d128_m128s3n(map_q: u64, map_k: u64, map_v: u64, shape: Shape, schedule: Schedule, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
-    forward::<128, 64, true, 2, 3, false, false>(map_q, map_k, map_v, shape, schedule, &mut o, &mut lse);
+    forward::<128, 64, true, 2, 3, false, false, false>(map_q, map_k, map_v, shape, schedule, &mut o, &mut lse);
 }
 
 /// [`attention_fwd_d64`] with P passed to P·V through shared memory
@@ -1416,13 +1516,13 @@ pub fn attention_fwd_d128_m128s3n(map_q: u64, map_k: u64, map_v: u64, shape: Sha
 /// cross-check of [`Variant::SharedP`].
 #[kernel(launch_bounds(384, 1))]
 pub fn attention_fwd_smem_d64(map_q: u64, map_k: u64, map_v: u64, shape: Shape, schedule: Schedule, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
-    forward::<64, 32, false, 2, 2, true, false>(map_q, map_k, map_v, shape, schedule, &mut o, &mut lse);
+    forward::<64, 32, false, 2, 2, true, false, false>(map_q, map_k, map_v, shape, schedule, &mut o, &mut lse);
 }
 
 /// [`attention_fwd_d128`] with P through shared memory.
 #[kernel(launch_bounds(384, 1))]
 pub fn attention_fwd_smem_d128(map_q: u64, map_k: u64, map_v: u64, shape: Shape, schedule: Schedule, mut o: DisjointSlice<u32>, mut lse: DisjointSlice<f32>) {
-    forward::<128, 64, false, 2, 2, true, false>(map_q, map_k, map_v, shape, schedule, &mut o, &mut lse);
+    forward::<128, 64, false, 2, 2, true, false, false>(map_q, map_k, map_v, shape, schedule, &mut o, &mut lse);
 }
 
 // ---------------------------------------------------------------------------
@@ -1500,21 +1600,22 @@ impl Variant {
 }
 
 /// Every forward kernel: head_dim, variant, tile, function name.
-const KERNELS: [(u32, Variant, Tile, &str); 16] = [
+const KERNELS: [(u32, Variant, Tile, &str); 17] = [
     (64, Variant::RegisterP, Tile::M128_S2, "attention_fwd_d64"),
-    (64, Variant::RegisterP, Tile { consumers: 2, stages: 3, overlap: true, persistent: false }, "attention_fwd_d64_m128s3"),
-    (64, Variant::RegisterP, Tile { consumers: 2, stages: 4, overlap: true, persistent: false }, "attention_fwd_d64_m128s4"),
-    (64, Variant::RegisterP, Tile { consumers: 3, stages: 2, overlap: true, persistent: false }, "attention_fwd_d64_m192s2"),
-    (64, Variant::RegisterP, Tile { consumers: 3, stages: 3, overlap: true, persistent: false }, "attention_fwd_d64_m192s3"),
-    (64, Variant::RegisterP, Tile { consumers: 3, stages: 4, overlap: true, persistent: false }, "attention_fwd_d64_m192s4"),
-    (64, Variant::RegisterP, Tile { consumers: 3, stages: 2, overlap: false, persistent: false }, "attention_fwd_d64_m192s2n"),
+    (64, Variant::RegisterP, Tile { consumers: 2, stages: 3, overlap: true, persistent: false, ping_pong: false }, "attention_fwd_d64_m128s3"),
+    (64, Variant::RegisterP, Tile { consumers: 2, stages: 4, overlap: true, persistent: false, ping_pong: false }, "attention_fwd_d64_m128s4"),
+    (64, Variant::RegisterP, Tile { consumers: 3, stages: 2, overlap: true, persistent: false, ping_pong: false }, "attention_fwd_d64_m192s2"),
+    (64, Variant::RegisterP, Tile { consumers: 3, stages: 3, overlap: true, persistent: false, ping_pong: false }, "attention_fwd_d64_m192s3"),
+    (64, Variant::RegisterP, Tile { consumers: 3, stages: 4, overlap: true, persistent: false, ping_pong: false }, "attention_fwd_d64_m192s4"),
+    (64, Variant::RegisterP, Tile { consumers: 3, stages: 2, overlap: false, persistent: false, ping_pong: false }, "attention_fwd_d64_m192s2n"),
     (64, Variant::RegisterP, Tile::M192_S3N, "attention_fwd_d64_m192s3n"),
     (64, Variant::RegisterP, Tile::M192_S3NP, "attention_fwd_d64_m192s3np"),
     (128, Variant::RegisterP, Tile::M128_S2, "attention_fwd_d128"),
     (128, Variant::RegisterP, Tile::M128_S3, "attention_fwd_d128_m128s3"),
     (128, Variant::RegisterP, Tile::M128_S3P, "attention_fwd_d128_m128s3p"),
-    (128, Variant::RegisterP, Tile { consumers: 2, stages: 2, overlap: false, persistent: false }, "attention_fwd_d128_m128s2n"),
-    (128, Variant::RegisterP, Tile { consumers: 2, stages: 3, overlap: false, persistent: false }, "attention_fwd_d128_m128s3n"),
+    (128, Variant::RegisterP, Tile::M128_S3PT, "attention_fwd_d128_m128s3pt"),
+    (128, Variant::RegisterP, Tile { consumers: 2, stages: 2, overlap: false, persistent: false, ping_pong: false }, "attention_fwd_d128_m128s2n"),
+    (128, Variant::RegisterP, Tile { consumers: 2, stages: 3, overlap: false, persistent: false, ping_pong: false }, "attention_fwd_d128_m128s3n"),
     (64, Variant::SharedP, Tile::M128_S2, "attention_fwd_smem_d64"),
     (128, Variant::SharedP, Tile::M128_S2, "attention_fwd_smem_d128"),
 ];
@@ -1537,6 +1638,7 @@ macro_rules! forward_kernels {
             attention_fwd_d128,
             attention_fwd_d128_m128s3,
             attention_fwd_d128_m128s3p,
+            attention_fwd_d128_m128s3pt,
             attention_fwd_d128_m128s2n,
             attention_fwd_d128_m128s3n,
             attention_fwd_smem_d64,
@@ -1887,7 +1989,7 @@ mod tests {
         assert_eq!(c.grid_dim, (1, 8, 3));
         assert_eq!(c.block_dim, (384, 1, 1));
         // 192 rows: the last block runs past seq.
-        let m192 = Tile { consumers: 3, stages: 3, overlap: true, persistent: false };
+        let m192 = Tile { consumers: 3, stages: 3, overlap: true, persistent: false, ping_pong: false };
         let c = launch_config(Shape { head_dim: 64, ..shape }, m192, Variant::RegisterP, 1);
         assert_eq!(c.grid_dim, (1, 6, 3));
         assert_eq!(c.block_dim, (512, 1, 1));
@@ -2047,10 +2149,10 @@ mod tests {
         let mut launched = LAUNCHED.to_vec();
         launched.sort();
         assert_eq!(names, launched);
-        assert_eq!(kernel_name(128, Variant::RegisterP, Tile { consumers: 3, stages: 2, overlap: true, persistent: false }), None);
-        assert_eq!(kernel_name(64, Variant::SharedP, Tile { consumers: 2, stages: 3, overlap: true, persistent: false }), None);
-        assert_eq!(kernel_name(64, Variant::RegisterP, Tile { consumers: 3, stages: 4, overlap: true, persistent: false }), Some("attention_fwd_d64_m192s4"));
-        assert_eq!(kernel_name(64, Variant::RegisterP, Tile { consumers: 3, stages: 3, overlap: false, persistent: false }), Some("attention_fwd_d64_m192s3n"));
+        assert_eq!(kernel_name(128, Variant::RegisterP, Tile { consumers: 3, stages: 2, overlap: true, persistent: false, ping_pong: false }), None);
+        assert_eq!(kernel_name(64, Variant::SharedP, Tile { consumers: 2, stages: 3, overlap: true, persistent: false, ping_pong: false }), None);
+        assert_eq!(kernel_name(64, Variant::RegisterP, Tile { consumers: 3, stages: 4, overlap: true, persistent: false, ping_pong: false }), Some("attention_fwd_d64_m192s4"));
+        assert_eq!(kernel_name(64, Variant::RegisterP, Tile { consumers: 3, stages: 3, overlap: false, persistent: false, ping_pong: false }), Some("attention_fwd_d64_m192s3n"));
         assert_eq!(kernel_name(128, Variant::RegisterP, Tile::M128_S3P), Some("attention_fwd_d128_m128s3p"));
     }
 
@@ -2060,15 +2162,18 @@ mod tests {
             assert_eq!(Tile::parse(&tile.name()), Some(tile));
         }
         assert_eq!(Tile::M128_S2.name(), "m128s2");
-        assert_eq!(Tile::parse("m192"), Some(Tile { consumers: 3, stages: 2, overlap: true, persistent: false }));
-        assert_eq!(Tile::parse("s3"), Some(Tile { consumers: 2, stages: 3, overlap: true, persistent: false }));
-        assert_eq!(Tile::parse(" m192s4 "), Some(Tile { consumers: 3, stages: 4, overlap: true, persistent: false }));
-        assert_eq!(Tile::parse("m192s3n"), Some(Tile { consumers: 3, stages: 3, overlap: false, persistent: false }));
-        assert_eq!(Tile::parse("m192n"), Some(Tile { consumers: 3, stages: 2, overlap: false, persistent: false }));
+        assert_eq!(Tile::parse("m192"), Some(Tile { consumers: 3, stages: 2, overlap: true, persistent: false, ping_pong: false }));
+        assert_eq!(Tile::parse("s3"), Some(Tile { consumers: 2, stages: 3, overlap: true, persistent: false, ping_pong: false }));
+        assert_eq!(Tile::parse(" m192s4 "), Some(Tile { consumers: 3, stages: 4, overlap: true, persistent: false, ping_pong: false }));
+        assert_eq!(Tile::parse("m192s3n"), Some(Tile { consumers: 3, stages: 3, overlap: false, persistent: false, ping_pong: false }));
+        assert_eq!(Tile::parse("m192n"), Some(Tile { consumers: 3, stages: 2, overlap: false, persistent: false, ping_pong: false }));
         assert_eq!(Tile::parse("m128s3p"), Some(Tile::M128_S3P));
         assert_eq!(Tile::parse("m192s3np"), Some(Tile::M192_S3NP));
         assert_eq!(Tile::M192_S3NP.name(), "m192s3np");
         assert_eq!(Tile::parse("m128s3pn"), None);
+        assert_eq!(Tile::parse("m128s3pt"), Some(Tile::M128_S3PT));
+        assert_eq!(Tile::M128_S3PT.name(), "m128s3pt");
+        assert_eq!(Tile::parse("m128s3tp"), None);
         assert_eq!(Tile::parse("m100s2"), None);
         assert_eq!(Tile::parse("x"), None);
         assert_eq!(Tile::parse("m192sx"), None);
@@ -2076,11 +2181,11 @@ mod tests {
         assert_eq!(Tile::select(None, 128), vec![Tile::M128_S3P]);
         assert_eq!(Tile::select(Some("all"), 64), Tile::D64.to_vec());
         assert_eq!(Tile::select(Some("all"), 128), Tile::D128.to_vec());
-        assert_eq!(Tile::select(Some("m128s3n,m192s3"), 128), vec![Tile { consumers: 2, stages: 3, overlap: false, persistent: false }]);
+        assert_eq!(Tile::select(Some("m128s3n,m192s3"), 128), vec![Tile { consumers: 2, stages: 3, overlap: false, persistent: false, ping_pong: false }]);
         let three = vec![
-            Tile { consumers: 3, stages: 3, overlap: true, persistent: false },
-            Tile { consumers: 2, stages: 4, overlap: true, persistent: false },
-            Tile { consumers: 3, stages: 2, overlap: false, persistent: false },
+            Tile { consumers: 3, stages: 3, overlap: true, persistent: false, ping_pong: false },
+            Tile { consumers: 2, stages: 4, overlap: true, persistent: false, ping_pong: false },
+            Tile { consumers: 3, stages: 2, overlap: false, persistent: false, ping_pong: false },
         ];
         assert_eq!(Tile::select(Some("m192s3,s4,m256s2,junk,m192n,s3n"), 64), three);
         // None of them exists at head_dim 128: the default.
