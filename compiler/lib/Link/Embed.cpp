@@ -235,26 +235,6 @@ Error oxide::patchHostAddresses(const DeviceImage &Image, const std::string &Lin
       consumeError(Addr.takeError());
   }
 
-  // The host finds a launch's kernel by its wrapper's address: two kernels
-  // at one address would launch one another's PTX. #[kernel] gives every
-  // wrapper its instance's name (docs/ABI.md §2), so that rustc never folds
-  // two into one; where names coincide (two closures of one function given
-  // to the same generic kernel), the link is refused rather than a launch
-  // run the wrong kernel.
-  std::map<uint64_t, const KernelEntryInfo *> Owner;
-  for (const KernelEntryInfo &K : Image.Kernels)
-    for (uint64_t Addr : Addresses[K.HostSymbol]) {
-      auto [It, New] = Owner.emplace(Addr, &K);
-      if (!New && It->second->PtxName != K.PtxName)
-        return makeError(
-            "kernels `" + It->second->RustPath + "` and `" + K.RustPath + "` have one host address in " +
-            LinkedFile + ": rustc folded their entry wrappers, whose optimised host code is the same, into " +
-            "one function, and a launch of either could run the other's PTX. Each wrapper carries its "
-            "instance's name (std::any::type_name), which is the same for these two: two closures of one "
-            "function, or two kernels of one name in blocks of one function. Give one of them a name of "
-            "its own (a closure from another function, a kernel in a module).");
-    }
-
   std::fstream File(LinkedFile, std::ios::in | std::ios::out | std::ios::binary);
   if (!File)
     return makeError("cannot open " + LinkedFile + " to patch the kernel table");

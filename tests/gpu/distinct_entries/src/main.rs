@@ -14,8 +14,7 @@
 //! assume anything of them): the host body of each `ptx_asm!` site now
 //! hands its outputs' places to an opaque stub, so that code stays. Each
 //! wrapper also carries its instance's name (docs/ABI.md §2,
-//! `entry_identity`), and oxide-link refuses a link in which two kernels
-//! still share an address.
+//! `entry_identity`).
 //!
 //! Each kernel here writes a different function of the lane: two plain
 //! kernels, three instances of a const-generic one, and two instances of a
