@@ -57,9 +57,10 @@ for toolchain in $toolchains; do
     # Programs whose kernels run core's arithmetic and formatting, which the
     # two profiles compile differently (overflow checks, debug assertions,
     # generic instances shared between crates), and half_precision and fp8,
-    # whose f16/FP8 wrappers rustc inlines and folds differently in release:
-    # also a release build.
-    case "$pkg" in conformance|int_edges|core_paths|half_precision|fp8)
+    # whose f16/FP8 wrappers rustc inlines and folds differently in release,
+    # and distinct_entries, whose kernels only an optimised host build could
+    # fold into one address: also a release build.
+    case "$pkg" in conformance|int_edges|core_paths|half_precision|fp8|distinct_entries)
       echo "== $toolchain: $pkg (release, $own)"
       CARGO_TARGET_DIR="$root/target/$toolchain" \
         cargo "+$toolchain" oxide build "$name" --release --arch "$own"

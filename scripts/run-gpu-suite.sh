@@ -9,7 +9,7 @@
 # Each program gets OXIDE_SUITE_TIMEOUT seconds (default 120; most take
 # under 15): a program that hangs fails as timed out (exit 124) and the
 # rest still run, instead of one hang using up the device call. The
-# programs in LONG below get OXIDE_SUITE_LONG_TIMEOUT (default 300).
+# programs in LONG below get OXIDE_SUITE_LONG_TIMEOUT (default 480).
 #
 # OXIDE_SUITE_JOBS=N (default 1) runs N programs at a time on the one GPU,
 # which cuts the call's device time to about a third at 8; the programs that
@@ -36,9 +36,9 @@ SERIAL=" cuda_core_gpu_tests cuda_core_events_tests cuda_core_graphs_tests cuda_
   cuda_async_gpu_tests cuda_async_gpu_fault_tests cuda_nccl_collectives_tests event_timing "
 # Programs that check far more than the others: attention's debug build
 # runs every forward and backward kernel against a debug-built CPU
-# reference, over two minutes beside seven other programs.
+# reference, several minutes beside seven other programs.
 LONG=" attention "
-long_limit=${OXIDE_SUITE_LONG_TIMEOUT:-300}
+long_limit=${OXIDE_SUITE_LONG_TIMEOUT:-480}
 results=$(mktemp -d)
 # run_one TOOLCHAIN NAME: runs one program alone in an empty folder; its
 # output and exit status go to $results.
