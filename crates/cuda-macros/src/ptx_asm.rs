@@ -15,10 +15,12 @@
 //! (outputs and in-out operands first, in the order written, then inputs and
 //! immediates). The device linker replaces each call of the site with inline
 //! asm; on the host the stub refuses to run. After the stub call the body
-//! hands each output's place to the stub `ptx_asm_output`, opaque on the
-//! host: without it the outputs never written there make the host code that
-//! reads them undefined, and the optimiser folded that code away, giving two
-//! kernels that differ only after their PTX one host wrapper (docs/ABI.md §2).
+//! hands each output's place, and each pointer operand, to the stub
+//! `ptx_asm_output`, opaque on the host: without it the outputs never
+//! written there make the host code that reads them undefined (and memory
+//! written only through a pointer operand keeps its old value), and the
+//! optimiser folded that code away, giving two kernels that differ only
+//! after their PTX one host wrapper (docs/ABI.md §2).
 
 use crate::split::split_exprs;
 use crate::template::fill;
@@ -336,11 +338,13 @@ fn expansion<S: SourceSpan>(operands: &[Operand<S>], spec: &[u8]) -> Vec<Tok<S>>
     let mut prelude = Vec::new();
     let mut args = Vec::new();
     let mut writeback = Vec::new();
-    // The host body hands each output's place to `ptx_asm_output`, opaque
-    // there, so that the optimiser cannot take the outputs for never
-    // written: reading them would be undefined, and the host code after
-    // the PTX could be folded away (two kernels that differ only there
-    // would get one host wrapper, the address a launch finds its PTX by).
+    // The host body hands each output's place, and the memory each pointer
+    // operand points to, to `ptx_asm_output`, opaque there, so that the
+    // optimiser cannot take them for never written by the PTX: reading an
+    // output would be undefined, a static written only through a pointer
+    // operand would keep its initial value, and the host code after the
+    // PTX could be folded away (two kernels that differ only there would
+    // get one host wrapper, the address a launch finds its PTX by).
     let mut outputs = Vec::new();
     let comma = || S::parse(",");
     for (i, o) in operands.iter().enumerate() {
@@ -349,6 +353,9 @@ fn expansion<S: SourceSpan>(operands: &[Operand<S>], spec: &[u8]) -> Vec<Tok<S>>
         let ty = o.ty.to_vec();
         match o.dir {
             Dir::In => {
+                if letter_of(o.ty) == letter_of(&S::parse("*const u8")) {
+                    outputs.extend(fill("::cuda_device::__private::ptx_asm_output(#p as *const u8 as *mut u8);", &[("p", param.clone())]));
+                }
                 params.extend(fill("#p: #ty,", &[("p", param.clone()), ("ty", ty)]));
                 args.extend(fill("(#e),", &[("e", o.expr.unwrap().to_vec())]));
             }
@@ -427,19 +434,23 @@ mod tests {
         assert!(out.contains("r = unsafe"), "{out}");
     }
 
-    /// Each output's and in-out operand's place, and no input, is handed
-    /// to `ptx_asm_output` in the site's body (after the stub call).
+    /// Each output's and in-out operand's place, and each pointer input, is
+    /// handed to `ptx_asm_output` in the site's body (after the stub call);
+    /// no other input is.
     #[test]
-    fn the_host_body_hands_over_every_output_place() {
-        let out = expand_src(r#""add.s32 {d}, {a}, {b};", d = out(i32) r, a = in(i32) x, b = inout(i32) y"#).unwrap();
+    fn the_host_body_hands_over_every_output_place_and_pointer() {
+        let out = expand_src(r#""st.u32 [{p}], {a}; add.s32 {d}, {a}, {b};", d = out(i32) r, a = in(i32) x, b = inout(i32) y, p = in(*mut u32) q"#).unwrap();
         let plain = out.replace(' ', "");
         let stub = plain.find("__private::ptx_asm(").expect("the stub call");
-        for operand in ["__oxide_operand0", "__oxide_operand2"] {
-            let call = format!("__private::ptx_asm_output({operand}.cast::<u8>());");
-            let at = plain.find(&call).unwrap_or_else(|| panic!("no {call} in {out}"));
+        for call in [
+            "__private::ptx_asm_output(__oxide_operand0.cast::<u8>());",
+            "__private::ptx_asm_output(__oxide_operand2.cast::<u8>());",
+            "__private::ptx_asm_output(__oxide_operand3as*constu8as*mutu8);",
+        ] {
+            let at = plain.find(call).unwrap_or_else(|| panic!("no {call} in {out}"));
             assert!(at > stub, "{call} before the stub call: {out}");
         }
-        assert_eq!(plain.matches("ptx_asm_output(").count(), 2, "{out}");
+        assert_eq!(plain.matches("ptx_asm_output(").count(), 3, "{out}");
     }
 
     #[test]
