@@ -99,11 +99,10 @@ fn host_fallback(stub: &Stub, params: &str) -> String {
     match (stub.kind.as_str(), stub.name.as_str()) {
         // Harmless on the host: the entry wrapper that calls them only runs emulated.
         ("Special", "param_layout" | "launch_bounds") => unused,
-        // The host copy's identity: its name must stay in the code, so that
-        // no optimisation (LTO included) finds two wrappers the same.
-        ("Special", "entry_identity") => format!("::core::hint::black_box({});", names[0]),
-        // An inline PTX output's place: opaque, so that it counts as written.
-        ("Special", "ptx_asm_output") => format!("::core::hint::black_box({});", names[0]),
+        // Opaque, so that no optimisation (LTO included) drops them: the
+        // entry wrapper's identity (no two wrappers are found the same) and
+        // an inline PTX output's place (it counts as written).
+        ("Special", "entry_identity" | "ptx_asm_output") => format!("::core::hint::black_box({});", names[0]),
         // Emulation bookkeeping: nothing to record outside an emulated launch.
         ("Special", "shared_access") => unused,
         // A hint for the device linker's loop unroller: nothing to do here.

@@ -7,8 +7,9 @@
 // as a pointer to the Rust place. The site's body calls the stub
 // `__oxide_stub_ptx_asm(spec, len)` (Stubs.def, kind Special) with a static
 // byte string, the *spec*, that the macro wrote (and then passes each output's
-// place to `__oxide_stub_ptx_asm_output`, which on the host keeps the outputs
-// from counting as never written; deleted here with the rest of the body):
+// place and pointer operand to `__oxide_stub_ptx_asm_output`, which on the
+// host keeps them from counting as never written; deleted here with the rest
+// of the body):
 //
 //     OPTIONS \0 CONSTRAINTS \0 TEMPLATE
 //

@@ -70,13 +70,17 @@ fn supported_types() -> String {
 /// The constraint letter of a written type, or `None` when the type cannot
 /// be an operand.
 fn letter_of<S: Copy>(ty: &[Tok<S>]) -> Option<&'static str> {
-    let ty = unwrap_invisible(ty);
-    let key = match ty {
+    let key = match unwrap_invisible(ty) {
         [Tok::Ident { name, .. }] => name.as_str(),
-        [first, second, ..] if first.is_punct('*') && (second.is_ident("const") || second.is_ident("mut")) => "ptr",
+        _ if is_raw_pointer(ty) => "ptr",
         _ => return None,
     };
     table::OPERANDS.iter().find(|(t, _, _)| *t == key).map(|(_, c, _)| *c)
+}
+
+/// Whether `ty` is `*const T` or `*mut T`.
+fn is_raw_pointer<S: Copy>(ty: &[Tok<S>]) -> bool {
+    matches!(unwrap_invisible(ty), [first, second, ..] if first.is_punct('*') && (second.is_ident("const") || second.is_ident("mut")))
 }
 
 pub fn expand<S: SourceSpan>(input: &[Tok<S>]) -> Result<Vec<Tok<S>>, Vec<Error<S>>> {
@@ -353,7 +357,7 @@ fn expansion<S: SourceSpan>(operands: &[Operand<S>], spec: &[u8]) -> Vec<Tok<S>>
         let ty = o.ty.to_vec();
         match o.dir {
             Dir::In => {
-                if letter_of(o.ty) == letter_of(&S::parse("*const u8")) {
+                if is_raw_pointer(o.ty) {
                     outputs.extend(fill("::cuda_device::__private::ptx_asm_output(#p as *const u8 as *mut u8);", &[("p", param.clone())]));
                 }
                 params.extend(fill("#p: #ty,", &[("p", param.clone()), ("ty", ty)]));

@@ -73,8 +73,9 @@
 //! all past seq only releases the stages. At head_dim 128 the choice is
 //! smaller: 2 or 3 stages (3 fill the shared memory), with the pipeline or
 //! without it, and (`m128s3pt`) the two consumer warpgroups taking turns
-//! at the tensor cores ([`Tile::ping_pong`]), slower on the H100. A causal warpgroup reads the KV tiles up to its own last
-//! row and masks every tile that crosses its first row.
+//! at the tensor cores ([`Tile::ping_pong`]), slower on the H100. A causal
+//! warpgroup reads the KV tiles up to its own last row and masks every
+//! tile that crosses its first row.
 //! [`Tile::default_for`] picks the shape, the fastest measured: 128
 //! rows and 3 stages with the pipeline at head_dim 128, 192 rows and 3
 //! stages without it at head_dim 64, both persistent (`m128s3p`,

@@ -2,19 +2,15 @@
 //!
 //! The host finds the PTX entry of a launch by the address of the kernel's
 //! entry wrapper, and rustc's optimiser gives functions with the same
-//! machine code one address (MergeFunctions). Host code after inline PTX
-//! is dead (`ptx_asm!` has no host code: its outputs are never written
-//! there), so kernels that differ only after their first inline PTX used to
-//! get one host wrapper in a release build, and a launch of one ran the
-//! other's PTX without an error (found in the attention example, whose
-//! `m192s2` launched `m192s2n`). Each wrapper now carries its instance's
-//!
-//! The host code after inline PTX was dead because the PTX's outputs were
-//! never written there (reading them is undefined, and the optimiser may
-//! assume anything of them): the host body of each `ptx_asm!` site now
-//! hands its outputs' places to an opaque stub, so that code stays. Each
-//! wrapper also carries its instance's name (docs/ABI.md §2,
-//! `entry_identity`).
+//! optimised code one address (MergeFunctions). `ptx_asm!` has no host
+//! code, and its outputs were never written there: reading them was
+//! undefined, so the optimiser folded away the host code after the first
+//! inline PTX, kernels that differ only after it got one host wrapper in a
+//! release build, and a launch of one ran the other's PTX without an error
+//! (found in the attention example, whose `m192s2` launched `m192s2n`).
+//! The host body of each `ptx_asm!` site now hands its outputs' places to
+//! an opaque stub, so that code stays, and each wrapper also carries its
+//! instance's name (docs/ABI.md §2, `entry_identity`).
 //!
 //! Each kernel here writes a different function of the lane: two plain
 //! kernels, three instances of a const-generic one, and two instances of a
@@ -31,8 +27,8 @@ use cuda_device::{kernel, ptx_asm, thread, DisjointSlice};
 use cuda_host::{cuda_launch, load_kernel_module};
 use std::process::ExitCode;
 
-/// The thread's lane, by inline PTX: on the host its value is never
-/// written, so the optimiser may drop everything computed from it.
+/// The thread's lane, by inline PTX: the value the host code of the
+/// kernels below used to lose.
 #[inline(always)]
 fn lane() -> u32 {
     let lane: u32;
@@ -50,7 +46,8 @@ pub fn lane_plus_seven(mut out: DisjointSlice<u32>) {
     }
 }
 
-/// Writes lane + 9: the same host code as [`lane_plus_seven`].
+/// Writes lane + 9: without the fix, the same host code as
+/// [`lane_plus_seven`].
 #[kernel]
 pub fn lane_plus_nine(mut out: DisjointSlice<u32>) {
     let value = lane() + 9;
@@ -59,7 +56,7 @@ pub fn lane_plus_nine(mut out: DisjointSlice<u32>) {
     }
 }
 
-/// Writes lane + K: every instance has the same host code.
+/// Writes lane + K: without the fix, every instance had the same host code.
 #[kernel]
 pub fn lane_plus<const K: u32>(mut out: DisjointSlice<u32>) {
     let value = lane() + K;
