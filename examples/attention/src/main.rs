@@ -25,6 +25,11 @@
 //! second launch must wait for the first), then is captured into a CUDA
 //! graph that is replayed twice.
 //! Each case prints PASS/FAIL and, on failure, its first wrong entries.
+//! The largest shape of each (head_dim, mask) also runs with keys that grow
+//! along the sequence ([`Inputs::RisingKeys`]): their rows' maxima rise
+//! tile after tile, so that O and the sums are rescaled in every step and
+//! not only after the first tiles, and one late key scores far above all
+//! others, so that a late rescaling runs with factors near 0.
 //!
 //! Each case then runs the backward pass ([`attention::Backward`], with each
 //! split of dQ between the warpgroups that the head_dim has) on the
@@ -65,7 +70,10 @@ use attention::{
 };
 use cuda_core::{CudaContext, DeviceBuffer};
 use cuda_host::{load_kernel_module, KernelModule};
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::process::ExitCode;
+use std::rc::Rc;
 use std::sync::Arc;
 
 type BoxError = attention::Error;
@@ -94,10 +102,27 @@ fn random_bf16(len: usize, seed: u64, scale: f32) -> Vec<u16> {
         .collect()
 }
 
+/// One row of the forward's CPU reference: O's row and the log-sum-exp.
+type ReferenceRow = Rc<(Vec<f32>, f32)>;
+
+/// What a check case's inputs look like.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Inputs {
+    /// Q uniform in [-3, 3), K, V and dO in [-1, 1): a row's maximum is
+    /// mostly settled by its first KV tile.
+    Uniform,
+    /// As `Uniform`, then key j scaled by 1 + 6·j/seq and the key three
+    /// before the last by 8 more: scores spread and maxima rise along the
+    /// keys, so the online softmax raises a row's maximum late, often by
+    /// little and at the spike by much.
+    RisingKeys,
+}
+
 /// One problem's inputs on the host (bf16 bits and their f32 values) and
 /// on the GPU.
 struct Problem {
     shape: Shape,
+    inputs: Inputs,
     qf: Vec<f32>,
     kf: Vec<f32>,
     vf: Vec<f32>,
@@ -106,10 +131,16 @@ struct Problem {
     k: DeviceBuffer<u16>,
     v: DeviceBuffer<u16>,
     d_o: DeviceBuffer<u16>,
+    /// The CPU reference's O row and log-sum-exp by global row, each
+    /// computed once: every kernel, group and relaunch of a case checks
+    /// against the same rows, and a debug build spends most of its time here.
+    forward_reference: RefCell<HashMap<usize, ReferenceRow>>,
+    /// The CPU reference's gradients by (batch, head), likewise.
+    backward_reference: RefCell<HashMap<usize, Rc<Gradients>>>,
 }
 
 impl Problem {
-    fn new(ctx: &Arc<CudaContext>, shape: Shape) -> Result<Problem, BoxError> {
+    fn new(ctx: &Arc<CudaContext>, shape: Shape, inputs: Inputs) -> Result<Problem, BoxError> {
         check_shape(shape)?;
         let stream = ctx.default_stream();
         let n = shape.elements();
@@ -117,12 +148,24 @@ impl Problem {
         // Q scaled up so that the softmax is peaked (scores of a few units),
         // which exercises the running-max rescaling.
         let qh = random_bf16(n, 0x2545_f491_4f6c_dd1d ^ seed, 3.0);
-        let kh = random_bf16(n, 0x9e37_79b9_7f4a_7c15 ^ seed, 1.0);
+        let mut kh = random_bf16(n, 0x9e37_79b9_7f4a_7c15 ^ seed, 1.0);
+        if inputs == Inputs::RisingKeys {
+            let (seq, d) = (shape.seq as usize, shape.head_dim as usize);
+            for (r, row) in kh.chunks_mut(d).enumerate() {
+                let j = r % seq;
+                let spike = if j + 3 == seq { 8.0 } else { 1.0 };
+                let factor = spike * (1.0 + 6.0 * j as f32 / seq as f32);
+                for x in row {
+                    *x = to_bf16(factor * from_bf16(*x));
+                }
+            }
+        }
         let vh = random_bf16(n, 0xd1b5_4a32_d192_ed03 ^ seed, 1.0);
         let doh = random_bf16(n, 0x94d0_49bb_1331_11eb ^ seed, 1.0);
         let f = |h: &[u16]| h.iter().map(|&x| from_bf16(x)).collect::<Vec<f32>>();
         Ok(Problem {
             shape,
+            inputs,
             qf: f(&qh),
             kf: f(&kh),
             vf: f(&vh),
@@ -131,7 +174,22 @@ impl Problem {
             k: DeviceBuffer::from_host(&stream, &kh)?,
             v: DeviceBuffer::from_host(&stream, &vh)?,
             d_o: DeviceBuffer::from_host(&stream, &doh)?,
+            forward_reference: RefCell::default(),
+            backward_reference: RefCell::default(),
         })
+    }
+
+    /// `reference_row` of global row `row` (bh·seq + i), computed once.
+    fn reference_row(&self, row: usize) -> ReferenceRow {
+        let s = self.shape.seq as usize;
+        let compute = || Rc::new(reference_row(&self.qf, &self.kf, &self.vf, self.shape, row / s, row % s));
+        self.forward_reference.borrow_mut().entry(row).or_insert_with(compute).clone()
+    }
+
+    /// `reference_backward` of (batch, head) `bh`, computed once.
+    fn reference_backward(&self, bh: usize) -> Rc<Gradients> {
+        let compute = || Rc::new(reference_backward(&self.qf, &self.kf, &self.vf, &self.dof, self.shape, bh));
+        self.backward_reference.borrow_mut().entry(bh).or_insert_with(compute).clone()
     }
 
     /// Compares rows `rows` (global row indices bh·seq + i) of the GPU's
@@ -142,7 +200,8 @@ impl Problem {
         let (mut bad, mut worst) = (0usize, 0.0f32);
         for &row in rows {
             let (bh, i) = (row / s, row % s);
-            let (want, want_lse) = reference_row(&self.qf, &self.kf, &self.vf, self.shape, bh, i);
+            let reference = self.reference_row(row);
+            let (want, want_lse) = (&reference.0, reference.1);
             for (c, &w) in want.iter().enumerate() {
                 let idx = row * d + c;
                 let word = o[idx / 2];
@@ -241,13 +300,14 @@ fn run_backward_split(
     let mut bwd = Backward::with_split(split, module, &stream, &p.q, &p.k, &p.v, &p.d_o, shape)?;
     bwd.set_group(group);
     let label = format!(
-        "{} g{} hd {} {} seq {} bh {}",
+        "{} g{} hd {} {} seq {} bh {}{}",
         bwd_kernel_name(shape.head_dim, split),
         bwd.group(),
         shape.head_dim,
         if shape.causal { "causal" } else { "full" },
         shape.seq,
-        shape.batch_heads
+        shape.batch_heads,
+        if p.inputs == Inputs::RisingKeys { " rising keys" } else { "" }
     );
     let words = shape.elements() / 2;
     let mut o = DeviceBuffer::<u32>::zeroed(&stream, words)?;
@@ -288,7 +348,7 @@ fn run_backward_split(
             format!("{} rows", rows.len())
         } else {
             for bh in 0..shape.batch_heads as usize {
-                let g = reference_backward(&p.qf, &p.kf, &p.vf, &p.dof, shape, bh);
+                let g = p.reference_backward(bh);
                 compare_gradients(label, [&dqh, &dkh, &dvh], &g, bh * s * d, d, &mut bad, &mut worst);
             }
             "every entry".to_string()
@@ -373,8 +433,9 @@ fn time_ms(ctx: &Arc<CudaContext>, reps: usize, mut launch: impl FnMut() -> Resu
 /// $OXIDE_ATTN_GROUP names; else the default group, and groups of 2 for the
 /// default split of 3 heads); checks every row, or sampled ones; with
 /// `reps`, times them.
-fn run_case(ctx: &Arc<CudaContext>, module: &KernelModule, shape: Shape, sampled: bool, reps: usize, backward_only: bool, from_env: bool) -> Result<bool, BoxError> {
-    let p = Problem::new(ctx, shape)?;
+#[allow(clippy::too_many_arguments)]
+fn run_case(ctx: &Arc<CudaContext>, module: &KernelModule, shape: Shape, inputs: Inputs, sampled: bool, reps: usize, backward_only: bool, from_env: bool) -> Result<bool, BoxError> {
+    let p = Problem::new(ctx, shape, inputs)?;
     let mut ok = true;
     if !backward_only {
         for variant in Variant::ALL {
@@ -436,13 +497,14 @@ fn run_variant(
     let mut attn = Attention::with_kernel(variant, tile, module, &stream, &p.q, &p.k, &p.v, shape)?;
     attn.set_group(group);
     let label = format!(
-        "{} g{} hd {} {} seq {} bh {}",
+        "{} g{} hd {} {} seq {} bh {}{}",
         attn.kernel_name(),
         attn.group(),
         shape.head_dim,
         if shape.causal { "causal" } else { "full" },
         shape.seq,
-        shape.batch_heads
+        shape.batch_heads,
+        if p.inputs == Inputs::RisingKeys { " rising keys" } else { "" }
     );
     // Filled with NaN bits so that an entry never written fails.
     let mut o = DeviceBuffer::<u32>::zeroed(&stream, shape.elements() / 2)?;
@@ -569,7 +631,7 @@ fn main() -> ExitCode {
         for hd in [128, 64] {
             for causal in [false, true] {
                 for &seq in &seqs {
-                    cases.push((Shape { batch_heads: (16384 / seq) * (2048 / hd), seq, head_dim: hd, causal }, true, 10));
+                    cases.push((Shape { batch_heads: (16384 / seq) * (2048 / hd), seq, head_dim: hd, causal }, Inputs::Uniform, true, 10));
                 }
             }
         }
@@ -583,14 +645,16 @@ fn main() -> ExitCode {
         for hd in [64, 128] {
             for causal in [false, true] {
                 for &(seq, bh) in sizes {
-                    cases.push((Shape { batch_heads: bh, seq, head_dim: hd, causal }, false, 0));
+                    cases.push((Shape { batch_heads: bh, seq, head_dim: hd, causal }, Inputs::Uniform, false, 0));
                 }
+                let &(seq, bh) = sizes.last().expect("sizes is not empty");
+                cases.push((Shape { batch_heads: bh, seq, head_dim: hd, causal }, Inputs::RisingKeys, false, 0));
             }
         }
     }
     let mut failed = 0;
-    for (shape, sampled, reps) in cases {
-        match run_case(&ctx, &module, shape, sampled, reps, backward_only, bench) {
+    for (shape, inputs, sampled, reps) in cases {
+        match run_case(&ctx, &module, shape, inputs, sampled, reps, backward_only, bench) {
             Ok(true) => {}
             Ok(false) => failed += 1,
             Err(e) => {
