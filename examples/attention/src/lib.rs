@@ -1742,6 +1742,10 @@ impl WorkCounter {
     }
 }
 
+/// A persistent launch's hold on its [`WorkCounter`], kept until the
+/// kernel is queued.
+pub(crate) type CounterLock<'w> = MutexGuard<'w, DeviceBuffer<u32>>;
+
 /// The [`Schedule`] of a launch whose non-persistent grid is `config`'s;
 /// with a work counter (a persistent kernel), the grid becomes one block
 /// per multiprocessor (at most one per item), the counter is ordered as
@@ -1751,7 +1755,7 @@ pub(crate) fn schedule_launch<'w>(
     work: Option<&'w WorkCounter>,
     config: &mut LaunchConfig,
     stream: &CudaStream,
-) -> Result<(Schedule, Option<MutexGuard<'w, DeviceBuffer<u32>>>), Error> {
+) -> Result<(Schedule, Option<CounterLock<'w>>), Error> {
     let (gx, gy, gz) = config.grid_dim;
     let mut schedule = Schedule { counter: 0, group: gx, items: gx * gy * gz };
     let Some(work) = work else { return Ok((schedule, None)) };
