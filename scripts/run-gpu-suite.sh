@@ -35,8 +35,8 @@ jobs=${OXIDE_SUITE_JOBS:-1}
 SERIAL=" cuda_core_gpu_tests cuda_core_events_tests cuda_core_graphs_tests cuda_core_graph_leaks_tests
   cuda_async_gpu_tests cuda_async_gpu_fault_tests cuda_nccl_collectives_tests event_timing "
 # Programs that check far more than the others: attention's debug build
-# runs every forward and backward kernel against a debug-built CPU
-# reference, several minutes beside seven other programs.
+# runs every forward and backward kernel of both head dims, each several
+# times, beside the other programs.
 LONG=" attention "
 long_limit=${OXIDE_SUITE_LONG_TIMEOUT:-480}
 results=$(mktemp -d)
