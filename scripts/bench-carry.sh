@@ -21,6 +21,8 @@ set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 dest=${1:-$root/.carry-bench}
+source "$root/scripts/fresh-build.sh"
+fresh_build "$root"
 cargo_oxide=$(command -v cargo-oxide || true)
 [ -x "$root/build/bin/cargo-oxide" ] && cargo_oxide=$root/build/bin/cargo-oxide
 if [ -z "$cargo_oxide" ]; then

@@ -16,6 +16,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 export PATH="$root/build/bin:$PATH"   # cargo-oxide and oxide-link, built by scripts/test.sh or setup.sh
+source "$root/scripts/fresh-build.sh"
+fresh_build "$root"
 arch="${OXIDE_ARCH:-sm_90}"
 carry="$root/.device-carry"
 rm -rf "$carry"
