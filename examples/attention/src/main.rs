@@ -179,6 +179,15 @@ impl Problem {
         })
     }
 
+    /// The name a check of `kernel` with head groups of `group` prints:
+    /// the kernel, the group, the shape and the inputs.
+    fn label(&self, kernel: &str, group: u32) -> String {
+        let Shape { batch_heads, seq, head_dim, causal } = self.shape;
+        let mask = if causal { "causal" } else { "full" };
+        let inputs = if self.inputs == Inputs::RisingKeys { " rising keys" } else { "" };
+        format!("{kernel} g{group} hd {head_dim} {mask} seq {seq} bh {batch_heads}{inputs}")
+    }
+
     /// `reference_row` of global row `row` (bh·seq + i), computed once.
     fn reference_row(&self, row: usize) -> ReferenceRow {
         let s = self.shape.seq as usize;
@@ -299,16 +308,7 @@ fn run_backward_split(
     let attn = Attention::new(module, &stream, &p.q, &p.k, &p.v, shape)?;
     let mut bwd = Backward::with_split(split, module, &stream, &p.q, &p.k, &p.v, &p.d_o, shape)?;
     bwd.set_group(group);
-    let label = format!(
-        "{} g{} hd {} {} seq {} bh {}{}",
-        bwd_kernel_name(shape.head_dim, split),
-        bwd.group(),
-        shape.head_dim,
-        if shape.causal { "causal" } else { "full" },
-        shape.seq,
-        shape.batch_heads,
-        if p.inputs == Inputs::RisingKeys { " rising keys" } else { "" }
-    );
+    let label = p.label(bwd_kernel_name(shape.head_dim, split), bwd.group());
     let words = shape.elements() / 2;
     let mut o = DeviceBuffer::<u32>::zeroed(&stream, words)?;
     let mut lse = DeviceBuffer::<f32>::zeroed(&stream, shape.rows())?;
@@ -496,16 +496,7 @@ fn run_variant(
     let shape = p.shape;
     let mut attn = Attention::with_kernel(variant, tile, module, &stream, &p.q, &p.k, &p.v, shape)?;
     attn.set_group(group);
-    let label = format!(
-        "{} g{} hd {} {} seq {} bh {}{}",
-        attn.kernel_name(),
-        attn.group(),
-        shape.head_dim,
-        if shape.causal { "causal" } else { "full" },
-        shape.seq,
-        shape.batch_heads,
-        if p.inputs == Inputs::RisingKeys { " rising keys" } else { "" }
-    );
+    let label = p.label(attn.kernel_name(), attn.group());
     // Filled with NaN bits so that an entry never written fails.
     let mut o = DeviceBuffer::<u32>::zeroed(&stream, shape.elements() / 2)?;
     let mut lse = DeviceBuffer::<f32>::zeroed(&stream, shape.rows())?;
