@@ -586,6 +586,10 @@ fn gemm_bf16_shape(
     let fb_t = |i: usize| bf16_to_f32(b[(i % n) * k + i / n]) as f64;
     let shape = gemm_bf16::Dims { m: m as u32, n: n as u32, k: k as u32 };
     let ws = gemm_bf16::Gemm::new(gemm_bf16::Kernel::Ws, &gpu.oxide, s, &a_d, &b_d, shape).map_err(ge)?;
+    let ws = match gemm_schedule()? {
+        Some(schedule) => ws.with_schedule(s, schedule).map_err(ge)?,
+        None => ws,
+    };
     let mut c_ws = DeviceBuffer::<u32>::zeroed(s, m * n / 2).map_err(de)?;
     ws.launch(&gpu.oxide, s, &mut c_ws).map_err(ge)?;
     let ours = unpack_bf16_pairs(&c_ws.to_host_vec(s).map_err(de)?);
@@ -627,10 +631,11 @@ fn gemm_bf16_shape(
                 t_bl,
                 Target::None,
                 format!(
-                    "{:.1} TFLOP/s vs {:.1}: {:.1}% of cuBLAS (wgmma, TMA, 128×256 tiles, bf16 out)",
+                    "{:.1} TFLOP/s vs {:.1}: {:.1}% of cuBLAS (wgmma, TMA, 128×256 tiles, {}, bf16 out)",
                     tflops(t_ox),
                     tflops(t_bl),
-                    100.0 * t_bl / t_ox
+                    100.0 * t_bl / t_ox,
+                    schedule_name(ws.schedule()),
                 ),
             ));
         }
@@ -701,6 +706,31 @@ pub fn gemm_bf16_llm(gpu: &Gpu) -> Result<Vec<Row>, String> {
     Ok(rows)
 }
 
+/// Names the variable that picks the persistent GEMMs' schedule
+/// (`whole`, `stream-k` or `stream-k-only`; without it, the shape's
+/// default).
+const GEMM_SCHEDULE_ENV: &str = "OXIDE_GEMM_SCHEDULE";
+
+/// The schedule `$OXIDE_GEMM_SCHEDULE` asks for, if any.
+fn gemm_schedule() -> Result<Option<gemm_bf16::Schedule>, String> {
+    match std::env::var(GEMM_SCHEDULE_ENV).ok().as_deref() {
+        None | Some("") => Ok(None),
+        Some("whole") => Ok(Some(gemm_bf16::Schedule::WholeTiles)),
+        Some("stream-k") => Ok(Some(gemm_bf16::Schedule::StreamK)),
+        Some("stream-k-only") => Ok(Some(gemm_bf16::Schedule::StreamKOnly)),
+        Some(other) => Err(format!("{GEMM_SCHEDULE_ENV}={other}: expected `whole`, `stream-k` or `stream-k-only`")),
+    }
+}
+
+/// A schedule as the rows' notes name it.
+fn schedule_name(schedule: gemm_bf16::Schedule) -> &'static str {
+    match schedule {
+        gemm_bf16::Schedule::WholeTiles => "whole tiles",
+        gemm_bf16::Schedule::StreamK => "stream-K",
+        gemm_bf16::Schedule::StreamKOnly => "stream-K only",
+    }
+}
+
 /// One square FP8 GEMM size (`gemm_fp8_<size>`): oxide's `gemm_fp8_ws`
 /// (examples/gemm_bf16: gemm_ws's pipeline with the e4m3 wgmma) against
 /// cuBLASLt's FP8 matmul (cuda-blas `BlasLt::matmul_fp8`) on the same
@@ -734,6 +764,10 @@ fn gemm_fp8(gpu: &Gpu, size: usize, seed: u64) -> Result<Vec<Row>, String> {
     let shape = gemm_bf16::Dims { m: m as u32, n: n as u32, k: k as u32 };
     let ours_gemm =
         gemm_bf16::GemmFp8::new(&gpu.oxide, s, &a_d, &b_d, gemm_bf16::Fp8Scales { a: &sa, b: &sb }, shape).map_err(ge)?;
+    let ours_gemm = match gemm_schedule()? {
+        Some(schedule) => ours_gemm.with_schedule(s, schedule).map_err(ge)?,
+        None => ours_gemm,
+    };
     let mut c_ox = DeviceBuffer::<u32>::zeroed(s, m * n / 2).map_err(de)?;
     ours_gemm.launch(&gpu.oxide, s, &mut c_ox).map_err(ge)?;
     let ours = unpack_bf16_pairs(&c_ox.to_host_vec(s).map_err(de)?);
@@ -771,9 +805,10 @@ fn gemm_fp8(gpu: &Gpu, size: usize, seed: u64) -> Result<Vec<Row>, String> {
         t_lt,
         Target::SpeedAtLeast(0.95),
         format!(
-            "{:.1} TFLOP/s vs {:.1}: e4m3 in, per-tensor scales, bf16 out (wgmma k32, TMA, 128×256 tiles, persistent)",
+            "{:.1} TFLOP/s vs {:.1}: e4m3 in, per-tensor scales, bf16 out (wgmma k32, TMA, 128×256 tiles, persistent, {})",
             tflops(t_ox),
-            tflops(t_lt)
+            tflops(t_lt),
+            schedule_name(ours_gemm.schedule()),
         ),
     )])
 }

@@ -35,7 +35,10 @@
 //!   and stores it with TMA, which runs while the next tile is multiplied;
 //!   storing straight from registers left the tensor cores idle while
 //!   each tile was written out. Tiles are numbered in groups of 16 tile rows so
-//!   that the blocks at work share A and B panels in L2.
+//!   that the blocks at work share A and B panels in L2. Where the tiles do
+//!   not fill the last wave of blocks, the blocks share out the tiles' K
+//!   steps equally instead (stream-K, [`Schedule`], [`StreamK`]): a tile cut
+//!   between blocks is summed through a workspace in device memory.
 //! * [`gemm_fp8_ws`] — the same pipeline for FP8: A and B e4m3 (one byte
 //!   each, so a K step is 128 values in the same 128-byte rows), the
 //!   m64n256k32 e4m3 wgmma, C = scale_a·scale_b·A·Bᵀ in bf16 with the two
@@ -58,8 +61,10 @@ use cuda_core::{CudaFunction, CudaStream, DeviceBuffer, LaunchConfig};
 use cuda_device::mbarrier::{self, shared_address, MBarrier};
 use cuda_device::half::f8e4m3;
 use cuda_device::wgmma::{self, pack_bf16x2};
-use cuda_device::{dynamic_shared, kernel, thread, tma, warp, warpgroup, DisjointSlice};
+use cuda_device::atomic::{Scope, ScopedAtomic};
+use cuda_device::{dynamic_shared, kernel, ptx_asm, thread, tma, warp, warpgroup, DisjointSlice};
 use cuda_host::{cuda_launch, KernelModule};
+use core::sync::atomic::{AtomicU32, Ordering};
 
 /// K step of every tile (64 bf16 = 128 bytes: one 128-byte swizzle row).
 pub const BK: u32 = 64;
@@ -232,8 +237,8 @@ const GROUP_M: u32 = 16;
 /// swizzle, `map_c` is a tensor map of `c` (bf16, m×n) with boxes of 64×64
 /// and the 128-byte swizzle. m, n, k must be multiples of 128, 256 and 64.
 #[kernel(launch_bounds(384, 1))]
-pub fn gemm_ws(map_a: u64, map_b: u64, map_c: u64, dims: Dims, c: DisjointSlice<u32>) {
-    ws_body::<false>(map_a, map_b, map_c, dims, 1.0, c);
+pub fn gemm_ws(map_a: u64, map_b: u64, map_c: u64, dims: Dims, split: StreamK, c: DisjointSlice<u32>) {
+    ws_body::<false>(map_a, map_b, map_c, dims, split, 1.0, c);
 }
 
 /// C = scale_a·scale_b·A·Bᵀ for FP8 (e4m3) A and B, bf16 C: `gemm_ws` with
@@ -244,11 +249,21 @@ pub fn gemm_ws(map_a: u64, map_b: u64, map_c: u64, dims: Dims, c: DisjointSlice<
 /// Launch as `gemm_ws`, with tensor maps of u8 elements and boxes of
 /// 128×128 and 128×256; k must be a multiple of 128.
 #[kernel(launch_bounds(384, 1))]
-pub fn gemm_fp8_ws(map_a: u64, map_b: u64, map_c: u64, dims: Dims, scale_a: &[f32], scale_b: &[f32], c: DisjointSlice<u32>) {
+#[allow(clippy::too_many_arguments)]
+pub fn gemm_fp8_ws(
+    map_a: u64,
+    map_b: u64,
+    map_c: u64,
+    dims: Dims,
+    split: StreamK,
+    scale_a: &[f32],
+    scale_b: &[f32],
+    c: DisjointSlice<u32>,
+) {
     // No bounds-check panic path (it would serialise the wgmma pipeline);
     // the host refuses empty scale buffers.
     let scale = scale_a.first().copied().unwrap_or(1.0) * scale_b.first().copied().unwrap_or(1.0);
-    ws_body::<true>(map_a, map_b, map_c, dims, scale, c);
+    ws_body::<true>(map_a, map_b, map_c, dims, split, scale, c);
 }
 
 /// Elements of one K step: a 128-byte row of bf16 or of FP8.
@@ -265,7 +280,7 @@ const fn k_step<const FP8: bool>() -> u32 {
 /// multiplied by `scale`): the byte layout of a stage is the same for both,
 /// only the wgmma instruction and the elements per K step differ.
 #[inline(always)]
-fn ws_body<const FP8: bool>(map_a: u64, map_b: u64, map_c: u64, dims: Dims, scale: f32, c: DisjointSlice<u32>) {
+fn ws_body<const FP8: bool>(map_a: u64, map_b: u64, map_c: u64, dims: Dims, split: StreamK, scale: f32, c: DisjointSlice<u32>) {
     // `c` is written only through `map_c` (the host made it of `c`'s
     // memory); holding it here is what makes the kernel its only writer.
     let _ = c;
@@ -317,11 +332,11 @@ fn ws_body<const FP8: bool>(map_a: u64, map_b: u64, map_c: u64, dims: Dims, scal
             tma::prefetch_tensor_map(map_a);
             tma::prefetch_tensor_map(map_b);
             let mut step = 0u32;
-            let mut tile = thread::blockIdx_x();
-            while tile < tiles {
-                let (m0, n0) = ws_tile_origin(tile, dims);
-                let mut kb = 0;
-                while kb < k_steps {
+            let mut walk = Walk::of_block(split, tiles, k_steps);
+            while let Some(segment) = walk.next_segment() {
+                let (m0, n0) = ws_tile_origin(segment.tile, dims);
+                let mut kb = segment.first;
+                while kb < segment.last {
                     let s = step % STAGES;
                     if step >= STAGES {
                         empty(s).wait((step / STAGES - 1) & 1);
@@ -337,7 +352,6 @@ fn ws_body<const FP8: bool>(map_a: u64, map_b: u64, map_c: u64, dims: Dims, scal
                     kb += 1;
                     step += 1;
                 }
-                tile += thread::gridDim_x();
             }
         }
     } else {
@@ -350,12 +364,12 @@ fn ws_body<const FP8: bool>(map_a: u64, map_b: u64, map_c: u64, dims: Dims, scal
         let mut syncs = 0u32;
         let mut stored = false;
         let mut step = 0u32;
-        let mut tile = thread::blockIdx_x();
-        while tile < tiles {
-            let (m0, n0) = ws_tile_origin(tile, dims);
+        let mut walk = Walk::of_block(split, tiles, k_steps);
+        while let Some(segment) = walk.next_segment() {
+            let (m0, n0) = ws_tile_origin(segment.tile, dims);
             let mut acc = wgmma::zeroed::<128>();
-            let mut kb = 0;
-            while kb < k_steps {
+            let mut kb = segment.first;
+            while kb < segment.last {
                 let s = step % STAGES;
                 full(s).wait((step / STAGES) & 1);
                 wgmma::fence();
@@ -376,15 +390,57 @@ fn ws_body<const FP8: bool>(map_a: u64, map_b: u64, map_c: u64, dims: Dims, scal
                 wgmma::commit_group();
                 // The previous step's batch is complete: release its stage.
                 wgmma::wait_group::<1>();
-                if kb > 0 {
+                if kb > segment.first {
                     empty((step - 1) % STAGES).arrive();
                 }
                 kb += 1;
                 step += 1;
             }
             wgmma::wait_group::<0>();
-            // The tile's last stage, read by the batch just completed.
+            // The segment's last stage, read by the batch just completed.
             empty((step - 1) % STAGES).arrive();
+            let block = thread::blockIdx_x();
+            if segment.first > 0 {
+                // The tail of a tile that an earlier block finishes: hand
+                // the partial sums over and go on to the next segment.
+                // SAFETY: `split` is the host's workspace for this grid
+                // (stream-K is on: only it makes segments that start inside
+                // a tile); this block contributes once, to its own slot.
+                unsafe { split.publish_partial(&acc, block, wg) };
+                sync_warpgroup(wg);
+                if leader {
+                    // SAFETY: as above; the flag is this block's own.
+                    unsafe { split.flag(block, wg) }.store_scoped(1, Scope::Device, Ordering::Release);
+                }
+                continue;
+            }
+            if segment.last < k_steps {
+                // The head of a tile whose later K steps other blocks
+                // summed: wait for their partial sums and add them.
+                let contributors_end = walk.contributors_end(block, segment.tile);
+                if leader {
+                    let mut from = block + 1;
+                    while from < contributors_end {
+                        // SAFETY: block `from` contributes to this tile and
+                        // sets its flag once; resetting it leaves the word 0
+                        // for the next launch (launches share the workspace
+                        // one after another, in stream order).
+                        let flag = unsafe { split.flag(from, wg) };
+                        while flag.load_scoped(Scope::Device, Ordering::Acquire) == 0 {}
+                        flag.store_scoped(0, Scope::Device, Ordering::Relaxed);
+                        from += 1;
+                    }
+                }
+                // The leader's acquire, passed on to the warpgroup.
+                sync_warpgroup(wg);
+                let mut from = block + 1;
+                while from < contributors_end {
+                    // SAFETY: block `from` published this slot before its
+                    // flag, which the leader acquired before the barrier.
+                    unsafe { split.add_partial(&mut acc, from, wg) };
+                    from += 1;
+                }
+            }
             // The epilogue, piece by piece: wait until the last TMA store
             // has read the buffer, fill it, hand it to a TMA store and go on
             // (the store runs while the next tile is multiplied).
@@ -420,7 +476,6 @@ fn ws_body<const FP8: bool>(map_a: u64, map_b: u64, map_c: u64, dims: Dims, scal
                 stored = true;
                 piece += 1;
             }
-            tile += thread::gridDim_x();
         }
         // The block's shared memory must outlive the stores reading it.
         if leader {
@@ -486,8 +541,225 @@ fn ws_tile_origin(id: u32, dims: Dims) -> (u32, u32) {
     ((first_m + in_group % rows) * WS_BM, (in_group / rows) * WS_BN)
 }
 
+/// How a persistent `gemm_ws` grid shares out its work, and stream-K's
+/// workspace.
+///
+/// Block b of a grid of G takes the tiles below `whole_tiles` whole: b,
+/// b + G, b + 2G, … (with no workspace, every tile). The K steps of the
+/// other tiles are one sequence of S steps (tile by tile), of which block
+/// b then takes steps ⌊b·S/G⌋ … ⌊(b+1)·S/G⌋ − 1 (stream-K): every
+/// multiprocessor gets the same work, where whole tiles would leave some
+/// idle in the last wave. A tile cut between blocks is finished by the
+/// block that holds its first step, which reaches it last in its range;
+/// each block that holds a later part reaches it first, writes its f32
+/// sums to its own slot of `partials` and sets its flag, which the
+/// finishing block waits for (it never waits for an earlier block, so the
+/// blocks cannot wait in a circle), adds the slot into its sums and
+/// resets. So a block contributes to at most one tile, and the order of
+/// the sums (and the result) is the same at every launch.
+#[derive(Clone, Copy, Debug)]
+pub struct StreamK {
+    /// Device address of `2·G` slots of `PARTIAL_WORDS` f32 (block b's
+    /// consumer warpgroup wg at slot `2b + wg`); 0 for whole tiles.
+    partials: u64,
+    /// Device address of `2·G` u32 flags, 0 when the launch starts.
+    flags: u64,
+    /// The tiles taken whole (with a workspace).
+    whole_tiles: u32,
+}
+
+/// f32 words of one consumer warpgroup's partial sums: its 64×256 part of
+/// a tile.
+const PARTIAL_WORDS: usize = 64 * WS_BN as usize;
+
+/// Four accumulators, written and read as one 16-byte access.
+#[derive(Clone, Copy)]
+#[repr(C, align(16))]
+struct Quad([f32; 4]);
+
+impl StreamK {
+    /// Whole tiles: no workspace.
+    const WHOLE_TILES: StreamK = StreamK { partials: 0, flags: 0, whole_tiles: 0 };
+
+    /// The tiles taken whole, of `tiles`.
+    #[inline(always)]
+    fn whole_tiles(self, tiles: u32) -> u32 {
+        if self.partials == 0 {
+            tiles
+        } else {
+            self.whole_tiles
+        }
+    }
+
+    /// This thread's first quad in the slot of block `block`'s consumer
+    /// warpgroup `wg`: quad j of thread t is at `j·128 + t`, so that a
+    /// warp's accesses are 512 contiguous bytes.
+    #[inline(always)]
+    fn slot(self, block: u32, wg: u32) -> *mut Quad {
+        let t = (thread::threadIdx_x() % 128) as usize;
+        let slot = self.partials as usize + (2 * block + wg) as usize * PARTIAL_WORDS * 4;
+        (slot + 16 * t) as *mut Quad
+    }
+
+    /// Writes this thread's 128 accumulators to its slot.
+    ///
+    /// # Safety
+    /// `partials` holds slot `2·block + wg`, which no other thread of the
+    /// launch writes and none reads before this block's flag is set.
+    #[inline(always)]
+    unsafe fn publish_partial(self, acc: &[f32; 128], block: u32, wg: u32) {
+        let slot = self.slot(block, wg);
+        macro_rules! quads {
+            ($($j:literal)*) => {$(
+                // SAFETY: inside the slot (the caller's contract), 16-byte
+                // aligned (the buffer is, and so are slots and quads).
+                unsafe { slot.add(128 * $j).write(Quad([acc[4 * $j], acc[4 * $j + 1], acc[4 * $j + 2], acc[4 * $j + 3]])) };
+            )*};
+        }
+        quads!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31);
+    }
+
+    /// Adds the sums of block `block`'s slot for warpgroup `wg` into `acc`.
+    ///
+    /// # Safety
+    /// The slot was published (its flag acquired, then a barrier) and is
+    /// not written again during the launch.
+    #[inline(always)]
+    unsafe fn add_partial(self, acc: &mut [f32; 128], block: u32, wg: u32) {
+        let slot = self.slot(block, wg);
+        macro_rules! quads {
+            ($($j:literal)*) => {$(
+                // SAFETY: inside the published slot, 16-byte aligned.
+                let Quad(q) = unsafe { slot.add(128 * $j).read() };
+                acc[4 * $j] += q[0];
+                acc[4 * $j + 1] += q[1];
+                acc[4 * $j + 2] += q[2];
+                acc[4 * $j + 3] += q[3];
+            )*};
+        }
+        quads!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31);
+    }
+
+    /// The flag of block `block`'s consumer warpgroup `wg`.
+    ///
+    /// # Safety
+    /// `flags` holds `2·G` words of the launch, accessed only atomically.
+    #[inline(always)]
+    unsafe fn flag(self, block: u32, wg: u32) -> &'static AtomicU32 {
+        // SAFETY: the caller's contract.
+        unsafe { AtomicU32::from_ptr((self.flags as usize + 4 * (2 * block + wg) as usize) as *mut u32) }
+    }
+}
+
+/// K steps `first..last` of tile `tile`: the part of a tile a block
+/// multiplies in one go.
+#[derive(Clone, Copy)]
+struct Segment {
+    tile: u32,
+    first: u32,
+    last: u32,
+}
+
+/// A block's walk over its segments ([`StreamK`]); the producer and the
+/// consumers walk the same ones.
+#[derive(Clone, Copy)]
+struct Walk {
+    /// The next whole tile (block b of G: b, b + G, …).
+    next_tile: u32,
+    /// The tiles taken whole: those below this one.
+    whole_tiles: u32,
+    /// The next K step of the block's stream-K range, counted over all
+    /// tiles (tile t's steps are t·k_steps …).
+    next_step: u32,
+    /// The end of the block's stream-K range.
+    end_step: u32,
+    /// The first step of the shared-out tiles: whole_tiles · k_steps.
+    base: u32,
+    /// The shared-out steps: (tiles − whole_tiles) · k_steps.
+    shared_steps: u32,
+    k_steps: u32,
+    /// Blocks in the grid.
+    grid: u32,
+}
+
+impl Walk {
+    /// The walk of this thread's block.
+    #[inline(always)]
+    fn of_block(split: StreamK, tiles: u32, k_steps: u32) -> Walk {
+        Walk::new(split.whole_tiles(tiles), thread::blockIdx_x(), thread::gridDim_x(), tiles, k_steps)
+    }
+
+    /// The walk of block `block` of `grid` when the tiles below
+    /// `whole_tiles` are taken whole and the others' K steps shared out.
+    #[inline(always)]
+    fn new(whole_tiles: u32, block: u32, grid: u32, tiles: u32, k_steps: u32) -> Walk {
+        // The host makes sure the products fit where tiles are shared out.
+        let whole_tiles = whole_tiles.min(tiles);
+        let base = whole_tiles.wrapping_mul(k_steps);
+        let shared_steps = (tiles - whole_tiles).wrapping_mul(k_steps);
+        let mut walk = Walk { next_tile: block, whole_tiles, next_step: 0, end_step: 0, base, shared_steps, k_steps, grid };
+        walk.next_step = walk.start_of(block);
+        walk.end_step = walk.start_of(block + 1);
+        walk
+    }
+
+    /// The first step of block `block`'s stream-K range.
+    #[inline(always)]
+    fn start_of(self, block: u32) -> u32 {
+        // The divisor is at least 1: no division-by-zero panic path (a
+        // call would make ptxas serialise the wgmma pipeline).
+        self.base + ((block as u64 * self.shared_steps as u64) / (self.grid as u64).max(1)) as u32
+    }
+
+    /// The blocks that sum later K steps of tile `tile` for block `block`,
+    /// which holds its first step: `block + 1 ..` the returned end.
+    #[inline(always)]
+    fn contributors_end(self, block: u32, tile: u32) -> u32 {
+        let tile_end = (tile + 1) * self.k_steps;
+        let mut from = block + 1;
+        while from < self.grid && self.start_of(from) < tile_end {
+            from += 1;
+        }
+        from
+    }
+
+    #[inline(always)]
+    fn next_segment(&mut self) -> Option<Segment> {
+        if self.next_tile < self.whole_tiles {
+            let tile = self.next_tile;
+            self.next_tile += self.grid;
+            return Some(Segment { tile, first: 0, last: self.k_steps });
+        }
+        if self.next_step >= self.end_step {
+            return None;
+        }
+        let tile = self.next_step / self.k_steps.max(1);
+        let first = self.next_step - tile * self.k_steps;
+        let last = self.k_steps.min(first + (self.end_step - self.next_step));
+        self.next_step += last - first;
+        Some(Segment { tile, first, last })
+    }
+}
+
+/// Waits until the 128 threads of consumer warpgroup `wg` (0 or 1,
+/// warp-uniform) have arrived: named barrier 1 + wg (barrier 0 is
+/// `sync_threads`; an immediate, since with a register ptxas reserves all
+/// sixteen).
+#[inline(always)]
+fn sync_warpgroup(wg: u32) {
+    // SAFETY: a barrier; the whole warpgroup calls it together.
+    unsafe {
+        if wg == 0 {
+            ptx_asm!("bar.sync 1, 128;")
+        } else {
+            ptx_asm!("bar.sync 2, 128;")
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Host side: tensor maps, shared memory, launch shape.
+
 
 /// The error type of the host functions.
 ///
@@ -530,14 +802,13 @@ impl Kernel {
         }
     }
 
-    /// The launch shape for `dims` (which [`check_dims`] accepted) on a
-    /// GPU of `sms` multiprocessors: `gemm_ws` is persistent, one block
-    /// per multiprocessor at most.
-    fn config(self, dims: Dims, sms: u32) -> LaunchConfig {
+    /// The launch shape for `dims` (which [`check_dims`] accepted):
+    /// `gemm_ws` is persistent, a grid of `plan`'s blocks.
+    fn config(self, dims: Dims, plan: &Plan) -> LaunchConfig {
         let (bm, bn) = self.tile();
         let (grid_dim, threads) = match self {
             Kernel::Simple => ((dims.n / bn, dims.m / bm, 1), 128),
-            Kernel::Ws => ((((dims.m / bm) * (dims.n / bn)).min(sms.max(1)), 1, 1), WS_THREADS),
+            Kernel::Ws => ((plan.grid, 1, 1), WS_THREADS),
         };
         LaunchConfig { grid_dim, block_dim: (threads, 1, 1), shared_mem_bytes: self.shared_bytes() }
     }
@@ -611,6 +882,122 @@ impl OutputMap {
     }
 }
 
+/// How the persistent kernels share a product's tiles among their blocks
+/// (at most one per multiprocessor).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Schedule {
+    /// Whole tiles, block b of G taking tiles b, b + G, b + 2G, …: where
+    /// the tile count is not a multiple of G, the last wave leaves
+    /// multiprocessors idle (256 tiles on 132 leave 8 of them idle for half
+    /// the run).
+    WholeTiles,
+    /// Whole tiles for the full waves, then stream-K ([`StreamK`]) for
+    /// the rest: every block the same share of the remaining tiles' K
+    /// steps, a tile cut between blocks summed through a workspace (64 KiB
+    /// a warpgroup) that the product keeps. The shared-out tiles are the
+    /// last wave's, with one full wave more where the last is less than
+    /// half full (so that a tile is cut into few parts). Results may
+    /// differ from whole tiles' in the last bits (another order of the f32
+    /// sums), and are the same at every launch.
+    StreamK,
+    /// Stream-K over every tile, no whole tiles first: for comparison. The
+    /// blocks then work on tiles far apart in the matrix at the same time,
+    /// which shares fewer A and B panels in L2.
+    StreamKOnly,
+}
+
+/// Whether [`Gemm::new`] and [`GemmFp8::new`] take
+/// [`Schedule::default_for`] the shape: off until stream-K has run on a
+/// GPU (it has run only in the host tests of its walk so far); until then
+/// they take whole tiles, and stream-K is asked for by
+/// [`Gemm::with_schedule`].
+const STREAM_K_BY_DEFAULT: bool = false;
+
+/// The fewest K steps a stream-K block takes: with fewer, filling and
+/// draining its pipeline and the partial sums' round trip cost more than
+/// the work.
+const STREAM_K_MIN_STEPS: u64 = 4;
+
+impl Schedule {
+    /// The default for `dims` on a GPU of `sms` multiprocessors: whole
+    /// tiles where they fill every wave, stream-K where they do not.
+    pub fn default_for(dims: Dims, sms: u32) -> Schedule {
+        let tiles = (dims.m / WS_BM) * (dims.n / WS_BN);
+        if tiles.is_multiple_of(sms.max(1)) {
+            Schedule::WholeTiles
+        } else {
+            Schedule::StreamK
+        }
+    }
+}
+
+/// Stream-K's partial sums and flags for a grid of G blocks ([`StreamK`]).
+struct Workspace {
+    partials: DeviceBuffer<f32>,
+    flags: DeviceBuffer<u32>,
+}
+
+/// The tiles `Schedule::StreamK` takes whole on a grid of `grid`: all but
+/// the last wave's, and all but two waves' where the last is less than
+/// half full; all where the waves are full.
+fn whole_tiles_before_stream_k(tiles: u32, grid: u32) -> u32 {
+    let (waves, last) = (tiles / grid, tiles % grid);
+    if last == 0 {
+        tiles
+    } else if 2 * last >= grid || waves == 0 {
+        waves * grid
+    } else {
+        (waves - 1) * grid
+    }
+}
+
+/// A persistent launch's grid and schedule, with stream-K's workspace and
+/// the tiles it takes whole.
+struct Plan {
+    schedule: Schedule,
+    grid: u32,
+    /// In a `RefCell` because every launch orders it as its write.
+    workspace: std::cell::RefCell<Option<(Workspace, u32)>>,
+}
+
+impl Plan {
+    /// The plan for `dims` in K steps of `k_step` elements on a GPU of
+    /// `sms` multiprocessors. Fails if `schedule` is stream-K and the
+    /// tiles' K steps do not fit in 32 bits (the kernel counts them so).
+    fn new(stream: &CudaStream, dims: Dims, k_step: u32, sms: u32, schedule: Schedule) -> Result<Plan, Error> {
+        let tiles = (dims.m / WS_BM) * (dims.n / WS_BN);
+        let total = tiles as u64 * (dims.k / k_step) as u64;
+        let sms = sms.max(1);
+        let (grid, workspace) = match schedule {
+            Schedule::WholeTiles => (tiles.min(sms), None),
+            Schedule::StreamK | Schedule::StreamKOnly => {
+                if total > u32::MAX as u64 {
+                    return Err(format!("stream-K counts a product's K steps in 32 bits; {dims:?} has {total}").into());
+                }
+                let grid = (sms as u64).min(total / STREAM_K_MIN_STEPS).max(1) as u32;
+                let whole_tiles = if schedule == Schedule::StreamKOnly { 0 } else { whole_tiles_before_stream_k(tiles, grid) };
+                let slots = 2 * grid as usize;
+                let workspace =
+                    Workspace { partials: DeviceBuffer::zeroed(stream, slots * PARTIAL_WORDS)?, flags: DeviceBuffer::zeroed(stream, slots)? };
+                (grid, Some((workspace, whole_tiles)))
+            }
+        };
+        Ok(Plan { schedule, grid, workspace: std::cell::RefCell::new(workspace) })
+    }
+
+    /// The kernel's [`StreamK`] argument for a launch about to be queued
+    /// on `stream`, the workspace ordered as that launch's write: a launch
+    /// on another stream waits for the last one, whose flags it needs at
+    /// 0, and the workspace is freed only after both.
+    fn split(&self, stream: &CudaStream) -> Result<StreamK, Error> {
+        let mut workspace = self.workspace.borrow_mut();
+        let Some((workspace, whole_tiles)) = workspace.as_mut() else { return Ok(StreamK::WHOLE_TILES) };
+        workspace.partials.order_write(stream)?;
+        workspace.flags.order_write(stream)?;
+        Ok(StreamK { partials: workspace.partials.device_ptr(), flags: workspace.flags.device_ptr(), whole_tiles: *whole_tiles })
+    }
+}
+
 /// Orders a launch on `stream` that reads A and B through their tensor
 /// maps (TMA): the launch arguments are addresses, which the typed launch
 /// cannot see, so the maps and the matrices are ordered here as the
@@ -637,17 +1024,18 @@ pub struct Gemm<'a> {
     map_a: DeviceBuffer<TensorMap>,
     map_b: DeviceBuffer<TensorMap>,
     map_c: OutputMap,
-    /// Multiprocessors of the GPU (the persistent kernel's grid).
-    sms: u32,
+    /// The persistent kernel's grid and schedule.
+    plan: Plan,
     /// A and B, which the kernels read through the maps.
     inputs: [&'a DeviceBuffer<u16>; 2],
 }
 
 impl<'a> Gemm<'a> {
     /// Prepares `kernel` (compiled into `module`) for A = `a` (row-major
-    /// m×k bf16 bits) and B = `b` (row-major n×k). Fails on a shape the
-    /// kernels do not support ([`check_dims`]), on buffers shorter than the
-    /// shape says, and on driver errors.
+    /// m×k bf16 bits) and B = `b` (row-major n×k), `gemm_ws` with the
+    /// default [`Schedule`] for the shape. Fails on a shape the kernels do
+    /// not support ([`check_dims`]), on buffers shorter than the shape
+    /// says, and on driver errors.
     pub fn new(
         kernel: Kernel,
         module: &KernelModule,
@@ -666,7 +1054,22 @@ impl<'a> Gemm<'a> {
         let map_b = upload_map(stream, TensorDataType::BF16, b.device_ptr(), dims.n, dims.k, bn)?;
         kernel_function(module, kernel.name())?.set_max_dynamic_shared_memory(kernel.shared_bytes())?;
         let sms = stream.context().multiprocessor_count()?;
-        Ok(Gemm { kernel, dims, map_a, map_b, map_c: OutputMap::default(), sms, inputs: [a, b] })
+        let schedule = if kernel == Kernel::Ws && STREAM_K_BY_DEFAULT { Schedule::default_for(dims, sms) } else { Schedule::WholeTiles };
+        let plan = Plan::new(stream, dims, BK, sms, schedule)?;
+        Ok(Gemm { kernel, dims, map_a, map_b, map_c: OutputMap::default(), plan, inputs: [a, b] })
+    }
+
+    /// The same product with `gemm_ws` scheduled by `schedule` (no effect
+    /// on `gemm_simple`).
+    pub fn with_schedule(mut self, stream: &CudaStream, schedule: Schedule) -> Result<Gemm<'a>, Error> {
+        let sms = stream.context().multiprocessor_count()?;
+        self.plan = Plan::new(stream, self.dims, BK, sms, schedule)?;
+        Ok(self)
+    }
+
+    /// How `gemm_ws` shares out the tiles.
+    pub fn schedule(&self) -> Schedule {
+        self.plan.schedule
     }
 
     /// The kernel this product launches.
@@ -689,7 +1092,7 @@ impl<'a> Gemm<'a> {
     /// [`Gemm::new`].
     pub fn launch(&self, module: &KernelModule, stream: &CudaStream, c: &mut DeviceBuffer<u32>) -> Result<(), Error> {
         self.dims.check_output(c.len())?;
-        let config = self.kernel.config(self.dims, self.sms);
+        let config = self.kernel.config(self.dims, &self.plan);
         order_tma_reads(stream, [&self.map_a, &self.map_b], self.inputs)?;
         let (pa, pb, dims) = (self.map_a.device_ptr(), self.map_b.device_ptr(), self.dims);
         match self.kernel {
@@ -697,8 +1100,9 @@ impl<'a> Gemm<'a> {
                 args: [pa, pb, dims, slice_mut(*c)] }?,
             Kernel::Ws => {
                 let pc = self.map_c.of(stream, c, dims)?;
+                let split = self.plan.split(stream)?;
                 cuda_launch! { kernel: gemm_ws, stream: stream, module: module, config: config,
-                    args: [pa, pb, pc, dims, slice_mut(*c)] }?
+                    args: [pa, pb, pc, dims, split, slice_mut(*c)] }?
             }
         }
         Ok(())
@@ -734,7 +1138,8 @@ pub struct GemmFp8<'a> {
     map_c: OutputMap,
     scale_a: &'a DeviceBuffer<f32>,
     scale_b: &'a DeviceBuffer<f32>,
-    sms: u32,
+    /// The grid and schedule.
+    plan: Plan,
     /// A and B, which the kernel reads through the maps.
     inputs: [&'a DeviceBuffer<f8e4m3>; 2],
 }
@@ -750,7 +1155,7 @@ pub struct Fp8Scales<'a> {
 
 impl<'a> GemmFp8<'a> {
     /// Prepares `gemm_fp8_ws` (compiled into `module`) for A = `a` (m×k)
-    /// and B = `b` (n×k). Fails on a shape it does not support
+    /// and B = `b` (n×k), with the default [`Schedule`] for the shape. Fails on a shape it does not support
     /// ([`check_fp8_dims`]), on buffers shorter than the shape says, on an
     /// empty scale buffer, and on driver errors.
     pub fn new(
@@ -773,7 +1178,21 @@ impl<'a> GemmFp8<'a> {
         let map_b = upload_map(stream, TensorDataType::U8, b.device_ptr(), dims.n, dims.k, WS_BN)?;
         kernel_function(module, "gemm_fp8_ws")?.set_max_dynamic_shared_memory(WS_SMEM)?;
         let sms = stream.context().multiprocessor_count()?;
-        Ok(GemmFp8 { dims, map_a, map_b, map_c: OutputMap::default(), scale_a: scales.a, scale_b: scales.b, sms, inputs: [a, b] })
+        let schedule = if STREAM_K_BY_DEFAULT { Schedule::default_for(dims, sms) } else { Schedule::WholeTiles };
+        let plan = Plan::new(stream, dims, ROW_BYTES, sms, schedule)?;
+        Ok(GemmFp8 { dims, map_a, map_b, map_c: OutputMap::default(), scale_a: scales.a, scale_b: scales.b, plan, inputs: [a, b] })
+    }
+
+    /// The same product scheduled by `schedule`.
+    pub fn with_schedule(mut self, stream: &CudaStream, schedule: Schedule) -> Result<GemmFp8<'a>, Error> {
+        let sms = stream.context().multiprocessor_count()?;
+        self.plan = Plan::new(stream, self.dims, ROW_BYTES, sms, schedule)?;
+        Ok(self)
+    }
+
+    /// How the kernel shares out the tiles.
+    pub fn schedule(&self) -> Schedule {
+        self.plan.schedule
     }
 
     /// The shape.
@@ -791,13 +1210,111 @@ impl<'a> GemmFp8<'a> {
     /// be the one passed to [`GemmFp8::new`].
     pub fn launch(&self, module: &KernelModule, stream: &CudaStream, c: &mut DeviceBuffer<u32>) -> Result<(), Error> {
         self.dims.check_output(c.len())?;
-        let config = Kernel::Ws.config(self.dims, self.sms);
+        let config = Kernel::Ws.config(self.dims, &self.plan);
         order_tma_reads(stream, [&self.map_a, &self.map_b], self.inputs)?;
         let (pa, pb, dims) = (self.map_a.device_ptr(), self.map_b.device_ptr(), self.dims);
         let (sa, sb) = (self.scale_a, self.scale_b);
         let pc = self.map_c.of(stream, c, dims)?;
+        let split = self.plan.split(stream)?;
         cuda_launch! { kernel: gemm_fp8_ws, stream: stream, module: module, config: config,
-            args: [pa, pb, pc, dims, slice(*sa), slice(*sb), slice_mut(*c)] }?;
+            args: [pa, pb, pc, dims, split, slice(*sa), slice(*sb), slice_mut(*c)] }?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every block's stream-K walk, for `tiles` tiles of `k_steps` steps on
+    /// `grid` blocks: every step of every tile is multiplied exactly once;
+    /// a block's segments run in order, and only its first may start
+    /// inside a tile (it contributes at most once) and only its last may
+    /// end inside one; the tile a block finishes (first step held, last
+    /// not) is its last segment, and the blocks it waits for
+    /// (`contributors_end`) are exactly the others that hold steps of it.
+    fn check_stream_k(whole_tiles: u32, tiles: u32, k_steps: u32, grid: u32) {
+        let mut owners = vec![Vec::new(); tiles as usize];
+        let mut covered = vec![0u32; (tiles * k_steps) as usize];
+        let mut segments = Vec::new();
+        for block in 0..grid {
+            let mut walk = Walk::new(whole_tiles, block, grid, tiles, k_steps);
+            let mut mine = Vec::new();
+            while let Some(s) = walk.next_segment() {
+                assert!(s.first < s.last && s.last <= k_steps, "{tiles}×{k_steps} on {grid}: block {block} got {}..{}", s.first, s.last);
+                for step in s.first..s.last {
+                    covered[(s.tile * k_steps + step) as usize] += 1;
+                }
+                owners[s.tile as usize].push(block);
+                mine.push(s);
+            }
+            for (i, s) in mine.iter().enumerate() {
+                let first_shared = mine.iter().position(|s| s.tile >= whole_tiles).unwrap_or(0);
+                assert!(s.first == 0 || i == first_shared, "block {block}: segment {i} starts inside tile {}", s.tile);
+                assert!(s.last == k_steps || i + 1 == mine.len(), "block {block}: segment {i} ends inside tile {}", s.tile);
+            }
+            segments.push(mine);
+        }
+        assert!(covered.iter().all(|&c| c == 1), "{tiles}×{k_steps} on {grid}: a step not multiplied exactly once");
+        for (block, mine) in segments.iter().enumerate() {
+            let walk = Walk::new(whole_tiles, block as u32, grid, tiles, k_steps);
+            for s in mine {
+                if s.first == 0 && s.last < k_steps {
+                    let waited: Vec<u32> = (block as u32 + 1..walk.contributors_end(block as u32, s.tile)).collect();
+                    let others: Vec<u32> = owners[s.tile as usize].iter().copied().filter(|&b| b != block as u32).collect();
+                    assert_eq!(waited, others, "{tiles}×{k_steps} on {grid}: tile {} finished by block {block}", s.tile);
+                    assert!(!waited.is_empty());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn stream_k_covers_every_step_once() {
+        // The benchmark shapes on 132 and 114 multiprocessors, a tile cut
+        // between dozens of blocks, one step a block, a grid that divides
+        // the work evenly, and small odd cases.
+        for (tiles, k_steps) in [(256, 128), (512, 64), (2048, 128), (1792, 64), (1, 128), (4, 256), (12, 32), (32, 16), (7, 3), (3, 7), (1, 1)] {
+            for grid in [1, 2, 3, 31, 114, 132] {
+                // Every tile shared out, the schedule's own split, and
+                // whole tiles that are not whole waves.
+                for whole in [0, whole_tiles_before_stream_k(tiles, grid), tiles / 3, tiles] {
+                    if ((tiles - whole) * k_steps) as u64 >= grid as u64 {
+                        check_stream_k(whole, tiles, k_steps, grid);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn whole_tiles_walk_strides_by_the_grid() {
+        let mut seen = [0; 10];
+        for block in 0..4 {
+            let mut walk = Walk::new(10, block, 4, 10, 8);
+            while let Some(s) = walk.next_segment() {
+                assert_eq!((s.first, s.last, s.tile % 4), (0, 8, block));
+                seen[s.tile as usize] += 1;
+            }
+        }
+        assert!(seen.iter().all(|&n| n == 1));
+    }
+
+    #[test]
+    fn default_schedule_is_stream_k_only_for_a_partial_last_wave() {
+        let d = |m, n| Dims { m, n, k: 4096 };
+        // 64·4 = 256 tiles on 132: the last wave has 124.
+        assert_eq!(Schedule::default_for(d(8192, 1024), 132), Schedule::StreamK);
+        // Whole tiles before stream-K: the full waves, one fewer where the
+        // last wave is less than half full, none below one wave.
+        assert_eq!(whole_tiles_before_stream_k(256, 132), 132);
+        assert_eq!(whole_tiles_before_stream_k(2048, 132), 15 * 132);
+        assert_eq!(whole_tiles_before_stream_k(300, 132), 132);
+        assert_eq!(whole_tiles_before_stream_k(512, 132), 3 * 132);
+        assert_eq!(whole_tiles_before_stream_k(32, 132), 0);
+        assert_eq!(whole_tiles_before_stream_k(264, 132), 264);
+        // 132 tiles: one full wave (12 × 11 tiles of 128 × 256).
+        assert_eq!(Schedule::default_for(d(1536, 2816), 132), Schedule::WholeTiles);
+        assert_eq!(Schedule::default_for(d(128, 256), 1), Schedule::WholeTiles);
     }
 }

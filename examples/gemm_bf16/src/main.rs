@@ -1,7 +1,8 @@
 //! gemm_bf16: C = A·Bᵀ in bf16 with f32 accumulation on Hopper (sm_90a),
-//! written in Rust, compared against cuBLAS (`cublasGemmEx`) for 4096³ and
-//! 8192³, and its FP8 twin (e4m3 inputs, per-tensor scales, bf16 out)
-//! against the CPU. The kernels (`gemm_simple`, `gemm_ws`, `gemm_fp8_ws`) and their host setup are
+//! written in Rust, compared against cuBLAS (`cublasGemmEx`) for 4096³,
+//! 8192³ and 8192×1024×8192, and its FP8 twin (e4m3 inputs, per-tensor
+//! scales, bf16 out) against the CPU; the persistent kernels with whole
+//! tiles and with stream-K each. The kernels (`gemm_simple`, `gemm_ws`, `gemm_fp8_ws`) and their host setup are
 //! this package's library (`src/lib.rs`, whose docs describe them), which
 //! the benchmarks (`benches/`) launch too; this program checks and times
 //! them.
@@ -24,7 +25,7 @@
 use cuda_core::{CudaContext, DeviceBuffer};
 use cuda_host::load_kernel_module;
 use cuda_device::half::f8e4m3;
-use gemm_bf16::{check_dims, check_fp8_dims, kernel_function, Dims, Fp8Scales, Gemm, GemmFp8, Kernel};
+use gemm_bf16::{check_dims, check_fp8_dims, kernel_function, Dims, Fp8Scales, Gemm, GemmFp8, Kernel, Schedule};
 use std::ffi::{c_char, c_int, c_void, CString};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -163,7 +164,6 @@ fn run_size(
     d: Dims,
     kernels: &[String],
 ) -> Result<bool, BoxError> {
-    let wanted = |name: &str| kernels.is_empty() || kernels.iter().any(|k| k == name);
     let stream = ctx.default_stream();
     check_dims(d)?;
     let (m, n, k) = (d.m as usize, d.n as usize, d.k as usize);
@@ -174,7 +174,7 @@ fn run_size(
     let mut c = DeviceBuffer::<u32>::zeroed(&stream, m * n / 2)?;
     let flops = 2.0 * m as f64 * n as f64 * k as f64;
     let mut ok = true;
-    println!("== M = N = K = {m}");
+    println!("== M, N, K = {m}, {n}, {k}");
 
     // Sampled CPU reference.
     let samples: Vec<(usize, usize)> =
@@ -214,25 +214,37 @@ fn run_size(
 
     let mut results: Vec<(String, f64, Vec<u32>)> = Vec::new();
 
-    for kernel in [Kernel::Simple, Kernel::Ws] {
-        let short = match kernel {
-            Kernel::Simple => "simple",
-            Kernel::Ws => "ws",
-        };
-        if !wanted(short) {
+    // `ws` is gemm_ws with the shape's default schedule; by default both
+    // schedules run, whatever the default.
+    let runs = [
+        ("simple", Kernel::Simple, None),
+        ("ws", Kernel::Ws, None),
+        ("ws-whole", Kernel::Ws, Some(Schedule::WholeTiles)),
+        ("ws-sk", Kernel::Ws, Some(Schedule::StreamK)),
+        ("ws-sk-only", Kernel::Ws, Some(Schedule::StreamKOnly)),
+    ];
+    for (short, kernel, schedule) in runs {
+        let chosen = if kernels.is_empty() { short != "ws" } else { kernels.iter().any(|k| k == short) };
+        if !chosen {
             continue;
         }
-        let name = kernel.name();
-        let gemm = Gemm::new(kernel, module, &stream, &a, &b, d)?;
-        let attrs = kernel_function(module, name)?.attributes()?;
+        let mut gemm = Gemm::new(kernel, module, &stream, &a, &b, d)?;
+        if let Some(schedule) = schedule {
+            gemm = gemm.with_schedule(&stream, schedule)?;
+        }
+        let name = match kernel {
+            Kernel::Simple => kernel.name().to_string(),
+            Kernel::Ws => format!("{} ({:?})", kernel.name(), gemm.schedule()),
+        };
+        let attrs = kernel_function(module, kernel.name())?.attributes()?;
         println!("  {name}: {} registers, {} bytes local memory per thread", attrs.num_regs, attrs.local_bytes_per_thread);
         c.memset(&stream, 0)?;
         let reps = if kernel == Kernel::Ws { 10 } else { 5 };
         let ms = time_ms(ctx, reps, || gemm.launch(module, &stream, &mut c))?;
         println!("  {name}: {ms:.3} ms, {:.1} TFLOP/s", flops / ms / 1e9);
         let host = c.to_host_vec(&stream)?;
-        ok &= check_samples(name, &host);
-        results.push((name.to_string(), ms, host));
+        ok &= check_samples(&name, &host);
+        results.push((name, ms, host));
     }
 
     match cublas {
@@ -275,6 +287,16 @@ fn run_size(
     Ok(ok)
 }
 
+/// A shape argument: `S` (S×S×S) or `MxNxK`.
+fn parse_shape(arg: &str) -> Option<Dims> {
+    let parts: Vec<u32> = arg.split('x').map(|p| p.parse().ok()).collect::<Option<_>>()?;
+    match parts[..] {
+        [s] => Some(Dims { m: s, n: s, k: s }),
+        [m, n, k] => Some(Dims { m, n, k }),
+        _ => None,
+    }
+}
+
 /// Deterministic pseudo-random e4m3 values: the bf16 generator's values in
 /// [-1, 1) times 4, rounded to e4m3.
 fn random_e4m3(len: usize, seed: u64) -> Vec<f8e4m3> {
@@ -299,14 +321,25 @@ fn run_fp8(ctx: &Arc<CudaContext>, module: &cuda_host::KernelModule, d: Dims) ->
     let sa = DeviceBuffer::from_host(&stream, &[scale_a])?;
     let sb = DeviceBuffer::from_host(&stream, &[scale_b])?;
     let mut c = DeviceBuffer::<u32>::zeroed(&stream, m * n / 2)?;
-    let gemm = GemmFp8::new(module, &stream, &a, &b, Fp8Scales { a: &sa, b: &sb }, d)?;
     let attrs = kernel_function(module, "gemm_fp8_ws")?.attributes()?;
     println!("== FP8 e4m3 M = {m}, N = {n}, K = {k}");
     println!("  gemm_fp8_ws: {} registers, {} bytes local memory per thread", attrs.num_regs, attrs.local_bytes_per_thread);
-    let ms = time_ms(ctx, 10, || gemm.launch(module, &stream, &mut c))?;
-    println!("  gemm_fp8_ws: {ms:.3} ms, {:.1} TFLOP/s", gemm.flops() / ms / 1e9);
-    let host = c.to_host_vec(&stream)?;
-    let factor = (scale_a * scale_b) as f64;
+    let mut ok = true;
+    for schedule in [Schedule::WholeTiles, Schedule::StreamK, Schedule::StreamKOnly] {
+        let gemm = GemmFp8::new(module, &stream, &a, &b, Fp8Scales { a: &sa, b: &sb }, d)?.with_schedule(&stream, schedule)?;
+        c.memset(&stream, 0)?;
+        let ms = time_ms(ctx, 10, || gemm.launch(module, &stream, &mut c))?;
+        println!("  gemm_fp8_ws ({schedule:?}): {ms:.3} ms, {:.1} TFLOP/s", gemm.flops() / ms / 1e9);
+        let host = c.to_host_vec(&stream)?;
+        ok &= check_fp8_samples(&format!("gemm_fp8_ws ({schedule:?})"), &host, d, &a_host, &b_host, (scale_a * scale_b) as f64);
+    }
+    Ok(ok)
+}
+
+/// Checks 4096 sampled entries of an FP8 product's C (`host`) against the
+/// CPU (the bound of [`run_fp8`]); returns whether all were within it.
+fn check_fp8_samples(name: &str, host: &[u32], d: Dims, a_host: &[f8e4m3], b_host: &[f8e4m3], factor: f64) -> bool {
+    let (m, n, k) = (d.m as usize, d.n as usize, d.k as usize);
     let (mut bad, mut worst) = (0usize, 0.0f64);
     for i in 0..4096u64 {
         let (r, col) = ((i.wrapping_mul(2654435761) % m as u64) as usize, (i.wrapping_mul(40503) * 7 % n as u64) as usize);
@@ -326,13 +359,13 @@ fn run_fp8(ctx: &Arc<CudaContext>, module: &cuda_host::KernelModule, d: Dims) ->
         // Written so that a NaN counts as wrong.
         if !(err <= tol) {
             if bad < 5 {
-                println!("  gemm_fp8_ws: C[{r}][{col}] = {got}, expected {sum}");
+                println!("  {name}: C[{r}][{col}] = {got}, expected {sum}");
             }
             bad += 1;
         }
     }
-    println!("  gemm_fp8_ws: 4096 sampled entries vs CPU: {bad} wrong (worst error/tolerance {worst:.3})");
-    Ok(bad == 0)
+    println!("  {name}: 4096 sampled entries vs CPU: {bad} wrong (worst error/tolerance {worst:.3})");
+    bad == 0
 }
 
 fn main() -> ExitCode {
@@ -364,22 +397,24 @@ fn main() -> ExitCode {
             None
         }
     };
-    // Arguments: sizes (default 4096 8192; 1024 in debug builds, which the
-    // GPU suite and compute-sanitizer run) and kernel names (simple, ws,
-    // fp8; default all).
+    // Arguments: shapes, `S` or `MxNxK` (default 4096, 8192 and
+    // 8192x1024x8192; 1024 and 512x768x2048 in debug builds, which the GPU
+    // suite and compute-sanitizer run), and kernels (simple, ws with the
+    // shape's default schedule, ws-whole, ws-sk and ws-sk-only with each
+    // Schedule, fp8 with each; default all but ws).
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let sizes: Vec<u32> = args.iter().filter_map(|s| s.parse().ok()).collect();
-    let kernels: Vec<String> = args.iter().filter(|s| s.parse::<u32>().is_err()).cloned().collect();
-    let sizes = match (sizes.is_empty(), cfg!(debug_assertions)) {
-        (false, _) => sizes,
-        (true, false) => vec![4096, 8192],
-        (true, true) => vec![1024],
+    let shapes: Vec<Dims> = args.iter().filter_map(|s| parse_shape(s)).collect();
+    let kernels: Vec<String> = args.iter().filter(|s| parse_shape(s).is_none()).cloned().collect();
+    let square = |s: u32| Dims { m: s, n: s, k: s };
+    let shapes = match (shapes.is_empty(), cfg!(debug_assertions)) {
+        (false, _) => shapes,
+        (true, false) => vec![square(4096), square(8192), Dims { m: 8192, n: 1024, k: 8192 }],
+        (true, true) => vec![square(1024), Dims { m: 512, n: 768, k: 2048 }],
     };
     let mut all_ok = true;
     let fp8 = kernels.is_empty() || kernels.iter().any(|k| k == "fp8");
     let bf16: Vec<String> = kernels.iter().filter(|k| *k != "fp8").cloned().collect();
-    for s in sizes {
-        let d = Dims { m: s, n: s, k: s };
+    for d in shapes {
         if kernels.is_empty() || !bf16.is_empty() {
             match run_size(&ctx, &module, cublas.as_ref(), d, &bf16) {
                 Ok(ok) => all_ok &= ok,
