@@ -35,10 +35,11 @@
 //!   and stores it with TMA, which runs while the next tile is multiplied;
 //!   storing straight from registers left the tensor cores idle while
 //!   each tile was written out. Tiles are numbered in groups of 16 tile rows so
-//!   that the blocks at work share A and B panels in L2. Where the tiles do
-//!   not fill the last wave of blocks, the blocks share out the tiles' K
-//!   steps equally instead (stream-K, [`Schedule`], [`StreamK`]): a tile cut
-//!   between blocks is summed through a workspace in device memory.
+//!   that the blocks at work share A and B panels in L2. Where a few tiles
+//!   with a long K would leave most multiprocessors idle, the blocks share
+//!   out the tiles' K steps equally instead (stream-K, [`Schedule`],
+//!   [`StreamK`]): a tile cut between blocks is summed through a workspace
+//!   in device memory.
 //! * [`gemm_fp8_ws`] — the same pipeline for FP8: A and B e4m3 (one byte
 //!   each, so a K step is 128 values in the same 128-byte rows), the
 //!   m64n256k32 e4m3 wgmma, C = scale_a·scale_b·A·Bᵀ in bf16 with the two
@@ -906,12 +907,11 @@ pub enum Schedule {
     StreamKOnly,
 }
 
-/// Whether [`Gemm::new`] and [`GemmFp8::new`] take
-/// [`Schedule::default_for`] the shape: off until stream-K has run on a
-/// GPU (it has run only in the host tests of its walk so far); until then
-/// they take whole tiles, and stream-K is asked for by
-/// [`Gemm::with_schedule`].
-const STREAM_K_BY_DEFAULT: bool = false;
+/// The shortest K (elements) for which [`Schedule::default_for`] picks
+/// stream-K: on shorter products the partial sums' round trip cost more
+/// than the idle multiprocessors (1024³ and 512×768×2048 ran 6–12 %
+/// slower).
+pub const STREAM_K_MIN_K: u32 = 8192;
 
 /// The fewest K steps a stream-K block takes: with fewer, filling and
 /// draining its pipeline and the partial sums' round trip cost more than
@@ -919,14 +919,20 @@ const STREAM_K_BY_DEFAULT: bool = false;
 const STREAM_K_MIN_STEPS: u64 = 4;
 
 impl Schedule {
-    /// The default for `dims` on a GPU of `sms` multiprocessors: whole
-    /// tiles where they fill every wave, stream-K where they do not.
+    /// The default for `dims` on a GPU of `sms` multiprocessors: stream-K
+    /// where the tiles would leave most multiprocessors idle (at most half
+    /// of them busy) and K is long (at least [`STREAM_K_MIN_K`]), whole
+    /// tiles elsewhere. Measured on an H200 (benches/README.md): stream-K
+    /// ran 256×512×16384 1.76 times as fast as whole tiles; where the
+    /// tiles fill at least one wave it was slower (4096³ by 5 %), because
+    /// the blocks then read A and B at different K offsets of tiles that
+    /// share panels, where whole tiles read them in step from L2.
     pub fn default_for(dims: Dims, sms: u32) -> Schedule {
         let tiles = (dims.m / WS_BM) * (dims.n / WS_BN);
-        if tiles.is_multiple_of(sms.max(1)) {
-            Schedule::WholeTiles
-        } else {
+        if 2 * tiles <= sms && dims.k >= STREAM_K_MIN_K {
             Schedule::StreamK
+        } else {
+            Schedule::WholeTiles
         }
     }
 }
@@ -1054,7 +1060,7 @@ impl<'a> Gemm<'a> {
         let map_b = upload_map(stream, TensorDataType::BF16, b.device_ptr(), dims.n, dims.k, bn)?;
         kernel_function(module, kernel.name())?.set_max_dynamic_shared_memory(kernel.shared_bytes())?;
         let sms = stream.context().multiprocessor_count()?;
-        let schedule = if kernel == Kernel::Ws && STREAM_K_BY_DEFAULT { Schedule::default_for(dims, sms) } else { Schedule::WholeTiles };
+        let schedule = if kernel == Kernel::Ws { Schedule::default_for(dims, sms) } else { Schedule::WholeTiles };
         let plan = Plan::new(stream, dims, BK, sms, schedule)?;
         Ok(Gemm { kernel, dims, map_a, map_b, map_c: OutputMap::default(), plan, inputs: [a, b] })
     }
@@ -1178,8 +1184,7 @@ impl<'a> GemmFp8<'a> {
         let map_b = upload_map(stream, TensorDataType::U8, b.device_ptr(), dims.n, dims.k, WS_BN)?;
         kernel_function(module, "gemm_fp8_ws")?.set_max_dynamic_shared_memory(WS_SMEM)?;
         let sms = stream.context().multiprocessor_count()?;
-        let schedule = if STREAM_K_BY_DEFAULT { Schedule::default_for(dims, sms) } else { Schedule::WholeTiles };
-        let plan = Plan::new(stream, dims, ROW_BYTES, sms, schedule)?;
+        let plan = Plan::new(stream, dims, ROW_BYTES, sms, Schedule::default_for(dims, sms))?;
         Ok(GemmFp8 { dims, map_a, map_b, map_c: OutputMap::default(), scale_a: scales.a, scale_b: scales.b, plan, inputs: [a, b] })
     }
 
@@ -1301,10 +1306,19 @@ mod tests {
     }
 
     #[test]
-    fn default_schedule_is_stream_k_only_for_a_partial_last_wave() {
-        let d = |m, n| Dims { m, n, k: 4096 };
-        // 64·4 = 256 tiles on 132: the last wave has 124.
-        assert_eq!(Schedule::default_for(d(8192, 1024), 132), Schedule::StreamK);
+    fn default_schedule_is_stream_k_only_for_few_tiles_and_a_long_k() {
+        let d = |m, n, k| Dims { m, n, k };
+        // 4 tiles with K = 16384: stream-K; the same with K = 4096, and
+        // 32 tiles of 1024³, whole.
+        assert_eq!(Schedule::default_for(d(256, 512, 16384), 132), Schedule::StreamK);
+        assert_eq!(Schedule::default_for(d(256, 512, 4096), 132), Schedule::WholeTiles);
+        assert_eq!(Schedule::default_for(d(1024, 1024, 1024), 132), Schedule::WholeTiles);
+        // 66 tiles fill half of 132; 67 more than half.
+        assert_eq!(Schedule::default_for(d(128 * 66, 256, 8192), 132), Schedule::StreamK);
+        assert_eq!(Schedule::default_for(d(128 * 67, 256, 8192), 132), Schedule::WholeTiles);
+        // Full waves and a partial last wave: whole tiles (stream-K after
+        // whole waves measured slower).
+        assert_eq!(Schedule::default_for(d(8192, 1024, 8192), 132), Schedule::WholeTiles);
         // Whole tiles before stream-K: the full waves, one fewer where the
         // last wave is less than half full, none below one wave.
         assert_eq!(whole_tiles_before_stream_k(256, 132), 132);
@@ -1313,8 +1327,5 @@ mod tests {
         assert_eq!(whole_tiles_before_stream_k(512, 132), 3 * 132);
         assert_eq!(whole_tiles_before_stream_k(32, 132), 0);
         assert_eq!(whole_tiles_before_stream_k(264, 132), 264);
-        // 132 tiles: one full wave (12 × 11 tiles of 128 × 256).
-        assert_eq!(Schedule::default_for(d(1536, 2816), 132), Schedule::WholeTiles);
-        assert_eq!(Schedule::default_for(d(128, 256), 1), Schedule::WholeTiles);
     }
 }
