@@ -557,7 +557,10 @@ fn ws_tile_origin(id: u32, dims: Dims) -> (u32, u32) {
 /// finishing block waits for (it never waits for an earlier block, so the
 /// blocks cannot wait in a circle), adds the slot into its sums and
 /// resets. So a block contributes to at most one tile, and the order of
-/// the sums (and the result) is the same at every launch.
+/// the sums (and the result) is the same at every launch. The waits need
+/// every block of the grid resident at once, as a persistent grid of at
+/// most one block per multiprocessor is unless other work holds
+/// multiprocessors until this kernel ends.
 #[derive(Clone, Copy, Debug)]
 pub struct StreamK {
     /// Device address of `2·G` slots of `PARTIAL_WORDS` f32 (block b's
