@@ -764,7 +764,6 @@ fn sync_warpgroup(wg: u32) {
 // ---------------------------------------------------------------------------
 // Host side: tensor maps, shared memory, launch shape.
 
-
 /// The error type of the host functions.
 ///
 /// `Send` and `Sync`, so that a launch can run inside
@@ -960,13 +959,15 @@ fn whole_tiles_before_stream_k(tiles: u32, grid: u32) -> u32 {
     }
 }
 
-/// A persistent launch's grid and schedule, with stream-K's workspace and
-/// the tiles it takes whole.
+/// A persistent launch's grid and schedule, with stream-K's workspace.
 struct Plan {
     schedule: Schedule,
     grid: u32,
-    /// In a `RefCell` because every launch orders it as its write.
-    workspace: std::cell::RefCell<Option<(Workspace, u32)>>,
+    /// The tiles taken whole before stream-K ([`StreamK`]).
+    whole_tiles: u32,
+    /// Stream-K's; in a `RefCell` because every launch orders it as its
+    /// write.
+    workspace: std::cell::RefCell<Option<Workspace>>,
 }
 
 impl Plan {
@@ -977,8 +978,8 @@ impl Plan {
         let tiles = (dims.m / WS_BM) * (dims.n / WS_BN);
         let total = tiles as u64 * (dims.k / k_step) as u64;
         let sms = sms.max(1);
-        let (grid, workspace) = match schedule {
-            Schedule::WholeTiles => (tiles.min(sms), None),
+        let (grid, whole_tiles, workspace) = match schedule {
+            Schedule::WholeTiles => (tiles.min(sms), tiles, None),
             Schedule::StreamK | Schedule::StreamKOnly => {
                 if total > u32::MAX as u64 {
                     return Err(format!("stream-K counts a product's K steps in 32 bits; {dims:?} has {total}").into());
@@ -988,10 +989,10 @@ impl Plan {
                 let slots = 2 * grid as usize;
                 let workspace =
                     Workspace { partials: DeviceBuffer::zeroed(stream, slots * PARTIAL_WORDS)?, flags: DeviceBuffer::zeroed(stream, slots)? };
-                (grid, Some((workspace, whole_tiles)))
+                (grid, whole_tiles, Some(workspace))
             }
         };
-        Ok(Plan { schedule, grid, workspace: std::cell::RefCell::new(workspace) })
+        Ok(Plan { schedule, grid, whole_tiles, workspace: std::cell::RefCell::new(workspace) })
     }
 
     /// The kernel's [`StreamK`] argument for a launch about to be queued
@@ -1000,10 +1001,10 @@ impl Plan {
     /// 0, and the workspace is freed only after both.
     fn split(&self, stream: &CudaStream) -> Result<StreamK, Error> {
         let mut workspace = self.workspace.borrow_mut();
-        let Some((workspace, whole_tiles)) = workspace.as_mut() else { return Ok(StreamK::WHOLE_TILES) };
+        let Some(workspace) = workspace.as_mut() else { return Ok(StreamK::WHOLE_TILES) };
         workspace.partials.order_write(stream)?;
         workspace.flags.order_write(stream)?;
-        Ok(StreamK { partials: workspace.partials.device_ptr(), flags: workspace.flags.device_ptr(), whole_tiles: *whole_tiles })
+        Ok(StreamK { partials: workspace.partials.device_ptr(), flags: workspace.flags.device_ptr(), whole_tiles: self.whole_tiles })
     }
 }
 
@@ -1164,9 +1165,10 @@ pub struct Fp8Scales<'a> {
 
 impl<'a> GemmFp8<'a> {
     /// Prepares `gemm_fp8_ws` (compiled into `module`) for A = `a` (m×k)
-    /// and B = `b` (n×k), with the default [`Schedule`] for the shape. Fails on a shape it does not support
-    /// ([`check_fp8_dims`]), on buffers shorter than the shape says, on an
-    /// empty scale buffer, and on driver errors.
+    /// and B = `b` (n×k), with the default [`Schedule`] for the shape.
+    /// Fails on a shape it does not support ([`check_fp8_dims`]), on
+    /// buffers shorter than the shape says, on an empty scale buffer, and
+    /// on driver errors.
     pub fn new(
         module: &KernelModule,
         stream: &CudaStream,

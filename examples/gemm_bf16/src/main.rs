@@ -1,8 +1,8 @@
 //! gemm_bf16: C = A·Bᵀ in bf16 with f32 accumulation on Hopper (sm_90a),
 //! written in Rust, compared against cuBLAS (`cublasGemmEx`) for 4096³,
 //! 8192³ and 8192×1024×8192, and its FP8 twin (e4m3 inputs, per-tensor
-//! scales, bf16 out) against the CPU; the persistent kernels with whole
-//! tiles and with stream-K each. The kernels (`gemm_simple`, `gemm_ws`, `gemm_fp8_ws`) and their host setup are
+//! scales, bf16 out) against the CPU; the persistent kernels under each
+//! `Schedule`. The kernels (`gemm_simple`, `gemm_ws`, `gemm_fp8_ws`) and their host setup are
 //! this package's library (`src/lib.rs`, whose docs describe them), which
 //! the benchmarks (`benches/`) launch too; this program checks and times
 //! them.
@@ -214,8 +214,8 @@ fn run_size(
 
     let mut results: Vec<(String, f64, Vec<u32>)> = Vec::new();
 
-    // `ws` is gemm_ws with the shape's default schedule; by default both
-    // schedules run, whatever the default.
+    // `ws` is gemm_ws with the shape's default schedule; by default every
+    // schedule runs under its own name instead.
     let runs = [
         ("simple", Kernel::Simple, None),
         ("ws", Kernel::Ws, None),
