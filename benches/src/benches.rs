@@ -707,8 +707,8 @@ pub fn gemm_bf16_llm(gpu: &Gpu) -> Result<Vec<Row>, String> {
 }
 
 /// Names the variable that picks the persistent GEMMs' schedule
-/// (`whole`, `stream-k` or `stream-k-only`; without it, the shape's
-/// default).
+/// (`whole`, `stream-k`, `stream-k-only` or `pairs`; without it, the
+/// shape's default).
 const GEMM_SCHEDULE_ENV: &str = "OXIDE_GEMM_SCHEDULE";
 
 /// The schedule `$OXIDE_GEMM_SCHEDULE` asks for, if any.
@@ -718,7 +718,8 @@ fn gemm_schedule() -> Result<Option<gemm_bf16::Schedule>, String> {
         Some("whole") => Ok(Some(gemm_bf16::Schedule::WholeTiles)),
         Some("stream-k") => Ok(Some(gemm_bf16::Schedule::StreamK)),
         Some("stream-k-only") => Ok(Some(gemm_bf16::Schedule::StreamKOnly)),
-        Some(other) => Err(format!("{GEMM_SCHEDULE_ENV}={other}: expected `whole`, `stream-k` or `stream-k-only`")),
+        Some("pairs") => Ok(Some(gemm_bf16::Schedule::TilePairs)),
+        Some(other) => Err(format!("{GEMM_SCHEDULE_ENV}={other}: expected `whole`, `stream-k`, `stream-k-only` or `pairs`")),
     }
 }
 
@@ -728,6 +729,7 @@ fn schedule_name(schedule: gemm_bf16::Schedule) -> &'static str {
         gemm_bf16::Schedule::WholeTiles => "whole tiles",
         gemm_bf16::Schedule::StreamK => "stream-K",
         gemm_bf16::Schedule::StreamKOnly => "stream-K only",
+        gemm_bf16::Schedule::TilePairs => "tile pairs, B multicast",
     }
 }
 

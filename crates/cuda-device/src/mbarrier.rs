@@ -118,6 +118,26 @@ impl MBarrier {
         stubs::__oxide_stub_mbarrier_arrive(self.0)
     }
 
+    /// Counts this thread's arrival on the barrier at the same shared
+    /// address in block `rank` of the cluster (this block's own rank
+    /// included), with release semantics at cluster scope
+    /// (`mapa` + `mbarrier.arrive.release.cluster.shared::cluster`). A
+    /// consumer whose stage a producer of another block fills (a
+    /// [`tma`](crate::tma) multicast load) releases the stage so: the
+    /// producer waits on its own barrier for the arrivals of every block
+    /// it writes into.
+    ///
+    /// # Safety
+    /// `rank` is below the cluster's block count, and block `rank` has
+    /// initialised its barrier at this address (published by
+    /// [`fence_init`] and a [`cluster::sync`](crate::cluster::sync) before
+    /// any block arrives) and does not exit before this arrival lands
+    /// (have every block call `cluster::sync` before it exits).
+    #[inline(always)]
+    pub unsafe fn arrive_cluster(self, rank: u32) {
+        stubs::__oxide_stub_mbarrier_arrive_cluster(self.0, rank)
+    }
+
     /// Arrives and announces `bytes` more bytes of asynchronous copies that
     /// must land before the current phase completes. Issue the copies
     /// (with this barrier) after or before it, in the same phase.

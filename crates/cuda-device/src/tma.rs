@@ -29,7 +29,7 @@ use crate::mbarrier::MBarrier;
 use crate::stubs;
 
 macro_rules! tma_copies {
-    ($($load:ident $store:ident $load_stub:ident $store_stub:ident ($($c:ident),+);)*) => {$(
+    ($($load:ident $store:ident $multicast:ident $load_stub:ident $store_stub:ident $multicast_stub:ident ($($c:ident),+);)*) => {$(
         #[doc = concat!("Loads the box at (", stringify!($($c),+), ") of tensor map `map` into shared memory at `dst` (a 32-bit shared address); its bytes complete on `bar`.")]
         ///
         /// # Safety
@@ -42,6 +42,27 @@ macro_rules! tma_copies {
         #[allow(clippy::too_many_arguments)]
         pub unsafe fn $load(dst: u32, map: u64, bar: MBarrier, $($c: i32),+) {
             stubs::$load_stub(dst, map, bar.address(), $($c),+)
+        }
+
+        #[doc = concat!("Loads the box at (", stringify!($($c),+), ") of tensor map `map` once and writes it at shared address `dst` of every block of the cluster whose bit is set in `cta_mask` (bit r: the block of rank r), each copy completing its bytes on the mbarrier at `bar`'s address in that block.")]
+        ///
+        /// Blocks that need the same tile (the B tile of two blocks one
+        /// above the other in a GEMM) each load a part of it and multicast
+        /// it to all of them, so the tile is read from L2 once. Fast on
+        /// sm_90a and the family targets after it; ptxas takes it for
+        /// sm_90 with an advisory.
+        ///
+        /// # Safety
+        /// As for the plain load, in every block of the mask: `dst` is free
+        /// there (every consumer of every receiving block has released it,
+        /// for instance with [`MBarrier::arrive_cluster`]); the barrier at
+        /// `bar`'s address in each receiving block is initialised and expects
+        /// these bytes; `cta_mask` names only blocks of this cluster, which do
+        /// not exit before the copy lands.
+        #[inline(always)]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe fn $multicast(dst: u32, map: u64, bar: MBarrier, $($c: i32,)+ cta_mask: u16) {
+            stubs::$multicast_stub(dst, map, bar.address(), $($c,)+ cta_mask)
         }
 
         #[doc = concat!("Stores shared memory at `src` (a 32-bit shared address) into the box at (", stringify!($($c),+), ") of tensor map `map`, in the current bulk group.")]
@@ -58,11 +79,11 @@ macro_rules! tma_copies {
 }
 
 tma_copies! {
-    load_1d store_1d __oxide_stub_tma_load_1d __oxide_stub_tma_store_1d (x);
-    load_2d store_2d __oxide_stub_tma_load_2d __oxide_stub_tma_store_2d (x, y);
-    load_3d store_3d __oxide_stub_tma_load_3d __oxide_stub_tma_store_3d (x, y, z);
-    load_4d store_4d __oxide_stub_tma_load_4d __oxide_stub_tma_store_4d (x, y, z, w);
-    load_5d store_5d __oxide_stub_tma_load_5d __oxide_stub_tma_store_5d (x, y, z, w, v);
+    load_1d store_1d load_1d_multicast __oxide_stub_tma_load_1d __oxide_stub_tma_store_1d __oxide_stub_tma_load_1d_multicast (x);
+    load_2d store_2d load_2d_multicast __oxide_stub_tma_load_2d __oxide_stub_tma_store_2d __oxide_stub_tma_load_2d_multicast (x, y);
+    load_3d store_3d load_3d_multicast __oxide_stub_tma_load_3d __oxide_stub_tma_store_3d __oxide_stub_tma_load_3d_multicast (x, y, z);
+    load_4d store_4d load_4d_multicast __oxide_stub_tma_load_4d __oxide_stub_tma_store_4d __oxide_stub_tma_load_4d_multicast (x, y, z, w);
+    load_5d store_5d load_5d_multicast __oxide_stub_tma_load_5d __oxide_stub_tma_store_5d __oxide_stub_tma_load_5d_multicast (x, y, z, w, v);
 }
 
 /// Closes the current group of TMA stores (`cp.async.bulk.commit_group`).

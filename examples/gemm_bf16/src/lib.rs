@@ -63,7 +63,7 @@ use cuda_device::mbarrier::{self, shared_address, MBarrier};
 use cuda_device::half::f8e4m3;
 use cuda_device::wgmma::{self, pack_bf16x2};
 use cuda_device::atomic::{Scope, ScopedAtomic};
-use cuda_device::{dynamic_shared, kernel, ptx_asm, thread, tma, warp, warpgroup, DisjointSlice};
+use cuda_device::{cluster, dynamic_shared, kernel, ptx_asm, thread, tma, warp, warpgroup, DisjointSlice};
 use cuda_host::{cuda_launch, KernelModule};
 use core::sync::atomic::{AtomicU32, Ordering};
 
@@ -239,7 +239,19 @@ const GROUP_M: u32 = 16;
 /// and the 128-byte swizzle. m, n, k must be multiples of 128, 256 and 64.
 #[kernel(launch_bounds(384, 1))]
 pub fn gemm_ws(map_a: u64, map_b: u64, map_c: u64, dims: Dims, split: StreamK, c: DisjointSlice<u32>) {
-    ws_body::<false>(map_a, map_b, map_c, dims, split, 1.0, c);
+    ws_body::<false, false>(map_a, map_b, map_c, dims, split, 1.0, c);
+}
+
+/// `gemm_ws` run by pairs of blocks ([`Schedule::TilePairs`]): a
+/// thread-block cluster of two whose tiles lie one above the other (tiles
+/// 2p and 2p + 1 of the grouped order) and so share their B tile. Each
+/// block loads half of that B tile and the TMA writes it into both blocks'
+/// stages (a multicast load), so B is read from L2 once per pair. Launch as
+/// `gemm_ws` with an even grid, `map_b`'s box 64×128; m must be a multiple
+/// of 256 (an even number of tile rows).
+#[kernel(launch_bounds(384, 1), cluster_dims(2, 1, 1))]
+pub fn gemm_ws_pairs(map_a: u64, map_b: u64, map_c: u64, dims: Dims, split: StreamK, c: DisjointSlice<u32>) {
+    ws_body::<false, true>(map_a, map_b, map_c, dims, split, 1.0, c);
 }
 
 /// C = scale_a·scale_b·A·Bᵀ for FP8 (e4m3) A and B, bf16 C: `gemm_ws` with
@@ -264,7 +276,25 @@ pub fn gemm_fp8_ws(
     // No bounds-check panic path (it would serialise the wgmma pipeline);
     // the host refuses empty scale buffers.
     let scale = scale_a.first().copied().unwrap_or(1.0) * scale_b.first().copied().unwrap_or(1.0);
-    ws_body::<true>(map_a, map_b, map_c, dims, split, scale, c);
+    ws_body::<true, false>(map_a, map_b, map_c, dims, split, scale, c);
+}
+
+/// `gemm_fp8_ws` run by pairs of blocks that multicast their common B
+/// tile, as [`gemm_ws_pairs`]: `map_b`'s box 128×128, m a multiple of 256.
+#[kernel(launch_bounds(384, 1), cluster_dims(2, 1, 1))]
+#[allow(clippy::too_many_arguments)]
+pub fn gemm_fp8_ws_pairs(
+    map_a: u64,
+    map_b: u64,
+    map_c: u64,
+    dims: Dims,
+    split: StreamK,
+    scale_a: &[f32],
+    scale_b: &[f32],
+    c: DisjointSlice<u32>,
+) {
+    let scale = scale_a.first().copied().unwrap_or(1.0) * scale_b.first().copied().unwrap_or(1.0);
+    ws_body::<true, true>(map_a, map_b, map_c, dims, split, scale, c);
 }
 
 /// Elements of one K step: a 128-byte row of bf16 or of FP8.
@@ -277,11 +307,22 @@ const fn k_step<const FP8: bool>() -> u32 {
     }
 }
 
+/// Arrivals that free a stage of a block of [`gemm_ws_pairs`]: lane 0 of
+/// each of the 8 consumer warps of both blocks (both read the B half this
+/// block's producer writes).
+const PAIR_RELEASES: u32 = 2 * 8;
+
 /// The body of `gemm_ws` (bf16) and `gemm_fp8_ws` (e4m3, its product
 /// multiplied by `scale`): the byte layout of a stage is the same for both,
-/// only the wgmma instruction and the elements per K step differ.
+/// only the wgmma instruction and the elements per K step differ. With
+/// `PAIRS` the blocks run in clusters of two that share each B tile
+/// ([`gemm_ws_pairs`]): a stage is filled by both blocks' producers (A by
+/// its own, each half of B by one of them, multicast), so it is free only
+/// when the consumers of both blocks have released it, and neither block
+/// may leave while the other can still write into it or arrive on its
+/// barriers.
 #[inline(always)]
-fn ws_body<const FP8: bool>(map_a: u64, map_b: u64, map_c: u64, dims: Dims, split: StreamK, scale: f32, c: DisjointSlice<u32>) {
+fn ws_body<const FP8: bool, const PAIRS: bool>(map_a: u64, map_b: u64, map_c: u64, dims: Dims, split: StreamK, scale: f32, c: DisjointSlice<u32>) {
     // `c` is written only through `map_c` (the host made it of `c`'s
     // memory); holding it here is what makes the kernel its only writer.
     let _ = c;
@@ -302,7 +343,7 @@ fn ws_body<const FP8: bool>(map_a: u64, map_b: u64, map_c: u64, dims: Dims, spli
             // SAFETY: one thread initialises; fence + barrier publish it.
             unsafe {
                 full(s).init(1);
-                empty(s).init(256);
+                empty(s).init(if PAIRS { PAIR_RELEASES } else { 256 });
             }
         }
         for wg in 0..2 {
@@ -311,7 +352,35 @@ fn ws_body<const FP8: bool>(map_a: u64, map_b: u64, map_c: u64, dims: Dims, spli
         }
         mbarrier::fence_init();
     }
-    thread::sync_threads();
+    if PAIRS {
+        // The other block multicasts into this block's stages and arrives
+        // on its barriers: both blocks' barriers exist before either starts.
+        cluster::sync();
+    } else {
+        thread::sync_threads();
+    }
+    // This block's half of a shared B tile (pairs): rows 128·rank….
+    let rank = if PAIRS { cluster::ctarank() } else { 0 };
+    // A stage is free again once every consumer that reads it let it go:
+    // this block's 256 threads, or with pairs one lane per consumer warp
+    // of both blocks, each arriving at both (whose producers both wrote
+    // into the stage). A warp's lanes pass `wgmma::wait_group` together,
+    // so its lane 0 speaks for the warp.
+    let release = |stage: u32| {
+        if PAIRS {
+            if tid % 32 == 0 {
+                // SAFETY: ranks 0 and 1 are the pair; both initialised their
+                // barriers before the cluster barrier above and leave only
+                // after the one at the end.
+                unsafe {
+                    empty(stage).arrive_cluster(0);
+                    empty(stage).arrive_cluster(1);
+                }
+            }
+        } else {
+            empty(stage).arrive();
+        }
+    };
 
     let k_steps = dims.k / k_step::<FP8>();
     let tiles = (dims.m / WS_BM) * (dims.n / WS_BN);
@@ -346,9 +415,18 @@ fn ws_body<const FP8: bool>(map_a: u64, map_b: u64, map_c: u64, dims: Dims, spli
                     // SAFETY: valid maps (host); the stage is free (its
                     // empty barrier completed, or it was never used) and
                     // 1024-aligned; `full(s)` expects both boxes' bytes.
+                    // With pairs, both blocks' `full(s)` expect the whole B
+                    // tile: half from each producer's multicast (the pair's
+                    // tiles have the same n0).
                     unsafe {
-                        tma::load_2d(a_tile(s), map_a, full(s), (kb * k_step::<FP8>()) as i32, m0 as i32);
-                        tma::load_2d(b_tile(s), map_b, full(s), (kb * k_step::<FP8>()) as i32, n0 as i32);
+                        let k = (kb * k_step::<FP8>()) as i32;
+                        tma::load_2d(a_tile(s), map_a, full(s), k, m0 as i32);
+                        if PAIRS {
+                            let half = rank * (WS_BN / 2);
+                            tma::load_2d_multicast(b_tile(s) + half * ROW_BYTES, map_b, full(s), k, (n0 + half) as i32, 0b11);
+                        } else {
+                            tma::load_2d(b_tile(s), map_b, full(s), k, n0 as i32);
+                        }
                     }
                     kb += 1;
                     step += 1;
@@ -392,14 +470,14 @@ fn ws_body<const FP8: bool>(map_a: u64, map_b: u64, map_c: u64, dims: Dims, spli
                 // The previous step's batch is complete: release its stage.
                 wgmma::wait_group::<1>();
                 if kb > segment.first {
-                    empty((step - 1) % STAGES).arrive();
+                    release((step - 1) % STAGES);
                 }
                 kb += 1;
                 step += 1;
             }
             wgmma::wait_group::<0>();
             // The segment's last stage, read by the batch just completed.
-            empty((step - 1) % STAGES).arrive();
+            release((step - 1) % STAGES);
             let block = thread::blockIdx_x();
             if segment.first > 0 {
                 // The tail of a tile that an earlier block finishes: hand
@@ -482,6 +560,11 @@ fn ws_body<const FP8: bool>(map_a: u64, map_b: u64, map_c: u64, dims: Dims, spli
         if leader {
             tma::wait_group::<0>();
         }
+    }
+    if PAIRS {
+        // Until both blocks are here, the other one's consumers may still
+        // arrive on this block's barriers.
+        cluster::sync();
     }
 }
 
@@ -907,6 +990,24 @@ pub enum Schedule {
     /// blocks then work on tiles far apart in the matrix at the same time,
     /// which shares fewer A and B panels in L2.
     StreamKOnly,
+    /// Whole tiles, as [`WholeTiles`](Self::WholeTiles), taken by pairs of
+    /// blocks (a thread-block cluster of two, [`gemm_ws_pairs`]) whose
+    /// tiles lie one above the other and so share their B tile: each block
+    /// loads half of it and the TMA multicasts it to both, so B is read from
+    /// L2 once per pair instead of twice. Needs M to be a multiple of 256
+    /// (an even number of tile rows); the grid is the largest even number
+    /// of blocks up to one per multiprocessor.
+    TilePairs,
+}
+
+/// Rows of B one TMA box of `schedule`'s kernel loads: its whole tile, or
+/// the half each block of a pair multicasts.
+fn b_box_rows(schedule: Schedule) -> u32 {
+    if schedule == Schedule::TilePairs {
+        WS_BN / 2
+    } else {
+        WS_BN
+    }
 }
 
 /// The shortest K (elements) for which [`Schedule::default_for`] picks
@@ -959,6 +1060,22 @@ fn whole_tiles_before_stream_k(tiles: u32, grid: u32) -> u32 {
     }
 }
 
+/// The grid of [`Schedule::TilePairs`] for `dims` on `sms`
+/// multiprocessors: whole pairs of blocks, at most one block per
+/// multiprocessor (at least one pair). Fails unless M is a multiple of 256,
+/// since a pair's tiles lie one above the other.
+fn pairs_grid(dims: Dims, sms: u32) -> Result<u32, String> {
+    let m_tiles = dims.m / WS_BM;
+    if m_tiles == 0 || !m_tiles.is_multiple_of(2) {
+        return Err(format!(
+            "Schedule::TilePairs pairs tiles one above the other: M must be a multiple of {}; {dims:?}",
+            2 * WS_BM
+        ));
+    }
+    let tiles = m_tiles * (dims.n / WS_BN);
+    Ok((tiles.min(sms) & !1).max(2))
+}
+
 /// A persistent launch's grid and schedule, with stream-K's workspace.
 struct Plan {
     schedule: Schedule,
@@ -980,6 +1097,7 @@ impl Plan {
         let sms = sms.max(1);
         let (grid, whole_tiles, workspace) = match schedule {
             Schedule::WholeTiles => (tiles.min(sms), tiles, None),
+            Schedule::TilePairs => (pairs_grid(dims, sms)?, tiles, None),
             Schedule::StreamK | Schedule::StreamKOnly => {
                 if total > u32::MAX as u64 {
                     return Err(format!("stream-K counts a product's K steps in 32 bits; {dims:?} has {total}").into());
@@ -1060,20 +1178,30 @@ impl<'a> Gemm<'a> {
             return Err(format!("A needs {} and B {} elements for {dims:?}; they have {} and {}", m * k, n * k, a.len(), b.len()).into());
         }
         let (bm, bn) = kernel.tile();
-        let map_a = upload_map(stream, TensorDataType::BF16, a.device_ptr(), dims.m, dims.k, bm)?;
-        let map_b = upload_map(stream, TensorDataType::BF16, b.device_ptr(), dims.n, dims.k, bn)?;
-        kernel_function(module, kernel.name())?.set_max_dynamic_shared_memory(kernel.shared_bytes())?;
         let sms = stream.context().multiprocessor_count()?;
         let schedule = if kernel == Kernel::Ws { Schedule::default_for(dims, sms) } else { Schedule::WholeTiles };
+        let b_rows = if kernel == Kernel::Ws { b_box_rows(schedule) } else { bn };
+        let map_a = upload_map(stream, TensorDataType::BF16, a.device_ptr(), dims.m, dims.k, bm)?;
+        let map_b = upload_map(stream, TensorDataType::BF16, b.device_ptr(), dims.n, dims.k, b_rows)?;
+        kernel_function(module, kernel.name())?.set_max_dynamic_shared_memory(kernel.shared_bytes())?;
+        if kernel == Kernel::Ws {
+            kernel_function(module, "gemm_ws_pairs")?.set_max_dynamic_shared_memory(WS_SMEM)?;
+        }
         let plan = Plan::new(stream, dims, BK, sms, schedule)?;
         Ok(Gemm { kernel, dims, map_a, map_b, map_c: OutputMap::default(), plan, inputs: [a, b] })
     }
 
     /// The same product with `gemm_ws` scheduled by `schedule` (no effect
-    /// on `gemm_simple`).
+    /// on `gemm_simple`). Fails where the shape does not allow it
+    /// ([`Schedule::TilePairs`] needs M to be a multiple of 256).
     pub fn with_schedule(mut self, stream: &CudaStream, schedule: Schedule) -> Result<Gemm<'a>, Error> {
+        if self.kernel != Kernel::Ws {
+            return Ok(self);
+        }
         let sms = stream.context().multiprocessor_count()?;
         self.plan = Plan::new(stream, self.dims, BK, sms, schedule)?;
+        let b = self.inputs[1];
+        self.map_b = upload_map(stream, TensorDataType::BF16, b.device_ptr(), self.dims.n, self.dims.k, b_box_rows(schedule))?;
         Ok(self)
     }
 
@@ -1085,6 +1213,16 @@ impl<'a> Gemm<'a> {
     /// The kernel this product launches.
     pub fn kernel(&self) -> Kernel {
         self.kernel
+    }
+
+    /// The function name of the kernel a launch runs: [`Kernel::name`],
+    /// or `gemm_ws_pairs` under [`Schedule::TilePairs`].
+    pub fn function_name(&self) -> &'static str {
+        if self.kernel == Kernel::Ws && self.plan.schedule == Schedule::TilePairs {
+            "gemm_ws_pairs"
+        } else {
+            self.kernel.name()
+        }
     }
 
     /// The shape.
@@ -1111,8 +1249,13 @@ impl<'a> Gemm<'a> {
             Kernel::Ws => {
                 let pc = self.map_c.of(stream, c, dims)?;
                 let split = self.plan.split(stream)?;
-                cuda_launch! { kernel: gemm_ws, stream: stream, module: module, config: config,
-                    args: [pa, pb, pc, dims, split, slice_mut(*c)] }?
+                if self.plan.schedule == Schedule::TilePairs {
+                    cuda_launch! { kernel: gemm_ws_pairs, stream: stream, module: module, config: config,
+                        args: [pa, pb, pc, dims, split, slice_mut(*c)] }?
+                } else {
+                    cuda_launch! { kernel: gemm_ws, stream: stream, module: module, config: config,
+                        args: [pa, pb, pc, dims, split, slice_mut(*c)] }?
+                }
             }
         }
         Ok(())
@@ -1185,18 +1328,24 @@ impl<'a> GemmFp8<'a> {
         if scales.a.is_empty() || scales.b.is_empty() {
             return Err("each FP8 scale buffer needs one element (the factor)".into());
         }
-        let map_a = upload_map(stream, TensorDataType::U8, a.device_ptr(), dims.m, dims.k, WS_BM)?;
-        let map_b = upload_map(stream, TensorDataType::U8, b.device_ptr(), dims.n, dims.k, WS_BN)?;
-        kernel_function(module, "gemm_fp8_ws")?.set_max_dynamic_shared_memory(WS_SMEM)?;
         let sms = stream.context().multiprocessor_count()?;
-        let plan = Plan::new(stream, dims, ROW_BYTES, sms, Schedule::default_for(dims, sms))?;
+        let schedule = Schedule::default_for(dims, sms);
+        let map_a = upload_map(stream, TensorDataType::U8, a.device_ptr(), dims.m, dims.k, WS_BM)?;
+        let map_b = upload_map(stream, TensorDataType::U8, b.device_ptr(), dims.n, dims.k, b_box_rows(schedule))?;
+        kernel_function(module, "gemm_fp8_ws")?.set_max_dynamic_shared_memory(WS_SMEM)?;
+        kernel_function(module, "gemm_fp8_ws_pairs")?.set_max_dynamic_shared_memory(WS_SMEM)?;
+        let plan = Plan::new(stream, dims, ROW_BYTES, sms, schedule)?;
         Ok(GemmFp8 { dims, map_a, map_b, map_c: OutputMap::default(), scale_a: scales.a, scale_b: scales.b, plan, inputs: [a, b] })
     }
 
-    /// The same product scheduled by `schedule`.
+    /// The same product scheduled by `schedule`. Fails where the shape
+    /// does not allow it ([`Schedule::TilePairs`] needs M to be a multiple
+    /// of 256).
     pub fn with_schedule(mut self, stream: &CudaStream, schedule: Schedule) -> Result<GemmFp8<'a>, Error> {
         let sms = stream.context().multiprocessor_count()?;
         self.plan = Plan::new(stream, self.dims, ROW_BYTES, sms, schedule)?;
+        let b = self.inputs[1];
+        self.map_b = upload_map(stream, TensorDataType::U8, b.device_ptr(), self.dims.n, self.dims.k, b_box_rows(schedule))?;
         Ok(self)
     }
 
@@ -1226,8 +1375,13 @@ impl<'a> GemmFp8<'a> {
         let (sa, sb) = (self.scale_a, self.scale_b);
         let pc = self.map_c.of(stream, c, dims)?;
         let split = self.plan.split(stream)?;
-        cuda_launch! { kernel: gemm_fp8_ws, stream: stream, module: module, config: config,
-            args: [pa, pb, pc, dims, split, slice(*sa), slice(*sb), slice_mut(*c)] }?;
+        if self.plan.schedule == Schedule::TilePairs {
+            cuda_launch! { kernel: gemm_fp8_ws_pairs, stream: stream, module: module, config: config,
+                args: [pa, pb, pc, dims, split, slice(*sa), slice(*sb), slice_mut(*c)] }?;
+        } else {
+            cuda_launch! { kernel: gemm_fp8_ws, stream: stream, module: module, config: config,
+                args: [pa, pb, pc, dims, split, slice(*sa), slice(*sb), slice_mut(*c)] }?;
+        }
         Ok(())
     }
 }
@@ -1293,6 +1447,33 @@ mod tests {
                         check_stream_k(whole, tiles, k_steps, grid);
                     }
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn tile_pairs_need_an_even_tile_count_down_m_and_run_whole_pairs() {
+        let d = |m, n, k| Dims { m, n, k };
+        // 256 tiles on 132: 66 pairs; 2 tiles: one pair; 4 tiles on 3: one.
+        assert_eq!(pairs_grid(d(8192, 1024, 8192), 132), Ok(132));
+        assert_eq!(pairs_grid(d(256, 256, 64), 132), Ok(2));
+        assert_eq!(pairs_grid(d(512, 256, 64), 3), Ok(2));
+        assert_eq!(pairs_grid(d(4096, 4096, 4096), 133), Ok(132));
+        // One or three tile rows: no pairs one above the other.
+        for m in [128, 384] {
+            let e = pairs_grid(d(m, 512, 64), 132).unwrap_err();
+            assert!(e.contains("multiple of 256"), "{e}");
+        }
+        // The pair's tiles (2p, 2p + 1 of the grouped order) share n0 and
+        // lie one above the other, for every p, over several tile groups.
+        for (m, n) in [(8192, 1024), (4096, 4096), (512, 768), (256, 256), (2048, 512)] {
+            let dims = d(m, n, 64);
+            let tiles = (m / WS_BM) * (n / WS_BN);
+            for p in 0..tiles / 2 {
+                let (m0, n0) = ws_tile_origin(2 * p, dims);
+                let (m1, n1) = ws_tile_origin(2 * p + 1, dims);
+                assert_eq!((m1, n1), (m0 + WS_BM, n0), "{m}×{n}: pair {p}");
+                assert_eq!(m0 % (2 * WS_BM), 0, "{m}×{n}: pair {p} starts at an odd tile row");
             }
         }
     }

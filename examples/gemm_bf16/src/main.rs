@@ -222,10 +222,15 @@ fn run_size(
         ("ws-whole", Kernel::Ws, Some(Schedule::WholeTiles)),
         ("ws-sk", Kernel::Ws, Some(Schedule::StreamK)),
         ("ws-sk-only", Kernel::Ws, Some(Schedule::StreamKOnly)),
+        ("ws-pairs", Kernel::Ws, Some(Schedule::TilePairs)),
     ];
     for (short, kernel, schedule) in runs {
         let chosen = if kernels.is_empty() { short != "ws" } else { kernels.iter().any(|k| k == short) };
         if !chosen {
+            continue;
+        }
+        if schedule == Some(Schedule::TilePairs) && kernels.is_empty() && !d.m.is_multiple_of(256) {
+            println!("  ws-pairs: not run (its tile pairs need M to be a multiple of 256)");
             continue;
         }
         let mut gemm = Gemm::new(kernel, module, &stream, &a, &b, d)?;
@@ -234,9 +239,9 @@ fn run_size(
         }
         let name = match kernel {
             Kernel::Simple => kernel.name().to_string(),
-            Kernel::Ws => format!("{} ({:?})", kernel.name(), gemm.schedule()),
+            Kernel::Ws => format!("{} ({:?})", gemm.function_name(), gemm.schedule()),
         };
-        let attrs = kernel_function(module, kernel.name())?.attributes()?;
+        let attrs = kernel_function(module, gemm.function_name())?.attributes()?;
         println!("  {name}: {} registers, {} bytes local memory per thread", attrs.num_regs, attrs.local_bytes_per_thread);
         c.memset(&stream, 0)?;
         let reps = if kernel == Kernel::Ws { 10 } else { 5 };
@@ -325,7 +330,11 @@ fn run_fp8(ctx: &Arc<CudaContext>, module: &cuda_host::KernelModule, d: Dims) ->
     println!("== FP8 e4m3 M = {m}, N = {n}, K = {k}");
     println!("  gemm_fp8_ws: {} registers, {} bytes local memory per thread", attrs.num_regs, attrs.local_bytes_per_thread);
     let mut ok = true;
-    for schedule in [Schedule::WholeTiles, Schedule::StreamK, Schedule::StreamKOnly] {
+    for schedule in [Schedule::WholeTiles, Schedule::StreamK, Schedule::StreamKOnly, Schedule::TilePairs] {
+        if schedule == Schedule::TilePairs && !d.m.is_multiple_of(256) {
+            println!("  gemm_fp8_ws_pairs: not run (its tile pairs need M to be a multiple of 256)");
+            continue;
+        }
         let gemm = GemmFp8::new(module, &stream, &a, &b, Fp8Scales { a: &sa, b: &sb }, d)?.with_schedule(&stream, schedule)?;
         c.memset(&stream, 0)?;
         let ms = time_ms(ctx, 10, || gemm.launch(module, &stream, &mut c))?;
@@ -400,8 +409,8 @@ fn main() -> ExitCode {
     // Arguments: shapes, `S` or `MxNxK` (default 4096, 8192 and
     // 8192x1024x8192; 1024 and 512x768x2048 in debug builds, which the GPU
     // suite and compute-sanitizer run), and kernels (simple, ws with the
-    // shape's default schedule, ws-whole, ws-sk and ws-sk-only with each
-    // Schedule, fp8 with each; default all but ws).
+    // shape's default schedule, ws-whole, ws-sk, ws-sk-only and ws-pairs
+    // with each Schedule, fp8 with each; default all but ws).
     let args: Vec<String> = std::env::args().skip(1).collect();
     let shapes: Vec<Dims> = args.iter().filter_map(|s| parse_shape(s)).collect();
     let kernels: Vec<String> = args.iter().filter(|s| parse_shape(s).is_none()).cloned().collect();
