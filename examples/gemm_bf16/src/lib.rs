@@ -40,11 +40,16 @@
 //!   out the tiles' K steps equally instead (stream-K, [`Schedule`],
 //!   [`StreamK`]): a tile cut between blocks is summed through a workspace
 //!   in device memory.
+//! * [`gemm_ws_pairs`] — `gemm_ws` in clusters of two blocks whose tiles lie
+//!   one above the other and share their B tile ([`Schedule::TilePairs`]):
+//!   each block's producer loads half of it and the TMA multicasts it into
+//!   both blocks' stages, so a stage is free only once both blocks'
+//!   consumers released it (they arrive on both blocks' barriers).
 //! * [`gemm_fp8_ws`] — the same pipeline for FP8: A and B e4m3 (one byte
 //!   each, so a K step is 128 values in the same 128-byte rows), the
 //!   m64n256k32 e4m3 wgmma, C = scale_a·scale_b·A·Bᵀ in bf16 with the two
 //!   per-tensor scales read from device memory as cuBLASLt reads them
-//!   ([`GemmFp8`] sets it up).
+//!   ([`GemmFp8`] sets it up); [`gemm_fp8_ws_pairs`] its twin in pairs.
 //!
 //! ```ignore
 //! let module = load_kernel_module(&ctx, "my_program")?;
@@ -368,7 +373,7 @@ fn ws_body<const FP8: bool, const PAIRS: bool>(map_a: u64, map_b: u64, map_c: u6
     // so its lane 0 speaks for the warp.
     let release = |stage: u32| {
         if PAIRS {
-            if tid % 32 == 0 {
+            if tid.is_multiple_of(32) {
                 // SAFETY: ranks 0 and 1 are the pair; both initialised their
                 // barriers before the cluster barrier above and leave only
                 // after the one at the end.
