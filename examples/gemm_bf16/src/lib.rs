@@ -278,10 +278,15 @@ pub fn gemm_fp8_ws(
     scale_b: &[f32],
     c: DisjointSlice<u32>,
 ) {
-    // No bounds-check panic path (it would serialise the wgmma pipeline);
-    // the host refuses empty scale buffers.
-    let scale = scale_a.first().copied().unwrap_or(1.0) * scale_b.first().copied().unwrap_or(1.0);
-    ws_body::<true, false>(map_a, map_b, map_c, dims, split, scale, c);
+    ws_body::<true, false>(map_a, map_b, map_c, dims, split, fp8_scale(scale_a, scale_b), c);
+}
+
+/// The FP8 kernels' factor: the product of the first elements of the two
+/// scale buffers. No bounds-check panic path (it would serialise the wgmma
+/// pipeline); the host refuses empty scale buffers.
+#[inline(always)]
+fn fp8_scale(scale_a: &[f32], scale_b: &[f32]) -> f32 {
+    scale_a.first().copied().unwrap_or(1.0) * scale_b.first().copied().unwrap_or(1.0)
 }
 
 /// `gemm_fp8_ws` run by pairs of blocks that multicast their common B
@@ -298,8 +303,7 @@ pub fn gemm_fp8_ws_pairs(
     scale_b: &[f32],
     c: DisjointSlice<u32>,
 ) {
-    let scale = scale_a.first().copied().unwrap_or(1.0) * scale_b.first().copied().unwrap_or(1.0);
-    ws_body::<true, true>(map_a, map_b, map_c, dims, split, scale, c);
+    ws_body::<true, true>(map_a, map_b, map_c, dims, split, fp8_scale(scale_a, scale_b), c);
 }
 
 /// Elements of one K step: a 128-byte row of bf16 or of FP8.
