@@ -1031,6 +1031,21 @@ pub const STREAM_K_MIN_K: u32 = 8192;
 const STREAM_K_MIN_STEPS: u64 = 4;
 
 impl Schedule {
+    /// Whether this schedule can run a product of shape `dims` (which
+    /// [`check_dims`] or [`check_fp8_dims`] accepted): every one can but
+    /// [`TilePairs`](Self::TilePairs), whose pairs of tiles one above the
+    /// other need M to be a multiple of 256.
+    pub fn check(self, dims: Dims) -> Result<(), String> {
+        let m_tiles = dims.m / WS_BM;
+        if self == Schedule::TilePairs && (m_tiles == 0 || !m_tiles.is_multiple_of(2)) {
+            return Err(format!(
+                "Schedule::TilePairs pairs tiles one above the other: M must be a multiple of {}; {dims:?}",
+                2 * WS_BM
+            ));
+        }
+        Ok(())
+    }
+
     /// The default for `dims` on a GPU of `sms` multiprocessors: stream-K
     /// where the tiles would leave most multiprocessors idle (at most half
     /// of them busy) and K is long (at least [`STREAM_K_MIN_K`]), whole
@@ -1074,14 +1089,8 @@ fn whole_tiles_before_stream_k(tiles: u32, grid: u32) -> u32 {
 /// multiprocessor (at least one pair). Fails unless M is a multiple of 256,
 /// since a pair's tiles lie one above the other.
 fn pairs_grid(dims: Dims, sms: u32) -> Result<u32, String> {
-    let m_tiles = dims.m / WS_BM;
-    if m_tiles == 0 || !m_tiles.is_multiple_of(2) {
-        return Err(format!(
-            "Schedule::TilePairs pairs tiles one above the other: M must be a multiple of {}; {dims:?}",
-            2 * WS_BM
-        ));
-    }
-    let tiles = m_tiles * (dims.n / WS_BN);
+    Schedule::TilePairs.check(dims)?;
+    let tiles = (dims.m / WS_BM) * (dims.n / WS_BN);
     Ok((tiles.min(sms) & !1).max(2))
 }
 
@@ -1208,9 +1217,12 @@ impl<'a> Gemm<'a> {
             return Ok(self);
         }
         let sms = stream.context().multiprocessor_count()?;
-        self.plan = Plan::new(stream, self.dims, BK, sms, schedule)?;
-        let b = self.inputs[1];
-        self.map_b = upload_map(stream, TensorDataType::BF16, b.device_ptr(), self.dims.n, self.dims.k, b_box_rows(schedule))?;
+        let plan = Plan::new(stream, self.dims, BK, sms, schedule)?;
+        if b_box_rows(schedule) != b_box_rows(self.plan.schedule) {
+            let b = self.inputs[1];
+            self.map_b = upload_map(stream, TensorDataType::BF16, b.device_ptr(), self.dims.n, self.dims.k, b_box_rows(schedule))?;
+        }
+        self.plan = plan;
         Ok(self)
     }
 
@@ -1352,9 +1364,12 @@ impl<'a> GemmFp8<'a> {
     /// of 256).
     pub fn with_schedule(mut self, stream: &CudaStream, schedule: Schedule) -> Result<GemmFp8<'a>, Error> {
         let sms = stream.context().multiprocessor_count()?;
-        self.plan = Plan::new(stream, self.dims, ROW_BYTES, sms, schedule)?;
-        let b = self.inputs[1];
-        self.map_b = upload_map(stream, TensorDataType::U8, b.device_ptr(), self.dims.n, self.dims.k, b_box_rows(schedule))?;
+        let plan = Plan::new(stream, self.dims, ROW_BYTES, sms, schedule)?;
+        if b_box_rows(schedule) != b_box_rows(self.plan.schedule) {
+            let b = self.inputs[1];
+            self.map_b = upload_map(stream, TensorDataType::U8, b.device_ptr(), self.dims.n, self.dims.k, b_box_rows(schedule))?;
+        }
+        self.plan = plan;
         Ok(self)
     }
 

@@ -229,8 +229,8 @@ fn run_size(
         if !chosen {
             continue;
         }
-        if schedule == Some(Schedule::TilePairs) && kernels.is_empty() && !d.m.is_multiple_of(256) {
-            println!("  ws-pairs: not run (its tile pairs need M to be a multiple of 256)");
+        if let (Some(Err(why)), true) = (schedule.map(|s| s.check(d)), kernels.is_empty()) {
+            println!("  {short}: not run ({why})");
             continue;
         }
         let mut gemm = Gemm::new(kernel, module, &stream, &a, &b, d)?;
@@ -331,8 +331,8 @@ fn run_fp8(ctx: &Arc<CudaContext>, module: &cuda_host::KernelModule, d: Dims) ->
     println!("  gemm_fp8_ws: {} registers, {} bytes local memory per thread", attrs.num_regs, attrs.local_bytes_per_thread);
     let mut ok = true;
     for schedule in [Schedule::WholeTiles, Schedule::StreamK, Schedule::StreamKOnly, Schedule::TilePairs] {
-        if schedule == Schedule::TilePairs && !d.m.is_multiple_of(256) {
-            println!("  gemm_fp8_ws_pairs: not run (its tile pairs need M to be a multiple of 256)");
+        if let Err(why) = schedule.check(d) {
+            println!("  gemm_fp8_ws ({schedule:?}): not run ({why})");
             continue;
         }
         let gemm = GemmFp8::new(module, &stream, &a, &b, Fp8Scales { a: &sa, b: &sb }, d)?.with_schedule(&stream, schedule)?;
