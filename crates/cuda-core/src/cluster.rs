@@ -183,6 +183,71 @@ pub unsafe fn launch_kernel_cluster_with_host_code(
     unsafe { launch_cluster(f, config, stream, params, Some(host)) }
 }
 
+impl CudaFunction {
+    /// How many clusters of `config`'s shape, each block with its block size
+    /// and dynamic shared memory, the GPU holds at once
+    /// (`cuOccupancyMaxActiveClusters`): the grid of a persistent cluster
+    /// kernel, which must not launch more clusters than run together.
+    /// Clusters must fit in one group of multiprocessors (a GPC), so this can
+    /// be fewer than the multiprocessors' block slots divided by the cluster
+    /// size. The shape is checked as for a launch; the grid's size does not
+    /// matter beyond that. The kernel's dynamic shared memory limit must
+    /// already allow `config`'s ([`CudaFunction::set_max_dynamic_shared_memory`]),
+    /// else the driver answers 0.
+    ///
+    /// ```no_run
+    /// # fn demo(f: &cuda_core::CudaFunction, sms: u32) -> Result<(), cuda_core::DriverError> {
+    /// use cuda_core::LaunchConfig;
+    /// let shape = LaunchConfig { grid_dim: (2, 1, 1), block_dim: (384, 1, 1), shared_mem_bytes: 200 << 10 }
+    ///     .with_cluster((2, 1, 1));
+    /// let clusters = f.max_active_clusters(&shape)?;
+    /// let grid = (2 * clusters).min(2 * sms); // one persistent wave of pairs
+    /// # let _ = grid; Ok(()) }
+    /// ```
+    pub fn max_active_clusters(&self, config: &ClusterLaunchConfig) -> Result<u32, DriverError> {
+        config.launch.validate()?;
+        config.validate().map_err(|e| {
+            DriverError::new(
+                ErrorKind::InvalidLaunchConfig,
+                format!("invalid cluster shape: {e}"),
+                "CudaFunction::max_active_clusters",
+            )
+        })?;
+        let ctx = &self.module.ctx;
+        let compute_capability = ctx.compute_capability()?;
+        if compute_capability.0 < 9 {
+            return Err(ClusterShapeError::NeedsSm90 { compute_capability }.into());
+        }
+        let d = ctx.bind()?;
+        if config.non_portable && !ctx.backend().is_emulated() {
+            // SAFETY: the function handle is live; the attribute takes an int.
+            unsafe { cu!(d, cuFuncSetAttribute(self.func, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1)) }?;
+        }
+        let c = config.cluster_dim;
+        let mut attr = crate::driver::CUlaunchAttribute {
+            id: crate::driver::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
+            pad: [0; 4],
+            value: crate::driver::CUlaunchAttributeValue { cluster_dim: [c.0, c.1, c.2], pad: [0; 52] },
+        };
+        let (g, b) = (config.launch.grid_dim, config.launch.block_dim);
+        let shape = crate::driver::CUlaunchConfig {
+            grid_dim: [g.0, g.1, g.2],
+            block_dim: [b.0, b.1, b.2],
+            shared_mem_bytes: config.launch.shared_mem_bytes,
+            stream: std::ptr::null_mut(),
+            attrs: &mut attr,
+            num_attrs: 1,
+        };
+        let mut clusters: std::ffi::c_int = 0;
+        // SAFETY: `shape` and `attr` are laid out as cuda.h's structs and
+        // live across the call, which reads them and writes one int; the
+        // function handle is live.
+        unsafe { cu!(d, cuOccupancyMaxActiveClusters(&mut clusters, self.func, std::ptr::addr_of!(shape).cast())) }
+            .map_err(|e| e.with_detail(format!("while asking how many clusters of kernel `{}` fit", self.name)))?;
+        Ok(clusters.max(0) as u32)
+    }
+}
+
 /// # Safety
 /// As for [`launch_kernel_cluster_with_host_code`].
 unsafe fn launch_cluster(

@@ -183,6 +183,8 @@ driver_api! {
                            *const c_uint, c_uint, c_uint, c_uint, c_uint);
     cuOccupancyMaxActiveBlocksPerMultiprocessor(*mut c_int, CUfunction, c_int, usize);
     cuOccupancyMaxPotentialBlockSize(*mut c_int, *mut c_int, CUfunction, CUoccupancyB2DSize, usize, c_int);
+    // The config is a `CUlaunchConfig` (types.rs); its stream is ignored.
+    cuOccupancyMaxActiveClusters(*mut c_int, CUfunction, *const c_void);
     cuLaunchKernel(CUfunction, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, CUstream,
                    *mut *mut c_void, *mut *mut c_void);
     // The config is a `CUlaunchConfig` (types.rs).

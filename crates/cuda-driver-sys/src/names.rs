@@ -122,6 +122,7 @@ pub fn builtin_name(code: i32) -> Option<(&'static str, &'static str)> {
         ),
         909 => ("CUDA_ERROR_TIMEOUT", "wait operation timed out"),
         910 => ("CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE", "the graph update was not performed because it included changes which violated constraints specific to instantiated graph update"),
+        912 => ("CUDA_ERROR_INVALID_CLUSTER_SIZE", "a kernel launch error due to cluster misconfiguration"),
         999 => ("CUDA_ERROR_UNKNOWN", "unknown error"),
         _ => return None,
     })

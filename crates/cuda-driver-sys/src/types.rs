@@ -207,6 +207,9 @@ pub const CUDA_ERROR_STREAM_CAPTURE_ISOLATION: CUresult = 905;
 /// `CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE`: `cuGraphExecUpdate` refused the
 /// new graph (the result info says why).
 pub const CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE: CUresult = 910;
+/// `CUDA_ERROR_INVALID_CLUSTER_SIZE`: a cluster shape the kernel or the
+/// device does not take.
+pub const CUDA_ERROR_INVALID_CLUSTER_SIZE: CUresult = 912;
 
 /// `CU_STREAM_CAPTURE_STATUS_NONE`.
 pub const CU_STREAM_CAPTURE_STATUS_NONE: CUstreamCaptureStatus = 0;

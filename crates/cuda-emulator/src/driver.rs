@@ -31,6 +31,7 @@ use cuda_driver_sys::{
     CUDA_ERROR_STREAM_CAPTURE_UNMATCHED as STREAM_CAPTURE_UNMATCHED,
     CUDA_ERROR_STREAM_CAPTURE_UNJOINED as STREAM_CAPTURE_UNJOINED,
     CUDA_ERROR_STREAM_CAPTURE_ISOLATION as STREAM_CAPTURE_ISOLATION, CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE,
+    CUDA_ERROR_INVALID_CLUSTER_SIZE as INVALID_CLUSTER_SIZE,
     CU_STREAM_CAPTURE_STATUS_NONE, CU_STREAM_CAPTURE_STATUS_ACTIVE, CU_STREAM_CAPTURE_STATUS_INVALIDATED,
     CU_MEMORYTYPE_HOST, CU_MEMORYTYPE_DEVICE, CU_GRAPH_EXEC_UPDATE_SUCCESS,
     CUmemLocation, CUDA_ERROR_PEER_ACCESS_UNSUPPORTED, CUDA_ERROR_PEER_ACCESS_NOT_ENABLED,
@@ -211,7 +212,8 @@ table!(
     cuMemAlloc_v2, cuMemFree_v2, cuMemcpyHtoDAsync_v2, cuMemcpyDtoHAsync_v2, cuMemsetD8Async,
     cuMemcpyHtoD_v2, cuMemHostAlloc, cuMemHostGetDevicePointer_v2, cuMemFreeHost, cuModuleGetGlobal_v2,
     cuModuleLoadDataEx, cuModuleUnload, cuModuleGetFunction, cuFuncGetAttribute, cuFuncSetAttribute,
-    cuOccupancyMaxActiveBlocksPerMultiprocessor, cuOccupancyMaxPotentialBlockSize, cuLaunchKernel,
+    cuOccupancyMaxActiveBlocksPerMultiprocessor, cuOccupancyMaxPotentialBlockSize, cuOccupancyMaxActiveClusters,
+    cuLaunchKernel,
     cuLaunchKernelEx, cuMemAllocAsync, cuMemFreeAsync, cuDeviceGetDefaultMemPool, cuMemPoolSetAttribute,
     cuMemPoolGetAttribute, cuMemPoolTrimTo,
     cuStreamBeginCapture_v2, cuStreamBeginCaptureToGraph, cuStreamEndCapture, cuStreamIsCapturing,
@@ -983,6 +985,48 @@ unsafe extern "C" fn cuOccupancyMaxPotentialBlockSize(grid: *mut c_int, block: *
         *block = b as c_int;
         *grid = g.min(i32::MAX as u32) as c_int;
     }
+    SUCCESS
+}
+/// Clusters of the config's shape (its cluster attribute, else the
+/// kernel's `.reqnctapercluster`) resident at once: as many as the
+/// multiprocessors' blocks hold (crate::limits::clusters_resident).
+unsafe extern "C" fn cuOccupancyMaxActiveClusters(n: *mut c_int, f: CUfunction, config: *const c_void) -> CUresult {
+    if config.is_null() {
+        return INVALID_VALUE;
+    }
+    // SAFETY: a `CUlaunchConfig` (caller).
+    let config = unsafe { &*config.cast::<CUlaunchConfig>() };
+    let attributes = match config.num_attrs {
+        0 => &[][..],
+        // SAFETY: `num_attrs` attributes (caller).
+        n => unsafe { std::slice::from_raw_parts(config.attrs, n as usize) },
+    };
+    let asked = attributes.iter().rev().find(|a| a.id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION).map(|a| a.value.cluster_dim);
+    // SAFETY: a live function made by cuModuleGetFunction.
+    let function = unsafe { &*f.cast::<Function>() };
+    // SAFETY: a function's module outlives it.
+    let required = unsafe { &*function.module }.required_cluster(&function.name);
+    // As the driver: a kernel with a compile-time shape takes that shape or
+    // none; one without must be given one.
+    let shape = match (asked, required) {
+        (Some(a), r) if r != [0; 3] && a != r => return INVALID_CLUSTER_SIZE,
+        (Some(a), _) => a,
+        (None, r) if r != [0; 3] => r,
+        (None, _) => return INVALID_CLUSTER_SIZE,
+    };
+    let [bx, by, bz] = config.block_dim;
+    let threads = u64::from(bx) * u64::from(by) * u64::from(bz);
+    let cluster = shape.iter().map(|&d| u64::from(d)).product::<u64>();
+    // SAFETY: a live function (caller).
+    let kernel = unsafe { occupancy_of(f) };
+    let threads = threads.min(u64::from(u32::MAX)) as u32;
+    let Some(clusters) =
+        crate::limits::clusters_resident(kernel, threads, u64::from(config.shared_mem_bytes), cluster, cores() as u32)
+    else {
+        return INVALID_CLUSTER_SIZE;
+    };
+    // SAFETY: writable out-pointer (caller).
+    unsafe { *n = clusters.min(i32::MAX as u32) as c_int };
     SUCCESS
 }
 unsafe extern "C" fn cuLaunchKernel(

@@ -78,6 +78,28 @@ pub(crate) fn potential_block_size(kernel: Kernel, dynamic_shared: u64, limit: u
     best
 }
 
+/// The most blocks a cluster may have (with the non-portable attribute).
+const MAX_CLUSTER_BLOCKS: u64 = 16;
+
+/// Clusters of `cluster` blocks (each of `threads` threads and
+/// `dynamic_shared` bytes) that `multiprocessors` hold at once
+/// (`cuOccupancyMaxActiveClusters`): the emulated device is one group of
+/// multiprocessors, so every resident block slot counts, in whole clusters.
+/// `None` for a cluster of no blocks or more than a cluster may have.
+pub(crate) fn clusters_resident(
+    kernel: Kernel,
+    threads: u32,
+    dynamic_shared: u64,
+    cluster: u64,
+    multiprocessors: u32,
+) -> Option<u32> {
+    if cluster == 0 || cluster > MAX_CLUSTER_BLOCKS {
+        return None;
+    }
+    let slots = u64::from(blocks_per_multiprocessor(kernel, threads, dynamic_shared)) * u64::from(multiprocessors);
+    Some((slots / cluster).min(u64::from(u32::MAX)) as u32)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -126,5 +148,19 @@ mod tests {
         assert_eq!(potential_block_size(PLAIN, 100 * 1024, 0, 1), (2, 1024));
         assert_eq!(potential_block_size(PLAIN, 228 * 1024, 0, 1), (0, 0));
         assert_eq!(potential_block_size(PLAIN, 0, 16, 1), (32, 16));
+    }
+
+    #[test]
+    fn clusters_take_whole_groups_of_block_slots() {
+        // One block of 200 KiB a multiprocessor: pairs on 2 and 3 of them.
+        assert_eq!(clusters_resident(PLAIN, 384, 200 * 1024, 2, 2), Some(1));
+        assert_eq!(clusters_resident(PLAIN, 384, 200 * 1024, 2, 3), Some(1));
+        assert_eq!(clusters_resident(PLAIN, 384, 200 * 1024, 4, 3), Some(0), "4 blocks never resident on 3");
+        // 256 threads, no shared memory: 8 blocks a multiprocessor.
+        assert_eq!(clusters_resident(PLAIN, 256, 0, 8, 2), Some(2));
+        assert_eq!(clusters_resident(PLAIN, 256, 0, 16, 2), Some(1));
+        assert_eq!(clusters_resident(PLAIN, 256, 0, 17, 2), None, "past the largest cluster");
+        assert_eq!(clusters_resident(PLAIN, 256, 0, 0, 2), None);
+        assert_eq!(clusters_resident(PLAIN, 2048, 0, 2, 2), Some(0), "a block the kernel cannot take");
     }
 }

@@ -1084,14 +1084,40 @@ fn whole_tiles_before_stream_k(tiles: u32, grid: u32) -> u32 {
     }
 }
 
-/// The grid of [`Schedule::TilePairs`] for `dims` on `sms`
-/// multiprocessors: whole pairs of blocks, at most one block per
-/// multiprocessor (at least one pair). Fails unless M is a multiple of 256,
-/// since a pair's tiles lie one above the other.
-fn pairs_grid(dims: Dims, sms: u32) -> Result<u32, String> {
+/// The grid of [`Schedule::TilePairs`] for `dims` on a GPU that holds
+/// `pairs` clusters of two blocks at once: whole pairs, no more than run
+/// together (a persistent block that waits for another's multiprocessor
+/// would start its tiles a whole wave late), at least one pair. Fails
+/// unless M is a multiple of 256, since a pair's tiles lie one above the
+/// other, and where the GPU holds no pair.
+fn pairs_grid(dims: Dims, pairs: u32) -> Result<u32, String> {
     Schedule::TilePairs.check(dims)?;
+    if pairs == 0 {
+        return Err("the GPU holds no cluster of two persistent GEMM blocks at once (their shared memory)".into());
+    }
     let tiles = (dims.m / WS_BM) * (dims.n / WS_BN);
-    Ok((tiles.min(sms) & !1).max(2))
+    Ok((tiles.min(2 * pairs) & !1).max(2))
+}
+
+/// What the GPU holds at once, which sizes a persistent grid.
+#[derive(Clone, Copy, Debug)]
+struct Residency {
+    /// Multiprocessors (one persistent block each).
+    sms: u32,
+    /// Clusters of two blocks of the pairs' kernel: at most `sms / 2`, fewer
+    /// where a group of multiprocessors (GPC) has an odd one out.
+    pairs: u32,
+}
+
+impl Residency {
+    /// Asks the driver, for the pairs' kernel `pairs_kernel` (its dynamic
+    /// shared memory limit already raised to [`WS_SMEM`]).
+    fn of(stream: &CudaStream, pairs_kernel: &CudaFunction) -> Result<Residency, Error> {
+        let sms = stream.context().multiprocessor_count()?.max(1);
+        let shape = LaunchConfig { grid_dim: (2, 1, 1), block_dim: (WS_THREADS, 1, 1), shared_mem_bytes: WS_SMEM }
+            .with_cluster((2, 1, 1));
+        Ok(Residency { sms, pairs: pairs_kernel.max_active_clusters(&shape)? })
+    }
 }
 
 /// A persistent launch's grid and schedule, with stream-K's workspace.
@@ -1106,16 +1132,17 @@ struct Plan {
 }
 
 impl Plan {
-    /// The plan for `dims` in K steps of `k_step` elements on a GPU of
-    /// `sms` multiprocessors. Fails if `schedule` is stream-K and the
-    /// tiles' K steps do not fit in 32 bits (the kernel counts them so).
-    fn new(stream: &CudaStream, dims: Dims, k_step: u32, sms: u32, schedule: Schedule) -> Result<Plan, Error> {
+    /// The plan for `dims` in K steps of `k_step` elements on a GPU that
+    /// holds `resident`. Fails if `schedule` is stream-K and the tiles' K
+    /// steps do not fit in 32 bits (the kernel counts them so), and where
+    /// [`pairs_grid`] does.
+    fn new(stream: &CudaStream, dims: Dims, k_step: u32, resident: Residency, schedule: Schedule) -> Result<Plan, Error> {
         let tiles = (dims.m / WS_BM) * (dims.n / WS_BN);
         let total = tiles as u64 * (dims.k / k_step) as u64;
-        let sms = sms.max(1);
+        let sms = resident.sms.max(1);
         let (grid, whole_tiles, workspace) = match schedule {
             Schedule::WholeTiles => (tiles.min(sms), tiles, None),
-            Schedule::TilePairs => (pairs_grid(dims, sms)?, tiles, None),
+            Schedule::TilePairs => (pairs_grid(dims, resident.pairs)?, tiles, None),
             Schedule::StreamK | Schedule::StreamKOnly => {
                 if total > u32::MAX as u64 {
                     return Err(format!("stream-K counts a product's K steps in 32 bits; {dims:?} has {total}").into());
@@ -1172,6 +1199,8 @@ pub struct Gemm<'a> {
     map_c: OutputMap,
     /// The persistent kernel's grid and schedule.
     plan: Plan,
+    /// What the GPU holds at once, for the plans of [`Gemm::with_schedule`].
+    resident: Residency,
     /// A and B, which the kernels read through the maps.
     inputs: [&'a DeviceBuffer<u16>; 2],
 }
@@ -1196,17 +1225,16 @@ impl<'a> Gemm<'a> {
             return Err(format!("A needs {} and B {} elements for {dims:?}; they have {} and {}", m * k, n * k, a.len(), b.len()).into());
         }
         let (bm, bn) = kernel.tile();
-        let sms = stream.context().multiprocessor_count()?;
-        let schedule = if kernel == Kernel::Ws { Schedule::default_for(dims, sms) } else { Schedule::WholeTiles };
+        kernel_function(module, kernel.name())?.set_max_dynamic_shared_memory(kernel.shared_bytes())?;
+        let pairs_kernel = kernel_function(module, "gemm_ws_pairs")?;
+        pairs_kernel.set_max_dynamic_shared_memory(WS_SMEM)?;
+        let resident = Residency::of(stream, &pairs_kernel)?;
+        let schedule = if kernel == Kernel::Ws { Schedule::default_for(dims, resident.sms) } else { Schedule::WholeTiles };
         let b_rows = if kernel == Kernel::Ws { b_box_rows(schedule) } else { bn };
         let map_a = upload_map(stream, TensorDataType::BF16, a.device_ptr(), dims.m, dims.k, bm)?;
         let map_b = upload_map(stream, TensorDataType::BF16, b.device_ptr(), dims.n, dims.k, b_rows)?;
-        kernel_function(module, kernel.name())?.set_max_dynamic_shared_memory(kernel.shared_bytes())?;
-        if kernel == Kernel::Ws {
-            kernel_function(module, "gemm_ws_pairs")?.set_max_dynamic_shared_memory(WS_SMEM)?;
-        }
-        let plan = Plan::new(stream, dims, BK, sms, schedule)?;
-        Ok(Gemm { kernel, dims, map_a, map_b, map_c: OutputMap::default(), plan, inputs: [a, b] })
+        let plan = Plan::new(stream, dims, BK, resident, schedule)?;
+        Ok(Gemm { kernel, dims, map_a, map_b, map_c: OutputMap::default(), plan, resident, inputs: [a, b] })
     }
 
     /// The same product with `gemm_ws` scheduled by `schedule` (no effect
@@ -1216,8 +1244,7 @@ impl<'a> Gemm<'a> {
         if self.kernel != Kernel::Ws {
             return Ok(self);
         }
-        let sms = stream.context().multiprocessor_count()?;
-        let plan = Plan::new(stream, self.dims, BK, sms, schedule)?;
+        let plan = Plan::new(stream, self.dims, BK, self.resident, schedule)?;
         if b_box_rows(schedule) != b_box_rows(self.plan.schedule) {
             let b = self.inputs[1];
             self.map_b = upload_map(stream, TensorDataType::BF16, b.device_ptr(), self.dims.n, self.dims.k, b_box_rows(schedule))?;
@@ -1314,6 +1341,8 @@ pub struct GemmFp8<'a> {
     scale_b: &'a DeviceBuffer<f32>,
     /// The grid and schedule.
     plan: Plan,
+    /// What the GPU holds at once, for the plans of [`GemmFp8::with_schedule`].
+    resident: Residency,
     /// A and B, which the kernel reads through the maps.
     inputs: [&'a DeviceBuffer<f8e4m3>; 2],
 }
@@ -1349,22 +1378,32 @@ impl<'a> GemmFp8<'a> {
         if scales.a.is_empty() || scales.b.is_empty() {
             return Err("each FP8 scale buffer needs one element (the factor)".into());
         }
-        let sms = stream.context().multiprocessor_count()?;
-        let schedule = Schedule::default_for(dims, sms);
+        kernel_function(module, "gemm_fp8_ws")?.set_max_dynamic_shared_memory(WS_SMEM)?;
+        let pairs_kernel = kernel_function(module, "gemm_fp8_ws_pairs")?;
+        pairs_kernel.set_max_dynamic_shared_memory(WS_SMEM)?;
+        let resident = Residency::of(stream, &pairs_kernel)?;
+        let schedule = Schedule::default_for(dims, resident.sms);
         let map_a = upload_map(stream, TensorDataType::U8, a.device_ptr(), dims.m, dims.k, WS_BM)?;
         let map_b = upload_map(stream, TensorDataType::U8, b.device_ptr(), dims.n, dims.k, b_box_rows(schedule))?;
-        kernel_function(module, "gemm_fp8_ws")?.set_max_dynamic_shared_memory(WS_SMEM)?;
-        kernel_function(module, "gemm_fp8_ws_pairs")?.set_max_dynamic_shared_memory(WS_SMEM)?;
-        let plan = Plan::new(stream, dims, ROW_BYTES, sms, schedule)?;
-        Ok(GemmFp8 { dims, map_a, map_b, map_c: OutputMap::default(), scale_a: scales.a, scale_b: scales.b, plan, inputs: [a, b] })
+        let plan = Plan::new(stream, dims, ROW_BYTES, resident, schedule)?;
+        Ok(GemmFp8 {
+            dims,
+            map_a,
+            map_b,
+            map_c: OutputMap::default(),
+            scale_a: scales.a,
+            scale_b: scales.b,
+            plan,
+            resident,
+            inputs: [a, b],
+        })
     }
 
     /// The same product scheduled by `schedule`. Fails where the shape
     /// does not allow it ([`Schedule::TilePairs`] needs M to be a multiple
     /// of 256).
     pub fn with_schedule(mut self, stream: &CudaStream, schedule: Schedule) -> Result<GemmFp8<'a>, Error> {
-        let sms = stream.context().multiprocessor_count()?;
-        let plan = Plan::new(stream, self.dims, ROW_BYTES, sms, schedule)?;
+        let plan = Plan::new(stream, self.dims, ROW_BYTES, self.resident, schedule)?;
         if b_box_rows(schedule) != b_box_rows(self.plan.schedule) {
             let b = self.inputs[1];
             self.map_b = upload_map(stream, TensorDataType::U8, b.device_ptr(), self.dims.n, self.dims.k, b_box_rows(schedule))?;
@@ -1478,14 +1517,19 @@ mod tests {
     #[test]
     fn tile_pairs_need_an_even_tile_count_down_m_and_run_whole_pairs() {
         let d = |m, n, k| Dims { m, n, k };
-        // 256 tiles on 132: 66 pairs; 2 tiles: one pair; 4 tiles on 3: one.
-        assert_eq!(pairs_grid(d(8192, 1024, 8192), 132), Ok(132));
-        assert_eq!(pairs_grid(d(256, 256, 64), 132), Ok(2));
-        assert_eq!(pairs_grid(d(512, 256, 64), 3), Ok(2));
-        assert_eq!(pairs_grid(d(4096, 4096, 4096), 133), Ok(132));
+        // 256 tiles, 66 pairs resident: 132 blocks; 2 tiles: one pair; 4
+        // tiles, one pair resident: one; 60 pairs resident (GPCs with an
+        // odd multiprocessor out): 120 blocks, not one per multiprocessor.
+        assert_eq!(pairs_grid(d(8192, 1024, 8192), 66), Ok(132));
+        assert_eq!(pairs_grid(d(256, 256, 64), 66), Ok(2));
+        assert_eq!(pairs_grid(d(512, 256, 64), 1), Ok(2));
+        assert_eq!(pairs_grid(d(4096, 4096, 4096), 60), Ok(120));
+        assert_eq!(pairs_grid(d(768, 256, 64), 66), Ok(6), "6 tiles: 3 pairs");
+        let e = pairs_grid(d(512, 256, 64), 0).unwrap_err();
+        assert!(e.contains("holds no cluster"), "{e}");
         // One or three tile rows: no pairs one above the other.
         for m in [128, 384] {
-            let e = pairs_grid(d(m, 512, 64), 132).unwrap_err();
+            let e = pairs_grid(d(m, 512, 64), 66).unwrap_err();
             assert!(e.contains("multiple of 256"), "{e}");
         }
         // The pair's tiles (2p, 2p + 1 of the grouped order) share n0 and
