@@ -96,11 +96,13 @@ case " ${ONLY:- crate_tests } " in *" crate_tests "*) ;; *) du -sh "$carry"; exi
 # cuda-core's own GPU tests (hand-written PTX, no device linker needed): the
 # shared ones, and the kernel-fault one, a program of its own (the fault
 # poisons every context of the device alive beside it), the event-timing one,
-# the managed-memory and peer-access one, and the graph ones (conditional and
-# allocation nodes included).
+# the managed-memory and peer-access one, the graph ones (conditional and
+# allocation nodes included), and the occupancy ones (static shared memory
+# against the dynamic limit, clusters resident at once).
 for toolchain in $toolchains; do
   echo "== $toolchain: cuda-core GPU tests"
-  for test in gpu fault events managed graphs graph_leaks graph_conditional graph_alloc capture_threads; do
+  for test in gpu fault events managed graphs graph_leaks graph_conditional graph_alloc capture_threads \
+              shared_limits cluster_occupancy; do
     bin=$(CARGO_TARGET_DIR="$root/target/$toolchain" cargo "+$toolchain" test -q -p cuda-core --test "$test" \
             --no-run --message-format=json | grep -o '"executable":"[^"]*"' | cut -d'"' -f4 | tail -1)
     cp "$bin" "$carry/$toolchain/cuda_core_${test}_tests"
