@@ -84,6 +84,7 @@ SUCCEED(cuGraphExecDestroy)
 SUCCEED(cuGraphDestroy)
 SUCCEED(cuOccupancyMaxActiveBlocksPerMultiprocessor)
 SUCCEED(cuOccupancyMaxPotentialBlockSize)
+SUCCEED(cuOccupancyMaxActiveClusters)
 SUCCEED(cuEventElapsedTime)
 SUCCEED(cuDeviceCanAccessPeer)
 

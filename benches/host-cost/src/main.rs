@@ -324,3 +324,22 @@ fn main() -> ExitCode {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// The stub is the driver run.sh times against: it must define every
+    /// entry point oxide resolves (only the optional ones may be missing),
+    /// or the timing run stops at load time, as it once did when
+    /// `cuOccupancyMaxActiveClusters` joined the table.
+    #[test]
+    fn the_stub_driver_defines_every_required_entry_point() {
+        let stub = include_str!("../stub_libcuda.c");
+        let missing: Vec<&str> = cuda_driver_sys::ENTRY_POINTS
+            .iter()
+            .filter(|name| !cuda_driver_sys::OPTIONAL_ENTRY_POINTS.contains(name))
+            .filter(|name| !stub.contains(&format!("SUCCEED({name})")) && !stub.contains(&format!("CUresult {name}(")))
+            .copied()
+            .collect();
+        assert!(missing.is_empty(), "benches/host-cost/stub_libcuda.c lacks {missing:?}");
+    }
+}
