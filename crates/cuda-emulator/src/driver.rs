@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use cuda_driver_sys::{
-    builtin_name, CUcontext, CUdevice, CUdeviceptr, CUevent, CUfunction, CUhostFn, CUlaunchConfig, CUmodule,
+    builtin_name, CUcontext, CUdevice, CUdeviceptr, CUevent, CUfunction, CUhostFn, CUlaunchAttribute, CUlaunchConfig, CUmodule,
     CUmemoryPool, CUoccupancyB2DSize, CUresult, CUstream, CUDA_ERROR_INVALID_DEVICE, CUDA_ERROR_INVALID_HANDLE as INVALID_HANDLE, CUDA_ERROR_INVALID_PTX,
     CUDA_ERROR_INVALID_VALUE as INVALID_VALUE, CUDA_ERROR_NOT_FOUND as NOT_FOUND,
     CUDA_ERROR_NOT_SUPPORTED as NOT_SUPPORTED, CUDA_ERROR_OUT_OF_MEMORY as OUT_OF_MEMORY, CUDA_SUCCESS as SUCCESS,
@@ -987,6 +987,23 @@ unsafe extern "C" fn cuOccupancyMaxPotentialBlockSize(grid: *mut c_int, block: *
     }
     SUCCESS
 }
+/// A `CUlaunchConfig`'s attributes.
+///
+/// # Safety
+/// `config.attrs` points at `config.num_attrs` attributes (or none).
+unsafe fn launch_attributes(config: &CUlaunchConfig) -> &[CUlaunchAttribute] {
+    match config.num_attrs {
+        0 => &[],
+        // SAFETY: the caller's contract.
+        n => unsafe { std::slice::from_raw_parts(config.attrs, n as usize) },
+    }
+}
+
+/// The cluster shape a config asks for (its last cluster attribute).
+fn cluster_attribute(attributes: &[CUlaunchAttribute]) -> Option<[c_uint; 3]> {
+    attributes.iter().rev().find(|a| a.id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION).map(|a| a.value.cluster_dim)
+}
+
 /// Clusters of the config's shape (its cluster attribute, else the
 /// kernel's `.reqnctapercluster`) resident at once: as many as the
 /// multiprocessors' blocks hold (crate::limits::clusters_resident).
@@ -996,12 +1013,8 @@ unsafe extern "C" fn cuOccupancyMaxActiveClusters(n: *mut c_int, f: CUfunction, 
     }
     // SAFETY: a `CUlaunchConfig` (caller).
     let config = unsafe { &*config.cast::<CUlaunchConfig>() };
-    let attributes = match config.num_attrs {
-        0 => &[][..],
-        // SAFETY: `num_attrs` attributes (caller).
-        n => unsafe { std::slice::from_raw_parts(config.attrs, n as usize) },
-    };
-    let asked = attributes.iter().rev().find(|a| a.id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION).map(|a| a.value.cluster_dim);
+    // SAFETY: its attributes (caller).
+    let asked = cluster_attribute(unsafe { launch_attributes(config) });
     // SAFETY: a live function made by cuModuleGetFunction.
     let function = unsafe { &*f.cast::<Function>() };
     // SAFETY: a function's module outlives it.
@@ -1040,18 +1053,11 @@ unsafe extern "C" fn cuLaunchKernel(
 unsafe extern "C" fn cuLaunchKernelEx(config: *const c_void, f: CUfunction, params: *mut *mut c_void, _extra: *mut *mut c_void) -> CUresult {
     // SAFETY: a `CUlaunchConfig` (caller).
     let config = unsafe { &*config.cast::<CUlaunchConfig>() };
-    let attributes = match config.num_attrs {
-        0 => &[][..],
-        // SAFETY: `num_attrs` attributes (caller).
-        n => unsafe { std::slice::from_raw_parts(config.attrs, n as usize) },
-    };
+    // SAFETY: its attributes (caller).
+    let attributes = unsafe { launch_attributes(config) };
     // Other attributes (priorities, programmatic launches) change nothing
     // a launch run at submission can observe.
-    let cluster = attributes
-        .iter()
-        .rev()
-        .find(|a| a.id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION)
-        .map(|a| (a.value.cluster_dim[0], a.value.cluster_dim[1], a.value.cluster_dim[2]));
+    let cluster = cluster_attribute(attributes).map(|[x, y, z]| (x, y, z));
     // The cooperative attribute's value is an int at the start of the union.
     let cooperative = attributes
         .iter()
