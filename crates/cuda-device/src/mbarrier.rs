@@ -138,6 +138,23 @@ impl MBarrier {
         stubs::__oxide_stub_mbarrier_arrive_cluster(self.0, rank)
     }
 
+    /// [`arrive_cluster`](Self::arrive_cluster) with release semantics at
+    /// block scope only (`mbarrier.arrive.release.cta.shared::cluster`): the
+    /// arrival makes none of this thread's writes visible to block `rank`,
+    /// and so needs no cluster-wide fence. It is the arrival for a consumer
+    /// that only says it has finished reading a buffer another block's
+    /// producer refills (a multicast stage, once `wgmma::wait_group` says
+    /// the reads completed); a cluster-scope release there would hold the
+    /// consumer until its memory operations are visible to the whole
+    /// cluster. To hand data over to the other block, use `arrive_cluster`.
+    ///
+    /// # Safety
+    /// As for [`arrive_cluster`](Self::arrive_cluster).
+    #[inline(always)]
+    pub unsafe fn arrive_cluster_after_reads(self, rank: u32) {
+        stubs::__oxide_stub_mbarrier_arrive_cluster_after_reads(self.0, rank)
+    }
+
     /// Arrives and announces `bytes` more bytes of asynchronous copies that
     /// must land before the current phase completes. Issue the copies
     /// (with this barrier) after or before it, in the same phase.

@@ -55,7 +55,7 @@ macro_rules! tma_copies {
         /// # Safety
         /// As for the plain load, in every block of the mask: `dst` is free
         /// there (every consumer of every receiving block has released it,
-        /// for instance with [`MBarrier::arrive_cluster`]); the barrier at
+        /// for instance with [`MBarrier::arrive_cluster_after_reads`]); the barrier at
         /// `bar`'s address in each receiving block is initialised and expects
         /// these bytes; `cta_mask` names only blocks of this cluster, which do
         /// not exit before the copy lands.

@@ -380,10 +380,12 @@ fn ws_body<const FP8: bool, const PAIRS: bool>(map_a: u64, map_b: u64, map_c: u6
             if tid.is_multiple_of(32) {
                 // SAFETY: ranks 0 and 1 are the pair; both initialised their
                 // barriers before the cluster barrier above and leave only
-                // after the one at the end.
+                // after the one at the end. The warp's reads of the stage
+                // completed (wgmma::wait_group), so a block-scope release
+                // is enough: it says only that the stage may be refilled.
                 unsafe {
-                    empty(stage).arrive_cluster(0);
-                    empty(stage).arrive_cluster(1);
+                    empty(stage).arrive_cluster_after_reads(0);
+                    empty(stage).arrive_cluster_after_reads(1);
                 }
             }
         } else {

@@ -18,7 +18,7 @@
 //! two matrices. The pair walks every box of its column through one buffer:
 //! a block's next multicast writes into the other's buffer too, so it waits
 //! until both have stored the box (each arrives on both blocks' "empty"
-//! barrier, `MBarrier::arrive_cluster`). A half that never arrived, or one
+//! barrier, `MBarrier::arrive_cluster_after_reads`). A half that never arrived, or one
 //! that overwrote a box still being stored, shows in the results.
 
 use cuda_core::tensor_map::{TensorDataType, TensorMap, TensorMapError};
@@ -152,10 +152,11 @@ pub fn scale_box_pairs(map_half: u64, map_out_a: u64, map_out_b: u64, box_rows: 
             tma::wait_group_read::<0>();
             // SAFETY: ranks 0 and 1 are this pair, whose barriers were
             // initialised before the first cluster barrier and which leave
-            // only after the last.
+            // only after the last. The store has read the tile (wait
+            // above): the arrival only frees it, a block-scope release.
             unsafe {
-                empty.arrive_cluster(0);
-                empty.arrive_cluster(1);
+                empty.arrive_cluster_after_reads(0);
+                empty.arrive_cluster_after_reads(1);
             }
         }
         // No thread reads the tile again before the next round's `full`.
