@@ -13,10 +13,10 @@
 use std::ffi::c_void;
 use std::fmt;
 
-use crate::context::CudaStream;
+use crate::context::{CudaContext, CudaStream};
 use crate::driver::{cu, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED};
 use crate::error::{DriverError, ErrorKind};
-use crate::module::{launch_ex, CudaFunction, LaunchAttr, LaunchConfig};
+use crate::module::{driver_launch_config, launch_ex, CudaFunction, LaunchAttr, LaunchConfig};
 
 /// A launch whose blocks are grouped into clusters of `cluster_dim` blocks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -205,39 +205,11 @@ impl CudaFunction {
     /// # let _ = grid; Ok(()) }
     /// ```
     pub fn max_active_clusters(&self, config: &ClusterLaunchConfig) -> Result<u32, DriverError> {
-        config.launch.validate()?;
-        config.validate().map_err(|e| {
-            DriverError::new(
-                ErrorKind::InvalidLaunchConfig,
-                format!("invalid cluster shape: {e}"),
-                "CudaFunction::max_active_clusters",
-            )
-        })?;
         let ctx = &self.module.ctx;
-        let compute_capability = ctx.compute_capability()?;
-        if compute_capability.0 < 9 {
-            return Err(ClusterShapeError::NeedsSm90 { compute_capability }.into());
-        }
+        prepare_cluster_function(self, config, ctx, "CudaFunction::max_active_clusters")?;
         let d = ctx.bind()?;
-        if config.non_portable && !ctx.backend().is_emulated() {
-            // SAFETY: the function handle is live; the attribute takes an int.
-            unsafe { cu!(d, cuFuncSetAttribute(self.func, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1)) }?;
-        }
-        let c = config.cluster_dim;
-        let mut attr = crate::driver::CUlaunchAttribute {
-            id: crate::driver::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
-            pad: [0; 4],
-            value: crate::driver::CUlaunchAttributeValue { cluster_dim: [c.0, c.1, c.2], pad: [0; 52] },
-        };
-        let (g, b) = (config.launch.grid_dim, config.launch.block_dim);
-        let shape = crate::driver::CUlaunchConfig {
-            grid_dim: [g.0, g.1, g.2],
-            block_dim: [b.0, b.1, b.2],
-            shared_mem_bytes: config.launch.shared_mem_bytes,
-            stream: std::ptr::null_mut(),
-            attrs: &mut attr,
-            num_attrs: 1,
-        };
+        let mut attr = LaunchAttr::Cluster(config.cluster_dim).driver_attribute();
+        let shape = driver_launch_config(config.launch, std::ptr::null_mut(), &mut attr);
         let mut clusters: std::ffi::c_int = 0;
         // SAFETY: `shape` and `attr` are laid out as cuda.h's structs and
         // live across the call, which reads them and writes one int; the
@@ -246,6 +218,31 @@ impl CudaFunction {
             .map_err(|e| e.with_detail(format!("while asking how many clusters of kernel `{}` fit", self.name)))?;
         Ok(clusters.max(0) as u32)
     }
+}
+
+/// What every use of a cluster shape checks before the driver sees it (the
+/// launch's own limits, the shape against the grid, a GPU of compute
+/// capability 9.0 or later), and the function attribute a non-portable size
+/// needs (the emulator takes any size). `api` names the caller in errors.
+fn prepare_cluster_function(
+    f: &CudaFunction,
+    config: &ClusterLaunchConfig,
+    ctx: &CudaContext,
+    api: &'static str,
+) -> Result<(), DriverError> {
+    let refuse = |e: ClusterShapeError| DriverError::new(ErrorKind::InvalidLaunchConfig, format!("invalid cluster shape: {e}"), api);
+    config.launch.validate()?;
+    config.validate().map_err(refuse)?;
+    let compute_capability = ctx.compute_capability()?;
+    if compute_capability.0 < 9 {
+        return Err(refuse(ClusterShapeError::NeedsSm90 { compute_capability }));
+    }
+    if config.non_portable && !ctx.backend().is_emulated() {
+        let d = ctx.bind()?;
+        // SAFETY: the function handle is live; the attribute takes an int.
+        unsafe { cu!(d, cuFuncSetAttribute(f.func, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1)) }?;
+    }
+    Ok(())
 }
 
 /// # Safety
@@ -257,19 +254,8 @@ unsafe fn launch_cluster(
     params: &mut [*mut c_void],
     host: Option<&cuda_emulator::HostKernel>,
 ) -> Result<(), DriverError> {
-    config.launch.validate()?;
-    config.validate()?;
     crate::module::check_same_context(f, stream, "launch_kernel_cluster")?;
-    let ctx = stream.context();
-    let compute_capability = ctx.compute_capability()?;
-    if compute_capability.0 < 9 {
-        return Err(ClusterShapeError::NeedsSm90 { compute_capability }.into());
-    }
-    if config.non_portable && !ctx.backend().is_emulated() {
-        let d = ctx.bind()?;
-        // SAFETY: the function handle is live; the attribute takes an int.
-        unsafe { cu!(d, cuFuncSetAttribute(f.func, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1)) }?;
-    }
+    prepare_cluster_function(f, config, stream.context(), "launch_kernel_cluster")?;
     let c = config.cluster_dim;
     let how = format!("with clusters of ({}, {}, {}) blocks", c.0, c.1, c.2);
     // SAFETY: the caller's contract.

@@ -795,6 +795,37 @@ pub(crate) enum LaunchAttr {
     Cooperative,
 }
 
+impl LaunchAttr {
+    /// The attribute as `cuLaunchKernelEx` and the occupancy queries read it.
+    pub(crate) fn driver_attribute(self) -> driver::CUlaunchAttribute {
+        let (id, value) = match self {
+            LaunchAttr::Cluster(c) => (driver::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, [c.0, c.1, c.2]),
+            // The cooperative attribute's value is the int 1 at the start of the union.
+            LaunchAttr::Cooperative => (driver::CU_LAUNCH_ATTRIBUTE_COOPERATIVE, [1, 0, 0]),
+        };
+        driver::CUlaunchAttribute { id, pad: [0; 4], value: driver::CUlaunchAttributeValue { cluster_dim: value, pad: [0; 52] } }
+    }
+}
+
+/// `config` with the one attribute `attr` as a `CUlaunchConfig` on `stream`
+/// (null for the occupancy queries, which launch nothing). The result points
+/// at `attr`: keep both alive across the driver call.
+pub(crate) fn driver_launch_config(
+    config: LaunchConfig,
+    stream: driver::CUstream,
+    attr: &mut driver::CUlaunchAttribute,
+) -> driver::CUlaunchConfig {
+    let (g, b) = (config.grid_dim, config.block_dim);
+    driver::CUlaunchConfig {
+        grid_dim: [g.0, g.1, g.2],
+        block_dim: [b.0, b.1, b.2],
+        shared_mem_bytes: config.shared_mem_bytes,
+        stream,
+        attrs: attr,
+        num_attrs: 1,
+    }
+}
+
 /// Refuses a kernel of another context than `stream`'s (`op` names the
 /// caller in the error).
 pub(crate) fn check_same_context(f: &CudaFunction, stream: &CudaStream, op: &'static str) -> Result<(), DriverError> {
@@ -841,25 +872,8 @@ pub(crate) unsafe fn launch_ex(
         // SAFETY: the caller's contract.
         return unsafe { launch_emulated(f, config, stream, params, host, cluster, cooperative) };
     }
-    let (id, value) = match attr {
-        LaunchAttr::Cluster(c) => (driver::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, [c.0, c.1, c.2]),
-        // The cooperative attribute's value is the int 1 at the start of the union.
-        LaunchAttr::Cooperative => (driver::CU_LAUNCH_ATTRIBUTE_COOPERATIVE, [1, 0, 0]),
-    };
-    let mut attr = driver::CUlaunchAttribute {
-        id,
-        pad: [0; 4],
-        value: driver::CUlaunchAttributeValue { cluster_dim: value, pad: [0; 52] },
-    };
-    let (g, b) = (config.grid_dim, config.block_dim);
-    let launch = driver::CUlaunchConfig {
-        grid_dim: [g.0, g.1, g.2],
-        block_dim: [b.0, b.1, b.2],
-        shared_mem_bytes: config.shared_mem_bytes,
-        stream: stream.raw(),
-        attrs: &mut attr,
-        num_attrs: 1,
-    };
+    let mut attr = attr.driver_attribute();
+    let launch = driver_launch_config(config, stream.raw(), &mut attr);
     let params_ptr = if params.is_empty() { ptr::null_mut() } else { params.as_mut_ptr() };
     // SAFETY: `launch` and `attr` are laid out as cuda.h's structs and live
     // across the call; function and stream are of the current context; the
