@@ -1006,8 +1006,11 @@ pub enum Schedule {
     /// tiles lie one above the other and so share their B tile: each block
     /// loads half of it and the TMA multicasts it to both, so B is read from
     /// L2 once per pair instead of twice. Needs M to be a multiple of 256
-    /// (an even number of tile rows); the grid is the largest even number
-    /// of blocks up to one per multiprocessor.
+    /// (an even number of tile rows); the grid is the pairs the GPU holds
+    /// at once (`CudaFunction::max_active_clusters`), two blocks each, at
+    /// most one block per tile. Not a default: each block of a pair waits
+    /// for the other at every stage, and only large FP8 products gained
+    /// from the halved B traffic where it was measured (benches/README.md).
     TilePairs,
 }
 
