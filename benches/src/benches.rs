@@ -546,13 +546,18 @@ fn ge(e: gemm_bf16::Error) -> String {
     e.to_string()
 }
 
-/// One square bf16 GEMM size, two comparisons on the same inputs (A and B:
+/// One square bf16 GEMM size, three comparisons on the same inputs (A and B:
 /// size² bf16 each):
 /// * `gemm_bf16_<size>`: oxide's wgmma GEMM (`gemm_bf16::gemm_ws` of
 ///   examples/gemm_bf16: TMA, mbarriers, warp specialisation) against
 ///   cuBLAS computing the same thing, C = A·Bᵀ with B stored n×k, f32
 ///   accumulation, bf16 results. Every element is checked against cuBLAS,
 ///   a sample against the CPU.
+/// * `gemm_bf16_<size>/pairs`: the same GEMM under `Schedule::TilePairs`
+///   (clusters of two blocks sharing B by TMA multicast) against cuBLAS,
+///   every element checked against cuBLAS; not the default schedule, so
+///   its target (within 5 % of cuBLAS) guards it. Left out when
+///   `$OXIDE_GEMM_SCHEDULE` picks the schedule of the first row.
 /// * `gemm_bf16_<size>/tiled`: the simple tiled kernel (32×32 shared tiles,
 ///   f32 FMA, no tensor cores) against its nvcc twin, C = A·B with B stored
 ///   k×n and f32 results, both checked against the CPU on a sample.
@@ -586,7 +591,8 @@ fn gemm_bf16_shape(
     let fb_t = |i: usize| bf16_to_f32(b[(i % n) * k + i / n]) as f64;
     let shape = gemm_bf16::Dims { m: m as u32, n: n as u32, k: k as u32 };
     let ws = gemm_bf16::Gemm::new(gemm_bf16::Kernel::Ws, &gpu.oxide, s, &a_d, &b_d, shape).map_err(ge)?;
-    let ws = match gemm_schedule()? {
+    let forced = gemm_schedule()?;
+    let ws = match forced {
         Some(schedule) => ws.with_schedule(s, schedule).map_err(ge)?,
         None => ws,
     };
@@ -638,6 +644,38 @@ fn gemm_bf16_shape(
                     schedule_name(ws.schedule()),
                 ),
             ));
+            // The multicast pairs as a row of their own on the square
+            // shapes, whatever the default schedule: a regression in them
+            // (their stage release once halved their speed) shows as a
+            // missed target.
+            let pairs = gemm_bf16::Schedule::TilePairs;
+            if with_tiled && forced.is_none() && ws.schedule() != pairs && pairs.check(shape).is_ok() {
+                let ws_pairs = gemm_bf16::Gemm::new(gemm_bf16::Kernel::Ws, &gpu.oxide, s, &a_d, &b_d, shape)
+                    .and_then(|g| g.with_schedule(s, pairs))
+                    .map_err(ge)?;
+                let mut c_pairs = DeviceBuffer::<u32>::zeroed(s, m * n / 2).map_err(de)?;
+                ws_pairs.launch(&gpu.oxide, s, &mut c_pairs).map_err(ge)?;
+                let ours_pairs = unpack_bf16_pairs(&c_pairs.to_host_vec(s).map_err(de)?);
+                check_close(&format!("{name}/pairs: oxide wgmma vs cuBLAS"), &ours_pairs, &theirs, |i| {
+                    (theirs[i].abs() as f64).max(1.0) / 64.0
+                })?;
+                let mut oxide_pairs = || ws_pairs.launch(&gpu.oxide, s, &mut c_pairs).map_err(ge);
+                let (t_pairs, t_bl) = gpu.time_pair(3, 20, &mut oxide_pairs, &mut cublas)?;
+                rows.push(row(
+                    &format!("{name}/pairs"),
+                    t_pairs,
+                    "cuBLAS",
+                    t_bl,
+                    Target::SpeedAtLeast(0.95),
+                    format!(
+                        "{:.1} TFLOP/s vs {:.1}: {:.1}% of cuBLAS ({}: a guard, not the default)",
+                        tflops(t_pairs),
+                        tflops(t_bl),
+                        100.0 * t_bl / t_pairs,
+                        schedule_name(pairs),
+                    ),
+                ));
+            }
         }
         Err(e) => {
             let t_ox = gpu.time_ms(3, 20, || ws.launch(&gpu.oxide, s, &mut c_ws).map_err(ge))?;
