@@ -146,7 +146,11 @@ impl MBarrier {
     /// producer refills (a multicast stage, once `wgmma::wait_group` says
     /// the reads completed); a cluster-scope release there would hold the
     /// consumer until its memory operations are visible to the whole
-    /// cluster. To hand data over to the other block, use `arrive_cluster`.
+    /// cluster. The reads must be complete before the arrival by something
+    /// this thread waited for (`wgmma::wait_group`, a TMA store's
+    /// `wait_group_read`): the block-scope release does not order them for
+    /// the other block. After ordinary loads of the buffer, or to hand data
+    /// over to the other block, use `arrive_cluster`.
     ///
     /// # Safety
     /// As for [`arrive_cluster`](Self::arrive_cluster).
