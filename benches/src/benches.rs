@@ -623,27 +623,32 @@ fn gemm_bf16_shape(
             let theirs: Vec<f32> = c_bl.to_host_vec(s).map_err(de)?.into_iter().map(bf16::to_f32).collect();
             let mut cublas = || run_cublas(&mut c_bl);
             check_gemm_sample(&format!("{name} (cuBLAS)"), &theirs, dims, fa, fb_t, 8.0, BF16_RESULT)?;
-            // Every element: one bf16 rounding on each side plus the order
-            // of the f32 sums, 2⁻⁶ relative (absolute below 1).
-            check_close(&format!("{name}: oxide wgmma vs cuBLAS"), &ours, &theirs, |i| {
-                (theirs[i].abs() as f64).max(1.0) / 64.0
-            })?;
-            let mut oxide = || ws.launch(&gpu.oxide, s, &mut c_ws).map_err(ge);
-            let (t_ox, t_bl) = gpu.time_pair(3, 20, &mut oxide, &mut cublas)?;
-            rows.push(row(
-                &name,
-                t_ox,
-                "cuBLAS",
-                t_bl,
-                Target::None,
-                format!(
-                    "{:.1} TFLOP/s vs {:.1}: {:.1}% of cuBLAS (wgmma, TMA, 128×256 tiles, {}, bf16 out)",
+            // One wgmma GEMM (its result `ours`, written to `c`) against
+            // cuBLAS: every element compared, one bf16 rounding on each
+            // side plus the order of the f32 sums, 2⁻⁶ relative (absolute
+            // below 1); then the two timed in turn.
+            let mut versus_cublas = |row_name: &str,
+                                     gemm: &gemm_bf16::Gemm<'_>,
+                                     c: &mut DeviceBuffer<u32>,
+                                     ours: &[f32],
+                                     target: Target,
+                                     what: String|
+             -> Result<Row, String> {
+                check_close(&format!("{row_name}: oxide wgmma vs cuBLAS"), ours, &theirs, |i| {
+                    (theirs[i].abs() as f64).max(1.0) / 64.0
+                })?;
+                let mut oxide = || gemm.launch(&gpu.oxide, s, &mut *c).map_err(ge);
+                let (t_ox, t_bl) = gpu.time_pair(3, 20, &mut oxide, &mut cublas)?;
+                let note = format!(
+                    "{:.1} TFLOP/s vs {:.1}: {:.1}% of cuBLAS ({what})",
                     tflops(t_ox),
                     tflops(t_bl),
-                    100.0 * t_bl / t_ox,
-                    schedule_name(ws.schedule()),
-                ),
-            ));
+                    100.0 * t_bl / t_ox
+                );
+                Ok(row(row_name, t_ox, "cuBLAS", t_bl, target, note))
+            };
+            let what = format!("wgmma, TMA, 128×256 tiles, {}, bf16 out", schedule_name(ws.schedule()));
+            rows.push(versus_cublas(&name, &ws, &mut c_ws, &ours, Target::None, what)?);
             // The multicast pairs as a row of their own on the square
             // shapes, whatever the default schedule: a regression in them
             // (their stage release once halved their speed) shows as a
@@ -656,25 +661,9 @@ fn gemm_bf16_shape(
                 let mut c_pairs = DeviceBuffer::<u32>::zeroed(s, m * n / 2).map_err(de)?;
                 ws_pairs.launch(&gpu.oxide, s, &mut c_pairs).map_err(ge)?;
                 let ours_pairs = unpack_bf16_pairs(&c_pairs.to_host_vec(s).map_err(de)?);
-                check_close(&format!("{name}/pairs: oxide wgmma vs cuBLAS"), &ours_pairs, &theirs, |i| {
-                    (theirs[i].abs() as f64).max(1.0) / 64.0
-                })?;
-                let mut oxide_pairs = || ws_pairs.launch(&gpu.oxide, s, &mut c_pairs).map_err(ge);
-                let (t_pairs, t_bl) = gpu.time_pair(3, 20, &mut oxide_pairs, &mut cublas)?;
-                rows.push(row(
-                    &format!("{name}/pairs"),
-                    t_pairs,
-                    "cuBLAS",
-                    t_bl,
-                    Target::SpeedAtLeast(0.95),
-                    format!(
-                        "{:.1} TFLOP/s vs {:.1}: {:.1}% of cuBLAS ({}: a guard, not the default)",
-                        tflops(t_pairs),
-                        tflops(t_bl),
-                        100.0 * t_bl / t_pairs,
-                        schedule_name(pairs),
-                    ),
-                ));
+                let what = format!("{}: a guard, not the default", schedule_name(pairs));
+                let target = Target::SpeedAtLeast(0.95);
+                rows.push(versus_cublas(&format!("{name}/pairs"), &ws_pairs, &mut c_pairs, &ours_pairs, target, what)?);
             }
         }
         Err(e) => {
