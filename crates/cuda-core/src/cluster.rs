@@ -100,9 +100,19 @@ impl fmt::Display for ClusterShapeError {
 
 impl std::error::Error for ClusterShapeError {}
 
+impl ClusterShapeError {
+    /// This refusal as the error of `api`, the call that checked the shape;
+    /// every cluster refusal reads "invalid cluster shape: …".
+    fn refused_by(self, api: &'static str) -> DriverError {
+        DriverError::new(ErrorKind::InvalidLaunchConfig, format!("invalid cluster shape: {self}"), api)
+    }
+}
+
+/// For `?` on [`ClusterLaunchConfig::validate`] in code that returns
+/// [`DriverError`].
 impl From<ClusterShapeError> for DriverError {
     fn from(e: ClusterShapeError) -> Self {
-        DriverError::new(ErrorKind::InvalidLaunchConfig, format!("invalid cluster launch: {e}"), "launch_kernel_cluster")
+        e.refused_by("ClusterLaunchConfig::validate")
     }
 }
 
@@ -230,7 +240,7 @@ fn prepare_cluster_function(
     ctx: &CudaContext,
     api: &'static str,
 ) -> Result<(), DriverError> {
-    let refuse = |e: ClusterShapeError| DriverError::new(ErrorKind::InvalidLaunchConfig, format!("invalid cluster shape: {e}"), api);
+    let refuse = |e: ClusterShapeError| e.refused_by(api);
     config.launch.validate()?;
     config.validate().map_err(refuse)?;
     let compute_capability = ctx.compute_capability()?;
@@ -294,5 +304,15 @@ mod tests {
         assert!(matches!(e, ClusterShapeError::ZeroDimension { .. }));
         let d: DriverError = e.into();
         assert_eq!(d.kind(), ErrorKind::InvalidLaunchConfig);
+    }
+
+    #[test]
+    fn a_refusal_through_question_mark_reads_as_the_launches_do() {
+        let shape = grid(10, 1).with_cluster((4, 1, 1)).validate().unwrap_err();
+        let by_question_mark = DriverError::from(shape.clone()).to_string();
+        let by_launch = shape.clone().refused_by("launch_kernel_cluster").to_string();
+        assert!(by_question_mark.starts_with(&format!("invalid cluster shape: {shape}")), "{by_question_mark}");
+        assert!(by_launch.starts_with(&format!("invalid cluster shape: {shape}")), "{by_launch}");
+        assert!(by_launch.ends_with("[launch_kernel_cluster]"), "{by_launch}");
     }
 }
