@@ -14,10 +14,11 @@
 # programs at a time unless OXIDE_SUITE_JOBS says otherwise); the parts'
 # summary lines add up to the suite's. A part over LIMIT_MB (default 56, what
 # a 64 MiB upload leaves beside a checkout) is named on stderr and the exit
-# status is 1: pack again with more parts.
+# status is 1: pack again with more parts. OXIDE_DEVICE_CARRY names another
+# folder to pack (tests/cli/pack_gpu_suite.sh packs one of its own).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-carry="$root/.device-carry"
+carry=${OXIDE_DEVICE_CARRY:-$root/.device-carry}
 out=${1:-$root/.carry-suite}
 parts=${2:-2}
 limit_mb=${LIMIT_MB:-56}

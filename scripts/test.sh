@@ -17,6 +17,8 @@
 #      run after being moved, with no absolute path in it; a crate of 200
 #      kernels compiled in parts (the split device link) is the program
 #      compiled whole, runs emulated, and an edit recompiles one part;
+#      scripts/pack-gpu-suite.sh packs a made-up suite into parts that
+#      each run alone;
 #   5. checks that a cdylib's code finds its own embedded image (tests/cdylib);
 #   6. runs every example (the conformance suite included) and GPU test program
 #      on the CPU emulator in device-code mode (`cargo oxide run --emulate`,
@@ -122,6 +124,7 @@ rm -rf "$root/target/nightly"  # the emulated runs below use the stable builds
 
 for tc in stable nightly; do step "reject tests with $tc (each case's build fails with its message)" env TOOLCHAIN=+$tc bash tests/reject/run.sh; done
 for tc in stable nightly; do step "cargo +$tc oxide in a project with .cargo/config.toml (target-dir, rustflags; check and its JSON)" env TOOLCHAIN=+$tc bash tests/cli/cargo_config.sh; done
+step "scripts/pack-gpu-suite.sh: a suite packed in parts, each run alone, every program once" bash tests/cli/pack_gpu_suite.sh
 step "a project of one's own: every crate packaged into a registry, cargo oxide new, moved, built and run; no absolute path" bash tests/cli/new_project.sh
 for tc in stable nightly; do step "cargo +$tc oxide: 200 kernels compiled in parts equal the whole module, run emulated, an edit recompiles one part" env TOOLCHAIN=+$tc bash tests/cli/split_link.sh; done
 
