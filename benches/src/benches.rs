@@ -734,7 +734,7 @@ pub fn gemm_bf16_llm(gpu: &Gpu) -> Result<Vec<Row>, String> {
 }
 
 /// Names the variable that picks the persistent GEMMs' schedule
-/// (`whole`, `stream-k`, `stream-k-only` or `pairs`; without it, the
+/// (`whole`, `stream-k`, `stream-k-only`, `pairs` or `split`; without it, the
 /// shape's default).
 const GEMM_SCHEDULE_ENV: &str = "OXIDE_GEMM_SCHEDULE";
 
@@ -746,7 +746,8 @@ fn gemm_schedule() -> Result<Option<gemm_bf16::Schedule>, String> {
         Some("stream-k") => Ok(Some(gemm_bf16::Schedule::StreamK)),
         Some("stream-k-only") => Ok(Some(gemm_bf16::Schedule::StreamKOnly)),
         Some("pairs") => Ok(Some(gemm_bf16::Schedule::TilePairs)),
-        Some(other) => Err(format!("{GEMM_SCHEDULE_ENV}={other}: expected `whole`, `stream-k`, `stream-k-only` or `pairs`")),
+        Some("split") => Ok(Some(gemm_bf16::Schedule::SplitTail)),
+        Some(other) => Err(format!("{GEMM_SCHEDULE_ENV}={other}: expected `whole`, `stream-k`, `stream-k-only`, `pairs` or `split`")),
     }
 }
 
@@ -757,6 +758,7 @@ fn schedule_name(schedule: gemm_bf16::Schedule) -> &'static str {
         gemm_bf16::Schedule::StreamK => "stream-K",
         gemm_bf16::Schedule::StreamKOnly => "stream-K only",
         gemm_bf16::Schedule::TilePairs => "tile pairs, B multicast",
+        gemm_bf16::Schedule::SplitTail => "whole tiles, the last wave split along K",
     }
 }
 

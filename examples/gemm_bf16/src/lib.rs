@@ -491,44 +491,47 @@ fn ws_body<const FP8: bool, const PAIRS: bool>(map_a: u64, map_b: u64, map_c: u6
             release((step - 1) % STAGES);
             let block = thread::blockIdx_x();
             if segment.first > 0 {
-                // The tail of a tile that an earlier block finishes: hand
+                // A later part of a tile that another block finishes: hand
                 // the partial sums over and go on to the next segment.
                 // SAFETY: `split` is the host's workspace for this grid
-                // (stream-K is on: only it makes segments that start inside
-                // a tile); this block contributes once, to its own slot.
-                unsafe { split.publish_partial(&acc, block, wg) };
+                // (stream-K or a split tail is on: only they make segments
+                // that start inside a tile); the publisher's slot is this
+                // segment's alone (`Walk::publisher`).
+                let publisher = walk.publisher(block, segment);
+                unsafe { split.publish_partial(&acc, publisher, wg) };
                 sync_warpgroup(wg);
                 if leader {
-                    // SAFETY: as above; the flag is this block's own.
-                    unsafe { split.flag(block, wg) }.store_scoped(1, Scope::Device, Ordering::Release);
+                    // SAFETY: as above; the flag is the publisher's own.
+                    unsafe { split.flag(publisher, wg) }.store_scoped(1, Scope::Device, Ordering::Release);
                 }
                 continue;
             }
             if segment.last < k_steps {
-                // The head of a tile whose later K steps other blocks
+                // The head of a tile whose later K steps other segments
                 // summed: wait for their partial sums and add them.
-                let contributors_end = walk.contributors_end(block, segment.tile);
+                let contributors = walk.contributors(block, segment.tile);
                 if leader {
-                    let mut from = block + 1;
-                    while from < contributors_end {
-                        // SAFETY: block `from` contributes to this tile and
-                        // sets its flag once; resetting it leaves the word 0
-                        // for the next launch (launches share the workspace
-                        // one after another, in stream order).
-                        let flag = unsafe { split.flag(from, wg) };
+                    let mut i = 0;
+                    while i < contributors.count {
+                        // SAFETY: publisher `contributors.id(i)` holds later
+                        // steps of this tile and sets its flag once;
+                        // resetting it leaves the word 0 for the next launch
+                        // (launches share the workspace one after another,
+                        // in stream order).
+                        let flag = unsafe { split.flag(contributors.id(i), wg) };
                         while flag.load_scoped(Scope::Device, Ordering::Acquire) == 0 {}
                         flag.store_scoped(0, Scope::Device, Ordering::Relaxed);
-                        from += 1;
+                        i += 1;
                     }
                 }
                 // The leader's acquire, passed on to the warpgroup.
                 sync_warpgroup(wg);
-                let mut from = block + 1;
-                while from < contributors_end {
-                    // SAFETY: block `from` published this slot before its
-                    // flag, which the leader acquired before the barrier.
-                    unsafe { split.add_partial(&mut acc, from, wg) };
-                    from += 1;
+                let mut i = 0;
+                while i < contributors.count {
+                    // SAFETY: the publisher wrote this slot before its flag,
+                    // which the leader acquired before the barrier.
+                    unsafe { split.add_partial(&mut acc, contributors.id(i), wg) };
+                    i += 1;
                 }
             }
             // The epilogue, piece by piece: wait until the last TMA store
@@ -651,19 +654,36 @@ fn ws_tile_origin(id: u32, dims: Dims) -> (u32, u32) {
 /// finishing block waits for (it never waits for an earlier block, so the
 /// blocks cannot wait in a circle), adds the slot into its sums and
 /// resets. So a block contributes to at most one tile, and the order of
-/// the sums (and the result) is the same at every launch. The waits need
-/// every block of the grid resident at once, as a persistent grid of at
-/// most one block per multiprocessor is unless other work holds
-/// multiprocessors until this kernel ends.
+/// the sums (and the result) is the same at every launch.
+///
+/// With `pieces` P ≥ 2 (a split tail, [`Schedule::SplitTail`]) the L
+/// tiles after the whole ones are instead each cut into P pieces of
+/// (nearly) equal K ranges, the same ranges in every tile. The L·P pieces
+/// are numbered piece P−1 of every tile first, then piece P−2, …, piece 0
+/// last, and block b takes numbers b, b + G, …: the pieces running at once
+/// cover the same K range of neighbouring tiles, which share A and B
+/// panels in L2 as whole tiles do. Piece j ≥ 1 of tail tile t publishes
+/// to slot (j − 1)·L + t; the block that holds piece 0 finishes the tile,
+/// adding pieces 1 … P−1 in that order. Every piece a block waits for is
+/// numbered below every piece 0, and a block reaches its pieces in
+/// increasing order without waiting before its first piece 0, so no wait
+/// is in a circle.
+///
+/// Either way the waits need every block of the grid resident at once, as
+/// a persistent grid of at most one block per multiprocessor is unless
+/// other work holds multiprocessors until this kernel ends.
 #[derive(Clone, Copy, Debug)]
 pub struct StreamK {
-    /// Device address of `2·G` slots of `PARTIAL_WORDS` f32 (block b's
-    /// consumer warpgroup wg at slot `2b + wg`); 0 for whole tiles.
+    /// Device address of `2·S` slots of `PARTIAL_WORDS` f32, S publishers
+    /// (G blocks, or the L·(P − 1) later pieces of a split tail; publisher
+    /// p's consumer warpgroup wg at slot `2p + wg`); 0 for whole tiles.
     partials: u64,
-    /// Device address of `2·G` u32 flags, 0 when the launch starts.
+    /// Device address of `2·S` u32 flags, 0 when the launch starts.
     flags: u64,
     /// The tiles taken whole (with a workspace).
     whole_tiles: u32,
+    /// 0 for stream-K; the pieces P of each tail tile for a split tail.
+    pieces: u32,
 }
 
 /// f32 words of one consumer warpgroup's partial sums: its 64×256 part of
@@ -677,7 +697,7 @@ struct Quad([f32; 4]);
 
 impl StreamK {
     /// Whole tiles: no workspace.
-    const WHOLE_TILES: StreamK = StreamK { partials: 0, flags: 0, whole_tiles: 0 };
+    const WHOLE_TILES: StreamK = StreamK { partials: 0, flags: 0, whole_tiles: 0, pieces: 0 };
 
     /// The tiles taken whole, of `tiles`.
     #[inline(always)]
@@ -689,24 +709,24 @@ impl StreamK {
         }
     }
 
-    /// This thread's first quad in the slot of block `block`'s consumer
-    /// warpgroup `wg`: quad j of thread t is at `j·128 + t`, so that a
-    /// warp's accesses are 512 contiguous bytes.
+    /// This thread's first quad in the slot of publisher `publisher`'s
+    /// consumer warpgroup `wg`: quad j of thread t is at `j·128 + t`, so
+    /// that a warp's accesses are 512 contiguous bytes.
     #[inline(always)]
-    fn slot(self, block: u32, wg: u32) -> *mut Quad {
+    fn slot(self, publisher: u32, wg: u32) -> *mut Quad {
         let t = (thread::threadIdx_x() % 128) as usize;
-        let slot = self.partials as usize + (2 * block + wg) as usize * PARTIAL_WORDS * 4;
+        let slot = self.partials as usize + (2 * publisher + wg) as usize * PARTIAL_WORDS * 4;
         (slot + 16 * t) as *mut Quad
     }
 
     /// Writes this thread's 128 accumulators to its slot.
     ///
     /// # Safety
-    /// `partials` holds slot `2·block + wg`, which no other thread of the
-    /// launch writes and none reads before this block's flag is set.
+    /// `partials` holds slot `2·publisher + wg`, which no other thread of
+    /// the launch writes and none reads before the publisher's flag is set.
     #[inline(always)]
-    unsafe fn publish_partial(self, acc: &[f32; 128], block: u32, wg: u32) {
-        let slot = self.slot(block, wg);
+    unsafe fn publish_partial(self, acc: &[f32; 128], publisher: u32, wg: u32) {
+        let slot = self.slot(publisher, wg);
         macro_rules! quads {
             ($($j:literal)*) => {$(
                 // SAFETY: inside the slot (the caller's contract), 16-byte
@@ -717,14 +737,15 @@ impl StreamK {
         quads!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31);
     }
 
-    /// Adds the sums of block `block`'s slot for warpgroup `wg` into `acc`.
+    /// Adds the sums of publisher `publisher`'s slot for warpgroup `wg`
+    /// into `acc`.
     ///
     /// # Safety
     /// The slot was published (its flag acquired, then a barrier) and is
     /// not written again during the launch.
     #[inline(always)]
-    unsafe fn add_partial(self, acc: &mut [f32; 128], block: u32, wg: u32) {
-        let slot = self.slot(block, wg);
+    unsafe fn add_partial(self, acc: &mut [f32; 128], publisher: u32, wg: u32) {
+        let slot = self.slot(publisher, wg);
         macro_rules! quads {
             ($($j:literal)*) => {$(
                 // SAFETY: inside the published slot, 16-byte aligned.
@@ -738,24 +759,43 @@ impl StreamK {
         quads!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31);
     }
 
-    /// The flag of block `block`'s consumer warpgroup `wg`.
+    /// The flag of publisher `publisher`'s consumer warpgroup `wg`.
     ///
     /// # Safety
-    /// `flags` holds `2·G` words of the launch, accessed only atomically.
+    /// `flags` holds `2·S` words of the launch, accessed only atomically.
     #[inline(always)]
-    unsafe fn flag(self, block: u32, wg: u32) -> &'static AtomicU32 {
+    unsafe fn flag(self, publisher: u32, wg: u32) -> &'static AtomicU32 {
         // SAFETY: the caller's contract.
-        unsafe { AtomicU32::from_ptr((self.flags as usize + 4 * (2 * block + wg) as usize) as *mut u32) }
+        unsafe { AtomicU32::from_ptr((self.flags as usize + 4 * (2 * publisher + wg) as usize) as *mut u32) }
     }
 }
 
 /// K steps `first..last` of tile `tile`: the part of a tile a block
-/// multiplies in one go.
-#[derive(Clone, Copy)]
+/// multiplies in one go; `piece` is its piece of a split tail's tile (0
+/// otherwise).
+#[derive(Clone, Copy, Debug)]
 struct Segment {
     tile: u32,
     first: u32,
     last: u32,
+    piece: u32,
+}
+
+/// The publishers whose partial sums complete a tile: `count` ids from
+/// `first`, `stride` apart.
+#[derive(Clone, Copy, Debug)]
+struct Contributors {
+    first: u32,
+    stride: u32,
+    count: u32,
+}
+
+impl Contributors {
+    /// The `i`-th publisher.
+    #[inline(always)]
+    fn id(self, i: u32) -> u32 {
+        self.first + i * self.stride
+    }
 }
 
 /// A block's walk over its segments ([`StreamK`]); the producer and the
@@ -778,24 +818,50 @@ struct Walk {
     k_steps: u32,
     /// Blocks in the grid.
     grid: u32,
+    /// A split tail's pieces per tile (0: stream-K).
+    pieces: u32,
+    /// A split tail's tiles: those from `whole_tiles` on.
+    tail_tiles: u32,
+    /// The next piece number this block takes (block b of G: b, b + G, …).
+    next_piece: u32,
+    /// A split tail's pieces: `tail_tiles · pieces`.
+    tail_pieces: u32,
 }
 
 impl Walk {
     /// The walk of this thread's block.
     #[inline(always)]
     fn of_block(split: StreamK, tiles: u32, k_steps: u32) -> Walk {
-        Walk::new(split.whole_tiles(tiles), thread::blockIdx_x(), thread::gridDim_x(), tiles, k_steps)
+        Walk::new(split.whole_tiles(tiles), split.pieces, thread::blockIdx_x(), thread::gridDim_x(), tiles, k_steps)
     }
 
     /// The walk of block `block` of `grid` when the tiles below
-    /// `whole_tiles` are taken whole and the others' K steps shared out.
+    /// `whole_tiles` are taken whole and the others' K steps shared out:
+    /// by stream-K (`pieces` 0) or as a split tail of `pieces` ≥ 2 pieces a
+    /// tile (at most `k_steps`, which the host makes sure of).
     #[inline(always)]
-    fn new(whole_tiles: u32, block: u32, grid: u32, tiles: u32, k_steps: u32) -> Walk {
+    fn new(whole_tiles: u32, pieces: u32, block: u32, grid: u32, tiles: u32, k_steps: u32) -> Walk {
         // The host makes sure the products fit where tiles are shared out.
         let whole_tiles = whole_tiles.min(tiles);
         let base = whole_tiles.wrapping_mul(k_steps);
-        let shared_steps = (tiles - whole_tiles).wrapping_mul(k_steps);
-        let mut walk = Walk { next_tile: block, whole_tiles, next_step: 0, end_step: 0, base, shared_steps, k_steps, grid };
+        let tail_tiles = tiles - whole_tiles;
+        let shared_steps = tail_tiles.wrapping_mul(k_steps);
+        let pieces = if pieces >= 2 { pieces } else { 0 };
+        let tail_pieces = tail_tiles.wrapping_mul(pieces);
+        let mut walk = Walk {
+            next_tile: block,
+            whole_tiles,
+            next_step: 0,
+            end_step: 0,
+            base,
+            shared_steps,
+            k_steps,
+            grid,
+            pieces,
+            tail_tiles,
+            next_piece: block,
+            tail_pieces,
+        };
         walk.next_step = walk.start_of(block);
         walk.end_step = walk.start_of(block + 1);
         walk
@@ -809,8 +875,39 @@ impl Walk {
         self.base + ((block as u64 * self.shared_steps as u64) / (self.grid as u64).max(1)) as u32
     }
 
+    /// The first K step of piece `piece` of a split tail's tile.
+    #[inline(always)]
+    fn piece_start(self, piece: u32) -> u32 {
+        // The divisor is at least 1 (no panic path, as in `start_of`).
+        ((piece as u64 * self.k_steps as u64) / (self.pieces as u64).max(1)) as u32
+    }
+
+    /// The publisher whose slot and flag take block `block`'s partial sums
+    /// of `segment` (which starts inside its tile): the block itself under
+    /// stream-K (it contributes once), the piece under a split tail.
+    #[inline(always)]
+    fn publisher(self, block: u32, segment: Segment) -> u32 {
+        if self.pieces >= 2 {
+            (segment.piece - 1) * self.tail_tiles + (segment.tile - self.whole_tiles)
+        } else {
+            block
+        }
+    }
+
+    /// The publishers whose partial sums block `block`, which holds the
+    /// first step of tile `tile`, adds to finish it.
+    #[inline(always)]
+    fn contributors(self, block: u32, tile: u32) -> Contributors {
+        if self.pieces >= 2 {
+            Contributors { first: tile - self.whole_tiles, stride: self.tail_tiles, count: self.pieces - 1 }
+        } else {
+            Contributors { first: block + 1, stride: 1, count: self.contributors_end(block, tile) - block - 1 }
+        }
+    }
+
     /// The blocks that sum later K steps of tile `tile` for block `block`,
-    /// which holds its first step: `block + 1 ..` the returned end.
+    /// which holds its first step under stream-K: `block + 1 ..` the
+    /// returned end.
     #[inline(always)]
     fn contributors_end(self, block: u32, tile: u32) -> u32 {
         let tile_end = (tile + 1) * self.k_steps;
@@ -826,7 +923,19 @@ impl Walk {
         if self.next_tile < self.whole_tiles {
             let tile = self.next_tile;
             self.next_tile += self.grid;
-            return Some(Segment { tile, first: 0, last: self.k_steps });
+            return Some(Segment { tile, first: 0, last: self.k_steps, piece: 0 });
+        }
+        if self.pieces >= 2 {
+            if self.next_piece >= self.tail_pieces {
+                return None;
+            }
+            // Pieces P−1 of every tail tile first, piece 0 last (the
+            // divisor is at least 1: no panic path).
+            let tails = self.tail_tiles.max(1);
+            let piece = self.pieces - 1 - self.next_piece / tails;
+            let tile = self.whole_tiles + self.next_piece % tails;
+            self.next_piece += self.grid;
+            return Some(Segment { tile, first: self.piece_start(piece), last: self.piece_start(piece + 1), piece });
         }
         if self.next_step >= self.end_step {
             return None;
@@ -835,7 +944,7 @@ impl Walk {
         let first = self.next_step - tile * self.k_steps;
         let last = self.k_steps.min(first + (self.end_step - self.next_step));
         self.next_step += last - first;
-        Some(Segment { tile, first, last })
+        Some(Segment { tile, first, last, piece: 0 })
     }
 }
 
@@ -1012,6 +1121,18 @@ pub enum Schedule {
     /// for the other at every stage, and only large FP8 products gained
     /// from the halved B traffic where it was measured (benches/README.md).
     TilePairs,
+    /// Whole tiles for the full waves; the last wave's tiles, which would
+    /// leave multiprocessors idle, each cut along K into the same few
+    /// pieces ([`StreamK`]), so that more blocks share them. The pieces
+    /// running at once cover the same K range of neighbouring tiles, which
+    /// keeps the A and B panels they share in L2 (stream-K's blocks read
+    /// them at scattered K offsets). The number of pieces is the one that
+    /// makes the tail shortest ([`tail_pieces`]); where no cut shortens it,
+    /// this is whole tiles. The partial sums go through a workspace (64 KiB
+    /// a warpgroup per piece but the first) that the product keeps; results
+    /// may differ from whole tiles' in the last bits, and are the same at
+    /// every launch.
+    SplitTail,
 }
 
 /// Rows of B one TMA box of `schedule`'s kernel loads: its whole tile, or
@@ -1089,6 +1210,33 @@ fn whole_tiles_before_stream_k(tiles: u32, grid: u32) -> u32 {
     }
 }
 
+/// The most pieces [`Schedule::SplitTail`] cuts a tile into: the block
+/// that finishes a tile adds one partial sum per further piece.
+pub const MAX_TAIL_PIECES: u32 = 8;
+
+/// What finishing a tile costs per piece beyond the first, in K steps: the
+/// publisher's store and the finishing block's load and add of one partial
+/// sum (64 KiB a warpgroup, through L2), about a K step's time each.
+const PIECE_COST_STEPS: u32 = 2;
+
+/// How many pieces [`Schedule::SplitTail`] cuts each of `tail` tiles of
+/// `k_steps` K steps into on a grid of `grid` blocks: the count from 1 to
+/// [`MAX_TAIL_PIECES`] (and at most `k_steps`) whose tail is shortest,
+/// counted in K steps a block runs one after another: its rounds of pieces
+/// (`⌈tail·P / grid⌉`) times a piece's steps (`⌈k_steps / P⌉`), plus
+/// [`PIECE_COST_STEPS`] per further piece. 1 means whole tiles. The
+/// fewest pieces win a tie.
+pub fn tail_pieces(tail: u32, k_steps: u32, grid: u32) -> u32 {
+    if tail == 0 || grid == 0 || k_steps == 0 {
+        return 1;
+    }
+    let cost = |p: u32| -> u64 {
+        let rounds = (tail as u64 * p as u64).div_ceil(grid as u64);
+        rounds * k_steps.div_ceil(p) as u64 + (PIECE_COST_STEPS * (p - 1)) as u64
+    };
+    (1..=MAX_TAIL_PIECES.min(k_steps)).min_by_key(|&p| (cost(p), p)).unwrap_or(1)
+}
+
 /// The grid of [`Schedule::TilePairs`] for `dims` on a GPU that holds
 /// `pairs` clusters of two blocks at once: whole pairs, no more than run
 /// together (a persistent block that waits for another's multiprocessor
@@ -1129,8 +1277,10 @@ impl Residency {
 struct Plan {
     schedule: Schedule,
     grid: u32,
-    /// The tiles taken whole before stream-K ([`StreamK`]).
+    /// The tiles taken whole before stream-K or a split tail ([`StreamK`]).
     whole_tiles: u32,
+    /// A split tail's pieces a tile (0: stream-K or none).
+    pieces: u32,
     /// Stream-K's; in a `RefCell` because every launch orders it as its
     /// write.
     workspace: std::cell::RefCell<Option<Workspace>>,
@@ -1145,22 +1295,35 @@ impl Plan {
         let tiles = (dims.m / WS_BM) * (dims.n / WS_BN);
         let total = tiles as u64 * (dims.k / k_step) as u64;
         let sms = resident.sms.max(1);
+        let workspace_of = |publishers: usize| -> Result<Option<Workspace>, Error> {
+            let slots = 2 * publishers;
+            Ok(Some(Workspace { partials: DeviceBuffer::zeroed(stream, slots * PARTIAL_WORDS)?, flags: DeviceBuffer::zeroed(stream, slots)? }))
+        };
+        let mut pieces = 0;
         let (grid, whole_tiles, workspace) = match schedule {
             Schedule::WholeTiles => (tiles.min(sms), tiles, None),
             Schedule::TilePairs => (pairs_grid(dims, resident.pairs)?, tiles, None),
+            Schedule::SplitTail => {
+                let grid = tiles.min(sms);
+                let tail = tiles % grid.max(1);
+                let p = tail_pieces(tail, dims.k / k_step, grid);
+                if p < 2 {
+                    (grid, tiles, None)
+                } else {
+                    pieces = p;
+                    (grid, tiles - tail, workspace_of((tail * (p - 1)) as usize)?)
+                }
+            }
             Schedule::StreamK | Schedule::StreamKOnly => {
                 if total > u32::MAX as u64 {
                     return Err(format!("stream-K counts a product's K steps in 32 bits; {dims:?} has {total}").into());
                 }
                 let grid = (sms as u64).min(total / STREAM_K_MIN_STEPS).max(1) as u32;
                 let whole_tiles = if schedule == Schedule::StreamKOnly { 0 } else { whole_tiles_before_stream_k(tiles, grid) };
-                let slots = 2 * grid as usize;
-                let workspace =
-                    Workspace { partials: DeviceBuffer::zeroed(stream, slots * PARTIAL_WORDS)?, flags: DeviceBuffer::zeroed(stream, slots)? };
-                (grid, whole_tiles, Some(workspace))
+                (grid, whole_tiles, workspace_of(grid as usize)?)
             }
         };
-        Ok(Plan { schedule, grid, whole_tiles, workspace: std::cell::RefCell::new(workspace) })
+        Ok(Plan { schedule, grid, whole_tiles, pieces, workspace: std::cell::RefCell::new(workspace) })
     }
 
     /// The kernel's [`StreamK`] argument for a launch about to be queued
@@ -1172,7 +1335,12 @@ impl Plan {
         let Some(workspace) = workspace.as_mut() else { return Ok(StreamK::WHOLE_TILES) };
         workspace.partials.order_write(stream)?;
         workspace.flags.order_write(stream)?;
-        Ok(StreamK { partials: workspace.partials.device_ptr(), flags: workspace.flags.device_ptr(), whole_tiles: self.whole_tiles })
+        Ok(StreamK {
+            partials: workspace.partials.device_ptr(),
+            flags: workspace.flags.device_ptr(),
+            whole_tiles: self.whole_tiles,
+            pieces: self.pieces,
+        })
     }
 }
 
@@ -1470,7 +1638,7 @@ mod tests {
         let mut covered = vec![0u32; (tiles * k_steps) as usize];
         let mut segments = Vec::new();
         for block in 0..grid {
-            let mut walk = Walk::new(whole_tiles, block, grid, tiles, k_steps);
+            let mut walk = Walk::new(whole_tiles, 0, block, grid, tiles, k_steps);
             let mut mine = Vec::new();
             while let Some(s) = walk.next_segment() {
                 assert!(s.first < s.last && s.last <= k_steps, "{tiles}×{k_steps} on {grid}: block {block} got {}..{}", s.first, s.last);
@@ -1489,7 +1657,7 @@ mod tests {
         }
         assert!(covered.iter().all(|&c| c == 1), "{tiles}×{k_steps} on {grid}: a step not multiplied exactly once");
         for (block, mine) in segments.iter().enumerate() {
-            let walk = Walk::new(whole_tiles, block as u32, grid, tiles, k_steps);
+            let walk = Walk::new(whole_tiles, 0, block as u32, grid, tiles, k_steps);
             for s in mine {
                 if s.first == 0 && s.last < k_steps {
                     let waited: Vec<u32> = (block as u32 + 1..walk.contributors_end(block as u32, s.tile)).collect();
@@ -1499,6 +1667,111 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Every block's walk under a split tail of `pieces` pieces after
+    /// `whole_tiles` whole tiles: every step of every tile multiplied
+    /// exactly once; each tail tile cut at the same K steps into `pieces`
+    /// parts of lengths that differ by at most one; every later piece
+    /// publishes to a slot of its own, below the workspace's count; the
+    /// block holding piece 0 waits for exactly the tile's other pieces; and
+    /// replaying the grid in rounds (each block runs its segments in
+    /// order, a piece 0 only once its contributors are published) finishes
+    /// every block: no wait in a circle.
+    fn check_split_tail(whole_tiles: u32, pieces: u32, tiles: u32, k_steps: u32, grid: u32) {
+        let tail = tiles - whole_tiles;
+        let mut covered = vec![0u32; (tiles * k_steps) as usize];
+        let mut publishers = vec![None; (tail * (pieces - 1)) as usize];
+        let mut walks = Vec::new();
+        for block in 0..grid {
+            let mut walk = Walk::new(whole_tiles, pieces, block, grid, tiles, k_steps);
+            let mut mine = Vec::new();
+            while let Some(s) = walk.next_segment() {
+                assert!(s.first < s.last && s.last <= k_steps, "block {block}: {s:?}");
+                for step in s.first..s.last {
+                    covered[(s.tile * k_steps + step) as usize] += 1;
+                }
+                if s.tile < whole_tiles {
+                    assert!(s.first == 0 && s.last == k_steps && s.piece == 0, "block {block}: whole tile {s:?}");
+                } else {
+                    assert_eq!((s.first, s.last), (s.piece * k_steps / pieces, (s.piece + 1) * k_steps / pieces), "block {block}: {s:?}");
+                    let length = s.last - s.first;
+                    assert!(length == k_steps / pieces || length == k_steps.div_ceil(pieces), "block {block}: {s:?}");
+                }
+                if s.first > 0 {
+                    let p = walk.publisher(block, s) as usize;
+                    assert!(p < publishers.len(), "block {block}: publisher {p} of {} for {s:?}", publishers.len());
+                    assert!(publishers[p].is_none(), "publisher {p} twice");
+                    publishers[p] = Some(s.tile);
+                }
+                mine.push(s);
+            }
+            walks.push((walk, mine));
+        }
+        assert!(covered.iter().all(|&c| c == 1), "{tiles}×{k_steps}, {pieces} pieces on {grid}: a step not multiplied exactly once");
+        assert!(publishers.iter().all(Option::is_some), "an unused slot");
+        // Replay: a round lets every block run its next segment if it can.
+        let mut done = vec![false; publishers.len()];
+        let mut next = vec![0usize; grid as usize];
+        loop {
+            let mut moved = false;
+            for block in 0..grid as usize {
+                let (walk, mine) = &walks[block];
+                let Some(s) = mine.get(next[block]) else { continue };
+                if s.first > 0 {
+                    done[walk.publisher(block as u32, *s) as usize] = true;
+                } else if s.last < k_steps {
+                    let c = walk.contributors(block as u32, s.tile);
+                    assert_eq!(c.count, pieces - 1);
+                    let ids: Vec<u32> = (0..c.count).map(|i| c.id(i)).collect();
+                    assert!(ids.iter().all(|&i| publishers[i as usize] == Some(s.tile)), "block {block} waits for another tile's pieces: {ids:?}");
+                    if !ids.iter().all(|&i| done[i as usize]) {
+                        continue;
+                    }
+                }
+                next[block] += 1;
+                moved = true;
+            }
+            if !moved {
+                break;
+            }
+        }
+        assert!((0..grid as usize).all(|b| next[b] == walks[b].1.len()), "{tiles}×{k_steps}, {pieces} pieces on {grid}: blocks wait in a circle");
+    }
+
+    #[test]
+    fn split_tail_covers_every_step_once_and_never_waits_in_a_circle() {
+        for (tiles, k_steps) in [(1792, 64), (2048, 128), (256, 128), (512, 64), (7, 3), (3, 8), (1, 16), (200, 9)] {
+            for grid in [1, 2, 31, 114, 132] {
+                let grid = grid.min(tiles);
+                let tail = tiles % grid;
+                for pieces in 2..=MAX_TAIL_PIECES.min(k_steps) {
+                    for whole in [tiles - tail, 0] {
+                        check_split_tail(whole, pieces, tiles, k_steps, grid);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn tail_pieces_shorten_the_last_wave_or_leave_it_whole() {
+        // 4096×14336×4096 on 132: 1792 tiles leave a tail of 76 tiles of 64
+        // steps: five pieces (three rounds of 13 steps) against 64 steps.
+        assert_eq!(tail_pieces(1792 % 132, 64, 132), 5);
+        // 8192³: 68 tiles of 128 steps.
+        assert_eq!(tail_pieces(2048 % 132, 128, 132), 5);
+        // A tail nearly a wave (8192×1024×8192, 4096³): no cut shortens it.
+        assert_eq!(tail_pieces(256 % 132, 128, 132), 1);
+        assert_eq!(tail_pieces(512 % 132, 64, 132), 1);
+        // No tail, no grid, no steps; never more pieces than steps.
+        assert_eq!(tail_pieces(0, 64, 132), 1);
+        assert_eq!(tail_pieces(3, 64, 0), 1);
+        // One tile on a big grid: five pieces (13 steps and 4 finishing
+        // costs) beat eight (8 steps and 7); too few steps to pay.
+        assert_eq!(tail_pieces(1, 64, 132), 5);
+        assert_eq!(tail_pieces(1, 2, 132), 1);
+        assert!((1..200).all(|t| tail_pieces(t, 3, 132) <= 3));
     }
 
     #[test]
@@ -1555,7 +1828,7 @@ mod tests {
     fn whole_tiles_walk_strides_by_the_grid() {
         let mut seen = [0; 10];
         for block in 0..4 {
-            let mut walk = Walk::new(10, block, 4, 10, 8);
+            let mut walk = Walk::new(10, 0, block, 4, 10, 8);
             while let Some(s) = walk.next_segment() {
                 assert_eq!((s.first, s.last, s.tile % 4), (0, 8, block));
                 seen[s.tile as usize] += 1;

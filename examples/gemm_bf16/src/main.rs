@@ -223,6 +223,7 @@ fn run_size(
         ("ws-sk", Kernel::Ws, Some(Schedule::StreamK)),
         ("ws-sk-only", Kernel::Ws, Some(Schedule::StreamKOnly)),
         ("ws-pairs", Kernel::Ws, Some(Schedule::TilePairs)),
+        ("ws-split", Kernel::Ws, Some(Schedule::SplitTail)),
     ];
     for (short, kernel, schedule) in runs {
         let chosen = if kernels.is_empty() { short != "ws" } else { kernels.iter().any(|k| k == short) };
@@ -330,7 +331,7 @@ fn run_fp8(ctx: &Arc<CudaContext>, module: &cuda_host::KernelModule, d: Dims) ->
     println!("== FP8 e4m3 M = {m}, N = {n}, K = {k}");
     println!("  gemm_fp8_ws: {} registers, {} bytes local memory per thread", attrs.num_regs, attrs.local_bytes_per_thread);
     let mut ok = true;
-    for schedule in [Schedule::WholeTiles, Schedule::StreamK, Schedule::StreamKOnly, Schedule::TilePairs] {
+    for schedule in [Schedule::WholeTiles, Schedule::StreamK, Schedule::StreamKOnly, Schedule::TilePairs, Schedule::SplitTail] {
         if let Err(why) = schedule.check(d) {
             println!("  gemm_fp8_ws ({schedule:?}): not run ({why})");
             continue;
@@ -409,7 +410,7 @@ fn main() -> ExitCode {
     // Arguments: shapes, `S` or `MxNxK` (default 4096, 8192 and
     // 8192x1024x8192; 1024 and 512x768x2048 in debug builds, which the GPU
     // suite and compute-sanitizer run), and kernels (simple, ws with the
-    // shape's default schedule, ws-whole, ws-sk, ws-sk-only and ws-pairs
+    // shape's default schedule, ws-whole, ws-sk, ws-sk-only, ws-pairs and ws-split
     // with each Schedule, fp8 with each; default all but ws).
     let args: Vec<String> = std::env::args().skip(1).collect();
     let shapes: Vec<Dims> = args.iter().filter_map(|s| parse_shape(s)).collect();
