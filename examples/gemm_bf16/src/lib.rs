@@ -1304,13 +1304,15 @@ impl Plan {
             Schedule::WholeTiles => (tiles.min(sms), tiles, None),
             Schedule::TilePairs => (pairs_grid(dims, resident.pairs)?, tiles, None),
             Schedule::SplitTail => {
-                let grid = tiles.min(sms);
-                let tail = tiles % grid.max(1);
-                let p = tail_pieces(tail, dims.k / k_step, grid);
+                // The tail: the last wave's tiles, or every tile where they
+                // do not fill one.
+                let tail = tiles % sms;
+                let p = tail_pieces(tail, dims.k / k_step, sms);
                 if p < 2 {
-                    (grid, tiles, None)
+                    (tiles.min(sms), tiles, None)
                 } else {
                     pieces = p;
+                    let grid = if tiles >= sms { sms } else { (tiles * p).min(sms) };
                     (grid, tiles - tail, workspace_of((tail * (p - 1)) as usize)?)
                 }
             }
