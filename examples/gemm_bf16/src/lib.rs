@@ -39,7 +39,10 @@
 //!   with a long K would leave most multiprocessors idle, the blocks share
 //!   out the tiles' K steps equally instead (stream-K, [`Schedule`],
 //!   [`StreamK`]): a tile cut between blocks is summed through a workspace
-//!   in device memory.
+//!   in device memory. Where the tiles fill some waves and leave the last
+//!   one short, the last wave's tiles can be cut along K into a few pieces
+//!   at the same K steps in every tile instead ([`Schedule::SplitTail`]),
+//!   which keeps the pieces running at once on shared panels.
 //! * [`gemm_ws_pairs`] — `gemm_ws` in clusters of two blocks whose tiles lie
 //!   one above the other and share their B tile ([`Schedule::TilePairs`]):
 //!   each block's producer loads half of it and the TMA multicasts it into
