@@ -1227,7 +1227,9 @@ const PIECE_COST_STEPS: u32 = 2;
 /// [`MAX_TAIL_PIECES`] (and at most `k_steps`) whose tail is shortest,
 /// counted in K steps a block runs one after another: its rounds of pieces
 /// (`⌈tail·P / grid⌉`) times a piece's steps (`⌈k_steps / P⌉`), plus
-/// [`PIECE_COST_STEPS`] per further piece. 1 means whole tiles. The
+/// a fixed cost in steps per further piece (the store of a partial sum and
+/// its load and add by the block that finishes the tile). 1 means whole
+/// tiles. The
 /// fewest pieces win a tie.
 pub fn tail_pieces(tail: u32, k_steps: u32, grid: u32) -> u32 {
     if tail == 0 || grid == 0 || k_steps == 0 {
