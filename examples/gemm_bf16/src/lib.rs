@@ -1229,8 +1229,7 @@ const PIECE_COST_STEPS: u32 = 2;
 /// (`⌈tail·P / grid⌉`) times a piece's steps (`⌈k_steps / P⌉`), plus
 /// a fixed cost in steps per further piece (the store of a partial sum and
 /// its load and add by the block that finishes the tile). 1 means whole
-/// tiles. The
-/// fewest pieces win a tie.
+/// tiles. The fewest pieces win a tie.
 pub fn tail_pieces(tail: u32, k_steps: u32, grid: u32) -> u32 {
     if tail == 0 || grid == 0 || k_steps == 0 {
         return 1;
