@@ -1303,21 +1303,19 @@ impl Plan {
             let slots = 2 * publishers;
             Ok(Some(Workspace { partials: DeviceBuffer::zeroed(stream, slots * PARTIAL_WORDS)?, flags: DeviceBuffer::zeroed(stream, slots)? }))
         };
-        let mut pieces = 0;
-        let (grid, whole_tiles, workspace) = match schedule {
-            Schedule::WholeTiles => (tiles.min(sms), tiles, None),
-            Schedule::TilePairs => (pairs_grid(dims, resident.pairs)?, tiles, None),
+        let (grid, whole_tiles, pieces, workspace) = match schedule {
+            Schedule::WholeTiles => (tiles.min(sms), tiles, 0, None),
+            Schedule::TilePairs => (pairs_grid(dims, resident.pairs)?, tiles, 0, None),
             Schedule::SplitTail => {
                 // The tail: the last wave's tiles, or every tile where they
                 // do not fill one.
                 let tail = tiles % sms;
                 let p = tail_pieces(tail, dims.k / k_step, sms);
                 if p < 2 {
-                    (tiles.min(sms), tiles, None)
+                    (tiles.min(sms), tiles, 0, None)
                 } else {
-                    pieces = p;
                     let grid = if tiles >= sms { sms } else { (tiles * p).min(sms) };
-                    (grid, tiles - tail, workspace_of((tail * (p - 1)) as usize)?)
+                    (grid, tiles - tail, p, workspace_of((tail * (p - 1)) as usize)?)
                 }
             }
             Schedule::StreamK | Schedule::StreamKOnly => {
@@ -1326,7 +1324,7 @@ impl Plan {
                 }
                 let grid = (sms as u64).min(total / STREAM_K_MIN_STEPS).max(1) as u32;
                 let whole_tiles = if schedule == Schedule::StreamKOnly { 0 } else { whole_tiles_before_stream_k(tiles, grid) };
-                (grid, whole_tiles, workspace_of(grid as usize)?)
+                (grid, whole_tiles, 0, workspace_of(grid as usize)?)
             }
         };
         Ok(Plan { schedule, grid, whole_tiles, pieces, workspace: std::cell::RefCell::new(workspace) })
