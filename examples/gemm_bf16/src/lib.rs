@@ -227,8 +227,9 @@ const C_BOXES: u32 = WS_BN / C_SPLIT / C_BOX_COLS;
 /// Bytes of one consumer's C buffer.
 const C_BUFFER_BYTES: u32 = C_BOXES * C_BOX_BYTES;
 /// Dynamic shared memory of `gemm_ws`: the stages, both consumers' C
-/// buffers, 2·STAGES + 2 barriers, slack for the 1024-byte alignment.
-pub const WS_SMEM: u32 = STAGES * STAGE_BYTES + 2 * C_BUFFER_BYTES + 8 * (2 * STAGES + 2) + 1024;
+/// buffers, 2·STAGES + 2 barriers and one per partial-sum chunk buffer,
+/// slack for the 1024-byte alignment.
+pub const WS_SMEM: u32 = STAGES * STAGE_BYTES + 2 * C_BUFFER_BYTES + 8 * (2 * STAGES + 2 + 2 * PARTIAL_CHUNK_BUFFERS) + 1024;
 /// Threads of a `gemm_ws` block: two consumer warpgroups and a producer one.
 pub const WS_THREADS: u32 = 384;
 /// Registers a producer thread keeps (`setmaxnreg`); with the consumers'
@@ -349,6 +350,9 @@ fn ws_body<const FP8: bool, const PAIRS: bool>(map_a: u64, map_b: u64, map_c: u6
     let empty = |s: u32| unsafe { MBarrier::from_address(bars + 8 * (STAGES + s)) };
     // Consumer `wg`'s own barrier (its 128 threads), for its C buffer.
     let c_ready = |wg: u32| unsafe { MBarrier::from_address(bars + 8 * (2 * STAGES + wg)) };
+    // Consumer `wg`'s barriers for the partial sums it copies into its
+    // half of the ring (`StreamK::add_partials_from_ring`).
+    let chunk_ready = |wg: u32, b: u32| unsafe { MBarrier::from_address(bars + 8 * (2 * STAGES + 2 + wg * PARTIAL_CHUNK_BUFFERS + b)) };
     let tid = thread::threadIdx_x();
     if tid == 0 {
         for s in 0..STAGES {
@@ -361,6 +365,10 @@ fn ws_body<const FP8: bool, const PAIRS: bool>(map_a: u64, map_b: u64, map_c: u6
         for wg in 0..2 {
             // SAFETY: as above.
             unsafe { c_ready(wg).init(128) };
+            for b in 0..PARTIAL_CHUNK_BUFFERS {
+                // SAFETY: as above.
+                unsafe { chunk_ready(wg, b).init(1) };
+            }
         }
         mbarrier::fence_init();
     }
@@ -529,12 +537,28 @@ fn ws_body<const FP8: bool, const PAIRS: bool>(map_a: u64, map_b: u64, map_c: u6
                 }
                 // The leader's acquire, passed on to the warpgroup.
                 sync_warpgroup(wg);
-                let mut i = 0;
-                while i < contributors.count {
-                    // SAFETY: the publisher wrote this slot before its flag,
-                    // which the leader acquired before the barrier.
-                    unsafe { split.add_partial(&mut acc, contributors.id(i), wg) };
-                    i += 1;
+                let mut rest = walk;
+                if !PAIRS && rest.next_segment().is_none() {
+                    // The block's last segment (as a tile's head always
+                    // is): the producer loads nothing more, so once the
+                    // other consumer's last products are done the ring is
+                    // free, and TMA copies the partial sums into it, many
+                    // in flight, where loads into registers would wait
+                    // for a few at a time.
+                    sync_consumers();
+                    let ring = base + wg * PARTIAL_CHUNK_BUFFERS * PARTIAL_CHUNK_BYTES;
+                    // SAFETY: the flags were acquired (leader) before the
+                    // barrier; the ring's half is this warpgroup's alone
+                    // until the block ends; its barriers are initialised.
+                    unsafe { split.add_partials_from_ring(&mut acc, contributors, wg, leader, ring, |b| chunk_ready(wg, b)) };
+                } else {
+                    let mut i = 0;
+                    while i < contributors.count {
+                        // SAFETY: the publisher wrote this slot before its
+                        // flag, which the leader acquired before the barrier.
+                        unsafe { split.add_partial(&mut acc, contributors.id(i), wg) };
+                        i += 1;
+                    }
                 }
             }
             // The epilogue, piece by piece: wait until the last TMA store
@@ -656,7 +680,10 @@ fn ws_tile_origin(id: u32, dims: Dims) -> (u32, u32) {
 /// sums to its own slot of `partials` and sets its flag, which the
 /// finishing block waits for (it never waits for an earlier block, so the
 /// blocks cannot wait in a circle), adds the slot into its sums and
-/// resets. So a block contributes to at most one tile, and the order of
+/// resets. The finishing block has no segment after it, so its stage
+/// ring is free by then: TMA copies the slots into it, several chunks in
+/// flight, where loads into registers (beside 128 accumulators) would
+/// wait for a few 16-byte loads at a time. So a block contributes to at most one tile, and the order of
 /// the sums (and the result) is the same at every launch.
 ///
 /// With `pieces` P ≥ 2 (a split tail, [`Schedule::SplitTail`]) the L
@@ -681,6 +708,9 @@ pub struct StreamK {
     /// (G blocks, or the L·(P − 1) later pieces of a split tail; publisher
     /// p's consumer warpgroup wg at slot `2p + wg`); 0 for whole tiles.
     partials: u64,
+    /// Device address of a tensor map of `partials` (rows of
+    /// `PARTIAL_ROW_WORDS` f32, boxes of `PARTIAL_CHUNK_ROWS` rows).
+    partials_map: u64,
     /// Device address of `2·S` u32 flags, 0 when the launch starts.
     flags: u64,
     /// The tiles taken whole (with a workspace).
@@ -693,6 +723,21 @@ pub struct StreamK {
 /// a tile.
 const PARTIAL_WORDS: usize = 64 * WS_BN as usize;
 
+/// f32 words of a row of the partial sums' tensor map (the box's inner
+/// dimension, at most 256 elements).
+const PARTIAL_ROW_WORDS: usize = 64;
+
+/// Rows of one chunk of a partial sum that a finishing block copies into
+/// shared memory at once: half a slot, 32 KiB.
+const PARTIAL_CHUNK_ROWS: u32 = (PARTIAL_WORDS / PARTIAL_ROW_WORDS / 2) as u32;
+
+/// Bytes of one such chunk.
+const PARTIAL_CHUNK_BYTES: u32 = PARTIAL_CHUNK_ROWS * PARTIAL_ROW_WORDS as u32 * 4;
+
+/// Chunk buffers a consumer warpgroup has in the stage ring while it adds
+/// partial sums (its half of the ring).
+const PARTIAL_CHUNK_BUFFERS: u32 = STAGES * STAGE_BYTES / 2 / PARTIAL_CHUNK_BYTES;
+
 /// Four accumulators, written and read as one 16-byte access.
 #[derive(Clone, Copy)]
 #[repr(C, align(16))]
@@ -700,7 +745,7 @@ struct Quad([f32; 4]);
 
 impl StreamK {
     /// Whole tiles: no workspace.
-    const WHOLE_TILES: StreamK = StreamK { partials: 0, flags: 0, whole_tiles: 0, pieces: 0 };
+    const WHOLE_TILES: StreamK = StreamK { partials: 0, partials_map: 0, flags: 0, whole_tiles: 0, pieces: 0 };
 
     /// The tiles taken whole, of `tiles`.
     #[inline(always)]
@@ -760,6 +805,94 @@ impl StreamK {
             )*};
         }
         quads!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31);
+    }
+
+    /// Adds the sums of `contributors`' slots for warpgroup `wg` into
+    /// `acc`, in the same order as [`add_partial`](Self::add_partial) one
+    /// slot after another (so the same result), but copied by TMA into
+    /// `PARTIAL_CHUNK_BUFFERS` buffers at shared address `ring`, half a
+    /// slot at a time, up to that many chunks in flight; `leader` (one
+    /// thread of the warpgroup) issues the copies, `ready(b)` is buffer
+    /// b's barrier.
+    ///
+    /// # Safety
+    /// Every slot was published and its flag acquired by `leader` before
+    /// a barrier of the warpgroup; the buffers are shared memory no one
+    /// else uses, 128-byte aligned; each `ready(b)` is initialised with
+    /// count 1 and not in use; the whole warpgroup calls this.
+    #[inline(always)]
+    unsafe fn add_partials_from_ring(
+        self,
+        acc: &mut [f32; 128],
+        contributors: Contributors,
+        wg: u32,
+        leader: bool,
+        ring: u32,
+        ready: impl Fn(u32) -> MBarrier,
+    ) {
+        let chunks = 2 * contributors.count;
+        let slot_rows = (PARTIAL_WORDS / PARTIAL_ROW_WORDS) as u32;
+        let buffer = |c: u32| ring + (c % PARTIAL_CHUNK_BUFFERS) * PARTIAL_CHUNK_BYTES;
+        let copy = |c: u32| {
+            let row = (2 * contributors.id(c / 2) + wg) * slot_rows + (c % 2) * PARTIAL_CHUNK_ROWS;
+            let bar = ready(c % PARTIAL_CHUNK_BUFFERS);
+            bar.arrive_expect_tx(PARTIAL_CHUNK_BYTES);
+            // SAFETY: `partials_map` maps the workspace (host); the buffer
+            // is free (never used, or every thread read it before the
+            // warpgroup barrier that precedes this call); the barrier
+            // expects the chunk's bytes.
+            unsafe { tma::load_2d(buffer(c), self.partials_map, bar, 0, row as i32) };
+        };
+        if leader {
+            // The publishers wrote their slots through the generic proxy;
+            // the copies read them through the async one.
+            // SAFETY: a fence, no operands.
+            unsafe { ptx_asm!("fence.proxy.async.global;") };
+            let mut c = 0;
+            while c < chunks && c < PARTIAL_CHUNK_BUFFERS {
+                copy(c);
+                c += 1;
+            }
+        }
+        let t = (thread::threadIdx_x() % 128) as usize;
+        // SAFETY: only the address is taken; the reads below stay inside
+        // the ring, which the launch's shared memory holds.
+        let (base_ptr, _) = unsafe { dynamic_shared::<u8>() };
+        let mut c = 0;
+        while c < chunks {
+            ready(c % PARTIAL_CHUNK_BUFFERS).wait((c / PARTIAL_CHUNK_BUFFERS) & 1);
+            // SAFETY: the buffer is inside the dynamic shared memory that
+            // starts at `base_ptr`, whose shared address is
+            // shared_address(base_ptr).
+            let chunk = unsafe { base_ptr.add((buffer(c) - shared_address(base_ptr)) as usize) } as *const Quad;
+            // Quad j of thread t at j·128 + t, as in the slot.
+            let quad = |j: usize| chunk.wrapping_add((j % 16) * 128 + t);
+            macro_rules! quads {
+                ($($j:literal)*) => {$(
+                    // SAFETY: inside the chunk, which its barrier says
+                    // has landed; 16-byte aligned.
+                    let Quad(q) = unsafe { quad($j).read() };
+                    acc[4 * $j] += q[0];
+                    acc[4 * $j + 1] += q[1];
+                    acc[4 * $j + 2] += q[2];
+                    acc[4 * $j + 3] += q[3];
+                )*};
+            }
+            if c % 2 == 0 {
+                quads!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15);
+            } else {
+                quads!(16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31);
+            }
+            if c + PARTIAL_CHUNK_BUFFERS < chunks {
+                // Every thread has read the buffer before it is refilled.
+                sync_warpgroup(wg);
+                if leader {
+                    tma::fence_proxy_async_shared();
+                    copy(c + PARTIAL_CHUNK_BUFFERS);
+                }
+            }
+            c += 1;
+        }
     }
 
     /// The flag of publisher `publisher`'s consumer warpgroup `wg`.
@@ -967,6 +1100,14 @@ fn sync_warpgroup(wg: u32) {
     }
 }
 
+/// Waits until the 256 threads of both consumer warpgroups have arrived
+/// (named barrier 3).
+#[inline(always)]
+fn sync_consumers() {
+    // SAFETY: a barrier; both consumer warpgroups call it together.
+    unsafe { ptx_asm!("bar.sync 3, 256;") }
+}
+
 // ---------------------------------------------------------------------------
 // Host side: tensor maps, shared memory, launch shape.
 
@@ -1154,6 +1295,11 @@ fn b_box_rows(schedule: Schedule) -> u32 {
 /// slower).
 pub const STREAM_K_MIN_K: u32 = 8192;
 
+/// The shortest K (elements) for which [`Schedule::default_for`] runs a
+/// partly filled last wave by stream-K: the shortest at which that was
+/// measured to gain (4096×14336×4096).
+pub const STREAM_K_TAIL_MIN_K: u32 = 4096;
+
 /// The fewest K steps a stream-K block takes: with fewer, filling and
 /// draining its pipeline and the partial sums' round trip cost more than
 /// the work.
@@ -1175,17 +1321,26 @@ impl Schedule {
         Ok(())
     }
 
-    /// The default for `dims` on a GPU of `sms` multiprocessors: stream-K
-    /// where the tiles would leave most multiprocessors idle (at most half
-    /// of them busy) and K is long (at least [`STREAM_K_MIN_K`]), whole
-    /// tiles elsewhere. Measured on an H200 (benches/README.md): stream-K
-    /// ran 256×512×16384 1.76 times as fast as whole tiles; where the
-    /// tiles fill at least one wave it was slower (4096³ by 5 %), because
-    /// the blocks then read A and B at different K offsets of tiles that
-    /// share panels, where whole tiles read them in step from L2.
+    /// The default for `dims` on a GPU of `sms` multiprocessors:
+    /// stream-K where the tiles would leave most multiprocessors idle (at
+    /// most half of them busy) and K is long (at least
+    /// [`STREAM_K_MIN_K`]); stream-K over the last wave where the tiles
+    /// fill whole waves and then at most three quarters of one more, with
+    /// K at least [`STREAM_K_TAIL_MIN_K`]; whole tiles elsewhere.
+    ///
+    /// Measured (benches/README.md): stream-K ran 256×512×16384 1.76
+    /// times as fast as whole tiles (H200). Over a last wave 52–58 % full
+    /// it gained about 1 % (H100: 4096×14336×4096, and 8192³ in bf16 and
+    /// fp8); over one 88–94 % full it lost 6–12 % (4096³,
+    /// 8192×1024×8192), since blocks that start at scattered K offsets
+    /// lose the A and B panels that whole tiles read in step from L2,
+    /// which costs more than the few idle multiprocessors.
     pub fn default_for(dims: Dims, sms: u32) -> Schedule {
         let tiles = (dims.m / WS_BM) * (dims.n / WS_BN);
-        if 2 * tiles <= sms && dims.k >= STREAM_K_MIN_K {
+        let last_wave = tiles % sms.max(1);
+        let few_tiles = 2 * tiles <= sms && dims.k >= STREAM_K_MIN_K;
+        let short_last_wave = tiles > sms && last_wave > 0 && 4 * last_wave <= 3 * sms && dims.k >= STREAM_K_TAIL_MIN_K;
+        if few_tiles || short_last_wave {
             Schedule::StreamK
         } else {
             Schedule::WholeTiles
@@ -1197,6 +1352,9 @@ impl Schedule {
 struct Workspace {
     partials: DeviceBuffer<f32>,
     flags: DeviceBuffer<u32>,
+    /// `partials` as rows of `PARTIAL_ROW_WORDS` f32, copied in chunks of
+    /// `PARTIAL_CHUNK_ROWS` rows by the finishing blocks.
+    partials_map: DeviceBuffer<TensorMap>,
 }
 
 /// The tiles `Schedule::StreamK` takes whole on a grid of `grid`: all but
@@ -1301,7 +1459,12 @@ impl Plan {
         let sms = resident.sms.max(1);
         let workspace_of = |publishers: usize| -> Result<Option<Workspace>, Error> {
             let slots = 2 * publishers;
-            Ok(Some(Workspace { partials: DeviceBuffer::zeroed(stream, slots * PARTIAL_WORDS)?, flags: DeviceBuffer::zeroed(stream, slots)? }))
+            let partials = DeviceBuffer::zeroed(stream, slots * PARTIAL_WORDS)?;
+            let rows = (slots * PARTIAL_WORDS / PARTIAL_ROW_WORDS) as u64;
+            let row_bytes = (PARTIAL_ROW_WORDS * 4) as u64;
+            let map = TensorMap::tiled(TensorDataType::F32, partials.device_ptr(), &[PARTIAL_ROW_WORDS as u64, rows], &[row_bytes], &[PARTIAL_ROW_WORDS as u32, PARTIAL_CHUNK_ROWS])
+                .encode()?;
+            Ok(Some(Workspace { partials, flags: DeviceBuffer::zeroed(stream, slots)?, partials_map: map.upload(stream)? }))
         };
         let (grid, whole_tiles, pieces, workspace) = match schedule {
             Schedule::WholeTiles => (tiles.min(sms), tiles, 0, None),
@@ -1339,8 +1502,10 @@ impl Plan {
         let Some(workspace) = workspace.as_mut() else { return Ok(StreamK::WHOLE_TILES) };
         workspace.partials.order_write(stream)?;
         workspace.flags.order_write(stream)?;
+        workspace.partials_map.order_read(stream)?;
         Ok(StreamK {
             partials: workspace.partials.device_ptr(),
+            partials_map: workspace.partials_map.device_ptr(),
             flags: workspace.flags.device_ptr(),
             whole_tiles: self.whole_tiles,
             pieces: self.pieces,
@@ -1842,7 +2007,7 @@ mod tests {
     }
 
     #[test]
-    fn default_schedule_is_stream_k_only_for_few_tiles_and_a_long_k() {
+    fn default_schedule_is_stream_k_for_few_tiles_or_a_short_last_wave_and_a_long_k() {
         let d = |m, n, k| Dims { m, n, k };
         // 4 tiles with K = 16384: stream-K; the same with K = 4096, and
         // 32 tiles of 1024³, whole.
@@ -1852,9 +2017,19 @@ mod tests {
         // 66 tiles fill half of 132; 67 more than half.
         assert_eq!(Schedule::default_for(d(128 * 66, 256, 8192), 132), Schedule::StreamK);
         assert_eq!(Schedule::default_for(d(128 * 67, 256, 8192), 132), Schedule::WholeTiles);
-        // Full waves and a partial last wave: whole tiles (stream-K after
-        // whole waves measured slower).
+        // Full waves and a last wave more than three quarters full: whole
+        // tiles (256 tiles: 124 in the last wave; 512: 116).
         assert_eq!(Schedule::default_for(d(8192, 1024, 8192), 132), Schedule::WholeTiles);
+        assert_eq!(Schedule::default_for(d(4096, 4096, 4096), 132), Schedule::WholeTiles);
+        // At most three quarters: stream-K over the last wave, where K is
+        // long enough (1792 tiles: 76 in the last wave; 2048: 68).
+        assert_eq!(Schedule::default_for(d(4096, 14336, 4096), 132), Schedule::StreamK);
+        assert_eq!(Schedule::default_for(d(8192, 8192, 8192), 132), Schedule::StreamK);
+        assert_eq!(Schedule::default_for(d(4096, 14336, 2048), 132), Schedule::WholeTiles);
+        // 132 + 99 tiles (exactly three quarters) and 132 + 100; full waves.
+        assert_eq!(Schedule::default_for(d(128 * 231, 256, 4096), 132), Schedule::StreamK);
+        assert_eq!(Schedule::default_for(d(128 * 232, 256, 4096), 132), Schedule::WholeTiles);
+        assert_eq!(Schedule::default_for(d(128 * 264, 256, 8192), 132), Schedule::WholeTiles);
         // Whole tiles before stream-K: the full waves, one fewer where the
         // last wave is less than half full, none below one wave.
         assert_eq!(whole_tiles_before_stream_k(256, 132), 132);
