@@ -36,13 +36,15 @@
 //!   storing straight from registers left the tensor cores idle while
 //!   each tile was written out. Tiles are numbered in groups of 16 tile rows so
 //!   that the blocks at work share A and B panels in L2. Where a few tiles
-//!   with a long K would leave most multiprocessors idle, the blocks share
-//!   out the tiles' K steps equally instead (stream-K, [`Schedule`],
+//!   with a long K would leave most multiprocessors idle, or the last wave
+//!   of tiles would leave a quarter or more of them idle, the blocks share
+//!   out those tiles' K steps equally instead (stream-K, [`Schedule`],
 //!   [`StreamK`]): a tile cut between blocks is summed through a workspace
-//!   in device memory. Where the tiles fill some waves and leave the last
-//!   one short, the last wave's tiles can be cut along K into a few pieces
-//!   at the same K steps in every tile instead ([`Schedule::SplitTail`]),
-//!   which keeps the pieces running at once on shared panels.
+//!   in device memory, which the finishing block copies into its stage
+//!   ring by TMA. The last wave's tiles can also be cut along K into a
+//!   few pieces at the same K steps in every tile
+//!   ([`Schedule::SplitTail`], not a default: slower than stream-K where
+//!   measured).
 //! * [`gemm_ws_pairs`] — `gemm_ws` in clusters of two blocks whose tiles lie
 //!   one above the other and share their B tile ([`Schedule::TilePairs`]):
 //!   each block's producer loads half of it and the TMA multicasts it into
@@ -1275,7 +1277,9 @@ pub enum Schedule {
     /// this is whole tiles. The partial sums go through a workspace (64 KiB
     /// a warpgroup per piece but the first) that the product keeps; results
     /// may differ from whole tiles' in the last bits, and are the same at
-    /// every launch.
+    /// every launch. Not a default: where it was measured (4096×14336×4096,
+    /// 8192³) it ran slower than stream-K over the same last wave, and on
+    /// 4096×14336×4096 slower than whole tiles (benches/README.md).
     SplitTail,
 }
 
