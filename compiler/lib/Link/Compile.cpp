@@ -736,8 +736,10 @@ std::vector<std::vector<size_t>> oxide::planPtxasBuckets(const std::vector<std::
     Buckets[Entries[I].empty() ? 0 : 1 + xxh3_64bits(Entries[I]) % Count].push_back(I);
   llvm::erase_if(Buckets, [](const std::vector<size_t> &B) { return B.empty(); });
   // In the order of their first parts: the joined PTX keeps the module's
-  // order as far as the buckets allow (the common part's first).
-  llvm::stable_sort(Buckets, [](const std::vector<size_t> &A, const std::vector<size_t> &B) {
+  // order as far as the buckets allow (the common part's first). No two
+  // buckets share a part, so the order is total (llvm::sort, whose
+  // stable_sort instantiates a deprecated libstdc++ helper).
+  llvm::sort(Buckets, [](const std::vector<size_t> &A, const std::vector<size_t> &B) {
     return A.front() < B.front();
   });
   return Buckets;
@@ -799,11 +801,15 @@ bool assembleParts(DeviceImage &Image, const LinkerOptions &Opts, StringRef Ptxa
   PartCache Cache(Opts.CacheDir);
   std::atomic<unsigned> Hits{0};
   // The largest buckets first, so that no large one is left to run alone
-  // at the end; nvlink still takes the objects in the plan's order.
+  // at the end, equal ones in the plan's order; nvlink still takes the
+  // objects in the plan's order.
   std::vector<size_t> Order(Buckets.size());
   std::iota(Order.begin(), Order.end(), 0);
-  llvm::stable_sort(Order,
-                    [&](size_t A, size_t B) { return Buckets[A].size() > Buckets[B].size(); });
+  llvm::sort(Order, [&](size_t A, size_t B) {
+    if (Buckets[A].size() != Buckets[B].size())
+      return Buckets[A].size() > Buckets[B].size();
+    return A < B;
+  });
   {
     DefaultThreadPool Pool(hardware_concurrency(jobsOf(Opts)));
     for (size_t I : Order)
