@@ -740,6 +740,14 @@ const PARTIAL_CHUNK_BYTES: u32 = PARTIAL_CHUNK_ROWS * PARTIAL_ROW_WORDS as u32 *
 /// partial sums (its half of the ring).
 const PARTIAL_CHUNK_BUFFERS: u32 = STAGES * STAGE_BYTES / 2 / PARTIAL_CHUNK_BYTES;
 
+// A slot is two chunks; a chunk is a box of the partials' tensor map (at
+// most 256 elements a side, rows of 16-byte multiples); each warpgroup
+// has at least two buffers; the shared memory fits an sm_90 block.
+const _: () = assert!(2 * PARTIAL_CHUNK_ROWS as usize * PARTIAL_ROW_WORDS == PARTIAL_WORDS);
+const _: () = assert!(PARTIAL_CHUNK_ROWS <= 256 && PARTIAL_ROW_WORDS <= 256 && (PARTIAL_ROW_WORDS * 4).is_multiple_of(16));
+const _: () = assert!(PARTIAL_CHUNK_BUFFERS >= 2);
+const _: () = assert!(WS_SMEM <= 227 * 1024);
+
 /// Four accumulators, written and read as one 16-byte access.
 #[derive(Clone, Copy)]
 #[repr(C, align(16))]
