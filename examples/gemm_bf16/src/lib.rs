@@ -37,7 +37,7 @@
 //!   each tile was written out. Tiles are numbered in groups of 16 tile rows so
 //!   that the blocks at work share A and B panels in L2. Where a few tiles
 //!   with a long K would leave most multiprocessors idle, or the last wave
-//!   of tiles would leave a quarter or more of them idle, the blocks share
+//!   of tiles would leave a third or more of them idle, the blocks share
 //!   out those tiles' K steps equally instead (stream-K, [`Schedule`],
 //!   [`StreamK`]): a tile cut between blocks is summed through a workspace
 //!   in device memory, which the finishing block copies into its stage
@@ -1337,8 +1337,8 @@ impl Schedule {
     /// stream-K where the tiles would leave most multiprocessors idle (at
     /// most half of them busy) and K is long (at least
     /// [`STREAM_K_MIN_K`]); stream-K over the last wave where the tiles
-    /// fill whole waves and then at most three quarters of one more, with
-    /// K at least [`STREAM_K_TAIL_MIN_K`]; whole tiles elsewhere.
+    /// fill whole waves and then at most two thirds of one more, with K
+    /// at least [`STREAM_K_TAIL_MIN_K`]; whole tiles elsewhere.
     ///
     /// Measured (benches/README.md): stream-K ran 256×512×16384 1.76
     /// times as fast as whole tiles (H200). Over a last wave 52–58 % full
@@ -1346,12 +1346,14 @@ impl Schedule {
     /// fp8); over one 88–94 % full it lost 6–12 % (4096³,
     /// 8192×1024×8192), since blocks that start at scattered K offsets
     /// lose the A and B panels that whole tiles read in step from L2,
-    /// which costs more than the few idle multiprocessors.
+    /// which costs more than the few idle multiprocessors. The gain per
+    /// wave fell with the last wave's fill from 52 % to 58 % as if to
+    /// reach nothing near two thirds, hence that bound.
     pub fn default_for(dims: Dims, sms: u32) -> Schedule {
         let tiles = (dims.m / WS_BM) * (dims.n / WS_BN);
         let last_wave = tiles % sms.max(1);
         let few_tiles = 2 * tiles <= sms && dims.k >= STREAM_K_MIN_K;
-        let short_last_wave = tiles > sms && last_wave > 0 && 4 * last_wave <= 3 * sms && dims.k >= STREAM_K_TAIL_MIN_K;
+        let short_last_wave = tiles > sms && last_wave > 0 && 3 * last_wave <= 2 * sms && dims.k >= STREAM_K_TAIL_MIN_K;
         if few_tiles || short_last_wave {
             Schedule::StreamK
         } else {
@@ -2029,18 +2031,18 @@ mod tests {
         // 66 tiles fill half of 132; 67 more than half.
         assert_eq!(Schedule::default_for(d(128 * 66, 256, 8192), 132), Schedule::StreamK);
         assert_eq!(Schedule::default_for(d(128 * 67, 256, 8192), 132), Schedule::WholeTiles);
-        // Full waves and a last wave more than three quarters full: whole
+        // Full waves and a last wave more than two thirds full: whole
         // tiles (256 tiles: 124 in the last wave; 512: 116).
         assert_eq!(Schedule::default_for(d(8192, 1024, 8192), 132), Schedule::WholeTiles);
         assert_eq!(Schedule::default_for(d(4096, 4096, 4096), 132), Schedule::WholeTiles);
-        // At most three quarters: stream-K over the last wave, where K is
+        // At most two thirds: stream-K over the last wave, where K is
         // long enough (1792 tiles: 76 in the last wave; 2048: 68).
         assert_eq!(Schedule::default_for(d(4096, 14336, 4096), 132), Schedule::StreamK);
         assert_eq!(Schedule::default_for(d(8192, 8192, 8192), 132), Schedule::StreamK);
         assert_eq!(Schedule::default_for(d(4096, 14336, 2048), 132), Schedule::WholeTiles);
-        // 132 + 99 tiles (exactly three quarters) and 132 + 100; full waves.
-        assert_eq!(Schedule::default_for(d(128 * 231, 256, 4096), 132), Schedule::StreamK);
-        assert_eq!(Schedule::default_for(d(128 * 232, 256, 4096), 132), Schedule::WholeTiles);
+        // 132 + 88 tiles (exactly two thirds) and 132 + 89; full waves.
+        assert_eq!(Schedule::default_for(d(128 * 220, 256, 4096), 132), Schedule::StreamK);
+        assert_eq!(Schedule::default_for(d(128 * 221, 256, 4096), 132), Schedule::WholeTiles);
         assert_eq!(Schedule::default_for(d(128 * 264, 256, 8192), 132), Schedule::WholeTiles);
         // Whole tiles before stream-K: the full waves, one fewer where the
         // last wave is less than half full, none below one wave.
