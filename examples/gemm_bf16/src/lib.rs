@@ -121,6 +121,16 @@ fn aligned_dynamic_shared() -> u32 {
     (shared_address(base) + 1023) & !1023
 }
 
+/// The generic pointer to shared address `address` of the launch's dynamic
+/// shared memory, for ordinary loads and stores (which the compiler then
+/// emits as shared-memory accesses).
+#[inline(always)]
+fn dynamic_shared_ptr<T>(address: u32) -> *mut T {
+    // SAFETY: only the address is taken.
+    let (base, _) = unsafe { dynamic_shared::<u8>() };
+    base.wrapping_add((address - shared_address(base)) as usize) as *mut T
+}
+
 /// Stores one warpgroup's 64×N accumulator fragment (N/2 values per thread,
 /// the layout in cuda_device::wgmma's docs) as bf16 into C at row `row0`,
 /// column `col0`. `c` holds C as pairs of bf16 (u32 words).
@@ -620,14 +630,9 @@ fn ws_body<const FP8: bool, const PAIRS: bool>(map_a: u64, map_b: u64, map_c: u6
 #[inline(always)]
 fn stage_fragment<const R: usize, const SCALED: bool>(acc: &[f32; R], scale: f32, buffer: u32, piece: u32) {
     let s = |v: f32| if SCALED { v * scale } else { v };
-    // SAFETY: only the address is taken; the writes below stay inside the
-    // consumer's buffer, which the launch's shared memory holds.
-    let (base_ptr, _) = unsafe { dynamic_shared::<u8>() };
-    let generic = |address: u32| -> *mut u32 {
-        // SAFETY: `address` is inside the dynamic shared memory that starts
-        // at `base_ptr`, whose shared address is shared_address(base_ptr).
-        unsafe { base_ptr.add((address - shared_address(base_ptr)) as usize) as *mut u32 }
-    };
+    // The writes below stay inside the consumer's buffer, which the
+    // launch's shared memory holds.
+    let generic = dynamic_shared_ptr::<u32>;
     let t = thread::threadIdx_x() % 128;
     let row = 16 * (t / 32) + (t % 32) / 4;
     let blocks_per_piece = (WS_BN / C_SPLIT / 8) as usize;
@@ -682,11 +687,12 @@ fn ws_tile_origin(id: u32, dims: Dims) -> (u32, u32) {
 /// sums to its own slot of `partials` and sets its flag, which the
 /// finishing block waits for (it never waits for an earlier block, so the
 /// blocks cannot wait in a circle), adds the slot into its sums and
-/// resets. The finishing block has no segment after it, so its stage
-/// ring is free by then: TMA copies the slots into it, several chunks in
-/// flight, where loads into registers (beside 128 accumulators) would
-/// wait for a few 16-byte loads at a time. So a block contributes to at most one tile, and the order of
-/// the sums (and the result) is the same at every launch.
+/// resets. So a block contributes to at most one tile, and the order of
+/// the sums (and the result) is the same at every launch. The finishing
+/// block has no segment after it, so its stage ring is free by then: TMA
+/// copies the slots into it, several chunks in flight, where loads into
+/// registers (beside 128 accumulators) would wait for a few 16-byte loads
+/// at a time.
 ///
 /// With `pieces` P ≥ 2 (a split tail, [`Schedule::SplitTail`]) the L
 /// tiles after the whole ones are instead each cut into P pieces of
@@ -753,6 +759,21 @@ const _: () = assert!(WS_SMEM <= 227 * 1024);
 #[repr(C, align(16))]
 struct Quad([f32; 4]);
 
+/// Adds quad j (`$quad(j)`, a `*const Quad`) into accumulators 4j…4j+3
+/// of `$acc` for each literal j, unrolled so that the accumulators stay in
+/// registers. Every `$quad(j)` must be readable, 16-byte aligned memory
+/// that nobody writes meanwhile.
+macro_rules! add_quads {
+    ($acc:ident, $quad:ident; $($j:literal)*) => {$(
+        // SAFETY: the caller's promise on `$quad` (above).
+        let Quad(q) = unsafe { $quad($j).read() };
+        $acc[4 * $j] += q[0];
+        $acc[4 * $j + 1] += q[1];
+        $acc[4 * $j + 2] += q[2];
+        $acc[4 * $j + 3] += q[3];
+    )*};
+}
+
 impl StreamK {
     /// Whole tiles: no workspace.
     const WHOLE_TILES: StreamK = StreamK { partials: 0, partials_map: 0, flags: 0, whole_tiles: 0, pieces: 0 };
@@ -804,17 +825,9 @@ impl StreamK {
     #[inline(always)]
     unsafe fn add_partial(self, acc: &mut [f32; 128], publisher: u32, wg: u32) {
         let slot = self.slot(publisher, wg);
-        macro_rules! quads {
-            ($($j:literal)*) => {$(
-                // SAFETY: inside the published slot, 16-byte aligned.
-                let Quad(q) = unsafe { slot.add(128 * $j).read() };
-                acc[4 * $j] += q[0];
-                acc[4 * $j + 1] += q[1];
-                acc[4 * $j + 2] += q[2];
-                acc[4 * $j + 3] += q[3];
-            )*};
-        }
-        quads!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31);
+        // Inside the published slot.
+        let quad = |j: usize| slot.wrapping_add(128 * j) as *const Quad;
+        add_quads!(acc, quad; 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31);
     }
 
     /// Adds the sums of `contributors`' slots for warpgroup `wg` into
@@ -865,33 +878,18 @@ impl StreamK {
             }
         }
         let t = (thread::threadIdx_x() % 128) as usize;
-        // SAFETY: only the address is taken; the reads below stay inside
-        // the ring, which the launch's shared memory holds.
-        let (base_ptr, _) = unsafe { dynamic_shared::<u8>() };
         let mut c = 0;
         while c < chunks {
             ready(c % PARTIAL_CHUNK_BUFFERS).wait((c / PARTIAL_CHUNK_BUFFERS) & 1);
-            // SAFETY: the buffer is inside the dynamic shared memory that
-            // starts at `base_ptr`, whose shared address is
-            // shared_address(base_ptr).
-            let chunk = unsafe { base_ptr.add((buffer(c) - shared_address(base_ptr)) as usize) } as *const Quad;
-            // Quad j of thread t at j·128 + t, as in the slot.
+            // The reads stay inside the ring, in the launch's shared memory.
+            let chunk = dynamic_shared_ptr::<Quad>(buffer(c)) as *const Quad;
+            // Quad j of thread t at j·128 + t, as in the slot; inside the
+            // chunk, which its barrier says has landed.
             let quad = |j: usize| chunk.wrapping_add((j % 16) * 128 + t);
-            macro_rules! quads {
-                ($($j:literal)*) => {$(
-                    // SAFETY: inside the chunk, which its barrier says
-                    // has landed; 16-byte aligned.
-                    let Quad(q) = unsafe { quad($j).read() };
-                    acc[4 * $j] += q[0];
-                    acc[4 * $j + 1] += q[1];
-                    acc[4 * $j + 2] += q[2];
-                    acc[4 * $j + 3] += q[3];
-                )*};
-            }
             if c % 2 == 0 {
-                quads!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15);
+                add_quads!(acc, quad; 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15);
             } else {
-                quads!(16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31);
+                add_quads!(acc, quad; 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31);
             }
             if c + PARTIAL_CHUNK_BUFFERS < chunks {
                 // Every thread has read the buffer before it is refilled.
