@@ -733,6 +733,93 @@ pub fn gemm_bf16_llm(gpu: &Gpu) -> Result<Vec<Row>, String> {
     Ok(rows)
 }
 
+/// One square f16 GEMM size (`gemm_f16_<size>`): oxide's `gemm_ws_f16`
+/// (examples/gemm_bf16: gemm_ws with the f16 wgmma, f16 C) against cuBLAS
+/// (`cublasGemmEx`, CUDA_R_16F in and out, CUBLAS_COMPUTE_32F) on the same
+/// operands, C = A·Bᵀ with B stored n×k. Both checked on a sample against
+/// the CPU, then every element against each other (one f16 rounding on
+/// each side plus the order of the f32 sums, 2⁻⁶ relative, absolute below
+/// 1); the ratio is printed without a target, as the bf16 rows'.
+fn gemm_f16(gpu: &Gpu, size: usize, seed: u64) -> Result<Vec<Row>, String> {
+    use cuda_device::half::f16;
+    let (m, n, k) = (size, size, size);
+    let s = &gpu.stream;
+    // The bf16 generator's values in [-1, 1), rounded to f16 (exact: a
+    // bf16 in that range has fewer mantissa bits than an f16).
+    let values = |len: usize, seed: u64| -> Vec<f16> {
+        random_bf16(len, seed).into_iter().map(|h| f16::from_f32(bf16_to_f32(h))).collect()
+    };
+    let (a, b) = (values(m * k, seed), values(n * k, seed + 1));
+    let bits = |v: &[f16]| v.iter().map(|x| x.to_bits()).collect::<Vec<u16>>();
+    let a_d = DeviceBuffer::from_host(s, &bits(&a)).map_err(de)?;
+    let b_d = DeviceBuffer::from_host(s, &bits(&b)).map_err(de)?;
+    let name = format!("gemm_f16_{size}");
+    let flops = 2.0 * (m * n * k) as f64;
+    let tflops = |ms: f64| flops / (ms * 1e-3) / 1e12;
+    let fa = |i: usize| a[i].to_f32() as f64;
+    // check_gemm_sample indexes B as k×n; B is stored n×k.
+    let fb_t = |i: usize| b[(i % n) * k + i / n].to_f32() as f64;
+    let shape = gemm_bf16::Dims { m: m as u32, n: n as u32, k: k as u32 };
+    let ours_gemm = gemm_bf16::Gemm::with_type(gemm_bf16::Kernel::Ws, gemm_bf16::HalfType::F16, &gpu.oxide, s, &a_d, &b_d, shape)
+        .map_err(ge)?;
+    let ours_gemm = match gemm_schedule()? {
+        Some(schedule) => ours_gemm.with_schedule(s, schedule).map_err(ge)?,
+        None => ours_gemm,
+    };
+    let mut c_ox = DeviceBuffer::<u32>::zeroed(s, m * n / 2).map_err(de)?;
+    ours_gemm.launch(&gpu.oxide, s, &mut c_ox).map_err(ge)?;
+    let ours: Vec<f32> = c_ox
+        .to_host_vec(s)
+        .map_err(de)?
+        .into_iter()
+        .flat_map(|w| [f16::from_bits(w as u16).to_f32(), f16::from_bits((w >> 16) as u16).to_f32()])
+        .collect();
+    // An f16 result is rounded to within 2⁻¹¹ relative (bf16: 2⁻⁸).
+    let f16_result = BF16_RESULT / 8.0;
+    check_gemm_sample(&format!("{name} (oxide wgmma)"), &ours, (m, n, k), fa, fb_t, 8.0, f16_result)?;
+    let mut oxide = || ours_gemm.launch(&gpu.oxide, s, &mut c_ox).map_err(ge);
+    let blas = match gpu.cublas() {
+        Ok(blas) => blas,
+        Err(e) => {
+            let t_ox = gpu.time_ms(3, 20, &mut oxide)?;
+            eprintln!("{name}: cuBLAS skipped ({e}); oxide wgmma: {t_ox:.3} ms, {:.1} TFLOP/s", tflops(t_ox));
+            return Ok(Vec::new());
+        }
+    };
+    let a_bl = DeviceBuffer::from_host(s, &a).map_err(de)?;
+    let b_bl = DeviceBuffer::from_host(s, &b).map_err(de)?;
+    let mut c_bl = DeviceBuffer::<f16>::zeroed(s, m * n).map_err(de)?;
+    let cfg = cuda_blas::GemmConfig::<f32>::row_major(m, n, k).transpose_b();
+    let run_cublas =
+        |c: &mut DeviceBuffer<f16>| blas.gemm(&cfg, a_bl.as_slice(), b_bl.as_slice(), c.as_slice_mut()).map_err(be);
+    run_cublas(&mut c_bl)?;
+    let theirs: Vec<f32> = c_bl.to_host_vec(s).map_err(de)?.into_iter().map(f16::to_f32).collect();
+    check_gemm_sample(&format!("{name} (cuBLAS)"), &theirs, (m, n, k), fa, fb_t, 8.0, f16_result)?;
+    check_close(&format!("{name}: oxide wgmma vs cuBLAS"), &ours, &theirs, |i| (theirs[i].abs() as f64).max(1.0) / 64.0)?;
+    let mut cublas = || run_cublas(&mut c_bl);
+    let (t_ox, t_bl) = gpu.time_pair(3, 20, &mut oxide, &mut cublas)?;
+    Ok(vec![row(
+        &name,
+        t_ox,
+        "cuBLAS",
+        t_bl,
+        Target::None,
+        format!(
+            "{:.1} TFLOP/s vs {:.1}: f16 in and out (wgmma, TMA, 128×256 tiles, {})",
+            tflops(t_ox),
+            tflops(t_bl),
+            schedule_name(ours_gemm.schedule()),
+        ),
+    )])
+}
+
+/// f16 GEMM, 4096³ and 8192³, against cuBLAS.
+pub fn gemm_f16_rows(gpu: &Gpu) -> Result<Vec<Row>, String> {
+    let mut rows = gemm_f16(gpu, 4096, 50)?;
+    rows.extend(gemm_f16(gpu, 8192, 60)?);
+    Ok(rows)
+}
+
 /// Names the variable that picks the persistent GEMMs' schedule
 /// (`whole`, `stream-k`, `stream-k-only`, `pairs` or `split`; without it, the
 /// shape's default).

@@ -50,6 +50,7 @@ const BENCHES: &[Bench] = &[
     Bench { name: "gemm_bf16_4096", about: "4096³ bf16 GEMM: wgmma kernel vs cuBLAS; simple tiled vs nvcc twin", runner: Runner::Gpu(benches::gemm_bf16_4096) },
     Bench { name: "gemm_fp8", about: "4096³ and 8192³ FP8 (e4m3) GEMM with per-tensor scales: wgmma kernel vs cuBLASLt", runner: Runner::Gpu(benches::gemm_fp8_rows) },
     Bench { name: "gemm_bf16_8192", about: "8192³ bf16 GEMM: wgmma kernel vs cuBLAS; simple tiled vs nvcc twin", runner: Runner::Gpu(benches::gemm_bf16_8192) },
+    Bench { name: "gemm_f16", about: "4096³ and 8192³ f16 GEMM (f16 in and out): wgmma kernel vs cuBLAS", runner: Runner::Gpu(benches::gemm_f16_rows) },
     Bench { name: "gemm_bf16_llm", about: "bf16 GEMM on non-square LLM shapes (4096×14336×4096, 8192×1024×8192): wgmma kernel vs cuBLAS", runner: Runner::Gpu(benches::gemm_bf16_llm) },
     Bench { name: "attention_fwd", about: "fused attention forward (examples/attention: TMA, wgmma, online softmax), bf16, hd 128/64, causal and not, seq 2048–8192; vs torch sdpa's fastest backend (benches/torch/attention.py)", runner: Runner::Gpu(attn::attention_fwd) },
     Bench { name: "attention_bwd", about: "fused attention backward (examples/attention: dQ, dK, dV; TMA, wgmma, dQ by bulk f32 reductions), bf16, hd 128, causal and not, seq 2048–8192; vs torch sdpa's fastest backend's backward (benches/torch/attention.py)", runner: Runner::Gpu(attn::attention_bwd) },

@@ -50,6 +50,9 @@
 //!   each block's producer loads half of it and the TMA multicasts it into
 //!   both blocks' stages, so a stage is free only once both blocks'
 //!   consumers released it (they arrive on both blocks' barriers).
+//! * [`gemm_ws_f16`] — `gemm_ws` for f16 A, B and C (the f16 wgmma, f32
+//!   accumulation; [`Gemm::with_type`] with [`HalfType::F16`]), and
+//!   [`gemm_ws_f16_pairs`] its twin in pairs.
 //! * [`gemm_fp8_ws`] — the same pipeline for FP8: A and B e4m3 (one byte
 //!   each, so a K step is 128 values in the same 128-byte rows), the
 //!   m64n256k32 e4m3 wgmma, C = scale_a·scale_b·A·Bᵀ in bf16 with the two
@@ -63,6 +66,9 @@
 //! gemm.launch(&module, &stream, &mut c)?; // c: m·n/2 u32 words
 //! ```
 //!
+//! The same product of f16 matrices (C f16):
+//! `Gemm::with_type(Kernel::Ws, HalfType::F16, &module, &stream, &a, &b, dims)?`.
+//!
 //! A program that links this crate must be built for sm_90a (wgmma):
 //! `[package.metadata.oxide] arch = "sm_90a"` in its Cargo.toml, or
 //! `--arch sm_90a`.
@@ -70,7 +76,7 @@
 use cuda_core::tensor_map::{TensorDataType, TensorMap};
 use cuda_core::{CudaFunction, CudaStream, DeviceBuffer, LaunchConfig};
 use cuda_device::mbarrier::{self, shared_address, MBarrier};
-use cuda_device::half::f8e4m3;
+use cuda_device::half::{f16x2, f8e4m3};
 use cuda_device::wgmma::{self, pack_bf16x2};
 use cuda_device::atomic::{Scope, ScopedAtomic};
 use cuda_device::{cluster, dynamic_shared, kernel, ptx_asm, thread, tma, warp, warpgroup, DisjointSlice};
@@ -260,7 +266,7 @@ const GROUP_M: u32 = 16;
 /// and the 128-byte swizzle. m, n, k must be multiples of 128, 256 and 64.
 #[kernel(launch_bounds(384, 1))]
 pub fn gemm_ws(map_a: u64, map_b: u64, map_c: u64, dims: Dims, split: StreamK, c: DisjointSlice<u32>) {
-    ws_body::<false, false>(map_a, map_b, map_c, dims, split, 1.0, c);
+    ws_body::<Bf16Inputs, false>(map_a, map_b, map_c, dims, split, 1.0, c);
 }
 
 /// `gemm_ws` run by pairs of blocks ([`Schedule::TilePairs`]): a
@@ -272,7 +278,22 @@ pub fn gemm_ws(map_a: u64, map_b: u64, map_c: u64, dims: Dims, split: StreamK, c
 /// of 256 (an even number of tile rows).
 #[kernel(launch_bounds(384, 1), cluster_dims(2, 1, 1))]
 pub fn gemm_ws_pairs(map_a: u64, map_b: u64, map_c: u64, dims: Dims, split: StreamK, c: DisjointSlice<u32>) {
-    ws_body::<false, true>(map_a, map_b, map_c, dims, split, 1.0, c);
+    ws_body::<Bf16Inputs, true>(map_a, map_b, map_c, dims, split, 1.0, c);
+}
+
+/// `gemm_ws` for f16: A and B f16, C f16 (f32 accumulation, the
+/// m64n256k16 f16 wgmma), the same tiles, stages and schedules; `map_a`,
+/// `map_b` and `map_c` are tensor maps of f16 elements.
+#[kernel(launch_bounds(384, 1))]
+pub fn gemm_ws_f16(map_a: u64, map_b: u64, map_c: u64, dims: Dims, split: StreamK, c: DisjointSlice<u32>) {
+    ws_body::<F16Inputs, false>(map_a, map_b, map_c, dims, split, 1.0, c);
+}
+
+/// [`gemm_ws_f16`] run by pairs of blocks that multicast their common B
+/// tile, as [`gemm_ws_pairs`].
+#[kernel(launch_bounds(384, 1), cluster_dims(2, 1, 1))]
+pub fn gemm_ws_f16_pairs(map_a: u64, map_b: u64, map_c: u64, dims: Dims, split: StreamK, c: DisjointSlice<u32>) {
+    ws_body::<F16Inputs, true>(map_a, map_b, map_c, dims, split, 1.0, c);
 }
 
 /// C = scale_a·scale_b·A·Bᵀ for FP8 (e4m3) A and B, bf16 C: `gemm_ws` with
@@ -294,7 +315,7 @@ pub fn gemm_fp8_ws(
     scale_b: &[f32],
     c: DisjointSlice<u32>,
 ) {
-    ws_body::<true, false>(map_a, map_b, map_c, dims, split, fp8_scale(scale_a, scale_b), c);
+    ws_body::<Fp8Inputs, false>(map_a, map_b, map_c, dims, split, fp8_scale(scale_a, scale_b), c);
 }
 
 /// The FP8 kernels' factor: the product of the first elements of the two
@@ -319,16 +340,73 @@ pub fn gemm_fp8_ws_pairs(
     scale_b: &[f32],
     c: DisjointSlice<u32>,
 ) {
-    ws_body::<true, true>(map_a, map_b, map_c, dims, split, fp8_scale(scale_a, scale_b), c);
+    ws_body::<Fp8Inputs, true>(map_a, map_b, map_c, dims, split, fp8_scale(scale_a, scale_b), c);
 }
 
-/// Elements of one K step: a 128-byte row of bf16 or of FP8.
-#[inline(always)]
-const fn k_step<const FP8: bool>() -> u32 {
-    if FP8 {
-        ROW_BYTES
-    } else {
-        BK
+/// What the persistent kernels' body needs of its input type: the wgmma
+/// of a k slice, the elements of a K step (one 128-byte swizzle row) and
+/// how two results become one word of C.
+trait WsInputs {
+    /// Elements of one K step: a 128-byte row.
+    const K_STEP: u32;
+    /// Whether C is the product times the launch's `scale` (FP8).
+    const SCALED: bool;
+    /// `acc` += the product of the k slices that `da` and `db` describe.
+    ///
+    /// # Safety
+    /// As the wgmma function it calls: the whole warpgroup, the same
+    /// descriptors, the tiles not written until the batch completed.
+    unsafe fn mma(acc: &mut [f32; 128], da: u64, db: u64);
+    /// Two results rounded to C's type and packed, `lo` in the low half.
+    fn pack(lo: f32, hi: f32) -> u32;
+}
+
+/// bf16 A and B, bf16 C.
+struct Bf16Inputs;
+/// f16 A and B, f16 C.
+struct F16Inputs;
+/// e4m3 A and B, bf16 C scaled.
+struct Fp8Inputs;
+
+impl WsInputs for Bf16Inputs {
+    const K_STEP: u32 = BK;
+    const SCALED: bool = false;
+    #[inline(always)]
+    unsafe fn mma(acc: &mut [f32; 128], da: u64, db: u64) {
+        // SAFETY: the caller's.
+        unsafe { wgmma::m64n256k16_f32_bf16(acc, da, db, true) }
+    }
+    #[inline(always)]
+    fn pack(lo: f32, hi: f32) -> u32 {
+        pack_bf16x2(lo, hi)
+    }
+}
+
+impl WsInputs for F16Inputs {
+    const K_STEP: u32 = BK;
+    const SCALED: bool = false;
+    #[inline(always)]
+    unsafe fn mma(acc: &mut [f32; 128], da: u64, db: u64) {
+        // SAFETY: the caller's.
+        unsafe { wgmma::m64n256k16_f32_f16(acc, da, db, true) }
+    }
+    #[inline(always)]
+    fn pack(lo: f32, hi: f32) -> u32 {
+        f16x2::from_f32s(lo, hi).to_bits()
+    }
+}
+
+impl WsInputs for Fp8Inputs {
+    const K_STEP: u32 = ROW_BYTES;
+    const SCALED: bool = true;
+    #[inline(always)]
+    unsafe fn mma(acc: &mut [f32; 128], da: u64, db: u64) {
+        // SAFETY: the caller's.
+        unsafe { wgmma::m64n256k32_f32_e4m3(acc, da, db, true) }
+    }
+    #[inline(always)]
+    fn pack(lo: f32, hi: f32) -> u32 {
+        pack_bf16x2(lo, hi)
     }
 }
 
@@ -337,9 +415,10 @@ const fn k_step<const FP8: bool>() -> u32 {
 /// block's producer writes).
 const PAIR_RELEASES: u32 = 2 * 8;
 
-/// The body of `gemm_ws` (bf16) and `gemm_fp8_ws` (e4m3, its product
-/// multiplied by `scale`): the byte layout of a stage is the same for both,
-/// only the wgmma instruction and the elements per K step differ. With
+/// The body of `gemm_ws` (bf16), `gemm_ws_f16` and `gemm_fp8_ws` (e4m3,
+/// its product multiplied by `scale`): the byte layout of a stage is the
+/// same for all, only the wgmma instruction, the elements per K step and
+/// C's type differ ([`WsInputs`]). With
 /// `PAIRS` the blocks run in clusters of two that share each B tile
 /// ([`gemm_ws_pairs`]): a stage is filled by both blocks' producers (A by
 /// its own, each half of B by one of them, multicast), so it is free only
@@ -347,7 +426,7 @@ const PAIR_RELEASES: u32 = 2 * 8;
 /// may leave while the other can still write into it or arrive on its
 /// barriers.
 #[inline(always)]
-fn ws_body<const FP8: bool, const PAIRS: bool>(map_a: u64, map_b: u64, map_c: u64, dims: Dims, split: StreamK, scale: f32, c: DisjointSlice<u32>) {
+fn ws_body<E: WsInputs, const PAIRS: bool>(map_a: u64, map_b: u64, map_c: u64, dims: Dims, split: StreamK, scale: f32, c: DisjointSlice<u32>) {
     // `c` is written only through `map_c` (the host made it of `c`'s
     // memory); holding it here is what makes the kernel its only writer.
     let _ = c;
@@ -416,7 +495,7 @@ fn ws_body<const FP8: bool, const PAIRS: bool>(map_a: u64, map_b: u64, map_c: u6
         }
     };
 
-    let k_steps = dims.k / k_step::<FP8>();
+    let k_steps = dims.k / E::K_STEP;
     let tiles = (dims.m / WS_BM) * (dims.n / WS_BN);
     // The warp's role, broadcast from lane 0 so that ptxas sees a
     // warp-uniform value (a per-thread branch around wgmma serialises it).
@@ -453,7 +532,7 @@ fn ws_body<const FP8: bool, const PAIRS: bool>(map_a: u64, map_b: u64, map_c: u6
                     // tile: half from each producer's multicast (the pair's
                     // tiles have the same n0).
                     unsafe {
-                        let k = (kb * k_step::<FP8>()) as i32;
+                        let k = (kb * E::K_STEP) as i32;
                         tma::load_2d(a_tile(s), map_a, full(s), k, m0 as i32);
                         if PAIRS {
                             let half = rank * (WS_BN / 2);
@@ -492,13 +571,7 @@ fn ws_body<const FP8: bool, const PAIRS: bool>(map_a: u64, map_b: u64, map_c: u6
                     // SAFETY: the whole warpgroup runs this with the same
                     // descriptors; the stage is not refilled before this
                     // warpgroup releases it below, after the batch completed.
-                    unsafe {
-                        if FP8 {
-                            wgmma::m64n256k32_f32_e4m3(&mut acc, da, db, true)
-                        } else {
-                            wgmma::m64n256k16_f32_bf16(&mut acc, da, db, true)
-                        }
-                    };
+                    unsafe { E::mma(&mut acc, da, db) };
                 }
                 wgmma::commit_group();
                 // The previous step's batch is complete: release its stage.
@@ -586,7 +659,7 @@ fn ws_body<const FP8: bool, const PAIRS: bool>(map_a: u64, map_b: u64, map_c: u6
                     c_ready(wg).wait(syncs & 1);
                     syncs += 1;
                 }
-                stage_fragment::<128, FP8>(&acc, scale, c_buffer(wg), piece);
+                stage_fragment::<E, 128>(&acc, scale, c_buffer(wg), piece);
                 // The generic-proxy writes above, before the TMA store reads them.
                 tma::fence_proxy_async_shared();
                 c_ready(wg).arrive();
@@ -622,14 +695,15 @@ fn ws_body<const FP8: bool, const PAIRS: bool>(map_a: u64, map_b: u64, map_c: u6
 }
 
 /// Writes piece `piece` (columns `piece·256/C_SPLIT`…) of one consumer's
-/// 64×256 accumulator fragment as bf16, times `scale` when `SCALED`, into
+/// 64×256 accumulator fragment as C's type (`E::pack`), times `scale` when
+/// `E::SCALED`, into
 /// its C buffer at shared address `buffer`: boxes of 64 rows × 64 columns
 /// in the 128-byte swizzle a TMA store reads (the 16-byte chunk `k` of row
 /// `r` at chunk `k ^ (r % 8)`), which also spreads a warp's eight rows over
 /// all banks.
 #[inline(always)]
-fn stage_fragment<const R: usize, const SCALED: bool>(acc: &[f32; R], scale: f32, buffer: u32, piece: u32) {
-    let s = |v: f32| if SCALED { v * scale } else { v };
+fn stage_fragment<E: WsInputs, const R: usize>(acc: &[f32; R], scale: f32, buffer: u32, piece: u32) {
+    let s = |v: f32| if E::SCALED { v * scale } else { v };
     // The writes below stay inside the consumer's buffer, which the
     // launch's shared memory holds.
     let generic = dynamic_shared_ptr::<u32>;
@@ -646,8 +720,8 @@ fn stage_fragment<const R: usize, const SCALED: bool>(acc: &[f32; R], scale: f32
                 // SAFETY: inside this consumer's buffer (row < 64, box <
                 // C_BOXES); each (row, column pair) belongs to one thread.
                 unsafe {
-                    generic(at(row)).write(pack_bf16x2(s(acc[4 * $j]), s(acc[4 * $j + 1])));
-                    generic(at(row + 8)).write(pack_bf16x2(s(acc[4 * $j + 2]), s(acc[4 * $j + 3])));
+                    generic(at(row)).write(E::pack(s(acc[4 * $j]), s(acc[4 * $j + 1])));
+                    generic(at(row + 8)).write(E::pack(s(acc[4 * $j + 2]), s(acc[4 * $j + 3])));
                 }
             }
         )*};
@@ -1219,12 +1293,13 @@ fn upload_map(
 struct OutputMap(std::cell::RefCell<Option<(u64, DeviceBuffer<TensorMap>)>>);
 
 impl OutputMap {
-    /// The device address of the map of `c` (m×n bf16 as u32 pairs):
+    /// The device address of the map of `c` (m×n `kind` elements, bf16 or
+    /// f16, as u32 pairs):
     /// boxes of 64×64 with the 128-byte swizzle, the layout the epilogue
     /// writes into shared memory; ordered as a read of the launch about to
     /// be queued on `stream` ([`order_tma_reads`]: a map replaced here is
     /// freed only after the launches that read it).
-    fn of(&self, stream: &CudaStream, c: &DeviceBuffer<u32>, dims: Dims) -> Result<u64, Error> {
+    fn of(&self, stream: &CudaStream, kind: TensorDataType, c: &DeviceBuffer<u32>, dims: Dims) -> Result<u64, Error> {
         let mut slot = self.0.borrow_mut();
         if let Some((address, map)) = slot.as_ref() {
             if *address == c.device_ptr() {
@@ -1232,7 +1307,7 @@ impl OutputMap {
                 return Ok(map.device_ptr());
             }
         }
-        let map = upload_map(stream, TensorDataType::BF16, c.device_ptr(), dims.m, dims.n, C_BOX_COLS)?;
+        let map = upload_map(stream, kind, c.device_ptr(), dims.m, dims.n, C_BOX_COLS)?;
         map.order_read(stream)?;
         let pointer = map.device_ptr();
         *slot = Some((c.device_ptr(), map));
@@ -1540,6 +1615,35 @@ fn order_tma_reads<T>(stream: &CudaStream, maps: [&DeviceBuffer<TensorMap>; 2], 
     Ok(())
 }
 
+/// The 16-bit float type of a [`Gemm`]'s A, B and C (each element's bits
+/// in a `u16`; C as pairs in `u32` words). The tensor cores accumulate in
+/// f32 for both.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HalfType {
+    /// bfloat16: 8 exponent bits, 7 mantissa bits.
+    Bf16,
+    /// IEEE binary16: 5 exponent bits, 10 mantissa bits.
+    F16,
+}
+
+impl HalfType {
+    /// The tensor maps' element type.
+    fn tensor_type(self) -> TensorDataType {
+        match self {
+            HalfType::Bf16 => TensorDataType::BF16,
+            HalfType::F16 => TensorDataType::F16,
+        }
+    }
+}
+
+/// The persistent kernel for `half` and its pairs twin.
+fn ws_function_names(half: HalfType) -> [&'static str; 2] {
+    match half {
+        HalfType::Bf16 => ["gemm_ws", "gemm_ws_pairs"],
+        HalfType::F16 => ["gemm_ws_f16", "gemm_ws_f16_pairs"],
+    }
+}
+
 /// One product C = A·Bᵀ set up for repeated launches of one kernel: the
 /// shape checked, the tensor maps of `a` and `b` encoded and uploaded, the
 /// kernel's dynamic shared memory limit raised. It borrows `a` and `b`
@@ -1547,6 +1651,8 @@ fn order_tma_reads<T>(stream: &CudaStream, maps: [&DeviceBuffer<TensorMap>; 2], 
 /// current contents.
 pub struct Gemm<'a> {
     kernel: Kernel,
+    /// The type of A, B and C.
+    half: HalfType,
     dims: Dims,
     map_a: DeviceBuffer<TensorMap>,
     map_b: DeviceBuffer<TensorMap>,
@@ -1573,22 +1679,42 @@ impl<'a> Gemm<'a> {
         b: &'a DeviceBuffer<u16>,
         dims: Dims,
     ) -> Result<Gemm<'a>, Error> {
+        Gemm::with_type(kernel, HalfType::Bf16, module, stream, a, b, dims)
+    }
+
+    /// [`Gemm::new`] for A, B and C of type `half`, bf16 or f16 (the bits
+    /// of each element in a `u16`). f16 runs on [`Kernel::Ws`] only
+    /// ([`gemm_ws_f16`]); [`Kernel::Simple`] refuses it.
+    pub fn with_type(
+        kernel: Kernel,
+        half: HalfType,
+        module: &KernelModule,
+        stream: &CudaStream,
+        a: &'a DeviceBuffer<u16>,
+        b: &'a DeviceBuffer<u16>,
+        dims: Dims,
+    ) -> Result<Gemm<'a>, Error> {
         check_dims(dims)?;
+        if kernel == Kernel::Simple && half != HalfType::Bf16 {
+            return Err(format!("gemm_simple multiplies bf16 only; {half:?} runs on Kernel::Ws").into());
+        }
         let (m, n, k) = (dims.m as usize, dims.n as usize, dims.k as usize);
         if a.len() < m * k || b.len() < n * k {
             return Err(format!("A needs {} and B {} elements for {dims:?}; they have {} and {}", m * k, n * k, a.len(), b.len()).into());
         }
         let (bm, bn) = kernel.tile();
-        kernel_function(module, kernel.name())?.set_max_dynamic_shared_memory(kernel.shared_bytes())?;
-        let pairs_kernel = kernel_function(module, "gemm_ws_pairs")?;
+        let names = ws_function_names(half);
+        let name = if kernel == Kernel::Ws { names[0] } else { kernel.name() };
+        kernel_function(module, name)?.set_max_dynamic_shared_memory(kernel.shared_bytes())?;
+        let pairs_kernel = kernel_function(module, names[1])?;
         pairs_kernel.set_max_dynamic_shared_memory(WS_SMEM)?;
         let resident = Residency::of(stream, &pairs_kernel)?;
         let schedule = if kernel == Kernel::Ws { Schedule::default_for(dims, resident.sms) } else { Schedule::WholeTiles };
         let b_rows = if kernel == Kernel::Ws { b_box_rows(schedule) } else { bn };
-        let map_a = upload_map(stream, TensorDataType::BF16, a.device_ptr(), dims.m, dims.k, bm)?;
-        let map_b = upload_map(stream, TensorDataType::BF16, b.device_ptr(), dims.n, dims.k, b_rows)?;
+        let map_a = upload_map(stream, half.tensor_type(), a.device_ptr(), dims.m, dims.k, bm)?;
+        let map_b = upload_map(stream, half.tensor_type(), b.device_ptr(), dims.n, dims.k, b_rows)?;
         let plan = Plan::new(stream, dims, BK, resident, schedule)?;
-        Ok(Gemm { kernel, dims, map_a, map_b, map_c: OutputMap::default(), plan, resident, inputs: [a, b] })
+        Ok(Gemm { kernel, half, dims, map_a, map_b, map_c: OutputMap::default(), plan, resident, inputs: [a, b] })
     }
 
     /// The same product with `gemm_ws` scheduled by `schedule` (no effect
@@ -1601,7 +1727,7 @@ impl<'a> Gemm<'a> {
         let plan = Plan::new(stream, self.dims, BK, self.resident, schedule)?;
         if b_box_rows(schedule) != b_box_rows(self.plan.schedule) {
             let b = self.inputs[1];
-            self.map_b = upload_map(stream, TensorDataType::BF16, b.device_ptr(), self.dims.n, self.dims.k, b_box_rows(schedule))?;
+            self.map_b = upload_map(stream, self.half.tensor_type(), b.device_ptr(), self.dims.n, self.dims.k, b_box_rows(schedule))?;
         }
         self.plan = plan;
         Ok(self)
@@ -1617,13 +1743,18 @@ impl<'a> Gemm<'a> {
         self.kernel
     }
 
-    /// The function name of the kernel a launch runs: [`Kernel::name`],
-    /// or `gemm_ws_pairs` under [`Schedule::TilePairs`].
+    /// The type of A, B and C.
+    pub fn half_type(&self) -> HalfType {
+        self.half
+    }
+
+    /// The function name of the kernel a launch runs: [`Kernel::name`]
+    /// for bf16, `gemm_ws_f16` for f16, and their `_pairs` twins under
+    /// [`Schedule::TilePairs`].
     pub fn function_name(&self) -> &'static str {
-        if self.kernel == Kernel::Ws && self.plan.schedule == Schedule::TilePairs {
-            "gemm_ws_pairs"
-        } else {
-            self.kernel.name()
+        match self.kernel {
+            Kernel::Simple => self.kernel.name(),
+            Kernel::Ws => ws_function_names(self.half)[(self.plan.schedule == Schedule::TilePairs) as usize],
         }
     }
 
@@ -1638,8 +1769,8 @@ impl<'a> Gemm<'a> {
     }
 
     /// Launches the kernel on `stream` (asynchronously): `c` (m·n/2 words,
-    /// each two bf16 of a row) = A·Bᵀ. `module` must be the one passed to
-    /// [`Gemm::new`].
+    /// each two elements of a row in the product's [`HalfType`]) = A·Bᵀ.
+    /// `module` must be the one passed to [`Gemm::new`].
     pub fn launch(&self, module: &KernelModule, stream: &CudaStream, c: &mut DeviceBuffer<u32>) -> Result<(), Error> {
         self.dims.check_output(c.len())?;
         let config = self.kernel.config(self.dims, &self.plan);
@@ -1649,14 +1780,17 @@ impl<'a> Gemm<'a> {
             Kernel::Simple => cuda_launch! { kernel: gemm_simple, stream: stream, module: module, config: config,
                 args: [pa, pb, dims, slice_mut(*c)] }?,
             Kernel::Ws => {
-                let pc = self.map_c.of(stream, c, dims)?;
+                let pc = self.map_c.of(stream, self.half.tensor_type(), c, dims)?;
                 let split = self.plan.split(stream)?;
-                if self.plan.schedule == Schedule::TilePairs {
-                    cuda_launch! { kernel: gemm_ws_pairs, stream: stream, module: module, config: config,
-                        args: [pa, pb, pc, dims, split, slice_mut(*c)] }?
-                } else {
-                    cuda_launch! { kernel: gemm_ws, stream: stream, module: module, config: config,
-                        args: [pa, pb, pc, dims, split, slice_mut(*c)] }?
+                match (self.half, self.plan.schedule == Schedule::TilePairs) {
+                    (HalfType::Bf16, true) => cuda_launch! { kernel: gemm_ws_pairs, stream: stream, module: module,
+                        config: config, args: [pa, pb, pc, dims, split, slice_mut(*c)] }?,
+                    (HalfType::Bf16, false) => cuda_launch! { kernel: gemm_ws, stream: stream, module: module,
+                        config: config, args: [pa, pb, pc, dims, split, slice_mut(*c)] }?,
+                    (HalfType::F16, true) => cuda_launch! { kernel: gemm_ws_f16_pairs, stream: stream, module: module,
+                        config: config, args: [pa, pb, pc, dims, split, slice_mut(*c)] }?,
+                    (HalfType::F16, false) => cuda_launch! { kernel: gemm_ws_f16, stream: stream, module: module,
+                        config: config, args: [pa, pb, pc, dims, split, slice_mut(*c)] }?,
                 }
             }
         }
@@ -1790,7 +1924,7 @@ impl<'a> GemmFp8<'a> {
         order_tma_reads(stream, [&self.map_a, &self.map_b], self.inputs)?;
         let (pa, pb, dims) = (self.map_a.device_ptr(), self.map_b.device_ptr(), self.dims);
         let (sa, sb) = (self.scale_a, self.scale_b);
-        let pc = self.map_c.of(stream, c, dims)?;
+        let pc = self.map_c.of(stream, TensorDataType::BF16, c, dims)?;
         let split = self.plan.split(stream)?;
         if self.plan.schedule == Schedule::TilePairs {
             cuda_launch! { kernel: gemm_fp8_ws_pairs, stream: stream, module: module, config: config,

@@ -1,14 +1,15 @@
 //! gemm_bf16: C = A·Bᵀ in bf16 with f32 accumulation on Hopper (sm_90a),
 //! written in Rust, compared against cuBLAS (`cublasGemmEx`) for 4096³,
-//! 8192³ and 8192×1024×8192, and its FP8 twin (e4m3 inputs, per-tensor
-//! scales, bf16 out) against the CPU; the persistent kernels under each
-//! `Schedule`. The kernels (`gemm_simple`, `gemm_ws`, `gemm_fp8_ws`) and their host setup are
+//! 8192³ and 8192×1024×8192, the same in f16 (f16 in and out, against
+//! cuBLAS too), and its FP8 twin (e4m3 inputs, per-tensor scales, bf16
+//! out) against the CPU; the persistent kernels under each `Schedule`.
+//! The kernels (`gemm_simple`, `gemm_ws`, `gemm_ws_f16`, `gemm_fp8_ws`) and their host setup are
 //! this package's library (`src/lib.rs`, whose docs describe them), which
 //! the benchmarks (`benches/`) launch too; this program checks and times
 //! them.
 //!
 //! The check: 4096 sampled entries against an `f64` CPU dot product of the
-//! same bf16 inputs, `|c − ref| ≤ 2⁻⁷·|ref| + 10⁻⁵·Σ|a·b|` (the final bf16
+//! same bf16 (or f16) inputs, `|c − ref| ≤ 2⁻⁷·|ref| + 10⁻⁵·Σ|a·b|` (the final bf16
 //! rounding is at most 2⁻⁹·|ref|; f32 accumulation in any order adds at most
 //! about K·2⁻²⁴·Σ|a·b| ≤ 5·10⁻⁴·Σ|a·b| in the worst case and far less in
 //! practice: a dropped or repeated K step errs by ~1/128 of the sum and
@@ -24,8 +25,8 @@
 
 use cuda_core::{CudaContext, DeviceBuffer};
 use cuda_host::load_kernel_module;
-use cuda_device::half::f8e4m3;
-use gemm_bf16::{check_dims, check_fp8_dims, kernel_function, Dims, Fp8Scales, Gemm, GemmFp8, Kernel, Schedule};
+use cuda_device::half::{f16, f8e4m3};
+use gemm_bf16::{check_dims, check_fp8_dims, kernel_function, Dims, Fp8Scales, Gemm, GemmFp8, HalfType, Kernel, Schedule};
 use std::ffi::{c_char, c_int, c_void, CString};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -43,15 +44,37 @@ fn from_bf16(h: u16) -> f32 {
 
 /// Deterministic pseudo-random bf16 values in [-1, 1) (xorshift64).
 fn random_bf16(len: usize, seed: u64) -> Vec<u16> {
+    random_half(HalfType::Bf16, len, seed)
+}
+
+/// Deterministic pseudo-random values in [-1, 1) (xorshift64) as the bits
+/// of `half`.
+fn random_half(half: HalfType, len: usize, seed: u64) -> Vec<u16> {
     let mut state = seed;
     (0..len)
         .map(|_| {
             state ^= state << 13;
             state ^= state >> 7;
             state ^= state << 17;
-            to_bf16((state >> 40) as f32 / (1u64 << 23) as f32 - 1.0)
+            to_half(half, (state >> 40) as f32 / (1u64 << 23) as f32 - 1.0)
         })
         .collect()
+}
+
+/// The bits of `x` in `half`, rounded to nearest even.
+fn to_half(half: HalfType, x: f32) -> u16 {
+    match half {
+        HalfType::Bf16 => to_bf16(x),
+        HalfType::F16 => f16::from_f32(x).to_bits(),
+    }
+}
+
+/// The f32 value of the bits `h` of `half`.
+fn from_half(half: HalfType, h: u16) -> f32 {
+    match half {
+        HalfType::Bf16 => from_bf16(h),
+        HalfType::F16 => f16::from_bits(h).to_f32(),
+    }
 }
 
 extern "C" {
@@ -108,13 +131,17 @@ impl Cublas {
         Ok(Cublas { handle, gemm_ex })
     }
 
-    /// C (m×n row-major bf16) = A (m×k) · B (n×k)ᵀ, f32 compute, on the
-    /// legacy default stream.
-    fn gemm(&self, d: Dims, a: u64, b: u64, c: u64) -> Result<(), String> {
+    /// C (m×n row-major, `half`) = A (m×k) · B (n×k)ᵀ, f32 compute, on
+    /// the legacy default stream.
+    fn gemm(&self, half: HalfType, d: Dims, a: u64, b: u64, c: u64) -> Result<(), String> {
         let (alpha, beta) = (1.0f32, 0.0f32);
         const OP_N: c_int = 0;
         const OP_T: c_int = 1;
-        const R_16BF: c_int = 14;
+        // cudaDataType_t: CUDA_R_16BF, CUDA_R_16F.
+        let element: c_int = match half {
+            HalfType::Bf16 => 14,
+            HalfType::F16 => 2,
+        };
         const COMPUTE_32F: c_int = 68;
         const GEMM_DEFAULT: c_int = -1;
         // SAFETY: device pointers of buffers of the right sizes; alpha/beta
@@ -122,9 +149,9 @@ impl Cublas {
         let status = unsafe {
             (self.gemm_ex)(
                 self.handle, OP_T, OP_N, d.n as c_int, d.m as c_int, d.k as c_int,
-                (&alpha as *const f32).cast(), b as *const c_void, R_16BF, d.k as c_int,
-                a as *const c_void, R_16BF, d.k as c_int, (&beta as *const f32).cast(),
-                c as *mut c_void, R_16BF, d.n as c_int, COMPUTE_32F, GEMM_DEFAULT,
+                (&alpha as *const f32).cast(), b as *const c_void, element, d.k as c_int,
+                a as *const c_void, element, d.k as c_int, (&beta as *const f32).cast(),
+                c as *mut c_void, element, d.n as c_int, COMPUTE_32F, GEMM_DEFAULT,
             )
         };
         if status != 0 {
@@ -156,25 +183,27 @@ fn time_ms(ctx: &Arc<CudaContext>, reps: usize, mut launch: impl FnMut() -> Resu
     Ok(times[times.len() / 2])
 }
 
-/// Runs one size; returns whether every check passed.
+/// Runs one size with A, B and C of type `half`; returns whether every
+/// check passed.
 fn run_size(
     ctx: &Arc<CudaContext>,
     module: &cuda_host::KernelModule,
     cublas: Option<&Cublas>,
+    half: HalfType,
     d: Dims,
     kernels: &[String],
 ) -> Result<bool, BoxError> {
     let stream = ctx.default_stream();
     check_dims(d)?;
     let (m, n, k) = (d.m as usize, d.n as usize, d.k as usize);
-    let a_host = random_bf16(m * k, 0x2545_f491_4f6c_dd1d ^ (m as u64));
-    let b_host = random_bf16(n * k, 0x9e37_79b9_7f4a_7c15 ^ (n as u64));
+    let a_host = random_half(half, m * k, 0x2545_f491_4f6c_dd1d ^ (m as u64));
+    let b_host = random_half(half, n * k, 0x9e37_79b9_7f4a_7c15 ^ (n as u64));
     let a = DeviceBuffer::from_host(&stream, &a_host)?;
     let b = DeviceBuffer::from_host(&stream, &b_host)?;
     let mut c = DeviceBuffer::<u32>::zeroed(&stream, m * n / 2)?;
     let flops = 2.0 * m as f64 * n as f64 * k as f64;
     let mut ok = true;
-    println!("== M, N, K = {m}, {n}, {k}");
+    println!("== {half:?} M, N, K = {m}, {n}, {k}");
 
     // Sampled CPU reference.
     let samples: Vec<(usize, usize)> =
@@ -184,7 +213,7 @@ fn run_size(
         .map(|&(r, col)| {
             let (mut sum, mut mag) = (0.0f64, 0.0f64);
             for kk in 0..k {
-                let p = from_bf16(a_host[r * k + kk]) as f64 * from_bf16(b_host[col * k + kk]) as f64;
+                let p = from_half(half, a_host[r * k + kk]) as f64 * from_half(half, b_host[col * k + kk]) as f64;
                 sum += p;
                 mag += p.abs();
             }
@@ -197,7 +226,7 @@ fn run_size(
         for (&(r, col), &(sum, mag)) in samples.iter().zip(&reference) {
             let idx = r * n + col;
             let word = c_host[idx / 2];
-            let got = from_bf16(if idx % 2 == 0 { word as u16 } else { (word >> 16) as u16 }) as f64;
+            let got = from_half(half, if idx % 2 == 0 { word as u16 } else { (word >> 16) as u16 }) as f64;
             let err = (got - sum).abs();
             let tol = sum.abs() / 128.0 + mag * 1e-5 + 1e-6;
             worst = worst.max(err / tol);
@@ -227,14 +256,15 @@ fn run_size(
     ];
     for (short, kernel, schedule) in runs {
         let chosen = if kernels.is_empty() { short != "ws" } else { kernels.iter().any(|k| k == short) };
-        if !chosen {
+        // gemm_simple multiplies bf16 only.
+        if !chosen || (kernel == Kernel::Simple && half != HalfType::Bf16) {
             continue;
         }
         if let (Some(Err(why)), true) = (schedule.map(|s| s.check(d)), kernels.is_empty()) {
             println!("  {short}: not run ({why})");
             continue;
         }
-        let mut gemm = Gemm::new(kernel, module, &stream, &a, &b, d)?;
+        let mut gemm = Gemm::with_type(kernel, half, module, &stream, &a, &b, d)?;
         if let Some(schedule) = schedule {
             gemm = gemm.with_schedule(&stream, schedule)?;
         }
@@ -258,23 +288,23 @@ fn run_size(
         Some(cb) => {
             let mut cc = DeviceBuffer::<u32>::zeroed(&stream, m * n / 2)?;
             let (pa, pb, pc) = (a.device_ptr(), b.device_ptr(), cc.device_ptr());
-            let ms = time_ms(ctx, 10, || Ok(cb.gemm(d, pa, pb, pc)?))?;
+            let ms = time_ms(ctx, 10, || Ok(cb.gemm(half, d, pa, pb, pc)?))?;
             let tflops = flops / ms / 1e9;
             println!("  cuBLAS: {ms:.3} ms, {tflops:.1} TFLOP/s");
             cc.memset(&stream, 0)?;
-            cb.gemm(d, pa, pb, cc.device_ptr())?;
+            cb.gemm(half, d, pa, pb, cc.device_ptr())?;
             let reference = cc.to_host_vec(&stream)?;
             ok &= check_samples("cuBLAS", &reference);
             for (name, oms, host) in &results {
                 let mut bad = 0usize;
                 for (i, (&x, &y)) in host.iter().zip(&reference).enumerate() {
-                    for half in 0..2 {
-                        let (gx, gy) = (from_bf16((x >> (16 * half)) as u16), from_bf16((y >> (16 * half)) as u16));
+                    for part in 0..2 {
+                        let (gx, gy) = (from_half(half, (x >> (16 * part)) as u16), from_half(half, (y >> (16 * part)) as u16));
                         // Written so that a NaN counts as a difference.
                         let close = (gx - gy).abs() <= gy.abs().max(1.0) / 64.0;
                         if !close {
                             if bad < 3 {
-                                println!("  {name}: entry {} = {gx}, cuBLAS {gy}", 2 * i + half);
+                                println!("  {name}: entry {} = {gx}, cuBLAS {gy}", 2 * i + part);
                             }
                             bad += 1;
                         }
@@ -411,7 +441,8 @@ fn main() -> ExitCode {
     // 8192x1024x8192; 1024 and 512x768x2048 in debug builds, which the GPU
     // suite and compute-sanitizer run), and kernels (simple, ws with the
     // shape's default schedule, ws-whole, ws-sk, ws-sk-only, ws-pairs and ws-split
-    // with each Schedule, fp8 with each; default all but ws).
+    // with each Schedule, fp8 with each; default all but ws), and f16 (the
+    // chosen ws kernels on f16 products as well).
     let args: Vec<String> = std::env::args().skip(1).collect();
     let shapes: Vec<Dims> = args.iter().filter_map(|s| parse_shape(s)).collect();
     let kernels: Vec<String> = args.iter().filter(|s| parse_shape(s).is_none()).cloned().collect();
@@ -423,10 +454,15 @@ fn main() -> ExitCode {
     };
     let mut all_ok = true;
     let fp8 = kernels.is_empty() || kernels.iter().any(|k| k == "fp8");
-    let bf16: Vec<String> = kernels.iter().filter(|k| *k != "fp8").cloned().collect();
+    let f16 = kernels.is_empty() || kernels.iter().any(|k| k == "f16");
+    let bf16: Vec<String> = kernels.iter().filter(|k| *k != "fp8" && *k != "f16").cloned().collect();
     for d in shapes {
-        if kernels.is_empty() || !bf16.is_empty() {
-            match run_size(&ctx, &module, cublas.as_ref(), d, &bf16) {
+        let halves = [(HalfType::Bf16, kernels.is_empty() || !bf16.is_empty()), (HalfType::F16, f16)];
+        for (half, chosen) in halves {
+            if !chosen {
+                continue;
+            }
+            match run_size(&ctx, &module, cublas.as_ref(), half, d, &bf16) {
                 Ok(ok) => all_ok &= ok,
                 Err(e) => {
                     println!("  error: {e}");
