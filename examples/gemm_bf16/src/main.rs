@@ -243,6 +243,18 @@ fn run_size(
 
     let mut results: Vec<(String, f64, Vec<u32>)> = Vec::new();
 
+    // gemm_simple multiplies bf16 only: asked for another type, it refuses
+    // at setup rather than multiply the bits as bf16.
+    if half != HalfType::Bf16 {
+        match Gemm::with_type(Kernel::Simple, half, module, &stream, &a, &b, d) {
+            Ok(_) => {
+                println!("  gemm_simple accepted {half:?} inputs: it must refuse them");
+                ok = false;
+            }
+            Err(e) => println!("  gemm_simple with {half:?} refused: {e}"),
+        }
+    }
+
     // `ws` is gemm_ws with the shape's default schedule; by default every
     // schedule runs under its own name instead.
     let runs = [
