@@ -16,6 +16,12 @@
 //! fails), and every entry against cuBLAS (|c − c_cublas| ≤
 //! 2⁻⁶·max(|c_cublas|, 1): one bf16 rounding each, plus summation order).
 //!
+//! Edge values (`run_edges`): a product in bf16 and in f16 whose inputs
+//! hold +∞, NaN, the largest finite value, subnormals and −0, under every
+//! schedule, each entry against the CPU's IEEE result rounded to the type
+//! (NaN, the same infinity, or finite within the bound above) and against
+//! cuBLAS.
+//!
 //! Its results against cuBLAS are in benches/README.md. On the GPU machine,
 //! `go.sh` (next to this crate; put the binary beside it) finds libcublas,
 //! sets `OXIDE_CUBLAS` and runs it.
@@ -335,6 +341,141 @@ fn run_size(
     Ok(ok)
 }
 
+/// The bits of the largest finite value, +∞, a quiet NaN, 1.0 and −0.0 in
+/// `half`.
+fn special_bits(half: HalfType) -> [u16; 5] {
+    match half {
+        HalfType::Bf16 => [0x7f7f, 0x7f80, 0x7fc0, 0x3f80, 0x8000],
+        HalfType::F16 => [0x7bff, 0x7c00, 0x7e00, 0x3c00, 0x8000],
+    }
+}
+
+/// Whether `got` is what `want` says with IEEE semantics: both NaN, the
+/// same infinity, or finite and within `tolerance` (a zero of either sign
+/// matches a zero).
+fn same_value(got: f64, want: f64, tolerance: f64) -> bool {
+    if want.is_nan() || got.is_nan() {
+        want.is_nan() && got.is_nan()
+    } else if want.is_infinite() || got.is_infinite() {
+        got == want
+    } else {
+        (got - want).abs() <= tolerance
+    }
+}
+
+/// A product whose inputs hold the values a real model can produce at its
+/// edges, under every schedule, in `half`: C's row 0 has A[0][0] = +∞ (so
+/// ±∞ by B's sign, and NaN where B[j][0] is 0: B[1][0] is), row 1 a NaN,
+/// row 2 the largest finite value throughout (C[2][0], with B's row 0 all
+/// ones, overflows to +∞; the rest of row 2 is not checked, since where a
+/// sum of huge terms of both signs overflows depends on the order of the
+/// sums), row 3 subnormals (against cuBLAS, whose tensor cores treat them
+/// as ours do; the CPU's value is printed), row 4 negative zeros (a zero
+/// result), row 5 +∞ twice (so ∞ − ∞ = NaN where B's two entries differ
+/// in sign: B[3] has 1 and −1). Every entry must match the CPU's f64
+/// value rounded to `half` (IEEE: NaN, the same infinity, or finite within
+/// the bound of [`run_size`]) and cuBLAS's. Returns whether all did.
+fn run_edges(ctx: &Arc<CudaContext>, module: &cuda_host::KernelModule, cublas: Option<&Cublas>, half: HalfType) -> Result<bool, BoxError> {
+    let stream = ctx.default_stream();
+    let d = Dims { m: 256, n: 512, k: 256 };
+    let (m, n, k) = (d.m as usize, d.n as usize, d.k as usize);
+    let [max, inf, nan, one, neg_zero] = special_bits(half);
+    let mut a_host = random_half(half, m * k, 0x6a09_e667_f3bc_c908);
+    let mut b_host = random_half(half, n * k, 0xbb67_ae85_84ca_a73b);
+    a_host[0] = inf;
+    a_host[k + 5] = nan;
+    a_host[2 * k..3 * k].fill(max);
+    for (i, x) in a_host[3 * k..4 * k].iter_mut().enumerate() {
+        *x = 1 + (i as u16 % 64); // subnormals: the smallest exponent, mantissa 1…64
+    }
+    a_host[4 * k..5 * k].fill(neg_zero);
+    a_host[5 * k] = inf;
+    a_host[5 * k + 1] = inf;
+    b_host[..k].fill(one);
+    b_host[k] = 0;
+    b_host[3 * k] = one;
+    b_host[3 * k + 1] = one | 0x8000;
+    let value = |h: u16| from_half(half, h) as f64;
+    let reference = |r: usize, col: usize| -> (f64, f64) {
+        let (mut sum, mut mag) = (0.0f64, 0.0f64);
+        for kk in 0..k {
+            let p = value(a_host[r * k + kk]) * value(b_host[col * k + kk]);
+            sum += p;
+            mag += p.abs();
+        }
+        // Rounded to C's type as the kernels do (an overflow becomes ∞).
+        (from_half(half, to_half(half, sum as f32)) as f64, mag)
+    };
+    let checked = |r: usize, col: usize| r != 2 || col == 0;
+    let a = DeviceBuffer::from_host(&stream, &a_host)?;
+    let b = DeviceBuffer::from_host(&stream, &b_host)?;
+    let mut c = DeviceBuffer::<u32>::zeroed(&stream, m * n / 2)?;
+    let entry = |words: &[u32], i: usize| value(if i.is_multiple_of(2) { words[i / 2] as u16 } else { (words[i / 2] >> 16) as u16 });
+    let theirs = match cublas {
+        Some(cb) => {
+            let cc = DeviceBuffer::<u32>::zeroed(&stream, m * n / 2)?;
+            cb.gemm(half, d, a.device_ptr(), b.device_ptr(), cc.device_ptr())?;
+            Some(cc.to_host_vec(&stream)?)
+        }
+        None => None,
+    };
+    println!("== {half:?} edges M, N, K = {m}, {n}, {k} (∞, NaN, the largest value, subnormals, −0)");
+    let mut ok = true;
+    for schedule in [Schedule::WholeTiles, Schedule::StreamK, Schedule::StreamKOnly, Schedule::TilePairs, Schedule::SplitTail] {
+        let gemm = Gemm::with_type(Kernel::Ws, half, module, &stream, &a, &b, d)?.with_schedule(&stream, schedule)?;
+        c.memset(&stream, 0)?;
+        gemm.launch(module, &stream, &mut c)?;
+        let ours = c.to_host_vec(&stream)?;
+        let (mut wrong, mut differ) = (0usize, 0usize);
+        for r in 0..m {
+            for col in 0..n {
+                if !checked(r, col) {
+                    continue;
+                }
+                let i = r * n + col;
+                let got = entry(&ours, i);
+                let (want, mag) = reference(r, col);
+                if r != 3 && !same_value(got, want, want.abs() / 128.0 + mag * 1e-5 + 1e-6) {
+                    if wrong < 5 {
+                        println!("  {schedule:?}: C[{r}][{col}] = {got}, the CPU says {want}");
+                    }
+                    wrong += 1;
+                }
+                if let Some(theirs) = &theirs {
+                    let cublas = entry(theirs, i);
+                    // Row 3's sums are tiny (bf16's reach f32's subnormal
+                    // range, where a flush to zero on either side is not
+                    // an error): relative, below four times f32's least
+                    // normal value absolute.
+                    let tolerance = if r == 3 {
+                        cublas.abs() / 64.0 + 4.0 * f32::MIN_POSITIVE as f64
+                    } else {
+                        cublas.abs().max(1.0) / 64.0
+                    };
+                    if !same_value(got, cublas, tolerance) {
+                        if differ < 5 {
+                            println!("  {schedule:?}: C[{r}][{col}] = {got}, cuBLAS {cublas}");
+                        }
+                        differ += 1;
+                    }
+                }
+            }
+        }
+        let specials = [(0, 0), (0, 1), (1, 0), (2, 0), (4, 0), (5, 0), (5, 3)];
+        let shown: Vec<String> = specials.iter().map(|&(r, col)| format!("C[{r}][{col}] = {}", entry(&ours, r * n + col))).collect();
+        println!(
+            "  {} ({schedule:?}): {wrong} wrong against the CPU, {} against cuBLAS; {}; subnormal row C[3][0] = {:e} (CPU {:e})",
+            gemm.function_name(),
+            if theirs.is_some() { differ.to_string() } else { "not compared".to_string() },
+            shown.join(", "),
+            entry(&ours, 3 * n),
+            reference(3, 0).0,
+        );
+        ok &= wrong == 0 && differ == 0;
+    }
+    Ok(ok)
+}
+
 /// A shape argument: `S` (S×S×S) or `MxNxK`.
 fn parse_shape(arg: &str) -> Option<Dims> {
     let parts: Vec<u32> = arg.split('x').map(|p| p.parse().ok()).collect::<Option<_>>()?;
@@ -453,8 +594,10 @@ fn main() -> ExitCode {
     // 8192x1024x8192; 1024 and 512x768x2048 in debug builds, which the GPU
     // suite and compute-sanitizer run), and kernels (simple, ws with the
     // shape's default schedule, ws-whole, ws-sk, ws-sk-only, ws-pairs and ws-split
-    // with each Schedule, fp8 with each; default all but ws), and f16 (the
-    // chosen ws kernels on f16 products as well).
+    // with each Schedule, fp8 with each; default all but ws), f16 (the
+    // chosen ws kernels on f16 products as well) and edges (a product of
+    // infinities, NaNs, the largest value, subnormals and −0 in bf16 and
+    // f16 under every schedule, `run_edges`).
     let args: Vec<String> = std::env::args().skip(1).collect();
     let shapes: Vec<Dims> = args.iter().filter_map(|s| parse_shape(s)).collect();
     let kernels: Vec<String> = args.iter().filter(|s| parse_shape(s).is_none()).cloned().collect();
@@ -467,7 +610,7 @@ fn main() -> ExitCode {
     let mut all_ok = true;
     let fp8 = kernels.is_empty() || kernels.iter().any(|k| k == "fp8");
     let f16 = kernels.is_empty() || kernels.iter().any(|k| k == "f16");
-    let bf16: Vec<String> = kernels.iter().filter(|k| *k != "fp8" && *k != "f16").cloned().collect();
+    let bf16: Vec<String> = kernels.iter().filter(|k| !["fp8", "f16", "edges"].contains(&k.as_str())).cloned().collect();
     for d in shapes {
         let halves = [(HalfType::Bf16, kernels.is_empty() || !bf16.is_empty()), (HalfType::F16, f16)];
         for (half, chosen) in halves {
@@ -489,6 +632,20 @@ fn main() -> ExitCode {
                     println!("  FP8 error: {e}");
                     all_ok = false;
                 }
+            }
+        }
+    }
+    // The edge values in both types, by default or when asked for.
+    let edges = kernels.is_empty() || kernels.iter().any(|k| k == "edges");
+    for half in [HalfType::Bf16, HalfType::F16] {
+        if !edges {
+            break;
+        }
+        match run_edges(&ctx, &module, cublas.as_ref(), half) {
+            Ok(ok) => all_ok &= ok,
+            Err(e) => {
+                println!("  edges error: {e}");
+                all_ok = false;
             }
         }
     }
