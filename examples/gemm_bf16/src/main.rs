@@ -657,3 +657,39 @@ fn main() -> ExitCode {
         ExitCode::FAILURE
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn special_bits_are_the_values_their_names_say() {
+        for half in [HalfType::Bf16, HalfType::F16] {
+            let [max, inf, nan, one, neg_zero] = special_bits(half).map(|h| from_half(half, h));
+            let largest = if half == HalfType::Bf16 { 3.3895314e38 } else { 65504.0 };
+            assert_eq!(max, largest, "{half:?}");
+            assert_eq!(inf, f32::INFINITY, "{half:?}");
+            assert!(nan.is_nan(), "{half:?}");
+            assert_eq!(one, 1.0, "{half:?}");
+            assert!(neg_zero == 0.0 && neg_zero.is_sign_negative(), "{half:?}");
+            // The subnormal row's bits 1…64 lie below the least normal
+            // value (2⁻¹²⁶ for bf16, 2⁻¹⁴ for f16).
+            let least_normal = if half == HalfType::Bf16 { 2f32.powi(-126) } else { 2f32.powi(-14) };
+            assert!(from_half(half, 1) > 0.0 && from_half(half, 64) < least_normal, "{half:?}");
+            // An overflowing sum rounds to infinity, as the kernels' `cvt`.
+            assert_eq!(from_half(half, to_half(half, 256.0 * largest)), f32::INFINITY, "{half:?}");
+        }
+    }
+
+    #[test]
+    fn same_value_follows_ieee_classes() {
+        assert!(same_value(f64::NAN, f64::NAN, 0.0));
+        assert!(!same_value(f64::INFINITY, f64::NAN, 1.0));
+        assert!(!same_value(f64::NEG_INFINITY, f64::INFINITY, f64::INFINITY));
+        assert!(same_value(f64::INFINITY, f64::INFINITY, 0.0));
+        assert!(!same_value(1e30, f64::INFINITY, f64::INFINITY));
+        assert!(same_value(-0.0, 0.0, 0.0));
+        assert!(same_value(1.01, 1.0, 0.02));
+        assert!(!same_value(1.03, 1.0, 0.02));
+    }
+}
