@@ -377,36 +377,10 @@ fn same_value(got: f64, want: f64, tolerance: f64) -> bool {
 /// the bound of [`run_size`]) and cuBLAS's. Returns whether all did.
 fn run_edges(ctx: &Arc<CudaContext>, module: &cuda_host::KernelModule, cublas: Option<&Cublas>, half: HalfType) -> Result<bool, BoxError> {
     let stream = ctx.default_stream();
-    let d = Dims { m: 256, n: 512, k: 256 };
+    let (d, a_host, b_host) = edge_inputs(half);
     let (m, n, k) = (d.m as usize, d.n as usize, d.k as usize);
-    let [max, inf, nan, one, neg_zero] = special_bits(half);
-    let mut a_host = random_half(half, m * k, 0x6a09_e667_f3bc_c908);
-    let mut b_host = random_half(half, n * k, 0xbb67_ae85_84ca_a73b);
-    a_host[0] = inf;
-    a_host[k + 5] = nan;
-    a_host[2 * k..3 * k].fill(max);
-    for (i, x) in a_host[3 * k..4 * k].iter_mut().enumerate() {
-        *x = 1 + (i as u16 % 64); // subnormals: the smallest exponent, mantissa 1…64
-    }
-    a_host[4 * k..5 * k].fill(neg_zero);
-    a_host[5 * k] = inf;
-    a_host[5 * k + 1] = inf;
-    b_host[..k].fill(one);
-    b_host[k] = 0;
-    b_host[3 * k] = one;
-    b_host[3 * k + 1] = one | 0x8000;
     let value = |h: u16| from_half(half, h) as f64;
-    let reference = |r: usize, col: usize| -> (f64, f64) {
-        let (mut sum, mut mag) = (0.0f64, 0.0f64);
-        for kk in 0..k {
-            let p = value(a_host[r * k + kk]) * value(b_host[col * k + kk]);
-            sum += p;
-            mag += p.abs();
-        }
-        // Rounded to C's type as the kernels do (an overflow becomes ∞).
-        (from_half(half, to_half(half, sum as f32)) as f64, mag)
-    };
-    let checked = |r: usize, col: usize| r != 2 || col == 0;
+    let reference = edge_reference(half, d, &a_host, &b_host);
     let a = DeviceBuffer::from_host(&stream, &a_host)?;
     let b = DeviceBuffer::from_host(&stream, &b_host)?;
     let mut c = DeviceBuffer::<u32>::zeroed(&stream, m * n / 2)?;
@@ -426,29 +400,27 @@ fn run_edges(ctx: &Arc<CudaContext>, module: &cuda_host::KernelModule, cublas: O
         c.memset(&stream, 0)?;
         gemm.launch(module, &stream, &mut c)?;
         let ours = c.to_host_vec(&stream)?;
-        let (mut wrong, mut differ) = (0usize, 0usize);
+        let wrong = edge_wrong(d, &reference, |i| entry(&ours, i), |r, col, got, want| {
+            println!("  {schedule:?}: C[{r}][{col}] = {got}, the CPU says {want}")
+        });
+        let mut differ = 0usize;
         for r in 0..m {
             for col in 0..n {
-                if !checked(r, col) {
+                if !edge_checked(r, col) {
                     continue;
                 }
                 let i = r * n + col;
                 let got = entry(&ours, i);
-                let (want, mag) = reference(r, col);
-                if r != 3 && !same_value(got, want, want.abs() / 128.0 + mag * 1e-5 + 1e-6) {
-                    if wrong < 5 {
-                        println!("  {schedule:?}: C[{r}][{col}] = {got}, the CPU says {want}");
-                    }
-                    wrong += 1;
-                }
                 if let Some(theirs) = &theirs {
                     let cublas = entry(theirs, i);
-                    // Row 3's sums are tiny (bf16's reach f32's subnormal
+                    // Row 3's sums are tiny: bf16's reach f32's subnormal
                     // range, where a flush to zero on either side is not
-                    // an error): relative, below four times f32's least
-                    // normal value absolute.
+                    // an error, and f16's round to its subnormals, where
+                    // another order of the f32 sums may move one by a unit
+                    // of the last place. So relative, plus two such units
+                    // and four times f32's least normal value.
                     let tolerance = if r == 3 {
-                        cublas.abs() / 64.0 + 4.0 * f32::MIN_POSITIVE as f64
+                        cublas.abs() / 64.0 + 2.0 * value(1) + 4.0 * f32::MIN_POSITIVE as f64
                     } else {
                         cublas.abs().max(1.0) / 64.0
                     };
@@ -469,11 +441,85 @@ fn run_edges(ctx: &Arc<CudaContext>, module: &cuda_host::KernelModule, cublas: O
             if theirs.is_some() { differ.to_string() } else { "not compared".to_string() },
             shown.join(", "),
             entry(&ours, 3 * n),
-            reference(3, 0).0,
+            reference[3 * n].0,
         );
         ok &= wrong == 0 && differ == 0;
     }
     Ok(ok)
+}
+
+/// The operands of [`run_edges`] (its docs say which rows hold what).
+fn edge_inputs(half: HalfType) -> (Dims, Vec<u16>, Vec<u16>) {
+    let d = Dims { m: 256, n: 512, k: 256 };
+    let (m, n, k) = (d.m as usize, d.n as usize, d.k as usize);
+    let [max, inf, nan, one, neg_zero] = special_bits(half);
+    let mut a = random_half(half, m * k, 0x6a09_e667_f3bc_c908);
+    let mut b = random_half(half, n * k, 0xbb67_ae85_84ca_a73b);
+    a[0] = inf;
+    a[k + 5] = nan;
+    a[2 * k..3 * k].fill(max);
+    for (i, x) in a[3 * k..4 * k].iter_mut().enumerate() {
+        *x = 1 + (i as u16 % 64); // subnormals: the smallest exponent, mantissa 1…64
+    }
+    a[4 * k..5 * k].fill(neg_zero);
+    a[5 * k] = inf;
+    a[5 * k + 1] = inf;
+    b[..k].fill(one);
+    b[k] = 0;
+    b[3 * k] = one;
+    b[3 * k + 1] = one | 0x8000;
+    (d, a, b)
+}
+
+/// [`edge_inputs`]' product by the CPU, row-major: each entry's f64 sum
+/// rounded to C's type as the kernels round (an overflow becomes ∞), and
+/// Σ|a·b|.
+fn edge_reference(half: HalfType, d: Dims, a: &[u16], b: &[u16]) -> Vec<(f64, f64)> {
+    let (m, n, k) = (d.m as usize, d.n as usize, d.k as usize);
+    let a: Vec<f64> = a.iter().map(|&h| from_half(half, h) as f64).collect();
+    let b: Vec<f64> = b.iter().map(|&h| from_half(half, h) as f64).collect();
+    let mut c = Vec::with_capacity(m * n);
+    for row in a.chunks(k) {
+        for column in b.chunks(k) {
+            let (mut sum, mut mag) = (0.0f64, 0.0f64);
+            for (x, y) in row.iter().zip(column) {
+                sum += x * y;
+                mag += (x * y).abs();
+            }
+            c.push((from_half(half, to_half(half, sum as f32)) as f64, mag));
+        }
+    }
+    c
+}
+
+/// Whether [`run_edges`] checks entry (r, col): all but row 2's beyond
+/// column 0, whose sums of huge terms of both signs overflow where the
+/// order of the sums says.
+fn edge_checked(r: usize, col: usize) -> bool {
+    r != 2 || col == 0
+}
+
+/// How many checked entries of an edge product (`got(i)`: entry i of C,
+/// row-major) differ from the CPU's IEEE result `reference`
+/// ([`edge_reference`]; [`same_value`], the bound of [`run_size`]); the
+/// subnormal row 3 is compared with cuBLAS instead. `report` hears of the
+/// first five.
+fn edge_wrong(d: Dims, reference: &[(f64, f64)], got: impl Fn(usize) -> f64, mut report: impl FnMut(usize, usize, f64, f64)) -> usize {
+    let (m, n) = (d.m as usize, d.n as usize);
+    let mut wrong = 0;
+    for r in (0..m).filter(|&r| r != 3) {
+        for col in (0..n).filter(|&col| edge_checked(r, col)) {
+            let (want, mag) = reference[r * n + col];
+            let value = got(r * n + col);
+            if !same_value(value, want, want.abs() / 128.0 + mag * 1e-5 + 1e-6) {
+                if wrong < 5 {
+                    report(r, col, value, want);
+                }
+                wrong += 1;
+            }
+        }
+    }
+    wrong
 }
 
 /// A shape argument: `S` (S×S×S) or `MxNxK`.
@@ -678,6 +724,49 @@ mod tests {
             assert!(from_half(half, 1) > 0.0 && from_half(half, 64) < least_normal, "{half:?}");
             // An overflowing sum rounds to infinity, as the kernels' `cvt`.
             assert_eq!(from_half(half, to_half(half, 256.0 * largest)), f32::INFINITY, "{half:?}");
+        }
+    }
+
+    /// The edge product as a GPU computes it: f32 sums of 16 products (a
+    /// wgmma k slice), added in f32 in order, rounded to `half`.
+    fn f32_product(half: HalfType, d: Dims, a: &[u16], b: &[u16]) -> Vec<f64> {
+        let (m, n, k) = (d.m as usize, d.n as usize, d.k as usize);
+        let mut c = Vec::with_capacity(m * n);
+        for r in 0..m {
+            for col in 0..n {
+                let mut sum = 0f32;
+                for slice in (0..k).step_by(16) {
+                    let part: f32 = (slice..slice + 16).map(|kk| from_half(half, a[r * k + kk]) * from_half(half, b[col * k + kk])).sum();
+                    sum += part;
+                }
+                c.push(from_half(half, to_half(half, sum)) as f64);
+            }
+        }
+        c
+    }
+
+    #[test]
+    fn the_edge_check_passes_an_f32_accumulation_and_fails_a_wrong_special_value() {
+        for half in [HalfType::Bf16, HalfType::F16] {
+            let (d, a, b) = edge_inputs(half);
+            let n = d.n as usize;
+            let c = f32_product(half, d, &a, &b);
+            let reference = edge_reference(half, d, &a, &b);
+            let wrong = |c: &[f64]| edge_wrong(d, &reference, |i| c[i], |_, _, _, _| {});
+            assert_eq!(wrong(&c), 0, "{half:?}");
+            // The entries the docs promise, as the CPU computes them.
+            assert_eq!(c[0], f64::INFINITY, "{half:?}: +inf times B[0][0] = 1");
+            assert!(c[1].is_nan(), "{half:?}: inf times 0");
+            assert!(c[n].is_nan(), "{half:?}: a NaN in A's row 1");
+            assert_eq!(c[2 * n], f64::INFINITY, "{half:?}: the largest value 256 times");
+            assert_eq!(c[4 * n], 0.0, "{half:?}: negative zeros");
+            assert!(c[5 * n + 3].is_nan(), "{half:?}: inf - inf");
+            // Each kind of error is caught.
+            for (i, bad) in [(0, f64::MAX), (1, 0.0), (2 * n, f64::NEG_INFINITY), (5 * n + 3, f64::INFINITY), (7 * n + 9, c[7 * n + 9] * 1.1 + 0.1)] {
+                let mut broken = c.clone();
+                broken[i] = bad;
+                assert_eq!(wrong(&broken), 1, "{half:?}: entry {i} = {bad}");
+            }
         }
     }
 
