@@ -538,7 +538,13 @@ pub fn sgemm_fast(gpu: &Gpu) -> Result<Vec<Row>, String> {
 
 /// bf16 bit patterns stored in pairs (the low half first), widened to `f32`.
 fn unpack_bf16_pairs(words: &[u32]) -> Vec<f32> {
-    words.iter().flat_map(|&w| [bf16_to_f32(w as u16), bf16_to_f32((w >> 16) as u16)]).collect()
+    unpack_pairs(words, bf16_to_f32)
+}
+
+/// The values of a C stored as pairs of 16-bit elements in u32 words (the
+/// low half first), each decoded by `value`.
+fn unpack_pairs(words: &[u32], value: impl Fn(u16) -> f32) -> Vec<f32> {
+    words.iter().flat_map(|&w| [value(w as u16), value((w >> 16) as u16)]).collect()
 }
 
 /// A string error from the wgmma GEMM's host side.
@@ -768,12 +774,7 @@ fn gemm_f16(gpu: &Gpu, size: usize, seed: u64) -> Result<Vec<Row>, String> {
     };
     let mut c_ox = DeviceBuffer::<u32>::zeroed(s, m * n / 2).map_err(de)?;
     ours_gemm.launch(&gpu.oxide, s, &mut c_ox).map_err(ge)?;
-    let ours: Vec<f32> = c_ox
-        .to_host_vec(s)
-        .map_err(de)?
-        .into_iter()
-        .flat_map(|w| [f16::from_bits(w as u16).to_f32(), f16::from_bits((w >> 16) as u16).to_f32()])
-        .collect();
+    let ours = unpack_pairs(&c_ox.to_host_vec(s).map_err(de)?, |h| f16::from_bits(h).to_f32());
     // An f16 result is rounded to within 2⁻¹¹ relative (bf16: 2⁻⁸).
     let f16_result = BF16_RESULT / 8.0;
     check_gemm_sample(&format!("{name} (oxide wgmma)"), &ours, (m, n, k), fa, fb_t, 8.0, f16_result)?;

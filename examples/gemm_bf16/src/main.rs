@@ -48,6 +48,12 @@ fn from_bf16(h: u16) -> f32 {
     f32::from_bits((h as u32) << 16)
 }
 
+/// The bits of element `i` of a C stored as pairs of 16-bit values in u32
+/// words (the low half is the even element).
+fn element_bits(words: &[u32], i: usize) -> u16 {
+    (words[i / 2] >> (16 * (i % 2))) as u16
+}
+
 /// Deterministic pseudo-random bf16 values in [-1, 1) (xorshift64).
 fn random_bf16(len: usize, seed: u64) -> Vec<u16> {
     random_half(HalfType::Bf16, len, seed)
@@ -230,9 +236,7 @@ fn run_size(
         let mut worst = 0.0f64;
         let mut bad = 0;
         for (&(r, col), &(sum, mag)) in samples.iter().zip(&reference) {
-            let idx = r * n + col;
-            let word = c_host[idx / 2];
-            let got = from_half(half, if idx % 2 == 0 { word as u16 } else { (word >> 16) as u16 }) as f64;
+            let got = from_half(half, element_bits(c_host, r * n + col)) as f64;
             let err = (got - sum).abs();
             let tol = sum.abs() / 128.0 + mag * 1e-5 + 1e-6;
             worst = worst.max(err / tol);
@@ -380,11 +384,11 @@ fn run_edges(ctx: &Arc<CudaContext>, module: &cuda_host::KernelModule, cublas: O
     let (d, a_host, b_host) = edge_inputs(half);
     let (m, n, k) = (d.m as usize, d.n as usize, d.k as usize);
     let value = |h: u16| from_half(half, h) as f64;
+    let entry = |words: &[u32], i: usize| value(element_bits(words, i));
     let reference = edge_reference(half, d, &a_host, &b_host);
     let a = DeviceBuffer::from_host(&stream, &a_host)?;
     let b = DeviceBuffer::from_host(&stream, &b_host)?;
     let mut c = DeviceBuffer::<u32>::zeroed(&stream, m * n / 2)?;
-    let entry = |words: &[u32], i: usize| value(if i.is_multiple_of(2) { words[i / 2] as u16 } else { (words[i / 2] >> 16) as u16 });
     let theirs = match cublas {
         Some(cb) => {
             let cc = DeviceBuffer::<u32>::zeroed(&stream, m * n / 2)?;
@@ -404,32 +408,24 @@ fn run_edges(ctx: &Arc<CudaContext>, module: &cuda_host::KernelModule, cublas: O
             println!("  {schedule:?}: C[{r}][{col}] = {got}, the CPU says {want}")
         });
         let mut differ = 0usize;
-        for r in 0..m {
-            for col in 0..n {
-                if !edge_checked(r, col) {
-                    continue;
-                }
-                let i = r * n + col;
-                let got = entry(&ours, i);
-                if let Some(theirs) = &theirs {
-                    let cublas = entry(theirs, i);
-                    // Row 3's sums are tiny: bf16's reach f32's subnormal
-                    // range, where a flush to zero on either side is not
-                    // an error, and f16's round to its subnormals, where
-                    // another order of the f32 sums may move one by a unit
-                    // of the last place. So relative, plus two such units
-                    // and four times f32's least normal value.
-                    let tolerance = if r == 3 {
-                        cublas.abs() / 64.0 + 2.0 * value(1) + 4.0 * f32::MIN_POSITIVE as f64
-                    } else {
-                        cublas.abs().max(1.0) / 64.0
-                    };
-                    if !same_value(got, cublas, tolerance) {
-                        if differ < 5 {
-                            println!("  {schedule:?}: C[{r}][{col}] = {got}, cuBLAS {cublas}");
-                        }
-                        differ += 1;
+        if let Some(theirs) = &theirs {
+            for (r, col) in (0..m).flat_map(|r| (0..n).map(move |col| (r, col))).filter(|&(r, col)| edge_checked(r, col)) {
+                let (got, cublas) = (entry(&ours, r * n + col), entry(theirs, r * n + col));
+                // Row 3's sums are tiny: bf16's reach f32's subnormal range,
+                // where a flush to zero on either side is not an error, and
+                // f16's round to its subnormals, where another order of the f32
+                // sums may move one by a unit of the last place. So relative,
+                // plus two such units and four times f32's least normal value.
+                let tolerance = if r == 3 {
+                    cublas.abs() / 64.0 + 2.0 * value(1) + 4.0 * f32::MIN_POSITIVE as f64
+                } else {
+                    cublas.abs().max(1.0) / 64.0
+                };
+                if !same_value(got, cublas, tolerance) {
+                    if differ < 5 {
+                        println!("  {schedule:?}: C[{r}][{col}] = {got}, cuBLAS {cublas}");
                     }
+                    differ += 1;
                 }
             }
         }
@@ -589,9 +585,7 @@ fn check_fp8_samples(name: &str, host: &[u32], d: Dims, a_host: &[f8e4m3], b_hos
             mag += p.abs();
         }
         let (sum, mag) = (sum * factor, mag * factor);
-        let idx = r * n + col;
-        let word = host[idx / 2];
-        let got = from_bf16(if idx % 2 == 0 { word as u16 } else { (word >> 16) as u16 }) as f64;
+        let got = from_bf16(element_bits(host, r * n + col)) as f64;
         let tol = sum.abs() / 128.0 + mag / 8192.0 + 1e-6;
         let err = (got - sum).abs();
         worst = worst.max(err / tol);
@@ -683,10 +677,7 @@ fn main() -> ExitCode {
     }
     // The edge values in both types, by default or when asked for.
     let edges = kernels.is_empty() || kernels.iter().any(|k| k == "edges");
-    for half in [HalfType::Bf16, HalfType::F16] {
-        if !edges {
-            break;
-        }
+    for half in [HalfType::Bf16, HalfType::F16].into_iter().filter(|_| edges) {
         match run_edges(&ctx, &module, cublas.as_ref(), half) {
             Ok(ok) => all_ok &= ok,
             Err(e) => {
