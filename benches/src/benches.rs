@@ -850,16 +850,26 @@ fn schedule_name(schedule: gemm_bf16::Schedule) -> &'static str {
     }
 }
 
-/// One square FP8 GEMM size (`gemm_fp8_<size>`): oxide's `gemm_fp8_ws`
-/// (examples/gemm_bf16: gemm_ws's pipeline with the e4m3 wgmma) against
-/// cuBLASLt's FP8 matmul (cuda-blas `BlasLt::matmul_fp8`) on the same
-/// operands: C (bf16, m×n) = scale_a·scale_b·A·Bᵀ with A m×k and B n×k
-/// e4m3, per-tensor scales in device memory. Both are checked on a sample
-/// against the CPU (the FP8 tensor cores accumulate with fewer bits than
-/// f32: the bound is 2⁻¹¹·Σ|a·b| plus the bf16 rounding, still a few times
-/// below the error of one dropped K step of 128) and against each other on
-/// every element.
-fn gemm_fp8(gpu: &Gpu, size: usize, seed: u64) -> Result<Vec<Row>, String> {
+/// The type of an FP8 product's C in the `gemm_fp8*` rows.
+#[derive(Clone, Copy, PartialEq)]
+enum Fp8Output {
+    /// bf16 (`gemm_fp8_<size>`: `GemmFp8::launch`).
+    Bf16,
+    /// f32 (`gemm_fp8_f32_<size>`: `GemmFp8::launch_f32`).
+    F32,
+}
+
+/// One square FP8 GEMM size (`gemm_fp8_<size>`, `gemm_fp8_f32_<size>`):
+/// oxide's `gemm_fp8_ws` or `gemm_fp8_ws_f32` (examples/gemm_bf16:
+/// gemm_ws's pipeline with the e4m3 wgmma) against cuBLASLt's FP8 matmul
+/// (cuda-blas `BlasLt::matmul_fp8`) on the same operands: C (bf16 or f32,
+/// m×n) = scale_a·scale_b·A·Bᵀ with A m×k and B n×k e4m3, per-tensor
+/// scales in device memory. Both are checked on a sample against the CPU
+/// (the FP8 tensor cores accumulate with fewer bits than f32: the bound is
+/// 2⁻¹¹·Σ|a·b| plus a bf16 C's rounding, still a few times below the
+/// error of one dropped K step of 128) and against each other on every
+/// element.
+fn gemm_fp8(gpu: &Gpu, size: usize, seed: u64, output: Fp8Output) -> Result<Vec<Row>, String> {
     use cuda_device::half::f8e4m3;
     let (m, n, k) = (size, size, size);
     let s = &gpu.stream;
@@ -872,7 +882,10 @@ fn gemm_fp8(gpu: &Gpu, size: usize, seed: u64) -> Result<Vec<Row>, String> {
     let b_d = DeviceBuffer::from_host(s, &b).map_err(de)?;
     let sa = DeviceBuffer::from_host(s, &[scale_a]).map_err(de)?;
     let sb = DeviceBuffer::from_host(s, &[scale_b]).map_err(de)?;
-    let name = format!("gemm_fp8_{size}");
+    let (name, result_rounding) = match output {
+        Fp8Output::Bf16 => (format!("gemm_fp8_{size}"), BF16_RESULT),
+        Fp8Output::F32 => (format!("gemm_fp8_f32_{size}"), 0.0),
+    };
     let flops = 2.0 * (m * n * k) as f64;
     let tflops = |ms: f64| flops / (ms * 1e-3) / 1e12;
     let factor = (scale_a * scale_b) as f64;
@@ -887,12 +900,21 @@ fn gemm_fp8(gpu: &Gpu, size: usize, seed: u64) -> Result<Vec<Row>, String> {
         Some(schedule) => ours_gemm.with_schedule(s, schedule).map_err(ge)?,
         None => ours_gemm,
     };
-    let mut c_ox = DeviceBuffer::<u32>::zeroed(s, m * n / 2).map_err(de)?;
-    ours_gemm.launch(&gpu.oxide, s, &mut c_ox).map_err(ge)?;
-    let ours = unpack_bf16_pairs(&c_ox.to_host_vec(s).map_err(de)?);
-    check_gemm_sample(&format!("{name} (oxide)"), &ours, (m, n, k), fa, fb_t, slack, BF16_RESULT)?;
+    // Both C buffers stay allocated; a row launches into its type's.
+    let mut c_ox = DeviceBuffer::<u32>::zeroed(s, if output == Fp8Output::Bf16 { m * n / 2 } else { 0 }).map_err(de)?;
+    let mut c_ox32 = DeviceBuffer::<f32>::zeroed(s, if output == Fp8Output::F32 { m * n } else { 0 }).map_err(de)?;
+    let launch_ours = |c: &mut DeviceBuffer<u32>, c32: &mut DeviceBuffer<f32>| match output {
+        Fp8Output::Bf16 => ours_gemm.launch(&gpu.oxide, s, c).map_err(ge),
+        Fp8Output::F32 => ours_gemm.launch_f32(&gpu.oxide, s, c32).map_err(ge),
+    };
+    launch_ours(&mut c_ox, &mut c_ox32)?;
+    let ours = match output {
+        Fp8Output::Bf16 => unpack_bf16_pairs(&c_ox.to_host_vec(s).map_err(de)?),
+        Fp8Output::F32 => c_ox32.to_host_vec(s).map_err(de)?,
+    };
+    check_gemm_sample(&format!("{name} (oxide)"), &ours, (m, n, k), fa, fb_t, slack, result_rounding)?;
     let lt = cuda_blas::BlasLt::new(s).map_err(be);
-    let mut oxide = || ours_gemm.launch(&gpu.oxide, s, &mut c_ox).map_err(ge);
+    let mut oxide = || launch_ours(&mut c_ox, &mut c_ox32);
     let lt = match lt {
         Ok(lt) => lt,
         Err(e) => {
@@ -901,21 +923,29 @@ fn gemm_fp8(gpu: &Gpu, size: usize, seed: u64) -> Result<Vec<Row>, String> {
             return Ok(Vec::new());
         }
     };
-    let mut c_lt = DeviceBuffer::<bf16>::zeroed(s, m * n).map_err(de)?;
+    let mut c_lt = DeviceBuffer::<bf16>::zeroed(s, if output == Fp8Output::Bf16 { m * n } else { 0 }).map_err(de)?;
+    let mut c_lt32 = DeviceBuffer::<f32>::zeroed(s, if output == Fp8Output::F32 { m * n } else { 0 }).map_err(de)?;
     let cfg = cuda_blas::GemmConfig::<f32>::row_major(m, n, k).transpose_b();
-    let run_lt = |c: &mut DeviceBuffer<bf16>| {
-        lt.matmul_fp8(&cfg, cuda_blas::Fp8Scales::new(&sa, &sb), cuda_blas::Epilogue::None, a_d.as_slice(), b_d.as_slice(), c.as_slice_mut())
-            .map_err(be)
+    let scales = cuda_blas::Fp8Scales::new(&sa, &sb);
+    let launch_theirs = |c: &mut DeviceBuffer<bf16>, c32: &mut DeviceBuffer<f32>| {
+        match output {
+            Fp8Output::Bf16 => lt.matmul_fp8(&cfg, scales, cuda_blas::Epilogue::None, a_d.as_slice(), b_d.as_slice(), c.as_slice_mut()),
+            Fp8Output::F32 => lt.matmul_fp8(&cfg, scales, cuda_blas::Epilogue::None, a_d.as_slice(), b_d.as_slice(), c32.as_slice_mut()),
+        }
+        .map_err(be)
     };
-    run_lt(&mut c_lt)?;
-    let theirs: Vec<f32> = c_lt.to_host_vec(s).map_err(de)?.into_iter().map(bf16::to_f32).collect();
-    check_gemm_sample(&format!("{name} (cuBLASLt)"), &theirs, (m, n, k), fa, fb_t, slack, BF16_RESULT)?;
-    // Every element: both sides' FP8 accumulation and bf16 rounding, 2⁻⁵
+    launch_theirs(&mut c_lt, &mut c_lt32)?;
+    let theirs: Vec<f32> = match output {
+        Fp8Output::Bf16 => c_lt.to_host_vec(s).map_err(de)?.into_iter().map(bf16::to_f32).collect(),
+        Fp8Output::F32 => c_lt32.to_host_vec(s).map_err(de)?,
+    };
+    check_gemm_sample(&format!("{name} (cuBLASLt)"), &theirs, (m, n, k), fa, fb_t, slack, result_rounding)?;
+    // Every element: both sides' FP8 accumulation (and bf16 rounding), 2⁻⁵
     // of the larger of the element and the result's RMS (a wrong tile is
     // off by about the RMS).
     let rms = (theirs.iter().map(|&x| (x as f64) * (x as f64)).sum::<f64>() / theirs.len() as f64).sqrt();
     check_close(&format!("{name}: oxide vs cuBLASLt"), &ours, &theirs, |i| (theirs[i].abs() as f64).max(rms) / 32.0)?;
-    let mut cublaslt = || run_lt(&mut c_lt);
+    let mut cublaslt = || launch_theirs(&mut c_lt, &mut c_lt32);
     let (t_ox, t_lt) = gpu.time_pair(3, 20, &mut oxide, &mut cublaslt)?;
     Ok(vec![row(
         &name,
@@ -924,9 +954,10 @@ fn gemm_fp8(gpu: &Gpu, size: usize, seed: u64) -> Result<Vec<Row>, String> {
         t_lt,
         Target::SpeedAtLeast(0.95),
         format!(
-            "{:.1} TFLOP/s vs {:.1}: e4m3 in, per-tensor scales, bf16 out (wgmma k32, TMA, 128×256 tiles, persistent, {})",
+            "{:.1} TFLOP/s vs {:.1}: e4m3 in, per-tensor scales, {} out (wgmma k32, TMA, 128×256 tiles, persistent, {})",
             tflops(t_ox),
             tflops(t_lt),
+            if output == Fp8Output::Bf16 { "bf16" } else { "f32" },
             schedule_name(ours_gemm.schedule()),
         ),
     )])
@@ -934,8 +965,16 @@ fn gemm_fp8(gpu: &Gpu, size: usize, seed: u64) -> Result<Vec<Row>, String> {
 
 /// FP8 (e4m3) GEMM, 4096³ and 8192³, against cuBLASLt.
 pub fn gemm_fp8_rows(gpu: &Gpu) -> Result<Vec<Row>, String> {
-    let mut rows = gemm_fp8(gpu, 4096, 30)?;
-    rows.extend(gemm_fp8(gpu, 8192, 40)?);
+    let mut rows = gemm_fp8(gpu, 4096, 30, Fp8Output::Bf16)?;
+    rows.extend(gemm_fp8(gpu, 8192, 40, Fp8Output::Bf16)?);
+    Ok(rows)
+}
+
+/// FP8 (e4m3) GEMM with an f32 C, 4096³ and 8192³, against cuBLASLt's
+/// with an f32 D.
+pub fn gemm_fp8_f32_rows(gpu: &Gpu) -> Result<Vec<Row>, String> {
+    let mut rows = gemm_fp8(gpu, 4096, 30, Fp8Output::F32)?;
+    rows.extend(gemm_fp8(gpu, 8192, 40, Fp8Output::F32)?);
     Ok(rows)
 }
 

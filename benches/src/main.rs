@@ -49,6 +49,7 @@ const BENCHES: &[Bench] = &[
     Bench { name: "sgemm_fast", about: "4096³ f32 GEMM, 128×128 tiles, 8×8 per thread (examples/sgemm_fast); vs cuBLAS and its nvcc twin", runner: Runner::Gpu(benches::sgemm_fast) },
     Bench { name: "gemm_bf16_4096", about: "4096³ bf16 GEMM: wgmma kernel vs cuBLAS; simple tiled vs nvcc twin", runner: Runner::Gpu(benches::gemm_bf16_4096) },
     Bench { name: "gemm_fp8", about: "4096³ and 8192³ FP8 (e4m3) GEMM with per-tensor scales: wgmma kernel vs cuBLASLt", runner: Runner::Gpu(benches::gemm_fp8_rows) },
+    Bench { name: "gemm_fp8_f32", about: "4096³ and 8192³ FP8 (e4m3) GEMM with per-tensor scales, f32 C: wgmma kernel vs cuBLASLt", runner: Runner::Gpu(benches::gemm_fp8_f32_rows) },
     Bench { name: "gemm_bf16_8192", about: "8192³ bf16 GEMM: wgmma kernel vs cuBLAS; simple tiled vs nvcc twin", runner: Runner::Gpu(benches::gemm_bf16_8192) },
     Bench { name: "gemm_f16", about: "4096³ and 8192³ f16 GEMM (f16 in and out): wgmma kernel vs cuBLAS", runner: Runner::Gpu(benches::gemm_f16_rows) },
     Bench { name: "gemm_bf16_llm", about: "bf16 GEMM on non-square LLM shapes (4096×14336×4096, 8192×1024×8192): wgmma kernel vs cuBLAS", runner: Runner::Gpu(benches::gemm_bf16_llm) },

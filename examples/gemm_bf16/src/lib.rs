@@ -58,6 +58,8 @@
 //!   m64n256k32 e4m3 wgmma, C = scale_a·scale_b·A·Bᵀ in bf16 with the two
 //!   per-tensor scales read from device memory as cuBLASLt reads them
 //!   ([`GemmFp8`] sets it up); [`gemm_fp8_ws_pairs`] its twin in pairs.
+//!   [`gemm_fp8_ws_f32`] (and its twin in pairs) writes C in f32 instead
+//!   ([`GemmFp8::launch_f32`]), in four pieces of 64 columns.
 //!
 //! ```ignore
 //! let module = load_kernel_module(&ctx, "my_program")?;
@@ -111,6 +113,16 @@ impl Dims {
         let need = self.m as usize * self.n as usize / 2;
         if words < need {
             return Err(format!("C needs {need} words for {self:?}; it has {words}").into());
+        }
+        Ok(())
+    }
+
+    /// Refuses an f32 output C of `len` elements that cannot hold the m×n
+    /// product.
+    fn check_f32_output(&self, len: usize) -> Result<(), Error> {
+        let need = self.m as usize * self.n as usize;
+        if len < need {
+            return Err(format!("an f32 C needs {need} elements for {self:?}; it has {len}").into());
         }
         Ok(())
     }
@@ -233,17 +245,26 @@ pub const WS_BN: u32 = 256;
 const STAGES: u32 = 4;
 /// Bytes of one stage: an A and a B tile.
 const STAGE_BYTES: u32 = (WS_BM + WS_BN) * ROW_BYTES;
-/// The epilogue stores a consumer's 64×256 part of C in `C_SPLIT` pieces of
-/// 256/C_SPLIT columns through a shared-memory buffer of one piece.
-const C_SPLIT: u32 = 2;
-/// Columns of C in one TMA store box (one 128-byte swizzle row of bf16).
-const C_BOX_COLS: u32 = 64;
-/// Bytes of one box of C: 64 rows × 128 bytes.
-const C_BOX_BYTES: u32 = 64 * ROW_BYTES;
-/// Boxes of C a consumer stores per piece.
-const C_BOXES: u32 = WS_BN / C_SPLIT / C_BOX_COLS;
+/// Rows of C in one TMA store box (a consumer's 64 rows).
+const C_BOX_ROWS: u32 = 64;
+/// Bytes of one box of C: 64 rows × 128 bytes (one 128-byte swizzle row,
+/// 64 bf16 or f16 or 32 f32 columns).
+const C_BOX_BYTES: u32 = C_BOX_ROWS * ROW_BYTES;
+/// Boxes of C a consumer stores per piece: the epilogue stores a
+/// consumer's 64×256 part of C in pieces of this many boxes through a
+/// shared-memory buffer of one piece ([`c_pieces`]).
+const C_BOXES: u32 = 2;
 /// Bytes of one consumer's C buffer.
 const C_BUFFER_BYTES: u32 = C_BOXES * C_BOX_BYTES;
+/// Pieces of a consumer's 64×256 part of C when an element of C takes
+/// `c_bytes` bytes: a piece is what the C buffer holds.
+const fn c_pieces(c_bytes: u32) -> u32 {
+    WS_BN * c_bytes * C_BOX_ROWS / C_BUFFER_BYTES
+}
+/// Columns of C in one TMA store box when an element takes `c_bytes`.
+const fn c_box_cols(c_bytes: u32) -> u32 {
+    ROW_BYTES / c_bytes
+}
 /// Dynamic shared memory of `gemm_ws`: the stages, both consumers' C
 /// buffers, 2·STAGES + 2 barriers and one per partial-sum chunk buffer,
 /// slack for the 1024-byte alignment.
@@ -266,7 +287,7 @@ const GROUP_M: u32 = 16;
 /// and the 128-byte swizzle. m, n, k must be multiples of 128, 256 and 64.
 #[kernel(launch_bounds(384, 1))]
 pub fn gemm_ws(map_a: u64, map_b: u64, map_c: u64, dims: Dims, split: StreamK, c: DisjointSlice<u32>) {
-    ws_body::<Bf16Inputs, false>(map_a, map_b, map_c, dims, split, 1.0, c);
+    ws_body::<Bf16Inputs, false, u32>(map_a, map_b, map_c, dims, split, 1.0, c);
 }
 
 /// `gemm_ws` run by pairs of blocks ([`Schedule::TilePairs`]): a
@@ -278,7 +299,7 @@ pub fn gemm_ws(map_a: u64, map_b: u64, map_c: u64, dims: Dims, split: StreamK, c
 /// of 256 (an even number of tile rows).
 #[kernel(launch_bounds(384, 1), cluster_dims(2, 1, 1))]
 pub fn gemm_ws_pairs(map_a: u64, map_b: u64, map_c: u64, dims: Dims, split: StreamK, c: DisjointSlice<u32>) {
-    ws_body::<Bf16Inputs, true>(map_a, map_b, map_c, dims, split, 1.0, c);
+    ws_body::<Bf16Inputs, true, u32>(map_a, map_b, map_c, dims, split, 1.0, c);
 }
 
 /// `gemm_ws` for f16: A and B f16, C f16 (f32 accumulation, the
@@ -286,14 +307,14 @@ pub fn gemm_ws_pairs(map_a: u64, map_b: u64, map_c: u64, dims: Dims, split: Stre
 /// `map_b` and `map_c` are tensor maps of f16 elements.
 #[kernel(launch_bounds(384, 1))]
 pub fn gemm_ws_f16(map_a: u64, map_b: u64, map_c: u64, dims: Dims, split: StreamK, c: DisjointSlice<u32>) {
-    ws_body::<F16Inputs, false>(map_a, map_b, map_c, dims, split, 1.0, c);
+    ws_body::<F16Inputs, false, u32>(map_a, map_b, map_c, dims, split, 1.0, c);
 }
 
 /// [`gemm_ws_f16`] run by pairs of blocks that multicast their common B
 /// tile, as [`gemm_ws_pairs`].
 #[kernel(launch_bounds(384, 1), cluster_dims(2, 1, 1))]
 pub fn gemm_ws_f16_pairs(map_a: u64, map_b: u64, map_c: u64, dims: Dims, split: StreamK, c: DisjointSlice<u32>) {
-    ws_body::<F16Inputs, true>(map_a, map_b, map_c, dims, split, 1.0, c);
+    ws_body::<F16Inputs, true, u32>(map_a, map_b, map_c, dims, split, 1.0, c);
 }
 
 /// C = scale_a·scale_b·A·Bᵀ for FP8 (e4m3) A and B, bf16 C: `gemm_ws` with
@@ -315,7 +336,7 @@ pub fn gemm_fp8_ws(
     scale_b: &[f32],
     c: DisjointSlice<u32>,
 ) {
-    ws_body::<Fp8Inputs, false>(map_a, map_b, map_c, dims, split, fp8_scale(scale_a, scale_b), c);
+    ws_body::<Fp8Inputs, false, u32>(map_a, map_b, map_c, dims, split, fp8_scale(scale_a, scale_b), c);
 }
 
 /// The FP8 kernels' factor: the product of the first elements of the two
@@ -340,12 +361,49 @@ pub fn gemm_fp8_ws_pairs(
     scale_b: &[f32],
     c: DisjointSlice<u32>,
 ) {
-    ws_body::<Fp8Inputs, true>(map_a, map_b, map_c, dims, split, fp8_scale(scale_a, scale_b), c);
+    ws_body::<Fp8Inputs, true, u32>(map_a, map_b, map_c, dims, split, fp8_scale(scale_a, scale_b), c);
 }
 
-/// What the persistent kernels' body needs of its input type: the wgmma
-/// of a k slice, the elements of a K step (one 128-byte swizzle row) and
-/// how two results become one word of C.
+/// `gemm_fp8_ws` with an f32 C (m×n, row-major): the product times the
+/// scales, not rounded; the epilogue stores it in four pieces of 64
+/// columns where a 2-byte C takes two of 128. Launch as `gemm_fp8_ws`,
+/// `map_c` a tensor map of f32 elements (boxes of 64 rows × 32 columns).
+#[kernel(launch_bounds(384, 1))]
+#[allow(clippy::too_many_arguments)]
+pub fn gemm_fp8_ws_f32(
+    map_a: u64,
+    map_b: u64,
+    map_c: u64,
+    dims: Dims,
+    split: StreamK,
+    scale_a: &[f32],
+    scale_b: &[f32],
+    c: DisjointSlice<f32>,
+) {
+    ws_body::<Fp8F32Output, false, f32>(map_a, map_b, map_c, dims, split, fp8_scale(scale_a, scale_b), c);
+}
+
+/// [`gemm_fp8_ws_f32`] run by pairs of blocks that multicast their common
+/// B tile, as [`gemm_fp8_ws_pairs`].
+#[kernel(launch_bounds(384, 1), cluster_dims(2, 1, 1))]
+#[allow(clippy::too_many_arguments)]
+pub fn gemm_fp8_ws_f32_pairs(
+    map_a: u64,
+    map_b: u64,
+    map_c: u64,
+    dims: Dims,
+    split: StreamK,
+    scale_a: &[f32],
+    scale_b: &[f32],
+    c: DisjointSlice<f32>,
+) {
+    ws_body::<Fp8F32Output, true, f32>(map_a, map_b, map_c, dims, split, fp8_scale(scale_a, scale_b), c);
+}
+
+/// What the persistent kernels' body needs of its input and output types:
+/// the wgmma of a k slice, the elements of a K step (one 128-byte swizzle
+/// row), the bytes of an element of C and how two neighbouring results
+/// become C's bits.
 trait WsInputs {
     /// Elements of one K step: a 128-byte row.
     const K_STEP: u32;
@@ -357,8 +415,11 @@ trait WsInputs {
     /// As the wgmma function it calls: the whole warpgroup, the same
     /// descriptors, the tiles not written until the batch completed.
     unsafe fn mma(acc: &mut [f32; 128], da: u64, db: u64);
-    /// Two results rounded to C's type and packed, `lo` in the low half.
-    fn pack(lo: f32, hi: f32) -> u32;
+    /// Bytes of an element of C: 2 (bf16, f16) or 4 (f32).
+    const C_BYTES: u32;
+    /// Two results of neighbouring columns as C's type, `lo` in the low
+    /// bits: a 2-byte C fills the low 32 bits, an f32 C all 64.
+    fn pack(lo: f32, hi: f32) -> u64;
 }
 
 /// bf16 A and B, bf16 C.
@@ -367,6 +428,8 @@ struct Bf16Inputs;
 struct F16Inputs;
 /// e4m3 A and B, bf16 C scaled.
 struct Fp8Inputs;
+/// e4m3 A and B, f32 C scaled.
+struct Fp8F32Output;
 
 impl WsInputs for Bf16Inputs {
     const K_STEP: u32 = BK;
@@ -376,9 +439,10 @@ impl WsInputs for Bf16Inputs {
         // SAFETY: the caller's.
         unsafe { wgmma::m64n256k16_f32_bf16(acc, da, db, true) }
     }
+    const C_BYTES: u32 = 2;
     #[inline(always)]
-    fn pack(lo: f32, hi: f32) -> u32 {
-        pack_bf16x2(lo, hi)
+    fn pack(lo: f32, hi: f32) -> u64 {
+        pack_bf16x2(lo, hi) as u64
     }
 }
 
@@ -390,9 +454,10 @@ impl WsInputs for F16Inputs {
         // SAFETY: the caller's.
         unsafe { wgmma::m64n256k16_f32_f16(acc, da, db, true) }
     }
+    const C_BYTES: u32 = 2;
     #[inline(always)]
-    fn pack(lo: f32, hi: f32) -> u32 {
-        f16x2::from_f32s(lo, hi).to_bits()
+    fn pack(lo: f32, hi: f32) -> u64 {
+        f16x2::from_f32s(lo, hi).to_bits() as u64
     }
 }
 
@@ -404,9 +469,25 @@ impl WsInputs for Fp8Inputs {
         // SAFETY: the caller's.
         unsafe { wgmma::m64n256k32_f32_e4m3(acc, da, db, true) }
     }
+    const C_BYTES: u32 = 2;
     #[inline(always)]
-    fn pack(lo: f32, hi: f32) -> u32 {
-        pack_bf16x2(lo, hi)
+    fn pack(lo: f32, hi: f32) -> u64 {
+        pack_bf16x2(lo, hi) as u64
+    }
+}
+
+impl WsInputs for Fp8F32Output {
+    const K_STEP: u32 = ROW_BYTES;
+    const SCALED: bool = true;
+    #[inline(always)]
+    unsafe fn mma(acc: &mut [f32; 128], da: u64, db: u64) {
+        // SAFETY: the caller's.
+        unsafe { Fp8Inputs::mma(acc, da, db) }
+    }
+    const C_BYTES: u32 = 4;
+    #[inline(always)]
+    fn pack(lo: f32, hi: f32) -> u64 {
+        lo.to_bits() as u64 | (hi.to_bits() as u64) << 32
     }
 }
 
@@ -415,10 +496,11 @@ impl WsInputs for Fp8Inputs {
 /// block's producer writes).
 const PAIR_RELEASES: u32 = 2 * 8;
 
-/// The body of `gemm_ws` (bf16), `gemm_ws_f16` and `gemm_fp8_ws` (e4m3,
-/// its product multiplied by `scale`): the byte layout of a stage is the
-/// same for all, only the wgmma instruction, the elements per K step and
-/// C's type differ ([`WsInputs`]). With
+/// The body of `gemm_ws` (bf16), `gemm_ws_f16` and `gemm_fp8_ws` and
+/// `gemm_fp8_ws_f32` (e4m3, the product multiplied by `scale`): the byte
+/// layout of a stage is the same for all, only the wgmma instruction, the
+/// elements per K step and C's type differ ([`WsInputs`]; `T` is the
+/// element of the `c` the kernel takes). With
 /// `PAIRS` the blocks run in clusters of two that share each B tile
 /// ([`gemm_ws_pairs`]): a stage is filled by both blocks' producers (A by
 /// its own, each half of B by one of them, multicast), so it is free only
@@ -426,7 +508,7 @@ const PAIR_RELEASES: u32 = 2 * 8;
 /// may leave while the other can still write into it or arrive on its
 /// barriers.
 #[inline(always)]
-fn ws_body<E: WsInputs, const PAIRS: bool>(map_a: u64, map_b: u64, map_c: u64, dims: Dims, split: StreamK, scale: f32, c: DisjointSlice<u32>) {
+fn ws_body<E: WsInputs, const PAIRS: bool, T>(map_a: u64, map_b: u64, map_c: u64, dims: Dims, split: StreamK, scale: f32, c: DisjointSlice<T>) {
     // `c` is written only through `map_c` (the host made it of `c`'s
     // memory); holding it here is what makes the kernel its only writer.
     let _ = c;
@@ -649,8 +731,9 @@ fn ws_body<E: WsInputs, const PAIRS: bool>(map_a: u64, map_b: u64, map_c: u64, d
             // The epilogue, piece by piece: wait until the last TMA store
             // has read the buffer, fill it, hand it to a TMA store and go on
             // (the store runs while the next tile is multiplied).
+            let pieces = c_pieces(E::C_BYTES);
             let mut piece = 0;
-            while piece < C_SPLIT {
+            while piece < pieces {
                 if stored {
                     if leader {
                         tma::wait_group_read::<0>();
@@ -668,7 +751,7 @@ fn ws_body<E: WsInputs, const PAIRS: bool>(map_a: u64, map_b: u64, map_c: u64, d
                 if leader {
                     let mut b = 0;
                     while b < C_BOXES {
-                        let col = n0 + piece * (WS_BN / C_SPLIT) + b * C_BOX_COLS;
+                        let col = n0 + piece * (WS_BN / pieces) + b * c_box_cols(E::C_BYTES);
                         // SAFETY: `map_c` is a valid map of C (host); the box
                         // was written and fenced by the whole warpgroup
                         // (barrier above) and is not written again before
@@ -694,35 +777,46 @@ fn ws_body<E: WsInputs, const PAIRS: bool>(map_a: u64, map_b: u64, map_c: u64, d
     }
 }
 
-/// Writes piece `piece` (columns `piece·256/C_SPLIT`…) of one consumer's
-/// 64×256 accumulator fragment as C's type (`E::pack`), times `scale` when
-/// `E::SCALED`, into
-/// its C buffer at shared address `buffer`: boxes of 64 rows × 64 columns
-/// in the 128-byte swizzle a TMA store reads (the 16-byte chunk `k` of row
-/// `r` at chunk `k ^ (r % 8)`), which also spreads a warp's eight rows over
-/// all banks.
+/// Writes piece `piece` (columns `piece·256/pieces`…, [`c_pieces`]) of one
+/// consumer's 64×256 accumulator fragment as C's type (`E::pack`), times
+/// `scale` when `E::SCALED`, into its C buffer at shared address `buffer`:
+/// boxes of 64 rows × 128 bytes in the 128-byte swizzle a TMA store reads
+/// (the 16-byte chunk `k` of row `r` at chunk `k ^ (r % 8)`), which also
+/// spreads a warp's eight rows over all banks.
 #[inline(always)]
 fn stage_fragment<E: WsInputs, const R: usize>(acc: &[f32; R], scale: f32, buffer: u32, piece: u32) {
     let s = |v: f32| if E::SCALED { v * scale } else { v };
     // The writes below stay inside the consumer's buffer, which the
     // launch's shared memory holds.
-    let generic = dynamic_shared_ptr::<u32>;
     let t = thread::threadIdx_x() % 128;
     let row = 16 * (t / 32) + (t % 32) / 4;
-    let blocks_per_piece = (WS_BN / C_SPLIT / 8) as usize;
+    let box_cols = c_box_cols(E::C_BYTES);
+    // Columns in a 16-byte chunk of the swizzle.
+    let per_chunk = 16 / E::C_BYTES;
+    let blocks_per_piece = (WS_BN / c_pieces(E::C_BYTES) / 8) as usize;
+    // A pair of columns: one u32 of a 2-byte C, one u64 of f32 (8-byte
+    // aligned: the pair's first column is even).
+    let write = |address: u32, bits: u64| {
+        // SAFETY: the callers' addresses lie inside this consumer's buffer
+        // (row < 64, box < C_BOXES) and are aligned to the pair's size;
+        // each (row, column pair) belongs to one thread.
+        unsafe {
+            if E::C_BYTES == 4 {
+                dynamic_shared_ptr::<u64>(address).write(bits);
+            } else {
+                dynamic_shared_ptr::<u32>(address).write(bits as u32);
+            }
+        }
+    };
     let first = piece as usize * blocks_per_piece;
     macro_rules! block {
         ($($j:literal)*) => {$(
             if 4 * $j < R && $j >= first && $j < first + blocks_per_piece {
                 let col = 8 * ($j - first) as u32 + 2 * (t % 4);
-                let (b, cb) = (col / C_BOX_COLS, col % C_BOX_COLS);
-                let at = |r: u32| buffer + b * C_BOX_BYTES + r * ROW_BYTES + (((cb / 8) ^ (r % 8)) * 16) + (cb % 8) * 2;
-                // SAFETY: inside this consumer's buffer (row < 64, box <
-                // C_BOXES); each (row, column pair) belongs to one thread.
-                unsafe {
-                    generic(at(row)).write(E::pack(s(acc[4 * $j]), s(acc[4 * $j + 1])));
-                    generic(at(row + 8)).write(E::pack(s(acc[4 * $j + 2]), s(acc[4 * $j + 3])));
-                }
+                let (b, cb) = (col / box_cols, col % box_cols);
+                let at = |r: u32| buffer + b * C_BOX_BYTES + r * ROW_BYTES + (((cb / per_chunk) ^ (r % 8)) * 16) + (cb % per_chunk) * E::C_BYTES;
+                write(at(row), E::pack(s(acc[4 * $j]), s(acc[4 * $j + 1])));
+                write(at(row + 8), E::pack(s(acc[4 * $j + 2]), s(acc[4 * $j + 3])));
             }
         )*};
     }
@@ -1288,29 +1382,30 @@ fn upload_map(
 }
 
 /// The tensor map of the last C a product was launched on (the persistent
-/// kernels store C with TMA), encoded again only when C is another buffer.
+/// kernels store C with TMA), encoded again only when C is another buffer
+/// or holds another type.
 #[derive(Default)]
-struct OutputMap(std::cell::RefCell<Option<(u64, DeviceBuffer<TensorMap>)>>);
+struct OutputMap(std::cell::RefCell<Option<(u64, TensorDataType, DeviceBuffer<TensorMap>)>>);
 
 impl OutputMap {
-    /// The device address of the map of `c` (m×n `kind` elements, bf16 or
-    /// f16, as u32 pairs):
-    /// boxes of 64×64 with the 128-byte swizzle, the layout the epilogue
-    /// writes into shared memory; ordered as a read of the launch about to
-    /// be queued on `stream` ([`order_tma_reads`]: a map replaced here is
-    /// freed only after the launches that read it).
-    fn of(&self, stream: &CudaStream, kind: TensorDataType, c: &DeviceBuffer<u32>, dims: Dims) -> Result<u64, Error> {
+    /// The device address of the map of `c` (m×n `kind` elements: bf16 or
+    /// f16 as u32 pairs, or f32): boxes of 64 rows × 128 bytes with the
+    /// 128-byte swizzle, the layout the epilogue writes into shared memory;
+    /// ordered as a read of the launch about to be queued on `stream`
+    /// ([`order_tma_reads`]: a map replaced here is freed only after the
+    /// launches that read it).
+    fn of<T>(&self, stream: &CudaStream, kind: TensorDataType, c: &DeviceBuffer<T>, dims: Dims) -> Result<u64, Error> {
         let mut slot = self.0.borrow_mut();
-        if let Some((address, map)) = slot.as_ref() {
-            if *address == c.device_ptr() {
+        if let Some((address, held, map)) = slot.as_ref() {
+            if *address == c.device_ptr() && *held == kind {
                 map.order_read(stream)?;
                 return Ok(map.device_ptr());
             }
         }
-        let map = upload_map(stream, kind, c.device_ptr(), dims.m, dims.n, C_BOX_COLS)?;
+        let map = upload_map(stream, kind, c.device_ptr(), dims.m, dims.n, C_BOX_ROWS)?;
         map.order_read(stream)?;
         let pointer = map.device_ptr();
-        *slot = Some((c.device_ptr(), map));
+        *slot = Some((c.device_ptr(), kind, map));
         Ok(pointer)
     }
 }
@@ -1810,15 +1905,17 @@ pub fn check_fp8_dims(dims: Dims) -> Result<(), String> {
 }
 
 /// One FP8 product C = scale_a·scale_b·A·Bᵀ (A m×k and B n×k row-major
-/// e4m3, C m×n bf16, f32 accumulation in the tensor cores) set up for
-/// repeated launches of `gemm_fp8_ws`: the shape checked, the tensor maps
-/// encoded, the shared memory limit raised. The per-tensor scales stay in
-/// device memory (the first element of each buffer) and are read at every
-/// launch, as cuBLASLt's FP8 matmul reads them.
+/// e4m3, C m×n bf16 or f32, the tensor cores' FP8 accumulation) set up for
+/// repeated launches of `gemm_fp8_ws` or `gemm_fp8_ws_f32`: the shape
+/// checked, the tensor maps encoded, the shared memory limit raised. The
+/// per-tensor scales stay in device memory (the first element of each
+/// buffer) and are read at every launch, as cuBLASLt's FP8 matmul reads
+/// them.
 ///
 /// ```ignore
 /// let gemm = GemmFp8::new(&module, &stream, &a, &b, Fp8Scales { a: &sa, b: &sb }, dims)?;
 /// gemm.launch(&module, &stream, &mut c)?; // c: m·n/2 u32 words of bf16 pairs
+/// gemm.launch_f32(&module, &stream, &mut c32)?; // c32: m·n f32
 /// ```
 pub struct GemmFp8<'a> {
     dims: Dims,
@@ -1866,7 +1963,9 @@ impl<'a> GemmFp8<'a> {
         if scales.a.is_empty() || scales.b.is_empty() {
             return Err("each FP8 scale buffer needs one element (the factor)".into());
         }
-        kernel_function(module, "gemm_fp8_ws")?.set_max_dynamic_shared_memory(WS_SMEM)?;
+        for name in ["gemm_fp8_ws", "gemm_fp8_ws_f32", "gemm_fp8_ws_f32_pairs"] {
+            kernel_function(module, name)?.set_max_dynamic_shared_memory(WS_SMEM)?;
+        }
         let pairs_kernel = kernel_function(module, "gemm_fp8_ws_pairs")?;
         pairs_kernel.set_max_dynamic_shared_memory(WS_SMEM)?;
         let resident = Residency::of(stream, &pairs_kernel)?;
@@ -1920,12 +2019,8 @@ impl<'a> GemmFp8<'a> {
     /// be the one passed to [`GemmFp8::new`].
     pub fn launch(&self, module: &KernelModule, stream: &CudaStream, c: &mut DeviceBuffer<u32>) -> Result<(), Error> {
         self.dims.check_output(c.len())?;
-        let config = Kernel::Ws.config(self.dims, &self.plan);
-        order_tma_reads(stream, [&self.map_a, &self.map_b], self.inputs)?;
-        let (pa, pb, dims) = (self.map_a.device_ptr(), self.map_b.device_ptr(), self.dims);
-        let (sa, sb) = (self.scale_a, self.scale_b);
-        let pc = self.map_c.of(stream, TensorDataType::BF16, c, dims)?;
-        let split = self.plan.split(stream)?;
+        let (config, [pa, pb, pc], split) = self.prepare(stream, TensorDataType::BF16, c)?;
+        let (sa, sb, dims) = (self.scale_a, self.scale_b, self.dims);
         if self.plan.schedule == Schedule::TilePairs {
             cuda_launch! { kernel: gemm_fp8_ws_pairs, stream: stream, module: module, config: config,
                 args: [pa, pb, pc, dims, split, slice(*sa), slice(*sb), slice_mut(*c)] }?;
@@ -1934,6 +2029,36 @@ impl<'a> GemmFp8<'a> {
                 args: [pa, pb, pc, dims, split, slice(*sa), slice(*sb), slice_mut(*c)] }?;
         }
         Ok(())
+    }
+
+    /// Launches `gemm_fp8_ws_f32` on `stream` (asynchronously): `c` (m·n
+    /// f32, row-major) = scale_a·scale_b·A·Bᵀ, not rounded to bf16 (the
+    /// same sums as [`launch`](Self::launch) under the same schedule: its
+    /// bf16 C is this one rounded). `module` must be the one passed to
+    /// [`GemmFp8::new`].
+    pub fn launch_f32(&self, module: &KernelModule, stream: &CudaStream, c: &mut DeviceBuffer<f32>) -> Result<(), Error> {
+        self.dims.check_f32_output(c.len())?;
+        let (config, [pa, pb, pc], split) = self.prepare(stream, TensorDataType::F32, c)?;
+        let (sa, sb, dims) = (self.scale_a, self.scale_b, self.dims);
+        if self.plan.schedule == Schedule::TilePairs {
+            cuda_launch! { kernel: gemm_fp8_ws_f32_pairs, stream: stream, module: module, config: config,
+                args: [pa, pb, pc, dims, split, slice(*sa), slice(*sb), slice_mut(*c)] }?;
+        } else {
+            cuda_launch! { kernel: gemm_fp8_ws_f32, stream: stream, module: module, config: config,
+                args: [pa, pb, pc, dims, split, slice(*sa), slice(*sb), slice_mut(*c)] }?;
+        }
+        Ok(())
+    }
+
+    /// What a launch on `stream` writing `c` (of `kind` elements) needs:
+    /// the launch shape, the device addresses of the maps of A, B and C
+    /// (ordered as reads of that launch) and the stream-K workspace.
+    fn prepare<T>(&self, stream: &CudaStream, kind: TensorDataType, c: &DeviceBuffer<T>) -> Result<(LaunchConfig, [u64; 3], StreamK), Error> {
+        let config = Kernel::Ws.config(self.dims, &self.plan);
+        order_tma_reads(stream, [&self.map_a, &self.map_b], self.inputs)?;
+        let pc = self.map_c.of(stream, kind, c, self.dims)?;
+        let split = self.plan.split(stream)?;
+        Ok((config, [self.map_a.device_ptr(), self.map_b.device_ptr(), pc], split))
     }
 }
 

@@ -534,12 +534,15 @@ fn random_e4m3(len: usize, seed: u64) -> Vec<f8e4m3> {
     random_bf16(len, seed).into_iter().map(|h| f8e4m3::from_f32(4.0 * from_bf16(h))).collect()
 }
 
-/// Runs `gemm_fp8_ws` on one size: 4096 sampled entries against an `f64`
-/// CPU dot product of the same e4m3 inputs times the scales, within
-/// `2⁻⁷·|ref| + 2⁻¹³·Σ|a·b|·scales` (the bf16 rounding of C is at most
-/// 2⁻⁹·|ref|; the FP8 tensor cores accumulate with fewer bits than f32,
-/// which the second term bounds; a dropped or repeated K step errs by
-/// about a K step's share of the sum and fails); returns whether it passed.
+/// Runs `gemm_fp8_ws` and `gemm_fp8_ws_f32` on one size under every
+/// schedule: 4096 sampled entries of each against an `f64` CPU dot product
+/// of the same e4m3 inputs times the scales, within `ρ·|ref| +
+/// 2⁻¹³·Σ|a·b|·scales` (ρ = 2⁻⁷ for bf16 C, whose rounding is at most
+/// 2⁻⁹·|ref|, and 2⁻²⁰ for f32; the FP8 tensor cores accumulate with fewer
+/// bits than f32, which the second term bounds; a dropped or repeated K
+/// step errs by about a K step's share of the sum and fails), and every
+/// entry of the bf16 C against the f32 C rounded to bf16 (the same sums
+/// under the same schedule, so equal bits); returns whether all passed.
 fn run_fp8(ctx: &Arc<CudaContext>, module: &cuda_host::KernelModule, d: Dims) -> Result<bool, BoxError> {
     let stream = ctx.default_stream();
     check_fp8_dims(d)?;
@@ -552,9 +555,13 @@ fn run_fp8(ctx: &Arc<CudaContext>, module: &cuda_host::KernelModule, d: Dims) ->
     let sa = DeviceBuffer::from_host(&stream, &[scale_a])?;
     let sb = DeviceBuffer::from_host(&stream, &[scale_b])?;
     let mut c = DeviceBuffer::<u32>::zeroed(&stream, m * n / 2)?;
-    let attrs = kernel_function(module, "gemm_fp8_ws")?.attributes()?;
+    let mut c32 = DeviceBuffer::<f32>::zeroed(&stream, m * n)?;
     println!("== FP8 e4m3 M = {m}, N = {n}, K = {k}");
-    println!("  gemm_fp8_ws: {} registers, {} bytes local memory per thread", attrs.num_regs, attrs.local_bytes_per_thread);
+    for name in ["gemm_fp8_ws", "gemm_fp8_ws_f32"] {
+        let attrs = kernel_function(module, name)?.attributes()?;
+        println!("  {name}: {} registers, {} bytes local memory per thread", attrs.num_regs, attrs.local_bytes_per_thread);
+    }
+    let factor = (scale_a * scale_b) as f64;
     let mut ok = true;
     for schedule in [Schedule::WholeTiles, Schedule::StreamK, Schedule::StreamKOnly, Schedule::TilePairs, Schedule::SplitTail] {
         if let Err(why) = schedule.check(d) {
@@ -566,14 +573,39 @@ fn run_fp8(ctx: &Arc<CudaContext>, module: &cuda_host::KernelModule, d: Dims) ->
         let ms = time_ms(ctx, 10, || gemm.launch(module, &stream, &mut c))?;
         println!("  gemm_fp8_ws ({schedule:?}): {ms:.3} ms, {:.1} TFLOP/s", gemm.flops() / ms / 1e9);
         let host = c.to_host_vec(&stream)?;
-        ok &= check_fp8_samples(&format!("gemm_fp8_ws ({schedule:?})"), &host, d, &a_host, &b_host, (scale_a * scale_b) as f64);
+        let bf16_entry = |i: usize| from_bf16(element_bits(&host, i)) as f64;
+        ok &= check_fp8_samples(&format!("gemm_fp8_ws ({schedule:?})"), bf16_entry, 1.0 / 128.0, d, &a_host, &b_host, factor);
+        c32.memset(&stream, 0)?;
+        let ms = time_ms(ctx, 10, || gemm.launch_f32(module, &stream, &mut c32))?;
+        println!("  gemm_fp8_ws_f32 ({schedule:?}): {ms:.3} ms, {:.1} TFLOP/s", gemm.flops() / ms / 1e9);
+        let wide = c32.to_host_vec(&stream)?;
+        let f32_entry = |i: usize| wide[i] as f64;
+        ok &= check_fp8_samples(&format!("gemm_fp8_ws_f32 ({schedule:?})"), f32_entry, 1.0 / 1048576.0, d, &a_host, &b_host, factor);
+        let differ = fp8_rounding_differs(&host, &wide);
+        println!("  gemm_fp8_ws ({schedule:?}) vs gemm_fp8_ws_f32 rounded to bf16: {differ} of {} entries differ", m * n);
+        ok &= differ == 0;
     }
     Ok(ok)
 }
 
-/// Checks 4096 sampled entries of an FP8 product's C (`host`) against the
-/// CPU (the bound of [`run_fp8`]); returns whether all were within it.
-fn check_fp8_samples(name: &str, host: &[u32], d: Dims, a_host: &[f8e4m3], b_host: &[f8e4m3], factor: f64) -> bool {
+/// Entries of an FP8 product's bf16 C (`pairs`, u32 words) whose bits are
+/// not those of the f32 C (`wide`) of the same product rounded to bf16.
+fn fp8_rounding_differs(pairs: &[u32], wide: &[f32]) -> usize {
+    wide.iter().enumerate().filter(|&(i, &x)| element_bits(pairs, i) != to_bf16(x)).count()
+}
+
+/// Checks 4096 sampled entries of an FP8 product's C (`entry(i)`, row-major)
+/// against the CPU within `relative·|ref| + 2⁻¹³·Σ|a·b|·factor` (the bound
+/// of [`run_fp8`]); returns whether all were within it.
+fn check_fp8_samples(
+    name: &str,
+    entry: impl Fn(usize) -> f64,
+    relative: f64,
+    d: Dims,
+    a_host: &[f8e4m3],
+    b_host: &[f8e4m3],
+    factor: f64,
+) -> bool {
     let (m, n, k) = (d.m as usize, d.n as usize, d.k as usize);
     let (mut bad, mut worst) = (0usize, 0.0f64);
     for i in 0..4096u64 {
@@ -585,8 +617,8 @@ fn check_fp8_samples(name: &str, host: &[u32], d: Dims, a_host: &[f8e4m3], b_hos
             mag += p.abs();
         }
         let (sum, mag) = (sum * factor, mag * factor);
-        let got = from_bf16(element_bits(host, r * n + col)) as f64;
-        let tol = sum.abs() / 128.0 + mag / 8192.0 + 1e-6;
+        let got = entry(r * n + col);
+        let tol = sum.abs() * relative + mag / 8192.0 + 1e-6;
         let err = (got - sum).abs();
         worst = worst.max(err / tol);
         // Written so that a NaN counts as wrong.
@@ -771,5 +803,21 @@ mod tests {
         assert!(same_value(-0.0, 0.0, 0.0));
         assert!(same_value(1.01, 1.0, 0.02));
         assert!(!same_value(1.03, 1.0, 0.02));
+    }
+
+    #[test]
+    fn fp8_rounding_check_counts_each_entry_rounded_otherwise() {
+        // Ties round to even: 1 + 2⁻⁸ lies halfway between bf16's 1 and
+        // 1 + 2⁻⁷; 1 + 3·2⁻⁸ halfway between 1 + 2⁻⁷ and 1 + 2⁻⁶.
+        let wide = [1.0f32, 1.0 + 1.0 / 256.0, 1.0 + 3.0 / 256.0, -2.5, 0.0, 3.0e38];
+        let bits = [0x3f80u16, 0x3f80, 0x3f82, 0xc020, 0x0000, to_bf16(3.0e38)];
+        let pairs: Vec<u32> = bits.chunks(2).map(|p| p[0] as u32 | (p[1] as u32) << 16).collect();
+        assert_eq!(fp8_rounding_differs(&pairs, &wide), 0);
+        // Truncating instead of rounding, a sign lost, an entry one ulp off.
+        for (i, wrong) in [(2, 0x3f81u16), (3, 0x4020), (5, to_bf16(3.0e38) + 1)] {
+            let mut broken = pairs.clone();
+            broken[i / 2] = (broken[i / 2] & !(0xffff << (16 * (i % 2)))) | (wrong as u32) << (16 * (i % 2));
+            assert_eq!(fp8_rounding_differs(&broken, &wide), 1, "entry {i} as {wrong:#06x}");
+        }
     }
 }
