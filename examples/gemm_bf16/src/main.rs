@@ -537,10 +537,11 @@ fn random_e4m3(len: usize, seed: u64) -> Vec<f8e4m3> {
 /// Runs `gemm_fp8_ws` and `gemm_fp8_ws_f32` on one size under every
 /// schedule: 4096 sampled entries of each against an `f64` CPU dot product
 /// of the same e4m3 inputs times the scales, within `ρ·|ref| +
-/// 2⁻¹³·Σ|a·b|·scales` (ρ = 2⁻⁷ for bf16 C, whose rounding is at most
+/// 2⁻¹¹·Σ|a·b|·scales` (ρ = 2⁻⁷ for bf16 C, whose rounding is at most
 /// 2⁻⁹·|ref|, and 2⁻²⁰ for f32; the FP8 tensor cores accumulate with fewer
-/// bits than f32, which the second term bounds; a dropped or repeated K
-/// step errs by about a K step's share of the sum and fails), and every
+/// bits than f32, which the second term bounds: unrounded f32 results
+/// were measured up to 2.4 times 2⁻¹³·Σ|a·b| off; a dropped or repeated
+/// K step of 128 errs by several times the bound and fails), and every
 /// entry of the bf16 C against the f32 C rounded to bf16 (the same sums
 /// under the same schedule, so equal bits); returns whether all passed.
 fn run_fp8(ctx: &Arc<CudaContext>, module: &cuda_host::KernelModule, d: Dims) -> Result<bool, BoxError> {
@@ -595,7 +596,7 @@ fn fp8_rounding_differs(pairs: &[u32], wide: &[f32]) -> usize {
 }
 
 /// Checks 4096 sampled entries of an FP8 product's C (`entry(i)`, row-major)
-/// against the CPU within `relative·|ref| + 2⁻¹³·Σ|a·b|·factor` (the bound
+/// against the CPU within `relative·|ref| + 2⁻¹¹·Σ|a·b|·factor` (the bound
 /// of [`run_fp8`]); returns whether all were within it.
 fn check_fp8_samples(
     name: &str,
@@ -618,7 +619,7 @@ fn check_fp8_samples(
         }
         let (sum, mag) = (sum * factor, mag * factor);
         let got = entry(r * n + col);
-        let tol = sum.abs() * relative + mag / 8192.0 + 1e-6;
+        let tol = sum.abs() * relative + mag / 2048.0 + 1e-6;
         let err = (got - sum).abs();
         worst = worst.max(err / tol);
         // Written so that a NaN counts as wrong.
