@@ -1,9 +1,10 @@
 //! gemm_bf16: C = A·Bᵀ in bf16 with f32 accumulation on Hopper (sm_90a),
 //! written in Rust, compared against cuBLAS (`cublasGemmEx`) for 4096³,
 //! 8192³ and 8192×1024×8192, the same in f16 (f16 in and out, against
-//! cuBLAS too), and its FP8 twin (e4m3 inputs, per-tensor scales, bf16
-//! out) against the CPU; the persistent kernels under each `Schedule`.
-//! The kernels (`gemm_simple`, `gemm_ws`, `gemm_ws_f16`, `gemm_fp8_ws`) and their host setup are
+//! cuBLAS too), and its FP8 twin (e4m3 inputs, per-tensor scales, bf16 or
+//! f32 out) against the CPU; the persistent kernels under each `Schedule`.
+//! The kernels (`gemm_simple`, `gemm_ws`, `gemm_ws_f16`, `gemm_fp8_ws`,
+//! `gemm_fp8_ws_f32`) and their host setup are
 //! this package's library (`src/lib.rs`, whose docs describe them), which
 //! the benchmarks (`benches/`) launch too; this program checks and times
 //! them.
