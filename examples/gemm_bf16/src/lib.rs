@@ -287,7 +287,7 @@ const GROUP_M: u32 = 16;
 /// and the 128-byte swizzle. m, n, k must be multiples of 128, 256 and 64.
 #[kernel(launch_bounds(384, 1))]
 pub fn gemm_ws(map_a: u64, map_b: u64, map_c: u64, dims: Dims, split: StreamK, c: DisjointSlice<u32>) {
-    ws_body::<Bf16Inputs, false, u32>(map_a, map_b, map_c, dims, split, 1.0, c);
+    ws_body::<Bf16Inputs, Bf16Output, false>(map_a, map_b, map_c, dims, split, 1.0, c);
 }
 
 /// `gemm_ws` run by pairs of blocks ([`Schedule::TilePairs`]): a
@@ -299,7 +299,7 @@ pub fn gemm_ws(map_a: u64, map_b: u64, map_c: u64, dims: Dims, split: StreamK, c
 /// of 256 (an even number of tile rows).
 #[kernel(launch_bounds(384, 1), cluster_dims(2, 1, 1))]
 pub fn gemm_ws_pairs(map_a: u64, map_b: u64, map_c: u64, dims: Dims, split: StreamK, c: DisjointSlice<u32>) {
-    ws_body::<Bf16Inputs, true, u32>(map_a, map_b, map_c, dims, split, 1.0, c);
+    ws_body::<Bf16Inputs, Bf16Output, true>(map_a, map_b, map_c, dims, split, 1.0, c);
 }
 
 /// `gemm_ws` for f16: A and B f16, C f16 (f32 accumulation, the
@@ -307,14 +307,14 @@ pub fn gemm_ws_pairs(map_a: u64, map_b: u64, map_c: u64, dims: Dims, split: Stre
 /// `map_b` and `map_c` are tensor maps of f16 elements.
 #[kernel(launch_bounds(384, 1))]
 pub fn gemm_ws_f16(map_a: u64, map_b: u64, map_c: u64, dims: Dims, split: StreamK, c: DisjointSlice<u32>) {
-    ws_body::<F16Inputs, false, u32>(map_a, map_b, map_c, dims, split, 1.0, c);
+    ws_body::<F16Inputs, F16Output, false>(map_a, map_b, map_c, dims, split, 1.0, c);
 }
 
 /// [`gemm_ws_f16`] run by pairs of blocks that multicast their common B
 /// tile, as [`gemm_ws_pairs`].
 #[kernel(launch_bounds(384, 1), cluster_dims(2, 1, 1))]
 pub fn gemm_ws_f16_pairs(map_a: u64, map_b: u64, map_c: u64, dims: Dims, split: StreamK, c: DisjointSlice<u32>) {
-    ws_body::<F16Inputs, true, u32>(map_a, map_b, map_c, dims, split, 1.0, c);
+    ws_body::<F16Inputs, F16Output, true>(map_a, map_b, map_c, dims, split, 1.0, c);
 }
 
 /// C = scale_a·scale_b·A·Bᵀ for FP8 (e4m3) A and B, bf16 C: `gemm_ws` with
@@ -336,7 +336,7 @@ pub fn gemm_fp8_ws(
     scale_b: &[f32],
     c: DisjointSlice<u32>,
 ) {
-    ws_body::<Fp8Inputs, false, u32>(map_a, map_b, map_c, dims, split, fp8_scale(scale_a, scale_b), c);
+    ws_body::<Fp8Inputs, Bf16Output, false>(map_a, map_b, map_c, dims, split, fp8_scale(scale_a, scale_b), c);
 }
 
 /// The FP8 kernels' factor: the product of the first elements of the two
@@ -361,7 +361,7 @@ pub fn gemm_fp8_ws_pairs(
     scale_b: &[f32],
     c: DisjointSlice<u32>,
 ) {
-    ws_body::<Fp8Inputs, true, u32>(map_a, map_b, map_c, dims, split, fp8_scale(scale_a, scale_b), c);
+    ws_body::<Fp8Inputs, Bf16Output, true>(map_a, map_b, map_c, dims, split, fp8_scale(scale_a, scale_b), c);
 }
 
 /// `gemm_fp8_ws` with an f32 C (m×n, row-major): the product times the
@@ -380,7 +380,7 @@ pub fn gemm_fp8_ws_f32(
     scale_b: &[f32],
     c: DisjointSlice<f32>,
 ) {
-    ws_body::<Fp8F32Output, false, f32>(map_a, map_b, map_c, dims, split, fp8_scale(scale_a, scale_b), c);
+    ws_body::<Fp8Inputs, F32Output, false>(map_a, map_b, map_c, dims, split, fp8_scale(scale_a, scale_b), c);
 }
 
 /// [`gemm_fp8_ws_f32`] run by pairs of blocks that multicast their common
@@ -397,13 +397,12 @@ pub fn gemm_fp8_ws_f32_pairs(
     scale_b: &[f32],
     c: DisjointSlice<f32>,
 ) {
-    ws_body::<Fp8F32Output, true, f32>(map_a, map_b, map_c, dims, split, fp8_scale(scale_a, scale_b), c);
+    ws_body::<Fp8Inputs, F32Output, true>(map_a, map_b, map_c, dims, split, fp8_scale(scale_a, scale_b), c);
 }
 
-/// What the persistent kernels' body needs of its input and output types:
-/// the wgmma of a k slice, the elements of a K step (one 128-byte swizzle
-/// row), the bytes of an element of C and how two neighbouring results
-/// become C's bits.
+/// What the persistent kernels' body needs of its input type: the wgmma
+/// of a k slice, the elements of a K step (one 128-byte swizzle row) and
+/// whether the product is scaled.
 trait WsInputs {
     /// Elements of one K step: a 128-byte row.
     const K_STEP: u32;
@@ -415,21 +414,34 @@ trait WsInputs {
     /// As the wgmma function it calls: the whole warpgroup, the same
     /// descriptors, the tiles not written until the batch completed.
     unsafe fn mma(acc: &mut [f32; 128], da: u64, db: u64);
+}
+
+/// What the persistent kernels' epilogue needs of C's type: its size and
+/// how two neighbouring results become its bits.
+trait WsOutput {
+    /// The element of the `c` a kernel takes: u32 pairs of a 2-byte type,
+    /// or f32.
+    type Word;
     /// Bytes of an element of C: 2 (bf16, f16) or 4 (f32).
-    const C_BYTES: u32;
+    const BYTES: u32;
     /// Two results of neighbouring columns as C's type, `lo` in the low
     /// bits: a 2-byte C fills the low 32 bits, an f32 C all 64.
     fn pack(lo: f32, hi: f32) -> u64;
 }
 
-/// bf16 A and B, bf16 C.
+/// bf16 A and B.
 struct Bf16Inputs;
-/// f16 A and B, f16 C.
+/// f16 A and B.
 struct F16Inputs;
-/// e4m3 A and B, bf16 C scaled.
+/// e4m3 A and B, the product scaled.
 struct Fp8Inputs;
-/// e4m3 A and B, f32 C scaled.
-struct Fp8F32Output;
+
+/// bf16 C, as u32 pairs.
+struct Bf16Output;
+/// f16 C, as u32 pairs.
+struct F16Output;
+/// f32 C.
+struct F32Output;
 
 impl WsInputs for Bf16Inputs {
     const K_STEP: u32 = BK;
@@ -438,11 +450,6 @@ impl WsInputs for Bf16Inputs {
     unsafe fn mma(acc: &mut [f32; 128], da: u64, db: u64) {
         // SAFETY: the caller's.
         unsafe { wgmma::m64n256k16_f32_bf16(acc, da, db, true) }
-    }
-    const C_BYTES: u32 = 2;
-    #[inline(always)]
-    fn pack(lo: f32, hi: f32) -> u64 {
-        pack_bf16x2(lo, hi) as u64
     }
 }
 
@@ -454,11 +461,6 @@ impl WsInputs for F16Inputs {
         // SAFETY: the caller's.
         unsafe { wgmma::m64n256k16_f32_f16(acc, da, db, true) }
     }
-    const C_BYTES: u32 = 2;
-    #[inline(always)]
-    fn pack(lo: f32, hi: f32) -> u64 {
-        f16x2::from_f32s(lo, hi).to_bits() as u64
-    }
 }
 
 impl WsInputs for Fp8Inputs {
@@ -469,22 +471,29 @@ impl WsInputs for Fp8Inputs {
         // SAFETY: the caller's.
         unsafe { wgmma::m64n256k32_f32_e4m3(acc, da, db, true) }
     }
-    const C_BYTES: u32 = 2;
+}
+
+impl WsOutput for Bf16Output {
+    type Word = u32;
+    const BYTES: u32 = 2;
     #[inline(always)]
     fn pack(lo: f32, hi: f32) -> u64 {
         pack_bf16x2(lo, hi) as u64
     }
 }
 
-impl WsInputs for Fp8F32Output {
-    const K_STEP: u32 = ROW_BYTES;
-    const SCALED: bool = true;
+impl WsOutput for F16Output {
+    type Word = u32;
+    const BYTES: u32 = 2;
     #[inline(always)]
-    unsafe fn mma(acc: &mut [f32; 128], da: u64, db: u64) {
-        // SAFETY: the caller's.
-        unsafe { Fp8Inputs::mma(acc, da, db) }
+    fn pack(lo: f32, hi: f32) -> u64 {
+        f16x2::from_f32s(lo, hi).to_bits() as u64
     }
-    const C_BYTES: u32 = 4;
+}
+
+impl WsOutput for F32Output {
+    type Word = f32;
+    const BYTES: u32 = 4;
     #[inline(always)]
     fn pack(lo: f32, hi: f32) -> u64 {
         lo.to_bits() as u64 | (hi.to_bits() as u64) << 32
@@ -499,8 +508,7 @@ const PAIR_RELEASES: u32 = 2 * 8;
 /// The body of `gemm_ws` (bf16), `gemm_ws_f16` and `gemm_fp8_ws` and
 /// `gemm_fp8_ws_f32` (e4m3, the product multiplied by `scale`): the byte
 /// layout of a stage is the same for all, only the wgmma instruction, the
-/// elements per K step and C's type differ ([`WsInputs`]; `T` is the
-/// element of the `c` the kernel takes). With
+/// elements per K step ([`WsInputs`]) and C's type ([`WsOutput`]) differ. With
 /// `PAIRS` the blocks run in clusters of two that share each B tile
 /// ([`gemm_ws_pairs`]): a stage is filled by both blocks' producers (A by
 /// its own, each half of B by one of them, multicast), so it is free only
@@ -508,7 +516,15 @@ const PAIR_RELEASES: u32 = 2 * 8;
 /// may leave while the other can still write into it or arrive on its
 /// barriers.
 #[inline(always)]
-fn ws_body<E: WsInputs, const PAIRS: bool, T>(map_a: u64, map_b: u64, map_c: u64, dims: Dims, split: StreamK, scale: f32, c: DisjointSlice<T>) {
+fn ws_body<E: WsInputs, C: WsOutput, const PAIRS: bool>(
+    map_a: u64,
+    map_b: u64,
+    map_c: u64,
+    dims: Dims,
+    split: StreamK,
+    scale: f32,
+    c: DisjointSlice<C::Word>,
+) {
     // `c` is written only through `map_c` (the host made it of `c`'s
     // memory); holding it here is what makes the kernel its only writer.
     let _ = c;
@@ -731,7 +747,7 @@ fn ws_body<E: WsInputs, const PAIRS: bool, T>(map_a: u64, map_b: u64, map_c: u64
             // The epilogue, piece by piece: wait until the last TMA store
             // has read the buffer, fill it, hand it to a TMA store and go on
             // (the store runs while the next tile is multiplied).
-            let pieces = c_pieces(E::C_BYTES);
+            let pieces = c_pieces(C::BYTES);
             let mut piece = 0;
             while piece < pieces {
                 if stored {
@@ -742,7 +758,7 @@ fn ws_body<E: WsInputs, const PAIRS: bool, T>(map_a: u64, map_b: u64, map_c: u64
                     c_ready(wg).wait(syncs & 1);
                     syncs += 1;
                 }
-                stage_fragment::<E, 128>(&acc, scale, c_buffer(wg), piece);
+                stage_fragment::<E, C, 128>(&acc, scale, c_buffer(wg), piece);
                 // The generic-proxy writes above, before the TMA store reads them.
                 tma::fence_proxy_async_shared();
                 c_ready(wg).arrive();
@@ -751,7 +767,7 @@ fn ws_body<E: WsInputs, const PAIRS: bool, T>(map_a: u64, map_b: u64, map_c: u64
                 if leader {
                     let mut b = 0;
                     while b < C_BOXES {
-                        let col = n0 + piece * (WS_BN / pieces) + b * c_box_cols(E::C_BYTES);
+                        let col = n0 + piece * (WS_BN / pieces) + b * c_box_cols(C::BYTES);
                         // SAFETY: `map_c` is a valid map of C (host); the box
                         // was written and fenced by the whole warpgroup
                         // (barrier above) and is not written again before
@@ -778,22 +794,22 @@ fn ws_body<E: WsInputs, const PAIRS: bool, T>(map_a: u64, map_b: u64, map_c: u64
 }
 
 /// Writes piece `piece` (columns `piece·256/pieces`…, [`c_pieces`]) of one
-/// consumer's 64×256 accumulator fragment as C's type (`E::pack`), times
+/// consumer's 64×256 accumulator fragment as C's type (`C::pack`), times
 /// `scale` when `E::SCALED`, into its C buffer at shared address `buffer`:
 /// boxes of 64 rows × 128 bytes in the 128-byte swizzle a TMA store reads
 /// (the 16-byte chunk `k` of row `r` at chunk `k ^ (r % 8)`), which also
 /// spreads a warp's eight rows over all banks.
 #[inline(always)]
-fn stage_fragment<E: WsInputs, const R: usize>(acc: &[f32; R], scale: f32, buffer: u32, piece: u32) {
+fn stage_fragment<E: WsInputs, C: WsOutput, const R: usize>(acc: &[f32; R], scale: f32, buffer: u32, piece: u32) {
     let s = |v: f32| if E::SCALED { v * scale } else { v };
     // The writes below stay inside the consumer's buffer, which the
     // launch's shared memory holds.
     let t = thread::threadIdx_x() % 128;
     let row = 16 * (t / 32) + (t % 32) / 4;
-    let box_cols = c_box_cols(E::C_BYTES);
+    let box_cols = c_box_cols(C::BYTES);
     // Columns in a 16-byte chunk of the swizzle.
-    let per_chunk = 16 / E::C_BYTES;
-    let blocks_per_piece = (WS_BN / c_pieces(E::C_BYTES) / 8) as usize;
+    let per_chunk = 16 / C::BYTES;
+    let blocks_per_piece = (WS_BN / c_pieces(C::BYTES) / 8) as usize;
     // A pair of columns: one u32 of a 2-byte C, one u64 of f32 (8-byte
     // aligned: the pair's first column is even).
     let write = |address: u32, bits: u64| {
@@ -801,7 +817,7 @@ fn stage_fragment<E: WsInputs, const R: usize>(acc: &[f32; R], scale: f32, buffe
         // (row < 64, box < C_BOXES) and are aligned to the pair's size;
         // each (row, column pair) belongs to one thread.
         unsafe {
-            if E::C_BYTES == 4 {
+            if C::BYTES == 4 {
                 dynamic_shared_ptr::<u64>(address).write(bits);
             } else {
                 dynamic_shared_ptr::<u32>(address).write(bits as u32);
@@ -814,9 +830,9 @@ fn stage_fragment<E: WsInputs, const R: usize>(acc: &[f32; R], scale: f32, buffe
             if 4 * $j < R && $j >= first && $j < first + blocks_per_piece {
                 let col = 8 * ($j - first) as u32 + 2 * (t % 4);
                 let (b, cb) = (col / box_cols, col % box_cols);
-                let at = |r: u32| buffer + b * C_BOX_BYTES + r * ROW_BYTES + (((cb / per_chunk) ^ (r % 8)) * 16) + (cb % per_chunk) * E::C_BYTES;
-                write(at(row), E::pack(s(acc[4 * $j]), s(acc[4 * $j + 1])));
-                write(at(row + 8), E::pack(s(acc[4 * $j + 2]), s(acc[4 * $j + 3])));
+                let at = |r: u32| buffer + b * C_BOX_BYTES + r * ROW_BYTES + (((cb / per_chunk) ^ (r % 8)) * 16) + (cb % per_chunk) * C::BYTES;
+                write(at(row), C::pack(s(acc[4 * $j]), s(acc[4 * $j + 1])));
+                write(at(row + 8), C::pack(s(acc[4 * $j + 2]), s(acc[4 * $j + 3])));
             }
         )*};
     }
