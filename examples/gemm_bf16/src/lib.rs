@@ -265,6 +265,9 @@ const fn c_pieces(c_bytes: u32) -> u32 {
 const fn c_box_cols(c_bytes: u32) -> u32 {
     ROW_BYTES / c_bytes
 }
+// The pieces of a 2-byte and of an f32 C, each `C_BOXES` boxes, cover a
+// consumer's 256 columns exactly.
+const _: () = assert!(c_pieces(2) * C_BOXES * c_box_cols(2) == WS_BN && c_pieces(4) * C_BOXES * c_box_cols(4) == WS_BN);
 /// Dynamic shared memory of `gemm_ws`: the stages, both consumers' C
 /// buffers, 2·STAGES + 2 barriers and one per partial-sum chunk buffer,
 /// slack for the 1024-byte alignment.
