@@ -107,22 +107,14 @@ impl Dims {
         2.0 * self.m as f64 * self.n as f64 * self.k as f64
     }
 
-    /// Refuses an output C of `words` u32 words (two bf16 of a row each)
-    /// that cannot hold the m×n product.
-    fn check_output(&self, words: usize) -> Result<(), Error> {
-        let need = self.m as usize * self.n as usize / 2;
-        if words < need {
-            return Err(format!("C needs {need} words for {self:?}; it has {words}").into());
-        }
-        Ok(())
-    }
-
-    /// Refuses an f32 output C of `len` elements that cannot hold the m×n
-    /// product.
-    fn check_f32_output(&self, len: usize) -> Result<(), Error> {
-        let need = self.m as usize * self.n as usize;
+    /// Refuses an output C of `len` items of `T` that cannot hold the m×n
+    /// product in `kind` elements (bf16 or f16 two to a u32 word, f32 one
+    /// to an f32).
+    fn check_output<T>(&self, kind: TensorDataType, len: usize) -> Result<(), Error> {
+        let need = self.m as usize * self.n as usize * kind.size() as usize / std::mem::size_of::<T>();
         if len < need {
-            return Err(format!("an f32 C needs {need} elements for {self:?}; it has {len}").into());
+            let item = std::any::type_name::<T>();
+            return Err(format!("C needs {need} {item} for {self:?} in {kind:?}; it has {len}").into());
         }
         Ok(())
     }
@@ -1886,7 +1878,7 @@ impl<'a> Gemm<'a> {
     /// each two elements of a row in the product's [`HalfType`]) = A·Bᵀ.
     /// `module` must be the one passed to [`Gemm::new`].
     pub fn launch(&self, module: &KernelModule, stream: &CudaStream, c: &mut DeviceBuffer<u32>) -> Result<(), Error> {
-        self.dims.check_output(c.len())?;
+        self.dims.check_output::<u32>(self.half.tensor_type(), c.len())?;
         let config = self.kernel.config(self.dims, &self.plan);
         order_tma_reads(stream, [&self.map_a, &self.map_b], self.inputs)?;
         let (pa, pb, dims) = (self.map_a.device_ptr(), self.map_b.device_ptr(), self.dims);
@@ -2037,7 +2029,6 @@ impl<'a> GemmFp8<'a> {
     /// words, each two bf16 of a row) = scale_a·scale_b·A·Bᵀ. `module` must
     /// be the one passed to [`GemmFp8::new`].
     pub fn launch(&self, module: &KernelModule, stream: &CudaStream, c: &mut DeviceBuffer<u32>) -> Result<(), Error> {
-        self.dims.check_output(c.len())?;
         let (config, [pa, pb, pc], split) = self.prepare(stream, TensorDataType::BF16, c)?;
         let (sa, sb, dims) = (self.scale_a, self.scale_b, self.dims);
         if self.plan.schedule == Schedule::TilePairs {
@@ -2056,7 +2047,6 @@ impl<'a> GemmFp8<'a> {
     /// bf16 C is this one rounded). `module` must be the one passed to
     /// [`GemmFp8::new`].
     pub fn launch_f32(&self, module: &KernelModule, stream: &CudaStream, c: &mut DeviceBuffer<f32>) -> Result<(), Error> {
-        self.dims.check_f32_output(c.len())?;
         let (config, [pa, pb, pc], split) = self.prepare(stream, TensorDataType::F32, c)?;
         let (sa, sb, dims) = (self.scale_a, self.scale_b, self.dims);
         if self.plan.schedule == Schedule::TilePairs {
@@ -2069,10 +2059,12 @@ impl<'a> GemmFp8<'a> {
         Ok(())
     }
 
-    /// What a launch on `stream` writing `c` (of `kind` elements) needs:
-    /// the launch shape, the device addresses of the maps of A, B and C
-    /// (ordered as reads of that launch) and the stream-K workspace.
+    /// What a launch on `stream` writing `c` (of `kind` elements) needs,
+    /// once `c` was found long enough: the launch shape, the device
+    /// addresses of the maps of A, B and C (ordered as reads of that
+    /// launch) and the stream-K workspace.
     fn prepare<T>(&self, stream: &CudaStream, kind: TensorDataType, c: &DeviceBuffer<T>) -> Result<(LaunchConfig, [u64; 3], StreamK), Error> {
+        self.dims.check_output::<T>(kind, c.len())?;
         let config = Kernel::Ws.config(self.dims, &self.plan);
         order_tma_reads(stream, [&self.map_a, &self.map_b], self.inputs)?;
         let pc = self.map_c.of(stream, kind, c, self.dims)?;
@@ -2084,6 +2076,21 @@ impl<'a> GemmFp8<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A C of 2-byte elements needs m·n/2 u32 words, an f32 C m·n f32s:
+    /// one fewer is refused with a message naming both counts.
+    #[test]
+    fn output_check_counts_the_words_of_each_type() {
+        let dims = Dims { m: 256, n: 512, k: 64 };
+        for kind in [TensorDataType::BF16, TensorDataType::F16] {
+            assert!(dims.check_output::<u32>(kind, 256 * 512 / 2).is_ok());
+            let short = dims.check_output::<u32>(kind, 256 * 512 / 2 - 1).unwrap_err().to_string();
+            assert!(short.contains("65536 u32") && short.contains("it has 65535"), "{short}");
+        }
+        assert!(dims.check_output::<f32>(TensorDataType::F32, 256 * 512).is_ok());
+        let short = dims.check_output::<f32>(TensorDataType::F32, 256 * 512 - 1).unwrap_err().to_string();
+        assert!(short.contains("131072 f32") && short.contains("it has 131071"), "{short}");
+    }
 
     /// Every block's stream-K walk, for `tiles` tiles of `k_steps` steps on
     /// `grid` blocks: every step of every tile is multiplied exactly once;
